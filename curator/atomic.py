@@ -1,0 +1,80 @@
+"""The one place that writes files: atomically, so a reader never sees half a file.
+
+Kept free of pathlib and tempfile: the hook imports it on every turn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+_counter = 0
+
+
+def fsync_dir(path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _temp_name(path: str) -> str:
+    global _counter
+    _counter += 1
+    head, tail = os.path.split(path)
+    return os.path.join(head, f".{tail}.{os.getpid()}.{_counter}.tmp")
+
+
+def write_bytes(path, data: bytes, *, durable: bool = True) -> None:
+    """Write `data` to `path` through a temp file in the same folder and a rename.
+
+    A crash at any moment leaves either the old file or the new one, never a
+    mix. `durable=False` skips fsync for files that can be rebuilt (caches).
+    """
+    path = os.fspath(path)
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    tmp = _temp_name(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if durable:
+            os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.replace(tmp, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    if durable:
+        fsync_dir(folder)
+
+
+def write_text(path, text: str, *, durable: bool = True) -> None:
+    write_bytes(path, text.encode("utf-8"), durable=durable)
+
+
+def dump_json(obj) -> bytes:
+    return (json.dumps(obj, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+
+
+def write_json(path, obj, *, durable: bool = True) -> None:
+    write_bytes(path, dump_json(obj), durable=durable)
+
+
+def read_json(path):
+    with open(path, "rb") as f:
+        return json.loads(f.read())

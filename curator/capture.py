@@ -1,0 +1,206 @@
+"""Capture: triage the bytes of a transcript not yet triaged, and stage what triggers.
+
+Shared by the hook (one call per Stop/SubagentStop/PreCompact/SessionEnd) and
+by `memcurate triage` (backfill). Per transcript, the data dir keeps where the
+last pass ended (`offsets/<key>.json`); a lock per transcript makes two passes
+over the same bytes impossible, and the state is written only after the
+triage is staged, so a pass killed half-way is simply done again (the triage
+id is derived from the transcript and the byte offset, so it is never staged
+twice).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import zlib
+
+from . import staging
+from .atomic import read_json, write_json
+from .locks import FileLock
+
+HEAD_BYTES = 4096
+MAX_PASSES = 50
+
+_rules_cache: dict = {}
+
+
+class CaptureSkipped(Exception):
+    """The transcript cannot be triaged (missing, not a file, unreadable). The message says why."""
+
+
+def rules_for(cfg: dict):
+    from .triage import Rules
+
+    r = _rules_cache.get(id(cfg))
+    if r is None:
+        _rules_cache.clear()
+        r = _rules_cache[id(cfg)] = Rules(cfg)
+    return r
+
+
+def transcript_key(path: str) -> str:
+    """A file name for per-transcript state: readable stem plus a checksum of the full path."""
+    stem = re.sub(r"[^A-Za-z0-9_-]", "-", os.path.basename(path))[:60]
+    return f"{stem}-{zlib.crc32(path.encode('utf-8', 'surrogateescape')):08x}"
+
+
+def is_subagent_transcript(path: str) -> bool:
+    return os.path.basename(path).startswith("agent-")
+
+
+def _head_crc(path: str, length: int) -> int:
+    with open(path, "rb") as f:
+        return zlib.crc32(f.read(length))
+
+
+def _fresh_state(path: str) -> dict:
+    return {"transcript": path, "offset": 0, "head_len": 0, "head_crc": 0, "turns": 0, "digest": {}, "passes": []}
+
+
+def _load_state(state_path: str, path: str) -> tuple[dict, str | None]:
+    try:
+        st = read_json(state_path)
+    except FileNotFoundError:
+        return _fresh_state(path), None
+    except (OSError, ValueError) as e:
+        return _fresh_state(path), f"offset state unreadable, starting over ({e.__class__.__name__})"
+    if not isinstance(st, dict) or not isinstance(st.get("offset"), int) or st.get("transcript") != path:
+        return _fresh_state(path), "offset state malformed, starting over"
+    return st, None
+
+
+def _triage_id(first_timestamp: str, path: str, start: int, kind: str) -> str:
+    digits = re.sub(r"[^0-9]", "", first_timestamp)[:14]
+    stamp = f"{digits[:8]}T{digits[8:14]}Z" if len(digits) == 14 else "00000000T000000Z"
+    return f"{stamp}-{zlib.crc32(f'{path}:{start}:{kind}'.encode('utf-8', 'surrogateescape')):08x}"
+
+
+def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: str = "",
+            subagent: bool | None = None, summary: bool | None = None, lock_wait: float | None = None) -> dict:
+    """Triage the new bytes of `transcript`; stage a triage when a category triggers.
+
+    Returns a report: status (staged | no-trigger | nothing-new), the byte
+    range read, the triage id, per-category scores, reader stats and notes.
+    Raises CaptureSkipped when the transcript cannot be read, LockBusy when
+    another pass holds it longer than `lock_wait`.
+    """
+    path = os.path.abspath(transcript)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise CaptureSkipped(f"transcript not found: {path}") from None
+    except OSError as e:
+        raise CaptureSkipped(f"transcript unreadable: {path}: {e.strerror}") from None
+    if not os.path.isfile(path):
+        raise CaptureSkipped(f"transcript is not a regular file: {path}")
+    if not os.access(path, os.R_OK):
+        raise CaptureSkipped(f"transcript unreadable: {path}: permission denied")
+    if subagent is None:
+        subagent = is_subagent_transcript(path)
+    if summary is None:
+        summary = event in cfg["hook"]["summary_events"]
+    wait = cfg["hook"]["lock_wait_seconds"] if lock_wait is None else lock_wait
+
+    key = transcript_key(path)
+    state_path = os.path.join(data, "offsets", f"{key}.json")
+    with FileLock(os.path.join(data, "locks", f"{key}.lock"), wait=wait):
+        state, note = _load_state(state_path, path)
+        notes = [note] if note else []
+        size = os.path.getsize(path)
+        start = state["offset"]
+        try:
+            if start > size:
+                notes.append(f"transcript shrank from {start} to {size} bytes: triaging it anew")
+                state = _fresh_state(path)
+                start = 0
+            elif start and _head_crc(path, state["head_len"]) != state["head_crc"]:
+                notes.append("transcript was replaced: triaging it anew")
+                state = _fresh_state(path)
+                start = 0
+        except OSError as e:
+            raise CaptureSkipped(f"transcript unreadable: {path}: {e.strerror}") from None
+
+        pending_summary = summary and bool(state.get("digest"))
+        if start == size and not pending_summary:
+            return _report(path, "nothing-new", start, start, None, {}, None, notes)
+
+        # Imported only when there is work: the nothing-new pass stays cheap.
+        from .transcript import TranscriptReader
+        from .triage import Digest, Triage
+
+        digest = Digest(state.get("digest"))
+        reader = TranscriptReader(path, start, turn_base=state.get("turns", 0), limit=size,
+                                  max_line_bytes=cfg["triage"]["max_line_bytes"])
+        t = Triage(rules_for(cfg), digest, subagent=subagent, path=path)
+        first_ts = ""
+        try:
+            for entry in reader:
+                if not first_ts and entry.timestamp:
+                    first_ts = entry.timestamp
+                if not session_id and entry.session_id:
+                    session_id = entry.session_id
+                t.add(entry)
+        except OSError as e:
+            raise CaptureSkipped(f"transcript unreadable: {path}: {e.strerror}") from None
+        end = reader.stats.end
+        if end == start and not (summary and not digest.empty):
+            return _report(path, "nothing-new", start, end, None, {}, reader.stats, notes)
+        if reader.stats.lines and reader.stats.bad == reader.stats.lines:
+            notes.append(f"no transcript records in {reader.stats.lines} lines: not a transcript?")
+
+        result = t.result(summary=summary, subagent=subagent)
+        triggered = [n for n, c in result.items() if c.get("triggered")]
+        tid = None
+        if triggered:
+            kind = "summary" if end == start else "bytes"
+            tid = _triage_id(first_ts or state.get("last_timestamp", ""), path, start, kind)
+            doc = {
+                "format": staging.FORMAT,
+                "id": tid,
+                "created": staging.now_iso(),
+                "event": event,
+                "source": {
+                    "session": session_id or state.get("session", ""),
+                    "transcript": path,
+                    "subagent": subagent,
+                    "byte_range": [start, end],
+                    "turns": t.turns or ([state.get("turns", 0)] * 2),
+                },
+                "stats": reader.stats.as_dict(),
+                "categories": result,
+            }
+            if staging.stage(data, doc) is None:
+                notes.append(f"triage {tid} was already staged")
+
+        # Only now, with the triage safely staged, move the offset past these bytes.
+        head_len = min(end, HEAD_BYTES)
+        summarised = summary and result["session_summary"].get("skipped") is None
+        passes = (state.get("passes") or [])[-(MAX_PASSES - 1):] + [[start, end, tid, event]]
+        new_state = {
+            "transcript": path,
+            "offset": end,
+            "head_len": head_len,
+            "head_crc": _head_crc(path, head_len) if end else 0,
+            "turns": reader.turn,
+            "session": session_id or state.get("session", ""),
+            "last_timestamp": first_ts or state.get("last_timestamp", ""),
+            "digest": {} if summarised else t.digest.as_dict(),
+            "passes": passes,
+        }
+        # Not fsynced: losing it to a power cut only repeats the last pass, whose
+        # triage id is already staged and so is not staged twice.
+        write_json(state_path, new_state, durable=False)
+        return _report(path, "staged" if tid else "no-trigger", start, end, tid, result, reader.stats, notes)
+
+
+def _report(path, status, start, end, tid, result, stats, notes) -> dict:
+    return {
+        "transcript": path,
+        "status": status,
+        "byte_range": [start, end],
+        "triage": tid,
+        "categories": [{"category": n, "score": c["score"], "triggered": c["triggered"]} for n, c in result.items()],
+        "stats": stats.as_dict() if stats else None,
+        "notes": notes,
+    }

@@ -1,0 +1,44 @@
+"""The one place that knows the memory categories (DESIGN §5, §6).
+
+What is fixed by the file formats lives here; what a user may tune (budgets,
+models, thresholds, keywords) lives in the config.
+"""
+
+from __future__ import annotations
+
+
+class Category:
+    """A memory category. (A plain class: the hook imports this and dataclasses costs ~10 ms.)"""
+
+    __slots__ = ("name", "section", "required", "optional", "delete_allowed", "claude_type")
+
+    def __init__(self, name: str, section: str, required: tuple[str, ...], optional: tuple[str, ...],
+                 delete_allowed: bool, claude_type: str) -> None:
+        self.name = name
+        self.section = section  # the MEMORY.md section heading
+        self.required = required  # body sections a draft must fill
+        self.optional = optional
+        self.delete_allowed = delete_allowed
+        self.claude_type = claude_type  # Claude Code's memory type: user | feedback | project | reference
+
+    def __repr__(self) -> str:
+        return f"Category({self.name!r})"
+
+
+CATEGORIES: dict[str, Category] = {
+    c.name: c
+    for c in (
+        Category("decision", "Key Decisions", ("Decision", "Rationale"), ("Alternatives", "Consequences"), False, "project"),
+        Category("constraint", "Constraints", ("Rule", "Impact"), ("Workaround",), True, "project"),
+        Category("runbook", "Runbooks", ("Symptom", "Steps", "Verification"), ("Root cause",), True, "reference"),
+        Category("tech_debt", "Tech Debt", ("Description", "Why deferred"), ("Suggested fix",), True, "project"),
+        Category("preference", "Preferences", ("Preference", "Reason"), ("Examples",), False, "feedback"),
+        Category("session_summary", "Recent Sessions", ("Goal", "Outcome", "Next steps"), ("Completed",), False, "project"),
+    )
+}
+
+NAMES: tuple[str, ...] = tuple(CATEGORIES)
+
+# Categories scored from what people and the assistant wrote; session_summary
+# is scored from activity instead.
+TEXT_SCORED: tuple[str, ...] = tuple(n for n in NAMES if n != "session_summary")

@@ -1,0 +1,75 @@
+"""The `memcurate` command line (DESIGN §3).
+
+This is the composition root: the one engine module that reaches into
+`hooks/` (and, later, `widgets/`), always lazily, so `memcurate hook` loads
+only what the hook needs.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["hook"]:
+        # The hot path: every Claude Code turn. No argparse, no yaml, nothing else.
+        from hooks.dispatch import main as hook_main
+
+        return hook_main()
+    return _main(argv)
+
+
+def _main(argv: list[str]) -> int:
+    import argparse
+
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="memcurate",
+        description="Human-in-the-loop memory curator for Claude Code.",
+        epilog="Run `memcurate demo` to try it on a bundled session, offline.",
+    )
+    parser.add_argument("--version", action="version", version=f"memcurate {__version__}")
+    parser.add_argument("--project", metavar="DIR", help="project folder (default: git root of the cwd)")
+    parser.add_argument("--auto-approve", action="store_true", help="headless: process and save everything pending")
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.add_parser("hook", help="Claude Code hook entry: reads the hook JSON on stdin")
+    p_triage = sub.add_parser("triage", help="stage triages of existing transcript files (backfill)")
+    p_triage.add_argument("paths", nargs="+", metavar="PATH")
+    p_triage.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document")
+    p_status = sub.add_parser("status", help="staged work by state")
+    p_status.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document")
+    p_demo = sub.add_parser("demo", help="a throwaway project seeded from the bundled demo session")
+    p_demo.add_argument("--auto-approve", action="store_true", default=argparse.SUPPRESS)
+    p_demo.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document")
+
+    args = parser.parse_args(argv)
+    try:
+        from . import commands
+
+        if args.command == "triage":
+            return commands.triage(args)
+        if args.command == "status":
+            return commands.status(args)
+        if args.command == "demo":
+            return commands.demo(args)
+        if args.auto_approve:
+            return commands.unavailable("--auto-approve", "the curation engine")
+        return commands.unavailable("the review TUI", "the live review TUI")
+    except commands.UserError as e:
+        print(f"memcurate: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:
+        if args.debug:
+            raise
+        print(f"memcurate: internal error: {e.__class__.__name__}: {e} (run with --debug for details)", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

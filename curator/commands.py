@@ -1,0 +1,117 @@
+"""The subcommands behind `memcurate` (argument parsing lives in cli.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from . import config, staging
+from .capture import CaptureSkipped, capture
+from .locks import LockBusy
+from .paths import data_dir, memory_root, project_root
+from .textsafe import one_line
+
+
+class UserError(Exception):
+    """An error the user must act on: one clear line, exit 1."""
+
+
+def _project(args) -> str:
+    if args.project:
+        path = os.path.abspath(os.path.expanduser(args.project))
+        if not os.path.isdir(path):
+            raise UserError(f"--project {args.project}: not a folder")
+        return path
+    return project_root()
+
+
+def _config(project: str, data: str) -> dict:
+    try:
+        return config.load(project, data)
+    except config.ConfigError as e:
+        raise UserError(f"config error: {e}") from None
+
+
+def _print_json(doc) -> None:
+    sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+
+
+def unavailable(what: str, issue: str) -> int:
+    print(f"memcurate: {what} is not built yet (it arrives with {issue}); "
+          "try `memcurate triage PATH`, `memcurate status` or `memcurate demo`", file=sys.stderr)
+    return 1
+
+
+def triage(args) -> int:
+    project = _project(args)
+    data = data_dir(project)
+    cfg = _config(project, data)
+    staging.clean_incoming(data)
+    reports = []
+    failed = 0
+    for path in args.paths:
+        try:
+            report = capture(data, cfg, path, event="backfill", summary=True)
+        except (CaptureSkipped, LockBusy) as e:
+            failed += 1
+            msg = str(e) if isinstance(e, CaptureSkipped) else f"another process is triaging {path}; try again"
+            reports.append({"transcript": os.path.abspath(path), "status": "error", "error": msg, "categories": []})
+            if not args.json:
+                print(f"memcurate: {msg}", file=sys.stderr)
+            continue
+        reports.append(report)
+        if not args.json:
+            _print_triage(report)
+    if args.json:
+        _print_json({"project": project, "triages": reports})
+    return 1 if failed else 0
+
+
+def _print_triage(report: dict) -> None:
+    start, end = report["byte_range"]
+    print(one_line(report["transcript"], 500))
+    if report["status"] == "nothing-new":
+        print(f"  nothing new since byte {start}")
+        return
+    where = f"staged as {report['triage']}" if report["triage"] else "nothing triggered"
+    print(f"  bytes {start}..{end}: {where}")
+    for c in report["categories"]:
+        mark = "●" if c["triggered"] else "·"
+        print(f"  {mark} {c['category']:<16} {c['score']:.2f}")
+    for note in report["notes"]:
+        print(f"  note: {one_line(note, 300)}")
+    if report["stats"] and report["stats"]["bad_lines"]:
+        print(f"  skipped lines: {report['stats']['bad_lines']}")
+
+
+def status(args) -> int:
+    project = _project(args)
+    data = data_dir(project, create=False)
+    doc = {"project": project, "data_dir": data, **staging.counts(data)}
+    try:
+        cfg = config.load(project, data if os.path.isdir(data) else None)
+        doc["memory_root"] = memory_root(project, cfg, data)
+    except config.ConfigError as e:
+        doc["config_error"] = str(e)
+    if args.json:
+        _print_json(doc)
+        return 0
+    print(f"project      {one_line(project, 500)}")
+    print(f"data dir     {one_line(data, 500)}")
+    if "memory_root" in doc:
+        print(f"memory root  {one_line(doc['memory_root'], 500)}")
+    else:
+        print(f"config error {one_line(doc['config_error'], 500)}")
+    print(f"triages      {doc['triages']}" + (f" ({doc['unreadable']} unreadable)" if doc["unreadable"] else ""))
+    if doc["by_state"]:
+        for state, n in doc["by_state"].items():
+            print(f"  {state:<11}{n}")
+    print(f"pending      {doc['pending']}")
+    return 0
+
+
+def demo(args) -> int:
+    from .demo import run_demo
+
+    return run_demo(json_out=getattr(args, "json", False), auto_approve=getattr(args, "auto_approve", False))

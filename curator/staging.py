@@ -1,0 +1,192 @@
+"""The staging directory: the single source of truth for work in progress.
+
+    <data dir>/staging/<triage id>/triage.json          what triage found (written once)
+    <data dir>/staging/<triage id>/state/<category>.json one state record per triggered category
+
+A triage appears whole: it is written in `staging/.incoming/` and renamed into
+place, so a watcher never sees a triage without its files. Every file is
+written atomically. Later stages add files beside `triage.json`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+
+from .atomic import fsync_dir, read_json, write_json
+
+FORMAT = 1
+STAGING = "staging"
+INCOMING = ".incoming"
+
+# A category's life: triage → draft → verify → review → save.
+TRANSITIONS: dict[str, tuple[str, ...]] = {
+    "triaged": ("drafting", "rejected"),
+    "drafting": ("drafted", "failed"),
+    "drafted": ("verifying", "failed"),
+    "verifying": ("ready", "failed"),
+    "ready": ("approved", "rejected", "drafting"),
+    "approved": ("saved", "failed", "ready"),
+    "failed": ("drafting", "rejected"),
+    "rejected": (),
+    "saved": (),
+}
+STATES: tuple[str, ...] = tuple(TRANSITIONS)
+PENDING: frozenset[str] = frozenset(s for s in STATES if s not in ("rejected", "saved"))
+
+
+class StagingError(Exception):
+    """A staged file is missing, unreadable or malformed, or a state change is not allowed."""
+
+
+def now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def staging_dir(data) -> str:
+    return os.path.join(os.fspath(data), STAGING)
+
+
+def triage_dir(data, triage_id: str) -> str:
+    if not triage_id or "/" in triage_id or triage_id.startswith("."):
+        raise StagingError(f"invalid triage id {triage_id!r}")
+    return os.path.join(staging_dir(data), triage_id)
+
+
+def stage(data, doc: dict) -> str | None:
+    """Write a new triage with a `triaged` state per triggered category.
+
+    Returns its folder, or None when a triage with this id is already staged
+    (the same bytes of the same transcript: never stage them twice).
+    """
+    tid = doc["id"]
+    final = triage_dir(data, tid)
+    if os.path.exists(final):
+        return None
+    incoming = os.path.join(staging_dir(data), INCOMING, f"{tid}.{os.getpid()}")
+    if os.path.exists(incoming):
+        _rmtree(incoming)
+    write_json(os.path.join(incoming, "triage.json"), doc)
+    stamp = now_iso()
+    for name, cat in doc["categories"].items():
+        if cat.get("triggered"):
+            write_json(os.path.join(incoming, "state", f"{name}.json"), _state_record(name, "triaged", stamp))
+    try:
+        os.rename(incoming, final)  # a folder rename is atomic: the triage appears whole
+    except OSError:
+        _rmtree(incoming)
+        if os.path.isdir(final):
+            return None
+        raise
+    fsync_dir(staging_dir(data))
+    return final
+
+
+def _rmtree(path: str) -> None:
+    import shutil  # rarely needed, and not free to import on the hook path
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _state_record(category: str, state: str, stamp: str, history: list | None = None, **extra) -> dict:
+    hist = list(history or [])
+    hist.append([state, stamp])
+    return {"category": category, "state": state, "updated": stamp, "history": hist[-50:], **extra}
+
+
+def clean_incoming(data, older_than: float = 300.0) -> int:
+    """Remove half-written triages that a killed process left in .incoming/."""
+    folder = os.path.join(staging_dir(data), INCOMING)
+    removed = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    cutoff = time.time() - older_than
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            if os.stat(path).st_mtime < cutoff:
+                _rmtree(path)
+                removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+def triage_ids(data) -> list[str]:
+    """Staged triage ids, oldest first (ids start with the time of their first record)."""
+    try:
+        names = os.listdir(staging_dir(data))
+    except OSError:
+        return []
+    return sorted(n for n in names if not n.startswith("."))
+
+
+def load_triage(data, triage_id: str) -> dict:
+    path = os.path.join(triage_dir(data, triage_id), "triage.json")
+    try:
+        doc = read_json(path)
+    except FileNotFoundError:
+        raise StagingError(f"{path}: missing") from None
+    except (OSError, ValueError) as e:
+        raise StagingError(f"{path}: unreadable ({e})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("categories"), dict) or doc.get("id") != triage_id:
+        raise StagingError(f"{path}: not a memcurate triage")
+    return doc
+
+
+def category_states(data, triage_id: str) -> dict[str, dict]:
+    """The state record of each category of a triage."""
+    folder = os.path.join(triage_dir(data, triage_id), "state")
+    out: dict[str, dict] = {}
+    try:
+        names = sorted(os.listdir(folder))
+    except FileNotFoundError:
+        return out
+    for name in names:
+        if not name.endswith(".json") or name.startswith("."):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            rec = read_json(path)
+        except (OSError, ValueError) as e:
+            raise StagingError(f"{path}: unreadable ({e})") from None
+        if not isinstance(rec, dict) or rec.get("state") not in TRANSITIONS:
+            raise StagingError(f"{path}: not a state record")
+        out[name[:-5]] = rec
+    return out
+
+
+def set_state(data, triage_id: str, category: str, state: str, **extra) -> dict:
+    """Move one category to `state`, keeping its history; refuse a move the life cycle does not allow."""
+    path = os.path.join(triage_dir(data, triage_id), "state", f"{category}.json")
+    try:
+        rec = read_json(path)
+    except (OSError, ValueError) as e:
+        raise StagingError(f"{path}: unreadable ({e})") from None
+    current = rec.get("state")
+    if state not in TRANSITIONS.get(current, ()):
+        raise StagingError(f"{triage_id}/{category}: cannot go from {current} to {state}")
+    kept = {k: v for k, v in rec.items() if k not in ("category", "state", "updated", "history")}
+    kept.update(extra)
+    new = _state_record(category, state, now_iso(), rec.get("history"), **kept)
+    write_json(path, new)
+    return new
+
+
+def counts(data) -> dict:
+    """Categories by state over every staged triage; unreadable triages are counted, not fatal."""
+    by_state: Counter = Counter()
+    triages = errors = 0
+    for tid in triage_ids(data):
+        triages += 1
+        try:
+            for rec in category_states(data, tid).values():
+                by_state[rec["state"]] += 1
+        except StagingError:
+            errors += 1
+    return {"triages": triages, "unreadable": errors,
+            "by_state": {s: by_state[s] for s in STATES if by_state[s]},
+            "pending": sum(n for s, n in by_state.items() if s in PENDING)}
