@@ -170,7 +170,7 @@ def _derive(cfg: dict) -> dict:
     from .keywords import requirements
 
     patterns = {p for c in cfg["categories"].values() for key in ("keywords", "weak_keywords") for p in c[key]}
-    return {"keyword_needs": {p: requirements(p) for p in sorted(patterns)}}
+    return {"keyword_needs": {p: [list(alts) for alts in requirements(p)] for p in sorted(patterns)}}
 
 
 def load(project, data_dir=None) -> dict:

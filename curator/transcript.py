@@ -230,7 +230,7 @@ class TranscriptReader:
         held: list[Entry] = []  # tool results that arrived while a reply was open
         for pos, raw in lines:
             try:
-                rec = json.loads(raw)
+                rec = json.loads(raw.decode("utf-8"))
             except UnicodeDecodeError:
                 stats.bad_lines["not_utf8"] += 1
                 continue

@@ -1,0 +1,71 @@
+"""Shared fixtures. Tests never touch the real home: HOME, CLAUDE_CONFIG_DIR and
+XDG_CONFIG_HOME point at temporary folders for every test (DESIGN §4)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_TRANSCRIPTS = ROOT.parent / "shared" / "transcripts"
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory, monkeypatch):
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.delenv("MEMCURATE_CHILD", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    return home
+
+
+def shared_transcripts() -> list[Path]:
+    """Every .jsonl in ../shared/transcripts (empty when the folder is absent)."""
+    if not SHARED_TRANSCRIPTS.is_dir():
+        return []
+    return sorted(SHARED_TRANSCRIPTS.rglob("*.jsonl"))
+
+
+needs_shared = pytest.mark.skipif(
+    not SHARED_TRANSCRIPTS.is_dir(),
+    reason=f"real transcripts not found at {SHARED_TRANSCRIPTS} (they sit beside the checkout in CI)",
+)
+
+
+def shared(rel: str) -> Path:
+    return SHARED_TRANSCRIPTS / rel
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    """An empty git-root project folder."""
+    p = tmp_path / "project"
+    (p / ".git").mkdir(parents=True)
+    return p
+
+
+def memcurate_exe() -> list[str]:
+    """The installed console script when there is one, else the module (same code)."""
+    exe = shutil.which("memcurate", path=os.path.dirname(sys.executable)) or shutil.which("memcurate")
+    return [exe] if exe else [sys.executable, "-m", "curator.cli"]
+
+
+def run_hook(payload, *, cwd: Path, env: dict | None = None, raw: bytes | None = None,
+             timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run the real `memcurate hook` process with `payload` (or `raw` bytes) on stdin."""
+    data = raw if raw is not None else json.dumps(payload).encode()
+    return subprocess.run(memcurate_exe() + ["hook"], input=data, cwd=cwd, capture_output=True,
+                          env={**os.environ, **(env or {})}, timeout=timeout)
+
+
+def run_cli(*args: str, cwd: Path, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(memcurate_exe() + list(args), cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=timeout)

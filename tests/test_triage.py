@@ -1,0 +1,247 @@
+"""Triage: what scores and what does not, snippets and excerpts, and agreement with hand labels."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from curator import config
+from curator.categories import NAMES
+from curator.keywords import Keyword, requirements
+from curator.transcript import TranscriptReader
+from curator.triage import Rules, triage_entries
+
+from conftest import SHARED_TRANSCRIPTS, needs_shared, shared_transcripts
+from test_transcript import assistant, result, user, write
+
+LABELS = Path(__file__).parent / "data" / "triage_labels.json"
+
+
+@pytest.fixture(scope="module")
+def rules(tmp_path_factory) -> Rules:
+    return Rules(config.load(tmp_path_factory.mktemp("p")))
+
+
+def triage_file(path, rules, **kw):
+    return triage_entries(TranscriptReader(path), rules, path=str(path), **kw)
+
+
+def text(t: str) -> dict:
+    return {"type": "text", "text": t}
+
+
+DECISION_LINE = "We decided to use JWT instead of server sessions because the API must stay stateless."
+
+
+def test_a_decision_with_its_reason_triggers(tmp_path, rules):
+    path = tmp_path / "t.jsonl"
+    write(path, [user("How should the API authenticate clients?"),
+                 *assistant("m1", text(DECISION_LINE))])
+    res, _ = triage_file(path, rules)
+    d = res["decision"]
+    assert d["triggered"] and d["score"] >= d["threshold"]
+    assert d["snippets"][0]["text"] == DECISION_LINE
+    assert "decided" in d["snippets"][0]["keywords"]
+    # The excerpt gives the prompt of the turn, then the lines around the snippet.
+    assert d["excerpt"].startswith("[turn 1 · user] How should the API authenticate clients?")
+    assert DECISION_LINE in d["excerpt"]
+
+
+def test_the_reason_word_raises_the_weight(tmp_path, rules):
+    with_reason, without = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    write(with_reason, [user("question one here"), *assistant("m1", text("We decided to keep Postgres because it is simpler."))])
+    write(without, [user("question one here"), *assistant("m1", text("We decided to keep Postgres."))])
+    a, _ = triage_file(with_reason, rules)
+    b, _ = triage_file(without, rules)
+    assert a["decision"]["score"] > b["decision"]["score"] > 0
+
+
+@pytest.mark.parametrize("where", ["tool_result", "thinking", "system_reminder", "meta", "code_block", "inline_code",
+                                   "command_output"])
+def test_text_outside_the_conversation_does_not_score(tmp_path, rules, where):
+    loud = "We decided to go with X instead of Y because reasons. TODO: for now this is a hack. " \
+           "I prefer tabs, please don't use spaces. The root cause was the cache; this fixed it."
+    prompt = user("please look at the build output")
+    if where == "tool_result":
+        records = [prompt, *assistant("m1", {"type": "tool_use", "id": "t1", "name": "Read", "input": {}}),
+                   result("t1", loud)]
+    elif where == "thinking":
+        records = [prompt, *assistant("m1", {"type": "thinking", "thinking": loud, "signature": "x"})]
+    elif where == "system_reminder":
+        records = [user(f"<system-reminder>{loud}</system-reminder>look at this please")]
+    elif where == "meta":
+        records = [user(loud, isMeta=True)]
+    elif where == "code_block":
+        records = [prompt, *assistant("m1", text("Here it is:\n```\n" + loud.replace(". ", ".\n") + "\n```"))]
+    elif where == "inline_code":
+        records = [prompt, *assistant("m1", text(f"Output: `{loud}`"))]
+    else:
+        records = [user(f"<bash-stdout>{loud}</bash-stdout>")]
+    path = tmp_path / "t.jsonl"
+    write(path, records)
+    res, _ = triage_file(path, rules, summary=False)
+    assert {n: res[n]["score"] for n in NAMES if n != "session_summary"} == {
+        n: 0.0 for n in NAMES if n != "session_summary"}
+
+
+def test_acknowledgements_and_one_word_turns_do_not_score(tmp_path, rules):
+    path = tmp_path / "t.jsonl"
+    write(path, [user("ok"), user("Thanks!"), user("go ahead"), user("todo"), user("decided")])
+    res, t = triage_file(path, rules, summary=False)
+    assert all(res[n]["score"] == 0 for n in NAMES)
+    assert t.digest.user_turns == 5  # still real turns
+
+
+def test_narration_does_not_score_but_statements_do(tmp_path, rules):
+    path = tmp_path / "t.jsonl"
+    write(path, [user("fix the failing test please"),
+                 *assistant("m1", text("Let me fix the root cause of the failing test."))])
+    res, _ = triage_file(path, rules, summary=False)
+    assert res["runbook"]["score"] == 0
+    write(path, [user("fix the failing test please"),
+                 *assistant("m1", text("The root cause was a stale cache key; clearing it fixed the test."))])
+    res, _ = triage_file(path, rules, summary=False)
+    assert res["runbook"]["score"] > 0
+
+
+def test_weak_keywords_alone_never_trigger(tmp_path, rules):
+    line = "Use the list instead of the dict, rather than the set, because the approach reads well."
+    path = tmp_path / "t.jsonl"
+    write(path, [user("tidy this"), *assistant("m1", *(text(line) for _ in range(8)))])
+    res, _ = triage_file(path, rules, summary=False)
+    assert res["decision"]["signals"]["strong_hits"] == 0
+    assert not res["decision"]["triggered"]
+
+
+def test_a_subagent_brief_is_no_persons_preference(tmp_path, rules):
+    brief = ("You are bob. Please don't use the network. I prefer short reports. "
+             "The main branch is `master`, not `main`. Do not push.")
+    path = tmp_path / "agent-x.jsonl"
+    write(path, [user(brief), *assistant("m1", text("Understood."))])
+    sub, _ = triage_file(path, rules, subagent=True, summary=False)
+    main, _ = triage_file(path, rules, subagent=False, summary=False)
+    assert sub["preference"]["score"] == 0 < main["preference"]["score"]
+    assert sub["constraint"]["score"] > 0
+
+
+def test_an_error_and_its_fix_count_for_runbooks(tmp_path, rules):
+    path = tmp_path / "t.jsonl"
+    bash = lambda i, cmd: {"type": "tool_use", "id": i, "name": "Bash", "input": {"command": cmd}}  # noqa: E731
+    write(path, [user("make the suite green"),
+                 *assistant("m1", bash("t1", "pytest")),
+                 result("t1", "E   ImportError: no module named foo\n1 failed", error=True),
+                 *assistant("m2", bash("t2", "pytest")),
+                 result("t2", "12 passed")])
+    res, _ = triage_file(path, rules, summary=False)
+    rb = res["runbook"]
+    assert rb["signals"]["errors"] == 1 and rb["signals"]["fixed"] == 1
+    assert any(s["keywords"] == ["error-fix"] and "ImportError" in s["text"] for s in rb.get("snippets", [])) \
+        or rb["score"] > 0
+
+
+def test_session_summary_only_when_asked_and_substantive(tmp_path, rules):
+    path = tmp_path / "t.jsonl"
+    tools = [{"type": "tool_use", "id": f"t{i}", "name": name, "input": {"file_path": f"/src/f{i}.py"}}
+             for i, name in enumerate(["Read", "Edit", "Bash", "Grep", "Write"] * 4)]
+    write(path, [user("Add pagination to the list endpoint"), *assistant("m1", *tools),
+                 user("Now document it in the README"),
+                 *assistant("m2", text("Done: pagination added, README updated; next, add tests for page size."))])
+    res, _ = triage_file(path, rules, summary=False)
+    assert not res["session_summary"]["triggered"] and "skipped" in res["session_summary"]
+    res, _ = triage_file(path, rules, summary=True)
+    s = res["session_summary"]
+    assert s["triggered"]
+    assert s["signals"] == {"tool_uses": 20, "distinct_tools": 5, "user_turns": 2}
+    assert "[turn 1 · user] Add pagination to the list endpoint" in s["excerpt"]
+    assert "next, add tests for page size" in s["excerpt"]
+    assert "/src/f1.py" in s["excerpt"]  # files changed
+    tiny = tmp_path / "tiny.jsonl"
+    write(tiny, [user("Warmup"), *assistant("m1", text("Ready."))])
+    res, _ = triage_file(tiny, rules, summary=True)
+    assert not res["session_summary"]["triggered"]
+
+
+def test_snippets_are_redacted_bounded_and_unique(tmp_path, rules):
+    secret = "sk-ant-api03-" + "Q" * 40
+    line = f"We decided to rotate the key {secret} because it leaked."
+    path = tmp_path / "t.jsonl"
+    write(path, [user("what now?"), *assistant("m1", text(line)), *assistant("m2", text(line)),
+                 *assistant("m3", text("We decided " + "very " * 400 + "long."))])
+    res, _ = triage_file(path, rules)
+    doc = json.dumps(res)
+    assert secret not in doc and "[REDACTED:anthropic-key]" in doc
+    snippets = res["decision"]["snippets"]
+    assert len({s["text"] for s in snippets}) == len(snippets)  # the repeated line is one snippet
+    assert all(len(s["text"]) <= rules.snippet_chars for s in snippets)
+    assert len(res["decision"]["excerpt"]) <= rules.excerpt_chars
+
+
+# -- keyword requirements ------------------------------------------------------
+
+@pytest.mark.parametrize("pattern, needs", [
+    ("decided", [("decided",)]),
+    ("(?:is|are) not (?:allowed|available)", [("is", "are"), ("not",), ("allowed", "available")]),
+    ("todo(?! list)", [("todo",)]),
+    ("tech(?:nical)? debt", [("tech",), ("debt",)]),
+    ("(?:as a )?temporar(?:y|ily)", [("temporar",)]),
+    ("a|b", []),  # single letters say nothing: no filter
+    ("(?:x|yy)+", []),  # a repeated group is not required text
+])
+def test_requirements(pattern, needs):
+    assert requirements(pattern) == needs
+
+
+def _conversation_lines() -> list[str]:
+    lines: list[str] = []
+    for path in shared_transcripts():
+        for e in TranscriptReader(path):
+            if e.kind in ("user", "assistant") and e.text:
+                lines.extend(e.text.splitlines())
+    return lines
+
+
+@needs_shared
+def test_requirements_never_hide_a_match(rules):
+    """Soundness: whenever a keyword's pattern matches a line, the cheap filter lets it through."""
+    lines = _conversation_lines() + [
+        "We'll go with Redis", "I'd rather not", "is `main`, not `trunk`", "Wait, stop", "TODO: later",
+        "the main branch is master", "requires approval", "replacing the old parser with a new one",
+    ]
+    for kw in rules.keywords:
+        rx = re.compile(kw.regex.pattern, kw.regex.flags)
+        for line in lines:
+            if rx.search(line):
+                assert kw.may_match(line.lower()), (kw.regex.pattern, line)
+
+
+def test_keyword_without_requirements_always_runs():
+    kw = Keyword("decision", "(?:x|yy)+", weak=False)
+    assert kw.needs == [] and kw.may_match("anything")
+
+
+# -- agreement with hand labels ------------------------------------------------
+
+@needs_shared
+def test_triage_agrees_with_hand_labels(rules):
+    """Category precision and recall over the real transcripts, against tests/data/triage_labels.json."""
+    labels = json.loads(LABELS.read_text())["labels"]
+    assert {str(p.relative_to(SHARED_TRANSCRIPTS)) for p in shared_transcripts()} == set(labels)
+    tp = fp = fn = 0
+    misses = []
+    for rel, truth in sorted(labels.items()):
+        path = SHARED_TRANSCRIPTS / rel
+        res, _ = triage_file(path, rules, summary=True, subagent=path.name.startswith("agent-"))
+        for n in NAMES:
+            got, want = res[n]["triggered"], truth[n]
+            tp += got and want
+            fp += got and not want
+            fn += want and not got
+            if got != want:
+                misses.append(f"{rel} {n}: got {got} ({res[n]['score']})")
+    precision, recall = tp / (tp + fp), tp / (tp + fn)
+    report = f"precision {precision:.2f} recall {recall:.2f}\n" + "\n".join(misses)
+    assert precision >= 0.85, report
+    assert recall >= 0.80, report
