@@ -31,11 +31,13 @@ def _temp_name(path: str) -> str:
     return os.path.join(head, f".{tail}.{os.getpid()}.{_counter}.tmp")
 
 
-def write_bytes(path, data: bytes, *, durable: bool = True) -> None:
+def write_bytes(path, data: bytes, *, durable: bool = True, sync_dir: bool = True) -> None:
     """Write `data` to `path` through a temp file in the same folder and a rename.
 
-    A crash at any moment leaves either the old file or the new one, never a
-    mix. `durable=False` skips fsync for files that can be rebuilt (caches).
+    A killed process leaves either the old file or the new one, never a mix.
+    `durable` fsyncs the data (and, with `sync_dir`, the folder, so the
+    rename itself survives a power cut); `durable=False` suits files that can
+    be rebuilt (caches).
     """
     path = os.fspath(path)
     folder = os.path.dirname(path) or "."
@@ -59,7 +61,7 @@ def write_bytes(path, data: bytes, *, durable: bool = True) -> None:
         except OSError:
             pass
         raise
-    if durable:
+    if durable and sync_dir:
         fsync_dir(folder)
 
 
@@ -67,12 +69,14 @@ def write_text(path, text: str, *, durable: bool = True) -> None:
     write_bytes(path, text.encode("utf-8"), durable=durable)
 
 
-def dump_json(obj) -> bytes:
+def dump_json(obj, *, compact: bool = False) -> bytes:
+    if compact:
+        return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     return (json.dumps(obj, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
 
 
-def write_json(path, obj, *, durable: bool = True) -> None:
-    write_bytes(path, dump_json(obj), durable=durable)
+def write_json(path, obj, *, durable: bool = True, compact: bool = False, sync_dir: bool = True) -> None:
+    write_bytes(path, dump_json(obj, compact=compact), durable=durable, sync_dir=sync_dir)
 
 
 def read_json(path):

@@ -87,7 +87,7 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
     """
     path = os.path.abspath(transcript)
     try:
-        st = os.stat(path)
+        os.stat(path)
     except FileNotFoundError:
         raise CaptureSkipped(f"transcript not found: {path}") from None
     except OSError as e:
@@ -190,7 +190,7 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
         }
         # Not fsynced: losing it to a power cut only repeats the last pass, whose
         # triage id is already staged and so is not staged twice.
-        write_json(state_path, new_state, durable=False)
+        write_json(state_path, new_state, durable=False, compact=True)
         return _report(path, "staged" if tid else "no-trigger", start, end, tid, result, reader.stats, notes)
 
 

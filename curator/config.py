@@ -124,7 +124,6 @@ def _semantic_checks(cfg: dict, where: str) -> None:
             raise ConfigError(f"{where}: categories.{name}.budget: expected at least 1 line, found {c['budget']}")
         if c["saturation"] <= 0:
             raise ConfigError(f"{where}: categories.{name}.saturation: expected a positive number, found {c['saturation']}")
-    _check_regex(cfg["triage"]["narration"], where, "triage.narration")
 
 
 def _read_yaml(path: str) -> object:
@@ -170,6 +169,7 @@ def _derive(cfg: dict) -> dict:
     from .keywords import requirements
 
     patterns = {p for c in cfg["categories"].values() for key in ("keywords", "weak_keywords") for p in c[key]}
+    patterns.update(cfg["triage"]["reason_words"])
     return {"keyword_needs": {p: [list(alts) for alts in requirements(p)] for p in sorted(patterns)}}
 
 

@@ -150,13 +150,36 @@ def anchors(pattern: str) -> tuple[str, ...] | None:
 class Keyword:
     """One keyword pattern, compiled only when a message holds all of its required literals."""
 
-    __slots__ = ("category", "weak", "needs", "regex")
+    __slots__ = ("category", "weak", "needs", "regex", "index", "literal")
 
     def __init__(self, category: str, pattern: str, weak: bool, needs: list | None = None) -> None:
         self.category = category
         self.weak = weak
-        self.needs = [tuple(n) for n in (requirements(pattern) if needs is None else needs)]
+        # A plain phrase ("root cause") is found with str.find: no regex to compile at all.
+        self.literal = pattern.lower() if pattern and all(c in _LITERAL for c in pattern) else None
+        needs = [tuple(n) for n in (requirements(pattern) if needs is None else needs)]
+        # The most selective requirement first: it rules most messages out at once.
+        self.needs = sorted(needs, key=lambda alts: -min(len(a) for a in alts))
         self.regex = LazyRegex(rf"(?<!\w)(?:{pattern})(?!\w)", re.I)
+        self.index = 0
+
+    def find(self, text: str, lowered: str):
+        """(start, matched text in lowercase) of each match in `text`; `lowered` is text.lower()."""
+        lit = self.literal
+        if lit is None or len(lowered) != len(text):  # lower() changed lengths: let the regex align
+            for m in self.regex.finditer(text):
+                yield m.start(), m.group(0).lower()
+            return
+        n = len(lit)
+        i = lowered.find(lit)
+        while i >= 0:
+            before = lowered[i - 1] if i else " "
+            after = lowered[i + n] if i + n < len(lowered) else " "
+            if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                yield i, lit
+                i = lowered.find(lit, i + n)  # matches do not overlap, as with finditer
+            else:
+                i = lowered.find(lit, i + 1)
 
     def may_match(self, lowered: str) -> bool:
         for alternatives in self.needs:
@@ -166,3 +189,32 @@ class Keyword:
             else:
                 return False
         return True
+
+
+class KeywordSet:
+    """Keywords indexed by the literals of their most selective requirement.
+
+    `candidates(lowered)` tests each distinct literal once per message instead
+    of every keyword's requirements one by one.
+    """
+
+    def __init__(self, keywords: list[Keyword]) -> None:
+        self.keywords = keywords
+        self.always: list[Keyword] = []
+        self.by_literal: dict[str, list[Keyword]] = {}
+        for i, kw in enumerate(keywords):
+            kw.index = i
+            if not kw.needs:
+                self.always.append(kw)
+            else:
+                for lit in kw.needs[0]:
+                    self.by_literal.setdefault(lit, []).append(kw)
+
+    def candidates(self, lowered: str) -> list[Keyword]:
+        """The keywords that may match `lowered` (a lowercased message), in their configured order."""
+        found = {kw.index: kw for kw in self.always}
+        for lit, kws in self.by_literal.items():
+            if lit in lowered:
+                for kw in kws:
+                    found[kw.index] = kw
+        return [found[i] for i in sorted(found) if found[i].may_match(lowered)]

@@ -1,11 +1,13 @@
 """The staging directory: the single source of truth for work in progress.
 
     <data dir>/staging/<triage id>/triage.json          what triage found (written once)
-    <data dir>/staging/<triage id>/state/<category>.json one state record per triggered category
+    <data dir>/staging/<triage id>/state/<category>.json a triggered category's state, from its first move on
 
-A triage appears whole: it is written in `staging/.incoming/` and renamed into
-place, so a watcher never sees a triage without its files. Every file is
-written atomically. Later stages add files beside `triage.json`.
+A triggered category with no state file yet is `triaged`: the hook writes one
+file per triage, not one per category (each durable write costs an fsync on
+the hook's clock). A triage appears whole: it is written in
+`staging/.incoming/` and renamed into place. Every file is written
+atomically. Later stages add files beside `triage.json`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import os
 import time
 from collections import Counter
 
-from .atomic import fsync_dir, read_json, write_json
+from .atomic import read_json, write_json
 
 FORMAT = 1
 STAGING = "staging"
@@ -55,7 +57,7 @@ def triage_dir(data, triage_id: str) -> str:
 
 
 def stage(data, doc: dict) -> str | None:
-    """Write a new triage with a `triaged` state per triggered category.
+    """Write a new triage; its triggered categories start `triaged`.
 
     Returns its folder, or None when a triage with this id is already staged
     (the same bytes of the same transcript: never stage them twice).
@@ -67,11 +69,11 @@ def stage(data, doc: dict) -> str | None:
     incoming = os.path.join(staging_dir(data), INCOMING, f"{tid}.{os.getpid()}")
     if os.path.exists(incoming):
         _rmtree(incoming)
-    write_json(os.path.join(incoming, "triage.json"), doc)
-    stamp = now_iso()
-    for name, cat in doc["categories"].items():
-        if cat.get("triggered"):
-            write_json(os.path.join(incoming, "state", f"{name}.json"), _state_record(name, "triaged", stamp))
+    # The data is fsynced; the folder fsyncs are left out because the hook pays
+    # for each on Claude Code's clock. A power cut can then lose at most the
+    # rename, and the offset state (written after it, in journal order) with it,
+    # so the same bytes are triaged again: nothing is lost.
+    write_json(os.path.join(incoming, "triage.json"), doc, sync_dir=False)
     try:
         os.rename(incoming, final)  # a folder rename is atomic: the triage appears whole
     except OSError:
@@ -79,7 +81,6 @@ def stage(data, doc: dict) -> str | None:
         if os.path.isdir(final):
             return None
         raise
-    fsync_dir(staging_dir(data))
     return final
 
 
@@ -137,35 +138,34 @@ def load_triage(data, triage_id: str) -> dict:
     return doc
 
 
-def category_states(data, triage_id: str) -> dict[str, dict]:
-    """The state record of each category of a triage."""
-    folder = os.path.join(triage_dir(data, triage_id), "state")
-    out: dict[str, dict] = {}
+def _read_state(path: str, category: str, doc: dict) -> dict:
     try:
-        names = sorted(os.listdir(folder))
+        rec = read_json(path)
     except FileNotFoundError:
-        return out
-    for name in names:
-        if not name.endswith(".json") or name.startswith("."):
-            continue
-        path = os.path.join(folder, name)
-        try:
-            rec = read_json(path)
-        except (OSError, ValueError) as e:
-            raise StagingError(f"{path}: unreadable ({e})") from None
-        if not isinstance(rec, dict) or rec.get("state") not in TRANSITIONS:
-            raise StagingError(f"{path}: not a state record")
-        out[name[:-5]] = rec
-    return out
+        return _state_record(category, "triaged", doc.get("created", ""))
+    except (OSError, ValueError) as e:
+        raise StagingError(f"{path}: unreadable ({e})") from None
+    if not isinstance(rec, dict) or rec.get("state") not in TRANSITIONS:
+        raise StagingError(f"{path}: not a state record")
+    return rec
+
+
+def category_states(data, triage_id: str, doc: dict | None = None) -> dict[str, dict]:
+    """The state record of each triggered category of a triage."""
+    doc = doc or load_triage(data, triage_id)
+    folder = os.path.join(triage_dir(data, triage_id), "state")
+    return {name: _read_state(os.path.join(folder, f"{name}.json"), name, doc)
+            for name, cat in doc["categories"].items() if isinstance(cat, dict) and cat.get("triggered")}
 
 
 def set_state(data, triage_id: str, category: str, state: str, **extra) -> dict:
     """Move one category to `state`, keeping its history; refuse a move the life cycle does not allow."""
+    doc = load_triage(data, triage_id)
+    cat = doc["categories"].get(category)
+    if not isinstance(cat, dict) or not cat.get("triggered"):
+        raise StagingError(f"{triage_id}/{category}: not a triggered category of this triage")
     path = os.path.join(triage_dir(data, triage_id), "state", f"{category}.json")
-    try:
-        rec = read_json(path)
-    except (OSError, ValueError) as e:
-        raise StagingError(f"{path}: unreadable ({e})") from None
+    rec = _read_state(path, category, doc)
     current = rec.get("state")
     if state not in TRANSITIONS.get(current, ()):
         raise StagingError(f"{triage_id}/{category}: cannot go from {current} to {state}")

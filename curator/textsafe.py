@@ -7,8 +7,7 @@ from .lazyre import LazyRegex
 # CSI / OSC / other ESC sequences.
 _ANSI = LazyRegex(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 # C0/C1 controls except \t and \n, line/paragraph separators, bidi overrides and isolates.
-_DROP = {c: None for c in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0),
-                           0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+_CONTROL = LazyRegex("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]+")
 
 
 def clean(text: str) -> str:
@@ -17,7 +16,7 @@ def clean(text: str) -> str:
         text = _ANSI.sub("", text)
     if "\r" in text:
         text = text.replace("\r\n", "\n")
-    return text.translate(_DROP)
+    return _CONTROL.sub("", text)
 
 
 def one_line(text: str, limit: int = 300) -> str:

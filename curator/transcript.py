@@ -331,7 +331,8 @@ class TranscriptReader:
         if isinstance(content, list):
             for b in content:
                 if isinstance(b, dict) and b.get("type") == "tool_result":
-                    text = clean(strip_reminders(_text_of(b.get("content"))))[:TOOL_RESULT_CHARS]
+                    # Cut before cleaning: tool output can be megabytes, and only its head is kept.
+                    text = clean(strip_reminders(_text_of(b.get("content"))[:TOOL_RESULT_CHARS * 4]))[:TOOL_RESULT_CHARS]
                     out.append(Entry("tool_result", self.turn, pos, end, text=text,
                                      tool_use_id=_str(b.get("tool_use_id")),
                                      is_error=b.get("is_error") is True,

@@ -12,11 +12,10 @@ for how keyword patterns avoid being compiled when they cannot match.
 from __future__ import annotations
 
 import heapq
-import re
 from bisect import bisect_right
 
 from .categories import NAMES, TEXT_SCORED
-from .keywords import Keyword
+from .keywords import Keyword, KeywordSet
 from .lazyre import LazyRegex
 from .redact import redact_text
 from .textsafe import one_line
@@ -42,18 +41,19 @@ class Rules:
         cats = cfg["categories"]
         # The config cache carries each pattern's requirements, worked out when the YAML was parsed.
         needs = cfg.get("_derived", {}).get("keyword_needs", {})
-        self.keywords = [Keyword(n, p, weak, needs.get(p)) for n in TEXT_SCORED
-                         for weak, key in ((False, "keywords"), (True, "weak_keywords")) for p in cats[n][key]]
+        self.keywords = KeywordSet([Keyword(n, p, weak, needs.get(p)) for n in TEXT_SCORED
+                                    for weak, key in ((False, "keywords"), (True, "weak_keywords"))
+                                    for p in cats[n][key]])
         self.weak_weight = float(t["weak_weight"])
         self.threshold = {n: float(cats[n]["threshold"]) for n in NAMES}
         self.saturation = {n: float(cats[n]["saturation"]) for n in NAMES}
         self.speakers = {n: cats[n]["speakers"] for n in NAMES}
-        words = t["reason_words"]
-        self.reason = LazyRegex(r"(?<!\w)(?:" + "|".join(f"(?:{w})" for w in words) + r")(?!\w)", re.I) if words else None
+        self.reasons = KeywordSet([Keyword("reason", p, False, needs.get(p)) for p in t["reason_words"]])
         self.reason_weight = float(t["reason_weight"])
         self.line_cap = float(t["line_cap"])
         self.acks = {a.lower() for a in t["acknowledgements"]}
-        self.narration = LazyRegex(t["narration"], re.I)
+        self.narration = tuple(p.lower() for p in t["narration"])
+        self.fillers = {w.lower() for w in t["narration_fillers"]}
         self.narration_max_words = int(t["narration_max_words"])
         self.snippets = int(t["snippets_per_category"])
         self.snippet_chars = int(t["snippet_chars"])
@@ -82,6 +82,17 @@ def scoring_lines(text: str) -> list[str]:
         if line and not in_code:
             out.append(line)
     return out
+
+
+def is_narration(line: str, rules: "Rules") -> bool:
+    """An assistant line that only announces its next step: "Now let me check the tests"."""
+    words = line.lower().split()
+    if len(words) > rules.narration_max_words:
+        return False
+    i = 0
+    while i < len(words) and words[i].strip(_PUNCT) in rules.fillers:
+        i += 1
+    return " ".join(words[i:]).startswith(rules.narration)
 
 
 def is_noise_prompt(text: str, acks: set[str]) -> bool:
@@ -254,7 +265,7 @@ class Triage:
         masked = [_INLINE_CODE.sub("CODE", ln) if "`" in ln else ln for ln in lines]
         if speaker == "assistant":
             for i, ln in enumerate(masked):
-                if len(ln.split()) <= r.narration_max_words and r.narration.match(ln):
+                if is_narration(ln, r):
                     masked[i] = ""
         joined = "\n".join(masked)
         lowered = joined.lower()
@@ -263,20 +274,18 @@ class Triage:
             starts.append(starts[-1] + len(ln) + 1)
 
         found: dict[tuple[str, int], tuple[set, set]] = {}  # (category, line) -> (strong, weak) matches
-        for kw in r.keywords:
-            if not kw.may_match(lowered):
-                continue
+        for kw in r.keywords.candidates(lowered):
             if float(r.speakers[kw.category].get(speaker, 1.0)) <= 0:
                 continue
-            for m in kw.regex.finditer(joined):
-                i = bisect_right(starts, m.start()) - 1
+            for pos, matched in kw.find(joined, lowered):
+                i = bisect_right(starts, pos) - 1
                 pair = found.setdefault((kw.category, i), (set(), set()))
-                pair[1 if kw.weak else 0].add(m.group(0).lower())
+                pair[1 if kw.weak else 0].add(matched)
         if not found:
             return
 
-        reason = r.reason
-        flags = [bool(reason and ln and reason.search(ln)) for ln in masked]
+        reasons = r.reasons.candidates(lowered)
+        flags = [bool(ln) and any(next(kw.find(ln, ln.lower()), None) for kw in reasons) for ln in masked]
         n = len(flags)
         scored: list[tuple[str, int, float, list[str]]] = []
         for (name, i), (strong, weak) in sorted(found.items(), key=lambda kv: (kv[0][1], kv[0][0])):

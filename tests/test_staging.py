@@ -19,7 +19,7 @@ def doc(tid: str, triggered=("decision", "runbook")) -> dict:
             "stats": {}, "categories": cats}
 
 
-def test_a_triage_appears_whole_with_a_state_per_triggered_category(tmp_path):
+def test_a_triage_appears_whole_and_its_triggered_categories_start_triaged(tmp_path):
     folder = staging.stage(tmp_path, doc("20261122T100000Z-aaaa0001"))
     assert folder and os.path.isdir(folder)
     assert staging.triage_ids(tmp_path) == ["20261122T100000Z-aaaa0001"]
@@ -27,6 +27,8 @@ def test_a_triage_appears_whole_with_a_state_per_triggered_category(tmp_path):
     states = staging.category_states(tmp_path, "20261122T100000Z-aaaa0001")
     assert sorted(states) == ["decision", "runbook"]
     assert all(r["state"] == "triaged" and r["history"][0][0] == "triaged" for r in states.values())
+    # one file per triage: states are written from a category's first move on
+    assert sorted(os.listdir(folder)) == ["triage.json"]
     # nothing is left in the assembly folder
     assert os.listdir(os.path.join(tmp_path, "staging", ".incoming")) == []
 
@@ -55,6 +57,8 @@ def test_the_life_cycle(tmp_path):
         staging.set_state(tmp_path, tid, "decision", "drafting")
     with pytest.raises(staging.StagingError, match="cannot go from triaged to saved"):
         staging.set_state(tmp_path, tid, "runbook", "saved")
+    with pytest.raises(staging.StagingError, match="not a triggered category"):
+        staging.set_state(tmp_path, tid, "constraint", "drafting")
     # extra fields (timings, errors) are kept across moves
     staging.set_state(tmp_path, tid, "runbook", "drafting", model="haiku")
     rec = staging.set_state(tmp_path, tid, "runbook", "failed", error="timeout after 60 s")
@@ -70,12 +74,17 @@ def test_counts_by_state_and_unreadable_triages(tmp_path):
     os.makedirs(broken)
     with open(os.path.join(broken, "decision.json"), "w") as f:
         f.write("{not json")
+    staging.stage(tmp_path, doc("20261122T130000Z-dead0004"))
+    state_dir = os.path.join(tmp_path, "staging", "20261122T130000Z-dead0004", "state")
+    os.makedirs(state_dir)
+    with open(os.path.join(state_dir, "decision.json"), "w") as f:
+        f.write("{not json")
     c = staging.counts(tmp_path)
-    assert c == {"triages": 3, "unreadable": 1, "by_state": {"triaged": 2, "rejected": 1}, "pending": 2}
-    with pytest.raises(staging.StagingError, match="unreadable"):
-        staging.category_states(tmp_path, "20261122T120000Z-dead0003")
+    assert c == {"triages": 4, "unreadable": 2, "by_state": {"triaged": 2, "rejected": 1}, "pending": 2}
     with pytest.raises(staging.StagingError, match="missing"):
-        staging.load_triage(tmp_path, "20261122T120000Z-dead0003")
+        staging.category_states(tmp_path, "20261122T120000Z-dead0003")
+    with pytest.raises(staging.StagingError, match="unreadable"):
+        staging.category_states(tmp_path, "20261122T130000Z-dead0004")
 
 
 def test_triage_ids_cannot_escape_staging(tmp_path):

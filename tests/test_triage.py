@@ -10,7 +10,7 @@ import pytest
 
 from curator import config
 from curator.categories import NAMES
-from curator.keywords import Keyword, requirements
+from curator.keywords import Keyword, KeywordSet, requirements
 from curator.transcript import TranscriptReader
 from curator.triage import Rules, triage_entries
 
@@ -210,16 +210,35 @@ def test_requirements_never_hide_a_match(rules):
         "We'll go with Redis", "I'd rather not", "is `main`, not `trunk`", "Wait, stop", "TODO: later",
         "the main branch is master", "requires approval", "replacing the old parser with a new one",
     ]
-    for kw in rules.keywords:
+    for kw in rules.keywords.keywords + rules.reasons.keywords:
         rx = re.compile(kw.regex.pattern, kw.regex.flags)
         for line in lines:
             if rx.search(line):
                 assert kw.may_match(line.lower()), (kw.regex.pattern, line)
 
 
+@needs_shared
+def test_phrases_found_without_regex_agree_with_the_regex(rules):
+    lines = _conversation_lines() + ["Root cause: x", "the root causes", "rootcause", "so-called root cause_x"]
+    phrases = [kw for kw in rules.keywords.keywords + rules.reasons.keywords if kw.literal]
+    assert len(phrases) > 20
+    for kw in phrases:
+        rx = re.compile(kw.regex.pattern, kw.regex.flags)
+        for line in lines:
+            assert list(kw.find(line, line.lower())) == [(m.start(), m.group(0).lower()) for m in rx.finditer(line)], \
+                (kw.literal, line)
+
+
 def test_keyword_without_requirements_always_runs():
     kw = Keyword("decision", "(?:x|yy)+", weak=False)
     assert kw.needs == [] and kw.may_match("anything")
+    assert KeywordSet([kw]).candidates("anything") == [kw]
+
+
+def test_candidates_keep_the_configured_order():
+    kws = [Keyword("decision", p, weak=False) for p in ("decided", "(?:x|yy)+", "instead of", "we decided")]
+    assert KeywordSet(kws).candidates("we decided this instead of that") == kws
+    assert KeywordSet(kws).candidates("nothing here") == [kws[1]]
 
 
 # -- agreement with hand labels ------------------------------------------------
