@@ -133,11 +133,12 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
         reader = TranscriptReader(path, start, turn_base=state.get("turns", 0), limit=size,
                                   max_line_bytes=cfg["triage"]["max_line_bytes"])
         t = Triage(rules_for(cfg), digest, subagent=subagent, path=path)
-        first_ts = ""
+        first_ts = last_ts = ""
         try:
             for entry in reader:
-                if not first_ts and entry.timestamp:
-                    first_ts = entry.timestamp
+                if entry.timestamp:
+                    first_ts = first_ts or entry.timestamp
+                    last_ts = entry.timestamp
                 if not session_id and entry.session_id:
                     session_id = entry.session_id
                 t.add(entry)
@@ -154,6 +155,7 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
         tid = None
         if triggered:
             kind = "summary" if end == start else "bytes"
+            # A summary made with no new bytes sorts after the last record it summarises.
             tid = _triage_id(first_ts or state.get("last_timestamp", ""), path, start, kind)
             doc = {
                 "format": staging.FORMAT,
@@ -184,7 +186,7 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
             "head_crc": _head_crc(path, head_len) if end else 0,
             "turns": reader.turn,
             "session": session_id or state.get("session", ""),
-            "last_timestamp": first_ts or state.get("last_timestamp", ""),
+            "last_timestamp": last_ts or state.get("last_timestamp", ""),
             "digest": {} if summarised else t.digest.as_dict(),
             "passes": passes,
         }

@@ -39,12 +39,16 @@ def _main(argv: list[str]) -> int:
     sub.add_parser("hook", help="Claude Code hook entry: reads the hook JSON on stdin")
     p_triage = sub.add_parser("triage", help="stage triages of existing transcript files (backfill)")
     p_triage.add_argument("paths", nargs="+", metavar="PATH")
-    p_triage.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document")
     p_status = sub.add_parser("status", help="staged work by state")
-    p_status.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document")
     p_demo = sub.add_parser("demo", help="a throwaway project seeded from the bundled demo session")
-    p_demo.add_argument("--auto-approve", action="store_true", default=argparse.SUPPRESS)
-    p_demo.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document")
+    p_demo.add_argument("--auto-approve", action="store_true", default=argparse.SUPPRESS,
+                        help="run headless instead of opening the TUI")
+    # The common options are accepted after the subcommand too: `memcurate triage --project DIR --json`.
+    for p in (p_triage, p_status):
+        p.add_argument("--project", metavar="DIR", default=argparse.SUPPRESS, help="project folder")
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    for p in (p_triage, p_status, p_demo):
+        p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document")
 
     args = parser.parse_args(argv)
     try:

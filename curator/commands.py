@@ -57,8 +57,7 @@ def triage(args) -> int:
             failed += 1
             msg = str(e) if isinstance(e, CaptureSkipped) else f"another process is triaging {path}; try again"
             reports.append({"transcript": os.path.abspath(path), "status": "error", "error": msg, "categories": []})
-            if not args.json:
-                print(f"memcurate: {msg}", file=sys.stderr)
+            print(f"memcurate: {msg}", file=sys.stderr)  # with --json too: stdout is the document, stderr the reason
             continue
         reports.append(report)
         if not args.json:

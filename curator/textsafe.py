@@ -22,4 +22,10 @@ def clean(text: str) -> str:
 def one_line(text: str, limit: int = 300) -> str:
     """A single display line: cleaned, whitespace folded, cut at `limit` characters."""
     text = " ".join(clean(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:  # end at a word when one is near
+        cut = cut[:space]
+    return cut + "…"

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .transcript import Entry
 
 _INLINE_CODE = LazyRegex(r"`[^`\n]*`")
-_ERROR_LINE = LazyRegex(r"(?i)\b(error|failed|failure|exception|traceback|exit code [1-9])\b")
+_ERROR_LINE = LazyRegex(r"(?i)(?:(?:error|exception)\b|\b(?:failed|failure|traceback|fatal|cannot|not found|no such)\b)")
 _PUNCT = ".,;:!?'\"()[]{}-–—…*_`~"
 
 
@@ -84,6 +84,37 @@ def scoring_lines(text: str) -> list[str]:
     return out
 
 
+def command_signature(command: str) -> str:
+    """What makes two runs "the same command": its leading words, without flags, paths or values.
+
+    `uv run pytest -x tests/a.py` and `uv run pytest tests/b.py` are both `uv run pytest`.
+    """
+    for sep in ("&&", "||", ";"):  # in `cd x && make`, the work is the last command
+        command = command.rsplit(sep, 1)[-1]
+    command = command.split("|", 1)[0]  # in `pytest | tail`, the first
+    words: list[str] = []
+    for w in command.split():
+        if w.startswith("-") or "=" in w:
+            continue
+        if any(c in w for c in "/.$\"'"):
+            if words:
+                break
+            continue
+        words.append(w)
+        if len(words) == 3:
+            break
+    return " ".join(words)
+
+
+def error_line(output: str) -> str:
+    """The line of a failed command's output that says what went wrong."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    for ln in lines:
+        if not ln.lower().startswith("exit code") and _ERROR_LINE.search(ln):
+            return ln
+    return next((ln for ln in lines if not ln.lower().startswith("exit code")), lines[0] if lines else "")
+
+
 def is_narration(line: str, rules: "Rules") -> bool:
     """An assistant line that only announces its next step: "Now let me check the tests"."""
     words = line.lower().split()
@@ -105,9 +136,9 @@ def is_noise_prompt(text: str, acks: set[str]) -> bool:
 # -- snippets and the digest ---------------------------------------------------
 
 class Snippet:
-    __slots__ = ("category", "weight", "turn", "speaker", "text", "keywords", "context", "prompt", "seq")
+    __slots__ = ("category", "weight", "turn", "speaker", "text", "keywords", "context", "prompt", "seq", "lo")
 
-    def __init__(self, category, weight, turn, speaker, text, keywords, context, prompt, seq) -> None:
+    def __init__(self, category, weight, turn, speaker, text, keywords, context, prompt, seq, lo=0) -> None:
         self.category = category
         self.weight = weight
         self.turn = turn
@@ -117,6 +148,7 @@ class Snippet:
         self.context = context  # lines around the snippet, for the excerpt
         self.prompt = prompt  # (turn, text) of the turn's user prompt, for the excerpt
         self.seq = seq  # position in the transcript, to order the excerpt
+        self.lo = lo  # index of the message line that context starts at
 
     def __lt__(self, other: "Snippet") -> bool:
         return (self.weight, -self.seq) < (other.weight, -other.seq)
@@ -181,8 +213,8 @@ class Triage:
         self.seq = 0
         self.prompt_entry: "Entry | None" = None  # the current turn's prompt, redacted only if a snippet needs it
         self.prompt_cache: tuple[int, str] | None = None
-        self.tool_names: dict[str, str] = {}  # tool_use id -> name, for the results that follow
-        self.pending_errors: dict[str, tuple[int, str]] = {}  # tool name -> (turn, first error line)
+        self.tool_calls: dict[str, tuple[str, str]] = {}  # tool_use id -> (name, command signature)
+        self.pending_errors: dict[tuple[str, str], tuple[int, str]] = {}  # (name, signature) -> (turn, error line)
         self.errors = 0
         self.fixes = 0
         self.turns: list[int] = []  # first and last turn seen
@@ -221,7 +253,7 @@ class Triage:
     def _assistant(self, e: "Entry") -> None:
         d = self.digest
         for tu in e.tool_uses:
-            self.tool_names[tu.id] = tu.name
+            self.tool_calls[tu.id] = (tu.name, command_signature(tu.target))
             if tu.name in self.r.ignored_tools:
                 continue
             d.tool_uses += 1
@@ -230,24 +262,23 @@ class Triage:
             if tu.name in ("Edit", "MultiEdit", "Write", "NotebookEdit") and tu.target \
                     and len(d.files) < Digest.MAX_FILES and tu.target not in d.files:
                 d.files.append(tu.target)
-        if len(self.tool_names) > 2000:  # results follow their calls closely; forget old ids
-            self.tool_names = dict(list(self.tool_names.items())[-500:])
+        if len(self.tool_calls) > 2000:  # results follow their calls closely; forget old ids
+            self.tool_calls = dict(list(self.tool_calls.items())[-500:])
         if e.text:
             d.outcome = [e.turn, e.start, e.end]
             self._score_text(e.text, "assistant", e.turn)
 
     def _tool_result(self, e: "Entry") -> None:
-        name = self.tool_names.get(e.tool_use_id, "")
-        if name not in self.r.error_tools or e.rejected:
+        call = self.tool_calls.get(e.tool_use_id, ("", ""))
+        if call[0] not in self.r.error_tools or e.rejected:
             return
         if e.is_error:
             self.errors += 1
-            if name not in self.pending_errors:
-                first = next((ln for ln in e.text.splitlines() if _ERROR_LINE.search(ln)), e.text.strip()[:200])
-                self.pending_errors[name] = (e.turn, one_line(redact_text(first), 200))
-        elif name in self.pending_errors:
-            # The same tool got past an earlier error: an error and the turns that fixed it.
-            turn, first = self.pending_errors.pop(name)
+            if call not in self.pending_errors:
+                self.pending_errors[call] = (e.turn, one_line(redact_text(error_line(e.text)), 200))
+        elif call in self.pending_errors:
+            # The same command got past an earlier error: an error and the turns that fixed it.
+            turn, first = self.pending_errors.pop(call)
             self.fixes += 1
             self.totals["runbook"] += self.r.error_fix_weight
             self.hits["runbook"] += 1
@@ -313,7 +344,7 @@ class Triage:
             context = [one_line(x, r.snippet_chars) for x in clean_lines[lo:hi]]
             prompt = self._prompt() if speaker == "assistant" else (turn, "")
             self._offer(Snippet(name, w, turn, speaker, one_line(clean_lines[i], r.snippet_chars),
-                                [redact_text(x) for x in words], context, prompt, self.seq))
+                                [redact_text(x) for x in words], context, prompt, self.seq, lo))
 
     def _offer(self, s: Snippet) -> None:
         heap = self.top[s.category]
@@ -368,14 +399,23 @@ class Triage:
         return entry
 
     def _excerpt(self, snippets: list[Snippet]) -> str:
+        """The snippets' context in transcript order: one block per message, each turn's prompt once."""
         parts: list[str] = []
         last_prompt_turn = None
+        by_message: dict[int, dict[int, str]] = {}
+        first: dict[int, Snippet] = {}
         for s in snippets:
+            lines = by_message.setdefault(s.seq, {})
+            first.setdefault(s.seq, s)
+            for k, line in enumerate(s.context):
+                lines[s.lo + k] = line
+        for seq, lines in by_message.items():
+            s = first[seq]
             turn, prompt = s.prompt
             if prompt and turn != last_prompt_turn:
                 parts.append(f"[turn {turn} · user] {prompt}")
                 last_prompt_turn = turn
-            parts.append(f"[turn {s.turn} · {s.speaker}]\n" + "\n".join(s.context))
+            parts.append(f"[turn {s.turn} · {s.speaker}]\n" + "\n".join(lines[k] for k in sorted(lines)))
         return _bounded("\n\n".join(parts), self.r.excerpt_chars)
 
     def _read_span(self, span: list[int], limit: int) -> str:
