@@ -15,7 +15,6 @@ import os
 import re
 import zlib
 
-from . import staging
 from .atomic import read_json, write_json
 from .locks import FileLock
 
@@ -70,10 +69,13 @@ def _load_state(state_path: str, path: str) -> tuple[dict, str | None]:
     return st, None
 
 
-def _triage_id(first_timestamp: str, path: str, start: int, kind: str) -> str:
+def _triage_id(first_timestamp: str, path: str, start: int, kind: str, head_crc: int) -> str:
+    """Time of the first record, then a checksum of what the bytes are: the same bytes of the same
+    transcript always give the same id (so they are never staged twice), a rewritten one a new id."""
     digits = re.sub(r"[^0-9]", "", first_timestamp)[:14]
     stamp = f"{digits[:8]}T{digits[8:14]}Z" if len(digits) == 14 else "00000000T000000Z"
-    return f"{stamp}-{zlib.crc32(f'{path}:{start}:{kind}'.encode('utf-8', 'surrogateescape')):08x}"
+    key = f"{path}:{start}:{kind}:{head_crc}".encode("utf-8", "surrogateescape")
+    return f"{stamp}-{zlib.crc32(key):08x}"
 
 
 def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: str = "",
@@ -152,11 +154,16 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
 
         result = t.result(summary=summary, subagent=subagent)
         triggered = [n for n, c in result.items() if c.get("triggered")]
+        head_len = min(end, HEAD_BYTES)
+        head_crc = _head_crc(path, head_len) if end else 0
         tid = None
         if triggered:
+            from . import staging  # only when there is something to stage
+
+
             kind = "summary" if end == start else "bytes"
             # A summary made with no new bytes sorts after the last record it summarises.
-            tid = _triage_id(first_ts or state.get("last_timestamp", ""), path, start, kind)
+            tid = _triage_id(first_ts or state.get("last_timestamp", ""), path, start, kind, head_crc)
             doc = {
                 "format": staging.FORMAT,
                 "id": tid,
@@ -176,14 +183,13 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
                 notes.append(f"triage {tid} was already staged")
 
         # Only now, with the triage safely staged, move the offset past these bytes.
-        head_len = min(end, HEAD_BYTES)
         summarised = summary and result["session_summary"].get("skipped") is None
         passes = (state.get("passes") or [])[-(MAX_PASSES - 1):] + [[start, end, tid, event]]
         new_state = {
             "transcript": path,
             "offset": end,
             "head_len": head_len,
-            "head_crc": _head_crc(path, head_len) if end else 0,
+            "head_crc": head_crc,
             "turns": reader.turn,
             "session": session_id or state.get("session", ""),
             "last_timestamp": last_ts or state.get("last_timestamp", ""),

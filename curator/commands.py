@@ -55,7 +55,8 @@ def triage(args) -> int:
             report = capture(data, cfg, path, event="backfill", summary=True)
         except (CaptureSkipped, LockBusy) as e:
             failed += 1
-            msg = str(e) if isinstance(e, CaptureSkipped) else f"another process is triaging {path}; try again"
+            msg = one_line(str(e) if isinstance(e, CaptureSkipped) else f"another process is triaging {path}; try again",
+                           1000)  # a file name can hold escape sequences: never echo them raw
             reports.append({"transcript": os.path.abspath(path), "status": "error", "error": msg, "categories": []})
             print(f"memcurate: {msg}", file=sys.stderr)  # with --json too: stdout is the document, stderr the reason
             continue

@@ -166,11 +166,11 @@ def build(paths: list[str]) -> dict:
 
 def _derive(cfg: dict) -> dict:
     """Work that depends only on the config, done once here and kept in the cache (see keywords.py)."""
-    from .keywords import requirements
+    from .keywords import analyse
 
     patterns = {p for c in cfg["categories"].values() for key in ("keywords", "weak_keywords") for p in c[key]}
     patterns.update(cfg["triage"]["reason_words"])
-    return {"keyword_needs": {p: [list(alts) for alts in requirements(p)] for p in sorted(patterns)}}
+    return {"keywords": {p: analyse(p) for p in sorted(patterns)}}
 
 
 def load(project, data_dir=None) -> dict:

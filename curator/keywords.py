@@ -147,39 +147,111 @@ def anchors(pattern: str) -> tuple[str, ...] | None:
     return tuple(out)
 
 
+MAX_PHRASES = 64
+
+
+def phrases(pattern: str, limit: int = MAX_PHRASES) -> list[str] | None:
+    """Every text `pattern` matches, lowercased, when that is a small finite set of plain phrases.
+
+    Handles literals, groups of alternatives and `?`; anything else (classes,
+    repeats, lookarounds, escapes) returns None and the pattern stays a regex.
+    "(?:does not|doesn't) (?:support|work)" gives four phrases.
+    """
+    out, end = _alternatives(pattern, 0, limit)
+    return sorted(out) if out is not None and end == len(pattern) and all(out) else None
+
+
+def _alternatives(p: str, i: int, limit: int) -> tuple[set[str] | None, int]:
+    result: set[str] = set()
+    while True:
+        seq, i = _sequence(p, i, limit)
+        if seq is None:
+            return None, i
+        result |= seq
+        if len(result) > limit:
+            return None, i
+        if i < len(p) and p[i] == "|":
+            i += 1
+            continue
+        return result, i
+
+
+def _sequence(p: str, i: int, limit: int) -> tuple[set[str] | None, int]:
+    acc = {""}
+    while i < len(p) and p[i] not in "|)":
+        c = p[i]
+        if c in _LITERAL:
+            item, i = {c.lower()}, i + 1
+        elif c == "(":
+            if p.startswith("(?:", i):
+                i += 3
+            elif p.startswith("(?", i):
+                return None, i  # lookarounds, flags, named groups
+            else:
+                i += 1
+            item, i = _alternatives(p, i, limit)
+            if item is None or i >= len(p) or p[i] != ")":
+                return None, i
+            i += 1
+        else:
+            return None, i
+        if i < len(p) and p[i] == "?":
+            item = item | {""}
+            i += 1
+        elif i < len(p) and p[i] in "*+{":
+            return None, i
+        acc = {a + b for a in acc for b in item}
+        if len(acc) > limit:
+            return None, i
+    return acc, i
+
+
+def analyse(pattern: str) -> dict:
+    """What the config cache keeps per keyword pattern (see Keyword)."""
+    return {"needs": [list(alts) for alts in requirements(pattern)], "phrases": phrases(pattern)}
+
+
+def _is_word(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
 class Keyword:
-    """One keyword pattern, compiled only when a message holds all of its required literals."""
+    """One keyword pattern.
 
-    __slots__ = ("category", "weak", "needs", "regex", "index", "literal")
+    A pattern that is a small set of phrases is found with str.find; any other
+    is a regex compiled on first use, and only for a message that holds all of
+    its required literals.
+    """
 
-    def __init__(self, category: str, pattern: str, weak: bool, needs: list | None = None) -> None:
+    __slots__ = ("category", "weak", "needs", "phrases", "regex", "index")
+
+    def __init__(self, category: str, pattern: str, weak: bool, analysis: dict | None = None) -> None:
+        a = analysis or analyse(pattern)
         self.category = category
         self.weak = weak
-        # A plain phrase ("root cause") is found with str.find: no regex to compile at all.
-        self.literal = pattern.lower() if pattern and all(c in _LITERAL for c in pattern) else None
-        needs = [tuple(n) for n in (requirements(pattern) if needs is None else needs)]
         # The most selective requirement first: it rules most messages out at once.
-        self.needs = sorted(needs, key=lambda alts: -min(len(a) for a in alts))
+        self.needs = sorted((tuple(n) for n in a["needs"]), key=lambda alts: -min(len(x) for x in alts))
+        self.phrases = a["phrases"]
         self.regex = LazyRegex(rf"(?<!\w)(?:{pattern})(?!\w)", re.I)
         self.index = 0
 
     def find(self, text: str, lowered: str):
-        """(start, matched text in lowercase) of each match in `text`; `lowered` is text.lower()."""
-        lit = self.literal
-        if lit is None or len(lowered) != len(text):  # lower() changed lengths: let the regex align
+        """(start, matched text in lowercase) of matches in `text` (`lowered` is text.lower()).
+
+        Phrases may report overlapping matches where a regex would not; callers
+        count a keyword once per line, so that does not change a score.
+        """
+        if self.phrases is None or len(lowered) != len(text):  # lower() changed lengths: let the regex align
             for m in self.regex.finditer(text):
                 yield m.start(), m.group(0).lower()
             return
-        n = len(lit)
-        i = lowered.find(lit)
-        while i >= 0:
-            before = lowered[i - 1] if i else " "
-            after = lowered[i + n] if i + n < len(lowered) else " "
-            if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-                yield i, lit
-                i = lowered.find(lit, i + n)  # matches do not overlap, as with finditer
-            else:
-                i = lowered.find(lit, i + 1)
+        for phrase in self.phrases:
+            n = len(phrase)
+            i = lowered.find(phrase)
+            while i >= 0:
+                if not (i and _is_word(lowered[i - 1])) and not (i + n < len(lowered) and _is_word(lowered[i + n])):
+                    yield i, phrase
+                i = lowered.find(phrase, i + 1)
 
     def may_match(self, lowered: str) -> bool:
         for alternatives in self.needs:

@@ -150,7 +150,7 @@ def _lines(f: BinaryIO, start: int, limit: int, max_line: int, stats: ReadStats)
         if not line.endswith(b"\n"):
             try:
                 json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 break  # a record still being written: leave it for the next read
         stats.lines += 1
         yield pos, line
@@ -176,6 +176,16 @@ def _tool_target(name: str, inp) -> str:
         if isinstance(v, str) and v:
             return v[:200]
     return ""
+
+
+def head(text: str, limit: int) -> str:
+    """The first `limit` characters, cut at white space: a secret (which has none) is kept whole or
+    not at all, so redaction still recognises it."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = max(cut.rfind(" "), cut.rfind("\n"), cut.rfind("\t"))
+    return cut[:space] if space > 0 else ""
 
 
 def strip_reminders(text: str) -> str:
@@ -234,7 +244,7 @@ class TranscriptReader:
             except UnicodeDecodeError:
                 stats.bad_lines["not_utf8"] += 1
                 continue
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
                 stats.bad_lines["not_json"] += 1
                 continue
             if not isinstance(rec, dict):
@@ -332,7 +342,8 @@ class TranscriptReader:
             for b in content:
                 if isinstance(b, dict) and b.get("type") == "tool_result":
                     # Cut before cleaning: tool output can be megabytes, and only its head is kept.
-                    text = clean(strip_reminders(_text_of(b.get("content"))[:TOOL_RESULT_CHARS * 4]))[:TOOL_RESULT_CHARS]
+                    text = head(clean(strip_reminders(_text_of(b.get("content"))[:TOOL_RESULT_CHARS * 4])),
+                                TOOL_RESULT_CHARS)
                     out.append(Entry("tool_result", self.turn, pos, end, text=text,
                                      tool_use_id=_str(b.get("tool_use_id")),
                                      is_error=b.get("is_error") is True,

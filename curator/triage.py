@@ -40,15 +40,15 @@ class Rules:
         t = cfg["triage"]
         cats = cfg["categories"]
         # The config cache carries each pattern's requirements, worked out when the YAML was parsed.
-        needs = cfg.get("_derived", {}).get("keyword_needs", {})
-        self.keywords = KeywordSet([Keyword(n, p, weak, needs.get(p)) for n in TEXT_SCORED
+        analysed = cfg.get("_derived", {}).get("keywords", {})
+        self.keywords = KeywordSet([Keyword(n, p, weak, analysed.get(p)) for n in TEXT_SCORED
                                     for weak, key in ((False, "keywords"), (True, "weak_keywords"))
                                     for p in cats[n][key]])
         self.weak_weight = float(t["weak_weight"])
         self.threshold = {n: float(cats[n]["threshold"]) for n in NAMES}
         self.saturation = {n: float(cats[n]["saturation"]) for n in NAMES}
         self.speakers = {n: cats[n]["speakers"] for n in NAMES}
-        self.reasons = KeywordSet([Keyword("reason", p, False, needs.get(p)) for p in t["reason_words"]])
+        self.reasons = KeywordSet([Keyword("reason", p, False, analysed.get(p)) for p in t["reason_words"]])
         self.reason_weight = float(t["reason_weight"])
         self.line_cap = float(t["line_cap"])
         self.acks = {a.lower() for a in t["acknowledgements"]}
@@ -106,9 +106,15 @@ def command_signature(command: str) -> str:
     return " ".join(words)
 
 
+_NAMED_ERROR = LazyRegex(r"\w+(?:Error|Exception|Exit)\b:")
+
+
 def error_line(output: str) -> str:
     """The line of a failed command's output that says what went wrong."""
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    for ln in lines:  # a named error ("OperationalError: …") says most
+        if _NAMED_ERROR.search(ln):
+            return ln
     for ln in lines:
         if not ln.lower().startswith("exit code") and _ERROR_LINE.search(ln):
             return ln
@@ -247,7 +253,8 @@ class Triage:
     def _prompt(self) -> tuple[int, str]:
         if self.prompt_cache is None:
             e = self.prompt_entry
-            self.prompt_cache = (e.turn, one_line(redact_text(e.text[:2000]), 400)) if e else (0, "")
+            # Redact, then cut: a cut first could split a secret and keep half of it.
+            self.prompt_cache = (e.turn, one_line(redact_text(e.text), 400)) if e else (0, "")
         return self.prompt_cache
 
     def _assistant(self, e: "Entry") -> None:
@@ -260,8 +267,10 @@ class Triage:
             if tu.name not in d.tools:
                 d.tools.append(tu.name)
             if tu.name in ("Edit", "MultiEdit", "Write", "NotebookEdit") and tu.target \
-                    and len(d.files) < Digest.MAX_FILES and tu.target not in d.files:
-                d.files.append(tu.target)
+                    and len(d.files) < Digest.MAX_FILES:
+                target = redact_text(tu.target)
+                if target not in d.files:
+                    d.files.append(target)
         if len(self.tool_calls) > 2000:  # results follow their calls closely; forget old ids
             self.tool_calls = dict(list(self.tool_calls.items())[-500:])
         if e.text:
@@ -287,11 +296,12 @@ class Triage:
                                 ["error-fix"], [f"error: {first}"], self._prompt(), self.seq))
 
     # -- scoring ---------------------------------------------------------
-    def _score_text(self, text: str, speaker: str, turn: int) -> None:
+    def _matches(self, text: str, speaker: str) -> tuple[list[str], list[str], dict]:
+        """The message's scoring lines, those lines as matched, and the keywords found per (category, line)."""
         r = self.r
         lines = scoring_lines(text)
         if not lines:
-            return
+            return lines, lines, {}
         # Inline code does not score, but keeps its place: "is `master`, not `main`".
         masked = [_INLINE_CODE.sub("CODE", ln) if "`" in ln else ln for ln in lines]
         if speaker == "assistant":
@@ -303,24 +313,38 @@ class Triage:
         starts = [0]
         for ln in masked[:-1]:
             starts.append(starts[-1] + len(ln) + 1)
-
-        found: dict[tuple[str, int], tuple[set, set]] = {}  # (category, line) -> (strong, weak) matches
+        # (category, line) -> ({strong keyword: matched text}, {weak keyword: matched text});
+        # a keyword counts once per line, however often it matches there.
+        found: dict[tuple[str, int], tuple[dict, dict]] = {}
         for kw in r.keywords.candidates(lowered):
             if float(r.speakers[kw.category].get(speaker, 1.0)) <= 0:
                 continue
             for pos, matched in kw.find(joined, lowered):
                 i = bisect_right(starts, pos) - 1
-                pair = found.setdefault((kw.category, i), (set(), set()))
-                pair[1 if kw.weak else 0].add(matched)
+                pair = found.setdefault((kw.category, i), ({}, {}))
+                pair[1 if kw.weak else 0].setdefault(kw.index, matched)
+        return lines, masked, found
+
+    def _score_text(self, text: str, speaker: str, turn: int) -> None:
+        r = self.r
+        lines, masked, found = self._matches(text, speaker)
         if not found:
             return
+        # A message that scores is redacted whole and scored as redacted, so
+        # snippets are cut from redacted lines: a secret is never split by a
+        # cut (or spread over lines, like a key block) and half of it kept.
+        redacted = redact_text(text)
+        if redacted != text:
+            lines, masked, found = self._matches(redacted, speaker)
+            if not found:
+                return
 
+        lowered = "\n".join(masked).lower()
         reasons = r.reasons.candidates(lowered)
         flags = [bool(ln) and any(next(kw.find(ln, ln.lower()), None) for kw in reasons) for ln in masked]
         n = len(flags)
         scored: list[tuple[str, int, float, list[str]]] = []
         for (name, i), (strong, weak) in sorted(found.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-            weak = weak - strong
             w = min(len(strong) + r.weak_weight * len(weak), r.line_cap)
             if flags[i] or (i > 0 and flags[i - 1]) or (i + 1 < n and flags[i + 1]):
                 w *= r.reason_weight
@@ -328,13 +352,9 @@ class Triage:
             self.totals[name] += w
             self.hits[name] += 1
             self.strong[name] += bool(strong)
-            scored.append((name, i, w, sorted(strong | weak)))
+            scored.append((name, i, w, sorted({*strong.values(), *weak.values()})))
 
-        # Redact the whole message before cutting it into snippets, so a secret
-        # is never split by a cut and half of it kept.
-        clean_lines = scoring_lines(redact_text(text))
-        if len(clean_lines) != len(lines):  # a redacted block spanned lines: redact line by line instead
-            clean_lines = [redact_text(ln) for ln in lines]
+        clean_lines = lines
         k = r.context_lines
         for name, i, w, words in scored:
             heap = self.top[name]
@@ -344,7 +364,7 @@ class Triage:
             context = [one_line(x, r.snippet_chars) for x in clean_lines[lo:hi]]
             prompt = self._prompt() if speaker == "assistant" else (turn, "")
             self._offer(Snippet(name, w, turn, speaker, one_line(clean_lines[i], r.snippet_chars),
-                                [redact_text(x) for x in words], context, prompt, self.seq, lo))
+                                words, context, prompt, self.seq, lo))
 
     def _offer(self, s: Snippet) -> None:
         heap = self.top[s.category]
@@ -412,7 +432,9 @@ class Triage:
         for seq, lines in by_message.items():
             s = first[seq]
             turn, prompt = s.prompt
-            if prompt and turn != last_prompt_turn:
+            if s.speaker in ("user", "parent"):
+                last_prompt_turn = s.turn  # the prompt is this block itself
+            elif prompt and turn != last_prompt_turn:
                 parts.append(f"[turn {turn} · user] {prompt}")
                 last_prompt_turn = turn
             parts.append(f"[turn {s.turn} · {s.speaker}]\n" + "\n".join(lines[k] for k in sorted(lines)))
@@ -427,7 +449,8 @@ class Triage:
         try:
             for e in TranscriptReader(self.path, span[1], limit=span[2]):
                 if e.kind in ("user", "assistant") and e.text:
-                    return one_line(redact_text(e.text[-6000:]), limit)
+                    # Redact, then cut (see _prompt); one_line keeps the head.
+                    return one_line(redact_text(e.text), limit)
         except OSError:
             pass
         return ""

@@ -47,7 +47,7 @@ def run(stdin: bytes, env: dict | None = None) -> int:
     else:
         try:
             payload = json.loads(stdin)
-        except (ValueError, UnicodeDecodeError) as e:
+        except (ValueError, RecursionError) as e:
             problem = f"hook input is not JSON ({e.__class__.__name__}): ignored"
         else:
             if not isinstance(payload, dict):
@@ -68,19 +68,27 @@ def run(stdin: bytes, env: dict | None = None) -> int:
     if handler is None:
         log_line(data, event, "event not handled: ignored")
         return 0
-    return handler(payload, project, data)
+    try:
+        return handler(payload, project, data)
+    except Exception as e:  # the hook must never break the session: log it where the project's log is
+        log_line(data, event, f"internal error: {e.__class__.__name__}: {e}")
+        _tell(e)
+        return 0
+
+
+def _tell(e: Exception) -> None:
+    print(f"memcurate hook: internal error ({e.__class__.__name__}); see .memcurate/log/memcurate.log",
+          file=sys.stderr)
 
 
 def main() -> int:
     try:
         stdin = _read_stdin(MAX_STDIN_BYTES)
         return run(stdin)
-    except Exception as e:  # the hook must never break the session
-        where = os.getcwd()
+    except Exception as e:  # before the project was known (unreadable stdin, unwritable data dir…)
         try:
-            log_line(data_dir(project_root(where)), "hook", f"internal error: {e.__class__.__name__}: {e}")
+            log_line(data_dir(project_root(os.getcwd())), "hook", f"internal error: {e.__class__.__name__}: {e}")
         except Exception:
             pass
-        print(f"memcurate hook: internal error ({e.__class__.__name__}); see .memcurate/log/memcurate.log",
-              file=sys.stderr)
+        _tell(e)
         return 0

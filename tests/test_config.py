@@ -109,11 +109,11 @@ def test_a_corrupt_cache_is_rebuilt(project, tmp_path):
 
 def test_keyword_requirements_are_derived_into_the_cache(project):
     cfg = config.load(project)
-    needs = cfg["_derived"]["keyword_needs"]
-    assert needs["decided"] == [["decided"]]
+    analysed = cfg["_derived"]["keywords"]
+    assert analysed["decided"] == {"needs": [["decided"]], "phrases": ["decided"]}
     for name in ("decision", "constraint", "preference"):
         for pattern in cfg["categories"][name]["keywords"]:
-            assert pattern in needs
+            assert pattern in analysed
 
 
 def test_user_cannot_set_derived_keys(project):
