@@ -132,9 +132,10 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
         from .triage import Digest, Triage
 
         digest = Digest(state.get("digest"))
+        rules = rules_for(cfg)
         reader = TranscriptReader(path, start, turn_base=state.get("turns", 0), limit=size,
-                                  max_line_bytes=cfg["triage"]["max_line_bytes"])
-        t = Triage(rules_for(cfg), digest, subagent=subagent, path=path)
+                                  max_line_bytes=cfg["triage"]["max_line_bytes"], outputs_of=rules.error_tools)
+        t = Triage(rules, digest, subagent=subagent, path=path)
         first_ts = last_ts = ""
         try:
             for entry in reader:

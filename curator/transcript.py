@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # typing costs the hook milliseconds at import
 
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 TOOL_RESULT_CHARS = 2000  # tool output is context for errors, never scored: keep a bounded head
+SKIP_OUTPUT_BYTES = 8192  # with `outputs_of`, larger results of other tools are not decoded
 _CHUNK = 1 << 20
 
 _REMINDER = LazyRegex(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
@@ -92,7 +93,7 @@ class Entry:
 
 
 class ReadStats:
-    __slots__ = ("start", "end", "lines", "records", "entries", "bad_lines", "user_turns", "session_ids")
+    __slots__ = ("start", "end", "lines", "records", "entries", "bad_lines", "user_turns", "session_ids", "skipped")
 
     def __init__(self, start: int = 0) -> None:
         self.start = start
@@ -103,6 +104,7 @@ class ReadStats:
         self.bad_lines: Counter = Counter()  # by reason
         self.user_turns = 0
         self.session_ids: set[str] = set()
+        self.skipped = 0  # tool results not decoded (see TranscriptReader's outputs_of)
 
     @property
     def bad(self) -> int:
@@ -117,6 +119,7 @@ class ReadStats:
             "entries": dict(self.entries),
             "bad_lines": dict(self.bad_lines),
             "user_turns": self.user_turns,
+            "undecoded_tool_results": self.skipped,
         }
 
 
@@ -215,16 +218,22 @@ class TranscriptReader:
 
     `turn_base` is the number of real user turns before `start`, so turn
     numbers continue across incremental reads.
+
+    `outputs_of`: when given, a large tool result of any other tool is not
+    decoded (most of a transcript's bytes are file contents a Read returned):
+    it becomes a `tool_result` entry with no text, counted in stats.skipped.
     """
 
     def __init__(self, path, start: int = 0, *, turn_base: int = 0, limit: int | None = None,
-                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, outputs_of: "set[str] | None" = None) -> None:
         self.path = path
         self.start = start
         self.limit = limit
         self.max_line_bytes = max_line_bytes
         self.turn = turn_base
         self.stats = ReadStats(start)
+        self.outputs_of = outputs_of
+        self.tool_names: dict[str, str] = {}  # tool_use id -> tool name, for outputs_of
 
     def __iter__(self) -> Iterator[Entry]:
         with open(self.path, "rb") as f:
@@ -239,6 +248,17 @@ class TranscriptReader:
         reply: Entry | None = None  # the assistant reply being grouped
         held: list[Entry] = []  # tool results that arrived while a reply was open
         for pos, raw in lines:
+            if self.outputs_of is not None and len(raw) > SKIP_OUTPUT_BYTES:
+                skipped = self._undecoded_result(raw, pos)
+                if skipped is not None:
+                    stats.records["user"] += 1
+                    stats.skipped += 1
+                    if reply is not None:
+                        held.append(skipped)
+                    else:
+                        stats.entries["tool_result"] += 1
+                        yield skipped
+                    continue
             try:
                 rec = json.loads(raw.decode("utf-8"))
             except UnicodeDecodeError:
@@ -293,6 +313,24 @@ class TranscriptReader:
         if reply is not None:
             yield from self._close(reply, held)
 
+    def _undecoded_result(self, raw: bytes, pos: int) -> Entry | None:
+        """A tool result we need not decode, recognised from the head of its line; None to decode it.
+
+        Claude Code writes each tool_result in a user record of its own (none
+        of the real transcripts mixes one with text), its id near the start.
+        Anything less certain (another shape, an unknown id, a tool whose
+        output matters) is decoded as usual.
+        """
+        head = raw[:1024]
+        if b'"type":"user"' not in head or head.count(b'"tool_use_id":"') != 1:
+            return None
+        i = head.index(b'"tool_use_id":"') + 15
+        j = head.find(b'"', i)
+        name = self.tool_names.get(head[i:j].decode("ascii", "replace")) if j > 0 else None
+        if name is None or name in self.outputs_of:
+            return None
+        return Entry("tool_result", self.turn, pos, pos + len(raw), tool_use_id=head[i:j].decode("ascii"))
+
     def _close(self, reply: Entry, held: list[Entry]) -> Iterator[Entry]:
         self.stats.entries["assistant"] += 1
         yield reply
@@ -312,8 +350,7 @@ class TranscriptReader:
             raise TypeError("content is not a list")
         return _str(msg.get("id")), content
 
-    @staticmethod
-    def _add_blocks(reply: Entry, blocks: list) -> None:
+    def _add_blocks(self, reply: Entry, blocks: list) -> None:
         for b in blocks:
             if not isinstance(b, dict):
                 continue
@@ -326,6 +363,10 @@ class TranscriptReader:
                 reply.thinking += b["thinking"]
             elif t == "tool_use":
                 name = _str(b.get("name"))
+                if self.outputs_of is not None:
+                    if len(self.tool_names) > 4096:  # results follow their calls closely
+                        self.tool_names.clear()
+                    self.tool_names[_str(b.get("id"))] = name
                 reply.tool_uses.append(ToolUse(_str(b.get("id")), name, clean(_tool_target(name, b.get("input")))))
 
     def _user_entries(self, rec: dict, pos: int, end: int) -> list[Entry]:

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
     from .transcript import Entry
 
-_INLINE_CODE = LazyRegex(r"`[^`\n]*`")
 _ERROR_LINE = LazyRegex(r"(?i)(?:(?:error|exception)\b|\b(?:failed|failure|traceback|fatal|cannot|not found|no such)\b)")
 _PUNCT = ".,;:!?'\"()[]{}-–—…*_`~"
 
@@ -82,6 +81,19 @@ def scoring_lines(text: str) -> list[str]:
         if line and not in_code:
             out.append(line)
     return out
+
+
+def mask_inline_code(line: str) -> str:
+    """Each `code span` becomes the word CODE (an unpaired backtick stays as it is)."""
+    parts = line.split("`")
+    out = [parts[0]]
+    pairs = (len(parts) - 1) // 2
+    for k in range(pairs):
+        out.append("CODE")
+        out.append(parts[2 * k + 2])
+    if len(parts) % 2 == 0:  # an odd number of backticks: the last one is unpaired
+        out.append("`" + parts[-1])
+    return "".join(out)
 
 
 def command_signature(command: str) -> str:
@@ -303,7 +315,7 @@ class Triage:
         if not lines:
             return lines, lines, {}
         # Inline code does not score, but keeps its place: "is `master`, not `main`".
-        masked = [_INLINE_CODE.sub("CODE", ln) if "`" in ln else ln for ln in lines]
+        masked = [mask_inline_code(ln) if "`" in ln else ln for ln in lines]
         if speaker == "assistant":
             for i, ln in enumerate(masked):
                 if is_narration(ln, r):

@@ -195,3 +195,33 @@ def test_control_characters_and_ansi_are_stripped(tmp_path):
     write(path, [user("make it \x1b[31mred\x1b[0m\x07 and \u202eevil\u202c please")])
     entries, _ = read_entries(path)
     assert entries[0].text == "make it red and evil please"
+
+
+@needs_shared
+def test_skipping_other_tools_output_changes_nothing_else():
+    """With outputs_of, big results of other tools are not decoded; every other entry is the same."""
+    skipped_total = 0
+    for path in shared_transcripts():
+        full, full_stats = read_entries(path)
+        lean, lean_stats = read_entries(path, outputs_of={"Bash"})
+        key = lambda e: (e.kind, e.turn, e.start, e.end, e.tool_use_id)  # noqa: E731
+        assert [key(e) for e in lean] == [key(e) for e in full], path
+        for a, b in zip(full, lean):
+            if a.kind != "tool_result" or lean_stats.skipped == 0 or b.text:
+                assert (a.text, a.is_error, [t.name for t in a.tool_uses]) == \
+                       (b.text, b.is_error, [t.name for t in b.tool_uses]), path
+        assert lean_stats.user_turns == full_stats.user_turns and lean_stats.end == full_stats.end
+        skipped_total += lean_stats.skipped
+    assert skipped_total > 50  # it does skip: most bytes are file contents that Reads returned
+
+
+@pytest.mark.parametrize("raw, cleaned", [
+    ("plain text\nwith\ttabs", "plain text\nwith\ttabs"),
+    ("line\u2028separator", "lineseparator"),
+    ("bell\x07 and del\x7f", "bell and del"),
+    ("crlf\r\nline", "crlf\nline"),
+    ("\x1b]8;;http://evil\x07link\x1b]8;;\x07", "link"),
+])
+def test_clean(raw, cleaned):
+    from curator.textsafe import clean
+    assert clean(raw) == cleaned

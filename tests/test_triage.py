@@ -12,7 +12,7 @@ from curator import config
 from curator.categories import NAMES
 from curator.keywords import Keyword, KeywordSet, phrases, requirements
 from curator.transcript import TranscriptReader
-from curator.triage import Rules, triage_entries
+from curator.triage import Rules, mask_inline_code, triage_entries
 
 from conftest import SHARED_TRANSCRIPTS, needs_shared, shared_transcripts
 from test_transcript import assistant, result, user, write
@@ -283,3 +283,8 @@ def test_triage_agrees_with_hand_labels(rules):
     report = f"precision {precision:.2f} recall {recall:.2f}\n" + "\n".join(misses)
     assert precision >= 0.85, report
     assert recall >= 0.80, report
+
+
+@pytest.mark.parametrize("line", ["a `b` c", "`x`", "a ` b", "a `b` c `d", "``", "a `b` `c` d", "no ticks", "`a``b`"])
+def test_inline_code_is_masked_like_a_code_span(line):
+    assert mask_inline_code(line) == re.sub(r"`[^`\n]*`", "CODE", line)
