@@ -20,7 +20,6 @@ import re
 from . import __version__
 from .assets import asset
 from .atomic import write_json
-from .categories import NAMES
 
 CACHE_NAME = "config.cache.json"
 BACKENDS = ("auto", "anthropic", "claude-cli", "offline")
@@ -109,6 +108,8 @@ def _check_regex(pattern: str, where: str, dotted: str) -> None:
 
 
 def _semantic_checks(cfg: dict, where: str) -> None:
+    from .categories import NAMES  # the slow path only: the hook reads the cache
+
     if cfg["backend"] not in BACKENDS:
         raise ConfigError(f"{where}: backend: expected one of {', '.join(BACKENDS)}, found {cfg['backend']!r}")
     for name in NAMES:

@@ -284,9 +284,11 @@ class KeywordSet:
 
     def candidates(self, lowered: str) -> list[Keyword]:
         """The keywords that may match `lowered` (a lowercased message), in their configured order."""
+        hit = [kws for lit, kws in self.by_literal.items() if lit in lowered]  # the hot loop: kept lean
+        if not hit and not self.always:
+            return []
         found = {kw.index: kw for kw in self.always}
-        for lit, kws in self.by_literal.items():
-            if lit in lowered:
-                for kw in kws:
-                    found[kw.index] = kw
+        for kws in hit:
+            for kw in kws:
+                found[kw.index] = kw
         return [found[i] for i in sorted(found) if found[i].may_match(lowered)]

@@ -272,7 +272,8 @@ class Triage:
     def _assistant(self, e: "Entry") -> None:
         d = self.digest
         for tu in e.tool_uses:
-            self.tool_calls[tu.id] = (tu.name, command_signature(tu.target))
+            if tu.name in self.r.error_tools:
+                self.tool_calls[tu.id] = (tu.name, command_signature(tu.target))
             if tu.name in self.r.ignored_tools:
                 continue
             d.tool_uses += 1
