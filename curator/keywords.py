@@ -18,23 +18,29 @@ from .lazyre import LazyRegex
 _LITERAL = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ',-_:;/!&%@#=<>\"")
 
 
+def _past_atom(p: str, i: int) -> int | None:
+    """When p[i] starts an escape or a [class], the index just past it (None if unclosed); else i."""
+    if p[i] == "\\":
+        return i + 2
+    if p[i] == "[":
+        j = p.find("]", i + 2)
+        return None if j < 0 else j + 1
+    return i
+
+
 def _group_end(p: str, i: int) -> int | None:
     """Index of the ')' that closes the '(' at p[i], or None."""
     depth = 0
     while i < len(p):
-        c = p[i]
-        if c == "\\":
-            i += 2
+        j = _past_atom(p, i)
+        if j is None:
+            return None
+        if j != i:
+            i = j
             continue
-        if c == "[":
-            j = p.find("]", i + 2)
-            if j < 0:
-                return None
-            i = j + 1
-            continue
-        if c == "(":
+        if p[i] == "(":
             depth += 1
-        elif c == ")":
+        elif p[i] == ")":
             depth -= 1
             if depth == 0:
                 return i
@@ -46,23 +52,19 @@ def _split_top(p: str) -> list[str] | None:
     """The top-level alternatives of a pattern, or None when it is malformed."""
     parts, start, i = [], 0, 0
     while i < len(p):
-        c = p[i]
-        if c == "\\":
-            i += 2
+        j = _past_atom(p, i)
+        if j is None:
+            return None
+        if j != i:
+            i = j
             continue
-        if c == "(":
+        if p[i] == "(":
             j = _group_end(p, i)
             if j is None:
                 return None
             i = j + 1
             continue
-        if c == "[":
-            j = p.find("]", i + 2)
-            if j < 0:
-                return None
-            i = j + 1
-            continue
-        if c == "|":
+        if p[i] == "|":
             parts.append(p[start:i])
             start = i + 1
         i += 1

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import curator
+from synthetic import Transcript, text, tool
 from conftest import run_cli, run_hook
 from curator import staging
 from curator.categories import NAMES
@@ -18,60 +19,9 @@ from curator.categories import NAMES
 SUBCOMMANDS = ("hook", "triage", "status", "demo")
 
 
-# -- a synthetic transcript in Claude Code's format ---------------------------
-
-class Transcript:
-    """One JSON record a line; the blocks of one assistant reply share message.id."""
-
-    def __init__(self, session: str = "5d7c2f10-aaaa-4bbb-8ccc-ddddeeeeffff", stamp: str = "2025-07-14T22:59") -> None:
-        self.session, self.stamp, self.records, self._n = session, stamp, [], 0
-
-    def _base(self, rtype: str) -> dict:
-        self._n += 1
-        return {"parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/home/dev/app",
-                "sessionId": self.session, "version": "1.0.51", "type": rtype, "uuid": f"uuid-{self._n}",
-                "timestamp": f"{self.stamp}:{self._n % 60:02d}.{self._n:03d}Z"}
-
-    def user(self, text: str) -> "Transcript":
-        r = self._base("user")
-        r["message"] = {"role": "user", "content": text}
-        self.records.append(r)
-        return self
-
-    def assistant(self, *blocks: dict) -> "Transcript":
-        mid = f"msg_{self._n}"
-        for b in blocks:
-            r = self._base("assistant")
-            r["message"] = {"id": mid, "type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514",
-                            "content": [b]}
-            self.records.append(r)
-        return self
-
-    def result(self, tool_use_id: str, content: str, *, is_error: bool = False) -> "Transcript":
-        r = self._base("user")
-        r["message"] = {"role": "user", "content": [
-            {"tool_use_id": tool_use_id, "type": "tool_result", "content": content, "is_error": is_error}]}
-        r["toolUseResult"] = {"stdout": content}
-        self.records.append(r)
-        return self
-
-    def write(self, path: Path) -> Path:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in self.records))
-        return path
-
-
-def text(t: str) -> dict:
-    return {"type": "text", "text": t}
-
-
-def tool(tid: str, name: str, **inp) -> dict:
-    return {"type": "tool_use", "id": tid, "name": name, "input": inp}
-
-
 def session(tag: str = "postgres", stamp: str = "2025-07-14T22:59") -> Transcript:
     """Triggers decision and tech_debt; busy enough for a session summary."""
-    t = Transcript(stamp=stamp)
+    t = Transcript(session="5d7c2f10-aaaa-4bbb-8ccc-ddddeeeeffff", stamp=stamp)
     t.user(f"We decided to go with {tag} because it is simpler to operate. Leave the old importer as a TODO for now.")
     t.assistant(text("I'll look at the code."), tool("t1", "Read", file_path="/home/dev/app/db.py"),
                 tool("t2", "Grep", pattern="engine"))
@@ -414,7 +364,7 @@ def _strings(obj):
 
 @pytest.mark.parametrize("no_color", [True, False], ids=["NO_COLOR", "color-allowed"])
 def test_escapes_in_the_transcript_never_reach_output_or_staging(no_color, project, transcripts):
-    t = Transcript()
+    t = Transcript(session="5d7c2f10-aaaa-4bbb-8ccc-ddddeeeeffff")
     t.user("We decided to use \x1b[31mred\x1b[0m [bold red]alerts[/bold red] because it is simpler. "
            "\x1b]8;;http://evil.example\x07link\x1b]8;;\x07 \x1b[2J\x07\x08")
     t.assistant(text("\x1b[1mWe will use\x1b[22m the [link=http://evil.example]alerts[/link] module "

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from synthetic import Transcript, text, tool
 from conftest import run_cli, run_hook
 from curator.redact import find_secrets, redact
 
@@ -46,58 +47,9 @@ KINDS = {"anthropic-key", "aws-access-key", "aws-secret-key", "github-token", "p
          "password", "jwt"}
 
 
-# -- a synthetic transcript in Claude Code's format ---------------------------
-
-class Transcript:
-    def __init__(self, session: str = "9c1d2e3f-0000-4111-8222-333344445555", stamp: str = "2025-07-14T22:59") -> None:
-        self.session, self.stamp, self.records, self._n = session, stamp, [], 0
-
-    def _base(self, rtype: str) -> dict:
-        self._n += 1
-        return {"parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/home/dev/app",
-                "sessionId": self.session, "version": "1.0.51", "type": rtype, "uuid": f"uuid-{self._n}",
-                "timestamp": f"{self.stamp}:{self._n % 60:02d}.{self._n:03d}Z"}
-
-    def user(self, text: str) -> "Transcript":
-        r = self._base("user")
-        r["message"] = {"role": "user", "content": text}
-        self.records.append(r)
-        return self
-
-    def assistant(self, *blocks: dict) -> "Transcript":
-        mid = f"msg_{self._n}"
-        for b in blocks:
-            r = self._base("assistant")
-            r["message"] = {"id": mid, "type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514",
-                            "content": [b]}
-            self.records.append(r)
-        return self
-
-    def result(self, tool_use_id: str, content: str, *, is_error: bool = False) -> "Transcript":
-        r = self._base("user")
-        r["message"] = {"role": "user", "content": [
-            {"tool_use_id": tool_use_id, "type": "tool_result", "content": content, "is_error": is_error}]}
-        r["toolUseResult"] = {"stdout": "" if is_error else content, "stderr": content if is_error else ""}
-        self.records.append(r)
-        return self
-
-    def write(self, path: Path) -> Path:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in self.records))
-        return path
-
-
-def text(t: str) -> dict:
-    return {"type": "text", "text": t}
-
-
-def tool(tid: str, name: str, **inp) -> dict:
-    return {"type": "tool_use", "id": tid, "name": name, "input": inp}
-
-
 def leaky_session() -> Transcript:
     """Every kind of secret, in prompts, replies and tool results, most of them on lines that score."""
-    t = Transcript()
+    t = Transcript(session="9c1d2e3f-0000-4111-8222-333344445555")
     # decision: a credential in a URL and a password assignment
     t.user(f"We decided to go with the managed database because it is simpler: connect with {DB_URL} "
            f"and set PASSWORD={ENV_PASSWORD} in the .env file.")
@@ -210,7 +162,7 @@ def test_log_never_holds_transcript_text(project, transcripts):
 
 
 def test_private_key_block_on_a_scoring_message_is_redacted(project, transcripts):
-    t = Transcript()
+    t = Transcript(session="9c1d2e3f-0000-4111-8222-333344445555")
     t.user(f"We decided to use this deploy key because it is simpler:\n{PRIVATE_KEY}\nplease keep it out of git.")
     t.assistant(text("We will use the deploy key, since it is simpler."))
     path = t.write(transcripts / "s.jsonl")
@@ -225,7 +177,7 @@ def test_secret_cut_by_the_summary_quote_is_not_half_kept(project, transcripts):
     prompt = "Here is the CI log, please read it carefully. " + "build step ok. " * 400 + GITHUB + " " + "x " * 2990
     cut = len(prompt) - 6000
     assert prompt.index(GITHUB) < cut < prompt.index(GITHUB) + len(GITHUB) - 14  # the cut is inside the token
-    t = Transcript().user(prompt)
+    t = Transcript(session="9c1d2e3f-0000-4111-8222-333344445555").user(prompt)
     t.assistant(text("Reading."), tool("t1", "Read", file_path="/a"), tool("t2", "Grep", pattern="b"),
                 tool("t3", "Bash", command="ls"), tool("t4", "Edit", file_path="/c", old_string="x", new_string="y"))
     t.result("t1", "a").result("t2", "b").result("t3", "c").result("t4", "d")

@@ -206,7 +206,7 @@ def test_skipping_other_tools_output_changes_nothing_else():
         lean, lean_stats = read_entries(path, outputs_of={"Bash"})
         key = lambda e: (e.kind, e.turn, e.start, e.end, e.tool_use_id)  # noqa: E731
         assert [key(e) for e in lean] == [key(e) for e in full], path
-        for a, b in zip(full, lean):
+        for a, b in zip(full, lean, strict=True):
             if a.kind != "tool_result" or lean_stats.skipped == 0 or b.text:
                 assert (a.text, a.is_error, [t.name for t in a.tool_uses]) == \
                        (b.text, b.is_error, [t.name for t in b.tool_uses]), path
