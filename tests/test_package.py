@@ -1,0 +1,32 @@
+"""Packaging: the wheel carries the assets where an installed copy finds them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+
+from conftest import ROOT
+
+
+def test_wheel_carries_assets_and_finds_them(tmp_path):
+    out = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+                   check=True, capture_output=True, timeout=300)
+    wheel = next(out.glob("memcurate-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for needed in ("curator/_assets/config.default.yaml", "curator/_assets/demo/session.jsonl",
+                   "hooks/hooks.json", "curator/cli.py", "widgets/__init__.py"):
+        assert needed in names, needed
+    assert not any(n.startswith(("tests/", "bench/")) for n in names)
+
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); from curator.assets import assets_dir; "
+             "from curator import config; print(assets_dir()); print(config.load(sys.argv[2])['backend'])")
+    # -I: isolated from the checkout and its editable install
+    res = subprocess.run([sys.executable, "-I", "-c", probe, str(site), str(tmp_path)], capture_output=True,
+                         text=True, check=True)
+    found, backend = res.stdout.split()
+    assert found == str(site / "curator" / "_assets")
+    assert backend == "auto"
