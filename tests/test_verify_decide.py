@@ -1,0 +1,137 @@
+"""Verification issues and decisions against existing memories."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from curator import memfile
+from curator.decide import DecisionError, Existing, choose, decide
+from curator.verify import ADVISORY, BLOCK, blocking, verify
+
+NOW = "2026-11-22T10:04:00Z"
+
+
+def doc(id="use-jwt-for-api-auth", category="decision", title="Use JWT for API authentication",
+        body="## Decision\nUse JWT tokens for the public API.\n\n## Rationale\nThe API must stay stateless.",
+        **kw) -> memfile.MemoryDoc:
+    return memfile.MemoryDoc(id=id, category=category, title=title, description=kw.pop("description", title),
+                             tags=kw.pop("tags", ["auth", "api"]), created=NOW, updated=NOW, body=body, **kw)
+
+
+def existing(d: memfile.MemoryDoc, path="/m/decision/x.md") -> Existing:
+    text = memfile.render(d)
+    return Existing(d.id, path, f"hash-of-{d.id}", d, text)
+
+
+EVIDENCE = "User: should the public API use JWT tokens or sessions? Assistant: Use JWT; the API must stay stateless."
+
+
+def codes(issues):
+    return {(i.severity, i.code) for i in issues}
+
+
+def test_a_good_draft_has_no_blocking_issue():
+    issues = verify(memfile.render(doc()), category="decision", evidence=EVIDENCE)
+    assert blocking(issues) == []
+
+
+def test_missing_or_empty_required_section_blocks_and_says_where():
+    text = memfile.render(doc(body="## Decision\nUse JWT.\n\n## Rationale\n"))
+    issues = verify(text, category="decision")
+    assert any(i.severity == BLOCK and i.where == "## Rationale" and "empty" in i.message for i in issues)
+    text = memfile.render(doc(body="## Decision\nUse JWT."))
+    assert any(i.where == "## Rationale" and "missing" in i.message for i in verify(text, category="decision"))
+
+
+@pytest.mark.parametrize("text, where", [
+    ("no front matter at all", "front matter"),
+    ("---\nid: [unclosed\n---\n## Decision\nx", "front matter"),
+    ("---\nid: x\n", "front matter"),
+])
+def test_broken_front_matter_blocks(text, where):
+    issues = verify(text, category="decision")
+    assert [i.where for i in blocking(issues)] == [where]
+
+
+def test_bad_id_tags_type_and_category_block():
+    bad = replace(doc(), id="../../etc/passwd", tags=[], type="secret")
+    found = {i.where for i in blocking(verify(memfile.render(bad), category="decision"))}
+    assert {"id", "tags", "type"} <= found
+    other = verify(memfile.render(doc()), category="runbook")
+    assert any(i.where == "category" for i in blocking(other))
+
+
+def test_a_secret_still_present_blocks():
+    d = doc(body="## Decision\nUse the key sk-ant-api03-" + "A" * 40 + "\n\n## Rationale\nIt works.")
+    assert (BLOCK, "secret") in codes(verify(memfile.render(d), category="decision"))
+
+
+def test_update_and_delete_need_their_target_unchanged():
+    text = memfile.render(doc())
+    assert (BLOCK, "target-missing") in codes(verify(text, category="decision", action="update",
+                                                     target={"exists": False, "path": "decision/x.md"}))
+    assert (BLOCK, "conflict") in codes(verify(text, category="decision", action="delete",
+                                               target={"exists": True, "hash_matches": False, "path": "x"}))
+    assert blocking(verify(text, category="decision", action="update",
+                           target={"exists": True, "hash_matches": True})) == []
+
+
+def test_advisories_do_not_block():
+    text = memfile.render(doc())
+    issues = verify(text, category="decision", evidence="A session about databases and caching layers only.",
+                    near=[{"id": "jwt-auth", "title": "JWT auth", "text": "Use JWT tokens for the public API stateless"}],
+                    score=0.52, threshold=0.5, cfg={"verify": {"max_body_chars": 20}})
+    assert codes(issues) == {(ADVISORY, "unsupported"), (ADVISORY, "near-duplicate"), (ADVISORY, "overlong"),
+                             (ADVISORY, "low-score")}
+    assert blocking(issues) == []
+
+
+# -- decisions ---------------------------------------------------------------------
+
+def test_no_candidate_means_create():
+    d = decide(doc(), [], now=NOW)
+    assert d.action == "create" and d.target is None and memfile.parse(d.text).id == "use-jwt-for-api-auth"
+
+
+def test_an_identical_memory_means_noop():
+    d = decide(doc(), [existing(doc(id="jwt-auth"))], now=NOW)
+    assert (d.action, d.target) == ("noop", "jwt-auth")
+
+
+def test_one_strong_candidate_means_update_with_a_merge_and_a_diff():
+    old = doc(id="jwt-auth", body="## Decision\nUse JWT tokens for the public API.\n\n## Rationale\n"
+                                  "The API must stay stateless.")
+    new = doc(body="## Decision\nUse JWT tokens for the public API.\n\n## Rationale\nThe API must stay stateless. "
+                   "Tokens expire after one hour.", tags=["auth", "tokens"],
+              sources=[{"session": "s2", "turns": [3, 4]}])
+    d = decide(new, [existing(old, "/m/decision/jwt-auth.md"), existing(doc(id="other", title="Cache TTLs",
+               body="## Decision\nCache pages for ten minutes.\n\n## Rationale\nRedis memory is tight."))], now=NOW)
+    assert (d.action, d.target, d.base_hash) == ("update", "jwt-auth", "hash-of-jwt-auth")
+    merged = memfile.parse(d.text)
+    assert merged.id == "jwt-auth" and merged.title == old.title
+    assert "Tokens expire after one hour." in merged.sections["Rationale"]
+    assert merged.sections["Rationale"].count("The API must stay stateless.") == 1
+    assert merged.tags == ["auth", "api", "tokens"] and {"session": "s2", "turns": [3, 4]} in merged.sources
+    assert "+Tokens expire after one hour." in d.diff and d.diff.startswith("--- a/decision/jwt-auth.md")
+
+
+def test_two_strong_candidates_are_not_guessed_between():
+    a, b = doc(id="jwt-a", body=doc().body + " A."), doc(id="jwt-b", body=doc().body + " B.")
+    d = decide(doc(body=doc().body + " C."), [existing(a), existing(b)], now=NOW)
+    assert d.action == "create" and "none is clearly the one" in d.reasons[0]
+
+
+def test_forced_actions_follow_the_rules():
+    with pytest.raises(DecisionError, match="no existing memory"):
+        choose("update", doc(), [], now=NOW)
+    with pytest.raises(DecisionError, match="never deleted"):
+        choose("delete", doc(), [existing(doc(id="jwt-auth"))], now=NOW)
+    c = doc(id="no-network", category="constraint", title="No network in CI",
+            body="## Rule\nCI has no network.\n\n## Impact\nTests must not call out.")
+    d = choose("delete", c, [existing(c, "/m/constraint/no-network.md")], now=NOW)
+    assert d.action == "delete" and memfile.parse(d.text).status == "archived"
+    assert choose("noop", doc(), [], now=NOW).action == "noop"
+    with pytest.raises(DecisionError, match="unknown action"):
+        choose("merge", doc(), [], now=NOW)
