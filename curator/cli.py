@@ -70,7 +70,7 @@ def _main(argv: list[str]) -> int:
         if args.command == "demo":
             return commands.demo(args)
         if args.auto_approve:
-            return commands.unavailable("--auto-approve", "the curation engine")
+            return commands.auto_approve(args)
         return commands.unavailable("the review TUI", "the live review TUI")
     except commands.UserError as e:
         print(f"memcurate: {e}", file=sys.stderr)

@@ -92,6 +92,12 @@ def status(args) -> int:
     try:
         cfg = config.load(project, data if os.path.isdir(data) else None)
         doc["memory_root"] = memory_root(project, cfg, data)
+        try:
+            from . import memory_md
+
+            doc["memory_md"] = memory_md.usage(doc["memory_root"], cfg)
+        except Exception as e:  # a damaged MEMORY.md is reported, not fatal to status
+            doc["memory_md_error"] = str(e)
     except config.ConfigError as e:
         doc["config_error"] = str(e)
     if args.json:
@@ -108,7 +114,58 @@ def status(args) -> int:
         for state, n in doc["by_state"].items():
             print(f"  {state:<11}{n}")
     print(f"pending      {doc['pending']}")
+    usage = doc.get("memory_md")
+    if usage:
+        print(f"MEMORY.md    {usage['total']['lines']}/{usage['total']['max_lines']} lines, "
+              f"{usage['total']['bytes']}/{usage['total']['max_bytes']} bytes")
+        for name, u in usage["sections"].items():
+            print(f"  {name:<16}{u['used']:>3}/{u['budget']}")
+    elif doc.get("memory_md_error"):
+        print(f"MEMORY.md    {one_line(doc['memory_md_error'], 300)}")
     return 0
+
+
+def auto_approve(args) -> int:
+    from .engine import Engine
+    from .headless import auto_approve as run
+
+    project = _project(args)
+    try:
+        engine = Engine(project)
+    except config.ConfigError as e:
+        raise UserError(f"config error: {e}") from None
+    try:
+        summary = run(engine)
+    finally:
+        engine.close()
+    summary = {"project": project, "memory_root": engine.root, **summary}
+    if args.json:
+        _print_json(summary)
+        return 0
+    print_summary(summary)
+    return 0
+
+
+def print_summary(summary: dict) -> None:
+    print(f"memory root  {one_line(summary['memory_root'], 500)}")
+    for key in ("created", "updated", "deleted", "noop"):
+        items = summary[key]
+        print(f"{key:<9} {len(items)}")
+        for item in items:
+            if item.get("path"):
+                print(f"  {one_line(item['path'], 500)}")
+    for key, hint in (("blocked", "left for review"), ("conflicts", "left for review"), ("failed", "retry in the TUI"),
+                      ("busy", "another process holds them")):
+        items = summary[key]
+        print(f"{key:<9} {len(items)}" + (f"  ({hint})" if items else ""))
+        for item in items:
+            if isinstance(item, dict):
+                why = "; ".join(item.get("issues", [])) or item.get("error", "")
+                print(f"  {item['triage']}/{item['category']}: {one_line(why, 300)}")
+            else:
+                print(f"  {item}")
+    for note in summary.get("notes", []):
+        print(f"note: {one_line(note, 300)}")
 
 
 def demo(args) -> int:

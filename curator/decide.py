@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from . import memfile
 from .categories import CATEGORIES
-from .verify import overlap
+from .verify import similarity as text_similarity
 
 ACTIONS = ("create", "update", "noop", "delete")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -51,8 +51,18 @@ class DecisionError(ValueError):
     """An action the rules do not allow here. The message says why."""
 
 
+_ATTRIBUTION = re.compile(r"\((?:the )?(?:user|assistant)[^)]*turn[^)]*\)", re.I)
+
+
+def key_text(doc: memfile.MemoryDoc) -> str:
+    """What a memory is about: its title and its first required section (the decision, the rule,
+    the symptom…), without "(the user, turn 2)" attributions that every draft shares."""
+    first = CATEGORIES[doc.category].required[0] if doc.category in CATEGORIES else ""
+    return _ATTRIBUTION.sub(" ", f"{doc.title}\n{doc.sections.get(first, doc.body)}")
+
+
 def similarity(doc: memfile.MemoryDoc, other: memfile.MemoryDoc) -> float:
-    return overlap(f"{doc.title}\n{doc.description}\n{doc.body}", f"{other.title}\n{other.description}\n{other.body}")
+    return text_similarity(key_text(doc), key_text(other))
 
 
 def _norm(text: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 
 from . import staging
@@ -75,9 +74,9 @@ def run_demo(*, json_out: bool = False, auto_approve: bool = False) -> int:
         doc = staging.load_triage(data, tid)
         triages.append({"id": tid, "byte_range": doc["source"]["byte_range"],
                         "categories": {n: c["score"] for n, c in doc["categories"].items() if c["triggered"]}})
-    if json_out:
+    if json_out and not auto_approve:
         print(json.dumps({**layout, "data_dir": data, "triages": triages, "counts": staging.counts(data)}, indent=2))
-    else:
+    elif not json_out:
         print(f"demo folder   {root}")
         print(f"project       {layout['project']}")
         print(f"transcript    {layout['transcript']}  (fed to the hook in {PARTS} parts, then SessionEnd)")
@@ -88,7 +87,27 @@ def run_demo(*, json_out: bool = False, auto_approve: bool = False) -> int:
             print(f"  {t['id']}  bytes {t['byte_range'][0]}..{t['byte_range'][1]}  {cats}")
         print(f"\nSee them with: memcurate --project {layout['project']} status")
     if auto_approve:
-        print("memcurate: demo --auto-approve: drafting and saving are not built yet (they arrive with the "
-              "curation engine); the triages above wait in staging", file=sys.stderr)
-        return 1
+        return _auto_approve(layout, json_out)
+    if not json_out:
+        print("\nThe review TUI is not built yet: `memcurate demo --auto-approve` drafts and saves them headless.")
+    return 0
+
+
+def _auto_approve(layout: dict, json_out: bool) -> int:
+    from .commands import print_summary
+    from .engine import Engine
+    from .headless import auto_approve
+
+    engine = Engine(layout["project"])
+    try:
+        summary = auto_approve(engine)
+    finally:
+        engine.close()
+    summary = {"project": layout["project"], "memory_root": engine.root, **summary}
+    if json_out:
+        print(json.dumps(summary, indent=2))
+    else:
+        print()
+        print_summary(summary)
+        print(f"\nMEMORY.md: {os.path.join(engine.root, 'MEMORY.md')}")
     return 0

@@ -25,9 +25,10 @@ INCOMING = ".incoming"
 # A category's life: triage → draft → verify → review → save.
 TRANSITIONS: dict[str, tuple[str, ...]] = {
     "triaged": ("drafting", "rejected"),
-    "drafting": ("drafted", "failed"),
-    "drafted": ("verifying", "failed"),
-    "verifying": ("ready", "failed"),
+    # A claimant that finds a step left half-done by a killed process starts it again.
+    "drafting": ("drafted", "failed", "drafting", "rejected"),
+    "drafted": ("verifying", "failed", "drafting"),
+    "verifying": ("ready", "failed", "drafting"),
     "ready": ("approved", "rejected", "drafting"),
     "approved": ("saved", "failed", "ready"),
     "failed": ("drafting", "rejected"),

@@ -41,12 +41,12 @@ def content_words(text: str) -> set[str]:
     return {w.lower().strip("'") for w in _WORD.findall(text)} - _STOP
 
 
-def overlap(a: str, b: str) -> float:
-    """Share of the smaller text's content words found in the other (0..1)."""
+def similarity(a: str, b: str) -> float:
+    """Jaccard similarity of two texts' content words (0..1): shared words over all words."""
     wa, wb = content_words(a), content_words(b)
     if not wa or not wb:
         return 0.0
-    return len(wa & wb) / min(len(wa), len(wb))
+    return len(wa & wb) / len(wa | wb)
 
 
 def verify(text: str, *, category: str, evidence: str = "", action: str = "create",
@@ -99,7 +99,7 @@ def verify(text: str, *, category: str, evidence: str = "", action: str = "creat
                                 "check its claims against the session"))
     if action == "create":
         for other in near or []:
-            sim = overlap(f"{doc.title}\n{body}", other.get("text", ""))
+            sim = similarity(f"{doc.title}\n{body}", other.get("text", ""))
             if sim >= float(v.get("near_duplicate", 0.6)):
                 issues.append(Issue(ADVISORY, "near-duplicate", "text",
                                     f"{sim:.0%} alike with existing memory {other.get('id')!r} "

@@ -274,14 +274,19 @@ def test_huge_line_is_not_held_in_memory(tmp_path, project):
     size = path.stat().st_size
     with open(tmp_path / "stdin.json", "wb") as f:
         f.write(json.dumps(payload("Stop", path, project)).encode())
-    with open(tmp_path / "stdin.json", "rb") as stdin, open(tmp_path / "out", "wb") as out, \
-            open(tmp_path / "err", "wb") as err:
-        proc = subprocess.Popen(memcurate_exe() + ["hook"], stdin=stdin, stdout=out, stderr=err, cwd=project)
-        _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-    assert proc.returncode == 0
+    # Measured from a small launcher: a child forked straight from pytest would count
+    # pytest's own pages (RSS before exec) in its peak.
+    launcher = ("import os, subprocess, sys\n"
+                "with open(sys.argv[1], 'rb') as i, open(sys.argv[2], 'wb') as o:\n"
+                "    p = subprocess.Popen(sys.argv[3:], stdin=i, stdout=o, stderr=subprocess.DEVNULL)\n"
+                "    _, status, usage = os.wait4(p.pid, 0)\n"
+                "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n")
+    res = subprocess.run([sys.executable, "-c", launcher, str(tmp_path / "stdin.json"), str(tmp_path / "out"),
+                          *memcurate_exe(), "hook"], cwd=project, capture_output=True, text=True, check=True)
+    code, maxrss = map(int, res.stdout.split())
+    assert code == 0
     assert (tmp_path / "out").read_bytes() == b""
-    peak = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)  # bytes on macOS, KiB on Linux
+    peak = maxrss * (1 if sys.platform == "darwin" else 1024)  # bytes on macOS, KiB on Linux
     assert peak < 1.5 * size, f"peak RSS {peak / 2**20:.0f} MiB for a {size / 2**20:.0f} MiB line"
     assert offset_state(project)["offset"] == size
     assert "too_long" in log_lines(project)[-1]

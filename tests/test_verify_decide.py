@@ -81,7 +81,7 @@ def test_update_and_delete_need_their_target_unchanged():
 def test_advisories_do_not_block():
     text = memfile.render(doc())
     issues = verify(text, category="decision", evidence="A session about databases and caching layers only.",
-                    near=[{"id": "jwt-auth", "title": "JWT auth", "text": "Use JWT tokens for the public API stateless"}],
+                    near=[{"id": "jwt-auth", "title": "JWT auth", "text": f"{doc().title}\n{doc().body} Mostly."}],
                     score=0.52, threshold=0.5, cfg={"verify": {"max_body_chars": 20}})
     assert codes(issues) == {(ADVISORY, "unsupported"), (ADVISORY, "near-duplicate"), (ADVISORY, "overlong"),
                              (ADVISORY, "low-score")}

@@ -1,0 +1,164 @@
+"""Drafting (DESIGN §10): turn one triaged category into a memory file to review.
+
+The interface every backend implements, and the resolution of `backend:`:
+
+    request = DraftRequest.from_triage(triage_doc, "decision", cfg)
+    drafter = get_drafter(cfg)          # auto | anthropic | claude-cli | offline
+    result = drafter.draft(request)     # never raises; result.error says what failed
+    result.text                         # the memory file, exactly what the person reviews
+
+A drafter is called from several threads at once (the pipeline drafts the
+categories of a triage concurrently), so `draft` keeps no state between calls.
+It proposes a document only: whether it creates, updates or duplicates an
+existing memory is the engine's decision (curator/decide.py), and the text is
+verified like any other draft (curator/verify.py).
+
+The Claude backends (the `anthropic` SDK, the `claude` CLI) live in their own
+modules of this package and are imported lazily by `get_drafter`; this module
+imports neither (the `anthropic` import alone costs seconds).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Mapping, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from ..memfile import MemoryDoc
+
+BACKENDS = ("auto", "anthropic", "claude-cli", "offline")
+
+
+class DrafterUnavailable(Exception):
+    """The configured backend cannot be used here. The message says why and what to do."""
+
+
+def utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def model_for(cfg: Mapping, category: str) -> tuple[str, str]:
+    """(alias, model id) of a category: `categories.<c>.model` looked up in `models`."""
+    alias = str(((cfg.get("categories") or {}).get(category) or {}).get("model") or "")
+    model = str((cfg.get("models") or {}).get(alias) or alias)
+    return alias, model
+
+
+@dataclass(frozen=True)
+class DraftRequest:
+    """Everything a drafter may use to draft one category of one triage.
+
+    `entry` is the triage's category entry as staged (`score`, `threshold`,
+    `snippets` [{turn, speaker, weight, keywords, text}], `excerpt`); its text
+    is already redacted. `source` is the triage's source (`session`,
+    `transcript`, `turns`, ...). `candidates` are existing memories of the
+    category the engine found ({id, title, description, body}): a drafter may
+    borrow their wording, never decide against them. `now` is the UTC stamp
+    written as created/updated (injectable, so a draft is reproducible).
+    `model_alias`/`model_id` are the category's model (`categories.<c>.model`
+    looked up in `models`); the offline drafter ignores them.
+    """
+
+    triage_id: str
+    category: str
+    entry: Mapping
+    source: Mapping
+    model_alias: str = ""
+    model_id: str = ""
+    candidates: tuple = ()
+    now: str = field(default_factory=utc_now)
+
+    @classmethod
+    def from_triage(cls, triage: Mapping, category: str, cfg: Mapping, *, candidates=None,
+                    now: str | None = None) -> "DraftRequest":
+        """The request for `category` of a staged triage document (staging.load_triage)."""
+        alias, model = model_for(cfg, category)
+        entry = (triage.get("categories") or {}).get(category) or {}
+        return cls(triage_id=str(triage.get("id", "")), category=category, entry=entry,
+                   source=triage.get("source") or {}, model_alias=alias, model_id=model,
+                   candidates=tuple(candidates or ()), now=now or utc_now())
+
+    @property
+    def snippets(self) -> list:
+        s = self.entry.get("snippets") if isinstance(self.entry, Mapping) else None
+        return list(s) if isinstance(s, list) else []
+
+    @property
+    def excerpt(self) -> str:
+        e = self.entry.get("excerpt") if isinstance(self.entry, Mapping) else None
+        return e if isinstance(e, str) else ""
+
+
+@dataclass
+class DraftResult:
+    """One draft. `text` is the rendered memory file (empty when `error` is set)."""
+
+    doc: "MemoryDoc | None"
+    text: str
+    model: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    elapsed: float = 0.0
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.doc is not None
+
+
+@runtime_checkable
+class Drafter(Protocol):
+    """A drafting backend.
+
+    `name` identifies it (offline, anthropic, claude-cli); `reason` says why
+    `get_drafter` chose it. `draft` must be safe to call from several threads
+    at once and must not raise for bad input: it returns a result whose
+    `error` says what went wrong.
+    """
+
+    name: str
+    reason: str
+
+    def draft(self, request: DraftRequest) -> DraftResult: ...
+
+
+def _not_built(backend: str) -> DrafterUnavailable:
+    return DrafterUnavailable(f"the {backend} backend is not built yet; use backend: offline")
+
+
+def get_drafter(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Drafter:
+    """The drafter that `backend:` asks for (DESIGN §10).
+
+    auto: anthropic when ANTHROPIC_API_KEY is set, else the `claude` CLI when
+    it is on the PATH, else offline. The Claude backends are not built yet, so
+    auto drafts offline in every case and says why in the drafter's `reason`;
+    asking for one of them explicitly raises DrafterUnavailable.
+    """
+    from .offline import OfflineDrafter
+
+    backend = cfg.get("backend", "auto") or "auto"
+    if backend == "offline":
+        return OfflineDrafter(reason="backend: offline")
+    if backend in ("anthropic", "claude-cli"):
+        raise _not_built(backend)
+    if backend != "auto":
+        raise DrafterUnavailable(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+    if env.get("ANTHROPIC_API_KEY", "").strip():
+        reason = ("backend: auto found ANTHROPIC_API_KEY, but the anthropic backend is not built yet: "
+                  "drafting offline")
+    else:
+        claude = shutil.which("claude", path=env.get("PATH", ""))
+        if claude:
+            reason = (f"backend: auto found the claude CLI ({claude}), but the claude-cli backend is not "
+                      "built yet: drafting offline")
+        else:
+            reason = "backend: auto found no ANTHROPIC_API_KEY and no claude CLI on the PATH: drafting offline"
+    return OfflineDrafter(reason=reason)
+
+
+__all__ = ["BACKENDS", "DraftRequest", "DraftResult", "Drafter", "DrafterUnavailable", "get_drafter",
+           "model_for", "utc_now"]

@@ -1,0 +1,112 @@
+"""The engine of one project, put together: config, data dir, memory root, store, index, drafter.
+
+Both front ends (the TUI and `--auto-approve`) build one of these and call
+the pipeline and review functions with it; tests build it with a tmp project
+and fakes (`drafter=`, `clock=`).
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import config
+from .atomic import read_json, write_json
+from .locks import FileLock
+from .paths import data_dir, memory_root
+from .pipeline import now_iso
+
+REJECTED = "rejected.json"
+WRITTEN = "written.json"
+
+
+class Engine:
+    def __init__(self, project, *, cfg: dict | None = None, drafter=None, clock=None) -> None:
+        from .index import MemoryIndex
+        from .store import MemoryStore
+
+        self.project = os.path.abspath(os.fspath(project))
+        self.data = data_dir(self.project)
+        self.cfg = cfg if cfg is not None else config.load(self.project, self.data)
+        self.root = memory_root(self.project, self.cfg, self.data)
+        self.store = MemoryStore(self.root)
+        self.index = MemoryIndex(os.path.join(self.data, "index.sqlite"), self.store)
+        self._drafter = drafter
+        self.now = clock or now_iso
+        self.claims: dict[str, int] = {}  # triage id -> depth of this process's claim on it
+        self._root_lock: FileLock | None = None
+        self._root_depth = 0
+        self.near: dict = {}  # (triage, category) -> existing memories compared with, for verification
+
+    @property
+    def drafter(self):
+        if self._drafter is None:
+            from .drafting import get_drafter
+
+            self._drafter = get_drafter(self.cfg)
+        return self._drafter
+
+    def target_state(self, category: str, memory_id: str, base_hash: str | None) -> dict:
+        """Whether the memory an UPDATE/DELETE was based on still exists unchanged."""
+        from .store import content_hash
+
+        path = self.store.path_for(category, memory_id)
+        try:
+            with open(path, "rb") as f:
+                current = content_hash(f.read())
+        except FileNotFoundError:
+            return {"exists": False, "hash_matches": False, "path": path}
+        return {"exists": True, "hash_matches": current == base_hash, "path": path}
+
+    # -- the memory root ------------------------------------------------------------
+    def root_lock(self, wait: float = 30.0) -> "_RootLock":
+        """The memory root's lock, re-entrant within this engine (decide-and-save runs under it)."""
+        return _RootLock(self, wait)
+
+    def written(self) -> dict[str, str]:
+        """path -> hash of the last version memcurate itself wrote there (tells its own writes from hand edits)."""
+        try:
+            return dict(read_json(os.path.join(self.data, WRITTEN)))
+        except (OSError, ValueError, TypeError):
+            return {}
+
+    def record_written(self, path: str, text: str) -> None:
+        from .store import content_hash
+
+        known = self.written()
+        known[path] = content_hash(text)
+        write_json(os.path.join(self.data, WRITTEN), known, durable=False)
+
+    # -- rejected evidence: never proposed again --------------------------------
+    def rejected_fingerprints(self) -> set[str]:
+        try:
+            return set(read_json(os.path.join(self.data, REJECTED)).get("fingerprints", []))
+        except (OSError, ValueError, AttributeError):
+            return set()
+
+    def add_rejected(self, fp: str) -> None:
+        with FileLock(os.path.join(self.data, "locks", "rejected.lock"), wait=10):
+            known = self.rejected_fingerprints()
+            known.add(fp)
+            write_json(os.path.join(self.data, REJECTED), {"fingerprints": sorted(known)})
+
+    def close(self) -> None:
+        self.index.close()
+
+
+class _RootLock:
+    def __init__(self, engine: Engine, wait: float) -> None:
+        self.engine, self.wait = engine, wait
+
+    def __enter__(self) -> "_RootLock":
+        e = self.engine
+        if e._root_depth == 0:
+            e._root_lock = e.store.lock(wait=self.wait).__enter__()
+        e._root_depth += 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        e = self.engine
+        e._root_depth -= 1
+        if e._root_depth == 0 and e._root_lock is not None:
+            e._root_lock.__exit__(*exc)
+            e._root_lock = None

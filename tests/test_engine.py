@@ -1,0 +1,215 @@
+"""The curation engine end to end: pipeline, review actions, headless auto-approve, crash resume."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from curator import memfile, staging
+from curator.assets import asset
+from curator.capture import capture
+from curator.drafting import DraftResult
+from curator.drafting.offline import OfflineDrafter
+from curator.engine import Engine
+from curator.headless import auto_approve
+from curator.pipeline import process, read_review
+from curator.review import Blocked, Conflict, ReviewError, approve, change_action, edit, reject, resume, retry
+from curator.store import content_hash
+
+DEMO = asset(os.path.join("demo", "session.jsonl"))
+
+
+def make_engine(project: Path, tmp_path: Path, **kw) -> Engine:
+    root = tmp_path / "memory"
+    (project / ".claude").mkdir(exist_ok=True)
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: offline\nmemory:\n  root: {root}\ndrafting:\n  backoff_seconds: 0.0\n")
+    return Engine(project, clock=lambda: "2026-11-22T10:04:00Z", **kw)
+
+
+def stage(engine: Engine, transcript: str = DEMO) -> list[str]:
+    report = capture(engine.data, engine.cfg, transcript, event="backfill", summary=True)
+    assert report["status"] == "staged"
+    return staging.triage_ids(engine.data)
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+            and not p.name.startswith(".memcurate")}
+
+
+def test_auto_approve_saves_every_clean_draft_and_a_second_run_changes_nothing(project, tmp_path):
+    engine = make_engine(project, tmp_path)
+    (tid,) = stage(engine)
+    summary = auto_approve(engine)
+    created = summary["created"]
+    assert {c["category"] for c in created} == {"decision", "constraint", "runbook", "tech_debt", "preference",
+                                                 "session_summary"}
+    assert not summary["failed"] and not summary["blocked"]
+    root = tmp_path / "memory"
+    for c in created:
+        doc = memfile.parse(Path(c["path"]).read_text())
+        assert memfile.problems(doc, file_name=Path(c["path"]).name) == []
+        assert Path(c["path"]).parent.name == doc.category
+    memory_md = (root / "MEMORY.md").read_text()
+    assert memory_md.count("<!-- memcurate:begin") == 6
+    before = tree(root)
+    again = auto_approve(engine)
+    assert all(not again[k] for k in ("created", "updated", "noop", "failed", "blocked"))
+    assert tree(root) == before
+    assert {r["state"] for r in staging.category_states(engine.data, tid).values()} == {"saved"}
+
+
+class Failing:
+    name = "failing"
+    reason = "test"
+
+    def __init__(self, fail: set[str]) -> None:
+        self.fail, self.inner = fail, OfflineDrafter()
+
+    def draft(self, request):
+        if request.category in self.fail:
+            return DraftResult(doc=None, text="", model="fake", error="the model said no")
+        return self.inner.draft(request)
+
+
+def test_a_failing_category_is_marked_failed_while_the_others_go_on_and_retry_works(project, tmp_path):
+    engine = make_engine(project, tmp_path, drafter=Failing({"runbook"}))
+    (tid,) = stage(engine)
+    states = process(engine, tid)
+    assert states["runbook"] == "failed" and states["decision"] == "ready"
+    rec = staging.category_states(engine.data, tid)["runbook"]
+    assert rec["error"] == "the model said no" and rec["retries"] == engine.cfg["drafting"]["retries"]
+    engine._drafter = OfflineDrafter()
+    assert retry(engine, tid, "runbook")["runbook"] == "ready"
+
+
+class Hanging:
+    name = "hanging"
+    reason = "test"
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def draft(self, request):
+        self.release.wait(30)  # never set by the test: the pipeline's timeout must give up on it
+        return DraftResult(doc=None, text="", model="fake", error="released")
+
+
+def test_a_draft_that_hangs_times_out_and_nothing_hangs(project, tmp_path):
+    drafter = Hanging()
+    engine = make_engine(project, tmp_path, drafter=drafter)
+    engine.cfg["drafting"]["timeout_seconds"] = 0.3
+    (tid,) = stage(engine)
+    try:
+        states = process(engine, tid)
+    finally:
+        drafter.release.set()
+    assert set(states.values()) == {"failed"}
+    assert all("timed out" in r["error"] for r in staging.category_states(engine.data, tid).values())
+
+
+def ready(engine, tid, cat):
+    process(engine, tid)
+    return read_review(engine.data, tid, cat)
+
+
+def test_a_block_prevents_approval_until_an_edit_fixes_it(project, tmp_path):
+    engine = make_engine(project, tmp_path)
+    (tid,) = stage(engine)
+    review = ready(engine, tid, "decision")
+    broken = review["text"].replace("## Rationale", "## Thoughts")
+    with pytest.raises(Blocked, match="Rationale"):
+        approve(engine, tid, "decision", broken)
+    assert staging.category_states(engine.data, tid)["decision"]["state"] == "ready"
+    assert not (tmp_path / "memory" / "decision").exists()
+    record = edit(engine, tid, "decision", review["text"].replace("## Decision\n", "## Decision\nEdited. "))
+    assert not record["blocked"]
+    saved = approve(engine, tid, "decision")
+    assert "Edited. " in Path(saved.path).read_text()
+
+
+def test_rejected_is_not_proposed_again_from_the_same_evidence(project, tmp_path):
+    engine = make_engine(project, tmp_path)
+    (tid,) = stage(engine)
+    process(engine, tid)
+    reject(engine, tid, "tech_debt", "not worth keeping")
+    assert staging.category_states(engine.data, tid)["tech_debt"]["reason"] == "not worth keeping"
+    # The same session triaged again from scratch (offsets and staging lost): tech_debt is not proposed.
+    other = project.parent / "other"
+    (other / ".git").mkdir(parents=True)
+    engine2 = make_engine(other, tmp_path / "o")
+    os.replace(Path(engine.data) / "rejected.json", Path(engine2.data) / "rejected.json")
+    (tid2,) = stage(engine2)
+    states = process(engine2, tid2)
+    assert states["tech_debt"] == "rejected" and states["decision"] == "ready"
+
+
+def test_update_racing_a_hand_edit_is_a_reported_conflict(project, tmp_path):
+    engine = make_engine(project, tmp_path)
+    (tid,) = stage(engine)
+    auto_approve(engine)
+    path = next((tmp_path / "memory" / "decision").glob("*.md"))
+    # The same decision again, from a second session: an UPDATE of the saved memory.
+    second = tmp_path / "second.jsonl"
+    second.write_bytes(Path(DEMO).read_bytes()
+                       .replace(b"5e55a1d0-de70-4c1a-9a5e-000000000001", b"5e55a1d0-de70-4c1a-9a5e-000000000002")
+                       .replace(b"on its own", b"on its own, and tokens rotate weekly"))
+    report = capture(engine.data, engine.cfg, str(second), event="backfill", summary=True)
+    tid2 = report["triage"]
+    review = ready(engine, tid2, "decision")
+    assert review["decision"]["action"] == "update"
+    hand = path.read_text().replace("## Rationale\n", "## Rationale\nHand edit. ")
+    path.write_text(hand)
+    with pytest.raises(Conflict):
+        approve(engine, tid2, "decision")
+    assert path.read_text() == hand  # never overwritten
+    review = read_review(engine.data, tid2, "decision")
+    assert any(i["code"] == "conflict" for i in review["issues"])
+
+
+def test_change_action_follows_the_rules(project, tmp_path):
+    engine = make_engine(project, tmp_path)
+    (tid,) = stage(engine)
+    process(engine, tid)
+    with pytest.raises(ReviewError, match="no existing memory"):
+        change_action(engine, tid, "decision", "update")
+    record = change_action(engine, tid, "decision", "noop")
+    assert record["decision"]["action"] == "noop"
+    saved = approve(engine, tid, "decision")
+    assert saved.action == "noop" and not (tmp_path / "memory" / "decision").exists()
+
+
+def test_a_save_killed_after_the_file_is_finished_by_the_next_run(project, tmp_path, monkeypatch):
+    engine = make_engine(project, tmp_path)
+    (tid,) = stage(engine)
+    process(engine, tid)
+    import curator.memory_md as memory_md
+
+    def killed(*a, **kw):
+        raise KeyboardInterrupt("killed between the memory file and MEMORY.md")
+
+    monkeypatch.setattr(memory_md, "apply", killed)
+    with pytest.raises(KeyboardInterrupt):
+        approve(engine, tid, "decision")
+    monkeypatch.undo()
+    assert staging.category_states(engine.data, tid)["decision"]["state"] == "approved"
+    written = next((tmp_path / "memory" / "decision").glob("*.md"))
+    (saved,) = resume(engine, tid)
+    assert saved.path == str(written) and saved.action == "create"
+    assert written.stem in (tmp_path / "memory" / "MEMORY.md").read_text()
+    assert staging.category_states(engine.data, tid)["decision"]["state"] == "saved"
+
+
+def test_memory_files_never_leave_the_memory_root(project, tmp_path):
+    engine = make_engine(project, tmp_path)
+    (tid,) = stage(engine)
+    review = ready(engine, tid, "decision")
+    hostile = review["text"].replace(f"id: {memfile.parse(review['text']).id}", "id: ../../../etc/evil")
+    with pytest.raises(Blocked):
+        approve(engine, tid, "decision", hostile)
+    assert not any("evil" in str(p) for p in tmp_path.rglob("*"))
+    assert content_hash(b"x") == content_hash("x")

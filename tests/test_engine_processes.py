@@ -1,0 +1,179 @@
+"""The engine as real processes: every shared session end to end, 8 processes at once, SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from curator import config, memfile, memory_md
+from curator.assets import asset
+from curator.drafting.offline import NO_NEXT_STEP
+from curator.transcript import TranscriptReader
+
+from conftest import memcurate_exe, needs_shared, run_cli, run_hook, shared_transcripts
+
+DEMO = Path(asset(os.path.join("demo", "session.jsonl")))
+
+
+def setup_project(project: Path, memory: Path) -> None:
+    (project / ".claude").mkdir(exist_ok=True)
+    (project / ".claude" / "memcurate.yaml").write_text(f"backend: offline\nmemory:\n  root: {memory}\n")
+
+
+def feed(project: Path, transcript: Path, session: str) -> None:
+    """What Claude Code does: Stop at the end of the turn, SessionEnd at the end of the session."""
+    for event in ("Stop", "SessionEnd"):
+        p = run_hook({"hook_event_name": event, "session_id": session, "transcript_path": str(transcript),
+                      "cwd": str(project)}, cwd=project)
+        assert p.returncode == 0 and p.stdout == b"", p.stderr
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def session_text(path: Path) -> str:
+    """What was said and done in a session: prompts, replies, tool calls and their output."""
+    parts = []
+    for e in TranscriptReader(path):
+        parts.append(e.text)
+        parts.extend(t.target for t in e.tool_uses)
+    return "\n".join(parts)
+
+
+def memory_files(memory: Path) -> list[Path]:
+    return sorted(p for p in memory.glob("*/*.md") if p.parent.name != "archive")
+
+
+def snapshot(memory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(memory)): p.read_bytes() for p in sorted(memory.rglob("*"))
+            if p.is_file() and not p.name.startswith(".")}
+
+
+def check_memory(memory: Path) -> None:
+    """Every memory file parses and is valid; MEMORY.md parses, within its budgets, lists each file once."""
+    cfg = config.load(memory)
+    text = (memory / "MEMORY.md").read_text()
+    parsed = memory_md.parse(text)
+    listed = [(e.category, e.id) for s in parsed.sections.values() for e in s.entries]
+    assert len(listed) == len(set(listed))
+    usage = memory_md.usage(str(memory), cfg)
+    assert all(u["used"] <= u["budget"] for u in usage["sections"].values())
+    assert usage["total"]["lines"] <= 200 and usage["total"]["bytes"] <= 25600
+    archived = {(c, e.id) for c in memfile.CATEGORIES for e in memory_md.read_archive(str(memory), c)}
+    for path in memory_files(memory):
+        doc = memfile.parse(path.read_text())
+        assert memfile.problems(doc, file_name=path.name) == [], path
+        assert (doc.category, doc.id) in listed or (doc.category, doc.id) in archived or doc.status == "archived"
+
+
+@needs_shared
+def test_every_shared_main_session_end_to_end(project, tmp_path):
+    memory = tmp_path / "memory"
+    setup_project(project, memory)
+    sessions = [p for p in shared_transcripts() if not p.name.startswith("agent-") and "subagents" not in p.parts]
+    texts = {}
+    for path in sessions:
+        feed(project, path, path.stem)
+        texts[path.stem] = " " + " ".join(words(session_text(path))) + " "
+    p = run_cli("--auto-approve", "--json", cwd=project)
+    assert p.returncode == 0, p.stderr
+    summary = json.loads(p.stdout)
+    assert summary["created"] and not summary["failed"]
+    files = memory_files(memory)
+    assert len(files) >= 20
+    for path in files:
+        doc = memfile.parse(path.read_text())
+        # an UPDATE merges sessions: the text comes from the sessions it names
+        source = "".join(texts[s["session"]] for s in doc.sources)
+        for name in memfile.CATEGORIES[doc.category].required:
+            w = words(re.sub(r"\((?:the )?(?:user|assistant|parent)[^)]*\)", " ", doc.sections[name]))
+            n = min(4, len(w))
+            quoted = [" ".join(w[i:i + n]) for i in range(len(w) - n + 1)]
+            # the section quotes that very session: some run of 4 words is the session's own
+            # (or honestly says that the session stated no next step)
+            assert doc.sections[name] == NO_NEXT_STEP or any(f" {q} " in source for q in quoted), \
+                (path.name, name, doc.sections[name][:200])
+    check_memory(memory)
+    before = snapshot(memory)
+    again = json.loads(run_cli("--auto-approve", "--json", cwd=project).stdout)
+    assert not again["created"] and not again["updated"]
+    assert snapshot(memory) == before
+
+
+def stage_work(project: Path, memory: Path, tmp_path: Path, copies: int) -> None:
+    """`copies` sessions: the demo with a different session id each, staged by the real hook."""
+    setup_project(project, memory)
+    raw = DEMO.read_bytes()
+    for i in range(copies):
+        session = f"5e55a1d0-de70-4c1a-9a5e-{i:012d}"
+        path = tmp_path / "claude" / f"{session}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(raw.replace(b"5e55a1d0-de70-4c1a-9a5e-000000000001", session.encode())
+                         .replace(b"JWT", f"JWT{i}".encode()))
+        feed(project, path, session)
+
+
+def test_eight_processes_at_once_save_each_memory_exactly_once(project, tmp_path):
+    memory = tmp_path / "memory"
+    stage_work(project, memory, tmp_path, copies=3)
+    procs = [subprocess.Popen(memcurate_exe() + ["--auto-approve", "--json"], cwd=project, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) for _ in range(8)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 8, [e for _, e in outs]
+    summaries = [json.loads(o) for o, _ in outs]
+    created = [c["path"] for s in summaries for c in s["created"]]
+    assert len(created) == len(set(created))  # no memory saved twice
+    files = memory_files(memory)
+    assert sorted(created) == [str(p) for p in files]
+    check_memory(memory)
+    status = json.loads(run_cli("status", "--json", cwd=project).stdout)
+    assert status["pending"] == 0
+
+
+def test_killed_at_random_moments_never_leaves_a_truncated_file(project, tmp_path):
+    """A smaller run of bench/crash_bench.py (which does ≥ 200 kills)."""
+    memory = tmp_path / "memory"
+    stage_work(project, memory, tmp_path, copies=4)
+    rng = random.Random(7)
+    for _ in range(12):
+        p = subprocess.Popen(memcurate_exe() + ["--auto-approve"], cwd=project, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        try:
+            p.wait(timeout=rng.uniform(0.05, 1.5))
+        except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+        if (memory / "MEMORY.md").exists():
+            check_memory(memory)
+    final = run_cli("--auto-approve", "--json", cwd=project)
+    assert final.returncode == 0, final.stderr
+    check_memory(memory)
+    assert json.loads(run_cli("status", "--json", cwd=project).stdout)["pending"] == 0
+    assert len(memory_files(memory)) >= 6
+
+
+@pytest.mark.parametrize("title", ["../../etc/passwd", "/abs/path", "a\x00b", "line\nbreak", "---\nid: evil"])
+def test_hostile_titles_in_a_session_cannot_write_outside_the_memory_root(project, tmp_path, title):
+    memory = tmp_path / "memory"
+    setup_project(project, memory)
+    raw = DEMO.read_text().replace("Let's go with JWT", json.dumps(title)[1:-1] + " Let's go with JWT")
+    path = tmp_path / "claude" / "hostile.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(raw)
+    feed(project, path, "hostile")
+    p = run_cli("--auto-approve", "--json", cwd=project)
+    assert p.returncode == 0, p.stderr
+    written = {q for q in tmp_path.rglob("*") if q.is_file()}
+    assert all(str(q).startswith((str(memory), str(project), str(tmp_path / "claude"), str(tmp_path / "home")))
+               for q in written)
+    check_memory(memory)
+    assert time.time()  # the run finished
