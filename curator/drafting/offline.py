@@ -1546,11 +1546,15 @@ class _Invalid(Exception):
     """Input the drafter cannot draft from; the message is the result's error."""
 
 
+ID_SOFT = 60  # ids are file names and link targets: shorter than memfile's hard limit reads better
+
+
 def _describe(title: str, extra: str) -> str:
-    """The MEMORY.md line: the title, and the reason or first step when there is room."""
+    """The MEMORY.md line's second half: MEMORY.md shows `[title](file) — description`, so the
+    description adds the reason or first step rather than repeating the title (which it falls back to)."""
     extra = re.sub(r"^(?:in the user's words: )", "", _fold(extra), flags=re.I).strip("“”").rstrip(".")
     if extra and _norm(extra) not in _norm(title) and _norm(title) not in _norm(extra):
-        line = f"{title} — {lower_first(extra)}"
+        line = extra[:1].upper() + extra[1:]
     else:
         line = title
     return _bounded_line(line, DESCRIPTION_SOFT)
@@ -1741,7 +1745,7 @@ class OfflineDrafter:
         src: dict = {"session": clean(session)[:200]}
         if turns:
             src["turns"] = [turns[0], turns[-1]]
-        doc = memfile.MemoryDoc(id=memfile.slugify(title, memfile.ID_MAX), category=category, title=title,
+        doc = memfile.MemoryDoc(id=memfile.slugify(title, ID_SOFT), category=category, title=title,
                                 description=description, tags=tags, created=now, updated=now, sources=[src],
                                 status="active", body=body)
         for c in getattr(request, "candidates", None) or ():
