@@ -160,7 +160,7 @@ class RefreshStats:
     pending: int = 0  # changes not written because the database stayed busy (served from memory)
     seconds: float = 0.0
 
-    def add(self, other: "RefreshStats") -> None:
+    def add(self, other: RefreshStats) -> None:
         for k in ("files", "indexed", "restamped", "removed", "unchanged", "pending"):
             setattr(self, k, getattr(self, k) + getattr(other, k))
         self.categories += other.categories
@@ -180,7 +180,7 @@ def _norm(text: str) -> str:
 
 def text_hash(title: str, body: str) -> str:
     """What 'identical' means (as curator.decide.identical): same title and body, case and spacing aside."""
-    return hashlib.sha1(f"{_norm(title)}\n{_norm(body)}".encode("utf-8")).hexdigest()
+    return hashlib.sha1(f"{_norm(title)}\n{_norm(body)}".encode()).hexdigest()
 
 
 def draft_text(doc: memfile.MemoryDoc) -> str:
@@ -260,7 +260,7 @@ def _is_busy(e: sqlite3.Error) -> bool:
     return "locked" in msg or "busy" in msg
 
 
-def _insert(conn: sqlite3.Connection, category: str, ch: "_Change") -> None:
+def _insert(conn: sqlite3.Connection, category: str, ch: _Change) -> None:
     """Add one file's row (and, when it parsed, its text and word counts). The caller removed any old row."""
     d = ch.doc
     cur = conn.execute(
@@ -468,7 +468,7 @@ class MemoryIndex:
         self._pending: dict[str, dict[str, _Change | None]] = {}  # category -> name -> change (None: removed)
         self._real_root = os.path.realpath(store.root)
 
-    def __enter__(self) -> "MemoryIndex":
+    def __enter__(self) -> MemoryIndex:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -124,7 +124,9 @@ def parse(text: str) -> MemoryDoc:
 
     fm_text, body = split_front_matter(text)
     try:
-        fm = yaml.safe_load(fm_text) if fm_text.strip() else {}
+        # libyaml's loader when installed: ~7x faster, and an index build parses every memory
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        fm = yaml.load(fm_text, Loader=loader) if fm_text.strip() else {}
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"front matter line {mark.line + 2}" if mark else "front matter"
@@ -191,7 +193,7 @@ def join_sections(sections: dict[str, str]) -> str:
 def problems(doc: MemoryDoc, *, file_name: str | None = None) -> list[tuple[str, str]]:
     """What makes a document invalid, as (where, what) pairs. Empty when it is valid."""
     out: list[tuple[str, str]] = []
-    if not _SLUG.match(doc.id) or len(doc.id) > ID_MAX:
+    if not _SLUG.fullmatch(doc.id) or len(doc.id) > ID_MAX:
         out.append(("id", f"must be lowercase words joined by '-' (a-z, 0-9), at most {ID_MAX} characters; "
                           f"found {doc.id!r:.100}"))
     if file_name is not None and file_name != f"{doc.id}.md":
@@ -210,11 +212,11 @@ def problems(doc: MemoryDoc, *, file_name: str | None = None) -> list[tuple[str,
         out.append(("type", f"must be one of {', '.join(TYPES)}; found {doc.type!r:.60}"))
     if not 1 <= len(doc.tags) <= TAGS_MAX:
         out.append(("tags", f"must hold 1 to {TAGS_MAX} tags; found {len(doc.tags)}"))
-    bad_tags = [t for t in doc.tags if not _TAG.match(t) or len(t) > 40]
+    bad_tags = [t for t in doc.tags if not _TAG.fullmatch(t) or len(t) > 40]
     if bad_tags:
         out.append(("tags", f"must be lowercase words; found {', '.join(repr(t) for t in bad_tags[:3])}"))
     for key in ("created", "updated"):
-        if not _STAMP.match(getattr(doc, key)):
+        if not _STAMP.fullmatch(getattr(doc, key)):
             out.append((key, f"must be a UTC time like 2026-11-22T10:04:00Z; found {getattr(doc, key)!r:.40}"))
     if doc.status not in STATUSES:
         out.append(("status", f"must be active or archived; found {doc.status!r:.40}"))

@@ -98,14 +98,17 @@ def read_review(data: str, tid: str, category: str) -> dict:
 def existing_for(engine, doc: memfile.MemoryDoc) -> list[Existing]:
     """Existing memories of the draft's category that are worth comparing with it."""
     out: list[Existing] = []
+    from .store import content_hash
+
     for cand in engine.index.candidates(doc.category, f"{doc.title}\n{doc.description}\n{doc.body}", limit=5):
+        path = engine.store.path_for(doc.category, cand.id)
         try:
-            found, h = engine.store.read(doc.category, cand.id)
-        except Exception:  # a broken or vanished file is reported by the index, not compared with
-            continue
-        with open(engine.store.path_for(doc.category, cand.id), encoding="utf-8") as f:
-            text = f.read()
-        out.append(Existing(cand.id, engine.store.path_for(doc.category, cand.id), h, found, text))
+            with open(path, "rb") as f:
+                data = f.read()  # read once: the text, its hash and its parse are of one version
+            found = memfile.parse(data.decode("utf-8"))
+        except (OSError, UnicodeDecodeError, memfile.MemoryFormatError):
+            continue  # a broken or vanished file is reported by the index, not compared with
+        out.append(Existing(cand.id, path, content_hash(data), found, data.decode("utf-8")))
     return out
 
 

@@ -316,12 +316,11 @@ class MemoryStore:
                     continue
                 yield category, id, path, doc
 
-    def list_files(self, category: str, *, with_stat: bool = False) -> list[tuple]:
+    def list_files(self, category: str) -> list[tuple[str, str, str | None]]:
         """The memory files of one category folder, sorted by name, without reading them.
 
-        Each is (id, path, problem) — or (id, path, problem, os.stat_result | None)
-        with `with_stat` — where `problem` is None for a file that may be read, else
-        why it cannot (bad name, link leading outside). No folder: an empty list.
+        Each is (id, path, problem), `problem` being None for a file that may be read,
+        else why it cannot (bad name, link leading outside). No folder: an empty list.
         """
         folder = self.category_dir(category)
         out = []
@@ -338,16 +337,13 @@ class MemoryStore:
                 path = os.path.join(folder, name)
                 id = name[:-3]
                 problem = None
-                st = None
                 try:
                     if entry.is_symlink():
                         real_root = real_root or self._real_root()
                         if not _inside(os.path.realpath(path), real_root):
                             problem = "is a link leading outside the memory root"
-                    if problem is None:
-                        st = entry.stat()
-                        if not _is_regular(st):
-                            continue  # a folder named x.md, a fifo...: not a memory file
+                    if problem is None and not _is_regular(entry.stat()):
+                        continue  # a folder named x.md, a fifo...: not a memory file
                 except FileNotFoundError:
                     continue  # deleted while we looked, or a dangling link
                 except OSError as e:
@@ -355,7 +351,7 @@ class MemoryStore:
                 if problem is None and not valid_id(id):
                     problem = (f"file name is not a valid memory id (lowercase words of a-z and 0-9 joined "
                                f"by '-', at most {memfile.ID_MAX} characters)")
-                out.append((id, path, problem, st) if with_stat else (id, path, problem))
+                out.append((id, path, problem))
         out.sort(key=lambda t: t[0])
         return out
 
@@ -389,7 +385,7 @@ class MemoryStore:
     def check_file(self, category: str, name: str) -> tuple[str, str, str | None]:
         """(id, path, problem) of a file name found in a category folder; problem None when it may be
         read as memory `id`. The same checks as `list_files`."""
-        id = name[:-3] if name.endswith(".md") else name
+        id = name.removesuffix(".md")
         path = os.path.join(self.root, category, name)
         if not valid_id(id):
             return id, path, (f"file name is not a valid memory id (lowercase words of a-z and 0-9 joined "

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -177,7 +178,7 @@ def test_notices_a_same_size_edit_within_the_same_second(index, store):
     index.candidates("decision", "warm up")
     index.candidates("decision", "warm up")
     st = os.stat(path)
-    text = open(path).read()
+    text = Path(path).read_text()
     assert "Redis" in text
     hand_write(store, "decision", "redis-page-cache", text.replace("Redis", "Valky"))
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size, same mtime: only the bytes differ
@@ -217,7 +218,7 @@ def test_a_folder_deleted_and_made_again(index, store):
 
 def test_broken_files_are_listed_not_indexed_and_come_back_when_fixed(index, store):
     path = os.path.join(store.root, "decision", "postgres-over-mysql.md")
-    good = open(path).read()
+    good = Path(path).read_text()
     hand_write(store, "decision", "postgres-over-mysql", "---\ntitle: [Postgres\n---\nledger\n")
     with open(os.path.join(store.root, "decision", "My Notes.md"), "w") as f:
         f.write("ledger notes\n")

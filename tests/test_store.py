@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -147,7 +148,7 @@ def test_create_refuses_over_a_broken_file(store):
         f.write("no front matter, my notes\n")
     with pytest.raises(ConflictError):
         store.create(doc())
-    assert open(path).read() == "no front matter, my notes\n"
+    assert Path(path).read_text() == "no front matter, my notes\n"
 
 
 @pytest.mark.parametrize("change, where", [
@@ -221,11 +222,11 @@ def test_update_after_a_hand_edit_is_a_conflict_and_keeps_the_hand_edit(store):
     _, h = store.read("decision", "use-jwt-for-api-auth")
     with open(path, "a") as f:
         f.write("\nA line the person added by hand.\n")
-    hand = open(path).read()
+    hand = Path(path).read_text()
     with pytest.raises(ConflictError, match="changed since it was read") as e:
         store.update(doc(description="merged"), h)
     assert e.value.current_hash == content_hash(hand) and e.value.path == path
-    assert open(path).read() == hand
+    assert Path(path).read_text() == hand
     # redo: read again, update with the new hash
     again, h2 = store.read("decision", "use-jwt-for-api-auth")
     store.update(replace(again, description="merged"), h2)
@@ -245,10 +246,10 @@ def test_update_of_a_broken_file_is_a_conflict_even_with_its_hash(store):
     path = store.create(doc())
     with open(path, "w") as f:
         f.write("---\nid: [oops\n---\n")
-    broken = open(path, "rb").read()
+    broken = Path(path).read_bytes()
     with pytest.raises(ConflictError, match="broken"):
         store.update(doc(), content_hash(broken))
-    assert open(path, "rb").read() == broken
+    assert Path(path).read_bytes() == broken
 
 
 def test_update_refuses_an_invalid_document_before_looking_at_the_file(store):
@@ -288,9 +289,8 @@ def test_the_lock_is_one_file_lock_for_the_root(store):
     lock = store.lock(wait=0)
     assert isinstance(lock, FileLock) and lock.path == os.path.join(store.root, ".memcurate.lock")
     with lock:
-        with pytest.raises(LockBusy):
-            with store.lock(wait=0):
-                pass
+        with pytest.raises(LockBusy), store.lock(wait=0):
+            pass
         store.create(doc())  # the store never takes the lock itself: no deadlock inside the caller's
     with store.lock(wait=0):
         pass
