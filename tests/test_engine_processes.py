@@ -15,7 +15,6 @@ import pytest
 
 from curator import config, memfile, memory_md
 from curator.assets import asset
-from curator.drafting.offline import NO_NEXT_STEP
 from curator.transcript import TranscriptReader
 
 from conftest import memcurate_exe, needs_shared, run_cli, run_hook, shared_transcripts
@@ -95,13 +94,13 @@ def test_every_shared_main_session_end_to_end(project, tmp_path):
         # an UPDATE merges sessions: the text comes from the sessions it names
         source = "".join(texts[s["session"]] for s in doc.sources)
         for name in memfile.CATEGORIES[doc.category].required:
-            w = words(re.sub(r"\((?:the )?(?:user|assistant|parent)[^)]*\)", " ", doc.sections[name]))
-            n = min(4, len(w))
-            quoted = [" ".join(w[i:i + n]) for i in range(len(w) - n + 1)]
-            # the section quotes that very session: some run of 4 words is the session's own
-            # (or honestly says that the session stated no next step)
-            assert doc.sections[name] == NO_NEXT_STEP or any(f" {q} " in source for q in quoted), \
-                (path.name, name, doc.sections[name][:200])
+            text = re.sub(r"\((?:the )?(?:user|assistant|parent)[^)]*\)", " ", doc.sections[name])
+            quoted = []
+            for part in [text, *re.findall(r"“([^”]+)”", text)]:  # the section, and what it quotes
+                w = words(part)
+                n = min(4, len(w))
+                quoted += [" ".join(w[i:i + n]) for i in range(len(w) - n + 1)]
+            assert any(f" {q} " in source for q in quoted), (path.name, name, doc.sections[name][:200])
     check_memory(memory)
     before = snapshot(memory)
     again = json.loads(run_cli("--auto-approve", "--json", cwd=project).stdout)

@@ -1514,9 +1514,15 @@ def draft_session_summary(excerpt: str, snippets: list[Snip], *, subagent: bool 
     goal = goal_lines[0] if goal_lines else "Not stated in the session's prompts."
     if len(goal_lines) > 1:
         goal += "\n\nLater in the session:\n" + _bullets(goal_lines[1:])
-    sections = {"Goal": goal, "Outcome": outcome_text,
-                "Next steps": _bullets(list(dict.fromkeys(next_steps))[:MAX_ITEMS], numbered=True)
-                if next_steps else NO_NEXT_STEP}
+    if next_steps:
+        next_text = _bullets(list(dict.fromkeys(next_steps))[:MAX_ITEMS], numbered=True)
+    else:
+        # Say so, and quote where the session stopped: the next session picks up from there.
+        last = next(((t, _prose(x)) for t, x in reversed(prompts) if _prose(x)), None)
+        next_text = NO_NEXT_STEP
+        if last:
+            next_text += f" It stopped at: “{finish(_cut(last[1][0], 240, ellipsis=True))}” ({who}, turn {last[0]})"
+    sections = {"Goal": goal, "Outcome": outcome_text, "Next steps": next_text}
     short = _short_paths(files)
     if short:
         sections["Completed"] = "Files changed:\n" + _bullets([inline_code(f) for f in short[:12]])
