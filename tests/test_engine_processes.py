@@ -136,6 +136,12 @@ def test_eight_processes_at_once_save_each_memory_exactly_once(project, tmp_path
     check_memory(memory)
     status = json.loads(run_cli("status", "--json", cwd=project).stdout)
     assert status["pending"] == 0
+    # status shows MEMORY.md's budgets: what is listed, against each section's limit
+    listed = sum(len(s.entries) for s in memory_md.parse((memory / "MEMORY.md").read_text()).sections.values())
+    assert sum(u["used"] for u in status["memory_md"]["sections"].values()) == listed
+    assert status["memory_md"]["sections"]["decision"]["budget"] == 40
+    text = run_cli("status", cwd=project).stdout
+    assert "MEMORY.md" in text and "decision" in text and "/40" in text
 
 
 def test_killed_at_random_moments_never_leaves_a_truncated_file(project, tmp_path):
