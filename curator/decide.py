@@ -120,6 +120,14 @@ def decide(draft: memfile.MemoryDoc, existing: list[Existing], *, now: str, cfg:
     if best is not None and identical(draft, best.doc):
         return Decision("noop", best.id, best.path, best.hash, best.text, similarity=best_sim,
                         reasons=[f"identical to existing memory {best.id!r}"])
+    same_id = next((e for e in existing if e.id == draft.id), None)
+    if same_id is not None:
+        # A memory already has this id: creating would collide, so the draft goes onto it.
+        if identical(draft, same_id.doc):
+            return Decision("noop", same_id.id, same_id.path, same_id.hash, same_id.text,
+                            reasons=[f"identical to existing memory {same_id.id!r}"])
+        return _update(draft, same_id, similarity(draft, same_id.doc), now,
+                       [f"an existing memory has the same id {same_id.id!r}"])
     if len(strong) == 1:
         return _update(draft, strong[0], best_sim, now, [f"{best_sim:.0%} alike with existing memory {best.id!r}"])
     reasons = ["no existing memory of this category is alike"] if not strong else [

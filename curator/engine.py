@@ -16,7 +16,7 @@ from .paths import data_dir, memory_root
 from .pipeline import now_iso
 
 REJECTED = "rejected.json"
-WRITTEN = "written.json"
+WRITTEN = "written.log"
 
 
 class Engine:
@@ -64,17 +64,26 @@ class Engine:
 
     def written(self) -> dict[str, str]:
         """path -> hash of the last version memcurate itself wrote there (tells its own writes from hand edits)."""
+        known: dict[str, str] = {}
         try:
-            return dict(read_json(os.path.join(self.data, WRITTEN)))
-        except (OSError, ValueError, TypeError):
-            return {}
+            with open(os.path.join(self.data, WRITTEN), encoding="utf-8") as f:
+                for line in f:
+                    h, _, path = line.rstrip("\n").partition(" ")
+                    if len(h) == 64 and path:
+                        known[path] = h  # later lines win
+        except OSError:
+            pass
+        return known
 
     def record_written(self, path: str, text: str) -> None:
+        """Append one line (no rewrite per save); read only when a save meets a conflict."""
         from .store import content_hash
 
-        known = self.written()
-        known[path] = content_hash(text)
-        write_json(os.path.join(self.data, WRITTEN), known, durable=False)
+        fd = os.open(os.path.join(self.data, WRITTEN), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, f"{content_hash(text)} {path}\n".encode("utf-8"))
+        finally:
+            os.close(fd)
 
     # -- rejected evidence: never proposed again --------------------------------
     def rejected_fingerprints(self) -> set[str]:

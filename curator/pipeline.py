@@ -98,17 +98,23 @@ def read_review(data: str, tid: str, category: str) -> dict:
 def existing_for(engine, doc: memfile.MemoryDoc) -> list[Existing]:
     """Existing memories of the draft's category that are worth comparing with it."""
     out: list[Existing] = []
-    from .store import content_hash
+    from .store import UnsafePathError, content_hash
 
-    for cand in engine.index.candidates(doc.category, f"{doc.title}\n{doc.description}\n{doc.body}", limit=5):
-        path = engine.store.path_for(doc.category, cand.id)
+    ids = [c.id for c in engine.index.candidates(doc.category, f"{doc.title}\n{doc.description}\n{doc.body}", limit=5)]
+    try:
+        if doc.id not in ids and os.path.exists(engine.store.path_for(doc.category, doc.id)):
+            ids.append(doc.id)  # the memory the draft's own id names is always compared with
+    except UnsafePathError:
+        pass  # verification blocks such an id
+    for cid in ids:
+        path = engine.store.path_for(doc.category, cid)
         try:
             with open(path, "rb") as f:
                 data = f.read()  # read once: the text, its hash and its parse are of one version
             found = memfile.parse(data.decode("utf-8"))
         except (OSError, UnicodeDecodeError, memfile.MemoryFormatError):
             continue  # a broken or vanished file is reported by the index, not compared with
-        out.append(Existing(cand.id, path, content_hash(data), found, data.decode("utf-8")))
+        out.append(Existing(cid, path, content_hash(data), found, data.decode("utf-8")))
     return out
 
 

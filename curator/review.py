@@ -142,11 +142,6 @@ def _save(engine, tid: str, cat: str) -> Saved:
             issues = [Issue(**i) for i in record["issues"] if i["severity"] == "BLOCK"]
             raise Conflict(issues or [Issue("BLOCK", "conflict", "action", f"{path}: {e}")]) from None
         plan = memory_md.apply(engine.root, engine.cfg, changes) if changes else None
-    if path:
-        try:
-            engine.index.refresh(cat)
-        except Exception:
-            pass  # the index is a cache: the next lookup notices the file anyway
     archived = {c: [line.id for line in lines] for c, lines in (plan.archived.items() if plan else []) if lines}
     staging.set_state(engine.data, tid, cat, "saved", path=path, saved_action=action, archived=archived)
     return Saved(cat, action, path, archived, list(plan.notes) if plan else [])

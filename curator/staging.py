@@ -173,7 +173,9 @@ def set_state(data, triage_id: str, category: str, state: str, **extra) -> dict:
     kept = {k: v for k, v in rec.items() if k not in ("category", "state", "updated", "history")}
     kept.update(extra)
     new = _state_record(category, state, now_iso(), rec.get("history"), **kept)
-    write_json(path, new)
+    # Atomic but not fsynced: a state lost to a power cut only repeats a step, and every
+    # step is redone safely (the save recognises a file already written).
+    write_json(path, new, durable=False)
     return new
 
 

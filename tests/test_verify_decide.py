@@ -135,3 +135,11 @@ def test_forced_actions_follow_the_rules():
     assert choose("noop", doc(), [], now=NOW).action == "noop"
     with pytest.raises(DecisionError, match="unknown action"):
         choose("merge", doc(), [], now=NOW)
+
+
+def test_a_memory_with_the_drafts_id_is_updated_never_created_over():
+    """Two alike memories make the choice ambiguous, but one of them has the draft's own id."""
+    mine = doc(body=doc().body + " First version.")
+    a, b = existing(mine, "/m/decision/use-jwt-for-api-auth.md"), existing(doc(id="jwt-b", body=doc().body + " B."))
+    d = decide(doc(body=doc().body + " Second version."), [a, b], now=NOW)
+    assert (d.action, d.target) == ("update", "use-jwt-for-api-auth")
