@@ -328,7 +328,7 @@ def child(args) -> int:
         ref = None
         ref_summary = None
         durations = []
-        for k in range(args.clean_runs):
+        for _k in range(args.clean_runs):
             live.reset()
             code, out, err, wall = live.run("--auto-approve", "--json")
             if code != 0:

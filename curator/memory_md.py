@@ -589,7 +589,20 @@ def read_archive(memory_root, category: str) -> list[IndexLine]:
     return [e for e in (_archive_entry(ln, category) for ln in text.split("\n")) if e is not None]
 
 
-def apply(memory_root, cfg: dict, changes) -> Plan:
+def read_current(memory_root) -> tuple[str | None, "Parsed"]:
+    """MEMORY.md as it is (None when missing) and parsed; MemoryMdError (naming the file) when damaged.
+
+    A save calls this before it writes anything, and hands the result to `apply`.
+    """
+    path = memory_md_path(os.fspath(memory_root))
+    old = _read(path)
+    try:
+        return old, parse(old or "")
+    except MemoryMdError as e:
+        raise MemoryMdError(f"{path}: {e}") from None
+
+
+def apply(memory_root, cfg: dict, changes, *, current: tuple | None = None) -> Plan:
     """Plan `changes` against `<root>/MEMORY.md` and carry the plan out. The caller holds the root's lock.
 
     Order: every file is read and every plan made first (an error writes nothing); then the archive
@@ -598,9 +611,9 @@ def apply(memory_root, cfg: dict, changes) -> Plan:
     """
     root = os.fspath(memory_root)
     path = memory_md_path(root)
-    old = _read(path)
+    old, parsed = current if current is not None else (_read(path), None)
     try:
-        result = plan(old or "", changes, budgets_from(cfg), *limits_from(cfg))
+        result = plan(old or "", changes, budgets_from(cfg), *limits_from(cfg), parsed=parsed)
     except MemoryMdError as e:
         raise MemoryMdError(f"{path}: {e}") from None
     writes_before: list[tuple[str, str]] = []

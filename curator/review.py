@@ -112,7 +112,7 @@ def _save(engine, tid: str, cat: str) -> Saved:
     changes = []
     with engine.root_lock(wait=30):
         try:
-            memory_md.usage(engine.root, engine.cfg)  # a damaged MEMORY.md stops the save before any write
+            current = memory_md.read_current(engine.root)  # a damaged MEMORY.md stops the save before any write
         except memory_md.MemoryMdError as e:
             staging.set_state(engine.data, tid, cat, "ready", error=f"MEMORY.md: {e}")
             raise ReviewError(f"{e}: fix MEMORY.md by hand, then approve again") from None
@@ -141,7 +141,7 @@ def _save(engine, tid: str, cat: str) -> Saved:
                                      file_text=text)
             issues = [Issue(**i) for i in record["issues"] if i["severity"] == "BLOCK"]
             raise Conflict(issues or [Issue("BLOCK", "conflict", "action", f"{path}: {e}")]) from None
-        plan = memory_md.apply(engine.root, engine.cfg, changes) if changes else None
+        plan = memory_md.apply(engine.root, engine.cfg, changes, current=current) if changes else None
     archived = {c: [line.id for line in lines] for c, lines in (plan.archived.items() if plan else []) if lines}
     staging.set_state(engine.data, tid, cat, "saved", path=path, saved_action=action, archived=archived)
     return Saved(cat, action, path, archived, list(plan.notes) if plan else [])
