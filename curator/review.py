@@ -43,8 +43,8 @@ class Saved:
     notes: list[str]
 
 
-def _require(engine, tid: str, cat: str, *states: str) -> dict:
-    rec = staging.category_states(engine.data, tid).get(cat)
+def _require(engine, tid: str, cat: str, *states: str, doc: dict | None = None) -> dict:
+    rec = staging.category_states(engine.data, tid, doc).get(cat)
     if rec is None:
         raise ReviewError(f"{tid}/{cat}: no such candidate")
     if rec["state"] not in states:
@@ -65,7 +65,8 @@ def edit(engine, tid: str, cat: str, text: str) -> dict:
 def approve(engine, tid: str, cat: str, text: str | None = None) -> Saved:
     """Save a candidate: the reviewed text, or `text` when the person edited it (verified again)."""
     with Claim(engine, tid, wait=5):
-        _require(engine, tid, cat, "ready")
+        doc = staging.load_triage(engine.data, tid)  # read once for the whole approval
+        _require(engine, tid, cat, "ready", doc=doc)
         if text is not None:
             edit(engine, tid, cat, text)
         review = read_review(engine.data, tid, cat)
@@ -75,7 +76,7 @@ def approve(engine, tid: str, cat: str, text: str | None = None) -> Saved:
         if d["action"] in ("update", "delete") and d["target"]:
             t = engine.target_state(cat, d["target"], d["base_hash"])
             if not t["exists"] or not t["hash_matches"]:
-                entry = staging.load_triage(engine.data, tid)["categories"][cat]
+                entry = doc["categories"][cat]
                 record = review_decision(engine, tid, cat, entry, Decision(**d, text=review["text"]), review["draft"],
                                          file_text=review["text"])
                 issues = [Issue(**i) for i in record["issues"]]
@@ -84,8 +85,8 @@ def approve(engine, tid: str, cat: str, text: str | None = None) -> Saved:
             raise Conflict(blocked)
         if blocked:
             raise Blocked(blocked)
-        staging.set_state(engine.data, tid, cat, "approved", approved_hash=text_hash(review["text"]))
-        return _save(engine, tid, cat)
+        staging.set_state(engine.data, tid, cat, "approved", doc=doc, approved_hash=text_hash(review["text"]))
+        return _save(engine, tid, cat, review=review, doc=doc)
 
 
 def resume(engine, tid: str) -> list[Saved]:
@@ -101,11 +102,12 @@ def resume(engine, tid: str) -> list[Saved]:
     return done
 
 
-def _save(engine, tid: str, cat: str) -> Saved:
+def _save(engine, tid: str, cat: str, *, review: dict | None = None, doc: dict | None = None) -> Saved:
     from . import memory_md
     from .store import ConflictError
 
-    review = read_review(engine.data, tid, cat)
+    review = review or read_review(engine.data, tid, cat)
+    doc = doc or staging.load_triage(engine.data, tid)
     d = review["decision"]
     action, text = d["action"], review["text"]
     path = None
@@ -114,36 +116,35 @@ def _save(engine, tid: str, cat: str) -> Saved:
         try:
             current = memory_md.read_current(engine.root)  # a damaged MEMORY.md stops the save before any write
         except memory_md.MemoryMdError as e:
-            staging.set_state(engine.data, tid, cat, "ready", error=f"MEMORY.md: {e}")
+            staging.set_state(engine.data, tid, cat, "ready", doc=doc, error=f"MEMORY.md: {e}")
             raise ReviewError(f"{e}: fix MEMORY.md by hand, then approve again") from None
         try:
-            if action == "noop":
-                pass
-            else:
-                doc = memfile.parse(text)
-                path = engine.store.path_for(doc.category, doc.id)
-                if _already_written(path, text):
+            if action != "noop":
+                mem = memfile.parse(text)
+                path = engine.store.path_for(mem.category, mem.id)
+                written = memfile.render(mem)  # what the store writes: the canonical form of the text
+                if _already_written(path, written):
                     pass  # a resumed save: the file is exactly what was approved
                 elif action == "create":
-                    engine.store.create(doc)
-                    engine.record_written(path, text)
+                    engine.store.create(mem)
+                    engine.record_written(path, written)
                 else:  # update, delete: only over the version the decision was based on
-                    engine.store.update(doc, d["base_hash"])
-                    engine.record_written(path, text)
+                    engine.store.update(mem, d["base_hash"])
+                    engine.record_written(path, written)
                 if action == "delete":
-                    changes.append(("remove", doc.category, doc.id))
+                    changes.append(("remove", mem.category, mem.id))
                 else:
-                    changes.append(("upsert", memory_md.IndexLine(doc.id, doc.category, doc.title, doc.description)))
+                    changes.append(("upsert", memory_md.IndexLine(mem.id, mem.category, mem.title, mem.description)))
         except ConflictError as e:
-            staging.set_state(engine.data, tid, cat, "ready", conflict=str(e))
-            entry = staging.load_triage(engine.data, tid)["categories"][cat]
+            staging.set_state(engine.data, tid, cat, "ready", doc=doc, conflict=str(e))
+            entry = doc["categories"][cat]
             record = review_decision(engine, tid, cat, entry, Decision(**d, text=text), review["draft"],
                                      file_text=text)
             issues = [Issue(**i) for i in record["issues"] if i["severity"] == "BLOCK"]
             raise Conflict(issues or [Issue("BLOCK", "conflict", "action", f"{path}: {e}")]) from None
         plan = memory_md.apply(engine.root, engine.cfg, changes, current=current) if changes else None
     archived = {c: [line.id for line in lines] for c, lines in (plan.archived.items() if plan else []) if lines}
-    staging.set_state(engine.data, tid, cat, "saved", path=path, saved_action=action, archived=archived)
+    staging.set_state(engine.data, tid, cat, "saved", doc=doc, path=path, saved_action=action, archived=archived)
     return Saved(cat, action, path, archived, list(plan.notes) if plan else [])
 
 

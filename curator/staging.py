@@ -159,9 +159,11 @@ def category_states(data, triage_id: str, doc: dict | None = None) -> dict[str, 
             for name, cat in doc["categories"].items() if isinstance(cat, dict) and cat.get("triggered")}
 
 
-def set_state(data, triage_id: str, category: str, state: str, **extra) -> dict:
-    """Move one category to `state`, keeping its history; refuse a move the life cycle does not allow."""
-    doc = load_triage(data, triage_id)
+def set_state(data, triage_id: str, category: str, state: str, *, doc: dict | None = None, **extra) -> dict:
+    """Move one category to `state`, keeping its history; refuse a move the life cycle does not allow.
+
+    `doc` is the triage when the caller has it already (it is read otherwise)."""
+    doc = doc or load_triage(data, triage_id)
     cat = doc["categories"].get(category)
     if not isinstance(cat, dict) or not cat.get("triggered"):
         raise StagingError(f"{triage_id}/{category}: not a triggered category of this triage")

@@ -213,3 +213,23 @@ def test_memory_files_never_leave_the_memory_root(project, tmp_path):
         approve(engine, tid, "decision", hostile)
     assert not any("evil" in str(p) for p in tmp_path.rglob("*"))
     assert content_hash(b"x") == content_hash("x")
+
+
+def test_a_resumed_save_of_hand_edited_text_recognises_the_written_file(project, tmp_path, monkeypatch):
+    """The store writes the canonical form of an edit; resuming must recognise it, not call it a conflict."""
+    engine = make_engine(project, tmp_path)
+    (tid,) = stage(engine)
+    review = ready(engine, tid, "decision")
+    edited = review["text"].replace("## Decision\n", "## Decision\n\n\nEdited by hand.   \n")
+    import curator.memory_md as memory_md
+
+    def killed(*a, **kw):
+        raise KeyboardInterrupt("killed between the memory file and MEMORY.md")
+
+    monkeypatch.setattr(memory_md, "apply", killed)
+    with pytest.raises(KeyboardInterrupt):
+        approve(engine, tid, "decision", edited)
+    monkeypatch.undo()
+    (saved,) = resume(engine, tid)
+    assert saved.action == "create" and "Edited by hand." in Path(saved.path).read_text()
+    assert staging.category_states(engine.data, tid)["decision"]["state"] == "saved"
