@@ -173,30 +173,31 @@ def retry(engine, tid: str, cat: str, *, on_event=None) -> dict:
         return process(engine, tid, only=[cat], on_event=on_event)
 
 
-def redecide(engine, tid: str, cat: str) -> dict:
-    """Decide again against the memories as they are now (after a conflict): the draft is kept."""
+def _decide_again(engine, tid: str, cat: str, choice) -> dict:
+    """Run `choice(draft, existing)` on the kept draft against the memories as they are now, and
+    record the new decision; the category stays ready."""
     with Claim(engine, tid, wait=5):
         _require(engine, tid, cat, "ready")
         review = read_review(engine.data, tid, cat)
         draft = memfile.parse(review["draft"])
         existing = existing_for(engine, draft)
         engine.near[(tid, cat)] = existing
-        decision = decide(draft, existing, now=engine.now(), cfg=engine.cfg)
+        decision = choice(draft, existing)
         entry = staging.load_triage(engine.data, tid)["categories"][cat]
         return review_decision(engine, tid, cat, entry, decision, review["draft"])
 
 
+def redecide(engine, tid: str, cat: str) -> dict:
+    """Decide again (after a conflict): the draft is kept."""
+    return _decide_again(engine, tid, cat, lambda d, ex: decide(d, ex, now=engine.now(), cfg=engine.cfg))
+
+
 def change_action(engine, tid: str, cat: str, action: str, target: str | None = None) -> dict:
-    """Make the candidate a create, update, noop (or delete where allowed); DecisionError if the rules forbid it."""
-    with Claim(engine, tid, wait=5):
-        _require(engine, tid, cat, "ready")
-        review = read_review(engine.data, tid, cat)
-        draft = memfile.parse(review["draft"])
-        existing = existing_for(engine, draft)
-        engine.near[(tid, cat)] = existing
+    """Make the candidate a create, update, noop (or delete where allowed); ReviewError if the rules forbid it."""
+    def choice(draft, existing):
         try:
-            decision = choose(action, draft, existing, now=engine.now(), cfg=engine.cfg, target=target)
+            return choose(action, draft, existing, now=engine.now(), cfg=engine.cfg, target=target)
         except DecisionError as e:
             raise ReviewError(str(e)) from None
-        entry = staging.load_triage(engine.data, tid)["categories"][cat]
-        return review_decision(engine, tid, cat, entry, decision, review["draft"])  # the category stays ready
+
+    return _decide_again(engine, tid, cat, choice)
