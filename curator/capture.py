@@ -148,7 +148,7 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
         except OSError as e:
             raise CaptureSkipped(f"transcript unreadable: {path}: {e.strerror}") from None
         end = reader.stats.end
-        if end == start and not (summary and not digest.empty):
+        if end == start and not pending_summary:
             return _report(path, "nothing-new", start, end, None, {}, reader.stats, notes)
         if reader.stats.lines and reader.stats.bad == reader.stats.lines:
             notes.append(f"no transcript records in {reader.stats.lines} lines: not a transcript?")

@@ -86,15 +86,3 @@ def _changed_by_memcurate(engine, tid: str, cat: str) -> bool:
     except (OSError, TypeError):
         return False
     return engine.written().get(path) == current
-
-
-def pending_reviews(engine) -> list[dict]:
-    """What waits for a person: ready categories with their action and issues."""
-    out = []
-    for tid in pending_triages(engine.data):
-        for cat, rec in staging.category_states(engine.data, tid).items():
-            if rec["state"] == "ready":
-                review = read_review(engine.data, tid, cat)
-                out.append({"triage": tid, "category": cat, "action": review["decision"]["action"],
-                            "blocked": review["blocked"]})
-    return out

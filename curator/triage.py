@@ -202,10 +202,6 @@ class Digest:
                 "prompts": self.prompts, "last_prompt": self.last_prompt, "outcome": self.outcome,
                 "files": self.files}
 
-    @property
-    def empty(self) -> bool:
-        return not (self.tool_uses or self.user_turns or self.outcome)
-
 
 # -- triage ------------------------------------------------------------------
 

@@ -664,6 +664,14 @@ def substantive(s: str) -> bool:
     return len(re.findall(r"[A-Za-z]{2,}", re.sub(r"`[^`]*`", "", s))) >= 3
 
 
+def main_statement(ev: Evidence, category: str, **kw) -> Sent:
+    """The statement a draft is built on; _NoEvidence when there is none."""
+    main = pick_main(ev, category, **kw)
+    if main is None:
+        raise _NoEvidence()
+    return main
+
+
 def pick_main(ev: Evidence, category: str, *, speakers: tuple[str, ...] = ()) -> Sent | None:
     texts = [s for s in ev.sents if s.kind != "error" and substantive(s.text)]
     pool = [s for s in texts if s.weight > 0] or texts
@@ -845,9 +853,7 @@ _CONFIRM = re.compile(r"\b(?:agreed|you're (?:absolutely )?right|good (?:idea|ca
 
 
 def draft_decision(ev: Evidence) -> Draft:
-    main = pick_main(ev, "decision")
-    if main is None:
-        raise _NoEvidence()
+    main = main_statement(ev, "decision")
     backref = None
     prev = ev.previous(main)
     if _BACKREF.match(strip_interjections(main.text)) and prev is not None and usable(prev):
@@ -936,9 +942,7 @@ _WORKAROUND = re.compile(r"^(?:make|use|set|skip|mark|run|add|put|keep|only|inst
 
 
 def draft_constraint(ev: Evidence) -> Draft:
-    main = pick_main(ev, "constraint")
-    if main is None:
-        raise _NoEvidence()
+    main = main_statement(ev, "constraint")
     used = [main]
     text = strip_interjections(main.text)
     cl = split_reason(text)
@@ -1260,9 +1264,7 @@ _SUGGEST = re.compile(r"\b(?:should (?:move|be|use|eventually|later)|todo|once|n
 
 
 def draft_tech_debt(ev: Evidence) -> Draft:
-    main = pick_main(ev, "tech_debt")
-    if main is None:
-        raise _NoEvidence()
+    main = main_statement(ev, "tech_debt")
     used = [main]
     text = strip_interjections(main.text)
     cl = split_reason(text)
@@ -1304,9 +1306,7 @@ _ASK_TAIL = re.compile(r"^(.{12,}?),\s+(?:so\s+)?(?:can|could|would) you (?:plea
 
 
 def draft_preference(ev: Evidence) -> Draft:
-    main = pick_main(ev, "preference", speakers=("user", "parent"))
-    if main is None:
-        raise _NoEvidence()
+    main = main_statement(ev, "preference", speakers=("user", "parent"))
     used = [main]
     text = strip_interjections(main.text)
     text = re.sub(r"^(?:and |but |also )?(?:in general,?\s+)?", "", text, flags=re.I)
