@@ -98,7 +98,7 @@ class Live:
         p = self.start("--auto-approve")
         try:
             while p.poll() is None:
-                if any(os.path.isdir(os.path.join(staging, t, "state")) for t in tids):
+                if any(os.path.exists(os.path.join(staging, t, "state.log")) for t in tids):
                     return time.monotonic() - t0
                 time.sleep(0.002)
             return time.monotonic() - t0

@@ -1,4 +1,5 @@
-"""The one place that writes files: atomically, so a reader never sees half a file.
+"""The one place that writes files: atomically, so a reader never sees half a file (or, for
+logs, appends whole lines).
 
 Kept free of pathlib and tempfile: the hook imports it on every turn.
 """
@@ -7,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 
 _counter = 0
+_appending = threading.Lock()  # one line at a time within a process (drafting threads share a log)
 
 
 def fsync_dir(path) -> None:
@@ -77,6 +80,26 @@ def dump_json(obj, *, compact: bool = False) -> bytes:
 
 def write_json(path, obj, *, durable: bool = True, compact: bool = False, sync_dir: bool = True) -> None:
     write_bytes(path, dump_json(obj, compact=compact), durable=durable, sync_dir=sync_dir)
+
+
+def append_line(path, line: bytes) -> None:
+    """Append one line (ending in a line break) to a log, creating it; no fsync.
+
+    A kill can leave only the last line unfinished. Readers skip what follows the last line
+    break; a line left unfinished is closed here first, so it stays one bad line, skipped,
+    rather than spoiling this one.
+    """
+    with _appending:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
 
 
 def read_json(path):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from . import config
-from .atomic import read_json, write_json
+from .atomic import append_line, read_json, write_json
 from .locks import FileLock
 from .paths import data_dir, memory_root
 from .pipeline import now_iso
@@ -66,9 +66,11 @@ class Engine:
         """path -> hash of the last version memcurate itself wrote there (tells its own writes from hand edits)."""
         known: dict[str, str] = {}
         try:
-            with open(os.path.join(self.data, WRITTEN), encoding="utf-8") as f:
+            with open(os.path.join(self.data, WRITTEN), encoding="utf-8", errors="replace") as f:
                 for line in f:
-                    h, _, path = line.rstrip("\n").partition(" ")
+                    if not line.endswith("\n"):
+                        break  # unfinished: its writer was killed
+                    h, _, path = line[:-1].partition(" ")
                     if len(h) == 64 and path:
                         known[path] = h  # later lines win
         except OSError:
@@ -79,11 +81,7 @@ class Engine:
         """Append one line (no rewrite per save); read only when a save meets a conflict."""
         from .store import content_hash
 
-        fd = os.open(os.path.join(self.data, WRITTEN), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, f"{content_hash(text)} {path}\n".encode("utf-8"))
-        finally:
-            os.close(fd)
+        append_line(os.path.join(self.data, WRITTEN), f"{content_hash(text)} {path}\n".encode("utf-8"))
 
     # -- rejected evidence: never proposed again --------------------------------
     def rejected_fingerprints(self) -> set[str]:

@@ -10,25 +10,19 @@ from __future__ import annotations
 from . import staging
 from .locks import LockBusy
 from .pipeline import Claim, pending_triages, process, read_review
-from .review import Blocked, Conflict, ReviewError, approve, redecide, resume
+from .review import Approval, Blocked, Conflict, approve_all, redecide, resume
 
 
 def auto_approve(engine, *, on_event=None) -> dict:
     summary: dict = {"created": [], "updated": [], "deleted": [], "noop": [], "blocked": [], "failed": [],
                      "conflicts": [], "busy": [], "notes": []}
-
-    def record(saved, tid, cat) -> None:
-        key = {"create": "created", "update": "updated", "delete": "deleted", "noop": "noop"}[saved.action]
-        summary[key].append({"triage": tid, "category": cat, "path": saved.path})
-        summary["notes"].extend(saved.notes)
-
     staging.clean_incoming(engine.data)
     for tid in pending_triages(engine.data):
         try:
             # One claim over the whole triage, drafts and saves: another process skips it
             # rather than contend for it category by category.
             with Claim(engine, tid):
-                _one_triage(engine, tid, summary, record, on_event)
+                _one_triage(engine, tid, summary, on_event)
         except LockBusy:
             summary["busy"].append(tid)
         except staging.StagingError as e:
@@ -36,39 +30,45 @@ def auto_approve(engine, *, on_event=None) -> dict:
     return summary
 
 
-def _one_triage(engine, tid: str, summary: dict, record, on_event) -> None:
-    for saved in resume(engine, tid):
-        record(saved, tid, saved.category)
-    states = process(engine, tid, on_event=on_event)
-    for cat, state in states.items():
+def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
+    _record(summary, tid, resume(engine, tid), conflicts=False)  # a conflict there is left for review
+    ready = []
+    for cat, state in process(engine, tid, on_event=on_event).items():
         if state == "failed":
-            rec = staging.category_states(engine.data, tid)[cat]
+            rec = staging.category_state(engine.data, tid, cat)
             summary["failed"].append({"triage": tid, "category": cat, "error": rec.get("error", "")})
-            continue
-        if state != "ready":
-            continue
-        try:
-            # Decide-and-save under the memory root's lock: no other memcurate process
-            # writes between a redone decision and its save.
-            with engine.root_lock(wait=60):
-                try:
-                    saved = approve(engine, tid, cat)
-                except Conflict:
-                    if not _changed_by_memcurate(engine, tid, cat):
-                        raise  # a hand edit: that conflict is for a person to see
-                    redecide(engine, tid, cat)
-                    saved = approve(engine, tid, cat)
-        except Conflict as e:
-            summary["conflicts"].append({"triage": tid, "category": cat, "error": str(e)})
-            continue
-        except Blocked as e:
+        elif state == "ready":
+            ready.append(cat)
+    if not ready:
+        return
+    # Decide-and-save under the memory root's lock: no other memcurate process writes
+    # between a redone decision and its save. The triage's saves share one MEMORY.md write.
+    with engine.root_lock(wait=60):
+        result = approve_all(engine, tid, ready)
+        again = [cat for cat, e in result.refused.items()
+                 if isinstance(e, Conflict) and _changed_by_memcurate(engine, tid, cat)]
+        for cat in again:  # a hand edit's conflict is for a person to see; memcurate's own is decided again
+            del result.refused[cat]
+            redecide(engine, tid, cat)
+        if again:
+            _record(summary, tid, approve_all(engine, tid, again))
+    _record(summary, tid, result)
+
+
+def _record(summary: dict, tid: str, result: Approval, conflicts: bool = True) -> None:
+    for saved in result.saved:
+        key = {"create": "created", "update": "updated", "delete": "deleted", "noop": "noop"}[saved.action]
+        summary[key].append({"triage": tid, "category": saved.category, "path": saved.path})
+    summary["notes"].extend(result.notes)
+    for cat, e in result.refused.items():
+        if isinstance(e, Conflict):
+            if conflicts:
+                summary["conflicts"].append({"triage": tid, "category": cat, "error": str(e)})
+        elif isinstance(e, Blocked):
             summary["blocked"].append({"triage": tid, "category": cat,
                                        "issues": [f"{i.where}: {i.message}" for i in e.issues]})
-            continue
-        except ReviewError as e:
+        else:
             summary["failed"].append({"triage": tid, "category": cat, "error": str(e)})
-            continue
-        record(saved, tid, cat)
 
 
 def _changed_by_memcurate(engine, tid: str, cat: str) -> bool:

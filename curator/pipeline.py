@@ -158,17 +158,18 @@ def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -
                 continue
             state = rec["state"]
             if state in ("drafting", "drafted", "verifying"):  # left half-done by a killed holder: redo
-                staging.set_state(engine.data, tid, cat, "drafting", resumed=now_iso())
+                states[cat] = staging.set_state(engine.data, tid, cat, "drafting", doc=doc, current=rec,
+                                                resumed=now_iso())
                 state = "drafting"
             if state in ("triaged", "drafting"):
                 if fingerprint(cat, doc["categories"][cat]) in rejected:
-                    staging.set_state(engine.data, tid, cat, "rejected",
-                                      reason="rejected before from the same evidence")
+                    states[cat] = staging.set_state(engine.data, tid, cat, "rejected", doc=doc, current=states[cat],
+                                                    reason="rejected before from the same evidence")
                     emit(Event(tid, cat, "rejected"))
                     continue
                 todo.append(cat)
         if not todo:
-            return {c: r["state"] for c, r in staging.category_states(engine.data, tid, doc).items()}
+            return {c: r["state"] for c, r in states.items()}
         _draft_all(engine, tid, doc, todo, emit)
         return {c: r["state"] for c, r in staging.category_states(engine.data, tid, doc).items()}
 

@@ -10,7 +10,7 @@ written is recognised by its content rather than written twice.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import memfile, staging
 from .decide import Decision, DecisionError, choose, decide
@@ -37,14 +37,32 @@ class Conflict(Blocked):
 @dataclass
 class Saved:
     category: str
-    action: str
-    path: str | None
-    archived: dict  # category -> ids moved to the archive by this save
-    notes: list[str]
+    action: str  # create, update, delete, noop
+    path: str | None  # the memory file written (None for a noop)
 
 
-def _require(engine, tid: str, cat: str, *states: str, doc: dict | None = None) -> dict:
-    rec = staging.category_states(engine.data, tid, doc).get(cat)
+@dataclass
+class Approval:
+    """What an approval did: the saves, the candidates refused (category -> why), and the
+    entries MEMORY.md's one write moved to the archive."""
+
+    saved: list[Saved] = field(default_factory=list)
+    refused: dict[str, ReviewError] = field(default_factory=dict)
+    archived: dict[str, list[str]] = field(default_factory=dict)  # category -> ids
+    notes: list[str] = field(default_factory=list)
+
+
+def _require(engine, tid: str, cat: str, *states: str, doc: dict | None = None,
+             known: dict | None = None) -> dict:
+    """The category's state record, if it is in one of `states`; `known` holds the triage's
+    records when the caller has read them."""
+    if known is None:
+        try:
+            rec = staging.category_state(engine.data, tid, cat, doc)
+        except staging.NotACategory:
+            rec = None
+    else:
+        rec = known.get(cat)
     if rec is None:
         raise ReviewError(f"{tid}/{cat}: no such candidate")
     if rec["state"] not in states:
@@ -62,90 +80,137 @@ def edit(engine, tid: str, cat: str, text: str) -> dict:
         return review_decision(engine, tid, cat, entry, decision, review["draft"], file_text=text)
 
 
-def approve(engine, tid: str, cat: str, text: str | None = None) -> Saved:
-    """Save a candidate: the reviewed text, or `text` when the person edited it (verified again)."""
+def approve(engine, tid: str, cat: str, text: str | None = None) -> Approval:
+    """Save one candidate: the reviewed text, or `text` when the person edited it (verified again).
+    ReviewError (Blocked, Conflict) when it cannot be saved."""
     with Claim(engine, tid, wait=5):
-        doc = staging.load_triage(engine.data, tid)  # read once for the whole approval
-        _require(engine, tid, cat, "ready", doc=doc)
         if text is not None:
             edit(engine, tid, cat, text)
-        review = read_review(engine.data, tid, cat)
-        issues = [Issue(**i) for i in review["issues"]]
-        # Facts can change between review and approval (a hand edit): check the target again.
-        d = review["decision"]
-        if d["action"] in ("update", "delete") and d["target"]:
-            t = engine.target_state(cat, d["target"], d["base_hash"])
-            if not t["exists"] or not t["hash_matches"]:
-                entry = doc["categories"][cat]
-                record = review_decision(engine, tid, cat, entry, Decision(**d, text=review["text"]), review["draft"],
-                                         file_text=review["text"])
-                issues = [Issue(**i) for i in record["issues"]]
-        blocked = blocking(issues)
-        if any(i.code in ("conflict", "target-missing") for i in blocked):
-            raise Conflict(blocked)
-        if blocked:
-            raise Blocked(blocked)
-        staging.set_state(engine.data, tid, cat, "approved", doc=doc, approved_hash=text_hash(review["text"]))
-        return _save(engine, tid, cat, review=review, doc=doc)
+        result = approve_all(engine, tid, [cat])
+    if cat in result.refused:
+        raise result.refused[cat]
+    return result
 
 
-def resume(engine, tid: str) -> list[Saved]:
-    """Finish the saves a killed process left `approved`."""
-    done = []
-    with Claim(engine, tid):
-        for cat, rec in staging.category_states(engine.data, tid).items():
-            if rec["state"] == "approved":
-                try:
-                    done.append(_save(engine, tid, cat))
-                except Conflict:
-                    pass  # reported in the category's state
-    return done
+def approve_all(engine, tid: str, cats) -> Approval:
+    """Save several candidates of one triage, with one MEMORY.md write for all of them.
+    One that cannot be saved is refused (in the result) without stopping the others."""
+    result = Approval()
+    with Claim(engine, tid, wait=5):
+        doc = staging.load_triage(engine.data, tid)  # read once for the whole approval
+        states = staging.category_states(engine.data, tid, doc)
+        todo = []
+        for cat in cats:
+            try:
+                todo.append((cat, *_approved(engine, tid, cat, doc, states)))
+            except ReviewError as e:
+                result.refused[cat] = e
+        _save(engine, tid, todo, doc, result)
+    return result
 
 
-def _save(engine, tid: str, cat: str, *, review: dict | None = None, doc: dict | None = None) -> Saved:
-    from . import memory_md
-    from .store import ConflictError
-
-    review = review or read_review(engine.data, tid, cat)
-    doc = doc or staging.load_triage(engine.data, tid)
+def _approved(engine, tid: str, cat: str, doc: dict, states: dict) -> tuple[dict, dict]:
+    """Check a candidate can be saved and mark it approved; returns its review and state records."""
+    rec = _require(engine, tid, cat, "ready", known=states)
+    review = read_review(engine.data, tid, cat)
+    issues = [Issue(**i) for i in review["issues"]]
+    # Facts can change between review and approval (a hand edit): check the target again.
     d = review["decision"]
-    action, text = d["action"], review["text"]
-    path = None
-    changes = []
+    if d["action"] in ("update", "delete") and d["target"]:
+        t = engine.target_state(cat, d["target"], d["base_hash"])
+        if not t["exists"] or not t["hash_matches"]:
+            record = review_decision(engine, tid, cat, doc["categories"][cat], Decision(**d, text=review["text"]),
+                                     review["draft"], file_text=review["text"])
+            issues = [Issue(**i) for i in record["issues"]]
+    blocked = blocking(issues)
+    if any(i.code in ("conflict", "target-missing") for i in blocked):
+        raise Conflict(blocked)
+    if blocked:
+        raise Blocked(blocked)
+    rec = staging.set_state(engine.data, tid, cat, "approved", doc=doc, current=rec,
+                            approved_hash=text_hash(review["text"]))
+    return review, rec
+
+
+def resume(engine, tid: str) -> Approval:
+    """Finish the saves a killed process left `approved`."""
+    with Claim(engine, tid):
+        doc = staging.load_triage(engine.data, tid)
+        todo = [(cat, read_review(engine.data, tid, cat), rec)
+                for cat, rec in staging.category_states(engine.data, tid, doc).items() if rec["state"] == "approved"]
+        result = Approval()
+        _save(engine, tid, todo, doc, result)
+    return result
+
+
+def _save(engine, tid: str, todo: list[tuple[str, dict, dict]], doc: dict, result: Approval) -> None:
+    """Write the approved candidates' memory files, then MEMORY.md once, then mark them saved.
+    `todo` holds (category, review record, state record) of each."""
+    from . import memory_md
+
+    if not todo:
+        return
+    changes: list = []
+    done: list[Saved] = []
     with engine.root_lock(wait=30):
         try:
             current = memory_md.read_current(engine.root)  # a damaged MEMORY.md stops the save before any write
         except memory_md.MemoryMdError as e:
-            staging.set_state(engine.data, tid, cat, "ready", doc=doc, error=f"MEMORY.md: {e}")
-            raise ReviewError(f"{e}: fix MEMORY.md by hand, then approve again") from None
-        try:
-            if action != "noop":
-                mem = memfile.parse(text)
-                path = engine.store.path_for(mem.category, mem.id)
-                written = memfile.render(mem)  # what the store writes: the canonical form of the text
-                if _already_written(path, written):
-                    pass  # a resumed save: the file is exactly what was approved
-                elif action == "create":
-                    engine.store.create(mem)
-                    engine.record_written(path, written)
-                else:  # update, delete: only over the version the decision was based on
-                    engine.store.update(mem, d["base_hash"])
-                    engine.record_written(path, written)
-                if action == "delete":
-                    changes.append(("remove", mem.category, mem.id))
-                else:
-                    changes.append(("upsert", memory_md.IndexLine(mem.id, mem.category, mem.title, mem.description)))
-        except ConflictError as e:
-            staging.set_state(engine.data, tid, cat, "ready", doc=doc, conflict=str(e))
-            entry = doc["categories"][cat]
-            record = review_decision(engine, tid, cat, entry, Decision(**d, text=text), review["draft"],
-                                     file_text=text)
-            issues = [Issue(**i) for i in record["issues"] if i["severity"] == "BLOCK"]
-            raise Conflict(issues or [Issue("BLOCK", "conflict", "action", f"{path}: {e}")]) from None
+            for cat, _, rec in todo:
+                staging.set_state(engine.data, tid, cat, "ready", doc=doc, current=rec, error=f"MEMORY.md: {e}")
+                result.refused[cat] = ReviewError(f"{e}: fix MEMORY.md by hand, then approve again")
+            return
+        for cat, review, rec in todo:
+            try:
+                saved, change = _write_memory(engine, tid, cat, review, doc, rec)
+            except Conflict as e:
+                result.refused[cat] = e
+                continue
+            done.append((saved, rec))
+            if change:
+                changes.append(change)
         plan = memory_md.apply(engine.root, engine.cfg, changes, current=current) if changes else None
-    archived = {c: [line.id for line in lines] for c, lines in (plan.archived.items() if plan else []) if lines}
-    staging.set_state(engine.data, tid, cat, "saved", doc=doc, path=path, saved_action=action, archived=archived)
-    return Saved(cat, action, path, archived, list(plan.notes) if plan else [])
+    if plan:
+        result.archived = {c: [line.id for line in lines] for c, lines in plan.archived.items() if lines}
+        result.notes = list(plan.notes)
+    for saved, rec in done:
+        staging.set_state(engine.data, tid, saved.category, "saved", doc=doc, current=rec, path=saved.path,
+                          saved_action=saved.action)
+        result.saved.append(saved)
+
+
+def _write_memory(engine, tid: str, cat: str, review: dict, doc: dict, rec: dict):
+    """Write one approved memory file; returns (Saved, the MEMORY.md change or None). Conflict when the
+    file changed since the decision (the category goes back to ready, decided again)."""
+    from . import memory_md
+    from .store import ConflictError
+
+    d = review["decision"]
+    action, text = d["action"], review["text"]
+    if action == "noop":
+        return Saved(cat, action, None), None
+    mem = memfile.parse(text)
+    path = engine.store.path_for(mem.category, mem.id)
+    written = memfile.render(mem)  # what the store writes: the canonical form of the text
+    try:
+        if _already_written(path, written):
+            pass  # a resumed save: the file is exactly what was approved
+        elif action == "create":
+            engine.store.create(mem, parsed_from=text)
+            engine.record_written(path, written)
+        else:  # update, delete: only over the version the decision was based on
+            engine.store.update(mem, d["base_hash"], parsed_from=text)
+            engine.record_written(path, written)
+    except ConflictError as e:
+        staging.set_state(engine.data, tid, cat, "ready", doc=doc, current=rec, conflict=str(e))
+        record = review_decision(engine, tid, cat, doc["categories"][cat], Decision(**d, text=text),
+                                 review["draft"], file_text=text)
+        issues = [Issue(**i) for i in record["issues"] if i["severity"] == "BLOCK"]
+        raise Conflict(issues or [Issue("BLOCK", "conflict", "action", f"{path}: {e}")]) from None
+    if action == "delete":
+        return Saved(cat, action, path), ("remove", mem.category, mem.id)
+    return Saved(cat, action, path), ("upsert", memory_md.IndexLine(mem.id, mem.category, mem.title,
+                                                                    mem.description))
 
 
 def _already_written(path: str, text: str) -> bool:

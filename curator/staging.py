@@ -1,25 +1,30 @@
 """The staging directory: the single source of truth for work in progress.
 
-    <data dir>/staging/<triage id>/triage.json          what triage found (written once)
-    <data dir>/staging/<triage id>/state/<category>.json a triggered category's state, from its first move on
+    <data dir>/staging/<triage id>/triage.json  what triage found (written once)
+    <data dir>/staging/<triage id>/state.log    its categories' moves, one JSON line each, appended
 
-A triggered category with no state file yet is `triaged`: the hook writes one
-file per triage, not one per category (each durable write costs an fsync on
-the hook's clock). A triage appears whole: it is written in
-`staging/.incoming/` and renamed into place. Every file is written
-atomically. Later stages add files beside `triage.json`.
+A triggered category with no line in the log yet is `triaged`: the hook writes
+one file per triage, not one per category (each durable write costs an fsync
+on the hook's clock). A triage appears whole: it is written in
+`staging/.incoming/` and renamed into place. A category's state is its last
+line in the log: a move is one short append, not a new file (creating and
+renaming a file costs a millisecond or more on a busy disk, and a save makes
+two moves). Every other file is written atomically. Later stages add files
+beside `triage.json`.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections import Counter
 
-from .atomic import read_json, write_json
+from .atomic import append_line, dump_json, read_json, write_json
 
 FORMAT = 1
 STAGING = "staging"
+STATE_LOG = "state.log"
 INCOMING = ".incoming"
 
 # A category's life: triage → draft → verify → review → save.
@@ -41,6 +46,10 @@ PENDING: frozenset[str] = frozenset(s for s in STATES if s not in ("rejected", "
 
 class StagingError(Exception):
     """A staged file is missing, unreadable or malformed, or a state change is not allowed."""
+
+
+class NotACategory(StagingError):
+    """The category is not one the triage triggered."""
 
 
 def now_iso() -> str:
@@ -139,46 +148,85 @@ def load_triage(data, triage_id: str) -> dict:
     return doc
 
 
-def _read_state(path: str, category: str, doc: dict) -> dict:
+def _state_log(data, triage_id: str) -> str:
+    return os.path.join(triage_dir(data, triage_id), STATE_LOG)
+
+
+def _read_log(path: str) -> dict[str, dict]:
+    """Category -> its latest record, with the history of its moves, from the log's complete lines.
+
+    A line that does not read as a state record is skipped: a killed writer leaves at most
+    its last line unfinished, and that move is simply done again."""
     try:
-        rec = read_json(path)
+        with open(path, "rb") as f:
+            data = f.read()
     except FileNotFoundError:
-        return _state_record(category, "triaged", doc.get("created", ""))
-    except (OSError, ValueError) as e:
-        raise StagingError(f"{path}: unreadable ({e})") from None
-    if not isinstance(rec, dict) or rec.get("state") not in TRANSITIONS:
-        raise StagingError(f"{path}: not a state record")
-    return rec
+        return {}
+    except OSError as e:
+        raise StagingError(f"{path}: unreadable ({e.strerror or e})") from None
+    latest: dict[str, dict] = {}
+    for line in data.split(b"\n")[:-1]:  # what follows the last line break is unfinished
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if (not isinstance(rec, dict) or rec.get("state") not in TRANSITIONS
+                or not isinstance(rec.get("category"), str) or not isinstance(rec.get("updated"), str)):
+            continue
+        before = latest.get(rec["category"])
+        history = before["history"] if before else []
+        history.append([rec["state"], rec["updated"]])
+        rec["history"] = history
+        latest[rec["category"]] = rec
+    return latest
+
+
+def _triggered(doc: dict, triage_id: str, category: str) -> None:
+    cat = doc["categories"].get(category)
+    if not isinstance(cat, dict) or not cat.get("triggered"):
+        raise NotACategory(f"{triage_id}/{category}: not a triggered category of this triage")
 
 
 def category_states(data, triage_id: str, doc: dict | None = None) -> dict[str, dict]:
     """The state record of each triggered category of a triage."""
     doc = doc or load_triage(data, triage_id)
-    folder = os.path.join(triage_dir(data, triage_id), "state")
-    return {name: _read_state(os.path.join(folder, f"{name}.json"), name, doc)
-            for name, cat in doc["categories"].items() if isinstance(cat, dict) and cat.get("triggered")}
+    latest = _read_log(_state_log(data, triage_id))
+    out = {}
+    for name, cat in doc["categories"].items():
+        if isinstance(cat, dict) and cat.get("triggered"):
+            rec = out[name] = latest.get(name) or _state_record(name, "triaged", doc.get("created", ""))
+            if name in latest:
+                rec["history"] = ([["triaged", doc.get("created", "")]] + rec["history"])[-50:]
+    return out
 
 
-def set_state(data, triage_id: str, category: str, state: str, *, doc: dict | None = None, **extra) -> dict:
-    """Move one category to `state`, keeping its history; refuse a move the life cycle does not allow.
-
-    `doc` is the triage when the caller has it already (it is read otherwise)."""
+def category_state(data, triage_id: str, category: str, doc: dict | None = None) -> dict:
+    """The state record of one triggered category; NotACategory for any other name."""
     doc = doc or load_triage(data, triage_id)
-    cat = doc["categories"].get(category)
-    if not isinstance(cat, dict) or not cat.get("triggered"):
-        raise StagingError(f"{triage_id}/{category}: not a triggered category of this triage")
-    path = os.path.join(triage_dir(data, triage_id), "state", f"{category}.json")
-    rec = _read_state(path, category, doc)
-    current = rec.get("state")
-    if state not in TRANSITIONS.get(current, ()):
-        raise StagingError(f"{triage_id}/{category}: cannot go from {current} to {state}")
+    _triggered(doc, triage_id, category)
+    return category_states(data, triage_id, doc)[category]
+
+
+def set_state(data, triage_id: str, category: str, state: str, *, doc: dict | None = None,
+              current: dict | None = None, **extra) -> dict:
+    """Move one category to `state`, keeping its fields; refuse a move the life cycle does not allow.
+
+    `doc` is the triage and `current` the category's record when the caller has them already
+    (under the triage's claim nothing else changes them); they are read otherwise."""
+    doc = doc or load_triage(data, triage_id)
+    _triggered(doc, triage_id, category)
+    rec = current or category_state(data, triage_id, category, doc)
+    now = rec.get("state")
+    if state not in TRANSITIONS.get(now, ()):
+        raise StagingError(f"{triage_id}/{category}: cannot go from {now} to {state}")
     kept = {k: v for k, v in rec.items() if k not in ("category", "state", "updated", "history")}
     kept.update(extra)
-    new = _state_record(category, state, now_iso(), rec.get("history"), **kept)
-    # Atomic but not fsynced: a state lost to a power cut only repeats a step, and every
-    # step is redone safely (the save recognises a file already written).
-    write_json(path, new, durable=False)
-    return new
+    stamp = now_iso()
+    line = {"category": category, "state": state, "updated": stamp, **kept}
+    # Appended, not fsynced: a move lost to a power cut (or a kill mid-line) is done again,
+    # and every step is redone safely (the save recognises a file already written).
+    append_line(_state_log(data, triage_id), dump_json(line, compact=True))
+    return _state_record(category, state, stamp, rec.get("history"), **kept)
 
 
 def counts(data) -> dict:

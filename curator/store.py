@@ -217,14 +217,17 @@ class MemoryStore:
 
     # -- writing -------------------------------------------------------------------
 
-    def _checked(self, doc: memfile.MemoryDoc) -> tuple[str, str]:
-        """(path, text) of a valid document; UnsafePathError / InvalidMemoryError otherwise."""
+    def _checked(self, doc: memfile.MemoryDoc, parsed_from: str | None = None) -> tuple[str, str]:
+        """(path, text) of a valid document; UnsafePathError / InvalidMemoryError otherwise.
+
+        `parsed_from` is the text `doc` was parsed from, when the caller has it."""
         path = self.path_for(doc.category, doc.id)
         found = memfile.problems(doc, file_name=os.path.basename(path)) + _control_problems(doc)
         text = memfile.render(doc)
-        if not found:
+        if not found and text != parsed_from:
             # what is written must read back as a valid memory at the same place
-            # (a defence against a renderer bug letting a value break the front matter)
+            # (a defence against a renderer bug letting a value break the front matter);
+            # text parsed into `doc` already reads back as `doc`
             try:
                 back = memfile.parse(text)
             except memfile.MemoryFormatError as e:
@@ -238,20 +241,20 @@ class MemoryStore:
             raise InvalidMemoryError(path, found)
         return path, text
 
-    def create(self, doc: memfile.MemoryDoc) -> str:
+    def create(self, doc: memfile.MemoryDoc, *, parsed_from: str | None = None) -> str:
         """Write a new memory file; ConflictError when one exists at its path. Returns the path."""
-        path, text = self._checked(doc)
+        path, text = self._checked(doc, parsed_from)
         if os.path.lexists(path):
             raise ConflictError(path, "a memory with this id already exists")
         write_text(path, text)
         return path
 
-    def update(self, doc: memfile.MemoryDoc, base_hash: str) -> str:
+    def update(self, doc: memfile.MemoryDoc, base_hash: str, *, parsed_from: str | None = None) -> str:
         """Replace the memory file with `doc` if it is still the version hashed `base_hash`.
 
         ConflictError when the file changed since, is missing, or is broken. Returns the path.
         """
-        path, text = self._checked(doc)
+        path, text = self._checked(doc, parsed_from)
         self._expect(path, doc.category, doc.id, base_hash)
         write_text(path, text)
         return path

@@ -175,15 +175,17 @@ def test_triage_json_error_still_explained_on_stderr(project, transcripts):
 # -- status -------------------------------------------------------------------------------
 
 def _expected_counts(project: Path, tids: list[str] | None = None) -> dict:
-    """Each triggered category's state: its state file's when it has moved, else `triaged`."""
+    """Each triggered category's state: its last line in the state log when it has moved, else `triaged`."""
     by_state: dict[str, int] = {}
     for tid in staged(project) if tids is None else tids:
         folder = data_of(project) / "staging" / tid
         doc = json.loads((folder / "triage.json").read_text())
+        log = folder / "state.log"
+        moves = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+        last = {m["category"]: m["state"] for m in moves}
         for name, cat in doc["categories"].items():
             if cat["triggered"]:
-                f = folder / "state" / f"{name}.json"
-                s = json.loads(f.read_text())["state"] if f.exists() else "triaged"
+                s = last.get(name, "triaged")
                 by_state[s] = by_state.get(s, 0) + 1
     return by_state
 
@@ -223,15 +225,14 @@ def test_status_on_a_project_without_data_dir(project):
     assert not data_of(project).exists()  # looking does not create anything
 
 
-def test_status_counts_a_garbage_state_file_as_unreadable(project, transcripts):
+def test_status_counts_an_unreadable_state_log_as_unreadable(project, transcripts):
     a = session("postgres").write(transcripts / "a.jsonl")
     b = session("kafka", stamp="2025-07-15T09:00").write(transcripts / "b.jsonl")
     assert run_cli("triage", str(a), str(b), cwd=project).returncode == 0
     first, second = staged(project)
     data = str(data_of(project))
-    staging.set_state(data, first, "decision", "drafting")
     staging.set_state(data, second, "decision", "drafting")
-    (data_of(project) / "staging" / first / "state" / "decision.json").write_bytes(b"\x00{garbage")
+    (data_of(project) / "staging" / first / "state.log").mkdir()  # cannot be read as a file
     expected = _expected_counts(project, [second])
     p = run_cli("status", "--json", cwd=project)
     assert p.returncode == 0, p.stderr

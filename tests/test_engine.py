@@ -128,7 +128,7 @@ def test_a_block_prevents_approval_until_an_edit_fixes_it(project, tmp_path):
     assert not (tmp_path / "memory" / "decision").exists()
     record = edit(engine, tid, "decision", review["text"].replace("## Decision\n", "## Decision\nEdited. "))
     assert not record["blocked"]
-    saved = approve(engine, tid, "decision")
+    (saved,) = approve(engine, tid, "decision").saved
     assert "Edited. " in Path(saved.path).read_text()
 
 
@@ -179,7 +179,7 @@ def test_change_action_follows_the_rules(project, tmp_path):
         change_action(engine, tid, "decision", "update")
     record = change_action(engine, tid, "decision", "noop")
     assert record["decision"]["action"] == "noop"
-    saved = approve(engine, tid, "decision")
+    (saved,) = approve(engine, tid, "decision").saved
     assert saved.action == "noop" and not (tmp_path / "memory" / "decision").exists()
 
 
@@ -198,7 +198,7 @@ def test_a_save_killed_after_the_file_is_finished_by_the_next_run(project, tmp_p
     monkeypatch.undo()
     assert staging.category_states(engine.data, tid)["decision"]["state"] == "approved"
     written = next((tmp_path / "memory" / "decision").glob("*.md"))
-    (saved,) = resume(engine, tid)
+    (saved,) = resume(engine, tid).saved
     assert saved.path == str(written) and saved.action == "create"
     assert written.stem in (tmp_path / "memory" / "MEMORY.md").read_text()
     assert staging.category_states(engine.data, tid)["decision"]["state"] == "saved"
@@ -230,6 +230,6 @@ def test_a_resumed_save_of_hand_edited_text_recognises_the_written_file(project,
     with pytest.raises(KeyboardInterrupt):
         approve(engine, tid, "decision", edited)
     monkeypatch.undo()
-    (saved,) = resume(engine, tid)
+    (saved,) = resume(engine, tid).saved
     assert saved.action == "create" and "Edited by hand." in Path(saved.path).read_text()
     assert staging.category_states(engine.data, tid)["decision"]["state"] == "saved"

@@ -12,7 +12,7 @@ from curator.atomic import write_bytes
 
 def doc(tid: str, triggered=("decision", "runbook")) -> dict:
     cats = {n: {"score": 0.9 if n in triggered else 0.1, "threshold": 0.5, "triggered": n in triggered}
-            for n in ("decision", "constraint", "runbook")}
+            for n in dict.fromkeys(("decision", "constraint", "runbook", *triggered))}
     return {"format": staging.FORMAT, "id": tid, "created": "2026-11-22T10:00:00Z", "event": "Stop",
             "source": {"session": "s", "transcript": "/t.jsonl", "subagent": False, "byte_range": [0, 10],
                        "turns": [1, 2]},
@@ -70,21 +70,51 @@ def test_counts_by_state_and_unreadable_triages(tmp_path):
     staging.stage(tmp_path, doc("20261122T100000Z-aaaa0001"))
     staging.stage(tmp_path, doc("20261122T110000Z-aaaa0002", triggered=("constraint",)))
     staging.set_state(tmp_path, "20261122T100000Z-aaaa0001", "decision", "rejected")
-    broken = os.path.join(tmp_path, "staging", "20261122T120000Z-dead0003", "state")
-    os.makedirs(broken)
-    with open(os.path.join(broken, "decision.json"), "w") as f:
-        f.write("{not json")
+    os.makedirs(os.path.join(tmp_path, "staging", "20261122T120000Z-dead0003"))  # no triage.json
     staging.stage(tmp_path, doc("20261122T130000Z-dead0004"))
-    state_dir = os.path.join(tmp_path, "staging", "20261122T130000Z-dead0004", "state")
-    os.makedirs(state_dir)
-    with open(os.path.join(state_dir, "decision.json"), "w") as f:
-        f.write("{not json")
+    os.makedirs(os.path.join(tmp_path, "staging", "20261122T130000Z-dead0004", "state.log"))  # not a file
     c = staging.counts(tmp_path)
     assert c == {"triages": 4, "unreadable": 2, "by_state": {"triaged": 2, "rejected": 1}, "pending": 2}
     with pytest.raises(staging.StagingError, match="missing"):
         staging.category_states(tmp_path, "20261122T120000Z-dead0003")
     with pytest.raises(staging.StagingError, match="unreadable"):
         staging.category_states(tmp_path, "20261122T130000Z-dead0004")
+
+
+def test_a_move_cut_short_by_a_kill_is_skipped_and_the_next_one_counts(tmp_path):
+    tid = "20261122T100000Z-aaaa0001"
+    staging.stage(tmp_path, doc(tid))
+    staging.set_state(tmp_path, tid, "decision", "drafting")
+    log = os.path.join(tmp_path, "staging", tid, "state.log")
+    with open(log, "ab") as f:
+        f.write(b'{"category": "decision", "state": "dra')  # a writer killed mid-line
+    assert staging.category_state(tmp_path, tid, "decision")["state"] == "drafting"
+    rec = staging.set_state(tmp_path, tid, "decision", "drafted")
+    assert staging.category_state(tmp_path, tid, "decision") == rec
+    assert [h[0] for h in rec["history"]] == ["triaged", "drafting", "drafted"]
+    with open(log, "ab") as f:  # lines that are not state records, however they got there
+        f.write(b'\x00garbage\n[1, 2]\n{"category": "decision", "state": "exploded", "updated": "x"}\n')
+    assert staging.category_state(tmp_path, tid, "decision")["state"] == "drafted"
+    assert staging.set_state(tmp_path, tid, "decision", "verifying")["state"] == "verifying"
+
+
+def test_threads_moving_categories_of_one_triage_lose_no_move(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    tid = "20261122T100000Z-aaaa0001"
+    cats = ("decision", "runbook", "constraint", "tech_debt", "preference", "session_summary")
+    staging.stage(tmp_path, doc(tid, triggered=cats))
+    path = ("drafting", "drafted", "verifying", "ready")
+
+    def walk(cat):
+        for state in path:
+            staging.set_state(tmp_path, tid, cat, state, note="x" * 3000)
+
+    with ThreadPoolExecutor(6) as pool:
+        list(pool.map(walk, cats))
+    states = staging.category_states(tmp_path, tid)
+    assert {c: r["state"] for c, r in states.items()} == {c: "ready" for c in cats}
+    assert all([h[0] for h in r["history"]] == ["triaged", *path] for r in states.values())
 
 
 def test_triage_ids_cannot_escape_staging(tmp_path):
