@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 
 _counter = 0
 _appending = threading.Lock()  # one line at a time within a process (drafting threads share a log)
@@ -32,6 +33,54 @@ def _temp_name(path: str) -> str:
     _counter += 1
     head, tail = os.path.split(path)
     return os.path.join(head, f".{tail}.{os.getpid()}.{_counter}.tmp")
+
+
+def _temp_owner(name: str) -> int | None:
+    """The pid in a temp file name of ours (`.<name>.<pid>.<n>.tmp`), None for any other name."""
+    if not (name.startswith(".") and name.endswith(".tmp")):
+        return None
+    parts = name[1:-4].rsplit(".", 2)
+    if len(parts) != 3 or not parts[0] or not (parts[1].isdigit() and parts[2].isdigit()):
+        return None
+    return int(parts[1])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process
+    return True
+
+
+def sweep_temps(folder, *, grace: float = 5.0, stale: float = 3600.0) -> int:
+    """Remove the temp files killed writers left in `folder` (not below it); returns how many.
+
+    One goes when its process is gone and it is older than `grace` seconds (a writer in
+    another pid namespace is not mistaken for a dead one mid-write), or when it is older than
+    `stale` whoever owns the pid now. Other names are never touched."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    removed = 0
+    now = time.time()
+    for name in names:
+        pid = _temp_owner(name)
+        if pid is None:
+            continue
+        path = os.path.join(folder, name)
+        try:
+            st = os.lstat(path)
+            age = now - st.st_mtime
+            if age > stale or (age > grace and pid != os.getpid() and not _alive(pid)):
+                os.unlink(path)
+                removed += 1
+        except OSError:
+            pass
+    return removed
 
 
 def write_bytes(path, data: bytes, *, durable: bool = True, sync_dir: bool = True) -> None:

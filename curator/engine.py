@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from . import config
-from .atomic import append_line, read_json, write_json
+from .atomic import append_line, read_json, sweep_temps, write_json
 from .locks import FileLock
 from .paths import data_dir, memory_root
 from .pipeline import now_iso
@@ -95,6 +95,15 @@ class Engine:
             known = self.rejected_fingerprints()
             known.add(fp)
             write_json(os.path.join(self.data, REJECTED), {"fingerprints": sorted(known)})
+
+    def sweep_temps(self) -> int:
+        """Remove temp files killed writers left in the memory root and the data dir; returns how many."""
+        from .categories import CATEGORIES
+        from .store import ARCHIVE_DIR
+
+        folders = [self.root, os.path.join(self.root, ARCHIVE_DIR), self.data, os.path.join(self.data, "offsets")]
+        folders += [os.path.join(self.root, c) for c in CATEGORIES]
+        return sum(sweep_temps(f) for f in folders)
 
     def close(self) -> None:
         self.index.close()

@@ -17,6 +17,7 @@ def auto_approve(engine, *, on_event=None) -> dict:
     summary: dict = {"created": [], "updated": [], "deleted": [], "noop": [], "blocked": [], "failed": [],
                      "conflicts": [], "busy": [], "notes": []}
     staging.clean_incoming(engine.data)
+    engine.sweep_temps()
     for tid in pending_triages(engine.data):
         try:
             # One claim over the whole triage, drafts and saves: another process skips it
@@ -31,6 +32,7 @@ def auto_approve(engine, *, on_event=None) -> dict:
 
 
 def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
+    staging.sweep_triage_temps(engine.data, tid)
     _record(summary, tid, resume(engine, tid), conflicts=False)  # a conflict there is left for review
     ready = []
     for cat, state in process(engine, tid, on_event=on_event).items():

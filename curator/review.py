@@ -6,6 +6,8 @@ written, the memory file is written before MEMORY.md, and `saved` comes
 last. A process killed anywhere leaves `approved`, and `resume` (run by the
 next process) finishes the save; every step is idempotent, so a file already
 written is recognised by its content rather than written twice.
+`approve_all` saves several candidates of a triage with one MEMORY.md write
+(the headless runner, and approving everything at once in the TUI).
 """
 
 from __future__ import annotations

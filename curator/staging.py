@@ -20,7 +20,7 @@ import os
 import time
 from collections import Counter
 
-from .atomic import append_line, dump_json, read_json, write_json
+from .atomic import append_line, dump_json, read_json, sweep_temps, write_json
 
 FORMAT = 1
 STAGING = "staging"
@@ -124,6 +124,12 @@ def clean_incoming(data, older_than: float = 300.0) -> int:
         except OSError:
             pass
     return removed
+
+
+def sweep_triage_temps(data, triage_id: str) -> int:
+    """Remove the temp files killed writers left in a triage's folders (call it under the claim)."""
+    folder = triage_dir(data, triage_id)
+    return sum(sweep_temps(os.path.join(folder, sub)) for sub in ("", "drafts", "review"))
 
 
 def triage_ids(data) -> list[str]:

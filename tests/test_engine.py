@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,8 @@ from curator.drafting.offline import OfflineDrafter
 from curator.engine import Engine
 from curator.headless import auto_approve
 from curator.pipeline import process, read_review
-from curator.review import Blocked, Conflict, ReviewError, approve, change_action, edit, reject, resume, retry
+from curator.review import (Blocked, Conflict, ReviewError, approve, approve_all, change_action, edit, reject, resume,
+                            retry)
 from curator.store import content_hash
 
 DEMO = asset(os.path.join("demo", "session.jsonl"))
@@ -233,3 +235,44 @@ def test_a_resumed_save_of_hand_edited_text_recognises_the_written_file(project,
     (saved,) = resume(engine, tid).saved
     assert saved.action == "create" and "Edited by hand." in Path(saved.path).read_text()
     assert staging.category_states(engine.data, tid)["decision"]["state"] == "saved"
+
+
+def test_approving_a_triage_at_once_saves_the_clean_ones_and_refuses_the_blocked_one(project, tmp_path):
+    engine = make_engine(project, tmp_path)
+    (tid,) = stage(engine)
+    review = ready(engine, tid, "decision")
+    edit(engine, tid, "decision", review["text"].replace("## Rationale", "## Thoughts"))
+    cats = sorted(staging.category_states(engine.data, tid))
+    result = approve_all(engine, tid, cats)
+    assert set(result.refused) == {"decision"} and isinstance(result.refused["decision"], Blocked)
+    assert sorted(s.category for s in result.saved) == [c for c in cats if c != "decision"]
+    text = (tmp_path / "memory" / "MEMORY.md").read_text()
+    for saved in result.saved:  # one MEMORY.md write holds every save of the approval
+        assert f"{saved.category}/{Path(saved.path).name}" in text
+    states = staging.category_states(engine.data, tid)
+    assert states["decision"]["state"] == "ready"
+    assert all(states[s.category]["state"] == "saved" for s in result.saved)
+
+
+def test_auto_approve_sweeps_temp_files_that_killed_writers_left(project, tmp_path):
+    import subprocess
+    import sys
+
+    engine = make_engine(project, tmp_path)
+    stage(engine)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a pid with no process behind it
+    root = tmp_path / "memory"
+    (root / "decision").mkdir(parents=True)
+    left = [root / f".MEMORY.md.{gone.pid}.3.tmp", root / "decision" / f".x.md.{gone.pid}.1.tmp",
+            Path(engine.data) / f".rejected.json.{gone.pid}.2.tmp"]
+    kept = [root / f".MEMORY.md.{os.getppid()}.4.tmp",  # a live writer's
+            root / "notes.tmp", root / ".hand-made.tmp"]  # not names memcurate makes
+    for p in left + kept:
+        p.write_text("half")
+        os.utime(p, (time.time() - 60, time.time() - 60))
+    fresh = root / f".MEMORY.md.{gone.pid}.5.tmp"  # too young to be sure its writer is gone
+    fresh.write_text("half")
+    auto_approve(engine)
+    assert not any(p.exists() for p in left)
+    assert all(p.exists() for p in kept + [fresh])
