@@ -35,7 +35,7 @@ class Engine:
         self.claims: dict[str, int] = {}  # triage id -> depth of this process's claim on it
         self._root_lock: FileLock | None = None
         self._root_depth = 0
-        self.near: dict = {}  # (triage, category) -> existing memories compared with, for verification
+        self.near: dict = {}  # (triage, category) -> memories just decided against, taken by the next verification
 
     @property
     def drafter(self):

@@ -118,6 +118,19 @@ def existing_for(engine, doc: memfile.MemoryDoc) -> list[Existing]:
     return out
 
 
+def _near(engine, tid: str, category: str, draft_text: str) -> list[Existing]:
+    """The existing memories to check the draft against: those it was just decided against (handed
+    over through `engine.near` by the step that decided), else found again, so an edit verified
+    later, or in another process, sees the memories as they are now."""
+    found = engine.near.pop((tid, category), None)
+    if found is None:
+        try:
+            found = existing_for(engine, memfile.parse(draft_text))
+        except memfile.MemoryFormatError:
+            found = []
+    return found
+
+
 def evidence_of(entry: dict) -> str:
     return "\n".join([entry.get("excerpt", "")] + [s.get("text", "") for s in entry.get("snippets", [])])
 
@@ -130,7 +143,7 @@ def review_decision(engine, tid: str, category: str, entry: dict, decision: Deci
     if decision.action in ("update", "delete") and decision.target:
         target = engine.target_state(category, decision.target, decision.base_hash)
     near = [{"id": e.id, "title": e.doc.title, "text": f"{e.doc.title}\n{e.doc.body}"}
-            for e in engine.near.get((tid, category), [])]
+            for e in _near(engine, tid, category, draft_text)]
     issues = verify(text, category=category, evidence=evidence_of(entry), action=decision.action, target=target,
                     near=near, score=entry.get("score"), threshold=entry.get("threshold"), cfg=engine.cfg)
     p = paths(engine.data, tid, category)

@@ -276,3 +276,18 @@ def test_auto_approve_sweeps_temp_files_that_killed_writers_left(project, tmp_pa
     auto_approve(engine)
     assert not any(p.exists() for p in left)
     assert all(p.exists() for p in kept + [fresh])
+
+
+def test_an_edit_is_checked_against_the_memories_as_they_are_now_in_any_process(project, tmp_path):
+    from dataclasses import replace
+
+    drafting = make_engine(project, tmp_path)
+    (tid,) = stage(drafting)
+    review = ready(drafting, tid, "decision")
+    assert review["decision"]["action"] == "create"
+    assert "near-duplicate" not in {i["code"] for i in review["issues"]}
+    doc = memfile.parse(review["text"])
+    drafting.store.create(replace(doc, id="an-earlier-twin", title=doc.title + " (earlier)"))  # saved meanwhile
+    for engine in (drafting, Engine(project, clock=lambda: "2026-11-22T10:04:00Z")):
+        record = edit(engine, tid, "decision", review["text"])
+        assert "near-duplicate" in {i["code"] for i in record["issues"]}
