@@ -1,7 +1,7 @@
 """The `memcurate` command line (DESIGN §3).
 
 This is the composition root: the one engine module that reaches into
-`hooks/` (and, later, `widgets/`), always lazily, so `memcurate hook` loads
+`hooks/` and `widgets/`, always lazily, so `memcurate hook` loads
 only what the hook needs.
 """
 
@@ -68,10 +68,10 @@ def _main(argv: list[str]) -> int:
         if args.command == "status":
             return commands.status(args)
         if args.command == "demo":
-            return commands.demo(args)
+            return commands.demo(args, review=_review)
         if args.auto_approve:
             return commands.auto_approve(args)
-        return commands.unavailable("the review TUI", "the live review TUI")
+        return _review(commands.project(args))
     except commands.UserError as e:
         print(f"memcurate: {e}", file=sys.stderr)
         return 1
@@ -82,6 +82,17 @@ def _main(argv: list[str]) -> int:
             raise
         print(f"memcurate: internal error: {e.__class__.__name__}: {e} (run with --debug for details)", file=sys.stderr)
         return 1
+
+
+def _review(project: str) -> int:
+    """The live review TUI on `project` (imported only here: the engine knows nothing of it)."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print("memcurate: the review TUI needs a terminal; use `memcurate --auto-approve` or "
+              "`memcurate status` without one", file=sys.stderr)
+        return 1
+    from widgets.app import run
+
+    return run(project)
 
 
 if __name__ == "__main__":

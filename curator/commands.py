@@ -37,12 +37,6 @@ def _print_json(doc) -> None:
     sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
 
-def unavailable(what: str, issue: str) -> int:
-    print(f"memcurate: {what} is not built yet (it arrives with {issue}); "
-          "try `memcurate triage PATH`, `memcurate status` or `memcurate demo`", file=sys.stderr)
-    return 1
-
-
 def triage(args) -> int:
     project = _project(args)
     data = data_dir(project)
@@ -168,7 +162,13 @@ def print_summary(summary: dict) -> None:
         print(f"note: {one_line(note, 300)}")
 
 
-def demo(args) -> int:
+def demo(args, review=None) -> int:
     from .demo import run_demo
 
-    return run_demo(json_out=getattr(args, "json", False), auto_approve=getattr(args, "auto_approve", False))
+    return run_demo(json_out=getattr(args, "json", False), auto_approve=getattr(args, "auto_approve", False),
+                    review=review)
+
+
+def project(args) -> str:
+    """The project a command works on: --project, else the git root of the current folder."""
+    return _project(args)

@@ -56,7 +56,9 @@ def play_session(layout: dict) -> None:
     _hook({**base, "hook_event_name": "SessionEnd", "reason": "exit"})
 
 
-def run_demo(*, json_out: bool = False, auto_approve: bool = False) -> int:
+def run_demo(*, json_out: bool = False, auto_approve: bool = False, review=None) -> int:
+    """Seed a throwaway demo project; then save headless (`auto_approve`), or hand the project to
+    `review` (the TUI, injected by the command line: the engine knows nothing of the UI)."""
     root = tempfile.mkdtemp(prefix="memcurate-demo-")
     layout = make_project(root)
     old = os.environ.get("CLAUDE_CONFIG_DIR")
@@ -88,8 +90,8 @@ def run_demo(*, json_out: bool = False, auto_approve: bool = False) -> int:
         print(f"\nSee them with: memcurate --project {layout['project']} status")
     if auto_approve:
         return _auto_approve(layout, json_out)
-    if not json_out:
-        print("\nThe review TUI is not built yet: `memcurate demo --auto-approve` drafts and saves them headless.")
+    if review is not None and not json_out:
+        return review(layout["project"])
     return 0
 
 

@@ -148,11 +148,23 @@ def review_decision(engine, tid: str, category: str, entry: dict, decision: Deci
                     near=near, score=entry.get("score"), threshold=entry.get("threshold"), cfg=engine.cfg)
     p = paths(engine.data, tid, category)
     write_text(p["file"], text)
+    try:
+        title = memfile.parse(text).title
+    except memfile.MemoryFormatError:
+        title = ""
     record = {"decision": {k: v for k, v in decision.as_dict().items() if k != "text"},
               "issues": [i.as_dict() for i in issues], "blocked": bool(blocking(issues)),
-              "text_hash": text_hash(text), "verified": now_iso()}
+              "title": title, "text_hash": text_hash(text), "verified": now_iso()}
     write_json(p["review"], record)
     return record
+
+
+def summary(record: dict) -> dict:
+    """What a queue row shows of a review record; it goes on the category's `ready` state line,
+    so a list of candidates reads one file per triage."""
+    sev = [i["severity"] for i in record["issues"]]
+    return {"action": record["decision"]["action"], "blocked": record["blocked"], "title": record.get("title", ""),
+            "blocks": sev.count("BLOCK"), "advisories": sev.count("ADVISORY"), "verified": record["verified"]}
 
 
 def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -> dict[str, str]:
@@ -267,8 +279,7 @@ def _finish(engine, tid: str, doc: dict, cat: str, result, emit) -> None:
         staging.set_state(engine.data, tid, cat, "failed", error=f"verification failed: {e.__class__.__name__}: {e}")
         emit(Event(tid, cat, "failed", {"error": str(e)}))
         return
-    staging.set_state(engine.data, tid, cat, "ready", action=record["decision"]["action"],
-                      blocked=record["blocked"], verified=record["verified"])
+    staging.set_state(engine.data, tid, cat, "ready", **summary(record))
     emit(Event(tid, cat, "ready", {"action": record["decision"]["action"], "blocked": record["blocked"]}))
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from . import memfile, staging
 from .decide import Decision, DecisionError, choose, decide
-from .pipeline import Claim, existing_for, fingerprint, process, read_review, review_decision, text_hash
+from .pipeline import Claim, existing_for, fingerprint, process, read_review, review_decision, summary, text_hash
 from .verify import Issue, blocking
 
 
@@ -75,11 +75,13 @@ def _require(engine, tid: str, cat: str, *states: str, doc: dict | None = None,
 def edit(engine, tid: str, cat: str, text: str) -> dict:
     """Replace the text under review and verify it again; returns the new review record."""
     with Claim(engine, tid, wait=5):
-        _require(engine, tid, cat, "ready")
+        rec = _require(engine, tid, cat, "ready")
         review = read_review(engine.data, tid, cat)
         entry = staging.load_triage(engine.data, tid)["categories"][cat]
         decision = Decision(**review["decision"], text=text)
-        return review_decision(engine, tid, cat, entry, decision, review["draft"], file_text=text)
+        record = review_decision(engine, tid, cat, entry, decision, review["draft"], file_text=text)
+        staging.set_state(engine.data, tid, cat, "ready", current=rec, **summary(record))
+        return record
 
 
 def approve(engine, tid: str, cat: str, text: str | None = None) -> Approval:
@@ -123,6 +125,7 @@ def _approved(engine, tid: str, cat: str, doc: dict, states: dict) -> tuple[dict
         if not t["exists"] or not t["hash_matches"]:
             record = review_decision(engine, tid, cat, doc["categories"][cat], Decision(**d, text=review["text"]),
                                      review["draft"], file_text=review["text"])
+            rec = staging.set_state(engine.data, tid, cat, "ready", doc=doc, current=rec, **summary(record))
             issues = [Issue(**i) for i in record["issues"]]
     blocked = blocking(issues)
     if any(i.code in ("conflict", "target-missing") for i in blocked):
@@ -204,9 +207,9 @@ def _write_memory(engine, tid: str, cat: str, review: dict, doc: dict, rec: dict
             engine.store.update(mem, d["base_hash"], parsed_from=text)
             engine.record_written(path, written)
     except ConflictError as e:
-        staging.set_state(engine.data, tid, cat, "ready", doc=doc, current=rec, conflict=str(e))
         record = review_decision(engine, tid, cat, doc["categories"][cat], Decision(**d, text=text),
                                  review["draft"], file_text=text)
+        staging.set_state(engine.data, tid, cat, "ready", doc=doc, current=rec, conflict=str(e), **summary(record))
         issues = [Issue(**i) for i in record["issues"] if i["severity"] == "BLOCK"]
         raise Conflict(issues or [Issue("BLOCK", "conflict", "action", f"{path}: {e}")]) from None
     if action == "delete":
@@ -244,14 +247,16 @@ def _decide_again(engine, tid: str, cat: str, choice) -> dict:
     """Run `choice(draft, existing)` on the kept draft against the memories as they are now, and
     record the new decision; the category stays ready."""
     with Claim(engine, tid, wait=5):
-        _require(engine, tid, cat, "ready")
+        rec = _require(engine, tid, cat, "ready")
         review = read_review(engine.data, tid, cat)
         draft = memfile.parse(review["draft"])
         existing = existing_for(engine, draft)
         engine.near[(tid, cat)] = existing
         decision = choice(draft, existing)
         entry = staging.load_triage(engine.data, tid)["categories"][cat]
-        return review_decision(engine, tid, cat, entry, decision, review["draft"])
+        record = review_decision(engine, tid, cat, entry, decision, review["draft"])
+        staging.set_state(engine.data, tid, cat, "ready", current=rec, **summary(record))
+        return record
 
 
 def redecide(engine, tid: str, cat: str) -> dict:
@@ -268,3 +273,24 @@ def change_action(engine, tid: str, cat: str, action: str, target: str | None = 
             raise ReviewError(str(e)) from None
 
     return _decide_again(engine, tid, cat, choice)
+
+
+def preview(engine, tid: str, cat: str) -> dict[str, list[str]]:
+    """What approving the candidate would move from MEMORY.md to the archive: category -> ids.
+    Nothing is written."""
+    from . import memory_md
+
+    review = read_review(engine.data, tid, cat)
+    action = review["decision"]["action"]
+    if action == "noop":
+        return {}
+    try:
+        mem = memfile.parse(review["text"])
+    except memfile.MemoryFormatError:
+        return {}
+    change = (("remove", mem.category, mem.id) if action == "delete" else
+              ("upsert", memory_md.IndexLine(mem.id, mem.category, mem.title, mem.description)))
+    old, parsed = memory_md.read_current(engine.root)
+    plan = memory_md.plan(old or "", [change], memory_md.budgets_from(engine.cfg),
+                          *memory_md.limits_from(engine.cfg), parsed=parsed)
+    return {c: [line.id for line in lines] for c, lines in plan.archived.items() if lines}

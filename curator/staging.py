@@ -34,7 +34,7 @@ TRANSITIONS: dict[str, tuple[str, ...]] = {
     "drafting": ("drafted", "failed", "drafting", "rejected"),
     "drafted": ("verifying", "failed", "drafting"),
     "verifying": ("ready", "failed", "drafting"),
-    "ready": ("approved", "rejected", "drafting"),
+    "ready": ("approved", "rejected", "drafting", "ready"),  # ready again: verified again after an edit
     "approved": ("saved", "failed", "ready"),
     "failed": ("drafting", "rejected"),
     "rejected": (),

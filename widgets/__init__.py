@@ -1,1 +1,1 @@
-"""The Textual review UI: a thin view over curator/ (built in a later issue)."""
+"""The Textual review UI: a thin view over curator/ (the engine never imports this package)."""

@@ -1,0 +1,483 @@
+"""The live review app: a thin view over the engine.
+
+Workers do the I/O and only post messages (widgets/messages.py); the handlers
+here change state. Each long-running job has its own worker group: `watch`
+(watchfiles over staging and the memory root), `load` (reading staged items),
+`pipeline` (drafting unclaimed triages), `detail`, `budgets`, `review` (the
+person's actions).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
+
+from textual import work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Footer, Header
+
+from curator import review as engine_review
+from curator import staging
+from curator.engine import Engine
+from curator.locks import LockBusy
+from curator.pipeline import Claim, pending_triages, process, read_review
+from curator.queue import Board, Item
+
+from .dialogs import ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog
+from .messages import ActionDone, BudgetsLoaded, DetailLoaded, ItemsLoaded, PipelineEvent, StagingChanged
+from .panels import BudgetsView, DocumentView, GraduationView, IssuesView, ProgressView
+from .queue import QueueTable, matches, sort_key
+
+IN_FLIGHT = ("drafting", "drafted", "verifying")
+
+# (action, keys, description) for the keys the issue fixes, in help order
+REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
+    ("approve_memory", "a", "Approve", "Approve the selected memory"),
+    ("edit_memory", "e", "Edit", "Edit the memory here (validated on save)"),
+    ("edit_external", "E", "$EDITOR", "Edit the memory in $EDITOR"),
+    ("reject_memory", "r", "Reject", "Reject the memory (with an optional reason)"),
+    ("approve_clean", "A", "Approve clean", "Approve every memory with no issues at all"),
+    ("change_action", "c", "Action", "Change the action: create / update / noop"),
+    ("retry_memory", "x", "Retry", "Retry a failed category"),
+    ("filter_queue", "slash", "Filter", "Filter the queue by category or severity"),
+    ("show_help", "question_mark", "Help", "Show every key"),
+    ("quit", "q", "Quit", "Quit"),
+]
+
+
+def _key_display(keys: str) -> str:
+    return keys.replace("slash", "/").replace("question_mark", "?")
+
+
+class MemcurateApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "memcurate"
+    BINDINGS = [Binding(keys, action, label, tooltip=desc, key_display=_key_display(keys))
+                for action, keys, label, desc in REVIEW_ACTIONS]
+
+    def __init__(self, engine_factory: Callable[[], Engine], *, watch: bool = True, run_pipeline: bool = True,
+                 clock: Callable[[], float] | None = None, editor: str | None = None) -> None:
+        super().__init__()
+        self.engine_factory = engine_factory
+        self.engine = engine_factory()  # the person's actions and reads; the pipeline has its own
+        self.board = Board(self.engine.data)
+        self.watch_enabled, self.pipeline_enabled = watch, run_pipeline
+        self.clock = clock
+        self.editor = editor
+        self.items: dict[str, list[Item]] = {}
+        self.filter_words: list[str] = []
+        self.review: dict | None = None  # the selected item's review record
+        self.review_key: tuple[str, str] | None = None
+        self._shown: tuple | None = None  # (key, state, verified) of what the detail panels show
+        self._dirty: set[str] | None = set()  # triages to read again (None: all)
+        self._loading = False
+        self._stop = threading.Event()
+        self._work = threading.Event()  # the pipeline has something to look at
+        self.pipeline_idle = threading.Event()  # set while the pipeline waits for work (tests await it)
+
+    # -- layout ---------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False, icon="")
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield QueueTable(id="queue")
+                yield ProgressView(id="progress")
+            with Vertical(id="right"):
+                yield DocumentView(id="document")
+                yield IssuesView(id="issues")
+                with Horizontal(id="bottom"):
+                    yield BudgetsView(id="budgets")
+                    yield GraduationView(id="graduation")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = self.engine.project
+        self.query_one(QueueTable).focus()
+        self._request_load(None)
+        self._load_budgets(None)
+        if self.watch_enabled:
+            self._watch()
+        if self.pipeline_enabled:
+            self._work.set()
+            self._pipeline()
+
+    def on_unmount(self) -> None:
+        self._stop.set()
+        self._work.set()
+
+    @property
+    def now(self) -> float | None:
+        return self.clock() if self.clock else None
+
+    # -- the queue --------------------------------------------------------------------
+
+    def _request_load(self, tids: set[str] | None) -> None:
+        """Coalesce reloads: one load runs at a time and the next takes everything asked meanwhile."""
+        if tids is None or self._dirty is None:
+            self._dirty = None
+        else:
+            self._dirty |= tids
+        if not self._loading:
+            tids, self._dirty = self._dirty, set()
+            self._loading = True
+            self._load(tids)
+
+    @work(thread=True, group="load")
+    def _load(self, tids: set[str] | None) -> None:
+        items = self.board.load(None if tids is None else sorted(tids))
+        self.post_message(ItemsLoaded(items, full=tids is None))
+
+    def on_items_loaded(self, message: ItemsLoaded) -> None:
+        self._loading = False
+        if message.full:
+            self.items = {}
+        for tid, rows in message.items.items():
+            if rows:
+                self.items[tid] = rows
+            else:
+                self.items.pop(tid, None)
+        self._show_queue()
+        if self._dirty is None or self._dirty:
+            self._request_load(set() if self._dirty is not None else None)
+        if any(i.state in ("triaged",) + IN_FLIGHT for rows in message.items.values() for i in rows):
+            self._work.set()
+
+    def visible(self) -> list[Item]:
+        rows = [i for tid in sorted(self.items) for i in self.items[tid]]
+        if self.filter_words:
+            rows = [i for i in rows if matches(i, self.filter_words)]
+        return sorted(rows, key=sort_key)
+
+    def _show_queue(self) -> None:
+        table = self.query_one(QueueTable)
+        table.sync(self.visible(), self.now)
+        count = sum(len(v) for v in self.items.values())
+        table.border_title = f"Pending {count}" + (f" — filter: {' '.join(self.filter_words)}" if self.filter_words
+                                                   else "")
+        self._selection_changed()
+
+    def selected(self) -> Item | None:
+        return self.query_one(QueueTable).selected()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._selection_changed()
+
+    def _selection_changed(self) -> None:
+        item = self.selected()
+        key = item.key if item else None
+        shown = (key, item.state, item.field("verified")) if item else None
+        if shown != self._shown:
+            self._shown = shown
+            self.review, self.review_key = None, key
+            if item is not None and item.state == "ready":
+                self._load_detail(item.key)
+            else:
+                self.query_one(DocumentView).show(None, _placeholder(item))
+            self._load_budgets(item.key if item is not None and item.state == "ready" else None)
+        self.query_one(IssuesView).show(item, self.review)
+        self._show_progress(item)
+        self.refresh_bindings()
+
+    def _show_progress(self, item: Item | None) -> None:
+        tid = item.tid if item else None
+        rows = [i for i in self.items.get(tid, []) if not i.is_error] if tid else []
+        busy = sum(1 for t, v in self.items.items() if t != tid and any(i.state in IN_FLIGHT for i in v))
+        self.query_one(ProgressView).show(tid, rows, busy)
+
+    @work(thread=True, group="detail", exclusive=True)
+    def _load_detail(self, key: tuple[str, str]) -> None:
+        try:
+            self.post_message(DetailLoaded(key, read_review(self.engine.data, *key)))
+        except staging.StagingError as e:
+            self.post_message(DetailLoaded(key, None, str(e)))
+
+    def on_detail_loaded(self, message: DetailLoaded) -> None:
+        item = self.selected()
+        if item is None or item.key != message.key:
+            return
+        self.review = message.review
+        self.query_one(DocumentView).show(message.review, message.error)
+        self.query_one(IssuesView).show(item, message.review)
+
+    @work(thread=True, group="budgets", exclusive=True)
+    def _load_budgets(self, key: tuple[str, str] | None) -> None:
+        from curator import memory_md
+
+        try:
+            usage = memory_md.usage(self.engine.root, self.engine.cfg)
+            moves = engine_review.preview(self.engine, *key) if key else {}
+            self.post_message(BudgetsLoaded(usage, moves, key))
+        except (memory_md.MemoryMdError, staging.StagingError, OSError) as e:
+            self.post_message(BudgetsLoaded(None, {}, key, str(e)))
+
+    def on_budgets_loaded(self, message: BudgetsLoaded) -> None:
+        self.query_one(BudgetsView).show(message.usage, message.moves, message.error)
+
+    # -- watching and drafting ----------------------------------------------------------
+
+    @work(thread=True, group="watch")
+    def _watch(self) -> None:
+        import watchfiles
+
+        staging_dir = staging.staging_dir(self.engine.data)
+        root = self.engine.root
+        for folder in (staging_dir, root):
+            os.makedirs(folder, exist_ok=True)
+        prefix = staging_dir + os.sep
+        # Short debounce: new work shows within the 300 ms the issue asks; a burst is one batch.
+        for changes in watchfiles.watch(staging_dir, root, debounce=80, step=20, stop_event=self._stop,
+                                        rust_timeout=500, yield_on_timeout=False, raise_interrupt=False):
+            tids: set[str] = set()
+            memory = False
+            for _, path in changes:
+                if path.startswith(prefix):
+                    tid = path[len(prefix):].split(os.sep, 1)[0]
+                    if tid and not tid.startswith("."):
+                        tids.add(tid)
+                else:
+                    memory = True
+            self.post_message(StagingChanged(tids, memory))
+
+    def on_staging_changed(self, message: StagingChanged) -> None:
+        if message.tids is None or message.tids:
+            self._request_load(message.tids)
+        if message.memory:
+            item = self.selected()
+            self._load_budgets(item.key if item is not None and item.state == "ready" else None)
+
+    @work(thread=True, group="pipeline")
+    def _pipeline(self) -> None:
+        """Draft every triage no other process holds; a killed holder's work is picked up too."""
+        engine = self.engine_factory()
+        try:
+            while not self._stop.is_set():
+                if not self._work.is_set():
+                    self.pipeline_idle.set()
+                self._work.wait()
+                self.pipeline_idle.clear()
+                self._work.clear()
+                for tid in pending_triages(engine.data):
+                    if self._stop.is_set():
+                        return
+                    try:
+                        states = staging.category_states(engine.data, tid)
+                        if any(r["state"] in ("triaged",) + IN_FLIGHT for r in states.values()):
+                            process(engine, tid, on_event=lambda e: self.post_message(
+                                PipelineEvent(e.triage, e.category, e.state)))
+                    except LockBusy:
+                        pass  # another process holds it: its progress shows through the watcher
+                    except staging.StagingError:
+                        pass  # shown as an error row
+        finally:
+            engine.close()
+
+    def on_pipeline_event(self, message: PipelineEvent) -> None:
+        self._request_load({message.tid})
+
+    # -- review actions -------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Grey out (None) what does not apply to the selection."""
+        if action not in {a for a, *_ in REVIEW_ACTIONS} or action in ("filter_queue", "show_help", "quit"):
+            return True
+        if action == "approve_clean":
+            return True if self.clean_items() else None
+        item = self.selected()
+        state = item.state if item else None
+        ok = {
+            "approve_memory": state == "ready" and item is not None and not item.blocks,
+            "edit_memory": state == "ready",
+            "edit_external": state == "ready",
+            "reject_memory": state in ("triaged", "ready", "failed"),
+            "change_action": state == "ready",
+            "retry_memory": state == "failed",
+        }.get(action, True)
+        return True if ok else None
+
+    def clean_items(self) -> list[Item]:
+        return [i for rows in self.items.values() for i in rows
+                if i.state == "ready" and not i.blocks and not i.advisories]
+
+    def get_system_commands(self, screen):
+        yield from super().get_system_commands(screen)
+        for action, _, _, desc in REVIEW_ACTIONS[:8]:
+            if self.check_action(action, ()):
+                yield SystemCommand(desc, f"memcurate: {desc.lower()}", getattr(self, f"action_{action}"))
+
+    def action_approve_memory(self) -> None:
+        item = self.selected()
+        if item is not None and self.check_action("approve_memory", ()):
+            self._run_review("approve", item)
+
+    def action_reject_memory(self) -> None:
+        item = self.selected()
+        if item is None or not self.check_action("reject_memory", ()):
+            return
+
+        def done(reason: str | None) -> None:
+            if reason is not None:
+                self._run_review("reject", item, reason=reason)
+
+        self.push_screen(ReasonDialog(f"{item.category} “{item.title or item.tid}”"), done)
+
+    def action_edit_memory(self) -> None:
+        item = self.selected()
+        if item is None or not self.check_action("edit_memory", ()) or self.review_key != item.key or not self.review:
+            return
+
+        def done(text: str | None) -> None:
+            if text is not None:
+                self._run_review("edit", item, text=text)
+
+        self.push_screen(EditorScreen(f"{item.category}: {item.title}", self.review["text"]), done)
+
+    def action_edit_external(self) -> None:
+        item = self.selected()
+        if item is None or not self.check_action("edit_external", ()) or self.review_key != item.key or not self.review:
+            return
+        editor = self.editor or os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        fd, path = tempfile.mkstemp(prefix="memcurate-", suffix=".md")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(self.review["text"])
+            with self.suspend():
+                code = subprocess.call([*shlex.split(editor), path])
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            self.notify(f"could not run {editor}: {e}", severity="error", markup=False)
+            return
+        finally:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        if code != 0:
+            self.notify(f"{editor} exited with {code}: nothing changed", severity="warning", markup=False)
+        elif text != self.review["text"]:
+            self._run_review("edit", item, text=text)
+
+    def action_change_action(self) -> None:
+        item = self.selected()
+        if item is None or not self.check_action("change_action", ()):
+            return
+
+        def done(action: str | None) -> None:
+            if action and action != item.action:
+                self._run_review("change", item, action=action)
+
+        self.push_screen(ActionDialog(item.action), done)
+
+    def action_retry_memory(self) -> None:
+        item = self.selected()
+        if item is not None and self.check_action("retry_memory", ()):
+            self._run_review("retry", item)
+
+    def action_approve_clean(self) -> None:
+        clean = self.clean_items()
+        if not clean:
+            return
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                self._approve_all(clean)
+
+        self.push_screen(ConfirmDialog(f"Approve {len(clean)} memor{'y' if len(clean) == 1 else 'ies'} "
+                                       "with no issues at all?"), done)
+
+    def action_filter_queue(self) -> None:
+        def done(value: str | None) -> None:
+            if value is not None:
+                self.filter_words = value.lower().split()
+                self._show_queue()
+
+        self.push_screen(FilterDialog(" ".join(self.filter_words)), done)
+
+    def action_show_help(self) -> None:
+        rows = [(_key_display(keys), desc) for _, keys, _, desc in REVIEW_ACTIONS]
+        rows += [("↑ ↓ j k", "Move in the queue"), ("ctrl+p", "Command palette")]
+        self.push_screen(HelpScreen(rows))
+
+    @work(thread=True, group="review")
+    def _run_review(self, what: str, item: Item, **kw) -> None:
+        tid, cat = item.key
+        try:
+            if what == "approve":
+                result = engine_review.approve(self.engine, tid, cat)
+                saved = result.saved[0]
+                text = f"{saved.action}: {self.engine.store.relpath(saved.path)}" if saved.path else "noop: nothing to write"
+                if result.notes:
+                    text += "\n" + "\n".join(result.notes)
+            elif what == "reject":
+                engine_review.reject(self.engine, tid, cat, kw["reason"])
+                text = f"rejected {cat}"
+            elif what == "edit":
+                record = engine_review.edit(self.engine, tid, cat, kw["text"])
+                text = "edited: " + ("BLOCKED — see the issues" if record["blocked"] else "no blocking issue")
+            elif what == "change":
+                record = engine_review.change_action(self.engine, tid, cat, kw["action"])
+                text = f"now {record['decision']['action']}"
+            elif what == "retry":
+                state = engine_review.retry(self.engine, tid, cat).get(cat)
+                text = f"retried {cat}: {state}"
+            else:
+                raise ValueError(what)
+            self.post_message(ActionDone(text, {tid}))
+        except (engine_review.ReviewError, staging.StagingError, LockBusy, OSError) as e:
+            self.post_message(ActionDone(f"{what} {cat}: {e}", {tid}, "error"))
+
+    @work(thread=True, group="review")
+    def _approve_all(self, items: list[Item]) -> None:
+        by_tid: dict[str, list[str]] = {}
+        for i in items:
+            by_tid.setdefault(i.tid, []).append(i.category)
+        saved = refused = 0
+        for tid, cats in by_tid.items():
+            try:
+                with Claim(self.engine, tid, wait=5):
+                    result = engine_review.approve_all(self.engine, tid, cats)
+                saved += len(result.saved)
+                refused += len(result.refused)
+            except (LockBusy, staging.StagingError, OSError):
+                refused += len(cats)
+        self.post_message(ActionDone(f"approved {saved}" + (f", {refused} left for review" if refused else ""),
+                                     set(by_tid), "warning" if refused else "information"))
+
+    def on_action_done(self, message: ActionDone) -> None:
+        self.notify(message.text, severity=message.severity, markup=False)
+        self._shown = None  # read the selection's review again
+        self._request_load(message.tids)
+        item = self.selected()
+        self._load_budgets(item.key if item is not None and item.state == "ready" else None)
+
+
+def _placeholder(item: Item | None) -> str:
+    if item is None:
+        return "Nothing waiting for review. New work appears here as Claude Code sessions end."
+    if item.is_error:
+        return f"This triage cannot be read: {item.error}"
+    if item.state == "failed":
+        return "Drafting failed: x retries, r rejects."
+    return f"{item.category}: {item.state}…"
+
+
+def make_app(project, *, engine_factory: Callable[[], Engine] | None = None, watch: bool = True,
+             run_pipeline: bool = True, clock: Callable[[], float] | None = None,
+             editor: str | None = None) -> MemcurateApp:
+    """The app for one project. Tests pass an engine factory (a tmp project, a fake drafter),
+    `watch=False`, `run_pipeline=False` and a fixed `clock` for deterministic screens."""
+    factory = engine_factory or (lambda: Engine(project))
+    return MemcurateApp(factory, watch=watch, run_pipeline=run_pipeline, clock=clock, editor=editor)
+
+
+def run(project) -> int:
+    make_app(project).run()
+    return 0
+

@@ -1,0 +1,199 @@
+"""Dialogs: typed modal screens that return a value (None when cancelled)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
+from textual.widgets.option_list import Option
+
+from curator import memfile
+
+DIALOG_CSS = """
+{name} {{ align: center middle; background: $background 60%; }}
+{name} > Vertical {{
+    width: 70; height: auto; max-height: 90%; padding: 1 2;
+    border: thick $primary; background: $surface;
+}}
+{name} .dialog-title {{ text-style: bold; margin-bottom: 1; }}
+{name} .dialog-buttons {{ height: auto; align-horizontal: right; margin-top: 1; }}
+{name} Button {{ margin-left: 1; }}
+"""
+
+
+class ConfirmDialog(ModalScreen[bool]):
+    DEFAULT_CSS = DIALOG_CSS.format(name="ConfirmDialog")
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("y", "confirm", "Yes"), Binding("n", "cancel", "No")]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text(self.question), classes="dialog-title")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Yes", variant="primary", id="yes")
+                yield Button("No", id="no")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_confirm(self) -> None:
+        self.dismiss(True)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+
+class ReasonDialog(ModalScreen[str | None]):
+    """Reject: an optional reason. Returns the reason ("" for none), None when cancelled."""
+
+    DEFAULT_CSS = DIALOG_CSS.format(name="ReasonDialog")
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, what: str) -> None:
+        super().__init__()
+        self.what = what
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text(f"Reject {self.what}?"), classes="dialog-title")
+            yield Input(placeholder="reason (optional) — Enter to reject, Esc to cancel", id="reason")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Reject", variant="error", id="reject")
+                yield Button("Cancel", id="cancel")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip())
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(self.query_one("#reason", Input).value.strip() if event.button.id == "reject" else None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ActionDialog(ModalScreen[str | None]):
+    """Change the proposed action: returns create / update / noop (or delete where offered)."""
+
+    DEFAULT_CSS = DIALOG_CSS.format(name="ActionDialog")
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    HELP = {"create": "a new memory file", "update": "merge into the closest existing memory",
+            "noop": "save nothing: the memory is already known", "delete": "retire the existing memory"}
+
+    def __init__(self, current: str, choices: tuple[str, ...] = ("create", "update", "noop")) -> None:
+        super().__init__()
+        self.current, self.choices = current, choices
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text(f"Change the action (now: {self.current})"), classes="dialog-title")
+            yield OptionList(*[Option(Text.assemble((c, "bold"), f"  {self.HELP[c]}"), id=c) for c in self.choices],
+                             id="actions")
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        if self.current in self.choices:
+            options.highlighted = self.choices.index(self.current)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class FilterDialog(ModalScreen[str | None]):
+    """Filter the queue: category names and severities (block, advisory, clean, failed), space-separated."""
+
+    DEFAULT_CSS = DIALOG_CSS.format(name="FilterDialog")
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, current: str) -> None:
+        super().__init__()
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Filter by category or severity", classes="dialog-title")
+            yield Input(self.current, placeholder="e.g. decision block — empty shows everything", id="filter")
+            yield Static(Text("categories: decision constraint runbook tech_debt preference session_summary\n"
+                              "severities: block advisory clean failed", style="dim"))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class EditorScreen(ModalScreen[str | None]):
+    """Edit the memory text in place. Saving checks the document first and stays open while it has problems."""
+
+    DEFAULT_CSS = """
+    EditorScreen { align: center middle; background: $background 60%; }
+    EditorScreen > Vertical { width: 95%; height: 95%; border: thick $primary; background: $surface; }
+    EditorScreen TextArea { height: 1fr; }
+    EditorScreen #editor-problems { height: auto; max-height: 8; color: $error; }
+    EditorScreen .dialog-title { text-style: bold; }
+    """
+    BINDINGS = [Binding("ctrl+s", "save", "Save", priority=True), Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.heading, self.text = title, text
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text(f"Editing {self.heading} — Ctrl+S saves, Esc cancels"), classes="dialog-title")
+            yield TextArea(self.text, id="editor", soft_wrap=True)
+            yield Static("", id="editor-problems")
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    def action_save(self) -> None:
+        text = self.query_one(TextArea).text
+        found = document_problems(text)
+        if found:
+            self.query_one("#editor-problems", Static).update(Text("\n".join(found)))
+            return
+        self.dismiss(text)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def document_problems(text: str) -> list[str]:
+    """Why `text` is not a memory document (front matter, required sections); [] when it is."""
+    try:
+        doc = memfile.parse(text)
+    except memfile.MemoryFormatError as e:
+        return [str(e)]
+    return [f"{where}: {what}" for where, what in memfile.problems(doc)]
+
+
+class HelpScreen(ModalScreen[None]):
+    DEFAULT_CSS = DIALOG_CSS.format(name="HelpScreen")
+    BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
+
+    def __init__(self, bindings: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.rows = bindings
+
+    def compose(self) -> ComposeResult:
+        body = Text()
+        for key, what in self.rows:
+            body.append(f"{key:>12}  ", style="bold")
+            body.append(f"{what}\n")
+        body.append("\nCtrl+P opens the command palette with the same actions.", style="dim")
+        with Vertical():
+            yield Label("Keys", classes="dialog-title")
+            yield Static(body)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

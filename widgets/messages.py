@@ -1,0 +1,48 @@
+"""Messages the workers post; handlers on the app turn them into state."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+
+class StagingChanged(Message):
+    """Files changed under the staging dir (`tids`: the triages touched; None: reload all) or in
+    the memory root (`memory`)."""
+
+    def __init__(self, tids: set[str] | None, memory: bool = False) -> None:
+        super().__init__()
+        self.tids, self.memory = tids, memory
+
+
+class ItemsLoaded(Message):
+    def __init__(self, items: dict, full: bool) -> None:
+        super().__init__()
+        self.items, self.full = items, full  # tid -> list[Item]; full: every staged triage was read
+
+
+class DetailLoaded(Message):
+    def __init__(self, key: tuple[str, str], review: dict | None, error: str = "") -> None:
+        super().__init__()
+        self.key, self.review, self.error = key, review, error
+
+
+class BudgetsLoaded(Message):
+    def __init__(self, usage: dict | None, moves: dict, key, error: str = "") -> None:
+        super().__init__()
+        self.usage, self.moves, self.key, self.error = usage, moves, key, error
+
+
+class PipelineEvent(Message):
+    """A category of a triage moved (drafting, drafted, ready, failed) in this app's pipeline."""
+
+    def __init__(self, tid: str, category: str, state: str) -> None:
+        super().__init__()
+        self.tid, self.category, self.state = tid, category, state
+
+
+class ActionDone(Message):
+    """A review action finished: what to say, how, and which triages to read again."""
+
+    def __init__(self, text: str, tids: set[str], severity: str = "information") -> None:
+        super().__init__()
+        self.text, self.tids, self.severity = text, tids, severity

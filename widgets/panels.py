@@ -1,0 +1,159 @@
+"""The read-only panels: the document, the diff, its issues, pipeline progress, budgets, graduation.
+
+Everything shown comes from transcripts or files and is data (DESIGN §13): it is
+rendered as rich `Text` or `Syntax`, never parsed as markup.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from curator.categories import CATEGORIES
+from curator.queue import Item
+from curator.textsafe import clean as display
+
+SEVERITY_STYLE = {"BLOCK": "bold red", "ADVISORY": "yellow"}
+
+
+def plain(text: str) -> Text:
+    """Transcript-derived text, safe to show: control characters and escapes made visible, no markup."""
+    return Text(display(text))
+
+
+class DocumentView(VerticalScroll):
+    """The file to be written (front matter and Markdown), and for an UPDATE the diff against the file on disk."""
+
+    DEFAULT_CSS = """
+    DocumentView { height: 1fr; }
+    DocumentView > Static { width: 1fr; }
+    """
+
+    def compose(self):
+        yield Static(id="document-body")
+
+    def show(self, review: dict | None, message: str = "") -> None:
+        body = self.query_one("#document-body", Static)
+        if review is None:
+            body.update(Text(message or "Nothing selected.", style="dim"))
+            return
+        parts = []
+        decision = review.get("decision", {})
+        if decision.get("action") in ("update", "delete") and decision.get("diff"):
+            parts += [Text(f"Diff against {decision.get('target_path') or decision.get('target')}", style="bold"),
+                      Syntax(display(decision["diff"]), "diff", theme="ansi_dark", word_wrap=True), Text("")]
+        parts += [Text("Document", style="bold"),
+                  Syntax(display(review.get("text", "")), "markdown", theme="ansi_dark", word_wrap=True)]
+        body.update(Group(*parts))
+
+
+class IssuesView(Static):
+    DEFAULT_CSS = "IssuesView { height: auto; max-height: 12; }"
+
+    def show(self, item: Item | None, review: dict | None) -> None:
+        if item is None:
+            self.update("")
+            return
+        lines = Text()
+        if item.state == "failed" or item.is_error:
+            lines.append("FAILED ", style="bold red")
+            lines.append(display(item.error or "unknown error"))
+            lines.append("\n")
+        for issue in (review or {}).get("issues", []):
+            sev = issue.get("severity", "")
+            lines.append(f"{sev:<9}", style=SEVERITY_STYLE.get(sev, ""))
+            lines.append(f"{display(issue.get('where', ''))}: ", style="bold")
+            lines.append(display(issue.get("message", "")))
+            lines.append("\n")
+        if not lines:
+            lines = Text("No issues." if item.state == "ready" else "", style="dim")
+        self.update(lines.rstrip() or lines)
+
+
+def _elapsed(value) -> str:
+    try:
+        return f"{float(value):.1f}s"
+    except (TypeError, ValueError):
+        return ""
+
+
+class ProgressView(Static):
+    """Each category of the selected triage: its stage, model, time, tokens, retries, failure;
+    and how many other triages are being drafted."""
+
+    DEFAULT_CSS = "ProgressView { height: auto; }"
+
+    def show(self, tid: str | None, items: list[Item], busy_elsewhere: int) -> None:
+        table = Table(box=None, pad_edge=False, expand=True, show_edge=False)
+        for name, kw in (("category", {}), ("draft", {}), ("verify", {}), ("model", {}), ("time", {"justify": "right"}),
+                         ("tokens", {"justify": "right"}), ("retries", {"justify": "right"})):
+            table.add_column(name, style="bold" if name == "category" else "", **kw)
+        for item in items:
+            draft, verify = _stages(item.state)
+            tokens = item.field("tokens_in"), item.field("tokens_out")
+            table.add_row(CATEGORIES[item.category].section if item.category in CATEGORIES else item.category,
+                          draft, verify, display(str(item.field("model") or "")), _elapsed(item.field("elapsed")),
+                          "" if tokens == (None, None) else f"{tokens[0] or 0}/{tokens[1] or 0}",
+                          str(item.field("retries") or 0))
+        title = Text(f"Pipeline — {tid}" if tid else "Pipeline", style="bold")
+        foot = Text(f"{busy_elsewhere} other triage(s) being drafted" if busy_elsewhere else "", style="dim")
+        self.update(Group(title, table, foot) if items else Group(title, Text("Nothing in progress.", style="dim")))
+
+
+def _stages(state: str) -> tuple[Text, Text]:
+    done, wait = Text("done", style="green"), Text("·", style="dim")
+    return {
+        "triaged": (wait, wait),
+        "drafting": (Text("running", style="yellow"), wait),
+        "drafted": (done, wait),
+        "verifying": (done, Text("running", style="yellow")),
+        "ready": (done, done),
+        "approved": (done, done),
+        "failed": (Text("failed", style="bold red"), wait),
+    }.get(state, (wait, wait))
+
+
+class BudgetsView(Static):
+    """MEMORY.md's sections as meters (used / budget), and what approving the selection would archive."""
+
+    DEFAULT_CSS = "BudgetsView { height: auto; }"
+
+    def show(self, usage: dict | None, moves: dict, error: str = "") -> None:
+        out = Text("MEMORY.md budgets\n", style="bold")
+        if error:
+            out.append(display(error), style="red")
+            self.update(out)
+            return
+        if not usage:
+            out.append("…", style="dim")
+            self.update(out)
+            return
+        width = 16
+        for name, sec in usage["sections"].items():
+            used, budget = sec["used"], max(sec["budget"], 1)
+            filled = min(width, round(width * used / budget))
+            style = "red" if used >= budget else "yellow" if used >= 0.8 * budget else "green"
+            out.append(f"{CATEGORIES[name].section[:18]:<18} ")
+            out.append("█" * filled, style=style)
+            out.append("░" * (width - filled), style="dim")
+            out.append(f" {used:>3}/{sec['budget']:<3}")
+            if moves.get(name):
+                out.append(f" → archive {len(moves[name])}", style="bold yellow")
+            out.append("\n")
+        t = usage["total"]
+        out.append(f"whole file {t['lines']}/{t['max_lines']} lines, {t['bytes'] / 1024:.1f}/{t['max_bytes'] / 1024:.0f} KB",
+                   style="dim")
+        self.update(out)
+
+
+class GraduationView(Static):
+    """Rule-graduation candidates: filled when recurring failures are counted (a later issue)."""
+
+    DEFAULT_CSS = "GraduationView { height: auto; }"
+
+    def on_mount(self) -> None:
+        self.update(Text.assemble(("Rule graduation\n", "bold"), ("No recurring lessons yet.", "dim")))
