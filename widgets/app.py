@@ -62,8 +62,10 @@ class MemcurateApp(App):
                 for action, keys, label, desc in REVIEW_ACTIONS]
 
     def __init__(self, engine_factory: Callable[[], Engine], *, watch: bool = True, run_pipeline: bool = True,
-                 clock: Callable[[], float] | None = None, editor: str | None = None) -> None:
+                 clock: Callable[[], float] | None = None, editor: str | None = None,
+                 subtitle: str | None = None) -> None:
         super().__init__()
+        self.subtitle = subtitle
         self.engine_factory = engine_factory
         self.engine = engine_factory()  # the person's actions and reads; the pipeline has its own
         self.board = Board(self.engine.data)
@@ -98,7 +100,7 @@ class MemcurateApp(App):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = self.engine.project
+        self.sub_title = self.subtitle if self.subtitle is not None else self.engine.project
         self.query_one(QueueTable).focus()
         self._request_load(None)
         self._load_budgets(None)
@@ -470,11 +472,12 @@ def _placeholder(item: Item | None) -> str:
 
 def make_app(project, *, engine_factory: Callable[[], Engine] | None = None, watch: bool = True,
              run_pipeline: bool = True, clock: Callable[[], float] | None = None,
-             editor: str | None = None) -> MemcurateApp:
+             editor: str | None = None, subtitle: str | None = None) -> MemcurateApp:
     """The app for one project. Tests pass an engine factory (a tmp project, a fake drafter),
-    `watch=False`, `run_pipeline=False` and a fixed `clock` for deterministic screens."""
+    `watch=False`, `run_pipeline=False`, a fixed `clock` and `subtitle` for deterministic screens."""
     factory = engine_factory or (lambda: Engine(project))
-    return MemcurateApp(factory, watch=watch, run_pipeline=run_pipeline, clock=clock, editor=editor)
+    return MemcurateApp(factory, watch=watch, run_pipeline=run_pipeline, clock=clock, editor=editor,
+                        subtitle=subtitle)
 
 
 def run(project) -> int:
