@@ -207,12 +207,13 @@ def _draft_all(engine, tid: str, doc: dict, todo: list[str], emit) -> None:
     states = staging.category_states(engine.data, tid, doc)
     requests = {}
     for cat in todo:
-        if states[cat]["state"] == "triaged":
-            staging.set_state(engine.data, tid, cat, "drafting", started=now_iso())
         alias = cfg["categories"][cat]["model"]
         requests[cat] = DraftRequest(triage_id=tid, category=cat, entry=doc["categories"][cat],
                                      source=doc["source"], model_alias=alias, model_id=cfg["models"][alias],
                                      now=engine.now())
+        if states[cat]["state"] == "triaged":
+            staging.set_state(engine.data, tid, cat, "drafting", started=now_iso(),
+                              model=engine.drafter.name if engine.drafter.name == "offline" else alias)
         emit(Event(tid, cat, "drafting", {"model": alias}))
 
     timeout = float(d["timeout_seconds"])

@@ -83,7 +83,8 @@ class Board:
             if not os.path.isdir(staging.triage_dir(self.data, tid)):
                 self._docs.pop(tid, None)
                 return []
-            return [Item(tid, "", "error", error=str(e))]
+            # said relative to the data dir: the person knows which project this is
+            return [Item(tid, "", "error", error=str(e).replace(os.path.join(self.data, ""), ""))]
         return [_item(tid, doc, rec) for rec in states.values() if rec["state"] not in TERMINAL]
 
     def load(self, tids=None) -> dict[str, list[Item]]:

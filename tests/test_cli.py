@@ -400,3 +400,23 @@ def test_escapes_in_a_bad_path_never_reach_stderr(project, transcripts):
     assert p.returncode == 1
     assert len(p.stderr.splitlines()) == 2
     assert "\x1b" not in p.stderr and "\x07" not in p.stderr
+
+
+def test_the_tui_without_a_terminal_says_what_to_use_instead(project):
+    p = run_cli("--project", str(project), cwd=project)  # stdin and stdout are pipes here
+    assert p.returncode == 1
+    assert "needs a terminal" in p.stderr and "--auto-approve" in p.stderr and p.stdout == ""
+
+
+def test_the_engine_imports_no_ui():
+    """curator/ knows nothing of the UI: importing every engine module loads no textual and no widgets."""
+    import pkgutil
+    import subprocess
+    import sys
+
+    names = [m.name for m in pkgutil.walk_packages(curator.__path__, "curator.")]
+    code = (f"import importlib, sys\nfor n in {names!r}: importlib.import_module(n)\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'widgets')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(curator.__file__).parent.parent)
+    assert out.stdout.strip() == "[]" and len(names) > 20

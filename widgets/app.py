@@ -133,8 +133,12 @@ class MemcurateApp(App):
 
     @work(thread=True, group="load")
     def _load(self, tids: set[str] | None) -> None:
-        items = self.board.load(None if tids is None else sorted(tids))
-        self.post_message(ItemsLoaded(items, full=tids is None))
+        try:
+            items = self.board.load(None if tids is None else sorted(tids))
+        except Exception as e:  # the staging dir itself unreadable: say so, keep what is shown
+            self.post_message(ActionDone(f"cannot read the staging dir: {e}", set(), "error"))
+            items = {}
+        self.post_message(ItemsLoaded(items, full=tids is None and bool(items)))
 
     def on_items_loaded(self, message: ItemsLoaded) -> None:
         self._loading = False
@@ -197,7 +201,7 @@ class MemcurateApp(App):
     def _load_detail(self, key: tuple[str, str]) -> None:
         try:
             self.post_message(DetailLoaded(key, read_review(self.engine.data, *key)))
-        except staging.StagingError as e:
+        except Exception as e:  # a malformed review file is shown, never fatal
             self.post_message(DetailLoaded(key, None, str(e)))
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
@@ -205,7 +209,7 @@ class MemcurateApp(App):
         if item is None or item.key != message.key:
             return
         self.review = message.review
-        self.query_one(DocumentView).show(message.review, message.error)
+        self.query_one(DocumentView).show(message.review, message.error, root=self.engine.root)
         self.query_one(IssuesView).show(item, message.review)
 
     @work(thread=True, group="budgets", exclusive=True)
@@ -216,7 +220,7 @@ class MemcurateApp(App):
             usage = memory_md.usage(self.engine.root, self.engine.cfg)
             moves = engine_review.preview(self.engine, *key) if key else {}
             self.post_message(BudgetsLoaded(usage, moves, key))
-        except (memory_md.MemoryMdError, staging.StagingError, OSError) as e:
+        except Exception as e:  # a damaged MEMORY.md is reported in the panel
             self.post_message(BudgetsLoaded(None, {}, key, str(e)))
 
     def on_budgets_loaded(self, message: BudgetsLoaded) -> None:
@@ -233,19 +237,26 @@ class MemcurateApp(App):
         for folder in (staging_dir, root):
             os.makedirs(folder, exist_ok=True)
         prefix = staging_dir + os.sep
-        # Short debounce: new work shows within the 300 ms the issue asks; a burst is one batch.
-        for changes in watchfiles.watch(staging_dir, root, debounce=80, step=20, stop_event=self._stop,
-                                        rust_timeout=500, yield_on_timeout=False, raise_interrupt=False):
-            tids: set[str] = set()
-            memory = False
-            for _, path in changes:
-                if path.startswith(prefix):
-                    tid = path[len(prefix):].split(os.sep, 1)[0]
-                    if tid and not tid.startswith("."):
-                        tids.add(tid)
-                else:
-                    memory = True
-            self.post_message(StagingChanged(tids, memory))
+        try:
+            # Short debounce: new work shows within the 300 ms the issue asks; a burst is one batch.
+            for changes in watchfiles.watch(staging_dir, root, debounce=80, step=20, stop_event=self._stop,
+                                            rust_timeout=500, yield_on_timeout=False, raise_interrupt=False):
+                self._changed(changes, prefix)
+        except Exception as e:
+            self.post_message(ActionDone(f"stopped watching for new work ({e}); restart memcurate to resume",
+                                         set(), "error"))
+
+    def _changed(self, changes, prefix: str) -> None:
+        tids: set[str] = set()
+        memory = False
+        for _, path in changes:
+            if path.startswith(prefix):
+                tid = path[len(prefix):].split(os.sep, 1)[0]
+                if tid and not tid.startswith("."):
+                    tids.add(tid)
+            else:
+                memory = True
+        self.post_message(StagingChanged(tids, memory))
 
     def on_staging_changed(self, message: StagingChanged) -> None:
         if message.tids is None or message.tids:
@@ -265,7 +276,11 @@ class MemcurateApp(App):
                 self._work.wait()
                 self.pipeline_idle.clear()
                 self._work.clear()
-                for tid in pending_triages(engine.data):
+                try:
+                    tids = pending_triages(engine.data)
+                except OSError:
+                    continue  # the load worker reports an unreadable staging dir
+                for tid in tids:
                     if self._stop.is_set():
                         return
                     try:
@@ -277,6 +292,8 @@ class MemcurateApp(App):
                         pass  # another process holds it: its progress shows through the watcher
                     except staging.StagingError:
                         pass  # shown as an error row
+                    except Exception as e:  # one triage's trouble must not stop the others
+                        self.post_message(ActionDone(f"drafting {tid} failed: {e}", {tid}, "error"))
         finally:
             engine.close()
 
@@ -432,7 +449,10 @@ class MemcurateApp(App):
             else:
                 raise ValueError(what)
             self.post_message(ActionDone(text, {tid}))
-        except (engine_review.ReviewError, staging.StagingError, LockBusy, OSError) as e:
+        except LockBusy:
+            self.post_message(ActionDone(f"{what} {cat}: the triage is busy (being drafted); try again in a moment",
+                                         {tid}, "warning"))
+        except Exception as e:  # ReviewError (Blocked, Conflict), a full disk, a damaged file: said, not fatal
             self.post_message(ActionDone(f"{what} {cat}: {e}", {tid}, "error"))
 
     @work(thread=True, group="review")
@@ -447,7 +467,7 @@ class MemcurateApp(App):
                     result = engine_review.approve_all(self.engine, tid, cats)
                 saved += len(result.saved)
                 refused += len(result.refused)
-            except (LockBusy, staging.StagingError, OSError):
+            except Exception:  # busy or unreadable: left for review, counted below
                 refused += len(cats)
         self.post_message(ActionDone(f"approved {saved}" + (f", {refused} left for review" if refused else ""),
                                      set(by_tid), "warning" if refused else "information"))

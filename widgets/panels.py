@@ -6,6 +6,8 @@ rendered as rich `Text` or `Syntax`, never parsed as markup.
 
 from __future__ import annotations
 
+import os
+
 from rich.console import Group
 from rich.syntax import Syntax
 from rich.table import Table
@@ -36,7 +38,8 @@ class DocumentView(VerticalScroll):
     def compose(self):
         yield Static(id="document-body")
 
-    def show(self, review: dict | None, message: str = "") -> None:
+    def show(self, review: dict | None, message: str = "", root: str | None = None) -> None:
+        """`root`: the memory root, which the target's path is shown relative to."""
         body = self.query_one("#document-body", Static)
         if review is None:
             body.update(Text(message or "Nothing selected.", style="dim"))
@@ -44,7 +47,10 @@ class DocumentView(VerticalScroll):
         parts = []
         decision = review.get("decision", {})
         if decision.get("action") in ("update", "delete") and decision.get("diff"):
-            parts += [Text(f"Diff against {decision.get('target_path') or decision.get('target')}", style="bold"),
+            where = str(decision.get("target_path") or decision.get("target") or "")
+            if root and os.path.isabs(where) and not os.path.relpath(where, root).startswith(".."):
+                where = os.path.relpath(where, root)
+            parts += [Text(f"Diff against {display(where)}", style="bold"),
                       Syntax(display(decision["diff"]), "diff", theme="ansi_dark", word_wrap=True), Text("")]
         parts += [Text("Document", style="bold"),
                   Syntax(display(review.get("text", "")), "markdown", theme="ansi_dark", word_wrap=True)]
@@ -122,7 +128,13 @@ class BudgetsView(Static):
 
     DEFAULT_CSS = "BudgetsView { height: auto; }"
 
+    _last: tuple = (None, {}, "")
+
+    def on_resize(self) -> None:
+        self.show(*self._last)  # the meters take the width there is
+
     def show(self, usage: dict | None, moves: dict, error: str = "") -> None:
+        self._last = (usage, moves, error)
         out = Text("MEMORY.md budgets\n", style="bold")
         if error:
             out.append(display(error), style="red")
@@ -132,12 +144,13 @@ class BudgetsView(Static):
             out.append("…", style="dim")
             self.update(out)
             return
-        width = 16
+        # the meter takes what the labels leave: 16 for the name, 8 for the count, 12 for " → archive N"
+        width = max(3, min(16, self.content_size.width - 24 - (12 if any(moves.values()) else 0)))
         for name, sec in usage["sections"].items():
             used, budget = sec["used"], max(sec["budget"], 1)
             filled = min(width, round(width * used / budget))
             style = "red" if used >= budget else "yellow" if used >= 0.8 * budget else "green"
-            out.append(f"{CATEGORIES[name].section[:18]:<18} ")
+            out.append(f"{CATEGORIES[name].section[:15]:<15} ")
             out.append("█" * filled, style=style)
             out.append("░" * (width - filled), style="dim")
             out.append(f" {used:>3}/{sec['budget']:<3}")
@@ -156,4 +169,4 @@ class GraduationView(Static):
     DEFAULT_CSS = "GraduationView { height: auto; }"
 
     def on_mount(self) -> None:
-        self.update(Text.assemble(("Rule graduation\n", "bold"), ("No recurring lessons yet.", "dim")))
+        self.update(Text.assemble(("Rule graduation\n", "bold"), ("Nothing recurring yet.", "dim")))

@@ -12,7 +12,7 @@ from curator.textsafe import one_line
 
 CATEGORY_ORDER = {name: i for i, name in enumerate(CATEGORIES)}
 SEVERITIES = ("block", "advisory", "clean", "failed")
-COLUMNS = (("category", 10), ("title", None), ("action", 8), ("issues", 11), ("age", 4))
+COLUMNS = (("category", 10), ("title", None), ("action", 9), ("issues", 11), ("age", 4))
 SHORT = {"session_summary": "session"}  # the one category name too long for its column
 
 
