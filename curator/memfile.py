@@ -204,8 +204,6 @@ def problems(doc: MemoryDoc, *, file_name: str | None = None) -> list[tuple[str,
         value = getattr(doc, key)
         if not value.strip():
             out.append((key, "is empty"))
-        elif "\n" in value or "\r" in value:
-            out.append((key, "must be one line"))
         elif len(value) > limit:
             out.append((key, f"is {len(value)} characters; at most {limit}"))
     if doc.type not in TYPES:
@@ -225,6 +223,7 @@ def problems(doc: MemoryDoc, *, file_name: str | None = None) -> list[tuple[str,
         if not isinstance(src.get("session", ""), str) or not isinstance(turns, list) \
                 or not all(isinstance(t, int) for t in turns):
             out.append((f"sources[{i}]", "must be {session: text, turns: [numbers]}"))
+    out += _control_problems(doc, {k for k, _ in out})
     if doc.category in CATEGORIES:
         sections = doc.sections
         for name in CATEGORIES[doc.category].required:
@@ -232,6 +231,26 @@ def problems(doc: MemoryDoc, *, file_name: str | None = None) -> list[tuple[str,
                 out.append((f"## {name}", "required section is missing"))
             elif not sections[name].strip():
                 out.append((f"## {name}", "required section is empty"))
+    return out
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\ufeff]")
+
+
+def _control_problems(doc: MemoryDoc, already: set[str]) -> list[tuple[str, str]]:
+    """Front matter values are one line each, with no tab, NUL or other control character
+    (a line break after a time stamp would end the front matter early). `already`: keys with a
+    problem found, not reported twice."""
+    out = []
+    for key in ("id", "category", "title", "description", "type", "created", "updated", "status"):
+        value = getattr(doc, key)
+        if isinstance(value, str) and _CONTROL.search(value) and key not in already:
+            out.append((key, f"must not contain control characters or line breaks; found {value!r:.60}"))
+    if "tags" not in already and any(isinstance(t, str) and _CONTROL.search(t) for t in doc.tags):
+        out.append(("tags", "must not contain control characters or line breaks"))
+    for i, src in enumerate(doc.sources):
+        if isinstance(src, dict) and isinstance(src.get("session"), str) and _CONTROL.search(src["session"]):
+            out.append((f"sources[{i}]", "session must not contain control characters or line breaks"))
     return out
 
 

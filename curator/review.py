@@ -152,6 +152,7 @@ def _save(engine, tid: str, todo: list[tuple[str, dict, dict]], doc: dict, resul
     """Write the approved candidates' memory files, then MEMORY.md once, then mark them saved.
     `todo` holds (category, review record, state record) of each."""
     from . import memory_md
+    from .store import StoreError
 
     if not todo:
         return
@@ -170,6 +171,13 @@ def _save(engine, tid: str, todo: list[tuple[str, dict, dict]], doc: dict, resul
                 saved, change = _write_memory(engine, tid, cat, review, doc, rec)
             except Conflict as e:
                 result.refused[cat] = e
+                continue
+            except (StoreError, memfile.MemoryFormatError) as e:
+                # The store refuses the text (verification let something through): back to review,
+                # blocked, saying why; the other saves go on, and nothing stays stuck `approved`.
+                staging.set_state(engine.data, tid, cat, "ready", doc=doc, current=rec, error=str(e), blocked=True,
+                                  blocks=max(1, int(rec.get("blocks") or 0)))
+                result.refused[cat] = Blocked([Issue("BLOCK", "refused", "file", str(e))])
                 continue
             done.append((saved, rec))
             if change:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -222,7 +221,7 @@ class MemoryStore:
 
         `parsed_from` is the text `doc` was parsed from, when the caller has it."""
         path = self.path_for(doc.category, doc.id)
-        found = memfile.problems(doc, file_name=os.path.basename(path)) + _control_problems(doc)
+        found = memfile.problems(doc, file_name=os.path.basename(path))
         text = memfile.render(doc)
         if not found and text != parsed_from:
             # what is written must read back as a valid memory at the same place
@@ -396,25 +395,6 @@ class MemoryStore:
         if os.path.islink(path) and not _inside(os.path.realpath(path), self._real_root()):
             return id, path, "is a link leading outside the memory root"
         return id, path, None
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\ufeff]")
-
-
-def _control_problems(doc: memfile.MemoryDoc) -> list[tuple[str, str]]:
-    """Front matter values are one line each: a control character (a newline after a time stamp, a NUL)
-    is refused whatever memfile's own rules let through."""
-    out = []
-    for key in ("id", "category", "title", "description", "type", "created", "updated", "status"):
-        value = getattr(doc, key)
-        if isinstance(value, str) and _CONTROL.search(value) and not any(w == key for w, _ in out):
-            out.append((key, f"must not contain control characters or line breaks; found {value!r:.60}"))
-    if any(isinstance(t, str) and _CONTROL.search(t) for t in doc.tags):
-        out.append(("tags", "must not contain control characters or line breaks"))
-    for i, src in enumerate(doc.sources):
-        if isinstance(src, dict) and isinstance(src.get("session"), str) and _CONTROL.search(src["session"]):
-            out.append((f"sources[{i}]", "session must not contain control characters or line breaks"))
-    return out
 
 
 def _is_regular(st: os.stat_result) -> bool:

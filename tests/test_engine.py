@@ -291,3 +291,26 @@ def test_an_edit_is_checked_against_the_memories_as_they_are_now_in_any_process(
     for engine in (drafting, Engine(project, clock=lambda: "2026-11-22T10:04:00Z")):
         record = edit(engine, tid, "decision", review["text"])
         assert "near-duplicate" in {i["code"] for i in record["issues"]}
+
+
+def test_a_text_the_store_refuses_goes_back_to_review_and_the_others_are_saved(project, tmp_path, monkeypatch):
+    from curator.store import InvalidMemoryError, MemoryStore
+
+    engine = make_engine(project, tmp_path)
+    (tid,) = stage(engine)
+    process(engine, tid)
+    real = MemoryStore.create
+
+    def refuse_decisions(self, doc, **kw):
+        if doc.category == "decision":
+            raise InvalidMemoryError(os.path.join(self.root, "decision", f"{doc.id}.md"), [("title", "refused")])
+        return real(self, doc, **kw)
+
+    monkeypatch.setattr(MemoryStore, "create", refuse_decisions)
+    summary = auto_approve(engine)
+    assert [b["category"] for b in summary["blocked"]] == ["decision"]
+    assert len(summary["created"]) == 5
+    rec = staging.category_states(engine.data, tid)["decision"]
+    assert rec["state"] == "ready" and rec["blocked"] and "refused" in rec["error"]  # not stuck `approved`
+    monkeypatch.undo()
+    assert [c["category"] for c in auto_approve(engine)["created"]] == ["decision"]  # nothing wedged

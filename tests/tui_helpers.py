@@ -47,3 +47,45 @@ async def settle(pilot, rounds: int = 200) -> None:
         if not any(w.group not in BACKGROUND and w.is_running for w in app.workers):
             return
     raise AssertionError("the app did not settle")
+
+
+async def until(pilot, predicate, what: str, rounds: int = 400, step: float = 0.05) -> None:
+    """Await (bounded: `rounds` pauses of `step` s) until `predicate()` holds, for what another
+    process or the app's watcher does on its own clock; settles once it holds."""
+    for _ in range(rounds):
+        if predicate():
+            await settle(pilot)
+            return
+        await pilot.pause(step)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def watching(pilot) -> None:
+    """Await until the app's watcher reports changes (it starts in a thread after mount): touch a
+    probe file in the memory root until a StagingChanged for it reaches the app."""
+    from widgets.messages import StagingChanged
+
+    app = pilot.app
+    seen = []
+    post = app.post_message
+
+    def spy(message):
+        if isinstance(message, StagingChanged) and message.memory:
+            seen.append(message)
+        return post(message)
+
+    app.post_message = spy
+    probe = Path(app.engine.root) / ".watch-probe"
+    try:
+        for n in range(200):
+            probe.parent.mkdir(parents=True, exist_ok=True)
+            probe.write_text(str(n))
+            for _ in range(10):
+                await pilot.pause(0.02)
+                if seen:
+                    return
+        raise AssertionError("the app's watcher never reported a change")
+    finally:
+        app.post_message = post
+        probe.unlink(missing_ok=True)
+        await settle(pilot)

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 
 from textual import work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Header
@@ -370,7 +370,11 @@ class MemcurateApp(App):
                 code = subprocess.call([*shlex.split(editor), path])
             with open(path, encoding="utf-8") as f:
                 text = f.read()
-        except OSError as e:
+        except SuspendNotSupported:  # no terminal to hand over (Textual Web, a headless driver)
+            self.notify("cannot hand the terminal to an editor here: press e to edit in the app",
+                        severity="error", markup=False)
+            return
+        except (OSError, ValueError) as e:  # not found, $EDITOR with an unclosed quote, text not UTF-8
             self.notify(f"could not run {editor}: {e}", severity="error", markup=False)
             return
         finally:

@@ -1,0 +1,682 @@
+"""The review TUI driven through Textual's Pilot: keys in, files on disk and the screen out.
+
+Every test runs the real app (widgets.app) over a tmp project with the offline drafter and
+awaits the app's own workers (tui_helpers.settle); nothing sleeps and nothing is timed.
+There is no asyncio plugin here: each test runs its scenario with asyncio.run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, OptionList, Static, TextArea
+
+from curator import memfile, memory_md, review, staging
+from curator.assets import asset
+from curator.capture import capture
+from curator.drafting import DraftResult
+from curator.drafting.offline import OfflineDrafter
+from curator.paths import data_dir
+from curator.pipeline import process, read_review
+from widgets.app import REVIEW_ACTIONS
+from widgets.dialogs import ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog
+from widgets.panels import DocumentView
+from widgets.queue import QueueTable
+
+from conftest import run_hook
+from tui_helpers import engine_factory, settle, tui, until, watching
+
+DEMO = Path(asset(os.path.join("demo", "session.jsonl")))
+DEMO_CATEGORIES = ["decision", "constraint", "runbook", "tech_debt", "preference", "session_summary"]
+SIZE = (160, 50)
+
+
+@pytest.fixture
+def memory(tmp_path) -> Path:
+    return tmp_path / "memory"
+
+
+# -- setting up staged work ---------------------------------------------------------------
+
+def stage_demo(project: Path, memory: Path, *, drafted: bool = False) -> str:
+    """Stage the bundled demo session (one triage, six categories); `drafted`: run the pipeline too."""
+    engine = engine_factory(project, memory)()
+    try:
+        report = capture(engine.data, engine.cfg, str(DEMO), event="backfill", summary=True)
+        assert report["status"] == "staged"
+        if drafted:
+            assert set(process(engine, report["triage"]).values()) == {"ready"}
+        return report["triage"]
+    finally:
+        engine.close()
+
+
+def edit_staged(project: Path, memory: Path, tid: str, cat: str, change) -> dict:
+    """Edit a staged draft through the engine (as another front end would): `change(text) -> text`."""
+    engine = engine_factory(project, memory)()
+    try:
+        return review.edit(engine, tid, cat, change(read_review(engine.data, tid, cat)["text"]))
+    finally:
+        engine.close()
+
+
+def staged_text(project: Path, tid: str, cat: str) -> str:
+    return read_review(data_dir(project), tid, cat)["text"]
+
+
+def state_of(project: Path, tid: str, cat: str) -> dict:
+    return staging.category_states(data_dir(project), tid)[cat]
+
+
+def memory_files(memory: Path) -> list[str]:
+    """The memory files written, as category/file.md."""
+    return sorted(str(p.relative_to(memory)) for p in memory.glob("*/*.md") if p.parent.name != "archive")
+
+
+def listed(memory: Path) -> set[tuple[str, str]]:
+    """(category, id) of every entry MEMORY.md lists."""
+    parsed = memory_md.parse((memory / "MEMORY.md").read_text())
+    return {(e.category, e.id) for s in parsed.sections.values() for e in s.entries}
+
+
+class Failing:
+    """The offline drafter, except that the categories in `fail` fail until they are removed."""
+
+    name = "failing"
+    reason = "test"
+
+    def __init__(self, fail: set[str]) -> None:
+        self.fail, self.inner = set(fail), OfflineDrafter()
+
+    def draft(self, request):
+        if request.category in self.fail:
+            return DraftResult(doc=None, text="", model="fake", error="the model said no")
+        return self.inner.draft(request)
+
+
+class Titled:
+    """The offline drafter, with `title` as the decision's title (text that comes from a transcript)."""
+
+    name = "titled"
+    reason = "test"
+
+    def __init__(self, title: str) -> None:
+        self.title, self.inner = title, OfflineDrafter()
+
+    def draft(self, request):
+        result = self.inner.draft(request)
+        if request.category == "decision" and result.doc is not None:
+            result.doc = dataclasses.replace(result.doc, title=self.title)
+            result.text = memfile.render(result.doc)
+        return result
+
+
+# -- driving the app ---------------------------------------------------------------------
+
+def run(app, scenario, size=SIZE) -> None:
+    """Run `scenario(pilot)` against `app` once its first load and drafting have settled."""
+    async def main() -> None:
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            await scenario(pilot)
+    asyncio.run(main())
+
+
+def table(app) -> QueueTable:
+    return app.query_one(QueueTable)
+
+
+def shown(app) -> list[str]:
+    """The categories of the rows shown, top to bottom."""
+    return [i.category for i in table(app).shown]
+
+
+def row(app, cat: str):
+    (item,) = [i for i in table(app).shown if i.category == cat]
+    return item
+
+
+def row_text(app, index: int) -> list[str]:
+    """The plain text of each cell of a row, as the queue shows it."""
+    return [getattr(cell, "plain", str(cell)) for cell in table(app).get_row_at(index)]
+
+
+def text_of(widget: Static) -> str:
+    content = widget.content
+    return getattr(content, "plain", str(content))
+
+
+async def select(pilot, cat: str, tid: str | None = None) -> None:
+    """Move the cursor (j/k) to the row of `cat` (of triage `tid` if given; "" is an error row's
+    category) and wait for its detail to load."""
+    app = pilot.app
+    rows = table(app).shown
+    (target,) = [n for n, i in enumerate(rows) if i.category == cat and tid in (None, i.tid)]
+    for _ in range(len(rows) + 1):
+        if table(app).cursor_row == target:
+            break
+        await pilot.press("j" if table(app).cursor_row < target else "k")
+    item = app.selected()
+    assert item is not None and item.category == cat and tid in (None, item.tid)
+    await settle(pilot)
+
+
+async def press(pilot, *keys: str) -> None:
+    await pilot.press(*keys)
+    await settle(pilot)
+
+
+async def type_text(pilot, text: str) -> None:
+    """Type `text` key by key (newlines as Enter)."""
+    await pilot.press(*["enter" if ch == "\n" else ch for ch in text])
+
+
+async def open_editor(pilot) -> TextArea:
+    await press(pilot, "e")
+    assert isinstance(pilot.app.screen, EditorScreen)
+    return pilot.app.screen.query_one(TextArea)
+
+
+async def cursor_to_row(pilot, area: TextArea, target: int) -> None:
+    """Move the editor's cursor to line `target` with the arrow keys (soft wrap: several presses a line)."""
+    for _ in range(400):
+        current = area.cursor_location[0]
+        if current == target:
+            return
+        await pilot.press("down" if current < target else "up")
+    raise AssertionError(f"cursor stuck at {area.cursor_location}, wanted line {target}")
+
+
+async def cursor_to_end(pilot, area: TextArea) -> None:
+    for _ in range(50):
+        if area.cursor_location == area.document.end:
+            return
+        await pilot.press("pagedown", "end")
+    raise AssertionError(f"cursor stuck at {area.cursor_location}")
+
+
+def no_suspend(app) -> None:
+    """App.suspend raises SuspendNotSupported under the headless test driver: run $EDITOR in place."""
+    app.suspend = contextlib.nullcontext
+
+
+# -- 1. approve -----------------------------------------------------------------------------
+
+def test_approve_saves_the_selected_memory_lists_it_in_memory_md_and_the_row_leaves(project, memory):
+    tid = stage_demo(project, memory)
+    app = tui(project, memory)
+
+    async def scenario(pilot):
+        assert shown(app) == DEMO_CATEGORIES  # drafted by the app's own pipeline
+        assert all(i.state == "ready" for i in table(app).shown)
+        await select(pilot, "constraint")
+        mem = memfile.parse(staged_text(project, tid, "constraint"))
+        await press(pilot, "a")
+        assert memory_files(memory) == [f"constraint/{mem.id}.md"]
+        saved = memfile.parse((memory / "constraint" / f"{mem.id}.md").read_text())
+        assert (saved.title, saved.body) == (mem.title, mem.body)
+        assert listed(memory) == {("constraint", mem.id)}
+        assert "constraint" not in shown(app) and len(shown(app)) == 5
+        assert state_of(project, tid, "constraint")["state"] == "saved"
+        assert table(app).border_title.startswith("Pending 5")
+
+    run(app, scenario)
+
+
+# -- 2. edit in the app ----------------------------------------------------------------------
+
+def test_edit_in_the_app_changes_the_staged_text_and_approving_writes_the_edit(project, memory):
+    tid = stage_demo(project, memory, drafted=True)
+    app = tui(project, memory)
+
+    async def scenario(pilot):
+        await select(pilot, "decision")
+        area = await open_editor(pilot)
+        assert area.text == staged_text(project, tid, "decision")
+        await cursor_to_end(pilot, area)
+        await type_text(pilot, "Edited by a person.")
+        await press(pilot, "ctrl+s")
+        assert not isinstance(app.screen, EditorScreen)
+        text = staged_text(project, tid, "decision")
+        assert text.rstrip().endswith("tolerable.\nEdited by a person.")
+        assert row(app, "decision").state == "ready" and not row(app, "decision").blocks
+        assert app.review["text"] == text  # the detail shows the edited text
+        await press(pilot, "a")
+        (path,) = memory_files(memory)
+        doc = memfile.parse((memory / path).read_text())
+        assert doc.sections["Consequences"].endswith("tolerable.\nEdited by a person.")
+        assert "decision" not in shown(app)
+
+    run(app, scenario)
+
+
+def test_an_edit_that_breaks_the_front_matter_keeps_the_editor_open_and_changes_nothing(project, memory):
+    tid = stage_demo(project, memory, drafted=True)
+    before = staged_text(project, tid, "decision")
+    app = tui(project, memory)
+
+    async def scenario(pilot):
+        await select(pilot, "decision")
+        area = await open_editor(pilot)
+        assert area.cursor_location == (0, 0)
+        await pilot.press("delete", "delete", "delete")  # the opening '---' goes
+        assert not area.text.startswith("---")
+        await press(pilot, "ctrl+s")
+        assert isinstance(app.screen, EditorScreen)  # still open, with the problem shown
+        problems = text_of(app.screen.query_one("#editor-problems", Static))
+        assert "line 1" in problems and "front matter" in problems
+        assert staged_text(project, tid, "decision") == before
+        await press(pilot, "escape")
+        assert not isinstance(app.screen, EditorScreen)
+        assert staged_text(project, tid, "decision") == before
+        assert state_of(project, tid, "decision")["state"] == "ready"
+        assert memory_files(memory) == []
+
+    run(app, scenario)
+
+
+# -- 3. $EDITOR -----------------------------------------------------------------------------------
+
+def write_editor(tmp_path: Path, line: str, code: int = 0) -> str:
+    """A stand-in for $EDITOR: appends `line` to the file it is given, exits with `code`."""
+    script = tmp_path / f"editor-{code}.py"
+    script.write_text("import sys\n"
+                      f"with open(sys.argv[1], 'a', encoding='utf-8') as f:\n    f.write({line + chr(10)!r})\n"
+                      f"sys.exit({code})\n")
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
+
+
+def test_external_editor_changes_the_staged_text(project, memory, tmp_path):
+    tid = stage_demo(project, memory, drafted=True)
+    before = staged_text(project, tid, "runbook")
+    app = tui(project, memory, editor=write_editor(tmp_path, "Edited in $EDITOR."))
+    no_suspend(app)
+
+    async def scenario(pilot):
+        await select(pilot, "runbook")
+        await press(pilot, "E")
+        after = staged_text(project, tid, "runbook")
+        assert after == before + "Edited in $EDITOR.\n"
+        assert row(app, "runbook").state == "ready"
+        assert state_of(project, tid, "runbook")["state"] == "ready"
+
+    run(app, scenario)
+
+
+def test_an_external_editor_that_fails_changes_nothing(project, memory, tmp_path):
+    tid = stage_demo(project, memory, drafted=True)
+    before = staged_text(project, tid, "runbook")
+    app = tui(project, memory, editor=write_editor(tmp_path, "Half an edit.", code=1))
+    no_suspend(app)
+
+    async def scenario(pilot):
+        await select(pilot, "runbook")
+        await press(pilot, "E")
+        assert staged_text(project, tid, "runbook") == before
+        assert row(app, "runbook").state == "ready"
+
+    run(app, scenario)
+
+
+def test_external_editor_where_the_terminal_cannot_be_handed_over_does_not_crash(project, memory, tmp_path):
+    tid = stage_demo(project, memory, drafted=True)
+    before = staged_text(project, tid, "runbook")
+    app = tui(project, memory, editor=write_editor(tmp_path, "Edited in $EDITOR."))
+
+    async def scenario(pilot):
+        await select(pilot, "runbook")
+        await press(pilot, "E")
+        assert staged_text(project, tid, "runbook") == before
+        await press(pilot, "a")  # and the app still works
+        assert len(memory_files(memory)) == 1
+
+    run(app, scenario)
+
+
+# -- 4. reject --------------------------------------------------------------------------------
+
+def test_reject_with_a_reason_marks_the_category_rejected_and_writes_nothing(project, memory):
+    tid = stage_demo(project, memory, drafted=True)
+    app = tui(project, memory)
+
+    async def scenario(pilot):
+        await select(pilot, "tech_debt")
+        await press(pilot, "r")
+        assert isinstance(app.screen, ReasonDialog)
+        await type_text(pilot, "not worth keeping")
+        await press(pilot, "enter")
+        assert not isinstance(app.screen, ReasonDialog)
+        rec = state_of(project, tid, "tech_debt")
+        assert (rec["state"], rec["reason"]) == ("rejected", "not worth keeping")
+        assert "tech_debt" not in shown(app) and len(shown(app)) == 5
+        assert memory_files(memory) == [] and not (memory / "MEMORY.md").exists()
+
+    run(app, scenario)
+
+
+def test_escape_in_the_reject_dialog_rejects_nothing(project, memory):
+    tid = stage_demo(project, memory, drafted=True)
+    app = tui(project, memory)
+
+    async def scenario(pilot):
+        await select(pilot, "tech_debt")
+        await press(pilot, "r")
+        await type_text(pilot, "never mind")
+        await press(pilot, "escape")
+        assert state_of(project, tid, "tech_debt")["state"] == "ready"
+        assert "tech_debt" in shown(app)
+
+    run(app, scenario)
+
+
+# -- 5. approve everything clean ------------------------------------------------------------------
+
+def test_approve_all_saves_every_clean_memory_and_leaves_those_with_issues(project, memory):
+    tid = stage_demo(project, memory, drafted=True)
+    blocked = edit_staged(project, memory, tid, "decision", lambda t: t.replace("## Rationale", "## Thoughts"))
+    assert blocked["blocked"]
+    long = "\n\n" + "A paragraph the reviewer should shorten. " * 110
+    advised = edit_staged(project, memory, tid, "tech_debt", lambda t: t.rstrip("\n") + long + "\n")
+    assert not advised["blocked"] and any(i["code"] == "overlong" for i in advised["issues"])
+    clean = [c for c in DEMO_CATEGORIES if c not in ("decision", "tech_debt")]
+    app = tui(project, memory)
+
+    async def scenario(pilot):
+        assert row(app, "decision").blocks and not row(app, "tech_debt").blocks
+        assert row(app, "tech_debt").advisories
+        assert "BLOCK" in row_text(app, shown(app).index("decision"))[3]
+        assert "ADV" in row_text(app, shown(app).index("tech_debt"))[3]
+        await press(pilot, "A")
+        assert isinstance(app.screen, ConfirmDialog)
+        assert "Approve 4 memories" in text_of(app.screen.query_one(".dialog-title", Static))
+        await press(pilot, "y")
+        assert [f.split("/")[0] for f in memory_files(memory)] == sorted(clean)
+        assert {c for c, _ in listed(memory)} == set(clean)
+        assert shown(app) == ["decision", "tech_debt"]
+        for cat in clean:
+            assert state_of(project, tid, cat)["state"] == "saved"
+        for cat in ("decision", "tech_debt"):
+            assert state_of(project, tid, cat)["state"] == "ready"
+        assert app.check_action("approve_clean", ()) is None  # nothing clean is left
+
+    run(app, scenario)
+
+
+def test_approve_all_answered_no_saves_nothing(project, memory):
+    stage_demo(project, memory, drafted=True)
+    app = tui(project, memory)
+
+    async def scenario(pilot):
+        await press(pilot, "A")
+        await press(pilot, "n")
+        assert memory_files(memory) == [] and shown(app) == DEMO_CATEGORIES
+
+    run(app, scenario)
+
+
+# -- 6. retry ------------------------------------------------------------------------------------
+
+def test_retry_drafts_a_failed_category_again(project, memory):
+    tid = stage_demo(project, memory)
+    drafter = Failing({"runbook"})
+    app = tui(project, memory, drafter=drafter)
+
+    async def scenario(pilot):
+        assert row(app, "runbook").state == "failed"  # the app's pipeline drafted the triage
+        assert row(app, "decision").state == "ready"
+        await select(pilot, "runbook")
+        assert row_text(app, shown(app).index("runbook"))[2] == "failed"
+        assert app.check_action("retry_memory", ()) is True
+        assert app.check_action("approve_memory", ()) is None
+        drafter.fail.clear()  # the model answers again
+        await press(pilot, "x")
+        assert row(app, "runbook").state == "ready"
+        assert row_text(app, shown(app).index("runbook"))[2] == "create"
+        assert state_of(project, tid, "runbook")["state"] == "ready"
+        assert app.check_action("retry_memory", ()) is None
+        assert app.check_action("approve_memory", ()) is True
+
+    run(app, scenario)
+
+
+# -- 7. a BLOCK -------------------------------------------------------------------------------------
+
+def test_a_block_prevents_approval_until_an_edit_in_the_app_fixes_it(project, memory):
+    tid = stage_demo(project, memory, drafted=True)
+    edit_staged(project, memory, tid, "decision", lambda t: t.replace("## Rationale", "## Thoughts"))
+    app = tui(project, memory)
+
+    async def scenario(pilot):
+        await select(pilot, "decision")
+        assert row(app, "decision").blocks
+        assert app.check_action("approve_memory", ()) is None  # greyed out
+        assert "Rationale" in text_of(app.query_one("#issues", Static))
+        await press(pilot, "a")
+        assert memory_files(memory) == [] and "decision" in shown(app)
+        assert state_of(project, tid, "decision")["state"] == "ready"
+
+        area = await open_editor(pilot)
+        await cursor_to_row(pilot, area, area.text.split("\n").index("## Thoughts"))
+        await pilot.press("end", *["backspace"] * len("Thoughts"))
+        await type_text(pilot, "Rationale")
+        await press(pilot, "ctrl+s")
+        assert not isinstance(app.screen, EditorScreen)
+        assert "## Rationale" in staged_text(project, tid, "decision")
+        assert not row(app, "decision").blocks
+        assert app.check_action("approve_memory", ()) is True
+
+        await press(pilot, "a")
+        (path,) = memory_files(memory)
+        assert path.startswith("decision/")
+        assert "Rationale" in memfile.parse((memory / path).read_text()).sections
+        assert "decision" not in shown(app)
+
+    run(app, scenario)
+
+
+# -- 8. live: the real hook stages while the app runs ------------------------------------------------
+
+def feed(project: Path, transcript: Path, session: str) -> None:
+    """What Claude Code does: Stop at the end of the turn, SessionEnd at the end of the session."""
+    for event in ("Stop", "SessionEnd"):
+        p = run_hook({"hook_event_name": event, "session_id": session, "transcript_path": str(transcript),
+                      "cwd": str(project)}, cwd=project)
+        assert p.returncode == 0 and p.stdout == b"", p.stderr
+
+
+def test_a_triage_the_hook_stages_while_the_app_runs_appears_and_is_drafted_without_a_key(project, memory,
+                                                                                          tmp_path):
+    session = "5e55a1d0-de70-4c1a-9a5e-000000000001"
+    transcript = tmp_path / "transcripts" / f"{session}.jsonl"
+    transcript.parent.mkdir()
+    shutil.copyfile(DEMO, transcript)
+    app = tui(project, memory, watch=True)
+
+    async def scenario(pilot):
+        assert shown(app) == []
+        await watching(pilot)
+        await asyncio.to_thread(feed, project, transcript, session)
+        staged = staging.triage_ids(data_dir(project))  # Stop and SessionEnd: a triage each
+        assert staged
+
+        def drafted() -> bool:
+            rows = table(app).shown
+            return {i.tid for i in rows} == set(staged) and all(i.state == "ready" for i in rows)
+
+        await until(pilot, drafted, "the hook's triages to show up drafted")
+        assert "decision" in shown(app) and "session_summary" in shown(app)
+        await select(pilot, "decision")
+        await press(pilot, "a")
+        assert [f.split("/")[0] for f in memory_files(memory)] == ["decision"]
+
+    run(app, scenario)
+
+
+# -- 9. a malformed staging file ---------------------------------------------------------------------
+
+def test_a_malformed_triage_is_an_error_row_and_the_app_keeps_working(project, memory):
+    tid = stage_demo(project, memory)
+    bad = "20261122T120000Z-deadbeef"
+    folder = Path(data_dir(project)) / "staging" / bad
+    folder.mkdir(parents=True)
+    (folder / "triage.json").write_text("{not json at all")
+    app = tui(project, memory)
+
+    async def scenario(pilot):
+        items = table(app).shown
+        errors = [i for i in items if i.is_error]
+        assert [i.tid for i in errors] == [bad]
+        assert sorted(i.category for i in items if not i.is_error) == sorted(DEMO_CATEGORIES)
+        cells = row_text(app, items.index(errors[0]))
+        assert cells[0] == "error" and "unreadable" in cells[1]
+
+        await select(pilot, "", bad)
+        assert "cannot be read" in text_of(app.query_one(DocumentView).query_one(Static))
+        for action in ("approve_memory", "edit_memory", "edit_external", "reject_memory", "change_action",
+                       "retry_memory"):
+            assert app.check_action(action, ()) is None, action
+        await press(pilot, "a", "r", "e", "x", "c")
+        assert not app.screen.is_modal and len(table(app).shown) == 7
+
+        await select(pilot, "decision")
+        await press(pilot, "a")
+        assert [f.split("/")[0] for f in memory_files(memory)] == ["decision"]
+        assert state_of(project, tid, "decision")["state"] == "saved"
+        assert [i.tid for i in table(app).shown if i.is_error] == [bad]
+
+    run(app, scenario)
+
+
+# -- 10. markup and escapes in drafted text ------------------------------------------------------------
+
+MARKUP = "[bold red]x[/] [link=http://evil]click[/link] \x1b[31mred\x1b[0m [/]"
+
+
+def test_markup_and_escapes_in_a_title_show_literally(project, memory):
+    tid = stage_demo(project, memory)
+    app = tui(project, memory, drafter=Titled(MARKUP))
+    literal = "[bold red]x[/] [link=http://evil]click[/link] red [/]"  # the escape dropped, the rest as typed
+
+    async def scenario(pilot):
+        assert row(app, "decision").title == MARKUP  # what the draft says, escape and all
+        index = shown(app).index("decision")
+        assert row_text(app, index)[1] == literal  # the cell is text: no markup applied, no escape
+        on_screen = table(app).render_line(1 + index).text  # line 0 is the header
+        assert "[bold red]x[/] [link=http://evil]click[/link]" in on_screen and "\x1b" not in on_screen
+        await select(pilot, "decision")
+        assert app.review["text"] == staged_text(project, tid, "decision")  # the document is shown
+        await press(pilot, "r")  # the reject dialog names the title, literally
+        assert isinstance(app.screen, ReasonDialog)
+        assert "[bold red]x[/] [link=http://evil]" in text_of(app.screen.query_one(".dialog-title", Static))
+        await type_text(pilot, "[/]")
+        await press(pilot, "enter")
+        assert (state_of(project, tid, "decision")["state"], state_of(project, tid, "decision")["reason"]) == \
+            ("rejected", "[/]")
+        assert "decision" not in shown(app) and len(shown(app)) == 5  # and the app goes on
+
+    run(app, scenario, size=(200, 50))
+
+
+@pytest.mark.parametrize("title", ["Use JWT \x1b[31mnow\x1b[0m", "Use JWT\tnow"], ids=["escape", "tab"])
+def test_a_title_with_a_control_character_is_blocked_not_stuck_half_approved(project, memory, title):
+    tid = stage_demo(project, memory)
+    app = tui(project, memory, drafter=Titled(title))
+
+    async def scenario(pilot):
+        await select(pilot, "decision")
+        await press(pilot, "a")
+        rec = state_of(project, tid, "decision")
+        assert rec["state"] in ("ready", "saved"), rec["state"]
+        if rec["state"] == "ready":  # refused: then it is shown as blocked, and can still be edited or rejected
+            assert row(app, "decision").blocks and app.check_action("reject_memory", ()) is True
+
+    run(app, scenario)
+
+
+# -- 11. change the action -----------------------------------------------------------------------------
+
+def test_changing_the_action_to_noop_then_approving_writes_no_file(project, memory):
+    tid = stage_demo(project, memory, drafted=True)
+    app = tui(project, memory)
+
+    async def scenario(pilot):
+        await select(pilot, "preference")
+        assert row(app, "preference").action == "create"
+        await press(pilot, "c")
+        assert isinstance(app.screen, ActionDialog)
+        options = app.screen.query_one(OptionList)
+        assert options.highlighted_option.id == "create"
+        await pilot.press("down", "down")
+        assert options.highlighted_option.id == "noop"
+        await press(pilot, "enter")
+        assert row(app, "preference").action == "noop"
+        assert row_text(app, shown(app).index("preference"))[2] == "noop"
+        assert read_review(data_dir(project), tid, "preference")["decision"]["action"] == "noop"
+        await press(pilot, "a")
+        assert memory_files(memory) == []
+        rec = state_of(project, tid, "preference")
+        assert (rec["state"], rec["saved_action"]) == ("saved", "noop")
+        assert "preference" not in shown(app)
+
+    run(app, scenario)
+
+
+# -- 12. filter and help ---------------------------------------------------------------------------------
+
+def test_filter_shows_only_matching_rows_and_an_empty_filter_shows_all(project, memory):
+    tid = stage_demo(project, memory, drafted=True)
+    edit_staged(project, memory, tid, "runbook", lambda t: t.replace("## Steps", "## Things"))  # a BLOCK
+    app = tui(project, memory)
+
+    async def scenario(pilot):
+        await press(pilot, "slash")
+        assert isinstance(app.screen, FilterDialog)
+        await type_text(pilot, "decision")
+        await press(pilot, "enter")
+        assert shown(app) == ["decision"]
+        assert "filter: decision" in table(app).border_title
+
+        await press(pilot, "slash")
+        assert app.screen.query_one(Input).value == "decision"
+        await pilot.press("end")  # the current filter is selected: typing would replace it
+        await type_text(pilot, " block")  # decision rows with a BLOCK: none
+        await press(pilot, "enter")
+        assert shown(app) == []
+
+        await press(pilot, "slash")
+        await pilot.press("ctrl+u")
+        await type_text(pilot, "block")
+        await press(pilot, "enter")
+        assert shown(app) == ["runbook"]
+
+        await press(pilot, "slash")
+        await pilot.press("ctrl+u")
+        await press(pilot, "enter")
+        assert shown(app) == DEMO_CATEGORIES
+        assert "filter" not in table(app).border_title
+
+    run(app, scenario)
+
+
+def test_help_lists_every_key(project, memory):
+    app = tui(project, memory)
+    display = {"slash": "/", "question_mark": "?"}
+
+    async def scenario(pilot):
+        await press(pilot, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = "\n".join(text_of(s) for s in app.screen.query(Static))
+        for _, keys, _, description in REVIEW_ACTIONS:
+            assert f"{display.get(keys, keys)}  {description}" in text, keys
+        await press(pilot, "escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+    run(app, scenario)
