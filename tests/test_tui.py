@@ -680,3 +680,41 @@ def test_help_lists_every_key(project, memory):
         assert not isinstance(app.screen, HelpScreen)
 
     run(app, scenario)
+
+
+# -- the command palette and the mouse --------------------------------------------------------------
+
+def test_the_command_palette_offers_the_review_actions_that_apply(project, memory):
+    from textual.command import CommandPalette
+
+    tid = stage_demo(project, memory, drafted=True)
+    app = tui(project, memory)
+
+    async def scenario(pilot):
+        await select(pilot, "constraint")
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert "Approve the selected memory" in titles and "Retry a failed category" not in titles
+        await press(pilot, "ctrl+p")
+        assert isinstance(app.screen, CommandPalette)
+        await type_text(pilot, "approve the selected")
+        await press(pilot, "enter")
+        await settle(pilot)
+        mem = memfile.parse(staged_text(project, tid, "constraint"))
+        assert memory_files(memory) == [f"constraint/{mem.id}.md"]
+
+    run(app, scenario)
+
+
+def test_a_click_selects_a_row(project, memory):
+    stage_demo(project, memory, drafted=True)
+    app = tui(project, memory)
+
+    async def scenario(pilot):
+        assert table(app).cursor_row == 0
+        target = shown(app).index("tech_debt")
+        await pilot.click(QueueTable, offset=(20, target + 2))  # +2: the border and the header row
+        await settle(pilot)
+        assert app.selected().category == "tech_debt"
+        assert "tech_debt" in text_of(app.query_one("#document-body"))
+
+    run(app, scenario)
