@@ -3,8 +3,8 @@
 Workers do the I/O and only post messages (widgets/messages.py); the handlers
 here change state. Each long-running job has its own worker group: `watch`
 (watchfiles over staging and the memory root), `load` (reading staged items),
-`pipeline` (drafting unclaimed triages), `detail`, `budgets`, `review` (the
-person's actions).
+`pipeline` (drafting unclaimed triages), `selection` (the selected row's
+document and archive preview), `budgets`, `review` (the person's actions).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable
 
 from textual import work
+from textual.worker import get_current_worker
 from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -35,6 +36,7 @@ from .panels import BudgetsView, DocumentView, GraduationView, IssuesView, Progr
 from .queue import QueueTable, matches, sort_key
 
 IN_FLIGHT = ("drafting", "drafted", "verifying")
+SELECT_SETTLE = 0.03  # seconds the cursor rests on a row before its document is read
 
 # (action, keys, description) for the keys the issue fixes, in help order
 REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
@@ -182,11 +184,10 @@ class MemcurateApp(App):
         if shown != self._shown:
             self._shown = shown
             self.review, self.review_key = None, key
-            if item is not None and item.state == "ready":
-                self._load_detail(item.key)
-            else:
+            ready = item is not None and item.state == "ready"
+            if not ready:
                 self.query_one(DocumentView).show(None, _placeholder(item))
-            self._load_budgets(item.key if item is not None and item.state == "ready" else None)
+            self._load_selection(key, ready)
         self.query_one(IssuesView).show(item, self.review)
         self._show_progress(item)
         self.refresh_bindings()
@@ -197,12 +198,20 @@ class MemcurateApp(App):
         busy = sum(1 for t, v in self.items.items() if t != tid and any(i.state in IN_FLIGHT for i in v))
         self.query_one(ProgressView).show(tid, rows, busy)
 
-    @work(thread=True, group="detail", exclusive=True)
-    def _load_detail(self, key: tuple[str, str]) -> None:
-        try:
-            self.post_message(DetailLoaded(key, read_review(self.engine.data, *key)))
-        except Exception as e:  # a malformed review file is shown, never fatal
-            self.post_message(DetailLoaded(key, None, str(e)))
+    @work(thread=True, group="selection", exclusive=True)
+    def _load_selection(self, key: tuple[str, str] | None, ready: bool) -> None:
+        """The selection's document and what approving it would archive. A held arrow key moves
+        the cursor many times a second: each move cancels the one before, which gives up after a
+        short wait, so only where the cursor stops is read."""
+        self._stop.wait(SELECT_SETTLE)
+        if get_current_worker().is_cancelled:
+            return
+        if ready:
+            try:
+                self.post_message(DetailLoaded(key, read_review(self.engine.data, *key)))
+            except Exception as e:  # a malformed review file is shown, never fatal
+                self.post_message(DetailLoaded(key, None, str(e)))
+        self.post_message(self._budgets(key if ready else None))
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
         item = self.selected()
@@ -214,16 +223,23 @@ class MemcurateApp(App):
 
     @work(thread=True, group="budgets", exclusive=True)
     def _load_budgets(self, key: tuple[str, str] | None) -> None:
+        self.post_message(self._budgets(key))
+
+    def _budgets(self, key: tuple[str, str] | None) -> BudgetsLoaded:
+        """In a worker: MEMORY.md's usage, and what approving `key` would move to the archive."""
         from curator import memory_md
 
         try:
             usage = memory_md.usage(self.engine.root, self.engine.cfg)
             moves = engine_review.preview(self.engine, *key) if key else {}
-            self.post_message(BudgetsLoaded(usage, moves, key))
+            return BudgetsLoaded(usage, moves, key)
         except Exception as e:  # a damaged MEMORY.md is reported in the panel
-            self.post_message(BudgetsLoaded(None, {}, key, str(e)))
+            return BudgetsLoaded(None, {}, key, str(e))
 
     def on_budgets_loaded(self, message: BudgetsLoaded) -> None:
+        item = self.selected()
+        if message.key != (item.key if item is not None and item.state == "ready" else None):
+            return  # for a row the cursor has left
         self.query_one(BudgetsView).show(message.usage, message.moves, message.error)
 
     # -- watching and drafting ----------------------------------------------------------
