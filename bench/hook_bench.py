@@ -20,7 +20,7 @@ start, and the peak RSS of that very child (os.wait4), next to the targets.
 
 By default the hook runs from a non-editable install with compiled .pyc
 files, as a user has it: bench/.venv, reinstalled when the sources change
-(a hash of curator/ hooks/ assets/ pyproject.toml kept in a stamp file).
+(a hash of curator/ hooks/ widgets/ assets/ pyproject.toml kept in a stamp file).
 `--memcurate PATH` uses an existing executable instead.
 
 Results are printed as a table and written to bench/results/hook.json.
@@ -54,7 +54,7 @@ DEFAULT_VENV = os.path.join(BENCH, ".venv")
 RESULTS = os.path.join(BENCH, "results", "hook.json")
 STAMP_NAME = "memcurate-bench.stamp"
 
-HASHED = ("curator", "hooks", "assets", "pyproject.toml")  # a change here means: reinstall
+HASHED = ("curator", "hooks", "widgets", "assets", "pyproject.toml")  # a change here means: reinstall
 BUILD_ITEMS = ("pyproject.toml", "README.md", "LICENSE", "curator", "hooks", "widgets", "assets")
 
 # Engine names the bench relies on (it never imports the engine: it only runs it).

@@ -79,6 +79,12 @@ class MemcurateApp(App):
         self.review: dict | None = None  # the selected item's review record
         self.review_key: tuple[str, str] | None = None
         self._shown: tuple | None = None  # (key, state, verified) of what the detail panels show
+        # What the issues and progress panels and the footer show: each is redrawn only when it changes
+        # (a panel's update lays the whole screen out again; the footer's recompose rebuilds its keys,
+        # and textual 8.2.8 never frees the old ones: see bench/README.md, tui_bench.py).
+        self._issues_shown: tuple | None = None
+        self._progress_shown: tuple | None = None
+        self._enabled_actions: tuple | None = None
         self._dirty: set[str] | None = set()  # triages to read again (None: all)
         self._loading = False
         self._stop = threading.Event()
@@ -109,8 +115,7 @@ class MemcurateApp(App):
         if self.watch_enabled:
             self._watch()
         if self.pipeline_enabled:
-            self._work.set()
-            self._pipeline()
+            self._pipeline()  # the first load wakes it when a triage waits for drafting (on_items_loaded)
 
     def on_unmount(self) -> None:
         self._stop.set()
@@ -188,15 +193,23 @@ class MemcurateApp(App):
             if not ready:
                 self.query_one(DocumentView).show(None, _placeholder(item))
             self._load_selection(key, ready)
-        self.query_one(IssuesView).show(item, self.review)
+        last = self._issues_shown
+        if last is None or last[0] != item or last[1] is not self.review:
+            self._issues_shown = (item, self.review)
+            self.query_one(IssuesView).show(item, self.review)
         self._show_progress(item)
-        self.refresh_bindings()
+        enabled = tuple(bool(self.check_action(action, ())) for action, *_ in REVIEW_ACTIONS)
+        if enabled != self._enabled_actions:
+            self._enabled_actions = enabled
+            self.refresh_bindings()
 
     def _show_progress(self, item: Item | None) -> None:
         tid = item.tid if item else None
         rows = [i for i in self.items.get(tid, []) if not i.is_error] if tid else []
         busy = sum(1 for t, v in self.items.items() if t != tid and any(i.state in IN_FLIGHT for i in v))
-        self.query_one(ProgressView).show(tid, rows, busy)
+        if (tid, rows, busy) != self._progress_shown:
+            self._progress_shown = (tid, rows, busy)
+            self.query_one(ProgressView).show(tid, rows, busy)
 
     @work(thread=True, group="selection", exclusive=True)
     def _load_selection(self, key: tuple[str, str] | None, ready: bool) -> None:
@@ -219,6 +232,7 @@ class MemcurateApp(App):
             return
         self.review = message.review
         self.query_one(DocumentView).show(message.review, message.error, root=self.engine.root)
+        self._issues_shown = (item, message.review)
         self.query_one(IssuesView).show(item, message.review)
 
     @work(thread=True, group="budgets", exclusive=True)

@@ -1,0 +1,819 @@
+#!/usr/bin/env python3
+"""Benchmark the live review TUI: new work on screen, keys with 2,000 items, start to first paint.
+
+    python bench/tui_bench.py            # full run, 3-3.5 minutes
+    python bench/tui_bench.py --quick    # the minimum rounds: about 2 minutes
+
+The app and the engine run from bench/.venv (a non-editable install of this
+checkout, with textual and watchfiles, and compiled .pyc files, reinstalled
+when the sources change): this script re-executes itself with that venv's
+interpreter (`-I -B`), so `import curator` / `import widgets` never find the
+checkout.
+
+  landing   a triage lands in staging/ and its row reaches the screen: the app
+            (in-process, `run_test`, with its real watcher and pipeline; every
+            frame rendered to terminal sequences by a driver that writes them
+            nowhere) against a separate stager process that calls
+            `curator.capture.capture` on a new demo copy, as the Stop hook does.
+            Clock: from the rename of the triage folder into staging/ (time
+            taken in the stager, CLOCK_MONOTONIC is system wide) to the end of
+            the first frame written with the new row in the QueueTable.
+            Target: median <= 300 ms.
+  keys      j / k / down / up with 2,004 pending items (one drafted demo triage
+            copied under 333 more ids), each pressed with the app quiet: from the
+            key event handed to the app, as its terminal driver does, to the end
+            of the first frame written with the cursor moved. Target: median
+            <= 50 ms. Reported beside it: the frame with the selection's document,
+            a held j (30 repeats at 30/s), and the load of the 2,004 items.
+  start     the real `memcurate --project DIR` process in a pseudo-terminal
+            (160x45, TERM=xterm-256color): from spawn to the end of the first
+            frame that shows the queue ("Pending N"), next to a bare
+            `python -c pass` in the same terminal. Target: median <= 1 s.
+
+Medians, p90 and min..max; figures in bench/results/tui.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import inspect
+import json
+import math
+import os
+import random
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as B  # noqa: E402
+
+PROG = "tui_bench"
+TARGET_LANDING_MS = 300.0
+TARGET_KEY_MS = 50.0
+TARGET_START_MS = 1000.0
+COLS, ROWS = 160, 45
+QUEUE_ITEMS = 2000  # at least this many pending rows for the key presses
+RESULTS = os.path.join(B.RESULTS, "tui.json")
+TERM_ENV = {"TERM": "xterm-256color"}
+SYNC_QUERY, SYNC_REPLY, SYNC_END = b"\x1b[?2026$p", b"\x1b[?2026;2$y", b"\x1b[?2026l"
+now = time.monotonic  # CLOCK_MONOTONIC on Linux: one clock for every process of the machine
+
+
+def progress(msg: str) -> None:
+    """A line on the real stdout: inside `run_test` textual captures print()."""
+    sys.__stdout__.write(msg + "\n")
+    sys.__stdout__.flush()
+
+
+def stats(xs: list[float]) -> dict:
+    """n, median, p90 (nearest rank), min, max, and every sample (ms, rounded)."""
+    s = sorted(xs)
+    if not s:
+        return {"n": 0}
+    return {"n": len(s), "median": round(B.median(s), 2), "p90": round(s[max(0, math.ceil(0.9 * len(s)) - 1)], 2),
+            "min": round(s[0], 2), "max": round(s[-1], 2), "samples": [round(x, 2) for x in xs]}
+
+
+# -- throwaway projects (in the venv) ----------------------------------------------------------
+
+class Site:
+    def __init__(self, work: str, name: str) -> None:
+        self.dir = os.path.join(work, name)
+        self.project = os.path.join(self.dir, "project")
+        self.memory = os.path.join(self.dir, "memory")
+        self.transcripts = os.path.join(self.dir, "transcripts")
+        B.make_project(self.project, self.memory, "drafting:\n  backoff_seconds: 0.0\n")
+        os.makedirs(self.memory, exist_ok=True)
+        os.makedirs(self.transcripts, exist_ok=True)
+        self.data = os.path.join(self.project, ".memcurate")
+
+    def engine(self):
+        from curator.engine import Engine
+
+        return Engine(self.project)
+
+    def transcript(self, n: int, salt: int) -> str:
+        """Demo copy n: its own session id and topic words, its time stamps n hours on (its triage id
+        sorts after the copies before it, as a new session's does)."""
+        sid = B.session_id(n, salt)
+        path = os.path.join(self.transcripts, f"{sid}.jsonl")
+        with open(B.DEMO, encoding="utf-8") as f:
+            raw = f.read()
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(B.vary_demo(raw, sid, B.code_word(salt * 1000 + n), hours=n))
+        return path
+
+    def drafted_triage(self, n: int, salt: int) -> str:
+        """Stage demo copy n and draft it (offline): every category ready. Returns its id."""
+        from curator import staging
+        from curator.capture import capture
+        from curator.pipeline import process
+
+        e = self.engine()
+        try:
+            r = capture(e.data, e.cfg, self.transcript(n, salt), event="backfill", summary=True)
+            if r["status"] != "staged":
+                B.die(PROG, f"demo copy {n} was not staged: {r['status']}")
+            states = process(e, r["triage"])
+            if set(states.values()) != {"ready"}:
+                B.die(PROG, f"demo copy {n} did not draft: {states}")
+            staging.sweep_triage_temps(e.data, r["triage"])
+            return r["triage"]
+        finally:
+            e.close()
+
+
+def copy_triage(data: str, tid: str, count: int) -> list[str]:
+    """`count` copies of a staged triage folder under new ids (ids sort after `tid`, one minute apart,
+    with a checksum-like tail as real ids have), each with its triage.json "id" set to match."""
+    from curator import staging
+
+    src = staging.triage_dir(data, tid)
+    start = dt.datetime.strptime(tid.split("-")[0], "%Y%m%dT%H%M%SZ")
+    out = []
+    for i in range(1, count + 1):
+        new = f"{(start + dt.timedelta(minutes=i)).strftime('%Y%m%dT%H%M%SZ')}-{zlib.crc32(f'{tid}/{i}'.encode()):08x}"
+        dst = staging.triage_dir(data, new)
+        shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".claim", ".*.tmp"))
+        path = os.path.join(dst, "triage.json")
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        doc["id"] = new
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1)
+        out.append(new)
+    return out
+
+
+# -- the app, instrumented (in the venv) --------------------------------------------------------
+
+def bench_app_class():
+    """MemcurateApp with a probe on every frame written, and a driver that renders like a terminal's."""
+    from textual.drivers.headless_driver import HeadlessDriver
+
+    from widgets.app import MemcurateApp
+
+    class NullTerminal(HeadlessDriver):
+        """The headless driver skips turning frames into terminal sequences; this one does not (the app
+        renders exactly what it sends the Linux driver) and writes them nowhere."""
+
+        def __init__(self, *a, **kw) -> None:
+            super().__init__(*a, **kw)
+            self.written = 0
+
+        @property
+        def is_headless(self) -> bool:
+            return False
+
+        def write(self, data: str) -> None:
+            self.written += len(data)
+
+    class BenchApp(MemcurateApp):
+        # textual reads a relative CSS_PATH beside the file of the app's class: this one lives in bench/
+        CSS_PATH = os.path.join(os.path.dirname(inspect.getfile(MemcurateApp)), MemcurateApp.CSS_PATH)
+
+        def __init__(self, *a, **kw) -> None:
+            super().__init__(*a, **kw)
+            self.driver_class = NullTerminal
+            self.frames = 0
+            self.last_activity = now()
+            self.on_frame = None  # callable(t) -> True when done; called after every frame written
+            self.marks: dict[str, float] = {}  # first time of each event since the bench reset it
+
+        def post_display_hook(self) -> None:  # textual: "called immediately after a display is done"
+            t = now()
+            self.frames += 1
+            self.last_activity = t
+            if self.on_frame is not None and self.on_frame(t):
+                self.on_frame = None
+
+        def _mark(self, name: str) -> None:
+            t = self.last_activity = now()
+            self.marks.setdefault(name, t)
+
+        # Textual calls these before MemcurateApp's own handlers of the same messages: the time each
+        # arrives, and any of them is activity (the app is not quiet until its effects are drawn).
+        def on_mount(self) -> None:
+            self._mark("mount")
+
+        def on_staging_changed(self, message) -> None:
+            self._mark("watch")
+
+        def on_items_loaded(self, message) -> None:
+            self._mark("loaded")
+
+        def on_detail_loaded(self, message) -> None:
+            self._mark("detail")
+
+        def on_budgets_loaded(self, message) -> None:
+            self._mark("budgets")
+
+        def on_pipeline_event(self, message) -> None:
+            self._mark("pipeline")
+
+        def on_action_done(self, message) -> None:
+            self._mark("action")
+
+    return BenchApp
+
+
+async def wait_quiet(app, gap: float, timeout: float = 60.0) -> None:
+    """Until the app has nothing to do: no load/detail/budgets/review worker, no reload pending, the
+    pipeline waiting, and no frame or event for `gap` seconds."""
+    deadline = now() + timeout
+    while True:
+        if now() > deadline:
+            raise RuntimeError("the app did not go quiet")
+        busy = [w for w in app.workers if w.group not in ("watch", "pipeline") and w.is_running]
+        if busy:  # an exclusive worker (detail, budgets) may be cancelled by the next: not an error
+            await asyncio.gather(*(w.wait() for w in busy), return_exceptions=True)
+            continue
+        idle = not app._loading and app._dirty == set() and (app.pipeline_idle.is_set() or not app.pipeline_enabled)
+        if idle and now() - app.last_activity >= gap:
+            return
+        await asyncio.sleep(0.01)
+
+
+def live_objects() -> int:
+    """Objects the garbage collector tracks (off the clock: ~0.1 s a million)."""
+    import gc
+
+    return len(gc.get_objects())
+
+
+def settle_process(timeout: float = 10.0) -> None:
+    """Between apps: the last app's garbage collected and its thread workers finished (the watcher
+    stops within its 500 ms poll; the threads stay in asyncio's pool, so this waits until the process
+    uses under 5 % of a CPU over 100 ms), so the next measurement does not share the GIL with them."""
+    import gc
+
+    gc.collect()
+    deadline = now() + timeout
+    while now() < deadline:
+        cpu, t = time.process_time(), now()
+        time.sleep(0.1)
+        if time.process_time() - cpu < 0.05 * (now() - t):
+            return
+
+
+async def wait_event(ev: asyncio.Event, what: str, timeout: float = 30.0) -> None:
+    try:
+        await asyncio.wait_for(ev.wait(), timeout)
+    except TimeoutError:
+        raise RuntimeError(f"timed out waiting for {what}") from None
+
+
+# -- a. landing ------------------------------------------------------------------------------------
+
+def stager(project: str) -> int:
+    """A separate process that stages demo copies with curator.capture.capture, as the Stop hook does,
+    and reports when the triage folder appeared: the time of the rename of .incoming/<tid> into staging/."""
+    from curator import staging
+    from curator.capture import capture
+    from curator.engine import Engine
+
+    e = Engine(project)
+    target = staging.staging_dir(e.data)
+    renames: list[float] = []
+    real = os.rename
+
+    def rename(src, dst, *a, **kw):
+        if os.path.dirname(os.fspath(dst)) == target:
+            renames.append(now())  # the folder appears within this call: counting from before it is conservative
+        return real(src, dst, *a, **kw)
+
+    os.rename = rename
+    print("ready", flush=True)
+    for line in sys.stdin:
+        renames.clear()
+        r = capture(e.data, e.cfg, line.strip(), event="Stop")
+        print(json.dumps({"status": r["status"], "tid": r["triage"], "t_rename": renames[0] if renames else None}),
+              flush=True)
+    e.close()
+    return 0
+
+
+async def measure_landing(site: Site, rounds: int, say, pipeline: bool = True) -> dict:
+    from curator.engine import Engine
+    from widgets.queue import QueueTable
+
+    paths = [site.transcript(n, salt=5) for n in range(rounds + 1)]  # +1: a warm-up round
+    env = B.clean_env(**{B.CHILD_FLAG: "1"})
+    proc = subprocess.Popen([sys.executable, "-I", "-B", os.path.abspath(__file__), "--stager", site.project],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    loop = asyncio.get_running_loop()
+    try:
+        if proc.stdout.readline().strip() != "ready":
+            B.die(PROG, "the stager did not start")
+        app = bench_app_class()(lambda: Engine(site.project), watch=True, run_pipeline=pipeline)
+        out = {"latency": [], "watch": [], "loaded": [], "frame_after_load": [], "rows_at_landing": []}
+        async with app.run_test(headless=False, size=(COLS, ROWS)):
+            table = app.query_one(QueueTable)
+            await wait_quiet(app, 0.3)
+            for r, path in enumerate(paths):
+                known = {i.tid for i in table.shown}
+                hit: dict = {}
+                fired = asyncio.Event()
+
+                def on_frame(t: float, known=known, hit=hit, fired=fired) -> bool:  # this round's
+                    new = {i.tid for i in table.shown} - known
+                    if not new:
+                        return False
+                    hit.update(t=t, tids=new, rows=len(table.shown), title=str(table.border_title))
+                    fired.set()
+                    return True
+
+                app.marks = {}
+                app.on_frame = on_frame
+                proc.stdin.write(path + "\n")
+                proc.stdin.flush()
+                await wait_event(fired, f"the row of demo copy {r}")
+                reply = json.loads(await loop.run_in_executor(None, proc.stdout.readline))
+                if reply["status"] != "staged" or reply["t_rename"] is None or hit["tids"] != {reply["tid"]}:
+                    B.die(PROG, f"landing round {r}: staged {reply}, rows shown for {hit.get('tids')}")
+                t0 = reply["t_rename"]
+                if r:  # round 0 warms up
+                    out["latency"].append((hit["t"] - t0) * 1e3)
+                    out["watch"].append((app.marks["watch"] - t0) * 1e3)
+                    out["loaded"].append((app.marks["loaded"] - t0) * 1e3)
+                    out["frame_after_load"].append((hit["t"] - app.marks["loaded"]) * 1e3)
+                    out["rows_at_landing"].append(hit["rows"])
+                    if r % 10 == 0 or r == rounds:
+                        say(f"  landing {r}/{rounds}: {out['latency'][-1]:.0f} ms ({hit['title']})")
+                await wait_quiet(app, 0.2)  # its pipeline drafts it: off the clock
+                if r == 0 or r == rounds:
+                    out.setdefault("objects", []).append(live_objects())
+        return out
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+
+
+# -- b. keys over 2,000 items --------------------------------------------------------------------
+
+KEYS = {"j": "j", "k": "k", "down": None, "up": None}  # key -> character, as the driver sends them
+BURST, REPEAT = 30, 1 / 30  # a held key: 30 repeats at 30 per second (a common key-repeat rate)
+
+
+async def measure_keys(site: Site, expected: int, instances: int, presses: int, warmup: int, seed: int,
+                       say, prof=None) -> dict:
+    from textual import events
+
+    from curator.engine import Engine
+    from widgets.queue import QueueTable
+
+    rng = random.Random(seed)
+    out = {"frame": [], "document": [], "scrolled": 0, "presses": 0, "by_key": {k: [] for k in KEYS},
+           "held": [], "held_last": [], "objects_per_press": [],
+           "load_worker": [], "start_to_rows": [], "loaded_to_rows": []}
+    BenchApp = bench_app_class()
+    for k in range(instances):
+        t_new = now()
+        app = BenchApp(lambda: Engine(site.project), watch=True, run_pipeline=True)
+        rows_shown = asyncio.Event()
+        first: dict = {}
+
+        def all_rows(t: float) -> bool:
+            if len(app.query_one(QueueTable).shown) < expected:
+                return False
+            first["t"] = t
+            rows_shown.set()
+            return True
+
+        app.on_frame = all_rows
+        async with app.run_test(headless=False, size=(COLS, ROWS)):
+            await wait_event(rows_shown, f"{expected} rows", timeout=120)
+            out["load_worker"].append((app.marks["loaded"] - app.marks["mount"]) * 1e3)
+            out["start_to_rows"].append((first["t"] - t_new) * 1e3)
+            out["loaded_to_rows"].append((first["t"] - app.marks["loaded"]) * 1e3)
+            table = app.query_one(QueueTable)
+            await wait_quiet(app, 0.2)
+            table.move_cursor(row=len(table.shown) // 2)
+            await wait_quiet(app, 0.1)
+            objects0 = live_objects()
+            direction = 1
+            for p in range(warmup + presses):
+                row0, scroll0 = table.cursor_row, table.scroll_y
+                if rng.random() < 0.15:
+                    direction = -direction
+                direction = 1 if row0 < 100 else -1 if row0 > len(table.shown) - 100 else direction
+                key = rng.choice(("j", "down") if direction > 0 else ("k", "up"))
+                got: dict = {}
+                done = asyncio.Event()
+
+                def on_frame(t: float) -> bool:
+                    if "frame" not in got:
+                        if table.cursor_row == row0:
+                            return False
+                        got.update(frame=t, scrolled=table.scroll_y != scroll0)
+                    item = app.selected()
+                    if app.review is not None and item is not None and app.review_key == item.key:
+                        got["document"] = t
+                        done.set()
+                        return True
+                    return False
+
+                app.on_frame = on_frame
+                app.marks = {}
+                event = events.Key(key, KEYS[key])
+                event.set_sender(app)
+                measured = p >= warmup
+                if prof is not None and measured:
+                    prof.enable()
+                t0 = now()
+                app._driver.send_message(event)  # what the terminal driver's input thread does
+                await wait_event(done, f"the frame after {key!r}")
+                if prof is not None and measured:
+                    prof.disable()
+                if table.cursor_row != row0 + direction:
+                    B.die(PROG, f"{key!r} moved the cursor from {row0} to {table.cursor_row}")
+                if measured:
+                    ms = (got["frame"] - t0) * 1e3
+                    out["frame"].append(ms)
+                    out["by_key"][key].append(ms)
+                    out["document"].append((got["document"] - t0) * 1e3)
+                    out["scrolled"] += got["scrolled"]
+                    out["presses"] += 1
+                await wait_quiet(app, 0.1)
+            out["objects_per_press"].append((live_objects() - objects0) / (warmup + presses))
+            # A held key: BURST presses of j, REPEAT s apart, sent from a thread as the driver's input
+            # thread sends key repeats; per press, the first frame with the cursor at (or past) its row.
+            await wait_quiet(app, 0.2)
+            if table.cursor_row > len(table.shown) - BURST - 10:
+                table.move_cursor(row=len(table.shown) // 2)
+                await wait_quiet(app, 0.2)
+            row0 = table.cursor_row
+            sent: list[float] = [0.0] * BURST
+            seen: list[float | None] = [None] * BURST
+            held = asyncio.Event()
+
+            def on_frame_held(t: float) -> bool:
+                moved = min(table.cursor_row - row0, BURST)
+                for i in range(moved):
+                    if seen[i] is None:
+                        seen[i] = t
+                if moved >= BURST:
+                    held.set()
+                    return True
+                return False
+
+            def repeat() -> None:
+                start = now()
+                for i in range(BURST):
+                    delay = start + i * REPEAT - now()
+                    if delay > 0:
+                        time.sleep(delay)
+                    event = events.Key("j", "j")
+                    event.set_sender(app)
+                    sent[i] = now()
+                    app._driver.send_message(event)
+
+            app.on_frame = on_frame_held
+            thread = threading.Thread(target=repeat, name="key-repeat")
+            thread.start()
+            await wait_event(held, "the held key's last row", timeout=120)
+            thread.join()
+            out["held"].extend((seen[i] - sent[i]) * 1e3 for i in range(BURST))
+            out["held_last"].append((seen[-1] - sent[-1]) * 1e3)
+            await wait_quiet(app, 0.2)
+        settle_process()
+        say(f"  keys: instance {k + 1}/{instances}: {len(table.shown)} rows, load {out['load_worker'][-1]:.0f} ms, "
+            f"presses so far: median {B.median(out['frame']):.1f} ms")
+    return out
+
+
+def measure_board_load(site: Site, runs: int) -> tuple[list[float], int]:
+    """Board.load() of every staged triage by a new Board (what the app's first load does), ms."""
+    from curator.queue import Board
+
+    xs = []
+    for _ in range(runs):
+        t = now()
+        items = Board(site.data).load()
+        xs.append((now() - t) * 1e3)
+    return xs, sum(len(v) for v in items.values())
+
+
+# -- c. start in a pseudo-terminal ----------------------------------------------------------------
+
+def spawn_in_pty(argv: list[str], env: dict, cwd: str) -> tuple[subprocess.Popen, int, float]:
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+
+    def controlling_tty() -> None:  # as a shell's child: the terminal is its session's (safe: no threads yet)
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    t0 = now()
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=slave, stdout=slave, stderr=slave,
+                            start_new_session=True, preexec_fn=controlling_tty)
+    os.close(slave)
+    return proc, master, t0
+
+
+def drain(master: int, proc: subprocess.Popen, timeout: float = 20.0) -> int:
+    """Read until the program closes the terminal; its exit code."""
+    deadline = now() + timeout
+    while now() < deadline:
+        r, _, _ = select.select([master], [], [], 0.1)
+        if r:
+            try:
+                if not os.read(master, 1 << 16):
+                    break
+            except OSError:
+                break
+    try:
+        return proc.wait(timeout=max(0.1, deadline - now()))
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return -9
+    finally:
+        os.close(master)
+
+
+def time_bare(interp: list[str], env: dict, cwd: str) -> float:
+    proc, master, t0 = spawn_in_pty([*interp, "-c", "pass"], env, cwd)
+    code = drain(master, proc)
+    t = now() - t0  # reaped
+    if code != 0:
+        B.die(PROG, f"bare python exited {code}")
+    return t * 1e3
+
+
+def time_first_paint(exe: str, project: str, env: dict) -> dict:
+    """Spawn `memcurate --project DIR` in a pty; answer its synchronized-output query as most terminals
+    do (so frames come between ?2026h and ?2026l); the time of the end of the first frame that holds
+    "Pending". Then `q`, and the exit code."""
+    proc, master, t0 = spawn_in_pty([exe, "--project", project], env, project)
+    buf = bytearray()
+    first_byte = paint = None
+    synced = False
+    deadline = t0 + 30
+    pending_at = -1
+    try:
+        while paint is None:
+            left = deadline - now()
+            if left <= 0:
+                raise RuntimeError(f"no frame with 'Pending' in 30 s; the output ends with {bytes(buf[-300:])!r}")
+            r, _, _ = select.select([master], [], [], left)
+            if not r:
+                continue
+            try:
+                data = os.read(master, 1 << 16)
+            except OSError:
+                data = b""
+            t = now()
+            if not data:
+                raise RuntimeError(f"memcurate exited before painting: {bytes(buf[-600:])!r}")
+            if first_byte is None:
+                first_byte = t
+            start = max(0, len(buf) - 16)
+            buf += data
+            if not synced and SYNC_QUERY in buf[start:]:
+                os.write(master, SYNC_REPLY)
+                synced = True
+            if pending_at < 0:
+                i = buf.find(b"Pending", start)
+                if i >= 0:
+                    pending_at = i
+            if pending_at >= 0:
+                sync_frames = b"\x1b[?2026h" in buf
+                if not sync_frames or buf.find(SYNC_END, pending_at) >= 0:
+                    paint = t
+        os.write(master, b"q")
+    except BaseException:
+        proc.kill()
+        drain(master, proc, 5)
+        raise
+    code = drain(master, proc)
+    if code != 0:
+        B.die(PROG, f"memcurate exited {code} after q")
+    return {"paint": (paint - t0) * 1e3, "first_byte": (first_byte - t0) * 1e3,
+            "sync": b"\x1b[?2026h" in buf}
+
+
+# -- the run ------------------------------------------------------------------------------------
+
+def child(args) -> int:
+    info = B.check_engine(PROG)
+    import textual
+    import watchfiles
+
+    import widgets
+
+    for mod in (widgets, textual, watchfiles):
+        where = os.path.realpath(mod.__file__)
+        if not where.startswith(os.path.realpath(B.VENV) + os.sep):
+            B.die(PROG, f"{mod.__name__} is imported from {where}, not from bench/.venv")
+    info.update(textual=textual.__version__, watchfiles=watchfiles.__version__)
+    exe = B.venv_memcurate()
+    interp = B._hb.interpreter_of(exe)
+    quick = args.quick
+    landing_rounds = args.rounds or (20 if quick else 40)
+    presses = args.presses or (100 if quick else 240)
+    instances = args.instances or (2 if quick else 3)
+    start_runs = args.start_runs or (5 if quick else 10)
+    say = B.say
+    t_start = now()
+    work = tempfile.mkdtemp(prefix="memcurate-tui-bench-", dir=args.workdir)
+    B.isolate_home(work)
+    os.environ.update(TERM_ENV)
+    for k in ("COLUMNS", "LINES", "NO_COLOR", "COLORTERM"):
+        os.environ.pop(k, None)
+    for k in [k for k in os.environ if k.startswith("TEXTUAL")]:
+        os.environ.pop(k)
+    from curator import staging
+
+    try:
+        say(f"engine and app: {info['engine']} (memcurate {info['version']}, textual {info['textual']}, "
+            f"watchfiles {info['watchfiles']}, Python {info['python']})")
+        # -- set-up -------------------------------------------------------------------------------
+        small = Site(work, "start-demo")
+        small_items = len(staging.category_states(small.data, small.drafted_triage(0, salt=1)))
+        big = Site(work, "queue-2k")
+        tid = big.drafted_triage(0, salt=2)
+        per = len(staging.category_states(big.data, tid))
+        copy_triage(big.data, tid, math.ceil(QUEUE_ITEMS / per) - 1)
+        expected = per * math.ceil(QUEUE_ITEMS / per)
+        board_ms, loaded = measure_board_load(big, 3 if quick else 5)
+        if loaded != expected:
+            B.die(PROG, f"the 2k queue holds {loaded} items, expected {expected}")
+        landing_site = Site(work, "landing")
+        os.sync()
+        say(f"set-up done in {now() - t_start:.1f} s: {expected} pending items in {expected // per} triages")
+
+        # -- c. start: real processes, before this process holds threads or textual's modules ----------
+        if threading.active_count() > 1:
+            say(f"warning: {threading.active_count()} threads before the spawns (preexec_fn is meant for one)")
+        env = B.clean_env()
+        scenarios = [("bare", None), ("demo", small.project), ("2k", big.project)]
+        starts: dict[str, list] = {name: [] for name, _ in scenarios}
+        rng = random.Random(args.seed)
+        for r in range(start_runs + 1):  # run 0 warms the page cache
+            order = scenarios[:]
+            rng.shuffle(order)
+            for name, project in order:
+                res = ({"paint": time_bare(interp, env, work)} if project is None
+                       else time_first_paint(exe, project, env))
+                if r:
+                    starts[name].append(res)
+        say(f"  start: memcurate first paint median {B.median(x['paint'] for x in starts['demo']):.0f} ms "
+            f"(bare python {B.median(x['paint'] for x in starts['bare']):.0f} ms)")
+
+        # -- b. keys with 2,004 items ------------------------------------------------------------------
+        per_instance = math.ceil(presses / instances)
+        prof = None
+        if args.profile:
+            import cProfile
+
+            prof = cProfile.Profile()
+        keys = asyncio.run(measure_keys(big, expected, instances, per_instance, 3, args.seed, progress, prof))
+
+        # -- a. landing ------------------------------------------------------------------------------
+        settle_process()
+        landing = asyncio.run(measure_landing(landing_site, landing_rounds, progress))
+        elapsed = now() - t_start
+    finally:
+        if args.keep:
+            say(f"kept the work folder: {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+    # -- report ----------------------------------------------------------------------------------
+    bare = stats([x["paint"] for x in starts["bare"]])
+    res = {
+        "landing": {"latency_ms": stats(landing["latency"]), "rename_to_watcher_ms": stats(landing["watch"]),
+                    "rename_to_loaded_ms": stats(landing["loaded"]),
+                    "loaded_to_frame_ms": stats(landing["frame_after_load"]),
+                    "rows_at_landing": [min(landing["rows_at_landing"]), max(landing["rows_at_landing"])],
+                    "live_objects_after_warmup_and_last": landing["objects"],
+                    "live_objects_per_landing": round((landing["objects"][1] - landing["objects"][0]) / landing_rounds)},
+        "keys": {"items": expected, "frame_ms": stats(keys["frame"]), "document_ms": stats(keys["document"]),
+                 "by_key_median_ms": {k: round(B.median(v), 2) for k, v in keys["by_key"].items() if v},
+                 "held_key_ms": stats(keys["held"]), "held_key_last_ms": stats(keys["held_last"]),
+                 "held_key": {"presses": BURST, "per_second": round(1 / REPEAT)},
+                 "presses": keys["presses"], "scrolled": keys["scrolled"],
+                 "live_objects_per_press": round(B.median(keys["objects_per_press"])),
+                 "board_load_ms": stats(board_ms), "load_worker_ms": stats(keys["load_worker"]),
+                 "start_to_rows_ms": stats(keys["start_to_rows"]),
+                 "loaded_to_rows_ms": stats(keys["loaded_to_rows"])},
+        "start": {"bare_ms": bare, "demo_items": small_items, "big_items": expected,
+                  "demo_paint_ms": stats([x["paint"] for x in starts["demo"]]),
+                  "demo_first_byte_ms": stats([x["first_byte"] for x in starts["demo"]]),
+                  "big_paint_ms": stats([x["paint"] for x in starts["2k"]]),
+                  "synchronized_frames": all(x["sync"] for n in ("demo", "2k") for x in starts[n])},
+    }
+    checks = [
+        ("landing", res["landing"]["latency_ms"]["median"], TARGET_LANDING_MS),
+        ("keys", res["keys"]["frame_ms"]["median"], TARGET_KEY_MS),
+        ("start", res["start"]["demo_paint_ms"]["median"], TARGET_START_MS),
+    ]
+    verdicts = {name: value <= target for name, value, target in checks}
+    for name, value, target in checks:
+        res[name]["target_ms"] = target
+        res[name]["pass"] = verdicts[name]
+    ratio = {k: round(res["start"][k]["median"] / bare["median"], 2)
+             for k in ("demo_paint_ms", "demo_first_byte_ms", "big_paint_ms")}
+    res["start"]["ratio_to_bare"] = ratio
+
+    def row(label, s, target=None, ok=None, extra=""):
+        verdict = "" if ok is None else ("PASS" if ok else "FAIL")
+        tgt = f"<= {target:g} ms" if target else ""
+        say(f"{label:<58} {s['n']:>4} {s['median']:>9.1f} {s['p90']:>9.1f} {s['min']:>9.1f}..{s['max']:<9.1f} "
+            f"{tgt:<12} {verdict:<4} {extra}".rstrip())
+
+    say()
+    m = B.machine()
+    say(f"memcurate TUI benchmark — memcurate {info['version']}, textual {info['textual']}, Python {info['python']}, "
+        f"{m['system']} {m['machine']}, {m['cpus']} CPUs, {elapsed:.0f} s; app and engine from bench/.venv; "
+        f"{COLS}x{ROWS}")
+    say()
+    head = f"{'figure (ms)':<58} {'n':>4} {'median':>9} {'p90':>9} {'min..max':>20} {'target':<12} verdict"
+    say(head)
+    say("-" * len(head))
+    L, K, S = res["landing"], res["keys"], res["start"]
+    row("a. triage landing -> its row on screen", L["latency_ms"], TARGET_LANDING_MS, verdicts["landing"])
+    row("     rename -> watcher's batch in the app", L["rename_to_watcher_ms"])
+    row("     rename -> items loaded", L["rename_to_loaded_ms"])
+    row("     items loaded -> frame written", L["loaded_to_frame_ms"])
+    row(f"b. key -> frame, {expected} items (j/k/down/up)", K["frame_ms"], TARGET_KEY_MS, verdicts["keys"],
+        f"({K['scrolled']} of {K['presses']} scrolled)")
+    row("     key -> frame with the selection's document", K["document_ms"])
+    row(f"     held j, {BURST} repeats at {round(1 / REPEAT)}/s: each press -> its frame", K["held_key_ms"])
+    row("     held j: the last press -> its frame", K["held_key_last_ms"])
+    row(f"     Board.load of {expected} items, new Board", K["board_load_ms"])
+    row("     app: mount -> items loaded (load worker)", K["load_worker_ms"])
+    row(f"     app: new -> first frame with all {expected} rows", K["start_to_rows_ms"])
+    row(f"c. memcurate start -> first paint (pty, demo: {small_items} items)", S["demo_paint_ms"], TARGET_START_MS,
+        verdicts["start"], f"{ratio['demo_paint_ms']:.1f}x bare")
+    row("     spawn -> first byte on the terminal", S["demo_first_byte_ms"], extra=f"{ratio['demo_first_byte_ms']:.1f}x bare")
+    row(f"     memcurate start -> first paint, {expected} items", S["big_paint_ms"],
+        extra=f"{ratio['big_paint_ms']:.1f}x bare")
+    row("     bare python -c pass (same pty, to exit)", bare)
+    say()
+    say("by key (median ms): " + ", ".join(f"{k} {v}" for k, v in K["by_key_median_ms"].items()))
+    say(f"live Python objects (gc-tracked, app quiet): {L['live_objects_after_warmup_and_last'][0]:,} after the "
+        f"warm-up landing, {L['live_objects_after_warmup_and_last'][1]:,} after the last: "
+        f"{L['live_objects_per_landing']:+,} per landing; {K['live_objects_per_press']:+,} per key press "
+        "(growth here means a leak: every gen-2 collection walks them all, on the app's thread)")
+    if not S["synchronized_frames"]:
+        say("note: the app did not use synchronized output: 'first paint' is the chunk with 'Pending'")
+    overall = all(verdicts.values())
+    say(f"overall: {'PASS' if overall else 'FAIL'} ({sum(verdicts.values())}/{len(verdicts)} targets met)")
+    doc = {"bench": "tui", "created": B.now_utc(), "args": vars(args), "machine": B.machine(),
+           "memcurate": {**info, "source_hash": B.source_hash(), "git_commit": B.git_commit()},
+           "terminal": {"cols": COLS, "rows": ROWS, **TERM_ENV},
+           "targets_ms": {"landing": TARGET_LANDING_MS, "keys": TARGET_KEY_MS, "start": TARGET_START_MS},
+           "results": res, "pass": overall, "elapsed_s": round(elapsed, 1)}
+    say(f"figures written to {B.write_results(args.json_out, doc)}")
+    if prof is not None:
+        import io
+        import pstats
+
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats(os.environ.get("BENCH_SORT", "cumulative")).print_stats(45)
+        say()
+        say("profile of the measured key presses, key to the selection's document, the app's thread only "
+            "(workers run in threads of their own; cProfile slows everything: read the shares, not the times):")
+        say(out.getvalue())
+    return 1 if (args.strict and not overall) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    ap = argparse.ArgumentParser(description="Benchmark the review TUI (see bench/README.md).")
+    ap.add_argument("--quick", action="store_true", help="20 landings, 100 key presses, 5 starts")
+    ap.add_argument("--rounds", type=int, default=0, help="landing rounds (default 40)")
+    ap.add_argument("--presses", type=int, default=0, help="measured key presses (default 240)")
+    ap.add_argument("--instances", type=int, default=0, help="app instances the presses are spread over (default 3)")
+    ap.add_argument("--start-runs", type=int, default=0, help="process starts per scenario (default 10)")
+    ap.add_argument("--profile", action="store_true", help="cProfile the key presses and print the top")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--workdir", help="parent of the throwaway work folder (default: the system temp dir)")
+    ap.add_argument("--keep", action="store_true", help="keep the work folder")
+    ap.add_argument("--json-out", default=RESULTS, help="default: bench/results/tui.json")
+    ap.add_argument("--reinstall", action="store_true", help="reinstall bench/.venv even if current")
+    ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    ap.add_argument("--stager", metavar="PROJECT", help=argparse.SUPPRESS)  # internal: the staging process
+    args = ap.parse_args(argv)
+    if args.stager:
+        return stager(args.stager)
+    if not B.in_bench_venv():
+        B.reexec_in_venv(__file__, argv, reinstall=args.reinstall)
+    return child(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
