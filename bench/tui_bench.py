@@ -381,7 +381,7 @@ async def measure_keys(site: Site, expected: int, instances: int, presses: int, 
         rows_shown = asyncio.Event()
         first: dict = {}
 
-        def all_rows(t: float) -> bool:
+        def all_rows(t: float, app=app, first=first, rows_shown=rows_shown) -> bool:  # this instance's
             if len(app.query_one(QueueTable).shown) < expected:
                 return False
             first["t"] = t
@@ -409,7 +409,7 @@ async def measure_keys(site: Site, expected: int, instances: int, presses: int, 
                 got: dict = {}
                 done = asyncio.Event()
 
-                def on_frame(t: float) -> bool:
+                def on_frame(t: float, got=got, done=done, row0=row0, scroll0=scroll0, table=table, app=app) -> bool:
                     if "frame" not in got:
                         if table.cursor_row == row0:
                             return False
@@ -455,7 +455,7 @@ async def measure_keys(site: Site, expected: int, instances: int, presses: int, 
             seen: list[float | None] = [None] * BURST
             held = asyncio.Event()
 
-            def on_frame_held(t: float) -> bool:
+            def on_frame_held(t: float, table=table, row0=row0, seen=seen, held=held) -> bool:
                 moved = min(table.cursor_row - row0, BURST)
                 for i in range(moved):
                     if seen[i] is None:
@@ -465,7 +465,7 @@ async def measure_keys(site: Site, expected: int, instances: int, presses: int, 
                     return True
                 return False
 
-            def repeat() -> None:
+            def repeat(app=app, sent=sent) -> None:
                 start = now()
                 for i in range(BURST):
                     delay = start + i * REPEAT - now()
@@ -721,7 +721,7 @@ def child(args) -> int:
         ("start", res["start"]["demo_paint_ms"]["median"], TARGET_START_MS),
     ]
     verdicts = {name: value <= target for name, value, target in checks}
-    for name, value, target in checks:
+    for name, _, target in checks:
         res[name]["target_ms"] = target
         res[name]["pass"] = verdicts[name]
     ratio = {k: round(res["start"][k]["median"] / bare["median"], 2)
