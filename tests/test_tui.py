@@ -14,6 +14,7 @@ import os
 import shlex
 import shutil
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -718,3 +719,52 @@ def test_a_click_selects_a_row(project, memory):
         assert app.review_key == app.selected().key and "tech_debt" in app.review["text"]  # its document shown
 
     run(app, scenario)
+
+
+# -- work another process holds ------------------------------------------------------------------
+
+class Gated:
+    """An offline drafter that waits for a gate: drafting stays in progress until the test opens it."""
+
+    name = "gated"
+    reason = "test"
+
+    def __init__(self) -> None:
+        self.gate, self.inner = threading.Event(), OfflineDrafter()
+
+    def draft(self, request):
+        self.gate.wait(60)
+        return self.inner.draft(request)
+
+
+def test_the_progress_of_a_triage_another_process_holds_shows_live(project, memory):
+    tid = stage_demo(project, memory)
+    app = tui(project, memory, watch=True, run_pipeline=False)
+    gated = Gated()
+    other = engine_factory(project, memory, drafter=gated)()  # the other holder: its own engine and claim
+
+    async def scenario(pilot):
+        await watching(pilot)
+        holder = asyncio.get_running_loop().run_in_executor(None, process, other, tid)
+
+        def in_progress() -> bool:
+            return {i.state for i in table(app).shown} == {"drafting"}
+
+        await until(pilot, in_progress, "the other holder's drafting to show")
+        assert app.check_action("approve_memory", ()) is None  # nothing to approve while it drafts
+        screen = app.export_screenshot()  # what a person sees: the progress panel's draft stages
+        assert "running" in screen and "Pipeline" in screen
+        gated.gate.set()
+        assert set((await holder).values()) == {"ready"}
+
+        def drafted() -> bool:
+            return {i.state for i in table(app).shown} == {"ready"}
+
+        await until(pilot, drafted, "the other holder's drafts to show ready")
+        assert len(shown(app)) == 6
+
+    try:
+        run(app, scenario)
+    finally:
+        gated.gate.set()
+        other.close()
