@@ -29,6 +29,7 @@ from curator.paths import data_dir
 from curator.pipeline import process, read_review
 from widgets.app import REVIEW_ACTIONS
 from widgets.dialogs import ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog
+from widgets.footer import TidyFooter
 from widgets.panels import DocumentView
 from widgets.queue import QueueTable
 
@@ -768,3 +769,21 @@ def test_the_progress_of_a_triage_another_process_holds_shows_live(project, memo
     finally:
         gated.gate.set()
         other.close()
+
+
+def test_the_footer_lets_go_of_the_keys_it_replaces(project, memory):
+    """Moving between rows whose actions differ recomposes the footer each time; the replaced keys
+    must be freed, or a long-running app grows without bound."""
+    tid = stage_demo(project, memory, drafted=True)
+    edit_staged(project, memory, tid, "runbook", lambda t: t.replace("## Steps", "## Things"))  # a BLOCK
+    app = tui(project, memory)
+
+    async def scenario(pilot):
+        footer = app.query_one(TidyFooter)
+        for _ in range(10):
+            await select(pilot, "runbook")  # approve greyed
+            await select(pilot, "tech_debt")  # approve enabled
+        keys = len(footer.query("FooterKey"))
+        assert len(getattr(footer, "__watchers", {}).get("compact", [])) <= keys
+
+    run(app, scenario)

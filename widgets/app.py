@@ -21,7 +21,7 @@ from textual.worker import get_current_worker
 from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Header
+from textual.widgets import DataTable, Header
 
 from curator import review as engine_review
 from curator import staging
@@ -31,6 +31,7 @@ from curator.pipeline import Claim, pending_triages, process, read_review
 from curator.queue import Board, Item
 
 from .dialogs import ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog
+from .footer import TidyFooter
 from .messages import ActionDone, BudgetsLoaded, DetailLoaded, ItemsLoaded, PipelineEvent, StagingChanged
 from .panels import BudgetsView, DocumentView, GraduationView, IssuesView, ProgressView
 from .queue import QueueTable, matches, sort_key
@@ -105,7 +106,7 @@ class MemcurateApp(App):
                 with Horizontal(id="bottom"):
                     yield BudgetsView(id="budgets")
                     yield GraduationView(id="graduation")
-        yield Footer()
+        yield TidyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = self.subtitle if self.subtitle is not None else self.engine.project

@@ -1,0 +1,17 @@
+"""A Footer that lets go of the keys it replaces."""
+
+from __future__ import annotations
+
+from textual.widgets import Footer
+
+
+class TidyFooter(Footer):
+    """textual 8.2.8's Footer binds every key it composes to its own `compact` reactive; the
+    watchers (and through them every replaced key) live until `compact` changes, which here it
+    never does. Each recompose (on every change of the enabled actions) drops the stale ones."""
+
+    async def recompose(self) -> None:
+        await super().recompose()
+        watchers = getattr(self, "__watchers", {}).get("compact")
+        if watchers:
+            watchers[:] = [(node, callback) for node, callback in watchers if node.is_attached]
