@@ -233,6 +233,16 @@ def now_utc() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def common_args(ap, results: str, strict: str = "exit 1 when a target is missed") -> None:
+    """The options every engine bench takes: --seed --workdir --keep --json-out --reinstall --strict."""
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--workdir", help="parent of the throwaway work folder (default: the system temp dir)")
+    ap.add_argument("--keep", action="store_true", help="keep the work folder")
+    ap.add_argument("--json-out", default=results, help=f"default: {os.path.relpath(results, REPO)}")
+    ap.add_argument("--reinstall", action="store_true", help="reinstall bench/.venv even if current")
+    ap.add_argument("--strict", action="store_true", help=strict)
+
+
 def write_results(path: str, doc: dict) -> str:
     out = os.path.abspath(path)
     os.makedirs(os.path.dirname(out), exist_ok=True)

@@ -543,12 +543,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--window", type=float, default=1.1,
                     help="kill delay: uniform in 0..WINDOW x the expected length of the run (default 1.1)")
     ap.add_argument("--clean-runs", type=int, default=2, help="uninterrupted reference runs (default 2)")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--workdir", help="parent of the throwaway work folder (default: the system temp dir)")
-    ap.add_argument("--keep", action="store_true", help="keep the work folder")
-    ap.add_argument("--json-out", default=RESULTS, help="default: bench/results/crash.json")
-    ap.add_argument("--reinstall", action="store_true", help="reinstall bench/.venv even if current")
-    ap.add_argument("--strict", action="store_true", help="exit 1 on a violation (default: exit 0, print FAIL)")
+    B.common_args(ap, RESULTS, strict="exit 1 on a violation (default: exit 0, print FAIL)")
     args = ap.parse_args(argv)
     if args.kills < 1 or args.copies < 2 or args.clean_runs < 1 or args.window <= 0:
         ap.error("--kills >= 1, --copies >= 2, --clean-runs >= 1, --window > 0")

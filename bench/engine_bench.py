@@ -454,12 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--transcripts", default=B.SHARED_TRANSCRIPTS, help="the shared transcripts folder")
     ap.add_argument("--no-shared", action="store_true", help="skip the shared-sessions pipeline workload")
     ap.add_argument("--profile", action="store_true", help="profile one extra create run and print the top")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--workdir", help="parent of the throwaway work folder (default: the system temp dir)")
-    ap.add_argument("--keep", action="store_true", help="keep the work folder")
-    ap.add_argument("--json-out", default=RESULTS, help="default: bench/results/engine.json")
-    ap.add_argument("--reinstall", action="store_true", help="reinstall bench/.venv even if current")
-    ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    B.common_args(ap, RESULTS)
     args = ap.parse_args(argv)
     if args.saves < 6 or (args.copies and args.copies < 3):
         ap.error("--saves must be at least 6 and --copies at least 3")

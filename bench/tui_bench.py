@@ -800,12 +800,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--instances", type=int, default=0, help="app instances the presses are spread over (default 3)")
     ap.add_argument("--start-runs", type=int, default=0, help="process starts per scenario (default 10)")
     ap.add_argument("--profile", action="store_true", help="cProfile the key presses and print the top")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--workdir", help="parent of the throwaway work folder (default: the system temp dir)")
-    ap.add_argument("--keep", action="store_true", help="keep the work folder")
-    ap.add_argument("--json-out", default=RESULTS, help="default: bench/results/tui.json")
-    ap.add_argument("--reinstall", action="store_true", help="reinstall bench/.venv even if current")
-    ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    B.common_args(ap, RESULTS)
     ap.add_argument("--stager", metavar="PROJECT", help=argparse.SUPPRESS)  # internal: the staging process
     args = ap.parse_args(argv)
     if args.stager:

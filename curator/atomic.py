@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 
 _counter = 0
-_appending = threading.Lock()  # one line at a time within a process (drafting threads share a log)
+_locks: dict = {}  # "append" -> the lock of appends; made on first use (the hook never appends)
 
 
 def fsync_dir(path) -> None:
@@ -138,7 +137,12 @@ def append_line(path, line: bytes) -> None:
     break; a line left unfinished is closed here first, so it stays one bad line, skipped,
     rather than spoiling this one.
     """
-    with _appending:
+    lock = _locks.get("append")
+    if lock is None:
+        import threading
+
+        lock = _locks.setdefault("append", threading.Lock())  # setdefault: one lock even if two threads race here
+    with lock:  # one line at a time within a process (drafting threads share a log)
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             size = os.fstat(fd).st_size

@@ -71,7 +71,7 @@ def _main(argv: list[str]) -> int:
             return commands.demo(args, review=_review)
         if args.auto_approve:
             return commands.auto_approve(args)
-        return _review(commands.project(args))
+        return _review(commands.project_dir(args))
     except commands.UserError as e:
         print(f"memcurate: {e}", file=sys.stderr)
         return 1

@@ -17,7 +17,8 @@ class UserError(Exception):
     """An error the user must act on: one clear line, exit 1."""
 
 
-def _project(args) -> str:
+def project_dir(args) -> str:
+    """The project a command works on: --project, else the git root of the current folder."""
     if args.project:
         path = os.path.abspath(os.path.expanduser(args.project))
         if not os.path.isdir(path):
@@ -38,7 +39,7 @@ def _print_json(doc) -> None:
 
 
 def triage(args) -> int:
-    project = _project(args)
+    project = project_dir(args)
     data = data_dir(project)
     cfg = _config(project, data)
     staging.clean_incoming(data)
@@ -80,7 +81,7 @@ def _print_triage(report: dict) -> None:
 
 
 def status(args) -> int:
-    project = _project(args)
+    project = project_dir(args)
     data = data_dir(project, create=False)
     doc = {"project": project, "data_dir": data, **staging.counts(data)}
     try:
@@ -123,7 +124,7 @@ def auto_approve(args) -> int:
     from .engine import Engine
     from .headless import auto_approve as run
 
-    project = _project(args)
+    project = project_dir(args)
     try:
         engine = Engine(project)
     except config.ConfigError as e:
@@ -168,7 +169,3 @@ def demo(args, review=None) -> int:
     return run_demo(json_out=getattr(args, "json", False), auto_approve=getattr(args, "auto_approve", False),
                     review=review)
 
-
-def project(args) -> str:
-    """The project a command works on: --project, else the git root of the current folder."""
-    return _project(args)

@@ -24,13 +24,9 @@ from . import memfile, staging
 from .atomic import read_json, write_json, write_text
 from .decide import Decision, Existing, decide
 from .locks import FileLock
+from .staging import now_iso
 from .verify import blocking, verify
 
-TERMINAL = ("saved", "rejected")
-
-
-def now_iso() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def text_hash(text: str) -> str:
@@ -182,7 +178,7 @@ def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -
             if only is not None and cat not in only:
                 continue
             state = rec["state"]
-            if state in ("drafting", "drafted", "verifying"):  # left half-done by a killed holder: redo
+            if state in staging.IN_FLIGHT:  # left half-done by a killed holder: redo
                 states[cat] = staging.set_state(engine.data, tid, cat, "drafting", doc=doc, current=rec,
                                                 resumed=now_iso())
                 state = "drafting"
@@ -213,7 +209,7 @@ def _draft_all(engine, tid: str, doc: dict, todo: list[str], emit) -> None:
                                      now=engine.now())
         if states[cat]["state"] == "triaged":
             staging.set_state(engine.data, tid, cat, "drafting", started=now_iso(),
-                              model=engine.drafter.name if engine.drafter.name == "offline" else alias)
+                              model="offline" if engine.drafter.name == "offline" else alias)
         emit(Event(tid, cat, "drafting", {"model": alias}))
 
     timeout = float(d["timeout_seconds"])
@@ -292,7 +288,7 @@ def pending_triages(data: str) -> list[str]:
             states = staging.category_states(data, tid)
         except staging.StagingError:
             continue
-        if any(r["state"] not in TERMINAL for r in states.values()):
+        if any(r["state"] in staging.PENDING for r in states.values()):
             out.append(tid)
     return out
 

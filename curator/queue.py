@@ -13,10 +13,9 @@ import functools
 import os
 import time
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 
 from . import staging
-
-TERMINAL = ("saved", "rejected")
 
 
 @dataclass(frozen=True)
@@ -31,7 +30,7 @@ class Item:
     created: str = ""  # when the triage was staged (UTC, ISO 8601)
     updated: str = ""
     error: str = ""
-    record: tuple = ()  # the state record's fields, as sorted (key, value) pairs
+    record: dict = dataclass_field(default_factory=dict)  # the state record (model, timings, retries...)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -42,15 +41,7 @@ class Item:
         return self.state == "error"
 
     def field(self, name: str, default=None):
-        return dict(self.record).get(name, default)
-
-
-def _hashable(value):
-    if isinstance(value, list):
-        return tuple(_hashable(v) for v in value)
-    if isinstance(value, dict):
-        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
-    return value
+        return self.record.get(name, default)
 
 
 def _item(tid: str, doc: dict, rec: dict) -> Item:
@@ -59,7 +50,7 @@ def _item(tid: str, doc: dict, rec: dict) -> Item:
                 blocks=int(rec.get("blocks") or (1 if rec.get("blocked") else 0)),
                 advisories=int(rec.get("advisories") or 0), created=str(doc.get("created", "")),
                 updated=str(rec.get("updated", "")), error=str(rec.get("error") or rec.get("conflict") or ""),
-                record=_hashable({k: v for k, v in rec.items() if k != "history"}))
+                record={k: v for k, v in rec.items() if k != "history"})
 
 
 class Board:
@@ -67,7 +58,7 @@ class Board:
 
     def __init__(self, data: str) -> None:
         self.data = data
-        self._docs: dict[str, dict] = {}  # triage.json is written once: read once
+        self._docs: dict[str, dict] = {}  # triage.json is written once: read once, kept slim
 
     def triage_ids(self) -> list[str]:
         return staging.triage_ids(self.data)
@@ -78,7 +69,11 @@ class Board:
         try:
             doc = self._docs.get(tid)
             if doc is None:
-                doc = self._docs[tid] = staging.load_triage(self.data, tid)
+                full = staging.load_triage(self.data, tid)
+                # what reading the states needs: not the snippets and excerpts (kilobytes a triage)
+                doc = self._docs[tid] = {"created": full.get("created", ""), "categories": {
+                    name: {"triggered": True} for name, cat in full["categories"].items()
+                    if isinstance(cat, dict) and cat.get("triggered")}}
             states = staging.category_states(self.data, tid, doc)
         except staging.StagingError as e:
             if not os.path.isdir(staging.triage_dir(self.data, tid)):
@@ -86,7 +81,7 @@ class Board:
                 return []
             # said relative to the data dir: the person knows which project this is
             return [Item(tid, "", "error", error=str(e).replace(os.path.join(self.data, ""), ""))]
-        return [_item(tid, doc, rec) for rec in states.values() if rec["state"] not in TERMINAL]
+        return [_item(tid, doc, rec) for rec in states.values() if rec["state"] in staging.PENDING]
 
     def load(self, tids=None) -> dict[str, list[Item]]:
         """tid -> its waiting candidates, for `tids` (default: every staged triage)."""

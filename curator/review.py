@@ -283,12 +283,11 @@ def change_action(engine, tid: str, cat: str, action: str, target: str | None = 
     return _decide_again(engine, tid, cat, choice)
 
 
-def preview(engine, tid: str, cat: str) -> dict[str, list[str]]:
-    """What approving the candidate would move from MEMORY.md to the archive: category -> ids.
-    Nothing is written."""
+def preview(engine, review: dict) -> dict[str, list[str]]:
+    """What approving the candidate of `review` (its review record, as `read_review` gives it) would
+    move from MEMORY.md to the archive: category -> ids. Nothing is written."""
     from . import memory_md
 
-    review = read_review(engine.data, tid, cat)
     action = review["decision"]["action"]
     if action == "noop":
         return {}

@@ -42,6 +42,7 @@ TRANSITIONS: dict[str, tuple[str, ...]] = {
 }
 STATES: tuple[str, ...] = tuple(TRANSITIONS)
 PENDING: frozenset[str] = frozenset(s for s in STATES if s not in ("rejected", "saved"))
+IN_FLIGHT: tuple[str, ...] = ("drafting", "drafted", "verifying")  # a drafting step under way (or left half-done)
 
 
 class StagingError(Exception):

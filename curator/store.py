@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -39,6 +38,7 @@ from . import memfile
 from .atomic import write_text
 from .categories import CATEGORIES
 from .locks import FileLock
+from .staging import now_iso
 
 LOCK_NAME = ".memcurate.lock"
 ARCHIVE_DIR = "archive"
@@ -106,10 +106,6 @@ def content_hash(data: str | bytes) -> str:
     if isinstance(data, str):
         data = data.encode("utf-8")
     return hashlib.sha256(data).hexdigest()
-
-
-def now_stamp() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def valid_id(id) -> bool:
@@ -269,7 +265,7 @@ class MemoryStore:
         current = self._expect(path, category, id, base_hash)
         if current.status == "archived":
             return path
-        return self.update(replace(current, status="archived", updated=now_stamp()), base_hash)
+        return self.update(replace(current, status="archived", updated=now_iso()), base_hash)
 
     def _expect(self, path: str, category: str, id: str, base_hash: str) -> memfile.MemoryDoc:
         """The current document at `path`, if its hash is `base_hash`; ConflictError otherwise."""

@@ -27,7 +27,7 @@ from curator import review as engine_review
 from curator import staging
 from curator.engine import Engine
 from curator.locks import LockBusy
-from curator.pipeline import Claim, pending_triages, process, read_review
+from curator.pipeline import pending_triages, process, read_review
 from curator.queue import Board, Item
 
 from .dialogs import ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog
@@ -36,7 +36,8 @@ from .messages import ActionDone, BudgetsLoaded, DetailLoaded, ItemsLoaded, Pipe
 from .panels import BudgetsView, DocumentView, GraduationView, IssuesView, ProgressView
 from .queue import QueueTable, matches, sort_key
 
-IN_FLIGHT = ("drafting", "drafted", "verifying")
+WAITING = ("triaged", *staging.IN_FLIGHT)  # states the pipeline has work in
+STALE = ("stale",)  # what the detail panels show when it must be read again, whatever is selected
 SELECT_SETTLE = 0.03  # seconds the cursor rests on a row before its document is read
 
 # (action, keys, description) for the keys the issue fixes, in help order
@@ -52,6 +53,9 @@ REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
     ("show_help", "question_mark", "Help", "Show every key"),
     ("quit", "q", "Quit", "Quit"),
 ]
+
+
+ACTION_NAMES = frozenset(action for action, *_ in REVIEW_ACTIONS)
 
 
 def _key_display(keys: str) -> str:
@@ -79,7 +83,7 @@ class MemcurateApp(App):
         self.filter_words: list[str] = []
         self.review: dict | None = None  # the selected item's review record
         self.review_key: tuple[str, str] | None = None
-        self._shown: tuple | None = None  # (key, state, verified) of what the detail panels show
+        self._shown: tuple | None = STALE  # (key, state, verified) of what the detail panels show
         # What the issues and progress panels and the footer show: each is redrawn only when it changes
         # (a panel's update lays the whole screen out again; the footer's recompose rebuilds its keys,
         # and textual 8.2.8 never frees the old ones: see bench/README.md, tui_bench.py).
@@ -112,7 +116,6 @@ class MemcurateApp(App):
         self.sub_title = self.subtitle if self.subtitle is not None else self.engine.project
         self.query_one(QueueTable).focus()
         self._request_load(None)
-        self._load_budgets(None)
         if self.watch_enabled:
             self._watch()
         if self.pipeline_enabled:
@@ -160,7 +163,7 @@ class MemcurateApp(App):
         self._show_queue()
         if self._dirty is None or self._dirty:
             self._request_load(set() if self._dirty is not None else None)
-        if any(i.state in ("triaged",) + IN_FLIGHT for rows in message.items.values() for i in rows):
+        if any(i.state in WAITING for rows in message.items.values() for i in rows):
             self._work.set()
 
     def visible(self) -> list[Item]:
@@ -207,7 +210,7 @@ class MemcurateApp(App):
     def _show_progress(self, item: Item | None) -> None:
         tid = item.tid if item else None
         rows = [i for i in self.items.get(tid, []) if not i.is_error] if tid else []
-        busy = sum(1 for t, v in self.items.items() if t != tid and any(i.state in IN_FLIGHT for i in v))
+        busy = sum(1 for t, v in self.items.items() if t != tid and any(i.state in staging.IN_FLIGHT for i in v))
         if (tid, rows, busy) != self._progress_shown:
             self._progress_shown = (tid, rows, busy)
             self.query_one(ProgressView).show(tid, rows, busy)
@@ -220,12 +223,14 @@ class MemcurateApp(App):
         self._stop.wait(SELECT_SETTLE)
         if get_current_worker().is_cancelled:
             return
+        review = None
         if ready:
             try:
-                self.post_message(DetailLoaded(key, read_review(self.engine.data, *key)))
+                review = read_review(self.engine.data, *key)
+                self.post_message(DetailLoaded(key, review))
             except Exception as e:  # a malformed review file is shown, never fatal
                 self.post_message(DetailLoaded(key, None, str(e)))
-        self.post_message(self._budgets(key if ready else None))
+        self.post_message(self._budgets(key if review else None, review))
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
         item = self.selected()
@@ -240,13 +245,16 @@ class MemcurateApp(App):
     def _load_budgets(self, key: tuple[str, str] | None) -> None:
         self.post_message(self._budgets(key))
 
-    def _budgets(self, key: tuple[str, str] | None) -> BudgetsLoaded:
-        """In a worker: MEMORY.md's usage, and what approving `key` would move to the archive."""
+    def _budgets(self, key: tuple[str, str] | None, review: dict | None = None) -> BudgetsLoaded:
+        """In a worker: MEMORY.md's usage, and what approving `key` (whose `review` record may be
+        read already) would move to the archive."""
         from curator import memory_md
 
         try:
             usage = memory_md.usage(self.engine.root, self.engine.cfg)
-            moves = engine_review.preview(self.engine, *key) if key else {}
+            if key and review is None:
+                review = read_review(self.engine.data, *key)
+            moves = engine_review.preview(self.engine, review) if key else {}
             return BudgetsLoaded(usage, moves, key)
         except Exception as e:  # a damaged MEMORY.md is reported in the panel
             return BudgetsLoaded(None, {}, key, str(e))
@@ -316,7 +324,7 @@ class MemcurateApp(App):
                         return
                     try:
                         states = staging.category_states(engine.data, tid)
-                        if any(r["state"] in ("triaged",) + IN_FLIGHT for r in states.values()):
+                        if any(r["state"] in WAITING for r in states.values()):
                             process(engine, tid, on_event=lambda e: self.post_message(
                                 PipelineEvent(e.triage, e.category, e.state)))
                     except LockBusy:
@@ -335,7 +343,7 @@ class MemcurateApp(App):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Grey out (None) what does not apply to the selection."""
-        if action not in {a for a, *_ in REVIEW_ACTIONS} or action in ("filter_queue", "show_help", "quit"):
+        if action not in ACTION_NAMES or action in ("filter_queue", "show_help", "quit"):
             return True
         if action == "approve_clean":
             return True if self.clean_items() else None
@@ -361,14 +369,21 @@ class MemcurateApp(App):
             if self.check_action(action, ()):
                 yield SystemCommand(desc, f"memcurate: {desc.lower()}", getattr(self, f"action_{action}"))
 
-    def action_approve_memory(self) -> None:
+    def _applicable(self, action: str, *, reviewed: bool = False) -> Item | None:
+        """The selection, when `action` applies to it (and, with `reviewed`, its review has loaded)."""
         item = self.selected()
-        if item is not None and self.check_action("approve_memory", ()):
+        if item is None or not self.check_action(action, ()):
+            return None
+        if reviewed and (self.review_key != item.key or not self.review):
+            return None
+        return item
+
+    def action_approve_memory(self) -> None:
+        if item := self._applicable("approve_memory"):
             self._run_review("approve", item)
 
     def action_reject_memory(self) -> None:
-        item = self.selected()
-        if item is None or not self.check_action("reject_memory", ()):
+        if not (item := self._applicable("reject_memory")):
             return
 
         def done(reason: str | None) -> None:
@@ -378,8 +393,7 @@ class MemcurateApp(App):
         self.push_screen(ReasonDialog(f"{item.category} “{item.title or item.tid}”"), done)
 
     def action_edit_memory(self) -> None:
-        item = self.selected()
-        if item is None or not self.check_action("edit_memory", ()) or self.review_key != item.key or not self.review:
+        if not (item := self._applicable("edit_memory", reviewed=True)):
             return
 
         def done(text: str | None) -> None:
@@ -389,8 +403,7 @@ class MemcurateApp(App):
         self.push_screen(EditorScreen(f"{item.category}: {item.title}", self.review["text"]), done)
 
     def action_edit_external(self) -> None:
-        item = self.selected()
-        if item is None or not self.check_action("edit_external", ()) or self.review_key != item.key or not self.review:
+        if not (item := self._applicable("edit_external", reviewed=True)):
             return
         editor = self.editor or os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         fd, path = tempfile.mkstemp(prefix="memcurate-", suffix=".md")
@@ -419,8 +432,7 @@ class MemcurateApp(App):
             self._run_review("edit", item, text=text)
 
     def action_change_action(self) -> None:
-        item = self.selected()
-        if item is None or not self.check_action("change_action", ()):
+        if not (item := self._applicable("change_action")):
             return
 
         def done(action: str | None) -> None:
@@ -430,8 +442,7 @@ class MemcurateApp(App):
         self.push_screen(ActionDialog(item.action), done)
 
     def action_retry_memory(self) -> None:
-        item = self.selected()
-        if item is not None and self.check_action("retry_memory", ()):
+        if item := self._applicable("retry_memory"):
             self._run_review("retry", item)
 
     def action_approve_clean(self) -> None:
@@ -498,8 +509,7 @@ class MemcurateApp(App):
         saved = refused = 0
         for tid, cats in by_tid.items():
             try:
-                with Claim(self.engine, tid, wait=5):
-                    result = engine_review.approve_all(self.engine, tid, cats)
+                result = engine_review.approve_all(self.engine, tid, cats)
                 saved += len(result.saved)
                 refused += len(result.refused)
             except Exception:  # busy or unreadable: left for review, counted below
@@ -509,10 +519,8 @@ class MemcurateApp(App):
 
     def on_action_done(self, message: ActionDone) -> None:
         self.notify(message.text, severity=message.severity, markup=False)
-        self._shown = None  # read the selection's review again
+        self._shown = STALE  # read the selection's review and budgets again, even with nothing selected
         self._request_load(message.tids)
-        item = self.selected()
-        self._load_budgets(item.key if item is not None and item.state == "ready" else None)
 
 
 def _placeholder(item: Item | None) -> str:

@@ -11,6 +11,9 @@ from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from curator import memfile
+from curator.categories import CATEGORIES
+
+from .queue import SEVERITIES
 
 DIALOG_CSS = """
 {name} {{ align: center middle; background: $background 60%; }}
@@ -49,11 +52,21 @@ class ConfirmDialog(ModalScreen[bool]):
         self.dismiss(False)
 
 
-class ReasonDialog(ModalScreen[str | None]):
-    """Reject: an optional reason. Returns the reason ("" for none), None when cancelled."""
+class TextDialog(ModalScreen[str | None]):
+    """A dialog that returns text (what its input holds when Enter is pressed), None when cancelled."""
 
-    DEFAULT_CSS = DIALOG_CSS.format(name="ReasonDialog")
+    DEFAULT_CSS = DIALOG_CSS.format(name="TextDialog")  # a type selector: it styles the subclasses too
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ReasonDialog(TextDialog):
+    """Reject: an optional reason. Returns the reason ("" for none), None when cancelled."""
 
     def __init__(self, what: str) -> None:
         super().__init__()
@@ -67,21 +80,13 @@ class ReasonDialog(ModalScreen[str | None]):
                 yield Button("Reject", variant="error", id="reject")
                 yield Button("Cancel", id="cancel")
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value.strip())
-
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(self.query_one("#reason", Input).value.strip() if event.button.id == "reject" else None)
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
-
-class ActionDialog(ModalScreen[str | None]):
+class ActionDialog(TextDialog):
     """Change the proposed action: returns create / update / noop (or delete where offered)."""
 
-    DEFAULT_CSS = DIALOG_CSS.format(name="ActionDialog")
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
     HELP = {"create": "a new memory file", "update": "merge into the closest existing memory",
             "noop": "save nothing: the memory is already known", "delete": "retire the existing memory"}
 
@@ -103,15 +108,9 @@ class ActionDialog(ModalScreen[str | None]):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
-
-class FilterDialog(ModalScreen[str | None]):
+class FilterDialog(TextDialog):
     """Filter the queue: category names and severities (block, advisory, clean, failed), space-separated."""
-
-    DEFAULT_CSS = DIALOG_CSS.format(name="FilterDialog")
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, current: str) -> None:
         super().__init__()
@@ -121,14 +120,7 @@ class FilterDialog(ModalScreen[str | None]):
         with Vertical():
             yield Label("Filter by category or severity", classes="dialog-title")
             yield Input(self.current, placeholder="e.g. decision block — empty shows everything", id="filter")
-            yield Static(Text("categories: decision constraint runbook tech_debt preference session_summary\n"
-                              "severities: block advisory clean failed", style="dim"))
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value.strip())
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+            yield Static(Text(f"categories: {' '.join(CATEGORIES)}\nseverities: {' '.join(SEVERITIES)}", style="dim"))
 
 
 class EditorScreen(ModalScreen[str | None]):

@@ -77,7 +77,8 @@ class IssuesView(Static):
             lines.append("\n")
         if not lines:
             lines = Text("No issues." if item.state == "ready" else "", style="dim")
-        self.update(lines.rstrip() or lines)
+        lines.rstrip()  # in place: the last line break
+        self.update(lines)
 
 
 def _elapsed(value) -> str:

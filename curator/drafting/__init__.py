@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping, Protocol, runtime_checkable
+
+from ..staging import now_iso
 
 if TYPE_CHECKING:
     from ..memfile import MemoryDoc
@@ -34,10 +35,6 @@ BACKENDS = ("auto", "anthropic", "claude-cli", "offline")
 
 class DrafterUnavailable(Exception):
     """The configured backend cannot be used here. The message says why and what to do."""
-
-
-def utc_now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def model_for(cfg: Mapping, category: str) -> tuple[str, str]:
@@ -69,7 +66,7 @@ class DraftRequest:
     model_alias: str = ""
     model_id: str = ""
     candidates: tuple = ()
-    now: str = field(default_factory=utc_now)
+    now: str = field(default_factory=now_iso)
 
     @classmethod
     def from_triage(cls, triage: Mapping, category: str, cfg: Mapping, *, candidates=None,
@@ -79,7 +76,7 @@ class DraftRequest:
         entry = (triage.get("categories") or {}).get(category) or {}
         return cls(triage_id=str(triage.get("id", "")), category=category, entry=entry,
                    source=triage.get("source") or {}, model_alias=alias, model_id=model,
-                   candidates=tuple(candidates or ()), now=now or utc_now())
+                   candidates=tuple(candidates or ()), now=now or now_iso())
 
     @property
     def snippets(self) -> list:
@@ -161,4 +158,4 @@ def get_drafter(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Drafter:
 
 
 __all__ = ["BACKENDS", "DraftRequest", "DraftResult", "Drafter", "DrafterUnavailable", "get_drafter",
-           "model_for", "utc_now"]
+           "model_for"]

@@ -48,7 +48,8 @@ from .. import memfile
 from ..categories import CATEGORIES
 from ..redact import find_secrets, redact_text
 from ..textsafe import clean
-from . import DraftRequest, DraftResult, utc_now
+from ..staging import now_iso
+from . import DraftRequest, DraftResult
 
 MAX_SNIPPETS = 24  # the triage keeps 6; more is hostile input
 MAX_SNIPPET_CHARS = 2000  # the triage cuts at 300
@@ -1720,7 +1721,7 @@ class OfflineDrafter:
         now = getattr(request, "now", "")
         if not (isinstance(now, str) and _STAMP.match(now)):
             notes.append(f"request.now {now!r:.40} is not a UTC stamp like 2026-11-22T10:04:00Z: used the current time")
-            now = utc_now()
+            now = now_iso()
         source = getattr(request, "source", None)
         source = source if isinstance(source, Mapping) else {}
         if category == "session_summary":
