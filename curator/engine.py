@@ -46,16 +46,23 @@ class Engine:
         return self._drafter
 
     def target_state(self, category: str, memory_id: str, base_hash: str | None) -> dict:
-        """Whether the memory an UPDATE/DELETE was based on still exists unchanged."""
-        from .store import content_hash
+        """Whether the memory an UPDATE/DELETE was based on still exists unchanged; for a file that
+        changed, `unreadable` says why it is no memory any more (not UTF-8, broken front matter...)."""
+        from .store import BrokenMemoryError, MissingMemoryError, content_hash
 
         path = self.store.path_for(category, memory_id)
+        state = {"exists": True, "hash_matches": False, "path": path, "where": self.store.relpath(path)}
         try:
-            with open(path, "rb") as f:
-                current = content_hash(f.read())
-        except FileNotFoundError:
-            return {"exists": False, "hash_matches": False, "path": path}
-        return {"exists": True, "hash_matches": current == base_hash, "path": path}
+            data = self.store.read_bytes(path)
+            current = content_hash(data)
+            state["hash_matches"] = current == base_hash
+            if current != base_hash:  # the version decided against parsed; any other is checked now
+                self.store.parse_bytes(path, data, category, memory_id)
+        except MissingMemoryError:
+            state["exists"] = False
+        except BrokenMemoryError as e:
+            state["unreadable"] = e.reason
+        return state
 
     # -- the memory root ------------------------------------------------------------
     def root_lock(self, wait: float = 30.0) -> "_RootLock":

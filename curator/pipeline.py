@@ -135,24 +135,39 @@ def review_decision(engine, tid: str, category: str, entry: dict, decision: Deci
                     file_text: str | None = None) -> dict:
     """Verify the file to be written and record the decision and issues in staging."""
     text = file_text if file_text is not None else (decision.text or draft_text)
+    try:
+        doc = memfile.parse(text)
+    except memfile.MemoryFormatError:
+        doc = None
     target = None
     if decision.action in ("update", "delete") and decision.target:
         target = engine.target_state(category, decision.target, decision.base_hash)
+    elif decision.action == "create" and doc is not None:
+        target = _occupant(engine, doc)
     near = [{"id": e.id, "title": e.doc.title, "text": f"{e.doc.title}\n{e.doc.body}"}
             for e in _near(engine, tid, category, draft_text)]
     issues = verify(text, category=category, evidence=evidence_of(entry), action=decision.action, target=target,
                     near=near, score=entry.get("score"), threshold=entry.get("threshold"), cfg=engine.cfg)
     p = paths(engine.data, tid, category)
     write_text(p["file"], text)
-    try:
-        title = memfile.parse(text).title
-    except memfile.MemoryFormatError:
-        title = ""
+    title = doc.title if doc is not None else ""
     record = {"decision": {k: v for k, v in decision.as_dict().items() if k != "text"},
               "issues": [i.as_dict() for i in issues], "blocked": bool(blocking(issues)),
               "title": title, "text_hash": text_hash(text), "verified": now_iso()}
     write_json(p["review"], record)
     return record
+
+
+def _occupant(engine, doc: memfile.MemoryDoc) -> dict | None:
+    """The state of a file already at a create's path (None when there is none): one that is no memory,
+    such as a hand edit that left a byte that is not UTF-8, is never compared with, so it must block."""
+    from .store import UnsafePathError
+
+    try:
+        path = engine.store.path_for(doc.category, doc.id)
+    except UnsafePathError:
+        return None  # verification blocks such an id
+    return engine.target_state(doc.category, doc.id, None) if os.path.lexists(path) else None
 
 
 def summary(record: dict) -> dict:

@@ -228,8 +228,8 @@ def _write_memory(engine, tid: str, cat: str, review: dict, doc: dict, rec: dict
 
 def _already_written(path: str, text: str) -> bool:
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read() == text
+        with open(path, "rb") as f:
+            return f.read() == text.encode("utf-8")  # bytes: a file a hand edit left not UTF-8 is simply other
     except OSError:
         return False
 

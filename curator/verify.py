@@ -28,7 +28,7 @@ all any each other some same both few many much one two three new now out off pe
 @dataclass(frozen=True)
 class Issue:
     severity: str  # BLOCK | ADVISORY
-    code: str  # a stable name: front-matter, section, id, secret, target-missing, conflict, unsupported, …
+    code: str  # a stable name: front-matter, section, id, secret, target-missing, conflict, unreadable, …
     where: str  # the field, section or line it is about
     message: str
 
@@ -54,7 +54,8 @@ def verify(text: str, *, category: str, evidence: str = "", action: str = "creat
            threshold: float | None = None, cfg: dict | None = None) -> list[Issue]:
     """The issues of one draft.
 
-    `target` (UPDATE/DELETE): {"exists": bool, "hash_matches": bool, "path": str}.
+    `target`: the file the save would write, as `Engine.target_state` gives it: {"exists": bool,
+    "hash_matches": bool, "path": str, "where": str, "unreadable": why it is no memory (any action)}.
     `near`: existing memories of the category to compare with, as {id, title, text}.
     """
     v = (cfg or {}).get("verify", {})
@@ -76,8 +77,12 @@ def verify(text: str, *, category: str, evidence: str = "", action: str = "creat
     for kind in find_secrets(text):
         issues.append(Issue(BLOCK, "secret", "text", f"a secret is still present ({kind}): remove it before saving"))
 
-    if action in ("update", "delete"):
-        t = target or {}
+    t = target or {}
+    if t.get("unreadable"):
+        # the file the save would write over is no memory (a bad hand edit): a person fixes it first
+        issues.append(Issue(BLOCK, "unreadable", t.get("where") or t.get("path", "file"),
+                            f"{t['unreadable']}: fix or delete the file"))
+    elif action in ("update", "delete"):
         if not t.get("exists"):
             issues.append(Issue(BLOCK, "target-missing", "action",
                                 f"the memory to {action} no longer exists ({t.get('path', 'unknown')})"))
