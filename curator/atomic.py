@@ -6,12 +6,22 @@ Kept free of pathlib and tempfile: the hook imports it on every turn.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
 
 _counter = 0
+# A write failing with one of these means no other write will succeed either (full disk, quota,
+# read-only file system): a batch stops writing rather than fail on every item.
+NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
 _locks: dict = {}  # "append" -> the lock of appends; made on first use (the hook never appends)
+
+
+def failure(e: Exception) -> str:
+    """A failed write for a person: the file and the OS's reason, without the errno number."""
+    where, why = getattr(e, "filename", None), getattr(e, "strerror", None)
+    return f"{where}: {why}" if where and why else (why or str(e))
 
 
 def fsync_dir(path) -> None:
@@ -94,8 +104,9 @@ def write_bytes(path, data: bytes, *, durable: bool = True, sync_dir: bool = Tru
     folder = os.path.dirname(path) or "."
     os.makedirs(folder, exist_ok=True)
     tmp = _temp_name(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = -1
     try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
@@ -104,13 +115,16 @@ def write_bytes(path, data: bytes, *, durable: bool = True, sync_dir: bool = Tru
         os.close(fd)
         fd = -1
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         if fd >= 0:
             os.close(fd)
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(e, OSError):
+            # os.write names no file, and the temp file's name means nothing to a user: name the target
+            e.filename, e.filename2 = path, None
         raise
     if durable and sync_dir:
         fsync_dir(folder)

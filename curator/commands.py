@@ -136,9 +136,22 @@ def auto_approve(args) -> int:
     summary = {"project": project, "memory_root": engine.root, **summary}
     if args.json:
         _print_json(summary)
-        return 0
-    print_summary(summary)
-    return 0
+    else:
+        print_summary(summary)
+    return report_status(summary)
+
+
+def report_status(summary: dict) -> int:
+    """The exit status of an --auto-approve run, with its one line on stderr when it is 1."""
+    from .headless import exit_status
+
+    code = exit_status(summary)
+    if code:
+        said = [f"{n} {what}" for n, what in ((len(summary["failed"]), "failed"),
+                                              (len(summary["unreadable"]), "staged triage(s) unreadable")) if n]
+        stop = "; stopped: " + one_line(summary["stopped"], 300) if summary.get("stopped") else ""
+        print(f"memcurate: {', '.join(said)}{stop} (see the summary)", file=sys.stderr)
+    return code
 
 
 def print_summary(summary: dict) -> None:
@@ -150,15 +163,22 @@ def print_summary(summary: dict) -> None:
             if item.get("path"):
                 print(f"  {one_line(item['path'], 500)}")
     for key, hint in (("blocked", "left for review"), ("conflicts", "left for review"), ("failed", "retry in the TUI"),
-                      ("busy", "another process holds them")):
-        items = summary[key]
+                      ("busy", "another process holds them"), ("unreadable", "fix or delete them"),
+                      ("left", "the next run does them")):
+        items = summary.get(key, [])
+        if key in ("unreadable", "left") and not items:
+            continue
         print(f"{key:<9} {len(items)}" + (f"  ({hint})" if items else ""))
         for item in items:
             if isinstance(item, dict):
                 why = "; ".join(item.get("issues", [])) or item.get("error", "")
-                print(f"  {item['triage']}/{item['category']}: {one_line(why, 300)}")
+                name = item["triage"] + (f"/{item['category']}" if item.get("category") else "")
+                print(f"  {name}" + (f": {one_line(why, 300)}" if why else ""))
             else:
                 print(f"  {item}")
+    if summary.get("stopped"):
+        print(f"stopped   {one_line(summary['stopped'], 300)}: nothing more was written; "
+              "what is left is done by the next run")
     for note in summary.get("notes", []):
         print(f"note: {one_line(note, 300)}")
 

@@ -96,7 +96,7 @@ def run_demo(*, json_out: bool = False, auto_approve: bool = False, review=None)
 
 
 def _auto_approve(layout: dict, json_out: bool) -> int:
-    from .commands import print_summary
+    from .commands import print_summary, report_status
     from .engine import Engine
     from .headless import auto_approve
 
@@ -112,4 +112,4 @@ def _auto_approve(layout: dict, json_out: bool) -> int:
         print()
         print_summary(summary)
         print(f"\nMEMORY.md: {os.path.join(engine.root, 'MEMORY.md')}")
-    return 0
+    return report_status(summary)

@@ -3,22 +3,38 @@
 Processes everything pending, saves every draft with no BLOCK issue, leaves
 the rest for review, and reports what happened. A triage another process
 holds is left to it; a second run saves nothing new.
+
+One item's trouble never stops the others: a staged triage that cannot be
+read is listed (`unreadable`), a write that fails fails its candidate (or,
+outside a save, its triage), whose state stays where the next run resumes.
+A write that finds the disk full (or read-only) stops the run (`stopped`):
+what was saved is listed, the rest is `left` for the next run. The exit
+status (`exit_status`): 1 when a draft or a save failed or a triage cannot be
+read; candidates left for review (blocked, conflicts) are not failures.
 """
 
 from __future__ import annotations
 
 from . import staging
+from .atomic import NO_SPACE, failure
 from .locks import LockBusy
 from .pipeline import Claim, pending_triages, process, read_review
 from .review import Approval, Blocked, Conflict, approve_all, redecide, resume
 
 
+class _Stop(Exception):
+    """The disk takes no more writes: nothing more is tried in this run."""
+
+
 def auto_approve(engine, *, on_event=None) -> dict:
     summary: dict = {"created": [], "updated": [], "deleted": [], "noop": [], "blocked": [], "failed": [],
-                     "conflicts": [], "busy": [], "notes": []}
+                     "conflicts": [], "busy": [], "unreadable": [], "stopped": None, "left": [], "notes": []}
     staging.clean_incoming(engine.data)
     engine.sweep_temps()
-    for tid in pending_triages(engine.data):
+    unreadable: list = []
+    tids = pending_triages(engine.data, unreadable)
+    summary["unreadable"] = [{"triage": tid, "error": why} for tid, why in unreadable]
+    for n, tid in enumerate(tids):
         try:
             # One claim over the whole triage, drafts and saves: another process skips it
             # rather than contend for it category by category.
@@ -28,7 +44,22 @@ def auto_approve(engine, *, on_event=None) -> dict:
             summary["busy"].append(tid)
         except staging.StagingError as e:
             summary["failed"].append({"triage": tid, "category": None, "error": str(e)})
+        except OSError as e:  # a write outside a save (a draft, a state move): redone by the next run
+            summary["failed"].append({"triage": tid, "category": None, "error": failure(e)})
+            if e.errno in NO_SPACE:
+                summary["stopped"] = failure(e)
+        except _Stop:
+            pass
+        if summary["stopped"]:
+            summary["left"] += [{"triage": t, "category": None} for t in tids[n + 1:]]
+            break
     return summary
+
+
+def exit_status(summary: dict) -> int:
+    """1 when a draft or a save failed or a staged triage cannot be read, else 0 (nothing to do, or
+    everything that could be saved was: candidates left for review are not failures)."""
+    return 1 if summary["failed"] or summary["unreadable"] else 0
 
 
 def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
@@ -47,17 +78,19 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
     # between a redone decision and its save. The triage's saves share one MEMORY.md write.
     with engine.root_lock(wait=60):
         result = approve_all(engine, tid, ready)
-        again = [cat for cat, e in result.refused.items()
-                 if isinstance(e, Conflict) and _changed_by_memcurate(engine, tid, cat)]
+        again = [cat for cat, e in result.refused.items() if result.stopped is None
+                 and isinstance(e, Conflict) and _changed_by_memcurate(engine, tid, cat)]
         for cat in again:  # a hand edit's conflict is for a person to see; memcurate's own is decided again
             del result.refused[cat]
             redecide(engine, tid, cat)
-        if again:
-            _record(summary, tid, approve_all(engine, tid, again))
+        second = approve_all(engine, tid, again) if again else None
     _record(summary, tid, result)
+    if second is not None:
+        _record(summary, tid, second)
 
 
 def _record(summary: dict, tid: str, result: Approval, conflicts: bool = True) -> None:
+    """Add an approval's outcome to the summary; _Stop once it found the disk full."""
     for saved in result.saved:
         key = {"create": "created", "update": "updated", "delete": "deleted", "noop": "noop"}[saved.action]
         summary[key].append({"triage": tid, "category": saved.category, "path": saved.path})
@@ -71,6 +104,10 @@ def _record(summary: dict, tid: str, result: Approval, conflicts: bool = True) -
                                        "issues": [f"{i.where}: {i.message}" for i in e.issues]})
         else:
             summary["failed"].append({"triage": tid, "category": cat, "error": str(e)})
+    summary["left"] += [{"triage": tid, "category": cat} for cat in result.left]
+    if result.stopped is not None:
+        summary["stopped"] = failure(result.stopped)
+        raise _Stop
 
 
 def _changed_by_memcurate(engine, tid: str, cat: str) -> bool:

@@ -287,6 +287,8 @@ def _finish(engine, tid: str, doc: dict, cat: str, result, emit) -> None:
         engine.near[(tid, cat)] = existing
         decision = decide(result.doc, existing, now=engine.now(), cfg=engine.cfg)
         record = review_decision(engine, tid, cat, entry, decision, result.text)
+    except OSError:
+        raise  # a write failed (a full disk): the category stays `verifying`, redone by the next run
     except Exception as e:
         staging.set_state(engine.data, tid, cat, "failed", error=f"verification failed: {e.__class__.__name__}: {e}")
         emit(Event(tid, cat, "failed", {"error": str(e)}))
@@ -295,13 +297,16 @@ def _finish(engine, tid: str, doc: dict, cat: str, result, emit) -> None:
     emit(Event(tid, cat, "ready", {"action": record["decision"]["action"], "blocked": record["blocked"]}))
 
 
-def pending_triages(data: str) -> list[str]:
-    """Triages with a category that is not saved or rejected yet, oldest first."""
+def pending_triages(data: str, unreadable: list | None = None) -> list[str]:
+    """Triages with a category that is not saved or rejected yet, oldest first. Those that cannot
+    be read are skipped; `unreadable`, when given, gains (triage id, why) for each."""
     out = []
     for tid in staging.triage_ids(data):
         try:
             states = staging.category_states(data, tid)
-        except staging.StagingError:
+        except staging.StagingError as e:
+            if unreadable is not None:
+                unreadable.append((tid, str(e)))
             continue
         if any(r["state"] in staging.PENDING for r in states.values()):
             out.append(tid)

@@ -36,6 +36,17 @@ class Conflict(Blocked):
     """The memory file changed (or went) since the draft was based on it: redo the update."""
 
 
+class SaveFailed(ReviewError):
+    """A write failed (a full disk, a read-only folder, no permission). Writes are atomic, so nothing
+    is half-written, and the category stays `approved`: the next run finishes the save."""
+
+    def __init__(self, error: Exception, what: str = "") -> None:
+        from .atomic import failure
+
+        self.errno = getattr(error, "errno", None)
+        super().__init__(what + failure(error))
+
+
 @dataclass
 class Saved:
     category: str
@@ -52,6 +63,8 @@ class Approval:
     refused: dict[str, ReviewError] = field(default_factory=dict)
     archived: dict[str, list[str]] = field(default_factory=dict)  # category -> ids
     notes: list[str] = field(default_factory=list)
+    stopped: OSError | None = None  # the write that found the disk full: nothing more was tried
+    left: list[str] = field(default_factory=list)  # approved, not finished once stopped: the next run does
 
 
 def _require(engine, tid: str, cat: str, *states: str, doc: dict | None = None,
@@ -152,6 +165,7 @@ def _save(engine, tid: str, todo: list[tuple[str, dict, dict]], doc: dict, resul
     """Write the approved candidates' memory files, then MEMORY.md once, then mark them saved.
     `todo` holds (category, review record, state record) of each."""
     from . import memory_md
+    from .atomic import NO_SPACE
     from .store import StoreError
 
     if not todo:
@@ -167,6 +181,9 @@ def _save(engine, tid: str, todo: list[tuple[str, dict, dict]], doc: dict, resul
                 result.refused[cat] = ReviewError(f"{e}: fix MEMORY.md by hand, then approve again")
             return
         for cat, review, rec in todo:
+            if result.stopped is not None:
+                result.left.append(cat)
+                continue
             try:
                 saved, change = _write_memory(engine, tid, cat, review, doc, rec)
             except Conflict as e:
@@ -179,10 +196,28 @@ def _save(engine, tid: str, todo: list[tuple[str, dict, dict]], doc: dict, resul
                                   blocks=max(1, int(rec.get("blocks") or 0)))
                 result.refused[cat] = Blocked([Issue("BLOCK", "refused", "file", str(e))])
                 continue
+            except OSError as e:  # this one stays `approved`; the others go on, unless the disk is full
+                result.refused[cat] = SaveFailed(e)
+                if e.errno in NO_SPACE:
+                    result.stopped = e
+                continue
             done.append((saved, rec))
             if change:
                 changes.append(change)
-        plan = memory_md.apply(engine.root, engine.cfg, changes, current=current) if changes else None
+        plan = None
+        if changes and result.stopped is None:
+            try:
+                plan = memory_md.apply(engine.root, engine.cfg, changes, current=current)
+            except (OSError, memory_md.MemoryMdError) as e:
+                if getattr(e, "errno", None) in NO_SPACE:
+                    result.stopped = e
+                for saved, _ in done:
+                    if saved.action != "noop":
+                        result.refused[saved.category] = SaveFailed(e, "written, but MEMORY.md is not updated: ")
+        elif changes:  # stopped: the files written stay `approved`, and the next run lists them in MEMORY.md
+            result.left += [s.category for s, _ in done if s.action != "noop"]
+        if changes and plan is None:
+            done = [(s, rec) for s, rec in done if s.action == "noop"]
     if plan:
         result.archived = {c: [line.id for line in lines] for c, lines in plan.archived.items() if lines}
         result.notes = list(plan.notes)

@@ -8,18 +8,26 @@ others, and whatever happens the files on disk stay whole and the next run finis
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
 from pathlib import Path
 
-from curator import staging
+import pytest
+
+from curator import atomic, memfile, memory_md, staging
 from curator.assets import asset
 from curator.capture import capture
+from curator.cli import main
+from curator.drafting import DraftResult
+from curator.drafting.offline import OfflineDrafter
 from curator.engine import Engine
 from curator.pipeline import process, read_review
+from curator.review import edit
 
 from conftest import run_cli
+from test_engine_processes import check_memory, memory_files
 
 DEMO = Path(asset(os.path.join("demo", "session.jsonl")))
 DEMO_SESSION = b"5e55a1d0-de70-4c1a-9a5e-000000000001"
@@ -75,6 +83,14 @@ def stage(project: Path, tmp_path: Path, n: int, *, same: bool = False, replace:
         engine.close()
     assert report["status"] == "staged"
     return report["triage"]
+
+
+def run(project: Path, capsys, *extra: str) -> tuple[int, str, str]:
+    """`memcurate --auto-approve` in this process, through the CLI's own entry point."""
+    capsys.readouterr()
+    code = main(["--auto-approve", "--project", str(project), *extra])
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 def states(project: Path) -> dict[str, dict[str, str]]:
@@ -146,6 +162,241 @@ def test_an_update_whose_target_turned_to_bad_bytes_is_blocked_naming_it(project
     assert blocked["category"] == "decision"
     assert any(f"byte {at}" in i and target.name in i for i in blocked["issues"]), blocked
     assert target.parent == memory / "decision"
+
+
+def test_a_memory_md_that_is_not_utf8_refuses_the_saves_that_need_it_and_drafting_goes_on(project, tmp_path):
+    memory = setup(project, tmp_path)
+    memory.mkdir()
+    damaged = b"# Claude's notes\n- caf\xe9 au lait\n"
+    (memory / "MEMORY.md").write_bytes(damaged)
+    tid = stage(project, tmp_path, 1)
+    p = run_cli("--auto-approve", "--json", cwd=project)
+    assert p.returncode == 1, p.stderr  # every save failed: that is for the user to act on
+    assert "Traceback" not in p.stderr and len(p.stderr.splitlines()) == 1
+    summary = json.loads(p.stdout)
+    assert not summary["created"]
+    assert {f["category"] for f in summary["failed"]} == CATEGORIES
+    assert all("MEMORY.md" in f["error"] and "byte 22" in f["error"] for f in summary["failed"])
+    assert (memory / "MEMORY.md").read_bytes() == damaged
+    assert not memory_files(memory)
+    assert set(states(project)[tid].values()) == {"ready"}  # drafted and verified: waiting for the fix
+    (memory / "MEMORY.md").write_bytes(damaged.replace(b"\xe9", b"e"))
+    p = run_cli("--auto-approve", "--json", cwd=project)
+    assert p.returncode == 0 and len(json.loads(p.stdout)["created"]) == 6
+
+
+# -- defect 8: exit status, unreadable triages, failed drafts -----------------------------------
+
+def test_every_save_failing_exits_1(project, tmp_path, capsys, monkeypatch):
+    memory = setup(project, tmp_path)
+    stage(project, tmp_path, 1)
+    real = atomic.write_bytes
+
+    def refuse_memory_root(path, data, **kw):
+        if str(path).startswith(str(memory)):
+            raise OSError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        return real(path, data, **kw)
+
+    monkeypatch.setattr(atomic, "write_bytes", refuse_memory_root)
+    code, out, err = run(project, capsys, "--json")
+    assert code == 1
+    assert "memcurate:" in err and len(err.splitlines()) == 1
+    summary = json.loads(out)
+    assert not summary["created"] and not summary["blocked"]
+    assert {f["category"] for f in summary["failed"]} == CATEGORIES
+    assert all("Permission denied" in f["error"] for f in summary["failed"])
+    code, out, err = run(project, capsys)  # the text summary, same status
+    assert code == 1 and "Permission denied" in out
+
+
+class Failing:
+    name = "failing"
+    reason = "test"
+
+    def __init__(self, fail: set[str]) -> None:
+        self.fail, self.inner = fail, OfflineDrafter()
+
+    def draft(self, request):
+        if request.category in self.fail:
+            return DraftResult(doc=None, text="", model="fake", error="the model said no")
+        return self.inner.draft(request)
+
+
+def test_a_failed_draft_exits_1_and_the_rest_is_saved(project, tmp_path, capsys, monkeypatch):
+    import curator.drafting as drafting
+
+    setup(project, tmp_path)
+    stage(project, tmp_path, 1)
+    monkeypatch.setattr(drafting, "get_drafter", lambda cfg: Failing({"runbook"}))
+    code, out, _ = run(project, capsys, "--json")
+    summary = json.loads(out)
+    assert code == 1
+    assert [f["category"] for f in summary["failed"]] == ["runbook"]
+    assert len(summary["created"]) == 5
+
+
+def test_nothing_to_do_and_only_blocked_candidates_exit_0(project, tmp_path, capsys):
+    setup(project, tmp_path)
+    assert run(project, capsys)[0] == 0  # nothing staged
+    tid = stage(project, tmp_path, 1)
+    engine = Engine(project)
+    try:
+        process(engine, tid)
+        edit(engine, tid, "decision", read_review(engine.data, tid, "decision")["text"]
+             .replace("## Rationale", "## Thoughts"))
+    finally:
+        engine.close()
+    code, out, _ = run(project, capsys, "--json")
+    summary = json.loads(out)
+    assert code == 0 and [b["category"] for b in summary["blocked"]] == ["decision"]
+    assert len(summary["created"]) == 5
+
+
+def test_every_unreadable_staged_triage_is_named_and_the_rest_is_saved(project, tmp_path):
+    setup(project, tmp_path)
+    good = stage(project, tmp_path, 1)
+    root = project / ".memcurate" / "staging"
+    (root / "20250101T000000Z-garbage0").mkdir()
+    (root / "20250101T000000Z-garbage0" / "triage.json").write_bytes(b"{not json\xff")
+    (root / "20250101T000001Z-emptydir").mkdir()
+    (root / "20250101T000002Z-notatriage").mkdir()
+    (root / "20250101T000002Z-notatriage" / "triage.json").write_text('{"id": "something else"}')
+    names = {"20250101T000000Z-garbage0", "20250101T000001Z-emptydir", "20250101T000002Z-notatriage"}
+    p = run_cli("--auto-approve", "--json", cwd=project)
+    assert p.returncode == 1, p.stderr
+    summary = json.loads(p.stdout)
+    assert {u["triage"] for u in summary["unreadable"]} == names
+    reasons = {u["triage"]: u["error"] for u in summary["unreadable"]}
+    assert "missing" in reasons["20250101T000001Z-emptydir"]
+    assert "unreadable" in reasons["20250101T000000Z-garbage0"]
+    assert "not a memcurate triage" in reasons["20250101T000002Z-notatriage"]
+    assert {c["triage"] for c in summary["created"]} == {good} and len(summary["created"]) == 6
+    assert "3 staged triage" in p.stderr
+    text = run_cli("--auto-approve", cwd=project)
+    assert text.returncode == 1
+    for name in names:
+        assert name in text.stdout
+    assert "unreadable" in text.stdout and "missing" in text.stdout
+
+
+# -- defect 8: a disk that fills up mid-run --------------------------------------------------
+
+class FullDisk:
+    """atomic.write_bytes, the one write function, failing with ENOSPC from the `after`+1-th write
+    into the memory root on (and for every write anywhere once the disk is full)."""
+
+    def __init__(self, memory: Path, after: int) -> None:
+        self.memory, self.after = str(memory), after
+        self.real = atomic.write_bytes
+        self.ok: list[str] = []
+        self.refused: list[str] = []
+
+    def __call__(self, path, data, **kw):
+        path = os.fspath(path)
+        into_root = path.startswith(self.memory + os.sep)
+        if self.refused or (into_root and sum(p.startswith(self.memory) for p in self.ok) >= self.after):
+            self.refused.append(path)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+        self.ok.append(path)
+        return self.real(path, data, **kw)
+
+
+def outcome(memory: Path) -> tuple[set[str], set[tuple[str, str]]]:
+    """The memory files (relative paths) and MEMORY.md's entries (category, id)."""
+    files = {str(p.relative_to(memory)) for p in memory_files(memory)}
+    sections = memory_md.parse((memory / "MEMORY.md").read_text()).sections
+    return files, {(e.category, e.id) for s in sections.values() for e in s.entries}
+
+
+@pytest.mark.parametrize("after", [0, 3, 6, 7, 9, 13])
+def test_a_disk_that_fills_up_mid_run(project, tmp_path, capsys, monkeypatch, after):
+    """Two triages of six new memories each: the first one processed writes its memory files and
+    MEMORY.md as writes 1-7 into the memory root, the second as 8-14. Whatever write the disk fills at:
+    the saves before it are listed, the one that failed says why, nothing more is tried, nothing on
+    disk is half-written, every candidate is accounted for, and the next run finishes the work."""
+    memory = setup(project, tmp_path)
+    tids = [stage(project, tmp_path, 1, same=True), stage(project, tmp_path, 2)]
+    disk = FullDisk(memory, after)
+    monkeypatch.setattr(atomic, "write_bytes", disk)
+    code, out, err = run(project, capsys, "--json")
+    assert code == 1 and "Traceback" not in err and "No space left on device" in err
+    summary = json.loads(out)
+    assert len(disk.refused) == 1  # stopped at the first refused write, rather than failing on and on
+    assert "No space left on device" in summary["stopped"]
+    failed = summary["failed"]
+    assert failed and all("No space left on device" in f["error"] for f in failed)
+    assert len(failed) == (6 if after in (6, 13) else 1)  # MEMORY.md's write fails the triage's six
+    saved = summary["created"] + summary["updated"]
+    assert len(saved) == (6 if after >= 7 else 0)
+    # every candidate accounted for, once: saved, failed, or left for the next run
+    pairs = [(c["triage"], c["category"]) for c in saved + failed] + [
+        (x["triage"], c) for x in summary["left"] for c in ([x["category"]] if x["category"] else CATEGORIES)]
+    assert sorted(pairs) == sorted((t, c) for t in tids for c in CATEGORIES)
+    # what the summary calls saved is saved: on disk, listed in MEMORY.md, its state `saved`
+    if saved:
+        files, listed = outcome(memory)
+        for c in saved:
+            doc = memfile.parse(Path(c["path"]).read_text())
+            assert (doc.category, doc.id) in listed
+            assert states(project)[c["triage"]][c["category"]] == "saved"
+    # nothing half-written: no temp file left, every memory file parses, MEMORY.md parses
+    assert not [p for p in memory.rglob("*") if p.name.endswith(".tmp")]
+    for path in memory_files(memory):
+        assert memfile.problems(memfile.parse(path.read_text()), file_name=path.name) == []
+    if (memory / "MEMORY.md").exists():
+        memory_md.parse((memory / "MEMORY.md").read_text())
+    # the disk has room again: the next run completes the rest, as if nothing had happened
+    monkeypatch.undo()
+    code, out, _ = run(project, capsys, "--json")
+    assert code == 0, out
+    assert all(s == "saved" for tid in tids for s in states(project)[tid].values())
+    check_memory(memory)
+    files, listed = outcome(memory)
+    assert len(files) == len(listed) == 12
+
+
+def test_the_text_summary_of_a_full_disk_lists_the_saved_the_failed_and_the_stop(project, tmp_path, capsys,
+                                                                                 monkeypatch):
+    memory = setup(project, tmp_path)
+    stage(project, tmp_path, 1, same=True)
+    stage(project, tmp_path, 2)
+    stage(project, tmp_path, 3)
+    monkeypatch.setattr(atomic, "write_bytes", FullDisk(memory, 9))
+    code, out, err = run(project, capsys)
+    assert code == 1 and len(err.splitlines()) == 1
+    lines = out.splitlines()
+    assert "created   6" in lines
+    assert "failed    1  (retry in the TUI)" in lines
+    assert any(ln.startswith("left ") for ln in lines)
+    assert any(ln.startswith("stopped ") and "No space left on device" in ln and "next run" in ln for ln in lines)
+
+
+def test_a_write_that_really_fails_names_its_file_and_leaves_nothing_behind(tmp_path):
+    """A real failed write, no root needed: a file size limit (RLIMIT_FSIZE) makes os.write fail with
+    EFBIG, which names no file. write_bytes names the target and removes its temp file; the old
+    version stays whole."""
+    import subprocess
+    import sys
+
+    target = tmp_path / "MEMORY.md"
+    target.write_text("old\n")
+    code = f"""
+import resource, signal, sys
+from curator import atomic
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+try:
+    atomic.write_bytes({str(target)!r}, b"x" * 100000)
+except OSError as e:
+    print(e.errno, e.filename, atomic.failure(e))
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    number, name, said = p.stdout.strip().split(" ", 2)
+    assert int(number) == errno.EFBIG and name == str(target)
+    assert said == f"{target}: {os.strerror(errno.EFBIG)}"
+    assert target.read_text() == "old\n"
+    assert [q.name for q in tmp_path.iterdir()] == ["MEMORY.md"]
 
 
 def test_verify_blocks_a_file_in_the_way_that_is_no_memory_for_any_action():
