@@ -520,7 +520,7 @@ class Project:
         return self.payloads[key]
 
     def fresh_data_dir(self, keep_config_cache: bool = True) -> None:
-        """Forget every transcript: offsets, staging, locks, log, memory-root record."""
+        """Forget every transcript: offsets, staging, locks, log, config-dir record."""
         if not os.path.isdir(self.data):
             return
         if not keep_config_cache:

@@ -9,7 +9,7 @@ import sys
 from . import config, staging
 from .capture import CaptureSkipped, capture
 from .locks import LockBusy
-from .paths import data_dir, memory_root, project_root
+from .paths import AutoMemoryOff, data_dir, project_root, resolve_memory_root
 from .textsafe import one_line
 
 
@@ -86,7 +86,14 @@ def status(args) -> int:
     doc = {"project": project, "data_dir": data, **staging.counts(data)}
     try:
         cfg = config.load(project, data if os.path.isdir(data) else None)
-        doc["memory_root"] = memory_root(project, cfg, data)
+        location = resolve_memory_root(project, cfg, data)
+        doc["memory_root"] = location["path"]
+        doc["memory_root_source"] = location["source"]  # config | autoMemoryDirectory | derived
+        doc["memory_root_from"] = location["from"]
+        doc["memory_root_notes"] = location["notes"]
+        doc["claude_config_dir"] = location["claude_config_dir"]
+        doc["claude_config_dir_from"] = location["claude_config_dir_from"]
+        doc["auto_memory"] = location["auto_memory"]
         try:
             from . import memory_md
 
@@ -101,7 +108,7 @@ def status(args) -> int:
     print(f"project      {one_line(project, 500)}")
     print(f"data dir     {one_line(data, 500)}")
     if "memory_root" in doc:
-        print(f"memory root  {one_line(doc['memory_root'], 500)}")
+        _print_location(doc)
     else:
         print(f"config error {one_line(doc['config_error'], 500)}")
     print(f"triages      {doc['triages']}" + (f" ({doc['unreadable']} unreadable)" if doc["unreadable"] else ""))
@@ -120,6 +127,16 @@ def status(args) -> int:
     return 0
 
 
+def _print_location(doc: dict) -> None:
+    print(f"memory root  {one_line(doc['memory_root'], 500)}")
+    print(f"  from       {one_line(doc['memory_root_from'], 500)}")
+    print(f"  config dir {one_line(doc['claude_config_dir'], 500)} ({one_line(doc['claude_config_dir_from'], 500)})")
+    auto = doc["auto_memory"]
+    print(f"auto memory  {'on' if auto['enabled'] else 'OFF'} ({one_line(auto['why'], 300)})")
+    for note in doc["memory_root_notes"]:
+        print(f"  note: {one_line(note, 300)}")
+
+
 def auto_approve(args) -> int:
     from .engine import Engine
     from .headless import auto_approve as run
@@ -130,7 +147,10 @@ def auto_approve(args) -> int:
     except config.ConfigError as e:
         raise UserError(f"config error: {e}") from None
     try:
+        engine.check_saving()
         summary = run(engine)
+    except AutoMemoryOff as e:
+        raise UserError(str(e)) from None
     finally:
         engine.close()
     summary = {"project": project, "memory_root": engine.root, **summary}

@@ -28,17 +28,19 @@ def make_project(root: str) -> dict:
     os.makedirs(os.path.join(project, ".git"))  # a git root, so the hook finds the project
     os.makedirs(os.path.join(project, ".claude"))
     write_text(os.path.join(project, ".claude", "memcurate.yaml"), "backend: offline\n")
-    transcript_dir = os.path.join(claude, "projects", project_key(project))
+    transcript_dir = os.path.join(claude, "projects", project_key(os.path.realpath(project)))
     os.makedirs(transcript_dir)
     return {"root": root, "project": project, "claude_config_dir": claude,
             "transcript": os.path.join(transcript_dir, f"{DEMO_SESSION}.jsonl"),
             "memory_root": os.path.join(transcript_dir, "memory")}
 
 
-def _hook(payload: dict) -> None:
+def _hook(payload: dict, layout: dict) -> None:
     from hooks.dispatch import run  # the real hook code, in-process
 
-    run(json.dumps(payload).encode())
+    # The environment Claude Code gives its hooks: the session's folder and config dir.
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": layout["project"], "CLAUDE_CONFIG_DIR": layout["claude_config_dir"]}
+    run(json.dumps(payload).encode(), env)
 
 
 def play_session(layout: dict) -> None:
@@ -52,8 +54,8 @@ def play_session(layout: dict) -> None:
         with open(layout["transcript"], "ab") as out:
             out.writelines(lines[start:end])
         start = end
-        _hook({**base, "hook_event_name": "Stop", "stop_hook_active": False})
-    _hook({**base, "hook_event_name": "SessionEnd", "reason": "exit"})
+        _hook({**base, "hook_event_name": "Stop", "stop_hook_active": False}, layout)
+    _hook({**base, "hook_event_name": "SessionEnd", "reason": "exit"}, layout)
 
 
 def run_demo(*, json_out: bool = False, auto_approve: bool = False, review=None) -> int:
@@ -61,15 +63,7 @@ def run_demo(*, json_out: bool = False, auto_approve: bool = False, review=None)
     `review` (the TUI, injected by the command line: the engine knows nothing of the UI)."""
     root = tempfile.mkdtemp(prefix="memcurate-demo-")
     layout = make_project(root)
-    old = os.environ.get("CLAUDE_CONFIG_DIR")
-    os.environ["CLAUDE_CONFIG_DIR"] = layout["claude_config_dir"]
-    try:
-        play_session(layout)
-    finally:
-        if old is None:
-            os.environ.pop("CLAUDE_CONFIG_DIR", None)
-        else:
-            os.environ["CLAUDE_CONFIG_DIR"] = old
+    play_session(layout)
     data = os.path.join(layout["project"], ".memcurate")
     triages = []
     for tid in staging.triage_ids(data):

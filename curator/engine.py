@@ -12,7 +12,7 @@ import os
 from . import config
 from .atomic import append_line, read_json, sweep_temps, write_json
 from .locks import FileLock
-from .paths import data_dir, memory_root
+from .paths import check_saving, data_dir, resolve_memory_root
 from .pipeline import now_iso
 
 REJECTED = "rejected.json"
@@ -27,7 +27,9 @@ class Engine:
         self.project = os.path.abspath(os.fspath(project))
         self.data = data_dir(self.project)
         self.cfg = cfg if cfg is not None else config.load(self.project, self.data)
-        self.root = memory_root(self.project, self.cfg, self.data)
+        # Derived from the repository (or set by config / autoMemoryDirectory), never from a hook payload.
+        self.location = resolve_memory_root(self.project, self.cfg, self.data)
+        self.root = self.location["path"]
         self.store = MemoryStore(self.root)
         self.index = MemoryIndex(os.path.join(self.data, "index.sqlite"), self.store)
         self._drafter = drafter
@@ -65,8 +67,15 @@ class Engine:
         return state
 
     # -- the memory root ------------------------------------------------------------
+    def check_saving(self) -> None:
+        """AutoMemoryOff (one line: why, and how to set memory.root) when saving would write into a
+        folder Claude Code never loads."""
+        check_saving(self.location)
+
     def root_lock(self, wait: float = 30.0) -> "_RootLock":
-        """The memory root's lock, re-entrant within this engine (decide-and-save runs under it)."""
+        """The memory root's lock, re-entrant within this engine (decide-and-save runs under it).
+        Every save takes it, so it is where saving into a root Claude never loads is refused."""
+        self.check_saving()
         return _RootLock(self, wait)
 
     def written(self) -> dict[str, str]:

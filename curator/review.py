@@ -112,6 +112,7 @@ def approve(engine, tid: str, cat: str, text: str | None = None) -> Approval:
 def approve_all(engine, tid: str, cats) -> Approval:
     """Save several candidates of one triage, with one MEMORY.md write for all of them.
     One that cannot be saved is refused (in the result) without stopping the others."""
+    engine.check_saving()  # auto memory off: refused before anything is marked approved
     result = Approval()
     with Claim(engine, tid, wait=5):
         doc = staging.load_triage(engine.data, tid)  # read once for the whole approval

@@ -8,10 +8,10 @@ from curator import config
 from curator.capture import CaptureSkipped, capture
 from curator.locks import LockBusy
 from curator.log import log_line
-from curator.paths import record_memory_root
+from curator.paths import hook_may_read, record_config_dir
 
 
-def handle(payload: dict, project: str, data: str) -> int:
+def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=()) -> int:
     event = payload["hook_event_name"]
     if payload.get("stop_hook_active") is True:
         # Claude is already continuing because a stop hook blocked; its bytes
@@ -23,6 +23,10 @@ def handle(payload: dict, project: str, data: str) -> int:
     if not isinstance(transcript, str) or not transcript:
         log_line(data, event, f"no {key} in hook input: ignored")
         return 0
+    refused = hook_may_read(transcript, project, env)
+    if refused:
+        log_line(data, event, f"{key} {refused}: not read")
+        return 0
     try:
         cfg = config.load(project, data)
     except config.ConfigError as e:
@@ -30,12 +34,6 @@ def handle(payload: dict, project: str, data: str) -> int:
         log_line(data, event, f"config error, nothing triaged: {e}")
         print(f"memcurate: config error: {e}", file=sys.stderr)
         return 0
-    main_transcript = payload.get("transcript_path")
-    if isinstance(main_transcript, str) and main_transcript:
-        try:
-            record_memory_root(data, main_transcript)
-        except OSError as e:
-            log_line(data, event, f"could not record the memory root: {e.strerror}")
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
     try:
         report = capture(data, cfg, transcript, event=event, session_id=session,
@@ -46,6 +44,7 @@ def handle(payload: dict, project: str, data: str) -> int:
     except LockBusy:
         log_line(data, event, f"another pass holds {transcript}; its bytes wait for the next pass")
         return 0
+    notes = _record_config_dir(payload.get("transcript_path"), transcript, project, data, env, session_dirs)
     start, end = report["byte_range"]
     triggered = [c["category"] for c in report["categories"] if c["triggered"]]
     message = f"{report['status']} bytes {start}..{end} of {report['transcript']}"
@@ -54,7 +53,20 @@ def handle(payload: dict, project: str, data: str) -> int:
     stats = report["stats"]
     if stats and stats["bad_lines"]:
         message += f"; skipped lines: {stats['bad_lines']}"
-    for note in report["notes"]:
+    for note in report["notes"] + notes:
         message += f"; {note}"
     log_line(data, event, message)
     return 0
+
+
+def _record_config_dir(main: object, read: str, project: str, data: str, env, session_dirs) -> list[str]:
+    """Record the config dir this hook runs under when the session's own transcript (`main`; `read`
+    is the one just read) proves it is this project's; returns the notes for the log line."""
+    if not isinstance(main, str) or not main or (main != read and hook_may_read(main, project, env)):
+        return []
+    try:
+        if record_config_dir(data, main, session_dirs, env):
+            return []
+    except OSError as e:
+        return [f"could not record Claude Code's config dir: {e.strerror}"]
+    return ["config dir not recorded: the transcript's folder is not this project's"]

@@ -12,12 +12,13 @@ import os
 import sys
 
 from curator.log import log_line
-from curator.paths import data_dir, project_root
+from curator.paths import data_dir, is_inside, project_root
 
 from . import capture
 
 CHILD_ENV = "MEMCURATE_CHILD"  # set in the environment of every process memcurate starts
 MAX_STDIN_BYTES = 1 << 20
+PATH_KEYS = ("transcript_path", "agent_transcript_path", "cwd")
 
 HANDLERS = {
     "Stop": capture.handle,
@@ -37,7 +38,6 @@ def _read_stdin(limit: int) -> bytes:
 
 def run(stdin: bytes, env: dict | None = None) -> int:
     env = os.environ if env is None else env
-    cwd = os.getcwd()
     payload = None
     problem = None
     if len(stdin) > MAX_STDIN_BYTES:
@@ -52,10 +52,9 @@ def run(stdin: bytes, env: dict | None = None) -> int:
         else:
             if not isinstance(payload, dict):
                 problem, payload = "hook input is not a JSON object: ignored", None
-    if payload is not None and isinstance(payload.get("cwd"), str) and os.path.isdir(payload["cwd"]):
-        cwd = payload["cwd"]
-    project = project_root(cwd)
-    data = data_dir(project)
+    start = session_dir(env)
+    project = project_root(start)
+    data = data_dir(project)  # only ever here: never in a folder the payload names
     event = payload.get("hook_event_name") if payload else None
     event = event if isinstance(event, str) else "?"
     if problem:
@@ -64,16 +63,53 @@ def run(stdin: bytes, env: dict | None = None) -> int:
     if env.get(CHILD_ENV):
         log_line(data, event, "called from memcurate's own child process: ignored")
         return 0
+    bad = _bad_path(payload)
+    if bad:
+        log_line(data, event, f"{bad}: skipped")
+        return 0
     handler = HANDLERS.get(event)
     if handler is None:
         log_line(data, event, "event not handled: ignored")
         return 0
+    dirs = [start, project] + _payload_cwd(payload, project)  # where this session may have started
     try:
-        return handler(payload, project, data)
+        return handler(payload, project, data, env=env, session_dirs=dirs)
     except Exception as e:  # the hook must never break the session: log it where the project's log is
         log_line(data, event, f"internal error: {e.__class__.__name__}: {e}")
         _tell(e)
         return 0
+
+
+def session_dir(env) -> str:
+    """The folder the session belongs to, from what Claude Code guarantees: $CLAUDE_PROJECT_DIR (the
+    folder Claude Code started in), else the hook's own cwd. Never the payload's word."""
+    d = env.get("CLAUDE_PROJECT_DIR")
+    if d and os.path.isabs(d) and os.path.isdir(d):
+        return d
+    return os.getcwd()
+
+
+def _bad_path(payload: dict) -> str | None:
+    """Why a path in the payload cannot be a path (a NUL byte, a lone surrogate), None when all can."""
+    for key in PATH_KEYS:
+        value = payload.get(key)
+        if not isinstance(value, str):
+            continue
+        if "\0" in value:
+            return f"{key} holds a NUL byte"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{key} holds a lone surrogate, not a file name"
+    return None
+
+
+def _payload_cwd(payload: dict, project: str) -> list[str]:
+    """The payload's cwd when it lies inside the project (the session may have started there), else nothing."""
+    cwd = payload.get("cwd")
+    if not (isinstance(cwd, str) and os.path.isabs(cwd) and os.path.isdir(cwd)):
+        return []
+    return [cwd] if is_inside(os.path.realpath(cwd), os.path.realpath(project)) else []
 
 
 def _tell(e: Exception) -> None:
@@ -87,7 +123,8 @@ def main() -> int:
         return run(stdin)
     except Exception as e:  # before the project was known (unreadable stdin, unwritable data dir…)
         try:
-            log_line(data_dir(project_root(os.getcwd())), "hook", f"internal error: {e.__class__.__name__}: {e}")
+            log_line(data_dir(project_root(session_dir(os.environ))), "hook",
+                     f"internal error: {e.__class__.__name__}: {e}")
         except Exception:
             pass
         _tell(e)

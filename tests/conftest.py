@@ -22,9 +22,18 @@ def isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.delenv("MEMCURATE_CHILD", raising=False)
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    # What Claude Code sets for its hooks and sessions must not leak in from a session running the tests.
+    for name in ("MEMCURATE_CHILD", "ANTHROPIC_API_KEY", "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_DISABLE_AUTO_MEMORY"):
+        monkeypatch.delenv(name, raising=False)
     return home
+
+
+def claude_transcripts(key: str = "-home-dev-app") -> Path:
+    """A folder where Claude Code keeps a project's transcripts: `$CLAUDE_CONFIG_DIR/projects/<key>`
+    (the only place, with the project itself, that the hook reads transcripts from)."""
+    d = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / key
+    d.mkdir(parents=True, exist_ok=True)
+    return d
 
 
 def shared_transcripts() -> list[Path]:
@@ -42,6 +51,16 @@ needs_shared = pytest.mark.skipif(
 
 def shared(rel: str) -> Path:
     return SHARED_TRANSCRIPTS / rel
+
+
+def shared_config_env(tmp_path: Path) -> dict:
+    """An environment whose Claude config dir has the shared transcripts as its projects folder
+    (a symlink), so the hook reads them in place, as it reads Claude Code's own."""
+    config = tmp_path / "claude-shared"
+    config.mkdir(exist_ok=True)
+    if not (config / "projects").exists():
+        (config / "projects").symlink_to(SHARED_TRANSCRIPTS.resolve(), target_is_directory=True)
+    return {"CLAUDE_CONFIG_DIR": str(config)}
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 
 import curator
 from synthetic import Transcript, text, tool
-from conftest import run_cli, run_hook
+from conftest import claude_transcripts, run_cli, run_hook
 from curator import staging
 from curator.categories import NAMES
 
@@ -53,9 +53,7 @@ def one_line_error(p) -> str:
 
 @pytest.fixture
 def transcripts(tmp_path) -> Path:
-    d = tmp_path / "claude" / "projects" / "-home-dev-app"
-    d.mkdir(parents=True)
-    return d
+    return claude_transcripts()
 
 
 # -- version, help, usage ---------------------------------------------------------

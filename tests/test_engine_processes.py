@@ -17,7 +17,8 @@ from curator import config, memfile, memory_md
 from curator.assets import asset
 from curator.transcript import TranscriptReader
 
-from conftest import memcurate_exe, needs_shared, run_cli, run_hook, shared_transcripts
+from conftest import (claude_transcripts, memcurate_exe, needs_shared, run_cli, run_hook, shared_config_env,
+                      shared_transcripts)
 
 DEMO = Path(asset(os.path.join("demo", "session.jsonl")))
 
@@ -27,11 +28,11 @@ def setup_project(project: Path, memory: Path) -> None:
     (project / ".claude" / "memcurate.yaml").write_text(f"backend: offline\nmemory:\n  root: {memory}\n")
 
 
-def feed(project: Path, transcript: Path, session: str) -> None:
+def feed(project: Path, transcript: Path, session: str, env: dict | None = None) -> None:
     """What Claude Code does: Stop at the end of the turn, SessionEnd at the end of the session."""
     for event in ("Stop", "SessionEnd"):
         p = run_hook({"hook_event_name": event, "session_id": session, "transcript_path": str(transcript),
-                      "cwd": str(project)}, cwd=project)
+                      "cwd": str(project)}, cwd=project, env=env)
         assert p.returncode == 0 and p.stdout == b"", p.stderr
 
 
@@ -84,8 +85,9 @@ def test_every_shared_main_session_end_to_end(project, tmp_path):
     setup_project(project, memory)
     sessions = [p for p in shared_transcripts() if not p.name.startswith("agent-") and "subagents" not in p.parts]
     texts = {}
+    env = shared_config_env(tmp_path)  # the hook reads transcripts only from Claude's projects folder
     for path in sessions:
-        feed(project, path, path.stem)
+        feed(project, path, path.stem, env)
         texts[path.stem] = " " + " ".join(words(session_text(path))) + " "
     p = run_cli("--auto-approve", "--json", cwd=project)
     assert p.returncode == 0, p.stderr
@@ -118,8 +120,7 @@ def stage_work(project: Path, memory: Path, tmp_path: Path, copies: int) -> None
     raw = DEMO.read_bytes()
     for i in range(copies):
         session = f"5e55a1d0-de70-4c1a-9a5e-{i:012d}"
-        path = tmp_path / "claude" / f"{session}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = claude_transcripts() / f"{session}.jsonl"
         path.write_bytes(raw.replace(b"5e55a1d0-de70-4c1a-9a5e-000000000001", session.encode())
                          .replace(b"JWT", f"JWT{i}".encode()))
         feed(project, path, session)
@@ -175,14 +176,13 @@ def test_hostile_titles_in_a_session_cannot_write_outside_the_memory_root(projec
     memory = tmp_path / "memory"
     setup_project(project, memory)
     raw = DEMO.read_text().replace("Let's go with JWT", json.dumps(title)[1:-1] + " Let's go with JWT")
-    path = tmp_path / "claude" / "hostile.jsonl"
-    path.parent.mkdir(parents=True)
+    path = claude_transcripts() / "hostile.jsonl"
     path.write_text(raw)
     feed(project, path, "hostile")
     p = run_cli("--auto-approve", "--json", cwd=project)
     assert p.returncode == 0, p.stderr
     written = {q for q in tmp_path.rglob("*") if q.is_file()}
-    assert all(str(q).startswith((str(memory), str(project), str(tmp_path / "claude"), str(tmp_path / "home")))
+    assert all(str(q).startswith((str(memory), str(project), str(tmp_path / "home")))
                for q in written)
     check_memory(memory)
     assert time.time()  # the run finished

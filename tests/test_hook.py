@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from synthetic import Transcript, text, tool
-from conftest import ROOT, memcurate_exe, needs_shared, run_hook, shared, shared_transcripts
+from conftest import (ROOT, claude_transcripts, memcurate_exe, needs_shared, run_hook, shared, shared_config_env,
+                      shared_transcripts)
 
 from curator.categories import NAMES
 
@@ -111,10 +112,8 @@ def hook(event: str, transcript, project: Path, **extra) -> subprocess.Completed
 
 
 def claude_dir(tmp_path: Path) -> Path:
-    """Where Claude Code keeps this project's transcripts (a stand-in)."""
-    d = tmp_path / "claude" / "projects" / "-home-dev-app"
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    """Where Claude Code keeps a project's transcripts (under the isolated $CLAUDE_CONFIG_DIR)."""
+    return claude_transcripts()
 
 
 def assert_passes_tile(project: Path, size: int) -> list[list]:
@@ -173,7 +172,6 @@ BAD_CONTENT = {
         b"\xc3\x28\xa0\xa1\n"),
     "arrays-and-numbers": lambda p: p.write_bytes(
         b'[1, 2, 3]\n42\n-1.5e3\n"a string"\nnull\ntrue\n[{"type": "user"}]\n'),
-    "symlink-to-etc-passwd": lambda p: p.symlink_to("/etc/passwd"),
 }
 
 
@@ -233,8 +231,6 @@ def test_hostile_hook_input_is_logged_and_ignored(case, tmp_path, project):
 
 @pytest.mark.parametrize("case", sorted(BAD_CONTENT))
 def test_bad_transcript_bytes_are_consumed_once(case, tmp_path, project):
-    if case == "symlink-to-etc-passwd" and not os.path.isfile("/etc/passwd"):
-        pytest.skip("no /etc/passwd here")
     path = claude_dir(tmp_path) / f"{case}.jsonl"
     BAD_CONTENT[case](path)
     # Every complete line is consumed, bad or not; a last line without its newline
@@ -258,11 +254,6 @@ def test_bad_transcript_bytes_are_consumed_once(case, tmp_path, project):
     assert "nothing-new" in lines[1]
     assert snapshot(data_of(project) / "offsets") == before
     assert staged(project) == []
-
-    if case == "symlink-to-etc-passwd":  # none of the file it points at was copied anywhere
-        first = Path("/etc/passwd").read_text().splitlines()[0]
-        for rel, (data, _) in snapshot(data_of(project)).items():
-            assert first.encode() not in data, rel
 
 
 def test_huge_line_is_not_held_in_memory(tmp_path, project):
@@ -475,8 +466,6 @@ def test_subagent_stop_reads_the_agent_transcript(tmp_path, project):
     assert doc["source"]["byte_range"] == [0, agent.stat().st_size]
     assert "sqlite" in json.dumps(doc["categories"])
     assert offset_state(project)["transcript"] == str(agent)  # the main transcript was not read
-    record = json.loads((data_of(project) / "memory-root.json").read_text())
-    assert record["path"] == str(folder / "memory")
 
 
 @pytest.mark.parametrize("event", ["PreCompact", "SessionEnd"])
@@ -512,7 +501,8 @@ def _rel(p: Path) -> str:
 
 @needs_shared
 @pytest.mark.parametrize("path", shared_transcripts(), ids=_rel)
-def test_every_real_transcript_goes_through_the_hook(path, project):
+def test_every_real_transcript_goes_through_the_hook(path, project, tmp_path):
+    env = shared_config_env(tmp_path)
     if path.name.startswith("agent-"):
         main = path.parent / "session.jsonl"
         calls = [("SubagentStop", {"agent_transcript_path": str(path)})]
@@ -521,7 +511,7 @@ def test_every_real_transcript_goes_through_the_hook(path, project):
         calls = [("Stop", {}), ("SessionEnd", {})]
     for event, extra in calls:
         before = len(log_lines(project))
-        p = run_hook(payload(event, main, project, **extra), cwd=project)
+        p = run_hook(payload(event, main, project, **extra), cwd=project, env=env)
         assert p.returncode == 0
         assert p.stdout == b""
         assert p.stderr == b"", p.stderr

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from synthetic import Transcript, text, tool
-from conftest import run_cli, run_hook
+from conftest import claude_transcripts, run_cli, run_hook
 from curator.redact import find_secrets, redact
 
 # -- the secrets (made up, in the real formats) ----------------------------------
@@ -106,9 +106,7 @@ def redacted_kinds(project: Path) -> set[str]:
 
 @pytest.fixture
 def transcripts(tmp_path) -> Path:
-    d = tmp_path / "claude" / "projects" / "-home-dev-app"
-    d.mkdir(parents=True)
-    return d
+    return claude_transcripts()
 
 
 def _hook(event: str, path: Path, project: Path):

@@ -33,7 +33,7 @@ from widgets.footer import TidyFooter
 from widgets.panels import DocumentView
 from widgets.queue import QueueTable
 
-from conftest import run_hook
+from conftest import claude_transcripts, run_hook
 from tui_helpers import engine_factory, settle, tui, until, watching
 
 DEMO = Path(asset(os.path.join("demo", "session.jsonl")))
@@ -497,8 +497,7 @@ def feed(project: Path, transcript: Path, session: str) -> None:
 def test_a_triage_the_hook_stages_while_the_app_runs_appears_and_is_drafted_without_a_key(project, memory,
                                                                                           tmp_path):
     session = "5e55a1d0-de70-4c1a-9a5e-000000000001"
-    transcript = tmp_path / "transcripts" / f"{session}.jsonl"
-    transcript.parent.mkdir()
+    transcript = claude_transcripts() / f"{session}.jsonl"
     shutil.copyfile(DEMO, transcript)
     app = tui(project, memory, watch=True)
 

@@ -25,7 +25,7 @@ import pytest
 from curator import memfile, staging
 from curator.assets import asset
 
-from conftest import memcurate_exe, run_hook
+from conftest import claude_transcripts, memcurate_exe, run_hook
 
 pyte = pytest.importorskip("pyte")  # in the `test` extra; without it the test cannot read a screen
 
@@ -115,8 +115,7 @@ def stage_demo(project: Path, memory: Path, tmp_path: Path) -> Path:
     test_engine_processes.py)."""
     (project / ".claude").mkdir()
     (project / ".claude" / "memcurate.yaml").write_text(f"backend: offline\nmemory:\n  root: {memory}\n")
-    transcript = tmp_path / "claude" / f"{SESSION}.jsonl"
-    transcript.parent.mkdir()
+    transcript = claude_transcripts() / f"{SESSION}.jsonl"
     shutil.copyfile(DEMO, transcript)
     for event in ("Stop", "SessionEnd"):
         p = run_hook({"hook_event_name": event, "session_id": SESSION, "transcript_path": str(transcript),
