@@ -73,8 +73,7 @@ def verify(text: str, *, category: str, evidence: str = "", action: str = "creat
             issues.append(Issue(BLOCK, "front-matter", "category",
                                 f"category is {doc.category!r} but this draft is for {category!r}"))
 
-    for kind in find_secrets(text):
-        issues.append(Issue(BLOCK, "secret", "text", f"a secret is still present ({kind}): remove it before saving"))
+    issues += secret_issues(text)
 
     if action in ("update", "delete"):
         t = target or {}
@@ -110,6 +109,34 @@ def verify(text: str, *, category: str, evidence: str = "", action: str = "creat
     if score is not None and threshold is not None and score < threshold + 0.1:
         issues.append(Issue(ADVISORY, "low-score", "triage",
                             f"triage score {score:.2f} is close to the threshold {threshold:.2f}: weak evidence"))
+    return issues
+
+
+def _parts(text: str) -> list[tuple[str, str]]:
+    """(where, text) of each front matter field (its continuation lines included) and each body section."""
+    try:
+        fm, body = memfile.split_front_matter(text)
+    except memfile.MemoryFormatError:
+        return [("text", text)]
+    parts: list[tuple[str, str]] = []
+    for line in fm.split("\n"):
+        key = line.split(":", 1)[0].strip() if line[:1] not in (" ", "\t", "-", "#", "") else ""
+        if key or not parts:
+            parts.append((key or "front matter", line))
+        else:
+            parts[-1] = (parts[-1][0], parts[-1][1] + "\n" + line)
+    sections = memfile.split_sections(body)
+    parts += [(f"## {name}" if name else "body", t) for name, t in sections.items()]
+    return parts
+
+
+def secret_issues(text: str, parts: list[tuple[str, str]] | None = None) -> list[Issue]:
+    """A BLOCK for each secret still in the file, front matter included, naming the field or section."""
+    issues = [Issue(BLOCK, "secret", where, f"a secret is still present in {where} ({kind}): remove it before saving")
+              for where, part in (parts or _parts(text)) for kind in find_secrets(part)]
+    if not issues:  # one that only the whole text shows (split across parts) blocks too
+        issues = [Issue(BLOCK, "secret", "text", f"a secret is still present ({kind}): remove it before saving")
+                  for kind in find_secrets(text)]
     return issues
 
 

@@ -68,6 +68,24 @@ def test_a_secret_still_present_blocks():
     assert (BLOCK, "secret") in codes(verify(memfile.render(d), category="decision"))
 
 
+GLUED_AWS = "creds_AKIAR4T6Y8U0I2O4P6A8"
+
+
+@pytest.mark.parametrize("text, where", [
+    (memfile.render(doc(title=f"Deploy with {GLUED_AWS}", description="Deploy keys")), ["title"]),
+    (memfile.render(doc(description="my password is: Qz7-harbor-Lynx")), ["description"]),
+    (memfile.render(doc(tags=["auth", "tok_ghp_" + "Zq8Wx3Ec5Rv7Tb9Yn1Um2Ik4Ol6Pa0Sd2Fg4"])), ["tags"]),
+    (memfile.render(doc()).replace("status: active", f"status: active  # {GLUED_AWS}"), ["status"]),
+    (memfile.render(doc(body="## Decision\nUse JWT.\n\n## Rationale\nthe token is `tk9F2mQx81Lp`.")),
+     ["## Rationale"]),
+    ("no front matter, but my password is hunter2", ["text"]),
+], ids=["title", "description", "tags", "yaml-comment", "section", "unparsed"])
+def test_a_secret_anywhere_in_the_file_blocks_and_says_where(text, where):
+    issues = [i for i in verify(text, category="decision") if i.code == "secret"]
+    assert [i.where for i in issues] == where and all(i.severity == BLOCK for i in issues)
+    assert all(w in i.message for w, i in zip(where, issues) if w != "text")
+
+
 def test_update_and_delete_need_their_target_unchanged():
     text = memfile.render(doc())
     assert (BLOCK, "target-missing") in codes(verify(text, category="decision", action="update",
@@ -143,3 +161,4 @@ def test_a_memory_with_the_drafts_id_is_updated_never_created_over():
     a, b = existing(mine, "/m/decision/use-jwt-for-api-auth.md"), existing(doc(id="jwt-b", body=doc().body + " B."))
     d = decide(doc(body=doc().body + " Second version."), [a, b], now=NOW)
     assert (d.action, d.target) == ("update", "use-jwt-for-api-auth")
+
