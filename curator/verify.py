@@ -11,10 +11,13 @@ import re
 from dataclasses import asdict, dataclass
 
 from . import memfile
+from .instructions import find_instructions
 from .redact import find_secrets
 
 BLOCK = "BLOCK"
 ADVISORY = "ADVISORY"
+# ADVISORY codes that a person must see: --auto-approve leaves such a candidate pending.
+HOLD = frozenset({"instruction"})
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]{2,}")
 _STOP = frozenset("""
@@ -73,7 +76,9 @@ def verify(text: str, *, category: str, evidence: str = "", action: str = "creat
             issues.append(Issue(BLOCK, "front-matter", "category",
                                 f"category is {doc.category!r} but this draft is for {category!r}"))
 
-    issues += secret_issues(text)
+    parts = _parts(text)
+    issues += secret_issues(text, parts)
+    issues += instruction_issues(parts)
 
     if action in ("update", "delete"):
         t = target or {}
@@ -138,6 +143,23 @@ def secret_issues(text: str, parts: list[tuple[str, str]] | None = None) -> list
         issues = [Issue(BLOCK, "secret", "text", f"a secret is still present ({kind}): remove it before saving")
                   for kind in find_secrets(text)]
     return issues
+
+
+def instruction_issues(parts: list[tuple[str, str]]) -> list[Issue]:
+    """An ADVISORY for each dangerous instruction (curator/instructions.py): MEMORY.md is read by
+    every session, so a person, not --auto-approve, decides whether it is saved."""
+    found: dict[str, tuple[list[str], str]] = {}  # what -> (where, the first quote): one issue each
+    for where, part in parts:
+        for what, quote in find_instructions(part):
+            found.setdefault(what, ([], quote))[0].append(where)
+    return [Issue(ADVISORY, "instruction", ", ".join(wheres), f"tells the agent to {what} (“{quote}”): "
+                  "a person must approve it; --auto-approve leaves it pending")
+            for what, (wheres, quote) in found.items()]
+
+
+def held(issues: list[Issue]) -> list[Issue]:
+    """The issues that keep a candidate from being saved unattended."""
+    return [i for i in issues if i.code in HOLD]
 
 
 def blocking(issues: list[Issue]) -> list[Issue]:
