@@ -240,14 +240,14 @@ def test_a_planted_instruction_is_held_by_auto_approve_and_never_saved(project, 
     p = run_cli("--auto-approve", "--json", cwd=project)
     assert p.returncode == 0, p.stderr
     summary = json.loads(p.stdout)
-    assert summary["held"] and not summary["created"] and not summary["blocked"], summary
+    assert not memory.exists() or [f for f in memory.rglob("*") if f.is_file() and not f.name.startswith(".")] == []
+    assert summary.get("held") and not summary["created"] and not summary["blocked"], summary
     assert all(any("tells the agent to" in i for i in h["issues"]) for h in summary["held"])
     data = project / ".memcurate"
     for h in summary["held"]:
         assert staging.category_state(str(data), h["triage"], h["category"])["state"] == "ready"  # pending
         review = read_review(str(data), h["triage"], h["category"])
         assert any(i["code"] == "instruction" and i["severity"] == ADVISORY for i in review["issues"])
-    assert not memory.exists() or [f for f in memory.rglob("*") if f.is_file() and not f.name.startswith(".")] == []
 
     text_out = run_cli("--auto-approve", cwd=project)  # again, as text: still held, and said so
     assert text_out.returncode == 0 and f"held      {len(summary['held'])}" in text_out.stdout, text_out.stdout
