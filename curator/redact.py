@@ -85,19 +85,22 @@ _ASSIGNMENT = _Rule(
 # hold a digit, so "the password is wrong" and "the token is expired" stay. A PIN is digits
 # (so "the numpy pin is 1.26.4" stays).
 _VALUE_END = r"[^\s\"'`,;)}\]]{3,}[^\s\"'`,;)}\].!?:]"
-_SAID = r"[ \t]+(?:is|was)(?:[ \t]+(?:now|still|set[ \t]+to))?"
+_SAID = r" {1,4}(?:is|was)(?:[ \t]+(?:now|still|set[ \t]+to))?"  # prose: blanks before "is" are spaces
+_SAID_REACH = 64  # from the end of a hint to " is": the longest "s for the <30 characters>" and blanks
 _SPOKEN_RULES = (
     _Rule("password", ("pass", "secret", "token", "key"),
           r"(?<![a-z0-9])((?:password|passphrase|passcode|passwd|secret(?:[ _\-]?key)?|token|api[ _\-]?key"
           r"|access[ _\-]?key|private[ _\-]?key)s?"
-          r"(?:[ \t]+(?:for|to|of)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?[a-z0-9_.\-]{1,30})?" + _SAID + ")"
+          r"(?:[ \t]{1,4}(?:for|to|of)[ \t]{1,4}(?:the[ \t]{1,4}|my[ \t]{1,4}|our[ \t]{1,4})?[a-z0-9_.\-]{1,30})?"
+          + _SAID + ")"
           rf"(?:([ \t]*:[ \t]*[\"'`]?)({_VALUE_END})|([ \t]+[\"'`])([^\"'`\n]{{4,200}})(?=[\"'`])"
           rf"|([ \t]+)(?=[^\s]{{0,80}}[0-9])({_VALUE_END}))",
           lowercase=True, keep=(1, 2, 4, 6), value=(3, 5, 7)),
-    _Rule("password", ("pin",),
-          r"(?<![a-z0-9])(pin(?:[ _\-]?code)?" + _SAID + r"[ \t]*:?[ \t]*[\"'`]?)([0-9]{4,12})(?![0-9a-z]|\.[0-9])",
+    _Rule("password", ("pin ",),
+          r"(?<![a-z0-9])(pin(?: code)?" + _SAID + r"[ \t]*:?[ \t]*[\"'`]?)([0-9]{4,12})(?![0-9a-z]|\.[0-9])",
           lowercase=True, keep=(1,), value=(2,)),
 )
+_SPOKEN_HINTS = tuple(h for rule in _SPOKEN_RULES for h in rule.hints)
 _SAFE_VALUE = LazyRegex(r"(?i)^(?:none|null|nil|true|false|undefined|\*+|x+|\.\.\.|<.*|\[redacted.*|\$.*|os\..*"
                         r"|process\..*|env\..*|.*\(.*)$")
 _ENV_NAME = LazyRegex(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")  # "the token is `GITHUB_TOKEN`": a name, not a value
@@ -164,22 +167,25 @@ def redact(text: str, removed: list[str] | None = None) -> tuple[str, Counter]:
         text = _apply(_AWS_SECRET_BARE, text, found, removed)
     if _may_assign(low):
         text = _apply(_ASSIGNMENT, text, found, removed)
-    for rule in _SPOKEN_RULES:
-        if _said(low, rule.hints):
+    if _said(low, _SPOKEN_HINTS):
+        for rule in _SPOKEN_RULES:
             text = _apply(rule, text, found, removed)
     return text, found
 
 
 def _said(low: str, hints: tuple[str, ...]) -> bool:
-    """Whether some hint word is followed closely by " is" or " was": spares the spoken
-    rules' regexes (and their compilation) for text that cannot match them."""
+    """Whether some hint word is followed closely by "is" or "was" (as the spoken rules need):
+    spares their regexes, and their compilation, for text that cannot match them."""
+    if " is" not in low and " was" not in low:
+        return False
     for hint in hints:
         i = low.find(hint)
         while i >= 0:
-            window = low[i + len(hint):i + len(hint) + 48]
-            if " is" in window or " was" in window or "\tis" in window:
+            j = i + len(hint.rstrip())  # "pin " is a hint, and its blank starts " is"
+            end = j + _SAID_REACH
+            if low.find(" is", j, end) >= 0 or low.find(" was", j, end) >= 0:
                 return True
-            i = low.find(hint, i + 1)
+            i = low.find(hint, j)
     return False
 
 
