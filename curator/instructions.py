@@ -31,9 +31,9 @@ _SECRETS = (r"(?:keys?|credentials?|secrets?|passwords?|env(?:ironment)?(?:[ _-]
 _DEST = r"(?:https?://|ftp://|[\w.+-]+@[\w-]+\.\w|\S+\.(?:com|net|org|io|ru|cn|xyz|site|top)\b)"
 # A write: a redirection (not an arrow such as -> or =>), tee, or a verb a few words before the target
 # (not a Dockerfile's COPY or ADD: that writes into an image, not onto this machine).
-_WRITE = (r"(?:(?<![-=])>>?|\btee(?:\s+-a)?|\b(?!(?-i:COPY|ADD)\b)(?:write|writes|writing|append|appends|appending|add|adds|adding|put"
-          r"|puts|copy|copies|cp|mv|install|installs|edit|edits|modify|modifies|drop|drops)\b(?:\s+\S+){0,4}?)"
-          r"\s*[\"'`]?")
+_WRITE = (r"(?:(?<![-=])>>?|\btee(?:\s+-a)?|\b(?!(?-i:COPY|ADD)\b)"
+          r"(?:write|writes|writing|append|appends|appending|add|adds|adding|put|puts|copy|copies|cp|mv"
+          r"|install|installs|edit|edits|modify|modifies|drop|drops)\b(?:\s+\S+){0,4}?)\s*[\"'`]?")
 _PERSIST = (r"(?:/etc\b|/var/spool/cron|(?:the\s+)?crontab\b"
             r"|~?/?\.(?:bashrc|zshrc|bash_profile|zprofile|zshenv|profile)\b"
             r"|(?:~/)?\.ssh/authorized_keys|authorized_keys\b)")
