@@ -182,7 +182,8 @@ def print_summary(summary: dict) -> None:
         for item in items:
             if item.get("path"):
                 print(f"  {one_line(item['path'], 500)}")
-    for key, hint in (("blocked", "left for review"), ("conflicts", "left for review"), ("failed", "retry in the TUI"),
+    for key, hint in (("blocked", "left for review"), ("held", "a person must approve them"),
+                      ("conflicts", "left for review"), ("failed", "retry in the TUI"),
                       ("busy", "another process holds them"), ("unreadable", "fix or delete them"),
                       ("left", "the next run does them")):
         items = summary.get(key, [])

@@ -1,8 +1,10 @@
 """`memcurate --auto-approve`: the second front end over the engine, with no person in the loop.
 
 Processes everything pending, saves every draft with no BLOCK issue, leaves
-the rest for review, and reports what happened. A triage another process
-holds is left to it; a second run saves nothing new.
+the rest for review, and reports what happened. A draft carrying an issue a
+person must see (verify.HOLD: an instruction to the agent to do harm) is
+never saved unattended: it stays pending, listed under "held". A triage
+another process holds is left to it; a second run saves nothing new.
 
 One item's trouble never stops the others: a staged triage that cannot be
 read is listed (`unreadable`), a write that fails fails its candidate (or,
@@ -10,16 +12,17 @@ outside a save, its triage), whose state stays where the next run resumes.
 A write that finds the disk full (or read-only) stops the run (`stopped`):
 what was saved is listed, the rest is `left` for the next run. The exit
 status (`exit_status`): 1 when a draft or a save failed or a triage cannot be
-read; candidates left for review (blocked, conflicts) are not failures.
+read; candidates left for review (blocked, held, conflicts) are not failures.
 """
 
 from __future__ import annotations
 
 from . import staging
-from .atomic import NO_SPACE, failure
+from .atomic import NO_SPACE, failure, read_json
 from .locks import LockBusy
-from .pipeline import Claim, pending_triages, process, read_review
+from .pipeline import Claim, paths, pending_triages, process, read_review
 from .review import Approval, Blocked, Conflict, approve_all, redecide, resume
+from .verify import Issue, held
 
 
 class _Stop(Exception):
@@ -27,8 +30,9 @@ class _Stop(Exception):
 
 
 def auto_approve(engine, *, on_event=None) -> dict:
-    summary: dict = {"created": [], "updated": [], "deleted": [], "noop": [], "blocked": [], "failed": [],
-                     "conflicts": [], "busy": [], "unreadable": [], "stopped": None, "left": [], "notes": []}
+    summary: dict = {"created": [], "updated": [], "deleted": [], "noop": [], "blocked": [], "held": [],
+                     "failed": [], "conflicts": [], "busy": [], "unreadable": [], "stopped": None, "left": [],
+                     "notes": []}
     staging.clean_incoming(engine.data)
     engine.sweep_temps()
     unreadable: list = []
@@ -71,7 +75,12 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
             rec = staging.category_state(engine.data, tid, cat)
             summary["failed"].append({"triage": tid, "category": cat, "error": rec.get("error", "")})
         elif state == "ready":
-            ready.append(cat)
+            hold = _held(engine, tid, cat)
+            if hold:
+                summary["held"].append({"triage": tid, "category": cat,
+                                        "issues": [f"{i.where}: {i.message}" for i in hold]})
+            else:
+                ready.append(cat)
     if not ready:
         return
     # Decide-and-save under the memory root's lock: no other memcurate process writes
@@ -87,6 +96,15 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
     _record(summary, tid, result)
     if second is not None:
         _record(summary, tid, second)
+
+
+def _held(engine, tid: str, cat: str) -> list[Issue]:
+    """The issues of a ready candidate that only a person may approve past."""
+    try:
+        record = read_json(paths(engine.data, tid, cat)["review"])
+        return held([Issue(**i) for i in record["issues"]])
+    except (OSError, ValueError, KeyError, TypeError):
+        return []  # an unreadable review is refused by the approval itself
 
 
 def _record(summary: dict, tid: str, result: Approval, conflicts: bool = True) -> None:

@@ -84,6 +84,7 @@ from dataclasses import dataclass, field
 
 from . import memfile
 from .categories import CATEGORIES
+from .redact import redact_document, redact_text
 from .store import BrokenMemoryError, MemoryStore, MissingMemoryError, UnsafePathError, content_hash
 
 SCHEMA_VERSION = 2
@@ -261,13 +262,19 @@ def _is_busy(e: sqlite3.Error) -> bool:
 
 
 def _insert(conn: sqlite3.Connection, category: str, ch: _Change) -> None:
-    """Add one file's row (and, when it parsed, its text and word counts). The caller removed any old row."""
+    """Add one file's row (and, when it parsed, its text and word counts). The caller removed any old row.
+
+    The text is redacted on its way in: a secret typed into a memory by hand is a finding about
+    that file, never a copy in the index. 'Identical' is still judged on the file's own text."""
     d = ch.doc
+    same = text_hash(d.title, d.body) if d else None
+    if d is not None:
+        d = redact_document(d, keep_id=True)[0]
     cur = conn.execute(
         "INSERT INTO files(category, name, mtime_ns, ctime_ns, size, ino, checked_ns, hash, id, title, status, "
         "text_hash, broken) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (category, ch.name, *ch.sig, ch.checked_ns, ch.hash, d.id if d else None, d.title if d else None,
-         d.status if d else None, text_hash(d.title, d.body) if d else None, ch.broken))
+         d.status if d else None, same, ch.broken and redact_text(ch.broken)))  # a reason may quote the file
     if d is None:
         return
     conn.execute(f"INSERT INTO {_fts(category)}(rowid, title, description, tags, body) VALUES (?, ?, ?, ?, ?)",

@@ -24,6 +24,7 @@ from . import memfile, staging
 from .atomic import read_json, write_json, write_text
 from .decide import Decision, Existing, decide
 from .locks import FileLock
+from .redact import find_secrets, redact_document
 from .staging import now_iso
 from .verify import blocking, verify
 
@@ -277,6 +278,7 @@ def _finish(engine, tid: str, doc: dict, cat: str, result, emit) -> None:
                           **timing)
         emit(Event(tid, cat, "failed", {"error": result.error, **timing}))
         return
+    _redact_draft(result)
     p = paths(engine.data, tid, cat)
     write_text(p["draft"], result.text)
     staging.set_state(engine.data, tid, cat, "drafted", **timing)
@@ -295,6 +297,18 @@ def _finish(engine, tid: str, doc: dict, cat: str, result, emit) -> None:
         return
     staging.set_state(engine.data, tid, cat, "ready", **summary(record))
     emit(Event(tid, cat, "ready", {"action": record["decision"]["action"], "blocked": record["blocked"]}))
+
+
+def _redact_draft(result) -> None:
+    """Redact the drafter's whole document, front matter included, before anything is written:
+    whatever the backend, a secret it echoed from the evidence (into a title, a tag, a YAML
+    comment) never reaches staging. What survives this is a BLOCK at verification."""
+    doc, found = redact_document(result.doc)
+    if not found and not find_secrets(result.text):
+        return
+    result.doc, result.text = doc, memfile.render(doc)  # rendered anew: no text outside the fields is kept
+    kinds = ", ".join(sorted(found)) or "outside the document's fields"
+    result.notes.append(f"redacted what the drafter left of a secret ({kinds})")
 
 
 def pending_triages(data: str, unreadable: list | None = None) -> list[str]:

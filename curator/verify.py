@@ -11,10 +11,13 @@ import re
 from dataclasses import asdict, dataclass
 
 from . import memfile
+from .instructions import find_instructions
 from .redact import find_secrets
 
 BLOCK = "BLOCK"
 ADVISORY = "ADVISORY"
+# ADVISORY codes that a person must see: --auto-approve leaves such a candidate pending.
+HOLD = frozenset({"instruction"})
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]{2,}")
 _STOP = frozenset("""
@@ -74,8 +77,9 @@ def verify(text: str, *, category: str, evidence: str = "", action: str = "creat
             issues.append(Issue(BLOCK, "front-matter", "category",
                                 f"category is {doc.category!r} but this draft is for {category!r}"))
 
-    for kind in find_secrets(text):
-        issues.append(Issue(BLOCK, "secret", "text", f"a secret is still present ({kind}): remove it before saving"))
+    parts = _parts(text)
+    issues += secret_issues(text, parts)
+    issues += instruction_issues(parts)
 
     t = target or {}
     if t.get("unreadable"):
@@ -116,6 +120,51 @@ def verify(text: str, *, category: str, evidence: str = "", action: str = "creat
         issues.append(Issue(ADVISORY, "low-score", "triage",
                             f"triage score {score:.2f} is close to the threshold {threshold:.2f}: weak evidence"))
     return issues
+
+
+def _parts(text: str) -> list[tuple[str, str]]:
+    """(where, text) of each front matter field (its continuation lines included) and each body section."""
+    try:
+        fm, body = memfile.split_front_matter(text)
+    except memfile.MemoryFormatError:
+        return [("text", text)]
+    parts: list[tuple[str, str]] = []
+    for line in fm.split("\n"):
+        key = line.split(":", 1)[0].strip() if line[:1] not in (" ", "\t", "-", "#", "") else ""
+        if key or not parts:
+            parts.append((key or "front matter", line))
+        else:
+            parts[-1] = (parts[-1][0], parts[-1][1] + "\n" + line)
+    sections = memfile.split_sections(body)
+    parts += [(f"## {name}" if name else "body", t) for name, t in sections.items()]
+    return parts
+
+
+def secret_issues(text: str, parts: list[tuple[str, str]] | None = None) -> list[Issue]:
+    """A BLOCK for each secret still in the file, front matter included, naming the field or section."""
+    issues = [Issue(BLOCK, "secret", where, f"a secret is still present in {where} ({kind}): remove it before saving")
+              for where, part in (parts or _parts(text)) for kind in find_secrets(part)]
+    if not issues:  # one that only the whole text shows (split across parts) blocks too
+        issues = [Issue(BLOCK, "secret", "text", f"a secret is still present ({kind}): remove it before saving")
+                  for kind in find_secrets(text)]
+    return issues
+
+
+def instruction_issues(parts: list[tuple[str, str]]) -> list[Issue]:
+    """An ADVISORY for each dangerous instruction (curator/instructions.py): MEMORY.md is read by
+    every session, so a person, not --auto-approve, decides whether it is saved."""
+    found: dict[str, tuple[list[str], str]] = {}  # what -> (where, the first quote): one issue each
+    for where, part in parts:
+        for what, quote in find_instructions(part):
+            found.setdefault(what, ([], quote))[0].append(where)
+    return [Issue(ADVISORY, "instruction", ", ".join(wheres), f"tells the agent to {what} (“{quote}”): "
+                  "a person must approve it; --auto-approve leaves it pending")
+            for what, (wheres, quote) in found.items()]
+
+
+def held(issues: list[Issue]) -> list[Issue]:
+    """The issues that keep a candidate from being saved unattended."""
+    return [i for i in issues if i.code in HOLD]
 
 
 def blocking(issues: list[Issue]) -> list[Issue]:

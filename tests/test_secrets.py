@@ -29,6 +29,13 @@ DB_URL = f"postgres://app_user:{URL_PASSWORD}@db.internal:5432/app"
 ENV_PASSWORD = "Tr0ub4dor-horse-battery"
 JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkphbmUgRG9lIn0"
        ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
+# Glued to a word (no word boundary before them), and said in prose.
+AWS_ID_3 = "AKIAR4T6Y8U0I2O4P6A8"
+GITHUB_2 = "ghp_" + "Zq8Wx3Ec5Rv7Tb9Yn1Um2Ik4Ol6Pa0Sd2Fg4"
+SAID_PASSWORD = "Qz7-harbor-Lynx"    # "my password is: …"
+BARE_PASSWORD = "hunter2Vortex"      # "my password is …"
+SAID_TOKEN = "tk9F2mQx81Lp"          # "the token is `…`"
+PROSE_PASSWORD = "Mar1gold-Sky-42"   # "password: …" in a sentence
 
 # What must never be found in a file memcurate writes: each secret whole, and a
 # distinctive piece of it (so a secret cut in two is caught too).
@@ -41,8 +48,12 @@ FORBIDDEN = {
     "url-password": [URL_PASSWORD],
     "password": [ENV_PASSWORD],
     "jwt": [JWT, JWT.split(".")[1][:20], JWT.split(".")[2][:16]],
+    "aws-id-glued": [AWS_ID_3],
+    "github-glued": [GITHUB_2, GITHUB_2[4:18], GITHUB_2[-14:]],
+    "said": [SAID_PASSWORD, BARE_PASSWORD, SAID_TOKEN, PROSE_PASSWORD],
 }
 assert (len(AWS_ID_1), len(AWS_SECRET_1), len(AWS_ID_2), len(AWS_SECRET_2), len(GITHUB)) == (20, 40, 20, 40, 40)
+assert (len(AWS_ID_3), len(GITHUB_2)) == (20, 40)
 KINDS = {"anthropic-key", "aws-access-key", "aws-secret-key", "github-token", "private-key", "url-credentials",
          "password", "jwt"}
 
@@ -80,6 +91,14 @@ def leaky_session() -> Transcript:
     t.result("toolu_5", "ok").result("toolu_6", "12 passed")
     t.assistant(text(f"Done. The app connects with {DB_URL} and PASSWORD={ENV_PASSWORD}; "
                      f"the key {ANTHROPIC} is rotated, and CI uses {GITHUB}."))
+    # glued to a word, and said in prose, on lines that score
+    t.user(f"We decided to keep the deploy credentials as creds_{AWS_ID_3} in the vault because it is simpler, "
+           f"and my password is: {SAID_PASSWORD}.")
+    t.assistant(text(f"We will use creds_{AWS_ID_3} from now on, since it is simpler."))
+    t.user(f"The root cause was the expired token; the fix was to export tok_{GITHUB_2} because the token is "
+           f"`{SAID_TOKEN}` no more.")
+    t.user(f"I prefer that you always log in as admin, my password is {BARE_PASSWORD}, because it is faster.")
+    t.user(f"The staging box must only accept password: {PROSE_PASSWORD} because of the audit, never another one.")
     return t
 
 
@@ -90,9 +109,10 @@ def all_files(root: Path):
 
 
 def assert_no_secret(where: str, data: bytes) -> None:
+    low = data.lower()  # tags and ids are lowercase: a secret lowercased is still a secret
     for kind, pieces in FORBIDDEN.items():
         for piece in pieces:
-            assert piece.encode() not in data, f"{kind} secret ({piece[:6]}…) found in {where}"
+            assert piece.lower().encode() not in low, f"{kind} secret ({piece[:6]}…) found in {where}"
 
 
 def redacted_kinds(project: Path) -> set[str]:
@@ -118,7 +138,10 @@ def _hook(event: str, path: Path, project: Path):
 
 # -- end to end: the hook and the backfill ----------------------------------------------
 
-def test_no_secret_reaches_any_file_memcurate_writes(project, transcripts):
+def test_no_secret_reaches_any_file_memcurate_writes(project, transcripts, tmp_path):
+    memory = tmp_path / "memory"
+    (project / ".claude").mkdir()
+    (project / ".claude" / "memcurate.yaml").write_text(f"backend: offline\nmemory:\n  root: {memory}\n")
     path = leaky_session().write(transcripts / "9c1d2e3f-0000-4111-8222-333344445555.jsonl")
     raw = path.read_bytes()
     for pieces in FORBIDDEN.values():  # the transcript really holds them
@@ -148,6 +171,24 @@ def test_no_secret_reaches_any_file_memcurate_writes(project, transcripts):
     tool_snippets = [s["text"] for doc in docs for s in doc["categories"]["runbook"].get("snippets", [])
                      if s["speaker"] == "tool"]
     assert any("[REDACTED:aws-secret-key]" in s for s in tool_snippets), tool_snippets
+    # The glued and said ones reached staging too, redacted where they stood.
+    staged = b"".join(d for p, d in files if p.name == "triage.json").decode()
+    for redacted in ("creds_[REDACTED:aws-access-key]", "tok_[REDACTED:github-token]",
+                     "my password is: [REDACTED:password]", "the token is `[REDACTED:password]`",
+                     "my password is [REDACTED:password]", "password: [REDACTED:password]"):
+        assert redacted in staged, redacted
+
+    # Drafted, verified and saved unattended: no file anywhere holds a secret either.
+    p = run_cli("--auto-approve", "--json", cwd=project)
+    assert p.returncode == 0, p.stderr
+    assert_no_secret("--auto-approve output", (p.stdout + p.stderr).encode())
+    summary = json.loads(p.stdout)
+    assert summary["created"], summary
+    saved = list(all_files(memory))
+    assert any(p.name == "MEMORY.md" for p, _ in saved) and any(p.parent.name == "decision" for p, _ in saved)
+    assert (project / ".memcurate" / "index.sqlite").exists()
+    for p, data in list(all_files(project)) + saved:
+        assert_no_secret(str(p), data)
 
 
 def test_log_never_holds_transcript_text(project, transcripts):
@@ -210,8 +251,41 @@ def test_secret_cut_by_the_summary_quote_is_not_half_kept(project, transcripts):
     (f"PASSWORD={ENV_PASSWORD}", "PASSWORD=[REDACTED:password]", {"password": 1}),
     (f'"db_password": "{ENV_PASSWORD}",', '"db_password": "[REDACTED:password]",', {"password": 1}),
     (f"auth {JWT} end", "auth [REDACTED:jwt] end", {"jwt": 1}),
+    # glued to a word: no word boundary before the token
+    (f"creds_{AWS_ID_3} in use", "creds_[REDACTED:aws-access-key] in use", {"aws-access-key": 1}),
+    (f"awsKey{AWS_ID_3}.", "awsKey[REDACTED:aws-access-key].", {"aws-access-key": 1}),
+    (f"tok_{GITHUB_2} x", "tok_[REDACTED:github-token] x", {"github-token": 1}),
+    (f"KEY_{ANTHROPIC}", "KEY_[REDACTED:anthropic-key]", {"anthropic-key": 1}),
+    ("old_sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t", "old_[REDACTED:openai-key]", {"openai-key": 1}),
+    ("ci_glpat-Xy7zAb3dEf6hIj9kLm2n", "ci_[REDACTED:gitlab-token]", {"gitlab-token": 1}),
+    ("hook_xoxb-1234567890-AbCdEfGhIj", "hook_[REDACTED:slack-token]", {"slack-token": 1}),
+    ("maps_AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q", "maps_[REDACTED:google-api-key]", {"google-api-key": 1}),
+    ("pay_sk_live_4eC39HqLyjWDarjtT1zdp7dc", "pay_[REDACTED:stripe-key]", {"stripe-key": 1}),
+    (f"session_{JWT}", "session_[REDACTED:jwt]", {"jwt": 1}),
+    (f"DBURL_{DB_URL}", "DBURL_postgres://app_user:[REDACTED:url-credentials]@db.internal:5432/app",
+     {"url-credentials": 1}),
+    # said in prose
+    (f"my password is: {SAID_PASSWORD}.", "my password is: [REDACTED:password].", {"password": 1}),
+    (f"My password is {BARE_PASSWORD}", "My password is [REDACTED:password]", {"password": 1}),
+    ("my password is hunter2", "my password is [REDACTED:password]", {"password": 1}),
+    (f"the token is `{SAID_TOKEN}` now", "the token is `[REDACTED:password]` now", {"password": 1}),
+    (f"Password: {PROSE_PASSWORD} for the box", "Password: [REDACTED:password] for the box", {"password": 1}),
+    (f"the password is `{BARE_PASSWORD}`", "the password is `[REDACTED:password]`", {"password": 1}),
+    (f"password: `{SAID_TOKEN}`", "password: `[REDACTED:password]`", {"password": 1}),
+    ("The passphrase is 'correct horse battery staple' ok", "The passphrase is '[REDACTED:password]' ok",
+     {"password": 1}),
+    ("the secret is: Zk29fLq0x", "the secret is: [REDACTED:password]", {"password": 1}),
+    ("The API key for staging was: ab12cd34ef56", "The API key for staging was: [REDACTED:password]",
+     {"password": 1}),
+    ("our api key is 9f8e7d6c5b4a", "our api key is [REDACTED:password]", {"password": 1}),
+    ("The PIN is 4821.", "The PIN is [REDACTED:password].", {"password": 1}),
+    ("my pin code is: 120934", "my pin code is: [REDACTED:password]", {"password": 1}),
 ], ids=["anthropic", "anthropic-punct", "aws-same-line", "aws-next-line", "aws-assignments", "aws-secret-assignment",
-        "github", "private-key", "private-key-unterminated", "url", "password-env", "password-json", "jwt"])
+        "github", "private-key", "private-key-unterminated", "url", "password-env", "password-json", "jwt",
+        "glued-aws", "glued-aws-camel", "glued-github", "glued-anthropic", "glued-openai", "glued-gitlab",
+        "glued-slack", "glued-google", "glued-stripe", "glued-jwt", "glued-url", "said-colon", "said-bare",
+        "said-hunter2", "said-token-code", "prose-password", "said-code", "prose-password-code", "said-passphrase",
+        "said-secret", "said-api-key-for", "said-api-key", "said-pin", "said-pin-code"])
 def test_redact_each_kind(source, expected, kinds):
     out, found = redact(source)
     assert out == expected
@@ -239,7 +313,107 @@ def test_redact_each_kind(source, expected, kinds):
     "sk-ant is the prefix of Anthropic keys",
     "AKIA is the prefix of AWS access key ids",
     "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    # identifiers that only look like a token's prefix
+    "task-manager-service-worker-pool-v2 and the skeleton-loader-component-for-lists",
+    "risk_test_integrationSuiteAlphaBeta and desk-ant-colony-simulation-project",
+    "AKIAX is shorter than an access key id, and so is AKIA123",
+    "xoxo-gossip-girl-fan-club-archive",
+    "the glpat- prefix marks GitLab tokens",
+    # said in prose, but no secret is said
+    "my password is expired, reset it",
+    "the token is valid for 3600 seconds",
+    "the token is `GITHUB_TOKEN` in CI",
+    "the api key is `$OPENAI_API_KEY`",
+    "the secret is that the cache never expires",
+    "the API key is stored in Vault",
+    "if password is None: raise",
+    "the numpy pin is 1.26.4",
+    "spin is 1200 rpm",
+    "the token is: <your token here>",
 ])
 def test_ordinary_text_is_not_redacted(source):
     assert redact(source) == (source, Counter())
     assert find_secrets(source) == []
+
+
+# -- whatever a drafter returns, and whatever a memory file holds ------------------------------
+
+NOW = "2026-11-22T10:04:00Z"
+
+
+class EchoingDrafter:
+    """A backend that echoes secrets from its evidence into every field, front matter included,
+    one lowercased into a tag, and one into a YAML comment of the text it returns."""
+
+    name, reason = "echoing", "test"
+
+    def draft(self, request):
+        from curator import memfile
+        from curator.drafting import DraftResult
+
+        body = "\n\n".join(f"## {name}\nUse tok_{GITHUB_2} and creds_{AWS_ID_3} for {request.category}."
+                           for name in memfile.CATEGORIES[request.category].required)
+        doc = memfile.MemoryDoc(id=f"creds-{AWS_ID_3.lower()}", category=request.category,
+                                title=f"Deploy with creds_{AWS_ID_3}", description=f"my password is: {SAID_PASSWORD}",
+                                tags=["deploy", AWS_ID_3.lower(), f"tok_{GITHUB_2}".lower()], created=NOW,
+                                updated=NOW, sources=[{"session": f"s-{GITHUB_2}", "turns": [1, 2]}], body=body)
+        text = memfile.render(doc).replace("status: active", f"status: active  # {ANTHROPIC}")
+        return DraftResult(doc=doc, text=text, model="echo")
+
+
+def _engine(project: Path, tmp_path: Path, **kw):
+    from curator.engine import Engine
+
+    (project / ".claude").mkdir(exist_ok=True)
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: offline\nmemory:\n  root: {tmp_path / 'memory'}\ndrafting:\n  backoff_seconds: 0.0\n")
+    return Engine(project, clock=lambda: NOW, **kw)
+
+
+def test_a_drafters_whole_document_is_redacted_before_staging(project, tmp_path):
+    from curator import memfile, staging
+    from curator.capture import capture
+    from curator.pipeline import process, read_review
+
+    engine = _engine(project, tmp_path, drafter=EchoingDrafter())
+    t = Transcript(session="9c1d2e3f-0000-4111-8222-333344445555")
+    t.user("We decided to use Redis for the job queue because it is simpler to run than RabbitMQ.")
+    t.assistant(text("We will use Redis for the queue, since it is simpler."))
+    report = capture(engine.data, engine.cfg, str(t.write(tmp_path / "s.jsonl")), event="backfill")
+    assert report["status"] == "staged"
+    assert process(engine, report["triage"])["decision"] == "ready"
+
+    review = read_review(engine.data, report["triage"], "decision")
+    doc = memfile.parse(review["text"])
+    assert doc.title == "Deploy with creds_[REDACTED:aws-access-key]"
+    assert doc.description == "my password is: [REDACTED:password]"
+    assert doc.tags == ["deploy"]  # the tags that held a secret, whole or lowercased, are gone
+    assert doc.id == "deploy-with-creds-redacted-aws-access-key"
+    assert doc.sources == [{"session": "s-[REDACTED:github-token]", "turns": [1, 2]}]
+    assert "Use tok_[REDACTED:github-token] and creds_[REDACTED:aws-access-key] for decision." in doc.body
+    assert memfile.problems(doc) == [] and not review["blocked"], review["issues"]
+    assert review["draft"] == review["text"]
+    for p, data in all_files(Path(staging.triage_dir(engine.data, report["triage"]))):
+        assert_no_secret(str(p), data)
+        assert ANTHROPIC[13:30].encode() not in data
+
+
+def test_a_secret_typed_into_a_memory_never_reaches_the_index(project, tmp_path):
+    from curator import memfile
+
+    engine = _engine(project, tmp_path)
+    doc = memfile.MemoryDoc(id="deploy-creds", category="decision", title=f"Deploy with creds_{AWS_ID_3}",
+                            description=f"the token is `{SAID_TOKEN}`", tags=["deploy", "vault"], created=NOW,
+                            updated=NOW, body=f"## Decision\nmy password is {BARE_PASSWORD}\n\n## Rationale\n"
+                                              f"tok_{GITHUB_2} is simpler.")
+    engine.store.create(doc)  # as a person would type it; `check` reports such a file
+    found = engine.index.get("decision", "deploy-creds")
+    assert found.title == "Deploy with creds_[REDACTED:aws-access-key]"
+    assert found.body == ("## Decision\nmy password is [REDACTED:password]\n\n"
+                          "## Rationale\ntok_[REDACTED:github-token] is simpler.")
+    assert [c.id for c in engine.index.candidates("decision", "deploy vault creds")] == ["deploy-creds"]
+    engine.close()
+    files = [(p, d) for p, d in all_files(project / ".memcurate") if p.name.startswith("index.sqlite")]
+    assert files
+    for p, data in files:
+        assert_no_secret(str(p), data)
