@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # typing costs the hook milliseconds at import
 
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_MESSAGE_CHARS = 16384  # the config's triage.max_message_chars
+MIN_MESSAGE_CHARS = 256  # below this, cuts would reach the short strings that make a record (its type, ids)
 MAX_CUT_NOTES = 20  # cut messages listed in the stats; the rest are only counted
 TOOL_RESULT_CHARS = 2000  # tool output is context for errors, never scored: keep a bounded head
 SKIP_OUTPUT_BYTES = 8192  # with `outputs_of`, larger results of other tools are not decoded
@@ -428,8 +429,8 @@ class TranscriptReader:
         self.turn = turn_base
         self.stats = ReadStats(start)
         self.outputs_of = outputs_of
-        self.max_message_chars = max_message_chars
-        self.keep_bytes = 2 * max_message_chars  # of a huge string's ends, enough for Window's half
+        self.max_message_chars = max(max_message_chars, MIN_MESSAGE_CHARS)
+        self.keep_bytes = 2 * self.max_message_chars  # of a huge string's ends, enough for Window's half
         self.window: Window | None = None  # the text of the reply being grouped
         self.tool_names: dict[str, str] = {}  # tool_use id -> tool name, for outputs_of
 

@@ -199,6 +199,11 @@ def test_a_huge_message_is_read_from_its_ends_and_the_stats_say_so(tmp_path):
     assert stats.cut[0]["bytes"] == u.end - u.start and stats.cut[1]["bytes"] == a.end - a.start
     assert stats.as_dict()["cut_messages"] == stats.cut and stats.as_dict()["cut_message_count"] == 2
 
+    # A nonsensical bound still reads every record (only the message texts are cut).
+    entries, _ = read_entries(path, max_message_chars=0)
+    assert [e.kind for e in entries] == ["user", "assistant", "user", "command_output"]
+    assert entries[2].text == "and a short one stays whole"
+
     # Within the limit, nothing changes.
     entries, stats = read_entries(path, max_message_chars=len(prompt) + 10_000)
     assert entries[0].text == prompt and stats.cut == []
