@@ -13,8 +13,11 @@ machine drift hits every scenario alike:
   incremental   the transcript grew by one turn (4-10 new records) since the last call
   first call    a transcript the data dir has never seen (the largest shared ones, ~1.2 MB)
 
-then the first call on a synthetic ~100 MB transcript (median of 3), and the
-"cold config" call (a fresh data dir: the merged YAML config is built once).
+then the first call on the largest of those transcripts with one ~10 MB user
+message appended (median of 9, 5 with --quick: time and peak RSS stay bounded
+whatever one message holds, compared with the plain first call), the first
+call on a synthetic ~100 MB transcript (median of 3), and the "cold config"
+call (a fresh data dir: the merged YAML config is built once).
 Each figure is the median wall time from spawn to reap, its ratio to the bare
 start, and the peak RSS of that very child (os.wait4), next to the targets.
 
@@ -67,6 +70,8 @@ TARGET_INCREMENTAL = 2.5  # × bare
 TARGET_FIRST = 4.0  # × bare, ~1 MB transcript
 TARGET_BIG_S = 2.0
 TARGET_BIG_RSS_MIB = 60.0
+TARGET_HUGE_X_FIRST = 2.0  # one 10 MB message: × the first call of the same transcript without it
+TARGET_HUGE_RSS_MIB = 60.0
 
 MIB = 1 << 20
 
@@ -469,6 +474,53 @@ class Synth:
         return os.path.getsize(path)
 
 
+def conversation_lines(sources: list[str]) -> list[str]:
+    """The non-blank lines that people and the assistant wrote in the shared transcripts (no tool output)."""
+    out = []
+    for path in sources:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            for line in f:
+                try:
+                    rec = json.loads(line)
+                    content = rec["message"]["content"]
+                except (ValueError, TypeError, KeyError):
+                    continue
+                if isinstance(content, str):
+                    texts = [content] if rec.get("type") == "user" else []
+                elif isinstance(content, list):
+                    texts = [b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"
+                             and isinstance(b.get("text"), str)]
+                else:
+                    texts = []
+                out += [x for t in texts for x in t.splitlines() if x.strip()]
+    return out or ["a line of a long pasted message"]
+
+
+def append_huge_message(path: str, lines: list[str], chars: int, rng: random.Random) -> int:
+    """Append one user message of about `chars` characters (conversation lines drawn at random, so
+    keywords are as dense as in real turns) and a short reply, continuing the transcript's session."""
+    tail = last_record(path)
+    clock = parse_time(tail.get("timestamp", ""))
+    parts, n = [], 0
+    while n < chars:
+        parts.append(rng.choice(lines))
+        n += len(parts[-1]) + 1
+    base = {"isSidechain": False, "userType": "external", "cwd": tail.get("cwd", ""),
+            "sessionId": tail.get("sessionId", ""), "version": tail.get("version", "")}
+    uuids = [f"{rng.getrandbits(128):032x}" for _ in range(2)]
+    uuids = [f"{u[:8]}-{u[8:12]}-4{u[13:16]}-8{u[17:20]}-{u[20:32]}" for u in uuids]
+    stamp = [(clock + dt.timedelta(seconds=k + 1)).strftime("%Y-%m-%dT%H:%M:%S.000Z") for k in range(2)]
+    user = {**base, "parentUuid": tail.get("uuid"), "type": "user", "uuid": uuids[0], "timestamp": stamp[0],
+            "message": {"role": "user", "content": "\n".join(parts)}}
+    reply = {**base, "parentUuid": uuids[0], "type": "assistant", "uuid": uuids[1], "timestamp": stamp[1],
+             "message": {"id": "msg_bench_huge", "type": "message", "role": "assistant", "model": "claude",
+                         "content": [{"type": "text", "text": "Noted."}]}}
+    with open(path, "a", encoding="utf-8", errors="surrogateescape", newline="\n") as f:
+        for rec in (user, reply):
+            f.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return n
+
+
 def last_record(path: str) -> dict:
     with open(path, "rb") as f:
         f.seek(max(0, os.path.getsize(path) - (4 << 20)))
@@ -671,6 +723,8 @@ def run(args) -> int:
     rounds = args.rounds or (30 if args.quick else 100)
     big_runs = args.big_runs or (1 if args.quick else 3)
     big_mb = args.big_mb
+    huge_runs = args.huge_runs or (5 if args.quick else 9)
+    huge_mb = args.huge_mb
     cold_runs = 3 if args.quick else 5
     firsts = sources[: args.first_files]
     rng = random.Random(args.seed)
@@ -777,6 +831,34 @@ def run(args) -> int:
                 say(f"  {r + 1}/{rounds} rounds  ({time.perf_counter() - t0:.1f} s)")
         bare_med = statistics.median(s.wall for s in scen["bare"])
 
+        huge = None
+        huge_samples: list[Sample] = []
+        huge_pairs: list[Sample] = []
+        if huge_mb > 0:
+            hugep = Project(work, "huge", bench.claude)
+            huge_path = os.path.join(hugep.transcripts, os.path.basename(firsts[0]))
+            shutil.copyfile(firsts[0], huge_path)
+            chars = append_huge_message(huge_path, conversation_lines(sources), int(huge_mb * 1e6),
+                                        random.Random(args.seed + 4))
+            huge_session = last_record(huge_path).get("sessionId") or "huge"
+            say(f"one huge message: {chars / 1e6:.1f} M characters appended to {os.path.basename(firsts[0])}")
+            bench.hook(hugep, tiny_transcript(hugep), session_tiny, "warm-up", ("staged", "no-trigger"))
+            noted = 0
+            for i in range(huge_runs):
+                # Paired with a first call on the same transcript without the message, in turns: the
+                # ratio of the two medians holds however the machine drifts meanwhile.
+                hugep.fresh_data_dir()
+                plain = None if i % 2 else first_call(*first_paths[0])
+                s = bench.hook(hugep, huge_path, huge_session, "one huge message", ("staged", "no-trigger"),
+                               timeout=args.big_timeout)
+                plain = plain or first_call(*first_paths[0])
+                huge_samples.append(s)
+                huge_pairs.append(plain)
+                noted += "scored the first and last" in hugep.last_log_line()
+                say(f"  run {i + 1}/{huge_runs}: {s.wall:.2f} s, peak RSS {s.rss / MIB:.1f} MiB "
+                    f"(without the message: {plain.wall:.2f} s, {plain.rss / MIB:.1f} MiB)")
+            huge = {"bytes": os.path.getsize(huge_path), "message_chars": chars, "noted_in_log": noted}
+
         big = None
         big_samples: list[Sample] = []
         if big_mb > 0:
@@ -831,6 +913,18 @@ def run(args) -> int:
         r["target"] = f"<= {TARGET_FIRST} x bare"
         r["pass"] = r["ratio_to_bare"] <= TARGET_FIRST
         rows.append((f"first call {os.path.basename(src)[:8]} ({r['bytes'] / 1e6:.2f} MB)", name, r["pass"]))
+    if huge:
+        first = results["huge_message_paired_first_call"] = summarize(huge_pairs, bare_med)
+        r = results["huge_message"] = summarize(huge_samples, bare_med)
+        r.update(huge)
+        r["ratio_to_first_call"] = round(r["median_ms"] / first["median_ms"], 2)
+        r["rss_ratio_to_first_call"] = round(r["peak_rss_mib"] / first["peak_rss_mib"], 2)
+        r["target"] = f"<= {TARGET_HUGE_X_FIRST} x first call and <= {TARGET_HUGE_RSS_MIB:.0f} MiB peak RSS"
+        r["pass_time"] = r["ratio_to_first_call"] <= TARGET_HUGE_X_FIRST
+        r["pass_rss"] = r["peak_rss_mib"] <= TARGET_HUGE_RSS_MIB
+        r["pass"] = r["pass_time"] and r["pass_rss"]
+        rows.append((f"first call {os.path.basename(firsts[0])[:8]} + one {huge['message_chars'] / 1e6:.0f} MB "
+                     "message", "huge_message", r["pass"]))
     if big:
         r = results["first:synthetic"] = summarize(big_samples, bare_med)
         r.update(big)
@@ -854,7 +948,12 @@ def run(args) -> int:
         med_s = f"{med / 1e3:.2f} s" if med >= 10_000 else f"{med:.1f} ms"
         spread = f"{r['p10_ms']:.0f}..{r['p90_ms']:.0f}" if r["n"] >= 5 else "-"
         target = ""
-        if key == "incremental" or key.startswith("first:"):
+        if key == "huge_message":
+            t_ok = "PASS" if r["pass_time"] else "FAIL"
+            m_ok = "PASS" if r["pass_rss"] else "FAIL"
+            target = (f"{r['ratio_to_first_call']:.2f} x first call <= {TARGET_HUGE_X_FIRST} {t_ok}, "
+                      f"<= {TARGET_HUGE_RSS_MIB:.0f} MiB {m_ok}")
+        elif key == "incremental" or key.startswith("first:"):
             if key == "first:synthetic":
                 t_ok = "PASS" if r["pass_time"] else "FAIL"
                 m_ok = "PASS" if r["pass_rss"] else "FAIL"
@@ -873,6 +972,11 @@ def run(args) -> int:
     if b["n"] >= 10 and b["p90_ms"] > 1.5 * b["p10_ms"]:
         say(f"note: the machine is noisy (bare p90/p10 = {b['p90_ms'] / b['p10_ms']:.1f}); the runs are interleaved, "
             "so the ratios of medians stay comparable, but absolute times move")
+    if huge:
+        r = results["huge_message"]
+        say(f"one huge message: {r['median_ms']:.0f} ms and {r['peak_rss_mib']:.1f} MiB peak RSS, "
+            f"{r['ratio_to_first_call']:.2f} x the time and {r['rss_ratio_to_first_call']:.2f} x the peak RSS of "
+            f"the first call without it; {r['noted_in_log']}/{r['n']} log lines say what was not scored")
     verdicts = [ok for _, _, ok in rows if ok is not None]
     overall = all(verdicts)
     say(f"overall: {'PASS' if overall else 'FAIL'} ({sum(verdicts)}/{len(verdicts)} targets met)")
@@ -893,7 +997,9 @@ def run(args) -> int:
         "commands": {"bare": bench.bare_argv, "hook": bench.hook_argv},
         "rss_floor_mib": round(bench.runner.rss_floor / MIB, 1),
         "targets": {"incremental_x_bare": TARGET_INCREMENTAL, "first_call_1mb_x_bare": TARGET_FIRST,
-                    "synthetic_s": TARGET_BIG_S, "synthetic_peak_rss_mib": TARGET_BIG_RSS_MIB},
+                    "synthetic_s": TARGET_BIG_S, "synthetic_peak_rss_mib": TARGET_BIG_RSS_MIB,
+                    "huge_message_x_first_call": TARGET_HUGE_X_FIRST,
+                    "huge_message_peak_rss_mib": TARGET_HUGE_RSS_MIB},
         "results": results,
         "hook_outcomes": bench.statuses,
         "pass": overall,
@@ -931,6 +1037,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--big-mb", type=float, default=100.0, help="size of the synthetic transcript in MB (0: skip)")
     ap.add_argument("--big-runs", type=int, default=0, help="first calls on it (default 3, --quick 1)")
     ap.add_argument("--big-timeout", type=float, default=120.0, help="seconds before a call on it is killed")
+    ap.add_argument("--huge-mb", type=float, default=10.0,
+                    help="size in MB of the one huge message appended to the largest transcript (0: skip)")
+    ap.add_argument("--huge-runs", type=int, default=0, help="first calls on it (default 9, --quick 5)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workdir", help="parent of the throwaway work folder (default: the system temp dir)")
     ap.add_argument("--keep", action="store_true", help="keep the work folder (projects, transcripts, data dirs)")

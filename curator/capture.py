@@ -134,7 +134,8 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
         digest = Digest(state.get("digest"))
         rules = rules_for(cfg)
         reader = TranscriptReader(path, start, turn_base=state.get("turns", 0), limit=size,
-                                  max_line_bytes=cfg["triage"]["max_line_bytes"], outputs_of=rules.error_tools)
+                                  max_line_bytes=cfg["triage"]["max_line_bytes"], outputs_of=rules.error_tools,
+                                  max_message_chars=rules.max_message_chars)
         t = Triage(rules, digest, subagent=subagent, path=path)
         first_ts = last_ts = ""
         try:
@@ -152,6 +153,7 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
             return _report(path, "nothing-new", start, end, None, {}, reader.stats, notes)
         if reader.stats.lines and reader.stats.bad == reader.stats.lines:
             notes.append(f"no transcript records in {reader.stats.lines} lines: not a transcript?")
+        notes += _cut_notes(reader.stats)
 
         result = t.result(summary=summary, subagent=subagent)
         triggered = [n for n, c in result.items() if c.get("triggered")]
@@ -201,6 +203,16 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
         # triage id is already staged and so is not staged twice.
         write_json(state_path, new_state, durable=False, compact=True)
         return _report(path, "staged" if tid else "no-trigger", start, end, tid, result, reader.stats, notes)
+
+
+def _cut_notes(stats) -> list[str]:
+    """One note per message scored only in part (the first few, then how many more)."""
+    notes = [f"{'user message' if c['kind'] == 'user' else 'assistant reply'} at turn {c['turn']}: "
+             f"{c['bytes'] / 1e6:.1f} MB, scored the first and last {c['kept']:,} characters"
+             for c in stats.cut[:3]]
+    if stats.cut_count > len(notes):
+        notes.append(f"{stats.cut_count - len(notes)} more messages scored in part (see the triage's stats)")
+    return notes
 
 
 def _report(path, status, start, end, tid, result, stats, notes) -> dict:

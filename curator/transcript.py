@@ -13,7 +13,10 @@ consumes only complete lines, and turns records into `Entry` objects:
 - ``bookkeeping``  summary, system, attachment, snapshots… (no conversation)
 
 A bad line (truncated, not UTF-8, not an object, unexpected shapes, too long)
-is skipped and counted in `ReadStats`, never fatal.
+is skipped and counted in `ReadStats`, never fatal. A message longer than
+`max_message_chars` (a pasted log, a generated file) keeps only its head and
+tail (see `Window`), noted in `ReadStats.cut`: what follows costs the same
+however large one message is.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ if TYPE_CHECKING:  # typing costs the hook milliseconds at import
     from typing import BinaryIO, Iterator
 
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_MESSAGE_CHARS = 16384  # the config's triage.max_message_chars
+MIN_MESSAGE_CHARS = 256  # below this, cuts would reach the short strings that make a record (its type, ids)
+MAX_CUT_NOTES = 20  # cut messages listed in the stats; the rest are only counted
 TOOL_RESULT_CHARS = 2000  # tool output is context for errors, never scored: keep a bounded head
 SKIP_OUTPUT_BYTES = 8192  # with `outputs_of`, larger results of other tools are not decoded
 _CHUNK = 1 << 20
@@ -44,6 +50,11 @@ _META_PREFIXES = (
     "Stop hook feedback:",
     "<user-prompt-submit-hook>",
 )
+_KEY_END = LazyRegex(r"PRIVATE KEY(?: BLOCK)?-----")  # as curator.redact knows a key block
+# A JSON string literal, escapes and all; or one left open to the end of a broken line, which ends the
+# scan (else each quote in it would start a new scan to the end: quadratic).
+_STRING = LazyRegex(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:(")|\\?\Z)')
+_GAP = LazyRegex("\x00([\x10-\x19]+)\x00")  # see _gap_marker
 _INTERRUPT = "[Request interrupted by user"
 _REJECTED = "The user doesn't want to proceed with this tool use"
 _BOOKKEEPING = frozenset(
@@ -93,7 +104,8 @@ class Entry:
 
 
 class ReadStats:
-    __slots__ = ("start", "end", "lines", "records", "entries", "bad_lines", "user_turns", "session_ids", "skipped")
+    __slots__ = ("start", "end", "lines", "records", "entries", "bad_lines", "user_turns", "session_ids", "skipped",
+                 "cut", "cut_count")
 
     def __init__(self, start: int = 0) -> None:
         self.start = start
@@ -105,6 +117,14 @@ class ReadStats:
         self.user_turns = 0
         self.session_ids: set[str] = set()
         self.skipped = 0  # tool results not decoded (see TranscriptReader's outputs_of)
+        self.cut: list[dict] = []  # the first MAX_CUT_NOTES messages kept only in part (see Window)
+        self.cut_count = 0
+
+    def note_cut(self, e: "Entry", window: "Window") -> None:
+        self.cut_count += 1
+        if len(self.cut) < MAX_CUT_NOTES:
+            self.cut.append({"turn": e.turn, "kind": e.kind, "bytes": e.end - e.start, "chars": window.size,
+                             "kept": window.half})
 
     @property
     def bad(self) -> int:
@@ -120,55 +140,130 @@ class ReadStats:
             "bad_lines": dict(self.bad_lines),
             "user_turns": self.user_turns,
             "undecoded_tool_results": self.skipped,
+            "cut_messages": self.cut,
+            "cut_message_count": self.cut_count,
         }
 
 
-def _lines(f: BinaryIO, start: int, limit: int, max_line: int, stats: ReadStats) -> Iterator[tuple[int, bytes]]:
+def _lines(f: BinaryIO, start: int, limit: int, max_line: int, stats: ReadStats,
+           keep: int) -> Iterator[tuple[int, bytes]]:
     """Complete lines between `start` and `limit`, with their offsets.
 
     A last line without a newline is taken only when it parses as a whole
     record (a finished file); otherwise it is being written, and waits.
-    A line longer than `max_line` is skipped without being held in memory.
+    A line longer than `max_line` is skipped without being held in memory,
+    and a long line is held once (`readline` would hold it twice while
+    joining its pieces). (`keep`: see `_shrink`.)
     """
     f.seek(start)
     pos = start
     while pos < limit:
-        line = f.readline(min(max_line + 1, limit - pos))
+        line = f.readline(min(_CHUNK, limit - pos))
         if not line:
             break
-        if len(line) > max_line and not line.endswith(b"\n"):
-            # Oversize: skip to the next newline in bounded chunks.
-            skipped = len(line)
-            while pos + skipped < limit:
-                chunk = f.readline(min(_CHUNK, limit - pos - skipped))
-                if not chunk:
-                    break
-                skipped += len(chunk)
-                if chunk.endswith(b"\n"):
-                    break
+        length, ended = len(line), line.endswith(b"\n")
+        if not ended and pos + length < limit:  # longer than a chunk: find its end, then read it once
+            line = b""
+            end, ended = _line_end(f, pos + length, limit)
+            length = end - pos
+            f.seek(pos if length - ended <= max_line else end)  # to read it, or to skip it
+            if length - ended <= max_line:
+                line = f.read(length)
+        if length - ended > max_line:
             stats.lines += 1
             stats.bad_lines["too_long"] += 1
-            pos += skipped
+            pos += length
             continue
-        if not line.endswith(b"\n"):
+        if not ended:
             try:
-                json.loads(line)
+                json.loads(_shrink(line, keep))
             except (ValueError, RecursionError):
                 break  # a record still being written: leave it for the next read
         stats.lines += 1
         yield pos, line
-        pos += len(line)
+        pos += length
     stats.end = pos
 
 
+def _line_end(f: BinaryIO, pos: int, limit: int) -> tuple[int, bool]:
+    """Where the line read up to `pos` ends (just past its newline, else at `limit`), and whether it has
+    a newline; found in bounded chunks, none of them kept."""
+    while pos < limit:
+        chunk = f.read(min(_CHUNK, limit - pos))
+        if not chunk:
+            break
+        nl = chunk.find(b"\n")
+        if nl >= 0:
+            return pos + nl + 1, True
+        pos += len(chunk)
+    return pos, False
+
+
+def _gap_marker(n: int) -> bytes:
+    """JSON text for a gap of `n` bytes: control characters only, which `Window` reads and
+    textsafe.clean removes wherever else the string goes (a tool's output, its input)."""
+    return b"\\u0000" + b"".join(b"\\u00%02x" % (0x10 + int(d)) for d in str(n)) + b"\\u0000"
+
+
+def _gap_size(m) -> int:
+    return int("".join(str(ord(c) - 0x10) for c in m.group(1)))
+
+
+def _strings(raw: bytes) -> Iterator[tuple[int, int]]:
+    """The JSON string literals of `raw`: where each one's text starts and its closing quote is. One
+    left open (a broken line) ends them. Quotes are few in most text: jumping between them costs
+    10 MB ~10 ms; where they are many, a regex does it at a steady ~10 ns a byte."""
+    if raw.count(b'"') * 64 > len(raw):
+        for m in _STRING.finditer(raw):
+            if not m.group(1):
+                return
+            yield m.start() + 1, m.end() - 1
+        return
+    find, opening, i = raw.find, -1, 0
+    while (q := find(b'"', i)) >= 0:
+        i = q + 1
+        b = q
+        while b and raw[b - 1] == 0x5C:  # a backslash: odd runs of them escape the quote
+            b -= 1
+        if (q - b) % 2:
+            continue
+        if opening < 0:
+            opening = q
+        else:
+            yield opening + 1, q
+            opening = -1
+
+
+def _shrink(raw: bytes, keep: int) -> bytes:
+    """`raw`, a JSON line, with each string longer than 4 x `keep` bytes cut to its first and last
+    `keep` bytes around a gap marker. Cuts fall on a space: never inside an escape, a UTF-8
+    character or a secret. A huge line is so parsed without being decoded whole (decoded, 10 MB
+    of text holding one emoji is a 40 MB string, and parsed, another): its bytes are its cost."""
+    if len(raw) <= 4 * keep:
+        return raw
+    parts: list[bytes] = []
+    done = 0
+    for start, end in _strings(raw):
+        if end - start <= 4 * keep or raw[end + 1:end + 9].lstrip().startswith(b":"):
+            continue  # short, or a key
+        head, tail = raw.rfind(b" ", start, start + keep), raw.find(b" ", end - keep, end)
+        head, tail = start if head < 0 else head + 1, end if tail < 0 else tail
+        parts += (raw[done:head], _gap_marker(tail - head))
+        done = tail
+    return b"".join((*parts, raw[done:])) if parts else raw
+
+
+def _texts(content) -> list[str]:
+    """The text blocks of a list of content blocks; images and others skipped."""
+    if not isinstance(content, list):
+        return []
+    parts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+    return [p for p in parts if isinstance(p, str)]
+
+
 def _text_of(content) -> str:
-    """The text of a message content (string or list of blocks); images and others skipped."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        return "\n".join(p for p in parts if isinstance(p, str))
-    return ""
+    """The text of a message content (string or list of blocks)."""
+    return content if isinstance(content, str) else "\n".join(_texts(content))
 
 
 def _tool_target(name: str, inp) -> str:
@@ -186,15 +281,112 @@ def head(text: str, limit: int) -> str:
     not at all, so redaction still recognises it."""
     if len(text) <= limit:
         return text
-    cut = text[:limit]
+    return _before_space(text[:limit])
+
+
+def _before_space(cut: str) -> str:
     space = max(cut.rfind(" "), cut.rfind("\n"), cut.rfind("\t"))
     return cut[:space] if space > 0 else ""
+
+
+def _after_break(cut: str) -> str:
+    """A tail that starts where a line does (else after white space), and never inside a key block:
+    redaction knows a private key by its BEGIN line, which the cut may have dropped."""
+    end = _KEY_END.search(cut)
+    if end and "-----BEGIN" not in cut[:end.start()]:
+        cut = cut[end.end():]
+    if "\n" in cut:
+        return cut[cut.index("\n") + 1:]
+    spaces = [i for i in (cut.find(" "), cut.find("\t")) if i >= 0]
+    return cut[min(spaces) + 1:] if spaces else ""
+
+
+class Window:
+    """The first and last `limit // 2` characters of a text that arrives in pieces.
+
+    A message is scored, redacted and quoted from this window only: its
+    middle is never held, so one 10 MB message costs what a `limit` one does.
+    Within the limit, `text()` is exactly the pieces joined.
+    """
+
+    __slots__ = ("half", "head", "head_len", "open", "tail", "tail_len", "size", "approx")
+
+    def __init__(self, limit: int) -> None:
+        self.half = max(limit // 2, 1)
+        self.head: list[str] = []
+        self.head_len = 0
+        self.open = True  # the head still takes what comes (until it is full, or a gap)
+        self.tail: list[str] = []
+        self.tail_len = 0
+        self.size = 0  # characters given, kept or not
+        self.approx = False  # `size` counts bytes for a gap the reader cut out unread
+
+    def add(self, piece: str) -> None:
+        self.size += len(piece)
+        if self.open:
+            room = self.half - self.head_len
+            if len(piece) < room:
+                self.head.append(piece)
+                self.head_len += len(piece)
+                return
+            self.head.append(piece[:room])
+            self.head_len, self.open = self.half, False
+            piece = piece[room:]
+        if len(piece) >= self.half:
+            self.tail, self.tail_len = [piece[-self.half:]], self.half
+            return
+        self.tail.append(piece)
+        self.tail_len += len(piece)
+        while self.tail_len - len(self.tail[0]) >= self.half:
+            self.tail_len -= len(self.tail.pop(0))
+
+    def add_text(self, raw: str, sep: str = "") -> None:
+        """Add the message text `raw`, cleaned and stripped (nothing when that leaves nothing), after
+        `sep` when text came before. Of a huge `raw` only the ends are cleaned and kept; a gap the
+        reader cut out of it (see `_shrink`) is counted, not seen."""
+        gap = _GAP.search(raw) if "\x00" in raw else None
+        if gap:
+            first_src, last_src = raw[:min(gap.start(), self.half)], raw[max(gap.end(), len(raw) - self.half):]
+            size = gap.start() + _gap_size(gap) + len(raw) - gap.end()
+            self.approx = True
+        elif len(raw) > 2 * self.half:
+            first_src, last_src, size = raw[:self.half], raw[-self.half:], len(raw)
+        else:
+            text = _prepare(raw).strip()
+            if text:
+                self.add(sep + text if sep and self.size else text)
+            return
+        first, last = _prepare(first_src).lstrip(), _prepare(last_src).rstrip()
+        if sep and self.size:
+            self.add(sep)
+        self.add(first)
+        self.size += size - len(first_src) - len(last_src)
+        self.open = False  # what follows the gap is tail, and only that
+        self.tail, self.tail_len = [], 0
+        self.add(last)
+
+    @property
+    def cut(self) -> bool:
+        """Whether `text()` leaves out a middle: something was dropped, or what is held is over the limit."""
+        return self.size > min(2 * self.half, self.head_len + self.tail_len)
+
+    def text(self) -> str:
+        if not self.cut:
+            return "".join(self.head) + "".join(self.tail)
+        first = _before_space("".join(self.head))
+        last = _after_break("".join(self.tail)[-self.half:])
+        gap = self.size - len(first) - len(last)
+        return f"{first}\n\n[… {'about ' if self.approx else ''}{gap:,} characters not scored …]\n\n{last}"
 
 
 def strip_reminders(text: str) -> str:
     if "<system-reminder>" in text:
         text = _REMINDER.sub("", text)
     return text
+
+
+def _prepare(text: str) -> str:
+    return clean(strip_reminders(text))
 
 
 def classify_user_text(text: str) -> str:
@@ -222,10 +414,14 @@ class TranscriptReader:
     `outputs_of`: when given, a large tool result of any other tool is not
     decoded (most of a transcript's bytes are file contents a Read returned):
     it becomes a `tool_result` entry with no text, counted in stats.skipped.
+
+    `max_message_chars`: a user message or an assistant reply longer than
+    this keeps its first and last half of it (see `Window`), noted in stats.cut.
     """
 
     def __init__(self, path, start: int = 0, *, turn_base: int = 0, limit: int | None = None,
-                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, outputs_of: "set[str] | None" = None) -> None:
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, outputs_of: "set[str] | None" = None,
+                 max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS) -> None:
         self.path = path
         self.start = start
         self.limit = limit
@@ -233,6 +429,9 @@ class TranscriptReader:
         self.turn = turn_base
         self.stats = ReadStats(start)
         self.outputs_of = outputs_of
+        self.max_message_chars = max(max_message_chars, MIN_MESSAGE_CHARS)
+        self.keep_bytes = 2 * self.max_message_chars  # of a huge string's ends, enough for Window's half
+        self.window: Window | None = None  # the text of the reply being grouped
         self.tool_names: dict[str, str] = {}  # tool_use id -> tool name, for outputs_of
 
     def __iter__(self) -> Iterator[Entry]:
@@ -241,7 +440,8 @@ class TranscriptReader:
             if limit is None:
                 f.seek(0, 2)
                 limit = f.tell()
-            yield from self._entries(_lines(f, self.start, limit, self.max_line_bytes, self.stats))
+            yield from self._entries(_lines(f, self.start, limit, self.max_line_bytes, self.stats,
+                                            self.keep_bytes))
 
     def _entries(self, lines: Iterator[tuple[int, bytes]]) -> Iterator[Entry]:
         stats = self.stats
@@ -260,7 +460,7 @@ class TranscriptReader:
                         yield skipped
                     continue
             try:
-                rec = json.loads(raw.decode("utf-8"))
+                rec = json.loads(_shrink(raw, self.keep_bytes).decode("utf-8"))
             except UnicodeDecodeError:
                 stats.bad_lines["not_utf8"] += 1
                 continue
@@ -284,6 +484,7 @@ class TranscriptReader:
                     if reply is None:
                         reply = Entry("assistant", self.turn, pos, end, message_id=mid,
                                       timestamp=_str(rec.get("timestamp")), session_id=_str(rec.get("sessionId")))
+                        self.window = Window(self.max_message_chars)
                     self._add_blocks(reply, blocks)
                     reply.end = end
                     stats.records[rtype] += 1
@@ -332,6 +533,11 @@ class TranscriptReader:
         return Entry("tool_result", self.turn, pos, pos + len(raw), tool_use_id=head[i:j].decode("ascii"))
 
     def _close(self, reply: Entry, held: list[Entry]) -> Iterator[Entry]:
+        window, self.window = self.window, None
+        if window is not None:
+            reply.text = window.text()
+            if window.cut:
+                self.stats.note_cut(reply, window)
         self.stats.entries["assistant"] += 1
         yield reply
         for e in held:
@@ -356,11 +562,11 @@ class TranscriptReader:
                 continue
             t = b.get("type")
             if t == "text" and isinstance(b.get("text"), str):
-                text = clean(strip_reminders(b["text"])).strip()
-                if text:
-                    reply.text = f"{reply.text}\n\n{text}" if reply.text else text
+                self.window.add_text(b["text"], "\n\n")
             elif t == "thinking" and isinstance(b.get("thinking"), str):
-                reply.thinking += b["thinking"]
+                room = self.max_message_chars - len(reply.thinking)  # never scored: its head is plenty
+                if room > 0:
+                    reply.thinking += b["thinking"][:room]
             elif t == "tool_use":
                 name = _str(b.get("name"))
                 if self.outputs_of is not None:
@@ -391,14 +597,27 @@ class TranscriptReader:
                                      rejected=text.startswith(_REJECTED), timestamp=ts, session_id=sid))
         elif not isinstance(content, str):
             raise TypeError("content is neither text nor blocks")
-        text = clean(strip_reminders(_text_of(content))).strip()
+        window = self._user_window(content)
+        text = window.text().strip() if window else clean(strip_reminders(_text_of(content))).strip()
         if text or not out:
             kind = "meta" if meta else classify_user_text(text)
             if kind == "user":
                 self.turn += 1
                 self.stats.user_turns += 1
             out.append(Entry(kind, self.turn, pos, end, text=text, timestamp=ts, session_id=sid))
+            if window and window.cut and kind == "user":  # other kinds are never scored: nothing to say
+                self.stats.note_cut(out[-1], window)
         return out
+
+    def _user_window(self, content) -> Window | None:
+        """The text of a user record longer than max_message_chars, as a Window; None for the rest."""
+        parts = [content] if isinstance(content, str) else _texts(content)
+        if sum(map(len, parts)) + len(parts) - 1 <= self.max_message_chars and not any("\x00" in p for p in parts):
+            return None  # within the limit (joined), and nothing cut out by _shrink
+        window = Window(self.max_message_chars)
+        for p in parts:
+            window.add_text(p, "\n")
+        return window
 
 
 def _str(v) -> str:

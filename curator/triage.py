@@ -58,6 +58,7 @@ class Rules:
         self.snippet_chars = int(t["snippet_chars"])
         self.excerpt_chars = int(t["excerpt_chars"])
         self.context_lines = int(t["context_lines"])
+        self.max_message_chars = int(t["max_message_chars"])
         rb = cats["runbook"]
         self.error_fix_weight = float(rb["error_fix_weight"])
         self.error_tools = set(rb["error_tools"])
@@ -456,7 +457,7 @@ class Triage:
         from .transcript import TranscriptReader
 
         try:
-            for e in TranscriptReader(self.path, span[1], limit=span[2]):
+            for e in TranscriptReader(self.path, span[1], limit=span[2], max_message_chars=self.r.max_message_chars):
                 if e.kind in ("user", "assistant") and e.text:
                     # Redact, then cut (see _prompt); one_line keeps the head.
                     return one_line(redact_text(e.text), limit)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -284,6 +285,62 @@ def test_huge_line_is_not_held_in_memory(tmp_path, project):
     assert staged(project) == [] and half_written(project) == []
     hook("Stop", path, project)  # the line is behind the offset now: never read again
     assert "nothing-new" in log_lines(project)[-1]
+
+
+HUGE_HEAD = "We decided to go with postgres because it is simpler to operate than the alternatives."
+HUGE_TAIL = "Please always use pytest fixtures for scratch files; I prefer them because they clean up after us."
+
+
+def huge_message_session(size: int = 10_000_000) -> Transcript:
+    """A session whose one user message is `size` characters: a decision at its start, a preference at
+    its end, a pasted log in between (with one emoji: decoded whole, it would take 4 bytes a character)."""
+    lines, n = ["2025-07-14 10:00:00 INFO import started 🚀"], 0
+    while n < size:
+        lines.append(f"2025-07-14 10:00:{n % 60:02d} INFO worker {n % 7} imported batch {n} in {n % 97} ms")
+        n += len(lines[-1]) + 1
+    return (Transcript().user("\n".join([HUGE_HEAD, *lines, HUGE_TAIL]))
+            .assistant(text("Noted: postgres, and fixtures for scratch files.")))
+
+
+def test_a_huge_message_is_scored_from_its_ends_and_the_log_says_what_was_skipped(tmp_path, project):
+    """One 10 MB message: what its (bounded) head and tail state still triggers, and the hook's log line
+    and the triage's stats say which message was scored only in part."""
+    path = huge_message_session().write(claude_dir(tmp_path) / "huge-message.jsonl")
+    hook("Stop", path, project)
+    line = log_lines(project)[-1]
+    assert re.search(r"; user message at turn 1: 10\.\d MB, scored the first and last 8,192 characters", line), line
+    assert offset_state(project)["offset"] == path.stat().st_size
+    (tid,) = staged(project)
+    doc = triage_doc(project, tid)
+    assert {n for n, c in doc["categories"].items() if c["triggered"]} == {"decision", "preference"}
+    assert "decided to go with postgres" in doc["categories"]["decision"]["excerpt"]
+    assert "I prefer them because" in doc["categories"]["preference"]["excerpt"]
+    (cut,) = doc["stats"]["cut_messages"]
+    assert (cut["turn"], cut["kind"], cut["kept"]) == (1, "user", 8192) and cut["chars"] > 10_000_000
+
+
+def test_capturing_a_huge_message_keeps_memory_bounded(tmp_path, project):
+    """The peak of Python allocations while a 10 MB message is captured stays near the size of its line
+    (read once, never decoded whole), not a multiple of it (the decoded line and the parsed text at 4
+    bytes a character, copies, lowercased text, word and line lists, redaction of the whole). Before
+    the bound it was over 200 MB."""
+    import tracemalloc
+
+    from curator import config
+    from curator.capture import capture
+
+    path = huge_message_session().write(claude_dir(tmp_path) / "huge-message.jsonl")
+    data = data_of(project)
+    data.mkdir()
+    cfg = config.load(project, data)
+    tracemalloc.start()
+    try:
+        report = capture(str(data), cfg, str(path), event="Stop")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert report["status"] == "staged"
+    assert peak < 30e6, f"peak of Python allocations {peak / 1e6:.0f} MB for a 10 MB message"
 
 
 def test_deeply_nested_line_is_a_bad_line_not_an_internal_error(tmp_path, project):

@@ -170,6 +170,104 @@ def test_overlong_line_is_skipped_without_loading_it(tmp_path):
     assert reader.stats.end == os.path.getsize(path)
 
 
+def _long(head: str, tail: str, lines: int) -> str:
+    middle = "\n".join(f"middle line {i} of a pasted log" for i in range(lines))
+    return f"{head}\n{middle}\n{tail}"
+
+
+def test_a_huge_message_is_read_from_its_ends_and_the_stats_say_so(tmp_path):
+    """Past max_message_chars a message keeps its head and tail: what its middle says is not held, and the
+    stats name the message, its size and what was kept. A reply cut across several records counts as one."""
+    path = tmp_path / "t.jsonl"
+    prompt = _long("HEAD: we decided on postgres.", "TAIL: deploys wait for Monday.", 5000)
+    blocks = [{"type": "text", "text": f"Part {i}: " + _long("", "", 100)} for i in range(20)]
+    output = "<local-command-stdout>" + _long("", "", 5000) + "</local-command-stdout>"
+    write(path, [user(prompt), *assistant("m1", *blocks), user("and a short one stays whole"), user(output)])
+    entries, stats = read_entries(path, max_message_chars=2000)
+    u, a, short, out = entries
+    assert u.text.startswith("HEAD: we decided on postgres.\nmiddle line 0 ")
+    assert u.text.endswith("\nmiddle line 4999 of a pasted log\nTAIL: deploys wait for Monday.")
+    assert a.text.startswith("Part 0: \nmiddle line 0 ") and a.text.endswith("middle line 99 of a pasted log")
+    for e in (u, a):
+        assert len(e.text) <= 2100
+        assert "middle line 2500 " not in e.text and "Part 10:" not in e.text
+        assert "characters not scored …]" in e.text
+    assert short.text == "and a short one stays whole"
+    assert out.kind == "command_output" and len(out.text) <= 2100  # bounded, and never scored: not noted
+    assert [(c["turn"], c["kind"], c["kept"]) for c in stats.cut] == [(1, "user", 1000), (1, "assistant", 1000)]
+    assert stats.cut[0]["chars"] == pytest.approx(len(prompt), rel=0.05)  # bytes of what was never decoded
+    assert stats.cut[0]["bytes"] == u.end - u.start and stats.cut[1]["bytes"] == a.end - a.start
+    assert stats.as_dict()["cut_messages"] == stats.cut and stats.as_dict()["cut_message_count"] == 2
+
+    # A nonsensical bound still reads every record (only the message texts are cut).
+    entries, _ = read_entries(path, max_message_chars=0)
+    assert [e.kind for e in entries] == ["user", "assistant", "user", "command_output"]
+    assert entries[2].text == "and a short one stays whole"
+
+    # Within the limit, nothing changes.
+    entries, stats = read_entries(path, max_message_chars=len(prompt) + 10_000)
+    assert entries[0].text == prompt and stats.cut == []
+
+
+KEY_LINES = [f"MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC{i:03d}xyz" for i in range(40)]
+KEY = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(KEY_LINES) + "\n-----END RSA PRIVATE KEY-----"
+TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
+
+
+@pytest.mark.parametrize("where", ["token-at-head-cut", "token-at-tail-cut", "key-at-head-cut", "key-at-tail-cut"])
+@pytest.mark.parametrize("size", [10_000, 100_000], ids=["decoded", "cut-before-decoding"])
+def test_a_cut_never_keeps_part_of_a_secret(tmp_path, where, size):
+    """The head and tail of a huge message are cut at white space, and a tail never starts inside a key
+    block, so redaction still recognises every secret they hold: none survives even in part. Either
+    way: a line past 8 x max_message_chars has its huge strings cut before it is decoded."""
+    from curator.redact import redact_text
+
+    secret, pad = (TOKEN, 490) if where.startswith("token") else (KEY, 200)
+    words = "word " * (size // 5)  # the window keeps 1,000 characters at each end
+    if where.endswith("head-cut"):  # the secret starts in the head and goes on past it
+        text = "x " * pad + secret + " " + words
+    else:  # the secret starts before the tail and ends in it
+        text = words + secret + " " + "y " * pad
+    path = tmp_path / "t.jsonl"
+    write(path, [user(text)])
+    (entry,), stats = read_entries(path, max_message_chars=2000)
+    assert stats.cut and "\x00" not in entry.text
+    assert ("about " in entry.text) == (size > 16_000)  # the gap was counted unread
+    kept = redact_text(entry.text)
+    for part in (TOKEN[:12], TOKEN[-12:], *(line[-10:] for line in KEY_LINES)):
+        assert part not in kept, (part, kept[:2000])
+
+
+PROSE = "word " * 40 + 'she said "ok" → fine 🚀\n'
+CODE = 'x = "a\\\\b" + "\\"c\\"" → 🚀\n'
+
+
+@pytest.mark.parametrize("unit", [PROSE, CODE], ids=["prose-few-quotes", "code-many-quotes"])
+def test_a_huge_line_is_cut_before_decoding_and_keeps_its_ends_exactly(tmp_path, unit):
+    """A line past 8 x max_message_chars has its huge strings cut in its bytes, never decoded whole: the
+    message's head and tail still come out exactly as written (quotes, backslashes, emoji and all)."""
+    text = "HEAD " + unit * 2000 + "TAIL"
+    path = tmp_path / "t.jsonl"
+    write(path, [user(text)])
+    (entry,), stats = read_entries(path, max_message_chars=2000)
+    assert stats.cut and stats.cut[0]["bytes"] > 16_000
+    first, _, rest = entry.text.partition("\n\n[… about ")
+    last = rest.partition(" characters not scored …]\n\n")[2]
+    assert text.startswith(first) and first.startswith("HEAD ") and len(first) > 900
+    assert text.endswith(last) and last.endswith("TAIL") and len(last) > 600
+
+
+def test_a_huge_tool_output_keeps_its_head_and_no_trace_of_the_cut(tmp_path):
+    path = tmp_path / "t.jsonl"
+    output = "Error: the build failed\n" + "line of build output\n" * 20_000
+    write(path, [*assistant("m1", {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "make"}}),
+                 result("t1", output, error=True)])
+    (_, res), stats = read_entries(path, max_message_chars=2000)
+    assert res.is_error and res.text.startswith("Error: the build failed\nline of build output\n")
+    assert res.text.isprintable() or res.text.replace("\n", "").isprintable()
+    assert stats.cut == []  # tool output is never scored: nothing to report
+
+
 def test_user_text_kinds(tmp_path):
     path = tmp_path / "t.jsonl"
     records = [
