@@ -15,8 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import memfile, staging
+from .candidate import Candidate, Claim, StagedTriage, text_hash
 from .decide import Decision, DecisionError, choose, decide
-from .pipeline import Claim, existing_for, fingerprint, process, read_review, review_decision, summary, text_hash
+from .pipeline import existing_for, process, settle
 from .verify import Issue, blocking
 
 
@@ -67,34 +68,30 @@ class Approval:
     left: list[str] = field(default_factory=list)  # approved, not finished once stopped: the next run does
 
 
-def _require(engine, tid: str, cat: str, *states: str, doc: dict | None = None,
-             known: dict | None = None) -> dict:
-    """The category's state record, if it is in one of `states`; `known` holds the triage's
-    records when the caller has read them."""
-    if known is None:
-        try:
-            rec = staging.category_state(engine.data, tid, cat, doc)
-        except staging.NotACategory:
-            rec = None
-    else:
-        rec = known.get(cat)
-    if rec is None:
-        raise ReviewError(f"{tid}/{cat}: no such candidate")
-    if rec["state"] not in states:
-        raise ReviewError(f"{tid}/{cat} is {rec['state']}, not {' or '.join(states)}")
-    return rec
+def _require(cand: Candidate | None, key: tuple[str, str], *states: str) -> Candidate:
+    """The candidate, if there is one and it is in one of `states`."""
+    if cand is None:
+        raise ReviewError(f"{key[0]}/{key[1]}: no such candidate")
+    if cand.state not in states:
+        raise ReviewError(f"{key[0]}/{key[1]} is {cand.state}, not {' or '.join(states)}")
+    return cand
+
+
+def _candidate(engine, tid: str, cat: str, *states: str) -> Candidate:
+    """One candidate of a triage (call it under the triage's claim), if it is in one of `states`."""
+    try:
+        cand = StagedTriage(engine.data, tid).candidate(cat)
+    except staging.NotACategory:
+        cand = None
+    return _require(cand, (tid, cat), *states)
 
 
 def edit(engine, tid: str, cat: str, text: str) -> dict:
     """Replace the text under review and verify it again; returns the new review record."""
     with Claim(engine, tid, wait=5):
-        rec = _require(engine, tid, cat, "ready")
-        review = read_review(engine.data, tid, cat)
-        entry = staging.load_triage(engine.data, tid)["categories"][cat]
-        decision = Decision(**review["decision"], text=text)
-        record = review_decision(engine, tid, cat, entry, decision, review["draft"], file_text=text)
-        staging.set_state(engine.data, tid, cat, "ready", current=rec, **summary(record))
-        return record
+        cand = _candidate(engine, tid, cat, "ready")
+        review = cand.review()
+        return settle(engine, cand, Decision(**review["decision"], text=text), review["draft"], file_text=text)
 
 
 def approve(engine, tid: str, cat: str, text: str | None = None) -> Approval:
@@ -115,56 +112,52 @@ def approve_all(engine, tid: str, cats) -> Approval:
     engine.check_saving()  # auto memory off: refused before anything is marked approved
     result = Approval()
     with Claim(engine, tid, wait=5):
-        doc = staging.load_triage(engine.data, tid)  # read once for the whole approval
-        states = staging.category_states(engine.data, tid, doc)
+        cands = StagedTriage(engine.data, tid).candidates()  # read once for the whole approval
         todo = []
         for cat in cats:
             try:
-                todo.append((cat, *_approved(engine, tid, cat, doc, states)))
+                cand = _require(cands.get(cat), (tid, cat), "ready")
+                todo.append((cand, _approved(engine, cand)))
             except ReviewError as e:
                 result.refused[cat] = e
-        _save(engine, tid, todo, doc, result)
+        _save(engine, todo, result)
     return result
 
 
-def _approved(engine, tid: str, cat: str, doc: dict, states: dict) -> tuple[dict, dict]:
-    """Check a candidate can be saved and mark it approved; returns its review and state records."""
-    rec = _require(engine, tid, cat, "ready", known=states)
-    review = read_review(engine.data, tid, cat)
+def _approved(engine, cand: Candidate) -> dict:
+    """Check a candidate can be saved and mark it approved; returns its review record."""
+    review = cand.review()
     issues = [Issue(**i) for i in review["issues"]]
     # Facts can change between review and approval (a hand edit): check the target again.
     d = review["decision"]
     if d["action"] in ("update", "delete") and d["target"]:
-        t = engine.target_state(cat, d["target"], d["base_hash"])
+        t = engine.target_state(cand.category, d["target"], d["base_hash"])
         if not t["exists"] or not t["hash_matches"]:
-            record = review_decision(engine, tid, cat, doc["categories"][cat], Decision(**d, text=review["text"]),
-                                     review["draft"], file_text=review["text"])
-            rec = staging.set_state(engine.data, tid, cat, "ready", doc=doc, current=rec, **summary(record))
+            record = settle(engine, cand, Decision(**d, text=review["text"]), review["draft"],
+                            file_text=review["text"])
             issues = [Issue(**i) for i in record["issues"]]
     blocked = blocking(issues)
     if any(i.code in ("conflict", "target-missing") for i in blocked):
         raise Conflict(blocked)
     if blocked:
         raise Blocked(blocked)
-    rec = staging.set_state(engine.data, tid, cat, "approved", doc=doc, current=rec,
-                            approved_hash=text_hash(review["text"]))
-    return review, rec
+    cand.move("approved", approved_hash=text_hash(review["text"]))
+    return review
 
 
 def resume(engine, tid: str) -> Approval:
     """Finish the saves a killed process left `approved`."""
     with Claim(engine, tid):
-        doc = staging.load_triage(engine.data, tid)
-        todo = [(cat, read_review(engine.data, tid, cat), rec)
-                for cat, rec in staging.category_states(engine.data, tid, doc).items() if rec["state"] == "approved"]
+        cands = StagedTriage(engine.data, tid).candidates()
+        todo = [(cand, cand.review()) for cand in cands.values() if cand.state == "approved"]
         result = Approval()
-        _save(engine, tid, todo, doc, result)
+        _save(engine, todo, result)
     return result
 
 
-def _save(engine, tid: str, todo: list[tuple[str, dict, dict]], doc: dict, result: Approval) -> None:
+def _save(engine, todo: list[tuple[Candidate, dict]], result: Approval) -> None:
     """Write the approved candidates' memory files, then MEMORY.md once, then mark them saved.
-    `todo` holds (category, review record, state record) of each."""
+    `todo` holds each approved candidate with its review record."""
     from . import memory_md
     from .atomic import NO_SPACE
     from .store import StoreError
@@ -172,29 +165,29 @@ def _save(engine, tid: str, todo: list[tuple[str, dict, dict]], doc: dict, resul
     if not todo:
         return
     changes: list = []
-    done: list[Saved] = []
+    done: list[tuple[Saved, Candidate]] = []
     with engine.root_lock(wait=30):
         try:
             current = memory_md.read_current(engine.root)  # a damaged MEMORY.md stops the save before any write
         except memory_md.MemoryMdError as e:
-            for cat, _, rec in todo:
-                staging.set_state(engine.data, tid, cat, "ready", doc=doc, current=rec, error=f"MEMORY.md: {e}")
-                result.refused[cat] = ReviewError(f"{e}: fix MEMORY.md by hand, then approve again")
+            for cand, _ in todo:
+                cand.move("ready", error=f"MEMORY.md: {e}")
+                result.refused[cand.category] = ReviewError(f"{e}: fix MEMORY.md by hand, then approve again")
             return
-        for cat, review, rec in todo:
+        for cand, review in todo:
+            cat = cand.category
             if result.stopped is not None:
                 result.left.append(cat)
                 continue
             try:
-                saved, change = _write_memory(engine, tid, cat, review, doc, rec)
+                saved, change = _write_memory(engine, cand, review)
             except Conflict as e:
                 result.refused[cat] = e
                 continue
             except (StoreError, memfile.MemoryFormatError) as e:
                 # The store refuses the text (verification let something through): back to review,
                 # blocked, saying why; the other saves go on, and nothing stays stuck `approved`.
-                staging.set_state(engine.data, tid, cat, "ready", doc=doc, current=rec, error=str(e), blocked=True,
-                                  blocks=max(1, int(rec.get("blocks") or 0)))
+                cand.move("ready", error=str(e), blocked=True, blocks=max(1, int(cand.record.get("blocks") or 0)))
                 result.refused[cat] = Blocked([Issue("BLOCK", "refused", "file", str(e))])
                 continue
             except OSError as e:  # this one stays `approved`; the others go on, unless the disk is full
@@ -202,7 +195,7 @@ def _save(engine, tid: str, todo: list[tuple[str, dict, dict]], doc: dict, resul
                 if e.errno in NO_SPACE:
                     result.stopped = e
                 continue
-            done.append((saved, rec))
+            done.append((saved, cand))
             if change:
                 changes.append(change)
         plan = None
@@ -218,24 +211,23 @@ def _save(engine, tid: str, todo: list[tuple[str, dict, dict]], doc: dict, resul
         elif changes:  # stopped: the files written stay `approved`, and the next run lists them in MEMORY.md
             result.left += [s.category for s, _ in done if s.action != "noop"]
         if changes and plan is None:
-            done = [(s, rec) for s, rec in done if s.action == "noop"]
+            done = [(s, cand) for s, cand in done if s.action == "noop"]
     if plan:
         result.archived = {c: [line.id for line in lines] for c, lines in plan.archived.items() if lines}
         result.notes = list(plan.notes)
-    for saved, rec in done:
-        staging.set_state(engine.data, tid, saved.category, "saved", doc=doc, current=rec, path=saved.path,
-                          saved_action=saved.action)
+    for saved, cand in done:
+        cand.move("saved", path=saved.path, saved_action=saved.action)
         result.saved.append(saved)
 
 
-def _write_memory(engine, tid: str, cat: str, review: dict, doc: dict, rec: dict):
+def _write_memory(engine, cand: Candidate, review: dict):
     """Write one approved memory file; returns (Saved, the MEMORY.md change or None). Conflict when the
     file changed since the decision (the category goes back to ready, decided again)."""
     from . import memory_md
     from .store import ConflictError
 
     d = review["decision"]
-    action, text = d["action"], review["text"]
+    cat, action, text = cand.category, d["action"], review["text"]
     if action == "noop":
         return Saved(cat, action, None), None
     mem = memfile.parse(text)
@@ -251,9 +243,7 @@ def _write_memory(engine, tid: str, cat: str, review: dict, doc: dict, rec: dict
             engine.store.update(mem, d["base_hash"], parsed_from=text)
             engine.record_written(path, written)
     except ConflictError as e:
-        record = review_decision(engine, tid, cat, doc["categories"][cat], Decision(**d, text=text),
-                                 review["draft"], file_text=text)
-        staging.set_state(engine.data, tid, cat, "ready", doc=doc, current=rec, conflict=str(e), **summary(record))
+        record = settle(engine, cand, Decision(**d, text=text), review["draft"], file_text=text, conflict=str(e))
         issues = [Issue(**i) for i in record["issues"] if i["severity"] == "BLOCK"]
         raise Conflict(issues or [Issue("BLOCK", "conflict", "action", f"{path}: {e}")]) from None
     if action == "delete":
@@ -273,17 +263,15 @@ def _already_written(path: str, text: str) -> bool:
 def reject(engine, tid: str, cat: str, reason: str = "") -> None:
     """Reject a candidate; one rejected is not proposed again from the same evidence."""
     with Claim(engine, tid, wait=5):
-        _require(engine, tid, cat, "triaged", "ready", "failed")
-        entry = staging.load_triage(engine.data, tid)["categories"][cat]
-        engine.add_rejected(fingerprint(cat, entry))
-        staging.set_state(engine.data, tid, cat, "rejected", reason=reason.strip()[:500])
+        cand = _candidate(engine, tid, cat, "triaged", "ready", "failed")
+        engine.add_rejected(cand.fingerprint())
+        cand.move("rejected", reason=reason.strip()[:500])
 
 
 def retry(engine, tid: str, cat: str, *, on_event=None) -> dict:
     """Draft a failed category again."""
     with Claim(engine, tid, wait=5):
-        _require(engine, tid, cat, "failed")
-        staging.set_state(engine.data, tid, cat, "drafting", retried=True)
+        _candidate(engine, tid, cat, "failed").move("drafting", retried=True)
         return process(engine, tid, only=[cat], on_event=on_event)
 
 
@@ -291,16 +279,11 @@ def _decide_again(engine, tid: str, cat: str, choice) -> dict:
     """Run `choice(draft, existing)` on the kept draft against the memories as they are now, and
     record the new decision; the category stays ready."""
     with Claim(engine, tid, wait=5):
-        rec = _require(engine, tid, cat, "ready")
-        review = read_review(engine.data, tid, cat)
+        cand = _candidate(engine, tid, cat, "ready")
+        review = cand.review()
         draft = memfile.parse(review["draft"])
         existing = existing_for(engine, draft)
-        engine.near[(tid, cat)] = existing
-        decision = choice(draft, existing)
-        entry = staging.load_triage(engine.data, tid)["categories"][cat]
-        record = review_decision(engine, tid, cat, entry, decision, review["draft"])
-        staging.set_state(engine.data, tid, cat, "ready", current=rec, **summary(record))
-        return record
+        return settle(engine, cand, choice(draft, existing), review["draft"], near=existing)
 
 
 def redecide(engine, tid: str, cat: str) -> dict:
@@ -320,7 +303,7 @@ def change_action(engine, tid: str, cat: str, action: str, target: str | None = 
 
 
 def preview(engine, review: dict) -> dict[str, list[str]]:
-    """What approving the candidate of `review` (its review record, as `read_review` gives it) would
+    """What approving the candidate of `review` (its review record, as `Engine.review` gives it) would
     move from MEMORY.md to the archive: category -> ids. Nothing is written."""
     from . import memory_md
 

@@ -1,7 +1,11 @@
-"""The staging directory: the single source of truth for work in progress.
+"""The staging directory: the single source of truth for work in progress, and its layout.
 
     <data dir>/staging/<triage id>/triage.json  what triage found (written once)
     <data dir>/staging/<triage id>/state.log    its categories' moves, one JSON line each, appended
+    <data dir>/staging/<triage id>/.claim       the lock of the process working on it (dies with it)
+    <data dir>/staging/<triage id>/drafts/<category>.md        the file to be written: reviewed and edited
+    <data dir>/staging/<triage id>/drafts/<category>.draft.md  the drafter's own document
+    <data dir>/staging/<triage id>/review/<category>.json      decision and issues
 
 A triggered category with no line in the log yet is `triaged`: the hook writes
 one file per triage, not one per category (each durable write costs an fsync
@@ -19,6 +23,7 @@ import json
 import os
 import time
 from collections import Counter
+from typing import NamedTuple
 
 from .atomic import append_line, dump_json, read_json, sweep_temps, write_json
 
@@ -65,6 +70,23 @@ def triage_dir(data, triage_id: str) -> str:
     if not triage_id or "/" in triage_id or triage_id.startswith("."):
         raise StagingError(f"invalid triage id {triage_id!r}")
     return os.path.join(staging_dir(data), triage_id)
+
+
+class CandidateFiles(NamedTuple):
+    file: str  # the file to be written: what the person reviews and edits
+    draft: str  # the drafter's own document, kept for deciding again
+    review: str  # the decision and the issues found
+
+
+def candidate_files(data, triage_id: str, category: str) -> CandidateFiles:
+    folder = triage_dir(data, triage_id)
+    return CandidateFiles(os.path.join(folder, "drafts", f"{category}.md"),
+                          os.path.join(folder, "drafts", f"{category}.draft.md"),
+                          os.path.join(folder, "review", f"{category}.json"))
+
+
+def claim_path(data, triage_id: str) -> str:
+    return os.path.join(triage_dir(data, triage_id), ".claim")
 
 
 def stage(data, doc: dict) -> str | None:
