@@ -11,7 +11,7 @@ import os
 
 from . import config
 from .atomic import append_line, read_json, sweep_temps, write_json
-from .locks import FileLock
+from .locks import FileLock, SharedLock
 from .paths import data_dir, memory_root
 from .pipeline import now_iso
 
@@ -22,7 +22,7 @@ WRITTEN = "written.log"
 class Engine:
     def __init__(self, project, *, cfg: dict | None = None, drafter=None, clock=None) -> None:
         from .index import MemoryIndex
-        from .store import MemoryStore
+        from .store import LOCK_NAME, MemoryStore
 
         self.project = os.path.abspath(os.fspath(project))
         self.data = data_dir(self.project)
@@ -32,9 +32,9 @@ class Engine:
         self.index = MemoryIndex(os.path.join(self.data, "index.sqlite"), self.store)
         self._drafter = drafter
         self.now = clock or now_iso
-        self.claims: dict[str, int] = {}  # triage id -> depth of this process's claim on it
-        self._root_lock: FileLock | None = None
-        self._root_depth = 0
+        # Locks held by one thread at a time, re-entrant in it: the TUI's workers share this engine.
+        self.claims: dict[str, SharedLock] = {}  # triage id -> its claim's lock (see pipeline.Claim)
+        self._root_lock = SharedLock(os.path.join(self.root, LOCK_NAME))
         self.near: dict = {}  # (triage, category) -> memories just decided against, taken by the next verification
 
     @property
@@ -58,9 +58,17 @@ class Engine:
         return {"exists": True, "hash_matches": current == base_hash, "path": path}
 
     # -- the memory root ------------------------------------------------------------
-    def root_lock(self, wait: float = 30.0) -> "_RootLock":
-        """The memory root's lock, re-entrant within this engine (decide-and-save runs under it)."""
-        return _RootLock(self, wait)
+    def root_lock(self, wait: float = 30.0):
+        """The memory root's lock (decide-and-save runs under it), as a context manager: re-entrant in
+        the thread holding it; another thread of this engine waits for it like another process."""
+        return self._root_lock.held(wait)
+
+    def claim_lock(self, triage_id: str, path: str) -> SharedLock:
+        """The lock of a triage's claim (`path`), one per triage for all the threads of this engine."""
+        lock = self.claims.get(triage_id)
+        if lock is None:
+            lock = self.claims.setdefault(triage_id, SharedLock(path))  # setdefault: one even if two threads race
+        return lock
 
     def written(self) -> dict[str, str]:
         """path -> hash of the last version memcurate itself wrote there (tells its own writes from hand edits)."""
@@ -108,21 +116,3 @@ class Engine:
     def close(self) -> None:
         self.index.close()
 
-
-class _RootLock:
-    def __init__(self, engine: Engine, wait: float) -> None:
-        self.engine, self.wait = engine, wait
-
-    def __enter__(self) -> "_RootLock":
-        e = self.engine
-        if e._root_depth == 0:
-            e._root_lock = e.store.lock(wait=self.wait).__enter__()
-        e._root_depth += 1
-        return self
-
-    def __exit__(self, *exc) -> None:
-        e = self.engine
-        e._root_depth -= 1
-        if e._root_depth == 0 and e._root_lock is not None:
-            e._root_lock.__exit__(*exc)
-            e._root_lock = None

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from . import memfile, staging
 from .atomic import read_json, write_json, write_text
 from .decide import Decision, Existing, decide
-from .locks import FileLock
 from .staging import now_iso
 from .verify import blocking, verify
 
@@ -50,25 +49,21 @@ class Event:
 
 
 class Claim:
-    """Exclusive work on one triage, re-entrant within a process."""
+    """Exclusive work on one triage: re-entrant in the thread holding it; another thread of the same
+    engine waits for it (then LockBusy) exactly like another process."""
 
     def __init__(self, engine, triage_id: str, wait: float = 0.0) -> None:
         self.engine, self.tid, self.wait = engine, triage_id, wait
-        self.lock: FileLock | None = None
+        self.lock = None
 
     def __enter__(self) -> "Claim":
-        if self.tid not in self.engine.claims:
-            path = os.path.join(staging.triage_dir(self.engine.data, self.tid), ".claim")
-            self.lock = FileLock(path, wait=self.wait).__enter__()
-        self.engine.claims[self.tid] = self.engine.claims.get(self.tid, 0) + 1
+        path = os.path.join(staging.triage_dir(self.engine.data, self.tid), ".claim")
+        self.lock = self.engine.claim_lock(self.tid, path)
+        self.lock.acquire(self.wait)
         return self
 
     def __exit__(self, *exc) -> None:
-        self.engine.claims[self.tid] -= 1
-        if not self.engine.claims[self.tid]:
-            del self.engine.claims[self.tid]
-            if self.lock is not None:
-                self.lock.__exit__(*exc)
+        self.lock.release()
 
 
 def paths(data: str, tid: str, category: str) -> dict[str, str]:
