@@ -37,7 +37,7 @@ class FileLock:
                     os.close(fd)
                     raise LockBusy(self.path) from None
                 time.sleep(delay)  # flock has no timeout of its own: poll with backoff
-                delay = min(delay * 2, 0.1)
+                delay = min(delay * 2, 0.02)
         self.fd = fd
         return self
 
