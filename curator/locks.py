@@ -47,6 +47,33 @@ class FileLock:
             self.fd = -1
 
 
+def wait_for_writers(fd: int, wait: float) -> bool | None:
+    """Wait, up to `wait` seconds, until nobody has the file that `fd` (opened read-only) refers to
+    open for writing: True then, False after the wait, None where the system cannot tell.
+
+    A read lease (Linux) is granted only when no one has the file open for writing; it is given
+    back at once. Only on a file no longer linked (what a rename replaced): nobody can open it
+    again, so the lease never needs breaking (a break would signal this process)."""
+    setlease = getattr(fcntl, "F_SETLEASE", None)
+    if setlease is None or os.fstat(fd).st_nlink:
+        return None
+    deadline = time.monotonic() + wait
+    delay = 0.0005
+    while True:
+        try:
+            fcntl.fcntl(fd, setlease, fcntl.F_RDLCK)
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(delay)  # a writer is mid-write: it closes in a moment
+            delay = min(delay * 2, 0.02)
+            continue
+        except OSError:
+            return None  # not the file's owner, or a file system without leases
+        fcntl.fcntl(fd, setlease, fcntl.F_UNLCK)
+        return True
+
+
 class SharedLock:
     """A FileLock shared by the threads of one process: one thread holds it at a time and may take it
     again (re-entrant); another thread waits for it, up to its `wait`, then gets LockBusy, exactly as

@@ -1,8 +1,11 @@
-"""Concurrency (issue 9): the TUI's worker threads on one engine and other memcurate processes at once.
+"""Concurrency (issue 9): the TUI's worker threads on one engine, other memcurate processes, and
+Claude's own writes to MEMORY.md, all at once.
 
-A triage's claim and the memory root's lock are held by one thread at a time: another thread of
-the same process waits for them exactly like another process (two quick approvals in the TUI used
-to read-modify-write MEMORY.md together and lose a line).
+- A triage's claim and the memory root's lock are held by one thread at a time: another thread of
+  the same process waits for them exactly like another process (two quick approvals in the TUI
+  used to read-modify-write MEMORY.md together and lose a line).
+- MEMORY.md is replaced only if it is still the file planned from, and what another program
+  appends to it meanwhile, even into the file a rename just replaced, is kept.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from curator import memory_md, staging
+from curator import atomic, memory_md, staging
 from curator.categories import NAMES
 from curator.engine import Engine
 from curator.locks import FileLock, LockBusy
@@ -44,6 +47,24 @@ for line in sys.stdin:
         out = {"error": f"{tid}/{cat}: {type(e).__name__}: {e}"}
     print(json.dumps(out), flush=True)
 """
+
+# What Claude's auto memory does: append a line to MEMORY.md in place, again and again.
+APPENDER = r"""
+import os, sys, time
+path, stop = sys.argv[1], sys.argv[2]
+n = 0
+while n == 0 or not os.path.exists(stop):
+    with open(path, "a") as f:
+        f.write(f"- a note of Claude's, number {n}\n")
+    n += 1
+    if n == 1:
+        print("started", flush=True)
+    time.sleep(0.003)
+print(n, flush=True)
+"""
+
+NOTE = re.compile(r"^- a note of Claude's, number (\d+)$", re.M)
+
 
 def roomy_engine(project: Path, tmp_path: Path) -> Engine:
     """An offline engine whose MEMORY.md has room for every memory the tests save (nothing archived)."""
@@ -220,3 +241,256 @@ def test_two_threads_and_two_processes_approving_one_triage_lose_nothing(project
     for tid, cats in rounds:  # and each triage's moves were not mixed up
         states = staging.category_states(engine.data, tid)
         assert {c for c, r in states.items() if r["state"] == "saved"} == set(cats), tid
+
+
+# -- Claude's own writes to MEMORY.md while memcurate saves ---------------------------------------
+
+def test_lines_claude_appends_while_two_processes_save_are_all_kept_in_order(project, tmp_path):
+    engine = roomy_engine(project, tmp_path)
+    template = Template(engine)
+    memory = Path(engine.root)
+    memory.mkdir(parents=True, exist_ok=True)
+    md = memory / "MEMORY.md"
+    stop_file = tmp_path / "stop-appending"
+    work = [template.copy(n) for n in range(24)]
+    appender = subprocess.Popen([sys.executable, "-c", APPENDER, str(md), str(stop_file)], stdout=subprocess.PIPE,
+                                text=True)
+    procs = []
+    try:
+        assert appender.stdout.readline() == "started\n"
+        procs = [start_approver(project) for _ in range(2)]
+        for i, tid in enumerate(work):  # each process approves its triages' candidates one at a time
+            p = procs[i % 2]
+            p.stdin.write("".join(f"{tid} {cat}\n" for cat in template.cats))
+            p.stdin.flush()
+        results = [json.loads(p.stdout.readline()) for p in procs for _ in range(len(work) // 2 * len(template.cats))]
+    finally:
+        stop(procs)
+        stop_file.write_text("")
+        appended = int(appender.communicate(timeout=60)[0])
+    errors = [r["error"] for r in results if "error" in r]
+    assert not errors, errors[:5]
+    text = md.read_text()
+    notes = [int(n) for n in NOTE.findall(text)]
+    assert appended > 50
+    assert sorted(notes) == list(range(appended)), [(i, n) for i, n in enumerate(notes) if n != i][:10]
+    assert notes == list(range(appended))  # every line Claude appended, once, in order
+    saved = sorted(saved_memory(r["path"]) for r in results)
+    assert len(saved) == len(work) * len(template.cats)
+    assert sorted(listed(memory)) == saved  # and memcurate's sections hold every saved memory
+
+
+# -- the compare-and-replace itself ---------------------------------------------------------------
+
+def upper(data: bytes | None) -> bytes:
+    return (data or b"").upper()
+
+
+def test_a_file_another_writer_renames_into_place_meanwhile_is_rendered_again(tmp_path):
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"one\n")
+    seen = []
+
+    def render(data):
+        seen.append(data)
+        if len(seen) == 1:  # another program replaces the file while this render runs
+            (tmp_path / "theirs").write_bytes(b"one\ntheirs\n")
+            os.replace(tmp_path / "theirs", path)
+        return upper(data)
+
+    assert atomic.replace_if_unchanged(path, render)
+    assert seen == [b"one\n", b"one\ntheirs\n"]
+    assert path.read_bytes() == b"ONE\nTHEIRS\n"
+
+
+def test_a_missing_file_another_writer_creates_meanwhile_is_not_replaced_unseen(tmp_path):
+    path = tmp_path / "MEMORY.md"
+    seen = []
+
+    def render(data):
+        seen.append(data)
+        if len(seen) == 1:
+            path.write_bytes(b"theirs\n")
+        return upper(data) + b"ours\n"
+
+    assert atomic.replace_if_unchanged(path, render)
+    assert seen == [None, b"theirs\n"] and path.read_bytes() == b"THEIRS\nours\n"
+
+
+def test_lines_appended_while_ours_is_made_go_at_its_end(tmp_path):
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"claude 1\n<ours>\n")
+    seen = []
+
+    def render(data):
+        seen.append(data)
+        if len(seen) == 1:
+            with open(path, "ab") as f:  # Claude appends a line while memcurate makes its version
+                f.write(b"claude 2\n")
+        return data.replace(b"<ours>", b"<OURS>")
+
+    assert atomic.replace_if_unchanged(path, render)
+    assert path.read_bytes() == b"claude 1\n<OURS>\nclaude 2\n"
+    assert seen == [b"claude 1\n<ours>\n", b"claude 1\n<OURS>\nclaude 2\n"]  # then checked as it stands
+
+
+def test_lines_appended_while_ours_is_made_that_change_it_are_rendered_again(tmp_path):
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"<ours 0>\nclaude 1\n")
+    calls = []
+
+    def render(data):  # the section counts Claude's lines, so an appended line changes it
+        calls.append(data)
+        if len(calls) == 1:
+            with open(path, "ab") as f:
+                f.write(b"claude 2\n")
+        return b"<ours %d>\n" % data.count(b"claude") + data.split(b"\n", 1)[1]
+
+    assert atomic.replace_if_unchanged(path, render)
+    assert path.read_bytes() == b"<ours 2>\nclaude 1\nclaude 2\n"
+
+
+def late_writes(monkeypatch, path: Path, data: bytes, mode: str = "ab", then: bytes = b""):
+    """A writer that opened `path` before memcurate's rename and writes `data` just after it, into
+    the file the rename replaced (where a real writer's write can land), then appends `then` to
+    the path (memcurate's new file). Returns `opener`, for the render to call: the writer opens the
+    file as it is then."""
+    held = []
+    real = atomic.fsync_dir
+
+    def opener():
+        if not held:
+            held.append(open(path, mode, buffering=0))  # noqa: SIM115 - closed after its one write
+
+    def fsync_dir(folder):  # runs right after the rename
+        if held and not held[0].closed:
+            held[0].write(data)
+            held[0].close()
+            with open(path, "ab") as f:
+                f.write(then)
+        real(folder)
+
+    monkeypatch.setattr(atomic, "fsync_dir", fsync_dir)
+    return opener
+
+
+def test_lines_written_into_the_replaced_file_after_the_rename_are_kept_in_order(tmp_path, monkeypatch):
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"claude 1\n<ours>\n")
+    opener = late_writes(monkeypatch, path, b"claude 2\n", then=b"claude 3\n")
+
+    def render(data):
+        opener()
+        return data.replace(b"<ours>", b"<OURS>")
+
+    assert atomic.replace_if_unchanged(path, render)
+    assert path.read_bytes() == b"claude 1\n<OURS>\nclaude 2\nclaude 3\n"
+
+
+def test_lines_written_into_the_replaced_file_that_change_it_are_rendered_again(tmp_path, monkeypatch):
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"<ours 0>\nclaude 1\n")
+    opener = late_writes(monkeypatch, path, b"claude 2\n")
+
+    def render(data):
+        opener()
+        return b"<ours %d>\n" % data.count(b"claude") + data.split(b"\n", 1)[1]
+
+    assert atomic.replace_if_unchanged(path, render)
+    assert path.read_bytes() == b"<ours 2>\nclaude 1\nclaude 2\n"
+
+
+def test_a_rewrite_of_the_replaced_file_after_the_rename_is_rendered_again(tmp_path, monkeypatch):
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"claude: draft\n<ours>\n")
+    opener = late_writes(monkeypatch, path, b"claude: final\n<ours>\n", mode="r+b")  # same size, in place
+
+    def render(data):
+        opener()
+        return data.replace(b"<ours>", b"<OURS>")
+
+    assert atomic.replace_if_unchanged(path, render)
+    assert path.read_bytes() == b"claude: final\n<OURS>\n"
+
+
+def test_a_file_that_never_holds_still_is_an_error_and_nothing_is_lost(tmp_path):
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"0\n")
+    versions = []
+
+    def render(data):  # every time, another program replaces the file before ours lands
+        versions.append(data)
+        (tmp_path / "theirs").write_bytes(data + b"%d\n" % len(versions))
+        os.replace(tmp_path / "theirs", path)
+        return b"ours\n"
+
+    with pytest.raises(atomic.Unsettled, match="kept changing"):
+        atomic.replace_if_unchanged(path, render, tries=5)
+    assert path.read_bytes() == b"0\n1\n2\n3\n4\n5\n"  # each of its versions was seen; none overwritten
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_lines_of_a_replaced_file_are_kept_even_when_the_file_never_holds_still(tmp_path, monkeypatch):
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"claude 1\n<ours>\n")
+    opener = late_writes(monkeypatch, path, b"claude 2\n")
+    calls = []
+
+    def render(data):
+        calls.append(data)
+        opener()
+        if len(calls) == 2:  # from now on another program replaces the file before ours lands
+            (tmp_path / "theirs").write_bytes(b"theirs\n")
+            os.replace(tmp_path / "theirs", path)
+        return data.replace(b"<ours>", b"<OURS>")
+
+    with pytest.raises(atomic.Unsettled):
+        atomic.replace_if_unchanged(path, render, tries=2)
+    assert path.read_bytes() == b"theirs\nclaude 2\n"  # the line written into the replaced file is kept
+
+
+def test_memory_md_apply_keeps_a_line_appended_after_its_rename(tmp_path, monkeypatch):
+    path = tmp_path / "MEMORY.md"
+    path.write_text("# Claude's notes\n- one\n")
+    opener = late_writes(monkeypatch, path, b"- two\n")
+    real_plan = memory_md.plan
+
+    def plan(*a, **kw):  # Claude's auto memory opens MEMORY.md to append while memcurate plans
+        opener()
+        return real_plan(*a, **kw)
+
+    monkeypatch.setattr(memory_md, "plan", plan)
+    result = memory_md.apply(tmp_path, {"categories": {"decision": {"budget": 40}}},
+                             [("upsert", memory_md.IndexLine("a", "decision", "A", "why"))])
+    text = path.read_text()
+    assert memory_md.parse(text).outside().startswith("# Claude's notes\n- one\n- two\n")
+    assert [e.id for e in memory_md.parse(text).sections["decision"].entries] == ["a"]
+    assert result.text == text
+
+
+def test_an_entry_a_first_plan_archived_leaves_the_archive_when_the_plan_written_keeps_it(tmp_path, monkeypatch):
+    """Claude trims its notes while memcurate plans: the first plan (many notes, over the line limit)
+    moves the oldest entry to the archive, the plan made again keeps it listed: it is in one place."""
+    cfg = {"categories": {"decision": {"budget": 40}}, "memory_md": {"max_lines": 18, "max_bytes": 25600}}
+    section = memory_md.plan("", [("upsert", memory_md.IndexLine(f"e{i}", "decision", f"E{i}", "why"))
+                                  for i in range(1, 6)], {"decision": 40}).text
+    notes = "".join(f"- note {i}\n" for i in range(10))
+    path = tmp_path / "MEMORY.md"
+    path.write_text(notes + "\n" + section)
+    real_plan = memory_md.plan
+    calls = []
+
+    def plan(text, *a, **kw):
+        calls.append(text)
+        if len(calls) == 1:  # Claude rewrites MEMORY.md (by rename) with fewer notes meanwhile
+            (tmp_path / "theirs").write_text("- note 0\n\n" + section)
+            os.replace(tmp_path / "theirs", path)
+        return real_plan(text, *a, **kw)
+
+    monkeypatch.setattr(memory_md, "plan", plan)
+    result = memory_md.apply(tmp_path, cfg, [("upsert", memory_md.IndexLine("e6", "decision", "E6", "why"))])
+    assert len(calls) >= 2 and not result.archived
+    assert [e.id for e in memory_md.parse(path.read_text()).sections["decision"].entries] == \
+        ["e6", "e5", "e4", "e3", "e2", "e1"]
+    assert path.read_text().startswith("- note 0\n\n")
+    assert [e.id for e in memory_md.read_archive(tmp_path, "decision")] == []
