@@ -118,12 +118,13 @@ def all_states(data: str) -> dict[tuple[str, str], dict]:
 
 
 def decisions(data: str) -> dict[str, int]:
-    from curator.pipeline import read_review
 
     out: dict[str, int] = {}
     for (tid, cat), rec in all_states(data).items():
         if rec["state"] == "ready":
-            r = read_review(data, tid, cat)
+            from curator.candidate import StagedTriage
+
+            r = StagedTriage(data, tid).candidate(cat).review()
             key = r["decision"]["action"] + (" (blocked)" if r["blocked"] else "")
         elif rec["state"] == "failed":
             key = "failed"
@@ -135,7 +136,7 @@ def decisions(data: str) -> dict[str, int]:
 
 def time_pipeline(site: Site, template: str) -> dict:
     """One run: process() every pending triage, from the restored template."""
-    from curator.pipeline import pending_triages, process
+    from curator.pipeline import pending_triages
 
     engine = site.restore(template)
     tids = pending_triages(engine.data)
@@ -143,7 +144,7 @@ def time_pipeline(site: Site, template: str) -> dict:
     t0 = time.perf_counter()
     for tid in tids:
         t = time.perf_counter()
-        process(engine, tid)
+        engine.process(tid)
         per.append(time.perf_counter() - t)
     wall = time.perf_counter() - t0
     engine.close()
@@ -161,14 +162,14 @@ def time_saves(site: Site, template: str, mode: str, profile: bool = False) -> d
     mode "one": `approve()` of one candidate at a time, as a person's keypress in the TUI does."""
     from curator import memory_md
     from curator.headless import auto_approve
-    from curator.pipeline import pending_triages, read_review
-    from curator.review import ReviewError, approve
+    from curator.pipeline import pending_triages
+    from curator.review import ReviewError
 
     engine = site.restore(template)
     todo = [(tid, cat) for (tid, cat), rec in all_states(site.data).items() if rec["state"] == "ready"]
     actions = {}
     for tid, cat in todo:
-        a = read_review(site.data, tid, cat)["decision"]["action"]
+        a = site.review(tid, cat)["decision"]["action"]
         actions[a] = actions.get(a, 0) + 1
     per, errors, archived = [], [], 0
     prof = None
@@ -188,7 +189,7 @@ def time_saves(site: Site, template: str, mode: str, profile: bool = False) -> d
         for tid, cat in todo:
             t = time.perf_counter()
             try:
-                approval = approve(engine, tid, cat)
+                approval = engine.approve(tid, cat)
             except ReviewError as e:
                 errors.append(f"{tid}/{cat}: {e}")
                 continue
@@ -219,8 +220,8 @@ def child(args) -> int:
     from curator import memfile as mf
     from curator import staging
     from curator.headless import auto_approve
-    from curator.pipeline import pending_triages, process, read_review
-    from curator.review import ReviewError, approve, change_action
+    from curator.pipeline import pending_triages
+    from curator.review import ReviewError
 
     quick = args.quick
     runs = args.runs or (3 if quick else 5)
@@ -243,10 +244,10 @@ def child(args) -> int:
         seeds = [B.code_word(1000 + k) for k in range(2)]
         stage_demo_copies(demo, e, [(k, c, False) for k, c in enumerate(seeds)], salt=1)
         seeded = 0
-        for tid in [t for t in pending_triages(e.data) if process(e, t)]:
+        for tid in [t for t in pending_triages(e.data) if e.process(t)]:
             for cat, rec in staging.category_states(e.data, tid).items():
                 if rec["state"] == "ready":
-                    approve(e, tid, cat)
+                    e.approve(tid, cat)
                     seeded += 1
         # Repeats of a seed (NOOP), light edits of one (UPDATE where the facts changed, else NOOP),
         # new topics (CREATE; the session summary, alike in every copy, an UPDATE): decisions differ.
@@ -283,12 +284,12 @@ def child(args) -> int:
         stage_demo_copies(sv, e, [(k, c, False) for k, c in enumerate(codes)], salt=3)
         t = time.perf_counter()
         for tid in pending_triages(e.data):
-            process(e, tid)
+            e.process(tid)
         say(f"setup: {save_copies} demo copies drafted for the save runs in {time.perf_counter() - t:.1f} s")
         ready = [(k, r) for k, r in all_states(sv.data).items() if r["state"] == "ready"]
         ids = {}
         for (tid, cat), _ in ready:
-            rv = read_review(sv.data, tid, cat)
+            rv = sv.review(tid, cat)
             if rv["blocked"] or rv["decision"]["action"] != "create":
                 continue
             ids.setdefault((cat, mf.parse(rv["text"]).id), []).append(tid)
@@ -305,13 +306,13 @@ def child(args) -> int:
         stage_demo_copies(sv, e, [(k, c, False) for k, c in enumerate(codes)], salt=4)
         forced = refused = 0
         for tid in pending_triages(e.data):
-            for cat, state in process(e, tid).items():
+            for cat, state in e.process(tid).items():
                 if state != "ready":
                     continue
-                rv = read_review(sv.data, tid, cat)
+                rv = sv.review(tid, cat)
                 target = rv["decision"].get("target") or mf.parse(rv["draft"]).id
                 try:
-                    change_action(e, tid, cat, "update", target=target)
+                    e.change_action(tid, cat, "update", target=target)
                     forced += 1
                 except ReviewError:
                     refused += 1
@@ -319,7 +320,7 @@ def child(args) -> int:
             say(f"warning: {refused} repeat candidates could not be turned into updates")
         # categories that stayed something else than a ready update: leave them out of the timing
         for (tid, cat), rec in all_states(sv.data).items():
-            if rec["state"] == "ready" and read_review(sv.data, tid, cat)["decision"]["action"] != "update":
+            if rec["state"] == "ready" and sv.review(tid, cat)["decision"]["action"] != "update":
                 staging.set_state(sv.data, tid, cat, "rejected", reason="bench: not an update")
         e.close()
         sv.snapshot("updates")

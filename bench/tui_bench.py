@@ -115,14 +115,13 @@ class Site:
         """Stage demo copy n and draft it (offline): every category ready. Returns its id."""
         from curator import staging
         from curator.capture import capture
-        from curator.pipeline import process
 
         e = self.engine()
         try:
             r = capture(e.data, e.cfg, self.transcript(n, salt), event="backfill", summary=True)
             if r["status"] != "staged":
                 B.die(PROG, f"demo copy {n} was not staged: {r['status']}")
-            states = process(e, r["triage"])
+            states = e.process(r["triage"])
             if set(states.values()) != {"ready"}:
                 B.die(PROG, f"demo copy {n} did not draft: {states}")
             staging.sweep_triage_temps(e.data, r["triage"])

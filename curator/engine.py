@@ -1,17 +1,21 @@
-"""The engine of one project, put together: config, data dir, memory root, store, index, drafter.
+"""The engine of one project: config, data dir, memory root, store, index, drafter, and the one API
+its front ends call.
 
-Both front ends (the TUI and `--auto-approve`) build one of these and call
-the pipeline and review functions with it; tests build it with a tmp project
-and fakes (`drafter=`, `clock=`).
+The TUI, `--auto-approve` and the CLI build an Engine and call its methods
+(process a triage, read a review, approve, edit, reject, retry, change the
+action, budgets); they never reach into the pipeline or the review steps.
+Tests build it with a tmp project and fakes (`drafter=`, `clock=`).
 """
 
 from __future__ import annotations
 
 import os
 
-from . import config
+from . import config, memory_md, pipeline, staging
+from . import review as actions
+from .candidate import Claim, StagedTriage
 from .atomic import append_line, read_json, sweep_temps, write_json
-from .locks import FileLock
+from .locks import FileLock, SharedLock
 from .paths import check_saving, data_dir, resolve_memory_root
 from .pipeline import now_iso
 
@@ -22,7 +26,7 @@ WRITTEN = "written.log"
 class Engine:
     def __init__(self, project, *, cfg: dict | None = None, drafter=None, clock=None) -> None:
         from .index import MemoryIndex
-        from .store import MemoryStore
+        from .store import LOCK_NAME, MemoryStore
 
         self.project = os.path.abspath(os.fspath(project))
         self.data = data_dir(self.project)
@@ -34,10 +38,77 @@ class Engine:
         self.index = MemoryIndex(os.path.join(self.data, "index.sqlite"), self.store)
         self._drafter = drafter
         self.now = clock or now_iso
-        self.claims: dict[str, int] = {}  # triage id -> depth of this process's claim on it
-        self._root_lock: FileLock | None = None
-        self._root_depth = 0
-        self.near: dict = {}  # (triage, category) -> memories just decided against, taken by the next verification
+        # Locks held by one thread at a time, re-entrant in it: the TUI's workers share this engine.
+        self.claims: dict[str, SharedLock] = {}  # triage id -> its claim's lock (see pipeline.Claim)
+        self._root_lock = SharedLock(os.path.join(self.root, LOCK_NAME))
+
+    # -- the work: what front ends call ----------------------------------------------
+
+    def pending(self, unreadable: list | None = None) -> list[str]:
+        """Triages with a candidate not yet saved or rejected, oldest first; `unreadable`, when given,
+        gains (triage id, why) for each triage that cannot be read."""
+        return pipeline.pending_triages(self.data, unreadable)
+
+    @property
+    def staging_dir(self) -> str:
+        """Where staged triages appear (what a front end watches)."""
+        return staging.staging_dir(self.data)
+
+    def board(self):
+        """The candidates waiting for a person, read from staging (one file per triage)."""
+        from .queue import Board
+
+        return Board(self.data)
+
+    def candidates(self, tid: str) -> dict:
+        """category -> Candidate of one staged triage (StagingError when it cannot be read)."""
+        return StagedTriage(self.data, tid).candidates()
+
+    def claim(self, tid: str, wait: float = 0.0):
+        """Exclusive work on a triage, as a context manager (LockBusy when another holds it)."""
+        return Claim(self, tid, wait)
+
+    def process(self, tid: str, *, only: list[str] | None = None, on_event=None) -> dict[str, str]:
+        """Draft, verify and decide what a triage needs; category -> state. LockBusy when held elsewhere."""
+        return pipeline.process(self, tid, only=only, on_event=on_event)
+
+    def review(self, tid: str, cat: str) -> dict:
+        """A ready candidate's review record, with `text` (the file to be written) and `draft`."""
+        return StagedTriage(self.data, tid).candidate(cat).review()
+
+    def preview(self, review: dict) -> dict[str, list[str]]:
+        """What approving the candidate of `review` would move from MEMORY.md to the archive."""
+        return actions.preview(self, review)
+
+    def budgets(self) -> dict:
+        """MEMORY.md's sections against their budgets (MemoryMdError when it is damaged)."""
+        return memory_md.usage(self.root, self.cfg)
+
+    def approve(self, tid: str, cat: str, text: str | None = None):
+        return actions.approve(self, tid, cat, text)
+
+    def approve_all(self, tid: str, cats):
+        return actions.approve_all(self, tid, cats)
+
+    def resume(self, tid: str):
+        return actions.resume(self, tid)
+
+    def edit(self, tid: str, cat: str, text: str) -> dict:
+        return actions.edit(self, tid, cat, text)
+
+    def reject(self, tid: str, cat: str, reason: str = "") -> None:
+        actions.reject(self, tid, cat, reason)
+
+    def retry(self, tid: str, cat: str, *, on_event=None) -> dict:
+        return actions.retry(self, tid, cat, on_event=on_event)
+
+    def change_action(self, tid: str, cat: str, action: str, target: str | None = None) -> dict:
+        return actions.change_action(self, tid, cat, action, target)
+
+    def redecide(self, tid: str, cat: str) -> dict:
+        return actions.redecide(self, tid, cat)
+
+    # -- parts ------------------------------------------------------------------------
 
     @property
     def drafter(self):
@@ -72,11 +143,19 @@ class Engine:
         folder Claude Code never loads."""
         check_saving(self.location)
 
-    def root_lock(self, wait: float = 30.0) -> "_RootLock":
-        """The memory root's lock, re-entrant within this engine (decide-and-save runs under it).
-        Every save takes it, so it is where saving into a root Claude never loads is refused."""
+    def root_lock(self, wait: float = 30.0):
+        """The memory root's lock (decide-and-save runs under it), as a context manager: re-entrant in
+        the thread holding it; another thread of this engine waits for it like another process. Every
+        save takes it, so it is where saving into a root Claude never loads is refused."""
         self.check_saving()
-        return _RootLock(self, wait)
+        return self._root_lock.held(wait)
+
+    def claim_lock(self, triage_id: str, path: str) -> SharedLock:
+        """The lock of a triage's claim (`path`), one per triage for all the threads of this engine."""
+        lock = self.claims.get(triage_id)
+        if lock is None:
+            lock = self.claims.setdefault(triage_id, SharedLock(path))  # setdefault: one even if two threads race
+        return lock
 
     def written(self) -> dict[str, str]:
         """path -> hash of the last version memcurate itself wrote there (tells its own writes from hand edits)."""
@@ -113,32 +192,19 @@ class Engine:
             write_json(os.path.join(self.data, REJECTED), {"fingerprints": sorted(known)})
 
     def sweep_temps(self) -> int:
-        """Remove temp files killed writers left in the memory root and the data dir; returns how many."""
+        """Remove what killed writers left: half-assembled triages, and temp files in the memory root and
+        the data dir; returns how many."""
         from .categories import CATEGORIES
         from .store import ARCHIVE_DIR
 
         folders = [self.root, os.path.join(self.root, ARCHIVE_DIR), self.data, os.path.join(self.data, "offsets")]
         folders += [os.path.join(self.root, c) for c in CATEGORIES]
-        return sum(sweep_temps(f) for f in folders)
+        return staging.clean_incoming(self.data) + sum(sweep_temps(f) for f in folders)
+
+    def sweep_triage(self, tid: str) -> int:
+        """Remove the temp files killed writers left in a triage's folders (call it under the claim)."""
+        return staging.sweep_triage_temps(self.data, tid)
 
     def close(self) -> None:
         self.index.close()
 
-
-class _RootLock:
-    def __init__(self, engine: Engine, wait: float) -> None:
-        self.engine, self.wait = engine, wait
-
-    def __enter__(self) -> "_RootLock":
-        e = self.engine
-        if e._root_depth == 0:
-            e._root_lock = e.store.lock(wait=self.wait).__enter__()
-        e._root_depth += 1
-        return self
-
-    def __exit__(self, *exc) -> None:
-        e = self.engine
-        e._root_depth -= 1
-        if e._root_depth == 0 and e._root_lock is not None:
-            e._root_lock.__exit__(*exc)
-            e._root_lock = None

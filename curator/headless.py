@@ -18,10 +18,9 @@ read; candidates left for review (blocked, held, conflicts) are not failures.
 from __future__ import annotations
 
 from . import staging
-from .atomic import NO_SPACE, failure, read_json
+from .atomic import NO_SPACE, failure
 from .locks import LockBusy
-from .pipeline import Claim, paths, pending_triages, process, read_review
-from .review import Approval, Blocked, Conflict, approve_all, redecide, resume
+from .review import Approval, Blocked, Conflict
 from .verify import Issue, held
 
 
@@ -33,16 +32,15 @@ def auto_approve(engine, *, on_event=None) -> dict:
     summary: dict = {"created": [], "updated": [], "deleted": [], "noop": [], "blocked": [], "held": [],
                      "failed": [], "conflicts": [], "busy": [], "unreadable": [], "stopped": None, "left": [],
                      "notes": []}
-    staging.clean_incoming(engine.data)
     engine.sweep_temps()
     unreadable: list = []
-    tids = pending_triages(engine.data, unreadable)
+    tids = engine.pending(unreadable)
     summary["unreadable"] = [{"triage": tid, "error": why} for tid, why in unreadable]
     for n, tid in enumerate(tids):
         try:
             # One claim over the whole triage, drafts and saves: another process skips it
             # rather than contend for it category by category.
-            with Claim(engine, tid):
+            with engine.claim(tid):
                 _one_triage(engine, tid, summary, on_event)
         except LockBusy:
             summary["busy"].append(tid)
@@ -67,12 +65,12 @@ def exit_status(summary: dict) -> int:
 
 
 def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
-    staging.sweep_triage_temps(engine.data, tid)
-    _record(summary, tid, resume(engine, tid), conflicts=False)  # a conflict there is left for review
+    engine.sweep_triage(tid)
+    _record(summary, tid, engine.resume(tid), conflicts=False)  # a conflict there is left for review
     ready = []
-    for cat, state in process(engine, tid, on_event=on_event).items():
+    for cat, state in engine.process(tid, on_event=on_event).items():
         if state == "failed":
-            rec = staging.category_state(engine.data, tid, cat)
+            rec = engine.candidates(tid)[cat].record
             summary["failed"].append({"triage": tid, "category": cat, "error": rec.get("error", "")})
         elif state == "ready":
             hold = _held(engine, tid, cat)
@@ -86,13 +84,13 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
     # Decide-and-save under the memory root's lock: no other memcurate process writes
     # between a redone decision and its save. The triage's saves share one MEMORY.md write.
     with engine.root_lock(wait=60):
-        result = approve_all(engine, tid, ready)
+        result = engine.approve_all(tid, ready)
         again = [cat for cat, e in result.refused.items() if result.stopped is None
                  and isinstance(e, Conflict) and _changed_by_memcurate(engine, tid, cat)]
         for cat in again:  # a hand edit's conflict is for a person to see; memcurate's own is decided again
             del result.refused[cat]
-            redecide(engine, tid, cat)
-        second = approve_all(engine, tid, again) if again else None
+            engine.redecide(tid, cat)
+        second = engine.approve_all(tid, again) if again else None
     _record(summary, tid, result)
     if second is not None:
         _record(summary, tid, second)
@@ -101,9 +99,8 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
 def _held(engine, tid: str, cat: str) -> list[Issue]:
     """The issues of a ready candidate that only a person may approve past."""
     try:
-        record = read_json(paths(engine.data, tid, cat)["review"])
-        return held([Issue(**i) for i in record["issues"]])
-    except (OSError, ValueError, KeyError, TypeError):
+        return held([Issue(**i) for i in engine.review(tid, cat)["issues"]])
+    except (staging.StagingError, KeyError, TypeError):
         return []  # an unreadable review is refused by the approval itself
 
 
@@ -133,7 +130,7 @@ def _changed_by_memcurate(engine, tid: str, cat: str) -> bool:
     process) rather than by hand: then deciding again is safe."""
     from .store import content_hash
 
-    d = read_review(engine.data, tid, cat)["decision"]
+    d = engine.review(tid, cat)["decision"]
     if d["action"] == "create":
         return True  # the memory appeared meanwhile; deciding again compares the draft with it
     path = d.get("target_path")

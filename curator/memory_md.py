@@ -66,9 +66,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from .atomic import write_text
+from .atomic import Unsettled, replace_if_unchanged, write_text
 from .categories import CATEGORIES, NAMES
 from .memfile import DESCRIPTION_MAX, TITLE_MAX
 
@@ -537,6 +537,10 @@ def _read(path: str) -> str | None:
             data = f.read()
     except FileNotFoundError:
         return None
+    return _utf8(path, data)
+
+
+def _utf8(path: str, data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -603,44 +607,83 @@ def read_current(memory_root) -> tuple[str | None, "Parsed"]:
 
 
 def apply(memory_root, cfg: dict, changes, *, current: tuple | None = None) -> Plan:
-    """Plan `changes` against `<root>/MEMORY.md` and carry the plan out. The caller holds the root's lock.
+    """Plan `changes` against `<root>/MEMORY.md` and carry the plan out; `current` is what
+    `read_current` gave, if the caller has it. The caller holds the root's lock, which keeps other
+    memcurate processes out; Claude's own writes to MEMORY.md meanwhile are kept: the file is
+    replaced only if it is still the one planned from, else planned again
+    (`atomic.replace_if_unchanged`).
 
-    Order: every file is read and every plan made first (an error writes nothing); then the archive
+    Order: every file is read and the plan made first (an error writes nothing); then the archive
     gains the archived entries; then MEMORY.md is written; then ids that came back or were removed
-    leave the archive. Each write is atomic. Returns the plan.
+    leave the archive. Each write is atomic. Returns the plan of the change, its `text` what
+    MEMORY.md now holds.
     """
     root = os.fspath(memory_root)
     path = memory_md_path(root)
-    old, parsed = current if current is not None else (_read(path), None)
+    budgets, limits = budgets_from(cfg), limits_from(cfg)
+    plans: list[Plan] = []
+
+    def render(data: bytes | None) -> bytes | None:
+        text = "" if data is None else _utf8(path, data)
+        parsed = current[1] if current is not None and text == (current[0] or "") else None
+        try:
+            result = plan(text, changes, budgets, *limits, parsed=parsed)
+        except MemoryMdError as e:
+            raise MemoryMdError(f"{path}: {e}") from None
+        for apath, t in _archive_adds(root, result):  # before MEMORY.md: an entry is in both, never in neither
+            write_text(apath, t)
+        plans.append(result)
+        return result.text.encode("utf-8") if result.changed or (data is None and result.text) else None
+
     try:
-        result = plan(old or "", changes, budgets_from(cfg), *limits_from(cfg), parsed=parsed)
-    except MemoryMdError as e:
-        raise MemoryMdError(f"{path}: {e}") from None
-    writes_before: list[tuple[str, str]] = []
-    writes_after: list[tuple[str, str]] = []
-    for cat in NAMES:
-        batch = result.archived.get(cat)
-        drop = result.unarchive.get(cat)
-        if not batch and not drop:
-            continue
-        apath = archive_path(root, cat)
-        current = _read(apath)
-        if current is None and not batch:
-            continue
-        added = archive_add(current, cat, batch) if batch else (current or "")
-        if added != current:
-            writes_before.append((apath, added))
-        if drop:
-            dropped = archive_drop(added, cat, drop)
-            if dropped != added:
-                writes_after.append((apath, dropped))
-    for apath, t in writes_before:
-        write_text(apath, t)
-    if result.changed or (old is None and result.text):
-        write_text(path, result.text)
-    for apath, t in writes_after:
+        replace_if_unchanged(path, render)
+    except Unsettled as e:
+        raise MemoryMdError(f"{e}; its section entries may lag until the next run finishes the save") from None
+    final = plans[-1]  # a last render may find the file as it stands right (what others appended kept)
+    result = next((p for p in reversed(plans) if p.changed), final)
+    result = replace(result, text=final.text, lines=final.lines, bytes=final.bytes)
+    for apath, t in _archive_drops(root, result, [p for p in plans if p is not final]):
         write_text(apath, t)
     return result
+
+
+def _archive_adds(root: str, result: Plan) -> list[tuple[str, str]]:
+    """The archive files with the entries `result` moves out of MEMORY.md (all read before any is written)."""
+    writes = []
+    for cat in NAMES:
+        batch = result.archived.get(cat)
+        if batch:
+            apath = archive_path(root, cat)
+            current = _read(apath)
+            added = archive_add(current, cat, batch)
+            if added != current:
+                writes.append((apath, added))
+    return writes
+
+
+def _archive_drops(root: str, result: Plan, earlier: list[Plan]) -> list[tuple[str, str]]:
+    """The archive files without the ids that MEMORY.md lists after `result`: those it brought back or
+    removed, and those an `earlier` plan of the same change archived (the file moved under it) but
+    the one written kept listed."""
+    drops = {cat: set(ids) for cat, ids in result.unarchive.items()}
+    listed = None
+    for p in earlier:
+        for cat, lines in p.archived.items():
+            stray = {e.id for e in lines} - {e.id for e in result.archived.get(cat, ())}
+            if stray:
+                listed = listed if listed is not None else parse(result.text).sections
+                kept = {e.id for e in listed[cat].entries} if cat in listed else set()
+                drops.setdefault(cat, set()).update(stray & kept)
+    writes = []
+    for cat in NAMES:
+        if drops.get(cat):
+            apath = archive_path(root, cat)
+            current = _read(apath)
+            if current is not None:
+                dropped = archive_drop(current, cat, drops[cat])
+                if dropped != current:
+                    writes.append((apath, dropped))
+    return writes
 
 
 def usage(memory_root, cfg: dict) -> dict:

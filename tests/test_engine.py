@@ -16,9 +16,7 @@ from curator.drafting import DraftResult
 from curator.drafting.offline import OfflineDrafter
 from curator.engine import Engine
 from curator.headless import auto_approve
-from curator.pipeline import process, read_review
-from curator.review import (Blocked, Conflict, ReviewError, approve, approve_all, change_action, edit, reject, resume,
-                            retry)
+from curator.review import (Blocked, Conflict, ReviewError)
 from curator.store import content_hash
 
 DEMO = asset(os.path.join("demo", "session.jsonl"))
@@ -81,12 +79,12 @@ class Failing:
 def test_a_failing_category_is_marked_failed_while_the_others_go_on_and_retry_works(project, tmp_path):
     engine = make_engine(project, tmp_path, drafter=Failing({"runbook"}))
     (tid,) = stage(engine)
-    states = process(engine, tid)
+    states = engine.process(tid)
     assert states["runbook"] == "failed" and states["decision"] == "ready"
     rec = staging.category_states(engine.data, tid)["runbook"]
     assert rec["error"] == "the model said no" and rec["retries"] == engine.cfg["drafting"]["retries"]
     engine._drafter = OfflineDrafter()
-    assert retry(engine, tid, "runbook")["runbook"] == "ready"
+    assert engine.retry(tid, "runbook")["runbook"] == "ready"
 
 
 class Hanging:
@@ -107,7 +105,7 @@ def test_a_draft_that_hangs_times_out_and_nothing_hangs(project, tmp_path):
     engine.cfg["drafting"]["timeout_seconds"] = 0.3
     (tid,) = stage(engine)
     try:
-        states = process(engine, tid)
+        states = engine.process(tid)
     finally:
         drafter.release.set()
     assert set(states.values()) == {"failed"}
@@ -115,8 +113,8 @@ def test_a_draft_that_hangs_times_out_and_nothing_hangs(project, tmp_path):
 
 
 def ready(engine, tid, cat):
-    process(engine, tid)
-    return read_review(engine.data, tid, cat)
+    engine.process(tid)
+    return engine.review(tid, cat)
 
 
 def test_a_block_prevents_approval_until_an_edit_fixes_it(project, tmp_path):
@@ -125,20 +123,20 @@ def test_a_block_prevents_approval_until_an_edit_fixes_it(project, tmp_path):
     review = ready(engine, tid, "decision")
     broken = review["text"].replace("## Rationale", "## Thoughts")
     with pytest.raises(Blocked, match="Rationale"):
-        approve(engine, tid, "decision", broken)
+        engine.approve(tid, "decision", broken)
     assert staging.category_states(engine.data, tid)["decision"]["state"] == "ready"
     assert not (tmp_path / "memory" / "decision").exists()
-    record = edit(engine, tid, "decision", review["text"].replace("## Decision\n", "## Decision\nEdited. "))
+    record = engine.edit(tid, "decision", review["text"].replace("## Decision\n", "## Decision\nEdited. "))
     assert not record["blocked"]
-    (saved,) = approve(engine, tid, "decision").saved
+    (saved,) = engine.approve(tid, "decision").saved
     assert "Edited. " in Path(saved.path).read_text()
 
 
 def test_rejected_is_not_proposed_again_from_the_same_evidence(project, tmp_path):
     engine = make_engine(project, tmp_path)
     (tid,) = stage(engine)
-    process(engine, tid)
-    reject(engine, tid, "tech_debt", "not worth keeping")
+    engine.process(tid)
+    engine.reject(tid, "tech_debt", "not worth keeping")
     assert staging.category_states(engine.data, tid)["tech_debt"]["reason"] == "not worth keeping"
     # The same session triaged again from scratch (offsets and staging lost): tech_debt is not proposed.
     other = project.parent / "other"
@@ -146,7 +144,7 @@ def test_rejected_is_not_proposed_again_from_the_same_evidence(project, tmp_path
     engine2 = make_engine(other, tmp_path / "o")
     os.replace(Path(engine.data) / "rejected.json", Path(engine2.data) / "rejected.json")
     (tid2,) = stage(engine2)
-    states = process(engine2, tid2)
+    states = engine2.process(tid2)
     assert states["tech_debt"] == "rejected" and states["decision"] == "ready"
 
 
@@ -167,28 +165,28 @@ def test_update_racing_a_hand_edit_is_a_reported_conflict(project, tmp_path):
     hand = path.read_text().replace("## Rationale\n", "## Rationale\nHand edit. ")
     path.write_text(hand)
     with pytest.raises(Conflict):
-        approve(engine, tid2, "decision")
+        engine.approve(tid2, "decision")
     assert path.read_text() == hand  # never overwritten
-    review = read_review(engine.data, tid2, "decision")
+    review = engine.review(tid2, "decision")
     assert any(i["code"] == "conflict" for i in review["issues"])
 
 
 def test_change_action_follows_the_rules(project, tmp_path):
     engine = make_engine(project, tmp_path)
     (tid,) = stage(engine)
-    process(engine, tid)
+    engine.process(tid)
     with pytest.raises(ReviewError, match="no existing memory"):
-        change_action(engine, tid, "decision", "update")
-    record = change_action(engine, tid, "decision", "noop")
+        engine.change_action(tid, "decision", "update")
+    record = engine.change_action(tid, "decision", "noop")
     assert record["decision"]["action"] == "noop"
-    (saved,) = approve(engine, tid, "decision").saved
+    (saved,) = engine.approve(tid, "decision").saved
     assert saved.action == "noop" and not (tmp_path / "memory" / "decision").exists()
 
 
 def test_a_save_killed_after_the_file_is_finished_by_the_next_run(project, tmp_path, monkeypatch):
     engine = make_engine(project, tmp_path)
     (tid,) = stage(engine)
-    process(engine, tid)
+    engine.process(tid)
     import curator.memory_md as memory_md
 
     def killed(*a, **kw):
@@ -196,11 +194,11 @@ def test_a_save_killed_after_the_file_is_finished_by_the_next_run(project, tmp_p
 
     monkeypatch.setattr(memory_md, "apply", killed)
     with pytest.raises(KeyboardInterrupt):
-        approve(engine, tid, "decision")
+        engine.approve(tid, "decision")
     monkeypatch.undo()
     assert staging.category_states(engine.data, tid)["decision"]["state"] == "approved"
     written = next((tmp_path / "memory" / "decision").glob("*.md"))
-    (saved,) = resume(engine, tid).saved
+    (saved,) = engine.resume(tid).saved
     assert saved.path == str(written) and saved.action == "create"
     assert written.stem in (tmp_path / "memory" / "MEMORY.md").read_text()
     assert staging.category_states(engine.data, tid)["decision"]["state"] == "saved"
@@ -212,7 +210,7 @@ def test_memory_files_never_leave_the_memory_root(project, tmp_path):
     review = ready(engine, tid, "decision")
     hostile = review["text"].replace(f"id: {memfile.parse(review['text']).id}", "id: ../../../etc/evil")
     with pytest.raises(Blocked):
-        approve(engine, tid, "decision", hostile)
+        engine.approve(tid, "decision", hostile)
     assert not any("evil" in str(p) for p in tmp_path.rglob("*"))
     assert content_hash(b"x") == content_hash("x")
 
@@ -230,9 +228,9 @@ def test_a_resumed_save_of_hand_edited_text_recognises_the_written_file(project,
 
     monkeypatch.setattr(memory_md, "apply", killed)
     with pytest.raises(KeyboardInterrupt):
-        approve(engine, tid, "decision", edited)
+        engine.approve(tid, "decision", edited)
     monkeypatch.undo()
-    (saved,) = resume(engine, tid).saved
+    (saved,) = engine.resume(tid).saved
     assert saved.action == "create" and "Edited by hand." in Path(saved.path).read_text()
     assert staging.category_states(engine.data, tid)["decision"]["state"] == "saved"
 
@@ -241,9 +239,9 @@ def test_approving_a_triage_at_once_saves_the_clean_ones_and_refuses_the_blocked
     engine = make_engine(project, tmp_path)
     (tid,) = stage(engine)
     review = ready(engine, tid, "decision")
-    edit(engine, tid, "decision", review["text"].replace("## Rationale", "## Thoughts"))
+    engine.edit(tid, "decision", review["text"].replace("## Rationale", "## Thoughts"))
     cats = sorted(staging.category_states(engine.data, tid))
-    result = approve_all(engine, tid, cats)
+    result = engine.approve_all(tid, cats)
     assert set(result.refused) == {"decision"} and isinstance(result.refused["decision"], Blocked)
     assert sorted(s.category for s in result.saved) == [c for c in cats if c != "decision"]
     text = (tmp_path / "memory" / "MEMORY.md").read_text()
@@ -289,7 +287,7 @@ def test_an_edit_is_checked_against_the_memories_as_they_are_now_in_any_process(
     doc = memfile.parse(review["text"])
     drafting.store.create(replace(doc, id="an-earlier-twin", title=doc.title + " (earlier)"))  # saved meanwhile
     for engine in (drafting, Engine(project, clock=lambda: "2026-11-22T10:04:00Z")):
-        record = edit(engine, tid, "decision", review["text"])
+        record = engine.edit(tid, "decision", review["text"])
         assert "near-duplicate" in {i["code"] for i in record["issues"]}
 
 
@@ -298,7 +296,7 @@ def test_a_text_the_store_refuses_goes_back_to_review_and_the_others_are_saved(p
 
     engine = make_engine(project, tmp_path)
     (tid,) = stage(engine)
-    process(engine, tid)
+    engine.process(tid)
     real = MemoryStore.create
 
     def refuse_decisions(self, doc, **kw):

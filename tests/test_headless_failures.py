@@ -23,8 +23,6 @@ from curator.cli import main
 from curator.drafting import DraftResult
 from curator.drafting.offline import OfflineDrafter
 from curator.engine import Engine
-from curator.pipeline import process, read_review
-from curator.review import edit
 
 from conftest import run_cli
 from test_engine_processes import check_memory, memory_files
@@ -148,8 +146,8 @@ def test_an_update_whose_target_turned_to_bad_bytes_is_blocked_naming_it(project
     try:
         # the same decision from a second session, with more said: an UPDATE of the saved memory
         tid = stage(project, tmp_path, 2, same=True, replace=(("on its own", "on its own, and tokens rotate weekly"),))
-        process(engine, tid)
-        decision = read_review(engine.data, tid, "decision")["decision"]
+        engine.process(tid)
+        decision = engine.review(tid, "decision")["decision"]
     finally:
         engine.close()
     assert decision["action"] == "update"
@@ -190,14 +188,14 @@ def test_a_memory_md_that_is_not_utf8_refuses_the_saves_that_need_it_and_draftin
 def test_every_save_failing_exits_1(project, tmp_path, capsys, monkeypatch):
     memory = setup(project, tmp_path)
     stage(project, tmp_path, 1)
-    real = atomic.write_bytes
+    real = atomic._temp_file
 
-    def refuse_memory_root(path, data, **kw):
+    def refuse_memory_root(path, data, durable):
         if str(path).startswith(str(memory)):
             raise OSError(errno.EACCES, os.strerror(errno.EACCES), str(path))
-        return real(path, data, **kw)
+        return real(path, data, durable)
 
-    monkeypatch.setattr(atomic, "write_bytes", refuse_memory_root)
+    monkeypatch.setattr(atomic, "_temp_file", refuse_memory_root)
     code, out, err = run(project, capsys, "--json")
     assert code == 1
     assert "memcurate:" in err and len(err.splitlines()) == 1
@@ -241,8 +239,8 @@ def test_nothing_to_do_and_only_blocked_candidates_exit_0(project, tmp_path, cap
     tid = stage(project, tmp_path, 1)
     engine = Engine(project)
     try:
-        process(engine, tid)
-        edit(engine, tid, "decision", read_review(engine.data, tid, "decision")["text"]
+        engine.process(tid)
+        engine.edit(tid, "decision", engine.review(tid, "decision")["text"]
              .replace("## Rationale", "## Thoughts"))
     finally:
         engine.close()
@@ -282,23 +280,23 @@ def test_every_unreadable_staged_triage_is_named_and_the_rest_is_saved(project, 
 # -- defect 8: a disk that fills up mid-run --------------------------------------------------
 
 class FullDisk:
-    """atomic.write_bytes, the one write function, failing with ENOSPC from the `after`+1-th write
+    """atomic._temp_file, where every file written whole is made, failing with ENOSPC from the `after`+1-th write
     into the memory root on (and for every write anywhere once the disk is full)."""
 
     def __init__(self, memory: Path, after: int) -> None:
         self.memory, self.after = str(memory), after
-        self.real = atomic.write_bytes
+        self.real = atomic._temp_file
         self.ok: list[str] = []
         self.refused: list[str] = []
 
-    def __call__(self, path, data, **kw):
+    def __call__(self, path, data, durable):
         path = os.fspath(path)
         into_root = path.startswith(self.memory + os.sep)
         if self.refused or (into_root and sum(p.startswith(self.memory) for p in self.ok) >= self.after):
             self.refused.append(path)
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
         self.ok.append(path)
-        return self.real(path, data, **kw)
+        return self.real(path, data, durable)
 
 
 def outcome(memory: Path) -> tuple[set[str], set[tuple[str, str]]]:
@@ -317,7 +315,7 @@ def test_a_disk_that_fills_up_mid_run(project, tmp_path, capsys, monkeypatch, af
     memory = setup(project, tmp_path)
     tids = [stage(project, tmp_path, 1, same=True), stage(project, tmp_path, 2)]
     disk = FullDisk(memory, after)
-    monkeypatch.setattr(atomic, "write_bytes", disk)
+    monkeypatch.setattr(atomic, "_temp_file", disk)
     code, out, err = run(project, capsys, "--json")
     assert code == 1 and "Traceback" not in err and "No space left on device" in err
     summary = json.loads(out)
@@ -361,7 +359,7 @@ def test_the_text_summary_of_a_full_disk_lists_the_saved_the_failed_and_the_stop
     stage(project, tmp_path, 1, same=True)
     stage(project, tmp_path, 2)
     stage(project, tmp_path, 3)
-    monkeypatch.setattr(atomic, "write_bytes", FullDisk(memory, 9))
+    monkeypatch.setattr(atomic, "_temp_file", FullDisk(memory, 9))
     code, out, err = run(project, capsys)
     assert code == 1 and len(err.splitlines()) == 1
     lines = out.splitlines()

@@ -390,17 +390,21 @@ def test_the_archive_is_written_before_memory_md(tmp_path, monkeypatch):
 
     def recording(path, text, **kw):
         order.append(str(path))
-        if str(path).endswith("MEMORY.md"):
-            raise OSError("disk full")  # a crash between the two writes
         real(path, text, **kw)
 
+    def crashing(path, render, **kw):
+        render((tmp_path / "MEMORY.md").read_bytes())  # what is written to MEMORY.md is rendered first
+        order.append(str(path))
+        raise OSError("disk full")  # a crash between the two writes
+
     monkeypatch.setattr(memory_md, "write_text", recording)
+    monkeypatch.setattr(memory_md, "replace_if_unchanged", crashing)
     with pytest.raises(OSError):
         apply(tmp_path, cfg, up(entry("b")))
     assert order[0].endswith("archive/decision.md") and order[1].endswith("MEMORY.md")
     # the entry is in both places, never in neither; the next apply settles it
     assert ids((tmp_path / "MEMORY.md").read_text()) == ["a"] and archive_ids(tmp_path) == ["a"]
-    monkeypatch.setattr(memory_md, "write_text", real)
+    monkeypatch.undo()
     apply(tmp_path, cfg, up(entry("b")))
     assert ids((tmp_path / "MEMORY.md").read_text()) == ["b"] and archive_ids(tmp_path) == ["a"]
 

@@ -25,8 +25,6 @@ from curator.assets import asset
 from curator.capture import capture
 from curator.engine import Engine
 from curator.paths import AutoMemoryOff, CONFIG_DIR_RECORD, main_worktree, project_key
-from curator.pipeline import process
-from curator.review import approve_all
 
 DEMO = Path(asset(os.path.join("demo", "session.jsonl")))
 SESSION = "5e55a1d0-de70-4c1a-9a5e-000000000001"
@@ -325,10 +323,10 @@ def test_approving_in_the_tui_with_auto_memory_off_marks_nothing_approved(projec
     try:
         capture(engine.data, engine.cfg, str(DEMO), event="backfill", summary=True)
         [tid] = staging.triage_ids(engine.data)
-        ready = [c for c, s in process(engine, tid).items() if s == "ready"]
+        ready = [c for c, s in engine.process(tid).items() if s == "ready"]
         assert ready
         with pytest.raises(AutoMemoryOff, match="memory.root"):
-            approve_all(engine, tid, ready)
+            engine.approve_all(tid, ready)
         assert {staging.category_state(engine.data, tid, c)["state"] for c in ready} == {"ready"}
     finally:
         engine.close()

@@ -373,7 +373,6 @@ def _engine(project: Path, tmp_path: Path, **kw):
 def test_a_drafters_whole_document_is_redacted_before_staging(project, tmp_path):
     from curator import memfile, staging
     from curator.capture import capture
-    from curator.pipeline import process, read_review
 
     engine = _engine(project, tmp_path, drafter=EchoingDrafter())
     t = Transcript(session="9c1d2e3f-0000-4111-8222-333344445555")
@@ -381,9 +380,9 @@ def test_a_drafters_whole_document_is_redacted_before_staging(project, tmp_path)
     t.assistant(text("We will use Redis for the queue, since it is simpler."))
     report = capture(engine.data, engine.cfg, str(t.write(tmp_path / "s.jsonl")), event="backfill")
     assert report["status"] == "staged"
-    assert process(engine, report["triage"])["decision"] == "ready"
+    assert engine.process(report["triage"])["decision"] == "ready"
 
-    review = read_review(engine.data, report["triage"], "decision")
+    review = engine.review(report["triage"], "decision")
     doc = memfile.parse(review["text"])
     assert doc.title == "Deploy with creds_[REDACTED:aws-access-key]"
     assert doc.description == "my password is: [REDACTED:password]"

@@ -20,13 +20,14 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, OptionList, Static, TextArea
 
-from curator import memfile, memory_md, review, staging
+from curator import memfile, memory_md, staging
 from curator.assets import asset
 from curator.capture import capture
+from curator.candidate import StagedTriage
 from curator.drafting import DraftResult
 from curator.drafting.offline import OfflineDrafter
 from curator.paths import data_dir
-from curator.pipeline import process, read_review
+from curator.pipeline import process
 from widgets.app import REVIEW_ACTIONS
 from widgets.dialogs import ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog
 from widgets.footer import TidyFooter
@@ -55,7 +56,7 @@ def stage_demo(project: Path, memory: Path, *, drafted: bool = False) -> str:
         report = capture(engine.data, engine.cfg, str(DEMO), event="backfill", summary=True)
         assert report["status"] == "staged"
         if drafted:
-            assert set(process(engine, report["triage"]).values()) == {"ready"}
+            assert set(engine.process(report["triage"]).values()) == {"ready"}
         return report["triage"]
     finally:
         engine.close()
@@ -65,13 +66,13 @@ def edit_staged(project: Path, memory: Path, tid: str, cat: str, change) -> dict
     """Edit a staged draft through the engine (as another front end would): `change(text) -> text`."""
     engine = engine_factory(project, memory)()
     try:
-        return review.edit(engine, tid, cat, change(read_review(engine.data, tid, cat)["text"]))
+        return engine.edit(tid, cat, change(engine.review(tid, cat)["text"]))
     finally:
         engine.close()
 
 
 def staged_text(project: Path, tid: str, cat: str) -> str:
-    return read_review(data_dir(project), tid, cat)["text"]
+    return StagedTriage(data_dir(project), tid).candidate(cat).review()["text"]
 
 
 def state_of(project: Path, tid: str, cat: str) -> dict:
@@ -620,7 +621,7 @@ def test_changing_the_action_to_noop_then_approving_writes_no_file(project, memo
         await press(pilot, "enter")
         assert row(app, "preference").action == "noop"
         assert row_text(app, shown(app).index("preference"))[2] == "noop"
-        assert read_review(data_dir(project), tid, "preference")["decision"]["action"] == "noop"
+        assert StagedTriage(data_dir(project), tid).candidate("preference").review()["decision"]["action"] == "noop"
         await press(pilot, "a")
         assert memory_files(memory) == []
         rec = state_of(project, tid, "preference")

@@ -25,8 +25,6 @@ from curator import memory_md, staging
 from curator.assets import asset
 from curator.capture import capture
 from curator.drafting.offline import OfflineDrafter
-from curator.pipeline import process, read_review
-from curator.review import approve, edit
 from widgets.queue import QueueTable
 
 from tui_helpers import FIXED_NOW, engine_factory, settle, tui
@@ -115,16 +113,16 @@ def review_queue(project: Path, memory: Path) -> None:
     engine = engine_factory(project, memory, Timed())()
     try:
         stage(engine, DEMO, T1, age_seconds=2 * 3600 + 600)
-        process(engine, T1)
-        runbook = read_review(engine.data, T1, "runbook")["text"]
-        assert edit(engine, T1, "runbook", runbook.replace("## Verification", "## Checked"))["blocked"]
-        debt = read_review(engine.data, T1, "tech_debt")["text"]
+        engine.process(T1)
+        runbook = engine.review(T1, "runbook")["text"]
+        assert engine.edit(T1, "runbook", runbook.replace("## Verification", "## Checked"))["blocked"]
+        debt = engine.review(T1, "tech_debt")["text"]
         rewritten = debt[:debt.index("## Description")] + (  # the reviewer's own words, not the session's
             "## Description\nThe mailer retries with a fixed pause and no jitter; bursts hammer the relay.\n\n"
             "## Why deferred\nNobody owns the relay configuration until procurement signs the vendor contract.\n\n"
             "## Suggested fix\nExponential backoff with jitter, capped at five attempts, then a dead-letter queue. "
             "Grafana alerts page the on-call engineer twice nightly.\n")
-        record = edit(engine, T1, "tech_debt", rewritten)
+        record = engine.edit(T1, "tech_debt", rewritten)
         assert not record["blocked"] and [i["code"] for i in record["issues"]] == ["unsupported"]
         pin(engine, T1)
     finally:
@@ -178,11 +176,11 @@ def test_update_shows_its_diff(snap_compare, project, tmp_path):
     engine = engine_factory(project, memory, Timed())()
     try:
         stage(engine, DEMO, T1, age_seconds=26 * 3600)
-        process(engine, T1)
-        approve(engine, T1, "decision")  # saved: the next session's decision updates it
+        engine.process(T1)
+        engine.approve(T1, "decision")  # saved: the next session's decision updates it
         stage(engine, edited_demo(tmp_path), T2, age_seconds=25 * 60)
-        process(engine, T2)
-        assert read_review(engine.data, T2, "decision")["decision"]["action"] == "update"
+        engine.process(T2)
+        assert engine.review(T2, "decision")["decision"]["action"] == "update"
         pin(engine, T1)
         pin(engine, T2)
     finally:
@@ -276,7 +274,7 @@ def test_budgets_with_archive_preview(snap_compare, project, tmp_path):
             memory_md.apply(engine.root, engine.cfg,
                             [("upsert", memory_md.IndexLine(i, c, t, d)) for c, i, t, d in reversed(entries)])
         stage(engine, DEMO, T1, age_seconds=3 * 86400)
-        process(engine, T1)
+        engine.process(T1)
         pin(engine, T1)
     finally:
         engine.close()

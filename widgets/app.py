@@ -23,12 +23,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Header
 
-from curator import review as engine_review
 from curator import staging
 from curator.engine import Engine
 from curator.locks import LockBusy
-from curator.pipeline import pending_triages, process, read_review
-from curator.queue import Board, Item
+from curator.queue import Item
 
 from .dialogs import ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog
 from .footer import TidyFooter
@@ -36,7 +34,7 @@ from .messages import ActionDone, BudgetsLoaded, DetailLoaded, ItemsLoaded, Pipe
 from .panels import BudgetsView, DocumentView, GraduationView, IssuesView, ProgressView
 from .queue import QueueTable, matches, sort_key
 
-WAITING = ("triaged", *staging.IN_FLIGHT)  # states the pipeline has work in
+WAITING = frozenset(("triaged", *staging.IN_FLIGHT))  # states the pipeline has work in
 STALE = ("stale",)  # what the detail panels show when it must be read again, whatever is selected
 SELECT_SETTLE = 0.03  # seconds the cursor rests on a row before its document is read
 
@@ -75,7 +73,7 @@ class MemcurateApp(App):
         self.subtitle = subtitle
         self.engine_factory = engine_factory
         self.engine = engine_factory()  # the person's actions and reads; the pipeline has its own
-        self.board = Board(self.engine.data)
+        self.board = self.engine.board()
         self.watch_enabled, self.pipeline_enabled = watch, run_pipeline
         self.clock = clock
         self.editor = editor
@@ -226,7 +224,7 @@ class MemcurateApp(App):
         review = None
         if ready:
             try:
-                review = read_review(self.engine.data, *key)
+                review = self.engine.review(*key)
                 self.post_message(DetailLoaded(key, review))
             except Exception as e:  # a malformed review file is shown, never fatal
                 self.post_message(DetailLoaded(key, None, str(e)))
@@ -248,13 +246,11 @@ class MemcurateApp(App):
     def _budgets(self, key: tuple[str, str] | None, review: dict | None = None) -> BudgetsLoaded:
         """In a worker: MEMORY.md's usage, and what approving `key` (whose `review` record may be
         read already) would move to the archive."""
-        from curator import memory_md
-
         try:
-            usage = memory_md.usage(self.engine.root, self.engine.cfg)
+            usage = self.engine.budgets()
             if key and review is None:
-                review = read_review(self.engine.data, *key)
-            moves = engine_review.preview(self.engine, review) if key else {}
+                review = self.engine.review(*key)
+            moves = self.engine.preview(review) if key else {}
             return BudgetsLoaded(usage, moves, key)
         except Exception as e:  # a damaged MEMORY.md is reported in the panel
             return BudgetsLoaded(None, {}, key, str(e))
@@ -271,7 +267,7 @@ class MemcurateApp(App):
     def _watch(self) -> None:
         import watchfiles
 
-        staging_dir = staging.staging_dir(self.engine.data)
+        staging_dir = self.engine.staging_dir
         root = self.engine.root
         for folder in (staging_dir, root):
             os.makedirs(folder, exist_ok=True)
@@ -316,16 +312,18 @@ class MemcurateApp(App):
                 self.pipeline_idle.clear()
                 self._work.clear()
                 try:
-                    tids = pending_triages(engine.data)
+                    tids = engine.pending()
                 except OSError:
                     continue  # the load worker reports an unreadable staging dir
                 for tid in tids:
                     if self._stop.is_set():
                         return
                     try:
-                        states = staging.category_states(engine.data, tid)
-                        if any(r["state"] in WAITING for r in states.values()):
-                            process(engine, tid, on_event=lambda e: self.post_message(
+                        states = {c.state for c in engine.candidates(tid).values()}
+                        if "approved" in states:  # a save a killed process left half-done
+                            engine.resume(tid)
+                        if states & WAITING:
+                            engine.process(tid, on_event=lambda e: self.post_message(
                                 PipelineEvent(e.triage, e.category, e.state)))
                     except LockBusy:
                         pass  # another process holds it: its progress shows through the watcher
@@ -475,22 +473,22 @@ class MemcurateApp(App):
         tid, cat = item.key
         try:
             if what == "approve":
-                result = engine_review.approve(self.engine, tid, cat)
+                result = self.engine.approve(tid, cat)
                 saved = result.saved[0]
                 text = f"{saved.action}: {self.engine.store.relpath(saved.path)}" if saved.path else "noop: nothing to write"
                 if result.notes:
                     text += "\n" + "\n".join(result.notes)
             elif what == "reject":
-                engine_review.reject(self.engine, tid, cat, kw["reason"])
+                self.engine.reject(tid, cat, kw["reason"])
                 text = f"rejected {cat}"
             elif what == "edit":
-                record = engine_review.edit(self.engine, tid, cat, kw["text"])
+                record = self.engine.edit(tid, cat, kw["text"])
                 text = "edited: " + ("BLOCKED — see the issues" if record["blocked"] else "no blocking issue")
             elif what == "change":
-                record = engine_review.change_action(self.engine, tid, cat, kw["action"])
+                record = self.engine.change_action(tid, cat, kw["action"])
                 text = f"now {record['decision']['action']}"
             elif what == "retry":
-                state = engine_review.retry(self.engine, tid, cat).get(cat)
+                state = self.engine.retry(tid, cat).get(cat)
                 text = f"retried {cat}: {state}"
             else:
                 raise ValueError(what)
@@ -509,7 +507,7 @@ class MemcurateApp(App):
         saved = refused = 0
         for tid, cats in by_tid.items():
             try:
-                result = engine_review.approve_all(self.engine, tid, cats)
+                result = self.engine.approve_all(tid, cats)
                 saved += len(result.saved)
                 refused += len(result.refused)
             except Exception:  # busy or unreadable: left for review, counted below
