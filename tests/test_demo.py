@@ -218,6 +218,6 @@ def test_demo_never_writes_the_fake_secrets(demo):
                 staged_texts.append(body.decode("utf-8"))
     assert checked and staged_texts
 
-    captured = any(n in t for t in staged_texts for n in SECRET_NEIGHBOURS)
-    if captured:
-        assert any("[REDACTED:" in t for t in staged_texts)
+    # The demo's triage captures the lines around its secrets, so the redaction is exercised, not skipped.
+    assert any(n in t for t in staged_texts for n in SECRET_NEIGHBOURS)
+    assert any("[REDACTED:" in t for t in staged_texts)
