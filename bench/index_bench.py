@@ -230,7 +230,7 @@ def main() -> int:
             for c in cats:  # warm: as a long-running TUI or runner is (the second check starts watching)
                 index.candidates(c, probe)
                 index.candidates(c, probe)
-            watching = index._watcher is not None
+            watching = index._freshness.watcher is not None
             lookups, hits, dup_total = [], 0, 0
             for c, d, src in drafts:
                 t0 = time.perf_counter()

@@ -112,6 +112,7 @@ def test_keyword_requirements_are_derived_into_the_cache(project):
     analysed = cfg["_derived"]["keywords"]
     assert analysed["decided"] == {"needs": [["decided"]], "phrases": ["decided"]}
     for name in ("decision", "constraint", "preference"):
+        assert cfg["categories"][name]["keywords"], name
         for pattern in cfg["categories"][name]["keywords"]:
             assert pattern in analysed
 

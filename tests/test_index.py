@@ -15,6 +15,7 @@ import pytest
 from curator import index as index_mod
 from curator import memfile
 from curator.index import Candidate, MemoryIndex, match_expression, query_terms
+from curator.index.watcher import inotify_available
 from curator.store import MemoryStore, UnsafePathError
 
 STAMP = "2026-11-22T10:04:00Z"
@@ -65,7 +66,7 @@ def store(tmp_path) -> MemoryStore:
 
 @pytest.fixture(params=[False, True], ids=["stat", "watch"])
 def watch(request):
-    if request.param and not index_mod._inotify_available():
+    if request.param and not inotify_available():
         pytest.skip("inotify is Linux only")
     return request.param
 
@@ -376,12 +377,12 @@ def test_a_write_lock_held_elsewhere_does_not_break_a_lookup(tmp_path, store):
             assert ix.candidates("decision", "monorepo workspaces") == []
             assert ix.get("decision", "redis-page-cache").title == "Memcached for rendered pages"
             assert ix.get("decision", "monorepo-workspaces") is None
-            assert ix._pending.get("decision")
+            assert ix._freshness.pending.get("decision")
         finally:
             other.execute("ROLLBACK")
             other.close()
         assert ids(ix.candidates("decision", "memcached rendered")) == ["redis-page-cache"]
-        assert not ix._pending.get("decision")  # written now
+        assert not ix._freshness.pending.get("decision")  # written now
     with MemoryIndex(db, store, watch=False) as again:
         assert again.refresh("decision").indexed == 0
 
@@ -446,7 +447,7 @@ def test_two_processes_at_once(tmp_path, store):
 
 
 def test_a_watched_lookup_looks_only_at_what_changed(tmp_path, store, monkeypatch):
-    if not index_mod._inotify_available():
+    if not inotify_available():
         pytest.skip("inotify is Linux only")
     calls = []
     real = MemoryStore.stat_files
@@ -459,7 +460,7 @@ def test_a_watched_lookup_looks_only_at_what_changed(tmp_path, store, monkeypatc
     with MemoryIndex(tmp_path / "index.sqlite", store) as ix:  # watch=None: on where inotify exists
         ix.candidates("decision", "JWT")
         ix.candidates("decision", "JWT")
-        assert ix._watcher is not None and ix._watcher.watching("decision")
+        assert ix._freshness.watcher is not None and ix._freshness.watcher.watching("decision")
         assert calls == [("decision", None), ("decision", None)]  # two full checks, then the watch
         calls.clear()
         assert ix.candidates("decision", "JWT tokens")[0].id == "use-jwt-for-api-auth"
@@ -474,15 +475,15 @@ def test_one_shot_use_never_loads_the_watcher(tmp_path, store):
     with MemoryIndex(tmp_path / "index.sqlite", store) as ix:
         ix.candidates("decision", "JWT")
         ix.candidates("constraint", "network")
-        assert ix._watcher is None
+        assert ix._freshness.watcher is None
 
 
 def test_a_rescan_still_happens_while_watched(tmp_path, store):
-    if not index_mod._inotify_available():
+    if not inotify_available():
         pytest.skip("inotify is Linux only")
     with MemoryIndex(tmp_path / "index.sqlite", store, rescan_interval=0) as ix:
         ix.candidates("decision", "JWT")
         ix.candidates("decision", "JWT")
-        ix._watcher.unwatch("decision")  # as if the watch missed an edit (NFS)
+        ix._freshness.watcher.unwatch("decision")  # as if the watch missed an edit (NFS)
         os.unlink(os.path.join(store.root, "decision", "use-jwt-for-api-auth.md"))
         assert "use-jwt-for-api-auth" not in ids(ix.candidates("decision", "JWT tokens"))

@@ -1,0 +1,126 @@
+"""The offline drafter (DESIGN §10): a complete memory file from the triage's evidence alone.
+
+No network, no key, no model: it reads the category's scored snippets and the
+excerpt around them (already redacted), picks the strongest statement, and
+fills every section of the category (DESIGN §6) with sentences taken from the
+session, whole, in the speakers' own words. It does not invent: a section for
+which the session holds no evidence says so, and quotes what it has.
+
+Its modules, in the order a draft uses them:
+
+- text.py: segments and sentences of transcript text, cleaned, cut, cased;
+- statements.py: what kind of statement a sentence is (narration, a request,
+  a reason, fluff, pasted code...) and its reason clause;
+- evidence.py: the excerpt and snippets as sentences in transcript order;
+- choosing.py: the main statement and the sentences that support it;
+- recipes/: one recipe per category, filling its sections;
+- titles.py and tags.py: the title, the MEMORY.md description, the tags.
+
+Everything is a pure function of the request: the same request gives the same
+bytes, and drafting from many threads at once is safe.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Mapping
+
+from ... import memfile
+from ...categories import CATEGORIES
+from ...redact import find_secrets, redact_text
+from ...staging import now_iso
+from ...textsafe import clean
+from .. import DraftRequest, DraftResult
+from . import recipes
+from .choosing import NoEvidence
+from .evidence import parse_snippets
+from .recipes.session_summary import NO_NEXT_STEP
+from .tags import SCAFFOLD, make_tags
+from .text import bounded_line, norm, safe_body, sentences
+
+__all__ = ["NO_NEXT_STEP", "SCAFFOLD", "OfflineDrafter", "sentences"]  # what the tests and the drafting package use
+
+_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+
+
+class _Invalid(Exception):
+    """Input the drafter cannot draft from; the message is the result's error."""
+
+
+ID_SOFT = 60  # ids are file names and link targets: shorter than memfile's hard limit reads better
+
+
+class OfflineDrafter:
+    """Drafts from the triage's snippets and excerpt, with no model. Stateless, so thread-safe."""
+
+    name = "offline"
+
+    def __init__(self, reason: str = "backend: offline") -> None:
+        self.reason = reason
+
+    def draft(self, request: DraftRequest) -> DraftResult:
+        t0 = time.perf_counter()
+        try:
+            doc, notes = self._draft(request)
+            text = memfile.render(doc)
+            if find_secrets(text):  # defence in depth: every part was redacted, the whole is checked too
+                doc = memfile.parse(redact_text(text))
+                text = memfile.render(doc)
+                notes.append("redacted a secret that survived into the draft")
+        except Exception as e:  # a drafter never raises: the pipeline marks the category failed
+            msg = str(e) if isinstance(e, _Invalid) else f"offline drafter failed: {e.__class__.__name__}: {e}"
+            return DraftResult(doc=None, text="", model="offline", elapsed=time.perf_counter() - t0,
+                               error=clean(msg)[:500])
+        for where, what in memfile.problems(doc):
+            notes.append(f"invalid draft: {where} {what}")
+        return DraftResult(doc=doc, text=text, model="offline", elapsed=time.perf_counter() - t0, notes=notes)
+
+    def _draft(self, request: DraftRequest) -> tuple[memfile.MemoryDoc, list[str]]:
+        category = getattr(request, "category", None)
+        if not isinstance(category, str) or category not in CATEGORIES:
+            raise _Invalid(f"unknown category {category!r:.60}; expected one of {', '.join(CATEGORIES)}")
+        entry = getattr(request, "entry", None)
+        entry = entry if isinstance(entry, Mapping) else {}
+        snippets = parse_snippets(entry.get("snippets"))
+        excerpt = entry.get("excerpt") if isinstance(entry.get("excerpt"), str) else ""
+        if not snippets and not excerpt.strip():
+            raise _Invalid(f"no evidence to draft {category} from: the triage entry has no snippets and no excerpt")
+        notes: list[str] = []
+        now = getattr(request, "now", "")
+        if not (isinstance(now, str) and _STAMP.match(now)):
+            notes.append(f"request.now {now!r:.40} is not a UTC stamp like 2026-11-22T10:04:00Z: used the current time")
+            now = now_iso()
+        source = getattr(request, "source", None)
+        source = source if isinstance(source, Mapping) else {}
+        try:
+            d = recipes.draft(category, snippets, excerpt, subagent=source.get("subagent") is True)
+        except NoEvidence:
+            raise _Invalid(f"no usable statement to draft {category} from in the evidence") from None
+        notes += d.notes
+        title = bounded_line(redact_text(d.title).replace("\n", " ").strip(), memfile.TITLE_MAX) or "Untitled memory"
+        description = bounded_line(redact_text(d.description) or title, memfile.DESCRIPTION_MAX)
+        cat = CATEGORIES[category]
+        sections = {}
+        for name in cat.required + cat.optional:
+            text = d.sections.get(name, "").strip()
+            if text:
+                sections[name] = safe_body(redact_text(text))
+        body = memfile.join_sections(sections)
+        tags = make_tags([title, *sections.values()], category)
+        session = source.get("session") if isinstance(source.get("session"), str) else ""
+        turns = sorted({s.turn for s in d.used if isinstance(s.turn, int) and s.turn > 0})
+        if not turns:
+            st = source.get("turns")
+            st = st if isinstance(st, list) else []
+            turns = sorted(t for t in st if isinstance(t, int) and not isinstance(t, bool))
+        src: dict = {"session": clean(session)[:200]}
+        if turns:
+            src["turns"] = [turns[0], turns[-1]]
+        doc = memfile.MemoryDoc(id=memfile.slugify(title, ID_SOFT), category=category, title=title,
+                                description=description, tags=tags, created=now, updated=now, sources=[src],
+                                status="active", body=body)
+        for c in getattr(request, "candidates", None) or ():
+            if isinstance(c, Mapping) and c.get("id") and norm(str(c.get("title", ""))) == norm(title):
+                notes.append(f"same title as existing memory {str(c.get('id'))[:80]!r}")
+        return doc, notes

@@ -1,0 +1,77 @@
+"""The constraint recipe: Rule / Impact / Workaround."""
+
+from __future__ import annotations
+
+import re
+
+from ..choosing import Draft, attribution, body_text, dedupe, main_statement, other_notes, usable
+from ..evidence import Evidence
+from ..statements import reason_sentence, split_reason, strip_interjections
+from ..tags import content_words
+from ..text import finish, inside_code, lower_first, quote
+from ..titles import describe, title_from, with_heading
+
+_WORKAROUND = re.compile(r"^(?:make|use|set|skip|mark|run|add|put|keep|only|instead"
+                         r"|i'll (?:mark|make|set|add|skip|use)"
+                         r"|(?:it |they |this )?can be "
+                         r"(?:enabled|disabled|configured|set|overridden|bypassed|skipped))\b"
+                         r"|\b(?:skip unless|only when|instead|via `|can be (?:enabled|disabled|configured))", re.I)
+
+
+def draft_constraint(ev: Evidence) -> Draft:
+    main = main_statement(ev, "constraint")
+    used = [main]
+    text = strip_interjections(main.text)
+    cl = split_reason(text)
+    rule = finish(with_heading(main, cl.core + (", " + cl.reason if cl.reason else "")))
+    impact: list[str] = []
+    workaround: list[str] = []
+    if cl.consequence:
+        cons = cl.consequence
+        if ": " in cons and not inside_code(cons, cons.index(": ")):
+            cons, fix = cons.split(": ", 1)
+            workaround.append(finish(fix))
+        impact.append(finish(cons))
+    topic = content_words(f"{main.heading} {text}")
+    same_line = [s for s in ev.sents if s.line == main.line and s.order > main.order]
+    near = ev.near(main, lines=1)
+    keyed = sorted((s for s in ev.sents if s.weight > 0 and s.kind != "error" and s.line != main.line),
+                   key=lambda s: (-s.weight, s.order))
+    for s in dedupe(same_line + near + keyed, used):
+        if not usable(s) or s.text.endswith("?"):
+            continue
+        t = strip_interjections(s.text)
+        close = s in same_line or s in near
+        shared = len(content_words(t) & topic)
+        if _WORKAROUND.search(t) and (close or shared >= 2):
+            if len(workaround) < 2:
+                workaround.append(body_text(s))
+                used.append(s)
+            continue
+        if len(impact) < 2 and (s in same_line or shared >= 2):
+            sc = split_reason(t)
+            if sc.consequence:
+                cons = sc.consequence
+                if ": " in cons and not inside_code(cons, cons.index(": ")):
+                    cons, fix = cons.split(": ", 1)
+                    if len(workaround) < 2:
+                        workaround.append(finish(fix))
+                impact.append(finish(cons))
+            else:
+                impact.append(body_text(s))
+            used.append(s)
+    if not impact:
+        nxt = next((s for s in ev.after(main) if usable(s) and s.turn == main.turn and s not in used), None)
+        if cl.reason:
+            impact.append(f"Anything that needs it fails: {lower_first(reason_sentence(cl.reason))}")
+        elif nxt:
+            impact.append(body_text(nxt))
+            used.append(nxt)
+        else:
+            impact.append(f"Work has to stay within it, as stated ({attribution(main)}): {quote(finish(cl.core))}")
+    sections = {"Rule": f"{rule} ({attribution(main)})", "Impact": " ".join(impact)}
+    if workaround:
+        sections["Workaround"] = " ".join(workaround)
+    title = title_from(text, "constraint", sent=main)
+    return Draft(title, describe(title, reason_sentence(cl.reason) if cl.reason else impact[0]), sections, used,
+                 other_notes(ev, used))
