@@ -68,7 +68,7 @@ def _main(argv: list[str]) -> int:
         if args.command == "status":
             return commands.status(args)
         if args.command == "demo":
-            return commands.demo(args, review=_review)
+            return commands.demo(args, hook=_hook, review=_review)
         if args.auto_approve:
             return commands.auto_approve(args)
         return _review(commands.project_dir(args))
@@ -82,6 +82,13 @@ def _main(argv: list[str]) -> int:
             raise
         print(f"memcurate: internal error: {e.__class__.__name__}: {e} (run with --debug for details)", file=sys.stderr)
         return 1
+
+
+def _hook(stdin: bytes, env: dict) -> int:
+    """The real hook, in-process (the demo feeds its session through it as Claude Code would)."""
+    from hooks.dispatch import run
+
+    return run(stdin, env)
 
 
 def _review(project: str) -> int:

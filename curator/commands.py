@@ -138,10 +138,15 @@ def _print_location(doc: dict) -> None:
 
 
 def auto_approve(args) -> int:
+    return run_headless(project_dir(args), args.json)
+
+
+def run_headless(project: str, json_out: bool, *, show_memory_md: bool = False) -> int:
+    """`--auto-approve` on `project`: the summary (one JSON document, or text; `show_memory_md` adds
+    where MEMORY.md is) and the exit status."""
     from .engine import Engine
     from .headless import auto_approve as run
 
-    project = project_dir(args)
     try:
         engine = Engine(project)
     except config.ConfigError as e:
@@ -154,10 +159,12 @@ def auto_approve(args) -> int:
     finally:
         engine.close()
     summary = {"project": project, "memory_root": engine.root, **summary}
-    if args.json:
+    if json_out:
         _print_json(summary)
     else:
         print_summary(summary)
+        if show_memory_md:
+            print(f"\nMEMORY.md: {one_line(os.path.join(engine.root, 'MEMORY.md'), 500)}")
     return report_status(summary)
 
 
@@ -204,9 +211,21 @@ def print_summary(summary: dict) -> None:
         print(f"note: {one_line(note, 300)}")
 
 
-def demo(args, review=None) -> int:
-    from .demo import run_demo
+def demo(args, *, hook, review=None) -> int:
+    """A throwaway project seeded from the bundled session through the real `hook`; then the TUI
+    (`review`, handed in by the command line) or, with --auto-approve, the headless run."""
+    from . import demo as demo_project
 
-    return run_demo(json_out=getattr(args, "json", False), auto_approve=getattr(args, "auto_approve", False),
-                    review=review)
-
+    json_out, headless = getattr(args, "json", False), getattr(args, "auto_approve", False)
+    layout = demo_project.seed(hook)
+    if json_out and not headless:
+        _print_json({**layout, "counts": staging.counts(layout["data_dir"])})
+    elif not json_out:
+        demo_project.describe(layout)
+    if headless:
+        if not json_out:
+            print()
+        return run_headless(layout["project"], json_out, show_memory_md=True)
+    if review is not None and not json_out:
+        return review(layout["project"])
+    return 0

@@ -35,75 +35,51 @@ def make_project(root: str) -> dict:
             "memory_root": os.path.join(transcript_dir, "memory")}
 
 
-def _hook(payload: dict, layout: dict) -> None:
-    from hooks.dispatch import run  # the real hook code, in-process
-
-    # The environment Claude Code gives its hooks: the session's folder and config dir.
-    env = {**os.environ, "CLAUDE_PROJECT_DIR": layout["project"], "CLAUDE_CONFIG_DIR": layout["claude_config_dir"]}
-    run(json.dumps(payload).encode(), env)
+def claude_env(layout: dict) -> dict:
+    """The environment Claude Code gives its hooks in the demo: the session's folder and config dir."""
+    return {**os.environ, "CLAUDE_PROJECT_DIR": layout["project"], "CLAUDE_CONFIG_DIR": layout["claude_config_dir"]}
 
 
-def play_session(layout: dict) -> None:
-    """Write the demo transcript in growing parts, calling the hooks as Claude Code would."""
+def play_session(layout: dict, hook) -> None:
+    """Write the demo transcript in growing parts, calling `hook(stdin bytes, env)` (the real hook,
+    handed in by the command line: the engine does not import hooks/) as Claude Code would."""
     with open(asset(DEMO_TRANSCRIPT), "rb") as f:
         lines = f.read().splitlines(keepends=True)
     cut = [round(len(lines) * (i + 1) / PARTS) for i in range(PARTS)]
     base = {"session_id": DEMO_SESSION, "transcript_path": layout["transcript"], "cwd": layout["project"]}
+    env = claude_env(layout)
     start = 0
     for end in cut:
         with open(layout["transcript"], "ab") as out:
             out.writelines(lines[start:end])
         start = end
-        _hook({**base, "hook_event_name": "Stop", "stop_hook_active": False}, layout)
-    _hook({**base, "hook_event_name": "SessionEnd", "reason": "exit"}, layout)
+        hook(json.dumps({**base, "hook_event_name": "Stop", "stop_hook_active": False}).encode(), env)
+    hook(json.dumps({**base, "hook_event_name": "SessionEnd", "reason": "exit"}).encode(), env)
 
 
-def run_demo(*, json_out: bool = False, auto_approve: bool = False, review=None) -> int:
-    """Seed a throwaway demo project; then save headless (`auto_approve`), or hand the project to
-    `review` (the TUI, injected by the command line: the engine knows nothing of the UI)."""
-    root = tempfile.mkdtemp(prefix="memcurate-demo-")
-    layout = make_project(root)
-    play_session(layout)
-    data = os.path.join(layout["project"], ".memcurate")
-    triages = []
+def seed(hook) -> dict:
+    """A new throwaway demo project with the demo session played through `hook`; returns its layout
+    (folders, and `triages`: what was staged)."""
+    layout = make_project(tempfile.mkdtemp(prefix="memcurate-demo-"))
+    play_session(layout, hook)
+    data = layout["data_dir"] = os.path.join(layout["project"], ".memcurate")
+    triages = layout["triages"] = []
     for tid in staging.triage_ids(data):
         doc = staging.load_triage(data, tid)
         triages.append({"id": tid, "byte_range": doc["source"]["byte_range"],
                         "categories": {n: c["score"] for n, c in doc["categories"].items() if c["triggered"]}})
-    if json_out and not auto_approve:
-        print(json.dumps({**layout, "data_dir": data, "triages": triages, "counts": staging.counts(data)}, indent=2))
-    elif not json_out:
-        print(f"demo folder   {root}")
-        print(f"project       {layout['project']}")
-        print(f"transcript    {layout['transcript']}  (fed to the hook in {PARTS} parts, then SessionEnd)")
-        print(f"memory root   {layout['memory_root']}")
-        print(f"staged        {len(triages)} triages in {data}/staging")
-        for t in triages:
-            cats = ", ".join(f"{n} {s:.2f}" for n, s in t["categories"].items())
-            print(f"  {t['id']}  bytes {t['byte_range'][0]}..{t['byte_range'][1]}  {cats}")
-        print(f"\nSee them with: memcurate --project {layout['project']} status")
-    if auto_approve:
-        return _auto_approve(layout, json_out)
-    if review is not None and not json_out:
-        return review(layout["project"])
-    return 0
+    return layout
 
 
-def _auto_approve(layout: dict, json_out: bool) -> int:
-    from .commands import print_summary, report_status
-    from .engine import Engine
-    from .headless import auto_approve
-
-    engine = Engine(layout["project"])
-    try:
-        summary = auto_approve(engine)
-    finally:
-        engine.close()
-    summary = {"project": layout["project"], "memory_root": engine.root, **summary}
-    if json_out:
-        print(json.dumps(summary, indent=2))
-    else:
-        print()
-        print_summary(summary)
-        print(f"\nMEMORY.md: {os.path.join(engine.root, 'MEMORY.md')}")
-    return report_status(summary)
+def describe(layout: dict) -> None:
+    """Say where the demo's folders are and what was staged."""
+    data = layout["data_dir"]
+    print(f"demo folder   {layout['root']}")
+    print(f"project       {layout['project']}")
+    print(f"transcript    {layout['transcript']}  (fed to the hook in {PARTS} parts, then SessionEnd)")
+    print(f"memory root   {layout['memory_root']}")
+    print(f"staged        {len(layout['triages'])} triages in {data}/staging")
+    for t in layout["triages"]:
+        cats = ", ".join(f"{n} {s:.2f}" for n, s in t["categories"].items())
+        print(f"  {t['id']}  bytes {t['byte_range'][0]}..{t['byte_range'][1]}  {cats}")
+    print(f"\nSee them with: memcurate --project {layout['project']} status")
