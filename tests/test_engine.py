@@ -15,8 +15,9 @@ from curator.capture import capture
 from curator.drafting import DraftResult
 from curator.drafting.offline import OfflineDrafter
 from curator.engine import Engine
+from fakes import Failing
 from curator.headless import auto_approve
-from curator.review import (Blocked, Conflict, ReviewError)
+from curator.review import Blocked, Conflict, ReviewError
 from curator.store import content_hash
 
 DEMO = asset(os.path.join("demo", "session.jsonl"))
@@ -61,19 +62,6 @@ def test_auto_approve_saves_every_clean_draft_and_a_second_run_changes_nothing(p
     assert all(not again[k] for k in ("created", "updated", "noop", "failed", "blocked"))
     assert tree(root) == before
     assert {r["state"] for r in staging.category_states(engine.data, tid).values()} == {"saved"}
-
-
-class Failing:
-    name = "failing"
-    reason = "test"
-
-    def __init__(self, fail: set[str]) -> None:
-        self.fail, self.inner = fail, OfflineDrafter()
-
-    def draft(self, request):
-        if request.category in self.fail:
-            return DraftResult(doc=None, text="", model="fake", error="the model said no")
-        return self.inner.draft(request)
 
 
 def test_a_failing_category_is_marked_failed_while_the_others_go_on_and_retry_works(project, tmp_path):

@@ -20,9 +20,8 @@ from curator import atomic, memfile, memory_md, staging
 from curator.assets import asset
 from curator.capture import capture
 from curator.cli import main
-from curator.drafting import DraftResult
-from curator.drafting.offline import OfflineDrafter
 from curator.engine import Engine
+from fakes import Failing
 
 from conftest import run_cli
 from test_engine_processes import check_memory, memory_files
@@ -205,19 +204,6 @@ def test_every_save_failing_exits_1(project, tmp_path, capsys, monkeypatch):
     assert all("Permission denied" in f["error"] for f in summary["failed"])
     code, out, err = run(project, capsys)  # the text summary, same status
     assert code == 1 and "Permission denied" in out
-
-
-class Failing:
-    name = "failing"
-    reason = "test"
-
-    def __init__(self, fail: set[str]) -> None:
-        self.fail, self.inner = fail, OfflineDrafter()
-
-    def draft(self, request):
-        if request.category in self.fail:
-            return DraftResult(doc=None, text="", model="fake", error="the model said no")
-        return self.inner.draft(request)
 
 
 def test_a_failed_draft_exits_1_and_the_rest_is_saved(project, tmp_path, capsys, monkeypatch):
