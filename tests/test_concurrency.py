@@ -457,7 +457,7 @@ def test_memory_md_apply_keeps_a_line_appended_after_its_rename(tmp_path, monkey
         opener()
         return real_plan(*a, **kw)
 
-    monkeypatch.setattr(memory_md, "plan", plan)
+    monkeypatch.setattr(memory_md.writing, "plan", plan)  # the plan apply calls
     result = memory_md.apply(tmp_path, {"categories": {"decision": {"budget": 40}}},
                              [("upsert", memory_md.IndexLine("a", "decision", "A", "why"))])
     text = path.read_text()
@@ -485,7 +485,7 @@ def test_an_entry_a_first_plan_archived_leaves_the_archive_when_the_plan_written
             os.replace(tmp_path / "theirs", path)
         return real_plan(text, *a, **kw)
 
-    monkeypatch.setattr(memory_md, "plan", plan)
+    monkeypatch.setattr(memory_md.writing, "plan", plan)  # the plan apply calls
     result = memory_md.apply(tmp_path, cfg, [("upsert", memory_md.IndexLine("e6", "decision", "E6", "why"))])
     assert len(calls) >= 2 and not result.archived
     assert [e.id for e in memory_md.parse(path.read_text()).sections["decision"].entries] == \

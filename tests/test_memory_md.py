@@ -386,7 +386,7 @@ def test_the_archive_is_written_before_memory_md(tmp_path, monkeypatch):
     cfg = cfg_with({"decision": 1})
     apply(tmp_path, cfg, up(entry("a")))
     order = []
-    real = memory_md.write_text
+    real = memory_md.writing.write_text
 
     def recording(path, text, **kw):
         order.append(str(path))
@@ -397,8 +397,8 @@ def test_the_archive_is_written_before_memory_md(tmp_path, monkeypatch):
         order.append(str(path))
         raise OSError("disk full")  # a crash between the two writes
 
-    monkeypatch.setattr(memory_md, "write_text", recording)
-    monkeypatch.setattr(memory_md, "replace_if_unchanged", crashing)
+    monkeypatch.setattr(memory_md.writing, "write_text", recording)
+    monkeypatch.setattr(memory_md.writing, "replace_if_unchanged", crashing)
     with pytest.raises(OSError):
         apply(tmp_path, cfg, up(entry("b")))
     assert order[0].endswith("archive/decision.md") and order[1].endswith("MEMORY.md")
