@@ -10,8 +10,8 @@ start the real `memcurate --auto-approve` (bench/.venv's console script),
 SIGKILL it at a random moment spread over the time the run would take, and
 check the invariants on disk:
 
-  - every memory file parses (curator.memfile.parse) with no problems (memfile.problems == [])
-  - MEMORY.md parses (curator.memory_md.parse), within its budgets and limits; no entry twice
+  - every memory file parses (curator.memory.memfile.parse) with no problems (memfile.problems == [])
+  - MEMORY.md parses (curator.memory.memory_md.parse), within its budgets and limits; no entry twice
   - every archive parses, no entry twice; no MEMORY.md entry points at a missing file
   - every staged state record reads; a `saved` category's file exists
   - left-over temp files (`.*.tmp`) are counted and reported
@@ -125,7 +125,7 @@ class Checker:
         self.cache: dict[str, tuple[tuple, list[str]]] = {}
 
     def _memory_file(self, path: str, category: str) -> list[str]:
-        from curator import memfile
+        from curator.memory import memfile
 
         st = os.stat(path)
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
@@ -149,8 +149,9 @@ class Checker:
 
     def check(self, final: bool = False) -> tuple[list[str], dict]:
         """(violations, facts). `final`: the work is done, so transient states are violations too."""
-        from curator import memory_md, staging
+        from curator.candidates import staging
         from curator.categories import CATEGORIES
+        from curator.memory import memory_md
 
         v: list[str] = []
         mem = self.live.memory

@@ -93,7 +93,7 @@ class Site:
 
 def stage_demo_copies(site: Site, engine, specs: list[tuple[int, str | None, bool]], salt: int) -> list[str]:
     """Stage demo copies: (n, code word or None, light edit) each; returns the transcripts."""
-    from curator.capture import capture
+    from curator.capture.incremental import capture
 
     raw = open(B.DEMO, encoding="utf-8").read()
     folder = os.path.join(site.dir, "transcripts")
@@ -112,7 +112,7 @@ def stage_demo_copies(site: Site, engine, specs: list[tuple[int, str | None, boo
 
 
 def all_states(data: str) -> dict[tuple[str, str], dict]:
-    from curator import staging
+    from curator.candidates import staging
 
     return {(tid, c): r for tid in staging.triage_ids(data) for c, r in staging.category_states(data, tid).items()}
 
@@ -122,7 +122,7 @@ def decisions(data: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for (tid, cat), rec in all_states(data).items():
         if rec["state"] == "ready":
-            from curator.candidate import StagedTriage
+            from curator.candidates.candidate import StagedTriage
 
             r = StagedTriage(data, tid).candidate(cat).review()
             key = r["decision"]["action"] + (" (blocked)" if r["blocked"] else "")
@@ -136,7 +136,7 @@ def decisions(data: str) -> dict[str, int]:
 
 def time_pipeline(site: Site, template: str) -> dict:
     """One run: process() every pending triage, from the restored template."""
-    from curator.pipeline import pending_triages
+    from curator.candidates.pipeline import pending_triages
 
     engine = site.restore(template)
     tids = pending_triages(engine.data)
@@ -160,10 +160,10 @@ def time_saves(site: Site, template: str, mode: str, profile: bool = False) -> d
 
     mode "auto": `auto_approve()`, the headless front end (a triage's saves share one MEMORY.md write);
     mode "one": `approve()` of one candidate at a time, as a person's keypress in the TUI does."""
-    from curator import memory_md
+    from curator.candidates.pipeline import pending_triages
     from curator.headless import auto_approve
-    from curator.pipeline import pending_triages
-    from curator.review import ReviewError
+    from curator.memory import memory_md
+    from curator.review.actions import ReviewError
 
     engine = site.restore(template)
     todo = [(tid, cat) for (tid, cat), rec in all_states(site.data).items() if rec["state"] == "ready"]
@@ -217,11 +217,11 @@ def time_saves(site: Site, template: str, mode: str, profile: bool = False) -> d
 
 def child(args) -> int:
     info = B.check_engine(PROG)
-    from curator import memfile as mf
-    from curator import staging
+    from curator.candidates import staging
+    from curator.candidates.pipeline import pending_triages
     from curator.headless import auto_approve
-    from curator.pipeline import pending_triages
-    from curator.review import ReviewError
+    from curator.memory import memfile as mf
+    from curator.review.actions import ReviewError
 
     quick = args.quick
     runs = args.runs or (3 if quick else 5)
@@ -264,7 +264,7 @@ def child(args) -> int:
         shared = None
         sources = B.main_session_files(args.transcripts) if os.path.isdir(args.transcripts) else []
         if sources and not args.no_shared:
-            from curator.capture import capture
+            from curator.capture.incremental import capture
 
             shared = Site(work, "pipeline-shared")
             e = shared.engine()

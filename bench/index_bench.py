@@ -6,7 +6,7 @@ Builds N memory files (default 10,000) across the six categories in a
 temporary memory root (decisions the most, session summaries the least),
 from a fixed vocabulary with a Zipf-like spread of word frequencies and a
 long tail of project-specific names (deterministic seed), then times the
-real `curator.index.MemoryIndex`:
+real `curator.memory.index.MemoryIndex`:
 
 - the initial index build (`refresh()` of an empty index),
 - a full `refresh()` when nothing changed,
@@ -45,10 +45,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from curator import memfile  # noqa: E402
 from curator.categories import CATEGORIES  # noqa: E402
-from curator.index import MemoryIndex  # noqa: E402
-from curator.store import MemoryStore  # noqa: E402
+from curator.memory import memfile  # noqa: E402
+from curator.memory.index import MemoryIndex  # noqa: E402
+from curator.memory.store import MemoryStore  # noqa: E402
 
 TARGET_MEDIAN_MS = 20.0
 SHARE = {"decision": 0.28, "constraint": 0.20, "runbook": 0.20, "tech_debt": 0.14, "preference": 0.10,

@@ -17,9 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from curator import config  # noqa: E402
+from curator.capture.transcript import TranscriptReader  # noqa: E402
+from curator.capture.triage import Rules, triage_entries  # noqa: E402
 from curator.categories import NAMES  # noqa: E402
-from curator.transcript import TranscriptReader  # noqa: E402
-from curator.triage import Rules, triage_entries  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "transcripts"
 LABELS = ROOT / "tests" / "data" / "triage_labels.json"

@@ -14,7 +14,7 @@ checkout.
             (in-process, `run_test`, with its real watcher and pipeline; every
             frame rendered to terminal sequences by a driver that writes them
             nowhere) against a separate stager process that calls
-            `curator.capture.capture` on a new demo copy, as the Stop hook does.
+            `curator.capture.incremental.capture` on a new demo copy, as the Stop hook does.
             Clock: from the rename of the triage folder into staging/ (time
             taken in the stager, CLOCK_MONOTONIC is system wide) to the end of
             the first frame written with the new row in the QueueTable.
@@ -113,8 +113,8 @@ class Site:
 
     def drafted_triage(self, n: int, salt: int) -> str:
         """Stage demo copy n and draft it (offline): every category ready. Returns its id."""
-        from curator import staging
-        from curator.capture import capture
+        from curator.candidates import staging
+        from curator.capture.incremental import capture
 
         e = self.engine()
         try:
@@ -133,7 +133,7 @@ class Site:
 def copy_triage(data: str, tid: str, count: int) -> list[str]:
     """`count` copies of a staged triage folder under new ids (ids sort after `tid`, one minute apart,
     with a checksum-like tail as real ids have), each with its triage.json "id" set to match."""
-    from curator import staging
+    from curator.candidates import staging
 
     src = staging.triage_dir(data, tid)
     start = dt.datetime.strptime(tid.split("-")[0], "%Y%m%dT%H%M%SZ")
@@ -273,10 +273,10 @@ async def wait_event(ev: asyncio.Event, what: str, timeout: float = 30.0) -> Non
 # -- a. landing ------------------------------------------------------------------------------------
 
 def stager(project: str) -> int:
-    """A separate process that stages demo copies with curator.capture.capture, as the Stop hook does,
+    """A separate process that stages demo copies with curator.capture.incremental.capture, as the Stop hook does,
     and reports when the triage folder appeared: the time of the rename of .incoming/<tid> into staging/."""
-    from curator import staging
-    from curator.capture import capture
+    from curator.candidates import staging
+    from curator.capture.incremental import capture
     from curator.engine import Engine
 
     e = Engine(project)
@@ -491,7 +491,7 @@ async def measure_keys(site: Site, expected: int, instances: int, presses: int, 
 
 def measure_board_load(site: Site, runs: int) -> tuple[list[float], int]:
     """Board.load() of every staged triage by a new Board (what the app's first load does), ms."""
-    from curator.queue import Board
+    from curator.candidates.queue import Board
 
     xs = []
     for _ in range(runs):
@@ -633,7 +633,7 @@ def child(args) -> int:
         os.environ.pop(k, None)
     for k in [k for k in os.environ if k.startswith("TEXTUAL")]:
         os.environ.pop(k)
-    from curator import staging
+    from curator.candidates import staging
 
     try:
         say(f"engine and app: {info['engine']} (memcurate {info['version']}, textual {info['textual']}, "

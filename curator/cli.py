@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str]) -> int:
     import argparse
 
-    from . import __version__
+    from curator import __version__
 
     parser = argparse.ArgumentParser(
         prog="memcurate",
@@ -61,7 +61,7 @@ def _main(argv: list[str]) -> int:
 
     args = parser.parse_args(argv)
     try:
-        from . import commands
+        from curator import commands
 
         if args.command == "triage":
             return commands.triage(args)

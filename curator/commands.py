@@ -6,11 +6,12 @@ import json
 import os
 import sys
 
-from . import config, staging
-from .capture import CaptureSkipped, capture
-from .locks import LockBusy
-from .paths import AutoMemoryOff, data_dir, project_root, resolve_memory_root
-from .textsafe import one_line
+from curator import config
+from curator.candidates import staging
+from curator.capture.incremental import CaptureSkipped, capture
+from curator.util.locks import LockBusy
+from curator.util.paths import AutoMemoryOff, data_dir, project_root, resolve_memory_root
+from curator.util.textsafe import one_line
 
 
 class UserError(Exception):
@@ -95,7 +96,7 @@ def status(args) -> int:
         doc["claude_config_dir_from"] = location["claude_config_dir_from"]
         doc["auto_memory"] = location["auto_memory"]
         try:
-            from . import memory_md
+            from curator.memory import memory_md
 
             doc["memory_md"] = memory_md.usage(doc["memory_root"], cfg)
         except Exception as e:  # a damaged MEMORY.md is reported, not fatal to status
@@ -144,8 +145,8 @@ def auto_approve(args) -> int:
 def run_headless(project: str, json_out: bool, *, show_memory_md: bool = False) -> int:
     """`--auto-approve` on `project`: the summary (one JSON document, or text; `show_memory_md` adds
     where MEMORY.md is) and the exit status."""
-    from .engine import Engine
-    from .headless import auto_approve as run
+    from curator.engine import Engine
+    from curator.headless import auto_approve as run
 
     try:
         engine = Engine(project)
@@ -170,7 +171,7 @@ def run_headless(project: str, json_out: bool, *, show_memory_md: bool = False) 
 
 def report_status(summary: dict) -> int:
     """The exit status of an --auto-approve run, with its one line on stderr when it is 1."""
-    from .headless import exit_status
+    from curator.headless import exit_status
 
     code = exit_status(summary)
     if code:
@@ -214,7 +215,7 @@ def print_summary(summary: dict) -> None:
 def demo(args, *, hook, review=None) -> int:
     """A throwaway project seeded from the bundled session through the real `hook`; then the TUI
     (`review`, handed in by the command line) or, with --auto-approve, the headless run."""
-    from . import demo as demo_project
+    from curator import demo as demo_project
 
     json_out, headless = getattr(args, "json", False), getattr(args, "auto_approve", False)
     layout = demo_project.seed(hook)

@@ -17,9 +17,9 @@ import json
 import os
 import re
 
-from . import __version__
-from .assets import asset
-from .atomic import write_json
+from curator import __version__
+from curator.util.assets import asset
+from curator.util.atomic import write_json
 
 CACHE_NAME = "config.cache.json"
 BACKENDS = ("auto", "anthropic", "claude-cli", "offline")
@@ -108,7 +108,7 @@ def _check_regex(pattern: str, where: str, dotted: str) -> None:
 
 
 def _semantic_checks(cfg: dict, where: str) -> None:
-    from .categories import NAMES  # the slow path only: the hook reads the cache
+    from curator.categories import NAMES  # the slow path only: the hook reads the cache
 
     if cfg["backend"] not in BACKENDS:
         raise ConfigError(f"{where}: backend: expected one of {', '.join(BACKENDS)}, found {cfg['backend']!r}")
@@ -167,7 +167,7 @@ def build(paths: list[str]) -> dict:
 
 def _derive(cfg: dict) -> dict:
     """Work that depends only on the config, done once here and kept in the cache (see keywords.py)."""
-    from .keywords import analyse
+    from curator.capture.keywords import analyse
 
     patterns = {p for c in cfg["categories"].values() for key in ("keywords", "weak_keywords") for p in c[key]}
     patterns.update(cfg["triage"]["reason_words"])

@@ -11,10 +11,10 @@ import json
 import os
 import tempfile
 
-from . import staging
-from .assets import asset
-from .atomic import write_text
-from .paths import project_key
+from curator.candidates import staging
+from curator.util.assets import asset
+from curator.util.atomic import write_text
+from curator.util.paths import project_key
 
 DEMO_TRANSCRIPT = os.path.join("demo", "session.jsonl")
 DEMO_SESSION = "5e55a1d0-de70-4c1a-9a5e-000000000001"

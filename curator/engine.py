@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import os
 
-from . import config, memory_md, pipeline, staging
-from . import review as actions
-from .candidate import Claim, StagedTriage
-from .atomic import append_line, read_json, sweep_temps, write_json
-from .locks import FileLock, SharedLock
-from .paths import check_saving, data_dir, resolve_memory_root
-from .pipeline import now_iso
+from curator import config
+from curator.candidates import pipeline, staging
+from curator.candidates.candidate import Claim, StagedTriage
+from curator.candidates.pipeline import now_iso
+from curator.memory import memory_md
+from curator.review import actions
+from curator.util.atomic import append_line, read_json, sweep_temps, write_json
+from curator.util.locks import FileLock, SharedLock
+from curator.util.paths import check_saving, data_dir, resolve_memory_root
 
 REJECTED = "rejected.json"
 WRITTEN = "written.log"
@@ -25,8 +27,8 @@ WRITTEN = "written.log"
 
 class Engine:
     def __init__(self, project, *, cfg: dict | None = None, drafter=None, clock=None) -> None:
-        from .index import MemoryIndex
-        from .store import LOCK_NAME, MemoryStore
+        from curator.memory.index import MemoryIndex
+        from curator.memory.store import LOCK_NAME, MemoryStore
 
         self.project = os.path.abspath(os.fspath(project))
         self.data = data_dir(self.project)
@@ -56,7 +58,7 @@ class Engine:
 
     def board(self):
         """The candidates waiting for a person, read from staging (one file per triage)."""
-        from .queue import Board
+        from curator.candidates.queue import Board
 
         return Board(self.data)
 
@@ -113,7 +115,7 @@ class Engine:
     @property
     def drafter(self):
         if self._drafter is None:
-            from .drafting import get_drafter
+            from curator.drafting import get_drafter
 
             self._drafter = get_drafter(self.cfg)
         return self._drafter
@@ -121,7 +123,7 @@ class Engine:
     def target_state(self, category: str, memory_id: str, base_hash: str | None) -> dict:
         """Whether the memory an UPDATE/DELETE was based on still exists unchanged; for a file that
         changed, `unreadable` says why it is no memory any more (not UTF-8, broken front matter...)."""
-        from .store import BrokenMemoryError, MissingMemoryError, content_hash
+        from curator.memory.store import BrokenMemoryError, MissingMemoryError, content_hash
 
         path = self.store.path_for(category, memory_id)
         state = {"exists": True, "hash_matches": False, "path": path, "where": self.store.relpath(path)}
@@ -174,7 +176,7 @@ class Engine:
 
     def record_written(self, path: str, text: str) -> None:
         """Append one line (no rewrite per save); read only when a save meets a conflict."""
-        from .store import content_hash
+        from curator.memory.store import content_hash
 
         append_line(os.path.join(self.data, WRITTEN), f"{content_hash(text)} {path}\n".encode("utf-8"))
 
@@ -194,8 +196,8 @@ class Engine:
     def sweep_temps(self) -> int:
         """Remove what killed writers left: half-assembled triages, and temp files in the memory root and
         the data dir; returns how many."""
-        from .categories import CATEGORIES
-        from .store import ARCHIVE_DIR
+        from curator.categories import CATEGORIES
+        from curator.memory.store import ARCHIVE_DIR
 
         folders = [self.root, os.path.join(self.root, ARCHIVE_DIR), self.data, os.path.join(self.data, "offsets")]
         folders += [os.path.join(self.root, c) for c in CATEGORIES]

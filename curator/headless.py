@@ -17,11 +17,11 @@ read; candidates left for review (blocked, held, conflicts) are not failures.
 
 from __future__ import annotations
 
-from . import staging
-from .atomic import NO_SPACE, failure
-from .locks import LockBusy
-from .review import Approval, Blocked, Conflict
-from .verify import Issue, held
+from curator.candidates import staging
+from curator.review.actions import Approval, Blocked, Conflict
+from curator.review.verify import Issue, held
+from curator.util.atomic import NO_SPACE, failure
+from curator.util.locks import LockBusy
 
 
 class _Stop(Exception):
@@ -128,7 +128,7 @@ def _record(summary: dict, tid: str, result: Approval, conflicts: bool = True) -
 def _changed_by_memcurate(engine, tid: str, cat: str) -> bool:
     """Whether the file a decision was based on was changed by memcurate (another triage, another
     process) rather than by hand: then deciding again is safe."""
-    from .store import content_hash
+    from curator.memory.store import content_hash
 
     d = engine.review(tid, cat)["decision"]
     if d["action"] == "create":

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 
 from curator import config
-from curator.capture import CaptureSkipped, capture
-from curator.locks import LockBusy
-from curator.log import log_line
-from curator.paths import hook_may_read, record_config_dir
+from curator.capture.incremental import CaptureSkipped, capture
+from curator.util.locks import LockBusy
+from curator.util.log import log_line
+from curator.util.paths import hook_may_read, record_config_dir
 
 
 def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=()) -> int:

@@ -11,8 +11,8 @@ import json
 import os
 import sys
 
-from curator.log import log_line
-from curator.paths import data_dir, is_inside, project_root
+from curator.util.log import log_line
+from curator.util.paths import data_dir, is_inside, project_root
 
 from . import capture
 

@@ -9,11 +9,11 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import claude_transcripts, run_cli, run_hook
+from synthetic import Transcript, text, tool
 
 import curator
-from synthetic import Transcript, text, tool
-from conftest import claude_transcripts, run_cli, run_hook
-from curator import staging
+from curator.candidates import staging
 from curator.categories import NAMES
 
 SUBCOMMANDS = ("hook", "triage", "status", "demo")

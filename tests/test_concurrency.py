@@ -21,19 +21,19 @@ import time
 from pathlib import Path
 
 import pytest
+from test_engine import stage
 
-from curator import atomic, memory_md, staging
+from curator.candidates import staging
 from curator.categories import NAMES
 from curator.engine import Engine
-from curator.locks import FileLock, LockBusy
-
-from test_engine import stage
+from curator.memory import memory_md
+from curator.util import atomic
+from curator.util.locks import FileLock, LockBusy
 
 # A process that approves what it reads on stdin ("<triage> <category>" a line) and says what it saved.
 APPROVER = r"""
 import json, sys
 from curator.engine import Engine
-from curator.review import approve
 
 engine = Engine(sys.argv[1])
 print("ready", flush=True)

@@ -16,16 +16,16 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
-from curator import config, staging
-from curator.assets import asset
-from curator.capture import capture
+from curator import config
+from curator.candidates import staging
+from curator.capture.incremental import capture
+from curator.capture.transcript import TranscriptReader
 from curator.categories import NAMES
 from curator.demo import DEMO_SESSION, DEMO_TRANSCRIPT
-from curator.paths import data_dir
-from curator.transcript import TranscriptReader
-
-from conftest import run_cli
+from curator.util.assets import asset
+from curator.util.paths import data_dir
 
 DEMO = Path(asset(DEMO_TRANSCRIPT))
 

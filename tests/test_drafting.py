@@ -11,15 +11,17 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
-from curator import capture, config, memfile, staging
-from curator.assets import asset
-from curator.categories import CATEGORIES, NAMES
-from curator.drafting import (DraftRequest, DraftResult, Drafter, DrafterUnavailable, get_drafter, model_for)
-from curator.drafting.offline import NO_NEXT_STEP, SCAFFOLD, OfflineDrafter, sentences
-from curator.redact import find_secrets
-
 from conftest import ROOT, needs_shared, shared_transcripts
+
+from curator import config
+from curator.candidates import staging
+from curator.capture import incremental as capture
+from curator.capture.redact import find_secrets
+from curator.categories import CATEGORIES, NAMES
+from curator.drafting import Drafter, DrafterUnavailable, DraftRequest, DraftResult, get_drafter, model_for
+from curator.drafting.offline import NO_NEXT_STEP, SCAFFOLD, OfflineDrafter, sentences
+from curator.memory import memfile
+from curator.util.assets import asset
 
 NOW = "2026-11-22T10:04:00Z"
 DEMO = ROOT / "assets" / "demo" / "session.jsonl"
@@ -153,7 +155,7 @@ def test_every_triggered_category_of_a_real_session_drafts_from_its_evidence(pat
 
 @needs_shared
 def test_real_drafts_pass_verification(tmp_path_factory):
-    verify = pytest.importorskip("curator.verify")
+    verify = pytest.importorskip("curator.review.verify")
     drafter = OfflineDrafter()
     verified = 0
     for path in shared_transcripts() + [DEMO]:

@@ -12,13 +12,20 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import (
+    claude_transcripts,
+    memcurate_exe,
+    needs_shared,
+    run_cli,
+    run_hook,
+    shared_config_env,
+    shared_transcripts,
+)
 
-from curator import config, memfile, memory_md
-from curator.assets import asset
-from curator.transcript import TranscriptReader
-
-from conftest import (claude_transcripts, memcurate_exe, needs_shared, run_cli, run_hook, shared_config_env,
-                      shared_transcripts)
+from curator import config
+from curator.capture.transcript import TranscriptReader
+from curator.memory import memfile, memory_md
+from curator.util.assets import asset
 
 DEMO = Path(asset(os.path.join("demo", "session.jsonl")))
 

@@ -15,16 +15,17 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
+from fakes import Failing
+from test_engine_processes import check_memory, memory_files
 
-from curator import atomic, memfile, memory_md, staging
-from curator.assets import asset
-from curator.capture import capture
+from curator.candidates import staging
+from curator.capture.incremental import capture
 from curator.cli import main
 from curator.engine import Engine
-from fakes import Failing
-
-from conftest import run_cli
-from test_engine_processes import check_memory, memory_files
+from curator.memory import memfile, memory_md
+from curator.util import atomic
+from curator.util.assets import asset
 
 DEMO = Path(asset(os.path.join("demo", "session.jsonl")))
 DEMO_SESSION = b"5e55a1d0-de70-4c1a-9a5e-000000000001"
@@ -366,7 +367,7 @@ def test_a_write_that_really_fails_names_its_file_and_leaves_nothing_behind(tmp_
     target.write_text("old\n")
     code = f"""
 import resource, signal, sys
-from curator import atomic
+from curator.util import atomic
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
 try:
@@ -384,7 +385,7 @@ except OSError as e:
 
 
 def test_verify_blocks_a_file_in_the_way_that_is_no_memory_for_any_action():
-    from curator.verify import verify
+    from curator.review.verify import verify
 
     text = "not even a memory"  # the target's issue does not depend on the text
     target = {"exists": True, "hash_matches": False, "path": "/m/decision/x.md", "where": "decision/x.md",

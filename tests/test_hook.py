@@ -12,10 +12,17 @@ import sys
 from pathlib import Path
 
 import pytest
-
+from conftest import (
+    ROOT,
+    claude_transcripts,
+    memcurate_exe,
+    needs_shared,
+    run_hook,
+    shared,
+    shared_config_env,
+    shared_transcripts,
+)
 from synthetic import Transcript, text, tool
-from conftest import (ROOT, claude_transcripts, memcurate_exe, needs_shared, run_hook, shared, shared_config_env,
-                      shared_transcripts)
 
 from curator.categories import NAMES
 
@@ -327,7 +334,7 @@ def test_capturing_a_huge_message_keeps_memory_bounded(tmp_path, project):
     import tracemalloc
 
     from curator import config
-    from curator.capture import capture
+    from curator.capture.incremental import capture
 
     path = huge_message_session().write(claude_dir(tmp_path) / "huge-message.jsonl")
     data = data_of(project)

@@ -8,17 +8,10 @@ import time
 
 import pytest
 
-from curator import config, memory_md
+from curator import config
 from curator.categories import CATEGORIES, NAMES
-from curator.memory_md import (
-    IndexLine,
-    MemoryMdError,
-    apply,
-    parse,
-    plan,
-    read_archive,
-    usage,
-)
+from curator.memory import memory_md
+from curator.memory.memory_md import IndexLine, MemoryMdError, apply, parse, plan, read_archive, usage
 
 BUDGETS = {"decision": 40, "constraint": 30, "runbook": 20, "tech_debt": 15, "preference": 15, "session_summary": 10}
 

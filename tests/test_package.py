@@ -22,7 +22,7 @@ def test_wheel_carries_assets_and_finds_them(tmp_path):
 
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
-    probe = ("import sys; sys.path.insert(0, sys.argv[1]); from curator.assets import assets_dir; "
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); from curator.util.assets import assets_dir; "
              "from curator import config; print(assets_dir()); print(config.load(sys.argv[2])['backend'])")
     # -I: isolated from the checkout and its editable install
     res = subprocess.run([sys.executable, "-I", "-c", probe, str(site), str(tmp_path)], capture_output=True,

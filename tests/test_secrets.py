@@ -9,10 +9,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
-from synthetic import Transcript, text, tool
 from conftest import claude_transcripts, run_cli, run_hook
-from curator.redact import find_secrets, redact
+from synthetic import Transcript, text, tool
+
+from curator.capture.redact import find_secrets, redact
 
 # -- the secrets (made up, in the real formats) ----------------------------------
 
@@ -230,7 +230,7 @@ def test_secret_cut_by_the_summary_quote_is_not_half_kept(project, transcripts):
         assert GITHUB[-14:].encode() not in data, p
 
 
-# -- curator.redact.redact, kind by kind -----------------------------------------------------
+# -- curator.capture.redact.redact, kind by kind -----------------------------------------------------
 
 @pytest.mark.parametrize("source, expected, kinds", [
     (f"export KEY={ANTHROPIC} # prod", "export KEY=[REDACTED:anthropic-key] # prod", {"anthropic-key": 1}),
@@ -348,8 +348,8 @@ class EchoingDrafter:
     name, reason = "echoing", "test"
 
     def draft(self, request):
-        from curator import memfile
         from curator.drafting import DraftResult
+        from curator.memory import memfile
 
         body = "\n\n".join(f"## {name}\nUse tok_{GITHUB_2} and creds_{AWS_ID_3} for {request.category}."
                            for name in memfile.CATEGORIES[request.category].required)
@@ -371,8 +371,9 @@ def _engine(project: Path, tmp_path: Path, **kw):
 
 
 def test_a_drafters_whole_document_is_redacted_before_staging(project, tmp_path):
-    from curator import memfile, staging
-    from curator.capture import capture
+    from curator.candidates import staging
+    from curator.capture.incremental import capture
+    from curator.memory import memfile
 
     engine = _engine(project, tmp_path, drafter=EchoingDrafter())
     t = Transcript(session="9c1d2e3f-0000-4111-8222-333344445555")
@@ -398,7 +399,7 @@ def test_a_drafters_whole_document_is_redacted_before_staging(project, tmp_path)
 
 
 def test_a_secret_typed_into_a_memory_never_reaches_the_index(project, tmp_path):
-    from curator import memfile
+    from curator.memory import memfile
 
     engine = _engine(project, tmp_path)
     doc = memfile.MemoryDoc(id="deploy-creds", category="decision", title=f"Deploy with creds_{AWS_ID_3}",

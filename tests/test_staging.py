@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from curator import staging
-from curator.atomic import write_bytes
+from curator.candidates import staging
+from curator.util.atomic import write_bytes
 
 
 def doc(tid: str, triggered=("decision", "runbook")) -> dict:

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from curator import memfile
-from curator.locks import FileLock, LockBusy
-from curator.store import (
+from curator.memory import memfile
+from curator.memory.store import (
     BrokenMemoryError,
     ConflictError,
     DeleteNotAllowedError,
@@ -21,6 +20,7 @@ from curator.store import (
     UnsafePathError,
     content_hash,
 )
+from curator.util.locks import FileLock, LockBusy
 
 STAMP = "2026-11-22T10:04:00Z"
 BODIES = {

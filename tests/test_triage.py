@@ -7,15 +7,14 @@ import re
 from pathlib import Path
 
 import pytest
-
-from curator import config
-from curator.categories import NAMES
-from curator.keywords import Keyword, KeywordSet, phrases, requirements
-from curator.transcript import TranscriptReader
-from curator.triage import Rules, mask_inline_code, triage_entries
-
 from conftest import SHARED_TRANSCRIPTS, needs_shared, shared_transcripts
 from test_transcript import assistant, result, user, write
+
+from curator import config
+from curator.capture.keywords import Keyword, KeywordSet, phrases, requirements
+from curator.capture.transcript import TranscriptReader
+from curator.capture.triage import Rules, mask_inline_code, triage_entries
+from curator.categories import NAMES
 
 LABELS = Path(__file__).parent / "data" / "triage_labels.json"
 

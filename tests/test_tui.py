@@ -20,24 +20,24 @@ import weakref
 from pathlib import Path
 
 import pytest
+from conftest import claude_transcripts, run_hook
 from textual.widgets import Input, OptionList, Static, TextArea
+from tui_helpers import engine_factory, settle, tui, until, watching
 
-from curator import memfile, memory_md, staging
-from curator.assets import asset
-from curator.capture import capture
-from curator.candidate import StagedTriage
+from curator.candidates import staging
+from curator.candidates.candidate import StagedTriage
+from curator.candidates.pipeline import process
+from curator.capture.incremental import capture
 from curator.drafting import DraftResult
 from curator.drafting.offline import OfflineDrafter
-from curator.paths import data_dir
-from curator.pipeline import process
+from curator.memory import memfile, memory_md
+from curator.util.assets import asset
+from curator.util.paths import data_dir
 from widgets.app import REVIEW_ACTIONS
 from widgets.dialogs import ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog
 from widgets.footer import TidyFooter
 from widgets.panels import DocumentView
 from widgets.queue import QueueTable
-
-from conftest import claude_transcripts, run_hook
-from tui_helpers import engine_factory, settle, tui, until, watching
 
 DEMO = Path(asset(os.path.join("demo", "session.jsonl")))
 DEMO_CATEGORIES = ["decision", "constraint", "runbook", "tech_debt", "preference", "session_summary"]

@@ -21,11 +21,11 @@ import time
 from pathlib import Path
 
 import pytest
-
-from curator import memfile, staging
-from curator.assets import asset
-
 from conftest import claude_transcripts, memcurate_exe, run_hook
+
+from curator.candidates import staging
+from curator.memory import memfile
+from curator.util.assets import asset
 
 pyte = pytest.importorskip("pyte")  # in the `test` extra; without it the test cannot read a screen
 

@@ -20,14 +20,14 @@ import os
 import time
 from pathlib import Path
 
-
-from curator import memory_md, staging
-from curator.assets import asset
-from curator.capture import capture
-from curator.drafting.offline import OfflineDrafter
-from widgets.queue import QueueTable
-
 from tui_helpers import FIXED_NOW, engine_factory, settle, tui
+
+from curator.candidates import staging
+from curator.capture.incremental import capture
+from curator.drafting.offline import OfflineDrafter
+from curator.memory import memory_md
+from curator.util.assets import asset
+from widgets.queue import QueueTable
 
 SIZE = (160, 45)
 THEME = "textual-dark"

@@ -6,13 +6,14 @@ import json
 from dataclasses import replace
 
 import pytest
-
 from conftest import claude_transcripts, run_cli, run_hook
 from synthetic import Transcript, text
-from curator import memfile, staging
-from curator.candidate import StagedTriage
-from curator.decide import DecisionError, Existing, choose, decide
-from curator.verify import ADVISORY, BLOCK, blocking, verify
+
+from curator.candidates import staging
+from curator.candidates.candidate import StagedTriage
+from curator.memory import memfile
+from curator.review.decide import DecisionError, Existing, choose, decide
+from curator.review.verify import ADVISORY, BLOCK, blocking, verify
 
 NOW = "2026-11-22T10:04:00Z"
 

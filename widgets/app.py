@@ -17,16 +17,16 @@ import threading
 from collections.abc import Callable
 
 from textual import work
-from textual.worker import get_current_worker
 from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Header
+from textual.worker import get_current_worker
 
-from curator import staging
+from curator.candidates import staging
+from curator.candidates.queue import Item
 from curator.engine import Engine
-from curator.locks import LockBusy
-from curator.queue import Item
+from curator.util.locks import LockBusy
 
 from .dialogs import ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog
 from .footer import TidyFooter

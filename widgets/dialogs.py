@@ -10,8 +10,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from curator import memfile
 from curator.categories import CATEGORIES
+from curator.memory import memfile
 
 from .queue import SEVERITIES
 

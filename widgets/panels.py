@@ -15,9 +15,9 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from curator.candidates.queue import Item
 from curator.categories import CATEGORIES
-from curator.queue import Item
-from curator.textsafe import clean as display
+from curator.util.textsafe import clean as display
 
 SEVERITY_STYLE = {"BLOCK": "bold red", "ADVISORY": "yellow"}
 

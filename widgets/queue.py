@@ -6,9 +6,9 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 
+from curator.candidates.queue import Item, age
 from curator.categories import CATEGORIES
-from curator.queue import Item, age
-from curator.textsafe import one_line
+from curator.util.textsafe import one_line
 
 CATEGORY_ORDER = {name: i for i, name in enumerate(CATEGORIES)}
 SEVERITIES = ("block", "advisory", "clean", "failed")

@@ -25,10 +25,10 @@ import shutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping, Protocol, runtime_checkable
 
-from ..staging import now_iso
+from curator.candidates.staging import now_iso
 
 if TYPE_CHECKING:
-    from ..memfile import MemoryDoc
+    from curator.memory.memfile import MemoryDoc
 
 BACKENDS = ("auto", "anthropic", "claude-cli", "offline")
 
@@ -135,7 +135,7 @@ def get_drafter(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Drafter:
     auto drafts offline in every case and says why in the drafter's `reason`;
     asking for one of them explicitly raises DrafterUnavailable.
     """
-    from .offline import OfflineDrafter
+    from curator.drafting.offline import OfflineDrafter
 
     backend = cfg.get("backend", "auto") or "auto"
     if backend == "offline":

@@ -26,18 +26,18 @@ import re
 import time
 from typing import Mapping
 
-from ... import memfile
-from ...categories import CATEGORIES
-from ...redact import find_secrets, redact_text
-from ...staging import now_iso
-from ...textsafe import clean
-from .. import DraftRequest, DraftResult
-from . import recipes
-from .choosing import NoEvidence
-from .evidence import parse_snippets
-from .recipes.session_summary import NO_NEXT_STEP
-from .tags import SCAFFOLD, make_tags
-from .text import bounded_line, norm, safe_body, sentences
+from curator.candidates.staging import now_iso
+from curator.capture.redact import find_secrets, redact_text
+from curator.categories import CATEGORIES
+from curator.drafting import DraftRequest, DraftResult
+from curator.drafting.offline import recipes
+from curator.drafting.offline.choosing import NoEvidence
+from curator.drafting.offline.evidence import parse_snippets
+from curator.drafting.offline.recipes.session_summary import NO_NEXT_STEP
+from curator.drafting.offline.tags import SCAFFOLD, make_tags
+from curator.drafting.offline.text import bounded_line, norm, safe_body, sentences
+from curator.memory import memfile
+from curator.util.textsafe import clean
 
 __all__ = ["NO_NEXT_STEP", "SCAFFOLD", "OfflineDrafter", "sentences"]  # what the tests and the drafting package use
 

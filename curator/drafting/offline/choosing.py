@@ -14,10 +14,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .evidence import Evidence, Sent
-from .statements import (GENERAL, NARRATION, REASON, REQUEST, is_codeish, is_fluff, is_lead_in, split_reason,
-                         strip_interjections)
-from .text import bounded_line, finish, norm
+from curator.drafting.offline.evidence import Evidence, Sent
+from curator.drafting.offline.statements import (
+    GENERAL,
+    NARRATION,
+    REASON,
+    REQUEST,
+    is_codeish,
+    is_fluff,
+    is_lead_in,
+    split_reason,
+    strip_interjections,
+)
+from curator.drafting.offline.text import bounded_line, finish, norm
 
 
 class NoEvidence(Exception):

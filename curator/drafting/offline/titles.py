@@ -5,9 +5,19 @@ from __future__ import annotations
 
 import re
 
-from .evidence import Sent
-from .statements import split_reason, strip_interjections
-from .text import bounded_line, drop_parens, fold, inside_code, lower_first, norm, sentence_case, shorten, third_person
+from curator.drafting.offline.evidence import Sent
+from curator.drafting.offline.statements import split_reason, strip_interjections
+from curator.drafting.offline.text import (
+    bounded_line,
+    drop_parens,
+    fold,
+    inside_code,
+    lower_first,
+    norm,
+    sentence_case,
+    shorten,
+    third_person,
+)
 
 TITLE_SOFT = 110
 DESCRIPTION_SOFT = 190

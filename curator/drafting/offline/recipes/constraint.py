@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import re
 
-from ..choosing import Draft, attribution, body_text, dedupe, main_statement, other_notes, usable
-from ..evidence import Evidence
-from ..statements import reason_sentence, split_reason, strip_interjections
-from ..tags import content_words
-from ..text import finish, inside_code, lower_first, quote
-from ..titles import describe, title_from, with_heading
+from curator.drafting.offline.choosing import (
+    Draft,
+    attribution,
+    body_text,
+    dedupe,
+    main_statement,
+    other_notes,
+    usable,
+)
+from curator.drafting.offline.evidence import Evidence
+from curator.drafting.offline.statements import reason_sentence, split_reason, strip_interjections
+from curator.drafting.offline.tags import content_words
+from curator.drafting.offline.text import finish, inside_code, lower_first, quote
+from curator.drafting.offline.titles import describe, title_from, with_heading
 
 _WORKAROUND = re.compile(r"^(?:make|use|set|skip|mark|run|add|put|keep|only|instead"
                          r"|i'll (?:mark|make|set|add|skip|use)"

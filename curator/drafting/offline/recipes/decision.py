@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import re
 
-from ..choosing import Draft, attribution, body_text, dedupe, main_statement, other_notes, supporting, usable
-from ..evidence import Evidence
-from ..statements import REASON, TRADEOFF, reason_sentence, split_reason, strip_interjections
-from ..text import bullets, finish, quote
-from ..titles import describe, meta_split, title_from
+from curator.drafting.offline.choosing import (
+    Draft,
+    attribution,
+    body_text,
+    dedupe,
+    main_statement,
+    other_notes,
+    supporting,
+    usable,
+)
+from curator.drafting.offline.evidence import Evidence
+from curator.drafting.offline.statements import REASON, TRADEOFF, reason_sentence, split_reason, strip_interjections
+from curator.drafting.offline.text import bullets, finish, quote
+from curator.drafting.offline.titles import describe, meta_split, title_from
 
 _BACKREF = re.compile(r"^(?:this|that|it|which|doing so|this approach|that approach|this way)(?:'s| is| was| would|"
                       r" will| keeps| makes)\b", re.I)

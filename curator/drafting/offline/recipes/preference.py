@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import re
 
-from ..choosing import Draft, attribution, body_text, dedupe, main_statement, other_notes, usable
-from ..evidence import Evidence
-from ..statements import REASON, reason_sentence, split_reason, strip_interjections
-from ..text import bullets, finish, lower_first, quote, third_person
-from ..titles import describe, title_from
+from curator.drafting.offline.choosing import (
+    Draft,
+    attribution,
+    body_text,
+    dedupe,
+    main_statement,
+    other_notes,
+    usable,
+)
+from curator.drafting.offline.evidence import Evidence
+from curator.drafting.offline.statements import REASON, reason_sentence, split_reason, strip_interjections
+from curator.drafting.offline.text import bullets, finish, lower_first, quote, third_person
+from curator.drafting.offline.titles import describe, title_from
 
 _ASK_TAIL = re.compile(r"^(.{12,}?),\s+(?:so\s+)?(?:can|could|would) you (?:please )?(.{8,}?)\??$", re.I)
 

@@ -5,12 +5,39 @@ from __future__ import annotations
 
 import re
 
-from ..choosing import Draft, NoEvidence, attribution, body_text, dedupe, other_notes, substantive, usable
-from ..evidence import Evidence, Sent
-from ..statements import (NARRATION, WEAK_END, is_codeish, is_fluff, is_lead_in, reason_sentence, split_reason,
-                          strip_interjections)
-from ..text import MAX_ITEMS, bounded_line, bullets, drop_parens, finish, inline_code, norm, sentence_case, shorten
-from ..titles import TITLE_SOFT, describe, title_from
+from curator.drafting.offline.choosing import (
+    Draft,
+    NoEvidence,
+    attribution,
+    body_text,
+    dedupe,
+    other_notes,
+    substantive,
+    usable,
+)
+from curator.drafting.offline.evidence import Evidence, Sent
+from curator.drafting.offline.statements import (
+    NARRATION,
+    WEAK_END,
+    is_codeish,
+    is_fluff,
+    is_lead_in,
+    reason_sentence,
+    split_reason,
+    strip_interjections,
+)
+from curator.drafting.offline.text import (
+    MAX_ITEMS,
+    bounded_line,
+    bullets,
+    drop_parens,
+    finish,
+    inline_code,
+    norm,
+    sentence_case,
+    shorten,
+)
+from curator.drafting.offline.titles import TITLE_SOFT, describe, title_from
 
 _ERROR_NAMED = re.compile(r"(?:^|[\s(])(?<!except )(?<!raise )([A-Za-z_][\w.]*(?:Error|Exception|Exit))"
                           r"(?::\s+(.+)|\s*$)")

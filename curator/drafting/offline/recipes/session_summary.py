@@ -5,12 +5,31 @@ from __future__ import annotations
 
 import re
 
-from ....textsafe import clean
-from ..choosing import Draft, NoEvidence, substantive
-from ..evidence import MAX_EXCERPT_CHARS, Sent, Snip, parse_excerpt
-from ..statements import NARRATION, WEAK_END, is_codeish, is_fluff, is_heading, is_lead_in, strip_interjections
-from ..text import MAX_ITEMS, bullets, finish, fold, inline_code, lower_first, norm, segments, sentences, shorten
-from ..titles import TITLE_REWRITES, TITLE_SOFT, describe, title_from
+from curator.drafting.offline.choosing import Draft, NoEvidence, substantive
+from curator.drafting.offline.evidence import MAX_EXCERPT_CHARS, Sent, Snip, parse_excerpt
+from curator.drafting.offline.statements import (
+    NARRATION,
+    WEAK_END,
+    is_codeish,
+    is_fluff,
+    is_heading,
+    is_lead_in,
+    strip_interjections,
+)
+from curator.drafting.offline.text import (
+    MAX_ITEMS,
+    bullets,
+    finish,
+    fold,
+    inline_code,
+    lower_first,
+    norm,
+    segments,
+    sentences,
+    shorten,
+)
+from curator.drafting.offline.titles import TITLE_REWRITES, TITLE_SOFT, describe, title_from
+from curator.util.textsafe import clean
 
 NO_NEXT_STEP = "No next step was stated in the session."
 

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import re
 
-from ..choosing import Draft, attribution, body_text, dedupe, main_statement, other_notes, supporting, usable
-from ..evidence import Evidence
-from ..statements import reason_sentence, split_reason, strip_interjections
-from ..tags import content_words
-from ..text import finish, quote
-from ..titles import describe, title_from
+from curator.drafting.offline.choosing import (
+    Draft,
+    attribution,
+    body_text,
+    dedupe,
+    main_statement,
+    other_notes,
+    supporting,
+    usable,
+)
+from curator.drafting.offline.evidence import Evidence
+from curator.drafting.offline.statements import reason_sentence, split_reason, strip_interjections
+from curator.drafting.offline.tags import content_words
+from curator.drafting.offline.text import finish, quote
+from curator.drafting.offline.titles import describe, title_from
 
 _SUGGEST = re.compile(r"\b(?:should (?:move|be|use|eventually|later)|todo|once|next time|follow-?up|"
                       r"suggest|would be (?:better|to)|could be (?:improved|refactored|moved)|move (?:it )?to)\b", re.I)

@@ -1,0 +1,137 @@
+"""A candidate memory: one triggered category of one staged triage.
+
+A Candidate owns what staging holds of it: its entry in the triage (snippets
+and excerpt), its state (its lines in the triage's state log), its files (the
+drafter's document, the file to be written, the review record) and its moves.
+The pipeline and the review actions are short steps over candidates, taken
+under their triage's claim (`StagedTriage.claim`): a lock that dies with its
+holder, re-entrant in the thread holding it, which keeps out other threads
+and other processes alike.
+
+Where each file lives is `staging`'s to say; this module reads and writes
+them through it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from curator.candidates import staging
+from curator.util.atomic import read_json, write_json, write_text
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class StagedTriage:
+    """A staged triage, its document read once: the candidates of its triggered categories."""
+
+    def __init__(self, data: str, tid: str, doc: dict | None = None) -> None:
+        self.data, self.tid = data, tid
+        self.doc = doc if doc is not None else staging.load_triage(data, tid)
+
+    def candidates(self) -> dict[str, Candidate]:
+        """Every triggered category with its current state (the state log read once)."""
+        return {cat: Candidate(self, cat, rec)
+                for cat, rec in staging.category_states(self.data, self.tid, self.doc).items()}
+
+    def candidate(self, category: str) -> Candidate:
+        """One candidate; staging.NotACategory for a category this triage did not trigger."""
+        return Candidate(self, category, staging.category_state(self.data, self.tid, category, self.doc))
+
+    def claim(self, engine, wait: float = 0.0) -> Claim:
+        return Claim(engine, self.tid, wait)
+
+
+class Claim:
+    """Exclusive work on one triage: re-entrant in the thread holding it; another thread of the same
+    engine waits for it like another process would (LockBusy after `wait`)."""
+
+    def __init__(self, engine, triage_id: str, wait: float = 0.0) -> None:
+        self.lock = engine.claim_lock(triage_id, staging.claim_path(engine.data, triage_id))
+        self.wait = wait
+
+    def __enter__(self) -> Claim:
+        self.lock.acquire(self.wait)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.lock.release()
+
+
+class Candidate:
+    """One category of a staged triage, with its state record as last read or moved."""
+
+    __slots__ = ("triage", "category", "record")
+
+    def __init__(self, triage: StagedTriage, category: str, record: dict) -> None:
+        self.triage, self.category, self.record = triage, category, record
+
+    def __repr__(self) -> str:
+        return f"Candidate({self.tid}/{self.category}: {self.state})"
+
+    @property
+    def tid(self) -> str:
+        return self.triage.tid
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.triage.tid, self.category)
+
+    @property
+    def state(self) -> str:
+        return self.record["state"]
+
+    @property
+    def entry(self) -> dict:
+        """What triage found for this category: score, threshold, snippets, excerpt."""
+        return self.triage.doc["categories"][self.category]
+
+    @property
+    def files(self) -> staging.CandidateFiles:
+        return staging.candidate_files(self.triage.data, self.tid, self.category)
+
+    def fingerprint(self) -> str:
+        """What the candidate was drafted from: once rejected, it is not proposed again from it."""
+        entry = self.entry
+        parts = [self.category] + [s.get("text", "") for s in entry.get("snippets", [])] + [entry.get("excerpt", "")]
+        return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+
+    def evidence(self) -> str:
+        """The transcript text a draft's claims are checked against."""
+        entry = self.entry
+        return "\n".join([entry.get("excerpt", "")] + [s.get("text", "") for s in entry.get("snippets", [])])
+
+    # -- moves ---------------------------------------------------------------------
+
+    def move(self, state: str, **extra) -> dict:
+        """Move to `state` (StagingError when the life cycle forbids it), keeping the record's fields."""
+        self.record = staging.set_state(self.triage.data, self.tid, self.category, state, doc=self.triage.doc,
+                                        current=self.record, **extra)
+        return self.record
+
+    # -- files ---------------------------------------------------------------------
+
+    def write_draft(self, text: str) -> None:
+        """Keep the drafter's own document: deciding again starts from it."""
+        write_text(self.files.draft, text)
+
+    def write_review(self, text: str, record: dict) -> None:
+        """The file to be written (what the person reviews and edits) and its review record."""
+        files = self.files
+        write_text(files.file, text)
+        write_json(files.review, record)
+
+    def review(self) -> dict:
+        """The review record, with `text` (the file to be written) and `draft` (the drafter's document)."""
+        files = self.files
+        try:
+            review = read_json(files.review)
+            with open(files.file, encoding="utf-8") as f:
+                review["text"] = f.read()
+            with open(files.draft, encoding="utf-8") as f:
+                review["draft"] = f.read()
+        except (OSError, ValueError) as e:
+            raise staging.StagingError(f"{self.tid}/{self.category}: review files unreadable ({e})") from None
+        return review

@@ -1,0 +1,252 @@
+"""The pipeline: a staged triage's candidates → drafts (in parallel) → verified decisions for review.
+
+One process works on a triage at a time: it holds the triage's claim, a lock
+that dies with its holder, so work left by a killed process is simply taken
+up by the next. Every step is written to staging as it happens (state,
+timings, errors, the draft, its review record), so any process can show
+progress and nothing lives only in memory.
+
+`settle` is the one way a candidate becomes (or stays) ready: verify the file
+to be written, record the decision and its issues, move to `ready`. Drafting
+ends with it, and so do an edit, a decision taken again and a conflict found
+while saving (curator/review.py).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+
+from curator.candidates import staging
+from curator.candidates.candidate import Candidate, StagedTriage, text_hash
+from curator.candidates.staging import now_iso
+from curator.capture.redact import find_secrets, redact_document
+from curator.memory import memfile
+from curator.review.decide import Decision, Existing, decide
+from curator.review.verify import blocking, verify
+
+
+@dataclass
+class Event:
+    """Progress, for whoever shows it (the TUI); the same facts are in staging."""
+
+    triage: str
+    category: str
+    state: str
+    detail: dict = field(default_factory=dict)
+
+
+def existing_for(engine, doc: memfile.MemoryDoc) -> list[Existing]:
+    """Existing memories of the draft's category that are worth comparing with it."""
+    out: list[Existing] = []
+    from curator.memory.store import UnsafePathError, content_hash
+
+    ids = [c.id for c in engine.index.candidates(doc.category, f"{doc.title}\n{doc.description}\n{doc.body}", limit=5)]
+    try:
+        if doc.id not in ids and os.path.exists(engine.store.path_for(doc.category, doc.id)):
+            ids.append(doc.id)  # the memory the draft's own id names is always compared with
+    except UnsafePathError:
+        pass  # verification blocks such an id
+    for cid in ids:
+        path = engine.store.path_for(doc.category, cid)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()  # read once: the text, its hash and its parse are of one version
+            found = memfile.parse(data.decode("utf-8"))
+        except (OSError, UnicodeDecodeError, memfile.MemoryFormatError):
+            continue  # a broken or vanished file is reported by the index, not compared with
+        out.append(Existing(cid, path, content_hash(data), found, data.decode("utf-8")))
+    return out
+
+
+def settle(engine, cand: Candidate, decision: Decision, draft_text: str, *, file_text: str | None = None,
+           near: list[Existing] | None = None, **extra) -> dict:
+    """Verify the file to be written, record the decision and its issues, and move the candidate to
+    `ready` (with `extra` on its state line). `near` holds the memories the decision was just made
+    against; without it they are found again, so an edit verified later, or in another process, is
+    compared with the memories as they are now. Returns the review record."""
+    text = file_text if file_text is not None else (decision.text or draft_text)
+    try:
+        doc = memfile.parse(text)
+    except memfile.MemoryFormatError:
+        doc = None
+    target = None
+    if decision.action in ("update", "delete") and decision.target:
+        target = engine.target_state(cand.category, decision.target, decision.base_hash)
+    elif decision.action == "create" and doc is not None:
+        target = _occupant(engine, doc)
+    if near is None:
+        try:
+            near = existing_for(engine, memfile.parse(draft_text))
+        except memfile.MemoryFormatError:
+            near = []
+    entry = cand.entry
+    issues = verify(text, category=cand.category, evidence=cand.evidence(), action=decision.action, target=target,
+                    near=[{"id": e.id, "title": e.doc.title, "text": f"{e.doc.title}\n{e.doc.body}"} for e in near],
+                    score=entry.get("score"), threshold=entry.get("threshold"), cfg=engine.cfg)
+    record = {"decision": {k: v for k, v in decision.as_dict().items() if k != "text"},
+              "issues": [i.as_dict() for i in issues], "blocked": bool(blocking(issues)),
+              "title": doc.title if doc is not None else "", "text_hash": text_hash(text), "verified": now_iso()}
+    cand.write_review(text, record)
+    cand.move("ready", **summary(record), **extra)
+    return record
+
+
+def _occupant(engine, doc: memfile.MemoryDoc) -> dict | None:
+    """The state of a file already at a create's path (None when there is none): one that is no memory,
+    such as a hand edit that left a byte that is not UTF-8, is never compared with, so it must block."""
+    from curator.memory.store import UnsafePathError
+
+    try:
+        path = engine.store.path_for(doc.category, doc.id)
+    except UnsafePathError:
+        return None  # verification blocks such an id
+    return engine.target_state(doc.category, doc.id, None) if os.path.lexists(path) else None
+
+
+def summary(record: dict) -> dict:
+    """What a queue row shows of a review record; it goes on the category's `ready` state line,
+    so a list of candidates reads one file per triage."""
+    sev = [i["severity"] for i in record["issues"]]
+    return {"action": record["decision"]["action"], "blocked": record["blocked"], "title": record.get("title", ""),
+            "blocks": sev.count("BLOCK"), "advisories": sev.count("ADVISORY"), "verified": record["verified"]}
+
+
+def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -> dict[str, str]:
+    """Draft, verify and decide every category of a triage that needs it. Returns category → state.
+
+    Raises LockBusy when another process (or another thread) holds the triage.
+    """
+    emit = on_event or (lambda e: None)
+    triage = StagedTriage(engine.data, tid)
+    with triage.claim(engine):
+        cands = triage.candidates()
+        rejected = engine.rejected_fingerprints()
+        todo: list[Candidate] = []
+        for cat, cand in cands.items():
+            if only is not None and cat not in only:
+                continue
+            if cand.state in staging.IN_FLIGHT:  # left half-done by a killed holder: redo
+                cand.move("drafting", resumed=now_iso())
+            if cand.state in ("triaged", "drafting"):
+                if cand.fingerprint() in rejected:
+                    cand.move("rejected", reason="rejected before from the same evidence")
+                    emit(Event(tid, cat, "rejected"))
+                    continue
+                todo.append(cand)
+        if todo:
+            _draft_all(engine, todo, emit)
+        return {cat: cand.state for cat, cand in cands.items()}
+
+
+def _draft_all(engine, todo: list[Candidate], emit) -> None:
+    from curator.drafting import DraftRequest
+
+    cfg = engine.cfg
+    d = cfg["drafting"]
+    requests = {}
+    for cand in todo:
+        alias = cfg["categories"][cand.category]["model"]
+        requests[cand.category] = DraftRequest(triage_id=cand.tid, category=cand.category, entry=cand.entry,
+                                               source=cand.triage.doc["source"], model_alias=alias,
+                                               model_id=cfg["models"][alias], now=engine.now())
+        if cand.state == "triaged":
+            cand.move("drafting", started=now_iso(), model="offline" if engine.drafter.name == "offline" else alias)
+        emit(Event(cand.tid, cand.category, "drafting", {"model": alias}))
+
+    timeout = float(d["timeout_seconds"])
+    pool = ThreadPoolExecutor(max_workers=max(1, min(int(d["concurrency"]), len(todo))),
+                              thread_name_prefix="memcurate-draft")
+    started = time.monotonic()
+    futures = {pool.submit(_draft_with_retries, engine.drafter, requests[c.category], d): c for c in todo}
+    try:
+        pending = set(futures)
+        while pending:
+            left = timeout - (time.monotonic() - started)
+            done, pending = wait(pending, timeout=max(0.0, left), return_when=FIRST_COMPLETED)
+            for fut in done:
+                # Each draft is verified as soon as it exists, not after all of them.
+                _finish(engine, futures[fut], fut.result(), emit)
+            if not done and left <= 0:
+                for fut in pending:
+                    cand = futures[fut]
+                    cand.move("failed", error=f"timed out after {timeout:g} s")
+                    emit(Event(cand.tid, cand.category, "failed", {"error": "timeout"}))
+                break
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _draft_with_retries(drafter, request, d: dict):
+    retries, backoff = int(d["retries"]), float(d["backoff_seconds"])
+    attempt = 0
+    while True:
+        try:
+            result = drafter.draft(request)
+        except Exception as e:  # a drafter must not raise; if one does, it is a failed attempt
+            from curator.drafting import DraftResult
+
+            result = DraftResult(doc=None, text="", model=request.model_id, error=f"{e.__class__.__name__}: {e}")
+        result.notes = list(getattr(result, "notes", []) or [])
+        if result.error is None or attempt >= retries:
+            result.retries = attempt
+            return result
+        attempt += 1
+        time.sleep(backoff * 2 ** (attempt - 1))  # backoff between attempts of a real backend
+
+
+def _finish(engine, cand: Candidate, result, emit) -> None:
+    tid, cat = cand.key
+    timing = {"model": result.model, "elapsed": round(result.elapsed, 3), "tokens_in": result.tokens_in,
+              "tokens_out": result.tokens_out, "retries": getattr(result, "retries", 0)}
+    if result.error or result.doc is None:
+        cand.move("failed", error=result.error or "the drafter returned nothing", **timing)
+        emit(Event(tid, cat, "failed", {"error": result.error, **timing}))
+        return
+    _redact_draft(result)
+    cand.write_draft(result.text)
+    cand.move("drafted", **timing)
+    emit(Event(tid, cat, "drafted", timing))
+    cand.move("verifying")
+    try:
+        existing = existing_for(engine, result.doc)
+        decision = decide(result.doc, existing, now=engine.now(), cfg=engine.cfg)
+        record = settle(engine, cand, decision, result.text, near=existing)
+    except OSError:
+        raise  # a write failed (a full disk): the category stays `verifying`, redone by the next run
+    except Exception as e:
+        cand.move("failed", error=f"verification failed: {e.__class__.__name__}: {e}")
+        emit(Event(tid, cat, "failed", {"error": str(e)}))
+        return
+    emit(Event(tid, cat, "ready", {"action": record["decision"]["action"], "blocked": record["blocked"]}))
+
+
+def _redact_draft(result) -> None:
+    """Redact the drafter's whole document, front matter included, before anything is written:
+    whatever the backend, a secret it echoed from the evidence (into a title, a tag, a YAML
+    comment) never reaches staging. What survives this is a BLOCK at verification."""
+    doc, found = redact_document(result.doc)
+    if not found and not find_secrets(result.text):
+        return
+    result.doc, result.text = doc, memfile.render(doc)  # rendered anew: no text outside the fields is kept
+    kinds = ", ".join(sorted(found)) or "outside the document's fields"
+    result.notes.append(f"redacted what the drafter left of a secret ({kinds})")
+
+
+def pending_triages(data: str, unreadable: list | None = None) -> list[str]:
+    """Triages with a category that is not saved or rejected yet, oldest first. Those that cannot
+    be read are skipped; `unreadable`, when given, gains (triage id, why) for each."""
+    out = []
+    for tid in staging.triage_ids(data):
+        try:
+            states = staging.category_states(data, tid)
+        except staging.StagingError as e:
+            if unreadable is not None:
+                unreadable.append((tid, str(e)))
+            continue
+        if any(r["state"] in staging.PENDING for r in states.values()):
+            out.append(tid)
+    return out
+

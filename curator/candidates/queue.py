@@ -1,0 +1,106 @@
+"""What waits for a person: one row per pending candidate, read from the staging dir.
+
+A row needs only the triage (read once: it never changes) and its state log
+(the `ready` line carries title, action and issue counts), so thousands of
+candidates load from one small file per triage. A triage that cannot be read
+becomes an error row, never an exception.
+"""
+
+from __future__ import annotations
+
+import calendar
+import functools
+import os
+import time
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
+
+from curator.candidates import staging
+
+
+@dataclass(frozen=True)
+class Item:
+    tid: str
+    category: str  # "" for an error row (the triage itself is unreadable)
+    state: str  # a staging state, or "error"
+    title: str = ""
+    action: str = ""
+    blocks: int = 0
+    advisories: int = 0
+    created: str = ""  # when the triage was staged (UTC, ISO 8601)
+    updated: str = ""
+    error: str = ""
+    record: dict = dataclass_field(default_factory=dict)  # the state record (model, timings, retries...)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.tid, self.category)
+
+    @property
+    def is_error(self) -> bool:
+        return self.state == "error"
+
+    def field(self, name: str, default=None):
+        return self.record.get(name, default)
+
+
+def _item(tid: str, doc: dict, rec: dict) -> Item:
+    return Item(tid, rec["category"], rec["state"], title=str(rec.get("title") or ""),
+                action=str(rec.get("action") or "") if rec["state"] == "ready" else "",
+                blocks=int(rec.get("blocks") or (1 if rec.get("blocked") else 0)),
+                advisories=int(rec.get("advisories") or 0), created=str(doc.get("created", "")),
+                updated=str(rec.get("updated", "")), error=str(rec.get("error") or rec.get("conflict") or ""),
+                record={k: v for k, v in rec.items() if k != "history"})
+
+
+class Board:
+    """The pending candidates of a data dir, by triage; `load` re-reads only the triages asked for."""
+
+    def __init__(self, data: str) -> None:
+        self.data = data
+        self._docs: dict[str, dict] = {}  # triage.json is written once: read once, kept slim
+
+    def triage_ids(self) -> list[str]:
+        return staging.triage_ids(self.data)
+
+    def items_of(self, tid: str) -> list[Item]:
+        """The candidates of one triage still waiting (not saved or rejected); an error row when
+        the triage cannot be read; [] when it is gone."""
+        try:
+            doc = self._docs.get(tid)
+            if doc is None:
+                full = staging.load_triage(self.data, tid)
+                # what reading the states needs: not the snippets and excerpts (kilobytes a triage)
+                doc = self._docs[tid] = {"created": full.get("created", ""), "categories": {
+                    name: {"triggered": True} for name, cat in full["categories"].items()
+                    if isinstance(cat, dict) and cat.get("triggered")}}
+            states = staging.category_states(self.data, tid, doc)
+        except staging.StagingError as e:
+            if not os.path.isdir(staging.triage_dir(self.data, tid)):
+                self._docs.pop(tid, None)
+                return []
+            # said relative to the data dir: the person knows which project this is
+            return [Item(tid, "", "error", error=str(e).replace(os.path.join(self.data, ""), ""))]
+        return [_item(tid, doc, rec) for rec in states.values() if rec["state"] in staging.PENDING]
+
+    def load(self, tids=None) -> dict[str, list[Item]]:
+        """tid -> its waiting candidates, for `tids` (default: every staged triage)."""
+        return {tid: self.items_of(tid) for tid in (self.triage_ids() if tids is None else tids)}
+
+
+@functools.lru_cache(maxsize=4096)
+def _epoch(stamp: str) -> int:
+    return calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+
+
+def age(stamp: str, now: float | None = None) -> str:
+    """'42s', '5m', '3h', '2d' since a UTC ISO stamp; '' when it does not read."""
+    try:
+        t = _epoch(stamp)  # a triage's rows share its stamp: parsed once (strptime costs ~30 µs)
+    except (TypeError, ValueError):
+        return ""
+    secs = max(0, int((time.time() if now is None else now) - t))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if secs >= size:
+            return f"{secs // size}{unit}"
+    return f"{secs}s"

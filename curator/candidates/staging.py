@@ -1,0 +1,274 @@
+"""The staging directory: the single source of truth for work in progress, and its layout.
+
+    <data dir>/staging/<triage id>/triage.json  what triage found (written once)
+    <data dir>/staging/<triage id>/state.log    its categories' moves, one JSON line each, appended
+    <data dir>/staging/<triage id>/.claim       the lock of the process working on it (dies with it)
+    <data dir>/staging/<triage id>/drafts/<category>.md        the file to be written: reviewed and edited
+    <data dir>/staging/<triage id>/drafts/<category>.draft.md  the drafter's own document
+    <data dir>/staging/<triage id>/review/<category>.json      decision and issues
+
+A triggered category with no line in the log yet is `triaged`: the hook writes
+one file per triage, not one per category (each durable write costs an fsync
+on the hook's clock). A triage appears whole: it is written in
+`staging/.incoming/` and renamed into place. A category's state is its last
+line in the log: a move is one short append, not a new file (creating and
+renaming a file costs a millisecond or more on a busy disk, and a save makes
+two moves). Every other file is written atomically. Later stages add files
+beside `triage.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from typing import NamedTuple
+
+from curator.util.atomic import append_line, dump_json, read_json, sweep_temps, write_json
+
+FORMAT = 1
+STAGING = "staging"
+STATE_LOG = "state.log"
+INCOMING = ".incoming"
+
+# A category's life: triage → draft → verify → review → save.
+TRANSITIONS: dict[str, tuple[str, ...]] = {
+    "triaged": ("drafting", "rejected"),
+    # A claimant that finds a step left half-done by a killed process starts it again.
+    "drafting": ("drafted", "failed", "drafting", "rejected"),
+    "drafted": ("verifying", "failed", "drafting"),
+    "verifying": ("ready", "failed", "drafting"),
+    "ready": ("approved", "rejected", "drafting", "ready"),  # ready again: verified again after an edit
+    "approved": ("saved", "failed", "ready"),
+    "failed": ("drafting", "rejected"),
+    "rejected": (),
+    "saved": (),
+}
+STATES: tuple[str, ...] = tuple(TRANSITIONS)
+PENDING: frozenset[str] = frozenset(s for s in STATES if s not in ("rejected", "saved"))
+IN_FLIGHT: tuple[str, ...] = ("drafting", "drafted", "verifying")  # a drafting step under way (or left half-done)
+
+
+class StagingError(Exception):
+    """A staged file is missing, unreadable or malformed, or a state change is not allowed."""
+
+
+class NotACategory(StagingError):
+    """The category is not one the triage triggered."""
+
+
+def now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def staging_dir(data) -> str:
+    return os.path.join(os.fspath(data), STAGING)
+
+
+def triage_dir(data, triage_id: str) -> str:
+    if not triage_id or "/" in triage_id or triage_id.startswith("."):
+        raise StagingError(f"invalid triage id {triage_id!r}")
+    return os.path.join(staging_dir(data), triage_id)
+
+
+class CandidateFiles(NamedTuple):
+    file: str  # the file to be written: what the person reviews and edits
+    draft: str  # the drafter's own document, kept for deciding again
+    review: str  # the decision and the issues found
+
+
+def candidate_files(data, triage_id: str, category: str) -> CandidateFiles:
+    folder = triage_dir(data, triage_id)
+    return CandidateFiles(os.path.join(folder, "drafts", f"{category}.md"),
+                          os.path.join(folder, "drafts", f"{category}.draft.md"),
+                          os.path.join(folder, "review", f"{category}.json"))
+
+
+def claim_path(data, triage_id: str) -> str:
+    return os.path.join(triage_dir(data, triage_id), ".claim")
+
+
+def stage(data, doc: dict) -> str | None:
+    """Write a new triage; its triggered categories start `triaged`.
+
+    Returns its folder, or None when a triage with this id is already staged
+    (the same bytes of the same transcript: never stage them twice).
+    """
+    tid = doc["id"]
+    final = triage_dir(data, tid)
+    if os.path.exists(final):
+        return None
+    incoming = os.path.join(staging_dir(data), INCOMING, f"{tid}.{os.getpid()}")
+    if os.path.exists(incoming):
+        _rmtree(incoming)
+    # The data is fsynced; the folder fsyncs are left out because the hook pays
+    # for each on Claude Code's clock. A power cut can then lose at most the
+    # rename, and the offset state (written after it, in journal order) with it,
+    # so the same bytes are triaged again: nothing is lost.
+    write_json(os.path.join(incoming, "triage.json"), doc, sync_dir=False)
+    try:
+        os.rename(incoming, final)  # a folder rename is atomic: the triage appears whole
+    except OSError:
+        _rmtree(incoming)
+        if os.path.isdir(final):
+            return None
+        raise
+    return final
+
+
+def _rmtree(path: str) -> None:
+    import shutil  # rarely needed, and not free to import on the hook path
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _state_record(category: str, state: str, stamp: str, history: list | None = None, **extra) -> dict:
+    hist = list(history or [])
+    hist.append([state, stamp])
+    return {"category": category, "state": state, "updated": stamp, "history": hist[-50:], **extra}
+
+
+def clean_incoming(data, older_than: float = 300.0) -> int:
+    """Remove half-written triages that a killed process left in .incoming/."""
+    folder = os.path.join(staging_dir(data), INCOMING)
+    removed = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    cutoff = time.time() - older_than
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            if os.stat(path).st_mtime < cutoff:
+                _rmtree(path)
+                removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+def sweep_triage_temps(data, triage_id: str) -> int:
+    """Remove the temp files killed writers left in a triage's folders (call it under the claim)."""
+    folder = triage_dir(data, triage_id)
+    return sum(sweep_temps(os.path.join(folder, sub)) for sub in ("", "drafts", "review"))
+
+
+def triage_ids(data) -> list[str]:
+    """Staged triage ids, oldest first (ids start with the time of their first record)."""
+    try:
+        names = os.listdir(staging_dir(data))
+    except OSError:
+        return []
+    return sorted(n for n in names if not n.startswith("."))
+
+
+def load_triage(data, triage_id: str) -> dict:
+    path = os.path.join(triage_dir(data, triage_id), "triage.json")
+    try:
+        doc = read_json(path)
+    except FileNotFoundError:
+        raise StagingError(f"{path}: missing") from None
+    except (OSError, ValueError) as e:
+        raise StagingError(f"{path}: unreadable ({e})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("categories"), dict) or doc.get("id") != triage_id:
+        raise StagingError(f"{path}: not a memcurate triage")
+    return doc
+
+
+def _state_log(data, triage_id: str) -> str:
+    return os.path.join(triage_dir(data, triage_id), STATE_LOG)
+
+
+def _read_log(path: str) -> dict[str, dict]:
+    """Category -> its latest record, with the history of its moves, from the log's complete lines.
+
+    A line that does not read as a state record is skipped: a killed writer leaves at most
+    its last line unfinished, and that move is simply done again."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return {}
+    except OSError as e:
+        raise StagingError(f"{path}: unreadable ({e.strerror or e})") from None
+    latest: dict[str, dict] = {}
+    for line in data.split(b"\n")[:-1]:  # what follows the last line break is unfinished
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if (not isinstance(rec, dict) or rec.get("state") not in TRANSITIONS
+                or not isinstance(rec.get("category"), str) or not isinstance(rec.get("updated"), str)):
+            continue
+        before = latest.get(rec["category"])
+        history = before["history"] if before else []
+        history.append([rec["state"], rec["updated"]])
+        rec["history"] = history
+        latest[rec["category"]] = rec
+    return latest
+
+
+def _triggered(doc: dict, triage_id: str, category: str) -> None:
+    cat = doc["categories"].get(category)
+    if not isinstance(cat, dict) or not cat.get("triggered"):
+        raise NotACategory(f"{triage_id}/{category}: not a triggered category of this triage")
+
+
+def category_states(data, triage_id: str, doc: dict | None = None) -> dict[str, dict]:
+    """The state record of each triggered category of a triage."""
+    doc = doc or load_triage(data, triage_id)
+    latest = _read_log(_state_log(data, triage_id))
+    out = {}
+    for name, cat in doc["categories"].items():
+        if isinstance(cat, dict) and cat.get("triggered"):
+            rec = out[name] = latest.get(name) or _state_record(name, "triaged", doc.get("created", ""))
+            if name in latest:
+                rec["history"] = ([["triaged", doc.get("created", "")]] + rec["history"])[-50:]
+    return out
+
+
+def category_state(data, triage_id: str, category: str, doc: dict | None = None) -> dict:
+    """The state record of one triggered category; NotACategory for any other name."""
+    doc = doc or load_triage(data, triage_id)
+    _triggered(doc, triage_id, category)
+    return category_states(data, triage_id, doc)[category]
+
+
+def set_state(data, triage_id: str, category: str, state: str, *, doc: dict | None = None,
+              current: dict | None = None, **extra) -> dict:
+    """Move one category to `state`, keeping its fields; refuse a move the life cycle does not allow.
+
+    `doc` is the triage and `current` the category's record when the caller has them already
+    (under the triage's claim nothing else changes them); they are read otherwise."""
+    doc = doc or load_triage(data, triage_id)
+    _triggered(doc, triage_id, category)
+    rec = current or category_state(data, triage_id, category, doc)
+    now = rec.get("state")
+    if state not in TRANSITIONS.get(now, ()):
+        raise StagingError(f"{triage_id}/{category}: cannot go from {now} to {state}")
+    kept = {k: v for k, v in rec.items() if k not in ("category", "state", "updated", "history")}
+    kept.update(extra)
+    stamp = now_iso()
+    line = {"category": category, "state": state, "updated": stamp, **kept}
+    # Appended, not fsynced: a move lost to a power cut (or a kill mid-line) is done again,
+    # and every step is redone safely (the save recognises a file already written).
+    append_line(_state_log(data, triage_id), dump_json(line, compact=True))
+    return _state_record(category, state, stamp, rec.get("history"), **kept)
+
+
+def counts(data) -> dict:
+    """Categories by state over every staged triage; unreadable triages are counted, not fatal."""
+    by_state: Counter = Counter()
+    triages = errors = 0
+    for tid in triage_ids(data):
+        triages += 1
+        try:
+            for rec in category_states(data, tid).values():
+                by_state[rec["state"]] += 1
+        except StagingError:
+            errors += 1
+    return {"triages": triages, "unreadable": errors,
+            "by_state": {s: by_state[s] for s in STATES if by_state[s]},
+            "pending": sum(n for s, n in by_state.items() if s in PENDING)}

@@ -1,0 +1,227 @@
+"""Capture: triage the bytes of a transcript not yet triaged, and stage what triggers.
+
+Shared by the hook (one call per Stop/SubagentStop/PreCompact/SessionEnd) and
+by `memcurate triage` (backfill). Per transcript, the data dir keeps where the
+last pass ended (`offsets/<key>.json`); a lock per transcript makes two passes
+over the same bytes impossible, and the state is written only after the
+triage is staged, so a pass killed half-way is simply done again (the triage
+id is derived from the transcript and the byte offset, so it is never staged
+twice).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import zlib
+
+from curator.util.atomic import read_json, write_json
+from curator.util.locks import FileLock
+
+HEAD_BYTES = 4096
+MAX_PASSES = 50
+
+_rules_cache: dict = {}
+
+
+class CaptureSkipped(Exception):
+    """The transcript cannot be triaged (missing, not a file, unreadable). The message says why."""
+
+
+def rules_for(cfg: dict):
+    from curator.capture.triage import Rules
+
+    r = _rules_cache.get(id(cfg))
+    if r is None:
+        _rules_cache.clear()
+        r = _rules_cache[id(cfg)] = Rules(cfg)
+    return r
+
+
+def transcript_key(path: str) -> str:
+    """A file name for per-transcript state: readable stem plus a checksum of the full path."""
+    stem = re.sub(r"[^A-Za-z0-9_-]", "-", os.path.basename(path))[:60]
+    return f"{stem}-{zlib.crc32(path.encode('utf-8', 'surrogateescape')):08x}"
+
+
+def is_subagent_transcript(path: str) -> bool:
+    return os.path.basename(path).startswith("agent-")
+
+
+def _head_crc(path: str, length: int) -> int:
+    with open(path, "rb") as f:
+        return zlib.crc32(f.read(length))
+
+
+def _fresh_state(path: str) -> dict:
+    return {"transcript": path, "offset": 0, "head_len": 0, "head_crc": 0, "turns": 0, "digest": {}, "passes": []}
+
+
+def _load_state(state_path: str, path: str) -> tuple[dict, str | None]:
+    try:
+        st = read_json(state_path)
+    except FileNotFoundError:
+        return _fresh_state(path), None
+    except (OSError, ValueError) as e:
+        return _fresh_state(path), f"offset state unreadable, starting over ({e.__class__.__name__})"
+    if not isinstance(st, dict) or not isinstance(st.get("offset"), int) or st.get("transcript") != path:
+        return _fresh_state(path), "offset state malformed, starting over"
+    return st, None
+
+
+def _triage_id(first_timestamp: str, path: str, start: int, kind: str, head_crc: int) -> str:
+    """Time of the first record, then a checksum of what the bytes are: the same bytes of the same
+    transcript always give the same id (so they are never staged twice), a rewritten one a new id."""
+    digits = re.sub(r"[^0-9]", "", first_timestamp)[:14]
+    stamp = f"{digits[:8]}T{digits[8:14]}Z" if len(digits) == 14 else "00000000T000000Z"
+    key = f"{path}:{start}:{kind}:{head_crc}".encode("utf-8", "surrogateescape")
+    return f"{stamp}-{zlib.crc32(key):08x}"
+
+
+def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: str = "",
+            subagent: bool | None = None, summary: bool | None = None, lock_wait: float | None = None) -> dict:
+    """Triage the new bytes of `transcript`; stage a triage when a category triggers.
+
+    Returns a report: status (staged | no-trigger | nothing-new), the byte
+    range read, the triage id, per-category scores, reader stats and notes.
+    Raises CaptureSkipped when the transcript cannot be read, LockBusy when
+    another pass holds it longer than `lock_wait`.
+    """
+    path = os.path.abspath(transcript)
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        raise CaptureSkipped(f"transcript not found: {path}") from None
+    except OSError as e:
+        raise CaptureSkipped(f"transcript unreadable: {path}: {e.strerror}") from None
+    if not os.path.isfile(path):
+        raise CaptureSkipped(f"transcript is not a regular file: {path}")
+    if not os.access(path, os.R_OK):
+        raise CaptureSkipped(f"transcript unreadable: {path}: permission denied")
+    if subagent is None:
+        subagent = is_subagent_transcript(path)
+    if summary is None:
+        summary = event in cfg["hook"]["summary_events"]
+    wait = cfg["hook"]["lock_wait_seconds"] if lock_wait is None else lock_wait
+
+    key = transcript_key(path)
+    state_path = os.path.join(data, "offsets", f"{key}.json")
+    with FileLock(os.path.join(data, "locks", f"{key}.lock"), wait=wait):
+        state, note = _load_state(state_path, path)
+        notes = [note] if note else []
+        size = os.path.getsize(path)
+        start = state["offset"]
+        try:
+            if start > size:
+                notes.append(f"transcript shrank from {start} to {size} bytes: triaging it anew")
+                state = _fresh_state(path)
+                start = 0
+            elif start and _head_crc(path, state["head_len"]) != state["head_crc"]:
+                notes.append("transcript was replaced: triaging it anew")
+                state = _fresh_state(path)
+                start = 0
+        except OSError as e:
+            raise CaptureSkipped(f"transcript unreadable: {path}: {e.strerror}") from None
+
+        pending_summary = summary and bool(state.get("digest"))
+        if start == size and not pending_summary:
+            return _report(path, "nothing-new", start, start, None, {}, None, notes)
+
+        # Imported only when there is work: the nothing-new pass stays cheap.
+        from curator.capture.transcript import TranscriptReader
+        from curator.capture.triage import Digest, Triage
+
+        digest = Digest(state.get("digest"))
+        rules = rules_for(cfg)
+        reader = TranscriptReader(path, start, turn_base=state.get("turns", 0), limit=size,
+                                  max_line_bytes=cfg["triage"]["max_line_bytes"], outputs_of=rules.error_tools,
+                                  max_message_chars=rules.max_message_chars)
+        t = Triage(rules, digest, subagent=subagent, path=path)
+        first_ts = last_ts = ""
+        try:
+            for entry in reader:
+                if entry.timestamp:
+                    first_ts = first_ts or entry.timestamp
+                    last_ts = entry.timestamp
+                if not session_id and entry.session_id:
+                    session_id = entry.session_id
+                t.add(entry)
+        except OSError as e:
+            raise CaptureSkipped(f"transcript unreadable: {path}: {e.strerror}") from None
+        end = reader.stats.end
+        if end == start and not pending_summary:
+            return _report(path, "nothing-new", start, end, None, {}, reader.stats, notes)
+        if reader.stats.lines and reader.stats.bad == reader.stats.lines:
+            notes.append(f"no transcript records in {reader.stats.lines} lines: not a transcript?")
+        notes += _cut_notes(reader.stats)
+
+        result = t.result(summary=summary, subagent=subagent)
+        triggered = [n for n, c in result.items() if c.get("triggered")]
+        head_len = min(end, HEAD_BYTES)
+        head_crc = _head_crc(path, head_len) if end else 0
+        tid = None
+        if triggered:
+            from curator.candidates import staging  # only when there is something to stage
+
+
+            kind = "summary" if end == start else "bytes"
+            # A summary made with no new bytes sorts after the last record it summarises.
+            tid = _triage_id(first_ts or state.get("last_timestamp", ""), path, start, kind, head_crc)
+            doc = {
+                "format": staging.FORMAT,
+                "id": tid,
+                "created": staging.now_iso(),
+                "event": event,
+                "source": {
+                    "session": session_id or state.get("session", ""),
+                    "transcript": path,
+                    "subagent": subagent,
+                    "byte_range": [start, end],
+                    "turns": t.turns or ([state.get("turns", 0)] * 2),
+                },
+                "stats": reader.stats.as_dict(),
+                "categories": result,
+            }
+            if staging.stage(data, doc) is None:
+                notes.append(f"triage {tid} was already staged")
+
+        # Only now, with the triage safely staged, move the offset past these bytes.
+        summarised = summary and result["session_summary"].get("skipped") is None
+        passes = (state.get("passes") or [])[-(MAX_PASSES - 1):] + [[start, end, tid, event]]
+        new_state = {
+            "transcript": path,
+            "offset": end,
+            "head_len": head_len,
+            "head_crc": head_crc,
+            "turns": reader.turn,
+            "session": session_id or state.get("session", ""),
+            "last_timestamp": last_ts or state.get("last_timestamp", ""),
+            "digest": {} if summarised else t.digest.as_dict(),
+            "passes": passes,
+        }
+        # Not fsynced: losing it to a power cut only repeats the last pass, whose
+        # triage id is already staged and so is not staged twice.
+        write_json(state_path, new_state, durable=False, compact=True)
+        return _report(path, "staged" if tid else "no-trigger", start, end, tid, result, reader.stats, notes)
+
+
+def _cut_notes(stats) -> list[str]:
+    """One note per message scored only in part (the first few, then how many more)."""
+    notes = [f"{'user message' if c['kind'] == 'user' else 'assistant reply'} at turn {c['turn']}: "
+             f"{c['bytes'] / 1e6:.1f} MB, scored the first and last {c['kept']:,} characters"
+             for c in stats.cut[:3]]
+    if stats.cut_count > len(notes):
+        notes.append(f"{stats.cut_count - len(notes)} more messages scored in part (see the triage's stats)")
+    return notes
+
+
+def _report(path, status, start, end, tid, result, stats, notes) -> dict:
+    return {
+        "transcript": path,
+        "status": status,
+        "byte_range": [start, end],
+        "triage": tid,
+        "categories": [{"category": n, "score": c["score"], "triggered": c["triggered"]} for n, c in result.items()],
+        "stats": stats.as_dict() if stats else None,
+        "notes": notes,
+    }

@@ -1,0 +1,296 @@
+"""Keyword patterns, and the literals a match of each must contain.
+
+Compiling the ~130 triage keyword patterns costs ~10 ms (sre's compiler is
+Python), more than the Stop hook's whole budget. So each pattern is reduced,
+once, to requirements: sets of literal substrings such that every match
+contains a member of each set (``(?:is|are) not (?:allowed|available)`` needs
+one of {is, are}, "not", and one of {allowed, available}). A message that does
+not meet them cannot match, and the pattern is never compiled for it. The
+requirements are worked out when the config is parsed and kept in its cache.
+"""
+
+from __future__ import annotations
+
+import re
+
+from curator.util.lazyre import LazyRegex
+
+_LITERAL = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ',-_:;/!&%@#=<>\"")
+
+
+def _past_atom(p: str, i: int) -> int | None:
+    """When p[i] starts an escape or a [class], the index just past it (None if unclosed); else i."""
+    if p[i] == "\\":
+        return i + 2
+    if p[i] == "[":
+        j = p.find("]", i + 2)
+        return None if j < 0 else j + 1
+    return i
+
+
+def _group_end(p: str, i: int) -> int | None:
+    """Index of the ')' that closes the '(' at p[i], or None."""
+    depth = 0
+    while i < len(p):
+        j = _past_atom(p, i)
+        if j is None:
+            return None
+        if j != i:
+            i = j
+            continue
+        if p[i] == "(":
+            depth += 1
+        elif p[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def _split_top(p: str) -> list[str] | None:
+    """The top-level alternatives of a pattern, or None when it is malformed."""
+    parts, start, i = [], 0, 0
+    while i < len(p):
+        j = _past_atom(p, i)
+        if j is None:
+            return None
+        if j != i:
+            i = j
+            continue
+        if p[i] == "(":
+            j = _group_end(p, i)
+            if j is None:
+                return None
+            i = j + 1
+            continue
+        if p[i] == "|":
+            parts.append(p[start:i])
+            start = i + 1
+        i += 1
+    parts.append(p[start:])
+    return parts
+
+
+def _sequence_requirements(p: str) -> list[tuple[str, ...]]:
+    """For one alternative (no top-level '|'): sets of literals, each set one of whose members every match contains."""
+    reqs: list[tuple[str, ...]] = []
+    run = ""
+
+    def close_run(r: str) -> None:
+        r = r.strip().lower()
+        if len(r) >= 2:
+            reqs.append((r,))
+
+    i = 0
+    while i < len(p):
+        c = p[i]
+        if c in "?*+{":
+            close_run(run[:-1])  # the char before a quantifier is optional
+            run = ""
+            if c == "{":
+                j = p.find("}", i)
+                i = j if j > 0 else len(p)
+            i += 1
+            continue
+        if c in _LITERAL:
+            run += c
+            i += 1
+            continue
+        close_run(run)
+        run = ""
+        if c == "(":
+            j = _group_end(p, i)
+            if j is None:
+                return reqs
+            optional = j + 1 < len(p) and p[j + 1] in "?*{"
+            lookaround = p.startswith(("(?=", "(?!", "(?<=", "(?<!"), i)
+            if not optional and not lookaround:
+                inner = p[i + 3:j] if p.startswith("(?:", i) else p[i + 1:j]
+                group = anchors(inner)
+                if group:
+                    reqs.append(group)
+            i = j + 1
+        elif c == "[":
+            j = p.find("]", i + 2)
+            i = (j if j > 0 else len(p)) + 1
+        elif c == "\\":
+            i += 2
+        else:
+            i += 1
+    close_run(run)
+    return reqs
+
+
+def requirements(pattern: str) -> list[tuple[str, ...]]:
+    """Lowercase literal sets such that every match contains a member of each set (empty: no filter)."""
+    branches = _split_top(pattern)
+    if branches is None:
+        return []
+    if len(branches) == 1:
+        return _sequence_requirements(pattern)
+    a = anchors(pattern)
+    return [a] if a else []
+
+
+def anchors(pattern: str) -> tuple[str, ...] | None:
+    """Lowercase substrings one of which every match of `pattern` contains; None when unsure."""
+    branches = _split_top(pattern)
+    if branches is None:
+        return None
+    out: list[str] = []
+    for b in branches:
+        reqs = _sequence_requirements(b)
+        if not reqs:
+            return None
+        # the single most selective requirement of this branch: its longest literal set member
+        best = max(reqs, key=lambda r: min(len(x) for x in r))
+        out.extend(best)
+    return tuple(out)
+
+
+MAX_PHRASES = 64
+
+
+def phrases(pattern: str, limit: int = MAX_PHRASES) -> list[str] | None:
+    """Every text `pattern` matches, lowercased, when that is a small finite set of plain phrases.
+
+    Handles literals, groups of alternatives and `?`; anything else (classes,
+    repeats, lookarounds, escapes) returns None and the pattern stays a regex.
+    "(?:does not|doesn't) (?:support|work)" gives four phrases.
+    """
+    out, end = _alternatives(pattern, 0, limit)
+    return sorted(out) if out is not None and end == len(pattern) and all(out) else None
+
+
+def _alternatives(p: str, i: int, limit: int) -> tuple[set[str] | None, int]:
+    result: set[str] = set()
+    while True:
+        seq, i = _sequence(p, i, limit)
+        if seq is None:
+            return None, i
+        result |= seq
+        if len(result) > limit:
+            return None, i
+        if i < len(p) and p[i] == "|":
+            i += 1
+            continue
+        return result, i
+
+
+def _sequence(p: str, i: int, limit: int) -> tuple[set[str] | None, int]:
+    acc = {""}
+    while i < len(p) and p[i] not in "|)":
+        c = p[i]
+        if c in _LITERAL:
+            item, i = {c.lower()}, i + 1
+        elif c == "(":
+            if p.startswith("(?:", i):
+                i += 3
+            elif p.startswith("(?", i):
+                return None, i  # lookarounds, flags, named groups
+            else:
+                i += 1
+            item, i = _alternatives(p, i, limit)
+            if item is None or i >= len(p) or p[i] != ")":
+                return None, i
+            i += 1
+        else:
+            return None, i
+        if i < len(p) and p[i] == "?":
+            item = item | {""}
+            i += 1
+        elif i < len(p) and p[i] in "*+{":
+            return None, i
+        acc = {a + b for a in acc for b in item}
+        if len(acc) > limit:
+            return None, i
+    return acc, i
+
+
+def analyse(pattern: str) -> dict:
+    """What the config cache keeps per keyword pattern (see Keyword)."""
+    return {"needs": [list(alts) for alts in requirements(pattern)], "phrases": phrases(pattern)}
+
+
+def _is_word(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+class Keyword:
+    """One keyword pattern.
+
+    A pattern that is a small set of phrases is found with str.find; any other
+    is a regex compiled on first use, and only for a message that holds all of
+    its required literals.
+    """
+
+    __slots__ = ("category", "weak", "needs", "phrases", "regex", "index")
+
+    def __init__(self, category: str, pattern: str, weak: bool, analysis: dict | None = None) -> None:
+        a = analysis or analyse(pattern)
+        self.category = category
+        self.weak = weak
+        # The most selective requirement first: it rules most messages out at once.
+        self.needs = sorted((tuple(n) for n in a["needs"]), key=lambda alts: -min(len(x) for x in alts))
+        self.phrases = a["phrases"]
+        self.regex = LazyRegex(rf"(?<!\w)(?:{pattern})(?!\w)", re.I)
+        self.index = 0
+
+    def find(self, text: str, lowered: str):
+        """(start, matched text in lowercase) of matches in `text` (`lowered` is text.lower()).
+
+        Phrases may report overlapping matches where a regex would not; callers
+        count a keyword once per line, so that does not change a score.
+        """
+        if self.phrases is None or len(lowered) != len(text):  # lower() changed lengths: let the regex align
+            for m in self.regex.finditer(text):
+                yield m.start(), m.group(0).lower()
+            return
+        for phrase in self.phrases:
+            n = len(phrase)
+            i = lowered.find(phrase)
+            while i >= 0:
+                if not (i and _is_word(lowered[i - 1])) and not (i + n < len(lowered) and _is_word(lowered[i + n])):
+                    yield i, phrase
+                i = lowered.find(phrase, i + 1)
+
+    def may_match(self, lowered: str) -> bool:
+        for alternatives in self.needs:
+            for a in alternatives:
+                if a in lowered:
+                    break
+            else:
+                return False
+        return True
+
+
+class KeywordSet:
+    """Keywords indexed by the literals of their most selective requirement.
+
+    `candidates(lowered)` tests each distinct literal once per message instead
+    of every keyword's requirements one by one.
+    """
+
+    def __init__(self, keywords: list[Keyword]) -> None:
+        self.keywords = keywords
+        self.always: list[Keyword] = []
+        self.by_literal: dict[str, list[Keyword]] = {}
+        for i, kw in enumerate(keywords):
+            kw.index = i
+            if not kw.needs:
+                self.always.append(kw)
+            else:
+                for lit in kw.needs[0]:
+                    self.by_literal.setdefault(lit, []).append(kw)
+
+    def candidates(self, lowered: str) -> list[Keyword]:
+        """The keywords that may match `lowered` (a lowercased message), in their configured order."""
+        hit = [kws for lit, kws in self.by_literal.items() if lit in lowered]  # the hot loop: kept lean
+        if not hit and not self.always:
+            return []
+        found = {kw.index: kw for kw in self.always}
+        for kws in hit:
+            for kw in kws:
+                found[kw.index] = kw
+        return [found[i] for i in sorted(found) if found[i].may_match(lowered)]

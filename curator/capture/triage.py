@@ -1,0 +1,504 @@
+"""Triage (DESIGN §5): raw filter, category scoring, snippets and excerpts, redaction.
+
+Streams over the reader's entries and keeps only bounded state: per category
+the top few snippets with their context window, never the whole transcript.
+Scoring reads only what people and the assistant wrote: never tool output,
+thinking, system reminders, meta records or code blocks.
+
+Speed matters because the Stop hook runs this on every turn: see keywords.py
+for how keyword patterns avoid being compiled when they cannot match.
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_right
+
+from curator.capture.keywords import Keyword, KeywordSet
+from curator.capture.redact import redact_text
+from curator.categories import NAMES, TEXT_SCORED
+from curator.util.lazyre import LazyRegex
+from curator.util.textsafe import one_line
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable
+
+    from curator.capture.transcript import Entry
+
+_ERROR_LINE = LazyRegex(r"(?i)(?:(?:error|exception)\b|\b(?:failed|failure|traceback|fatal|cannot|not found|no such)\b)")
+_PUNCT = ".,;:!?'\"()[]{}-–—…*_`~"
+
+
+# -- rules -------------------------------------------------------------------
+
+class Rules:
+    """The triage settings of a config, ready to use."""
+
+    def __init__(self, cfg: dict) -> None:
+        t = cfg["triage"]
+        cats = cfg["categories"]
+        # The config cache carries each pattern's requirements, worked out when the YAML was parsed.
+        analysed = cfg.get("_derived", {}).get("keywords", {})
+        self.keywords = KeywordSet([Keyword(n, p, weak, analysed.get(p)) for n in TEXT_SCORED
+                                    for weak, key in ((False, "keywords"), (True, "weak_keywords"))
+                                    for p in cats[n][key]])
+        self.weak_weight = float(t["weak_weight"])
+        self.threshold = {n: float(cats[n]["threshold"]) for n in NAMES}
+        self.saturation = {n: float(cats[n]["saturation"]) for n in NAMES}
+        self.speakers = {n: cats[n]["speakers"] for n in NAMES}
+        self.reasons = KeywordSet([Keyword("reason", p, False, analysed.get(p)) for p in t["reason_words"]])
+        self.reason_weight = float(t["reason_weight"])
+        self.line_cap = float(t["line_cap"])
+        self.acks = {a.lower() for a in t["acknowledgements"]}
+        self.narration = tuple(p.lower() for p in t["narration"])
+        self.fillers = {w.lower() for w in t["narration_fillers"]}
+        self.narration_max_words = int(t["narration_max_words"])
+        self.snippets = int(t["snippets_per_category"])
+        self.snippet_chars = int(t["snippet_chars"])
+        self.excerpt_chars = int(t["excerpt_chars"])
+        self.context_lines = int(t["context_lines"])
+        self.max_message_chars = int(t["max_message_chars"])
+        rb = cats["runbook"]
+        self.error_fix_weight = float(rb["error_fix_weight"])
+        self.error_tools = set(rb["error_tools"])
+        ss = cats["session_summary"]
+        self.activity = ss["activity"]
+        self.summary_subagents = bool(ss["subagents"])
+        self.ignored_tools = set(ss["ignored_tools"])
+
+
+# -- the raw filter ----------------------------------------------------------
+
+def scoring_lines(text: str) -> list[str]:
+    """The lines of a message that may score: code blocks out, blank lines out."""
+    out: list[str] = []
+    in_code = False
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith(("```", "~~~")):
+            in_code = not in_code
+            continue
+        if line and not in_code:
+            out.append(line)
+    return out
+
+
+def mask_inline_code(line: str) -> str:
+    """Each `code span` becomes the word CODE (an unpaired backtick stays as it is)."""
+    parts = line.split("`")
+    out = [parts[0]]
+    pairs = (len(parts) - 1) // 2
+    for k in range(pairs):
+        out.append("CODE")
+        out.append(parts[2 * k + 2])
+    if len(parts) % 2 == 0:  # an odd number of backticks: the last one is unpaired
+        out.append("`" + parts[-1])
+    return "".join(out)
+
+
+def command_signature(command: str) -> str:
+    """What makes two runs "the same command": its leading words, without flags, paths or values.
+
+    `uv run pytest -x tests/a.py` and `uv run pytest tests/b.py` are both `uv run pytest`.
+    """
+    for sep in ("&&", "||", ";"):  # in `cd x && make`, the work is the last command
+        command = command.rsplit(sep, 1)[-1]
+    command = command.split("|", 1)[0]  # in `pytest | tail`, the first
+    words: list[str] = []
+    for w in command.split():
+        if w.startswith("-") or "=" in w:
+            continue
+        if any(c in w for c in "/.$\"'"):
+            if words:
+                break
+            continue
+        words.append(w)
+        if len(words) == 3:
+            break
+    return " ".join(words)
+
+
+_NAMED_ERROR = LazyRegex(r"\w+(?:Error|Exception|Exit)\b:")
+
+
+def error_line(output: str) -> str:
+    """The line of a failed command's output that says what went wrong."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    for ln in lines:  # a named error ("OperationalError: …") says most
+        if _NAMED_ERROR.search(ln):
+            return ln
+    for ln in lines:
+        if not ln.lower().startswith("exit code") and _ERROR_LINE.search(ln):
+            return ln
+    return next((ln for ln in lines if not ln.lower().startswith("exit code")), lines[0] if lines else "")
+
+
+def is_narration(line: str, rules: "Rules") -> bool:
+    """An assistant line that only announces its next step: "Now let me check the tests"."""
+    words = line.lower().split()
+    if len(words) > rules.narration_max_words:
+        return False
+    i = 0
+    while i < len(words) and words[i].strip(_PUNCT) in rules.fillers:
+        i += 1
+    return " ".join(words[i:]).startswith(rules.narration)
+
+
+def is_noise_prompt(text: str, acks: set[str]) -> bool:
+    """One-word user turns and short acknowledgements carry nothing."""
+    words = [w.strip(_PUNCT) for w in text.lower().split()]
+    words = [w for w in words if w]
+    return len(words) <= 1 or " ".join(words) in acks
+
+
+# -- snippets and the digest ---------------------------------------------------
+
+class Snippet:
+    __slots__ = ("category", "weight", "turn", "speaker", "text", "keywords", "context", "prompt", "seq", "lo")
+
+    def __init__(self, category, weight, turn, speaker, text, keywords, context, prompt, seq, lo=0) -> None:
+        self.category = category
+        self.weight = weight
+        self.turn = turn
+        self.speaker = speaker
+        self.text = text
+        self.keywords = keywords
+        self.context = context  # lines around the snippet, for the excerpt
+        self.prompt = prompt  # (turn, text) of the turn's user prompt, for the excerpt
+        self.seq = seq  # position in the transcript, to order the excerpt
+        self.lo = lo  # index of the message line that context starts at
+
+    def __lt__(self, other: "Snippet") -> bool:
+        return (self.weight, -self.seq) < (other.weight, -other.seq)
+
+    def as_dict(self) -> dict:
+        return {"turn": self.turn, "speaker": self.speaker, "weight": round(self.weight, 3),
+                "keywords": self.keywords, "text": self.text}
+
+
+class Digest:
+    """What a session summary needs, carried across incremental passes.
+
+    It holds counts and byte ranges, never text: it is saved in the offset
+    state on every pass, and the text is read back (and redacted) only when a
+    summary is made.
+    """
+
+    MAX_PROMPTS = 4
+    MAX_FILES = 20
+
+    def __init__(self, data: dict | None = None) -> None:
+        d = data or {}
+        self.tool_uses: int = int(d.get("tool_uses", 0))
+        self.tools: list[str] = list(d.get("tools", []))
+        self.user_turns: int = int(d.get("user_turns", 0))
+        self.prompts: list[list[int]] = [list(p) for p in d.get("prompts", [])]  # [turn, start, end]: the first few
+        self.last_prompt: list[int] = list(d.get("last_prompt", []))
+        self.outcome: list[int] = list(d.get("outcome", []))  # [turn, start, end] of the last reply with text
+        self.files: list[str] = list(d.get("files", []))
+
+    def as_dict(self) -> dict:
+        return {"tool_uses": self.tool_uses, "tools": self.tools, "user_turns": self.user_turns,
+                "prompts": self.prompts, "last_prompt": self.last_prompt, "outcome": self.outcome,
+                "files": self.files}
+
+
+# -- triage ------------------------------------------------------------------
+
+class Triage:
+    """Score a stream of entries. Feed entries with `add`, then call `result`.
+
+    `path` is the transcript, read again for the few messages a session
+    summary quotes.
+    """
+
+    def __init__(self, rules: Rules, digest: Digest | None = None, *, subagent: bool = False,
+                 path: str | None = None) -> None:
+        self.r = rules
+        self.path = path
+        # In a subagent transcript the "user" is the parent agent: its brief states
+        # constraints, but it is no person's preference.
+        self.user_speaker = "parent" if subagent else "user"
+        self.totals = {n: 0.0 for n in TEXT_SCORED}
+        self.hits = {n: 0 for n in TEXT_SCORED}
+        self.strong = {n: 0 for n in TEXT_SCORED}  # lines with a strong keyword: weak ones never trigger alone
+        self.top: dict[str, list[Snippet]] = {n: [] for n in NAMES}
+        self.digest = digest or Digest()
+        self.seq = 0
+        self.prompt_entry: "Entry | None" = None  # the current turn's prompt, redacted only if a snippet needs it
+        self.prompt_cache: tuple[int, str] | None = None
+        self.tool_calls: dict[str, tuple[str, str]] = {}  # tool_use id -> (name, command signature)
+        self.pending_errors: dict[tuple[str, str], tuple[int, str]] = {}  # (name, signature) -> (turn, error line)
+        self.errors = 0
+        self.fixes = 0
+        self.turns: list[int] = []  # first and last turn seen
+
+    # -- feeding ---------------------------------------------------------
+    def add(self, e: "Entry") -> None:
+        self.seq += 1
+        if e.turn and (not self.turns or e.turn != self.turns[-1]):
+            self.turns = [self.turns[0] if self.turns else e.turn, e.turn]
+        kind = e.kind
+        if kind == "user":
+            self._user(e)
+        elif kind == "assistant":
+            self._assistant(e)
+        elif kind == "tool_result":
+            self._tool_result(e)
+
+    def _user(self, e: "Entry") -> None:
+        d = self.digest
+        d.user_turns += 1
+        if is_noise_prompt(e.text, self.r.acks):
+            return
+        self.prompt_entry, self.prompt_cache = e, None
+        span = [e.turn, e.start, e.end]
+        if len(d.prompts) < Digest.MAX_PROMPTS:
+            d.prompts.append(span)
+        d.last_prompt = span
+        self._score_text(e.text, self.user_speaker, e.turn)
+
+    def _prompt(self) -> tuple[int, str]:
+        if self.prompt_cache is None:
+            e = self.prompt_entry
+            # Redact, then cut: a cut first could split a secret and keep half of it.
+            self.prompt_cache = (e.turn, one_line(redact_text(e.text), 400)) if e else (0, "")
+        return self.prompt_cache
+
+    def _assistant(self, e: "Entry") -> None:
+        d = self.digest
+        for tu in e.tool_uses:
+            if tu.name in self.r.error_tools:
+                self.tool_calls[tu.id] = (tu.name, command_signature(tu.target))
+            if tu.name in self.r.ignored_tools:
+                continue
+            d.tool_uses += 1
+            if tu.name not in d.tools:
+                d.tools.append(tu.name)
+            if tu.name in ("Edit", "MultiEdit", "Write", "NotebookEdit") and tu.target \
+                    and len(d.files) < Digest.MAX_FILES:
+                target = redact_text(tu.target)
+                if target not in d.files:
+                    d.files.append(target)
+        if len(self.tool_calls) > 2000:  # results follow their calls closely; forget old ids
+            self.tool_calls = dict(list(self.tool_calls.items())[-500:])
+        if e.text:
+            d.outcome = [e.turn, e.start, e.end]
+            self._score_text(e.text, "assistant", e.turn)
+
+    def _tool_result(self, e: "Entry") -> None:
+        call = self.tool_calls.get(e.tool_use_id, ("", ""))
+        if call[0] not in self.r.error_tools or e.rejected:
+            return
+        if e.is_error:
+            self.errors += 1
+            if call not in self.pending_errors:
+                self.pending_errors[call] = (e.turn, one_line(redact_text(error_line(e.text)), 200))
+        elif call in self.pending_errors:
+            # The same command got past an earlier error: an error and the turns that fixed it.
+            turn, first = self.pending_errors.pop(call)
+            self.fixes += 1
+            self.totals["runbook"] += self.r.error_fix_weight
+            self.hits["runbook"] += 1
+            self.strong["runbook"] += 1
+            self._offer(Snippet("runbook", self.r.error_fix_weight, turn, "tool", f"error, then fixed: {first}",
+                                ["error-fix"], [f"error: {first}"], self._prompt(), self.seq))
+
+    # -- scoring ---------------------------------------------------------
+    def _matches(self, text: str, speaker: str) -> tuple[list[str], list[str], dict]:
+        """The message's scoring lines, those lines as matched, and the keywords found per (category, line)."""
+        r = self.r
+        lines = scoring_lines(text)
+        if not lines:
+            return lines, lines, {}
+        # Inline code does not score, but keeps its place: "is `master`, not `main`".
+        masked = [mask_inline_code(ln) if "`" in ln else ln for ln in lines]
+        if speaker == "assistant":
+            for i, ln in enumerate(masked):
+                if is_narration(ln, r):
+                    masked[i] = ""
+        joined = "\n".join(masked)
+        lowered = joined.lower()
+        starts = [0]
+        for ln in masked[:-1]:
+            starts.append(starts[-1] + len(ln) + 1)
+        # (category, line) -> ({strong keyword: matched text}, {weak keyword: matched text});
+        # a keyword counts once per line, however often it matches there.
+        found: dict[tuple[str, int], tuple[dict, dict]] = {}
+        for kw in r.keywords.candidates(lowered):
+            if float(r.speakers[kw.category].get(speaker, 1.0)) <= 0:
+                continue
+            for pos, matched in kw.find(joined, lowered):
+                i = bisect_right(starts, pos) - 1
+                pair = found.setdefault((kw.category, i), ({}, {}))
+                pair[1 if kw.weak else 0].setdefault(kw.index, matched)
+        return lines, masked, found
+
+    def _score_text(self, text: str, speaker: str, turn: int) -> None:
+        r = self.r
+        lines, masked, found = self._matches(text, speaker)
+        if not found:
+            return
+        # A message that scores is redacted whole and scored as redacted, so
+        # snippets are cut from redacted lines: a secret is never split by a
+        # cut (or spread over lines, like a key block) and half of it kept.
+        redacted = redact_text(text)
+        if redacted != text:
+            lines, masked, found = self._matches(redacted, speaker)
+            if not found:
+                return
+
+        lowered = "\n".join(masked).lower()
+        reasons = r.reasons.candidates(lowered)
+        flags = [bool(ln) and any(next(kw.find(ln, ln.lower()), None) for kw in reasons) for ln in masked]
+        n = len(flags)
+        scored: list[tuple[str, int, float, list[str]]] = []
+        for (name, i), (strong, weak) in sorted(found.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+            w = min(len(strong) + r.weak_weight * len(weak), r.line_cap)
+            if flags[i] or (i > 0 and flags[i - 1]) or (i + 1 < n and flags[i + 1]):
+                w *= r.reason_weight
+            w *= float(r.speakers[name].get(speaker, 1.0))
+            self.totals[name] += w
+            self.hits[name] += 1
+            self.strong[name] += bool(strong)
+            scored.append((name, i, w, sorted({*strong.values(), *weak.values()})))
+
+        clean_lines = lines
+        k = r.context_lines
+        for name, i, w, words in scored:
+            heap = self.top[name]
+            if len(heap) >= r.snippets and w <= heap[0].weight:
+                continue
+            lo, hi = max(0, i - k), min(len(clean_lines), i + k + 1)
+            context = [one_line(x, r.snippet_chars) for x in clean_lines[lo:hi]]
+            prompt = self._prompt() if speaker == "assistant" else (turn, "")
+            self._offer(Snippet(name, w, turn, speaker, one_line(clean_lines[i], r.snippet_chars),
+                                words, context, prompt, self.seq, lo))
+
+    def _offer(self, s: Snippet) -> None:
+        heap = self.top[s.category]
+        for i, other in enumerate(heap):  # a repeated line is one snippet, at its best weight
+            if other.text == s.text:
+                if other < s:
+                    heap[i] = s
+                    heapq.heapify(heap)
+                return
+        if len(heap) < self.r.snippets:
+            heapq.heappush(heap, s)
+        elif heap[0] < s:
+            heapq.heapreplace(heap, s)
+
+    # -- results ---------------------------------------------------------
+    def summary_score(self) -> tuple[float, dict]:
+        d = self.digest
+        values = {"tool_uses": d.tool_uses, "distinct_tools": len(d.tools), "user_turns": d.user_turns}
+        score = 0.0
+        for key, spec in self.r.activity.items():
+            score += float(spec["weight"]) * min(1.0, values[key] / float(spec["full"]))
+        return min(1.0, score), values
+
+    def result(self, *, summary: bool, subagent: bool) -> dict:
+        """Per category: score, threshold, triggered, signals; snippets and excerpt when triggered."""
+        r = self.r
+        out: dict[str, dict] = {}
+        for name in TEXT_SCORED:
+            score = min(1.0, self.totals[name] / r.saturation[name])
+            signals = {"hits": self.hits[name], "strong_hits": self.strong[name]}
+            if name == "runbook":
+                signals["errors"], signals["fixed"] = self.errors, self.fixes
+            out[name] = self._category(name, score, signals, eligible=self.strong[name] > 0)
+        if summary and (r.summary_subagents or not subagent):
+            score, values = self.summary_score()
+            out["session_summary"] = self._summary(score, values)
+        else:
+            why = ("subagent transcripts are not summarised" if summary
+                   else "summaries are made at the end of a session")
+            out["session_summary"] = {"score": 0.0, "threshold": r.threshold["session_summary"], "triggered": False,
+                                      "skipped": why}
+        return out
+
+    def _category(self, name: str, score: float, signals: dict, *, eligible: bool = True) -> dict:
+        threshold = self.r.threshold[name]
+        entry = {"score": round(score, 3), "threshold": threshold,
+                 "triggered": eligible and score > 0 and score >= threshold, "signals": signals}
+        if entry["triggered"] and name != "session_summary":
+            snippets = sorted(self.top[name], key=lambda s: -s.weight)
+            entry["snippets"] = [s.as_dict() for s in snippets]
+            entry["excerpt"] = self._excerpt(sorted(snippets, key=lambda s: s.seq))
+        return entry
+
+    def _excerpt(self, snippets: list[Snippet]) -> str:
+        """The snippets' context in transcript order: one block per message, each turn's prompt once."""
+        parts: list[str] = []
+        last_prompt_turn = None
+        by_message: dict[int, dict[int, str]] = {}
+        first: dict[int, Snippet] = {}
+        for s in snippets:
+            lines = by_message.setdefault(s.seq, {})
+            first.setdefault(s.seq, s)
+            for k, line in enumerate(s.context):
+                lines[s.lo + k] = line
+        for seq, lines in by_message.items():
+            s = first[seq]
+            turn, prompt = s.prompt
+            if s.speaker in ("user", "parent"):
+                last_prompt_turn = s.turn  # the prompt is this block itself
+            elif prompt and turn != last_prompt_turn:
+                parts.append(f"[turn {turn} · user] {prompt}")
+                last_prompt_turn = turn
+            parts.append(f"[turn {s.turn} · {s.speaker}]\n" + "\n".join(lines[k] for k in sorted(lines)))
+        return _bounded("\n\n".join(parts), self.r.excerpt_chars)
+
+    def _read_span(self, span: list[int], limit: int) -> str:
+        """The redacted text of the message at a [turn, start, end] span of the transcript."""
+        if not self.path or len(span) != 3:
+            return ""
+        from curator.capture.transcript import TranscriptReader
+
+        try:
+            for e in TranscriptReader(self.path, span[1], limit=span[2], max_message_chars=self.r.max_message_chars):
+                if e.kind in ("user", "assistant") and e.text:
+                    # Redact, then cut (see _prompt); one_line keeps the head.
+                    return one_line(redact_text(e.text), limit)
+        except OSError:
+            pass
+        return ""
+
+    def _summary(self, score: float, values: dict) -> dict:
+        d = self.digest
+        entry = self._category("session_summary", score, values)
+        if not entry["triggered"]:
+            return entry
+        spans = list(d.prompts)
+        if d.last_prompt and d.last_prompt not in spans:
+            spans.append(d.last_prompt)
+        prompts = [(s[0], self._read_span(s, 600)) for s in spans]
+        prompts = [(t, p) for t, p in prompts if p]
+        outcome = (d.outcome[0], self._read_span(d.outcome, 1200)) if d.outcome else None
+        snippets = [{"turn": t, "speaker": "user", "text": one_line(p, self.r.snippet_chars)} for t, p in prompts]
+        if outcome and outcome[1]:
+            snippets.append({"turn": outcome[0], "speaker": "assistant",
+                             "text": one_line(outcome[1], self.r.snippet_chars)})
+        entry["snippets"] = snippets
+        lines = [f"[turn {t} · user] {p}" for t, p in prompts]
+        if d.files:
+            lines.append("[files changed] " + ", ".join(one_line(f, 200) for f in d.files))
+        lines.append(f"[activity] {d.tool_uses} tool uses ({', '.join(d.tools)}), {d.user_turns} user turns")
+        if outcome and outcome[1]:
+            lines.append(f"[turn {outcome[0]} · assistant, last reply] {outcome[1]}")
+        entry["excerpt"] = _bounded("\n\n".join(lines), self.r.excerpt_chars)
+        return entry
+
+
+def _bounded(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def triage_entries(entries: "Iterable[Entry]", rules: Rules, *, summary: bool = True, subagent: bool = False,
+                   digest: Digest | None = None, path: str | None = None) -> tuple[dict, Triage]:
+    """Score all `entries`; return the per-category result and the Triage (for its digest and turns)."""
+    t = Triage(rules, digest, subagent=subagent, path=path or getattr(entries, "path", None))
+    for e in entries:
+        t.add(e)
+    return t.result(summary=summary, subagent=subagent), t

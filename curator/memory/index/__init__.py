@@ -1,0 +1,167 @@
+"""An index of the memory root for candidate search (DESIGN §8): SQLite FTS5, a rebuildable cache.
+
+    index = MemoryIndex(os.path.join(data_dir, "index.sqlite"), MemoryStore(root))
+    for c in index.candidates("decision", draft):      # draft: a MemoryDoc, or its text
+        print(c.id, c.score, c.identical)
+
+The memory files are the truth. The database remembers, per file, its stat
+signature (mtime_ns, ctime_ns, size, inode), the sha256 of its bytes and, for
+a file that parses, its fields under full-text search (one FTS5 table per
+category, porter-stemmed, ranked by bm25 with the title weighing most) and
+the document frequency of its words. Deleting or corrupting the database
+costs a rebuild, never an error. Broken files are listed, not indexed.
+
+Its modules: terms.py (the words searched by), schema.py (the tables, one
+file's rows added or removed), database.py (the database file: opened,
+rebuilt, or kept in memory), freshness.py (each category checked against its
+files before it is read: the trade-off chosen), watcher.py (inotify),
+search.py (bm25 ranking of the candidates). MemoryIndex, below, is what
+callers use: one lock around all of it.
+
+Two processes at once
+---------------------
+WAL mode (readers never wait for the writer) and a busy timeout. Writes are
+short transactions (a build commits every few hundred files, parsing outside
+them), each idempotent (upsert by file), so two processes indexing the same
+change agree. Under the write lock each file is stat'ed again, and a change
+read from a version that has moved on since is not written (an older
+observation never overwrites a newer one; the file is looked at again). A
+lookup reads in one transaction, so its statements see one snapshot. When
+the write lock stays busy past the timeout, the answer is still right: the
+category's indexed rows minus what changed, plus the changes, go into a
+private in-memory table (slower, same results), and the write is tried
+again on the next call. When even reading stays locked, the category's
+files are parsed straight into such a table. When the database cannot be
+read at all it is deleted and rebuilt; if that fails too, this process
+indexes in memory.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+
+from curator.categories import CATEGORIES
+from curator.memory import memfile
+from curator.memory.index.database import Database, is_busy
+from curator.memory.index.freshness import RESCAN_INTERVAL, Freshness, RefreshStats
+from curator.memory.index.search import Candidate, Entry, entry_of, files_db, find_candidates, get_entry, pending_db
+from curator.memory.index.terms import draft_text, match_expression, query_terms, text_hash
+from curator.memory.store import BrokenMemoryError, MemoryStore, MissingMemoryError
+
+__all__ = ["Candidate", "Entry", "MemoryIndex", "RefreshStats", "draft_text", "match_expression", "query_terms",
+           "text_hash"]
+
+
+class MemoryIndex:
+    """Full-text index of a MemoryStore's files, kept in `db_path` (a cache: rebuilt when lost)."""
+
+    def __init__(self, db_path, store: MemoryStore, *, busy_timeout: float = 2.0,
+                 check_interval: float = 0.0, watch: bool | None = None,
+                 rescan_interval: float = RESCAN_INTERVAL) -> None:
+        self.db_path = os.fspath(db_path)
+        self.store = store
+        self._lock = threading.RLock()  # one connection, shared by this object's callers' threads
+        self._db = Database(self.db_path, store.root, busy_timeout)
+        self._freshness = Freshness(store, self._db, check_interval=check_interval, watch=watch,
+                                    rescan_interval=rescan_interval)
+
+    @property
+    def in_memory(self) -> bool:
+        """The database file could not be used: this process indexes in memory."""
+        return self._db.in_memory
+
+    @property
+    def resets(self) -> int:
+        """Times the database file was found unusable, deleted and rebuilt."""
+        return self._db.resets
+
+    def __enter__(self) -> MemoryIndex:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.drop()
+            self._freshness.close()
+
+    def refresh(self, category: str | None = None) -> RefreshStats:
+        """Bring the index in line with the files of `category` (default: every category)."""
+        if category is not None and category not in CATEGORIES:
+            self.store.category_dir(category)  # raises UnsafePathError naming the categories
+        with self._lock:
+            return self._freshness.refresh([category] if category is not None else list(CATEGORIES))
+
+    def candidates(self, category: str, text, limit: int = 5, *,
+                   include_archived: bool = False) -> list[Candidate]:
+        """Existing memories of `category` most like `text`, best first.
+
+        `text` is the draft's title, description and body (one per line, see
+        `draft_text`), or the MemoryDoc itself, which also finds an identical
+        memory (same title and body: listed first, `identical=True`). Ranked by
+        bm25 over the draft's telling words. Archived memories only with
+        `include_archived`.
+        """
+        self.store.category_dir(category)  # UnsafePathError for an unknown category
+        ident = None
+        if isinstance(text, memfile.MemoryDoc):
+            ident = text_hash(text.title, text.body)
+            text = draft_text(text)
+        terms = query_terms(str(text), category)
+        if limit <= 0 or (not terms and ident is None):
+            return []
+        with self._lock:
+            try:
+                self._freshness.fresh(category)
+                return self._db.guarded(self._query, category, terms, ident, limit, include_archived)
+            except sqlite3.OperationalError as e:
+                if not is_busy(e):
+                    raise
+                # even reading stayed locked past the timeout: answer from the files themselves
+                mem = files_db(self.store, category)
+                try:
+                    return find_candidates(mem, self._folder(category), category, terms, ident, limit, include_archived)
+                finally:
+                    mem.close()
+
+    def get(self, category: str, id: str) -> Entry | None:
+        """The memory `id` of `category` as indexed (its folder checked first); None when there is no
+        such file or it is broken (see `broken()`). UnsafePathError for a hostile category or id."""
+        path = self.store.path_for(category, id)
+        name = f"{id}.md"
+        with self._lock:
+            try:
+                self._freshness.fresh(category)
+                change = self._freshness.pending.get(category, {}).get(name, False)
+                if change is not False:
+                    return entry_of(change.doc, path, change.hash) if change and change.doc else None
+                return self._db.guarded(lambda: get_entry(self._db.conn(), category, name, path))
+            except sqlite3.OperationalError as e:
+                if not is_busy(e):
+                    raise
+                try:
+                    doc, h = self.store.read(category, id)
+                except (MissingMemoryError, BrokenMemoryError):
+                    return None
+                return entry_of(doc, path, h)
+
+    def broken(self, category: str | None = None) -> list[tuple[str, str]]:
+        """(path, reason) of every memory file that could not be indexed (checked now)."""
+        return self.refresh(category).broken
+
+    def _folder(self, category: str) -> str:
+        return os.path.join(self.store.root, category)
+
+    def _query(self, category: str, terms: list[str], ident: str | None, limit: int,
+               include_archived: bool) -> list[Candidate]:
+        pending = self._freshness.pending.get(category)
+        # changes not written yet (the write lock stayed busy): search a private copy that holds them
+        conn = pending_db(self._db.conn(), category, pending) if pending else self._db.conn()
+        try:
+            return find_candidates(conn, self._folder(category), category, terms, ident, limit, include_archived)
+        finally:
+            if pending:
+                conn.close()

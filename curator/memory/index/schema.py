@@ -1,0 +1,111 @@
+"""The database's tables, and one file's rows (a Change) added or removed.
+
+`files` holds per memory file its stat signature, hash and indexed fields
+(or why it is broken); `terms` the document frequency of each word per
+category; one FTS5 table per category the memories' text, porter-stemmed.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+from curator.capture.redact import redact_document, redact_text
+from curator.categories import CATEGORIES
+from curator.memory.index.terms import doc_terms, text_hash, words
+
+SCHEMA_VERSION = 2
+_TOKENIZE = "porter unicode61 remove_diacritics 2"
+
+
+def fts_table(category: str) -> str:
+    """The FTS5 table of a category's memories."""
+    return "fts_" + re.sub(r"[^a-z0-9_]", "", category)
+
+
+_SCHEMA = [
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS files(
+        doc INTEGER PRIMARY KEY,       -- the rowid in fts_<category> when indexed
+        category TEXT NOT NULL,
+        name TEXT NOT NULL,            -- file name: <id>.md
+        mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, size INTEGER NOT NULL, ino INTEGER NOT NULL,
+        checked_ns INTEGER NOT NULL,   -- when the signature was taken (racy when close to mtime or ctime)
+        hash TEXT,                     -- sha256 of the bytes
+        id TEXT, title TEXT, status TEXT, text_hash TEXT,
+        broken TEXT,                   -- why it is not indexed (NULL when it is)
+        UNIQUE(category, name))""",
+    "CREATE INDEX IF NOT EXISTS files_text ON files(category, text_hash)",
+    "CREATE INDEX IF NOT EXISTS files_status ON files(category, status)",
+    """CREATE TABLE IF NOT EXISTS terms(category TEXT NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL,
+        PRIMARY KEY(category, term)) WITHOUT ROWID""",
+] + [f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts_table(c)} USING fts5(title, description, tags, body, "
+     f"tokenize = '{_TOKENIZE}')" for c in CATEGORIES]
+
+
+def create(conn: sqlite3.Connection) -> None:
+    for statement in _SCHEMA:
+        conn.execute(statement)
+
+
+class Change:
+    """A file to write into the index: its parsed document, or why it is broken, or only a new signature."""
+
+    __slots__ = ("name", "sig", "checked_ns", "hash", "doc", "broken", "restamp")
+
+    def __init__(self, name, sig, checked_ns, hash, doc=None, broken=None, restamp=False):
+        self.name = name
+        self.sig = sig
+        self.checked_ns = checked_ns
+        self.hash = hash
+        self.doc = doc
+        self.broken = broken
+        self.restamp = restamp
+
+
+NO_SIG = (0, 0, 0, 0)
+
+
+def insert(conn: sqlite3.Connection, category: str, ch: Change) -> None:
+    """Add one file's row (and, when it parsed, its text and word counts). The caller removed any old row.
+
+    The text is redacted on its way in: a secret typed into a memory by hand is a finding about
+    that file, never a copy in the index. 'Identical' is still judged on the file's own text."""
+    d = ch.doc
+    same = text_hash(d.title, d.body) if d else None
+    if d is not None:
+        d = redact_document(d, keep_id=True)[0]
+    cur = conn.execute(
+        "INSERT INTO files(category, name, mtime_ns, ctime_ns, size, ino, checked_ns, hash, id, title, status, "
+        "text_hash, broken) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (category, ch.name, *ch.sig, ch.checked_ns, ch.hash, d.id if d else None, d.title if d else None,
+         d.status if d else None, same, ch.broken and redact_text(ch.broken)))  # a reason may quote the file
+    if d is None:
+        return
+    conn.execute(f"INSERT INTO {fts_table(category)}(rowid, title, description, tags, body) VALUES (?, ?, ?, ?, ?)",
+                 (cur.lastrowid, d.title, d.description, " ".join(d.tags), d.body))
+    conn.executemany("INSERT INTO terms(category, term, df) VALUES (?, ?, 1) "
+                     "ON CONFLICT(category, term) DO UPDATE SET df = df + 1",
+                     [(category, t) for t in doc_terms(d)])
+
+
+def remove(conn: sqlite3.Connection, category: str, name: str) -> None:
+    row = conn.execute("SELECT doc, broken FROM files WHERE category = ? AND name = ?", (category, name)).fetchone()
+    if row is None:
+        return
+    doc, broken = row
+    if broken is None:
+        fts = fts_table(category)
+        old = conn.execute(f"SELECT title, description, tags, body FROM {fts} WHERE rowid = ?", (doc,)).fetchone()
+        if old is not None:
+            # rows left at 0 cost nothing and are reused when the word comes back
+            conn.executemany("UPDATE terms SET df = df - 1 WHERE category = ? AND term = ?",
+                             [(category, t) for t in set(words("\n".join(old)))])
+            conn.execute(f"DELETE FROM {fts} WHERE rowid = ?", (doc,))
+    conn.execute("DELETE FROM files WHERE doc = ?", (doc,))
+
+
+def memory_db() -> sqlite3.Connection:
+    mem = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    create(mem)
+    return mem

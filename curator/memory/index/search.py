@@ -1,0 +1,180 @@
+"""Candidate search: bm25 over a category's FTS5 table, an identical memory first.
+
+Search cost is bounded too: bm25 is computed for every row that matches,
+so the query keeps only the draft's words that are rare in the category
+(document frequency at most 10 % of its memories, or 25 memories in a small
+one, from the `terms` table; at most 16 words, rarest first; only the three
+least common when all are common). A word in most memories would add almost
+nothing to bm25 (its IDF is near zero) and would make every memory a match.
+Terms are quoted strings, OR-ed: user text never reaches MATCH as syntax.
+
+When the category's changes could not be written (the write lock stayed
+busy), the search runs on a private in-memory copy: the indexed rows minus
+what changed, plus the changes. When even reading stays locked, on the
+category's files parsed straight into such a copy.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass
+
+from curator.memory import memfile
+from curator.memory.index.schema import NO_SIG, Change, fts_table, insert, memory_db
+from curator.memory.index.terms import match_expression
+from curator.memory.store import MemoryStore
+
+MAX_TERMS = 16  # words searched for
+COMMON = 0.10  # a word in more than this share of a category's memories is not searched for (when n > 250)
+WEIGHTS = (8.0, 4.0, 3.0, 1.0)  # bm25 column weights: title, description, tags, body
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An existing memory that may match a draft. `score` is -bm25: higher is better.
+
+    `identical`: same title and body as the draft, case and spacing aside (as
+    curator.review.decide.identical; known only when `candidates` got a MemoryDoc); such
+    a candidate comes first. `hash` is the file's hash when it was indexed
+    (empty on the slow path): re-read the file with MemoryStore.read before
+    basing an UPDATE or DELETE on it.
+    """
+
+    id: str
+    category: str
+    title: str
+    score: float
+    path: str
+    identical: bool = False
+    status: str = "active"
+    hash: str = ""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One indexed memory, as `get` returns it."""
+
+    id: str
+    category: str
+    title: str
+    description: str
+    tags: list[str]
+    status: str
+    path: str
+    hash: str
+    body: str
+
+
+def entry_of(d: memfile.MemoryDoc, path: str, h: str) -> Entry:
+    return Entry(d.id, d.category, d.title, d.description, list(d.tags), d.status, path, h, d.body)
+
+
+def find_candidates(conn: sqlite3.Connection, folder: str, category: str, terms: list[str], ident: str | None,
+                    limit: int, include_archived: bool) -> list[Candidate]:
+    """The best `limit` memories of `category` (their files in `folder`) for `terms`, an identical one first."""
+    # one read transaction: every statement sees the same snapshot, even while another process
+    # replaces rows between them (a row id found by MATCH must still name its file row)
+    conn.execute("BEGIN")
+    try:
+        return _search_in(conn, folder, category, terms, ident, limit, include_archived)
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")
+
+
+def _search_in(conn: sqlite3.Connection, folder: str, category: str, terms: list[str], ident: str | None,
+               limit: int, include_archived: bool) -> list[Candidate]:
+    rows: dict[int, float] = {}
+    same: set[int] = set()
+    if ident is not None:
+        same = {r[0] for r in conn.execute(
+            "SELECT doc FROM files WHERE category = ? AND text_hash = ? AND broken IS NULL", (category, ident))}
+    chosen = _choose_terms(conn, category, terms)
+    if chosen:
+        extra = 0 if include_archived else conn.execute(
+            "SELECT count(*) FROM files WHERE category = ? AND status = 'archived'", (category,)).fetchone()[0]
+        fts = fts_table(category)
+        weights = ", ".join(str(w) for w in WEIGHTS)
+        rows = dict(conn.execute(
+            f"SELECT rowid, bm25({fts}, {weights}) AS s FROM {fts} WHERE {fts} MATCH ? ORDER BY s LIMIT ?",
+            (match_expression(chosen), limit + extra + len(same))).fetchall())
+    docs = list(rows) + [d for d in same if d not in rows]
+    if not docs:
+        return []
+    marks = ",".join("?" * len(docs))
+    found = []
+    for doc, name, id, title, status, h in conn.execute(
+            f"SELECT doc, name, id, title, status, hash FROM files WHERE doc IN ({marks})", docs):
+        if status != "active" and not include_archived:
+            continue
+        score = -rows[doc] if doc in rows else 0.0
+        found.append(Candidate(id, category, title, score, os.path.join(folder, name), doc in same, status, h or ""))
+    found.sort(key=lambda c: (not c.identical, -c.score, c.id))
+    return found[:limit]
+
+
+def _choose_terms(conn: sqlite3.Connection, category: str, terms: list[str]) -> list[str]:
+    """The draft's words rare enough in the category to be worth bm25's time, rarest first."""
+    if not terms:
+        return []
+    marks = ",".join("?" * len(terms))
+    df = dict(conn.execute(f"SELECT term, df FROM terms WHERE category = ? AND term IN ({marks})",
+                           (category, *terms)).fetchall())
+    n = conn.execute("SELECT count(*) FROM files WHERE category = ?", (category,)).fetchone()[0]
+    ceiling = max(25, COMMON * n)  # a small category costs nothing to search: keep more words
+    # words the index has never seen keep their place (a stemmed form may still match)
+    ranked = sorted(range(len(terms)), key=lambda i: (df.get(terms[i], 0), i))
+    chosen = [terms[i] for i in ranked if df.get(terms[i], 0) <= ceiling][:MAX_TERMS]
+    return chosen or [terms[i] for i in ranked[:3]]  # only common words: the three least common
+
+
+def pending_db(conn: sqlite3.Connection, category: str, pending: dict[str, Change | None]) -> sqlite3.Connection:
+    """The category as it is on disk, when its changes could not be written: indexed rows minus what
+    changed, plus the changes, in a private in-memory database."""
+    mem = memory_db()
+    try:
+        fts = fts_table(category)
+        rows = conn.execute(
+            f"SELECT f.name, f.mtime_ns, f.ctime_ns, f.size, f.ino, f.checked_ns, f.hash, f.id, d.title, "
+            f"d.description, d.tags, d.body, f.status FROM files f JOIN {fts} d ON d.rowid = f.doc "
+            f"WHERE f.category = ? AND f.broken IS NULL", (category,)).fetchall()
+        mem.execute("BEGIN")
+        for name, *sig, checked, h, id, title, desc, tags, body, status in rows:
+            if name in pending:
+                continue
+            doc = memfile.MemoryDoc(id=id, category=category, title=title, description=desc,
+                                    tags=tags.split() if tags else [], created="", updated="", status=status,
+                                    body=body)
+            insert(mem, category, Change(name, tuple(sig), checked, h, doc=doc))
+        for ch in pending.values():
+            if ch is not None and ch.doc is not None:
+                insert(mem, category, ch)
+        mem.execute("COMMIT")
+        return mem
+    except BaseException:
+        mem.close()
+        raise
+
+
+def files_db(store: MemoryStore, category: str) -> sqlite3.Connection:
+    """The slow way, when the database cannot even be read: the category's files parsed into memory."""
+    mem = memory_db()
+    mem.execute("BEGIN")
+    for _cat, id, _path, doc in store.scan([category]):
+        if isinstance(doc, memfile.MemoryDoc):
+            insert(mem, category, Change(f"{id}.md", NO_SIG, 0, "", doc=doc))
+    mem.execute("COMMIT")
+    return mem
+
+
+def get_entry(conn: sqlite3.Connection, category: str, name: str, path: str) -> Entry | None:
+    """The indexed memory in file `name` of `category` (at `path`); None when there is none or it is broken."""
+    row = conn.execute(
+        f"SELECT f.id, f.title, f.status, f.hash, d.description, d.tags, d.body FROM files f "
+        f"JOIN {fts_table(category)} d ON d.rowid = f.doc WHERE f.category = ? AND f.name = ? AND f.broken IS NULL",
+        (category, name)).fetchone()
+    if row is None:
+        return None
+    rid, title, status, h, desc, tags, body = row
+    return Entry(rid, category, title, desc, tags.split() if tags else [], status, path, h, body)

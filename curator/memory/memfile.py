@@ -1,0 +1,269 @@
+"""A memory file (DESIGN §6): YAML front matter and Markdown sections, parsed and written.
+
+The draft a person reviews is exactly this document, so one module owns the
+format both ways. Writing never goes through a YAML emitter: every string is
+written as a JSON string (valid YAML) whenever it is not plainly safe, so a
+title cannot close the front matter or smuggle in a key.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from curator.categories import CATEGORIES
+
+ID_MAX = 80
+TITLE_MAX = 120
+DESCRIPTION_MAX = 200
+TAGS_MAX = 12
+TYPES = ("user", "feedback", "project", "reference")
+STATUSES = ("active", "archived")
+FIELD_ORDER = ("id", "category", "title", "description", "type", "tags", "created", "updated", "sources", "status")
+
+_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_TAG = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.,/()'+-]*$")  # needs no quotes in YAML
+_HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$")
+
+
+class MemoryFormatError(ValueError):
+    """A memory file that cannot be parsed. The message says what and where."""
+
+
+@dataclass
+class MemoryDoc:
+    id: str
+    category: str
+    title: str
+    description: str
+    tags: list[str]
+    created: str
+    updated: str
+    type: str = ""
+    sources: list[dict] = field(default_factory=list)
+    status: str = "active"
+    body: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.type and self.category in CATEGORIES:
+            self.type = CATEGORIES[self.category].claude_type
+
+    @property
+    def sections(self) -> dict[str, str]:
+        return split_sections(self.body)
+
+    def front_matter(self) -> dict:
+        return {k: getattr(self, k) for k in FIELD_ORDER}
+
+
+# -- writing -------------------------------------------------------------------
+
+def _scalar(v) -> str:
+    if isinstance(v, bool) or v is None:
+        return json.dumps(v)
+    if isinstance(v, int):
+        return str(v)
+    s = str(v)
+    if _PLAIN.match(s) and s.lower() not in ("yes", "no", "on", "off", "true", "false", "null", "y", "n") \
+            and not s.replace(".", "").isdigit():
+        return s
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _flow(items) -> str:
+    return "[" + ", ".join(_scalar(i) for i in items) + "]"
+
+
+def render(doc: MemoryDoc) -> str:
+    """The file's text. Deterministic: the same document always gives the same bytes."""
+    lines = ["---"]
+    for key in FIELD_ORDER:
+        value = getattr(doc, key)
+        if key == "tags":
+            lines.append(f"tags: {_flow(value)}")
+        elif key == "sources":
+            if not value:
+                lines.append("sources: []")
+                continue
+            lines.append("sources:")
+            for src in value:
+                lines.append(f"  - session: {_scalar(src.get('session', ''))}")
+                turns = src.get("turns")
+                if turns:
+                    lines.append(f"    turns: {_flow(turns)}")
+        else:
+            lines.append(f"{key}: {_scalar(value)}")
+    lines.append("---")
+    body = doc.body.strip("\n")
+    return "\n".join(lines) + "\n" + body + "\n"
+
+
+# -- reading -------------------------------------------------------------------
+
+def split_front_matter(text: str) -> tuple[str, str]:
+    """(front matter text, body) of a memory file; MemoryFormatError when the fences are missing."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.startswith("---"):
+        raise MemoryFormatError("line 1: expected '---' opening the front matter")
+    lines = text.split("\n")
+    if lines[0].strip() != "---":
+        raise MemoryFormatError("line 1: expected '---' alone opening the front matter")
+    for i in range(1, len(lines)):
+        if lines[i].strip() == "---":
+            return "\n".join(lines[1:i]), "\n".join(lines[i + 1:])
+    raise MemoryFormatError("front matter is not closed by a '---' line")
+
+
+def parse(text: str) -> MemoryDoc:
+    """Parse a memory file. Structure errors raise MemoryFormatError; content rules are `problems`."""
+    import yaml
+
+    fm_text, body = split_front_matter(text)
+    try:
+        # libyaml's loader when installed: ~7x faster, and an index build parses every memory
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        fm = yaml.load(fm_text, Loader=loader) if fm_text.strip() else {}
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"front matter line {mark.line + 2}" if mark else "front matter"
+        raise MemoryFormatError(f"{where}: invalid YAML ({getattr(e, 'problem', None) or e})") from None
+    if not isinstance(fm, dict):
+        raise MemoryFormatError("front matter: expected key: value lines")
+    unknown = sorted(str(k) for k in fm if k not in FIELD_ORDER)
+    if unknown:
+        raise MemoryFormatError(f"front matter: unknown key(s) {', '.join(unknown)}")
+
+    def text_field(key: str) -> str:
+        v = fm.get(key, "")
+        if v is None:
+            return ""
+        if not isinstance(v, (str, int, float)) or isinstance(v, bool):
+            raise MemoryFormatError(f"front matter: {key}: expected text, found {type(v).__name__}")
+        return str(v)
+
+    tags = fm.get("tags") or []
+    if not isinstance(tags, list) or not all(isinstance(t, (str, int)) for t in tags):
+        raise MemoryFormatError("front matter: tags: expected a list of words")
+    sources = fm.get("sources") or []
+    if not isinstance(sources, list) or not all(isinstance(s, dict) for s in sources):
+        raise MemoryFormatError("front matter: sources: expected a list of {session, turns}")
+    stamps = {}
+    for key in ("created", "updated"):
+        v = fm.get(key, "")
+        # YAML reads an unquoted ISO stamp as a datetime: write it back the way we write it
+        stamps[key] = v.strftime("%Y-%m-%dT%H:%M:%SZ") if hasattr(v, "strftime") else str(v or "")
+    return MemoryDoc(id=text_field("id"), category=text_field("category"), title=text_field("title"),
+                     description=text_field("description"), type=text_field("type"),
+                     tags=[str(t) for t in tags], created=stamps["created"], updated=stamps["updated"],
+                     sources=[dict(s) for s in sources], status=text_field("status") or "active",
+                     body=body.strip("\n"))
+
+
+def split_sections(body: str) -> dict[str, str]:
+    """`## Heading` sections of a body, in order; text before the first heading is under ''."""
+    out: dict[str, list[str]] = {}
+    current = ""
+    out[current] = []
+    in_code = False
+    for line in body.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_code = not in_code
+        m = None if in_code else _HEADING.match(line)
+        if m:
+            current = m.group(1).strip()
+            out.setdefault(current, [])
+            continue
+        out[current].append(line)
+    sections = {k: "\n".join(v).strip() for k, v in out.items()}
+    if not sections[""]:
+        del sections[""]
+    return sections
+
+
+def join_sections(sections: dict[str, str]) -> str:
+    return "\n\n".join(f"## {name}\n{text.strip()}" for name, text in sections.items() if name)
+
+
+# -- content rules -------------------------------------------------------------
+
+def problems(doc: MemoryDoc, *, file_name: str | None = None) -> list[tuple[str, str]]:
+    """What makes a document invalid, as (where, what) pairs. Empty when it is valid."""
+    out: list[tuple[str, str]] = []
+    if not _SLUG.fullmatch(doc.id) or len(doc.id) > ID_MAX:
+        out.append(("id", f"must be lowercase words joined by '-' (a-z, 0-9), at most {ID_MAX} characters; "
+                          f"found {doc.id!r:.100}"))
+    if file_name is not None and file_name != f"{doc.id}.md":
+        out.append(("id", f"must equal the file name: {file_name!r} holds id {doc.id!r:.100}"))
+    if doc.category not in CATEGORIES:
+        out.append(("category", f"must be one of {', '.join(CATEGORIES)}; found {doc.category!r:.60}"))
+    for key, limit in (("title", TITLE_MAX), ("description", DESCRIPTION_MAX)):
+        value = getattr(doc, key)
+        if not value.strip():
+            out.append((key, "is empty"))
+        elif len(value) > limit:
+            out.append((key, f"is {len(value)} characters; at most {limit}"))
+    if doc.type not in TYPES:
+        out.append(("type", f"must be one of {', '.join(TYPES)}; found {doc.type!r:.60}"))
+    if not 1 <= len(doc.tags) <= TAGS_MAX:
+        out.append(("tags", f"must hold 1 to {TAGS_MAX} tags; found {len(doc.tags)}"))
+    bad_tags = [t for t in doc.tags if not _TAG.fullmatch(t) or len(t) > 40]
+    if bad_tags:
+        out.append(("tags", f"must be lowercase words; found {', '.join(repr(t) for t in bad_tags[:3])}"))
+    for key in ("created", "updated"):
+        if not _STAMP.fullmatch(getattr(doc, key)):
+            out.append((key, f"must be a UTC time like 2026-11-22T10:04:00Z; found {getattr(doc, key)!r:.40}"))
+    if doc.status not in STATUSES:
+        out.append(("status", f"must be active or archived; found {doc.status!r:.40}"))
+    for i, src in enumerate(doc.sources):
+        turns = src.get("turns", [])
+        if not isinstance(src.get("session", ""), str) or not isinstance(turns, list) \
+                or not all(isinstance(t, int) for t in turns):
+            out.append((f"sources[{i}]", "must be {session: text, turns: [numbers]}"))
+    out += _control_problems(doc, {k for k, _ in out})
+    if doc.category in CATEGORIES:
+        sections = doc.sections
+        for name in CATEGORIES[doc.category].required:
+            if name not in sections:
+                out.append((f"## {name}", "required section is missing"))
+            elif not sections[name].strip():
+                out.append((f"## {name}", "required section is empty"))
+    return out
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\ufeff]")
+
+
+def _control_problems(doc: MemoryDoc, already: set[str]) -> list[tuple[str, str]]:
+    """Front matter values are one line each, with no tab, NUL or other control character
+    (a line break after a time stamp would end the front matter early). `already`: keys with a
+    problem found, not reported twice."""
+    out = []
+    for key in ("id", "category", "title", "description", "type", "created", "updated", "status"):
+        value = getattr(doc, key)
+        if isinstance(value, str) and _CONTROL.search(value) and key not in already:
+            out.append((key, f"must not contain control characters or line breaks; found {value!r:.60}"))
+    if "tags" not in already and any(isinstance(t, str) and _CONTROL.search(t) for t in doc.tags):
+        out.append(("tags", "must not contain control characters or line breaks"))
+    for i, src in enumerate(doc.sources):
+        if isinstance(src, dict) and isinstance(src.get("session"), str) and _CONTROL.search(src["session"]):
+            out.append((f"sources[{i}]", "session must not contain control characters or line breaks"))
+    return out
+
+
+def slugify(text: str, limit: int = ID_MAX) -> str:
+    """An id from a title: lowercase ASCII words joined by '-'."""
+    import unicodedata
+
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    slug = ""
+    for w in words:
+        candidate = f"{slug}-{w}" if slug else w
+        if len(candidate) > limit:
+            break
+        slug = candidate
+    return slug or "memory"

@@ -1,0 +1,82 @@
+"""The archive: the entries MEMORY.md has no room for, one file per category.
+
+`<root>/archive/<category>.md` holds a header line, then entry lines whose
+links point back at the memory files (`../<category>/<id>.md`), newest first:
+each newly archived batch goes on top, in its MEMORY.md order, so the
+section followed by its archive reads as one newest-first list. An id is
+there at most once (re-archiving replaces its old line). An entry upserted
+back into MEMORY.md, or removed, leaves the archive. Lines of the archive file
+that are not entries are kept.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from curator.categories import CATEGORIES
+from curator.memory.memory_md.format import (
+    EM_DASH,
+    ID_PATTERN,
+    LINK_TEXT,
+    IndexLine,
+    MemoryMdError,
+    read_text,
+    unescape,
+)
+
+ARCHIVE_DIR = "archive"
+# An archive entry links from archive/ back to the memory file: ../<category>/<id>.md
+_ARCHIVE_ENTRY = re.compile(rf"- \[({LINK_TEXT})\]\((?:\.\./)?([a-z_]+)/({ID_PATTERN})\.md\)(?: {EM_DASH} (.*))?\Z")
+
+
+def archive_path(memory_root, category: str) -> str:
+    if category not in CATEGORIES:
+        raise MemoryMdError(f"unknown category {category!r:.60}")
+    return os.path.join(os.fspath(memory_root), ARCHIVE_DIR, f"{category}.md")
+
+
+def archive_header(category: str) -> str:
+    return (f"# Archived from MEMORY.md: {CATEGORIES[category].section} "
+            "(newest first; the memory files themselves are unchanged)\n")
+
+
+def _archive_entry(line: str, category: str) -> IndexLine | None:
+    m = _ARCHIVE_ENTRY.match(line.rstrip())
+    if m is None or m.group(2) != category:
+        return None
+    return IndexLine(m.group(3), category, unescape(m.group(1)), unescape(m.group(4) or ""))
+
+
+def _archive_id(line: str, category: str) -> str | None:
+    e = _archive_entry(line, category)
+    return e.id if e else None
+
+
+def archive_add(text: str | None, category: str, batch: list[IndexLine]) -> str:
+    """The archive file with `batch` (newest first) on top of its entries; older lines of those ids go."""
+    if not text:
+        text = archive_header(category) + "\n"
+    lines = [ln for ln in re.split(r"(?<=\n)", text) if ln]
+    nl = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    ids = {e.id for e in batch}
+    first = next((i for i, ln in enumerate(lines) if _archive_id(ln, category) is not None), len(lines))
+    head = lines[:first]
+    if head and not head[-1].endswith("\n"):
+        head[-1] += nl
+    rest = [ln for ln in lines[first:] if _archive_id(ln, category) not in ids]
+    if rest and not rest[-1].endswith("\n"):
+        rest[-1] += nl
+    return "".join(head) + "".join(e.markdown("../") + nl for e in batch) + "".join(rest)
+
+
+def archive_drop(text: str, category: str, ids) -> str:
+    """The archive file without the entries of `ids`."""
+    ids = set(ids)
+    return "".join(ln for ln in re.split(r"(?<=\n)", text) if ln and _archive_id(ln, category) not in ids)
+
+
+def read_archive(memory_root, category: str) -> list[IndexLine]:
+    """The archived entries of a category, newest first (empty when there is no archive)."""
+    text = read_text(archive_path(memory_root, category)) or ""
+    return [e for e in (_archive_entry(ln, category) for ln in text.split("\n")) if e is not None]

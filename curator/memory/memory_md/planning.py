@@ -1,0 +1,205 @@
+"""The plan of a change to MEMORY.md: its sections within their budgets and the file within its limits.
+
+Budgets and limits (`plan`):
+- a section holding more entries than its budget (config
+  `categories.<name>.budget`, counting entry lines only) moves its oldest
+  entries to the archive; this is enforced for every section on every plan,
+  so lowering a budget takes effect at the next write;
+- when the whole file is over `memory_md.max_lines` or `max_bytes`, memcurate
+  shrinks its own sections, one entry at a time, always from the section that
+  is fullest relative to its budget (ties: the one with more entries, then the
+  one later in the category order, so session summaries go before decisions),
+  archiving the oldest entry of that section. The notes say what shrank and
+  why. If the file is still over with every section empty, the sections stay
+  (heading, no entries), the plan says so, and Claude's lines are untouched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from curator.categories import NAMES
+from curator.memory.memory_md.archive import ARCHIVE_DIR
+from curator.memory.memory_md.format import IndexLine, MemoryMdError, Parsed, line_error, parse, render_section
+
+DEFAULT_MAX_LINES = 200
+DEFAULT_MAX_BYTES = 25600
+
+
+@dataclass
+class Plan:
+    """What a change would do to MEMORY.md. Nothing is written by `plan`."""
+
+    text: str  # the new MEMORY.md
+    archived: dict[str, list[IndexLine]]  # per category, newest first: entries that move to the archive
+    notes: list[str]  # what happened beyond the changes themselves, in words
+    unarchive: dict[str, list[str]] = field(default_factory=dict)  # ids apply() drops from the archive
+    lines: int = 0
+    bytes: int = 0
+    over_limit: bool = False  # still over max_lines/max_bytes with memcurate's sections empty
+    changed: bool = False  # text differs from the input
+
+
+def measure(text: str) -> tuple[int, int]:
+    """(lines, bytes) as Claude Code counts them: a last line without a line break still counts."""
+    lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    return lines, len(text.encode("utf-8"))
+
+
+def _separator(before: str, nl: str) -> str:
+    """What goes between the file so far and an appended section: one blank line, unless there is one."""
+    if not before:
+        return ""
+    if not before.endswith("\n"):
+        last = before[before.rfind("\n") + 1:]
+        return nl if not last.strip() else nl + nl
+    body = before[:-1]
+    last = body[body.rfind("\n") + 1:]
+    return "" if not last.strip() else nl
+
+
+def _limits_text(over_lines: bool, over_bytes: bool, max_lines: int, max_bytes: int) -> str:
+    parts = ([f"{max_lines} lines"] if over_lines else []) + ([f"{max_bytes} bytes"] if over_bytes else [])
+    return " and ".join(parts)
+
+
+def plan(text: str, changes, budgets: dict[str, int], max_lines: int = DEFAULT_MAX_LINES,
+         max_bytes: int = DEFAULT_MAX_BYTES, *, parsed: Parsed | None = None) -> Plan:
+    """The new MEMORY.md after `changes`, within budgets and limits; nothing is written.
+
+    `changes`: ("upsert", IndexLine) puts the entry at the top of its section (replacing the entry
+    with the same id); ("remove", category, id) drops it. Pass `parsed` (= parse(text)) to skip parsing.
+    """
+    p = parsed if parsed is not None else parse(text)
+    text = p.text
+    lists: dict[str, list[IndexLine]] = {cat: list(sec.entries) for cat, sec in p.sections.items()}
+    touched: dict[str, dict[str, str]] = {}  # category -> id -> last operation
+    for i, change in enumerate(changes, 1):
+        op = change[0] if isinstance(change, (tuple, list)) and change else None
+        try:
+            if op == "upsert" and len(change) == 2 and isinstance(change[1], IndexLine):
+                entry = change[1].normalized()
+                cat, id_ = entry.category, entry.id
+                lst = lists.setdefault(cat, [])
+                for j, e in enumerate(lst):
+                    if e.id == id_:
+                        del lst[j]
+                        break
+                lst.insert(0, entry)
+            elif op == "remove" and len(change) == 3:
+                cat, id_ = change[1], change[2]
+                IndexLine(id_, cat, "", "").normalized()  # checks category and id
+                lst = lists.get(cat)
+                if lst:
+                    lists[cat] = [e for e in lst if e.id != id_]
+            else:
+                raise MemoryMdError(f"expected ('upsert', IndexLine) or ('remove', category, id), found {change!r:.120}")
+        except MemoryMdError as e:
+            raise MemoryMdError(f"change {i}: {e}") from None
+        touched.setdefault(cat, {})[id_] = op
+
+    def budget_of(cat: str) -> int:
+        if cat in budgets:
+            return max(0, int(budgets[cat]))
+        if cat in p.sections:
+            return p.sections[cat].budget
+        raise MemoryMdError(f"no budget for section {cat!r}")
+
+    new_cats = [c for c in NAMES if c not in p.sections and lists.get(c)]
+    order = list(p.sections) + new_cats
+    archived: dict[str, list[IndexLine]] = {}
+    notes: list[str] = []
+    for cat in order:
+        b = budget_of(cat)
+        lst = lists[cat]
+        if len(lst) > b:
+            archived[cat] = lst[b:]
+            del lst[b:]
+            k = len(archived[cat])
+            notes.append(f"{cat}: {k} {'entry' if k == 1 else 'entries'} over its budget of {b} lines; "
+                         f"moved the {'oldest' if k == 1 else f'{k} oldest'} to {ARCHIVE_DIR}/{cat}.md")
+
+    # The file as pieces: Claude's text between sections, and each section (original bytes while untouched).
+    pieces: list[str] = []
+    index: dict[str, int] = {}
+    dirty: dict[str, bool] = {}
+    nls: dict[str, str] = {}
+    tails: dict[str, str] = {}
+    prev = 0
+    for cat, sec in p.sections.items():
+        pieces.append(text[prev:sec.start])
+        b = budget_of(cat)
+        nls[cat], tails[cat] = sec.newline, sec.tail
+        dirty[cat] = lists[cat] != sec.entries or b != sec.budget
+        index[cat] = len(pieces)
+        pieces.append(render_section(cat, b, lists[cat], sec.newline, sec.tail) if dirty[cat] else text[sec.start:sec.end])
+        prev = sec.end
+    pieces.append(text[prev:])
+    if new_cats:
+        if p.open_fence is not None:
+            raise line_error(p.open_fence, "a code fence opened here is never closed, so a memcurate section added at "
+                                           "the end of MEMORY.md would read as code; close the fence")
+        sep = _separator("".join(pieces), p.newline)
+        for cat in new_cats:
+            pieces.append(sep)
+            index[cat] = len(pieces)
+            pieces.append(render_section(cat, budget_of(cat), lists[cat], p.newline))
+            dirty[cat], nls[cat], tails[cat] = True, p.newline, p.newline
+            sep = p.newline  # after a section's end marker: one blank line
+
+    total_nl = sum(piece.count("\n") for piece in pieces)
+    nbytes = sum(len(piece.encode("utf-8")) for piece in pieces)
+    last = next((piece for piece in reversed(pieces) if piece), "")
+    extra = 1 if last and not last.endswith("\n") else 0
+    over_lines, over_bytes = total_nl + extra > max_lines, nbytes > max_bytes
+    over_limit = False
+    if over_lines or over_bytes:
+        before = {cat: len(lists[cat]) for cat in order}
+        while total_nl + extra > max_lines or nbytes > max_bytes:
+            candidates = [c for c in order if lists[c]]
+            if not candidates:
+                over_limit = True
+                break
+            cat = max(candidates, key=lambda c: (len(lists[c]) / max(budget_of(c), 1), len(lists[c]), NAMES.index(c)))
+            entry = lists[cat].pop()
+            archived.setdefault(cat, []).insert(0, entry)
+            if dirty[cat]:
+                total_nl -= 1
+                nbytes -= len(entry.markdown().encode("utf-8")) + len(nls[cat])
+            else:
+                old = pieces[index[cat]]
+                new = render_section(cat, budget_of(cat), lists[cat], nls[cat], tails[cat])
+                total_nl += new.count("\n") - old.count("\n")
+                nbytes += len(new.encode("utf-8")) - len(old.encode("utf-8"))
+                pieces[index[cat]] = new
+                dirty[cat] = True
+        why = _limits_text(over_lines, over_bytes, max_lines, max_bytes)
+        for cat in order:
+            if len(lists[cat]) < before[cat]:
+                notes.append(f"shrank {cat} from {before[cat]} to {len(lists[cat])} lines to stay within {why}; "
+                             f"the oldest moved to {ARCHIVE_DIR}/{cat}.md")
+        for cat in order:
+            if dirty[cat]:
+                pieces[index[cat]] = render_section(cat, budget_of(cat), lists[cat], nls[cat], tails[cat])
+    new_text = "".join(pieces)
+    lines, nbytes = measure(new_text)
+    if over_limit:
+        ours = set(index.values())
+        claude_lines, claude_bytes = measure("".join(x for i, x in enumerate(pieces) if i not in ours))
+        notes.append(f"MEMORY.md is {lines} lines and {nbytes} bytes even with memcurate's sections empty "
+                     f"(limits: {max_lines} lines, {max_bytes} bytes); Claude's own lines take {claude_lines} lines "
+                     f"and {claude_bytes} bytes. memcurate keeps its sections with no entries and does not touch "
+                     "Claude's lines")
+    for cat, entries in archived.items():
+        fresh = [e.id for e in entries if touched.get(cat, {}).get(e.id) == "upsert"]
+        if fresh:
+            shown = ", ".join(fresh[:5]) + (f" and {len(fresh) - 5} more" if len(fresh) > 5 else "")
+            notes.append(f"{cat}: no room in MEMORY.md for {shown} from this change: "
+                         f"{'it goes' if len(fresh) == 1 else 'they go'} straight to {ARCHIVE_DIR}/{cat}.md")
+    unarchive: dict[str, list[str]] = {}
+    for cat, ids in touched.items():
+        gone = {e.id for e in archived.get(cat, ())}
+        keep = [i for i in ids if i not in gone]
+        if keep:
+            unarchive[cat] = keep
+    return Plan(new_text, archived, notes, unarchive, lines, nbytes, over_limit, new_text != text)

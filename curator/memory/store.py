@@ -1,0 +1,399 @@
+"""The memory files under the memory root (DESIGN §4, §6, §8): `<root>/<category>/<id>.md`.
+
+Reading, creating, updating and retiring memory files, and nothing else:
+
+- every path comes from `path_for`, which accepts only a known category and
+  an id in memfile's slug form, and checks (through `os.path.realpath`) that
+  the file lands inside the root, so a hostile id or a symlinked category
+  folder cannot lead a write elsewhere (`UnsafePathError`);
+- every write is a whole document validated by `memfile.problems` first
+  (`InvalidMemoryError`) and written atomically by `curator.util.atomic`;
+- concurrency is optimistic: `read` returns the file's hash, `update` and
+  `retire` take it back as `base_hash` and fail with `ConflictError` when the
+  file changed since (a hand edit, another process), vanished or broke;
+- a file whose front matter cannot be parsed is a `BrokenMemoryError`: it is
+  reported, never overwritten.
+
+Callers hold `lock()` across a save and the MEMORY.md update that follows:
+
+    store = MemoryStore(root)
+    doc, h = store.read("decision", "use-jwt")      # ... the person reviews ...
+    with store.lock(wait=5):
+        store.update(merged, h)                     # ConflictError if the file changed
+        ...update MEMORY.md...
+
+The store never takes the lock itself: a flock is per open file, so taking it
+again inside the caller's `with` would wait on itself. The hash of what a write
+left on disk is `content_hash(memfile.render(doc))`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+
+from curator.candidates.staging import now_iso
+from curator.categories import CATEGORIES
+from curator.memory import memfile
+from curator.util.atomic import write_text
+from curator.util.locks import FileLock
+
+LOCK_NAME = ".memcurate.lock"
+ARCHIVE_DIR = "archive"
+MAX_FILE_BYTES = 1 << 20  # a memory file is a page of text; a bigger one is reported, not read
+
+
+class StoreError(Exception):
+    """Something the memory store refuses to do. The message says what and where."""
+
+
+class UnsafePathError(StoreError, ValueError):
+    """A category or id that would not name a memory file inside the memory root."""
+
+
+class InvalidMemoryError(StoreError, ValueError):
+    """A document that `memfile.problems` rejects: nothing invalid is ever written."""
+
+    def __init__(self, path: str, problems: list[tuple[str, str]]) -> None:
+        self.path = path
+        self.problems = problems
+        listed = "; ".join(f"{where}: {what}" for where, what in problems)
+        super().__init__(f"{path}: invalid memory: {listed}")
+
+
+class BrokenMemoryError(StoreError):
+    """A memory file that cannot be read as a memory (broken front matter, not UTF-8, wrong id...).
+
+    `hash` is the hash of its bytes when they could be read (None otherwise).
+    """
+
+    def __init__(self, path: str, reason: str, hash: str | None = None) -> None:
+        self.path = path
+        self.reason = reason
+        self.hash = hash
+        super().__init__(f"{path}: {reason}")
+
+
+class MissingMemoryError(StoreError, FileNotFoundError):
+    """No memory file at that path."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        super().__init__(f"{path}: no such memory")
+
+    def __str__(self) -> str:  # FileNotFoundError would print "[Errno None] ..."
+        return f"{self.path}: no such memory"
+
+
+class ConflictError(StoreError):
+    """The file is not the version the change was based on (changed, missing, broken, or exists)."""
+
+    def __init__(self, path: str, reason: str, current_hash: str | None = None) -> None:
+        self.path = path
+        self.reason = reason
+        self.current_hash = current_hash
+        super().__init__(f"{path}: conflict: {reason}")
+
+
+class DeleteNotAllowedError(StoreError):
+    """Retiring a memory of a category that is never deleted (DESIGN §5)."""
+
+
+def content_hash(data: str | bytes) -> str:
+    """sha256 hex of a file's bytes (text is encoded as UTF-8, the way the store writes it)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
+
+
+def valid_id(id) -> bool:
+    """memfile's slug rule: lowercase words of [a-z0-9] joined by '-', at most memfile.ID_MAX characters."""
+    return isinstance(id, str) and 0 < len(id) <= memfile.ID_MAX and memfile._SLUG.fullmatch(id) is not None
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+class MemoryStore:
+    """The memory files of one memory root."""
+
+    def __init__(self, root) -> None:
+        root = os.fspath(root)
+        if not root or "\x00" in root:
+            raise UnsafePathError(f"invalid memory root {root!r}")
+        self.root = os.path.abspath(root)
+
+    def __repr__(self) -> str:
+        return f"MemoryStore({self.root!r})"
+
+    # -- paths ---------------------------------------------------------------------
+
+    def lock(self, wait: float = 10.0) -> FileLock:
+        """The one lock of this memory root (`<root>/.memcurate.lock`); use it as a context manager."""
+        return FileLock(os.path.join(self.root, LOCK_NAME), wait=wait)
+
+    def _real_root(self) -> str:
+        return os.path.realpath(self.root)
+
+    def category_dir(self, category: str) -> str:
+        """`<root>/<category>`; UnsafePathError for an unknown category or one whose folder leads outside."""
+        if not isinstance(category, str) or category not in CATEGORIES:
+            raise UnsafePathError(f"unknown memory category {category!r:.100}: "
+                                  f"expected one of {', '.join(CATEGORIES)}")
+        folder = os.path.join(self.root, category)
+        if not _inside(os.path.realpath(folder), self._real_root()):
+            raise UnsafePathError(f"{folder}: the category folder leads outside the memory root "
+                                  f"({os.path.realpath(folder)})")
+        return folder
+
+    def path_for(self, category: str, id: str) -> str:
+        """The file of memory `id` in `category`, checked to lie inside the root."""
+        folder = self.category_dir(category)
+        if not valid_id(id):
+            raise UnsafePathError(f"invalid memory id {id!r:.100}: expected lowercase words of a-z and 0-9 "
+                                  f"joined by '-', at most {memfile.ID_MAX} characters")
+        path = os.path.join(folder, f"{id}.md")
+        if not _inside(os.path.realpath(path), self._real_root()):
+            raise UnsafePathError(f"{path}: the file is a link leading outside the memory root "
+                                  f"({os.path.realpath(path)})")
+        return path
+
+    def relpath(self, path: str) -> str:
+        return os.path.relpath(path, self.root)
+
+    # -- reading -------------------------------------------------------------------
+
+    def read(self, category: str, id: str) -> tuple[memfile.MemoryDoc, str]:
+        """(document, hash of the file's bytes). MissingMemoryError, BrokenMemoryError, UnsafePathError."""
+        return self.load(self.path_for(category, id), category, id)
+
+    def load(self, path: str, category: str, id: str) -> tuple[memfile.MemoryDoc, str]:
+        """Read and check the file at `path`, which must hold memory `id` of `category`."""
+        data = self.read_bytes(path)
+        return self.parse_bytes(path, data, category, id), content_hash(data)
+
+    def read_bytes(self, path: str) -> bytes:
+        try:
+            with open(path, "rb") as f:
+                data = f.read(MAX_FILE_BYTES + 1)
+        except FileNotFoundError:
+            raise MissingMemoryError(path) from None
+        except IsADirectoryError:
+            raise BrokenMemoryError(path, "is a folder, not a memory file") from None
+        except OSError as e:
+            raise BrokenMemoryError(path, f"cannot be read ({e.strerror or e})") from None
+        if len(data) > MAX_FILE_BYTES:
+            raise BrokenMemoryError(path, f"is larger than {MAX_FILE_BYTES} bytes: not a memory file")
+        return data
+
+    @staticmethod
+    def parse_bytes(path: str, data: bytes, category: str, id: str) -> memfile.MemoryDoc:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise BrokenMemoryError(path, f"is not UTF-8 text (byte {e.start})", content_hash(data)) from None
+        try:
+            doc = memfile.parse(text)
+        except memfile.MemoryFormatError as e:
+            raise BrokenMemoryError(path, str(e), content_hash(data)) from None
+        if doc.id != id:
+            raise BrokenMemoryError(path, f"front matter: id {doc.id!r:.100} does not match the file name "
+                                          f"{id}.md", content_hash(data))
+        if doc.category != category:
+            raise BrokenMemoryError(path, f"front matter: category {doc.category!r:.60} does not match the "
+                                          f"folder {category}/", content_hash(data))
+        return doc
+
+    def exists(self, category: str, id: str) -> bool:
+        return os.path.lexists(self.path_for(category, id))
+
+    # -- writing -------------------------------------------------------------------
+
+    def _checked(self, doc: memfile.MemoryDoc, parsed_from: str | None = None) -> tuple[str, str]:
+        """(path, text) of a valid document; UnsafePathError / InvalidMemoryError otherwise.
+
+        `parsed_from` is the text `doc` was parsed from, when the caller has it."""
+        path = self.path_for(doc.category, doc.id)
+        found = memfile.problems(doc, file_name=os.path.basename(path))
+        text = memfile.render(doc)
+        if not found and text != parsed_from:
+            # what is written must read back as a valid memory at the same place
+            # (a defence against a renderer bug letting a value break the front matter);
+            # text parsed into `doc` already reads back as `doc`
+            try:
+                back = memfile.parse(text)
+            except memfile.MemoryFormatError as e:
+                found = [("front matter", f"does not read back: {e}")]
+            else:
+                if (back.id, back.category) != (doc.id, doc.category):
+                    found = [("front matter", "does not read back with the same id and category")]
+                else:
+                    found = memfile.problems(back, file_name=os.path.basename(path))
+        if found:
+            raise InvalidMemoryError(path, found)
+        return path, text
+
+    def create(self, doc: memfile.MemoryDoc, *, parsed_from: str | None = None) -> str:
+        """Write a new memory file; ConflictError when one exists at its path. Returns the path."""
+        path, text = self._checked(doc, parsed_from)
+        if os.path.lexists(path):
+            raise ConflictError(path, "a memory with this id already exists")
+        write_text(path, text)
+        return path
+
+    def update(self, doc: memfile.MemoryDoc, base_hash: str, *, parsed_from: str | None = None) -> str:
+        """Replace the memory file with `doc` if it is still the version hashed `base_hash`.
+
+        ConflictError when the file changed since, is missing, or is broken. Returns the path.
+        """
+        path, text = self._checked(doc, parsed_from)
+        self._expect(path, doc.category, doc.id, base_hash)
+        write_text(path, text)
+        return path
+
+    def retire(self, category: str, id: str, base_hash: str) -> str:
+        """DELETE: mark the memory `status: archived` (the file stays), with update's checks.
+
+        DeleteNotAllowedError for a category whose memories are never deleted. Returns the path.
+        """
+        path = self.path_for(category, id)
+        if not CATEGORIES[category].delete_allowed:
+            raise DeleteNotAllowedError(f"{path}: memories of category {category!r} are never deleted")
+        current = self._expect(path, category, id, base_hash)
+        if current.status == "archived":
+            return path
+        return self.update(replace(current, status="archived", updated=now_iso()), base_hash)
+
+    def _expect(self, path: str, category: str, id: str, base_hash: str) -> memfile.MemoryDoc:
+        """The current document at `path`, if its hash is `base_hash`; ConflictError otherwise."""
+        try:
+            data = self.read_bytes(path)
+        except MissingMemoryError:
+            raise ConflictError(path, "the memory file was deleted since it was read") from None
+        except BrokenMemoryError as e:
+            raise ConflictError(path, f"the memory file cannot be read: {e.reason}") from None
+        current = content_hash(data)
+        if current != base_hash:
+            raise ConflictError(path, "the memory file changed since it was read", current)
+        try:
+            return self.parse_bytes(path, data, category, id)
+        except BrokenMemoryError as e:
+            raise ConflictError(path, f"the memory file is broken: {e.reason}", current) from None
+
+    # -- listing -------------------------------------------------------------------
+
+    def scan(self, categories=None) -> Iterator[tuple[str, str, str, memfile.MemoryDoc | BrokenMemoryError]]:
+        """(category, id, path, document or BrokenMemoryError) for every memory file, sorted.
+
+        Only the known category folders are looked at (so archive/, MEMORY.md and
+        Claude's own files beside them are skipped), and in them only `*.md` files
+        not starting with a dot. A file whose name is not a valid id, or that links
+        outside the root, is reported broken; a category folder leading outside the
+        root is reported once, with id "".
+        """
+        for category in categories or CATEGORIES:
+            try:
+                entries = self.list_files(category)
+            except UnsafePathError as e:
+                yield category, "", os.path.join(self.root, category), BrokenMemoryError(
+                    os.path.join(self.root, category), str(e))
+                continue
+            for id, path, problem in entries:
+                if problem:
+                    yield category, id, path, BrokenMemoryError(path, problem)
+                    continue
+                try:
+                    doc, _ = self.load(path, category, id)
+                except MissingMemoryError:
+                    continue  # deleted while we looked
+                except BrokenMemoryError as e:
+                    yield category, id, path, e
+                    continue
+                yield category, id, path, doc
+
+    def list_files(self, category: str) -> list[tuple[str, str, str | None]]:
+        """The memory files of one category folder, sorted by name, without reading them.
+
+        Each is (id, path, problem), `problem` being None for a file that may be read,
+        else why it cannot (bad name, link leading outside). No folder: an empty list.
+        """
+        folder = self.category_dir(category)
+        out = []
+        try:
+            it = os.scandir(folder)
+        except (FileNotFoundError, NotADirectoryError):
+            return out
+        real_root = None
+        with it:
+            for entry in it:
+                name = entry.name
+                if name.startswith(".") or not name.endswith(".md"):
+                    continue
+                path = os.path.join(folder, name)
+                id = name[:-3]
+                problem = None
+                try:
+                    if entry.is_symlink():
+                        real_root = real_root or self._real_root()
+                        if not _inside(os.path.realpath(path), real_root):
+                            problem = "is a link leading outside the memory root"
+                    if problem is None and not _is_regular(entry.stat()):
+                        continue  # a folder named x.md, a fifo...: not a memory file
+                except FileNotFoundError:
+                    continue  # deleted while we looked, or a dangling link
+                except OSError as e:
+                    problem = f"cannot be read ({e.strerror or e})"
+                if problem is None and not valid_id(id):
+                    problem = (f"file name is not a valid memory id (lowercase words of a-z and 0-9 joined "
+                               f"by '-', at most {memfile.ID_MAX} characters)")
+                out.append((id, path, problem))
+        out.sort(key=lambda t: t[0])
+        return out
+
+    def stat_files(self, category: str, names=None) -> list[tuple[str, os.stat_result | None]]:
+        """Raw and fast, for the index's freshness check: (file name, stat or None) of every `*.md`
+        entry of a category folder not starting with a dot (or of just `names`), unsorted. Names are
+        NOT checked: pass each new or changed one through `check_file` before reading it."""
+        folder = self.category_dir(category)
+        try:
+            dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        except (FileNotFoundError, NotADirectoryError):
+            return [] if names is None else [(n, None) for n in names]
+        stat = os.stat
+        try:
+            listed = [n for n in (os.listdir(dfd) if names is None else names)
+                      if n[:1] != "." and n.endswith(".md") and "/" not in n]
+            try:  # the common case in one comprehension: a stat is ~4 µs, the loop around it counts too
+                return [(n, stat(n, dir_fd=dfd)) for n in listed]
+            except OSError:
+                pass
+            out = []
+            for n in listed:
+                try:
+                    out.append((n, stat(n, dir_fd=dfd)))
+                except OSError:
+                    out.append((n, None))  # vanished, a dangling link, unreadable: check_file says which
+            return out
+        finally:
+            os.close(dfd)
+
+    def check_file(self, category: str, name: str) -> tuple[str, str, str | None]:
+        """(id, path, problem) of a file name found in a category folder; problem None when it may be
+        read as memory `id`. The same checks as `list_files`."""
+        id = name.removesuffix(".md")
+        path = os.path.join(self.root, category, name)
+        if not valid_id(id):
+            return id, path, (f"file name is not a valid memory id (lowercase words of a-z and 0-9 joined "
+                              f"by '-', at most {memfile.ID_MAX} characters)")
+        if os.path.islink(path) and not _inside(os.path.realpath(path), self._real_root()):
+            return id, path, "is a link leading outside the memory root"
+        return id, path, None
+
+
+def _is_regular(st: os.stat_result) -> bool:
+    import stat
+
+    return stat.S_ISREG(st.st_mode)

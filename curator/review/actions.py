@@ -1,0 +1,323 @@
+"""Review actions, as engine API: approve (optionally edited), reject, retry, change the action.
+
+Both front ends call these. Saving is crash-safe by order: the category is
+marked `approved` (with the hash of the exact text) before anything is
+written, the memory file is written before MEMORY.md, and `saved` comes
+last. A process killed anywhere leaves `approved`, and `resume` (run by the
+next process) finishes the save; every step is idempotent, so a file already
+written is recognised by its content rather than written twice.
+`approve_all` saves several candidates of a triage with one MEMORY.md write
+(the headless runner, and approving everything at once in the TUI).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from curator.candidates import staging
+from curator.candidates.candidate import Candidate, Claim, StagedTriage, text_hash
+from curator.candidates.pipeline import existing_for, process, settle
+from curator.memory import memfile
+from curator.review.decide import Decision, DecisionError, choose, decide
+from curator.review.verify import Issue, blocking
+
+
+class ReviewError(Exception):
+    """A review action that cannot be done; the message says why."""
+
+
+class Blocked(ReviewError):
+    """The text has BLOCK issues: it cannot be approved until edited."""
+
+    def __init__(self, issues: list[Issue]) -> None:
+        self.issues = issues
+        super().__init__("; ".join(f"{i.where}: {i.message}" for i in issues))
+
+
+class Conflict(Blocked):
+    """The memory file changed (or went) since the draft was based on it: redo the update."""
+
+
+class SaveFailed(ReviewError):
+    """A write failed (a full disk, a read-only folder, no permission). Writes are atomic, so nothing
+    is half-written, and the category stays `approved`: the next run finishes the save."""
+
+    def __init__(self, error: Exception, what: str = "") -> None:
+        from curator.util.atomic import failure
+
+        self.errno = getattr(error, "errno", None)
+        super().__init__(what + failure(error))
+
+
+@dataclass
+class Saved:
+    category: str
+    action: str  # create, update, delete, noop
+    path: str | None  # the memory file written (None for a noop)
+
+
+@dataclass
+class Approval:
+    """What an approval did: the saves, the candidates refused (category -> why), and the
+    entries MEMORY.md's one write moved to the archive."""
+
+    saved: list[Saved] = field(default_factory=list)
+    refused: dict[str, ReviewError] = field(default_factory=dict)
+    archived: dict[str, list[str]] = field(default_factory=dict)  # category -> ids
+    notes: list[str] = field(default_factory=list)
+    stopped: OSError | None = None  # the write that found the disk full: nothing more was tried
+    left: list[str] = field(default_factory=list)  # approved, not finished once stopped: the next run does
+
+
+def _require(cand: Candidate | None, key: tuple[str, str], *states: str) -> Candidate:
+    """The candidate, if there is one and it is in one of `states`."""
+    if cand is None:
+        raise ReviewError(f"{key[0]}/{key[1]}: no such candidate")
+    if cand.state not in states:
+        raise ReviewError(f"{key[0]}/{key[1]} is {cand.state}, not {' or '.join(states)}")
+    return cand
+
+
+def _candidate(engine, tid: str, cat: str, *states: str) -> Candidate:
+    """One candidate of a triage (call it under the triage's claim), if it is in one of `states`."""
+    try:
+        cand = StagedTriage(engine.data, tid).candidate(cat)
+    except staging.NotACategory:
+        cand = None
+    return _require(cand, (tid, cat), *states)
+
+
+def edit(engine, tid: str, cat: str, text: str) -> dict:
+    """Replace the text under review and verify it again; returns the new review record."""
+    with Claim(engine, tid, wait=5):
+        cand = _candidate(engine, tid, cat, "ready")
+        review = cand.review()
+        return settle(engine, cand, Decision(**review["decision"], text=text), review["draft"], file_text=text)
+
+
+def approve(engine, tid: str, cat: str, text: str | None = None) -> Approval:
+    """Save one candidate: the reviewed text, or `text` when the person edited it (verified again).
+    ReviewError (Blocked, Conflict) when it cannot be saved."""
+    with Claim(engine, tid, wait=5):
+        if text is not None:
+            edit(engine, tid, cat, text)
+        result = approve_all(engine, tid, [cat])
+    if cat in result.refused:
+        raise result.refused[cat]
+    return result
+
+
+def approve_all(engine, tid: str, cats) -> Approval:
+    """Save several candidates of one triage, with one MEMORY.md write for all of them.
+    One that cannot be saved is refused (in the result) without stopping the others."""
+    engine.check_saving()  # auto memory off: refused before anything is marked approved
+    result = Approval()
+    with Claim(engine, tid, wait=5):
+        cands = StagedTriage(engine.data, tid).candidates()  # read once for the whole approval
+        todo = []
+        for cat in cats:
+            try:
+                cand = _require(cands.get(cat), (tid, cat), "ready")
+                todo.append((cand, _approved(engine, cand)))
+            except ReviewError as e:
+                result.refused[cat] = e
+        _save(engine, todo, result)
+    return result
+
+
+def _approved(engine, cand: Candidate) -> dict:
+    """Check a candidate can be saved and mark it approved; returns its review record."""
+    review = cand.review()
+    issues = [Issue(**i) for i in review["issues"]]
+    # Facts can change between review and approval (a hand edit): check the target again.
+    d = review["decision"]
+    if d["action"] in ("update", "delete") and d["target"]:
+        t = engine.target_state(cand.category, d["target"], d["base_hash"])
+        if not t["exists"] or not t["hash_matches"]:
+            record = settle(engine, cand, Decision(**d, text=review["text"]), review["draft"],
+                            file_text=review["text"])
+            issues = [Issue(**i) for i in record["issues"]]
+    blocked = blocking(issues)
+    if any(i.code in ("conflict", "target-missing") for i in blocked):
+        raise Conflict(blocked)
+    if blocked:
+        raise Blocked(blocked)
+    cand.move("approved", approved_hash=text_hash(review["text"]))
+    return review
+
+
+def resume(engine, tid: str) -> Approval:
+    """Finish the saves a killed process left `approved`."""
+    with Claim(engine, tid):
+        cands = StagedTriage(engine.data, tid).candidates()
+        todo = [(cand, cand.review()) for cand in cands.values() if cand.state == "approved"]
+        result = Approval()
+        _save(engine, todo, result)
+    return result
+
+
+def _save(engine, todo: list[tuple[Candidate, dict]], result: Approval) -> None:
+    """Write the approved candidates' memory files, then MEMORY.md once, then mark them saved.
+    `todo` holds each approved candidate with its review record."""
+    from curator.memory import memory_md
+    from curator.memory.store import StoreError
+    from curator.util.atomic import NO_SPACE
+
+    if not todo:
+        return
+    changes: list = []
+    done: list[tuple[Saved, Candidate]] = []
+    with engine.root_lock(wait=30):
+        try:
+            current = memory_md.read_current(engine.root)  # a damaged MEMORY.md stops the save before any write
+        except memory_md.MemoryMdError as e:
+            for cand, _ in todo:
+                cand.move("ready", error=f"MEMORY.md: {e}")
+                result.refused[cand.category] = ReviewError(f"{e}: fix MEMORY.md by hand, then approve again")
+            return
+        for cand, review in todo:
+            cat = cand.category
+            if result.stopped is not None:
+                result.left.append(cat)
+                continue
+            try:
+                saved, change = _write_memory(engine, cand, review)
+            except Conflict as e:
+                result.refused[cat] = e
+                continue
+            except (StoreError, memfile.MemoryFormatError) as e:
+                # The store refuses the text (verification let something through): back to review,
+                # blocked, saying why; the other saves go on, and nothing stays stuck `approved`.
+                cand.move("ready", error=str(e), blocked=True, blocks=max(1, int(cand.record.get("blocks") or 0)))
+                result.refused[cat] = Blocked([Issue("BLOCK", "refused", "file", str(e))])
+                continue
+            except OSError as e:  # this one stays `approved`; the others go on, unless the disk is full
+                result.refused[cat] = SaveFailed(e)
+                if e.errno in NO_SPACE:
+                    result.stopped = e
+                continue
+            done.append((saved, cand))
+            if change:
+                changes.append(change)
+        plan = None
+        if changes and result.stopped is None:
+            try:
+                plan = memory_md.apply(engine.root, engine.cfg, changes, current=current)
+            except (OSError, memory_md.MemoryMdError) as e:
+                if getattr(e, "errno", None) in NO_SPACE:
+                    result.stopped = e
+                for saved, _ in done:
+                    if saved.action != "noop":
+                        result.refused[saved.category] = SaveFailed(e, "written, but MEMORY.md is not updated: ")
+        elif changes:  # stopped: the files written stay `approved`, and the next run lists them in MEMORY.md
+            result.left += [s.category for s, _ in done if s.action != "noop"]
+        if changes and plan is None:
+            done = [(s, cand) for s, cand in done if s.action == "noop"]
+    if plan:
+        result.archived = {c: [line.id for line in lines] for c, lines in plan.archived.items() if lines}
+        result.notes = list(plan.notes)
+    for saved, cand in done:
+        cand.move("saved", path=saved.path, saved_action=saved.action)
+        result.saved.append(saved)
+
+
+def _write_memory(engine, cand: Candidate, review: dict):
+    """Write one approved memory file; returns (Saved, the MEMORY.md change or None). Conflict when the
+    file changed since the decision (the category goes back to ready, decided again)."""
+    from curator.memory import memory_md
+    from curator.memory.store import ConflictError
+
+    d = review["decision"]
+    cat, action, text = cand.category, d["action"], review["text"]
+    if action == "noop":
+        return Saved(cat, action, None), None
+    mem = memfile.parse(text)
+    path = engine.store.path_for(mem.category, mem.id)
+    written = memfile.render(mem)  # what the store writes: the canonical form of the text
+    try:
+        if _already_written(path, written):
+            pass  # a resumed save: the file is exactly what was approved
+        elif action == "create":
+            engine.store.create(mem, parsed_from=text)
+            engine.record_written(path, written)
+        else:  # update, delete: only over the version the decision was based on
+            engine.store.update(mem, d["base_hash"], parsed_from=text)
+            engine.record_written(path, written)
+    except ConflictError as e:
+        record = settle(engine, cand, Decision(**d, text=text), review["draft"], file_text=text, conflict=str(e))
+        issues = [Issue(**i) for i in record["issues"] if i["severity"] == "BLOCK"]
+        raise Conflict(issues or [Issue("BLOCK", "conflict", "action", f"{path}: {e}")]) from None
+    if action == "delete":
+        return Saved(cat, action, path), ("remove", mem.category, mem.id)
+    return Saved(cat, action, path), ("upsert", memory_md.IndexLine(mem.id, mem.category, mem.title,
+                                                                    mem.description))
+
+
+def _already_written(path: str, text: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read() == text.encode("utf-8")  # bytes: a file a hand edit left not UTF-8 is simply other
+    except OSError:
+        return False
+
+
+def reject(engine, tid: str, cat: str, reason: str = "") -> None:
+    """Reject a candidate; one rejected is not proposed again from the same evidence."""
+    with Claim(engine, tid, wait=5):
+        cand = _candidate(engine, tid, cat, "triaged", "ready", "failed")
+        engine.add_rejected(cand.fingerprint())
+        cand.move("rejected", reason=reason.strip()[:500])
+
+
+def retry(engine, tid: str, cat: str, *, on_event=None) -> dict:
+    """Draft a failed category again."""
+    with Claim(engine, tid, wait=5):
+        _candidate(engine, tid, cat, "failed").move("drafting", retried=True)
+        return process(engine, tid, only=[cat], on_event=on_event)
+
+
+def _decide_again(engine, tid: str, cat: str, choice) -> dict:
+    """Run `choice(draft, existing)` on the kept draft against the memories as they are now, and
+    record the new decision; the category stays ready."""
+    with Claim(engine, tid, wait=5):
+        cand = _candidate(engine, tid, cat, "ready")
+        review = cand.review()
+        draft = memfile.parse(review["draft"])
+        existing = existing_for(engine, draft)
+        return settle(engine, cand, choice(draft, existing), review["draft"], near=existing)
+
+
+def redecide(engine, tid: str, cat: str) -> dict:
+    """Decide again (after a conflict): the draft is kept."""
+    return _decide_again(engine, tid, cat, lambda d, ex: decide(d, ex, now=engine.now(), cfg=engine.cfg))
+
+
+def change_action(engine, tid: str, cat: str, action: str, target: str | None = None) -> dict:
+    """Make the candidate a create, update, noop (or delete where allowed); ReviewError if the rules forbid it."""
+    def choice(draft, existing):
+        try:
+            return choose(action, draft, existing, now=engine.now(), cfg=engine.cfg, target=target)
+        except DecisionError as e:
+            raise ReviewError(str(e)) from None
+
+    return _decide_again(engine, tid, cat, choice)
+
+
+def preview(engine, review: dict) -> dict[str, list[str]]:
+    """What approving the candidate of `review` (its review record, as `Engine.review` gives it) would
+    move from MEMORY.md to the archive: category -> ids. Nothing is written."""
+    from curator.memory import memory_md
+
+    action = review["decision"]["action"]
+    if action == "noop":
+        return {}
+    try:
+        mem = memfile.parse(review["text"])
+    except memfile.MemoryFormatError:
+        return {}
+    change = (("remove", mem.category, mem.id) if action == "delete" else
+              ("upsert", memory_md.IndexLine(mem.id, mem.category, mem.title, mem.description)))
+    old, parsed = memory_md.read_current(engine.root)
+    plan = memory_md.plan(old or "", [change], memory_md.budgets_from(engine.cfg),
+                          *memory_md.limits_from(engine.cfg), parsed=parsed)
+    return {c: [line.id for line in lines] for c, lines in plan.archived.items() if lines}

@@ -1,0 +1,171 @@
+"""Decisions against existing memories (DESIGN §8): CREATE, UPDATE, NOOP or DELETE.
+
+The structural finding wins over anyone's opinion: no candidate means no
+UPDATE, a category that disallows delete never deletes, an identical memory
+means NOOP. An UPDATE or DELETE carries the hash of the version it was based
+on, so saving over a file that changed since is a conflict, never a silent
+overwrite.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import asdict, dataclass, field, replace
+
+from curator.categories import CATEGORIES
+from curator.memory import memfile
+from curator.review.verify import similarity as text_similarity
+
+ACTIONS = ("create", "update", "noop", "delete")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+@dataclass
+class Existing:
+    """An existing memory the draft is compared with."""
+
+    id: str
+    path: str
+    hash: str
+    doc: memfile.MemoryDoc
+    text: str
+
+
+@dataclass
+class Decision:
+    action: str
+    target: str | None = None  # id of the memory updated, deleted or duplicated
+    target_path: str | None = None
+    base_hash: str | None = None
+    text: str = ""  # the file to write: the draft (create), the merge (update), the retired file (delete)
+    diff: str = ""
+    similarity: float = 0.0
+    reasons: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+class DecisionError(ValueError):
+    """An action the rules do not allow here. The message says why."""
+
+
+_ATTRIBUTION = re.compile(r"\((?:the )?(?:user|assistant)[^)]*turn[^)]*\)", re.I)
+
+
+def key_text(doc: memfile.MemoryDoc) -> str:
+    """What a memory is about: its title and its first required section (the decision, the rule,
+    the symptom…), without "(the user, turn 2)" attributions that every draft shares."""
+    first = CATEGORIES[doc.category].required[0] if doc.category in CATEGORIES else ""
+    return _ATTRIBUTION.sub(" ", f"{doc.title}\n{doc.sections.get(first, doc.body)}")
+
+
+def similarity(doc: memfile.MemoryDoc, other: memfile.MemoryDoc) -> float:
+    return text_similarity(key_text(doc), key_text(other))
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def identical(doc: memfile.MemoryDoc, other: memfile.MemoryDoc) -> bool:
+    return _norm(doc.title) == _norm(other.title) and _norm(doc.body) == _norm(other.body)
+
+
+def merge(existing: memfile.MemoryDoc, draft: memfile.MemoryDoc, now: str) -> memfile.MemoryDoc:
+    """The draft merged onto an existing memory: new sections added, new sentences appended."""
+    sections = dict(existing.sections)
+    for name, text in draft.sections.items():
+        if not name:
+            continue
+        old = sections.get(name, "")
+        if not old.strip():
+            sections[name] = text
+            continue
+        known = {_norm(s) for s in _SENTENCE.split(old) if s.strip()}
+        new = [s.strip() for s in _SENTENCE.split(text) if s.strip() and _norm(s) not in known]
+        if new:
+            sections[name] = old.rstrip() + "\n" + "\n".join(new)
+    tags = list(dict.fromkeys(existing.tags + draft.tags))[: memfile.TAGS_MAX]
+    sources = list(existing.sources)
+    for src in draft.sources:
+        if src not in sources:
+            sources.append(src)
+    body = memfile.join_sections(sections)
+    return replace(existing, tags=tags, sources=sources, updated=now, status="active", body=body)
+
+
+def unified_diff(old: str, new: str, path: str) -> str:
+    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
+
+
+def decide(draft: memfile.MemoryDoc, existing: list[Existing], *, now: str, cfg: dict | None = None,
+           proposed: str | None = None) -> Decision:
+    """The action for `draft` among `existing` memories of its category.
+
+    `proposed` is someone's wish (the drafter's, or the person's `c` key);
+    it is honoured only where the rules allow it, with the reason recorded.
+    """
+    v = (cfg or {}).get("verify", {})
+    strong_at = float(v.get("near_duplicate", 0.6))
+    scored = sorted(((similarity(draft, e.doc), e) for e in existing if e.doc.status == "active"),
+                    key=lambda p: -p[0])
+    best_sim, best = scored[0] if scored else (0.0, None)
+    strong = [e for s, e in scored if s >= strong_at]
+
+    if proposed is not None:
+        return choose(proposed, draft, existing, now=now, cfg=cfg)
+    if best is not None and identical(draft, best.doc):
+        return Decision("noop", best.id, best.path, best.hash, best.text, similarity=best_sim,
+                        reasons=[f"identical to existing memory {best.id!r}"])
+    same_id = next((e for e in existing if e.id == draft.id), None)
+    if same_id is not None:
+        # A memory already has this id: creating would collide, so the draft goes onto it.
+        if identical(draft, same_id.doc):
+            return Decision("noop", same_id.id, same_id.path, same_id.hash, same_id.text,
+                            reasons=[f"identical to existing memory {same_id.id!r}"])
+        return _update(draft, same_id, similarity(draft, same_id.doc), now,
+                       [f"an existing memory has the same id {same_id.id!r}"])
+    if len(strong) == 1:
+        return _update(draft, strong[0], best_sim, now, [f"{best_sim:.0%} alike with existing memory {best.id!r}"])
+    reasons = ["no existing memory of this category is alike"] if not strong else [
+        f"{len(strong)} existing memories are alike ({', '.join(e.id for e in strong[:3])}): "
+        "none is clearly the one to update"]
+    return Decision("create", text=memfile.render(draft), similarity=best_sim, reasons=reasons)
+
+
+def _update(draft: memfile.MemoryDoc, target: Existing, sim: float, now: str, reasons: list[str]) -> Decision:
+    merged = merge(target.doc, draft, now)
+    text = memfile.render(merged)
+    rel = f"{target.doc.category}/{target.id}.md"
+    return Decision("update", target.id, target.path, target.hash, text, unified_diff(target.text, text, rel),
+                    similarity=sim, reasons=reasons)
+
+
+def choose(action: str, draft: memfile.MemoryDoc, existing: list[Existing], *, now: str,
+           cfg: dict | None = None, target: str | None = None) -> Decision:
+    """Force an action (the person's choice), where the rules allow it; DecisionError otherwise."""
+    if action not in ACTIONS:
+        raise DecisionError(f"unknown action {action!r}: expected one of {', '.join(ACTIONS)}")
+    by_id = {e.id: e for e in existing}
+    if target is None and existing:
+        target = max(existing, key=lambda e: similarity(draft, e.doc)).id
+    chosen = by_id.get(target) if target else None
+    if action == "create":
+        return Decision("create", text=memfile.render(draft), reasons=["chosen: create a new memory"])
+    if action == "noop":
+        return Decision("noop", chosen.id if chosen else None, chosen.path if chosen else None,
+                        chosen.hash if chosen else None, reasons=["chosen: save nothing"])
+    if chosen is None:
+        raise DecisionError(f"cannot {action}: there is no existing memory of category {draft.category!r} to {action}")
+    if action == "update":
+        return _update(draft, chosen, similarity(draft, chosen.doc), now, [f"chosen: update {chosen.id!r}"])
+    if not CATEGORIES[draft.category].delete_allowed:
+        raise DecisionError(f"cannot delete: memories of category {draft.category!r} are never deleted")
+    retired = replace(chosen.doc, status="archived", updated=now)
+    text = memfile.render(retired)
+    rel = f"{chosen.doc.category}/{chosen.id}.md"
+    return Decision("delete", chosen.id, chosen.path, chosen.hash, text, unified_diff(chosen.text, text, rel),
+                    reasons=[f"chosen: retire {chosen.id!r} (its file stays, marked archived)"])

@@ -1,0 +1,346 @@
+"""The one place that writes files: atomically, so a reader never sees half a file (or, for
+logs, appends whole lines).
+
+Kept free of pathlib and tempfile: the hook imports it on every turn.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import time
+
+_counter = 0
+# A write failing with one of these means no other write will succeed either (full disk, quota,
+# read-only file system): a batch stops writing rather than fail on every item.
+NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+_locks: dict = {}  # "append" -> the lock of appends; made on first use (the hook never appends)
+
+
+def failure(e: Exception) -> str:
+    """A failed write for a person: the file and the OS's reason, without the errno number."""
+    where, why = getattr(e, "filename", None), getattr(e, "strerror", None)
+    return f"{where}: {why}" if where and why else (why or str(e))
+
+
+def fsync_dir(path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _temp_name(path: str) -> str:
+    global _counter
+    _counter += 1
+    head, tail = os.path.split(path)
+    return os.path.join(head, f".{tail}.{os.getpid()}.{_counter}.tmp")
+
+
+def _temp_owner(name: str) -> int | None:
+    """The pid in a temp file name of ours (`.<name>.<pid>.<n>.tmp`), None for any other name."""
+    if not (name.startswith(".") and name.endswith(".tmp")):
+        return None
+    parts = name[1:-4].rsplit(".", 2)
+    if len(parts) != 3 or not parts[0] or not (parts[1].isdigit() and parts[2].isdigit()):
+        return None
+    return int(parts[1])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process
+    return True
+
+
+def sweep_temps(folder, *, grace: float = 5.0, stale: float = 3600.0) -> int:
+    """Remove the temp files killed writers left in `folder` (not below it); returns how many.
+
+    One goes when its process is gone and it is older than `grace` seconds (a writer in
+    another pid namespace is not mistaken for a dead one mid-write), or when it is older than
+    `stale` whoever owns the pid now. Other names are never touched."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    removed = 0
+    now = time.time()
+    for name in names:
+        pid = _temp_owner(name)
+        if pid is None:
+            continue
+        path = os.path.join(folder, name)
+        try:
+            st = os.lstat(path)
+            age = now - st.st_mtime
+            if age > stale or (age > grace and pid != os.getpid() and not _alive(pid)):
+                os.unlink(path)
+                removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+def _temp_file(path: str, data: bytes, durable: bool) -> str:
+    """A temp file beside `path` holding `data` (fsynced when `durable`); returns its name. Every
+    file memcurate writes whole is made here (a test's full disk is made here too)."""
+    try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        tmp = _temp_name(path)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except OSError as e:
+        raise _named(e, path) from None
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if durable:
+            os.fsync(fd)
+    except BaseException as e:
+        os.close(fd)
+        _unlink(tmp)
+        if isinstance(e, OSError):
+            raise _named(e, path) from None
+        raise
+    os.close(fd)
+    return tmp
+
+
+def _named(e: OSError, path: str) -> OSError:
+    """os.write names no file, and a temp file's name means nothing to a user: name the target."""
+    e.filename, e.filename2 = path, None
+    return e
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def write_bytes(path, data: bytes, *, durable: bool = True, sync_dir: bool = True) -> None:
+    """Write `data` to `path` through a temp file in the same folder and a rename.
+
+    A killed process leaves either the old file or the new one, never a mix.
+    `durable` fsyncs the data (and, with `sync_dir`, the folder, so the
+    rename itself survives a power cut); `durable=False` suits files that can
+    be rebuilt (caches).
+    """
+    path = os.fspath(path)
+    tmp = _temp_file(path, data, durable)
+    try:
+        os.replace(tmp, path)
+    except BaseException as e:
+        _unlink(tmp)
+        if isinstance(e, OSError):
+            raise _named(e, path) from None
+        raise
+    if durable and sync_dir:
+        fsync_dir(os.path.dirname(path) or ".")
+
+
+def write_text(path, text: str, *, durable: bool = True) -> None:
+    write_bytes(path, text.encode("utf-8"), durable=durable)
+
+
+def dump_json(obj, *, compact: bool = False) -> bytes:
+    if compact:
+        return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    return (json.dumps(obj, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+
+
+def write_json(path, obj, *, durable: bool = True, compact: bool = False, sync_dir: bool = True) -> None:
+    write_bytes(path, dump_json(obj, compact=compact), durable=durable, sync_dir=sync_dir)
+
+
+def append_line(path, line: bytes) -> None:
+    """Append one line (ending in a line break) to a log, creating it; no fsync.
+
+    A kill can leave only the last line unfinished. Readers skip what follows the last line
+    break; a line left unfinished is closed here first, so it stays one bad line, skipped,
+    rather than spoiling this one.
+    """
+    lock = _locks.get("append")
+    if lock is None:
+        import threading
+
+        lock = _locks.setdefault("append", threading.Lock())  # setdefault: one lock even if two threads race here
+    with lock:  # one line at a time within a process (drafting threads share a log)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+
+
+class Unsettled(OSError):
+    """The file kept changing under `replace_if_unchanged`; no other writer's change was overwritten."""
+
+
+def replace_if_unchanged(path, render, *, tries: int = 20) -> bool:
+    """Replace `path` with `render(what it holds)` without losing what other writers write meanwhile.
+
+    `render(base)` gets the file's bytes (None when it does not exist) and returns the new bytes, or
+    None to keep `base`. It is called again whenever the file moved under it; its last call says
+    what the file holds. Other writers' changes are kept:
+    - bytes appended to the file while ours was made go at the end of ours just before the rename
+      (if that changes what a render makes of the file, it is rendered again);
+    - a file renamed into its place (a new inode): the path is checked to still be the file read,
+      a few system calls before our rename; else render again;
+    - bytes written into the replaced file after our rename, by a writer that had it open (it is
+      no longer linked, so they would be lost): once no writer has it open, it is read again, and
+      what it gained is rendered into the next round, in order before anything appended to ours.
+    Returns whether it wrote. Unsettled after `tries` rounds that each met another change (what a
+    replaced file gained is appended in place first: nothing is lost).
+    """
+    path = os.fspath(path)
+    folder = os.path.dirname(path) or "."
+    carry = None  # what the file must keep from a file our last rename replaced
+    wrote = False
+    for _ in range(tries):
+        fd, disk = _open_read(path)
+        tmp = None
+        try:
+            base = carry(disk) if carry else disk
+            new = render(base)
+            new = base if new is None else new
+            if new == disk:
+                return wrote
+            tmp = _temp_file(path, new, durable=True)
+            seen, extra = disk, b""
+            if fd >= 0:
+                late = _read_fd(fd)
+                if not late.startswith(disk):
+                    continue  # rewritten in place meanwhile: render again
+                seen, extra = late, late[len(disk):]
+                if extra:
+                    _append(tmp, extra)  # appended meanwhile: at the end of ours too, not yet shown
+            if not _put(tmp, path, fd):
+                continue  # another writer's file took the place of the one read: never overwrite it
+            tmp, wrote = None, True
+            fsync_dir(folder)
+            if fd < 0:
+                return True
+            carry = _settle(fd, seen, base + extra, new + extra, render, carry, bool(extra))
+            if carry is None:
+                return True
+        finally:
+            if fd >= 0:
+                os.close(fd)
+            if tmp is not None:
+                _unlink(tmp)
+    if carry is not None and carry.extra:
+        _append(path, carry.extra)  # what a replaced file gained is kept, if out of place
+    raise Unsettled(f"{path}: another program kept changing it ({tries} tries); nothing of its changes was lost")
+
+
+def _settle(fd: int, seen: bytes, base: bytes, ours: bytes, render, carry, appended: bool):
+    """After our rename of `ours` (rendered from `base`, plus what was `appended` meanwhile) over the
+    file open as `fd`, whose bytes were `seen`: once no writer has that file open (where the system
+    can tell), what it holds is final. Returns None when the file is settled, else the _Carry of
+    the next round."""
+    from curator.util.locks import wait_for_writers
+
+    wait_for_writers(fd, wait=1.0)
+    late = _read_fd(fd)
+    if late != seen:  # written into after our rename
+        return _Carry(ours, carry(late) if carry else late, base)
+    if appended and render(ours) not in (None, ours):  # what was appended changes more than the end
+        return _Carry(ours, ours, ours)  # render again from the file as it is
+    return None
+
+
+def _open_read(path: str) -> tuple[int, bytes | None]:
+    """The file open for reading and its bytes; (-1, None) when it does not exist."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return -1, None
+    try:
+        return fd, _read_fd(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _read_fd(fd: int) -> bytes:
+    parts, offset = [], 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        parts.append(chunk)
+        offset += len(chunk)
+    return b"".join(parts)
+
+
+def _put(tmp: str, path: str, fd: int) -> bool:
+    """Rename `tmp` onto `path` if the path still is the file open as `fd` (-1: still no file).
+    The check and the rename are as close as the system calls allow."""
+    if fd < 0:
+        try:
+            os.link(tmp, path)  # fails if a file appeared: a new file never replaces one unseen
+        except FileExistsError:
+            return False
+        except OSError:  # no hard links on this file system: check, then rename
+            if os.path.lexists(path):
+                return False
+            os.replace(tmp, path)
+            return True
+        _unlink(tmp)
+        return True
+    own = os.fstat(fd)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    if (st.st_ino, st.st_dev) != (own.st_ino, own.st_dev):
+        return False
+    os.replace(tmp, path)
+    return True
+
+
+class _Carry:
+    """What a file our rename replaced gained from writers that had it open, to keep in the versions
+    that follow ours: `kept` is that file as they left it (with what was carried before)."""
+
+    def __init__(self, ours: bytes, kept: bytes, base: bytes) -> None:
+        self.ours, self.kept = ours, kept
+        self.extra = kept[len(base):] if kept.startswith(base) else None  # what they appended
+
+    def __call__(self, current: bytes | None) -> bytes | None:
+        if current is not None and current.startswith(self.ours):
+            return self.kept + current[len(self.ours):]  # ours, perhaps appended to since: theirs first
+        if self.extra is not None:
+            return (current or b"") + self.extra  # ours was replaced by yet another version: theirs after it
+        return current  # two other writers each rewrote an older version: the later one wins
+
+
+def _append(path: str, data: bytes) -> None:
+    """Append `data` to `path` in place (O_APPEND: what other appenders write stays)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def read_json(path):
+    with open(path, "rb") as f:
+        return json.loads(f.read())
