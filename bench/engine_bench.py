@@ -9,7 +9,7 @@ of this checkout with .pyc files, reinstalled when the sources change): this
 script re-executes itself with that venv's interpreter (`-I -B`), so
 `import curator` never finds the checkout.
 
-  pipeline   drafts per second of `pipeline.process()` over many staged triages,
+  pipeline   drafts per second of `Engine.process()` over many staged triages,
              drafting with the offline drafter at the configured concurrency:
              demo copies (distinct session ids, topic words renamed per copy,
              some repeated or lightly edited) against a seeded memory root, so
