@@ -9,7 +9,7 @@ progress and nothing lives only in memory.
 `settle` is the one way a candidate becomes (or stays) ready: verify the file
 to be written, record the decision and its issues, move to `ready`. Drafting
 ends with it, and so do an edit, a decision taken again and a conflict found
-while saving (curator/review.py).
+while saving (curator/review/actions.py).
 """
 
 from __future__ import annotations

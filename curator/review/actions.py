@@ -1,6 +1,8 @@
-"""Review actions, as engine API: approve (optionally edited), reject, retry, change the action.
+"""Review actions over candidates: approve (optionally edited), reject, retry, change the action.
 
-Both front ends call these. Saving is crash-safe by order: the category is
+The Engine exposes them to the front ends. Each runs under its triage's
+claim, and each that changes what is under review ends in
+`pipeline.settle`. Saving is crash-safe by order: the category is
 marked `approved` (with the hash of the exact text) before anything is
 written, the memory file is written before MEMORY.md, and `saved` comes
 last. A process killed anywhere leaves `approved`, and `resume` (run by the
