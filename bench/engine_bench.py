@@ -91,6 +91,13 @@ class Site:
         return e
 
 
+
+def review_of(data: str, tid: str, cat: str) -> dict:
+    """A candidate's review record, read from a data dir (the bench copies data dirs around)."""
+    from curator.candidates.candidate import StagedTriage
+
+    return StagedTriage(data, tid).candidate(cat).review()
+
 def stage_demo_copies(site: Site, engine, specs: list[tuple[int, str | None, bool]], salt: int) -> list[str]:
     """Stage demo copies: (n, code word or None, light edit) each; returns the transcripts."""
     from curator.capture.incremental import capture
@@ -122,9 +129,7 @@ def decisions(data: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for (tid, cat), rec in all_states(data).items():
         if rec["state"] == "ready":
-            from curator.candidates.candidate import StagedTriage
-
-            r = StagedTriage(data, tid).candidate(cat).review()
+            r = review_of(data, tid, cat)
             key = r["decision"]["action"] + (" (blocked)" if r["blocked"] else "")
         elif rec["state"] == "failed":
             key = "failed"
@@ -169,7 +174,7 @@ def time_saves(site: Site, template: str, mode: str, profile: bool = False) -> d
     todo = [(tid, cat) for (tid, cat), rec in all_states(site.data).items() if rec["state"] == "ready"]
     actions = {}
     for tid, cat in todo:
-        a = site.review(tid, cat)["decision"]["action"]
+        a = review_of(site.data, tid, cat)["decision"]["action"]
         actions[a] = actions.get(a, 0) + 1
     per, errors, archived = [], [], 0
     prof = None
@@ -289,7 +294,7 @@ def child(args) -> int:
         ready = [(k, r) for k, r in all_states(sv.data).items() if r["state"] == "ready"]
         ids = {}
         for (tid, cat), _ in ready:
-            rv = sv.review(tid, cat)
+            rv = review_of(sv.data, tid, cat)
             if rv["blocked"] or rv["decision"]["action"] != "create":
                 continue
             ids.setdefault((cat, mf.parse(rv["text"]).id), []).append(tid)
@@ -309,7 +314,7 @@ def child(args) -> int:
             for cat, state in e.process(tid).items():
                 if state != "ready":
                     continue
-                rv = sv.review(tid, cat)
+                rv = review_of(sv.data, tid, cat)
                 target = rv["decision"].get("target") or mf.parse(rv["draft"]).id
                 try:
                     e.change_action(tid, cat, "update", target=target)
@@ -320,7 +325,7 @@ def child(args) -> int:
             say(f"warning: {refused} repeat candidates could not be turned into updates")
         # categories that stayed something else than a ready update: leave them out of the timing
         for (tid, cat), rec in all_states(sv.data).items():
-            if rec["state"] == "ready" and sv.review(tid, cat)["decision"]["action"] != "update":
+            if rec["state"] == "ready" and review_of(sv.data, tid, cat)["decision"]["action"] != "update":
                 staging.set_state(sv.data, tid, cat, "rejected", reason="bench: not an update")
         e.close()
         sv.snapshot("updates")
