@@ -91,12 +91,12 @@ class Site:
         return e
 
 
-
 def review_of(data: str, tid: str, cat: str) -> dict:
     """A candidate's review record, read from a data dir (the bench copies data dirs around)."""
     from curator.candidates.candidate import StagedTriage
 
     return StagedTriage(data, tid).candidate(cat).review()
+
 
 def stage_demo_copies(site: Site, engine, specs: list[tuple[int, str | None, bool]], salt: int) -> list[str]:
     """Stage demo copies: (n, code word or None, light edit) each; returns the transcripts."""
