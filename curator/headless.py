@@ -68,12 +68,13 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
     engine.sweep_triage(tid)
     _record(summary, tid, engine.resume(tid), conflicts=False)  # a conflict there is left for review
     ready = []
-    for cat, state in engine.process(tid, on_event=on_event).items():
+    states = engine.process(tid, on_event=on_event)
+    cands = engine.candidates(tid) if {"failed", "ready"} & set(states.values()) else {}
+    for cat, state in states.items():
         if state == "failed":
-            rec = engine.candidates(tid)[cat].record
-            summary["failed"].append({"triage": tid, "category": cat, "error": rec.get("error", "")})
+            summary["failed"].append({"triage": tid, "category": cat, "error": cands[cat].record.get("error", "")})
         elif state == "ready":
-            hold = _held(engine, tid, cat)
+            hold = _held(cands[cat])
             if hold:
                 summary["held"].append({"triage": tid, "category": cat,
                                         "issues": [f"{i.where}: {i.message}" for i in hold]})
@@ -96,11 +97,11 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
         _record(summary, tid, second)
 
 
-def _held(engine, tid: str, cat: str) -> list[Issue]:
+def _held(cand) -> list[Issue]:
     """The issues of a ready candidate that only a person may approve past."""
     try:
-        return held([Issue(**i) for i in engine.review(tid, cat)["issues"]])
-    except (staging.StagingError, KeyError, TypeError):
+        return held([Issue(**i) for i in cand.issues()])
+    except (staging.StagingError, TypeError):
         return []  # an unreadable review is refused by the approval itself
 
 

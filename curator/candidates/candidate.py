@@ -123,6 +123,14 @@ class Candidate:
         write_text(files.file, text)
         write_json(files.review, record)
 
+    def issues(self) -> list[dict]:
+        """The issues its last verification found: the review record alone, cheaper than `review`."""
+        try:
+            issues = read_json(self.files.review)["issues"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise staging.StagingError(f"{self.tid}/{self.category}: review unreadable ({e})") from None
+        return issues
+
     def review(self) -> dict:
         """The review record, with `text` (the file to be written) and `draft` (the drafter's document)."""
         files = self.files
