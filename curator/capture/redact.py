@@ -100,7 +100,6 @@ _SPOKEN_RULES = (
           r"(?<![a-z0-9])(pin(?: code)?" + _SAID + r"[ \t]*:?[ \t]*[\"'`]?)([0-9]{4,12})(?![0-9a-z]|\.[0-9])",
           lowercase=True, keep=(1,), value=(2,)),
 )
-_SPOKEN_HINTS = tuple(h for rule in _SPOKEN_RULES for h in rule.hints)
 _SAFE_VALUE = LazyRegex(r"(?i)^(?:none|null|nil|true|false|undefined|\*+|x+|\.\.\.|<.*|\[redacted.*|\$.*|os\..*"
                         r"|process\..*|env\..*|.*\(.*)$")
 _ENV_NAME = LazyRegex(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")  # "the token is `GITHUB_TOKEN`": a name, not a value
@@ -169,17 +168,16 @@ def redact(text: str, removed: list[str] | None = None) -> tuple[str, Counter]:
         text = _apply(_AWS_SECRET_BARE, text, found, removed)
     if _may_assign(low):
         text = _apply(_ASSIGNMENT, text, found, removed)
-    if _said(low, _SPOKEN_HINTS):
+    if " is" in low or " was" in low:
         for rule in _SPOKEN_RULES:
-            text = _apply(rule, text, found, removed)
+            if _said(low, rule.hints):  # each rule gated alone: a PIN's regex is rarely needed
+                text = _apply(rule, text, found, removed)
     return text, found
 
 
 def _said(low: str, hints: tuple[str, ...]) -> bool:
     """Whether some hint word is followed closely by "is" or "was" (as the spoken rules need):
     spares their regexes, and their compilation, for text that cannot match them."""
-    if " is" not in low and " was" not in low:
-        return False
     for hint in hints:
         i = low.find(hint)
         while i >= 0:
