@@ -304,16 +304,20 @@ def test_get_drafter_resolution(tmp_path):
     assert d.name == "offline" and "ANTHROPIC_API_KEY" in d.reason and "not built yet" in d.reason
 
     d = get_drafter({"backend": "auto"}, env={"PATH": f"{empty}{os.pathsep}{with_claude}"})
-    assert d.name == "offline" and str(with_claude / "claude") in d.reason and "not built yet" in d.reason
+    assert d.name == "claude-cli" and str(with_claude / "claude") in d.reason
+    assert d.executable == str(with_claude / "claude")
 
     d = get_drafter({"backend": "auto"}, env={"PATH": str(with_claude), "ANTHROPIC_API_KEY": "  "})
     assert "claude CLI" in d.reason  # a blank key is no key
 
     assert get_drafter({}, env={"PATH": str(empty)}).name == "offline"  # no backend key: auto
 
-    for backend in ("anthropic", "claude-cli"):
-        with pytest.raises(DrafterUnavailable, match=f"the {backend} backend is not built yet; use backend: offline"):
-            get_drafter({"backend": backend}, env={"ANTHROPIC_API_KEY": "k", "PATH": str(with_claude)})
+    with pytest.raises(DrafterUnavailable, match="the anthropic backend is not built yet"):
+        get_drafter({"backend": "anthropic"}, env={"ANTHROPIC_API_KEY": "k", "PATH": str(with_claude)})
+    d = get_drafter({"backend": "claude-cli"}, env={"ANTHROPIC_API_KEY": "k", "PATH": str(with_claude)})
+    assert d.name == "claude-cli" and "backend: claude-cli" in d.reason
+    with pytest.raises(DrafterUnavailable, match="no `claude` executable is on the PATH"):
+        get_drafter({"backend": "claude-cli"}, env={"PATH": str(empty)})
     with pytest.raises(DrafterUnavailable, match="unknown backend"):
         get_drafter({"backend": "gpt"}, env={})
 

@@ -201,6 +201,13 @@ def _finish(engine, cand: Candidate, result, emit) -> None:
     tid, cat = cand.key
     timing = {"model": result.model, "elapsed": round(result.elapsed, 3), "tokens_in": result.tokens_in,
               "tokens_out": result.tokens_out, "retries": getattr(result, "retries", 0)}
+    if getattr(result, "cost_usd", 0):
+        timing["cost_usd"] = result.cost_usd
+    if getattr(result, "skipped", None) and not result.error:
+        # Nothing durable here, says the model. A terminal `skipped` state is for later (issue 10): failed, with why.
+        cand.move("failed", error=f"skipped by the model: {result.skipped}", **timing)
+        emit(Event(tid, cat, "failed", {"error": "skipped", **timing}))
+        return
     if result.error or result.doc is None:
         cand.move("failed", error=result.error or "the drafter returned nothing", **timing)
         emit(Event(tid, cat, "failed", {"error": result.error, **timing}))

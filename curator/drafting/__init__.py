@@ -14,8 +14,9 @@ existing memory is the engine's decision (curator/decide.py), and the text is
 verified like any other draft (curator/verify.py).
 
 The Claude backends (the `anthropic` SDK, the `claude` CLI) live in their own
-modules of this package and are imported lazily by `get_drafter`; this module
-imports neither (the `anthropic` import alone costs seconds).
+modules of this package (claude_cli.py; the prompt they share in prompt.py)
+and are imported lazily by `get_drafter`; this module imports neither (the
+`anthropic` import alone costs seconds).
 """
 
 from __future__ import annotations
@@ -91,7 +92,12 @@ class DraftRequest:
 
 @dataclass
 class DraftResult:
-    """One draft. `text` is the rendered memory file (empty when `error` is set)."""
+    """One draft. `text` is the rendered memory file (empty when `error` is set).
+
+    `skipped` is the model's reason when it answered that the evidence holds nothing durable of the
+    category (then `doc` is None and `error` too). `cost_usd` is what the call cost, when the backend
+    says (the claude CLI's `total_cost_usd`); tokens_in counts cache reads and writes too.
+    """
 
     doc: "MemoryDoc | None"
     text: str
@@ -101,6 +107,8 @@ class DraftResult:
     elapsed: float = 0.0
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    skipped: str | None = None
+    cost_usd: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -124,37 +132,46 @@ class Drafter(Protocol):
 
 
 def _not_built(backend: str) -> DrafterUnavailable:
-    return DrafterUnavailable(f"the {backend} backend is not built yet; use backend: offline")
+    return DrafterUnavailable(f"the {backend} backend is not built yet; use backend: claude-cli or offline")
 
 
 def get_drafter(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Drafter:
     """The drafter that `backend:` asks for (DESIGN §10).
 
     auto: anthropic when ANTHROPIC_API_KEY is set, else the `claude` CLI when
-    it is on the PATH, else offline. The Claude backends are not built yet, so
-    auto drafts offline in every case and says why in the drafter's `reason`;
-    asking for one of them explicitly raises DrafterUnavailable.
+    it is on the PATH, else offline. The anthropic backend is not built yet, so
+    auto with a key drafts offline and says why in the drafter's `reason`;
+    asking for it explicitly raises DrafterUnavailable, and so does
+    `claude-cli` when no `claude` is on the PATH.
     """
     from curator.drafting.offline import OfflineDrafter
 
     backend = cfg.get("backend", "auto") or "auto"
     if backend == "offline":
         return OfflineDrafter(reason="backend: offline")
-    if backend in ("anthropic", "claude-cli"):
+    if backend == "anthropic":
         raise _not_built(backend)
+    claude = shutil.which("claude", path=env.get("PATH", ""))
+    if backend == "claude-cli":
+        if not claude:
+            raise DrafterUnavailable("backend: claude-cli, but no `claude` executable is on the PATH; install "
+                                     "Claude Code (and log in), or use backend: offline")
+        return _claude_cli(claude, cfg, f"backend: claude-cli ({claude})")
     if backend != "auto":
         raise DrafterUnavailable(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
     if env.get("ANTHROPIC_API_KEY", "").strip():
-        reason = ("backend: auto found ANTHROPIC_API_KEY, but the anthropic backend is not built yet: "
-                  "drafting offline")
-    else:
-        claude = shutil.which("claude", path=env.get("PATH", ""))
-        if claude:
-            reason = (f"backend: auto found the claude CLI ({claude}), but the claude-cli backend is not "
-                      "built yet: drafting offline")
-        else:
-            reason = "backend: auto found no ANTHROPIC_API_KEY and no claude CLI on the PATH: drafting offline"
-    return OfflineDrafter(reason=reason)
+        return OfflineDrafter(reason="backend: auto found ANTHROPIC_API_KEY, but the anthropic backend is not "
+                                     "built yet: drafting offline (backend: claude-cli drafts with the claude CLI)")
+    if claude:
+        return _claude_cli(claude, cfg, f"backend: auto found no ANTHROPIC_API_KEY and the claude CLI ({claude})")
+    return OfflineDrafter(reason="backend: auto found no ANTHROPIC_API_KEY and no claude CLI on the PATH: "
+                                 "drafting offline")
+
+
+def _claude_cli(executable: str, cfg: Mapping, reason: str) -> Drafter:
+    from curator.drafting.claude_cli import ClaudeCliDrafter  # lazily: the offline path never loads it
+
+    return ClaudeCliDrafter(executable, cfg, reason=reason)
 
 
 __all__ = ["BACKENDS", "DraftRequest", "DraftResult", "Drafter", "DrafterUnavailable", "get_drafter",

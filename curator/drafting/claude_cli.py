@@ -1,0 +1,179 @@
+"""The `claude` CLI backend (DESIGN §10): one `claude -p` child per category draft.
+
+Most people who run Claude Code have `claude` on the PATH and a subscription, not an API key, so
+this backend drafts through their own CLI login. The child is isolated:
+
+- `--no-session-persistence`: the person's session history does not fill with memcurate's calls;
+- `--tools ""`: no tools at all (it only answers), in a fresh temporary cwd removed afterwards;
+- `--system-prompt`: memcurate's own prompt, the category's prompt on stdin;
+- `MEMCURATE_CHILD=1` in its environment: memcurate's hooks, should the child fire them, ignore it;
+- its own process group, killed whole (grandchildren included) when it outlives the timeout.
+
+`draft` never raises: a non-zero exit, `is_error`, output that is not the CLI's JSON and a timeout
+are results whose `error` says what happened, in one line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from typing import Mapping
+
+from curator.drafting import DraftRequest, DraftResult
+from curator.drafting import prompt as prompts
+from curator.util.textsafe import clean
+
+CHILD_ENV = "MEMCURATE_CHILD"  # the name hooks/dispatch.py honours (not imported: the hook package stays apart)
+
+
+def timeout_for(cfg: Mapping) -> float:
+    """How long one child may run: `drafting.timeout_seconds`, less a margin (at most 1 s, 20 % of a
+    short budget) so the child is killed, and its own result recorded, before the pipeline's budget for
+    the whole triage, which starts no later than the child, runs out."""
+    total = float(((cfg.get("drafting") or {}).get("timeout_seconds")) or 120.0)
+    return max(0.05, total - min(1.0, total * 0.2))
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    return " ".join(clean(str(text)).split())[:limit]
+
+
+class ClaudeCliDrafter:
+    """Drafts with `claude -p`. Stateless: each draft is its own child process, so thread-safe."""
+
+    name = "claude-cli"
+
+    def __init__(self, executable: str, cfg: Mapping, reason: str = "backend: claude-cli") -> None:
+        self.executable = executable
+        self.timeout = timeout_for(cfg)
+        self.reason = reason
+
+    def argv(self, request: DraftRequest) -> list[str]:
+        return [self.executable, "-p",
+                "--output-format", "json",
+                "--json-schema", json.dumps(prompts.schema(request.category), separators=(",", ":")),
+                "--model", request.model_alias or "sonnet",  # the alias: the CLI maps it to the current model
+                "--no-session-persistence",
+                "--tools", "",  # "" disables every tool
+                "--system-prompt", prompts.SYSTEM_PROMPT]
+
+    def draft(self, request: DraftRequest) -> DraftResult:
+        t0 = time.perf_counter()
+        model = request.model_alias or "claude-cli"
+        try:
+            result = self._draft(request, model)
+        except Exception as e:  # a drafter never raises: the pipeline marks the category failed
+            result = DraftResult(doc=None, text="", model=model,
+                                 error=one_line(f"claude CLI drafter failed: {e.__class__.__name__}: {e}"))
+        result.elapsed = time.perf_counter() - t0
+        return result
+
+    def _draft(self, request: DraftRequest, model: str) -> DraftResult:
+        from curator.memory import memfile
+
+        argv = self.argv(request)  # an unknown category raises here, before any child is started
+        out, err, code = self._run(argv, prompts.user_prompt(request))
+        if code is None:
+            return DraftResult(doc=None, text="", model=model,
+                               error=f"claude CLI timed out after {self.timeout:g} s (killed)")
+        envelope = _envelope(out)
+        result = DraftResult(doc=None, text="", model=model)
+        if envelope is not None:
+            _usage(envelope, result)
+        if envelope is None or code != 0 or envelope.get("is_error") is True:
+            result.error = _failure(envelope, out, err, code)
+            return result
+        try:
+            answer = envelope.get("structured_output")
+            if not isinstance(answer, dict):
+                answer = prompts.parse_json_text(str(envelope.get("result") or ""))
+            reason = prompts.skip_reason(answer)
+            if reason is not None:
+                result.skipped = reason
+                return result
+            result.doc = prompts.to_document(answer, request)
+        except ValueError as e:
+            result.error = one_line(f"claude CLI answer rejected: {e}")
+            return result
+        result.text = memfile.render(result.doc)
+        return result
+
+    def _run(self, argv: list[str], stdin: str) -> tuple[str, str, int | None]:
+        """(stdout, stderr, exit code) of the child; exit code None when it timed out and was killed."""
+        env = {**os.environ, CHILD_ENV: "1"}
+        env.pop("CLAUDECODE", None)  # set inside a Claude Code session; the CLI refuses to nest under it
+        cwd = tempfile.mkdtemp(prefix="memcurate-claude-")
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    cwd=cwd, env=env, start_new_session=True)
+            try:
+                out, err = proc.communicate(stdin.encode("utf-8", "replace"), timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                return "", "", None
+            return out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), proc.returncode
+        finally:
+            shutil.rmtree(cwd, ignore_errors=True)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill the child and everything it started (its own process group), and reap the child."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # start_new_session: the group's id is the child's pid
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    try:
+        proc.wait(timeout=5)
+    finally:
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            try:
+                if pipe:
+                    pipe.close()
+            except OSError:
+                pass
+
+
+def _envelope(out: str) -> dict | None:
+    """The CLI's result object (`type: result`) in its stdout, None when stdout holds none."""
+    text = out.strip()
+    candidates = [text] + [line for line in reversed(text.splitlines()) if line.startswith("{")]
+    for c in candidates:
+        try:
+            value = json.loads(c)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and ("result" in value or "structured_output" in value or "is_error" in value):
+            return value
+    return None
+
+
+def _usage(envelope: dict, result: DraftResult) -> None:
+    usage = envelope.get("usage") if isinstance(envelope.get("usage"), dict) else {}
+
+    def n(key: str) -> int:
+        v = usage.get(key)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+
+    result.tokens_in = n("input_tokens") + n("cache_creation_input_tokens") + n("cache_read_input_tokens")
+    result.tokens_out = n("output_tokens")
+    cost = envelope.get("total_cost_usd")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0:
+        result.cost_usd = float(cost)
+
+
+def _failure(envelope: dict | None, out: str, err: str, code: int) -> str:
+    """One line saying why the child failed: the CLI's own message when it gave one."""
+    if envelope is not None and (envelope.get("is_error") is True or code != 0):
+        said = envelope.get("result") if isinstance(envelope.get("result"), str) else ""
+        said = said or str(envelope.get("subtype") or "")
+        return one_line(f"claude CLI error: {said or 'no message'}" + (f" (exit {code})" if code else ""))
+    if code != 0:
+        last = next((line for line in reversed(err.strip().splitlines()) if line.strip()), "")
+        return one_line(f"claude CLI exited with status {code}" + (f": {last}" if last else ""))
+    shown = one_line(out, 80)
+    return f"claude CLI printed no JSON result{': ' + repr(shown) if shown else ' (empty output)'}"
