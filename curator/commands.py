@@ -9,6 +9,7 @@ import sys
 from curator import config
 from curator.candidates import staging
 from curator.capture.incremental import CaptureSkipped, capture
+from curator.drafting import DrafterUnavailable
 from curator.util.locks import LockBusy
 from curator.util.paths import AutoMemoryOff, data_dir, project_root, resolve_memory_root
 from curator.util.textsafe import one_line
@@ -155,7 +156,7 @@ def run_headless(project: str, json_out: bool, *, show_memory_md: bool = False) 
     try:
         engine.check_saving()
         summary = run(engine)
-    except AutoMemoryOff as e:
+    except (AutoMemoryOff, DrafterUnavailable) as e:  # one line to act on, not an internal error
         raise UserError(str(e)) from None
     finally:
         engine.close()

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import claude_transcripts, memcurate_exe
+from conftest import claude_transcripts, memcurate_exe, run_cli
 from test_engine import DEMO, stage
 
 from curator.candidates import staging
@@ -258,3 +258,17 @@ def test_draft_never_raises_and_the_drafter_reads_the_configured_timeout(fake):
     assert isinstance(d, ClaudeCliDrafter) and d.timeout == 119.0
     r = d.draft(DraftRequest(triage_id="t", category="nope", entry={}, source={}, now=NOW))
     assert r.error and "KeyError" in r.error and not fake.calls()  # no child for a request that cannot be drafted
+
+
+def test_no_claude_on_the_path_is_one_line_to_act_on_not_an_internal_error(project, tmp_path):
+    """`backend: claude-cli` where there is no `claude`: --auto-approve says so in one line, exit 1."""
+    (project / ".claude").mkdir()
+    (project / ".claude" / "memcurate.yaml").write_text(f"backend: claude-cli\nmemory:\n  root: {tmp_path / 'memory'}\n")
+    engine = Engine(project)
+    stage(engine)
+    engine.close()
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    p = run_cli("--auto-approve", cwd=project, env={"PATH": f"{empty}{os.pathsep}{os.path.dirname(sys.executable)}"})
+    assert p.returncode == 1
+    assert "internal error" not in p.stderr and "claude" in p.stderr and len(p.stderr.strip().splitlines()) == 1

@@ -26,7 +26,7 @@ from typing import Mapping
 
 from curator.drafting import DraftRequest, DraftResult
 from curator.drafting import prompt as prompts
-from curator.util.textsafe import clean
+from curator.util.textsafe import one_line
 
 CHILD_ENV = "MEMCURATE_CHILD"  # the name hooks/dispatch.py honours (not imported: the hook package stays apart)
 
@@ -37,10 +37,6 @@ def timeout_for(cfg: Mapping) -> float:
     the whole triage, which starts no later than the child, runs out."""
     total = float(((cfg.get("drafting") or {}).get("timeout_seconds")) or 120.0)
     return max(0.05, total - min(1.0, total * 0.2))
-
-
-def one_line(text: str, limit: int = 300) -> str:
-    return " ".join(clean(str(text)).split())[:limit]
 
 
 class ClaudeCliDrafter:
