@@ -300,8 +300,8 @@ def test_get_drafter_resolution(tmp_path):
     d = get_drafter({"backend": "auto"}, env={"PATH": str(empty)})
     assert d.name == "offline" and "no ANTHROPIC_API_KEY and no claude CLI" in d.reason
 
-    d = get_drafter({"backend": "auto"}, env={"PATH": str(empty), "ANTHROPIC_API_KEY": "k"})
-    assert d.name == "offline" and "ANTHROPIC_API_KEY" in d.reason and "not built yet" in d.reason
+    d = get_drafter({"backend": "auto"}, env={"PATH": str(with_claude), "ANTHROPIC_API_KEY": "k"})
+    assert d.name == "anthropic" and "found ANTHROPIC_API_KEY" in d.reason  # a key wins over the claude CLI
 
     d = get_drafter({"backend": "auto"}, env={"PATH": f"{empty}{os.pathsep}{with_claude}"})
     assert d.name == "claude-cli" and str(with_claude / "claude") in d.reason
@@ -312,8 +312,10 @@ def test_get_drafter_resolution(tmp_path):
 
     assert get_drafter({}, env={"PATH": str(empty)}).name == "offline"  # no backend key: auto
 
-    with pytest.raises(DrafterUnavailable, match="the anthropic backend is not built yet"):
-        get_drafter({"backend": "anthropic"}, env={"ANTHROPIC_API_KEY": "k", "PATH": str(with_claude)})
+    d = get_drafter({"backend": "anthropic"}, env={"ANTHROPIC_API_KEY": "k", "PATH": str(with_claude)})
+    assert d.name == "anthropic" and d.reason == "backend: anthropic"
+    with pytest.raises(DrafterUnavailable, match="ANTHROPIC_API_KEY is not set"):
+        get_drafter({"backend": "anthropic"}, env={"ANTHROPIC_API_KEY": " ", "PATH": str(with_claude)})
     d = get_drafter({"backend": "claude-cli"}, env={"ANTHROPIC_API_KEY": "k", "PATH": str(with_claude)})
     assert d.name == "claude-cli" and "backend: claude-cli" in d.reason
     with pytest.raises(DrafterUnavailable, match="no `claude` executable is on the PATH"):

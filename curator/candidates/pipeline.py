@@ -190,7 +190,7 @@ def _draft_with_retries(drafter, request, d: dict):
 
             result = DraftResult(doc=None, text="", model=request.model_id, error=f"{e.__class__.__name__}: {e}")
         result.notes = list(getattr(result, "notes", []) or [])
-        if result.error is None or attempt >= retries:
+        if result.error is None or attempt >= retries or not getattr(result, "retryable", True):
             result.retries = attempt
             return result
         attempt += 1
@@ -203,6 +203,9 @@ def _finish(engine, cand: Candidate, result, emit) -> None:
               "tokens_out": result.tokens_out, "retries": getattr(result, "retries", 0)}
     if getattr(result, "cost_usd", 0):
         timing["cost_usd"] = result.cost_usd
+    for key in ("cache_read_tokens", "cache_write_tokens"):  # prompt caching, when the backend says
+        if getattr(result, key, 0):
+            timing[key] = getattr(result, key)
     if getattr(result, "skipped", None) and not result.error:
         # Nothing durable here, says the model. A terminal `skipped` state is for later (issue 10): failed, with why.
         cand.move("failed", error=f"skipped by the model: {result.skipped}", **timing)

@@ -14,7 +14,7 @@ existing memory is the engine's decision (curator/decide.py), and the text is
 verified like any other draft (curator/verify.py).
 
 The Claude backends (the `anthropic` SDK, the `claude` CLI) live in their own
-modules of this package (claude_cli.py; the prompt they share in prompt.py)
+modules of this package (anthropic_backend.py, claude_cli.py; the prompt they share in prompt.py)
 and are imported lazily by `get_drafter`; this module imports neither (the
 `anthropic` import alone costs seconds).
 """
@@ -109,6 +109,9 @@ class DraftResult:
     notes: list[str] = field(default_factory=list)
     skipped: str | None = None
     cost_usd: float = 0.0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    retryable: bool = True
 
     @property
     def ok(self) -> bool:
@@ -131,18 +134,12 @@ class Drafter(Protocol):
     def draft(self, request: DraftRequest) -> DraftResult: ...
 
 
-def _not_built(backend: str) -> DrafterUnavailable:
-    return DrafterUnavailable(f"the {backend} backend is not built yet; use backend: claude-cli or offline")
-
-
 def get_drafter(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Drafter:
     """The drafter that `backend:` asks for (DESIGN §10).
 
     auto: anthropic when ANTHROPIC_API_KEY is set, else the `claude` CLI when
-    it is on the PATH, else offline. The anthropic backend is not built yet, so
-    auto with a key drafts offline and says why in the drafter's `reason`;
-    asking for it explicitly raises DrafterUnavailable, and so does
-    `claude-cli` when no `claude` is on the PATH.
+    it is on the PATH, else offline. `anthropic` without a key raises
+    DrafterUnavailable, and so does `claude-cli` when no `claude` is on the PATH.
     """
     from curator.drafting.offline import OfflineDrafter
 
@@ -150,7 +147,10 @@ def get_drafter(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Drafter:
     if backend == "offline":
         return OfflineDrafter(reason="backend: offline")
     if backend == "anthropic":
-        raise _not_built(backend)
+        if not env.get("ANTHROPIC_API_KEY", "").strip():
+            raise DrafterUnavailable("backend: anthropic, but ANTHROPIC_API_KEY is not set; export your API key "
+                                     "(and ANTHROPIC_BASE_URL for a gateway), or use backend: claude-cli or offline")
+        return _anthropic(cfg, "backend: anthropic", env)
     claude = shutil.which("claude", path=env.get("PATH", ""))
     if backend == "claude-cli":
         if not claude:
@@ -160,12 +160,17 @@ def get_drafter(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Drafter:
     if backend != "auto":
         raise DrafterUnavailable(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
     if env.get("ANTHROPIC_API_KEY", "").strip():
-        return OfflineDrafter(reason="backend: auto found ANTHROPIC_API_KEY, but the anthropic backend is not "
-                                     "built yet: drafting offline (backend: claude-cli drafts with the claude CLI)")
+        return _anthropic(cfg, "backend: auto found ANTHROPIC_API_KEY: drafting with the anthropic API", env)
     if claude:
         return _claude_cli(claude, cfg, f"backend: auto found no ANTHROPIC_API_KEY and the claude CLI ({claude})")
     return OfflineDrafter(reason="backend: auto found no ANTHROPIC_API_KEY and no claude CLI on the PATH: "
                                  "drafting offline")
+
+
+def _anthropic(cfg: Mapping, reason: str, env: Mapping[str, str]) -> Drafter:
+    from curator.drafting.anthropic_backend import AnthropicDrafter  # lazily: the SDK's import costs seconds
+
+    return AnthropicDrafter(cfg, reason=reason, env=env)
 
 
 def _claude_cli(executable: str, cfg: Mapping, reason: str) -> Drafter:

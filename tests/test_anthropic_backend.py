@@ -1,0 +1,232 @@
+"""The anthropic backend through the real SDK against a local Messages API server (issue 10, part 2).
+
+The server (127.0.0.1, an ephemeral port; ANTHROPIC_BASE_URL points the SDK at it) records every
+request, headers and JSON body, and answers from a script of replies: a message with a tool_use block
+and usage, or an error (429, 500, 529 overloaded), or nothing for longer than the client's timeout.
+Retry waits are the server's `retry-after-ms: 1`, so the SDK's retries take milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from test_claude_cli import GOOD, NOW
+from test_engine import stage
+
+from curator.candidates import staging
+from curator.drafting import prompt as prompts
+from curator.engine import Engine
+from curator.memory import memfile
+
+MODEL = "claude-sonnet-4-5"
+USAGE = {"input_tokens": 1000, "cache_creation_input_tokens": 200, "cache_read_input_tokens": 300, "output_tokens": 150}
+
+
+def message(answer, *, name: str = "record_memory") -> dict:
+    """A Messages API response whose one content block calls the tool with `answer`."""
+    return {"id": "msg_01XFDUDYJgAACzvnptvVoYEL", "type": "message", "role": "assistant", "model": MODEL,
+            "content": [{"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": name, "input": answer}],
+            "stop_reason": "tool_use", "stop_sequence": None, "usage": USAGE}
+
+
+def error(status: int, kind: str, text: str) -> tuple[int, dict]:
+    return status, {"type": "error", "error": {"type": kind, "message": text}}
+
+
+RATE_LIMITED = error(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit")
+SERVER_ERROR = error(500, "api_error", "Internal server error")
+OVERLOADED = error(529, "overloaded_error", "Overloaded")
+HANG = "hang"  # answer nothing for 5 s (the client's timeout is shorter)
+
+
+class Server:
+    """Replies in order (the last one repeats); every request is recorded."""
+
+    def __init__(self) -> None:
+        self.replies: list = [(200, message(GOOD))]
+        self.requests: list[dict] = []
+        self.release = threading.Event()  # ends a hanging reply when the test is over
+        lock = threading.Lock()  # the handler threads append concurrently
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"null")
+                with lock:
+                    server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
+                                            "body": body})
+                    n = len(server.requests)
+                reply = server.replies[min(n, len(server.replies)) - 1]
+                if reply == HANG:
+                    server.release.wait(5)
+                    return
+                status, payload = reply
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                if status != 200:
+                    self.send_header("retry-after-ms", "1")  # the SDK honours it: retries take milliseconds
+                    self.send_header("retry-after", "0")
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server(monkeypatch):
+    s = Server()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", s.url)
+    yield s
+    s.close()
+
+
+def engine_for(project, tmp_path, *, retries: int = 2, timeout: float = 60.0) -> Engine:
+    (project / ".claude").mkdir(exist_ok=True)
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: anthropic\nmemory:\n  root: {tmp_path / 'memory'}\n"
+        f"drafting:\n  retries: {retries}\n  backoff_seconds: 0.0\n  timeout_seconds: {timeout}\n")
+    return Engine(project, clock=lambda: NOW)
+
+
+def decision(engine: Engine, tid: str) -> dict:
+    return staging.category_states(engine.data, tid)["decision"]
+
+
+def draft_decision(engine: Engine) -> tuple[str, str]:
+    (tid,) = stage(engine)
+    return tid, engine.process(tid, only=["decision"])["decision"]
+
+
+def test_a_tool_answer_becomes_a_verified_draft_with_tokens_and_cache_use(server, project, tmp_path):
+    engine = engine_for(project, tmp_path)
+    assert engine.drafter.name == "anthropic"
+    tid, state = draft_decision(engine)
+    assert state == "ready"
+
+    (req,) = server.requests
+    assert req["path"] == "/v1/messages"
+    # The key from ANTHROPIC_API_KEY, sent as the installed SDK sends it (x-api-key, or a Bearer header in 2.x).
+    headers = req["headers"]
+    assert headers.get("x-api-key") == "sk-ant-test-key" or headers.get("authorization") == "Bearer sk-ant-test-key"
+    body = req["body"]
+    assert body["model"] == MODEL and body["max_tokens"] == 2048  # the category's model id, the default cap
+    assert body["system"] == [{"type": "text", "text": prompts.SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}]
+    assert body["tool_choice"] == {"type": "tool", "name": "record_memory"}
+    (tool,) = body["tools"]
+    assert tool["name"] == "record_memory" and tool["input_schema"] == prompts.schema("decision")
+    (msg,) = body["messages"]
+    assert msg["role"] == "user" and "Category: decision" in msg["content"]
+    assert "<<<BEGIN EXCERPT-" in msg["content"] and "Let's go with JWT" in msg["content"]
+    assert "s3cretpass" not in json.dumps(body)  # the excerpt is the triage's, redacted
+
+    rec = decision(engine, tid)
+    assert rec["model"] == MODEL and (rec["tokens_in"], rec["tokens_out"]) == (1500, 150)
+    assert (rec["cache_read_tokens"], rec["cache_write_tokens"]) == (300, 200)
+    doc = memfile.parse(engine.review(tid, "decision")["text"])
+    assert doc.title == GOOD["title"] and list(doc.sections) == ["Decision", "Rationale", "Alternatives"]
+    assert memfile.problems(doc) == []
+
+
+@pytest.mark.parametrize("first", [RATE_LIMITED, SERVER_ERROR, OVERLOADED], ids=["429", "500", "529-overloaded"])
+def test_the_sdk_retries_a_transient_error_honouring_retry_after(server, project, tmp_path, first):
+    server.replies = [first, (200, message(GOOD))]
+    engine = engine_for(project, tmp_path)
+    tid, state = draft_decision(engine)
+    assert state == "ready" and len(server.requests) == 2
+    assert server.requests[1]["headers"]["x-stainless-retry-count"] == "1"  # the SDK's own retry
+    assert decision(engine, tid)["retries"] == 0  # not the pipeline's on top
+
+
+def test_always_overloaded_fails_with_the_apis_message_after_the_configured_attempts(server, project, tmp_path):
+    server.replies = [OVERLOADED]
+    engine = engine_for(project, tmp_path, retries=2)
+    tid, state = draft_decision(engine)
+    assert state == "failed"
+    assert decision(engine, tid)["error"] == "anthropic: 529 overloaded_error: Overloaded (after 3 attempts)"
+    assert len(server.requests) == 3  # the SDK's retries; the pipeline does not multiply them
+
+
+@pytest.mark.parametrize("answer, why", [
+    ({"skip": False, "title": "Only a title"}, "anthropic answer rejected: the answer has no description"),
+    ({**GOOD, "sections": {"Decision": "JWT."}},
+     "anthropic answer rejected: the answer has no 'Rationale' section, which a decision requires"),
+    ({**GOOD, "tags": "auth"}, "anthropic answer rejected: the answer's tags are not a list of words"),
+])
+def test_a_malformed_tool_input_fails_the_category_with_what_was_wrong(server, project, tmp_path, answer, why):
+    server.replies = [(200, message(answer))]
+    engine = engine_for(project, tmp_path, retries=1)
+    tid, state = draft_decision(engine)
+    assert state == "failed" and decision(engine, tid)["error"] == why
+    assert len(server.requests) == 2  # asked again once (drafting.retries), then failed
+
+
+def test_a_malformed_answer_asked_again_can_succeed(server, project, tmp_path):
+    server.replies = [(200, message({"skip": False})), (200, message(GOOD))]
+    engine = engine_for(project, tmp_path, retries=1)
+    tid, state = draft_decision(engine)
+    assert state == "ready" and decision(engine, tid)["retries"] == 1
+
+
+def test_an_answer_without_the_tool_call_fails_the_category(server, project, tmp_path):
+    reply = message(GOOD)
+    reply["content"], reply["stop_reason"] = [{"type": "text", "text": "I cannot help with that."}], "end_turn"
+    server.replies = [(200, reply)]
+    engine = engine_for(project, tmp_path, retries=0)
+    tid, state = draft_decision(engine)
+    assert state == "failed"
+    assert decision(engine, tid)["error"] == "anthropic answer rejected: no record_memory tool call in the answer " \
+                                             "(stop_reason end_turn)"
+
+
+def test_a_call_that_outlives_the_timeout_fails_timed_out(server, project, tmp_path):
+    server.replies = [HANG]
+    engine = engine_for(project, tmp_path, retries=0, timeout=1.5)
+    tid, state = draft_decision(engine)
+    assert state == "failed"
+    assert decision(engine, tid)["error"] == "anthropic: timed out after 1.2 s"
+    assert len(server.requests) == 1
+
+
+def test_a_skip_never_saves_and_records_the_reason_and_tokens(server, project, tmp_path):
+    server.replies = [(200, message({"skip": True, "reason": "only task chatter, nothing durable"}))]
+    engine = engine_for(project, tmp_path)
+    tid, state = draft_decision(engine)
+    assert state == "failed"  # the `skipped` state is still to come (issue 10)
+    rec = decision(engine, tid)
+    assert rec["error"] == "skipped by the model: only task chatter, nothing durable" and rec["tokens_out"] == 150
+    assert not (tmp_path / "memory").exists()
+
+
+def test_every_category_of_a_triage_settles_when_the_api_keeps_failing(server, project, tmp_path):
+    server.replies = [OVERLOADED]
+    engine = engine_for(project, tmp_path, retries=1)
+    (tid,) = stage(engine)
+    states = engine.process(tid)
+    assert states and set(states.values()) <= {"failed", "ready"}
+    assert all(s == "failed" for s in states.values())
+
+
+def test_a_missing_key_is_one_line_to_act_on(project, tmp_path, monkeypatch):
+    from curator.drafting import DrafterUnavailable, get_drafter
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(DrafterUnavailable, match="backend: anthropic, but ANTHROPIC_API_KEY is not set"):
+        get_drafter({"backend": "anthropic"})
