@@ -93,9 +93,9 @@ class Site:
 
 def review_of(data: str, tid: str, cat: str) -> dict:
     """A candidate's review record, read from a data dir (the bench copies data dirs around)."""
-    from curator.candidates.candidate import StagedTriage
+    from curator.candidates.candidate import read_review
 
-    return StagedTriage(data, tid).candidate(cat).review()
+    return read_review(data, tid, cat)
 
 
 def stage_demo_copies(site: Site, engine, specs: list[tuple[int, str | None, bool]], salt: int) -> list[str]:

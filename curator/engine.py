@@ -13,7 +13,7 @@ import os
 
 from curator import config
 from curator.candidates import pipeline, staging
-from curator.candidates.candidate import Claim, StagedTriage
+from curator.candidates.candidate import Claim, StagedTriage, read_review
 from curator.candidates.pipeline import now_iso
 from curator.memory import memory_md
 from curator.review import actions
@@ -76,7 +76,7 @@ class Engine:
 
     def review(self, tid: str, cat: str) -> dict:
         """A ready candidate's review record, with `text` (the file to be written) and `draft`."""
-        return StagedTriage(self.data, tid).candidate(cat).review()
+        return read_review(self.data, tid, cat)
 
     def preview(self, review: dict) -> dict[str, list[str]]:
         """What approving the candidate of `review` would move from MEMORY.md to the archive."""

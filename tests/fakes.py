@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from curator.candidates import staging
 from curator.drafting import DraftResult
 from curator.drafting.offline import OfflineDrafter
+from curator.engine import Engine
+
+NOW = "2026-11-22T10:04:00Z"  # the stamp drafts carry in the backend tests
 
 
 class Failing:
@@ -19,3 +25,18 @@ class Failing:
         if request.category in self.fail:
             return DraftResult(doc=None, text="", model="fake", error="the model said no")
         return self.inner.draft(request)
+
+
+def backend_engine(project: Path, tmp_path: Path, backend: str, *, retries: int = 0,
+                   timeout: float = 60.0) -> Engine:
+    """An engine whose project drafts with `backend`, no backoff, the memory root in tmp_path."""
+    (project / ".claude").mkdir(exist_ok=True)
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: {backend}\nmemory:\n  root: {tmp_path / 'memory'}\n"
+        f"drafting:\n  retries: {retries}\n  backoff_seconds: 0.0\n  timeout_seconds: {timeout}\n")
+    return Engine(project, clock=lambda: NOW)
+
+
+def decision(engine: Engine, tid: str) -> dict:
+    """The state record of a triage's decision candidate."""
+    return staging.category_states(engine.data, tid)["decision"]

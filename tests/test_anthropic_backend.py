@@ -13,10 +13,10 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from test_claude_cli import GOOD, NOW
+from fakes import backend_engine, decision
+from test_claude_cli import GOOD
 from test_engine import stage
 
-from curator.candidates import staging
 from curator.drafting import prompt as prompts
 from curator.engine import Engine
 from curator.memory import memfile
@@ -99,15 +99,7 @@ def server(monkeypatch):
 
 
 def engine_for(project, tmp_path, *, retries: int = 2, timeout: float = 60.0) -> Engine:
-    (project / ".claude").mkdir(exist_ok=True)
-    (project / ".claude" / "memcurate.yaml").write_text(
-        f"backend: anthropic\nmemory:\n  root: {tmp_path / 'memory'}\n"
-        f"drafting:\n  retries: {retries}\n  backoff_seconds: 0.0\n  timeout_seconds: {timeout}\n")
-    return Engine(project, clock=lambda: NOW)
-
-
-def decision(engine: Engine, tid: str) -> dict:
-    return staging.category_states(engine.data, tid)["decision"]
+    return backend_engine(project, tmp_path, "anthropic", retries=retries, timeout=timeout)
 
 
 def draft_decision(engine: Engine) -> tuple[str, str]:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import claude_transcripts, memcurate_exe, run_cli
+from fakes import NOW, backend_engine, decision
 from test_engine import DEMO, stage
 
 from curator.candidates import staging
@@ -46,7 +47,6 @@ sys.stdout.write(open(os.environ["FAKE_REPLY"]).read())
 sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
 '''
 
-NOW = "2026-11-22T10:04:00Z"
 
 GOOD = {"skip": False, "title": "API authentication uses short-lived JWT access tokens",
         "description": "Read before touching login, tokens or the /v1 auth dependency",
@@ -95,16 +95,8 @@ def fake(tmp_path, monkeypatch):
     return f
 
 
-def engine_for(project: Path, tmp_path: Path, *, timeout: float = 60.0) -> Engine:
-    (project / ".claude").mkdir(exist_ok=True)
-    (project / ".claude" / "memcurate.yaml").write_text(
-        f"backend: claude-cli\nmemory:\n  root: {tmp_path / 'memory'}\n"
-        f"drafting:\n  retries: 0\n  backoff_seconds: 0.0\n  timeout_seconds: {timeout}\n")
-    return Engine(project, clock=lambda: NOW)
-
-
-def decision(engine: Engine, tid: str) -> dict:
-    return staging.category_states(engine.data, tid)["decision"]
+def engine_for(project, tmp_path, *, timeout: float = 60.0) -> Engine:
+    return backend_engine(project, tmp_path, "claude-cli", timeout=timeout)
 
 
 def test_the_child_gets_the_flags_the_prompt_on_stdin_a_temp_cwd_and_the_recursion_guard(fake, project, tmp_path,

@@ -25,7 +25,7 @@ from textual.widgets import Input, OptionList, Static, TextArea
 from tui_helpers import engine_factory, settle, tui, until, watching
 
 from curator.candidates import staging
-from curator.candidates.candidate import StagedTriage
+from curator.candidates.candidate import read_review
 from curator.candidates.pipeline import process
 from curator.capture.incremental import capture
 from curator.drafting import DraftResult
@@ -74,7 +74,7 @@ def edit_staged(project: Path, memory: Path, tid: str, cat: str, change) -> dict
 
 
 def staged_text(project: Path, tid: str, cat: str) -> str:
-    return StagedTriage(data_dir(project), tid).candidate(cat).review()["text"]
+    return read_review(data_dir(project), tid, cat)["text"]
 
 
 def state_of(project: Path, tid: str, cat: str) -> dict:
@@ -622,7 +622,7 @@ def test_changing_the_action_to_noop_then_approving_writes_no_file(project, memo
         await press(pilot, "enter")
         assert row(app, "preference").action == "noop"
         assert row_text(app, shown(app).index("preference"))[2] == "noop"
-        assert StagedTriage(data_dir(project), tid).candidate("preference").review()["decision"]["action"] == "noop"
+        assert read_review(data_dir(project), tid, "preference")["decision"]["action"] == "noop"
         await press(pilot, "a")
         assert memory_files(memory) == []
         rec = state_of(project, tid, "preference")

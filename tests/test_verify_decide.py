@@ -10,7 +10,7 @@ from conftest import claude_transcripts, run_cli, run_hook
 from synthetic import Transcript, text
 
 from curator.candidates import staging
-from curator.candidates.candidate import StagedTriage
+from curator.candidates.candidate import read_review
 from curator.memory import memfile
 from curator.review.decide import DecisionError, Existing, choose, decide
 from curator.review.verify import ADVISORY, BLOCK, blocking, verify
@@ -247,7 +247,7 @@ def test_a_planted_instruction_is_held_by_auto_approve_and_never_saved(project, 
     data = project / ".memcurate"
     for h in summary["held"]:
         assert staging.category_state(str(data), h["triage"], h["category"])["state"] == "ready"  # pending
-        review = StagedTriage(str(data), h["triage"]).candidate(h["category"]).review()
+        review = read_review(str(data), h["triage"], h["category"])
         assert any(i["code"] == "instruction" and i["severity"] == ADVISORY for i in review["issues"])
 
     text_out = run_cli("--auto-approve", cwd=project)  # again, as text: still held, and said so

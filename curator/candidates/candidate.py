@@ -133,13 +133,19 @@ class Candidate:
 
     def review(self) -> dict:
         """The review record, with `text` (the file to be written) and `draft` (the drafter's document)."""
-        files = self.files
-        try:
-            review = read_json(files.review)
-            with open(files.file, encoding="utf-8") as f:
-                review["text"] = f.read()
-            with open(files.draft, encoding="utf-8") as f:
-                review["draft"] = f.read()
-        except (OSError, ValueError) as e:
-            raise staging.StagingError(f"{self.tid}/{self.category}: review files unreadable ({e})") from None
-        return review
+        return read_review(self.triage.data, self.tid, self.category)
+
+
+def read_review(data: str, tid: str, category: str) -> dict:
+    """A candidate's review record with its `text` and `draft`, read from its files alone (no triage
+    document: a selection in the TUI reads just these)."""
+    files = staging.candidate_files(data, tid, category)
+    try:
+        review = read_json(files.review)
+        with open(files.file, encoding="utf-8") as f:
+            review["text"] = f.read()
+        with open(files.draft, encoding="utf-8") as f:
+            review["draft"] = f.read()
+    except (OSError, ValueError) as e:
+        raise staging.StagingError(f"{tid}/{category}: review files unreadable ({e})") from None
+    return review

@@ -54,10 +54,11 @@ def existing_for(engine, doc: memfile.MemoryDoc) -> list[Existing]:
         try:
             with open(path, "rb") as f:
                 data = f.read()  # read once: the text, its hash and its parse are of one version
-            found = memfile.parse(data.decode("utf-8"))
+            text = data.decode("utf-8")
+            found = memfile.parse(text)
         except (OSError, UnicodeDecodeError, memfile.MemoryFormatError):
             continue  # a broken or vanished file is reported by the index, not compared with
-        out.append(Existing(cid, path, content_hash(data), found, data.decode("utf-8")))
+        out.append(Existing(cid, path, content_hash(data), found, text))
     return out
 
 

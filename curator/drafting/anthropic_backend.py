@@ -82,7 +82,6 @@ class AnthropicDrafter:
         return result
 
     def _draft(self, request: DraftRequest, model: str) -> DraftResult:
-        from curator.memory import memfile
 
         raw = self.client.messages.with_raw_response.create(**self.request_args(request))
         message = raw.parse()
@@ -92,18 +91,13 @@ class AnthropicDrafter:
             result.notes.append(f"the SDK retried {raw.retries_taken} time(s) (429/5xx/overloaded/timeout)")
         answer = next((b.input for b in message.content if getattr(b, "type", "") == "tool_use"
                        and getattr(b, "name", "") == TOOL), None)
-        try:
+
+        def read_answer():
             if answer is None:
                 raise ValueError(f"no {TOOL} tool call in the answer (stop_reason {message.stop_reason})")
-            reason = prompts.skip_reason(answer)
-            if reason is not None:
-                result.skipped = reason
-                return result
-            result.doc = prompts.to_document(answer, request)
-        except ValueError as e:
-            result.error = one_line(f"anthropic answer rejected: {e}")
-            return result
-        result.text = memfile.render(result.doc)
+            return answer
+
+        prompts.fill(result, request, "anthropic", read_answer)
         return result
 
     def _error(self, e: Exception) -> str:

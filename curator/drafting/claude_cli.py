@@ -70,8 +70,6 @@ class ClaudeCliDrafter:
         return result
 
     def _draft(self, request: DraftRequest, model: str) -> DraftResult:
-        from curator.memory import memfile
-
         argv = self.argv(request)  # an unknown category raises here, before any child is started
         out, err, code = self._run(argv, prompts.user_prompt(request))
         if code is None:
@@ -84,19 +82,11 @@ class ClaudeCliDrafter:
         if envelope is None or code != 0 or envelope.get("is_error") is True:
             result.error = _failure(envelope, out, err, code)
             return result
-        try:
+        def read_answer():
             answer = envelope.get("structured_output")
-            if not isinstance(answer, dict):
-                answer = prompts.parse_json_text(str(envelope.get("result") or ""))
-            reason = prompts.skip_reason(answer)
-            if reason is not None:
-                result.skipped = reason
-                return result
-            result.doc = prompts.to_document(answer, request)
-        except ValueError as e:
-            result.error = one_line(f"claude CLI answer rejected: {e}")
-            return result
-        result.text = memfile.render(result.doc)
+            return answer if isinstance(answer, dict) else prompts.parse_json_text(str(envelope.get("result") or ""))
+
+        prompts.fill(result, request, "claude CLI", read_answer)
         return result
 
     def _run(self, argv: list[str], stdin: str) -> tuple[str, str, int | None]:

@@ -18,7 +18,7 @@ from curator.categories import CATEGORIES
 from curator.drafting import DraftRequest
 from curator.drafting.offline.text import safe_body
 from curator.memory import memfile
-from curator.util.textsafe import clean
+from curator.util.textsafe import clean, one_line
 
 ID_SOFT = 60  # as the offline drafter: ids are file names and link targets
 
@@ -118,6 +118,23 @@ def skip_reason(answer) -> str | None:
     if isinstance(answer, Mapping) and answer.get("skip") is True:
         return clean(str(answer.get("reason") or "no reason given")).replace("\n", " ").strip()[:300]
     return None
+
+
+def fill(result, request: DraftRequest, who: str, read_answer) -> None:
+    """Complete a backend's DraftResult from the model's answer, as every Claude backend does: the
+    skip and its reason, or the document and its text, or (ValueError from `read_answer()` or from
+    the answer itself) one line saying why the answer was rejected."""
+    try:
+        answer = read_answer()
+        reason = skip_reason(answer)
+        if reason is not None:
+            result.skipped = reason
+            return
+        result.doc = to_document(answer, request)
+    except ValueError as e:
+        result.error = one_line(f"{who} answer rejected: {e}")
+        return
+    result.text = memfile.render(result.doc)
 
 
 def to_document(answer, request: DraftRequest) -> memfile.MemoryDoc:
