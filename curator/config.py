@@ -112,6 +112,13 @@ def _semantic_checks(cfg: dict, where: str) -> None:
 
     if cfg["backend"] not in BACKENDS:
         raise ConfigError(f"{where}: backend: expected one of {', '.join(BACKENDS)}, found {cfg['backend']!r}")
+    look = cfg["second_look"]
+    if look["model"] not in cfg["models"]:
+        raise ConfigError(f"{where}: second_look.model: expected one of {', '.join(cfg['models'])}, "
+                          f"found {look['model']!r}")
+    for key, least in (("max_chars", 1000), ("turns_per_category", 1)):
+        if look[key] < least:
+            raise ConfigError(f"{where}: second_look.{key}: expected at least {least}, found {look[key]}")
     for name in NAMES:
         if name not in cfg["categories"]:
             raise ConfigError(f"{where}: categories.{name}: missing")

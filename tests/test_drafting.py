@@ -144,7 +144,10 @@ def test_every_triggered_category_of_a_real_session_drafts_from_its_evidence(pat
     triage = staged_triage(path, tmp_path_factory)
     if triage is None:
         pytest.skip("nothing triggers in this transcript: nothing to draft")
-    assert triggered(triage)  # a triage is staged only when a category triggers
+    # A triage is staged when a category triggers, or (a backfill) to carry a second-look request.
+    assert triggered(triage) or triage["second_look"]
+    if not triggered(triage):
+        pytest.skip("nothing triggers in this transcript: only a second look to make")
     drafter = OfflineDrafter()
     for category in triggered(triage):
         result = drafter.draft(request(triage, category))

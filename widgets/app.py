@@ -322,7 +322,7 @@ class MemcurateApp(App):
                         states = {c.state for c in engine.candidates(tid).values()}
                         if "approved" in states:  # a save a killed process left half-done
                             engine.resume(tid)
-                        if states & WAITING:
+                        if states & WAITING or not states:  # no candidate yet: its second look is due
                             engine.process(tid, on_event=lambda e: self.post_message(
                                 PipelineEvent(e.triage, e.category, e.state)))
                     except LockBusy:

@@ -102,7 +102,10 @@ class ProgressView(Static):
         for item in items:
             draft, verify = _stages(item.state)
             tokens = item.field("tokens_in"), item.field("tokens_out")
-            table.add_row(CATEGORIES[item.category].section if item.category in CATEGORIES else item.category,
+            name = CATEGORIES[item.category].section if item.category in CATEGORIES else item.category
+            if item.field("found_by") == "second_look":
+                name += " (2nd look)"  # the keywords missed it: a model's reading of the session found it
+            table.add_row(name,
                           draft, verify, display(str(item.field("model") or "")), _elapsed(item.field("elapsed")),
                           "" if tokens == (None, None) else f"{tokens[0] or 0}/{tokens[1] or 0}",
                           str(item.field("retries") or 0))

@@ -19,7 +19,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from curator.candidates import staging
+from curator.candidates import second_look, staging
 from curator.candidates.candidate import Candidate, StagedTriage, text_hash
 from curator.candidates.staging import now_iso
 from curator.capture.redact import find_secrets, redact_document
@@ -123,6 +123,8 @@ def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -
     emit = on_event or (lambda e: None)
     triage = StagedTriage(engine.data, tid)
     with triage.claim(engine):
+        if only is None:  # a retry of chosen categories makes no call beyond theirs
+            second_look.run(engine, triage)  # may add categories the keywords missed
         cands = triage.candidates()
         rejected = engine.rejected_fingerprints()
         todo: list[Candidate] = []
@@ -247,17 +249,18 @@ def _redact_draft(result) -> None:
 
 
 def pending_triages(data: str, unreadable: list | None = None) -> list[str]:
-    """Triages with a category that is not saved or rejected yet, oldest first. Those that cannot
+    """Triages with a category that is not saved or rejected yet, or a second look to make, oldest first. Those that cannot
     be read are skipped; `unreadable`, when given, gains (triage id, why) for each."""
     out = []
     for tid in staging.triage_ids(data):
         try:
-            states = staging.category_states(data, tid)
+            doc = staging.load_triage(data, tid)
+            states = staging.category_states(data, tid, doc)
         except staging.StagingError as e:
             if unreadable is not None:
                 unreadable.append((tid, str(e)))
             continue
-        if any(r["state"] in staging.PENDING for r in states.values()):
+        if staging.look_due(doc) or any(r["state"] in staging.PENDING for r in states.values()):
             out.append(tid)
     return out
 

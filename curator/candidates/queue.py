@@ -1,6 +1,7 @@
 """What waits for a person: one row per pending candidate, read from the staging dir.
 
-A row needs only the triage (read once: it never changes) and its state log
+A row needs only the triage (read once: it never changes once its second look, if it asked for one,
+is made) and its state log
 (the `ready` line carries title, action and issue counts), so thousands of
 candidates load from one small file per triage. A triage that cannot be read
 becomes an error row, never an exception.
@@ -71,9 +72,11 @@ class Board:
             if doc is None:
                 full = staging.load_triage(self.data, tid)
                 # what reading the states needs: not the snippets and excerpts (kilobytes a triage)
-                doc = self._docs[tid] = {"created": full.get("created", ""), "categories": {
-                    name: {"triggered": True} for name, cat in full["categories"].items()
-                    if isinstance(cat, dict) and cat.get("triggered")}}
+                doc = {"created": full.get("created", ""), "categories": {
+                    name: {"triggered": True, **({"found_by": cat["found_by"]} if cat.get("found_by") else {})}
+                    for name, cat in full["categories"].items() if isinstance(cat, dict) and cat.get("triggered")}}
+                if not staging.look_due(full):  # until its second look is made, it may still gain categories
+                    self._docs[tid] = doc
             states = staging.category_states(self.data, tid, doc)
         except staging.StagingError as e:
             if not os.path.isdir(staging.triage_dir(self.data, tid)):

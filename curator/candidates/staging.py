@@ -2,6 +2,7 @@
 
     <data dir>/staging/<triage id>/triage.json  what triage found (written once)
     <data dir>/staging/<triage id>/state.log    its categories' moves, one JSON line each, appended
+    <data dir>/staging/<triage id>/second_look.json  the second look at the session, when one was asked
     <data dir>/staging/<triage id>/.claim       the lock of the process working on it (dies with it)
     <data dir>/staging/<triage id>/drafts/<category>.md        the file to be written: reviewed and edited
     <data dir>/staging/<triage id>/drafts/<category>.draft.md  the drafter's own document
@@ -15,6 +16,10 @@ line in the log: a move is one short append, not a new file (creating and
 renaming a file costs a millisecond or more on a busy disk, and a save makes
 two moves). Every other file is written atomically. Later stages add files
 beside `triage.json`.
+
+A triage may ask for a second look at the session (its `second_look`: the byte range, the categories
+the keywords found); the look's outcome, with the categories it added, is `second_look.json`, and
+`load_triage` merges those into the document: every reader sees them as triggered categories.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from curator.util.atomic import append_line, dump_json, read_json, sweep_temps, 
 FORMAT = 1
 STAGING = "staging"
 STATE_LOG = "state.log"
+SECOND_LOOK = "second_look.json"
+LOOK_ATTEMPTS = 2  # a failed second look is tried again once, by the next run: never in a loop
 INCOMING = ".incoming"
 
 # A category's life: triage → draft → verify → review → save.
@@ -174,7 +181,54 @@ def load_triage(data, triage_id: str) -> dict:
         raise StagingError(f"{path}: unreadable ({e})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("categories"), dict) or doc.get("id") != triage_id:
         raise StagingError(f"{path}: not a memcurate triage")
+    if isinstance(doc.get("second_look"), dict):
+        _merge_second_look(doc, read_second_look(data, triage_id))
     return doc
+
+
+def second_look_path(data, triage_id: str) -> str:
+    return os.path.join(triage_dir(data, triage_id), SECOND_LOOK)
+
+
+def read_second_look(data, triage_id: str) -> dict | None:
+    """The second look's record (None before it was made)."""
+    path = second_look_path(data, triage_id)
+    try:
+        look = read_json(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        raise StagingError(f"{path}: unreadable ({e})") from None
+    if not isinstance(look, dict) or not isinstance(look.get("added", {}), dict):
+        raise StagingError(f"{path}: not a second look")
+    return look
+
+
+def write_second_look(data, triage_id: str, look: dict) -> None:
+    write_json(second_look_path(data, triage_id), look)
+
+
+def _merge_second_look(doc: dict, look: dict | None) -> None:
+    """The one place the categories a second look added join the triage: as triggered categories,
+    marked `found_by: second_look` (a category the keywords triggered is never replaced)."""
+    request = doc["second_look"] = dict(doc["second_look"])
+    request["state"] = look.get("state") if look else None
+    request["attempts"] = look.get("attempts", 0) if look else 0
+    request["pid"] = look.get("pid") if look else None
+    for name, entry in ((look or {}).get("added") or {}).items():
+        cat = doc["categories"].get(name)
+        if isinstance(entry, dict) and isinstance(cat, dict) and not cat.get("triggered"):
+            doc["categories"][name] = {**cat, **entry, "triggered": True, "found_by": "second_look"}
+
+
+def look_due(doc: dict) -> bool:
+    """Whether a triage's second look is still to be made: asked for, and not made, or failed with an
+    attempt left (taken by the next run)."""
+    request = doc.get("second_look")
+    if not isinstance(request, dict):
+        return False
+    state = request.get("state")
+    return state is None or (state == "failed" and request.get("attempts", 0) < LOOK_ATTEMPTS)
 
 
 def _state_log(data, triage_id: str) -> str:
@@ -223,7 +277,9 @@ def category_states(data, triage_id: str, doc: dict | None = None) -> dict[str, 
     out = {}
     for name, cat in doc["categories"].items():
         if isinstance(cat, dict) and cat.get("triggered"):
-            rec = out[name] = latest.get(name) or _state_record(name, "triaged", doc.get("created", ""))
+            # A category the second look found says so on its every state line (the moves keep it).
+            found = {"found_by": cat["found_by"]} if cat.get("found_by") else {}
+            rec = out[name] = latest.get(name) or _state_record(name, "triaged", doc.get("created", ""), **found)
             if name in latest:
                 rec["history"] = ([["triaged", doc.get("created", "")]] + rec["history"])[-50:]
     return out

@@ -54,7 +54,17 @@ def _head_crc(path: str, length: int) -> int:
 
 
 def _fresh_state(path: str) -> dict:
-    return {"transcript": path, "offset": 0, "head_len": 0, "head_crc": 0, "turns": 0, "digest": {}, "passes": []}
+    return {"transcript": path, "offset": 0, "head_len": 0, "head_crc": 0, "turns": 0, "digest": {}, "passes": [],
+            "look_from": 0, "look_turns": 0, "look_found": []}
+
+
+def wants_second_look(cfg: dict, event: str, subagent: bool) -> bool:
+    """Whether this pass asks for a second look at the session (drafting with Claude, issue 10 §4): at
+    the events configured, for a session's own transcript (a subagent's is part of its parent's
+    session), unless it is turned off or the backend is offline (which never makes the call)."""
+    look = cfg.get("second_look") or {}
+    return (not subagent and bool(look.get("enabled")) and event in look.get("events", ())
+            and cfg.get("backend") != "offline")
 
 
 def _load_state(state_path: str, path: str) -> tuple[dict, str | None]:
@@ -124,7 +134,11 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
             raise CaptureSkipped(f"transcript unreadable: {path}: {e.strerror}") from None
 
         pending_summary = summary and bool(state.get("digest"))
-        if start == size and not pending_summary:
+        # The bytes since the last second look of this transcript: a byte is never looked at twice.
+        look_from = state.get("look_from", 0)
+        look = wants_second_look(cfg, event, subagent)
+        pending_look = look and look_from < size
+        if start == size and not pending_summary and not pending_look:
             return _report(path, "nothing-new", start, start, None, {}, None, notes)
 
         # Imported only when there is work: the nothing-new pass stays cheap.
@@ -149,7 +163,7 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
         except OSError as e:
             raise CaptureSkipped(f"transcript unreadable: {path}: {e.strerror}") from None
         end = reader.stats.end
-        if end == start and not pending_summary:
+        if end == start and not pending_summary and not pending_look:
             return _report(path, "nothing-new", start, end, None, {}, reader.stats, notes)
         if reader.stats.lines and reader.stats.bad == reader.stats.lines:
             notes.append(f"no transcript records in {reader.stats.lines} lines: not a transcript?")
@@ -159,10 +173,14 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
         triggered = [n for n, c in result.items() if c.get("triggered")]
         head_len = min(end, HEAD_BYTES)
         head_crc = _head_crc(path, head_len) if end else 0
+        # Categories the keywords found since the last look: the look adds only others.
+        found = sorted(set(state.get("look_found") or ()) | {n for n in triggered if n != "session_summary"})
+        request = None
+        if look and look_from < end:
+            request = {"byte_range": [look_from, end], "turn_base": state.get("look_turns", 0), "already": found}
         tid = None
-        if triggered:
+        if triggered or request:
             from curator.candidates import staging  # only when there is something to stage
-
 
             kind = "summary" if end == start else "bytes"
             # A summary made with no new bytes sorts after the last record it summarises.
@@ -182,6 +200,9 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
                 "stats": reader.stats.as_dict(),
                 "categories": result,
             }
+            if request:
+                doc["second_look"] = request  # done later, by whoever drafts (never the hook)
+                notes.append(f"second look asked for bytes {look_from}..{end}")
             if staging.stage(data, doc) is None:
                 notes.append(f"triage {tid} was already staged")
 
@@ -198,6 +219,9 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
             "last_timestamp": last_ts or state.get("last_timestamp", ""),
             "digest": {} if summarised else t.digest.as_dict(),
             "passes": passes,
+            "look_from": end if request else look_from,
+            "look_turns": reader.turn if request else state.get("look_turns", 0),
+            "look_found": [] if request else found,
         }
         # Not fsynced: losing it to a power cut only repeats the last pass, whose
         # triage id is already staged and so is not staged twice.

@@ -425,30 +425,8 @@ class Triage:
         if entry["triggered"] and name != "session_summary":
             snippets = sorted(self.top[name], key=lambda s: -s.weight)
             entry["snippets"] = [s.as_dict() for s in snippets]
-            entry["excerpt"] = self._excerpt(sorted(snippets, key=lambda s: s.seq))
+            entry["excerpt"] = excerpt(snippets, self.r.excerpt_chars)
         return entry
-
-    def _excerpt(self, snippets: list[Snippet]) -> str:
-        """The snippets' context in transcript order: one block per message, each turn's prompt once."""
-        parts: list[str] = []
-        last_prompt_turn = None
-        by_message: dict[int, dict[int, str]] = {}
-        first: dict[int, Snippet] = {}
-        for s in snippets:
-            lines = by_message.setdefault(s.seq, {})
-            first.setdefault(s.seq, s)
-            for k, line in enumerate(s.context):
-                lines[s.lo + k] = line
-        for seq, lines in by_message.items():
-            s = first[seq]
-            turn, prompt = s.prompt
-            if s.speaker in ("user", "parent"):
-                last_prompt_turn = s.turn  # the prompt is this block itself
-            elif prompt and turn != last_prompt_turn:
-                parts.append(f"[turn {turn} · user] {prompt}")
-                last_prompt_turn = turn
-            parts.append(f"[turn {s.turn} · {s.speaker}]\n" + "\n".join(lines[k] for k in sorted(lines)))
-        return _bounded("\n\n".join(parts), self.r.excerpt_chars)
 
     def _read_span(self, span: list[int], limit: int) -> str:
         """The redacted text of the message at a [turn, start, end] span of the transcript."""
@@ -489,6 +467,30 @@ class Triage:
             lines.append(f"[turn {outcome[0]} · assistant, last reply] {outcome[1]}")
         entry["excerpt"] = _bounded("\n\n".join(lines), self.r.excerpt_chars)
         return entry
+
+
+def excerpt(snippets: "Iterable[Snippet]", limit: int) -> str:
+    """The snippets' context in transcript order (by `seq`): one block per message, each turn's prompt once.
+    Triage and the second look (curator/candidates/second_look.py) both quote evidence this way."""
+    parts: list[str] = []
+    last_prompt_turn = None
+    by_message: dict[int, dict[int, str]] = {}
+    first: dict[int, Snippet] = {}
+    for s in sorted(snippets, key=lambda s: s.seq):
+        lines = by_message.setdefault(s.seq, {})
+        first.setdefault(s.seq, s)
+        for k, line in enumerate(s.context):
+            lines[s.lo + k] = line
+    for seq, lines in by_message.items():
+        s = first[seq]
+        turn, prompt = s.prompt
+        if s.speaker in ("user", "parent"):
+            last_prompt_turn = s.turn  # the prompt is this block itself
+        elif prompt and turn != last_prompt_turn:
+            parts.append(f"[turn {turn} · user] {prompt}")
+            last_prompt_turn = turn
+        parts.append(f"[turn {s.turn} · {s.speaker}]\n" + "\n".join(lines[k] for k in sorted(lines)))
+    return _bounded("\n\n".join(parts), limit)
 
 
 def _bounded(text: str, limit: int) -> str:

@@ -118,6 +118,37 @@ class DraftResult:
         return self.error is None and self.doc is not None
 
 
+@dataclass(frozen=True)
+class LookRequest:
+    """A second look at a stretch of a session (curator/candidates/second_look.py): `activity` is its
+    condensed text (redacted, each message labelled with its turn), `turns` the turns it holds,
+    `already` the categories the keyword triage found there. A Claude drafter's `second_look` answers it."""
+
+    triage_id: str
+    activity: str
+    turns: frozenset
+    already: tuple = ()
+    model_alias: str = ""
+    model_id: str = ""
+
+
+@dataclass
+class LookResult:
+    """What a second look found: `findings` [{category, turns, why}] (validated), `dropped` one line
+    per finding or turn the answer named that is not valid, the call's usage as on a DraftResult."""
+
+    model: str
+    findings: list = field(default_factory=list)
+    dropped: list = field(default_factory=list)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+    elapsed: float = 0.0
+    error: str | None = None
+
+
 @runtime_checkable
 class Drafter(Protocol):
     """A drafting backend.
@@ -132,6 +163,8 @@ class Drafter(Protocol):
     reason: str
 
     def draft(self, request: DraftRequest) -> DraftResult: ...
+
+    # The Claude backends also have `second_look(request: LookRequest) -> LookResult` (never raises).
 
 
 def get_drafter(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Drafter:
@@ -179,5 +212,5 @@ def _claude_cli(executable: str, cfg: Mapping, reason: str) -> Drafter:
     return ClaudeCliDrafter(executable, cfg, reason=reason)
 
 
-__all__ = ["BACKENDS", "DraftRequest", "DraftResult", "Drafter", "DrafterUnavailable", "get_drafter",
-           "model_for"]
+__all__ = ["BACKENDS", "DraftRequest", "DraftResult", "Drafter", "DrafterUnavailable", "LookRequest", "LookResult",
+           "get_drafter", "model_for"]

@@ -23,12 +23,13 @@ import os
 import time
 from typing import Mapping
 
-from curator.drafting import DraftRequest, DraftResult
+from curator.drafting import DraftRequest, DraftResult, LookRequest, LookResult
 from curator.drafting import prompt as prompts
 from curator.drafting.claude_cli import timeout_for
 from curator.util.textsafe import one_line
 
 TOOL = "record_memory"
+LOOK_TOOL = "record_findings"
 MAX_TOKENS = 2048
 RETRIED_STATUSES = (408, 409, 429)  # and every 5xx: what the SDK retries (unless x-should-retry says no)
 
@@ -59,15 +60,24 @@ class AnthropicDrafter:
         self.client = anthropic.Anthropic(timeout=self.timeout, max_retries=self.max_retries, **given)
 
     def request_args(self, request: DraftRequest) -> dict:
+        return self._args(request.model_id or request.model_alias, prompts.SYSTEM_PROMPT, TOOL,
+                          "Record the drafted memory, or skip with a reason.", prompts.schema(request.category),
+                          prompts.user_prompt(request))
+
+    def look_args(self, request: LookRequest) -> dict:
+        return self._args(request.model_id or request.model_alias, prompts.LOOK_SYSTEM_PROMPT, LOOK_TOOL,
+                          "Record which categories the session holds, with their turns.", prompts.look_schema(),
+                          prompts.look_prompt(request.activity, request.already))
+
+    def _args(self, model: str, system: str, tool: str, what: str, schema: dict, content: str) -> dict:
         return {
-            "model": request.model_id or request.model_alias,
+            "model": model,
             "max_tokens": self.max_tokens,
             # The shared part of every call: cached, so each later call reads it at a tenth of the price.
-            "system": [{"type": "text", "text": prompts.SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}],
-            "tools": [{"name": TOOL, "description": "Record the drafted memory, or skip with a reason.",
-                       "input_schema": prompts.schema(request.category)}],
-            "tool_choice": {"type": "tool", "name": TOOL},
-            "messages": [{"role": "user", "content": prompts.user_prompt(request)}],
+            "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+            "tools": [{"name": tool, "description": what, "input_schema": schema}],
+            "tool_choice": {"type": "tool", "name": tool},
+            "messages": [{"role": "user", "content": content}],
         }
 
     def draft(self, request: DraftRequest) -> DraftResult:
@@ -82,22 +92,27 @@ class AnthropicDrafter:
         return result
 
     def _draft(self, request: DraftRequest, model: str) -> DraftResult:
-
         raw = self.client.messages.with_raw_response.create(**self.request_args(request))
         message = raw.parse()
         result = DraftResult(doc=None, text="", model=str(getattr(message, "model", "") or model))
         _usage(message, result)
         if raw.retries_taken:
             result.notes.append(f"the SDK retried {raw.retries_taken} time(s) (429/5xx/overloaded/timeout)")
-        answer = next((b.input for b in message.content if getattr(b, "type", "") == "tool_use"
-                       and getattr(b, "name", "") == TOOL), None)
+        prompts.fill(result, request, "anthropic", _tool_input(message, TOOL))
+        return result
 
-        def read_answer():
-            if answer is None:
-                raise ValueError(f"no {TOOL} tool call in the answer (stop_reason {message.stop_reason})")
-            return answer
-
-        prompts.fill(result, request, "anthropic", read_answer)
+    def second_look(self, request: LookRequest) -> LookResult:
+        """One Messages API call on a stretch of the session: which categories hold something durable."""
+        t0 = time.perf_counter()
+        result = LookResult(model=request.model_id or request.model_alias or "anthropic")
+        try:
+            message = self.client.messages.create(**self.look_args(request))
+            result.model = str(getattr(message, "model", "") or result.model)
+            _usage(message, result)
+            prompts.fill_findings(result, request, "anthropic", _tool_input(message, LOOK_TOOL))
+        except Exception as e:  # never raises: the second look records the failure
+            result.error = self._error(e)
+        result.elapsed = time.perf_counter() - t0
         return result
 
     def _error(self, e: Exception) -> str:
@@ -131,7 +146,21 @@ def _sdk_retried(e: Exception) -> bool:
     return False
 
 
-def _usage(message, result: DraftResult) -> None:
+def _tool_input(message, tool: str):
+    """How to read the forced tool's input from a message: ValueError when the model did not call it."""
+    answer = next((b.input for b in message.content if getattr(b, "type", "") == "tool_use"
+                   and getattr(b, "name", "") == tool), None)
+
+    def read_answer():
+        if answer is None:
+            raise ValueError(f"no {tool} tool call in the answer (stop_reason {message.stop_reason})")
+        return answer
+
+    return read_answer
+
+
+def _usage(message, result) -> None:
+    """The call's tokens onto `result` (a DraftResult or a LookResult)."""
     usage = getattr(message, "usage", None)
 
     def n(key: str) -> int:

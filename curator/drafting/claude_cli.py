@@ -24,7 +24,7 @@ import tempfile
 import time
 from typing import Mapping
 
-from curator.drafting import DraftRequest, DraftResult
+from curator.drafting import DraftRequest, DraftResult, LookRequest, LookResult
 from curator.drafting import prompt as prompts
 from curator.util.textsafe import one_line
 
@@ -50,44 +50,64 @@ class ClaudeCliDrafter:
         self.reason = reason
 
     def argv(self, request: DraftRequest) -> list[str]:
+        return self._argv(prompts.schema(request.category), request.model_alias, prompts.SYSTEM_PROMPT)
+
+    def _argv(self, schema: dict, alias: str, system: str) -> list[str]:
         return [self.executable, "-p",
                 "--output-format", "json",
-                "--json-schema", json.dumps(prompts.schema(request.category), separators=(",", ":")),
-                "--model", request.model_alias or "sonnet",  # the alias: the CLI maps it to the current model
+                "--json-schema", json.dumps(schema, separators=(",", ":")),
+                "--model", alias or "sonnet",  # the alias: the CLI maps it to the current model
                 "--no-session-persistence",
                 "--tools", "",  # "" disables every tool
-                "--system-prompt", prompts.SYSTEM_PROMPT]
+                "--system-prompt", system]
 
     def draft(self, request: DraftRequest) -> DraftResult:
         t0 = time.perf_counter()
         model = request.model_alias or "claude-cli"
+        result = DraftResult(doc=None, text="", model=model)
         try:
-            result = self._draft(request, model)
+            read_answer = self._ask(self.argv(request), prompts.user_prompt(request), result)
+            if read_answer is not None:
+                prompts.fill(result, request, "claude CLI", read_answer)
         except Exception as e:  # a drafter never raises: the pipeline marks the category failed
             result = DraftResult(doc=None, text="", model=model,
                                  error=one_line(f"claude CLI drafter failed: {e.__class__.__name__}: {e}"))
         result.elapsed = time.perf_counter() - t0
         return result
 
-    def _draft(self, request: DraftRequest, model: str) -> DraftResult:
-        argv = self.argv(request)  # an unknown category raises here, before any child is started
-        out, err, code = self._run(argv, prompts.user_prompt(request))
+    def second_look(self, request: LookRequest) -> LookResult:
+        """One `claude -p` child on a stretch of the session: which categories hold something durable."""
+        t0 = time.perf_counter()
+        result = LookResult(model=request.model_alias or "claude-cli")
+        try:
+            argv = self._argv(prompts.look_schema(), request.model_alias, prompts.LOOK_SYSTEM_PROMPT)
+            read_answer = self._ask(argv, prompts.look_prompt(request.activity, request.already), result)
+            if read_answer is not None:
+                prompts.fill_findings(result, request, "claude CLI", read_answer)
+        except Exception as e:  # never raises: the second look records the failure
+            result.error = one_line(f"claude CLI second look failed: {e.__class__.__name__}: {e}")
+        result.elapsed = time.perf_counter() - t0
+        return result
+
+    def _ask(self, argv: list[str], stdin: str, result):
+        """Run one child; record its usage on `result`. Returns how to read its answer, or None with
+        `result.error` set (a timeout, a CLI error, output that is not its JSON)."""
+        out, err, code = self._run(argv, stdin)
         if code is None:
-            return DraftResult(doc=None, text="", model=model,
-                               error=f"claude CLI timed out after {self.timeout:g} s (killed)")
+            result.error = f"claude CLI timed out after {self.timeout:g} s (killed)"
+            return None
         envelope = _envelope(out)
-        result = DraftResult(doc=None, text="", model=model)
         if envelope is not None:
             _usage(envelope, result)
         if envelope is None or code != 0 or envelope.get("is_error") is True:
             result.error = _failure(envelope, out, err, code)
-            return result
+            return None
+
         def read_answer():
             answer = envelope.get("structured_output")
             return answer if isinstance(answer, dict) else prompts.parse_json_text(str(envelope.get("result") or ""))
 
-        prompts.fill(result, request, "claude CLI", read_answer)
-        return result
+        return read_answer
 
     def _run(self, argv: list[str], stdin: str) -> tuple[str, str, int | None]:
         """(stdout, stderr, exit code) of the child; exit code None when it timed out and was killed."""
@@ -138,7 +158,8 @@ def _envelope(out: str) -> dict | None:
     return None
 
 
-def _usage(envelope: dict, result: DraftResult) -> None:
+def _usage(envelope: dict, result) -> None:
+    """The call's tokens and cost onto `result` (a DraftResult or a LookResult)."""
     usage = envelope.get("usage") if isinstance(envelope.get("usage"), dict) else {}
 
     def n(key: str) -> int:
