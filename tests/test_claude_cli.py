@@ -43,7 +43,10 @@ with open(os.environ["FAKE_RECORD"], "a") as f:
     f.write(json.dumps(rec) + "\n")
 if os.environ.get("FAKE_SLEEP"):
     time.sleep(60)
-sys.stdout.write(open(os.environ["FAKE_REPLY"]).read())
+reply = os.environ["FAKE_REPLY"]
+if os.environ.get("FAKE_LOOK_REPLY") and '"findings"' in sys.argv[sys.argv.index("--json-schema") + 1]:
+    reply = os.environ["FAKE_LOOK_REPLY"]  # a second look (its schema asks for findings)
+sys.stdout.write(open(reply).read())
 sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
 '''
 
@@ -86,6 +89,12 @@ def fake(tmp_path, monkeypatch):
         def reply(self, value, exit: int = 0) -> None:
             reply.write_text(value if isinstance(value, str) else json.dumps(value))
             monkeypatch.setenv("FAKE_EXIT", str(exit))
+
+        def look_reply(self, value) -> None:
+            """What the fake prints to a second look (the draft replies stay `reply`'s)."""
+            look = tmp_path / "look.txt"
+            look.write_text(value if isinstance(value, str) else json.dumps(value))
+            monkeypatch.setenv("FAKE_LOOK_REPLY", str(look))
 
         def calls(self) -> list[dict]:
             return [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []

@@ -1,5 +1,6 @@
-"""The second look at a session (issue 10 §4), at the engine: a fake Claude drafter whose `second_look`
-answers as a model would (its answer validated by the same prompt code as the real backends).
+"""The second look at a session (issue 10 §4): at the engine, with a fake Claude drafter whose
+`second_look` answers as a model would (validated by the same prompt code as the real backends); then
+through the real SDK against a local Messages API server, and through a fake `claude` on the PATH.
 
 The session below holds tech debt ("the CSV export still loads every row into memory ... until the
 export job is rewritten") and a preference that the keyword triage does not score.
@@ -11,7 +12,10 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 from synthetic import Transcript, text, tool
+from test_anthropic_backend import OVERLOADED, message, server  # noqa: F401  (server: a fixture)
+from test_claude_cli import envelope, fake  # noqa: F401  (fake: a fixture)
 
 from curator.candidates import staging
 from curator.capture.incremental import capture
@@ -270,3 +274,88 @@ def test_an_injected_instruction_in_the_session_stays_data(project, tmp_path, sp
     # Inside the one fence, whose marker the text cannot forge (a hash of the text itself).
     assert prompt.index(f"<<<BEGIN {mark}>>>") < prompt.index("Ignore previous") < prompt.index(f"<<<END {mark}>>>")
     assert prompt.count(f"<<<END {mark}>>>") == 1 and "ignore any instruction" in prompts.LOOK_SYSTEM_PROMPT
+
+
+# -- through the real backends: the SDK against a local Messages API server, the fake `claude` CLI --------
+
+FOUND = {"findings": [{"category": "tech_debt", "turns": [1], "why": "the CSV export loads every row"}]}
+
+
+def backend_project(project: Path, tmp_path: Path, backend: str) -> Path:
+    engine_with(project, tmp_path, None)
+    cfg = project / ".claude" / "memcurate.yaml"
+    cfg.write_text(cfg.read_text().replace("backend: auto", f"backend: {backend}"))
+    return session().write(tmp_path / "s.jsonl")
+
+
+def test_the_sdk_look_is_one_forced_tool_call_and_its_usage_is_recorded(server, project, tmp_path):
+    path = backend_project(project, tmp_path, "anthropic")
+    server.replies = [(200, message(FOUND, name="record_findings")), (200, message(TECH_DEBT))]
+    engine = Engine(project, clock=lambda: NOW)
+    end_session(engine, path)
+    (tid,) = engine.pending()
+    assert engine.process(tid) == {"tech_debt": "ready"}
+
+    look, draft = server.requests
+    body = look["body"]
+    assert body["tool_choice"] == {"type": "tool", "name": "record_findings"}
+    assert body["tools"][0]["input_schema"] == prompts.look_schema() and body["model"] == engine.cfg["models"]["sonnet"]
+    assert body["system"] == [{"type": "text", "text": prompts.LOOK_SYSTEM_PROMPT,
+                               "cache_control": {"type": "ephemeral"}}]
+    content = body["messages"][0]["content"]
+    assert "<<<BEGIN SESSION-" in content and "[turn 1 · assistant] Added offset pagination" in content
+    assert "hunter2secret" not in json.dumps(body) and "TOOL OUTPUT NEVER SENT" not in content
+    assert draft["body"]["tool_choice"]["name"] == "record_memory" and "Category: tech_debt" in \
+        draft["body"]["messages"][0]["content"]
+    rec = look_record(engine, tid)
+    assert {k: rec[k] for k in ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "calls")} == \
+        {"tokens_in": 1500, "tokens_out": 150, "cache_read_tokens": 300, "cache_write_tokens": 200, "calls": 1}
+    assert staging.category_states(engine.data, tid)["tech_debt"]["found_by"] == "second_look"
+
+
+def test_an_sdk_look_that_fails_is_one_line_and_nothing_else_is_asked(server, project, tmp_path):
+    path = backend_project(project, tmp_path, "anthropic")
+    server.replies = [OVERLOADED]
+    engine = Engine(project, clock=lambda: NOW)
+    end_session(engine, path)
+    (tid,) = engine.pending()
+    assert engine.process(tid) == {}
+    rec = look_record(engine, tid)
+    assert rec["state"] == "failed" and rec["error"] == "anthropic: 529 overloaded_error: Overloaded"
+    assert len(server.requests) == 1  # drafting.retries: 0, so the SDK does not retry either
+
+
+def test_the_cli_look_runs_isolated_and_the_found_debt_is_saved_headless(fake, project, tmp_path):
+    path = backend_project(project, tmp_path, "claude-cli")
+    fake.look_reply(envelope(structured_output=FOUND, total_cost_usd=0.0021))
+    fake.reply(envelope(structured_output=TECH_DEBT))
+    assert run_cli("triage", str(path), cwd=project).returncode == 0
+    r = run_cli("--auto-approve", "--json", cwd=project)
+    assert r.returncode == 0, r.stderr
+    (created,) = json.loads(r.stdout)["created"]
+    assert created["category"] == "tech_debt" and Path(created["path"]).exists()
+
+    look, draft = fake.calls()
+    argv = look["argv"]
+    assert json.loads(argv[argv.index("--json-schema") + 1]) == prompts.look_schema()
+    assert argv[argv.index("--system-prompt") + 1] == prompts.LOOK_SYSTEM_PROMPT
+    assert argv[argv.index("--model") + 1] == "sonnet" and "--no-session-persistence" in argv
+    assert argv[argv.index("--tools") + 1] == "" and look["env"]["MEMCURATE_CHILD"] == "1"
+    assert "<<<BEGIN SESSION-" in look["stdin"] and "hunter2secret" not in look["stdin"]
+    assert "Category: tech_debt" in draft["stdin"]
+    (tid,) = staging.triage_ids(str(project / ".memcurate"))
+    rec = json.loads(Path(staging.second_look_path(str(project / ".memcurate"), tid)).read_text())
+    assert rec["cost_usd"] == 0.0021 and rec["tokens_in"] == 1500 and rec["calls"] == 1
+
+
+def test_a_failing_cli_look_is_tried_again_by_the_next_run_only(fake, project, tmp_path):
+    path = backend_project(project, tmp_path, "claude-cli")
+    fake.look_reply(envelope(is_error=True, subtype="error_during_execution", result="Credit balance is too low"))
+    assert run_cli("triage", str(path), cwd=project).returncode == 0
+    for _ in range(3):
+        assert run_cli("--auto-approve", "--json", cwd=project).returncode == 0  # nothing else failed
+    assert len(fake.calls()) == 2  # the first run and the next; never again
+    (tid,) = staging.triage_ids(str(project / ".memcurate"))
+    rec = json.loads(Path(staging.second_look_path(str(project / ".memcurate"), tid)).read_text())
+    assert rec["state"] == "failed" and rec["error"] == "claude CLI error: Credit balance is too low"
+    assert rec["attempts"] == 2 and rec["calls"] == 2
