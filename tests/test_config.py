@@ -56,6 +56,9 @@ def test_models_accept_new_aliases(project):
     ("categories:\n  runbook:\n    model: gpt\n", ["categories.runbook.model: expected one of"]),
     ("categories:\n  runbook:\n    threshold: 2\n", ["categories.runbook.threshold: expected a number from 0 to 1"]),
     ("hook: [1, 2]\n", ["hook: expected a mapping, found a list"]),
+    ("second_look:\n  model: gpt\n", ["second_look.model: expected one of"]),
+    ("second_look:\n  max_chars: 10\n", ["second_look.max_chars: expected at least 1000, found 10"]),
+    ("second_look:\n  enabled: yes please\n", ["second_look.enabled: expected true or false"]),
     ("backend: [unclosed\n", ["invalid YAML (line 2, column 1)"]),
     ("categories:\n  decision:\n    budget: true\n", ["expected a whole number, found true or false"]),
 ])
