@@ -17,6 +17,7 @@ from fakes import backend_engine, decision
 from test_claude_cli import GOOD
 from test_engine import stage
 
+from curator.candidates import staging
 from curator.drafting import prompt as prompts
 from curator.engine import Engine
 from curator.memory import memfile
@@ -132,6 +133,9 @@ def test_a_tool_answer_becomes_a_verified_draft_with_tokens_and_cache_use(server
     rec = decision(engine, tid)
     assert rec["model"] == MODEL and (rec["tokens_in"], rec["tokens_out"]) == (1500, 150)
     assert (rec["cache_read_tokens"], rec["cache_write_tokens"]) == (300, 200)
+    # claude-sonnet-4-5: $3 in, $15 out, $3.75 5-minute cache write, $0.30 cache read per million tokens
+    assert rec["cost_usd"] == pytest.approx((1000 * 3 + 150 * 15 + 200 * 3.75 + 300 * 0.30) / 1e6)
+    assert rec["calls"] == 1
     doc = memfile.parse(engine.review(tid, "decision")["text"])
     assert doc.title == GOOD["title"] and list(doc.sections) == ["Decision", "Rationale", "Alternatives"]
     assert memfile.problems(doc) == []
@@ -201,10 +205,13 @@ def test_a_skip_never_saves_and_records_the_reason_and_tokens(server, project, t
     server.replies = [(200, message({"skip": True, "reason": "only task chatter, nothing durable"}))]
     engine = engine_for(project, tmp_path)
     tid, state = draft_decision(engine)
-    assert state == "failed"  # the `skipped` state is still to come (issue 10)
+    assert state == "skipped"
     rec = decision(engine, tid)
-    assert rec["error"] == "skipped by the model: only task chatter, nothing durable" and rec["tokens_out"] == 150
+    assert rec["reason"] == "only task chatter, nothing durable" and "error" not in rec
+    assert (rec["tokens_out"], rec["calls"]) == (150, 1)
     assert not (tmp_path / "memory").exists()
+    counts = staging.counts(engine.data)
+    assert counts["by_state"]["skipped"] == 1 and counts["pending"] == sum(counts["by_state"].values()) - 1
 
 
 def test_every_category_of_a_triage_settles_when_the_api_keeps_failing(server, project, tmp_path):
@@ -222,3 +229,21 @@ def test_a_missing_key_is_one_line_to_act_on(project, tmp_path, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(DrafterUnavailable, match="backend: anthropic, but ANTHROPIC_API_KEY is not set"):
         get_drafter({"backend": "anthropic"})
+
+
+def test_a_dated_model_id_is_priced_as_its_family_and_an_unknown_one_records_no_cost(server, project, tmp_path):
+    dated, unknown = message(GOOD), message(GOOD)
+    dated["model"], unknown["model"] = "claude-haiku-4-5-20251001", "claude-nova-9"
+    server.replies = [(200, dated), (200, unknown), (200, unknown)]
+    engine = engine_for(project, tmp_path, retries=0)  # a decision's answer fails other categories: not asked again
+    (tid,) = stage(engine)
+    engine.process(tid, only=["decision"])
+    rec = decision(engine, tid)
+    assert rec["cost_usd"] == pytest.approx((1000 * 1 + 150 * 5 + 200 * 1.25 + 300 * 0.10) / 1e6)  # haiku 4.5
+
+    cats = [c for c in staging.category_states(engine.data, tid) if c != "decision"][:2]
+    engine.process(tid, only=cats)
+    recs = [staging.category_states(engine.data, tid)[c] for c in cats]
+    assert all("cost_usd" not in r and r["calls"] == 1 and r["tokens_in"] == 1500 for r in recs)  # no wrong cost
+    said = [n for r in recs for n in r.get("notes", []) if "no price known for model claude-nova-9" in n]
+    assert len(said) == 1  # said once, not on every call
