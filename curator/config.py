@@ -112,6 +112,9 @@ def _semantic_checks(cfg: dict, where: str) -> None:
 
     if cfg["backend"] not in BACKENDS:
         raise ConfigError(f"{where}: backend: expected one of {', '.join(BACKENDS)}, found {cfg['backend']!r}")
+    if cfg["drafting"]["max_input_tokens"] < 0:
+        raise ConfigError(f"{where}: drafting.max_input_tokens: expected 0 (no cap) or a positive whole number, "
+                          f"found {cfg['drafting']['max_input_tokens']}")
     for name in NAMES:
         if name not in cfg["categories"]:
             raise ConfigError(f"{where}: categories.{name}: missing")

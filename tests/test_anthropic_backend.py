@@ -9,6 +9,7 @@ Retry waits are the server's `retry-after-ms: 1`, so the SDK's retries take mill
 from __future__ import annotations
 
 import json
+import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -247,3 +248,60 @@ def test_a_dated_model_id_is_priced_as_its_family_and_an_unknown_one_records_no_
     assert all("cost_usd" not in r and r["calls"] == 1 and r["tokens_in"] == 1500 for r in recs)  # no wrong cost
     said = [n for r in recs for n in r.get("notes", []) if "no price known for model claude-nova-9" in n]
     assert len(said) == 1  # said once, not on every call
+
+
+def sent_chars(req: dict) -> int:
+    """What one request sent to the model, in characters: system prompt, tool schema, user prompt."""
+    body = req["body"]
+    return (sum(len(b["text"]) for b in body["system"]) + sum(len(json.dumps(t["input_schema"])) for t in body["tools"])
+            + sum(len(m["content"]) for m in body["messages"]))
+
+
+def swell(engine: Engine, tid: str, chars: int) -> int:
+    """Make every triggered category's excerpt and snippets of the staged triage huge, as a session of
+    pasted logs would if triage let them through; returns how many categories are triggered."""
+    path = os.path.join(staging.triage_dir(engine.data, tid), "triage.json")
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    triggered = [c for c in doc["categories"].values() if c.get("triggered")]
+    for n, cat in enumerate(triggered):
+        cat["excerpt"] = f"BEGIN-{n} " + "the deploy log says the cache was cold again; " * (chars // 46) + f" END-{n}"
+        cat["snippets"] = [{**s, "text": "x" * chars} for s in cat["snippets"]]
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    return len(triggered)
+
+
+def test_a_huge_triage_sends_at_most_the_input_cap_and_says_what_was_cut(server, project, tmp_path):
+    from curator.drafting.input_cap import CHARS_PER_TOKEN
+
+    cap = 12_000
+    engine = backend_engine(project, tmp_path, "anthropic", max_input_tokens=cap)
+    (tid,) = stage(engine)
+    n = swell(engine, tid, 200_000)
+    engine.process(tid)
+    assert len(server.requests) == n > 1
+    assert sum(sent_chars(r) for r in server.requests) <= cap * CHARS_PER_TOKEN  # the whole triage, every call
+    for req in server.requests:
+        prompt = req["body"]["messages"][0]["content"]
+        assert "characters cut: per-triage input cap …]" in prompt
+        assert "BEGIN-" in prompt and "END-" in prompt  # the excerpt keeps its beginning and its end
+    for rec in staging.category_states(engine.data, tid).values():
+        assert rec["input_cut"]["chars"] > 200_000 and rec["input_cut"]["share_tokens"] == cap // n
+
+
+def test_an_ordinary_triage_is_not_cut_by_the_default_cap(server, project, tmp_path):
+    engine = engine_for(project, tmp_path)
+    (tid,) = stage(engine)
+    engine.process(tid)
+    assert server.requests and not any("characters cut" in r["body"]["messages"][0]["content"]
+                                       for r in server.requests)
+    assert not any("input_cut" in rec for rec in staging.category_states(engine.data, tid).values())
+
+
+def test_a_cap_too_small_for_any_prompt_fails_each_category_without_a_call(server, project, tmp_path):
+    engine = backend_engine(project, tmp_path, "anthropic", max_input_tokens=100)
+    (tid,) = stage(engine)
+    states = engine.process(tid)
+    assert set(states.values()) == {"failed"} and server.requests == []
+    assert "drafting.max_input_tokens is too small" in decision(engine, tid)["error"]

@@ -143,7 +143,7 @@ def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -
 
 
 def _draft_all(engine, todo: list[Candidate], emit) -> None:
-    from curator.drafting import DraftRequest
+    from curator.drafting import DraftRequest, input_cap
 
     cfg = engine.cfg
     d = cfg["drafting"]
@@ -156,6 +156,7 @@ def _draft_all(engine, todo: list[Candidate], emit) -> None:
         if cand.state == "triaged":
             cand.move("drafting", started=now_iso(), model="offline" if engine.drafter.name == "offline" else alias)
         emit(Event(cand.tid, cand.category, "drafting", {"model": alias}))
+    input_cap.apply(engine, todo, requests)  # each draft within its share of drafting.max_input_tokens
 
     timeout = float(d["timeout_seconds"])
     pool = ThreadPoolExecutor(max_workers=max(1, min(int(d["concurrency"]), len(todo))),
