@@ -49,6 +49,7 @@ class Server:
 
     def __init__(self) -> None:
         self.replies: list = [(200, message(GOOD))]
+        self.choose = None  # body -> a reply, or None for the next one in order
         self.requests: list[dict] = []
         self.release = threading.Event()  # ends a hanging reply when the test is over
         lock = threading.Lock()  # the handler threads append concurrently
@@ -64,7 +65,7 @@ class Server:
                     server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                                             "body": body})
                     n = len(server.requests)
-                reply = server.replies[min(n, len(server.replies)) - 1]
+                reply = (server.choose and server.choose(body)) or server.replies[min(n, len(server.replies)) - 1]
                 if reply == HANG:
                     server.release.wait(5)
                     return
@@ -305,3 +306,46 @@ def test_a_cap_too_small_for_any_prompt_fails_each_category_without_a_call(serve
     states = engine.process(tid)
     assert set(states.values()) == {"failed"} and server.requests == []
     assert "drafting.max_input_tokens is too small" in decision(engine, tid)["error"]
+
+
+def test_an_unchanged_transcript_costs_nothing_the_second_time(server, project, tmp_path, capsys):
+    """End to end: `memcurate triage` stages the session, --auto-approve drafts it through the API (the
+    decision saved, every other category skipped by the model); a second pass over the same transcript
+    stages nothing, the next run makes no call, and the totals do not move."""
+    from conftest import run_cli
+    from test_engine import DEMO
+
+    from curator.candidates import usage
+    from curator.commands import run_headless
+
+    skip = (200, message({"skip": True, "reason": "only task chatter, nothing durable"}))
+    server.choose = lambda body: None if "Category: decision" in body["messages"][0]["content"] else skip
+    engine_for(project, tmp_path, retries=0).close()  # writes the project's config
+    assert run_cli("triage", DEMO, "--json", cwd=project).returncode == 0
+    assert run_headless(str(project), True) == 0  # skips are not failures
+    first = json.loads(capsys.readouterr().out)
+    calls = len(server.requests)
+    data = str(project / ".memcurate")
+    assert calls > 1 and len(first["created"]) == 1 and first["failed"] == []
+    assert staging.counts(data)["by_state"] == {"saved": 1, "skipped": calls - 1}
+    assert len(first["skipped"]) == calls - 1 and "decision" not in {s["category"] for s in first["skipped"]}
+    assert all(s["reason"] == "only task chatter, nothing durable" for s in first["skipped"])
+    totals = usage.totals(data)
+    assert totals["overall"]["calls"] == calls and totals["overall"]["tokens_in"] == 1500 * calls
+
+    again = json.loads(run_cli("triage", DEMO, "--json", cwd=project).stdout)
+    assert again["triages"][0]["status"] == "nothing-new"
+    assert run_headless(str(project), False) == 0
+    text = capsys.readouterr().out
+    assert "skipped" not in text  # nothing skipped in this run: the earlier skips are not reported again
+    assert len(server.requests) == calls and usage.totals(data) == totals
+
+
+def test_the_text_summary_lists_each_skip_with_its_reason(capsys):
+    from curator.commands import print_summary
+
+    print_summary({"memory_root": "/m", "created": [], "updated": [], "deleted": [], "noop": [], "blocked": [],
+                   "held": [], "conflicts": [], "failed": [], "busy": [],
+                   "skipped": [{"triage": "T1", "category": "runbook", "reason": "only task chatter"}]})
+    out = capsys.readouterr().out
+    assert "skipped   1  (the model found nothing durable)\n  T1/runbook: only task chatter\n" in out
