@@ -7,7 +7,7 @@ import os
 import sys
 
 from curator import config
-from curator.candidates import staging
+from curator.candidates import staging, usage
 from curator.capture.incremental import CaptureSkipped, capture
 from curator.drafting import DrafterUnavailable
 from curator.util.locks import LockBusy
@@ -85,7 +85,7 @@ def _print_triage(report: dict) -> None:
 def status(args) -> int:
     project = project_dir(args)
     data = data_dir(project, create=False)
-    doc = {"project": project, "data_dir": data, **staging.counts(data)}
+    doc = {"project": project, "data_dir": data, **staging.counts(data), "usage": usage.totals(data)}
     try:
         cfg = config.load(project, data if os.path.isdir(data) else None)
         location = resolve_memory_root(project, cfg, data)
@@ -118,11 +118,12 @@ def status(args) -> int:
         for state, n in doc["by_state"].items():
             print(f"  {state:<11}{n}")
     print(f"pending      {doc['pending']}")
-    usage = doc.get("memory_md")
-    if usage:
-        print(f"MEMORY.md    {usage['total']['lines']}/{usage['total']['max_lines']} lines, "
-              f"{usage['total']['bytes']}/{usage['total']['max_bytes']} bytes")
-        for name, u in usage["sections"].items():
+    print(f"model use    {usage.describe(doc['usage']['overall'])}")
+    md = doc.get("memory_md")
+    if md:
+        print(f"MEMORY.md    {md['total']['lines']}/{md['total']['max_lines']} lines, "
+              f"{md['total']['bytes']}/{md['total']['max_bytes']} bytes")
+        for name, u in md["sections"].items():
             print(f"  {name:<16}{u['used']:>3}/{u['budget']}")
     elif doc.get("memory_md_error"):
         print(f"MEMORY.md    {one_line(doc['memory_md_error'], 300)}")
@@ -191,17 +192,18 @@ def print_summary(summary: dict) -> None:
         for item in items:
             if item.get("path"):
                 print(f"  {one_line(item['path'], 500)}")
-    for key, hint in (("blocked", "left for review"), ("held", "a person must approve them"),
+    for key, hint in (("skipped", "the model found nothing durable"), ("blocked", "left for review"),
+                      ("held", "a person must approve them"),
                       ("conflicts", "left for review"), ("failed", "retry in the TUI"),
                       ("busy", "another process holds them"), ("unreadable", "fix or delete them"),
                       ("left", "the next run does them")):
         items = summary.get(key, [])
-        if key in ("unreadable", "left") and not items:
+        if key in ("skipped", "unreadable", "left") and not items:
             continue
         print(f"{key:<9} {len(items)}" + (f"  ({hint})" if items else ""))
         for item in items:
             if isinstance(item, dict):
-                why = "; ".join(item.get("issues", [])) or item.get("error", "")
+                why = "; ".join(item.get("issues", [])) or item.get("error", "") or item.get("reason", "")
                 name = item["triage"] + (f"/{item['category']}" if item.get("category") else "")
                 print(f"  {name}" + (f": {one_line(why, 300)}" if why else ""))
             else:

@@ -119,6 +119,9 @@ def _semantic_checks(cfg: dict, where: str) -> None:
     for key, least in (("max_chars", 1000), ("turns_per_category", 1)):
         if look[key] < least:
             raise ConfigError(f"{where}: second_look.{key}: expected at least {least}, found {look[key]}")
+    if cfg["drafting"]["max_input_tokens"] < 0:
+        raise ConfigError(f"{where}: drafting.max_input_tokens: expected 0 (no cap) or a positive whole number, "
+                          f"found {cfg['drafting']['max_input_tokens']}")
     for name in NAMES:
         if name not in cfg["categories"]:
             raise ConfigError(f"{where}: categories.{name}: missing")

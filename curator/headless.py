@@ -1,7 +1,8 @@
 """`memcurate --auto-approve`: the second front end over the engine, with no person in the loop.
 
 Processes everything pending, saves every draft with no BLOCK issue, leaves
-the rest for review, and reports what happened. A draft carrying an issue a
+the rest for review, and reports what happened (a category the model
+skipped, finding nothing durable, is listed with its reason). A draft carrying an issue a
 person must see (verify.HOLD: an instruction to the agent to do harm) is
 never saved unattended: it stays pending, listed under "held". A triage
 another process holds is left to it; a second run saves nothing new.
@@ -12,7 +13,7 @@ outside a save, its triage), whose state stays where the next run resumes.
 A write that finds the disk full (or read-only) stops the run (`stopped`):
 what was saved is listed, the rest is `left` for the next run. The exit
 status (`exit_status`): 1 when a draft or a save failed or a triage cannot be
-read; candidates left for review (blocked, held, conflicts) are not failures.
+read; candidates left for review (blocked, held, conflicts) and skips are not failures.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ class _Stop(Exception):
 
 
 def auto_approve(engine, *, on_event=None) -> dict:
-    summary: dict = {"created": [], "updated": [], "deleted": [], "noop": [], "blocked": [], "held": [],
-                     "failed": [], "conflicts": [], "busy": [], "unreadable": [], "stopped": None, "left": [],
-                     "notes": []}
+    summary: dict = {"created": [], "updated": [], "deleted": [], "noop": [], "skipped": [], "blocked": [],
+                     "held": [], "failed": [], "conflicts": [], "busy": [], "unreadable": [], "stopped": None,
+                     "left": [], "notes": []}
     engine.sweep_temps()
     unreadable: list = []
     tids = engine.pending(unreadable)
@@ -68,7 +69,15 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
     engine.sweep_triage(tid)
     _record(summary, tid, engine.resume(tid), conflicts=False)  # a conflict there is left for review
     ready = []
-    states = engine.process(tid, on_event=on_event)
+
+    def seen(event) -> None:  # the categories the model skipped in this run (not those of an earlier one)
+        if event.state == "skipped":
+            summary["skipped"].append({"triage": tid, "category": event.category,
+                                       "reason": event.detail.get("reason", "")})
+        if on_event is not None:
+            on_event(event)
+
+    states = engine.process(tid, on_event=seen)
     cands = engine.candidates(tid) if {"failed", "ready"} & set(states.values()) else {}
     for cat, state in states.items():
         if state == "failed":

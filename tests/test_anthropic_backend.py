@@ -9,6 +9,7 @@ Retry waits are the server's `retry-after-ms: 1`, so the SDK's retries take mill
 from __future__ import annotations
 
 import json
+import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -17,6 +18,7 @@ from fakes import backend_engine, decision
 from test_claude_cli import GOOD
 from test_engine import stage
 
+from curator.candidates import staging
 from curator.drafting import prompt as prompts
 from curator.engine import Engine
 from curator.memory import memfile
@@ -47,6 +49,7 @@ class Server:
 
     def __init__(self) -> None:
         self.replies: list = [(200, message(GOOD))]
+        self.choose = None  # body -> a reply, or None for the next one in order
         self.requests: list[dict] = []
         self.release = threading.Event()  # ends a hanging reply when the test is over
         lock = threading.Lock()  # the handler threads append concurrently
@@ -62,7 +65,7 @@ class Server:
                     server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                                             "body": body})
                     n = len(server.requests)
-                reply = server.replies[min(n, len(server.replies)) - 1]
+                reply = (server.choose and server.choose(body)) or server.replies[min(n, len(server.replies)) - 1]
                 if reply == HANG:
                     server.release.wait(5)
                     return
@@ -132,6 +135,9 @@ def test_a_tool_answer_becomes_a_verified_draft_with_tokens_and_cache_use(server
     rec = decision(engine, tid)
     assert rec["model"] == MODEL and (rec["tokens_in"], rec["tokens_out"]) == (1500, 150)
     assert (rec["cache_read_tokens"], rec["cache_write_tokens"]) == (300, 200)
+    # claude-sonnet-4-5: $3 in, $15 out, $3.75 5-minute cache write, $0.30 cache read per million tokens
+    assert rec["cost_usd"] == pytest.approx((1000 * 3 + 150 * 15 + 200 * 3.75 + 300 * 0.30) / 1e6)
+    assert rec["calls"] == 1
     doc = memfile.parse(engine.review(tid, "decision")["text"])
     assert doc.title == GOOD["title"] and list(doc.sections) == ["Decision", "Rationale", "Alternatives"]
     assert memfile.problems(doc) == []
@@ -201,10 +207,13 @@ def test_a_skip_never_saves_and_records_the_reason_and_tokens(server, project, t
     server.replies = [(200, message({"skip": True, "reason": "only task chatter, nothing durable"}))]
     engine = engine_for(project, tmp_path)
     tid, state = draft_decision(engine)
-    assert state == "failed"  # the `skipped` state is still to come (issue 10)
+    assert state == "skipped"
     rec = decision(engine, tid)
-    assert rec["error"] == "skipped by the model: only task chatter, nothing durable" and rec["tokens_out"] == 150
+    assert rec["reason"] == "only task chatter, nothing durable" and "error" not in rec
+    assert (rec["tokens_out"], rec["calls"]) == (150, 1)
     assert not (tmp_path / "memory").exists()
+    counts = staging.counts(engine.data)
+    assert counts["by_state"]["skipped"] == 1 and counts["pending"] == sum(counts["by_state"].values()) - 1
 
 
 def test_every_category_of_a_triage_settles_when_the_api_keeps_failing(server, project, tmp_path):
@@ -222,3 +231,128 @@ def test_a_missing_key_is_one_line_to_act_on(project, tmp_path, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(DrafterUnavailable, match="backend: anthropic, but ANTHROPIC_API_KEY is not set"):
         get_drafter({"backend": "anthropic"})
+
+
+def test_a_dated_model_id_is_priced_as_its_family_and_an_unknown_one_records_no_cost(server, project, tmp_path):
+    dated, unknown = message(GOOD), message(GOOD)
+    dated["model"], unknown["model"] = "claude-haiku-4-5-20251001", "claude-nova-9"
+    server.replies = [(200, dated), (200, unknown), (200, unknown)]
+    engine = engine_for(project, tmp_path, retries=0)  # a decision's answer fails other categories: not asked again
+    (tid,) = stage(engine)
+    engine.process(tid, only=["decision"])
+    rec = decision(engine, tid)
+    assert rec["cost_usd"] == pytest.approx((1000 * 1 + 150 * 5 + 200 * 1.25 + 300 * 0.10) / 1e6)  # haiku 4.5
+
+    cats = [c for c in staging.category_states(engine.data, tid) if c != "decision"][:2]
+    engine.process(tid, only=cats)
+    recs = [staging.category_states(engine.data, tid)[c] for c in cats]
+    assert all("cost_usd" not in r and r["calls"] == 1 and r["tokens_in"] == 1500 for r in recs)  # no wrong cost
+    said = [n for r in recs for n in r.get("notes", []) if "no price known for model claude-nova-9" in n]
+    assert len(said) == 1  # said once, not on every call
+
+
+def sent_chars(req: dict) -> int:
+    """What one request sent to the model, in characters: system prompt, tool schema, user prompt."""
+    body = req["body"]
+    return (sum(len(b["text"]) for b in body["system"]) + sum(len(json.dumps(t["input_schema"])) for t in body["tools"])
+            + sum(len(m["content"]) for m in body["messages"]))
+
+
+def swell(engine: Engine, tid: str, chars: int) -> int:
+    """Make every triggered category's excerpt and snippets of the staged triage huge, as a session of
+    pasted logs would if triage let them through; returns how many categories are triggered."""
+    path = os.path.join(staging.triage_dir(engine.data, tid), "triage.json")
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    triggered = [c for c in doc["categories"].values() if c.get("triggered")]
+    for n, cat in enumerate(triggered):
+        cat["excerpt"] = f"BEGIN-{n} " + "the deploy log says the cache was cold again; " * (chars // 46) + f" END-{n}"
+        cat["snippets"] = [{**s, "text": "x" * chars} for s in cat["snippets"]]
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    return len(triggered)
+
+
+def test_a_huge_triage_sends_at_most_the_input_cap_and_says_what_was_cut(server, project, tmp_path):
+    from curator.drafting.input_cap import CHARS_PER_TOKEN
+
+    cap = 12_000
+    engine = backend_engine(project, tmp_path, "anthropic", max_input_tokens=cap)
+    (tid,) = stage(engine)
+    n = swell(engine, tid, 200_000)
+    engine.process(tid)
+    look, *drafts = server.requests  # a backfill asks for a second look at the session, made first
+    assert look["body"]["tools"][0]["name"] == "record_findings" and len(drafts) == n > 1
+    assert sum(sent_chars(r) for r in server.requests) <= cap * CHARS_PER_TOKEN  # the whole triage, every call
+    assert sent_chars(look) <= cap * CHARS_PER_TOKEN // 2  # the look takes at most half; the drafts share the rest
+    for req in drafts:
+        prompt = req["body"]["messages"][0]["content"]
+        assert "characters cut: per-triage input cap …]" in prompt
+        assert "BEGIN-" in prompt and "END-" in prompt  # the excerpt keeps its beginning and its end
+    spent = -(-staging.read_second_look(engine.data, tid)["sent_chars"] // CHARS_PER_TOKEN)
+    for rec in staging.category_states(engine.data, tid).values():
+        assert rec["input_cut"]["chars"] > 200_000 and rec["input_cut"]["share_tokens"] == (cap - spent) // n
+
+
+def test_an_ordinary_triage_is_not_cut_by_the_default_cap(server, project, tmp_path):
+    engine = engine_for(project, tmp_path)
+    (tid,) = stage(engine)
+    engine.process(tid)
+    assert server.requests and not any("characters cut" in r["body"]["messages"][0]["content"]
+                                       for r in server.requests)
+    assert not any("input_cut" in rec for rec in staging.category_states(engine.data, tid).values())
+
+
+def test_a_cap_too_small_for_any_prompt_fails_each_category_without_a_call(server, project, tmp_path):
+    engine = backend_engine(project, tmp_path, "anthropic", max_input_tokens=100)
+    (tid,) = stage(engine)
+    states = engine.process(tid)
+    assert set(states.values()) == {"failed"} and server.requests == []
+    assert "drafting.max_input_tokens is too small" in decision(engine, tid)["error"]
+
+
+def test_an_unchanged_transcript_costs_nothing_the_second_time(server, project, tmp_path, capsys):
+    """End to end: `memcurate triage` stages the session, --auto-approve drafts it through the API (the
+    decision saved, every other category skipped by the model); a second pass over the same transcript
+    stages nothing, the next run makes no call, and the totals do not move."""
+    from conftest import run_cli
+    from test_engine import DEMO
+
+    from curator.candidates import usage
+    from curator.commands import run_headless
+
+    skip = (200, message({"skip": True, "reason": "only task chatter, nothing durable"}))
+    nothing_more = (200, message({"findings": []}, name="record_findings"))  # the second look adds nothing
+    server.choose = lambda body: (nothing_more if body["tools"][0]["name"] == "record_findings" else None
+                                  if "Category: decision" in body["messages"][0]["content"] else skip)
+    engine_for(project, tmp_path, retries=0).close()  # writes the project's config
+    assert run_cli("triage", DEMO, "--json", cwd=project).returncode == 0
+    assert run_headless(str(project), True) == 0  # skips are not failures
+    first = json.loads(capsys.readouterr().out)
+    calls = len(server.requests)
+    assert [r["body"]["tools"][0]["name"] for r in server.requests].count("record_findings") == 1
+    skips = calls - 2  # every draft but the decision's; and one second look at the session
+    data = str(project / ".memcurate")
+    assert skips > 1 and len(first["created"]) == 1 and first["failed"] == []
+    assert staging.counts(data)["by_state"] == {"saved": 1, "skipped": skips}
+    assert len(first["skipped"]) == skips and "decision" not in {s["category"] for s in first["skipped"]}
+    assert all(s["reason"] == "only task chatter, nothing durable" for s in first["skipped"])
+    totals = usage.totals(data)
+    assert totals["overall"]["calls"] == calls and totals["overall"]["tokens_in"] == 1500 * calls
+
+    again = json.loads(run_cli("triage", DEMO, "--json", cwd=project).stdout)
+    assert again["triages"][0]["status"] == "nothing-new"
+    assert run_headless(str(project), False) == 0
+    text = capsys.readouterr().out
+    assert "skipped" not in text  # nothing skipped in this run: the earlier skips are not reported again
+    assert len(server.requests) == calls and usage.totals(data) == totals
+
+
+def test_the_text_summary_lists_each_skip_with_its_reason(capsys):
+    from curator.commands import print_summary
+
+    print_summary({"memory_root": "/m", "created": [], "updated": [], "deleted": [], "noop": [], "blocked": [],
+                   "held": [], "conflicts": [], "failed": [], "busy": [],
+                   "skipped": [{"triage": "T1", "category": "runbook", "reason": "only task chatter"}]})
+    out = capsys.readouterr().out
+    assert "skipped   1  (the model found nothing durable)\n  T1/runbook: only task chatter\n" in out

@@ -190,13 +190,14 @@ def test_errors_and_garbage_fail_the_category_with_the_cli_message(fake, project
     assert decision(engine, tid)["error"] == error
 
 
-def test_a_skip_fails_the_category_with_the_models_reason(fake, project, tmp_path):
+def test_a_skip_ends_the_category_skipped_with_the_models_reason(fake, project, tmp_path):
     fake.reply(envelope(structured_output={"skip": True, "reason": "only task chatter, nothing durable"}))
     engine = engine_for(project, tmp_path)
     (tid,) = stage(engine)
-    assert engine.process(tid, only=["decision"])["decision"] == "failed"
+    assert engine.process(tid, only=["decision"])["decision"] == "skipped"
     rec = decision(engine, tid)
-    assert rec["error"] == "skipped by the model: only task chatter, nothing durable" and rec["tokens_out"] == 150
+    assert rec["reason"] == "only task chatter, nothing durable" and "error" not in rec
+    assert (rec["tokens_out"], rec["cost_usd"], rec["calls"]) == (150, 0.0123, 1)
     assert not (tmp_path / "memory").exists()
 
 

@@ -214,6 +214,51 @@ def test_status_counts_what_is_staged(project, transcripts):
     assert f"pending      {doc['pending']}" in text.stdout
 
 
+def test_status_counts_skips_and_totals_the_model_use_per_triage_and_overall(project, transcripts):
+    a = session("postgres").write(transcripts / "a.jsonl")
+    b = session("kafka", stamp="2025-07-15T09:00").write(transcripts / "b.jsonl")
+    assert run_cli("triage", str(a), str(b), cwd=project).returncode == 0
+    first, second = staged(project)
+    data = str(data_of(project))
+    call = {"tokens_in": 1500, "tokens_out": 150, "cache_read_tokens": 300, "cache_write_tokens": 200, "calls": 1}
+    staging.set_state(data, first, "decision", "drafting")
+    staging.set_state(data, first, "decision", "skipped", reason="only task chatter", cost_usd=0.01, **call)
+    staging.set_state(data, first, "tech_debt", "drafting")
+    staging.set_state(data, first, "tech_debt", "drafted", cost_usd=0.02, **{**call, "calls": 2})
+    staging.set_state(data, second, "decision", "drafting")
+    staging.set_state(data, second, "decision", "failed", error="timed out", **call)  # no cost known
+    (data_of(project) / "staging" / first / "second_look.json").write_text(json.dumps(
+        {"tokens_in": 4000, "tokens_out": 100, "cost_usd": 0.005, "calls": 1}))
+
+    doc = json.loads(run_cli("status", "--json", cwd=project).stdout)
+    assert doc["by_state"]["skipped"] == 1
+    assert doc["pending"] == sum(n for s, n in doc["by_state"].items() if s != "skipped")  # a skip is final
+    per = doc["usage"]["triages"]
+    assert per[first] == {"tokens_in": 7000, "tokens_out": 400, "cache_read_tokens": 600, "cache_write_tokens": 400,
+                          "calls": 4, "cost_usd": pytest.approx(0.035)}
+    assert per[second] == {"tokens_in": 1500, "tokens_out": 150, "cache_read_tokens": 300, "cache_write_tokens": 200,
+                           "calls": 1, "cost_usd": 0}
+    assert doc["usage"]["overall"] == {"tokens_in": 8500, "tokens_out": 550, "cache_read_tokens": 900,
+                                       "cache_write_tokens": 600, "calls": 5, "cost_usd": pytest.approx(0.035)}
+
+    text = run_cli("status", cwd=project).stdout
+    assert "  skipped    1" in text
+    assert "model use    8,500 in / 550 out, cache 900 read / 600 written, $0.0350, 5 call(s)" in text
+
+
+def test_status_names_a_triage_whose_second_look_record_is_damaged_and_counts_the_others(project, transcripts):
+    a = session("postgres").write(transcripts / "a.jsonl")
+    b = session("kafka", stamp="2025-07-15T09:00").write(transcripts / "b.jsonl")
+    assert run_cli("triage", str(a), str(b), cwd=project).returncode == 0
+    first, second = staged(project)
+    (data_of(project) / "staging" / second / "second_look.json").write_text("{not json")  # a hand edit
+    p = run_cli("status", "--json", cwd=project)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["unreadable"] == 1 and doc["triages"] == 2 and doc["pending"] > 0  # the other triage still counts
+    assert doc["usage"]["triages"][second]["calls"] == 0
+
+
 def test_status_on_a_project_without_data_dir(project):
     p = run_cli("status", "--json", cwd=project)
     assert p.returncode == 0, p.stderr

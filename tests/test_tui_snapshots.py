@@ -223,7 +223,8 @@ def test_pipeline_progress_mid_run(snap_compare, project, tmp_path):
         sonnet, haiku = engine.cfg["models"]["sonnet"], engine.cfg["models"]["haiku"]
     finally:
         engine.close()
-    drafted = {"model": haiku, "elapsed": 3.418, "tokens_in": 2140, "tokens_out": 512, "retries": 0}
+    drafted = {"model": haiku, "elapsed": 3.418, "tokens_in": 2140, "tokens_out": 512, "retries": 0, "calls": 1,
+               "cost_usd": 0.004700}
     write_log(engine, T1, [
         {"category": "decision", "state": "drafting", "started": STAMP},
         {"category": "constraint", "state": "drafting", "started": STAMP},
@@ -239,6 +240,9 @@ def test_pipeline_progress_mid_run(snap_compare, project, tmp_path):
         {"category": "preference", "state": "failed", "started": STAMP, "model": haiku, "elapsed": 61.2,
          "tokens_in": 0, "tokens_out": 0, "retries": 2,
          "error": "anthropic: 529 overloaded_error: Overloaded (after 3 attempts)"},
+        {"category": "session_summary", "state": "skipped", "started": STAMP, "model": haiku, "elapsed": 1.2,
+         "tokens_in": 1650, "tokens_out": 38, "retries": 0, "calls": 1, "cost_usd": 0.00184,
+         "reason": "only task chatter, nothing durable"},
     ])
     write_log(engine, T2, [{"category": "decision", "state": "drafting", "started": STAMP}])
     assert sonnet  # the decision drafts with sonnet: its drafting line has no model yet, as in the pipeline

@@ -23,8 +23,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Header
 from textual.worker import get_current_worker
 
-from curator.candidates import staging
-from curator.candidates.queue import Item
+from curator.candidates import staging, usage
+from curator.candidates.queue import Item, Outcome
 from curator.engine import Engine
 from curator.util.locks import LockBusy
 
@@ -78,6 +78,8 @@ class MemcurateApp(App):
         self.clock = clock
         self.editor = editor
         self.items: dict[str, list[Item]] = {}
+        self.outcomes: dict[str, Outcome] = {}  # every staged triage's skips and model use (the progress panel)
+        self.overall = usage.empty()  # the model use of every staged triage
         self.filter_words: list[str] = []
         self.review: dict | None = None  # the selected item's review record
         self.review_key: tuple[str, str] | None = None
@@ -147,12 +149,17 @@ class MemcurateApp(App):
         except Exception as e:  # the staging dir itself unreadable: say so, keep what is shown
             self.post_message(ActionDone(f"cannot read the staging dir: {e}", set(), "error"))
             items = {}
-        self.post_message(ItemsLoaded(items, full=tids is None and bool(items)))
+        self.post_message(ItemsLoaded(items, full=tids is None and bool(items),
+                                      outcomes={tid: self.board.outcome(tid) for tid in items}))
 
     def on_items_loaded(self, message: ItemsLoaded) -> None:
         self._loading = False
         if message.full:
-            self.items = {}
+            self.items, self.outcomes = {}, {}
+        self.outcomes.update(message.outcomes)
+        self.overall = usage.empty()
+        for outcome in self.outcomes.values():
+            usage.add(self.overall, outcome.usage)
         for tid, rows in message.items.items():
             if rows:
                 self.items[tid] = rows
@@ -209,9 +216,11 @@ class MemcurateApp(App):
         tid = item.tid if item else None
         rows = [i for i in self.items.get(tid, []) if not i.is_error] if tid else []
         busy = sum(1 for t, v in self.items.items() if t != tid and any(i.state in staging.IN_FLIGHT for i in v))
-        if (tid, rows, busy) != self._progress_shown:
-            self._progress_shown = (tid, rows, busy)
-            self.query_one(ProgressView).show(tid, rows, busy)
+        outcome = (self.outcomes.get(tid) if tid else None) or Outcome()
+        shown = (tid, rows, busy, outcome, self.overall)
+        if shown != self._progress_shown:
+            self._progress_shown = shown
+            self.query_one(ProgressView).show(tid, rows + list(outcome.skipped), busy, outcome.usage, self.overall)
 
     @work(thread=True, group="selection", exclusive=True)
     def _load_selection(self, key: tuple[str, str] | None, ready: bool) -> None:

@@ -16,6 +16,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from curator.candidates.queue import Item
+from curator.candidates.usage import describe
 from curator.categories import CATEGORIES
 from curator.util.textsafe import clean as display
 
@@ -94,7 +95,8 @@ class ProgressView(Static):
 
     DEFAULT_CSS = "ProgressView { height: auto; }"
 
-    def show(self, tid: str | None, items: list[Item], busy_elsewhere: int) -> None:
+    def show(self, tid: str | None, items: list[Item], busy_elsewhere: int, used: dict | None = None,
+             overall: dict | None = None) -> None:
         table = Table(box=None, pad_edge=False, expand=True, show_edge=False)
         for name, kw in (("category", {}), ("draft", {}), ("verify", {}), ("model", {}), ("time", {"justify": "right"}),
                          ("tokens", {"justify": "right"}), ("retries", {"justify": "right"})):
@@ -111,7 +113,16 @@ class ProgressView(Static):
                           str(item.field("retries") or 0))
         title = Text(f"Pipeline — {tid}" if tid else "Pipeline", style="bold")
         foot = Text(f"{busy_elsewhere} other triage(s) being drafted" if busy_elsewhere else "", style="dim")
-        self.update(Group(title, table, foot) if items else Group(title, Text("Nothing in progress.", style="dim")))
+        # Model use, once there is any (the offline drafter makes no call): this triage's, then every triage's.
+        for label, total in (("this triage", used), ("all triages", overall if overall != used else None)):
+            if total and (total.get("calls") or total.get("tokens_in")):
+                foot.append(("\n" if foot.plain else "") + f"{label}: {describe(total)}")
+        skipped = [i for i in items if i.state == "skipped"]
+        for item in skipped:  # why the model found nothing durable there: final, never saved
+            name = CATEGORIES[item.category].section if item.category in CATEGORIES else item.category
+            foot.append(("\n" if foot.plain else "") + f"{name} skipped: {display(str(item.field('reason') or ''))}")
+        idle = Text("Nothing in progress.", style="dim")
+        self.update(Group(title, table, foot) if items else Group(title, idle, foot) if foot.plain else Group(title, idle))
 
 
 def _stages(state: str) -> tuple[Text, Text]:
@@ -124,6 +135,7 @@ def _stages(state: str) -> tuple[Text, Text]:
         "ready": (done, done),
         "approved": (done, done),
         "failed": (Text("failed", style="bold red"), wait),
+        "skipped": (Text("skipped", style="dim"), Text("—", style="dim")),
     }.get(state, (wait, wait))
 
 

@@ -19,7 +19,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from curator.candidates import second_look, staging
+from curator.candidates import second_look, staging, usage
 from curator.candidates.candidate import Candidate, StagedTriage, text_hash
 from curator.candidates.staging import now_iso
 from curator.capture.redact import find_secrets, redact_document
@@ -145,7 +145,7 @@ def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -
 
 
 def _draft_all(engine, todo: list[Candidate], emit) -> None:
-    from curator.drafting import DraftRequest
+    from curator.drafting import DraftRequest, input_cap
 
     cfg = engine.cfg
     d = cfg["drafting"]
@@ -158,6 +158,7 @@ def _draft_all(engine, todo: list[Candidate], emit) -> None:
         if cand.state == "triaged":
             cand.move("drafting", started=now_iso(), model="offline" if engine.drafter.name == "offline" else alias)
         emit(Event(cand.tid, cand.category, "drafting", {"model": alias}))
+    input_cap.apply(engine, todo, requests)  # each draft within its share of drafting.max_input_tokens
 
     timeout = float(d["timeout_seconds"])
     pool = ThreadPoolExecutor(max_workers=max(1, min(int(d["concurrency"]), len(todo))),
@@ -202,23 +203,23 @@ def _draft_with_retries(drafter, request, d: dict):
 
 def _finish(engine, cand: Candidate, result, emit) -> None:
     tid, cat = cand.key
-    timing = {"model": result.model, "elapsed": round(result.elapsed, 3), "tokens_in": result.tokens_in,
-              "tokens_out": result.tokens_out, "retries": getattr(result, "retries", 0)}
-    if getattr(result, "cost_usd", 0):
-        timing["cost_usd"] = result.cost_usd
-    for key in ("cache_read_tokens", "cache_write_tokens"):  # prompt caching, when the backend says
-        if getattr(result, key, 0):
-            timing[key] = getattr(result, key)
+    # The usage of this call is added to the sums the category's line carries (earlier calls: a retry).
+    timing = {"model": result.model, "elapsed": round(result.elapsed, 3), "retries": getattr(result, "retries", 0),
+              **usage.add_call(cand.record, result)}
+    if result.notes:  # what the drafter wants said (a redaction, a model with no known price)
+        timing["notes"] = result.notes
     if getattr(result, "skipped", None) and not result.error:
-        # Nothing durable here, says the model. A terminal `skipped` state is for later (issue 10): failed, with why.
-        cand.move("failed", error=f"skipped by the model: {result.skipped}", **timing)
-        emit(Event(tid, cat, "failed", {"error": "skipped", **timing}))
+        # Nothing durable here, says the model: final, never saved.
+        cand.move("skipped", reason=result.skipped, **timing)
+        emit(Event(tid, cat, "skipped", {"reason": result.skipped, **timing}))
         return
     if result.error or result.doc is None:
         cand.move("failed", error=result.error or "the drafter returned nothing", **timing)
         emit(Event(tid, cat, "failed", {"error": result.error, **timing}))
         return
     _redact_draft(result)
+    if result.notes:
+        timing["notes"] = result.notes
     cand.write_draft(result.text)
     cand.move("drafted", **timing)
     emit(Event(tid, cat, "drafted", timing))

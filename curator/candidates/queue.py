@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 
-from curator.candidates import staging
+from curator.candidates import staging, usage
 
 
 @dataclass(frozen=True)
@@ -54,12 +54,28 @@ def _item(tid: str, doc: dict, rec: dict) -> Item:
                 record={k: v for k, v in rec.items() if k != "history"})
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """What a triage's progress shows beyond its waiting candidates: the categories the model skipped
+    (with the reason on their record) and the sums of its model calls (curator/candidates/usage.py)."""
+
+    skipped: tuple[Item, ...] = ()
+    usage: dict = dataclass_field(default_factory=usage.empty)
+
+
 class Board:
-    """The pending candidates of a data dir, by triage; `load` re-reads only the triages asked for."""
+    """The pending candidates of a data dir, by triage; `load` re-reads only the triages asked for.
+    The same read gives each triage's Outcome (`outcome`), from the state log and the second look's
+    small file: never the excerpts."""
 
     def __init__(self, data: str) -> None:
         self.data = data
         self._docs: dict[str, dict] = {}  # triage.json is written once: read once, kept slim
+        self._outcomes: dict[str, Outcome] = {}
+
+    def outcome(self, tid: str) -> Outcome:
+        """The skips and model use of a triage as last loaded."""
+        return self._outcomes.get(tid) or Outcome()
 
     def triage_ids(self) -> list[str]:
         return staging.triage_ids(self.data)
@@ -81,9 +97,12 @@ class Board:
         except staging.StagingError as e:
             if not os.path.isdir(staging.triage_dir(self.data, tid)):
                 self._docs.pop(tid, None)
+                self._outcomes.pop(tid, None)
                 return []
             # said relative to the data dir: the person knows which project this is
             return [Item(tid, "", "error", error=str(e).replace(os.path.join(self.data, ""), ""))]
+        self._outcomes[tid] = Outcome(tuple(_item(tid, doc, rec) for rec in states.values() if rec["state"] == "skipped"),
+                                      usage.of_triage(self.data, tid, states))
         return [_item(tid, doc, rec) for rec in states.values() if rec["state"] in staging.PENDING]
 
     def load(self, tids=None) -> dict[str, list[Item]]:

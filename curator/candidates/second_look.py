@@ -28,6 +28,7 @@ from curator.candidates.staging import now_iso
 from curator.util.textsafe import one_line
 
 CLAUDE_BACKENDS = ("anthropic", "claude-cli")
+MIN_ROOM = 1000  # characters of activity below which a look is not worth a call
 USAGE = ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "cost_usd", "calls")
 
 
@@ -61,10 +62,17 @@ def _look(engine, triage: StagedTriage, request: dict) -> dict:
     already = sorted(set(request.get("already") or ()) | {
         n for n, c in doc["categories"].items() if isinstance(c, dict) and c.get("triggered")})
     source = doc.get("source") or {}
+    from curator.drafting import input_cap
+
+    overhead = input_cap.look_overhead(tuple(already))
+    room = input_cap.look_room(cfg, overhead, int(before.get("sent_chars") or 0))
+    if room < MIN_ROOM:
+        return {**record, "state": "off", "added": {}, "reason": "drafting.max_input_tokens leaves the second "
+                f"look no room ({room:,} characters): nothing sent"}
     try:
         from curator.capture.condense import condense
 
-        activity = condense(source.get("transcript", ""), request["byte_range"], cfg,
+        activity = condense(source.get("transcript", ""), request["byte_range"], cfg, max_chars=room,
                             turn_base=int(request.get("turn_base") or 0), subagent=bool(source.get("subagent")))
     except (OSError, KeyError, TypeError, ValueError) as e:
         why = e.strerror if isinstance(e, OSError) and e.strerror else f"{e.__class__.__name__}: {e}"
@@ -85,6 +93,8 @@ def _look(engine, triage: StagedTriage, request: dict) -> dict:
     for key in USAGE[:-1]:
         record[key] = record[key] + (getattr(result, key, 0) or 0)
     record["calls"] += 1
+    # What was sent, estimated as the input cap counts it: the drafts share what the look left of the cap.
+    record["sent_chars"] = int(before.get("sent_chars") or 0) + overhead + len(activity.text)
     record.update(model=result.model, elapsed=round(result.elapsed, 3))
     if result.error:
         return {**record, "state": "failed", "error": result.error, "added": {}}

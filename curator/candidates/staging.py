@@ -43,7 +43,7 @@ INCOMING = ".incoming"
 TRANSITIONS: dict[str, tuple[str, ...]] = {
     "triaged": ("drafting", "rejected"),
     # A claimant that finds a step left half-done by a killed process starts it again.
-    "drafting": ("drafted", "failed", "drafting", "rejected"),
+    "drafting": ("drafted", "failed", "skipped", "drafting", "rejected"),
     "drafted": ("verifying", "failed", "drafting"),
     "verifying": ("ready", "failed", "drafting"),
     "ready": ("approved", "rejected", "drafting", "ready"),  # ready again: verified again after an edit
@@ -51,9 +51,13 @@ TRANSITIONS: dict[str, tuple[str, ...]] = {
     "failed": ("drafting", "rejected"),
     "rejected": (),
     "saved": (),
+    # The model found nothing durable (its `reason` is on the line). Final: drafting it again would send
+    # the same transcript bytes for the same answer, and a skip is never saved.
+    "skipped": (),
 }
 STATES: tuple[str, ...] = tuple(TRANSITIONS)
-PENDING: frozenset[str] = frozenset(s for s in STATES if s not in ("rejected", "saved"))
+FINAL: frozenset[str] = frozenset(s for s, moves in TRANSITIONS.items() if not moves)
+PENDING: frozenset[str] = frozenset(s for s in STATES if s not in FINAL)
 IN_FLIGHT: tuple[str, ...] = ("drafting", "drafted", "verifying")  # a drafting step under way (or left half-done)
 
 

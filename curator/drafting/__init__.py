@@ -96,7 +96,9 @@ class DraftResult:
 
     `skipped` is the model's reason when it answered that the evidence holds nothing durable of the
     category (then `doc` is None and `error` too). `cost_usd` is what the call cost, when the backend
-    says (the claude CLI's `total_cost_usd`); tokens_in counts cache reads and writes too.
+    says (the claude CLI's `total_cost_usd`) or its price is known (curator/drafting/prices.py);
+    tokens_in counts cache reads and writes too. `calls` is how many model calls the result stands for
+    (0 offline): the usage fields are their sums.
     """
 
     doc: "MemoryDoc | None"
@@ -111,6 +113,7 @@ class DraftResult:
     cost_usd: float = 0.0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    calls: int = 0
     retryable: bool = True
 
     @property
@@ -147,6 +150,7 @@ class LookResult:
     cost_usd: float = 0.0
     elapsed: float = 0.0
     error: str | None = None
+    notes: list = field(default_factory=list)
 
 
 @runtime_checkable

@@ -20,10 +20,11 @@ says what happened, in one line.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from typing import Mapping
 
-from curator.drafting import DraftRequest, DraftResult, LookRequest, LookResult
+from curator.drafting import DraftRequest, DraftResult, LookRequest, LookResult, prices
 from curator.drafting import prompt as prompts
 from curator.drafting.claude_cli import timeout_for
 from curator.util.textsafe import one_line
@@ -58,6 +59,8 @@ class AnthropicDrafter:
                                                           ("base_url", "ANTHROPIC_BASE_URL"))
                  if env.get(name, "").strip()}
         self.client = anthropic.Anthropic(timeout=self.timeout, max_retries=self.max_retries, **given)
+        self._unpriced: set[str] = set()  # models already said to have no known price
+        self._lock = threading.Lock()  # draft runs in several threads at once
 
     def request_args(self, request: DraftRequest) -> dict:
         return self._args(request.model_id or request.model_alias, prompts.SYSTEM_PROMPT, TOOL,
@@ -89,6 +92,7 @@ class AnthropicDrafter:
             result = DraftResult(doc=None, text="", model=model, error=self._error(e))
             result.retryable = not _sdk_retried(e)
         result.elapsed = time.perf_counter() - t0
+        result.calls = 1  # one call to the model (the SDK's own retries are inside it)
         return result
 
     def _draft(self, request: DraftRequest, model: str) -> DraftResult:
@@ -96,6 +100,7 @@ class AnthropicDrafter:
         message = raw.parse()
         result = DraftResult(doc=None, text="", model=str(getattr(message, "model", "") or model))
         _usage(message, result)
+        self._price(result)
         if raw.retries_taken:
             result.notes.append(f"the SDK retried {raw.retries_taken} time(s) (429/5xx/overloaded/timeout)")
         prompts.fill(result, request, "anthropic", _tool_input(message, TOOL))
@@ -109,11 +114,28 @@ class AnthropicDrafter:
             message = self.client.messages.create(**self.look_args(request))
             result.model = str(getattr(message, "model", "") or result.model)
             _usage(message, result)
+            self._price(result)
             prompts.fill_findings(result, request, "anthropic", _tool_input(message, LOOK_TOOL))
         except Exception as e:  # never raises: the second look records the failure
             result.error = self._error(e)
         result.elapsed = time.perf_counter() - t0
         return result
+
+    def _price(self, result: DraftResult | LookResult) -> None:
+        """The call's cost from the price table; a model with no known price records none, and says so
+        once per drafter (on the first such result: it goes on the category's state line)."""
+        cost = prices.cost_usd(result.model, uncached_in=result.tokens_in - result.cache_read_tokens
+                               - result.cache_write_tokens, out=result.tokens_out,
+                               cache_write=result.cache_write_tokens, cache_read=result.cache_read_tokens)
+        if cost is not None:
+            result.cost_usd = cost
+            return
+        with self._lock:
+            first = result.model not in self._unpriced
+            self._unpriced.add(result.model)
+        if first:
+            result.notes.append(f"no price known for model {result.model}: its calls record no cost "
+                                "(curator/drafting/prices.py)")
 
     def _error(self, e: Exception) -> str:
         """One line: what the API (or the network) said, and how many attempts it took."""

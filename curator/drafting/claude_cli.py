@@ -73,6 +73,7 @@ class ClaudeCliDrafter:
             result = DraftResult(doc=None, text="", model=model,
                                  error=one_line(f"claude CLI drafter failed: {e.__class__.__name__}: {e}"))
         result.elapsed = time.perf_counter() - t0
+        result.calls = 1  # one `claude -p` child
         return result
 
     def second_look(self, request: LookRequest) -> LookResult:

@@ -93,7 +93,7 @@ def user_prompt(request: DraftRequest) -> str:
         "Transcript excerpt (redacted):",
         fence("EXCERPT", request.excerpt.strip() or "(none)"),
     ]
-    snippets = [_snippet_line(s) for s in request.snippets if isinstance(s, Mapping)]
+    snippets = [snippet_line(s) for s in request.snippets if isinstance(s, Mapping)]
     if snippets:
         parts += ["", "The lines that scored for this category:", fence("SNIPPETS", "\n".join(snippets))]
     existing = [_candidate(c) for c in request.candidates if isinstance(c, Mapping)]
@@ -104,7 +104,7 @@ def user_prompt(request: DraftRequest) -> str:
     return "\n".join(parts)
 
 
-def _snippet_line(s: Mapping) -> str:
+def snippet_line(s: Mapping) -> str:
     return f"[turn {s.get('turn', '?')}, {s.get('speaker', '?')}] {str(s.get('text', ''))}"
 
 

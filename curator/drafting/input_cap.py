@@ -1,0 +1,152 @@
+"""The per-triage input cap (`drafting.max_input_tokens`): a huge session never sends more than configured.
+
+The cap is split evenly across the triage's triggered categories, so each draft (a first one, or one
+asked again from the TUI) gets the same share whatever else is drafted with it. A second look at the
+session (curator/candidates/second_look.py) is made first and takes at most half of the cap; the drafts
+share what it left. A share covers
+everything a call sends: the system prompt, the answer's schema, the user prompt and its evidence.
+When a draft's prompt would be larger, its excerpt and snippets are cut to fit (the excerpt keeps its
+beginning and end), the cut says so inside the prompt ("[… N characters cut: per-triage input cap …]")
+and the category's state line records it (`input_cut`).
+
+Tokens are estimated from characters, conservatively: 3 characters a token (English prose runs about
+4 on Claude's tokenizers, code and JSON fewer, and newer models count about 30 % more tokens for the
+same text), so what is sent stays under the cap in real tokens too. The offline drafter sends nothing
+and is never cut.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Mapping
+
+from curator.drafting import DraftRequest
+from curator.drafting import prompt as prompts
+
+CHARS_PER_TOKEN = 3
+TOOL_CHARS = 120  # the tool's name and description (anthropic), or the CLI flags around the schema
+MARK_ROOM = 64  # room for a cut marker
+
+
+def marker(n: int) -> str:
+    return f"[… {n:,} characters cut: per-triage input cap …]"
+
+
+def prompt_chars(request: DraftRequest) -> int:
+    """What one draft sends, in characters: system prompt, schema, user prompt."""
+    return (len(prompts.SYSTEM_PROMPT) + len(json.dumps(prompts.schema(request.category)))
+            + len(prompts.user_prompt(request)) + TOOL_CHARS)
+
+
+def cap_tokens(cfg: Mapping) -> int:
+    """The per-triage cap in tokens; 0 when there is none."""
+    return max(0, int((cfg.get("drafting") or {}).get("max_input_tokens") or 0))
+
+
+def share_tokens(cfg: Mapping, triggered: int, spent_chars: int = 0) -> int:
+    """One draft's share of the cap, once the triage's second look took `spent_chars`; 0 when there is
+    no cap (and at least 1 when there is, so a cap the look used up fails the drafts, never uncaps them)."""
+    cap = cap_tokens(cfg)
+    if not cap:
+        return 0
+    return max(1, (cap - -(-spent_chars // CHARS_PER_TOKEN)) // max(1, triggered))
+
+
+def look_room(cfg: Mapping, overhead_chars: int, spent_chars: int = 0) -> int:
+    """Characters the second look's activity may take: `second_look.max_chars`, and under a cap at most
+    half of it, less what its prompt costs and what an earlier attempt sent (the drafts share the rest)."""
+    room = int(cfg["second_look"]["max_chars"])
+    cap = cap_tokens(cfg)
+    if cap:
+        room = min(room, cap * CHARS_PER_TOKEN // 2 - overhead_chars - spent_chars)
+    return max(0, room)
+
+
+def look_overhead(already: tuple) -> int:
+    """What a second look sends besides the session's activity, in characters."""
+    return (len(prompts.LOOK_SYSTEM_PROMPT) + len(json.dumps(prompts.look_schema()))
+            + len(prompts.look_prompt("", already)) + TOOL_CHARS)
+
+
+def apply(engine, todo: list, requests: dict[str, DraftRequest]) -> None:
+    """Cut the requests of `todo` (candidates about to be drafted) to their share of the cap, in place,
+    and record each cut on its category's state line."""
+    if getattr(engine.drafter, "name", "") == "offline" or not cap_tokens(engine.cfg):
+        return
+    spent = {}  # triage id -> characters its second look sent
+    for cand in list(todo):
+        if cand.tid not in spent:
+            from curator.candidates import staging
+
+            try:
+                spent[cand.tid] = int((staging.read_second_look(engine.data, cand.tid) or {}).get("sent_chars") or 0)
+            except (staging.StagingError, TypeError, ValueError):
+                spent[cand.tid] = 0
+        triggered = sum(1 for c in cand.triage.doc["categories"].values() if isinstance(c, dict) and c.get("triggered"))
+        share = share_tokens(engine.cfg, triggered, spent[cand.tid])
+        request, cut = fit(requests[cand.category], share * CHARS_PER_TOKEN)
+        if prompt_chars(request) > share * CHARS_PER_TOKEN:  # not even the prompt without evidence fits
+            todo.remove(cand)
+            need = -(-prompt_chars(request) // CHARS_PER_TOKEN) * triggered
+            cand.move("failed", error=f"drafting.max_input_tokens is too small: {triggered} draft(s) of this "
+                                      f"triage need at least {need:,} tokens")
+        elif cut:
+            requests[cand.category] = request
+            cand.move("drafting", input_cut={"chars": cut, "share_tokens": share})
+
+
+def fit(request: DraftRequest, limit: int) -> tuple[DraftRequest, int]:
+    """The request cut to send at most `limit` characters, and how many characters of evidence were cut."""
+    if prompt_chars(request) <= limit:
+        return request, 0
+    excerpt, snippets = request.excerpt, [s for s in request.snippets if isinstance(s, Mapping)]
+    room = max(0, limit - prompt_chars(_with(request, "", [])) - 2 * MARK_ROOM)
+    snippet_chars = sum(len(prompts.snippet_line(s)) + 1 for s in snippets)
+    # The snippets are the lines that scored: they keep their room unless the excerpt would get less than half.
+    excerpt_room = min(len(excerpt), max(room - snippet_chars, room // 2))
+    kept_snippets = _cut_snippets(snippets, room - excerpt_room)
+    cut_excerpt = _cut(excerpt, excerpt_room)
+    out = _with(request, cut_excerpt, kept_snippets)
+    over = prompt_chars(out) - limit
+    while over > 0 and excerpt_room > 0:  # a marker or a fence line counted short: take it from the excerpt
+        excerpt_room = max(0, excerpt_room - over - MARK_ROOM)
+        out = _with(request, _cut(excerpt, excerpt_room), kept_snippets)
+        over = prompt_chars(out) - limit
+    if over > 0:  # still too large: the evidence goes whole, and the prompt says so
+        out = _with(request, marker(len(excerpt) + sum(len(str(s.get("text", ""))) for s in snippets)), [])
+    kept = len(out.excerpt) + sum(len(str(s.get("text", ""))) for s in out.snippets)
+    whole = len(excerpt) + sum(len(str(s.get("text", ""))) for s in snippets)
+    return out, max(1, whole - kept)
+
+
+def _with(request: DraftRequest, excerpt: str, snippets: list) -> DraftRequest:
+    return dataclasses.replace(request, entry={**request.entry, "excerpt": excerpt, "snippets": snippets})
+
+
+def _cut(text: str, room: int) -> str:
+    """`text` in at most `room` characters: its beginning and end around a marker saying how much went."""
+    if len(text) <= room:
+        return text
+    keep = max(0, room - MARK_ROOM)
+    head, tail = text[:keep - keep // 3], text[len(text) - keep // 3:] if keep // 3 else ""
+    return f"{head}\n{marker(len(text) - len(head) - len(tail))}\n{tail}".strip("\n")
+
+
+def _cut_snippets(snippets: list, room: int) -> list:
+    """The snippets in order while they fit; the first that does not is cut, the rest dropped (and said)."""
+    out, used = [], 0
+    for i, s in enumerate(snippets):
+        line = len(prompts.snippet_line(s)) + 1
+        if used + line <= room:
+            out.append(s)
+            used += line
+            continue
+        text = str(s.get("text", ""))
+        rest = sum(len(str(r.get("text", ""))) for r in snippets[i + 1:])
+        left = room - used - (line - len(text)) - MARK_ROOM
+        if left > 0 or rest or text:
+            kept = text[:max(0, left)]
+            out.append({**s, "text": f"{kept} {marker(len(text) - len(kept) + rest)}".strip()})
+        break
+    return out
