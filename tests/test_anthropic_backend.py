@@ -17,11 +17,13 @@ from fakes import backend_engine, decision
 from test_claude_cli import GOOD
 from test_engine import stage
 
+from curator import config
 from curator.drafting import prompt as prompts
 from curator.engine import Engine
 from curator.memory import memfile
+from curator.util.assets import asset
 
-MODEL = "claude-sonnet-4-5"
+MODEL = config.build([asset("config.default.yaml")])["models"]["sonnet"]  # what a decision is drafted with
 USAGE = {"input_tokens": 1000, "cache_creation_input_tokens": 200, "cache_read_input_tokens": 300, "output_tokens": 150}
 
 
