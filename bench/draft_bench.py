@@ -255,7 +255,7 @@ def verdict(key: str, ratio: float) -> tuple[str, str]:
     if key == "six@2":
         lo, hi = TARGET_THREE_ROUNDS
         return f"{lo:g}-{hi:g} x", "PASS" if lo <= ratio <= hi else "FAIL"
-    return "unit", ""
+    return ("unit", "") if key == "one" else ("none", "")
 
 
 def main() -> int:
@@ -316,7 +316,7 @@ def report(results: dict, plan: list, delay: float, runs: int) -> tuple[dict, li
     figures: dict = {}
     failed: list[str] = []
     B.say("")
-    B.say(f"{'backend':<11} {'scenario':<38} {'draft phase':>11} {'min..max':>13} {'x one call':>10} "
+    B.say(f"{'backend':<11} {'scenario':<42} {'draft phase':>11} {'min..max':>13} {'x one call':>10} "
           f"{'x delay':>8} {'process':>8}  target")
     for backend in BACKENDS:
         unit = B.median(r["draft"] for r in results[(backend, "one")])
@@ -328,7 +328,7 @@ def report(results: dict, plan: list, delay: float, runs: int) -> tuple[dict, li
             target, mark = verdict(key, ratio)
             if mark == "FAIL":
                 failed.append(f"{backend} {label}")
-            B.say(f"{backend:<11} {label:<38} {draft:>9.3f} s {lo:>6.2f}..{hi:<5.2f} {ratio:>8.2f} x "
+            B.say(f"{backend:<11} {label:<42} {draft:>9.3f} s {lo:>6.2f}..{hi:<5.2f} {ratio:>8.2f} x "
                   f"{draft / delay:>6.2f} x {total:>6.2f} s  {target} {mark}".rstrip())
             fig = {"draft_s": round(draft, 4), "process_s": round(total, 4), "min_s": round(lo, 4),
                    "max_s": round(hi, 4), "x_one_call": round(ratio, 3), "x_delay": round(draft / delay, 3),

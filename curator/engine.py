@@ -122,7 +122,8 @@ class Engine:
 
     def drafting_status(self) -> dict:
         """Which backend and models draft here, and why, with warnings for deprecated model ids
-        (curator.drafting.describe: builds no drafter, imports no SDK)."""
+        (curator.drafting.describe: builds no drafter, imports no SDK). It describes the config's
+        choice: a drafter handed to the engine (tests) is not looked at."""
         from curator.drafting import describe
 
         return describe(self.cfg)
