@@ -9,7 +9,7 @@ import sys
 from curator import config
 from curator.candidates import staging, usage
 from curator.capture.incremental import CaptureSkipped, capture
-from curator.drafting import DrafterUnavailable
+from curator.drafting import DrafterUnavailable, describe
 from curator.util.locks import LockBusy
 from curator.util.paths import AutoMemoryOff, data_dir, project_root, resolve_memory_root
 from curator.util.textsafe import one_line
@@ -96,6 +96,7 @@ def status(args) -> int:
         doc["claude_config_dir"] = location["claude_config_dir"]
         doc["claude_config_dir_from"] = location["claude_config_dir_from"]
         doc["auto_memory"] = location["auto_memory"]
+        doc["drafting"] = describe(cfg)  # which backend and models, and why; imports no SDK
         try:
             from curator.memory import memory_md
 
@@ -113,6 +114,8 @@ def status(args) -> int:
         _print_location(doc)
     else:
         print(f"config error {one_line(doc['config_error'], 500)}")
+    if "drafting" in doc:
+        _print_drafting(doc["drafting"])
     print(f"triages      {doc['triages']}" + (f" ({doc['unreadable']} unreadable)" if doc["unreadable"] else ""))
     if doc["by_state"]:
         for state, n in doc["by_state"].items():
@@ -138,6 +141,14 @@ def _print_location(doc: dict) -> None:
     print(f"auto memory  {'on' if auto['enabled'] else 'OFF'} ({one_line(auto['why'], 300)})")
     for note in doc["memory_root_notes"]:
         print(f"  note: {one_line(note, 300)}")
+
+
+def _print_drafting(d: dict) -> None:
+    print(f"drafting     {one_line(d['line'].removeprefix('drafting: '), 500)}")
+    for warning in d["warnings"]:
+        print(f"  warning: {one_line(warning, 300)}")
+    if d["deprecation_table"] != "available":
+        print(f"  note: {d['deprecation_table']}")
 
 
 def auto_approve(args) -> int:

@@ -120,6 +120,14 @@ class Engine:
             self._drafter = get_drafter(self.cfg)
         return self._drafter
 
+    def drafting_status(self) -> dict:
+        """Which backend and models draft here, and why, with warnings for deprecated model ids
+        (curator.drafting.describe: builds no drafter, imports no SDK). It describes the config's
+        choice: a drafter handed to the engine (tests) is not looked at."""
+        from curator.drafting import describe
+
+        return describe(self.cfg)
+
     def target_state(self, category: str, memory_id: str, base_hash: str | None) -> dict:
         """Whether the memory an UPDATE/DELETE was based on still exists unchanged; for a file that
         changed, `unreadable` says why it is no memory any more (not UTF-8, broken front matter...)."""

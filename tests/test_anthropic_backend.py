@@ -18,12 +18,14 @@ from fakes import backend_engine, decision
 from test_claude_cli import GOOD
 from test_engine import stage
 
+from curator import config
 from curator.candidates import staging
 from curator.drafting import prompt as prompts
 from curator.engine import Engine
 from curator.memory import memfile
+from curator.util.assets import asset
 
-MODEL = "claude-sonnet-4-5"
+MODEL = config.build([asset("config.default.yaml")])["models"]["sonnet"]  # what a decision is drafted with
 USAGE = {"input_tokens": 1000, "cache_creation_input_tokens": 200, "cache_read_input_tokens": 300, "output_tokens": 150}
 
 
@@ -135,8 +137,9 @@ def test_a_tool_answer_becomes_a_verified_draft_with_tokens_and_cache_use(server
     rec = decision(engine, tid)
     assert rec["model"] == MODEL and (rec["tokens_in"], rec["tokens_out"]) == (1500, 150)
     assert (rec["cache_read_tokens"], rec["cache_write_tokens"]) == (300, 200)
-    # claude-sonnet-4-5: $3 in, $15 out, $3.75 5-minute cache write, $0.30 cache read per million tokens
-    assert rec["cost_usd"] == pytest.approx((1000 * 3 + 150 * 15 + 200 * 3.75 + 300 * 0.30) / 1e6)
+    # claude-sonnet-5-5: $2 in, $10 out, $2.50 5-minute cache write, $0.10 cache read per million tokens
+    assert MODEL == "claude-sonnet-5-5"
+    assert rec["cost_usd"] == pytest.approx((1000 * 2 + 150 * 10 + 200 * 2.50 + 300 * 0.10) / 1e6)
     assert rec["calls"] == 1
     doc = memfile.parse(engine.review(tid, "decision")["text"])
     assert doc.title == GOOD["title"] and list(doc.sections) == ["Decision", "Rationale", "Alternatives"]

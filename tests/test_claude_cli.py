@@ -150,6 +150,7 @@ def test_structured_output_becomes_a_verified_draft_with_its_tokens_and_cost(fak
     rec = decision(engine, tid)
     assert rec["state"] == "ready" and rec["model"] == "sonnet"
     assert (rec["tokens_in"], rec["tokens_out"], rec["cost_usd"]) == (1500, 150, 0.0123)
+    assert (rec["cache_read_tokens"], rec["cache_write_tokens"]) == (300, 200)  # the CLI's prompt caching
     review = engine.review(tid, "decision")
     doc = memfile.parse(review["text"])
     assert memfile.problems(doc) == []

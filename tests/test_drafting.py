@@ -301,22 +301,22 @@ def test_get_drafter_resolution(tmp_path):
     assert isinstance(d, OfflineDrafter) and isinstance(d, Drafter) and d.name == "offline"
 
     d = get_drafter({"backend": "auto"}, env={"PATH": str(empty)})
-    assert d.name == "offline" and "no ANTHROPIC_API_KEY and no claude CLI" in d.reason
+    assert d.name == "offline" and d.reason == "backend: auto, no ANTHROPIC_API_KEY, no claude on the PATH"
 
     d = get_drafter({"backend": "auto"}, env={"PATH": str(with_claude), "ANTHROPIC_API_KEY": "k"})
-    assert d.name == "anthropic" and "found ANTHROPIC_API_KEY" in d.reason  # a key wins over the claude CLI
+    assert d.name == "anthropic" and "ANTHROPIC_API_KEY set" in d.reason  # a key wins over the claude CLI
 
     d = get_drafter({"backend": "auto"}, env={"PATH": f"{empty}{os.pathsep}{with_claude}"})
-    assert d.name == "claude-cli" and str(with_claude / "claude") in d.reason
+    assert d.name == "claude-cli" and d.reason == "backend: auto, no ANTHROPIC_API_KEY, claude on the PATH"
     assert d.executable == str(with_claude / "claude")
 
     d = get_drafter({"backend": "auto"}, env={"PATH": str(with_claude), "ANTHROPIC_API_KEY": "  "})
-    assert "claude CLI" in d.reason  # a blank key is no key
+    assert d.name == "claude-cli" and "no ANTHROPIC_API_KEY" in d.reason  # a blank key is no key
 
     assert get_drafter({}, env={"PATH": str(empty)}).name == "offline"  # no backend key: auto
 
     d = get_drafter({"backend": "anthropic"}, env={"ANTHROPIC_API_KEY": "k", "PATH": str(with_claude)})
-    assert d.name == "anthropic" and d.reason == "backend: anthropic"
+    assert d.name == "anthropic" and d.reason == "backend: anthropic, ANTHROPIC_API_KEY set"
     with pytest.raises(DrafterUnavailable, match="ANTHROPIC_API_KEY is not set"):
         get_drafter({"backend": "anthropic"}, env={"ANTHROPIC_API_KEY": " ", "PATH": str(with_claude)})
     d = get_drafter({"backend": "claude-cli"}, env={"ANTHROPIC_API_KEY": "k", "PATH": str(with_claude)})

@@ -9,6 +9,9 @@ from widgets.app import MemcurateApp, make_app
 
 BACKGROUND = ("watch", "pipeline")  # groups that run for the app's whole life
 FIXED_NOW = 1795000000.0  # 2026-11-18: ages on screen do not move
+# What the backend line says in tests (the real one names the machine's PATH and the SDK's table).
+FIXED_DRAFTING = {"line": "drafting: offline — backend: offline; models: none (the offline drafter uses no model)",
+                  "available": True, "warnings": [], "deprecation_table": "available"}
 
 
 def engine_factory(project: Path, memory: Path, drafter=None):
@@ -24,6 +27,7 @@ def tui(project: Path, memory: Path, **kw) -> MemcurateApp:
     kw.setdefault("watch", False)
     kw.setdefault("clock", lambda: FIXED_NOW)
     kw.setdefault("subtitle", "project")
+    kw.setdefault("drafting", lambda: FIXED_DRAFTING)
     drafter = kw.pop("drafter", None)
     return make_app(project, engine_factory=engine_factory(project, memory, drafter), **kw)
 

@@ -30,8 +30,9 @@ from curator.util.locks import LockBusy
 
 from .dialogs import ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog
 from .footer import TidyFooter
-from .messages import ActionDone, BudgetsLoaded, DetailLoaded, ItemsLoaded, PipelineEvent, StagingChanged
-from .panels import BudgetsView, DocumentView, GraduationView, IssuesView, ProgressView
+from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribed, ItemsLoaded, PipelineEvent,
+                       StagingChanged)
+from .panels import BudgetsView, DocumentView, DraftingLine, GraduationView, IssuesView, ProgressView
 from .queue import QueueTable, matches, sort_key
 
 WAITING = frozenset(("triaged", *staging.IN_FLIGHT))  # states the pipeline has work in
@@ -68,12 +69,13 @@ class MemcurateApp(App):
 
     def __init__(self, engine_factory: Callable[[], Engine], *, watch: bool = True, run_pipeline: bool = True,
                  clock: Callable[[], float] | None = None, editor: str | None = None,
-                 subtitle: str | None = None) -> None:
+                 subtitle: str | None = None, drafting: Callable[[], dict] | None = None) -> None:
         super().__init__()
         self.subtitle = subtitle
         self.engine_factory = engine_factory
         self.engine = engine_factory()  # the person's actions and reads; the pipeline has its own
         self.board = self.engine.board()
+        self.describe_drafting = drafting or self.engine.drafting_status  # tests pass a fixed one
         self.watch_enabled, self.pipeline_enabled = watch, run_pipeline
         self.clock = clock
         self.editor = editor
@@ -103,6 +105,7 @@ class MemcurateApp(App):
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield QueueTable(id="queue")
+                yield DraftingLine(id="drafting")
                 yield ProgressView(id="progress")
             with Vertical(id="right"):
                 yield DocumentView(id="document")
@@ -116,6 +119,7 @@ class MemcurateApp(App):
         self.sub_title = self.subtitle if self.subtitle is not None else self.engine.project
         self.query_one(QueueTable).focus()
         self._request_load(None)
+        self._describe_drafting()
         if self.watch_enabled:
             self._watch()
         if self.pipeline_enabled:
@@ -271,6 +275,19 @@ class MemcurateApp(App):
         self.query_one(BudgetsView).show(message.usage, message.moves, message.error)
 
     # -- watching and drafting ----------------------------------------------------------
+
+    @work(thread=True, group="describe")
+    def _describe_drafting(self) -> None:
+        """Which backend drafts and why: a look at the environment and the PATH, and the SDK's
+        deprecation table read as text (never an import of the SDK)."""
+        try:
+            info = self.describe_drafting()
+        except Exception as e:  # a status line must never stop the app
+            info = {"line": f"drafting: cannot tell ({e})", "available": False}
+        self.post_message(DraftingDescribed(info))
+
+    def on_drafting_described(self, message: DraftingDescribed) -> None:
+        self.query_one(DraftingLine).show(message.info)
 
     @work(thread=True, group="watch")
     def _watch(self) -> None:
@@ -542,12 +559,14 @@ def _placeholder(item: Item | None) -> str:
 
 def make_app(project, *, engine_factory: Callable[[], Engine] | None = None, watch: bool = True,
              run_pipeline: bool = True, clock: Callable[[], float] | None = None,
-             editor: str | None = None, subtitle: str | None = None) -> MemcurateApp:
+             editor: str | None = None, subtitle: str | None = None,
+             drafting: Callable[[], dict] | None = None) -> MemcurateApp:
     """The app for one project. Tests pass an engine factory (a tmp project, a fake drafter),
-    `watch=False`, `run_pipeline=False`, a fixed `clock` and `subtitle` for deterministic screens."""
+    `watch=False`, `run_pipeline=False`, a fixed `clock`, `subtitle` and `drafting` (what the
+    backend line says, else Engine.drafting_status) for deterministic screens."""
     factory = engine_factory or (lambda: Engine(project))
     return MemcurateApp(factory, watch=watch, run_pipeline=run_pipeline, clock=clock, editor=editor,
-                        subtitle=subtitle)
+                        subtitle=subtitle, drafting=drafting)
 
 
 def run(project) -> int:

@@ -41,6 +41,14 @@ class PipelineEvent(Message):
         self.tid, self.category, self.state = tid, category, state
 
 
+class DraftingDescribed(Message):
+    """Which backend and models draft, and why (curator.drafting.describe's dict)."""
+
+    def __init__(self, info: dict) -> None:
+        super().__init__()
+        self.info = info
+
+
 class ActionDone(Message):
     """A review action finished: what to say, how, and which triages to read again."""
 

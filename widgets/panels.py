@@ -139,6 +139,22 @@ def _stages(state: str) -> tuple[Text, Text]:
     }.get(state, (wait, wait))
 
 
+class DraftingLine(Static):
+    """One line: the drafting backend and models in use and why; below it, a warning per configured
+    model id the SDK marks deprecated."""
+
+    DEFAULT_CSS = "DraftingLine { height: auto; }"
+
+    def show(self, info: dict) -> None:
+        style = "dim" if info.get("available", True) else "bold red"
+        lines = [Text(display(str(info.get("line", ""))), style=style)]  # config text: never raw escapes
+        lines += [Text(f"⚠ {display(w)}", style="yellow") for w in info.get("warnings", [])]
+        table = info.get("deprecation_table", "available")
+        if table != "available":
+            lines.append(Text(str(table), style="dim"))
+        self.update(Group(*lines))
+
+
 class BudgetsView(Static):
     """MEMORY.md's sections as meters (used / budget), and what approving the selection would archive."""
 

@@ -171,37 +171,108 @@ class Drafter(Protocol):
     # The Claude backends also have `second_look(request: LookRequest) -> LookResult` (never raises).
 
 
-def get_drafter(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Drafter:
-    """The drafter that `backend:` asks for (DESIGN §10).
+@dataclass(frozen=True)
+class Choice:
+    """What `backend:` resolves to here, and why, decided without building a drafter (so without
+    importing an SDK): `get_drafter` builds from it, `describe` says it.
 
-    auto: anthropic when ANTHROPIC_API_KEY is set, else the `claude` CLI when
-    it is on the PATH, else offline. `anthropic` without a key raises
-    DrafterUnavailable, and so does `claude-cli` when no `claude` is on the PATH.
+    `backend` is what drafts (anthropic, claude-cli, offline), or the configured one when
+    `unavailable` says why it cannot be used; `why` is the facts that decided it.
     """
+
+    configured: str
+    backend: str
+    why: str
+    executable: str = ""
+    unavailable: str = ""
+
+    @property
+    def reason(self) -> str:
+        """One phrase: the configured backend and the facts that decided it."""
+        return f"backend: {self.configured}" + (f", {self.why}" if self.why else "")
+
+
+def choose(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Choice:
+    """The backend `backend:` asks for (DESIGN §10): auto is anthropic when ANTHROPIC_API_KEY is set,
+    else the `claude` CLI when it is on the PATH, else offline. `anthropic` without a key, and
+    `claude-cli` with no `claude` on the PATH, are unavailable (the message says what to do)."""
+    configured = str(cfg.get("backend", "auto") or "auto")
+    if configured == "offline":
+        return Choice(configured, "offline", "")
+    key = bool(env.get("ANTHROPIC_API_KEY", "").strip())
+    via = ", ANTHROPIC_BASE_URL set" if env.get("ANTHROPIC_BASE_URL", "").strip() else ""
+    if configured == "anthropic":
+        if not key:
+            return Choice(configured, "anthropic", "no ANTHROPIC_API_KEY", unavailable=(
+                "backend: anthropic, but ANTHROPIC_API_KEY is not set; export your API key (and "
+                "ANTHROPIC_BASE_URL for a gateway), or use backend: claude-cli or offline"))
+        return Choice(configured, "anthropic", "ANTHROPIC_API_KEY set" + via)
+    claude = shutil.which("claude", path=env.get("PATH", "")) or ""
+    if configured == "claude-cli":
+        if not claude:
+            return Choice(configured, "claude-cli", "no claude on the PATH", unavailable=(
+                "backend: claude-cli, but no `claude` executable is on the PATH; install Claude Code "
+                "(and log in), or use backend: offline"))
+        return Choice(configured, "claude-cli", "claude on the PATH", executable=claude)
+    if configured != "auto":
+        return Choice(configured, configured, "", unavailable=(
+            f"unknown backend {configured!r}; expected one of {', '.join(BACKENDS)}"))
+    if key:
+        return Choice(configured, "anthropic", "ANTHROPIC_API_KEY set" + via)
+    if claude:
+        return Choice(configured, "claude-cli", "no ANTHROPIC_API_KEY, claude on the PATH", executable=claude)
+    return Choice(configured, "offline", "no ANTHROPIC_API_KEY, no claude on the PATH")
+
+
+def get_drafter(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Drafter:
+    """The drafter that `backend:` asks for (see `choose`); DrafterUnavailable when it cannot be used."""
+    choice = choose(cfg, env)
+    if choice.unavailable:
+        raise DrafterUnavailable(choice.unavailable)
+    if choice.backend == "anthropic":
+        return _anthropic(cfg, choice.reason, env)
+    if choice.backend == "claude-cli":
+        return _claude_cli(choice.executable, cfg, choice.reason)
     from curator.drafting.offline import OfflineDrafter
 
-    backend = cfg.get("backend", "auto") or "auto"
+    return OfflineDrafter(reason=choice.reason)
+
+
+def describe(cfg: Mapping, env: Mapping[str, str] = os.environ) -> dict:
+    """Which backend and models draft here, and why, as `status` and the TUI show it; builds no
+    drafter and imports no SDK. `line` is the one line ("drafting: claude-cli (/usr/bin/claude) —
+    backend: auto, no ANTHROPIC_API_KEY, claude on the PATH; models: decision/constraint sonnet,
+    others haiku"); `warnings` are configured model ids the SDK marks deprecated."""
+    from curator.categories import NAMES
+    from curator.drafting.models import check
+
+    choice = choose(cfg, env)
+    models = {c: dict(zip(("alias", "id"), model_for(cfg, c))) for c in NAMES}
+    checked = check(cfg.get("models") or {})
+    if choice.unavailable:
+        line = f"drafting: UNAVAILABLE ({choice.backend}) — {choice.unavailable}"
+    else:
+        where = f" ({choice.executable})" if choice.executable else ""
+        line = f"drafting: {choice.backend}{where} — {choice.reason}; models: {_models_phrase(choice.backend, models)}"
+    return {"configured": choice.configured, "backend": choice.backend, "why": choice.why,
+            "executable": choice.executable, "available": not choice.unavailable,
+            "unavailable": choice.unavailable, "models": models, "line": line, **checked}
+
+
+def _models_phrase(backend: str, models: Mapping[str, Mapping[str, str]]) -> str:
+    """"decision/constraint sonnet, others haiku": categories grouped by model, the largest group
+    last as "others". The anthropic backend sends the id, the claude CLI the alias."""
     if backend == "offline":
-        return OfflineDrafter(reason="backend: offline")
-    if backend == "anthropic":
-        if not env.get("ANTHROPIC_API_KEY", "").strip():
-            raise DrafterUnavailable("backend: anthropic, but ANTHROPIC_API_KEY is not set; export your API key "
-                                     "(and ANTHROPIC_BASE_URL for a gateway), or use backend: claude-cli or offline")
-        return _anthropic(cfg, "backend: anthropic", env)
-    claude = shutil.which("claude", path=env.get("PATH", ""))
-    if backend == "claude-cli":
-        if not claude:
-            raise DrafterUnavailable("backend: claude-cli, but no `claude` executable is on the PATH; install "
-                                     "Claude Code (and log in), or use backend: offline")
-        return _claude_cli(claude, cfg, f"backend: claude-cli ({claude})")
-    if backend != "auto":
-        raise DrafterUnavailable(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
-    if env.get("ANTHROPIC_API_KEY", "").strip():
-        return _anthropic(cfg, "backend: auto found ANTHROPIC_API_KEY: drafting with the anthropic API", env)
-    if claude:
-        return _claude_cli(claude, cfg, f"backend: auto found no ANTHROPIC_API_KEY and the claude CLI ({claude})")
-    return OfflineDrafter(reason="backend: auto found no ANTHROPIC_API_KEY and no claude CLI on the PATH: "
-                                 "drafting offline")
+        return "none (the offline drafter uses no model)"
+    groups: dict[str, list[str]] = {}
+    for cat, m in models.items():
+        name = f"{m['alias']} ({m['id']})" if backend == "anthropic" and m["id"] != m["alias"] else m["alias"]
+        groups.setdefault(name, []).append(cat)
+    if len(groups) == 1:
+        return f"all {next(iter(groups))}"
+    ordered = sorted(groups.items(), key=lambda g: len(g[1]))  # stable: ties keep category order
+    parts = [f"{'/'.join(cats)} {name}" for name, cats in ordered[:-1]]
+    return ", ".join(parts + [f"others {ordered[-1][0]}"])
 
 
 def _anthropic(cfg: Mapping, reason: str, env: Mapping[str, str]) -> Drafter:
@@ -216,5 +287,5 @@ def _claude_cli(executable: str, cfg: Mapping, reason: str) -> Drafter:
     return ClaudeCliDrafter(executable, cfg, reason=reason)
 
 
-__all__ = ["BACKENDS", "DraftRequest", "DraftResult", "Drafter", "DrafterUnavailable", "LookRequest", "LookResult",
-           "get_drafter", "model_for"]
+__all__ = ["BACKENDS", "Choice", "DraftRequest", "DraftResult", "Drafter", "DrafterUnavailable", "LookRequest",
+           "LookResult", "choose", "describe", "get_drafter", "model_for"]

@@ -169,6 +169,7 @@ def _usage(envelope: dict, result) -> None:
 
     result.tokens_in = n("input_tokens") + n("cache_creation_input_tokens") + n("cache_read_input_tokens")
     result.tokens_out = n("output_tokens")
+    result.cache_read_tokens, result.cache_write_tokens = n("cache_read_input_tokens"), n("cache_creation_input_tokens")
     cost = envelope.get("total_cost_usd")
     if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0:
         result.cost_usd = float(cost)
