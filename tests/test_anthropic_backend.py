@@ -17,6 +17,7 @@ from fakes import backend_engine, decision
 from test_claude_cli import GOOD
 from test_engine import stage
 
+from curator.candidates import staging
 from curator.drafting import prompt as prompts
 from curator.engine import Engine
 from curator.memory import memfile
@@ -43,10 +44,14 @@ HANG = "hang"  # answer nothing for 5 s (the client's timeout is shorter)
 
 
 class Server:
-    """Replies in order (the last one repeats); every request is recorded."""
+    """Replies in order (the last one repeats); every request is recorded. `by_model` answers a model
+    the same way every time (a model that is always down); `checks` answer the verifier's calls."""
 
     def __init__(self) -> None:
         self.replies: list = [(200, message(GOOD))]
+        self.by_model: dict = {}
+        self.checks: list = [(200, message({"concerns": []}, name="record_concerns"))]
+        self.retry_after_ms = "1"  # the retry-after-ms of an error reply: retries take milliseconds
         self.requests: list[dict] = []
         self.release = threading.Event()  # ends a hanging reply when the test is over
         lock = threading.Lock()  # the handler threads append concurrently
@@ -61,18 +66,26 @@ class Server:
                 with lock:
                     server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                                             "body": body})
-                    n = len(server.requests)
-                reply = server.replies[min(n, len(server.replies)) - 1]
+                    checks = [r for r in server.requests if r["body"]["tool_choice"]["name"] == "record_concerns"]
+                    n = len(server.requests) - len(checks)
+                if body["tool_choice"]["name"] == "record_concerns":
+                    reply = server.checks[min(len(checks), len(server.checks)) - 1]
+                elif body["model"] in server.by_model:
+                    reply = server.by_model[body["model"]]
+                else:
+                    reply = server.replies[min(n, len(server.replies)) - 1]
                 if reply == HANG:
                     server.release.wait(5)
                     return
                 status, payload = reply
+                if payload.get("type") == "message":
+                    payload = {**payload, "model": body["model"]}  # the model that answered
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 if status != 200:
-                    self.send_header("retry-after-ms", "1")  # the SDK honours it: retries take milliseconds
+                    self.send_header("retry-after-ms", server.retry_after_ms)  # honoured by memcurate's retries
                     self.send_header("retry-after", "0")
                 self.end_headers()
                 self.wfile.write(data)
@@ -138,13 +151,18 @@ def test_a_tool_answer_becomes_a_verified_draft_with_tokens_and_cache_use(server
 
 
 @pytest.mark.parametrize("first", [RATE_LIMITED, SERVER_ERROR, OVERLOADED], ids=["429", "500", "529-overloaded"])
-def test_the_sdk_retries_a_transient_error_honouring_retry_after(server, project, tmp_path, first):
+def test_a_transient_error_is_retried_honouring_retry_after(server, project, tmp_path, first):
     server.replies = [first, (200, message(GOOD))]
+    server.retry_after_ms = "40"
     engine = engine_for(project, tmp_path)
     tid, state = draft_decision(engine)
     assert state == "ready" and len(server.requests) == 2
-    assert server.requests[1]["headers"]["x-stainless-retry-count"] == "1"  # the SDK's own retry
-    assert decision(engine, tid)["retries"] == 0  # not the pipeline's on top
+    assert server.requests[1]["headers"]["x-stainless-retry-count"] == "0"  # memcurate's retry, not the SDK's
+    rec = decision(engine, tid)
+    # no backoff configured: the wait is the server's retry-after
+    assert rec["attempts"] == [{"model": "sonnet", "outcome": "ok", "retries": 1, "waits": [0.04],
+                                "elapsed": rec["attempts"][0]["elapsed"]}]
+    assert (rec["retries"], rec["calls"], rec["tokens_in"]) == (1, 2, 1500)
 
 
 def test_always_overloaded_fails_with_the_apis_message_after_the_configured_attempts(server, project, tmp_path):
@@ -153,7 +171,86 @@ def test_always_overloaded_fails_with_the_apis_message_after_the_configured_atte
     tid, state = draft_decision(engine)
     assert state == "failed"
     assert decision(engine, tid)["error"] == "anthropic: 529 overloaded_error: Overloaded (after 3 attempts)"
-    assert len(server.requests) == 3  # the SDK's retries; the pipeline does not multiply them
+    assert len(server.requests) == 3  # memcurate's retries; the SDK does not multiply them
+
+
+def test_a_bad_key_is_not_retried(server, project, tmp_path):
+    server.replies = [error(401, "authentication_error", "invalid x-api-key")]
+    engine = backend_engine(project, tmp_path, "anthropic", retries=2, fallback="[haiku]")
+    tid, state = draft_decision(engine)
+    assert state == "failed" and len(server.requests) == 1  # no retry, and no other model of the same key
+    assert decision(engine, tid)["error"] == "sonnet: anthropic: 401 authentication_error: invalid x-api-key; " \
+                                             "haiku: the backend cannot draft now"
+
+
+def issue_codes(engine, tid) -> list[tuple[str, str]]:
+    return [(i["code"], i["message"]) for i in engine.review(tid, "decision")["issues"]
+            if i["code"] in ("fallback", "offline-fallback", "verifier")]
+
+
+def test_an_overloaded_model_falls_back_to_the_next_one(server, project, tmp_path):
+    server.by_model = {MODEL: OVERLOADED}
+    engine = backend_engine(project, tmp_path, "anthropic", retries=1, fallback="[haiku, offline]")
+    tid, state = draft_decision(engine)
+    assert state == "ready"
+    assert [r["body"]["model"] for r in server.requests] == [MODEL, MODEL, "claude-haiku-4-5"]
+    rec = decision(engine, tid)
+    assert rec["model"] == "claude-haiku-4-5" and (rec["calls"], rec["retries"], rec["tokens_in"]) == (3, 1, 1500)
+    assert [(a["model"], a["outcome"], a["retries"]) for a in rec["attempts"]] == [("sonnet", "failed", 1),
+                                                                                   ("haiku", "ok", 0)]
+    assert issue_codes(engine, tid) == [("fallback", "drafted by haiku after sonnet failed: anthropic: 529 "
+                                                     "overloaded_error: Overloaded (after 2 attempts)")]
+    from curator.headless import auto_approve
+
+    summary = auto_approve(engine)  # a model fallback's draft is saved like any other
+    assert "decision" in [c["category"] for c in summary["created"]]
+    assert "decision" not in [h["category"] for h in summary["held"]]
+
+
+@pytest.mark.parametrize("reply", [OVERLOADED, (200, message({"skip": False, "title": "Only a title"}))],
+                         ids=["overloaded", "malformed"])
+def test_when_every_model_fails_the_offline_draft_is_held_for_a_person(server, project, tmp_path, reply):
+    server.replies = [reply]
+    engine = backend_engine(project, tmp_path, "anthropic", retries=1, fallback="[haiku, offline]")
+    tid, state = draft_decision(engine)
+    assert state == "ready" and len(server.requests) == 4  # two models, each asked twice
+    rec = decision(engine, tid)
+    assert rec["model"] == "offline" and rec["calls"] == 4
+    assert [(a["model"], a["outcome"]) for a in rec["attempts"]] == [("sonnet", "failed"), ("haiku", "failed"),
+                                                                     ("offline", "ok")]
+    ((code, why),) = issue_codes(engine, tid)
+    assert code == "offline-fallback" and why.startswith("drafted by offline after sonnet failed: anthropic")
+    from curator.headless import auto_approve
+
+    summary = auto_approve(engine)  # the other categories fail the same way: all offline, all held
+    assert not summary["created"] and "decision" in [h["category"] for h in summary["held"]]
+    assert not (tmp_path / "memory" / "decision").exists()
+
+
+def test_a_model_that_times_out_falls_back(server, project, tmp_path):
+    server.by_model = {MODEL: HANG}
+    engine = backend_engine(project, tmp_path, "anthropic", timeout=1.5, fallback="[haiku]")
+    tid, state = draft_decision(engine)
+    assert state == "ready"
+    rec = decision(engine, tid)
+    assert [(a["model"], a["outcome"], a.get("error")) for a in rec["attempts"]] == [
+        ("sonnet", "failed", "anthropic: timed out after 1.2 s"), ("haiku", "ok", None)]
+
+
+def test_every_category_ends_drafted_within_the_deadline_when_the_api_hangs(server, project, tmp_path):
+    server.replies = [HANG]
+    engine = backend_engine(project, tmp_path, "anthropic", retries=2, timeout=1.5, deadline=2.0,
+                            fallback="[haiku, offline]")
+    (tid,) = stage(engine)
+    states = engine.process(tid)
+    assert len(states) > engine.cfg["drafting"]["concurrency"]  # some waited for a free slot
+    assert set(states.values()) == {"ready"}
+    for rec in staging.category_states(engine.data, tid).values():
+        assert rec["attempts"][-1] == {"model": "offline", "outcome": "ok", "retries": 0,
+                                       "elapsed": rec["attempts"][-1]["elapsed"]}
+        # no model call was started that could not finish before the deadline
+        assert all(a["outcome"] == "not tried" or a["error"].startswith("anthropic: timed out")
+                   for a in rec["attempts"][:-1])
 
 
 @pytest.mark.parametrize("answer, why", [
@@ -166,7 +263,7 @@ def test_a_malformed_tool_input_fails_the_category_with_what_was_wrong(server, p
     server.replies = [(200, message(answer))]
     engine = engine_for(project, tmp_path, retries=1)
     tid, state = draft_decision(engine)
-    assert state == "failed" and decision(engine, tid)["error"] == why
+    assert state == "failed" and decision(engine, tid)["error"] == f"{why} (after 2 attempts)"
     assert len(server.requests) == 2  # asked again once (drafting.retries), then failed
 
 

@@ -90,32 +90,54 @@ class DraftRequest:
         return e if isinstance(e, str) else ""
 
 
+@dataclass(kw_only=True)
+class ModelCall:
+    """What every model call reports besides its answer: usage, and how it failed.
+
+    tokens_in counts cache reads and writes too; `cost_usd` is what the call cost, when the backend
+    says (the claude CLI's `total_cost_usd`). A failure (`error`) says whether asking again may help
+    (`retryable`: a 429, a 5xx, overloaded, a timeout, a malformed answer), how long the server asked
+    to wait first (`retry_after`, seconds), and whether no call of this backend can succeed now
+    (`fatal`: not logged in, a bad key, no credit), so the fallback chain goes straight to offline.
+    """
+
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+    elapsed: float = 0.0
+    error: str | None = None
+    retryable: bool = True
+    retry_after: float | None = None
+    fatal: bool = False
+
+
 @dataclass
-class DraftResult:
+class DraftResult(ModelCall):
     """One draft. `text` is the rendered memory file (empty when `error` is set).
 
     `skipped` is the model's reason when it answered that the evidence holds nothing durable of the
-    category (then `doc` is None and `error` too). `cost_usd` is what the call cost, when the backend
-    says (the claude CLI's `total_cost_usd`); tokens_in counts cache reads and writes too.
+    category (then `doc` is None and `error` too).
     """
 
     doc: "MemoryDoc | None"
     text: str
     model: str
-    tokens_in: int = 0
-    tokens_out: int = 0
-    elapsed: float = 0.0
-    error: str | None = None
     notes: list[str] = field(default_factory=list)
     skipped: str | None = None
-    cost_usd: float = 0.0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    retryable: bool = True
 
     @property
     def ok(self) -> bool:
         return self.error is None and self.doc is not None
+
+
+@dataclass
+class CheckResult(ModelCall):
+    """The verification pass's answer about one draft: its concerns, each {kind, where, message}."""
+
+    model: str
+    concerns: list[dict] = field(default_factory=list)
 
 
 @runtime_checkable
@@ -132,6 +154,14 @@ class Drafter(Protocol):
     reason: str
 
     def draft(self, request: DraftRequest) -> DraftResult: ...
+
+
+@runtime_checkable
+class Checker(Protocol):
+    """A Claude backend that can also verify a draft (the optional verification pass, `verify.llm`):
+    `check` asks `request`'s model whether `text` is supported by the request's excerpt. Never raises."""
+
+    def check(self, request: DraftRequest, text: str) -> CheckResult: ...
 
 
 def get_drafter(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Drafter:
@@ -179,5 +209,5 @@ def _claude_cli(executable: str, cfg: Mapping, reason: str) -> Drafter:
     return ClaudeCliDrafter(executable, cfg, reason=reason)
 
 
-__all__ = ["BACKENDS", "DraftRequest", "DraftResult", "Drafter", "DrafterUnavailable", "get_drafter",
-           "model_for"]
+__all__ = ["BACKENDS", "CheckResult", "Checker", "DraftRequest", "DraftResult", "Drafter", "DrafterUnavailable",
+           "ModelCall", "get_drafter", "model_for"]

@@ -10,13 +10,21 @@ this backend drafts through their own CLI login. The child is isolated:
 - its own process group, killed whole (grandchildren included) when it outlives the timeout.
 
 `draft` never raises: a non-zero exit, `is_error`, output that is not the CLI's JSON and a timeout
-are results whose `error` says what happened, in one line.
+are results whose `error` says what happened, in one line, and whether it is worth retrying. The CLI
+reports an API failure as `is_error: true` (its `subtype` may still say "success"), the status in
+`api_error_status` (newer versions) and the message in `result` ("API Error: 529 {...overloaded...}",
+"API Error: Rate limit reached"): 429, 5xx, overloaded and a timeout are transient; not logged in,
+a bad key, no credit or a flag this CLI does not know are fatal for the backend; a subscription's
+usage limit (it resets in hours) is neither: the next model may still have room.
+
+`check` is the optional verification pass: the same isolated child with the verifier's prompt and schema.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -24,11 +32,18 @@ import tempfile
 import time
 from typing import Mapping
 
-from curator.drafting import DraftRequest, DraftResult
+from curator.drafting import CheckResult, DraftRequest, DraftResult, ModelCall
 from curator.drafting import prompt as prompts
 from curator.util.textsafe import one_line
 
 CHILD_ENV = "MEMCURATE_CHILD"  # the name hooks/dispatch.py honours (not imported: the hook package stays apart)
+# What the CLI says (in `result`, or on stderr) about a failure, by what to do about it.
+_FATAL = re.compile(r"/login|not logged in|invalid api key|credit balance|authenticat|oauth|"
+                    r"disabled .*access|unknown option|unknown argument|error: option", re.I)
+_LIMIT = re.compile(r"usage limit|hit your limit|limit reached\|", re.I)  # resets in hours: not worth waiting for
+_TRANSIENT = re.compile(r"overloaded|rate.?limit|timed? ?out|timeout|econnreset|socket hang up|connection|"
+                        r"network|internal server error|server error|service unavailable|bad gateway", re.I)
+_STATUS = re.compile(r"API Error:?\s*\(?(\d{3})\b")
 
 
 def timeout_for(cfg: Mapping) -> float:
@@ -49,44 +64,57 @@ class ClaudeCliDrafter:
         self.timeout = timeout_for(cfg)
         self.reason = reason
 
-    def argv(self, request: DraftRequest) -> list[str]:
+    def argv(self, request: DraftRequest, *, schema: dict | None = None, system: str = prompts.SYSTEM_PROMPT) -> list[str]:
         return [self.executable, "-p",
                 "--output-format", "json",
-                "--json-schema", json.dumps(prompts.schema(request.category), separators=(",", ":")),
+                "--json-schema", json.dumps(schema or prompts.schema(request.category), separators=(",", ":")),
                 "--model", request.model_alias or "sonnet",  # the alias: the CLI maps it to the current model
                 "--no-session-persistence",
                 "--tools", "",  # "" disables every tool
-                "--system-prompt", prompts.SYSTEM_PROMPT]
+                "--system-prompt", system]
 
     def draft(self, request: DraftRequest) -> DraftResult:
+        result = DraftResult(doc=None, text="", model=request.model_alias or "claude-cli")
+
+        def answer(envelope):
+            prompts.fill(result, request, "claude CLI", lambda: _answer(envelope))
+
+        # argv first: an unknown category raises there, before any child is started
+        return self._call(lambda: (self.argv(request), prompts.user_prompt(request)), result, answer)
+
+    def check(self, request: DraftRequest, text: str) -> CheckResult:
+        result = CheckResult(model=request.model_alias or "claude-cli")
+
+        def answer(envelope):
+            try:
+                result.concerns = prompts.read_concerns(_answer(envelope))
+            except ValueError as e:
+                result.error = one_line(f"claude CLI verifier answer rejected: {e}")
+
+        return self._call(lambda: (self.argv(request, schema=prompts.check_schema(), system=prompts.CHECK_SYSTEM_PROMPT),
+                                   prompts.check_prompt(request, text)), result, answer)
+
+    def _call(self, build, result: ModelCall, answer):
+        """One child: usage onto `result`, then `answer(envelope)` completes it. Never raises."""
         t0 = time.perf_counter()
-        model = request.model_alias or "claude-cli"
         try:
-            result = self._draft(request, model)
-        except Exception as e:  # a drafter never raises: the pipeline marks the category failed
-            result = DraftResult(doc=None, text="", model=model,
-                                 error=one_line(f"claude CLI drafter failed: {e.__class__.__name__}: {e}"))
+            argv, stdin = build()
+            out, err, code = self._run(argv, stdin)
+            if code is None:
+                result.error = f"claude CLI timed out after {self.timeout:g} s (killed)"  # retryable: a slow moment
+            else:
+                envelope = _envelope(out)
+                if envelope is not None:
+                    _usage(envelope, result)
+                if envelope is None or code != 0 or envelope.get("is_error") is True:
+                    result.error = _failure(envelope, out, err, code)
+                    _classify(envelope, err, code, result)
+                else:
+                    answer(envelope)
+        except Exception as e:  # a backend never raises: the pipeline records the failure
+            result.error = one_line(f"claude CLI drafter failed: {e.__class__.__name__}: {e}")
+            result.retryable = False
         result.elapsed = time.perf_counter() - t0
-        return result
-
-    def _draft(self, request: DraftRequest, model: str) -> DraftResult:
-        argv = self.argv(request)  # an unknown category raises here, before any child is started
-        out, err, code = self._run(argv, prompts.user_prompt(request))
-        if code is None:
-            return DraftResult(doc=None, text="", model=model,
-                               error=f"claude CLI timed out after {self.timeout:g} s (killed)")
-        envelope = _envelope(out)
-        result = DraftResult(doc=None, text="", model=model)
-        if envelope is not None:
-            _usage(envelope, result)
-        if envelope is None or code != 0 or envelope.get("is_error") is True:
-            result.error = _failure(envelope, out, err, code)
-            return result
-        def read_answer():
-            answer = envelope.get("structured_output")
-            return answer if isinstance(answer, dict) else prompts.parse_json_text(str(envelope.get("result") or ""))
-
-        prompts.fill(result, request, "claude CLI", read_answer)
         return result
 
     def _run(self, argv: list[str], stdin: str) -> tuple[str, str, int | None]:
@@ -138,7 +166,30 @@ def _envelope(out: str) -> dict | None:
     return None
 
 
-def _usage(envelope: dict, result: DraftResult) -> None:
+def _answer(envelope: dict):
+    """The model's JSON answer: the structured output, else the JSON in the result text."""
+    answer = envelope.get("structured_output")
+    return answer if isinstance(answer, dict) else prompts.parse_json_text(str(envelope.get("result") or ""))
+
+
+def _classify(envelope: dict | None, err: str, code: int, result: ModelCall) -> None:
+    """Whether a failed child is worth retrying, or fatal for the backend (see the module's docstring)."""
+    said = " ".join(str(envelope.get(k) or "") for k in ("result", "subtype", "error")) if envelope else err
+    status = envelope.get("api_error_status") if envelope else None
+    if not isinstance(status, int) or isinstance(status, bool):
+        m = _STATUS.search(said)
+        status = int(m.group(1)) if m else None
+    result.fatal = status in (401, 403) or bool(_FATAL.search(said))
+    if result.fatal or _LIMIT.search(said):
+        result.retryable = False
+    elif status is not None:
+        result.retryable = status in (408, 409, 429) or status >= 500
+    else:
+        # No JSON at all and a non-zero exit: the CLI itself broke, and would again.
+        result.retryable = bool(_TRANSIENT.search(said)) or (envelope is None and code == 0)
+
+
+def _usage(envelope: dict, result: ModelCall) -> None:
     usage = envelope.get("usage") if isinstance(envelope.get("usage"), dict) else {}
 
     def n(key: str) -> int:
