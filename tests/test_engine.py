@@ -71,7 +71,7 @@ def test_a_failing_category_is_marked_failed_while_the_others_go_on_and_retry_wo
     states = engine.process(tid)
     assert states["runbook"] == "failed" and states["decision"] == "ready"
     rec = staging.category_states(engine.data, tid)["runbook"]
-    assert rec["error"] == "the model said no" and rec["retries"] == engine.cfg["drafting"]["retries"]
+    assert rec["error"] == "the model said no (after 3 attempts)" and rec["retries"] == engine.cfg["drafting"]["retries"]
     engine._drafter = OfflineDrafter()
     assert engine.retry(tid, "runbook")["runbook"] == "ready"
 
