@@ -165,10 +165,10 @@ class Chain:
                 why = "the backend cannot draft now" if fatal else "no time left before the triage's deadline"
                 outcome.attempts.append({"model": step.label, "outcome": "not tried", "error": why})
                 continue
-            t0 = time.monotonic()
+            t0 = deadline.clock()
             result, record = self.attempt(step, deadline, outcome.usage)
             attempt = {"model": step.label, "outcome": "ok" if result.error is None else "failed", **record,
-                       "elapsed": round(time.monotonic() - t0, 3)}
+                       "elapsed": round(deadline.clock() - t0, 3)}
             if result.skipped and result.error is None:
                 attempt["outcome"] = "skipped"
             if result.error:
