@@ -319,3 +319,58 @@ def test_a_missing_key_is_one_line_to_act_on(project, tmp_path, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(DrafterUnavailable, match="backend: anthropic, but ANTHROPIC_API_KEY is not set"):
         get_drafter({"backend": "anthropic"})
+
+
+CONCERNS = {"concerns": [{"kind": "stale", "where": "## Decision", "message": "the session later moved to 30-minute tokens"},
+                         {"kind": "chatter", "message": "the Alternatives line is task talk"}]}
+
+
+def test_the_verifier_adds_its_concerns_as_advisories_and_its_usage_to_the_sums(server, project, tmp_path):
+    server.checks = [(200, message(CONCERNS, name="record_concerns"))]
+    engine = backend_engine(project, tmp_path, "anthropic", verify=True)
+    tid, state = draft_decision(engine)
+    assert state == "ready"
+    draft_call, check_call = server.requests
+    body = check_call["body"]
+    assert body["model"] == "claude-haiku-4-5" and body["tool_choice"] == {"type": "tool", "name": "record_concerns"}
+    assert body["system"][0]["text"] == prompts.CHECK_SYSTEM_PROMPT
+    assert body["tools"][0]["input_schema"] == prompts.check_schema()
+    content = body["messages"][0]["content"]
+    review = engine.review(tid, "decision")
+    assert review["draft"].strip() in content and "<<<BEGIN MEMORY-" in content and "<<<BEGIN EXCERPT-" in content
+    assert "s3cretpass" not in json.dumps(body)
+    assert issue_codes(engine, tid) == [("verifier", "stale: the session later moved to 30-minute tokens"),
+                                        ("verifier", "chatter: the Alternatives line is task talk")]
+    assert [i["where"] for i in review["issues"] if i["code"] == "verifier"] == ["verifier: ## Decision", "verifier"]
+    assert not review["blocked"]  # never a BLOCK
+    rec = decision(engine, tid)
+    assert (rec["calls"], rec["tokens_in"], rec["tokens_out"]) == (2, 3000, 300)  # the draft's and the check's
+    assert rec["verifier"]["model"] == "haiku" and rec["verifier"]["concerns"] == 2
+
+
+@pytest.mark.parametrize("reply", [OVERLOADED, (200, message({"concerns": "none"}, name="record_concerns"))],
+                         ids=["overloaded", "malformed"])
+def test_a_failing_verifier_never_fails_the_draft(server, project, tmp_path, reply):
+    server.checks = [reply]
+    engine = backend_engine(project, tmp_path, "anthropic", retries=1, verify=True)
+    tid, state = draft_decision(engine)
+    assert state == "ready"
+    ((code, why),) = issue_codes(engine, tid)
+    assert code == "verifier" and why.startswith("verifier unavailable: anthropic")
+    assert decision(engine, tid)["calls"] == 3  # the draft, and the check asked twice
+
+
+def test_the_verifiers_concerns_go_with_an_edit_and_come_back_with_the_draft(server, project, tmp_path):
+    server.checks = [(200, message(CONCERNS, name="record_concerns"))]
+    engine = backend_engine(project, tmp_path, "anthropic", verify=True)
+    tid, _ = draft_decision(engine)
+    text = engine.review(tid, "decision")["text"]
+    engine.change_action(tid, "decision", "create")  # the text is still the drafter's: they stay
+    assert len(issue_codes(engine, tid)) == 2
+    engine.edit(tid, "decision", text)  # an edit that changes nothing keeps them too
+    assert len(issue_codes(engine, tid)) == 2
+    engine.edit(tid, "decision", text.replace("## Decision\n", "## Decision\nAccess tokens last 30 minutes. "))
+    assert issue_codes(engine, tid) == []  # about the old text: the person has read them
+    assert len(server.requests) == 2  # a person's edit is not sent to the verifier
+    engine.redecide(tid, "decision")  # decided again from the draft: its concerns are back
+    assert len(issue_codes(engine, tid)) == 2

@@ -328,3 +328,34 @@ def test_a_permanent_cli_error_is_not_retried(fake, project, tmp_path, monkeypat
     rec = decision(engine, tid)
     assert rec["model"] == "offline" and rec["retries"] == 0
     assert [a["outcome"] for a in rec["attempts"]] == ["failed", "failed" if len(models) == 2 else "not tried", "ok"]
+
+
+def test_the_verifier_runs_as_one_more_isolated_child_and_its_concerns_are_advisories(fake, project, tmp_path):
+    concerns = {"concerns": [{"kind": "quote", "where": "title", "message": "a quote of the user, not a fact"}]}
+    fake.reply(envelope(structured_output=concerns), call=1)
+    engine = backend_engine(project, tmp_path, "claude-cli", verify=True)
+    (tid,) = stage(engine)
+    assert engine.process(tid, only=["decision"])["decision"] == "ready"
+    draft, check = fake.calls()
+    argv = check["argv"]
+    assert argv[argv.index("--model") + 1] == "haiku"  # verify.model
+    assert json.loads(argv[argv.index("--json-schema") + 1]) == prompts.check_schema()
+    assert argv[argv.index("--system-prompt") + 1] == prompts.CHECK_SYSTEM_PROMPT
+    assert "--no-session-persistence" in argv and argv[argv.index("--tools") + 1] == ""
+    assert check["env"]["MEMCURATE_CHILD"] == "1"
+    review = engine.review(tid, "decision")
+    assert "<<<BEGIN MEMORY-" in check["stdin"] and review["draft"].strip() in check["stdin"]
+    assert [(i["code"], i["where"], i["message"]) for i in review["issues"] if i["code"] == "verifier"] == [
+        ("verifier", "verifier: title", "quote: a quote of the user, not a fact")]
+    rec = decision(engine, tid)
+    assert (rec["calls"], rec["tokens_in"], rec["cost_usd"]) == (2, 3000, 0.0246)
+
+
+def test_a_verifier_cli_error_leaves_the_draft_with_one_advisory(fake, project, tmp_path):
+    fake.reply(envelope(is_error=True, result="Invalid API key · Please run /login"), call=1)
+    engine = backend_engine(project, tmp_path, "claude-cli", retries=2, verify=True)
+    (tid,) = stage(engine)
+    assert engine.process(tid, only=["decision"])["decision"] == "ready"
+    assert len(fake.calls()) == 2  # a permanent error: not asked again
+    issues = [i["message"] for i in engine.review(tid, "decision")["issues"] if i["code"] == "verifier"]
+    assert issues == ["verifier unavailable: claude CLI error: Invalid API key · Please run /login"]
