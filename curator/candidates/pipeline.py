@@ -221,7 +221,6 @@ class Drafted:
     outcome: object  # resilience.Outcome
     issues: list = field(default_factory=list)  # verify.Issue: fallback provenance, the verifier's concerns
     verifier: dict | None = None  # the verification call's model, time, retries, error (for the state line)
-    elapsed: float = 0.0
 
 
 def _draft_one(engine, chain, request, deadline) -> Drafted:
@@ -230,7 +229,6 @@ def _draft_one(engine, chain, request, deadline) -> Drafted:
     from curator.drafting.resilience import OFFLINE
     from curator.review.verify import drafting_issues
 
-    t0 = time.monotonic()
     outcome = chain.run(request, deadline)
     result = outcome.result
     drafted = Drafted(outcome)
@@ -241,7 +239,6 @@ def _draft_one(engine, chain, request, deadline) -> Drafted:
             concerns, verifier_error, drafted.verifier = _model_check(engine, chain, request, result.text, deadline,
                                                                      outcome.usage)
         drafted.issues = drafting_issues(outcome.fallback, outcome.offline_fallback, concerns, verifier_error)
-    drafted.elapsed = time.monotonic() - t0
     return drafted
 
 
@@ -275,7 +272,7 @@ def _finish(engine, cand: Candidate, drafted: Drafted, emit) -> None:
     outcome = drafted.outcome
     result = outcome.result
     # The usage sums of every call made for the category (the contract's fields), and each step.
-    timing = {"model": result.model, "elapsed": round(drafted.elapsed, 3), **outcome.usage.fields(),
+    timing = {"model": result.model, "elapsed": round(outcome.elapsed, 3), **outcome.usage.fields(),
               "retries": outcome.retries, "attempts": outcome.attempts}
     if drafted.verifier is not None:
         timing["verifier"] = drafted.verifier

@@ -89,6 +89,7 @@ class Outcome:
     result: DraftResult
     attempts: list[dict] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
+    elapsed: float = 0.0  # the time the drafter calls took, as each reported it (waits excluded)
 
     @property
     def retries(self) -> int:
@@ -166,7 +167,8 @@ class Chain:
                 outcome.attempts.append({"model": step.label, "outcome": "not tried", "error": why})
                 continue
             t0 = deadline.clock()
-            result, record = self.attempt(step, deadline, outcome.usage)
+            result, record, busy = self.attempt(step, deadline, outcome.usage)
+            outcome.elapsed += busy
             attempt = {"model": step.label, "outcome": "ok" if result.error is None else "failed", **record,
                        "elapsed": round(deadline.clock() - t0, 3)}
             if result.skipped and result.error is None:
@@ -182,12 +184,13 @@ class Chain:
             outcome.result.error = one_line("; ".join(f"{a['model']}: {a['error']}" for a in outcome.attempts), 600)
         return outcome
 
-    def attempt(self, step: Step, deadline: Deadline, usage: Usage) -> tuple[DraftResult, dict]:
-        """One step: its calls, retried while worth it and while the deadline allows. (result, its record)."""
+    def attempt(self, step: Step, deadline: Deadline, usage: Usage) -> tuple[DraftResult, dict, float]:
+        """One step: its calls, retried while worth it and while the deadline allows.
+        (result, its record, the time its calls took)."""
         if step.offline:  # no network, nothing transient: one call
             result = safe_call(step.drafter.draft, step.request, step.label)
             usage.add(result, model_call=False)
-            return result, {"retries": 0}
+            return result, {"retries": 0}, result.elapsed
         result, results, waits = self.retrying(lambda: safe_call(step.drafter.draft, step.request, step.label),
                                                deadline)
         for r in results:
@@ -200,7 +203,7 @@ class Chain:
         record = {"retries": len(results) - 1}
         if waits:
             record["waits"] = waits
-        return result, record
+        return result, record, sum(r.elapsed for r in results)
 
     def worth_retrying(self, result: ModelCall) -> bool:
         return result.error is not None and result.retryable and not result.fatal
