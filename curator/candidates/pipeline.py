@@ -6,6 +6,11 @@ up by the next. Every step is written to staging as it happens (state,
 timings, errors, the draft, its review record), so any process can show
 progress and nothing lives only in memory.
 
+Each category is drafted by a worker through the fallback chain (its model with retries, then
+`drafting.fallback`, within the triage's deadline: curator/drafting/resilience.py) and, with
+`verify.llm`, the model verifier; the worker only calls out, and the state moves are made as each
+result comes back (`_finish`).
+
 `settle` is the one way a candidate becomes (or stays) ready: verify the file
 to be written, record the decision and its issues, move to `ready`. Drafting
 ends with it, and so do an edit, a decision taken again and a conflict found

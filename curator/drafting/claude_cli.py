@@ -47,9 +47,10 @@ _STATUS = re.compile(r"API Error:?\s*\(?(\d{3})\b")
 
 
 def timeout_for(cfg: Mapping) -> float:
-    """How long one child may run: `drafting.timeout_seconds`, less a margin (at most 1 s, 20 % of a
-    short budget) so the child is killed, and its own result recorded, before the pipeline's budget for
-    the whole triage, which starts no later than the child, runs out."""
+    """How long one model call may run (both Claude backends): `drafting.timeout_seconds`, less a margin
+    (at most 1 s, 20 % of a short budget) for killing a child and recording its result, so a call
+    stays within the timeout the person configured. The fallback chain starts no call unless this
+    fits before the triage's deadline."""
     total = float(((cfg.get("drafting") or {}).get("timeout_seconds")) or 120.0)
     return max(0.05, total - min(1.0, total * 0.2))
 
