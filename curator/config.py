@@ -122,6 +122,7 @@ def _semantic_checks(cfg: dict, where: str) -> None:
     if cfg["drafting"]["max_input_tokens"] < 0:
         raise ConfigError(f"{where}: drafting.max_input_tokens: expected 0 (no cap) or a positive whole number, "
                           f"found {cfg['drafting']['max_input_tokens']}")
+    _drafting_checks(cfg, where)
     for name in NAMES:
         if name not in cfg["categories"]:
             raise ConfigError(f"{where}: categories.{name}: missing")
@@ -135,6 +136,22 @@ def _semantic_checks(cfg: dict, where: str) -> None:
             raise ConfigError(f"{where}: categories.{name}.budget: expected at least 1 line, found {c['budget']}")
         if c["saturation"] <= 0:
             raise ConfigError(f"{where}: categories.{name}.saturation: expected a positive number, found {c['saturation']}")
+
+
+def _drafting_checks(cfg: dict, where: str) -> None:
+    """drafting.fallback and verify.model name model aliases (or offline); the deadline leaves room for a call."""
+    d, aliases = cfg["drafting"], ", ".join(cfg["models"])
+    for i, alias in enumerate(d["fallback"]):
+        if alias != "offline" and alias not in cfg["models"]:
+            raise ConfigError(f"{where}: drafting.fallback[{i}]: expected offline or one of {aliases}, found {alias!r}")
+    if cfg["verify"]["model"] not in cfg["models"]:
+        raise ConfigError(f"{where}: verify.model: expected one of {aliases}, found {cfg['verify']['model']!r}")
+    for key in ("timeout_seconds", "deadline_seconds"):
+        if d[key] <= 0:
+            raise ConfigError(f"{where}: drafting.{key}: expected a positive number of seconds, found {d[key]}")
+    if d["deadline_seconds"] < d["timeout_seconds"]:
+        raise ConfigError(f"{where}: drafting.deadline_seconds: expected at least drafting.timeout_seconds "
+                          f"({d['timeout_seconds']:g}), found {d['deadline_seconds']:g}")
 
 
 def _read_yaml(path: str) -> object:

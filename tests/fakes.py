@@ -27,15 +27,18 @@ class Failing:
         return self.inner.draft(request)
 
 
-def backend_engine(project: Path, tmp_path: Path, backend: str, *, retries: int = 0,
-                   timeout: float = 60.0, **drafting) -> Engine:
-    """An engine whose project drafts with `backend`, no backoff, the memory root in tmp_path
-    (`drafting`: more keys of the config's drafting section)."""
+def backend_engine(project: Path, tmp_path: Path, backend: str, *, retries: int = 0, timeout: float = 60.0,
+                   fallback: str = "[]", deadline: float = 600.0, verify: bool = False, **drafting) -> Engine:
+    """An engine whose project drafts with `backend`, no backoff, the memory root in tmp_path; no
+    fallback chain unless `fallback` (YAML) says, no model verifier unless `verify` (`drafting`: more
+    keys of the config's drafting section)."""
     (project / ".claude").mkdir(exist_ok=True)
     (project / ".claude" / "memcurate.yaml").write_text(
         f"backend: {backend}\nmemory:\n  root: {tmp_path / 'memory'}\n"
         f"drafting:\n  retries: {retries}\n  backoff_seconds: 0.0\n  timeout_seconds: {timeout}\n"
-        + "".join(f"  {k}: {v}\n" for k, v in drafting.items()))
+        f"  fallback: {fallback}\n  deadline_seconds: {deadline}\n"
+        + "".join(f"  {k}: {v}\n" for k, v in drafting.items())
+        + f"verify:\n  llm: {'true' if verify else 'false'}\n")
     return Engine(project, clock=lambda: NOW)
 
 

@@ -25,7 +25,8 @@ from curator.engine import Engine
 from curator.memory import memfile
 from curator.util.assets import asset
 
-MODEL = config.build([asset("config.default.yaml")])["models"]["sonnet"]  # what a decision is drafted with
+MODELS = config.build([asset("config.default.yaml")])["models"]
+MODEL, HAIKU = MODELS["sonnet"], MODELS["haiku"]  # what a decision is drafted with; the fallback and verifier model
 USAGE = {"input_tokens": 1000, "cache_creation_input_tokens": 200, "cache_read_input_tokens": 300, "output_tokens": 150}
 
 
@@ -43,15 +44,22 @@ def error(status: int, kind: str, text: str) -> tuple[int, dict]:
 RATE_LIMITED = error(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit")
 SERVER_ERROR = error(500, "api_error", "Internal server error")
 OVERLOADED = error(529, "overloaded_error", "Overloaded")
+REFUSED_FORCED = error(400, "invalid_request_error",
+                       "tool_choice: forced tool use is not supported on this model; use tool_choice auto")
 HANG = "hang"  # answer nothing for 5 s (the client's timeout is shorter)
 
 
 class Server:
-    """Replies in order (the last one repeats); every request is recorded."""
+    """Replies in order (the last one repeats); every request is recorded. `by_model` answers a model
+    the same way every time (a model that is always down); `checks` answer the verifier's calls."""
 
     def __init__(self) -> None:
         self.replies: list = [(200, message(GOOD))]
         self.choose = None  # body -> a reply, or None for the next one in order
+        self.by_model: dict = {}
+        self.checks: list = [(200, message({"concerns": []}, name="record_concerns"))]
+        self.retry_after_ms = "1"  # the retry-after-ms of an error reply: retries take milliseconds
+        self.refuse_forced = {"claude-sonnet-5-5", "claude-opus-5-5"}  # a forced tool_choice is a 400 there
         self.requests: list[dict] = []
         self.release = threading.Event()  # ends a hanging reply when the test is over
         lock = threading.Lock()  # the handler threads append concurrently
@@ -66,18 +74,30 @@ class Server:
                 with lock:
                     server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                                             "body": body})
-                    n = len(server.requests)
-                reply = (server.choose and server.choose(body)) or server.replies[min(n, len(server.replies)) - 1]
+                    checks = [r for r in server.requests if r["body"]["tools"][0]["name"] == "record_concerns"]
+                    n = len(server.requests) - len(checks)
+                if body["model"] in server.refuse_forced and body["tool_choice"]["type"] == "tool":
+                    reply = REFUSED_FORCED  # as the API answers these models
+                elif server.choose and server.choose(body):
+                    reply = server.choose(body)
+                elif body["tools"][0]["name"] == "record_concerns":
+                    reply = server.checks[min(len(checks), len(server.checks)) - 1]
+                elif body["model"] in server.by_model:
+                    reply = server.by_model[body["model"]]
+                else:
+                    reply = server.replies[min(n, len(server.replies)) - 1]
                 if reply == HANG:
                     server.release.wait(5)
                     return
                 status, payload = reply
+                if payload.get("type") == "message" and payload["model"] == MODEL:
+                    payload = {**payload, "model": body["model"]}  # the model that answered (unless a test says)
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 if status != 200:
-                    self.send_header("retry-after-ms", "1")  # the SDK honours it: retries take milliseconds
+                    self.send_header("retry-after-ms", server.retry_after_ms)  # honoured by memcurate's retries
                     self.send_header("retry-after", "0")
                 self.end_headers()
                 self.wfile.write(data)
@@ -125,8 +145,11 @@ def test_a_tool_answer_becomes_a_verified_draft_with_tokens_and_cache_use(server
     assert headers.get("x-api-key") == "sk-ant-test-key" or headers.get("authorization") == "Bearer sk-ant-test-key"
     body = req["body"]
     assert body["model"] == MODEL and body["max_tokens"] == 2048  # the category's model id, the default cap
-    assert body["system"] == [{"type": "text", "text": prompts.SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}]
-    assert body["tool_choice"] == {"type": "tool", "name": "record_memory"}
+    # Sonnet 5.5 refuses a forced tool (a 400): the tool is offered, and the system prompt asks for it.
+    assert MODEL == "claude-sonnet-5-5" and body["tool_choice"] == {"type": "auto"}
+    assert body["system"] == [{"type": "text", "cache_control": {"type": "ephemeral"},
+                               "text": prompts.SYSTEM_PROMPT + "\nAnswer by calling the record_memory tool once, "
+                                                               "with nothing else."}]
     (tool,) = body["tools"]
     assert tool["name"] == "record_memory" and tool["input_schema"] == prompts.schema("decision")
     (msg,) = body["messages"]
@@ -147,13 +170,18 @@ def test_a_tool_answer_becomes_a_verified_draft_with_tokens_and_cache_use(server
 
 
 @pytest.mark.parametrize("first", [RATE_LIMITED, SERVER_ERROR, OVERLOADED], ids=["429", "500", "529-overloaded"])
-def test_the_sdk_retries_a_transient_error_honouring_retry_after(server, project, tmp_path, first):
+def test_a_transient_error_is_retried_honouring_retry_after(server, project, tmp_path, first):
     server.replies = [first, (200, message(GOOD))]
+    server.retry_after_ms = "40"
     engine = engine_for(project, tmp_path)
     tid, state = draft_decision(engine)
     assert state == "ready" and len(server.requests) == 2
-    assert server.requests[1]["headers"]["x-stainless-retry-count"] == "1"  # the SDK's own retry
-    assert decision(engine, tid)["retries"] == 0  # not the pipeline's on top
+    assert server.requests[1]["headers"]["x-stainless-retry-count"] == "0"  # memcurate's retry, not the SDK's
+    rec = decision(engine, tid)
+    # no backoff configured: the wait is the server's retry-after
+    assert rec["attempts"] == [{"model": "sonnet", "outcome": "ok", "retries": 1, "waits": [0.04],
+                                "elapsed": rec["attempts"][0]["elapsed"]}]
+    assert (rec["retries"], rec["calls"], rec["tokens_in"]) == (1, 2, 1500)
 
 
 def test_always_overloaded_fails_with_the_apis_message_after_the_configured_attempts(server, project, tmp_path):
@@ -162,7 +190,86 @@ def test_always_overloaded_fails_with_the_apis_message_after_the_configured_atte
     tid, state = draft_decision(engine)
     assert state == "failed"
     assert decision(engine, tid)["error"] == "anthropic: 529 overloaded_error: Overloaded (after 3 attempts)"
-    assert len(server.requests) == 3  # the SDK's retries; the pipeline does not multiply them
+    assert len(server.requests) == 3  # memcurate's retries; the SDK does not multiply them
+
+
+def test_a_bad_key_is_not_retried(server, project, tmp_path):
+    server.replies = [error(401, "authentication_error", "invalid x-api-key")]
+    engine = backend_engine(project, tmp_path, "anthropic", retries=2, fallback="[haiku]")
+    tid, state = draft_decision(engine)
+    assert state == "failed" and len(server.requests) == 1  # no retry, and no other model of the same key
+    assert decision(engine, tid)["error"] == "sonnet: anthropic: 401 authentication_error: invalid x-api-key; " \
+                                             "haiku: the backend cannot draft now"
+
+
+def issue_codes(engine, tid) -> list[tuple[str, str]]:
+    return [(i["code"], i["message"]) for i in engine.review(tid, "decision")["issues"]
+            if i["code"] in ("fallback", "offline-fallback", "verifier")]
+
+
+def test_an_overloaded_model_falls_back_to_the_next_one(server, project, tmp_path):
+    server.by_model = {MODEL: OVERLOADED}
+    engine = backend_engine(project, tmp_path, "anthropic", retries=1, fallback="[haiku, offline]")
+    tid, state = draft_decision(engine)
+    assert state == "ready"
+    assert [r["body"]["model"] for r in server.requests] == [MODEL, MODEL, HAIKU]
+    rec = decision(engine, tid)
+    assert rec["model"] == HAIKU and (rec["calls"], rec["retries"], rec["tokens_in"]) == (3, 1, 1500)
+    assert [(a["model"], a["outcome"], a["retries"]) for a in rec["attempts"]] == [("sonnet", "failed", 1),
+                                                                                   ("haiku", "ok", 0)]
+    assert issue_codes(engine, tid) == [("fallback", "drafted by haiku after sonnet failed: anthropic: 529 "
+                                                     "overloaded_error: Overloaded (after 2 attempts)")]
+    from curator.headless import auto_approve
+
+    summary = auto_approve(engine)  # a model fallback's draft is saved like any other
+    assert "decision" in [c["category"] for c in summary["created"]]
+    assert "decision" not in [h["category"] for h in summary["held"]]
+
+
+@pytest.mark.parametrize("reply", [OVERLOADED, (200, message({"skip": False, "title": "Only a title"}))],
+                         ids=["overloaded", "malformed"])
+def test_when_every_model_fails_the_offline_draft_is_held_for_a_person(server, project, tmp_path, reply):
+    server.replies = [reply]
+    engine = backend_engine(project, tmp_path, "anthropic", retries=1, fallback="[haiku, offline]")
+    tid, state = draft_decision(engine)
+    assert state == "ready" and len(server.requests) == 4  # two models, each asked twice
+    rec = decision(engine, tid)
+    assert rec["model"] == "offline" and rec["calls"] == 4
+    assert [(a["model"], a["outcome"]) for a in rec["attempts"]] == [("sonnet", "failed"), ("haiku", "failed"),
+                                                                     ("offline", "ok")]
+    ((code, why),) = issue_codes(engine, tid)
+    assert code == "offline-fallback" and why.startswith("drafted by offline after sonnet failed: anthropic")
+    from curator.headless import auto_approve
+
+    summary = auto_approve(engine)  # the other categories fail the same way: all offline, all held
+    assert not summary["created"] and "decision" in [h["category"] for h in summary["held"]]
+    assert not (tmp_path / "memory" / "decision").exists()
+
+
+def test_a_model_that_times_out_falls_back(server, project, tmp_path):
+    server.by_model = {MODEL: HANG}
+    engine = backend_engine(project, tmp_path, "anthropic", timeout=1.5, fallback="[haiku]")
+    tid, state = draft_decision(engine)
+    assert state == "ready"
+    rec = decision(engine, tid)
+    assert [(a["model"], a["outcome"], a.get("error")) for a in rec["attempts"]] == [
+        ("sonnet", "failed", "anthropic: timed out after 1.2 s"), ("haiku", "ok", None)]
+
+
+def test_every_category_ends_drafted_within_the_deadline_when_the_api_hangs(server, project, tmp_path):
+    server.replies = [HANG]
+    engine = backend_engine(project, tmp_path, "anthropic", retries=2, timeout=1.5, deadline=2.0,
+                            fallback="[haiku, offline]", concurrency=4)
+    (tid,) = stage(engine)
+    states = engine.process(tid)
+    assert len(states) > engine.cfg["drafting"]["concurrency"]  # some waited for a free slot
+    assert set(states.values()) == {"ready"}
+    for rec in staging.category_states(engine.data, tid).values():
+        assert rec["attempts"][-1] == {"model": "offline", "outcome": "ok", "retries": 0,
+                                       "elapsed": rec["attempts"][-1]["elapsed"]}
+        # no model call was started that could not finish before the deadline
+        assert all(a["outcome"] == "not tried" or a["error"].startswith("anthropic: timed out")
+                   for a in rec["attempts"][:-1])
 
 
 @pytest.mark.parametrize("answer, why", [
@@ -175,7 +282,7 @@ def test_a_malformed_tool_input_fails_the_category_with_what_was_wrong(server, p
     server.replies = [(200, message(answer))]
     engine = engine_for(project, tmp_path, retries=1)
     tid, state = draft_decision(engine)
-    assert state == "failed" and decision(engine, tid)["error"] == why
+    assert state == "failed" and decision(engine, tid)["error"] == f"{why} (after 2 attempts)"
     assert len(server.requests) == 2  # asked again once (drafting.retries), then failed
 
 
@@ -359,3 +466,87 @@ def test_the_text_summary_lists_each_skip_with_its_reason(capsys):
                    "skipped": [{"triage": "T1", "category": "runbook", "reason": "only task chatter"}]})
     out = capsys.readouterr().out
     assert "skipped   1  (the model found nothing durable)\n  T1/runbook: only task chatter\n" in out
+
+
+CONCERNS = {"concerns": [{"kind": "stale", "where": "## Decision", "message": "the session later moved to 30-minute tokens"},
+                         {"kind": "chatter", "message": "the Alternatives line is task talk"}]}
+
+
+def test_the_verifier_adds_its_concerns_as_advisories_and_its_usage_to_the_sums(server, project, tmp_path):
+    server.checks = [(200, message(CONCERNS, name="record_concerns"))]
+    engine = backend_engine(project, tmp_path, "anthropic", verify=True)
+    tid, state = draft_decision(engine)
+    assert state == "ready"
+    draft_call, check_call = server.requests
+    body = check_call["body"]
+    assert body["model"] == engine.cfg["models"]["haiku"] == "claude-haiku-5-5"  # verify.model: haiku, which takes
+    assert body["tool_choice"] == {"type": "tool", "name": "record_concerns"}  # a forced tool
+    assert body["system"][0]["text"] == prompts.CHECK_SYSTEM_PROMPT
+    assert body["tools"][0]["input_schema"] == prompts.check_schema()
+    content = body["messages"][0]["content"]
+    review = engine.review(tid, "decision")
+    assert review["draft"].strip() in content and "<<<BEGIN MEMORY-" in content and "<<<BEGIN EXCERPT-" in content
+    assert "s3cretpass" not in json.dumps(body)
+    assert issue_codes(engine, tid) == [("verifier", "stale: the session later moved to 30-minute tokens"),
+                                        ("verifier", "chatter: the Alternatives line is task talk")]
+    assert [i["where"] for i in review["issues"] if i["code"] == "verifier"] == ["verifier: ## Decision", "verifier"]
+    assert not review["blocked"]  # never a BLOCK
+    rec = decision(engine, tid)
+    assert (rec["calls"], rec["tokens_in"], rec["tokens_out"]) == (2, 3000, 300)  # the draft's and the check's
+    assert rec["verifier"]["model"] == "haiku" and rec["verifier"]["concerns"] == 2
+
+
+@pytest.mark.parametrize("reply", [OVERLOADED, (200, message({"concerns": "none"}, name="record_concerns"))],
+                         ids=["overloaded", "malformed"])
+def test_a_failing_verifier_never_fails_the_draft(server, project, tmp_path, reply):
+    server.checks = [reply]
+    engine = backend_engine(project, tmp_path, "anthropic", retries=1, verify=True)
+    tid, state = draft_decision(engine)
+    assert state == "ready"
+    ((code, why),) = issue_codes(engine, tid)
+    assert code == "verifier" and why.startswith("verifier unavailable: anthropic")
+    assert decision(engine, tid)["calls"] == 3  # the draft, and the check asked twice
+
+
+def test_the_verifiers_concerns_go_with_an_edit_and_come_back_with_the_draft(server, project, tmp_path):
+    server.checks = [(200, message(CONCERNS, name="record_concerns"))]
+    engine = backend_engine(project, tmp_path, "anthropic", verify=True)
+    tid, _ = draft_decision(engine)
+    text = engine.review(tid, "decision")["text"]
+    engine.change_action(tid, "decision", "create")  # the text is still the drafter's: they stay
+    assert len(issue_codes(engine, tid)) == 2
+    engine.edit(tid, "decision", text)  # an edit that changes nothing keeps them too
+    assert len(issue_codes(engine, tid)) == 2
+    engine.edit(tid, "decision", text.replace("## Decision\n", "## Decision\nAccess tokens last 30 minutes. "))
+    assert issue_codes(engine, tid) == []  # about the old text: the person has read them
+    assert len(server.requests) == 2  # a person's edit is not sent to the verifier
+    engine.redecide(tid, "decision")  # decided again from the draft: its concerns are back
+    assert len(issue_codes(engine, tid)) == 2
+
+
+def test_a_model_that_refuses_a_forced_tool_is_asked_again_at_once_and_remembered(server, project, tmp_path):
+    """A model the drafter does not know to refuse a forced tool_choice answers 400: the same draft is
+    asked again unforced, and the drafter's later calls to that model are never forced."""
+    import dataclasses
+
+    from curator.drafting import DraftRequest
+
+    server.refuse_forced = {"claude-fable-5-1"}
+    engine = engine_for(project, tmp_path, retries=0)
+    (tid,) = stage(engine)
+    request = dataclasses.replace(DraftRequest.from_triage(staging.load_triage(engine.data, tid), "decision", engine.cfg),
+                                  model_id="claude-fable-5-1")
+    first, second = engine.drafter.draft(request), engine.drafter.draft(request)
+    assert first.ok and second.ok and first.error is None
+    assert [r["body"]["tool_choice"]["type"] for r in server.requests] == ["tool", "auto", "auto"]
+    assert "record_memory tool" in server.requests[1]["body"]["system"][0]["text"]
+
+
+def test_an_unforced_model_that_answers_in_json_text_is_read(server, project, tmp_path):
+    text = {**message(GOOD), "content": [{"type": "text", "text": "```json\n" + json.dumps(GOOD) + "\n```"}],
+            "stop_reason": "end_turn"}
+    server.replies = [(200, text)]
+    engine = engine_for(project, tmp_path, retries=0)
+    tid, state = draft_decision(engine)  # with sonnet 5.5, which is never forced
+    assert state == "ready" and server.requests[0]["body"]["tool_choice"] == {"type": "auto"}
+    assert memfile.parse(engine.review(tid, "decision")["text"]).title == GOOD["title"]

@@ -39,11 +39,14 @@ if project:  # as Claude Code would: the Stop hook fires inside the child, with 
 if os.environ.get("FAKE_SLEEP"):  # the workload of a hung CLI: a grandchild, then a long wait
     g = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     rec["pids"] = [os.getpid(), g.pid]
-with open(os.environ["FAKE_RECORD"], "a") as f:
+record = os.environ["FAKE_RECORD"]
+n = sum(1 for _ in open(record)) if os.path.exists(record) else 0  # this call's number, from 0
+with open(record, "a") as f:
     f.write(json.dumps(rec) + "\n")
 if os.environ.get("FAKE_SLEEP"):
     time.sleep(60)
 reply = os.environ["FAKE_REPLY"]
+reply = f"{{reply}}.{{n}}" if os.path.exists(f"{{reply}}.{{n}}") else reply  # a reply for this call only
 if os.environ.get("FAKE_LOOK_REPLY") and '"findings"' in sys.argv[sys.argv.index("--json-schema") + 1]:
     reply = os.environ["FAKE_LOOK_REPLY"]  # a second look (its schema asks for findings)
 sys.stdout.write(open(reply).read())
@@ -86,8 +89,10 @@ def fake(tmp_path, monkeypatch):
     class Fake:
         path = str(exe)
 
-        def reply(self, value, exit: int = 0) -> None:
-            reply.write_text(value if isinstance(value, str) else json.dumps(value))
+        def reply(self, value, exit: int = 0, call: int | None = None) -> None:
+            """What the fake prints (for its call number `call` only, when given)."""
+            path = reply if call is None else reply.with_name(f"{reply.name}.{call}")
+            path.write_text(value if isinstance(value, str) else json.dumps(value))
             monkeypatch.setenv("FAKE_EXIT", str(exit))
 
         def look_reply(self, value) -> None:
@@ -275,3 +280,92 @@ def test_no_claude_on_the_path_is_one_line_to_act_on_not_an_internal_error(proje
     p = run_cli("--auto-approve", cwd=project, env={"PATH": f"{empty}{os.pathsep}{os.path.dirname(sys.executable)}"})
     assert p.returncode == 1
     assert "internal error" not in p.stderr and "claude" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+OVERLOADED = envelope(is_error=True, api_error_status=529, usage={}, total_cost_usd=0,
+                      result='API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}')
+
+
+@pytest.mark.parametrize("transient", [
+    OVERLOADED,
+    envelope(is_error=True, result="API Error: Rate limit reached", usage={}, total_cost_usd=0),  # no status: the text
+    "",  # no output at all: a timeout below
+], ids=["529-overloaded", "rate-limit-text", "timeout"])
+def test_a_transient_cli_error_is_retried(fake, project, tmp_path, monkeypatch, transient):
+    if transient == "":
+        fake.reply(envelope(structured_output=GOOD))
+        engine = backend_engine(project, tmp_path, "claude-cli", retries=1, timeout=1.5)
+        monkeypatch.setenv("FAKE_SLEEP", "1")  # the first call hangs and is killed ...
+
+        class Once:  # ... the second does not: the fake reads FAKE_SLEEP when it starts
+            def __init__(self, run):
+                self.run = run
+
+            def __call__(self, argv, stdin):
+                out = self.run(argv, stdin)
+                monkeypatch.delenv("FAKE_SLEEP", raising=False)
+                return out
+
+        engine.drafter._run = Once(engine.drafter._run)
+    else:
+        fake.reply(transient, call=0)
+        fake.reply(envelope(structured_output=GOOD))
+        engine = backend_engine(project, tmp_path, "claude-cli", retries=2)
+    (tid,) = stage(engine)
+    engine.process(tid, only=["decision"])
+    rec = decision(engine, tid)
+    assert rec["state"] == "ready", rec
+    assert len(fake.calls()) == 2 and (rec["retries"], rec["calls"], rec["tokens_in"]) == (1, 2, 1500)
+    assert rec["attempts"][0]["outcome"] == "ok" and rec["attempts"][0]["retries"] == 1
+
+
+@pytest.mark.parametrize("reply, exit, models", [
+    (envelope(is_error=True, result="Invalid API key · Please run /login"), 0, ["sonnet"]),  # fatal: straight to offline
+    (envelope(is_error=True, api_error_status=401, result="API Error: 401 authentication_error"), 1, ["sonnet"]),
+    ("", 1, ["sonnet"]),  # error: unknown option '--json-schema' (an old CLI): every call would fail alike
+    (envelope(is_error=True, result="Claude AI usage limit reached|1753088400"), 1, ["sonnet", "haiku"]),  # not now
+], ids=["not-logged-in", "401", "unknown-flag", "usage-limit"])
+def test_a_permanent_cli_error_is_not_retried(fake, project, tmp_path, monkeypatch, reply, exit, models):
+    fake.reply(reply, exit=exit)
+    if reply == "":
+        fake_stderr = tmp_path / "bin" / "claude"
+        fake_stderr.write_text(fake_stderr.read_text().replace(
+            "sys.stdout.write(open(reply).read())", "sys.stderr.write(\"error: unknown option '--json-schema'\\n\")"))
+    engine = backend_engine(project, tmp_path, "claude-cli", retries=2, fallback="[haiku, offline]")
+    (tid,) = stage(engine)
+    assert engine.process(tid, only=["decision"])["decision"] == "ready"  # the offline draft, held
+    assert [c["argv"][c["argv"].index("--model") + 1] for c in fake.calls()] == models
+    rec = decision(engine, tid)
+    assert rec["model"] == "offline" and rec["retries"] == 0
+    assert [a["outcome"] for a in rec["attempts"]] == ["failed", "failed" if len(models) == 2 else "not tried", "ok"]
+
+
+def test_the_verifier_runs_as_one_more_isolated_child_and_its_concerns_are_advisories(fake, project, tmp_path):
+    concerns = {"concerns": [{"kind": "quote", "where": "title", "message": "a quote of the user, not a fact"}]}
+    fake.reply(envelope(structured_output=concerns), call=1)
+    engine = backend_engine(project, tmp_path, "claude-cli", verify=True)
+    (tid,) = stage(engine)
+    assert engine.process(tid, only=["decision"])["decision"] == "ready"
+    draft, check = fake.calls()
+    argv = check["argv"]
+    assert argv[argv.index("--model") + 1] == "haiku"  # verify.model
+    assert json.loads(argv[argv.index("--json-schema") + 1]) == prompts.check_schema()
+    assert argv[argv.index("--system-prompt") + 1] == prompts.CHECK_SYSTEM_PROMPT
+    assert "--no-session-persistence" in argv and argv[argv.index("--tools") + 1] == ""
+    assert check["env"]["MEMCURATE_CHILD"] == "1"
+    review = engine.review(tid, "decision")
+    assert "<<<BEGIN MEMORY-" in check["stdin"] and review["draft"].strip() in check["stdin"]
+    assert [(i["code"], i["where"], i["message"]) for i in review["issues"] if i["code"] == "verifier"] == [
+        ("verifier", "verifier: title", "quote: a quote of the user, not a fact")]
+    rec = decision(engine, tid)
+    assert (rec["calls"], rec["tokens_in"], rec["cost_usd"]) == (2, 3000, 0.0246)
+
+
+def test_a_verifier_cli_error_leaves_the_draft_with_one_advisory(fake, project, tmp_path):
+    fake.reply(envelope(is_error=True, result="Invalid API key · Please run /login"), call=1)
+    engine = backend_engine(project, tmp_path, "claude-cli", retries=2, verify=True)
+    (tid,) = stage(engine)
+    assert engine.process(tid, only=["decision"])["decision"] == "ready"
+    assert len(fake.calls()) == 2  # a permanent error: not asked again
+    issues = [i["message"] for i in engine.review(tid, "decision")["issues"] if i["code"] == "verifier"]
+    assert issues == ["verifier unavailable: claude CLI error: Invalid API key · Please run /login"]

@@ -61,6 +61,11 @@ def test_models_accept_new_aliases(project):
     ("second_look:\n  enabled: yes please\n", ["second_look.enabled: expected true or false"]),
     ("backend: [unclosed\n", ["invalid YAML (line 2, column 1)"]),
     ("categories:\n  decision:\n    budget: true\n", ["expected a whole number, found true or false"]),
+    ("drafting:\n  fallback: [haiku, gpt]\n", ["drafting.fallback[1]: expected offline or one of haiku, sonnet, opus, "
+                                              "found 'gpt'"]),
+    ("verify:\n  model: gpt\n", ["verify.model: expected one of"]),
+    ("drafting:\n  deadline_seconds: 60\n", ["drafting.deadline_seconds: expected at least drafting.timeout_seconds "
+                                             "(120), found 60"]),
 ])
 def test_errors_name_the_file_the_key_what_was_expected_and_found(project, text, expected):
     path = config.project_config_path(project)

@@ -71,7 +71,7 @@ def test_a_failing_category_is_marked_failed_while_the_others_go_on_and_retry_wo
     states = engine.process(tid)
     assert states["runbook"] == "failed" and states["decision"] == "ready"
     rec = staging.category_states(engine.data, tid)["runbook"]
-    assert rec["error"] == "the model said no" and rec["retries"] == engine.cfg["drafting"]["retries"]
+    assert rec["error"] == "the model said no (after 3 attempts)" and rec["retries"] == engine.cfg["drafting"]["retries"]
     engine._drafter = OfflineDrafter()
     assert engine.retry(tid, "runbook")["runbook"] == "ready"
 
@@ -92,6 +92,7 @@ def test_a_draft_that_hangs_times_out_and_nothing_hangs(project, tmp_path):
     drafter = Hanging()
     engine = make_engine(project, tmp_path, drafter=drafter)
     engine.cfg["drafting"]["timeout_seconds"] = 0.3
+    engine.cfg["drafting"]["deadline_seconds"] = 0.3  # a drafter that ignores its timeout: the deadline ends it
     (tid,) = stage(engine)
     try:
         states = engine.process(tid)

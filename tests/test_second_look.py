@@ -298,10 +298,10 @@ def test_the_sdk_look_is_one_forced_tool_call_and_its_usage_is_recorded(server, 
 
     look, draft = server.requests
     body = look["body"]
-    assert body["tool_choice"] == {"type": "tool", "name": "record_findings"}
+    assert body["tool_choice"] == {"type": "auto"}  # sonnet 5.5 refuses a forced tool: offered, and asked for
     assert body["tools"][0]["input_schema"] == prompts.look_schema() and body["model"] == engine.cfg["models"]["sonnet"]
-    assert body["system"] == [{"type": "text", "text": prompts.LOOK_SYSTEM_PROMPT,
-                               "cache_control": {"type": "ephemeral"}}]
+    assert body["system"] == [{"type": "text", "cache_control": {"type": "ephemeral"}, "text": prompts.LOOK_SYSTEM_PROMPT
+                               + "\nAnswer by calling the record_findings tool once, with nothing else."}]
     content = body["messages"][0]["content"]
     assert "<<<BEGIN SESSION-" in content and "[turn 1 · assistant] Added offset pagination" in content
     assert "hunter2secret" not in json.dumps(body) and "TOOL OUTPUT NEVER SENT" not in content

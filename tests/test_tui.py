@@ -439,6 +439,8 @@ def test_retry_drafts_a_failed_category_again(project, memory):
         assert row(app, "decision").state == "ready"
         await select(pilot, "runbook")
         assert row_text(app, shown(app).index("runbook"))[2] == "failed"
+        # its retries, as the drafting chain recorded them
+        assert "DRAFTING haiku: failed · 2 retries" in text_of(app.query_one("#issues", Static))
         assert app.check_action("retry_memory", ()) is True
         assert app.check_action("approve_memory", ()) is None
         drafter.fail.clear()  # the model answers again
@@ -737,6 +739,28 @@ class Gated:
     def draft(self, request):
         self.gate.wait(60)
         return self.inner.draft(request)
+
+
+def test_the_drafting_chain_of_the_selection_shows_in_its_issues_and_model_column(project, memory):
+    from curator.candidates.queue import Item
+    from widgets.panels import _model
+
+    tid = stage_demo(project, memory, drafted=True)
+    chain = [{"model": "sonnet", "outcome": "failed", "retries": 2, "elapsed": 3.5,
+              "error": "anthropic: 529 overloaded_error: Overloaded (after 3 attempts)"},
+             {"model": "haiku", "outcome": "ok", "retries": 0, "elapsed": 1.25}]
+    staging.set_state(str(data_dir(project)), tid, "decision", "ready", model="claude-haiku-4-5", attempts=chain)
+    app = tui(project, memory, run_pipeline=False)
+
+    async def scenario(pilot):
+        await select(pilot, "decision")
+        issues = text_of(app.query_one("#issues", Static))
+        assert "DRAFTING sonnet: failed · 2 retries · 3.5s · anthropic: 529 overloaded_error" in issues
+        assert "DRAFTING haiku: ok · 1.2s" in issues
+        assert _model(row(app, "decision")) == "sonnet→haiku"
+        assert _model(Item(tid, "runbook", "ready", record={"model": "haiku", "attempts": chain[1:]})) == "haiku"
+
+    run(app, scenario)
 
 
 def test_the_progress_of_a_triage_another_process_holds_shows_live(project, memory):

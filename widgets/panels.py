@@ -70,6 +70,15 @@ class IssuesView(Static):
             lines.append("FAILED ", style="bold red")
             lines.append(display(item.error or "unknown error"))
             lines.append("\n")
+        for attempt in _chain(item):  # each model tried, when it took more than one, or retries
+            outcome = str(attempt.get("outcome", ""))
+            lines.append(f"{'DRAFTING':<9}", style="dim")
+            lines.append(f"{display(str(attempt.get('model', '')))}: ", style="bold")
+            lines.append(outcome, style="green" if outcome == "ok" else "red" if outcome == "failed" else "dim")
+            extra = [f"{attempt['retries']} retries" if attempt.get("retries") else "", _elapsed(attempt.get("elapsed")),
+                     display(str(attempt.get("error") or ""))]
+            lines.append("".join(f" · {e}" for e in extra if e))
+            lines.append("\n")
         for issue in (review or {}).get("issues", []):
             sev = issue.get("severity", "")
             lines.append(f"{sev:<9}", style=SEVERITY_STYLE.get(sev, ""))
@@ -80,6 +89,22 @@ class IssuesView(Static):
             lines = Text("No issues." if item.state == "ready" else "", style="dim")
         lines.rstrip()  # in place: the last line break
         self.update(lines)
+
+
+def _chain(item: Item) -> list[dict]:
+    """The drafting steps of a category worth showing: more than one model, or any retry."""
+    attempts = item.field("attempts")
+    if not isinstance(attempts, list) or not all(isinstance(a, dict) for a in attempts):
+        return []
+    return attempts if len(attempts) > 1 or any(a.get("retries") for a in attempts) else []
+
+
+def _model(item: Item) -> str:
+    """The model column: the chain ("sonnet→haiku→offline") when the category went through one."""
+    chain = _chain(item)
+    if len(chain) > 1:
+        return "→".join(str(a.get("model", "")) for a in chain if a.get("outcome") != "not tried")
+    return str(item.field("model") or "")
 
 
 def _elapsed(value) -> str:
@@ -108,7 +133,7 @@ class ProgressView(Static):
             if item.field("found_by") == "second_look":
                 name += " (2nd look)"  # the keywords missed it: a model's reading of the session found it
             table.add_row(name,
-                          draft, verify, display(str(item.field("model") or "")), _elapsed(item.field("elapsed")),
+                          draft, verify, display(_model(item)), _elapsed(item.field("elapsed")),
                           "" if tokens == (None, None) else f"{tokens[0] or 0}/{tokens[1] or 0}",
                           str(item.field("retries") or 0))
         title = Text(f"Pipeline — {tid}" if tid else "Pipeline", style="bold")

@@ -6,6 +6,11 @@ up by the next. Every step is written to staging as it happens (state,
 timings, errors, the draft, its review record), so any process can show
 progress and nothing lives only in memory.
 
+Each category is drafted by a worker through the fallback chain (its model with retries, then
+`drafting.fallback`, within the triage's deadline: curator/drafting/resilience.py) and, with
+`verify.llm`, the model verifier; the worker only calls out, and the state moves are made as each
+result comes back (`_finish`).
+
 `settle` is the one way a candidate becomes (or stays) ready: verify the file
 to be written, record the decision and its issues, move to `ready`. Drafting
 ends with it, and so do an edit, a decision taken again and a conflict found
@@ -25,7 +30,8 @@ from curator.candidates.staging import now_iso
 from curator.capture.redact import find_secrets, redact_document
 from curator.memory import memfile
 from curator.review.decide import Decision, Existing, decide
-from curator.review.verify import blocking, verify
+from curator.review.verify import VERIFIER, Issue, blocking, verify
+from curator.util.atomic import read_json
 
 
 @dataclass
@@ -63,11 +69,13 @@ def existing_for(engine, doc: memfile.MemoryDoc) -> list[Existing]:
 
 
 def settle(engine, cand: Candidate, decision: Decision, draft_text: str, *, file_text: str | None = None,
-           near: list[Existing] | None = None, **extra) -> dict:
+           near: list[Existing] | None = None, drafting_issues: list[Issue] | None = None, **extra) -> dict:
     """Verify the file to be written, record the decision and its issues, and move the candidate to
     `ready` (with `extra` on its state line). `near` holds the memories the decision was just made
     against; without it they are found again, so an edit verified later, or in another process, is
-    compared with the memories as they are now. Returns the review record."""
+    compared with the memories as they are now. `drafting_issues` are the advisories drafting found
+    (a fallback, the model verifier's concerns); without them the last review's are carried over
+    (see `_carried`). Returns the review record."""
     text = file_text if file_text is not None else (decision.text or draft_text)
     try:
         doc = memfile.parse(text)
@@ -87,12 +95,34 @@ def settle(engine, cand: Candidate, decision: Decision, draft_text: str, *, file
     issues = verify(text, category=cand.category, evidence=cand.evidence(), action=decision.action, target=target,
                     near=[{"id": e.id, "title": e.doc.title, "text": f"{e.doc.title}\n{e.doc.body}"} for e in near],
                     score=entry.get("score"), threshold=entry.get("threshold"), cfg=engine.cfg)
+    kept, shown, concerns_apply = _carried(cand, drafting_issues, text, file_text)
+    issues += shown
     record = {"decision": {k: v for k, v in decision.as_dict().items() if k != "text"},
               "issues": [i.as_dict() for i in issues], "blocked": bool(blocking(issues)),
-              "title": doc.title if doc is not None else "", "text_hash": text_hash(text), "verified": now_iso()}
+              "title": doc.title if doc is not None else "", "text_hash": text_hash(text), "verified": now_iso(),
+              "drafting_issues": [i.as_dict() for i in kept], "concerns_apply": concerns_apply}
     cand.write_review(text, record)
     cand.move("ready", **summary(record), **extra)
     return record
+
+
+def _carried(cand: Candidate, given: list[Issue] | None, text: str, file_text: str | None):
+    """(the drafting issues kept, those shown now, whether the verifier's concerns apply).
+
+    Where a draft came from (a fallback) always shows. The model verifier's concerns were about the
+    drafter's text: they show while the text under review is that text (whatever the action, a
+    decision taken again included), and no longer once a person edited it: the person has read
+    them, and the verifier is not asked about a person's text (BLOCK checks are). They stay in the
+    record, so deciding again from the draft shows them again."""
+    if given is not None:
+        return list(given), list(given), True
+    try:
+        prev = read_json(cand.files.review)
+        kept = [Issue(**i) for i in prev.get("drafting_issues") or []]
+    except (OSError, ValueError, TypeError, AttributeError):
+        return [], [], False
+    applies = file_text is None or (prev.get("concerns_apply") is True and prev.get("text_hash") == text_hash(text))
+    return kept, [i for i in kept if applies or i.code != VERIFIER], applies
 
 
 def _occupant(engine, doc: memfile.MemoryDoc) -> dict | None:
@@ -146,6 +176,7 @@ def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -
 
 def _draft_all(engine, todo: list[Candidate], emit) -> None:
     from curator.drafting import DraftRequest, input_cap
+    from curator.drafting.resilience import Chain, Deadline
 
     cfg = engine.cfg
     d = cfg["drafting"]
@@ -160,15 +191,19 @@ def _draft_all(engine, todo: list[Candidate], emit) -> None:
         emit(Event(cand.tid, cand.category, "drafting", {"model": alias}))
     input_cap.apply(engine, todo, requests)  # each draft within its share of drafting.max_input_tokens
 
-    timeout = float(d["timeout_seconds"])
+    # One deadline for the triage's whole drafting: each call has its own timeout, and the chain starts
+    # no call that would outlive the deadline, so retries and fallbacks happen inside it.
+    deadline = Deadline(float(d["deadline_seconds"]))
+    chain = Chain.from_config(cfg, engine.drafter)
     pool = ThreadPoolExecutor(max_workers=max(1, min(int(d["concurrency"]), len(todo))),
                               thread_name_prefix="memcurate-draft")
-    started = time.monotonic()
-    futures = {pool.submit(_draft_with_retries, engine.drafter, requests[c.category], d): c for c in todo}
+    futures = {pool.submit(_draft_one, engine, chain, requests[c.category], deadline): c for c in todo}
+    # A backend that overruns its own timeout is not waited for past this.
+    grace = min(DEADLINE_GRACE, deadline.seconds * 0.25)
     try:
         pending = set(futures)
         while pending:
-            left = timeout - (time.monotonic() - started)
+            left = deadline.left() + grace
             done, pending = wait(pending, timeout=max(0.0, left), return_when=FIRST_COMPLETED)
             for fut in done:
                 # Each draft is verified as soon as it exists, not after all of them.
@@ -176,36 +211,80 @@ def _draft_all(engine, todo: list[Candidate], emit) -> None:
             if not done and left <= 0:
                 for fut in pending:
                     cand = futures[fut]
-                    cand.move("failed", error=f"timed out after {timeout:g} s")
+                    cand.move("failed", error=f"timed out: the triage's drafting deadline ({deadline.seconds:g} s) "
+                                              "passed before this draft finished")
                     emit(Event(cand.tid, cand.category, "failed", {"error": "timeout"}))
                 break
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _draft_with_retries(drafter, request, d: dict):
-    retries, backoff = int(d["retries"]), float(d["backoff_seconds"])
-    attempt = 0
-    while True:
-        try:
-            result = drafter.draft(request)
-        except Exception as e:  # a drafter must not raise; if one does, it is a failed attempt
-            from curator.drafting import DraftResult
-
-            result = DraftResult(doc=None, text="", model=request.model_id, error=f"{e.__class__.__name__}: {e}")
-        result.notes = list(getattr(result, "notes", []) or [])
-        if result.error is None or attempt >= retries or not getattr(result, "retryable", True):
-            result.retries = attempt
-            return result
-        attempt += 1
-        time.sleep(backoff * 2 ** (attempt - 1))  # backoff between attempts of a real backend
+DEADLINE_GRACE = 5.0  # seconds past the deadline for a call that overran its own timeout (then it fails)
 
 
-def _finish(engine, cand: Candidate, result, emit) -> None:
+@dataclass
+class Drafted:
+    """What a drafting worker hands back: the chain's outcome, and the advisories of how it was made."""
+
+    outcome: object  # resilience.Outcome
+    issues: list = field(default_factory=list)  # verify.Issue: fallback provenance, the verifier's concerns
+    verifier: dict | None = None  # the verification call's model, time, retries, error (for the state line)
+
+
+def _draft_one(engine, chain, request, deadline) -> Drafted:
+    """A drafting worker: the fallback chain, then (verify.llm) the model verifier on a Claude draft.
+    Network and child processes only; the state moves are `_finish`'s."""
+    from curator.drafting.resilience import OFFLINE
+    from curator.review.verify import drafting_issues
+
+    outcome = chain.run(request, deadline)
+    result = outcome.result
+    drafted = Drafted(outcome)
+    if result.ok:
+        _redact_draft(result)  # before anything is written, or sent to the verifier
+        concerns = verifier_error = None
+        if engine.cfg["verify"]["llm"] and outcome.attempts[-1]["model"] != OFFLINE and hasattr(engine.drafter, "check"):
+            concerns, verifier_error, drafted.verifier = _model_check(engine, chain, request, result.text, deadline,
+                                                                     outcome.usage)
+        drafted.issues = drafting_issues(outcome.fallback, outcome.offline_fallback, concerns, verifier_error)
+    return drafted
+
+
+def _model_check(engine, chain, request, text: str, deadline, usage):
+    """The verification pass on one draft: (concerns, why it failed, what goes on the state line).
+    Its calls count in the category's usage; its failure never fails the draft."""
+    from dataclasses import replace
+
+    from curator.drafting.resilience import safe_call
+
+    alias = engine.cfg["verify"]["model"]
+    req = replace(request, model_alias=alias, model_id=engine.cfg["models"].get(alias, alias))
+    info: dict = {"model": alias}
+    if deadline.left() < chain.call_timeout:
+        info["error"] = "no time left before the triage's deadline"
+        return None, info["error"], info
+    t0 = time.monotonic()
+    result, results, _ = chain.retrying(lambda: safe_call(engine.drafter.check, req, alias, text), deadline)
+    for r in results:
+        usage.add(r)
+    info.update(elapsed=round(time.monotonic() - t0, 3), retries=len(results) - 1)
+    if result.error is not None:
+        info["error"] = result.error
+        return None, result.error, info
+    info["concerns"] = len(result.concerns)
+    return result.concerns, None, info
+
+
+def _finish(engine, cand: Candidate, drafted: Drafted, emit) -> None:
     tid, cat = cand.key
-    # The usage of this call is added to the sums the category's line carries (earlier calls: a retry).
-    timing = {"model": result.model, "elapsed": round(result.elapsed, 3), "retries": getattr(result, "retries", 0),
-              **usage.add_call(cand.record, result)}
+    outcome = drafted.outcome
+    result = outcome.result
+    # The usage of every call made for the category this time (retries, fallbacks, the verifier) is added
+    # to the sums its line carries from earlier runs (a retry from the TUI); and each step.
+    timing = {"model": result.model, "elapsed": round(outcome.elapsed, 3), **usage.add_call(cand.record, outcome.usage),
+              "retries": outcome.retries, "attempts": outcome.attempts}
+    if drafted.verifier is not None:
+        timing["verifier"] = drafted.verifier
     if result.notes:  # what the drafter wants said (a redaction, a model with no known price)
         timing["notes"] = result.notes
     if getattr(result, "skipped", None) and not result.error:
@@ -217,9 +296,6 @@ def _finish(engine, cand: Candidate, result, emit) -> None:
         cand.move("failed", error=result.error or "the drafter returned nothing", **timing)
         emit(Event(tid, cat, "failed", {"error": result.error, **timing}))
         return
-    _redact_draft(result)
-    if result.notes:
-        timing["notes"] = result.notes
     cand.write_draft(result.text)
     cand.move("drafted", **timing)
     emit(Event(tid, cat, "drafted", timing))
@@ -227,7 +303,7 @@ def _finish(engine, cand: Candidate, result, emit) -> None:
     try:
         existing = existing_for(engine, result.doc)
         decision = decide(result.doc, existing, now=engine.now(), cfg=engine.cfg)
-        record = settle(engine, cand, decision, result.text, near=existing)
+        record = settle(engine, cand, decision, result.text, near=existing, drafting_issues=drafted.issues)
     except OSError:
         raise  # a write failed (a full disk): the category stays `verifying`, redone by the next run
     except Exception as e:

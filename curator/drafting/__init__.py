@@ -90,31 +90,45 @@ class DraftRequest:
         return e if isinstance(e, str) else ""
 
 
+@dataclass(kw_only=True)
+class ModelCall:
+    """What every model call reports besides its answer: usage, and how it failed.
+
+    tokens_in counts cache reads and writes too; `cost_usd` is what the call cost, when the backend
+    says (the claude CLI's `total_cost_usd`) or its price is known (curator/drafting/prices.py);
+    `calls` is how many model calls the result stands for (0 offline): the usage fields are their sums.
+    A failure (`error`) says whether asking again may help
+    (`retryable`: a 429, a 5xx, overloaded, a timeout, a malformed answer), how long the server asked
+    to wait first (`retry_after`, seconds), and whether no call of this backend can succeed now
+    (`fatal`: not logged in, a bad key, no credit), so the fallback chain goes straight to offline.
+    """
+
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+    calls: int = 0
+    elapsed: float = 0.0
+    error: str | None = None
+    retryable: bool = True
+    retry_after: float | None = None
+    fatal: bool = False
+
+
 @dataclass
-class DraftResult:
+class DraftResult(ModelCall):
     """One draft. `text` is the rendered memory file (empty when `error` is set).
 
     `skipped` is the model's reason when it answered that the evidence holds nothing durable of the
-    category (then `doc` is None and `error` too). `cost_usd` is what the call cost, when the backend
-    says (the claude CLI's `total_cost_usd`) or its price is known (curator/drafting/prices.py);
-    tokens_in counts cache reads and writes too. `calls` is how many model calls the result stands for
-    (0 offline): the usage fields are their sums.
+    category (then `doc` is None and `error` too).
     """
 
     doc: "MemoryDoc | None"
     text: str
     model: str
-    tokens_in: int = 0
-    tokens_out: int = 0
-    elapsed: float = 0.0
-    error: str | None = None
     notes: list[str] = field(default_factory=list)
     skipped: str | None = None
-    cost_usd: float = 0.0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    calls: int = 0
-    retryable: bool = True
 
     @property
     def ok(self) -> bool:
@@ -136,21 +150,22 @@ class LookRequest:
 
 
 @dataclass
-class LookResult:
+class LookResult(ModelCall):
     """What a second look found: `findings` [{category, turns, why}] (validated), `dropped` one line
-    per finding or turn the answer named that is not valid, the call's usage as on a DraftResult."""
+    per finding or turn the answer named that is not valid; the call's usage as on a DraftResult."""
 
     model: str
     findings: list = field(default_factory=list)
     dropped: list = field(default_factory=list)
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    cost_usd: float = 0.0
-    elapsed: float = 0.0
-    error: str | None = None
-    notes: list = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CheckResult(ModelCall):
+    """The verification pass's answer about one draft: its concerns, each {kind, where, message}."""
+
+    model: str
+    concerns: list[dict] = field(default_factory=list)
 
 
 @runtime_checkable
@@ -224,6 +239,14 @@ def choose(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Choice:
     return Choice(configured, "offline", "no ANTHROPIC_API_KEY, no claude on the PATH")
 
 
+@runtime_checkable
+class Checker(Protocol):
+    """A Claude backend that can also verify a draft (the optional verification pass, `verify.llm`):
+    `check` asks `request`'s model whether `text` is supported by the request's excerpt. Never raises."""
+
+    def check(self, request: DraftRequest, text: str) -> CheckResult: ...
+
+
 def get_drafter(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Drafter:
     """The drafter that `backend:` asks for (see `choose`); DrafterUnavailable when it cannot be used."""
     choice = choose(cfg, env)
@@ -287,5 +310,6 @@ def _claude_cli(executable: str, cfg: Mapping, reason: str) -> Drafter:
     return ClaudeCliDrafter(executable, cfg, reason=reason)
 
 
-__all__ = ["BACKENDS", "Choice", "DraftRequest", "DraftResult", "Drafter", "DrafterUnavailable", "LookRequest",
-           "LookResult", "choose", "describe", "get_drafter", "model_for"]
+__all__ = ["BACKENDS", "CheckResult", "Checker", "Choice", "DraftRequest", "DraftResult", "Drafter",
+           "DrafterUnavailable", "LookRequest", "LookResult", "ModelCall", "choose", "describe", "get_drafter",
+           "model_for"]

@@ -5,13 +5,20 @@ seconds, and the hook never gets here). One sync client per drafter, shared by t
 threads (the SDK's client is thread-safe). It honours ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL as the
 SDK does (gateways, local Anthropic-compatible servers): nothing is passed explicitly.
 
-- Structured output through a forced tool (`record_memory`) whose input schema is the draft's
-  (prompt.schema); the prompt is prompt.py's, shared with the claude CLI backend.
+- Structured output through a tool (`record_memory`) whose input schema is the draft's (prompt.schema);
+  the prompt is prompt.py's, shared with the claude CLI backend. The tool is forced (`tool_choice`)
+  except on models that refuse a forced tool with a 400 (Claude Sonnet 5.5 and Opus 5.5 do): there it is
+  offered with `tool_choice: auto` and the system prompt asks for it, and an answer given as JSON text
+  instead is read too. A model that refuses is learned on its first 400 and asked again at once.
 - The system prompt, the same for every call, is marked for prompt caching; cache reads and writes
   are recorded on the result.
-- The SDK retries 429, 5xx, overloaded (529), timeouts and dropped connections `drafting.retries`
-  times with backoff, honouring retry-after; a failure it already retried is marked not retryable so
-  the pipeline does not multiply the attempts.
+- The SDK does not retry (max_retries=0): the pipeline does (curator/drafting/resilience.py), with
+  backoff and jitter, honouring the `retry-after` read here, so every attempt is recorded and one policy
+  covers both Claude backends. A failure says whether it is worth retrying (429, 5xx, 529 overloaded,
+  timeouts, dropped connections, a malformed answer) or fatal for the backend (401/403, no credit).
+- `check` is the optional verification pass, `second_look` the look at a session
+  (curator/candidates/second_look.py): the same call shape with their own prompt and tool.
+- Each call's cost comes from the price table (curator/drafting/prices.py): the API does not say it.
 
 `draft` never raises: an SDK error and an answer that is not a valid draft are results whose `error`
 says what happened, in one line.
@@ -24,15 +31,19 @@ import threading
 import time
 from typing import Mapping
 
-from curator.drafting import DraftRequest, DraftResult, LookRequest, LookResult, prices
+from curator.drafting import CheckResult, DraftRequest, DraftResult, LookRequest, LookResult, ModelCall, prices
 from curator.drafting import prompt as prompts
 from curator.drafting.claude_cli import timeout_for
 from curator.util.textsafe import one_line
 
 TOOL = "record_memory"
+CHECK_TOOL = "record_concerns"
 LOOK_TOOL = "record_findings"
 MAX_TOKENS = 2048
-RETRIED_STATUSES = (408, 409, 429)  # and every 5xx: what the SDK retries (unless x-should-retry says no)
+TRANSIENT_STATUSES = (408, 409, 429)  # and every 5xx (529 overloaded): what is worth asking again
+FATAL_STATUSES = (401, 403)  # the key or the account: no other model of this backend does better
+# Models whose documentation says a forced tool_choice is a 400 (others are learned from that 400).
+UNFORCED = frozenset({"claude-sonnet-5-5", "claude-opus-5-5"})
 
 
 def max_tokens_for(cfg: Mapping) -> int:
@@ -50,7 +61,6 @@ class AnthropicDrafter:
 
         self.reason = reason
         self.timeout = timeout_for(cfg)
-        self.max_retries = max(0, int(((cfg.get("drafting") or {}).get("retries")) or 0))
         self.max_tokens = max_tokens_for(cfg)
         # Only what `env` sets (get_drafter's environment, the process's by default); unset, the SDK's own
         # defaults apply (its api.anthropic.com).
@@ -58,70 +68,99 @@ class AnthropicDrafter:
         given = {arg: env[name].strip() for arg, name in (("api_key", "ANTHROPIC_API_KEY"),
                                                           ("base_url", "ANTHROPIC_BASE_URL"))
                  if env.get(name, "").strip()}
-        self.client = anthropic.Anthropic(timeout=self.timeout, max_retries=self.max_retries, **given)
+        # No retries in the SDK: the pipeline's policy retries (with jitter, within the triage's deadline).
+        self.client = anthropic.Anthropic(timeout=self.timeout, max_retries=0, **given)
+        self._lock = threading.Lock()  # the drafting threads share what is learned below
         self._unpriced: set[str] = set()  # models already said to have no known price
-        self._lock = threading.Lock()  # draft runs in several threads at once
+        self._unforced: set[str] = set(UNFORCED)  # model families that refuse a forced tool
 
     def request_args(self, request: DraftRequest) -> dict:
-        return self._args(request.model_id or request.model_alias, prompts.SYSTEM_PROMPT, TOOL,
-                          "Record the drafted memory, or skip with a reason.", prompts.schema(request.category),
-                          prompts.user_prompt(request))
+        return self._args(request, prompts.SYSTEM_PROMPT, TOOL, "Record the drafted memory, or skip with a reason.",
+                          prompts.schema(request.category), prompts.user_prompt(request))
+
+    def check_args(self, request: DraftRequest, text: str) -> dict:
+        return self._args(request, prompts.CHECK_SYSTEM_PROMPT, CHECK_TOOL, "Record your concerns about the drafted "
+                          "memory.", prompts.check_schema(), prompts.check_prompt(request, text))
 
     def look_args(self, request: LookRequest) -> dict:
-        return self._args(request.model_id or request.model_alias, prompts.LOOK_SYSTEM_PROMPT, LOOK_TOOL,
-                          "Record which categories the session holds, with their turns.", prompts.look_schema(),
+        return self._args(request, prompts.LOOK_SYSTEM_PROMPT, LOOK_TOOL, "Record which categories the session "
+                          "holds, with their turns.", prompts.look_schema(),
                           prompts.look_prompt(request.activity, request.already))
 
-    def _args(self, model: str, system: str, tool: str, what: str, schema: dict, content: str) -> dict:
+    def _args(self, request: DraftRequest | LookRequest, system: str, tool: str, description: str, schema: dict,
+              content: str) -> dict:
+        model = request.model_id or request.model_alias
+        forced = prices.family(model) not in self._unforced
+        if not forced:
+            system += f"\nAnswer by calling the {tool} tool once, with nothing else."
         return {
             "model": model,
             "max_tokens": self.max_tokens,
             # The shared part of every call: cached, so each later call reads it at a tenth of the price.
             "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
-            "tools": [{"name": tool, "description": what, "input_schema": schema}],
-            "tool_choice": {"type": "tool", "name": tool},
+            "tools": [{"name": tool, "description": description, "input_schema": schema}],
+            "tool_choice": {"type": "tool", "name": tool} if forced else {"type": "auto"},
             "messages": [{"role": "user", "content": content}],
         }
 
     def draft(self, request: DraftRequest) -> DraftResult:
-        t0 = time.perf_counter()
         model = request.model_id or request.model_alias or "anthropic"
-        try:
-            result = self._draft(request, model)
-        except Exception as e:  # a drafter never raises: the pipeline marks the category failed
-            result = DraftResult(doc=None, text="", model=model, error=self._error(e))
-            result.retryable = not _sdk_retried(e)
-        result.elapsed = time.perf_counter() - t0
-        result.calls = 1  # one call to the model (the SDK's own retries are inside it)
-        return result
+        result = DraftResult(doc=None, text="", model=model)
 
-    def _draft(self, request: DraftRequest, model: str) -> DraftResult:
-        raw = self.client.messages.with_raw_response.create(**self.request_args(request))
-        message = raw.parse()
-        result = DraftResult(doc=None, text="", model=str(getattr(message, "model", "") or model))
-        _usage(message, result)
-        self._price(result)
-        if raw.retries_taken:
-            result.notes.append(f"the SDK retried {raw.retries_taken} time(s) (429/5xx/overloaded/timeout)")
-        prompts.fill(result, request, "anthropic", _tool_input(message, TOOL))
-        return result
+        def answer(message):
+            prompts.fill(result, request, "anthropic", lambda: _tool_input(message, TOOL))
+
+        return self._call(lambda: self.request_args(request), result, answer)
+
+    def check(self, request: DraftRequest, text: str) -> CheckResult:
+        result = CheckResult(model=request.model_id or request.model_alias or "anthropic")
+
+        def answer(message):
+            try:
+                result.concerns = prompts.read_concerns(_tool_input(message, CHECK_TOOL))
+            except ValueError as e:
+                result.error = one_line(f"anthropic verifier answer rejected: {e}")
+
+        return self._call(lambda: self.check_args(request, text), result, answer)
 
     def second_look(self, request: LookRequest) -> LookResult:
         """One Messages API call on a stretch of the session: which categories hold something durable."""
-        t0 = time.perf_counter()
         result = LookResult(model=request.model_id or request.model_alias or "anthropic")
+
+        def answer(message):
+            prompts.fill_findings(result, request, "anthropic", lambda: _tool_input(message, LOOK_TOOL))
+
+        return self._call(lambda: self.look_args(request), result, answer)
+
+    def _call(self, args, result: ModelCall, answer):
+        """One Messages API call: usage and cost onto `result`, then `answer(message)` completes it.
+        A model that refuses a forced tool is asked again at once without forcing it. Never raises."""
+        t0 = time.perf_counter()
         try:
-            message = self.client.messages.create(**self.look_args(request))
+            request = args()  # an unknown category raises here, before any call
+            result.calls = 1
+            message = self._create(request, args)
             result.model = str(getattr(message, "model", "") or result.model)
             _usage(message, result)
             self._price(result)
-            prompts.fill_findings(result, request, "anthropic", _tool_input(message, LOOK_TOOL))
-        except Exception as e:  # never raises: the second look records the failure
+            answer(message)
+        except Exception as e:  # a backend never raises: the pipeline records the failure
             result.error = self._error(e)
+            _classify(e, result)
         result.elapsed = time.perf_counter() - t0
         return result
 
-    def _price(self, result: DraftResult | LookResult) -> None:
+    def _create(self, request: dict, args):
+        try:
+            return self.client.messages.create(**request)
+        except Exception as e:
+            if request["tool_choice"]["type"] != "tool" or not _refuses_forced_tool(e):
+                raise
+        with self._lock:
+            self._unforced.add(prices.family(request["model"]))
+        return self.client.messages.create(**args())
+
+    def _price(self, result: ModelCall) -> None:
         """The call's cost from the price table; a model with no known price records none, and says so
         once per drafter (on the first such result: it goes on the category's state line)."""
         cost = prices.cost_usd(result.model, uncached_in=result.tokens_in - result.cache_read_tokens
@@ -133,56 +172,86 @@ class AnthropicDrafter:
         with self._lock:
             first = result.model not in self._unpriced
             self._unpriced.add(result.model)
-        if first:
+        if first and hasattr(result, "notes"):
             result.notes.append(f"no price known for model {result.model}: its calls record no cost "
                                 "(curator/drafting/prices.py)")
 
     def _error(self, e: Exception) -> str:
-        """One line: what the API (or the network) said, and how many attempts it took."""
+        """One line: what the API (or the network) said."""
         import anthropic
 
-        attempts = f" (after {self.max_retries + 1} attempts)" if _sdk_retried(e) and self.max_retries else ""
         if isinstance(e, anthropic.APITimeoutError):
-            return f"anthropic: timed out after {self.timeout:g} s{attempts}"
+            return f"anthropic: timed out after {self.timeout:g} s"
         if isinstance(e, anthropic.APIStatusError):
             body = e.body.get("error") if isinstance(e.body, dict) else None
             kind = body.get("type", "") if isinstance(body, dict) else ""
             said = body.get("message", "") if isinstance(body, dict) else ""
-            return one_line(f"anthropic: {e.status_code} {kind + ': ' if kind else ''}{said or e.message}{attempts}")
+            return one_line(f"anthropic: {e.status_code} {kind + ': ' if kind else ''}{said or e.message}")
         if isinstance(e, anthropic.APIConnectionError):
-            return one_line(f"anthropic: cannot reach the API ({e.__cause__ or e}){attempts}")
+            return one_line(f"anthropic: cannot reach the API ({e.__cause__ or e})")
         return one_line(f"anthropic drafter failed: {e.__class__.__name__}: {e}")
 
 
-def _sdk_retried(e: Exception) -> bool:
-    """Whether the SDK already retried this failure (so the pipeline should not retry it again)."""
+def _tool_input(message, tool: str):
+    """The tool's input; with an unforced tool, a JSON answer given as text instead. ValueError for neither."""
+    answer = next((b.input for b in message.content if getattr(b, "type", "") == "tool_use"
+                   and getattr(b, "name", "") == tool), None)
+    if answer is not None:
+        return answer
+    text = "\n".join(getattr(b, "text", "") for b in message.content if getattr(b, "type", "") == "text")
+    try:
+        if text.strip():
+            return prompts.parse_json_text(text)
+    except ValueError:
+        pass
+    raise ValueError(f"no {tool} tool call in the answer (stop_reason {message.stop_reason})")
+
+
+def _refuses_forced_tool(e: Exception) -> bool:
+    """A 400 that says the model does not take a forced tool_choice."""
+    import anthropic
+
+    return (isinstance(e, anthropic.BadRequestError) and "tool_choice" in str(e.message)
+            and any(w in str(e.message).lower() for w in ("forc", "not supported", "unsupported")))
+
+
+def _classify(e: Exception, result: ModelCall) -> None:
+    """Whether asking again may help (and after how long the server asked), or nothing of this backend can."""
     import anthropic
 
     if isinstance(e, anthropic.APIConnectionError):  # timeouts included
-        return True
-    if isinstance(e, anthropic.APIStatusError):
-        said = e.response.headers.get("x-should-retry")
-        if said in ("true", "false"):
-            return said == "true"
-        return e.status_code in RETRIED_STATUSES or e.status_code >= 500
-    return False
+        result.retryable = True
+        return
+    if not isinstance(e, anthropic.APIStatusError):
+        result.retryable = False  # a bug or a request the SDK refused to build: the same again fails the same
+        return
+    said = e.response.headers.get("x-should-retry")
+    status = e.status_code
+    result.retryable = said == "true" if said in ("true", "false") else (status in TRANSIENT_STATUSES or status >= 500)
+    result.retry_after = retry_after(e.response.headers)
+    result.fatal = status in FATAL_STATUSES or "credit balance" in str(e.message).lower()
 
 
-def _tool_input(message, tool: str):
-    """How to read the forced tool's input from a message: ValueError when the model did not call it."""
-    answer = next((b.input for b in message.content if getattr(b, "type", "") == "tool_use"
-                   and getattr(b, "name", "") == tool), None)
+def retry_after(headers) -> float | None:
+    """Seconds the server asked to wait (`retry-after-ms`, else `retry-after` in seconds or as a date)."""
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return max(0.0, float(ms) / 1000)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            from email.utils import parsedate_to_datetime
 
-    def read_answer():
-        if answer is None:
-            raise ValueError(f"no {tool} tool call in the answer (stop_reason {message.stop_reason})")
-        return answer
-
-    return read_answer
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
-def _usage(message, result) -> None:
-    """The call's tokens onto `result` (a DraftResult or a LookResult)."""
+def _usage(message, result: ModelCall) -> None:
     usage = getattr(message, "usage", None)
 
     def n(key: str) -> int:

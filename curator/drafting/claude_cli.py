@@ -10,13 +10,21 @@ this backend drafts through their own CLI login. The child is isolated:
 - its own process group, killed whole (grandchildren included) when it outlives the timeout.
 
 `draft` never raises: a non-zero exit, `is_error`, output that is not the CLI's JSON and a timeout
-are results whose `error` says what happened, in one line.
+are results whose `error` says what happened, in one line, and whether it is worth retrying. The CLI
+reports an API failure as `is_error: true` (its `subtype` may still say "success"), the status in
+`api_error_status` (newer versions) and the message in `result` ("API Error: 529 {...overloaded...}",
+"API Error: Rate limit reached"): 429, 5xx, overloaded and a timeout are transient; not logged in,
+a bad key, no credit or a flag this CLI does not know are fatal for the backend; a subscription's
+usage limit (it resets in hours) is neither: the next model may still have room.
+
+`check` is the optional verification pass: the same isolated child with the verifier's prompt and schema.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -24,17 +32,25 @@ import tempfile
 import time
 from typing import Mapping
 
-from curator.drafting import DraftRequest, DraftResult, LookRequest, LookResult
+from curator.drafting import CheckResult, DraftRequest, DraftResult, LookRequest, LookResult, ModelCall
 from curator.drafting import prompt as prompts
 from curator.util.textsafe import one_line
 
 CHILD_ENV = "MEMCURATE_CHILD"  # the name hooks/dispatch.py honours (not imported: the hook package stays apart)
+# What the CLI says (in `result`, or on stderr) about a failure, by what to do about it.
+_FATAL = re.compile(r"/login|not logged in|invalid api key|credit balance|authenticat|oauth|"
+                    r"disabled .*access|unknown option|unknown argument|error: option", re.I)
+_LIMIT = re.compile(r"usage limit|hit your limit|limit reached\|", re.I)  # resets in hours: not worth waiting for
+_TRANSIENT = re.compile(r"overloaded|rate.?limit|timed? ?out|timeout|econnreset|socket hang up|connection|"
+                        r"network|internal server error|server error|service unavailable|bad gateway", re.I)
+_STATUS = re.compile(r"API Error:?\s*\(?(\d{3})\b")
 
 
 def timeout_for(cfg: Mapping) -> float:
-    """How long one child may run: `drafting.timeout_seconds`, less a margin (at most 1 s, 20 % of a
-    short budget) so the child is killed, and its own result recorded, before the pipeline's budget for
-    the whole triage, which starts no later than the child, runs out."""
+    """How long one model call may run (both Claude backends): `drafting.timeout_seconds`, less a margin
+    (at most 1 s, 20 % of a short budget) for killing a child and recording its result, so a call
+    stays within the timeout the person configured. The fallback chain starts no call unless this
+    fits before the triage's deadline."""
     total = float(((cfg.get("drafting") or {}).get("timeout_seconds")) or 120.0)
     return max(0.05, total - min(1.0, total * 0.2))
 
@@ -49,66 +65,69 @@ class ClaudeCliDrafter:
         self.timeout = timeout_for(cfg)
         self.reason = reason
 
-    def argv(self, request: DraftRequest) -> list[str]:
-        return self._argv(prompts.schema(request.category), request.model_alias, prompts.SYSTEM_PROMPT)
-
-    def _argv(self, schema: dict, alias: str, system: str) -> list[str]:
+    def argv(self, request: DraftRequest, *, schema: dict | None = None, system: str = prompts.SYSTEM_PROMPT) -> list[str]:
         return [self.executable, "-p",
                 "--output-format", "json",
-                "--json-schema", json.dumps(schema, separators=(",", ":")),
-                "--model", alias or "sonnet",  # the alias: the CLI maps it to the current model
+                "--json-schema", json.dumps(schema or prompts.schema(request.category), separators=(",", ":")),
+                "--model", request.model_alias or "sonnet",  # the alias: the CLI maps it to the current model
                 "--no-session-persistence",
                 "--tools", "",  # "" disables every tool
                 "--system-prompt", system]
 
     def draft(self, request: DraftRequest) -> DraftResult:
-        t0 = time.perf_counter()
-        model = request.model_alias or "claude-cli"
-        result = DraftResult(doc=None, text="", model=model)
-        try:
-            read_answer = self._ask(self.argv(request), prompts.user_prompt(request), result)
-            if read_answer is not None:
-                prompts.fill(result, request, "claude CLI", read_answer)
-        except Exception as e:  # a drafter never raises: the pipeline marks the category failed
-            result = DraftResult(doc=None, text="", model=model,
-                                 error=one_line(f"claude CLI drafter failed: {e.__class__.__name__}: {e}"))
-        result.elapsed = time.perf_counter() - t0
-        result.calls = 1  # one `claude -p` child
-        return result
+        result = DraftResult(doc=None, text="", model=request.model_alias or "claude-cli")
+
+        def answer(envelope):
+            prompts.fill(result, request, "claude CLI", lambda: _answer(envelope))
+
+        # argv first: an unknown category raises there, before any child is started
+        return self._call(lambda: (self.argv(request), prompts.user_prompt(request)), result, answer)
+
+    def check(self, request: DraftRequest, text: str) -> CheckResult:
+        result = CheckResult(model=request.model_alias or "claude-cli")
+
+        def answer(envelope):
+            try:
+                result.concerns = prompts.read_concerns(_answer(envelope))
+            except ValueError as e:
+                result.error = one_line(f"claude CLI verifier answer rejected: {e}")
+
+        return self._call(lambda: (self.argv(request, schema=prompts.check_schema(), system=prompts.CHECK_SYSTEM_PROMPT),
+                                   prompts.check_prompt(request, text)), result, answer)
 
     def second_look(self, request: LookRequest) -> LookResult:
         """One `claude -p` child on a stretch of the session: which categories hold something durable."""
-        t0 = time.perf_counter()
         result = LookResult(model=request.model_alias or "claude-cli")
+
+        def answer(envelope):
+            prompts.fill_findings(result, request, "claude CLI", lambda: _answer(envelope))
+
+        return self._call(lambda: (self.argv(request, schema=prompts.look_schema(), system=prompts.LOOK_SYSTEM_PROMPT),
+                                   prompts.look_prompt(request.activity, request.already)), result, answer)
+
+    def _call(self, build, result: ModelCall, answer):
+        """One child: usage onto `result`, then `answer(envelope)` completes it. Never raises."""
+        t0 = time.perf_counter()
         try:
-            argv = self._argv(prompts.look_schema(), request.model_alias, prompts.LOOK_SYSTEM_PROMPT)
-            read_answer = self._ask(argv, prompts.look_prompt(request.activity, request.already), result)
-            if read_answer is not None:
-                prompts.fill_findings(result, request, "claude CLI", read_answer)
-        except Exception as e:  # never raises: the second look records the failure
-            result.error = one_line(f"claude CLI second look failed: {e.__class__.__name__}: {e}")
+            argv, stdin = build()
+            out, err, code = self._run(argv, stdin)
+            result.calls = 1  # one `claude -p` child
+            if code is None:
+                result.error = f"claude CLI timed out after {self.timeout:g} s (killed)"  # retryable: a slow moment
+            else:
+                envelope = _envelope(out)
+                if envelope is not None:
+                    _usage(envelope, result)
+                if envelope is None or code != 0 or envelope.get("is_error") is True:
+                    result.error = _failure(envelope, out, err, code)
+                    _classify(envelope, err, code, result)
+                else:
+                    answer(envelope)
+        except Exception as e:  # a backend never raises: the pipeline records the failure
+            result.error = one_line(f"claude CLI drafter failed: {e.__class__.__name__}: {e}")
+            result.retryable = False
         result.elapsed = time.perf_counter() - t0
         return result
-
-    def _ask(self, argv: list[str], stdin: str, result):
-        """Run one child; record its usage on `result`. Returns how to read its answer, or None with
-        `result.error` set (a timeout, a CLI error, output that is not its JSON)."""
-        out, err, code = self._run(argv, stdin)
-        if code is None:
-            result.error = f"claude CLI timed out after {self.timeout:g} s (killed)"
-            return None
-        envelope = _envelope(out)
-        if envelope is not None:
-            _usage(envelope, result)
-        if envelope is None or code != 0 or envelope.get("is_error") is True:
-            result.error = _failure(envelope, out, err, code)
-            return None
-
-        def read_answer():
-            answer = envelope.get("structured_output")
-            return answer if isinstance(answer, dict) else prompts.parse_json_text(str(envelope.get("result") or ""))
-
-        return read_answer
 
     def _run(self, argv: list[str], stdin: str) -> tuple[str, str, int | None]:
         """(stdout, stderr, exit code) of the child; exit code None when it timed out and was killed."""
@@ -159,8 +178,30 @@ def _envelope(out: str) -> dict | None:
     return None
 
 
-def _usage(envelope: dict, result) -> None:
-    """The call's tokens and cost onto `result` (a DraftResult or a LookResult)."""
+def _answer(envelope: dict):
+    """The model's JSON answer: the structured output, else the JSON in the result text."""
+    answer = envelope.get("structured_output")
+    return answer if isinstance(answer, dict) else prompts.parse_json_text(str(envelope.get("result") or ""))
+
+
+def _classify(envelope: dict | None, err: str, code: int, result: ModelCall) -> None:
+    """Whether a failed child is worth retrying, or fatal for the backend (see the module's docstring)."""
+    said = " ".join(str(envelope.get(k) or "") for k in ("result", "subtype", "error")) if envelope else err
+    status = envelope.get("api_error_status") if envelope else None
+    if not isinstance(status, int) or isinstance(status, bool):
+        m = _STATUS.search(said)
+        status = int(m.group(1)) if m else None
+    result.fatal = status in (401, 403) or bool(_FATAL.search(said))
+    if result.fatal or _LIMIT.search(said):
+        result.retryable = False
+    elif status is not None:
+        result.retryable = status in (408, 409, 429) or status >= 500
+    else:
+        # No JSON at all and a non-zero exit: the CLI itself broke, and would again.
+        result.retryable = bool(_TRANSIENT.search(said)) or (envelope is None and code == 0)
+
+
+def _usage(envelope: dict, result: ModelCall) -> None:
     usage = envelope.get("usage") if isinstance(envelope.get("usage"), dict) else {}
 
     def n(key: str) -> int:

@@ -2,7 +2,9 @@
 
 Every issue says what is wrong and where. The checks are pure: the pipeline
 and the review actions gather the facts (the draft text, its evidence, the
-decision against existing memories) and call `verify`.
+decision against existing memories) and call `verify`. What drafting itself
+found (a fallback draft, the optional model verifier's concerns) becomes
+ADVISORY issues here too (`drafting_issues`); BLOCK stays deterministic.
 """
 
 from __future__ import annotations
@@ -16,8 +18,13 @@ from curator.review.instructions import find_instructions
 
 BLOCK = "BLOCK"
 ADVISORY = "ADVISORY"
+VERIFIER = "verifier"  # the optional model verifier's concerns (verify.llm)
+FALLBACK = "fallback"  # drafted by a fallback model after the category's own failed
+# Drafted offline after the Claude backend failed: plainer text than the person chose a Claude backend
+# for, and the failure is often passing, so a person decides whether it is worth keeping.
+OFFLINE_FALLBACK = "offline-fallback"
 # ADVISORY codes that a person must see: --auto-approve leaves such a candidate pending.
-HOLD = frozenset({"instruction"})
+HOLD = frozenset({"instruction", OFFLINE_FALLBACK})
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]{2,}")
 _STOP = frozenset("""
@@ -160,6 +167,23 @@ def instruction_issues(parts: list[tuple[str, str]]) -> list[Issue]:
     return [Issue(ADVISORY, "instruction", ", ".join(wheres), f"tells the agent to {what} (“{quote}”): "
                   "a person must approve it; --auto-approve leaves it pending")
             for what, (wheres, quote) in found.items()]
+
+
+def drafting_issues(fallback: str | None, offline: bool, concerns: list[dict] | None,
+                    verifier_error: str | None = None) -> list[Issue]:
+    """The ADVISORY issues of how a draft was made: where it came from when not from the category's own
+    model, and the model verifier's concerns (each {kind, where, message}), or why it could not say."""
+    issues = []
+    if fallback:
+        issues.append(Issue(ADVISORY, OFFLINE_FALLBACK if offline else FALLBACK, "drafting",
+                            f"{fallback}" + (": a person must approve it; --auto-approve leaves it pending" if offline
+                                             else "")))
+    if verifier_error:
+        issues.append(Issue(ADVISORY, VERIFIER, "verifier", f"verifier unavailable: {verifier_error}"))
+    for c in concerns or []:
+        where = f"verifier: {c['where']}" if c.get("where") else "verifier"
+        issues.append(Issue(ADVISORY, VERIFIER, where, f"{c.get('kind', 'concern')}: {c['message']}"))
+    return issues
 
 
 def held(issues: list[Issue]) -> list[Issue]:
