@@ -266,7 +266,7 @@ def _model_check(engine, chain, request, text: str, deadline, usage):
     t0 = time.monotonic()
     result, results, _ = chain.retrying(lambda: safe_call(engine.drafter.check, req, alias, text), deadline)
     for r in results:
-        usage.add(r)
+        usage.add_usage(r)
     info.update(elapsed=round(time.monotonic() - t0, 3), retries=len(results) - 1)
     if result.error is not None:
         info["error"] = result.error

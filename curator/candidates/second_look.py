@@ -25,11 +25,11 @@ import os
 from curator.candidates import staging
 from curator.candidates.candidate import StagedTriage
 from curator.candidates.staging import now_iso
+from curator.drafting import USAGE
 from curator.util.textsafe import one_line
 
 CLAUDE_BACKENDS = ("anthropic", "claude-cli")
 MIN_ROOM = 1000  # characters of activity below which a look is not worth a call
-USAGE = ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "cost_usd", "calls")
 
 
 def run(engine, triage: StagedTriage) -> None:

@@ -16,10 +16,11 @@ import os
 from typing import Mapping
 
 from curator.candidates import staging
+from curator.drafting import USAGE
 from curator.util.atomic import read_json
 
-COUNTS = ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "calls")
-KEYS = COUNTS + ("cost_usd",)
+KEYS = USAGE
+COUNTS = tuple(k for k in KEYS if k != "cost_usd")
 SECOND_LOOK = "second_look.json"
 
 

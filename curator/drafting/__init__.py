@@ -90,6 +90,9 @@ class DraftRequest:
         return e if isinstance(e, str) else ""
 
 
+USAGE = ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "cost_usd", "calls")  # summed
+
+
 @dataclass(kw_only=True)
 class ModelCall:
     """What every model call reports besides its answer: usage, and how it failed.
@@ -114,6 +117,13 @@ class ModelCall:
     retryable: bool = True
     retry_after: float | None = None
     fatal: bool = False
+
+    def add_usage(self, call: "ModelCall", *, calls: int = 1) -> None:
+        """Add `call`'s usage into this one's sums, counting it as `calls` model calls (0 offline):
+        a ModelCall also serves as the sum over a category's retries, fallbacks and verification."""
+        for key in USAGE[:-1]:
+            setattr(self, key, getattr(self, key) + (getattr(call, key, 0) or 0))
+        self.calls += calls
 
 
 @dataclass
@@ -311,5 +321,5 @@ def _claude_cli(executable: str, cfg: Mapping, reason: str) -> Drafter:
 
 
 __all__ = ["BACKENDS", "CheckResult", "Checker", "Choice", "DraftRequest", "DraftResult", "Drafter",
-           "DrafterUnavailable", "LookRequest", "LookResult", "ModelCall", "choose", "describe", "get_drafter",
+           "DrafterUnavailable", "LookRequest", "LookResult", "ModelCall", "USAGE", "choose", "describe", "get_drafter",
            "model_for"]

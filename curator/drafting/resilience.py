@@ -28,7 +28,6 @@ from curator.drafting import DraftRequest, DraftResult, ModelCall
 from curator.util.textsafe import one_line
 
 OFFLINE = "offline"
-USAGE = ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "cost_usd")  # summed per category
 
 
 class Deadline:
@@ -58,37 +57,12 @@ class Backoff:
 
 
 @dataclass
-class Usage:
-    """The contract's sums over every model call made for a category (staging state line)."""
-
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    cost_usd: float = 0.0
-    calls: int = 0
-
-    def add(self, call: ModelCall, model_call: bool = True) -> None:
-        for key in USAGE:
-            setattr(self, key, getattr(self, key) + (getattr(call, key, 0) or 0))
-        self.calls += 1 if model_call else 0
-
-    def fields(self) -> dict:
-        """For a state line: every sum, cost_usd only when known (rounded: it is a sum of floats)."""
-        out = {key: getattr(self, key) for key in USAGE if key != "cost_usd"}
-        if self.cost_usd:
-            out["cost_usd"] = round(self.cost_usd, 6)
-        out["calls"] = self.calls
-        return out
-
-
-@dataclass
 class Outcome:
     """The chain's answer for one category: the result that counts, every step, the sums."""
 
     result: DraftResult
     attempts: list[dict] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
+    usage: ModelCall = field(default_factory=ModelCall)  # the sums over every call made for the category
     elapsed: float = 0.0  # the time the drafter calls took, as each reported it (waits excluded)
 
     @property
@@ -184,17 +158,17 @@ class Chain:
             outcome.result.error = one_line("; ".join(f"{a['model']}: {a['error']}" for a in outcome.attempts), 600)
         return outcome
 
-    def attempt(self, step: Step, deadline: Deadline, usage: Usage) -> tuple[DraftResult, dict, float]:
+    def attempt(self, step: Step, deadline: Deadline, usage: ModelCall) -> tuple[DraftResult, dict, float]:
         """One step: its calls, retried while worth it and while the deadline allows.
         (result, its record, the time its calls took)."""
         if step.offline:  # no network, nothing transient: one call
             result = safe_call(step.drafter.draft, step.request, step.label)
-            usage.add(result, model_call=False)
+            usage.add_usage(result, calls=0)
             return result, {"retries": 0}, result.elapsed
         result, results, waits = self.retrying(lambda: safe_call(step.drafter.draft, step.request, step.label),
                                                deadline)
         for r in results:
-            usage.add(r)
+            usage.add_usage(r)
         if result.error is not None:
             if self.worth_retrying(result) and len(results) <= self.retries:
                 result.error += " (no time left to retry before the triage's deadline)"
