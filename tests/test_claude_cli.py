@@ -256,9 +256,16 @@ def test_an_injected_instruction_gives_at_most_a_verified_draft(fake, project, t
     review = engine.review(tid, "decision")
     doc = memfile.parse(review["text"])
     assert doc.id == "etc-passwd" and memfile.problems(doc) == []  # a slug: no path in it
+    assert "instruction" in {i["code"] for i in review["issues"]}  # normal verification names what it says
     assert Path("/etc/passwd").read_bytes() == passwd
     assert not (tmp_path / "memory").exists()  # nothing saved without approval
     assert outside(tmp_path) == before  # nothing but memcurate's own data dir (and the fake's record) changed
+
+    from curator.headless import auto_approve
+
+    summary = auto_approve(engine)  # headless: such a draft is held for a person, never saved unattended
+    assert [h["category"] for h in summary["held"]] == ["decision"] and summary["created"] == []
+    assert Path("/etc/passwd").read_bytes() == passwd and not (tmp_path / "memory" / "decision").exists()
 
 
 def test_draft_never_raises_and_the_drafter_reads_the_configured_timeout(fake):

@@ -247,6 +247,8 @@ def test_status_counts_skips_and_totals_the_model_use_per_triage_and_overall(pro
 
 
 def test_status_names_a_triage_whose_second_look_record_is_damaged_and_counts_the_others(project, transcripts):
+    (project / ".claude").mkdir()
+    (project / ".claude" / "memcurate.yaml").write_text("backend: claude-cli\n")  # a backfill asks for a look
     a = session("postgres").write(transcripts / "a.jsonl")
     b = session("kafka", stamp="2025-07-15T09:00").write(transcripts / "b.jsonl")
     assert run_cli("triage", str(a), str(b), cwd=project).returncode == 0

@@ -77,7 +77,7 @@ def engine_with(project: Path, tmp_path: Path, drafter, extra: str = "") -> Engi
     (project / ".claude").mkdir(exist_ok=True)
     # A summary needs more activity than this session has: no category triggers by itself.
     (project / ".claude" / "memcurate.yaml").write_text(
-        f"backend: auto\nmemory:\n  root: {tmp_path / 'memory'}\ndrafting:\n  retries: 0\n"
+        f"backend: claude-cli\nmemory:\n  root: {tmp_path / 'memory'}\ndrafting:\n  retries: 0\n"
         f"categories:\n  session_summary:\n    threshold: 0.99\n{extra}")
     return Engine(project, drafter=drafter, clock=lambda: NOW)
 
@@ -158,6 +158,25 @@ def test_with_the_offline_drafter_nothing_is_sent_and_nothing_added(project, tmp
     look = look_record(engine, tid)
     assert look["state"] == "off" and look["calls"] == 0 and look["added"] == {}
     assert engine.pending() == []  # done with: not picked up again
+
+
+def test_backend_auto_that_will_draft_offline_asks_for_none(project, tmp_path, monkeypatch):
+    """With neither ANTHROPIC_API_KEY nor `claude` where the hook runs, `auto` drafts offline: a session
+    that triggers nothing stages nothing (no look-only triage left behind at every session's end)."""
+    engine = engine_with(project, tmp_path, Looking())
+    (project / ".claude" / "memcurate.yaml").write_text(
+        (project / ".claude" / "memcurate.yaml").read_text().replace("backend: claude-cli", "backend: auto"))
+    engine = Engine(project, drafter=Looking(), clock=lambda: NOW)
+    empty = tmp_path / "no-claude-here"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    report = end_session(engine, session().write(tmp_path / "s.jsonl"))
+    assert report["status"] == "no-trigger" and staging.triage_ids(engine.data) == []
+    (empty / "claude").write_text("#!/bin/sh\n")
+    (empty / "claude").chmod(0o755)
+    report = end_session(engine, session().write(tmp_path / "t.jsonl"))  # now `auto` would use the claude CLI
+    assert report["status"] == "staged" and "second_look" in staging.load_triage(engine.data, report["triage"])
 
 
 def test_backend_offline_or_the_look_turned_off_asks_for_none(project, tmp_path):
@@ -284,7 +303,7 @@ FOUND = {"findings": [{"category": "tech_debt", "turns": [1], "why": "the CSV ex
 def backend_project(project: Path, tmp_path: Path, backend: str) -> Path:
     engine_with(project, tmp_path, None)
     cfg = project / ".claude" / "memcurate.yaml"
-    cfg.write_text(cfg.read_text().replace("backend: auto", f"backend: {backend}"))
+    cfg.write_text(cfg.read_text().replace("backend: claude-cli", f"backend: {backend}"))
     return session().write(tmp_path / "s.jsonl")
 
 

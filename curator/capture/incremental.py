@@ -61,10 +61,17 @@ def _fresh_state(path: str) -> dict:
 def wants_second_look(cfg: dict, event: str, subagent: bool) -> bool:
     """Whether this pass asks for a second look at the session (drafting with Claude, issue 10 §4): at
     the events configured, for a session's own transcript (a subagent's is part of its parent's
-    session), unless it is turned off or the backend is offline (which never makes the call)."""
+    session), unless it is turned off or the backend drafts offline (which never makes the call):
+    `backend: offline`, or `auto` finding neither ANTHROPIC_API_KEY nor `claude` here."""
     look = cfg.get("second_look") or {}
-    return (not subagent and bool(look.get("enabled")) and event in look.get("events", ())
-            and cfg.get("backend") != "offline")
+    if subagent or not look.get("enabled") or event not in look.get("events", ()):
+        return False  # every Stop ends here: what follows runs at a session's end only
+    backend = cfg.get("backend")
+    if backend == "auto":
+        from curator.drafting import choose
+
+        backend = choose(cfg).backend
+    return backend != "offline"
 
 
 def _load_state(state_path: str, path: str) -> tuple[dict, str | None]:
