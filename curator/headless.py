@@ -74,6 +74,9 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
         if event.state == "skipped":
             summary["skipped"].append({"triage": tid, "category": event.category,
                                        "reason": event.detail.get("reason", "")})
+        elif event.state == "look-failed":  # nothing lost: its categories are drafted, the look is tried again
+            summary["notes"].append(f"{tid}: the second look at the session failed "
+                                    f"({event.detail.get('error', '')}); the next run tries it again")
         if on_event is not None:
             on_event(event)
 

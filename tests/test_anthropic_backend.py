@@ -550,3 +550,24 @@ def test_an_unforced_model_that_answers_in_json_text_is_read(server, project, tm
     tid, state = draft_decision(engine)  # with sonnet 5.5, which is never forced
     assert state == "ready" and server.requests[0]["body"]["tool_choice"] == {"type": "auto"}
     assert memfile.parse(engine.review(tid, "decision")["text"]).title == GOOD["title"]
+
+
+def test_with_the_verification_pass_on_the_cap_still_bounds_the_triage(server, project, tmp_path):
+    """Each draft is sent twice (drafted, then checked with the draft itself): the shares are halved, so
+    the whole triage (its look, its drafts, their checks) stays within the cap, but for the drafts the
+    checks carry (which drafting.max_tokens bounds)."""
+    from curator.drafting.input_cap import CHARS_PER_TOKEN
+
+    cap = 24_000
+    engine = backend_engine(project, tmp_path, "anthropic", verify=True, max_input_tokens=cap)
+    (tid,) = stage(engine)
+    n = swell(engine, tid, 200_000)
+    states = engine.process(tid)  # the server answers every category with the decision: only it is drafted
+    assert states["decision"] == "ready"
+    checks = [r for r in server.requests if r["body"]["tools"][0]["name"] == "record_concerns"]
+    assert len(checks) == 1 and "characters cut: per-triage input cap …]" in checks[0]["body"]["messages"][0]["content"]
+    drafts = len(engine.review(tid, "decision")["draft"])
+    assert sum(sent_chars(r) for r in server.requests) <= cap * CHARS_PER_TOKEN + drafts
+    spent = -(-staging.read_second_look(engine.data, tid)["sent_chars"] // CHARS_PER_TOKEN)
+    for rec in staging.category_states(engine.data, tid).values():
+        assert rec["input_cut"]["share_tokens"] == (cap - spent) // (2 * n)

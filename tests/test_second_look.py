@@ -371,9 +371,14 @@ def test_a_failing_cli_look_is_tried_again_by_the_next_run_only(fake, project, t
     path = backend_project(project, tmp_path, "claude-cli")
     fake.look_reply(envelope(is_error=True, subtype="error_during_execution", result="Credit balance is too low"))
     assert run_cli("triage", str(path), cwd=project).returncode == 0
+    notes = []
     for _ in range(3):
-        assert run_cli("--auto-approve", "--json", cwd=project).returncode == 0  # nothing else failed
+        p = run_cli("--auto-approve", "--json", cwd=project)
+        assert p.returncode == 0  # nothing else failed: a failed look loses nothing
+        notes.append([n for n in json.loads(p.stdout)["notes"] if "second look" in n])
     assert len(fake.calls()) == 2  # the first run and the next; never again
+    said = "the second look at the session failed (claude CLI error: Credit balance is too low); the next run tries"
+    assert [len(n) for n in notes] == [1, 1, 0] and said in notes[0][0]  # each failed attempt is said
     (tid,) = staging.triage_ids(str(project / ".memcurate"))
     rec = json.loads(Path(staging.second_look_path(str(project / ".memcurate"), tid)).read_text())
     assert rec["state"] == "failed" and rec["error"] == "claude CLI error: Credit balance is too low"

@@ -361,6 +361,9 @@ class MemcurateApp(App):
             engine.close()
 
     def on_pipeline_event(self, message: PipelineEvent) -> None:
+        if message.state == "look-failed":  # its keyword categories go on; the next run looks again
+            self.notify(f"the second look at the session of {message.tid} failed: the next run tries it again",
+                        severity="warning", markup=False)
         self._request_load({message.tid})
 
     # -- review actions -------------------------------------------------------------------

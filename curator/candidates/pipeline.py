@@ -154,7 +154,9 @@ def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -
     triage = StagedTriage(engine.data, tid)
     with triage.claim(engine):
         if only is None:  # a retry of chosen categories makes no call beyond theirs
-            second_look.run(engine, triage)  # may add categories the keywords missed
+            look = second_look.run(engine, triage)  # may add categories the keywords missed
+            if look is not None and look["state"] == "failed":  # said; the next run tries it again
+                emit(Event(tid, "", "look-failed", {"error": look.get("error", "")}))
         cands = triage.candidates()
         rejected = engine.rejected_fingerprints()
         todo: list[Candidate] = []

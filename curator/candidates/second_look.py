@@ -32,18 +32,20 @@ CLAUDE_BACKENDS = ("anthropic", "claude-cli")
 MIN_ROOM = 1000  # characters of activity below which a look is not worth a call
 
 
-def run(engine, triage: StagedTriage) -> None:
-    """Make the triage's second look if it is due; afterwards `triage.doc` holds any categories added.
-    Call it under the triage's claim. A failure is recorded, never raised (but a failed write is)."""
+def run(engine, triage: StagedTriage) -> dict | None:
+    """Make the triage's second look if it is due, and return its record (None when none was due);
+    afterwards `triage.doc` holds any categories added. Call it under the triage's claim. A failure is
+    recorded, never raised (but a failed write is)."""
     if not staging.look_due(triage.doc):
-        return
+        return None
     request = triage.doc["second_look"]
     if request.get("state") == "failed" and request.get("pid") == os.getpid():
-        return  # it failed in this run: the next one tries again
+        return None  # it failed in this run: the next one tries again
     look = _look(engine, triage, request)
     look.update({"format": 1, "byte_range": request.get("byte_range"), "updated": now_iso(), "pid": os.getpid()})
     staging.write_second_look(engine.data, triage.tid, look)
     triage.doc = staging.load_triage(engine.data, triage.tid)
+    return look
 
 
 def _look(engine, triage: StagedTriage, request: dict) -> dict:

@@ -3,7 +3,9 @@
 The cap is split evenly across the triage's triggered categories, so each draft (a first one, or one
 asked again from the TUI) gets the same share whatever else is drafted with it. A second look at the
 session (curator/candidates/second_look.py) is made first and takes at most half of the cap; the drafts
-share what it left. A share covers
+share what it left. With the verification pass on (`verify.llm`), each draft has two shares' worth of
+calls, so the shares are halved: the check sends the same (cut) evidence again, and the draft itself,
+which `drafting.max_tokens` bounds. A share covers
 everything a call sends: the system prompt, the answer's schema, the user prompt and its evidence.
 When a draft's prompt would be larger, its excerpt and snippets are cut to fit (the excerpt keeps its
 beginning and end), the cut says so inside the prompt ("[… N characters cut: per-triage input cap …]")
@@ -84,7 +86,8 @@ def apply(engine, todo: list, requests: dict[str, DraftRequest]) -> None:
             except (staging.StagingError, TypeError, ValueError):
                 spent[cand.tid] = 0
         triggered = sum(1 for c in cand.triage.doc["categories"].values() if isinstance(c, dict) and c.get("triggered"))
-        share = share_tokens(engine.cfg, triggered, spent[cand.tid])
+        # With the verification pass on, each draft is sent twice (drafted, then checked): two shares.
+        share = share_tokens(engine.cfg, triggered * (2 if engine.cfg["verify"]["llm"] else 1), spent[cand.tid])
         request, cut = fit(requests[cand.category], share * CHARS_PER_TOKEN)
         if prompt_chars(request) > share * CHARS_PER_TOKEN:  # not even the prompt without evidence fits
             todo.remove(cand)
