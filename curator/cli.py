@@ -76,7 +76,7 @@ def _main(argv: list[str]) -> int:
         print(f"memcurate: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        return 130
+        return _leave(130)
     except Exception as e:
         if args.debug:
             raise
@@ -99,7 +99,26 @@ def _review(project: str) -> int:
         return 1
     from widgets.app import run
 
-    return run(project)
+    return _leave(run(project))
+
+
+def _leave(code: int) -> int:
+    """Exit with `code` now, not when the drafting threads still inside a model call return (a call may
+    take drafting.timeout_seconds, and the fallback chain more): their `claude` children are killed, and
+    what they leave half-done in staging is resumed by the next run, as after any process killed at any
+    point (bench/crash_bench.py). With no such thread, an ordinary return."""
+    import threading
+
+    # The drafting threads are named so (pipeline's pool, the TUI's process thread): joined at exit
+    # however they were started, they are what would keep the process alive.
+    if not any(t.is_alive() and t.name.startswith("memcurate-") for t in threading.enumerate()):
+        return code
+    from curator.drafting.claude_cli import kill_children
+
+    kill_children()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

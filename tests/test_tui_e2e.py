@@ -183,3 +183,45 @@ def test_review_the_demo_in_a_terminal_approve_and_quit(project, tmp_path):
         assert term.wait_exit() == 0
     finally:
         term.close()
+
+
+def test_quitting_while_claude_drafts_does_not_wait_for_it(project, tmp_path):
+    """`q` while every draft waits on a `claude` child that would answer in 10 minutes: the app exits at
+    once (exit 0), the children are killed, and the drafts left half-done are there for the next run."""
+    memory = tmp_path / "memory"
+    data = stage_demo(project, memory, tmp_path)
+    (project / ".claude" / "memcurate.yaml").write_text(f"backend: claude-cli\nmemory:\n  root: {memory}\n")
+    bin_dir, pids = tmp_path / "bin", tmp_path / "pids"
+    bin_dir.mkdir()
+    pids.mkdir()
+    fake = bin_dir / "claude"
+    fake.write_text(f"#!{sys.executable}\nimport os, sys, time\nsys.stdin.read()\n"
+                    f"open(os.path.join({str(pids)!r}, str(os.getpid())), 'w').close()\ntime.sleep(600)\n")
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("ANTHROPIC_API_KEY", None)
+
+    term = Terminal(memcurate_exe() + ["--project", str(project)], cwd=project, env=env)
+    try:
+        term.wait_for("the drafts running", lambda s: "running" in s and len(list(pids.iterdir())) >= 2)
+        running = [int(p.name) for p in pids.iterdir()]
+        term.press("q")
+        assert term.wait_exit() == 0  # well before the children would have answered
+        deadline = time.monotonic() + TIMEOUT
+        while running and time.monotonic() < deadline:  # killed: gone once init reaps them
+            running = [pid for pid in running if _alive(pid)]
+            term._pump(0.05)
+        assert running == []
+        states = {c: r["state"] for tid in staging.triage_ids(str(data))
+                  for c, r in staging.category_states(str(data), tid).items()}
+        assert "drafting" in states.values() and not list(memory.glob("*/*.md"))  # resumed by the next run
+    finally:
+        term.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -330,6 +330,7 @@ class MemcurateApp(App):
     def _pipeline(self) -> None:
         """Draft every triage no other process holds; a killed holder's work is picked up too."""
         engine = self.engine_factory()
+        abandoned = False
         try:
             while not self._stop.is_set():
                 if not self._work.is_set():
@@ -349,8 +350,10 @@ class MemcurateApp(App):
                         if "approved" in states:  # a save a killed process left half-done
                             engine.resume(tid)
                         if states & WAITING or not states:  # no candidate yet: its second look is due
-                            engine.process(tid, on_event=lambda e: self.post_message(
-                                PipelineEvent(e.triage, e.category, e.state)))
+                            self._process(engine, tid)
+                    except _Quitting:
+                        abandoned = True
+                        return
                     except LockBusy:
                         pass  # another process holds it: its progress shows through the watcher
                     except staging.StagingError:
@@ -358,7 +361,30 @@ class MemcurateApp(App):
                     except Exception as e:  # one triage's trouble must not stop the others
                         self.post_message(ActionDone(f"drafting {tid} failed: {e}", {tid}, "error"))
         finally:
-            engine.close()
+            if not abandoned:  # else its thread may still use it, until the process ends
+                engine.close()
+
+    def _process(self, engine: Engine, tid: str) -> None:
+        """`engine.process(tid)` in a daemon thread that this worker waits on. A model call can take
+        minutes, and a worker's thread is joined when the app exits (asyncio's default executor): on
+        quit the call is abandoned instead (_Quitting), and cli._leave ends the process without it;
+        what it leaves half-done in staging is resumed by the next run, as after any killed process."""
+        done, outcome = threading.Event(), []
+
+        def call() -> None:
+            try:
+                engine.process(tid, on_event=lambda e: self.post_message(PipelineEvent(e.triage, e.category, e.state)))
+            except BaseException as e:  # handed to the worker, which says what went wrong
+                outcome.append(e)
+            finally:
+                done.set()
+
+        threading.Thread(target=call, name=f"memcurate-process-{tid}", daemon=True).start()
+        while not done.wait(0.1):
+            if self._stop.is_set():
+                raise _Quitting
+        if outcome:
+            raise outcome[0]
 
     def on_pipeline_event(self, message: PipelineEvent) -> None:
         if message.state == "look-failed":  # its keyword categories go on; the next run looks again
@@ -548,6 +574,10 @@ class MemcurateApp(App):
         self.notify(message.text, severity=message.severity, markup=False)
         self._shown = STALE  # read the selection's review and budgets again, even with nothing selected
         self._request_load(message.tids)
+
+
+class _Quitting(Exception):
+    """The app is quitting while a triage is being drafted: the pipeline worker leaves it."""
 
 
 def _placeholder(item: Item | None) -> str:

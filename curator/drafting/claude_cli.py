@@ -29,12 +29,16 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from typing import Mapping
 
 from curator.drafting import CheckResult, DraftRequest, DraftResult, LookRequest, LookResult, ModelCall
 from curator.drafting import prompt as prompts
 from curator.util.textsafe import one_line
+
+_LIVE: set[int] = set()  # process groups of the children running now (a group's id is its leader's pid)
+_LIVE_LOCK = threading.Lock()
 
 CHILD_ENV = "MEMCURATE_CHILD"  # the name hooks/dispatch.py honours (not imported: the hook package stays apart)
 # What the CLI says (in `result`, or on stderr) about a failure, by what to do about it.
@@ -135,16 +139,35 @@ class ClaudeCliDrafter:
         env.pop("CLAUDECODE", None)  # set inside a Claude Code session; the CLI refuses to nest under it
         cwd = tempfile.mkdtemp(prefix="memcurate-claude-")
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    cwd=cwd, env=env, start_new_session=True)
+            with _LIVE_LOCK:
+                proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        cwd=cwd, env=env, start_new_session=True)
+                _LIVE.add(proc.pid)
             try:
                 out, err = proc.communicate(stdin.encode("utf-8", "replace"), timeout=self.timeout)
             except subprocess.TimeoutExpired:
                 _kill_group(proc)
                 return "", "", None
+            finally:
+                with _LIVE_LOCK:
+                    _LIVE.discard(proc.pid)
             return out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), proc.returncode
         finally:
             shutil.rmtree(cwd, ignore_errors=True)
+
+
+def kill_children() -> int:
+    """Kill every `claude` child running now, with what it started (a process that leaves without
+    waiting for its drafts: their own sessions would not get its Ctrl+C); how many groups."""
+    with _LIVE_LOCK:
+        groups = list(_LIVE)
+        _LIVE.clear()
+    for pgid in groups:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return len(groups)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
