@@ -172,7 +172,7 @@ def run_headless(project: str, json_out: bool, *, show_memory_md: bool = False) 
         raise UserError(str(e)) from None
     finally:
         engine.close()
-    summary = {"project": project, "memory_root": engine.root, **summary}
+    summary = {"project": project, "memory_root": engine.root, "drafting": engine.drafting_status()["line"], **summary}
     if json_out:
         _print_json(summary)
     else:
@@ -197,6 +197,8 @@ def report_status(summary: dict) -> int:
 
 def print_summary(summary: dict) -> None:
     print(f"memory root  {one_line(summary['memory_root'], 500)}")
+    if summary.get("drafting"):
+        print(f"drafting     {one_line(summary['drafting'].removeprefix('drafting: '), 500)}")
     for key in ("created", "updated", "deleted", "noop"):
         items = summary[key]
         print(f"{key:<9} {len(items)}")

@@ -212,6 +212,17 @@ def test_status_counts_what_is_staged(project, transcripts):
     assert text.returncode == 0
     assert "triages      2" in text.stdout
     assert f"pending      {doc['pending']}" in text.stdout
+    assert "model use    no model call yet" in text.stdout  # not "$0.0000, 0 call(s)"
+
+
+def test_auto_approve_says_which_backend_drafted(project, transcripts, tmp_path):
+    (project / ".claude").mkdir()
+    (project / ".claude" / "memcurate.yaml").write_text(f"backend: offline\nmemory:\n  root: {tmp_path / 'm'}\n")
+    assert run_cli("triage", str(session("postgres").write(transcripts / "a.jsonl")), cwd=project).returncode == 0
+    doc = json.loads(run_cli("--auto-approve", "--json", cwd=project).stdout)
+    assert doc["drafting"].startswith("drafting: offline — backend: offline") and doc["created"]
+    text = run_cli("--auto-approve", cwd=project).stdout  # nothing left: the line still says what would draft
+    assert "\ndrafting     offline — backend: offline; models: none" in text
 
 
 def test_status_counts_skips_and_totals_the_model_use_per_triage_and_overall(project, transcripts):

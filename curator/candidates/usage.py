@@ -89,11 +89,14 @@ def totals(data) -> dict:
 
 def describe(total: Mapping) -> str:
     """One line for a person: tokens in/out, cache reads/writes, cost, calls."""
+    if not total.get("calls"):
+        return "no model call yet"
+
     def k(n: int) -> str:
         return f"{n / 1000:.1f}k" if n >= 10_000 else f"{n:,}"
 
     # no cost with calls made: a model without a known price (or a backend that does not say)
-    cost = f"${total.get('cost_usd', 0):.4f}" if total.get("cost_usd") or not total.get("calls") else "cost unknown"
+    cost = f"${total['cost_usd']:.4f}" if total.get("cost_usd") else "cost unknown"
     return (f"{k(total.get('tokens_in', 0))} in / {k(total.get('tokens_out', 0))} out, cache "
             f"{k(total.get('cache_read_tokens', 0))} read / {k(total.get('cache_write_tokens', 0))} written, "
             f"{cost}, {total.get('calls', 0)} call(s)")
