@@ -143,8 +143,13 @@ def _print_location(doc: dict) -> None:
         print(f"  note: {one_line(note, 300)}")
 
 
+def _drafting_row(line: str) -> str:
+    """The drafting line as a row of status and the --auto-approve summary."""
+    return f"drafting     {one_line(line.removeprefix('drafting: '), 500)}"
+
+
 def _print_drafting(d: dict) -> None:
-    print(f"drafting     {one_line(d['line'].removeprefix('drafting: '), 500)}")
+    print(_drafting_row(d["line"]))
     for warning in d["warnings"]:
         print(f"  warning: {one_line(warning, 300)}")
     if d["deprecation_table"] != "available":
@@ -198,7 +203,7 @@ def report_status(summary: dict) -> int:
 def print_summary(summary: dict) -> None:
     print(f"memory root  {one_line(summary['memory_root'], 500)}")
     if summary.get("drafting"):
-        print(f"drafting     {one_line(summary['drafting'].removeprefix('drafting: '), 500)}")
+        print(_drafting_row(summary["drafting"]))
     for key in ("created", "updated", "deleted", "noop"):
         items = summary[key]
         print(f"{key:<9} {len(items)}")

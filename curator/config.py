@@ -112,16 +112,6 @@ def _semantic_checks(cfg: dict, where: str) -> None:
 
     if cfg["backend"] not in BACKENDS:
         raise ConfigError(f"{where}: backend: expected one of {', '.join(BACKENDS)}, found {cfg['backend']!r}")
-    look = cfg["second_look"]
-    if look["model"] not in cfg["models"]:
-        raise ConfigError(f"{where}: second_look.model: expected one of {', '.join(cfg['models'])}, "
-                          f"found {look['model']!r}")
-    for key, least in (("max_chars", 1000), ("turns_per_category", 1)):
-        if look[key] < least:
-            raise ConfigError(f"{where}: second_look.{key}: expected at least {least}, found {look[key]}")
-    if cfg["drafting"]["max_input_tokens"] < 0:
-        raise ConfigError(f"{where}: drafting.max_input_tokens: expected 0 (no cap) or a positive whole number, "
-                          f"found {cfg['drafting']['max_input_tokens']}")
     _drafting_checks(cfg, where)
     for name in NAMES:
         if name not in cfg["categories"]:
@@ -139,13 +129,21 @@ def _semantic_checks(cfg: dict, where: str) -> None:
 
 
 def _drafting_checks(cfg: dict, where: str) -> None:
-    """drafting.fallback and verify.model name model aliases (or offline); the deadline leaves room for a call."""
+    """The model calls' keys: drafting.fallback, verify.model and second_look.model name model aliases (or
+    offline), the deadline leaves room for a call, the cap and the look's bounds are in range."""
     d, aliases = cfg["drafting"], ", ".join(cfg["models"])
     for i, alias in enumerate(d["fallback"]):
         if alias != "offline" and alias not in cfg["models"]:
             raise ConfigError(f"{where}: drafting.fallback[{i}]: expected offline or one of {aliases}, found {alias!r}")
-    if cfg["verify"]["model"] not in cfg["models"]:
-        raise ConfigError(f"{where}: verify.model: expected one of {aliases}, found {cfg['verify']['model']!r}")
+    for section in ("second_look", "verify"):
+        if cfg[section]["model"] not in cfg["models"]:
+            raise ConfigError(f"{where}: {section}.model: expected one of {aliases}, found {cfg[section]['model']!r}")
+    for key, least in (("max_chars", 1000), ("turns_per_category", 1)):
+        if cfg["second_look"][key] < least:
+            raise ConfigError(f"{where}: second_look.{key}: expected at least {least}, found {cfg['second_look'][key]}")
+    if d["max_input_tokens"] < 0:
+        raise ConfigError(f"{where}: drafting.max_input_tokens: expected 0 (no cap) or a positive whole number, "
+                          f"found {d['max_input_tokens']}")
     for key in ("timeout_seconds", "deadline_seconds"):
         if d[key] <= 0:
             raise ConfigError(f"{where}: drafting.{key}: expected a positive number of seconds, found {d[key]}")

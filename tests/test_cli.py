@@ -43,6 +43,17 @@ def staged(project: Path) -> list[str]:
     return sorted(n for n in os.listdir(d) if not n.startswith(".")) if d.is_dir() else []
 
 
+def stage_two(project: Path, transcripts: Path, backend: str | None = None) -> list[str]:
+    """Two sessions backfilled into `project` (with `backend`, when given, in its config): their triage ids."""
+    if backend:
+        (project / ".claude").mkdir()
+        (project / ".claude" / "memcurate.yaml").write_text(f"backend: {backend}\n")
+    a = session("postgres").write(transcripts / "a.jsonl")
+    b = session("kafka", stamp="2025-07-15T09:00").write(transcripts / "b.jsonl")
+    assert run_cli("triage", str(a), str(b), cwd=project).returncode == 0
+    return staged(project)
+
+
 def one_line_error(p) -> str:
     assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
     assert "Traceback" not in p.stderr
@@ -189,10 +200,7 @@ def _expected_counts(project: Path, tids: list[str] | None = None) -> dict:
 
 
 def test_status_counts_what_is_staged(project, transcripts):
-    a = session("postgres").write(transcripts / "a.jsonl")
-    b = session("kafka", stamp="2025-07-15T09:00").write(transcripts / "b.jsonl")
-    assert run_cli("triage", str(a), str(b), cwd=project).returncode == 0
-    first, second = staged(project)
+    first, second = stage_two(project, transcripts)
     data = str(data_of(project))
     staging.set_state(data, first, "decision", "drafting")
     staging.set_state(data, first, "tech_debt", "rejected")
@@ -226,10 +234,7 @@ def test_auto_approve_says_which_backend_drafted(project, transcripts, tmp_path)
 
 
 def test_status_counts_skips_and_totals_the_model_use_per_triage_and_overall(project, transcripts):
-    a = session("postgres").write(transcripts / "a.jsonl")
-    b = session("kafka", stamp="2025-07-15T09:00").write(transcripts / "b.jsonl")
-    assert run_cli("triage", str(a), str(b), cwd=project).returncode == 0
-    first, second = staged(project)
+    first, second = stage_two(project, transcripts, "claude-cli")  # a backfill asks for a look
     data = str(data_of(project))
     call = {"tokens_in": 1500, "tokens_out": 150, "cache_read_tokens": 300, "cache_write_tokens": 200, "calls": 1}
     staging.set_state(data, first, "decision", "drafting")
@@ -258,12 +263,7 @@ def test_status_counts_skips_and_totals_the_model_use_per_triage_and_overall(pro
 
 
 def test_status_names_a_triage_whose_second_look_record_is_damaged_and_counts_the_others(project, transcripts):
-    (project / ".claude").mkdir()
-    (project / ".claude" / "memcurate.yaml").write_text("backend: claude-cli\n")  # a backfill asks for a look
-    a = session("postgres").write(transcripts / "a.jsonl")
-    b = session("kafka", stamp="2025-07-15T09:00").write(transcripts / "b.jsonl")
-    assert run_cli("triage", str(a), str(b), cwd=project).returncode == 0
-    first, second = staged(project)
+    first, second = stage_two(project, transcripts, "claude-cli")  # a backfill asks for a look
     (data_of(project) / "staging" / second / "second_look.json").write_text("{not json")  # a hand edit
     p = run_cli("status", "--json", cwd=project)
     assert p.returncode == 0, p.stderr
@@ -282,10 +282,7 @@ def test_status_on_a_project_without_data_dir(project):
 
 
 def test_status_counts_an_unreadable_state_log_as_unreadable(project, transcripts):
-    a = session("postgres").write(transcripts / "a.jsonl")
-    b = session("kafka", stamp="2025-07-15T09:00").write(transcripts / "b.jsonl")
-    assert run_cli("triage", str(a), str(b), cwd=project).returncode == 0
-    first, second = staged(project)
+    first, second = stage_two(project, transcripts)
     data = str(data_of(project))
     staging.set_state(data, second, "decision", "drafting")
     (data_of(project) / "staging" / first / "state.log").mkdir()  # cannot be read as a file
@@ -302,10 +299,7 @@ def test_status_counts_an_unreadable_state_log_as_unreadable(project, transcript
 @pytest.mark.parametrize("garbage", [b"not json at all {", b"[1, 2]", b'{"id": "other", "categories": {}}', b""],
                          ids=["not-json", "not-an-object", "wrong-id", "empty"])
 def test_status_counts_a_garbage_triage_json_as_unreadable(garbage, project, transcripts):
-    a = session("postgres").write(transcripts / "a.jsonl")
-    b = session("kafka", stamp="2025-07-15T09:00").write(transcripts / "b.jsonl")
-    assert run_cli("triage", str(a), str(b), cwd=project).returncode == 0
-    first, second = staged(project)
+    first, second = stage_two(project, transcripts)
     expected = _expected_counts(project, [second])
     (data_of(project) / "staging" / first / "triage.json").write_bytes(garbage)
     p = run_cli("status", "--json", cwd=project)

@@ -90,7 +90,8 @@ class Board:
                 # what reading the states needs: not the snippets and excerpts (kilobytes a triage)
                 doc = {"created": full.get("created", ""), "categories": {
                     name: {"triggered": True, **({"found_by": cat["found_by"]} if cat.get("found_by") else {})}
-                    for name, cat in full["categories"].items() if isinstance(cat, dict) and cat.get("triggered")}}
+                    for name, cat in full["categories"].items() if isinstance(cat, dict) and cat.get("triggered")},
+                    "look": usage.add(usage.empty(), (full.get("second_look") or {}).get("record") or {})}
                 if not staging.look_due(full):  # until its second look is made, it may still gain categories
                     self._docs[tid] = doc
             states = staging.category_states(self.data, tid, doc)
@@ -102,7 +103,7 @@ class Board:
             # said relative to the data dir: the person knows which project this is
             return [Item(tid, "", "error", error=str(e).replace(os.path.join(self.data, ""), ""))]
         self._outcomes[tid] = Outcome(tuple(_item(tid, doc, rec) for rec in states.values() if rec["state"] == "skipped"),
-                                      usage.of_triage(self.data, tid, states))
+                                      usage.of_triage(self.data, tid, states, doc["look"]))
         return [_item(tid, doc, rec) for rec in states.values() if rec["state"] in staging.PENDING]
 
     def load(self, tids=None) -> dict[str, list[Item]]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 
-from curator.candidates import staging
+from curator.candidates import staging, usage
 from curator.candidates.candidate import StagedTriage
 from curator.candidates.staging import now_iso
 from curator.drafting import USAGE
@@ -39,7 +39,7 @@ def run(engine, triage: StagedTriage) -> dict | None:
     if not staging.look_due(triage.doc):
         return None
     request = triage.doc["second_look"]
-    if request.get("state") == "failed" and request.get("pid") == os.getpid():
+    if request["record"].get("state") == "failed" and request["record"].get("pid") == os.getpid():
         return None  # it failed in this run: the next one tries again
     look = _look(engine, triage, request)
     look.update({"format": 1, "byte_range": request.get("byte_range"), "updated": now_iso(), "pid": os.getpid()})
@@ -57,8 +57,8 @@ def _look(engine, triage: StagedTriage, request: dict) -> dict:
     if drafter.name not in CLAUDE_BACKENDS or not hasattr(drafter, "second_look"):
         return {"state": "off", "reason": f"backend {drafter.name}: only a Claude backend takes a second look",
                 "added": {}, "calls": 0}
-    before = staging.read_second_look(engine.data, triage.tid) or {}
-    record = {k: before.get(k, 0) for k in USAGE}  # a retry adds its call to the first one's
+    before = request["record"]  # an earlier attempt's, read with the triage
+    record = usage.add(usage.empty(), before)  # a retry adds its call to the first one's
     record["attempts"] = int(before.get("attempts", 0)) + 1
     doc = triage.doc
     already = sorted(set(request.get("already") or ()) | {
@@ -92,9 +92,7 @@ def _look(engine, triage: StagedTriage, request: dict) -> dict:
         result = drafter.second_look(ask)
     except Exception as e:  # a drafter must not raise; if one does, the look failed
         result = LookResult(model=ask.model_id, error=one_line(f"{e.__class__.__name__}: {e}"))
-    for key in USAGE[:-1]:
-        record[key] = record[key] + (getattr(result, key, 0) or 0)
-    record["calls"] += 1
+    usage.add(record, {**{k: getattr(result, k, 0) for k in USAGE}, "calls": 1})
     # What was sent, estimated as the input cap counts it: the drafts share what the look left of the cap.
     record["sent_chars"] = int(before.get("sent_chars") or 0) + overhead + len(activity.text)
     record.update(model=result.model, elapsed=round(result.elapsed, 3))

@@ -214,11 +214,10 @@ def write_second_look(data, triage_id: str, look: dict) -> None:
 
 def _merge_second_look(doc: dict, look: dict | None) -> None:
     """The one place the categories a second look added join the triage: as triggered categories,
-    marked `found_by: second_look` (a category the keywords triggered is never replaced)."""
-    request = doc["second_look"] = dict(doc["second_look"])
-    request["state"] = look.get("state") if look else None
-    request["attempts"] = look.get("attempts", 0) if look else 0
-    request["pid"] = look.get("pid") if look else None
+    marked `found_by: second_look` (a category the keywords triggered is never replaced). The look's
+    record itself goes with the request (`second_look.record`, {} before it was made), so no reader
+    opens the file again."""
+    doc["second_look"] = {**doc["second_look"], "record": look or {}}
     for name, entry in ((look or {}).get("added") or {}).items():
         cat = doc["categories"].get(name)
         if isinstance(entry, dict) and isinstance(cat, dict) and not cat.get("triggered"):
@@ -231,8 +230,9 @@ def look_due(doc: dict) -> bool:
     request = doc.get("second_look")
     if not isinstance(request, dict):
         return False
-    state = request.get("state")
-    return state is None or (state == "failed" and request.get("attempts", 0) < LOOK_ATTEMPTS)
+    record = request.get("record") or {}
+    state = record.get("state")
+    return state is None or (state == "failed" and record.get("attempts", 0) < LOOK_ATTEMPTS)
 
 
 def _state_log(data, triage_id: str) -> str:

@@ -12,16 +12,13 @@ The totals read only state logs and that small file: never triage.json (kilobyte
 
 from __future__ import annotations
 
-import os
 from typing import Mapping
 
 from curator.candidates import staging
 from curator.drafting import USAGE
-from curator.util.atomic import read_json
 
 KEYS = USAGE
 COUNTS = tuple(k for k in KEYS if k != "cost_usd")
-SECOND_LOOK = "second_look.json"
 
 
 def empty() -> dict:
@@ -57,21 +54,22 @@ def add_call(before: Mapping, result) -> dict:
 def second_look(data, tid: str) -> dict:
     """The usage a triage's second look recorded; empty when it has none or it does not read."""
     try:
-        doc = read_json(os.path.join(staging.triage_dir(data, tid), SECOND_LOOK))
-    except (OSError, ValueError, staging.StagingError):
+        return add(empty(), staging.read_second_look(data, tid) or {})
+    except staging.StagingError:
         return empty()
-    return add(empty(), doc) if isinstance(doc, dict) else empty()
 
 
-def of_triage(data, tid: str, states: Mapping[str, Mapping] | None = None) -> dict:
-    """The sums over a triage's categories (their last state lines) and its second look.
-    `states` are the category records when the caller has read them already."""
-    total = second_look(data, tid)
+def of_triage(data, tid: str, states: Mapping[str, Mapping] | None = None, look: Mapping | None = None) -> dict:
+    """The sums over a triage's categories (their last state lines) and its second look. `states` are
+    the category records and `look` the look's record ({} for none) when the caller has read them."""
     if states is None:
         try:
-            states = staging.category_states(data, tid)
+            doc = staging.load_triage(data, tid)
+            states = staging.category_states(data, tid, doc)
+            look = (doc.get("second_look") or {}).get("record") or {}
         except staging.StagingError:
             states = {}
+    total = add(empty(), look) if look is not None else second_look(data, tid)
     for rec in states.values():
         add(total, rec)
     return total

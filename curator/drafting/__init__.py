@@ -99,7 +99,7 @@ class ModelCall:
 
     tokens_in counts cache reads and writes too; `cost_usd` is what the call cost, when the backend
     says (the claude CLI's `total_cost_usd`) or its price is known (curator/drafting/prices.py);
-    `calls` is how many model calls the result stands for (0 offline): the usage fields are their sums.
+    `calls` is used where a ModelCall is a sum over calls (add_usage), each call counted by its caller.
     A failure (`error`) says whether asking again may help
     (`retryable`: a 429, a 5xx, overloaded, a timeout, a malformed answer), how long the server asked
     to wait first (`retry_after`, seconds), and whether no call of this backend can succeed now

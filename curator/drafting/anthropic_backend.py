@@ -138,7 +138,6 @@ class AnthropicDrafter:
         t0 = time.perf_counter()
         try:
             request = args()  # an unknown category raises here, before any call
-            result.calls = 1
             message = self._create(request, args)
             result.model = str(getattr(message, "model", "") or result.model)
             _usage(message, result)

@@ -115,7 +115,6 @@ class ClaudeCliDrafter:
         try:
             argv, stdin = build()
             out, err, code = self._run(argv, stdin)
-            result.calls = 1  # one `claude -p` child
             if code is None:
                 result.error = f"claude CLI timed out after {self.timeout:g} s (killed)"  # retryable: a slow moment
             else:

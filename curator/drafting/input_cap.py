@@ -35,10 +35,14 @@ def marker(n: int) -> str:
     return f"[… {n:,} characters cut: per-triage input cap …]"
 
 
+def call_chars(system: str, schema: dict, prompt: str) -> int:
+    """What one model call sends, in characters: system prompt, answer schema, user prompt."""
+    return len(system) + len(json.dumps(schema)) + len(prompt) + TOOL_CHARS
+
+
 def prompt_chars(request: DraftRequest) -> int:
-    """What one draft sends, in characters: system prompt, schema, user prompt."""
-    return (len(prompts.SYSTEM_PROMPT) + len(json.dumps(prompts.schema(request.category)))
-            + len(prompts.user_prompt(request)) + TOOL_CHARS)
+    """What one draft sends, in characters."""
+    return call_chars(prompts.SYSTEM_PROMPT, prompts.schema(request.category), prompts.user_prompt(request))
 
 
 def cap_tokens(cfg: Mapping) -> int:
@@ -67,8 +71,7 @@ def look_room(cfg: Mapping, overhead_chars: int, spent_chars: int = 0) -> int:
 
 def look_overhead(already: tuple) -> int:
     """What a second look sends besides the session's activity, in characters."""
-    return (len(prompts.LOOK_SYSTEM_PROMPT) + len(json.dumps(prompts.look_schema()))
-            + len(prompts.look_prompt("", already)) + TOOL_CHARS)
+    return call_chars(prompts.LOOK_SYSTEM_PROMPT, prompts.look_schema(), prompts.look_prompt("", already))
 
 
 def apply(engine, todo: list, requests: dict[str, DraftRequest]) -> None:
@@ -76,18 +79,12 @@ def apply(engine, todo: list, requests: dict[str, DraftRequest]) -> None:
     and record each cut on its category's state line."""
     if getattr(engine.drafter, "name", "") == "offline" or not cap_tokens(engine.cfg):
         return
-    spent = {}  # triage id -> characters its second look sent
     for cand in list(todo):
-        if cand.tid not in spent:
-            from curator.candidates import staging
-
-            try:
-                spent[cand.tid] = int((staging.read_second_look(engine.data, cand.tid) or {}).get("sent_chars") or 0)
-            except (staging.StagingError, TypeError, ValueError):
-                spent[cand.tid] = 0
+        look = (cand.triage.doc.get("second_look") or {}).get("record") or {}
+        spent = look.get("sent_chars") if isinstance(look.get("sent_chars"), int) else 0  # what the look sent
         triggered = sum(1 for c in cand.triage.doc["categories"].values() if isinstance(c, dict) and c.get("triggered"))
         # With the verification pass on, each draft is sent twice (drafted, then checked): two shares.
-        share = share_tokens(engine.cfg, triggered * (2 if engine.cfg["verify"]["llm"] else 1), spent[cand.tid])
+        share = share_tokens(engine.cfg, triggered * (2 if engine.cfg["verify"]["llm"] else 1), spent)
         request, cut = fit(requests[cand.category], share * CHARS_PER_TOKEN)
         if prompt_chars(request) > share * CHARS_PER_TOKEN:  # not even the prompt without evidence fits
             todo.remove(cand)
