@@ -132,6 +132,11 @@ class DraftResult(ModelCall):
 
     `skipped` is the model's reason when it answered that the evidence holds nothing durable of the
     category (then `doc` is None and `error` too).
+
+    `confidence` is a model's own confidence in its draft (0 to 1), None when it gave none (the
+    offline drafter gives none). `weak` lists what makes the draft weaker than the session could
+    support ("Rationale: no reason stated in the session"): a drafter says it instead of writing
+    filler, and the draft's confidence (curator/review/confidence.py) counts it.
     """
 
     doc: "MemoryDoc | None"
@@ -139,6 +144,8 @@ class DraftResult(ModelCall):
     model: str
     notes: list[str] = field(default_factory=list)
     skipped: str | None = None
+    confidence: float | None = None
+    weak: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
