@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 
 from curator.capture.redact import find_secrets
 from curator.memory import memfile
+from curator.review.form import flaws
 from curator.review.instructions import find_instructions
 
 BLOCK = "BLOCK"
@@ -105,6 +106,8 @@ def verify(text: str, *, category: str, evidence: str = "", action: str = "creat
         return issues
 
     body = doc.body
+    # A memory a reviewer would delete however valid its format (curator/review/form.py).
+    issues += [Issue(ADVISORY, f.code, f.where, f.message) for f in flaws(doc)]
     if evidence:
         claim_text = f"{doc.title}\n{doc.description}\n{body}"
         words = content_words(claim_text)

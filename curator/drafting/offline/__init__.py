@@ -31,21 +31,26 @@ from curator.capture.redact import find_secrets, redact_text
 from curator.categories import CATEGORIES
 from curator.drafting import DraftRequest, DraftResult
 from curator.drafting.offline import recipes
-from curator.drafting.offline.choosing import NoEvidence
+from curator.drafting.offline.choosing import NOT_STATED, NoEvidence, NotStated
 from curator.drafting.offline.evidence import parse_snippets
+from curator.drafting.offline.finishing import TOPIC_TITLE_WEAK, finish_draft
 from curator.drafting.offline.recipes.session_summary import NO_NEXT_STEP
 from curator.drafting.offline.tags import SCAFFOLD, make_tags
 from curator.drafting.offline.text import bounded_line, norm, safe_body, sentences
 from curator.memory import memfile
 from curator.util.textsafe import clean
 
-__all__ = ["NO_NEXT_STEP", "SCAFFOLD", "OfflineDrafter", "sentences"]  # what the tests and the drafting package use
+__all__ = ["NOT_STATED", "NO_NEXT_STEP", "SCAFFOLD", "TOPIC_TITLE_WEAK", "OfflineDrafter", "sentences"]  # what the tests and the drafting package use
 
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 
 class _Invalid(Exception):
     """Input the drafter cannot draft from; the message is the result's error."""
+
+
+class _Skip(Exception):
+    """The evidence states no fact of the category (only chatter): the result is `skipped`, as a model answers."""
 
 
 ID_SOFT = 60  # ids are file names and link targets: shorter than memfile's hard limit reads better
@@ -62,21 +67,25 @@ class OfflineDrafter:
     def draft(self, request: DraftRequest) -> DraftResult:
         t0 = time.perf_counter()
         try:
-            doc, notes = self._draft(request)
+            doc, notes, weak = self._draft(request)
             text = memfile.render(doc)
             if find_secrets(text):  # defence in depth: every part was redacted, the whole is checked too
                 doc = memfile.parse(redact_text(text))
                 text = memfile.render(doc)
                 notes.append("redacted a secret that survived into the draft")
+        except _Skip as e:
+            return DraftResult(doc=None, text="", model="offline", elapsed=time.perf_counter() - t0,
+                               skipped=clean(str(e))[:500])
         except Exception as e:  # a drafter never raises: the pipeline marks the category failed
             msg = str(e) if isinstance(e, _Invalid) else f"offline drafter failed: {e.__class__.__name__}: {e}"
             return DraftResult(doc=None, text="", model="offline", elapsed=time.perf_counter() - t0,
                                error=clean(msg)[:500])
         for where, what in memfile.problems(doc):
             notes.append(f"invalid draft: {where} {what}")
-        return DraftResult(doc=doc, text=text, model="offline", elapsed=time.perf_counter() - t0, notes=notes)
+        return DraftResult(doc=doc, text=text, model="offline", elapsed=time.perf_counter() - t0, notes=notes,
+                           weak=weak)
 
-    def _draft(self, request: DraftRequest) -> tuple[memfile.MemoryDoc, list[str]]:
+    def _draft(self, request: DraftRequest) -> tuple[memfile.MemoryDoc, list[str], list[str]]:
         category = getattr(request, "category", None)
         if not isinstance(category, str) or category not in CATEGORIES:
             raise _Invalid(f"unknown category {category!r:.60}; expected one of {', '.join(CATEGORIES)}")
@@ -95,19 +104,25 @@ class OfflineDrafter:
         source = source if isinstance(source, Mapping) else {}
         try:
             d = recipes.draft(category, snippets, excerpt, subagent=source.get("subagent") is True)
+        except NotStated:
+            raise _Skip(f"no statement of a {category.replace('_', ' ')} in the evidence, only chatter") from None
         except NoEvidence:
             raise _Invalid(f"no usable statement to draft {category} from in the evidence") from None
         notes += d.notes
-        title = bounded_line(redact_text(d.title).replace("\n", " ").strip(), memfile.TITLE_MAX) or "Untitled memory"
-        description = bounded_line(redact_text(d.description) or title, memfile.DESCRIPTION_MAX)
         cat = CATEGORIES[category]
         sections = {}
         for name in cat.required + cat.optional:
             text = d.sections.get(name, "").strip()
             if text:
                 sections[name] = safe_body(redact_text(text))
+        done = finish_draft(d, category, make_tags(list(sections.values()), category))
+        if done.skipped:
+            raise _Skip(done.skipped)
+        title = bounded_line(redact_text(done.title).replace("\n", " ").strip(), memfile.TITLE_MAX) or "Untitled memory"
+        description = bounded_line(redact_text(done.description) or title, memfile.DESCRIPTION_MAX)
         body = memfile.join_sections(sections)
-        tags = make_tags([title, *sections.values()], category)
+        # A title made from the topic is made from these tags: it adds none of its own.
+        tags = make_tags(([] if TOPIC_TITLE_WEAK in done.weak else [title]) + list(sections.values()), category)
         session = source.get("session") if isinstance(source.get("session"), str) else ""
         turns = sorted({s.turn for s in d.used if isinstance(s.turn, int) and s.turn > 0})
         if not turns:
@@ -123,4 +138,4 @@ class OfflineDrafter:
         for c in getattr(request, "candidates", None) or ():
             if isinstance(c, Mapping) and c.get("id") and norm(str(c.get("title", ""))) == norm(title):
                 notes.append(f"same title as existing memory {str(c.get('id'))[:80]!r}")
-        return doc, notes
+        return doc, notes, done.weak

@@ -27,10 +27,19 @@ from curator.drafting.offline.statements import (
     strip_interjections,
 )
 from curator.drafting.offline.text import bounded_line, finish, norm
+from curator.review.form import is_chatter
+
+# What a required section says when the session does not state it: the least that is true, never filler.
+# The recipe lists it in the draft's `weak` too ("Rationale: no reason stated in the session").
+NOT_STATED = "Not stated in the session."
 
 
 class NoEvidence(Exception):
     """The evidence holds no usable statement for the category."""
+
+
+class NotStated(NoEvidence):
+    """The evidence has statements, but none of the category (only chatter, no fix): the draft is skipped."""
 
 
 _BOOST = {
@@ -73,7 +82,7 @@ def shape_factor(s: Sent, category: str) -> float:
         f *= 0.3
     if text.endswith("…"):
         f *= 0.9
-    if is_fluff(s.text) or is_codeish(s.text):
+    if is_fluff(s.text) or is_codeish(s.text) or is_chatter(text):
         f *= 0.05
     return f
 
@@ -87,15 +96,17 @@ def main_statement(ev: Evidence, category: str, **kw) -> Sent:
     """The statement a draft is built on; NoEvidence when there is none."""
     main = pick_main(ev, category, **kw)
     if main is None:
-        raise NoEvidence()
+        raise NotStated() if pick_main(ev, category, chatter=True, **kw) else NoEvidence()
     return main
 
 
-def pick_main(ev: Evidence, category: str, *, speakers: tuple[str, ...] = ()) -> Sent | None:
+def pick_main(ev: Evidence, category: str, *, speakers: tuple[str, ...] = (), chatter: bool = False) -> Sent | None:
     texts = [s for s in ev.sents if s.kind != "error" and substantive(s.text)]
     pool = [s for s in texts if s.weight > 0] or texts
     if speakers and any(s.speaker in speakers for s in pool):
         pool = [s for s in pool if s.speaker in speakers]
+    # Narration, progress reports and tracker chatter state nothing worth keeping.
+    pool = [s for s in pool if chatter or not is_chatter(strip_interjections(s.text))]
     if not pool:
         return None
     return max(pool, key=lambda s: (max(s.weight, 0.05) * shape_factor(s, category),
@@ -104,7 +115,8 @@ def pick_main(ev: Evidence, category: str, *, speakers: tuple[str, ...] = ()) ->
 
 def usable(s: Sent) -> bool:
     t = strip_interjections(s.text)
-    return not (is_fluff(s.text) or NARRATION.match(t) or len(t.split()) < 3 or is_lead_in(t) or is_codeish(t))
+    return not (is_fluff(s.text) or NARRATION.match(t) or len(t.split()) < 3 or is_lead_in(t) or is_codeish(t)
+                or is_chatter(t))
 
 
 def body_text(s: Sent) -> str:
@@ -118,13 +130,15 @@ def attribution(s: Sent) -> str:
 
 @dataclass
 class Draft:
-    """What a recipe made: the document's parts, the sentences it used (their turns are the sources) and notes."""
+    """What a recipe made: the document's parts, the sentences it used (their turns are the sources), notes,
+    and `weak`: what the session did not state ("Rationale: no reason stated in the session")."""
 
     title: str
     description: str
     sections: dict[str, str]
     used: list[Sent]
     notes: list[str] = field(default_factory=list)
+    weak: list[str] = field(default_factory=list)
 
 
 def dedupe(sents: list[Sent], used: list[Sent]) -> list[Sent]:

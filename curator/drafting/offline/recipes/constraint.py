@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from curator.drafting.offline.choosing import (
+    NOT_STATED,
     Draft,
     attribution,
     body_text,
@@ -68,18 +69,20 @@ def draft_constraint(ev: Evidence) -> Draft:
             else:
                 impact.append(body_text(s))
             used.append(s)
+    weak: list[str] = []
     if not impact:
         nxt = next((s for s in ev.after(main) if usable(s) and s.turn == main.turn and s not in used), None)
         if cl.reason:
-            impact.append(f"Anything that needs it fails: {lower_first(reason_sentence(cl.reason))}")
+            impact.append(reason_sentence(cl.reason))
         elif nxt:
             impact.append(body_text(nxt))
             used.append(nxt)
         else:
-            impact.append(f"Work has to stay within it, as stated ({attribution(main)}): {quote(finish(cl.core))}")
+            impact.append(NOT_STATED)
+            weak.append("Impact: no consequence of the limit stated in the session")
     sections = {"Rule": f"{rule} ({attribution(main)})", "Impact": " ".join(impact)}
     if workaround:
         sections["Workaround"] = " ".join(workaround)
     title = title_from(text, "constraint", sent=main)
-    return Draft(title, describe(title, reason_sentence(cl.reason) if cl.reason else impact[0]), sections, used,
-                 other_notes(ev, used))
+    return Draft(title, describe(title, reason_sentence(cl.reason) if cl.reason else
+                                 ("" if weak else impact[0])), sections, used, other_notes(ev, used), weak)

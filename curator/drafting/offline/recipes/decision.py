@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from curator.drafting.offline.choosing import (
+    NOT_STATED,
     Draft,
     attribution,
     body_text,
@@ -79,18 +80,10 @@ def draft_decision(ev: Evidence) -> Draft:
             used.append(s)
     if confirm and agreed:
         rationale.append(agreed)
-    if not rationale:
-        before = [s for s in ev.near(main, lines=2) if s.order < main.order and usable(s)]
-        ctx = before[-1] if before else next((s for s in ev.turn_prompt(main.turn) if s is not main and usable(s)
-                                              and s.order < main.order), None)
-        if context:
-            rationale.append(f"No reason was stated beyond the request ({attribution(main)}): {quote(finish(context))}")
-        elif ctx:
-            rationale.append(f"No reason was stated beyond the context ({attribution(ctx)}): {quote(body_text(ctx))}")
-            used.append(ctx)
-        else:
-            rationale.append(f"No separate reason was stated; the decision as given ({attribution(main)}): "
-                             f"{quote(finish(cl.core))}")
+    weak: list[str] = []
+    if not rationale:  # the least that is true; the draft is weaker for it
+        rationale.append(NOT_STATED)
+        weak.append("Rationale: no reason stated in the session")
     pool = dedupe(related, used)
     alternatives = [s for s in pool if usable(s) and _ALTERNATIVE.search(s.text) and not s.text.endswith("?")
                     and s.turn == main.turn and not _CHANGE_LOG.match(strip_interjections(s.text))
@@ -110,8 +103,8 @@ def draft_decision(ev: Evidence) -> Draft:
         notes.insert(0, "weak evidence: the statement is a change the assistant reported, not a choice it or the "
                         "user made between alternatives")
     title = title_from(text, "decision", sent=main)
-    why = rationale[0] if not rationale[0].startswith(("No ", "The assistant agreed", "The user agreed")) else ""
-    return Draft(title, describe(title, why), sections, used, notes)
+    why = rationale[0] if not rationale[0].startswith((NOT_STATED, "The assistant agreed", "The user agreed")) else ""
+    return Draft(title, describe(title, why), sections, used, notes, weak)
 
 
 _LABEL_PREFIX = re.compile(r"^[^:`]{3,50}:\s+")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from curator.drafting.offline.choosing import (
+    NOT_STATED,
     Draft,
     attribution,
     body_text,
@@ -44,6 +45,7 @@ def draft_preference(ev: Evidence) -> Draft:
         if cl.reason:  # verbatim: "…because every new package has to go through review."
             reason.append(f"In the user's words: {quote('…' + lower_first(finish(cl.reason)))}")
     sections = {"Preference": f"> {pref_words}\n\n({attribution(main)})"}
+    weak: list[str] = []
     if not reason:
         for s in ev.near(main, lines=1):
             if s.user and usable(s) and REASON.search(s.text):
@@ -57,7 +59,8 @@ def draft_preference(ev: Evidence) -> Draft:
             reason.append(f"Not stated separately; the user's context: {quote(body_text(ctx[-1]))}")
             used.append(ctx[-1])
         else:
-            reason.append(f"Not stated beyond the request itself ({attribution(main)}): {quote(finish(text))}")
+            reason.append(NOT_STATED)
+            weak.append("Reason: no reason stated in the session")
     sections["Reason"] = " ".join(reason)
     # Examples: what the preference led to, in the same message or the reply to it.
     examples = [s for s in ev.near(main, lines=2) if usable(s) and s not in used and s.user
@@ -68,4 +71,4 @@ def draft_preference(ev: Evidence) -> Draft:
     if ex:
         sections["Examples"] = bullets([body_text(s) for s in ex])
         used += ex
-    return Draft(title, describe(title, third_person(why)), sections, used, other_notes(ev, used))
+    return Draft(title, describe(title, third_person(why)), sections, used, other_notes(ev, used), weak)

@@ -6,8 +6,10 @@ from __future__ import annotations
 import re
 
 from curator.drafting.offline.choosing import (
+    NOT_STATED,
     Draft,
     NoEvidence,
+    NotStated,
     attribution,
     body_text,
     dedupe,
@@ -38,6 +40,7 @@ from curator.drafting.offline.text import (
     shorten,
 )
 from curator.drafting.offline.titles import TITLE_SOFT, describe, title_from
+from curator.review.form import section_flaws
 
 _ERROR_NAMED = re.compile(r"(?:^|[\s(])(?<!except )(?<!raise )([A-Za-z_][\w.]*(?:Error|Exception|Exit))"
                           r"(?::\s+(.+)|\s*$)")
@@ -214,12 +217,11 @@ def draft_runbook(ev: Evidence) -> Draft:
         if cand:
             symptom.append(body_text(cand[0]))
             used.append(cand[0])
-    symptom_core = symptom[0].rsplit(" (the ", 1)[0] if symptom else ""
     if labels and not err and not report:
         symptom.append("Reported problems: " + "; ".join(labels[:4]) + ".")
     if not symptom:
         first = next((s for s in ev.sents if usable(s)), None)
-        symptom.append(body_text(first) if first else "A failure that the session fixed.")
+        symptom.append(body_text(first) if first else NOT_STATED)
 
     # Steps: what was changed, in transcript order.
     steps: list[str] = []
@@ -234,9 +236,12 @@ def draft_runbook(ev: Evidence) -> Draft:
         for s in dedupe(causes[-1:] + rest, used)[:3]:
             steps.append(body_text(s))
             used.append(s)
+    weak: list[str] = []
     if not steps:
-        steps.append(f"Find what changed before {inline_code(bounded_line(err.text, 160))} went away."
-                     if err else "Repeat the investigation of the session.")
+        if not causes:  # neither a fix nor a cause: the session states no runbook
+            raise NotStated()
+        steps.append(NOT_STATED)
+        weak.append("Steps: no fix stated in the session, only its cause")
 
     # Verification: the line that says it passes now.
     verify = [s for s in ev.sents if s.kind != "error" and s.speaker == "assistant" and not is_fluff(s.text)
@@ -266,9 +271,13 @@ def draft_runbook(ev: Evidence) -> Draft:
         v, line = checks[0]
         verification = line + (" " + rerun if rerun and err is not None and _PYTEST_NODE.search(err.text) else "")
         used.append(v)
+        if not form_flaws_free(verification):
+            weak.append("Verification: the session says the tests pass, not how the fix was checked")
+    elif rerun:
+        verification = rerun
     else:
-        verification = rerun or ("Re-run what showed the problem (" + bounded_line(symptom_core or symptom[0], 160)
-                                 .rstrip(".") + ") and check it is gone.")
+        verification = NOT_STATED
+        weak.append("Verification: how the fix was checked is not stated in the session")
     sections = {"Symptom": "\n\n".join(symptom), "Steps": bullets(steps, numbered=True),
                 "Verification": verification}
     cause_text = [body_text(s) for s in causes if s is not cause_used_as_symptom]
@@ -295,4 +304,10 @@ def draft_runbook(ev: Evidence) -> Draft:
     else:
         title = title_from(steps[0], "runbook")
     title = sentence_case(shorten(title, TITLE_SOFT).rstrip(".:;, "))
-    return Draft(title, describe(title, steps[0]), sections, used, other_notes(ev, used))
+    return Draft(title, describe(title, "" if weak and steps[0] == NOT_STATED else steps[0]), sections, used,
+                 other_notes(ev, used), weak)
+
+
+def form_flaws_free(verification: str) -> bool:
+    """A Verification a reviewer keeps: it names how the fix was checked, not only that tests pass."""
+    return not any(f.code == "verification-bare" for f in section_flaws("runbook", "Verification", verification))

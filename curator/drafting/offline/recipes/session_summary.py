@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from curator.drafting.offline.choosing import Draft, NoEvidence, substantive
+from curator.drafting.offline.choosing import Draft, NoEvidence
 from curator.drafting.offline.evidence import MAX_EXCERPT_CHARS, Sent, Snip, parse_excerpt
 from curator.drafting.offline.statements import (
     NARRATION,
@@ -28,7 +28,8 @@ from curator.drafting.offline.text import (
     sentences,
     shorten,
 )
-from curator.drafting.offline.titles import TITLE_REWRITES, TITLE_SOFT, describe, title_from
+from curator.drafting.offline.titles import TITLE_SOFT, describe, title_from
+from curator.review.form import is_chatter, title_flaws
 from curator.util.textsafe import clean
 
 NO_NEXT_STEP = "No next step was stated in the session."
@@ -90,21 +91,45 @@ def _prose(text: str, *, folded: bool = True) -> list[str]:
     return out
 
 
-_TECHNICAL = re.compile(r"`|\b\w+\.\w{1,5}\b|\b[A-Z][a-z0-9]*[A-Z]\w*|\b[A-Z]{2,}\b|\d|/")
-
-
-def _low_content(sentence: str) -> bool:
-    """A first prompt that only sets the scene ("there isn't much to see here"): no request, no technical term."""
-    t = strip_interjections(sentence)
-    rewritten = t
-    for pat, rep in TITLE_REWRITES["session_summary"]:
-        rewritten = re.sub(pat, rep, rewritten, count=1, flags=re.I)
-    return rewritten == t and not _ASKS.search(t) and not _TECHNICAL.search(t) \
-        and re.match(r"^(?:there|this|it|here|so|we've|we have|i've|i have)\b", t, re.I) is not None
-
-
 _PREAMBLE = re.compile(r"^(?:you are|you're|you have been|you've been|context\b|this is an? |the parent |"
                        r"background\b|note that|remember)", re.I)
+
+
+_PAST = r"(?:\w+ed|built|made|wrote|rewrote|ran|set|put|found|split|kept|got|began|brought|cut|sent|shipped|left)"
+_DID = re.compile(rf"^(?:(?:now|so|and),? )?(?:i|we)(?:'ve| have)?\s+(?:now |also |just |then )?(?:successfully |fully |"
+                  rf"completely )?(?={_PAST}\b)", re.I)
+_BEEN = re.compile(rf"^(.{{6,80}}?) (?:has|have) (?:now |also )?been (?:successfully |fully |completely )?({_PAST})\b(.*)$",
+                   re.I)
+
+
+def done_statement(x: str) -> str:
+    """What the assistant reported doing, as a fact: "I've successfully updated the GitHub Action" ->
+    "Updated the GitHub Action"; "All the lint errors have been fixed" -> "Fixed all the lint errors"."""
+    t = strip_interjections(x).strip()
+    m = _DID.match(t)
+    if m:
+        t = t[m.end():]
+    else:
+        m = _BEEN.match(t)
+        if m:
+            t = f"{m.group(2)} {lower_first(m.group(1))}{m.group(3)}"
+    return t[:1].upper() + t[1:]
+
+
+def _done_title(outcome: list[str], items: list[str], files: list[str]) -> str:
+    """A session summary's title: what was done (the outcome as a fact, else the files changed), '' if neither."""
+    names = [f.rsplit("/", 1)[-1] for f in files]
+    for x in outcome + items:
+        x = re.sub(r"^[^:`]{3,50}:\s+", "", x)  # "Fixed lint: Replaced …" -> "Replaced …"
+        t = title_from(x, "session_summary")
+        if len(t.split()) >= 3 and not is_chatter(t) and not title_flaws(t, "session_summary"):
+            if 1 <= len(names) <= 2 and not any(n in t for n in names) and len(t) < TITLE_SOFT - 30:
+                t += f" ({', '.join(names)})"
+            return t
+    if names:
+        shown = names[:3] + ([f"{len(names) - 3} more"] if len(names) > 3 else [])
+        return "Changed " + (", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0])
+    return ""
 
 
 def draft_session_summary(excerpt: str, snippets: list[Snip], *, subagent: bool = False) -> Draft:
@@ -176,11 +201,18 @@ def draft_session_summary(excerpt: str, snippets: list[Snip], *, subagent: bool 
         for turn, text in prompts[1:]:
             next_steps += [f"{finish(x)} ({who}, turn {turn})" for x in _prose(text)
                            if re.search(r"\b(?:next time|later|follow-?up|todo)\b", x, re.I)]
+    # What was done, as facts; a bare progress report ("All six tasks done.") says nothing the items don't.
+    outcome = [y for y in (finish(done_statement(x)) for x in outcome) if not is_chatter(y)]
+    items = [finish(done_statement(x)) for x in items if not is_chatter(x)]
+    next_steps = [x for x in next_steps if not is_chatter(x)]
     if not outcome and items:
         outcome, items = items[:1], items[1:]
+    weak: list[str] = []
     if not outcome:
-        outcome = [finish(x) for x in (_prose(reply[1])[:1] if reply else [])] or \
-            ["The session ended without a closing summary from the assistant."]
+        outcome = [finish(x) for x in (_prose(reply[1]) if reply else []) if not is_chatter(x)][:1]
+    if not outcome:
+        outcome = ["The session ended without a closing summary from the assistant."]
+        weak.append("Outcome: no outcome stated in the session")
     outcome_text = " ".join(outcome)
     if reply and reply[0]:
         outcome_text += f" (the assistant, turn {reply[0]})"
@@ -195,23 +227,24 @@ def draft_session_summary(excerpt: str, snippets: list[Snip], *, subagent: bool 
         # Say so, and quote where the session stopped: the next session picks up from there.
         last = next(((t, _prose(x)) for t, x in reversed(prompts) if _prose(x)), None)
         next_text = NO_NEXT_STEP
+        weak.append("Next steps: none stated in the session")
         if last:
             next_text += f" It stopped at: “{finish(shorten(last[1][0], 240, ellipsis=True))}” ({who}, turn {last[0]})"
     sections = {"Goal": goal, "Outcome": outcome_text, "Next steps": next_text}
     short = _short_paths(files)
     if short:
         sections["Completed"] = "Files changed:\n" + bullets([inline_code(f) for f in short[:12]])
-    title = title_from(title_src, "session_summary") if title_src else ""
-    if title and _low_content(title_src) and outcome and substantive(outcome[0]) and len(outcome[0].split()) >= 5:
-        title = title_from(outcome[0], "session_summary")  # "Ok, so there isn't much to see here …"
-    elif len(title.split()) < 4 and title_next and not title_next.endswith("?"):
-        title = shorten(f"{title}: {lower_first(title_from(title_next, 'session_summary'))}", TITLE_SOFT)
-    elif len(title.split()) < 3 and outcome and not outcome[0].startswith("The session ended"):
-        title = title_from(outcome[0], "session_summary")
-    title = title or "Session summary"
+    # Titled by what was done; the opening request only when it states the work (no question, no "these").
+    title = _done_title([] if any(w.startswith("Outcome:") for w in weak) else outcome, items, files)
+    if not title and title_src:
+        title = title_from(title_src, "session_summary")
+        if len(title.split()) < 4 and title_next and not title_next.endswith("?"):
+            title = shorten(f"{title}: {lower_first(title_from(title_next, 'session_summary'))}", TITLE_SOFT)
+    if title_flaws(title, "session_summary"):
+        title = ""  # the drafter names the topic instead, and says the title is weak
     turns = [t for t, _ in prompts] + ([reply[0]] if reply else [])
     used = [Sent("", t, "user", (0, 0, 0)) for t in turns if t]
     # The MEMORY.md line adds the outcome to a goal title, or the goal to an outcome title.
     extra = outcome[0] if norm(title) not in norm(outcome[0]) else (goal_lines[0].rsplit(" (", 1)[0]
                                                                       if goal_lines else "")
-    return Draft(title, describe(title, extra), sections, used)
+    return Draft(title, describe(title, extra), sections, used, weak=weak)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from curator.drafting.offline.choosing import (
+    NOT_STATED,
     Draft,
     attribution,
     body_text,
@@ -51,8 +52,10 @@ def draft_tech_debt(ev: Evidence) -> Draft:
                                    s.text, re.I) and len(content_words(s.text) & topic) >= 2:
             why.append(body_text(s))
             used.append(s)
+    weak: list[str] = []
     if not why:
-        why.append(f"Left for later in the session, as stated ({attribution(main)}): {quote(body_text(main))}")
+        why.append(NOT_STATED)
+        weak.append("Why deferred: no reason for deferring stated in the session")
     suggested = [s for s in dedupe(related, used) if usable(s) and _SUGGEST.search(s.text)
                  and len(content_words(s.text) & topic) >= 2][:2]
     used += suggested
@@ -60,4 +63,4 @@ def draft_tech_debt(ev: Evidence) -> Draft:
     if suggested:
         sections["Suggested fix"] = " ".join(body_text(s) for s in suggested)
     title = title_from(text, "tech_debt", sent=main)
-    return Draft(title, describe(title, why[0] if cl.reason else ""), sections, used, other_notes(ev, used))
+    return Draft(title, describe(title, why[0] if cl.reason else ""), sections, used, other_notes(ev, used), weak)
