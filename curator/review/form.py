@@ -63,7 +63,7 @@ _PROGRESS = re.compile(
     r"(?:^(?:done|all done|finished|completed?|success|fixed(?: it)?|resolved|perfect|great|excellent)(?:\s*[!.:]|$)"
     r"|^successfully\b|\b(?:is now (?:fixed|complete|done|working|resolved|in place)|"
     r"(?:has|have) (?:now )?been (?:successfully )?(?:fixed|resolved|completed|done|addressed|merged|implemented)|"
-    r"(?:are|is) (?:now )?(?:passing|green|complete|done)|fixed the root cause|all (?:\w+ )?(?:issues|tasks|steps) "
+    r"(?:are|is) (?:now )?(?:passing|green|complete|done|working)[.!]*$|fixed the root cause|all (?:\w+ )?(?:issues|tasks|steps) "
     r"(?:are )?(?:done|complete|completed|closed)|\bcomplete[.!]?$))", re.I)
 _TESTS_PASS = re.compile(r"^(?:all |the )?(?:\d+ |the )?(?:\w+ ){0,2}tests? (?:now |all |are |have |still )*"
                          r"(?:pass(?:es|ed|ing)?|green|succeed(?:s|ed)?)|^(?:works|it works|everything works|"
@@ -167,10 +167,11 @@ def section_flaws(category: str, name: str, text: str) -> list[Flaw]:
     out: list[Flaw] = []
     if not sents or all(_VACUOUS.match(s.rstrip(" .")) or _VACUOUS.match(s) for s in sents):
         return [Flaw("section-vacuous", where, f"{name} says nothing: the session did not state it")]
-    if all(is_chatter(s) for s in sents):
+    verification = category == "runbook" and name == "Verification"  # an outcome by nature: checked below
+    if not verification and all(is_chatter(s) for s in sents):
         out.append(Flaw("section-chatter", where, f"{name} is chatter (narration, progress or tracker lines), "
                                                   "not a fact"))
-    if category == "runbook" and name == "Verification" and not _COMMAND.search(text) \
+    if verification and not _COMMAND.search(text) \
             and any(is_progress(s) for s in sents):
         out.append(Flaw("verification-bare", where, "Verification says tests pass but not how the fix was "
                                                     "checked: name the command and its outcome"))

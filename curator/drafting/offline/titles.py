@@ -51,7 +51,7 @@ TITLE_REWRITES: dict[str, list[tuple[str, str]]] = {
         (r"^(?:fyi|heads up),?\s+", ""),
     ],
     "tech_debt": [
-        (r"^(?:let's|let us|we(?:'ll| will| should)|i(?:'ll| will| have|'ve))\s+(?:just\s+)?", ""),
+        (r"^(?:let's|let us|we(?:'ll| will| should)?|i(?:'ll| will| have|'ve))\s+(?:just\s+)?", ""),
         (r"^please ", ""),
     ],
     "preference": [
