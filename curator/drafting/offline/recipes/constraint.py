@@ -17,7 +17,7 @@ from curator.drafting.offline.choosing import (
 from curator.drafting.offline.evidence import Evidence
 from curator.drafting.offline.statements import reason_sentence, split_reason, strip_interjections
 from curator.drafting.offline.tags import content_words
-from curator.drafting.offline.text import finish, inside_code, lower_first, quote
+from curator.drafting.offline.text import finish, inside_code
 from curator.drafting.offline.titles import describe, title_from, with_heading
 
 _WORKAROUND = re.compile(r"^(?:make|use|set|skip|mark|run|add|put|keep|only|instead"

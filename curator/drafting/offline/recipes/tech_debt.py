@@ -18,7 +18,7 @@ from curator.drafting.offline.choosing import (
 from curator.drafting.offline.evidence import Evidence
 from curator.drafting.offline.statements import reason_sentence, split_reason, strip_interjections
 from curator.drafting.offline.tags import content_words
-from curator.drafting.offline.text import finish, quote
+from curator.drafting.offline.text import finish
 from curator.drafting.offline.titles import describe, title_from
 
 _SUGGEST = re.compile(r"\b(?:should (?:move|be|use|eventually|later)|todo|once|next time|follow-?up|"
