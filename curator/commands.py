@@ -157,12 +157,12 @@ def _print_drafting(d: dict) -> None:
 
 
 def auto_approve(args) -> int:
-    return run_headless(project_dir(args), args.json)
+    return run_headless(project_dir(args), args.json, min_confidence=args.min_confidence)
 
 
-def run_headless(project: str, json_out: bool, *, show_memory_md: bool = False) -> int:
+def run_headless(project: str, json_out: bool, *, show_memory_md: bool = False, min_confidence: float | None = None) -> int:
     """`--auto-approve` on `project`: the summary (one JSON document, or text; `show_memory_md` adds
-    where MEMORY.md is) and the exit status."""
+    where MEMORY.md is) and the exit status. `min_confidence` overrides the config's gate."""
     from curator.engine import Engine
     from curator.headless import auto_approve as run
 
@@ -172,7 +172,7 @@ def run_headless(project: str, json_out: bool, *, show_memory_md: bool = False) 
         raise UserError(f"config error: {e}") from None
     try:
         engine.check_saving()
-        summary = run(engine)
+        summary = run(engine, min_confidence=min_confidence)
     except (AutoMemoryOff, DrafterUnavailable) as e:  # one line to act on, not an internal error
         raise UserError(str(e)) from None
     finally:
@@ -204,14 +204,18 @@ def print_summary(summary: dict) -> None:
     print(f"memory root  {one_line(summary['memory_root'], 500)}")
     if summary.get("drafting"):
         print(_drafting_row(summary["drafting"]))
+    if "min_confidence" in summary:
+        print(f"gate      saves drafts with confidence ≥ {summary['min_confidence']:.2f}")
     for key in ("created", "updated", "deleted", "noop"):
         items = summary[key]
         print(f"{key:<9} {len(items)}")
         for item in items:
             if item.get("path"):
-                print(f"  {one_line(item['path'], 500)}")
+                conf = f"  (confidence {item['confidence']:.2f})" if item.get("confidence") is not None else ""
+                print(f"  {one_line(item['path'], 500)}{conf}")
     for key, hint in (("skipped", "the model found nothing durable"), ("blocked", "left for review"),
                       ("held", "a person must approve them"),
+                      ("unsure", "below the confidence gate: review them in the TUI"),
                       ("conflicts", "left for review"), ("failed", "retry in the TUI"),
                       ("busy", "another process holds them"), ("unreadable", "fix or delete them"),
                       ("left", "the next run does them")):
@@ -220,7 +224,9 @@ def print_summary(summary: dict) -> None:
             continue
         print(f"{key:<9} {len(items)}" + (f"  ({hint})" if items else ""))
         for item in items:
-            if isinstance(item, dict):
+            if key == "unsure":
+                _print_unsure(item)
+            elif isinstance(item, dict):
                 why = "; ".join(item.get("issues", [])) or item.get("error", "") or item.get("reason", "")
                 name = item["triage"] + (f"/{item['category']}" if item.get("category") else "")
                 print(f"  {name}" + (f": {one_line(why, 300)}" if why else ""))
@@ -231,6 +237,14 @@ def print_summary(summary: dict) -> None:
               "what is left is done by the next run")
     for note in summary.get("notes", []):
         print(f"note: {one_line(note, 300)}")
+
+
+def _print_unsure(item: dict) -> None:
+    """A draft held below the gate: its confidence, title, and the (at most three) factors that pulled it down."""
+    conf = "?" if item.get("confidence") is None else f"{item['confidence']:.2f}"
+    print(f"  {item['triage']}/{item['category']}  {conf}  {one_line(item.get('title') or '', 100)}")
+    for f in item.get("why", [])[:3]:
+        print(f"      {f['effect']:+.2f} {f['name']}: {one_line(f['why'], 200)}")
 
 
 def demo(args, *, hook, review=None) -> int:
