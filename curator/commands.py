@@ -85,7 +85,8 @@ def _print_triage(report: dict) -> None:
 def status(args) -> int:
     project = project_dir(args)
     data = data_dir(project, create=False)
-    doc = {"project": project, "data_dir": data, **staging.counts(data), "usage": usage.totals(data)}
+    doc = {"project": project, "data_dir": data, **staging.counts(data), "usage": usage.totals(data),
+           "drafts": _drafts(data)}
     try:
         cfg = config.load(project, data if os.path.isdir(data) else None)
         location = resolve_memory_root(project, cfg, data)
@@ -121,6 +122,12 @@ def status(args) -> int:
         for state, n in doc["by_state"].items():
             print(f"  {state:<11}{n}")
     print(f"pending      {doc['pending']}")
+    if doc["drafts"]:
+        print(f"drafts       {len(doc['drafts'])} ready for review (confidence, triage/category, title)")
+        for d in doc["drafts"]:
+            conf = "  ?  " if d["confidence"] is None else f"{d['confidence']:.2f} "
+            mark = " BLOCK" if d["blocked"] else ""
+            print(f"  {conf} {d['triage']}/{d['category']}{mark}  {one_line(d['title'], 100)}")
     print(f"model use    {usage.describe(doc['usage']['overall'])}")
     md = doc.get("memory_md")
     if md:
@@ -131,6 +138,17 @@ def status(args) -> int:
     elif doc.get("memory_md_error"):
         print(f"MEMORY.md    {one_line(doc['memory_md_error'], 300)}")
     return 0
+
+
+def _drafts(data: str) -> list[dict]:
+    """The drafts ready for review, each with its confidence: from the state logs alone (one file a triage)."""
+    from curator.candidates.queue import Board
+
+    if not os.path.isdir(data):
+        return []
+    return [{"triage": i.tid, "category": i.category, "title": i.title, "action": i.action,
+             "confidence": i.confidence, "blocked": bool(i.blocks)}
+            for items in Board(data).load().values() for i in items if i.state == "ready"]
 
 
 def _print_location(doc: dict) -> None:

@@ -105,7 +105,7 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
                                         "issues": [f"{i.where}: {i.message}" for i in hold]})
             elif not review.get("blocked") and (value is None or value < summary["min_confidence"]):
                 summary["unsure"].append({"triage": tid, "category": cat, "title": review.get("title", ""),
-                                          "confidence": value, "why": _why(conf)})
+                                          "confidence": value, "why": _why(conf, summary["min_confidence"])})
             else:
                 ready.append(cat)
                 sure[cat] = value
@@ -136,12 +136,15 @@ def _review(cand) -> tuple[dict, list[Issue]]:
         return {}, []
 
 
-def _why(conf: dict) -> list[dict]:
-    """What pulled a confidence down, strongest first; said so when none was recorded."""
+def _why(conf: dict, least: float) -> list[dict]:
+    """What pulled a confidence below the gate, strongest first; said so when nothing did (what speaks for
+    the draft is not enough) or when no confidence was recorded."""
     if not conf:
         return [{"name": "no confidence", "effect": 0.0,
                  "why": "verified by a memcurate that recorded none: review it, or redo it in the TUI"}]
-    return pulled_down(conf)
+    return pulled_down(conf) or [{"name": "not enough", "effect": 0.0,
+                                  "why": f"nothing pulled it down, but what speaks for it adds up to "
+                                         f"{conf['value']:.2f}, below {least:.2f}"}]
 
 
 def _record(summary: dict, tid: str, result: Approval, conflicts: bool = True, sure: dict | None = None) -> None:
