@@ -66,6 +66,7 @@ _SPECIFIC = re.compile(
     r"|\b[\w-]{2,}\.(?:py|js|ts|tsx|jsx|md|json|ya?ml|toml|sh|rs|go|java|rb|c|h|cpp|cfg|ini|txt|lock|sql|html|css)\b"
     r"|\b[a-z][a-z0-9]*_[a-z0-9_]+\b"  # snake_case
     r"|\b[a-z]+[A-Z][A-Za-z0-9]*\b"  # camelCase
+    r"|\b[A-Z][a-z0-9]*[A-Z][A-Za-z0-9]*\b"  # a name or acronym: SQLite, GitHub, CI, SMTP
     r"|\b[A-Z][A-Z0-9]+_[A-Z0-9_]+\b"  # CONSTANT_NAME
     r"|(?<![\w-])--?[a-z][\w-]+"  # --flag
     r"|(?<![\w.])v?\d+(?:\.\d+)*\b"  # 42, 3.12, v1.2.3
