@@ -43,6 +43,9 @@ def _main(argv: list[str]) -> int:
     parser.add_argument("--project", metavar="DIR", help="project folder (default: git root of the cwd)")
     parser.add_argument("--auto-approve", action="store_true", help="headless: process and save everything pending")
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    parser.add_argument("--min-confidence", type=_confidence, metavar="X",
+                        help="with --auto-approve: save only drafts whose confidence is at least X (0..1; "
+                             "default: auto_approve.min_confidence in the config)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("hook", help="Claude Code hook entry: reads the hook JSON on stdin")
@@ -60,6 +63,8 @@ def _main(argv: list[str]) -> int:
         p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document")
 
     args = parser.parse_args(argv)
+    if args.min_confidence is not None and not (args.auto_approve and args.command is None):
+        parser.error("--min-confidence goes with --auto-approve")
     try:
         from curator import commands
 
@@ -82,6 +87,20 @@ def _main(argv: list[str]) -> int:
             raise
         print(f"memcurate: internal error: {e.__class__.__name__}: {e} (run with --debug for details)", file=sys.stderr)
         return 1
+
+
+def _confidence(value: str) -> float:
+    """--min-confidence's value: a number from 0 to 1 (anything else is a usage error)."""
+    import argparse
+    import math
+
+    try:
+        x = float(value)
+    except ValueError:
+        x = math.nan
+    if not 0 <= x <= 1:  # NaN too
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, found {value!r}")
+    return x
 
 
 def _hook(stdin: bytes, env: dict) -> int:

@@ -85,7 +85,8 @@ def _print_triage(report: dict) -> None:
 def status(args) -> int:
     project = project_dir(args)
     data = data_dir(project, create=False)
-    doc = {"project": project, "data_dir": data, **staging.counts(data), "usage": usage.totals(data)}
+    doc = {"project": project, "data_dir": data, **staging.counts(data), "usage": usage.totals(data),
+           "drafts": _drafts(data)}
     try:
         cfg = config.load(project, data if os.path.isdir(data) else None)
         location = resolve_memory_root(project, cfg, data)
@@ -121,6 +122,12 @@ def status(args) -> int:
         for state, n in doc["by_state"].items():
             print(f"  {state:<11}{n}")
     print(f"pending      {doc['pending']}")
+    if doc["drafts"]:
+        print(f"drafts       {len(doc['drafts'])} ready for review (confidence, triage/category, title)")
+        for d in doc["drafts"]:
+            conf = "  ?  " if d["confidence"] is None else f"{d['confidence']:.2f} "
+            mark = " BLOCK" if d["blocked"] else ""
+            print(f"  {conf} {d['triage']}/{d['category']}{mark}  {one_line(d['title'], 100)}")
     print(f"model use    {usage.describe(doc['usage']['overall'])}")
     md = doc.get("memory_md")
     if md:
@@ -131,6 +138,17 @@ def status(args) -> int:
     elif doc.get("memory_md_error"):
         print(f"MEMORY.md    {one_line(doc['memory_md_error'], 300)}")
     return 0
+
+
+def _drafts(data: str) -> list[dict]:
+    """The drafts ready for review, each with its confidence: from the state logs alone (one file a triage)."""
+    from curator.candidates.queue import Board
+
+    if not os.path.isdir(data):
+        return []
+    return [{"triage": i.tid, "category": i.category, "title": i.title, "action": i.action,
+             "confidence": i.confidence, "blocked": bool(i.blocks)}
+            for items in Board(data).load().values() for i in items if i.state == "ready"]
 
 
 def _print_location(doc: dict) -> None:
@@ -157,12 +175,12 @@ def _print_drafting(d: dict) -> None:
 
 
 def auto_approve(args) -> int:
-    return run_headless(project_dir(args), args.json)
+    return run_headless(project_dir(args), args.json, min_confidence=args.min_confidence)
 
 
-def run_headless(project: str, json_out: bool, *, show_memory_md: bool = False) -> int:
+def run_headless(project: str, json_out: bool, *, show_memory_md: bool = False, min_confidence: float | None = None) -> int:
     """`--auto-approve` on `project`: the summary (one JSON document, or text; `show_memory_md` adds
-    where MEMORY.md is) and the exit status."""
+    where MEMORY.md is) and the exit status. `min_confidence` overrides the config's gate."""
     from curator.engine import Engine
     from curator.headless import auto_approve as run
 
@@ -172,7 +190,7 @@ def run_headless(project: str, json_out: bool, *, show_memory_md: bool = False) 
         raise UserError(f"config error: {e}") from None
     try:
         engine.check_saving()
-        summary = run(engine)
+        summary = run(engine, min_confidence=min_confidence)
     except (AutoMemoryOff, DrafterUnavailable) as e:  # one line to act on, not an internal error
         raise UserError(str(e)) from None
     finally:
@@ -204,14 +222,18 @@ def print_summary(summary: dict) -> None:
     print(f"memory root  {one_line(summary['memory_root'], 500)}")
     if summary.get("drafting"):
         print(_drafting_row(summary["drafting"]))
+    if "min_confidence" in summary:
+        print(f"gate      saves drafts with confidence ≥ {summary['min_confidence']:.2f}")
     for key in ("created", "updated", "deleted", "noop"):
         items = summary[key]
         print(f"{key:<9} {len(items)}")
         for item in items:
             if item.get("path"):
-                print(f"  {one_line(item['path'], 500)}")
+                conf = f"  (confidence {item['confidence']:.2f})" if item.get("confidence") is not None else ""
+                print(f"  {one_line(item['path'], 500)}{conf}")
     for key, hint in (("skipped", "the model found nothing durable"), ("blocked", "left for review"),
                       ("held", "a person must approve them"),
+                      ("unsure", "below the confidence gate: review them in the TUI"),
                       ("conflicts", "left for review"), ("failed", "retry in the TUI"),
                       ("busy", "another process holds them"), ("unreadable", "fix or delete them"),
                       ("left", "the next run does them")):
@@ -220,7 +242,9 @@ def print_summary(summary: dict) -> None:
             continue
         print(f"{key:<9} {len(items)}" + (f"  ({hint})" if items else ""))
         for item in items:
-            if isinstance(item, dict):
+            if key == "unsure":
+                _print_unsure(item)
+            elif isinstance(item, dict):
                 why = "; ".join(item.get("issues", [])) or item.get("error", "") or item.get("reason", "")
                 name = item["triage"] + (f"/{item['category']}" if item.get("category") else "")
                 print(f"  {name}" + (f": {one_line(why, 300)}" if why else ""))
@@ -231,6 +255,14 @@ def print_summary(summary: dict) -> None:
               "what is left is done by the next run")
     for note in summary.get("notes", []):
         print(f"note: {one_line(note, 300)}")
+
+
+def _print_unsure(item: dict) -> None:
+    """A draft held below the gate: its confidence, title, and the (at most three) factors that pulled it down."""
+    conf = "?" if item.get("confidence") is None else f"{item['confidence']:.2f}"
+    print(f"  {item['triage']}/{item['category']}  {conf}  {one_line(item.get('title') or '', 100)}")
+    for f in item.get("why", [])[:3]:
+        print(f"      {f['effect']:+.2f} {f['name']}: {one_line(f['why'], 200)}")
 
 
 def demo(args, *, hook, review=None) -> int:

@@ -113,6 +113,9 @@ def _semantic_checks(cfg: dict, where: str) -> None:
     if cfg["backend"] not in BACKENDS:
         raise ConfigError(f"{where}: backend: expected one of {', '.join(BACKENDS)}, found {cfg['backend']!r}")
     _drafting_checks(cfg, where)
+    if not 0 <= cfg["auto_approve"]["min_confidence"] <= 1:
+        raise ConfigError(f"{where}: auto_approve.min_confidence: expected a number from 0 to 1, "
+                          f"found {cfg['auto_approve']['min_confidence']}")
     for name in NAMES:
         if name not in cfg["categories"]:
             raise ConfigError(f"{where}: categories.{name}: missing")

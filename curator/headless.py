@@ -4,8 +4,12 @@ Processes everything pending, saves every draft with no BLOCK issue, leaves
 the rest for review, and reports what happened (a category the model
 skipped, finding nothing durable, is listed with its reason). A draft carrying an issue a
 person must see (verify.HOLD: an instruction to the agent to do harm) is
-never saved unattended: it stays pending, listed under "held". A triage
-another process holds is left to it; a second run saves nothing new.
+never saved unattended: it stays pending, listed under "held". Nor is a draft
+whose confidence (curator/review/confidence.py) is below the gate
+(`auto_approve.min_confidence`, or `min_confidence` for one run): it stays
+`ready` for review, listed under "unsure" with its confidence and the factors
+that pulled it down. A triage another process holds is left to it; a second
+run saves nothing new.
 
 One item's trouble never stops the others: a staged triage that cannot be
 read is listed (`unreadable`), a write that fails fails its candidate (or,
@@ -20,8 +24,9 @@ from __future__ import annotations
 
 from curator.candidates import staging
 from curator.review.actions import Approval, Blocked, Conflict
+from curator.review.confidence import pulled_down
 from curator.review.verify import Issue, held
-from curator.util.atomic import NO_SPACE, failure
+from curator.util.atomic import NO_SPACE, failure, read_json
 from curator.util.locks import LockBusy
 
 
@@ -29,10 +34,13 @@ class _Stop(Exception):
     """The disk takes no more writes: nothing more is tried in this run."""
 
 
-def auto_approve(engine, *, on_event=None) -> dict:
-    summary: dict = {"created": [], "updated": [], "deleted": [], "noop": [], "skipped": [], "blocked": [],
-                     "held": [], "failed": [], "conflicts": [], "busy": [], "unreadable": [], "stopped": None,
-                     "left": [], "notes": []}
+def auto_approve(engine, *, on_event=None, min_confidence: float | None = None) -> dict:
+    """Process and save everything pending that may be saved unattended; `min_confidence` (0..1)
+    overrides the config's gate for this run."""
+    least = engine.cfg["auto_approve"]["min_confidence"] if min_confidence is None else min_confidence
+    summary: dict = {"min_confidence": least, "created": [], "updated": [], "deleted": [], "noop": [], "skipped": [],
+                     "blocked": [], "held": [], "unsure": [], "failed": [], "conflicts": [], "busy": [],
+                     "unreadable": [], "stopped": None, "left": [], "notes": []}
     engine.sweep_temps()
     unreadable: list = []
     tids = engine.pending(unreadable)
@@ -82,16 +90,25 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
 
     states = engine.process(tid, on_event=seen)
     cands = engine.candidates(tid) if {"failed", "ready"} & set(states.values()) else {}
+    sure: dict[str, float] = {}  # category -> the confidence it was saved with
     for cat, state in states.items():
         if state == "failed":
             summary["failed"].append({"triage": tid, "category": cat, "error": cands[cat].record.get("error", "")})
         elif state == "ready":
-            hold = _held(cands[cat])
-            if hold:
-                summary["held"].append({"triage": tid, "category": cat,
+            review, hold = _review(cands[cat])
+            conf = review.get("confidence") or {}
+            value = conf.get("value")
+            if not review:
+                ready.append(cat)  # an unreadable review: the approval refuses it, saying why
+            elif hold:
+                summary["held"].append({"triage": tid, "category": cat, "confidence": value,
                                         "issues": [f"{i.where}: {i.message}" for i in hold]})
+            elif not review.get("blocked") and (value is None or value < summary["min_confidence"]):
+                summary["unsure"].append({"triage": tid, "category": cat, "title": review.get("title", ""),
+                                          "confidence": value, "why": _why(conf, summary["min_confidence"])})
             else:
                 ready.append(cat)
+                sure[cat] = value
     if not ready:
         return
     # Decide-and-save under the memory root's lock: no other memcurate process writes
@@ -104,24 +121,40 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
             del result.refused[cat]
             engine.redecide(tid, cat)
         second = engine.approve_all(tid, again) if again else None
-    _record(summary, tid, result)
+    _record(summary, tid, result, sure=sure)
     if second is not None:
-        _record(summary, tid, second)
+        _record(summary, tid, second, sure=sure)
 
 
-def _held(cand) -> list[Issue]:
-    """The issues of a ready candidate that only a person may approve past."""
+def _review(cand) -> tuple[dict, list[Issue]]:
+    """A ready candidate's review record (its issues, confidence), and the issues that only a person may
+    approve past; ({}, []) when it cannot be read."""
     try:
-        return held([Issue(**i) for i in cand.issues()])
-    except (staging.StagingError, TypeError):
-        return []  # an unreadable review is refused by the approval itself
+        review = read_json(cand.files.review)
+        return review, held([Issue(**i) for i in review.get("issues") or []])
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}, []
 
 
-def _record(summary: dict, tid: str, result: Approval, conflicts: bool = True) -> None:
+def _why(conf: dict, least: float) -> list[dict]:
+    """What pulled a confidence below the gate, strongest first; said so when nothing did (what speaks for
+    the draft is not enough) or when no confidence was recorded."""
+    if not conf:
+        return [{"name": "no confidence", "effect": 0.0,
+                 "why": "verified by a memcurate that recorded none: review it, or redo it in the TUI"}]
+    return pulled_down(conf) or [{"name": "not enough", "effect": 0.0,
+                                  "why": f"nothing pulled it down, but what speaks for it adds up to "
+                                         f"{conf['value']:.2f}, below {least:.2f}"}]
+
+
+def _record(summary: dict, tid: str, result: Approval, conflicts: bool = True, sure: dict | None = None) -> None:
     """Add an approval's outcome to the summary; _Stop once it found the disk full."""
     for saved in result.saved:
         key = {"create": "created", "update": "updated", "delete": "deleted", "noop": "noop"}[saved.action]
-        summary[key].append({"triage": tid, "category": saved.category, "path": saved.path})
+        item = {"triage": tid, "category": saved.category, "path": saved.path}
+        if sure and sure.get(saved.category) is not None:
+            item["confidence"] = sure[saved.category]
+        summary[key].append(item)
     summary["notes"].extend(result.notes)
     for cat, e in result.refused.items():
         if isinstance(e, Conflict):

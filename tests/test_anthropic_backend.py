@@ -571,3 +571,17 @@ def test_with_the_verification_pass_on_the_cap_still_bounds_the_triage(server, p
     spent = -(-staging.read_second_look(engine.data, tid)["sent_chars"] // CHARS_PER_TOKEN)
     for rec in staging.category_states(engine.data, tid).values():
         assert rec["input_cut"]["share_tokens"] == (cap - spent) // (2 * n)
+
+
+@pytest.mark.parametrize("given, read", [(0.3, 0.3), (None, None), (-1, None), (True, None)])
+def test_the_models_own_confidence_goes_through_the_same_gate(server, project, tmp_path, given, read):
+    answer = dict(GOOD) if given is None else {**GOOD, "confidence": given}
+    server.replies = [(200, message(answer))]
+    engine = engine_for(project, tmp_path)
+    tid, state = draft_decision(engine)
+    assert state == "ready"  # a bad confidence is never an error
+    review = engine.review(tid, "decision")
+    assert review["drafter"]["confidence"] == read
+    assert [f["effect"] for f in review["confidence"]["factors"] if f["name"] == "model"] == (
+        [pytest.approx(0.2 * (2 * read - 1))] if read is not None else [])
+    assert server.requests[0]["body"]["tools"][0]["input_schema"]["properties"]["confidence"]["maximum"] == 1

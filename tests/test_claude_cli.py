@@ -376,3 +376,17 @@ def test_a_verifier_cli_error_leaves_the_draft_with_one_advisory(fake, project, 
     assert len(fake.calls()) == 2  # a permanent error: not asked again
     issues = [i["message"] for i in engine.review(tid, "decision")["issues"] if i["code"] == "verifier"]
     assert issues == ["verifier unavailable: claude CLI error: Invalid API key · Please run /login"]
+
+
+@pytest.mark.parametrize("given, read", [(0.82, 0.82), (None, None), ("very", None), (7, None)])
+def test_the_models_own_confidence_is_read_into_the_drafts_confidence(fake, project, tmp_path, given, read):
+    answer = dict(GOOD) if given is None else {**GOOD, "confidence": given}
+    fake.reply(envelope(structured_output=answer))
+    engine = engine_for(project, tmp_path)
+    (tid,) = stage(engine)
+    assert engine.process(tid, only=["decision"])["decision"] == "ready"  # a bad confidence is never an error
+    review = engine.review(tid, "decision")
+    assert review["drafter"]["confidence"] == read
+    model = [f for f in review["confidence"]["factors"] if f["name"] == "model"]
+    assert [f["why"] for f in model] == ([f"the drafting model rated its draft {read:.2f}"] if read is not None else [])
+    assert "confidence" in prompts.schema("decision")["properties"] and "`confidence`" in prompts.SYSTEM_PROMPT

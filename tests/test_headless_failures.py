@@ -36,7 +36,9 @@ def setup(project: Path, tmp_path: Path) -> Path:
     memory = tmp_path / "memory"
     (project / ".claude").mkdir(exist_ok=True)
     (project / ".claude" / "memcurate.yaml").write_text(
-        f"backend: offline\nmemory:\n  root: {memory}\ndrafting:\n  backoff_seconds: 0.0\n")
+        f"backend: offline\nmemory:\n  root: {memory}\ndrafting:\n  backoff_seconds: 0.0\n"
+        # these sessions are reworded to make memories of their own: what is tested is the failures, not the gate
+        "auto_approve:\n  min_confidence: 0.0\n")
     return memory
 
 

@@ -28,7 +28,8 @@ TECH_DEBT = {"skip": False, "title": "The CSV export of orders loads every row i
              "description": "Read before exporting large order sets or touching the export job",
              "tags": ["orders", "export"],
              "sections": {"Description": "The CSV export still loads every order row into memory at once.",
-                          "Why deferred": "The export job is to be rewritten next quarter."}}
+                          "Why deferred": "The export job is to be rewritten next quarter."},
+             "confidence": 0.9}  # the model's own: with it, this draft clears the default confidence gate
 ANSWERS = {"tech_debt": TECH_DEBT}
 
 

@@ -37,7 +37,7 @@ from widgets.app import REVIEW_ACTIONS
 from widgets.dialogs import ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog
 from widgets.footer import TidyFooter
 from widgets.panels import DocumentView
-from widgets.queue import QueueTable
+from widgets.queue import COLUMNS, QueueTable
 
 DEMO = Path(asset(os.path.join("demo", "session.jsonl")))
 DEMO_CATEGORIES = ["decision", "constraint", "runbook", "tech_debt", "preference", "session_summary"]
@@ -398,8 +398,9 @@ def test_approve_all_saves_every_clean_memory_and_leaves_those_with_issues(proje
     async def scenario(pilot):
         assert row(app, "decision").blocks and not row(app, "tech_debt").blocks
         assert row(app, "tech_debt").advisories
-        assert "BLOCK" in row_text(app, shown(app).index("decision"))[3]
-        assert "ADV" in row_text(app, shown(app).index("tech_debt"))[3]
+        badges = [name for name, _ in COLUMNS].index("issues")
+        assert "BLOCK" in row_text(app, shown(app).index("decision"))[badges]
+        assert "ADV" in row_text(app, shown(app).index("tech_debt"))[badges]
         await press(pilot, "A")
         assert isinstance(app.screen, ConfirmDialog)
         assert "Approve 3 memories" in text_of(app.screen.query_one(".dialog-title", Static))
@@ -821,5 +822,28 @@ def test_the_footer_lets_go_of_the_keys_it_replaces(project, memory):
         gc.collect()
         alive = [ref for ref in replaced if ref() is not None]
         assert not alive, f"{len(alive)} of the {len(replaced)} footer keys replaced 20 times are still alive"
+
+    run(app, scenario)
+
+
+def test_each_draft_shows_its_confidence_in_the_queue_and_why_in_its_issues(project, memory):
+    tid = stage_demo(project, memory, drafted=True)
+    # An edit that adds an advisory (an overlong body) lowers the decision's confidence, and says why.
+    before = read_review(data_dir(project), tid, "decision")["confidence"]["value"]
+    record = edit_staged(project, memory, tid, "decision", lambda t: t + "\n" + "Padding words. " * 400)
+    after = record["confidence"]
+    assert after["value"] < before
+    app = tui(project, memory, run_pipeline=False)
+
+    async def scenario(pilot):
+        await select(pilot, "decision")
+        cells = row_text(app, table(app).cursor_row)
+        assert f"{after['value']:.2f}" in cells  # the queue's conf column
+        for other in table(app).shown:
+            conf = read_review(data_dir(project), tid, other.category)["confidence"]["value"]
+            assert other.confidence == conf
+        issues = text_of(app.query_one("#issues", Static))
+        assert f"CONF     {after['value']:.2f} · evidence " in issues
+        assert "-0.25 advisory: overlong (body): the body is" in issues  # the factor that pulled it down, and why
 
     run(app, scenario)

@@ -86,9 +86,28 @@ class IssuesView(Static):
             lines.append(display(issue.get("message", "")))
             lines.append("\n")
         if not lines:
-            lines = Text("No issues." if item.state == "ready" else "", style="dim")
+            lines = Text("No issues.\n" if item.state == "ready" else "", style="dim")
+        lines.append_text(confidence_lines((review or {}).get("confidence")))
         lines.rstrip()  # in place: the last line break
         self.update(lines)
+
+
+def confidence_lines(conf: dict | None) -> Text:
+    """The draft's confidence: its value and every factor's effect on one line, then why of each factor that
+    pulled it down (curator/review/confidence.py), as the review record holds them."""
+    out = Text()
+    if not isinstance(conf, dict) or not isinstance(conf.get("value"), (int, float)):
+        return out
+    out.append(f"{'CONF':<9}", style="bold")
+    out.append(f"{conf['value']:.2f}", style="bold")
+    factors = [f for f in conf.get("factors") or [] if isinstance(f, dict)]
+    out.append("".join(f" · {display(str(f.get('name', '')))} {f.get('effect', 0):+.2f}" for f in factors), style="dim")
+    out.append("\n")
+    for f in sorted((f for f in factors if f.get("effect", 0) < 0), key=lambda f: f["effect"]):
+        out.append(f"{'':<9}{f['effect']:+.2f} {display(str(f.get('name', '')))}: ", style="yellow")
+        out.append(display(str(f.get("why", ""))))
+        out.append("\n")
+    return out
 
 
 def _chain(item: Item) -> list[dict]:

@@ -12,7 +12,7 @@ from curator.util.textsafe import one_line
 
 CATEGORY_ORDER = {name: i for i, name in enumerate(CATEGORIES)}
 SEVERITIES = ("block", "advisory", "clean", "failed")
-COLUMNS = (("category", 10), ("title", None), ("action", 9), ("issues", 11), ("age", 4))
+COLUMNS = (("category", 10), ("title", None), ("action", 9), ("conf", 4), ("issues", 11), ("age", 4))
 SHORT = {"session_summary": "session"}  # the one category name too long for its column
 
 
@@ -42,7 +42,7 @@ def matches(item: Item, words: list[str]) -> bool:
 def cells(item: Item, now: float | None) -> tuple[Text, ...]:
     if item.is_error:
         return (Text("error", style="bold red"), Text(one_line(item.error, 200), style="red"), Text("—"), Text(""),
-                Text(age(item.created, now) if item.created else ""))
+                Text(""), Text(age(item.created, now) if item.created else ""))
     title = Text(one_line(item.title, 120) or f"({item.category} — {item.state})",
                  style="" if item.title else "dim italic")
     if item.state == "ready":
@@ -59,7 +59,15 @@ def cells(item: Item, now: float | None) -> tuple[Text, ...]:
         if badges:
             badges.append(" ")
         badges.append(f"ADV{item.advisories if item.advisories > 1 else ''}", style="black on yellow")
-    return (Text(SHORT.get(item.category, item.category)), title, action, badges, Text(age(item.created, now)))
+    return (Text(SHORT.get(item.category, item.category)), title, action, confidence_cell(item.confidence), badges,
+            Text(age(item.created, now)))
+
+
+def confidence_cell(value: float | None) -> Text:
+    """A draft's confidence in four characters ("0.82"); dim when it is below one half."""
+    if value is None:
+        return Text("")
+    return Text(f"{value:.2f}", style="dim" if value < 0.5 else "")
 
 
 class QueueTable(DataTable):

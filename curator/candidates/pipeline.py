@@ -29,6 +29,7 @@ from curator.candidates.candidate import Candidate, StagedTriage, text_hash
 from curator.candidates.staging import now_iso
 from curator.capture.redact import find_secrets, redact_document
 from curator.memory import memfile
+from curator.review import confidence
 from curator.review.decide import Decision, Existing, decide
 from curator.review.verify import VERIFIER, Issue, blocking, verify
 from curator.util.atomic import read_json
@@ -69,13 +70,15 @@ def existing_for(engine, doc: memfile.MemoryDoc) -> list[Existing]:
 
 
 def settle(engine, cand: Candidate, decision: Decision, draft_text: str, *, file_text: str | None = None,
-           near: list[Existing] | None = None, drafting_issues: list[Issue] | None = None, **extra) -> dict:
-    """Verify the file to be written, record the decision and its issues, and move the candidate to
-    `ready` (with `extra` on its state line). `near` holds the memories the decision was just made
-    against; without it they are found again, so an edit verified later, or in another process, is
+           near: list[Existing] | None = None, drafting_issues: list[Issue] | None = None,
+           drafter: dict | None = None, **extra) -> dict:
+    """Verify the file to be written, record the decision, its issues and its confidence, and move the
+    candidate to `ready` (with `extra` on its state line). `near` holds the memories the decision was just
+    made against; without it they are found again, so an edit verified later, or in another process, is
     compared with the memories as they are now. `drafting_issues` are the advisories drafting found
-    (a fallback, the model verifier's concerns); without them the last review's are carried over
-    (see `_carried`). Returns the review record."""
+    (a fallback, the model verifier's concerns) and `drafter` what the drafter said of its draft
+    ({confidence, weak}); without them the last review's are carried over (see `_carried`). Returns the
+    review record."""
     text = file_text if file_text is not None else (decision.text or draft_text)
     try:
         doc = memfile.parse(text)
@@ -95,34 +98,45 @@ def settle(engine, cand: Candidate, decision: Decision, draft_text: str, *, file
     issues = verify(text, category=cand.category, evidence=cand.evidence(), action=decision.action, target=target,
                     near=[{"id": e.id, "title": e.doc.title, "text": f"{e.doc.title}\n{e.doc.body}"} for e in near],
                     score=entry.get("score"), threshold=entry.get("threshold"), cfg=engine.cfg)
-    kept, shown, concerns_apply = _carried(cand, drafting_issues, text, file_text)
+    kept, shown, concerns_apply, said = _carried(cand, drafting_issues, drafter, text, file_text)
     issues += shown
     record = {"decision": {k: v for k, v in decision.as_dict().items() if k != "text"},
               "issues": [i.as_dict() for i in issues], "blocked": bool(blocking(issues)),
               "title": doc.title if doc is not None else "", "text_hash": text_hash(text), "verified": now_iso(),
-              "drafting_issues": [i.as_dict() for i in kept], "concerns_apply": concerns_apply}
+              "drafting_issues": [i.as_dict() for i in kept], "concerns_apply": concerns_apply, "drafter": said,
+              # what the drafter said is about its own text, as the verifier's concerns: not a person's edit
+              "confidence": _confidence(cand, decision.action, doc, issues, said if concerns_apply else {})}
     cand.write_review(text, record)
     cand.move("ready", **summary(record), **extra)
     return record
 
 
-def _carried(cand: Candidate, given: list[Issue] | None, text: str, file_text: str | None):
-    """(the drafting issues kept, those shown now, whether the verifier's concerns apply).
+def _carried(cand: Candidate, given: list[Issue] | None, drafter: dict | None, text: str, file_text: str | None):
+    """(the drafting issues kept, those shown now, whether the verifier's concerns apply, what the drafter
+    said of its draft: {confidence, weak}).
 
-    Where a draft came from (a fallback) always shows. The model verifier's concerns were about the
-    drafter's text: they show while the text under review is that text (whatever the action, a
-    decision taken again included), and no longer once a person edited it: the person has read
-    them, and the verifier is not asked about a person's text (BLOCK checks are). They stay in the
-    record, so deciding again from the draft shows them again."""
+    Where a draft came from (a fallback) always shows. The model verifier's concerns, and what the drafter
+    said of its draft, were about the drafter's text: they count while the text under review is that text
+    (whatever the action, a decision taken again included), and no longer once a person edited it: the
+    person has read them, and the verifier is not asked about a person's text (BLOCK checks are). They
+    stay in the record, so deciding again from the draft counts them again."""
     if given is not None:
-        return list(given), list(given), True
+        return list(given), list(given), True, drafter or {}
     try:
         prev = read_json(cand.files.review)
         kept = [Issue(**i) for i in prev.get("drafting_issues") or []]
+        said = prev.get("drafter") if isinstance(prev.get("drafter"), dict) else {}
     except (OSError, ValueError, TypeError, AttributeError):
-        return [], [], False
+        return [], [], False, {}
     applies = file_text is None or (prev.get("concerns_apply") is True and prev.get("text_hash") == text_hash(text))
-    return kept, [i for i in kept if applies or i.code != VERIFIER], applies
+    return kept, [i for i in kept if applies or i.code != VERIFIER], applies, said
+
+
+def _confidence(cand: Candidate, action: str, doc: memfile.MemoryDoc | None, issues: list[Issue], said: dict) -> dict:
+    """The draft's confidence (curator/review/confidence.py) from what verification gathered."""
+    return confidence.assess(category=cand.category, entry=cand.entry, body=doc.body if doc is not None else "",
+                             action=action, sources=len(doc.sources) if doc is not None else 0, issues=issues,
+                             weak=said.get("weak") or [], model_confidence=said.get("confidence"))
 
 
 def _occupant(engine, doc: memfile.MemoryDoc) -> dict | None:
@@ -142,7 +156,8 @@ def summary(record: dict) -> dict:
     so a list of candidates reads one file per triage."""
     sev = [i["severity"] for i in record["issues"]]
     return {"action": record["decision"]["action"], "blocked": record["blocked"], "title": record.get("title", ""),
-            "blocks": sev.count("BLOCK"), "advisories": sev.count("ADVISORY"), "verified": record["verified"]}
+            "blocks": sev.count("BLOCK"), "advisories": sev.count("ADVISORY"), "verified": record["verified"],
+            "confidence": record["confidence"]["value"]}
 
 
 def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -> dict[str, str]:
@@ -305,7 +320,8 @@ def _finish(engine, cand: Candidate, drafted: Drafted, emit) -> None:
     try:
         existing = existing_for(engine, result.doc)
         decision = decide(result.doc, existing, now=engine.now(), cfg=engine.cfg)
-        record = settle(engine, cand, decision, result.text, near=existing, drafting_issues=drafted.issues)
+        record = settle(engine, cand, decision, result.text, near=existing, drafting_issues=drafted.issues,
+                        drafter={"confidence": result.confidence, "weak": list(result.weak)})
     except OSError:
         raise  # a write failed (a full disk): the category stays `verifying`, redone by the next run
     except Exception as e:

@@ -44,6 +44,12 @@ class Item:
     def field(self, name: str, default=None):
         return self.record.get(name, default)
 
+    @property
+    def confidence(self) -> float | None:
+        """The draft's confidence (0..1) as its last verification recorded it; None before that."""
+        value = self.record.get("confidence") if self.state == "ready" else None
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
 
 def _item(tid: str, doc: dict, rec: dict) -> Item:
     return Item(tid, rec["category"], rec["state"], title=str(rec.get("title") or ""),
