@@ -210,7 +210,7 @@ def print_summary(summary: dict) -> None:
         for item in items:
             if item.get("path"):
                 print(f"  {one_line(item['path'], 500)}")
-    for key, hint in (("skipped", "the model found nothing durable"), ("blocked", "left for review"),
+    for key, hint in (("skipped", "nothing durable, or said by another memory"), ("blocked", "left for review"),
                       ("held", "a person must approve them"),
                       ("conflicts", "left for review"), ("failed", "retry in the TUI"),
                       ("busy", "another process holds them"), ("unreadable", "fix or delete them"),
