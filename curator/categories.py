@@ -46,6 +46,11 @@ CATEGORIES: dict[str, Category] = {
 
 NAMES: tuple[str, ...] = tuple(CATEGORIES)
 
+# A session has one summary: a later pass over it updates the summary of its earlier ones, and the
+# sections named here take the later draft's text rather than gaining its sentences (the session moved on).
+ONE_PER_SESSION = frozenset({"session_summary"})
+LATEST_SECTIONS: dict[str, tuple[str, ...]] = {"session_summary": ("Next steps",)}
+
 # Categories scored from what people and the assistant wrote; session_summary
 # is scored from activity instead.
 TEXT_SCORED: tuple[str, ...] = tuple(n for n in NAMES if n != "session_summary")

@@ -231,7 +231,7 @@ def print_summary(summary: dict) -> None:
             if item.get("path"):
                 conf = f"  (confidence {item['confidence']:.2f})" if item.get("confidence") is not None else ""
                 print(f"  {one_line(item['path'], 500)}{conf}")
-    for key, hint in (("skipped", "the model found nothing durable"), ("blocked", "left for review"),
+    for key, hint in (("skipped", "nothing durable, or said by another memory"), ("blocked", "left for review"),
                       ("held", "a person must approve them"),
                       ("unsure", "below the confidence gate: review them in the TUI"),
                       ("conflicts", "left for review"), ("failed", "retry in the TUI"),

@@ -23,7 +23,7 @@ read; candidates left for review (blocked, held, conflicts) and skips are not fa
 from __future__ import annotations
 
 from curator.candidates import staging
-from curator.review.actions import Approval, Blocked, Conflict
+from curator.review.actions import Approval, Blocked, Conflict, Redecided
 from curator.review.confidence import pulled_down
 from curator.review.verify import Issue, held
 from curator.util.atomic import NO_SPACE, failure, read_json
@@ -116,10 +116,10 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
     with engine.root_lock(wait=60):
         result = engine.approve_all(tid, ready)
         again = [cat for cat, e in result.refused.items() if result.stopped is None
-                 and isinstance(e, Conflict) and _changed_by_memcurate(engine, tid, cat)]
+                 and (isinstance(e, Redecided) or isinstance(e, Conflict) and _changed_by_memcurate(engine, tid, cat))]
         for cat in again:  # a hand edit's conflict is for a person to see; memcurate's own is decided again
-            del result.refused[cat]
-            engine.redecide(tid, cat)
+            if not isinstance(result.refused.pop(cat), Redecided):  # (that one already was, against what was saved)
+                engine.redecide(tid, cat)
         second = engine.approve_all(tid, again) if again else None
     _record(summary, tid, result, sure=sure)
     if second is not None:

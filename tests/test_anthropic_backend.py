@@ -465,7 +465,7 @@ def test_the_text_summary_lists_each_skip_with_its_reason(capsys):
                    "held": [], "conflicts": [], "failed": [], "busy": [],
                    "skipped": [{"triage": "T1", "category": "runbook", "reason": "only task chatter"}]})
     out = capsys.readouterr().out
-    assert "skipped   1  (the model found nothing durable)\n  T1/runbook: only task chatter\n" in out
+    assert "skipped   1  (nothing durable, or said by another memory)\n  T1/runbook: only task chatter\n" in out
 
 
 CONCERNS = {"concerns": [{"kind": "stale", "where": "## Decision", "message": "the session later moved to 30-minute tokens"},

@@ -76,7 +76,7 @@ def roomy_engine(project: Path, tmp_path: Path) -> Engine:
 
 class Template:
     """One demo triage drafted by the pipeline (six ready candidates), copied under new triage ids,
-    each copy's candidates naming new memories: many triages to approve, without drafting each."""
+    each copy's candidates new memories of facts of their own: many triages to approve, without drafting each."""
 
     def __init__(self, engine: Engine) -> None:
         (self.tid,) = stage(engine)
@@ -101,8 +101,25 @@ class Template:
                 data = data.replace(self.tid.encode(), tid.encode())
             elif rel == f"drafts/{cat}.md":
                 data = re.sub(rb"(?m)^id: .*$", f"id: r{n:04d}-{cat.replace('_', '-')}".encode(), data, count=1)
+                data = _own_words(data, n)
             (folder / rel).write_bytes(data)
         return tid
+
+
+def _own_words(text: bytes, n: int) -> bytes:
+    """A copy's title and body in words of its own, from a session of its own: a new fact, not the
+    template's said again (that would be one memory, its repeats noops, and a session has one summary)."""
+    from curator.memory import memfile
+
+    doc = memfile.parse(text.decode("utf-8"))
+
+    def own(t: str) -> str:
+        return re.sub(r"\b([A-Za-z]{4,})\b", lambda m: f"{m.group(1)}x{n:04d}", t)
+
+    doc.title = own(doc.title)[:120]
+    doc.body = "\n".join(line if line.startswith("## ") else own(line) for line in doc.body.split("\n"))
+    doc.sources = [{**s, "session": f"00000000-0000-4000-8000-{n:012d}"} for s in doc.sources]
+    return memfile.render(doc).encode("utf-8")
 
 
 def start_approver(project: Path) -> subprocess.Popen:

@@ -128,3 +128,14 @@ def test_the_value_stays_within_0_and_1_and_what_pulled_it_down_comes_strongest_
                                          (True, None), (None, None), (float("nan"), None)])
 def test_a_models_stated_confidence_is_a_number_from_0_to_1_or_none(given, read):
     assert stated_confidence(given) == read
+
+
+def test_a_gap_the_drafter_lists_and_verification_flags_counts_once():
+    """A "Not stated" Rationale is the drafter's weak line and form's vacuous-section advisory: one gap."""
+    weak = ["Rationale: no reason stated in the session"]
+    vacuous = Issue(ADVISORY, "section-vacuous", "## Rationale", "Rationale states nothing")
+    both = conf(weak=weak, issues=[vacuous])
+    assert both["value"] == conf(issues=[vacuous])["value"] < conf(weak=weak)["value"]
+    assert [f["name"] for f in both["factors"]].count("weak") == 0
+    other = Issue(ADVISORY, "section-vacuous", "## Alternatives", "Alternatives states nothing")
+    assert conf(weak=weak, issues=[other])["value"] < conf(issues=[other])["value"]  # another section: both count

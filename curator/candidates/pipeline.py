@@ -24,13 +24,14 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from curator.candidates import second_look, staging, usage
+from curator.candidates import same_fact, second_look, staging, usage
 from curator.candidates.candidate import Candidate, StagedTriage, text_hash
 from curator.candidates.staging import now_iso
 from curator.capture.redact import find_secrets, redact_document
+from curator.categories import ONE_PER_SESSION
 from curator.memory import memfile
 from curator.review import confidence
-from curator.review.decide import Decision, Existing, decide
+from curator.review.decide import Decision, Existing, decide, sessions
 from curator.review.verify import VERIFIER, Issue, blocking, verify
 from curator.util.atomic import read_json
 
@@ -54,6 +55,8 @@ def existing_for(engine, doc: memfile.MemoryDoc) -> list[Existing]:
     try:
         if doc.id not in ids and os.path.exists(engine.store.path_for(doc.category, doc.id)):
             ids.append(doc.id)  # the memory the draft's own id names is always compared with
+        if doc.category in ONE_PER_SESSION:  # and the summary of the same session, whatever its words
+            ids += [i for s in sessions(doc) for i in engine.store.citing(doc.category, s) if i not in ids]
     except UnsafePathError:
         pass  # verification blocks such an id
     for cid in ids:
@@ -85,7 +88,7 @@ def settle(engine, cand: Candidate, decision: Decision, draft_text: str, *, file
     except memfile.MemoryFormatError:
         doc = None
     target = None
-    if decision.action in ("update", "delete") and decision.target:
+    if decision.target and (decision.action in ("update", "delete") or decision.source_only):
         target = engine.target_state(cand.category, decision.target, decision.base_hash)
     elif decision.action == "create" and doc is not None:
         target = _occupant(engine, doc)
@@ -188,6 +191,8 @@ def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -
                 todo.append(cand)
         if todo:
             _draft_all(engine, todo, emit)
+            for cat, reason in same_fact.fold(engine, cands):  # one fact, one category
+                emit(Event(tid, cat, "skipped", {"reason": reason}))
         return {cat: cand.state for cat, cand in cands.items()}
 
 

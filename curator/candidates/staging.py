@@ -46,13 +46,15 @@ TRANSITIONS: dict[str, tuple[str, ...]] = {
     "drafting": ("drafted", "failed", "skipped", "drafting", "rejected"),
     "drafted": ("verifying", "failed", "drafting"),
     "verifying": ("ready", "failed", "drafting"),
-    "ready": ("approved", "rejected", "drafting", "ready"),  # ready again: verified again after an edit
+    # ready again: verified again after an edit; skipped: another category of the triage holds its fact
+    "ready": ("approved", "rejected", "drafting", "ready", "skipped"),
     "approved": ("saved", "failed", "ready"),
     "failed": ("drafting", "rejected"),
     "rejected": (),
     "saved": (),
-    # The model found nothing durable (its `reason` is on the line). Final: drafting it again would send
-    # the same transcript bytes for the same answer, and a skip is never saved.
+    # The model found nothing durable, or another category of the triage holds the same fact (its `reason`
+    # is on the line). Final: drafting it again would send the same transcript bytes for the same answer,
+    # and a skip is never saved.
     "skipped": (),
 }
 STATES: tuple[str, ...] = tuple(TRANSITIONS)

@@ -353,6 +353,22 @@ class MemoryStore:
         out.sort(key=lambda t: t[0])
         return out
 
+    def citing(self, category: str, session: str) -> list[str]:
+        """Ids of the memories of `category` whose front matter names `session` (a summary of it, say).
+        Bytes are searched, not parsed: the caller reads and checks the few that match."""
+        needle = session.encode("utf-8", "surrogatepass")
+        out = []
+        for id, path, problem in self.list_files(category):
+            if problem is None and needle:
+                try:
+                    with open(path, "rb") as f:
+                        head = f.read(16384).split(b"\n---", 1)[0]  # the front matter, where sources are
+                except OSError:
+                    continue
+                if needle in head:
+                    out.append(id)
+        return out
+
     def stat_files(self, category: str, names=None) -> list[tuple[str, os.stat_result | None]]:
         """Raw and fast, for the index's freshness check: (file name, stat or None) of every `*.md`
         entry of a category folder not starting with a dot (or of just `names`), unsorted. Names are

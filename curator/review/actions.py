@@ -40,6 +40,11 @@ class Conflict(Blocked):
     """The memory file changed (or went) since the draft was based on it: redo the update."""
 
 
+class Redecided(Conflict):
+    """A create whose fact was saved meanwhile (another pending draft approved first): decided again
+    against the memories as they are now (an update or a noop), to be reviewed and approved again."""
+
+
 class SaveFailed(ReviewError):
     """A write failed (a full disk, a read-only folder, no permission). Writes are atomic, so nothing
     is half-written, and the category stays `approved`: the next run finishes the save."""
@@ -133,12 +138,14 @@ def _approved(engine, cand: Candidate) -> dict:
     issues = [Issue(**i) for i in review["issues"]]
     # Facts can change between review and approval (a hand edit): check the target again.
     d = review["decision"]
-    if d["action"] in ("update", "delete") and d["target"]:
+    if d["target"] and (d["action"] in ("update", "delete") or d.get("source_only")):
         t = engine.target_state(cand.category, d["target"], d["base_hash"])
         if not t["exists"] or not t["hash_matches"]:
             record = settle(engine, cand, Decision(**d, text=review["text"]), review["draft"],
                             file_text=review["text"])
             issues = [Issue(**i) for i in record["issues"]]
+    elif d["action"] == "create":
+        _saved_since(engine, cand, review)
     blocked = blocking(issues)
     if any(i.code in ("conflict", "target-missing") for i in blocked):
         raise Conflict(blocked)
@@ -146,6 +153,27 @@ def _approved(engine, cand: Candidate) -> dict:
         raise Blocked(blocked)
     cand.move("approved", approved_hash=text_hash(review["text"]))
     return review
+
+
+def _saved_since(engine, cand: Candidate, review: dict) -> None:
+    """A create decided before a memory that says the same was saved (another draft approved
+    meanwhile, pending beside this one) would save the fact twice: the decision is taken again
+    against what is saved now, and Redecided says so; a memory it was decided against does not count,
+    so a create the person chose over it stands."""
+    try:
+        draft = memfile.parse(review["text"])
+    except memfile.MemoryFormatError:
+        return  # blocked by verification anyway
+    existing = existing_for(engine, draft)
+    if all(e.id in review["decision"].get("compared", ()) for e in existing):
+        return
+    again = decide(draft, existing, now=engine.now(), cfg=engine.cfg)
+    if again.action == "create":
+        return
+    settle(engine, cand, again, review["draft"], near=existing)
+    raise Redecided([Issue("BLOCK", "conflict", "action", f"{again.target!r} was saved since this draft was decided "
+                           f"and says the same: now {again.action} of {again.target!r} "
+                           f"({'; '.join(again.reasons)}); review it and approve again")])
 
 
 def resume(engine, tid: str) -> Approval:
@@ -231,7 +259,7 @@ def _write_memory(engine, cand: Candidate, review: dict):
 
     d = review["decision"]
     cat, action, text = cand.category, d["action"], review["text"]
-    if action == "noop":
+    if action == "noop" and not (d.get("source_only") and d.get("target")):
         return Saved(cat, action, None), None
     mem = memfile.parse(text)
     path = engine.store.path_for(mem.category, mem.id)
@@ -249,6 +277,8 @@ def _write_memory(engine, cand: Candidate, review: dict):
         record = settle(engine, cand, Decision(**d, text=text), review["draft"], file_text=text, conflict=str(e))
         issues = [Issue(**i) for i in record["issues"] if i["severity"] == "BLOCK"]
         raise Conflict(issues or [Issue("BLOCK", "conflict", "action", f"{path}: {e}")]) from None
+    if action == "noop":  # the target with the draft's source added: its MEMORY.md line is unchanged
+        return Saved(cat, action, path), None
     if action == "delete":
         return Saved(cat, action, path), ("remove", mem.category, mem.id)
     return Saved(cat, action, path), ("upsert", memory_md.IndexLine(mem.id, mem.category, mem.title,

@@ -168,7 +168,12 @@ def assess(*, category: str, entry: Mapping, body: str, action: str, sources: in
     snips = _snippets(entry)
     factors = (_evidence(entry) + _agreement(snips) + _users_words(snips, category) + _specificity(body, category)
                + _repeats(action, sources))
-    factors += [_factor("weak", WEIGHTS["weak"], line) for line in weak]
+    issues = list(issues)
+    # A weakness that verification also flags (a "Not stated" Rationale is a vacuous section too) counts once,
+    # as the advisory: one gap in a draft, not two.
+    flagged = {str(i.where).removeprefix("## ").strip().lower() for i in issues if i.severity != "BLOCK"}
+    factors += [_factor("weak", WEIGHTS["weak"], line) for line in weak
+                if line.partition(":")[0].strip().lower() not in flagged]
     for i in issues:
         if i.severity == "BLOCK":
             factors.append(_factor("block", WEIGHTS["block"], f"{i.code} ({i.where}): {i.message}"))

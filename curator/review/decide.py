@@ -13,8 +13,9 @@ import difflib
 import re
 from dataclasses import asdict, dataclass, field, replace
 
-from curator.categories import CATEGORIES
+from curator.categories import CATEGORIES, LATEST_SECTIONS, ONE_PER_SESSION
 from curator.memory import memfile
+from curator.review.verify import content_words
 from curator.review.verify import similarity as text_similarity
 
 ACTIONS = ("create", "update", "noop", "delete")
@@ -42,6 +43,9 @@ class Decision:
     diff: str = ""
     similarity: float = 0.0
     reasons: list[str] = field(default_factory=list)
+    # The memories it was decided against: one saved since that says the same makes a create decided again.
+    compared: list[str] = field(default_factory=list)
+    source_only: bool = False  # a noop that records the draft's source on its target (a repeat is worth knowing)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -58,11 +62,36 @@ def key_text(doc: memfile.MemoryDoc) -> str:
     """What a memory is about: its title and its first required section (the decision, the rule,
     the symptom…), without "(the user, turn 2)" attributions that every draft shares."""
     first = CATEGORIES[doc.category].required[0] if doc.category in CATEGORIES else ""
-    return _ATTRIBUTION.sub(" ", f"{doc.title}\n{doc.sections.get(first, doc.body)}")
+    return unattributed(f"{doc.title}\n{doc.sections.get(first, doc.body)}")
+
+
+def unattributed(text: str) -> str:
+    """Text without the "(the user, turn 2)" attributions that every draft shares."""
+    return _ATTRIBUTION.sub(" ", text)
+
+
+# What names one thing: a path or file name, a dotted, snake_case or CamelCase name, a test id (a::b).
+_IDENT = re.compile(r"[\w./:-]*(?:[a-zA-Z][._/:][a-zA-Z0-9]|_[a-zA-Z0-9]|[a-z][A-Z])[\w./:-]*")
+
+
+def identifiers(text: str) -> set[str]:
+    return {w for w in (m.group(0).strip(".-/:").lower() for m in _IDENT.finditer(text)) if len(w) > 3}
 
 
 def similarity(doc: memfile.MemoryDoc, other: memfile.MemoryDoc) -> float:
-    return text_similarity(key_text(doc), key_text(other))
+    """How alike two memories' facts are (0..1): the words of their titles and first sections, or of
+    their titles alone when those say more (a quote added to one section dilutes the words), then the
+    things they name: a shared identifier (a file, a command, a test) pulls them together, names
+    that are all different push them apart ("fix failing test test_a" is not "fix failing test test_b")."""
+    a, b = key_text(doc), key_text(other)
+    sim = text_similarity(a, b)
+    if min(len(content_words(doc.title)), len(content_words(other.title))) >= 3:
+        sim = max(sim, text_similarity(doc.title, other.title))
+    ia, ib = identifiers(a), identifiers(b)
+    if ia and ib:
+        shared = len(ia & ib) / len(ia | ib)
+        sim = sim + (1 - sim) * shared / 2 if shared else sim / 2
+    return sim
 
 
 def _norm(text: str) -> str:
@@ -73,14 +102,34 @@ def identical(doc: memfile.MemoryDoc, other: memfile.MemoryDoc) -> bool:
     return _norm(doc.title) == _norm(other.title) and _norm(doc.body) == _norm(other.body)
 
 
+def sessions(doc: memfile.MemoryDoc) -> set[str]:
+    return {s["session"] for s in doc.sources if isinstance(s, dict) and isinstance(s.get("session"), str)}
+
+
+def merge_sources(*lists: list[dict]) -> list[dict]:
+    """Sources well-formed (DESIGN §6): one entry per session, in the order first seen, its turns one
+    range over every entry of that session."""
+    out: dict[str, dict] = {}
+    for src in (s for sources in lists for s in sources):
+        if not isinstance(src, dict) or not isinstance(src.get("session"), str):
+            continue
+        turns = [t for t in src.get("turns") or [] if isinstance(t, int) and not isinstance(t, bool)]
+        have = out.setdefault(src["session"], {**src, "turns": []})
+        known = have["turns"] + turns
+        have["turns"] = [min(known), max(known)] if known else []
+    return [{k: v for k, v in s.items() if k != "turns" or v} for s in out.values()]
+
+
 def merge(existing: memfile.MemoryDoc, draft: memfile.MemoryDoc, now: str) -> memfile.MemoryDoc:
-    """The draft merged onto an existing memory: new sections added, new sentences appended."""
+    """The draft merged onto an existing memory: new sections added, new sentences appended (a section
+    the category keeps the latest of, such as a summary's next steps, replaced), sources merged."""
     sections = dict(existing.sections)
+    latest = LATEST_SECTIONS.get(existing.category, ())
     for name, text in draft.sections.items():
         if not name:
             continue
         old = sections.get(name, "")
-        if not old.strip():
+        if not old.strip() or (name in latest and text.strip()):
             sections[name] = text
             continue
         known = {_norm(s) for s in _SENTENCE.split(old) if s.strip()}
@@ -88,10 +137,7 @@ def merge(existing: memfile.MemoryDoc, draft: memfile.MemoryDoc, now: str) -> me
         if new:
             sections[name] = old.rstrip() + "\n" + "\n".join(new)
     tags = list(dict.fromkeys(existing.tags + draft.tags))[: memfile.TAGS_MAX]
-    sources = list(existing.sources)
-    for src in draft.sources:
-        if src not in sources:
-            sources.append(src)
+    sources = merge_sources(existing.sources, draft.sources)
     body = memfile.join_sections(sections)
     return replace(existing, tags=tags, sources=sources, updated=now, status="active", body=body)
 
@@ -112,22 +158,33 @@ def decide(draft: memfile.MemoryDoc, existing: list[Existing], *, now: str, cfg:
     strong_at = float(v.get("near_duplicate", 0.6))
     scored = sorted(((similarity(draft, e.doc), e) for e in existing if e.doc.status == "active"),
                     key=lambda p: -p[0])
-    best_sim, best = scored[0] if scored else (0.0, None)
     strong = [e for s, e in scored if s >= strong_at]
-
     if proposed is not None:
         return choose(proposed, draft, existing, now=now, cfg=cfg)
+    decision = _decide(draft, existing, scored, strong, now)
+    decision.compared = [e.id for e in existing]
+    return decision
+
+
+def _decide(draft, existing, scored, strong, now) -> Decision:
+    best_sim, best = scored[0] if scored else (0.0, None)
     if best is not None and identical(draft, best.doc):
-        return Decision("noop", best.id, best.path, best.hash, best.text, similarity=best_sim,
-                        reasons=[f"identical to existing memory {best.id!r}"])
+        return _noop(draft, best, best_sim, now, f"identical to existing memory {best.id!r}")
     same_id = next((e for e in existing if e.id == draft.id), None)
     if same_id is not None:
         # A memory already has this id: creating would collide, so the draft goes onto it.
         if identical(draft, same_id.doc):
-            return Decision("noop", same_id.id, same_id.path, same_id.hash, same_id.text,
-                            reasons=[f"identical to existing memory {same_id.id!r}"])
+            return _noop(draft, same_id, best_sim, now, f"identical to existing memory {same_id.id!r}")
         return _update(draft, same_id, similarity(draft, same_id.doc), now,
                        [f"an existing memory has the same id {same_id.id!r}"])
+    if draft.category in ONE_PER_SESSION:
+        # A later pass over a session (the hook triages as it goes) updates the summary of its earlier ones.
+        mine = sessions(draft)
+        same = [(s, e) for s, e in scored if mine & sessions(e.doc)]
+        if same:
+            s, e = same[0]
+            return _update(draft, e, s, now, [f"{e.id!r} already summarises this session "
+                                              f"({', '.join(sorted(mine & sessions(e.doc)))[:60]})"])
     if len(strong) == 1:
         return _update(draft, strong[0], best_sim, now, [f"{best_sim:.0%} alike with existing memory {best.id!r}"])
     reasons = ["no existing memory of this category is alike"] if not strong else [
@@ -140,8 +197,26 @@ def _update(draft: memfile.MemoryDoc, target: Existing, sim: float, now: str, re
     merged = merge(target.doc, draft, now)
     text = memfile.render(merged)
     rel = f"{target.doc.category}/{target.id}.md"
+    if memfile.render(replace(merged, updated=target.doc.updated)) == memfile.render(target.doc):
+        # nothing new at all, not even a source: a noop, said as one
+        return Decision("noop", target.id, target.path, target.hash, target.text, similarity=sim,
+                        reasons=reasons + ["the draft adds nothing to it"])
     return Decision("update", target.id, target.path, target.hash, text, unified_diff(target.text, text, rel),
                     similarity=sim, reasons=reasons)
+
+
+def _noop(draft: memfile.MemoryDoc, target: Existing, sim: float, now: str, reason: str) -> Decision:
+    """The same fact again: nothing to save, except the draft's session among the target's sources
+    (a fact seen again is worth knowing), written without touching the text."""
+    sources = merge_sources(target.doc.sources, draft.sources)
+    if sources == merge_sources(target.doc.sources):
+        return Decision("noop", target.id, target.path, target.hash, target.text, similarity=sim, reasons=[reason])
+    text = memfile.render(replace(target.doc, sources=sources, updated=now))
+    rel = f"{target.doc.category}/{target.id}.md"
+    seen = ", ".join(sorted(sessions(draft) - sessions(target.doc)))[:80] or "the same session, other turns"
+    return Decision("noop", target.id, target.path, target.hash, text, unified_diff(target.text, text, rel),
+                    similarity=sim, reasons=[reason, f"seen again ({seen}): its source is recorded"],
+                    source_only=True)
 
 
 def choose(action: str, draft: memfile.MemoryDoc, existing: list[Existing], *, now: str,

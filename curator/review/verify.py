@@ -94,10 +94,11 @@ def verify(text: str, *, category: str, evidence: str = "", action: str = "creat
         # the file the save would write over is no memory (a bad hand edit): a person fixes it first
         issues.append(Issue(BLOCK, "unreadable", t.get("where") or t.get("path", "file"),
                             f"{t['unreadable']}: fix or delete the file"))
-    elif action in ("update", "delete"):
+    elif action in ("update", "delete") or (action == "noop" and t):  # a noop given a target records a source on it
         if not t.get("exists"):
             issues.append(Issue(BLOCK, "target-missing", "action",
-                                f"the memory to {action} no longer exists ({t.get('path', 'unknown')})"))
+                                f"the memory to {action if action != 'noop' else 'add the source to'} no longer "
+                                f"exists ({t.get('path', 'unknown')})"))
         elif not t.get("hash_matches", True):
             issues.append(Issue(BLOCK, "conflict", "action",
                                 f"{t.get('path', 'the memory')} changed since this draft was made: redo the {action}"))

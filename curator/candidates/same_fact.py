@@ -1,0 +1,66 @@
+"""One fact, one memory, across categories: the drafts of one triage that state the same fact.
+
+A user's "let's use the vis library's `visible` property, it is less work" is drafted as a decision
+and as a preference; a one-prompt session's summary restates its one decision. Each draft is decided
+against the memories of its own category only, so both would be saved. Once a triage's drafts are
+verified, `fold` keeps the fact in one category and moves the others to `skipped`, their reason
+naming the category and title that hold it.
+
+Which category keeps it: one already approved or saved (the fact is held), else the first in the
+order of curator/categories.py: a decision (with its reason) before a constraint, a runbook, a debt,
+a preference, and a session summary last (a summary is about the session, not the fact).
+"""
+
+from __future__ import annotations
+
+from curator.candidates.candidate import Candidate
+from curator.candidates.staging import StagingError
+from curator.categories import CATEGORIES, NAMES
+from curator.memory import memfile
+from curator.review.decide import similarity, unattributed
+from curator.review.verify import similarity as text_similarity
+
+HELD = ("approved", "saved")
+
+
+def same_fact(a: memfile.MemoryDoc, b: memfile.MemoryDoc, strong_at: float) -> bool:
+    """Two drafts state one fact: the same title, their titles and first sections as alike as a
+    near duplicate within a category (verify.near_duplicate), or their first sections alone that alike
+    (when no sentence states the fact well, each draft's title is made from its own topic words)."""
+    if " ".join(a.title.lower().split()) == " ".join(b.title.lower().split()):
+        return True
+    return similarity(a, b) >= strong_at or text_similarity(_statement(a), _statement(b)) >= strong_at
+
+
+def _statement(doc: memfile.MemoryDoc) -> str:
+    first = CATEGORIES[doc.category].required[0] if doc.category in CATEGORIES else ""
+    return unattributed(doc.sections.get(first, "")).replace(">", " ")
+
+
+def fold(engine, cands: dict[str, Candidate]) -> list[tuple[str, str]]:
+    """Skip the ready drafts among a triage's candidates (category -> Candidate, moved in place) whose
+    fact another of its categories keeps; returns (category, reason) of each skipped. Call it under
+    the triage's claim."""
+    strong_at = float(engine.cfg["verify"].get("near_duplicate", 0.6))
+    docs = {}
+    for cat, cand in cands.items():
+        if cand.state in HELD or cand.state == "ready":
+            try:
+                docs[cat] = memfile.parse(cand.review()["text"])
+            except (StagingError, memfile.MemoryFormatError):
+                continue  # unreadable or blocked: nothing to compare; the review says why
+    order = sorted(docs, key=lambda c: (cands[c].state not in HELD, NAMES.index(c) if c in NAMES else len(NAMES)))
+    keepers: list[str] = []
+    skipped = []
+    for cat in order:
+        doc = docs[cat]
+        keeper = next((k for k in keepers if same_fact(doc, docs[k], strong_at)), None)
+        if keeper is None or cands[cat].state != "ready":
+            keepers.append(cat)
+            continue
+        held = "saved" if cands[keeper].state in HELD else "kept"
+        reason = (f"the same fact as this session's {keeper} “{docs[keeper].title[:80]}” "
+                  f"({held} as {keeper}/{docs[keeper].id})")
+        cands[cat].move("skipped", reason=reason, same_as=f"{keeper}/{docs[keeper].id}")
+        skipped.append((cat, reason))
+    return skipped
