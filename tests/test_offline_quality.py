@@ -151,6 +151,116 @@ def test_fragment_and_label_titles_are_repaired_or_replaced():
     assert form.title_flaws(result.doc.title, "constraint") == []
 
 
+# -- round two: status titles, error messages as facts, topic words, other languages, dangling descriptions --
+
+DEMO_LAST_REPLY = ("Nothing pushed. `auth/jwt-login` has six commits on top of `trunk`: login with JWT access tokens, "
+                   "protected `/v1/projects` routes, offline tests, one 401 message, a startup check for `JWT_SECRET`, "
+                   "and the client docs.\n\nLeft for next time:\n\n1. Rotate the summarizer key and the database "
+                   "password, then open the PR against `trunk`.")
+
+
+def test_a_session_summary_is_not_titled_by_a_status_fragment_or_a_list():
+    """The bundled demo (assets/demo/session.jsonl, the first thing a new user sees) saved "Nothing pushed.
+    `auth/jwt-login` has six commits on top of `trunk`: login with JWT access tokens"; db6a437a (templar) was
+    titled by the progress report "All the Go code builds successfully now"."""
+    e = entry((1, "user", "I want to add login to acme-api today."), reply=DEMO_LAST_REPLY,
+              files="/w/acme-api/app/auth.py, /w/acme-api/app/routes/projects.py")
+    title = draft("session_summary", e).doc.title
+    assert not title.startswith("Nothing pushed") and "`" not in title and "six commits" not in title, title
+    assert title.startswith("Login with JWT access tokens and protected /v1/projects routes"), title
+    e = entry((1, "user", 'fix nix develop -c "lint" returning warnings and errors by solving issues, without being '
+                          "lazy"),
+              reply="All the Go code builds successfully now. I fixed all the linting warnings and errors that were "
+                    "solvable.", files="/w/templar/analyze_deps.go")
+    title = draft("session_summary", e).doc.title
+    assert title.startswith("Fixed all the linting warnings and errors"), title
+
+
+def test_an_error_message_or_a_progress_report_is_not_the_fact():
+    """6706089d (attio-mcp-server): the constraint was titled by the pasted "Error: This request has been
+    automatically failed"; 04c2be8b (Shrooms): by "Firmware downloaded. pip3 is blocked by macOS PEP 668"."""
+    e = entry((5, "user", "Error: This request has been automatically failed because it uses a deprecated version of "
+                          "`actions/upload-artifact: v3`. why do u think?"),
+              (5, "assistant", "The CI/CD failure is not due to the test code but because the GitHub Actions workflow "
+                               "is using a deprecated version of `actions/upload-artifact: v3`. GitHub deprecated v3 "
+                               "of artifact actions in April 2024."), keywords=("deprecated",))
+    title = draft("constraint", e).doc.title
+    assert not title.lower().startswith("error"), title
+    e = entry((1, "assistant", "Firmware downloaded. pip3 is blocked by macOS PEP 668. Let me use pipx or a venv "
+                               "instead."), keywords=("blocked by",))
+    result = draft("constraint", e)
+    assert result.doc.title == "pip3 is blocked by macOS PEP 668", result.doc.title
+    assert "Firmware downloaded" not in result.doc.sections["Rule"]
+
+
+def test_a_topic_title_names_the_subject_not_verbs_or_the_category():
+    """9fa9888f (attio-mcp-server) drafted "Decision on decision" from the heading "## What We're NOT Doing";
+    fafb1fb2 (10-box-os) "Preference about modify and rest" from "let's use this one instead and modify the rest
+    accordingly": no statement and no subject, so nothing is drafted. 89488521 (claude-code-log) was titled
+    "Decision on html and tui" though its sentence states the decision."""
+    result = draft("decision", entry((0, "assistant", "## What We're NOT Doing"), keywords=("we're not doing",)))
+    assert result.doc is None and result.skipped, result.doc and result.doc.title
+    result = draft("preference", entry((4, "user", "let's use this one instead and modify the rest accordingly"),
+                                       keywords=("let's use",)))
+    assert result.doc is None and result.skipped, result.doc and result.doc.title
+    result = draft("decision", entry((1, "user", "we have cache so we should change TUI that it launches the session "
+                                                 "HTML page rather than regenerating it."), keywords=("we should",)))
+    assert result.doc.title.startswith("Change TUI that it launches the session HTML page"), result.doc.title
+    assert TOPIC_TITLE_WEAK not in result.weak
+
+
+def test_a_topic_title_and_description_name_nouns_and_identifiers():
+    """fe869ecb's decision and the demo's "When working on prefer and small": topic words were verbs and adjectives."""
+    from curator.drafting.offline.finishing import topic
+    texts = ["I prefer small commits, one logical change each."]
+    assert topic(["prefer", "small", "commits", "logical"], "preference", texts) == "commits"
+    texts = ["Take the least nested path first, but take the latest if there are equal depths."]
+    assert "take" not in topic(["take", "least", "nested", "path", "latest", "equal"], "decision", texts)
+
+
+def test_evidence_in_another_language_gives_no_garbage_title():
+    """120ec635 (AI-Projects, an Italian session): "Prima raccolgo i fatti read-only necessari …, poi entro in Plan
+    Mode" (narration: "first I gather the facts") became a constraint; "Niente hack su keybindings.json" a tech
+    debt titled in Italian beside an English statement of it."""
+    e = entry((20, "assistant", "Decisione presa. Pianifico. Prima raccolgo i fatti read-only necessari (fork target, "
+                                "stato clone+patch, riferimenti Hermes in pocket-llm), poi entro in Plan Mode con un "
+                                "piano concreto."),
+              (17, "user", "- **Model switch overhead**: `hermes model` requires interactive TTY + cache refresh; "
+                           "can't script it."), keywords=("requires",))
+    result = draft("constraint", e)
+    assert "raccolgo" not in result.text and "hermes" in result.doc.title.lower(), result.doc.title
+    e = entry((12, "assistant", "Niente hack su keybindings.json (non l'ho scritto, è intatto). Il fix giusto è "
+                                "**dentro jcode**."), keywords=("hack",))
+    result = draft("tech_debt", e)
+    assert result.doc is None or ("niente" not in result.doc.title.lower()
+                                  and "niente" not in result.doc.tags), result.doc.title
+    e = entry((22, "user", "for a possible future publication, please put all fix names, titles, and descriptions "
+                           "in English"),
+              reply="Push fatto. Audit finale GitHub (titoli PR + residui italiani nel fork).",
+              files="/Users/r/AI Projects/jcode/PATCHES.md, /Users/r/AI Projects/pocket-llm/jcode/AGENTS.md")
+    doc = draft("session_summary", e).doc
+    assert "finale" not in doc.title and "finale" not in doc.description and "PATCHES.md" in doc.title, doc.title
+    assert form.is_chatter("Prima raccolgo i fatti read-only necessari, poi entro in Plan Mode.")
+    assert form.is_chatter("Push fatto.")
+    assert form.is_foreign("Niente hack su keybindings.json (non l'ho scritto, è intatto).")
+    assert not form.is_foreign("Use JWT with HS256, signed with a secret from the environment.")
+
+
+def test_a_description_is_readable_on_its_own():
+    """The demo's preference was described "When working on email and login: otherwise anyone can find out which
+    emails have an account": a reason clause cut from its sentence."""
+    e = entry((8, "user", "I'd rather login answered 401 with the same message whether the email is unknown or the "
+                          "password is wrong, otherwise anyone can find out which emails have an account."),
+              keywords=("i'd rather",))
+    desc = draft("preference", e).doc.description
+    assert ": otherwise" not in desc and "401" in desc, desc
+    e = entry((7, "user", "I prefer small commits, one logical change each, so that any of them can be reverted on "
+                          "its own: the dependency, the auth module and routes, the test setup."),
+              keywords=("i prefer",))
+    desc = draft("preference", e).doc.description
+    assert ": so that" not in desc and "prefer and small" not in desc, desc
+
+
 @pytest.mark.skipif(not (SHARED / "transcripts").is_dir() or not (SHARED / "transcripts-more").is_dir(),
                     reason=f"real transcripts not found in {SHARED} (they sit beside the checkout in CI)")
 def test_no_real_session_gets_a_title_or_description_a_reviewer_would_delete(tmp_path_factory):

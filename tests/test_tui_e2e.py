@@ -160,7 +160,7 @@ def test_review_the_demo_in_a_terminal_approve_and_quit(project, tmp_path):
             full = records[{"session": "session_summary"}.get(cat, cat)]["title"]
             assert len(title) >= 12 and full.startswith(title.rstrip("…")), (cat, title, full)  # cut to the column
         assert rows[0][1].startswith("Use JWT: short-lived access tokens")
-        assert "Nothing pushed" in screen  # the session summary, titled by its outcome
+        assert "Login with JWT access tokens" in screen  # the session summary, titled by the work it did
         assert not list(memory.glob("*/*.md"))
 
         # The first row is selected: its document shows on the right.

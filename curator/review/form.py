@@ -36,10 +36,12 @@ _PROMPT = re.compile(
     r"i(?:'d| would) like\b|(?:have|take) a look\b|look (?:at|into)\b|let's\b|let us\b|hey\b|@\w|"
     r"(?:review|check|investigate|research|search|explore|analy[sz]e|read|see) (?:https?://|the |if |whether |@|this\b|"
     r"these\b|that\b|it\b)|(?:go ahead|continue|proceed|try again|do it|make it)\b|as per\b)", re.I)
-_DEICTIC = re.compile(r"\b(?:these|this one|those ones|the above|above|here|it|as discussed|see @\S+)\b"
+# "it" points at the conversation only where nothing in the title names what it is ("Fix it", "It works").
+_DEICTIC = re.compile(r"\b(?:these|this one|those ones|the above|above|here|as discussed|see @\S+)\b"
+                      r"|^it\b|^\w+ it\b"
                       r"|\byou(?:'re|'ll|'ve|r)?\b|https?://|@\S+/|^(?:this|that|these|those|they)(?:'s| is| was| are| were)\b", re.I)
 # A session summary says what was done; one opening on a bare imperative is the request that began it.
-_IMPERATIVE = re.compile(r"^(?:add|fix|update|solve|make|create|implement|run|use|change|work|review|refactor|write|"
+IMPERATIVE = re.compile(r"^(?:add|fix|update|solve|make|create|implement|run|use|change|work|review|refactor|write|"
                          r"build|remove|help|set|find|research|search|investigate|deploy|test|check|improve|clean|"
                          r"move|rename|replace|modify|have|take|do|continue|try|look|give|show|explain|tell|"
                          r"resolve|close|merge|start|finish|implement|debug|analy[sz]e|plan|go|get|put|convert|"
@@ -57,14 +59,19 @@ _LABEL = re.compile(r"^(?:trade-?offs?|key (?:finding|insight|takeaway)s?|impact
 _CONNECTOR_START = re.compile(r"^(?:and|or|but|with|because|since|which|so|than|then|also|as|that|to|of|for|by|"
                               r"while|whereas|if|unless|although|though)\b", re.I)
 _CONNECTOR_END = re.compile(r"\b(?:and|or|but|with|the|a|an|of|to|for|in|on|at|by|from|as|that|which|so|than|"
-                            r"into|via|is|are|was|were|be|because|if|when|while|its|their|our|your|especially|also|just|like|such as|"
+                            r"into|via|is|are|was|were|be|not|because|if|when|while|its|their|our|your|especially|also|just|like|such as|"
                             r"including|e\.g|i\.e)\W*$", re.I)
 _PROGRESS = re.compile(
     r"(?:^(?:done|all done|finished|completed?|success|fixed(?: it)?|resolved|perfect|great|excellent)(?:\s*[!.:]|$)"
     r"|^successfully\b|\b(?:is now (?:fixed|complete|done|working|resolved|in place)|"
     r"(?:has|have) (?:now )?been (?:successfully )?(?:fixed|resolved|completed|done|addressed|merged|implemented)|"
     r"(?:are|is) (?:now )?(?:passing|green|complete|done|working)[.!]*$|fixed the root cause|all (?:\w+ )?(?:issues|tasks|steps) "
-    r"(?:are )?(?:done|complete|completed|closed)|\bcomplete[.!]?$))", re.I)
+    r"(?:are )?(?:done|complete|completed|closed)|\bcomplete[.!]?$|\bbuilds? (?:successfully|cleanly)(?: now)?[.!]*$)"
+    # A status fragment: "Nothing pushed.", "All set", "Firmware downloaded.", and the commonest in other languages.
+    r"|^(?:nothing|not(?: yet)?) (?:pushed|merged|committed|deployed|released|changed)(?: yet)?[.!]*$|^all set\b"
+    r"|^(?:[\w-]+ ){0,2}(?:downloaded|installed|pushed|merged|committed|deployed|saved|built)[.!]*$"
+    r"|^(?:[\w-]+ )?(?:fatto|fatta|completato|perfetto|ottimo|hecho|listo|perfecto|terminé|parfait|fertig|"
+    r"erledigt|perfekt)[.!]*$)", re.I)
 _TESTS_PASS = re.compile(r"^(?:all |the )?(?:\d+ |the )?(?:\w+ ){0,2}tests? (?:now |all |are |have |still )*"
                          r"(?:pass(?:es|ed|ing)?|green|succeed(?:s|ed)?)|^(?:works|it works|everything works|"
                          r"all green|tests pass|build (?:passes|succeeds))(?: now)?\b", re.I)
@@ -80,6 +87,12 @@ _NARRATION = re.compile(
     r"(?:let me|let's (?:check|look|see|run|start|try|verify|now|find|read|test)|i'll|i will|i'm going to|"
     r"i need to|i can see|i see\b|i found|i notice|i've|i have|i'm|looking at|now i|we need to|i should|"
     r"here's|here is|running|reading|searching|checking|opening|listing|executing)\b", re.I)
+# The commonest narration of assistants writing in Italian, Spanish, French, German or Portuguese ("Prima
+# raccolgo i fatti…, poi entro in Plan Mode": first I gather the facts, then…).
+_NARRATION_OTHER = re.compile(
+    r"^(?:(?:ora|adesso|prima|poi|quindi|intanto) (?:\w+o|faccio|vado)\b|(?:vediamo|procedo|fammi|lasciami|"
+    r"controllo|verifico|pianifico)\b|(?:ahora )?voy a\b|déjame\b|(?:maintenant,? )?je vais\b|laisse-moi\b|"
+    r"(?:jetzt )?(?:ich werde|lass mich)\b|(?:agora )?vou\b|deixe-me\b)", re.I)
 _TOOL = re.compile(r"\[Request interrupted by user|\btool_use\b|\bexit code \d+\b(?!.*\b(?:because|means)\b)", re.I)
 _VACUOUS = re.compile(r"^(?:n/?a|none|nothing|tbd|todo|unknown|-+|\.+|…|see above|as above|not applicable|"
                       r"not stated(?: in the session)?|no reason (?:was )?(?:stated|given)(?: in the session)?|"
@@ -96,7 +109,8 @@ def _words(s: str) -> list[str]:
     return re.findall(r"[A-Za-z][\w'-]*", re.sub(r"`[^`]*`", " code ", s))
 
 
-def _sentences(text: str) -> list[str]:
+def section_sentences(text: str) -> list[str]:
+    """A section's sentences, without the drafter's attributions ("(the user, turn 3)")."""
     text = _ATTRIBUTION.sub("", text)
     parts = re.split(r"(?<=[.!?])\s+|\n+", text)
     return [p.strip(" -*>\t") for p in parts if re.search(r"[A-Za-z]", p)]
@@ -108,12 +122,30 @@ def is_progress(s: str) -> bool:
     return bool(_PROGRESS.search(t) or _TESTS_PASS.match(t))
 
 
+# Function words of the commonest other languages of the transcripts, and English's own: a sentence with more of
+# the first is not English, and its words are no title (the offline drafter cannot translate it).
+_OTHER_WORDS = frozenset("""il lo gli una di del della dei delle che è non per con su sono poi prima ho questo questa
+nel nella anche come più già ma se ci si e al alla cosa fatto niente tutto el los las es por para del como pero
+está muy le les des est et pour avec dans une du au aux sont pas ce cette qui der die das und ist nicht mit für ein
+eine den dem auch sich auf ich wir não uma com os ao mais nel nei sul sulla dal dalla degli""".split())
+_ENGLISH_WORDS = frozenset("""the a an is are was were be to of and in on at it for with that this these by from as
+not no or but if then so we you i they he she has have had do does can will would should there which what""".split())
+
+
+def is_foreign(s: str) -> bool:
+    """`s` is written in another language than English (more of that language's function words than English's)."""
+    words = [w.lower() for w in re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", re.sub(r"`[^`]*`", " ", s))]
+    other = sum(w in _OTHER_WORDS for w in words) + sum(bool(re.search(r"[àèìòùñäöüßçãõ]", w)) for w in words)
+    english = sum(w in _ENGLISH_WORDS for w in words)
+    return other >= 2 and other > english
+
+
 def is_chatter(s: str) -> bool:
     """A sentence a memory should not hold: narration, a greeting, a progress report, task-tracker or tool chatter."""
     t = s.strip().strip("“”\"'*").strip()
     if not t:
         return True
-    return bool(_NARRATION.match(t) or _GREETING.match(t) or _TRACKER_CHATTER.search(t) or _TOOL.search(t)
+    return bool(_NARRATION.match(t) or _NARRATION_OTHER.match(t) or _GREETING.match(t) or _TRACKER_CHATTER.search(t) or _TOOL.search(t)
                 or is_progress(t))
 
 
@@ -125,7 +157,7 @@ def title_flaws(title: str, category: str = "") -> list[Flaw]:
         return out
     if t.endswith("?") or _QUESTION.match(t):
         out.append(Flaw("title-question", "title", "the title is a question: state the answer or the fact"))
-    if _PROMPT.match(t) or _DEICTIC.search(t) or (category == "session_summary" and _IMPERATIVE.match(t)):
+    if _PROMPT.match(t) or _DEICTIC.search(t) or (category == "session_summary" and IMPERATIVE.match(t)):
         out.append(Flaw("title-prompt", "title", "the title is a request to the assistant or points at the "
                                                   "conversation (\"these\", a link): state the fact itself"))
     elif _FIRST_OPEN.match(t) or _FIRST.search(t):
@@ -163,7 +195,7 @@ def description_flaws(description: str) -> list[Flaw]:
 def section_flaws(category: str, name: str, text: str) -> list[Flaw]:
     """Why a section holds no fact: a placeholder, only chatter, a bare "tests pass", investigation steps."""
     where = f"## {name}"
-    sents = _sentences(text)
+    sents = section_sentences(text)
     out: list[Flaw] = []
     if not sents or all(_VACUOUS.match(s.rstrip(" .")) or _VACUOUS.match(s) for s in sents):
         return [Flaw("section-vacuous", where, f"{name} says nothing: the session did not state it")]

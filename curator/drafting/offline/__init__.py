@@ -33,9 +33,9 @@ from curator.drafting import DraftRequest, DraftResult
 from curator.drafting.offline import recipes
 from curator.drafting.offline.choosing import NOT_STATED, NoEvidence, NotStated
 from curator.drafting.offline.evidence import parse_snippets
-from curator.drafting.offline.finishing import TOPIC_TITLE_WEAK, finish_draft
+from curator.drafting.offline.finishing import FOREIGN_WEAK, TOPIC_TITLE_WEAK, finish_draft
 from curator.drafting.offline.recipes.session_summary import NO_NEXT_STEP
-from curator.drafting.offline.tags import SCAFFOLD, make_tags
+from curator.drafting.offline.tags import SCAFFOLD, make_tags, subject_words
 from curator.drafting.offline.text import bounded_line, norm, safe_body, sentences
 from curator.memory import memfile
 from curator.util.textsafe import clean
@@ -122,7 +122,11 @@ class OfflineDrafter:
         description = bounded_line(redact_text(done.description) or title, memfile.DESCRIPTION_MAX)
         body = memfile.join_sections(sections)
         # A title made from the topic is made from these tags: it adds none of its own.
-        tags = make_tags(([] if TOPIC_TITLE_WEAK in done.weak else [title]) + list(sections.values()), category)
+        topical = TOPIC_TITLE_WEAK in done.weak or FOREIGN_WEAK in done.weak
+        tags = make_tags(([] if topical else [title]) + list(sections.values()), category)
+        if FOREIGN_WEAK in done.weak:  # words of a language the drafter cannot read are no tags; names are
+            names = {w.lower() for w in subject_words(tags, list(sections.values()), names_only=True)}
+            tags = [t for t in tags if t in names] or [category.replace("_", "-")]
         session = source.get("session") if isinstance(source.get("session"), str) else ""
         turns = sorted({s.turn for s in d.used if isinstance(s.turn, int) and s.turn > 0})
         if not turns:

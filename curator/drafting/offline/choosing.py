@@ -27,7 +27,7 @@ from curator.drafting.offline.statements import (
     strip_interjections,
 )
 from curator.drafting.offline.text import bounded_line, finish, norm
-from curator.review.form import is_chatter
+from curator.review.form import is_chatter, is_foreign
 
 # What a required section says when the session does not state it: the least that is true, never filler.
 # The recipe lists it in the draft's `weak` too ("Rationale: no reason stated in the session").
@@ -53,6 +53,10 @@ _BOOST = {
                             r"|allow .{1,40} failures)\b", re.I),
     "preference": GENERAL,
 }
+
+
+_ERROR_MESSAGE = re.compile(r"^(?:\w*(?:error|exception|warning|fatal|failed|failure)\b\s*[:!]|traceback\b|"
+                            r"E\s{1,3}\w+(?:\.\w+)*(?:Error|Exception)\b)", re.I)
 
 
 def shape_factor(s: Sent, category: str) -> float:
@@ -84,6 +88,10 @@ def shape_factor(s: Sent, category: str) -> float:
         f *= 0.9
     if is_fluff(s.text) or is_codeish(s.text) or is_chatter(text):
         f *= 0.05
+    if category != "runbook" and _ERROR_MESSAGE.match(text):
+        f *= 0.2  # a pasted error is what happened; the fact is what it means (a runbook's symptom is its own)
+    if is_foreign(text):
+        f *= 0.2  # the drafter cannot restate it: an English statement of the fact, when there is one, reads better
     return f
 
 

@@ -124,7 +124,8 @@ def split_reason(text: str) -> Clauses:
     m = _LEADING_REASON.match(s)
     if m:
         return Clauses(core=m.group(2), reason="because " + m.group(1))
-    m = _REASON_CLAUSE.search(s)
+    # "not due to the tests but because …": a reason denied is part of the statement; the next one is its reason.
+    m = next((m for m in _REASON_CLAUSE.finditer(s) if not re.search(r"\bnot$", s[:m.start()])), None)
     if m and m.start() >= 8 and not inside_code(s, m.start()):
         core, rest = s[: m.start()], s[m.start():].lstrip(" ,")
         rest = re.sub(r"^(?:and|but)\s+", "", rest, flags=re.I)

@@ -118,3 +118,46 @@ def make_tags(texts: list[str], category: str) -> list[str]:
     if len(picked) < 3:
         picked += [t for t in ranked if t not in picked][: 3 - len(picked)]
     return picked or [category.replace("_", "-")]
+
+
+# Words that are no subject: adjectives, adverbs and verbs the tags pick up ("prefer", "small", "modify", "rest").
+_NOT_SUBJECT = frozenset("""prefer small large big modify rest take least most complex simple simpler cleaner clean
+quick equal latest nested proper actual current existing full real whole easy hard faster slower potentially accurate
+specific possible available required broken direct launch keep leave avoid allow stop start create implement remove
+replace include handle return open close show save load write read build move switch choose pick idea success
+particular completely accordingly remaining much enough sure likely certain important main different same other
+another previous next further entire overall single multiple several various extra additional separate
+minimal means requires needs decision constraint runbook preference tech-debt tech_debt debt session summary limit fixing deferred""".split())
+_DETERMINER = re.compile(r"\b(?:the|a|an|this|that|these|those|its|their|our|your|my|each|every|all|any|no|some|"
+                         r"of|for|on|in|with|to|from|about|by)\s+(?:[\w.-]+\s+){0,2}$", re.I)
+
+
+def subject_words(tags: list[str], texts: list[str], *, names_only: bool = False) -> list[str]:
+    """The tags that name the draft's subject, as written: identifiers first (files, code, `JWT`, `getUser`,
+    `orange-red`), then nouns (a word after a determiner or a preposition, or a plural); never a verb, an adjective,
+    a stop word or a category's name. `names_only` keeps identifiers alone (text the drafter cannot read)."""
+    text = SCAFFOLD.sub(" ", "\n".join(texts))
+    names: list[str] = []
+    nouns: list[str] = []
+    # The tags first, then the text's other words: a short draft has few tags.
+    words = [w.lower() for w in re.findall(r"[A-Za-z][\w.-]*[A-Za-z0-9]", text)]
+    for tag in dict.fromkeys(tags + [w for w in words if len(w) >= 4]):
+        if tag in _NOT_SUBJECT or tag in _STOP:
+            continue
+        found = [m for m in re.finditer(rf"(?<![\w.-]){re.escape(tag)}(?![\w-])", text, re.I)]
+        if not found:
+            continue
+        forms = [m.group(0) for m in found]
+        written = next((f for f in forms if f != f.lower()), forms[0])
+        coded = any(text[:m.start()].count("`") % 2 for m in found)
+        # A proper noun ("Hermes") is capitalized everywhere and somewhere mid-sentence, outside a Title Case heading.
+        proper = all(f[:1].isupper() for f in forms) and any(
+            re.search(r"[a-z,;]\s+$", text[:m.start()]) and not re.search(r"\b[A-Z][\w-]*\s+$", text[:m.start()])
+            and not re.match(r"\s+[A-Z]", text[m.end():]) for m in found)
+        if re.search(r"[._/\d]", tag) or coded or any(re.search(r".[A-Z]", f) for f in forms) or proper:
+            names.append(written)
+        elif not names_only and not re.search(r"(?:ing|ed|ly|ous|ful|ive|able|ible|less|est)$", tag) \
+                and (tag in tags and tag.endswith("s") and not tag.endswith("ss") or re.search(r"(?:tion|ment|ness|ity|ance|ence|ism)$", tag)
+                     or any(_DETERMINER.search(text[max(0, m.start() - 60):m.start()]) for m in found)):
+            nouns.append(tag)
+    return names + nouns

@@ -87,7 +87,10 @@ def sentences(text: str) -> list[str]:
                                   or (len(last) == 1 and last.isalpha())):
             continue
         # People type "done. also …": a lowercase start ends a sentence only after a real one.
-        if m.group(3).islower() and (len(before) < 3 or m.group(1) not in (".", "!", "?")):
+        # A name may start lowercase ("Firmware downloaded. pip3 is blocked", "Nothing pushed. `auth/x` has").
+        nxt = text[m.end():].split(None, 1)[0]
+        name = nxt.startswith("`") or re.search(r"[\d_/]", nxt)
+        if m.group(3).islower() and not name and (len(before) < 3 or m.group(1) not in (".", "!", "?")):
             continue
         piece = text[start:end].strip()
         if piece:
@@ -174,7 +177,8 @@ def _balanced(s: str) -> str:
 def sentence_case(s: str) -> str:
     if s and s[0].islower():
         first = s.split(" ", 1)[0]
-        if not any(c in first for c in "._/()`=") and not any(c.isupper() for c in first[1:]):
+        # A name keeps its case: "pip3", "ci.yml", "getUser", "`x`".
+        if not any(c in first for c in "._/()`=") and not any(c.isupper() or c.isdigit() for c in first[1:]):
             return s[0].upper() + s[1:]
     return s
 

@@ -22,6 +22,7 @@ from curator.drafting.offline.text import (
     finish,
     fold,
     inline_code,
+    inside_code,
     lower_first,
     norm,
     segments,
@@ -29,7 +30,7 @@ from curator.drafting.offline.text import (
     shorten,
 )
 from curator.drafting.offline.titles import TITLE_SOFT, describe, title_from
-from curator.review.form import is_chatter, title_flaws
+from curator.review.form import is_chatter, is_foreign, title_flaws
 from curator.util.textsafe import clean
 
 NO_NEXT_STEP = "No next step was stated in the session."
@@ -116,12 +117,33 @@ def done_statement(x: str) -> str:
     return t[:1].upper() + t[1:]
 
 
+# A head that only counts or holds the work ("`auth/x` has six commits on top of `trunk`: a, b, c"): the work is
+# the list after it.
+_HOLDER = re.compile(r"\b(?:has|have|contains?|includes?|holds?|brings?|with|adds?)\b.*\b(?:commits?|changes?|files?|"
+                     r"prs?|fixes|parts?|things|items?|features?)\b", re.I)
+
+
+def _title_phrase(x: str) -> str:
+    """The phrase a summary title is made of: no trailing list ("…: a, b, c, and d"), no markdown; when the
+    head only counts the work, the list's first two items are the work."""
+    x = x.replace("**", "").rstrip(".")
+    k = x.find(": ")
+    if k > 0 and not inside_code(x, k):
+        head, tail = x[:k], x[k + 2:]
+        items = [i.strip() for i in re.split(r",\s+(?:and\s+)?|\s+and\s+", tail) if i.strip()]
+        if len(items) >= 3:
+            x = f"{items[0]} and {items[1]}" if _HOLDER.search(head) else head
+    return x.replace("`", "")
+
+
 def _done_title(outcome: list[str], items: list[str], files: list[str]) -> str:
     """A session summary's title: what was done (the outcome as a fact, else the files changed), '' if neither."""
     names = [f.rsplit("/", 1)[-1] for f in files]
     for x in outcome + items:
+        if is_foreign(x):  # the drafter cannot translate it: the files say what was done
+            continue
         x = re.sub(r"^[^:`]{3,50}:\s+", "", x)  # "Fixed lint: Replaced …" -> "Replaced …"
-        t = title_from(x, "session_summary")
+        t = title_from(_title_phrase(x), "session_summary")
         if len(t.split()) >= 3 and not is_chatter(t) and not title_flaws(t, "session_summary"):
             if 1 <= len(names) <= 2 and not any(n in t for n in names) and len(t) < TITLE_SOFT - 30:
                 t += f" ({', '.join(names)})"
@@ -235,7 +257,10 @@ def draft_session_summary(excerpt: str, snippets: list[Snip], *, subagent: bool 
     if short:
         sections["Completed"] = "Files changed:\n" + bullets([inline_code(f) for f in short[:12]])
     # Titled by what was done; the opening request only when it states the work (no question, no "these").
-    title = _done_title([] if any(w.startswith("Outcome:") for w in weak) else outcome, items, files)
+    # A reply in another language ("Push fatto. Audit finale GitHub …") is no title: the files say what was done.
+    foreign = bool(reply) and is_foreign(reply[1])
+    stated = not any(w.startswith("Outcome:") for w in weak) and not foreign
+    title = _done_title(outcome if stated else [], [] if foreign else items, files)
     if not title and title_src:
         title = title_from(title_src, "session_summary")
         if len(title.split()) < 4 and title_next and not title_next.endswith("?"):
@@ -247,4 +272,4 @@ def draft_session_summary(excerpt: str, snippets: list[Snip], *, subagent: bool 
     # The MEMORY.md line adds the outcome to a goal title, or the goal to an outcome title.
     extra = outcome[0] if norm(title) not in norm(outcome[0]) else (goal_lines[0].rsplit(" (", 1)[0]
                                                                       if goal_lines else "")
-    return Draft(title, describe(title, extra), sections, used, weak=weak)
+    return Draft(title, describe(title, "" if foreign else extra), sections, used, weak=weak)
