@@ -26,7 +26,7 @@ BACKENDS = ("auto", "anthropic", "claude-cli", "offline")
 # Maps whose keys are the user's to choose (the schema fixes only the value type).
 _OPEN_MAPS = {("models",)}
 # String lists whose entries are regular expressions, checked at load time.
-_REGEX_LISTS = {"keywords", "reason_words"}
+_REGEX_LISTS = {"keywords", "weak_keywords", "reason_words"}
 
 
 class ConfigError(Exception):
@@ -113,6 +113,10 @@ def _semantic_checks(cfg: dict, where: str) -> None:
     if cfg["backend"] not in BACKENDS:
         raise ConfigError(f"{where}: backend: expected one of {', '.join(BACKENDS)}, found {cfg['backend']!r}")
     _drafting_checks(cfg, where)
+    cr = cfg["triage"]["correction"]
+    for key, value in [*((f"weights.{k}", v) for k, v in cr["weights"].items()), ("confirmed", cr["confirmed"])]:
+        if value < 0:
+            raise ConfigError(f"{where}: triage.correction.{key}: expected a number at least 0, found {value}")
     for name in NAMES:
         if name not in cfg["categories"]:
             raise ConfigError(f"{where}: categories.{name}: missing")

@@ -210,6 +210,8 @@ def test_requirements_never_hide_a_match(rules):
         "the main branch is master", "requires approval", "replacing the old parser with a new one",
     ]
     keywords = rules.keywords.keywords + rules.reasons.keywords
+    # Every text a plain-phrase keyword stands for, in a sentence (its requirements are worked out apart).
+    lines += [f"So {p.capitalize()} here." for kw in keywords for p in kw.phrases or ()]
     matched = set()
     for kw in keywords:
         rx = re.compile(kw.regex.pattern, kw.regex.flags)

@@ -15,7 +15,18 @@ import re
 
 from curator.util.lazyre import LazyRegex
 
-_LITERAL = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ',-_:;/!&%@#=<>\"")
+_ASCII_LITERAL = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ',-_:;/!&%@#=<>\"")
+
+
+class _Literals:
+    """The characters that stand for themselves in a pattern: ASCII ones, and any letter beyond
+    ASCII, so "pour l'instant" or "nicht ändern" stay plain phrases found with str.find."""
+
+    def __contains__(self, c: str) -> bool:
+        return c in _ASCII_LITERAL or (c > "\x7f" and c.isalpha())
+
+
+_LITERAL = _Literals()
 
 
 def _past_atom(p: str, i: int) -> int | None:
