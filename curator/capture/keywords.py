@@ -15,6 +15,8 @@ import re
 
 from curator.util.lazyre import LazyRegex
 
+_WORD = LazyRegex(r"\w+")
+
 _ASCII_LITERAL = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ',-_:;/!&%@#=<>\"")
 
 
@@ -219,9 +221,18 @@ def _sequence(p: str, i: int, limit: int) -> tuple[set[str] | None, int]:
     return acc, i
 
 
+def anchor_words(phrase_list: list[str] | None) -> list[str] | None:
+    """The longest word of each phrase (see KeywordSet); None when a phrase has no word."""
+    if not phrase_list:
+        return None
+    words = {max(_WORD.rx.findall(p), key=len, default="") for p in phrase_list}
+    return None if "" in words else sorted(words)
+
+
 def analyse(pattern: str) -> dict:
     """What the config cache keeps per keyword pattern (see Keyword)."""
-    return {"needs": [list(alts) for alts in requirements(pattern)], "phrases": phrases(pattern)}
+    found = phrases(pattern)
+    return {"needs": [list(alts) for alts in requirements(pattern)], "phrases": found, "words": anchor_words(found)}
 
 
 def _is_word(c: str) -> bool:
@@ -236,7 +247,7 @@ class Keyword:
     its required literals.
     """
 
-    __slots__ = ("category", "weak", "needs", "phrases", "regex", "index")
+    __slots__ = ("category", "weak", "needs", "phrases", "words", "regex", "index")
 
     def __init__(self, category: str, pattern: str, weak: bool, analysis: dict | None = None) -> None:
         a = analysis or analyse(pattern)
@@ -245,6 +256,7 @@ class Keyword:
         # The most selective requirement first: it rules most messages out at once.
         self.needs = sorted((tuple(n) for n in a["needs"]), key=lambda alts: -min(len(x) for x in alts))
         self.phrases = a["phrases"]
+        self.words = a["words"] if "words" in a else anchor_words(self.phrases)
         self.regex = LazyRegex(rf"(?<!\w)(?:{pattern})(?!\w)", re.I)
         self.index = 0
 
@@ -277,19 +289,25 @@ class Keyword:
 
 
 class KeywordSet:
-    """Keywords indexed by the literals of their most selective requirement.
+    """Keywords indexed so that one message is tested against each index entry once, not keyword by keyword.
 
-    `candidates(lowered)` tests each distinct literal once per message instead
-    of every keyword's requirements one by one.
+    A plain-phrase keyword matches only at word boundaries, so every word of a phrase is a whole word of
+    the message: it is indexed by the longest word of each of its phrases, and a message's set of words
+    finds it with one set intersection however many such keywords there are. Any other keyword is indexed
+    by the literals of its most selective requirement, each tested with `in`.
     """
 
     def __init__(self, keywords: list[Keyword]) -> None:
         self.keywords = keywords
         self.always: list[Keyword] = []
         self.by_literal: dict[str, list[Keyword]] = {}
+        self.by_word: dict[str, list[Keyword]] = {}
         for i, kw in enumerate(keywords):
             kw.index = i
-            if not kw.needs:
+            if kw.words:
+                for w in kw.words:
+                    self.by_word.setdefault(w, []).append(kw)
+            elif not kw.needs:
                 self.always.append(kw)
             else:
                 for lit in kw.needs[0]:
@@ -298,6 +316,9 @@ class KeywordSet:
     def candidates(self, lowered: str) -> list[Keyword]:
         """The keywords that may match `lowered` (a lowercased message), in their configured order."""
         hit = [kws for lit, kws in self.by_literal.items() if lit in lowered]  # the hot loop: kept lean
+        by_word = self.by_word
+        if by_word:
+            hit.extend(by_word[w] for w in by_word.keys() & _WORD.rx.findall(lowered))
         if not hit and not self.always:
             return []
         found = {kw.index: kw for kw in self.always}
