@@ -118,7 +118,7 @@ def test_a_corrupt_cache_is_rebuilt(project, tmp_path):
 def test_keyword_requirements_are_derived_into_the_cache(project):
     cfg = config.load(project)
     analysed = cfg["_derived"]["keywords"]
-    assert analysed["decided"] == {"needs": [["decided"]], "phrases": ["decided"]}
+    assert analysed["decided"] == {"needs": [["decided"]], "phrases": ["decided"], "words": ["decided"]}
     for name in ("decision", "constraint", "preference"):
         assert cfg["categories"][name]["keywords"], name
         for pattern in cfg["categories"][name]["keywords"]:
