@@ -196,11 +196,9 @@ def build(paths: list[str]) -> dict:
 
 def _derive(cfg: dict) -> dict:
     """Work that depends only on the config, done once here and kept in the cache (see keywords.py)."""
-    from curator.capture.keywords import analyse
+    from curator.capture.triage import derive
 
-    patterns = {p for c in cfg["categories"].values() for key in ("keywords", "weak_keywords") for p in c[key]}
-    patterns.update(cfg["triage"]["reason_words"])
-    return {"keywords": {p: analyse(p) for p in sorted(patterns)}}
+    return {"triage": derive(cfg)}
 
 
 def load(project, data_dir=None) -> dict:

@@ -265,6 +265,29 @@ def test_candidates_keep_the_configured_order():
     assert KeywordSet(kws).candidates("nothing here") == [kws[1]]
 
 
+def test_the_cached_index_finds_what_each_pattern_finds(tmp_path):
+    """The keyword index kept ready-made in the config cache gives the candidates analysing every pattern gives."""
+    data = tmp_path / "data"
+    config.load(tmp_path, data)
+    cfg = config.load(tmp_path, data)
+    ready, fresh = Rules(cfg), Rules({k: v for k, v in cfg.items() if k != "_derived"})
+    lines = [f"So {p} here." for kw in fresh.keywords.keywords + fresh.reasons.keywords for p in kw.phrases or ()]
+    lines += ["We need explicit approval", "all 12 tests pass", "TODO: skip the flaky tests", "nothing at all"]
+    for line in lines:
+        for a, b in ((ready.keywords, fresh.keywords), (ready.reasons, fresh.reasons)):
+            assert [(kw.index, kw.pattern, kw.weak) for kw in a.candidates(line.lower())] == \
+                   [(kw.index, kw.pattern, kw.weak) for kw in b.candidates(line.lower())], line
+
+
+def test_keywords_changed_after_loading_are_not_found_through_a_stale_index(tmp_path):
+    data = tmp_path / "data"
+    config.load(tmp_path, data)
+    cfg = config.load(tmp_path, data)
+    cfg["categories"]["decision"]["keywords"].insert(0, "zebra crossings?")
+    found = Rules(cfg).keywords.candidates("we took the zebra crossing, as decided")
+    assert [kw.pattern for kw in found][:2] == ["zebra crossings?", "decided"]
+
+
 # -- agreement with hand labels ------------------------------------------------
 
 @needs_shared

@@ -247,11 +247,12 @@ class Keyword:
     its required literals.
     """
 
-    __slots__ = ("category", "weak", "needs", "phrases", "words", "regex", "index")
+    __slots__ = ("category", "pattern", "weak", "needs", "phrases", "words", "regex", "index")
 
     def __init__(self, category: str, pattern: str, weak: bool, analysis: dict | None = None) -> None:
         a = analysis or analyse(pattern)
         self.category = category
+        self.pattern = pattern
         self.weak = weak
         # The most selective requirement first: it rules most messages out at once.
         self.needs = sorted((tuple(n) for n in a["needs"]), key=lambda alts: -min(len(x) for x in alts))
@@ -288,6 +289,23 @@ class Keyword:
         return True
 
 
+# Separators of a keyword's record in the config cache: none is a literal character (_LITERAL), so no
+# requirement or phrase holds one; the pattern, which may hold anything, comes last.
+_FIELD, _SET, _ALT = "|", "~", "^"
+
+
+def _record(kw: Keyword) -> str:
+    needs = _SET.join(_ALT.join(alts) for alts in kw.needs)
+    return _FIELD.join([kw.category, "w" if kw.weak else "", needs, _ALT.join(kw.phrases or ()), kw.pattern])
+
+
+def _from_record(record: str) -> Keyword:
+    category, weak, needs, found, pattern = record.split(_FIELD, 4)
+    analysis = {"needs": [alts.split(_ALT) for alts in needs.split(_SET)] if needs else [],
+                "phrases": found.split(_ALT) if found else None, "words": None}
+    return Keyword(category, pattern, bool(weak), analysis)
+
+
 class KeywordSet:
     """Keywords indexed so that one message is tested against each index entry once, not keyword by keyword.
 
@@ -295,34 +313,80 @@ class KeywordSet:
     the message: it is indexed by the longest word of each of its phrases, and a message's set of words
     finds it with one set intersection however many such keywords there are. Any other keyword is indexed
     by the literals of its most selective requirement, each tested with `in`.
+
+    The index maps to keyword positions ("3,17"). The config cache keeps it ready-made (`index_data`),
+    each keyword a flat string (`_record`) made a Keyword only when a message reaches it (`from_index`):
+    a hook call pays for the cues its new messages can match, not for every cue of the config.
     """
 
     def __init__(self, keywords: list[Keyword]) -> None:
-        self.keywords = keywords
-        self.always: list[Keyword] = []
-        self.by_literal: dict[str, list[Keyword]] = {}
-        self.by_word: dict[str, list[Keyword]] = {}
+        by_word: dict[str, list[int]] = {}
+        by_literal: dict[str, list[int]] = {}
+        self.always: list[int] = []
         for i, kw in enumerate(keywords):
             kw.index = i
             if kw.words:
                 for w in kw.words:
-                    self.by_word.setdefault(w, []).append(kw)
+                    by_word.setdefault(w, []).append(i)
             elif not kw.needs:
-                self.always.append(kw)
+                self.always.append(i)
             else:
                 for lit in kw.needs[0]:
-                    self.by_literal.setdefault(lit, []).append(kw)
+                    by_literal.setdefault(lit, []).append(i)
+        self._built: list[Keyword | None] = list(keywords)
+        self._records: list[str] = []
+        self.by_literal = {lit: ",".join(map(str, ids)) for lit, ids in by_literal.items()}
+        self._by_word: dict[str, str] | None = {w: ",".join(map(str, ids)) for w, ids in by_word.items()}
+        self._words = ("", "")
+
+    @classmethod
+    def from_index(cls, data: dict) -> "KeywordSet":
+        """The set `index_data` describes; its keywords, and its word index, built on first use."""
+        s = cls.__new__(cls)
+        s._records = data["records"]
+        s._built = [None] * len(s._records)
+        s.always, s.by_literal = data["always"], data["by_literal"]
+        s._by_word, s._words = None, (data["words"], data["word_ids"])
+        return s
+
+    def index_data(self) -> dict:
+        """This set as the config cache keeps it: plain JSON types, few and flat, quick to load (see from_index)."""
+        by_word = self.by_word
+        return {"records": [_record(kw) for kw in self.keywords], "always": self.always, "by_literal": self.by_literal,
+                "words": " ".join(by_word), "word_ids": " ".join(by_word.values())}
+
+    @property
+    def by_word(self) -> dict[str, str]:
+        if self._by_word is None:  # words are \w+ and positions digits and commas: neither holds a space
+            words, ids = self._words
+            self._by_word = dict(zip(words.split(" "), ids.split(" "))) if words else {}
+        return self._by_word
+
+    def _build(self, i: int) -> Keyword:
+        kw = self._built[i] = _from_record(self._records[i])
+        kw.index = i
+        return kw
+
+    @property
+    def keywords(self) -> list[Keyword]:
+        """Every keyword, in configured order (built now if not yet)."""
+        return [kw or self._build(i) for i, kw in enumerate(self._built)]
 
     def candidates(self, lowered: str) -> list[Keyword]:
         """The keywords that may match `lowered` (a lowercased message), in their configured order."""
-        hit = [kws for lit, kws in self.by_literal.items() if lit in lowered]  # the hot loop: kept lean
+        hit = [ids for lit, ids in self.by_literal.items() if lit in lowered]  # the hot loop: kept lean
         by_word = self.by_word
         if by_word:
             hit.extend(by_word[w] for w in by_word.keys() & _WORD.rx.findall(lowered))
         if not hit and not self.always:
             return []
-        found = {kw.index: kw for kw in self.always}
-        for kws in hit:
-            for kw in kws:
-                found[kw.index] = kw
-        return [found[i] for i in sorted(found) if found[i].may_match(lowered)]
+        found = set(self.always)
+        for ids in hit:
+            found.update(map(int, ids.split(",")))
+        built = self._built
+        out = []
+        for i in sorted(found):
+            kw = built[i] or self._build(i)
+            if kw.may_match(lowered):
+                out.append(kw)
+        return out

@@ -12,6 +12,7 @@ for how keyword patterns avoid being compiled when they cannot match.
 from __future__ import annotations
 
 import heapq
+import zlib
 from bisect import bisect_right
 
 from curator.capture.keywords import Keyword, KeywordSet
@@ -38,16 +39,18 @@ class Rules:
     def __init__(self, cfg: dict) -> None:
         t = cfg["triage"]
         cats = cfg["categories"]
-        # The config cache carries each pattern's requirements, worked out when the YAML was parsed.
-        analysed = cfg.get("_derived", {}).get("keywords", {})
-        self.keywords = KeywordSet([Keyword(n, p, weak, analysed.get(p)) for n in TEXT_SCORED
-                                    for weak, key in ((False, "keywords"), (True, "weak_keywords"))
-                                    for p in cats[n][key]])
+        # The config cache carries the keyword index ready-made, worked out when the YAML was parsed;
+        # a config changed since (or a cache of an older format) has it built here.
+        ready = cfg.get("_derived", {}).get("triage")
+        if ready and ready.get("check") == keyword_check(cfg):
+            self.keywords = KeywordSet.from_index(ready["keywords"])
+            self.reasons = KeywordSet.from_index(ready["reasons"])
+        else:
+            self.keywords, self.reasons = keyword_sets(cfg)
         self.weak_weight = float(t["weak_weight"])
         self.threshold = {n: float(cats[n]["threshold"]) for n in NAMES}
         self.saturation = {n: float(cats[n]["saturation"]) for n in NAMES}
         self.speakers = {n: cats[n]["speakers"] for n in NAMES}
-        self.reasons = KeywordSet([Keyword("reason", p, False, analysed.get(p)) for p in t["reason_words"]])
         self.reason_weight = float(t["reason_weight"])
         self.line_cap = float(t["line_cap"])
         self.acks = {a.lower() for a in t["acknowledgements"]}
@@ -71,6 +74,32 @@ class Rules:
         self.activity = ss["activity"]
         self.summary_subagents = bool(ss["subagents"])
         self.ignored_tools = set(ss["ignored_tools"])
+
+
+_INDEX_FORMAT = "1"  # of the ready-made keyword index (KeywordSet.index_data): bump when it changes
+
+
+def keyword_sets(cfg: dict) -> tuple[KeywordSet, KeywordSet]:
+    """The category keywords and the reason words of a config, each pattern analysed now (see keywords.py)."""
+    cats = cfg["categories"]
+    keywords = KeywordSet([Keyword(n, p, weak) for n in TEXT_SCORED
+                           for weak, key in ((False, "keywords"), (True, "weak_keywords"))
+                           for p in cats[n][key]])
+    return keywords, KeywordSet([Keyword("reason", p, False) for p in cfg["triage"]["reason_words"]])
+
+
+def keyword_check(cfg: dict) -> int:
+    """A checksum of the keyword lists an index was built from: a few joins, whatever their length."""
+    cats = cfg["categories"]
+    parts = [_INDEX_FORMAT, *("\x1e".join(cats[n][key]) for n in TEXT_SCORED for key in ("keywords", "weak_keywords")),
+             "\x1e".join(cfg["triage"]["reason_words"])]
+    return zlib.crc32("\x1f".join(parts).encode("utf-8", "surrogatepass"))
+
+
+def derive(cfg: dict) -> dict:
+    """What the config cache keeps for the triage: the keyword index ready-made (see Rules)."""
+    keywords, reasons = keyword_sets(cfg)
+    return {"check": keyword_check(cfg), "keywords": keywords.index_data(), "reasons": reasons.index_data()}
 
 
 # -- the raw filter ----------------------------------------------------------
