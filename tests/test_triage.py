@@ -229,6 +229,10 @@ def test_requirements_never_hide_a_match(rules):
                                                 "doesn't work"]),
     ("tech(?:nical)? debt", ["tech debt", "technical debt"]),
     ("(?:as a )?temporar(?:y|ily)", ["as a temporarily", "as a temporary", "temporarily", "temporary"]),
+    ("obbligatori[oa]", ["obbligatoria", "obbligatorio"]),
+    ("standardi[sz]ed? on", ["standardise on", "standardised on", "standardize on", "standardized on"]),
+    ("[a-z]+ on", None),  # a range, repeated: a regex
+    ("[^x]y", None),
     ("todo(?! list)", None),
     ("replac(?:e|ed) (?:\\S+ ){0,4}with", None),
     ("(?:x|yy)+", None),

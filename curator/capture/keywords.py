@@ -168,8 +168,9 @@ MAX_PHRASES = 64
 def phrases(pattern: str, limit: int = MAX_PHRASES) -> list[str] | None:
     """Every text `pattern` matches, lowercased, when that is a small finite set of plain phrases.
 
-    Handles literals, groups of alternatives and `?`; anything else (classes,
-    repeats, lookarounds, escapes) returns None and the pattern stays a regex.
+    Handles literals, groups of alternatives, classes of plain characters and `?`;
+    anything else (ranges, repeats, lookarounds, escapes) returns None and the
+    pattern stays a regex.
     "(?:does not|doesn't) (?:support|work)" gives four phrases.
     """
     out, end = _alternatives(pattern, 0, limit)
@@ -208,6 +209,12 @@ def _sequence(p: str, i: int, limit: int) -> tuple[set[str] | None, int]:
             if item is None or i >= len(p) or p[i] != ")":
                 return None, i
             i += 1
+        elif c == "[":  # a class of plain characters, as in "obbligatori[oa]": one of them
+            j = p.find("]", i + 1)
+            chars = p[i + 1:j] if j > i + 1 else ""
+            if not chars or "-" in chars or not all(ch in _LITERAL for ch in chars):
+                return None, i  # ranges, negations, escapes
+            item, i = {ch.lower() for ch in chars}, j + 1
         else:
             return None, i
         if i < len(p) and p[i] == "?":
@@ -221,11 +228,19 @@ def _sequence(p: str, i: int, limit: int) -> tuple[set[str] | None, int]:
     return acc, i
 
 
+# Words in almost every message: a phrase is indexed by another of its words when it has one.
+_COMMON = frozenset("""a an the and or but not no to of in on at for with from by as is are be was it its this that
+these those we you i he she they let lets let's do does did can will would should could have has had just like
+what when if so than then there here all any some more don doesn didn isn aren won""".split())
+
+
 def anchor_words(phrase_list: list[str] | None) -> list[str] | None:
-    """The longest word of each phrase (see KeywordSet); None when a phrase has no word."""
+    """The word each phrase is indexed by (see KeywordSet): its longest uncommon word of three letters or
+    more, else its longest; None when a phrase has no word."""
     if not phrase_list:
         return None
-    words = {max(_WORD.rx.findall(p), key=len, default="") for p in phrase_list}
+    words = {max(_WORD.rx.findall(p), key=lambda w: (len(w) > 2 and w not in _COMMON, len(w)), default="")
+             for p in phrase_list}
     return None if "" in words else sorted(words)
 
 
