@@ -247,7 +247,9 @@ def anchor_words(phrase_list: list[str] | None) -> list[str] | None:
 def analyse(pattern: str) -> dict:
     """What the config cache keeps per keyword pattern (see Keyword)."""
     found = phrases(pattern)
-    return {"needs": [list(alts) for alts in requirements(pattern)], "phrases": found, "words": anchor_words(found)}
+    # The most selective requirement first: it rules most messages out at once.
+    needs = sorted(requirements(pattern), key=lambda alts: -min(len(x) for x in alts))
+    return {"needs": [list(alts) for alts in needs], "phrases": found, "words": anchor_words(found)}
 
 
 def _is_word(c: str) -> bool:
@@ -269,8 +271,7 @@ class Keyword:
         self.category = category
         self.pattern = pattern
         self.weak = weak
-        # The most selective requirement first: it rules most messages out at once.
-        self.needs = sorted((tuple(n) for n in a["needs"]), key=lambda alts: -min(len(x) for x in alts))
+        self.needs = [tuple(n) for n in a["needs"]]
         self.phrases = a["phrases"]
         self.words = a["words"] if "words" in a else anchor_words(self.phrases)
         self.regex = LazyRegex(rf"(?<!\w)(?:{pattern})(?!\w)", re.I)
