@@ -26,7 +26,7 @@ BACKENDS = ("auto", "anthropic", "claude-cli", "offline")
 # Maps whose keys are the user's to choose (the schema fixes only the value type).
 _OPEN_MAPS = {("models",)}
 # String lists whose entries are regular expressions, checked at load time.
-_REGEX_LISTS = {"keywords", "reason_words"}
+_REGEX_LISTS = {"keywords", "weak_keywords", "reason_words"}
 
 
 class ConfigError(Exception):
@@ -116,6 +116,10 @@ def _semantic_checks(cfg: dict, where: str) -> None:
     if not 0 <= cfg["auto_approve"]["min_confidence"] <= 1:
         raise ConfigError(f"{where}: auto_approve.min_confidence: expected a number from 0 to 1, "
                           f"found {cfg['auto_approve']['min_confidence']}")
+    cr = cfg["triage"]["correction"]
+    for key, value in [*((f"weights.{k}", v) for k, v in cr["weights"].items()), ("confirmed", cr["confirmed"])]:
+        if value < 0:
+            raise ConfigError(f"{where}: triage.correction.{key}: expected a number at least 0, found {value}")
     for name in NAMES:
         if name not in cfg["categories"]:
             raise ConfigError(f"{where}: categories.{name}: missing")
@@ -195,11 +199,9 @@ def build(paths: list[str]) -> dict:
 
 def _derive(cfg: dict) -> dict:
     """Work that depends only on the config, done once here and kept in the cache (see keywords.py)."""
-    from curator.capture.keywords import analyse
+    from curator.capture.triage import derive
 
-    patterns = {p for c in cfg["categories"].values() for key in ("keywords", "weak_keywords") for p in c[key]}
-    patterns.update(cfg["triage"]["reason_words"])
-    return {"keywords": {p: analyse(p) for p in sorted(patterns)}}
+    return {"triage": derive(cfg)}
 
 
 def load(project, data_dir=None) -> dict:

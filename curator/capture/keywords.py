@@ -15,7 +15,20 @@ import re
 
 from curator.util.lazyre import LazyRegex
 
-_LITERAL = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ',-_:;/!&%@#=<>\"")
+_WORD = LazyRegex(r"\w+")
+
+_ASCII_LITERAL = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ',-_:;/!&%@#=<>\"")
+
+
+class _Literals:
+    """The characters that stand for themselves in a pattern: ASCII ones, and any letter beyond
+    ASCII, so "pour l'instant" or "nicht ändern" stay plain phrases found with str.find."""
+
+    def __contains__(self, c: str) -> bool:
+        return c in _ASCII_LITERAL or (c > "\x7f" and c.isalpha())
+
+
+_LITERAL = _Literals()
 
 
 def _past_atom(p: str, i: int) -> int | None:
@@ -155,8 +168,9 @@ MAX_PHRASES = 64
 def phrases(pattern: str, limit: int = MAX_PHRASES) -> list[str] | None:
     """Every text `pattern` matches, lowercased, when that is a small finite set of plain phrases.
 
-    Handles literals, groups of alternatives and `?`; anything else (classes,
-    repeats, lookarounds, escapes) returns None and the pattern stays a regex.
+    Handles literals, groups of alternatives, classes of plain characters and `?`;
+    anything else (ranges, repeats, lookarounds, escapes) returns None and the
+    pattern stays a regex.
     "(?:does not|doesn't) (?:support|work)" gives four phrases.
     """
     out, end = _alternatives(pattern, 0, limit)
@@ -195,6 +209,12 @@ def _sequence(p: str, i: int, limit: int) -> tuple[set[str] | None, int]:
             if item is None or i >= len(p) or p[i] != ")":
                 return None, i
             i += 1
+        elif c == "[":  # a class of plain characters, as in "obbligatori[oa]": one of them
+            j = p.find("]", i + 1)
+            chars = p[i + 1:j] if j > i + 1 else ""
+            if not chars or "-" in chars or not all(ch in _LITERAL for ch in chars):
+                return None, i  # ranges, negations, escapes
+            item, i = {ch.lower() for ch in chars}, j + 1
         else:
             return None, i
         if i < len(p) and p[i] == "?":
@@ -208,9 +228,28 @@ def _sequence(p: str, i: int, limit: int) -> tuple[set[str] | None, int]:
     return acc, i
 
 
+# Words in almost every message: a phrase is indexed by another of its words when it has one.
+_COMMON = frozenset("""a an the and or but not no to of in on at for with from by as is are be was it its this that
+these those we you i he she they let lets let's do does did can will would should could have has had just like
+what when if so than then there here all any some more don doesn didn isn aren won""".split())
+
+
+def anchor_words(phrase_list: list[str] | None) -> list[str] | None:
+    """The word each phrase is indexed by (see KeywordSet): its longest uncommon word of three letters or
+    more, else its longest; None when a phrase has no word."""
+    if not phrase_list:
+        return None
+    words = {max(_WORD.rx.findall(p), key=lambda w: (len(w) > 2 and w not in _COMMON, len(w)), default="")
+             for p in phrase_list}
+    return None if "" in words else sorted(words)
+
+
 def analyse(pattern: str) -> dict:
     """What the config cache keeps per keyword pattern (see Keyword)."""
-    return {"needs": [list(alts) for alts in requirements(pattern)], "phrases": phrases(pattern)}
+    found = phrases(pattern)
+    # The most selective requirement first: it rules most messages out at once.
+    needs = sorted(requirements(pattern), key=lambda alts: -min(len(x) for x in alts))
+    return {"needs": [list(alts) for alts in needs], "phrases": found, "words": anchor_words(found)}
 
 
 def _is_word(c: str) -> bool:
@@ -225,15 +264,16 @@ class Keyword:
     its required literals.
     """
 
-    __slots__ = ("category", "weak", "needs", "phrases", "regex", "index")
+    __slots__ = ("category", "pattern", "weak", "needs", "phrases", "words", "regex", "index")
 
     def __init__(self, category: str, pattern: str, weak: bool, analysis: dict | None = None) -> None:
         a = analysis or analyse(pattern)
         self.category = category
+        self.pattern = pattern
         self.weak = weak
-        # The most selective requirement first: it rules most messages out at once.
-        self.needs = sorted((tuple(n) for n in a["needs"]), key=lambda alts: -min(len(x) for x in alts))
+        self.needs = [tuple(n) for n in a["needs"]]
         self.phrases = a["phrases"]
+        self.words = a["words"] if "words" in a else anchor_words(self.phrases)
         self.regex = LazyRegex(rf"(?<!\w)(?:{pattern})(?!\w)", re.I)
         self.index = 0
 
@@ -265,32 +305,104 @@ class Keyword:
         return True
 
 
-class KeywordSet:
-    """Keywords indexed by the literals of their most selective requirement.
+# Separators of a keyword's record in the config cache: none is a literal character (_LITERAL), so no
+# requirement or phrase holds one; the pattern, which may hold anything, comes last.
+_FIELD, _SET, _ALT = "|", "~", "^"
 
-    `candidates(lowered)` tests each distinct literal once per message instead
-    of every keyword's requirements one by one.
+
+def _record(kw: Keyword) -> str:
+    needs = _SET.join(_ALT.join(alts) for alts in kw.needs)
+    return _FIELD.join([kw.category, "w" if kw.weak else "", needs, _ALT.join(kw.phrases or ()), kw.pattern])
+
+
+def _from_record(record: str) -> Keyword:
+    category, weak, needs, found, pattern = record.split(_FIELD, 4)
+    analysis = {"needs": [alts.split(_ALT) for alts in needs.split(_SET)] if needs else [],
+                "phrases": found.split(_ALT) if found else None, "words": None}
+    return Keyword(category, pattern, bool(weak), analysis)
+
+
+class KeywordSet:
+    """Keywords indexed so that one message is tested against each index entry once, not keyword by keyword.
+
+    A plain-phrase keyword matches only at word boundaries, so every word of a phrase is a whole word of
+    the message: it is indexed by the longest word of each of its phrases, and a message's set of words
+    finds it with one set intersection however many such keywords there are. Any other keyword is indexed
+    by the literals of its most selective requirement, each tested with `in`.
+
+    The index maps to keyword positions ("3,17"). The config cache keeps it ready-made (`index_data`),
+    each keyword a flat string (`_record`) made a Keyword only when a message reaches it (`from_index`):
+    a hook call pays for the cues its new messages can match, not for every cue of the config.
     """
 
     def __init__(self, keywords: list[Keyword]) -> None:
-        self.keywords = keywords
-        self.always: list[Keyword] = []
-        self.by_literal: dict[str, list[Keyword]] = {}
+        by_word: dict[str, list[int]] = {}
+        by_literal: dict[str, list[int]] = {}
+        self.always: list[int] = []
         for i, kw in enumerate(keywords):
             kw.index = i
-            if not kw.needs:
-                self.always.append(kw)
+            if kw.words:
+                for w in kw.words:
+                    by_word.setdefault(w, []).append(i)
+            elif not kw.needs:
+                self.always.append(i)
             else:
                 for lit in kw.needs[0]:
-                    self.by_literal.setdefault(lit, []).append(kw)
+                    by_literal.setdefault(lit, []).append(i)
+        self._built: list[Keyword | None] = list(keywords)
+        self._records: list[str] = []
+        self.by_literal = {lit: ",".join(map(str, ids)) for lit, ids in by_literal.items()}
+        self._by_word: dict[str, str] | None = {w: ",".join(map(str, ids)) for w, ids in by_word.items()}
+        self._words = ("", "")
+
+    @classmethod
+    def from_index(cls, data: dict) -> "KeywordSet":
+        """The set `index_data` describes; its keywords, and its word index, built on first use."""
+        s = cls.__new__(cls)
+        s._records = data["records"]
+        s._built = [None] * len(s._records)
+        s.always, s.by_literal = data["always"], data["by_literal"]
+        s._by_word, s._words = None, (data["words"], data["word_ids"])
+        return s
+
+    def index_data(self) -> dict:
+        """This set as the config cache keeps it: plain JSON types, few and flat, quick to load (see from_index)."""
+        by_word = self.by_word
+        return {"records": [_record(kw) for kw in self.keywords], "always": self.always, "by_literal": self.by_literal,
+                "words": " ".join(by_word), "word_ids": " ".join(by_word.values())}
+
+    @property
+    def by_word(self) -> dict[str, str]:
+        if self._by_word is None:  # words are \w+ and positions digits and commas: neither holds a space
+            words, ids = self._words
+            self._by_word = dict(zip(words.split(" "), ids.split(" "))) if words else {}
+        return self._by_word
+
+    def _build(self, i: int) -> Keyword:
+        kw = self._built[i] = _from_record(self._records[i])
+        kw.index = i
+        return kw
+
+    @property
+    def keywords(self) -> list[Keyword]:
+        """Every keyword, in configured order (built now if not yet)."""
+        return [kw or self._build(i) for i, kw in enumerate(self._built)]
 
     def candidates(self, lowered: str) -> list[Keyword]:
         """The keywords that may match `lowered` (a lowercased message), in their configured order."""
-        hit = [kws for lit, kws in self.by_literal.items() if lit in lowered]  # the hot loop: kept lean
+        hit = [ids for lit, ids in self.by_literal.items() if lit in lowered]  # the hot loop: kept lean
+        by_word = self.by_word
+        if by_word:
+            hit.extend(by_word[w] for w in by_word.keys() & _WORD.rx.findall(lowered))
         if not hit and not self.always:
             return []
-        found = {kw.index: kw for kw in self.always}
-        for kws in hit:
-            for kw in kws:
-                found[kw.index] = kw
-        return [found[i] for i in sorted(found) if found[i].may_match(lowered)]
+        found = set(self.always)
+        for ids in hit:
+            found.update(map(int, ids.split(",")))
+        built = self._built
+        out = []
+        for i in sorted(found):
+            kw = built[i] or self._build(i)
+            if kw.may_match(lowered):
+                out.append(kw)
+        return out

@@ -12,6 +12,7 @@ for how keyword patterns avoid being compiled when they cannot match.
 from __future__ import annotations
 
 import heapq
+import zlib
 from bisect import bisect_right
 
 from curator.capture.keywords import Keyword, KeywordSet
@@ -38,16 +39,18 @@ class Rules:
     def __init__(self, cfg: dict) -> None:
         t = cfg["triage"]
         cats = cfg["categories"]
-        # The config cache carries each pattern's requirements, worked out when the YAML was parsed.
-        analysed = cfg.get("_derived", {}).get("keywords", {})
-        self.keywords = KeywordSet([Keyword(n, p, weak, analysed.get(p)) for n in TEXT_SCORED
-                                    for weak, key in ((False, "keywords"), (True, "weak_keywords"))
-                                    for p in cats[n][key]])
+        # The config cache carries the keyword index ready-made, worked out when the YAML was parsed;
+        # a config changed since (or a cache of an older format) has it built here.
+        ready = cfg.get("_derived", {}).get("triage")
+        if ready and ready.get("check") == keyword_check(cfg):
+            self.keywords = KeywordSet.from_index(ready["keywords"])
+            self.reasons = KeywordSet.from_index(ready["reasons"])
+        else:
+            self.keywords, self.reasons = keyword_sets(cfg)
         self.weak_weight = float(t["weak_weight"])
         self.threshold = {n: float(cats[n]["threshold"]) for n in NAMES}
         self.saturation = {n: float(cats[n]["saturation"]) for n in NAMES}
         self.speakers = {n: cats[n]["speakers"] for n in NAMES}
-        self.reasons = KeywordSet([Keyword("reason", p, False, analysed.get(p)) for p in t["reason_words"]])
         self.reason_weight = float(t["reason_weight"])
         self.line_cap = float(t["line_cap"])
         self.acks = {a.lower() for a in t["acknowledgements"]}
@@ -59,6 +62,11 @@ class Rules:
         self.excerpt_chars = int(t["excerpt_chars"])
         self.context_lines = int(t["context_lines"])
         self.max_message_chars = int(t["max_message_chars"])
+        cr = t["correction"]
+        self.correction_openers = tuple(o.lower() for o in cr["openers"])
+        self.concessions = tuple(c.lower() for c in cr["concessions"])
+        self.correction_weights = {n: float(w) for n, w in cr["weights"].items()}
+        self.correction_confirmed = float(cr["confirmed"])
         rb = cats["runbook"]
         self.error_fix_weight = float(rb["error_fix_weight"])
         self.error_tools = set(rb["error_tools"])
@@ -66,6 +74,32 @@ class Rules:
         self.activity = ss["activity"]
         self.summary_subagents = bool(ss["subagents"])
         self.ignored_tools = set(ss["ignored_tools"])
+
+
+_INDEX_FORMAT = "1"  # of the ready-made keyword index (KeywordSet.index_data): bump when it changes
+
+
+def keyword_sets(cfg: dict) -> tuple[KeywordSet, KeywordSet]:
+    """The category keywords and the reason words of a config, each pattern analysed now (see keywords.py)."""
+    cats = cfg["categories"]
+    keywords = KeywordSet([Keyword(n, p, weak) for n in TEXT_SCORED
+                           for weak, key in ((False, "keywords"), (True, "weak_keywords"))
+                           for p in cats[n][key]])
+    return keywords, KeywordSet([Keyword("reason", p, False) for p in cfg["triage"]["reason_words"]])
+
+
+def keyword_check(cfg: dict) -> int:
+    """A checksum of the keyword lists an index was built from: a few joins, whatever their length."""
+    cats = cfg["categories"]
+    parts = [_INDEX_FORMAT, *("\x1e".join(cats[n][key]) for n in TEXT_SCORED for key in ("keywords", "weak_keywords")),
+             "\x1e".join(cfg["triage"]["reason_words"])]
+    return zlib.crc32("\x1f".join(parts).encode("utf-8", "surrogatepass"))
+
+
+def derive(cfg: dict) -> dict:
+    """What the config cache keeps for the triage: the keyword index ready-made (see Rules)."""
+    keywords, reasons = keyword_sets(cfg)
+    return {"check": keyword_check(cfg), "keywords": keywords.index_data(), "reasons": reasons.index_data()}
 
 
 # -- the raw filter ----------------------------------------------------------
@@ -145,6 +179,18 @@ def is_narration(line: str, rules: "Rules") -> bool:
     return " ".join(words[i:]).startswith(rules.narration)
 
 
+def opens_with(line: str, phrases: tuple[str, ...]) -> str:
+    """The phrase `line` (lowercase) opens with, at a word boundary; "" when none."""
+    for p in phrases:
+        if line.startswith(p) and not (len(line) > len(p) and _is_word_char(line[len(p)])):
+            return p
+    return ""
+
+
+def _is_word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
 def is_noise_prompt(text: str, acks: set[str]) -> bool:
     """One-word user turns and short acknowledgements carry nothing."""
     words = [w.strip(_PUNCT) for w in text.lower().split()]
@@ -197,11 +243,14 @@ class Digest:
         self.last_prompt: list[int] = list(d.get("last_prompt", []))
         self.outcome: list[int] = list(d.get("outcome", []))  # [turn, start, end] of the last reply with text
         self.files: list[str] = list(d.get("files", []))
+        # The user rejected a tool use and has not written since: a Stop hook's pass ends at the
+        # rejection, and the message that overrides it comes in the next pass.
+        self.rejected: bool = bool(d.get("rejected", False))
 
     def as_dict(self) -> dict:
         return {"tool_uses": self.tool_uses, "tools": self.tools, "user_turns": self.user_turns,
                 "prompts": self.prompts, "last_prompt": self.last_prompt, "outcome": self.outcome,
-                "files": self.files}
+                "files": self.files, "rejected": self.rejected}
 
 
 # -- triage ------------------------------------------------------------------
@@ -230,6 +279,10 @@ class Triage:
         self.prompt_cache: tuple[int, str] | None = None
         self.tool_calls: dict[str, tuple[str, str]] = {}  # tool_use id -> (name, command signature)
         self.pending_errors: dict[tuple[str, str], tuple[int, str]] = {}  # (name, signature) -> (turn, error line)
+        # (name, program) -> [turn, error line, edits seen at its last failure, failures]: an error that recurs
+        self.failing: dict[tuple[str, str], list] = {}
+        self.edits = 0  # file edits seen so far
+        self.last_user: tuple[int, bool] | None = None  # (turn, already a correction) of the last user message
         self.errors = 0
         self.fixes = 0
         self.turns: list[int] = []  # first and last turn seen
@@ -250,9 +303,17 @@ class Triage:
     def _user(self, e: "Entry") -> None:
         d = self.digest
         d.user_turns += 1
+        rejected, d.rejected = d.rejected, False
         if is_noise_prompt(e.text, self.r.acks):
+            self.last_user = None
             return
         self.prompt_entry, self.prompt_cache = e, None
+        self.last_user = (e.turn, False)
+        if d.user_turns > 1:  # the first prompt corrects nothing
+            first = next(iter(scoring_lines(e.text[:400])), "").lower().replace("\u2019", "'")
+            opener = opens_with(first, self.r.correction_openers)
+            if opener or rejected:
+                self._correction(1.0, ["rejected tool use"] if rejected and not opener else [opener])
         span = [e.turn, e.start, e.end]
         if len(d.prompts) < Digest.MAX_PROMPTS:
             d.prompts.append(span)
@@ -276,6 +337,8 @@ class Triage:
             d.tool_uses += 1
             if tu.name not in d.tools:
                 d.tools.append(tu.name)
+            if tu.name in ("Edit", "MultiEdit", "Write", "NotebookEdit"):
+                self.edits += 1
             if tu.name in ("Edit", "MultiEdit", "Write", "NotebookEdit") and tu.target \
                     and len(d.files) < Digest.MAX_FILES:
                 target = redact_text(tu.target)
@@ -285,25 +348,84 @@ class Triage:
             self.tool_calls = dict(list(self.tool_calls.items())[-500:])
         if e.text:
             d.outcome = [e.turn, e.start, e.end]
+            if self.last_user is not None:  # the first reply to a user message: does it concede?
+                turn, counted = self.last_user
+                self.last_user = None
+                first = next(iter(scoring_lines(e.text[:200])), "").lower().replace("\u2019", "'")
+                concession = opens_with(first.lstrip("*_ "), self.r.concessions)
+                if concession and turn == e.turn:
+                    self._correction(self.r.correction_confirmed, [f"conceded: {concession}"], counted)
             self._score_text(e.text, "assistant", e.turn)
 
     def _tool_result(self, e: "Entry") -> None:
-        call = self.tool_calls.get(e.tool_use_id, ("", ""))
-        if call[0] not in self.r.error_tools or e.rejected:
+        if e.rejected:  # of any tool: the user overrode what the assistant proposed
+            self.digest.rejected = True
             return
+        call = self.tool_calls.get(e.tool_use_id, ("", ""))
+        if call[0] not in self.r.error_tools:
+            return
+        program = (call[0], " ".join(call[1].split()[:2]))  # `go test`, `npm run`, `pytest`
         if e.is_error:
             self.errors += 1
+            line = ""
             if call not in self.pending_errors:
-                self.pending_errors[call] = (e.turn, one_line(redact_text(error_line(e.text)), 200))
-        elif call in self.pending_errors:
+                line = one_line(redact_text(error_line(e.text)), 200)
+                self.pending_errors[call] = (e.turn, line)
+            seen = self.failing.get(program)
+            if seen:
+                seen[2], seen[3] = self.edits, seen[3] + 1
+            else:
+                self.failing[program] = [e.turn, line or self.pending_errors[call][1], self.edits, 1]
+            return
+        if call in self.pending_errors:
             # The same command got past an earlier error: an error and the turns that fixed it.
             turn, first = self.pending_errors.pop(call)
-            self.fixes += 1
-            self.totals["runbook"] += self.r.error_fix_weight
-            self.hits["runbook"] += 1
-            self.strong["runbook"] += 1
-            self._offer(Snippet("runbook", self.r.error_fix_weight, turn, "tool", f"error, then fixed: {first}",
-                                ["error-fix"], [f"error: {first}"], self._prompt(), self.seq))
+            self.failing.pop(program, None)
+            self._error_fixed(turn, first, "error-fix")
+            return
+        seen = self.failing.get(program)
+        if seen and seen[3] >= 2 and self.edits > seen[2]:
+            # An error that kept coming back is gone after a file was edited: the edit fixed it.
+            del self.failing[program]
+            self._error_fixed(seen[0], seen[1], "error-stopped-after-edit")
+
+    def _error_fixed(self, turn: int, first: str, why: str) -> None:
+        self.fixes += 1
+        self.totals["runbook"] += self.r.error_fix_weight
+        self.hits["runbook"] += 1
+        self.strong["runbook"] += 1
+        self._offer(Snippet("runbook", self.r.error_fix_weight, turn, "tool", f"error, then fixed: {first}",
+                            [why], [f"error: {first}"], self._prompt(), self.seq))
+
+    def _correction(self, weight: float, words: list[str], counted: bool = False) -> None:
+        """The user's message of this turn corrected the assistant: a preference, and weight toward a decision.
+
+        `counted`: the message already counted as a correction (by its opener); a concession then adds
+        weight but no second hit.
+        """
+        turn, text = self._prompt()
+        if not text or self.user_speaker != "user":  # a parent agent's brief corrects nothing
+            return
+        for name, w in self.r.correction_weights.items():
+            w *= weight * float(self.r.speakers[name].get(self.user_speaker, 1.0))
+            if w <= 0:
+                continue
+            self.totals[name] += w
+            if not counted:
+                self.hits[name] += 1
+            if name == "preference" and not counted:
+                self.strong[name] += 1
+            line = one_line(text, self.r.snippet_chars)
+            same = next((s for s in self.top[name] if s.text == line), None)
+            if same is not None:  # a concession confirms the snippet the opener made: one snippet, both reasons
+                same.weight += w
+                same.keywords = [*same.keywords, *words]
+                heapq.heapify(self.top[name])
+            else:
+                self._offer(Snippet(name, w, turn, self.user_speaker, line, ["correction", *words], [line],
+                                    (turn, ""), self.seq))
+        if self.last_user is not None:
+            self.last_user = (self.last_user[0], True)
 
     # -- scoring ---------------------------------------------------------
     def _matches(self, text: str, speaker: str) -> tuple[list[str], list[str], dict]:
@@ -319,6 +441,8 @@ class Triage:
                 if is_narration(ln, r):
                     masked[i] = ""
         joined = "\n".join(masked)
+        if "\u2019" in joined:  # a typographic apostrophe ("don’t") matches the keywords' plain one
+            joined = joined.replace("\u2019", "'")
         lowered = joined.lower()
         starts = [0]
         for ln in masked[:-1]:
