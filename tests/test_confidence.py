@@ -139,3 +139,27 @@ def test_a_gap_the_drafter_lists_and_verification_flags_counts_once():
     assert [f["name"] for f in both["factors"]].count("weak") == 0
     other = Issue(ADVISORY, "section-vacuous", "## Alternatives", "Alternatives states nothing")
     assert conf(weak=weak, issues=[other])["value"] < conf(issues=[other])["value"]  # another section: both count
+
+
+def test_an_offline_quote_that_does_not_state_its_category_lowers_it():
+    """The offline drafter quotes the session: a Decision quoting no way a choice is said is likely the
+    sentence beside the choice. Only the cues given (an offline draft's own text) are checked."""
+    cues = ["let's go with", "instead of", "decided"]
+    chose = "## Decision\nLet's go with JWT instead of sessions (the user, turn 3)\n\n## Rationale\nNo table."
+    beside = "## Decision\nThe tests took 3 seconds (the user, turn 3)\n\n## Rationale\nNo table."
+    assert not [f for f in conf(body=chose, cues=cues)["factors"] if f["name"] == "fit"]
+    assert factor(conf(body=beside, cues=cues), "fit")["effect"] < 0
+    assert conf(body=beside, cues=cues)["value"] < conf(body=beside)["value"]  # no cues given: not checked
+    runbook = "## Symptom\nE   AssertionError (the user, turn 3)\n\n## Steps\n1. x\n\n## Verification\ny"
+    assert not [f for f in conf(category="runbook", body=runbook, cues=cues)["factors"] if f["name"] == "fit"]
+
+
+def test_whose_words_the_statement_quotes_counts_not_who_else_spoke():
+    """A user snippet in the evidence does not make the assistant's (or a parent agent's) quoted sentence
+    the user's word."""
+    user_said = conf(body="## Decision\nUse JWT (the user, turn 3)\n\n## Rationale\nNo table.")
+    assistant_said = conf(body="## Decision\nUse JWT (the assistant, turn 4)\n\n## Rationale\nNo table.")
+    parent_said = conf(body="## Decision\nUse JWT (the parent agent, turn 1)\n\n## Rationale\nNo table.")
+    assert factor(user_said, "user's words")["effect"] > 0
+    assert factor(assistant_said, "user's words")["effect"] < 0  # a decision is the user's to state
+    assert factor(parent_said, "user's words")["effect"] < factor(assistant_said, "user's words")["effect"]

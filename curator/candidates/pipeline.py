@@ -108,7 +108,7 @@ def settle(engine, cand: Candidate, decision: Decision, draft_text: str, *, file
               "title": doc.title if doc is not None else "", "text_hash": text_hash(text), "verified": now_iso(),
               "drafting_issues": [i.as_dict() for i in kept], "concerns_apply": concerns_apply, "drafter": said,
               # what the drafter said is about its own text, as the verifier's concerns: not a person's edit
-              "confidence": _confidence(cand, decision.action, doc, issues, said if concerns_apply else {})}
+              "confidence": _confidence(engine, cand, decision.action, doc, issues, said if concerns_apply else {})}
     cand.write_review(text, record)
     cand.move("ready", **summary(record), **extra)
     return record
@@ -135,11 +135,15 @@ def _carried(cand: Candidate, given: list[Issue] | None, drafter: dict | None, t
     return kept, [i for i in kept if applies or i.code != VERIFIER], applies, said
 
 
-def _confidence(cand: Candidate, action: str, doc: memfile.MemoryDoc | None, issues: list[Issue], said: dict) -> dict:
-    """The draft's confidence (curator/review/confidence.py) from what verification gathered."""
+def _confidence(engine, cand: Candidate, action: str, doc: memfile.MemoryDoc | None, issues: list[Issue],
+                said: dict) -> dict:
+    """The draft's confidence (curator/review/confidence.py) from what verification gathered. The offline
+    drafter's own text (quoted from the session) is checked against the category's cues."""
+    offline = said.get("model") == "offline"
+    cues = engine.cfg["categories"].get(cand.category, {}).get("keywords") or () if offline else ()
     return confidence.assess(category=cand.category, entry=cand.entry, body=doc.body if doc is not None else "",
                              action=action, sources=len(doc.sources) if doc is not None else 0, issues=issues,
-                             weak=said.get("weak") or [], model_confidence=said.get("confidence"))
+                             weak=said.get("weak") or [], model_confidence=said.get("confidence"), cues=cues)
 
 
 def _occupant(engine, doc: memfile.MemoryDoc) -> dict | None:
@@ -326,7 +330,8 @@ def _finish(engine, cand: Candidate, drafted: Drafted, emit) -> None:
         existing = existing_for(engine, result.doc)
         decision = decide(result.doc, existing, now=engine.now(), cfg=engine.cfg)
         record = settle(engine, cand, decision, result.text, near=existing, drafting_issues=drafted.issues,
-                        drafter={"confidence": result.confidence, "weak": list(result.weak)})
+                        drafter={"confidence": result.confidence, "weak": list(result.weak),
+                                 "model": result.model})
     except OSError:
         raise  # a write failed (a full disk): the category stays `verifying`, redone by the next run
     except Exception as e:

@@ -25,8 +25,11 @@ The factors:
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Iterable, Mapping
+
+from curator.categories import CATEGORIES
 
 WEIGHTS = {
     "base": 0.5,
@@ -37,7 +40,8 @@ WEIGHTS = {
     "agreement_max": 0.10,
     "user": 0.10,  # a user snippet
     "assistant_only": -0.10,  # only the assistant (or tool output) said it, where the user decides (USERS_CALL)
-    "parent_only": -0.15,  # only a parent agent's prompt to a subagent said it
+    "parent_only": -0.30,  # only a parent agent's prompt to a subagent said it: context the parent session holds
+    "unfit": -0.20,  # an offline draft's statement says nothing in the words its category is said in
     "specific_none": -0.05,  # no path, command, identifier or number in the body, where facts are specific
     "specific_step": 0.03,  # per distinct specific item, up to specific_max
     "specific_max": 0.09,
@@ -52,6 +56,9 @@ WEIGHTS = {
 # Categories whose fact is the user's to state (a choice, how they want things done): the assistant's words
 # alone are weaker. A fix, a limit met or debt left is as often stated by the assistant, from tool output.
 USERS_CALL = frozenset({"decision", "preference"})
+# Categories whose fact is a statement of it (a choice, a limit, a deferral, a wish), where the category's cues
+# say whether a quote is the fact; a runbook's Symptom is an error and a summary has no cues.
+STATED = frozenset({"decision", "constraint", "tech_debt", "preference"})
 # Categories where a general statement is normal ("small commits, one change each"): no specifics is no weakness.
 GENERAL_OK = frozenset({"preference"})
 
@@ -117,9 +124,16 @@ def _agreement(snips: list[Mapping]) -> list[dict]:
     return [_factor("agreement", min(WEIGHTS["agreement_max"], WEIGHTS["agreement_step"] * beyond), f"{what} agree")]
 
 
-def _users_words(snips: list[Mapping], category: str) -> list[dict]:
+def _users_words(snips: list[Mapping], category: str, body: str = "") -> list[dict]:
     if not snips or category == "session_summary":  # a summary comes from activity: whose words is not the point
         return []
+    # The speaker the draft's own statement is quoted from, when it says so ("(the assistant, turn 4)"): a
+    # user elsewhere in the evidence does not make an assistant's sentence the user's word.
+    quoted = _QUOTED.search(_section(body, CATEGORIES[category].required[0])) if category in CATEGORIES else None
+    if quoted is not None and quoted.group(1) != "user":
+        snips = [s for s in snips if s.get("speaker") != "user"] or [{"speaker": quoted.group(1)}]
+        if quoted.group(1) == "parent agent":
+            snips = [{"speaker": "parent"}]
     turns = sorted({s.get("turn") for s in snips if s.get("speaker") == "user" and isinstance(s.get("turn"), int)})
     if turns:
         return [_factor("user's words", WEIGHTS["user"], "the user said it (turn " + ", ".join(map(str, turns[:4])) + ")")]
@@ -151,6 +165,36 @@ def _repeats(action: str, sources: int) -> list[dict]:
     return []
 
 
+@functools.lru_cache(maxsize=16)
+def _cue_regex(cues: tuple[str, ...]) -> re.Pattern:
+    return re.compile("|".join(f"(?:{c})" for c in cues), re.I)
+
+
+def _fit(category: str, body: str, cues: tuple[str, ...]) -> list[dict]:
+    """An offline draft quotes the session: when its first section holds none of the ways its category is
+    stated (the triage's own cues for it), the quote is most likely a sentence beside the fact, not the fact."""
+    if not cues or category not in STATED:
+        return []
+    first = CATEGORIES[category].required[0]
+    statement = _section(body, first)
+    try:
+        found = _cue_regex(cues).search(statement)
+    except re.error:
+        return []
+    if found:
+        return []
+    return [_factor("fit", WEIGHTS["unfit"], f"the {first} quoted does not say a {category.replace('_', ' ')} "
+                                              "in the words one is stated in")]
+
+
+_QUOTED = re.compile(r"\((?:the )?(user|assistant|parent agent)\b[^)]*\bturn\b")
+
+
+def _section(body: str, name: str) -> str:
+    m = re.search(rf"(?ms)^## {re.escape(name)}\s*$(.*?)(?=^## |\Z)", body)
+    return m.group(1) if m else ""
+
+
 def _model(confidence: float | None) -> list[dict]:
     if confidence is None:
         return []
@@ -158,16 +202,17 @@ def _model(confidence: float | None) -> list[dict]:
 
 
 def assess(*, category: str, entry: Mapping, body: str, action: str, sources: int = 1, issues: Iterable = (),
-           weak: Iterable[str] = (), model_confidence: float | None = None) -> dict:
+           weak: Iterable[str] = (), model_confidence: float | None = None, cues: Iterable[str] = ()) -> dict:
     """{"value": 0..1, "factors": [{name, effect, why}]} of one draft.
 
     `entry` is the triage's category entry (score, threshold, snippets); `body` the memory's Markdown body;
     `action` the decision (create, update, noop, delete); `sources` how many sources its front matter names;
     `issues` verification's issues (anything with severity, code, where, message); `weak` the drafter's weak
-    lines; `model_confidence` a Claude drafter's own confidence (None offline)."""
+    lines; `model_confidence` a Claude drafter's own confidence (None offline); `cues` the triage's keyword
+    patterns of the category, given for an offline draft's own text (a model states the fact in its words)."""
     snips = _snippets(entry)
-    factors = (_evidence(entry) + _agreement(snips) + _users_words(snips, category) + _specificity(body, category)
-               + _repeats(action, sources))
+    factors = (_evidence(entry) + _agreement(snips) + _users_words(snips, category, body) + _specificity(body, category)
+               + _repeats(action, sources) + _fit(category, body, tuple(cues)))
     issues = list(issues)
     # A weakness that verification also flags (a "Not stated" Rationale is a vacuous section too) counts once,
     # as the advisory: one gap in a draft, not two.
