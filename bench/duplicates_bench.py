@@ -10,7 +10,7 @@ CLAUDE_CONFIG_DIR and XDG_CONFIG_HOME pointed at throwaway folders, `backend:
 offline`, its own memory root) is filled twice, the way a user fills it:
 
   backfill   every main session of the project, one `memcurate triage PATH --json`
-             each, oldest first, each followed by `memcurate --auto-approve --json`
+             each, oldest first, each followed by `memcurate --auto-approve --json --min-confidence 0` (every draft saved: the gate is gate_bench.py's)
              (the hook saves a session before the next one starts);
   split      the same, but each session is triaged in two passes, as the Stop hook
              does: its first half, a save, then the whole file (the second triage
@@ -187,7 +187,7 @@ class Project:
         return json.loads(p.stdout) if "--json" in args else {}
 
     def save(self) -> dict:
-        return self.run("--auto-approve", "--json")
+        return self.run("--auto-approve", "--json", "--min-confidence", "0")  # every draft: duplicates, not the gate
 
     def memories(self) -> list[dict]:
         out = []
