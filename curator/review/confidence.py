@@ -30,6 +30,7 @@ import re
 from typing import Iterable, Mapping
 
 from curator.categories import CATEGORIES
+from curator.memory.memfile import split_sections
 
 WEIGHTS = {
     "base": 0.5,
@@ -129,11 +130,10 @@ def _users_words(snips: list[Mapping], category: str, body: str = "") -> list[di
         return []
     # The speaker the draft's own statement is quoted from, when it says so ("(the assistant, turn 4)"): a
     # user elsewhere in the evidence does not make an assistant's sentence the user's word.
-    quoted = _QUOTED.search(_section(body, CATEGORIES[category].required[0])) if category in CATEGORIES else None
+    quoted = _QUOTED.search(_statement(body, category))
     if quoted is not None and quoted.group(1) != "user":
-        snips = [s for s in snips if s.get("speaker") != "user"] or [{"speaker": quoted.group(1)}]
-        if quoted.group(1) == "parent agent":
-            snips = [{"speaker": "parent"}]
+        snips = ([{"speaker": "parent"}] if quoted.group(1) == "parent agent"
+                 else [s for s in snips if s.get("speaker") != "user"] or [{"speaker": "assistant"}])
     turns = sorted({s.get("turn") for s in snips if s.get("speaker") == "user" and isinstance(s.get("turn"), int)})
     if turns:
         return [_factor("user's words", WEIGHTS["user"], "the user said it (turn " + ", ".join(map(str, turns[:4])) + ")")]
@@ -176,9 +176,8 @@ def _fit(category: str, body: str, cues: tuple[str, ...]) -> list[dict]:
     if not cues or category not in STATED:
         return []
     first = CATEGORIES[category].required[0]
-    statement = _section(body, first)
     try:
-        found = _cue_regex(cues).search(statement)
+        found = _cue_regex(cues).search(_statement(body, category))
     except re.error:
         return []
     if found:
@@ -187,12 +186,12 @@ def _fit(category: str, body: str, cues: tuple[str, ...]) -> list[dict]:
                                               "in the words one is stated in")]
 
 
+def _statement(body: str, category: str) -> str:
+    """The first required section (the decision, the rule…): where a draft states its fact."""
+    return split_sections(body).get(CATEGORIES[category].required[0], "") if category in CATEGORIES else ""
+
+
 _QUOTED = re.compile(r"\((?:the )?(user|assistant|parent agent)\b[^)]*\bturn\b")
-
-
-def _section(body: str, name: str) -> str:
-    m = re.search(rf"(?ms)^## {re.escape(name)}\s*$(.*?)(?=^## |\Z)", body)
-    return m.group(1) if m else ""
 
 
 def _model(confidence: float | None) -> list[dict]:
