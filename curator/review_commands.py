@@ -125,7 +125,7 @@ def _nothing_staged(ids: list[str]):
 
 def _refused(doc: dict) -> int:
     for r in doc["refused"]:
-        print(f"memcurate: {one_line(r['error'], 1000)}", file=sys.stderr)
+        print(f"memcurate: {r['id']}: {one_line(r['error'], 1000)}", file=sys.stderr)
     return 1 if doc["refused"] else 0
 
 
@@ -155,7 +155,7 @@ def _print_list(doc: dict) -> None:
         return
     rows = [(i["id"], i["kind"], _state(i), i["category"],
              "  -" if i["confidence"] is None else f"{i['confidence']:.2f}",
-             one_line(i["title"] or i["error"], 100)) for i in items]
+             one_line(i["title"] or i["error"] or i["reason"], 100)) for i in items]
     widths = [max(len(r[c]) for r in rows + [_HEAD]) for c in range(5)]
     line = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
     print(line.format(*_HEAD).rstrip())
@@ -208,8 +208,11 @@ def _print_show(doc: dict) -> None:
         print(f"MEMORY.md   {one_line(doc['note'], 300)}")
     elif item["state"] == "ready":
         print("MEMORY.md   approving moves nothing to the archive")
-    where = f" ({item['where']})" if item["where"] else ""
-    print(f"\n--- the file to be written{where} ---")
+    if decision.get("action") == "noop" and not decision.get("source_only"):
+        print("\n--- the draft (a noop: approving writes nothing) ---")
+    else:
+        where = f" ({item['where']})" if item["where"] else ""
+        print(f"\n--- the file to be written{where} ---")
     sys.stdout.write(_block(doc["text"]))
     if doc.get("diff"):
         print(f"\n--- diff against {item['where'] or 'the memory it updates'} ---")

@@ -31,6 +31,7 @@ class ReviewItem:
     session: str = ""
     created: str = ""
     error: str = ""  # why it failed, or why it cannot be read
+    reason: str = ""  # why it was rejected or skipped
 
     @property
     def approvable(self) -> bool:

@@ -34,7 +34,7 @@ class MemoryKind:
             return ReviewItem(row.tid, self.name, "error", error=row.error)
         item = ReviewItem(f"{row.tid}/{row.category}", self.name, row.state, category=row.category,
                           title=row.title, session=row.session, created=row.created, error=row.error,
-                          blocked=bool(row.blocks))
+                          blocked=bool(row.blocks), reason=str(row.field("reason") or ""))
         if row.state == "saved":
             path = row.field("path") or ""
             return _with(item, action=row.field("saved_action") or "", where=engine.store.relpath(path) if path else "")
