@@ -55,11 +55,12 @@ def _main(argv: list[str]) -> int:
     p_demo = sub.add_parser("demo", help="a throwaway project seeded from the bundled demo session")
     p_demo.add_argument("--auto-approve", action="store_true", default=argparse.SUPPRESS,
                         help="run headless instead of opening the TUI")
+    review = _review_parsers(sub)
     # The common options are accepted after the subcommand too: `memcurate triage --project DIR --json`.
-    for p in (p_triage, p_status):
+    for p in (p_triage, p_status, *review):
         p.add_argument("--project", metavar="DIR", default=argparse.SUPPRESS, help="project folder")
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
-    for p in (p_triage, p_status, p_demo):
+    for p in (p_triage, p_status, p_demo, *review):
         p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document")
 
     args = parser.parse_args(argv)
@@ -72,6 +73,10 @@ def _main(argv: list[str]) -> int:
             return commands.triage(args)
         if args.command == "status":
             return commands.status(args)
+        if args.command in ("list", "show", "approve", "reject"):
+            from curator import review_commands
+
+            return getattr(review_commands, {"list": "list_items"}.get(args.command, args.command))(args)
         if args.command == "demo":
             return commands.demo(args, hook=_hook, review=_review)
         if args.auto_approve:
@@ -87,6 +92,22 @@ def _main(argv: list[str]) -> int:
             raise
         print(f"memcurate: internal error: {e.__class__.__name__}: {e} (run with --debug for details)", file=sys.stderr)
         return 1
+
+
+def _review_parsers(sub) -> tuple:
+    """`list`, `show`, `approve`, `reject`: review from a script (curator/review_commands.py)."""
+    p_list = sub.add_parser("list", help="what waits for review, each with an id (read-only, never drafts)")
+    p_list.add_argument("--all", action="store_true", help="also what was saved, rejected or skipped")
+    p_list.add_argument("--draft", action="store_true",
+                        help="first draft what is triaged (saving nothing): this may call the model")
+    p_show = sub.add_parser("show", help="a draft as it would be written: decision, issues, confidence, diff")
+    p_show.add_argument("id", metavar="ID", help="an id from `memcurate list`, or a unique prefix of one")
+    p_approve = sub.add_parser("approve", help="save the items named (all or none are approved)")
+    p_approve.add_argument("ids", nargs="+", metavar="ID", help="ids from `memcurate list`, or unique prefixes")
+    p_reject = sub.add_parser("reject", help="reject the items named: not proposed again from the same evidence")
+    p_reject.add_argument("ids", nargs="+", metavar="ID", help="ids from `memcurate list`, or unique prefixes")
+    p_reject.add_argument("--reason", metavar="TEXT", default="", help="why (kept with the rejection)")
+    return p_list, p_show, p_approve, p_reject
 
 
 def _confidence(value: str) -> float:

@@ -110,6 +110,38 @@ class Engine:
     def redecide(self, tid: str, cat: str) -> dict:
         return actions.redecide(self, tid, cat)
 
+    # -- review from a script: the items of every kind (curator/review/kinds.py) -----------
+
+    def review_items(self, every: bool = False) -> list:
+        """What waits for review, of every kind (with `every`, what is done too): ReviewItems."""
+        from curator.review import kinds
+
+        return kinds.items(self, every)
+
+    def draft_pending(self) -> dict:
+        """Draft what waits to be drafted, saving nothing: {drafted, busy, failed}."""
+        from curator.review import kinds
+
+        return kinds.draft(self)
+
+    def show_item(self, query: str) -> tuple:
+        """(the item `query` names, what approving it would write); items.Unresolved when none."""
+        from curator.review import kinds
+
+        return kinds.show(self, query)
+
+    def approve_items(self, queries: list[str]) -> list:
+        """Approve the items named, all or none (items.Unresolved); Outcomes, one per item."""
+        from curator.review import kinds
+
+        return kinds.approve(self, queries)
+
+    def reject_items(self, queries: list[str], reason: str = "") -> list:
+        """Reject the items named, all or none (items.Unresolved); Outcomes, one per item."""
+        from curator.review import kinds
+
+        return kinds.reject(self, queries, reason)
+
     # -- parts ------------------------------------------------------------------------
 
     @property

@@ -29,6 +29,7 @@ class Item:
     blocks: int = 0
     advisories: int = 0
     created: str = ""  # when the triage was staged (UTC, ISO 8601)
+    session: str = ""  # the Claude Code session the triage read
     updated: str = ""
     error: str = ""
     record: dict = dataclass_field(default_factory=dict)  # the state record (model, timings, retries...)
@@ -56,6 +57,7 @@ def _item(tid: str, doc: dict, rec: dict) -> Item:
                 action=str(rec.get("action") or "") if rec["state"] == "ready" else "",
                 blocks=int(rec.get("blocks") or (1 if rec.get("blocked") else 0)),
                 advisories=int(rec.get("advisories") or 0), created=str(doc.get("created", "")),
+                session=str(doc.get("session") or ""),
                 updated=str(rec.get("updated", "")), error=str(rec.get("error") or rec.get("conflict") or ""),
                 record={k: v for k, v in rec.items() if k != "history"})
 
@@ -86,15 +88,16 @@ class Board:
     def triage_ids(self) -> list[str]:
         return staging.triage_ids(self.data)
 
-    def items_of(self, tid: str) -> list[Item]:
-        """The candidates of one triage still waiting (not saved or rejected); an error row when
-        the triage cannot be read; [] when it is gone."""
+    def items_of(self, tid: str, wanted=staging.PENDING) -> list[Item]:
+        """The candidates of one triage in the states `wanted` (default: still waiting, not saved or
+        rejected); an error row when the triage cannot be read; [] when it is gone."""
         try:
             doc = self._docs.get(tid)
             if doc is None:
                 full = staging.load_triage(self.data, tid)
                 # what reading the states needs: not the snippets and excerpts (kilobytes a triage)
-                doc = {"created": full.get("created", ""), "categories": {
+                doc = {"created": full.get("created", ""), "session": (full.get("source") or {}).get("session"),
+                       "categories": {
                     name: {"triggered": True, **({"found_by": cat["found_by"]} if cat.get("found_by") else {})}
                     for name, cat in full["categories"].items() if isinstance(cat, dict) and cat.get("triggered")},
                     "look": usage.add(usage.empty(), (full.get("second_look") or {}).get("record") or {})}
@@ -110,11 +113,12 @@ class Board:
             return [Item(tid, "", "error", error=str(e).replace(os.path.join(self.data, ""), ""))]
         self._outcomes[tid] = Outcome(tuple(_item(tid, doc, rec) for rec in states.values() if rec["state"] == "skipped"),
                                       usage.of_triage(self.data, tid, states, doc["look"]))
-        return [_item(tid, doc, rec) for rec in states.values() if rec["state"] in staging.PENDING]
+        return [_item(tid, doc, rec) for rec in states.values() if rec["state"] in wanted]
 
-    def load(self, tids=None) -> dict[str, list[Item]]:
-        """tid -> its waiting candidates, for `tids` (default: every staged triage)."""
-        return {tid: self.items_of(tid) for tid in (self.triage_ids() if tids is None else tids)}
+    def load(self, tids=None, wanted=staging.PENDING) -> dict[str, list[Item]]:
+        """tid -> its candidates in the states `wanted` (default: waiting), for `tids` (default: every
+        staged triage)."""
+        return {tid: self.items_of(tid, wanted) for tid in (self.triage_ids() if tids is None else tids)}
 
 
 @functools.lru_cache(maxsize=4096)

@@ -1,0 +1,70 @@
+"""The kinds of items that wait for review, and what a script does with them across kinds: list,
+show, approve, reject (`memcurate list / show / approve / reject`, through the Engine).
+
+A new kind is a class with the methods of `items.Kind` (list its items, show one, approve some,
+reject one) registered in KINDS below; its ids carry its own prefix (`claude/…`, `rule/…`).
+"""
+
+from __future__ import annotations
+
+from curator.review.items import Outcome, ReviewItem, resolve, why_not_approvable
+from curator.review.memory_kind import MemoryKind
+
+# The one place a kind is registered. To come: staged writes of Claude's own ("claude-write",
+# ids claude/<write id>), rule candidates ("rule", ids rule/<id>).
+KINDS = (MemoryKind(),)
+_ORDER = {"ready": 0, "error": 2}  # ready first, then what is not ready yet, then what is done
+
+
+def kind_of(item: ReviewItem):
+    return next(k for k in KINDS if k.name == item.kind)
+
+
+def items(engine, every: bool = False) -> list[ReviewItem]:
+    """Every item waiting for review (with `every`, the saved, rejected and skipped ones too): ready
+    ones first (blocked last among them), then those not ready yet, then the done ones; by id within."""
+    found = [i for kind in KINDS for i in kind.items(engine, every)]
+    return sorted(found, key=lambda i: (3 if i.final else _ORDER.get(i.state, 1), i.blocked, i.id))
+
+
+def draft(engine) -> dict:
+    """Draft what the kinds still have to draft (memories: the pipeline, saving nothing)."""
+    done: dict = {}
+    for kind in KINDS:
+        if hasattr(kind, "draft"):
+            for key, value in kind.draft(engine).items():
+                done.setdefault(key, []).extend(value)
+    return done
+
+
+def show(engine, query: str) -> tuple[ReviewItem, dict]:
+    """The item `query` names and what approving it would write (Unresolved when none)."""
+    [item] = resolve([query], items(engine, every=True), lambda i: "cannot be read" if i.state == "error" else None)
+    return item, kind_of(item).show(engine, item)
+
+
+def approve(engine, queries: list[str]) -> list[Outcome]:
+    """Approve the items `queries` name, all or none: Unresolved (nothing approved) when one is
+    unknown, ambiguous or not approvable. The items of a kind go together (for memories, the items of
+    one triage share one MEMORY.md write); a refusal at save time is that item's Outcome."""
+    chosen = resolve(queries, items(engine, every=True), why_not_approvable)
+    engine.check_saving()  # auto memory off: refused before anything is approved (AutoMemoryOff)
+    done: list[Outcome] = []
+    for kind in KINDS:
+        mine = [i for i in chosen if i.kind == kind.name]
+        if mine:
+            done += kind.approve(engine, mine)
+    return done
+
+
+def reject(engine, queries: list[str], reason: str = "") -> list[Outcome]:
+    """Reject the items `queries` name, all or none (Unresolved as for approve); a rejected item is
+    not proposed again from the same evidence."""
+    def why_not(item: ReviewItem) -> str | None:
+        if item.state in kind_of(item).rejectable:
+            return None
+        return f"already {item.state}" if item.final else f"{item.state}: cannot be rejected now"
+
+    chosen = resolve(queries, items(engine, every=True), why_not)
+    return [kind_of(i).reject(engine, i, reason) for i in chosen]
+

@@ -1,0 +1,235 @@
+"""Review from a script: `memcurate list / show / approve / reject` (argument parsing lives in cli.py).
+
+Each builds the project's Engine and calls its review methods (curator/review/kinds.py behind
+them): the same calls the TUI makes. With --json, exactly one JSON document on stdout, also when the
+exit status is 1 (its `errors` say why; stderr has one line each as well).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from curator import config
+from curator.commands import UserError, _print_json, project_dir
+from curator.drafting import DrafterUnavailable
+from curator.review.items import Unresolved
+from curator.util.paths import AutoMemoryOff, data_dir
+from curator.util.textsafe import clean, one_line
+
+
+def list_items(args) -> int:
+    def body(engine, doc: dict) -> int:
+        if args.draft:
+            doc["drafting"] = engine.drafting_status()["line"]
+            doc["drafted"] = engine.draft_pending()
+        doc["items"] = [i.as_dict() for i in (engine.review_items(every=args.all) if engine else [])]
+        if not args.json:
+            _print_list(doc)
+        return 1 if doc.get("drafted", {}).get("failed") else 0
+
+    # Read-only: a project memcurate never staged anything in gets no data dir from a listing.
+    return _run(args, body, need_data=not args.draft)
+
+
+def show(args) -> int:
+    def body(engine, doc: dict) -> int:
+        if engine is None:
+            raise Unresolved([{"id": args.id, "error": f"{args.id}: no such item (nothing staged here)"}])
+        item, detail = engine.show_item(args.id)
+        doc.update(item=item.as_dict(), **detail)
+        if not args.json:
+            _print_show(doc)
+        return 0
+
+    return _run(args, body, need_data=True)
+
+
+def approve(args) -> int:
+    def body(engine, doc: dict) -> int:
+        outcomes = engine.approve_items(args.ids) if engine else _nothing_staged(args.ids)
+        doc["saved"] = [o.as_dict() for o in outcomes if o.done]
+        doc["refused"] = [{"id": o.id, "error": o.error} for o in outcomes if not o.done]
+        if not args.json:
+            for o in outcomes:
+                if o.done:
+                    print(f"saved    {o.id}  {o.action}  " + (one_line(o.path, 500) if o.path else "(nothing written)"))
+            for cat, ids in _archived(outcomes).items():
+                print(f"archived {cat}: {', '.join(ids)} (moved from MEMORY.md to archive/{cat}.md)")
+        return _refused(doc)
+
+    return _run(args, body, need_data=True)
+
+
+def reject(args) -> int:
+    def body(engine, doc: dict) -> int:
+        outcomes = engine.reject_items(args.ids, args.reason or "") if engine else _nothing_staged(args.ids)
+        doc["rejected"] = [o.id for o in outcomes if o.done]
+        doc["refused"] = [{"id": o.id, "error": o.error} for o in outcomes if not o.done]
+        if not args.json:
+            for o in outcomes:
+                if o.done:
+                    print(f"rejected {o.id}")
+        return _refused(doc)
+
+    return _run(args, body, need_data=True)
+
+
+# -- the frame: engine, errors, the JSON document -------------------------------------------
+
+def _run(args, body, *, need_data: bool) -> int:
+    """Run `body(engine, doc)` (engine None when the project has no data dir and `need_data` allows
+    reading none); errors the user must act on become exit 1, one stderr line each, and with --json
+    the `errors` of the one document."""
+    from curator.engine import Engine
+
+    doc: dict = {"project": None}
+    engine = None
+    try:
+        doc["project"] = project = project_dir(args)
+        if os.path.isdir(data_dir(project, create=False)) or not need_data:
+            try:
+                engine = Engine(project)
+            except config.ConfigError as e:
+                raise UserError(f"config error: {e}") from None
+        try:
+            code = body(engine, doc)
+        except Unresolved as e:
+            doc["errors"] = e.problems
+        except (AutoMemoryOff, DrafterUnavailable) as e:
+            raise UserError(str(e)) from None
+        finally:
+            if engine is not None:
+                engine.close()
+    except UserError as e:
+        if not args.json:
+            raise
+        doc["errors"] = [{"id": None, "error": str(e)}]
+    if doc.get("errors"):
+        for p in doc["errors"]:
+            print(f"memcurate: {one_line(p['error'], 1000)}", file=sys.stderr)
+        code = 1
+        if args.command in _NOTHING_DONE and not args.json:
+            print(_NOTHING_DONE[args.command])  # all or none: the problems above stopped every one
+    if args.json:
+        _print_json(doc)
+    return code
+
+
+_NOTHING_DONE = {"approve": "nothing approved", "reject": "nothing rejected"}
+
+
+def _nothing_staged(ids: list[str]):
+    raise Unresolved([{"id": i, "error": f"{i}: no such item (nothing staged here)"} for i in ids])
+
+
+def _refused(doc: dict) -> int:
+    for r in doc["refused"]:
+        print(f"memcurate: {r['id']}: {one_line(r['error'], 1000)}", file=sys.stderr)
+    return 1 if doc["refused"] else 0
+
+
+def _archived(outcomes) -> dict[str, list[str]]:
+    """What the approvals moved from MEMORY.md to the archive (the same for the items of one save)."""
+    moved: dict[str, list[str]] = {}
+    for o in outcomes:
+        for cat, ids in o.archived.items():
+            moved.setdefault(cat, [])
+            moved[cat] += [i for i in ids if i not in moved[cat]]
+    return moved
+
+
+# -- text ------------------------------------------------------------------------------------
+
+def _print_list(doc: dict) -> None:
+    drafted = doc.get("drafted")
+    if drafted is not None:
+        print(f"drafted  {len(drafted.get('drafted', []))} triage(s) with {one_line(doc['drafting'], 300)}")
+        for tid in drafted.get("busy", []):
+            print(f"  busy   {tid}: another process is working on it; try again")
+        for f in drafted.get("failed", []):
+            print(f"  failed {f['triage']}: {one_line(f['error'], 300)}")
+    items = doc["items"]
+    if not items:
+        print("nothing waits for review")
+        return
+    rows = [(i["id"], i["kind"], _state(i), i["category"],
+             "  -" if i["confidence"] is None else f"{i['confidence']:.2f}",
+             one_line(i["title"] or i["error"] or i["reason"], 100)) for i in items]
+    widths = [max(len(r[c]) for r in rows + [_HEAD]) for c in range(5)]
+    line = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
+    print(line.format(*_HEAD).rstrip())
+    for item, row in zip(items, rows):
+        print(line.format(*(one_line(c, 200) for c in row)))
+        for issue in item["issues"]:
+            print(f"    {issue['severity']:<8} {one_line(issue['where'], 60)}: {one_line(issue['message'], 200)}")
+        if item["error"] and item["title"]:
+            print(f"    error    {one_line(item['error'], 200)}")
+    counts = {}
+    for i in items:
+        counts[_state(i)] = counts.get(_state(i), 0) + 1
+    print("\n" + ", ".join(f"{n} {s}" for s, n in counts.items())
+          + ("; approve with: memcurate approve ID...  (any unique prefix of an ID will do)"
+             if counts.get("ready") else ""))
+
+
+_HEAD = ("ID", "KIND", "STATE", "CATEGORY", "CONF", "TITLE")
+
+
+def _state(item: dict) -> str:
+    """The state as the list shows it: a ready item with a BLOCK issue is `BLOCKED` (not approvable)."""
+    return "BLOCKED" if item["state"] == "ready" and item["blocked"] else item["state"]
+
+
+def _print_show(doc: dict) -> None:
+    item, decision = doc["item"], doc["decision"]
+    print(f"id          {item['id']}")
+    print(f"kind        {item['kind']}")
+    print(f"state       {_state(item)}")
+    print(f"category    {item['category']}")
+    print(f"title       {one_line(item['title'], 200)}")
+    print(f"decision    {_decision(item, decision)}")
+    for reason in decision.get("reasons") or []:
+        print(f"            {one_line(reason, 200)}")
+    conf = doc.get("confidence") or {}
+    if conf.get("value") is not None:
+        print(f"confidence  {conf['value']:.2f}")
+        for f in conf.get("factors", []):
+            print(f"  {f['effect']:+.2f} {one_line(f['name'], 40)}: {one_line(f['why'], 200)}")
+    print(f"issues      {len(item['issues']) or 'none'}")
+    for issue in item["issues"]:
+        print(f"  {issue['severity']:<8} {one_line(issue['code'], 40)} {one_line(issue['where'], 60)}: "
+              f"{one_line(issue['message'], 300)}")
+    moved = doc.get("archive") or {}
+    if moved:
+        print("MEMORY.md   approving moves to the archive: "
+              + "; ".join(f"{c}: {', '.join(ids)}" for c, ids in moved.items()))
+    elif doc.get("note"):
+        print(f"MEMORY.md   {one_line(doc['note'], 300)}")
+    elif item["state"] == "ready":
+        print("MEMORY.md   approving moves nothing to the archive")
+    if decision.get("action") == "noop" and not decision.get("source_only"):
+        print("\n--- the draft (a noop: approving writes nothing) ---")
+    else:
+        where = f" ({item['where']})" if item["where"] else ""
+        print(f"\n--- the file to be written{where} ---")
+    sys.stdout.write(_block(doc["text"]))
+    if doc.get("diff"):
+        print(f"\n--- diff against {item['where'] or 'the memory it updates'} ---")
+        sys.stdout.write(_block(doc["diff"]))
+
+
+def _decision(item: dict, decision: dict) -> str:
+    action, where = decision.get("action") or item["action"], item["where"] or decision.get("target") or ""
+    if action == "create":
+        return f"create {where}".rstrip()
+    if action == "noop":
+        return (f"noop: {where} already says it" + (" (its sources gain this session)" if decision.get("source_only")
+                                                      else "")) if where else "noop"
+    return f"{action} of {where}"
+
+
+def _block(text: str) -> str:
+    """Text from staging (transcript-derived) as printed: escapes and controls removed, lines kept."""
+    text = clean(text)
+    return text if text.endswith("\n") else text + "\n"
