@@ -74,6 +74,13 @@ def is_inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
+def resolve_target(path: str, cwd: str) -> str:
+    """Where a tool's file path really points: `~` expanded, relative to `cwd`, `..` collapsed and the
+    symlinks of every existing ancestor resolved (the file itself may not exist yet)."""
+    path = os.path.expanduser(path)
+    return os.path.realpath(path if os.path.isabs(path) else os.path.join(cwd, path))
+
+
 # -- the repository -------------------------------------------------------------------
 
 def main_worktree(start) -> str:
