@@ -152,7 +152,7 @@ def _stage(payload: dict, tool: str, tool_input: dict, target: str, auto: str, d
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
     try:
         record = claude_writes.stage(data, tool=tool, tool_input=tool_input, path=target,
-                                     where=os.path.relpath(target, auto), session_id=session,
+                                     folder=auto, session_id=session,
                                      max_bytes=cfg["hooks"]["review_max_bytes"])
     except claude_writes.Refused as e:
         return (f"This memory write was not made and not queued for review: {e}. Memory writes here wait for "

@@ -7,7 +7,7 @@ target file in `<data dir>/claude-writes/<id>.json`, written atomically:
   id          `<UTC stamp>-<crc32 of target and time, 8 hex digits>` (sorts by time)
   created, updated, session_id
   tool        the last tool (Write | Edit | MultiEdit); `tools` every call folded in, in order
-  path        the target, absolute and resolved; `where` relative to the auto-memory folder
+  path        the target, absolute and resolved; `folder` the auto-memory folder, `where` the path in it
   base_hash   sha256 of the file on disk when first staged (None: absent); `base_text` its text
   text        the file as it would be after the write(s): what approving writes
   state       pending | saved | rejected, with `history` (each move: state, at, and why)
@@ -36,6 +36,10 @@ PREFIX = "claude/"  # how a review id names a staged write of Claude's
 
 class ClaudeWriteError(Exception):
     """An unknown, ambiguous or unreadable staged write, or a move its state does not allow."""
+
+
+class Conflict(ClaudeWriteError):
+    """The target changed since the write was staged: approving it would overwrite what is there now."""
 
 
 class Refused(ValueError):
@@ -71,10 +75,10 @@ def read_disk(path: str) -> str | None:
         raise Refused(f"{path} is not UTF-8 text (byte {e.start})") from None
 
 
-def stage(data, *, tool: str, tool_input: dict, path: str, where: str, session_id: str = "",
+def stage(data, *, tool: str, tool_input: dict, path: str, folder: str, session_id: str = "",
           max_bytes: int = 262144) -> dict:
-    """Stage one Write/Edit/MultiEdit of Claude's into `path` (resolved; `where` is it relative to the
-    auto-memory folder) and return its record; Refused when it is not staged (nothing is written)."""
+    """Stage one Write/Edit/MultiEdit of Claude's into `path` (resolved, inside the auto-memory folder
+    `folder`) and return its record; Refused when it is not staged (nothing is written)."""
     with lock(data):
         record = pending_for(data, path)
         base = record["text"] if record else read_disk(path)
@@ -89,7 +93,7 @@ def stage(data, *, tool: str, tool_input: dict, path: str, where: str, session_i
         now = now_iso()
         if record is None:
             record = {"id": _new_id(data, path), "created": now, "session_id": session_id, "tools": [],
-                      "path": path, "where": where, "base_hash": None if base is None else text_hash(base),
+                      "path": path, "folder": folder, "where": os.path.relpath(path, folder), "base_hash": None if base is None else text_hash(base),
                       "base_text": base, "state": PENDING, "history": []}
             move = "staged"
         else:
@@ -154,7 +158,7 @@ def _read(data, wid: str) -> dict:
         raise ClaudeWriteError(f"no staged write {PREFIX}{wid}") from None
     except (OSError, ValueError) as e:
         raise ClaudeWriteError(f"staged write {PREFIX}{wid} cannot be read: {e}") from None
-    need = ("id", "path", "where", "text", "state", "history")
+    need = ("id", "path", "folder", "where", "text", "state", "history")
     if not isinstance(record, dict) or any(k not in record for k in need) or record["id"] != wid:
         raise ClaudeWriteError(f"staged write {PREFIX}{wid} is malformed (fix or delete {record_path(data, wid)})")
     return record
