@@ -16,7 +16,8 @@ import os
 
 from curator.candidates import claude_writes
 from curator.candidates.claude_writes import PENDING, ClaudeWriteError, Conflict, Refused
-from curator.memory.memory_md.format import MemoryMdError, keep_sections, parse
+from curator.memory.memory_md.format import MemoryMdError, parse
+from curator.memory.memory_md.planning import keep_sections
 from curator.review.claude_write_checks import check, front_matter, is_memory_md
 from curator.review.verify import blocking
 from curator.util.atomic import write_text
@@ -92,7 +93,7 @@ def _check_base(record: dict, current: str | None, rid: str) -> None:
     base = record.get("base_text")
     if is_memory_md(record) and base is not None and current is not None:
         try:
-            same = parse(base).outside() == parse(current).outside()
+            same = _claudes_lines(base) == _claudes_lines(current)
         except MemoryMdError:
             same = False
     else:
@@ -102,6 +103,11 @@ def _check_base(record: dict, current: str | None, rid: str) -> None:
         now = "was deleted" if current is None else ("was created" if base is None else "changed")
         raise Conflict(f"{rid}: {record['where']} {now} since Claude's write was staged; nothing was written. "
                        "Reject it, or look at the file and ask Claude to write it again")
+
+
+def _claudes_lines(text: str) -> list[str]:
+    """Claude's part of MEMORY.md, its blank lines aside (memcurate puts one before a section it appends)."""
+    return [line.rstrip() for line in parse(text).outside().splitlines() if line.strip()]
 
 
 def reject(engine, wid: str, reason: str = "") -> dict:

@@ -16,8 +16,8 @@ import posixpath
 import re
 
 from curator.candidates import claude_writes
-from curator.memory.memory_md.format import MemoryMdError, keep_sections, read_text
-from curator.memory.memory_md.planning import measure
+from curator.memory.memory_md.format import MemoryMdError, read_text
+from curator.memory.memory_md.planning import keep_sections, measure
 from curator.memory.memory_md.writing import FILE_NAME, limits_from, memory_md_path
 from curator.review.verify import ADVISORY, BLOCK, Issue, secret_issues
 

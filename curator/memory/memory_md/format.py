@@ -320,26 +320,3 @@ def section_spans(text: str) -> dict[str, str]:
     MemoryMdError when `text` cannot be read."""
     p = parse(text)
     return {c: p.text[s.start:s.end].rstrip("\r\n") for c, s in p.sections.items()}
-
-
-def keep_sections(text: str, now: str | None) -> str:
-    """`text` (MEMORY.md as Claude means it) with memcurate's sections as `now` holds them: each
-    section of `text` replaced by its current version (dropped when gone), sections added since
-    appended; Claude's lines stay as `text` has them. MemoryMdError when either cannot be read."""
-    mine, current = parse(text), parse(now or "")
-    parts, pos = [], 0
-    for cat, sec in mine.sections.items():
-        parts.append(mine.text[pos:sec.start])
-        if cat in current.sections:
-            cur = current.sections[cat]
-            parts.append(current.text[cur.start:cur.end].rstrip("\r\n") + (sec.tail or ""))
-        pos = sec.end
-    parts.append(mine.text[pos:])
-    out = "".join(parts)
-    for cat, cur in current.sections.items():
-        if cat in mine.sections:
-            continue
-        if out and not out.endswith("\n"):
-            out += mine.newline
-        out += current.text[cur.start:cur.end].rstrip("\r\n") + mine.newline
-    return out
