@@ -25,10 +25,10 @@ import sys
 from curator import config
 from curator.candidates.tool_edits import TOOLS, file_path
 from curator.util.log import log_line
-from curator.util.paths import is_inside, resolve_memory_root, resolve_target
+from curator.util.atomic import is_temp_name
+from curator.util.paths import ARCHIVE_DIR, ROOT_LOCK_NAME, is_inside, resolve_memory_root, resolve_target
 
 EVENT = "PreToolUse"
-ARCHIVE = "archive"
 MEMORY_MD = "MEMORY.md"
 RULES = os.path.join(".claude", "rules", "memcurate")
 SAY_IT = ("To keep a fact, say it in the conversation instead: memcurate proposes it for the person's review "
@@ -98,16 +98,14 @@ def _auto_folder(project: str, cfg: dict, data: str, env) -> str:
 def _own_file(target: str, root: str, auto: str) -> str | None:
     """What of memcurate's `target` is under the memory root, None when it is not memcurate's."""
     from curator.categories import CATEGORIES
-    from curator.memory.store import LOCK_NAME
-    from curator.util.atomic import is_temp_name
 
     rel = os.path.relpath(target, root)
     top = rel.split(os.sep, 1)[0]
     if top in CATEGORIES:
         return f"a memory file of memcurate's {top} category"
-    if top == ARCHIVE:
+    if top == ARCHIVE_DIR:
         return "in memcurate's archive of MEMORY.md entries"
-    if top == rel and (top == LOCK_NAME or is_temp_name(top)):
+    if top == rel and (top == ROOT_LOCK_NAME or is_temp_name(top)):
         return "memcurate's lock or temporary file"
     if root != auto:
         return "in memcurate's memory root (memory.root in memcurate's config)"

@@ -210,3 +210,36 @@ def test_real_process_review_flag_stages(setup):
     assert p.returncode == 0 and p.stderr == b""
     assert "queued for the person's approval as claude/" in decision(p.stdout.decode())
     assert (root / "notes.md").read_text() == "old note\n"
+
+
+_PROBE = """
+import json, sys
+from curator.cli import main
+rc = main(["hook", *sys.argv[1:]])
+sys.stdout.write("\\n" + json.dumps({"rc": rc, "modules": sorted(sys.modules)}))
+"""
+
+
+@pytest.mark.parametrize("rel,args", [("src/app.py", []), ("memory/decision/x.md", []),
+                                      ("memory/MEMORY.md", []), ("memory/notes.md", ["--review-auto-memory"])],
+                         ids=["pass", "deny", "memory-md", "stage"])
+def test_guard_path_imports_stay_light(setup, rel, args):
+    """Every guard decision, staging included, loads no yaml, sqlite, textual, rich, anthropic or widgets."""
+    import subprocess
+
+    from conftest import ROOT
+
+    project, root = setup
+    target = project / rel if rel.startswith("src") else root.parent / rel
+    content = MEMORY_MD + "- more\n" if rel.endswith("MEMORY.md") else "x\n"
+    config.load(project, project / ".memcurate")  # the config cache exists, as after any earlier hook call
+    p = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=project, capture_output=True, timeout=60,
+                       input=json.dumps(payload("Write", {"file_path": str(target), "content": content},
+                                                project)).encode(),
+                       env={**os.environ, "PYTHONPATH": str(ROOT), "CLAUDE_PROJECT_DIR": str(project)})
+    assert p.returncode == 0, p.stderr
+    out, _, probe = p.stdout.decode().rpartition("\n")
+    assert (decision(out) is None) == (rel in ("src/app.py", "memory/MEMORY.md"))
+    modules = json.loads(probe)["modules"]
+    for name in ("yaml", "sqlite3", "textual", "rich", "anthropic", "widgets"):
+        assert not any(m == name or m.startswith(name + ".") for m in modules), name

@@ -21,6 +21,9 @@ import sys
 from curator.util.atomic import read_json, write_json, write_text
 
 DATA_DIR_NAME = ".memcurate"
+# memcurate's own names in the memory root (the write guard keeps Claude out of them)
+ROOT_LOCK_NAME = ".memcurate.lock"
+ARCHIVE_DIR = "archive"
 CONFIG_DIR_RECORD = "claude-config-dir.json"
 MAX_SETTINGS_BYTES = 1 << 20
 # Claude Code's managed (policy) settings: the highest layer, which no user setting overrides.
