@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> int:
         # The hot path: every Claude Code turn. No argparse, no yaml, nothing else.
         from hooks.dispatch import main as hook_main
 
-        code = hook_main()
+        code = hook_main(argv[1:])  # --review-auto-memory: the write guard stages Claude's memory writes
         if as_command:
             # Every file is closed and every write done: skip the interpreter's
             # teardown, ~5 ms of the hook's budget here.
@@ -48,7 +48,9 @@ def _main(argv: list[str]) -> int:
                              "default: auto_approve.min_confidence in the config)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.add_parser("hook", help="Claude Code hook entry: reads the hook JSON on stdin")
+    p_hook = sub.add_parser("hook", help="Claude Code hook entry: reads the hook JSON on stdin")
+    p_hook.add_argument("--review-auto-memory", action="store_true",
+                        help="stage Claude's own memory writes for review instead of letting them through")
     p_triage = sub.add_parser("triage", help="stage triages of existing transcript files (backfill)")
     p_triage.add_argument("paths", nargs="+", metavar="PATH")
     p_status = sub.add_parser("status", help="staged work by state")

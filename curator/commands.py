@@ -86,7 +86,7 @@ def status(args) -> int:
     project = project_dir(args)
     data = data_dir(project, create=False)
     doc = {"project": project, "data_dir": data, **staging.counts(data), "usage": usage.totals(data),
-           "drafts": _drafts(data)}
+           "drafts": _drafts(data), "claude_writes": _claude_writes(data)}
     try:
         cfg = config.load(project, data if os.path.isdir(data) else None)
         location = resolve_memory_root(project, cfg, data)
@@ -128,6 +128,10 @@ def status(args) -> int:
             conf = "  ?  " if d["confidence"] is None else f"{d['confidence']:.2f} "
             mark = " BLOCK" if d["blocked"] else ""
             print(f"  {conf} {d['triage']}/{d['category']}{mark}  {one_line(d['title'], 100)}")
+    cw = doc["claude_writes"]
+    if any(cw.values()):
+        print(f"Claude's memory writes  {cw['pending']} pending review (claude/<id>), {cw['saved']} saved, "
+              f"{cw['rejected']} rejected" + (f", {cw['unreadable']} unreadable" if cw["unreadable"] else ""))
     print(f"model use    {usage.describe(doc['usage']['overall'])}")
     md = doc.get("memory_md")
     if md:
@@ -138,6 +142,16 @@ def status(args) -> int:
     elif doc.get("memory_md_error"):
         print(f"MEMORY.md    {one_line(doc['memory_md_error'], 300)}")
     return 0
+
+
+def _claude_writes(data: str) -> dict:
+    """Claude's own memory writes staged in review mode, by state."""
+    from curator.candidates import claude_writes
+
+    counts = {"pending": 0, "saved": 0, "rejected": 0}
+    for record in claude_writes.records(data):
+        counts[record["state"]] = counts.get(record["state"], 0) + 1
+    return {**counts, "unreadable": len(claude_writes.unreadable(data))}
 
 
 def _drafts(data: str) -> list[dict]:

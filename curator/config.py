@@ -116,6 +116,9 @@ def _semantic_checks(cfg: dict, where: str) -> None:
     if not 0 <= cfg["auto_approve"]["min_confidence"] <= 1:
         raise ConfigError(f"{where}: auto_approve.min_confidence: expected a number from 0 to 1, "
                           f"found {cfg['auto_approve']['min_confidence']}")
+    if cfg["hooks"]["review_max_bytes"] < 1024:
+        raise ConfigError(f"{where}: hooks.review_max_bytes: expected at least 1024, "
+                          f"found {cfg['hooks']['review_max_bytes']}")
     cr = cfg["triage"]["correction"]
     for key, value in [*((f"weights.{k}", v) for k, v in cr["weights"].items()), ("confirmed", cr["confirmed"])]:
         if value < 0:
@@ -177,6 +180,20 @@ def _read_yaml(path: str) -> object:
         raise ConfigError(f"{path}: invalid YAML{at}: {getattr(e, 'problem', None) or e}") from None
 
 
+def _renamed(layer: object, where: str) -> object:
+    """A user or project layer with the old section `hook:` folded into `hooks:` (whose keys win)."""
+    if not isinstance(layer, dict) or "hook" not in layer:
+        return layer
+    layer = dict(layer)
+    old = layer.pop("hook")
+    if not isinstance(old, dict):
+        raise ConfigError(f"{where}: hook: expected a mapping, found {_type_name(old)} (hook: is the old "
+                          "spelling of hooks:)")
+    new = layer.get("hooks", {})
+    layer["hooks"] = {**old, **new} if isinstance(new, dict) else new
+    return layer
+
+
 def build(paths: list[str]) -> dict:
     """Parse and validate every existing layer; return the merged config."""
     default_path, *overrides = paths
@@ -191,7 +208,7 @@ def build(paths: list[str]) -> dict:
         layer = _read_yaml(path)
         if layer is None:  # an empty file changes nothing
             continue
-        cfg = _check(cfg, layer, path, ())
+        cfg = _check(cfg, _renamed(layer, path), path, ())
         _semantic_checks(cfg, path)
     cfg["_derived"] = _derive(cfg)
     return cfg

@@ -142,6 +142,36 @@ class Engine:
 
         return kinds.reject(self, queries, reason)
 
+    # -- Claude's own memory writes, staged in review mode (claude/<id>) --------------------
+
+    def claude_writes(self) -> list[dict]:
+        """Every staged write of Claude's (pending, saved, rejected), oldest first."""
+        from curator.candidates import claude_writes
+
+        return claude_writes.records(self.data)
+
+    def claude_write(self, wid: str) -> dict:
+        """One staged write (`wid`, with or without `claude/`, or a unique prefix) with its text, diff and issues."""
+        from curator.review import claude_write_actions
+
+        return claude_write_actions.view(self, wid)
+
+    def claude_write_items(self) -> list[dict]:
+        """The pending staged writes as review items (id, kind, state, title, where, issues, blocked)."""
+        from curator.review import claude_write_actions
+
+        return claude_write_actions.review_items(self)
+
+    def approve_claude_write(self, wid: str) -> dict:
+        from curator.review import claude_write_actions
+
+        return claude_write_actions.approve(self, wid)
+
+    def reject_claude_write(self, wid: str, reason: str = "") -> dict:
+        from curator.review import claude_write_actions
+
+        return claude_write_actions.reject(self, wid, reason)
+
     # -- parts ------------------------------------------------------------------------
 
     @property

@@ -11,7 +11,7 @@ from curator.util.log import log_line
 from curator.util.paths import hook_may_read, record_config_dir
 
 
-def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=()) -> int:
+def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(), review_auto_memory=False) -> int:
     event = payload["hook_event_name"]
     if payload.get("stop_hook_active") is True:
         # Claude is already continuing because a stop hook blocked; its bytes

@@ -1,8 +1,10 @@
 """`memcurate hook`: read Claude Code's hook JSON on stdin and dispatch on hook_event_name.
 
 It exits 0 in every case: an internal error is logged in the data dir and
-summarised in one stderr line, and the Claude Code session goes on. It never
-prints on stdout (it takes no decision), so it can neither block a stop nor loop.
+summarised in one stderr line, and the Claude Code session goes on. Only a
+deliberate decision prints on stdout, as Claude Code's hook JSON (the write
+guard's deny); the capture hooks print nothing, so they can neither block a stop
+nor loop.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import sys
 from curator.util.log import log_line
 from curator.util.paths import data_dir, is_inside, project_root
 
-from . import capture
+from . import capture, guard
 
 CHILD_ENV = "MEMCURATE_CHILD"  # set in the environment of every process memcurate starts
 MAX_STDIN_BYTES = 1 << 20
@@ -25,7 +27,9 @@ HANDLERS = {
     "SubagentStop": capture.handle,
     "PreCompact": capture.handle,
     "SessionEnd": capture.handle,
+    "PreToolUse": guard.handle,
 }
+REVIEW_FLAG = "--review-auto-memory"  # `memcurate hook --review-auto-memory`: stage Claude's memory writes
 
 
 def _read_stdin(limit: int) -> bytes:
@@ -36,7 +40,7 @@ def _read_stdin(limit: int) -> bytes:
     return data
 
 
-def run(stdin: bytes, env: dict | None = None) -> int:
+def run(stdin: bytes, env: dict | None = None, *, review_auto_memory: bool = False) -> int:
     env = os.environ if env is None else env
     payload = None
     problem = None
@@ -73,7 +77,7 @@ def run(stdin: bytes, env: dict | None = None) -> int:
         return 0
     dirs = [start, project] + _payload_cwd(payload, project)  # where this session may have started
     try:
-        return handler(payload, project, data, env=env, session_dirs=dirs)
+        return handler(payload, project, data, env=env, session_dirs=dirs, review_auto_memory=review_auto_memory)
     except Exception as e:  # the hook must never break the session: log it where the project's log is
         log_line(data, event, f"internal error: {e.__class__.__name__}: {e}")
         _tell(e)
@@ -117,10 +121,11 @@ def _tell(e: Exception) -> None:
           file=sys.stderr)
 
 
-def main() -> int:
+def main(args: list[str] | None = None) -> int:
+    """`memcurate hook [--review-auto-memory]`: `args` are the words after `hook`."""
     try:
         stdin = _read_stdin(MAX_STDIN_BYTES)
-        return run(stdin)
+        return run(stdin, review_auto_memory=REVIEW_FLAG in (args or ()))
     except Exception as e:  # before the project was known (unreadable stdin, unwritable data dir…)
         try:
             log_line(data_dir(project_root(session_dir(os.environ))), "hook",

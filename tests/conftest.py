@@ -78,10 +78,10 @@ def memcurate_exe() -> list[str]:
 
 
 def run_hook(payload, *, cwd: Path, env: dict | None = None, raw: bytes | None = None,
-             timeout: float = 60) -> subprocess.CompletedProcess:
-    """Run the real `memcurate hook` process with `payload` (or `raw` bytes) on stdin."""
+             timeout: float = 60, args: list[str] = ()) -> subprocess.CompletedProcess:
+    """Run the real `memcurate hook [args]` process with `payload` (or `raw` bytes) on stdin."""
     data = raw if raw is not None else json.dumps(payload).encode()
-    return subprocess.run(memcurate_exe() + ["hook"], input=data, cwd=cwd, capture_output=True,
+    return subprocess.run(memcurate_exe() + ["hook", *args], input=data, cwd=cwd, capture_output=True,
                           env={**os.environ, **(env or {})}, timeout=timeout)
 
 

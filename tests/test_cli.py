@@ -317,7 +317,7 @@ BAD_CONFIGS = {
     "wrong-type": ("categories:\n  decision:\n    threshold: high\n",
                    ["categories.decision.threshold", "expected a number", "found a string", "high"]),
     "wrong-nested-type": ("hook:\n  summary_events: SessionEnd\n",
-                          ["hook.summary_events", "expected a list", "found a string"]),
+                          ["hooks.summary_events", "expected a list", "found a string"]),
 }
 
 
@@ -340,7 +340,7 @@ def test_bad_user_config_is_named(project, transcripts, isolated_home):
     cfg.parent.mkdir(parents=True)
     cfg.write_text("hook:\n  lock_wait_seconds: [1]\n")
     line = one_line_error(run_cli("triage", str(session().write(transcripts / "a.jsonl")), cwd=project))
-    assert str(cfg) in line and "hook.lock_wait_seconds" in line and "expected a number" in line
+    assert str(cfg) in line and "hooks.lock_wait_seconds" in line and "expected a number" in line
 
 
 @pytest.mark.parametrize("case", sorted(BAD_CONFIGS))

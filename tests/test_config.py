@@ -130,3 +130,14 @@ def test_user_cannot_set_derived_keys(project):
     write(config.project_config_path(project), "_derived: {}\n")
     with pytest.raises(config.ConfigError, match="_derived: unknown key"):
         config.load(project)
+
+
+def test_old_hook_section_is_folded_into_hooks(project, isolated_home):
+    """`hook:` (the old spelling) still works in user and project files; `hooks:` wins where both set a key."""
+    write(config.user_config_path(), "hook:\n  lock_wait_seconds: 2.0\n  review_auto_memory: true\n")
+    write(config.project_config_path(project), "hook:\n  lock_wait_seconds: 3.0\nhooks:\n  lock_wait_seconds: 4.0\n")
+    cfg = config.load(project)
+    assert "hook" not in cfg
+    assert cfg["hooks"]["lock_wait_seconds"] == 4.0
+    assert cfg["hooks"]["review_auto_memory"] is True
+    assert cfg["hooks"]["summary_events"] == ["SessionEnd", "PreCompact", "SubagentStop"]

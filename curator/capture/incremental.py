@@ -118,8 +118,8 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
     if subagent is None:
         subagent = is_subagent_transcript(path)
     if summary is None:
-        summary = event in cfg["hook"]["summary_events"]
-    wait = cfg["hook"]["lock_wait_seconds"] if lock_wait is None else lock_wait
+        summary = event in cfg["hooks"]["summary_events"]
+    wait = cfg["hooks"]["lock_wait_seconds"] if lock_wait is None else lock_wait
 
     key = transcript_key(path)
     state_path = os.path.join(data, "offsets", f"{key}.json")

@@ -39,9 +39,9 @@ from curator.categories import CATEGORIES
 from curator.memory import memfile
 from curator.util.atomic import write_text
 from curator.util.locks import FileLock
+from curator.util.paths import ARCHIVE_DIR, ROOT_LOCK_NAME
 
-LOCK_NAME = ".memcurate.lock"
-ARCHIVE_DIR = "archive"
+LOCK_NAME = ROOT_LOCK_NAME
 MAX_FILE_BYTES = 1 << 20  # a memory file is a page of text; a bigger one is reported, not read
 
 

@@ -54,6 +54,11 @@ def _temp_owner(name: str) -> int | None:
     return int(parts[1])
 
 
+def is_temp_name(name: str) -> bool:
+    """Whether a file name is one of our temp files'."""
+    return _temp_owner(name) is not None
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

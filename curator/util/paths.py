@@ -21,6 +21,9 @@ import sys
 from curator.util.atomic import read_json, write_json, write_text
 
 DATA_DIR_NAME = ".memcurate"
+# memcurate's own names in the memory root (the write guard keeps Claude out of them)
+ROOT_LOCK_NAME = ".memcurate.lock"
+ARCHIVE_DIR = "archive"
 CONFIG_DIR_RECORD = "claude-config-dir.json"
 MAX_SETTINGS_BYTES = 1 << 20
 # Claude Code's managed (policy) settings: the highest layer, which no user setting overrides.
@@ -72,6 +75,13 @@ def project_key(project) -> str:
 def is_inside(path: str, folder: str) -> bool:
     """Whether `path` is `folder` or below it (both compared as given: resolve them first)."""
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def resolve_target(path: str, cwd: str) -> str:
+    """Where a tool's file path really points: `~` expanded, relative to `cwd`, `..` collapsed and the
+    symlinks of every existing ancestor resolved (the file itself may not exist yet)."""
+    path = os.path.expanduser(path)
+    return os.path.realpath(path if os.path.isabs(path) else os.path.join(cwd, path))
 
 
 # -- the repository -------------------------------------------------------------------

@@ -15,6 +15,7 @@ import os
 import re
 
 from curator.categories import CATEGORIES
+from curator.util.paths import ARCHIVE_DIR
 from curator.memory.memory_md.format import (
     EM_DASH,
     ID_PATTERN,
@@ -25,7 +26,6 @@ from curator.memory.memory_md.format import (
     unescape,
 )
 
-ARCHIVE_DIR = "archive"
 # An archive entry links from archive/ back to the memory file: ../<category>/<id>.md
 _ARCHIVE_ENTRY = re.compile(rf"- \[({LINK_TEXT})\]\((?:\.\./)?([a-z_]+)/({ID_PATTERN})\.md\)(?: {EM_DASH} (.*))?\Z")
 

@@ -311,3 +311,12 @@ def render_section(category: str, budget: int, entries: list[IndexLine], newline
     lines.extend(e.markdown() for e in entries)
     lines.append(f"<!-- memcurate:end section={category} -->")
     return newline.join(lines) + (newline if tail is None else tail)
+
+
+# -- Claude's writes to MEMORY.md ------------------------------------------------------
+
+def section_spans(text: str) -> dict[str, str]:
+    """category -> the exact text of its memcurate section, markers included (not its last line break);
+    MemoryMdError when `text` cannot be read."""
+    p = parse(text)
+    return {c: p.text[s.start:s.end].rstrip("\r\n") for c, s in p.sections.items()}

@@ -203,3 +203,24 @@ def plan(text: str, changes, budgets: dict[str, int], max_lines: int = DEFAULT_M
         if keep:
             unarchive[cat] = keep
     return Plan(new_text, archived, notes, unarchive, lines, nbytes, over_limit, new_text != text)
+
+
+def keep_sections(text: str, now: str | None) -> str:
+    """`text` (MEMORY.md as Claude means it) with memcurate's sections as `now` holds them: each
+    section of `text` replaced by its current version (dropped when gone), sections added since
+    appended; Claude's lines stay as `text` has them. MemoryMdError when either cannot be read."""
+    mine, current = parse(text), parse(now or "")
+    parts, pos = [], 0
+    for cat, sec in mine.sections.items():
+        parts.append(mine.text[pos:sec.start])
+        if cat in current.sections:
+            cur = current.sections[cat]
+            parts.append(current.text[cur.start:cur.end].rstrip("\r\n") + (sec.tail or ""))
+        pos = sec.end
+    parts.append(mine.text[pos:])
+    out = "".join(parts)
+    for cat, cur in current.sections.items():
+        if cat in mine.sections:
+            continue
+        out += _separator(out, mine.newline) + current.text[cur.start:cur.end].rstrip("\r\n") + mine.newline
+    return out

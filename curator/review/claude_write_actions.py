@@ -1,0 +1,117 @@
+"""Acting on a staged write of Claude's own: show it (text, diff, issues), approve it, reject it.
+
+Approving runs under the memory root's lock and the staged writes' lock. The
+target must still hold what it held when the write was first staged (for
+MEMORY.md only Claude's part, outside memcurate's sections, counts: memcurate may
+have saved meanwhile), else it is a Conflict the person sees and nothing is
+written. Then exactly the staged text is written atomically; for MEMORY.md,
+Claude's text with memcurate's sections as they are now, so no memcurate entry
+is lost and no section doubled. Rejecting records the reason and writes nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+
+from curator.candidates import claude_writes
+from curator.candidates.claude_writes import PENDING, ClaudeWriteError, Conflict, Refused
+from curator.memory.memory_md.format import MemoryMdError, parse
+from curator.memory.memory_md.planning import keep_sections
+from curator.review.claude_write_checks import check, front_matter, is_memory_md
+from curator.review.verify import blocking
+from curator.util.atomic import write_text
+
+KIND = "claude-write"
+
+
+def view(engine, wid: str) -> dict:
+    """A staged write for showing: its record, `text` (what approving writes), `diff` (unified, against
+    the file when it was staged) and `issues` (as dicts)."""
+    record = claude_writes.find(engine.data, wid)
+    return {**record, "review_id": claude_writes.PREFIX + record["id"], "diff": diff(record),
+            "issues": [i.as_dict() for i in check(record, engine.cfg, engine.data)]}
+
+
+def diff(record: dict) -> str:
+    where = record["where"]
+    return "".join(difflib.unified_diff((record.get("base_text") or "").splitlines(keepends=True),
+                                        record["text"].splitlines(keepends=True),
+                                        fromfile=f"a/{where}" if record.get("base_text") is not None else "/dev/null",
+                                        tofile=f"b/{where}"))
+
+
+def review_items(engine) -> list[dict]:
+    """Each pending staged write as a review item (`memcurate list`), oldest first."""
+    items = []
+    for record in claude_writes.records(engine.data):
+        if record["state"] != PENDING:
+            continue
+        issues = check(record, engine.cfg, engine.data)
+        fields, _ = front_matter(record["text"])
+        name = fields.get("name") if fields else None
+        items.append({"id": claude_writes.PREFIX + record["id"], "kind": KIND, "state": record["state"],
+                      "category": None, "title": name.strip() if isinstance(name, str) and name.strip()
+                      else record["where"], "where": record["where"], "confidence": None,
+                      "issues": [i.as_dict() for i in issues], "blocked": bool(blocking(issues))})
+    return items
+
+
+def approve(engine, wid: str) -> dict:
+    """Write the staged text into its target and mark it saved; the saved record. ClaudeWriteError when it
+    is not pending or has a BLOCK issue, Conflict when the target changed since it was staged."""
+    with engine.root_lock(), claude_writes.lock(engine.data):
+        record = claude_writes.find(engine.data, wid)
+        rid = claude_writes.PREFIX + record["id"]
+        if record["state"] != PENDING:
+            raise ClaudeWriteError(f"{rid} is {record['state']}, not pending")
+        blocked = blocking(check(record, engine.cfg, engine.data))
+        if blocked:
+            raise ClaudeWriteError(f"{rid} cannot be saved: " + "; ".join(f"{i.where}: {i.message}" for i in blocked))
+        try:
+            current = claude_writes.read_disk(record["path"])
+        except Refused as e:
+            raise Conflict(f"{rid}: {e}") from None
+        text = _final_text(record, current, rid)
+        if current != text:
+            _check_base(record, current, rid)
+            os.makedirs(os.path.dirname(record["path"]), exist_ok=True)
+            write_text(record["path"], text)
+        return claude_writes.move(engine.data, record, "saved", "approved", saved_hash=claude_writes.text_hash(text))
+
+
+def _final_text(record: dict, current: str | None, rid: str) -> str:
+    if not is_memory_md(record):
+        return record["text"]
+    try:
+        return keep_sections(record["text"], current)
+    except MemoryMdError as e:
+        raise ClaudeWriteError(f"{rid}: MEMORY.md cannot be merged with memcurate's sections: {e}") from None
+
+
+def _check_base(record: dict, current: str | None, rid: str) -> None:
+    base = record.get("base_text")
+    if is_memory_md(record) and base is not None and current is not None:
+        try:
+            same = _claudes_lines(base) == _claudes_lines(current)
+        except MemoryMdError:
+            same = False
+    else:
+        same = (current is None and base is None) or (current is not None and
+                                                      claude_writes.text_hash(current) == record.get("base_hash"))
+    if not same:
+        now = "was deleted" if current is None else ("was created" if base is None else "changed")
+        raise Conflict(f"{rid}: {record['where']} {now} since Claude's write was staged; nothing was written. "
+                       "Reject it, or look at the file and ask Claude to write it again")
+
+
+def _claudes_lines(text: str) -> list[str]:
+    """Claude's part of MEMORY.md, its blank lines aside (memcurate puts one before a section it appends)."""
+    return [line.rstrip() for line in parse(text).outside().splitlines() if line.strip()]
+
+
+def reject(engine, wid: str, reason: str = "") -> dict:
+    """Mark a staged write rejected with the person's reason; nothing is written."""
+    with claude_writes.lock(engine.data):
+        record = claude_writes.find(engine.data, wid)
+        return claude_writes.move(engine.data, record, "rejected", reason.strip()[:500] or "rejected")
