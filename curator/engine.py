@@ -156,12 +156,6 @@ class Engine:
 
         return claude_write_actions.view(self, wid)
 
-    def claude_write_items(self) -> list[dict]:
-        """The pending staged writes as review items (id, kind, state, title, where, issues, blocked)."""
-        from curator.review import claude_write_actions
-
-        return claude_write_actions.review_items(self)
-
     def approve_claude_write(self, wid: str) -> dict:
         from curator.review import claude_write_actions
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli, run_hook
 from test_guard import MEMORY_MD, call, decision, payload, setup  # noqa: F401 (setup is a fixture)
 
 from curator.candidates import claude_writes
@@ -37,6 +37,40 @@ def only_record(project) -> dict:
     return records[0]
 
 
+def pending_writes(engine) -> list[dict]:
+    """The staged writes waiting for review, as `memcurate list --json` gives them."""
+    return [i.as_dict() for i in engine.review_items() if i.kind == "claude-write"]
+
+
+def test_review_mode_end_to_end_through_the_real_commands(setup):
+    """Claude Code runs `memcurate hook --review-auto-memory`: its Write into the memory folder is denied,
+    `memcurate list` shows it, `memcurate show` shows what approving writes, `memcurate approve ID` saves it."""
+    project, root = setup
+    target = root / "deploy.md"
+    env = {"CLAUDE_PROJECT_DIR": str(project)}
+    hook = run_hook(payload("Write", {"file_path": str(target), "content": TOPIC}, project), cwd=project,
+                    env=env, args=["--review-auto-memory"])
+    assert hook.returncode == 0 and hook.stderr == b""
+    reason = decision(hook.stdout.decode())
+    assert "queued for the person's approval" in reason and not target.exists()
+    listed = run_cli("list", "--json", cwd=project)
+    assert listed.returncode == 0, listed.stderr
+    item, = [i for i in json.loads(listed.stdout)["items"] if i["kind"] == "claude-write"]
+    assert (item["state"], item["title"], item["where"], item["action"]) == ("ready", "build commands", "deploy.md",
+                                                                             "create")
+    assert item["id"] in reason  # the id Claude was told is the id the person approves
+    text = run_cli("list", cwd=project)
+    assert item["id"] in text.stdout and "claude-write" in text.stdout
+    shown = run_cli("show", item["id"], cwd=project)
+    assert shown.returncode == 0 and "+Build with `make all`" in shown.stdout
+    approved = run_cli("approve", item["id"][:14], cwd=project)  # a unique prefix will do
+    assert approved.returncode == 0, approved.stderr
+    assert target.read_text() == TOPIC  # exactly what Claude meant to write
+    assert (root / "MEMORY.md").read_text() == MEMORY_MD  # Claude's index and memcurate's sections untouched
+    after = json.loads(run_cli("list", "--json", cwd=project).stdout)["items"]
+    assert [i for i in after if i["kind"] == "claude-write"] == []
+
+
 def test_write_is_denied_staged_and_saved_on_approve(setup):
     project, root = setup
     wid = stage(project, "Write", {"file_path": str(root / "build.md"), "content": TOPIC})
@@ -46,7 +80,7 @@ def test_write_is_denied_staged_and_saved_on_approve(setup):
         ("Write", "build.md", None, TOPIC, "pending")
     assert rec["session_id"] == "s-1" and rec["path"] == str(root / "build.md")
     engine = Engine(project)
-    items = engine.claude_write_items()
+    items = pending_writes(engine)
     assert [(i["id"], i["kind"], i["title"], i["where"], i["blocked"]) for i in items] == \
         [(wid, "claude-write", "build commands", "build.md", False)]
     assert [i["code"] for i in items[0]["issues"]] == ["unlinked"]  # no MEMORY.md line links to it
@@ -54,7 +88,7 @@ def test_write_is_denied_staged_and_saved_on_approve(setup):
     assert view["diff"].startswith("--- /dev/null\n+++ b/build.md\n") and "+type: project\n" in view["diff"]
     engine.approve_claude_write(wid)
     assert (root / "build.md").read_text() == TOPIC
-    assert only_record(project)["state"] == "saved" and engine.claude_write_items() == []
+    assert only_record(project)["state"] == "saved" and pending_writes(engine) == []
     with pytest.raises(ClaudeWriteError, match="saved, not pending"):
         engine.approve_claude_write(wid)
 
@@ -152,7 +186,7 @@ def test_a_secret_blocks_approval(setup):
     secret = "AKIA" + "ABCDEFGHIJKLMNOP"
     wid = stage(project, "Write", {"file_path": str(root / "aws.md"), "content": f"The key is {secret}\n"})
     engine = Engine(project)
-    item, = engine.claude_write_items()
+    item, = pending_writes(engine)
     assert item["blocked"] and [i["code"] for i in item["issues"] if i["severity"] == "BLOCK"] == ["secret"]
     with pytest.raises(ClaudeWriteError, match="secret"):
         engine.approve_claude_write(wid)
@@ -171,7 +205,7 @@ def test_front_matter_checks(setup, text, codes):
     project, root = setup
     (root / "MEMORY.md").write_text(MEMORY_MD + "- [t](topic.md)\n")
     stage(project, "Write", {"file_path": str(root / "topic.md"), "content": text})
-    issues = Engine(project).claude_write_items()[0]["issues"]
+    issues = pending_writes(Engine(project))[0]["issues"]
     assert [(i["severity"], i["code"]) for i in issues] == codes
 
 
@@ -180,7 +214,7 @@ def test_a_topic_file_linked_from_a_pending_memory_md_write_is_not_unlinked(setu
     stage(project, "Write", {"file_path": str(root / "topic.md"), "content": TOPIC})
     stage(project, "Edit", {"file_path": str(root / "MEMORY.md"), "old_string": "# Claude's notes\n",
                             "new_string": "# Claude's notes\n- [topic](./topic.md)\n"})
-    items = {i["where"]: i for i in Engine(project).claude_write_items()}
+    items = {i["where"]: i for i in pending_writes(Engine(project))}
     assert items["topic.md"]["issues"] == []
 
 
@@ -188,7 +222,7 @@ def test_memory_md_over_the_load_limit_is_advised(setup):
     project, root = setup
     lines = "".join(f"- note {i}\n" for i in range(250))
     stage(project, "Write", {"file_path": str(root / "MEMORY.md"), "content": MEMORY_MD + lines})
-    issue, = Engine(project).claude_write_items()[0]["issues"]
+    issue, = pending_writes(Engine(project))[0]["issues"]
     assert (issue["severity"], issue["code"]) == ("ADVISORY", "budget") and "not loaded" in issue["message"]
 
 

@@ -18,7 +18,7 @@ from curator.candidates import claude_writes
 from curator.candidates.claude_writes import PENDING, ClaudeWriteError, Conflict, Refused
 from curator.memory.memory_md.format import MemoryMdError, parse
 from curator.memory.memory_md.planning import keep_sections
-from curator.review.claude_write_checks import check, front_matter, is_memory_md
+from curator.review.claude_write_checks import check, is_memory_md
 from curator.review.verify import blocking
 from curator.util.atomic import write_text
 
@@ -39,22 +39,6 @@ def diff(record: dict) -> str:
                                         record["text"].splitlines(keepends=True),
                                         fromfile=f"a/{where}" if record.get("base_text") is not None else "/dev/null",
                                         tofile=f"b/{where}"))
-
-
-def review_items(engine) -> list[dict]:
-    """Each pending staged write as a review item (`memcurate list`), oldest first."""
-    items = []
-    for record in claude_writes.records(engine.data):
-        if record["state"] != PENDING:
-            continue
-        issues = check(record, engine.cfg, engine.data)
-        fields, _ = front_matter(record["text"])
-        name = fields.get("name") if fields else None
-        items.append({"id": claude_writes.PREFIX + record["id"], "kind": KIND, "state": record["state"],
-                      "category": None, "title": name.strip() if isinstance(name, str) and name.strip()
-                      else record["where"], "where": record["where"], "confidence": None,
-                      "issues": [i.as_dict() for i in issues], "blocked": bool(blocking(issues))})
-    return items
 
 
 def approve(engine, wid: str) -> dict:

@@ -8,11 +8,11 @@ reject one) registered in KINDS below; its ids carry its own prefix (`claude/…
 from __future__ import annotations
 
 from curator.review.items import Outcome, ReviewItem, resolve, why_not_approvable
+from curator.review.claude_write_kind import ClaudeWriteKind
 from curator.review.memory_kind import MemoryKind
 
-# The one place a kind is registered. To come: staged writes of Claude's own ("claude-write",
-# ids claude/<write id>), rule candidates ("rule", ids rule/<id>).
-KINDS = (MemoryKind(),)
+# The one place a kind is registered. To come: rule candidates ("rule", ids rule/<id>).
+KINDS = (MemoryKind(), ClaudeWriteKind())
 _ORDER = {"ready": 0, "error": 2}  # ready first, then what is not ready yet, then what is done
 
 

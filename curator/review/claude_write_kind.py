@@ -1,0 +1,69 @@
+"""Review items of kind `claude-write`: Claude's own memory writes staged in review mode, id
+`claude/<write id>` (curator/candidates/claude_writes.py holds the records).
+
+A pending write is `ready` for review; saved and rejected ones are done. Every action is the
+Engine's own call: `claude_write` to show, `approve_claude_write`, `reject_claude_write`.
+"""
+
+from __future__ import annotations
+
+from curator.candidates import claude_writes
+from curator.review.claude_write_actions import KIND
+from curator.review.claude_write_checks import check, front_matter
+from curator.review.items import READY, Outcome, ReviewItem
+from curator.review.verify import blocking
+from curator.util.locks import LockBusy
+
+
+class ClaudeWriteKind:
+    name = KIND
+    rejectable = frozenset({READY})
+
+    def items(self, engine, every: bool) -> list[ReviewItem]:
+        out = []
+        for record in claude_writes.records(engine.data):
+            pending = record["state"] == claude_writes.PENDING
+            if not (pending or every):
+                continue
+            issues = check(record, engine.cfg, engine.data) if pending else []
+            last = (record.get("history") or [{}])[-1]
+            out.append(ReviewItem(
+                claude_writes.PREFIX + record["id"], self.name, READY if pending else record["state"],
+                title=_title(record), action="update" if record.get("base_hash") else "create",
+                issues=tuple(i.as_dict() for i in issues), blocked=bool(blocking(issues)), where=record["where"],
+                session=record.get("session_id") or "", created=record.get("created") or "",
+                reason=str(last.get("why") or "") if record["state"] == claude_writes.REJECTED else ""))
+        for wid, why in claude_writes.unreadable(engine.data):  # named, so it can be fixed or deleted
+            out.append(ReviewItem(claude_writes.PREFIX + wid, self.name, "error", error=why))
+        return out
+
+    def show(self, engine, item: ReviewItem) -> dict:
+        view = engine.claude_write(item.id)
+        return {"text": view["text"], "diff": view["diff"], "confidence": {}, "archive": {},
+                "decision": {"action": item.action, "target": item.where,
+                             "reasons": [f"Claude's own {view['tool']} into its auto-memory folder, staged for review"]}}
+
+    def approve(self, engine, items: list[ReviewItem]) -> list[Outcome]:
+        out = []
+        for item in items:
+            try:
+                record = engine.approve_claude_write(item.id)
+            except (claude_writes.ClaudeWriteError, LockBusy, OSError) as e:
+                out.append(Outcome(item.id, False, error=str(e) or e.__class__.__name__))
+                continue
+            out.append(Outcome(item.id, True, item.action, record["path"], record["where"]))
+        return out
+
+    def reject(self, engine, item: ReviewItem, reason: str) -> Outcome:
+        try:
+            engine.reject_claude_write(item.id, reason)
+        except (claude_writes.ClaudeWriteError, LockBusy) as e:
+            return Outcome(item.id, False, error=str(e))
+        return Outcome(item.id, True)
+
+
+def _title(record: dict) -> str:
+    """The front matter's name when Claude gave one, else the file's path in the auto-memory folder."""
+    fields, _ = front_matter(record["text"])
+    name = fields.get("name") if fields else None
+    return name.strip() if isinstance(name, str) and name.strip() else record["where"]
