@@ -116,6 +116,7 @@ def _semantic_checks(cfg: dict, where: str) -> None:
     if not 0 <= cfg["auto_approve"]["min_confidence"] <= 1:
         raise ConfigError(f"{where}: auto_approve.min_confidence: expected a number from 0 to 1, "
                           f"found {cfg['auto_approve']['min_confidence']}")
+    _recall_checks(cfg["recall"], where)
     cr = cfg["triage"]["correction"]
     for key, value in [*((f"weights.{k}", v) for k, v in cr["weights"].items()), ("confirmed", cr["confirmed"])]:
         if value < 0:
@@ -133,6 +134,13 @@ def _semantic_checks(cfg: dict, where: str) -> None:
             raise ConfigError(f"{where}: categories.{name}.budget: expected at least 1 line, found {c['budget']}")
         if c["saturation"] <= 0:
             raise ConfigError(f"{where}: categories.{name}.saturation: expected a positive number, found {c['saturation']}")
+
+
+def _recall_checks(rc: dict, where: str) -> None:
+    """recall's bounds: Claude Code caps a hook's additionalContext at 10,000 characters."""
+    for key, low, high in (("max_chars", 1, 10_000), ("max_memories", 1, 20), ("min_words", 1, 50)):
+        if not low <= rc[key] <= high:
+            raise ConfigError(f"{where}: recall.{key}: expected a whole number from {low} to {high}, found {rc[key]}")
 
 
 def _drafting_checks(cfg: dict, where: str) -> None:

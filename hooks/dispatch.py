@@ -1,8 +1,10 @@
 """`memcurate hook`: read Claude Code's hook JSON on stdin and dispatch on hook_event_name.
 
 It exits 0 in every case: an internal error is logged in the data dir and
-summarised in one stderr line, and the Claude Code session goes on. It never
-prints on stdout (it takes no decision), so it can neither block a stop nor loop.
+summarised in one stderr line, and the Claude Code session goes on. Only a
+handler's deliberate answer goes to stdout, as Claude Code's hook JSON (recall's
+additionalContext); the capture events print nothing, so they can neither block
+a stop nor loop.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import sys
 from curator.util.log import log_line
 from curator.util.paths import data_dir, is_inside, project_root
 
-from . import capture
+from . import capture, recall
 
 CHILD_ENV = "MEMCURATE_CHILD"  # set in the environment of every process memcurate starts
 MAX_STDIN_BYTES = 1 << 20
@@ -25,6 +27,7 @@ HANDLERS = {
     "SubagentStop": capture.handle,
     "PreCompact": capture.handle,
     "SessionEnd": capture.handle,
+    "UserPromptSubmit": recall.handle,
 }
 
 
