@@ -2,8 +2,8 @@
 
 Prints Claude Code's hook JSON (`hookSpecificOutput.additionalContext`) when there is something to
 add, nothing otherwise; always exits 0. One log line per call, naming the memories given, never the
-prompt's text. The engine side is curator/memory/recall/; this module imports it only when called,
-so the other events do not pay for SQLite.
+prompt's text. The engine side is curator/memory/recall/; this module imports it only when a prompt
+is worth a search, so the other events and trivial prompts do not pay for SQLite.
 """
 
 from __future__ import annotations
@@ -28,7 +28,13 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=())
         log_line(data, EVENT, f"recall: config error, nothing recalled: {e}")
         print(f"memcurate: config error: {e}", file=sys.stderr)
         return 0
-    from curator.memory.recall import recall
+    from curator.memory.recall import skip_reason
+
+    why = skip_reason(prompt, cfg)
+    if why:  # before the engine is imported: "yes" and "/clear" cost no more than a Stop with nothing new
+        log_line(data, EVENT, f"recall: skipped: {why}")
+        return 0
+    from curator.memory.recall.answer import recall
 
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
     result = recall(project, data, cfg, prompt, session, env=env)

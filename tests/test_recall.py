@@ -17,7 +17,8 @@ from curator.capture.incremental import capture
 from curator.engine import Engine
 from curator.headless import auto_approve
 from curator.memory import memfile
-from curator.memory.recall import Recall, context, recall, skip_reason
+from curator.memory.recall import context, skip_reason
+from curator.memory.recall.answer import Recall, recall
 from curator.util.log import read_log
 
 NOW = dt.datetime(2026, 12, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
