@@ -119,6 +119,7 @@ def _semantic_checks(cfg: dict, where: str) -> None:
     if cfg["hooks"]["review_max_bytes"] < 1024:
         raise ConfigError(f"{where}: hooks.review_max_bytes: expected at least 1024, "
                           f"found {cfg['hooks']['review_max_bytes']}")
+    _recall_checks(cfg["recall"], where)
     cr = cfg["triage"]["correction"]
     for key, value in [*((f"weights.{k}", v) for k, v in cr["weights"].items()), ("confirmed", cr["confirmed"])]:
         if value < 0:
@@ -136,6 +137,13 @@ def _semantic_checks(cfg: dict, where: str) -> None:
             raise ConfigError(f"{where}: categories.{name}.budget: expected at least 1 line, found {c['budget']}")
         if c["saturation"] <= 0:
             raise ConfigError(f"{where}: categories.{name}.saturation: expected a positive number, found {c['saturation']}")
+
+
+def _recall_checks(rc: dict, where: str) -> None:
+    """recall's bounds: Claude Code caps a hook's additionalContext at 10,000 characters."""
+    for key, low, high in (("max_chars", 1, 10_000), ("max_memories", 1, 20), ("min_words", 1, 50)):
+        if not low <= rc[key] <= high:
+            raise ConfigError(f"{where}: recall.{key}: expected a whole number from {low} to {high}, found {rc[key]}")
 
 
 def _drafting_checks(cfg: dict, where: str) -> None:

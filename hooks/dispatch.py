@@ -2,9 +2,9 @@
 
 It exits 0 in every case: an internal error is logged in the data dir and
 summarised in one stderr line, and the Claude Code session goes on. Only a
-deliberate decision prints on stdout, as Claude Code's hook JSON (the write
-guard's deny); the capture hooks print nothing, so they can neither block a stop
-nor loop.
+deliberate answer prints on stdout, as Claude Code's hook JSON (the write guard's
+deny, recall's additionalContext); the capture hooks print nothing, so they can
+neither block a stop nor loop.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 from curator.util.log import log_line
 from curator.util.paths import data_dir, is_inside, project_root
 
-from . import capture, guard
+from . import capture, guard, recall
 
 CHILD_ENV = "MEMCURATE_CHILD"  # set in the environment of every process memcurate starts
 MAX_STDIN_BYTES = 1 << 20
@@ -28,6 +28,7 @@ HANDLERS = {
     "PreCompact": capture.handle,
     "SessionEnd": capture.handle,
     "PreToolUse": guard.handle,
+    "UserPromptSubmit": recall.handle,
 }
 REVIEW_FLAG = "--review-auto-memory"  # `memcurate hook --review-auto-memory`: stage Claude's memory writes
 

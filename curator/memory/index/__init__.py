@@ -14,7 +14,8 @@ costs a rebuild, never an error. Broken files are listed, not indexed.
 Its modules: terms.py (the words searched by), schema.py (the tables, one
 file's rows added or removed), database.py (the database file: opened,
 rebuilt, or kept in memory), freshness.py (each category checked against its
-files before it is read: the trade-off chosen), watcher.py (inotify),
+files before it is read: the trade-off chosen), folders.py (the cheaper check of a one-shot reader:
+a category folder's stamp), watcher.py (inotify),
 search.py (bm25 ranking of the candidates). MemoryIndex, below, is what
 callers use: one lock around all of it.
 
@@ -44,6 +45,7 @@ import threading
 
 from curator.categories import CATEGORIES
 from curator.memory import memfile
+from curator.memory.index import folders
 from curator.memory.index.database import Database, is_busy
 from curator.memory.index.freshness import RESCAN_INTERVAL, Freshness, RefreshStats
 from curator.memory.index.search import Candidate, Entry, entry_of, files_db, find_candidates, get_entry, pending_db
@@ -94,6 +96,26 @@ class MemoryIndex:
             self.store.category_dir(category)  # raises UnsafePathError naming the categories
         with self._lock:
             return self._freshness.refresh([category] if category is not None else list(CATEGORIES))
+
+    def refresh_changed_folders(self) -> list[str]:
+        """Check whole only the categories whose folder changed since their last such check: the cheap
+        freshness of a one-shot reader (folders.py says what it trades); returns those categories."""
+        with self._lock:
+            return folders.refresh_changed(self._db, self._freshness, self.store.root, list(CATEGORIES))
+
+    def reading(self, fn, *args):
+        """fn(connection, *args) in one read transaction (every statement sees one snapshot): for a search
+        of its own over the indexed tables (recall). Busy and unusable databases are the caller's to handle."""
+        with self._lock:
+            def run():
+                conn = self._db.conn()
+                conn.execute("BEGIN")
+                try:
+                    return fn(conn, *args)
+                finally:
+                    if conn.in_transaction:
+                        conn.execute("COMMIT")
+            return self._db.guarded(run)
 
     def candidates(self, category: str, text, limit: int = 5, *,
                    include_archived: bool = False) -> list[Candidate]:

@@ -1,0 +1,120 @@
+"""The answer to one prompt: the steps of recall, in order (see the package's docstring)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sqlite3
+from dataclasses import dataclass, field
+
+from curator.capture.redact import redact_text
+from curator.categories import CATEGORIES
+from curator.memory import memfile
+from curator.memory.index import MemoryIndex
+from curator.memory.index.terms import words
+from curator.memory.recall import skip_reason
+from curator.memory.recall.context import Memory, render
+from curator.memory.recall.loaded import loaded_entries
+from curator.memory.recall.lookup import Hit, prompt_words, search
+from curator.memory.recall.seen import Seen
+from curator.memory.store import MAX_FILE_BYTES, MemoryStore, StoreError
+from curator.util.paths import resolve_memory_root
+
+INDEX_NAME = "index.sqlite"
+NEW_WORDS = 3  # a loaded memory's body must hold this many words its MEMORY.md line lacks to be worth giving
+
+
+@dataclass
+class Recall:
+    context: str = ""  # the additionalContext; "" when nothing is given
+    given: list[str] = field(default_factory=list)  # <category>/<id> of the memories in it
+    note: str = ""  # what happened, for the log line (never the prompt's text)
+    problems: list[str] = field(default_factory=list)
+
+
+def recall(project, data: str, cfg: dict, prompt: str, session_id: str = "", *, env=None,
+           now: dt.datetime | None = None) -> Recall:
+    rc = cfg["recall"]
+    if not rc["enabled"]:
+        return Recall(note="off (recall.enabled: false)")
+    why = skip_reason(prompt, cfg)
+    if why:
+        return Recall(note=f"skipped: {why}")
+    root = resolve_memory_root(project, cfg, data, env)["path"]
+    if not os.path.isdir(root):
+        return Recall(note="no memory root yet")
+    out = Recall()
+    seen = Seen(data, session_id)
+    try:
+        hits = _search(root, data, prompt, rc["max_memories"] * 3 + len(seen.ids))
+    except (sqlite3.Error, OSError, StoreError) as e:
+        out.problems.append(f"index unusable ({e.__class__.__name__}: {e}): nothing recalled")
+        out.note = "index unusable"
+        return out
+    loaded, problem = loaded_entries(root, cfg["memory_md"]["max_lines"], cfg["memory_md"]["max_bytes"])
+    if problem:
+        out.problems.append(problem)
+    memories: list[Memory] = []
+    for hit in hits:
+        if len(memories) >= rc["max_memories"]:
+            break
+        if hit.key in seen:
+            continue
+        m = _read(root, hit, hit.key in loaded, out.problems)
+        if m is None or (m.loaded and not _adds(m.body, loaded[hit.key])):
+            continue
+        memories.append(m)
+    out.context, out.given = render(memories, rc["max_chars"], now or dt.datetime.now(dt.timezone.utc))
+    if out.given:
+        try:
+            seen.add(out.given)
+        except OSError as e:
+            out.problems.append(f"session record not written ({e.strerror or e}): may repeat")
+    repeats = sum(1 for h in hits if h.key in seen and h.key not in out.given)
+    out.note = (f"gave {len(out.given)} ({', '.join(out.given)}), {len(out.context)} characters" if out.given
+                else "nothing relevant") + (f"; {repeats} already given in this session" if repeats else "")
+    return out
+
+
+def _search(root: str, data: str, prompt: str, per_category: int) -> list[Hit]:
+    terms = prompt_words(prompt)
+    if not terms:
+        return []
+    index = MemoryIndex(os.path.join(data, INDEX_NAME), MemoryStore(root), watch=False)
+    try:
+        index.refresh_changed_folders()
+        return index.reading(search, terms, per_category)
+    finally:
+        index.close()
+
+
+def _read(root: str, hit: Hit, loaded: bool, problems: list[str]) -> Memory | None:
+    """The memory as its file says now; None (and a problem) when it is gone, broken or unreadable."""
+    path = os.path.join(root, hit.category, hit.name)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
+        fields, body = memfile.light_fields(data.decode("utf-8"))
+    except FileNotFoundError:
+        return None  # removed since it was indexed: nothing to give
+    except (OSError, ValueError) as e:  # UnicodeDecodeError and MemoryFormatError are ValueErrors
+        problems.append(f"{hit.key}: not given ({e.__class__.__name__}: {e})")
+        return None
+    if fields.get("id") != hit.id or fields.get("category") != hit.category or not fields.get("title"):
+        problems.append(f"{hit.key}: not given (its front matter names another memory, or no title)")
+        return None
+    return Memory(key=hit.key, category=hit.category, title=redact_text(fields["title"]),
+                  description=redact_text(fields.get("description", "")), updated=fields.get("updated", ""),
+                  path=path, body=redact_text(body), loaded=loaded, status=fields.get("status", "active"))
+
+
+# section headings are structure, not content
+_HEADINGS = frozenset(w for c in CATEGORIES.values() for name in c.required + c.optional for w in words(name))
+
+
+def _adds(body: str, line: str) -> bool:
+    """Whether a body says more than its MEMORY.md line: enough words the line does not hold."""
+    have = set(words(line)) | _HEADINGS
+    return len({w for w in words(body) if w not in have}) >= NEW_WORDS

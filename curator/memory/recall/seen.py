@@ -1,0 +1,82 @@
+"""What one Claude Code session was already given: a small record per session in the data dir
+(`recall/<digest of the session id>.json`, the memories' `<category>/<id>` in the order given),
+so no memory is given twice in one session.
+
+Bounded: at most MAX_IDS a session (the oldest are forgotten first), and the records of sessions
+not heard of for SWEEP_AFTER seconds are removed whenever a new session's record is first written,
+keeping at most MAX_SESSIONS. The file name is a digest: a session id from the payload never becomes
+a path. A record that cannot be read counts as empty (a repeat, never an error); one that cannot be
+written is the caller's to log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+
+from curator.util.atomic import read_json, write_json
+
+FOLDER = "recall"
+MAX_IDS = 500
+MAX_SESSIONS = 200
+SWEEP_AFTER = 7 * 24 * 3600
+
+
+class Seen:
+    def __init__(self, data: str, session_id: str) -> None:
+        self.folder = os.path.join(data, FOLDER)
+        self.path = None
+        self.ids: list[str] = []
+        if session_id:
+            digest = hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:32]
+            self.path = os.path.join(self.folder, f"{digest}.json")
+            try:
+                ids = read_json(self.path).get("given")
+            except (OSError, ValueError, AttributeError):
+                ids = None
+            if isinstance(ids, list):
+                self.ids = [i for i in ids if isinstance(i, str)]
+        self._set = set(self.ids)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._set
+
+    def add(self, keys: list[str]) -> None:
+        """Record `keys` as given (OSError when the record cannot be written)."""
+        if self.path is None or not keys:
+            return
+        new = not os.path.exists(self.path)
+        self.ids = (self.ids + [k for k in keys if k not in self._set])[-MAX_IDS:]
+        self._set = set(self.ids)
+        os.makedirs(self.folder, exist_ok=True)
+        write_json(self.path, {"given": self.ids}, durable=False, compact=True)
+        if new:
+            sweep(self.folder, keep=self.path)
+
+
+def sweep(folder: str, keep: str, now: float | None = None) -> int:
+    """Remove the records of sessions not heard of for SWEEP_AFTER seconds, and the oldest past
+    MAX_SESSIONS; never `keep`. Returns how many went."""
+    now = time.time() if now is None else now
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".json")]
+    except OSError:
+        return 0
+    aged = []
+    for n in names:
+        p = os.path.join(folder, n)
+        try:
+            aged.append((os.stat(p).st_mtime, p))
+        except OSError:
+            continue
+    aged.sort(reverse=True)
+    gone = 0
+    for i, (mtime, p) in enumerate(aged):
+        if p != keep and (now - mtime > SWEEP_AFTER or i >= MAX_SESSIONS):
+            try:
+                os.unlink(p)
+                gone += 1
+            except OSError:
+                pass
+    return gone
