@@ -17,6 +17,7 @@ from curator.capture.incremental import capture
 from curator.engine import Engine
 from curator.headless import auto_approve
 from curator.memory import memfile
+from curator.memory.front_matter import light_fields
 from curator.memory.recall import context, skip_reason
 from curator.memory.recall.answer import Recall, recall
 from curator.util.log import read_log
@@ -313,10 +314,10 @@ def test_damaged_files_mean_fewer_results_never_an_error(synth):
 def test_light_fields_read_what_render_writes_and_leave_out_what_they_cannot():
     doc = memfile.MemoryDoc(id="a-b", category="decision", title='Use "quotes": yes', description="plain words",
                             tags=["x"], created="2026-11-20T08:00:00Z", updated="2026-11-21T08:00:00Z", body="## D\nb")
-    fields, body = memfile.light_fields(memfile.render(doc))
+    fields, body = light_fields(memfile.render(doc))
     assert fields["title"] == 'Use "quotes": yes' and fields["description"] == "plain words"
     assert fields["updated"] == "2026-11-21T08:00:00Z" and fields["status"] == "active" and body == "## D\nb"
-    odd, _ = memfile.light_fields("---\ntitle: 'it''s'\nstatus: yes\ncount: 12\nnote: a # b\n---\n")
+    odd, _ = light_fields("---\ntitle: 'it''s'\nstatus: yes\ncount: 12\nnote: a # b\n---\n")
     assert odd == {"title": "it's"}
 
 

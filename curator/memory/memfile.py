@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from curator.categories import CATEGORIES
+from curator.memory.front_matter import _STAMP, MemoryFormatError, split_front_matter  # noqa: F401 (re-exported)
 
 ID_MAX = 80
 TITLE_MAX = 120
@@ -24,13 +25,10 @@ FIELD_ORDER = ("id", "category", "title", "description", "type", "tags", "create
 
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _TAG = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
-_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.,/()'+-]*$")  # needs no quotes in YAML
 _HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$")
 
 
-class MemoryFormatError(ValueError):
-    """A memory file that cannot be parsed. The message says what and where."""
 
 
 @dataclass
@@ -103,21 +101,6 @@ def render(doc: MemoryDoc) -> str:
 
 # -- reading -------------------------------------------------------------------
 
-def split_front_matter(text: str) -> tuple[str, str]:
-    """(front matter text, body) of a memory file; MemoryFormatError when the fences are missing."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if not text.startswith("---"):
-        raise MemoryFormatError("line 1: expected '---' opening the front matter")
-    lines = text.split("\n")
-    if lines[0].strip() != "---":
-        raise MemoryFormatError("line 1: expected '---' alone opening the front matter")
-    for i in range(1, len(lines)):
-        if lines[i].strip() == "---":
-            return "\n".join(lines[1:i]), "\n".join(lines[i + 1:])
-    raise MemoryFormatError("front matter is not closed by a '---' line")
-
-
 def parse(text: str) -> MemoryDoc:
     """Parse a memory file. Structure errors raise MemoryFormatError; content rules are `problems`."""
     import yaml
@@ -161,38 +144,6 @@ def parse(text: str) -> MemoryDoc:
                      tags=[str(t) for t in tags], created=stamps["created"], updated=stamps["updated"],
                      sources=[dict(s) for s in sources], status=text_field("status") or "active",
                      body=body.strip("\n"))
-
-
-_YAML_WORDS = frozenset("yes no on off true false null ~ y n".split())
-
-
-def light_fields(text: str) -> tuple[dict[str, str], str]:
-    """(top-level scalar fields, body) without YAML, for the hooks that must not import it (~20 ms).
-
-    Reads what `render` writes: a plain scalar that starts with a letter (or a time stamp) or a JSON
-    string; a single-quoted string as a hand edit may leave it. A field in any other form (a number,
-    a YAML word such as `yes`, a block scalar) is left out, never guessed; callers treat a missing
-    field as a file they cannot use. MemoryFormatError when the front matter fences are missing."""
-    fm, body = split_front_matter(text)
-    out: dict[str, str] = {}
-    for line in fm.split("\n"):
-        key, sep, value = line.partition(":")
-        if not sep or not key or key != key.strip() or not key.isidentifier():
-            continue
-        value = value.strip()
-        if value.startswith('"'):
-            try:
-                v = json.loads(value)
-            except ValueError:
-                continue
-            if isinstance(v, str):
-                out[key] = v
-        elif value.startswith("'") and value.endswith("'") and len(value) >= 2:
-            out[key] = value[1:-1].replace("''", "'")
-        elif _STAMP.match(value) or (value[:1].isalpha() and value.lower() not in _YAML_WORDS
-                                     and ": " not in value and " #" not in value):
-            out[key] = value
-    return out, body.strip("\n")
 
 
 def split_sections(body: str) -> dict[str, str]:

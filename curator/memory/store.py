@@ -37,12 +37,12 @@ from dataclasses import replace
 from curator.candidates.staging import now_iso
 from curator.categories import CATEGORIES
 from curator.memory import memfile
+from curator.memory.front_matter import MAX_FILE_BYTES
 from curator.util.atomic import write_text
 from curator.util.locks import FileLock
 from curator.util.paths import ARCHIVE_DIR, ROOT_LOCK_NAME
 
 LOCK_NAME = ROOT_LOCK_NAME
-MAX_FILE_BYTES = 1 << 20  # a memory file is a page of text; a bigger one is reported, not read
 
 
 class StoreError(Exception):

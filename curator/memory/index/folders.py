@@ -17,8 +17,7 @@ import os
 import sqlite3
 import time
 
-from curator.memory.index.database import Database, is_busy
-from curator.memory.index.freshness import RACY_NS, Freshness
+from curator.memory.index.schema import SCHEMA_VERSION
 
 KEY = "folder:"  # meta key prefix, one per category
 RECHECK_NS = 3600 * 10**9  # a category trusted by its folder stamp is still checked whole this often
@@ -32,13 +31,9 @@ def _stamp(folder: str) -> tuple[int, int]:
     return (st.st_mtime_ns, st.st_ino)
 
 
-def refresh_changed(db: Database, freshness: Freshness, root: str, categories: list[str]) -> list[str]:
-    """Check whole the categories whose folder changed since their last check (or that were never
-    checked, or not for RECHECK_NS); returns them. Stamps that cannot be written (the database is
-    busy) are not kept: the next call checks those categories again."""
-    conn = db.guarded(db.conn)
+def _stale(conn: sqlite3.Connection, root: str, categories: list[str], now: int) -> dict[str, tuple[int, int]]:
+    """category -> its folder's stamp now, for each category not trusted as indexed."""
     known = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE ?", (KEY + "%",)).fetchall())
-    now = time.time_ns()
     stale: dict[str, tuple[int, int]] = {}
     for cat in categories:
         stamp = _stamp(os.path.join(root, cat))
@@ -46,6 +41,40 @@ def refresh_changed(db: Database, freshness: Freshness, root: str, categories: l
         if len(old) == 3 and old[:2] == [str(stamp[0]), str(stamp[1])] and now - int(old[2]) < RECHECK_NS:
             continue
         stale[cat] = stamp
+    return stale
+
+
+def fresh_connection(path: str, root: str, categories: list[str], busy_timeout: float = 2.0):
+    """A connection to the index at `path` when it indexes `root` and no category folder changed since it
+    was last checked, else None: the reader's fast path, which loads neither the store nor the memory
+    file format. Any doubt (no file, another schema or root, a folder changed, a database error) is None,
+    and the caller takes the full path (MemoryIndex), which checks, rebuilds and refreshes."""
+    if not os.path.isfile(path):
+        return None
+    conn = None
+    try:
+        conn = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
+        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+            if row is not None and row[0] == os.path.realpath(root) and not _stale(conn, root, categories,
+                                                                                   time.time_ns()):
+                return conn
+    except sqlite3.Error:
+        pass
+    if conn is not None:
+        conn.close()
+    return None
+
+
+def refresh_changed(db, freshness, root: str, categories: list[str]) -> list[str]:
+    """(db: database.Database, freshness: freshness.Freshness; imported by the caller, not here.) Check whole the categories whose folder changed since their last check (or that were never
+    checked, or not for RECHECK_NS); returns them. Stamps that cannot be written (the database is
+    busy) are not kept: the next call checks those categories again."""
+    from curator.memory.index.database import is_busy
+    from curator.memory.index.freshness import RACY_NS
+
+    now = time.time_ns()
+    stale = _stale(db.guarded(db.conn), root, categories, now)
     for cat in stale:
         freshness.full_check(cat)
     # changes left unwritten (busy) or a folder changed within the timestamp granularity: check again next time
@@ -60,7 +89,7 @@ def refresh_changed(db: Database, freshness: Freshness, root: str, categories: l
     return list(stale)
 
 
-def _write(db: Database, rows: list[tuple[str, str]]) -> None:
+def _write(db, rows: list[tuple[str, str]]) -> None:
     conn = db.conn()
     conn.execute("BEGIN IMMEDIATE")
     try:

@@ -21,13 +21,12 @@ import sqlite3
 from dataclasses import dataclass
 
 from curator.memory import memfile
-from curator.memory.index.schema import NO_SIG, Change, fts_table, insert, memory_db
+from curator.memory.index.schema import NO_SIG, WEIGHTS, Change, fts_table, insert, memory_db
 from curator.memory.index.terms import match_expression
 from curator.memory.store import MemoryStore
 
 MAX_TERMS = 16  # words searched for
 COMMON = 0.10  # a word in more than this share of a category's memories is not searched for (when n > 250)
-WEIGHTS = (8.0, 4.0, 3.0, 1.0)  # bm25 column weights: title, description, tags, body
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,10 @@ words), the query terms of a draft, the MATCH expression, and what "identical" m
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 
 from curator.categories import CATEGORIES
-from curator.memory import memfile
 
 DRAFT_TERMS = 60  # words considered from a draft
 _WORD = re.compile(r"[^\W_]+")  # a unicode61 token: letters and digits; '_' separates
@@ -30,11 +28,14 @@ def _norm(text: str) -> str:
 
 def text_hash(title: str, body: str) -> str:
     """What 'identical' means (as curator.review.decide.identical): same title and body, case and spacing aside."""
+    import hashlib  # here: loading OpenSSL costs a hook that only searches
+
     return hashlib.sha1(f"{_norm(title)}\n{_norm(body)}".encode()).hexdigest()
 
 
-def draft_text(doc: memfile.MemoryDoc) -> str:
-    """A document as search text: title, description, tags and body, one per line."""
+def draft_text(doc) -> str:
+    """A document (a memfile.MemoryDoc) as search text: title, description, tags and body, one per line.
+    memfile is not imported here: the recall hook reads words without the memory file format."""
     return f"{doc.title}\n{doc.description}\n{' '.join(doc.tags)}\n{doc.body}"
 
 
@@ -67,5 +68,5 @@ def match_expression(terms: list[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
-def doc_terms(d: memfile.MemoryDoc) -> set[str]:
+def doc_terms(d) -> set[str]:  # d: a memfile.MemoryDoc
     return set(words(draft_text(d)))

@@ -14,16 +14,25 @@ The only bytes memcurate ever adds outside its markers are the line break
 (when the file's last line has none) and the blank line that separate a
 section it appends at the end of the file; it never removes any.
 
-Its modules, each with its part of the contract: format.py (markers, entries
+Its modules, each with its part of the contract: entry.py (an entry line's grammar), format.py (markers, entries
 and their escaping, `parse`, rendering a section), planning.py (budgets and
 limits: `plan`), archive.py (the archive files), writing.py (`apply`,
 `read_current`, `usage`: the files read and written).
 """
 
-from curator.memory.memory_md.archive import read_archive
-from curator.memory.memory_md.format import IndexLine, MemoryMdError, parse, render_section
-from curator.memory.memory_md.planning import measure, plan
-from curator.memory.memory_md.writing import apply, budgets_from, limits_from, memory_md_path, read_current, usage
+from __future__ import annotations
 
-__all__ = ["IndexLine", "MemoryMdError", "apply", "budgets_from", "limits_from", "measure", "memory_md_path",
-           "parse", "plan", "read_archive", "read_current", "render_section", "usage"]
+from curator.util.lazy import lazy_names
+
+# Names resolved on first use (PEP 562): the recall hook reads entry lines with entry.py alone, without
+# loading the planning and writing modules (and the staging they import).
+_HOMES = {
+    "read_archive": "archive",
+    "IndexLine": "format", "MemoryMdError": "format", "parse": "format", "render_section": "format",
+    "measure": "planning", "plan": "planning",
+    "apply": "writing", "budgets_from": "writing", "limits_from": "writing", "memory_md_path": "writing",
+    "read_current": "writing", "usage": "writing",
+}
+__all__ = sorted(_HOMES)
+
+__getattr__ = lazy_names(__name__, _HOMES)

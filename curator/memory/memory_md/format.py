@@ -34,17 +34,13 @@ from dataclasses import dataclass
 
 from curator.categories import CATEGORIES, NAMES
 from curator.memory.memfile import DESCRIPTION_MAX, TITLE_MAX
-
-EM_DASH = "\u2014"
+from curator.memory.memory_md.entry import EM_DASH, ID_PATTERN, LINK_TEXT, unescape  # noqa: F401 (re-exported)
 
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
-ID_PATTERN = r"[a-z0-9]+(?:-[a-z0-9]+)*"
-LINK_TEXT = r"[^\\\[\]]*(?:\\.[^\\\[\]]*)*"  # link text: brackets only escaped
 _ENTRY = re.compile(rf"- \[({LINK_TEXT})\]\(([a-z_]+)/({ID_PATTERN})\.md\)(?: {EM_DASH} (.*))?\Z")
 _MARKER = re.compile(r"<!--\s*memcurate:([A-Za-z_-]*)((?:\s+[^\s=]+=[^\s]*?)*)\s*-->\Z")
 _HEADING = re.compile(r"#{1,6}(?:[ \t]|\Z)")
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
-_UNESCAPE = re.compile(r"\\([\\\[\]<])")
 _ESCAPE = str.maketrans({"\\": "\\\\", "[": "\\[", "]": "\\]", "<": "\\<"})
 # Control characters, line and paragraph separators, bidi controls: all become spaces.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
@@ -121,10 +117,6 @@ class IndexLine:
         if self.description:
             line += f" {EM_DASH} {self.description.translate(_ESCAPE)}"
         return line
-
-
-def unescape(s: str) -> str:
-    return _UNESCAPE.sub(r"\1", s) if "\\" in s else s
 
 
 # -- parsing -------------------------------------------------------------------

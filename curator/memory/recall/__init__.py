@@ -13,7 +13,7 @@ was given before (seen.py); the text, within the budget (context.py).
 
 Never raises for bad data: an unreadable index, a damaged MEMORY.md or a broken memory file mean
 fewer results and a line in `problems`. No YAML on this path (the config comes from its JSON
-cache; memory files are read with memfile.light_fields).
+cache; memory files are read with front_matter.light_fields).
 """
 
 from __future__ import annotations

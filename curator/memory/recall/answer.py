@@ -5,31 +5,35 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sqlite3
-from dataclasses import dataclass, field
 
 from curator.capture.redact import redact_text
 from curator.categories import CATEGORIES
-from curator.memory import memfile
-from curator.memory.index import MemoryIndex
+from curator.memory.front_matter import MAX_FILE_BYTES, light_fields
+from curator.memory.index import folders
 from curator.memory.index.terms import words
 from curator.memory.recall import skip_reason
 from curator.memory.recall.context import Memory, render
 from curator.memory.recall.loaded import loaded_entries
 from curator.memory.recall.lookup import Hit, prompt_words, search
 from curator.memory.recall.seen import Seen
-from curator.memory.store import MAX_FILE_BYTES, MemoryStore, StoreError
 from curator.util.paths import resolve_memory_root
 
 INDEX_NAME = "index.sqlite"
 NEW_WORDS = 3  # a loaded memory's body must hold this many words its MEMORY.md line lacks to be worth giving
 
 
-@dataclass
+class IndexUnusable(Exception):
+    """The index could not be brought up to date (the memory store refused: an unsafe root, say)."""
+
+
 class Recall:
-    context: str = ""  # the additionalContext; "" when nothing is given
-    given: list[str] = field(default_factory=list)  # <category>/<id> of the memories in it
-    note: str = ""  # what happened, for the log line (never the prompt's text)
-    problems: list[str] = field(default_factory=list)
+    """What recall gives one prompt (a plain class: the hook does not pay for importing dataclasses)."""
+
+    def __init__(self, note: str = "") -> None:
+        self.context = ""  # the additionalContext; "" when nothing is given
+        self.given: list[str] = []  # <category>/<id> of the memories in it
+        self.note = note  # what happened, for the log line (never the prompt's text)
+        self.problems: list[str] = []
 
 
 def recall(project, data: str, cfg: dict, prompt: str, session_id: str = "", *, env=None,
@@ -47,7 +51,7 @@ def recall(project, data: str, cfg: dict, prompt: str, session_id: str = "", *, 
     seen = Seen(data, session_id)
     try:
         hits = _search(root, data, prompt, rc["max_memories"] * 3 + len(seen.ids))
-    except (sqlite3.Error, OSError, StoreError) as e:
+    except (sqlite3.Error, OSError, IndexUnusable) as e:
         out.problems.append(f"index unusable ({e.__class__.__name__}: {e}): nothing recalled")
         out.note = "index unusable"
         return out
@@ -80,12 +84,28 @@ def _search(root: str, data: str, prompt: str, per_category: int) -> list[Hit]:
     terms = prompt_words(prompt)
     if not terms:
         return []
-    index = MemoryIndex(os.path.join(data, INDEX_NAME), MemoryStore(root), watch=False)
+    path = os.path.join(data, INDEX_NAME)
+    conn = folders.fresh_connection(path, root, list(CATEGORIES))
+    if conn is not None:  # the usual case: no memory saved since the index last looked at its folders
+        try:
+            conn.execute("BEGIN")  # one read transaction: every statement sees one snapshot
+            return search(conn, terms, per_category)
+        except sqlite3.Error:
+            pass  # the full path below checks the database, rebuilds it if it must
+        finally:
+            conn.close()
+    from curator.memory.index import MemoryIndex
+    from curator.memory.store import MemoryStore, StoreError
+
     try:
-        index.refresh_changed_folders()
-        return index.reading(search, terms, per_category)
-    finally:
-        index.close()
+        index = MemoryIndex(path, MemoryStore(root), watch=False)
+        try:
+            index.refresh_changed_folders()
+            return index.reading(search, terms, per_category)
+        finally:
+            index.close()
+    except StoreError as e:
+        raise IndexUnusable(str(e)) from e
 
 
 def _read(root: str, hit: Hit, loaded: bool, problems: list[str]) -> Memory | None:
@@ -96,7 +116,7 @@ def _read(root: str, hit: Hit, loaded: bool, problems: list[str]) -> Memory | No
             data = f.read(MAX_FILE_BYTES + 1)
         if len(data) > MAX_FILE_BYTES:
             raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
-        fields, body = memfile.light_fields(data.decode("utf-8"))
+        fields, body = light_fields(data.decode("utf-8"))
     except FileNotFoundError:
         return None  # removed since it was indexed: nothing to give
     except (OSError, ValueError) as e:  # UnicodeDecodeError and MemoryFormatError are ValueErrors

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 
-from curator.memory.memory_md.format import EM_DASH, ID_PATTERN, LINK_TEXT, unescape
+from curator.memory.memory_md.entry import EM_DASH, ID_PATTERN, LINK_TEXT, unescape
 
 MEMORY_MD = "MEMORY.md"
 _ENTRY = re.compile(rf"\s*- \[({LINK_TEXT})\]\(([a-z_]+)/({ID_PATTERN})\.md\)(?: {EM_DASH} (.*))?\s*\Z")

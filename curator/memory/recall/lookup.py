@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from dataclasses import dataclass
+from collections import namedtuple
 
 from curator.categories import CATEGORIES
-from curator.memory.index.schema import fts_table
-from curator.memory.index.search import WEIGHTS
+from curator.memory.index.schema import WEIGHTS, fts_table
 from curator.memory.index.terms import match_expression, words
 
 PROMPT_WORDS = 40  # content words of a prompt considered (a pasted log adds nothing past them)
@@ -35,14 +34,11 @@ MIN_COVERAGE = 0.40
 NEAR_BEST = 0.5  # and at least this share of the best one's coverage
 
 
-@dataclass(frozen=True)
-class Hit:
-    category: str
-    name: str  # the file name: <id>.md
-    id: str
-    bm25: float  # -bm25 in its category's table: higher is better
-    matched: tuple[str, ...]  # the prompt's words the memory holds
-    coverage: float  # share of the prompt's weight it covers (0..1)
+class Hit(namedtuple("Hit", "category name id bm25 matched coverage")):
+    """A relevant memory: `name` its file name (<id>.md), `bm25` -bm25 in its category's table (higher is
+    better), `matched` the prompt's words it holds, `coverage` the share of the prompt's weight they carry."""
+
+    __slots__ = ()
 
     @property
     def key(self) -> str:

@@ -11,9 +11,10 @@ written is the caller's to log.
 
 from __future__ import annotations
 
-import hashlib
 import os
+import re
 import time
+import zlib
 
 from curator.util.atomic import read_json, write_json
 
@@ -29,8 +30,7 @@ class Seen:
         self.path = None
         self.ids: list[str] = []
         if session_id:
-            digest = hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:32]
-            self.path = os.path.join(self.folder, f"{digest}.json")
+            self.path = os.path.join(self.folder, f"{file_name(session_id)}.json")
             try:
                 ids = read_json(self.path).get("given")
             except (OSError, ValueError, AttributeError):
@@ -53,6 +53,13 @@ class Seen:
         write_json(self.path, {"given": self.ids}, durable=False, compact=True)
         if new:
             sweep(self.folder, keep=self.path)
+
+
+def file_name(session_id: str) -> str:
+    """A safe file name for a session id: its plain characters (a UUID as Claude Code gives it) and a
+    checksum of the whole, so no two ids share a record (hashlib would cost the hook its OpenSSL load)."""
+    raw = session_id.encode("utf-8", "replace")
+    return f"{re.sub(r'[^A-Za-z0-9-]', '_', session_id[:64])}-{zlib.crc32(raw):08x}"
 
 
 def sweep(folder: str, keep: str, now: float | None = None) -> int:

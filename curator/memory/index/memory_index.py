@@ -1,0 +1,148 @@
+"""MemoryIndex: the one lock around the index's parts (the package docstring says how it works)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+
+from curator.categories import CATEGORIES
+from curator.memory import memfile
+from curator.memory.index import folders
+from curator.memory.index.database import Database, is_busy
+from curator.memory.index.freshness import RESCAN_INTERVAL, Freshness, RefreshStats
+from curator.memory.index.search import Candidate, Entry, entry_of, files_db, find_candidates, get_entry, pending_db
+from curator.memory.index.terms import draft_text, match_expression, query_terms, text_hash
+from curator.memory.store import BrokenMemoryError, MemoryStore, MissingMemoryError
+
+class MemoryIndex:
+    """Full-text index of a MemoryStore's files, kept in `db_path` (a cache: rebuilt when lost)."""
+
+    def __init__(self, db_path, store: MemoryStore, *, busy_timeout: float = 2.0,
+                 check_interval: float = 0.0, watch: bool | None = None,
+                 rescan_interval: float = RESCAN_INTERVAL) -> None:
+        self.db_path = os.fspath(db_path)
+        self.store = store
+        self._lock = threading.RLock()  # one connection, shared by this object's callers' threads
+        self._db = Database(self.db_path, store.root, busy_timeout)
+        self._freshness = Freshness(store, self._db, check_interval=check_interval, watch=watch,
+                                    rescan_interval=rescan_interval)
+
+    @property
+    def in_memory(self) -> bool:
+        """The database file could not be used: this process indexes in memory."""
+        return self._db.in_memory
+
+    @property
+    def resets(self) -> int:
+        """Times the database file was found unusable, deleted and rebuilt."""
+        return self._db.resets
+
+    def __enter__(self) -> MemoryIndex:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.drop()
+            self._freshness.close()
+
+    def refresh(self, category: str | None = None) -> RefreshStats:
+        """Bring the index in line with the files of `category` (default: every category)."""
+        if category is not None and category not in CATEGORIES:
+            self.store.category_dir(category)  # raises UnsafePathError naming the categories
+        with self._lock:
+            return self._freshness.refresh([category] if category is not None else list(CATEGORIES))
+
+    def refresh_changed_folders(self) -> list[str]:
+        """Check whole only the categories whose folder changed since their last such check: the cheap
+        freshness of a one-shot reader (folders.py says what it trades); returns those categories."""
+        with self._lock:
+            return folders.refresh_changed(self._db, self._freshness, self.store.root, list(CATEGORIES))
+
+    def reading(self, fn, *args):
+        """fn(connection, *args) in one read transaction (every statement sees one snapshot): for a search
+        of its own over the indexed tables (recall). Busy and unusable databases are the caller's to handle."""
+        with self._lock:
+            def run():
+                conn = self._db.conn()
+                conn.execute("BEGIN")
+                try:
+                    return fn(conn, *args)
+                finally:
+                    if conn.in_transaction:
+                        conn.execute("COMMIT")
+            return self._db.guarded(run)
+
+    def candidates(self, category: str, text, limit: int = 5, *,
+                   include_archived: bool = False) -> list[Candidate]:
+        """Existing memories of `category` most like `text`, best first.
+
+        `text` is the draft's title, description and body (one per line, see
+        `draft_text`), or the MemoryDoc itself, which also finds an identical
+        memory (same title and body: listed first, `identical=True`). Ranked by
+        bm25 over the draft's telling words. Archived memories only with
+        `include_archived`.
+        """
+        self.store.category_dir(category)  # UnsafePathError for an unknown category
+        ident = None
+        if isinstance(text, memfile.MemoryDoc):
+            ident = text_hash(text.title, text.body)
+            text = draft_text(text)
+        terms = query_terms(str(text), category)
+        if limit <= 0 or (not terms and ident is None):
+            return []
+        with self._lock:
+            try:
+                self._freshness.fresh(category)
+                return self._db.guarded(self._query, category, terms, ident, limit, include_archived)
+            except sqlite3.OperationalError as e:
+                if not is_busy(e):
+                    raise
+                # even reading stayed locked past the timeout: answer from the files themselves
+                mem = files_db(self.store, category)
+                try:
+                    return find_candidates(mem, self._folder(category), category, terms, ident, limit, include_archived)
+                finally:
+                    mem.close()
+
+    def get(self, category: str, id: str) -> Entry | None:
+        """The memory `id` of `category` as indexed (its folder checked first); None when there is no
+        such file or it is broken (see `broken()`). UnsafePathError for a hostile category or id."""
+        path = self.store.path_for(category, id)
+        name = f"{id}.md"
+        with self._lock:
+            try:
+                self._freshness.fresh(category)
+                change = self._freshness.pending.get(category, {}).get(name, False)
+                if change is not False:
+                    return entry_of(change.doc, path, change.hash) if change and change.doc else None
+                return self._db.guarded(lambda: get_entry(self._db.conn(), category, name, path))
+            except sqlite3.OperationalError as e:
+                if not is_busy(e):
+                    raise
+                try:
+                    doc, h = self.store.read(category, id)
+                except (MissingMemoryError, BrokenMemoryError):
+                    return None
+                return entry_of(doc, path, h)
+
+    def broken(self, category: str | None = None) -> list[tuple[str, str]]:
+        """(path, reason) of every memory file that could not be indexed (checked now)."""
+        return self.refresh(category).broken
+
+    def _folder(self, category: str) -> str:
+        return os.path.join(self.store.root, category)
+
+    def _query(self, category: str, terms: list[str], ident: str | None, limit: int,
+               include_archived: bool) -> list[Candidate]:
+        pending = self._freshness.pending.get(category)
+        # changes not written yet (the write lock stayed busy): search a private copy that holds them
+        conn = pending_db(self._db.conn(), category, pending) if pending else self._db.conn()
+        try:
+            return find_candidates(conn, self._folder(category), category, terms, ident, limit, include_archived)
+        finally:
+            if pending:
+                conn.close()
