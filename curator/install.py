@@ -291,11 +291,14 @@ class _Change:
         key = hashlib.sha1(self.target.encode("utf-8", "surrogateescape")).hexdigest()[:16]
         return FileLock(os.path.join(self.backups, "locks", f"settings-{key}.lock"), wait=10.0)
 
-    def run(self, decide) -> bool:
-        """Apply `decide`; returns whether the file was written."""
+    def run(self, decide, then=None) -> bool:
+        """Apply `decide`, then `then(wrote)` still under the lock; returns whether the file was written."""
         try:
             with self.lock():
-                return self._run(decide)
+                wrote = self._run(decide)
+                if then:
+                    then(wrote)
+                return wrote
         except LockBusy:
             raise InstallError(f"{self.path}: another memcurate install or uninstall is changing it; "
                                "try again") from None
@@ -353,16 +356,14 @@ def install(project, scope: str = DEFAULT_SCOPE, *, review_auto_memory: bool = F
             return None
         return _render(path, base, new)
 
-    wrote = change.run(decide)
+    wrote = change.run(decide, then=lambda wrote: wrote and _record_install(change, backups, before_doc))
     report = _report("install", scope, path, change, command=command, review_auto_memory=review_auto_memory)
-    had, has = ours(before_doc), ours(parse(path, change.result))
-    report["added"] = [e for e in has if e not in had]
     after_doc = parse(path, change.result)
+    had, has = ours(before_doc), ours(after_doc)
+    report["added"] = [e for e in has if e not in had]
     report["updated"] = [e for e in has if e in had and _groups_of(before_doc, e) != _groups_of(after_doc, e)]
     report["removed"] = [e for e in had if e not in has]
     report["created"] = wrote and change.base is None
-    if wrote:
-        _record_install(change, backups, before_doc)
     if scope == "project":
         report["notes"].append(f"{path} is shared with everyone who clones the project and now holds this "
                                f"machine's path ({command}); --scope local keeps it to you")
@@ -392,7 +393,7 @@ def uninstall(project, scope: str = DEFAULT_SCOPE, *, env=None) -> dict:
     path = settings_path(scope, project, env)
     backups = backups_dir(scope, project, env)
     change = _Change(path, backups)
-    record = _records(backups).get(change.target) or {}
+    record = _records(backups).get(change.target) or {}  # read again under the lock (decide)
     how = {"restored": False}
     before_doc: dict = {}
 
@@ -402,7 +403,7 @@ def uninstall(project, scope: str = DEFAULT_SCOPE, *, env=None) -> dict:
         if not ours(doc):
             return None
         new = without_ours(doc)
-        original = _original(record, base, new)
+        original = _original(_records(backups).get(change.target) or {}, base, new)
         how["restored"] = original is not None
         return original if original is not None else _render(path, base, new)
 
@@ -414,12 +415,10 @@ def uninstall(project, scope: str = DEFAULT_SCOPE, *, env=None) -> dict:
         report.update(removed=list(ours(parse(path, current))), deleted=True, restored=True)
         _set_record(backups, change.target, None)
         return report
-    change.run(decide)
+    change.run(decide, then=lambda wrote: _set_record(backups, change.target, None))  # nothing of ours is left
     report = _report("uninstall", scope, path, change)
     report["removed"] = list(ours(before_doc))
     report["restored"] = how["restored"]
-    if report["removed"] or not ours(before_doc):
-        _set_record(backups, change.target, None)
     return report
 
 

@@ -132,6 +132,17 @@ def test_a_reinstall_from_another_path_replaces_the_old_entries_where_they_stand
     assert settings(project).read_bytes() == original
 
 
+def test_a_reinstall_keeps_memcurates_group_where_it_stands(project):
+    put(settings(project), SETTINGS)
+    setup.install(project, "local", entry=["/old/venv/bin/memcurate"])
+    doc = json.loads(settings(project).read_text())
+    doc["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "added-later"}]})
+    settings(project).write_text(json.dumps(doc, indent=2))
+    setup.install(project, "local", entry=[FAKE])
+    assert commands(json.loads(settings(project).read_text()))["Stop"] == ["notify-send done", f"{FAKE} hook",
+                                                                           "added-later"]
+
+
 def test_memcurate_hooks_sharing_a_group_with_others_are_taken_out_of_it(project):
     doc = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say hi"},
                                          {"type": "command", "command": "/x/memcurate hook", "timeout": 30}]}]}}
