@@ -54,15 +54,23 @@ def _main(argv: list[str]) -> int:
     p_triage = sub.add_parser("triage", help="stage triages of existing transcript files (backfill)")
     p_triage.add_argument("paths", nargs="+", metavar="PATH")
     p_status = sub.add_parser("status", help="staged work by state")
+    p_install = sub.add_parser("install", help="add memcurate's hooks to Claude Code's settings")
+    p_install.add_argument("--review-auto-memory", action="store_true",
+                           help="the hook asks you before Claude saves a memory of its own")
+    p_uninstall = sub.add_parser("uninstall", help="remove memcurate's hooks from Claude Code's settings")
+    for p in (p_install, p_uninstall):
+        p.add_argument("--scope", choices=("local", "project", "user"), default="local",
+                       help="local: .claude/settings.local.json (personal, the default); project: "
+                            ".claude/settings.json (shared); user: ~/.claude/settings.json (every project)")
     p_demo = sub.add_parser("demo", help="a throwaway project seeded from the bundled demo session")
     p_demo.add_argument("--auto-approve", action="store_true", default=argparse.SUPPRESS,
                         help="run headless instead of opening the TUI")
     review = _review_parsers(sub)
     # The common options are accepted after the subcommand too: `memcurate triage --project DIR --json`.
-    for p in (p_triage, p_status, *review):
+    for p in (p_triage, p_status, p_install, p_uninstall, *review):
         p.add_argument("--project", metavar="DIR", default=argparse.SUPPRESS, help="project folder")
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
-    for p in (p_triage, p_status, p_demo, *review):
+    for p in (p_triage, p_status, p_demo, p_install, p_uninstall, *review):
         p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document")
 
     args = parser.parse_args(argv)
@@ -79,6 +87,8 @@ def _main(argv: list[str]) -> int:
             from curator import review_commands
 
             return getattr(review_commands, {"list": "list_items"}.get(args.command, args.command))(args)
+        if args.command in ("install", "uninstall"):
+            return commands.install(args)
         if args.command == "demo":
             return commands.demo(args, hook=_hook, review=_review)
         if args.auto_approve:

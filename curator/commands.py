@@ -106,6 +106,9 @@ def status(args) -> int:
             doc["memory_md_error"] = str(e)
     except config.ConfigError as e:
         doc["config_error"] = str(e)
+    from curator.install import installed
+
+    doc["hooks_installed"] = installed(project)  # where Claude Code runs memcurate's hooks: scopes, review mode
     if args.json:
         _print_json(doc)
         return 0
@@ -115,6 +118,7 @@ def status(args) -> int:
         _print_location(doc)
     else:
         print(f"config error {one_line(doc['config_error'], 500)}")
+    _print_installed(doc["hooks_installed"])
     if "drafting" in doc:
         _print_drafting(doc["drafting"])
     print(f"triages      {doc['triages']}" + (f" ({doc['unreadable']} unreadable)" if doc["unreadable"] else ""))
@@ -152,6 +156,64 @@ def _claude_writes(data: str) -> dict:
     for record in claude_writes.records(data):
         counts[record["state"]] = counts.get(record["state"], 0) + 1
     return {**counts, "unreadable": len(claude_writes.unreadable(data))}
+
+
+def install(args) -> int:
+    """`memcurate install` and `memcurate uninstall`."""
+    from curator import install as setup
+
+    project = project_dir(args)  # the user scope's file is not the project's; its --project is unused
+    try:
+        if args.command == "install":
+            report = setup.install(project, args.scope, review_auto_memory=args.review_auto_memory)
+        else:
+            report = setup.uninstall(project, args.scope)
+    except setup.InstallError as e:
+        raise UserError(one_line(str(e), 1000)) from None
+    for note in report["notes"]:
+        print(f"memcurate: note: {one_line(note, 1000)}", file=sys.stderr)
+    if args.json:
+        _print_json(report)
+    else:
+        _print_install(report)
+    return 0
+
+
+def _print_install(r: dict) -> None:
+    where = f"{one_line(r['settings'], 500)} ({r['scope']} scope)"
+    if r["target"]:
+        where += f", a link to {one_line(r['target'], 500)}"
+    if not r["changed"]:
+        print(f"memcurate's hooks are already installed in {where}" if r["action"] == "install"
+              else f"memcurate's hooks are not installed in {where}: nothing to remove")
+        return
+    if r["action"] == "install":
+        print(f"{'created' if r['created'] else 'updated'} {where}")
+        print(f"  command  {one_line(r['command'], 500)}"
+              + ("  (review mode: Claude's own memory writes wait for you)" if r["review_auto_memory"] else ""))
+    else:
+        how = ("removed the file (install had created it)" if r.get("deleted")
+               else "gave back its bytes from before install" if r["restored"] else "removed memcurate's entries")
+        print(f"updated {where}: {how}")
+    for key in ("added", "updated", "removed"):
+        if r[key]:
+            print(f"  {key:<8} {', '.join(r[key])}")
+    print(f"  backup   {one_line(r['backup'], 500)}" if r["backup"] else "  backup   none (there was no file before)")
+
+
+def _print_installed(found: list[dict]) -> None:
+    if not found:
+        print("hooks        not installed in Claude Code's settings (run `memcurate install`)")
+    for i, f in enumerate(found):
+        head = "hooks        " if i == 0 else "             "
+        where = f"{f['scope']}: {one_line(f['settings'], 500)}"
+        if "error" in f:
+            print(f"{head}{f['scope']}: unreadable: {one_line(f['error'], 500)}")
+        elif "plugin" in f:
+            print(f"{head}{where}: plugin {one_line(f['plugin'], 100)} enabled")
+        else:
+            review = ", review mode" if f["review_auto_memory"] else ""
+            print(f"{head}{where} ({len(f['events'])} events{review})")
 
 
 def _drafts(data: str) -> list[dict]:

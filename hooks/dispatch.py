@@ -22,6 +22,10 @@ CHILD_ENV = "MEMCURATE_CHILD"  # set in the environment of every process memcura
 MAX_STDIN_BYTES = 1 << 20
 PATH_KEYS = ("transcript_path", "agent_transcript_path", "cwd")
 
+# Installed with a Bash matcher, so they fire on every Bash call; their handler (failure capture)
+# comes later. Until then the hook returns for them at once: no project lookup, no log line.
+QUIET_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
+
 HANDLERS = {
     "Stop": capture.handle,
     "SubagentStop": capture.handle,
@@ -57,6 +61,8 @@ def run(stdin: bytes, env: dict | None = None, *, review_auto_memory: bool = Fal
         else:
             if not isinstance(payload, dict):
                 problem, payload = "hook input is not a JSON object: ignored", None
+            elif payload.get("hook_event_name") in QUIET_EVENTS and payload["hook_event_name"] not in HANDLERS:
+                return 0
     start = session_dir(env)
     project = project_root(start)
     data = data_dir(project)  # only ever here: never in a folder the payload names

@@ -1,5 +1,5 @@
-"""Shared fixtures. Tests never touch the real home: HOME, CLAUDE_CONFIG_DIR and
-XDG_CONFIG_HOME point at temporary folders for every test (DESIGN §4)."""
+"""Shared fixtures. Tests never touch the real home: HOME, CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME and
+XDG_STATE_HOME point at temporary folders for every test (DESIGN §4)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ def isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))  # install's backups of user settings
     # What Claude Code sets for its hooks and sessions must not leak in from a session running the tests.
     for name in ("MEMCURATE_CHILD", "ANTHROPIC_API_KEY", "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_DISABLE_AUTO_MEMORY"):
         monkeypatch.delenv(name, raising=False)

@@ -16,7 +16,7 @@ import curator
 from curator.candidates import staging
 from curator.categories import NAMES
 
-SUBCOMMANDS = ("hook", "triage", "status", "demo")
+SUBCOMMANDS = ("hook", "triage", "status", "install", "uninstall", "demo")
 
 
 def session(tag: str = "postgres", stamp: str = "2025-07-14T22:59") -> Transcript:

@@ -192,10 +192,10 @@ def test_every_save_failing_exits_1(project, tmp_path, capsys, monkeypatch):
     stage(project, tmp_path, 1)
     real = atomic._temp_file
 
-    def refuse_memory_root(path, data, durable):
+    def refuse_memory_root(path, data, durable, mode=None):
         if str(path).startswith(str(memory)):
             raise OSError(errno.EACCES, os.strerror(errno.EACCES), str(path))
-        return real(path, data, durable)
+        return real(path, data, durable, mode)
 
     monkeypatch.setattr(atomic, "_temp_file", refuse_memory_root)
     code, out, err = run(project, capsys, "--json")
@@ -278,14 +278,14 @@ class FullDisk:
         self.ok: list[str] = []
         self.refused: list[str] = []
 
-    def __call__(self, path, data, durable):
+    def __call__(self, path, data, durable, mode=None):
         path = os.fspath(path)
         into_root = path.startswith(self.memory + os.sep)
         if self.refused or (into_root and sum(p.startswith(self.memory) for p in self.ok) >= self.after):
             self.refused.append(path)
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
         self.ok.append(path)
-        return self.real(path, data, durable)
+        return self.real(path, data, durable, mode)
 
 
 def outcome(memory: Path) -> tuple[set[str], set[tuple[str, str]]]:

@@ -97,16 +97,19 @@ def sweep_temps(folder, *, grace: float = 5.0, stale: float = 3600.0) -> int:
     return removed
 
 
-def _temp_file(path: str, data: bytes, durable: bool) -> str:
+def _temp_file(path: str, data: bytes, durable: bool, mode: int | None = None) -> str:
     """A temp file beside `path` holding `data` (fsynced when `durable`); returns its name. Every
-    file memcurate writes whole is made here (a test's full disk is made here too)."""
+    file memcurate writes whole is made here (a test's full disk is made here too). `mode`: its
+    permission bits, set before a byte is written (a file holding secrets is never readable by others)."""
     try:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         tmp = _temp_name(path)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644 if mode is None else mode & 0o600)
     except OSError as e:
         raise _named(e, path) from None
     try:
+        if mode is not None:
+            os.fchmod(fd, mode)
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
@@ -135,16 +138,16 @@ def _unlink(path: str) -> None:
         pass
 
 
-def write_bytes(path, data: bytes, *, durable: bool = True, sync_dir: bool = True) -> None:
+def write_bytes(path, data: bytes, *, durable: bool = True, sync_dir: bool = True, mode: int | None = None) -> None:
     """Write `data` to `path` through a temp file in the same folder and a rename.
 
     A killed process leaves either the old file or the new one, never a mix.
     `durable` fsyncs the data (and, with `sync_dir`, the folder, so the
     rename itself survives a power cut); `durable=False` suits files that can
-    be rebuilt (caches).
+    be rebuilt (caches). `mode`: the file's permission bits (default 0644 less the umask).
     """
     path = os.fspath(path)
-    tmp = _temp_file(path, data, durable)
+    tmp = _temp_file(path, data, durable, mode)
     try:
         os.replace(tmp, path)
     except BaseException as e:
@@ -199,7 +202,7 @@ class Unsettled(OSError):
     """The file kept changing under `replace_if_unchanged`; no other writer's change was overwritten."""
 
 
-def replace_if_unchanged(path, render, *, tries: int = 20) -> bool:
+def replace_if_unchanged(path, render, *, tries: int = 20, mode: int | None = None) -> bool:
     """Replace `path` with `render(what it holds)` without losing what other writers write meanwhile.
 
     `render(base)` gets the file's bytes (None when it does not exist) and returns the new bytes, or
@@ -212,6 +215,7 @@ def replace_if_unchanged(path, render, *, tries: int = 20) -> bool:
     - bytes written into the replaced file after our rename, by a writer that had it open (it is
       no longer linked, so they would be lost): once no writer has it open, it is read again, and
       what it gained is rendered into the next round, in order before anything appended to ours.
+    `mode`: the permission bits of the new file (default 0644 less the umask).
     Returns whether it wrote. Unsettled after `tries` rounds that each met another change (what a
     replaced file gained is appended in place first: nothing is lost).
     """
@@ -228,7 +232,7 @@ def replace_if_unchanged(path, render, *, tries: int = 20) -> bool:
             new = base if new is None else new
             if new == disk:
                 return wrote
-            tmp = _temp_file(path, new, durable=True)
+            tmp = _temp_file(path, new, durable=True, mode=mode)
             seen, extra = disk, b""
             if fd >= 0:
                 late = _read_fd(fd)

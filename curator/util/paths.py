@@ -147,12 +147,26 @@ def _settings(path: str) -> dict:
     return doc if isinstance(doc, dict) else {}
 
 
+def settings_file(scope: str, project, config_dir: str) -> str:
+    """Claude Code's settings file of a scope: policy, local (personal), project (shared) or user."""
+    claude = os.path.join(os.fspath(project), ".claude")
+    return {"policy": MANAGED_SETTINGS, "local": os.path.join(claude, "settings.local.json"),
+            "project": os.path.join(claude, "settings.json"), "user": os.path.join(config_dir, "settings.json")}[scope]
+
+
 def settings_layers(project, config_dir: str) -> list[tuple[str, str, dict]]:
     """(scope, file, settings) from the highest precedence down: policy, local, project, user."""
-    claude = os.path.join(os.fspath(project), ".claude")
-    files = [("policy", MANAGED_SETTINGS), ("local", os.path.join(claude, "settings.local.json")),
-             ("project", os.path.join(claude, "settings.json")), ("user", os.path.join(config_dir, "settings.json"))]
-    return [(scope, path, _settings(path)) for scope, path in files]
+    return [(scope, path, _settings(path))
+            for scope in ("policy", "local", "project", "user") for path in [settings_file(scope, project, config_dir)]]
+
+
+def user_state_dir(env=None) -> str:
+    """memcurate's own state outside any project: ${XDG_STATE_HOME:-~/.local/state}/memcurate."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_STATE_HOME")
+    if not (base and os.path.isabs(base)):  # the XDG spec: a relative value is ignored
+        base = os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "memcurate")
 
 
 def _memory_directory(value) -> str | None:

@@ -1,0 +1,86 @@
+"""The hooks memcurate asks Claude Code to run: the one table behind `memcurate install` and the
+plugin's hooks/hooks.json (`python -m curator.hook_entries` prints that file; a test keeps them equal).
+
+Also how to tell memcurate's own entries in a settings file from anyone else's: by their command,
+whatever path it carries (`<…>/memcurate hook …` or `<python> -m curator.cli hook …`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+
+REVIEW_FLAG = "--review-auto-memory"
+PLUGIN_COMMAND = "memcurate hook"  # the plugin expects memcurate on the PATH
+PLUGIN_DESCRIPTION = ("memcurate: capture memory candidates at the end of each turn, subagent, compaction and "
+                      "session; guard and review writes into memory; recall saved memories for a prompt")
+
+# (event, matcher or None, timeout in seconds). The capture events read a transcript: up to 30 s.
+# The others run before a tool or a prompt, where Claude Code waits: 10 s. PostToolUse and
+# PostToolUseFailure fire on every Bash call (failure capture, to come); until their handler
+# exists the hook returns for them at once.
+ENTRIES: tuple[tuple[str, str | None, int], ...] = (
+    ("Stop", None, 30),
+    ("SubagentStop", None, 30),
+    ("PreCompact", None, 30),
+    ("SessionEnd", None, 30),
+    ("PreToolUse", "Write|Edit|MultiEdit", 10),
+    ("UserPromptSubmit", None, 10),
+    ("PostToolUse", "Bash", 10),
+    ("PostToolUseFailure", "Bash", 10),
+)
+EVENTS = tuple(event for event, _m, _t in ENTRIES)
+
+
+def groups(command: str) -> dict[str, dict]:
+    """Claude Code's `hooks` setting for memcurate: per event, one matcher group running `command`."""
+    out = {}
+    for event, matcher, timeout in ENTRIES:
+        group = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+        out[event] = [group]
+    return out
+
+
+def plugin_hooks() -> dict:
+    """The plugin's hooks/hooks.json document."""
+    return {"description": PLUGIN_DESCRIPTION, "hooks": groups(PLUGIN_COMMAND)}
+
+
+def render_plugin_hooks() -> str:
+    doc = plugin_hooks()
+    lines = [f'  "{event}": {json.dumps(value)}' for event, value in doc["hooks"].items()]
+    return ('{\n  "description": ' + json.dumps(doc["description"]) + ',\n  "hooks": {\n  '
+            + ",\n  ".join(lines) + "\n  }\n}\n")
+
+
+def parse_command(command) -> dict | None:
+    """What a hook command of memcurate's says ({"executable", "review_auto_memory"}), None when the
+    command is not memcurate's: an executable named `memcurate`, or an interpreter with
+    `-m curator.cli`, followed by `hook`."""
+    if not isinstance(command, str):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) >= 2 and os.path.basename(words[0]) == "memcurate" and words[1] == "hook":
+        rest = words[2:]
+    elif len(words) >= 4 and words[1:4] == ["-m", "curator.cli", "hook"]:
+        rest = words[4:]
+    else:
+        return None
+    return {"executable": words[0], "review_auto_memory": REVIEW_FLAG in rest}
+
+
+def command_for(entry: list[str], review_auto_memory: bool) -> str:
+    """The shell command that runs `memcurate hook` through `entry` (argv of the entry point)."""
+    words = [*entry, "hook"] + ([REVIEW_FLAG] if review_auto_memory else [])
+    return shlex.join(words)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.stdout.write(render_plugin_hooks())
