@@ -126,13 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(3):  # warm: page cache, the config cache in the data dir, the staged record
             for _, job in jobs:
                 job()
-        samples: dict[str, list[hb.Sample]] = {n: [] for n, _ in jobs}
-        rng = random.Random(args.seed)
-        for _ in range(args.rounds):
-            order = jobs[:]
-            rng.shuffle(order)
-            for name, job in order:
-                samples[name].append(job())
+        samples = hb.interleave(jobs, args.rounds, random.Random(args.seed))
         runner.close()
         bare_med = statistics.median(s.wall for s in samples["bare"])
         rows = {n: hb.summarize(s, bare_med) for n, s in samples.items()}

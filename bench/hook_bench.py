@@ -682,6 +682,23 @@ def empty_console_script(exe: str, work: str) -> str | None:
     return path
 
 
+def interleave(jobs: list, rounds: int, rng: random.Random) -> dict[str, list]:
+    """Run every (name, job) once a round, in an order shuffled per round, so that machine drift hits
+    every scenario alike; name -> the results, in round order. Says how far it got every 10 rounds."""
+    results: dict[str, list] = {name: [] for name, _ in jobs}
+    say(f"interleaved loop: {rounds} rounds of {', '.join(n.removesuffix('.jsonl') for n, _ in jobs)} "
+        "(order shuffled per round)")
+    t0 = time.perf_counter()
+    for r in range(rounds):
+        order = jobs[:]
+        rng.shuffle(order)
+        for name, job in order:
+            results[name].append(job())
+        if (r + 1) % 10 == 0:
+            say(f"  {r + 1}/{rounds} rounds  ({time.perf_counter() - t0:.1f} s)")
+    return results
+
+
 def summarize(samples: list[Sample], bare_median: float | None) -> dict:
     walls = sorted(s.wall for s in samples)
     rss = [s.rss for s in samples]
@@ -802,16 +819,10 @@ def run(args) -> int:
             first.fresh_data_dir()
             return bench.hook(first, path, session, "first call", ("staged", "no-trigger"))
 
-        scen: dict[str, list[Sample]] = {"bare": [], "empty_script": [], "noop": [], "incremental": []}
-        first_names = []
-        for path, _ in first_paths:
-            name = f"first:{os.path.basename(path)}"
-            first_names.append(name)
-            scen[name] = []
+        first_names = [f"first:{os.path.basename(path)}" for path, _ in first_paths]
         empty = empty_console_script(exe, work)
         if empty is None:
             say("note: cannot derive an empty console script from the executable; that row is left out")
-            del scen["empty_script"]
         jobs = [("bare", bench.bare)]
         if empty:
             jobs.append(("empty_script", lambda: bench.plain([empty, "hook"], "empty console script")))
@@ -819,16 +830,7 @@ def run(args) -> int:
                  ("incremental", incremental)]
         jobs += [(n, (lambda p=p, s=s: first_call(p, s))) for n, (p, s) in zip(first_names, first_paths, strict=True)]
 
-        say(f"interleaved loop: {rounds} rounds of {', '.join(n.removesuffix('.jsonl') for n, _ in jobs)} "
-            "(order shuffled per round)")
-        t0 = time.perf_counter()
-        for r in range(rounds):
-            order = jobs[:]
-            rng.shuffle(order)
-            for name, job in order:
-                scen[name].append(job())
-            if (r + 1) % 10 == 0:
-                say(f"  {r + 1}/{rounds} rounds  ({time.perf_counter() - t0:.1f} s)")
+        scen = interleave(jobs, rounds, rng)
         bare_med = statistics.median(s.wall for s in scen["bare"])
 
         huge = None

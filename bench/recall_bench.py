@@ -16,13 +16,17 @@ per round, so machine drift hits every scenario alike:
   recall      a prompt about one saved memory (its title's words), in a new session: it is given
   nothing     a prompt no memory is about: nothing given
   trivial     "yes": skipped before any search
-  after add   the first call after a memory was saved (written and renamed into its category
-              folder, as memcurate saves): the folder stamp changed, so that category is checked
-              whole and the new file parsed and indexed; the prompt is about the new memory, which
-              must be given. The folder's mtime is then set 3 s back and one untimed call records
+  after save  the first call after memcurate saved a memory: the file renamed into its category folder
+              and indexed, as a save does (curator/review/actions.py); the folder stamp changed, so
+              the hook compares that folder with the index's signatures, finds nothing it has not
+              seen, and answers from the index. The prompt is about the new memory, which must be given.
+  after hand  the first call after a memory file appeared that the index has not seen (written by
+              hand, or by another tool): the hook reads that file itself (folders.open_for_reading),
+              without loading the indexer. The index is then brought up to date, as the engine's next
+              look does.
+              After each of the two, the folder's mtime is set 3 s back and one untimed call records
               its stamp (a save is rarely followed by a prompt within the 2 s a fresh stamp is not
-              trusted; those calls re-check the category each time).
-
+              trusted; those calls compare the folder each time).
 The first call ever (the index built from scratch) is timed once, before the loop. Every call's
 output is checked: JSON with the expected memory, or nothing. Target: every scenario <= 4 x bare.
 Prints a table and writes bench/results/recall.json.
@@ -113,7 +117,7 @@ def main(argv: list[str]) -> int:
     if not bl.in_bench_venv():
         bl.reexec_in_venv(__file__, argv, reinstall=args.reinstall)
     info = bl.check_engine("recall_bench")
-    from hook_bench import MIB, Runner, interpreter_of, summarize
+    from hook_bench import MIB, Runner, interleave, interpreter_of, summarize
 
     rounds = args.rounds or (15 if args.quick else 40)
     rng = random.Random(args.seed)
@@ -163,8 +167,17 @@ def main(argv: list[str]) -> int:
             hook(target.title, target_path, "warm-up")
 
         added = 0
+        data = os.path.join(project, ".memcurate")
 
-        def after_add():
+        def index_runbooks():
+            """What the engine does after a save, or on its next look: the category indexed."""
+            from curator.memory.index import MemoryIndex
+            from curator.memory.store import MemoryStore
+
+            with MemoryIndex(os.path.join(data, "index.sqlite"), MemoryStore(root), watch=False) as index:
+                index.refresh("runbook")
+
+        def add(indexed: bool):
             nonlocal added
             added += 1
             from curator.memory import memfile
@@ -177,7 +190,11 @@ def main(argv: list[str]) -> int:
                                   body=f"## Symptom\nZephyrine gateway {word} drops quorum heartbeats.\n\n"
                                        "## Steps\n1. Restart the gateway.\n\n## Verification\nHeartbeats resume.")
             path = save_memory(root, d)
+            if indexed:
+                index_runbooks()
             s = hook(f"zephyrine gateway {word} drops quorum heartbeats again", path, "after add")
+            if not indexed:
+                index_runbooks()
             past = time.time_ns() - 3 * 10**9  # as if the prompt came a little later: the stamp is kept
             os.utime(os.path.join(root, "runbook"), ns=(past, past))
             hook(target.title, target_path, "settle")
@@ -187,17 +204,9 @@ def main(argv: list[str]) -> int:
                 ("recall", lambda: hook(target.title, target_path, "recall")),
                 ("nothing", lambda: hook(NOTHING, None, "nothing")),
                 ("trivial", lambda: hook("yes", None, "trivial")),
-                ("after_add", after_add)]
-        scen: dict[str, list] = {name: [] for name, _ in jobs}
-        bl.say(f"interleaved loop: {rounds} rounds of {', '.join(n for n, _ in jobs)} (order shuffled per round)")
-        t0 = time.perf_counter()
-        for r in range(rounds):
-            order = jobs[:]
-            rng.shuffle(order)
-            for name, job in order:
-                scen[name].append(job())
-            if (r + 1) % 10 == 0:
-                bl.say(f"  {r + 1}/{rounds} rounds ({time.perf_counter() - t0:.0f} s)")
+                ("after_save", lambda: add(indexed=True)),
+                ("after_hand", lambda: add(indexed=False))]
+        scen = interleave(jobs, rounds, rng)
         runner.close()
     finally:
         if args.keep:
@@ -209,7 +218,8 @@ def main(argv: list[str]) -> int:
     results = {name: summarize(samples, bare) for name, samples in scen.items()}
     results["cold_index_build"] = {"wall_s": round(cold.wall, 2), "peak_rss_mib": round(cold.rss / MIB, 1)}
     labels = {"bare": "bare `python -c pass`", "recall": "a prompt that recalls", "nothing": "a prompt that finds nothing",
-              "trivial": "a trivial prompt (\"yes\")", "after_add": "first call after a memory was added"}
+              "trivial": "a trivial prompt (\"yes\")", "after_save": "first call after a save",
+              "after_hand": "first call after a hand-added file"}
     bl.say()
     bl.say(f"recall hook — memcurate {info['version']}, Python {info['python']}, {args.memories} memories, "
            f"{os.cpu_count()} CPUs")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-
-from curator import config
 from curator.capture.incremental import CaptureSkipped, capture
 from curator.util.locks import LockBusy
 from curator.util.log import log_line
 from curator.util.paths import hook_may_read, record_config_dir
+
+from . import hook_config
 
 
 def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(), review_auto_memory=False) -> int:
@@ -27,12 +26,9 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
     if refused:
         log_line(data, event, f"{key} {refused}: not read")
         return 0
-    try:
-        cfg = config.load(project, data)
-    except config.ConfigError as e:
-        # Nothing is lost: the offsets do not move, so these bytes are triaged once the config is fixed.
-        log_line(data, event, f"config error, nothing triaged: {e}")
-        print(f"memcurate: config error: {e}", file=sys.stderr)
+    # Nothing is lost on a config error: the offsets do not move, so these bytes are triaged once it is fixed.
+    cfg = hook_config.load(project, data, event, "nothing triaged")
+    if cfg is None:
         return 0
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
     try:

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
-from curator import config
 from curator.candidates.tool_edits import TOOLS, file_path
-from curator.util.log import log_line
 from curator.util.atomic import is_temp_name
+from curator.util.log import log_line
 from curator.util.paths import ARCHIVE_DIR, ROOT_LOCK_NAME, is_inside, resolve_memory_root, resolve_target
+
+from . import hook_config
 
 EVENT = "PreToolUse"
 MEMORY_MD = "MEMORY.md"
@@ -46,11 +46,8 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
         return 0
     cwd = payload.get("cwd")
     target = resolve_target(raw, cwd if isinstance(cwd, str) and os.path.isabs(cwd) else os.getcwd())
-    try:
-        cfg = config.load(project, data)
-    except config.ConfigError as e:
-        log_line(data, EVENT, f"config error, {tool} of {target} passed unchecked: {e}")
-        print(f"memcurate: config error: {e}", file=sys.stderr)
+    cfg = hook_config.load(project, data, EVENT, f"{tool} of {target} passed unchecked")
+    if cfg is None:
         return 0
     env = os.environ if env is None else env
     reason = decide(payload, tool, tool_input, target, project, data, cfg, env,

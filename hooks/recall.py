@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import sys
 
-from curator import config
 from curator.util.log import log_line
+
+from . import hook_config
 
 EVENT = "UserPromptSubmit"
 
@@ -22,11 +23,8 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
     if not isinstance(prompt, str) or not prompt.strip():
         log_line(data, EVENT, "recall: no prompt in hook input: nothing recalled")
         return 0
-    try:
-        cfg = config.load(project, data)
-    except config.ConfigError as e:
-        log_line(data, EVENT, f"recall: config error, nothing recalled: {e}")
-        print(f"memcurate: config error: {e}", file=sys.stderr)
+    cfg = hook_config.load(project, data, EVENT, "nothing recalled")
+    if cfg is None:
         return 0
     from curator.memory.recall import skip_reason
 

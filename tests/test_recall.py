@@ -383,3 +383,31 @@ def test_the_recall_hook_path_imports_no_yaml_and_no_ui(synth):
     modules = json.loads(probe)["modules"]
     for name in ("yaml", "textual", "rich", "anthropic", "widgets"):
         assert not any(m == name or m.startswith(name + ".") for m in modules), name
+
+
+def test_a_memory_saved_since_the_index_looked_is_recalled_without_loading_the_indexer(synth):
+    """The first prompt after a save reads the new file itself (folders.open_for_reading): no YAML, no
+    indexer, so that call costs what the others do; a file removed since is not given either."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+    root = memory_root(synth)
+    write_memory(root, "runbook", "zorblat", "Zorblat queue stalls", runbook_body("zorblat queue"))
+    gone = write_memory(root, "runbook", "zorblat-old", "Zorblat queue stalled once", runbook_body("zorblat queue"))
+    assert len(run(synth, "the zorblat queue job fails with a timeout", session="warm-up").given) == 2  # indexed
+    write_memory(root, "decision", "quibble-parser", "Quibble parser reads unicode input",
+                 "## Decision\nThe quibble parser decodes input files as UTF-8.\n\n## Rationale\nUnicode files.")
+    gone.unlink()
+    prompts = ["the quibble parser rejects unicode input files", "the zorblat queue job fails with a timeout"]
+    for i, prompt in enumerate(prompts):
+        p = subprocess.run([sys.executable, "-c", _PROBE], cwd=synth, capture_output=True, timeout=60,
+                           input=json.dumps({**hook_payload(prompt, synth), "session_id": f"p-{i}"}).encode(),
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+        hook_out, _, probe = p.stdout.decode().rpartition("\n")
+        context = json.loads(hook_out)["hookSpecificOutput"]["additionalContext"]
+        assert ("quibble-parser.md" in context) == (i == 0) and "zorblat-old.md" not in context
+        modules = json.loads(probe)["modules"]
+        assert "yaml" not in modules and "curator.memory.index.memory_index" not in modules
+    # in-process, the same answer (the index itself is left for the engine to bring up to date)
+    assert run(synth, prompts[0], session="s-9").given == ["decision/quibble-parser"]

@@ -337,3 +337,20 @@ def test_the_console_script(drafted):
     other = next(i for i in items if i["category"] == "tech_debt")
     r = run_cli("reject", other["id"], "--reason", "later", cwd=Path(project))
     assert r.returncode == 0 and r.stdout.strip() == f"rejected {other['id']}"
+
+
+def test_a_save_leaves_the_index_current_for_the_recall_hook(drafted, capsys):
+    """What approving writes is indexed by the save itself: the recall hook's next prompt finds nothing it
+    would have to read on its own (folders.open_for_reading lists no file unseen by the index)."""
+    from curator.categories import CATEGORIES
+    from curator.memory.index import folders
+
+    chosen = item(drafted, "decision")
+    code, doc, _ = cli_json(capsys, "approve", chosen["id"], "--project", drafted["project"])
+    assert code == 0, doc
+    engine = Engine(drafted["project"])
+    root = engine.root
+    engine.close()
+    conn, unindexed = folders.open_for_reading(os.path.join(drafted["data"], "index.sqlite"), root, list(CATEGORIES))
+    conn.close()
+    assert not unindexed, (unindexed.changed, unindexed.gone)

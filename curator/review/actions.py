@@ -249,6 +249,22 @@ def _save(engine, todo: list[tuple[Candidate, dict]], result: Approval) -> None:
     for saved, cand in done:
         cand.move("saved", path=saved.path, saved_action=saved.action)
         result.saved.append(saved)
+    _reindex(engine, {s.category for s, _ in done if s.path})
+
+
+def _reindex(engine, categories: set[str]) -> None:
+    """Index what was just saved, so the recall hook finds the index current (it reads files the index
+    has not seen itself, a cost paid on every prompt until the index catches up). The index is a cache:
+    a failure here costs that, never the save."""
+    import sqlite3
+
+    from curator.memory.store import StoreError
+
+    for category in sorted(categories):
+        try:
+            engine.index.refresh(category)
+        except (sqlite3.Error, OSError, StoreError):
+            pass
 
 
 def _write_memory(engine, cand: Candidate, review: dict):

@@ -9,15 +9,23 @@ RECHECK_NS passes, when the category is checked whole anyway. A stamp taken less
 the folder's mtime is not kept (a change within the timestamp granularity would keep it), so the next
 call checks again. Stamps live in the index's own `meta` table: a rebuilt database has none, and every
 category is checked whole once.
+
+A one-shot reader does not bring the index up to date itself (that loads the indexer and the memory
+file format, ~50 ms): `open_for_reading` compares a changed folder with the index's signatures and
+hands the reader the few files added or changed since, to read itself; the engine indexes them on its
+next look. A folder found unchanged gets its stamp back.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
+import stat
 import time
 
 from curator.memory.index.schema import SCHEMA_VERSION
+from curator.memory.memory_md.entry import ID_PATTERN
 
 KEY = "folder:"  # meta key prefix, one per category
 RECHECK_NS = 3600 * 10**9  # a category trusted by its folder stamp is still checked whole this often
@@ -44,11 +52,32 @@ def _stale(conn: sqlite3.Connection, root: str, categories: list[str], now: int)
     return stale
 
 
-def fresh_connection(path: str, root: str, categories: list[str], busy_timeout: float = 2.0):
-    """A connection to the index at `path` when it indexes `root` and no category folder changed since it
-    was last checked, else None: the reader's fast path, which loads neither the store nor the memory
-    file format. Any doubt (no file, another schema or root, a folder changed, a database error) is None,
-    and the caller takes the full path (MemoryIndex), which checks, rebuilds and refreshes."""
+MAX_UNINDEXED = 20  # files a reader reads itself in changed folders; more, and the index is brought up to date
+RACY_NS = 2_000_000_000  # a signature or stamp younger than this (vs the mtime) is not trusted: freshness.py too
+_NAME = re.compile(rf"{ID_PATTERN}\.md")
+
+
+class Unindexed:
+    """What a reader must look at itself in the category folders that changed since the index last
+    checked them: `changed` {category: [file names new or changed since indexed]}, `gone` {category:
+    {file names indexed but no longer there}}."""
+
+    def __init__(self) -> None:
+        self.changed: dict[str, list[str]] = {}
+        self.gone: dict[str, set[str]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.changed or self.gone)
+
+
+def open_for_reading(path: str, root: str, categories: list[str], busy_timeout: float = 2.0):
+    """(connection, Unindexed) for the index at `path` when it indexes `root`: the reader's fast path,
+    which loads neither the indexer nor the memory file format. A category whose folder stamp changed is
+    compared file by file with the index's signatures: what was added or changed since is listed for the
+    reader to read itself (the index is left to the engine, which updates it on its next look); a folder
+    found unchanged gets its stamp back. None when in doubt (no file, another schema or root, more than
+    MAX_UNINDEXED changes, an odd entry, a database error): the caller takes the full path (MemoryIndex),
+    which checks, rebuilds and refreshes."""
     if not os.path.isfile(path):
         return None
     conn = None
@@ -56,14 +85,73 @@ def fresh_connection(path: str, root: str, categories: list[str], busy_timeout: 
         conn = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
             row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
-            if row is not None and row[0] == os.path.realpath(root) and not _stale(conn, root, categories,
-                                                                                   time.time_ns()):
-                return conn
-    except sqlite3.Error:
+            if row is not None and row[0] == os.path.realpath(root):
+                now = time.time_ns()
+                found = Unindexed()
+                settled = []
+                for cat, (mtime, ino) in _stale(conn, root, categories, now).items():
+                    diff = _unindexed(conn, os.path.join(root, cat), cat)
+                    if diff is None:
+                        raise _Doubt
+                    changed, gone = diff
+                    if changed or gone:
+                        found.changed[cat], found.gone[cat] = changed, gone
+                    elif mtime < now - RACY_NS:
+                        settled.append((KEY + cat, f"{mtime}:{ino}:{now}"))
+                if sum(map(len, found.changed.values())) <= MAX_UNINDEXED:
+                    _settle(conn, settled)
+                    return conn, found
+    except (sqlite3.Error, OSError, _Doubt):
         pass
     if conn is not None:
         conn.close()
     return None
+
+
+class _Doubt(Exception):
+    """Something in a folder the fast path does not judge: the full path does."""
+
+
+def _unindexed(conn: sqlite3.Connection, folder: str, category: str) -> tuple[list[str], set[str]] | None:
+    """(names new or changed since indexed, names indexed but gone) of a category folder, by stat
+    signature as the index takes it; None for an entry the fast path does not judge (a link, a file
+    that is not regular, a name that is no memory id)."""
+    known = {r[0]: r[1:] for r in conn.execute(
+        "SELECT name, mtime_ns, ctime_ns, size, ino FROM files WHERE category = ?", (category,))}
+    try:
+        dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except (FileNotFoundError, NotADirectoryError):
+        return [], set(known)
+    changed = []
+    try:
+        names = [n for n in os.listdir(dfd) if n[:1] != "." and n.endswith(".md")]
+        for name in names:
+            try:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)  # no path joins: ~2 µs a file
+            except FileNotFoundError:
+                continue  # gone while we looked
+            if known.get(name) == (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino):
+                continue
+            if not stat.S_ISREG(st.st_mode) or not _NAME.fullmatch(name):
+                return None
+            changed.append(name)
+    finally:
+        os.close(dfd)
+    return changed, set(known) - set(names)
+
+
+def _settle(conn: sqlite3.Connection, rows: list[tuple[str, str]]) -> None:
+    """Keep the stamps of folders found unchanged; a busy database keeps them for another call."""
+    if not rows:
+        return
+    try:
+        conn.execute("PRAGMA synchronous = NORMAL")  # as the indexer's own connection: a cache, no fsync a commit
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", rows)
+        conn.execute("COMMIT")
+    except sqlite3.OperationalError:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
 
 
 def refresh_changed(db, freshness, root: str, categories: list[str]) -> list[str]:
@@ -71,7 +159,6 @@ def refresh_changed(db, freshness, root: str, categories: list[str]) -> list[str
     checked, or not for RECHECK_NS); returns them. Stamps that cannot be written (the database is
     busy) are not kept: the next call checks those categories again."""
     from curator.memory.index.database import is_busy
-    from curator.memory.index.freshness import RACY_NS
 
     now = time.time_ns()
     stale = _stale(db.guarded(db.conn), root, categories, now)

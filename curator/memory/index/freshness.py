@@ -41,12 +41,12 @@ import time
 from dataclasses import dataclass, field
 
 from curator.memory.index.database import Database, is_busy
+from curator.memory.index.folders import RACY_NS
 from curator.memory.index.schema import NO_SIG, Change, insert, remove
 from curator.memory.index.watcher import ALL, Watcher, inotify_available
 from curator.memory.store import BrokenMemoryError, MemoryStore, MissingMemoryError, UnsafePathError, content_hash
 
 RESCAN_INTERVAL = 60.0  # a watched category is still checked whole this often (events a watch cannot see)
-RACY_NS = 2_000_000_000  # a signature younger than this (vs the file's mtime/ctime) is re-hashed on each check
 BATCH = 400  # files per write transaction while indexing many
 
 

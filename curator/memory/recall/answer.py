@@ -85,11 +85,12 @@ def _search(root: str, data: str, prompt: str, per_category: int) -> list[Hit]:
     if not terms:
         return []
     path = os.path.join(data, INDEX_NAME)
-    conn = folders.fresh_connection(path, root, list(CATEGORIES))
-    if conn is not None:  # the usual case: no memory saved since the index last looked at its folders
+    fast = folders.open_for_reading(path, root, list(CATEGORIES))
+    if fast is not None:  # the usual case: the index as it is, and the few files saved since read here
+        conn, unindexed = fast
         try:
             conn.execute("BEGIN")  # one read transaction: every statement sees one snapshot
-            return search(conn, terms, per_category)
+            return search(conn, terms, per_category, unindexed, lambda cat, name: _words_of(root, cat, name))
         except sqlite3.Error:
             pass  # the full path below checks the database, rebuilds it if it must
         finally:
@@ -106,6 +107,19 @@ def _search(root: str, data: str, prompt: str, per_category: int) -> list[Hit]:
             index.close()
     except StoreError as e:
         raise IndexUnusable(str(e)) from e
+
+
+def _words_of(root: str, category: str, name: str) -> tuple[str, set[str]] | None:
+    """(id, words) of a memory file the index has not seen yet; None when it is no memory to give."""
+    try:
+        with open(os.path.join(root, category, name), "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+        fields, body = light_fields(data.decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if len(data) > MAX_FILE_BYTES or fields.get("id") != name[:-3] or fields.get("category") != category:
+        return None
+    return fields["id"], set(words(" ".join((fields.get("title", ""), fields.get("description", ""), body))))
 
 
 def _read(root: str, hit: Hit, loaded: bool, problems: list[str]) -> Memory | None:

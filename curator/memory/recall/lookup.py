@@ -54,12 +54,24 @@ def prompt_words(prompt: str) -> list[str]:
     return list(out)
 
 
-def search(conn: sqlite3.Connection, prompt: list[str], per_category: int) -> list[Hit]:
+def search(conn: sqlite3.Connection, prompt: list[str], per_category: int, unindexed=None,
+           words_of=None) -> list[Hit]:
     """The relevant memories for the prompt's words `prompt`, best first (at most `per_category` looked
-    at in each category). Runs inside the caller's read transaction."""
+    at in each category). Runs inside the caller's read transaction. `unindexed` (folders.Unindexed):
+    files added or changed since the index saw them, scored from `words_of(category, name)` (their id
+    and set of words, None when unreadable) instead of their stale rows; files gone are left out."""
     if not prompt:
         return []
-    n = conn.execute("SELECT count(*) FROM files WHERE broken IS NULL").fetchone()[0]
+    stale = set()
+    extra: list[tuple[str, str, str, set[str]]] = []
+    if unindexed:
+        stale = {(c, n) for part in (unindexed.changed, unindexed.gone) for c, names in part.items() for n in names}
+        for cat, names in unindexed.changed.items():
+            for name in names:
+                got = words_of(cat, name)
+                if got:
+                    extra.append((cat, name, *got))
+    n = conn.execute("SELECT count(*) FROM files WHERE broken IS NULL").fetchone()[0] + len(extra)
     if not n:
         return []
     marks = ",".join("?" * len(prompt))
@@ -71,12 +83,35 @@ def search(conn: sqlite3.Connection, prompt: list[str], per_category: int) -> li
             query = " UNION ALL ".join(f"SELECT ?, count(*) FROM {fts} WHERE {fts} MATCH ?" for _ in unseen)
             for w, count in conn.execute(query, [x for w in unseen for x in (w, match_expression([w]))]):
                 df[w] = df.get(w, 0) + count
+    for *_, held in extra:
+        for w in prompt:
+            if w in held:
+                df[w] = df.get(w, 0) + 1
     idf = {w: math.log(1 + (n - min(df.get(w, 0), n) + 0.5) / (min(df.get(w, 0), n) + 0.5)) for w in prompt}
     total = sum(idf.values())
+    if total <= 0:
+        return []
+
+    def hit(cat: str, name: str, id: str, score: float, matched: list[str]) -> Hit | None:
+        coverage = sum(idf[w] for w in matched) / total
+        if len(matched) < MIN_MATCHED or coverage < MIN_COVERAGE:
+            return None
+        return Hit(cat, name, id, score, tuple(matched), round(coverage, 3))
+
+    hits = [h for h in (hit(cat, name, id, 0.0, [w for w in prompt if w in held]) for cat, name, id, held in extra) if h]
     ceiling = max(25, COMMON * n)
     searched = sorted((w for w in prompt if 0 < df.get(w, 0) <= ceiling), key=lambda w: df[w])[:MAX_TERMS]
-    if len(searched) < MIN_MATCHED or total <= 0:
+    if len(searched) >= MIN_MATCHED:
+        hits += _indexed_hits(conn, searched, per_category, stale, hit)
+    if not hits:
         return []
+    hits.sort(key=lambda h: (-h.coverage, -h.bm25, h.key))
+    return [h for h in hits if h.coverage >= NEAR_BEST * hits[0].coverage]
+
+
+def _indexed_hits(conn: sqlite3.Connection, searched: list[str], per_category: int, stale: set, hit) -> list[Hit]:
+    """Each category's best few by bm25 for the words `searched`, with the words each one holds (one
+    query per category), as `hit` judges them; rows of files in `stale` are not what the files say now."""
     weights = ", ".join(str(w) for w in WEIGHTS)
     hits: list[Hit] = []
     for cat in CATEGORIES:
@@ -94,13 +129,9 @@ def search(conn: sqlite3.Connection, prompt: list[str], per_category: int) -> li
         files = {doc: (name, id) for doc, name, id in conn.execute(
             f"SELECT doc, name, id FROM files WHERE doc IN ({ids}) AND broken IS NULL")}
         for rowid, score in rows:
-            matched = held.get(rowid, [])
-            if rowid not in files or len(matched) < MIN_MATCHED:
+            if rowid not in files or (cat, files[rowid][0]) in stale:
                 continue
-            coverage = sum(idf[w] for w in matched) / total
-            if coverage < MIN_COVERAGE:
-                continue
-            name, id = files[rowid]
-            hits.append(Hit(cat, name, id, -score, tuple(matched), round(coverage, 3)))
-    hits.sort(key=lambda h: (-h.coverage, -h.bm25, h.key))
-    return [h for h in hits if h.coverage >= NEAR_BEST * hits[0].coverage]
+            found = hit(cat, *files[rowid], -score, held.get(rowid, []))
+            if found:
+                hits.append(found)
+    return hits
