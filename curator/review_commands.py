@@ -206,7 +206,7 @@ def _print_show(doc: dict) -> None:
               + "; ".join(f"{c}: {', '.join(ids)}" for c, ids in moved.items()))
     elif doc.get("note"):
         print(f"MEMORY.md   {one_line(doc['note'], 300)}")
-    elif item["state"] == "ready":
+    elif item["state"] == "ready" and item["kind"] == "memory":  # a write of Claude's archives nothing
         print("MEMORY.md   approving moves nothing to the archive")
     if decision.get("action") == "noop" and not decision.get("source_only"):
         print("\n--- the draft (a noop: approving writes nothing) ---")
