@@ -223,24 +223,55 @@ def test_a_write_the_hook_stages_while_the_app_runs_appears_and_goes_when_approv
     app = app_for(project, watch=True)
     target = root / "deploy.md"
 
+    async def hook(tool: str, tool_input: dict) -> str:
+        """Claude Code runs `memcurate hook --review-auto-memory` on a PreToolUse: the deny's reason."""
+        p = await asyncio.to_thread(run_hook, payload(tool, tool_input, project), cwd=project,
+                                    env={"CLAUDE_PROJECT_DIR": str(project)}, args=["--review-auto-memory"])
+        assert p.returncode == 0 and p.stderr == b""
+        return json.loads(p.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+
     async def scenario(pilot):
         assert shown(app) == []
         await watching(pilot)
-        hook = await asyncio.to_thread(
-            run_hook, payload("Write", {"file_path": str(target), "content": TOPIC}, project), cwd=project,
-            env={"CLAUDE_PROJECT_DIR": str(project)}, args=["--review-auto-memory"])
-        assert hook.returncode == 0 and hook.stderr == b""
-        reason = json.loads(hook.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+        reason = await hook("Write", {"file_path": str(target), "content": TOPIC})
         await until(pilot, lambda: shown(app) == ["claude"], "the staged write to show up")
         (item,) = table(app).shown
         assert item.tid in reason and item.title == "build commands"
         await select(pilot, "claude")
         assert "+Build with `make all`" not in document(app)  # a new file: the text, no diff
         assert "Build with `make all`" in document(app)
+        # Claude edits the file again: the same pending write, its new text on screen
+        assert item.tid in await hook("Edit", {"file_path": str(target), "old_string": "make all",
+                                               "new_string": "make everything"})
+        await until(pilot, lambda: "make everything" in document(app), "the selected write's new text")
+        assert [i.tid for i in table(app).shown] == [item.tid]
         # approved from a script meanwhile: the row goes without a key pressed here
         await asyncio.to_thread(lambda: Engine(project).approve_claude_write(item.tid))
         await until(pilot, lambda: shown(app) == [], "the approved write to leave the queue")
-        assert target.read_text() == TOPIC
+        assert target.read_text() == TOPIC.replace("make all", "make everything")
         assert claude_writes.records(project / ".memcurate")[0]["state"] == "saved"
 
     run(app, scenario)
+
+
+def test_markup_and_escapes_in_claudes_text_show_literally(review):
+    """What Claude writes is data (DESIGN §13): markup is shown as typed, escapes never reach the terminal."""
+    project, root = review
+    markup = "[bold red]x[/] [link=http://evil]click[/link]"
+    text = f"---\nname: '{markup}'\ndescription: d\ntype: project\n---\nbody {markup} \x1b[31mred\x1b[0m \x1b]0;title\x07\n"
+    stage(project, "Write", {"file_path": str(root / "odd.md"), "content": text})
+    app = app_for(project)
+
+    async def scenario(pilot):
+        assert row_text(app, 0)[1] == markup  # the front matter's name, as text: no markup applied
+        on_screen = table(app).render_line(1).text  # line 0 is the header
+        assert markup in on_screen and "\x1b" not in on_screen
+        await select(pilot, "claude")
+        shown_text = document(app)
+        assert f"body {markup} red" in shown_text and "\x1b" not in shown_text and "\x07" not in shown_text
+        await press(pilot, "r")
+        assert markup in text_of(app.screen.query_one(".dialog-title", Static))
+        await press(pilot, "escape")
+        assert only_record(project)["state"] == "pending"
+
+    run(app, scenario, size=(200, 50))
