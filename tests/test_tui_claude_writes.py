@@ -275,3 +275,23 @@ def test_markup_and_escapes_in_claudes_text_show_literally(review):
         assert only_record(project)["state"] == "pending"
 
     run(app, scenario, size=(200, 50))
+
+
+def test_an_unreadable_staged_write_is_an_error_row_and_the_others_still_review(review):
+    project, root = review
+    stage(project, "Write", {"file_path": str(root / "build.md"), "content": TOPIC})
+    (project / ".memcurate" / "claude-writes" / "20200101T000000Z-broken00.json").write_text("{not json")
+    app = app_for(project)
+
+    async def scenario(pilot):
+        (bad,) = [i for i in table(app).shown if i.is_error]
+        assert bad.tid == "claude/20200101T000000Z-broken00" and "cannot be read" in bad.error
+        await select(pilot, "claude", bad.tid)
+        assert "This staged write of Claude's cannot be read" in document(app)
+        assert app.check_action("approve_memory", ()) is None and app.check_action("reject_memory", ()) is None
+        await select_title(pilot, "build commands")
+        await press(pilot, "a")
+        assert (root / "build.md").read_text() == TOPIC
+        assert [i.tid for i in table(app).shown] == [bad.tid]
+
+    run(app, scenario)
