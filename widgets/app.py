@@ -344,7 +344,8 @@ class MemcurateApp(App):
         memory = False
         for _, path in changes:
             if path.startswith(claude_prefix):
-                tids.add(CLAUDE_WRITES)  # staged, updated, approved or rejected elsewhere: read them again
+                if not os.path.basename(path).startswith("."):  # a record's temp file: its rename follows
+                    tids.add(CLAUDE_WRITES)  # staged, updated, approved or rejected elsewhere: read them again
             elif path.startswith(prefix):
                 tid = path[len(prefix):].split(os.sep, 1)[0]
                 if tid and not tid.startswith("."):
