@@ -19,6 +19,10 @@ checkout.
             taken in the stager, CLOCK_MONOTONIC is system wide) to the end of
             the first frame written with the new row in the QueueTable.
             Target: median <= 300 ms.
+            Beside it, a write of Claude's own staged in review mode (the stager
+            calls `curator.candidates.claude_writes.stage`, as `memcurate hook
+            --review-auto-memory` does on a PreToolUse): from the rename of its
+            record into claude-writes/ to the first frame with its `claude` row.
   keys      j / k / down / up with 2,004 pending items (one drafted demo triage
             copied under 333 more ids), each pressed with the app quiet: from the
             key event handed to the app, as its terminal driver does, to the end
@@ -122,12 +126,19 @@ class Site:
             if r["status"] != "staged":
                 B.die(PROG, f"demo copy {n} was not staged: {r['status']}")
             states = e.process(r["triage"])
-            if set(states.values()) != {"ready"}:
+            if "ready" not in states.values() or set(states.values()) - {"ready", "skipped"}:  # skipped: final
                 B.die(PROG, f"demo copy {n} did not draft: {states}")
             staging.sweep_triage_temps(e.data, r["triage"])
             return r["triage"]
         finally:
             e.close()
+
+
+def pending(data: str, tid: str) -> int:
+    """The rows a drafted triage shows: its categories waiting for review (a skipped one is final)."""
+    from curator.candidates import staging
+
+    return sum(1 for rec in staging.category_states(data, tid).values() if rec["state"] in staging.PENDING)
 
 
 def copy_triage(data: str, tid: str, count: int) -> list[str]:
@@ -274,37 +285,51 @@ async def wait_event(ev: asyncio.Event, what: str, timeout: float = 30.0) -> Non
 
 def stager(project: str) -> int:
     """A separate process that stages demo copies with curator.capture.incremental.capture, as the Stop hook does,
-    and reports when the triage folder appeared: the time of the rename of .incoming/<tid> into staging/."""
-    from curator.candidates import staging
+    and reports when the triage folder appeared: the time of the rename of .incoming/<tid> into staging/.
+    A line `claude N` stages a write of Claude's instead, as the write guard does in review mode, and reports
+    the rename of its record into claude-writes/."""
+    from curator.candidates import claude_writes, staging
     from curator.capture.incremental import capture
     from curator.engine import Engine
 
     e = Engine(project)
-    target = staging.staging_dir(e.data)
+    targets = (staging.staging_dir(e.data), claude_writes.folder(e.data))
     renames: list[float] = []
-    real = os.rename
 
-    def rename(src, dst, *a, **kw):
-        if os.path.dirname(os.fspath(dst)) == target:
-            renames.append(now())  # the folder appears within this call: counting from before it is conservative
-        return real(src, dst, *a, **kw)
+    def timed(real):
+        def rename(src, dst, *a, **kw):
+            if os.path.dirname(os.fspath(dst)) in targets:
+                renames.append(now())  # it appears within this call: counting from before it is conservative
+            return real(src, dst, *a, **kw)
+        return rename
 
-    os.rename = rename
+    os.rename, os.replace = timed(os.rename), timed(os.replace)  # a triage folder; a record (atomic write)
+    auto = os.path.join(os.path.dirname(project), "claude-memory")  # Claude Code's auto-memory folder
     print("ready", flush=True)
     for line in sys.stdin:
         renames.clear()
-        r = capture(e.data, e.cfg, line.strip(), event="Stop")
+        if line.startswith("claude "):
+            n = line.split()[1]
+            path = os.path.join(auto, f"note-{n}.md")
+            text = f"---\nname: note {n}\ndescription: a note of Claude's\ntype: project\n---\nRemember {n}.\n"
+            rec = claude_writes.stage(e.data, tool="Write", tool_input={"file_path": path, "content": text},
+                                      path=path, folder=auto)
+            r = {"status": "staged", "triage": claude_writes.PREFIX + rec["id"]}
+        else:
+            r = capture(e.data, e.cfg, line.strip(), event="Stop")
         print(json.dumps({"status": r["status"], "tid": r["triage"], "t_rename": renames[0] if renames else None}),
               flush=True)
     e.close()
     return 0
 
 
-async def measure_landing(site: Site, rounds: int, say, pipeline: bool = True) -> dict:
+async def measure_landing(site: Site, rounds: int, say, pipeline: bool = True, claude: bool = False) -> dict:
+    """Triages (or, with `claude`, writes of Claude's) staged by another process, each to its row on screen."""
     from curator.engine import Engine
     from widgets.queue import QueueTable
 
-    paths = [site.transcript(n, salt=5) for n in range(rounds + 1)]  # +1: a warm-up round
+    # +1: a warm-up round
+    paths = [f"claude {n}" if claude else site.transcript(n, salt=5) for n in range(rounds + 1)]
     env = B.clean_env(**{B.CHILD_FLAG: "1"})
     proc = subprocess.Popen([sys.executable, "-I", "-B", os.path.abspath(__file__), "--stager", site.project],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
@@ -346,7 +371,8 @@ async def measure_landing(site: Site, rounds: int, say, pipeline: bool = True) -
                     out["frame_after_load"].append((hit["t"] - app.marks["loaded"]) * 1e3)
                     out["rows_at_landing"].append(hit["rows"])
                     if r % 10 == 0 or r == rounds:
-                        say(f"  landing {r}/{rounds}: {out['latency'][-1]:.0f} ms ({hit['title']})")
+                        say(f"  {'claude write' if claude else 'landing'} {r}/{rounds}: "
+                            f"{out['latency'][-1]:.0f} ms ({hit['title']})")
                 await wait_quiet(app, 0.2)  # its pipeline drafts it: off the clock
                 if r == 0 or r == rounds:
                     out.setdefault("objects", []).append(live_objects())
@@ -640,16 +666,17 @@ def child(args) -> int:
             f"watchfiles {info['watchfiles']}, Python {info['python']})")
         # -- set-up -------------------------------------------------------------------------------
         small = Site(work, "start-demo")
-        small_items = len(staging.category_states(small.data, small.drafted_triage(0, salt=1)))
+        small_items = pending(small.data, small.drafted_triage(0, salt=1))
         big = Site(work, "queue-2k")
         tid = big.drafted_triage(0, salt=2)
-        per = len(staging.category_states(big.data, tid))
+        per = pending(big.data, tid)
         copy_triage(big.data, tid, math.ceil(QUEUE_ITEMS / per) - 1)
         expected = per * math.ceil(QUEUE_ITEMS / per)
         board_ms, loaded = measure_board_load(big, 3 if quick else 5)
         if loaded != expected:
             B.die(PROG, f"the 2k queue holds {loaded} items, expected {expected}")
         landing_site = Site(work, "landing")
+        claude_site = Site(work, "claude-writes")
         os.sync()
         say(f"set-up done in {now() - t_start:.1f} s: {expected} pending items in {expected // per} triages")
 
@@ -683,6 +710,8 @@ def child(args) -> int:
         # -- a. landing ------------------------------------------------------------------------------
         settle_process()
         landing = asyncio.run(measure_landing(landing_site, landing_rounds, progress))
+        settle_process()
+        claude = asyncio.run(measure_landing(claude_site, landing_rounds, progress, claude=True))
         elapsed = now() - t_start
     finally:
         if args.keep:
@@ -699,6 +728,9 @@ def child(args) -> int:
                     "rows_at_landing": [min(landing["rows_at_landing"]), max(landing["rows_at_landing"])],
                     "live_objects_after_warmup_and_last": landing["objects"],
                     "live_objects_per_landing": round((landing["objects"][1] - landing["objects"][0]) / landing_rounds)},
+        "claude_write": {"latency_ms": stats(claude["latency"]), "rename_to_watcher_ms": stats(claude["watch"]),
+                         "rename_to_loaded_ms": stats(claude["loaded"]),
+                         "rows_at_landing": [min(claude["rows_at_landing"]), max(claude["rows_at_landing"])]},
         "keys": {"items": expected, "frame_ms": stats(keys["frame"]), "document_ms": stats(keys["document"]),
                  "by_key_median_ms": {k: round(B.median(v), 2) for k, v in keys["by_key"].items() if v},
                  "held_key_ms": stats(keys["held"]), "held_key_last_ms": stats(keys["held_last"]),
@@ -747,6 +779,11 @@ def child(args) -> int:
     row("     rename -> watcher's batch in the app", L["rename_to_watcher_ms"])
     row("     rename -> items loaded", L["rename_to_loaded_ms"])
     row("     items loaded -> frame written", L["loaded_to_frame_ms"])
+    C = res["claude_write"]
+    row("a2. a write of Claude's staged -> its row on screen", C["latency_ms"], TARGET_LANDING_MS,
+        C["latency_ms"]["median"] <= TARGET_LANDING_MS, f"({C['rows_at_landing'][0]}..{C['rows_at_landing'][1]} rows)")
+    row("     rename -> watcher's batch in the app", C["rename_to_watcher_ms"])
+    row("     rename -> items loaded", C["rename_to_loaded_ms"])
     row(f"b. key -> frame, {expected} items (j/k/down/up)", K["frame_ms"], TARGET_KEY_MS, verdicts["keys"],
         f"({K['scrolled']} of {K['presses']} scrolled)")
     row("     key -> frame with the selection's document", K["document_ms"])

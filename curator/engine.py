@@ -112,11 +112,11 @@ class Engine:
 
     # -- review from a script: the items of every kind (curator/review/kinds.py) -----------
 
-    def review_items(self, every: bool = False) -> list:
-        """What waits for review, of every kind (with `every`, what is done too): ReviewItems."""
+    def review_items(self, every: bool = False, kind: str | None = None) -> list:
+        """What waits for review, of every kind or of `kind` (with `every`, what is done too): ReviewItems."""
         from curator.review import kinds
 
-        return kinds.items(self, every)
+        return kinds.items(self, every, kind)
 
     def draft_pending(self) -> dict:
         """Draft what waits to be drafted, saving nothing: {drafted, busy, failed}."""
@@ -143,6 +143,13 @@ class Engine:
         return kinds.reject(self, queries, reason)
 
     # -- Claude's own memory writes, staged in review mode (claude/<id>) --------------------
+
+    @property
+    def claude_writes_dir(self) -> str:
+        """Where Claude's staged writes appear (what a front end watches)."""
+        from curator.candidates import claude_writes
+
+        return claude_writes.folder(self.data)
 
     def claude_writes(self) -> list[dict]:
         """Every staged write of Claude's (pending, saved, rejected), oldest first."""

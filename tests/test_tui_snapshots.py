@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tui_helpers import FIXED_NOW, engine_factory, settle, tui
 
-from curator.candidates import staging
+from curator.candidates import claude_writes, staging
 from curator.capture.incremental import capture
 from curator.drafting.offline import OfflineDrafter
 from curator.memory import memory_md
@@ -38,6 +38,8 @@ T2 = "20261120T090148Z-00000002"  # the same session, resumed elsewhere with a l
 BROKEN = "20261119T120000Z-0000000e"  # a triage that cannot be read
 STAMP = "2026-11-18T11:00:00Z"  # over every real-time stamp staging records
 STAMPS = ("updated", "started", "verified", "resumed")
+W1 = "20261118T105500Z-0000c1a1"  # Claude's Edit of a memory file of its own, held for review
+W2 = "20261118T105800Z-0000c1a2"  # Claude's Write of a secret
 
 
 def iso(t: float) -> str:
@@ -332,5 +334,45 @@ def test_confirm_approve_clean(snap_compare, project, tmp_path):
         await pilot.press("A")
         await settle(pilot)
         assert type(pilot.app.screen).__name__ == "ConfirmDialog"
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def stage_claude_write(engine, wid: str, age_seconds: int, **kw) -> None:
+    """Stage a write of Claude's as the hook does in review mode, under the fixed id `wid`, staged
+    `age_seconds` before the app's fixed clock (the id and stamps the hook records are real time)."""
+    record = claude_writes.stage(engine.data, **kw)
+    os.unlink(claude_writes.record_path(engine.data, record["id"]))
+    stamp = iso(FIXED_NOW - age_seconds)
+    record.update(id=wid, created=stamp, updated=stamp, history=[{**h, "at": stamp} for h in record["history"]])
+    Path(claude_writes.record_path(engine.data, wid)).write_text(json.dumps(record), encoding="utf-8")
+
+
+def test_a_claude_write_selected(snap_compare, project, tmp_path):
+    """The demo's drafts, then Claude's own writes in a group of their own: an Edit of its deploy notes
+    (selected: its diff against the file and the text approving writes, an ADVISORY) and a BLOCKed Write."""
+    memory = tmp_path / "memory"
+    review_queue(project, memory)
+    auto = tmp_path / "claude-memory"  # Claude Code's auto-memory folder (memory.root puts memcurate's elsewhere)
+    auto.mkdir()
+    deploy = ("---\nname: deploy steps\ndescription: how a release reaches production\ntype: project\n---\n"
+              "Tag the release, then run `make deploy ENV=prod`.\n")
+    (auto / "deploy.md").write_text(deploy, encoding="utf-8")
+    engine = engine_factory(project, memory)()
+    try:
+        stage_claude_write(engine, W1, 300, tool="Edit", path=str(auto / "deploy.md"), folder=str(auto),
+                           tool_input={"file_path": str(auto / "deploy.md"), "old_string": "`make deploy ENV=prod`.",
+                                       "new_string": "`make deploy ENV=prod`;\nroll back with `make rollback`."})
+        stage_claude_write(engine, W2, 120, tool="Write", path=str(auto / "aws.md"), folder=str(auto),
+                           tool_input={"file_path": str(auto / "aws.md"),
+                                       "content": "The deploy key is AKIA" + "ABCDEFGHIJKLMNOP\n"})
+    finally:
+        engine.close()
+    app = app_for(project, memory)
+
+    async def run_before(pilot):
+        await select(pilot, "claude/" + W1, "claude")
+        assert pilot.app.review and pilot.app.review["where"] == "deploy.md"
+        no_tmp_paths(pilot.app, tmp_path)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

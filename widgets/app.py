@@ -5,6 +5,11 @@ here change state. Each long-running job has its own worker group: `watch`
 (watchfiles over staging and the memory root), `load` (reading staged items),
 `pipeline` (drafting unclaimed triages), `selection` (the selected row's
 document and archive preview), `budgets`, `review` (the person's actions).
+
+Claude's own memory writes held for review (`memcurate hook --review-auto-memory`)
+are rows of category `claude`, kept under the key `claude/` beside the triages:
+the watcher reports their folder's changes as that key, the load worker reads
+them through the Engine, and `a` / `r` approve and reject them through it too.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from textual.worker import get_current_worker
 from curator.candidates import staging, usage
 from curator.candidates.queue import Item, Outcome
 from curator.engine import Engine
+from curator.review.claude_write_actions import KIND as CLAUDE_WRITE
 from curator.util.locks import LockBusy
 
 from .dialogs import ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog
@@ -33,7 +39,7 @@ from .footer import TidyFooter
 from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribed, ItemsLoaded, PipelineEvent,
                        StagingChanged)
 from .panels import BudgetsView, DocumentView, DraftingLine, GraduationView, IssuesView, ProgressView
-from .queue import QueueTable, matches, sort_key
+from .queue import CLAUDE_WRITES, QueueTable, claude_item, is_claude, matches, sort_key
 
 WAITING = frozenset(("triaged", *staging.IN_FLIGHT))  # states the pipeline has work in
 STALE = ("stale",)  # what the detail panels show when it must be read again, whatever is selected
@@ -45,7 +51,7 @@ REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
     ("edit_memory", "e", "Edit", "Edit the memory here (validated on save)"),
     ("edit_external", "E", "$EDITOR", "Edit the memory in $EDITOR"),
     ("reject_memory", "r", "Reject", "Reject the memory (with an optional reason)"),
-    ("approve_clean", "A", "Approve clean", "Approve every memory with no issues at all"),
+    ("approve_clean", "A", "Approve clean", "Approve every draft with no issues at all"),
     ("change_action", "c", "Action", "Change the action: create / update / noop"),
     ("retry_memory", "x", "Retry", "Retry a failed category"),
     ("filter_queue", "slash", "Filter", "Filter the queue by category or severity"),
@@ -55,6 +61,20 @@ REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
 
 
 ACTION_NAMES = frozenset(action for action, *_ in REVIEW_ACTIONS)
+KEY_ACTIONS = {keys: action for action, keys, *_ in REVIEW_ACTIONS}
+# What a person is told on pressing a key that does not apply to a write of Claude's own: approving writes
+# exactly what Claude wrote, so there is nothing to edit, no action to choose and no draft to retry.
+NOT_FOR_CLAUDE = {
+    "edit_memory": "Claude's own write is approved or rejected as Claude wrote it: r rejects it (say why), "
+                   "then ask Claude to write it again",
+    "edit_external": "Claude's own write is approved or rejected as Claude wrote it: r rejects it (say why), "
+                     "then ask Claude to write it again",
+    "change_action": "Claude's own write has no action to choose: approving writes exactly its text",
+    "retry_memory": "Claude's own write was not drafted by memcurate: there is nothing to retry",
+}
+HELP_NOTES = ["Rows of category claude are Claude's own memory writes, held for your review "
+              "(memcurate hook --review-auto-memory): a writes exactly that file, r rejects it; "
+              "they cannot be edited, and A leaves them to you one by one."]
 
 
 def _key_display(keys: str) -> str:
@@ -149,12 +169,18 @@ class MemcurateApp(App):
     @work(thread=True, group="load")
     def _load(self, tids: set[str] | None) -> None:
         try:
-            items = self.board.load(None if tids is None else sorted(tids))
+            items = self.board.load(None if tids is None else sorted(tids - {CLAUDE_WRITES}))
         except Exception as e:  # the staging dir itself unreadable: say so, keep what is shown
             self.post_message(ActionDone(f"cannot read the staging dir: {e}", set(), "error"))
             items = {}
-        self.post_message(ItemsLoaded(items, full=tids is None and bool(items),
-                                      outcomes={tid: self.board.outcome(tid) for tid in items}))
+        outcomes = {tid: self.board.outcome(tid) for tid in items}
+        full = tids is None and bool(items)
+        if tids is None or CLAUDE_WRITES in tids:
+            try:
+                items[CLAUDE_WRITES] = [claude_item(i) for i in self.engine.review_items(kind=CLAUDE_WRITE)]
+            except Exception as e:  # the folder unreadable (one bad record is an error row): said, rows kept
+                self.post_message(ActionDone(f"cannot read Claude's staged writes: {e}", set(), "error"))
+        self.post_message(ItemsLoaded(items, full=full, outcomes=outcomes))
 
     def on_items_loaded(self, message: ItemsLoaded) -> None:
         self._loading = False
@@ -169,6 +195,8 @@ class MemcurateApp(App):
                 self.items[tid] = rows
             else:
                 self.items.pop(tid, None)
+        if CLAUDE_WRITES in message.items and is_claude(self.selected()):
+            self._shown = STALE  # a later write of Claude's to the same file changes the selected one's text
         self._show_queue()
         if self._dirty is None or self._dirty:
             self._request_load(set() if self._dirty is not None else None)
@@ -205,7 +233,7 @@ class MemcurateApp(App):
             ready = item is not None and item.state == "ready"
             if not ready:
                 self.query_one(DocumentView).show(None, _placeholder(item))
-            self._load_selection(key, ready)
+            self._load_selection(key, ready, is_claude(item))
         last = self._issues_shown
         if last is None or last[0] != item or last[1] is not self.review:
             self._issues_shown = (item, self.review)
@@ -217,7 +245,7 @@ class MemcurateApp(App):
             self.refresh_bindings()
 
     def _show_progress(self, item: Item | None) -> None:
-        tid = item.tid if item else None
+        tid = item.tid if item and not is_claude(item) else None  # Claude's writes are not drafted
         rows = [i for i in self.items.get(tid, []) if not i.is_error] if tid else []
         busy = sum(1 for t, v in self.items.items() if t != tid and any(i.state in staging.IN_FLIGHT for i in v))
         outcome = (self.outcomes.get(tid) if tid else None) or Outcome()
@@ -227,28 +255,32 @@ class MemcurateApp(App):
             self.query_one(ProgressView).show(tid, rows + list(outcome.skipped), busy, outcome.usage, self.overall)
 
     @work(thread=True, group="selection", exclusive=True)
-    def _load_selection(self, key: tuple[str, str] | None, ready: bool) -> None:
-        """The selection's document and what approving it would archive. A held arrow key moves
-        the cursor many times a second: each move cancels the one before, which gives up after a
-        short wait, so only where the cursor stops is read."""
+    def _load_selection(self, key: tuple[str, str] | None, ready: bool, claude: bool = False) -> None:
+        """The selection's document and what approving it would archive (a write of Claude's: its text,
+        diff and issues; it archives nothing). A held arrow key moves the cursor many times a second:
+        each move cancels the one before, which gives up after a short wait, so only where the cursor
+        stops is read."""
         self._stop.wait(SELECT_SETTLE)
         if get_current_worker().is_cancelled:
             return
         review = None
         if ready:
             try:
-                review = self.engine.review(*key)
+                review = self.engine.claude_write(key[0]) if claude else self.engine.review(*key)
                 self.post_message(DetailLoaded(key, review))
             except Exception as e:  # a malformed review file is shown, never fatal
                 self.post_message(DetailLoaded(key, None, str(e)))
-        self.post_message(self._budgets(key if review else None, review))
+        self.post_message(self._budgets(key if review and not claude else None, review))
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
         item = self.selected()
         if item is None or item.key != message.key:
             return
         self.review = message.review
-        self.query_one(DocumentView).show(message.review, message.error, root=self.engine.root)
+        if is_claude(item) and message.review is not None:
+            self.query_one(DocumentView).show_claude_write(message.review)
+        else:
+            self.query_one(DocumentView).show(message.review, message.error, root=self.engine.root)
         self._issues_shown = (item, message.review)
         self.query_one(IssuesView).show(item, message.review)
 
@@ -269,8 +301,7 @@ class MemcurateApp(App):
             return BudgetsLoaded(None, {}, key, str(e))
 
     def on_budgets_loaded(self, message: BudgetsLoaded) -> None:
-        item = self.selected()
-        if message.key != (item.key if item is not None and item.state == "ready" else None):
+        if message.key != _archiving(self.selected()):
             return  # for a row the cursor has left
         self.query_one(BudgetsView).show(message.usage, message.moves, message.error)
 
@@ -293,25 +324,29 @@ class MemcurateApp(App):
     def _watch(self) -> None:
         import watchfiles
 
-        staging_dir = self.engine.staging_dir
+        staging_dir, claude_dir = self.engine.staging_dir, self.engine.claude_writes_dir
         root = self.engine.root
-        for folder in (staging_dir, root):
+        for folder in (staging_dir, claude_dir, root):
             os.makedirs(folder, exist_ok=True)
-        prefix = staging_dir + os.sep
+        prefix, claude_prefix = staging_dir + os.sep, claude_dir + os.sep
         try:
             # Short debounce: new work shows within the 300 ms the issue asks; a burst is one batch.
-            for changes in watchfiles.watch(staging_dir, root, debounce=80, step=20, stop_event=self._stop,
-                                            rust_timeout=500, yield_on_timeout=False, raise_interrupt=False):
-                self._changed(changes, prefix)
+            for changes in watchfiles.watch(staging_dir, claude_dir, root, debounce=80, step=20,
+                                            stop_event=self._stop, rust_timeout=500, yield_on_timeout=False,
+                                            raise_interrupt=False):
+                self._changed(changes, prefix, claude_prefix)
         except Exception as e:
             self.post_message(ActionDone(f"stopped watching for new work ({e}); restart memcurate to resume",
                                          set(), "error"))
 
-    def _changed(self, changes, prefix: str) -> None:
+    def _changed(self, changes, prefix: str, claude_prefix: str) -> None:
         tids: set[str] = set()
         memory = False
         for _, path in changes:
-            if path.startswith(prefix):
+            if path.startswith(claude_prefix):
+                if not os.path.basename(path).startswith("."):  # a record's temp file: its rename follows
+                    tids.add(CLAUDE_WRITES)  # staged, updated, approved or rejected elsewhere: read them again
+            elif path.startswith(prefix):
                 tid = path[len(prefix):].split(os.sep, 1)[0]
                 if tid and not tid.startswith("."):
                     tids.add(tid)
@@ -320,11 +355,13 @@ class MemcurateApp(App):
         self.post_message(StagingChanged(tids, memory))
 
     def on_staging_changed(self, message: StagingChanged) -> None:
-        if message.tids is None or message.tids:
-            self._request_load(message.tids)
+        tids = message.tids
+        if message.memory and tids is not None and CLAUDE_WRITES in self.items:
+            tids = tids | {CLAUDE_WRITES}  # their issues (a link in MEMORY.md) and conflicts follow the memory files
+        if tids is None or tids:
+            self._request_load(tids)
         if message.memory:
-            item = self.selected()
-            self._load_budgets(item.key if item is not None and item.state == "ready" else None)
+            self._load_budgets(_archiving(self.selected()))
 
     @work(thread=True, group="pipeline")
     def _pipeline(self) -> None:
@@ -401,6 +438,8 @@ class MemcurateApp(App):
         if action == "approve_clean":
             return True if self.clean_items() else None
         item = self.selected()
+        if is_claude(item) and action in NOT_FOR_CLAUDE:
+            return None
         state = item.state if item else None
         ok = {
             "approve_memory": state == "ready" and item is not None and not item.blocks,
@@ -413,8 +452,17 @@ class MemcurateApp(App):
         return True if ok else None
 
     def clean_items(self) -> list[Item]:
+        """What `A` approves: drafted memories with no issue at all (Claude's own writes, one by one, with `a`)."""
         return [i for rows in self.items.values() for i in rows
-                if i.state == "ready" and not i.blocks and not i.advisories]
+                if i.state == "ready" and not i.blocks and not i.advisories and not is_claude(i)]
+
+    def on_key(self, event) -> None:
+        """A key greyed out for a write of Claude's says why (a greyed key's action never runs)."""
+        if len(self.screen_stack) > 1 or not is_claude(self.selected()):
+            return
+        action = KEY_ACTIONS.get(event.key)
+        if action in NOT_FOR_CLAUDE:
+            self.notify(NOT_FOR_CLAUDE[action], severity="warning", markup=False)
 
     def get_system_commands(self, screen):
         yield from super().get_system_commands(screen)
@@ -443,7 +491,8 @@ class MemcurateApp(App):
             if reason is not None:
                 self._run_review("reject", item, reason=reason)
 
-        self.push_screen(ReasonDialog(f"{item.category} “{item.title or item.tid}”"), done)
+        what = "Claude's write" if is_claude(item) else item.category
+        self.push_screen(ReasonDialog(f"{what} “{item.title or item.tid}”"), done)
 
     def action_edit_memory(self) -> None:
         if not (item := self._applicable("edit_memory", reviewed=True)):
@@ -521,11 +570,14 @@ class MemcurateApp(App):
     def action_show_help(self) -> None:
         rows = [(_key_display(keys), desc) for _, keys, _, desc in REVIEW_ACTIONS]
         rows += [("↑ ↓ j k", "Move in the queue"), ("ctrl+p", "Command palette")]
-        self.push_screen(HelpScreen(rows))
+        self.push_screen(HelpScreen(rows, HELP_NOTES))
 
     @work(thread=True, group="review")
     def _run_review(self, what: str, item: Item, **kw) -> None:
         tid, cat = item.key
+        if is_claude(item):
+            self._review_claude_write(what, item, kw.get("reason", ""))
+            return
         try:
             if what == "approve":
                 result = self.engine.approve(tid, cat)
@@ -554,6 +606,26 @@ class MemcurateApp(App):
         except Exception as e:  # ReviewError (Blocked, Conflict), a full disk, a damaged file: said, not fatal
             self.post_message(ActionDone(f"{what} {cat}: {e}", {tid}, "error"))
 
+    def _review_claude_write(self, what: str, item: Item, reason: str) -> None:
+        """In the review worker: approve or reject a write of Claude's own through the Engine. A Conflict
+        (the file changed since it was staged) or a BLOCK is said, and nothing is written."""
+        reload = {CLAUDE_WRITES}
+        try:
+            if what == "approve":
+                record = self.engine.approve_claude_write(item.tid)
+                text = f"saved Claude's write: {record['where']}"
+            elif what == "reject":
+                self.engine.reject_claude_write(item.tid, reason)
+                text = f"rejected Claude's write: {item.field('where') or item.tid}"
+            else:
+                raise ValueError(what)
+            self.post_message(ActionDone(text, reload))
+        except LockBusy:
+            self.post_message(ActionDone(f"{what} {item.tid}: busy (Claude is staging a write, or a save is under "
+                                         "way); try again in a moment", reload, "warning"))
+        except Exception as e:  # ClaudeWriteError (Conflict, BLOCK, not pending), a full disk: said, not fatal
+            self.post_message(ActionDone(f"{what} {item.tid}: {e}", reload, "error"))
+
     @work(thread=True, group="review")
     def _approve_all(self, items: list[Item]) -> None:
         by_tid: dict[str, list[str]] = {}
@@ -580,9 +652,17 @@ class _Quitting(Exception):
     """The app is quitting while a triage is being drafted: the pipeline worker leaves it."""
 
 
+def _archiving(item: Item | None) -> tuple[str, str] | None:
+    """The key of the selection whose archive moves the budgets panel shows: a ready memory's (a write of
+    Claude's moves nothing to the archive)."""
+    return item.key if item is not None and item.state == "ready" and not is_claude(item) else None
+
+
 def _placeholder(item: Item | None) -> str:
     if item is None:
         return "Nothing waiting for review. New work appears here as Claude Code sessions end."
+    if item.is_error and is_claude(item):
+        return f"This staged write of Claude's cannot be read: {item.error}"
     if item.is_error:
         return f"This triage cannot be read: {item.error}"
     if item.state == "failed":

@@ -13,7 +13,7 @@ from textual.widgets.option_list import Option
 from curator.categories import CATEGORIES
 from curator.memory import memfile
 
-from .queue import SEVERITIES
+from .queue import CLAUDE, SEVERITIES
 
 DIALOG_CSS = """
 {name} {{ align: center middle; background: $background 60%; }}
@@ -120,7 +120,8 @@ class FilterDialog(TextDialog):
         with Vertical():
             yield Label("Filter by category or severity", classes="dialog-title")
             yield Input(self.current, placeholder="e.g. decision block — empty shows everything", id="filter")
-            yield Static(Text(f"categories: {' '.join(CATEGORIES)}\nseverities: {' '.join(SEVERITIES)}", style="dim"))
+            yield Static(Text(f"categories: {' '.join(CATEGORIES)} {CLAUDE}\nseverities: {' '.join(SEVERITIES)}",
+                              style="dim"))
 
 
 class EditorScreen(ModalScreen[str | None]):
@@ -173,15 +174,17 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = DIALOG_CSS.format(name="HelpScreen")
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
 
-    def __init__(self, bindings: list[tuple[str, str]]) -> None:
+    def __init__(self, bindings: list[tuple[str, str]], notes: list[str] = ()) -> None:
         super().__init__()
-        self.rows = bindings
+        self.rows, self.notes = bindings, list(notes)
 
     def compose(self) -> ComposeResult:
         body = Text()
         for key, what in self.rows:
             body.append(f"{key:>12}  ", style="bold")
             body.append(f"{what}\n")
+        for note in self.notes:
+            body.append(f"\n{note}\n")
         body.append("\nCtrl+P opens the command palette with the same actions.", style="dim")
         with Vertical():
             yield Label("Keys", classes="dialog-title")

@@ -58,6 +58,27 @@ class DocumentView(VerticalScroll):
         body.update(Group(*parts))
 
 
+    def show_claude_write(self, view: dict) -> None:
+        """A write of Claude's own held for review (Engine.claude_write's view): what it is, the diff against
+        the file as it was when Claude wrote, and the text approving writes."""
+        where, tool = display(str(view.get("where", ""))), display(str(view.get("tool", "")))
+        parts = [Text.assemble(("Claude's own write: ", "bold"), (where, "bold"),
+                               (f" ({tool} into its auto-memory folder, held for your review as "
+                                f"{display(str(view.get('review_id', '')))})", "dim"))]
+        if where == "MEMORY.md":
+            parts.append(Text("Approving writes Claude's lines; memcurate's sections are kept as they are then.",
+                              style="dim"))
+        if view.get("base_hash") is None:
+            parts.append(Text("A new file: nothing was there when Claude wrote it.", style="dim"))
+        elif view.get("diff"):
+            parts += [Text(""), Text(f"Diff against {where} as it was", style="bold"),
+                      Syntax(display(view["diff"]), "diff", theme="ansi_dark", word_wrap=True)]
+        lexer = "markdown" if where.endswith(".md") else "text"
+        parts += [Text(""), Text("What approving writes", style="bold"),
+                  Syntax(display(str(view.get("text", ""))), lexer, theme="ansi_dark", word_wrap=True)]
+        self.query_one("#document-body", Static).update(Group(*parts))
+
+
 class IssuesView(Static):
     DEFAULT_CSS = "IssuesView { height: auto; max-height: 12; }"
 

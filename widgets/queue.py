@@ -1,4 +1,5 @@
-"""The queue of pending memories: one row per candidate, updated in place as staging changes."""
+"""The queue of pending memories: one row per candidate, and one per write of Claude's own held for
+review (category `claude`), updated in place as staging changes."""
 
 from __future__ import annotations
 
@@ -8,12 +9,28 @@ from textual.widgets import DataTable
 
 from curator.candidates.queue import Item, age
 from curator.categories import CATEGORIES
+from curator.review.items import ReviewItem
 from curator.util.textsafe import one_line
 
 CATEGORY_ORDER = {name: i for i, name in enumerate(CATEGORIES)}
 SEVERITIES = ("block", "advisory", "clean", "failed")
 COLUMNS = (("category", 10), ("title", None), ("action", 9), ("conf", 4), ("issues", 11), ("age", 4))
 SHORT = {"session_summary": "session"}  # the one category name too long for its column
+CLAUDE = "claude"  # the category column of Claude's own memory writes (review mode)
+CLAUDE_WRITES = "claude/"  # where the app keeps their rows, beside the triages (their ids start so, not with digits)
+
+
+def claude_item(item: ReviewItem) -> Item:
+    """A staged write of Claude's (the Engine's review item of kind claude-write) as a queue row: its review
+    id (`claude/<id>`) in place of a triage, the front matter's name or the file's path as its title."""
+    severities = [i.get("severity") for i in item.issues]
+    return Item(item.id, CLAUDE, item.state, title=item.title, action=item.action,
+                blocks=max(severities.count("BLOCK"), int(item.blocked)), advisories=severities.count("ADVISORY"),
+                created=item.created, session=item.session, error=item.error, record={"where": item.where})
+
+
+def is_claude(item: Item | None) -> bool:
+    return item is not None and item.category == CLAUDE
 
 
 def row_key(item: Item) -> str:

@@ -20,10 +20,11 @@ def kind_of(item: ReviewItem):
     return next(k for k in KINDS if k.name == item.kind)
 
 
-def items(engine, every: bool = False) -> list[ReviewItem]:
-    """Every item waiting for review (with `every`, the saved, rejected and skipped ones too): ready
-    ones first (blocked last among them), then those not ready yet, then the done ones; by id within."""
-    found = [i for kind in KINDS for i in kind.items(engine, every)]
+def items(engine, every: bool = False, kind: str | None = None) -> list[ReviewItem]:
+    """Every item waiting for review (with `every`, the saved, rejected and skipped ones too; with `kind`,
+    of that kind only): ready ones first (blocked last among them), then those not ready yet, then the
+    done ones; by id within."""
+    found = [i for k in KINDS if kind in (None, k.name) for i in k.items(engine, every)]
     return sorted(found, key=lambda i: (3 if i.final else _ORDER.get(i.state, 1), i.blocked, i.id))
 
 
