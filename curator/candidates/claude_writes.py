@@ -164,9 +164,9 @@ def _read(data, wid: str) -> dict:
     return record
 
 
-def pending_for(data, path: str) -> dict | None:
-    """The pending record of the target `path`, None when there is none."""
-    for record in records(data):
+def pending_for(data, path: str, known: list[dict] | None = None) -> dict | None:
+    """The pending record of the target `path`, None when there is none (among `known` when given)."""
+    for record in records(data) if known is None else known:
         if record["state"] == PENDING and record["path"] == path:
             return record
     return None

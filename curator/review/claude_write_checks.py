@@ -56,8 +56,9 @@ def front_matter(text: str) -> tuple[dict | None, str | None]:
     return fields, None
 
 
-def check(record: dict, cfg: dict, data) -> list[Issue]:
-    """The issues of a staged write (`data`: the data dir, where other staged writes are)."""
+def check(record: dict, cfg: dict, data, records: list[dict] | None = None) -> list[Issue]:
+    """The issues of a staged write (`data`: the data dir, where other staged writes are; `records`: all
+    of them, when the caller has read them already: checking each of many must not read them all again)."""
     text, where = record["text"], record["where"]
     issues = secret_issues(text, [(where, text)])
     fields, why = front_matter(text)
@@ -74,7 +75,7 @@ def check(record: dict, cfg: dict, data) -> list[Issue]:
                                 f"type is {fields['type']!r:.40}; Claude Code's types are {' | '.join(TYPES)}"))
     if is_memory_md(record):
         issues += _budget_issues(record, cfg)
-    elif where.endswith(".md") and not _linked(record, data):
+    elif where.endswith(".md") and not _linked(record, data, records):
         issues.append(Issue(ADVISORY, "unlinked", where,
                             f"no line of MEMORY.md links to {where}: Claude Code loads only MEMORY.md, so Claude "
                             "finds this file only by chance; add a line that links to it"))
@@ -98,10 +99,10 @@ def _budget_issues(record: dict, cfg: dict) -> list[Issue]:
     return issues
 
 
-def _linked(record: dict, data) -> bool:
+def _linked(record: dict, data, records: list[dict] | None) -> bool:
     """Whether MEMORY.md of the record's folder (its pending staged version, else the file) links to it."""
     index = memory_md_path(record["folder"])
-    staged = claude_writes.pending_for(data, index)
+    staged = claude_writes.pending_for(data, index, records)
     try:
         text = staged["text"] if staged else read_text(index)
     except MemoryMdError:

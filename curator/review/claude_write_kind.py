@@ -21,11 +21,12 @@ class ClaudeWriteKind:
 
     def items(self, engine, every: bool) -> list[ReviewItem]:
         out = []
-        for record in claude_writes.records(engine.data):
+        records = claude_writes.records(engine.data)  # read once: each check looks at the others
+        for record in records:
             pending = record["state"] == claude_writes.PENDING
             if not (pending or every):
                 continue
-            issues = check(record, engine.cfg, engine.data) if pending else []
+            issues = check(record, engine.cfg, engine.data, records) if pending else []
             last = (record.get("history") or [{}])[-1]
             out.append(ReviewItem(
                 claude_writes.PREFIX + record["id"], self.name, READY if pending else record["state"],
