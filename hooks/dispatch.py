@@ -16,8 +16,6 @@ import sys
 from curator.util.log import log_line
 from curator.util.paths import data_dir, is_inside, project_root
 
-from . import capture, guard, recall
-
 CHILD_ENV = "MEMCURATE_CHILD"  # set in the environment of every process memcurate starts
 MAX_STDIN_BYTES = 1 << 20
 PATH_KEYS = ("transcript_path", "agent_transcript_path", "cwd")
@@ -26,13 +24,15 @@ PATH_KEYS = ("transcript_path", "agent_transcript_path", "cwd")
 # comes later. Until then the hook returns for them at once: no project lookup, no log line.
 QUIET_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
 
+# event -> the hooks module whose `handle` takes it, imported only for its own events: a guarded Write
+# does not pay for the capture's transcript reader, nor a Bash call for anything.
 HANDLERS = {
-    "Stop": capture.handle,
-    "SubagentStop": capture.handle,
-    "PreCompact": capture.handle,
-    "SessionEnd": capture.handle,
-    "PreToolUse": guard.handle,
-    "UserPromptSubmit": recall.handle,
+    "Stop": "capture",
+    "SubagentStop": "capture",
+    "PreCompact": "capture",
+    "SessionEnd": "capture",
+    "PreToolUse": "guard",
+    "UserPromptSubmit": "recall",
 }
 REVIEW_FLAG = "--review-auto-memory"  # `memcurate hook --review-auto-memory`: stage Claude's memory writes
 
@@ -78,12 +78,15 @@ def run(stdin: bytes, env: dict | None = None, *, review_auto_memory: bool = Fal
     if bad:
         log_line(data, event, f"{bad}: skipped")
         return 0
-    handler = HANDLERS.get(event)
-    if handler is None:
+    module = HANDLERS.get(event)
+    if module is None:
         log_line(data, event, "event not handled: ignored")
         return 0
     dirs = [start, project] + _payload_cwd(payload, project)  # where this session may have started
     try:
+        from importlib import import_module
+
+        handler = import_module(f"{__package__}.{module}").handle
         return handler(payload, project, data, env=env, session_dirs=dirs, review_auto_memory=review_auto_memory)
     except Exception as e:  # the hook must never break the session: log it where the project's log is
         log_line(data, event, f"internal error: {e.__class__.__name__}: {e}")
