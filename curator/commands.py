@@ -153,9 +153,10 @@ def _claude_writes(data: str) -> dict:
     from curator.candidates import claude_writes
 
     counts = {"pending": 0, "saved": 0, "rejected": 0}
-    for record in claude_writes.records(data):
+    good, bad = claude_writes.scan(data)
+    for record in good:
         counts[record["state"]] = counts.get(record["state"], 0) + 1
-    return {**counts, "unreadable": len(claude_writes.unreadable(data))}
+    return {**counts, "unreadable": len(bad)}
 
 
 def install(args) -> int:

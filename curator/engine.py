@@ -19,7 +19,7 @@ from curator.memory import memory_md
 from curator.review import actions
 from curator.util.atomic import append_line, read_json, sweep_temps, write_json
 from curator.util.locks import FileLock, SharedLock
-from curator.util.paths import check_saving, data_dir, resolve_memory_root
+from curator.util.paths import ARCHIVE_DIR, ROOT_LOCK_NAME, check_saving, data_dir, resolve_memory_root
 
 REJECTED = "rejected.json"
 WRITTEN = "written.log"
@@ -28,7 +28,8 @@ WRITTEN = "written.log"
 class Engine:
     def __init__(self, project, *, cfg: dict | None = None, drafter=None, clock=None) -> None:
         from curator.memory.index import MemoryIndex
-        from curator.memory.store import LOCK_NAME, MemoryStore
+        from curator.memory.index.schema import INDEX_FILE
+        from curator.memory.store import MemoryStore
 
         self.project = os.path.abspath(os.fspath(project))
         self.data = data_dir(self.project)
@@ -37,12 +38,12 @@ class Engine:
         self.location = resolve_memory_root(self.project, self.cfg, self.data)
         self.root = self.location["path"]
         self.store = MemoryStore(self.root)
-        self.index = MemoryIndex(os.path.join(self.data, "index.sqlite"), self.store)
+        self.index = MemoryIndex(os.path.join(self.data, INDEX_FILE), self.store)
         self._drafter = drafter
         self.now = clock or now_iso
         # Locks held by one thread at a time, re-entrant in it: the TUI's workers share this engine.
         self.claims: dict[str, SharedLock] = {}  # triage id -> its claim's lock (see pipeline.Claim)
-        self._root_lock = SharedLock(os.path.join(self.root, LOCK_NAME))
+        self._root_lock = SharedLock(os.path.join(self.root, ROOT_LOCK_NAME))
 
     # -- the work: what front ends call ----------------------------------------------
 
@@ -268,7 +269,6 @@ class Engine:
         """Remove what killed writers left: half-assembled triages, and temp files in the memory root and
         the data dir; returns how many."""
         from curator.categories import CATEGORIES
-        from curator.memory.store import ARCHIVE_DIR
 
         folders = [self.root, os.path.join(self.root, ARCHIVE_DIR), self.data, os.path.join(self.data, "offsets")]
         folders += [os.path.join(self.root, c) for c in CATEGORIES]

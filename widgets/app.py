@@ -64,11 +64,11 @@ ACTION_NAMES = frozenset(action for action, *_ in REVIEW_ACTIONS)
 KEY_ACTIONS = {keys: action for action, keys, *_ in REVIEW_ACTIONS}
 # What a person is told on pressing a key that does not apply to a write of Claude's own: approving writes
 # exactly what Claude wrote, so there is nothing to edit, no action to choose and no draft to retry.
+_AS_WRITTEN = ("Claude's own write is approved or rejected as Claude wrote it: r rejects it (say why), "
+               "then ask Claude to write it again")
 NOT_FOR_CLAUDE = {
-    "edit_memory": "Claude's own write is approved or rejected as Claude wrote it: r rejects it (say why), "
-                   "then ask Claude to write it again",
-    "edit_external": "Claude's own write is approved or rejected as Claude wrote it: r rejects it (say why), "
-                     "then ask Claude to write it again",
+    "edit_memory": _AS_WRITTEN,
+    "edit_external": _AS_WRITTEN,
     "change_action": "Claude's own write has no action to choose: approving writes exactly its text",
     "retry_memory": "Claude's own write was not drafted by memcurate: there is nothing to retry",
 }

@@ -19,7 +19,6 @@ so approving checks the file against what Claude saw before its first write.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 import zlib
@@ -27,6 +26,7 @@ import zlib
 from curator.candidates.tool_edits import EditFailed, after
 from curator.util.atomic import read_json, write_json
 from curator.util.locks import FileLock
+from curator.util.stamps import content_hash, now_iso
 
 FOLDER = "claude-writes"
 LOCK = os.path.join("locks", "claude-writes.lock")
@@ -47,17 +47,8 @@ class Refused(ValueError):
     the message is the reason Claude is given."""
 
 
-def text_hash(data: str | bytes) -> str:
-    """sha256 hex of a file's bytes (text as UTF-8), as the memory store hashes its files."""
-    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
-
-
 def folder(data) -> str:
     return os.path.join(os.fspath(data), FOLDER)
-
-
-def now_iso() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def read_disk(path: str) -> str | None:
@@ -93,7 +84,7 @@ def stage(data, *, tool: str, tool_input: dict, path: str, folder: str, session_
         now = now_iso()
         if record is None:
             record = {"id": _new_id(data, path), "created": now, "session_id": session_id, "tools": [],
-                      "path": path, "folder": folder, "where": os.path.relpath(path, folder), "base_hash": None if base is None else text_hash(base),
+                      "path": path, "folder": folder, "where": os.path.relpath(path, folder), "base_hash": None if base is None else content_hash(base),
                       "base_text": base, "state": PENDING, "history": []}
             move = "staged"
         else:
@@ -121,26 +112,25 @@ def record_path(data, wid: str) -> str:
     return os.path.join(folder(data), f"{wid}.json")
 
 
-def records(data) -> list[dict]:
-    """Every readable record, oldest first (an unreadable one is skipped: `unreadable` lists them)."""
-    out = []
+def scan(data) -> tuple[list[dict], list[tuple[str, str]]]:
+    """(every readable record, oldest first; (id, why) of each that cannot be read), in one read of each."""
+    good, bad = [], []
     for name in _names(data):
         try:
-            out.append(_read(data, name[:-5]))
-        except ClaudeWriteError:
-            continue
-    return out
+            good.append(_read(data, name[:-5]))
+        except ClaudeWriteError as e:
+            bad.append((name[:-5], str(e)))
+    return good, bad
+
+
+def records(data) -> list[dict]:
+    """Every readable record, oldest first (an unreadable one is skipped: `unreadable` lists them)."""
+    return scan(data)[0]
 
 
 def unreadable(data) -> list[tuple[str, str]]:
     """(id, why) of each record that cannot be read."""
-    bad = []
-    for name in _names(data):
-        try:
-            _read(data, name[:-5])
-        except ClaudeWriteError as e:
-            bad.append((name[:-5], str(e)))
-    return bad
+    return scan(data)[1]
 
 
 def _names(data) -> list[str]:

@@ -31,6 +31,7 @@ from collections import Counter
 from typing import NamedTuple
 
 from curator.util.atomic import append_line, dump_json, read_json, sweep_temps, write_json
+from curator.util.stamps import now_iso
 
 FORMAT = 1
 STAGING = "staging"
@@ -69,10 +70,6 @@ class StagingError(Exception):
 
 class NotACategory(StagingError):
     """The category is not one the triage triggered."""
-
-
-def now_iso() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def staging_dir(data) -> str:

@@ -29,20 +29,17 @@ left on disk is `content_hash(memfile.render(doc))`.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator
 from dataclasses import replace
 
-from curator.candidates.staging import now_iso
 from curator.categories import CATEGORIES
 from curator.memory import memfile
 from curator.memory.front_matter import MAX_FILE_BYTES
 from curator.util.atomic import write_text
 from curator.util.locks import FileLock
-from curator.util.paths import ARCHIVE_DIR, ROOT_LOCK_NAME
-
-LOCK_NAME = ROOT_LOCK_NAME
+from curator.util.paths import ROOT_LOCK_NAME
+from curator.util.stamps import content_hash, now_iso
 
 
 class StoreError(Exception):
@@ -101,13 +98,6 @@ class DeleteNotAllowedError(StoreError):
     """Retiring a memory of a category that is never deleted (DESIGN §5)."""
 
 
-def content_hash(data: str | bytes) -> str:
-    """sha256 hex of a file's bytes (text is encoded as UTF-8, the way the store writes it)."""
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    return hashlib.sha256(data).hexdigest()
-
-
 def valid_id(id) -> bool:
     """memfile's slug rule: lowercase words of [a-z0-9] joined by '-', at most memfile.ID_MAX characters."""
     return isinstance(id, str) and 0 < len(id) <= memfile.ID_MAX and memfile._SLUG.fullmatch(id) is not None
@@ -133,7 +123,7 @@ class MemoryStore:
 
     def lock(self, wait: float = 10.0) -> FileLock:
         """The one lock of this memory root (`<root>/.memcurate.lock`); use it as a context manager."""
-        return FileLock(os.path.join(self.root, LOCK_NAME), wait=wait)
+        return FileLock(os.path.join(self.root, ROOT_LOCK_NAME), wait=wait)
 
     def _real_root(self) -> str:
         return os.path.realpath(self.root)

@@ -21,6 +21,7 @@ from curator.memory.memory_md.planning import keep_sections
 from curator.review.claude_write_checks import check, is_memory_md
 from curator.review.verify import blocking
 from curator.util.atomic import write_text
+from curator.util.stamps import content_hash
 
 KIND = "claude-write"
 
@@ -61,7 +62,7 @@ def approve(engine, wid: str) -> dict:
             _check_base(record, current, rid)
             os.makedirs(os.path.dirname(record["path"]), exist_ok=True)
             write_text(record["path"], text)
-        return claude_writes.move(engine.data, record, "saved", "approved", saved_hash=claude_writes.text_hash(text))
+        return claude_writes.move(engine.data, record, "saved", "approved", saved_hash=content_hash(text))
 
 
 def _final_text(record: dict, current: str | None, rid: str) -> str:
@@ -82,7 +83,7 @@ def _check_base(record: dict, current: str | None, rid: str) -> None:
             same = False
     else:
         same = (current is None and base is None) or (current is not None and
-                                                      claude_writes.text_hash(current) == record.get("base_hash"))
+                                                      content_hash(current) == record.get("base_hash"))
     if not same:
         now = "was deleted" if current is None else ("was created" if base is None else "changed")
         raise Conflict(f"{rid}: {record['where']} {now} since Claude's write was staged; nothing was written. "

@@ -21,7 +21,7 @@ class ClaudeWriteKind:
 
     def items(self, engine, every: bool) -> list[ReviewItem]:
         out = []
-        records = claude_writes.records(engine.data)  # read once: each check looks at the others
+        records, unreadable = claude_writes.scan(engine.data)  # read once: each check looks at the others
         for record in records:
             pending = record["state"] == claude_writes.PENDING
             if not (pending or every):
@@ -34,7 +34,7 @@ class ClaudeWriteKind:
                 issues=tuple(i.as_dict() for i in issues), blocked=bool(blocking(issues)), where=record["where"],
                 session=record.get("session_id") or "", created=record.get("created") or "",
                 reason=str(last.get("why") or "") if record["state"] == claude_writes.REJECTED else ""))
-        for wid, why in claude_writes.unreadable(engine.data):  # named, so it can be fixed or deleted
+        for wid, why in unreadable:  # named, so it can be fixed or deleted
             out.append(ReviewItem(claude_writes.PREFIX + wid, self.name, "error", error=why))
         return out
 

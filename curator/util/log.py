@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-import time
+
+from curator.util.stamps import now_iso
 
 LOG_NAME = "memcurate.log"
 MAX_LOG_BYTES = 1 << 20
@@ -15,8 +16,7 @@ def log_line(data_dir, event: str, message: str) -> None:
         folder = os.path.join(data_dir, "log")
         path = os.path.join(folder, LOG_NAME)
         os.makedirs(folder, exist_ok=True)
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        line = f"{stamp} pid={os.getpid()} {event}: {' '.join(message.split())}\n"
+        line = f"{now_iso()} pid={os.getpid()} {event}: {' '.join(message.split())}\n"
         try:
             if os.stat(path).st_size > MAX_LOG_BYTES:
                 os.replace(path, path + ".1")

@@ -15,6 +15,7 @@ from curator.categories import CATEGORIES
 from curator.memory.index.terms import doc_terms, text_hash, words
 
 SCHEMA_VERSION = 2
+INDEX_FILE = "index.sqlite"  # in the data dir: the index of its project's memory root
 WEIGHTS = (8.0, 4.0, 3.0, 1.0)  # bm25 column weights: title, description, tags, body (every search)
 _TOKENIZE = "porter unicode61 remove_diacritics 2"
 

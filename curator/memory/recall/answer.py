@@ -10,6 +10,7 @@ from curator.capture.redact import redact_text
 from curator.categories import CATEGORIES
 from curator.memory.front_matter import MAX_FILE_BYTES, light_fields
 from curator.memory.index import folders
+from curator.memory.index.schema import INDEX_FILE
 from curator.memory.index.terms import words
 from curator.memory.recall import skip_reason
 from curator.memory.recall.context import Memory, render
@@ -18,7 +19,6 @@ from curator.memory.recall.lookup import Hit, prompt_words, search
 from curator.memory.recall.seen import Seen
 from curator.util.paths import resolve_memory_root
 
-INDEX_NAME = "index.sqlite"
 NEW_WORDS = 3  # a loaded memory's body must hold this many words its MEMORY.md line lacks to be worth giving
 
 
@@ -84,7 +84,7 @@ def _search(root: str, data: str, prompt: str, per_category: int) -> list[Hit]:
     terms = prompt_words(prompt)
     if not terms:
         return []
-    path = os.path.join(data, INDEX_NAME)
+    path = os.path.join(data, INDEX_FILE)
     fast = folders.open_for_reading(path, root, list(CATEGORIES))
     if fast is not None:  # the usual case: the index as it is, and the few files saved since read here
         conn, unindexed = fast
@@ -109,15 +109,23 @@ def _search(root: str, data: str, prompt: str, per_category: int) -> list[Hit]:
         raise IndexUnusable(str(e)) from e
 
 
+def _load(path: str) -> tuple[dict[str, str], str]:
+    """(front matter fields, body) of a memory file, read without YAML; OSError or ValueError (too large,
+    not UTF-8, no front matter: UnicodeDecodeError and MemoryFormatError are ValueErrors) when it cannot be."""
+    with open(path, "rb") as f:
+        data = f.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
+    return light_fields(data.decode("utf-8"))
+
+
 def _words_of(root: str, category: str, name: str) -> tuple[str, set[str]] | None:
     """(id, words) of a memory file the index has not seen yet; None when it is no memory to give."""
     try:
-        with open(os.path.join(root, category, name), "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
-        fields, body = light_fields(data.decode("utf-8"))
+        fields, body = _load(os.path.join(root, category, name))
     except (OSError, ValueError):
         return None
-    if len(data) > MAX_FILE_BYTES or fields.get("id") != name[:-3] or fields.get("category") != category:
+    if fields.get("id") != name[:-3] or fields.get("category") != category:
         return None
     return fields["id"], set(words(" ".join((fields.get("title", ""), fields.get("description", ""), body))))
 
@@ -126,14 +134,10 @@ def _read(root: str, hit: Hit, loaded: bool, problems: list[str]) -> Memory | No
     """The memory as its file says now; None (and a problem) when it is gone, broken or unreadable."""
     path = os.path.join(root, hit.category, hit.name)
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
-        if len(data) > MAX_FILE_BYTES:
-            raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
-        fields, body = light_fields(data.decode("utf-8"))
+        fields, body = _load(path)
     except FileNotFoundError:
         return None  # removed since it was indexed: nothing to give
-    except (OSError, ValueError) as e:  # UnicodeDecodeError and MemoryFormatError are ValueErrors
+    except (OSError, ValueError) as e:
         problems.append(f"{hit.key}: not given ({e.__class__.__name__}: {e})")
         return None
     if fields.get("id") != hit.id or fields.get("category") != hit.category or not fields.get("title"):
