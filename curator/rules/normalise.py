@@ -35,13 +35,13 @@ _TAIL_DIRS = ("src", "lib", "libs", "test", "tests", "spec", "specs", "internal"
               "packages", "crates", "scripts", "examples", "docs", "bin", "components", "pages", "public")
 # Places that are never the project's own files.
 _FOREIGN = ("site-packages/", "dist-packages/", "node_modules/", "/usr/", "/opt/homebrew/", "/.cargo/registry/",
-            "/go/pkg/mod/", "/rustc/", "/.rustup/", "/lib/python", "<frozen ", "<string>", "<stdin>", "node:internal")
+            "/go/pkg/mod/", "/rustc/", "/.rustup/", "/lib/python", "<frozen ", "<string>", "<stdin>", "node:")
 
 _OBJECT_AT = LazyRegex(r"<([\w.]+) object at 0x[0-9a-fA-F]+>")
 _UUID = LazyRegex(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
 _ADDR = LazyRegex(r"\b0x[0-9a-fA-F]+\b")
 # A hash or id: 7+ hex characters with at least one digit (a word of only letters, `deadbeef`-like, stays).
-_HEX = LazyRegex(r"(?<![\w-])(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,}(?![\w-])|\b\d{9,}\b")
+_HEX = LazyRegex(r"(?<![\w-])(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,}(?![\w-])|(?<![\w.])\d{9,}(?![\w.])")
 _TIME = LazyRegex(
     r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
     r"|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"

@@ -43,7 +43,7 @@ from curator.util.lazyre import LazyRegex
 from curator.util.textsafe import clean, one_line
 
 from . import normalise
-from .parsers import Found, generic, python
+from .parsers import Found, Output, generic, go, js, pycheck, python, rust
 
 KINDS = ("test", "lint", "type", "build", "runtime", "command")
 SIGNATURE_LIMIT = 300
@@ -190,10 +190,12 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# Parsers of known tools, most specific first; each returns [] for an output it does not know.
-_PARSERS = (python.pytest, python.unittest)
-# Asked when no tool's parser found anything: an uncaught exception.
-_RUNTIME = (python.traceback,)
+# Parsers of known tools, tests first (the most telling), then types, builds, lints; each returns [] for an
+# output it does not know. An output can hold several tools' (`npm run check`): all are asked.
+_PARSERS = (python.pytest, python.unittest, js.jest, js.vitest, go.test, rust.cargo, js.tsc, pycheck.mypy,
+            pycheck.pyright, go.compile_errors, pycheck.lint, js.eslint)
+# Asked in turn when no tool's parser found anything: a wrapper's own error, then an uncaught exception.
+_FALLBACKS = (js.npm, generic.make, python.traceback, js.node, go.panic)
 
 
 def _bound(output: str) -> str:
@@ -209,10 +211,11 @@ def _bound(output: str) -> str:
 
 def _lines(output: str) -> list[str]:
     lines = clean(_bound(output)).replace("\r", "\n").split("\n")
-    # Claude Code puts "Exit code N" in front of a failed command's output.
-    while lines and (not lines[0].strip() or lines[0].startswith("Exit code ")):
-        lines.pop(0)
-    return lines
+    # Claude Code puts "Exit code N" in front of a failed command's output; alone, it is all there is to go on.
+    start = 0
+    while start < len(lines) and (not lines[start].strip() or lines[start].startswith("Exit code ")):
+        start += 1
+    return lines[start:] or [x for x in lines if x.strip()][:1]
 
 
 def _signature(kind: str, tool: str, test: str, error_type: str, message: str, files: tuple[str, ...]) -> str:
@@ -257,26 +260,26 @@ def failures(command: str, output: str, *, project: str = "", limit: int = 3) ->
     lines = _lines(output)
     if not any(x.strip() for x in lines) or generic.is_refusal(lines):
         return []
+    out = Output(lines, command, classify(command))
     found: list[Found] = []
     for parse in _PARSERS:
-        found.extend(parse(lines, command))
+        found.extend(parse(out))
+    for parse in _FALLBACKS:
+        if found:
+            break
+        found = parse(out)
     if not found:
-        for parse in _RUNTIME:
-            found = parse(lines, command)
-            if found:
-                break
-    if not found:
-        found = generic.command(lines, command)
+        found = generic.command(out)
     from curator.capture.redact import redact_text  # only now: a passing command never pays for it
 
-    out: list[Failure] = []
+    result: list[Failure] = []
     seen: set[tuple[str, str]] = set()
     for f in found:
         failure = _finish(f, project, redact_text)
         if (failure.kind, failure.signature) in seen:
             continue
         seen.add((failure.kind, failure.signature))
-        out.append(failure)
-        if len(out) >= limit:
+        result.append(failure)
+        if len(result) >= limit:
             break
-    return out
+    return result

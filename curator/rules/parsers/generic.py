@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from curator.util.lazyre import LazyRegex
 
-from . import Found
+from . import Found, Output
 
 _ERRORISH = LazyRegex(
     r"\b(?:error|errors|fatal|failed|failure|fail|cannot|can't|could not|couldn't|not found|no such|denied|refused"
@@ -25,7 +25,12 @@ _SUBCOMMANDS = frozenset({"git", "npm", "pnpm", "yarn", "bun", "cargo", "go", "d
                           "ssh", "tmux", "claude", "nix"})
 _NOT_FAILURE = ("The user doesn't want to proceed", "[Request interrupted by user", "This command requires approval",
                 "requires approval", "User rejected")
-_WORD = LazyRegex(r"^[a-z][a-z0-9:_.-]*$")
+# A wrapper's line that only says the real error is elsewhere (above it, in the script's own output).
+_WRAPPER = LazyRegex(r"^(?:make(?:\[\d+\])?: \*\*\* \[.*\] Error \d+|npm (?:ERR!|error) |> |ELIFECYCLE"
+                     r"|error Command failed with exit code|\s*ERR_PNPM_\w+|Exit code \d+$"
+                     r"|(?:stderr|stdout) \| |[✓✔] )")  # the last two: a test runner's console output, a pass
+_MAKE = LazyRegex(r"^make(?:\[\d+\])?: \*\*\* (?!\[)(.*?)\.?\s*(?:Stop\.)?\s*$")
+_WORD = LazyRegex(r"^[a-z][a-z0-9:_-]*$")
 
 
 def is_refusal(lines: list[str]) -> bool:
@@ -57,7 +62,7 @@ def program(command: str, error_line: str = "") -> str:
     segments = [s for s in _SEGMENTS.rx.split(command.strip()) if s.strip()] if command else []
     chosen: list[str] = []
     candidates = [_words(s) for s in segments[:12]]
-    candidates = [c for c in candidates if c]
+    candidates = [c for c in candidates if c and (c[0][:1].isalnum() or c[0][:1] in "./~_")]
     low = error_line.lower()
     for words in candidates:  # the segment the error line names
         name = words[0].rsplit("/", 1)[-1].lower()
@@ -80,20 +85,40 @@ def program(command: str, error_line: str = "") -> str:
 
 def first_error(lines: list[str]) -> tuple[int, str]:
     """The first line that reads like an error, else the first non-blank line."""
-    first = -1
+    first = wrapper = -1
     for i, line in enumerate(lines[:400]):
         text = line.strip()
         if not text:
             continue
+        if _WRAPPER.match(text):
+            wrapper = i if wrapper < 0 else wrapper
+            continue
         if first < 0:
             first = i
         if _ERRORISH.search(text):
+            # "Bash operation blocked by hook:" says why on the next line; a list of files (indented) does not
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            if text.endswith(":") and nxt.strip() and not nxt[:1].isspace():
+                return i, f"{text} {nxt.strip()}"
             return i, text
+    first = first if first >= 0 else wrapper
     return (first, lines[first].strip()) if first >= 0 else (-1, "")
 
 
-def command(lines: list[str], command_text: str) -> list[Found]:
-    i, line = first_error(lines)
+def command(out: Output) -> list[Found]:
+    i, line = first_error(out.lines)
     if i < 0:
         return []
-    return [Found("command", program(command_text, line), message=line, excerpt=lines[i:i + 3])]
+    return [Found("command", program(out.command, line), message=line, excerpt=out.lines[i:i + 3])]
+
+
+def make(out: Output) -> list[Found]:
+    """make's own error (`No rule to make target 'x'`); `*** [target] Error 2` only says the recipe failed,
+    and the recipe's output above it is the failure."""
+    if "make" not in out.text:
+        return []
+    for line in out.lines:
+        m = _MAKE.match(line.strip())
+        if m:
+            return [Found("command", "make", message=m.group(1), excerpt=[line])]
+    return []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from curator.util.lazyre import LazyRegex
 
-from . import Found
+from . import Found, Output
 
 # pytest's short summary: `FAILED tests/x.py::test_y[p-1] - TypeError: msg`, `ERROR tests/x.py - ...`
 _SUMMARY = LazyRegex(r"^(FAILED|ERROR) (\S+?)(?: - (.*))?$")
@@ -16,6 +16,8 @@ _EXC = LazyRegex(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Fa
                  r"|[A-Za-z_][\w.]*\.[A-Z]\w*)(?::\s?(.*))?$")
 _FRAME = LazyRegex(r'^\s*File "([^"]+)", line (\d+)')
 _NOT_FOUND = LazyRegex(r"^ERROR: (file or directory not found|not found|usage): ?(.*)$")
+_CLOSING = LazyRegex(r"^=+ (.*\b(?:no tests ran|deselected|errors?|failed)\b.*?) =+$")
+_CONFTEST = LazyRegex(r"^ImportError while loading conftest '([^']+)'")
 _UNITTEST = LazyRegex(r"^(FAIL|ERROR): (\w+) \(([\w.]+)\)")
 
 
@@ -74,11 +76,15 @@ def _split(summary_msg: str) -> tuple[str, str]:
     return "", summary_msg
 
 
-def pytest(lines: list[str], command: str) -> list[Found]:
+def pytest(out: Output) -> list[Found]:
+    if not any(mark in out.text for mark in ("FAILED", "ERROR", "test session starts", "no tests ran",
+                                             "while loading conftest")):
+        return []
+    lines, command = out.lines, out.command
     summary = [m for m in map(_SUMMARY.match, lines) if m]
     is_pytest = bool(summary) and any("::" in m.group(2) or m.group(2).endswith(".py") for m in summary)
-    if not is_pytest and not any(("test session starts" in x or "short test summary" in x) for x in lines[:400]) \
-            and "pytest" not in command:
+    if not (is_pytest or "pytest" in command or "while loading conftest" in out.text
+            or any(("test session starts" in x or "short test summary" in x) for x in lines[:400])):
         return []
     found: list[Found] = []
     sections = _sections(lines)
@@ -103,6 +109,15 @@ def pytest(lines: list[str], command: str) -> list[Found]:
             found.append(Found("test", "pytest", test=sec["name"], error_type=etype, message=msg, files=files,
                                excerpt=sec["lines"][:6]))
     if not found:
+        for i, line in enumerate(lines):
+            c = _CONFTEST.match(line)
+            if c:  # a conftest that does not import stops the whole run
+                e = next((x[1:].strip() for x in lines[i + 1:i + 30] if x.startswith("E ")), "")
+                etype, msg = _split(e)
+                found.append(Found("test", "pytest", test=c.group(1), error_type=etype, message=msg,
+                                   files=[c.group(1)], excerpt=[line, "E   " + e]))
+                break
+    if not found:
         for line in lines:
             m = _NOT_FOUND.match(line)
             if m:
@@ -110,15 +125,19 @@ def pytest(lines: list[str], command: str) -> list[Found]:
                                    excerpt=[line]))
                 break
     if not found:
-        for line in reversed(lines[-50:]):
-            if line.startswith("=") and "no tests ran" in line:
-                found.append(Found("test", "pytest", message="no tests ran", excerpt=[line]))
+        for line in reversed(lines[-50:]):  # the closing line: "no tests ran", "205 deselected in 0.58s"
+            m = _CLOSING.match(line)
+            if m:
+                found.append(Found("test", "pytest", message=m.group(1), excerpt=[line]))
                 break
     return found
 
 
-def unittest(lines: list[str], command: str) -> list[Found]:
+def unittest(out: Output) -> list[Found]:
     """`FAIL: test_x (pkg.TestX)` blocks: the traceback's last line is the error."""
+    if "FAIL: " not in out.text and "ERROR: " not in out.text:
+        return []
+    lines = out.lines
     found: list[Found] = []
     for i, line in enumerate(lines):
         m = _UNITTEST.match(line)
@@ -134,7 +153,8 @@ def unittest(lines: list[str], command: str) -> list[Found]:
             block.append(nxt)
         tb = traceback_parts(block)
         etype, msg, files = tb if tb else ("", "", [])
-        test = f"{m.group(3)}.{m.group(2)}"
+        # Python 3.11+ prints the full id in the parentheses: `test_x (pkg.TestX.test_x)`
+        test = m.group(3) if m.group(3).endswith("." + m.group(2)) else f"{m.group(3)}.{m.group(2)}"
         found.append(Found("test", "unittest", test=test, error_type=etype, message=msg, files=files,
                            excerpt=[line] + [b for b in block if b.strip() and not b.startswith("---")][-3:]))
     return found
@@ -165,7 +185,10 @@ def traceback_parts(lines: list[str]) -> tuple[str, str, list[str]] | None:
     return ("", "", frames[::-1]) if frames else None
 
 
-def traceback(lines: list[str], command: str) -> list[Found]:
+def traceback(out: Output) -> list[Found]:
+    if "Traceback (most recent call last)" not in out.text:
+        return []
+    lines = out.lines
     tb = traceback_parts(lines)
     if not tb or not (tb[0] or tb[1]):
         return []
