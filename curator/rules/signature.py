@@ -50,6 +50,7 @@ SIGNATURE_LIMIT = 300
 EXCERPT_LIMIT = 600
 HEAD_BYTES = 8 * 1024
 TAIL_BYTES = 64 * 1024
+LOOK_HEAD, LOOK_TAIL = 8 * 1024, 16 * 1024  # what looks_failed reads of a long output
 
 # A checker at a command's position (start, after && || ; | ( or a runner such as `uv run`, `npx`,
 # `python -m`), and what follows it up to the next operator.
@@ -133,7 +134,12 @@ def _kind(tool: str, words: list[str]) -> str | None:
 
 def looks_failed(output: str) -> bool:
     """Whether a checker's output shows a failure even though the command exited 0 (piped through tail)."""
-    return bool(output) and _LOOKS_FAILED.search(output[-TAIL_BYTES:]) is not None
+    if not output:
+        return False
+    # A summary ends the output and `| head` keeps the start: both ends are enough, and keep this cheap.
+    if len(output) > LOOK_HEAD + LOOK_TAIL:
+        output = output[:LOOK_HEAD] + "\n" + output[-LOOK_TAIL:]
+    return _LOOKS_FAILED.search(output) is not None
 
 
 if TYPE_CHECKING:

@@ -61,6 +61,7 @@ def lint(out: Output) -> list[Found]:
                                                                      "flake8" if "flake8" in out.command else
                                                                      "pylint" if "pylint" in out.command else "")
     lines, found = out.lines, []
+    full_format = tool == "ruff" or "-->" in out.text
     for i, line in enumerate(lines):
         m = _LINE.match(line)
         if m:
@@ -70,7 +71,7 @@ def lint(out: Output) -> list[Found]:
             found.append(Found("lint", tool or "flake8", error_type=m.group(4), message=msg, files=[m.group(1)],
                                excerpt=[line]))
             continue
-        if tool == "ruff" or "-->" in out.text:
+        if full_format:
             h = _RUFF_HEAD.match(line)
             if h and i + 1 < len(lines):
                 a = next((_ARROW.match(x) for x in lines[i + 1:i + 3] if _ARROW.match(x)), None)
