@@ -132,20 +132,30 @@ _LEADS = re.compile(
     r"|(?:the\s+)?(?:fix|solution|answer)\s+(?:is|was)\s+(?:to\s+)?"
     r"|(?:it|this|the \w+)\s+(?:needs?|needed)\s+to\s+|(?:we|you|i)\s+(?:need|needed|have|had|must|should)\s+to\s+"
     r"|(?:we|you)\s+(?:must|should)\s+)", re.I)
+# "I'll use tmp_path instead": a fix said as the next step. Not "I'll check ...": that is a step, not a fix.
+_NEXT = re.compile(r"^(?:i|we)(?:'ll| will)\s+(?!check\b|read\b|look\b|see\b|try\b|investigate\b)", re.I)
+_SENTENCES = 3  # a fix's instruction is among its first sentences
 
 
-def _first_sentence(text: str) -> str:
-    text = one_line(text, 1000)
-    m = re.search(r"(?<=[.!?])\s+(?=[A-Z`])", text)
-    return (text[:m.start()] if m else text).strip()
+def _sentences(text: str) -> list[str]:
+    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z`])", one_line(text, 1000))
+    return [p.strip().rstrip(" .!") for p in parts[:_SENTENCES] if p.strip()]
 
 
 def fix_instruction(text) -> str | None:
-    """The fix a session stated, as an instruction ("Use the `tmp_path` fixture ..."); None when the
-    text does not say one (narration, a finding, a question)."""
+    """The fix a session stated, as an instruction ("Use the `tmp_path` fixture ..."), from the first
+    of its first sentences that says one; None when none does (narration, a finding, a question)."""
     if not isinstance(text, str) or not text.strip():
         return None
-    sentence = _LEADS.sub("", _first_sentence(redact_text(text)).rstrip(" .!"), count=1).strip()
+    for sentence in _sentences(redact_text(text)):
+        found = _instruction(_NEXT.sub("", _LEADS.sub("", sentence, count=1), count=1).strip())
+        if found:
+            return found
+    return None
+
+
+def _instruction(sentence: str) -> str | None:
+    """`sentence` as an instruction when it starts with one's verb (or its -ing form), else None."""
     if not sentence or "?" in sentence or _NOISE.search(sentence) or _TEMP_PATH.search(sentence):
         return None
     first, _, rest = sentence.partition(" ")
