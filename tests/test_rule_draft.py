@@ -286,3 +286,134 @@ class Raising:
 def test_a_backend_that_raises_anyway_leaves_the_offline_rule():
     out = draft.draft_rule(Raising(), candidate(PYTEST), cfg_for("anthropic"), now=AT)
     assert out["by"] == "offline" and out["error"] == "RuntimeError: boom"
+
+
+# -- from real failure output to the rule file ------------------------------------------------------
+
+PYTEST_RUN = """\
+============================= test session starts ==============================
+platform linux -- Python 3.12.7, pytest-8.4.0, pluggy-1.6.0
+rootdir: {project}
+collected 3 items
+
+tests/test_store.py F..                                                  [100%]
+
+=================================== FAILURES ===================================
+__________________________________ test_save ___________________________________
+
+tmp = '{tmp}'
+
+    def test_save(tmp):
+        store = Store(tmp)
+>       store.save({{"id": 1}})
+
+tests/test_store.py:12: 
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _
+self = <src.store.Store object at {addr}>
+
+    def save(self, doc):
+>       with open(os.path.join(self.root, "data", "x.json"), "w") as f:
+E       FileNotFoundError: [Errno 2] No such file or directory: '{tmp}/data/x.json'
+
+src/store.py:20: FileNotFoundError
+=========================== short test summary info ============================
+FAILED tests/test_store.py::test_save - FileNotFoundError: [Errno 2] No such file or directory: '{tmp}/data/x.json'
+========================= 1 failed, 2 passed in {secs}s =========================
+"""
+
+
+def test_three_sessions_of_one_pytest_failure_become_one_rule_file_and_a_fourth_adds_nothing(project):
+    candidates = pytest.importorskip("curator.rules.candidates")  # part B's, merged at integration
+    ledger = pytest.importorskip("curator.rules.ledger")
+    failures = pytest.importorskip("curator.rules.signature").failures
+
+    data = str(project / ".memcurate")
+    runs = [("/tmp/pytest-of-dev/pytest-12/test_save0", "0x1067e41a0", "0.48"),
+            ("/tmp/pytest-of-dev/pytest-31/test_save0", "0x7f3a2c9e10d0", "1.02"),
+            ("/tmp/pytest-of-dev/pytest-4/test_save1", "0x10a2b3c4d", "0.51"),
+            ("/tmp/pytest-of-ci/pytest-1/test_save0", "0x55d0c0ffee00", "2.30")]
+    keys = set()
+    for n, (tmp, addr, secs) in enumerate(runs, 1):
+        [f] = failures("uv run pytest -x", PYTEST_RUN.format(project=project, tmp=tmp, addr=addr, secs=secs),
+                       project=str(project))
+        keys.add(f.key)
+        ledger.record(data, f, session=f"session-{n}", at=f"2026-11-2{n}T10:00:00Z", command="uv run pytest -x",
+                      error=f.excerpt, source="hook", threshold=3)
+        if n == 3:
+            (c,) = candidates.all(data)
+            out = draft.offline(c)
+            assert out["topic"] == "testing" and out["paths"] and "tests/**/*.py" in out["paths"]
+            assert "`test_save`" in out["rule"] and "FileNotFoundError" in out["rule"] and "3 sessions" in out["rule"]
+            assert not re.search(r"/tmp|/private|pytest-of|0x[0-9a-f]", out["rule"]), out["rule"]
+            p = rulefile.plan(project, c.id, **out)
+            assert p.action == "create", p.error
+            rulefile.write(p)
+    assert len(keys) == 1
+    (c,) = candidates.all(data)
+    assert c.sessions == 4
+    written = sorted((project / ".claude" / "rules" / "memcurate").iterdir())
+    before = written[0].read_bytes()
+    again = rulefile.plan(project, c.id, **draft.offline(c))  # the fourth occurrence says "4 sessions" now
+    assert again.action == "noop" and rulefile.write(again) == str(written[0])
+    assert sorted((project / ".claude" / "rules" / "memcurate").iterdir()) == written
+    assert written[0].read_bytes() == before
+
+
+def real_failures(limit: int = 300) -> list:
+    """The failures the Bash errors of the shared transcripts show (signature.failures), at most `limit`."""
+    import glob
+    import json as _json
+
+    from conftest import ROOT
+
+    failures = pytest.importorskip("curator.rules.signature").failures  # part A's, merged at integration
+    out = []
+    for path in sorted(glob.glob(str(ROOT.parent / "shared" / "transcripts*" / "**" / "*.jsonl"), recursive=True)):
+        commands = {}
+        for line in open(path, encoding="utf-8", errors="replace"):
+            try:
+                content = _json.loads(line).get("message", {}).get("content")
+            except (ValueError, AttributeError):
+                continue
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_use" and block.get("name") == "Bash":
+                    commands[block.get("id")] = str((block.get("input") or {}).get("command") or "")
+                elif block.get("type") == "tool_result" and block.get("is_error") and block.get("tool_use_id") in commands:
+                    text = block.get("content")
+                    text = "\n".join(b.get("text", "") for b in text if isinstance(b, dict)) if isinstance(text, list) \
+                        else str(text or "")
+                    out += failures(commands[block["tool_use_id"]], text, project="/home/dev/app")
+                    if len(out) >= limit:
+                        return out
+    return out
+
+
+@pytest.mark.skipif(not (__import__("conftest").ROOT.parent / "shared" / "transcripts").is_dir(),
+                    reason="the shared transcripts are not beside the checkout")
+def test_every_real_failure_gives_a_rule_that_can_be_written(tmp_path):
+    import dataclasses
+
+    found = real_failures()
+    assert found
+    kinds = set()
+    for f in found:
+        c = SimpleNamespace(id=f.key, failure=dataclasses.asdict(f),
+                            occurrences=[{"session": f"s{i}", "command": "x", "fix": None} for i in range(3)])
+        out = draft.offline(c)
+        kinds.add(f.kind)
+        assert rulefile.plan(tmp_path, f.key, **out).error == "", (f, out)
+        assert not re.search(r"/tmp/|/home/|/Users/|0x[0-9a-f]{6}|<[a-z]+>", out["rule"]), (f, out["rule"])
+        assert all(not g.startswith("/") for g in out["paths"])
+    assert len(kinds) >= 2
+
+
+@pytest.mark.parametrize("message,shown", [
+    ("ls: /Users/jh/Dev/firmware/backup.bin: No such file or directory", "ls: backup.bin: No such file or directory"),
+    ("Cannot find module file:///home/me/app/test-create.js", "Cannot find module test-create.js"),
+])
+def test_a_rule_names_a_file_outside_the_project_by_its_name_only(message, shown):
+    out = draft.offline(candidate({"kind": "command", "tool": "ls", "message": message, "files": []},
+                                  commands=["ls -la"] * 3))
+    assert f'"{shown}"' in out["rule"] and "/Users" not in out["rule"] and "/home" not in out["rule"]

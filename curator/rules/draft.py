@@ -35,6 +35,8 @@ MAX_GLOBS = 10
 _MESSAGE_MAX = 100
 # What a rule never quotes: the signature's placeholders (<tmp>, <n>...), a redaction, a comment marker.
 _NOISE = re.compile(r"<[a-z_]{1,12}>|\[REDACTED|<!--|-->")
+# An absolute path (someone's home, a system folder): a rule names only the file (group 1).
+_ABS_PATH = re.compile(r"(?<![\w.:/~])(?:file://)?(?:~|[A-Za-z]:)?[/\\](?:[^\s'\"`:/\\]+[/\\])+([^\s'\"`:/\\]+)")
 # A temp folder's path (a fix that names one names what changes on every run).
 _TEMP_PATH = re.compile(r"(?:/tmp|/var/folders|/private/var|\\Temp)/\S+|pytest-of-", re.I)
 _SUBJECT_MAX = 80
@@ -212,7 +214,7 @@ def _test_file(failure: Mapping) -> str:
 def _what(failure: Mapping) -> str:
     """What failed, briefly: the error type and/or a short message."""
     error = one_line(str(failure.get("error_type") or ""), 60)
-    message = one_line(redact_text(str(failure.get("message") or "")), _MESSAGE_MAX)
+    message = one_line(_ABS_PATH.sub(r"\1", redact_text(str(failure.get("message") or ""))), _MESSAGE_MAX)
     if _NOISE.search(message) or (error and len(message) > _MESSAGE_MAX // 2):
         message = ""  # a placeholder, a secret's trace, a marker or a long message: the error type says it
     message = message.replace("`", "'")
