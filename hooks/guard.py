@@ -24,13 +24,12 @@ import os
 from curator.candidates.tool_edits import TOOLS, file_path
 from curator.util.atomic import is_temp_name
 from curator.util.log import log_line
-from curator.util.paths import ARCHIVE_DIR, ROOT_LOCK_NAME, is_inside, resolve_memory_root, resolve_target
+from curator.util.paths import ARCHIVE_DIR, ROOT_LOCK_NAME, RULES_DIR, is_inside, resolve_memory_root, resolve_target
 
 from . import hook_config
 
 EVENT = "PreToolUse"
 MEMORY_MD = "MEMORY.md"
-RULES = os.path.join(".claude", "rules", "memcurate")
 SAY_IT = ("To keep a fact, say it in the conversation instead: memcurate proposes it for the person's review "
           "at the end of the turn.")
 
@@ -66,8 +65,8 @@ def deny(reason: str) -> None:
 def decide(payload: dict, tool: str, tool_input: dict, target: str, project: str, data: str, cfg: dict, env,
            review: bool) -> str | None:
     """The reason to deny the call, None to let it pass."""
-    if is_inside(target, os.path.realpath(os.path.join(project, RULES))):
-        return (f"{target} is in memcurate's rules folder ({RULES}), which only memcurate writes, after the "
+    if is_inside(target, os.path.realpath(os.path.join(project, RULES_DIR))):
+        return (f"{target} is in memcurate's rules folder ({RULES_DIR}), which only memcurate writes, after the "
                 f"person approves a rule. Never write these files. {SAY_IT}")
     location = resolve_memory_root(project, cfg, data, env)
     root = os.path.realpath(location["path"])

@@ -25,6 +25,9 @@ DATA_DIR_NAME = ".memcurate"
 ROOT_LOCK_NAME = ".memcurate.lock"
 ARCHIVE_DIR = "archive"
 CONFIG_DIR_RECORD = "claude-config-dir.json"
+# The one folder of rule files memcurate writes, relative to the project (DESIGN §4); the write guard
+# keeps Claude out of it and nothing else under .claude/rules/ is ever touched.
+RULES_DIR = os.path.join(".claude", "rules", "memcurate")
 MAX_SETTINGS_BYTES = 1 << 20
 # Claude Code's managed (policy) settings: the highest layer, which no user setting overrides.
 MANAGED_SETTINGS = ("/Library/Application Support/ClaudeCode/managed-settings.json" if sys.platform == "darwin"

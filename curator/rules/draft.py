@@ -1,0 +1,281 @@
+"""A graduation candidate's rule text (DESIGN §11): the topic, the `paths:` globs and the rule itself.
+
+Offline, the rule is built from the failure's signature and, when the transcript showed it, what
+fixed it: a fix said as an instruction ("use the tmp_path fixture", "fixed it by pinning numpy")
+becomes the rule; otherwise the rule says what to run or check, and how often it failed. With a
+Claude backend the model drafts the rule from the evidence (draft_rule); its answer is validated
+like a hand edit and, when it is not usable, the offline rule stands with the reason recorded.
+
+Topics go by the failure's kind (one file per kind of lesson):
+    test -> testing, lint -> lint, type -> types, build -> build, runtime -> runtime, command -> commands.
+
+A candidate is anything with `id`, `failure` (the ledger's failure dict) and `occurrences` (the
+ledger's per-session records, oldest first): curator/rules/candidates.RuleCandidate, or a stand-in.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Mapping
+
+from curator.capture.redact import redact_text
+from curator.rules import rulefile
+from curator.util.textsafe import one_line
+
+TOPICS = {"test": "testing", "lint": "lint", "type": "types", "build": "build", "runtime": "runtime",
+          "command": "commands"}
+# When the kind is missing, the tool says it.
+_TOOL_TOPICS = {**{t: "testing" for t in ("pytest", "jest", "vitest", "mocha", "unittest", "rspec")},
+                **{t: "lint" for t in ("ruff", "eslint", "flake8", "pylint", "clippy", "golangci-lint", "shellcheck")},
+                **{t: "types" for t in ("mypy", "pyright", "tsc")}}
+# Folders whose files are never the project's own evidence.
+_FOREIGN = ("node_modules", "site-packages", "dist-packages", ".venv", "venv", "__pycache__", ".git", "target", ".tox")
+MAX_GLOBS = 10
+_MESSAGE_MAX = 100
+# What a rule never quotes: the signature's placeholders (<tmp>, <n>...), a redaction, a comment marker.
+_NOISE = re.compile(r"<[a-z_]{1,12}>|\[REDACTED|<!--|-->")
+# A temp folder's path (a fix that names one names what changes on every run).
+_TEMP_PATH = re.compile(r"(?:/tmp|/var/folders|/private/var|\\Temp)/\S+|pytest-of-", re.I)
+_SUBJECT_MAX = 80
+
+
+def _get(candidate, name: str, default=None):
+    if isinstance(candidate, Mapping):
+        return candidate.get(name, default)
+    return getattr(candidate, name, default)
+
+
+def topic_for(failure: Mapping) -> str:
+    """The topic (file name) a failure's rule goes under: by its kind, else by its tool."""
+    kind = str(failure.get("kind") or "")
+    return TOPICS.get(kind) or _TOOL_TOPICS.get(str(failure.get("tool") or "").lower()) or "commands"
+
+
+def _project_file(path) -> str | None:
+    """`path` as a project-relative file with `/` separators; None when it is not one (absolute,
+    climbing out, a temp or dependency folder)."""
+    if not isinstance(path, str) or not path.strip() or not path.isprintable():
+        return None
+    p = path.strip().replace("\\", "/")
+    while p.startswith("./"):
+        p = p[2:]
+    parts = p.split("/")
+    if p.startswith(("/", "~")) or re.match(r"[A-Za-z]:", p) or any(x in ("", ".", "..") for x in parts):
+        return None
+    if any(x in _FOREIGN for x in parts[:-1]):
+        return None
+    return p
+
+
+def suggest_paths(files) -> list[str]:
+    """The globs a rule should load for, from the files the failure involved (most relevant first):
+    a file in a folder gives `<top folder>/**/*.<ext>` (`tests/test_store.py` -> `tests/**/*.py`),
+    several extensions in one folder one brace glob, a file at the top the file itself. No files
+    (or only files outside the project) give [] : a project-wide rule."""
+    groups: dict[str, list[str]] = {}  # top folder -> extensions ("" none), in order of relevance
+    singles: list[str] = []
+    for f in files or ():
+        p = _project_file(f)
+        if p is None:
+            continue
+        if "/" not in p:
+            singles.append(p)
+            continue
+        top, name = p.split("/", 1)[0], p.rsplit("/", 1)[1]
+        ext = name.rsplit(".", 1)[1] if "." in name.strip(".") else ""
+        exts = groups.setdefault(top, [])
+        if ext not in exts:
+            exts.append(ext)
+    globs: list[str] = []
+    for top, exts in groups.items():
+        if "" in exts or not all(re.fullmatch(r"[A-Za-z0-9_+-]{1,12}", e) for e in exts):
+            globs.append(f"{top}/**")
+        elif len(exts) == 1:
+            globs.append(f"{top}/**/*.{exts[0]}")
+        else:
+            globs.append(f"{top}/**/*.{{{','.join(exts)}}}")
+    globs += singles
+    out = []
+    for g in dict.fromkeys(globs):
+        try:
+            out.append(rulefile.check_glob(g))
+        except ValueError:
+            continue
+    return out[:MAX_GLOBS]
+
+
+# -- the offline rule ------------------------------------------------------------------------------
+
+# The verbs a fix starts with when said as an instruction ("use ...", "run ..."), also narrated in
+# their -ing form ("fixed it by using ...").
+_VERBS = ("use run set add pass call install avoid keep make import mock wrap check create remove replace pin quote "
+          "declare annotate cast rename delete mark await export convert give put return handle specify start stop "
+          "close open load read write build clean reset restart activate update upgrade downgrade move change "
+          "switch guard escape sort include exclude skip configure define register patch seed wait ensure lock "
+          "initialize initialise").split()
+_DOUBLED = frozenset({"run", "set", "pin", "put", "wrap", "skip", "stop", "reset"})  # running, not runing
+
+
+def _gerund(verb: str) -> str:
+    if verb in _DOUBLED:
+        return verb + verb[-1] + "ing"
+    return (verb[:-1] if verb.endswith("e") and not verb.endswith("ee") else verb) + "ing"
+
+
+_GERUNDS = {_gerund(v): v for v in _VERBS}
+_IMPERATIVE = frozenset(_VERBS) | {"never", "always", "prefer", "do", "don't", "only"}
+# How a session narrates a fix before the instruction itself.
+_LEADS = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|now|good|great|right|fixed|done)[,.!:;]?\s+)*"
+    r"(?:(?:i|we)(?:'ve| have)?\s+)?(?:(?:fixed|solved|resolved)\s+(?:it|this|that|the \w+(?: \w+)?)\s+by\s+"
+    r"|(?:the\s+)?(?:fix|solution|answer)\s+(?:is|was)\s+(?:to\s+)?"
+    r"|(?:it|this|the \w+)\s+(?:needs?|needed)\s+to\s+|(?:we|you|i)\s+(?:need|needed|have|had|must|should)\s+to\s+"
+    r"|(?:we|you)\s+(?:must|should)\s+)", re.I)
+
+
+def _first_sentence(text: str) -> str:
+    text = one_line(text, 1000)
+    m = re.search(r"(?<=[.!?])\s+(?=[A-Z`])", text)
+    return (text[:m.start()] if m else text).strip()
+
+
+def fix_instruction(text) -> str | None:
+    """The fix a session stated, as an instruction ("Use the `tmp_path` fixture ..."); None when the
+    text does not say one (narration, a finding, a question)."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    sentence = _LEADS.sub("", _first_sentence(redact_text(text)).rstrip(" .!"), count=1).strip()
+    if not sentence or "?" in sentence or _NOISE.search(sentence) or _TEMP_PATH.search(sentence):
+        return None
+    first, _, rest = sentence.partition(" ")
+    word = first.lower().strip(",:;")
+    if word in _GERUNDS:
+        first = _GERUNDS[word]
+    elif word not in _IMPERATIVE:
+        return None
+    sentence = (first + (" " + rest if rest else "")).strip()
+    if len(sentence) > 200:
+        return None  # a wall of text is not a rule
+    return sentence[0].upper() + sentence[1:]
+
+
+def _sessions(candidate) -> int:
+    n = _get(candidate, "sessions")
+    if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+        return n
+    occ = _get(candidate, "occurrences") or []
+    return len(occ) if isinstance(occ, list) else 0
+
+
+def _latest_fix(candidate) -> dict:
+    """The most recent fix the evidence holds ({} when none)."""
+    for o in reversed(_get(candidate, "occurrences") or []):
+        fix = o.get("fix") if isinstance(o, Mapping) else None
+        if isinstance(fix, Mapping) and (fix.get("text") or fix.get("files")):
+            return dict(fix)
+    return {}
+
+
+def _code(text: str, limit: int = _SUBJECT_MAX) -> str:
+    """`text` as inline code, one line, no backtick inside."""
+    return "`" + one_line(str(text).replace("`", "'"), limit) + "`"
+
+
+def _test_name(test: str) -> str:
+    """The test's own name: `tests/test_store.py::TestX::test_save[a]` -> test_save[a]."""
+    for sep in ("::", "/", "."):
+        if sep in test:
+            test = test.rsplit(sep, 1)[1] or test
+    return test
+
+
+def _test_file(failure: Mapping) -> str:
+    test = str(failure.get("test") or "")
+    if "::" in test:
+        return _project_file(test.split("::", 1)[0]) or ""
+    files = [f for f in failure.get("files") or () if _project_file(f)]
+    return next((f for f in files if re.search(r"(^|/)(tests?|spec|__tests__)/|(^|/)test_|_test\.|\.(test|spec)\.", f)),
+                "")
+
+
+def _what(failure: Mapping) -> str:
+    """What failed, briefly: the error type and/or a short message."""
+    error = one_line(str(failure.get("error_type") or ""), 60)
+    message = one_line(redact_text(str(failure.get("message") or "")), _MESSAGE_MAX)
+    if _NOISE.search(message) or (error and len(message) > _MESSAGE_MAX // 2):
+        message = ""  # a placeholder, a secret's trace, a marker or a long message: the error type says it
+    message = message.replace("`", "'")
+    if error and message and message.lower() != error.lower():
+        return f"{error} ({message})"
+    return error or (f'"{message}"' if message else "an error")
+
+
+def _command_for(failure: Mapping, candidate) -> str:
+    """The command to run to check again: the tool on the test file when there is one, else the
+    shortest command the evidence recorded, when it holds no absolute path."""
+    tool = str(failure.get("tool") or "")
+    test_file = _test_file(failure)
+    if tool == "pytest" and test_file:
+        return f"pytest {test_file}"
+    commands = [one_line(str(o.get("command") or ""), 200) for o in _get(candidate, "occurrences") or []
+                if isinstance(o, Mapping)]
+    commands = [c for c in commands if c and len(c) <= 80 and not re.search(r"(^|[\s=])/|~/|\[REDACTED", c)]
+    return min(commands, key=len) if commands else tool
+
+
+def _changed(failure: Mapping, fix: Mapping) -> str:
+    """The file to name in "after changing ...": the fix's first edited file, else the failure's first
+    non-test file; by its name alone."""
+    test_file = _test_file(failure)
+    for f in list(fix.get("files") or ()) + list(failure.get("files") or ()):
+        p = _project_file(f)
+        if p and p != test_file:
+            return os.path.basename(p)
+    return ""
+
+
+def _times(n: int) -> str:
+    return f"in {n} sessions" if n > 1 else "before"
+
+
+def offline(candidate) -> dict:
+    """The rule a candidate suggests without a model: {rule, topic, paths}."""
+    failure = _get(candidate, "failure") or {}
+    failure = failure if isinstance(failure, Mapping) else {}
+    fix = _latest_fix(candidate)
+    n = _sessions(candidate)
+    kind = str(failure.get("kind") or "")
+    tool = str(failure.get("tool") or "") or "the command"
+    what = _what(failure)
+    test = str(failure.get("test") or "")
+    subject = _code(_test_name(test)) if test else _code(tool, 40)
+    instruction = fix_instruction(fix.get("text"))
+    changed = _changed(failure, fix)
+    command = _command_for(failure, candidate)
+    if instruction:
+        rule = f"{instruction}: without it {subject} failed with {what} {_times(n)}."
+    elif fix.get("files") and changed:
+        rule = (f"When {subject} fails with {what}, look at {_code(changed)} first: "
+                f"changing it fixed this {_times(n)}.")
+    elif kind == "test":
+        after = f" after changing {_code(changed)}" if changed else ""
+        rule = f"Run {_code(command)}{after}: {subject} has failed with {what} {_times(n)}."
+    elif kind == "lint":
+        where = _code(changed) if changed else "changed files"
+        rule = (f"Keep {where} clean of {_code(tool, 40)} {what}: run {_code(command)} before finishing; "
+                f"it has failed {_times(n)}.")
+    elif kind in ("type", "build"):
+        after = f" after changing {_code(changed)}" if changed else " after changing code"
+        rule = f"Run {_code(command)}{after}: it has failed with {what} {_times(n)}."
+    elif kind == "runtime":
+        where = f" in {_code(changed)}" if changed else ""
+        rule = f"Guard against {what}{where} when running {_code(command)}: it has been raised {_times(n)}."
+    else:
+        rule = f"Check why {_code(command)} fails before running it again: it has failed with {what} {_times(n)}."
+    rule = one_line(rule, rulefile.RULE_MAX)
+    try:
+        rule = rulefile.check_rule(rule)
+    except ValueError:  # a secret or a marker in the evidence: say less
+        rule = f"Run {_code(tool, 40)} again after changing code: {subject} has failed {_times(n)}."
+    return {"rule": rule, "topic": topic_for(failure), "paths": suggest_paths(failure.get("files") or ())}
