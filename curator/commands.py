@@ -182,6 +182,8 @@ def _rules(data: str) -> dict:
 
 
 def _print_rules(r: dict) -> None:
+    from curator.review.rule_actions import recurred
+
     if not (r["tracked"] or r["pending"] or r["approved"] or r["rejected"]):
         return
     print(f"rules        {r['tracked']} failure signature(s) tracked; candidates: {r['pending']} pending, "
@@ -189,8 +191,7 @@ def _print_rules(r: dict) -> None:
     for c in r["candidates"]:
         print(f"  {c['id']}  {c['sessions']} sessions  {c['kind']:<8} {c['rule']}")
     for c in r["recurring"]:
-        print(f"  {c['id']}  approved ({one_line(c['file'], 200)}): seen in {c['since']} session(s) "
-              "since it was written")
+        print(f"  {c['id']}  approved ({one_line(c['file'], 200)}): {recurred(c['since'])}")
 
 
 def install(args) -> int:

@@ -185,9 +185,11 @@ def _state(item: dict) -> str:
 
 def _rule_line(item: dict) -> str:
     """A rule candidate under its row: how often it failed, what kind, the file it writes (or wrote)."""
+    from curator.review.rule_actions import recurred
+
     r = item["rule"]
     verb = {"saved": "wrote", "rejected": "would have written"}.get(item["state"], "writes")
-    since = f"; seen in {r['since_written']} session(s) since it was written" if r.get("since_written") else ""
+    since = f"; {recurred(r['since_written'])}" if r.get("since_written") else ""
     where = f"{verb} {one_line(r['file'], 200)}" if r["file"] else "no file"
     return f"{r['count']} sessions · {one_line(r['kind'], 20)} ({one_line(r['tool'], 20)}) · {where}{since}"
 

@@ -121,7 +121,7 @@ def test_three_sessions_of_one_pytest_failure_graduate_to_one_rule(app, capsys):
     assert rule_files(app) == {name: body}  # still one file, one bullet
     code, doc, _ = cli_json(capsys, "show", item["id"], "--project", str(app))
     assert code == 0 and len(doc["evidence"]) == 4 and doc["item"]["state"] == "saved"
-    assert "seen in 1 session(s) since it was written" in doc["decision"]["reasons"]
+    assert "seen in 1 session since it was written" in doc["decision"]["reasons"]
     code, doc, _ = cli_json(capsys, "status", "--project", str(app))
     assert doc["rules"]["recurring"][0]["sessions"] == 4 and doc["rules"]["pending"] == 0
 

@@ -114,7 +114,7 @@ def test_approve_writes_one_rule_file_and_a_recurrence_adds_evidence_not_a_copy(
     assert doc["rules"]["recurring"] == [{"id": f"rule/{proj['key']}", "file": f".claude/rules/{name}",
                                          "sessions": 5, "since": 2}]
     code, out, _ = cli(capsys, "status", "--project", proj["project"])
-    assert "seen in 2 session(s) since it was written" in out
+    assert "seen in 2 sessions since it was written" in out
     code, out, err = cli(capsys, "approve", f"rule/{proj['key']}", "--project", proj["project"])
     assert code == 1 and "already saved" in err and rule_files(proj["rules"]) == {name: body}
     code, doc, _ = cli_json(capsys, "list", "--all", "--project", proj["project"])

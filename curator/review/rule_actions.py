@@ -69,6 +69,11 @@ def since_written(cand) -> int:
     return max(0, cand.sessions - decision["sessions"])
 
 
+def recurred(n: int) -> str:
+    """How a rule's failure coming back after it was written is said (status, list, show)."""
+    return f"seen in {n} session{'' if n == 1 else 's'} since it was written"
+
+
 def view(engine, query: str) -> dict:
     """The candidate as the person reviews it: {candidate, rule, topic, paths, plan, since}."""
     cand = find(engine, query)

@@ -10,7 +10,7 @@ are `saved`, rejected ones `rejected`. Every action is the Engine's own call: `r
 from __future__ import annotations
 
 from curator.review.items import READY, Outcome, ReviewItem
-from curator.review.rule_actions import APPROVED, PENDING, PREFIX, RuleError, since_written
+from curator.review.rule_actions import APPROVED, PENDING, PREFIX, RuleError, recurred, since_written
 from curator.util.locks import LockBusy
 from curator.util.textsafe import one_line
 
@@ -48,7 +48,7 @@ class RuleKind:
         p, cand = view["plan"], view["candidate"]
         reasons = [f"failed the same way in {cand.sessions} session(s)"]
         if view["since"]:
-            reasons.append(f"seen in {view['since']} session(s) since it was written")
+            reasons.append(recurred(view["since"]))
         if p["action"] == "noop" and item.state == READY:
             reasons.append("the rule is already in the file: approving writes nothing")
         return {"text": p["after"] or "", "diff": p["diff"] or "", "confidence": {}, "archive": {},
