@@ -243,3 +243,67 @@ def test_drafting_offline_does_nothing(proj):
     assert engine.draft_rules() == {"drafted": [], "failed": []}
     engine.close()
     assert candidates.load(proj["data"], proj["key"]).draft is None
+
+
+def test_an_approval_while_another_writes_is_refused_and_the_rule_written_once(proj, monkeypatch):
+    """Deterministic race: a second approval starts while the first is writing the rule file."""
+    from curator.review import rule_actions
+    from curator.rules import rulefile
+    from curator.util.locks import LockBusy
+
+    monkeypatch.setattr(rule_actions, "LOCK_WAIT", 0.0)
+    write, second = rulefile.write, {}
+
+    def write_while_another_approves(plan):
+        if "tried" not in second:  # once: the second approval's own write, when nothing kept it out, goes on
+            second["tried"] = True
+            other = Engine(proj["project"])
+            try:
+                second["done"] = other.approve_rule(proj["key"])
+            except (LockBusy, RuleError) as e:
+                second["refused"] = e
+            finally:
+                other.close()
+        return write(plan)
+
+    monkeypatch.setattr(rulefile, "write", write_while_another_approves)
+    engine = Engine(proj["project"])
+    done = engine.approve_rule(proj["key"])
+    engine.close()
+    assert "refused" in second, second
+    [body] = rule_files(proj["rules"]).values()
+    assert MARKER.findall(body.decode()) == [proj["key"]] and done["file"].endswith(".md")
+    assert candidates.load(proj["data"], proj["key"]).decision["sessions"] == 3
+
+
+# -- headless ----------------------------------------------------------------------------------------
+
+def test_headless_leaves_rules_for_a_person_and_says_how_many_wait(proj, capsys):
+    code, doc, _ = cli_json(capsys, "--auto-approve", "--project", proj["project"])
+    assert code == 0 and doc["rules"] == {"written": [], "failed": [],
+                                          "waiting": [{"id": f"rule/{proj['key']}", "sessions": 3, "error": ""}]}
+    assert not proj["rules"].exists()
+    code, out, _ = cli(capsys, "--auto-approve", "--project", proj["project"])
+    assert code == 0 and "rules     1 wait for review" in out and f"rule/{proj['key']}  3 sessions" in out
+    assert candidates.load(proj["data"], proj["key"]).state == "pending"
+
+
+def test_headless_with_rules_auto_approve_writes_what_can_be_written(proj, capsys):
+    (Path(proj["project"]) / ".claude" / "memcurate.yaml").write_text("backend: offline\nrules:\n  auto_approve: true\n")
+    other = lint_failure()
+    seen(proj["data"], other, 3)
+    engine = Engine(proj["project"])
+    blocked = Path(proj["project"]) / engine.rule(other.key)["plan"]["file"]
+    engine.close()
+    blocked.parent.mkdir(parents=True, exist_ok=True)
+    blocked.write_bytes(b"# the team's lint notes, not memcurate's\n")
+    code, doc, _ = cli_json(capsys, "--auto-approve", "--project", proj["project"])
+    assert code == 0
+    [written] = doc["rules"]["written"]
+    assert written["id"] == f"rule/{proj['key']}" and (Path(proj["project"]) / written["file"]).is_file()
+    [waiting] = doc["rules"]["waiting"]
+    assert waiting["id"] == f"rule/{other.key}" and "left alone" in waiting["error"]
+    assert blocked.read_bytes() == b"# the team's lint notes, not memcurate's\n"
+    assert candidates.load(proj["data"], other.key).state == "pending"
+    code, doc, _ = cli_json(capsys, "--auto-approve", "--project", proj["project"])  # a second run writes nothing new
+    assert code == 0 and doc["rules"]["written"] == [] and len(doc["rules"]["waiting"]) == 1

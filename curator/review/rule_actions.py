@@ -19,6 +19,7 @@ from curator.util.locks import FileLock
 PREFIX = "rule/"
 PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
 LOCK = "rule-files.lock"  # in the data dir's locks/: one writer of .claude/rules/memcurate/ at a time
+LOCK_WAIT = 30.0  # seconds an approval or a rejection waits for another one to finish
 
 
 class RuleError(Exception):
@@ -97,7 +98,10 @@ def approve(engine, query: str) -> dict:
         except rulefile.RuleFileError as e:
             raise RuleError(f"{rid}: {e}; nothing was written") from None
         rel = os.path.relpath(path, engine.project)
-        candidates.mark_approved(engine.data, cand.id, rel, cand.sessions)  # under our lock: still pending
+        try:
+            candidates.mark_approved(engine.data, cand.id, rel, cand.sessions)
+        except ValueError as e:  # its record damaged meanwhile: the rule is written; approving again marks it
+            raise RuleError(f"{rid}: the rule is in {rel}, but the candidate could not be marked approved: {e}") from None
         return {"id": rid, "file": rel, "path": path, "action": p.action, "sessions": cand.sessions}
 
 
@@ -119,11 +123,14 @@ def reject(engine, query: str, reason: str = "") -> None:
         cand = find(engine, query)
         if cand.state != PENDING:
             raise RuleError(f"{PREFIX}{cand.id} is {cand.state}, not pending")
-        candidates.mark_rejected(engine.data, cand.id, reason.strip())
+        try:
+            candidates.mark_rejected(engine.data, cand.id, reason.strip())
+        except ValueError as e:
+            raise RuleError(str(e)) from None
 
 
 def _lock(engine) -> FileLock:
-    return FileLock(os.path.join(engine.data, "locks", LOCK), wait=30)
+    return FileLock(os.path.join(engine.data, "locks", LOCK), wait=LOCK_WAIT)
 
 
 def draft_all(engine) -> dict:
