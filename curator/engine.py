@@ -197,11 +197,12 @@ class Engine:
 
         return os.path.join(self.data, ledger.RULES_DIR)
 
-    def rule_candidates(self, every: bool = False) -> list:
-        """The pending RuleCandidates (with `every`, the approved and rejected ones too), oldest first."""
+    def rule_candidates(self, every: bool = False, notes: list | None = None) -> list:
+        """The pending RuleCandidates (with `every`, the approved and rejected ones too), oldest first;
+        `notes`, when given, gains a line for each damaged record or evidence file skipped."""
         from curator.rules import candidates
 
-        return candidates.all(self.data, every=every)
+        return candidates.all(self.data, every=every, notes=notes)
 
     def rule(self, key: str) -> dict:
         """A candidate (`rule/<key>`, `<key>` or a unique prefix) as the person reviews it: {candidate,

@@ -144,7 +144,10 @@ def _archived(outcomes) -> dict[str, list[str]]:
 def _print_list(doc: dict) -> None:
     drafted = doc.get("drafted")
     if drafted is not None:
-        print(f"drafted  {len(drafted.get('drafted', []))} triage(s) with {one_line(doc['drafting'], 300)}")
+        done = drafted.get("drafted", [])
+        rules = sum(1 for d in done if d.startswith("rule/"))
+        print(f"drafted  {len(done) - rules} triage(s)" + (f" and {rules} rule(s)" if rules else "")
+              + f" with {one_line(doc['drafting'], 300)}")
         for tid in drafted.get("busy", []):
             print(f"  busy   {tid}: another process is working on it; try again")
         for f in drafted.get("failed", []):

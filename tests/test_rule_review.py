@@ -307,3 +307,16 @@ def test_headless_with_rules_auto_approve_writes_what_can_be_written(proj, capsy
     assert candidates.load(proj["data"], other.key).state == "pending"
     code, doc, _ = cli_json(capsys, "--auto-approve", "--project", proj["project"])  # a second run writes nothing new
     assert code == 0 and doc["rules"]["written"] == [] and len(doc["rules"]["waiting"]) == 1
+
+
+def test_a_hand_damaged_record_is_named_and_the_others_still_listed(proj, capsys):
+    seen(proj["data"], lint_failure(), 3)
+    broken = Path(ledger.candidate_path(proj["data"], lint_failure().key))
+    broken.write_text("{not json")
+    code, doc, err = cli_json(capsys, "list", "--project", proj["project"])
+    by_id = {i["id"]: i for i in rule_items(doc)}
+    assert by_id[f"rule/{proj['key']}"]["state"] == "ready"
+    bad = by_id[f"rule/{lint_failure().key}"]
+    assert bad["state"] == "error" and str(broken) in bad["error"] and "unreadable" in bad["error"]
+    code, out, err = cli(capsys, "approve", bad["id"], "--project", proj["project"])
+    assert code == 1 and broken.read_text() == "{not json"

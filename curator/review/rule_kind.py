@@ -9,8 +9,11 @@ are `saved`, rejected ones `rejected`. Every action is the Engine's own call: `r
 
 from __future__ import annotations
 
+import os
+
 from curator.review.items import READY, Outcome, ReviewItem
 from curator.review.rule_actions import APPROVED, PENDING, PREFIX, RuleError, recurred, since_written
+from curator.rules import ledger
 from curator.util.locks import LockBusy
 from curator.util.textsafe import one_line
 
@@ -23,7 +26,14 @@ class RuleKind:
     rejectable = frozenset({READY})
 
     def items(self, engine, every: bool) -> list[ReviewItem]:
-        return [self._item(engine, c) for c in engine.rule_candidates(every=every)]
+        notes: list[str] = []
+        out = [self._item(engine, c) for c in engine.rule_candidates(every=every, notes=notes)]
+        for note in notes:  # a damaged candidate record: named, so it can be fixed or deleted
+            path, _, why = note.partition(": ")
+            key = os.path.basename(path).removesuffix(".json")
+            if os.path.dirname(path) == engine.rules_dir and ledger.is_key(key):
+                out.append(ReviewItem(PREFIX + key, self.name, "error", category=KIND, error=f"{path}: {why}"))
+        return out
 
     def _item(self, engine, cand) -> ReviewItem:
         state = STATES.get(cand.state, "error")
