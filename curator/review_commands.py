@@ -262,15 +262,16 @@ def _print_rule_show(doc: dict) -> None:
               f"  ({one_line(ev.get('source') or '', 20)})")
         if ev.get("command"):
             print(f"  command  {one_line(ev['command'], 300)}")
-        if ev.get("error"):
-            print(f"  error    {one_line(ev['error'], 300)}")
+        lines = [line for line in clean(ev.get("error") or "").splitlines() if line.strip()]
+        for n, line in enumerate(lines[:8]):
+            print(f"  {'error' if n == 0 else '':<8} {one_line(line, 200)}")
         fix = ev.get("fix") or {}
         if fix:
             files = f" (edited {', '.join(one_line(f, 100) for f in fix.get('files') or [])})" if fix.get("files") else ""
             print(f"  fix      {one_line(fix.get('text') or '', 300)}{files}")
     print(f"\n--- the rule file as approving would write it ({one_line(rule['file'], 300)}) ---")
     sys.stdout.write(_block(doc["text"]))
-    if doc.get("diff"):
+    if doc.get("diff") and doc["decision"]["action"] == "extend":  # a new file's diff is the file again
         print(f"\n--- diff against {one_line(rule['file'], 300)} ---")
         sys.stdout.write(_block(doc["diff"]))
 

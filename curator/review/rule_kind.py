@@ -56,7 +56,7 @@ class RuleKind:
     def show(self, engine, item: ReviewItem) -> dict:
         view = engine.rule(item.id)
         p, cand = view["plan"], view["candidate"]
-        reasons = [f"failed the same way in {cand.sessions} session(s)"]
+        reasons = [f"failed the same way in {cand.sessions} session{'' if cand.sessions == 1 else 's'}"]
         if view["since"]:
             reasons.append(recurred(view["since"]))
         if p["action"] == "noop" and item.state == READY:
