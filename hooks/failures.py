@@ -10,8 +10,6 @@ tail's status. Every other Bash call is turned away by the dispatcher before any
 
 from __future__ import annotations
 
-import os
-
 from curator.util.lazyre import LazyRegex
 from curator.util.log import log_line
 
@@ -19,7 +17,6 @@ from curator.util.log import log_line
 # a <tool_use_error> tag.
 _WRAPPER = LazyRegex(r"\A\s*(?:Error: )?(?:<tool_use_error>)?(?:Exit code -?\d+[ \t]*(?:\r?\n|\Z))?")
 _TAG_END = "</tool_use_error>"
-_STAND_IN = LazyRegex(r"[^A-Za-z0-9_-]")
 
 
 def _command(payload: dict) -> str:
@@ -63,19 +60,6 @@ def wanted(payload: dict) -> bool:
     return classify(_command(payload)) is not None and looks_failed(output)
 
 
-def session_of(payload: dict) -> str:
-    """The payload's session id; without one, a stable stand-in from the transcript's name (Claude
-    Code names a transcript after its session), else one for the whole project."""
-    session = payload.get("session_id")
-    if isinstance(session, str) and session.strip():
-        return session
-    transcript = payload.get("transcript_path")
-    if isinstance(transcript, str) and transcript:
-        stem = os.path.basename(transcript).rsplit(".", 1)[0]
-        return "transcript-" + _STAND_IN.sub("_", stem)[:60]
-    return "unknown-session"
-
-
 def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(), review_auto_memory=False) -> int:
     event = payload["hook_event_name"]
     output = output_of(payload)
@@ -92,8 +76,8 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
 
     command = _command(payload)
     found = failures(command, output, project=project, limit=cfg["rules"]["per_output"])
-    session, at = session_of(payload), now_iso()
     transcript = payload.get("transcript_path") if isinstance(payload.get("transcript_path"), str) else ""
+    session, at = ledger.session_for(payload.get("session_id"), transcript), now_iso()
     for f in found:
         try:
             r = ledger.record(data, f, session=session, at=at, command=command, error=f.excerpt or output,

@@ -69,6 +69,17 @@ def session_name(session: str) -> str:
     return name + "_" if name == "failure" else name
 
 
+def session_for(session_id: object, transcript: object = "") -> str:
+    """The session to count under: its id; without one, a stable stand-in from the transcript's name
+    (Claude Code names a transcript after its session), else one for the whole project."""
+    if isinstance(session_id, str) and session_id.strip():
+        return session_id
+    if isinstance(transcript, str) and transcript:
+        stem = os.path.basename(transcript).rsplit(".", 1)[0]
+        return "transcript-" + _UNSAFE.sub("_", stem)[:60]
+    return "unknown-session"
+
+
 def failure_dir(data, key: str) -> str:
     if not is_key(key):
         raise ValueError(f"not a failure signature key: {key!r}")
