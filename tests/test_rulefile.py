@@ -230,3 +230,34 @@ def test_front_matter_is_parsed_back_before_writing(project, monkeypatch, glob):
     monkeypatch.setattr(rulefile, "front_matter",
                         lambda paths: "---\npaths:\n" + "".join(f"  - {g}\n" for g in paths) + "---\n")
     assert "would not read back" in plan(project, K1, "One.", "testing", [glob]).error
+
+
+def test_two_approvals_racing_for_one_file_lose_nothing(project):
+    approve(project, K1, "One.")
+    first, second = plan(project, K2, "Two.", "testing", TESTS), plan(project, K3, "Three.", "testing", TESTS)
+    write(first)
+    with pytest.raises(RuleFileError, match="changed since"):
+        write(second)
+    write(plan(project, K3, "Three.", "testing", TESTS))  # planned again: on top of the first
+    text = (rules(project) / "testing.md").read_text()
+    assert [line.split(" <!--")[0] for line in text.splitlines() if line.startswith("- ")] == \
+        ["- One.", "- Two.", "- Three."]
+
+
+def test_a_full_disk_is_a_clear_error_and_the_file_stays_as_it_was(project, monkeypatch):
+    import errno
+
+    from curator.util import atomic
+
+    approve(project, K1, "One.")
+    before = (rules(project) / "testing.md").read_bytes()
+    p = plan(project, K2, "Two.", "testing", TESTS)
+
+    def full(path, *a, **k):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+
+    monkeypatch.setattr(atomic, "_temp_file", full)
+    with pytest.raises(RuleFileError, match="testing.md not written: .*No space left on device"):
+        write(p)
+    assert (rules(project) / "testing.md").read_bytes() == before
+    assert os.listdir(rules(project)) == ["testing.md"]

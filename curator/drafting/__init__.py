@@ -177,6 +177,29 @@ class LookResult(ModelCall):
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class RuleRequest:
+    """A graduation candidate's rule to draft (curator/rules/draft.py): `evidence` is the failure and its
+    sessions as text (redacted; the prompt fences it), `key` the candidate's. A Claude drafter's `rule`
+    answers it."""
+
+    key: str
+    evidence: str
+    model_alias: str = ""
+    model_id: str = ""
+
+
+@dataclass
+class RuleResult(ModelCall):
+    """A model's rule: `answer` {rule, topic, paths} as the model gave it (read for its shape only; the
+    caller checks what it says), or `skipped` (the model's reason); the call's usage as on a DraftResult."""
+
+    model: str
+    answer: dict | None = None
+    skipped: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
 @dataclass
 class CheckResult(ModelCall):
     """The verification pass's answer about one draft: its concerns, each {kind, where, message}."""
@@ -200,7 +223,8 @@ class Drafter(Protocol):
 
     def draft(self, request: DraftRequest) -> DraftResult: ...
 
-    # The Claude backends also have `second_look(request: LookRequest) -> LookResult` (never raises).
+    # The Claude backends also have `second_look(request: LookRequest) -> LookResult` and
+    # `rule(request: RuleRequest) -> RuleResult` (neither raises).
 
 
 @dataclass(frozen=True)
@@ -328,5 +352,5 @@ def _claude_cli(executable: str, cfg: Mapping, reason: str) -> Drafter:
 
 
 __all__ = ["BACKENDS", "CheckResult", "Checker", "Choice", "DraftRequest", "DraftResult", "Drafter",
-           "DrafterUnavailable", "LookRequest", "LookResult", "ModelCall", "USAGE", "choose", "describe", "get_drafter",
+           "DrafterUnavailable", "LookRequest", "LookResult", "ModelCall", "RuleRequest", "RuleResult", "USAGE", "choose", "describe", "get_drafter",
            "model_for"]

@@ -17,7 +17,8 @@ SDK does (gateways, local Anthropic-compatible servers): nothing is passed expli
   covers both Claude backends. A failure says whether it is worth retrying (429, 5xx, 529 overloaded,
   timeouts, dropped connections, a malformed answer) or fatal for the backend (401/403, no credit).
 - `check` is the optional verification pass, `second_look` the look at a session
-  (curator/candidates/second_look.py): the same call shape with their own prompt and tool.
+  (curator/candidates/second_look.py), `rule` a graduation candidate's rule (curator/rules/draft.py):
+  the same call shape with their own prompt and tool.
 - Each call's cost comes from the price table (curator/drafting/prices.py): the API does not say it.
 
 `draft` never raises: an SDK error and an answer that is not a valid draft are results whose `error`
@@ -31,7 +32,8 @@ import threading
 import time
 from typing import Mapping
 
-from curator.drafting import CheckResult, DraftRequest, DraftResult, LookRequest, LookResult, ModelCall, prices
+from curator.drafting import (CheckResult, DraftRequest, DraftResult, LookRequest, LookResult, ModelCall, RuleRequest,
+                              RuleResult, prices)
 from curator.drafting import prompt as prompts
 from curator.drafting.claude_cli import timeout_for
 from curator.util.textsafe import one_line
@@ -39,6 +41,7 @@ from curator.util.textsafe import one_line
 TOOL = "record_memory"
 CHECK_TOOL = "record_concerns"
 LOOK_TOOL = "record_findings"
+RULE_TOOL = "record_rule"
 MAX_TOKENS = 2048
 TRANSIENT_STATUSES = (408, 409, 429)  # and every 5xx (529 overloaded): what is worth asking again
 FATAL_STATUSES = (401, 403)  # the key or the account: no other model of this backend does better
@@ -87,7 +90,11 @@ class AnthropicDrafter:
                           "holds, with their turns.", prompts.look_schema(),
                           prompts.look_prompt(request.activity, request.already))
 
-    def _args(self, request: DraftRequest | LookRequest, system: str, tool: str, description: str, schema: dict,
+    def rule_args(self, request: RuleRequest) -> dict:
+        return self._args(request, prompts.RULE_SYSTEM_PROMPT, RULE_TOOL, "Record the rule, or skip with a reason.",
+                          prompts.rule_schema(), prompts.rule_prompt(request.evidence))
+
+    def _args(self, request: DraftRequest | LookRequest | RuleRequest, system: str, tool: str, description: str, schema: dict,
               content: str) -> dict:
         model = request.model_id or request.model_alias
         forced = prices.family(model) not in self._unforced
@@ -131,6 +138,15 @@ class AnthropicDrafter:
             prompts.fill_findings(result, request, "anthropic", lambda: _tool_input(message, LOOK_TOOL))
 
         return self._call(lambda: self.look_args(request), result, answer)
+
+    def rule(self, request: RuleRequest) -> RuleResult:
+        """One Messages API call on a graduation candidate's evidence: the rule that would prevent it."""
+        result = RuleResult(model=request.model_id or request.model_alias or "anthropic")
+
+        def answer(message):
+            prompts.fill_rule(result, "anthropic", lambda: _tool_input(message, RULE_TOOL))
+
+        return self._call(lambda: self.rule_args(request), result, answer)
 
     def _call(self, args, result: ModelCall, answer):
         """One Messages API call: usage and cost onto `result`, then `answer(message)` completes it.

@@ -17,7 +17,8 @@ reports an API failure as `is_error: true` (its `subtype` may still say "success
 a bad key, no credit or a flag this CLI does not know are fatal for the backend; a subscription's
 usage limit (it resets in hours) is neither: the next model may still have room.
 
-`check` is the optional verification pass: the same isolated child with the verifier's prompt and schema.
+`check` is the optional verification pass, `second_look` the look at a session and `rule` a graduation
+candidate's rule: the same isolated child with their own prompt and schema.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ import threading
 import time
 from typing import Mapping
 
-from curator.drafting import CheckResult, DraftRequest, DraftResult, LookRequest, LookResult, ModelCall
+from curator.drafting import (CheckResult, DraftRequest, DraftResult, LookRequest, LookResult, ModelCall, RuleRequest,
+                              RuleResult)
 from curator.drafting import prompt as prompts
 from curator.util.textsafe import one_line
 
@@ -108,6 +110,16 @@ class ClaudeCliDrafter:
 
         return self._call(lambda: (self.argv(request, schema=prompts.look_schema(), system=prompts.LOOK_SYSTEM_PROMPT),
                                    prompts.look_prompt(request.activity, request.already)), result, answer)
+
+    def rule(self, request: RuleRequest) -> RuleResult:
+        """One `claude -p` child on a graduation candidate's evidence: the rule that would prevent it."""
+        result = RuleResult(model=request.model_alias or "claude-cli")
+
+        def answer(envelope):
+            prompts.fill_rule(result, "claude CLI", lambda: _answer(envelope))
+
+        return self._call(lambda: (self.argv(request, schema=prompts.rule_schema(), system=prompts.RULE_SYSTEM_PROMPT),
+                                   prompts.rule_prompt(request.evidence)), result, answer)
 
     def _call(self, build, result: ModelCall, answer):
         """One child: usage onto `result`, then `answer(envelope)` completes it. Never raises."""

@@ -132,20 +132,30 @@ _LEADS = re.compile(
     r"|(?:the\s+)?(?:fix|solution|answer)\s+(?:is|was)\s+(?:to\s+)?"
     r"|(?:it|this|the \w+)\s+(?:needs?|needed)\s+to\s+|(?:we|you|i)\s+(?:need|needed|have|had|must|should)\s+to\s+"
     r"|(?:we|you)\s+(?:must|should)\s+)", re.I)
+# "I'll use tmp_path instead": a fix said as the next step. Not "I'll check ...": that is a step, not a fix.
+_NEXT = re.compile(r"^(?:i|we)(?:'ll| will)\s+(?!check\b|read\b|look\b|see\b|try\b|investigate\b)", re.I)
+_SENTENCES = 3  # a fix's instruction is among its first sentences
 
 
-def _first_sentence(text: str) -> str:
-    text = one_line(text, 1000)
-    m = re.search(r"(?<=[.!?])\s+(?=[A-Z`])", text)
-    return (text[:m.start()] if m else text).strip()
+def _sentences(text: str) -> list[str]:
+    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z`])", one_line(text, 1000))
+    return [p.strip().rstrip(" .!") for p in parts[:_SENTENCES] if p.strip()]
 
 
 def fix_instruction(text) -> str | None:
-    """The fix a session stated, as an instruction ("Use the `tmp_path` fixture ..."); None when the
-    text does not say one (narration, a finding, a question)."""
+    """The fix a session stated, as an instruction ("Use the `tmp_path` fixture ..."), from the first
+    of its first sentences that says one; None when none does (narration, a finding, a question)."""
     if not isinstance(text, str) or not text.strip():
         return None
-    sentence = _LEADS.sub("", _first_sentence(redact_text(text)).rstrip(" .!"), count=1).strip()
+    for sentence in _sentences(redact_text(text)):
+        found = _instruction(_NEXT.sub("", _LEADS.sub("", sentence, count=1), count=1).strip())
+        if found:
+            return found
+    return None
+
+
+def _instruction(sentence: str) -> str | None:
+    """`sentence` as an instruction when it starts with one's verb (or its -ing form), else None."""
     if not sentence or "?" in sentence or _NOISE.search(sentence) or _TEMP_PATH.search(sentence):
         return None
     first, _, rest = sentence.partition(" ")
@@ -279,3 +289,93 @@ def offline(candidate) -> dict:
     except ValueError:  # a secret or a marker in the evidence: say less
         rule = f"Run {_code(tool, 40)} again after changing code: {subject} has failed {_times(n)}."
     return {"rule": rule, "topic": topic_for(failure), "paths": suggest_paths(failure.get("files") or ())}
+
+
+# -- the model's rule ------------------------------------------------------------------------------
+
+CLAUDE_BACKENDS = ("anthropic", "claude-cli")
+RULE_MODEL_CATEGORY = "runbook"  # a rule is a runbook's lesson: drafted with that category's model (haiku)
+EVIDENCE_SESSIONS = 5  # the most recent sessions shown to the model
+_EXCERPT_MAX = 600
+
+
+def evidence(candidate, suggested: Mapping | None = None) -> str:
+    """What the model reads about a candidate: the failure, the most recent sessions (command, error,
+    fix) and the offline rule; redacted again (the ledger's text already was), bounded."""
+    failure = _get(candidate, "failure") or {}
+    failure = failure if isinstance(failure, Mapping) else {}
+    lines = [f"Failure: {failure.get('kind') or '?'} by {failure.get('tool') or '?'}",
+             f"Signature: {one_line(str(failure.get('signature') or ''), 300)}"]
+    for key, label in (("test", "Test"), ("error_type", "Error type"), ("message", "Message")):
+        if failure.get(key):
+            lines.append(f"{label}: {one_line(str(failure[key]), 300)}")
+    files = [f for f in failure.get("files") or () if _project_file(f)]
+    if files:
+        lines.append(f"Files involved: {', '.join(files[:10])}")
+    occurrences = [o for o in _get(candidate, "occurrences") or [] if isinstance(o, Mapping)]
+    lines.append(f"Sessions it failed in: {_sessions(candidate)}")
+    for o in occurrences[-EVIDENCE_SESSIONS:]:
+        lines += ["", f"Session {one_line(str(o.get('session') or '?'), 80)} at {one_line(str(o.get('at') or '?'), 30)}:",
+                  f"  command: {one_line(str(o.get('command') or ''), 300)}",
+                  "  error:", *("    " + line for line in _clip(str(o.get("error") or ""), _EXCERPT_MAX).splitlines())]
+        fix = o.get("fix") if isinstance(o.get("fix"), Mapping) else None
+        if fix:
+            lines.append(f"  what fixed it: {one_line(str(fix.get('text') or ''), 400)}")
+            if fix.get("files"):
+                lines.append(f"  files edited: {', '.join(one_line(str(f), 200) for f in list(fix['files'])[:10])}")
+            if fix.get("command"):
+                lines.append(f"  then passed: {one_line(str(fix['command']), 300)}")
+    if suggested:
+        lines += ["", f"A rule written without a model: {suggested.get('rule', '')}",
+                  f"Its topic: {suggested.get('topic', '')}; its paths: {list(suggested.get('paths') or [])}"]
+    return redact_text("\n".join(lines))
+
+
+def _clip(text: str, limit: int) -> str:
+    from curator.util.textsafe import clean
+
+    text = clean(text).strip()
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def checked(answer: Mapping) -> dict:
+    """A model's {rule, topic, paths} as a rules file takes it: the rule one clean line with no secret,
+    the topic a safe name, every glob valid. ValueError saying what is wrong."""
+    rule = one_line(str(answer.get("rule") or ""), 10 * rulefile.RULE_MAX)
+    rule = rulefile.check_rule(rule)
+    paths = rulefile.check_paths(answer.get("paths") or [])
+    if len(rule.split()) < 3:
+        raise ValueError(f"the rule {rule!r} is too short to say what to do")
+    return {"rule": rule, "topic": rulefile.topic_name(answer.get("topic")), "paths": paths}
+
+
+def draft_rule(drafter, candidate, cfg: Mapping, *, usage=None, now: str | None = None) -> dict:
+    """A candidate's draft {rule, topic, paths, by, model, at, error}: the model's rule when the drafter
+    is a Claude backend and its answer holds up, else the offline rule, with why in `error` (a failed
+    call, an answer rejected, the model's skip). Never raises. `usage` (a ModelCall): the call's tokens
+    and cost are added to it."""
+    from curator.drafting import RuleRequest, RuleResult, model_for
+    from curator.util.stamps import now_iso
+
+    at = now or now_iso()
+    suggested = offline(candidate)
+    name = str(getattr(drafter, "name", "") or "offline")
+    if name not in CLAUDE_BACKENDS or not callable(getattr(drafter, "rule", None)):
+        return {**suggested, "by": "offline", "model": "", "at": at, "error": ""}
+    alias, model_id = model_for(cfg, RULE_MODEL_CATEGORY)
+    request = RuleRequest(key=str(_get(candidate, "id") or ""), evidence=evidence(candidate, suggested),
+                          model_alias=alias, model_id=model_id)
+    try:
+        result = drafter.rule(request)
+    except Exception as e:  # a backend must not raise; if one does, the offline rule stands
+        result = RuleResult(model=model_id or alias, error=one_line(f"{e.__class__.__name__}: {e}"))
+    if usage is not None:
+        usage.add_usage(result)
+    model = str(result.model or model_id or alias)
+    why = result.error or (f"{name} skipped: {result.skipped}" if result.skipped is not None else "")
+    if not why:
+        try:
+            return {**checked(result.answer or {}), "by": name, "model": model, "at": at, "error": ""}
+        except ValueError as e:
+            why = f"{name} answer rejected: {e}"
+    return {**suggested, "by": "offline", "model": model, "at": at, "error": one_line(why)}

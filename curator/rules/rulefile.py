@@ -36,7 +36,7 @@ import unicodedata
 from dataclasses import asdict, dataclass
 
 from curator.capture.redact import find_secrets
-from curator.util.atomic import replace_if_unchanged
+from curator.util.atomic import failure, replace_if_unchanged
 from curator.util.paths import RULES_DIR, is_inside
 
 RULE_MAX = 300  # characters of one rule (one bullet, one line)
@@ -343,8 +343,9 @@ def plan(project, key: str, rule: str, topic: str, paths) -> RulePlan:
 
 
 def write(plan: RulePlan) -> str:
-    """Write `plan` (from plan()); returns the path. RuleFileError when the plan has an error, or when
-    the file changed since the plan (nothing is written then: plan again). A noop writes nothing."""
+    """Write `plan` (from plan()); returns the path. RuleFileError when the plan has an error, when the
+    file changed since the plan (plan again), or when the disk refuses (its __cause__ is the OSError):
+    then nothing is written. A noop writes nothing."""
     if plan.error:
         raise RuleFileError(plan.error)
     if plan.action == "noop":
@@ -358,7 +359,10 @@ def write(plan: RulePlan) -> str:
     error = _folder_error(project, where)
     if error:
         raise RuleFileError(error)
-    os.makedirs(where, exist_ok=True)
+    try:
+        os.makedirs(where, exist_ok=True)
+    except OSError as e:
+        raise RuleFileError(f"{RULES_DIR} cannot be made: {failure(e)}") from e
     error = _folder_error(project, where)  # a symlink put there meanwhile
     if error:
         raise RuleFileError(error)
@@ -374,5 +378,8 @@ def write(plan: RulePlan) -> str:
             raise RuleFileError(f"{plan.rel} changed since the rule was planned: nothing written; look again")
         return after
 
-    replace_if_unchanged(plan.path, render_new)
+    try:
+        replace_if_unchanged(plan.path, render_new)
+    except OSError as e:  # a full disk, a read-only folder: the file is as it was
+        raise RuleFileError(f"{plan.rel} not written: {failure(e)}") from e
     return plan.path
