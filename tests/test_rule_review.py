@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_claude_cli import envelope, fake  # noqa: F401  (fake: a fixture)
 from test_review_cli import cli, cli_json
 
 from curator.engine import Engine
@@ -320,3 +321,35 @@ def test_a_hand_damaged_record_is_named_and_the_others_still_listed(proj, capsys
     assert bad["state"] == "error" and str(broken) in bad["error"] and "unreadable" in bad["error"]
     code, out, err = cli(capsys, "approve", bad["id"], "--project", proj["project"])
     assert code == 1 and broken.read_text() == "{not json"
+
+
+# -- drafting with Claude ----------------------------------------------------------------------------
+
+def test_list_draft_asks_claude_for_the_rule_text_and_approving_writes_it(proj, capsys, fake):
+    (Path(proj["project"]) / ".claude" / "memcurate.yaml").write_text("backend: claude-cli\n")
+    rule = "Create the store's folder before the first write; tests start from an empty tmp_path."
+    fake.reply(envelope(structured_output={"rule": rule, "topic": "storage", "paths": ["app/**/*.py"]}))
+    code, doc, err = cli_json(capsys, "list", "--draft", "--project", proj["project"])
+    assert code == 0, err
+    assert doc["drafted"]["drafted"] == [f"rule/{proj['key']}"] and len(fake.calls()) == 1
+    [item] = rule_items(doc)
+    assert item["title"] == rule and item["rule"]["paths"] == ["app/**/*.py"]
+    assert item["rule"]["file"] == ".claude/rules/memcurate/storage.md"
+    assert candidates.load(proj["data"], proj["key"]).draft["by"] == "claude-cli"
+    code, doc, err = cli_json(capsys, "list", "--draft", "--project", proj["project"])  # drafted once
+    assert doc["drafted"]["drafted"] == [] and len(fake.calls()) == 1
+    code, out, err = cli(capsys, "approve", item["id"], "--project", proj["project"])
+    assert code == 0, err
+    text = (Path(proj["project"]) / ".claude/rules/memcurate/storage.md").read_text()
+    assert f"- {rule} <!-- memcurate:rule/{proj['key']} -->" in text and front_matter(text)["paths"] == ["app/**/*.py"]
+
+
+def test_a_failed_rule_call_keeps_the_offline_text_and_says_why(proj, capsys, fake):
+    (Path(proj["project"]) / ".claude" / "memcurate.yaml").write_text("backend: claude-cli\n")
+    fake.reply(envelope(is_error=True, result="Credit balance is too low"), exit=1)
+    code, doc, err = cli_json(capsys, "list", "--draft", "--project", proj["project"])
+    assert code == 1 and "Credit balance is too low" in doc["drafted"]["failed"][0]["error"]
+    [item] = rule_items(doc)
+    assert item["state"] == "ready" and item["title"] and "3 sessions" in item["title"]
+    draft = candidates.load(proj["data"], proj["key"]).draft
+    assert draft["by"] == "offline" and "Credit balance" in draft["error"]

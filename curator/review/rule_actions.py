@@ -144,7 +144,13 @@ def draft_all(engine) -> dict:
     for cand in todo:
         rid = PREFIX + cand.id
         result = draft.draft_rule(engine.drafter, cand, engine.cfg)  # never raises: offline on failure
-        candidates.set_draft(engine.data, cand.id, result)
+        if result.get("by") == "offline" and not result.get("error"):
+            break  # no Claude backend after all: the offline text stays computed when shown
+        try:
+            candidates.set_draft(engine.data, cand.id, result)  # a failed call's offline text, with why
+        except ValueError as e:  # decided, or its record damaged, meanwhile
+            done["failed"].append({"id": rid, "error": str(e)})
+            continue
         if result.get("error"):
             done["failed"].append({"id": rid, "error": result["error"]})
         else:
