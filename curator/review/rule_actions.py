@@ -22,8 +22,9 @@ LOCK = "rule-files.lock"  # in the data dir's locks/: one writer of .claude/rule
 LOCK_WAIT = 30.0  # seconds an approval or a rejection waits for another one to finish
 
 
-class RuleError(Exception):
-    """What keeps a candidate from being shown or acted on, in one line the person can act on."""
+class RuleError(ValueError):
+    """What keeps a candidate from being shown or acted on, in one line the person can act on (a ValueError,
+    as the Engine's rule methods promise)."""
 
 
 def key_of(query: str) -> str:
@@ -46,9 +47,12 @@ def find(engine, query: str) -> candidates.RuleCandidate:
 
 
 def text(cand) -> dict:
-    """{rule, topic, paths} the person reviews: the edit, else the draft, else the offline text."""
-    if cand.rule:
-        return {"rule": cand.rule, "topic": cand.topic, "paths": list(cand.paths or [])}
+    """{rule, topic, paths} the person reviews: the edit, else the model's draft, else the offline text,
+    computed afresh (a failed call's offline fallback is not reused: its session count would go stale)."""
+    drafted = cand.draft if cand.draft and cand.draft.get("by") != "offline" else None
+    chosen = cand.edit or drafted
+    if chosen and chosen.get("rule"):
+        return {"rule": chosen["rule"], "topic": chosen.get("topic") or "", "paths": list(chosen.get("paths") or [])}
     return draft.offline(cand)
 
 

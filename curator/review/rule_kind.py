@@ -12,13 +12,13 @@ from __future__ import annotations
 import os
 
 from curator.review.items import READY, Outcome, ReviewItem
-from curator.review.rule_actions import APPROVED, PENDING, PREFIX, RuleError, recurred, since_written
+from curator.review.rule_actions import APPROVED, PENDING, PREFIX, REJECTED, RuleError, recurred, since_written, text
 from curator.rules import ledger
 from curator.util.locks import LockBusy
 from curator.util.textsafe import one_line
 
 KIND = "rule"
-STATES = {PENDING: READY, APPROVED: "saved", "rejected": "rejected"}
+STATES = {PENDING: READY, APPROVED: "saved", REJECTED: "rejected"}
 
 
 class RuleKind:
@@ -42,9 +42,9 @@ class RuleKind:
         base = dict(id=PREFIX + cand.id, kind=self.name, state=state, category=KIND, session=last.get("session", ""),
                     created=cand.created or "")
         if state != READY:
-            view = {"rule": cand.rule or "", "topic": cand.topic or "", "paths": list(cand.paths or [])}
+            view = text(cand)  # what was approved (or rejected) as the person saw it
             return ReviewItem(**base, title=view["rule"], where=decision.get("file", ""),
-                              reason=str(decision.get("reason") or "") if state == "rejected" else "",
+                              reason=str(decision.get("reason") or "") if state == STATES[REJECTED] else "",
                               rule=_summary(cand, view, decision.get("file", "")))
         view = engine.rule(cand.id)
         p = view["plan"]
