@@ -120,6 +120,7 @@ def _semantic_checks(cfg: dict, where: str) -> None:
         raise ConfigError(f"{where}: hooks.review_max_bytes: expected at least 1024, "
                           f"found {cfg['hooks']['review_max_bytes']}")
     _recall_checks(cfg["recall"], where)
+    _rules_checks(cfg["rules"], where)
     cr = cfg["triage"]["correction"]
     for key, value in [*((f"weights.{k}", v) for k, v in cr["weights"].items()), ("confirmed", cr["confirmed"])]:
         if value < 0:
@@ -144,6 +145,14 @@ def _recall_checks(rc: dict, where: str) -> None:
     for key, low, high in (("max_chars", 1, 10_000), ("max_memories", 1, 20), ("min_words", 1, 50)):
         if not low <= rc[key] <= high:
             raise ConfigError(f"{where}: recall.{key}: expected a whole number from {low} to {high}, found {rc[key]}")
+
+
+def _rules_checks(rc: dict, where: str) -> None:
+    """Rule graduation's bounds: one session is no recurrence."""
+    for key, low, high in (("threshold", 2, None), ("per_output", 1, 10), ("forget_after_days", 1, None)):
+        if rc[key] < low or (high is not None and rc[key] > high):
+            expected = f"a whole number from {low} to {high}" if high else f"a whole number of at least {low}"
+            raise ConfigError(f"{where}: rules.{key}: expected {expected}, found {rc[key]}")
 
 
 def _drafting_checks(cfg: dict, where: str) -> None:

@@ -18,8 +18,8 @@ PLUGIN_DESCRIPTION = ("memcurate: capture memory candidates at the end of each t
 
 # (event, matcher or None, timeout in seconds). The capture events read a transcript: up to 30 s.
 # The others run before a tool or a prompt, where Claude Code waits: 10 s. PostToolUse and
-# PostToolUseFailure fire on every Bash call (failure capture, to come); until their handler
-# exists the hook returns for them at once.
+# PostToolUseFailure fire on every Bash call (failure capture for rule graduation): a call that
+# shows no failure returns at once, before the project is even looked up.
 ENTRIES: tuple[tuple[str, str | None, int], ...] = (
     ("Stop", None, 30),
     ("SubagentStop", None, 30),

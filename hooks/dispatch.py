@@ -20,9 +20,13 @@ CHILD_ENV = "MEMCURATE_CHILD"  # set in the environment of every process memcura
 MAX_STDIN_BYTES = 1 << 20
 PATH_KEYS = ("transcript_path", "agent_transcript_path", "cwd")
 
-# Installed with a Bash matcher, so they fire on every Bash call; their handler (failure capture)
-# comes later. Until then the hook returns for them at once: no project lookup, no log line.
-QUIET_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
+# Installed with a Bash matcher, they fire on every Bash call: a call that shows no failure returns at
+# once (no project lookup, no config, no log line). First a test of the payload that imports nothing
+# (_may_show_failure), then the failure handler's own (failures.wanted: a checker command, a failure).
+FILTERED_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
+# Words one of which every failing output shows (lowercased); a superset of what signature.looks_failed
+# looks for, so this first test never turns away what the handler would count.
+FAILURE_WORDS = ("fail", "error", "problem", "✕", "✗", "✘", "×", "●", "***", "panic", "traceback", "exception")
 
 # event -> the hooks module whose `handle` takes it, imported only for its own events: a guarded Write
 # does not pay for the capture's transcript reader, nor a Bash call for anything.
@@ -33,6 +37,8 @@ HANDLERS = {
     "SessionEnd": "capture",
     "PreToolUse": "guard",
     "UserPromptSubmit": "recall",
+    "PostToolUse": "failures",
+    "PostToolUseFailure": "failures",
 }
 REVIEW_FLAG = "--review-auto-memory"  # `memcurate hook --review-auto-memory`: stage Claude's memory writes
 
@@ -61,7 +67,7 @@ def run(stdin: bytes, env: dict | None = None, *, review_auto_memory: bool = Fal
         else:
             if not isinstance(payload, dict):
                 problem, payload = "hook input is not a JSON object: ignored", None
-            elif payload.get("hook_event_name") in QUIET_EVENTS and payload["hook_event_name"] not in HANDLERS:
+            elif payload.get("hook_event_name") in FILTERED_EVENTS and not _may_show_failure(payload, env):
                 return 0
     start = session_dir(env)
     project = project_root(start)
@@ -92,6 +98,27 @@ def run(stdin: bytes, env: dict | None = None, *, review_auto_memory: bool = Fal
         log_line(data, event, f"internal error: {e.__class__.__name__}: {e}")
         _tell(e)
         return 0
+
+
+def _may_show_failure(payload: dict, env) -> bool:
+    """Whether a Bash call's PostToolUse / PostToolUseFailure may hold a failure to count: the cheap
+    tests first, then the failure handler's (see FILTERED_EVENTS). memcurate's own children never."""
+    if payload.get("tool_name") != "Bash" or env.get(CHILD_ENV):
+        return False
+    if payload["hook_event_name"] == "PostToolUseFailure":
+        if payload.get("is_interrupt") is True:
+            return False
+    else:
+        response = payload.get("tool_response")
+        if not isinstance(response, dict):
+            return False
+        text = "\n".join(v for v in (response.get("stdout"), response.get("stderr")) if isinstance(v, str))
+        low = text.lower()
+        if not any(word in low for word in FAILURE_WORDS):
+            return False
+    from .failures import wanted
+
+    return wanted(payload)
 
 
 def session_dir(env) -> str:

@@ -213,6 +213,12 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
             if staging.stage(data, doc) is None:
                 notes.append(f"triage {tid} was already staged")
 
+        if t.failed_runs:  # after the triage is staged; it never fails the capture (a note instead)
+            from curator.rules.transcript_failures import record_runs
+
+            notes += record_runs(data, cfg, t.failed_runs, session=session_id or state.get("session", ""),
+                                 transcript=path)
+
         # Only now, with the triage safely staged, move the offset past these bytes.
         summarised = summary and result["session_summary"].get("skipped") is None
         passes = (state.get("passes") or [])[-(MAX_PASSES - 1):] + [[start, end, tid, event]]

@@ -284,6 +284,15 @@ def head(text: str, limit: int) -> str:
     return _before_space(text[:limit])
 
 
+def tail(text: str, limit: int) -> str:
+    """The last `limit` characters, cut at white space (see head)."""
+    if len(text) <= limit:
+        return text
+    cut = text[-limit:]
+    space = min((i for i in (cut.find(" "), cut.find("\n"), cut.find("\t")) if i >= 0), default=-1)
+    return cut[space + 1:] if space >= 0 else ""
+
+
 def _before_space(cut: str) -> str:
     space = max(cut.rfind(" "), cut.rfind("\n"), cut.rfind("\t"))
     return cut[:space] if space > 0 else ""
@@ -588,9 +597,13 @@ class TranscriptReader:
         if isinstance(content, list):
             for b in content:
                 if isinstance(b, dict) and b.get("type") == "tool_result":
-                    # Cut before cleaning: tool output can be megabytes, and only its head is kept.
-                    text = head(clean(strip_reminders(_text_of(b.get("content"))[:TOOL_RESULT_CHARS * 4])),
-                                TOOL_RESULT_CHARS)
+                    # Cut before cleaning: tool output can be megabytes, and only its head is kept
+                    # (and, of an error, its tail: where a test run's summary of failures is).
+                    raw = _text_of(b.get("content"))
+                    text = head(clean(strip_reminders(raw[:TOOL_RESULT_CHARS * 4])), TOOL_RESULT_CHARS)
+                    if b.get("is_error") is True and len(raw) > TOOL_RESULT_CHARS:
+                        rest = raw[TOOL_RESULT_CHARS:][-TOOL_RESULT_CHARS * 4:]
+                        text += "\n…\n" + tail(clean(strip_reminders(rest)), TOOL_RESULT_CHARS)
                     out.append(Entry("tool_result", self.turn, pos, end, text=text,
                                      tool_use_id=_str(b.get("tool_use_id")),
                                      is_error=b.get("is_error") is True,

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 _ERROR_LINE = LazyRegex(r"(?i)(?:(?:error|exception)\b|\b(?:failed|failure|traceback|fatal|cannot|not found|no such)\b)")
 _PUNCT = ".,;:!?'\"()[]{}-–—…*_`~"
+MAX_FAILED_RUNS = 50  # of one pass, kept for rule graduation
+MAX_FIX_NOTES = 5  # files, and assistant texts, noted per failing run
 
 
 # -- rules -------------------------------------------------------------------
@@ -277,11 +279,13 @@ class Triage:
         self.seq = 0
         self.prompt_entry: "Entry | None" = None  # the current turn's prompt, redacted only if a snippet needs it
         self.prompt_cache: tuple[int, str] | None = None
-        self.tool_calls: dict[str, tuple[str, str]] = {}  # tool_use id -> (name, command signature)
+        self.tool_calls: dict[str, tuple[str, str, str]] = {}  # tool_use id -> (name, command signature, command)
         self.pending_errors: dict[tuple[str, str], tuple[int, str]] = {}  # (name, signature) -> (turn, error line)
         # (name, program) -> [turn, error line, edits seen at its last failure, failures]: an error that recurs
         self.failing: dict[tuple[str, str], list] = {}
         self.edits = 0  # file edits seen so far
+        # Failing runs of the error tools and what fixed them, for rule graduation (curator/rules/transcript_failures.py)
+        self.failed_runs: list[dict] = []
         self.last_user: tuple[int, bool] | None = None  # (turn, already a correction) of the last user message
         self.errors = 0
         self.fixes = 0
@@ -331,7 +335,7 @@ class Triage:
         d = self.digest
         for tu in e.tool_uses:
             if tu.name in self.r.error_tools:
-                self.tool_calls[tu.id] = (tu.name, command_signature(tu.target))
+                self.tool_calls[tu.id] = (tu.name, command_signature(tu.target), tu.target)
             if tu.name in self.r.ignored_tools:
                 continue
             d.tool_uses += 1
@@ -339,6 +343,7 @@ class Triage:
                 d.tools.append(tu.name)
             if tu.name in ("Edit", "MultiEdit", "Write", "NotebookEdit"):
                 self.edits += 1
+                self._while_failing("files", tu.target)
             if tu.name in ("Edit", "MultiEdit", "Write", "NotebookEdit") and tu.target \
                     and len(d.files) < Digest.MAX_FILES:
                 target = redact_text(tu.target)
@@ -347,6 +352,7 @@ class Triage:
         if len(self.tool_calls) > 2000:  # results follow their calls closely; forget old ids
             self.tool_calls = dict(list(self.tool_calls.items())[-500:])
         if e.text:
+            self._while_failing("said", e.text[:1000])
             d.outcome = [e.turn, e.start, e.end]
             if self.last_user is not None:  # the first reply to a user message: does it concede?
                 turn, counted = self.last_user
@@ -361,12 +367,16 @@ class Triage:
         if e.rejected:  # of any tool: the user overrode what the assistant proposed
             self.digest.rejected = True
             return
-        call = self.tool_calls.get(e.tool_use_id, ("", ""))
-        if call[0] not in self.r.error_tools:
+        name, signature, command = self.tool_calls.get(e.tool_use_id, ("", "", ""))
+        call = (name, signature)
+        if name not in self.r.error_tools:
             return
         program = (call[0], " ".join(call[1].split()[:2]))  # `go test`, `npm run`, `pytest`
         if e.is_error:
             self.errors += 1
+            if len(self.failed_runs) < MAX_FAILED_RUNS:
+                self.failed_runs.append({"command": command, "output": e.text, "at": e.timestamp, "call": call,
+                                         "program": program, "files": [], "said": [], "fix": None})
             line = ""
             if call not in self.pending_errors:
                 line = one_line(redact_text(error_line(e.text)), 200)
@@ -377,6 +387,9 @@ class Triage:
             else:
                 self.failing[program] = [e.turn, line or self.pending_errors[call][1], self.edits, 1]
             return
+        for run in self.failed_runs:  # the same command, or program, now passes: what came between fixed it
+            if run["fix"] is None and (run["call"] == call or run["program"] == program):
+                run["fix"] = {"said": run.pop("said"), "files": run["files"], "command": command}
         if call in self.pending_errors:
             # The same command got past an earlier error: an error and the turns that fixed it.
             turn, first = self.pending_errors.pop(call)
@@ -388,6 +401,12 @@ class Triage:
             # An error that kept coming back is gone after a file was edited: the edit fixed it.
             del self.failing[program]
             self._error_fixed(seen[0], seen[1], "error-stopped-after-edit")
+
+    def _while_failing(self, what: str, value: str) -> None:
+        """Note an edited file or the assistant's words for each failing run not fixed yet (a few each)."""
+        for run in self.failed_runs:
+            if run["fix"] is None and value and value not in run[what] and len(run[what]) < MAX_FIX_NOTES:
+                run[what].append(value)
 
     def _error_fixed(self, turn: int, first: str, why: str) -> None:
         self.fixes += 1

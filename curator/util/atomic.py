@@ -159,6 +159,27 @@ def write_bytes(path, data: bytes, *, durable: bool = True, sync_dir: bool = Tru
         fsync_dir(os.path.dirname(path) or ".")
 
 
+def write_new(path, data: bytes, *, durable: bool = True) -> bool:
+    """Create `path` holding `data` unless it exists; returns whether this call created it.
+
+    Made whole in a temp file, then linked into place (a link never replaces a file): of two
+    writers racing, exactly one creates it, and a writer killed half-way leaves no half file."""
+    path = os.fspath(path)
+    tmp = _temp_file(path, data, durable)
+    try:
+        made = _put(tmp, path, -1)
+    except BaseException as e:
+        _unlink(tmp)
+        if isinstance(e, OSError):
+            raise _named(e, path) from None
+        raise
+    if not made:
+        _unlink(tmp)
+    elif durable:
+        fsync_dir(os.path.dirname(path) or ".")
+    return made
+
+
 def write_text(path, text: str, *, durable: bool = True) -> None:
     write_bytes(path, text.encode("utf-8"), durable=durable)
 

@@ -1,0 +1,182 @@
+"""Rule graduation candidates: a failure signature that reached the threshold, waiting for a person.
+
+    rules/<key>.json  {"format": 1, "id", "state": pending | approved | rejected, "created", "updated",
+                       "draft": null | {"rule", "topic", "paths", "by", "model", "at", "error"},
+                       "edit": null | {"rule", "topic", "paths"},
+                       "decision": null | {"at", "reason"} | {"at", "file", "sessions"}}
+
+The record is created by the ledger (ledger.stage) when the threshold is first reached; this module
+reads and changes it. The evidence is not copied into it: it is read from the ledger each time, so
+an occurrence after graduation simply adds evidence. A rejected record stays, so its signature is
+never proposed again. Every change is made under a lock per key and written atomically.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from curator.rules import ledger
+from curator.util.atomic import read_json, write_json
+from curator.util.locks import FileLock
+from curator.util.stamps import now_iso
+
+STATES = ("pending", "approved", "rejected")
+LOCK_WAIT = 5.0
+DRAFT_KEYS = ("rule", "topic", "paths", "by", "model", "at", "error")
+EDIT_KEYS = ("rule", "topic", "paths")
+
+
+@dataclass
+class RuleCandidate:
+    id: str
+    state: str
+    failure: dict
+    occurrences: list[dict]
+    draft: dict | None
+    edit: dict | None
+    decision: dict | None
+    created: str
+    updated: str
+    notes: list[str] = field(default_factory=list)  # damaged evidence files skipped while loading
+
+    @property
+    def sessions(self) -> int:
+        return len(self.occurrences)
+
+    def _text(self, name: str):
+        chosen = self.edit or self.draft
+        return chosen.get(name) if chosen else None
+
+    @property
+    def rule(self) -> str | None:
+        return self._text("rule")
+
+    @property
+    def topic(self) -> str | None:
+        return self._text("topic")
+
+    @property
+    def paths(self) -> list[str] | None:
+        return self._text("paths")
+
+
+def _read(path: str, notes: list | None) -> dict | None:
+    """The record at `path`, None when missing or damaged (named in `notes`)."""
+    try:
+        doc = read_json(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        _note(notes, f"{path}: unreadable ({e.__class__.__name__}), skipped")
+        return None
+    if not (isinstance(doc, dict) and doc.get("state") in STATES and ledger.is_key(doc.get("id"))):
+        _note(notes, f"{path}: not a rule candidate record (hand-edited?), skipped")
+        return None
+    return doc
+
+
+def _note(notes: list | None, text: str) -> None:
+    if notes is not None:
+        notes.append(text)
+
+
+def _optional(doc: dict, name: str) -> dict | None:
+    value = doc.get(name)
+    return value if isinstance(value, dict) else None
+
+
+def load(data, key: str, *, notes: list | None = None) -> RuleCandidate | None:
+    """The candidate `key` with its evidence from the ledger; None when there is none (or its record
+    is damaged: named in `notes`)."""
+    if not ledger.is_key(key):
+        return None
+    doc = _read(ledger.candidate_path(data, key), notes)
+    if doc is None or doc["id"] != key:
+        if doc is not None:
+            _note(notes, f"{ledger.candidate_path(data, key)}: holds id {doc['id']}, skipped")
+        return None
+    found: list[str] = []
+    failure = ledger.failure(data, key, notes=found) or {}
+    occurrences = ledger.occurrences(data, key, notes=found)
+    if notes is not None:
+        notes.extend(found)
+    return RuleCandidate(id=key, state=doc["state"], failure=failure, occurrences=occurrences,
+                         draft=_optional(doc, "draft"), edit=_optional(doc, "edit"),
+                         decision=_optional(doc, "decision"), created=str(doc.get("created", "")),
+                         updated=str(doc.get("updated", "")), notes=found)
+
+
+def all(data, *, every: bool = False, notes: list | None = None) -> list[RuleCandidate]:  # noqa: A001 (the design's name)
+    """The pending candidates (every state with `every`), oldest first. Damaged records are skipped
+    and named in `notes`."""
+    folder = os.path.join(os.fspath(data), ledger.RULES_DIR)
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        key = name[:-5] if name.endswith(".json") else ""
+        if not ledger.is_key(key):
+            continue
+        c = load(data, key, notes=notes)
+        if c is not None and (every or c.state == "pending"):
+            out.append(c)
+    return sorted(out, key=lambda c: (c.created, c.id))
+
+
+def _change(data, key: str, change, *, pending: bool = True) -> dict:
+    """Apply `change(doc)` to the record of `key` under its lock and write it; returns the new record.
+    ValueError when there is no such record, it is damaged, or (with `pending`) it is decided."""
+    path = ledger.candidate_path(data, key)
+    with FileLock(os.path.join(os.fspath(data), "locks", f"rule-{key}.lock"), wait=LOCK_WAIT):
+        notes: list[str] = []
+        doc = _read(path, notes)
+        if doc is None:
+            raise ValueError(notes[0] if notes else f"no rule candidate rule/{key}")
+        if pending and doc["state"] != "pending":
+            raise ValueError(f"rule/{key} is already {doc['state']}")
+        change(doc)
+        doc["updated"] = now_iso()
+        write_json(path, doc)
+        return doc
+
+
+def _shape(value: dict | None, names: tuple[str, ...], what: str) -> dict | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError(f"a rule {what} must be a mapping, not {type(value).__name__}")
+    out = {k: value.get(k) for k in names}
+    if not isinstance(out["paths"], list):
+        out["paths"] = list(out["paths"] or [])
+    return out
+
+
+def set_draft(data, key: str, draft: dict | None) -> dict:
+    """Store the rule text a drafter made ({rule, topic, paths, by, model, at, error})."""
+    shaped = _shape(draft, DRAFT_KEYS, "draft")
+    return _change(data, key, lambda doc: doc.__setitem__("draft", shaped))
+
+
+def set_edit(data, key: str, edit: dict | None) -> dict:
+    """Store the person's own rule text ({rule, topic, paths}); None goes back to the draft."""
+    shaped = _shape(edit, EDIT_KEYS, "edit")
+    return _change(data, key, lambda doc: doc.__setitem__("edit", shaped))
+
+
+def mark_approved(data, key: str, file: str, sessions: int) -> dict:
+    """The rule was written into `file` (relative to the project) from `sessions` sessions of evidence."""
+    def change(doc):
+        doc["state"] = "approved"
+        doc["decision"] = {"at": now_iso(), "file": file, "sessions": int(sessions)}
+    return _change(data, key, change)
+
+
+def mark_rejected(data, key: str, reason: str = "") -> dict:
+    """Never propose this signature again; the reason is kept."""
+    def change(doc):
+        doc["state"] = "rejected"
+        doc["decision"] = {"at": now_iso(), "reason": ledger.cap(reason, 400)}
+    return _change(data, key, change)

@@ -1,0 +1,282 @@
+"""The failure ledger: how many sessions saw each failure signature, in the data dir, without locks.
+
+    failures/<key>/failure.json     the Failure (asdict + "key", "first_seen"), written once
+    failures/<key>/<session>.json   one per session that saw it: when, from where, the command, the
+                                    error, and what fixed it when a transcript shows that
+
+Every file is made whole in a temp file and linked into place, which never replaces a file: two
+hooks of one session at once count once, a retry in a session does not count again, and a writer
+killed half-way leaves no half file to be counted. A signature's count is the number of its session
+files, so counting is one directory listing.
+
+At the threshold the candidate record (rules/<key>.json, read and changed by candidates.py) is
+created here, once, the same way: whoever first sees the threshold reached stages it, and a record
+that exists (pending, approved or rejected) is never made again. It is created here rather than in
+candidates.py because candidates.py reads the ledger, and the hook should load only this module.
+
+Command, error and fix text are redacted before they touch the disk, and capped.
+Stdlib only (and curator's light utilities): the PostToolUse hook imports it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from curator.capture.redact import redact_text
+from curator.util.atomic import dump_json, is_temp_name, write_json, write_new
+from curator.util.lazyre import LazyRegex
+from curator.util.stamps import now_iso
+from curator.util.textsafe import clean, one_line
+
+FAILURES_DIR = "failures"
+RULES_DIR = "rules"  # the candidate records
+FAILURE_FILE = "failure.json"
+CANDIDATE_FORMAT = 1
+MAX_COMMAND = 300
+MAX_ERROR = 600
+MAX_FIX = 400
+MAX_FILES = 10
+MAX_SESSION = 80
+KEY_LENGTH = 12
+_HEX = frozenset("0123456789abcdef")
+_UNSAFE = LazyRegex(r"[^A-Za-z0-9_-]")
+
+
+class Recorded:
+    """What one `record` call did: the signature's key, whether this session's occurrence is new,
+    how many sessions have now seen it, and whether this call staged its candidate."""
+
+    __slots__ = ("key", "new", "sessions", "staged")
+
+    def __init__(self, key: str, new: bool, sessions: int, staged: bool) -> None:
+        self.key, self.new, self.sessions, self.staged = key, new, sessions, staged
+
+    def __repr__(self) -> str:
+        return f"Recorded({self.key!r}, new={self.new}, sessions={self.sessions}, staged={self.staged})"
+
+
+# -- names -------------------------------------------------------------------------------------------
+
+def is_key(key: object) -> bool:
+    return isinstance(key, str) and len(key) == KEY_LENGTH and _HEX.issuperset(key)
+
+
+def session_name(session: str) -> str:
+    """A session id as a file name: [A-Za-z0-9_-], at most 80 characters, never `failure`."""
+    name = _UNSAFE.sub("_", session or "")[:MAX_SESSION] or "unknown"
+    return name + "_" if name == "failure" else name
+
+
+def session_for(session_id: object, transcript: object = "") -> str:
+    """The session to count under: its id; without one, a stable stand-in from the transcript's name
+    (Claude Code names a transcript after its session), else one for the whole project."""
+    if isinstance(session_id, str) and session_id.strip():
+        return session_id
+    if isinstance(transcript, str) and transcript:
+        stem = os.path.basename(transcript).rsplit(".", 1)[0]
+        return "transcript-" + _UNSAFE.sub("_", stem)[:60]
+    return "unknown-session"
+
+
+def failure_dir(data, key: str) -> str:
+    if not is_key(key):
+        raise ValueError(f"not a failure signature key: {key!r}")
+    return os.path.join(os.fspath(data), FAILURES_DIR, key)
+
+
+def candidate_path(data, key: str) -> str:
+    if not is_key(key):
+        raise ValueError(f"not a rule candidate id: {key!r}")
+    return os.path.join(os.fspath(data), RULES_DIR, f"{key}.json")
+
+
+# -- what goes on disk -------------------------------------------------------------------------------
+
+def cap(text: str, limit: int, *, lines: bool = False) -> str:
+    """`text` redacted, then cut to `limit` characters (redact first: a cut could split a secret and
+    keep half of it). `lines` keeps line breaks (an error excerpt); else one line."""
+    text = redact_text(text or "")
+    if not lines:
+        return one_line(text, limit)
+    text = clean(text).strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _files(files) -> list[str]:
+    return [one_line(redact_text(f), 300) for f in list(files or ())[:MAX_FILES] if isinstance(f, str) and f]
+
+
+def clean_fix(fix: dict | None) -> dict | None:
+    """A fix as it is stored: {"text", "files", "command"}, redacted and capped; None stays None."""
+    if not fix:
+        return None
+    return {"text": cap(str(fix.get("text") or ""), MAX_FIX),
+            "files": _files(fix.get("files")),
+            "command": cap(str(fix.get("command") or ""), MAX_COMMAND)}
+
+
+def _failure_doc(failure, at: str) -> dict:
+    from dataclasses import asdict, is_dataclass
+
+    doc = asdict(failure) if is_dataclass(failure) else dict(failure)
+    for name in ("signature", "test", "message", "error_type"):
+        if isinstance(doc.get(name), str):
+            doc[name] = cap(doc[name], 300)
+    doc["excerpt"] = cap(str(doc.get("excerpt") or ""), MAX_ERROR, lines=True)
+    doc["files"] = _files(doc.get("files"))
+    doc["key"] = failure.key
+    doc["first_seen"] = at
+    return doc
+
+
+# -- recording ---------------------------------------------------------------------------------------
+
+def record(data, failure, *, session: str, at: str, command: str, error: str, source: str,
+           transcript: str = "", fix: dict | None = None, threshold: int) -> Recorded:
+    """Count `failure` (a signature.Failure) once for `session`; stage its candidate at `threshold`.
+
+    A session that already counted it gains nothing but, when `fix` is given and its occurrence has
+    none yet, that fix. Raises OSError when the data dir cannot be written (the caller logs it)."""
+    key = failure.key
+    folder = failure_dir(data, key)
+    occurrence = {"session": one_line(session, 200), "at": at or now_iso(), "source": source,
+                  "command": cap(command, MAX_COMMAND), "error": cap(error, MAX_ERROR, lines=True),
+                  "files": _files(getattr(failure, "files", ())), "transcript": transcript or "",
+                  "fix": clean_fix(fix)}
+    name = os.path.join(folder, f"{session_name(session)}.json")
+    for attempt in (0, 1):
+        try:
+            os.makedirs(folder, exist_ok=True)
+            if not os.path.exists(os.path.join(folder, FAILURE_FILE)):
+                write_new(os.path.join(folder, FAILURE_FILE), dump_json(_failure_doc(failure, occurrence["at"])),
+                          durable=False)
+            new = write_new(name, dump_json(occurrence), durable=False)
+            break
+        except FileNotFoundError:
+            if attempt:  # pruned between makedirs and the write: once more, into a fresh folder
+                raise
+    if not new and occurrence["fix"]:
+        add_fix(data, key, session, occurrence["fix"])
+    count = sessions(data, key)
+    staged = count >= threshold and stage(data, key)
+    return Recorded(key, new, count, staged)
+
+
+def stage(data, key: str) -> bool:
+    """Create the pending candidate record of `key` unless one exists (in any state); returns whether
+    this call created it."""
+    path = candidate_path(data, key)
+    if os.path.exists(path):
+        return False
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    stamp = now_iso()
+    doc = {"format": CANDIDATE_FORMAT, "id": key, "state": "pending", "created": stamp, "updated": stamp,
+           "draft": None, "edit": None, "decision": None}
+    return write_new(path, dump_json(doc))
+
+
+def add_fix(data, key: str, session: str, fix: dict) -> bool:
+    """Record what fixed `key` in `session` (the transcript triage knows it later than the hook).
+    Returns whether the occurrence changed: False when it does not exist or already holds this fix."""
+    path = os.path.join(failure_dir(data, key), f"{session_name(session)}.json")
+    try:
+        with open(path, "rb") as f:
+            doc = json.loads(f.read())
+    except (OSError, ValueError):
+        return False
+    fix = clean_fix(fix)
+    if not isinstance(doc, dict) or not fix or doc.get("fix") == fix:
+        return False
+    doc["fix"] = fix
+    write_json(path, doc)
+    return True
+
+
+# -- reading -----------------------------------------------------------------------------------------
+
+def _session_files(folder: str) -> list[str]:
+    try:
+        names = os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [n for n in names if n.endswith(".json") and n != FAILURE_FILE and not is_temp_name(n)]
+
+
+def sessions(data, key: str) -> int:
+    """How many sessions saw `key` (one directory listing)."""
+    return len(_session_files(failure_dir(data, key)))
+
+
+def _read(path: str, notes: list | None) -> dict | None:
+    try:
+        with open(path, "rb") as f:
+            doc = json.loads(f.read())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        if notes is not None:
+            notes.append(f"{path}: unreadable ({e.__class__.__name__}), skipped")
+        return None
+    if not isinstance(doc, dict):
+        if notes is not None:
+            notes.append(f"{path}: not a JSON object, skipped")
+        return None
+    return doc
+
+
+def occurrences(data, key: str, *, notes: list | None = None) -> list[dict]:
+    """The sessions that saw `key`, oldest first. A damaged file is skipped (and named in `notes`)."""
+    folder = failure_dir(data, key)
+    found = []
+    for name in _session_files(folder):
+        doc = _read(os.path.join(folder, name), notes)
+        if doc is not None:
+            found.append(doc)
+    return sorted(found, key=lambda d: (str(d.get("at", "")), str(d.get("session", ""))))
+
+
+def failure(data, key: str, *, notes: list | None = None) -> dict | None:
+    """The failure of `key` as first recorded; None when unknown or damaged (named in `notes`)."""
+    return _read(os.path.join(failure_dir(data, key), FAILURE_FILE), notes)
+
+
+def keys(data) -> list[str]:
+    """Every signature the ledger holds."""
+    try:
+        return sorted(n for n in os.listdir(os.path.join(os.fspath(data), FAILURES_DIR)) if is_key(n))
+    except OSError:
+        return []
+
+
+# -- forgetting --------------------------------------------------------------------------------------
+
+def prune(data, days: float, *, now: float | None = None) -> list[str]:
+    """Forget the signatures that never became candidates and that no session has seen for `days`
+    (by when memcurate last wrote into their folder). A signature with a candidate record, in any
+    state, is evidence and stays. Returns the keys forgotten."""
+    import shutil
+
+    now = time.time() if now is None else now
+    gone = []
+    for key in keys(data):
+        if os.path.exists(candidate_path(data, key)):
+            continue
+        folder = failure_dir(data, key)
+        try:
+            seen = max([os.stat(folder).st_mtime] +
+                       [os.stat(os.path.join(folder, n)).st_mtime for n in os.listdir(folder)])
+        except OSError:
+            continue
+        if now - seen < days * 86400:
+            continue
+        # Moved aside first: a hook recording this signature meanwhile starts a fresh folder.
+        aside = os.path.join(os.fspath(data), FAILURES_DIR, f".pruned-{key}-{os.getpid()}")
+        try:
+            os.rename(folder, aside)
+        except OSError:
+            continue
+        shutil.rmtree(aside, ignore_errors=True)
+        gone.append(key)
+    return gone

@@ -1,0 +1,256 @@
+"""The failure ledger and the rule candidate records: one count per session across sessions, a
+candidate staged once at the threshold and never again once decided, races between processes,
+damaged files, redaction, forgetting."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from curator.rules import candidates, ledger
+
+try:
+    from curator.rules.signature import Failure
+except ImportError:  # part A's module not merged yet: the shared design's shape
+    @dataclass(frozen=True)
+    class Failure:
+        kind: str
+        tool: str
+        signature: str
+        test: str = ""
+        error_type: str = ""
+        message: str = ""
+        files: tuple = ()
+        excerpt: str = ""
+
+        @property
+        def key(self) -> str:
+            return hashlib.sha256(f"{self.kind}\0{self.signature}".encode()).hexdigest()[:12]
+
+ROOT = Path(__file__).resolve().parent.parent
+SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def a_failure(message: str = "No such file or directory: <tmp>/cache.json") -> Failure:
+    return Failure(kind="test", tool="pytest", signature=f"pytest tests/test_store.py::test_save FileNotFoundError {message}",
+                   test="tests/test_store.py::test_save", error_type="FileNotFoundError", message=message,
+                   files=("tests/test_store.py", "curator/store.py"),
+                   excerpt="E   FileNotFoundError: [Errno 2] No such file or directory: '/tmp/pytest-7/cache.json'")
+
+
+def rec(data, f, session, **kw):
+    kw.setdefault("at", "2026-01-01T10:00:00Z")
+    kw.setdefault("command", "uv run pytest -x")
+    kw.setdefault("error", f.excerpt)
+    kw.setdefault("source", "hook")
+    kw.setdefault("threshold", 3)
+    return ledger.record(data, f, session=session, **kw)
+
+
+@pytest.fixture
+def data(tmp_path) -> str:
+    d = tmp_path / ".memcurate"
+    d.mkdir()
+    return str(d)
+
+
+def test_three_sessions_stage_one_candidate_and_retries_do_not_count(data):
+    f = a_failure()
+    first = rec(data, f, "s1", at="2026-01-09T10:00:00Z")
+    assert (first.new, first.sessions, first.staged) == (True, 1, False)
+    retry = rec(data, f, "s1")
+    assert (retry.new, retry.sessions, retry.staged) == (False, 1, False)
+    assert rec(data, f, "s2", at="2026-01-08T10:00:00Z").sessions == 2
+    third = rec(data, f, "s3", at="2026-01-07T10:00:00Z")
+    assert (third.new, third.sessions, third.staged) == (True, 3, True)
+    assert first.key == f.key and ledger.is_key(f.key)
+    fourth = rec(data, f, "s4")
+    assert (fourth.sessions, fourth.staged) == (4, False)  # evidence, not a second candidate
+    assert [c.id for c in candidates.all(data)] == [f.key]
+    c = candidates.load(data, f.key)
+    assert c.state == "pending" and c.sessions == 4
+    assert [o["session"] for o in c.occurrences] == ["s4", "s3", "s2", "s1"]  # oldest first
+    assert c.failure["key"] == f.key and c.failure["test"] == "tests/test_store.py::test_save"
+    assert c.rule is None and c.draft is None
+
+
+def test_the_threshold_is_the_configured_one(data):
+    f = a_failure()
+    assert rec(data, f, "a", threshold=2).sessions == 1
+    assert rec(data, f, "b", threshold=2).staged
+
+
+def test_session_ids_become_safe_file_names(data):
+    f = a_failure()
+    rec(data, f, "../../etc/passwd")
+    rec(data, f, "failure")  # never the failure's own file
+    rec(data, f, "x" * 200)
+    names = sorted(os.listdir(ledger.failure_dir(data, f.key)))
+    assert names == sorted(["failure.json", "______etc_passwd.json", "failure_.json", "x" * 80 + ".json"])
+    assert ledger.sessions(data, f.key) == 3
+
+
+def test_a_rejected_or_approved_signature_is_never_staged_again(data):
+    for message, decide in (("one", lambda k: candidates.mark_rejected(data, k, "noise")),
+                            ("two", lambda k: candidates.mark_approved(data, k, ".claude/rules/memcurate/t.md", 3))):
+        f = a_failure(message)
+        for s in ("a", "b", "c"):
+            rec(data, f, s)
+        decide(f.key)
+        later = rec(data, f, "d")
+        assert later.sessions == 4 and not later.staged
+        assert ledger.stage(data, f.key) is False
+        c = candidates.load(data, f.key)
+        assert c.state in ("rejected", "approved") and c.sessions == 4
+    assert candidates.all(data) == []
+    assert {c.state for c in candidates.all(data, every=True)} == {"rejected", "approved"}
+
+
+def test_redacted_and_capped_before_touching_the_disk(data, tmp_path):
+    f = Failure(kind="runtime", tool="python", signature=f"python RuntimeError token {SECRET}",
+                error_type="RuntimeError", message=f"token {SECRET}", excerpt=f"RuntimeError: token {SECRET}\n" * 40)
+    rec(data, f, "s1", command=f"curl -H 'Authorization: token {SECRET}' " + "x" * 500,
+        error=f"Error: bad token {SECRET}\n" + "line\n" * 400)
+    ledger.add_fix(data, f.key, "s1", {"text": f"I rotated {SECRET} and it passed " + "y" * 900,
+                                       "files": ["app.py"], "command": "python app.py"})
+    rec(data, f, "s2", threshold=2)
+    for path in Path(data).rglob("*"):
+        if path.is_file():
+            assert "ghp_" not in path.read_text(), path
+    occ = ledger.occurrences(data, f.key)[0]
+    assert "[REDACTED:" in occ["command"] and len(occ["command"]) <= 300
+    assert len(occ["error"]) <= 600 and "\n" in occ["error"]
+    assert len(occ["fix"]["text"]) <= 400 and occ["fix"]["files"] == ["app.py"]
+
+
+def test_add_fix_changes_only_an_existing_occurrence(data):
+    f = a_failure()
+    fix = {"text": "Created the cache folder first.", "files": ["curator/store.py"], "command": "uv run pytest"}
+    assert not ledger.add_fix(data, f.key, "s1", fix)  # nothing recorded yet
+    rec(data, f, "s1")
+    assert ledger.add_fix(data, f.key, "s1", fix)
+    assert not ledger.add_fix(data, f.key, "s1", fix)  # already there
+    assert ledger.occurrences(data, f.key)[0]["fix"] == fix
+    # A second record of the session with a fix (the triage after the hook) adds it the same way.
+    g = a_failure("other")
+    rec(data, g, "s1")
+    assert not rec(data, g, "s1", fix=fix, source="transcript").new
+    assert ledger.occurrences(data, g.key)[0]["fix"] == fix
+
+
+def test_a_writer_killed_half_way_leaves_nothing_counted(data):
+    f = a_failure()
+    rec(data, f, "s1")
+    folder = ledger.failure_dir(data, f.key)
+    Path(folder, ".s2.json.999999.1.tmp").write_text('{"session": "s2", "at": "')  # killed before its link
+    assert ledger.sessions(data, f.key) == 1
+    assert [o["session"] for o in ledger.occurrences(data, f.key)] == ["s1"]
+    assert rec(data, f, "s2").new  # the session counts once it really is written
+
+
+def test_damaged_files_are_skipped_with_a_note_and_nothing_else_is_lost(data):
+    f = a_failure()
+    for s in ("s1", "s2", "s3"):
+        rec(data, f, s)
+    folder = Path(ledger.failure_dir(data, f.key))
+    (folder / "s2.json").write_text("{not json")
+    (folder / "failure.json").write_text("[1, 2]")
+    notes: list[str] = []
+    c = candidates.load(data, f.key, notes=notes)
+    assert [o["session"] for o in c.occurrences] == ["s1", "s3"] and c.failure == {}
+    assert any("s2.json" in n and "unreadable" in n for n in notes)
+    assert any("failure.json" in n for n in notes)
+    record = Path(ledger.candidate_path(data, f.key))
+    record.write_text('{"state": "maybe"}')
+    notes = []
+    assert candidates.load(data, f.key, notes=notes) is None and "not a rule candidate record" in notes[0]
+    assert candidates.all(data, every=True, notes=notes) == []
+    later = rec(data, f, "s4")  # a damaged record is never replaced by a fresh one
+    assert later.sessions == 4 and not later.staged and record.read_text() == '{"state": "maybe"}'
+    with pytest.raises(ValueError, match="not a rule candidate record"):
+        candidates.mark_rejected(data, f.key)
+
+
+def test_candidate_changes(data):
+    f = a_failure()
+    for s in ("s1", "s2", "s3"):
+        rec(data, f, s)
+    draft = {"rule": "Create the cache folder before saving.", "topic": "testing", "paths": ["tests/**"],
+             "by": "offline", "model": "", "at": "2026-01-05T00:00:00Z", "error": ""}
+    candidates.set_draft(data, f.key, draft)
+    c = candidates.load(data, f.key)
+    assert (c.rule, c.topic, c.paths) == (draft["rule"], "testing", ["tests/**"])
+    candidates.set_edit(data, f.key, {"rule": "Call ensure_cache() first.", "topic": "store", "paths": []})
+    c = candidates.load(data, f.key)
+    assert (c.rule, c.topic, c.paths, c.draft["rule"]) == ("Call ensure_cache() first.", "store", [], draft["rule"])
+    candidates.set_edit(data, f.key, None)
+    assert candidates.load(data, f.key).rule == draft["rule"]
+    doc = candidates.mark_approved(data, f.key, ".claude/rules/memcurate/store.md", 3)
+    assert doc["state"] == "approved" and doc["decision"]["file"] == ".claude/rules/memcurate/store.md"
+    with pytest.raises(ValueError, match="already approved"):
+        candidates.mark_rejected(data, f.key, "changed my mind")
+    with pytest.raises(ValueError, match="no rule candidate"):
+        candidates.set_draft(data, "0123456789ab", draft)
+    assert candidates.load(data, "../../etc") is None
+
+
+RACER = """
+import os, sys, json
+sys.path.insert(0, sys.argv[1])
+from tests.test_rules_ledger import a_failure
+from curator.rules import ledger
+go = sys.argv[4]
+while not os.path.exists(go):
+    pass
+r = ledger.record(sys.argv[2], a_failure(), session=sys.argv[3], at="2026-01-01T00:00:00Z",
+                  command="pytest", error="E", source="hook", threshold=3)
+print(json.dumps([r.new, r.staged]))
+"""
+
+
+def race(data, sessions: list[str], tmp_path) -> list[list[bool]]:
+    go = tmp_path / f"go-{len(os.listdir(tmp_path))}"
+    procs = [subprocess.Popen([sys.executable, "-c", RACER, str(ROOT), data, s, str(go)], stdout=subprocess.PIPE,
+                              text=True) for s in sessions]
+    go.touch()
+    results = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    return results
+
+
+def test_processes_racing_count_a_session_once_and_stage_once(data, tmp_path):
+    same = race(data, ["s1"] * 6, tmp_path)
+    assert sum(new for new, _ in same) == 1
+    key = a_failure().key
+    assert ledger.sessions(data, key) == 1
+    many = race(data, ["s2", "s3", "s4", "s5", "s6"], tmp_path)
+    assert all(new for new, _ in many)
+    assert sum(staged for _, staged in many) == 1  # whoever reached the threshold first
+    assert ledger.sessions(data, key) == 6 and len(candidates.all(data)) == 1
+    assert not [n for n in os.listdir(ledger.failure_dir(data, key)) if n.endswith(".tmp")]
+
+
+def test_prune_forgets_old_signatures_that_never_became_candidates(data):
+    old, recent, graduated = a_failure("old"), a_failure("recent"), a_failure("graduated")
+    for f in (old, recent):
+        rec(data, f, "s1")
+    for s in ("s1", "s2", "s3"):
+        rec(data, graduated, s)
+    long_ago = time.time() - 200 * 86400
+    for f in (old, graduated):
+        folder = ledger.failure_dir(data, f.key)
+        for name in os.listdir(folder):
+            os.utime(os.path.join(folder, name), (long_ago, long_ago))
+        os.utime(folder, (long_ago, long_ago))
+    assert ledger.prune(data, 180) == [old.key]
+    assert sorted(ledger.keys(data)) == sorted([recent.key, graduated.key])
+    assert ledger.prune(data, 180) == []
+    assert rec(data, old, "s9").sessions == 1  # seen again: counted from scratch
