@@ -86,7 +86,7 @@ def status(args) -> int:
     project = project_dir(args)
     data = data_dir(project, create=False)
     doc = {"project": project, "data_dir": data, **staging.counts(data), "usage": usage.totals(data),
-           "drafts": _drafts(data), "claude_writes": _claude_writes(data)}
+           "drafts": _drafts(data), "claude_writes": _claude_writes(data), "rules": _rules(data)}
     try:
         cfg = config.load(project, data if os.path.isdir(data) else None)
         location = resolve_memory_root(project, cfg, data)
@@ -136,6 +136,7 @@ def status(args) -> int:
     if any(cw.values()):
         print(f"Claude's memory writes  {cw['pending']} pending review (claude/<id>), {cw['saved']} saved, "
               f"{cw['rejected']} rejected" + (f", {cw['unreadable']} unreadable" if cw["unreadable"] else ""))
+    _print_rules(doc["rules"])
     print(f"model use    {usage.describe(doc['usage']['overall'])}")
     md = doc.get("memory_md")
     if md:
@@ -157,6 +158,40 @@ def _claude_writes(data: str) -> dict:
     for record in good:
         counts[record["state"]] = counts.get(record["state"], 0) + 1
     return {**counts, "unreadable": len(bad)}
+
+
+def _rules(data: str) -> dict:
+    """Rule graduation: signatures counted, candidates by state, each pending one (id, sessions, kind,
+    the rule's first words), and the approved ones whose failure came back after the rule was written."""
+    from curator.review import rule_actions
+    from curator.rules import candidates, ledger
+
+    doc = {"tracked": len(ledger.keys(data)), "pending": 0, "approved": 0,
+           "rejected": 0, "candidates": [], "recurring": []}
+    for cand in candidates.all(data, every=True):
+        doc[cand.state] = doc.get(cand.state, 0) + 1
+        rid = rule_actions.PREFIX + cand.id
+        kind = (cand.failure or {}).get("kind", "")
+        if cand.state == rule_actions.PENDING:
+            doc["candidates"].append({"id": rid, "sessions": cand.sessions, "kind": kind,
+                                      "rule": one_line(rule_actions.text(cand)["rule"], 80)})
+        elif rule_actions.since_written(cand):
+            doc["recurring"].append({"id": rid, "file": (cand.decision or {}).get("file", ""),
+                                     "sessions": cand.sessions, "since": rule_actions.since_written(cand)})
+    return doc
+
+
+def _print_rules(r: dict) -> None:
+    from curator.review.rule_actions import recurred
+
+    if not (r["tracked"] or r["pending"] or r["approved"] or r["rejected"]):
+        return
+    print(f"rules        {r['tracked']} failure signature(s) tracked; candidates: {r['pending']} pending, "
+          f"{r['approved']} approved, {r['rejected']} rejected")
+    for c in r["candidates"]:
+        print(f"  {c['id']}  {c['sessions']} sessions  {c['kind']:<8} {c['rule']}")
+    for c in r["recurring"]:
+        print(f"  {c['id']}  approved ({one_line(c['file'], 200)}): {recurred(c['since'])}")
 
 
 def install(args) -> int:
@@ -289,7 +324,9 @@ def report_status(summary: dict) -> int:
     code = exit_status(summary)
     if code:
         said = [f"{n} {what}" for n, what in ((len(summary["failed"]), "failed"),
-                                              (len(summary["unreadable"]), "staged triage(s) unreadable")) if n]
+                                              (len(summary["unreadable"]), "staged triage(s) unreadable"),
+                                              (len(summary.get("rules", {}).get("failed", [])), "rule(s) not written"))
+                if n]
         stop = "; stopped: " + one_line(summary["stopped"], 300) if summary.get("stopped") else ""
         print(f"memcurate: {', '.join(said)}{stop} (see the summary)", file=sys.stderr)
     return code
@@ -327,11 +364,28 @@ def print_summary(summary: dict) -> None:
                 print(f"  {name}" + (f": {one_line(why, 300)}" if why else ""))
             else:
                 print(f"  {item}")
+    _print_headless_rules(summary.get("rules"))
     if summary.get("stopped"):
         print(f"stopped   {one_line(summary['stopped'], 300)}: nothing more was written; "
               "what is left is done by the next run")
     for note in summary.get("notes", []):
         print(f"note: {one_line(note, 300)}")
+
+
+def _print_headless_rules(rules: dict | None) -> None:
+    """The rule candidates of an --auto-approve run: written (rules.auto_approve), waiting, failed."""
+    if not rules or not any(rules.values()):
+        return
+    if rules["written"]:
+        print(f"rules     {len(rules['written'])} written")
+        for r in rules["written"]:
+            print(f"  {r['id']}  {one_line(r['file'], 300)}")
+    if rules["waiting"]:
+        print(f"rules     {len(rules['waiting'])} wait for review  (memcurate list; approve with memcurate approve ID)")
+        for r in rules["waiting"]:
+            print(f"  {r['id']}  {r['sessions']} sessions" + (f": {one_line(r['error'], 300)}" if r["error"] else ""))
+    for r in rules["failed"]:
+        print(f"rules     failed {r['id']}: {one_line(r['error'], 300)}")
 
 
 def _print_unsure(item: dict) -> None:

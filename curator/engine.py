@@ -44,6 +44,20 @@ class Engine:
         # Locks held by one thread at a time, re-entrant in it: the TUI's workers share this engine.
         self.claims: dict[str, SharedLock] = {}  # triage id -> its claim's lock (see pipeline.Claim)
         self._root_lock = SharedLock(os.path.join(self.root, ROOT_LOCK_NAME))
+        self._forget_failures()
+
+    def _forget_failures(self) -> None:
+        """Once per start: forget the failure signatures no session saw for `rules.forget_after_days`
+        (never one with a candidate). Cheap: one listing when nothing is old; a failure is only logged."""
+        from curator.rules import ledger
+        from curator.util.log import log_line
+
+        days = (self.cfg.get("rules") or {}).get("forget_after_days", 180)
+        try:
+            if os.path.isdir(os.path.join(self.data, ledger.FAILURES_DIR)):
+                ledger.prune(self.data, days)
+        except OSError as e:
+            log_line(self.data, "engine", f"forgetting old failure signatures failed: {e}")
 
     # -- the work: what front ends call ----------------------------------------------
 
@@ -173,6 +187,54 @@ class Engine:
         from curator.review import claude_write_actions
 
         return claude_write_actions.reject(self, wid, reason)
+
+    # -- rule graduation: failures that recur become rules (rule/<key>) ---------------------
+
+    @property
+    def rules_dir(self) -> str:
+        """Where graduation candidates appear (what a front end watches)."""
+        from curator.rules import ledger
+
+        return os.path.join(self.data, ledger.RULES_DIR)
+
+    def rule_candidates(self, every: bool = False, notes: list | None = None) -> list:
+        """The pending RuleCandidates (with `every`, the approved and rejected ones too), oldest first;
+        `notes`, when given, gains a line for each damaged record or evidence file skipped."""
+        from curator.rules import candidates
+
+        return candidates.all(self.data, every=every, notes=notes)
+
+    def rule(self, key: str) -> dict:
+        """A candidate (`rule/<key>`, `<key>` or a unique prefix) as the person reviews it: {candidate,
+        rule, topic, paths, plan: {file, action, before, after, diff, error}, since}. RuleError when none."""
+        from curator.review import rule_actions
+
+        return rule_actions.view(self, key)
+
+    def approve_rule(self, key: str) -> dict:
+        """Write its rule file and mark it approved: {id, file, path, action, sessions}; RuleError when it
+        cannot be written (nothing written then)."""
+        from curator.review import rule_actions
+
+        return rule_actions.approve(self, key)
+
+    def edit_rule(self, key: str, rule: str, topic: str, paths: list[str]) -> dict:
+        """Store the person's rule text, topic and paths (ValueError with the reason when invalid); as `rule`."""
+        from curator.review import rule_actions
+
+        return rule_actions.edit(self, key, rule, topic, paths)
+
+    def reject_rule(self, key: str, reason: str = "") -> None:
+        """Reject it: its signature is never proposed again."""
+        from curator.review import rule_actions
+
+        rule_actions.reject(self, key, reason)
+
+    def draft_rules(self) -> dict:
+        """The Claude backend drafts pending candidates without a draft: {drafted, failed}; offline, nothing."""
+        from curator.review import rule_actions
+
+        return rule_actions.draft_all(self)
 
     # -- parts ------------------------------------------------------------------------
 

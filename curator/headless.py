@@ -40,7 +40,8 @@ def auto_approve(engine, *, on_event=None, min_confidence: float | None = None) 
     least = engine.cfg["auto_approve"]["min_confidence"] if min_confidence is None else min_confidence
     summary: dict = {"min_confidence": least, "created": [], "updated": [], "deleted": [], "noop": [], "skipped": [],
                      "blocked": [], "held": [], "unsure": [], "failed": [], "conflicts": [], "busy": [],
-                     "unreadable": [], "stopped": None, "left": [], "notes": []}
+                     "unreadable": [], "stopped": None, "left": [], "notes": [],
+                     "rules": {"written": [], "waiting": [], "failed": []}}
     engine.sweep_temps()
     unreadable: list = []
     tids = engine.pending(unreadable)
@@ -64,13 +65,45 @@ def auto_approve(engine, *, on_event=None, min_confidence: float | None = None) 
         if summary["stopped"]:
             summary["left"] += [{"triage": t, "category": None} for t in tids[n + 1:]]
             break
+    if not summary["stopped"]:
+        _rules(engine, summary)
     return summary
 
 
 def exit_status(summary: dict) -> int:
     """1 when a draft or a save failed or a staged triage cannot be read, else 0 (nothing to do, or
     everything that could be saved was: candidates left for review are not failures)."""
-    return 1 if summary["failed"] or summary["unreadable"] else 0
+    return 1 if summary["failed"] or summary["unreadable"] or summary.get("rules", {}).get("failed") else 0
+
+
+def _rules(engine, summary: dict) -> None:
+    """Rule candidates: drafted by a Claude backend, then left for a person, unless `rules.auto_approve`
+    is true: then each one whose rule file can be written as planned is written (the rest wait, with why)."""
+    from curator.drafting import DrafterUnavailable
+    from curator.review.rule_actions import RuleError
+
+    done = summary["rules"]
+    try:
+        drafted = engine.draft_rules()
+    except DrafterUnavailable as e:  # the offline text stands in: nothing is lost
+        drafted = {"failed": [{"id": "rules", "error": str(e)}]}
+    for f in drafted["failed"]:
+        summary["notes"].append(f"{f['id']}: drafted offline ({f['error']})")
+    auto = bool((engine.cfg.get("rules") or {}).get("auto_approve"))
+    for cand in engine.rule_candidates():
+        rid = "rule/" + cand.id
+        if not auto:
+            done["waiting"].append({"id": rid, "sessions": cand.sessions, "error": ""})
+            continue
+        try:
+            written = engine.approve_rule(rid)
+        except (RuleError, LockBusy) as e:
+            done["waiting"].append({"id": rid, "sessions": cand.sessions,
+                                    "error": str(e) or "another process is writing rules"})
+        except OSError as e:
+            done["failed"].append({"id": rid, "error": failure(e)})
+        else:
+            done["written"].append({"id": rid, "file": written["file"], "path": written["path"]})
 
 
 def _one_triage(engine, tid: str, summary: dict, on_event) -> None:

@@ -144,7 +144,10 @@ def _archived(outcomes) -> dict[str, list[str]]:
 def _print_list(doc: dict) -> None:
     drafted = doc.get("drafted")
     if drafted is not None:
-        print(f"drafted  {len(drafted.get('drafted', []))} triage(s) with {one_line(doc['drafting'], 300)}")
+        done = drafted.get("drafted", [])
+        rules = sum(1 for d in done if d.startswith("rule/"))
+        print(f"drafted  {len(done) - rules} triage(s)" + (f" and {rules} rule(s)" if rules else "")
+              + f" with {one_line(doc['drafting'], 300)}")
         for tid in drafted.get("busy", []):
             print(f"  busy   {tid}: another process is working on it; try again")
         for f in drafted.get("failed", []):
@@ -161,6 +164,8 @@ def _print_list(doc: dict) -> None:
     print(line.format(*_HEAD).rstrip())
     for item, row in zip(items, rows):
         print(line.format(*(one_line(c, 200) for c in row)))
+        if item.get("rule"):
+            print("    " + _rule_line(item))
         for issue in item["issues"]:
             print(f"    {issue['severity']:<8} {one_line(issue['where'], 60)}: {one_line(issue['message'], 200)}")
         if item["error"] and item["title"]:
@@ -181,7 +186,20 @@ def _state(item: dict) -> str:
     return "BLOCKED" if item["state"] == "ready" and item["blocked"] else item["state"]
 
 
+def _rule_line(item: dict) -> str:
+    """A rule candidate under its row: how often it failed, what kind, the file it writes (or wrote)."""
+    from curator.review.rule_actions import recurred
+
+    r = item["rule"]
+    verb = {"saved": "wrote", "rejected": "would have written"}.get(item["state"], "writes")
+    since = f"; {recurred(r['since_written'])}" if r.get("since_written") else ""
+    where = f"{verb} {one_line(r['file'], 200)}" if r["file"] else "no file"
+    return f"{r['count']} sessions · {one_line(r['kind'], 20)} ({one_line(r['tool'], 20)}) · {where}{since}"
+
+
 def _print_show(doc: dict) -> None:
+    if doc["item"]["kind"] == "rule":
+        return _print_rule_show(doc)
     item, decision = doc["item"], doc["decision"]
     print(f"id          {item['id']}")
     print(f"kind        {item['kind']}")
@@ -216,6 +234,45 @@ def _print_show(doc: dict) -> None:
     sys.stdout.write(_block(doc["text"]))
     if doc.get("diff"):
         print(f"\n--- diff against {item['where'] or 'the memory it updates'} ---")
+        sys.stdout.write(_block(doc["diff"]))
+
+
+def _print_rule_show(doc: dict) -> None:
+    """A rule candidate: the rule, where it goes, why (the failure and each session's evidence), then the
+    rule file as approving would write it and the diff against the file as it is."""
+    item, rule, failure = doc["item"], doc["rule"], doc.get("failure") or {}
+    print(f"id          {item['id']}")
+    print("kind        rule")
+    print(f"state       {_state(item)}")
+    print(f"rule        {one_line(rule['rule'], 300)}")
+    print(f"topic       {one_line(rule['topic'], 60)}")
+    print(f"paths       {', '.join(one_line(p, 200) for p in rule['paths']) or '(none: a project-wide rule)'}")
+    print(f"file        {one_line(rule['file'], 300) or '-'}  ({one_line(doc['decision']['action'] or '-', 20)})")
+    for reason in doc["decision"].get("reasons") or []:
+        print(f"            {one_line(reason, 200)}")
+    for issue in item["issues"]:
+        print(f"  {issue['severity']:<8} {one_line(issue['where'], 60)}: {one_line(issue['message'], 300)}")
+    print(f"failure     {one_line(failure.get('kind', ''), 20)} ({one_line(failure.get('tool', ''), 20)}): "
+          f"{one_line(failure.get('signature', ''), 300)}")
+    if failure.get("files"):
+        print(f"  files     {', '.join(one_line(f, 200) for f in failure['files'])}")
+    print(f"\n--- evidence: {len(doc['evidence'])} session(s) ---")
+    for ev in doc["evidence"]:
+        print(f"{one_line(ev.get('at') or '?', 30)}  session {one_line(ev.get('session') or '?', 80)}"
+              f"  ({one_line(ev.get('source') or '', 20)})")
+        if ev.get("command"):
+            print(f"  command  {one_line(ev['command'], 300)}")
+        lines = [line for line in clean(ev.get("error") or "").splitlines() if line.strip()]
+        for n, line in enumerate(lines[:8]):
+            print(f"  {'error' if n == 0 else '':<8} {one_line(line, 200)}")
+        fix = ev.get("fix") or {}
+        if fix:
+            files = f" (edited {', '.join(one_line(f, 100) for f in fix.get('files') or [])})" if fix.get("files") else ""
+            print(f"  fix      {one_line(fix.get('text') or '', 300)}{files}")
+    print(f"\n--- the rule file as approving would write it ({one_line(rule['file'], 300)}) ---")
+    sys.stdout.write(_block(doc["text"]))
+    if doc.get("diff") and doc["decision"]["action"] == "extend":  # a new file's diff is the file again
+        print(f"\n--- diff against {one_line(rule['file'], 300)} ---")
         sys.stdout.write(_block(doc["diff"]))
 
 

@@ -32,6 +32,7 @@ class ReviewItem:
     created: str = ""
     error: str = ""  # why it failed, or why it cannot be read
     reason: str = ""  # why it was rejected or skipped
+    rule: dict | None = None  # a rule candidate's count, kind, signature, paths, topic, file (kind `rule` only)
 
     @property
     def approvable(self) -> bool:
@@ -44,6 +45,8 @@ class ReviewItem:
     def as_dict(self) -> dict:
         doc = asdict(self)
         doc["issues"] = list(self.issues)
+        if self.rule is None:
+            del doc["rule"]
         return doc
 
 

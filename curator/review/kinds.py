@@ -10,9 +10,10 @@ from __future__ import annotations
 from curator.review.items import Outcome, ReviewItem, resolve, why_not_approvable
 from curator.review.claude_write_kind import ClaudeWriteKind
 from curator.review.memory_kind import MemoryKind
+from curator.review.rule_kind import RuleKind
 
-# The one place a kind is registered. To come: rule candidates ("rule", ids rule/<id>).
-KINDS = (MemoryKind(), ClaudeWriteKind())
+# The one place a kind is registered.
+KINDS = (MemoryKind(), ClaudeWriteKind(), RuleKind())
 _ORDER = {"ready": 0, "error": 2}  # ready first, then what is not ready yet, then what is done
 
 
@@ -49,7 +50,8 @@ def approve(engine, queries: list[str]) -> list[Outcome]:
     unknown, ambiguous or not approvable. The items of a kind go together (for memories, the items of
     one triage share one MEMORY.md write); a refusal at save time is that item's Outcome."""
     chosen = resolve(queries, items(engine, every=True), why_not_approvable)
-    engine.check_saving()  # auto memory off: refused before anything is approved (AutoMemoryOff)
+    if any(i.kind != RuleKind.name for i in chosen):  # a rule goes to the project, not the memory root
+        engine.check_saving()  # auto memory off: refused before anything is approved (AutoMemoryOff)
     done: list[Outcome] = []
     for kind in KINDS:
         mine = [i for i in chosen if i.kind == kind.name]

@@ -1,0 +1,162 @@
+"""Acting on a rule-graduation candidate (curator/rules/candidates.py): show it as the person reviews
+it, approve it (the rule file written), edit its text, reject it, draft it with Claude.
+
+The text a person reviews is the edit when there is one, else the model's draft, else the offline
+text computed when shown (curator/rules/draft.py): an offline candidate needs no drafting step.
+Approving plans the rule file (curator/rules/rulefile.py), writes it and marks the candidate
+approved, all under one lock for the rules folder: two approvals at once (two processes, or two
+candidates of one topic file) write once, one after the other. A plan with an error, or a file that
+changed since the plan, is a RuleError the caller shows; nothing is written then.
+"""
+
+from __future__ import annotations
+
+import os
+
+from curator.rules import candidates, draft, ledger, rulefile
+from curator.util.locks import FileLock
+
+PREFIX = "rule/"
+PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
+LOCK = "rule-files.lock"  # in the data dir's locks/: one writer of .claude/rules/memcurate/ at a time
+LOCK_WAIT = 30.0  # seconds an approval or a rejection waits for another one to finish
+
+
+class RuleError(ValueError):
+    """What keeps a candidate from being shown or acted on, in one line the person can act on (a ValueError,
+    as the Engine's rule methods promise)."""
+
+
+def key_of(query: str) -> str:
+    """`rule/<key>` or `<key>` → `<key>`."""
+    return query[len(PREFIX):] if query.startswith(PREFIX) else query
+
+
+def find(engine, query: str) -> candidates.RuleCandidate:
+    """The candidate `query` names (`rule/<key>`, `<key>`, or a unique prefix of either)."""
+    key = key_of(query.strip())
+    found = candidates.load(engine.data, key) if ledger.is_key(key) else None
+    if found is not None:
+        return found
+    matches = [c for c in candidates.all(engine.data, every=True) if key and c.id.startswith(key)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise RuleError(f"{query}: ambiguous, it begins {len(matches)} rule ids")
+    raise RuleError(f"{query}: no such rule candidate (see memcurate list --all)")
+
+
+def text(cand) -> dict:
+    """{rule, topic, paths} the person reviews: the edit, else the model's draft, else the offline text,
+    computed afresh (a failed call's offline fallback is not reused: its session count would go stale)."""
+    drafted = cand.draft if cand.draft and cand.draft.get("by") != "offline" else None
+    chosen = cand.edit or drafted
+    if chosen and chosen.get("rule"):
+        return {"rule": chosen["rule"], "topic": chosen.get("topic") or "", "paths": list(chosen.get("paths") or [])}
+    return draft.offline(cand)
+
+
+def plan(engine, cand, chosen: dict | None = None) -> rulefile.RulePlan:
+    chosen = chosen or text(cand)
+    return rulefile.plan(engine.project, cand.id, chosen["rule"], chosen["topic"], chosen["paths"])
+
+
+def plan_dict(p) -> dict:
+    """A RulePlan as front ends show it: `file` relative to the project, the texts, the diff, the error."""
+    return {**p.as_dict(), "file": p.rel}
+
+
+def since_written(cand) -> int:
+    """Sessions that saw the failure again after its rule was written (0 when not approved)."""
+    decision = cand.decision or {}
+    if cand.state != APPROVED or not isinstance(decision.get("sessions"), int):
+        return 0
+    return max(0, cand.sessions - decision["sessions"])
+
+
+def recurred(n: int) -> str:
+    """How a rule's failure coming back after it was written is said (status, list, show)."""
+    return f"seen in {n} session{'' if n == 1 else 's'} since it was written"
+
+
+def view(engine, query: str) -> dict:
+    """The candidate as the person reviews it: {candidate, rule, topic, paths, plan, since}."""
+    cand = find(engine, query)
+    chosen = text(cand)
+    return {"candidate": cand, **chosen, "plan": plan_dict(plan(engine, cand, chosen)), "since": since_written(cand)}
+
+
+def approve(engine, query: str) -> dict:
+    """Write the candidate's rule into its topic file and mark it approved: {id, file, path, action,
+    sessions}. RuleError when it is not pending, when the plan has an error, or when the file changed."""
+    with _lock(engine):
+        cand = find(engine, query)  # read again under the lock: another approval may just have finished
+        rid = PREFIX + cand.id
+        if cand.state != PENDING:
+            raise RuleError(f"{rid} is {cand.state}, not pending")
+        p = plan(engine, cand)
+        if p.error:
+            raise RuleError(f"{rid} cannot be written: {p.error}")
+        try:
+            path = rulefile.write(p) if p.action != "noop" else p.path
+        except rulefile.RuleFileError as e:
+            raise RuleError(f"{rid}: {e}; nothing was written") from None
+        rel = os.path.relpath(path, engine.project)
+        try:
+            candidates.mark_approved(engine.data, cand.id, rel, cand.sessions)
+        except ValueError as e:  # its record damaged meanwhile: the rule is written; approving again marks it
+            raise RuleError(f"{rid}: the rule is in {rel}, but the candidate could not be marked approved: {e}") from None
+        return {"id": rid, "file": rel, "path": path, "action": p.action, "sessions": cand.sessions}
+
+
+def edit(engine, query: str, rule: str, topic: str, paths: list[str]) -> dict:
+    """Store the person's text for a pending candidate, validated first (ValueError with the reason,
+    nothing stored); what it would now write (as `view`)."""
+    cand = find(engine, query)
+    if cand.state != PENDING:
+        raise ValueError(f"{PREFIX}{cand.id} is {cand.state}: only a pending rule can be edited")
+    chosen = {"rule": rulefile.check_rule(rule), "topic": rulefile.topic_name(topic),
+              "paths": rulefile.check_paths(paths)}  # ValueError with the reason
+    candidates.set_edit(engine.data, cand.id, chosen)  # ValueError when decided meanwhile
+    return view(engine, cand.id)
+
+
+def reject(engine, query: str, reason: str = "") -> None:
+    """Mark a pending candidate rejected: its signature is never proposed again."""
+    with _lock(engine):  # not while an approval writes it
+        cand = find(engine, query)
+        if cand.state != PENDING:
+            raise RuleError(f"{PREFIX}{cand.id} is {cand.state}, not pending")
+        try:
+            candidates.mark_rejected(engine.data, cand.id, reason.strip())
+        except ValueError as e:
+            raise RuleError(str(e)) from None
+
+
+def _lock(engine) -> FileLock:
+    return FileLock(os.path.join(engine.data, "locks", LOCK), wait=LOCK_WAIT)
+
+
+def draft_all(engine) -> dict:
+    """Ask the configured Claude backend for the rule text of every pending candidate without a draft:
+    {drafted: [ids], failed: [{id, error}]}. Offline there is nothing to do: the offline text is
+    computed when the candidate is shown."""
+    done: dict = {"drafted": [], "failed": []}
+    todo = [c for c in candidates.all(engine.data) if c.state == PENDING and c.draft is None]
+    if not todo or getattr(engine.drafter, "name", "") == "offline":
+        return done
+    for cand in todo:
+        rid = PREFIX + cand.id
+        result = draft.draft_rule(engine.drafter, cand, engine.cfg)  # never raises: offline on failure
+        if result.get("by") == "offline" and not result.get("error"):
+            break  # no Claude backend after all: the offline text stays computed when shown
+        try:
+            candidates.set_draft(engine.data, cand.id, result)  # a failed call's offline text, with why
+        except ValueError as e:  # decided, or its record damaged, meanwhile
+            done["failed"].append({"id": rid, "error": str(e)})
+            continue
+        if result.get("error"):
+            done["failed"].append({"id": rid, "error": result["error"]})
+        else:
+            done["drafted"].append(rid)
+    return done

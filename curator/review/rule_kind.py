@@ -1,0 +1,97 @@
+"""Review items of kind `rule`: failures that recurred across sessions, proposed as a rule for
+`.claude/rules/memcurate/<topic>.md`, id `rule/<key>` (curator/rules/candidates.py holds the records).
+
+A pending candidate is `ready` (it always has a text: the offline one until a model drafts it),
+BLOCKed when its rule file cannot be written as planned (the plan's error says why); approved ones
+are `saved`, rejected ones `rejected`. Every action is the Engine's own call: `rule`,
+`approve_rule`, `reject_rule`, `draft_rules`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from curator.review.items import READY, Outcome, ReviewItem
+from curator.review.rule_actions import APPROVED, PENDING, PREFIX, REJECTED, RuleError, recurred, since_written, text
+from curator.rules import ledger
+from curator.util.locks import LockBusy
+from curator.util.textsafe import one_line
+
+KIND = "rule"
+STATES = {PENDING: READY, APPROVED: "saved", REJECTED: "rejected"}
+
+
+class RuleKind:
+    name = KIND
+    rejectable = frozenset({READY})
+
+    def items(self, engine, every: bool) -> list[ReviewItem]:
+        notes: list[str] = []
+        out = [self._item(engine, c) for c in engine.rule_candidates(every=every, notes=notes)]
+        for note in notes:  # a damaged candidate record: named, so it can be fixed or deleted
+            path, _, why = note.partition(": ")
+            key = os.path.basename(path).removesuffix(".json")
+            if os.path.dirname(path) == engine.rules_dir and ledger.is_key(key):
+                out.append(ReviewItem(PREFIX + key, self.name, "error", category=KIND, error=f"{path}: {why}"))
+        return out
+
+    def _item(self, engine, cand) -> ReviewItem:
+        state = STATES.get(cand.state, "error")
+        decision = cand.decision or {}
+        last = cand.occurrences[-1] if cand.occurrences else {}
+        base = dict(id=PREFIX + cand.id, kind=self.name, state=state, category=KIND, session=last.get("session", ""),
+                    created=cand.created or "")
+        if state != READY:
+            view = text(cand)  # what was approved (or rejected) as the person saw it
+            return ReviewItem(**base, title=view["rule"], where=decision.get("file", ""),
+                              reason=str(decision.get("reason") or "") if state == STATES[REJECTED] else "",
+                              rule=_summary(cand, view, decision.get("file", "")))
+        view = engine.rule(cand.id)
+        p = view["plan"]
+        issues = ({"severity": "BLOCK", "code": "rule-file", "where": p["file"] or view["topic"],
+                   "message": p["error"]},) if p["error"] else ()
+        return ReviewItem(**base, title=view["rule"], action=p["action"], issues=issues, blocked=bool(issues),
+                          where=p["file"], rule=_summary(cand, view, p["file"]))
+
+    def show(self, engine, item: ReviewItem) -> dict:
+        view = engine.rule(item.id)
+        p, cand = view["plan"], view["candidate"]
+        reasons = [f"failed the same way in {cand.sessions} session{'' if cand.sessions == 1 else 's'}"]
+        if view["since"]:
+            reasons.append(recurred(view["since"]))
+        if p["action"] == "noop" and item.state == READY:
+            reasons.append("the rule is already in the file: approving writes nothing")
+        return {"text": p["after"] or "", "diff": p["diff"] or "", "confidence": {}, "archive": {},
+                "decision": {"action": p["action"], "target": p["file"], "reasons": reasons},
+                "rule": item.rule, "failure": cand.failure, "evidence": cand.occurrences,
+                "draft": cand.draft, "edit": cand.edit}
+
+    def approve(self, engine, items: list[ReviewItem]) -> list[Outcome]:
+        out = []
+        for item in items:
+            try:
+                done = engine.approve_rule(item.id)
+            except (RuleError, LockBusy, OSError) as e:
+                out.append(Outcome(item.id, False, error=str(e) or e.__class__.__name__))
+                continue
+            out.append(Outcome(item.id, True, done["action"], done["path"], done["file"]))
+        return out
+
+    def reject(self, engine, item: ReviewItem, reason: str) -> Outcome:
+        try:
+            engine.reject_rule(item.id, reason)
+        except (RuleError, LockBusy, OSError) as e:
+            return Outcome(item.id, False, error=str(e))
+        return Outcome(item.id, True)
+
+    def draft(self, engine) -> dict:
+        done = engine.draft_rules()
+        return {"drafted": done["drafted"], "failed": [{"triage": f["id"], "error": f["error"]} for f in done["failed"]]}
+
+
+def _summary(cand, view: dict, file: str) -> dict:
+    """What `list --json` carries for a rule beside the item: count, kind, signature, paths, topic, file."""
+    failure = cand.failure or {}
+    return {"count": cand.sessions, "kind": failure.get("kind", ""), "tool": failure.get("tool", ""),
+            "signature": one_line(failure.get("signature", ""), 300), "rule": view["rule"], "topic": view["topic"],
+            "paths": view["paths"], "file": file, "since_written": since_written(cand)}
