@@ -393,13 +393,11 @@ def real_failures(limit: int = 300) -> list:
 @pytest.mark.skipif(not (__import__("conftest").ROOT.parent / "shared" / "transcripts").is_dir(),
                     reason="the shared transcripts are not beside the checkout")
 def test_every_real_failure_gives_a_rule_that_can_be_written(tmp_path):
-    import dataclasses
-
     found = real_failures()
     assert found
     kinds = set()
     for f in found:
-        c = SimpleNamespace(id=f.key, failure=dataclasses.asdict(f),
+        c = SimpleNamespace(id=f.key, failure=f.as_dict(),
                             occurrences=[{"session": f"s{i}", "command": "x", "fix": None} for i in range(3)])
         out = draft.offline(c)
         kinds.add(f.kind)

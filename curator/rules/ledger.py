@@ -118,9 +118,7 @@ def clean_fix(fix: dict | None) -> dict | None:
 
 
 def _failure_doc(failure, at: str) -> dict:
-    from dataclasses import asdict, is_dataclass
-
-    doc = asdict(failure) if is_dataclass(failure) else dict(failure)
+    doc = failure.as_dict() if hasattr(failure, "as_dict") else dict(failure)
     for name in ("signature", "test", "message", "error_type"):
         if isinstance(doc.get(name), str):
             doc[name] = cap(doc[name], 300)

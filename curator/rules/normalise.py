@@ -26,7 +26,7 @@ _TEMP = LazyRegex(
     r"|(?:/private)?/var/folders(?:/[^\s'\"`:,;)\]}>]*)?"
     r"|(?:/private)?/tmp(?:/[^\s'\"`:,;)\]}>]*)?"
     r"|(?:/private)?/var/tmp(?:/[^\s'\"`:,;)\]}>]*)?"
-    r"|\S*pytest-of-[^/\s]+/pytest-\d+(?:/[^\s'\"`:,;)\]}>]*)?"
+    r"|[^\s'\"`(\[{<]*pytest-of-[^/\s]+/pytest-\d+(?:/[^\s'\"`:,;)\]}>]*)?"
     r"|%TEMP%(?:\\[^\s'\"`:,;)\]}>]*)?)")
 # A home folder's path: /Users/<u>/…, /home/<u>/…, C:\Users\<u>\…
 _HOME = LazyRegex(r"(?:/Users|/home|[A-Za-z]:\\Users)[/\\][^/\\\s'\"`]+(?:[/\\][^\s'\"`:,;()\[\]{}<>]*)?")

@@ -29,15 +29,14 @@ more at the end; the excerpt is redacted as well.
 
 Cost: `classify` and `looks_failed` run on every Bash call (PostToolUse), so
 each is one regex compiled once per process; `failures` reads at most the
-first 8 KB and the last 64 KB of an output. `Failure` is a real frozen
-dataclass, but the `dataclasses` module (≈10 ms to import, with `inspect`)
-and `hashlib` are loaded only when a failure is actually built: the hook's
-fast path for a passing command imports neither.
+first 8 KB and the last 64 KB of an output. `hashlib` is loaded only when a
+failure's key is taken: the hook's fast path for a passing command never
+pays for it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections import namedtuple
 
 from curator.util.lazyre import LazyRegex
 from curator.util.textsafe import clean, one_line
@@ -142,58 +141,23 @@ def looks_failed(output: str) -> bool:
     return _LOOKS_FAILED.search(output) is not None
 
 
-if TYPE_CHECKING:
-    from dataclasses import dataclass
+class Failure(namedtuple("Failure", "kind tool signature test error_type message files excerpt",
+                          defaults=("", "", "", (), ""))):
+    """One distinct failure. `signature` is what recurs; `excerpt` is raw (redacted) output.
 
-    @dataclass(frozen=True)
-    class Failure:
-        kind: str
-        tool: str
-        signature: str
-        test: str = ""
-        error_type: str = ""
-        message: str = ""
-        files: tuple[str, ...] = ()
-        excerpt: str = ""
+    A named tuple, not a dataclass: `dataclasses` (with `inspect`) costs the hook ≈10 ms to import."""
 
-        @property
-        def key(self) -> str: ...
+    __slots__ = ()
 
+    @property
+    def key(self) -> str:
+        """The first 12 hex digits of sha256(kind NUL signature): the rule id is `rule/<key>`."""
+        import hashlib
 
-def _define_failure():
-    """Build the Failure dataclass on first use (see the module docstring) and make it a module attribute."""
-    from dataclasses import dataclass
+        return hashlib.sha256(f"{self.kind}\0{self.signature}".encode()).hexdigest()[:12]
 
-    @dataclass(frozen=True)
-    class Failure:
-        """One distinct failure. `signature` is what recurs; `excerpt` is raw (redacted) output."""
-
-        kind: str
-        tool: str
-        signature: str
-        test: str = ""
-        error_type: str = ""
-        message: str = ""
-        files: tuple[str, ...] = ()
-        excerpt: str = ""
-
-        @property
-        def key(self) -> str:
-            """The first 12 hex digits of sha256(kind NUL signature): the rule id is `rule/<key>`."""
-            import hashlib
-
-            return hashlib.sha256(f"{self.kind}\0{self.signature}".encode()).hexdigest()[:12]
-
-    Failure.__qualname__ = "Failure"
-    Failure.__module__ = __name__
-    globals()["Failure"] = Failure
-    return Failure
-
-
-def __getattr__(name: str):
-    if name == "Failure":
-        return _define_failure()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    def as_dict(self) -> dict:
+        return self._asdict()
 
 
 # Parsers of known tools, tests first (the most telling), then types, builds, lints; each returns [] for an
@@ -238,7 +202,6 @@ def _signature(kind: str, tool: str, test: str, error_type: str, message: str, f
 
 
 def _finish(found: Found, project: str, redact) -> Failure:
-    cls = globals().get("Failure") or _define_failure()
     msg = normalise.message(redact(found.message), project)
     test = normalise.test_id(redact(found.test), project)
     error_type = one_line(redact(found.error_type), 80)
@@ -249,8 +212,8 @@ def _finish(found: Found, project: str, redact) -> Failure:
     excerpt = redact(clean("\n".join(x.rstrip() for x in found.excerpt)).strip())
     if len(excerpt) > EXCERPT_LIMIT:
         excerpt = excerpt[: EXCERPT_LIMIT - 1] + "…"
-    return cls(kind=found.kind, tool=tool, signature=signature, test=test, error_type=error_type, message=msg,
-               files=files, excerpt=excerpt)
+    return Failure(kind=found.kind, tool=tool, signature=signature, test=test, error_type=error_type, message=msg,
+                   files=files, excerpt=excerpt)
 
 
 def failures(command: str, output: str, *, project: str = "", limit: int = 3) -> list[Failure]:

@@ -24,7 +24,9 @@ _SUBCOMMANDS = frozenset({"git", "npm", "pnpm", "yarn", "bun", "cargo", "go", "d
                           "deno", "rustup", "conda", "systemctl", "gcloud", "aws", "az", "mix", "gradle", "mvn",
                           "ssh", "tmux", "claude", "nix"})
 _NOT_FAILURE = ("The user doesn't want to proceed", "[Request interrupted by user", "This command requires approval",
-                "requires approval", "User rejected")
+                "requires approval", "User rejected",
+                # Claude Code's sandbox and a broken hook of the user's: nothing the project's code did
+                "For security, Claude Code may only", "PreToolUse:Bash hook error")
 # A wrapper's line that only says the real error is elsewhere (above it, in the script's own output).
 _WRAPPER = LazyRegex(r"^(?:make(?:\[\d+\])?: \*\*\* \[.*\] Error \d+|npm (?:ERR!|error) |> |ELIFECYCLE"
                      r"|error Command failed with exit code|\s*ERR_PNPM_\w+|Exit code \d+$"
@@ -83,6 +85,19 @@ def program(command: str, error_line: str = "") -> str:
     return " ".join(out)[:60]
 
 
+# Words that say something failed but not what: a line of only these (and numbers) names no lesson.
+_BARE = frozenset({"error", "errors", "fail", "failed", "failure", "fatal", "exit", "code", "status", "warning",
+                   "the", "and", "with", "see", "above", "details", "for", "more"})
+_WORDS = LazyRegex(r"[A-Za-z_]{3,}")
+
+
+def says_what(line: str) -> bool:
+    """Whether an error line names what failed ("unknown flag: --version"), not only that something did
+    ("Error", "FAIL", "Exit code 2"): counted across sessions, a bare line would make every failure of
+    the program one signature."""
+    return sum(1 for m in _WORDS.finditer(line) if m.group(0).lower() not in _BARE) >= 2
+
+
 def first_error(lines: list[str]) -> tuple[int, str]:
     """The first line that reads like an error, else the first non-blank line."""
     first = wrapper = -1
@@ -106,8 +121,10 @@ def first_error(lines: list[str]) -> tuple[int, str]:
 
 
 def command(out: Output) -> list[Found]:
+    """The failed command's first error line; nothing when no line reads like an error or the one that
+    does says only that it failed (a listing, a banner, a bare "FAIL" is no lesson to count)."""
     i, line = first_error(out.lines)
-    if i < 0:
+    if i < 0 or not _ERRORISH.search(line) or not says_what(line):
         return []
     return [Found("command", program(out.command, line), message=line, excerpt=out.lines[i:i + 3])]
 

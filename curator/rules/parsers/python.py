@@ -77,9 +77,9 @@ def _split(summary_msg: str) -> tuple[str, str]:
 
 
 def pytest(out: Output) -> list[Found]:
-    if not any(mark in out.text for mark in ("FAILED", "ERROR", "test session starts", "no tests ran",
-                                             "while loading conftest")):
-        return []
+    if "pytest" not in out.command and not any(mark in out.text for mark in (
+            "FAILED", "ERROR", "test session starts", "no tests ran", "while loading conftest")):
+        return []  # (pytest's own command may show only a failure's section: `pytest -x | head`)
     lines, command = out.lines, out.command
     summary = [m for m in map(_SUMMARY.match, lines) if m]
     is_pytest = bool(summary) and any("::" in m.group(2) or m.group(2).endswith(".py") for m in summary)
