@@ -350,6 +350,6 @@ def test_a_failed_rule_call_keeps_the_offline_text_and_says_why(proj, capsys, fa
     code, doc, err = cli_json(capsys, "list", "--draft", "--project", proj["project"])
     assert code == 1 and "Credit balance is too low" in doc["drafted"]["failed"][0]["error"]
     [item] = rule_items(doc)
-    assert item["state"] == "ready" and item["title"] and "3 sessions" in item["title"]
+    assert item["state"] == "ready" and item["title"] and "FileNotFoundError" in item["title"]
     draft = candidates.load(proj["data"], proj["key"]).draft
     assert draft["by"] == "offline" and "Credit balance" in draft["error"]

@@ -248,7 +248,8 @@ def _changed(failure: Mapping, fix: Mapping) -> str:
 
 
 def _times(n: int) -> str:
-    return f"in {n} sessions" if n > 1 else "before"
+    # Not the count: the rule file keeps the sentence while the count goes on (show and status have it).
+    return "in several sessions" if n > 1 else "before"
 
 
 def offline(candidate) -> dict:
