@@ -79,7 +79,7 @@ class ToolUse:
 
 class Entry:
     __slots__ = ("kind", "turn", "start", "end", "text", "thinking", "tool_uses", "tool_use_id", "is_error",
-                 "rejected", "message_id", "subtype", "timestamp", "session_id")
+                 "rejected", "message_id", "subtype", "timestamp", "session_id", "tail")
 
     def __init__(self, kind: str, turn: int, start: int, end: int, *, text: str = "", thinking: str = "",
                  tool_use_id: str = "", is_error: bool = False, rejected: bool = False, message_id: str = "",
@@ -98,6 +98,7 @@ class Entry:
         self.subtype = subtype  # the record type, for bookkeeping entries
         self.timestamp = timestamp
         self.session_id = session_id
+        self.tail = ""  # of a failed tool's long output, its end (where a test run sums up its failures)
 
     def __repr__(self) -> str:
         return f"Entry({self.kind!r}, turn={self.turn}, {self.start}..{self.end}, {self.text[:40]!r})"
@@ -601,13 +602,13 @@ class TranscriptReader:
                     # (and, of an error, its tail: where a test run's summary of failures is).
                     raw = _text_of(b.get("content"))
                     text = head(clean(strip_reminders(raw[:TOOL_RESULT_CHARS * 4])), TOOL_RESULT_CHARS)
-                    if b.get("is_error") is True and len(raw) > TOOL_RESULT_CHARS:
-                        rest = raw[TOOL_RESULT_CHARS:][-TOOL_RESULT_CHARS * 4:]
-                        text += "\n…\n" + tail(clean(strip_reminders(rest)), TOOL_RESULT_CHARS)
                     out.append(Entry("tool_result", self.turn, pos, end, text=text,
                                      tool_use_id=_str(b.get("tool_use_id")),
                                      is_error=b.get("is_error") is True,
                                      rejected=text.startswith(_REJECTED), timestamp=ts, session_id=sid))
+                    if b.get("is_error") is True and len(raw) > TOOL_RESULT_CHARS:
+                        rest = raw[TOOL_RESULT_CHARS:][-TOOL_RESULT_CHARS * 4:]
+                        out[-1].tail = tail(clean(strip_reminders(rest)), TOOL_RESULT_CHARS)
         elif not isinstance(content, str):
             raise TypeError("content is neither text nor blocks")
         window = self._user_window(content)

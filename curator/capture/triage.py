@@ -375,7 +375,8 @@ class Triage:
         if e.is_error:
             self.errors += 1
             if len(self.failed_runs) < MAX_FAILED_RUNS:
-                self.failed_runs.append({"command": command, "output": e.text, "at": e.timestamp, "call": call,
+                output = f"{e.text}\n…\n{e.tail}" if e.tail else e.text
+                self.failed_runs.append({"command": command, "output": output, "at": e.timestamp, "call": call,
                                          "program": program, "files": [], "said": [], "fix": None})
             line = ""
             if call not in self.pending_errors:
