@@ -231,7 +231,8 @@ class MemcurateApp(App):
         count = sum(len(v) for v in self.items.values())
         table.border_title = f"Pending {count}" + (f" — filter: {' '.join(self.filter_words)}" if self.filter_words
                                                    else "")
-        self.query_one(GraduationView).show(sorted(self.items.get(RULES, []), key=sort_key))
+        rules = [i for i in self.items.get(RULES, []) if not i.is_error]
+        self.query_one(GraduationView).show(sorted(rules, key=sort_key))
         self._selection_changed()
 
     def selected(self) -> Item | None:
@@ -256,9 +257,6 @@ class MemcurateApp(App):
             self._issues_shown = (item, self.review)
             self.query_one(IssuesView).show(item, self.review)
         self._show_progress(item)
-        self._refresh_enabled()
-
-    def _refresh_enabled(self) -> None:
         enabled = tuple(bool(self.check_action(action, ())) for action, *_ in REVIEW_ACTIONS)
         if enabled != self._enabled_actions:
             self._enabled_actions = enabled
@@ -312,7 +310,6 @@ class MemcurateApp(App):
             self.query_one(DocumentView).show(message.review, message.error, root=self.engine.root)
         self._issues_shown = (item, message.review)
         self.query_one(IssuesView).show(item, message.review)
-        self._refresh_enabled()  # a rule whose file cannot be written greys out `a` once its plan is read
 
     @work(thread=True, group="budgets", exclusive=True)
     def _load_budgets(self, key: tuple[str, str] | None) -> None:
@@ -747,6 +744,8 @@ def _placeholder(item: Item | None) -> str:
         return "Nothing waiting for review. New work appears here as Claude Code sessions end."
     if item.is_error and is_claude(item):
         return f"This staged write of Claude's cannot be read: {item.error}"
+    if item.is_error and item.category == RULE:
+        return f"This rule candidate cannot be read: {item.error}"
     if item.is_error:
         return f"This triage cannot be read: {item.error}"
     if item.state == "failed":

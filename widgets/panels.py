@@ -118,13 +118,15 @@ def evidence(candidate) -> list:
     failure = getattr(candidate, "failure", None) or {}
     occurrences = [o for o in getattr(candidate, "occurrences", None) or [] if isinstance(o, dict)]
     n = len(occurrences)
-    head = Text.assemble(("Evidence", "bold"), (f" — failed the same way in {n} session{'' if n == 1 else 's'}", "dim"))
+    head = Text.assemble(("Evidence", "bold"),
+                         (f" — failed the same way in {n} session{'' if n == 1 else 's'}", "dim"))
     out = [head, Text.assemble(("kind ", "dim"), display(str(failure.get("kind", ""))), ("  tool ", "dim"),
                                display(str(failure.get("tool", "")))),
            Text.assemble(("signature ", "dim"), display(str(failure.get("signature", ""))))]
     for o in occurrences:
         at = str(o.get("at") or "")[:16].replace("T", " ")
-        lines = Text.assemble(("\n", ""), (f"{at} ", "bold"), (f"session {display(str(o.get('session') or ''))}", "dim"))
+        lines = Text.assemble(("\n", ""), (f"{at} ", "bold"),
+                              (f"session {display(str(o.get('session') or ''))}", "dim"))
         if o.get("command"):
             lines.append("\n$ ", style="dim")
             lines.append(display(str(o["command"])))
