@@ -26,6 +26,7 @@ from curator.candidates import claude_writes, staging
 from curator.capture.incremental import capture
 from curator.drafting.offline import OfflineDrafter
 from curator.memory import memory_md
+from curator.rules import ledger
 from curator.util.assets import asset
 from widgets.queue import QueueTable
 
@@ -373,6 +374,36 @@ def test_a_claude_write_selected(snap_compare, project, tmp_path):
     async def run_before(pilot):
         await select(pilot, "claude/" + W1, "claude")
         assert pilot.app.review and pilot.app.review["where"] == "deploy.md"
+        no_tmp_paths(pilot.app, tmp_path)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+MYPY = ('app/store.py:{n}: error: Incompatible return value type (got "int", expected "str")  [return-value]\n'
+        "Found 1 error in 1 file (checked {n} source files)\n")
+
+
+def test_a_rule_candidate_selected(snap_compare, project, tmp_path):
+    """Two failures that recurred: a pytest error in three sessions (selected: the rule file approving writes,
+    the evidence with a fix and an error holding markup) and a mypy error in four; the graduation panel
+    lists both with their counts."""
+    from test_tui_rules import proj_files, recurring, seen_output
+
+    memory = tmp_path / "memory"
+    proj_files(project)
+    engine_factory(project, memory)  # the offline config
+    keys = [recurring(project)]
+    keys += [seen_output(project, n, "uv run mypy app", MYPY.format(n=n + 10)).key for n in range(1, 5)]
+    for key in keys:  # the stamps the ledger gives a candidate are real time: pinned before the clock
+        path = Path(ledger.candidate_path(project / ".memcurate", key))
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc["created"] = doc["updated"] = iso(FIXED_NOW - 3600)
+        path.write_text(json.dumps(doc), encoding="utf-8")
+    app = app_for(project, memory)
+
+    async def run_before(pilot):
+        await select(pilot, "rule/" + keys[0], "rule")
+        assert pilot.app.review and pilot.app.review["candidate"].sessions == 3
         no_tmp_paths(pilot.app, tmp_path)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

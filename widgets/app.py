@@ -6,10 +6,13 @@ here change state. Each long-running job has its own worker group: `watch`
 `pipeline` (drafting unclaimed triages), `selection` (the selected row's
 document and archive preview), `budgets`, `review` (the person's actions).
 
-Claude's own memory writes held for review (`memcurate hook --review-auto-memory`)
-are rows of category `claude`, kept under the key `claude/` beside the triages:
-the watcher reports their folder's changes as that key, the load worker reads
-them through the Engine, and `a` / `r` approve and reject them through it too.
+Two other kinds of rows sit beside the triages' memories, each under its own key
+(widgets/queue.py GROUPS): Claude's own memory writes held for review (`memcurate
+hook --review-auto-memory`, category `claude`, key `claude/`) and rule-graduation
+candidates (failures that recurred across sessions, category `rule`, key `rule/`).
+The watcher reports their folder's changes as that key, the load worker reads them
+through the Engine, and the keys act on them through it too; what does not apply to
+a kind is greyed out and says why (NOT_FOR).
 """
 
 from __future__ import annotations
@@ -31,15 +34,17 @@ from textual.worker import get_current_worker
 from curator.candidates import staging, usage
 from curator.candidates.queue import Item, Outcome
 from curator.engine import Engine
-from curator.review.claude_write_actions import KIND as CLAUDE_WRITE
 from curator.util.locks import LockBusy
+from curator.util.textsafe import one_line
 
-from .dialogs import ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog
+from .dialogs import (ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog, RuleEdit,
+                      RuleEditScreen)
 from .footer import TidyFooter
 from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribed, ItemsLoaded, PipelineEvent,
                        StagingChanged)
-from .panels import BudgetsView, DocumentView, DraftingLine, GraduationView, IssuesView, ProgressView
-from .queue import CLAUDE_WRITES, QueueTable, claude_item, is_claude, matches, sort_key
+from .panels import BudgetsView, DocumentView, DraftingLine, GraduationView, IssuesView, ProgressView, rule_issues
+from .queue import (CLAUDE, CLAUDE_WRITES, GROUPS, ROW_KINDS, RULE, RULES, QueueTable, group_of, is_claude, is_memory,
+                    kind_item, matches, sort_key)
 
 WAITING = frozenset(("triaged", *staging.IN_FLIGHT))  # states the pipeline has work in
 STALE = ("stale",)  # what the detail panels show when it must be read again, whatever is selected
@@ -51,7 +56,7 @@ REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
     ("edit_memory", "e", "Edit", "Edit the memory here (validated on save)"),
     ("edit_external", "E", "$EDITOR", "Edit the memory in $EDITOR"),
     ("reject_memory", "r", "Reject", "Reject the memory (with an optional reason)"),
-    ("approve_clean", "A", "Approve clean", "Approve every draft with no issues at all"),
+    ("approve_clean", "A", "Approve clean", "Approve every memory draft with no issues at all"),
     ("change_action", "c", "Action", "Change the action: create / update / noop"),
     ("retry_memory", "x", "Retry", "Retry a failed category"),
     ("filter_queue", "slash", "Filter", "Filter the queue by category or severity"),
@@ -72,9 +77,18 @@ NOT_FOR_CLAUDE = {
     "change_action": "Claude's own write has no action to choose: approving writes exactly its text",
     "retry_memory": "Claude's own write was not drafted by memcurate: there is nothing to retry",
 }
+NOT_FOR_RULE = {
+    "edit_external": "a rule is edited here: e changes its text, topic and paths",
+    "change_action": "a rule has no action to choose: a writes it into its rule file, r rejects it",
+    "retry_memory": "a rule has nothing to retry: e changes its text, r rejects it",
+}
+NOT_FOR = {CLAUDE: NOT_FOR_CLAUDE, RULE: NOT_FOR_RULE}  # a row's category -> the keys that do not apply, and why
 HELP_NOTES = ["Rows of category claude are Claude's own memory writes, held for your review "
               "(memcurate hook --review-auto-memory): a writes exactly that file, r rejects it; "
-              "they cannot be edited, and A leaves them to you one by one."]
+              "they cannot be edited, and A leaves them to you one by one.",
+              "Rows of category rule are failures that recurred across sessions: a writes the rule into "
+              ".claude/rules/memcurate/<topic>.md, e edits its text, topic and paths, r rejects it (never "
+              "proposed again); A leaves them to you one by one."]
 
 
 def _key_display(keys: str) -> str:
@@ -169,17 +183,18 @@ class MemcurateApp(App):
     @work(thread=True, group="load")
     def _load(self, tids: set[str] | None) -> None:
         try:
-            items = self.board.load(None if tids is None else sorted(tids - {CLAUDE_WRITES}))
+            items = self.board.load(None if tids is None else sorted(tids - set(GROUPS.values())))
         except Exception as e:  # the staging dir itself unreadable: say so, keep what is shown
             self.post_message(ActionDone(f"cannot read the staging dir: {e}", set(), "error"))
             items = {}
         outcomes = {tid: self.board.outcome(tid) for tid in items}
         full = tids is None and bool(items)
-        if tids is None or CLAUDE_WRITES in tids:
-            try:
-                items[CLAUDE_WRITES] = [claude_item(i) for i in self.engine.review_items(kind=CLAUDE_WRITE)]
-            except Exception as e:  # the folder unreadable (one bad record is an error row): said, rows kept
-                self.post_message(ActionDone(f"cannot read Claude's staged writes: {e}", set(), "error"))
+        for kind in ROW_KINDS:
+            if tids is None or kind.key in tids:
+                try:
+                    items[kind.key] = [kind_item(i) for i in self.engine.review_items(kind=kind.kind)]
+                except Exception as e:  # the folder unreadable (one bad record is an error row): said, rows kept
+                    self.post_message(ActionDone(f"cannot read {kind.what}: {e}", set(), "error"))
         self.post_message(ItemsLoaded(items, full=full, outcomes=outcomes))
 
     def on_items_loaded(self, message: ItemsLoaded) -> None:
@@ -195,8 +210,9 @@ class MemcurateApp(App):
                 self.items[tid] = rows
             else:
                 self.items.pop(tid, None)
-        if CLAUDE_WRITES in message.items and is_claude(self.selected()):
-            self._shown = STALE  # a later write of Claude's to the same file changes the selected one's text
+        selected = self.selected()
+        if selected is not None and not is_memory(selected) and group_of(selected) in message.items:
+            self._shown = STALE  # a later write of Claude's to the same file, or a rule's edit, changes what it shows
         self._show_queue()
         if self._dirty is None or self._dirty:
             self._request_load(set() if self._dirty is not None else None)
@@ -215,6 +231,8 @@ class MemcurateApp(App):
         count = sum(len(v) for v in self.items.values())
         table.border_title = f"Pending {count}" + (f" — filter: {' '.join(self.filter_words)}" if self.filter_words
                                                    else "")
+        rules = [i for i in self.items.get(RULES, []) if not i.is_error]
+        self.query_one(GraduationView).show(sorted(rules, key=sort_key))
         self._selection_changed()
 
     def selected(self) -> Item | None:
@@ -233,7 +251,7 @@ class MemcurateApp(App):
             ready = item is not None and item.state == "ready"
             if not ready:
                 self.query_one(DocumentView).show(None, _placeholder(item))
-            self._load_selection(key, ready, is_claude(item))
+            self._load_selection(key, ready, item.category if item else "")
         last = self._issues_shown
         if last is None or last[0] != item or last[1] is not self.review:
             self._issues_shown = (item, self.review)
@@ -245,7 +263,7 @@ class MemcurateApp(App):
             self.refresh_bindings()
 
     def _show_progress(self, item: Item | None) -> None:
-        tid = item.tid if item and not is_claude(item) else None  # Claude's writes are not drafted
+        tid = item.tid if is_memory(item) else None  # Claude's writes and rules are not drafted by the pipeline
         rows = [i for i in self.items.get(tid, []) if not i.is_error] if tid else []
         busy = sum(1 for t, v in self.items.items() if t != tid and any(i.state in staging.IN_FLIGHT for i in v))
         outcome = (self.outcomes.get(tid) if tid else None) or Outcome()
@@ -255,9 +273,10 @@ class MemcurateApp(App):
             self.query_one(ProgressView).show(tid, rows + list(outcome.skipped), busy, outcome.usage, self.overall)
 
     @work(thread=True, group="selection", exclusive=True)
-    def _load_selection(self, key: tuple[str, str] | None, ready: bool, claude: bool = False) -> None:
+    def _load_selection(self, key: tuple[str, str] | None, ready: bool, category: str = "") -> None:
         """The selection's document and what approving it would archive (a write of Claude's: its text,
-        diff and issues; it archives nothing). A held arrow key moves the cursor many times a second:
+        diff and issues; a rule: its file to be, its evidence and the plan's error, as issues; neither
+        archives anything). A held arrow key moves the cursor many times a second:
         each move cancels the one before, which gives up after a short wait, so only where the cursor
         stops is read."""
         self._stop.wait(SELECT_SETTLE)
@@ -266,11 +285,17 @@ class MemcurateApp(App):
         review = None
         if ready:
             try:
-                review = self.engine.claude_write(key[0]) if claude else self.engine.review(*key)
+                if category == CLAUDE:
+                    review = self.engine.claude_write(key[0])
+                elif category == RULE:
+                    view = self.engine.rule(key[0])
+                    review = {**view, "issues": rule_issues(view)}
+                else:
+                    review = self.engine.review(*key)
                 self.post_message(DetailLoaded(key, review))
             except Exception as e:  # a malformed review file is shown, never fatal
                 self.post_message(DetailLoaded(key, None, str(e)))
-        self.post_message(self._budgets(key if review and not claude else None, review))
+        self.post_message(self._budgets(key if review and category not in GROUPS else None, review))
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
         item = self.selected()
@@ -279,6 +304,8 @@ class MemcurateApp(App):
         self.review = message.review
         if is_claude(item) and message.review is not None:
             self.query_one(DocumentView).show_claude_write(message.review)
+        elif item.category == RULE and message.review is not None:
+            self.query_one(DocumentView).show_rule(message.review)
         else:
             self.query_one(DocumentView).show(message.review, message.error, root=self.engine.root)
         self._issues_shown = (item, message.review)
@@ -324,28 +351,30 @@ class MemcurateApp(App):
     def _watch(self) -> None:
         import watchfiles
 
-        staging_dir, claude_dir = self.engine.staging_dir, self.engine.claude_writes_dir
-        root = self.engine.root
-        for folder in (staging_dir, claude_dir, root):
+        staging_dir, root = self.engine.staging_dir, self.engine.root
+        kinds = {self.engine.claude_writes_dir: CLAUDE_WRITES, self.engine.rules_dir: RULES}  # folder -> rows' key
+        for folder in (staging_dir, *kinds, root):
             os.makedirs(folder, exist_ok=True)
-        prefix, claude_prefix = staging_dir + os.sep, claude_dir + os.sep
+        prefixes = {folder + os.sep: key for folder, key in kinds.items()}
         try:
             # Short debounce: new work shows within the 300 ms the issue asks; a burst is one batch.
-            for changes in watchfiles.watch(staging_dir, claude_dir, root, debounce=80, step=20,
+            for changes in watchfiles.watch(staging_dir, *kinds, root, debounce=80, step=20,
                                             stop_event=self._stop, rust_timeout=500, yield_on_timeout=False,
                                             raise_interrupt=False):
-                self._changed(changes, prefix, claude_prefix)
+                self._changed(changes, staging_dir + os.sep, prefixes)
         except Exception as e:
             self.post_message(ActionDone(f"stopped watching for new work ({e}); restart memcurate to resume",
                                          set(), "error"))
 
-    def _changed(self, changes, prefix: str, claude_prefix: str) -> None:
+    def _changed(self, changes, prefix: str, kinds: dict[str, str]) -> None:
+        """`kinds`: the folder (with its separator) of each other kind of row -> the key its rows are kept under."""
         tids: set[str] = set()
         memory = False
         for _, path in changes:
-            if path.startswith(claude_prefix):
+            kind = next((key for folder, key in kinds.items() if path.startswith(folder)), None)
+            if kind is not None:
                 if not os.path.basename(path).startswith("."):  # a record's temp file: its rename follows
-                    tids.add(CLAUDE_WRITES)  # staged, updated, approved or rejected elsewhere: read them again
+                    tids.add(kind)  # staged, updated, approved or rejected elsewhere: read them again
             elif path.startswith(prefix):
                 tid = path[len(prefix):].split(os.sep, 1)[0]
                 if tid and not tid.startswith("."):
@@ -438,7 +467,7 @@ class MemcurateApp(App):
         if action == "approve_clean":
             return True if self.clean_items() else None
         item = self.selected()
-        if is_claude(item) and action in NOT_FOR_CLAUDE:
+        if self.why_not(action, item):
             return None
         state = item.state if item else None
         ok = {
@@ -451,18 +480,30 @@ class MemcurateApp(App):
         }.get(action, True)
         return True if ok else None
 
+    def why_not(self, action: str, item: Item | None) -> str | None:
+        """Why `action` does not apply to `item` because of its kind (NOT_FOR), or for a rule because its
+        file cannot be written (its plan's error, once read); None when nothing of that stops it."""
+        if item is None:
+            return None
+        why = NOT_FOR.get(item.category, {}).get(action)
+        if why is None and action == "approve_memory" and item.category == RULE and item.field("block"):
+            why = f"this rule cannot be written: {item.field('block')}"
+        return why
+
     def clean_items(self) -> list[Item]:
-        """What `A` approves: drafted memories with no issue at all (Claude's own writes, one by one, with `a`)."""
+        """What `A` approves: drafted memories with no issue at all (Claude's own writes and rules, one by one,
+        with `a`)."""
         return [i for rows in self.items.values() for i in rows
-                if i.state == "ready" and not i.blocks and not i.advisories and not is_claude(i)]
+                if i.state == "ready" and not i.blocks and not i.advisories and is_memory(i)]
 
     def on_key(self, event) -> None:
-        """A key greyed out for a write of Claude's says why (a greyed key's action never runs)."""
-        if len(self.screen_stack) > 1 or not is_claude(self.selected()):
+        """A key greyed out for the selection's kind says why (a greyed key's action never runs)."""
+        if len(self.screen_stack) > 1:
             return
         action = KEY_ACTIONS.get(event.key)
-        if action in NOT_FOR_CLAUDE:
-            self.notify(NOT_FOR_CLAUDE[action], severity="warning", markup=False)
+        why = self.why_not(action, self.selected()) if action else None
+        if why:
+            self.notify(why, severity="warning", markup=False)
 
     def get_system_commands(self, screen):
         yield from super().get_system_commands(screen)
@@ -497,12 +538,31 @@ class MemcurateApp(App):
     def action_edit_memory(self) -> None:
         if not (item := self._applicable("edit_memory", reviewed=True)):
             return
+        if item.category == RULE:
+            self._edit_rule(item)
+            return
 
         def done(text: str | None) -> None:
             if text is not None:
                 self._run_review("edit", item, text=text)
 
         self.push_screen(EditorScreen(f"{item.category}: {item.title}", self.review["text"]), done)
+
+    def _edit_rule(self, item: Item) -> None:
+        """The rule edit dialog: its save (in the dialog's worker) is Engine.edit_rule, which refuses an
+        invalid edit with the reason; the dialog closes once it is saved."""
+        key, view = item.tid, self.review
+
+        def save(edit: RuleEdit) -> None:
+            self.engine.edit_rule(key, edit.rule, edit.topic, list(edit.paths))
+
+        def done(edit: RuleEdit | None) -> None:
+            if edit is not None:
+                self.post_message(ActionDone(f"rule edited: {one_line(edit.rule, 80)}", {RULES}))
+
+        current = RuleEdit(str(view.get("rule") or ""), str(view.get("topic") or ""),
+                           tuple(str(p) for p in view.get("paths") or ()))
+        self.push_screen(RuleEditScreen(f"“{one_line(item.title, 60)}”", current, save), done)
 
     def action_edit_external(self) -> None:
         if not (item := self._applicable("edit_external", reviewed=True)):
@@ -578,6 +638,9 @@ class MemcurateApp(App):
         if is_claude(item):
             self._review_claude_write(what, item, kw.get("reason", ""))
             return
+        if item.category == RULE:
+            self._review_rule(what, item, kw.get("reason", ""))
+            return
         try:
             if what == "approve":
                 result = self.engine.approve(tid, cat)
@@ -626,6 +689,24 @@ class MemcurateApp(App):
         except Exception as e:  # ClaudeWriteError (Conflict, BLOCK, not pending), a full disk: said, not fatal
             self.post_message(ActionDone(f"{what} {item.tid}: {e}", reload, "error"))
 
+    def _review_rule(self, what: str, item: Item, reason: str) -> None:
+        """In the review worker: approve (write the rule file) or reject a rule candidate through the Engine."""
+        reload, key = {RULES}, item.tid
+        try:
+            if what == "approve":
+                result = self.engine.approve_rule(key)
+                text = f"rule written: {result['file']}"
+            elif what == "reject":
+                self.engine.reject_rule(key, reason)
+                text = f"rejected the rule: it is not proposed again ({one_line(item.title, 60)})"
+            else:
+                raise ValueError(what)
+            self.post_message(ActionDone(text, reload))
+        except LockBusy:
+            self.post_message(ActionDone(f"{what} {item.tid}: busy; try again in a moment", reload, "warning"))
+        except Exception as e:  # the plan's error, a rule file that changed, a full disk: said, not fatal
+            self.post_message(ActionDone(f"{what} {item.tid}: {e}", reload, "error"))
+
     @work(thread=True, group="review")
     def _approve_all(self, items: list[Item]) -> None:
         by_tid: dict[str, list[str]] = {}
@@ -655,7 +736,7 @@ class _Quitting(Exception):
 def _archiving(item: Item | None) -> tuple[str, str] | None:
     """The key of the selection whose archive moves the budgets panel shows: a ready memory's (a write of
     Claude's moves nothing to the archive)."""
-    return item.key if item is not None and item.state == "ready" and not is_claude(item) else None
+    return item.key if is_memory(item) and item.state == "ready" else None
 
 
 def _placeholder(item: Item | None) -> str:
@@ -663,6 +744,8 @@ def _placeholder(item: Item | None) -> str:
         return "Nothing waiting for review. New work appears here as Claude Code sessions end."
     if item.is_error and is_claude(item):
         return f"This staged write of Claude's cannot be read: {item.error}"
+    if item.is_error and item.category == RULE:
+        return f"This rule candidate cannot be read: {item.error}"
     if item.is_error:
         return f"This triage cannot be read: {item.error}"
     if item.state == "failed":

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -13,7 +17,8 @@ from textual.widgets.option_list import Option
 from curator.categories import CATEGORIES
 from curator.memory import memfile
 
-from .queue import CLAUDE, SEVERITIES
+from .messages import RuleEditSaved
+from .queue import CLAUDE, RULE, SEVERITIES
 
 DIALOG_CSS = """
 {name} {{ align: center middle; background: $background 60%; }}
@@ -120,7 +125,7 @@ class FilterDialog(TextDialog):
         with Vertical():
             yield Label("Filter by category or severity", classes="dialog-title")
             yield Input(self.current, placeholder="e.g. decision block — empty shows everything", id="filter")
-            yield Static(Text(f"categories: {' '.join(CATEGORIES)} {CLAUDE}\nseverities: {' '.join(SEVERITIES)}",
+            yield Static(Text(f"categories: {' '.join(CATEGORIES)} {CLAUDE} {RULE}\nseverities: {' '.join(SEVERITIES)}",
                               style="dim"))
 
 
@@ -168,6 +173,85 @@ def document_problems(text: str) -> list[str]:
     except memfile.MemoryFormatError as e:
         return [str(e)]
     return [f"{where}: {what}" for where, what in memfile.problems(doc)]
+
+
+@dataclass(frozen=True)
+class RuleEdit:
+    """A rule candidate as the person edited it: the rule text, its topic (the file's name) and its
+    `paths:` globs (none: a project-wide rule)."""
+
+    rule: str
+    topic: str
+    paths: tuple[str, ...] = ()
+
+
+class RuleEditScreen(ModalScreen[RuleEdit | None]):
+    """Edit a rule candidate: its text, topic and paths (one glob per line). Ctrl+S hands the edit to
+    `save` (in a worker: it writes the candidate), which raises ValueError with the reason when the edit
+    is invalid: the reason is shown, nothing is saved, and the dialog stays open. Returns the edit saved,
+    None when cancelled."""
+
+    DEFAULT_CSS = """
+    RuleEditScreen { align: center middle; background: $background 60%; }
+    RuleEditScreen > Vertical { width: 90; height: auto; max-height: 95%; padding: 1 2;
+                                border: thick $primary; background: $surface; }
+    RuleEditScreen .dialog-title { text-style: bold; margin-bottom: 1; }
+    RuleEditScreen Label { margin-top: 1; }
+    RuleEditScreen #rule-text { height: 6; }
+    RuleEditScreen #rule-paths { height: 6; }
+    RuleEditScreen #rule-problems { height: auto; color: $error; }
+    """
+    BINDINGS = [Binding("ctrl+s", "save", "Save", priority=True), Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, heading: str, current: RuleEdit, save: Callable[[RuleEdit], object]) -> None:
+        super().__init__()
+        self.heading, self.current, self.save = heading, current, save
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text(f"Editing the rule {self.heading} — Ctrl+S saves, Esc cancels"), classes="dialog-title")
+            yield Label("Rule (a short imperative: what to do or avoid)")
+            yield TextArea(self.current.rule, id="rule-text", soft_wrap=True)
+            yield Label("Topic (the file .claude/rules/memcurate/<topic>.md)")
+            yield Input(self.current.topic, id="rule-topic")
+            yield Label("Paths it applies to, one glob per line (none: the whole project)")
+            yield TextArea("\n".join(self.current.paths), id="rule-paths", soft_wrap=False)
+            yield Static("", id="rule-problems")
+
+    def on_mount(self) -> None:
+        self.query_one("#rule-text", TextArea).focus()
+
+    def edited(self) -> RuleEdit:
+        paths = self.query_one("#rule-paths", TextArea).text.splitlines()
+        return RuleEdit(self.query_one("#rule-text", TextArea).text.strip(),
+                        self.query_one("#rule-topic", Input).value.strip(),
+                        tuple(p.strip() for p in paths if p.strip()))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.action_save()
+
+    def action_save(self) -> None:
+        self._save(self.edited())
+
+    @work(thread=True, exclusive=True, group="rule-edit")
+    def _save(self, edit: RuleEdit) -> None:
+        try:
+            self.save(edit)
+        except ValueError as e:  # invalid: the reason, and nothing saved
+            self.post_message(RuleEditSaved(edit, str(e)))
+        except Exception as e:  # a full disk, a damaged candidate: said here, the edit kept in the dialog
+            self.post_message(RuleEditSaved(edit, f"could not save: {e}"))
+        else:
+            self.post_message(RuleEditSaved(edit))
+
+    def on_rule_edit_saved(self, message: RuleEditSaved) -> None:
+        if message.error:
+            self.query_one("#rule-problems", Static).update(Text(message.error))
+        else:
+            self.dismiss(message.edit)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
 
 class HelpScreen(ModalScreen[None]):

@@ -55,3 +55,11 @@ class ActionDone(Message):
     def __init__(self, text: str, tids: set[str], severity: str = "information") -> None:
         super().__init__()
         self.text, self.tids, self.severity = text, tids, severity
+
+
+class RuleEditSaved(Message):
+    """The rule edit dialog's save finished: `error` says why the edit was refused ("" when saved)."""
+
+    def __init__(self, edit, error: str = "") -> None:
+        super().__init__()
+        self.edit, self.error = edit, error

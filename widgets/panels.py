@@ -1,4 +1,5 @@
-"""The read-only panels: the document, the diff, its issues, pipeline progress, budgets, graduation.
+"""The read-only panels: the document, the diff, its issues, pipeline progress, budgets, graduation
+(a rule candidate's file to be written and its evidence).
 
 Everything shown comes from transcripts or files and is data (DESIGN §13): it is
 rendered as rich `Text` or `Syntax`, never parsed as markup.
@@ -19,6 +20,7 @@ from curator.candidates.queue import Item
 from curator.candidates.usage import describe
 from curator.categories import CATEGORIES
 from curator.util.textsafe import clean as display
+from curator.util.textsafe import one_line
 
 SEVERITY_STYLE = {"BLOCK": "bold red", "ADVISORY": "yellow"}
 
@@ -77,6 +79,80 @@ class DocumentView(VerticalScroll):
         parts += [Text(""), Text("What approving writes", style="bold"),
                   Syntax(display(str(view.get("text", ""))), lexer, theme="ansi_dark", word_wrap=True)]
         self.query_one("#document-body", Static).update(Group(*parts))
+
+
+    def show_rule(self, view: dict) -> None:
+        """A rule-graduation candidate (Engine.rule's view): the rule, where it applies, the rule file as
+        approving would write it (the diff against the file as it is), and the evidence: the failure and
+        each session it recurred in. Commands and errors are terminal output: shown as data."""
+        plan = view.get("plan") or {}
+        paths = [display(str(p)) for p in view.get("paths") or []]
+        where = display(str(plan.get("file") or ""))
+        parts = [Text.assemble(("Rule", "bold"), (f" (topic {display(str(view.get('topic') or ''))})", "dim")),
+                 Text(display(str(view.get("rule") or ""))),
+                 Text("applies to: " + ", ".join(paths) if paths else "applies project-wide (no paths)", style="dim"),
+                 Text("")]
+        action = plan.get("action")
+        if plan.get("error"):
+            parts.append(Text(f"Cannot be written: {display(str(plan['error']))}", style="bold red"))
+        elif action == "noop":
+            parts.append(Text.assemble(("The rule is already in ", "bold"), (where, "bold"),
+                                       (": approving writes nothing", "dim")))
+        elif action == "extend":
+            parts += [Text.assemble(("Approving extends ", "bold"), (where, "bold"), (": the diff", "dim")),
+                      _syntax(str(plan.get("diff") or ""), "diff")]
+        else:
+            parts += [Text.assemble(("Approving writes ", "bold"), (where, "bold"), (" (a new file)", "dim")),
+                      _syntax(str(plan.get("after") or ""), "markdown")]
+        parts += [Text("")] + evidence(view.get("candidate"))
+        self.query_one("#document-body", Static).update(Group(*parts))
+
+
+def _syntax(text: str, lexer: str) -> Syntax:
+    return Syntax(display(text).rstrip("\n"), lexer, theme="ansi_dark", word_wrap=True)
+
+
+def evidence(candidate) -> list:
+    """A RuleCandidate's evidence: what recurred (kind, tool, signature) and each session it happened in:
+    when, the command, the error, and what fixed it when the transcript shows it."""
+    failure = getattr(candidate, "failure", None) or {}
+    occurrences = [o for o in getattr(candidate, "occurrences", None) or [] if isinstance(o, dict)]
+    n = len(occurrences)
+    head = Text.assemble(("Evidence", "bold"),
+                         (f" — failed the same way in {n} session{'' if n == 1 else 's'}", "dim"))
+    out = [head, Text.assemble(("kind ", "dim"), display(str(failure.get("kind", ""))), ("  tool ", "dim"),
+                               display(str(failure.get("tool", "")))),
+           Text.assemble(("signature ", "dim"), display(str(failure.get("signature", ""))))]
+    for o in occurrences:
+        at = str(o.get("at") or "")[:16].replace("T", " ")
+        lines = Text.assemble(("\n", ""), (f"{at} ", "bold"),
+                              (f"session {display(str(o.get('session') or ''))}", "dim"))
+        if o.get("command"):
+            lines.append("\n$ ", style="dim")
+            lines.append(display(str(o["command"])))
+        if o.get("error"):
+            lines.append("\n")
+            lines.append(display(str(o["error"]).rstrip()), style="red")
+        fix = o.get("fix")
+        if isinstance(fix, dict):
+            lines.append("\nfixed by: ", style="green")
+            lines.append(display(str(fix.get("text") or "")))
+            if fix.get("files"):
+                lines.append(f" ({display(', '.join(str(f) for f in fix['files']))})", style="dim")
+            if fix.get("command"):
+                lines.append("\nthen passed: ", style="dim")
+                lines.append(display(str(fix["command"])))
+        out.append(lines)
+    return out
+
+
+def rule_issues(view: dict | None) -> list[dict]:
+    """A rule candidate's issues as the issues panel shows them: the one that stops approval is a rule
+    file that cannot be written (a bad glob, a topic that is no file name, a file that is not ours)."""
+    plan = (view or {}).get("plan") or {}
+    if not plan.get("error"):
+        return []
+    return [{"severity": "BLOCK", "where": str(plan.get("file") or "rule"), "message": str(plan["error"])}]
 
 
 class IssuesView(Static):
@@ -261,9 +337,25 @@ class BudgetsView(Static):
 
 
 class GraduationView(Static):
-    """Rule-graduation candidates: filled when recurring failures are counted (a later issue)."""
+    """Rule-graduation candidates: each pending one with the sessions its failure recurred in (the queue's
+    rows of category rule, updated with it)."""
 
     DEFAULT_CSS = "GraduationView { height: auto; }"
 
+    _shown: tuple | None = None
+
     def on_mount(self) -> None:
-        self.update(Text.assemble(("Rule graduation\n", "bold"), ("Nothing recurring yet.", "dim")))
+        self.show([])
+
+    def show(self, items: list[Item]) -> None:
+        shown = tuple((i.tid, i.title, i.field("sessions")) for i in items)
+        if shown == self._shown:
+            return  # an update lays the screen out again
+        self._shown = shown
+        title = Text.assemble(("Rule graduation", "bold"), (f" {len(items)}" if items else "", "dim"))
+        if not items:
+            self.update(Group(title, Text("Nothing recurring yet.", style="dim")))
+            return
+        lines = [Text.assemble((f"{i.field('sessions', 0)}× ", "cyan"), one_line(i.title, 200), no_wrap=True,
+                               overflow="ellipsis") for i in items]
+        self.update(Group(title, *lines))

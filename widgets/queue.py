@@ -1,7 +1,10 @@
-"""The queue of pending memories: one row per candidate, and one per write of Claude's own held for
-review (category `claude`), updated in place as staging changes."""
+"""The queue of what waits for review, updated in place as staging changes: one row per drafted memory,
+one per write of Claude's own held for review (category `claude`) and one per rule-graduation candidate
+(category `rule`). The two other kinds are kept under their own key beside the triages (GROUPS)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual.binding import Binding
@@ -9,7 +12,9 @@ from textual.widgets import DataTable
 
 from curator.candidates.queue import Item, age
 from curator.categories import CATEGORIES
+from curator.review.claude_write_actions import KIND as CLAUDE_WRITE_KIND
 from curator.review.items import ReviewItem
+from curator.review.rule_kind import KIND as RULE_KIND
 from curator.util.textsafe import one_line
 
 CATEGORY_ORDER = {name: i for i, name in enumerate(CATEGORIES)}
@@ -18,19 +23,55 @@ COLUMNS = (("category", 10), ("title", None), ("action", 9), ("conf", 4), ("issu
 SHORT = {"session_summary": "session"}  # the one category name too long for its column
 CLAUDE = "claude"  # the category column of Claude's own memory writes (review mode)
 CLAUDE_WRITES = "claude/"  # where the app keeps their rows, beside the triages (their ids start so, not with digits)
+RULE = "rule"  # the category column of a rule-graduation candidate (a failure that recurred across sessions)
+RULES = "rule/"  # where the app keeps their rows
 
 
-def claude_item(item: ReviewItem) -> Item:
-    """A staged write of Claude's (the Engine's review item of kind claude-write) as a queue row: its review
-    id (`claude/<id>`) in place of a triage, the front matter's name or the file's path as its title."""
+@dataclass(frozen=True)
+class RowKind:
+    """A kind of row other than a triage's memories: listed by the Engine as review items of `kind`
+    (curator/review/kinds.py), kept under `key` beside the triages, shown as category `category`."""
+
+    category: str
+    key: str
+    kind: str
+    what: str  # how its rows are named when they cannot be read
+
+
+ROW_KINDS = (RowKind(CLAUDE, CLAUDE_WRITES, CLAUDE_WRITE_KIND, "Claude's staged writes"),
+             RowKind(RULE, RULES, RULE_KIND, "the rule candidates"))
+GROUPS = {k.category: k.key for k in ROW_KINDS}  # a row's category -> its key (a memory's: its triage's id)
+_CATEGORY = {k.kind: k.category for k in ROW_KINDS}
+
+
+def kind_item(item: ReviewItem) -> Item:
+    """A review item of another kind (a staged write of Claude's, a rule candidate) as a queue row: its review
+    id (`claude/<id>`, `rule/<key>`) in place of a triage; its title (the front matter's name or the file's
+    path, the rule's text); for a rule, the sessions its failure recurred in and why it cannot be written."""
     severities = [i.get("severity") for i in item.issues]
-    return Item(item.id, CLAUDE, item.state, title=item.title, action=item.action,
+    record: dict = {"where": item.where}
+    if item.rule:
+        record["sessions"] = item.rule.get("count", 0)
+    blocks = [i for i in item.issues if i.get("severity") == "BLOCK"]
+    if blocks:
+        record["block"] = str(blocks[0].get("message") or "")
+    return Item(item.id, _CATEGORY[item.kind], item.state, title=item.title, action=item.action,
                 blocks=max(severities.count("BLOCK"), int(item.blocked)), advisories=severities.count("ADVISORY"),
-                created=item.created, session=item.session, error=item.error, record={"where": item.where})
+                created=item.created, session=item.session, error=item.error, record=record)
+
+
+def group_of(item: Item) -> str:
+    """Where the app keeps the row: under its kind's key, or its triage's id for a memory."""
+    return GROUPS.get(item.category, item.tid)
 
 
 def is_claude(item: Item | None) -> bool:
     return item is not None and item.category == CLAUDE
+
+
+def is_memory(item: Item | None) -> bool:
+    """A drafted memory of a triage (not a write of Claude's, not a rule candidate)."""
+    return item is not None and item.category not in GROUPS
 
 
 def row_key(item: Item) -> str:
@@ -62,7 +103,9 @@ def cells(item: Item, now: float | None) -> tuple[Text, ...]:
                 Text(""), Text(age(item.created, now) if item.created else ""))
     title = Text(one_line(item.title, 120) or f"({item.category} — {item.state})",
                  style="" if item.title else "dim italic")
-    if item.state == "ready":
+    if item.category == RULE:  # in place of an action: how many sessions the failure recurred in
+        action = Text(f"seen {item.field('sessions', 0)}×", style="cyan")
+    elif item.state == "ready":
         action = Text(item.action or "?", style={"create": "green", "update": "cyan", "noop": "dim",
                                                  "delete": "magenta"}.get(item.action, ""))
     elif item.state == "failed":
