@@ -25,7 +25,6 @@ import json
 import os
 import random
 import shutil
-import statistics
 import sys
 import tempfile
 
@@ -41,12 +40,7 @@ def project_key(path: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=60)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--venv", default=hb.DEFAULT_VENV)
-    ap.add_argument("--reinstall", action="store_true")
-    ap.add_argument("--json-out", default=RESULTS)
-    ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    hb.hook_args(ap, RESULTS)
     args = ap.parse_args(argv)
 
     exe = hb.ensure_install(os.path.abspath(args.venv), args.reinstall)
@@ -128,29 +122,8 @@ def main(argv: list[str] | None = None) -> int:
                 job()
         samples = hb.interleave(jobs, args.rounds, random.Random(args.seed))
         runner.close()
-        bare_med = statistics.median(s.wall for s in samples["bare"])
-        rows = {n: hb.summarize(s, bare_med) for n, s in samples.items()}
-        hb.say(f"memcurate: {exe}   rounds: {args.rounds}   interleaved with `{' '.join(interp)} -c pass`")
-        hb.say(f"{'case':<8} {'median ms':>10} {'p10':>8} {'p90':>8} {'× bare':>7} {'target':>7}")
-        missed = []
-        for name, r in rows.items():
-            target = TARGET if name in ("pass", "deny") else None
-            ok = target is None or r["ratio_to_bare"] <= target
-            if not ok:
-                missed.append(name)
-            hb.say(f"{name:<8} {r['median_ms']:>10.2f} {r['p10_ms']:>8.2f} {r['p90_ms']:>8.2f} "
-                   f"{r['ratio_to_bare']:>7.2f} {('≤ %.1f' % target) if target else '':>7}"
-                   + ("" if ok else "  MISSED"))
-        doc = {"rounds": args.rounds, "target_ratio": TARGET, "executable": exe,
-               "cases": {n: {k: v for k, v in r.items() if k != "samples_ms"} for n, r in rows.items()},
-               "missed": missed, "commit": hb._git_commit()}
-        out = os.path.abspath(args.json_out)
-        os.makedirs(os.path.dirname(out), exist_ok=True)
-        with open(out, "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-        hb.say(f"wrote {os.path.relpath(out)}")
-        return 1 if missed and args.strict else 0
+        return hb.report(samples, {"pass": TARGET, "deny": TARGET}, exe=exe, interp=interp, rounds=args.rounds,
+                         json_out=args.json_out, strict=args.strict)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

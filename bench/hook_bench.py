@@ -699,6 +699,47 @@ def interleave(jobs: list, rounds: int, rng: random.Random) -> dict[str, list]:
     return results
 
 
+def hook_args(ap, results: str, rounds: int = 60) -> None:
+    """The options of a bench that times one hook against the bare interpreter."""
+    ap.add_argument("--rounds", type=int, default=rounds)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--venv", default=DEFAULT_VENV)
+    ap.add_argument("--reinstall", action="store_true")
+    ap.add_argument("--json-out", default=results)
+    ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+
+
+def report(samples: dict[str, list], targets: dict[str, float], *, exe: str, interp: list[str], rounds: int,
+           json_out: str, strict: bool, extra: dict | None = None) -> int:
+    """The end of a hook bench: one row per case (median, p10, p90, ratio to the bare interpreter, its
+    target and PASS/FAIL), the figures written to `json_out`; exit status 1 when `strict` and a target
+    was missed. `samples` holds a "bare" case."""
+    bare_med = statistics.median(s.wall for s in samples["bare"])
+    rows = {n: summarize(s, bare_med) for n, s in samples.items()}
+    say(f"memcurate: {exe}   rounds: {rounds}   interleaved with `{' '.join(interp)} -c pass`")
+    width = max(len(n) for n in rows) + 1
+    say(f"{'case':<{width}} {'median ms':>10} {'p10':>8} {'p90':>8} {'× bare':>7} {'target':>7}")
+    missed = []
+    for name, r in rows.items():
+        target = targets.get(name)
+        ok = target is None or r["ratio_to_bare"] <= target
+        if not ok:
+            missed.append(name)
+        say(f"{name:<{width}} {r['median_ms']:>10.2f} {r['p10_ms']:>8.2f} {r['p90_ms']:>8.2f} "
+            f"{r['ratio_to_bare']:>7.2f} {('≤ %.1f' % target) if target else '':>7}"
+            + ("" if target is None else ("  PASS" if ok else "  FAIL")))
+    doc = {"rounds": rounds, "targets": targets, "executable": exe, **(extra or {}),
+           "cases": {n: {k: v for k, v in r.items() if k != "samples_ms"} for n, r in rows.items()},
+           "missed": missed, "commit": _git_commit()}
+    out = os.path.abspath(json_out)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    say(f"wrote {os.path.relpath(out)}")
+    return 1 if missed and strict else 0
+
+
 def summarize(samples: list[Sample], bare_median: float | None) -> dict:
     walls = sorted(s.wall for s in samples)
     rss = [s.rss for s in samples]

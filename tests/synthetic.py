@@ -69,3 +69,41 @@ def text(t: str) -> dict:
 
 def tool(tid: str, name: str, **inp) -> dict:
     return {"type": "tool_use", "id": tid, "name": name, "input": inp}
+
+
+def pytest_failure(n: int) -> str:
+    """A real-shaped pytest failure, the same one in every run `n`: only what changes between sessions
+    (the temp path, an object address, line numbers, a time stamp, the durations) differs with `n`."""
+    tmp = f"/tmp/pytest-of-dev/pytest-{40 + n}/test_save0"
+    return f"""============================= test session starts ==============================
+platform linux -- Python 3.12.3, pytest-8.3.2, pluggy-1.5.0
+rootdir: /home/dev/app
+collected 12 items
+
+tests/test_store.py F...........                                         [100%]
+
+=================================== FAILURES ===================================
+__________________________________ test_save ___________________________________
+
+tmp_dir = '{tmp}'
+
+    def test_save(tmp_dir):
+        store = Store(tmp_dir)
+>       store.save({{"id": {n}}})
+
+tests/test_store.py:{14 + n}: 
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _
+
+self = <app.store.Store object at 0x7f3a{n:04x}b2c0>, doc = {{'id': {n}}}
+
+    def save(self, doc):
+>       with open(os.path.join(self.root, "data.json"), "w") as f:
+E       FileNotFoundError: [Errno 2] No such file or directory: '{tmp}/data.json'
+
+app/store.py:{30 + n}: FileNotFoundError
+------------------------------ Captured log call -------------------------------
+INFO     app.store:store.py:{28 + n} 2026-11-{10 + n}T09:{10 + n}:07.{n}12Z saving to {tmp}
+=========================== short test summary info ============================
+FAILED tests/test_store.py::test_save - FileNotFoundError: [Errno 2] No such file or directory: '{tmp}/data.json'
+========================= 1 failed, 11 passed in {n}.{n}3s =========================
+"""

@@ -16,49 +16,14 @@ from curator import config
 from curator.rules import candidates, ledger
 from hooks import dispatch
 from hooks.failures import strip_wrapper
+from synthetic import pytest_failure
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSIONS = ("0b5e6a34-1111-4222-8333-444455556666", "7c1d2e3f-2222-4333-8444-555566667777",
             "9e8d7c6b-3333-4444-8555-666677778888")
 
 
-def pytest_output(n: int, addr: str, ms: int) -> str:
-    """A real-shaped pytest failure; the temp path, the address, the line and the duration vary with the run."""
-    tmp = f"/tmp/pytest-of-dev/pytest-{n}/test_save0"
-    return f"""============================= test session starts ==============================
-platform linux -- Python 3.12.3, pytest-8.3.2, pluggy-1.5.0
-rootdir: /home/dev/app
-collected 12 items
-
-tests/test_store.py F...........                                          [100%]
-
-=================================== FAILURES ===================================
-__________________________________ test_save ___________________________________
-
-tmp_path = PosixPath('{tmp}')
-
-    def test_save(tmp_path):
-        store = Store(tmp_path / "cache")
->       store.save({{"a": 1}})
-
-tests/test_store.py:{10 + n % 3}: 
-_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ 
-
-self = <app.store.Store object at {addr}>, doc = {{'a': 1}}
-
-    def save(self, doc):
->       with open(self.path / "data.json", "w") as f:
-E       FileNotFoundError: [Errno 2] No such file or directory: '{tmp}/cache/data.json'
-
-app/store.py:22: FileNotFoundError
-=========================== short test summary info ============================
-FAILED tests/test_store.py::test_save - FileNotFoundError: [Errno 2] No such file or directory: '{tmp}/cache/data.json'
-========================= 1 failed, 11 passed in 0.{ms}s =========================
-"""
-
-
-RUNS = [pytest_output(3, "0x7f3a1b2c3d40", 12), pytest_output(17, "0x7f99aa00bb10", 87),
-        pytest_output(250, "0x55d0c0ffee00", 5)]
+RUNS = [pytest_failure(3), pytest_failure(17), pytest_failure(250)]
 
 
 def failed(session: str, output: str, command: str = "uv run pytest -x", **extra) -> dict:

@@ -323,9 +323,8 @@ FAILED tests/test_store.py::test_save - FileNotFoundError: [Errno 2] No such fil
 
 
 def test_three_sessions_of_one_pytest_failure_become_one_rule_file_and_a_fourth_adds_nothing(project):
-    candidates = pytest.importorskip("curator.rules.candidates")  # part B's, merged at integration
-    ledger = pytest.importorskip("curator.rules.ledger")
-    failures = pytest.importorskip("curator.rules.signature").failures
+    from curator.rules import candidates, ledger
+    from curator.rules.signature import failures
 
     data = str(project / ".memcurate")
     runs = [("/tmp/pytest-of-dev/pytest-12/test_save0", "0x1067e41a0", "0.48"),
@@ -366,7 +365,7 @@ def real_failures(limit: int = 300) -> list:
 
     from conftest import ROOT
 
-    failures = pytest.importorskip("curator.rules.signature").failures  # part A's, merged at integration
+    from curator.rules.signature import failures
     out = []
     for path in sorted(glob.glob(str(ROOT.parent / "shared" / "transcripts*" / "**" / "*.jsonl"), recursive=True)):
         commands = {}

@@ -14,50 +14,13 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import claude_transcripts, memcurate_exe
-from synthetic import Transcript, text, tool
+from synthetic import Transcript, pytest_failure, text, tool
 from test_review_cli import cli, cli_json
 
 from hooks.dispatch import run as hook
 
 MARKER = re.compile(r"<!-- memcurate:rule/([0-9a-f]{12}) -->")
 COMMAND = "uv run pytest -x tests/test_store.py"
-
-
-def pytest_output(n: int) -> str:
-    """The same failing test in run `n`: its temp path, object address, time stamp and durations differ."""
-    tmp = f"/tmp/pytest-of-dev/pytest-{40 + n}/test_save0"
-    return f"""============================= test session starts ==============================
-platform linux -- Python 3.12.3, pytest-8.3.2, pluggy-1.5.0
-rootdir: /home/dev/app
-collected 12 items
-
-tests/test_store.py F...........                                         [100%]
-
-=================================== FAILURES ===================================
-__________________________________ test_save ___________________________________
-
-tmp_dir = '{tmp}'
-
-    def test_save(tmp_dir):
-        store = Store(tmp_dir)
->       store.save({{"id": {n}}})
-
-tests/test_store.py:{14 + n}: 
-_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _
-
-self = <app.store.Store object at 0x7f3a{n:04x}b2c0>, doc = {{'id': {n}}}
-
-    def save(self, doc):
->       with open(os.path.join(self.root, "data.json"), "w") as f:
-E       FileNotFoundError: [Errno 2] No such file or directory: '{tmp}/data.json'
-
-app/store.py:{30 + n}: FileNotFoundError
------------------------------- Captured log call -------------------------------
-INFO     app.store:store.py:{28 + n} 2026-11-{10 + n}T09:{10 + n}:07.{n}12Z saving to {tmp}
-=========================== short test summary info ============================
-FAILED tests/test_store.py::test_save - FileNotFoundError: [Errno 2] No such file or directory: '{tmp}/data.json'
-========================= 1 failed, 11 passed in {n}.{n}3s =========================
-"""
 
 
 def other_output(n: int) -> str:
@@ -123,14 +86,14 @@ def approve_and_check_one_file(capsys, project: Path, rid: str) -> tuple[str, st
 
 def test_three_sessions_of_one_pytest_failure_graduate_to_one_rule(app, capsys):
     for n in range(3):
-        fail_in_session(app, f"sess-{n}", COMMAND, pytest_output(n))
-        fail_in_session(app, f"sess-{n}", COMMAND, pytest_output(n + 10))  # a retry in the session: not counted
+        fail_in_session(app, f"sess-{n}", COMMAND, pytest_failure(n))
+        fail_in_session(app, f"sess-{n}", COMMAND, pytest_failure(n + 10))  # a retry in the session: not counted
     code, doc, _ = cli_json(capsys, "list", "--project", str(app))
     [item] = rules_of(doc)
     assert item["state"] == "ready" and item["rule"]["count"] == 3 and item["rule"]["kind"] == "test"
     name, body = approve_and_check_one_file(capsys, app, item["id"])
 
-    fail_in_session(app, "sess-3", COMMAND, pytest_output(3))  # after graduation
+    fail_in_session(app, "sess-3", COMMAND, pytest_failure(3))  # after graduation
     assert rule_files(app) == {name: body}  # still one file, one bullet
     code, doc, _ = cli_json(capsys, "show", item["id"], "--project", str(app))
     assert code == 0 and len(doc["evidence"]) == 4 and doc["item"]["state"] == "saved"
@@ -160,7 +123,7 @@ def session_transcript(n: int) -> Transcript:
     t = Transcript(session=f"0b5e6a34-1111-4222-8333-44445555000{n}", stamp=f"2026-11-1{n}T10:00")
     t.user("Run the tests and fix what fails.")
     t.assistant(tool(f"t{n}a", "Bash", command=COMMAND))
-    t.result(f"t{n}a", f"Exit code 1\n{pytest_output(n)}", is_error=True)
+    t.result(f"t{n}a", f"Exit code 1\n{pytest_failure(n)}", is_error=True)
     t.assistant(text("The store writes into a folder that does not exist yet: I create it before saving."),
                 tool(f"t{n}b", "Edit", file_path="/home/dev/app/app/store.py", old_string="with open(",
                      new_string="os.makedirs(self.root, exist_ok=True)\n        with open("))
@@ -184,7 +147,7 @@ def test_three_triaged_transcripts_graduate_the_same_way(app, capsys, tmp_path):
 
 def test_two_approvals_at_once_write_once(app, capsys):
     for n in range(3):
-        fail_in_session(app, f"sess-{n}", COMMAND, pytest_output(n))
+        fail_in_session(app, f"sess-{n}", COMMAND, pytest_failure(n))
     code, doc, _ = cli_json(capsys, "list", "--project", str(app))
     [item] = rules_of(doc)
     procs = [subprocess.Popen(memcurate_exe() + ["approve", item["id"], "--project", str(app)],

@@ -4,36 +4,17 @@ damaged files, redaction, forgetting."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from curator.rules import candidates, ledger
-
-try:
-    from curator.rules.signature import Failure
-except ImportError:  # part A's module not merged yet: the shared design's shape
-    @dataclass(frozen=True)
-    class Failure:
-        kind: str
-        tool: str
-        signature: str
-        test: str = ""
-        error_type: str = ""
-        message: str = ""
-        files: tuple = ()
-        excerpt: str = ""
-
-        @property
-        def key(self) -> str:
-            return hashlib.sha256(f"{self.kind}\0{self.signature}".encode()).hexdigest()[:12]
+from curator.rules.signature import Failure
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
