@@ -36,9 +36,18 @@ def _record(data: str, rc: dict, runs: list[dict], session: str, transcript: str
     session = ledger.session_for(session, transcript)
     counted = fixed = 0
     staged = []
+    parsed: dict[tuple[str, str], list] = {}  # a retried command often prints the same output again
+    done: set[str] = set()  # keys this pass recorded without a fix: a later run adds nothing but a fix
     for run in runs:
         fix = fix_of(run, project)
-        for f in failures(run["command"], run["output"], project=project, limit=rc["per_output"]):
+        found = parsed.get((run["command"], run["output"]))
+        if found is None:
+            found = parsed[(run["command"], run["output"])] = failures(
+                run["command"], run["output"], project=project, limit=rc["per_output"])
+        for f in found:
+            if f.key in done and not fix:
+                continue  # one count per session: the ledger would only say so, at a file's cost
+            done.add(f.key)
             r = ledger.record(data, f, session=session, at=stamp(run["at"]), command=run["command"],
                               error=f.excerpt or run["output"], source="transcript", transcript=transcript,
                               fix=fix, threshold=rc["threshold"])
