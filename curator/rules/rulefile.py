@@ -16,7 +16,8 @@ yaml before anything is written. A file memcurate writes looks like this:
 same rule is never written twice: the marker anywhere in the folder, or the same text
 (whitespace and case aside), makes the plan a noop.
 
-A topic file is extended (one bullet appended, every other byte kept) only when its `paths` are
+A topic file is extended (one bullet appended in its own line endings; every other byte and its
+permissions kept) only when its `paths` are
 the rule's or include all of them: an existing rule's scope is never widened; the rule goes to
 `<topic>-2.md` (then -3...) instead. A file of the folder whose front matter does not parse, or
 that is not memcurate's shape, is never rewritten: the plan says why and the person fixes it.
