@@ -211,12 +211,14 @@ class Engine:
 
         return rule_actions.view(self, key)
 
-    def approve_rule(self, key: str) -> dict:
-        """Write its rule file and mark it approved: {id, file, path, action, sessions}; RuleError when it
-        cannot be written (nothing written then)."""
+    def approve_rule(self, key: str, seen: dict | str | None = None) -> dict:
+        """Write its rule file and mark it approved: {id, file, path, action, sessions}. `seen`: what the
+        person was shown (the dict `rule` returned, or rule_actions.fingerprint of it); when approving would
+        now write something else, RuleError and nothing written. None approves what `rule` shows now.
+        RuleError also when it is not pending, cannot be written, or its file changed."""
         from curator.review import rule_actions
 
-        return rule_actions.approve(self, key)
+        return rule_actions.approve(self, key, seen)
 
     def edit_rule(self, key: str, rule: str, topic: str, paths: list[str]) -> dict:
         """Store the person's rule text, topic and paths (ValueError with the reason when invalid); as `rule`."""

@@ -15,6 +15,7 @@ from test_review_cli import cli, cli_json
 
 from curator.engine import Engine
 from curator.review.rule_actions import RuleError
+from curator.review.rule_actions import fingerprint as rule_actions_fingerprint
 from curator.rules import candidates, ledger
 from curator.rules.signature import Failure
 
@@ -353,3 +354,77 @@ def test_a_failed_rule_call_keeps_the_offline_text_and_says_why(proj, capsys, fa
     assert item["state"] == "ready" and item["title"] and "FileNotFoundError" in item["title"]
     draft = candidates.load(proj["data"], proj["key"]).draft
     assert draft["by"] == "offline" and "Credit balance" in draft["error"]
+
+
+# -- approving writes what the person saw ------------------------------------------------------------
+
+def test_approving_what_was_shown_writes_it(proj):
+    engine = Engine(proj["project"])
+    shown = engine.rule(proj["key"])
+    done = engine.approve_rule(proj["key"], seen=shown)
+    engine.close()
+    assert (Path(proj["project"]) / done["file"]).read_text() == shown["plan"]["after"]
+
+
+def test_a_draft_stored_after_the_rule_was_shown_is_refused_and_nothing_written(proj):
+    """The reviewer saw the offline text; a model's draft stored meanwhile (headless `list --draft`) is not
+    what they approve."""
+    engine = Engine(proj["project"])
+    shown = engine.rule(proj["key"])
+    candidates.set_draft(proj["data"], proj["key"], {"rule": "Never save outside tmp_path in a test.",
+                                                     "topic": "testing", "paths": ["tests/**/*.py"],
+                                                     "by": "claude", "model": "m", "at": "2026-11-30T10:00:00Z"})
+    with pytest.raises(RuleError, match="changed since you looked: look again"):
+        engine.approve_rule(proj["key"], seen=shown)
+    assert not proj["rules"].exists() and candidates.load(proj["data"], proj["key"]).state == "pending"
+    again = engine.rule(proj["key"])  # looked again: the draft is shown, and approving it writes it
+    engine.approve_rule(proj["key"], seen=rule_actions_fingerprint(again))
+    engine.close()
+    [body] = rule_files(proj["rules"]).values()
+    assert "Never save outside tmp_path in a test." in body.decode()
+
+
+def test_a_file_extended_by_another_approval_after_the_rule_was_shown_is_refused(proj):
+    """Both rules go to one topic file: the second's plan was shown against the file before the first
+    was written; its new plan (another `before`, another diff) is not what the person saw."""
+    seen(proj["data"], store_failure("other message"), 3, first=5)
+    other = store_failure("other message").key
+    engine = Engine(proj["project"])
+    engine.edit_rule(other, "Check the data folder exists before saving.", "testing", ["tests/**/*.py"])
+    engine.edit_rule(proj["key"], "Use the tmp_path fixture for files a test writes.", "testing", ["tests/**/*.py"])
+    shown = engine.rule(proj["key"])
+    assert shown["plan"]["action"] == "create"
+    engine.approve_rule(other)  # from a script: what `show` shows now
+    before = rule_files(proj["rules"])
+    with pytest.raises(RuleError, match="changed since you looked"):
+        engine.approve_rule(proj["key"], seen=shown)
+    assert rule_files(proj["rules"]) == before
+    assert engine.rule(proj["key"])["plan"]["action"] == "extend"
+    engine.close()
+
+
+def test_an_edit_waits_for_an_approval_under_way_and_is_then_refused(proj, monkeypatch):
+    """Deterministic race: an edit stored while an approval writes would leave the old text in the file and
+    the candidate approved; it takes the same lock, so it is refused (busy) and the record keeps no edit."""
+    from curator.review import rule_actions
+    from curator.rules import rulefile
+    from curator.util.locks import LockBusy
+
+    monkeypatch.setattr(rule_actions, "LOCK_WAIT", 0.0)
+    write, edit = rulefile.write, {}
+
+    def write_while_edited(plan):
+        try:
+            Engine(proj["project"]).edit_rule(proj["key"], "Something else entirely.", "testing", [])
+            edit["stored"] = True
+        except LockBusy as e:
+            edit["refused"] = e
+        return write(plan)
+
+    monkeypatch.setattr(rulefile, "write", write_while_edited)
+    engine = Engine(proj["project"])
+    engine.approve_rule(proj["key"])
+    engine.close()
+    assert "refused" in edit, edit
+    cand = candidates.load(proj["data"], proj["key"])
+    assert cand.state == "approved" and cand.edit is None

@@ -261,3 +261,40 @@ def test_a_full_disk_is_a_clear_error_and_the_file_stays_as_it_was(project, monk
         write(p)
     assert (rules(project) / "testing.md").read_bytes() == before
     assert os.listdir(rules(project)) == ["testing.md"]
+
+
+def test_an_extended_file_keeps_its_permissions_and_its_crlf_line_endings(project):
+    """A memcurate-shaped file someone made 0600 and saved with CRLF: the bullet appended is CRLF too
+    and the file stays 0600 (every byte before the new bullet kept)."""
+    approve(project, K1, "Use the `tmp_path` fixture.")
+    path = rules(project) / "testing.md"
+    crlf = path.read_bytes().replace(b"\n", b"\r\n")
+    path.write_bytes(crlf)
+    path.chmod(0o600)
+    p = approve(project, K2, "Run `pytest -x tests/test_store.py` after changing the store.")
+    assert p.action == "extend"
+    after = path.read_bytes()
+    assert after == crlf + b"- Run `pytest -x tests/test_store.py` after changing the store. " \
+                           b"<!-- memcurate:rule/0b1c2d3e4f50 -->\r\n"
+    assert os.stat(path).st_mode & 0o777 == 0o600
+
+
+def test_a_crlf_file_without_a_final_newline_gets_one_of_its_own_style(project):
+    approve(project, K1, "Use the `tmp_path` fixture.")
+    path = rules(project) / "testing.md"
+    crlf = path.read_bytes().replace(b"\n", b"\r\n").removesuffix(b"\r\n")
+    path.write_bytes(crlf)
+    approve(project, K2, "Check the data folder exists first.")
+    assert path.read_bytes() == crlf + b"\r\n- Check the data folder exists first. <!-- memcurate:rule/0b1c2d3e4f50 -->\r\n"
+
+
+def test_the_diff_of_a_file_without_a_final_newline_says_so(project):
+    """Without `\\ No newline at end of file` the old last line and the next line of the diff run together."""
+    approve(project, K1, "Use the `tmp_path` fixture.")
+    path = rules(project) / "testing.md"
+    text = path.read_text().removesuffix("\n")
+    path.write_text(text)
+    p = plan(project, K2, "Check the data folder exists first.", "testing", TESTS)
+    last = text.rsplit("\n", 1)[1]
+    assert f"-{last}\n\\ No newline at end of file\n+{last}\n+- Check the data folder exists first." in p.diff
+    assert all(line[:1] in "-+ @\\" for line in p.diff.splitlines()), p.diff

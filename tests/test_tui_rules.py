@@ -177,6 +177,29 @@ def test_a_writes_the_rule_file_names_it_and_the_row_goes(proj):
     run(app, scenario)
 
 
+def test_a_refuses_a_rule_drafted_after_it_was_shown_and_the_row_shows_the_draft(proj):
+    """The person saw the offline text; a model's draft stored meanwhile (headless `list --draft`) is not
+    written by their `a`: refused, nothing written, and the row reloads with the draft to look at."""
+    project, key, app, told = with_candidate(proj)
+    drafted = "Create the data folder in a fixture before a test saves into it"
+
+    async def scenario(pilot):
+        await select(pilot, "rule")
+        offline = app.engine.rule(key)["rule"]
+        assert table(app).shown[0].title == offline and offline in document(app)
+        candidates.set_draft(data_dir(project), key, {"rule": drafted, "topic": "testing",
+                                                      "paths": ["tests/**/*.py"], "by": "claude", "model": "m",
+                                                      "at": "2026-11-20T10:00:00Z"})
+        await press(pilot, "a")
+        assert told[-1][1] == "error" and "changed since you looked: look again" in told[-1][0]
+        assert not (project / ".claude" / "rules").exists() and candidate(project, key).state == "pending"
+        assert table(app).shown[0].title == drafted and drafted in document(app)
+        await press(pilot, "a")  # now seen: written
+        assert drafted in "".join(rule_files(project).values()) and candidate(project, key).state == "approved"
+
+    run(app, scenario)
+
+
 async def edit_dialog(pilot, rule: str | None = None, topic: str | None = None, paths: str | None = None):
     """Open the rule edit dialog, change what is given, and save (Ctrl+S)."""
     await press(pilot, "e")

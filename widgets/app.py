@@ -521,7 +521,11 @@ class MemcurateApp(App):
         return item
 
     def action_approve_memory(self) -> None:
-        if item := self._applicable("approve_memory"):
+        item = self.selected()
+        if item is not None and item.category == RULE:  # a rule is approved as shown: its review must have loaded
+            if item := self._applicable("approve_memory", reviewed=True):
+                self._run_review("approve", item, seen=self.review)
+        elif item := self._applicable("approve_memory"):
             self._run_review("approve", item)
 
     def action_reject_memory(self) -> None:
@@ -639,7 +643,7 @@ class MemcurateApp(App):
             self._review_claude_write(what, item, kw.get("reason", ""))
             return
         if item.category == RULE:
-            self._review_rule(what, item, kw.get("reason", ""))
+            self._review_rule(what, item, kw.get("reason", ""), kw.get("seen"))
             return
         try:
             if what == "approve":
@@ -689,12 +693,13 @@ class MemcurateApp(App):
         except Exception as e:  # ClaudeWriteError (Conflict, BLOCK, not pending), a full disk: said, not fatal
             self.post_message(ActionDone(f"{what} {item.tid}: {e}", reload, "error"))
 
-    def _review_rule(self, what: str, item: Item, reason: str) -> None:
-        """In the review worker: approve (write the rule file) or reject a rule candidate through the Engine."""
+    def _review_rule(self, what: str, item: Item, reason: str, seen: dict | None = None) -> None:
+        """In the review worker: approve (write the rule file) or reject a rule candidate through the Engine.
+        Approving passes the review shown (`seen`): a rule or file changed since is refused, the row reloaded."""
         reload, key = {RULES}, item.tid
         try:
             if what == "approve":
-                result = self.engine.approve_rule(key)
+                result = self.engine.approve_rule(key, seen)
                 text = f"rule written: {result['file']}"
             elif what == "reject":
                 self.engine.reject_rule(key, reason)

@@ -5,12 +5,20 @@ The text a person reviews is the edit when there is one, else the model's draft,
 text computed when shown (curator/rules/draft.py): an offline candidate needs no drafting step.
 Approving plans the rule file (curator/rules/rulefile.py), writes it and marks the candidate
 approved, all under one lock for the rules folder: two approvals at once (two processes, or two
-candidates of one topic file) write once, one after the other. A plan with an error, or a file that
-changed since the plan, is a RuleError the caller shows; nothing is written then.
+candidates of one topic file) write once, one after the other, and an edit waits for that lock too,
+so it is never stored between an approval's reading and its marking. A plan with an error, or a file
+that changed since the plan, is a RuleError the caller shows; nothing is written then.
+
+What the person was shown is pinned: the text is worked out again at approval (a model's draft or
+an edit may have been stored meanwhile, another approval may have extended the same file), so a
+front end passes what it showed (`seen`: the `view` it displayed, or its `fingerprint`) and a
+different rule, topic, paths, file, or file text now is refused, nothing written.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 
 from curator.rules import candidates, draft, ledger, rulefile
@@ -86,15 +94,31 @@ def view(engine, query: str) -> dict:
     return {"candidate": cand, **chosen, "plan": plan_dict(plan(engine, cand, chosen)), "since": since_written(cand)}
 
 
-def approve(engine, query: str) -> dict:
+def fingerprint(shown: dict) -> str:
+    """One hash of what a `view` shows the person: the rule, topic and paths, and the plan's file,
+    action and the file's text before and after (the diff is made of them)."""
+    p = shown.get("plan") or {}
+    doc = [shown.get("rule"), shown.get("topic"), list(shown.get("paths") or []),
+           p.get("file"), p.get("action"), p.get("before"), p.get("after")]
+    return hashlib.sha256(json.dumps(doc, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def approve(engine, query: str, seen: dict | str | None = None) -> dict:
     """Write the candidate's rule into its topic file and mark it approved: {id, file, path, action,
-    sessions}. RuleError when it is not pending, when the plan has an error, or when the file changed."""
+    sessions}. `seen`, what the person was shown (a `view` or its `fingerprint`): when what approving
+    would write now differs, RuleError and nothing written; None approves what `view` shows now.
+    RuleError also when it is not pending, when the plan has an error, or when the file changed."""
     with _lock(engine):
-        cand = find(engine, query)  # read again under the lock: another approval may just have finished
+        cand = find(engine, query)  # read again under the lock: another approval or an edit may just have finished
         rid = PREFIX + cand.id
         if cand.state != PENDING:
             raise RuleError(f"{rid} is {cand.state}, not pending")
-        p = plan(engine, cand)
+        chosen = text(cand)
+        p = plan(engine, cand, chosen)
+        if seen is not None:
+            want = seen if isinstance(seen, str) else fingerprint(seen)
+            if fingerprint({**chosen, "plan": plan_dict(p)}) != want:
+                raise RuleError(f"{rid}: the rule or its file changed since you looked: look again; nothing was written")
         if p.error:
             raise RuleError(f"{rid} cannot be written: {p.error}")
         try:
@@ -112,12 +136,13 @@ def approve(engine, query: str) -> dict:
 def edit(engine, query: str, rule: str, topic: str, paths: list[str]) -> dict:
     """Store the person's text for a pending candidate, validated first (ValueError with the reason,
     nothing stored); what it would now write (as `view`)."""
-    cand = find(engine, query)
-    if cand.state != PENDING:
-        raise ValueError(f"{PREFIX}{cand.id} is {cand.state}: only a pending rule can be edited")
     chosen = {"rule": rulefile.check_rule(rule), "topic": rulefile.topic_name(topic),
               "paths": rulefile.check_paths(paths)}  # ValueError with the reason
-    candidates.set_edit(engine.data, cand.id, chosen)  # ValueError when decided meanwhile
+    with _lock(engine):  # never between an approval's reading and its marking: its file would keep the old text
+        cand = find(engine, query)
+        if cand.state != PENDING:
+            raise ValueError(f"{PREFIX}{cand.id} is {cand.state}: only a pending rule can be edited")
+        candidates.set_edit(engine.data, cand.id, chosen)  # ValueError when decided meanwhile
     return view(engine, cand.id)
 
 

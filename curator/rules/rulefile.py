@@ -16,7 +16,8 @@ yaml before anything is written. A file memcurate writes looks like this:
 same rule is never written twice: the marker anywhere in the folder, or the same text
 (whitespace and case aside), makes the plan a noop.
 
-A topic file is extended (one bullet appended, every other byte kept) only when its `paths` are
+A topic file is extended (one bullet appended in its own line endings; every other byte and its
+permissions kept) only when its `paths` are
 the rule's or include all of them: an existing rule's scope is never widened; the rule goes to
 `<topic>-2.md` (then -3...) instead. A file of the folder whose front matter does not parse, or
 that is not memcurate's shape, is never rewritten: the plan says why and the person fixes it.
@@ -184,8 +185,14 @@ def heading(topic: str) -> str:
     return "# " + topic.replace("-", " ").strip().capitalize()
 
 
-def bullet(key: str, rule: str) -> str:
-    return f"- {rule} {marker(key)}\n"
+def bullet(key: str, rule: str, newline: str = "\n") -> str:
+    return f"- {rule} {marker(key)}{newline}"
+
+
+def newline_of(text: str) -> str:
+    """The line ending most of `text`'s lines end with: a bullet appended keeps the file's style."""
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf and crlf * 2 >= text.count("\n") else "\n"
 
 
 def render(key: str, rule: str, topic: str, paths: list[str]) -> str:
@@ -290,9 +297,21 @@ def _existing(where: str) -> dict[str, str]:
     return out
 
 
+def _lines(text: str) -> list[str]:
+    """`text` cut after each "\\n" only (splitlines also cuts at \\r, \\f, U+2028...: a diff would
+    show one line of the file as several)."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
 def _diff(before: str | None, after: str, rel: str) -> str:
-    return "".join(difflib.unified_diff((before or "").splitlines(keepends=True), after.splitlines(keepends=True),
-                                        fromfile="/dev/null" if before is None else f"a/{rel}", tofile=f"b/{rel}"))
+    """The unified diff, as `diff -u` prints it: a last line without a newline is followed by
+    `\\ No newline at end of file`, else it would run into the next line of the diff."""
+    out = []
+    for line in difflib.unified_diff(_lines(before or ""), _lines(after),
+                                     fromfile="/dev/null" if before is None else f"a/{rel}", tofile=f"b/{rel}"):
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
 
 
 def plan(project, key: str, rule: str, topic: str, paths) -> RulePlan:
@@ -335,7 +354,8 @@ def plan(project, key: str, rule: str, topic: str, paths) -> RulePlan:
         if have is None or why:
             return failed(f"{rel} is left alone: {why}; fix or move it by hand", file)
         if (not paths and not have) or (paths and have and set(paths) <= set(have)):
-            after = text + ("" if text.endswith("\n") else "\n") + bullet(key, rule)
+            nl = newline_of(text)  # the file's own line endings: nothing else in it changes
+            after = text + ("" if text.endswith("\n") else nl) + bullet(key, rule, nl)
             return RulePlan(path=path, rel=rel, action="extend", before=text, after=after,
                             diff=_diff(text, after, rel), key=key)
         # other paths: never widen that file's rules; the next sibling
@@ -368,6 +388,14 @@ def write(plan: RulePlan) -> str:
         raise RuleFileError(error)
     if os.path.islink(plan.path):
         raise RuleFileError(f"{plan.rel} is a symlink now: nothing written")
+    mode = None
+    if plan.before is not None:  # an extended file keeps its permissions (a file made 0600 stays so)
+        try:
+            mode = os.lstat(plan.path).st_mode & 0o7777
+        except FileNotFoundError:
+            pass  # gone meanwhile: render_new refuses it below
+        except OSError as e:
+            raise RuleFileError(f"{plan.rel} not written: {failure(e)}") from e
     expected = None if plan.before is None else plan.before.encode("utf-8")
     after = plan.after.encode("utf-8")
 
@@ -379,7 +407,7 @@ def write(plan: RulePlan) -> str:
         return after
 
     try:
-        replace_if_unchanged(plan.path, render_new)
+        replace_if_unchanged(plan.path, render_new, mode=mode)
     except OSError as e:  # a full disk, a read-only folder: the file is as it was
         raise RuleFileError(f"{plan.rel} not written: {failure(e)}") from e
     return plan.path
