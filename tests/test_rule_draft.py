@@ -109,6 +109,18 @@ def test_a_secret_in_the_evidence_never_reaches_the_rule():
     ("Use /tmp/pytest-of-me/pytest-3/x as the folder.", None),
     ("", None),
     ("Use " + "the long way " * 30, None),
+    # real sessions: narration glued on with colons, a look around, a finding
+    ("I need to remove the duplicated function in plugins.go and clean up unused imports: Now let me build again: "
+     "Let me clean up the plugins.go file: It looks like there are some interface mismatches:",
+     "Remove the duplicated function in plugins.go and clean up unused imports"),
+    ("I need to use type assertion here:", "Use type assertion here"),
+    ("I need to check how the mocks are set up to understand the Issue type better. The test should test for the "
+     "cycle relationship correctly.", None),
+    ("I need to read the config first.", None),
+    ("Now let's add the formatted files and commit", None),
+    ("We need to cast it, I see the issue", None),
+    ("Only one test is failing now.", None),
+    ("Only run the unit tests here.", "Only run the unit tests here"),
 ])
 def test_a_fix_becomes_an_instruction_only_when_it_says_one(fix, rule):
     assert draft.fix_instruction(fix) == rule

@@ -111,9 +111,10 @@ def suggest_paths(files) -> list[str]:
 
 # The verbs a fix starts with when said as an instruction ("use ...", "run ..."), also narrated in
 # their -ing form ("fixed it by using ...").
-_VERBS = ("use run set add pass call install avoid keep make import mock wrap check create remove replace pin quote "
+# Not "check", "read", "look", "see": a look around is a step of the investigation, not what fixed it.
+_VERBS = ("use run set add pass call install avoid keep make import mock wrap create remove replace pin quote "
           "declare annotate cast rename delete mark await export convert give put return handle specify start stop "
-          "close open load read write build clean reset restart activate update upgrade downgrade move change "
+          "close open load write build clean reset restart activate update upgrade downgrade move change "
           "switch guard escape sort include exclude skip configure define register patch seed wait ensure lock "
           "initialize initialise").split()
 _DOUBLED = frozenset({"run", "set", "pin", "put", "wrap", "skip", "stop", "reset"})  # running, not runing
@@ -139,9 +140,15 @@ _NEXT = re.compile(r"^(?:i|we)(?:'ll| will)\s+(?!check\b|read\b|look\b|see\b|try
 _SENTENCES = 3  # a fix's instruction is among its first sentences
 
 
+# Narration inside a sentence: what follows is the session talking, not the fix.
+_NARRATED = re.compile(r"\b(?:let me|let's|now i|i see|it looks like|it seems)\b", re.I)
+
+
 def _sentences(text: str) -> list[str]:
-    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z`])", one_line(text, 1000))
-    return [p.strip().rstrip(" .!") for p in parts[:_SENTENCES] if p.strip()]
+    # A colon before a capital ends a sentence: "Use X: Now let me build" is a fix, then narration (the
+    # ledger holds fixes written before the triage ended each message with a full stop).
+    parts = re.split(r"(?<=[.!?:])\s+(?=[A-Z`])", one_line(text, 1000))
+    return [p.strip().rstrip(" .!:;,") for p in parts[:_SENTENCES] if p.strip()]
 
 
 def fix_instruction(text) -> str | None:
@@ -158,7 +165,8 @@ def fix_instruction(text) -> str | None:
 
 def _instruction(sentence: str) -> str | None:
     """`sentence` as an instruction when it starts with one's verb (or its -ing form), else None."""
-    if not sentence or "?" in sentence or _NOISE.search(sentence) or _TEMP_PATH.search(sentence):
+    if not sentence or "?" in sentence or _NOISE.search(sentence) or _TEMP_PATH.search(sentence) \
+            or _NARRATED.search(sentence):
         return None
     first, _, rest = sentence.partition(" ")
     word = first.lower().strip(",:;")
@@ -166,6 +174,8 @@ def _instruction(sentence: str) -> str | None:
         first = _GERUNDS[word]
     elif word not in _IMPERATIVE:
         return None
+    elif word == "only" and rest.partition(" ")[0].lower() not in _IMPERATIVE:
+        return None  # "Only one test is failing now" is a finding; "Only run ..." an instruction
     sentence = (first + (" " + rest if rest else "")).strip()
     if len(sentence) > 200:
         return None  # a wall of text is not a rule
