@@ -352,6 +352,9 @@ def test_claude_codes_own_refusals_are_not_failures():
     assert failures("cd /tmp/x && ./templar init", "cd to '/tmp/x' was blocked. For security, Claude Code may only "
                     "change directories to child directories of the allowed working directories") == []
     assert failures("git rm x", "PreToolUse:Bash hook error: [uv run .claude/hooks/pre_tool_use.py]: warning") == []
+    # a user's hook refusing the command (real output): a policy, not a failure of `rm`
+    assert failures("rm -rf dist", "Bash operation blocked by hook:\n- [uv run .claude/hooks/pre_tool_use.py]: "
+                    "BLOCKED: Dangerous rm command detected and prevented\n") == []
 
 
 @pytest.mark.parametrize("command,output", [
