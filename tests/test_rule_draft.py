@@ -426,3 +426,20 @@ def test_a_rule_names_a_file_outside_the_project_by_its_name_only(message, shown
     out = draft.offline(candidate({"kind": "command", "tool": "ls", "message": message, "files": []},
                                   commands=["ls -la"] * 3))
     assert f'"{shown}"' in out["rule"] and "/Users" not in out["rule"] and "/home" not in out["rule"]
+
+
+@pytest.mark.parametrize("failure,says", [
+    # real sessions: the message held a placeholder and was dropped, leaving "Guard against Error"
+    ({"kind": "runtime", "tool": "node", "error_type": "Error", "message": "Cannot find module '<tmp>'"},
+     r'^Guard against "Cannot find module \(a temp path\)" when running `npm test`'),
+    ({"kind": "test", "tool": "pytest", "message": "no tests collected (<n> deselected) in <dur>"},
+     r'has failed with "no tests collected \(N deselected\) in N s" in'),
+    ({"kind": "command", "tool": "go", "message": '"strings" imported and not used'},
+     r"""failed with "'strings' imported and not used" in"""),
+    # nothing said but that it failed: no "with an error"
+    ({"kind": "test", "tool": "pytest", "test": "tests/test_x.py::test_a"}, r"`test_a` has failed in several"),
+])
+def test_a_rule_says_what_failed_with_placeholders_in_words(failure, says):
+    rule = draft.offline(candidate({"files": [], **failure}, commands=["npm test"] * 3))["rule"]
+    assert re.search(says, rule), rule
+    assert not re.search(r"<[a-z_]+>|an error\b|against Error\b", rule), rule

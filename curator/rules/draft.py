@@ -221,16 +221,39 @@ def _test_file(failure: Mapping) -> str:
                 "")
 
 
+# The signature's placeholders (curator/rules/normalise.py) as a reader says them: dropping the message
+# that holds one left "Guard against Error"; printing it left "<tmp>" in the rule.
+_PLACEHOLDERS = {"n": "N", "dur": "N s", "hex": "an id", "uuid": "an id", "addr": "an address", "ip": "an IP address",
+                 "time": "a time"}
+_TEMP_TOKEN = re.compile(r"(:\s*)?(['\"]?)<tmp>[^\s'\"`]*\2")
+_PLACEHOLDER = re.compile(r"<([a-z_]{1,12})>")
+_ERRNO = re.compile(r"^\[Errno (?:<n>|\d+)\]\s*")
+_MARKS = re.compile(r"\[REDACTED|<!--|-->")
+# Error types that say nothing the message does not: "Error (Cannot find module)" says it once.
+_GENERIC_ERRORS = frozenset({"error", "exception"})
+
+
+def _readable(message: str) -> str:
+    """`message` with its placeholders said in words: `Cannot find module '<tmp>'` -> `Cannot find module
+    (a temp path)`, `Expected: <n>` -> `Expected: N`; an unknown `<name>` loses its brackets."""
+    message = _ERRNO.sub("", message)
+    message = _TEMP_TOKEN.sub(lambda m: ": a temp path" if m.group(1) else "(a temp path)", message)
+    return _PLACEHOLDER.sub(lambda m: _PLACEHOLDERS.get(m.group(1), m.group(1)), message)
+
+
 def _what(failure: Mapping) -> str:
-    """What failed, briefly: the error type and/or a short message."""
+    """What failed, briefly: the error type and/or a short message; "" when the failure says neither."""
     error = one_line(str(failure.get("error_type") or ""), 60)
     message = one_line(_ABS_PATH.sub(r"\1", redact_text(str(failure.get("message") or ""))), _MESSAGE_MAX)
-    if _NOISE.search(message) or (error and len(message) > _MESSAGE_MAX // 2):
-        message = ""  # a placeholder, a secret's trace, a marker or a long message: the error type says it
-    message = message.replace("`", "'")
+    specific = error and error.lower() not in _GENERIC_ERRORS
+    if _MARKS.search(message) or (specific and (len(message) > _MESSAGE_MAX // 2 or "<tmp>" in message)):
+        # a secret's trace, a marker, a long message or one about a temp path: the error type says it
+        message = ""
+    message = one_line(_readable(message), _MESSAGE_MAX).replace("`", "'")
+    quoted = '"' + message.replace('"', "'") + '"'  # not `""strings" imported and not used"`
     if error and message and message.lower() != error.lower():
-        return f"{error} ({message})"
-    return error or (f'"{message}"' if message else "an error")
+        return f"{error} ({message})" if specific else quoted
+    return error or (quoted if message else "")
 
 
 def _command_for(failure: Mapping, candidate) -> str:
@@ -271,31 +294,32 @@ def offline(candidate) -> dict:
     kind = str(failure.get("kind") or "")
     tool = str(failure.get("tool") or "") or "the command"
     what = _what(failure)
+    with_what = f" with {what}" if what else ""  # a failure that says nothing more: not "with an error"
     test = str(failure.get("test") or "")
     subject = _code(_test_name(test)) if test else _code(tool, 40)
     instruction = fix_instruction(fix.get("text"))
     changed = _changed(failure, fix)
     command = _command_for(failure, candidate)
     if instruction:
-        rule = f"{instruction}: without it {subject} failed with {what} {_times(n)}."
+        rule = f"{instruction}: without it {subject} failed{with_what} {_times(n)}."
     elif fix.get("files") and changed:
-        rule = (f"When {subject} fails with {what}, look at {_code(changed)} first: "
+        rule = (f"When {subject} fails{with_what}, look at {_code(changed)} first: "
                 f"changing it fixed this {_times(n)}.")
     elif kind == "test":
         after = f" after changing {_code(changed)}" if changed else ""
-        rule = f"Run {_code(command)}{after}: {subject} has failed with {what} {_times(n)}."
+        rule = f"Run {_code(command)}{after}: {subject} has failed{with_what} {_times(n)}."
     elif kind == "lint":
         where = _code(changed) if changed else "changed files"
-        rule = (f"Keep {where} clean of {_code(tool, 40)} {what}: run {_code(command)} before finishing; "
+        rule = (f"Keep {where} clean of {_code(tool, 40)} {what or 'errors'}: run {_code(command)} before finishing; "
                 f"it has failed {_times(n)}.")
     elif kind in ("type", "build"):
         after = f" after changing {_code(changed)}" if changed else " after changing code"
-        rule = f"Run {_code(command)}{after}: it has failed with {what} {_times(n)}."
+        rule = f"Run {_code(command)}{after}: it has failed{with_what} {_times(n)}."
     elif kind == "runtime":
         where = f" in {_code(changed)}" if changed else ""
-        rule = f"Guard against {what}{where} when running {_code(command)}: it has been raised {_times(n)}."
+        rule = f"Guard against {what or 'the error'}{where} when running {_code(command)}: it has been raised {_times(n)}."
     else:
-        rule = f"Check why {_code(command)} fails before running it again: it has failed with {what} {_times(n)}."
+        rule = f"Check why {_code(command)} fails before running it again: it has failed{with_what} {_times(n)}."
     rule = one_line(rule, rulefile.RULE_MAX)
     try:
         rule = rulefile.check_rule(rule)
