@@ -26,7 +26,10 @@ PATH_KEYS = ("transcript_path", "agent_transcript_path", "cwd")
 FILTERED_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
 # Words one of which every failing output shows (lowercased); a superset of what signature.looks_failed
 # looks for, so this first test never turns away what the handler would count.
-FAILURE_WORDS = ("fail", "error", "problem", "✕", "✗", "✘", "×", "●", "***", "panic", "traceback", "exception")
+# "err!" for `npm ERR!`, "\ne   " for pytest's `E   assert 1 == 2` (the text is read with a "\n" in front);
+# tests/test_failure_hook.py checks the claim over looks_failed's fixtures.
+FAILURE_WORDS = ("fail", "error", "problem", "✕", "✗", "✘", "×", "●", "***", "panic", "traceback", "exception",
+                 "err!", "\ne   ")
 
 # event -> the hooks module whose `handle` takes it, imported only for its own events: a guarded Write
 # does not pay for the capture's transcript reader, nor a Bash call for anything.
@@ -113,12 +116,17 @@ def _may_show_failure(payload: dict, env) -> bool:
         if not isinstance(response, dict):
             return False
         text = "\n".join(v for v in (response.get("stdout"), response.get("stderr")) if isinstance(v, str))
-        low = text.lower()
-        if not any(word in low for word in FAILURE_WORDS):
+        if not shows_failure_word(text):
             return False
     from .failures import wanted
 
     return wanted(payload)
+
+
+def shows_failure_word(text: str) -> bool:
+    """Whether `text` holds one of FAILURE_WORDS (a line start counts as "\n")."""
+    low = "\n" + text.lower()
+    return any(word in low for word in FAILURE_WORDS)
 
 
 def session_dir(env) -> str:

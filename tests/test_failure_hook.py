@@ -214,3 +214,22 @@ def test_rules_defaults():
     cfg = config.load(ROOT)
     assert cfg["rules"] == {"enabled": True, "threshold": 3, "per_output": 3, "auto_approve": False,
                             "forget_after_days": 180}
+
+
+def test_the_dispatchers_word_filter_passes_every_output_looks_failed_accepts():
+    """FAILURE_WORDS claims a superset of what signature.looks_failed finds: checked line by line over its
+    fixtures (a line alone is what `| tail -1` leaves), and on the two outputs it once turned away."""
+    from curator.rules.signature import looks_failed
+    from test_signatures import DATA
+
+    samples = ["npm ERR! code ELIFECYCLE", "E   assert 1 == 2", "E   AssertionError: x"]
+    for path in DATA.glob("*.txt"):
+        output = path.read_text(encoding="utf-8").split("\n", 2)[2]
+        samples += [output, *output.splitlines()]
+    accepted = [s for s in samples if looks_failed(s)]
+    assert len(accepted) > 50
+    assert [s for s in accepted if not dispatch.shows_failure_word(s)] == []
+    for out in ("npm ERR! code ELIFECYCLE\nnpm ERR! errno 1", "E   assert 1 == 2\n1 passed"):
+        payload = {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "npm test 2>&1 | tail -3"},
+                   "tool_response": {"stdout": out, "stderr": ""}}
+        assert dispatch._may_show_failure(payload, {}), out

@@ -109,6 +109,18 @@ def test_a_secret_in_the_evidence_never_reaches_the_rule():
     ("Use /tmp/pytest-of-me/pytest-3/x as the folder.", None),
     ("", None),
     ("Use " + "the long way " * 30, None),
+    # real sessions: narration glued on with colons, a look around, a finding
+    ("I need to remove the duplicated function in plugins.go and clean up unused imports: Now let me build again: "
+     "Let me clean up the plugins.go file: It looks like there are some interface mismatches:",
+     "Remove the duplicated function in plugins.go and clean up unused imports"),
+    ("I need to use type assertion here:", "Use type assertion here"),
+    ("I need to check how the mocks are set up to understand the Issue type better. The test should test for the "
+     "cycle relationship correctly.", None),
+    ("I need to read the config first.", None),
+    ("Now let's add the formatted files and commit", None),
+    ("We need to cast it, I see the issue", None),
+    ("Only one test is failing now.", None),
+    ("Only run the unit tests here.", "Only run the unit tests here"),
 ])
 def test_a_fix_becomes_an_instruction_only_when_it_says_one(fix, rule):
     assert draft.fix_instruction(fix) == rule
@@ -414,3 +426,20 @@ def test_a_rule_names_a_file_outside_the_project_by_its_name_only(message, shown
     out = draft.offline(candidate({"kind": "command", "tool": "ls", "message": message, "files": []},
                                   commands=["ls -la"] * 3))
     assert f'"{shown}"' in out["rule"] and "/Users" not in out["rule"] and "/home" not in out["rule"]
+
+
+@pytest.mark.parametrize("failure,says", [
+    # real sessions: the message held a placeholder and was dropped, leaving "Guard against Error"
+    ({"kind": "runtime", "tool": "node", "error_type": "Error", "message": "Cannot find module '<tmp>'"},
+     r'^Guard against "Cannot find module \(a temp path\)" when running `npm test`'),
+    ({"kind": "test", "tool": "pytest", "message": "no tests collected (<n> deselected) in <dur>"},
+     r'has failed with "no tests collected \(N deselected\) in N s" in'),
+    ({"kind": "command", "tool": "go", "message": '"strings" imported and not used'},
+     r"""failed with "'strings' imported and not used" in"""),
+    # nothing said but that it failed: no "with an error"
+    ({"kind": "test", "tool": "pytest", "test": "tests/test_x.py::test_a"}, r"`test_a` has failed in several"),
+])
+def test_a_rule_says_what_failed_with_placeholders_in_words(failure, says):
+    rule = draft.offline(candidate({"files": [], **failure}, commands=["npm test"] * 3))["rule"]
+    assert re.search(says, rule), rule
+    assert not re.search(r"<[a-z_]+>|an error\b|against Error\b", rule), rule

@@ -182,6 +182,11 @@ FAILED tests/test_store.py::test_save - FileNotFoundError: [Errno 2] No such fil
 """
 
 MUST_COLLAPSE = [
+    ("network addresses: IPv4, IPv6, MAC",
+     ("python a.py", "Traceback (most recent call last):\n  File \"src/a.py\", line 3, in f\nConnectionError: "
+                     "cannot reach (10.0.0.5) via fe80::1ff:fe23:4567:890a, nic 00:1A:2B:3C:4D:5E"),
+     ("python a.py", "Traceback (most recent call last):\n  File \"src/a.py\", line 3, in f\nConnectionError: "
+                     "cannot reach (192.168.31.200) via ::1, nic aa-bb-cc-dd-ee-01")),
     ("pytest: temp dir, pytest-<n>, duration",
      ("uv run pytest", PYTEST_TMP.format(tmp="/tmp/pytest-of-dain/pytest-12/test_save0",
                                          footer="==== 1 failed in 0.48s ====")),
@@ -352,6 +357,9 @@ def test_claude_codes_own_refusals_are_not_failures():
     assert failures("cd /tmp/x && ./templar init", "cd to '/tmp/x' was blocked. For security, Claude Code may only "
                     "change directories to child directories of the allowed working directories") == []
     assert failures("git rm x", "PreToolUse:Bash hook error: [uv run .claude/hooks/pre_tool_use.py]: warning") == []
+    # a user's hook refusing the command (real output): a policy, not a failure of `rm`
+    assert failures("rm -rf dist", "Bash operation blocked by hook:\n- [uv run .claude/hooks/pre_tool_use.py]: "
+                    "BLOCKED: Dangerous rm command detected and prevented\n") == []
 
 
 @pytest.mark.parametrize("command,output", [

@@ -119,3 +119,14 @@ def test_a_real_transcript_gives_a_pytest_failure_and_what_fixed_it(project):
     assert occ["fix"]["text"] and occ["fix"]["command"]
     for _f, o in found:  # capped
         assert len(o["command"]) <= 300 and len(o["error"]) <= 600
+
+
+def test_each_message_of_the_assistant_ends_a_sentence_and_narration_is_left_out():
+    """Joined with a space, "…imports:" and "Now let me build again:" read as one sentence, and the
+    rule quoted the narration after the fix."""
+    from curator.rules.transcript_failures import fix_of
+
+    said = ["I see the issue. I need to remove the duplicated function in plugins.go:", "Now let me build again:",
+            "It looks like there are some interface mismatches:", "Perfect! The build passes."]
+    fix = fix_of({"fix": {"said": said, "files": [], "command": "go build ./..."}}, "/p")
+    assert fix["text"] == "I need to remove the duplicated function in plugins.go. The build passes."

@@ -111,9 +111,10 @@ def suggest_paths(files) -> list[str]:
 
 # The verbs a fix starts with when said as an instruction ("use ...", "run ..."), also narrated in
 # their -ing form ("fixed it by using ...").
-_VERBS = ("use run set add pass call install avoid keep make import mock wrap check create remove replace pin quote "
+# Not "check", "read", "look", "see": a look around is a step of the investigation, not what fixed it.
+_VERBS = ("use run set add pass call install avoid keep make import mock wrap create remove replace pin quote "
           "declare annotate cast rename delete mark await export convert give put return handle specify start stop "
-          "close open load read write build clean reset restart activate update upgrade downgrade move change "
+          "close open load write build clean reset restart activate update upgrade downgrade move change "
           "switch guard escape sort include exclude skip configure define register patch seed wait ensure lock "
           "initialize initialise").split()
 _DOUBLED = frozenset({"run", "set", "pin", "put", "wrap", "skip", "stop", "reset"})  # running, not runing
@@ -139,9 +140,15 @@ _NEXT = re.compile(r"^(?:i|we)(?:'ll| will)\s+(?!check\b|read\b|look\b|see\b|try
 _SENTENCES = 3  # a fix's instruction is among its first sentences
 
 
+# Narration inside a sentence: what follows is the session talking, not the fix.
+_NARRATED = re.compile(r"\b(?:let me|let's|now i|i see|it looks like|it seems)\b", re.I)
+
+
 def _sentences(text: str) -> list[str]:
-    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z`])", one_line(text, 1000))
-    return [p.strip().rstrip(" .!") for p in parts[:_SENTENCES] if p.strip()]
+    # A colon before a capital ends a sentence: "Use X: Now let me build" is a fix, then narration (the
+    # ledger holds fixes written before the triage ended each message with a full stop).
+    parts = re.split(r"(?<=[.!?:])\s+(?=[A-Z`])", one_line(text, 1000))
+    return [p.strip().rstrip(" .!:;,") for p in parts[:_SENTENCES] if p.strip()]
 
 
 def fix_instruction(text) -> str | None:
@@ -158,7 +165,8 @@ def fix_instruction(text) -> str | None:
 
 def _instruction(sentence: str) -> str | None:
     """`sentence` as an instruction when it starts with one's verb (or its -ing form), else None."""
-    if not sentence or "?" in sentence or _NOISE.search(sentence) or _TEMP_PATH.search(sentence):
+    if not sentence or "?" in sentence or _NOISE.search(sentence) or _TEMP_PATH.search(sentence) \
+            or _NARRATED.search(sentence):
         return None
     first, _, rest = sentence.partition(" ")
     word = first.lower().strip(",:;")
@@ -166,6 +174,8 @@ def _instruction(sentence: str) -> str | None:
         first = _GERUNDS[word]
     elif word not in _IMPERATIVE:
         return None
+    elif word == "only" and rest.partition(" ")[0].lower() not in _IMPERATIVE:
+        return None  # "Only one test is failing now" is a finding; "Only run ..." an instruction
     sentence = (first + (" " + rest if rest else "")).strip()
     if len(sentence) > 200:
         return None  # a wall of text is not a rule
@@ -211,16 +221,39 @@ def _test_file(failure: Mapping) -> str:
                 "")
 
 
+# The signature's placeholders (curator/rules/normalise.py) as a reader says them: dropping the message
+# that holds one left "Guard against Error"; printing it left "<tmp>" in the rule.
+_PLACEHOLDERS = {"n": "N", "dur": "N s", "hex": "an id", "uuid": "an id", "addr": "an address", "ip": "an IP address",
+                 "time": "a time"}
+_TEMP_TOKEN = re.compile(r"(:\s*)?(['\"]?)<tmp>[^\s'\"`]*\2")
+_PLACEHOLDER = re.compile(r"<([a-z_]{1,12})>")
+_ERRNO = re.compile(r"^\[Errno (?:<n>|\d+)\]\s*")
+_MARKS = re.compile(r"\[REDACTED|<!--|-->")
+# Error types that say nothing the message does not: "Error (Cannot find module)" says it once.
+_GENERIC_ERRORS = frozenset({"error", "exception"})
+
+
+def _readable(message: str) -> str:
+    """`message` with its placeholders said in words: `Cannot find module '<tmp>'` -> `Cannot find module
+    (a temp path)`, `Expected: <n>` -> `Expected: N`; an unknown `<name>` loses its brackets."""
+    message = _ERRNO.sub("", message)
+    message = _TEMP_TOKEN.sub(lambda m: ": a temp path" if m.group(1) else "(a temp path)", message)
+    return _PLACEHOLDER.sub(lambda m: _PLACEHOLDERS.get(m.group(1), m.group(1)), message)
+
+
 def _what(failure: Mapping) -> str:
-    """What failed, briefly: the error type and/or a short message."""
+    """What failed, briefly: the error type and/or a short message; "" when the failure says neither."""
     error = one_line(str(failure.get("error_type") or ""), 60)
     message = one_line(_ABS_PATH.sub(r"\1", redact_text(str(failure.get("message") or ""))), _MESSAGE_MAX)
-    if _NOISE.search(message) or (error and len(message) > _MESSAGE_MAX // 2):
-        message = ""  # a placeholder, a secret's trace, a marker or a long message: the error type says it
-    message = message.replace("`", "'")
+    specific = error and error.lower() not in _GENERIC_ERRORS
+    if _MARKS.search(message) or (specific and (len(message) > _MESSAGE_MAX // 2 or "<tmp>" in message)):
+        # a secret's trace, a marker, a long message or one about a temp path: the error type says it
+        message = ""
+    message = one_line(_readable(message), _MESSAGE_MAX).replace("`", "'")
+    quoted = '"' + message.replace('"', "'") + '"'  # not `""strings" imported and not used"`
     if error and message and message.lower() != error.lower():
-        return f"{error} ({message})"
-    return error or (f'"{message}"' if message else "an error")
+        return f"{error} ({message})" if specific else quoted
+    return error or (quoted if message else "")
 
 
 def _command_for(failure: Mapping, candidate) -> str:
@@ -261,31 +294,32 @@ def offline(candidate) -> dict:
     kind = str(failure.get("kind") or "")
     tool = str(failure.get("tool") or "") or "the command"
     what = _what(failure)
+    with_what = f" with {what}" if what else ""  # a failure that says nothing more: not "with an error"
     test = str(failure.get("test") or "")
     subject = _code(_test_name(test)) if test else _code(tool, 40)
     instruction = fix_instruction(fix.get("text"))
     changed = _changed(failure, fix)
     command = _command_for(failure, candidate)
     if instruction:
-        rule = f"{instruction}: without it {subject} failed with {what} {_times(n)}."
+        rule = f"{instruction}: without it {subject} failed{with_what} {_times(n)}."
     elif fix.get("files") and changed:
-        rule = (f"When {subject} fails with {what}, look at {_code(changed)} first: "
+        rule = (f"When {subject} fails{with_what}, look at {_code(changed)} first: "
                 f"changing it fixed this {_times(n)}.")
     elif kind == "test":
         after = f" after changing {_code(changed)}" if changed else ""
-        rule = f"Run {_code(command)}{after}: {subject} has failed with {what} {_times(n)}."
+        rule = f"Run {_code(command)}{after}: {subject} has failed{with_what} {_times(n)}."
     elif kind == "lint":
         where = _code(changed) if changed else "changed files"
-        rule = (f"Keep {where} clean of {_code(tool, 40)} {what}: run {_code(command)} before finishing; "
+        rule = (f"Keep {where} clean of {_code(tool, 40)} {what or 'errors'}: run {_code(command)} before finishing; "
                 f"it has failed {_times(n)}.")
     elif kind in ("type", "build"):
         after = f" after changing {_code(changed)}" if changed else " after changing code"
-        rule = f"Run {_code(command)}{after}: it has failed with {what} {_times(n)}."
+        rule = f"Run {_code(command)}{after}: it has failed{with_what} {_times(n)}."
     elif kind == "runtime":
         where = f" in {_code(changed)}" if changed else ""
-        rule = f"Guard against {what}{where} when running {_code(command)}: it has been raised {_times(n)}."
+        rule = f"Guard against {what or 'the error'}{where} when running {_code(command)}: it has been raised {_times(n)}."
     else:
-        rule = f"Check why {_code(command)} fails before running it again: it has failed with {what} {_times(n)}."
+        rule = f"Check why {_code(command)} fails before running it again: it has failed{with_what} {_times(n)}."
     rule = one_line(rule, rulefile.RULE_MAX)
     try:
         rule = rulefile.check_rule(rule)

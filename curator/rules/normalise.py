@@ -40,6 +40,13 @@ _FOREIGN = ("site-packages/", "dist-packages/", "node_modules/", "/usr/", "/opt/
 _OBJECT_AT = LazyRegex(r"<([\w.]+) object at 0x[0-9a-fA-F]+>")
 _UUID = LazyRegex(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
 _ADDR = LazyRegex(r"\b0x[0-9a-fA-F]+\b")
+# A network address: IPv4, IPv6 (with a "::" or all eight groups, and a digit), a MAC. Replaced before the
+# numbers, which would leave `(<n>.0.5)` of `(10.0.0.5)`: another host is the same failure.
+_IP = LazyRegex(
+    r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\w)"
+    r"|(?<![\w:])(?:[0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2}(?![\w:])"
+    r"|(?<![\w:])(?=[0-9a-fA-F:]*\d)(?=[0-9a-fA-F:]*::|(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F])"
+    r"(?:[0-9a-fA-F]{1,4}|:)(?:[0-9a-fA-F]{0,4}:){1,7}[0-9a-fA-F]{0,4}(?![\w:])")
 # A hash or id: 7+ hex characters with at least one digit (a word of only letters, `deadbeef`-like, stays).
 _HEX = LazyRegex(r"(?<![\w-])(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,}(?![\w-])|(?<![\w.])\d{9,}(?![\w.])")
 _TIME = LazyRegex(
@@ -108,6 +115,8 @@ def message(text: str, project: str = "", limit: int = MESSAGE_LIMIT) -> str:
     if "0x" in text:
         text = _ADDR.sub("<addr>", text)
     if any(c.isdigit() for c in text):
+        if "." in text or ":" in text:
+            text = _IP.sub("<ip>", text)
         text = _TIME.sub("<time>", text)
         text = _HEX.sub("<hex>", text)
         text = _DURATION.sub("<dur>", text)

@@ -12,8 +12,10 @@ import os
 from curator.util.lazyre import LazyRegex
 from curator.util.stamps import now_iso
 
-_SENTENCE_END = LazyRegex(r"(?<=[.!?])\s+")
-_NARRATION = ("let me", "let's", "now let", "now i'll", "now i will", "i'll run", "i will run", "next,")
+# A colon ends a sentence too: "Let me look at the store:" announces the tool call that follows it.
+_SENTENCE_END = LazyRegex(r"(?<=[.!?:])\s+")
+_NARRATION = ("let me", "let's", "now let", "now i'll", "now i will", "i'll run", "i will run", "next,", "i see",
+              "it looks like", "it seems", "looking at", "great", "perfect", "excellent")
 _STAMP = LazyRegex(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
 
 
@@ -67,8 +69,19 @@ def fix_of(run: dict, project: str) -> dict | None:
     fix = run.get("fix")
     if not fix:
         return None
-    return {"text": first_sentences(" ".join(fix.get("said") or ())), "files": _relative(fix.get("files") or [], project),
+    return {"text": first_sentences(_messages(fix.get("said") or ())), "files": _relative(fix.get("files") or [], project),
             "command": fix.get("command") or ""}
+
+
+def _messages(said) -> str:
+    """The assistant's messages as one text, each ending a sentence: a message that stops at ":" (it
+    announces a tool call) glued to the next one read as one sentence of narration."""
+    out = []
+    for text in said:
+        text = " ".join(str(text).split()).rstrip(" :")
+        if text:
+            out.append(text if text[-1] in ".!?" else text + ".")
+    return " ".join(out)
 
 
 def first_sentences(text: str, count: int = 2) -> str:

@@ -26,7 +26,9 @@ _SUBCOMMANDS = frozenset({"git", "npm", "pnpm", "yarn", "bun", "cargo", "go", "d
 _NOT_FAILURE = ("The user doesn't want to proceed", "[Request interrupted by user", "This command requires approval",
                 "requires approval", "User rejected",
                 # Claude Code's sandbox and a broken hook of the user's: nothing the project's code did
-                "For security, Claude Code may only", "PreToolUse:Bash hook error")
+                "For security, Claude Code may only", "PreToolUse:Bash hook error",
+                # a hook of the user's refused the command: its policy, not the command failing
+                "blocked by hook")
 # A wrapper's line that only says the real error is elsewhere (above it, in the script's own output).
 _WRAPPER = LazyRegex(r"^(?:make(?:\[\d+\])?: \*\*\* \[.*\] Error \d+|npm (?:ERR!|error) |> |ELIFECYCLE"
                      r"|error Command failed with exit code|\s*ERR_PNPM_\w+|Exit code \d+$"
