@@ -48,7 +48,8 @@ class Engine:
 
     def _forget_failures(self) -> None:
         """Once per start: forget the failure signatures no session saw for `rules.forget_after_days`
-        (never one with a candidate). Cheap: one listing when nothing is old; a failure is only logged."""
+        (never one with a candidate). Cheap: a listing and a stat per signature when nothing is old;
+        a failure is only logged."""
         from curator.rules import ledger
         from curator.util.log import log_line
 

@@ -132,13 +132,23 @@ def test_plain_bash_calls_import_nothing_beyond_the_dispatcher(project):
 
 
 def test_session_stand_in_from_the_transcript_when_the_payload_has_no_id(project):
-    doc = failed("", RUNS[0])
+    sid = "0f4c2a9e-7b1d-4c3e-9a55-2d8e6f1b3c47"
+    doc = failed(sid, RUNS[0])
     del doc["session_id"]
     run(project, doc)
     run(project, {**doc, "error": "Exit code 1\n" + RUNS[1]})
     key = ledger.keys(data(project))[0]
     occurrences = ledger.occurrences(data(project), key)
-    assert len(occurrences) == 1 and occurrences[0]["session"].startswith("transcript-")
+    # Claude Code names the transcript after the session: the triage, which reads the id inside it,
+    # counts the same session, not a second one.
+    assert len(occurrences) == 1 and occurrences[0]["session"] == sid
+    from curator.rules.signature import failures
+
+    [f] = failures("uv run pytest -x", RUNS[0])
+    assert f.key == key
+    again = ledger.record(data(project), f, session=ledger.session_for(sid, doc["transcript_path"]), at="",
+                          command="uv run pytest -x", error="E", source="transcript", threshold=3)
+    assert not again.new and again.sessions == 1
 
 
 def test_rules_disabled_counts_nothing(project):

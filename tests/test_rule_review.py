@@ -3,6 +3,7 @@ status` on candidates staged through the real ledger (curator/rules/ledger.py)."
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -428,3 +429,96 @@ def test_an_edit_waits_for_an_approval_under_way_and_is_then_refused(proj, monke
     assert "refused" in edit, edit
     cand = candidates.load(proj["data"], proj["key"])
     assert cand.state == "approved" and cand.edit is None
+
+
+# -- hand damage ---------------------------------------------------------------------------------
+
+def every_view(proj, capsys, rid: str) -> dict:
+    """list, list --all, status and show (plain and --json) on the project, and the TUI's rule items:
+    each exits 0 (or 1 with a one-line error for show) and none raises. Returns show's JSON (or {})."""
+    for args in (("list",), ("list", "--all"), ("status",), ("list", "--json"), ("status", "--json")):
+        code, out, err = cli(capsys, *args, "--project", proj["project"])
+        assert code == 0 and "Traceback" not in err, (args, err)
+    code, out, err = cli(capsys, "show", rid, "--project", proj["project"])
+    assert code in (0, 1) and "Traceback" not in err and (code == 0 or rid in err or "rules/" in err), err
+    engine = Engine(proj["project"])
+    try:
+        items = engine.review_items(every=True, kind="rule")
+    finally:
+        engine.close()
+    assert any(i.id == rid for i in items)
+    code, out, _ = cli(capsys, "show", rid, "--json", "--project", proj["project"])
+    return json.loads(out) if code == 0 else {}
+
+
+@pytest.mark.parametrize("part,value,why", [
+    ("edit", {"rule": 5, "topic": 7, "paths": "abc"}, "edit.rule is not a str"),
+    ("edit", {"rule": "Create the folder first.", "topic": "store", "paths": [1, 2]}, "edit.paths is not a list of strings"),
+    ("edit", {"rule": "Create the folder first.", "topic": "store", "paths": {"a": 1}}, "edit.paths is not a list"),
+    ("draft", {"rule": ["t"], "topic": "testing", "paths": [], "by": "claude-cli"}, "draft.rule is not a str"),
+    ("edit", "Create the folder first.", "edit is a str, not a mapping"),
+    ("decision", {"at": "x", "file": 5, "sessions": 3}, "decision.file is not a str"),
+])
+def test_a_hand_damaged_rule_text_is_an_error_naming_the_file_never_made_up_globs(proj, capsys, part, value, why):
+    path = Path(ledger.candidate_path(proj["data"], proj["key"]))
+    doc = json.loads(path.read_text())
+    doc[part] = value
+    path.write_text(json.dumps(doc))
+    before = path.read_bytes()
+    rid = f"rule/{proj['key']}"
+    assert every_view(proj, capsys, rid) == {}
+    code, doc, _ = cli_json(capsys, "list", "--project", proj["project"])
+    [item] = rule_items(doc)
+    assert item["state"] == "error" and str(path) in item["error"] and why in item["error"]
+    code, out, err = cli(capsys, "show", rid, "--project", proj["project"])
+    assert code == 1 and why in err and str(path) in err
+    for command in ("approve", "reject"):
+        code, out, err = cli(capsys, command, rid, "--project", proj["project"])
+        assert code == 1 and "Traceback" not in err and rid in err, (command, err)
+    engine = Engine(proj["project"])
+    with pytest.raises(RuleError, match=re.escape(why)):  # the engine's own calls name the damage too
+        engine.rule(rid)
+    engine.close()
+    assert path.read_bytes() == before and not proj["rules"].exists()  # nothing written, nothing lost
+
+
+def test_hand_damaged_ledger_files_are_read_as_text_not_crashed_on(proj, capsys):
+    folder = Path(ledger.failure_dir(proj["data"], proj["key"]))
+    (folder / "failure.json").write_text(json.dumps({"kind": 5, "signature": 7, "files": "tests/a.py", "tool": None}))
+    (folder / "session-1.json").write_text(json.dumps({"session": ["x"], "at": 3, "command": [1],
+                                                       "error": {"e": 1}, "fix": {"text": 5, "files": "app/x.py"}}))
+    (folder / "session-2.json").write_text(json.dumps({"fix": "not a fix", "files": {"a": 1}}))
+    rid = f"rule/{proj['key']}"
+    shown = every_view(proj, capsys, rid)
+    assert shown["failure"]["kind"] == "5" and shown["failure"]["files"] == ["tests/a.py"]
+    by_cmd = {e["command"]: e for e in shown["evidence"]}
+    assert by_cmd["[1]"]["fix"] == {"text": "5", "command": "", "files": ["app/x.py"]}
+    assert all(e["fix"] is None for e in shown["evidence"] if e["command"] != "[1]")
+    assert shown["rule"]["count"] == 3
+
+
+def test_a_damaged_session_file_counts_as_the_threshold_counted_it_and_is_named(proj, capsys):
+    folder = Path(ledger.failure_dir(proj["data"], proj["key"]))
+    (folder / "session-1.json").write_text("{not json")
+    cand = candidates.load(proj["data"], proj["key"])
+    assert cand.sessions == ledger.sessions(proj["data"], proj["key"]) == 3 and len(cand.occurrences) == 2
+    code, doc, _ = cli_json(capsys, "show", f"rule/{proj['key']}", "--project", proj["project"])
+    assert code == 0 and doc["rule"]["count"] == 3
+    assert any("session-1.json" in r and "unreadable" in r for r in doc["decision"]["reasons"])
+
+
+def test_an_approved_rule_shows_the_text_written_not_one_worked_out_again(proj, capsys):
+    code, doc, _ = cli_json(capsys, "approve", f"rule/{proj['key']}", "--project", proj["project"])
+    assert code == 0
+    [file] = rule_files(proj["rules"]).values()
+    # A later session says what fixed it: the offline text would now be another rule.
+    seen(proj["data"], store_failure(), 1, first=3, fix={"text": "Use the tmp_path fixture for the data file.",
+                                                         "files": ["tests/test_store.py"], "command": ""})
+    from curator.review.rule_actions import text
+    cand = candidates.load(proj["data"], proj["key"])
+    assert text(cand)["rule"].startswith("Use the tmp_path fixture")
+    code, doc, _ = cli_json(capsys, "list", "--all", "--project", proj["project"])
+    [item] = rule_items(doc)
+    assert item["state"] == "saved" and item["title"] in file.decode() and item["rule"]["rule"] == item["title"]
+    assert not item["title"].startswith("Use the tmp_path fixture")
+    assert cand.decision["rule"] == item["title"] and cand.decision["topic"] and "paths" in cand.decision

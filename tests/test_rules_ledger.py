@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from curator.review.rule_actions import text
 from curator.rules import candidates, ledger
 from curator.rules.signature import Failure
 
@@ -60,7 +61,7 @@ def test_three_sessions_stage_one_candidate_and_retries_do_not_count(data):
     assert c.state == "pending" and c.sessions == 4
     assert [o["session"] for o in c.occurrences] == ["s4", "s3", "s2", "s1"]  # oldest first
     assert c.failure["key"] == f.key and c.failure["test"] == "tests/test_store.py::test_save"
-    assert c.rule is None and c.draft is None
+    assert c.draft is None and c.edit is None
 
 
 def test_the_threshold_is_the_configured_one(data):
@@ -69,14 +70,20 @@ def test_the_threshold_is_the_configured_one(data):
     assert rec(data, f, "b", threshold=2).staged
 
 
-def test_session_ids_become_safe_file_names(data):
+def test_session_ids_become_safe_file_names_one_per_id(data):
     f = a_failure()
-    rec(data, f, "../../etc/passwd")
-    rec(data, f, "failure")  # never the failure's own file
-    rec(data, f, "x" * 200)
+    ids = ["../../etc/passwd", "failure", "x" * 200, "x" * 80 + "y", "a.b", "a_b", "0f4c2a9e-7b1d-4c3e-9a55-2d8e6f1b3c47"]
+    for s in ids:
+        assert rec(data, f, s).new, s  # each id its own session: none taken for another's
     names = sorted(os.listdir(ledger.failure_dir(data, f.key)))
-    assert names == sorted(["failure.json", "______etc_passwd.json", "failure_.json", "x" * 80 + ".json"])
-    assert ledger.sessions(data, f.key) == 3
+    assert "failure.json" in names and len(names) == len(ids) + 1
+    assert {"a_b.json", "0f4c2a9e-7b1d-4c3e-9a55-2d8e6f1b3c47.json"} <= set(names)  # safe ids are used as they are
+    for name in names:
+        stem = name.removesuffix(".json")
+        assert len(stem) <= 80 and stem.replace(".", "").replace("_", "").replace("-", "").isalnum(), name
+    assert ledger.session_name("a.b").startswith("a_b.") and ledger.session_name("failure") != "failure"
+    assert ledger.sessions(data, f.key) == len(ids)
+    assert not rec(data, f, "a.b").new  # and the same id again is the same session
 
 
 def test_a_rejected_or_approved_signature_is_never_staged_again(data):
@@ -165,15 +172,19 @@ def test_candidate_changes(data):
     for s in ("s1", "s2", "s3"):
         rec(data, f, s)
     draft = {"rule": "Create the cache folder before saving.", "topic": "testing", "paths": ["tests/**"],
-             "by": "offline", "model": "", "at": "2026-01-05T00:00:00Z", "error": ""}
+             "by": "claude-cli", "model": "haiku", "at": "2026-01-05T00:00:00Z", "error": ""}
     candidates.set_draft(data, f.key, draft)
     c = candidates.load(data, f.key)
-    assert (c.rule, c.topic, c.paths) == (draft["rule"], "testing", ["tests/**"])
+    assert text(c) == {"rule": draft["rule"], "topic": "testing", "paths": ["tests/**"]}
     candidates.set_edit(data, f.key, {"rule": "Call ensure_cache() first.", "topic": "store", "paths": []})
     c = candidates.load(data, f.key)
-    assert (c.rule, c.topic, c.paths, c.draft["rule"]) == ("Call ensure_cache() first.", "store", [], draft["rule"])
+    assert text(c) == {"rule": "Call ensure_cache() first.", "topic": "store", "paths": []}
+    assert c.draft["rule"] == draft["rule"]
     candidates.set_edit(data, f.key, None)
-    assert candidates.load(data, f.key).rule == draft["rule"]
+    assert text(candidates.load(data, f.key))["rule"] == draft["rule"]
+    for paths in ("tests/**", {"tests/**": 1}, [1]):  # never made-up globs from a string's letters or a dict's keys
+        with pytest.raises(ValueError, match="paths must be a list of globs"):
+            candidates.set_edit(data, f.key, {"rule": "Call ensure_cache() first.", "topic": "store", "paths": paths})
     doc = candidates.mark_approved(data, f.key, ".claude/rules/memcurate/store.md", 3)
     assert doc["state"] == "approved" and doc["decision"]["file"] == ".claude/rules/memcurate/store.md"
     with pytest.raises(ValueError, match="already approved"):
@@ -235,3 +246,43 @@ def test_prune_forgets_old_signatures_that_never_became_candidates(data):
     assert sorted(ledger.keys(data)) == sorted([recent.key, graduated.key])
     assert ledger.prune(data, 180) == []
     assert rec(data, old, "s9").sessions == 1  # seen again: counted from scratch
+
+
+def age(data, f, days: float = 200) -> None:
+    long_ago = time.time() - days * 86400
+    folder = ledger.failure_dir(data, f.key)
+    for name in os.listdir(folder):
+        os.utime(os.path.join(folder, name), (long_ago, long_ago))
+    os.utime(folder, (long_ago, long_ago))
+
+
+def test_prune_never_loses_an_occurrence_recorded_while_it_decides(data, monkeypatch):
+    f = a_failure("old")
+    rec(data, f, "s1")
+    age(data, f)
+    rename = os.rename
+    moved = []
+
+    def hook_records_first(src, dst):  # a hook links this session's file just before the folder goes aside
+        if not moved:
+            moved.append(src)
+            rec(data, f, "s2")
+        return rename(src, dst)
+
+    monkeypatch.setattr(ledger.os, "rename", hook_records_first)
+    assert ledger.prune(data, 180) == []
+    monkeypatch.setattr(ledger.os, "rename", rename)
+    assert sorted(o["session"] for o in ledger.occurrences(data, f.key)) == ["s1", "s2"]
+    assert ledger.sessions(data, f.key) == 2 and ledger.failure(data, f.key)["key"] == f.key
+    assert not [n for n in os.listdir(os.path.join(data, ledger.FAILURES_DIR)) if n.startswith(".pruned")]
+
+
+def test_prune_looks_only_at_the_folder_of_a_signature_seen_lately(data, monkeypatch):
+    recent = a_failure("recent")
+    for s in ("s1", "s2"):
+        rec(data, recent, s)
+    looked = []
+    stat = os.stat
+    monkeypatch.setattr(ledger.os, "stat", lambda p, *a, **k: looked.append(p) or stat(p, *a, **k))
+    assert ledger.prune(data, 180) == []
+    assert looked == [ledger.failure_dir(data, recent.key)]  # one stat, not one per session file

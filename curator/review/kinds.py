@@ -41,7 +41,8 @@ def draft(engine) -> dict:
 
 def show(engine, query: str) -> tuple[ReviewItem, dict]:
     """The item `query` names and what approving it would write (Unresolved when none)."""
-    [item] = resolve([query], items(engine, every=True), lambda i: "cannot be read" if i.state == "error" else None)
+    [item] = resolve([query], items(engine, every=True),
+                     lambda i: "cannot be read" + (f": {i.error}" if i.error else "") if i.state == "error" else None)
     return item, kind_of(item).show(engine, item)
 
 

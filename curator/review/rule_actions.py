@@ -43,9 +43,13 @@ def key_of(query: str) -> str:
 def find(engine, query: str) -> candidates.RuleCandidate:
     """The candidate `query` names (`rule/<key>`, `<key>`, or a unique prefix of either)."""
     key = key_of(query.strip())
-    found = candidates.load(engine.data, key) if ledger.is_key(key) else None
+    damaged: list[str] = []
+    found = candidates.load(engine.data, key, notes=damaged) if ledger.is_key(key) else None
     if found is not None:
         return found
+    record = [n for n in damaged if n.startswith(ledger.candidate_path(engine.data, key) + ": ")] if damaged else []
+    if record:  # its record is there but damaged: say so, not "no such candidate"
+        raise RuleError(record[0])
     matches = [c for c in candidates.all(engine.data, every=True) if key and c.id.startswith(key)]
     if len(matches) == 1:
         return matches[0]
@@ -59,9 +63,18 @@ def text(cand) -> dict:
     computed afresh (a failed call's offline fallback is not reused: its session count would go stale)."""
     drafted = cand.draft if cand.draft and cand.draft.get("by") != "offline" else None
     chosen = cand.edit or drafted
-    if chosen and chosen.get("rule"):
+    if chosen and chosen.get("rule"):  # its fields' types were checked when the record was loaded
         return {"rule": chosen["rule"], "topic": chosen.get("topic") or "", "paths": list(chosen.get("paths") or [])}
     return draft.offline(cand)
+
+
+def written(cand) -> dict:
+    """{rule, topic, paths} of a decided candidate: what approving wrote, kept in its decision; the text as
+    it would be reviewed for a rejected one, or one approved before the decision kept it."""
+    decision = cand.decision or {}
+    if cand.state == APPROVED and decision.get("rule"):
+        return {"rule": decision["rule"], "topic": decision.get("topic") or "", "paths": list(decision.get("paths") or [])}
+    return text(cand)
 
 
 def plan(engine, cand, chosen: dict | None = None) -> rulefile.RulePlan:
@@ -90,7 +103,7 @@ def recurred(n: int) -> str:
 def view(engine, query: str) -> dict:
     """The candidate as the person reviews it: {candidate, rule, topic, paths, plan, since}."""
     cand = find(engine, query)
-    chosen = text(cand)
+    chosen = written(cand)
     return {"candidate": cand, **chosen, "plan": plan_dict(plan(engine, cand, chosen)), "since": since_written(cand)}
 
 
@@ -127,7 +140,9 @@ def approve(engine, query: str, seen: dict | str | None = None) -> dict:
             raise RuleError(f"{rid}: {e}; nothing was written") from None
         rel = os.path.relpath(path, engine.project)
         try:
-            candidates.mark_approved(engine.data, cand.id, rel, cand.sessions)
+            kept = {"rule": rulefile.check_rule(chosen["rule"]), "topic": rulefile.topic_name(chosen["topic"]),
+                    "paths": rulefile.check_paths(chosen["paths"])}  # as the plan wrote them
+            candidates.mark_approved(engine.data, cand.id, rel, cand.sessions, kept)
         except ValueError as e:  # its record damaged meanwhile: the rule is written; approving again marks it
             raise RuleError(f"{rid}: the rule is in {rel}, but the candidate could not be marked approved: {e}") from None
         return {"id": rid, "file": rel, "path": path, "action": p.action, "sessions": cand.sessions}

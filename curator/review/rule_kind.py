@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from curator.review.items import READY, Outcome, ReviewItem
-from curator.review.rule_actions import APPROVED, PENDING, PREFIX, REJECTED, RuleError, recurred, since_written, text
+from curator.review.rule_actions import APPROVED, PENDING, PREFIX, REJECTED, RuleError, recurred, since_written, written
 from curator.rules import ledger
 from curator.util.locks import LockBusy
 from curator.util.textsafe import one_line
@@ -42,7 +42,7 @@ class RuleKind:
         base = dict(id=PREFIX + cand.id, kind=self.name, state=state, category=KIND, session=last.get("session", ""),
                     created=cand.created or "")
         if state != READY:
-            view = text(cand)  # what was approved (or rejected) as the person saw it
+            view = written(cand)  # what was approved (or rejected) as the person saw it
             return ReviewItem(**base, title=view["rule"], where=decision.get("file", ""),
                               reason=str(decision.get("reason") or "") if state == STATES[REJECTED] else "",
                               rule=_summary(cand, view, decision.get("file", "")))
@@ -61,6 +61,7 @@ class RuleKind:
             reasons.append(recurred(view["since"]))
         if p["action"] == "noop" and item.state == READY:
             reasons.append("the rule is already in the file: approving writes nothing")
+        reasons += [f"evidence skipped: {note}" for note in cand.notes]  # damaged files: named, so they can be fixed
         return {"text": p["after"] or "", "diff": p["diff"] or "", "confidence": {}, "archive": {},
                 "decision": {"action": p["action"], "target": p["file"], "reasons": reasons},
                 "rule": item.rule, "failure": cand.failure, "evidence": cand.occurrences,

@@ -3,12 +3,16 @@
     rules/<key>.json  {"format": 1, "id", "state": pending | approved | rejected, "created", "updated",
                        "draft": null | {"rule", "topic", "paths", "by", "model", "at", "error"},
                        "edit": null | {"rule", "topic", "paths"},
-                       "decision": null | {"at", "reason"} | {"at", "file", "sessions"}}
+                       "decision": null | {"at", "reason"} | {"at", "file", "sessions", "rule", "topic", "paths"}}
 
 The record is created by the ledger (ledger.stage) when the threshold is first reached; this module
 reads and changes it. The evidence is not copied into it: it is read from the ledger each time, so
 an occurrence after graduation simply adds evidence. A rejected record stays, so its signature is
 never proposed again. Every change is made under a lock per key and written atomically.
+
+A record is memcurate's, but a person can edit it by hand: a draft, edit or decision whose fields are
+not of their types makes the whole record damaged (named in `notes`, listed as an error, left as it
+is), rather than a rule made of whatever the field held.
 """
 
 from __future__ import annotations
@@ -40,37 +44,15 @@ class RuleCandidate:
     updated: str
     notes: list[str] = field(default_factory=list)  # damaged evidence files skipped while loading
 
-    @property
-    def sessions(self) -> int:
-        return len(self.occurrences)
-
-    def _text(self, name: str):
-        chosen = self.edit or self.draft
-        return chosen.get(name) if chosen else None
-
-    @property
-    def rule(self) -> str | None:
-        return self._text("rule")
-
-    @property
-    def topic(self) -> str | None:
-        return self._text("topic")
-
-    @property
-    def paths(self) -> list[str] | None:
-        return self._text("paths")
+    sessions: int = 0  # how many sessions saw it: as the ledger counts toward the threshold
 
 
 def _read(path: str, notes: list | None) -> dict | None:
     """The record at `path`, None when missing or damaged (named in `notes`)."""
-    try:
-        doc = read_json(path)
-    except FileNotFoundError:
+    doc = ledger.read_object(path, notes)
+    if doc is None:
         return None
-    except (OSError, ValueError) as e:
-        _note(notes, f"{path}: unreadable ({e.__class__.__name__}), skipped")
-        return None
-    if not (isinstance(doc, dict) and doc.get("state") in STATES and ledger.is_key(doc.get("id"))):
+    if not (doc.get("state") in STATES and ledger.is_key(doc.get("id"))):
         _note(notes, f"{path}: not a rule candidate record (hand-edited?), skipped")
         return None
     return doc
@@ -81,9 +63,27 @@ def _note(notes: list | None, text: str) -> None:
         notes.append(text)
 
 
-def _optional(doc: dict, name: str) -> dict | None:
+# The fields of a record's parts a reader relies on, and their types (a part may lack one).
+_PART_TYPES = {"rule": str, "topic": str, "paths": list, "by": str, "model": str, "at": str, "error": str,
+               "file": str, "sessions": int, "reason": str}
+
+
+def _part(doc: dict, name: str) -> tuple[dict | None, str]:
+    """The draft, edit or decision of `doc` (None when it has none) and, when it is damaged, why."""
     value = doc.get(name)
-    return value if isinstance(value, dict) else None
+    if value is None:
+        return None, ""
+    if not isinstance(value, dict):
+        return None, f"{name} is a {type(value).__name__}, not a mapping"
+    for field_name, kind in _PART_TYPES.items():
+        got = value.get(field_name)
+        if got is None:
+            continue
+        if not isinstance(got, kind) or isinstance(got, bool) or (
+                kind is list and any(not isinstance(p, str) for p in got)):  # `all` is this module's
+            want = "a list of strings" if kind is list else f"a {kind.__name__}"
+            return None, f"{name}.{field_name} is not {want}"
+    return value, ""
 
 
 def load(data, key: str, *, notes: list | None = None) -> RuleCandidate | None:
@@ -96,15 +96,20 @@ def load(data, key: str, *, notes: list | None = None) -> RuleCandidate | None:
         if doc is not None:
             _note(notes, f"{ledger.candidate_path(data, key)}: holds id {doc['id']}, skipped")
         return None
+    parts = {}
+    for name in ("draft", "edit", "decision"):
+        parts[name], why = _part(doc, name)
+        if why:  # the rule would be made of whatever the field holds: the person fixes or deletes the file
+            _note(notes, f"{ledger.candidate_path(data, key)}: {why} (hand-edited?), skipped")
+            return None
     found: list[str] = []
     failure = ledger.failure(data, key, notes=found) or {}
     occurrences = ledger.occurrences(data, key, notes=found)
     if notes is not None:
         notes.extend(found)
-    return RuleCandidate(id=key, state=doc["state"], failure=failure, occurrences=occurrences,
-                         draft=_optional(doc, "draft"), edit=_optional(doc, "edit"),
-                         decision=_optional(doc, "decision"), created=str(doc.get("created", "")),
-                         updated=str(doc.get("updated", "")), notes=found)
+    return RuleCandidate(id=key, state=doc["state"], failure=failure, occurrences=occurrences, **parts,
+                         created=str(doc.get("created", "")), updated=str(doc.get("updated", "")), notes=found,
+                         sessions=ledger.sessions(data, key))
 
 
 def all(data, *, every: bool = False, notes: list | None = None) -> list[RuleCandidate]:  # noqa: A001 (the design's name)
@@ -149,8 +154,10 @@ def _shape(value: dict | None, names: tuple[str, ...], what: str) -> dict | None
     if not isinstance(value, dict):
         raise ValueError(f"a rule {what} must be a mapping, not {type(value).__name__}")
     out = {k: value.get(k) for k in names}
-    if not isinstance(out["paths"], list):
-        out["paths"] = list(out["paths"] or [])
+    if out["paths"] is None:
+        out["paths"] = []
+    if not isinstance(out["paths"], list) or any(not isinstance(p, str) for p in out["paths"]):
+        raise ValueError(f"a rule {what}'s paths must be a list of globs, not {out['paths']!r}")
     return out
 
 
@@ -166,11 +173,15 @@ def set_edit(data, key: str, edit: dict | None) -> dict:
     return _change(data, key, lambda doc: doc.__setitem__("edit", shaped))
 
 
-def mark_approved(data, key: str, file: str, sessions: int) -> dict:
-    """The rule was written into `file` (relative to the project) from `sessions` sessions of evidence."""
+def mark_approved(data, key: str, file: str, sessions: int, text: dict | None = None) -> dict:
+    """The rule was written into `file` (relative to the project) from `sessions` sessions of evidence;
+    `text` ({rule, topic, paths}) is what was written, kept so the candidate shows it, not a text worked
+    out again later (the offline one changes with the evidence)."""
+    written = {k: (text or {}).get(k) for k in EDIT_KEYS} if text else {}
+
     def change(doc):
         doc["state"] = "approved"
-        doc["decision"] = {"at": now_iso(), "file": file, "sessions": int(sessions)}
+        doc["decision"] = {"at": now_iso(), "file": file, "sessions": int(sessions), **written}
     return _change(data, key, change)
 
 

@@ -42,6 +42,7 @@ MAX_SESSION = 80
 KEY_LENGTH = 12
 _HEX = frozenset("0123456789abcdef")
 _UNSAFE = LazyRegex(r"[^A-Za-z0-9_-]")
+_SAFE_SESSION = LazyRegex(r"[A-Za-z0-9_-]{1,%d}" % MAX_SESSION)
 
 
 class Recorded:
@@ -64,19 +65,28 @@ def is_key(key: object) -> bool:
 
 
 def session_name(session: str) -> str:
-    """A session id as a file name: [A-Za-z0-9_-], at most 80 characters, never `failure`."""
-    name = _UNSAFE.sub("_", session or "")[:MAX_SESSION] or "unknown"
-    return name + "_" if name == "failure" else name
+    """A session id as a file name, one per id: the id itself when it is already [A-Za-z0-9_-]{1,80}
+    (Claude Code's are), else a readable prefix and a hash of the whole id after a dot, which no id
+    used as-is holds (so `a.b` and `a_b`, or two ids sharing their first 80 characters, stay apart)."""
+    session = session or "unknown"
+    if _SAFE_SESSION.rx.fullmatch(session) and session != "failure":
+        return session
+    import hashlib
+
+    digest = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{_UNSAFE.sub('_', session)[:MAX_SESSION - 13]}.{digest}"
 
 
 def session_for(session_id: object, transcript: object = "") -> str:
-    """The session to count under: its id; without one, a stable stand-in from the transcript's name
-    (Claude Code names a transcript after its session), else one for the whole project."""
+    """The session to count under: its id; without one, the transcript's name, which is the session id
+    (Claude Code names a transcript `<session id>.jsonl`, and the triage reads that id from inside it:
+    the hook and the triage then count one session once); else one for the whole project."""
     if isinstance(session_id, str) and session_id.strip():
         return session_id
     if isinstance(transcript, str) and transcript:
         stem = os.path.basename(transcript).rsplit(".", 1)[0]
-        return "transcript-" + _UNSAFE.sub("_", stem)[:60]
+        if stem:
+            return stem
     return "unknown-session"
 
 
@@ -179,13 +189,9 @@ def add_fix(data, key: str, session: str, fix: dict) -> bool:
     """Record what fixed `key` in `session` (the transcript triage knows it later than the hook).
     Returns whether the occurrence changed: False when it does not exist or already holds this fix."""
     path = os.path.join(failure_dir(data, key), f"{session_name(session)}.json")
-    try:
-        with open(path, "rb") as f:
-            doc = json.loads(f.read())
-    except (OSError, ValueError):
-        return False
+    doc = read_object(path, None)
     fix = clean_fix(fix)
-    if not isinstance(doc, dict) or not fix or doc.get("fix") == fix:
+    if doc is None or not fix or doc.get("fix") == fix:
         return False
     doc["fix"] = fix
     write_json(path, doc)
@@ -207,7 +213,8 @@ def sessions(data, key: str) -> int:
     return len(_session_files(failure_dir(data, key)))
 
 
-def _read(path: str, notes: list | None) -> dict | None:
+def read_object(path: str, notes: list | None) -> dict | None:
+    """The JSON object at `path`; None when missing, or unreadable or not an object (named in `notes`)."""
     try:
         with open(path, "rb") as f:
             doc = json.loads(f.read())
@@ -224,20 +231,52 @@ def _read(path: str, notes: list | None) -> dict | None:
     return doc
 
 
+def _text(value) -> str:
+    return "" if value is None else value if isinstance(value, str) else str(value)
+
+
+def _texts(value) -> list[str]:
+    """A hand-edited list of files as one: a lone string is one file; anything else not a list is none."""
+    if isinstance(value, str):
+        return [value] if value else []
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _typed(doc: dict, texts: tuple[str, ...]) -> dict:
+    """`doc` with its known fields of the types the readers use (a hand edit can put anything there)."""
+    out = dict(doc)
+    for name in texts:
+        out[name] = _text(doc.get(name))
+    out["files"] = _texts(doc.get("files"))
+    return out
+
+
+_FAILURE_TEXTS = ("kind", "tool", "signature", "test", "error_type", "message", "excerpt", "key", "first_seen")
+_OCCURRENCE_TEXTS = ("session", "at", "source", "command", "error", "transcript")
+
+
+def _occurrence(doc: dict) -> dict:
+    out = _typed(doc, _OCCURRENCE_TEXTS)
+    fix = doc.get("fix")
+    out["fix"] = _typed(fix, ("text", "command")) if isinstance(fix, dict) else None
+    return out
+
+
 def occurrences(data, key: str, *, notes: list | None = None) -> list[dict]:
     """The sessions that saw `key`, oldest first. A damaged file is skipped (and named in `notes`)."""
     folder = failure_dir(data, key)
     found = []
     for name in _session_files(folder):
-        doc = _read(os.path.join(folder, name), notes)
+        doc = read_object(os.path.join(folder, name), notes)
         if doc is not None:
-            found.append(doc)
-    return sorted(found, key=lambda d: (str(d.get("at", "")), str(d.get("session", ""))))
+            found.append(_occurrence(doc))
+    return sorted(found, key=lambda d: (d["at"], d["session"]))
 
 
 def failure(data, key: str, *, notes: list | None = None) -> dict | None:
     """The failure of `key` as first recorded; None when unknown or damaged (named in `notes`)."""
-    return _read(os.path.join(failure_dir(data, key), FAILURE_FILE), notes)
+    doc = read_object(os.path.join(failure_dir(data, key), FAILURE_FILE), notes)
+    return None if doc is None else _typed(doc, _FAILURE_TEXTS)
 
 
 def keys(data) -> list[str]:
@@ -253,21 +292,21 @@ def keys(data) -> list[str]:
 def prune(data, days: float, *, now: float | None = None) -> list[str]:
     """Forget the signatures that never became candidates and that no session has seen for `days`
     (by when memcurate last wrote into their folder). A signature with a candidate record, in any
-    state, is evidence and stays. Returns the keys forgotten."""
-    import shutil
+    state, is evidence and stays. Returns the keys forgotten.
 
+    Cheap when nothing is old: one listing and a stat per signature (every write links a new file
+    into the folder, so its mtime is the newest write; its files are looked at only when it is old)."""
     now = time.time() if now is None else now
+    cutoff = now - days * 86400
     gone = []
     for key in keys(data):
-        if os.path.exists(candidate_path(data, key)):
-            continue
         folder = failure_dir(data, key)
         try:
-            seen = max([os.stat(folder).st_mtime] +
-                       [os.stat(os.path.join(folder, n)).st_mtime for n in os.listdir(folder)])
+            if os.stat(folder).st_mtime >= cutoff or os.path.exists(candidate_path(data, key)):
+                continue
         except OSError:
             continue
-        if now - seen < days * 86400:
+        if _newest(folder) >= cutoff:  # a file touched since (by hand, or a copy kept its time)
             continue
         # Moved aside first: a hook recording this signature meanwhile starts a fresh folder.
         aside = os.path.join(os.fspath(data), FAILURES_DIR, f".pruned-{key}-{os.getpid()}")
@@ -275,6 +314,43 @@ def prune(data, days: float, *, now: float | None = None) -> list[str]:
             os.rename(folder, aside)
         except OSError:
             continue
+        # A hook may have linked its occurrence in between the look above and the rename: looked at
+        # again once nothing more can arrive, and a fresh one puts the folder back.
+        if _newest(aside) >= cutoff:
+            _put_back(aside, folder)
+            continue
+        import shutil
+
         shutil.rmtree(aside, ignore_errors=True)
         gone.append(key)
     return gone
+
+
+def _newest(folder: str) -> float:
+    """The newest mtime of the files in `folder` (infinity when it cannot be read: nothing is pruned)."""
+    try:
+        return max([0.0] + [os.stat(os.path.join(folder, n)).st_mtime for n in os.listdir(folder)])
+    except OSError:
+        return float("inf")
+
+
+def _put_back(aside: str, folder: str) -> None:
+    """Return the files moved aside to `folder`, which a hook may have started afresh meanwhile: linked
+    back, never replacing (a session already counted there is the same session)."""
+    import shutil
+
+    try:
+        os.rename(aside, folder)  # no fresh folder (or an empty one) yet: the whole folder at once
+        return
+    except OSError:
+        pass
+    try:
+        os.makedirs(folder, exist_ok=True)
+        for name in os.listdir(aside):
+            try:
+                os.link(os.path.join(aside, name), os.path.join(folder, name))
+            except FileExistsError:
+                pass
+    except OSError:
+        return  # left aside: not counted, but not deleted either
+    shutil.rmtree(aside, ignore_errors=True)
