@@ -192,11 +192,11 @@ class Engine:
     # -- rule graduation: failures that recur become rules (rule/<key>) ---------------------
 
     @property
-    def rules_dir(self) -> str:
+    def candidates_dir(self) -> str:
         """Where graduation candidates appear (what a front end watches)."""
         from curator.rules import ledger
 
-        return os.path.join(self.data, ledger.RULES_DIR)
+        return os.path.join(self.data, ledger.CANDIDATES_DIR)
 
     def rule_candidates(self, every: bool = False, notes: list | None = None) -> list:
         """The pending RuleCandidates (with `every`, the approved and rejected ones too), oldest first;

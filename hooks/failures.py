@@ -83,12 +83,12 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
             r = ledger.record(data, f, session=session, at=at, command=command, error=f.excerpt or output,
                               source="hook", transcript=transcript, threshold=cfg["rules"]["threshold"])
         except OSError as e:
-            log_line(data, event, f"failure rule/{f.key} not counted: {e.strerror or e}")
+            log_line(data, event, f"failure {ledger.PREFIX}{f.key} not counted: {e.strerror or e}")
             continue
-        message = f"failure rule/{r.key} seen in {r.sessions} session{'s' if r.sessions != 1 else ''}"
+        message = f"failure {ledger.PREFIX}{r.key} seen in {r.sessions} session{'s' if r.sessions != 1 else ''}"
         if not r.new:
             message += " (again in this session: not counted twice)"
         if r.staged:
-            message += f"; staged rule/{r.key}"
+            message += f"; staged {ledger.PREFIX}{r.key}"
         log_line(data, event, message)
     return 0

@@ -234,9 +234,9 @@ def test_an_engine_start_forgets_old_signatures_below_the_threshold(proj):
     assert ledger.keys(proj["data"]) == [proj["key"]]  # the candidate's evidence stays
 
 
-def test_rules_dir_is_where_candidates_appear(proj):
+def test_candidates_dir_is_where_candidates_appear(proj):
     engine = Engine(proj["project"])
-    assert os.listdir(engine.rules_dir) == [f"{proj['key']}.json"]
+    assert os.listdir(engine.candidates_dir) == [f"{proj['key']}.json"]
     assert [c.id for c in engine.rule_candidates()] == [proj["key"]]
     engine.close()
 

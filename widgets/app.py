@@ -352,7 +352,7 @@ class MemcurateApp(App):
         import watchfiles
 
         staging_dir, root = self.engine.staging_dir, self.engine.root
-        kinds = {self.engine.claude_writes_dir: CLAUDE_WRITES, self.engine.rules_dir: RULES}  # folder -> rows' key
+        kinds = {self.engine.claude_writes_dir: CLAUDE_WRITES, self.engine.candidates_dir: RULES}  # folder -> rows' key
         for folder in (staging_dir, *kinds, root):
             os.makedirs(folder, exist_ok=True)
         prefixes = {folder + os.sep: key for folder, key in kinds.items()}

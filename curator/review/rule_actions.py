@@ -24,7 +24,7 @@ import os
 from curator.rules import candidates, draft, ledger, rulefile
 from curator.util.locks import FileLock
 
-PREFIX = "rule/"
+PREFIX = ledger.PREFIX
 PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
 LOCK = "rule-files.lock"  # in the data dir's locks/: one writer of .claude/rules/memcurate/ at a time
 LOCK_WAIT = 30.0  # seconds an approval or a rejection waits for another one to finish

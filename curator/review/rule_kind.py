@@ -31,7 +31,7 @@ class RuleKind:
         for note in notes:  # a damaged candidate record: named, so it can be fixed or deleted
             path, _, why = note.partition(": ")
             key = os.path.basename(path).removesuffix(".json")
-            if os.path.dirname(path) == engine.rules_dir and ledger.is_key(key):
+            if os.path.dirname(path) == engine.candidates_dir and ledger.is_key(key):
                 out.append(ReviewItem(PREFIX + key, self.name, "error", category=KIND, error=f"{path}: {why}"))
         return out
 

@@ -115,7 +115,7 @@ def load(data, key: str, *, notes: list | None = None) -> RuleCandidate | None:
 def all(data, *, every: bool = False, notes: list | None = None) -> list[RuleCandidate]:  # noqa: A001 (the design's name)
     """The pending candidates (every state with `every`), oldest first. Damaged records are skipped
     and named in `notes`."""
-    folder = os.path.join(os.fspath(data), ledger.RULES_DIR)
+    folder = os.path.join(os.fspath(data), ledger.CANDIDATES_DIR)
     try:
         names = sorted(os.listdir(folder))
     except OSError:
@@ -139,9 +139,9 @@ def _change(data, key: str, change, *, pending: bool = True) -> dict:
         notes: list[str] = []
         doc = _read(path, notes)
         if doc is None:
-            raise ValueError(notes[0] if notes else f"no rule candidate rule/{key}")
+            raise ValueError(notes[0] if notes else f"no rule candidate {ledger.PREFIX}{key}")
         if pending and doc["state"] != "pending":
-            raise ValueError(f"rule/{key} is already {doc['state']}")
+            raise ValueError(f"{ledger.PREFIX}{key} is already {doc['state']}")
         change(doc)
         doc["updated"] = now_iso()
         write_json(path, doc)

@@ -31,7 +31,8 @@ from curator.util.stamps import now_iso
 from curator.util.textsafe import clean, one_line
 
 FAILURES_DIR = "failures"
-RULES_DIR = "rules"  # the candidate records
+CANDIDATES_DIR = "rules"  # the candidate records (not the rules folder: util/paths.RULES_DIR)
+PREFIX = "rule/"  # how a review id, a log line and a message name a candidate: rule/<key>
 FAILURE_FILE = "failure.json"
 CANDIDATE_FORMAT = 1
 MAX_COMMAND = 300
@@ -99,7 +100,7 @@ def failure_dir(data, key: str) -> str:
 def candidate_path(data, key: str) -> str:
     if not is_key(key):
         raise ValueError(f"not a rule candidate id: {key!r}")
-    return os.path.join(os.fspath(data), RULES_DIR, f"{key}.json")
+    return os.path.join(os.fspath(data), CANDIDATES_DIR, f"{key}.json")
 
 
 # -- what goes on disk -------------------------------------------------------------------------------

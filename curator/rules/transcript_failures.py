@@ -56,7 +56,7 @@ def _record(data: str, rc: dict, runs: list[dict], session: str, transcript: str
             counted += r.new
             fixed += bool(fix)
             if r.staged:
-                staged.append(f"rule/{r.key}")
+                staged.append(ledger.PREFIX + r.key)
     if not counted and not staged:
         return []
     note = f"failures counted toward rules: {counted}" + (f", {fixed} with their fix" if fixed else "")
