@@ -61,9 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     interp = hb.interpreter_of(exe)
     work = tempfile.mkdtemp(prefix="failure-hook-bench-")
     try:
-        home = os.path.join(work, "home")
-        env = hb._clean_env(HOME=home, CLAUDE_CONFIG_DIR=os.path.join(home, ".claude"),
-                            XDG_CONFIG_HOME=os.path.join(home, ".config"))
+        env = hb.isolated_env(work)
         project = os.path.join(work, "project")
         os.makedirs(os.path.join(project, ".git"))
         env["CLAUDE_PROJECT_DIR"] = project
@@ -76,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             path = os.path.join(work, f"payload-{count['n'] % 4}.json")
             with open(path, "w") as f:
                 json.dump({"hook_event_name": event, "session_id": session, "cwd": project, "tool_name": "Bash",
-                           "transcript_path": os.path.join(home, ".claude", "projects", "p", f"{session}.jsonl"),
+                           "transcript_path": os.path.join(env["CLAUDE_CONFIG_DIR"], "projects", "p", f"{session}.jsonl"),
                            "tool_input": {"command": command}, "tool_use_id": f"toolu_{count['n']}", **extra}, f)
             return path
 

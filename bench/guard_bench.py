@@ -47,9 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     interp = hb.interpreter_of(exe)
     work = tempfile.mkdtemp(prefix="guard-bench-")
     try:
-        home = os.path.join(work, "home")
-        claude = os.path.join(home, ".claude")
-        env = hb._clean_env(HOME=home, CLAUDE_CONFIG_DIR=claude, XDG_CONFIG_HOME=os.path.join(home, ".config"))
+        env = hb.isolated_env(work)
+        claude = env["CLAUDE_CONFIG_DIR"]
         project = os.path.join(work, "project")
         os.makedirs(os.path.join(project, ".git"))
         os.makedirs(os.path.join(project, "src"))

@@ -117,6 +117,14 @@ def _clean_env(**extra: str) -> dict:
     return env
 
 
+def isolated_env(work: str) -> dict:
+    """The clean environment of a hook bench's children, its HOME, Claude Code's config dir and the XDG
+    config dir inside `work` (the person's own are never read)."""
+    home = os.path.join(work, "home")
+    return _clean_env(HOME=home, CLAUDE_CONFIG_DIR=os.path.join(home, ".claude"),
+                      XDG_CONFIG_HOME=os.path.join(home, ".config"))
+
+
 def _pip(py: str, args: list[str], env: dict) -> subprocess.CompletedProcess:
     return subprocess.run([py, "-m", "pip", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True)

@@ -17,12 +17,12 @@ different rule, topic, paths, file, or file text now is refused, nothing written
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 
 from curator.rules import candidates, draft, ledger, rulefile
 from curator.util.locks import FileLock
+from curator.util.stamps import content_hash
 
 PREFIX = ledger.PREFIX
 PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
@@ -102,7 +102,11 @@ def recurred(n: int) -> str:
 
 def view(engine, query: str) -> dict:
     """The candidate as the person reviews it: {candidate, rule, topic, paths, plan, since}."""
-    cand = find(engine, query)
+    return view_of(engine, find(engine, query))
+
+
+def view_of(engine, cand) -> dict:
+    """`view` of a candidate already loaded (a listing has them all: no second read of its files)."""
     chosen = written(cand)
     return {"candidate": cand, **chosen, "plan": plan_dict(plan(engine, cand, chosen)), "since": since_written(cand)}
 
@@ -113,7 +117,7 @@ def fingerprint(shown: dict) -> str:
     p = shown.get("plan") or {}
     doc = [shown.get("rule"), shown.get("topic"), list(shown.get("paths") or []),
            p.get("file"), p.get("action"), p.get("before"), p.get("after")]
-    return hashlib.sha256(json.dumps(doc, ensure_ascii=False).encode("utf-8")).hexdigest()
+    return content_hash(json.dumps(doc, ensure_ascii=False))
 
 
 def approve(engine, query: str, seen: dict | str | None = None) -> dict:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 
 from curator.review.items import READY, Outcome, ReviewItem
-from curator.review.rule_actions import APPROVED, PENDING, PREFIX, REJECTED, RuleError, recurred, since_written, written
+from curator.review.rule_actions import (APPROVED, PENDING, PREFIX, REJECTED, RuleError, recurred, since_written,
+                                         view_of, written)
 from curator.rules import ledger
 from curator.util.locks import LockBusy
 from curator.util.textsafe import one_line
@@ -46,7 +47,7 @@ class RuleKind:
             return ReviewItem(**base, title=view["rule"], where=decision.get("file", ""),
                               reason=str(decision.get("reason") or "") if state == STATES[REJECTED] else "",
                               rule=_summary(cand, view, decision.get("file", "")))
-        view = engine.rule(cand.id)
+        view = view_of(engine, cand)  # the listing loaded it: not read again
         p = view["plan"]
         issues = ({"severity": "BLOCK", "code": "rule-file", "where": p["file"] or view["topic"],
                    "message": p["error"]},) if p["error"] else ()

@@ -20,7 +20,7 @@ import re
 from typing import Mapping
 
 from curator.capture.redact import redact_text
-from curator.rules import rulefile
+from curator.rules import ledger, rulefile
 from curator.util.textsafe import one_line
 
 TOPICS = {"test": "testing", "lint": "lint", "type": "types", "build": "build", "runtime": "runtime",
@@ -354,7 +354,7 @@ def evidence(candidate, suggested: Mapping | None = None) -> str:
     for o in occurrences[-EVIDENCE_SESSIONS:]:
         lines += ["", f"Session {one_line(str(o.get('session') or '?'), 80)} at {one_line(str(o.get('at') or '?'), 30)}:",
                   f"  command: {one_line(str(o.get('command') or ''), 300)}",
-                  "  error:", *("    " + line for line in _clip(str(o.get("error") or ""), _EXCERPT_MAX).splitlines())]
+                  "  error:", *("    " + line for line in ledger.cap(str(o.get("error") or ""), _EXCERPT_MAX, lines=True).splitlines())]
         fix = o.get("fix") if isinstance(o.get("fix"), Mapping) else None
         if fix:
             lines.append(f"  what fixed it: {one_line(str(fix.get('text') or ''), 400)}")
@@ -366,13 +366,6 @@ def evidence(candidate, suggested: Mapping | None = None) -> str:
         lines += ["", f"A rule written without a model: {suggested.get('rule', '')}",
                   f"Its topic: {suggested.get('topic', '')}; its paths: {list(suggested.get('paths') or [])}"]
     return redact_text("\n".join(lines))
-
-
-def _clip(text: str, limit: int) -> str:
-    from curator.util.textsafe import clean
-
-    text = clean(text).strip()
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def checked(answer: Mapping) -> dict:
