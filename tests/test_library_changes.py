@@ -326,3 +326,28 @@ def test_a_full_disk_at_any_write_loses_nothing(engine, monkeypatch, fail_at):
     assert memory.exists() or data in trash  # every byte somewhere
     assert (root(engine) / "debugging.md").read_bytes() == claude_data
     assert memory.read_bytes() == data  # removals come last: nothing removed yet
+
+
+# -- the library sees what changed ------------------------------------------------------------
+
+def test_the_library_lists_what_a_change_left(engine):
+    h = save(engine, doc())
+    claude_h = claude_file(engine)
+    engine.library()  # the index is built before the changes: they must refresh it
+    engine.archive_memory("decision/use-jwt-for-api-auth", h)
+    engine.delete_memory("claude/debugging.md", claude_h)
+    by_ref = {e.ref: e for e in engine.library()}
+    assert by_ref["decision/use-jwt-for-api-auth"].status == "archived"
+    assert "claude/debugging.md" not in by_ref
+    archived = by_ref["decision/use-jwt-for-api-auth"].hash
+    text = memfile.render(replace(doc(), status="archived", title="JWT for the API, retired"))
+    engine.edit_memory("decision/use-jwt-for-api-auth", text, archived)
+    assert {e.ref: e.title for e in engine.library()}["decision/use-jwt-for-api-auth"] == "JWT for the API, retired"
+    assert "use-jwt-for-api-auth" not in md(engine)  # an archived memory stays out of MEMORY.md
+
+
+def test_archiving_an_unlisted_memory_still_lists_it_in_the_archive(engine):
+    engine.store.create(doc(id="never-listed"))
+    h = content_hash(memfile.render(doc(id="never-listed")))
+    engine.archive_memory("decision/never-listed", h)
+    assert [e.id for e in memory_md.read_archive(engine.root, "decision")] == ["never-listed"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+from curator.library.entries import CLAUDE
 from curator.library.changes import CHANGED, MEMORY_MD, TRASH_DIR, Applied, ChangeError, Planned, drop_line
 from curator.memory import memfile, memory_md
 from curator.util.atomic import failure, fsync_dir, replace_if_unchanged, write_bytes, write_new
@@ -135,7 +136,7 @@ def _reindex(engine, w) -> None:
 
     from curator.memory.store import StoreError
 
-    for category in sorted(w.categories):
+    for category in sorted(w.categories) + ([CLAUDE] if w.claude else []):  # CLAUDE: Claude's topic files
         try:
             engine.index.refresh(category)
         except (sqlite3.Error, OSError, StoreError):

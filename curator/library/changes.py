@@ -33,7 +33,6 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 
-from curator.categories import CATEGORIES
 from curator.library.entries import CLAUDE, MEMORY_MD, line_hash, parse_ref
 from curator.memory import memfile, memory_md
 from curator.memory.memory_md.archive import archive_add, archive_drop, archive_path
@@ -304,8 +303,9 @@ def _plan_memory_write(st: _State, ref: str, category: str, id: str, where: str,
 def _claude_where(st: _State, ref: str, where: str) -> str:
     """The checked path of Claude's topic file `where`: a Markdown file of the root that is none of
     memcurate's (MEMORY.md, the category folders, archive/), not leading outside by a link."""
-    first = where.split("/")[0]
-    if where == MEMORY_MD or first in CATEGORIES or first == ARCHIVE_DIR:
+    from curator.memory.claude_topics import is_topic
+
+    if not is_topic(where):
         raise ValueError(f"{ref}: {where} is not a topic file of Claude's")
     path = st.path(where)
     real_root = os.path.realpath(st.root)
