@@ -257,9 +257,27 @@ def test_a_hand_edit_between_plan_and_apply_is_refused_and_writes_nothing(engine
     path = root(engine) / "decision" / "use-jwt-for-api-auth.md"
     path.write_text(path.read_text().replace("stateless", "stateless and fast"))
     before = tree(engine)
+    for seen in (planned.fingerprint, None):  # refused by the fingerprint, and by the base hash alone
+        with pytest.raises(ChangeError, match="changed since"):
+            engine.apply_changes(ops, seen)
+        assert tree(engine) == before
+
+
+def test_claude_writing_its_file_while_apply_runs_is_never_overwritten(engine, monkeypatch):
+    from curator.library import changes
+
+    h = claude_file(engine)
+    real = changes.plan
+
+    def plan_then_claude_writes(*a, **kw):
+        planned = real(*a, **kw)
+        (root(engine) / "debugging.md").write_bytes(b"# Debugging\nClaude's own new line\n")
+        return planned
+
+    monkeypatch.setattr(changes, "plan", plan_then_claude_writes)
     with pytest.raises(ChangeError, match="changed since"):
-        engine.apply_changes(ops, planned.fingerprint)
-    assert tree(engine) == before
+        engine.edit_memory("claude/debugging.md", "# Debugging\nmine\n", h)
+    assert (root(engine) / "debugging.md").read_bytes() == b"# Debugging\nClaude's own new line\n"
 
 
 def test_a_fingerprint_that_is_not_what_apply_would_do_is_refused(engine):
