@@ -13,7 +13,16 @@ from __future__ import annotations
 import os
 
 from curator.library.entries import CLAUDE
-from curator.library.changes import CHANGED, MEMORY_MD, TRASH_DIR, Applied, ChangeError, Planned, drop_line
+from curator.library.changes import (
+    CHANGED,
+    MEMORY_MD,
+    TRASH_DIR,
+    Applied,
+    ChangeError,
+    Planned,
+    drop_line,
+    read_bytes,
+)
 from curator.memory import memfile, memory_md
 from curator.util.atomic import failure, fsync_dir, replace_if_unchanged, write_bytes, write_new
 
@@ -46,7 +55,7 @@ def run(engine, planned: Planned) -> Applied:
     except OSError as e:
         raise ChangeError(f"{failure(e)}; stopped there, nothing lost (copies are made before anything is "
                           "removed): free space, then apply again", partial=True, errno=e.errno) from None
-    except (StoreError, memory_md.MemoryMdError) as e:
+    except (StoreError, memory_md.MemoryMdError, ValueError) as e:  # ValueError: a folder where a file was
         raise ChangeError(f"{e}; stopped there, nothing lost", partial=True) from None
     finally:
         _reindex(engine, w)
@@ -70,7 +79,7 @@ def _trash(engine, where: str, data: bytes) -> str:
 
 def _copy(engine, dest: str, data: bytes) -> None:
     path = os.path.join(engine.root, *dest.split("/"))
-    if not write_new(path, data) and _read(path) != data:
+    if not write_new(path, data) and read_bytes(path) != data:
         raise _Moved(f"{dest}: {CHANGED} (a file appeared there)")
     engine.record_written(path, data.decode("utf-8", "replace"))
 
@@ -113,21 +122,13 @@ def _drop_lines(engine, drops) -> None:
 
 
 def _remove(path: str, data: bytes, where: str) -> None:
-    if _read(path) != data:
+    if read_bytes(path) != data:
         raise _Moved(f"{where}: {CHANGED}; its copy is kept")
     try:
         os.unlink(path)
     except FileNotFoundError:
         return
     fsync_dir(os.path.dirname(path))
-
-
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
 
 
 def _reindex(engine, w) -> None:

@@ -122,7 +122,7 @@ class _State:
         if where in self.after:
             return self.after[where]
         if where not in self.before:
-            self.before[where] = _read(self.path(where))
+            self.before[where] = read_bytes(self.path(where))
         return self.before[where]
 
     def put(self, where: str, data: bytes | None) -> None:
@@ -130,7 +130,8 @@ class _State:
         self.after[where] = data
 
 
-def _read(path: str) -> bytes | None:
+def read_bytes(path: str) -> bytes | None:
+    """A file's bytes, None when there is none; ValueError for a folder in its place."""
     try:
         with open(path, "rb") as f:
             return f.read()
