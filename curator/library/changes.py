@@ -33,17 +33,15 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 
-from curator.library.entries import CLAUDE, MEMORY_MD, line_hash, parse_ref
+from curator.library.carry_out import CHANGED, Stopped, drop_line, read_bytes, run
+from curator.library.entries import CLAUDE, MEMORY_MD, parse_ref
 from curator.memory import memfile, memory_md
 from curator.memory.memory_md.archive import archive_add, archive_drop, archive_path
-from curator.memory.memory_md.claude_lines import claude_lines
 from curator.util.paths import ARCHIVE_DIR
 from curator.util.stamps import content_hash
 
 OPS = ("write", "archive", "delete", "drop_line", "add_line")
 CLAUDE_ARCHIVE = f"{ARCHIVE_DIR}/{CLAUDE}"  # where Claude's archived topic files go, under the memory root
-TRASH_DIR = "trash"  # in the data dir: a copy of every file memcurate removes
-CHANGED = "changed since it was read"
 
 
 class ChangeError(Exception):
@@ -128,17 +126,6 @@ class _State:
     def put(self, where: str, data: bytes | None) -> None:
         self.read(where)
         self.after[where] = data
-
-
-def read_bytes(path: str) -> bytes | None:
-    """A file's bytes, None when there is none; ValueError for a folder in its place."""
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise ValueError(f"{path}: is a folder, not a memory file") from None
 
 
 def plan(engine, ops) -> Planned:
@@ -399,22 +386,6 @@ def _plan_memory_md(st: _State) -> list[str]:
     return notes
 
 
-def drop_line(text: str, ref: str, base: str) -> str:
-    """MEMORY.md `text` without the line(s) of Claude's that `ref` names and whose text hashes to `base`;
-    ValueError ("changed since") when there is none."""
-    digest = ref.rpartition("#")[2]
-    drop = {c.number for c in claude_lines(text) if base.startswith(digest) and line_hash(c.text) == base}
-    if not drop:
-        raise ValueError(f"{ref}: that line of {MEMORY_MD} is gone ({CHANGED})")
-    lines = text.split("\n")  # numbered as claude_lines numbers them; each keeps its "\r", its break follows it
-    last = len(lines)
-    out = [line for n, line in enumerate(lines, 1) if n not in drop or n == last]
-    if last in drop:
-        out[-1] = ""  # the last line has no break of its own: the one before it stays
-    bom = "\ufeff" if 1 in drop and text.startswith("\ufeff") else ""
-    return bom + "\n".join(out)
-
-
 def _shown(data: bytes | None) -> str | None:
     return None if data is None else data.decode("utf-8", "replace")
 
@@ -438,6 +409,8 @@ def apply(engine, ops, fingerprint: str | None = None) -> Applied:
         if fingerprint is not None and fingerprint != planned.fingerprint:
             raise ChangeError(f"the files {CHANGED} or shown: this change would now do something else; "
                               "look at it again")
-        from curator.library import carry_out
-
-        return carry_out.run(engine, planned)
+        try:
+            trash = run(engine, planned._work)
+        except Stopped as e:
+            raise ChangeError(str(e), partial=True, errno=e.errno) from None
+    return Applied([f["where"] for f in planned.files], trash)
