@@ -361,6 +361,7 @@ def test_the_library_lists_what_a_change_left(engine):
     text = memfile.render(replace(doc(), status="archived", title="JWT for the API, retired"))
     engine.edit_memory("decision/use-jwt-for-api-auth", text, archived)
     assert {e.ref: e.title for e in engine.library()}["decision/use-jwt-for-api-auth"] == "JWT for the API, retired"
+    assert engine.library_search("retired") == ["decision/use-jwt-for-api-auth"]
     assert "use-jwt-for-api-auth" not in md(engine)  # an archived memory stays out of MEMORY.md
 
 
