@@ -370,3 +370,16 @@ def test_archiving_an_unlisted_memory_still_lists_it_in_the_archive(engine):
     h = content_hash(memfile.render(doc(id="never-listed")))
     engine.archive_memory("decision/never-listed", h)
     assert [e.id for e in memory_md.read_archive(engine.root, "decision")] == ["never-listed"]
+
+
+def test_a_claude_ref_never_leads_outside_the_root_or_onto_memcurate_files(engine, tmp_path):
+    outside = tmp_path / "elsewhere.md"
+    outside.write_bytes(b"not Claude's memory\n")
+    claude_file(engine)
+    (root(engine) / "linked.md").symlink_to(outside)
+    h = content_hash(outside.read_bytes())
+    for ref, expected in [("claude/linked.md", "leads outside"), ("claude/decision/x.md", "not a topic file"),
+                          ("claude/archive/claude/debugging.md", "not a topic file")]:
+        with pytest.raises(ChangeError, match=expected):
+            engine.delete_memory(ref, h)
+    assert outside.read_bytes() == b"not Claude's memory\n"

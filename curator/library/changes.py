@@ -37,7 +37,7 @@ from curator.library.carry_out import CHANGED, Stopped, drop_line, read_bytes, r
 from curator.library.entries import CLAUDE, MEMORY_MD, parse_ref
 from curator.memory import memfile, memory_md
 from curator.memory.memory_md.archive import archive_add, archive_drop, archive_path
-from curator.util.paths import ARCHIVE_DIR
+from curator.util.paths import ARCHIVE_DIR, is_inside
 from curator.util.stamps import content_hash
 
 OPS = ("write", "archive", "delete", "drop_line", "add_line")
@@ -209,10 +209,10 @@ def _plan_memory(st: _State, kind: str, ref: str, category: str, id: str, base, 
     path = engine.store.path_for(category, id)  # UnsafePathError (a ValueError): a link leading outside
     where = engine.store.relpath(path).replace(os.sep, "/")
     current = st.read(where)
-    if kind == "add_line":
+    if kind == "add_line":  # an archived memory's line is kept in its archive file
         doc = _doc(current, where, ref)
-        if doc is not None:
-            st.work.md_changes.append(("upsert", memory_md.IndexLine.from_doc(doc)))
+        line = memory_md.IndexLine.from_doc(doc)
+        st.work.md_changes.append(("archive" if doc.status == "archived" else "upsert", line))
         return
     if kind == "write":
         _plan_memory_write(st, ref, category, id, where, base, current, op.get("text"))
@@ -227,8 +227,6 @@ def _plan_memory(st: _State, kind: str, ref: str, category: str, id: str, base, 
         st.put(where, None)
         return
     doc = _doc(current, where, ref)  # archive
-    if doc is None:
-        return
     if doc.status != "archived":
         archived = replace(doc, status="archived")
         st.work.writes.append(("memory", where, archived, base, None))
@@ -296,8 +294,7 @@ def _claude_where(st: _State, ref: str, where: str) -> str:
     if not is_topic(where):
         raise ValueError(f"{ref}: {where} is not a topic file of Claude's")
     path = st.path(where)
-    real_root = os.path.realpath(st.root)
-    if not os.path.realpath(path).startswith(real_root.rstrip(os.sep) + os.sep):
+    if not is_inside(os.path.realpath(path), os.path.realpath(st.root)):
         raise ValueError(f"{ref}: {where} leads outside the memory root ({os.path.realpath(path)})")
     return path
 
