@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 
 from curator.categories import CATEGORIES
 from curator.proposals.store import ProposalError
@@ -25,10 +24,6 @@ DEFAULT_CATEGORY = "decision"
 WHY_SECTIONS = frozenset({"Rationale", "Reason", "Impact", "Why deferred"})
 _HEADING_LINE = re.compile(r"^(#{1,2})(?=[ \t])", re.M)  # would open a section of the memory file
 _LEADING_HEADING = re.compile(r"\A#{1,6}[ \t][^\n]*\n*")  # the file's own title: the memory's title says it
-_FIRST_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
-_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
-_DASH = re.compile(r"\s+[—–-]{1,2}\s+")
 
 
 def adopt(engine, ref: str) -> str:
@@ -52,17 +47,17 @@ def adopt(engine, ref: str) -> str:
         linked = file_ref(entry.where) if entry.where != MEMORY_MD else ""
         if linked and any(e.ref == linked for e in entries):
             return adopt(engine, linked)  # the line is the index of a topic file: the file is the memory
-        source = from_line(got["text"])
+        source = from_line(entry)
         retire = [{"op": "drop_line", "ref": ref, "base_hash": entry.hash}]
     else:
-        source = from_file(got["text"], os.path.basename(entry.where))
+        source = from_file(entry.where, got["text"])
         retire = [{"op": "archive", "ref": ref, "base_hash": entry.hash}]
         retire += [{"op": "drop_line", "ref": e.ref, "base_hash": e.hash} for e in entries
                    if is_line_ref(e.ref) and e.where == entry.where]
     category = category_of(engine.cfg, source)
     taken = {e.ref.partition("/")[2] for e in entries if e.owner != CLAUDE}
     mid = unique_id(source["name"], taken, lambda i: os.path.exists(engine.store.path_for(category, i)))
-    text = memory_text(engine, source, category, mid, created=_stamp(entry.path))
+    text = memory_text(engine, source, category, mid, created=entry.created or engine.now())  # the file's mtime
     new_ref = f"{category}/{mid}"
     ops = [{"op": "write", "ref": new_ref, "base_hash": None, "text": text}, {"op": "add_line", "ref": new_ref},
            *retire]
@@ -85,39 +80,20 @@ def adopt(engine, ref: str) -> str:
 
 # -- Claude's text -> what the memory is made of -----------------------------------------------------
 
-def from_file(text: str, name: str) -> dict:
-    """{name, description, type, body} of a topic file (its front matter when it has one)."""
-    from curator.memory.front_matter import MemoryFormatError, split_front_matter
-    from curator.review.claude_write_checks import front_matter
+def from_file(where: str, text: str) -> dict:
+    """{name, description, type, body} of a topic file, read as the library reads it (its front matter's
+    name and description, else its first heading and sentence)."""
+    from curator.memory.claude_topics import describe
 
-    fields, _ = front_matter(text)
-    body = text
-    if fields is not None:
-        try:
-            body = split_front_matter(text)[1]
-        except MemoryFormatError:
-            fields = None
-    fields = fields or {}
-    body = body.replace("\r\n", "\n").strip("\n")
-    heading = _FIRST_HEADING.search(body)
-    title = _field(fields, "name") or (heading.group(1) if heading else "") or name.removesuffix(".md").replace("-", " ")
-    return {"name": title, "description": _field(fields, "description"), "type": _field(fields, "type"),
-            "body": body}
+    name, description, kind, body = describe(where, text)
+    return {"name": name, "description": description, "type": kind, "body": body.replace("\r\n", "\n")}
 
 
-def from_line(line: str) -> dict:
-    """{name, description, type, body} of a line of Claude's in MEMORY.md (`- [title](link) — what` or a fact)."""
-    text = _BULLET.sub("", line.strip())
-    link = _LINK.search(text)
-    plain = _LINK.sub(lambda m: m.group(1), text)
-    parts = _DASH.split(plain, maxsplit=1)
-    name = link.group(1) if link else parts[0]
-    return {"name": name, "description": parts[1] if len(parts) > 1 else "", "type": "", "body": plain}
-
-
-def _field(fields: dict, name: str) -> str:
-    value = fields.get(name)
-    return value.strip() if isinstance(value, str) else ""
+def from_line(entry) -> dict:
+    """{name, description, type, body} of a line of Claude's in MEMORY.md (its Entry: the link's text, or
+    the line, and what follows the link)."""
+    body = entry.title + (f" — {entry.description}" if entry.description else "")
+    return {"name": entry.title, "description": entry.description, "type": "", "body": body}
 
 
 def category_of(cfg: dict, source: dict) -> str:
@@ -187,14 +163,3 @@ def _sentence_for(section: str, said: list[str], n: int) -> str:
             if REASON.search(s):
                 return s
     return said[n] if n < len(said) else said[0]
-
-
-def _stamp(path: str) -> str:
-    """The file's mtime as a memory's time stamp (now when it cannot be read)."""
-    from curator.util.stamps import STAMP_FORMAT
-
-    try:
-        return time.strftime(STAMP_FORMAT, time.gmtime(os.stat(path).st_mtime))
-    except OSError:
-        return time.strftime(STAMP_FORMAT, time.gmtime())
-
