@@ -213,7 +213,7 @@ def test_an_approval_after_a_hand_edit_is_refused_and_writes_nothing(claude, cap
     with pytest.raises(ProposalError, match="nothing was written"):
         claude["engine"].approve_proposal(pid, seen)
     code, doc = cli_json(capsys, "approve", pid, "--project", p)
-    assert code == 1 and doc["saved"] == []
+    assert code == 1 and "BLOCK" in doc["errors"][0]["error"]
     assert files_of(claude["root"]) == before
     view = claude["engine"].proposal(pid)  # shows the new state: stale, its base is gone
     assert view["record"]["state"] == "pending" and view["issues"][0]["code"] == "stale"
