@@ -230,3 +230,14 @@ def test_an_approval_refuses_what_the_person_did_not_see(claude):
     assert files_of(claude["root"]) == before and e.proposals()[0]["state"] == "pending"
     e.approve_proposal(pid, e.proposal(pid))
     assert e.proposals(every=True)[0]["state"] == "approved"
+
+
+def test_a_proposal_whose_ops_cannot_be_planned_is_an_error_item_not_a_crash(claude, capsys, monkeypatch):
+    from curator.library.entries import LibraryError
+
+    def broken(ops):
+        raise LibraryError("claude/debugging.md cannot be read: Permission denied")
+
+    monkeypatch.setattr(claude["engine"], "plan_changes", broken)
+    [item] = [i for i in claude["engine"].review_items(kind="proposal")]
+    assert item.state == "error" and "Permission denied" in item.error
