@@ -239,6 +239,28 @@ class Engine:
 
         return rule_actions.draft_all(self)
 
+
+    # -- hygiene: what is wrong with the memory already saved (curator/hygiene) ------------
+
+    def check(self, stage: bool = True, summary: dict | None = None) -> list:
+        """Every hygiene finding (most severe first), each staged as a proposal when `stage`; nothing
+        under the memory root changes. Cached for `flags`."""
+        from curator.hygiene import check
+
+        return check.run(self, stage=stage, summary=summary)
+
+    def flags(self) -> dict:
+        """ref -> the last check's Findings about it (the library's flag column)."""
+        from curator.hygiene import check
+
+        return check.flags(self.data)
+
+    def memory_md_view(self):
+        """MEMORY.md as Claude Code loads it (memory_md.LoadView): each line's owner, the cut, budgets."""
+        from curator.hygiene.memory_md_checks import read_view
+
+        return read_view(self)[1]
+
     # -- proposals: changes to existing memories, applied when approved (proposal/<id>) ------
 
     @property
@@ -353,6 +375,7 @@ class Engine:
         from curator.library import edits
 
         return edits.delete(self, ref, base_hash)
+
 
     # -- parts ------------------------------------------------------------------------
 
