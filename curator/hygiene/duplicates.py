@@ -115,8 +115,15 @@ def candidates(memos: list[Memo]) -> set[tuple[int, int]]:
     return out
 
 
+WHOLE_MIN_WORDS = 20  # below this the whole text is mostly boilerplate ("Not stated in the session")
+
+
 def score(x: Memo, y: Memo) -> float:
-    return max(fact_similarity(x.doc, y.doc), text_similarity(x.whole, y.whole))
+    """The decisions' similarity of two facts; the whole texts' when both are long enough to say more."""
+    sim = fact_similarity(x.doc, y.doc)
+    if min(len(x.words), len(y.words)) >= WHOLE_MIN_WORDS:
+        sim = max(sim, text_similarity(x.whole, y.whole))
+    return sim
 
 
 def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[Pair]:
