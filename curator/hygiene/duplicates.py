@@ -28,6 +28,7 @@ from curator.review.decide import identifiers, unattributed
 from curator.review.decide import similarity as fact_similarity
 from curator.review.verify import content_words
 from curator.review.verify import similarity as text_similarity
+from curator.util.stamps import content_hash
 from curator.util.textsafe import one_line
 
 DUPLICATE = "duplicate"
@@ -58,6 +59,8 @@ class Memo:
     doc: memfile.MemoryDoc  # a Claude file as a document of category "claude": title, description, body
     stamp: str  # updated (or created): newer is later
     words: frozenset
+    hash: str = ""  # of the file's bytes: the base of any change proposed to it
+    text: str = ""  # the file's text
 
     @property
     def whole(self) -> str:
@@ -88,7 +91,8 @@ def memo_of(entry, text: str) -> Memo | None:
         if doc.category not in CATEGORIES:
             return None
     words = content_words(unattributed(f"{doc.title}\n{doc.description}\n{doc.body}"))
-    return Memo(entry.ref, entry.owner, entry.category, doc, entry.updated or entry.created or "", frozenset(words))
+    return Memo(entry.ref, entry.owner, entry.category, doc, entry.updated or entry.created or "", frozenset(words),
+                getattr(entry, "hash", "") or content_hash(text), text)
 
 
 def comparable(x: Memo, y: Memo) -> bool:
@@ -172,23 +176,38 @@ def disagreement(old: Memo, new: Memo) -> str | None:
     return _negation_flip(old, new) or _replaced(old, new) or _other_value(old, new)
 
 
-def _statements(m: Memo) -> list[tuple[frozenset, bool, str]]:
+_POLARITY_WORDS = frozenset({"avoid", "stop", "stopped", "longer", "never", "don't", "doesn't", "cannot", "can't",
+                             "won't"})
+SAME_STATEMENT = 0.75  # words shared (Jaccard) for two sentences to make one statement
+
+
+def statement(sentence: str) -> tuple[frozenset, bool]:
+    """A sentence's content words (without the words that negate it) and whether it is negated."""
+    return frozenset(content_words(sentence) - _POLARITY_WORDS), bool(_NEGATION.search(sentence))
+
+
+def statements(text: str) -> list[tuple[frozenset, bool, str]]:
+    """(words, negated, sentence) of each sentence of `text` that says something (two words or more)."""
     out = []
-    for part in [m.doc.title, m.doc.description, *unattributed(m.doc.body).split("\n")]:
+    for part in unattributed(text).split("\n"):
         for s in sentences(part.strip(" -*#>")):
-            words = frozenset(content_words(s) - {"avoid", "stop", "stopped", "longer", "never",
-                                                   "don't", "doesn't", "cannot", "can't", "won't"})
+            words, negated = statement(s)
             if len(words) >= 2:
-                out.append((words, bool(_NEGATION.search(s)), s))
+                out.append((words, negated, s))
     return out
 
 
+def flipped(a: tuple[frozenset, bool], b: tuple[frozenset, bool]) -> bool:
+    """One statement said by one and denied by the other: "use X" / "do not use X"."""
+    (wa, na), (wb, nb) = a, b
+    return na != nb and bool(wa) and len(wa & wb) / len(wa | wb) >= SAME_STATEMENT
+
+
 def _negation_flip(old: Memo, new: Memo) -> str | None:
-    """The same statement said and denied: "use X" / "do not use X"."""
-    olds = _statements(old)
-    for words, negated, s in _statements(new):
+    olds = statements(f"{old.doc.title}\n{old.doc.description}\n{old.doc.body}")
+    for words, negated, s in statements(f"{new.doc.title}\n{new.doc.description}\n{new.doc.body}"):
         for owords, onegated, o in olds:
-            if negated != onegated and len(words & owords) / len(words | owords) >= 0.75:
+            if flipped((words, negated), (owords, onegated)):
                 return (f"{'denies' if negated else 'asserts'} what the older one "
                         f"{'asserts' if negated else 'denies'}: {one_line(s, 70)!r} vs {one_line(o, 70)!r}")
     return None
@@ -212,9 +231,10 @@ def _replaced_in(m: Memo) -> set[str]:
     return {x.group(1).strip("`.").lower() for x in _REPLACED.finditer(m.whole)}
 
 
-def _values(m: Memo) -> dict[str, set[str]]:
+def values(text: str) -> dict[str, set[str]]:
+    """setting -> the values `text` gives it ("timeout = 30", "Python 3.12")."""
     out: dict[str, set[str]] = defaultdict(set)
-    for match in _VALUE.finditer(m.whole):
+    for match in _VALUE.finditer(text):
         key = (match.group(1) or match.group(3)).lower()
         if key not in _NOT_SETTINGS and not key.isdigit():
             out[key].add((match.group(2) or match.group(4)).lower().lstrip("v"))
@@ -223,7 +243,11 @@ def _values(m: Memo) -> dict[str, set[str]]:
 
 def _other_value(old: Memo, new: Memo) -> str | None:
     """The same setting, number or version given another value: "Python 3.11" / "Python 3.12"."""
-    ov, nv = _values(old), _values(new)
+    return other_value(values(old.whole), values(new.whole))
+
+
+def other_value(ov: dict[str, set[str]], nv: dict[str, set[str]]) -> str | None:
+    """A setting both give a value, with no value in common: why, in one line."""
     for key in sorted(set(ov) & set(nv)):
         if not ov[key] & nv[key]:
             return (f"gives {key} = {', '.join(sorted(nv[key]))} where the older one says "
@@ -256,3 +280,39 @@ def memos(engine, entries=None) -> list[Memo]:
 def pairs(engine, entries=None) -> list[Pair]:
     """Near-duplicate and contradicting pairs among the project's memories, most alike first."""
     return find_pairs(memos(engine, entries), threshold_of(engine.cfg))
+
+
+def detect(engine) -> list:
+    """The check's findings: each group of near-duplicates and each contradiction, carrying tidy's
+    proposal (merged structurally: the check runs in the background and asks no model). A group tidy
+    cannot merge (one of Claude's files with one memory of ours) is a finding that proposes nothing."""
+    from curator.hygiene import Finding, fix
+    from curator.hygiene import tidy
+
+    comparable_memos = memos(engine)
+    found = find_pairs(comparable_memos, threshold_of(engine.cfg))
+    notes: list[str] = []
+    proposed = {tuple(sorted(s["refs"])): s for s in tidy.specs(engine, found, comparable_memos, draft=False,
+                                                                 notes=notes)}
+    out = []
+    for group in tidy.groups(found):
+        spec = proposed.get(tuple(group))
+        claude = [r for r in group if r.startswith("claude/")]
+        message = f"{len(group)} memories say the same: {', '.join(group)}"
+        if spec is None and claude:
+            message += f" ({', '.join(claude)} is Claude's own: adopt it to merge)"
+        score = max(p.score for p in found if p.kind == DUPLICATE and p.a in group)
+        detail = {"score": score, **({"fix": _fix_of(fix, spec)} if spec else {})}
+        out.append(Finding(DUPLICATE, "medium", tuple(group), one_line(message, 300), detail))
+    for p in found:
+        if p.kind != CONTRADICTION:
+            continue
+        spec = proposed.get(tuple(sorted((p.a, p.b))))
+        message = f"{p.b} contradicts the older {p.a}: {p.why}"
+        detail = {"score": p.score, **({"fix": _fix_of(fix, spec)} if spec else {})}
+        out.append(Finding(CONTRADICTION, "high", (p.a, p.b), one_line(message, 300), detail))
+    return out
+
+
+def _fix_of(fix, spec: dict) -> dict:
+    return fix(spec["kind"], spec["title"], spec["reason"], spec["ops"])
