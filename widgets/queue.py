@@ -14,6 +14,7 @@ from curator.candidates.queue import Item, age
 from curator.categories import CATEGORIES
 from curator.review.claude_write_actions import KIND as CLAUDE_WRITE_KIND
 from curator.review.items import ReviewItem
+from curator.review.proposal_kind import KIND as PROPOSAL_KIND
 from curator.review.rule_kind import KIND as RULE_KIND
 from curator.util.textsafe import one_line
 
@@ -25,6 +26,8 @@ CLAUDE = "claude"  # the category column of Claude's own memory writes (review m
 CLAUDE_WRITES = "claude/"  # where the app keeps their rows, beside the triages (their ids start so, not with digits)
 RULE = "rule"  # the category column of a rule-graduation candidate (a failure that recurred across sessions)
 RULES = "rule/"  # where the app keeps their rows
+PROPOSAL = "proposal"  # the category column of a proposal (a change to existing memories: update, merge, adopt...)
+PROPOSALS = "proposal/"  # where the app keeps their rows
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,8 @@ class RowKind:
 
 
 ROW_KINDS = (RowKind(CLAUDE, CLAUDE_WRITES, CLAUDE_WRITE_KIND, "Claude's staged writes"),
-             RowKind(RULE, RULES, RULE_KIND, "the rule candidates"))
+             RowKind(RULE, RULES, RULE_KIND, "the rule candidates"),
+             RowKind(PROPOSAL, PROPOSALS, PROPOSAL_KIND, "the proposals"))
 GROUPS = {k.category: k.key for k in ROW_KINDS}  # a row's category -> its key (a memory's: its triage's id)
 _CATEGORY = {k.kind: k.category for k in ROW_KINDS}
 
