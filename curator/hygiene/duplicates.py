@@ -119,7 +119,7 @@ def candidates(memos: list[Memo]) -> set[tuple[int, int]]:
     return out
 
 
-WHOLE_MIN_WORDS = 20  # below this the whole text is mostly boilerplate ("Not stated in the session")
+WHOLE_MIN_WORDS = 15  # below this the whole text is mostly boilerplate ("Not stated in the session")
 
 
 def score(x: Memo, y: Memo) -> float:

@@ -17,6 +17,7 @@ neither drafted nor staged again.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from curator.drafting.offline.text import sentences
@@ -29,7 +30,7 @@ from curator.util.stamps import now_iso
 from curator.util.textsafe import one_line
 
 REWORDED = 0.8  # words shared (Jaccard) for an older sentence to be one the newer already says
-LISTED = 6  # sentences named in a reason, each kind; the rest counted
+LISTED = 3  # sentences named in a reason; the rest counted
 
 
 def groups(pairs: list[Pair]) -> list[list[str]]:
@@ -100,12 +101,18 @@ def _against(sentence: str, said, said_values) -> str | None:
         return None
     if duplicates.other_value(duplicates.values(plain), said_values):
         return "dropped"
-    for w, n, _ in said:
+    numbers = set(_NUMBER.findall(plain))
+    for w, n, other in said:
         if duplicates.flipped((words, negated), (w, n)):
             return "dropped"
         if n == negated and len(words & w) / len(words | w) >= REWORDED:
-            return "reworded"
+            # the same sentence with other numbers ("expire after 15m" / "after 60m") says otherwise
+            theirs = set(_NUMBER.findall(other))
+            return "dropped" if numbers and theirs and numbers != theirs else "reworded"
     return None
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*[a-z%]*")
 
 
 # -- proposals -----------------------------------------------------------------
@@ -151,6 +158,7 @@ def merge_spec(engine, members: list[Memo], now: str, *, draft: bool = True,
     others = sorted((m for m in ours if m is not target), key=lambda m: m.ref)
     ops = [{"op": "write", "ref": target.ref, "base_hash": target.hash, "text": memfile.render(doc)}]
     ops += [{"op": "archive", "ref": m.ref, "base_hash": m.hash} for m in others]
+    ops.append({"op": "add_line", "ref": target.ref})  # its MEMORY.md line says what the merge says
     spec = {"kind": "merge", "code": DUPLICATE, "refs": [m.ref for m in members],
             "title": one_line(f"Merge {len(ours)} memories that say the same: {target.doc.title}", 160),
             "ops": ops}
@@ -164,23 +172,23 @@ def merge_spec(engine, members: list[Memo], now: str, *, draft: bool = True,
 
 
 def _merge_reason(target: Memo, others: list[Memo], claude: list[str], dropped, reworded, drafted: str) -> str:
-    parts = [f"{', '.join(m.ref for m in others)} {'say' if len(others) > 1 else 'says'} what {target.ref} says: "
-             f"merged onto {target.ref} (the newest), {'they are' if len(others) > 1 else 'it is'} archived "
-             "(files kept)."]
-    if dropped:
-        parts.append("Left out where the newer says otherwise: " + _listed(dropped) + ".")
-    if reworded:
-        parts.append("Left out as the newer says it in other words: " + _listed(reworded) + ".")
+    """Why, and what the merge leaves out (the proposal keeps 600 characters: the most telling first)."""
+    parts = [f"They say the same: merged onto {target.ref} (the newest); {', '.join(m.ref for m in others)} "
+             "archived (files kept)."]
     if claude:
-        parts.append(f"{', '.join(claude)} {'are' if len(claude) > 1 else 'is'} Claude's own and "
-                     f"{'say' if len(claude) > 1 else 'says'} the same: adopt it to merge.")
+        parts.append(f"{', '.join(claude)} {'are' if len(claude) > 1 else 'is'} Claude's own, alike: adopt it to merge.")
     if drafted:
         parts.append(drafted)
+    if dropped:
+        parts.append("Left out, the newer says otherwise: " + _listed(dropped) + ".")
+    if reworded:
+        parts.append(f"Left out, said by the newer in other words: {len(reworded)} sentence"
+                     f"{'s' if len(reworded) > 1 else ''}.")
     return " ".join(parts)
 
 
 def _listed(items: list[tuple[str, str]]) -> str:
-    shown = "; ".join(f"{one_line(s, 120)!r} ({ref})" for ref, s in items[:LISTED])
+    shown = "; ".join(f"{one_line(s, 90)!r} ({ref})" for ref, s in items[:LISTED])
     return shown + (f"; and {len(items) - LISTED} more" if len(items) > LISTED else "")
 
 
