@@ -13,7 +13,9 @@ import pytest
 from curator.engine import Engine
 from curator.hygiene import tidy as tidy_mod
 from curator.memory import memfile
-from tests.conftest import memcurate_exe
+from conftest import memcurate_exe
+from test_anthropic_backend import server  # noqa: F401 (fixture: the local Messages API server)
+from test_claude_cli import fake  # noqa: F401 (fixture: the fake claude on the PATH)
 
 SECTIONS = {"decision": ("Decision", "Rationale"), "constraint": ("Rule", "Impact")}
 
@@ -181,3 +183,94 @@ def test_groups_join_pairs_transitively():
     pairs = [Pair("a", "b", 0.7, "duplicate", ""), Pair("b", "c", 0.7, "duplicate", ""),
              Pair("x", "y", 0.9, "contradiction", ""), Pair("d", "e", 0.8, "duplicate", "")]
     assert tidy_mod.groups(pairs) == [["a", "b", "c"], ["d", "e"]]
+
+
+# -- drafted by a Claude backend -------------------------------------------------------
+
+MERGED = {"skip": False, "title": "The public API authenticates with stateless JWT bearer tokens",
+          "description": "Read before touching API authentication or token lifetimes",
+          "tags": ["auth", "jwt"],
+          "sections": {"Decision": "Callers authenticate with stateless JWT bearer tokens signed by the gateway; "
+                                   "tokens expire after 60m.",
+                       "Rationale": "Stateless tokens let the API scale horizontally without shared session storage.",
+                       "Alternatives": "Server sessions in Redis were considered."}}
+
+
+def seeded(engine: Engine) -> Engine:
+    os.makedirs(engine.root, exist_ok=True)
+    for d in (OLD, NEW, OTHER):
+        save(engine, d)
+    return engine
+
+
+def write_of(engine: Engine, pid: str) -> tuple[dict, memfile.MemoryDoc]:
+    record = engine.proposal(pid)["record"]
+    [write] = [op for op in record["ops"] if op["op"] == "write"]
+    return record, memfile.parse(write["text"])
+
+
+def test_the_claude_cli_drafts_the_merge_with_the_memories_fenced(fake, project, tmp_path):
+    from fakes import backend_engine
+    from test_claude_cli import envelope
+
+    fake.reply(envelope(structured_output=MERGED))
+    engine = seeded(backend_engine(project, tmp_path, "claude-cli"))
+    try:
+        [pid] = engine.tidy()
+        record, merged = write_of(engine, pid)
+        assert merged.title == MERGED["title"] and "expire after 60m" in merged.body
+        # what the model does not decide: the file, its sources and stamps
+        assert merged.id == NEW.id and merged.created == OLD.created
+        assert {s["session"] for s in merged.sources} == {"s-old", "s-new"}
+        assert "Drafted by claude-cli" in record["reason"]
+        (call,) = fake.calls()
+        assert "--json-schema" in call["argv"] and "memory editor" in call["argv"][call["argv"].index("--system-prompt") + 1]
+        assert "<<<BEGIN MEMORY1-" in call["stdin"] and "<<<BEGIN MEMORY2-" in call["stdin"]
+        assert "Tokens expire after 15m." in call["stdin"]  # the older one, as data
+        # idempotent: a second run asks no model
+        assert engine.tidy() == [] and len(fake.calls()) == 1
+    finally:
+        engine.close()
+
+
+def test_the_anthropic_backend_drafts_the_merge_with_a_forced_tool(server, project, tmp_path):
+    from fakes import backend_engine
+    from test_anthropic_backend import message
+
+    server.replies = [(200, message(MERGED, name="record_merge"))]
+    engine = seeded(backend_engine(project, tmp_path, "anthropic"))
+    try:
+        [pid] = engine.tidy()
+        record, merged = write_of(engine, pid)
+        assert merged.title == MERGED["title"] and "Drafted by anthropic" in record["reason"]
+        (req,) = server.requests
+        # the one tool, forced where the model family takes a forced tool (the sonnet of the default config does not)
+        assert [t["name"] for t in req["body"]["tools"]] == ["record_merge"]
+        assert req["body"]["tool_choice"] in ({"type": "tool", "name": "record_merge"}, {"type": "auto"})
+        assert "<<<BEGIN MERGED-" in req["body"]["messages"][0]["content"]
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("reply, why", [
+    ("fails", "Merged without a model"),
+    ({**MERGED, "sections": {**MERGED["sections"], "Decision": "Use the key AKIAIOSFODNN7EXAMPLE for it."}},
+     "Merged without a model"),
+    ({**MERGED, "sections": {"Decision": "Only this."}}, "Merged without a model"),
+])
+def test_a_failing_model_keeps_the_structural_merge(fake, project, tmp_path, reply, why):
+    from fakes import backend_engine
+    from test_claude_cli import envelope
+
+    if reply == "fails":
+        fake.reply(envelope(is_error=True, result="API Error: 500 internal"), exit=1)
+    else:
+        fake.reply(envelope(structured_output=reply))
+    engine = seeded(backend_engine(project, tmp_path, "claude-cli"))
+    try:
+        [pid] = engine.tidy()
+        record, merged = write_of(engine, pid)
+        assert merged.title == NEW.title and "Server sessions in Redis were considered." in merged.body
+        assert why in record["reason"] and "AKIA" not in json.dumps(record)
+    finally:
+        engine.close()
