@@ -166,3 +166,17 @@ def test_candidates_are_bounded_not_every_pair():
     memos = [memo_of(e, t) for e, t in items]
     assert len(duplicates.candidates(memos)) <= len(memos) * duplicates.MAX_CANDIDATES
     assert len(duplicates.candidates(memos)) < len(memos) * (len(memos) - 1) // 2 // 10
+
+
+def test_a_threshold_out_of_range_is_a_config_error_naming_the_key(tmp_path):
+    import pytest
+
+    from curator import config
+    from curator.util.assets import asset
+
+    layer = tmp_path / "memcurate.yaml"
+    layer.write_text("hygiene:\n  duplicate_threshold: 1.5\n")
+    with pytest.raises(config.ConfigError, match="hygiene.duplicate_threshold"):
+        config.build([asset("config.default.yaml"), str(layer)])
+    layer.write_text("hygiene:\n  duplicate_threshold: 0.8\n")
+    assert duplicates.threshold_of(config.build([asset("config.default.yaml"), str(layer)])) == 0.8
