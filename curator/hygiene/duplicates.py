@@ -267,14 +267,28 @@ def memos(engine, entries=None) -> list[Memo]:
     for entry in engine.library() if entries is None else entries:
         if "#" in entry.ref or getattr(entry, "broken", "") or getattr(entry, "status", "active") != "active":
             continue
-        try:
-            text = engine.library_entry(entry.ref)["text"]
-        except (LookupError, OSError, ValueError):
-            continue  # gone or unreadable since listed: the next run sees it
-        memo = memo_of(entry, text)
+        text = _text(engine, entry)
+        memo = memo_of(entry, text) if text is not None else None
         if memo is not None:
             out.append(memo)
     return out
+
+
+def _text(engine, entry) -> str | None:
+    """The entry's file's text; None when it is gone or unreadable since listed (the next run sees it).
+    memcurate's files are read straight from the path the index gave (library_entry would parse
+    MEMORY.md once per memory: 10,000 of them took minutes); Claude's through the library, which
+    knows their encodings."""
+    if entry.owner != "claude" and getattr(entry, "path", ""):
+        try:
+            with open(entry.path, encoding="utf-8") as f:
+                return f.read()
+        except (OSError, UnicodeDecodeError):
+            return None
+    try:
+        return engine.library_entry(entry.ref)["text"]
+    except (LookupError, OSError, ValueError):
+        return None
 
 
 def pairs(engine, entries=None) -> list[Pair]:
