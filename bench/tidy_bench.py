@@ -12,8 +12,7 @@ contradictions (the same rule, negated, newer). Measured in the same run:
   index    the first Engine.library(): the index built (every file parsed once), not tidy's own cost
   load     Engine.library() and every memory's text read and parsed (duplicates.memos), once
   pairs    duplicates.find_pairs over the loaded memories: median of --rounds
-  scale    find_pairs over a tenth of them: the ratio says how the cost grows (10x memories:
-           ~10x for n·k candidates, ~100x for every pair compared)
+           with the candidate pairs scored: at most 2 x MAX_CANDIDATES a memory (n·k), never every pair
   tidy     Engine.tidy(): every proposal staged (structural merges, offline)
 
 and how many planted pairs were found (recall) and how many pairs that were not planted (false).
@@ -35,6 +34,8 @@ from benchlib import code_word, isolate_home, machine, make_project, median, now
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "tidy.json")
 CATS = {"decision": ("Decision", "Rationale"), "constraint": ("Rule", "Impact"), "runbook": ("Symptom", "Steps"),
         "tech_debt": ("Description", "Why deferred"), "preference": ("Preference", "Reason")}
+VERBS = ("routes", "caches", "signs", "batches", "retries", "validates", "compresses", "indexes", "mirrors")
+NOUNS = ("service", "worker", "gateway", "job", "library", "script", "daemon", "pipeline", "plugin", "proxy")
 POOL = 2000  # the shared vocabulary: each memory names 3 of its words (each word in ~15 of 10,000 memories)
 RUNBOOK_VERIFY = "\n\n## Verification\nThe {a} check passes again."
 
@@ -61,27 +62,25 @@ def fill(root: str, n: int, dups: int, contras: int) -> tuple[set, set]:
     i = 0
     while i < n:
         cat = cats[i % len(cats)]
-        a, b, c, d = (code_word(4 * i + k) for k in range(4))
+        a, b, c, d, e, f, g, h = (code_word(8 * i + k) for k in range(8))
         # words that many memories share, as a project's vocabulary: candidates must be sorted out among them
-        shared = " ".join(code_word(60_000 + (i * 7919 + k * 104729) % POOL) for k in range(3))
-        title = f"The {a} service keeps {b} records in the {c} store"
-        first = (f"The {a} service writes every {b} record to the {c} store before it answers the {d} client. "
-                 f"See {shared}.")
-        second = f"Losing a {b} record broke the {d} reconciliation twice."
+        shared = " ".join(code_word(90_000 + (i * 7919 + k * 104729) % POOL) for k in range(3))
+        verb, noun = VERBS[i % len(VERBS)], NOUNS[(i // len(VERBS)) % len(NOUNS)]
+        title = f"The {a} {noun} {verb} {b} {c}"
+        first = f"{a.capitalize()} {verb} every {b} {c} through {d} before {e} answers; see {shared}."
+        second = f"Without it {f} broke {g} twice during {h}."
         write(root, f"m{i}", cat, title, body(cat, first, second), "2026-09-01T10:00:00Z")
         if len(planted_dup) < dups and i + 1 < n:
             i += 1
-            write(root, f"m{i}", cat, f"Every {b} record of the {a} service goes to the {c} store",
-                  body(cat, f"Each {b} record the {a} service writes lands in the {c} store before the {d} client "
-                            f"gets an answer. See {shared}.", second + f" The {c} store is replicated."),
-                  "2026-11-01T10:00:00Z")
+            write(root, f"m{i}", cat, f"{b.capitalize()} {c} go through the {a} {noun}",
+                  body(cat, f"Every {b} {c} {verb} by {a} passes {d} before {e} answers; see {shared}.",
+                       second + f" {d.capitalize()} is replicated."), "2026-11-01T10:00:00Z")
             planted_dup.add((f"{cat}/m{i - 1}", f"{cat}/m{i}"))
         elif len(planted_con) < contras and i + 1 < n:
             i += 1
-            write(root, f"m{i}", cat, f"The {a} service does not keep {b} records in the {c} store",
-                  body(cat, f"The {a} service does not write every {b} record to the {c} store before it answers "
-                            f"the {d} client.", f"The {c} store was retired from the {d} reconciliation."),
-                  "2026-11-01T10:00:00Z")
+            write(root, f"m{i}", cat, f"The {a} {noun} does not {verb.rstrip('s')} {b} {c}",
+                  body(cat, f"{a.capitalize()} does not {verb.rstrip('s')} every {b} {c} through {d} before {e} "
+                            "answers.", f"{d.capitalize()} was retired after {h}."), "2026-11-01T10:00:00Z")
             planted_con.add((f"{cat}/m{i - 1}", f"{cat}/m{i}"))
         i += 1
     return planted_dup, planted_con
@@ -119,12 +118,6 @@ def main(argv: list[str]) -> int:
                 t0 = time.perf_counter()
                 found = duplicates.find_pairs(memos)
                 times.append(time.perf_counter() - t0)
-            tenth = memos[: len(memos) // 10]
-            small = []
-            for _ in range(args.rounds):
-                t0 = time.perf_counter()
-                duplicates.find_pairs(tenth)
-                small.append(time.perf_counter() - t0)
             candidates = len(duplicates.candidates(memos))
             t0 = time.perf_counter()
             staged = engine.tidy()
@@ -137,8 +130,7 @@ def main(argv: list[str]) -> int:
         doc = {
             "at": now_utc(), "machine": machine(), "memories": n,
             "index_s": round(index_s, 3), "load_s": round(load, 3), "pairs_median_s": round(median(times), 3),
-            "pairs_tenth_median_s": round(median(small), 4),
-            "scale_ratio": round(median(times) / max(median(small), 1e-9), 1),
+            "pairs_ms_per_memory": round(1000 * median(times) / max(n, 1), 3),
             "candidate_pairs": candidates, "all_pairs": n * (n - 1) // 2, "tidy_s": round(tidy_s, 3),
             "proposals": len(staged),
             "duplicates": {"planted": len(planted_dup), "found": len(got_dup & planted_dup),
@@ -150,8 +142,8 @@ def main(argv: list[str]) -> int:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     say(f"{n} memories: index built in {doc['index_s']:.2f} s, then listed and read in {doc['load_s']:.2f} s; pairs median {doc['pairs_median_s']:.2f} s "
-        f"({doc['candidate_pairs']} candidate pairs of {doc['all_pairs']}); a tenth of them "
-        f"{doc['pairs_tenth_median_s']:.3f} s, ratio {doc['scale_ratio']}x for 10x memories")
+        f"({doc['pairs_ms_per_memory']:.2f} ms a memory); {doc['candidate_pairs']} candidate pairs of "
+        f"{doc['all_pairs']} ({doc['candidate_pairs'] / max(n, 1):.1f} a memory, at most {2 * duplicates.MAX_CANDIDATES})")
     say(f"duplicates: {doc['duplicates']['found']}/{doc['duplicates']['planted']} planted found, "
         f"{doc['duplicates']['false']} not planted; contradictions: {doc['contradictions']['found']}/"
         f"{doc['contradictions']['planted']} found, {doc['contradictions']['false']} not planted")
