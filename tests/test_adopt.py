@@ -116,7 +116,7 @@ def test_claudes_feedback_becomes_a_preference(proj):
     write = staged(proj, proj.adopt("claude/commits.md"))["ops"][0]
     doc = memfile.parse(write["text"])
     assert (doc.category, doc.type, doc.id) == ("preference", "feedback", "short-commit-messages")
-    assert doc.sections["Reason"] == "Keep commit subjects under 60 characters because the log view cuts them."
+    assert doc.sections["Reason"] == "The log view cuts them."  # the reason Claude gave, as a sentence
     assert not blocking(verify(write["text"], category="preference", cfg=proj.cfg))
 
 
@@ -134,3 +134,59 @@ def test_only_claudes_memories_are_adopted(proj):
     with pytest.raises(ProposalError, match="not a library ref"):
         proj.adopt("claude/../etc/passwd.md")
     assert proj.proposals() == []
+
+
+def test_the_adoption_is_one_diff_and_approving_it_keeps_every_other_byte(proj):
+    pid = proj.adopt("claude/debugging.md")
+    view = proj.proposal(pid)
+    assert view["issues"] == []
+    files = {f["where"]: f for f in view["planned"]["files"]}
+    new = "runbook/flaky-upload-test-on-ci.md"
+    assert files[new]["before"] is None and "+title: Flaky upload test on CI" in files[new]["diff"]
+    md = files["MEMORY.md"]["diff"]
+    assert f"-{LINK}" in md  # Claude's line that linked the file, dropped
+    assert "+- [Flaky upload test on CI](runbook/flaky-upload-test-on-ci.md)" in md  # the memory's own line
+    assert files["debugging.md"]["after"] is None and files["archive/claude/debugging.md"]["after"] == TOPIC
+
+    proj.approve_proposal(pid, view)
+    root = proj.root
+    with open(os.path.join(root, "archive", "claude", "debugging.md")) as f:
+        assert f.read() == TOPIC  # Claude's bytes, kept
+    assert not os.path.exists(os.path.join(root, "debugging.md"))
+    with open(os.path.join(root, new)) as f:
+        doc = memfile.parse(f.read())
+    assert not memfile.problems(doc, file_name=os.path.basename(new))
+    with open(os.path.join(root, "MEMORY.md")) as f:
+        after = f.read()
+    from curator.memory.memory_md.format import parse
+
+    outside = parse(after).outside()
+    assert outside.replace("\n", "") == MEMORY_MD.replace(LINK + "\n", "").replace("\n", "")
+    assert outside.startswith("# Project memory\n\n- The staging server is reset every Monday at 06:00 UTC\n"
+                              "- Prefer small pull requests, because reviews go faster\n")
+    assert proj.proposals(every=True)[0]["state"] == "approved"
+    assert "flaky-upload-test-on-ci" in {e.ref.partition("/")[2] for e in proj.library() if e.owner == "memcurate"}
+
+
+def test_the_person_edits_the_memory_before_approving(proj):
+    pid = proj.adopt("claude/commits.md")
+    text = store.find(proj.data, pid)["ops"][0]["text"]
+    edited = text.replace("## Reason\n", "## Reason\nLong subjects are cut in the log view. ")
+    view = proj.edit_proposal(pid, edited)
+    assert view["issues"] == [] and view["record"]["edit"][0]["text"] == edited
+    proj.approve_proposal(pid, view)
+    with open(os.path.join(proj.root, "preference", "short-commit-messages.md")) as f:
+        assert "Long subjects are cut in the log view." in f.read()
+
+
+def test_an_edit_that_breaks_the_memory_blocks_the_approval(proj):
+    pid = proj.adopt("claude/commits.md")
+    text = store.find(proj.data, pid)["ops"][0]["text"]
+    view = proj.edit_proposal(pid, text.replace("## Reason", "## Notes"))
+    assert view["issues"] and view["issues"][0]["severity"] == "BLOCK"
+    with pytest.raises(ProposalError):
+        proj.approve_proposal(pid, view)
+    assert not os.path.exists(os.path.join(proj.root, "preference"))
+    with pytest.raises(ProposalError, match="writes none"):
+        proj.edit_proposal(proj.stage_proposal("archive", "a", "", [{"op": "archive", "ref": "claude/x.md",
+                                                                     "base_hash": "0" * 64}], source="check"), "x")

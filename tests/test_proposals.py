@@ -213,7 +213,7 @@ def test_an_approval_after_a_hand_edit_is_refused_and_writes_nothing(claude, cap
     with pytest.raises(ProposalError, match="nothing was written"):
         claude["engine"].approve_proposal(pid, seen)
     code, doc = cli_json(capsys, "approve", pid, "--project", p)
-    assert code == 1 and doc["saved"] == []
+    assert code == 1 and "BLOCK" in doc["errors"][0]["error"]
     assert files_of(claude["root"]) == before
     view = claude["engine"].proposal(pid)  # shows the new state: stale, its base is gone
     assert view["record"]["state"] == "pending" and view["issues"][0]["code"] == "stale"
@@ -230,3 +230,14 @@ def test_an_approval_refuses_what_the_person_did_not_see(claude):
     assert files_of(claude["root"]) == before and e.proposals()[0]["state"] == "pending"
     e.approve_proposal(pid, e.proposal(pid))
     assert e.proposals(every=True)[0]["state"] == "approved"
+
+
+def test_a_proposal_whose_ops_cannot_be_planned_is_an_error_item_not_a_crash(claude, capsys, monkeypatch):
+    from curator.library.entries import LibraryError
+
+    def broken(ops):
+        raise LibraryError("claude/debugging.md cannot be read: Permission denied")
+
+    monkeypatch.setattr(claude["engine"], "plan_changes", broken)
+    [item] = [i for i in claude["engine"].review_items(kind="proposal")]
+    assert item.state == "error" and "Permission denied" in item.error

@@ -1,6 +1,7 @@
 """The queue of what waits for review, updated in place as staging changes: one row per drafted memory,
 one per write of Claude's own held for review (category `claude`) and one per rule-graduation candidate
-(category `rule`). The two other kinds are kept under their own key beside the triages (GROUPS)."""
+(category `rule`) and one per proposal of a change to existing memories (category `proposal`). The other kinds
+are kept under their own key beside the triages (GROUPS)."""
 
 from __future__ import annotations
 

@@ -154,12 +154,14 @@ def memory_text(engine, source: dict, category: str, mid: str, *, created: str) 
 
 
 def _sentence_for(section: str, said: list[str], n: int) -> str:
-    """The sentence of Claude's text that a section can state: a reason for a "why" section; else the
+    """The sentence of Claude's text that a section can state: for a "why" section its first reason, as the
+    offline drafter states one ("… because the log view cuts them" -> "The log view cuts them."); else the
     text's n-th sentence (its steps follow its symptom), else its first."""
     if section in WHY_SECTIONS:
-        from curator.drafting.offline.statements import REASON
+        from curator.drafting.offline.statements import reason_sentence, split_reason
 
         for s in said:
-            if REASON.search(s):
-                return s
+            reason = split_reason(s).reason
+            if reason:
+                return reason_sentence(reason)
     return said[n] if n < len(said) else said[0]

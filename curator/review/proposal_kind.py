@@ -35,7 +35,10 @@ class ProposalKind:
                     action=record["kind"], created=record["created"], reason=str(decision.get("reason") or ""))
         if state != READY:
             return ReviewItem(**base, where=", ".join(decision.get("written") or ()))
-        view = engine.proposal(record["id"])
+        try:
+            view = engine.proposal(record["id"])
+        except (ProposalError, ValueError, KeyError, OSError) as e:  # a hand-edited op, an unreadable root: named
+            return ReviewItem(**{**base, "state": "error"}, error=f"{record['id']}: cannot be planned: {e}")
         files = (view["planned"] or {}).get("files") or ()
         return ReviewItem(**base, issues=tuple(view["issues"]), blocked=bool(view["issues"]),
                           where=", ".join(f["where"] for f in files))
