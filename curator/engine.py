@@ -239,7 +239,6 @@ class Engine:
 
         return rule_actions.draft_all(self)
 
-
     # -- hygiene: what is wrong with the memory already saved (curator/hygiene) ------------
 
     def check(self, stage: bool = True, summary: dict | None = None) -> list:
@@ -248,6 +247,14 @@ class Engine:
         from curator.hygiene import check
 
         return check.run(self, stage=stage, summary=summary)
+
+    def tidy(self, notes: list | None = None) -> list[str]:
+        """Stage a merge proposal per group of near-duplicate memories and an archive proposal per
+        contradicted one; the ids staged now (none when nothing changed since). `notes` gains what is
+        left to the person (Claude's own files: adopt them to merge)."""
+        from curator.hygiene import tidy
+
+        return tidy.tidy(self, notes=notes)
 
     def flags(self) -> dict:
         """ref -> the last check's Findings about it (the library's flag column)."""
@@ -375,7 +382,6 @@ class Engine:
         from curator.library import edits
 
         return edits.delete(self, ref, base_hash)
-
 
     # -- parts ------------------------------------------------------------------------
 
