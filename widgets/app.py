@@ -18,14 +18,11 @@ a kind is greyed out and says why (NOT_FOR).
 from __future__ import annotations
 
 import os
-import shlex
-import subprocess
-import tempfile
 import threading
 from collections.abc import Callable
 
 from textual import work
-from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Header
@@ -39,6 +36,7 @@ from curator.util.textsafe import one_line
 
 from .dialogs import (ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog, RuleEdit,
                       RuleEditScreen)
+from .external_editor import edit_externally
 from .footer import TidyFooter
 from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribed, ItemsLoaded, PipelineEvent,
                        StagingChanged)
@@ -571,30 +569,8 @@ class MemcurateApp(App):
     def action_edit_external(self) -> None:
         if not (item := self._applicable("edit_external", reviewed=True)):
             return
-        editor = self.editor or os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        fd, path = tempfile.mkstemp(prefix="memcurate-", suffix=".md")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(self.review["text"])
-            with self.suspend():
-                code = subprocess.call([*shlex.split(editor), path])
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except SuspendNotSupported:  # no terminal to hand over (Textual Web, a headless driver)
-            self.notify("cannot hand the terminal to an editor here: press e to edit in the app",
-                        severity="error", markup=False)
-            return
-        except (OSError, ValueError) as e:  # not found, $EDITOR with an unclosed quote, text not UTF-8
-            self.notify(f"could not run {editor}: {e}", severity="error", markup=False)
-            return
-        finally:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-        if code != 0:
-            self.notify(f"{editor} exited with {code}: nothing changed", severity="warning", markup=False)
-        elif text != self.review["text"]:
+        text = edit_externally(self, self.review["text"], self.editor)
+        if text is not None and text != self.review["text"]:
             self._run_review("edit", item, text=text)
 
     def action_change_action(self) -> None:
