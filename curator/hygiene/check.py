@@ -1,0 +1,111 @@
+"""`memcurate check`: run every detector, stage one proposal per finding, cache the findings.
+
+Nothing under the memory root is written here: a finding's fix is staged as a
+proposal (Engine.stage_proposal, in the data dir) and only an approval applies
+it. Staging is idempotent on the proposal's side (the same kind, refs and base
+hashes are never staged twice, a rejected one never again), so a finding seen
+again carries the id of the proposal already there, whatever its state.
+
+The last run's findings are cached in `<data>/check.json` for the library's
+flag column (Engine.flags), with when and how many memories were checked.
+"""
+
+from __future__ import annotations
+
+import os
+
+from curator.hygiene import DETECTORS, SEVERITIES, Finding
+from curator.memory.memory_md.format import MemoryMdError
+from curator.util.atomic import read_json, write_json
+from curator.util.stamps import now_iso
+
+CACHE = "check.json"
+FORMAT = 1
+
+
+def cache_path(data: str) -> str:
+    return os.path.join(data, CACHE)
+
+
+def run(engine, *, stage: bool = True, summary: dict | None = None) -> list[Finding]:
+    """Every detector's findings, most severe first, each with its proposal's id when `stage`.
+    `summary`, when given, gains "checked" (memories looked at) and "errors" (detectors that could not
+    run, one line each: the others still ran)."""
+    findings: list[Finding] = []
+    errors: list[str] = []
+    for detect in DETECTORS:
+        try:
+            findings.extend(detect(engine))
+        except (MemoryMdError, OSError, ValueError) as e:
+            errors.append(f"{_name(detect)}: {e}")
+    findings.sort(key=lambda f: (SEVERITIES.index(f.severity), f.code, f.refs))
+    if stage:
+        findings = [_staged(engine, f) for f in findings]
+    else:
+        findings = [_without_fix(f) for f in findings]
+    checked = _checked(engine)
+    write_json(cache_path(engine.data), {"format": FORMAT, "at": now_iso(), "checked": checked, "errors": errors,
+                                         "findings": [f.to_dict() for f in findings]})
+    if summary is not None:
+        summary.update(checked=checked, errors=errors)
+    return findings
+
+
+def _name(detect) -> str:
+    return detect.__module__.rsplit(".", 1)[-1]
+
+
+def _checked(engine) -> int:
+    library = getattr(engine, "library", None)  # part A's catalog (curator/library)
+    if library is None:
+        return 0
+    return len(library())
+
+
+def _without_fix(f: Finding) -> Finding:
+    if "fix" not in f.detail:
+        return f
+    return Finding(f.code, f.severity, f.refs, f.message, {k: v for k, v in f.detail.items() if k != "fix"},
+                   f.proposal)
+
+
+def _staged(engine, f: Finding) -> Finding:
+    """`f` with the id of its proposal: staged now, or the one already staged for the same change."""
+    spec = f.detail.get("fix")
+    bare = _without_fix(f)
+    stage = getattr(engine, "stage_proposal", None)  # part C's proposals (curator/proposals)
+    if not spec or stage is None:
+        return bare
+    finding = {"code": f.code, "refs": list(f.refs)}
+    pid = stage(spec["kind"], spec["title"], spec["reason"], spec["ops"], source="check", finding=finding)
+    if pid is None:
+        pid = known_proposal(engine, spec)
+    return Finding(bare.code, bare.severity, bare.refs, bare.message, bare.detail, pid)
+
+
+def _key(kind: str, ops) -> tuple:
+    return kind, tuple(sorted((str(op.get("op")), str(op.get("ref")), str(op.get("base_hash"))) for op in ops))
+
+
+def known_proposal(engine, spec: dict) -> str | None:
+    """The id of a proposal (any state) that makes the change `spec` proposes."""
+    want = _key(spec["kind"], spec["ops"])
+    for record in engine.proposals(every=True):
+        if _key(record.get("kind", ""), record.get("ops") or ()) == want:
+            return record.get("id")
+    return None
+
+
+def flags(data: str) -> dict[str, list[Finding]]:
+    """ref -> the last check's findings about it (empty before any check, or when the cache is unreadable)."""
+    try:
+        doc = read_json(cache_path(data))
+        rows = doc["findings"] if doc.get("format") == FORMAT else []
+        found = [Finding.from_dict(r) for r in rows]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+    out: dict[str, list[Finding]] = {}
+    for f in found:
+        for ref in f.refs:
+            out.setdefault(ref, []).append(f)
+    return out
