@@ -38,6 +38,7 @@ from .dialogs import (ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, H
                       RuleEditScreen)
 from .external_editor import edit_externally
 from .footer import TidyFooter
+from .library import LibraryChanged, LibraryScreen
 from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribed, ItemsLoaded, PipelineEvent,
                        StagingChanged)
 from .panels import BudgetsView, DocumentView, DraftingLine, GraduationView, IssuesView, ProgressView, rule_issues
@@ -58,6 +59,7 @@ REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
     ("change_action", "c", "Action", "Change the action: create / update / noop"),
     ("retry_memory", "x", "Retry", "Retry a failed category"),
     ("filter_queue", "slash", "Filter", "Filter the queue by category or severity"),
+    ("open_library", "l", "Library", "Browse, search and tend every saved memory"),
     ("show_help", "question_mark", "Help", "Show every key"),
     ("quit", "q", "Quit", "Quit"),
 ]
@@ -389,6 +391,9 @@ class MemcurateApp(App):
             self._request_load(tids)
         if message.memory:
             self._load_budgets(_archiving(self.selected()))
+            for screen in self.screen_stack:
+                if isinstance(screen, LibraryScreen):
+                    screen.post_message(LibraryChanged())
 
     @work(thread=True, group="pipeline")
     def _pipeline(self) -> None:
@@ -460,6 +465,8 @@ class MemcurateApp(App):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Grey out (None) what does not apply to the selection."""
+        if isinstance(self.screen, LibraryScreen):  # it has its own keys: the queue's wait behind it
+            return action == "quit" if action in ACTION_NAMES else True
         if action not in ACTION_NAMES or action in ("filter_queue", "show_help", "quit"):
             return True
         if action == "approve_clean":
@@ -606,6 +613,10 @@ class MemcurateApp(App):
                 self._show_queue()
 
         self.push_screen(FilterDialog(" ".join(self.filter_words)), done)
+
+    def action_open_library(self) -> None:
+        # Back from it, the queue is read again: an adopt or a tidy there stages proposals for review here.
+        self.push_screen(LibraryScreen(self.engine, now=self.now), lambda _: self._request_load(None))
 
     def action_show_help(self) -> None:
         rows = [(_key_display(keys), desc) for _, keys, _, desc in REVIEW_ACTIONS]
