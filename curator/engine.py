@@ -322,6 +322,28 @@ class Engine:
 
         return adopt.adopt(self, ref)
 
+    # -- the library: every memory, memcurate's and Claude's own (curator/library) -----------
+
+    def library(self) -> list:
+        """Every memory as a library Entry: memcurate's (archived too, from the index), Claude's topic
+        files and Claude's lines of MEMORY.md."""
+        from curator.library import catalog
+
+        return catalog.entries(self)
+
+    def library_entry(self, ref: str) -> dict:
+        """{"entry", "text", "hash"} of the memory `ref` names, read now; LibraryError when it is gone."""
+        from curator.library import catalog
+
+        return catalog.entry(self, ref)
+
+    def library_search(self, query: str, limit: int = 500) -> list[str]:
+        """Refs of the memories matching `query` as it is typed (the last word a prefix), best first;
+        an empty query: every ref."""
+        from curator.library import search
+
+        return search.search(self, query, limit)
+
     # -- parts ------------------------------------------------------------------------
 
     @property
