@@ -23,12 +23,13 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Header, Input, Static
 from textual.worker import get_current_worker
 
+from curator.library.entries import CLAUDE, is_line_ref
 from curator.util.textsafe import clean as display
 
 from .external_editor import edit_externally
 from .footer import TidyFooter
 from .library_dialogs import ChangeConfirm, MemoryEditor
-from .library_table import CLAUDE, FLAG_STYLE, LibraryTable, make_row
+from .library_table import FLAG_STYLE, LibraryTable, make_row
 from .memory_md_view import render_load_view
 
 LIBRARY_ACTIONS = [  # (action, keys, footer label, what it does)
@@ -46,7 +47,6 @@ LIBRARY_ACTIONS = [  # (action, keys, footer label, what it does)
 KEY_ACTIONS = {keys: action for action, keys, *_ in LIBRARY_ACTIONS}
 ON_SELECTION = frozenset(("edit_memory", "edit_external", "archive_memory", "delete_memory", "adopt_memory"))
 SEARCH_LIMIT = 100_000  # every match: the table narrows to them, in its own order
-CLAUDE_LINE = "claude/MEMORY.md#"  # a line of Claude's in MEMORY.md
 
 
 # -- what the workers post ---------------------------------------------------------------------
@@ -272,7 +272,7 @@ class LibraryScreen(Screen):
         for f in self.flags.get(entry.ref, ()):
             parts.append(Text.assemble((f" {f.severity} ", FLAG_STYLE.get(f.severity, "")),
                                        f" {display(f.message)}"))
-        lexer = "markdown" if entry.where.endswith(".md") and not entry.ref.startswith(CLAUDE_LINE) else "text"
+        lexer = "markdown" if entry.where.endswith(".md") and not is_line_ref(entry.ref) else "text"
         parts += [Text(""), Syntax(display(text), lexer, theme="ansi_dark", word_wrap=True)]
         return Group(*parts)
 
@@ -290,7 +290,7 @@ class LibraryScreen(Screen):
         entry = self.selected()
         if entry is None:
             return "no memory is selected"
-        line = entry.ref.startswith(CLAUDE_LINE)
+        line = is_line_ref(entry.ref)
         if action in ("edit_memory", "edit_external"):
             if line:
                 return "a line of Claude's in MEMORY.md is not edited here: A adopts it, d drops it"
@@ -412,7 +412,7 @@ class LibraryScreen(Screen):
         if self.why_not("delete_memory"):
             return
         entry = self.selected()
-        if entry.ref.startswith(CLAUDE_LINE):
+        if is_line_ref(entry.ref):
             ops = [{"op": "drop_line", "ref": entry.ref, "base_hash": entry.hash}]
             question = f"Drop Claude's line {entry.line} from MEMORY.md?"
         else:

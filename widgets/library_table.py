@@ -22,9 +22,9 @@ from textual.strip import Strip
 
 from curator.candidates.queue import age
 from curator.categories import CATEGORIES
+from curator.library.entries import CLAUDE
 from curator.util.textsafe import one_line
 
-CLAUDE = "claude"  # the group of Claude's own memories (its topic files and MEMORY.md lines)
 GROUP_ORDER = (*CATEGORIES, CLAUDE)
 # What a check finding (curator/hygiene Finding.code) is called in the flags column, kept short.
 FLAG_LABEL = {"stale-file": "stale", "stale-command": "stale", "stale-symbol": "stale", "churn": "churn",
