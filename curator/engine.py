@@ -344,6 +344,37 @@ class Engine:
 
         return search.search(self, query, limit)
 
+    # -- the library's changes: change sets of ops (curator/library/changes.py) -------------
+
+    def plan_changes(self, ops):
+        """What the ops would do (changes.Planned: files with before, after and diff; errors; fingerprint)."""
+        from curator.library import changes
+
+        return changes.plan(self, ops)
+
+    def apply_changes(self, ops, fingerprint: str | None = None):
+        """Carry the ops out (changes.Applied); ChangeError when in error, or not what `fingerprint` showed."""
+        from curator.library import changes
+
+        return changes.apply(self, ops, fingerprint)
+
+    def edit_memory(self, ref: str, text: str, base_hash: str) -> dict:
+        """A person's edit of a memory, verified again (ChangeError with the BLOCK issues, or changed since)."""
+        from curator.library import edits
+
+        return edits.edit(self, ref, text, base_hash)
+
+    def archive_memory(self, ref: str, base_hash: str):
+        from curator.library import edits
+
+        return edits.archive(self, ref, base_hash)
+
+    def delete_memory(self, ref: str, base_hash: str):
+        """Copied to the trash, then removed (ChangeError when it changed since it was read)."""
+        from curator.library import edits
+
+        return edits.delete(self, ref, base_hash)
+
     # -- parts ------------------------------------------------------------------------
 
     @property
