@@ -3,13 +3,17 @@ and MEMORY.md as Claude Code loads it. Pilot tests on a tmp project; no watcher,
 
 from __future__ import annotations
 
+import asyncio
+import io
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from textual.widgets import ContentSwitcher, Input, Static, TextArea
-from tui_helpers import settle, tui
+from tui_helpers import engine_factory, settle, tui
 
-from curator.memory import memfile, memory_md
+from curator.memory import memfile
+from curator.memory.memory_md.format import parse as parse_memory_md
 from widgets.library import LibraryScreen
 from widgets.library_dialogs import ChangeConfirm, MemoryEditor
 from widgets.library_table import LibraryTable, Row, fit, row_text
@@ -26,26 +30,44 @@ def memory(tmp_path) -> Path:
 
 
 def memory_doc(mid: str, title: str, body_words: str = "", *, category: str = "decision",
-               status: str = "active") -> str:
+           status: str = "active") -> str:
     return (f"---\nid: {mid}\ncategory: {category}\ntitle: {title}\ndescription: {title} in one line\n"
-            f"type: project\ntags: [library]\ncreated: 2026-11-01T10:00:00Z\nupdated: 2026-11-01T10:00:00Z\n"
-            f"sources:\n  - session: 0d3a8e6f-290f-4105-a327-a2496e5e2a83\n    turns: [1]\nstatus: {status}\n---\n"
-            f"## Decision\n{title}. {body_words}\n\n## Rationale\nIt was the simplest choice that works.\n")
+        f"type: project\ntags: [library]\ncreated: 2026-11-01T10:00:00Z\nupdated: 2026-11-01T10:00:00Z\n"
+        f"sources:\n  - session: 0d3a8e6f-290f-4105-a327-a2496e5e2a83\n    turns: [1]\nstatus: {status}\n---\n"
+        f"## Decision\n{title}. {body_words}\n\n## Rationale\nIt was the simplest choice that works.\n")
 
 
-def save_memory(memory: Path, mid: str, title: str, body: str = "", **kw) -> Path:
-    """A memcurate decision saved as the engine saves it: its file and its MEMORY.md line."""
-    path = memory / "decision" / f"{mid}.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(memory_doc(mid, title, body, **kw), encoding="utf-8")
-    md = memory / "MEMORY.md"
-    text = md.read_text(encoding="utf-8") if md.exists() else ""
-    doc = memfile.parse(path.read_text(encoding="utf-8"))
-    new = memory_md.apply(text, {"decision": [memory_md.entry_for(doc)]}, {"decision": 40}) \
-        if hasattr(memory_md, "entry_for") else None
-    if new is not None:
-        md.write_text(new, encoding="utf-8")
-    return path
+def save_memories(project: Path, memory: Path, docs: dict[str, str]) -> None:
+    """memcurate memories saved through the Engine's change sets: each file and its MEMORY.md line."""
+    engine = engine_factory(project, memory)()
+    try:
+        ops = []
+        for ref, text in docs.items():
+            ops += [{"op": "write", "ref": ref, "base_hash": None, "text": text}, {"op": "add_line", "ref": ref}]
+        engine.apply_changes(ops)
+    finally:
+        engine.close()
+
+
+def memory_md_ids(memory: Path) -> dict[str, list[str]]:
+    """MEMORY.md parsed by memcurate's strict parser: each section's ids, newest first."""
+    parsed = parse_memory_md((memory / "MEMORY.md").read_text(encoding="utf-8"))
+    return {cat: [e.id for e in sec.entries] for cat, sec in parsed.sections.items()}
+
+
+def run(app, scenario, size=SIZE) -> None:
+    async def main() -> None:
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            await scenario(pilot)
+    asyncio.run(main())
+
+
+def plain_of(widget: Static) -> str:
+    """What a Static shows, as plain text (its content may be a Group of Text and Syntax)."""
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(widget.content)
+    return console.export_text()
 
 
 async def open_library(pilot) -> LibraryScreen:
@@ -82,7 +104,7 @@ def test_a_long_title_keeps_its_end_so_two_titles_with_the_same_start_differ():
 
 def test_a_row_is_text_not_markup():
     row = Row("decision/x", "decision", "[bold red]not markup[/] \x1b[31m", "2026-11-01T10:00:00Z", "2d", "—",
-              (), False, False, False)
+          (), False, False, False)
     text = row_text(row, 120)
     assert "[bold red]not markup[/]" in text.plain
 
@@ -99,7 +121,7 @@ def test_memory_md_view_marks_the_load_cut_on_a_memory_md_of_250_lines(project, 
         await pilot.press("m")
         await drain(pilot, screen)
         assert screen.query_one(ContentSwitcher).current == "library-memory-md"
-        shown = str(screen.query_one("#memory-md-body", Static).render())
+        shown = plain_of(screen.query_one("#memory-md-body", Static))
         rows = shown.splitlines()
         cut = next(i for i, r in enumerate(rows) if "stops loading here" in r)
         assert "200 lines" in rows[cut]
@@ -110,30 +132,230 @@ def test_memory_md_view_marks_the_load_cut_on_a_memory_md_of_250_lines(project, 
         await pilot.press("m")
         assert screen.query_one(ContentSwitcher).current == "library-list"
 
-    async def run():
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
-            await scenario(pilot)
-
-    import asyncio
-    asyncio.run(run())
+    run(app, scenario)
 
 
 def test_escape_returns_to_the_queue_with_its_selection(project, memory):
     app = tui(project, memory, run_pipeline=False)
 
-    async def run():
-        async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot)
-            queue = app.query_one(QueueTable)
-            before = queue.cursor_row, app.selected()
-            screen = await open_library(pilot)
-            assert screen.query_one(LibraryTable).has_focus
-            await pilot.press("escape")
-            await settle(pilot)
-            assert not isinstance(app.screen, LibraryScreen)
-            assert (app.query_one(QueueTable).cursor_row, app.selected()) == before
-            assert app.query_one(QueueTable).has_focus
+    async def scenario(pilot):
+        queue = app.query_one(QueueTable)
+        before = queue.cursor_row, app.selected()
+        screen = await open_library(pilot)
+        assert screen.query_one(LibraryTable).has_focus
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, LibraryScreen)
+        assert (app.query_one(QueueTable).cursor_row, app.selected()) == before
+        assert app.query_one(QueueTable).has_focus
 
-    import asyncio
-    asyncio.run(run())
+    run(app, scenario)
+
+
+# -- reading, editing, archiving, deleting ---------------------------------------------------------
+
+JWT = memory_doc("use-jwt-for-api-auth", "Use JWT for API authentication", "Stateless tokens.")
+REDIS = memory_doc("keep-sessions-in-redis", "Keep sessions in Redis", "Shared by every worker.")
+DOCS = {"decision/use-jwt-for-api-auth": JWT, "decision/keep-sessions-in-redis": REDIS}
+CLAUDE_NOTE = "---\nname: Debugging notes\ndescription: how to debug the worker\ntype: project\n---\nUse pdb.\n"
+
+
+def with_memories(project: Path, memory: Path) -> None:
+    save_memories(project, memory, DOCS)
+    (memory / "debugging.md").write_text(CLAUDE_NOTE, encoding="utf-8")
+
+
+async def pick(pilot, screen, ref: str) -> None:
+    assert screen.table.move_to(ref), [r.ref for r in screen.table.shown()]
+    await drain(pilot, screen)
+    assert screen.view is not None and screen.view_ref == ref
+
+
+def refs_shown(screen) -> list[str]:
+    return [r.ref for r in screen.table.shown()]
+
+
+def notes(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+def test_the_library_lists_every_memory_grouped_with_claudes_own_last(project, memory):
+    with_memories(project, memory)
+    app = tui(project, memory, run_pipeline=False)
+
+    async def scenario(pilot):
+        screen = await open_library(pilot)
+        assert refs_shown(screen) == ["decision/keep-sessions-in-redis", "decision/use-jwt-for-api-auth",
+                                      "claude/debugging.md"]
+        assert [r.claude for r in screen.table.shown()] == [False, False, True]
+        await pick(pilot, screen, "claude/debugging.md")
+        doc = plain_of(screen.query_one("#library-doc", Static))
+        assert "Claude's own" in doc and "Use pdb." in doc
+
+    run(app, scenario)
+
+
+def test_edit_in_the_app_saves_the_memory_and_its_memory_md_line_follows_the_new_title(project, memory):
+    with_memories(project, memory)
+    app = tui(project, memory, run_pipeline=False)
+    path = memory / "decision" / "use-jwt-for-api-auth.md"
+
+    async def scenario(pilot):
+        screen = await open_library(pilot)
+        await pick(pilot, screen, "decision/use-jwt-for-api-auth")
+        await pilot.press("e")
+        await settle(pilot)
+        editor = app.screen
+        assert isinstance(editor, MemoryEditor)
+        area = editor.query_one(TextArea)
+        area.load_text(area.text.replace("title: Use JWT for API authentication", "title: Use JWT for the public API"))
+        await pilot.press("ctrl+s")
+        await drain(pilot, editor)
+        await drain(pilot, screen)
+        assert app.screen is screen
+        saved = memfile.parse(path.read_text(encoding="utf-8"))
+        assert saved.title == "Use JWT for the public API"
+        assert sorted(memory_md_ids(memory)["decision"]) == ["keep-sessions-in-redis", "use-jwt-for-api-auth"]
+        assert "[Use JWT for the public API](decision/use-jwt-for-api-auth.md)" in \
+            (memory / "MEMORY.md").read_text(encoding="utf-8")
+        assert "Use JWT for the public API" in [r.title for r in screen.table.shown()]  # reloaded
+
+    run(app, scenario)
+
+
+def test_a_hand_edit_between_open_and_save_is_said_and_nothing_is_overwritten(project, memory):
+    with_memories(project, memory)
+    app = tui(project, memory, run_pipeline=False)
+    path = memory / "decision" / "use-jwt-for-api-auth.md"
+
+    async def scenario(pilot):
+        screen = await open_library(pilot)
+        await pick(pilot, screen, "decision/use-jwt-for-api-auth")
+        await pilot.press("e")
+        await settle(pilot)
+        editor = app.screen
+        area = editor.query_one(TextArea)
+        mine = area.text.replace("Stateless tokens.", "Stateless tokens, signed with RS256.")
+        area.load_text(mine)
+        by_hand = JWT.replace("Stateless tokens.", "Edited by hand meanwhile.")
+        path.write_text(by_hand, encoding="utf-8")
+        await pilot.press("ctrl+s")
+        await drain(pilot, editor)
+        assert app.screen is editor  # still open, with the person's text
+        assert area.text == mine
+        assert "changed since" in plain_of(editor.query_one("#editor-problems", Static))
+        assert path.read_text(encoding="utf-8") == by_hand
+
+    run(app, scenario)
+
+
+def test_an_edit_that_blocks_is_refused_with_the_reason_and_the_text_kept(project, memory):
+    with_memories(project, memory)
+    app = tui(project, memory, run_pipeline=False)
+    path = memory / "decision" / "use-jwt-for-api-auth.md"
+
+    async def scenario(pilot):
+        screen = await open_library(pilot)
+        await pick(pilot, screen, "decision/use-jwt-for-api-auth")
+        before = path.read_bytes()
+        await pilot.press("e")
+        await settle(pilot)
+        editor = app.screen
+        area = editor.query_one(TextArea)
+        area.load_text(area.text.replace("It was the simplest choice that works.", "Key sk-ant-api03-" + "x" * 90))
+        await pilot.press("ctrl+s")
+        await drain(pilot, editor)
+        assert app.screen is editor and "sk-ant-api03-" in area.text
+        assert plain_of(editor.query_one("#editor-problems", Static)).strip()
+        assert path.read_bytes() == before
+
+    run(app, scenario)
+
+
+def test_archive_shows_the_diff_then_moves_the_line_to_the_archive_and_keeps_the_file(project, memory):
+    with_memories(project, memory)
+    app = tui(project, memory, run_pipeline=False)
+
+    async def scenario(pilot):
+        screen = await open_library(pilot)
+        await pick(pilot, screen, "decision/use-jwt-for-api-auth")
+        await pilot.press("a")
+        await drain(pilot, screen)
+        dialog = app.screen
+        assert isinstance(dialog, ChangeConfirm)
+        assert "MEMORY.md" in [f["where"] for f in dialog.files]
+        await pilot.press("y")
+        await drain(pilot, screen)
+        doc = memfile.parse((memory / "decision" / "use-jwt-for-api-auth.md").read_text(encoding="utf-8"))
+        assert doc.status == "archived"
+        assert memory_md_ids(memory)["decision"] == ["keep-sessions-in-redis"]
+        assert "use-jwt-for-api-auth" in (memory / "archive" / "decision.md").read_text(encoding="utf-8")
+        row = next(r for r in screen.table.shown() if r.ref == "decision/use-jwt-for-api-auth")
+        assert row.archived
+        await pilot.press("h")  # archived ones hidden
+        assert "decision/use-jwt-for-api-auth" not in refs_shown(screen)
+
+    run(app, scenario)
+
+
+def test_delete_asks_then_removes_file_and_line_keeping_a_copy_in_the_trash(project, memory):
+    with_memories(project, memory)
+    app = tui(project, memory, run_pipeline=False)
+
+    async def scenario(pilot):
+        screen = await open_library(pilot)
+        await pick(pilot, screen, "decision/keep-sessions-in-redis")
+        before = (memory / "decision" / "keep-sessions-in-redis.md").read_bytes()
+        await pilot.press("d")
+        await drain(pilot, screen)
+        assert isinstance(app.screen, ChangeConfirm)
+        await pilot.press("n")  # no: nothing changes
+        await drain(pilot, screen)
+        assert (memory / "decision" / "keep-sessions-in-redis.md").exists()
+        await pilot.press("d")
+        await drain(pilot, screen)
+        await pilot.press("y")
+        await drain(pilot, screen)
+        assert not (memory / "decision" / "keep-sessions-in-redis.md").exists()
+        assert memory_md_ids(memory)["decision"] == ["use-jwt-for-api-auth"]
+        trash = list((Path(app.engine.data) / "trash").iterdir())
+        assert [p.read_bytes() for p in trash] == [before]
+        assert refs_shown(screen) == ["decision/use-jwt-for-api-auth", "claude/debugging.md"]
+
+    run(app, scenario)
+
+
+def test_a_key_that_does_not_apply_says_why(project, memory):
+    with_memories(project, memory)
+    app = tui(project, memory, run_pipeline=False)
+
+    async def scenario(pilot):
+        screen = await open_library(pilot)
+        await pick(pilot, screen, "decision/use-jwt-for-api-auth")
+        assert screen.check_action("adopt_memory", ()) is None
+        await pilot.press("A")
+        await drain(pilot, screen)
+        assert any("already memcurate's" in n for n in notes(app))
+        assert list(Path(app.engine.proposals_dir).glob("*.json")) == [] if Path(app.engine.proposals_dir).exists() \
+            else True
+
+    run(app, scenario)
+
+
+def test_adopt_stages_a_proposal_for_claudes_own_file_and_changes_nothing(project, memory):
+    with_memories(project, memory)
+    app = tui(project, memory, run_pipeline=False)
+    before = (memory / "MEMORY.md").read_bytes()
+
+    async def scenario(pilot):
+        screen = await open_library(pilot)
+        await pick(pilot, screen, "claude/debugging.md")
+        await pilot.press("A")
+        await drain(pilot, screen)
+        pending = app.engine.proposals()
+        assert [p["kind"] for p in pending] == ["adopt"]
+        assert any(f"proposal/{pending[0]['id']}" in n for n in notes(app))
+        assert (memory / "debugging.md").read_text(encoding="utf-8") == CLAUDE_NOTE
+        assert (memory / "MEMORY.md").read_bytes() == before
+
+    run(app, scenario)
