@@ -114,3 +114,130 @@ def test_an_edit_replaces_the_text_of_the_one_memory_file_written(proj):
     record = store.find(proj["data"], pid)
     assert store.ops_of(record)[0]["text"] == "new\n" and record["ops"][0]["text"] == "old\n"
     json.dumps(record)
+
+
+# -- through the CLI, on a real change: archiving a topic file of Claude's --------------------------------
+
+TOPIC = "---\nname: Debugging notes\ndescription: How the flaky test was found\ntype: project\n---\n" \
+        "The flaky test needs TMPDIR=/var/tmp [bold]on CI[/bold] \x1b[31mred\x1b[0m.\n"
+MEMORY_MD = "# Memory\n\n- [Debugging notes](debugging.md) — how the flaky test was found\n- Use uv, not pip\n"
+
+
+@pytest.fixture
+def claude(proj) -> dict:
+    """Claude's topic file and MEMORY.md in the memory root, and a proposal to archive the file."""
+    root = proj["root"]
+    with open(os.path.join(root, "debugging.md"), "w") as f:
+        f.write(TOPIC)
+    with open(os.path.join(root, "MEMORY.md"), "w") as f:
+        f.write(MEMORY_MD)
+    e = proj["engine"]
+    base = e.library_entry("claude/debugging.md")["hash"]
+    proj["pid"] = e.stage_proposal("archive", "Archive Claude's debugging notes", "Nothing refers to it any more",
+                                   archive_op(base=base), source="check",
+                                   finding={"code": "stale-file", "refs": ["claude/debugging.md"]})
+    return proj
+
+
+def cli(capsys, *args: str) -> tuple[int, str, str]:
+    from curator.cli import main
+
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def cli_json(capsys, *args: str) -> tuple[int, dict]:
+    code, out, _ = cli(capsys, *args, "--json")
+    return code, json.loads(out)
+
+
+def files_of(root: str) -> dict[str, bytes]:
+    out = {}
+    for folder, dirs, names in os.walk(root):
+        for n in names:
+            if not n.startswith("."):
+                path = os.path.join(folder, n)
+                with open(path, "rb") as f:
+                    out[os.path.relpath(path, root)] = f.read()
+    return out
+
+
+def test_list_show_and_approve_a_proposal_through_the_cli(claude, capsys):
+    p, pid = claude["project"], "proposal/" + claude["pid"]
+    code, doc = cli_json(capsys, "list", "--project", p)
+    [item] = [i for i in doc["items"] if i["kind"] == "proposal"]
+    assert code == 0 and item["id"] == pid and item["state"] == "ready" and item["action"] == "archive"
+    assert item["title"] == "Archive Claude's debugging notes" and not item["blocked"]
+    code, out, _ = cli(capsys, "list", "--project", p)
+    assert pid in out and "proposal archive" in out
+
+    code, out, _ = cli(capsys, "show", pid, "--project", p)
+    assert code == 0 and "Nothing refers to it any more" in out and "stale-file" in out
+    assert "-The flaky test needs TMPDIR=/var/tmp [bold]on CI[/bold] red." in out  # the file leaves its place
+    assert "\x1b" not in out  # terminal output is data: the escape in Claude's file is not sent
+    code, shown = cli_json(capsys, "show", pid, "--project", p)
+    assert {f["where"] for f in shown["files"]} >= {"debugging.md"} and shown["fingerprint"]
+
+    before = files_of(claude["root"])
+    code, doc = cli_json(capsys, "approve", pid, "--project", p)
+    assert code == 0 and [s["id"] for s in doc["saved"]] == [pid]
+    after = files_of(claude["root"])
+    assert "debugging.md" not in after
+    assert after[os.path.join("archive", "claude", "debugging.md")] == before["debugging.md"]  # bytes kept
+    code, doc = cli_json(capsys, "status", "--project", p)
+    assert doc["proposals"] == {"pending": 0, "approved": 1, "rejected": 0, "damaged": 0}
+    code, doc = cli_json(capsys, "list", "--all", "--project", p)
+    assert [i["state"] for i in doc["items"] if i["id"] == pid] == ["saved"]
+
+
+def test_reject_through_the_cli_records_the_reason_and_writes_nothing(claude, capsys):
+    p, pid = claude["project"], "proposal/" + claude["pid"]
+    before = files_of(claude["root"])
+    code, doc = cli_json(capsys, "reject", pid, "--reason", "I still read it", "--project", p)
+    assert code == 0 and doc["rejected"] == [pid]
+    assert files_of(claude["root"]) == before
+    assert store.find(claude["data"], pid)["decision"]["reason"] == "I still read it"
+    e = claude["engine"]
+    assert e.stage_proposal("archive", "Archive it", "", store.find(claude["data"], pid)["ops"], source="check") is None
+    code, doc = cli_json(capsys, "approve", pid, "--project", p)
+    assert code == 1 and "already rejected" in doc["errors"][0]["error"]
+
+
+def test_an_approval_after_a_hand_edit_is_refused_and_writes_nothing(claude, capsys):
+    p, pid = claude["project"], "proposal/" + claude["pid"]
+    seen = claude["engine"].proposal(pid)
+    with open(os.path.join(claude["root"], "debugging.md"), "a") as f:
+        f.write("One more line, by hand.\n")
+    before = files_of(claude["root"])
+    with pytest.raises(ProposalError, match="nothing was written"):
+        claude["engine"].approve_proposal(pid, seen)
+    code, doc = cli_json(capsys, "approve", pid, "--project", p)
+    assert code == 1 and "BLOCK" in doc["errors"][0]["error"]
+    assert files_of(claude["root"]) == before
+    view = claude["engine"].proposal(pid)  # shows the new state: stale, its base is gone
+    assert view["record"]["state"] == "pending" and view["issues"][0]["code"] == "stale"
+    code, doc = cli_json(capsys, "list", "--project", p)
+    assert [i["blocked"] for i in doc["items"] if i["id"] == pid] == [True]
+
+
+def test_an_approval_refuses_what_the_person_did_not_see(claude):
+    """Approving passes the fingerprint of the plan shown: another plan (here, one never shown) is refused."""
+    e, pid = claude["engine"], claude["pid"]
+    before = files_of(claude["root"])
+    with pytest.raises(ProposalError, match="nothing was written"):
+        e.approve_proposal(pid, "0" * 64)
+    assert files_of(claude["root"]) == before and e.proposals()[0]["state"] == "pending"
+    e.approve_proposal(pid, e.proposal(pid))
+    assert e.proposals(every=True)[0]["state"] == "approved"
+
+
+def test_a_proposal_whose_ops_cannot_be_planned_is_an_error_item_not_a_crash(claude, capsys, monkeypatch):
+    from curator.library.entries import LibraryError
+
+    def broken(ops):
+        raise LibraryError("claude/debugging.md cannot be read: Permission denied")
+
+    monkeypatch.setattr(claude["engine"], "plan_changes", broken)
+    [item] = [i for i in claude["engine"].review_items(kind="proposal")]
+    assert item.state == "error" and "Permission denied" in item.error

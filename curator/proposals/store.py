@@ -100,6 +100,18 @@ def stage(data, kind: str, title: str, reason: str, ops: list[dict], *, source: 
         return pid
 
 
+def by_key(data, kind: str, ops: list[dict]) -> dict | None:
+    """The proposal (any state) already made of the same kind, refs and base hashes, None when none is."""
+    k = key(kind, ops)
+    for name in _names(data):
+        if _key_of(name[:-5]) == k:
+            try:
+                return read(data, name[:-5])
+            except ProposalError:
+                return None
+    return None
+
+
 def _finding(finding: dict | None) -> dict | None:
     if finding is None:
         return None
