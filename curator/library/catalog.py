@@ -108,6 +108,17 @@ def entries(engine) -> list[Entry]:
     return out
 
 
+def claude_lines(root: str) -> list:
+    """Claude's lines of MEMORY.md (memory_md.claude_lines.ClaudeLine); none when it cannot be read."""
+    from curator.memory.memory_md.format import MemoryMdError
+
+    md = _MemoryMd(root)
+    try:
+        return [] if md.error else md.lines()
+    except MemoryMdError:
+        return []
+
+
 def entry(engine, ref: str) -> dict:
     """{"entry": Entry, "text": the file's text (a Claude line: the line), "hash"}, read now; LibraryError
     naming the ref when it names nothing (any more)."""
