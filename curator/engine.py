@@ -248,6 +248,14 @@ class Engine:
 
         return check.run(self, stage=stage, summary=summary)
 
+    def tidy(self, notes: list | None = None) -> list[str]:
+        """Stage a merge proposal per group of near-duplicate memories and an archive proposal per
+        contradicted one; the ids staged now (none when nothing changed since). `notes` gains what is
+        left to the person (Claude's own files: adopt them to merge)."""
+        from curator.hygiene import tidy
+
+        return tidy.tidy(self, notes=notes)
+
     def flags(self) -> dict:
         """ref -> the last check's Findings about it (the library's flag column)."""
         from curator.hygiene import check

@@ -12,7 +12,7 @@ import pytest
 
 from curator.engine import Engine
 from curator.hygiene import Finding
-from curator.hygiene.memory_md_checks import line_ref
+from curator.library.entries import line_ref
 from curator.memory.memory_md.loading import load_view
 from curator.util.stamps import content_hash
 
@@ -134,7 +134,7 @@ def test_missing_links_of_both_owners(project_with_root):
     found = by_code(memory_md_checks.detect(engine_of(project)), "missing-link")
     assert [f.refs for f in found] == [("decision/gone",), (line_ref("- [Old notes](old%20notes.md#top) — gone"),)]
     assert found[0].message == "MEMORY.md line 7 links decision/gone.md, which does not exist"
-    assert "line 2 (Claude's) links old%20notes.md" in found[1].message
+    assert "line 2 (Claude's) links old notes.md" in found[1].message
     assert found[1].detail["fix"]["ops"] == [{"op": "drop_line", "ref": found[1].refs[0],
                                               "base_hash": content_hash(lines[1])}]
 

@@ -52,8 +52,9 @@ def fix(kind: str, title: str, reason: str, ops: list[dict]) -> dict:
     return {"kind": kind, "title": title, "reason": reason, "ops": ops}
 
 
-from curator.hygiene import memory_md_checks  # noqa: E402 (it imports Finding)
+from curator.hygiene import duplicates, memory_md_checks  # noqa: E402 (it imports Finding)
 
 DETECTORS = (
     memory_md_checks.detect,
+    duplicates.detect,
 )

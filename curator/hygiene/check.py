@@ -40,7 +40,7 @@ def run(engine, *, stage: bool = True, summary: dict | None = None) -> list[Find
             errors.append(f"{_name(detect)}: {e}")
     findings.sort(key=lambda f: (SEVERITIES.index(f.severity), f.code, f.refs))
     if stage:
-        findings = [_staged(engine, f) for f in findings]
+        findings = [_staged(engine, f, errors) for f in findings]
     else:
         findings = [_without_fix(f) for f in findings]
     checked = _checked(engine)
@@ -69,30 +69,35 @@ def _without_fix(f: Finding) -> Finding:
                    f.proposal)
 
 
-def _staged(engine, f: Finding) -> Finding:
-    """`f` with the id of its proposal: staged now, or the one already staged for the same change."""
+def _staged(engine, f: Finding, errors: list[str]) -> Finding:
+    """`f` with the id of its proposal: staged now, or the one already staged for the same change
+    (`errors` gains a line when it cannot be staged)."""
+    from curator.proposals.store import ProposalError
+
     spec = f.detail.get("fix")
     bare = _without_fix(f)
-    stage = getattr(engine, "stage_proposal", None)  # part C's proposals (curator/proposals)
-    if not spec or stage is None:
+    if not spec:
         return bare
     finding = {"code": f.code, "refs": list(f.refs)}
-    pid = stage(spec["kind"], spec["title"], spec["reason"], spec["ops"], source="check", finding=finding)
+    try:
+        pid = engine.stage_proposal(spec["kind"], spec["title"], spec["reason"], spec["ops"], source="check",
+                                    finding=finding)
+    except (ProposalError, OSError) as e:
+        errors.append(f"{f.code} {', '.join(f.refs[:3])}: its proposal could not be staged: {e}")
+        return bare
     if pid is None:
         pid = known_proposal(engine, spec)
     return Finding(bare.code, bare.severity, bare.refs, bare.message, bare.detail, pid)
 
 
-def _key(kind: str, ops) -> tuple:
-    return kind, tuple(sorted((str(op.get("op")), str(op.get("ref")), str(op.get("base_hash"))) for op in ops))
-
-
 def known_proposal(engine, spec: dict) -> str | None:
-    """The id of a proposal (any state) that makes the change `spec` proposes."""
-    want = _key(spec["kind"], spec["ops"])
+    """The id of the proposal (any state) staged for the same kind, refs and base hashes as `spec`."""
+    from curator.proposals.store import key
+
+    want = key(spec["kind"], spec["ops"])
     for record in engine.proposals(every=True):
-        if _key(record.get("kind", ""), record.get("ops") or ()) == want:
-            return record.get("id")
+        if str(record.get("id", "")).endswith("-" + want):
+            return record["id"]
     return None
 
 

@@ -10,43 +10,28 @@ from __future__ import annotations
 import os
 import re
 
+from curator.categories import CATEGORIES
 from curator.hygiene import Finding, fix
+from curator.library.entries import CLAUDE, MEMCURATE, line_hash, line_ref
+from curator.memory.memory_md import claude_lines as md_lines
+from curator.memory.memory_md.archive import read_archive
 from curator.memory.memory_md.format import read_text
-from curator.memory.memory_md.loading import CLAUDE, LoadView, load_view
+from curator.memory.memory_md.loading import LoadView, load_view
 from curator.memory.memory_md.planning import plan
 from curator.memory.memory_md.writing import budgets_from, limits_from, memory_md_path
 from curator.util.stamps import content_hash
 
-MEMORY_MD = "MEMORY.md"
-# A Markdown link's target: [text](target) or [text](<target>), title ignored.
-_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_HEADING = re.compile(r"\s{0,3}#{1,6}(?:\s|\Z)")
-
-
-def line_ref(text: str) -> str:
-    """The library ref of one of Claude's MEMORY.md lines (stable when it moves)."""
-    return f"claude/{MEMORY_MD}#{content_hash(text.strip())[:12]}"
+_ENTRY = re.compile(r"- \[.*\]\(([a-z_]+)/([a-z0-9-]+)\.md\)")
 
 
 def claude_lines(view: LoadView):
-    """Claude's lines that are entries: non-blank, not a heading (LoadLines)."""
-    return [ln for ln in view.lines if ln.owner == CLAUDE and ln.text.strip() and not _HEADING.match(ln.text)]
+    """Claude's lines that are memories (non-blank, not a heading), as LoadLines."""
+    ours = {ln.number for ln in md_lines.claude_lines("\n".join(ln.text for ln in view.lines))}
+    return [ln for ln in view.lines if ln.number in ours]
 
 
 def drop_line(text: str) -> dict:
-    return {"op": "drop_line", "ref": line_ref(text), "base_hash": content_hash(text.strip())}
-
-
-def local_links(line: str) -> list[str]:
-    """The link targets of a line that name a file (no URL, no anchor-only link), anchors cut off."""
-    out = []
-    for target in _LINK.findall(line):
-        if "://" in target or target.startswith(("#", "mailto:")):
-            continue
-        target = target.split("#", 1)[0]
-        if target:
-            out.append(target)
-    return out
+    return {"op": "drop_line", "ref": line_ref(text), "base_hash": line_hash(text)}
 
 
 def read_view(engine) -> tuple[str | None, LoadView]:
@@ -60,7 +45,9 @@ def detect(engine) -> list[Finding]:
     if text is None:
         return []
     findings = over_limit(engine, text, view)
-    findings += missing_links(engine, view)
+    if not view.error:
+        findings += missing_links(engine, view)
+        findings += unlinked(engine, text)
     return findings
 
 
@@ -129,7 +116,7 @@ def missing_links(engine, view: LoadView) -> list[Finding]:
     for ln in view.lines:
         if ln.owner == CLAUDE:
             continue
-        m = re.match(r"- \[.*\]\(([a-z_]+)/([a-z0-9-]+)\.md\)", ln.text)
+        m = _ENTRY.match(ln.text)
         if m and not os.path.exists(os.path.join(root, m.group(1), f"{m.group(2)}.md")):
             ref = f"{m.group(1)}/{m.group(2)}"
             findings.append(Finding(
@@ -139,8 +126,8 @@ def missing_links(engine, view: LoadView) -> list[Finding]:
                  "fix": fix("unlink", f"Remove the MEMORY.md entry of the missing {ref}.md",
                             f"Line {ln.number} of MEMORY.md links {ref}.md, but there is no such file; Claude "
                             "would follow a dead link.", [{"op": "delete", "ref": ref, "base_hash": None}])}))
-    for ln in claude_lines(view):
-        gone = [t for t in local_links(ln.text) if not os.path.exists(os.path.join(root, _unquote(t)))]
+    for ln in md_lines.claude_lines("\n".join(x.text for x in view.lines)):
+        gone = [ln.target] if ln.target and not os.path.exists(os.path.join(root, ln.target)) else []
         if gone:
             ref = line_ref(ln.text)
             findings.append(Finding(
@@ -153,7 +140,28 @@ def missing_links(engine, view: LoadView) -> list[Finding]:
     return findings
 
 
-def _unquote(target: str) -> str:
-    from urllib.parse import unquote
-
-    return unquote(target)
+def unlinked(engine, text: str) -> list[Finding]:
+    """Active memory files no MEMORY.md line links, nor an archive file (what MEMORY.md had no room for)."""
+    linked = set(md_lines.links(text))
+    for cat in CATEGORIES:
+        linked.update(e.path for e in read_archive(engine.root, cat))
+    findings = []
+    for entry in engine.library():
+        if entry.status != "active" or entry.broken or "#" in entry.ref or entry.where in linked:
+            continue
+        if entry.owner == MEMCURATE:
+            findings.append(Finding(
+                "unlinked", "low", (entry.ref,),
+                f"{entry.where} is an active memory that no MEMORY.md line links: Claude never sees it",
+                {"where": entry.where,
+                 "fix": fix("update", f"Link {entry.ref} from MEMORY.md",
+                            f"{entry.where} is active, but no line of MEMORY.md (nor its archive) links it, so "
+                            "Claude never loads it. Proposed: its entry in its section.",
+                            [{"op": "add_line", "ref": entry.ref}])}))
+        elif entry.owner == CLAUDE:
+            findings.append(Finding(
+                "unlinked", "low", (entry.ref,),
+                f"{entry.where} (Claude's) is linked from no MEMORY.md line; press adopt in the library to "
+                "make it a memcurate memory with its line",
+                {"where": entry.where}))
+    return findings
