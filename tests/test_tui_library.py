@@ -359,3 +359,63 @@ def test_adopt_stages_a_proposal_for_claudes_own_file_and_changes_nothing(projec
         assert (memory / "MEMORY.md").read_bytes() == before
 
     run(app, scenario)
+
+
+def test_search_narrows_as_you_type_and_clearing_it_shows_everything_again(project, memory):
+    with_memories(project, memory)
+    save_memories(project, memory, {
+        "decision/rotate-keys-monthly": memory_doc("rotate-keys-monthly", "Rotate signing keys monthly", "Keys."),
+        "decision/prefer-postgres-for-reports": memory_doc("prefer-postgres-for-reports",
+                                                           "Prefer Postgres for reports", "Reporting."),
+    })
+    app = tui(project, memory, run_pipeline=False)
+
+    async def scenario(pilot):
+        screen = await open_library(pilot)
+        everything = refs_shown(screen)
+        assert len(everything) == 5
+        await pick(pilot, screen, "decision/use-jwt-for-api-auth")
+        await pilot.press("slash")
+        assert isinstance(screen.focused, Input)
+        counts = []
+        for letter in "redis":
+            await pilot.press(letter)
+            await drain(pilot, screen)
+            assert screen.table.found is not None and screen.query_text == "redis"[:len(counts) + 1]
+            counts.append(len(refs_shown(screen)))
+        assert counts == sorted(counts, reverse=True) and counts[0] > counts[-1]
+        assert refs_shown(screen) == ["decision/keep-sessions-in-redis"]
+        assert "1 found" in screen.table.border_title
+        for _ in "redis":
+            await pilot.press("backspace")
+            await drain(pilot, screen)
+        assert refs_shown(screen) == everything
+        assert screen.table.selected().ref == "decision/keep-sessions-in-redis"  # the cursor stayed on it
+        await pilot.press("a", "u", "t", "h")  # a prefix: authentication
+        await drain(pilot, screen)
+        assert refs_shown(screen) == ["decision/use-jwt-for-api-auth"]
+        await pilot.press("escape")  # out of the search, the query kept
+        assert screen.query_one(LibraryTable).has_focus and app.screen is screen
+
+    run(app, scenario)
+
+
+def test_tidy_proposes_merging_two_memories_that_say_the_same_thing(project, memory):
+    text = "Stateless JWT tokens signed with RS256 for every public API call, verified by the gateway."
+    save_memories(project, memory, {
+        "decision/use-jwt-for-api-auth": memory_doc("use-jwt-for-api-auth", "Use JWT for API authentication", text),
+        "decision/jwt-for-the-api": memory_doc("jwt-for-the-api", "Use JWT for API authentication", text),
+    })
+    app = tui(project, memory, run_pipeline=False)
+    before = {p: p.read_bytes() for p in memory.rglob("*") if p.is_file()}
+
+    async def scenario(pilot):
+        screen = await open_library(pilot)
+        await pilot.press("t")
+        await drain(pilot, screen)
+        pending = app.engine.proposals()
+        assert [p["kind"] for p in pending] == ["merge"]
+        assert any("tidy: 1 proposal to review" in n for n in notes(app))
+        assert {p: p.read_bytes() for p in memory.rglob("*") if p.is_file()} == before  # only proposed
+
+    run(app, scenario)
