@@ -103,7 +103,7 @@ def test_a_long_title_keeps_its_end_so_two_titles_with_the_same_start_differ():
 
 
 def test_a_row_is_text_not_markup():
-    row = Row("decision/x", "decision", "[bold red]not markup[/] \x1b[31m", "2026-11-01T10:00:00Z", "2d", "—",
+    row = Row("decision/x", "decision", "decision", "[bold red]not markup[/] \x1b[31m", "2026-11-01T10:00:00Z", "2d", "—",
           (), False, False, False)
     text = row_text(row, 120)
     assert "[bold red]not markup[/]" in text.plain

@@ -30,7 +30,7 @@ from .external_editor import edit_externally
 from .footer import TidyFooter
 from .library_dialogs import ChangeConfirm, MemoryEditor
 from .library_table import FLAG_STYLE, LibraryTable, make_row
-from .memory_md_view import render_load_view
+from .memory_md_view import render_load_view, summary
 
 LIBRARY_ACTIONS = [  # (action, keys, footer label, what it does)
     ("edit_memory", "e", "Edit", "Edit the memory here (re-verified on save)"),
@@ -357,6 +357,7 @@ class LibraryScreen(Screen):
             body.update(Text(f"Cannot read MEMORY.md: {display(message.error)}", style="red"))
         else:
             body.update(render_load_view(message.view))
+            self.query_one("#library-memory-md").border_title = summary(message.view).plain  # kept in sight
 
     # -- editing -------------------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from textual.strip import Strip
 
 from curator.candidates.queue import age
 from curator.categories import CATEGORIES
-from curator.library.entries import CLAUDE
+from curator.library.entries import CLAUDE, is_line_ref
 from curator.util.textsafe import one_line
 
 GROUP_ORDER = (*CATEGORIES, CLAUDE)
@@ -42,6 +42,7 @@ class Row:
 
     ref: str
     group: str
+    label: str  # the category column: the group, or "claude line" for a line of Claude's in MEMORY.md
     title: str
     updated: str
     age: str
@@ -61,7 +62,8 @@ def make_row(entry, findings=(), now: float | None = None) -> Row:
         if label not in worst or SEVERITY_RANK.get(f.severity, 3) < SEVERITY_RANK.get(worst[label], 3):
             worst[label] = f.severity
     flags = tuple(sorted(worst.items(), key=lambda kv: (SEVERITY_RANK.get(kv[1], 3), kv[0])))
-    return Row(ref=entry.ref, group=entry.category if entry.category in GROUP_ORDER else CLAUDE,
+    group = entry.category if entry.category in GROUP_ORDER else CLAUDE
+    return Row(ref=entry.ref, group=group, label=f"{CLAUDE} line" if is_line_ref(entry.ref) else group,
                title=one_line(entry.title or entry.where or entry.ref, 400), updated=entry.updated,
                age=age(entry.updated, now),
                sources=(f"{len(sources)} · {sources[0][:8]}" if sources else "—"), flags=flags,
@@ -89,7 +91,7 @@ def row_text(row: Row, total: int) -> Text:
     cols = widths(total)
     text = Text(no_wrap=True, overflow="crop")
     marker = Text("C", style="bold magenta") if row.claude else Text(" ")
-    category = Text(row.group, style="magenta" if row.claude else "")
+    category = Text(row.label, style="magenta" if row.claude else "")
     title = Text(fit(row.title, cols[2]), style="red" if row.broken else "")
     flags = Text()
     for label, severity in row.flags:
