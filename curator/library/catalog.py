@@ -12,7 +12,7 @@ import os
 
 from curator.categories import CATEGORIES
 from curator.library.entries import (CLAUDE, MEMCURATE, MEMORY_MD, Entry, LibraryError, file_ref, line_hash,
-                                     line_ref, memory_ref, parse_ref)
+                                     line_ref, parse_ref)
 from curator.memory import claude_topics
 from curator.util.stamps import content_hash
 from curator.util.textsafe import one_line
@@ -79,19 +79,25 @@ def entries(engine) -> list[Entry]:
     md = _MemoryMd(root)
     links = md.links
     out = []
-    for r in engine.index.rows():
-        if r.category == CLAUDE:
-            when = claude_topics.stamp(r.mtime_ns) if r.mtime_ns else (r.created or "")
-            out.append(Entry(file_ref(r.name), CLAUDE, CLAUDE, r.title or r.name, r.description or "", r.name,
-                             os.path.join(root, *r.name.split("/")), "active", when, when, (), (), r.hash or "",
-                             links.get(r.name, 0), r.broken or ""))
+    base = root.rstrip(os.sep) + os.sep
+    for category, name, id, title, description, status, created, updated, sources, tags, h, broken, mtime_ns \
+            in engine.index.rows():  # 10,000 of them: plain concatenation, text cleaned only when it needs it
+        if category == CLAUDE:
+            when = claude_topics.stamp(mtime_ns) if mtime_ns else (created or "")
+            out.append(Entry(file_ref(name), CLAUDE, CLAUDE, title or name, description or "", name,
+                             os.path.join(root, *name.split("/")), "active", when, when, (), (), h or "",
+                             links.get(name, 0), broken or ""))
             continue
-        id = r.id or r.name.removesuffix(".md")
-        where = f"{r.category}/{r.name}"
-        out.append(Entry(memory_ref(r.category, id), MEMCURATE, r.category, one_line(r.title or id, 120),
-                         one_line(r.description or "", 200), where, os.path.join(root, r.category, r.name),
-                         r.status or "active", r.created or "", r.updated or "", tuple(r.sources.split()),
-                         tuple(r.tags.split()), r.hash or "", links.get(where, 0), r.broken or ""))
+        id = id or name.removesuffix(".md")
+        where = f"{category}/{name}"
+        title = title or id
+        description = description or ""
+        out.append(Entry(f"{category}/{id}", MEMCURATE, category,
+                         title if title.isprintable() else one_line(title, 120),
+                         description if description.isprintable() else one_line(description, 200), where,
+                         base + where, status or "active", created or "", updated or "",
+                         tuple(sources.split()) if sources else (), tuple(tags.split()) if tags else (), h or "",
+                         links.get(where, 0) if links else 0, broken or ""))
     out.sort(key=lambda e: (_ORDER.get(e.category, 99), e.where))
     if md.error:
         out.append(_md_broken(md, root, md.error))

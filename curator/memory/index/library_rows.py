@@ -31,8 +31,8 @@ _COLUMNS = ("category, name, id, title, description, status, created, updated, c
 
 def rows(conn: sqlite3.Connection, categories: list[str]) -> list[Row]:
     marks = ",".join("?" * len(categories))
-    return [Row(*r) for r in conn.execute(
-        f"SELECT {_COLUMNS} FROM files WHERE category IN ({marks}) ORDER BY category, name", categories)]
+    return [*map(Row._make, conn.execute(
+        f"SELECT {_COLUMNS} FROM files WHERE category IN ({marks}) ORDER BY category, name", categories))]
 
 
 def search(conn: sqlite3.Connection, categories: list[str], match: str, limit: int) -> list[tuple[str, str, float]]:
