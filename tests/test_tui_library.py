@@ -16,7 +16,8 @@ from curator.memory import memfile
 from curator.memory.memory_md.format import parse as parse_memory_md
 from widgets.library import LibraryScreen
 from widgets.library_dialogs import ChangeConfirm, MemoryEditor
-from widgets.library_table import LibraryTable, Row, fit, row_text
+from curator.library.entries import Entry
+from widgets.library_table import LibraryTable, fit, make_row, row_text
 from widgets.queue import QueueTable
 
 SIZE = (160, 45)
@@ -102,11 +103,14 @@ def test_a_long_title_keeps_its_end_so_two_titles_with_the_same_start_differ():
     assert fit("short", 40) == "short"
 
 
-def test_a_row_is_text_not_markup():
-    row = Row("decision/x", "decision", "decision", "[bold red]not markup[/] \x1b[31m", "2026-11-01T10:00:00Z", "2d", "—",
-          (), False, False, False)
-    text = row_text(row, 120)
+def test_a_row_is_text_not_markup_and_carries_no_escape_sequence():
+    entry = Entry(ref="decision/x", owner="memcurate", category="decision",
+                  title="[bold red]not markup[/] \x1b[31mred\x1b[0m", description="", where="decision/x.md",
+                  path="/m/decision/x.md", status="active", created="2026-11-01T10:00:00Z",
+                  updated="2026-11-01T10:00:00Z", sources=(), tags=(), hash="", line=0, broken="")
+    text = row_text(make_row(entry), 120)
     assert "[bold red]not markup[/]" in text.plain
+    assert "\x1b" not in text.plain and not text.spans[2:3] or all(s.style != "bold red" for s in text.spans)
 
 
 # -- MEMORY.md as Claude loads it ------------------------------------------------------------------

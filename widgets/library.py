@@ -46,7 +46,7 @@ LIBRARY_ACTIONS = [  # (action, keys, footer label, what it does)
 ]
 KEY_ACTIONS = {keys: action for action, keys, *_ in LIBRARY_ACTIONS}
 ON_SELECTION = frozenset(("edit_memory", "edit_external", "archive_memory", "delete_memory", "adopt_memory"))
-SEARCH_LIMIT = 100_000  # every match: the table narrows to them, in its own order
+SEARCH_LIMIT = 500  # the best matches (a first letter matches nearly everything): the table narrows to them
 
 
 # -- what the workers post ---------------------------------------------------------------------
@@ -114,6 +114,8 @@ class LibraryScreen(Screen):
         self.view: dict | None = None  # the selected memory as read: {"entry", "text", "hash"}
         self.view_ref: str | None = None
         self.query_text = ""
+        self.found_count = 0  # how many refs the last search gave
+        self.narrowed: str | None = None  # the query the table shows the finds of ("" none: everything)
         self.loaded = False
         self._enabled: tuple | None = None
 
@@ -123,7 +125,7 @@ class LibraryScreen(Screen):
                     id="library-search")
         with ContentSwitcher(initial="library-list", id="library-body"):
             with Horizontal(id="library-list"):
-                yield LibraryTable(id="library-table")
+                yield LibraryTable(id="library-table", now=self.now)
                 with VerticalScroll(id="library-text"):
                     yield Static(id="library-doc")
             with VerticalScroll(id="library-memory-md"):
@@ -147,7 +149,7 @@ class LibraryScreen(Screen):
         try:
             entries = self.engine.library()
             flags = self.engine.flags()
-            rows = [make_row(e, flags.get(e.ref, ()), self.now) for e in entries]
+            rows = [make_row(e, flags.get(e.ref, ())) for e in entries]
         except Exception as e:  # the index or the memory root unreadable: said, what is shown kept
             self.post_message(LibraryLoaded({}, [], {}, str(e)))
             return
@@ -175,6 +177,7 @@ class LibraryScreen(Screen):
         if not self.query_text:
             self.workers.cancel_group(self, "library-search")
             self.table.narrow(None)
+            self.narrowed = ""
             self._title()
         else:
             self._search(self.query_text)
@@ -198,7 +201,9 @@ class LibraryScreen(Screen):
         if message.error:
             self.notify(f"search: {message.error}", severity="warning", markup=False)
             return
+        self.found_count = len(message.refs)
         self.table.narrow(set(message.refs))
+        self.narrowed = message.query
         self._title()
 
     def _title(self) -> None:
@@ -206,7 +211,8 @@ class LibraryScreen(Screen):
         total, shown = len(table.rows), len(table.entries)
         title = f"Library {total}"
         if self.query_text:
-            title += f" — {shown} found for “{display(self.query_text)}”"
+            best = " (the best)" if self.found_count >= SEARCH_LIMIT else ""
+            title += f" — {shown} found{best} for “{display(self.query_text)}”"
         elif shown != total:
             title += f" — {total - shown} archived hidden"
         table.border_title = title

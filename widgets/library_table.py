@@ -9,7 +9,9 @@ cursor skips; the column heading stays on the first line.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -44,8 +46,7 @@ class Row:
     group: str
     label: str  # the category column: the group, or "claude line" for a line of Claude's in MEMORY.md
     title: str
-    updated: str
-    age: str
+    updated: str  # ISO UTC: the age column, worked out when the row is drawn
     sources: str
     flags: tuple[tuple[str, str], ...]  # (label, severity), worst first
     archived: bool
@@ -53,7 +54,7 @@ class Row:
     broken: bool
 
 
-def make_row(entry, findings=(), now: float | None = None) -> Row:
+def make_row(entry, findings=()) -> Row:
     """A library Entry (curator/library/entries.py) and its check findings as a row."""
     sources = tuple(entry.sources)
     worst: dict[str, str] = {}
@@ -65,7 +66,6 @@ def make_row(entry, findings=(), now: float | None = None) -> Row:
     group = entry.category if entry.category in GROUP_ORDER else CLAUDE
     return Row(ref=entry.ref, group=group, label=f"{CLAUDE} line" if is_line_ref(entry.ref) else group,
                title=one_line(entry.title or entry.where or entry.ref, 400), updated=entry.updated,
-               age=age(entry.updated, now),
                sources=(f"{len(sources)} · {sources[0][:8]}" if sources else "—"), flags=flags,
                archived=entry.status == "archived", claude=entry.owner == CLAUDE, broken=bool(entry.broken))
 
@@ -87,24 +87,46 @@ def widths(total: int) -> list[int]:
     return [w or max(12, total - fixed) for _, w in COLUMNS]
 
 
-def row_text(row: Row, total: int) -> Text:
+@lru_cache(maxsize=64)
+def _style(name: str) -> Style:
+    return Style.parse(name) if name else Style()
+
+
+def _cell(text: str, width: int) -> str:
+    """`text` in exactly `width` cells: padded, or cut with an ellipsis."""
+    if cell_len(text) > width:
+        return set_cell_size(text, max(0, width - 1)) + "…" if width else ""
+    return set_cell_size(text, width)
+
+
+def row_cells(row: Row, total: int, now: float | None = None) -> list[tuple[str, str]]:
+    """(text, style) pieces of a row, exactly `total` cells wide together: plain strings, no markup."""
     cols = widths(total)
-    text = Text(no_wrap=True, overflow="crop")
-    marker = Text("C", style="bold magenta") if row.claude else Text(" ")
-    category = Text(row.label, style="magenta" if row.claude else "")
-    title = Text(fit(row.title, cols[2]), style="red" if row.broken else "")
-    flags = Text()
-    for label, severity in row.flags:
-        if flags:
-            flags.append(" ")
-        flags.append(label, style=FLAG_STYLE.get(severity, ""))
-    for i, cell in enumerate((marker, category, title, Text(row.age), Text(row.sources, style="dim"), flags)):
-        cell.truncate(cols[i], overflow="ellipsis", pad=True)
-        if i:
-            text.append(" ")
-        text.append_text(cell)
-    if row.archived:
-        text.stylize("dim")
+    claude = "magenta" if row.claude else ""
+    pieces = [(_cell("C" if row.claude else "", cols[0]), "bold magenta"), (" ", ""),
+              (_cell(row.label, cols[1]), claude), (" ", ""),
+              (_cell(fit(row.title, cols[2]), cols[2]), "red" if row.broken else ""), (" ", ""),
+              (_cell(age(row.updated, now), cols[3]), ""), (" ", ""), (_cell(row.sources, cols[4]), "dim"), (" ", "")]
+    room = cols[5]
+    for label, severity in row.flags:  # the worst first: what does not fit is the least urgent
+        if room <= 0:
+            break
+        if room != cols[5]:
+            pieces.append((" ", ""))
+            room -= 1
+        piece = _cell(label, min(room, cell_len(label)))
+        pieces.append((piece, FLAG_STYLE.get(severity, "")))
+        room -= cell_len(piece)
+    if room > 0:
+        pieces.append((" " * room, ""))
+    return pieces
+
+
+def row_text(row: Row, total: int, now: float | None = None) -> Text:
+    """The row as rich Text (what the table draws, for tests and exports)."""
+    text = Text(no_wrap=True)
+    for piece, style in row_cells(row, total, now):
+        text.append(piece, style=style)
     return text
 
 
@@ -131,9 +153,11 @@ class LibraryTable(ScrollView, can_focus=True):
             super().__init__()
             self.table, self.ref = table, ref
 
-    def __init__(self, **kw) -> None:
+    def __init__(self, *, now: float | None = None, **kw) -> None:
         super().__init__(**kw)
+        self.now = now  # a fixed clock (tests); None: the time each row is drawn
         self.rows: list[Row] = []
+        self.groups: list[tuple[str, list[Row]]] = []  # the rows of each group, in order
         self.found: set[str] | None = None  # the refs a search found; None: no search
         self.show_archived = True
         self.lines: list[Row | tuple[str, int]] = []  # rows and group headings (group, count), as drawn
@@ -148,6 +172,10 @@ class LibraryTable(ScrollView, can_focus=True):
         rows.sort(key=lambda r: r.updated, reverse=True)  # newest first within a group
         rows.sort(key=lambda r: (GROUP_ORDER.index(r.group), r.archived))
         self.rows = rows
+        groups: dict[str, list[Row]] = {}
+        for row in rows:
+            groups.setdefault(row.group, []).append(row)
+        self.groups = list(groups.items())
         self._relayout()
 
     def narrow(self, refs: set[str] | None) -> None:
@@ -165,27 +193,28 @@ class LibraryTable(ScrollView, can_focus=True):
         return self.lines[self.entries[self.cursor]] if self.entries else None
 
     def _relayout(self) -> None:
+        """Lay out the rows a search found (and the archived, when shown) under their headings: one pass
+        over the rows, a set lookup each (a keypress of the search pays for this and the lines on screen)."""
         current = self.selected()
         found, archived = self.found, self.show_archived
-        kept = [r for r in self.rows if (archived or not r.archived) and (found is None or r.ref in found)]
         lines: list = []
         entries: list[int] = []
-        group = None
-        for row in kept:
-            if row.group != group:
-                group = row.group
-                lines.append((group, 0))
-            entries.append(len(lines))
-            lines.append(row)
-        for i, line in enumerate(lines):  # each heading's count
-            if isinstance(line, tuple):
-                lines[i] = (line[0], sum(1 for r in kept if r.group == line[0]))
+        position = None
+        for group, rows in self.groups:
+            kept = [r for r in rows if (archived or not r.archived) and (found is None or r.ref in found)]
+            if not kept:
+                continue
+            lines.append((group, len(kept)))
+            start = len(lines)
+            lines.extend(kept)
+            if position is None and current is not None and current.group == group:
+                at = next((i for i, r in enumerate(kept) if r.ref == current.ref), None)
+                position = None if at is None else len(entries) + at
+            entries.extend(range(start, len(lines)))
         self.lines, self.entries = lines, entries
-        self.virtual_size = Size(self.size.width, len(lines) + 1)
-        position = 0
-        if current is not None:
-            refs = [lines[i].ref for i in entries]
-            position = refs.index(current.ref) if current.ref in refs else min(self.cursor, len(entries) - 1)
+        self._resize_virtual()
+        if position is None:
+            position = min(self.cursor, len(entries) - 1)
         self._move(max(0, position))
         self.refresh()
 
@@ -239,38 +268,45 @@ class LibraryTable(ScrollView, can_focus=True):
             self._move(self.entries.index(line))
 
     def on_resize(self) -> None:
-        self.virtual_size = Size(self.size.width, len(self.lines) + 1)
+        self._resize_virtual()
+
+    def _resize_virtual(self) -> None:
+        """The scrollable height follows the lines; only this widget's scrollbars change, so the screen is
+        not laid out again (a `virtual_size` assignment would, on every keypress of a search: textual is
+        pinned, and this is what its ScrollView does for a size it is given without a layout)."""
+        size = Size(self.size.width, len(self.lines) + 1)
+        if size != self.virtual_size:
+            self.set_reactive(ScrollView.virtual_size, size)
+            self._scroll_update(size)
 
     # -- drawing ------------------------------------------------------------------------
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         if y == 0:
-            names = Text(" ".join(f"{name:<{w}}"[:w] for (name, _), w in zip(COLUMNS, widths(width), strict=True)))
+            names = " ".join(_cell(name, w) for (name, _), w in zip(COLUMNS, widths(width), strict=True))
             return self._strip(names, width, self.get_component_rich_style("library-table--header"))
         index = int(self.scroll_y) + y - 1
         if index >= len(self.lines):
             if not self.lines and y == 1:
-                return self._strip(Text(self.empty_text(), style="dim italic"), width)
+                return self._strip(self.empty_text(), width, _style("dim italic"))
             return Strip.blank(width, self.rich_style)
         line = self.lines[index]
         if isinstance(line, tuple):
             group, count = line
-            return self._strip(Text(f"{group} · {count}"), width,
-                               self.get_component_rich_style("library-table--group"))
-        style = None
+            return self._strip(f"{group} · {count}", width, self.get_component_rich_style("library-table--group"))
+        base = self.rich_style
         if self.entries and index == self.entries[self.cursor]:
-            style = self.get_component_rich_style("library-table--cursor")
-        return self._strip(row_text(line, width), width, style)
+            base = base + self.get_component_rich_style("library-table--cursor")
+        if line.archived:
+            base = base + _style("dim")
+        return Strip([Segment(piece, base + _style(style) if style else base)
+                      for piece, style in row_cells(line, width, self.now)], width)
 
     def empty_text(self) -> str:
         if not self.rows:
             return "No memories yet."
         return "Nothing matches the search." if self.found is not None else "Every memory is archived (h shows them)."
 
-    def _strip(self, text: Text, width: int, style: Style | None = None) -> Strip:
-        segments = list(text.render(self.app.console))
-        strip = Strip([s for s in segments if s.text != "\n"] or [Segment("")]).adjust_cell_length(width,
-                                                                                                  self.rich_style)
-        return strip.apply_style(self.rich_style + style if style else self.rich_style)
-
+    def _strip(self, text: str, width: int, style: Style) -> Strip:
+        return Strip([Segment(set_cell_size(text, width), self.rich_style + style)], width)
