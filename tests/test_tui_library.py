@@ -18,6 +18,7 @@ from widgets.library import LibraryScreen
 from widgets.library_dialogs import ChangeConfirm, MemoryEditor
 from curator.library.entries import Entry
 from widgets.library_table import LibraryTable, fit, make_row, row_text
+from widgets.messages import StagingChanged
 from widgets.queue import QueueTable
 
 SIZE = (160, 45)
@@ -421,5 +422,21 @@ def test_tidy_proposes_merging_two_memories_that_say_the_same_thing(project, mem
         assert [p["kind"] for p in pending] == ["merge"]
         assert any("tidy: 1 proposal to review" in n for n in notes(app))
         assert {p: p.read_bytes() for p in memory.rglob("*") if p.is_file()} == before  # only proposed
+
+    run(app, scenario)
+
+
+def test_a_memory_change_the_app_sees_reloads_the_open_library(project, memory):
+    with_memories(project, memory)
+    app = tui(project, memory, run_pipeline=False)
+
+    async def scenario(pilot):
+        screen = await open_library(pilot)
+        assert "claude/notes.md" not in refs_shown(screen)
+        (memory / "notes.md").write_text("# Notes\nA note Claude wrote meanwhile.\n", encoding="utf-8")
+        app.post_message(StagingChanged(set(), memory=True))  # what the app's watcher posts
+        await settle(pilot)
+        await drain(pilot, screen)
+        assert "claude/notes.md" in refs_shown(screen)
 
     run(app, scenario)
