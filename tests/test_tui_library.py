@@ -176,6 +176,17 @@ async def pick(pilot, screen, ref: str) -> None:
     assert screen.view is not None and screen.view_ref == ref
 
 
+async def edit_jwt(pilot) -> tuple:
+    """The library open, the JWT decision selected and `e` pressed: (library, editor, its text area)."""
+    screen = await open_library(pilot)
+    await pick(pilot, screen, "decision/use-jwt-for-api-auth")
+    await pilot.press("e")
+    await settle(pilot)
+    editor = pilot.app.screen
+    assert isinstance(editor, MemoryEditor)
+    return screen, editor, editor.query_one(TextArea)
+
+
 def refs_shown(screen) -> list[str]:
     return [r.ref for r in screen.table.shown()]
 
@@ -206,13 +217,7 @@ def test_edit_in_the_app_saves_the_memory_and_its_memory_md_line_follows_the_new
     path = memory / "decision" / "use-jwt-for-api-auth.md"
 
     async def scenario(pilot):
-        screen = await open_library(pilot)
-        await pick(pilot, screen, "decision/use-jwt-for-api-auth")
-        await pilot.press("e")
-        await settle(pilot)
-        editor = app.screen
-        assert isinstance(editor, MemoryEditor)
-        area = editor.query_one(TextArea)
+        screen, editor, area = await edit_jwt(pilot)
         area.load_text(area.text.replace("title: Use JWT for API authentication", "title: Use JWT for the public API"))
         await pilot.press("ctrl+s")
         await drain(pilot, editor)
@@ -234,12 +239,7 @@ def test_a_hand_edit_between_open_and_save_is_said_and_nothing_is_overwritten(pr
     path = memory / "decision" / "use-jwt-for-api-auth.md"
 
     async def scenario(pilot):
-        screen = await open_library(pilot)
-        await pick(pilot, screen, "decision/use-jwt-for-api-auth")
-        await pilot.press("e")
-        await settle(pilot)
-        editor = app.screen
-        area = editor.query_one(TextArea)
+        screen, editor, area = await edit_jwt(pilot)
         mine = area.text.replace("Stateless tokens.", "Stateless tokens, signed with RS256.")
         area.load_text(mine)
         by_hand = JWT.replace("Stateless tokens.", "Edited by hand meanwhile.")
@@ -260,13 +260,8 @@ def test_an_edit_that_blocks_is_refused_with_the_reason_and_the_text_kept(projec
     path = memory / "decision" / "use-jwt-for-api-auth.md"
 
     async def scenario(pilot):
-        screen = await open_library(pilot)
-        await pick(pilot, screen, "decision/use-jwt-for-api-auth")
         before = path.read_bytes()
-        await pilot.press("e")
-        await settle(pilot)
-        editor = app.screen
-        area = editor.query_one(TextArea)
+        screen, editor, area = await edit_jwt(pilot)
         area.load_text(area.text.replace("It was the simplest choice that works.", "Key sk-ant-api03-" + "x" * 90))
         await pilot.press("ctrl+s")
         await drain(pilot, editor)
