@@ -257,9 +257,27 @@ def test_a_hand_edit_between_plan_and_apply_is_refused_and_writes_nothing(engine
     path = root(engine) / "decision" / "use-jwt-for-api-auth.md"
     path.write_text(path.read_text().replace("stateless", "stateless and fast"))
     before = tree(engine)
+    for seen in (planned.fingerprint, None):  # refused by the fingerprint, and by the base hash alone
+        with pytest.raises(ChangeError, match="changed since"):
+            engine.apply_changes(ops, seen)
+        assert tree(engine) == before
+
+
+def test_claude_writing_its_file_while_apply_runs_is_never_overwritten(engine, monkeypatch):
+    from curator.library import changes
+
+    h = claude_file(engine)
+    real = changes.plan
+
+    def plan_then_claude_writes(*a, **kw):
+        planned = real(*a, **kw)
+        (root(engine) / "debugging.md").write_bytes(b"# Debugging\nClaude's own new line\n")
+        return planned
+
+    monkeypatch.setattr(changes, "plan", plan_then_claude_writes)
     with pytest.raises(ChangeError, match="changed since"):
-        engine.apply_changes(ops, planned.fingerprint)
-    assert tree(engine) == before
+        engine.edit_memory("claude/debugging.md", "# Debugging\nmine\n", h)
+    assert (root(engine) / "debugging.md").read_bytes() == b"# Debugging\nClaude's own new line\n"
 
 
 def test_a_fingerprint_that_is_not_what_apply_would_do_is_refused(engine):
@@ -343,6 +361,7 @@ def test_the_library_lists_what_a_change_left(engine):
     text = memfile.render(replace(doc(), status="archived", title="JWT for the API, retired"))
     engine.edit_memory("decision/use-jwt-for-api-auth", text, archived)
     assert {e.ref: e.title for e in engine.library()}["decision/use-jwt-for-api-auth"] == "JWT for the API, retired"
+    assert engine.library_search("retired") == ["decision/use-jwt-for-api-auth"]
     assert "use-jwt-for-api-auth" not in md(engine)  # an archived memory stays out of MEMORY.md
 
 
@@ -351,3 +370,16 @@ def test_archiving_an_unlisted_memory_still_lists_it_in_the_archive(engine):
     h = content_hash(memfile.render(doc(id="never-listed")))
     engine.archive_memory("decision/never-listed", h)
     assert [e.id for e in memory_md.read_archive(engine.root, "decision")] == ["never-listed"]
+
+
+def test_a_claude_ref_never_leads_outside_the_root_or_onto_memcurate_files(engine, tmp_path):
+    outside = tmp_path / "elsewhere.md"
+    outside.write_bytes(b"not Claude's memory\n")
+    claude_file(engine)
+    (root(engine) / "linked.md").symlink_to(outside)
+    h = content_hash(outside.read_bytes())
+    for ref, expected in [("claude/linked.md", "leads outside"), ("claude/decision/x.md", "not a topic file"),
+                          ("claude/archive/claude/debugging.md", "not a topic file")]:
+        with pytest.raises(ChangeError, match=expected):
+            engine.delete_memory(ref, h)
+    assert outside.read_bytes() == b"not Claude's memory\n"

@@ -5,32 +5,44 @@ someone changed meanwhile): copies first (the trash copy of a file deleted, the 
 Claude file archived), then the memory files, then MEMORY.md with its archive files (the archive
 before MEMORY.md, curator/memory/memory_md's order), then Claude's lines dropped, and the removals
 last. Each write is atomic and replaces a file only while it holds the bytes the plan was made
-from; a step that finds otherwise stops the run (`ChangeError`, changed), leaving what was done.
+from; a step that finds otherwise stops the run (`Stopped`; changes.apply says ChangeError), leaving
+what was done. Also the two file facts planning shares: a file's bytes, and MEMORY.md less a line.
 """
 
 from __future__ import annotations
 
 import os
 
-from curator.library.entries import CLAUDE
-from curator.library.changes import CHANGED, MEMORY_MD, TRASH_DIR, Applied, ChangeError, Planned, drop_line
+from curator.library.entries import CLAUDE, MEMORY_MD, line_hash
 from curator.memory import memfile, memory_md
+from curator.memory.memory_md.claude_lines import claude_lines
 from curator.util.atomic import failure, fsync_dir, replace_if_unchanged, write_bytes, write_new
+
+TRASH_DIR = "trash"  # in the data dir: a copy of every file memcurate removes
+CHANGED = "changed since it was read"
+
+
+class Stopped(Exception):
+    """A step failed: the run stopped there (what was done stays, and nothing is lost). `errno`: the OS's."""
+
+    def __init__(self, message: str, errno: int | None = None) -> None:
+        self.errno = errno
+        super().__init__(message)
 
 
 class _Moved(Exception):
     """A file is no longer the bytes planned against."""
 
 
-def run(engine, planned: Planned) -> Applied:
+def run(engine, w) -> list[str]:
+    """Carry out the steps of a plan (changes._Work); returns the trash copies made. Stopped when a step fails."""
     from curator.memory.store import ConflictError, StoreError
 
-    w = planned._work
-    done = Applied()
+    trash: list[str] = []
     try:
         for kind, where, path, data, dest in w.copies:
             if kind == "trash":
-                done.trash.append(_trash(engine, where, data))
+                trash.append(_trash(engine, where, data))
             else:
                 _copy(engine, dest, data)
         for step in w.writes:
@@ -42,16 +54,15 @@ def run(engine, planned: Planned) -> Applied:
         for where, path, data in w.removals:
             _remove(path, data, where)
     except (_Moved, ConflictError) as e:
-        raise ChangeError(f"{e}; stopped there, nothing lost: look at it again", partial=True) from None
+        raise Stopped(f"{e}; stopped there, nothing lost: look at it again") from None
     except OSError as e:
-        raise ChangeError(f"{failure(e)}; stopped there, nothing lost (copies are made before anything is "
-                          "removed): free space, then apply again", partial=True, errno=e.errno) from None
-    except (StoreError, memory_md.MemoryMdError) as e:
-        raise ChangeError(f"{e}; stopped there, nothing lost", partial=True) from None
+        raise Stopped(f"{failure(e)}; stopped there, nothing lost (copies are made before anything is "
+                      "removed): free space, then apply again", e.errno) from None
+    except (StoreError, ValueError) as e:  # MemoryMdError is a ValueError, and so is a folder where a file was
+        raise Stopped(f"{e}; stopped there, nothing lost") from None
     finally:
         _reindex(engine, w)
-    done.written = [f["where"] for f in planned.files]
-    return done
+    return trash
 
 
 def _trash(engine, where: str, data: bytes) -> str:
@@ -70,7 +81,7 @@ def _trash(engine, where: str, data: bytes) -> str:
 
 def _copy(engine, dest: str, data: bytes) -> None:
     path = os.path.join(engine.root, *dest.split("/"))
-    if not write_new(path, data) and _read(path) != data:
+    if not write_new(path, data) and read_bytes(path) != data:
         raise _Moved(f"{dest}: {CHANGED} (a file appeared there)")
     engine.record_written(path, data.decode("utf-8", "replace"))
 
@@ -113,7 +124,7 @@ def _drop_lines(engine, drops) -> None:
 
 
 def _remove(path: str, data: bytes, where: str) -> None:
-    if _read(path) != data:
+    if read_bytes(path) != data:
         raise _Moved(f"{where}: {CHANGED}; its copy is kept")
     try:
         os.unlink(path)
@@ -122,12 +133,31 @@ def _remove(path: str, data: bytes, where: str) -> None:
     fsync_dir(os.path.dirname(path))
 
 
-def _read(path: str) -> bytes | None:
+def read_bytes(path: str) -> bytes | None:
+    """A file's bytes, None when there is none; ValueError for a folder in its place."""
     try:
         with open(path, "rb") as f:
             return f.read()
     except FileNotFoundError:
         return None
+    except IsADirectoryError:
+        raise ValueError(f"{path}: is a folder, not a memory file") from None
+
+
+def drop_line(text: str, ref: str, base: str) -> str:
+    """MEMORY.md `text` without the line(s) of Claude's that `ref` names and whose text hashes to `base`;
+    ValueError ("changed since") when there is none."""
+    digest = ref.rpartition("#")[2]
+    drop = {c.number for c in claude_lines(text) if base.startswith(digest) and line_hash(c.text) == base}
+    if not drop:
+        raise ValueError(f"{ref}: that line of {MEMORY_MD} is gone ({CHANGED})")
+    lines = text.split("\n")  # numbered as claude_lines numbers them; each keeps its "\r", its break follows it
+    last = len(lines)
+    out = [line for n, line in enumerate(lines, 1) if n not in drop or n == last]
+    if last in drop:
+        out[-1] = ""  # the last line has no break of its own: the one before it stays
+    bom = "\ufeff" if 1 in drop and text.startswith("\ufeff") else ""
+    return bom + "\n".join(out)
 
 
 def _reindex(engine, w) -> None:

@@ -33,17 +33,15 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 
-from curator.library.entries import CLAUDE, MEMORY_MD, line_hash, parse_ref
+from curator.library.carry_out import CHANGED, Stopped, drop_line, read_bytes, run
+from curator.library.entries import CLAUDE, MEMORY_MD, parse_ref
 from curator.memory import memfile, memory_md
 from curator.memory.memory_md.archive import archive_add, archive_drop, archive_path
-from curator.memory.memory_md.claude_lines import claude_lines
-from curator.util.paths import ARCHIVE_DIR
+from curator.util.paths import ARCHIVE_DIR, is_inside
 from curator.util.stamps import content_hash
 
 OPS = ("write", "archive", "delete", "drop_line", "add_line")
 CLAUDE_ARCHIVE = f"{ARCHIVE_DIR}/{CLAUDE}"  # where Claude's archived topic files go, under the memory root
-TRASH_DIR = "trash"  # in the data dir: a copy of every file memcurate removes
-CHANGED = "changed since it was read"
 
 
 class ChangeError(Exception):
@@ -122,22 +120,12 @@ class _State:
         if where in self.after:
             return self.after[where]
         if where not in self.before:
-            self.before[where] = _read(self.path(where))
+            self.before[where] = read_bytes(self.path(where))
         return self.before[where]
 
     def put(self, where: str, data: bytes | None) -> None:
         self.read(where)
         self.after[where] = data
-
-
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise ValueError(f"{path}: is a folder, not a memory file") from None
 
 
 def plan(engine, ops) -> Planned:
@@ -221,10 +209,10 @@ def _plan_memory(st: _State, kind: str, ref: str, category: str, id: str, base, 
     path = engine.store.path_for(category, id)  # UnsafePathError (a ValueError): a link leading outside
     where = engine.store.relpath(path).replace(os.sep, "/")
     current = st.read(where)
-    if kind == "add_line":
+    if kind == "add_line":  # an archived memory's line is kept in its archive file
         doc = _doc(current, where, ref)
-        if doc is not None:
-            st.work.md_changes.append(("upsert", memory_md.IndexLine.from_doc(doc)))
+        line = memory_md.IndexLine.from_doc(doc)
+        st.work.md_changes.append(("archive" if doc.status == "archived" else "upsert", line))
         return
     if kind == "write":
         _plan_memory_write(st, ref, category, id, where, base, current, op.get("text"))
@@ -239,8 +227,6 @@ def _plan_memory(st: _State, kind: str, ref: str, category: str, id: str, base, 
         st.put(where, None)
         return
     doc = _doc(current, where, ref)  # archive
-    if doc is None:
-        return
     if doc.status != "archived":
         archived = replace(doc, status="archived")
         st.work.writes.append(("memory", where, archived, base, None))
@@ -308,8 +294,7 @@ def _claude_where(st: _State, ref: str, where: str) -> str:
     if not is_topic(where):
         raise ValueError(f"{ref}: {where} is not a topic file of Claude's")
     path = st.path(where)
-    real_root = os.path.realpath(st.root)
-    if not os.path.realpath(path).startswith(real_root.rstrip(os.sep) + os.sep):
+    if not is_inside(os.path.realpath(path), os.path.realpath(st.root)):
         raise ValueError(f"{ref}: {where} leads outside the memory root ({os.path.realpath(path)})")
     return path
 
@@ -398,22 +383,6 @@ def _plan_memory_md(st: _State) -> list[str]:
     return notes
 
 
-def drop_line(text: str, ref: str, base: str) -> str:
-    """MEMORY.md `text` without the line(s) of Claude's that `ref` names and whose text hashes to `base`;
-    ValueError ("changed since") when there is none."""
-    digest = ref.rpartition("#")[2]
-    drop = {c.number for c in claude_lines(text) if base.startswith(digest) and line_hash(c.text) == base}
-    if not drop:
-        raise ValueError(f"{ref}: that line of {MEMORY_MD} is gone ({CHANGED})")
-    lines = text.split("\n")  # numbered as claude_lines numbers them; each keeps its "\r", its break follows it
-    last = len(lines)
-    out = [line for n, line in enumerate(lines, 1) if n not in drop or n == last]
-    if last in drop:
-        out[-1] = ""  # the last line has no break of its own: the one before it stays
-    bom = "\ufeff" if 1 in drop and text.startswith("\ufeff") else ""
-    return bom + "\n".join(out)
-
-
 def _shown(data: bytes | None) -> str | None:
     return None if data is None else data.decode("utf-8", "replace")
 
@@ -437,6 +406,8 @@ def apply(engine, ops, fingerprint: str | None = None) -> Applied:
         if fingerprint is not None and fingerprint != planned.fingerprint:
             raise ChangeError(f"the files {CHANGED} or shown: this change would now do something else; "
                               "look at it again")
-        from curator.library import carry_out
-
-        return carry_out.run(engine, planned)
+        try:
+            trash = run(engine, planned._work)
+        except Stopped as e:
+            raise ChangeError(str(e), partial=True, errno=e.errno) from None
+    return Applied([f["where"] for f in planned.files], trash)
