@@ -151,3 +151,20 @@ def test_check_caches_its_findings_for_the_flags(project_with_root):
     assert "fix" not in flags[ref][0].detail
     Path(engine.data, "check.json").write_text("{not json")
     assert engine.flags() == {}
+
+
+# -- the SessionEnd pass ---------------------------------------------------------------------
+
+def test_session_end_starts_one_background_check_per_interval(tmp_path):
+    from hooks import hygiene
+
+    data = str(tmp_path)
+    started: list[list[str]] = []
+    cfg = {"hygiene": {"interval_minutes": 60}}
+    assert hygiene.start_check("/p", data, cfg, spawn=started.append)
+    assert not hygiene.start_check("/p", data, cfg, spawn=started.append)  # within the hour
+    assert started == [[started[0][0], "-m", "curator.cli", "check", "--quiet", "--project", "/p"]]
+    old = os.path.getmtime(os.path.join(data, hygiene.STAMP)) - 3601
+    os.utime(os.path.join(data, hygiene.STAMP), (old, old))
+    assert hygiene.start_check("/p", data, cfg, spawn=started.append) and len(started) == 2
+    assert not hygiene.start_check("/p", data, {"hygiene": {"interval_minutes": 0}}, spawn=started.append)

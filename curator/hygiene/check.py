@@ -43,7 +43,7 @@ def run(engine, *, stage: bool = True, summary: dict | None = None) -> list[Find
         findings = [_staged(engine, f, errors) for f in findings]
     else:
         findings = [_without_fix(f) for f in findings]
-    checked = _checked(engine)
+    checked = len(engine.library())
     write_json(cache_path(engine.data), {"format": FORMAT, "at": now_iso(), "checked": checked, "errors": errors,
                                          "findings": [f.to_dict() for f in findings]})
     if summary is not None:
@@ -53,13 +53,6 @@ def run(engine, *, stage: bool = True, summary: dict | None = None) -> list[Find
 
 def _name(detect) -> str:
     return detect.__module__.rsplit(".", 1)[-1]
-
-
-def _checked(engine) -> int:
-    library = getattr(engine, "library", None)  # part A's catalog (curator/library)
-    if library is None:
-        return 0
-    return len(library())
 
 
 def _without_fix(f: Finding) -> Finding:
