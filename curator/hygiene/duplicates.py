@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from curator.categories import CATEGORIES, ONE_PER_SESSION
 from curator.drafting.offline.text import sentences
@@ -38,6 +38,7 @@ SUBJECT = 0.4  # subject words shared (Jaccard) for two memories to be about one
 RARE_TERMS = 16  # the rarest words of a memory that find its candidates
 MAX_DF = 48  # a word in more memories than this says nothing about which two are alike
 MAX_CANDIDATES = 24  # per memory, most shared rare words first
+GATE = 0.3  # words shared (whole texts, or titles and descriptions) for a candidate pair to be scored at all
 
 
 @dataclass(frozen=True)
@@ -61,10 +62,17 @@ class Memo:
     words: frozenset
     hash: str = ""  # of the file's bytes: the base of any change proposed to it
     text: str = ""  # the file's text
+    # what the comparisons derive from it, once (a memory meets up to 2 x MAX_CANDIDATES others)
+    derived: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def once(self, key: str, fn):
+        if key not in self.derived:
+            self.derived[key] = fn()
+        return self.derived[key]
 
     @property
     def whole(self) -> str:
-        return unattributed(f"{self.doc.title}\n{self.doc.description}\n{self.doc.body}")
+        return self.once("whole", lambda: unattributed(f"{self.doc.title}\n{self.doc.description}\n{self.doc.body}"))
 
 
 def memo_of(entry, text: str) -> Memo | None:
@@ -114,7 +122,7 @@ def candidates(memos: list[Memo]) -> set[tuple[int, int]]:
     for i, words in enumerate(rare):
         shared: Counter = Counter(j for w in words for j in postings[w] if j != i)
         for j, n in shared.most_common(MAX_CANDIDATES):
-            if n >= 2 or len(words) <= 2:
+            if n >= 2:
                 out.add((min(i, j), max(i, j)))
     return out
 
@@ -138,6 +146,8 @@ def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[
         if not comparable(x, y):
             continue
         old, new = (x, y) if (x.stamp, x.ref) <= (y.stamp, y.ref) else (y, x)
+        if _jaccard(x.words, y.words) < GATE and _jaccard(_subject_words(x), _subject_words(y)) < GATE:
+            continue  # too little in common to say one thing, or to disagree on one: not worth scoring
         sim = score(old, new)
         subject = text_similarity(_subject(old), _subject(new))
         why = disagreement(old, new) if max(subject, sim) >= SUBJECT else None
@@ -150,8 +160,16 @@ def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[
     return sorted(out, key=lambda p: (-p.score, p.a, p.b))
 
 
+def _jaccard(a, b) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def _subject_words(m: Memo) -> set[str]:
+    return m.once("subject_words", lambda: content_words(_subject(m)))
+
+
 def _subject(m: Memo) -> str:
-    return unattributed(f"{m.doc.title}\n{m.doc.description}")
+    return m.once("subject", lambda: unattributed(f"{m.doc.title}\n{m.doc.description}"))
 
 
 # -- disagreement --------------------------------------------------------------
@@ -182,8 +200,14 @@ SAME_STATEMENT = 0.75  # words shared (Jaccard) for two sentences to make one st
 
 
 def statement(sentence: str) -> tuple[frozenset, bool]:
-    """A sentence's content words (without the words that negate it) and whether it is negated."""
-    return frozenset(content_words(sentence) - _POLARITY_WORDS), bool(_NEGATION.search(sentence))
+    """A sentence's content words (without the words that negate it; a verb's -s dropped: "uses" and
+    "does not use" say one thing) and whether it is negated."""
+    words = content_words(sentence) - _POLARITY_WORDS
+    return frozenset(_singular(w) for w in words), bool(_NEGATION.search(sentence))
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word
 
 
 def statements(text: str) -> list[tuple[frozenset, bool, str]]:
@@ -203,9 +227,13 @@ def flipped(a: tuple[frozenset, bool], b: tuple[frozenset, bool]) -> bool:
     return na != nb and bool(wa) and len(wa & wb) / len(wa | wb) >= SAME_STATEMENT
 
 
+def _statements(m: Memo) -> list[tuple[frozenset, bool, str]]:
+    return m.once("statements", lambda: statements(f"{m.doc.title}\n{m.doc.description}\n{m.doc.body}"))
+
+
 def _negation_flip(old: Memo, new: Memo) -> str | None:
-    olds = statements(f"{old.doc.title}\n{old.doc.description}\n{old.doc.body}")
-    for words, negated, s in statements(f"{new.doc.title}\n{new.doc.description}\n{new.doc.body}"):
+    olds = _statements(old)
+    for words, negated, s in _statements(new):
         for owords, onegated, o in olds:
             if flipped((words, negated), (owords, onegated)):
                 return (f"{'denies' if negated else 'asserts'} what the older one "
@@ -217,7 +245,7 @@ def _replaced(old: Memo, new: Memo) -> str | None:
     """The newer says the older's choice was replaced: "instead of X", "no longer X", "replaced X"."""
     choice = content_words(_subject(old)) | identifiers(_subject(old))
     said = content_words(_subject(new))
-    for m in _REPLACED.finditer(unattributed(f"{new.doc.title}\n{new.doc.description}\n{new.doc.body}")):
+    for m in new.once("replaced", lambda: list(_REPLACED.finditer(new.whole))):
         named = m.group(1).strip("`.").lower()
         if named in choice and named not in _replaced_in(old):
             if named in said and not _REPLACED.search(_subject(new)):
@@ -228,7 +256,7 @@ def _replaced(old: Memo, new: Memo) -> str | None:
 
 def _replaced_in(m: Memo) -> set[str]:
     """Words the older memory itself already says were replaced (it is not its choice then)."""
-    return {x.group(1).strip("`.").lower() for x in _REPLACED.finditer(m.whole)}
+    return m.once("replaced_names", lambda: {x.group(1).strip("`.").lower() for x in _REPLACED.finditer(m.whole)})
 
 
 def values(text: str) -> dict[str, set[str]]:
@@ -243,7 +271,7 @@ def values(text: str) -> dict[str, set[str]]:
 
 def _other_value(old: Memo, new: Memo) -> str | None:
     """The same setting, number or version given another value: "Python 3.11" / "Python 3.12"."""
-    return other_value(values(old.whole), values(new.whole))
+    return other_value(old.once("values", lambda: values(old.whole)), new.once("values", lambda: values(new.whole)))
 
 
 def other_value(ov: dict[str, set[str]], nv: dict[str, set[str]]) -> str | None:
@@ -267,14 +295,28 @@ def memos(engine, entries=None) -> list[Memo]:
     for entry in engine.library() if entries is None else entries:
         if "#" in entry.ref or getattr(entry, "broken", "") or getattr(entry, "status", "active") != "active":
             continue
-        try:
-            text = engine.library_entry(entry.ref)["text"]
-        except (LookupError, OSError, ValueError):
-            continue  # gone or unreadable since listed: the next run sees it
-        memo = memo_of(entry, text)
+        text = _text(engine, entry)
+        memo = memo_of(entry, text) if text is not None else None
         if memo is not None:
             out.append(memo)
     return out
+
+
+def _text(engine, entry) -> str | None:
+    """The entry's file's text; None when it is gone or unreadable since listed (the next run sees it).
+    memcurate's files are read straight from the path the index gave (library_entry would parse
+    MEMORY.md once per memory: 10,000 of them took minutes); Claude's through the library, which
+    knows their encodings."""
+    if entry.owner != "claude" and getattr(entry, "path", ""):
+        try:
+            with open(entry.path, encoding="utf-8") as f:
+                return f.read()
+        except (OSError, UnicodeDecodeError):
+            return None
+    try:
+        return engine.library_entry(entry.ref)["text"]
+    except (LookupError, OSError, ValueError):
+        return None
 
 
 def pairs(engine, entries=None) -> list[Pair]:

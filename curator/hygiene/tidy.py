@@ -69,10 +69,17 @@ def merged(members: list[Memo], now: str) -> tuple[memfile.MemoryDoc, list[tuple
         kept: dict[str, str] = {}
         for name, text in older.doc.sections.items():
             lines = []
+            fenced = False
             for line in text.split("\n"):
+                if line.lstrip().startswith(("```", "~~~")) or fenced:  # code is kept as it is
+                    fenced ^= line.lstrip().startswith(("```", "~~~"))
+                    lines.append(line)
+                    continue
                 keep = []
                 for s in sentences(line) or [line]:
                     verdict = _against(s, said, said_values)
+                    if verdict == "same":
+                        continue  # said by both: kept once, the newer's
                     if verdict == "dropped" or (verdict == "reworded" and not name):
                         dropped.append((older.ref, s))
                     elif verdict == "reworded":
@@ -86,19 +93,21 @@ def merged(members: list[Memo], now: str) -> tuple[memfile.MemoryDoc, list[tuple
             kept[name] = "\n".join(lines).strip()
         filtered = replace(older.doc, body=memfile.join_sections({k: v for k, v in kept.items() if k and v}))
         doc = merge_onto(doc, filtered, now)
-    doc = replace(doc, created=min(m.doc.created for m in members if m.doc.created) or doc.created,
+    doc = replace(doc, created=min((m.doc.created for m in members if m.doc.created), default=doc.created),
                   sources=merge_sources(*(m.doc.sources for m in ordered)), updated=now, status="active",
                   tags=list(dict.fromkeys(t for m in ordered for t in m.doc.tags))[: memfile.TAGS_MAX])
     return doc, dropped, reworded
 
 
 def _against(sentence: str, said, said_values) -> str | None:
-    """What the newer text makes of an older sentence: "same" (kept once), "reworded", "dropped"
-    (it says otherwise), or None (new: kept)."""
+    """What the newer text makes of an older sentence: "same" (it says it too: kept once), "reworded"
+    (it says it in other words), "dropped" (it says otherwise), or None (new: kept)."""
     plain = unattributed(sentence).strip()
     words, negated = duplicates.statement(plain)
     if len(words) < 2:
         return None
+    if any(_norm(plain) == _norm(other) for _, _, other in said):
+        return "same"
     if duplicates.other_value(duplicates.values(plain), said_values):
         return "dropped"
     numbers = set(_NUMBER.findall(plain))
@@ -110,6 +119,10 @@ def _against(sentence: str, said, said_values) -> str | None:
             theirs = set(_NUMBER.findall(other))
             return "dropped" if numbers and theirs and numbers != theirs else "reworded"
     return None
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip(".")
 
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*[a-z%]*")
