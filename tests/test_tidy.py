@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from curator.engine import Engine
-from curator.hygiene import tidy as tidy_mod
+from curator.hygiene import merging
 from curator.memory import memfile
 from conftest import memcurate_exe
 from test_anthropic_backend import server  # noqa: F401 (fixture: the local Messages API server)
@@ -182,7 +182,7 @@ def test_groups_join_pairs_transitively():
 
     pairs = [Pair("a", "b", 0.7, "duplicate", ""), Pair("b", "c", 0.7, "duplicate", ""),
              Pair("x", "y", 0.9, "contradiction", ""), Pair("d", "e", 0.8, "duplicate", "")]
-    assert tidy_mod.groups(pairs) == [["a", "b", "c"], ["d", "e"]]
+    assert merging.groups(pairs) == [["a", "b", "c"], ["d", "e"]]
 
 
 # -- drafted by a Claude backend -------------------------------------------------------

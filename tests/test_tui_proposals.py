@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_tui import press, row, run, select, shown, table
+from test_tui import cursor_to_end, open_editor, press, row, run, select, shown, table, type_text
 from test_tui_claude_writes import document, said
 from tui_helpers import engine_factory, tui
 
@@ -74,5 +74,23 @@ def test_r_rejects_a_proposal_with_the_reason_and_writes_nothing(adopted):
         assert (memory / "commits.md").read_text() == TOPIC and (memory / "MEMORY.md").read_text() == MEMORY_MD
         [record] = app.engine.proposals(every=True)
         assert (record["state"], record["decision"]["reason"]) == ("rejected", "keep it Claude's")
+
+    run(app, scenario)
+
+
+def test_e_edits_the_memory_file_the_proposal_writes_and_a_writes_the_edit(adopted):
+    project, memory, pid = adopted
+    app = tui(project, memory)
+
+    async def scenario(pilot):
+        await select(pilot, "proposal")
+        area = await open_editor(pilot)
+        assert area.text.startswith("---\nid: short-commit-messages\n")
+        await cursor_to_end(pilot, area)
+        await type_text(pilot, "Edited by a person.")
+        await press(pilot, "ctrl+s")
+        assert "Edited by a person." in document(app)  # the diff shown is the edited one
+        await press(pilot, "a")
+        assert (memory / "preference" / "short-commit-messages.md").read_text().rstrip().endswith("Edited by a person.")
 
     run(app, scenario)

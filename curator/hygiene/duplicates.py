@@ -21,7 +21,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from curator.categories import CATEGORIES, ONE_PER_SESSION
-from curator.drafting.offline.text import sentences
+from curator.hygiene import merging
+from curator.hygiene import statements as said
+from curator.hygiene.merging import CONTRADICTION, DUPLICATE  # noqa: F401 (a pair's kinds, used here and by callers)
 from curator.memory import memfile
 from curator.memory.front_matter import MemoryFormatError, split_front_matter
 from curator.review.decide import identifiers, unattributed
@@ -31,8 +33,6 @@ from curator.review.verify import similarity as text_similarity
 from curator.util.stamps import content_hash
 from curator.util.textsafe import one_line
 
-DUPLICATE = "duplicate"
-CONTRADICTION = "contradiction"
 DEFAULT_THRESHOLD = 0.6
 SUBJECT = 0.4  # subject words shared (Jaccard) for two memories to be about one thing and able to disagree
 RARE_TERMS = 16  # the rarest words of a memory that find its candidates
@@ -174,68 +174,23 @@ def _subject(m: Memo) -> str:
 
 # -- disagreement --------------------------------------------------------------
 
-_NEGATION = re.compile(r"\b(?:not|never|no longer|don't|do not|doesn't|does not|mustn't|must not|shouldn't|"
-                       r"should not|avoid|stop using|stopped using|cannot|can't|won't|isn't|aren't)\b", re.I)
 _REPLACED = re.compile(r"\b(?:instead of|rather than|in place of|replaced?s?|replacing|no longer (?:use|using)|"
                        r"switched (?:away )?from|migrated (?:away )?from|moved (?:away )?from|dropped|"
                        r"deprecated|superseded)\b\s+(?:the\s+|a\s+|an\s+|by\s+|with\s+)?([`\w][\w./`+-]*)", re.I)
-# A setting and its value: "timeout = 30", "max_retries: 5", "workers is 4", "Python 3.12", "timeout 30s".
-# A bare "word N" is not one ("page 4", "note 6" count or name things), unless N is a version or has a unit.
-_VALUE = re.compile(r"\b([A-Za-z][\w.-]{2,})\b(?:\s*(?:=|:)\s*|\s+(?:is|are|to|of|at)\s+)`?(v?\d+(?:\.\d+)*[a-z%]*)\b`?"
-                    r"|\b([A-Za-z][\w.-]{2,})\s+`?(v?\d+\.\d+(?:\.\d+)*|\d+(?:ms|s|m|h|kb|mb|gb|%))(?![\w.])`?")
-# Words before a number that count things, not settings: two memories counting differently do not disagree.
-_NOT_SETTINGS = frozenset("""turn turns line lines session sessions step steps page item items issue issues pr
-commit commits test tests file files run runs times minute minutes hour hours day days week weeks month months
-year years and the for with from after before about over under than top last first next only""".split())
-
-
 def disagreement(old: Memo, new: Memo) -> str | None:
     """Why `new` contradicts `old` (one line), or None when they do not disagree."""
     return _negation_flip(old, new) or _replaced(old, new) or _other_value(old, new)
 
 
-_POLARITY_WORDS = frozenset({"avoid", "stop", "stopped", "longer", "never", "don't", "doesn't", "cannot", "can't",
-                             "won't"})
-SAME_STATEMENT = 0.75  # words shared (Jaccard) for two sentences to make one statement
-
-
-def statement(sentence: str) -> tuple[frozenset, bool]:
-    """A sentence's content words (without the words that negate it; a verb's -s dropped: "uses" and
-    "does not use" say one thing) and whether it is negated."""
-    words = content_words(sentence) - _POLARITY_WORDS
-    return frozenset(_singular(w) for w in words), bool(_NEGATION.search(sentence))
-
-
-def _singular(word: str) -> str:
-    return word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word
-
-
-def statements(text: str) -> list[tuple[frozenset, bool, str]]:
-    """(words, negated, sentence) of each sentence of `text` that says something (two words or more)."""
-    out = []
-    for part in unattributed(text).split("\n"):
-        for s in sentences(part.strip(" -*#>")):
-            words, negated = statement(s)
-            if len(words) >= 2:
-                out.append((words, negated, s))
-    return out
-
-
-def flipped(a: tuple[frozenset, bool], b: tuple[frozenset, bool]) -> bool:
-    """One statement said by one and denied by the other: "use X" / "do not use X"."""
-    (wa, na), (wb, nb) = a, b
-    return na != nb and bool(wa) and len(wa & wb) / len(wa | wb) >= SAME_STATEMENT
-
-
 def _statements(m: Memo) -> list[tuple[frozenset, bool, str]]:
-    return m.once("statements", lambda: statements(f"{m.doc.title}\n{m.doc.description}\n{m.doc.body}"))
+    return m.once("statements", lambda: said.statements(f"{m.doc.title}\n{m.doc.description}\n{m.doc.body}"))
 
 
 def _negation_flip(old: Memo, new: Memo) -> str | None:
     olds = _statements(old)
     for words, negated, s in _statements(new):
         for owords, onegated, o in olds:
-            if flipped((words, negated), (owords, onegated)):
+            if said.flipped((words, negated), (owords, onegated)):
                 return (f"{'denies' if negated else 'asserts'} what the older one "
                         f"{'asserts' if negated else 'denies'}: {one_line(s, 70)!r} vs {one_line(o, 70)!r}")
     return None
@@ -259,28 +214,10 @@ def _replaced_in(m: Memo) -> set[str]:
     return m.once("replaced_names", lambda: {x.group(1).strip("`.").lower() for x in _REPLACED.finditer(m.whole)})
 
 
-def values(text: str) -> dict[str, set[str]]:
-    """setting -> the values `text` gives it ("timeout = 30", "Python 3.12")."""
-    out: dict[str, set[str]] = defaultdict(set)
-    for match in _VALUE.finditer(text):
-        key = (match.group(1) or match.group(3)).lower()
-        if key not in _NOT_SETTINGS and not key.isdigit():
-            out[key].add((match.group(2) or match.group(4)).lower().lstrip("v"))
-    return out
-
-
 def _other_value(old: Memo, new: Memo) -> str | None:
     """The same setting, number or version given another value: "Python 3.11" / "Python 3.12"."""
-    return other_value(old.once("values", lambda: values(old.whole)), new.once("values", lambda: values(new.whole)))
-
-
-def other_value(ov: dict[str, set[str]], nv: dict[str, set[str]]) -> str | None:
-    """A setting both give a value, with no value in common: why, in one line."""
-    for key in sorted(set(ov) & set(nv)):
-        if not ov[key] & nv[key]:
-            return (f"gives {key} = {', '.join(sorted(nv[key]))} where the older one says "
-                    f"{', '.join(sorted(ov[key]))}")
-    return None
+    return said.other_value(old.once("values", lambda: said.values(old.whole)),
+                             new.once("values", lambda: said.values(new.whole)))
 
 
 # -- over a project ------------------------------------------------------------
@@ -329,15 +266,14 @@ def detect(engine) -> list:
     proposal (merged structurally: the check runs in the background and asks no model). A group tidy
     cannot merge (one of Claude's files with one memory of ours) is a finding that proposes nothing."""
     from curator.hygiene import Finding, fix
-    from curator.hygiene import tidy
 
     comparable_memos = memos(engine)
     found = find_pairs(comparable_memos, threshold_of(engine.cfg))
     notes: list[str] = []
-    proposed = {tuple(sorted(s["refs"])): s for s in tidy.specs(engine, found, comparable_memos, draft=False,
+    proposed = {tuple(sorted(s["refs"])): s for s in merging.specs(engine, found, comparable_memos, draft=False,
                                                                  notes=notes)}
     out = []
-    for group in tidy.groups(found):
+    for group in merging.groups(found):
         spec = proposed.get(tuple(group))
         claude = [r for r in group if r.startswith("claude/")]
         message = f"{len(group)} memories say the same: {', '.join(group)}"
