@@ -18,14 +18,11 @@ a kind is greyed out and says why (NOT_FOR).
 from __future__ import annotations
 
 import os
-import shlex
-import subprocess
-import tempfile
 import threading
 from collections.abc import Callable
 
 from textual import work
-from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Header
@@ -39,7 +36,9 @@ from curator.util.textsafe import one_line
 
 from .dialogs import (ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog, RuleEdit,
                       RuleEditScreen)
+from .external_editor import edit_externally
 from .footer import TidyFooter
+from .library import LibraryChanged, LibraryScreen
 from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribed, ItemsLoaded, PipelineEvent,
                        StagingChanged)
 from .panels import BudgetsView, DocumentView, DraftingLine, GraduationView, IssuesView, ProgressView, rule_issues
@@ -60,6 +59,7 @@ REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
     ("change_action", "c", "Action", "Change the action: create / update / noop"),
     ("retry_memory", "x", "Retry", "Retry a failed category"),
     ("filter_queue", "slash", "Filter", "Filter the queue by category or severity"),
+    ("open_library", "l", "Library", "Browse, search and tend every saved memory"),
     ("show_help", "question_mark", "Help", "Show every key"),
     ("quit", "q", "Quit", "Quit"),
 ]
@@ -405,6 +405,9 @@ class MemcurateApp(App):
             self._request_load(tids)
         if message.memory:
             self._load_budgets(_archiving(self.selected()))
+            for screen in self.screen_stack:
+                if isinstance(screen, LibraryScreen):
+                    screen.post_message(LibraryChanged())
 
     @work(thread=True, group="pipeline")
     def _pipeline(self) -> None:
@@ -476,6 +479,8 @@ class MemcurateApp(App):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Grey out (None) what does not apply to the selection."""
+        if isinstance(self.screen, LibraryScreen):  # it has its own keys: the queue's wait behind it
+            return action == "quit" if action in ACTION_NAMES else True
         if action not in ACTION_NAMES or action in ("filter_queue", "show_help", "quit"):
             return True
         if action == "approve_clean":
@@ -590,30 +595,8 @@ class MemcurateApp(App):
     def action_edit_external(self) -> None:
         if not (item := self._applicable("edit_external", reviewed=True)):
             return
-        editor = self.editor or os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        fd, path = tempfile.mkstemp(prefix="memcurate-", suffix=".md")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(self.review["text"])
-            with self.suspend():
-                code = subprocess.call([*shlex.split(editor), path])
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except SuspendNotSupported:  # no terminal to hand over (Textual Web, a headless driver)
-            self.notify("cannot hand the terminal to an editor here: press e to edit in the app",
-                        severity="error", markup=False)
-            return
-        except (OSError, ValueError) as e:  # not found, $EDITOR with an unclosed quote, text not UTF-8
-            self.notify(f"could not run {editor}: {e}", severity="error", markup=False)
-            return
-        finally:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-        if code != 0:
-            self.notify(f"{editor} exited with {code}: nothing changed", severity="warning", markup=False)
-        elif text != self.review["text"]:
+        text = edit_externally(self, self.review["text"], self.editor)
+        if text is not None and text != self.review["text"]:
             self._run_review("edit", item, text=text)
 
     def action_change_action(self) -> None:
@@ -649,6 +632,10 @@ class MemcurateApp(App):
                 self._show_queue()
 
         self.push_screen(FilterDialog(" ".join(self.filter_words)), done)
+
+    def action_open_library(self) -> None:
+        # Back from it, the queue is read again: an adopt or a tidy there stages proposals for review here.
+        self.push_screen(LibraryScreen(self.engine, now=self.now), lambda _: self._request_load(None))
 
     def action_show_help(self) -> None:
         rows = [(_key_display(keys), desc) for _, keys, _, desc in REVIEW_ACTIONS]

@@ -1,0 +1,60 @@
+"""MEMORY.md as Claude Code loads it (curator/memory/memory_md/loading.LoadView), drawn: every line
+numbered, a rule where loading stops, what falls past it dimmed and marked "not loaded", and each of
+memcurate's sections headed with its entries against its budget. The file's text is data (escaped)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from curator.util.textsafe import clean as display
+
+CLAUDE = "claude"
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024:.1f} KB" if n >= 1024 else f"{n} B"
+
+
+def summary(view) -> Text:
+    limit = f"the first {view.max_lines} lines / {_size(view.max_bytes)}"
+    head = Text.assemble(("MEMORY.md", "bold"),
+                         f": {view.total_lines} lines, {_size(view.total_bytes)} — Claude Code loads {limit}: ")
+    past = len(view.past_cut())
+    if past:
+        head.append(f"{past} line{'' if past == 1 else 's'} not loaded (from line {view.cut})", style="bold red")
+    else:
+        head.append("every line is loaded", style="green")
+    return head
+
+
+def render_load_view(view) -> Text:
+    out = summary(view)
+    out.append("\n")
+    if view.error:
+        out.append(f"memcurate's sections cannot be told apart: {display(view.error)}\n", style="yellow")
+    if not view.lines:
+        out.append("MEMORY.md is empty or missing.\n", style="dim")
+    headed: set[str] = set()
+    width = max(3, len(str(len(view.lines))))
+    for line in view.lines:
+        if line.number == view.cut:
+            out.append(f"{'─' * 8} Claude Code stops loading here: {view.max_lines} lines / "
+                       f"{_size(view.max_bytes)} {'─' * 8}\n", style="bold red")
+        gutter = f"{line.number:>{width}} " + ("│ " if line.loaded else "✗ ")
+        out.append(gutter, style="dim" if line.loaded else "red")
+        text = display(line.text)
+        style = "" if line.owner == CLAUDE else "cyan"
+        if not line.loaded:
+            style = "dim"
+        out.append(text, style=style)
+        section = view.sections.get(line.owner) if line.owner != CLAUDE else None
+        if section is not None and line.owner not in headed and text.startswith("#"):
+            headed.add(line.owner)  # the section's heading: its entries against its budget
+            used, budget = section.get("used", 0), section.get("budget", 0)
+            out.append(f"  {used}/{budget}", style="bold red" if budget and used > budget else "bold green")
+            if section.get("loaded", used) < used:
+                out.append(f" ({used - section['loaded']} not loaded)", style="red")
+        if not line.loaded:
+            out.append("  not loaded", style="italic red")
+        out.append("\n")
+    return out
