@@ -146,6 +146,17 @@ def test_archive_moves_the_line_to_the_archive_and_keeps_the_file(engine):
     assert done.trash == []
 
 
+def test_archive_line_moves_only_the_line_and_the_memory_stays_active(engine):
+    save(engine, doc())
+    path = root(engine) / "decision" / "use-jwt-for-api-auth.md"
+    before = path.read_bytes()
+    done = engine.apply_changes([{"op": "archive_line", "ref": "decision/use-jwt-for-api-auth"}])
+    assert path.read_bytes() == before  # not retired: only MEMORY.md had no room for it
+    assert "use-jwt-for-api-auth" not in md(engine)
+    assert [e.id for e in memory_md.read_archive(engine.root, "decision")] == ["use-jwt-for-api-auth"]
+    assert set(done.written) == {"MEMORY.md", "archive/decision.md"}
+
+
 def test_delete_removes_file_and_line_and_keeps_a_trash_copy(engine):
     h = save(engine, doc())
     data = (root(engine) / "decision" / "use-jwt-for-api-auth.md").read_bytes()
@@ -211,7 +222,8 @@ def test_drop_line_removes_exactly_that_line_and_every_copy_of_it_byte_for_byte(
     text = CLAUDE_MD + "\r\n\r\n" + with_ours.replace("\n", "\r\n")
     (root(engine) / "MEMORY.md").write_bytes(text.encode())
     line = "- The build uses make, not npm"
-    engine.apply_changes([{"op": "drop_line", "ref": line_ref(line), "base_hash": line_hash(line)}])
+    done = engine.apply_changes([{"op": "drop_line", "ref": line_ref(line), "base_hash": line_hash(line)}])
+    assert [Path(p).read_bytes() for p in done.trash] == [text.encode()]  # Claude's lines are never lost
     expected = text.replace("- The build uses make, not npm  \r\n", "").replace(
         "- The build uses make, not npm\r\n", "")
     assert (root(engine) / "MEMORY.md").read_bytes() == expected.encode()

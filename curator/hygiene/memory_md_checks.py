@@ -82,7 +82,8 @@ def over_limit(engine, text: str, view: LoadView) -> list[Finding]:
                 base = _file_hash(os.path.join(engine.root, e.path))
                 if base is not None:
                     refs.append(f"{cat}/{e.id}")
-                    ops.append({"op": "archive", "ref": f"{cat}/{e.id}", "base_hash": base})
+                    # only the line moves: the memory stays active (as a section over its budget does)
+                    ops.append({"op": "archive_line", "ref": f"{cat}/{e.id}"})
         still = load_view(shrunk.text, view.max_lines, view.max_bytes) if shrunk.over_limit else None
         if still is not None:
             # Only the person can trim Claude's own lines: proposed, never done.
@@ -95,11 +96,12 @@ def over_limit(engine, text: str, view: LoadView) -> list[Finding]:
     kind = "unlink" if any(op["op"] == "drop_line" for op in ops) else "archive"
     finding_fix = None
     if ops:
-        archived = sum(op["op"] == "archive" for op in ops)
+        archived = sum(op["op"] == "archive_line" for op in ops)
         dropped = len(ops) - archived
         said = []
         if archived:
-            said.append(f"archive the {archived} oldest of memcurate's entries")
+            said.append(f"move the {archived} oldest of memcurate's MEMORY.md lines to its archive files "
+                        "(the memories stay)")
         if dropped:
             said.append(f"remove {dropped} of Claude's own lines past the cut (only you can decide that)")
         finding_fix = fix(kind, f"Bring MEMORY.md within {limits}",

@@ -12,6 +12,9 @@ A change set is a list of ops, plain dicts (JSON-storable: a proposal keeps them
     {"op": "drop_line", "ref", "base_hash"}      a line of Claude's removed from MEMORY.md (every copy of
                                                  it), and nothing else
     {"op": "add_line", "ref"}                    a memcurate memory's MEMORY.md line added or updated
+    {"op": "archive_line", "ref"}                a memcurate memory's MEMORY.md line moved to its archive
+                                                 file, the memory itself left active (what a section over
+                                                 its budget does: room in MEMORY.md, nothing retired)
 
 `plan` reads and checks everything and says what each file would become (MEMORY.md and the archive
 files included), with a unified diff and a fingerprint of the result; it writes nothing. An op whose
@@ -40,7 +43,8 @@ from curator.memory.memory_md.archive import archive_add, archive_drop, archive_
 from curator.util.paths import ARCHIVE_DIR, is_inside
 from curator.util.stamps import content_hash
 
-OPS = ("write", "archive", "delete", "drop_line", "add_line")
+OPS = ("write", "archive", "delete", "drop_line", "add_line", "archive_line")
+_LINE_OPS = ("add_line", "archive_line")  # MEMORY.md only: no base hash, the file is not written
 CLAUDE_ARCHIVE = f"{ARCHIVE_DIR}/{CLAUDE}"  # where Claude's archived topic files go, under the memory root
 
 
@@ -158,7 +162,7 @@ def _plan_op(st: _State, op) -> None:
     kind, ref = op["op"], op.get("ref")
     owner, category, rest = parse_ref(ref)
     base = op.get("base_hash")
-    if kind != "add_line" and base is not None and not isinstance(base, str):
+    if kind not in _LINE_OPS and base is not None and not isinstance(base, str):
         raise ValueError(f"{ref}: base_hash must be a hash or null")
     if owner == CLAUDE and rest.startswith(MEMORY_MD + "#"):
         if kind in ("drop_line", "delete"):
@@ -209,10 +213,11 @@ def _plan_memory(st: _State, kind: str, ref: str, category: str, id: str, base, 
     path = engine.store.path_for(category, id)  # UnsafePathError (a ValueError): a link leading outside
     where = engine.store.relpath(path).replace(os.sep, "/")
     current = st.read(where)
-    if kind == "add_line":  # an archived memory's line is kept in its archive file
+    if kind in _LINE_OPS:  # an archived memory's line is kept in its archive file
         doc = _doc(current, where, ref)
         line = memory_md.IndexLine.from_doc(doc)
-        st.work.md_changes.append(("archive" if doc.status == "archived" else "upsert", line))
+        archived = kind == "archive_line" or doc.status == "archived"
+        st.work.md_changes.append(("archive" if archived else "upsert", line))
         return
     if kind == "write":
         _plan_memory_write(st, ref, category, id, where, base, current, op.get("text"))
@@ -302,8 +307,8 @@ def _claude_where(st: _State, ref: str, where: str) -> str:
 def _plan_claude_file(st: _State, kind: str, ref: str, where: str, base, op: dict) -> None:
     from curator.capture.redact import find_secrets
 
-    if kind == "add_line":
-        raise ValueError(f"{ref}: add_line takes a memcurate memory; a file of Claude's is adopted first")
+    if kind in _LINE_OPS:
+        raise ValueError(f"{ref}: {kind} takes a memcurate memory; a file of Claude's is adopted first")
     path = _claude_where(st, ref, where)
     current = st.read(where)
     if not _check_base(st, where, base, current, ref):
@@ -374,6 +379,8 @@ def _plan_memory_md(st: _State) -> list[str]:
                 new = archive_drop(new, cat, p.unarchive[cat])
             if new != atext:
                 st.put(awhere, new.encode("utf-8"))
+    if w.drops:  # Claude's own bytes: the file as it was is kept in the trash before a line of it goes
+        st.work.copies.append(("trash", MEMORY_MD, st.path(MEMORY_MD), st.read(MEMORY_MD), None))
     for ref, base in w.drops:
         try:
             text = drop_line(text, ref, base)
