@@ -6,6 +6,11 @@ here change state. Each long-running job has its own worker group: `watch`
 `pipeline` (drafting unclaimed triages), `selection` (the selected row's
 document and archive preview), `budgets`, `review` (the person's actions).
 
+The first frame comes before the engine: `engine` builds it in a worker once the
+screen is painted (its config, SQLite index and imports are most of a start), and
+EngineReady starts everything else. Until then the queue says "loading…" and the
+review keys are greyed out ("starting"); tests await `app.ready()`.
+
 Two other kinds of rows sit beside the triages' memories, each under its own key
 (widgets/queue.py GROUPS): Claude's own memory writes held for review (`memcurate
 hook --review-auto-memory`, category `claude`, key `claude/`) and rule-graduation
@@ -21,8 +26,10 @@ import os
 import shlex
 import subprocess
 import tempfile
+import asyncio
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
@@ -33,22 +40,26 @@ from textual.worker import get_current_worker
 
 from curator.candidates import staging, usage
 from curator.candidates.queue import Item, Outcome
-from curator.engine import Engine
 from curator.util.locks import LockBusy
 from curator.util.textsafe import one_line
 
 from .dialogs import (ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog, RuleEdit,
                       RuleEditScreen)
 from .footer import TidyFooter
-from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribed, ItemsLoaded, PipelineEvent,
-                       StagingChanged)
+from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribed, EngineReady, ItemsLoaded,
+                       PipelineEvent, StagingChanged)
 from .panels import BudgetsView, DocumentView, DraftingLine, GraduationView, IssuesView, ProgressView, rule_issues
 from .queue import (CLAUDE, CLAUDE_WRITES, GROUPS, ROW_KINDS, RULE, RULES, QueueTable, group_of, is_claude, is_memory,
                     kind_item, matches, sort_key)
 
+if TYPE_CHECKING:
+    from curator.engine import Engine
+
 WAITING = frozenset(("triaged", *staging.IN_FLIGHT))  # states the pipeline has work in
 STALE = ("stale",)  # what the detail panels show when it must be read again, whatever is selected
 SELECT_SETTLE = 0.03  # seconds the cursor rests on a row before its document is read
+LOADING = "loading…"  # the queue's title until the engine is up and the first load is shown
+STARTING = "starting: the keys work once the queue has loaded"  # why a key is greyed out before the engine
 
 # (action, keys, description) for the keys the issue fixes, in help order
 REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
@@ -103,13 +114,19 @@ class MemcurateApp(App):
 
     def __init__(self, engine_factory: Callable[[], Engine], *, watch: bool = True, run_pipeline: bool = True,
                  clock: Callable[[], float] | None = None, editor: str | None = None,
-                 subtitle: str | None = None, drafting: Callable[[], dict] | None = None) -> None:
+                 subtitle: str | None = None, drafting: Callable[[], dict] | None = None,
+                 project: str | None = None) -> None:
         super().__init__()
         self.subtitle = subtitle
+        self.project = project  # the header's until the engine names it
         self.engine_factory = engine_factory
-        self.engine = engine_factory()  # the person's actions and reads; the pipeline has its own
-        self.board = self.engine.board()
-        self.describe_drafting = drafting or self.engine.drafting_status  # tests pass a fixed one
+        # The person's actions and reads (the pipeline has its own): built by the `engine` worker after
+        # the first frame; None until EngineReady.
+        self.engine: Engine | None = None
+        self.board = None
+        self._drafting = drafting  # tests pass a fixed one; else the engine's drafting_status
+        self.describe_drafting: Callable[[], dict] | None = None
+        self._engine_up = asyncio.Event()  # set once the engine is up and its first load asked for
         self.watch_enabled, self.pipeline_enabled = watch, run_pipeline
         self.clock = clock
         self.editor = editor
@@ -126,7 +143,7 @@ class MemcurateApp(App):
         self._issues_shown: tuple | None = None
         self._progress_shown: tuple | None = None
         self._enabled_actions: tuple | None = None
-        self._dirty: set[str] | None = set()  # triages to read again (None: all)
+        self._dirty: set[str] | None = None  # triages to read again (None: all; the first load is due)
         self._loading = False
         self._stop = threading.Event()
         self._work = threading.Event()  # the pipeline has something to look at
@@ -150,14 +167,46 @@ class MemcurateApp(App):
         yield TidyFooter()
 
     def on_mount(self) -> None:
-        self.sub_title = self.subtitle if self.subtitle is not None else self.engine.project
-        self.query_one(QueueTable).focus()
+        self.sub_title = self.subtitle if self.subtitle is not None else (self.project or "")
+        queue = self.query_one(QueueTable)
+        queue.focus()
+        queue.border_title = LOADING
+        self.call_after_refresh(self._start_engine)  # once the first frame is on the screen
+
+    @work(thread=True, group="engine")
+    def _start_engine(self) -> None:
+        try:
+            engine = self.engine_factory()
+            board = engine.board()
+        except Exception as e:  # a bad config, an unreadable data dir: said, and the app leaves
+            self.post_message(EngineReady(None, None, str(e) or e.__class__.__name__))
+            return
+        self.post_message(EngineReady(engine, board))
+
+    def on_engine_ready(self, message: EngineReady) -> None:
+        if message.engine is None:
+            from rich.text import Text  # not markup: the error may hold brackets
+
+            self.exit(return_code=1, message=Text(f"memcurate: cannot start: {message.error}"))
+            return
+        self.engine, self.board = message.engine, message.board
+        self.describe_drafting = self._drafting or self.engine.drafting_status
+        if self.subtitle is None:
+            self.sub_title = self.engine.project
         self._request_load(None)
         self._describe_drafting()
         if self.watch_enabled:
             self._watch()
         if self.pipeline_enabled:
             self._pipeline()  # the first load wakes it when a triage waits for drafting (on_items_loaded)
+        self.refresh_bindings()
+        self._engine_up.set()
+
+    async def ready(self) -> Engine | None:
+        """Await the engine (tests: what a person can do once the queue has loaded needs it); None when it
+        could not be built (the app is leaving)."""
+        await self._engine_up.wait()
+        return self.engine
 
     def on_unmount(self) -> None:
         self._stop.set()
@@ -175,7 +224,7 @@ class MemcurateApp(App):
             self._dirty = None
         else:
             self._dirty |= tids
-        if not self._loading:
+        if not self._loading and self.engine is not None:  # EngineReady asks for the first load
             tids, self._dirty = self._dirty, set()
             self._loading = True
             self._load(tids)
@@ -462,7 +511,11 @@ class MemcurateApp(App):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Grey out (None) what does not apply to the selection."""
-        if action not in ACTION_NAMES or action in ("filter_queue", "show_help", "quit"):
+        if action not in ACTION_NAMES or action in ("show_help", "quit"):
+            return True
+        if self.engine is None:
+            return None  # starting (why_not says so)
+        if action == "filter_queue":
             return True
         if action == "approve_clean":
             return True if self.clean_items() else None
@@ -483,6 +536,8 @@ class MemcurateApp(App):
     def why_not(self, action: str, item: Item | None) -> str | None:
         """Why `action` does not apply to `item` because of its kind (NOT_FOR), or for a rule because its
         file cannot be written (its plan's error, once read); None when nothing of that stops it."""
+        if self.engine is None and action not in ("show_help", "quit"):
+            return STARTING
         if item is None:
             return None
         why = NOT_FOR.get(item.category, {}).get(action)
@@ -765,12 +820,19 @@ def make_app(project, *, engine_factory: Callable[[], Engine] | None = None, wat
     """The app for one project. Tests pass an engine factory (a tmp project, a fake drafter),
     `watch=False`, `run_pipeline=False`, a fixed `clock`, `subtitle` and `drafting` (what the
     backend line says, else Engine.drafting_status) for deterministic screens."""
-    factory = engine_factory or (lambda: Engine(project))
+    factory = engine_factory or (lambda: _engine(project))
     return MemcurateApp(factory, watch=watch, run_pipeline=run_pipeline, clock=clock, editor=editor,
-                        subtitle=subtitle, drafting=drafting)
+                        subtitle=subtitle, drafting=drafting, project=os.fspath(project))
+
+
+def _engine(project) -> Engine:
+    from curator.engine import Engine  # in the engine worker, after the first frame
+
+    return Engine(project)
 
 
 def run(project) -> int:
-    make_app(project).run()
-    return 0
+    app = make_app(project)
+    app.run()
+    return app.return_code or 0
 
