@@ -31,8 +31,12 @@ checkout.
             a held j (30 repeats at 30/s), and the load of the 2,004 items.
   start     the real `memcurate --project DIR` process in a pseudo-terminal
             (160x45, TERM=xterm-256color): from spawn to the end of the first
-            frame that shows the queue ("Pending N"), next to a bare
-            `python -c pass` in the same terminal. Target: median <= 1 s.
+            frame that shows the queue's title (the app's first paint: "loading…"
+            while the engine comes up), then to the first frame whose title counts
+            the rows ("Pending N"), next to a bare `python -c pass` in the same
+            terminal. Target: first paint, demo project, median <= 300 ms.
+
+    python bench/tui_bench.py --only start --start-runs 10   # the start alone: about 1 minute
 
 Medians, p90 and min..max; figures in bench/results/tui.json.
 """

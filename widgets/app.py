@@ -43,8 +43,6 @@ from curator.candidates.queue import Item, Outcome
 from curator.util.locks import LockBusy
 from curator.util.textsafe import one_line
 
-from .dialogs import (ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog, RuleEdit,
-                      RuleEditScreen)
 from .footer import TidyFooter
 from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribed, EngineReady, ItemsLoaded,
                        PipelineEvent, StagingChanged)
@@ -54,6 +52,8 @@ from .queue import (CLAUDE, CLAUDE_WRITES, GROUPS, ROW_KINDS, RULE, RULES, Queue
 
 if TYPE_CHECKING:
     from curator.engine import Engine
+# The dialogs (.dialogs) are imported where a key opens one: their widgets (TextArea, Input, OptionList) are
+# a tenth of the imports before the first frame.
 
 WAITING = frozenset(("triaged", *staging.IN_FLIGHT))  # states the pipeline has work in
 STALE = ("stale",)  # what the detail panels show when it must be read again, whatever is selected
@@ -77,6 +77,7 @@ REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
 
 
 ACTION_NAMES = frozenset(action for action, *_ in REVIEW_ACTIONS)
+STARTING_GREYED = ACTION_NAMES - {"show_help", "quit"}  # until EngineReady: help and quit work from the first frame
 KEY_ACTIONS = {keys: action for action, keys, *_ in REVIEW_ACTIONS}
 # What a person is told on pressing a key that does not apply to a write of Claude's own: approving writes
 # exactly what Claude wrote, so there is nothing to edit, no action to choose and no draft to retry.
@@ -184,6 +185,7 @@ class MemcurateApp(App):
         self.post_message(EngineReady(engine, board))
 
     def on_engine_ready(self, message: EngineReady) -> None:
+        self._engine_up.set()  # its handlers run before an awaiting test resumes
         if message.engine is None:
             from rich.text import Text  # not markup: the error may hold brackets
 
@@ -200,7 +202,6 @@ class MemcurateApp(App):
         if self.pipeline_enabled:
             self._pipeline()  # the first load wakes it when a triage waits for drafting (on_items_loaded)
         self.refresh_bindings()
-        self._engine_up.set()
 
     async def ready(self) -> Engine | None:
         """Await the engine (tests: what a person can do once the queue has loaded needs it); None when it
@@ -511,11 +512,9 @@ class MemcurateApp(App):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Grey out (None) what does not apply to the selection."""
-        if action not in ACTION_NAMES or action in ("show_help", "quit"):
-            return True
-        if self.engine is None:
+        if self.engine is None and action in STARTING_GREYED:
             return None  # starting (why_not says so)
-        if action == "filter_queue":
+        if action not in ACTION_NAMES or action in ("filter_queue", "show_help", "quit"):
             return True
         if action == "approve_clean":
             return True if self.clean_items() else None
@@ -536,7 +535,7 @@ class MemcurateApp(App):
     def why_not(self, action: str, item: Item | None) -> str | None:
         """Why `action` does not apply to `item` because of its kind (NOT_FOR), or for a rule because its
         file cannot be written (its plan's error, once read); None when nothing of that stops it."""
-        if self.engine is None and action not in ("show_help", "quit"):
+        if self.engine is None and action in STARTING_GREYED:
             return STARTING
         if item is None:
             return None
@@ -584,6 +583,8 @@ class MemcurateApp(App):
             self._run_review("approve", item)
 
     def action_reject_memory(self) -> None:
+        from .dialogs import ReasonDialog
+
         if not (item := self._applicable("reject_memory")):
             return
 
@@ -595,6 +596,8 @@ class MemcurateApp(App):
         self.push_screen(ReasonDialog(f"{what} “{item.title or item.tid}”"), done)
 
     def action_edit_memory(self) -> None:
+        from .dialogs import EditorScreen
+
         if not (item := self._applicable("edit_memory", reviewed=True)):
             return
         if item.category == RULE:
@@ -610,6 +613,8 @@ class MemcurateApp(App):
     def _edit_rule(self, item: Item) -> None:
         """The rule edit dialog: its save (in the dialog's worker) is Engine.edit_rule, which refuses an
         invalid edit with the reason; the dialog closes once it is saved."""
+        from .dialogs import RuleEdit, RuleEditScreen
+
         key, view = item.tid, self.review
 
         def save(edit: RuleEdit) -> None:
@@ -653,6 +658,8 @@ class MemcurateApp(App):
             self._run_review("edit", item, text=text)
 
     def action_change_action(self) -> None:
+        from .dialogs import ActionDialog
+
         if not (item := self._applicable("change_action")):
             return
 
@@ -667,6 +674,8 @@ class MemcurateApp(App):
             self._run_review("retry", item)
 
     def action_approve_clean(self) -> None:
+        from .dialogs import ConfirmDialog
+
         clean = self.clean_items()
         if not clean:
             return
@@ -679,6 +688,8 @@ class MemcurateApp(App):
                                        "with no issues at all?"), done)
 
     def action_filter_queue(self) -> None:
+        from .dialogs import FilterDialog
+
         def done(value: str | None) -> None:
             if value is not None:
                 self.filter_words = value.lower().split()
@@ -687,6 +698,8 @@ class MemcurateApp(App):
         self.push_screen(FilterDialog(" ".join(self.filter_words)), done)
 
     def action_show_help(self) -> None:
+        from .dialogs import HelpScreen
+
         rows = [(_key_display(keys), desc) for _, keys, _, desc in REVIEW_ACTIONS]
         rows += [("↑ ↓ j k", "Move in the queue"), ("ctrl+p", "Command palette")]
         self.push_screen(HelpScreen(rows, HELP_NOTES))
