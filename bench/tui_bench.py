@@ -205,6 +205,7 @@ def bench_app_class():
             self.marks: dict[str, float] = {}  # first time of each event since the bench reset it
 
         def post_display_hook(self) -> None:  # textual: "called immediately after a display is done"
+            super().post_display_hook()  # the app's own: its first frame starts the engine
             t = now()
             self.frames += 1
             self.last_activity = t

@@ -126,3 +126,25 @@ def test_the_start_path_imports_nothing_only_the_engine_needs():
             f"print(json.dumps([m for m in {later!r} if m in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert json.loads(out.stdout) == []
+
+
+def test_collection_left_off_for_the_start_is_back_on_after_the_first_frame(project, tmp_path):
+    """`memcurate` turns the garbage collector off while it starts (cli._review); the app turns it on again
+    once its first frame is written, or cycles would pile up for as long as the app runs."""
+    import gc
+
+    drafted_demo(project, tmp_path / "memory")
+    app = app_over(project, engine_factory(project, tmp_path / "memory"))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await app.ready()
+            await settle(pilot)
+            assert gc.isenabled()
+
+    gc.disable()
+    try:
+        asyncio.run(scenario())
+    finally:
+        gc.enable()
+        gc.unfreeze()  # the app froze what the test process held: hand it back to the collector

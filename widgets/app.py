@@ -22,11 +22,12 @@ a kind is greyed out and says why (NOT_FOR).
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import os
 import shlex
 import subprocess
 import tempfile
-import asyncio
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -128,6 +129,7 @@ class MemcurateApp(App):
         self._drafting = drafting  # tests pass a fixed one; else the engine's drafting_status
         self.describe_drafting: Callable[[], dict] | None = None
         self._engine_up = asyncio.Event()  # set once the engine is up and its first load asked for
+        self._first_frame = True  # until the first frame is written (post_display_hook)
         self.watch_enabled, self.pipeline_enabled = watch, run_pipeline
         self.clock = clock
         self.editor = editor
@@ -172,7 +174,15 @@ class MemcurateApp(App):
         queue = self.query_one(QueueTable)
         queue.focus()
         queue.border_title = LOADING
-        self.call_after_refresh(self._start_engine)  # once the first frame is on the screen
+
+    def post_display_hook(self) -> None:
+        """After each frame written (textual): the first one starts the engine."""
+        if self._first_frame:
+            self._first_frame = False
+            if not gc.isenabled():  # cli._review turned collection off for the start
+                gc.freeze()  # what the start built lives as long as the process: never walked again
+                gc.enable()
+            self._start_engine()
 
     @work(thread=True, group="engine")
     def _start_engine(self) -> None:
@@ -201,7 +211,6 @@ class MemcurateApp(App):
             self._watch()
         if self.pipeline_enabled:
             self._pipeline()  # the first load wakes it when a triage waits for drafting (on_items_loaded)
-        self.refresh_bindings()
 
     async def ready(self) -> Engine | None:
         """Await the engine (tests: what a person can do once the queue has loaded needs it); None when it
