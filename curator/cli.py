@@ -65,12 +65,15 @@ def _main(argv: list[str]) -> int:
     p_demo = sub.add_parser("demo", help="a throwaway project seeded from the bundled demo session")
     p_demo.add_argument("--auto-approve", action="store_true", default=argparse.SUPPRESS,
                         help="run headless instead of opening the TUI")
+    p_check = sub.add_parser("check", help="hygiene: stale, duplicate, secret, past the load limit; stages proposals")
+    p_check.add_argument("--quiet", action="store_true", help="print nothing (stage the proposals only)")
+    p_tidy = sub.add_parser("tidy", help="stage merge proposals for near-duplicate and contradicting memories")
     review = _review_parsers(sub)
     # The common options are accepted after the subcommand too: `memcurate triage --project DIR --json`.
-    for p in (p_triage, p_status, p_install, p_uninstall, *review):
+    for p in (p_triage, p_status, p_install, p_uninstall, p_check, p_tidy, *review):
         p.add_argument("--project", metavar="DIR", default=argparse.SUPPRESS, help="project folder")
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
-    for p in (p_triage, p_status, p_demo, p_install, p_uninstall, *review):
+    for p in (p_triage, p_status, p_demo, p_install, p_uninstall, p_check, p_tidy, *review):
         p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document")
 
     args = parser.parse_args(argv)
@@ -87,6 +90,14 @@ def _main(argv: list[str]) -> int:
             from curator import review_commands
 
             return getattr(review_commands, {"list": "list_items"}.get(args.command, args.command))(args)
+        if args.command == "check":
+            from curator.check_command import check
+
+            return check(args)
+        if args.command == "tidy":
+            from curator.tidy_command import tidy
+
+            return tidy(args)
         if args.command in ("install", "uninstall"):
             return commands.install(args)
         if args.command == "demo":

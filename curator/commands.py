@@ -87,7 +87,8 @@ def status(args) -> int:
     project = project_dir(args)
     data = data_dir(project, create=False)
     doc = {"project": project, "data_dir": data, **staging.counts(data), "usage": usage.totals(data),
-           "drafts": _drafts(data), "claude_writes": _claude_writes(data), "rules": _rules(data)}
+           "drafts": _drafts(data), "claude_writes": _claude_writes(data), "rules": _rules(data),
+           "proposals": _proposals(data)}
     try:
         cfg = config.load(project, data if os.path.isdir(data) else None)
         location = resolve_memory_root(project, cfg, data)
@@ -138,6 +139,10 @@ def status(args) -> int:
         print(f"Claude's memory writes  {cw['pending']} pending review (claude/<id>), {cw['saved']} saved, "
               f"{cw['rejected']} rejected" + (f", {cw['unreadable']} unreadable" if cw["unreadable"] else ""))
     _print_rules(doc["rules"])
+    pr = doc["proposals"]
+    if any(pr.values()):
+        print(f"proposals    {pr['pending']} pending review (proposal/<id>), {pr['approved']} approved, "
+              f"{pr['rejected']} rejected" + (f", {pr['damaged']} unreadable" if pr["damaged"] else ""))
     print(f"model use    {usage.describe(doc['usage']['overall'])}")
     md = doc.get("memory_md")
     if md:
@@ -159,6 +164,13 @@ def _claude_writes(data: str) -> dict:
     for record in good:
         counts[record["state"]] = counts.get(record["state"], 0) + 1
     return {**counts, "unreadable": len(bad)}
+
+
+def _proposals(data: str) -> dict:
+    """Proposals of changes to existing memories, by state (and how many cannot be read)."""
+    from curator.proposals import store
+
+    return store.counts(data)
 
 
 def _rules(data: str) -> dict:

@@ -116,6 +116,9 @@ def _semantic_checks(cfg: dict, where: str) -> None:
     if not 0 <= cfg["auto_approve"]["min_confidence"] <= 1:
         raise ConfigError(f"{where}: auto_approve.min_confidence: expected a number from 0 to 1, "
                           f"found {cfg['auto_approve']['min_confidence']}")
+    if not 0 < cfg["hygiene"]["duplicate_threshold"] <= 1:
+        raise ConfigError(f"{where}: hygiene.duplicate_threshold: expected a number above 0, at most 1, "
+                          f"found {cfg['hygiene']['duplicate_threshold']}")
     if cfg["hooks"]["review_max_bytes"] < 1024:
         raise ConfigError(f"{where}: hooks.review_max_bytes: expected at least 1024, "
                           f"found {cfg['hooks']['review_max_bytes']}")

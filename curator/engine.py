@@ -239,6 +239,150 @@ class Engine:
 
         return rule_actions.draft_all(self)
 
+    # -- hygiene: what is wrong with the memory already saved (curator/hygiene) ------------
+
+    def check(self, stage: bool = True, summary: dict | None = None) -> list:
+        """Every hygiene finding (most severe first), each staged as a proposal when `stage`; nothing
+        under the memory root changes. Cached for `flags`."""
+        from curator.hygiene import check
+
+        return check.run(self, stage=stage, summary=summary)
+
+    def tidy(self, notes: list | None = None) -> list[str]:
+        """Stage a merge proposal per group of near-duplicate memories and an archive proposal per
+        contradicted one; the ids staged now (none when nothing changed since). `notes` gains what is
+        left to the person (Claude's own files: adopt them to merge)."""
+        from curator.hygiene import tidy
+
+        return tidy.tidy(self, notes=notes)
+
+    def flags(self) -> dict:
+        """ref -> the last check's Findings about it (the library's flag column)."""
+        from curator.hygiene import check
+
+        return check.flags(self.data)
+
+    def memory_md_view(self):
+        """MEMORY.md as Claude Code loads it (memory_md.LoadView): each line's owner, the cut, budgets."""
+        from curator.hygiene.memory_md_checks import read_view
+
+        return read_view(self)[1]
+
+    # -- proposals: changes to existing memories, applied when approved (proposal/<id>) ------
+
+    @property
+    def proposals_dir(self) -> str:
+        """Where proposals appear (what a front end watches)."""
+        from curator.proposals import store
+
+        return store.folder(self.data)
+
+    def stage_proposal(self, kind: str, title: str, reason: str, ops: list[dict], *, source: str,
+                       finding: dict | None = None) -> str | None:
+        """Stage a proposal of change `ops` (curator/library/changes.py); its id, None when the same kind,
+        refs and base hashes are already proposed (pending, approved or rejected). ProposalError when invalid."""
+        from curator.proposals import store
+
+        return store.stage(self.data, kind, title, reason, ops, source=source, finding=finding)
+
+    def proposals(self, every: bool = False) -> list[dict]:
+        """The pending proposal records (with `every`, the decided ones too), oldest first; damaged ones
+        are review items of kind `proposal` in state `error`."""
+        from curator.proposals import store
+
+        return [r for r in store.scan(self.data)[0] if every or r["state"] == store.PENDING]
+
+    def proposal(self, pid: str) -> dict:
+        """One proposal (`proposal/<id>`, `<id>` or a unique prefix) as the person reviews it: {record,
+        planned: the plan of its ops (files with their diffs, errors, fingerprint), issues}."""
+        from curator.proposals import actions
+
+        return actions.view(self, pid)
+
+    def approve_proposal(self, pid: str, seen=None) -> dict:
+        """Apply it (refused, nothing written, when what `proposal` showed, `seen`, is no longer what
+        would be written); the approved record. ProposalError."""
+        from curator.proposals import actions
+
+        return actions.approve(self, pid, seen)
+
+    def edit_proposal(self, pid: str, text: str) -> dict:
+        """The person's text for the one memory file it writes, re-verified; as `proposal`."""
+        from curator.proposals import actions
+
+        return actions.edit(self, pid, text)
+
+    def reject_proposal(self, pid: str, reason: str = "") -> dict:
+        from curator.proposals import actions
+
+        return actions.reject(self, pid, reason)
+
+    def proposal_counts(self) -> dict[str, int]:
+        """How many proposals in each state (and `damaged`)."""
+        from curator.proposals import store
+
+        return store.counts(self.data)
+
+    def adopt(self, ref: str) -> str:
+        """Stage an adopt proposal making one of Claude's memories (a topic file, a MEMORY.md line) a
+        memcurate memory; its id (the pending one when the same adoption is already proposed)."""
+        from curator.proposals import adopt
+
+        return adopt.adopt(self, ref)
+
+    # -- the library: every memory, memcurate's and Claude's own (curator/library) -----------
+
+    def library(self) -> list:
+        """Every memory as a library Entry: memcurate's (archived too, from the index), Claude's topic
+        files and Claude's lines of MEMORY.md."""
+        from curator.library import catalog
+
+        return catalog.entries(self)
+
+    def library_entry(self, ref: str) -> dict:
+        """{"entry", "text", "hash"} of the memory `ref` names, read now; LibraryError when it is gone."""
+        from curator.library import catalog
+
+        return catalog.entry(self, ref)
+
+    def library_search(self, query: str, limit: int = 500) -> list[str]:
+        """Refs of the memories matching `query` as it is typed (the last word a prefix), best first;
+        an empty query: every ref."""
+        from curator.library import search
+
+        return search.search(self, query, limit)
+
+    # -- the library's changes: change sets of ops (curator/library/changes.py) -------------
+
+    def plan_changes(self, ops):
+        """What the ops would do (changes.Planned: files with before, after and diff; errors; fingerprint)."""
+        from curator.library import changes
+
+        return changes.plan(self, ops)
+
+    def apply_changes(self, ops, fingerprint: str | None = None):
+        """Carry the ops out (changes.Applied); ChangeError when in error, or not what `fingerprint` showed."""
+        from curator.library import changes
+
+        return changes.apply(self, ops, fingerprint)
+
+    def edit_memory(self, ref: str, text: str, base_hash: str) -> dict:
+        """A person's edit of a memory, verified again (ChangeError with the BLOCK issues, or changed since)."""
+        from curator.library import edits
+
+        return edits.edit(self, ref, text, base_hash)
+
+    def archive_memory(self, ref: str, base_hash: str):
+        from curator.library import edits
+
+        return edits.archive(self, ref, base_hash)
+
+    def delete_memory(self, ref: str, base_hash: str):
+        """Copied to the trash, then removed (ChangeError when it changed since it was read)."""
+        from curator.library import edits
+
+        return edits.delete(self, ref, base_hash)
+
     # -- parts ------------------------------------------------------------------------
 
     @property

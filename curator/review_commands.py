@@ -156,7 +156,7 @@ def _print_list(doc: dict) -> None:
     if not items:
         print("nothing waits for review")
         return
-    rows = [(i["id"], i["kind"], _state(i), i["category"],
+    rows = [(i["id"], i["kind"], _state(i), f"{i['category']} {i['action']}" if i["kind"] == "proposal" else i["category"],
              "  -" if i["confidence"] is None else f"{i['confidence']:.2f}",
              one_line(i["title"] or i["error"] or i["reason"], 100)) for i in items]
     widths = [max(len(r[c]) for r in rows + [_HEAD]) for c in range(5)]
@@ -200,6 +200,8 @@ def _rule_line(item: dict) -> str:
 def _print_show(doc: dict) -> None:
     if doc["item"]["kind"] == "rule":
         return _print_rule_show(doc)
+    if doc["item"]["kind"] == "proposal":
+        return _print_proposal_show(doc)
     item, decision = doc["item"], doc["decision"]
     print(f"id          {item['id']}")
     print(f"kind        {item['kind']}")
@@ -274,6 +276,26 @@ def _print_rule_show(doc: dict) -> None:
     if doc.get("diff") and doc["decision"]["action"] == "extend":  # a new file's diff is the file again
         print(f"\n--- diff against {one_line(rule['file'], 300)} ---")
         sys.stdout.write(_block(doc["diff"]))
+
+
+def _print_proposal_show(doc: dict) -> None:
+    """A proposal: what and why, what stops it, then the diff of every file approving would change."""
+    item, record = doc["item"], doc.get("proposal") or {}
+    print(f"id          {item['id']}")
+    print(f"kind        proposal ({one_line(item['action'], 20)})")
+    print(f"state       {_state(item)}")
+    print(f"title       {one_line(item['title'], 200)}")
+    for reason in doc["decision"].get("reasons") or []:
+        print(f"            {one_line(reason, 300)}")
+    for issue in item["issues"]:
+        print(f"  {issue['severity']:<8} {one_line(issue['code'], 40)}: {one_line(issue['message'], 300)}")
+    if item["state"] != "ready":
+        decided = record.get("decision") or {}
+        print(f"decided     {one_line(decided.get('at') or '', 30)}  {one_line(item['where'] or item['reason'], 300)}")
+        return
+    for f in doc.get("files") or []:
+        print(f"\n--- {one_line(f.get('where') or '?', 300)} ---")
+        sys.stdout.write(_block(f.get("diff") or "(unchanged)"))
 
 
 def _decision(item: dict, decision: dict) -> str:

@@ -30,6 +30,8 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
     cfg = hook_config.load(project, data, event, "nothing triaged")
     if cfg is None:
         return 0
+    if event == "SessionEnd":
+        _hygiene(project, data, cfg)
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
     try:
         report = capture(data, cfg, transcript, event=event, session_id=session,
@@ -53,6 +55,17 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
         message += f"; {note}"
     log_line(data, event, message)
     return 0
+
+
+def _hygiene(project: str, data: str, cfg: dict) -> None:
+    """The background hygiene check (hooks/hygiene.py); a failure to start it is logged, never raised
+    (a start is not: the pass's one log line is the capture's)."""
+    from . import hygiene
+
+    try:
+        hygiene.start_check(project, data, cfg)
+    except OSError as e:
+        log_line(data, "SessionEnd", f"could not start the hygiene check: {e}")
 
 
 def _record_config_dir(main: object, read: str, project: str, data: str, env, session_dirs) -> list[str]:

@@ -24,6 +24,11 @@ def isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))  # install's backups of user settings
     # What Claude Code sets for its hooks and sessions must not leak in from a session running the tests.
+    # The SessionEnd hook starts a detached `memcurate check` (hooks/hygiene.py) that writes into the data
+    # dir whenever it gets to it: off for every test (the user's config layer), on where a test says so.
+    user_config = home / ".config" / "memcurate" / "config.yaml"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text("hygiene:\n  interval_minutes: 0\n")
     for name in ("MEMCURATE_CHILD", "ANTHROPIC_API_KEY", "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_DISABLE_AUTO_MEMORY"):
         monkeypatch.delenv(name, raising=False)
     return home

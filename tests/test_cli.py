@@ -337,7 +337,7 @@ def test_bad_project_config_is_one_clear_error(case, project, transcripts):
 
 def test_bad_user_config_is_named(project, transcripts, isolated_home):
     cfg = isolated_home / ".config" / "memcurate" / "config.yaml"
-    cfg.parent.mkdir(parents=True)
+    cfg.parent.mkdir(parents=True, exist_ok=True)
     cfg.write_text("hook:\n  lock_wait_seconds: [1]\n")
     line = one_line_error(run_cli("triage", str(session().write(transcripts / "a.jsonl")), cwd=project))
     assert str(cfg) in line and "hooks.lock_wait_seconds" in line and "expected a number" in line

@@ -445,6 +445,7 @@ def test_claude_project_dir_names_the_project(project, tmp_path):
 # -- the demo ---------------------------------------------------------------------------------------------
 
 def test_demo_auto_approve_saves_into_its_own_folder(tmp_path, isolated_home):
+    home_before = sorted(isolated_home.rglob("*"))  # the fixture's user config only
     p = run_cli("demo", "--auto-approve", "--json", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
@@ -452,6 +453,6 @@ def test_demo_auto_approve_saves_into_its_own_folder(tmp_path, isolated_home):
     try:
         assert Path(doc["memory_root"]).is_relative_to(root / "claude" / "projects")
         assert doc["created"] and all(Path(i["path"]).is_relative_to(root) for i in doc["created"])
-        assert list(isolated_home.iterdir()) == []
+        assert sorted(isolated_home.rglob("*")) == home_before
     finally:
         shutil.rmtree(root, ignore_errors=True)

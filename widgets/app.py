@@ -48,8 +48,8 @@ from .footer import TidyFooter
 from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribed, EngineReady, ItemsLoaded,
                        PipelineEvent, StagingChanged)
 from .panels import BudgetsView, DocumentView, DraftingLine, GraduationView, IssuesView, ProgressView, rule_issues
-from .queue import (CLAUDE, CLAUDE_WRITES, GROUPS, ROW_KINDS, RULE, RULES, QueueTable, group_of, is_claude, is_memory,
-                    kind_item, matches, sort_key)
+from .queue import (CLAUDE, CLAUDE_WRITES, GROUPS, PROPOSAL, PROPOSALS, ROW_KINDS, RULE, RULES, QueueTable, group_of,
+                    is_claude, is_memory, kind_item, matches, sort_key)
 
 if TYPE_CHECKING:
     from curator.engine import Engine
@@ -95,13 +95,22 @@ NOT_FOR_RULE = {
     "change_action": "a rule has no action to choose: a writes it into its rule file, r rejects it",
     "retry_memory": "a rule has nothing to retry: e changes its text, r rejects it",
 }
-NOT_FOR = {CLAUDE: NOT_FOR_CLAUDE, RULE: NOT_FOR_RULE}  # a row's category -> the keys that do not apply, and why
+_AS_PROPOSED = "a proposal is approved (a) or rejected (r) as a whole"
+NOT_FOR_PROPOSAL = {
+    "edit_external": "a proposal is edited here: e edits the memory file it writes",
+    "change_action": f"a proposal has no action to choose: {_AS_PROPOSED}",
+    "retry_memory": f"a proposal was not drafted: there is nothing to retry; {_AS_PROPOSED}",
+}
+NOT_FOR = {CLAUDE: NOT_FOR_CLAUDE, RULE: NOT_FOR_RULE, PROPOSAL: NOT_FOR_PROPOSAL}  # a row's category -> the keys that do not apply, and why
 HELP_NOTES = ["Rows of category claude are Claude's own memory writes, held for your review "
               "(memcurate hook --review-auto-memory): a writes exactly that file, r rejects it; "
               "they cannot be edited, and A leaves them to you one by one.",
               "Rows of category rule are failures that recurred across sessions: a writes the rule into "
               ".claude/rules/memcurate/<topic>.md, e edits its text, topic and paths, r rejects it (never "
-              "proposed again); A leaves them to you one by one."]
+              "proposed again); A leaves them to you one by one.",
+              "Rows of category proposal are changes to existing memories (update, merge, archive, adopt, unlink) "
+              "found by memcurate check, tidy or the library: a applies the diff shown, e edits the memory file "
+              "it writes, r rejects it (never proposed again for the same files)."]
 
 
 def _key_display(keys: str) -> str:
@@ -349,6 +358,8 @@ class MemcurateApp(App):
                 elif category == RULE:
                     view = self.engine.rule(key[0])
                     review = {**view, "issues": rule_issues(view)}
+                elif category == PROPOSAL:
+                    review = proposal_review(self.engine.proposal(key[0]))
                 else:
                     review = self.engine.review(*key)
                 self.post_message(DetailLoaded(key, review))
@@ -365,6 +376,8 @@ class MemcurateApp(App):
             self.query_one(DocumentView).show_claude_write(message.review)
         elif item.category == RULE and message.review is not None:
             self.query_one(DocumentView).show_rule(message.review)
+        elif item.category == PROPOSAL and message.review is not None:
+            self.query_one(DocumentView).show_proposal(message.review)
         else:
             self.query_one(DocumentView).show(message.review, message.error, root=self.engine.root)
         self._issues_shown = (item, message.review)
@@ -411,7 +424,8 @@ class MemcurateApp(App):
         import watchfiles
 
         staging_dir, root = self.engine.staging_dir, self.engine.root
-        kinds = {self.engine.claude_writes_dir: CLAUDE_WRITES, self.engine.candidates_dir: RULES}  # folder -> rows' key
+        kinds = {self.engine.claude_writes_dir: CLAUDE_WRITES, self.engine.candidates_dir: RULES,
+                 self.engine.proposals_dir: PROPOSALS}  # folder -> rows' key
         for folder in (staging_dir, *kinds, root):
             os.makedirs(folder, exist_ok=True)
         prefixes = {folder + os.sep: key for folder, key in kinds.items()}
@@ -551,6 +565,9 @@ class MemcurateApp(App):
         why = NOT_FOR.get(item.category, {}).get(action)
         if why is None and action == "approve_memory" and item.category == RULE and item.field("block"):
             why = f"this rule cannot be written: {item.field('block')}"
+        if why is None and action == "edit_memory" and item.category == PROPOSAL and self.review_key == item.key \
+                and self.review and self.review.get("text") is None:
+            why = "this proposal writes no single memory file to edit: approve (a) or reject (r) it"
         return why
 
     def clean_items(self) -> list[Item]:
@@ -585,7 +602,7 @@ class MemcurateApp(App):
 
     def action_approve_memory(self) -> None:
         item = self.selected()
-        if item is not None and item.category == RULE:  # a rule is approved as shown: its review must have loaded
+        if item is not None and item.category in (RULE, PROPOSAL):  # approved as shown: its review must have loaded
             if item := self._applicable("approve_memory", reviewed=True):
                 self._run_review("approve", item, seen=self.review)
         elif item := self._applicable("approve_memory"):
@@ -612,6 +629,8 @@ class MemcurateApp(App):
         if item.category == RULE:
             self._edit_rule(item)
             return
+        if item.category == PROPOSAL and self.review.get("text") is None:
+            return  # why_not said why
 
         def done(text: str | None) -> None:
             if text is not None:
@@ -722,6 +741,9 @@ class MemcurateApp(App):
         if item.category == RULE:
             self._review_rule(what, item, kw.get("reason", ""), kw.get("seen"))
             return
+        if item.category == PROPOSAL:
+            self._review_proposal(what, item, **kw)
+            return
         try:
             if what == "approve":
                 result = self.engine.approve(tid, cat)
@@ -789,6 +811,28 @@ class MemcurateApp(App):
         except Exception as e:  # the plan's error, a rule file that changed, a full disk: said, not fatal
             self.post_message(ActionDone(f"{what} {item.tid}: {e}", reload, "error"))
 
+    def _review_proposal(self, what: str, item: Item, **kw) -> None:
+        """In the review worker: approve (apply the diff shown: `seen`), edit or reject a proposal through the
+        Engine. Files changed since it was shown: refused, nothing written, the row reloaded."""
+        reload, key = {PROPOSALS}, item.tid
+        try:
+            if what == "approve":
+                record = self.engine.approve_proposal(key, kw.get("seen"))
+                text = f"applied: {', '.join(record['decision'].get('written') or []) or 'nothing to write'}"
+            elif what == "edit":
+                view = self.engine.edit_proposal(key, kw["text"])
+                text = "edited: " + ("BLOCKED — see the issues" if view["issues"] else "no blocking issue")
+            elif what == "reject":
+                self.engine.reject_proposal(key, kw.get("reason", ""))
+                text = f"rejected: it is not proposed again ({one_line(item.title, 60)})"
+            else:
+                raise ValueError(what)
+            self.post_message(ActionDone(text, reload))
+        except LockBusy:
+            self.post_message(ActionDone(f"{what} {item.tid}: busy; try again in a moment", reload, "warning"))
+        except Exception as e:  # files changed since (stale), a BLOCK, a full disk: said, not fatal
+            self.post_message(ActionDone(f"{what} {item.tid}: {e}", reload, "error"))
+
     @work(thread=True, group="review")
     def _approve_all(self, items: list[Item]) -> None:
         by_tid: dict[str, list[str]] = {}
@@ -815,6 +859,19 @@ class _Quitting(Exception):
     """The app is quitting while a triage is being drafted: the pipeline worker leaves it."""
 
 
+def proposal_review(view: dict) -> dict:
+    """A proposal's view as the panels and keys use it: its issues, and `text` (what e edits: the memory file
+    it writes; None when it writes none, or several)."""
+    from curator.proposals.actions import the_write
+    from curator.proposals.store import ProposalError, ops_of
+
+    try:
+        text = the_write(ops_of(view["record"])).get("text")
+    except ProposalError:
+        text = None
+    return {**view, "text": text}
+
+
 def _archiving(item: Item | None) -> tuple[str, str] | None:
     """The key of the selection whose archive moves the budgets panel shows: a ready memory's (a write of
     Claude's moves nothing to the archive)."""
@@ -828,6 +885,8 @@ def _placeholder(item: Item | None) -> str:
         return f"This staged write of Claude's cannot be read: {item.error}"
     if item.is_error and item.category == RULE:
         return f"This rule candidate cannot be read: {item.error}"
+    if item.is_error and item.category == PROPOSAL:
+        return f"This proposal cannot be read: {item.error}"
     if item.is_error:
         return f"This triage cannot be read: {item.error}"
     if item.state == "failed":

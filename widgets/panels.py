@@ -115,6 +115,21 @@ class DocumentView(VerticalScroll):
         self.query_one("#document-body", Static).update(Group(*parts))
 
 
+    def show_proposal(self, view: dict) -> None:
+        """A proposal (Engine.proposal's view): what and why, then the diff of every file approving changes."""
+        record, planned = view.get("record") or {}, view.get("planned") or {}
+        parts = [Text.assemble(("Proposal: ", "bold"), (display(str(record.get("title", ""))), "bold"),
+                               (f" ({display(str(record.get('kind', '')))}, from {display(str(record.get('source', '')))})",
+                                "dim")),
+                 Text(display(str(record.get("reason") or "")))]
+        if record.get("edit") is not None:
+            parts.append(Text("Edited by you: approving writes your text.", style="dim"))
+        for f in planned.get("files") or []:
+            parts += [Text(""), Text.assemble(("Approving changes ", "bold"), (display(str(f.get("where", ""))), "bold")),
+                      _syntax(str(f.get("diff") or "(unchanged)"), "diff")]
+        self.query_one("#document-body", Static).update(Group(*parts))
+
+
 def _syntax(text: str, lexer: str) -> Syntax:
     from rich.syntax import Syntax
 

@@ -1,6 +1,7 @@
 """The queue of what waits for review, updated in place as staging changes: one row per drafted memory,
 one per write of Claude's own held for review (category `claude`) and one per rule-graduation candidate
-(category `rule`). The two other kinds are kept under their own key beside the triages (GROUPS)."""
+(category `rule`) and one per proposal of a change to existing memories (category `proposal`). The other kinds
+are kept under their own key beside the triages (GROUPS)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from curator.categories import CATEGORIES
 from curator.review.items import CLAUDE_WRITE as CLAUDE_WRITE_KIND
 from curator.review.items import RULE as RULE_KIND
 from curator.review.items import ReviewItem
+from curator.review.proposal_kind import KIND as PROPOSAL_KIND
 from curator.util.textsafe import one_line
 
 CATEGORY_ORDER = {name: i for i, name in enumerate(CATEGORIES)}
@@ -25,6 +27,8 @@ CLAUDE = "claude"  # the category column of Claude's own memory writes (review m
 CLAUDE_WRITES = "claude/"  # where the app keeps their rows, beside the triages (their ids start so, not with digits)
 RULE = "rule"  # the category column of a rule-graduation candidate (a failure that recurred across sessions)
 RULES = "rule/"  # where the app keeps their rows
+PROPOSAL = "proposal"  # the category column of a proposal (a change to existing memories: update, merge, adopt...)
+PROPOSALS = "proposal/"  # where the app keeps their rows
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,8 @@ class RowKind:
 
 
 ROW_KINDS = (RowKind(CLAUDE, CLAUDE_WRITES, CLAUDE_WRITE_KIND, "Claude's staged writes"),
-             RowKind(RULE, RULES, RULE_KIND, "the rule candidates"))
+             RowKind(RULE, RULES, RULE_KIND, "the rule candidates"),
+             RowKind(PROPOSAL, PROPOSALS, PROPOSAL_KIND, "the proposals"))
 GROUPS = {k.category: k.key for k in ROW_KINDS}  # a row's category -> its key (a memory's: its triage's id)
 _CATEGORY = {k.kind: k.category for k in ROW_KINDS}
 

@@ -69,6 +69,28 @@ def existing_for(engine, doc: memfile.MemoryDoc) -> list[Existing]:
         except (OSError, UnicodeDecodeError, memfile.MemoryFormatError):
             continue  # a broken or vanished file is reported by the index, not compared with
         out.append(Existing(cid, path, content_hash(data), found, text))
+    return out + claude_existing(engine, doc)
+
+
+CLAUDE_NEAR = 3  # Claude's topic files compared with a draft, the most alike
+
+
+def claude_existing(engine, doc: memfile.MemoryDoc) -> list[Existing]:
+    """Claude's own topic files most like the draft (whatever its category), read now: compared with,
+    never changed (decide.py)."""
+    from curator.library.entries import CLAUDE, file_ref
+    from curator.memory import claude_topics
+    from curator.memory.store import content_hash
+
+    out = []
+    for c in engine.index.candidates(CLAUDE, doc, limit=CLAUDE_NEAR):
+        try:
+            data = claude_topics.read_bytes(c.path)
+            text = claude_topics.decode(c.path, data)
+            found = claude_topics.document(c.id, text, os.stat(c.path).st_mtime_ns)
+        except (OSError, claude_topics.TopicError):
+            continue  # gone or unreadable since it was indexed
+        out.append(Existing(file_ref(c.id), c.path, content_hash(data), found, text, owner=CLAUDE))
     return out
 
 

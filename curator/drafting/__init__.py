@@ -200,6 +200,21 @@ class RuleResult(ModelCall):
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class MergeRequest:
+    """Memories that say the same thing, to merge into one (curator/hygiene/tidy.py): `memories` their
+    files' texts, newest first; `merged` the structural merge (no model), a starting point. A Claude
+    drafter's `merge` answers it with a DraftResult (its doc: title, description, tags, sections)."""
+
+    category: str
+    memories: tuple
+    merged: str
+    now: str = field(default_factory=now_iso)
+    model_alias: str = ""
+    model_id: str = ""
+    source: Mapping = field(default_factory=dict)  # none: the merge keeps the members' sources
+
+
 @dataclass
 class CheckResult(ModelCall):
     """The verification pass's answer about one draft: its concerns, each {kind, where, message}."""
@@ -223,8 +238,9 @@ class Drafter(Protocol):
 
     def draft(self, request: DraftRequest) -> DraftResult: ...
 
-    # The Claude backends also have `second_look(request: LookRequest) -> LookResult` and
-    # `rule(request: RuleRequest) -> RuleResult` (neither raises).
+    # The Claude backends also have `second_look(request: LookRequest) -> LookResult`,
+    # `rule(request: RuleRequest) -> RuleResult` and `merge(request: MergeRequest) -> DraftResult`
+    # (none raises).
 
 
 @dataclass(frozen=True)

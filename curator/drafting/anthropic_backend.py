@@ -32,8 +32,8 @@ import threading
 import time
 from typing import Mapping
 
-from curator.drafting import (CheckResult, DraftRequest, DraftResult, LookRequest, LookResult, ModelCall, RuleRequest,
-                              RuleResult, prices)
+from curator.drafting import (CheckResult, DraftRequest, DraftResult, LookRequest, LookResult, MergeRequest, ModelCall,
+                              RuleRequest, RuleResult, prices)
 from curator.drafting import prompt as prompts
 from curator.drafting.claude_cli import timeout_for
 from curator.util.textsafe import one_line
@@ -42,6 +42,7 @@ TOOL = "record_memory"
 CHECK_TOOL = "record_concerns"
 LOOK_TOOL = "record_findings"
 RULE_TOOL = "record_rule"
+MERGE_TOOL = "record_merge"
 MAX_TOKENS = 2048
 TRANSIENT_STATUSES = (408, 409, 429)  # and every 5xx (529 overloaded): what is worth asking again
 FATAL_STATUSES = (401, 403)  # the key or the account: no other model of this backend does better
@@ -94,7 +95,11 @@ class AnthropicDrafter:
         return self._args(request, prompts.RULE_SYSTEM_PROMPT, RULE_TOOL, "Record the rule, or skip with a reason.",
                           prompts.rule_schema(), prompts.rule_prompt(request.evidence))
 
-    def _args(self, request: DraftRequest | LookRequest | RuleRequest, system: str, tool: str, description: str, schema: dict,
+    def merge_args(self, request: MergeRequest) -> dict:
+        return self._args(request, prompts.MERGE_SYSTEM_PROMPT, MERGE_TOOL, "Record the merged memory, or skip "
+                          "with a reason.", prompts.schema(request.category), prompts.merge_prompt(request))
+
+    def _args(self, request: DraftRequest | LookRequest | RuleRequest | MergeRequest, system: str, tool: str, description: str, schema: dict,
               content: str) -> dict:
         model = request.model_id or request.model_alias
         forced = prices.family(model) not in self._unforced
@@ -147,6 +152,15 @@ class AnthropicDrafter:
             prompts.fill_rule(result, "anthropic", lambda: _tool_input(message, RULE_TOOL))
 
         return self._call(lambda: self.rule_args(request), result, answer)
+
+    def merge(self, request: MergeRequest) -> DraftResult:
+        """One Messages API call on memories that say the same thing: the one memory they make."""
+        result = DraftResult(doc=None, text="", model=request.model_id or request.model_alias or "anthropic")
+
+        def answer(message):
+            prompts.fill(result, request, "anthropic", lambda: _tool_input(message, MERGE_TOOL))
+
+        return self._call(lambda: self.merge_args(request), result, answer)
 
     def _call(self, args, result: ModelCall, answer):
         """One Messages API call: usage and cost onto `result`, then `answer(message)` completes it.

@@ -34,8 +34,8 @@ import threading
 import time
 from typing import Mapping
 
-from curator.drafting import (CheckResult, DraftRequest, DraftResult, LookRequest, LookResult, ModelCall, RuleRequest,
-                              RuleResult)
+from curator.drafting import (CheckResult, DraftRequest, DraftResult, LookRequest, LookResult, MergeRequest, ModelCall,
+                              RuleRequest, RuleResult)
 from curator.drafting import prompt as prompts
 from curator.util.textsafe import one_line
 
@@ -120,6 +120,17 @@ class ClaudeCliDrafter:
 
         return self._call(lambda: (self.argv(request, schema=prompts.rule_schema(), system=prompts.RULE_SYSTEM_PROMPT),
                                    prompts.rule_prompt(request.evidence)), result, answer)
+
+    def merge(self, request: MergeRequest) -> DraftResult:
+        """One `claude -p` child on memories that say the same thing: the one memory they make."""
+        result = DraftResult(doc=None, text="", model=request.model_alias or "claude-cli")
+
+        def answer(envelope):
+            prompts.fill(result, request, "claude CLI", lambda: _answer(envelope))
+
+        return self._call(lambda: (self.argv(request, schema=prompts.schema(request.category),
+                                             system=prompts.MERGE_SYSTEM_PROMPT), prompts.merge_prompt(request)),
+                          result, answer)
 
     def _call(self, build, result: ModelCall, answer):
         """One child: usage onto `result`, then `answer(envelope)` completes it. Never raises."""

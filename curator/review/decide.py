@@ -5,6 +5,10 @@ UPDATE, a category that disallows delete never deletes, an identical memory
 means NOOP. An UPDATE or DELETE carries the hash of the version it was based
 on, so saving over a file that changed since is a conflict, never a silent
 overwrite.
+
+Claude's own topic files are compared with too (owner CLAUDE, id `claude/<where>`), but only to know
+the fact is there: one that says the same makes the draft a NOOP naming it, one alike is verify's
+near-duplicate advisory; never an UPDATE or DELETE of Claude's file (adopting one is its own proposal).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from curator.review.verify import content_words
 from curator.review.verify import similarity as text_similarity
 
 ACTIONS = ("create", "update", "noop", "delete")
+CLAUDE = "claude"  # the owner of Claude's own memories (curator/library/entries.py)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -31,6 +36,7 @@ class Existing:
     hash: str
     doc: memfile.MemoryDoc
     text: str
+    owner: str = "memcurate"  # or CLAUDE: a topic file of Claude's, compared with but never changed
 
 
 @dataclass
@@ -102,6 +108,11 @@ def identical(doc: memfile.MemoryDoc, other: memfile.MemoryDoc) -> bool:
     return _norm(doc.title) == _norm(other.title) and _norm(doc.body) == _norm(other.body)
 
 
+def says_the_same(draft: memfile.MemoryDoc, theirs: memfile.MemoryDoc) -> bool:
+    """A topic file of Claude's holding the draft's fact: the same title and body, or the same body."""
+    return identical(draft, theirs) or _norm(draft.body) == _norm(theirs.body)
+
+
 def sessions(doc: memfile.MemoryDoc) -> set[str]:
     return {s["session"] for s in doc.sources if isinstance(s, dict) and isinstance(s.get("session"), str)}
 
@@ -156,13 +167,22 @@ def decide(draft: memfile.MemoryDoc, existing: list[Existing], *, now: str, cfg:
     """
     v = (cfg or {}).get("verify", {})
     strong_at = float(v.get("near_duplicate", 0.6))
+    compared = [e.id for e in existing]
+    theirs = [e for e in existing if e.owner == CLAUDE]
+    existing = [e for e in existing if e.owner != CLAUDE]  # only memcurate's are updated or deleted
     scored = sorted(((similarity(draft, e.doc), e) for e in existing if e.doc.status == "active"),
                     key=lambda p: -p[0])
     strong = [e for s, e in scored if s >= strong_at]
     if proposed is not None:
         return choose(proposed, draft, existing, now=now, cfg=cfg)
-    decision = _decide(draft, existing, scored, strong, now)
-    decision.compared = [e.id for e in existing]
+    same = next((e for e in theirs if says_the_same(draft, e.doc)), None)
+    if same is not None and not (scored and identical(draft, scored[0][1].doc)):
+        decision = Decision("noop", same.id, same.path, same.hash, memfile.render(draft),
+                            similarity=similarity(draft, same.doc),
+                            reasons=[f"Claude's own memory {same.id!r} says the same: nothing to save"])
+    else:
+        decision = _decide(draft, existing, scored, strong, now)
+    decision.compared = compared
     return decision
 
 
@@ -224,6 +244,7 @@ def choose(action: str, draft: memfile.MemoryDoc, existing: list[Existing], *, n
     """Force an action (the person's choice), where the rules allow it; DecisionError otherwise."""
     if action not in ACTIONS:
         raise DecisionError(f"unknown action {action!r}: expected one of {', '.join(ACTIONS)}")
+    existing = [e for e in existing if e.owner != CLAUDE]  # Claude's files change only through adopt
     by_id = {e.id: e for e in existing}
     if target is None and existing:
         target = max(existing, key=lambda e: similarity(draft, e.doc)).id

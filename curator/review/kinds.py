@@ -2,7 +2,7 @@
 show, approve, reject (`memcurate list / show / approve / reject`, through the Engine).
 
 A new kind is a class with the methods of `items.Kind` (list its items, show one, approve some,
-reject one) registered in KINDS below; its ids carry its own prefix (`claude/…`, `rule/…`).
+reject one) registered in KINDS below; its ids carry its own prefix (`claude/…`, `rule/…`, `proposal/…`).
 """
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ from __future__ import annotations
 from curator.review.items import Outcome, ReviewItem, resolve, why_not_approvable
 from curator.review.claude_write_kind import ClaudeWriteKind
 from curator.review.memory_kind import MemoryKind
+from curator.review.proposal_kind import ProposalKind
 from curator.review.rule_kind import RuleKind
 
 # The one place a kind is registered.
-KINDS = (MemoryKind(), ClaudeWriteKind(), RuleKind())
+KINDS = (MemoryKind(), ClaudeWriteKind(), RuleKind(), ProposalKind())
 _ORDER = {"ready": 0, "error": 2}  # ready first, then what is not ready yet, then what is done
 
 

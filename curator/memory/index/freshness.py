@@ -25,6 +25,9 @@ category checks them all, for a status report or the broken-file list).
   memory file that is a link to a file elsewhere, a category folder
   re-linked), and at once on a queue overflow or when the
   folder itself is deleted or moved.
+- Claude's own topic files (the pseudo-category `claude`, claude_topics.py) are a few files spread over
+  the root and its subfolders: never watched, checked whole (a walk that skips the category folders)
+  before each lookup that reads them.
 - Without inotify (macOS, `watch=False`), every lookup is a full check of
   its category: still exact, but linear in its size: at 10,000 memories the
   median lookup is ~12-20 ms here (the target's edge), and one category of
@@ -42,7 +45,8 @@ from dataclasses import dataclass, field
 
 from curator.memory.index.database import Database, is_busy
 from curator.memory.index.folders import RACY_NS
-from curator.memory.index.schema import NO_SIG, Change, insert, remove
+from curator.memory import claude_topics
+from curator.memory.index.schema import CLAUDE, NO_SIG, Change, insert, remove
 from curator.memory.index.watcher import ALL, Watcher, inotify_available
 from curator.memory.store import BrokenMemoryError, MemoryStore, MissingMemoryError, UnsafePathError, content_hash
 
@@ -182,7 +186,7 @@ class Freshness:
         self.db.guarded(self.db.conn)
         self._dirty.pop(category, None)
         self._scans[category] = self._scans.get(category, 0) + 1
-        if self.watch and self._scans[category] >= 2:  # from the second check on: a long-lived index
+        if self.watch and self._scans[category] >= 2 and category != CLAUDE:  # from the second check on: a long-lived index
             try:
                 folder = self.store.category_dir(category)
             except UnsafePathError:
@@ -219,7 +223,7 @@ class Freshness:
         known = self._load_known(category)
         checked_ns = time.time_ns()
         try:
-            listing = self.store.stat_files(category, names)
+            listing = self._stat_files(category, names)
         except UnsafePathError as e:  # a category folder leading outside the root: nothing in it is read
             listing = []
             stats.broken.append((os.path.join(self.store.root, category), str(e)))
@@ -252,7 +256,7 @@ class Freshness:
             # the slow path: new, changed or racy
             if st is None or not _regular(st):
                 continue  # vanished while we looked, a dangling link, a folder named x.md: not a memory file
-            id, path, problem = self.store.check_file(category, name)
+            id, path, problem = self._check_file(category, name)
             seen.add(name)
             stats.files += 1
             if problem is not None:
@@ -262,12 +266,12 @@ class Freshness:
                 continue
             sig = _signature(st)
             try:
-                data = self.store.read_bytes(path)
-            except MissingMemoryError:
+                data = self._read_bytes(category, path)
+            except (MissingMemoryError, FileNotFoundError):
                 seen.discard(name)
                 stats.files -= 1
                 continue
-            except BrokenMemoryError as e:
+            except (BrokenMemoryError, claude_topics.TopicError) as e:
                 changes.append(Change(name, sig, checked_ns, None, broken=e.reason))
                 stats.broken.append((path, e.reason))
                 stats.indexed += 1
@@ -284,8 +288,8 @@ class Freshness:
                     stats.broken.append((path, k.broken))
             else:
                 try:
-                    doc = self.store.parse_bytes(path, data, category, id)
-                except BrokenMemoryError as e:
+                    doc = self._parse(category, path, data, id, sig)
+                except (BrokenMemoryError, claude_topics.TopicError) as e:
                     changes.append(Change(name, sig, checked_ns, h, broken=e.reason))
                     stats.broken.append((path, e.reason))
                 else:
@@ -339,7 +343,7 @@ class Freshness:
             if is_busy(e):
                 raise _Busy(str(e)) from None
             raise
-        folder = os.path.join(self.store.root, category)
+        folder = self.folder(category)
         stale: set[str] = set()
         try:
             for ch in changes:
@@ -381,8 +385,35 @@ class Freshness:
                 known.pop(name, None)
         return stale
 
+    # -- where a category's files are: a memcurate category folder, or Claude's topic files ---------
+
+    def folder(self, category: str) -> str:
+        """What the category's file names are relative to."""
+        return self.store.root if category == CLAUDE else os.path.join(self.store.root, category)
+
+    def _stat_files(self, category: str, names):
+        if category == CLAUDE:
+            return claude_topics.stat_files(self.store.root, names)
+        return self.store.stat_files(category, names)
+
+    def _check_file(self, category: str, name: str) -> tuple[str, str, str | None]:
+        if category == CLAUDE:
+            return (name, *claude_topics.check_file(self.store.root, name))
+        return self.store.check_file(category, name)
+
+    def _read_bytes(self, category: str, path: str) -> bytes:
+        return claude_topics.read_bytes(path) if category == CLAUDE else self.store.read_bytes(path)
+
+    def _parse(self, category: str, path: str, data: bytes, id: str, sig):
+        if category == CLAUDE:
+            return claude_topics.document(id, claude_topics.decode(path, data), sig[0])
+        return self.store.parse_bytes(path, data, category, id)
+
     def _files_only_stats(self, category: str) -> RefreshStats:
         stats = RefreshStats(categories=[category])
+        if category == CLAUDE:
+            stats.files = len(claude_topics.list_files(self.store.root))
+            return stats
         for _c, _id, path, doc in self.store.scan([category]):
             stats.files += 1
             if isinstance(doc, BrokenMemoryError):

@@ -10,7 +10,9 @@ from curator.categories import CATEGORIES
 from curator.memory import memfile
 from curator.memory.index import folders
 from curator.memory.index.database import Database, is_busy
+from curator.memory.index import library_rows
 from curator.memory.index.freshness import RESCAN_INTERVAL, Freshness, RefreshStats
+from curator.memory.index.schema import CLAUDE, INDEXED
 from curator.memory.index.search import Candidate, Entry, entry_of, files_db, find_candidates, get_entry, pending_db
 from curator.memory.index.terms import draft_text, match_expression, query_terms, text_hash
 from curator.memory.store import BrokenMemoryError, MemoryStore, MissingMemoryError
@@ -50,8 +52,9 @@ class MemoryIndex:
             self._freshness.close()
 
     def refresh(self, category: str | None = None) -> RefreshStats:
-        """Bring the index in line with the files of `category` (default: every category)."""
-        if category is not None and category not in CATEGORIES:
+        """Bring the index in line with the files of `category` (default: every category; Claude's topic
+        files, the pseudo-category `claude`, only when named)."""
+        if category is not None and category not in INDEXED:
             self.store.category_dir(category)  # raises UnsafePathError naming the categories
         with self._lock:
             return self._freshness.refresh([category] if category is not None else list(CATEGORIES))
@@ -86,7 +89,8 @@ class MemoryIndex:
         bm25 over the draft's telling words. Archived memories only with
         `include_archived`.
         """
-        self.store.category_dir(category)  # UnsafePathError for an unknown category
+        if category != CLAUDE:
+            self.store.category_dir(category)  # UnsafePathError for an unknown category
         ident = None
         if isinstance(text, memfile.MemoryDoc):
             ident = text_hash(text.title, text.body)
@@ -134,7 +138,52 @@ class MemoryIndex:
         return self.refresh(category).broken
 
     def _folder(self, category: str) -> str:
-        return os.path.join(self.store.root, category)
+        return self._freshness.folder(category)
+
+    # -- the library: every memory at once -----------------------------------------------
+
+    def rows(self) -> list[library_rows.Row]:
+        """Every indexed file of every category and of Claude's topic files (each checked first), broken
+        ones included: one query, for the library's listing."""
+        with self._lock:
+            return self._over_all(library_rows.rows, lambda cats: library_rows.rows_of_files(self, cats))
+
+    def search(self, match: str, limit: int = 500) -> list[tuple[str, str, float]]:
+        """(category, file name, score) of the files whose text matches the FTS5 expression `match`,
+        over every category and Claude's topic files, best first (score: -bm25, higher is better)."""
+        with self._lock:
+            return self._over_all(lambda conn, cats: library_rows.search(conn, cats, match, limit),
+                                  lambda cats: library_rows.search_files(self, cats, match, limit))
+
+    def _over_all(self, read, from_files):
+        """read(connection, categories) over every category made fresh; a category whose changes wait
+        (the write lock stayed busy) is read from its private copy, and when even reading stays locked
+        every category is read from its files."""
+        try:
+            for category in INDEXED:
+                self._freshness.fresh(category)
+
+            def run():
+                conn = self._db.conn()
+                conn.execute("BEGIN")
+                try:
+                    waiting = [c for c in INDEXED if self._freshness.pending.get(c)]
+                    out = read(conn, [c for c in INDEXED if c not in waiting])
+                    for c in waiting:
+                        mem = pending_db(conn, c, self._freshness.pending[c])
+                        try:
+                            out += read(mem, [c])
+                        finally:
+                            mem.close()
+                    return out
+                finally:
+                    if conn.in_transaction:
+                        conn.execute("COMMIT")
+            return self._db.guarded(run)
+        except sqlite3.OperationalError as e:
+            if not is_busy(e):
+                raise
+            return from_files(list(INDEXED))
 
     def _query(self, category: str, terms: list[str], ident: str | None, limit: int,
                include_archived: bool) -> list[Candidate]:

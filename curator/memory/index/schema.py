@@ -14,7 +14,9 @@ from curator.capture.redact import redact_document, redact_text
 from curator.categories import CATEGORIES
 from curator.memory.index.terms import doc_terms, text_hash, words
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: the library's fields (description, created, updated, sources, tags); Claude's topic files
+CLAUDE = "claude"  # the pseudo-category of Claude's own topic files (curator/memory/claude_topics.py)
+INDEXED = (*CATEGORIES, CLAUDE)  # every FTS5 table
 INDEX_FILE = "index.sqlite"  # in the data dir: the index of its project's memory root
 WEIGHTS = (8.0, 4.0, 3.0, 1.0)  # bm25 column weights: title, description, tags, body (every search)
 _TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -35,6 +37,8 @@ _SCHEMA = [
         checked_ns INTEGER NOT NULL,   -- when the signature was taken (racy when close to mtime or ctime)
         hash TEXT,                     -- sha256 of the bytes
         id TEXT, title TEXT, status TEXT, text_hash TEXT,
+        description TEXT, created TEXT, updated TEXT,
+        sources TEXT, tags TEXT,       -- session ids, tags: space-separated (neither holds a space)
         broken TEXT,                   -- why it is not indexed (NULL when it is)
         UNIQUE(category, name))""",
     "CREATE INDEX IF NOT EXISTS files_text ON files(category, text_hash)",
@@ -42,7 +46,7 @@ _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS terms(category TEXT NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL,
         PRIMARY KEY(category, term)) WITHOUT ROWID""",
 ] + [f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts_table(c)} USING fts5(title, description, tags, body, "
-     f"tokenize = '{_TOKENIZE}')" for c in CATEGORIES]
+     f"tokenize = '{_TOKENIZE}')" for c in INDEXED]
 
 
 def create(conn: sqlite3.Connection) -> None:
@@ -77,11 +81,15 @@ def insert(conn: sqlite3.Connection, category: str, ch: Change) -> None:
     same = text_hash(d.title, d.body) if d else None
     if d is not None:
         d = redact_document(d, keep_id=True)[0]
+    library = (d.description, d.created, d.updated, " ".join(session_ids(d.sources)), " ".join(d.tags)) if d else (
+        None,) * 5
     cur = conn.execute(
         "INSERT INTO files(category, name, mtime_ns, ctime_ns, size, ino, checked_ns, hash, id, title, status, "
-        "text_hash, broken) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "text_hash, description, created, updated, sources, tags, broken) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (category, ch.name, *ch.sig, ch.checked_ns, ch.hash, d.id if d else None, d.title if d else None,
-         d.status if d else None, same, ch.broken and redact_text(ch.broken)))  # a reason may quote the file
+         d.status if d else None, same, *library,
+         ch.broken and redact_text(ch.broken)))  # a reason may quote the file
     if d is None:
         return
     conn.execute(f"INSERT INTO {fts_table(category)}(rowid, title, description, tags, body) VALUES (?, ?, ?, ?, ?)",
@@ -89,6 +97,12 @@ def insert(conn: sqlite3.Connection, category: str, ch: Change) -> None:
     conn.executemany("INSERT INTO terms(category, term, df) VALUES (?, ?, 1) "
                      "ON CONFLICT(category, term) DO UPDATE SET df = df + 1",
                      [(category, t) for t in doc_terms(d)])
+
+
+def session_ids(sources) -> list[str]:
+    """The session ids of a document's sources, once each, in order (a space inside one would split it)."""
+    ids = (s.get("session") for s in sources if isinstance(s, dict))
+    return list(dict.fromkeys(i for i in ids if isinstance(i, str) and i and not any(c.isspace() for c in i)))
 
 
 def remove(conn: sqlite3.Connection, category: str, name: str) -> None:

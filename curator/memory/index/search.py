@@ -20,10 +20,10 @@ import os
 import sqlite3
 from dataclasses import dataclass
 
-from curator.memory import memfile
-from curator.memory.index.schema import NO_SIG, WEIGHTS, Change, fts_table, insert, memory_db
+from curator.memory import claude_topics, memfile
+from curator.memory.index.schema import CLAUDE, NO_SIG, WEIGHTS, Change, fts_table, insert, memory_db
 from curator.memory.index.terms import match_expression
-from curator.memory.store import MemoryStore
+from curator.memory.store import MemoryStore, content_hash
 
 MAX_TERMS = 16  # words searched for
 COMMON = 0.10  # a word in more than this share of a category's memories is not searched for (when n > 250)
@@ -136,15 +136,16 @@ def pending_db(conn: sqlite3.Connection, category: str, pending: dict[str, Chang
         fts = fts_table(category)
         rows = conn.execute(
             f"SELECT f.name, f.mtime_ns, f.ctime_ns, f.size, f.ino, f.checked_ns, f.hash, f.id, d.title, "
-            f"d.description, d.tags, d.body, f.status FROM files f JOIN {fts} d ON d.rowid = f.doc "
-            f"WHERE f.category = ? AND f.broken IS NULL", (category,)).fetchall()
+            f"d.description, d.tags, d.body, f.status, f.created, f.updated, f.sources FROM files f "
+            f"JOIN {fts} d ON d.rowid = f.doc WHERE f.category = ? AND f.broken IS NULL", (category,)).fetchall()
         mem.execute("BEGIN")
-        for name, *sig, checked, h, id, title, desc, tags, body, status in rows:
+        for name, *sig, checked, h, id, title, desc, tags, body, status, created, updated, sources in rows:
             if name in pending:
                 continue
             doc = memfile.MemoryDoc(id=id, category=category, title=title, description=desc,
-                                    tags=tags.split() if tags else [], created="", updated="", status=status,
-                                    body=body)
+                                    tags=tags.split() if tags else [], created=created or "",
+                                    updated=updated or "", status=status, body=body,
+                                    sources=[{"session": s} for s in (sources or "").split()])
             insert(mem, category, Change(name, tuple(sig), checked, h, doc=doc))
         for ch in pending.values():
             if ch is not None and ch.doc is not None:
@@ -160,6 +161,16 @@ def files_db(store: MemoryStore, category: str) -> sqlite3.Connection:
     """The slow way, when the database cannot even be read: the category's files parsed into memory."""
     mem = memory_db()
     mem.execute("BEGIN")
+    if category == CLAUDE:
+        for where, path in claude_topics.list_files(store.root):
+            try:
+                data = claude_topics.read_bytes(path)
+                doc = claude_topics.document(where, claude_topics.decode(path, data), os.stat(path).st_mtime_ns)
+            except (OSError, claude_topics.TopicError):
+                continue
+            insert(mem, category, Change(where, NO_SIG, 0, content_hash(data), doc=doc))
+        mem.execute("COMMIT")
+        return mem
     for _cat, id, _path, doc in store.scan([category]):
         if isinstance(doc, memfile.MemoryDoc):
             insert(mem, category, Change(f"{id}.md", NO_SIG, 0, "", doc=doc))

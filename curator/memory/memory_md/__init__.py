@@ -16,7 +16,8 @@ section it appends at the end of the file; it never removes any.
 
 Its modules, each with its part of the contract: entry.py (an entry line's grammar), format.py (markers, entries
 and their escaping, `parse`, rendering a section), planning.py (budgets and
-limits: `plan`), archive.py (the archive files), writing.py (`apply`,
+limits: `plan`), archive.py (the archive files), loading.py (the file as
+Claude Code loads it: `load_view`), writing.py (`apply`,
 `read_current`, `usage`: the files read and written).
 """
 
@@ -28,6 +29,7 @@ from curator.util.lazy import lazy_names
 # loading the planning and writing modules (and the staging they import).
 _HOMES = {
     "read_archive": "archive",
+    "LoadView": "loading", "load_view": "loading",
     "IndexLine": "format", "MemoryMdError": "format", "parse": "format", "render_section": "format",
     "measure": "planning", "plan": "planning",
     "apply": "writing", "budgets_from": "writing", "limits_from": "writing", "memory_md_path": "writing",

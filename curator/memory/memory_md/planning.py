@@ -68,12 +68,14 @@ def plan(text: str, changes, budgets: dict[str, int], max_lines: int = DEFAULT_M
     """The new MEMORY.md after `changes`, within budgets and limits; nothing is written.
 
     `changes`: ("upsert", IndexLine) puts the entry at the top of its section (replacing the entry
-    with the same id); ("remove", category, id) drops it. Pass `parsed` (= parse(text)) to skip parsing.
+    with the same id); ("archive", IndexLine) moves the entry (whether listed or not) to the archive file;
+    ("remove", category, id) drops it. Pass `parsed` (= parse(text)) to skip parsing.
     """
     p = parsed if parsed is not None else parse(text)
     text = p.text
     lists: dict[str, list[IndexLine]] = {cat: list(sec.entries) for cat, sec in p.sections.items()}
     touched: dict[str, dict[str, str]] = {}  # category -> id -> last operation
+    moved: dict[str, list[IndexLine]] = {}  # category -> entries archived by an "archive" change
     for i, change in enumerate(changes, 1):
         op = change[0] if isinstance(change, (tuple, list)) and change else None
         try:
@@ -86,6 +88,13 @@ def plan(text: str, changes, budgets: dict[str, int], max_lines: int = DEFAULT_M
                         del lst[j]
                         break
                 lst.insert(0, entry)
+            elif op == "archive" and len(change) == 2 and isinstance(change[1], IndexLine):
+                # a memory archived by a person: its line leaves the section for the archive file
+                entry = change[1].normalized()
+                cat, id_ = entry.category, entry.id
+                if cat in lists:
+                    lists[cat] = [e for e in lists[cat] if e.id != id_]
+                moved.setdefault(cat, []).append(entry)
             elif op == "remove" and len(change) == 3:
                 cat, id_ = change[1], change[2]
                 IndexLine(id_, cat, "", "").normalized()  # checks category and id
@@ -93,7 +102,8 @@ def plan(text: str, changes, budgets: dict[str, int], max_lines: int = DEFAULT_M
                 if lst:
                     lists[cat] = [e for e in lst if e.id != id_]
             else:
-                raise MemoryMdError(f"expected ('upsert', IndexLine) or ('remove', category, id), found {change!r:.120}")
+                raise MemoryMdError(f"expected ('upsert', IndexLine), ('archive', IndexLine) or ('remove', category, "
+                                    f"id), found {change!r:.120}")
         except MemoryMdError as e:
             raise MemoryMdError(f"change {i}: {e}") from None
         touched.setdefault(cat, {})[id_] = op
@@ -107,15 +117,16 @@ def plan(text: str, changes, budgets: dict[str, int], max_lines: int = DEFAULT_M
 
     new_cats = [c for c in NAMES if c not in p.sections and lists.get(c)]
     order = list(p.sections) + new_cats
-    archived: dict[str, list[IndexLine]] = {}
+    archived: dict[str, list[IndexLine]] = {  # the last of each id, unless a later change brought it back
+        cat: list({e.id: e for e in lst if touched[cat].get(e.id) == "archive"}.values()) for cat, lst in moved.items()}
     notes: list[str] = []
     for cat in order:
         b = budget_of(cat)
         lst = lists[cat]
         if len(lst) > b:
-            archived[cat] = lst[b:]
+            k = len(lst) - b
+            archived.setdefault(cat, []).extend(lst[b:])
             del lst[b:]
-            k = len(archived[cat])
             notes.append(f"{cat}: {k} {'entry' if k == 1 else 'entries'} over its budget of {b} lines; "
                          f"moved the {'oldest' if k == 1 else f'{k} oldest'} to {ARCHIVE_DIR}/{cat}.md")
 

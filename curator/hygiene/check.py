@@ -1,0 +1,109 @@
+"""`memcurate check`: run every detector, stage one proposal per finding, cache the findings.
+
+Nothing under the memory root is written here: a finding's fix is staged as a
+proposal (Engine.stage_proposal, in the data dir) and only an approval applies
+it. Staging is idempotent on the proposal's side (the same kind, refs and base
+hashes are never staged twice, a rejected one never again), so a finding seen
+again carries the id of the proposal already there, whatever its state.
+
+The last run's findings are cached in `<data>/check.json` for the library's
+flag column (Engine.flags), with when and how many memories were checked.
+"""
+
+from __future__ import annotations
+
+import os
+
+from curator.hygiene import DETECTORS, SEVERITIES, Finding
+from curator.memory.memory_md.format import MemoryMdError
+from curator.util.atomic import read_json, write_json
+from curator.util.stamps import now_iso
+
+CACHE = "check.json"
+FORMAT = 1
+
+
+def cache_path(data: str) -> str:
+    return os.path.join(data, CACHE)
+
+
+def run(engine, *, stage: bool = True, summary: dict | None = None) -> list[Finding]:
+    """Every detector's findings, most severe first, each with its proposal's id when `stage`.
+    `summary`, when given, gains "checked" (memories looked at) and "errors" (detectors that could not
+    run, one line each: the others still ran)."""
+    findings: list[Finding] = []
+    errors: list[str] = []
+    for detect in DETECTORS:
+        try:
+            findings.extend(detect(engine))
+        except (MemoryMdError, OSError, ValueError) as e:
+            errors.append(f"{_name(detect)}: {e}")
+    findings.sort(key=lambda f: (SEVERITIES.index(f.severity), f.code, f.refs))
+    if stage:
+        findings = [_staged(engine, f, errors) for f in findings]
+    else:
+        findings = [_without_fix(f) for f in findings]
+    checked = len(engine.library())
+    write_json(cache_path(engine.data), {"format": FORMAT, "at": now_iso(), "checked": checked, "errors": errors,
+                                         "findings": [f.to_dict() for f in findings]})
+    if summary is not None:
+        summary.update(checked=checked, errors=errors)
+    return findings
+
+
+def _name(detect) -> str:
+    return detect.__module__.rsplit(".", 1)[-1]
+
+
+def _without_fix(f: Finding) -> Finding:
+    if "fix" not in f.detail:
+        return f
+    return Finding(f.code, f.severity, f.refs, f.message, {k: v for k, v in f.detail.items() if k != "fix"},
+                   f.proposal)
+
+
+def _staged(engine, f: Finding, errors: list[str]) -> Finding:
+    """`f` with the id of its proposal: staged now, or the one already staged for the same change
+    (`errors` gains a line when it cannot be staged)."""
+    from curator.proposals.store import ProposalError
+
+    spec = f.detail.get("fix")
+    bare = _without_fix(f)
+    if not spec:
+        return bare
+    finding = {"code": f.code, "refs": list(f.refs)}
+    try:
+        pid = engine.stage_proposal(spec["kind"], spec["title"], spec["reason"], spec["ops"], source="check",
+                                    finding=finding)
+    except (ProposalError, OSError) as e:
+        errors.append(f"{f.code} {', '.join(f.refs[:3])}: its proposal could not be staged: {e}")
+        return bare
+    if pid is None:
+        pid = known_proposal(engine, spec)
+    return Finding(bare.code, bare.severity, bare.refs, bare.message, bare.detail, pid)
+
+
+def known_proposal(engine, spec: dict) -> str | None:
+    """The id of the proposal (any state) staged for the same kind, refs and base hashes as `spec`."""
+    from curator.proposals.store import key
+
+    want = key(spec["kind"], spec["ops"])
+    for record in engine.proposals(every=True):
+        if str(record.get("id", "")).endswith("-" + want):
+            return record["id"]
+    return None
+
+
+def flags(data: str) -> dict[str, list[Finding]]:
+    """ref -> the last check's findings about it (empty before any check, or when the cache is unreadable)."""
+    try:
+        doc = read_json(cache_path(data))
+        rows = doc["findings"] if doc.get("format") == FORMAT else []
+        found = [Finding.from_dict(r) for r in rows]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+    out: dict[str, list[Finding]] = {}
+    for f in found:
+        for ref in f.refs:
+            out.setdefault(ref, []).append(f)
+    return out

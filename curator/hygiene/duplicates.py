@@ -1,0 +1,296 @@
+"""Near-duplicate and contradicting memories, across both owners (memcurate's and Claude's own files).
+
+Two memories pair when they are about one thing: of the same category, or one of them a topic file of
+Claude's (which has no category). Candidates come first from shared rare words (an inverted index of
+content words, each memory looking only at its rarest ones), so 10,000 memories cost about n·k
+comparisons, never n². Each candidate pair is then scored with the similarity the decisions use
+(`review.decide.similarity`, the words of title and first section with the things they name, or
+`review.verify.similarity` over the whole text when that says more).
+
+A contradiction is a newer and an older memory on the same subject that disagree: one says "do not"
+where the other does (a negation flip), they give a different value to the same setting, number or
+version, or the newer says the older's choice was replaced ("instead of X", "no longer X"). Both
+facts cannot stand, so a contradiction is never merged: the person decides (tidy proposes archiving
+the older). Each pair says why in one line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from curator.categories import CATEGORIES, ONE_PER_SESSION
+from curator.hygiene import merging
+from curator.hygiene import statements as said
+from curator.hygiene.merging import CONTRADICTION, DUPLICATE  # noqa: F401 (a pair's kinds, used here and by callers)
+from curator.memory import memfile
+from curator.memory.front_matter import MemoryFormatError, split_front_matter
+from curator.review.decide import identifiers, unattributed
+from curator.review.decide import similarity as fact_similarity
+from curator.review.verify import content_words
+from curator.review.verify import similarity as text_similarity
+from curator.util.stamps import content_hash
+from curator.util.textsafe import one_line
+
+DEFAULT_THRESHOLD = 0.6
+SUBJECT = 0.4  # subject words shared (Jaccard) for two memories to be about one thing and able to disagree
+RARE_TERMS = 16  # the rarest words of a memory that find its candidates
+MAX_DF = 48  # a word in more memories than this says nothing about which two are alike
+MAX_CANDIDATES = 24  # per memory, most shared rare words first
+GATE = 0.3  # words shared (whole texts, or titles and descriptions) for a candidate pair to be scored at all
+
+
+@dataclass(frozen=True)
+class Pair:
+    a: str  # the older memory's ref
+    b: str  # the newer memory's ref
+    score: float  # how alike (0..1)
+    kind: str  # duplicate | contradiction
+    why: str  # one line
+
+
+@dataclass(frozen=True)
+class Memo:
+    """What the comparison needs of one memory, read once."""
+
+    ref: str
+    owner: str
+    category: str
+    doc: memfile.MemoryDoc  # a Claude file as a document of category "claude": title, description, body
+    stamp: str  # updated (or created): newer is later
+    words: frozenset
+    hash: str = ""  # of the file's bytes: the base of any change proposed to it
+    text: str = ""  # the file's text
+    # what the comparisons derive from it, once (a memory meets up to 2 x MAX_CANDIDATES others)
+    derived: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def once(self, key: str, fn):
+        if key not in self.derived:
+            self.derived[key] = fn()
+        return self.derived[key]
+
+    @property
+    def whole(self) -> str:
+        return self.once("whole", lambda: unattributed(f"{self.doc.title}\n{self.doc.description}\n{self.doc.body}"))
+
+
+def memo_of(entry, text: str) -> Memo | None:
+    """The comparable form of a library entry and its text; None for what is not compared: archived,
+    broken or unreadable memories, Claude's MEMORY.md lines (an index entry, not a memory of its own),
+    session summaries (each is its own session's, alike by nature)."""
+    if getattr(entry, "broken", "") or getattr(entry, "status", "active") != "active":
+        return None
+    if "#" in entry.ref or entry.category in ONE_PER_SESSION:
+        return None
+    if entry.owner == "claude":
+        try:
+            _, body = split_front_matter(text)
+        except MemoryFormatError:
+            body = text
+        doc = memfile.MemoryDoc(id=entry.ref, category="claude", title=entry.title or "",
+                                description=entry.description or "", tags=[], created=entry.created,
+                                updated=entry.updated, body=body.strip("\n"))
+    else:
+        try:
+            doc = memfile.parse(text)
+        except MemoryFormatError:
+            return None
+        if doc.category not in CATEGORIES:
+            return None
+    words = content_words(unattributed(f"{doc.title}\n{doc.description}\n{doc.body}"))
+    return Memo(entry.ref, entry.owner, entry.category, doc, entry.updated or entry.created or "", frozenset(words),
+                getattr(entry, "hash", "") or content_hash(text), text)
+
+
+def comparable(x: Memo, y: Memo) -> bool:
+    """Same category, or one of them Claude's (a topic file may hold any kind of memory)."""
+    return x.category == y.category or x.owner == "claude" or y.owner == "claude"
+
+
+def candidates(memos: list[Memo]) -> set[tuple[int, int]]:
+    """Index pairs (i < j) worth scoring: memories that share some of their rarest words."""
+    df: Counter = Counter(w for m in memos for w in m.words)
+    postings: dict[str, list[int]] = defaultdict(list)
+    rare: list[list[str]] = []
+    for i, m in enumerate(memos):
+        words = sorted((w for w in m.words if 1 < df[w] <= MAX_DF), key=lambda w: (df[w], w))[:RARE_TERMS]
+        rare.append(words)
+        for w in words:
+            postings[w].append(i)
+    out: set[tuple[int, int]] = set()
+    for i, words in enumerate(rare):
+        shared: Counter = Counter(j for w in words for j in postings[w] if j != i)
+        for j, n in shared.most_common(MAX_CANDIDATES):
+            if n >= 2:
+                out.add((min(i, j), max(i, j)))
+    return out
+
+
+WHOLE_MIN_WORDS = 15  # below this the whole text is mostly boilerplate ("Not stated in the session")
+
+
+def score(x: Memo, y: Memo) -> float:
+    """The decisions' similarity of two facts; the whole texts' when both are long enough to say more."""
+    sim = fact_similarity(x.doc, y.doc)
+    if min(len(x.words), len(y.words)) >= WHOLE_MIN_WORDS:
+        sim = max(sim, text_similarity(x.whole, y.whole))
+    return sim
+
+
+def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[Pair]:
+    """Every duplicate and contradicting pair among `memos`, most alike first."""
+    out = []
+    for i, j in candidates(memos):
+        x, y = memos[i], memos[j]
+        if not comparable(x, y):
+            continue
+        old, new = (x, y) if (x.stamp, x.ref) <= (y.stamp, y.ref) else (y, x)
+        if _jaccard(x.words, y.words) < GATE and _jaccard(_subject_words(x), _subject_words(y)) < GATE:
+            continue  # too little in common to say one thing, or to disagree on one: not worth scoring
+        sim = score(old, new)
+        subject = text_similarity(_subject(old), _subject(new))
+        why = disagreement(old, new) if max(subject, sim) >= SUBJECT else None
+        if why:
+            out.append(Pair(old.ref, new.ref, round(max(sim, subject), 3), CONTRADICTION, why))
+        elif sim >= threshold:
+            out.append(Pair(old.ref, new.ref, round(sim, 3), DUPLICATE,
+                            f"{sim:.0%} alike: {one_line(new.doc.title, 60)!r} says what "
+                            f"{one_line(old.doc.title, 60)!r} says"))
+    return sorted(out, key=lambda p: (-p.score, p.a, p.b))
+
+
+def _jaccard(a, b) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def _subject_words(m: Memo) -> set[str]:
+    return m.once("subject_words", lambda: content_words(_subject(m)))
+
+
+def _subject(m: Memo) -> str:
+    return m.once("subject", lambda: unattributed(f"{m.doc.title}\n{m.doc.description}"))
+
+
+# -- disagreement --------------------------------------------------------------
+
+_REPLACED = re.compile(r"\b(?:instead of|rather than|in place of|replaced?s?|replacing|no longer (?:use|using)|"
+                       r"switched (?:away )?from|migrated (?:away )?from|moved (?:away )?from|dropped|"
+                       r"deprecated|superseded)\b\s+(?:the\s+|a\s+|an\s+|by\s+|with\s+)?([`\w][\w./`+-]*)", re.I)
+def disagreement(old: Memo, new: Memo) -> str | None:
+    """Why `new` contradicts `old` (one line), or None when they do not disagree."""
+    return _negation_flip(old, new) or _replaced(old, new) or _other_value(old, new)
+
+
+def _statements(m: Memo) -> list[tuple[frozenset, bool, str]]:
+    return m.once("statements", lambda: said.statements(f"{m.doc.title}\n{m.doc.description}\n{m.doc.body}"))
+
+
+def _negation_flip(old: Memo, new: Memo) -> str | None:
+    olds = _statements(old)
+    for words, negated, s in _statements(new):
+        for owords, onegated, o in olds:
+            if said.flipped((words, negated), (owords, onegated)):
+                return (f"{'denies' if negated else 'asserts'} what the older one "
+                        f"{'asserts' if negated else 'denies'}: {one_line(s, 70)!r} vs {one_line(o, 70)!r}")
+    return None
+
+
+def _replaced(old: Memo, new: Memo) -> str | None:
+    """The newer says the older's choice was replaced: "instead of X", "no longer X", "replaced X"."""
+    choice = content_words(_subject(old)) | identifiers(_subject(old))
+    said = content_words(_subject(new))
+    for m in new.once("replaced", lambda: list(_REPLACED.finditer(new.whole))):
+        named = m.group(1).strip("`.").lower()
+        if named in choice and named not in _replaced_in(old):
+            if named in said and not _REPLACED.search(_subject(new)):
+                continue  # the newer's own subject names it as its choice too
+            return f"says {one_line(m.group(0), 50)!r}, the older one's choice"
+    return None
+
+
+def _replaced_in(m: Memo) -> set[str]:
+    """Words the older memory itself already says were replaced (it is not its choice then)."""
+    return m.once("replaced_names", lambda: {x.group(1).strip("`.").lower() for x in _REPLACED.finditer(m.whole)})
+
+
+def _other_value(old: Memo, new: Memo) -> str | None:
+    """The same setting, number or version given another value: "Python 3.11" / "Python 3.12"."""
+    return said.other_value(old.once("values", lambda: said.values(old.whole)),
+                             new.once("values", lambda: said.values(new.whole)))
+
+
+# -- over a project ------------------------------------------------------------
+
+def threshold_of(cfg: dict | None) -> float:
+    return float(((cfg or {}).get("hygiene") or {}).get("duplicate_threshold", DEFAULT_THRESHOLD))
+
+
+def memos(engine, entries=None) -> list[Memo]:
+    """The comparable memories of the project (its library when `entries` is None)."""
+    out = []
+    for entry in engine.library() if entries is None else entries:
+        if "#" in entry.ref or getattr(entry, "broken", "") or getattr(entry, "status", "active") != "active":
+            continue
+        text = _text(engine, entry)
+        memo = memo_of(entry, text) if text is not None else None
+        if memo is not None:
+            out.append(memo)
+    return out
+
+
+def _text(engine, entry) -> str | None:
+    """The entry's file's text; None when it is gone or unreadable since listed (the next run sees it).
+    memcurate's files are read straight from the path the index gave (library_entry would parse
+    MEMORY.md once per memory: 10,000 of them took minutes); Claude's through the library, which
+    knows their encodings."""
+    if entry.owner != "claude" and getattr(entry, "path", ""):
+        try:
+            with open(entry.path, encoding="utf-8") as f:
+                return f.read()
+        except (OSError, UnicodeDecodeError):
+            return None
+    try:
+        return engine.library_entry(entry.ref)["text"]
+    except (LookupError, OSError, ValueError):
+        return None
+
+
+def pairs(engine, entries=None) -> list[Pair]:
+    """Near-duplicate and contradicting pairs among the project's memories, most alike first."""
+    return find_pairs(memos(engine, entries), threshold_of(engine.cfg))
+
+
+def detect(engine) -> list:
+    """The check's findings: each group of near-duplicates and each contradiction, carrying tidy's
+    proposal (merged structurally: the check runs in the background and asks no model). A group tidy
+    cannot merge (one of Claude's files with one memory of ours) is a finding that proposes nothing."""
+    from curator.hygiene import Finding, fix
+
+    comparable_memos = memos(engine)
+    found = find_pairs(comparable_memos, threshold_of(engine.cfg))
+    notes: list[str] = []
+    proposed = {tuple(sorted(s["refs"])): s for s in merging.specs(engine, found, comparable_memos, draft=False,
+                                                                 notes=notes)}
+    out = []
+    for group in merging.groups(found):
+        spec = proposed.get(tuple(group))
+        claude = [r for r in group if r.startswith("claude/")]
+        message = f"{len(group)} memories say the same: {', '.join(group)}"
+        if spec is None and claude:
+            message += f" ({', '.join(claude)} is Claude's own: adopt it to merge)"
+        score = max(p.score for p in found if p.kind == DUPLICATE and p.a in group)
+        detail = {"score": score, **({"fix": _fix_of(fix, spec)} if spec else {})}
+        out.append(Finding(DUPLICATE, "medium", tuple(group), one_line(message, 300), detail))
+    for p in found:
+        if p.kind != CONTRADICTION:
+            continue
+        spec = proposed.get(tuple(sorted((p.a, p.b))))
+        message = f"{p.b} contradicts the older {p.a}: {p.why}"
+        detail = {"score": p.score, **({"fix": _fix_of(fix, spec)} if spec else {})}
+        out.append(Finding(CONTRADICTION, "high", (p.a, p.b), one_line(message, 300), detail))
+    return out
+
+
+def _fix_of(fix, spec: dict) -> dict:
+    return fix(spec["kind"], spec["title"], spec["reason"], spec["ops"])

@@ -1,0 +1,167 @@
+"""MEMORY.md's own hygiene: past Claude Code's load limit (over-limit), lines linking files that are
+gone (missing-link), memory files no line links (unlinked).
+
+MEMORY.md is read once; lines are told apart with memory_md.load_view (a memcurate category's or
+Claude's). Claude's lines are only ever proposed for removal (`drop_line`), never edited.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from curator.categories import CATEGORIES
+from curator.hygiene import Finding, fix
+from curator.library.entries import CLAUDE, MEMCURATE, line_hash, line_ref
+from curator.memory.memory_md import claude_lines as md_lines
+from curator.memory.memory_md.archive import read_archive
+from curator.memory.memory_md.format import read_text
+from curator.memory.memory_md.loading import LoadView, load_view
+from curator.memory.memory_md.planning import plan
+from curator.memory.memory_md.writing import budgets_from, limits_from, memory_md_path
+from curator.util.stamps import content_hash
+
+_ENTRY = re.compile(r"- \[.*\]\(([a-z_]+)/([a-z0-9-]+)\.md\)")
+
+
+def claude_lines(view: LoadView):
+    """Claude's lines that are memories (non-blank, not a heading), as LoadLines."""
+    ours = {ln.number for ln in md_lines.claude_lines("\n".join(ln.text for ln in view.lines))}
+    return [ln for ln in view.lines if ln.number in ours]
+
+
+def drop_line(text: str) -> dict:
+    return {"op": "drop_line", "ref": line_ref(text), "base_hash": line_hash(text)}
+
+
+def read_view(engine) -> tuple[str | None, LoadView]:
+    text = read_text(memory_md_path(engine.root))
+    max_lines, max_bytes = limits_from(engine.cfg)
+    return text, load_view(text or "", max_lines, max_bytes, budgets_from(engine.cfg))
+
+
+def detect(engine) -> list[Finding]:
+    text, view = read_view(engine)
+    if text is None:
+        return []
+    findings = over_limit(engine, text, view)
+    if not view.error:
+        findings += missing_links(engine, view)
+        findings += unlinked(engine, text)
+    return findings
+
+
+def _file_hash(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return content_hash(f.read())
+    except OSError:
+        return None
+
+
+def over_limit(engine, text: str, view: LoadView) -> list[Finding]:
+    if view.cut is None:
+        return []
+    past = view.past_cut()
+    mine = [ln for ln in past if ln.owner != CLAUDE and ln.text.startswith("- [")]
+    theirs = [ln for ln in claude_lines(view) if not ln.loaded]
+    limits = f"{view.max_lines} lines / {view.max_bytes} bytes"
+    message = (f"MEMORY.md is {view.total_lines} lines / {view.total_bytes} bytes, past Claude Code's load limit of "
+               f"{limits}: lines {view.cut}-{view.lines[-1].number} are never loaded "
+               f"({len(mine)} of memcurate's entries, {len(theirs)} of Claude's lines)")
+    detail = {"cut": view.cut, "lines": view.total_lines, "bytes": view.total_bytes,
+              "max_lines": view.max_lines, "max_bytes": view.max_bytes,
+              "past_cut": [ln.number for ln in past]}
+    refs: list[str] = []
+    ops: list[dict] = []
+    if not view.error:
+        # What memcurate's own planning would move out to fit: the oldest entries, fullest section first.
+        shrunk = plan(text, [], budgets_from(engine.cfg), view.max_lines, view.max_bytes)
+        for cat, entries in shrunk.archived.items():
+            for e in entries:
+                base = _file_hash(os.path.join(engine.root, e.path))
+                if base is not None:
+                    refs.append(f"{cat}/{e.id}")
+                    ops.append({"op": "archive", "ref": f"{cat}/{e.id}", "base_hash": base})
+        still = load_view(shrunk.text, view.max_lines, view.max_bytes) if shrunk.over_limit else None
+        if still is not None:
+            # Only the person can trim Claude's own lines: proposed, never done.
+            for ln in claude_lines(still):
+                if not ln.loaded:
+                    refs.append(line_ref(ln.text))
+                    ops.append(drop_line(ln.text))
+    if not refs:
+        refs = [line_ref(ln.text) for ln in theirs] or ["claude/MEMORY.md"]
+    kind = "unlink" if any(op["op"] == "drop_line" for op in ops) else "archive"
+    finding_fix = None
+    if ops:
+        archived = sum(op["op"] == "archive" for op in ops)
+        dropped = len(ops) - archived
+        said = []
+        if archived:
+            said.append(f"archive the {archived} oldest of memcurate's entries")
+        if dropped:
+            said.append(f"remove {dropped} of Claude's own lines past the cut (only you can decide that)")
+        finding_fix = fix(kind, f"Bring MEMORY.md within {limits}",
+                          f"MEMORY.md runs to line {view.total_lines}; Claude Code stops reading at line "
+                          f"{view.cut - 1}. Proposed: {' and '.join(said)}.", ops)
+    if finding_fix:
+        detail["fix"] = finding_fix
+    return [Finding("over-limit", "high", tuple(dict.fromkeys(refs)), message, detail)]
+
+
+def missing_links(engine, view: LoadView) -> list[Finding]:
+    findings = []
+    root = engine.root
+    for ln in view.lines:
+        if ln.owner == CLAUDE:
+            continue
+        m = _ENTRY.match(ln.text)
+        if m and not os.path.exists(os.path.join(root, m.group(1), f"{m.group(2)}.md")):
+            ref = f"{m.group(1)}/{m.group(2)}"
+            findings.append(Finding(
+                "missing-link", "medium", (ref,),
+                f"MEMORY.md line {ln.number} links {ref}.md, which does not exist",
+                {"line": ln.number, "target": f"{ref}.md",
+                 "fix": fix("unlink", f"Remove the MEMORY.md entry of the missing {ref}.md",
+                            f"Line {ln.number} of MEMORY.md links {ref}.md, but there is no such file; Claude "
+                            "would follow a dead link.", [{"op": "delete", "ref": ref, "base_hash": None}])}))
+    for ln in md_lines.claude_lines("\n".join(x.text for x in view.lines)):
+        gone = [ln.target] if ln.target and not os.path.exists(os.path.join(root, ln.target)) else []
+        if gone:
+            ref = line_ref(ln.text)
+            findings.append(Finding(
+                "missing-link", "medium", (ref,),
+                f"MEMORY.md line {ln.number} (Claude's) links {gone[0]}, which does not exist",
+                {"line": ln.number, "target": gone[0], "targets": gone,
+                 "fix": fix("unlink", f"Remove Claude's MEMORY.md line linking the missing {gone[0]}",
+                            f"Line {ln.number} of MEMORY.md, one of Claude's own, links {', '.join(gone)}, which "
+                            "does not exist. Only you can remove one of Claude's lines.", [drop_line(ln.text)])}))
+    return findings
+
+
+def unlinked(engine, text: str) -> list[Finding]:
+    """Active memory files no MEMORY.md line links, nor an archive file (what MEMORY.md had no room for)."""
+    linked = set(md_lines.links(text))
+    for cat in CATEGORIES:
+        linked.update(e.path for e in read_archive(engine.root, cat))
+    findings = []
+    for entry in engine.library():
+        if entry.status != "active" or entry.broken or "#" in entry.ref or entry.where in linked:
+            continue
+        if entry.owner == MEMCURATE:
+            findings.append(Finding(
+                "unlinked", "low", (entry.ref,),
+                f"{entry.where} is an active memory that no MEMORY.md line links: Claude never sees it",
+                {"where": entry.where,
+                 "fix": fix("update", f"Link {entry.ref} from MEMORY.md",
+                            f"{entry.where} is active, but no line of MEMORY.md (nor its archive) links it, so "
+                            "Claude never loads it. Proposed: its entry in its section.",
+                            [{"op": "add_line", "ref": entry.ref}])}))
+        elif entry.owner == CLAUDE:
+            findings.append(Finding(
+                "unlinked", "low", (entry.ref,),
+                f"{entry.where} (Claude's) is linked from no MEMORY.md line; press adopt in the library to "
+                "make it a memcurate memory with its line",
+                {"where": entry.where}))
+    return findings

@@ -1,0 +1,223 @@
+"""Memories whose references to the project went stale: files that are gone (stale-file), commands
+whose target is gone (stale-command), code symbols found nowhere (stale-symbol), and files that changed
+a lot since the memory was written (churn).
+
+What counts as a reference, to keep false positives out: a path has a `/` and an extension, is
+relative to the project (or absolute inside it), and is not a URL, a glob, under node_modules, or in a
+fenced code block (examples); a command or symbol is inline code (`make test`, `MemoryIndex`). An
+empty project (nothing tracked, or no file at all without git) proves nothing and is not checked. A
+path that never existed in git history is still reported, at low severity.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from curator.hygiene import Finding, fix
+from curator.hygiene.project_facts import ProjectFacts
+from curator.hygiene.texts import Text, memory_texts
+from curator.library.entries import line_hash
+
+_FENCE = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1[^\n]*$", re.M | re.S)
+_CODE = re.compile(r"`([^`\n]+)`")
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I)
+_PATH = re.compile(r"(?<![\w/.~$@-])((?:\.{1,2}/)?[\w.-]+(?:/[\w.-]+)+\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])")
+_COMMAND = re.compile(r"^(?:(make|just)\s+([A-Za-z0-9_][\w.-]*)|npm run\s+([\w:.-]+)|"
+                      r"(?:uv run\s+)?python3?\s+-m\s+([A-Za-z_][\w.]*)|uv run\s+([\w./-]+\.py))\b")
+_CAMEL = re.compile(r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\Z")
+_CALL = re.compile(r"([a-z_][a-z0-9_]*)\(.*\)?\Z")
+_DOTTED = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+(?:\(\))?\Z")
+_FILE_EXTS = frozenset("md py json yaml yml toml txt js ts tsx jsx sh cfg ini lock html css rs go java rb c h "
+                       "cpp log csv sql env".split())
+CHURN_LINES = 200
+CHURN_SHARE = 0.5
+CHURN_MIN = 20  # a ten-line file rewritten is not news
+
+
+def detect(engine) -> list[Finding]:
+    facts = ProjectFacts(engine.project)
+    if not facts.has_files:
+        return []
+    texts = [t for t in memory_texts(engine) if t.entry.status == "active"]
+    refs = {t.ref: scan(t.text[t.body_start:], engine.project) for t in texts}
+    found = facts.symbols_found({s for r in refs.values() for s in r["symbols"]})
+    findings = []
+    for t in texts:
+        r = refs[t.ref]
+        findings += _stale_files(t, r["paths"], facts)
+        findings += _stale_commands(t, r["commands"], facts)
+        missing = [s for s in r["symbols"] if s not in found]
+        if missing:
+            findings.append(_finding(t, "stale-symbol", "low", missing,
+                                     f"names {_list(missing)}, found nowhere in the project's files",
+                                     "not in the project"))
+        findings += _churn(t, r["paths"], facts)
+    return findings
+
+
+def scan(body: str, project: str) -> dict:
+    """The paths (relative to the project), commands and symbols a memory's body names."""
+    prose = _FENCE.sub("", body)
+    codes = _CODE.findall(prose)
+    paths: list[str] = []
+    for raw in _PATH.findall(_URL.sub(" ", prose)):
+        rel = _project_path(raw, project)
+        if rel and rel not in paths:
+            paths.append(rel)
+    for code in codes:  # an absolute path inside the project, in inline code
+        if code.startswith("/"):
+            rel = _project_path(code.strip(), project)
+            if rel and rel not in paths:
+                paths.append(rel)
+    commands, symbols = [], []
+    for code in codes:
+        code = code.strip()
+        m = _COMMAND.match(code)
+        if m:
+            commands.append((code, m.groups()))
+            continue
+        sym = _symbol(code)
+        if sym and sym not in symbols:
+            symbols.append(sym)
+    return {"paths": paths, "commands": commands, "symbols": symbols}
+
+
+def _project_path(raw: str, project: str) -> str | None:
+    if any(c in raw for c in "*?[]{}<>$~") or "node_modules" in raw.split("/"):
+        return None
+    if raw.startswith("/"):
+        if not raw.startswith(project.rstrip("/") + "/"):
+            return None  # outside the project: nothing to say
+        raw = os.path.relpath(raw, project)
+    norm = os.path.normpath(raw).replace(os.sep, "/")
+    if norm.startswith("../") or "/" not in norm:
+        return None
+    return norm
+
+
+def _symbol(code: str) -> str | None:
+    """The identifier to look for, when inline code looks like code (None when it does not)."""
+    if " " in code:
+        return None
+    if _CAMEL.match(code):
+        return code
+    m = _CALL.match(code)
+    if m and "_" in m.group(1):
+        return m.group(1)
+    if _DOTTED.match(code):
+        parts = code.removesuffix("()").split(".")
+        if parts[-1] in _FILE_EXTS or len(parts[-1]) < 3:
+            return None
+        return parts[-1]
+    return None
+
+
+def _list(items: list[str], n: int = 3) -> str:
+    shown = ", ".join(f"`{i}`" for i in items[:n])
+    return shown + (f" and {len(items) - n} more" if len(items) > n else "")
+
+
+def mark(text: str, start: int, needles: list[str], note: str) -> str:
+    """`text` with ` **[<note>: `needle`]**` after the sentence that names each needle (body only)."""
+    for needle in needles:
+        at = text.find(needle, start)
+        if at < 0:
+            continue
+        eol = text.find("\n", at)
+        eol = len(text) if eol < 0 else eol
+        m = re.search(r"[.!?](?=\s|$)", text[at + len(needle):eol])
+        end = at + len(needle) + m.end() if m else eol
+        text = text[:end] + f" **[{note}: `{needle}`]**" + text[end:]
+    return text
+
+
+def _finding(t: Text, code: str, severity: str, named: list[str], what: str, note: str, *,
+             archive: bool = False, extra: dict | None = None) -> Finding:
+    where = t.entry.where if not t.is_line else f"MEMORY.md line {t.entry.line}"
+    message = f"{t.ref} ({where}) {what}"
+    detail = {"where": where, "named": named, **(extra or {})}
+    if t.is_line:
+        if archive:
+            detail["fix"] = fix("unlink", f"Remove Claude's MEMORY.md line about {named[0]}",
+                                f"Claude's line {t.entry.line} of MEMORY.md {what}.",
+                                [{"op": "drop_line", "ref": t.ref, "base_hash": line_hash(t.text)}])
+    elif archive:
+        detail["fix"] = fix("archive", f"Archive {t.ref}: what it names is gone",
+                            f"{t.entry.where} {what}. Proposed: archive it (the file is kept).",
+                            [{"op": "archive", "ref": t.ref, "base_hash": t.entry.hash}])
+    else:
+        marked = mark(t.text, t.body_start, named, note)
+        if marked != t.text:
+            detail["fix"] = fix("update", f"Review {t.ref}: {code.replace('-', ' ')}",
+                                f"{t.entry.where} {what}. Proposed: the sentences naming them marked for you "
+                                "to edit.", [{"op": "write", "ref": t.ref, "base_hash": t.entry.hash,
+                                              "text": marked}])
+    return Finding(code, severity, (t.ref,), message, detail)
+
+
+def _stale_files(t: Text, paths: list[str], facts: ProjectFacts) -> list[Finding]:
+    gone = [p for p in paths if not facts.exists(p)]
+    if not gone:
+        return []
+    ever = facts.ever
+    if ever is None:  # without git: only a path whose folder is still there says something
+        gone = [p for p in gone if facts.exists(os.path.dirname(p))]
+        if not gone:
+            return []
+        severity = "medium"
+    else:
+        severity = "medium" if any(p in ever for p in gone) else "low"
+    every = len(gone) == len(paths)
+    return [_finding(t, "stale-file", severity, gone, f"names {_list(gone)}, which no longer "
+                     f"exist{'s' if len(gone) == 1 else ''} in the project", "no longer exists", archive=every,
+                     extra={"ever_tracked": [p for p in gone if ever is not None and p in ever]})]
+
+
+def _stale_commands(t: Text, commands: list, facts: ProjectFacts) -> list[Finding]:
+    stale, why = [], []
+    for code, (tool, target, script, module, pyfile) in commands:
+        if tool == "make":
+            name, targets = facts.make_targets
+            problem = ("there is no Makefile" if name is None
+                       else None if targets is None or target in targets else f"{name} has no target {target}")
+        elif tool == "just":
+            name, targets = facts.just_recipes
+            problem = ("there is no justfile" if name is None
+                       else None if targets is None or target in targets else f"{name} has no recipe {target}")
+        elif script:
+            name, scripts = facts.npm_scripts
+            problem = ("there is no package.json" if name is None
+                       else None if scripts is None or script in scripts else f"package.json has no script {script}")
+        elif module:
+            problem = None if facts.module_exists(module) else f"no module {module}"
+        else:
+            problem = None if facts.exists(pyfile) else f"no file {pyfile}"
+        if problem:
+            stale.append(code)
+            why.append(problem)
+    if not stale:
+        return []
+    return [_finding(t, "stale-command", "medium", stale, f"names {_list(stale)}, but {'; '.join(why[:3])}",
+                     "command target gone", extra={"why": why})]
+
+
+def _churn(t: Text, paths: list[str], facts: ProjectFacts) -> list[Finding]:
+    since = t.entry.updated
+    if not since or t.is_line:
+        return []
+    moved = []
+    for p in paths:
+        changed = facts.changed_lines(p, since)
+        if changed is None or changed < CHURN_MIN:
+            continue
+        lines = facts.line_count(p)
+        if changed >= CHURN_LINES or changed >= CHURN_SHARE * max(lines, 1):
+            moved.append((p, changed, lines))
+    if not moved:
+        return []
+    named = [p for p, _, _ in moved]
+    said = ", ".join(f"`{p}` ({c} lines changed, {n} now)" for p, c, n in moved[:3])
+    return [_finding(t, "churn", "low", named, f"was written before {said} changed a lot: review it",
+                     "changed a lot since", extra={"changes": [{"path": p, "changed": c, "lines": n}
+                                                               for p, c, n in moved]})]

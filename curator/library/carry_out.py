@@ -1,0 +1,173 @@
+"""A planned change set carried out (`changes.apply` calls `run` under the memory root's lock).
+
+The order is what keeps every byte somewhere whenever a step fails (a crash, a full disk, a file
+someone changed meanwhile): copies first (the trash copy of a file deleted, the archive copy of a
+Claude file archived), then the memory files, then MEMORY.md with its archive files (the archive
+before MEMORY.md, curator/memory/memory_md's order), then Claude's lines dropped, and the removals
+last. Each write is atomic and replaces a file only while it holds the bytes the plan was made
+from; a step that finds otherwise stops the run (`Stopped`; changes.apply says ChangeError), leaving
+what was done. Also the two file facts planning shares: a file's bytes, and MEMORY.md less a line.
+"""
+
+from __future__ import annotations
+
+import os
+
+from curator.library.entries import CLAUDE, MEMORY_MD, line_hash
+from curator.memory import memfile, memory_md
+from curator.memory.memory_md.claude_lines import claude_lines
+from curator.util.atomic import failure, fsync_dir, replace_if_unchanged, write_bytes, write_new
+
+TRASH_DIR = "trash"  # in the data dir: a copy of every file memcurate removes
+CHANGED = "changed since it was read"
+
+
+class Stopped(Exception):
+    """A step failed: the run stopped there (what was done stays, and nothing is lost). `errno`: the OS's."""
+
+    def __init__(self, message: str, errno: int | None = None) -> None:
+        self.errno = errno
+        super().__init__(message)
+
+
+class _Moved(Exception):
+    """A file is no longer the bytes planned against."""
+
+
+def run(engine, w) -> list[str]:
+    """Carry out the steps of a plan (changes._Work); returns the trash copies made. Stopped when a step fails."""
+    from curator.memory.store import ConflictError, StoreError
+
+    trash: list[str] = []
+    try:
+        for kind, where, path, data, dest in w.copies:
+            if kind == "trash":
+                trash.append(_trash(engine, where, data))
+            else:
+                _copy(engine, dest, data)
+        for step in w.writes:
+            _write(engine, step)
+        if w.md_changes:
+            memory_md.apply(engine.root, engine.cfg, w.md_changes)
+        if w.drops:
+            _drop_lines(engine, w.drops)
+        for where, path, data in w.removals:
+            _remove(path, data, where)
+    except (_Moved, ConflictError) as e:
+        raise Stopped(f"{e}; stopped there, nothing lost: look at it again") from None
+    except OSError as e:
+        raise Stopped(f"{failure(e)}; stopped there, nothing lost (copies are made before anything is "
+                      "removed): free space, then apply again", e.errno) from None
+    except (StoreError, ValueError) as e:  # MemoryMdError is a ValueError, and so is a folder where a file was
+        raise Stopped(f"{e}; stopped there, nothing lost") from None
+    finally:
+        _reindex(engine, w)
+    return trash
+
+
+def _trash(engine, where: str, data: bytes) -> str:
+    """A copy of `data` (the file at `where`) in `<data>/trash/<UTC stamp>-<where flattened>`, readable
+    by the owner only (it may hold what the person deleted for a reason); returns its path."""
+    folder = os.path.join(engine.data, TRASH_DIR)
+    stamp = engine.now().replace("-", "").replace(":", "")
+    base = os.path.join(folder, f"{stamp}-{where.replace('/', '__')}")
+    path, n = base, 1
+    while os.path.lexists(path):  # under the root lock: no other memcurate names a trash copy meanwhile
+        n += 1
+        path = f"{base}.{n}"
+    write_bytes(path, data, mode=0o600)
+    return path
+
+
+def _copy(engine, dest: str, data: bytes) -> None:
+    path = os.path.join(engine.root, *dest.split("/"))
+    if not write_new(path, data) and read_bytes(path) != data:
+        raise _Moved(f"{dest}: {CHANGED} (a file appeared there)")
+    engine.record_written(path, data.decode("utf-8", "replace"))
+
+
+def _write(engine, step) -> None:
+    if step[0] == "memory":
+        _, where, doc, base, source = step
+        text = memfile.render(doc)
+        if base is None:
+            path = engine.store.create(doc, parsed_from=source)
+        else:
+            path = engine.store.update(doc, base, parsed_from=source)
+        engine.record_written(path, text)
+        return
+    _, where, path, before, after = step
+
+    def render(current: bytes | None) -> bytes:
+        if current != before:
+            raise _Moved(f"{where}: {CHANGED}")
+        return after
+
+    replace_if_unchanged(path, render)
+    engine.record_written(path, after.decode("utf-8", "replace"))
+
+
+def _drop_lines(engine, drops) -> None:
+    """Claude's lines out of MEMORY.md as it is now (what else changed in it meanwhile is kept)."""
+    path = memory_md.memory_md_path(engine.root)
+
+    def render(current: bytes | None) -> bytes:
+        try:
+            text = (current or b"").decode("utf-8")
+            for ref, base in drops:
+                text = drop_line(text, ref, base)
+        except (UnicodeDecodeError, ValueError) as e:
+            raise _Moved(f"{MEMORY_MD}: {e}") from None
+        return text.encode("utf-8")
+
+    replace_if_unchanged(path, render)
+
+
+def _remove(path: str, data: bytes, where: str) -> None:
+    if read_bytes(path) != data:
+        raise _Moved(f"{where}: {CHANGED}; its copy is kept")
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
+    fsync_dir(os.path.dirname(path))
+
+
+def read_bytes(path: str) -> bytes | None:
+    """A file's bytes, None when there is none; ValueError for a folder in its place."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise ValueError(f"{path}: is a folder, not a memory file") from None
+
+
+def drop_line(text: str, ref: str, base: str) -> str:
+    """MEMORY.md `text` without the line(s) of Claude's that `ref` names and whose text hashes to `base`;
+    ValueError ("changed since") when there is none."""
+    digest = ref.rpartition("#")[2]
+    drop = {c.number for c in claude_lines(text) if base.startswith(digest) and line_hash(c.text) == base}
+    if not drop:
+        raise ValueError(f"{ref}: that line of {MEMORY_MD} is gone ({CHANGED})")
+    lines = text.split("\n")  # numbered as claude_lines numbers them; each keeps its "\r", its break follows it
+    last = len(lines)
+    out = [line for n, line in enumerate(lines, 1) if n not in drop or n == last]
+    if last in drop:
+        out[-1] = ""  # the last line has no break of its own: the one before it stays
+    bom = "\ufeff" if 1 in drop and text.startswith("\ufeff") else ""
+    return bom + "\n".join(out)
+
+
+def _reindex(engine, w) -> None:
+    """The index follows what was written (it is a cache: a failure costs a later refresh, never the change)."""
+    import sqlite3
+
+    from curator.memory.store import StoreError
+
+    for category in sorted(w.categories) + ([CLAUDE] if w.claude else []):  # CLAUDE: Claude's topic files
+        try:
+            engine.index.refresh(category)
+        except (sqlite3.Error, OSError, StoreError):
+            pass

@@ -1,0 +1,413 @@
+"""Change sets: the one way the library changes memory files, memcurate's and Claude's own.
+
+A change set is a list of ops, plain dicts (JSON-storable: a proposal keeps them):
+
+    {"op": "write", "ref", "base_hash", "text"}  create (base_hash None) or replace a memory file; a
+                                                 memcurate memory is verified like a save
+    {"op": "archive", "ref", "base_hash"}        memcurate's: `status: archived`, its MEMORY.md line moved
+                                                 to archive/<category>.md; Claude's file: moved to
+                                                 archive/claude/<where>, its bytes kept
+    {"op": "delete", "ref", "base_hash"}         copied to <data>/trash/ first, then removed; a memcurate
+                                                 memory's line leaves MEMORY.md and the archive
+    {"op": "drop_line", "ref", "base_hash"}      a line of Claude's removed from MEMORY.md (every copy of
+                                                 it), and nothing else
+    {"op": "add_line", "ref"}                    a memcurate memory's MEMORY.md line added or updated
+
+`plan` reads and checks everything and says what each file would become (MEMORY.md and the archive
+files included), with a unified diff and a fingerprint of the result; it writes nothing. An op whose
+file is no longer the bytes of its `base_hash` is an error ("changed since"), as is a memory that fails
+verification or a secret in any text written.
+
+`apply` plans again under the memory root's lock and refuses when anything is in error or the result
+is not the one the person saw (its fingerprint). An error in any op writes nothing. Then, so that a
+crash or a full disk at any point loses nothing: copies first (the trash copy of a file deleted, the
+archive copy of a Claude file archived), then the memory files, then MEMORY.md (its archive files
+before it, through curator/memory/memory_md), then the lines dropped, and removals last. Every write
+is atomic; a file is replaced only while it still holds the bytes planned against.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from dataclasses import dataclass, field, replace
+
+from curator.library.carry_out import CHANGED, Stopped, drop_line, read_bytes, run
+from curator.library.entries import CLAUDE, MEMORY_MD, parse_ref
+from curator.memory import memfile, memory_md
+from curator.memory.memory_md.archive import archive_add, archive_drop, archive_path
+from curator.util.paths import ARCHIVE_DIR, is_inside
+from curator.util.stamps import content_hash
+
+OPS = ("write", "archive", "delete", "drop_line", "add_line")
+CLAUDE_ARCHIVE = f"{ARCHIVE_DIR}/{CLAUDE}"  # where Claude's archived topic files go, under the memory root
+
+
+class ChangeError(Exception):
+    """A change set refused: `errors` says why, one line each; `changed` when a file moved under it
+    (look again, then redo). Nothing was written, except by a write that failed midway (`partial`),
+    whose copies come first: nothing is lost."""
+
+    def __init__(self, errors, *, partial: bool = False, errno: int | None = None) -> None:
+        self.errors = [errors] if isinstance(errors, str) else list(errors)
+        self.changed = any("changed since" in e for e in self.errors)
+        self.partial = partial
+        self.errno = errno
+        super().__init__("; ".join(self.errors))
+
+
+@dataclass
+class Planned:
+    """What a change set would do; nothing written. `files`: {where, before, after, diff} per file
+    (before/after None: no file), `errors`: why it cannot be applied, `fingerprint`: of the afters."""
+
+    files: list[dict]
+    errors: list[str]
+    fingerprint: str
+    issues: list[dict] = field(default_factory=list)  # ADVISORY issues of the memories written
+    notes: list[str] = field(default_factory=list)  # what MEMORY.md's plan did beyond the ops (over budget...)
+    _work: _Work | None = field(default=None, repr=False)
+
+    def as_dict(self) -> dict:
+        return {"files": self.files, "errors": self.errors, "fingerprint": self.fingerprint,
+                "issues": self.issues, "notes": self.notes}
+
+
+@dataclass
+class Applied:
+    """What apply did: the files written or removed (relative to the memory root), the trash copies made."""
+
+    written: list[str] = field(default_factory=list)
+    trash: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"written": self.written, "trash": self.trash}
+
+
+# -- planning --------------------------------------------------------------------------
+
+@dataclass
+class _Work:
+    """The steps apply carries out, in its order (see the module's doc)."""
+
+    copies: list = field(default_factory=list)  # (kind "trash" | "archive", where, path, bytes, dest or None)
+    writes: list = field(default_factory=list)  # ("memory", where, doc, base_hash, text parsed) | ("file", where,
+    #                                               path, before, after)
+    md_changes: list = field(default_factory=list)  # memory_md changes (upsert, archive, remove)
+    drops: list = field(default_factory=list)  # (ref, base_hash) of Claude lines
+    removals: list = field(default_factory=list)  # (where, path, bytes expected)
+    categories: set = field(default_factory=set)  # memcurate categories touched (reindexed)
+    claude: bool = False  # a Claude file touched (reindexed)
+
+
+class _State:
+    """The memory root as the ops leave it, in memory: each file read once, then its planned bytes."""
+
+    def __init__(self, engine) -> None:
+        self.engine = engine
+        self.root = engine.root
+        self.before: dict[str, bytes | None] = {}  # where -> bytes on disk (None: no file)
+        self.after: dict[str, bytes | None] = {}  # where -> planned bytes
+        self.errors: list[str] = []
+        self.issues: list[dict] = []
+        self.work = _Work()
+
+    def path(self, where: str) -> str:
+        return os.path.join(self.root, *where.split("/"))
+
+    def read(self, where: str) -> bytes | None:
+        if where in self.after:
+            return self.after[where]
+        if where not in self.before:
+            self.before[where] = read_bytes(self.path(where))
+        return self.before[where]
+
+    def put(self, where: str, data: bytes | None) -> None:
+        self.read(where)
+        self.after[where] = data
+
+
+def plan(engine, ops) -> Planned:
+    """What `ops` would do to the memory root; nothing is written."""
+    st = _State(engine)
+    if not isinstance(ops, (list, tuple)):
+        st.errors.append(f"a change set is a list of ops, found {type(ops).__name__}")
+        ops = []
+    for i, op in enumerate(ops, 1):
+        try:
+            _plan_op(st, op)
+        except (ValueError, OSError) as e:  # a bad ref or path, an unreadable file: this op's error
+            st.errors.append(f"op {i}: {e}")
+    notes = _plan_memory_md(st) if not st.errors else []
+    files = []
+    for where, after in st.after.items():
+        before = st.before[where]
+        if after != before:
+            files.append({"where": where, "before": _shown(before), "after": _shown(after),
+                          "diff": _diff(where, before, after)})
+    files.sort(key=lambda f: f["where"] == MEMORY_MD or f["where"].startswith(ARCHIVE_DIR + "/"))  # the memories first
+    afters = [[f["where"], None if st.after[f["where"]] is None else content_hash(st.after[f["where"]])] for f in files]
+    fingerprint = content_hash(json.dumps(afters))
+    return Planned(files, st.errors, fingerprint, st.issues, notes, st.work)
+
+
+def _plan_op(st: _State, op) -> None:
+    if not isinstance(op, dict) or op.get("op") not in OPS:
+        raise ValueError(f"not a change op: {op!r:.120} (expected a dict with op one of {', '.join(OPS)})")
+    kind, ref = op["op"], op.get("ref")
+    owner, category, rest = parse_ref(ref)
+    base = op.get("base_hash")
+    if kind != "add_line" and base is not None and not isinstance(base, str):
+        raise ValueError(f"{ref}: base_hash must be a hash or null")
+    if owner == CLAUDE and rest.startswith(MEMORY_MD + "#"):
+        if kind in ("drop_line", "delete"):
+            if not base:
+                raise ValueError(f"{ref}: dropping a line needs the hash of its text (base_hash)")
+            st.work.drops.append((ref, base))
+            st.read(MEMORY_MD)
+            return
+        raise ValueError(f"{ref}: a line of Claude's can only be dropped (drop_line), or adopted")
+    if kind == "drop_line":
+        raise ValueError(f"{ref}: drop_line takes a line of Claude's (claude/MEMORY.md#<hash>)")
+    if owner == CLAUDE:
+        _plan_claude_file(st, kind, ref, rest, base, op)
+    else:
+        _plan_memory(st, kind, ref, category, rest, base, op)
+
+
+def _check_base(st: _State, where: str, base: str | None, current: bytes | None, ref: str) -> bool:
+    """Whether `current` (the file's bytes) is what `base` says; else the op's error is recorded."""
+    if where in st.after:
+        st.errors.append(f"{ref}: more than one op changes {where}")
+        return False
+    if base is None:
+        if current is not None:
+            st.errors.append(f"{ref}: {where} already exists")
+            return False
+        return True
+    if current is None:
+        st.errors.append(f"{ref}: {where} no longer exists ({CHANGED})")
+        return False
+    if content_hash(current) != base:
+        st.errors.append(f"{ref}: {where} {CHANGED}")
+        return False
+    return True
+
+
+def _text(data: bytes, where: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{where}: not UTF-8 text (byte {e.start})") from None
+
+
+# -- memcurate's memories
+
+def _plan_memory(st: _State, kind: str, ref: str, category: str, id: str, base, op: dict) -> None:
+    engine = st.engine
+    path = engine.store.path_for(category, id)  # UnsafePathError (a ValueError): a link leading outside
+    where = engine.store.relpath(path).replace(os.sep, "/")
+    current = st.read(where)
+    if kind == "add_line":  # an archived memory's line is kept in its archive file
+        doc = _doc(current, where, ref)
+        line = memory_md.IndexLine.from_doc(doc)
+        st.work.md_changes.append(("archive" if doc.status == "archived" else "upsert", line))
+        return
+    if kind == "write":
+        _plan_memory_write(st, ref, category, id, where, base, current, op.get("text"))
+        return
+    if not _check_base(st, where, base, current, ref):
+        return
+    if kind == "delete":
+        st.work.copies.append(("trash", where, path, current, None))
+        st.work.removals.append((where, path, current))
+        st.work.md_changes.append(("remove", category, id))
+        st.work.categories.add(category)
+        st.put(where, None)
+        return
+    doc = _doc(current, where, ref)  # archive
+    if doc.status != "archived":
+        archived = replace(doc, status="archived")
+        st.work.writes.append(("memory", where, archived, base, None))
+        st.put(where, memfile.render(archived).encode("utf-8"))
+        st.work.categories.add(category)
+    st.work.md_changes.append(("archive", memory_md.IndexLine.from_doc(doc)))
+
+
+def _doc(data: bytes | None, where: str, ref: str):
+    """The memory in `data`; ValueError (the op's error) when there is none or it is no memory."""
+    if data is None:
+        raise ValueError(f"{ref}: {where} does not exist")
+    try:
+        return memfile.parse(_text(data, where))
+    except memfile.MemoryFormatError as e:
+        raise ValueError(f"{ref}: {where} cannot be read as a memory ({e}): fix or delete it") from None
+
+
+def _plan_memory_write(st: _State, ref: str, category: str, id: str, where: str, base, current, text) -> None:
+    from curator.review.verify import ADVISORY, BLOCK, verify
+
+    if not isinstance(text, str):
+        raise ValueError(f"{ref}: write needs the file's text")
+    if not _check_base(st, where, base, current, ref):
+        return
+    # the target's bytes are checked above: verify checks the document itself
+    issues = verify(text, category=category, cfg=st.engine.cfg)
+    blocks = [i for i in issues if i.severity == BLOCK]
+    try:
+        doc = memfile.parse(text)
+    except memfile.MemoryFormatError:
+        doc = None  # verify said why
+    errors = [f"{ref}: {i.message}" if i.message.startswith(i.where) else f"{ref}: {i.where}: {i.message}"
+              for i in blocks]
+    if doc is not None and doc.id != id:
+        errors.append(f"{ref}: id {doc.id!r:.100} must be the file name {id!r} (a new id is a new memory)")
+    if errors:
+        st.errors += errors
+        return
+    st.issues += [dict(i.as_dict(), ref=ref) for i in issues if i.severity == ADVISORY]
+    st.work.writes.append(("memory", where, doc, base, text))
+    st.put(where, memfile.render(doc).encode("utf-8"))
+    st.work.categories.add(category)
+    old = None
+    if current is not None:
+        try:
+            old = memfile.parse(current.decode("utf-8"))
+        except (UnicodeDecodeError, memfile.MemoryFormatError):
+            old = None
+    line = memory_md.IndexLine.from_doc(doc)
+    if doc.status == "archived":
+        if old is None or old.status != "archived":
+            st.work.md_changes.append(("archive", line))
+    elif old is None or old.status == "archived" or (old.title, old.description) != (doc.title, doc.description):
+        st.work.md_changes.append(("upsert", line))
+
+
+# -- Claude's topic files
+
+def _claude_where(st: _State, ref: str, where: str) -> str:
+    """The checked path of Claude's topic file `where`: a Markdown file of the root that is none of
+    memcurate's (MEMORY.md, the category folders, archive/), not leading outside by a link."""
+    from curator.memory.claude_topics import is_topic
+
+    if not is_topic(where):
+        raise ValueError(f"{ref}: {where} is not a topic file of Claude's")
+    path = st.path(where)
+    if not is_inside(os.path.realpath(path), os.path.realpath(st.root)):
+        raise ValueError(f"{ref}: {where} leads outside the memory root ({os.path.realpath(path)})")
+    return path
+
+
+def _plan_claude_file(st: _State, kind: str, ref: str, where: str, base, op: dict) -> None:
+    from curator.capture.redact import find_secrets
+
+    if kind == "add_line":
+        raise ValueError(f"{ref}: add_line takes a memcurate memory; a file of Claude's is adopted first")
+    path = _claude_where(st, ref, where)
+    current = st.read(where)
+    if not _check_base(st, where, base, current, ref):
+        return
+    st.work.claude = True
+    if kind == "write":
+        text = op.get("text")
+        if not isinstance(text, str):
+            raise ValueError(f"{ref}: write needs the file's text")
+        secrets = find_secrets(text)
+        if secrets:
+            st.errors.append(f"{ref}: a secret is present ({', '.join(secrets)}): remove it before saving")
+            return
+        after = text.encode("utf-8")
+        st.work.writes.append(("file", where, path, current, after))
+        st.put(where, after)
+    elif kind == "delete":
+        st.work.copies.append(("trash", where, path, current, None))
+        st.work.removals.append((where, path, current))
+        st.put(where, None)
+    else:  # archive: the same bytes under archive/claude/
+        dest = f"{CLAUDE_ARCHIVE}/{where}"
+        there = st.read(dest)
+        if there is not None and there != current:
+            st.errors.append(f"{ref}: {dest} already exists with other content: move or delete it first")
+            return
+        st.work.copies.append(("archive", where, path, current, dest))
+        st.work.removals.append((where, path, current))
+        st.put(dest, current)
+        st.put(where, None)
+
+
+# -- MEMORY.md and the archive files
+
+def _plan_memory_md(st: _State) -> list[str]:
+    """MEMORY.md and the archive files after the ops' changes and dropped lines; the plan's notes."""
+    w = st.work
+    if not w.md_changes and not w.drops:
+        return []
+    engine = st.engine
+    try:
+        text = _text(st.read(MEMORY_MD) or b"", MEMORY_MD)
+        parsed = memory_md.parse(text)
+    except (ValueError, memory_md.MemoryMdError) as e:
+        st.errors.append(f"{MEMORY_MD}: {e}: fix it by hand first")
+        return []
+    notes: list[str] = []
+    if w.md_changes:
+        try:
+            p = memory_md.plan(text, w.md_changes, memory_md.budgets_from(engine.cfg),
+                               *memory_md.limits_from(engine.cfg), parsed=parsed)
+        except memory_md.MemoryMdError as e:
+            st.errors.append(f"{MEMORY_MD}: {e}")
+            return []
+        text, notes = p.text, list(p.notes)
+        for cat in sorted(set(p.archived) | set(p.unarchive)):
+            awhere = os.path.relpath(archive_path(st.root, cat), st.root).replace(os.sep, "/")
+            data = st.read(awhere)
+            try:
+                atext = None if data is None else _text(data, awhere)
+            except ValueError as e:
+                st.errors.append(str(e))
+                continue
+            new = atext
+            if p.archived.get(cat):
+                new = archive_add(new, cat, p.archived[cat])
+            if p.unarchive.get(cat) and new is not None:
+                new = archive_drop(new, cat, p.unarchive[cat])
+            if new != atext:
+                st.put(awhere, new.encode("utf-8"))
+    for ref, base in w.drops:
+        try:
+            text = drop_line(text, ref, base)
+        except ValueError as e:
+            st.errors.append(str(e))
+    st.put(MEMORY_MD, text.encode("utf-8") if text or st.read(MEMORY_MD) is not None else None)
+    return notes
+
+
+def _shown(data: bytes | None) -> str | None:
+    return None if data is None else data.decode("utf-8", "replace")
+
+
+def _diff(where: str, before: bytes | None, after: bytes | None) -> str:
+    old, new = _shown(before) or "", _shown(after) or ""
+    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                        "/dev/null" if before is None else f"a/{where}",
+                                        "/dev/null" if after is None else f"b/{where}"))
+
+
+# -- applying --------------------------------------------------------------------------
+
+def apply(engine, ops, fingerprint: str | None = None) -> Applied:
+    """Carry `ops` out under the root lock (see the module's doc). ChangeError when any op is in error,
+    when the result is not the one `fingerprint` (from `plan`) names, or when a write fails."""
+    with engine.root_lock(wait=30):
+        planned = plan(engine, ops)
+        if planned.errors:
+            raise ChangeError(planned.errors)
+        if fingerprint is not None and fingerprint != planned.fingerprint:
+            raise ChangeError(f"the files {CHANGED} or shown: this change would now do something else; "
+                              "look at it again")
+        try:
+            trash = run(engine, planned._work)
+        except Stopped as e:
+            raise ChangeError(str(e), partial=True, errno=e.errno) from None
+    return Applied([f["where"] for f in planned.files], trash)

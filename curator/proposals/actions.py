@@ -1,0 +1,108 @@
+"""Acting on a proposal: show it (part B's plan of its ops: every file's diff, and why it cannot be
+applied), approve it (applied through Engine.apply_changes with the fingerprint the person was shown),
+edit the one memory file it writes, reject it.
+
+Approving holds the record's lock, so two approvals of one proposal cannot both apply it. The plan
+re-checks every base hash under the memory root's lock: when a file changed since the proposal was
+made (or since the person looked), nothing is written and the refusal says so; showing it again shows
+the new state, or that it is stale (its base is gone: reject it, the next check proposes afresh).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from curator.proposals import store
+from curator.proposals.store import PENDING, PREFIX, ProposalError
+
+
+def as_dict(value) -> dict:
+    """A plan or an application (part B's objects) as a plain dict, whatever shape it has."""
+    if value is None or isinstance(value, dict):
+        return value
+    if hasattr(value, "as_dict"):
+        return value.as_dict()
+    if dataclasses.is_dataclass(value):
+        return dataclasses.asdict(value)
+    return dict(vars(value))
+
+
+STALE_WORDS = ("changed since", "missing", "no longer", "gone", "not found")
+
+
+def issues_of(planned: dict | None) -> list[dict]:
+    """The plan's errors as review issues (each a BLOCK: the proposal cannot be applied as it is)."""
+    out = []
+    for error in (planned or {}).get("errors") or ():
+        text = str(error)
+        stale = any(w in text.lower() for w in STALE_WORDS)
+        out.append({"severity": "BLOCK", "code": "stale" if stale else "change", "where": "",
+                    "message": text + (" (the proposal is stale: reject it; the next check proposes afresh)"
+                                       if stale else "")})
+    return out
+
+
+def view(engine, pid: str) -> dict:
+    """{record, planned (None once decided: the files have moved on), issues}."""
+    record = store.find(engine.data, pid)
+    if record["state"] != PENDING:
+        return {"record": record, "planned": None, "issues": []}
+    planned = as_dict(engine.plan_changes(store.ops_of(record)))
+    return {"record": record, "planned": planned, "issues": issues_of(planned)}
+
+
+def _fingerprint(seen) -> str | None:
+    if seen is None or isinstance(seen, str):
+        return seen
+    if isinstance(seen, dict):
+        planned = seen.get("planned") if "planned" in seen else seen
+        return (planned or {}).get("fingerprint")
+    raise TypeError(f"seen is what proposal() showed or its fingerprint, not {type(seen).__name__}")
+
+
+def approve(engine, pid: str, seen=None) -> dict:
+    """Apply the proposal's ops and mark it approved; the record. `seen`: what the person was shown
+    (the dict `view` returned, or its plan's fingerprint); None applies what the plan says now.
+    ProposalError (nothing written) when it is not pending or its files changed since."""
+    from curator.library.changes import ChangeError
+
+    pid = store.find(engine.data, pid)["id"]
+    with store.locked(engine.data, pid):
+        record = store.read(engine.data, pid)
+        if record["state"] != PENDING:
+            raise ProposalError(f"{PREFIX}{pid} is already {record['state']}")
+        ops = store.ops_of(record)
+        fingerprint = _fingerprint(seen)
+        try:
+            applied = as_dict(engine.apply_changes(ops, fingerprint=fingerprint))
+        except ChangeError as e:
+            raise ProposalError(f"{PREFIX}{pid}: {e}; nothing was written (show it again to see the files now)") \
+                from None
+        return store.mark_approved(engine.data, pid, held=True, written=list(applied.get("written") or ()),
+                                   trash=list(applied.get("trash") or ()), edited=record.get("edit") is not None)
+
+
+def the_write(ops: list[dict]) -> dict:
+    """The one op writing a memory file, for an edit; ProposalError when there is not exactly one."""
+    writes = [op for op in ops if op.get("op") == "write"]
+    if len(writes) != 1:
+        raise ProposalError("only a proposal that writes one memory file can be edited"
+                            + (f" (this one writes {len(writes)})" if writes else " (this one writes none)"))
+    return writes[0]
+
+
+def edit(engine, pid: str, text: str) -> dict:
+    """Store the person's text for the memory file the proposal writes; shown again (`view`), its plan
+    re-verifying the text (a BLOCK keeps it from being approved until edited again)."""
+    if not isinstance(text, str) or not text.strip():
+        raise ProposalError("the edited text is empty")
+    record = store.find(engine.data, pid)
+    ops = [dict(op) for op in store.ops_of(record)]
+    the_write(ops)["text"] = text if text.endswith("\n") else text + "\n"
+    store.set_edit(engine.data, record["id"], ops)
+    return view(engine, record["id"])
+
+
+def reject(engine, pid: str, reason: str = "") -> dict:
+    """Never apply it, nor propose it again for the same bytes; the reason is kept."""
+    return store.mark_rejected(engine.data, store.find(engine.data, pid)["id"], reason)

@@ -1,0 +1,262 @@
+"""Reviewable proposals: a change to existing memories (update, merge, archive, adopt, unlink) that a
+check, tidy or the library found, waiting for a person. Nothing changes until one is approved.
+
+    proposals/<id>.json  {"format": 1, "id", "kind", "state": pending | approved | rejected, "created",
+                          "updated", "title" (one line), "reason" (the finding, a sentence or two),
+                          "source": check | tidy | library, "finding": {code, refs} | null,
+                          "ops": [change ops, curator/library/changes.py], "edit": null | ops the person
+                          edited, "decision": null | {"at", ...}}
+
+An id is `<UTC stamp>-<8 hex>`, the hex naming what the proposal is about: its kind, the refs its ops
+touch and the hashes they were planned against (`key`). Staging is idempotent on that key: a proposal
+already pending, approved or rejected for the same bytes is not staged again, so a rejected one is never
+proposed twice. Every record is written atomically; a state change runs under the record's own lock,
+staging under the folder's. A record damaged by hand is reported (`scan`'s second list) with its file
+named, never acted on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from curator.util.atomic import write_json
+from curator.util.locks import FileLock
+from curator.util.stamps import content_hash, now_iso
+from curator.util.textsafe import one_line
+
+FOLDER = "proposals"
+PREFIX = "proposal/"  # how a review id names a proposal
+FORMAT = 1
+KINDS = ("update", "merge", "archive", "adopt", "unlink")
+STATES = ("pending", "approved", "rejected")
+PENDING, APPROVED, REJECTED = STATES
+SOURCES = ("check", "tidy", "library")
+LOCK_WAIT = 10.0
+TITLE_LIMIT = 200
+REASON_LIMIT = 600
+
+
+class ProposalError(Exception):
+    """An unknown, ambiguous, damaged or already decided proposal, or one that cannot be staged."""
+
+
+def folder(data) -> str:
+    return os.path.join(os.fspath(data), FOLDER)
+
+
+def record_path(data, pid: str) -> str:
+    return os.path.join(folder(data), f"{pid}.json")
+
+
+def _lock(data, name: str) -> FileLock:
+    return FileLock(os.path.join(os.fspath(data), "locks", f"{name}.lock"), wait=LOCK_WAIT)
+
+
+def key(kind: str, ops: list[dict]) -> str:
+    """8 hex of sha256 over the kind, the refs the ops touch (sorted) and the hashes they were planned
+    against: the same change of the same bytes has the same key."""
+    pairs = sorted({(str(op.get("ref", "")), str(op.get("base_hash") or "")) for op in ops})
+    return content_hash(json.dumps([kind, [r for r, _ in pairs], [h for _, h in pairs]]))[:8]
+
+
+def _key_of(pid: str) -> str:
+    return pid.rpartition("-")[2]
+
+
+def check_ops(ops) -> list[dict]:
+    """`ops` as a list of op dicts, each with its `op` and `ref` strings; ProposalError naming the bad one."""
+    if not isinstance(ops, list) or not ops:
+        raise ProposalError("a proposal's ops must be a non-empty list")
+    for n, op in enumerate(ops):
+        if not (isinstance(op, dict) and isinstance(op.get("op"), str) and isinstance(op.get("ref"), str)):
+            raise ProposalError(f"op {n + 1} is not a change op with `op` and `ref`: {one_line(repr(op), 120)}")
+    return ops
+
+
+def stage(data, kind: str, title: str, reason: str, ops: list[dict], *, source: str,
+          finding: dict | None = None) -> str | None:
+    """Write a pending proposal; its id, or None when the same kind, refs and base hashes are already
+    known in any state. ProposalError when the kind, source or ops are not valid."""
+    if kind not in KINDS:
+        raise ProposalError(f"unknown proposal kind {kind!r} (one of {', '.join(KINDS)})")
+    if source not in SOURCES:
+        raise ProposalError(f"unknown proposal source {source!r} (one of {', '.join(SOURCES)})")
+    check_ops(ops)
+    json.dumps(ops)  # JSON-storable, or the TypeError says which value is not
+    k = key(kind, ops)
+    with _lock(data, "proposals"):
+        if any(_key_of(n[:-5]) == k for n in _names(data)):
+            return None
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        pid = f"{stamp}-{k}"
+        now = now_iso()
+        doc = {"format": FORMAT, "id": pid, "kind": kind, "state": PENDING, "created": now, "updated": now,
+               "title": _said(title, TITLE_LIMIT), "reason": _said(reason, REASON_LIMIT), "source": source,
+               "finding": _finding(finding), "ops": ops, "edit": None, "decision": None}
+        os.makedirs(folder(data), exist_ok=True)
+        write_json(record_path(data, pid), doc)
+        return pid
+
+
+def by_key(data, kind: str, ops: list[dict]) -> dict | None:
+    """The proposal (any state) already made of the same kind, refs and base hashes, None when none is."""
+    k = key(kind, ops)
+    for name in _names(data):
+        if _key_of(name[:-5]) == k:
+            try:
+                return read(data, name[:-5])
+            except ProposalError:
+                return None
+    return None
+
+
+def _finding(finding: dict | None) -> dict | None:
+    if finding is None:
+        return None
+    if not isinstance(finding, dict):
+        raise ProposalError("a proposal's finding must be a mapping {code, refs} or None")
+    return {"code": str(finding.get("code", "")), "refs": [str(r) for r in finding.get("refs") or ()]}
+
+
+def _names(data) -> list[str]:
+    try:
+        names = os.listdir(folder(data))
+    except FileNotFoundError:
+        return []
+    return sorted(n for n in names if n.endswith(".json") and not n.startswith("."))
+
+
+def _damage(doc) -> str:
+    """Why `doc` is no proposal record ("" when it is one)."""
+    if not isinstance(doc, dict):
+        return "not a JSON object"
+    if doc.get("format") != FORMAT:
+        return f"format {doc.get('format')!r}, not {FORMAT}"
+    if doc.get("kind") not in KINDS:
+        return f"kind {doc.get('kind')!r} is not one of {', '.join(KINDS)}"
+    if doc.get("state") not in STATES:
+        return f"state {doc.get('state')!r} is not one of {', '.join(STATES)}"
+    for name in ("title", "reason", "created", "updated"):
+        if not isinstance(doc.get(name), str):
+            return f"{name} is not a string"
+    for name in ("ops", "edit"):
+        value = doc.get(name)
+        if value is None and name == "edit":
+            continue
+        try:
+            check_ops(value)
+        except ProposalError as e:
+            return f"{name}: {e}"
+    if not isinstance(doc.get("decision"), (dict, type(None))):
+        return "decision is not a mapping"
+    return ""
+
+
+def read(data, pid: str) -> dict:
+    """The record `pid`; ProposalError naming the file when it is missing or damaged."""
+    path = record_path(data, pid)
+    try:
+        with open(path, "rb") as f:
+            doc = json.loads(f.read())
+    except FileNotFoundError:
+        raise ProposalError(f"no proposal {PREFIX}{pid}") from None
+    except (OSError, ValueError) as e:
+        raise ProposalError(f"{path}: unreadable ({e.__class__.__name__}); fix or delete it") from None
+    why = _damage(doc) or ("" if doc.get("id") == pid else f"holds id {doc.get('id')!r}")
+    if why:
+        raise ProposalError(f"{path}: {why} (hand-edited?); fix or delete it")
+    return doc
+
+
+def scan(data) -> tuple[list[dict], list[tuple[str, str]]]:
+    """(every readable record, oldest first; (id, why) for each damaged one), one read each."""
+    good, bad = [], []
+    for name in _names(data):
+        try:
+            good.append(read(data, name[:-5]))
+        except ProposalError as e:
+            bad.append((name[:-5], str(e)))
+    return good, bad
+
+
+def find(data, pid: str) -> dict:
+    """The record whose id is `pid` (with or without `proposal/`) or begins with it; ProposalError when
+    none or several do, or it is damaged."""
+    pid = pid[len(PREFIX):] if pid.startswith(PREFIX) else pid
+    if not pid or "/" in pid or os.sep in pid or pid.startswith("."):
+        raise ProposalError(f"no proposal {PREFIX}{pid}")
+    names = [n[:-5] for n in _names(data)]
+    if pid in names:
+        return read(data, pid)
+    hits = [n for n in names if n.startswith(pid)]
+    if len(hits) > 1:
+        raise ProposalError(f"{PREFIX}{pid} is ambiguous: {', '.join(PREFIX + h for h in hits[:5])}")
+    if not hits:
+        raise ProposalError(f"no proposal {PREFIX}{pid}")
+    return read(data, hits[0])
+
+
+def counts(data) -> dict[str, int]:
+    """How many proposals are in each state, and how many cannot be read (`damaged`)."""
+    good, bad = scan(data)
+    out = {s: 0 for s in STATES}
+    for doc in good:
+        out[doc["state"]] += 1
+    out["damaged"] = len(bad)
+    return out
+
+
+def ops_of(record: dict) -> list[dict]:
+    """What approving writes: the person's edited ops when there are some, else the proposal's."""
+    return record["edit"] if record.get("edit") is not None else record["ops"]
+
+
+def locked(data, pid: str) -> FileLock:
+    """The record's lock (not re-entrant): a caller holding it across steps (approve) passes `held=True`."""
+    return _lock(data, f"proposal-{pid}")
+
+
+def change(data, pid: str, fn, *, held: bool = False) -> dict:
+    """Apply `fn(doc)` to the pending record `pid` under its lock (`held`: the caller holds it) and write
+    it; the new record. ProposalError when it is unknown, damaged or already decided."""
+    pid = find(data, pid)["id"]
+    if not held:
+        with locked(data, pid):
+            return change(data, pid, fn, held=True)
+    doc = read(data, pid)
+    if doc["state"] != PENDING:
+        raise ProposalError(f"{PREFIX}{pid} is already {doc['state']}")
+    fn(doc)
+    doc["updated"] = now_iso()
+    write_json(record_path(data, pid), doc)
+    return doc
+
+
+def set_edit(data, pid: str, ops: list[dict] | None) -> dict:
+    """Store the ops the person edited (None: back to the proposal's own)."""
+    if ops is not None:
+        check_ops(ops)
+    return change(data, pid, lambda doc: doc.__setitem__("edit", ops))
+
+
+def mark_approved(data, pid: str, *, held: bool = False, **decision) -> dict:
+    def fn(doc):
+        doc["state"] = APPROVED
+        doc["decision"] = {"at": now_iso(), **decision}
+    return change(data, pid, fn, held=held)
+
+
+def mark_rejected(data, pid: str, reason: str = "") -> dict:
+    def fn(doc):
+        doc["state"] = REJECTED
+        doc["decision"] = {"at": now_iso(), "reason": _said(reason, REASON_LIMIT)}
+    return change(data, pid, fn)
+
+
+def _said(text: str, limit: int) -> str:
+    """A person's or a finding's words as stored: secrets redacted (a finding may quote one), one line."""
+    from curator.capture.redact import redact_text
+
+    return one_line(redact_text(str(text or "")), limit)

@@ -1,0 +1,79 @@
+"""Review items of kind `proposal`: changes to existing memories that a check, tidy or the library
+proposed, id `proposal/<id>` (curator/proposals/store.py holds the records).
+
+A pending proposal is `ready`, BLOCKed when its change cannot be applied as planned (a file changed
+since: stale, or a text that does not verify); approved ones are `saved`, rejected ones `rejected`;
+a damaged record is an `error` naming its file. Its action is the proposal's kind (update, merge,
+archive, adopt, unlink). Every action is the Engine's own call: `proposal`, `approve_proposal`,
+`reject_proposal`.
+"""
+
+from __future__ import annotations
+
+from curator.proposals.store import APPROVED, PENDING, PREFIX, REJECTED, ProposalError, scan
+from curator.review.items import READY, Outcome, ReviewItem
+from curator.util.locks import LockBusy
+
+KIND = "proposal"
+STATES = {PENDING: READY, APPROVED: "saved", REJECTED: "rejected"}
+
+
+class ProposalKind:
+    name = KIND
+    rejectable = frozenset({READY})
+
+    def items(self, engine, every: bool) -> list[ReviewItem]:
+        records, damaged = scan(engine.data)
+        out = [self._item(engine, r) for r in records if every or r["state"] == PENDING]
+        out += [ReviewItem(PREFIX + pid, self.name, "error", category=KIND, error=why) for pid, why in damaged]
+        return out
+
+    def _item(self, engine, record: dict) -> ReviewItem:
+        state = STATES[record["state"]]
+        decision = record.get("decision") or {}
+        base = dict(id=PREFIX + record["id"], kind=self.name, state=state, category=KIND, title=record["title"],
+                    action=record["kind"], created=record["created"], reason=str(decision.get("reason") or ""))
+        if state != READY:
+            return ReviewItem(**base, where=", ".join(decision.get("written") or ()))
+        try:
+            view = engine.proposal(record["id"])
+        except (ProposalError, ValueError, KeyError, OSError) as e:  # a hand-edited op, an unreadable root: named
+            return ReviewItem(**{**base, "state": "error"}, error=f"{record['id']}: cannot be planned: {e}")
+        files = (view["planned"] or {}).get("files") or ()
+        return ReviewItem(**base, issues=tuple(view["issues"]), blocked=bool(view["issues"]),
+                          where=", ".join(f["where"] for f in files))
+
+    def show(self, engine, item: ReviewItem) -> dict:
+        view = engine.proposal(item.id)
+        record, planned = view["record"], view["planned"] or {}
+        files = planned.get("files") or []
+        writes = [op for op in (record["edit"] or record["ops"]) if op.get("op") == "write"]
+        reasons = [record["reason"]] if record["reason"] else []
+        if record.get("finding"):
+            f = record["finding"]
+            reasons.append(f"found by {record['source']}: {f['code']} ({', '.join(f['refs'])})")
+        if record.get("edit") is not None:
+            reasons.append("edited by you: approving writes your text")
+        return {"text": writes[0].get("text", "") if len(writes) == 1 else "",
+                "diff": "".join(f.get("diff") or "" for f in files), "files": files, "confidence": {},
+                "archive": {}, "fingerprint": planned.get("fingerprint"), "proposal": record,
+                "decision": {"action": record["kind"], "target": item.where, "reasons": reasons}}
+
+    def approve(self, engine, items: list[ReviewItem]) -> list[Outcome]:
+        out = []
+        for item in items:
+            try:
+                record = engine.approve_proposal(item.id)
+            except (ProposalError, LockBusy, OSError) as e:
+                out.append(Outcome(item.id, False, error=str(e) or e.__class__.__name__))
+                continue
+            written = record["decision"].get("written") or []
+            out.append(Outcome(item.id, True, record["kind"], where=", ".join(written)))
+        return out
+
+    def reject(self, engine, item: ReviewItem, reason: str) -> Outcome:
+        try:
+            engine.reject_proposal(item.id, reason)
+        except (ProposalError, LockBusy, OSError) as e:
+            return Outcome(item.id, False, error=str(e))
+        return Outcome(item.id, True)

@@ -1,0 +1,43 @@
+"""SessionEnd's hygiene pass: start `memcurate check --quiet` in the background, at most once per
+`hygiene.interval_minutes` per project (a stamp file's mtime in the data dir decides), so the check only
+stages proposals and the hook returns at once. Imports nothing heavy: subprocess only when a check is due."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+STAMP = "check.stamp"
+CHILD_ENV = "MEMCURATE_CHILD"
+
+
+def due(data: str, minutes: float, now: float | None = None) -> bool:
+    if minutes <= 0:
+        return False
+    try:
+        last = os.stat(os.path.join(data, STAMP)).st_mtime
+    except OSError:
+        return True
+    return (time.time() if now is None else now) - last >= minutes * 60
+
+
+def start_check(project: str, data: str, cfg: dict, spawn=None) -> bool:
+    """Start the background check when one is due; whether it was started. The stamp is touched first,
+    so two hooks ending at once start one check."""
+    if not due(data, float((cfg.get("hygiene") or {}).get("interval_minutes", 60))):
+        return False
+    stamp = os.path.join(data, STAMP)
+    with open(stamp, "a"):
+        pass
+    os.utime(stamp)
+    (spawn or _spawn)([sys.executable, "-m", "curator.cli", "check", "--quiet", "--project", project])
+    return True
+
+
+def _spawn(argv: list[str]) -> None:
+    import subprocess
+
+    env = {**os.environ, CHILD_ENV: "1"}
+    subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     start_new_session=True, close_fds=True, env=env)
