@@ -8,7 +8,6 @@ import sys
 
 from curator import config
 from curator.candidates import staging, usage
-from curator.capture.incremental import CaptureSkipped, capture
 from curator.drafting import DrafterUnavailable, describe
 from curator.util.locks import LockBusy
 from curator.util.paths import AutoMemoryOff, data_dir, project_root, resolve_memory_root
@@ -41,6 +40,8 @@ def _print_json(doc) -> None:
 
 
 def triage(args) -> int:
+    from curator.capture.incremental import CaptureSkipped, capture  # triage's alone: not on the TUI's start
+
     project = project_dir(args)
     data = data_dir(project)
     cfg = _config(project, data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from curator.engine import Engine
@@ -40,7 +41,8 @@ async def settle(pilot, rounds: int = 200) -> None:
         await pilot.pause()
         busy = [w for w in app.workers if w.group not in BACKGROUND and w.is_running]
         if busy:
-            await app.workers.wait_for_complete(busy)
+            # An exclusive worker (selection, budgets) may be cancelled by the next one meanwhile: not an error.
+            await asyncio.gather(*(w.wait() for w in busy), return_exceptions=True)
             continue
         if app._loading or app._dirty is None or app._dirty:
             continue

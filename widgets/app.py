@@ -6,6 +6,11 @@ here change state. Each long-running job has its own worker group: `watch`
 `pipeline` (drafting unclaimed triages), `selection` (the selected row's
 document and archive preview), `budgets`, `review` (the person's actions).
 
+The first frame comes before the engine: `engine` builds it in a worker once the
+screen is painted (its config, SQLite index and imports are most of a start), and
+EngineReady starts everything else. Until then the queue says "loading…" and the
+review keys are greyed out ("starting"); tests await `app.ready()`.
+
 Two other kinds of rows sit beside the triages' memories, each under its own key
 (widgets/queue.py GROUPS): Claude's own memory writes held for review (`memcurate
 hook --review-auto-memory`, category `claude`, key `claude/`) and rule-graduation
@@ -17,9 +22,13 @@ a kind is greyed out and says why (NOT_FOR).
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import os
+import sys
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
@@ -30,24 +39,26 @@ from textual.worker import get_current_worker
 
 from curator.candidates import staging, usage
 from curator.candidates.queue import Item, Outcome
-from curator.engine import Engine
 from curator.util.locks import LockBusy
 from curator.util.textsafe import one_line
 
-from .dialogs import (ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog, RuleEdit,
-                      RuleEditScreen)
-from .external_editor import edit_externally
 from .footer import TidyFooter
-from .library import LibraryChanged, LibraryScreen
-from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribed, ItemsLoaded, PipelineEvent,
-                       StagingChanged)
+from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribed, EngineReady, ItemsLoaded,
+                       PipelineEvent, StagingChanged)
 from .panels import BudgetsView, DocumentView, DraftingLine, GraduationView, IssuesView, ProgressView, rule_issues
 from .queue import (CLAUDE, CLAUDE_WRITES, GROUPS, PROPOSAL, PROPOSALS, ROW_KINDS, RULE, RULES, QueueTable, group_of,
                     is_claude, is_memory, kind_item, matches, sort_key)
 
+if TYPE_CHECKING:
+    from curator.engine import Engine
+# The dialogs (.dialogs) are imported where a key opens one: their widgets (TextArea, Input, OptionList) are
+# a tenth of the imports before the first frame.
+
 WAITING = frozenset(("triaged", *staging.IN_FLIGHT))  # states the pipeline has work in
 STALE = ("stale",)  # what the detail panels show when it must be read again, whatever is selected
 SELECT_SETTLE = 0.03  # seconds the cursor rests on a row before its document is read
+LOADING = "loading…"  # the queue's title until the engine is up and the first load is shown
+STARTING = "starting: the keys work once the queue has loaded"  # why a key is greyed out before the engine
 
 # (action, keys, description) for the keys the issue fixes, in help order
 REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
@@ -66,6 +77,7 @@ REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
 
 
 ACTION_NAMES = frozenset(action for action, *_ in REVIEW_ACTIONS)
+STARTING_GREYED = ACTION_NAMES - {"show_help", "quit"}  # until EngineReady: help and quit work from the first frame
 KEY_ACTIONS = {keys: action for action, keys, *_ in REVIEW_ACTIONS}
 # What a person is told on pressing a key that does not apply to a write of Claude's own: approving writes
 # exactly what Claude wrote, so there is nothing to edit, no action to choose and no draft to retry.
@@ -112,13 +124,20 @@ class MemcurateApp(App):
 
     def __init__(self, engine_factory: Callable[[], Engine], *, watch: bool = True, run_pipeline: bool = True,
                  clock: Callable[[], float] | None = None, editor: str | None = None,
-                 subtitle: str | None = None, drafting: Callable[[], dict] | None = None) -> None:
+                 subtitle: str | None = None, drafting: Callable[[], dict] | None = None,
+                 project: str | None = None) -> None:
         super().__init__()
         self.subtitle = subtitle
+        self.project = project  # the header's until the engine names it
         self.engine_factory = engine_factory
-        self.engine = engine_factory()  # the person's actions and reads; the pipeline has its own
-        self.board = self.engine.board()
-        self.describe_drafting = drafting or self.engine.drafting_status  # tests pass a fixed one
+        # The person's actions and reads (the pipeline has its own): built by the `engine` worker after
+        # the first frame; None until EngineReady.
+        self.engine: Engine | None = None
+        self.board = None
+        self._drafting = drafting  # tests pass a fixed one; else the engine's drafting_status
+        self.describe_drafting: Callable[[], dict] | None = None
+        self._engine_up = asyncio.Event()  # set once the engine is up and its first load asked for
+        self._first_frame = True  # until the first frame is written (post_display_hook)
         self.watch_enabled, self.pipeline_enabled = watch, run_pipeline
         self.clock = clock
         self.editor = editor
@@ -135,7 +154,7 @@ class MemcurateApp(App):
         self._issues_shown: tuple | None = None
         self._progress_shown: tuple | None = None
         self._enabled_actions: tuple | None = None
-        self._dirty: set[str] | None = set()  # triages to read again (None: all)
+        self._dirty: set[str] | None = None  # triages to read again (None: all; the first load is due)
         self._loading = False
         self._stop = threading.Event()
         self._work = threading.Event()  # the pipeline has something to look at
@@ -159,14 +178,53 @@ class MemcurateApp(App):
         yield TidyFooter()
 
     def on_mount(self) -> None:
-        self.sub_title = self.subtitle if self.subtitle is not None else self.engine.project
-        self.query_one(QueueTable).focus()
+        self.sub_title = self.subtitle if self.subtitle is not None else (self.project or "")
+        queue = self.query_one(QueueTable)
+        queue.focus()
+        queue.border_title = LOADING
+
+    def post_display_hook(self) -> None:
+        """After each frame written (textual): the first one starts the engine."""
+        if self._first_frame:
+            self._first_frame = False
+            if not gc.isenabled():  # cli._review turned collection off for the start
+                gc.freeze()  # what the start built lives as long as the process: never walked again
+                gc.enable()
+            self._start_engine()
+
+    @work(thread=True, group="engine")
+    def _start_engine(self) -> None:
+        try:
+            engine = self.engine_factory()
+            board = engine.board()
+        except Exception as e:  # a bad config, an unreadable data dir: said, and the app leaves
+            self.post_message(EngineReady(None, None, str(e) or e.__class__.__name__))
+            return
+        self.post_message(EngineReady(engine, board))
+
+    def on_engine_ready(self, message: EngineReady) -> None:
+        self._engine_up.set()  # its handlers run before an awaiting test resumes
+        if message.engine is None:
+            from rich.text import Text  # not markup: the error may hold brackets
+
+            self.exit(return_code=1, message=Text(f"memcurate: cannot start: {message.error}"))
+            return
+        self.engine, self.board = message.engine, message.board
+        self.describe_drafting = self._drafting or self.engine.drafting_status
+        if self.subtitle is None:
+            self.sub_title = self.engine.project
         self._request_load(None)
         self._describe_drafting()
         if self.watch_enabled:
             self._watch()
         if self.pipeline_enabled:
             self._pipeline()  # the first load wakes it when a triage waits for drafting (on_items_loaded)
+
+    async def ready(self) -> Engine | None:
+        """Await the engine (tests: what a person can do once the queue has loaded needs it); None when it
+        could not be built (the app is leaving)."""
+        await self._engine_up.wait()
+        return self.engine
 
     def on_unmount(self) -> None:
         self._stop.set()
@@ -184,7 +242,7 @@ class MemcurateApp(App):
             self._dirty = None
         else:
             self._dirty |= tids
-        if not self._loading:
+        if not self._loading and self.engine is not None:  # EngineReady asks for the first load
             tids, self._dirty = self._dirty, set()
             self._loading = True
             self._load(tids)
@@ -406,7 +464,9 @@ class MemcurateApp(App):
         if message.memory:
             self._load_budgets(_archiving(self.selected()))
             for screen in self.screen_stack:
-                if isinstance(screen, LibraryScreen):
+                if _library_open(self, screen):
+                    from .library import LibraryChanged
+
                     screen.post_message(LibraryChanged())
 
     @work(thread=True, group="pipeline")
@@ -479,7 +539,9 @@ class MemcurateApp(App):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Grey out (None) what does not apply to the selection."""
-        if isinstance(self.screen, LibraryScreen):  # it has its own keys: the queue's wait behind it
+        if self.engine is None and action in STARTING_GREYED:
+            return None  # starting (why_not says so)
+        if _library_open(self):  # it has its own keys: the queue's wait behind it
             return action == "quit" if action in ACTION_NAMES else True
         if action not in ACTION_NAMES or action in ("filter_queue", "show_help", "quit"):
             return True
@@ -502,6 +564,8 @@ class MemcurateApp(App):
     def why_not(self, action: str, item: Item | None) -> str | None:
         """Why `action` does not apply to `item` because of its kind (NOT_FOR), or for a rule because its
         file cannot be written (its plan's error, once read); None when nothing of that stops it."""
+        if self.engine is None and action in STARTING_GREYED:
+            return STARTING
         if item is None:
             return None
         why = NOT_FOR.get(item.category, {}).get(action)
@@ -551,6 +615,8 @@ class MemcurateApp(App):
             self._run_review("approve", item)
 
     def action_reject_memory(self) -> None:
+        from .dialogs import ReasonDialog
+
         if not (item := self._applicable("reject_memory")):
             return
 
@@ -562,6 +628,8 @@ class MemcurateApp(App):
         self.push_screen(ReasonDialog(f"{what} “{item.title or item.tid}”"), done)
 
     def action_edit_memory(self) -> None:
+        from .dialogs import EditorScreen
+
         if not (item := self._applicable("edit_memory", reviewed=True)):
             return
         if item.category == RULE:
@@ -579,6 +647,8 @@ class MemcurateApp(App):
     def _edit_rule(self, item: Item) -> None:
         """The rule edit dialog: its save (in the dialog's worker) is Engine.edit_rule, which refuses an
         invalid edit with the reason; the dialog closes once it is saved."""
+        from .dialogs import RuleEdit, RuleEditScreen
+
         key, view = item.tid, self.review
 
         def save(edit: RuleEdit) -> None:
@@ -595,11 +665,15 @@ class MemcurateApp(App):
     def action_edit_external(self) -> None:
         if not (item := self._applicable("edit_external", reviewed=True)):
             return
+        from .external_editor import edit_externally
+
         text = edit_externally(self, self.review["text"], self.editor)
         if text is not None and text != self.review["text"]:
             self._run_review("edit", item, text=text)
 
     def action_change_action(self) -> None:
+        from .dialogs import ActionDialog
+
         if not (item := self._applicable("change_action")):
             return
 
@@ -614,6 +688,8 @@ class MemcurateApp(App):
             self._run_review("retry", item)
 
     def action_approve_clean(self) -> None:
+        from .dialogs import ConfirmDialog
+
         clean = self.clean_items()
         if not clean:
             return
@@ -626,6 +702,8 @@ class MemcurateApp(App):
                                        "with no issues at all?"), done)
 
     def action_filter_queue(self) -> None:
+        from .dialogs import FilterDialog
+
         def done(value: str | None) -> None:
             if value is not None:
                 self.filter_words = value.lower().split()
@@ -635,9 +713,13 @@ class MemcurateApp(App):
 
     def action_open_library(self) -> None:
         # Back from it, the queue is read again: an adopt or a tidy there stages proposals for review here.
+        from .library import LibraryScreen
+
         self.push_screen(LibraryScreen(self.engine, now=self.now), lambda _: self._request_load(None))
 
     def action_show_help(self) -> None:
+        from .dialogs import HelpScreen
+
         rows = [(_key_display(keys), desc) for _, keys, _, desc in REVIEW_ACTIONS]
         rows += [("↑ ↓ j k", "Move in the queue"), ("ctrl+p", "Command palette")]
         self.push_screen(HelpScreen(rows, HELP_NOTES))
@@ -765,6 +847,13 @@ class MemcurateApp(App):
         self._request_load(message.tids)
 
 
+def _library_open(app: App, screen=None) -> bool:
+    """Whether `screen` (default: the app's top one) is the library. Its module is imported only when the
+    library is first opened (it is not on the start path), so before that no screen can be it."""
+    library = sys.modules.get("widgets.library")
+    return library is not None and isinstance(screen or app.screen, library.LibraryScreen)
+
+
 class _Quitting(Exception):
     """The app is quitting while a triage is being drafted: the pipeline worker leaves it."""
 
@@ -811,12 +900,19 @@ def make_app(project, *, engine_factory: Callable[[], Engine] | None = None, wat
     """The app for one project. Tests pass an engine factory (a tmp project, a fake drafter),
     `watch=False`, `run_pipeline=False`, a fixed `clock`, `subtitle` and `drafting` (what the
     backend line says, else Engine.drafting_status) for deterministic screens."""
-    factory = engine_factory or (lambda: Engine(project))
+    factory = engine_factory or (lambda: _engine(project))
     return MemcurateApp(factory, watch=watch, run_pipeline=run_pipeline, clock=clock, editor=editor,
-                        subtitle=subtitle, drafting=drafting)
+                        subtitle=subtitle, drafting=drafting, project=os.fspath(project))
+
+
+def _engine(project) -> Engine:
+    from curator.engine import Engine  # in the engine worker, after the first frame
+
+    return Engine(project)
 
 
 def run(project) -> int:
-    make_app(project).run()
-    return 0
+    app = make_app(project)
+    app.run()
+    return app.return_code or 0
 

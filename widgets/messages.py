@@ -63,3 +63,12 @@ class RuleEditSaved(Message):
     def __init__(self, edit, error: str = "") -> None:
         super().__init__()
         self.edit, self.error = edit, error
+
+
+class EngineReady(Message):
+    """The engine worker built the engine (after the first frame): `engine` and its `board`, or None and
+    `error` (why it could not be built: a bad config, an unreadable data dir)."""
+
+    def __init__(self, engine, board, error: str = "") -> None:
+        super().__init__()
+        self.engine, self.board, self.error = engine, board, error

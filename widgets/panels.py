@@ -8,9 +8,9 @@ rendered as rich `Text` or `Syntax`, never parsed as markup.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from rich.console import Group
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 from textual.containers import VerticalScroll
@@ -21,6 +21,9 @@ from curator.candidates.usage import describe
 from curator.categories import CATEGORIES
 from curator.util.textsafe import clean as display
 from curator.util.textsafe import one_line
+
+if TYPE_CHECKING:
+    from rich.syntax import Syntax  # imported where a document is shown: pygments is not needed for the first frame
 
 SEVERITY_STYLE = {"BLOCK": "bold red", "ADVISORY": "yellow"}
 
@@ -47,6 +50,8 @@ class DocumentView(VerticalScroll):
         if review is None:
             body.update(Text(message or "Nothing selected.", style="dim"))
             return
+        from rich.syntax import Syntax
+
         parts = []
         decision = review.get("decision", {})
         if decision.get("action") in ("update", "delete") and decision.get("diff"):
@@ -63,6 +68,8 @@ class DocumentView(VerticalScroll):
     def show_claude_write(self, view: dict) -> None:
         """A write of Claude's own held for review (Engine.claude_write's view): what it is, the diff against
         the file as it was when Claude wrote, and the text approving writes."""
+        from rich.syntax import Syntax
+
         where, tool = display(str(view.get("where", ""))), display(str(view.get("tool", "")))
         parts = [Text.assemble(("Claude's own write: ", "bold"), (where, "bold"),
                                (f" ({tool} into its auto-memory folder, held for your review as "
@@ -124,6 +131,8 @@ class DocumentView(VerticalScroll):
 
 
 def _syntax(text: str, lexer: str) -> Syntax:
+    from rich.syntax import Syntax
+
     return Syntax(display(text).rstrip("\n"), lexer, theme="ansi_dark", word_wrap=True)
 
 

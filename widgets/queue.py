@@ -13,10 +13,10 @@ from textual.widgets import DataTable
 
 from curator.candidates.queue import Item, age
 from curator.categories import CATEGORIES
-from curator.review.claude_write_actions import KIND as CLAUDE_WRITE_KIND
+from curator.review.items import CLAUDE_WRITE as CLAUDE_WRITE_KIND
+from curator.review.items import RULE as RULE_KIND
 from curator.review.items import ReviewItem
 from curator.review.proposal_kind import KIND as PROPOSAL_KIND
-from curator.review.rule_kind import KIND as RULE_KIND
 from curator.util.textsafe import one_line
 
 CATEGORY_ORDER = {name: i for i, name in enumerate(CATEGORIES)}

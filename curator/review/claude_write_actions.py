@@ -19,11 +19,12 @@ from curator.candidates.claude_writes import PENDING, ClaudeWriteError, Conflict
 from curator.memory.memory_md.format import MemoryMdError, parse
 from curator.memory.memory_md.planning import keep_sections
 from curator.review.claude_write_checks import check, is_memory_md
+from curator.review.items import CLAUDE_WRITE
 from curator.review.verify import blocking
 from curator.util.atomic import write_text
 from curator.util.stamps import content_hash
 
-KIND = "claude-write"
+KIND = CLAUDE_WRITE
 
 
 def view(engine, wid: str) -> dict:

@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
 READY = "ready"
+# Kinds' names (ReviewItem.kind) a front end names without importing the kind (the TUI's start: rows by kind)
+CLAUDE_WRITE, RULE = "claude-write", "rule"
 FINAL = ("saved", "rejected", "skipped")  # shown by `list --all` only; an id of one is never acted on
 
 

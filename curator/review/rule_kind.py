@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import os
 
-from curator.review.items import READY, Outcome, ReviewItem
+from curator.review.items import READY, RULE, Outcome, ReviewItem
 from curator.review.rule_actions import (APPROVED, PENDING, PREFIX, REJECTED, RuleError, recurred, since_written,
                                          view_of, written)
 from curator.rules import ledger
 from curator.util.locks import LockBusy
 from curator.util.textsafe import one_line
 
-KIND = "rule"
+KIND = RULE
 STATES = {PENDING: READY, APPROVED: "saved", REJECTED: "rejected"}
 
 

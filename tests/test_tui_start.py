@@ -1,0 +1,150 @@
+"""The review TUI paints its first frame before the engine exists (widgets/app.py: the `engine` worker),
+then loads the queue; until then the queue says so and the review keys say why they wait. The start path
+imports nothing only the engine needs (bench/tui_bench.py `--only start` times it)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from tui_helpers import FIXED_DRAFTING, FIXED_NOW, engine_factory, settle
+
+from curator.capture.incremental import capture
+from curator.config import ConfigError
+from curator.util.assets import asset
+from widgets.app import LOADING, STARTING, make_app
+from widgets.queue import QueueTable
+
+DEMO = asset(os.path.join("demo", "session.jsonl"))
+SIZE = (160, 50)
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def drafted_demo(project: Path, memory: Path) -> int:
+    """The demo session staged and drafted offline; how many rows it waits with."""
+    engine = engine_factory(project, memory)()
+    try:
+        report = capture(engine.data, engine.cfg, DEMO, event="backfill", summary=True)
+        states = engine.process(report["triage"])
+        return sum(1 for s in states.values() if s == "ready")
+    finally:
+        engine.close()
+
+
+def app_over(project: Path, factory):
+    return make_app(project, engine_factory=factory, watch=False, run_pipeline=False, clock=lambda: FIXED_NOW,
+                    subtitle="project", drafting=lambda: FIXED_DRAFTING)
+
+
+def said(app) -> list[str]:
+    out: list[str] = []
+    real = app.notify
+
+    def notify(message, **kw):
+        out.append(message)
+        return real(message, **kw)
+
+    app.notify = notify
+    return out
+
+
+def test_the_first_frame_comes_before_the_engine_then_the_rows(project, tmp_path):
+    memory = tmp_path / "memory"
+    rows = drafted_demo(project, memory)
+    assert rows
+    gate, built = threading.Event(), []
+    real = engine_factory(project, memory)
+
+    def factory():  # held until the test has looked at the screen the person sees while it starts
+        assert gate.wait(60), "the test never let the engine be built"
+        built.append(real())
+        return built[-1]
+
+    app = app_over(project, factory)
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            try:
+                await pilot.pause()
+                queue = app.query_one(QueueTable)
+                assert app.screen.is_current and queue.border_title == LOADING
+                assert app.engine is None and not built
+                assert app.check_action("approve_memory", ()) is None
+                assert app.check_action("filter_queue", ()) is None
+                assert app.check_action("quit", ()) and app.check_action("show_help", ())
+                notes = said(app)
+                await pilot.press("a")
+                await pilot.pause()
+                assert notes == [STARTING]
+            finally:
+                gate.set()
+            engine = await app.ready()
+            assert engine is built[0]
+            await settle(pilot)
+            assert str(queue.border_title).startswith(f"Pending {rows}")
+            assert len(queue.shown) == rows
+            assert app.check_action("approve_memory", ()) and app.check_action("filter_queue", ())
+
+    asyncio.run(scenario())
+
+
+def test_an_engine_that_cannot_be_built_ends_the_app_with_why(project):
+    def factory():
+        raise ConfigError("memory.root: [not a folder]")
+
+    app = app_over(project, factory)
+    exits = []
+    real_exit = app.exit
+
+    def spy(*a, **kw):
+        exits.append(kw)
+        return real_exit(*a, **kw)
+
+    app.exit = spy
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            assert await app.ready() is None
+            await pilot.pause()
+
+    asyncio.run(scenario())
+    assert app.return_code == 1
+    assert [str(kw.get("message")) for kw in exits] == ["memcurate: cannot start: memory.root: [not a folder]"]
+
+
+def test_the_start_path_imports_nothing_only_the_engine_needs():
+    """What `memcurate` imports before the TUI's first frame (cli, commands, the app module): no engine,
+    no config YAML, no SQLite, no watcher, no dialog widgets, no syntax highlighter."""
+    later = ["curator.engine", "yaml", "sqlite3", "watchfiles", "curator.memory.index", "curator.candidates.pipeline",
+             "curator.capture.incremental", "curator.review.verify", "widgets.dialogs", "rich.syntax", "pygments"]
+    code = ("import json, sys\nimport curator.cli, curator.commands, widgets.app\n"
+            f"print(json.dumps([m for m in {later!r} if m in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert json.loads(out.stdout) == []
+
+
+def test_collection_left_off_for_the_start_is_back_on_after_the_first_frame(project, tmp_path):
+    """`memcurate` turns the garbage collector off while it starts (cli._review); the app turns it on again
+    once its first frame is written, or cycles would pile up for as long as the app runs."""
+    import gc
+
+    drafted_demo(project, tmp_path / "memory")
+    app = app_over(project, engine_factory(project, tmp_path / "memory"))
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await app.ready()
+            await settle(pilot)
+            assert gc.isenabled()
+
+    gc.disable()
+    try:
+        asyncio.run(scenario())
+    finally:
+        gc.enable()
+        gc.unfreeze()  # the app froze what the test process held: hand it back to the collector
