@@ -38,17 +38,19 @@ from curator.util.locks import LockBusy
 from curator.util.textsafe import one_line
 
 from .dialogs import (ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog, RuleEdit,
-                      RuleEditScreen)
+                      RuleEditScreen, approve_all_list)
 from .footer import TidyFooter
 from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribed, ItemsLoaded, PipelineEvent,
                        StagingChanged)
 from .panels import BudgetsView, DocumentView, DraftingLine, GraduationView, IssuesView, ProgressView, rule_issues
 from .queue import (CLAUDE, CLAUDE_WRITES, GROUPS, ROW_KINDS, RULE, RULES, QueueTable, group_of, is_claude, is_memory,
-                    kind_item, matches, sort_key)
+                    kind_item, matches, queue_title, sort_key)
+from .reasons import why_not_now
 
 WAITING = frozenset(("triaged", *staging.IN_FLIGHT))  # states the pipeline has work in
 STALE = ("stale",)  # what the detail panels show when it must be read again, whatever is selected
 SELECT_SETTLE = 0.03  # seconds the cursor rests on a row before its document is read
+AGE_TICK = 60.0  # seconds between updates of the age column (it counts in minutes after the first)
 
 # (action, keys, description) for the keys the issue fixes, in help order
 REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
@@ -66,6 +68,7 @@ REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
 
 
 ACTION_NAMES = frozenset(action for action, *_ in REVIEW_ACTIONS)
+ALWAYS = frozenset(("filter_queue", "show_help", "quit"))  # keys that apply whatever is selected
 KEY_ACTIONS = {keys: action for action, keys, *_ in REVIEW_ACTIONS}
 # What a person is told on pressing a key that does not apply to a write of Claude's own: approving writes
 # exactly what Claude wrote, so there is nothing to edit, no action to choose and no draft to retry.
@@ -152,6 +155,8 @@ class MemcurateApp(App):
     def on_mount(self) -> None:
         self.sub_title = self.subtitle if self.subtitle is not None else self.engine.project
         self.query_one(QueueTable).focus()
+        if self.clock is None:  # a fixed clock (tests, snapshots): the ages never move
+            self.set_interval(AGE_TICK, self._tick_ages)
         self._request_load(None)
         self._describe_drafting()
         if self.watch_enabled:
@@ -228,15 +233,18 @@ class MemcurateApp(App):
     def _show_queue(self) -> None:
         table = self.query_one(QueueTable)
         table.sync(self.visible(), self.now)
-        count = sum(len(v) for v in self.items.values())
-        table.border_title = f"Pending {count}" + (f" — filter: {' '.join(self.filter_words)}" if self.filter_words
-                                                   else "")
+        table.border_title = queue_title(self.items) + (f" — filter: {' '.join(self.filter_words)}"
+                                                        if self.filter_words else "")
         rules = [i for i in self.items.get(RULES, []) if not i.is_error]
         self.query_one(GraduationView).show(sorted(rules, key=sort_key))
         self._selection_changed()
 
     def selected(self) -> Item | None:
         return self.query_one(QueueTable).selected()
+
+    def _tick_ages(self) -> None:
+        """The age column as time passes: only the age cells that changed are redrawn."""
+        self.query_one(QueueTable).tick_ages(self.now)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._selection_changed()
@@ -461,33 +469,28 @@ class MemcurateApp(App):
     # -- review actions -------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Grey out (None) what does not apply to the selection."""
-        if action not in ACTION_NAMES or action in ("filter_queue", "show_help", "quit"):
+        """Grey out (None) what does not apply to the selection (why_not says why)."""
+        if action not in ACTION_NAMES or action in ALWAYS:
             return True
-        if action == "approve_clean":
-            return True if self.clean_items() else None
-        item = self.selected()
-        if self.why_not(action, item):
-            return None
-        state = item.state if item else None
-        ok = {
-            "approve_memory": state == "ready" and item is not None and not item.blocks,
-            "edit_memory": state == "ready",
-            "edit_external": state == "ready",
-            "reject_memory": state in ("triaged", "ready", "failed"),
-            "change_action": state == "ready",
-            "retry_memory": state == "failed",
-        }.get(action, True)
-        return True if ok else None
+        return None if self.why_not(action, self.selected()) else True
 
     def why_not(self, action: str, item: Item | None) -> str | None:
-        """Why `action` does not apply to `item` because of its kind (NOT_FOR), or for a rule because its
-        file cannot be written (its plan's error, once read); None when nothing of that stops it."""
-        if item is None:
+        """Why `action` does not apply to `item`, in words the person is shown on pressing its key: nothing
+        selected, its kind (NOT_FOR), its state (still drafting, failed, unreadable) or a BLOCK (which issue);
+        None when it applies."""
+        if action not in ACTION_NAMES or action in ALWAYS:
             return None
+        if action == "approve_clean":
+            return None if self.clean_items() else ("no drafted memory is free of issues: approve them one by one "
+                                                    "with a (A takes only those with none)")
+        if item is None:
+            return "nothing selected: the queue is empty"
         why = NOT_FOR.get(item.category, {}).get(action)
         if why is None and action == "approve_memory" and item.category == RULE and item.field("block"):
             why = f"this rule cannot be written: {item.field('block')}"
+        if why is None:
+            review = self.review if self.review_key == item.key else None
+            why = why_not_now(action, item, review)
         return why
 
     def clean_items(self) -> list[Item]:
@@ -507,9 +510,11 @@ class MemcurateApp(App):
 
     def get_system_commands(self, screen):
         yield from super().get_system_commands(screen)
-        for action, _, _, desc in REVIEW_ACTIONS[:8]:
-            if self.check_action(action, ()):
-                yield SystemCommand(desc, f"memcurate: {desc.lower()}", getattr(self, f"action_{action}"))
+        # Each review action once, its help the key that runs it (not its title again); help and quit are
+        # textual's own Keys and Quit.
+        for action, keys, label, desc in REVIEW_ACTIONS:
+            if action not in ALWAYS and self.check_action(action, ()):
+                yield SystemCommand(desc, f"key {_key_display(keys)} · {label}", getattr(self, f"action_{action}"))
 
     def _applicable(self, action: str, *, reviewed: bool = False) -> Item | None:
         """The selection, when `action` applies to it (and, with `reviewed`, its review has loaded)."""
@@ -620,8 +625,10 @@ class MemcurateApp(App):
             if yes:
                 self._approve_all(clean)
 
+        held = [i for rows in self.items.values() for i in rows
+                if is_memory(i) and i.state == "ready" and (i.blocks or i.advisories)]
         self.push_screen(ConfirmDialog(f"Approve {len(clean)} memor{'y' if len(clean) == 1 else 'ies'} "
-                                       "with no issues at all?"), done)
+                                       "with no issues at all?", body=approve_all_list(clean, held)), done)
 
     def action_filter_queue(self) -> None:
         def done(value: str | None) -> None:
