@@ -513,7 +513,7 @@ class MemcurateApp(App):
         # Each review action once, its help the key that runs it (not its title again); help and quit are
         # textual's own Keys and Quit.
         for action, keys, label, desc in REVIEW_ACTIONS:
-            if action not in ALWAYS and self.check_action(action, ()):
+            if action not in ("show_help", "quit") and self.check_action(action, ()):
                 yield SystemCommand(desc, f"key {_key_display(keys)} · {label}", getattr(self, f"action_{action}"))
 
     def _applicable(self, action: str, *, reviewed: bool = False) -> Item | None:
