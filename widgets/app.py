@@ -86,7 +86,9 @@ NOT_FOR_RULE = {
     "retry_memory": "a rule has nothing to retry: e changes its text, r rejects it",
 }
 NOT_FOR = {CLAUDE: NOT_FOR_CLAUDE, RULE: NOT_FOR_RULE}  # a row's category -> the keys that do not apply, and why
-HELP_NOTES = ["Rows of category claude are Claude's own memory writes, held for your review "
+HELP_NOTES = ["Rows are grouped by triage: the session column names the Claude Code session it read (the first 8 "
+              "characters of its id) on the group's first row, │ on the others. A greyed key says why when pressed.",
+              "Rows of category claude are Claude's own memory writes, held for your review "
               "(memcurate hook --review-auto-memory): a writes exactly that file, r rejects it; "
               "they cannot be edited, and A leaves them to you one by one.",
               "Rows of category rule are failures that recurred across sessions: a writes the rule into "
