@@ -27,7 +27,6 @@ from curator.engine import Engine
 from widgets.app import NOT_FOR_CLAUDE
 from widgets.dialogs import ActionDialog, ConfirmDialog, EditorScreen, HelpScreen, ReasonDialog
 from widgets.panels import DocumentView, IssuesView
-from widgets.queue import COLUMNS
 
 
 @pytest.fixture
@@ -92,10 +91,9 @@ def test_a_staged_write_shows_in_the_queue_with_its_text_diff_and_issues(review)
         assert sorted(claude_rows(app)) == [("aws.md", "create"), ("build commands", "create"),
                                             ("notes.md", "update")]
         assert table(app).border_title.startswith("Pending 3")
-        badges = [name for name, _ in COLUMNS].index("issues")
         rows = [i.title for i in table(app).shown]
-        assert "BLOCK" in row_text(app, rows.index("aws.md"))[badges]
-        assert row_text(app, rows.index("build commands"))[0] == "claude"
+        assert "BLOCK" in row_text(app, rows.index("aws.md"))["issues"]
+        assert row_text(app, rows.index("build commands"))["category"] == "claude"
 
         await select_title(pilot, "notes.md")
         text = document(app)
@@ -263,7 +261,7 @@ def test_markup_and_escapes_in_claudes_text_show_literally(review):
     app = app_for(project)
 
     async def scenario(pilot):
-        assert row_text(app, 0)[1] == markup  # the front matter's name, as text: no markup applied
+        assert row_text(app, 0)["title"] == markup  # the front matter's name, as text: no markup applied
         on_screen = table(app).render_line(1).text  # line 0 is the header
         assert markup in on_screen and "\x1b" not in on_screen
         await select(pilot, "claude")

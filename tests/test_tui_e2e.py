@@ -126,12 +126,13 @@ def stage_demo(project: Path, memory: Path, tmp_path: Path) -> Path:
 
 def queue_rows(screen: str) -> list[list[str]]:
     """The queue's rows as a person reads them: the left pane, between its header line and its border,
-    split on runs of 2+ spaces (category, title, action, ...)."""
+    split on runs of 2+ spaces (session, category, title, action, ...; the session is "│" on a triage's
+    second and later rows)."""
     rows, inside = [], False
     for line in screen.splitlines():
         left = line.split("││")[0].split("│╭")[0].split("│╰")[0]
-        cells = [c for c in re.split(r"\s{2,}", left.strip("│ ")) if c]
-        if cells[:2] == ["category", "title"]:
+        cells = [c for c in re.split(r"\s{2,}", left.removeprefix("│").strip()) if c]
+        if cells[:3] == ["session", "category", "title"]:
             inside = True
             continue
         if inside:
@@ -151,16 +152,20 @@ def test_review_the_demo_in_a_terminal_approve_and_quit(project, tmp_path):
     try:
         # The queue: the demo's six memories, drafted by the app's pipeline, each a `create`.
         screen = term.wait_for("six ready memories in the queue", lambda s: "Pending 6" in s and len(
-            [r for r in queue_rows(s) if len(r) >= 3 and r[2] == "create"]) == 6)
-        rows = queue_rows(screen)
-        assert [r[0] for r in rows] == ["decision", "constraint", "runbook", "tech_debt", "preference", "session"]
+            [r for r in queue_rows(s) if len(r) >= 4 and r[3] == "create"]) == 6)
+        # Grouped by triage, each group's first row naming the session: the turn's five, the session end's one.
+        groups = [r[0] for r in queue_rows(screen)]
+        assert groups == [SESSION[:8], "│", "│", "│", "│", SESSION[:8]], groups
+        rows = [r[1:] for r in queue_rows(screen)]
+        assert [r[0] for r in rows] == ["decision", "constraint", "runbook", "tech_debt", "preference",
+                                        "session_summary"]
         records = {cat: rec for tid in staged for cat, rec in staging.category_states(str(data), tid).items()}
         assert sorted(r["state"] for r in records.values()) == ["ready"] * 6
         for cat, title, *_ in rows:
-            full = records[{"session": "session_summary"}.get(cat, cat)]["title"]
+            full = records[cat]["title"]
             assert len(title) >= 12 and full.startswith(title.rstrip("…")), (cat, title, full)  # cut to the column
-        assert rows[0][1].startswith("Use JWT: short-lived access tokens")
-        assert "Login with JWT access tokens" in screen  # the session summary, titled by the work it did
+        assert rows[0][1].startswith("Use JWT: short-lived")
+        assert "Login with JWT access" in screen  # the session summary, titled by the work it did
         assert not list(memory.glob("*/*.md"))
 
         # The first row is selected: its document shows on the right.
@@ -173,8 +178,8 @@ def test_review_the_demo_in_a_terminal_approve_and_quit(project, tmp_path):
         doc = memfile.parse(saved.read_text())
         assert doc.category == "decision" and doc.title == records["decision"]["title"]
         # (a frame is written line by line: wait for the whole of it)
-        term.wait_for("the decision gone from the queue", lambda s: "Pending 5" in s and [r[0] for r in queue_rows(s)]
-                      == ["constraint", "runbook", "tech_debt", "preference", "session"])
+        term.wait_for("the decision gone from the queue", lambda s: "Pending 5" in s and [r[1] for r in queue_rows(s)]
+                      == ["constraint", "runbook", "tech_debt", "preference", "session_summary"])
         term.wait_for("the notification of the save", lambda s: "create:" in s)
         assert doc.id in (memory / "MEMORY.md").read_text()
 

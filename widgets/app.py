@@ -47,7 +47,8 @@ from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribe
                        PipelineEvent, StagingChanged)
 from .panels import BudgetsView, DocumentView, DraftingLine, GraduationView, IssuesView, ProgressView, rule_issues
 from .queue import (CLAUDE, CLAUDE_WRITES, GROUPS, PROPOSAL, PROPOSALS, ROW_KINDS, RULE, RULES, QueueTable, group_of,
-                    is_claude, is_memory, kind_item, matches, sort_key)
+                    is_claude, is_memory, kind_item, matches, queue_title, sort_key)
+from .reasons import why_not_now
 
 if TYPE_CHECKING:
     from curator.engine import Engine
@@ -59,6 +60,7 @@ STALE = ("stale",)  # what the detail panels show when it must be read again, wh
 SELECT_SETTLE = 0.03  # seconds the cursor rests on a row before its document is read
 LOADING = "loading…"  # the queue's title until the engine is up and the first load is shown
 STARTING = "starting: the keys work once the queue has loaded"  # why a key is greyed out before the engine
+AGE_TICK = 60.0  # seconds between updates of the age column (it counts in minutes after the first)
 
 # (action, keys, description) for the keys the issue fixes, in help order
 REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
@@ -78,6 +80,7 @@ REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
 
 ACTION_NAMES = frozenset(action for action, *_ in REVIEW_ACTIONS)
 STARTING_GREYED = ACTION_NAMES - {"show_help", "quit"}  # until EngineReady: help and quit work from the first frame
+ALWAYS = frozenset(("filter_queue", "show_help", "quit"))  # keys that apply whatever is selected
 KEY_ACTIONS = {keys: action for action, keys, *_ in REVIEW_ACTIONS}
 # What a person is told on pressing a key that does not apply to a write of Claude's own: approving writes
 # exactly what Claude wrote, so there is nothing to edit, no action to choose and no draft to retry.
@@ -101,7 +104,9 @@ NOT_FOR_PROPOSAL = {
     "retry_memory": f"a proposal was not drafted: there is nothing to retry; {_AS_PROPOSED}",
 }
 NOT_FOR = {CLAUDE: NOT_FOR_CLAUDE, RULE: NOT_FOR_RULE, PROPOSAL: NOT_FOR_PROPOSAL}  # a row's category -> the keys that do not apply, and why
-HELP_NOTES = ["Rows of category claude are Claude's own memory writes, held for your review "
+HELP_NOTES = ["Rows are grouped by triage: the session column names the Claude Code session it read (the first 8 "
+              "characters of its id) on the group's first row, │ on the others. A greyed key says why when pressed.",
+              "Rows of category claude are Claude's own memory writes, held for your review "
               "(memcurate hook --review-auto-memory): a writes exactly that file, r rejects it; "
               "they cannot be edited, and A leaves them to you one by one.",
               "Rows of category rule are failures that recurred across sessions: a writes the rule into "
@@ -182,6 +187,8 @@ class MemcurateApp(App):
         queue = self.query_one(QueueTable)
         queue.focus()
         queue.border_title = LOADING
+        if self.clock is None:  # a fixed clock (tests, snapshots): the ages never move
+            self.set_interval(AGE_TICK, self._tick_ages)
 
     def post_display_hook(self) -> None:
         """After each frame written (textual): the first one starts the engine."""
@@ -295,15 +302,18 @@ class MemcurateApp(App):
     def _show_queue(self) -> None:
         table = self.query_one(QueueTable)
         table.sync(self.visible(), self.now)
-        count = sum(len(v) for v in self.items.values())
-        table.border_title = f"Pending {count}" + (f" — filter: {' '.join(self.filter_words)}" if self.filter_words
-                                                   else "")
+        table.border_title = queue_title(self.items) + (f" — filter: {' '.join(self.filter_words)}"
+                                                        if self.filter_words else "")
         rules = [i for i in self.items.get(RULES, []) if not i.is_error]
         self.query_one(GraduationView).show(sorted(rules, key=sort_key))
         self._selection_changed()
 
     def selected(self) -> Item | None:
         return self.query_one(QueueTable).selected()
+
+    def _tick_ages(self) -> None:
+        """The age column as time passes: only the age cells that changed are redrawn."""
+        self.query_one(QueueTable).tick_ages(self.now)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._selection_changed()
@@ -538,42 +548,37 @@ class MemcurateApp(App):
     # -- review actions -------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Grey out (None) what does not apply to the selection."""
+        """Grey out (None) what does not apply to the selection (why_not says why)."""
         if self.engine is None and action in STARTING_GREYED:
             return None  # starting (why_not says so)
         if _library_open(self):  # it has its own keys: the queue's wait behind it
             return action == "quit" if action in ACTION_NAMES else True
-        if action not in ACTION_NAMES or action in ("filter_queue", "show_help", "quit"):
+        if action not in ACTION_NAMES or action in ALWAYS:
             return True
-        if action == "approve_clean":
-            return True if self.clean_items() else None
-        item = self.selected()
-        if self.why_not(action, item):
-            return None
-        state = item.state if item else None
-        ok = {
-            "approve_memory": state == "ready" and item is not None and not item.blocks,
-            "edit_memory": state == "ready",
-            "edit_external": state == "ready",
-            "reject_memory": state in ("triaged", "ready", "failed"),
-            "change_action": state == "ready",
-            "retry_memory": state == "failed",
-        }.get(action, True)
-        return True if ok else None
+        return None if self.why_not(action, self.selected()) else True
 
     def why_not(self, action: str, item: Item | None) -> str | None:
-        """Why `action` does not apply to `item` because of its kind (NOT_FOR), or for a rule because its
-        file cannot be written (its plan's error, once read); None when nothing of that stops it."""
+        """Why `action` does not apply to `item`, in words the person is shown on pressing its key: starting,
+        nothing selected, its kind (NOT_FOR), its state (still drafting, failed, unreadable) or a BLOCK (which
+        issue); None when it applies."""
         if self.engine is None and action in STARTING_GREYED:
             return STARTING
-        if item is None:
+        if action not in ACTION_NAMES or action in ALWAYS:
             return None
+        if action == "approve_clean":
+            return None if self.clean_items() else ("no drafted memory is free of issues: approve them one by one "
+                                                    "with a (A takes only those with none)")
+        if item is None:
+            return "nothing selected: the queue is empty"
         why = NOT_FOR.get(item.category, {}).get(action)
         if why is None and action == "approve_memory" and item.category == RULE and item.field("block"):
             why = f"this rule cannot be written: {item.field('block')}"
         if why is None and action == "edit_memory" and item.category == PROPOSAL and self.review_key == item.key \
                 and self.review and self.review.get("text") is None:
             why = "this proposal writes no single memory file to edit: approve (a) or reject (r) it"
+        if why is None:
+            review = self.review if self.review_key == item.key else None
+            why = why_not_now(action, item, review)
         return why
 
     def clean_items(self) -> list[Item]:
@@ -593,9 +598,11 @@ class MemcurateApp(App):
 
     def get_system_commands(self, screen):
         yield from super().get_system_commands(screen)
-        for action, _, _, desc in REVIEW_ACTIONS[:8]:
-            if self.check_action(action, ()):
-                yield SystemCommand(desc, f"memcurate: {desc.lower()}", getattr(self, f"action_{action}"))
+        # Each review action once, its help the key that runs it (not its title again); help and quit are
+        # textual's own Keys and Quit.
+        for action, keys, label, desc in REVIEW_ACTIONS:
+            if action not in ("show_help", "quit") and self.check_action(action, ()):
+                yield SystemCommand(desc, f"key {_key_display(keys)} · {label}", getattr(self, f"action_{action}"))
 
     def _applicable(self, action: str, *, reviewed: bool = False) -> Item | None:
         """The selection, when `action` applies to it (and, with `reviewed`, its review has loaded)."""
@@ -688,7 +695,7 @@ class MemcurateApp(App):
             self._run_review("retry", item)
 
     def action_approve_clean(self) -> None:
-        from .dialogs import ConfirmDialog
+        from .dialogs import ConfirmDialog, approve_all_list
 
         clean = self.clean_items()
         if not clean:
@@ -698,8 +705,10 @@ class MemcurateApp(App):
             if yes:
                 self._approve_all(clean)
 
+        held = [i for rows in self.items.values() for i in rows
+                if is_memory(i) and i.state == "ready" and (i.blocks or i.advisories)]
         self.push_screen(ConfirmDialog(f"Approve {len(clean)} memor{'y' if len(clean) == 1 else 'ies'} "
-                                       "with no issues at all?"), done)
+                                       "with no issues at all?", body=approve_all_list(clean, held)), done)
 
     def action_filter_queue(self) -> None:
         from .dialogs import FilterDialog

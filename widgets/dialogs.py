@@ -5,20 +5,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rich.console import RenderableType
+from rich.table import Table
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
+from curator.candidates.queue import Item
 from curator.categories import CATEGORIES
 from curator.memory import memfile
+from curator.util.textsafe import one_line
 
 from .messages import RuleEditSaved
-from .queue import CLAUDE, RULE, SEVERITIES
+from .queue import GROUPS, SEVERITIES, sort_key
+
+# Every word the filter takes for a category: the six categories, then the other kinds of rows (claude, rule)
+# and the proposals' (part C's rows; listed here so the hint names it whether or not they are queued).
+FILTER_CATEGORIES = tuple(dict.fromkeys((*CATEGORIES, *GROUPS, "proposal")))
 
 DIALOG_CSS = """
 {name} {{ align: center middle; background: $background 60%; }}
@@ -33,16 +41,24 @@ DIALOG_CSS = """
 
 
 class ConfirmDialog(ModalScreen[bool]):
-    DEFAULT_CSS = DIALOG_CSS.format(name="ConfirmDialog")
+    """A yes/no question; `body`: what saying yes acts on, listed under it (scrolls when long)."""
+
+    DEFAULT_CSS = DIALOG_CSS.format(name="ConfirmDialog") + """
+    ConfirmDialog > Vertical.listing { width: 110; max-width: 95%; }
+    ConfirmDialog #confirm-body { height: auto; max-height: 24; }
+    """
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("y", "confirm", "Yes"), Binding("n", "cancel", "No")]
 
-    def __init__(self, question: str) -> None:
+    def __init__(self, question: str, body: RenderableType | None = None) -> None:
         super().__init__()
-        self.question = question
+        self.question, self.body = question, body
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        with Vertical(classes="listing" if self.body is not None else ""):
             yield Label(Text(self.question), classes="dialog-title")
+            if self.body is not None:
+                with VerticalScroll(id="confirm-body"):
+                    yield Static(self.body)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Yes", variant="primary", id="yes")
                 yield Button("No", id="no")
@@ -55,6 +71,24 @@ class ConfirmDialog(ModalScreen[bool]):
 
     def action_cancel(self) -> None:
         self.dismiss(False)
+
+
+def approve_all_list(clean: list[Item], held: list[Item]) -> Table:
+    """What approve-all saves, one memory a line: its category, title, confidence and issues (none: that is
+    what A takes); then how many drafts with issues it leaves to be reviewed one by one."""
+    table = Table(box=None, pad_edge=False, expand=True, show_edge=False)
+    table.add_column("category", style="bold", no_wrap=True)
+    table.add_column("title", ratio=1, overflow="fold")
+    table.add_column("conf", justify="right", no_wrap=True)
+    table.add_column("issues", no_wrap=True)
+    for item in sorted(clean, key=sort_key):
+        conf = f"{item.confidence:.2f}" if item.confidence is not None else "—"
+        table.add_row(item.category, Text(one_line(item.title, 200) or "(untitled)"), conf, Text("none", style="green"))
+    if held:
+        blocked = sum(1 for i in held if i.blocks)
+        table.add_row("", Text(f"left for review one by one: {len(held)} with issues ({blocked} BLOCK, "
+                               f"{len(held) - blocked} ADVISORY only)", style="dim"), "", "")
+    return table
 
 
 class TextDialog(ModalScreen[str | None]):
@@ -125,8 +159,9 @@ class FilterDialog(TextDialog):
         with Vertical():
             yield Label("Filter by category or severity", classes="dialog-title")
             yield Input(self.current, placeholder="e.g. decision block — empty shows everything", id="filter")
-            yield Static(Text(f"categories: {' '.join(CATEGORIES)} {CLAUDE} {RULE}\nseverities: {' '.join(SEVERITIES)}",
-                              style="dim"))
+            yield Static(Text(f"categories: {' '.join(FILTER_CATEGORIES)}\nseverities: {' '.join(SEVERITIES)}\n"
+                              "a word may be a category's start (tech, session); several are alternatives",
+                              style="dim"), id="filter-hint")
 
 
 class EditorScreen(ModalScreen[str | None]):
@@ -163,7 +198,16 @@ class EditorScreen(ModalScreen[str | None]):
         self.dismiss(text)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        """Leave the editor; with unsaved changes, only once the person says to discard them."""
+        if self.query_one(TextArea).text == self.text:
+            self.dismiss(None)
+            return
+
+        def done(discard: bool | None) -> None:
+            if discard:
+                self.dismiss(None)
+
+        self.app.push_screen(ConfirmDialog("Discard your changes? (n or Esc goes back to the editor)"), done)
 
 
 def document_problems(text: str) -> list[str]:

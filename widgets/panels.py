@@ -8,6 +8,7 @@ rendered as rich `Text` or `Syntax`, never parsed as markup.
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING
 
 from rich.console import Group
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from rich.syntax import Syntax  # imported where a document is shown: pygments is not needed for the first frame
 
 SEVERITY_STYLE = {"BLOCK": "bold red", "ADVISORY": "yellow"}
+# A factor's why that names an issue as "code (where): message": the message starting with its where again
+_REPEATED = re.compile(r"\(([^()]+)\): \1(?=[ :])[ :]*")
 
 
 def plain(text: str) -> Text:
@@ -179,6 +182,23 @@ def rule_issues(view: dict | None) -> list[dict]:
     return [{"severity": "BLOCK", "where": str(plan.get("file") or "rule"), "message": str(plan["error"])}]
 
 
+def issue_parts(issue: dict) -> tuple[str, str]:
+    """An issue's heading (where) and its message without what the heading already says: a message often
+    starts with its severity or its where ("## Verification required section is missing" under the heading
+    "## Verification")."""
+    where, message = str(issue.get("where") or ""), str(issue.get("message") or "")
+    for said in (str(issue.get("severity") or ""), where):
+        if said and message.startswith(said) and message[len(said):len(said) + 1] in (" ", ":", ""):
+            message = message[len(said):].lstrip(" :—-") or message
+    return where, message
+
+
+def issue_text(issue: dict) -> str:
+    """One issue on one line, as a toast or a list says it: "<where>: <message>"."""
+    where, message = issue_parts(issue)
+    return one_line(f"{where}: {message}" if where else message, 200)
+
+
 class IssuesView(Static):
     DEFAULT_CSS = "IssuesView { height: auto; max-height: 12; }"
 
@@ -203,8 +223,9 @@ class IssuesView(Static):
         for issue in (review or {}).get("issues", []):
             sev = issue.get("severity", "")
             lines.append(f"{sev:<9}", style=SEVERITY_STYLE.get(sev, ""))
-            lines.append(f"{display(issue.get('where', ''))}: ", style="bold")
-            lines.append(display(issue.get("message", "")))
+            where, message = issue_parts(issue)
+            lines.append(f"{display(where)}: ", style="bold")
+            lines.append(display(message))
             lines.append("\n")
         if not lines:
             lines = Text("No issues.\n" if item.state == "ready" else "", style="dim")
@@ -226,7 +247,7 @@ def confidence_lines(conf: dict | None) -> Text:
     out.append("\n")
     for f in sorted((f for f in factors if f.get("effect", 0) < 0), key=lambda f: f["effect"]):
         out.append(f"{'':<9}{f['effect']:+.2f} {display(str(f.get('name', '')))}: ", style="yellow")
-        out.append(display(str(f.get("why", ""))))
+        out.append(display(_REPEATED.sub(r"(\1): ", str(f.get("why", "")))))
         out.append("\n")
     return out
 

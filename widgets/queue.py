@@ -5,6 +5,7 @@ are kept under their own key beside the triages (GROUPS)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -12,6 +13,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable
 
 from curator.candidates.queue import Item, age
+from curator.candidates.staging import IN_FLIGHT
 from curator.categories import CATEGORIES
 from curator.review.items import CLAUDE_WRITE as CLAUDE_WRITE_KIND
 from curator.review.items import RULE as RULE_KIND
@@ -21,8 +23,10 @@ from curator.util.textsafe import one_line
 
 CATEGORY_ORDER = {name: i for i, name in enumerate(CATEGORIES)}
 SEVERITIES = ("block", "advisory", "clean", "failed")
-COLUMNS = (("category", 10), ("title", None), ("action", 9), ("conf", 4), ("issues", 11), ("age", 4))
-SHORT = {"session_summary": "session"}  # the one category name too long for its column
+# The session column names each triage's session (its first 8 hex) on the first of its rows, "│" on the
+# others: a triage's rows read as one group. The category is shown whole (session_summary takes 15).
+COLUMNS = (("session", 8), ("category", 15), ("title", None), ("action", 9), ("conf", 4), ("issues", 11), ("age", 4))
+SAME_GROUP = "│"  # the session cell of a triage's second and later rows
 CLAUDE = "claude"  # the category column of Claude's own memory writes (review mode)
 CLAUDE_WRITES = "claude/"  # where the app keeps their rows, beside the triages (their ids start so, not with digits)
 RULE = "rule"  # the category column of a rule-graduation candidate (a failure that recurred across sessions)
@@ -102,12 +106,28 @@ def matches(item: Item, words: list[str]) -> bool:
     return True
 
 
-def cells(item: Item, now: float | None) -> tuple[Text, ...]:
+def queue_title(items: dict[str, list[Item]]) -> str:
+    """The queue's title: how many rows wait, how many are ready, still drafting, and failed (when any)."""
+    rows = [i for group in items.values() for i in group]
+    ready = sum(1 for i in rows if i.state == "ready")
+    drafting = sum(1 for i in rows if i.state in DRAFTING)
+    failed = sum(1 for i in rows if i.state == "failed" or i.is_error)
+    return (f"Pending {len(rows)} — {ready} ready · {drafting} drafting"
+            + (f" · {failed} failed" if failed else ""))
+
+
+DRAFTING = frozenset(("triaged", *IN_FLIGHT))  # a row not drafted yet, or being drafted
+
+
+def cells(item: Item, now: float | None, *, first: bool = True, title: str | None = None) -> tuple[Text, ...]:
+    """A row's cells; `first`: the first row of its group (its session is named there); `title`: the title
+    as it fits its column (fit_title), else the whole title."""
+    group = Text(short_session(item), style="bold") if first else Text(SAME_GROUP, style="dim")
     if item.is_error:
-        return (Text("error", style="bold red"), Text(one_line(item.error, 200), style="red"), Text("—"), Text(""),
-                Text(""), Text(age(item.created, now) if item.created else ""))
-    title = Text(one_line(item.title, 120) or f"({item.category} — {item.state})",
-                 style="" if item.title else "dim italic")
+        return (group, Text("error", style="bold red"), Text(one_line(item.error, 200), style="red"), Text("—"),
+                Text(""), Text(""), Text(age(item.created, now) if item.created else ""))
+    shown = one_line(item.title, TITLE_MAX) if title is None else title
+    title_cell = Text(shown or f"({item.category} — {item.state})", style="" if item.title else "dim italic")
     if item.category == RULE:  # in place of an action: how many sessions the failure recurred in
         action = Text(f"seen {item.field('sessions', 0)}×", style="cyan")
     elif item.state == "ready":
@@ -124,8 +144,48 @@ def cells(item: Item, now: float | None) -> tuple[Text, ...]:
         if badges:
             badges.append(" ")
         badges.append(f"ADV{item.advisories if item.advisories > 1 else ''}", style="black on yellow")
-    return (Text(SHORT.get(item.category, item.category)), title, action, confidence_cell(item.confidence), badges,
+    return (group, Text(item.category), title_cell, action, confidence_cell(item.confidence), badges,
             Text(age(item.created, now)))
+
+
+TITLE_MAX = 200  # characters of a title considered at all (one line)
+
+
+def short_session(item: Item) -> str:
+    """The session a row came from, as its first 8 characters (a Claude Code session id is a UUID)."""
+    return one_line(item.session, 40)[:8] or "—"
+
+
+def firsts(items: list[Item]) -> list[bool]:
+    """For each row (in order): whether it starts a group, i.e. comes from another triage than the row above."""
+    return [n == 0 or items[n - 1].tid != item.tid for n, item in enumerate(items)]
+
+
+def shared_prefixes(titles: list[str]) -> dict[str, int]:
+    """How many leading characters each title shares with the most alike other (different) title: sorted,
+    a title's most alike neighbour is next to it."""
+    ordered = sorted(set(titles))
+    shared = dict.fromkeys(ordered, 0)
+    for a, b in zip(ordered, ordered[1:]):
+        n = len(os.path.commonprefix((a, b)))
+        shared[a], shared[b] = max(shared[a], n), max(shared[b], n)
+    return shared
+
+
+def fit_title(title: str, width: int, shared: int = 0) -> str:
+    """`title` in `width` characters, never ambiguous: cut at the end while what tells it apart from the most
+    alike title (`shared`: the characters they share) still shows; else its start, an ellipsis, and from just
+    before where it differs."""
+    if len(title) <= width:
+        return title
+    if shared < width - 1:
+        return title[:width - 1] + "…"
+    head = max(4, width // 3)
+    rest = title[max(head, shared - 3):]
+    room = width - head - 1
+    if len(rest) > room:
+        rest = rest[:room - 1] + "…"
+    return title[:head] + "…" + rest
 
 
 def confidence_cell(value: float | None) -> Text:
@@ -137,24 +197,31 @@ def confidence_cell(value: float | None) -> Text:
 
 class QueueTable(DataTable):
     """Rows keyed `<triage id>/<category>`; `sync` adds, updates and removes rows without a rebuild
-    when it can, so the cursor stays put while work streams in."""
+    when it can, so the cursor stays put while work streams in. What each row shows is kept as its view
+    (item, first of its group, title as fitted, age): a row is redrawn only when its view changes."""
 
     BINDINGS = [Binding("j", "cursor_down", "Down", show=False), Binding("k", "cursor_up", "Up", show=False)]
     DEFAULT_CSS = "QueueTable { height: 1fr; }"
+
+    def __init__(self, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        self.shown: list[Item] = []
+        self.views: dict[str, tuple] = {}  # row key -> what the row shows (_views)
+        self.title_width = 20
+        self.now: float | None = None  # the clock the ages were last shown with (None: the real one)
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = True
         for name, width in COLUMNS:
             self.add_column(name, key=name, width=width or 20)
-        self.shown: list[Item] = []
         self.call_after_refresh(self.fit_title)
 
     def on_resize(self) -> None:
         self.fit_title()
 
     def fit_title(self) -> None:
-        """The title takes the width the other columns leave."""
+        """The title takes the width the other columns leave; titles are fitted to it again."""
         fixed = sum(w for _, w in COLUMNS if w) + 2 * self.cell_padding * len(COLUMNS) + 2
         column = self.columns.get("title")
         if column is not None:
@@ -162,6 +229,9 @@ class QueueTable(DataTable):
             column.auto_width = False
             self._clear_caches()  # textual is pinned: these two are how DataTable itself re-lays out
             self._require_update_dimensions = True
+            if column.width != self.title_width:
+                self.title_width = column.width
+                self.sync(self.shown, self.now)
             self.refresh()
 
     def selected(self) -> Item | None:
@@ -169,8 +239,23 @@ class QueueTable(DataTable):
             return None
         return self.shown[self.cursor_row]
 
+    def _views(self, items: list[Item], now: float | None) -> dict[str, tuple]:
+        shared = shared_prefixes([one_line(i.title, TITLE_MAX) for i in items])
+        views = {}
+        for item, first in zip(items, firsts(items), strict=True):
+            title = one_line(item.title, TITLE_MAX)
+            views[row_key(item)] = (item, first, fit_title(title, self.title_width, shared.get(title, 0)),
+                                    age(item.created, now) if item.created else "")
+        return views
+
+    def _cells(self, view: tuple, now: float | None) -> tuple[Text, ...]:
+        item, first, title, _ = view
+        return cells(item, now, first=first, title=title)
+
     def sync(self, items: list[Item], now: float | None) -> None:
         """Show `items` (already filtered and sorted)."""
+        self.now = now
+        views = self._views(items, now)
         old = {row_key(i): i for i in self.shown}
         new_keys = [row_key(i) for i in items]
         kept = [k for k in new_keys if k in old]
@@ -178,29 +263,42 @@ class QueueTable(DataTable):
         old_order = [row_key(i) for i in self.shown if row_key(i) in set(kept)]
         appendable = not added or not kept or sort_key(added[0]) > sort_key(old[kept[-1]])
         if old_order != kept or not appendable:
-            self._rebuild(items, now)
+            self._rebuild(items, views, now)
             return
         current = self.selected()
         for key in set(old) - set(new_keys):
             self.remove_row(key)
-        for item in items:
-            k = row_key(item)
-            if k in old and old[k] != item:
-                for (column, _), value in zip(COLUMNS, cells(item, now), strict=True):
+        for k in kept:
+            if self.views.get(k) != views[k]:
+                for (column, _), value in zip(COLUMNS, self._cells(views[k], now), strict=True):
                     self.update_cell(k, column, value)
         for item in added:
-            self.add_row(*cells(item, now), key=row_key(item))
-        self.shown = list(items)
+            self.add_row(*self._cells(views[row_key(item)], now), key=row_key(item))
+        self.shown, self.views = list(items), views
         if current is not None and row_key(current) not in new_keys:
             self.move_cursor(row=min(self.cursor_row, len(items) - 1))
 
-    def _rebuild(self, items: list[Item], now: float | None) -> None:
+    def tick_ages(self, now: float | None) -> int:
+        """Show the ages as of `now` (None: the real clock): only the age cells that changed are updated.
+        Returns how many."""
+        self.now = now
+        changed = 0
+        for k, view in self.views.items():
+            item = view[0]
+            shown = age(item.created, now) if item.created else ""
+            if shown != view[3]:
+                self.update_cell(k, "age", Text(shown))
+                self.views[k] = (*view[:3], shown)
+                changed += 1
+        return changed
+
+    def _rebuild(self, items: list[Item], views: dict[str, tuple], now: float | None) -> None:
         current = self.selected()
         row = self.cursor_row
         self.clear()
         for item in items:
-            self.add_row(*cells(item, now), key=row_key(item))
-        self.shown = list(items)
+            self.add_row(*self._cells(views[row_key(item)], now), key=row_key(item))
+        self.shown, self.views = list(items), views
         if current is not None:
             keys = [row_key(i) for i in items]
             if row_key(current) in keys:
