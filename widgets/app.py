@@ -80,7 +80,7 @@ REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
 
 ACTION_NAMES = frozenset(action for action, *_ in REVIEW_ACTIONS)
 STARTING_GREYED = ACTION_NAMES - {"show_help", "quit"}  # until EngineReady: help and quit work from the first frame
-ALWAYS = frozenset(("filter_queue", "show_help", "quit"))  # keys that apply whatever is selected
+ALWAYS = frozenset(("filter_queue", "open_library", "show_help", "quit"))  # keys that apply whatever is selected
 KEY_ACTIONS = {keys: action for action, keys, *_ in REVIEW_ACTIONS}
 # What a person is told on pressing a key that does not apply to a write of Claude's own: approving writes
 # exactly what Claude wrote, so there is nothing to edit, no action to choose and no draft to retry.

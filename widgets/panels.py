@@ -362,8 +362,9 @@ class BudgetsView(Static):
             out.append("…", style="dim")
             self.update(out)
             return
-        # the meter takes what the labels leave: 16 for the name, 8 for the count, 12 for " → archive N"
-        width = max(3, min(16, self.content_size.width - 24 - (12 if any(moves.values()) else 0)))
+        # the meter takes what the labels leave: 16 for the name, 8 for the count (what moves to the archive
+        # has a line of its own: beside them it wrapped in the panel's width at 160 columns)
+        width = max(3, min(16, self.content_size.width - 24))
         for name, sec in usage["sections"].items():
             used, budget = sec["used"], max(sec["budget"], 1)
             filled = min(width, round(width * used / budget))
@@ -372,11 +373,11 @@ class BudgetsView(Static):
             out.append("█" * filled, style=style)
             out.append("░" * (width - filled), style="dim")
             out.append(f" {used:>3}/{sec['budget']:<3}")
-            if moves.get(name):
-                out.append(f" → archive {len(moves[name])}", style="bold yellow")
             out.append("\n")
+            if moves.get(name):
+                out.append(f"  ↳ {len(moves[name])} to the archive\n", style="bold yellow")
         t = usage["total"]
-        out.append(f"whole file {t['lines']}/{t['max_lines']} lines, {t['bytes'] / 1024:.1f}/{t['max_bytes'] / 1024:.0f} KB",
+        out.append(f"file: {t['lines']}/{t['max_lines']} lines, {t['bytes'] / 1024:.1f}/{t['max_bytes'] / 1024:.0f} KB",
                    style="dim")
         self.update(out)
 
