@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from rich.console import Console
 from textual.widgets import ContentSwitcher, Input, Static, TextArea
 from tui_helpers import engine_factory, settle, tui
 
+from curator.candidates.queue import age
 from curator.memory import memfile
 from curator.memory.memory_md.format import parse as parse_memory_md
 from widgets.library import LibraryScreen
@@ -132,8 +134,9 @@ def test_memory_md_view_marks_the_load_cut_on_a_memory_md_of_250_lines(project, 
         assert "200 lines" in rows[cut]
         assert rows[cut - 1].split()[0] == "200" and "note number 200" in rows[cut - 1]
         assert rows[cut + 1].split()[0] == "201" and rows[cut + 1].endswith("not loaded")
-        assert "50 lines not loaded (from line 201)" in rows[0]
-        assert not any("not loaded" in r for r in rows[1:cut])
+        title = str(screen.query_one("#library-memory-md").border_title)  # said once, kept in sight
+        assert "50 lines not loaded (from line 201)" in title and "not loaded (from" not in shown
+        assert not any("not loaded" in r for r in rows[:cut])
         await pilot.press("m")
         assert screen.query_one(ContentSwitcher).current == "library-list"
 
@@ -207,6 +210,48 @@ def test_the_library_lists_every_memory_grouped_with_claudes_own_last(project, m
         await pick(pilot, screen, "claude/debugging.md")
         doc = plain_of(screen.query_one("#library-doc", Static))
         assert "Claude's own" in doc and "Use pdb." in doc
+
+    run(app, scenario)
+
+
+def test_claudes_lines_are_listed_in_memory_md_order_after_its_files_and_ages_stay_short(project, memory):
+    with_memories(project, memory)
+    md = memory / "MEMORY.md"
+    lines = [f"- Claude remembers fact {i}" for i in range(12)]  # hashes in another order than the file's
+    md.write_text("\n".join(lines) + "\n" + md.read_text(encoding="utf-8"), encoding="utf-8")
+    old = memory / "decision" / "keep-sessions-in-redis.md"
+    old.write_text(re.sub(r"(?m)^updated: .*$", "updated: 2019-01-01T00:00:00Z", old.read_text(encoding="utf-8")),
+                   encoding="utf-8")  # seven years old: an age of "7y", not a number of days the column cuts
+    app = tui(project, memory, run_pipeline=False)
+
+    async def scenario(pilot):
+        screen = await open_library(pilot)
+        claude = [r for r in screen.table.shown() if r.claude]
+        assert claude[0].ref == "claude/debugging.md"  # Claude's files before its lines
+        assert [r.title for r in claude[1:]] == [line[2:] for line in lines]
+        [redis] = [r for r in screen.table.shown() if r.ref == "decision/keep-sessions-in-redis"]
+        assert age(redis.updated, app.now) == f"{int((app.now - 1546300800) // (365 * 86400))}y"
+
+    run(app, scenario)
+
+
+def test_a_secret_in_a_memory_is_never_shown_on_screen(project, memory):
+    key = "AKIAIOSFODNN7EXAMPLE"
+    with_memories(project, memory)
+    (memory / "debugging.md").write_text(f"# Debugging\nThe staging AWS key is {key} for now.\n", encoding="utf-8")
+    md = memory / "MEMORY.md"
+    md.write_text(f"- the key {key} opens staging\n" + md.read_text(encoding="utf-8"), encoding="utf-8")
+    app = tui(project, memory, run_pipeline=False)
+
+    async def scenario(pilot):
+        screen = await open_library(pilot)
+        await pick(pilot, screen, "claude/debugging.md")
+        doc = plain_of(screen.query_one("#library-doc", Static))
+        assert key not in doc and "[REDACTED:" in doc and "A secret in it is hidden here" in doc
+        await pilot.press("m")
+        await drain(pilot, screen)
+        shown = plain_of(screen.query_one("#memory-md-body", Static))
+        assert key not in shown and "the key [REDACTED:" in shown
 
     run(app, scenario)
 

@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Header, Input, Static
 from textual.worker import get_current_worker
 
+from curator.capture.redact import redact_text
 from curator.library.entries import CLAUDE, is_line_ref
 from curator.util.textsafe import clean as display
 
@@ -278,8 +279,12 @@ class LibraryScreen(Screen):
         for f in self.flags.get(entry.ref, ()):
             parts.append(Text.assemble((f" {f.severity} ", FLAG_STYLE.get(f.severity, "")),
                                        f" {display(f.message)}"))
+        shown = redact_text(text)  # a key on screen is a key leaked (a shared screen, a recording)
+        if shown != text:
+            parts.append(Text("A secret in it is hidden here: e opens the text as saved, to take it out.",
+                              style="bold red"))
         lexer = "markdown" if entry.where.endswith(".md") and not is_line_ref(entry.ref) else "text"
-        parts += [Text(""), Syntax(display(text), lexer, theme="ansi_dark", word_wrap=True)]
+        parts += [Text(""), Syntax(display(shown), lexer, theme="ansi_dark", word_wrap=True)]
         return Group(*parts)
 
     def _show_doc(self, renderable) -> None:

@@ -52,6 +52,7 @@ class Row:
     archived: bool
     claude: bool
     broken: bool
+    line: int = 0  # its MEMORY.md line (a line of Claude's: where it is; a file: the first line linking it)
 
 
 def make_row(entry, findings=()) -> Row:
@@ -67,7 +68,8 @@ def make_row(entry, findings=()) -> Row:
     return Row(ref=entry.ref, group=group, label=f"{CLAUDE} line" if is_line_ref(entry.ref) else group,
                title=one_line(entry.title or entry.where or entry.ref, 400), updated=entry.updated,
                sources=(f"{len(sources)} · {sources[0][:8]}" if sources else "—"), flags=flags,
-               archived=entry.status == "archived", claude=entry.owner == CLAUDE, broken=bool(entry.broken))
+               archived=entry.status == "archived", claude=entry.owner == CLAUDE, broken=bool(entry.broken),
+               line=entry.line)
 
 
 def fit(text: str, width: int) -> str:
@@ -168,9 +170,9 @@ class LibraryTable(ScrollView, can_focus=True):
     # -- what is shown --------------------------------------------------------------
 
     def show(self, rows: list[Row]) -> None:
-        rows = sorted(rows, key=lambda r: r.ref)
+        rows = sorted(rows, key=lambda r: (r.line, r.ref))  # Claude's lines share MEMORY.md's time: in its order
         rows.sort(key=lambda r: r.updated, reverse=True)  # newest first within a group
-        rows.sort(key=lambda r: (GROUP_ORDER.index(r.group), r.archived))
+        rows.sort(key=lambda r: (GROUP_ORDER.index(r.group), r.archived, r.label))  # Claude's files, then its lines
         self.rows = rows
         groups: dict[str, list[Row]] = {}
         for row in rows:

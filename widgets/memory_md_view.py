@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from curator.capture.redact import redact_text
 from curator.util.textsafe import clean as display
 
 CLAUDE = "claude"
@@ -28,8 +29,8 @@ def summary(view) -> Text:
 
 
 def render_load_view(view) -> Text:
-    out = summary(view)
-    out.append("\n")
+    """The lines (the summary is the panel's title: kept in sight as it scrolls, and said once)."""
+    out = Text()
     if view.error:
         out.append(f"memcurate's sections cannot be told apart: {display(view.error)}\n", style="yellow")
     if not view.lines:
@@ -42,7 +43,7 @@ def render_load_view(view) -> Text:
                        f"{_size(view.max_bytes)} {'─' * 8}\n", style="bold red")
         gutter = f"{line.number:>{width}} " + ("│ " if line.loaded else "✗ ")
         out.append(gutter, style="dim" if line.loaded else "red")
-        text = display(line.text)
+        text = display(redact_text(line.text))  # a key on screen is a key leaked
         style = "" if line.owner == CLAUDE else "cyan"
         if not line.loaded:
             style = "dim"

@@ -127,12 +127,18 @@ def _epoch(stamp: str) -> int:
 
 
 def age(stamp: str, now: float | None = None) -> str:
-    """'42s', '5m', '3h', '2d' since a UTC ISO stamp; '' when it does not read."""
+    """'42s', '5m', '3h', '2d', '14mo', '3y' since a UTC ISO stamp (at most four characters: the column's
+    width); '' when it does not read."""
     try:
         t = _epoch(stamp)  # a triage's rows share its stamp: parsed once (strptime costs ~30 µs)
     except (TypeError, ValueError):
         return ""
     secs = max(0, int((time.time() if now is None else now) - t))
+    days = secs // 86400
+    if days >= 365:
+        return f"{days // 365}y"
+    if days >= 90:  # "120d" would still fit; "2520d" would not
+        return f"{days // 30}mo"
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if secs >= size:
             return f"{secs // size}{unit}"
