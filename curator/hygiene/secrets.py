@@ -1,6 +1,8 @@
 """Secrets in any memory file: memcurate's memories, Claude's topic files, MEMORY.md (line by line)
-and the archive files. Each is high severity; its proposal writes the file with the secrets redacted
-([REDACTED:<kind>], curator/capture/redact.py), and for MEMORY.md changes only the lines holding one."""
+and the archive files. Each is high severity; its proposal replaces the secrets with [REDACTED:<kind>]
+(curator/capture/redact.py): a memory or topic file is written whole, redacted; MEMORY.md and the archive
+files change only the lines holding one (`replace_line`: a line of Claude's, a memcurate entry line, a
+line of an archive file), every other byte as it was."""
 
 from __future__ import annotations
 
@@ -8,11 +10,10 @@ import os
 
 from curator.hygiene import Finding, fix
 from curator.hygiene.texts import memory_texts
-from curator.library.entries import CLAUDE, file_ref, line_ref
-from curator.memory.memory_md.format import read_text
+from curator.library.entries import CLAUDE, file_ref, line_hash, line_ref
+from curator.memory.memory_md.format import _ENTRY, IndexLine, MemoryMdError, parse, read_text
 from curator.memory.memory_md.writing import memory_md_path
 from curator.util.paths import ARCHIVE_DIR
-from curator.util.stamps import content_hash
 
 MEMORY_MD_REF = f"{CLAUDE}/MEMORY.md"
 
@@ -26,27 +27,37 @@ def detect(engine) -> list[Finding]:
             continue  # MEMORY.md is checked whole below
         kinds = find_secrets(t.text)
         if kinds:
-            findings.append(_finding(t.ref, t.entry.where, t.text, t.entry.hash, kinds, redact_text(t.text)))
+            findings.append(_finding(t.ref, t.entry.where, t.text, kinds,
+                                     [{"op": "write", "ref": t.ref, "base_hash": t.entry.hash,
+                                       "text": redact_text(t.text)}]))
     for where, text in _archive_files(engine.root):
         kinds = find_secrets(text)
         if kinds:
-            findings.append(_finding(file_ref(where), where, text, content_hash(text), kinds, redact_text(text)))
+            ref = file_ref(where)
+            ops = {}
+            for line in text.split("\n"):
+                if line.strip() and find_secrets(line):
+                    ops.setdefault(line_hash(line), _replace(ref, line, redact_text(line.strip())))
+            findings.append(_finding(ref, where, text, kinds, list(ops.values())))
     findings += _memory_md(engine, find_secrets, redact_text)
     return findings
 
 
-def _finding(ref: str, where: str, text: str, base: str, kinds: list[str], redacted: str, refs=None,
+def _replace(ref: str, line: str, new: str) -> dict:
+    return {"op": "replace_line", "ref": ref, "base_hash": line_hash(line), "text": new}
+
+
+def _finding(ref: str, where: str, text: str, kinds: list[str], ops: list[dict], refs=None,
              lines=None) -> Finding:
     lines = lines or [n for n, line in enumerate(text.split("\n"), 1) if _has_secret(line)]
     at = f" line {lines[0]}" if lines else ""
     said = ", ".join(kinds)
-    return Finding(
-        "secret", "high", tuple(refs or (ref,)), f"{where}{at} holds a secret ({said})",
-        {"where": where, "kinds": kinds, "lines": lines,
-         "fix": fix("update", f"Redact the secret in {where}",
-                    f"{where} holds {said}; every session that loads it sees the secret. Proposed: the same "
-                    "text with the secret replaced by [REDACTED:<kind>] (rotate the secret too).",
-                    [{"op": "write", "ref": ref, "base_hash": base, "text": redacted}])})
+    detail = {"where": where, "kinds": kinds, "lines": lines}
+    if ops:
+        detail["fix"] = fix("update", f"Redact the secret in {where}",
+                            f"{where} holds {said}; every session that loads it sees the secret. Proposed: the "
+                            "same text with the secret replaced by [REDACTED:<kind>] (rotate the secret too).", ops)
+    return Finding("secret", "high", tuple(refs or (ref,)), f"{where}{at} holds a secret ({said})", detail)
 
 
 def _has_secret(line: str) -> bool:
@@ -79,11 +90,35 @@ def _memory_md(engine, find_secrets, redact_text) -> list[Finding]:
         return []
     if not text or not find_secrets(text):
         return []
-    parts = text.split("\n")
+    parts = (text[1:] if text.startswith("\ufeff") else text).split("\n")  # numbered as memory_md numbers them
     hits = [i for i, line in enumerate(parts) if find_secrets(line)]
     kinds = sorted({k for i in hits for k in find_secrets(parts[i])}) or find_secrets(text)
-    for i in hits:
-        parts[i] = redact_text(parts[i])  # the line only: every other byte of the file stays
-    refs = [line_ref(text.split("\n")[i]) for i in hits] or [MEMORY_MD_REF]
-    return [_finding(MEMORY_MD_REF, "MEMORY.md", text, content_hash(text.encode("utf-8")), kinds, "\n".join(parts),
-                     refs=refs, lines=[i + 1 for i in hits])]
+    try:
+        owned = {n: cat for cat, s in parse(text).sections.items() for n in range(s.line, s.end_line + 1)}
+    except MemoryMdError:
+        owned = None  # which lines are whose is not known: found, no fix proposed (check says why it is damaged)
+    ops: dict[str, dict] = {}
+    refs: list[str] = []
+    for i in hits if owned is not None else ():
+        line = parts[i].strip()
+        if i + 1 not in owned:  # Claude's: the line redacted, every other byte of the file as it was
+            refs.append(line_ref(line))
+            ops.setdefault(refs[-1], _replace(refs[-1], line, redact_text(line)))
+            continue
+        m = _ENTRY.match(line)
+        if m is None:
+            continue  # a marker or heading cannot hold one and still be read
+        e = IndexLine(m.group(3), m.group(2), m.group(1), m.group(4) or "")
+        ref = f"{e.category}/{e.id}"
+        redacted = IndexLine(e.id, e.category, *(redact_text(x) for x in _unescaped(e)))
+        refs.append(ref)
+        ops.setdefault(ref, _replace(ref, line, redacted.markdown()))
+    refs = list(dict.fromkeys(refs)) or [line_ref(parts[i]) for i in hits] or [MEMORY_MD_REF]
+    return [_finding(MEMORY_MD_REF, "MEMORY.md", text, kinds, list(ops.values()), refs=refs,
+                     lines=[i + 1 for i in hits])]
+
+
+def _unescaped(e: IndexLine) -> tuple[str, str]:
+    from curator.memory.memory_md.entry import unescape
+
+    return unescape(e.title), unescape(e.description)

@@ -3,19 +3,20 @@
 The order is what keeps every byte somewhere whenever a step fails (a crash, a full disk, a file
 someone changed meanwhile): copies first (the trash copy of a file deleted, the archive copy of a
 Claude file archived), then the memory files, then MEMORY.md with its archive files (the archive
-before MEMORY.md, curator/memory/memory_md's order), then Claude's lines dropped, and the removals
-last. Each write is atomic and replaces a file only while it holds the bytes the plan was made
-from; a step that finds otherwise stops the run (`Stopped`; changes.apply says ChangeError), leaving
-what was done. Also the two file facts planning shares: a file's bytes, and MEMORY.md less a line.
+before MEMORY.md, curator/memory/memory_md's order; MEMORY.md in one write, Claude's lines dropped or
+redacted in it too), and the removals last. Each write is atomic and replaces a file only while it
+holds the bytes the plan was made from; a removal first moves the file aside, so that what Claude Code
+writes meanwhile (it takes no lock of memcurate's) is never the file unlinked. A step that finds a
+file changed stops the run (`Stopped`; changes.apply says ChangeError), leaving what was done.
+Also the file fact planning shares: a file's bytes.
 """
 
 from __future__ import annotations
 
 import os
 
-from curator.library.entries import CLAUDE, MEMORY_MD, line_hash
+from curator.library.entries import CLAUDE
 from curator.memory import memfile, memory_md
-from curator.memory.memory_md.claude_lines import claude_lines
 from curator.util.atomic import failure, fsync_dir, replace_if_unchanged, write_bytes, write_new
 
 TRASH_DIR = "trash"  # in the data dir: a copy of every file memcurate removes
@@ -49,8 +50,6 @@ def run(engine, w) -> list[str]:
             _write(engine, step)
         if w.md_changes:
             memory_md.apply(engine.root, engine.cfg, w.md_changes)
-        if w.drops:
-            _drop_lines(engine, w.drops)
         for where, path, data in w.removals:
             _remove(path, data, where)
     except (_Moved, ConflictError) as e:
@@ -107,29 +106,26 @@ def _write(engine, step) -> None:
     engine.record_written(path, after.decode("utf-8", "replace"))
 
 
-def _drop_lines(engine, drops) -> None:
-    """Claude's lines out of MEMORY.md as it is now (what else changed in it meanwhile is kept)."""
-    path = memory_md.memory_md_path(engine.root)
-
-    def render(current: bytes | None) -> bytes:
-        try:
-            text = (current or b"").decode("utf-8")
-            for ref, base in drops:
-                text = drop_line(text, ref, base)
-        except (UnicodeDecodeError, ValueError) as e:
-            raise _Moved(f"{MEMORY_MD}: {e}") from None
-        return text.encode("utf-8")
-
-    replace_if_unchanged(path, render)
-
-
 def _remove(path: str, data: bytes, where: str) -> None:
-    if read_bytes(path) != data:
-        raise _Moved(f"{where}: {CHANGED}; its copy is kept")
+    """Remove the file at `path` if it holds `data`. Claude Code writes its files without memcurate's lock,
+    so the file is first renamed aside (atomic: from then on a write of Claude's makes a new file at
+    `path`, which stays), then compared; one that is not the bytes planned against is put back and the
+    step fails ("changed since"; the trash copy stays too)."""
+    aside = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.memcurate-removing-{os.getpid()}")
     try:
-        os.unlink(path)
+        os.rename(path, aside)
     except FileNotFoundError:
         return
+    if read_bytes(aside) != data:
+        try:
+            os.link(aside, path)  # back where it was, unless a newer file took its name meanwhile
+        except FileExistsError:
+            raise _Moved(f"{where}: {CHANGED}, and written again since: the version before is kept at "
+                         f"{aside}") from None
+        os.unlink(aside)
+        fsync_dir(os.path.dirname(path))
+        raise _Moved(f"{where}: {CHANGED}; its copy is kept")
+    os.unlink(aside)
     fsync_dir(os.path.dirname(path))
 
 
@@ -142,22 +138,6 @@ def read_bytes(path: str) -> bytes | None:
         return None
     except IsADirectoryError:
         raise ValueError(f"{path}: is a folder, not a memory file") from None
-
-
-def drop_line(text: str, ref: str, base: str) -> str:
-    """MEMORY.md `text` without the line(s) of Claude's that `ref` names and whose text hashes to `base`;
-    ValueError ("changed since") when there is none."""
-    digest = ref.rpartition("#")[2]
-    drop = {c.number for c in claude_lines(text) if base.startswith(digest) and line_hash(c.text) == base}
-    if not drop:
-        raise ValueError(f"{ref}: that line of {MEMORY_MD} is gone ({CHANGED})")
-    lines = text.split("\n")  # numbered as claude_lines numbers them; each keeps its "\r", its break follows it
-    last = len(lines)
-    out = [line for n, line in enumerate(lines, 1) if n not in drop or n == last]
-    if last in drop:
-        out[-1] = ""  # the last line has no break of its own: the one before it stays
-    bom = "\ufeff" if 1 in drop and text.startswith("\ufeff") else ""
-    return bom + "\n".join(out)
 
 
 def _reindex(engine, w) -> None:

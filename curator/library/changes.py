@@ -8,9 +8,17 @@ A change set is a list of ops, plain dicts (JSON-storable: a proposal keeps them
                                                  to archive/<category>.md; Claude's file: moved to
                                                  archive/claude/<where>, its bytes kept
     {"op": "delete", "ref", "base_hash"}         copied to <data>/trash/ first, then removed; a memcurate
-                                                 memory's line leaves MEMORY.md and the archive
+                                                 memory's line leaves MEMORY.md and the archive (base_hash
+                                                 None: the file is already gone, only its lines go)
     {"op": "drop_line", "ref", "base_hash"}      a line of Claude's removed from MEMORY.md (every copy of
                                                  it), and nothing else
+    {"op": "replace_line", "ref", "base_hash", "text"}
+                                                 one line rewritten where it stands, every other byte kept
+                                                 (what redacting a secret does): a line of Claude's
+                                                 (claude/MEMORY.md#<hash>), a memcurate memory's entry line
+                                                 (<category>/<id>: `text` is its entry), or a line of an
+                                                 archive file (claude/archive/...); base_hash: the line's
+                                                 hash (entries.line_hash)
     {"op": "add_line", "ref"}                    a memcurate memory's MEMORY.md line added or updated
     {"op": "archive_line", "ref"}                a memcurate memory's MEMORY.md line moved to its archive
                                                  file, the memory itself left active (what a section over
@@ -24,8 +32,9 @@ verification or a secret in any text written.
 `apply` plans again under the memory root's lock and refuses when anything is in error or the result
 is not the one the person saw (its fingerprint). An error in any op writes nothing. Then, so that a
 crash or a full disk at any point loses nothing: copies first (the trash copy of a file deleted, the
-archive copy of a Claude file archived), then the memory files, then MEMORY.md (its archive files
-before it, through curator/memory/memory_md), then the lines dropped, and removals last. Every write
+archive copy of a Claude file archived), then the memory files, then MEMORY.md in one write with
+every line change of the set (its archive files before it, through curator/memory/memory_md), and
+removals last. Every write
 is atomic; a file is replaced only while it still holds the bytes planned against.
 """
 
@@ -36,14 +45,14 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 
-from curator.library.carry_out import CHANGED, Stopped, drop_line, read_bytes, run
+from curator.library.carry_out import CHANGED, Stopped, read_bytes, run
 from curator.library.entries import CLAUDE, MEMORY_MD, parse_ref
 from curator.memory import memfile, memory_md
-from curator.memory.memory_md.archive import archive_add, archive_drop, archive_path
+from curator.memory.memory_md.archive import archive_add, archive_drop, archive_path, archive_replace_line
 from curator.util.paths import ARCHIVE_DIR, is_inside
 from curator.util.stamps import content_hash
 
-OPS = ("write", "archive", "delete", "drop_line", "add_line", "archive_line")
+OPS = ("write", "archive", "delete", "drop_line", "replace_line", "add_line", "archive_line")
 _LINE_OPS = ("add_line", "archive_line")  # MEMORY.md only: no base hash, the file is not written
 CLAUDE_ARCHIVE = f"{ARCHIVE_DIR}/{CLAUDE}"  # where Claude's archived topic files go, under the memory root
 
@@ -98,8 +107,8 @@ class _Work:
     copies: list = field(default_factory=list)  # (kind "trash" | "archive", where, path, bytes, dest or None)
     writes: list = field(default_factory=list)  # ("memory", where, doc, base_hash, text parsed) | ("file", where,
     #                                               path, before, after)
-    md_changes: list = field(default_factory=list)  # memory_md changes (upsert, archive, remove)
-    drops: list = field(default_factory=list)  # (ref, base_hash) of Claude lines
+    md_changes: list = field(default_factory=list)  # memory_md changes (upsert, archive, remove, drop_line,
+    #                                                   replace_line): MEMORY.md written once with all of them
     removals: list = field(default_factory=list)  # (where, path, bytes expected)
     categories: set = field(default_factory=set)  # memcurate categories touched (reindexed)
     claude: bool = False  # a Claude file touched (reindexed)
@@ -115,6 +124,7 @@ class _State:
         self.after: dict[str, bytes | None] = {}  # where -> planned bytes
         self.errors: list[str] = []
         self.issues: list[dict] = []
+        self.line_files: dict[str, int] = {}  # archive file -> its write in work.writes (line edits add up)
         self.work = _Work()
 
     def path(self, where: str) -> str:
@@ -165,19 +175,75 @@ def _plan_op(st: _State, op) -> None:
     if kind not in _LINE_OPS and base is not None and not isinstance(base, str):
         raise ValueError(f"{ref}: base_hash must be a hash or null")
     if owner == CLAUDE and rest.startswith(MEMORY_MD + "#"):
-        if kind in ("drop_line", "delete"):
-            if not base:
-                raise ValueError(f"{ref}: dropping a line needs the hash of its text (base_hash)")
-            st.work.drops.append((ref, base))
-            st.read(MEMORY_MD)
-            return
-        raise ValueError(f"{ref}: a line of Claude's can only be dropped (drop_line), or adopted")
+        if kind not in ("drop_line", "delete", "replace_line"):
+            raise ValueError(f"{ref}: a line of Claude's can only be dropped (drop_line), redacted "
+                             "(replace_line), or adopted")
+        if not base or not base.startswith(rest.rpartition("#")[2]):
+            raise ValueError(f"{ref}: a line change needs the hash of the line's text (base_hash) that the ref names")
+        st.read(MEMORY_MD)
+        if kind == "replace_line":
+            st.work.md_changes.append(("replace_line", base, _line_text(st, ref, op), None))
+        else:
+            st.work.md_changes.append(("drop_line", base))
+        return
     if kind == "drop_line":
         raise ValueError(f"{ref}: drop_line takes a line of Claude's (claude/MEMORY.md#<hash>)")
+    if kind == "replace_line":
+        if not isinstance(base, str) or not base:
+            raise ValueError(f"{ref}: replace_line needs the hash of the line it replaces (base_hash)")
+        if owner == CLAUDE and rest.startswith(ARCHIVE_DIR + "/"):
+            _plan_archive_line(st, ref, rest, base, _line_text(st, ref, op))
+        elif owner == CLAUDE:
+            raise ValueError(f"{ref}: replace_line takes a line of MEMORY.md, an entry line or an archive file")
+        else:
+            st.read(MEMORY_MD)
+            st.work.md_changes.append(("replace_line", base, _line_text(st, ref, op), f"{category}/{rest}"))
+        return
     if owner == CLAUDE:
         _plan_claude_file(st, kind, ref, rest, base, op)
     else:
         _plan_memory(st, kind, ref, category, rest, base, op)
+
+
+def _line_text(st: _State, ref: str, op: dict) -> str:
+    """The new text of a line (replace_line): one line, no secret in it."""
+    from curator.capture.redact import find_secrets
+
+    text = op.get("text")
+    if not isinstance(text, str) or not text.strip() or "\n" in text or "\r" in text:
+        raise ValueError(f"{ref}: replace_line needs the line's new text (one line)")
+    secrets = find_secrets(text)
+    if secrets:
+        raise ValueError(f"{ref}: a secret is present ({', '.join(secrets)}): remove it before saving")
+    return text
+
+
+def _plan_archive_line(st: _State, ref: str, where: str, base: str, text: str) -> None:
+    """A line of an archive file rewritten (memory_md/archive.py), every other byte of it kept."""
+    path = st.path(where)
+    if not where.endswith(".md") or not is_inside(os.path.realpath(path), os.path.realpath(st.root)):
+        raise ValueError(f"{ref}: {where} is not an archive file under the memory root")
+    current = st.read(where)
+    if where in st.after and where not in st.line_files:
+        st.errors.append(f"{ref}: more than one op changes {where}")
+        return
+    if current is None:
+        st.errors.append(f"{ref}: {where} no longer exists ({CHANGED})")
+        return
+    try:
+        after = archive_replace_line(_text(current, where), base, text).encode("utf-8")
+    except memory_md.MemoryMdError as e:
+        st.errors.append(f"{ref}: {e}")
+        return
+    if where in st.line_files:  # another line of the same file: one write, from the bytes first read
+        i = st.line_files[where]
+        st.work.writes[i] = st.work.writes[i][:4] + (after,)
+    else:
+        st.line_files[where] = len(st.work.writes)
+        st.work.writes.append(("file", where, path, current, after))
+    st.put(where, after)
+    if where.startswith(CLAUDE_ARCHIVE + "/"):
+        st.work.claude = True
 
 
 def _check_base(st: _State, where: str, base: str | None, current: bytes | None, ref: str) -> bool:
@@ -221,6 +287,11 @@ def _plan_memory(st: _State, kind: str, ref: str, category: str, id: str, base, 
         return
     if kind == "write":
         _plan_memory_write(st, ref, category, id, where, base, current, op.get("text"))
+        return
+    if kind == "delete" and base is None and current is None and where not in st.after:
+        # the file is already gone (a missing link): only its MEMORY.md and archive lines go
+        st.work.md_changes.append(("remove", category, id))
+        st.work.categories.add(category)
         return
     if not _check_base(st, where, base, current, ref):
         return
@@ -311,6 +382,8 @@ def _plan_claude_file(st: _State, kind: str, ref: str, where: str, base, op: dic
         raise ValueError(f"{ref}: {kind} takes a memcurate memory; a file of Claude's is adopted first")
     path = _claude_where(st, ref, where)
     current = st.read(where)
+    if kind != "write" and base is None:
+        raise ValueError(f"{ref}: {kind} needs the hash of the file as it was read (base_hash)")
     if not _check_base(st, where, base, current, ref):
         return
     st.work.claude = True
@@ -346,7 +419,7 @@ def _plan_claude_file(st: _State, kind: str, ref: str, where: str, base, op: dic
 def _plan_memory_md(st: _State) -> list[str]:
     """MEMORY.md and the archive files after the ops' changes and dropped lines; the plan's notes."""
     w = st.work
-    if not w.md_changes and not w.drops:
+    if not w.md_changes:
         return []
     engine = st.engine
     try:
@@ -356,36 +429,32 @@ def _plan_memory_md(st: _State) -> list[str]:
         st.errors.append(f"{MEMORY_MD}: {e}: fix it by hand first")
         return []
     notes: list[str] = []
-    if w.md_changes:
+    try:
+        p = memory_md.plan(text, w.md_changes, memory_md.budgets_from(engine.cfg),
+                           *memory_md.limits_from(engine.cfg), parsed=parsed)
+    except memory_md.MemoryMdError as e:
+        st.errors.append(f"{MEMORY_MD}: {e}")
+        return []
+    text, notes = p.text, list(p.notes)
+    for cat in sorted(set(p.archived) | set(p.unarchive)):
+        awhere = os.path.relpath(archive_path(st.root, cat), st.root).replace(os.sep, "/")
+        data = st.read(awhere)
         try:
-            p = memory_md.plan(text, w.md_changes, memory_md.budgets_from(engine.cfg),
-                               *memory_md.limits_from(engine.cfg), parsed=parsed)
-        except memory_md.MemoryMdError as e:
-            st.errors.append(f"{MEMORY_MD}: {e}")
-            return []
-        text, notes = p.text, list(p.notes)
-        for cat in sorted(set(p.archived) | set(p.unarchive)):
-            awhere = os.path.relpath(archive_path(st.root, cat), st.root).replace(os.sep, "/")
-            data = st.read(awhere)
-            try:
-                atext = None if data is None else _text(data, awhere)
-            except ValueError as e:
-                st.errors.append(str(e))
-                continue
-            new = atext
-            if p.archived.get(cat):
-                new = archive_add(new, cat, p.archived[cat])
-            if p.unarchive.get(cat) and new is not None:
-                new = archive_drop(new, cat, p.unarchive[cat])
-            if new != atext:
-                st.put(awhere, new.encode("utf-8"))
-    if w.drops:  # Claude's own bytes: the file as it was is kept in the trash before a line of it goes
-        st.work.copies.append(("trash", MEMORY_MD, st.path(MEMORY_MD), st.read(MEMORY_MD), None))
-    for ref, base in w.drops:
-        try:
-            text = drop_line(text, ref, base)
+            atext = None if data is None else _text(data, awhere)
         except ValueError as e:
             st.errors.append(str(e))
+            continue
+        new = atext
+        if p.archived.get(cat):
+            new = archive_add(new, cat, p.archived[cat])
+        if p.unarchive.get(cat) and new is not None:
+            new = archive_drop(new, cat, p.unarchive[cat])
+        if new != atext:
+            st.put(awhere, new.encode("utf-8"))
+    if any(c[0] == "drop_line" for c in w.md_changes):
+        # Claude's own bytes: the file as it was is kept in the trash before a line of it goes (not before
+        # a line is redacted: that copy would keep the secret)
+        st.work.copies.append(("trash", MEMORY_MD, st.path(MEMORY_MD), st.read(MEMORY_MD), None))
     st.put(MEMORY_MD, text.encode("utf-8") if text or st.read(MEMORY_MD) is not None else None)
     return notes
 

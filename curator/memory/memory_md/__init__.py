@@ -12,7 +12,9 @@ Everything else in the file is Claude's own auto memory and stays as it is:
 line endings, trailing whitespace, a missing final newline, a byte-order mark.
 The only bytes memcurate ever adds outside its markers are the line break
 (when the file's last line has none) and the blank line that separate a
-section it appends at the end of the file; it never removes any.
+section it appends at the end of the file; it never removes any, except a
+line of Claude's that a person approved dropping or redacting (`plan`'s
+drop_line and replace_line changes: that line only, in the same write).
 
 Its modules, each with its part of the contract: entry.py (an entry line's grammar), format.py (markers, entries
 and their escaping, `parse`, rendering a section), planning.py (budgets and

@@ -20,9 +20,12 @@ from curator.memory.memory_md.format import (
     EM_DASH,
     ID_PATTERN,
     LINK_TEXT,
+    GONE,
     IndexLine,
     MemoryMdError,
+    line_digest,
     read_text,
+    rewrite_lines,
     unescape,
 )
 
@@ -74,6 +77,17 @@ def archive_drop(text: str, category: str, ids) -> str:
     """The archive file without the entries of `ids`."""
     ids = set(ids)
     return "".join(ln for ln in re.split(r"(?<=\n)", text) if ln and _archive_id(ln, category) not in ids)
+
+
+def archive_replace_line(text: str, base: str, new: str) -> str:
+    """An archive file (memcurate's `archive/<category>.md` or a topic file of Claude's archived under
+    `archive/claude/`) with the line(s) whose stripped text hashes to `base` replaced by `new` (what a
+    secret's redaction does); every other byte as it was. MemoryMdError when no line is that one."""
+    lines = (text[1:] if text.startswith("\ufeff") else text).split("\n")
+    hits = {n for n, line in enumerate(lines, 1) if line.strip() and line_digest(line) == base}
+    if not hits:
+        raise MemoryMdError(f"that line is gone ({GONE})")
+    return rewrite_lines(text, hits, new)
 
 
 def read_archive(memory_root, category: str) -> list[IndexLine]:

@@ -312,3 +312,39 @@ def section_spans(text: str) -> dict[str, str]:
     MemoryMdError when `text` cannot be read."""
     p = parse(text)
     return {c: p.text[s.start:s.end].rstrip("\r\n") for c, s in p.sections.items()}
+
+
+# -- single lines (a line of Claude's dropped or redacted, a line of an archive file redacted) ----------
+
+GONE = "changed since it was read"  # the words a caller (curator/library/changes) tells a conflict by
+
+
+def line_digest(line: str) -> str:
+    """The hash a change names a line by: of its text, stripped (curator/library/entries.line_hash)."""
+    from curator.util.stamps import content_hash
+
+    return content_hash(line.strip())
+
+
+def rewrite_lines(text: str, numbers, new: str | None) -> str:
+    """`text` with its lines `numbers` (1-based, split at "\\n") removed (`new` None) or their stripped text
+    replaced by `new` (one line: its indentation, trailing blanks and line ending kept). Every other byte
+    stays: line endings, a byte-order mark, a last line without a break."""
+    numbers = set(numbers)
+    if new is not None and ("\n" in new or "\r" in new):
+        raise MemoryMdError(f"a replacement line cannot hold a line break: {new!r:.120}")
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    lines = text[len(bom):].split("\n")  # each keeps its "\r"; its break follows it
+    last = len(lines)
+    if new is not None:
+        for n in numbers:
+            raw = lines[n - 1]
+            body = raw.strip()
+            if body:
+                lead = raw[:len(raw) - len(raw.lstrip())]
+                lines[n - 1] = lead + new.strip() + raw[len(raw.rstrip()):]
+        return bom + "\n".join(lines)
+    out = [line for n, line in enumerate(lines, 1) if n not in numbers or n == last]
+    if last in numbers:
+        out[-1] = ""  # the last line has no break of its own: the one before it stays
+    return bom + "\n".join(out)

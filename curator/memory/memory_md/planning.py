@@ -20,7 +20,20 @@ from dataclasses import dataclass, field
 
 from curator.categories import NAMES
 from curator.memory.memory_md.archive import ARCHIVE_DIR
-from curator.memory.memory_md.format import IndexLine, MemoryMdError, Parsed, line_error, parse, render_section
+from curator.memory.memory_md.format import (
+    _ENTRY,
+    EM_DASH,
+    GONE,
+    IndexLine,
+    MemoryMdError,
+    Parsed,
+    line_digest,
+    line_error,
+    parse,
+    render_section,
+    rewrite_lines,
+    unescape,
+)
 
 DEFAULT_MAX_LINES = 200
 DEFAULT_MAX_BYTES = 25600
@@ -69,11 +82,26 @@ def plan(text: str, changes, budgets: dict[str, int], max_lines: int = DEFAULT_M
 
     `changes`: ("upsert", IndexLine) puts the entry at the top of its section (replacing the entry
     with the same id); ("archive", IndexLine) moves the entry (whether listed or not) to the archive file;
-    ("remove", category, id) drops it. Pass `parsed` (= parse(text)) to skip parsing.
+    ("remove", category, id) drops it. Single lines, the rest of the file byte for byte as it was:
+    ("drop_line", base) removes the line(s) of Claude's whose stripped text hashes to `base` (every copy);
+    ("replace_line", base, new, None) puts `new` in place of such a line of Claude's (any line outside
+    memcurate's sections, a heading too); ("replace_line", base, new, "<category>/<id>") puts the entry
+    `new` in place of that memory's entry line, where it stands. A line no longer there raises
+    MemoryMdError ("changed since it was read"). Pass `parsed` (= parse(text)) to skip parsing.
     """
     p = parsed if parsed is not None else parse(text)
+    original = p.text
+    changes = list(changes)
+    lines_ops = [c for c in changes if isinstance(c, (tuple, list)) and c and c[0] in _LINE_CHANGES]
+    if lines_ops:
+        changes = [c for c in changes if not (isinstance(c, (tuple, list)) and c and c[0] in _LINE_CHANGES)]
+        p, entry_edits = _claude_line_changes(p, lines_ops)
+    else:
+        entry_edits = []
     text = p.text
     lists: dict[str, list[IndexLine]] = {cat: list(sec.entries) for cat, sec in p.sections.items()}
+    for cat, k, entry in entry_edits:  # an entry line rewritten where it stands (its section re-rendered)
+        lists[cat][k] = entry
     touched: dict[str, dict[str, str]] = {}  # category -> id -> last operation
     moved: dict[str, list[IndexLine]] = {}  # category -> entries archived by an "archive" change
     for i, change in enumerate(changes, 1):
@@ -213,7 +241,65 @@ def plan(text: str, changes, budgets: dict[str, int], max_lines: int = DEFAULT_M
         keep = [i for i in ids if i not in gone]
         if keep:
             unarchive[cat] = keep
-    return Plan(new_text, archived, notes, unarchive, lines, nbytes, over_limit, new_text != text)
+    return Plan(new_text, archived, notes, unarchive, lines, nbytes, over_limit, new_text != original)
+
+
+_LINE_CHANGES = ("drop_line", "replace_line")
+
+
+def _claude_line_changes(p: Parsed, changes) -> tuple[Parsed, list[tuple[str, int, IndexLine]]]:
+    """The file with the line changes of Claude's lines made (parsed again), and the entry edits:
+    (category, index in its section, new entry)."""
+    from curator.memory.memory_md.claude_lines import claude_lines
+
+    text = p.text
+    owned = {n for s in p.sections.values() for n in range(s.line, s.end_line + 1)}
+    raw = text[1:].split("\n") if text.startswith("\ufeff") else text.split("\n")
+    edits: list[tuple[str, int, IndexLine]] = []
+    for i, change in enumerate(changes, 1):
+        op = change[0]
+        try:
+            if op == "drop_line" and len(change) == 2 and isinstance(change[1], str):
+                hits = {c.number for c in claude_lines(text) if line_digest(c.text) == change[1]}
+                if not hits:
+                    raise MemoryMdError(f"that line of Claude's is gone ({GONE})")
+                text = rewrite_lines(text, hits, None)
+                raw = text[1:].split("\n") if text.startswith("\ufeff") else text.split("\n")
+                owned = {n for s in parse(text).sections.values() for n in range(s.line, s.end_line + 1)}
+            elif (op == "replace_line" and len(change) == 4 and isinstance(change[1], str)
+                  and isinstance(change[2], str) and (change[3] is None or isinstance(change[3], str))):
+                _, base, new, ref = change
+                if ref is None:
+                    hits = {n for n, line in enumerate(raw, 1)
+                            if n not in owned and line.strip() and line_digest(line) == base}
+                    if not hits:
+                        raise MemoryMdError(f"that line of Claude's is gone ({GONE})")
+                    text = rewrite_lines(text, hits, new)
+                    raw = text[1:].split("\n") if text.startswith("\ufeff") else text.split("\n")
+                    continue
+                edits.append(_entry_edit(parse(text), raw, base, new, ref))
+            else:
+                raise MemoryMdError(f"expected ('drop_line', base) or ('replace_line', base, text, ref or None), "
+                                    f"found {change!r:.120}")
+        except MemoryMdError as e:
+            raise MemoryMdError(f"line change {i}: {e}") from None
+    return (parse(text) if text != p.text else p), edits
+
+
+def _entry_edit(p: Parsed, raw: list[str], base: str, new: str, ref: str) -> tuple[str, int, IndexLine]:
+    """(category, index, entry): the entry of `ref` whose line hashes to `base`, as `new` has it."""
+    cat, _, id_ = ref.partition("/")
+    sec = p.sections.get(cat)
+    k = next((k for k, e in enumerate(sec.entries) if e.id == id_), None) if sec else None
+    if k is None:
+        raise MemoryMdError(f"{ref} has no line in MEMORY.md ({GONE})")
+    lines = [raw[n - 1].strip() for n in range(sec.line + 1, sec.end_line) if raw[n - 1].strip().startswith("- [")]
+    if line_digest(lines[k]) != base:
+        raise MemoryMdError(f"the MEMORY.md line of {ref} {GONE}")
+    m = _ENTRY.match(new.strip())
+    if m is None or (m.group(2), m.group(3)) != (cat, id_):
+        raise MemoryMdError(f"{new!r:.120} is not an entry line of {ref} ('- [title]({ref}.md) {EM_DASH} description')")
+    return cat, k, IndexLine(id_, cat, unescape(m.group(1)), unescape(m.group(4) or "")).normalized()
 
 
 def keep_sections(text: str, now: str | None) -> str:
