@@ -85,12 +85,23 @@ class ProjectFacts:
     def ends_with(self, rel: str, paths=None) -> bool:
         """Whether some file of the project (of `paths`, when given) is `rel` or ends with `/rel`: a path
         said relative to a subfolder (`src/x.py` of `pkg/src/x.py`)."""
-        tail = "/" + rel
-        return any(p == rel or p.endswith(tail) for p in (self.files if paths is None else paths))
+        paths = self.files if paths is None else paths
+        cache = self.__dict__.setdefault("_suffixes", {})
+        if id(paths) not in cache:  # every tail at a `/` of every file, once: one look-up per path asked
+            cache[id(paths)] = (paths, {"/".join(parts[i:]) for p in paths
+                                        for parts in [p.split("/")] for i in range(len(parts))})
+        return rel in cache[id(paths)][1]
 
     def _module_roots(self, root: str) -> list[str]:
         """The folders (relative; "" for the project's) holding module `root` as `root.py` or `root/`:
-        the project itself, its src/ or a package folder one level down."""
+        the project itself, its src/ or a package folder one level down (once per root: a memory's
+        every dotted name asks)."""
+        cache = self.__dict__.setdefault("_roots", {})
+        if root not in cache:
+            cache[root] = self._find_module_roots(root)
+        return cache[root]
+
+    def _find_module_roots(self, root: str) -> list[str]:
         bases = []
         for f in self.files:
             parts = f.split("/")
