@@ -215,9 +215,19 @@ def _replaced_in(m: Memo) -> set[str]:
 
 
 def _other_value(old: Memo, new: Memo) -> str | None:
-    """The same setting, number or version given another value: "Python 3.11" / "Python 3.12"."""
-    return said.other_value(old.once("values", lambda: said.values(old.whole)),
-                             new.once("values", lambda: said.values(new.whole)))
+    """The same setting, number or version given another value: "Python 3.11" / "Python 3.12". Only
+    between memories about the same thing: their subjects, less the setting's own words, must match
+    ("Payments client timeout" and "Search client timeout" set two timeouts)."""
+    ov = old.once("values", lambda: said.values(old.whole))
+    nv = new.once("values", lambda: said.values(new.whole))
+    keys = [key for key in said.conflicts(ov, nv) if _same_owner(old, new, set(key.split()))]
+    return said.other_value(ov, nv, keys)
+
+
+def _same_owner(old: Memo, new: Memo, setting: set[str]) -> bool:
+    a = {said._singular(w) for w in _subject_words(old)} - setting
+    b = {said._singular(w) for w in _subject_words(new)} - setting
+    return not a or not b or _jaccard(a, b) >= SUBJECT
 
 
 # -- over a project ------------------------------------------------------------

@@ -23,7 +23,12 @@ WALK_FILE_BYTES = 1 << 20
 SKIP_DIRS = frozenset({"node_modules", ".git", ".memcurate", "__pycache__", ".venv", "venv", "dist", "build",
                        "target", ".tox", ".mypy_cache", ".pytest_cache"})
 _MAKE_TARGET = re.compile(r"^([^\s:=#%][^:=#%]*?)\s*::?(?!=)", re.M)
+_REQ_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _JUST_RECIPE = re.compile(r"^@?([A-Za-z0-9_][A-Za-z0-9_-]*)(?:\s[^:=\n]*)?:(?!=)", re.M)
+
+
+def _norm_name(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 class ProjectFacts:
@@ -69,6 +74,85 @@ class ProjectFacts:
 
     def exists(self, rel: str) -> bool:
         return os.path.lexists(os.path.join(self.project, rel))
+
+    @cached_property
+    def files(self) -> frozenset[str]:
+        """The project's files, relative: the tracked ones with git, else a bounded walk."""
+        if self.git:
+            return self.tracked
+        return frozenset(os.path.relpath(p, self.project).replace(os.sep, "/") for p in self._walk())
+
+    def ends_with(self, rel: str, paths=None) -> bool:
+        """Whether some file of the project (of `paths`, when given) is `rel` or ends with `/rel`: a path
+        said relative to a subfolder (`src/x.py` of `pkg/src/x.py`)."""
+        paths = self.files if paths is None else paths
+        cache = self.__dict__.setdefault("_suffixes", {})
+        if id(paths) not in cache:  # every tail at a `/` of every file, once: one look-up per path asked
+            cache[id(paths)] = (paths, {"/".join(parts[i:]) for p in paths
+                                        for parts in [p.split("/")] for i in range(len(parts))})
+        return rel in cache[id(paths)][1]
+
+    def _module_roots(self, root: str) -> list[str]:
+        """The folders (relative; "" for the project's) holding module `root` as `root.py` or `root/`:
+        the project itself, its src/ or a package folder one level down (once per root: a memory's
+        every dotted name asks)."""
+        cache = self.__dict__.setdefault("_roots", {})
+        if root not in cache:
+            cache[root] = self._find_module_roots(root)
+        return cache[root]
+
+    def _find_module_roots(self, root: str) -> list[str]:
+        bases = []
+        for f in self.files:
+            parts = f.split("/")
+            for i in range(min(len(parts), 3)):
+                if parts[i] == root + ".py" and i == len(parts) - 1 or parts[i] == root and i < len(parts) - 1:
+                    base = "/".join(parts[:i])
+                    if base not in bases:
+                        bases.append(base)
+                    break
+        return bases
+
+    def is_module(self, root: str) -> bool:
+        """Whether `root` is a module of the project's own (not a dependency's, not the standard library's)."""
+        return bool(self._module_roots(root))
+
+    @cached_property
+    def dependencies(self) -> frozenset[str]:
+        """The names the project depends on, lowercase with `-` for `_` and `.`: pyproject.toml's,
+        requirements*.txt's and package.json's (a name found there is a library's, not the project's)."""
+        names: set[str] = set()
+        found = self._read("pyproject.toml")
+        if found:
+            try:
+                import tomllib
+
+                data = tomllib.loads(found[1])
+            except (ValueError, ImportError):
+                data = {}
+            project = data.get("project") or {}
+            specs = list(project.get("dependencies") or [])
+            for group in (project.get("optional-dependencies") or {}).values():
+                specs += list(group or [])
+            for group in (data.get("dependency-groups") or {}).values():
+                specs += [g for g in group or [] if isinstance(g, str)]
+            poetry = (data.get("tool") or {}).get("poetry") or {}
+            specs += list(poetry.get("dependencies") or {}) + list(poetry.get("dev-dependencies") or {})
+            names |= {m.group(0) for s in specs if isinstance(s, str) and (m := _REQ_NAME.match(s.strip()))}
+        for f in sorted(self.files):
+            if "/" not in f and f.startswith("requirements") and f.endswith(".txt"):
+                text = (self._read(f) or ("", ""))[1]
+                names |= {m.group(0) for line in text.splitlines() if (m := _REQ_NAME.match(line.strip()))}
+        found = self._read("package.json")
+        if found:
+            try:
+                data = json.loads(found[1])
+                for key in ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies"):
+                    if isinstance(data.get(key), dict):
+                        names |= {n.rsplit("/", 1)[-1] for n in data[key]}
+            except (ValueError, AttributeError):
+                pass
+        return frozenset(_norm_name(n) for n in names)
 
     def _walk(self, limit: int = WALK_FILES):
         n = 0
@@ -180,16 +264,22 @@ class ProjectFacts:
         except (ValueError, AttributeError):
             return found[0], None
 
-    def module_exists(self, module: str) -> bool:
-        """Whether `python -m module` could find it: in the project (or its src/), or installed."""
-        rel = module.replace(".", "/")
-        for base in ("", "src"):
-            for tail in (".py", "/__init__.py", "/__main__.py"):
-                if self.exists(os.path.join(base, rel + tail)):
-                    return True
-        from importlib.util import find_spec
-
-        try:
-            return find_spec(module.split(".")[0]) is not None  # the top level: imports nothing
-        except (ImportError, ValueError):
+    def module_exists(self, module: str) -> bool | None:
+        """Whether `python -m module` finds it in the project: True when it is there, False when its top
+        package is the project's but the module is not (or git once tracked it as the project's), None
+        (unknown) for a module that is not the project's: an installed tool (`mypy`) is not ours to judge,
+        and memcurate's own interpreter is not the project's."""
+        parts = module.split(".")
+        rel = "/".join(parts)
+        bases = self._module_roots(parts[0])
+        for base in bases:
+            at = f"{base}/{rel}" if base else rel
+            if self.exists(at + ".py") or os.path.isdir(os.path.join(self.project, at)):
+                return True
+        if bases:
             return False
+        ever = self.ever or frozenset()
+        if any(p == rel + ".py" or p.endswith("/" + rel + ".py") or p.startswith(rel + "/")
+               or ("/" + rel + "/") in p for p in ever):
+            return False
+        return None

@@ -26,6 +26,16 @@ _PATH = re.compile(r"(?<![\w/.~$@-])((?:\.{1,2}/)?[\w.-]+(?:/[\w.-]+)+\.[A-Za-z]
 _COMMAND = re.compile(r"^(?:(make|just)\s+([A-Za-z0-9_][\w.-]*)|npm run\s+([\w:.-]+)|"
                       r"(?:uv run\s+)?python3?\s+-m\s+([A-Za-z_][\w.]*)|uv run\s+([\w./-]+\.py))\b")
 _CAMEL = re.compile(r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\Z")
+_HUMP = re.compile(r"[A-Z][a-z0-9]+")  # a capital and lowercase after it: PostgreSQL has one, MemoryIndex two
+# CamelCase words that name products and languages, not the project's code
+_PRODUCTS = frozenset("""github gitlab bitbucket javascript typescript coffeescript postgresql postgres mysql
+mariadb mongodb sqlite dynamodb cockroachdb clickhouse elasticsearch opensearch redis rabbitmq fastapi graphql
+openai chatgpt anthropic claudecode vscode intellij pycharm webstorm jetbrains macos ios ipados watchos tvos
+iphone ipad youtube linkedin facebook whatsapp wordpress cloudflare cloudfront digitalocean netlify vercel
+nextjs nodejs reactjs vuejs sveltekit nuxtjs tailwindcss pytorch tensorflow numpy scipy matplotlib
+powershell devops gitops sharepoint onedrive dropbox bigquery snowflake dbt jupyterlab homebrew
+testflight xcode appstore playstation microsoft openapi oauth webassembly webrtc websocket websockets
+localstorage pubsub mcpserver""".split())
 _CALL = re.compile(r"([a-z_][a-z0-9_]*)\(.*\)?\Z")
 _DOTTED = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+(?:\(\))?\Z")
 _FILE_EXTS = frozenset("md py json yaml yml toml txt js ts tsx jsx sh cfg ini lock html css rs go java rb c h "
@@ -41,13 +51,15 @@ def detect(engine) -> list[Finding]:
         return []
     texts = [t for t in memory_texts(engine) if t.entry.status == "active"]
     refs = {t.ref: scan(t.text[t.body_start:], engine.project) for t in texts}
-    found = facts.symbols_found({s for r in refs.values() for s in r["symbols"]})
+    for r in refs.values():
+        r["symbols"] = [s for s in r["symbols"] if _own_symbol(s, facts)]
+    found = facts.symbols_found({s.rsplit(".", 1)[-1] for r in refs.values() for s in r["symbols"]})
     findings = []
     for t in texts:
         r = refs[t.ref]
         findings += _stale_files(t, r["paths"], facts)
         findings += _stale_commands(t, r["commands"], facts)
-        missing = [s for s in r["symbols"] if s not in found]
+        missing = [s.rsplit(".", 1)[-1] for s in r["symbols"] if s.rsplit(".", 1)[-1] not in found]
         if missing:
             findings.append(_finding(t, "stale-symbol", "low", missing,
                                      f"names {_list(missing)}, found nowhere in the project's files",
@@ -91,9 +103,28 @@ def _project_path(raw: str, project: str) -> str | None:
             return None  # outside the project: nothing to say
         raw = os.path.relpath(raw, project)
     norm = os.path.normpath(raw).replace(os.sep, "/")
-    if norm.startswith("../") or "/" not in norm:
+    if norm.startswith("../") or "/" not in norm or _prose(norm, project):
         return None
     return norm
+
+
+_DOMAIN = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\Z")  # github.com, docs.python.org
+_ABBREVIATION = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]?\Z")  # e.g., i.e
+_PROSE_PAIRS = frozenset({"and/or", "either/or", "w/o", "n/a", "y/n"})
+
+
+def _prose(norm: str, project: str) -> bool:
+    """Whether a slashed word is prose, not a path: a domain (`github.com/acme/tools.git`), an
+    abbreviation (`e.g./i.e`), a sentence's next word taken for an extension (`and/or.Then`)."""
+    parts = norm.split("/")
+    if any(_ABBREVIATION.match(p) or not p.strip(".") for p in parts):
+        return True
+    if "/".join(parts[:2]).lower().split(".")[0] in _PROSE_PAIRS:
+        return True
+    ext = norm.rsplit(".", 1)[-1]
+    if ext[:1].isupper() and not ext.isupper():
+        return True  # `.Then`: a sentence starting, not an extension
+    return bool(_DOMAIN.match(parts[0])) and not os.path.isdir(os.path.join(project, parts[0]))
 
 
 def _symbol(code: str) -> str | None:
@@ -101,7 +132,8 @@ def _symbol(code: str) -> str | None:
     if " " in code:
         return None
     if _CAMEL.match(code):
-        return code
+        humps = _HUMP.findall(code)
+        return code if len(humps) >= 2 and code.lower() not in _PRODUCTS else None
     m = _CALL.match(code)
     if m and "_" in m.group(1):
         return m.group(1)
@@ -109,8 +141,18 @@ def _symbol(code: str) -> str | None:
         parts = code.removesuffix("()").split(".")
         if parts[-1] in _FILE_EXTS or len(parts[-1]) < 3:
             return None
-        return parts[-1]
+        return f"{parts[0]}.{parts[-1]}"  # its root, judged with the project (see _own_symbol)
     return None
+
+
+def _own_symbol(sym: str, facts: ProjectFacts) -> bool:
+    """Whether a symbol looks like the project's own code: not a dependency's name, and a dotted name
+    only when its root is a module of the project (`pytest.approx` is pytest's)."""
+    names = facts.dependencies
+    if "." in sym:
+        root = sym.split(".", 1)[0]
+        return root.replace("_", "-") not in names and facts.is_module(root)
+    return sym.lower().replace("_", "-") not in names
 
 
 def _list(items: list[str], n: int = 3) -> str:
@@ -156,8 +198,20 @@ def _finding(t: Text, code: str, severity: str, named: list[str], what: str, not
     return Finding(code, severity, (t.ref,), message, detail)
 
 
+def _resolved(p: str, paths: list[str]) -> list[str]:
+    """Where a path may be: relative to the project, or to the folder of another file the memory names."""
+    out = [p]
+    for q in paths:
+        folder = os.path.dirname(q)
+        if folder and q != p and f"{folder}/{p}" not in out:
+            out.append(f"{folder}/{p}")
+    return out
+
+
 def _stale_files(t: Text, paths: list[str], facts: ProjectFacts) -> list[Finding]:
-    gone = [p for p in paths if not facts.exists(p)]
+    # stale only when it is nowhere: not at the project's root, not beside another file the memory names,
+    # and no file of the project ends with it (said relative to a subfolder)
+    gone = [p for p in paths if not any(facts.exists(r) for r in _resolved(p, paths)) and not facts.ends_with(p)]
     if not gone:
         return []
     ever = facts.ever
@@ -166,12 +220,16 @@ def _stale_files(t: Text, paths: list[str], facts: ProjectFacts) -> list[Finding
         if not gone:
             return []
         severity = "medium"
-    else:
-        severity = "medium" if any(p in ever for p in gone) else "low"
-    every = len(gone) == len(paths)
+    tracked = [p for p in gone if ever is not None and
+               (any(r in ever for r in _resolved(p, paths)) or facts.ends_with(p, ever))]
+    if ever is not None:
+        severity = "medium" if tracked else "low"
+    # archived only when all it names is gone and each was the project's once (git tracked it); a path
+    # git never held may be a typo or another project's: the person edits the memory instead
+    every = len(gone) == len(paths) and len(tracked) == len(gone)
     return [_finding(t, "stale-file", severity, gone, f"names {_list(gone)}, which no longer "
                      f"exist{'s' if len(gone) == 1 else ''} in the project", "no longer exists", archive=every,
-                     extra={"ever_tracked": [p for p in gone if ever is not None and p in ever]})]
+                     extra={"ever_tracked": tracked})]
 
 
 def _stale_commands(t: Text, commands: list, facts: ProjectFacts) -> list[Finding]:
@@ -190,7 +248,7 @@ def _stale_commands(t: Text, commands: list, facts: ProjectFacts) -> list[Findin
             problem = ("there is no package.json" if name is None
                        else None if scripts is None or script in scripts else f"package.json has no script {script}")
         elif module:
-            problem = None if facts.module_exists(module) else f"no module {module}"
+            problem = f"no module {module}" if facts.module_exists(module) is False else None
         else:
             problem = None if facts.exists(pyfile) else f"no file {pyfile}"
         if problem:

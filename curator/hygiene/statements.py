@@ -56,20 +56,43 @@ def flipped(a: tuple[frozenset, bool], b: tuple[frozenset, bool]) -> bool:
     return na != nb and bool(wa) and len(wa & wb) / len(wa | wb) >= SAME_STATEMENT
 
 
+_VERBS = frozenset("set sets use uses using keep keeps raise raised lower lowered increase increased bump bumped "
+                   "change changed need needs require requires run runs pin pinned".split())
+_OWNER_WORDS = re.compile(r"((?:[A-Za-z][\w-]*[ \t]+){1,2})\Z")
+
+
 def values(text: str) -> dict[str, set[str]]:
-    """setting -> the values `text` gives it ("timeout = 30", "Python 3.12")."""
+    """setting -> the values `text` gives it ("timeout = 30", "Python 3.12"). The setting is named with
+    what it belongs to, the words right before it ("payments client timeout"): the search client's
+    timeout is another setting than the payments client's."""
     out: dict[str, set[str]] = defaultdict(set)
     for match in _VALUE.finditer(text):
         key = (match.group(1) or match.group(3)).lower()
         if key not in _NOT_SETTINGS and not key.isdigit():
-            out[key].add((match.group(2) or match.group(4)).lower().lstrip("v"))
+            out[" ".join([*_owner(text, match.start()), key])].add(
+                (match.group(2) or match.group(4)).lower().lstrip("v"))
     return out
 
 
-def other_value(ov: dict[str, set[str]], nv: dict[str, set[str]]) -> str | None:
-    """A setting both give a value, with no value in common: why, in one line."""
-    for key in sorted(set(ov) & set(nv)):
-        if not ov[key] & nv[key]:
-            return (f"gives {key} = {', '.join(sorted(nv[key]))} where the older one says "
-                    f"{', '.join(sorted(ov[key]))}")
+def _owner(text: str, start: int) -> list[str]:
+    """The content words (at most two) right before a setting's name, in its sentence: what it belongs to."""
+    m = _OWNER_WORDS.search(text[max(0, start - 80):start])
+    owner: list[str] = []
+    for word in reversed(m.group(1).split() if m else []):
+        if not content_words(word) or word.lower() in _NOT_SETTINGS or word.lower() in _VERBS:
+            break
+        owner.insert(0, _singular(word.lower()))
+    return owner
+
+
+def conflicts(ov: dict[str, set[str]], nv: dict[str, set[str]]) -> list[str]:
+    """The settings both give a value, with no value in common."""
+    return [key for key in sorted(set(ov) & set(nv)) if not ov[key] & nv[key]]
+
+
+def other_value(ov: dict[str, set[str]], nv: dict[str, set[str]], keys: list[str] | None = None) -> str | None:
+    """A setting both give a value, with no value in common (of `keys`, when given): why, in one line."""
+    for key in conflicts(ov, nv) if keys is None else keys:
+        return (f"gives {key} = {', '.join(sorted(nv[key]))} where the older one says "
+                f"{', '.join(sorted(ov[key]))}")
     return None
