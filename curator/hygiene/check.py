@@ -105,13 +105,10 @@ def _staged(engine, f: Finding, errors: list[str]) -> Finding:
 
 def known_proposal(engine, spec: dict) -> str | None:
     """The id of the proposal (any state) staged for the same kind, refs and base hashes as `spec`."""
-    from curator.proposals.store import key
+    from curator.proposals.store import by_key
 
-    want = key(spec["kind"], spec["ops"])
-    for record in engine.proposals(every=True):
-        if str(record.get("id", "")).endswith("-" + want):
-            return record["id"]
-    return None
+    record = by_key(engine.data, spec["kind"], spec["ops"])
+    return None if record is None else record["id"]
 
 
 def flags(data: str) -> dict[str, list[Finding]]:
