@@ -480,3 +480,24 @@ def test_a_memory_change_the_app_sees_reloads_the_open_library(project, memory):
         assert "claude/notes.md" in refs_shown(screen)
 
     run(app, scenario)
+
+
+def test_a_refused_external_edit_opens_the_editor_on_the_text_with_why(project, memory, monkeypatch):
+    """The save runs in a worker; its refusal comes back as a message (EditRefused), and the editor opens
+    on the person's text with the reason, nothing lost."""
+    with_memories(project, memory)
+    broken = "not a memory any more\n"
+    monkeypatch.setattr("widgets.library.edit_externally", lambda app, text, editor: broken)
+    app = tui(project, memory, run_pipeline=False)
+
+    async def scenario(pilot):
+        screen = await open_library(pilot)
+        await pick(pilot, screen, "decision/use-jwt-for-api-auth")
+        await pilot.press("E")
+        await drain(pilot, screen)
+        await settle(pilot)
+        editor = pilot.app.screen
+        assert isinstance(editor, MemoryEditor) and editor.error
+        assert editor.query_one(TextArea).text == broken
+
+    run(app, scenario)

@@ -148,3 +148,20 @@ def test_collection_left_off_for_the_start_is_back_on_after_the_first_frame(proj
     finally:
         gc.enable()
         gc.unfreeze()  # the app froze what the test process held: hand it back to the collector
+
+
+def test_the_engine_starts_even_when_no_frame_hook_is_called(project, tmp_path):
+    """post_display_hook starts the engine after the first paint; should textual not call it, the timer set
+    when the app mounts starts it all the same."""
+    memory = tmp_path / "memory"
+    drafted_demo(project, memory)
+    app = app_over(project, engine_factory(project, memory))
+    app.post_display_hook = lambda: None  # a textual that never calls it
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await asyncio.wait_for(app._engine_up.wait(), 60)
+            await settle(pilot)
+            assert app.engine is not None and app.query_one(QueueTable).border_title != LOADING
+
+    asyncio.run(scenario())

@@ -61,6 +61,7 @@ SELECT_SETTLE = 0.03  # seconds the cursor rests on a row before its document is
 LOADING = "loading…"  # the queue's title until the engine is up and the first load is shown
 STARTING = "starting: the keys work once the queue has loaded"  # why a key is greyed out before the engine
 AGE_TICK = 60.0  # seconds between updates of the age column (it counts in minutes after the first)
+ENGINE_FALLBACK = 1.0  # seconds after mounting: the engine starts even if no frame hook came (first paint ~0.3 s)
 
 # (action, keys, description) for the keys the issue fixes, in help order
 REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
@@ -189,9 +190,14 @@ class MemcurateApp(App):
         queue.border_title = LOADING
         if self.clock is None:  # a fixed clock (tests, snapshots): the ages never move
             self.set_interval(AGE_TICK, self._tick_ages)
+        self.set_timer(ENGINE_FALLBACK, self._after_first_frame)  # should textual not call the hook below
 
     def post_display_hook(self) -> None:
-        """After each frame written (textual): the first one starts the engine."""
+        """After each frame written (textual): the first one starts the engine (the first paint is not
+        slowed by it); the timer set in on_mount starts it anyway, should this hook never be called."""
+        self._after_first_frame()
+
+    def _after_first_frame(self) -> None:
         if self._first_frame:
             self._first_frame = False
             if not gc.isenabled():  # cli._review turned collection off for the start

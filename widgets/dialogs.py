@@ -24,9 +24,9 @@ from curator.util.textsafe import one_line
 from .messages import RuleEditSaved
 from .queue import GROUPS, SEVERITIES, sort_key
 
-# Every word the filter takes for a category: the six categories, then the other kinds of rows (claude, rule)
-# and the proposals' (part C's rows; listed here so the hint names it whether or not they are queued).
-FILTER_CATEGORIES = tuple(dict.fromkeys((*CATEGORIES, *GROUPS, "proposal")))
+# Every word the filter takes for a category: the six categories, then the other kinds of rows (claude, rule,
+# proposal: queue.ROW_KINDS, whether or not any is queued).
+FILTER_CATEGORIES = (*CATEGORIES, *GROUPS)
 
 DIALOG_CSS = """
 {name} {{ align: center middle; background: $background 60%; }}

@@ -89,6 +89,14 @@ class ChangePlanned(Message):
         self.question, self.ops, self.planned = question, ops, planned
 
 
+class EditRefused(Message):
+    """A save in a worker was refused (changed since, a BLOCK): the editor opens again on the person's text."""
+
+    def __init__(self, entry, view: dict, text: str, error: str) -> None:
+        super().__init__()
+        self.entry, self.view, self.text, self.error = entry, view, text, error
+
+
 class LibraryDone(Message):
     """An action finished: what to say, and how."""
 
@@ -409,9 +417,12 @@ class LibraryScreen(Screen):
         try:
             self._saver(entry, view["hash"])(text)
         except Exception as e:  # refused (changed since, BLOCK): the text is kept, in the editor, to retry
-            self.app.call_from_thread(self._open_editor, entry, view, text, str(e) or type(e).__name__)
+            self.post_message(EditRefused(entry, view, text, str(e) or type(e).__name__))
             return
         self.post_message(LibraryDone(f"saved {entry.ref}"))
+
+    def on_edit_refused(self, message: EditRefused) -> None:
+        self._open_editor(message.entry, message.view, message.text, message.error)
 
     # -- archive, delete, adopt, tidy -------------------------------------------------------------------
 

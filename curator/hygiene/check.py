@@ -43,6 +43,8 @@ def run(engine, *, stage: bool = True, summary: dict | None = None) -> list[Find
         findings = [_staged(engine, f, errors) for f in findings]
     else:
         findings = [_without_fix(f) for f in findings]
+    findings = [_redacted(f) for f in findings]  # a message may quote a memory: cached and printed below
+    errors = [_shown(e) for e in errors]
     checked = len(engine.library())
     write_json(cache_path(engine.data), {"format": FORMAT, "at": now_iso(), "checked": checked, "errors": errors,
                                          "findings": [f.to_dict() for f in findings]})
@@ -60,6 +62,24 @@ def _without_fix(f: Finding) -> Finding:
         return f
     return Finding(f.code, f.severity, f.refs, f.message, {k: v for k, v in f.detail.items() if k != "fix"},
                    f.proposal)
+
+
+def _shown(value):
+    """`value` (a finding's message or detail: text, lists, mappings) with every secret redacted."""
+    from curator.capture.redact import redact_text
+
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: _shown(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_shown(v) for v in value)
+    return value
+
+
+def _redacted(f: Finding) -> Finding:
+    """`f` as it is shown and cached: its message and detail redacted (its fix, staged, is gone)."""
+    return Finding(f.code, f.severity, f.refs, _shown(f.message), _shown(f.detail), f.proposal)
 
 
 def _staged(engine, f: Finding, errors: list[str]) -> Finding:
@@ -85,13 +105,10 @@ def _staged(engine, f: Finding, errors: list[str]) -> Finding:
 
 def known_proposal(engine, spec: dict) -> str | None:
     """The id of the proposal (any state) staged for the same kind, refs and base hashes as `spec`."""
-    from curator.proposals.store import key
+    from curator.proposals.store import by_key
 
-    want = key(spec["kind"], spec["ops"])
-    for record in engine.proposals(every=True):
-        if str(record.get("id", "")).endswith("-" + want):
-            return record["id"]
-    return None
+    record = by_key(engine.data, spec["kind"], spec["ops"])
+    return None if record is None else record["id"]
 
 
 def flags(data: str) -> dict[str, list[Finding]]:

@@ -188,6 +188,9 @@ def _finding(t: Text, code: str, severity: str, named: list[str], what: str, not
         detail["fix"] = fix("archive", f"Archive {t.ref}: what it names is gone",
                             f"{t.entry.where} {what}. Proposed: archive it (the file is kept).",
                             [{"op": "archive", "ref": t.ref, "base_hash": t.entry.hash}])
+    elif _holds_secret(t.text):  # its secret proposal comes first: a record never holds the key, and
+        detail["waits_for"] = "secret"  # redacting it here would take the key's bytes under another title
+        message += " (its proposal waits until the secret in it is removed)"
     else:
         marked = mark(t.text, t.body_start, named, note)
         if marked != t.text:
@@ -206,6 +209,11 @@ def _resolved(p: str, paths: list[str]) -> list[str]:
         if folder and q != p and f"{folder}/{p}" not in out:
             out.append(f"{folder}/{p}")
     return out
+
+def _holds_secret(text: str) -> bool:
+    from curator.capture.redact import find_secrets
+
+    return bool(find_secrets(text))
 
 
 def _stale_files(t: Text, paths: list[str], facts: ProjectFacts) -> list[Finding]:

@@ -73,7 +73,8 @@ class ChangeError(Exception):
 @dataclass
 class Planned:
     """What a change set would do; nothing written. `files`: {where, before, after, diff} per file
-    (before/after None: no file), `errors`: why it cannot be applied, `fingerprint`: of the afters."""
+    (before/after None: no file; both, and the diff, with secrets redacted: they are shown), `errors`: why
+    it cannot be applied, `fingerprint`: of the afters' raw bytes."""
 
     files: list[dict]
     errors: list[str]
@@ -83,8 +84,13 @@ class Planned:
     _work: _Work | None = field(default=None, repr=False)
 
     def as_dict(self) -> dict:
-        return {"files": self.files, "errors": self.errors, "fingerprint": self.fingerprint,
-                "issues": self.issues, "notes": self.notes}
+        """As shown and printed: the files' texts are redacted already; an error, issue or note may quote an
+        op (its text) and is redacted here."""
+        from curator.capture.redact import redact_text
+
+        return {"files": self.files, "errors": [redact_text(e) for e in self.errors], "fingerprint": self.fingerprint,
+                "issues": [{k: redact_text(v) if isinstance(v, str) else v for k, v in i.items()} for i in self.issues],
+                "notes": [redact_text(n) for n in self.notes]}
 
 
 @dataclass
@@ -460,14 +466,31 @@ def _plan_memory_md(st: _State) -> list[str]:
 
 
 def _shown(data: bytes | None) -> str | None:
-    return None if data is None else data.decode("utf-8", "replace")
+    """A file's bytes as a plan shows them: text with every secret redacted (the plan is put on screen,
+    printed and stored as JSON; its fingerprint and the base hashes stay over the raw bytes)."""
+    from curator.capture.redact import redact_text
+
+    return None if data is None else redact_text(data.decode("utf-8", "replace"))
 
 
 def _diff(where: str, before: bytes | None, after: bytes | None) -> str:
-    old, new = _shown(before) or "", _shown(after) or ""
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        "/dev/null" if before is None else f"a/{where}",
-                                        "/dev/null" if after is None else f"b/{where}"))
+    """The unified diff of the raw texts (a secret replaced by its tag is a changed line), redacted as
+    shown: the diff's text, and any line of a secret found in either text (a hunk may hold part of a
+    private key without its BEGIN line)."""
+    from curator.capture.redact import redact, redact_text
+
+    old = "" if before is None else before.decode("utf-8", "replace")
+    new = "" if after is None else after.decode("utf-8", "replace")
+    diff = redact_text("".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                                    "/dev/null" if before is None else f"a/{where}",
+                                                    "/dev/null" if after is None else f"b/{where}")))
+    secrets: list[str] = []
+    redact(old, secrets)
+    redact(new, secrets)
+    for piece in sorted({p.strip() for s in secrets for p in s.splitlines()}, key=len, reverse=True):
+        if len(piece) >= 4:
+            diff = diff.replace(piece, "[REDACTED]")
+    return diff
 
 
 # -- applying --------------------------------------------------------------------------

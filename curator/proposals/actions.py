@@ -10,32 +10,19 @@ the new state, or that it is stale (its base is gone: reject it, the next check 
 
 from __future__ import annotations
 
-import dataclasses
-
 from curator.proposals import store
 from curator.proposals.store import PENDING, PREFIX, ProposalError
 
 
-def as_dict(value) -> dict:
-    """A plan or an application (part B's objects) as a plain dict, whatever shape it has."""
-    if value is None or isinstance(value, dict):
-        return value
-    if hasattr(value, "as_dict"):
-        return value.as_dict()
-    if dataclasses.is_dataclass(value):
-        return dataclasses.asdict(value)
-    return dict(vars(value))
-
-
-STALE_WORDS = ("changed since", "missing", "no longer", "gone", "not found")
-
-
 def issues_of(planned: dict | None) -> list[dict]:
-    """The plan's errors as review issues (each a BLOCK: the proposal cannot be applied as it is)."""
+    """The plan's errors as review issues (each a BLOCK: the proposal cannot be applied as it is); "stale"
+    when a file moved under it (what ChangeError.changed says of the same errors), else "change"."""
+    from curator.library.changes import ChangeError
+
     out = []
     for error in (planned or {}).get("errors") or ():
         text = str(error)
-        stale = any(w in text.lower() for w in STALE_WORDS)
+        stale = ChangeError(text).changed
         out.append({"severity": "BLOCK", "code": "stale" if stale else "change", "where": "",
                     "message": text + (" (the proposal is stale: reject it; the next check proposes afresh)"
                                        if stale else "")})
@@ -43,24 +30,22 @@ def issues_of(planned: dict | None) -> list[dict]:
 
 
 def view(engine, pid: str) -> dict:
-    """{record, planned (None once decided: the files have moved on), issues}."""
+    """{record, planned (Planned.as_dict; None once decided: the files have moved on), issues}."""
     record = store.find(engine.data, pid)
     if record["state"] != PENDING:
         return {"record": record, "planned": None, "issues": []}
-    planned = as_dict(engine.plan_changes(store.ops_of(record)))
+    planned = engine.plan_changes(store.ops_of(record)).as_dict()
     return {"record": record, "planned": planned, "issues": issues_of(planned)}
 
 
-def _fingerprint(seen) -> str | None:
-    if seen is None or isinstance(seen, str):
-        return seen
+def _fingerprint(seen: dict | str | None) -> str | None:
+    """The fingerprint of what the person was shown: `view`'s dict, or the fingerprint itself."""
     if isinstance(seen, dict):
-        planned = seen.get("planned") if "planned" in seen else seen
-        return (planned or {}).get("fingerprint")
-    raise TypeError(f"seen is what proposal() showed or its fingerprint, not {type(seen).__name__}")
+        return (seen.get("planned") or {}).get("fingerprint")
+    return seen
 
 
-def approve(engine, pid: str, seen=None) -> dict:
+def approve(engine, pid: str, seen: dict | str | None = None) -> dict:
     """Apply the proposal's ops and mark it approved; the record. `seen`: what the person was shown
     (the dict `view` returned, or its plan's fingerprint); None applies what the plan says now.
     ProposalError (nothing written) when it is not pending or its files changed since."""
@@ -74,12 +59,12 @@ def approve(engine, pid: str, seen=None) -> dict:
         ops = store.ops_of(record)
         fingerprint = _fingerprint(seen)
         try:
-            applied = as_dict(engine.apply_changes(ops, fingerprint=fingerprint))
+            applied = engine.apply_changes(ops, fingerprint=fingerprint)
         except ChangeError as e:
             raise ProposalError(f"{PREFIX}{pid}: {e}; nothing was written (show it again to see the files now)") \
                 from None
-        return store.mark_approved(engine.data, pid, held=True, written=list(applied.get("written") or ()),
-                                   trash=list(applied.get("trash") or ()), edited=record.get("edit") is not None)
+        return store.mark_approved(engine.data, pid, held=True, written=list(applied.written),
+                                   trash=list(applied.trash), edited=record.get("edit") is not None)
 
 
 def the_write(ops: list[dict]) -> dict:
