@@ -210,6 +210,7 @@ def _resolved(p: str, paths: list[str]) -> list[str]:
             out.append(f"{folder}/{p}")
     return out
 
+
 def _holds_secret(text: str) -> bool:
     from curator.capture.redact import find_secrets
 
