@@ -72,6 +72,8 @@ def check(capsys, project: Path, body: str) -> list[dict]:
     "Some flags, e.g./i.e. the verbose ones, are off.",
     "Run the linter and/or.Then commit.",
     "See docs.python.org/3/library/os.html for it.",
+    "- [Old notes](notes/old.md) — how we debugged it",  # a link: relative to the memory, not the project
+    '- see [the runbook](runbook/fix-ci.md "title") first',
 ])
 def test_prose_with_slashes_is_no_path(text):
     assert scan(text, "/nowhere")["paths"] == []

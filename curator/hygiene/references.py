@@ -22,6 +22,9 @@ from curator.library.entries import line_hash
 _FENCE = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1[^\n]*$", re.M | re.S)
 _CODE = re.compile(r"`([^`\n]+)`")
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I)
+# A Markdown link's target is relative to the memory file (MEMORY.md's `[x](decision/x.md)`), not the project:
+# a link that leads nowhere is the missing-link finding's
+_LINK_TARGET = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
 _PATH = re.compile(r"(?<![\w/.~$@-])((?:\.{1,2}/)?[\w.-]+(?:/[\w.-]+)+\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])")
 _COMMAND = re.compile(r"^(?:(make|just)\s+([A-Za-z0-9_][\w.-]*)|npm run\s+([\w:.-]+)|"
                       r"(?:uv run\s+)?python3?\s+-m\s+([A-Za-z_][\w.]*)|uv run\s+([\w./-]+\.py))\b")
@@ -73,7 +76,7 @@ def scan(body: str, project: str) -> dict:
     prose = _FENCE.sub("", body)
     codes = _CODE.findall(prose)
     paths: list[str] = []
-    for raw in _PATH.findall(_URL.sub(" ", prose)):
+    for raw in _PATH.findall(_URL.sub(" ", _LINK_TARGET.sub("]", prose))):
         rel = _project_path(raw, project)
         if rel and rel not in paths:
             paths.append(rel)
