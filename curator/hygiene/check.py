@@ -2,9 +2,11 @@
 
 Nothing under the memory root is written here: a finding's fix is staged as a
 proposal (Engine.stage_proposal, in the data dir) and only an approval applies
-it. Staging is idempotent on the proposal's side (the same kind, refs and base
-hashes are never staged twice, a rejected one never again), so a finding seen
-again carries the id of the proposal already there, whatever its state.
+it. Staging is idempotent on the proposal's side (the same kind, finding code,
+refs and base hashes are never staged twice, a rejected one never again), so a
+finding seen again carries the id of the proposal already there, whatever its
+state; a finding whose memory changed since gets a new proposal, which
+supersedes the old one (proposals/store.py).
 
 The last run's findings are cached in `<data>/check.json` for the library's
 flag column (Engine.flags), with when and how many memories were checked.
@@ -79,19 +81,16 @@ def _staged(engine, f: Finding, errors: list[str]) -> Finding:
         errors.append(f"{f.code} {', '.join(f.refs[:3])}: its proposal could not be staged: {e}")
         return bare
     if pid is None:
-        pid = known_proposal(engine, spec)
+        pid = known_proposal(engine, spec, f.code)
     return Finding(bare.code, bare.severity, bare.refs, bare.message, bare.detail, pid)
 
 
-def known_proposal(engine, spec: dict) -> str | None:
-    """The id of the proposal (any state) staged for the same kind, refs and base hashes as `spec`."""
-    from curator.proposals.store import key
+def known_proposal(engine, spec: dict, code: str | None = None) -> str | None:
+    """The id of the proposal (any state) staged for the same kind, finding code (`code`, else the
+    spec's own), refs and base hashes as `spec`: the same finding on the same bytes, whatever its text."""
+    from curator.proposals.store import known
 
-    want = key(spec["kind"], spec["ops"])
-    for record in engine.proposals(every=True):
-        if str(record.get("id", "")).endswith("-" + want):
-            return record["id"]
-    return None
+    return known(engine.data, spec["kind"], spec["ops"], spec.get("code", "") if code is None else code)
 
 
 def flags(data: str) -> dict[str, list[Finding]]:
