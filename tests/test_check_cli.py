@@ -146,3 +146,77 @@ def test_an_empty_project_proves_nothing_stale(tmp_path, capsys):
     (root / "MEMORY.md").write_text("- [X](decision/x.md) — X\n")
     doc = check_json(capsys, project)
     assert doc["findings"] == [] and doc["checked"] >= 1
+
+
+def proposal_of(project: Path, pid: str) -> dict:
+    return json.loads((project / ".memcurate" / "proposals" / f"{pid}.json").read_text())
+
+
+def test_an_approved_marker_resolves_its_finding(messy, capsys):
+    """The marker names the path again: the next check knows it, and proposes no second marker."""
+    project, where = messy["project"], messy["root"] / "decision" / "login-lives-in-auth.md"
+    [stale] = codes(check_json(capsys, project))["stale-file"]
+    assert main(["approve", f"proposal/{stale['proposal']}", "--project", str(project)]) == 0
+    capsys.readouterr()
+    text = where.read_text()
+    assert text.count("no longer exists") == 1 and "`src/auth.py`" in text
+    assert "updated: 2020-01-01" not in text  # stamped: reviewed now
+    for _ in range(2):
+        assert "stale-file" not in codes(check_json(capsys, project))
+    assert where.read_text() == text
+
+
+def test_two_updates_of_one_memory_are_two_proposals(messy, capsys):
+    """A stale command and a stale symbol in one memory: each finding has its own proposal."""
+    project = messy["project"]
+    (messy["root"] / "decision" / "login-lives-in-auth.md").write_text(memory(
+        "decision", "login-lives-in-auth", "Login lives in the auth module",
+        "Run `make login-tests` before touching `LoginGateway` in `src/db.py`. Keep it there."))
+    (project / "Makefile").write_text("test:\n\ttrue\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "make")
+    found = codes(check_json(capsys, project))
+    [command], [symbol] = found["stale-command"], found["stale-symbol"]
+    assert command["proposal"] and symbol["proposal"] and command["proposal"] != symbol["proposal"]
+    assert proposal_of(project, command["proposal"])["finding"]["code"] == "stale-command"
+    assert proposal_of(project, symbol["proposal"])["finding"]["code"] == "stale-symbol"
+    again = codes(check_json(capsys, project))  # idempotent: the same two
+    assert [again["stale-command"][0]["proposal"], again["stale-symbol"][0]["proposal"]] == \
+        [command["proposal"], symbol["proposal"]]
+
+
+def test_a_proposal_for_bytes_edited_since_is_superseded(messy, capsys):
+    project, where = messy["project"], messy["root"] / "decision" / "login-lives-in-auth.md"
+    [first] = codes(check_json(capsys, project))["stale-file"]
+    where.write_text(where.read_text().replace("Keep it there.", "Keep it there, always."))
+    [second] = codes(check_json(capsys, project))["stale-file"]
+    assert second["proposal"] != first["proposal"]
+    old = proposal_of(project, first["proposal"])
+    assert old["state"] == "rejected" and old["decision"]["reason"] == f"superseded by proposal/{second['proposal']}"
+    assert proposal_of(project, second["proposal"])["state"] == "pending"
+    pending = [p for p in (project / ".memcurate" / "proposals").iterdir()
+               if json.loads(p.read_text())["state"] == "pending"
+               and json.loads(p.read_text())["finding"]["code"] == "stale-file"]
+    assert [p.stem for p in pending] == [second["proposal"]]
+
+
+def test_a_damaged_marker_still_reports_the_limit_and_check_exits_0(tmp_path, capsys):
+    project, root = tmp_path / "p", tmp_path / "m"
+    (project / ".claude").mkdir(parents=True)
+    root.mkdir()
+    (project / ".claude" / "memcurate.yaml").write_text(f"backend: offline\nmemory:\n  root: {root}\n")
+    md = (["# Notes", "<!-- memcurate:begin section=decision budget=40 -->", "## Key Decisions"]  # never closed
+          + [f"- Claude remembers fact {i}" for i in range(227)])
+    assert len(md) == 230
+    before = "\n".join(md) + "\n"
+    (root / "MEMORY.md").write_text(before)
+    doc = check_json(capsys, project)
+    found = codes(doc)
+    [over] = found["over-limit"]
+    assert over["severity"] == "high" and "230 lines" in over["message"] and "30 of Claude's lines" in over["message"]
+    assert line_ref("- Claude remembers fact 226") in over["refs"]
+    [damaged] = found["damaged"]
+    assert damaged["severity"] == "high" and "fix it by hand" in damaged["message"] and damaged["proposal"] is None
+    assert (root / "MEMORY.md").read_text() == before
+    assert main(["check", "--project", str(project)]) == 0
+    assert "could not" not in capsys.readouterr().err

@@ -2,9 +2,11 @@
 
 Nothing under the memory root is written here: a finding's fix is staged as a
 proposal (Engine.stage_proposal, in the data dir) and only an approval applies
-it. Staging is idempotent on the proposal's side (the same kind, refs and base
-hashes are never staged twice, a rejected one never again), so a finding seen
-again carries the id of the proposal already there, whatever its state.
+it. Staging is idempotent on the proposal's side (the same kind, finding code,
+refs and base hashes are never staged twice, a rejected one never again), so a
+finding seen again carries the id of the proposal already there, whatever its
+state; a finding whose memory changed since gets a new proposal, which
+supersedes the old one (proposals/store.py).
 
 The last run's findings are cached in `<data>/check.json` for the library's
 flag column (Engine.flags), with when and how many memories were checked.
@@ -43,8 +45,6 @@ def run(engine, *, stage: bool = True, summary: dict | None = None) -> list[Find
         findings = [_staged(engine, f, errors) for f in findings]
     else:
         findings = [_without_fix(f) for f in findings]
-    findings = [_redacted(f) for f in findings]  # a message may quote a memory: cached and printed below
-    errors = [_shown(e) for e in errors]
     checked = len(engine.library())
     write_json(cache_path(engine.data), {"format": FORMAT, "at": now_iso(), "checked": checked, "errors": errors,
                                          "findings": [f.to_dict() for f in findings]})
@@ -64,24 +64,6 @@ def _without_fix(f: Finding) -> Finding:
                    f.proposal)
 
 
-def _shown(value):
-    """`value` (a finding's message or detail: text, lists, mappings) with every secret redacted."""
-    from curator.capture.redact import redact_text
-
-    if isinstance(value, str):
-        return redact_text(value)
-    if isinstance(value, dict):
-        return {k: _shown(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_shown(v) for v in value)
-    return value
-
-
-def _redacted(f: Finding) -> Finding:
-    """`f` as it is shown and cached: its message and detail redacted (its fix, staged, is gone)."""
-    return Finding(f.code, f.severity, f.refs, _shown(f.message), _shown(f.detail), f.proposal)
-
-
 def _staged(engine, f: Finding, errors: list[str]) -> Finding:
     """`f` with the id of its proposal: staged now, or the one already staged for the same change
     (`errors` gains a line when it cannot be staged)."""
@@ -99,16 +81,16 @@ def _staged(engine, f: Finding, errors: list[str]) -> Finding:
         errors.append(f"{f.code} {', '.join(f.refs[:3])}: its proposal could not be staged: {e}")
         return bare
     if pid is None:
-        pid = known_proposal(engine, spec)
+        pid = known_proposal(engine, spec, f.code)
     return Finding(bare.code, bare.severity, bare.refs, bare.message, bare.detail, pid)
 
 
-def known_proposal(engine, spec: dict) -> str | None:
-    """The id of the proposal (any state) staged for the same kind, refs and base hashes as `spec`."""
-    from curator.proposals.store import by_key
+def known_proposal(engine, spec: dict, code: str | None = None) -> str | None:
+    """The id of the proposal (any state) staged for the same kind, finding code (`code`, else the
+    spec's own), refs and base hashes as `spec`: the same finding on the same bytes, whatever its text."""
+    from curator.proposals.store import known
 
-    record = by_key(engine.data, spec["kind"], spec["ops"])
-    return None if record is None else record["id"]
+    return known(engine.data, spec["kind"], spec["ops"], spec.get("code", "") if code is None else code)
 
 
 def flags(data: str) -> dict[str, list[Finding]]:

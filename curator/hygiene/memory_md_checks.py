@@ -1,5 +1,6 @@
 """MEMORY.md's own hygiene: past Claude Code's load limit (over-limit), lines linking files that are
-gone (missing-link), memory files no line links (unlinked).
+gone (missing-link), memory files no line links (unlinked), memcurate's sections unreadable (damaged:
+a marker edited by hand, to fix by hand; the limit is still reported, its lines taken from the view).
 
 MEMORY.md is read once; lines are told apart with memory_md.load_view (a memcurate category's or
 Claude's). Claude's lines are only ever proposed for removal (`drop_line`), never edited.
@@ -19,13 +20,17 @@ from curator.memory.memory_md.format import read_text
 from curator.memory.memory_md.loading import LoadView, load_view
 from curator.memory.memory_md.planning import plan
 from curator.memory.memory_md.writing import budgets_from, limits_from, memory_md_path
-from curator.util.stamps import content_hash
 
 _ENTRY = re.compile(r"- \[.*\]\(([a-z_]+)/([a-z0-9-]+)\.md\)")
 
 
 def claude_lines(view: LoadView):
-    """Claude's lines that are memories (non-blank, not a heading), as LoadLines."""
+    """Claude's lines that are memories (non-blank, not a heading), as LoadLines. When memcurate's
+    sections cannot be told apart (`view.error`), every line the view gives Claude that is no heading
+    nor a marker: what Claude reads past the cut is still known."""
+    if view.error:
+        return [ln for ln in view.lines if ln.owner == CLAUDE and ln.text.strip()
+                and not ln.text.lstrip().startswith(("#", "<!--"))]
     ours = {ln.number for ln in md_lines.claude_lines("\n".join(ln.text for ln in view.lines))}
     return [ln for ln in view.lines if ln.number in ours]
 
@@ -45,18 +50,19 @@ def detect(engine) -> list[Finding]:
     if text is None:
         return []
     findings = over_limit(engine, text, view)
-    if not view.error:
+    if view.error:
+        findings.append(damaged(view))
+    else:
         findings += missing_links(engine, view)
         findings += unlinked(engine, text)
     return findings
 
 
-def _file_hash(path: str) -> str | None:
-    try:
-        with open(path, "rb") as f:
-            return content_hash(f.read())
-    except OSError:
-        return None
+def damaged(view: LoadView) -> Finding:
+    """MEMORY.md whose memcurate sections cannot be read (a marker damaged by hand): said, never fixed."""
+    return Finding("damaged", "high", ("claude/MEMORY.md",),
+                   f"MEMORY.md cannot be read as memcurate keeps it ({view.error}): fix it by hand (its "
+                   "links are checked again once it reads)", {"error": view.error})
 
 
 def over_limit(engine, text: str, view: LoadView) -> list[Finding]:
@@ -79,8 +85,7 @@ def over_limit(engine, text: str, view: LoadView) -> list[Finding]:
         shrunk = plan(text, [], budgets_from(engine.cfg), view.max_lines, view.max_bytes)
         for cat, entries in shrunk.archived.items():
             for e in entries:
-                base = _file_hash(os.path.join(engine.root, e.path))
-                if base is not None:
+                if os.path.isfile(os.path.join(engine.root, e.path)):  # a stat: its bytes are not needed
                     refs.append(f"{cat}/{e.id}")
                     # only the line moves: the memory stays active (as a section over its budget does)
                     ops.append({"op": "archive_line", "ref": f"{cat}/{e.id}"})

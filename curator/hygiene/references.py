@@ -7,6 +7,11 @@ relative to the project (or absolute inside it), and is not a URL, a glob, under
 fenced code block (examples); a command or symbol is inline code (`make test`, `MemoryIndex`). An
 empty project (nothing tracked, or no file at all without git) proves nothing and is not checked. A
 path that never existed in git history is still reported, at low severity.
+
+An "update" proposal marks the sentence naming each stale reference with memcurate's marker,
+` **[memcurate: <note>: `<name>`]**`, and stamps the memory's `updated`. The scan knows the marker: its
+text is no reference, and a name already marked with a note is not reported for that note again, so an
+approved marker resolves its finding (churn is measured from `updated`).
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ import re
 from curator.hygiene import Finding, fix
 from curator.hygiene.project_facts import ProjectFacts
 from curator.hygiene.texts import Text, memory_texts
-from curator.library.entries import line_hash
+from curator.library.entries import MEMCURATE, line_hash
+from curator.util.stamps import now_iso
 
 _FENCE = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1[^\n]*$", re.M | re.S)
 _CODE = re.compile(r"`([^`\n]+)`")
@@ -43,6 +49,10 @@ _CALL = re.compile(r"([a-z_][a-z0-9_]*)\(.*\)?\Z")
 _DOTTED = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+(?:\(\))?\Z")
 _FILE_EXTS = frozenset("md py json yaml yml toml txt js ts tsx jsx sh cfg ini lock html css rs go java rb c h "
                        "cpp log csv sql env".split())
+MARKER = "memcurate"
+NOTES = ("no longer exists", "command target gone", "not in the project", "changed a lot since")
+# memcurate's marker (and the first form, without the "memcurate: " prefix, which the same notes make plain)
+_MARK = re.compile(r" ?\*\*\[(?:" + MARKER + r": )?(" + "|".join(map(re.escape, NOTES)) + r"): `([^`\n]+)`\]\*\*")
 CHURN_LINES = 200
 CHURN_SHARE = 0.5
 CHURN_MIN = 20  # a ten-line file rewritten is not news
@@ -60,9 +70,12 @@ def detect(engine) -> list[Finding]:
     findings = []
     for t in texts:
         r = refs[t.ref]
-        findings += _stale_files(t, r["paths"], facts)
-        findings += _stale_commands(t, r["commands"], facts)
-        missing = [s.rsplit(".", 1)[-1] for s in r["symbols"] if s.rsplit(".", 1)[-1] not in found]
+        marked = r["marked"]
+        findings += _stale_files(t, r["paths"], facts, marked.get("no longer exists", set()))
+        findings += _stale_commands(t, [c for c in r["commands"] if c[0] not in marked.get("command target gone", ())],
+                                    facts)
+        shown = marked.get("not in the project", ())
+        missing = [name for name in (s.rsplit(".", 1)[-1] for s in r["symbols"]) if name not in found and name not in shown]
         if missing:
             findings.append(_finding(t, "stale-symbol", "low", missing,
                                      f"names {_list(missing)}, found nowhere in the project's files",
@@ -72,8 +85,13 @@ def detect(engine) -> list[Finding]:
 
 
 def scan(body: str, project: str) -> dict:
-    """The paths (relative to the project), commands and symbols a memory's body names."""
+    """The paths (relative to the project), commands and symbols a memory's body names, and what
+    memcurate's markers already say of them ("marked": note -> the names marked with it)."""
     prose = _FENCE.sub("", body)
+    marked: dict[str, set[str]] = {}
+    for note, name in _MARK.findall(prose):
+        marked.setdefault(note, set()).add(name)
+    prose = _MARK.sub("", prose)
     codes = _CODE.findall(prose)
     paths: list[str] = []
     for raw in _PATH.findall(_URL.sub(" ", _LINK_TARGET.sub("]", prose))):
@@ -95,7 +113,7 @@ def scan(body: str, project: str) -> dict:
         sym = _symbol(code)
         if sym and sym not in symbols:
             symbols.append(sym)
-    return {"paths": paths, "commands": commands, "symbols": symbols}
+    return {"paths": paths, "commands": commands, "symbols": symbols, "marked": marked}
 
 
 def _project_path(raw: str, project: str) -> str | None:
@@ -164,17 +182,43 @@ def _list(items: list[str], n: int = 3) -> str:
 
 
 def mark(text: str, start: int, needles: list[str], note: str) -> str:
-    """`text` with ` **[<note>: `needle`]**` after the sentence that names each needle (body only)."""
+    """`text` with ` **[memcurate: <note>: `needle`]**` after the sentence that names each needle (body
+    only; a needle already marked with `note` is left as it is)."""
     for needle in needles:
-        at = text.find(needle, start)
+        if any(m.group(1) == note and m.group(2) == needle for m in _MARK.finditer(text, start)):
+            continue
+        at = _unmarked_find(text, needle, start)
         if at < 0:
             continue
         eol = text.find("\n", at)
         eol = len(text) if eol < 0 else eol
         m = re.search(r"[.!?](?=\s|$)", text[at + len(needle):eol])
         end = at + len(needle) + m.end() if m else eol
-        text = text[:end] + f" **[{note}: `{needle}`]**" + text[end:]
+        text = text[:end] + f" **[{MARKER}: {note}: `{needle}`]**" + text[end:]
     return text
+
+
+def _unmarked_find(text: str, needle: str, start: int) -> int:
+    """Where `needle` first stands in `text` from `start`, outside memcurate's markers (-1: nowhere)."""
+    spans = [m.span() for m in _MARK.finditer(text, start)]
+    at = text.find(needle, start)
+    while at >= 0 and any(a <= at < b for a, b in spans):
+        at = text.find(needle, at + 1)
+    return at
+
+
+def stamped(text: str, when: str) -> str:
+    """A memcurate memory's `text` with `updated: when` (the file as the change writes it); `text` as it
+    is when it has no front matter to stamp (a topic file of Claude's) or cannot be read as a memory."""
+    from dataclasses import replace
+
+    from curator.memory import memfile
+
+    try:
+        doc = memfile.parse(text)
+    except memfile.MemoryFormatError:
+        return text
+    return memfile.render(replace(doc, updated=when))
 
 
 def _finding(t: Text, code: str, severity: str, named: list[str], what: str, note: str, *,
@@ -196,6 +240,8 @@ def _finding(t: Text, code: str, severity: str, named: list[str], what: str, not
         message += " (its proposal waits until the secret in it is removed)"
     else:
         marked = mark(t.text, t.body_start, named, note)
+        if t.entry.owner == MEMCURATE and (marked != t.text or code == "churn"):
+            marked = stamped(marked, now_iso())  # reviewed now: churn counts from here, marked or not
         if marked != t.text:
             detail["fix"] = fix("update", f"Review {t.ref}: {code.replace('-', ' ')}",
                                 f"{t.entry.where} {what}. Proposed: the sentences naming them marked for you "
@@ -220,7 +266,7 @@ def _holds_secret(text: str) -> bool:
     return bool(find_secrets(text))
 
 
-def _stale_files(t: Text, paths: list[str], facts: ProjectFacts) -> list[Finding]:
+def _stale_files(t: Text, paths: list[str], facts: ProjectFacts, marked=frozenset()) -> list[Finding]:
     # stale only when it is nowhere: not at the project's root, not beside another file the memory names,
     # and no file of the project ends with it (said relative to a subfolder)
     gone = [p for p in paths if not any(facts.exists(r) for r in _resolved(p, paths)) and not facts.ends_with(p)]
@@ -239,6 +285,10 @@ def _stale_files(t: Text, paths: list[str], facts: ProjectFacts) -> list[Finding
     # archived only when all it names is gone and each was the project's once (git tracked it); a path
     # git never held may be a typo or another project's: the person edits the memory instead
     every = len(gone) == len(paths) and len(tracked) == len(gone)
+    if not every:  # a path marked already is not news (all gone: the archive is proposed)
+        gone = [p for p in gone if p not in marked]
+        if not gone:
+            return []
     return [_finding(t, "stale-file", severity, gone, f"names {_list(gone)}, which no longer "
                      f"exist{'s' if len(gone) == 1 else ''} in the project", "no longer exists", archive=every,
                      extra={"ever_tracked": tracked})]

@@ -7,12 +7,17 @@ check, tidy or the library found, waiting for a person. Nothing changes until on
                           "ops": [change ops, curator/library/changes.py], "edit": null | ops the person
                           edited, "decision": null | {"at", ...}}
 
-An id is `<UTC stamp>-<8 hex>`, the hex naming what the proposal is about: its kind, the refs its ops
-touch and the hashes they were planned against (`key`). Staging is idempotent on that key: a proposal
-already pending, approved or rejected for the same bytes is not staged again, so a rejected one is never
-proposed twice. Every record is written atomically; a state change runs under the record's own lock,
-staging under the folder's. A record damaged by hand is reported (`scan`'s second list) with its file
-named, never acted on.
+An id is `<UTC stamp>-<16 hex>` (`key`): 8 hex naming what the proposal is about (its kind, its
+finding's code, the refs its ops touch and the hashes they were planned against: the same finding on
+the same bytes), then 8 over the ops themselves, their texts included, so two different changes of one
+memory (a stale command and a stale symbol) are two proposals. Staging is idempotent on the first half:
+a proposal already pending, approved or rejected for the same finding on the same bytes is not staged
+again (whatever its text: a merge or an adoption stamps the time it was drafted), nor the very same
+ops (the second half), so a rejected one is never proposed twice. Staging a finding's proposal for
+other bytes (the file was edited since) supersedes the pending one of the same kind, code and refs:
+it is rejected with the reason "superseded by proposal/<id>", as its base is gone anyway. Every record
+is written atomically; a state change runs under the record's own lock, staging under the folder's. A
+record damaged by hand is reported (`scan`'s second list) with its file named, never acted on.
 """
 
 from __future__ import annotations
@@ -54,15 +59,26 @@ def _lock(data, name: str) -> FileLock:
     return FileLock(os.path.join(os.fspath(data), "locks", f"{name}.lock"), wait=LOCK_WAIT)
 
 
-def key(kind: str, ops: list[dict]) -> str:
-    """8 hex of sha256 over the kind, the refs the ops touch (sorted) and the hashes they were planned
-    against: the same change of the same bytes has the same key."""
+def key(kind: str, ops: list[dict], code: str = "") -> str:
+    """16 hex: 8 of sha256 over the kind, the finding's `code`, the refs the ops touch (sorted) and the
+    hashes they were planned against (`same_key`: the same finding on the same bytes), then 8 over the
+    kind and ops as they are, texts included (a different change of the same bytes has a different key;
+    the very same change has the same second half, whatever finding it came from)."""
+    return same_key(kind, ops, code) + content_hash(json.dumps([kind, ops], sort_keys=True))[:8]
+
+
+def same_key(kind: str, ops: list[dict], code: str = "") -> str:
+    """The first half of `key`: what staging is idempotent on."""
     pairs = sorted({(str(op.get("ref", "")), str(op.get("base_hash") or "")) for op in ops})
-    return content_hash(json.dumps([kind, [r for r, _ in pairs], [h for _, h in pairs]]))[:8]
+    return content_hash(json.dumps([kind, str(code or ""), [r for r, _ in pairs], [h for _, h in pairs]]))[:8]
 
 
 def _key_of(pid: str) -> str:
     return pid.rpartition("-")[2]
+
+
+def _code_of(finding: dict | None) -> str:
+    return str((finding or {}).get("code") or "")
 
 
 def check_ops(ops) -> list[dict]:
@@ -77,39 +93,86 @@ def check_ops(ops) -> list[dict]:
 
 def stage(data, kind: str, title: str, reason: str, ops: list[dict], *, source: str,
           finding: dict | None = None) -> str | None:
-    """Write a pending proposal; its id, or None when the same kind, refs and base hashes are already
-    known in any state. ProposalError when the kind, source or ops are not valid."""
+    """Write a pending proposal; its id, or None when one of the same kind and finding code for the same
+    refs and base hashes, or the very same ops, is already known in any state. A pending proposal of the
+    same kind, finding code and refs planned against other bytes is superseded (rejected, naming the new
+    one). ProposalError when the kind, source or ops are not valid."""
     if kind not in KINDS:
         raise ProposalError(f"unknown proposal kind {kind!r} (one of {', '.join(KINDS)})")
     if source not in SOURCES:
         raise ProposalError(f"unknown proposal source {source!r} (one of {', '.join(SOURCES)})")
     check_ops(ops)
     json.dumps(ops)  # JSON-storable, or the TypeError says which value is not
-    k = key(kind, ops)
+    found = _finding(finding)
+    k = key(kind, ops, _code_of(found))
     with _lock(data, "proposals"):
-        if any(_key_of(n[:-5]) == k for n in _names(data)):
+        if _known(data, k) is not None:
             return None
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         pid = f"{stamp}-{k}"
         now = now_iso()
         doc = {"format": FORMAT, "id": pid, "kind": kind, "state": PENDING, "created": now, "updated": now,
                "title": _said(title, TITLE_LIMIT), "reason": _said(reason, REASON_LIMIT), "source": source,
-               "finding": _finding(finding), "ops": ops, "edit": None, "decision": None}
+               "finding": found, "ops": ops, "edit": None, "decision": None}
         os.makedirs(folder(data), exist_ok=True)
         write_json(record_path(data, pid), doc)
+        if found is not None:
+            _supersede(data, doc)
         return pid
 
 
-def by_key(data, kind: str, ops: list[dict]) -> dict | None:
-    """The proposal (any state) already made of the same kind, refs and base hashes, None when none is."""
-    k = key(kind, ops)
+def _supersede(data, new: dict) -> None:
+    """Reject the pending proposals `new` replaces: the same kind, finding code and refs, planned against
+    other bytes (their base is gone: approving one could only fail). One being approved right now, or
+    unreadable, is left as it is."""
+    from curator.util.locks import LockBusy
+
+    want = (new["kind"], new["finding"]["code"], sorted(new["finding"]["refs"]))
     for name in _names(data):
-        if _key_of(name[:-5]) == k:
-            try:
-                return read(data, name[:-5])
-            except ProposalError:
-                return None
+        pid = name[:-5]
+        if pid == new["id"]:
+            continue
+        try:
+            old = read(data, pid)
+        except ProposalError:
+            continue
+        found = old.get("finding")
+        if old["state"] != PENDING or not isinstance(found, dict) or \
+                (old["kind"], found.get("code"), sorted(found.get("refs") or ())) != want:
+            continue
+        try:
+            mark_rejected(data, pid, f"superseded by {PREFIX}{new['id']}")
+        except (ProposalError, LockBusy, OSError):
+            continue
+
+
+def _known(data, k: str) -> str | None:
+    """The id of a proposal (any state) for the same finding on the same bytes as key `k` (its first
+    half), else of the very same change (its second half); None when there is none."""
+    names = [name[:-5] for name in _names(data)]
+    for half in (slice(0, 8), slice(8, 16)):
+        for pid in names:
+            if _key_of(pid)[half] == k[half]:
+                return pid
     return None
+
+
+def known(data, kind: str, ops: list[dict], code: str = "") -> str | None:
+    """The id of the proposal (any state) of the same kind and finding code for the same refs and base
+    hashes as `ops` (see `same_key`), else of the very same ops; None when there is none."""
+    return _known(data, key(kind, ops, code))
+
+
+def by_key(data, kind: str, ops: list[dict], code: str = "") -> dict | None:
+    """The proposal (any state) already made of the same kind, finding code, refs and base hashes, None
+    when none is."""
+    pid = known(data, kind, ops, code)
+    if pid is None:
+        return None
+    try:
+        return read(data, pid)
+    except ProposalError:
+        return None
 
 
 def _finding(finding: dict | None) -> dict | None:
