@@ -45,6 +45,8 @@ def run(engine, *, stage: bool = True, summary: dict | None = None) -> list[Find
         findings = [_staged(engine, f, errors) for f in findings]
     else:
         findings = [_without_fix(f) for f in findings]
+    findings = [_redacted(f) for f in findings]  # a message may quote a memory: cached and printed below
+    errors = [_shown(e) for e in errors]
     checked = len(engine.library())
     write_json(cache_path(engine.data), {"format": FORMAT, "at": now_iso(), "checked": checked, "errors": errors,
                                          "findings": [f.to_dict() for f in findings]})
@@ -62,6 +64,24 @@ def _without_fix(f: Finding) -> Finding:
         return f
     return Finding(f.code, f.severity, f.refs, f.message, {k: v for k, v in f.detail.items() if k != "fix"},
                    f.proposal)
+
+
+def _shown(value):
+    """`value` (a finding's message or detail: text, lists, mappings) with every secret redacted."""
+    from curator.capture.redact import redact_text
+
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: _shown(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_shown(v) for v in value)
+    return value
+
+
+def _redacted(f: Finding) -> Finding:
+    """`f` as it is shown and cached: its message and detail redacted (its fix, staged, is gone)."""
+    return Finding(f.code, f.severity, f.refs, _shown(f.message), _shown(f.detail), f.proposal)
 
 
 def _staged(engine, f: Finding, errors: list[str]) -> Finding:

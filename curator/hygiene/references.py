@@ -75,7 +75,8 @@ def detect(engine) -> list[Finding]:
         findings += _stale_commands(t, [c for c in r["commands"] if c[0] not in marked.get("command target gone", ())],
                                     facts)
         shown = marked.get("not in the project", ())
-        missing = [name for name in (s.rsplit(".", 1)[-1] for s in r["symbols"]) if name not in found and name not in shown]
+        names = (s.rsplit(".", 1)[-1] for s in r["symbols"])
+        missing = [name for name in names if name not in found and name not in shown]
         if missing:
             findings.append(_finding(t, "stale-symbol", "low", missing,
                                      f"names {_list(missing)}, found nowhere in the project's files",
