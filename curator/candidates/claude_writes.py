@@ -25,6 +25,7 @@ import zlib
 
 from curator.candidates.tool_edits import EditFailed, after
 from curator.util.atomic import read_json, write_json
+from curator.util.record_folder import record_ids, resolve
 from curator.util.locks import FileLock
 from curator.util.stamps import content_hash, now_iso
 
@@ -115,11 +116,11 @@ def record_path(data, wid: str) -> str:
 def scan(data) -> tuple[list[dict], list[tuple[str, str]]]:
     """(every readable record, oldest first; (id, why) of each that cannot be read), in one read of each."""
     good, bad = [], []
-    for name in _names(data):
+    for wid in record_ids(folder(data)):
         try:
-            good.append(_read(data, name[:-5]))
+            good.append(_read(data, wid))
         except ClaudeWriteError as e:
-            bad.append((name[:-5], str(e)))
+            bad.append((wid, str(e)))
     return good, bad
 
 
@@ -131,14 +132,6 @@ def records(data) -> list[dict]:
 def unreadable(data) -> list[tuple[str, str]]:
     """(id, why) of each record that cannot be read."""
     return scan(data)[1]
-
-
-def _names(data) -> list[str]:
-    try:
-        names = os.listdir(folder(data))
-    except FileNotFoundError:
-        return []
-    return sorted(n for n in names if n.endswith(".json") and not n.startswith("."))
 
 
 def _read(data, wid: str) -> dict:
@@ -165,18 +158,7 @@ def pending_for(data, path: str, known: list[dict] | None = None) -> dict | None
 def find(data, wid: str) -> dict:
     """The record whose id is `wid` (with or without `claude/`) or starts with it; ClaudeWriteError when
     none or several do."""
-    wid = wid[len(PREFIX):] if wid.startswith(PREFIX) else wid
-    if not wid or "/" in wid or os.sep in wid or wid.startswith("."):
-        raise ClaudeWriteError(f"no staged write {PREFIX}{wid}")
-    names = [n[:-5] for n in _names(data)]
-    if wid in names:
-        return _read(data, wid)
-    hits = [n for n in names if n.startswith(wid)]
-    if len(hits) > 1:
-        raise ClaudeWriteError(f"{PREFIX}{wid} is ambiguous: {', '.join(PREFIX + h for h in hits[:5])}")
-    if not hits:
-        raise ClaudeWriteError(f"no staged write {PREFIX}{wid}")
-    return _read(data, hits[0])
+    return _read(data, resolve(wid, record_ids(folder(data)), PREFIX, "staged write", ClaudeWriteError))
 
 
 def move(data, record: dict, state: str, why: str = "", **fields) -> dict:

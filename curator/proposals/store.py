@@ -27,6 +27,7 @@ import os
 import time
 
 from curator.util.atomic import write_json
+from curator.util.record_folder import record_ids, resolve
 from curator.util.locks import FileLock
 from curator.util.stamps import content_hash, now_iso
 from curator.util.textsafe import one_line
@@ -128,8 +129,7 @@ def _supersede(data, new: dict) -> None:
     from curator.util.locks import LockBusy
 
     want = (new["kind"], new["finding"]["code"], sorted(new["finding"]["refs"]))
-    for name in _names(data):
-        pid = name[:-5]
+    for pid in record_ids(folder(data)):
         if pid == new["id"]:
             continue
         try:
@@ -149,7 +149,7 @@ def _supersede(data, new: dict) -> None:
 def _known(data, k: str) -> str | None:
     """The id of a proposal (any state) for the same finding on the same bytes as key `k` (its first
     half), else of the very same change (its second half); None when there is none."""
-    names = [name[:-5] for name in _names(data)]
+    names = record_ids(folder(data))
     for half in (slice(0, 8), slice(8, 16)):
         for pid in names:
             if _key_of(pid)[half] == k[half]:
@@ -181,14 +181,6 @@ def _finding(finding: dict | None) -> dict | None:
     if not isinstance(finding, dict):
         raise ProposalError("a proposal's finding must be a mapping {code, refs} or None")
     return {"code": str(finding.get("code", "")), "refs": [str(r) for r in finding.get("refs") or ()]}
-
-
-def _names(data) -> list[str]:
-    try:
-        names = os.listdir(folder(data))
-    except FileNotFoundError:
-        return []
-    return sorted(n for n in names if n.endswith(".json") and not n.startswith("."))
 
 
 def _damage(doc) -> str:
@@ -236,29 +228,18 @@ def read(data, pid: str) -> dict:
 def scan(data) -> tuple[list[dict], list[tuple[str, str]]]:
     """(every readable record, oldest first; (id, why) for each damaged one), one read each."""
     good, bad = [], []
-    for name in _names(data):
+    for pid in record_ids(folder(data)):
         try:
-            good.append(read(data, name[:-5]))
+            good.append(read(data, pid))
         except ProposalError as e:
-            bad.append((name[:-5], str(e)))
+            bad.append((pid, str(e)))
     return good, bad
 
 
 def find(data, pid: str) -> dict:
     """The record whose id is `pid` (with or without `proposal/`) or begins with it; ProposalError when
     none or several do, or it is damaged."""
-    pid = pid[len(PREFIX):] if pid.startswith(PREFIX) else pid
-    if not pid or "/" in pid or os.sep in pid or pid.startswith("."):
-        raise ProposalError(f"no proposal {PREFIX}{pid}")
-    names = [n[:-5] for n in _names(data)]
-    if pid in names:
-        return read(data, pid)
-    hits = [n for n in names if n.startswith(pid)]
-    if len(hits) > 1:
-        raise ProposalError(f"{PREFIX}{pid} is ambiguous: {', '.join(PREFIX + h for h in hits[:5])}")
-    if not hits:
-        raise ProposalError(f"no proposal {PREFIX}{pid}")
-    return read(data, hits[0])
+    return read(data, resolve(pid, record_ids(folder(data)), PREFIX, "proposal", ProposalError))
 
 
 def counts(data) -> dict[str, int]:
