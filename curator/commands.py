@@ -8,7 +8,6 @@ import sys
 
 from curator import config
 from curator.candidates import staging, usage
-from curator.drafting import DrafterUnavailable, describe
 from curator.util.locks import LockBusy
 from curator.util.paths import AutoMemoryOff, data_dir, project_root, resolve_memory_root
 from curator.util.textsafe import one_line
@@ -99,6 +98,8 @@ def status(args) -> int:
         doc["claude_config_dir"] = location["claude_config_dir"]
         doc["claude_config_dir_from"] = location["claude_config_dir_from"]
         doc["auto_memory"] = location["auto_memory"]
+        from curator.drafting import describe  # not on the TUI's start path (its dataclasses cost ~10 ms)
+
         doc["drafting"] = describe(cfg)  # which backend and models, and why; imports no SDK
         try:
             from curator.memory import memory_md
@@ -306,6 +307,7 @@ def auto_approve(args) -> int:
 def run_headless(project: str, json_out: bool, *, show_memory_md: bool = False, min_confidence: float | None = None) -> int:
     """`--auto-approve` on `project`: the summary (one JSON document, or text; `show_memory_md` adds
     where MEMORY.md is) and the exit status. `min_confidence` overrides the config's gate."""
+    from curator.drafting import DrafterUnavailable
     from curator.engine import Engine
     from curator.headless import auto_approve as run
 

@@ -121,7 +121,8 @@ def test_the_start_path_imports_nothing_only_the_engine_needs():
     """What `memcurate` imports before the TUI's first frame (cli, commands, the app module): no engine,
     no config YAML, no SQLite, no watcher, no dialog widgets, no syntax highlighter."""
     later = ["curator.engine", "yaml", "sqlite3", "watchfiles", "curator.memory.index", "curator.candidates.pipeline",
-             "curator.capture.incremental", "curator.review.verify", "widgets.dialogs", "rich.syntax", "pygments"]
+             "curator.capture.incremental", "curator.review.verify", "curator.drafting", "widgets.library",
+             "widgets.dialogs", "rich.syntax", "pygments"]
     code = ("import json, sys\nimport curator.cli, curator.commands, widgets.app\n"
             f"print(json.dumps([m for m in {later!r} if m in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)

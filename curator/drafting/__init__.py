@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping, Protocol, runtime_checkable
 
 from curator.candidates.staging import now_iso
+from curator.candidates.usage import KEYS
 
 if TYPE_CHECKING:
     from curator.memory.memfile import MemoryDoc
@@ -90,7 +91,7 @@ class DraftRequest:
         return e if isinstance(e, str) else ""
 
 
-USAGE = ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "cost_usd", "calls")  # summed
+USAGE = KEYS  # what a call uses, summed (its home: curator/candidates/usage.py)
 
 
 @dataclass(kw_only=True)
