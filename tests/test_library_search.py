@@ -11,6 +11,7 @@ from library_helpers import MEMORY_MD, jwt, library_engine, no_network, save
 
 from curator.candidates import staging
 from curator.library.entries import line_ref
+from curator.library.search import match_expression
 from curator.capture.incremental import capture
 from curator.memory import memfile
 from curator.util.assets import asset
@@ -43,6 +44,17 @@ def test_search_narrows_as_a_word_is_typed_and_each_word_narrows_more(engine):
     assert set(engine.library_search("api")) == {"decision/use-jwt-for-api-auth", "runbook/api-timeouts",
                                                  "constraint/no-network-in-ci", debugging_line}
     assert engine.library_search("api time") == ["runbook/api-timeouts"]
+
+
+def test_a_one_or_two_letter_prefix_finds_the_same_memories_unranked(engine):
+    # the first letters typed match nearly everything: found without ranking, the same set either way
+    for query in ("a", "au", "ap"):
+        expr = match_expression(query)
+        ranked = {name for _, name, _ in engine.index.search(expr, 500, ranked=True)}
+        quick = engine.index.search(expr, 500, ranked=False)
+        assert {name for _, name, _ in quick} == ranked and ranked
+        assert {score for *_, score in quick} == {0.0}
+    assert set(engine.library_search("au")) >= {"decision/use-jwt-for-api-auth", "claude/debugging.md"}
 
 
 def test_the_title_weighs_most_and_archived_memories_are_found(engine):

@@ -15,6 +15,7 @@ from curator.library.entries import CLAUDE, file_ref, line_ref, memory_ref
 
 _WORD = re.compile(r"[^\W_]+")  # a token of the index's unicode61 tokenizer: letters and digits
 MAX_WORDS = 16
+RANKED_FROM = 3  # letters typed before the matches are ranked: "a" matches nearly every memory
 
 
 def match_expression(query: str) -> str:
@@ -36,8 +37,9 @@ def search(engine, query: str, limit: int = 500) -> list[str]:
     expr = match_expression(query)
     if not expr:
         return [e.ref for e in engine.library()]
+    ranked = sum(len(w) for w in _WORD.findall(query)) >= RANKED_FROM
     refs = [file_ref(name) if category == CLAUDE else memory_ref(category, name.removesuffix(".md"))
-            for category, name, _score in engine.index.search(expr, limit)]
+            for category, name, _score in engine.index.search(expr, limit, ranked)]
     needle = " ".join(query.split()).lower()
     if needle and len(refs) < limit:
         refs += [r for r in _lines_holding(engine, needle) if r not in refs]

@@ -148,12 +148,13 @@ class MemoryIndex:
         with self._lock:
             return self._over_all(library_rows.rows, lambda cats: library_rows.rows_of_files(self, cats))
 
-    def search(self, match: str, limit: int = 500) -> list[tuple[str, str, float]]:
+    def search(self, match: str, limit: int = 500, ranked: bool = True) -> list[tuple[str, str, float]]:
         """(category, file name, score) of the files whose text matches the FTS5 expression `match`,
-        over every category and Claude's topic files, best first (score: -bm25, higher is better)."""
+        over every category and Claude's topic files, best first (score: -bm25, higher is better); not
+        `ranked`, the first `limit` found (library_rows.search says when that is worth it)."""
         with self._lock:
-            return self._over_all(lambda conn, cats: library_rows.search(conn, cats, match, limit),
-                                  lambda cats: library_rows.search_files(self, cats, match, limit))
+            return self._over_all(lambda conn, cats: library_rows.search(conn, cats, match, limit, ranked),
+                                  lambda cats: library_rows.search_files(self, cats, match, limit, ranked))
 
     def _over_all(self, read, from_files):
         """read(connection, categories) over every category made fresh; a category whose changes wait
