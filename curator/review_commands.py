@@ -53,7 +53,8 @@ def approve(args) -> int:
         if not args.json:
             for o in outcomes:
                 if o.done:
-                    print(f"saved    {o.id}  {o.action}  " + (one_line(o.path, 500) if o.path else "(nothing written)"))
+                    wrote = o.path or o.where  # a proposal names the files it changed, relative to the root
+                    print(f"saved    {o.id}  {o.action}  " + (one_line(wrote, 500) if wrote else "(nothing written)"))
             for cat, ids in _archived(outcomes).items():
                 print(f"archived {cat}: {', '.join(ids)} (moved from MEMORY.md to archive/{cat}.md)")
         return _refused(doc)

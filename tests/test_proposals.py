@@ -190,6 +190,12 @@ def test_list_show_and_approve_a_proposal_through_the_cli(claude, capsys):
     assert [i["state"] for i in doc["items"] if i["id"] == pid] == ["saved"]
 
 
+def test_approving_in_text_names_the_files_it_changed(claude, capsys):
+    code, out, _ = cli(capsys, "approve", "proposal/" + claude["pid"], "--project", claude["project"])
+    assert code == 0 and "(nothing written)" not in out
+    assert "archive/claude/debugging.md" in out and "debugging.md" in out
+
+
 def test_reject_through_the_cli_records_the_reason_and_writes_nothing(claude, capsys):
     p, pid = claude["project"], "proposal/" + claude["pid"]
     before = files_of(claude["root"])
