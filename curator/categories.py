@@ -46,6 +46,10 @@ CATEGORIES: dict[str, Category] = {
 
 NAMES: tuple[str, ...] = tuple(CATEGORIES)
 
+# Claude's own memories (its topic files, its lines of MEMORY.md, its writes held for review): their owner,
+# and the category they are listed, indexed and shown under beside the six above.
+CLAUDE = "claude"
+
 # A session has one summary: a later pass over it updates the summary of its earlier ones, and the
 # sections named here take the later draft's text rather than gaining its sentences (the session moved on).
 ONE_PER_SESSION = frozenset({"session_summary"})

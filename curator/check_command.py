@@ -8,20 +8,13 @@ error, a damaged file a detector needs: the other detectors still run and their 
 
 from __future__ import annotations
 
-from curator import config
-from curator.commands import UserError, _print_json, project_dir
+from curator.commands import PROPOSAL_HINT, _print_json, open_engine, project_dir
 from curator.hygiene import SEVERITIES
 from curator.util.textsafe import one_line
 
 
 def check(args) -> int:
-    from curator.engine import Engine
-
-    project = project_dir(args)
-    try:
-        engine = Engine(project)
-    except config.ConfigError as e:
-        raise UserError(f"config error: {e}") from None
+    engine = open_engine(project_dir(args))
     summary: dict = {}
     try:
         findings = engine.check(stage=True, summary=summary)
@@ -54,4 +47,4 @@ def _print(findings, counts: dict, summary: dict) -> None:
             if f.proposal:
                 print(f"  {'':<14} proposal/{f.proposal}")
     if any(f.proposal for f in findings):
-        print("\nReview one with `memcurate show proposal/<id>`, apply it with `memcurate approve proposal/<id>`.")
+        print("\n" + PROPOSAL_HINT)

@@ -34,6 +34,20 @@ def _config(project: str, data: str) -> dict:
         raise UserError(f"config error: {e}") from None
 
 
+def open_engine(project: str):
+    """The project's Engine (the caller closes it); a config it cannot read is the user's to fix: one line."""
+    from curator.engine import Engine
+
+    try:
+        return Engine(project)
+    except config.ConfigError as e:
+        raise UserError(f"config error: {e}") from None
+
+
+# What `check` and `tidy` say after listing what they staged
+PROPOSAL_HINT = "Review one with `memcurate show proposal/<id>`, apply it with `memcurate approve proposal/<id>`."
+
+
 def _print_json(doc) -> None:
     sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
@@ -308,13 +322,9 @@ def run_headless(project: str, json_out: bool, *, show_memory_md: bool = False, 
     """`--auto-approve` on `project`: the summary (one JSON document, or text; `show_memory_md` adds
     where MEMORY.md is) and the exit status. `min_confidence` overrides the config's gate."""
     from curator.drafting import DrafterUnavailable
-    from curator.engine import Engine
     from curator.headless import auto_approve as run
 
-    try:
-        engine = Engine(project)
-    except config.ConfigError as e:
-        raise UserError(f"config error: {e}") from None
+    engine = open_engine(project)
     try:
         engine.check_saving()
         summary = run(engine, min_confidence=min_confidence)

@@ -10,8 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from curator import config
-from curator.commands import UserError, _print_json, project_dir
+from curator.commands import UserError, _print_json, open_engine, project_dir
 from curator.drafting import DrafterUnavailable
 from curator.review.items import Unresolved
 from curator.util.paths import AutoMemoryOff, data_dir
@@ -82,17 +81,12 @@ def _run(args, body, *, need_data: bool) -> int:
     """Run `body(engine, doc)` (engine None when the project has no data dir and `need_data` allows
     reading none); errors the user must act on become exit 1, one stderr line each, and with --json
     the `errors` of the one document."""
-    from curator.engine import Engine
-
     doc: dict = {"project": None}
     engine = None
     try:
         doc["project"] = project = project_dir(args)
         if os.path.isdir(data_dir(project, create=False)) or not need_data:
-            try:
-                engine = Engine(project)
-            except config.ConfigError as e:
-                raise UserError(f"config error: {e}") from None
+            engine = open_engine(project)
         try:
             code = body(engine, doc)
         except Unresolved as e:
@@ -198,15 +192,19 @@ def _rule_line(item: dict) -> str:
     return f"{r['count']} sessions · {one_line(r['kind'], 20)} ({one_line(r['tool'], 20)}) · {where}{since}"
 
 
+def _print_head(item: dict, kind: str) -> None:
+    print(f"id          {item['id']}")
+    print(f"kind        {kind}")
+    print(f"state       {_state(item)}")
+
+
 def _print_show(doc: dict) -> None:
     if doc["item"]["kind"] == "rule":
         return _print_rule_show(doc)
     if doc["item"]["kind"] == "proposal":
         return _print_proposal_show(doc)
     item, decision = doc["item"], doc["decision"]
-    print(f"id          {item['id']}")
-    print(f"kind        {item['kind']}")
-    print(f"state       {_state(item)}")
+    _print_head(item, item["kind"])
     print(f"category    {item['category']}")
     print(f"title       {one_line(item['title'], 200)}")
     print(f"decision    {_decision(item, decision)}")
@@ -244,9 +242,7 @@ def _print_rule_show(doc: dict) -> None:
     """A rule candidate: the rule, where it goes, why (the failure and each session's evidence), then the
     rule file as approving would write it and the diff against the file as it is."""
     item, rule, failure = doc["item"], doc["rule"], doc.get("failure") or {}
-    print(f"id          {item['id']}")
-    print("kind        rule")
-    print(f"state       {_state(item)}")
+    _print_head(item, "rule")
     print(f"rule        {one_line(rule['rule'], 300)}")
     print(f"topic       {one_line(rule['topic'], 60)}")
     print(f"paths       {', '.join(one_line(p, 200) for p in rule['paths']) or '(none: a project-wide rule)'}")
@@ -282,9 +278,7 @@ def _print_rule_show(doc: dict) -> None:
 def _print_proposal_show(doc: dict) -> None:
     """A proposal: what and why, what stops it, then the diff of every file approving would change."""
     item, record = doc["item"], doc.get("proposal") or {}
-    print(f"id          {item['id']}")
-    print(f"kind        proposal ({one_line(item['action'], 20)})")
-    print(f"state       {_state(item)}")
+    _print_head(item, f"proposal ({one_line(item['action'], 20)})")
     print(f"title       {one_line(item['title'], 200)}")
     for reason in doc["decision"].get("reasons") or []:
         print(f"            {one_line(reason, 300)}")

@@ -4,19 +4,12 @@ memory root changes until a proposal is approved."""
 
 from __future__ import annotations
 
-from curator import config
-from curator.commands import UserError, _print_json, project_dir
+from curator.commands import PROPOSAL_HINT, _print_json, open_engine, project_dir
 from curator.util.textsafe import one_line
 
 
 def tidy(args) -> int:
-    from curator.engine import Engine
-
-    project = project_dir(args)
-    try:
-        engine = Engine(project)
-    except config.ConfigError as e:
-        raise UserError(f"config error: {e}") from None
+    engine = open_engine(project_dir(args))
     notes: list[str] = []
     try:
         staged = engine.tidy(notes=notes)
@@ -36,5 +29,5 @@ def tidy(args) -> int:
     print(f"{len(rows)} proposal{'s' if len(rows) != 1 else ''} staged:")
     for row in rows:
         print(f"  proposal/{row['id']}  {row['kind']:<8} {one_line(row['title'], 200)}")
-    print("\nReview one with `memcurate show proposal/<id>`, apply it with `memcurate approve proposal/<id>`.")
+    print("\n" + PROPOSAL_HINT)
     return 0

@@ -13,10 +13,10 @@ import json
 import os
 import sys
 
+from curator.util.child_env import CHILD_ENV
 from curator.util.log import log_line
 from curator.util.paths import data_dir, is_inside, project_root
 
-CHILD_ENV = "MEMCURATE_CHILD"  # set in the environment of every process memcurate starts
 MAX_STDIN_BYTES = 1 << 20
 PATH_KEYS = ("transcript_path", "agent_transcript_path", "cwd")
 

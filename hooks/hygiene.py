@@ -8,8 +8,9 @@ import os
 import sys
 import time
 
+from curator.util.child_env import CHILD_ENV
+
 STAMP = "check.stamp"
-CHILD_ENV = "MEMCURATE_CHILD"
 
 
 def due(data: str, minutes: float, now: float | None = None) -> bool:

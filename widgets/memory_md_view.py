@@ -7,9 +7,8 @@ from __future__ import annotations
 from rich.text import Text
 
 from curator.capture.redact import redact_text
+from curator.categories import CLAUDE
 from curator.util.textsafe import clean as display
-
-CLAUDE = "claude"
 
 
 def _size(n: int) -> str:

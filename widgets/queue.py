@@ -14,7 +14,7 @@ from textual.widgets import DataTable
 
 from curator.candidates.queue import Item, age
 from curator.candidates.staging import IN_FLIGHT
-from curator.categories import CATEGORIES
+from curator.categories import CATEGORIES, CLAUDE
 from curator.review.items import CLAUDE_WRITE as CLAUDE_WRITE_KIND
 from curator.review.items import RULE as RULE_KIND
 from curator.review.items import ReviewItem
@@ -27,7 +27,6 @@ SEVERITIES = ("block", "advisory", "clean", "failed")
 # others: a triage's rows read as one group. The category is shown whole (session_summary takes 15).
 COLUMNS = (("session", 8), ("category", 15), ("title", None), ("action", 9), ("conf", 4), ("issues", 11), ("age", 4))
 SAME_GROUP = "│"  # the session cell of a triage's second and later rows
-CLAUDE = "claude"  # the category column of Claude's own memory writes (review mode)
 CLAUDE_WRITES = "claude/"  # where the app keeps their rows, beside the triages (their ids start so, not with digits)
 RULE = "rule"  # the category column of a rule-graduation candidate (a failure that recurred across sessions)
 RULES = "rule/"  # where the app keeps their rows

@@ -37,12 +37,12 @@ from typing import Mapping
 from curator.drafting import (CheckResult, DraftRequest, DraftResult, LookRequest, LookResult, MergeRequest, ModelCall,
                               RuleRequest, RuleResult)
 from curator.drafting import prompt as prompts
+from curator.util.child_env import CHILD_ENV
 from curator.util.textsafe import one_line
 
 _LIVE: set[int] = set()  # process groups of the children running now (a group's id is its leader's pid)
 _LIVE_LOCK = threading.Lock()
 
-CHILD_ENV = "MEMCURATE_CHILD"  # the name hooks/dispatch.py honours (not imported: the hook package stays apart)
 # What the CLI says (in `result`, or on stderr) about a failure, by what to do about it.
 _FATAL = re.compile(r"/login|not logged in|invalid api key|credit balance|authenticat|oauth|"
                     r"disabled .*access|unknown option|unknown argument|error: option", re.I)

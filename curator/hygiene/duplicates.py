@@ -20,9 +20,10 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from curator.categories import CATEGORIES, ONE_PER_SESSION
+from curator.categories import CATEGORIES, CLAUDE, ONE_PER_SESSION
 from curator.hygiene import merging
 from curator.hygiene import statements as said
+from curator.library.entries import is_line_ref
 from curator.hygiene.merging import CONTRADICTION, DUPLICATE  # noqa: F401 (a pair's kinds, used here and by callers)
 from curator.memory import memfile
 from curator.memory.front_matter import MemoryFormatError, split_front_matter
@@ -81,14 +82,14 @@ def memo_of(entry, text: str) -> Memo | None:
     session summaries (each is its own session's, alike by nature)."""
     if getattr(entry, "broken", "") or getattr(entry, "status", "active") != "active":
         return None
-    if "#" in entry.ref or entry.category in ONE_PER_SESSION:
+    if is_line_ref(entry.ref) or entry.category in ONE_PER_SESSION:
         return None
-    if entry.owner == "claude":
+    if entry.owner == CLAUDE:
         try:
             _, body = split_front_matter(text)
         except MemoryFormatError:
             body = text
-        doc = memfile.MemoryDoc(id=entry.ref, category="claude", title=entry.title or "",
+        doc = memfile.MemoryDoc(id=entry.ref, category=CLAUDE, title=entry.title or "",
                                 description=entry.description or "", tags=[], created=entry.created,
                                 updated=entry.updated, body=body.strip("\n"))
     else:
@@ -105,7 +106,7 @@ def memo_of(entry, text: str) -> Memo | None:
 
 def comparable(x: Memo, y: Memo) -> bool:
     """Same category, or one of them Claude's (a topic file may hold any kind of memory)."""
-    return x.category == y.category or x.owner == "claude" or y.owner == "claude"
+    return x.category == y.category or x.owner == CLAUDE or y.owner == CLAUDE
 
 
 def candidates(memos: list[Memo]) -> set[tuple[int, int]]:
@@ -240,7 +241,7 @@ def memos(engine, entries=None) -> list[Memo]:
     """The comparable memories of the project (its library when `entries` is None)."""
     out = []
     for entry in engine.library() if entries is None else entries:
-        if "#" in entry.ref or getattr(entry, "broken", "") or getattr(entry, "status", "active") != "active":
+        if is_line_ref(entry.ref) or getattr(entry, "broken", "") or getattr(entry, "status", "active") != "active":
             continue
         text = _text(engine, entry)
         memo = memo_of(entry, text) if text is not None else None
@@ -254,7 +255,7 @@ def _text(engine, entry) -> str | None:
     memcurate's files are read straight from the path the index gave (library_entry would parse
     MEMORY.md once per memory: 10,000 of them took minutes); Claude's through the library, which
     knows their encodings."""
-    if entry.owner != "claude" and getattr(entry, "path", ""):
+    if entry.owner != CLAUDE and getattr(entry, "path", ""):
         try:
             with open(entry.path, encoding="utf-8") as f:
                 return f.read()
@@ -285,7 +286,7 @@ def detect(engine) -> list:
     out = []
     for group in merging.groups(found):
         spec = proposed.get(tuple(group))
-        claude = [r for r in group if r.startswith("claude/")]
+        claude = [r for r in group if r.startswith(CLAUDE + "/")]
         message = f"{len(group)} memories say the same: {', '.join(group)}"
         if spec is None and claude:
             message += f" ({', '.join(claude)} is Claude's own: adopt it to merge)"

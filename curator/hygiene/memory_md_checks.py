@@ -13,7 +13,7 @@ import re
 
 from curator.categories import CATEGORIES
 from curator.hygiene import Finding, fix
-from curator.library.entries import CLAUDE, MEMCURATE, line_hash, line_ref
+from curator.library.entries import CLAUDE, MEMCURATE, is_line_ref, line_hash, line_ref
 from curator.memory.memory_md import claude_lines as md_lines
 from curator.memory.memory_md.archive import read_archive
 from curator.memory.memory_md.format import read_text
@@ -154,7 +154,7 @@ def unlinked(engine, text: str) -> list[Finding]:
         linked.update(e.path for e in read_archive(engine.root, cat))
     findings = []
     for entry in engine.library():
-        if entry.status != "active" or entry.broken or "#" in entry.ref or entry.where in linked:
+        if entry.status != "active" or entry.broken or is_line_ref(entry.ref) or entry.where in linked:
             continue
         if entry.owner == MEMCURATE:
             findings.append(Finding(

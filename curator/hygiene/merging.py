@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from curator.categories import CLAUDE
 from curator.drafting.offline.text import sentences
 from curator.hygiene import statements as said
 from curator.memory import memfile
@@ -145,8 +146,8 @@ def merge_spec(engine, members: list, now: str, *, draft: bool = True,
                notes: list[str] | None = None) -> dict | None:
     """One group's merge proposal, or None when fewer than two of memcurate's memories of one category
     are in it (a Claude file is merged by adopting it first)."""
-    claude = [m.ref for m in members if m.owner == "claude"]
-    ours = [m for m in members if m.owner != "claude"]
+    claude = [m.ref for m in members if m.owner == CLAUDE]
+    ours = [m for m in members if m.owner != CLAUDE]
     category = max({m.category for m in ours} or {""}, key=lambda c: sum(m.category == c for m in ours))
     ours = [m for m in ours if m.category == category]
     if len(ours) < 2:
@@ -196,7 +197,7 @@ def _listed(items: list[tuple[str, str]]) -> str:
 def archive_spec(old, new, pair, *, notes: list[str] | None = None) -> dict | None:
     """A contradiction's proposal: archive the older (the person decides which stands); None when the
     older is Claude's own (edit or adopt it in the library)."""
-    if old.owner == "claude":
+    if old.owner == CLAUDE:
         if notes is not None:
             notes.append(f"{new.ref} contradicts {old.ref} ({pair.why}); {old.ref} is Claude's own: edit or adopt it")
         return None

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from curator.library.entries import is_line_ref
+
 _FRONT = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?^---[ \t]*\r?$\n?", re.S | re.M)
 
 
@@ -20,7 +22,7 @@ class Text:
 
     @property
     def is_line(self) -> bool:
-        return "#" in self.entry.ref
+        return is_line_ref(self.entry.ref)
 
     @property
     def body_start(self) -> int:

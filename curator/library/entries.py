@@ -13,10 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from curator.categories import CATEGORIES
+from curator.categories import CATEGORIES, CLAUDE
 from curator.util.stamps import content_hash
 
-CLAUDE = "claude"  # the owner, and the pseudo-category of Claude's own memories
 MEMCURATE = "memcurate"
 MEMORY_MD = "MEMORY.md"
 LINE_HASH_HEX = 12

@@ -17,12 +17,11 @@ import os
 import re
 import stat as stat_mod
 
-from curator.categories import CATEGORIES
+from curator.categories import CATEGORIES, CLAUDE
 from curator.memory.front_matter import MAX_FILE_BYTES
 from curator.util.paths import ARCHIVE_DIR, is_inside
 from curator.util.stamps import STAMP_FORMAT
 
-CLAUDE = "claude"  # the index's pseudo-category of these files
 DEPTH = 3
 MEMORY_MD = "MEMORY.md"
 TITLE_MAX = 120

@@ -10,7 +10,7 @@ from __future__ import annotations
 from curator.candidates import claude_writes
 from curator.review.claude_write_actions import KIND
 from curator.review.claude_write_checks import check, front_matter
-from curator.review.items import READY, Outcome, ReviewItem
+from curator.review.items import READY, Outcome, ReviewItem, attempt
 from curator.review.verify import blocking
 from curator.util.locks import LockBusy
 
@@ -45,22 +45,18 @@ class ClaudeWriteKind:
                              "reasons": [f"Claude's own {view['tool']} into its auto-memory folder, staged for review"]}}
 
     def approve(self, engine, items: list[ReviewItem]) -> list[Outcome]:
-        out = []
-        for item in items:
-            try:
-                record = engine.approve_claude_write(item.id)
-            except (claude_writes.ClaudeWriteError, LockBusy, OSError) as e:
-                out.append(Outcome(item.id, False, error=str(e) or e.__class__.__name__))
-                continue
-            out.append(Outcome(item.id, True, item.action, record["path"], record["where"]))
-        return out
+        def one(item: ReviewItem) -> Outcome:
+            record = engine.approve_claude_write(item.id)
+            return Outcome(item.id, True, item.action, record["path"], record["where"])
+
+        return [attempt(item, one, (claude_writes.ClaudeWriteError, LockBusy, OSError)) for item in items]
 
     def reject(self, engine, item: ReviewItem, reason: str) -> Outcome:
-        try:
+        def one(item: ReviewItem) -> Outcome:
             engine.reject_claude_write(item.id, reason)
-        except (claude_writes.ClaudeWriteError, LockBusy) as e:
-            return Outcome(item.id, False, error=str(e))
-        return Outcome(item.id, True)
+            return Outcome(item.id, True)
+
+        return attempt(item, one, (claude_writes.ClaudeWriteError, LockBusy))
 
 
 def _title(record: dict) -> str:

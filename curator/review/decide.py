@@ -17,13 +17,12 @@ import difflib
 import re
 from dataclasses import asdict, dataclass, field, replace
 
-from curator.categories import CATEGORIES, LATEST_SECTIONS, ONE_PER_SESSION
+from curator.categories import CATEGORIES, CLAUDE, LATEST_SECTIONS, ONE_PER_SESSION
 from curator.memory import memfile
 from curator.review.verify import content_words
 from curator.review.verify import similarity as text_similarity
 
 ACTIONS = ("create", "update", "noop", "delete")
-CLAUDE = "claude"  # the owner of Claude's own memories (curator/library/entries.py)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 

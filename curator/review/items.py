@@ -68,6 +68,15 @@ class Outcome:
         return asdict(self)
 
 
+def attempt(item: ReviewItem, act, errors: tuple[type[BaseException], ...]) -> Outcome:
+    """`act(item)` (an approval or a rejection through the Engine, returning the item's Outcome), or the
+    item refused with the reason when it raises one of `errors`."""
+    try:
+        return act(item)
+    except errors as e:
+        return Outcome(item.id, False, error=str(e) or e.__class__.__name__)
+
+
 class Kind(Protocol):
     """One kind of item waiting for review. Every action goes through the Engine's own methods (the
     calls the TUI makes), never around them."""

@@ -11,11 +11,12 @@ archive, adopt, unlink). Every action is the Engine's own call: `proposal`, `app
 from __future__ import annotations
 
 from curator.proposals.store import APPROVED, PENDING, PREFIX, REJECTED, ProposalError, scan
-from curator.review.items import READY, Outcome, ReviewItem
+from curator.review.items import READY, Outcome, ReviewItem, attempt
 from curator.util.locks import LockBusy
 
 KIND = "proposal"
 STATES = {PENDING: READY, APPROVED: "saved", REJECTED: "rejected"}
+_REFUSED = (ProposalError, LockBusy, OSError)  # what refuses an approval or a rejection: said, never raised
 
 
 class ProposalKind:
@@ -60,20 +61,16 @@ class ProposalKind:
                 "decision": {"action": record["kind"], "target": item.where, "reasons": reasons}}
 
     def approve(self, engine, items: list[ReviewItem]) -> list[Outcome]:
-        out = []
-        for item in items:
-            try:
-                record = engine.approve_proposal(item.id)
-            except (ProposalError, LockBusy, OSError) as e:
-                out.append(Outcome(item.id, False, error=str(e) or e.__class__.__name__))
-                continue
+        def one(item: ReviewItem) -> Outcome:
+            record = engine.approve_proposal(item.id)
             written = record["decision"].get("written") or []
-            out.append(Outcome(item.id, True, record["kind"], where=", ".join(written)))
-        return out
+            return Outcome(item.id, True, record["kind"], where=", ".join(written))
+
+        return [attempt(item, one, _REFUSED) for item in items]
 
     def reject(self, engine, item: ReviewItem, reason: str) -> Outcome:
-        try:
+        def one(item: ReviewItem) -> Outcome:
             engine.reject_proposal(item.id, reason)
-        except (ProposalError, LockBusy, OSError) as e:
-            return Outcome(item.id, False, error=str(e))
-        return Outcome(item.id, True)
+            return Outcome(item.id, True)
+
+        return attempt(item, one, _REFUSED)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from curator.review.items import READY, RULE, Outcome, ReviewItem
+from curator.review.items import READY, RULE, Outcome, ReviewItem, attempt
 from curator.review.rule_actions import (APPROVED, PENDING, PREFIX, REJECTED, RuleError, recurred, since_written,
                                          view_of, written)
 from curator.rules import ledger
@@ -20,6 +20,7 @@ from curator.util.textsafe import one_line
 
 KIND = RULE
 STATES = {PENDING: READY, APPROVED: "saved", REJECTED: "rejected"}
+_REFUSED = (RuleError, LockBusy, OSError)  # what refuses an approval or a rejection: said, never raised
 
 
 class RuleKind:
@@ -69,22 +70,18 @@ class RuleKind:
                 "draft": cand.draft, "edit": cand.edit}
 
     def approve(self, engine, items: list[ReviewItem]) -> list[Outcome]:
-        out = []
-        for item in items:
-            try:
-                done = engine.approve_rule(item.id)
-            except (RuleError, LockBusy, OSError) as e:
-                out.append(Outcome(item.id, False, error=str(e) or e.__class__.__name__))
-                continue
-            out.append(Outcome(item.id, True, done["action"], done["path"], done["file"]))
-        return out
+        def one(item: ReviewItem) -> Outcome:
+            done = engine.approve_rule(item.id)
+            return Outcome(item.id, True, done["action"], done["path"], done["file"])
+
+        return [attempt(item, one, _REFUSED) for item in items]
 
     def reject(self, engine, item: ReviewItem, reason: str) -> Outcome:
-        try:
+        def one(item: ReviewItem) -> Outcome:
             engine.reject_rule(item.id, reason)
-        except (RuleError, LockBusy, OSError) as e:
-            return Outcome(item.id, False, error=str(e))
-        return Outcome(item.id, True)
+            return Outcome(item.id, True)
+
+        return attempt(item, one, _REFUSED)
 
     def draft(self, engine) -> dict:
         done = engine.draft_rules()

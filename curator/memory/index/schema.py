@@ -11,11 +11,10 @@ import re
 import sqlite3
 
 from curator.capture.redact import redact_document, redact_text
-from curator.categories import CATEGORIES
+from curator.categories import CATEGORIES, CLAUDE
 from curator.memory.index.terms import doc_terms, text_hash, words
 
 SCHEMA_VERSION = 3  # 3: the library's fields (description, created, updated, sources, tags); Claude's topic files
-CLAUDE = "claude"  # the pseudo-category of Claude's own topic files (curator/memory/claude_topics.py)
 INDEXED = (*CATEGORIES, CLAUDE)  # every FTS5 table
 INDEX_FILE = "index.sqlite"  # in the data dir: the index of its project's memory root
 WEIGHTS = (8.0, 4.0, 3.0, 1.0)  # bm25 column weights: title, description, tags, body (every search)

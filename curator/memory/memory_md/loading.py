@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from curator.categories import CLAUDE
 from curator.memory.memory_md.format import MemoryMdError, parse
 from curator.memory.memory_md.planning import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, measure
-
-CLAUDE = "claude"
 
 
 @dataclass(frozen=True)
