@@ -21,6 +21,9 @@ outside the project, in memcurate's user state dir: the data dir is Claude's to 
 and a record there could make uninstall "give back" hooks no one had. A backup is given back only
 when its bytes have the digest that record holds.
 
+When install writes `.claude/settings.local.json`, git is made to ignore it as Claude Code makes it
+(ignore_local_settings); uninstall leaves that rule, which Claude Code itself adds.
+
 memcurate's entries are told from anyone else's by their command (curator/hook_entries.py).
 """
 
@@ -368,10 +371,10 @@ class _Change:
         self._backed: bytes | None = None
         self.base: bytes | None = None
         self.result: bytes | None = None
+        self.notes: list[str] = []
 
     def lock(self) -> FileLock:
-        key = hashlib.sha1(self.target.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        return FileLock(os.path.join(self.backups, "locks", f"settings-{key}.lock"), wait=10.0)
+        return FileLock(os.path.join(self.backups, "locks", f"settings-{_key(self.target)}.lock"), wait=10.0)
 
     def run(self, decide, then=None) -> bool:
         """Apply `decide`, then `then(wrote)` still under the lock; returns whether the file was written."""
@@ -485,8 +488,12 @@ def _record_install(change: _Change, env) -> None:
     else:
         before = None if change.base is None else _digest(change.base)
         backup = change.backup
-    _set_record(change.target, {"after": _digest(change.result), "before": before, "backup": backup}, env)
-    _drop_legacy(change.backups, change.target)
+    try:
+        _set_record(change.target, {"after": _digest(change.result), "before": before, "backup": backup}, env)
+        _drop_legacy(change.backups, change.target)
+    except OSError as e:  # installed all the same; uninstall will remove the entries in place
+        change.notes.append(f"the record of this install could not be kept ({atomic.failure(e)}): uninstall will "
+                            "remove memcurate's entries but cannot give back the bytes from before")
 
 
 def uninstall(project, scope: str = DEFAULT_SCOPE, *, env=None) -> dict:
@@ -546,8 +553,11 @@ def uninstall(project, scope: str = DEFAULT_SCOPE, *, env=None) -> dict:
 
 
 def _forget(change: _Change, env) -> None:
-    _set_record(change.target, None, env)
-    _drop_legacy(change.backups, change.target)
+    try:
+        _set_record(change.target, None, env)
+        _drop_legacy(change.backups, change.target)
+    except OSError as e:  # a record left behind names bytes the file no longer has: never used
+        change.notes.append(f"the record of the install could not be removed: {atomic.failure(e)}")
 
 
 def _parsed(path: str, data: bytes) -> dict | None:
@@ -576,7 +586,7 @@ def _report(action: str, scope: str, path: str, change: _Change, **extra) -> dic
     return {"action": action, "scope": scope, "settings": path,
             "target": change.target if change.target != os.path.abspath(path) else None,
             "changed": change.result != change.base or extra.get("deleted", False),
-            "backup": change.backup, "added": [], "updated": [], "removed": [], "notes": [], **extra}
+            "backup": change.backup, "added": [], "updated": [], "removed": [], "notes": list(change.notes), **extra}
 
 
 # -- git ignores the local settings, as Claude Code makes it ---------------------------------------------
