@@ -18,7 +18,7 @@ import zlib
 
 from curator.util.atomic import read_json, write_json
 from curator.util.locks import FileLock
-from curator.util.safe_open import Refused, open_transcript
+from curator.util.safe_open import Refused, open_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs the hook milliseconds at import
@@ -115,7 +115,7 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
     Raises CaptureSkipped when the transcript cannot be read, LockBusy when
     another pass holds it longer than `lock_wait`.
 
-    The transcript is opened once (open_transcript: never a final symlink, a FIFO or a device) and
+    The transcript is opened once (open_regular: never a final symlink, a FIFO or a device) and
     every byte of the pass is read from that descriptor; `may_read` (the hook's folder rule) is asked
     where the opened file really is, so a path swapped after the caller checked it is never read.
     """
@@ -129,7 +129,7 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
 def _open(path: str, may_read) -> BinaryIO:
     """The transcript's one descriptor; CaptureSkipped saying why not."""
     try:
-        return open_transcript(path, may_read)
+        return open_regular(path, may_read)
     except FileNotFoundError:
         raise CaptureSkipped(f"transcript not found: {path}") from None
     except Refused as e:

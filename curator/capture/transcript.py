@@ -27,7 +27,7 @@ import re
 from collections import Counter
 
 from curator.util.lazyre import LazyRegex
-from curator.util.safe_open import open_transcript
+from curator.util.safe_open import open_regular
 from curator.util.textsafe import clean
 
 TYPE_CHECKING = False
@@ -430,7 +430,7 @@ class TranscriptReader:
     `max_message_chars`: a user message or an assistant reply longer than
     this keeps its first and last half of it (see `Window`), noted in stats.cut.
 
-    `path` is a path, opened with open_transcript (never a symlink, FIFO or device), or a file already
+    `path` is a path, opened with open_regular (never a symlink, FIFO or device), or a file already
     open (the capture's one descriptor, read again from any offset and left open).
     """
 
@@ -453,7 +453,7 @@ class TranscriptReader:
         if hasattr(self.path, "read"):
             yield from self._read(self.path)
             return
-        with open_transcript(self.path) as f:
+        with open_regular(self.path) as f:
             yield from self._read(f)
 
     def _read(self, f: BinaryIO) -> Iterator[Entry]:

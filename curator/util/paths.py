@@ -243,7 +243,7 @@ def hook_may_read(path: str, project, env=None, *, resolved: bool = False) -> st
     projects folder or inside the project, both resolved (symlinks and `..` included), so a
     payload cannot point the hook at any other readable file. Asked once of the payload's path, and
     again of where the file the hook opened really is (`resolved`: taken as it is, the kernel's
-    word; see capture.transcript.open_transcript), which a path swapped meanwhile cannot change."""
+    word; see util.safe_open.open_regular), which a path swapped meanwhile cannot change."""
     if not os.path.isabs(path):
         return "is not an absolute path"
     real = path if resolved else os.path.realpath(path)

@@ -1,9 +1,10 @@
-"""A transcript opened once, and the opened file checked by its descriptor (issue 22).
+"""A file opened once, and the opened file checked by its descriptor (issue 22).
 
 A path is a name, checked at one moment and opened at another: a symlink swapped in between (or a
-FIFO, which blocks whoever opens it) turned the hook into a reader of any file. Here the path is
-opened once, never through a final symlink and never blocking, and what was opened is checked: a
-regular file, where the kernel says it is. Stdlib only, and light: the hook imports it on every Stop.
+FIFO, which blocks whoever opens it) turned the capture hook into a reader of any file, or hung it.
+Here the path is opened once, never through a final symlink and never blocking, and what was opened
+is checked: a regular file, where the kernel says it is. Transcripts are read this way, and any
+small file in the data dir that Claude could have replaced. Stdlib only, and light: the hooks import it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
 
 class Refused(OSError):
-    """The transcript was opened, and what was opened is no transcript to read: not a regular file, or a
+    """The file was opened, and what was opened is not to be read: not a regular file, or a
     file the caller may not read (the message, `strerror`, says why)."""
 
 
@@ -28,7 +29,7 @@ _OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBL
                | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
 
 
-def open_transcript(path: str, may_read: "Callable[[str], str | None] | None" = None) -> BinaryIO:
+def open_regular(path: str, may_read: "Callable[[str], str | None] | None" = None) -> BinaryIO:
     """`path` opened once for reading, the opened file checked by its descriptor: everything that follows
     reads from it, so the file checked is the file read, whatever the path points to meanwhile.
 
