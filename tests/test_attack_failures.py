@@ -237,3 +237,26 @@ def test_a_fifo_planted_as_the_running_tally_neither_blocks_nor_lifts_the_caps(d
         os.close(os.open(tally, os.O_WRONLY | os.O_NONBLOCK))  # let the blocked reader go
     assert done, "recording blocked on a FIFO"
     assert ledger_size(data)[0] <= 100
+
+
+def test_the_failure_hook_keeps_the_ledger_within_the_configured_cap(project):
+    """Through the real dispatcher, as a hostile session would: 150 new failing commands against a
+    project capped at 100 files. The ledger counts them, and stays within the cap."""
+    import json
+
+    from hooks import dispatch
+
+    (project / ".claude").mkdir()
+    (project / ".claude" / "memcurate.yaml").write_text("rules:\n  ledger_max_entries: 100\n")
+    data = str(project / ".memcurate")
+    for i in range(150):
+        doc = {"session_id": "hostile", "transcript_path": "", "cwd": str(project),
+               "hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "make"},
+               "tool_use_id": f"toolu_{i}", "error": f"Exit code 1\nerror: cannot find module mod_{i}",
+               "is_interrupt": False}
+        assert dispatch.run(json.dumps(doc).encode(), {"CLAUDE_PROJECT_DIR": str(project)}) == 0
+    keys = ledger.keys(data)
+    assert len(keys) > 10  # counted, not turned away
+    assert ledger_size(data)[0] <= 100
+    last = [k for k in keys if "mod_149" in (ledger.failure(data, k) or {}).get("signature", "")]
+    assert last, "the newest failure was forgotten"
