@@ -200,10 +200,11 @@ class Engine:
 
     def rule_candidates(self, every: bool = False, notes: list | None = None) -> list:
         """The pending RuleCandidates (with `every`, the approved and rejected ones too), oldest first;
-        `notes`, when given, gains a line for each damaged record or evidence file skipped."""
+        `notes`, when given, gains a line for each damaged record (a pending one the failure ledger does
+        not back too) or evidence file skipped."""
         from curator.rules import candidates
 
-        return candidates.all(self.data, every=every, notes=notes)
+        return candidates.all(self.data, every=every, notes=notes, threshold=self.cfg["rules"]["threshold"])
 
     def rule(self, key: str) -> dict:
         """A candidate (`rule/<key>`, `<key>` or a unique prefix) as the person reviews it: {candidate,
