@@ -63,7 +63,7 @@ def refused(capsys, project, rid: str) -> str:
 
 # -- a staged write of Claude's: the target comes from the memory folder, never from the record -----------
 
-def test_a_forged_path_never_overwrites_a_file_outside_the_memory_folder(setup, capsys, isolated_home):
+def test_a_forged_path_never_overwrites_a_file_outside_the_folder(setup, capsys, isolated_home):  # noqa: F811
     project, root = setup
     bashrc = isolated_home / ".bashrc"
     bashrc.write_text("# the person's shell\n")
@@ -79,7 +79,7 @@ def test_a_forged_path_never_overwrites_a_file_outside_the_memory_folder(setup, 
 @pytest.mark.parametrize("where,why", [
     ("../escape.md", ".."), ("/tmp/abs.md", "absolute"), ("notes.txt", ".md"), ("decision/x.md", "memcurate's"),
     ("link.md", "outside")], ids=["dotdot", "absolute", "not-md", "memcurate-category", "symlink-out"])
-def test_a_forged_where_is_damaged_and_never_written(setup, capsys, tmp_path, where, why):
+def test_a_forged_where_is_damaged_and_never_written(setup, capsys, tmp_path, where, why):  # noqa: F811
     project, root = setup
     outside = tmp_path / "outside.md"
     outside.write_text("someone else's\n")
@@ -127,7 +127,7 @@ def test_a_forged_rule_with_a_fake_count_is_damaged_and_never_written(rule_proj,
     assert not (project / ".claude" / "rules").exists()
 
 
-def test_a_rule_telling_the_agent_to_run_a_downloaded_script_is_shown_and_held(rule_proj, capsys):  # noqa: F811
+def test_a_rule_telling_to_run_a_downloaded_script_is_shown_and_held(rule_proj, capsys):  # noqa: F811
     project = Path(rule_proj["project"])
     (project / ".claude" / "memcurate.yaml").write_text("backend: offline\nrules:\n  auto_approve: true\n")
     forged_rule(rule_proj["data"], rule_proj["key"])  # the ledger backs it: only the text is the attacker's
@@ -186,7 +186,7 @@ def test_a_proposal_writing_an_instruction_to_do_harm_says_so(project, capsys):
 
 # -- secrets in a held write: redacted on disk and on screen, and BLOCKed ---------------------------------
 
-def test_a_held_write_keeps_no_secret_on_disk_and_never_prints_it(setup, capsys):
+def test_a_held_write_keeps_no_secret_on_disk_and_never_prints_it(setup, capsys):  # noqa: F811
     project, root = setup
     content = f"# deploy\n- AWS key {AWS}\n- token {GITHUB}\n"
     hook = run_hook(payload("Write", {"file_path": str(root / "deploy.md"), "content": content}, project),
@@ -210,7 +210,7 @@ def test_a_held_write_keeps_no_secret_on_disk_and_never_prints_it(setup, capsys)
 
 # -- content that cannot be encoded --------------------------------------------------------------------------
 
-def test_a_lone_surrogate_is_refused_with_why_not_raised(setup):
+def test_a_lone_surrogate_is_refused_with_why_not_raised(setup):  # noqa: F811
     project, root = setup
     raw = json.dumps(payload("Write", {"file_path": str(root / "odd.md"), "content": "x \ud800 y\n"}, project))
     hook = run_hook(None, raw=raw.encode(), cwd=project, env={"CLAUDE_PROJECT_DIR": str(project)},
@@ -229,7 +229,7 @@ def test_a_lone_surrogate_is_refused_with_why_not_raised(setup):
 @pytest.mark.parametrize("edit", [
     lambda t: t.replace("- the build runs with `make all`\n", "- the build runs with `make all`   \n"),
     lambda t: t.replace("# Claude's notes\n", "# Claude's notes\n\n")], ids=["trailing", "blank-line"])
-def test_a_whitespace_edit_of_claudes_lines_after_staging_is_a_conflict(setup, edit):
+def test_a_whitespace_edit_of_claudes_lines_after_staging_is_a_conflict(setup, edit):  # noqa: F811
     project, root = setup
     out, _ = call(project, payload("Edit", {"file_path": str(root / "MEMORY.md"), "old_string": "- a last note",
                                             "new_string": "- the last note"}, project), review=True)

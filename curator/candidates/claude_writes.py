@@ -130,7 +130,12 @@ def stage(data, *, tool: str, tool_input: dict, path: str, folder: str, session_
           max_bytes: int = 262144) -> dict:
     """Stage one Write/Edit/MultiEdit of Claude's into `path` (resolved, inside the auto-memory folder
     `folder`) and return its record; Refused when it is not staged (nothing is written)."""
+    session_id = session_id.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate cannot be stored
     where = os.path.relpath(path, folder).replace(os.sep, "/")
+    try:
+        where.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Refused(f"the file name {where!r:.120} cannot be written as UTF-8; nothing was staged") from None
     try:
         if target(where, folder) != path:
             raise Damaged(f"{path} is not {where} in {folder}")

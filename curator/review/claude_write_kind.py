@@ -33,7 +33,8 @@ class ClaudeWriteKind:
             out.append(ReviewItem(
                 claude_writes.PREFIX + record["id"], self.name, READY if pending else record["state"],
                 title=_title(record), action="update" if record.get("base_hash") else "create",
-                issues=tuple({k: redact_text(v) for k, v in i.as_dict().items()} for i in issues), blocked=bool(blocking(issues)), where=record["where"],
+                issues=tuple({k: redact_text(v) for k, v in i.as_dict().items()} for i in issues),
+                blocked=bool(blocking(issues)), where=record["where"],
                 session=record.get("session_id") or "", created=record.get("created") or "",
                 reason=str(last.get("why") or "") if record["state"] == claude_writes.REJECTED else ""))
         for wid, why in unreadable:  # unreadable or damaged: named, so it can be deleted, never acted on

@@ -67,6 +67,8 @@ def reject(engine, queries: list[str], reason: str = "") -> list[Outcome]:
     def why_not(item: ReviewItem) -> str | None:
         if item.state in kind_of(item).rejectable:
             return None
+        if item.state == ERROR:
+            return damaged(item)
         return f"already {item.state}" if item.final else f"{item.state}: cannot be rejected now"
 
     chosen = resolve(queries, items(engine, every=True), why_not)

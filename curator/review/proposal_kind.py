@@ -4,9 +4,9 @@ proposed, id `proposal/<id>` (curator/proposals/store.py holds the records).
 A pending proposal is `ready`, BLOCKed when its change cannot be applied as planned (a file changed
 since: stale, or a text that does not verify), with an ADVISORY `instruction` issue when a text it writes
 tells the agent to do harm; approved ones are `saved`, rejected ones `rejected`; a damaged record (one
-that cannot be read, or an op reaching outside the memory root) is an `error` naming its file and why. Its action is the proposal's kind (update, merge,
-archive, adopt, unlink). Every action is the Engine's own call: `proposal`, `approve_proposal`,
-`reject_proposal`.
+that cannot be read, or an op reaching outside the memory root) is an `error` naming its file and why.
+Its action is the proposal's kind (update, merge, archive, adopt, unlink). Every action is the Engine's
+own call: `proposal`, `approve_proposal`, `reject_proposal`.
 """
 
 from __future__ import annotations

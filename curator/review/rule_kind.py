@@ -4,8 +4,8 @@
 A pending candidate is `ready` (it always has a text: the offline one until a model drafts it),
 BLOCKed when its rule file cannot be written as planned (the plan's error says why), with an ADVISORY
 `instruction` issue when its text tells the agent to do harm; approved ones are `saved`, rejected ones
-`rejected`; a record that cannot be read, or that the failure ledger does not back, is an `error` with why. Every action is the Engine's own call: `rule`,
-`approve_rule`, `reject_rule`, `draft_rules`.
+`rejected`; a record that cannot be read, or that the failure ledger does not back, is an `error` with
+why. Every action is the Engine's own call: `rule`, `approve_rule`, `reject_rule`, `draft_rules`.
 """
 
 from __future__ import annotations

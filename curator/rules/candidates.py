@@ -26,7 +26,7 @@ import os
 from dataclasses import dataclass, field
 
 from curator.rules import ledger
-from curator.util.atomic import read_json, write_json
+from curator.util.atomic import write_json
 from curator.util.locks import FileLock
 from curator.util.stamps import now_iso
 
