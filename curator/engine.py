@@ -168,10 +168,11 @@ class Engine:
         return claude_writes.folder(self.data)
 
     def claude_writes(self) -> list[dict]:
-        """Every staged write of Claude's (pending, saved, rejected), oldest first."""
-        from curator.candidates import claude_writes
+        """Every staged write of Claude's (pending, saved, rejected) that checks out against Claude's memory
+        folder as it is now, oldest first (the others are review items in state `error`)."""
+        from curator.review import claude_write_actions
 
-        return claude_writes.records(self.data)
+        return claude_write_actions.records(self)
 
     def claude_write(self, wid: str) -> dict:
         """One staged write (`wid`, with or without `claude/`, or a unique prefix) with its text, diff and issues."""

@@ -38,6 +38,11 @@ def memory_dir(engine) -> str:
     return claude_writes.memory_folder(engine.project, engine.cfg, engine.data)
 
 
+def records(engine) -> list[dict]:
+    """Every staged write that checks out against Claude's memory folder now, oldest first."""
+    return claude_writes.records(engine.data, memory_dir(engine))
+
+
 def view(engine, wid: str) -> dict:
     """A staged write for showing: its record, `text` (what approving writes), `diff` (unified, against
     the file when it was staged) and `issues` (as dicts), every text redacted."""

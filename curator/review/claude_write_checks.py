@@ -107,7 +107,7 @@ def _budget_issues(record: dict, cfg: dict) -> list[Issue]:
 def _linked(record: dict, data, records: list[dict] | None) -> bool:
     """Whether MEMORY.md of the record's folder (its pending staged version, else the file) links to it."""
     index = memory_md_path(record["folder"])
-    staged = claude_writes.pending_for(data, index, records)
+    staged = claude_writes.pending_for(data, index, records, memory_dir=record["folder"])
     try:
         text = staged["text"] if staged else read_text(index)
     except MemoryMdError:
