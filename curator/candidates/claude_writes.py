@@ -259,8 +259,7 @@ def _read(data, wid: str, memory_dir: str | None = None) -> dict:
                 why = f"it names {record['path']}, but {record['where']} in Claude's memory folder is {path}"
             record = {**record, "path": path, "folder": memory_dir}
     if why:
-        raise Damaged(f"staged write {PREFIX}{wid} is damaged, never acted on: {why} "
-                      f"(delete {record_path(data, wid)})")
+        raise Damaged(f"staged write {PREFIX}{wid} does not check out: {why} (delete {record_path(data, wid)})")
     return record
 
 

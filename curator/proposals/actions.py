@@ -60,7 +60,7 @@ def damage(engine, record: dict) -> str:
 def _damaged(engine, record: dict) -> None:
     why = damage(engine, record)
     if why:
-        raise ProposalError(f"{PREFIX}{record['id']} is damaged, never acted on: {why} "
+        raise ProposalError(f"{PREFIX}{record['id']} does not check out, never acted on: {why} "
                             f"(delete {store.record_path(engine.data, record['id'])})")
 
 

@@ -40,7 +40,7 @@ class ProposalKind:
             return ReviewItem(**base, where=", ".join(decision.get("written") or ()))
         why = damage(engine, record)
         if why:  # an op reaching outside the memory root: named, never planned nor applied
-            return ReviewItem(**{**base, "state": ERROR}, error=f"{record['id']}: damaged, never acted on: {why}")
+            return ReviewItem(**{**base, "state": ERROR}, error=f"{record['id']}: does not check out: {why}")
         try:
             view = engine.proposal(record["id"])
         except (ProposalError, ValueError, KeyError, OSError) as e:  # a hand-edited op, an unreadable root: named
