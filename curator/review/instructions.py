@@ -52,6 +52,7 @@ _RUNNER = (r"(?:sudo\s+(?:-[a-z]+\s+)*)?(?:env\s+(?:\w+=\S*\s+)*)?"
 # Whose words a text claims to carry; _FROM: the hints, every way a match can spell "from <who>".
 _WHOM = ("user", "system", "developer", "operator", "admin", "anthropic", "owner")
 _WHO = r"(?:the\s+)?(?:user|system|developer|operator|admin(?:istrator)?|anthropic|owner)\b(?!['’]s)"
+_UNASKED = "act without asking: claims the user approved every command beforehand"
 _PRE = r"pre[- ]?(?:approved|authori[sz]ed)\b"  # "only pre-approved command patterns are allowed" is an allowlist
 _ACTS = r"(?:commands?|tools?|tool\s+(?:calls?|uses?)|actions?|operations?|changes?|edits?|writes?)\b"
 _ORDERS = r"(?:instructions?|orders?|directives?|commands?)"  # not "messages" or "requests": a chat app has those
@@ -93,18 +94,18 @@ _PATTERNS = (
              + r"\s+(?:straight\s+|directly\s+)?from\s+" + _WHO
              + r"|\b(?:following|below|next\s+(?:line|lines|message|text|paragraph))\s+(?:\w+\s+)?(?:is|are|comes?)"
              r"\s+(?:an?\s+|the\s+)?(?:\w+\s+){0,2}?" + _ORDERS + r"\s+from\s+" + _WHO),
-    _Pattern("act without asking: claims the user approved every command beforehand",
-             ("pre-approv", "preapprov", "pre approv", "pre-authori", "preauthori", "pre authori"),
-             r"\b(?:has|have|had|'ve)\s+(?:already\s+)?" + _PRE + r"\s+(?:for\s+)?(?:\w+\s+){0,2}?(?:every|all|any|each)\b"
+    _Pattern(_UNASKED, ("pre-approv", "preapprov", "pre approv", "pre-authori", "preauthori", "pre authori"),
+             r"\b(?:has|have|had|'ve)\s+(?:already\s+)?" + _PRE
+             + r"\s+(?:for\s+)?(?:\w+\s+){0,2}?(?:every|all|any|each)\b"
              r"|\b" + _PRE + r"\s+(?:for\s+)?(?:every|all|any|each)\s+(?:\w+\s+){0,2}?" + _ACTS
              + r"|\b(?:all|every|any|your|claude's)\s+(?:\w+\s+){0,2}?" + _ACTS + r"\s+(?:\w+\s+){0,3}?"
              r"(?:are|is|were|was|have\s+been|has\s+been)\s+(?:all\s+|already\s+)*" + _PRE
              + r"|\byou\s+(?:are|were|have\s+been)\s+(?:already\s+)?" + _PRE + r"|\beverything\s+is\s+" + _PRE),
-    _Pattern("act without asking: claims the user approved every command beforehand", ("approved", "authori", "permit"),
+    _Pattern(_UNASKED, ("approved", "authori", "permit"),
              r"\b(?:every|all|any)\s+(?:\w+\s+){0,2}?(?:commands?|tool\s+(?:calls?|uses?)|actions?)\s+"
              r"(?:\w+\s+){0,3}?(?:is|are|have\s+been|has\s+been)\s+(?:already\s+|all\s+)*"
              r"(?:approved|authori[sz]ed|permitted)\b(?!\s+(?:by|in|through|via|after|once|only|when|if)\b)"),
-    _Pattern("act without asking: claims the user approved every command beforehand", ("without",),
+    _Pattern(_UNASKED, ("without",),
              r"\b(?:run|execute|approve|use|do|perform)\s+(?:any|every|all)\s+(?:\w+\s+){0,2}?(?:commands?|tool\s+"
              r"(?:calls?|uses?)|tools?|actions?)\s+without\s+(?:asking|checking|prompting|(?:any\s+|the\s+user's\s+|"
              r"user\s+)?(?:confirmation|permission|approval|consent))"),
