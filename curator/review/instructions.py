@@ -60,10 +60,13 @@ _FROM = tuple(f"from {the}{who}" for the in ("", "the ") for who in _WHOM)
 
 
 class _Pattern:
-    __slots__ = ("what", "hints", "regex")
+    """`pattern` is looked for only in a text holding one of `hints` and, when given, one of `also`: each
+    set is a necessary condition of a match (so a pattern is compiled only when it may match)."""
 
-    def __init__(self, what: str, hints: tuple[str, ...], pattern: str) -> None:
-        self.what, self.hints, self.regex = what, hints, LazyRegex(pattern, re.I)
+    __slots__ = ("what", "hints", "also", "regex")
+
+    def __init__(self, what: str, hints: tuple[str, ...], pattern: str, also: tuple[str, ...] = ()) -> None:
+        self.what, self.hints, self.also, self.regex = what, hints, also, LazyRegex(pattern, re.I)
 
 
 _PATTERNS = (
@@ -77,7 +80,7 @@ _PATTERNS = (
     _Pattern("run a downloaded script", ("curl", "wget"),
              r"\b(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:tee\b[^\n|]{0,100}\|\s*)?" + _RUNNER
              + r"|\b(?:(?:ba|z)?sh\s+-c|eval)\s+[\"']?\$\(\s*(?:curl|wget)\b"
-             r"|(?:\b(?:ba|z|k)?sh|\bsource|(?<![\w.])\.)\s+<\(\s*(?:curl|wget)\b"),
+             r"|(?:\b(?:ba|z|k)?sh|\bsource|(?<![\w.])\.)\s+<\(\s*(?:curl|wget)\b", also=("|", "$(", "<(")),
     _Pattern("run a downloaded script", ("iex", "invoke-expression"),
              r"\b(?:iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n|]{0,200}\|\s*(?:iex|invoke-expression)\b"
              r"|\b(?:iex|invoke-expression)\b[^\n]{0,40}\b(?:iwr|irm|invoke-webrequest|invoke-restmethod"
@@ -93,7 +96,8 @@ _PATTERNS = (
              r"\b(?:direct|real|actual|urgent|official|explicit|verbatim)\s+" + _ORDERS
              + r"\s+(?:straight\s+|directly\s+)?from\s+" + _WHO
              + r"|\b(?:following|below|next\s+(?:line|lines|message|text|paragraph))\s+(?:\w+\s+)?(?:is|are|comes?)"
-             r"\s+(?:an?\s+|the\s+)?(?:\w+\s+){0,2}?" + _ORDERS + r"\s+from\s+" + _WHO),
+             r"\s+(?:an?\s+|the\s+)?(?:\w+\s+){0,2}?" + _ORDERS + r"\s+from\s+" + _WHO,
+             also=("instruction", "order", "directive", "command")),
     _Pattern(_UNASKED, ("pre-approv", "preapprov", "pre approv", "pre-authori", "preauthori", "pre authori"),
              r"\b(?:has|have|had|'ve)\s+(?:already\s+)?" + _PRE
              + r"\s+(?:for\s+)?(?:\w+\s+){0,2}?(?:every|all|any|each)\b"
@@ -104,11 +108,12 @@ _PATTERNS = (
     _Pattern(_UNASKED, ("approved", "authori", "permit"),
              r"\b(?:every|all|any)\s+(?:\w+\s+){0,2}?(?:commands?|tool\s+(?:calls?|uses?)|actions?)\s+"
              r"(?:\w+\s+){0,3}?(?:is|are|have\s+been|has\s+been)\s+(?:already\s+|all\s+)*"
-             r"(?:approved|authori[sz]ed|permitted)\b(?!\s+(?:by|in|through|via|after|once|only|when|if)\b)"),
+             r"(?:approved|authori[sz]ed|permitted)\b(?!\s+(?:by|in|through|via|after|once|only|when|if)\b)",
+             also=("command", "tool", "action")),
     _Pattern(_UNASKED, ("without",),
              r"\b(?:run|execute|approve|use|do|perform)\s+(?:any|every|all)\s+(?:\w+\s+){0,2}?(?:commands?|tool\s+"
              r"(?:calls?|uses?)|tools?|actions?)\s+without\s+(?:asking|checking|prompting|(?:any\s+|the\s+user's\s+|"
-             r"user\s+)?(?:confirmation|permission|approval|consent))"),
+             r"user\s+)?(?:confirmation|permission|approval|consent))", also=("command", "tool", "action")),
     _Pattern("send credentials out (exfiltration)",
              ("send", "upload", "post", "mail", "exfiltrat", "transmit", "forward", "leak"),
              r"\b(?:send|sends|sending|upload|uploads|uploading|post|posts|posting|e-?mail|e-?mails|exfiltrate"
@@ -127,7 +132,7 @@ def find_instructions(text: str) -> list[tuple[str, str]]:
     low = " ".join(text.lower().split())  # the hints' spaces stand for any whitespace, as the patterns' \s+
     out: list[tuple[str, str]] = []
     for p in _PATTERNS:
-        if not any(h in low for h in p.hints):
+        if not any(h in low for h in p.hints) or (p.also and not any(h in low for h in p.also)):
             continue
         m = p.regex.search(text)
         if m and all(what != p.what for what, _ in out):

@@ -35,9 +35,11 @@ CUT = " […]"
 MIN_BODY = 120  # a body cut shorter than this adds too little to a loaded line: leave the memory out
 
 # `#`/`##` at a line start, after any indentation and list or quote markers: the body's own headings.
-_HEADING = re.compile(r"^([ \t]*(?:>[ \t]*|(?:[-*+]|\d{1,9}[.)])[ \t]+)*)#{1,2}(?=[ \t])", re.M)
-# A tag opening or closing (`<name`, `</name`, `<!`, `<?`; the fullwidth and small less-than signs too).
-_TAG = LazyRegex(r"[<\uff1c\ufe64]((?:/[ \t]*)?[A-Za-z!?][^<>\uff1c\uff1e\ufe64\ufe65\n]{0,200})([>\uff1e\ufe65]?)")
+_HEADING = LazyRegex(r"^([ \t]*(?:>[ \t]*|(?:[-*+]|\d{1,9}[.)])[ \t]+)*)#{1,2}(?=[ \t])", re.M)
+# A tag opening or closing: `<name`, `</name`, `<!`, `<?` (ASCII: the look-alike signs are made ASCII first,
+# which spares compiling a non-ASCII class on every call).
+_TAG = LazyRegex(r"<((?:/[ \t]*)?[A-Za-z!?][^<>\n]{0,200})(>?)")
+_LOOKALIKES = {0xFF1C: "<", 0xFF1E: ">", 0xFE64: "<", 0xFE65: ">"}  # fullwidth and small less-/greater-than
 # A speaker's turn at a line start (after indentation or quote markers), as transcripts and prompts write them.
 _TURN = LazyRegex(r"^([ \t>]*)(Human|HUMAN|Assistant|ASSISTANT|User|USER|System|SYSTEM|H|A)([ \t]*):", re.M)
 _OWN_TAG = LazyRegex(r"\[[ \t]*memcurate[ \t]+recall[ \t]*\]", re.I)
@@ -112,11 +114,13 @@ def demote(text: str) -> str:
 def quoted(text: str) -> str:
     """`text` with nothing that could pose as structure around it: tags defanged to `‹name›`, turn markers
     at a line start to `‹Human›:`, and recall's own header tag to `‹memcurate recall›`."""
-    if "<" in text or "\uff1c" in text or "\ufe64" in text:
+    if "\uff1c" in text or "\ufe64" in text:
+        text = text.translate(_LOOKALIKES)
+    if "<" in text:
         text = _TAG.sub(lambda m: f"‹{m.group(1)}{'›' if m.group(2) else ''}", text)
     if ":" in text:
         text = _TURN.sub(r"\1‹\2›\3:", text)
-    if "[" in text:
+    if "[" in text and "recall" in text.lower():
         text = _OWN_TAG.sub("‹memcurate recall›", text)
     return text
 
