@@ -77,7 +77,7 @@ def _head(m: Memory, now: dt.datetime) -> str:
         lines.append("Its line in MEMORY.md is already loaded; the rest of it:")
     elif m.description.strip():
         lines.append(one_line(m.description, 300))
-    return quoted("\n".join(lines)) + "\n"
+    return quoted(clean("\n".join(lines))) + "\n"  # clean: the path comes from config, a \r in it is no line
 
 
 def body(m: Memory, limit: int | None = None) -> str:
