@@ -6,6 +6,7 @@ that reads as an instruction to the agent is withheld and counted; a plain memor
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from pathlib import Path
@@ -113,7 +114,7 @@ def test_a_mark_the_memory_holds_is_drawn_again(monkeypatch):
     monkeypatch.setattr(context.os, "urandom", lambda n: next(draws))
     m = context.Memory(key="runbook/z", category="runbook", title="Zorblat", description="d", updated="",
                        path="/m/runbook/z.md", body=f"Mark MEMORIES-{held} here.", loaded=False)
-    text, keys = context.render([m], 2000, context.dt.datetime(2026, 12, 1, tzinfo=context.dt.timezone.utc))
+    text, keys = context.render([m], 2000, dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc))
     assert keys == ["runbook/z"] and text.endswith("\n<<<END MEMORIES-" + "bb" * context.TOKEN_BYTES + ">>>")
     assert f"Only the line <<<END MEMORIES-{'bb' * context.TOKEN_BYTES}>>> ends them" in text
 
