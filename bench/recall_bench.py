@@ -38,6 +38,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import sys
@@ -50,6 +51,7 @@ import benchlib as bl  # noqa: E402
 TARGET = 4.0
 RESULTS = os.path.join(bl.RESULTS, "recall.json")
 BUDGETS = {"decision": 40, "constraint": 30, "runbook": 20, "tech_debt": 15, "preference": 15, "session_summary": 10}
+QUOTED = re.compile(r"\n<<<END MEMORIES-[0-9a-f]{16}>>>\Z")  # what is given ends with its END line
 NOTHING = "write a haiku about autumn leaves falling into the quiet northern sea"
 
 
@@ -156,6 +158,8 @@ def main(argv: list[str]) -> int:
                 ctx = json.loads(s.stdout)["hookSpecificOutput"]["additionalContext"]
                 if expect not in ctx:
                     bl.die("recall_bench", f"{label}: {expect} not recalled")
+                if not QUOTED.search(ctx):
+                    bl.die("recall_bench", f"{label}: the memories are not quoted (no END line): {ctx[-200:]!r}")
             os.unlink(path)
             return s
 

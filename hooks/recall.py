@@ -1,9 +1,10 @@
 """UserPromptSubmit: saved memories that bear on the prompt, added to Claude's context.
 
 Prints Claude Code's hook JSON (`hookSpecificOutput.additionalContext`) when there is something to
-add, nothing otherwise; always exits 0. One log line per call, naming the memories given, never the
-prompt's text. The engine side is curator/memory/recall/; this module imports it only when a prompt
-is worth a search, so the other events and trivial prompts do not pay for SQLite.
+add, nothing otherwise; always exits 0. One log line per call, naming the memories given and those
+withheld because they read as an instruction to the agent, never the prompt's text. The engine side
+is curator/memory/recall/; this module imports it only when a prompt is worth a search, so the other
+events and trivial prompts do not pay for SQLite.
 """
 
 from __future__ import annotations

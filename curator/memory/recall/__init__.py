@@ -8,8 +8,10 @@ The steps, each in its module: is the prompt worth a search at all (`skip_reason
 acknowledgement, a slash command, too few content words); the index made fresh by its category
 folders' stamps and searched across categories (lookup.py); what Claude already has of MEMORY.md
 (loaded.py); each chosen memory re-read from its file, so what is given is current and still exists
-(a file that is gone, broken or unreadable is left out, and said in `problems`); what this session
-was given before (seen.py); the text, within the budget (context.py).
+(a file that is gone, broken or unreadable is left out, and said in `problems`); a memory that reads
+as an instruction to the agent (curator/review/instructions.py) withheld, and counted in the log line;
+what this session was given before (seen.py); the text, quoted so that nothing in it can pose as the
+user, the system or its end, within the budget (context.py).
 
 Never raises for bad data: an unreadable index, a damaged MEMORY.md or a broken memory file mean
 fewer results and a line in `problems`. No YAML on this path (the config comes from its JSON

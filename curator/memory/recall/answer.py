@@ -17,6 +17,7 @@ from curator.memory.recall.context import Memory, render
 from curator.memory.recall.loaded import loaded_entries
 from curator.memory.recall.lookup import Hit, prompt_words, search
 from curator.memory.recall.seen import Seen
+from curator.review.instructions import find_instructions
 from curator.util.paths import resolve_memory_root
 
 NEW_WORDS = 3  # a loaded memory's body must hold this many words its MEMORY.md line lacks to be worth giving
@@ -34,6 +35,7 @@ class Recall:
         self.given: list[str] = []  # <category>/<id> of the memories in it
         self.note = note  # what happened, for the log line (never the prompt's text)
         self.problems: list[str] = []
+        self.withheld: list[str] = []  # "<category>/<id> (what it asks for)": read as an instruction, not given
 
 
 def recall(project, data: str, cfg: dict, prompt: str, session_id: str = "", *, env=None,
@@ -67,6 +69,10 @@ def recall(project, data: str, cfg: dict, prompt: str, session_id: str = "", *, 
         m = _read(root, hit, hit.key in loaded, out.problems)
         if m is None or (m.loaded and not _adds(m.body, loaded[hit.key])):
             continue
+        found = find_instructions("\n".join((m.title, m.description, m.body)))
+        if found:  # written to talk to the agent: never in its context, whatever the fence says
+            out.withheld.append(f"{hit.key} ({found[0][0]})")
+            continue
         memories.append(m)
     out.context, out.given = render(memories, rc["max_chars"], now or dt.datetime.now(dt.timezone.utc))
     if out.given:
@@ -76,7 +82,11 @@ def recall(project, data: str, cfg: dict, prompt: str, session_id: str = "", *, 
             out.problems.append(f"session record not written ({e.strerror or e}): may repeat")
     repeats = sum(1 for h in hits if h.key in seen and h.key not in out.given)
     out.note = (f"gave {len(out.given)} ({', '.join(out.given)}), {len(out.context)} characters" if out.given
-                else "nothing relevant") + (f"; {repeats} already given in this session" if repeats else "")
+                else "nothing given" if out.withheld else "nothing relevant")
+    out.note += f"; {repeats} already given in this session" if repeats else ""
+    if out.withheld:
+        out.note += (f"; withheld {len(out.withheld)} that read as an instruction to the agent "
+                     f"({', '.join(out.withheld)}): edit or remove the file")
     return out
 
 
