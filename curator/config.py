@@ -8,7 +8,10 @@ Layers, lowest to highest precedence (DESIGN §4):
 The default file is also the schema: a key it lacks is unknown, and a value
 must have the type of the default it replaces. The hook runs on every turn
 and cannot afford to import yaml (~40 ms), so the merged result is cached as
-JSON in the data dir, keyed by the layers' mtimes and sizes.
+JSON in the data dir, keyed by the layers' mtimes and sizes. The cache is in
+Claude's reach: what the hooks read from it is checked (cache_problem) and a
+cache that does not check out is rebuilt; a config error is cached too, with
+what the write guard can still learn from each layer (guard_of_layers).
 """
 
 from __future__ import annotations

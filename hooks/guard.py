@@ -41,7 +41,9 @@ EVENT = "PreToolUse"
 MEMORY_MD = "MEMORY.md"
 SAY_IT = ("To keep a fact, say it in the conversation instead: memcurate proposes it for the person's review "
           "at the end of the turn.")
-AUTO = {"memory": {"root": "auto"}}  # what resolve_memory_root needs to derive Claude Code's own folder
+AUTO = {"memory": {"root": "auto"}}
+# File systems that ignore case and Unicode normalisation by default (APFS, NTFS): paths are compared folded.
+CASE_FOLDING = sys.platform in ("darwin", "win32")  # what resolve_memory_root needs to derive Claude Code's own folder
 
 
 class Places:
@@ -49,10 +51,10 @@ class Places:
     `roots` (whole folders) and `review` come from the config once it is known."""
 
     def __init__(self, project: str, data: str, env) -> None:
-        self.project, self.data_arg, self.env = project, data, env
+        self.project, self.env = project, env
         self.data = os.path.realpath(data)
         self.rules = os.path.realpath(os.path.join(project, RULES_DIR))
-        self.configs = {os.path.realpath(p) for p in _config_files(project, env)}
+        self.configs = [os.path.realpath(p) for p in _config_files(project)]
         self.config_dirs = [claude_config_dir(env)]
         recorded = recorded_config_dir(data)  # the data dir is Claude's to write: this only adds a folder
         if recorded and os.path.realpath(recorded) != os.path.realpath(self.config_dirs[0]):
@@ -70,7 +72,7 @@ class Places:
             folder = os.path.realpath(resolve_memory_root(self.project, AUTO, None,
                                                           {**self.env, "CLAUDE_CONFIG_DIR": d})["path"])
             self.claude.append(folder)
-            if folder not in self.auto:
+            if not any(_same(folder, a) for a in self.auto):
                 self.auto.append(folder)
 
     def add_roots(self, roots: list[str]) -> None:
@@ -78,28 +80,26 @@ class Places:
         for raw in roots:
             path = os.path.expanduser(raw)
             path = os.path.realpath(path if os.path.isabs(path) else os.path.join(self.project, path))
-            if path not in self.auto and path not in self.roots:
+            if not any(_same(path, known) for known in self.auto + self.roots):
                 self.roots.append(path)
 
     def may_be_guarded(self, target: str) -> bool:
         """Whether a write of `target` may touch what the guard protects (decided without the tool input)."""
-        if (is_inside(target, self.data) or target in self.configs or is_inside(target, self.rules)
-                or any(is_inside(target, root) for root in self.roots)):
+        if (_inside(target, self.data) or any(_same(target, c) for c in self.configs) or _inside(target, self.rules)
+                or any(_inside(target, root) for root in self.roots)):
             return True
         for auto in self.auto:
-            if is_inside(target, auto) and (_own_part(target, auto) or target == os.path.join(auto, MEMORY_MD)):
+            if _inside(target, auto) and (_own_part(target, auto) or _same(target, os.path.join(auto, MEMORY_MD))):
                 return True
         folders = self.claude or self.auto
-        return self.review is not False and any(is_inside(target, f) and target != f for f in folders)
+        return self.review is not False and any(_inside(target, f) and not _same(target, f) for f in folders)
 
 
-def _config_files(project: str, env) -> list[str]:
+def _config_files(project: str) -> list[str]:
     """memcurate's config layers that are the person's: the project layer and the user layer (as this
-    environment names it, and the default one: a shell without XDG_CONFIG_HOME reads that)."""
-    home = os.path.expanduser("~")
-    bases = [env.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), os.path.join(home, ".config")]
-    return [config.project_config_path(project), config.user_config_path()] + \
-        [os.path.join(b, "memcurate", "config.yaml") for b in bases]
+    environment names it, and the default one: a shell without XDG_CONFIG_HOME reads that one)."""
+    default = os.path.join(os.path.expanduser("~"), ".config", "memcurate", "config.yaml")
+    return [config.project_config_path(project), config.user_config_path(), default]
 
 
 def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(), review_auto_memory=False) -> int:
@@ -119,8 +119,8 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
     places: Places | None = None
     targets: list[str] = []
     try:
-        places = Places(project, data, env)
         targets = _targets(raw, payload.get("cwd"), project, session_dirs)
+        places = Places(project, data, env)
         places.add_claude_folders()
         cfg, error = _load_config(project, data, places, review_auto_memory)
         reasons = [r for t in targets
@@ -153,8 +153,8 @@ def check_unreadable(tool: object, paths: list[str], cwd: object, problem: str, 
     targets: list[str] = []
     why = f"memcurate could not read this call's hook input ({problem})"
     try:
-        places = Places(project, data, env)
         targets = [t for p in paths for variant in _spellings(p) for t in _targets(variant, cwd, project, session_dirs)]
+        places = Places(project, data, env)
         if targets:
             places.add_claude_folders()
             _load_config(project, data, places, review_auto_memory)
@@ -208,6 +208,24 @@ def _fail_closed(places: Places | None, targets: list[str], project: str, data: 
             "fixed. Tell the person; do not try to write it another way.")
 
 
+def _fold(path: str) -> str:
+    """`path` as the file system compares names: case and Unicode normalisation ignored where they are
+    (macOS and Windows by default), so `.MEMCURATE/` or `Decision/` cannot slip past a comparison."""
+    if not CASE_FOLDING:
+        return path
+    import unicodedata
+
+    return unicodedata.normalize("NFC", path).casefold()
+
+
+def _inside(path: str, folder: str) -> bool:
+    return is_inside(_fold(path), _fold(folder))
+
+
+def _same(a: str, b: str) -> bool:
+    return _fold(a) == _fold(b)
+
+
 def _encodable(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -246,32 +264,32 @@ def decide(payload: dict, tool: str, tool_input: dict, target: str, places: Plac
             error: str | None, unsure: bool) -> str | None:
     """The reason to deny the call, None to let it pass. `unsure`: the target is one of several the call
     may write (a relative path without a usable cwd), so a write that would be staged is denied instead."""
-    if is_inside(target, places.data):
+    if _inside(target, places.data):
         return (f"{target} is in memcurate's data dir ({DATA_DIR_NAME}/: its staged records, candidates, caches and "
                 f"logs), which only memcurate writes. Never write these files. {SAY_IT}")
-    if target in places.configs:
+    if any(_same(target, c) for c in places.configs):
         return (f"{target} is memcurate's config, which is the person's: ask the person; they edit it in their "
                 "editor. Never write it.")
-    if is_inside(target, places.rules):
+    if _inside(target, places.rules):
         return (f"{target} is in memcurate's rules folder ({RULES_DIR}), which only memcurate writes, after the "
                 f"person approves a rule. Never write these files. {SAY_IT}")
     for root in places.roots:
-        if is_inside(target, root):
+        if _inside(target, root):
             return (f"{target} is in memcurate's memory root (memory.root in memcurate's config), managed by "
                     f"memcurate: memories are saved there only after the person reviews them. Never write these "
                     f"files. {SAY_IT}")
     review = places.review
     for auto in places.auto:
-        own = _own_part(target, auto) if is_inside(target, auto) else None
+        own = _own_part(target, auto) if _inside(target, auto) else None
         if own:
             return (f"{target} is {own}, managed by memcurate: memories are saved there only after the person "
                     f"reviews them. Never write these files. {SAY_IT}")
-        if target == os.path.join(auto, MEMORY_MD):
+        if _same(target, os.path.join(auto, MEMORY_MD)):
             reason = _sections_reason(tool, tool_input, target, data, review is True)
             if reason:
                 return f"{reason} {SAY_IT}"
     for folder in places.claude:
-        if not (is_inside(target, folder) and target != folder) or review is False:
+        if not _inside(target, folder) or _same(target, folder) or review is False:
             continue
         if error or cfg is None:
             return (f"memcurate could not check this memory write: its config has an error ({error}), so it cannot "
@@ -287,7 +305,7 @@ def _own_part(target: str, root: str) -> str | None:
     """What of memcurate's `target` is in the auto-memory folder `root`, None when it is not memcurate's."""
     from curator.categories import CATEGORIES
 
-    rel = os.path.relpath(target, root)
+    rel = os.path.relpath(_fold(target), _fold(root))
     top = rel.split(os.sep, 1)[0]
     if top in CATEGORIES:
         return f"a memory file of memcurate's {top} category"

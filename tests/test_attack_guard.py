@@ -301,3 +301,22 @@ def test_an_internal_error_while_staging_denies(setup):
     assert "internal error" in err
     assert (root / "notes.md").read_text() == "old note\n"
     assert hook(project, "Write", write(project / "src" / "app.py"), args=["--review-auto-memory"])[0] is None
+
+
+# -- 6. file systems that ignore case ------------------------------------------------------------------------
+
+def test_case_insensitive_file_systems_are_compared_folded(setup, monkeypatch):
+    """On macOS and Windows `.MEMCURATE/`, `Decision/` or `.Claude/MemCurate.yaml` are the same files as
+    memcurate's: denied. In-process, with the platform's folding switched on (this file system tells case
+    apart, so only the comparison can be shown); Claude's own topic file still passes."""
+    from test_guard import call
+
+    from hooks import guard
+
+    project, root = setup
+    monkeypatch.setattr(guard, "CASE_FOLDING", True)
+    for target in (project / ".MEMCURATE" / "config.cache.json", root / "Decision" / "x.md",
+                   project / ".Claude" / "MemCurate.yaml", project / ".claude" / "Rules" / "MEMCURATE" / "x.md"):
+        out, _ = call(project, payload("Write", write(target), project))
+        assert decision(out) is not None, target
+    assert call(project, payload("Write", write(root / "Notes.md"), project))[0] == ""
