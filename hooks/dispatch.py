@@ -16,6 +16,7 @@ import os
 import re
 import sys
 
+from curator.candidates.tool_edits import TOOLS
 from curator.util.child_env import CHILD_ENV
 from curator.util.log import log_line
 from curator.util.paths import data_dir, is_inside, project_root
@@ -84,7 +85,10 @@ def run(stdin: bytes, env: dict | None = None, *, review_auto_memory: bool = Fal
                 return 0
     start = session_dir(env)
     project = project_root(start)
-    data = data_dir(project)  # only ever here: never in a folder the payload names
+    try:
+        data = data_dir(project)  # only ever here: never in a folder the payload names
+    except OSError:  # the handlers still run (the guard must): their logs and caches are lost, not their checks
+        data = data_dir(project, create=False)
     event = payload.get("hook_event_name") if payload else None
     event = event if isinstance(event, str) else "?"
     dirs = [start, project] + (_payload_cwd(payload, project) if payload else [])  # where this session may have started
@@ -114,7 +118,7 @@ def run(stdin: bytes, env: dict | None = None, *, review_auto_memory: bool = Fal
     except Exception as e:  # the hook must never break the session: log it where the project's log is
         log_line(data, event, f"internal error: {e.__class__.__name__}: {e}")
         _tell(e)
-        if event == GUARDED_EVENT:  # the guard handles its own errors: it did not even start
+        if event == GUARDED_EVENT and payload.get("tool_name") in TOOLS:  # the guard did not even start
             _deny_unchecked(e)
         return 0
 

@@ -37,6 +37,8 @@ from curator.util.log import log_line
 from curator.util.paths import (ARCHIVE_DIR, DATA_DIR_NAME, ROOT_LOCK_NAME, RULES_DIR, claude_config_dir, is_inside,
                                 main_worktree, project_key, recorded_config_dir, resolve_memory_root, resolve_target)
 
+from . import hook_config
+
 EVENT = "PreToolUse"
 MEMORY_MD = "MEMORY.md"
 SAY_IT = ("To keep a fact, say it in the conversation instead: memcurate proposes it for the person's review "
@@ -126,8 +128,9 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
         reasons = [r for t in targets
                    for r in [decide(payload, tool, tool_input, t, places, data, cfg, error, len(targets) > 1)] if r]
         reason = reasons[0] if reasons else None
-        if error and not reason:
-            log_line(data, EVENT, f"config error, {tool} of {targets[0]} passed: not a guarded place ({error})")
+        if error:
+            hook_config.report(data, EVENT, f"{tool} of {targets[0]} " + ("denied" if reason else
+                                                                          "passed: not a guarded place"), error)
     except Exception as e:  # fail closed where it guards: see _fail_closed
         log_line(data, EVENT, f"internal error: {e.__class__.__name__}: {e}")
         _tell(e)

@@ -318,3 +318,17 @@ def test_case_insensitive_file_systems_are_compared_folded(setup, monkeypatch):
         out, _ = call(project, payload("Write", write(target), project))
         assert decision(out) is not None, target
     assert call(project, payload("Write", write(root / "Notes.md"), project))[0] == ""
+
+
+def test_a_data_dir_that_cannot_be_made_does_not_open_the_guard(setup):
+    """`.memcurate` turned into a file (the hook cannot make its data dir, nor log, nor cache): memcurate's
+    files stay guarded, other writes pass."""
+    project, root = setup
+    import shutil
+
+    shutil.rmtree(project / ".memcurate")
+    (project / ".memcurate").write_text("not a folder")
+    reason, _ = hook(project, "Write", write(root / "decision" / "x.md"))
+    assert reason is not None and OWN in reason
+    assert hook(project, "Write", write(project / ".claude" / "rules" / "memcurate" / "x.md"))[0] is not None
+    assert hook(project, "Write", write(project / "src" / "app.py"))[0] is None
