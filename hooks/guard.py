@@ -2,6 +2,8 @@
 
 Claude never writes memcurate's files, nor the person's settings of memcurate:
   - the data dir `<project>/.memcurate/` (staged records, candidates, proposals, caches, backups, logs);
+  - memcurate's state outside projects, `${XDG_STATE_HOME:-~/.local/state}/memcurate/` (install records and
+    the backups `memcurate uninstall` gives back to Claude Code's settings);
   - memcurate's config: `<project>/.claude/memcurate.yaml` and the user layer
     `${XDG_CONFIG_HOME:-~/.config}/memcurate/config.yaml` (the person edits them in their editor);
   - the rules folder `<project>/.claude/rules/memcurate/`;
@@ -35,7 +37,8 @@ from curator.candidates.tool_edits import TOOLS
 from curator.util.atomic import is_temp_name
 from curator.util.log import log_line
 from curator.util.paths import (ARCHIVE_DIR, DATA_DIR_NAME, ROOT_LOCK_NAME, RULES_DIR, claude_config_dir, is_inside,
-                                main_worktree, project_key, recorded_config_dir, resolve_memory_root, resolve_target)
+                                main_worktree, project_key, recorded_config_dir, resolve_memory_root, resolve_target,
+                                user_state_dir)
 
 from . import hook_config
 
@@ -57,6 +60,8 @@ class Places:
         self.data = os.path.realpath(data)
         self.rules = os.path.realpath(os.path.join(project, RULES_DIR))
         self.configs = [os.path.realpath(p) for p in _config_files(project)]
+        default_state = os.path.join(os.path.expanduser("~"), ".local", "state", "memcurate")
+        self.state = list(dict.fromkeys(os.path.realpath(p) for p in (user_state_dir(env), default_state)))
         self.config_dirs = [claude_config_dir(env)]
         recorded = recorded_config_dir(data)  # the data dir is Claude's to write: this only adds a folder
         if recorded and os.path.realpath(recorded) != os.path.realpath(self.config_dirs[0]):
@@ -88,7 +93,7 @@ class Places:
     def may_be_guarded(self, target: str) -> bool:
         """Whether a write of `target` may touch what the guard protects (decided without the tool input)."""
         if (_inside(target, self.data) or any(_same(target, c) for c in self.configs) or _inside(target, self.rules)
-                or any(_inside(target, root) for root in self.roots)):
+                or any(_inside(target, f) for f in self.state + self.roots)):
             return True
         for auto in self.auto:
             if _inside(target, auto) and (_own_part(target, auto) or _same(target, os.path.join(auto, MEMORY_MD))):
@@ -270,6 +275,9 @@ def decide(payload: dict, tool: str, tool_input: dict, target: str, places: Plac
     if _inside(target, places.data):
         return (f"{target} is in memcurate's data dir ({DATA_DIR_NAME}/: its staged records, candidates, caches and "
                 f"logs), which only memcurate writes. Never write these files. {SAY_IT}")
+    if any(_inside(target, f) for f in places.state):
+        return (f"{target} is in memcurate's own state folder (its install records and the backups of the settings "
+                "it changed), which only memcurate writes. Never write these files.")
     if any(_same(target, c) for c in places.configs):
         return (f"{target} is memcurate's config, which is the person's: ask the person; they edit it in their "
                 "editor. Never write it.")

@@ -92,6 +92,14 @@ def test_writes_of_memcurates_config_are_denied(setup, tool, path):
     assert reason is not None and "ask the person" in reason and "editor" in reason
 
 
+def test_memcurates_state_outside_the_project_is_denied(setup):
+    """The install records and settings backups that `memcurate uninstall` gives back to Claude Code."""
+    project, _ = setup
+    for path in ("~/.local/state/memcurate/backups/installed.json", "~/.local/state/memcurate/backups/x.bak"):
+        reason, _ = hook(project, "Write", write(path, "{}"))
+        assert reason is not None and "state folder" in reason
+
+
 def test_memory_root_only_adds_a_protected_folder(setup):
     """memory.root set elsewhere (by a layer Claude can reach) guards that folder whole and leaves
     memcurate's parts of Claude Code's own folder guarded; Claude's own topic file there still passes."""
