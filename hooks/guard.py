@@ -11,7 +11,9 @@ Claude never writes memcurate's files, nor the person's settings of memcurate:
     Claude Code runs under (and under the one the data dir records, when that differs): the category
     folders, archive/, memcurate's lock and temp files, and memcurate's sections of MEMORY.md (a change
     of Claude's own lines passes);
-  - every folder a config layer names as `memory.root`, whole.
+  - every folder a config layer names as `memory.root`, whole;
+  - memcurate's hooks in Claude Code's settings files (the project's, the local and the user's): a change of
+    memcurate's entries, or turning disableAllHooks on, is denied; every other setting passes.
 None of this needs the config: a config can add a root and turn review mode on, never take either away.
 In review mode (`memcurate hook --review-auto-memory`, or `hooks.review_auto_memory` in any layer) every
 other write of Claude's into its auto-memory folder is denied too, and staged for the person's approval.
@@ -38,7 +40,7 @@ from curator.util.atomic import is_temp_name
 from curator.util.log import log_line
 from curator.util.paths import (ARCHIVE_DIR, DATA_DIR_NAME, ROOT_LOCK_NAME, RULES_DIR, claude_config_dir, is_inside,
                                 main_worktree, project_key, recorded_config_dir, resolve_memory_root, resolve_target,
-                                user_state_dir)
+                                settings_file, user_state_dir)
 
 from . import hook_config
 
@@ -69,6 +71,10 @@ class Places:
         # memcurate's parts are guarded in these (derived from the repository, with no settings read)...
         self.auto = [os.path.realpath(os.path.join(d, "projects", project_key(main_worktree(project)), "memory"))
                      for d in self.config_dirs]
+        # Claude Code's settings files Claude may write, where memcurate's hooks are installed
+        self.settings = [os.path.realpath(settings_file(scope, project, d)) for scope in ("project", "local")
+                         for d in self.config_dirs[:1]] + \
+            [os.path.realpath(settings_file("user", project, d)) for d in self.config_dirs]
         self.claude: list[str] = []  # ...and Claude Code's auto-memory folders, whole in review mode
         self.roots: list[str] = []
         self.review: bool | None = None  # None: not known (yet)
@@ -92,7 +98,8 @@ class Places:
 
     def may_be_guarded(self, target: str) -> bool:
         """Whether a write of `target` may touch what the guard protects (decided without the tool input)."""
-        if (_inside(target, self.data) or any(_same(target, c) for c in self.configs) or _inside(target, self.rules)
+        if (_inside(target, self.data) or any(_same(target, c) for c in self.configs + self.settings)
+                or _inside(target, self.rules)
                 or any(_inside(target, f) for f in self.state + self.roots)):
             return True
         for auto in self.auto:
@@ -281,6 +288,10 @@ def decide(payload: dict, tool: str, tool_input: dict, target: str, places: Plac
     if any(_same(target, c) for c in places.configs):
         return (f"{target} is memcurate's config, which is the person's: ask the person; they edit it in their "
                 "editor. Never write it.")
+    if any(_same(target, c) for c in places.settings):
+        reason = _settings_reason(tool, tool_input, target)
+        if reason:
+            return reason
     if _inside(target, places.rules):
         return (f"{target} is in memcurate's rules folder ({RULES_DIR}), which only memcurate writes, after the "
                 f"person approves a rule. Never write these files. {SAY_IT}")
@@ -357,6 +368,55 @@ def _sections_reason(tool: str, tool_input: dict, target: str, data: str, review
                 "line to its `<!-- memcurate:end ... -->` line), which only memcurate writes: change only the "
                 "lines outside them.")
     return None
+
+
+def _settings_reason(tool: str, tool_input: dict, target: str) -> str | None:
+    """Why the call would switch memcurate's hooks in a Claude Code settings file off or change them (its
+    entries, disableAllHooks), None when it leaves them as they are (or Claude Code's tool fails it)."""
+    from curator.candidates.tool_edits import EditFailed, after
+
+    try:
+        with open(target, "rb") as f:
+            base: str | None = f.read().decode("utf-8")
+    except FileNotFoundError:
+        base = None
+    try:
+        new = after(tool, tool_input, base)
+    except EditFailed:
+        return None
+    before, now = _hook_switches(base) or ([], False), _hook_switches(new)
+    if now is None:  # Claude Code would skip the file, and memcurate's hooks in it
+        changed = bool(before[0])
+    else:
+        changed = now[0] != before[0] or (now[1] and not before[1])
+    if not changed:
+        return None
+    return (f"This change to {target} would switch memcurate's hooks off or change them (its entries under "
+            "\"hooks\", or disableAllHooks): they are the person's to change, with `memcurate install` or "
+            "`memcurate uninstall`. Ask the person; change only the other settings.")
+
+
+def _hook_switches(text: str | None) -> tuple[list[str], bool] | None:
+    """What in a settings text keeps memcurate's hooks running: its entries (event, matcher, command, type,
+    timeout) and whether disableAllHooks is on. None when the text is no JSON object (Claude Code skips it)."""
+    from curator.hook_entries import parse_command
+
+    try:
+        doc = json.loads(text) if text is not None else {}
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    found = []
+    hooks = doc.get("hooks")
+    for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
+        for group in (groups if isinstance(groups, list) else ()):
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            for hook in (entries if isinstance(entries, list) else ()):
+                if isinstance(hook, dict) and parse_command(hook.get("command")):
+                    found.append(json.dumps([event, group.get("matcher"), hook.get("command"), hook.get("type"),
+                                             hook.get("timeout")]))
+    return sorted(found), bool(doc.get("disableAllHooks"))
 
 
 def _stage(payload: dict, tool: str, tool_input: dict, target: str, auto: str, data: str, cfg: dict) -> str:

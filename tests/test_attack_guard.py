@@ -340,3 +340,27 @@ def test_a_data_dir_that_cannot_be_made_does_not_open_the_guard(setup):
     assert reason is not None and OWN in reason
     assert hook(project, "Write", write(project / ".claude" / "rules" / "memcurate" / "x.md"))[0] is not None
     assert hook(project, "Write", write(project / "src" / "app.py"))[0] is None
+
+
+# -- 7. memcurate's hooks in Claude Code's settings -------------------------------------------------------------
+
+def test_writes_that_switch_memcurates_hooks_off_are_denied(setup):
+    """memcurate installed in the project's local settings: removing its entries, changing their matcher,
+    turning disableAllHooks on or breaking the JSON is denied; another setting changes freely."""
+    project, _ = setup
+    from curator import install
+
+    install.install(project, "local", entry=["/usr/local/bin/memcurate"])
+    settings = project / ".claude" / "settings.local.json"
+    text = settings.read_text()
+    doc = json.loads(text)
+    without = {**doc, "hooks": {e: g for e, g in doc["hooks"].items() if e != "PreToolUse"}}
+    for tool_input in (write(settings, json.dumps(without)),
+                       write(settings, json.dumps({**doc, "disableAllHooks": True})),
+                       write(settings, text[:-3]),
+                       {"file_path": str(settings), "old_string": '"Write|Edit|MultiEdit"', "new_string": '"Read"'}):
+        reason, _ = hook(project, "Edit" if "old_string" in tool_input else "Write", tool_input)
+        assert reason is not None and "memcurate's hooks" in reason, tool_input
+    assert hook(project, "Write", write(settings, json.dumps({**doc, "model": "opus"})))[0] is None
+    assert hook(project, "Write", write(project / ".claude" / "settings.json", '{"disableAllHooks": false}'))[0] is None
+    assert json.loads(settings.read_text()) == doc
