@@ -422,7 +422,7 @@ def _shape(spec: object, value: object, keypath: tuple[str, ...]) -> str | None:
                 return problem
         return None
     if isinstance(spec, list):
-        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        ok = isinstance(value, list) and set(map(type, value)) <= {str}  # C speed: keyword lists are long
         return None if ok else f"{dotted}: not a list of strings"
     types = spec if isinstance(spec, tuple) else (spec,)
     if isinstance(value, bool) != (bool in types) or not isinstance(value, types):
