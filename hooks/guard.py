@@ -72,9 +72,8 @@ class Places:
         self.auto = [os.path.realpath(os.path.join(d, "projects", project_key(main_worktree(project)), "memory"))
                      for d in self.config_dirs]
         # Claude Code's settings files Claude may write, where memcurate's hooks are installed
-        self.settings = [os.path.realpath(settings_file(scope, project, d)) for scope in ("project", "local")
-                         for d in self.config_dirs[:1]] + \
-            [os.path.realpath(settings_file("user", project, d)) for d in self.config_dirs]
+        self.settings = [os.path.realpath(settings_file(scope, project, d)) for scope, d in
+                         [("project", ""), ("local", ""), *(("user", d) for d in self.config_dirs)]]
         self.claude: list[str] = []  # ...and Claude Code's auto-memory folders, whole in review mode
         self.roots: list[str] = []
         self.review: bool | None = None  # None: not known (yet)
