@@ -59,9 +59,13 @@ class Places:
 
     def __init__(self, project: str, data: str, env) -> None:
         self.project, self.env = project, env
-        self.data = os.path.realpath(data)
-        self.rules = os.path.realpath(os.path.join(project, RULES_DIR))
-        self.configs = [os.path.realpath(p) for p in _config_files(project)]
+        # this checkout's, and the main worktree's when this is a linked one (the two share one memory folder)
+        main = main_worktree(project)
+        checkouts = dict.fromkeys([project, main])
+        self.data = list(dict.fromkeys(os.path.realpath(p) for p in
+                                       [data, *(os.path.join(c, DATA_DIR_NAME) for c in checkouts)]))
+        self.rules = [os.path.realpath(os.path.join(c, RULES_DIR)) for c in checkouts]
+        self.configs = [os.path.realpath(p) for p in _config_files(list(checkouts))]
         default_state = os.path.join(os.path.expanduser("~"), ".local", "state", "memcurate")
         self.state = list(dict.fromkeys(os.path.realpath(p) for p in (user_state_dir(env), default_state)))
         self.config_dirs = [claude_config_dir(env)]
@@ -69,7 +73,7 @@ class Places:
         if recorded and os.path.realpath(recorded) != os.path.realpath(self.config_dirs[0]):
             self.config_dirs.append(recorded)
         # memcurate's parts are guarded in these (derived from the repository, with no settings read)...
-        self.auto = [os.path.realpath(os.path.join(d, "projects", project_key(main_worktree(project)), "memory"))
+        self.auto = [os.path.realpath(os.path.join(d, "projects", project_key(main), "memory"))
                      for d in self.config_dirs]
         # Claude Code's settings files Claude may write, where memcurate's hooks are installed
         self.settings = [os.path.realpath(settings_file(scope, project, d)) for scope, d in
@@ -97,8 +101,8 @@ class Places:
 
     def may_be_guarded(self, target: str) -> bool:
         """Whether a write of `target` may touch what the guard protects (decided without the tool input)."""
-        if (_inside(target, self.data) or any(_same(target, c) for c in self.configs + self.settings)
-                or _inside(target, self.rules)
+        if (any(_inside(target, f) for f in self.data + self.rules)
+                or any(_same(target, c) for c in self.configs + self.settings)
                 or any(_inside(target, f) for f in self.state + self.roots)):
             return True
         for auto in self.auto:
@@ -108,11 +112,11 @@ class Places:
         return self.review is not False and any(_inside(target, f) and not _same(target, f) for f in folders)
 
 
-def _config_files(project: str) -> list[str]:
-    """memcurate's config layers that are the person's: the project layer and the user layer (as this
-    environment names it, and the default one: a shell without XDG_CONFIG_HOME reads that one)."""
+def _config_files(checkouts: list[str]) -> list[str]:
+    """memcurate's config layers that are the person's: the project layers (of each checkout) and the user
+    layer (as this environment names it, and the default one: a shell without XDG_CONFIG_HOME reads that)."""
     default = os.path.join(os.path.expanduser("~"), ".config", "memcurate", "config.yaml")
-    return [config.project_config_path(project), config.user_config_path(), default]
+    return [*map(config.project_config_path, checkouts), config.user_config_path(), default]
 
 
 def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(), review_auto_memory=False) -> int:
@@ -278,7 +282,7 @@ def decide(payload: dict, tool: str, tool_input: dict, target: str, places: Plac
             error: str | None, unsure: bool) -> str | None:
     """The reason to deny the call, None to let it pass. `unsure`: the target is one of several the call
     may write (a relative path without a usable cwd), so a write that would be staged is denied instead."""
-    if _inside(target, places.data):
+    if any(_inside(target, f) for f in places.data):
         return (f"{target} is in memcurate's data dir ({DATA_DIR_NAME}/: its staged records, candidates, caches and "
                 f"logs), which only memcurate writes. Never write these files. {SAY_IT}")
     if any(_inside(target, f) for f in places.state):
@@ -291,7 +295,7 @@ def decide(payload: dict, tool: str, tool_input: dict, target: str, places: Plac
         reason = _settings_reason(tool, tool_input, target)
         if reason:
             return reason
-    if _inside(target, places.rules):
+    if any(_inside(target, f) for f in places.rules):
         return (f"{target} is in memcurate's rules folder ({RULES_DIR}), which only memcurate writes, after the "
                 f"person approves a rule. Never write these files. {SAY_IT}")
     for root in places.roots:

@@ -364,3 +364,22 @@ def test_writes_that_switch_memcurates_hooks_off_are_denied(setup):
     assert hook(project, "Write", write(settings, json.dumps({**doc, "model": "opus"})))[0] is None
     assert hook(project, "Write", write(project / ".claude" / "settings.json", '{"disableAllHooks": false}'))[0] is None
     assert json.loads(settings.read_text()) == doc
+
+
+def test_a_linked_worktree_guards_the_main_worktrees_files_too(tmp_path):
+    """A session in a linked worktree shares the main worktree's memory folder: the main checkout's data dir
+    and rules folder are memcurate's too, its config the person's (the layout `git worktree add` leaves, written
+    by hand)."""
+    main, wt = tmp_path / "main", tmp_path / "linked"
+    gitdir = main / ".git" / "worktrees" / "w"
+    gitdir.mkdir(parents=True)
+    wt.mkdir()
+    (gitdir / "commondir").write_text("../..\n")
+    (gitdir / "gitdir").write_text(f"{wt / '.git'}\n")
+    (wt / ".git").write_text(f"gitdir: {gitdir}\n")
+    for target in (main / ".memcurate" / "config.cache.json", main / ".claude" / "rules" / "memcurate" / "x.md",
+                   wt / ".memcurate" / "config.cache.json"):
+        reason, _ = hook(wt, "Write", write(target))
+        assert reason is not None and "only memcurate writes" in reason, target
+    assert "ask the person" in hook(wt, "Write", write(main / ".claude" / "memcurate.yaml"))[0]
+    assert hook(wt, "Write", write(main / "src" / "app.py"))[0] is None
