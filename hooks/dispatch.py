@@ -117,7 +117,7 @@ def run(stdin: bytes, env: dict | None = None, *, review_auto_memory: bool = Fal
         return handler(payload, project, data, env=env, session_dirs=dirs, review_auto_memory=review_auto_memory)
     except Exception as e:  # the hook must never break the session: log it where the project's log is
         log_line(data, event, f"internal error: {e.__class__.__name__}: {e}")
-        _tell(e)
+        tell_internal_error(e)
         if event == GUARDED_EVENT and payload.get("tool_name") in TOOLS:  # the guard did not even start
             _deny_unchecked(e)
         return 0
@@ -132,7 +132,7 @@ def _guard_unreadable(found: dict, problem: str, project: str, data: str, env, d
                                 data, env=env, session_dirs=dirs, review_auto_memory=review_auto_memory)
     except Exception as e:
         log_line(data, GUARDED_EVENT, f"internal error: {e.__class__.__name__}: {e}")
-        _tell(e)
+        tell_internal_error(e)
         _deny_unchecked(e)
         return 0
 
@@ -259,7 +259,8 @@ def _payload_cwd(payload: dict, project: str) -> list[str]:
     return [cwd] if is_inside(os.path.realpath(cwd), os.path.realpath(project)) else []
 
 
-def _tell(e: Exception) -> None:
+def tell_internal_error(e: Exception) -> None:
+    """The one stderr line of an internal error (its log line says more)."""
     print(f"memcurate hook: internal error ({e.__class__.__name__}); see .memcurate/log/memcurate.log",
           file=sys.stderr)
 
@@ -275,5 +276,5 @@ def main(args: list[str] | None = None) -> int:
                      f"internal error: {e.__class__.__name__}: {e}")
         except Exception:
             pass
-        _tell(e)
+        tell_internal_error(e)
         return 0

@@ -7,6 +7,7 @@ Claude never writes memcurate's files, nor the person's settings of memcurate:
   - memcurate's config: `<project>/.claude/memcurate.yaml` and the user layer
     `${XDG_CONFIG_HOME:-~/.config}/memcurate/config.yaml` (the person edits them in their editor);
   - the rules folder `<project>/.claude/rules/memcurate/`;
+  (in a linked worktree, the main worktree's data dir, rules folder and project config too);
   - in Claude Code's auto-memory folder, derived as `memory.root: auto` derives it under the config dir
     Claude Code runs under (and under the one the data dir records, when that differs): the category
     folders, archive/, memcurate's lock and temp files, and memcurate's sections of MEMORY.md (a change
@@ -48,9 +49,9 @@ EVENT = "PreToolUse"
 MEMORY_MD = "MEMORY.md"
 SAY_IT = ("To keep a fact, say it in the conversation instead: memcurate proposes it for the person's review "
           "at the end of the turn.")
-AUTO = {"memory": {"root": "auto"}}
+AUTO = {"memory": {"root": "auto"}}  # what resolve_memory_root needs to derive Claude Code's own folder
 # File systems that ignore case and Unicode normalisation by default (APFS, NTFS): paths are compared folded.
-CASE_FOLDING = sys.platform in ("darwin", "win32")  # what resolve_memory_root needs to derive Claude Code's own folder
+CASE_FOLDING = sys.platform in ("darwin", "win32")
 
 
 class Places:
@@ -147,8 +148,7 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
             hook_config.report(data, EVENT, f"{tool} of {targets[0]} " + ("denied" if reason else
                                                                           "passed: not a guarded place"), error)
     except Exception as e:  # fail closed where it guards: see _fail_closed
-        log_line(data, EVENT, f"internal error: {e.__class__.__name__}: {e}")
-        _tell(e)
+        _internal_error(data, e)
         reason = _fail_closed(places, targets, project, data, env,
                               f"an internal error ({e.__class__.__name__}) stopped memcurate's check; "
                               "the person can see it in .memcurate/log/memcurate.log")
@@ -178,7 +178,7 @@ def check_unreadable(tool: object, paths: list[str], cwd: object, problem: str, 
             _load_config(project, data, places, review_auto_memory)
         reason = _fail_closed(places, targets, project, data, env, why)
     except Exception as e:
-        log_line(data, EVENT, f"internal error: {e.__class__.__name__}: {e}")
+        _internal_error(data, e)
         reason = _fail_closed(places, targets, project, data, env, why)
     log_line(data, EVENT, f"{tool or 'a tool'} with unreadable input ({problem}): {'denied' if reason else 'passed'}")
     if reason:
@@ -191,9 +191,11 @@ def deny(reason: str) -> None:
                                              "permissionDecisionReason": reason}}))
 
 
-def _tell(e: Exception) -> None:
-    print(f"memcurate hook: internal error ({e.__class__.__name__}); see .memcurate/log/memcurate.log",
-          file=sys.stderr)
+def _internal_error(data: str, e: Exception) -> None:
+    from .dispatch import tell_internal_error  # loaded already: the dispatcher called this handler
+
+    log_line(data, EVENT, f"internal error: {e.__class__.__name__}: {e}")
+    tell_internal_error(e)
 
 
 def _load_config(project: str, data: str, places: Places, flag: bool) -> tuple[dict | None, str | None]:
