@@ -13,9 +13,11 @@ memcurate runs from bench/.venv, a non-editable install of this checkout
   memory   an Edit of Claude's own line in MEMORY.md, which passes (the file is read, its sections compared)
   staged   review mode (`hook --review-auto-memory`): an Edit of a topic file in the auto-memory folder,
            denied and staged (the record updated at each call)
+  broken   a Write of a source file in a project whose config has an error (the guard fails closed where it
+           guards, and passes this write: the error is cached, the YAML not parsed at each call)
 
 Prints medians and ratios to the bare interpreter; writes bench/results/guard.json.
-Target: pass and deny ≤ 2.5 × bare.
+Target: pass, deny and broken ≤ 2.5 × bare.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import tempfile
 
 import hook_bench as hb
 
-TARGET = 2.5  # × bare, pass and deny
+TARGET = 2.5  # × bare, pass, deny and broken
 RESULTS = os.path.join(hb.BENCH, "results", "guard.json")
 
 
@@ -61,12 +63,18 @@ def main(argv: list[str] | None = None) -> int:
                     "<!-- memcurate:end section=decision -->\n")
         with open(os.path.join(root, "topic.md"), "w") as f:
             f.write("counter 0\n")
+        broken = os.path.join(work, "broken")
+        os.makedirs(os.path.join(broken, ".git"))
+        os.makedirs(os.path.join(broken, ".claude"))
+        with open(os.path.join(broken, ".claude", "memcurate.yaml"), "w") as f:
+            f.write("recall:\n  max_chars: 99999\n")
         runner = hb.Runner(env, work)
+        broken_runner = hb.Runner({**env, "CLAUDE_PROJECT_DIR": broken}, work)
 
-        def payload(name: str, tool: str, tool_input: dict) -> str:
+        def payload(name: str, tool: str, tool_input: dict, cwd: str = project) -> str:
             path = os.path.join(work, f"{name}.json")
             with open(path, "w") as f:
-                json.dump({"hook_event_name": "PreToolUse", "session_id": "bench", "cwd": project,
+                json.dump({"hook_event_name": "PreToolUse", "session_id": "bench", "cwd": cwd,
                            "tool_name": tool, "tool_input": tool_input}, f)
             return path
 
@@ -81,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
             "staged": ([exe, "hook", "--review-auto-memory"],
                        payload("staged", "Edit", {"file_path": os.path.join(root, "topic.md"), "old_string": "counter",
                                                   "new_string": "counter"}), True),
+            "broken": ([exe, "hook"], payload("broken", "Write", {"file_path": os.path.join(broken, "app.py"),
+                                                                  "content": "x\n"}, broken), False),
         }
         # the staged Edit must change the text each call: alternate between two spellings
         flip = {"n": 0}
@@ -95,9 +105,9 @@ def main(argv: list[str] | None = None) -> int:
             argv, stdin, denies = cases[name]
             if name == "staged":
                 stdin = staged_input()
-            s = runner.run(argv, stdin, project)
+            s = broken_runner.run(argv, stdin, broken) if name == "broken" else runner.run(argv, stdin, project)
             problems = []
-            if s.code != 0 or s.stderr:
+            if s.code != 0 or (s.stderr and not (name == "broken" and b"config error" in s.stderr)):
                 problems.append(f"exit {s.code}, stderr {s.stderr[:300]!r}")
             if denies:
                 try:
@@ -121,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
                 job()
         samples = hb.interleave(jobs, args.rounds, random.Random(args.seed))
         runner.close()
-        return hb.report(samples, {"pass": TARGET, "deny": TARGET}, exe=exe, interp=interp, rounds=args.rounds,
+        broken_runner.close()
+        return hb.report(samples, {"pass": TARGET, "deny": TARGET, "broken": TARGET}, exe=exe, interp=interp, rounds=args.rounds,
                          json_out=args.json_out, strict=args.strict)
     finally:
         shutil.rmtree(work, ignore_errors=True)

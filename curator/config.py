@@ -8,7 +8,10 @@ Layers, lowest to highest precedence (DESIGN §4):
 The default file is also the schema: a key it lacks is unknown, and a value
 must have the type of the default it replaces. The hook runs on every turn
 and cannot afford to import yaml (~40 ms), so the merged result is cached as
-JSON in the data dir, keyed by the layers' mtimes and sizes.
+JSON in the data dir, keyed by the layers' mtimes and sizes. The cache is in
+Claude's reach: what the hooks read from it is checked (cache_problem) and a
+cache that does not check out is rebuilt; a config error is cached too, with
+what the write guard can still learn from each layer (guard_of_layers).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from curator.util.assets import asset
 from curator.util.atomic import write_json
 
 CACHE_NAME = "config.cache.json"
+GUARD = "guard"  # cfg["_derived"]["guard"], and a cached error's: what the write guard reads
 BACKENDS = ("auto", "anthropic", "claude-cli", "offline")
 # Maps whose keys are the user's to choose (the schema fixes only the value type).
 _OPEN_MAPS = {("models",)}
@@ -30,7 +34,13 @@ _REGEX_LISTS = {"keywords", "weak_keywords", "reason_words"}
 
 
 class ConfigError(Exception):
-    """A config file is unreadable or does not fit the schema. The message names file and key."""
+    """A config file is unreadable or does not fit the schema. The message names file and key.
+
+    `guard` is what the write guard can still learn from the layers (guard_of_layers), when load() knows it."""
+
+    def __init__(self, message: str, guard: dict | None = None) -> None:
+        super().__init__(message)
+        self.guard = guard
 
 
 def user_config_path() -> str:
@@ -217,13 +227,18 @@ def _renamed(layer: object, where: str) -> object:
 
 
 def build(paths: list[str]) -> dict:
-    """Parse and validate every existing layer; return the merged config."""
+    """Parse and validate every existing layer; return the merged config.
+
+    Two keys only tighten across layers (the project layer is within Claude's reach, the user layer is
+    not): hooks.review_auto_memory is on when any layer turns it on, and every layer's memory.root is
+    kept (_derived.guard.roots) for the write guard, which protects them all."""
     default_path, *overrides = paths
     cfg = _read_yaml(default_path)
     if not isinstance(cfg, dict):
         raise ConfigError(f"{default_path}: expected a mapping at the top level")
     cfg = _check(cfg, cfg, default_path, ())  # the schema checks itself: list items, regexes
     _semantic_checks(cfg, default_path)
+    roots, review = _layer_guard(cfg)
     for path in overrides:
         if not os.path.isfile(path):
             continue
@@ -232,8 +247,64 @@ def build(paths: list[str]) -> dict:
             continue
         cfg = _check(cfg, _renamed(layer, path), path, ())
         _semantic_checks(cfg, path)
-    cfg["_derived"] = _derive(cfg)
+        more, on = _layer_guard(_renamed(layer, path))
+        roots, review = roots + [r for r in more if r not in roots], review or bool(on)
+    cfg["hooks"] = {**cfg["hooks"], "review_auto_memory": review}
+    cfg["_derived"] = {**_derive(cfg), GUARD: {"roots": roots}}
     return cfg
+
+
+def _layer_guard(layer: object) -> tuple[list[str], bool | None]:
+    """What one layer, valid or not, tells the write guard: the memory.root it names (unless `auto`), and
+    whether it turns review mode on (None: the layer cannot say; anything but a plain `false` is on)."""
+    if not isinstance(layer, dict):
+        return [], None
+    memory = layer.get("memory")
+    root = memory.get("root") if isinstance(memory, dict) else None
+    roots = [root] if isinstance(root, str) and root and root != "auto" else []
+    review: bool | None = False
+    for name in ("hook", "hooks"):
+        section = layer.get(name)
+        if name in layer and not isinstance(section, dict):
+            review = None
+        elif isinstance(section, dict) and "review_auto_memory" in section:
+            if section["review_auto_memory"] is not False:
+                return roots, True
+    return roots, review
+
+
+def guard_of_layers(paths: list[str], cached: object = None) -> dict:
+    """What the write guard can still learn when the config does not build: each layer read on its own
+    (memory.root and review mode, see _layer_guard), and the roots an earlier cache named. review_auto_memory
+    is None when a layer that cannot be read might turn it on."""
+    roots: list[str] = _cached_roots(cached)
+    review: bool | None = False
+    for path in paths:
+        if not os.path.exists(path):
+            continue
+        try:
+            found, on = _layer_guard(_read_yaml(path))
+        except ConfigError:
+            found, on = [], None
+        roots += [r for r in found if r not in roots]
+        review = True if (review or on) else (None if None in (review, on) else False)
+    return {"roots": roots, "review_auto_memory": review}
+
+
+def _cached_roots(cached: object) -> list[str]:
+    """The memory roots a cache document names (a config's, or an error entry's), strings only."""
+    if not isinstance(cached, dict):
+        return []
+    found: list = []
+    cfg = cached.get("config")
+    if isinstance(cfg, dict):
+        found.append((cfg.get("memory") or {}).get("root") if isinstance(cfg.get("memory"), dict) else None)
+        guard = (cfg.get("_derived") or {}).get(GUARD) if isinstance(cfg.get("_derived"), dict) else None
+        found += guard.get("roots", []) if isinstance(guard, dict) and isinstance(guard.get("roots"), list) else []
+    guard = cached.get(GUARD)
+    if isinstance(guard, dict) and isinstance(guard.get("roots"), list):
+        found += guard["roots"]
+    return list(dict.fromkeys(r for r in found if isinstance(r, str) and r and r != "auto" and "\0" not in r))
 
 
 def _derive(cfg: dict) -> dict:
@@ -244,25 +315,121 @@ def _derive(cfg: dict) -> dict:
 
 
 def load(project, data_dir=None) -> dict:
-    """The merged config of `project`; cached as JSON in `data_dir` when given."""
+    """The merged config of `project`; cached as JSON in `data_dir` when given.
+
+    The cache is Claude's to write (the data dir is in the project), so it is input, not truth: a
+    config it holds is used only when its key matches and the keys the hooks read check out
+    (cache_problem); anything else is rebuilt from the YAML layers. A config that does not build
+    is cached as its error, with what the write guard can still learn (ConfigError.guard)."""
     paths = layer_paths(project)
     key = {"version": __version__, "layers": [[p, _stamp(p)] for p in paths]}
     cache = os.path.join(data_dir, CACHE_NAME) if data_dir else None
+    cached = None
     if cache is not None:
         try:
             with open(cache, "rb") as f:
                 cached = json.loads(f.read())
-            if cached.get("key") == key:
+        except (OSError, ValueError, RecursionError):
+            cached = None
+        if isinstance(cached, dict) and cached.get("key") == key:
+            if "config" in cached and cache_problem(cached["config"]) is None:
                 return cached["config"]
-        except (OSError, ValueError, AttributeError):
-            pass
-    cfg = build(paths)
-    if cache is not None:
-        try:
-            write_json(cache, {"key": key, "config": cfg}, durable=False)
-        except OSError:
-            pass  # a cache we cannot write costs time, not correctness
+            error, guard = cached.get("error"), cached.get(GUARD)
+            if isinstance(error, str) and isinstance(guard, dict) and _guard_ok(guard):
+                raise ConfigError(error, guard)
+    try:
+        cfg = build(paths)
+    except ConfigError as e:
+        guard = guard_of_layers(paths, cached)
+        _write_cache(cache, {"key": key, "error": str(e), GUARD: guard})
+        raise ConfigError(str(e), guard) from None
+    _write_cache(cache, {"key": key, "config": cfg})
     return cfg
+
+
+def _write_cache(cache: str | None, doc: dict) -> None:
+    if cache is None:
+        return
+    try:
+        write_json(cache, doc, durable=False)
+    except OSError:
+        pass  # a cache we cannot write costs time, not correctness
+
+
+def _guard_ok(guard: dict) -> bool:
+    roots = guard.get("roots")
+    return (isinstance(roots, list) and all(isinstance(r, str) for r in roots)
+            and guard.get("review_auto_memory") in (True, False, None))
+
+
+# What the hooks read from a cached config, and its type ([str]: a list of strings; a dict: its keys, checked
+# the same way). A cache holding anything else is rebuilt: the hook must not trust it, nor fail on it.
+_NUM = (int, float)
+_STRS = [str]
+_CATEGORY = {"budget": int, "model": str, "threshold": _NUM, "saturation": _NUM, "speakers": dict,
+             "keywords": _STRS, "weak_keywords": _STRS}
+HOOK_KEYS: dict = {
+    "memory": {"root": str},
+    "backend": str,
+    "models": dict,
+    "hooks": {"review_auto_memory": bool, "review_max_bytes": int, "lock_wait_seconds": _NUM,
+              "summary_events": _STRS},
+    "recall": {"enabled": bool, "max_chars": int, "max_memories": int, "min_words": int},
+    "memory_md": {"max_lines": int, "max_bytes": int},
+    "hygiene": {"interval_minutes": _NUM},
+    "rules": {"enabled": bool, "threshold": int, "per_output": int, "forget_after_days": int},
+    "second_look": {"enabled": bool, "events": _STRS, "max_chars": int},
+    "triage": {"reason_words": _STRS, "reason_weight": _NUM, "weak_weight": _NUM, "line_cap": _NUM,
+               "acknowledgements": _STRS, "narration": _STRS, "narration_fillers": _STRS,
+               "narration_max_words": int, "snippets_per_category": int, "snippet_chars": int,
+               "excerpt_chars": int, "context_lines": int, "max_line_bytes": int, "max_message_chars": int,
+               "correction": {"openers": _STRS, "concessions": _STRS, "weights": dict, "confirmed": _NUM}},
+    "categories": {},  # filled below: every category's keys
+    "_derived": {"triage": dict, GUARD: {"roots": _STRS}},
+}
+
+
+def cache_problem(cfg: object) -> str | None:
+    """What is wrong with a config read from the cache (the first key missing or of the wrong type, a value
+    out of range), None when the hooks may use it. A few hundred lookups: cheap."""
+    from curator.categories import NAMES  # a plain module, ~0.1 ms
+
+    try:
+        problem = _shape(HOOK_KEYS, cfg, ())
+        for name in NAMES:
+            extra = {"runbook": {"error_tools": _STRS, "error_fix_weight": _NUM},
+                     "session_summary": {"activity": dict, "ignored_tools": _STRS, "subagents": bool}}.get(name, {})
+            problem = problem or _shape({**_CATEGORY, **extra}, cfg["categories"].get(name), ("categories", name))
+        if problem:
+            return problem
+        if cfg["hooks"]["review_max_bytes"] < 1024:
+            return "hooks.review_max_bytes: below 1024"
+        _recall_checks(cfg["recall"], CACHE_NAME)
+        _rules_checks(cfg["rules"], CACHE_NAME)
+    except ConfigError as e:
+        return str(e)
+    return None
+
+
+def _shape(spec: object, value: object, keypath: tuple[str, ...]) -> str | None:
+    dotted = ".".join(keypath) or "(top level)"
+    if isinstance(spec, dict):
+        if not isinstance(value, dict):
+            return f"{dotted}: not a mapping"
+        for k, sub in spec.items():
+            if k not in value:
+                return f"{'.'.join(keypath + (k,))}: missing"
+            problem = _shape(sub, value[k], keypath + (k,))
+            if problem:
+                return problem
+        return None
+    if isinstance(spec, list):
+        ok = isinstance(value, list) and set(map(type, value)) <= {str}  # C speed: keyword lists are long
+        return None if ok else f"{dotted}: not a list of strings"
+    types = spec if isinstance(spec, tuple) else (spec,)
+    if isinstance(value, bool) != (bool in types) or not isinstance(value, types):
+        return f"{dotted}: not {_type_name(types[0]())}"
+    return None
 
 
 def category(cfg: dict, name: str) -> dict:

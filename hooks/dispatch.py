@@ -1,7 +1,9 @@
 """`memcurate hook`: read Claude Code's hook JSON on stdin and dispatch on hook_event_name.
 
 It exits 0 in every case: an internal error is logged in the data dir and
-summarised in one stderr line, and the Claude Code session goes on. Only a
+summarised in one stderr line, and the Claude Code session goes on. The write guard
+(PreToolUse) is the exception to "the session goes on" where it guards: an input it
+cannot read whole, or a guard that fails before deciding, denies the write (see guard.py). Only a
 deliberate answer prints on stdout, as Claude Code's hook JSON (the write guard's
 deny, recall's additionalContext); the capture hooks print nothing, so they can
 neither block a stop nor loop.
@@ -11,13 +13,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
+from curator.candidates.tool_edits import TOOLS
 from curator.util.child_env import CHILD_ENV
 from curator.util.log import log_line
 from curator.util.paths import data_dir, is_inside, project_root
 
-MAX_STDIN_BYTES = 1 << 20
+MAX_STDIN_BYTES = 1 << 20  # an event's input larger than this is ignored, except PreToolUse's (any size)
+GUARDED_EVENT = "PreToolUse"
+# A JSON string, or one of the characters that shape a document: what tolerant() walks.
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]')
+_TOP_KEYS = ("hook_event_name", "tool_name", "cwd", "session_id")
 PATH_KEYS = ("transcript_path", "agent_transcript_path", "cwd")
 
 # Installed with a Bash matcher, they fire on every Bash call: a call that shows no failure returns at
@@ -46,52 +54,62 @@ HANDLERS = {
 REVIEW_FLAG = "--review-auto-memory"  # `memcurate hook --review-auto-memory`: stage Claude's memory writes
 
 
-def _read_stdin(limit: int) -> bytes:
+def _read_stdin() -> bytes:
+    """All of stdin: a PreToolUse input is read whatever its size (a Write's content may be megabytes),
+    so that no size lets a guarded write through; run() ignores other events' oversized inputs."""
     stream = getattr(sys.stdin, "buffer", None)
     if stream is None:
         return b""
-    data = stream.read(limit + 1)
-    return data
+    return stream.read()
 
 
 def run(stdin: bytes, env: dict | None = None, *, review_auto_memory: bool = False) -> int:
     env = os.environ if env is None else env
     payload = None
     problem = None
-    if len(stdin) > MAX_STDIN_BYTES:
-        problem = f"hook input larger than {MAX_STDIN_BYTES} bytes: ignored"
-    elif not stdin.strip():
+    if not stdin.strip():
         problem = "empty hook input: ignored"
     else:
         try:
             payload = json.loads(stdin)
+        except UnicodeDecodeError:
+            problem = "hook input is not UTF-8: ignored"
         except (ValueError, RecursionError) as e:
             problem = f"hook input is not JSON ({e.__class__.__name__}): ignored"
         else:
             if not isinstance(payload, dict):
                 problem, payload = "hook input is not a JSON object: ignored", None
+            elif len(stdin) > MAX_STDIN_BYTES and payload.get("hook_event_name") != GUARDED_EVENT:
+                problem, payload = f"hook input larger than {MAX_STDIN_BYTES} bytes: ignored", None
             elif payload.get("hook_event_name") in FILTERED_EVENTS and not _may_show_failure(payload, env):
                 return 0
     start = session_dir(env)
     project = project_root(start)
-    data = data_dir(project)  # only ever here: never in a folder the payload names
+    try:
+        data = data_dir(project)  # only ever here: never in a folder the payload names
+    except OSError:  # the handlers still run (the guard must): their logs and caches are lost, not their checks
+        data = data_dir(project, create=False)
     event = payload.get("hook_event_name") if payload else None
     event = event if isinstance(event, str) else "?"
+    dirs = [start, project] + (_payload_cwd(payload, project) if payload else [])  # where this session may have started
     if problem:
+        found = tolerant(stdin) if payload is None and problem.startswith("hook input is not") else None
+        if found and found.get("hook_event_name") == GUARDED_EVENT and not env.get(CHILD_ENV):
+            return _guard_unreadable(found, problem.removesuffix(": ignored"), project, data, env, dirs,
+                                     review_auto_memory)
         log_line(data, "hook", problem)
         return 0
     if env.get(CHILD_ENV):
         log_line(data, event, "called from memcurate's own child process: ignored")
         return 0
     bad = _bad_path(payload)
-    if bad:
+    if bad and event != GUARDED_EVENT:  # the guard resolves the target without a cwd it cannot use
         log_line(data, event, f"{bad}: skipped")
         return 0
     module = HANDLERS.get(event)
     if module is None:
         log_line(data, event, "event not handled: ignored")
         return 0
-    dirs = [start, project] + _payload_cwd(payload, project)  # where this session may have started
     try:
         from importlib import import_module
 
@@ -99,8 +117,88 @@ def run(stdin: bytes, env: dict | None = None, *, review_auto_memory: bool = Fal
         return handler(payload, project, data, env=env, session_dirs=dirs, review_auto_memory=review_auto_memory)
     except Exception as e:  # the hook must never break the session: log it where the project's log is
         log_line(data, event, f"internal error: {e.__class__.__name__}: {e}")
-        _tell(e)
+        tell_internal_error(e)
+        if event == GUARDED_EVENT and payload.get("tool_name") in TOOLS:  # the guard did not even start
+            _deny_unchecked(e)
         return 0
+
+
+def _guard_unreadable(found: dict, problem: str, project: str, data: str, env, dirs: list[str],
+                      review_auto_memory: bool) -> int:
+    try:
+        from .guard import check_unreadable
+
+        return check_unreadable(found.get("tool_name"), found["file_paths"], found.get("cwd"), problem, project,
+                                data, env=env, session_dirs=dirs, review_auto_memory=review_auto_memory)
+    except Exception as e:
+        log_line(data, GUARDED_EVENT, f"internal error: {e.__class__.__name__}: {e}")
+        tell_internal_error(e)
+        _deny_unchecked(e)
+        return 0
+
+
+def _deny_unchecked(e: Exception) -> None:
+    """The write guard could not run at all: every write is refused (it cannot tell which are memcurate's)."""
+    reason = (f"memcurate's write guard failed before it could check this write ({e.__class__.__name__}), so the "
+              "write is refused. Tell the person: the error is in .memcurate/log/memcurate.log.")
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": GUARDED_EVENT, "permissionDecision": "deny",
+                                             "permissionDecisionReason": reason}}))
+
+
+def tolerant(stdin: bytes) -> dict | None:
+    """What a hook input that json.loads refused still says: its top-level hook_event_name, tool_name, cwd
+    and session_id, and every tool_input.file_path (a list). Bytes that are not UTF-8 are kept as
+    surrogate escapes (os functions take them back as those bytes); JSON that does not parse is walked
+    string by string, keeping track of nesting, so that a key inside a string or deeper down never counts.
+    None when nothing is found."""
+    text = stdin.decode("utf-8", "surrogateescape")
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        doc = None
+    if isinstance(doc, dict):
+        found = {k: doc[k] for k in _TOP_KEYS if isinstance(doc.get(k), str)}
+        tool_input = doc.get("tool_input")
+        path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+        found["file_paths"] = [path] if isinstance(path, str) and path else []
+        return found
+    found: dict = {"file_paths": []}
+    stack: list = []  # the key each open container sits under
+    last = key = None  # the last string seen; the key whose value comes next
+    for m in _TOKEN.finditer(text):
+        tok = m.group()
+        if tok in "{[":
+            stack.append(key)
+            key = None
+        elif tok in "}]":
+            if stack:
+                stack.pop()
+            key = None
+        elif tok == ":":
+            key = _json_string(last)
+        elif tok == ",":
+            key = None
+        else:
+            if key is not None:
+                value = _json_string(tok)
+                if isinstance(value, str):
+                    if len(stack) == 1 and key in _TOP_KEYS:
+                        found.setdefault(key, value)
+                    elif len(stack) == 2 and stack[-1] == "tool_input" and key == "file_path" and value:
+                        found["file_paths"].append(value)
+                key = None
+            last = tok
+    return found if len(found) > 1 or found["file_paths"] else None
+
+
+def _json_string(token: str | None) -> str | None:
+    if token is None:
+        return None
+    try:
+        value = json.loads(token)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _may_show_failure(payload: dict, env) -> bool:
@@ -161,7 +259,8 @@ def _payload_cwd(payload: dict, project: str) -> list[str]:
     return [cwd] if is_inside(os.path.realpath(cwd), os.path.realpath(project)) else []
 
 
-def _tell(e: Exception) -> None:
+def tell_internal_error(e: Exception) -> None:
+    """The one stderr line of an internal error (its log line says more)."""
     print(f"memcurate hook: internal error ({e.__class__.__name__}); see .memcurate/log/memcurate.log",
           file=sys.stderr)
 
@@ -169,7 +268,7 @@ def _tell(e: Exception) -> None:
 def main(args: list[str] | None = None) -> int:
     """`memcurate hook [--review-auto-memory]`: `args` are the words after `hook`."""
     try:
-        stdin = _read_stdin(MAX_STDIN_BYTES)
+        stdin = _read_stdin()
         return run(stdin, review_auto_memory=REVIEW_FLAG in (args or ()))
     except Exception as e:  # before the project was known (unreadable stdin, unwritable data dir…)
         try:
@@ -177,5 +276,5 @@ def main(args: list[str] | None = None) -> int:
                      f"internal error: {e.__class__.__name__}: {e}")
         except Exception:
             pass
-        _tell(e)
+        tell_internal_error(e)
         return 0

@@ -14,6 +14,11 @@ def load(project: str, data: str, event: str, consequence: str) -> dict | None:
     try:
         return config.load(project, data)
     except config.ConfigError as e:
-        log_line(data, event, f"config error, {consequence}: {e}")
-        print(f"memcurate: config error: {e}", file=sys.stderr)
+        report(data, event, consequence, str(e))
         return None
+
+
+def report(data: str, event: str, consequence: str, error: str) -> None:
+    """A config error said once per call: the log line (with what it cost) and the stderr line."""
+    log_line(data, event, f"config error, {consequence}: {error}")
+    print(f"memcurate: config error: {error}", file=sys.stderr)

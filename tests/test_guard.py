@@ -171,12 +171,18 @@ def test_configured_root_elsewhere_is_guarded_whole(setup):
     out, _ = call(project, payload("Write", {"file_path": str(project / "team-memory" / "notes.md"),
                                              "content": "x"}, project))
     assert "memory root" in decision(out)
-    # Claude Code's own auto-memory folder is Claude's again: only review mode holds its writes.
+    # memory.root only adds a protected folder: memcurate's parts of Claude Code's own auto-memory folder
+    # stay guarded (a config in Claude's reach must not open them), Claude's own files there pass.
     out, _ = call(project, payload("Write", {"file_path": str(auto / "decision" / "x.md"), "content": "x"}, project))
+    assert OWN in decision(out)
+    out, _ = call(project, payload("Write", {"file_path": str(auto / "notes.md"), "content": "x"}, project))
     assert out == ""
 
 
-def test_internal_error_passes_with_one_stderr_line(setup, monkeypatch):
+@pytest.mark.parametrize("rel,denied", [("memory/decision/x.md", True), ("src/app.py", False)])
+def test_internal_error_fails_closed_where_it_guards(setup, monkeypatch, rel, denied):
+    """A bug in deciding denies a write that may touch memcurate's files (with one stderr line), and still
+    lets any other write through."""
     project, root = setup
     from hooks import guard
 
@@ -184,9 +190,11 @@ def test_internal_error_passes_with_one_stderr_line(setup, monkeypatch):
         raise RuntimeError("bug")
 
     monkeypatch.setattr(guard, "decide", boom)
-    out, err = call(project, payload("Write", {"file_path": str(root / "decision" / "x.md"), "content": "x"},
-                                     project))
-    assert out == ""
+    target = project / rel if rel.startswith("src") else root.parent / rel
+    out, err = call(project, payload("Write", {"file_path": str(target), "content": "x"}, project))
+    assert (decision(out) is not None) == denied
+    if denied:
+        assert "internal error" in decision(out)
     assert err.count("\n") == 1 and "internal error" in err
     assert "internal error: RuntimeError: bug" in (project / ".memcurate" / "log" / "memcurate.log").read_text()
 
