@@ -21,7 +21,8 @@ from curator.util.lazyre import LazyRegex
 
 _B64 = r"A-Za-z0-9+/"
 
-def _tag(kind: str) -> str:
+def marker(kind: str) -> str:
+    """What stands where a secret of `kind` was."""
     return f"[REDACTED:{kind}]"
 
 
@@ -131,7 +132,7 @@ def _apply(rule: _Rule, text: str, found: Counter, removed: list[str] | None = N
             removed.append(text[start:end])
         kept = "".join(text[m.start(g):m.end(g)] for g in rule.keep)
         out.append(text[pos:m.start()])
-        out.append(f"{kept}{_tag(rule.kind)}{rule.after}")
+        out.append(f"{kept}{marker(rule.kind)}{rule.after}")
         pos = m.end()
     if not out:
         return text

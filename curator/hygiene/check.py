@@ -33,6 +33,9 @@ def run(engine, *, stage: bool = True, summary: dict | None = None) -> list[Find
     """Every detector's findings, most severe first, each with its proposal's id when `stage`.
     `summary`, when given, gains "checked" (memories looked at) and "errors" (detectors that could not
     run, one line each: the others still ran)."""
+    from curator.library.carry_out import forget_trash
+
+    forget_trash(engine)  # the trash forgets what is older than library.trash_days, deleted or not since
     findings: list[Finding] = []
     errors: list[str] = []
     for detect in DETECTORS:

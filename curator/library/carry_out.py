@@ -14,12 +14,14 @@ Also the file fact planning shares: a file's bytes.
 from __future__ import annotations
 
 import os
+import time
 
 from curator.library.entries import CLAUDE
 from curator.memory import memfile, memory_md
 from curator.util.atomic import failure, fsync_dir, replace_if_unchanged, write_bytes, write_new
 
-TRASH_DIR = "trash"  # in the data dir: a copy of every file memcurate removes
+TRASH_DIR = "trash"  # in the data dir: a copy of every file memcurate removes, redacted, kept library.trash_days
+DAY = 86400.0
 CHANGED = "changed since it was read"
 
 
@@ -40,6 +42,8 @@ def run(engine, w) -> list[str]:
     from curator.memory.store import ConflictError, StoreError
 
     trash: list[str] = []
+    if any(c[0] == "trash" for c in w.copies):
+        forget_trash(engine)  # before this run's copies: none of them goes before the file it keeps is removed
     try:
         for kind, where, path, data, dest in w.copies:
             if kind == "trash":
@@ -66,7 +70,12 @@ def run(engine, w) -> list[str]:
 
 def _trash(engine, where: str, data: bytes) -> str:
     """A copy of `data` (the file at `where`) in `<data>/trash/<UTC stamp>-<where flattened>`, readable
-    by the owner only (it may hold what the person deleted for a reason); returns its path."""
+    by the owner only, with every secret redacted: the trash is there to undo a deletion, and a secret is
+    not worth keeping (the person may have deleted the memory for it; it is to be revoked, not restored).
+    Bytes that are not UTF-8 are kept as they are. Returns its path."""
+    from curator.capture.redact import redact_text
+
+    data = redact_text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
     folder = os.path.join(engine.data, TRASH_DIR)
     stamp = engine.now().replace("-", "").replace(":", "")
     base = os.path.join(folder, f"{stamp}-{where.replace('/', '__')}")
@@ -76,6 +85,28 @@ def _trash(engine, where: str, data: bytes) -> str:
         path = f"{base}.{n}"
     write_bytes(path, data, mode=0o600)
     return path
+
+
+def forget_trash(engine, now: float | None = None) -> int:
+    """Remove the trash copies older than `library.trash_days` days (0: every copy made before now), by
+    their mtime; returns how many went. Called before a change set puts a copy in the trash, and by
+    `memcurate check`. Only files (and links, never followed) directly in the trash are removed."""
+    days = (engine.cfg.get("library") or {}).get("trash_days", 30)
+    folder = os.path.join(engine.data, TRASH_DIR)
+    cutoff = (time.time() if now is None else now) - days * DAY
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            if not entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            pass
+    return removed
 
 
 def _copy(engine, dest: str, data: bytes) -> None:
