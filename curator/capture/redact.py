@@ -270,6 +270,31 @@ def redact_document(doc, *, keep_id: bool = False):
     return replace(doc, id=doc_id, tags=tags, sources=sources, **fields), found
 
 
+def redact_all(value):
+    """`value` (text, or lists and mappings of them, as a command prints them or a record holds them) with
+    every secret redacted; anything else as it is."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: redact_all(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact_all(v) for v in value)
+    return value
+
+
+def redact_diff(diff: str, *texts: str) -> str:
+    """A diff between `texts` as shown: redacted, and any line of a secret found in one of the texts too
+    (a hunk may hold part of a private key without its BEGIN line)."""
+    diff = redact_text(diff)
+    secrets: list[str] = []
+    for text in texts:
+        redact(text, secrets)
+    for piece in sorted({p.strip() for s in secrets for p in s.splitlines()}, key=len, reverse=True):
+        if len(piece) >= 4:
+            diff = diff.replace(piece, "[REDACTED]")
+    return diff
+
+
 def find_secrets(text: str) -> list[str]:
     """The kinds of secret still present in `text` (empty when it is clean)."""
     return sorted(redact(text)[1])

@@ -71,15 +71,9 @@ def _without_fix(f: Finding) -> Finding:
 
 def _shown(value):
     """`value` (a finding's message or detail: text, lists, mappings) with every secret redacted."""
-    from curator.capture.redact import redact_text
+    from curator.capture.redact import redact_all
 
-    if isinstance(value, str):
-        return redact_text(value)
-    if isinstance(value, dict):
-        return {k: _shown(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_shown(v) for v in value)
-    return value
+    return redact_all(value)
 
 
 def _redacted(f: Finding) -> Finding:
