@@ -219,7 +219,7 @@ def lib_engine(project: Path, memory: Path, extra: str = ""):
 def secret_memory(engine) -> str:
     doc = memfile.MemoryDoc(id="deploy-key", category="decision", title="Deploy key", description="How we deploy",
                             tags=["deploy"], created=STAMP, updated=STAMP, sources=[{"session": "s1"}],
-                            body=f"## Decision\nDeploy with the key {AWS} from the release box.\n\n## Rationale\nOne box.")
+                            body=f"## Decision\nDeploy with the key {AWS} from the box.\n\n## Rationale\nOne box.")
     path = engine.store.create(doc)
     return content_hash(Path(path).read_bytes())
 
@@ -234,7 +234,7 @@ def test_a_deleted_memory_and_a_deleted_claude_file_reach_the_trash_redacted(pro
         done2 = engine.delete_memory("claude/ci-notes.md", content_hash(claude.read_bytes()))
         assert not (memory / "decision" / "deploy-key.md").exists() and not claude.exists()
         (mine,), (claudes,) = done.trash, done2.trash
-        assert "Deploy with the key [REDACTED:aws-access-key] from" in Path(mine).read_text()
+        assert "Deploy with the key [REDACTED:aws-access-key] from the box" in Path(mine).read_text()
         assert Path(claudes).read_text() == "# CI\nThe CI token is [REDACTED:github-token]\nRun make ci.\n"
     finally:
         engine.close()
