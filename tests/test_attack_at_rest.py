@@ -25,6 +25,8 @@ from curator.candidates.candidate import read_review
 from curator.capture.incremental import capture
 from curator.config import ConfigError
 from curator.memory import memfile
+from curator.proposals import store
+from curator.proposals.store import ProposalError
 from curator.review.actions import Blocked
 from curator.review.decide import Existing, decide
 from curator.util.assets import asset
@@ -201,6 +203,20 @@ def test_an_edit_saved_again_with_the_marker_stays_blocked_until_the_person_writ
         assert not list(memory.glob("*/*.md"))
         clean = staged.replace("[REDACTED:aws-access-key]", "the key from the vault")
         assert not engine.edit(tid, "decision", clean)["blocked"]
+    finally:
+        engine.close()
+    sweep(project)
+
+
+def test_a_proposal_edit_holding_a_secret_is_refused_and_nothing_is_stored(project, memory):
+    engine = lib_engine(project, memory)
+    try:
+        ops = [{"op": "write", "ref": "decision/x", "base_hash": None, "text": "old\n"},
+               {"op": "add_line", "ref": "decision/x"}]
+        pid = engine.stage_proposal("adopt", "Adopt", "", ops, source="library")
+        with pytest.raises(ProposalError, match="a secret is present"):
+            engine.edit_proposal(pid, f"old\nThe token is {GHP}\n")
+        assert store.ops_of(store.find(engine.data, pid))[0]["text"] == "old\n"
     finally:
         engine.close()
     sweep(project)
