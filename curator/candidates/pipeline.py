@@ -125,7 +125,7 @@ def settle(engine, cand: Candidate, decision: Decision, draft_text: str, *, file
                     near=[{"id": e.id, "title": e.doc.title, "text": f"{e.doc.title}\n{e.doc.body}"} for e in near],
                     score=entry.get("score"), threshold=entry.get("threshold"), cfg=engine.cfg)
     if withheld and given == text:  # verified again after the secret went: it stays blocked until edited
-        issues += [Issue("BLOCK", "secret", "text", f"a secret was in the edited text ({kind}): it was not kept, "
+        issues += [Issue("BLOCK", "secret", "text", f"a secret was in this text ({kind}): it was not kept, "
                          f"{marker(kind)} shows where; write what is meant there before saving")
                    for kind in withheld]
     kept, shown, concerns_apply, said = _carried(cand, drafting_issues, drafter, text, file_text)
