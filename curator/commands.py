@@ -99,9 +99,13 @@ def _print_triage(report: dict) -> None:
 def status(args) -> int:
     project = project_dir(args)
     data = data_dir(project, create=False)
+    try:  # records are checked against the config (Claude's memory folder, the rule threshold) when it loads
+        checked = config.load(project, data if os.path.isdir(data) else None)
+    except config.ConfigError:
+        checked = None  # said below
     doc = {"project": project, "data_dir": data, **staging.counts(data), "usage": usage.totals(data),
-           "drafts": _drafts(data), "claude_writes": _claude_writes(data), "rules": _rules(data),
-           "proposals": _proposals(data)}
+           "drafts": _drafts(data), "claude_writes": _claude_writes(data, project, checked),
+           "rules": _rules(data, checked), "proposals": _proposals(data)}
     try:
         cfg = config.load(project, data if os.path.isdir(data) else None)
         location = resolve_memory_root(project, cfg, data)
@@ -170,12 +174,13 @@ def status(args) -> int:
     return 0
 
 
-def _claude_writes(data: str) -> dict:
-    """Claude's own memory writes staged in review mode, by state."""
+def _claude_writes(data: str, project: str, cfg: dict | None) -> dict:
+    """Claude's own memory writes staged in review mode, by state (`unreadable`: those that cannot be read
+    or, given the config, do not check out against Claude's memory folder)."""
     from curator.candidates import claude_writes
 
     counts = {"pending": 0, "saved": 0, "rejected": 0}
-    good, bad = claude_writes.scan(data)
+    good, bad = claude_writes.scan(data, cfg and claude_writes.memory_folder(project, cfg, data))
     for record in good:
         counts[record["state"]] = counts.get(record["state"], 0) + 1
     return {**counts, "unreadable": len(bad)}
@@ -188,15 +193,16 @@ def _proposals(data: str) -> dict:
     return store.counts(data)
 
 
-def _rules(data: str) -> dict:
-    """Rule graduation: signatures counted, candidates by state, each pending one (id, sessions, kind,
-    the rule's first words), and the approved ones whose failure came back after the rule was written."""
+def _rules(data: str, cfg: dict | None) -> dict:
+    """Rule graduation: signatures counted, candidates by state (given the config, a pending one the failure
+    ledger does not back is not one), each pending one (id, sessions, kind, the rule's first words), and the
+    approved ones whose failure came back after the rule was written."""
     from curator.review import rule_actions
     from curator.rules import candidates, ledger
 
     doc = {"tracked": len(ledger.keys(data)), "pending": 0, "approved": 0,
            "rejected": 0, "candidates": [], "recurring": []}
-    for cand in candidates.all(data, every=True):
+    for cand in candidates.all(data, every=True, threshold=cfg and cfg["rules"]["threshold"]):
         doc[cand.state] = doc.get(cand.state, 0) + 1
         rid = rule_actions.PREFIX + cand.id
         kind = (cand.failure or {}).get("kind", "")

@@ -154,8 +154,10 @@ def _recall_checks(rc: dict, where: str) -> None:
 
 
 def _rules_checks(rc: dict, where: str) -> None:
-    """Rule graduation's bounds: one session is no recurrence."""
-    for key, low, high in (("threshold", 2, None), ("per_output", 1, 10), ("forget_after_days", 1, None)):
+    """Rule graduation's bounds: one session is no recurrence; the ledger's caps neither starve it nor let
+    a project's config (which Claude can write) lift them out of reach."""
+    for key, low, high in (("threshold", 2, None), ("per_output", 1, 10), ("forget_after_days", 1, None),
+                           ("ledger_max_entries", 100, 100_000), ("ledger_max_bytes", 1 << 16, 1 << 26)):
         if rc[key] < low or (high is not None and rc[key] > high):
             expected = f"a whole number from {low} to {high}" if high else f"a whole number of at least {low}"
             raise ConfigError(f"{where}: rules.{key}: expected {expected}, found {rc[key]}")

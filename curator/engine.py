@@ -168,10 +168,11 @@ class Engine:
         return claude_writes.folder(self.data)
 
     def claude_writes(self) -> list[dict]:
-        """Every staged write of Claude's (pending, saved, rejected), oldest first."""
-        from curator.candidates import claude_writes
+        """Every staged write of Claude's (pending, saved, rejected) that checks out against Claude's memory
+        folder as it is now, oldest first (the others are review items in state `error`)."""
+        from curator.review import claude_write_actions
 
-        return claude_writes.records(self.data)
+        return claude_write_actions.records(self)
 
     def claude_write(self, wid: str) -> dict:
         """One staged write (`wid`, with or without `claude/`, or a unique prefix) with its text, diff and issues."""
@@ -200,10 +201,11 @@ class Engine:
 
     def rule_candidates(self, every: bool = False, notes: list | None = None) -> list:
         """The pending RuleCandidates (with `every`, the approved and rejected ones too), oldest first;
-        `notes`, when given, gains a line for each damaged record or evidence file skipped."""
+        `notes`, when given, gains a line for each damaged record (a pending one the failure ledger does
+        not back too) or evidence file skipped."""
         from curator.rules import candidates
 
-        return candidates.all(self.data, every=every, notes=notes)
+        return candidates.all(self.data, every=every, notes=notes, threshold=self.cfg["rules"]["threshold"])
 
     def rule(self, key: str) -> dict:
         """A candidate (`rule/<key>`, `<key>` or a unique prefix) as the person reviews it: {candidate,

@@ -25,7 +25,7 @@ from __future__ import annotations
 from curator.candidates import staging
 from curator.review.actions import Approval, Blocked, Conflict, Redecided
 from curator.review.confidence import pulled_down
-from curator.review.verify import Issue, held
+from curator.review.verify import HOLD, Issue, held
 from curator.util.atomic import NO_SPACE, failure, read_json
 from curator.util.locks import LockBusy
 
@@ -78,7 +78,8 @@ def exit_status(summary: dict) -> int:
 
 def _rules(engine, summary: dict) -> None:
     """Rule candidates: drafted by a Claude backend, then left for a person, unless `rules.auto_approve`
-    is true: then each one whose rule file can be written as planned is written (the rest wait, with why)."""
+    is true: then each one whose rule file can be written as planned is written (the rest wait, with why);
+    a rule whose text tells the agent to do harm (verify.HOLD) waits for a person like a held draft."""
     from curator.drafting import DrafterUnavailable
     from curator.review.rule_actions import RuleError
 
@@ -96,7 +97,17 @@ def _rules(engine, summary: dict) -> None:
             done["waiting"].append({"id": rid, "sessions": cand.sessions, "error": ""})
             continue
         try:
-            written = engine.approve_rule(rid)
+            view = engine.rule(rid)
+        except RuleError as e:  # damaged since it was listed
+            done["waiting"].append({"id": rid, "sessions": cand.sessions, "error": str(e)})
+            continue
+        hold = [i for i in view["issues"] if i["code"] in HOLD]
+        if hold:  # an instruction to do harm: a person decides, as for a draft
+            done["waiting"].append({"id": rid, "sessions": cand.sessions,
+                                    "error": "held for a person: " + "; ".join(i["message"] for i in hold)})
+            continue
+        try:
+            written = engine.approve_rule(rid, view)  # what was checked, or nothing
         except (RuleError, LockBusy) as e:
             done["waiting"].append({"id": rid, "sessions": cand.sessions,
                                     "error": str(e) or "another process is writing rules"})

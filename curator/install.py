@@ -9,8 +9,20 @@ A settings file is Claude Code's and the person's: nothing of theirs may be lost
   permission bits, a symlink is written through to its target, and the file is re-read under a
   lock just before the rename (atomic.replace_if_unchanged): a change made meanwhile, by Claude
   Code or another install, is merged, never overwritten;
+- a file its owner made read-only (no write bit) is refused, even where the system would let
+  memcurate write it (as root): read-only is the owner's word;
 - uninstall removes exactly memcurate's entries; when the file is as install left it, it gets
-  back the very bytes it had before (or goes, when install created it).
+  back the very bytes it had before, an older install's memcurate entries included (or goes, when
+  install created it); when it changed since, the older entries come back wherever nobody changed
+  their event's hooks.
+
+The record of an install (how install left the file, the digest of its bytes from before) is kept
+outside the project, in memcurate's user state dir: the data dir is Claude's to write (DESIGN §14),
+and a record there could make uninstall "give back" hooks no one had. A backup is given back only
+when its bytes have the digest that record holds.
+
+When install writes `.claude/settings.local.json`, git is made to ignore it as Claude Code makes it
+(ignore_local_settings); uninstall leaves that rule, which Claude Code itself adds.
 
 memcurate's entries are told from anyone else's by their command (curator/hook_entries.py).
 """
@@ -20,7 +32,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
+import stat
+import subprocess
 import sys
 import time
 
@@ -32,7 +47,9 @@ from curator.util.paths import claude_config_dir, data_dir, settings_file, user_
 SCOPES = ("local", "project", "user")
 DEFAULT_SCOPE = "local"  # personal: this machine's path has no place in a file everyone commits
 MAX_BYTES = 4 << 20
-RECORD = "installed.json"  # per settings file: the hash install left it with, and its backup of before
+RECORD = "installed.json"  # an older memcurate's record, in the backups dir: read only for what it cannot forge
+RECORDS = "installs"  # under the user state dir: one record per settings file (<key>.json)
+_HEX = re.compile(r"[0-9a-f]{64}")
 BOM = b"\xef\xbb\xbf"
 
 
@@ -241,23 +258,91 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _records(backups: str) -> dict:
+def _key(target: str) -> str:
+    return hashlib.sha1(target.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def _record_path(target: str, env=None) -> str:
+    return os.path.join(user_state_dir(env), RECORDS, f"{_key(target)}.json")
+
+
+def _record(target: str, env=None) -> dict | None:
+    """How install left `target`: {"target", "after": digest, "before": digest of the bytes from before
+    install (None: install created the file), "backup": where those bytes are}. None when there is
+    none, or it is not one (a damaged record is no record: uninstall then only removes entries)."""
+    try:
+        doc = atomic.read_json(_record_path(target, env))
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(doc, dict) and doc.get("target") == target and _is_digest(doc.get("after"))
+            and (doc.get("before") is None or _is_digest(doc["before"]))
+            and (doc.get("backup") is None or isinstance(doc["backup"], str))):
+        return None
+    return {"target": target, "after": doc["after"], "before": doc.get("before"), "backup": doc.get("backup")}
+
+
+def _is_digest(value) -> bool:
+    return isinstance(value, str) and bool(_HEX.fullmatch(value))
+
+
+def _set_record(target: str, value: dict | None, env=None) -> None:
+    path = _record_path(target, env)
+    if value is not None:
+        atomic.write_json(path, {"target": target, **value})  # digests and a path: nothing secret
+    elif os.path.lexists(path):
+        os.unlink(path)
+
+
+def _before(record: dict | None) -> bytes | None:
+    """The bytes the file had before install, from their backup: only when they have the record's digest
+    (a backup in the data dir is Claude's to change)."""
+    if not record or record["before"] is None or not record["backup"]:
+        return None
+    try:
+        with open(record["backup"], "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except OSError:
+        return None
+    return data if _digest(data) == record["before"] else None
+
+
+def _legacy(backups: str, target: str, base: bytes | None) -> dict | None:
+    """An older memcurate's record of `target` (backups/installed.json, in the data dir: anyone's to
+    write) made a record, when the file is as that install left it: its backup is taken only when it
+    holds what removing memcurate's entries gives (so it can bring back no hook), or install had
+    created the file. None otherwise."""
     try:
         doc = atomic.read_json(os.path.join(backups, RECORD))
     except (OSError, ValueError):
-        return {}
-    return doc if isinstance(doc, dict) else {}
+        return None
+    old = doc.get(target) if isinstance(doc, dict) else None
+    if not isinstance(old, dict) or base is None or old.get("after") != _digest(base):
+        return None
+    if old.get("before", "unknown") is None:
+        return {"target": target, "after": old["after"], "before": None, "backup": None}
+    backup = old.get("before")
+    if not isinstance(backup, str) or os.path.dirname(os.path.abspath(backup)) != os.path.abspath(backups):
+        return None
+    try:
+        with open(backup, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+        before_doc = json.loads(data.decode("utf-8")) if data.strip() else {}
+    except (OSError, ValueError):
+        return None
+    if before_doc != without_ours(parse(target, base) or {}):
+        return None
+    return {"target": target, "after": old["after"], "before": _digest(data), "backup": backup}
 
 
-def _set_record(backups: str, target: str, value: dict | None) -> None:
-    records = _records(backups)
-    if value is None and target not in records:
+def _drop_legacy(backups: str, target: str) -> None:
+    path = os.path.join(backups, RECORD)
+    try:
+        doc = atomic.read_json(path)
+    except (OSError, ValueError):
         return
-    if value is None:
-        del records[target]
-    else:
-        records[target] = value
-    atomic.write_json(os.path.join(backups, RECORD), records)
+    if isinstance(doc, dict) and target in doc:
+        del doc[target]
+        atomic.write_json(path, doc)
 
 
 def _backup(backups: str, name: str, data: bytes) -> str:
@@ -286,13 +371,14 @@ class _Change:
         self._backed: bytes | None = None
         self.base: bytes | None = None
         self.result: bytes | None = None
+        self.notes: list[str] = []
 
     def lock(self) -> FileLock:
-        key = hashlib.sha1(self.target.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        return FileLock(os.path.join(self.backups, "locks", f"settings-{key}.lock"), wait=10.0)
+        return FileLock(os.path.join(self.backups, "locks", f"settings-{_key(self.target)}.lock"), wait=10.0)
 
     def run(self, decide, then=None) -> bool:
         """Apply `decide`, then `then(wrote)` still under the lock; returns whether the file was written."""
+        self.check_writable()  # before the lock: a refusal leaves no file behind
         try:
             with self.lock():
                 wrote = self._run(decide)
@@ -315,6 +401,7 @@ class _Change:
 
         try:
             current = _read(self.path)  # refuses a link to a missing file: never created behind a link
+            self.check_writable()
             mode = os.stat(self.target).st_mode & 0o7777 if current is not None else None
             return atomic.replace_if_unchanged(self.target, render, mode=mode)
         except atomic.Unsettled:
@@ -323,9 +410,22 @@ class _Change:
         except OSError as e:
             raise InstallError(f"{self.path}: {atomic.failure(e)}") from None
 
+    def check_writable(self) -> None:
+        """InstallError when the file exists and its owner made it read-only (no write bit for the owner),
+        or this user may not write it: root may, but read-only is the owner's word, not an obstacle."""
+        try:
+            mode = os.stat(self.target).st_mode & 0o7777
+        except OSError:
+            return  # no file yet (or unreadable: _read says why)
+        if not mode & stat.S_IWUSR or not os.access(self.target, os.W_OK):
+            raise InstallError(f"{self.path}: read-only (mode {mode:04o}); memcurate does not change a file its "
+                               "owner made read-only: make it writable (chmod u+w) and run again")
+
     def remove(self, expected: bytes) -> bool:
         """Delete the file when it still holds `expected` (backed up first); False when it changed."""
+        self.check_writable()
         with self.lock():
+            self.check_writable()
             current = _read(self.target)
             if current != expected:
                 return False
@@ -356,7 +456,7 @@ def install(project, scope: str = DEFAULT_SCOPE, *, review_auto_memory: bool = F
             return None
         return _render(path, base, new)
 
-    wrote = change.run(decide, then=lambda wrote: wrote and _record_install(change, backups, before_doc))
+    wrote = change.run(decide, then=lambda wrote: wrote and _record_install(change, env))
     report = _report("install", scope, path, change, command=command, review_auto_memory=review_auto_memory)
     after_doc = parse(path, change.result)
     had, has = ours(before_doc), ours(after_doc)
@@ -367,6 +467,10 @@ def install(project, scope: str = DEFAULT_SCOPE, *, review_auto_memory: bool = F
     if scope == "project":
         report["notes"].append(f"{path} is shared with everyone who clones the project and now holds this "
                                f"machine's path ({command}); --scope local keeps it to you")
+    if scope == "local" and wrote:
+        report["gitignore"], note = ignore_local_settings(project, env)
+        if note:
+            report["notes"].append(note)
     return report
 
 
@@ -374,74 +478,198 @@ def _groups_of(doc: dict, event: str) -> list:
     return [g for g in ((doc or {}).get("hooks") or {}).get(event, []) if any(_mine(h) for h in g["hooks"])]
 
 
-def _record_install(change: _Change, backups: str, before_doc: dict) -> None:
-    """Remember how install left the file, and where its bytes from before memcurate are, so that
-    uninstall can give them back. A reinstall over a file install left as it was keeps the older
-    'before'; over a file that held memcurate's entries otherwise, nothing can be given back."""
-    old = _records(backups).get(change.target)
-    if old and change.base is not None and old.get("after") == _digest(change.base):
-        before = old.get("before")
-    elif ours(before_doc):
-        before = "unknown"
+def _record_install(change: _Change, env) -> None:
+    """Remember how install left the file and the digest of its bytes from before, so that uninstall
+    can give them back (an older install's memcurate entries included). A reinstall over the file as
+    install left it keeps the older 'before': the bytes from before memcurate came."""
+    old = _record(change.target, env) or _legacy(change.backups, change.target, change.base)
+    if old and change.base is not None and old["after"] == _digest(change.base):
+        before, backup = old["before"], old["backup"]
     else:
-        before = change.backup  # None: install created the file
-    _set_record(backups, change.target, {"after": _digest(change.result), "before": before})
+        before = None if change.base is None else _digest(change.base)
+        backup = change.backup
+    try:
+        _set_record(change.target, {"after": _digest(change.result), "before": before, "backup": backup}, env)
+        _drop_legacy(change.backups, change.target)
+    except OSError as e:  # installed all the same; uninstall will remove the entries in place
+        change.notes.append(f"the record of this install could not be kept ({atomic.failure(e)}): uninstall will "
+                            "remove memcurate's entries but cannot give back the bytes from before")
 
 
 def uninstall(project, scope: str = DEFAULT_SCOPE, *, env=None) -> dict:
-    """Remove memcurate's hooks from the settings file of `scope`; a report of what changed."""
+    """Remove memcurate's hooks from the settings file of `scope`, giving back the entries an older
+    install had there before; a report of what changed."""
     path = settings_path(scope, project, env)
     backups = backups_dir(scope, project, env)
     change = _Change(path, backups)
-    record = _records(backups).get(change.target) or {}  # read again under the lock (decide)
-    how = {"restored": False}
+    how: dict = {}
     before_doc: dict = {}
 
     def decide(base, doc):
         nonlocal before_doc
         before_doc = doc or {}
+        how.update(restored=False, gave_back=[], kept_back=[], lost_backup=None)
         if not ours(doc):
             return None
+        record = _record(change.target, env) or _legacy(backups, change.target, base)
+        old = _before(record)
+        old_doc = _parsed(path, old) if old is not None else None
         new = without_ours(doc)
-        original = _original(_records(backups).get(change.target) or {}, base, new)
-        how["restored"] = original is not None
-        return original if original is not None else _render(path, base, new)
+        how["backup"] = record and record["backup"]
+        if record and record["before"] is not None and old_doc is None:
+            how["lost_backup"] = record["backup"]
+        elif old_doc is not None and record["after"] == _digest(base):
+            if without_ours(old_doc) == new:  # as install left it: the very bytes from before
+                how.update(restored=True, gave_back=list(ours(old_doc)))
+                return old
+        elif old_doc is not None:  # changed since: the older entries go back where nobody touched theirs
+            new = _give_back(new, old_doc, how)
+        return _render(path, base, new)
 
     current = _read(change.target)
-    created = record.get("before", "unknown") is None and current is not None \
-        and record.get("after") == _digest(current) and without_ours(parse(path, current)) == {}
+    record = _record(change.target, env) or _legacy(backups, change.target, current)
+    created = record is not None and record["before"] is None and current is not None \
+        and record["after"] == _digest(current) and without_ours(parse(path, current)) == {}
     if created and change.remove(current):
         report = _report("uninstall", scope, path, change)
         report.update(removed=list(ours(parse(path, current))), deleted=True, restored=True)
-        _set_record(backups, change.target, None)
+        _forget(change, env)
         return report
-    change.run(decide, then=lambda wrote: _set_record(backups, change.target, None))  # nothing of ours is left
+    change.run(decide, then=lambda wrote: _forget(change, env))  # nothing of this install is left
     report = _report("uninstall", scope, path, change)
     report["removed"] = list(ours(before_doc))
-    report["restored"] = how["restored"]
+    report["restored"] = how.get("restored", False)
+    report["gave_back"] = how.get("gave_back", [])
+    if how.get("gave_back"):
+        report["notes"].append(f"gave back the memcurate entries the file held before install (of "
+                               f"{', '.join(how['gave_back'])}): an older install's, as they were")
+    if how.get("kept_back"):
+        report["notes"].append(f"the older memcurate entries of {', '.join(how['kept_back'])} are not given back: "
+                               f"those hooks changed since install; the file as it was is in {how['backup']}")
+    if how.get("lost_backup"):
+        report["notes"].append(f"the backup of the file from before install ({how['lost_backup']}) is gone or "
+                               "changed: only memcurate's entries were removed")
     return report
 
 
-def _original(record: dict, base: bytes | None, new: dict) -> bytes | None:
-    """The bytes the file had before install, when it is exactly as install left it and those bytes
-    hold what removing memcurate's entries gives; else None (remove them in place)."""
-    before = record.get("before")
-    if not before or before == "unknown" or base is None or record.get("after") != _digest(base):
-        return None
+def _forget(change: _Change, env) -> None:
     try:
-        with open(before, "rb") as f:
-            data = f.read()
-        doc = json.loads(data.decode("utf-8")) if data.strip() else {}
-    except (OSError, ValueError):
+        _set_record(change.target, None, env)
+        _drop_legacy(change.backups, change.target)
+    except OSError as e:  # a record left behind names bytes the file no longer has: never used
+        change.notes.append(f"the record of the install could not be removed: {atomic.failure(e)}")
+
+
+def _parsed(path: str, data: bytes) -> dict | None:
+    try:
+        return parse(path, data) or {}
+    except InstallError:
         return None
-    return data if doc == new else None
+
+
+def _give_back(new: dict, old: dict, how: dict) -> dict:
+    """`new` (the file without memcurate's entries) with the memcurate entries the file held before
+    install, event by event: an event's hooks as they were, wherever its other hooks are as they were."""
+    hooks = dict(new.get("hooks") or {})
+    for event, groups in (old.get("hooks") or {}).items():
+        if not any(_mine(h) for g in groups for h in g["hooks"]):
+            continue
+        if hooks.get(event, []) == _strip(groups):
+            hooks[event] = groups
+            how["gave_back"].append(event)
+        else:
+            how["kept_back"].append(event)
+    return {**new, "hooks": hooks} if how["gave_back"] else new
 
 
 def _report(action: str, scope: str, path: str, change: _Change, **extra) -> dict:
     return {"action": action, "scope": scope, "settings": path,
             "target": change.target if change.target != os.path.abspath(path) else None,
             "changed": change.result != change.base or extra.get("deleted", False),
-            "backup": change.backup, "added": [], "updated": [], "removed": [], "notes": [], **extra}
+            "backup": change.backup, "added": [], "updated": [], "removed": [], "notes": list(change.notes), **extra}
+
+
+# -- git ignores the local settings, as Claude Code makes it ---------------------------------------------
+
+LOCAL_SETTINGS = ".claude/settings.local.json"
+IGNORE_LINE = "**/" + LOCAL_SETTINGS
+GIT_TIMEOUT = 10.0
+
+
+def ignore_local_settings(project, env=None) -> tuple[str | None, str | None]:
+    """Make git ignore `.claude/settings.local.json` the way Claude Code does each time it writes that file:
+    in a git work tree where git does not ignore it yet, the line `**/.claude/settings.local.json` goes into
+    git's global excludes file (core.excludesFile, else $XDG_CONFIG_HOME/git/ignore, else
+    ~/.config/git/ignore), never twice. Nothing is touched when git already ignores it, or tracks it (an
+    ignore rule would not apply). Returns (the excludes file written, a note for the person)."""
+    project = os.fspath(project)
+    ignored = _git(project, "check-ignore", "-q", "--", LOCAL_SETTINGS)
+    if ignored != 1:  # 0: ignored already; anything else: not a git work tree, or no git
+        return None, None
+    if _git(project, "ls-files", "--error-unmatch", "--", LOCAL_SETTINGS) == 0:
+        return None, (f"{LOCAL_SETTINGS} is tracked by git, so no ignore rule applies to it: it now holds this "
+                      "machine's path; `git rm --cached` it to keep it yours")
+    excludes = _excludes_file(project, env)
+    try:
+        atomic.replace_if_unchanged(os.path.realpath(excludes), _with_ignore_line,
+                                    mode=_mode_of(os.path.realpath(excludes)))
+    except OSError as e:
+        return None, f"git may commit {LOCAL_SETTINGS}: could not add {IGNORE_LINE} to {atomic.failure(e)}"
+    if _git(project, "check-ignore", "-q", "--", LOCAL_SETTINGS) != 0:
+        return excludes, (f"{IGNORE_LINE} is in {excludes}, yet git does not ignore {LOCAL_SETTINGS}: "
+                          "core.excludesFile may point elsewhere")
+    return excludes, (f"git now ignores {LOCAL_SETTINGS} in every repository, as Claude Code makes it: "
+                      f"{IGNORE_LINE} is in {excludes}")
+
+
+def _with_ignore_line(base: bytes | None) -> bytes | None:
+    """The excludes file with the ignore line at its end; None when a line of it already says it."""
+    base = base or b""
+    if any(line.strip() == IGNORE_LINE.encode() for line in base.splitlines()):
+        return None
+    return base + (b"\n" if base and not base.endswith(b"\n") else b"") + IGNORE_LINE.encode() + b"\n"
+
+
+def _mode_of(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        return None
+
+
+def _excludes_file(project: str, env=None) -> str:
+    """git's global excludes file, found as Claude Code finds it."""
+    env = os.environ if env is None else env
+    home = env.get("HOME") or os.path.expanduser("~")
+    out = _git_output(project, "config", "--global", "--get", "core.excludesfile").strip()
+    if out == "~" or out.startswith("~/"):
+        return os.path.join(home, out[2:])
+    if os.path.isabs(out):
+        return out
+    xdg = env.get("XDG_CONFIG_HOME")
+    if xdg and os.path.isabs(xdg):
+        return os.path.join(xdg, "git", "ignore")
+    return os.path.join(home, ".config", "git", "ignore")
+
+
+def _git_run(project: str, *args: str) -> subprocess.CompletedProcess | None:
+    """git in `project`, none of its hooks or fsmonitor run (the project's .git/config is Claude's to write)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    try:
+        return subprocess.run(["git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-C", project,
+                               *args], capture_output=True, timeout=GIT_TIMEOUT, env=env, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _git(project: str, *args: str) -> int | None:
+    done = _git_run(project, *args)
+    return None if done is None else done.returncode
+
+
+def _git_output(project: str, *args: str) -> str:
+    done = _git_run(project, *args)
+    return done.stdout.decode("utf-8", "replace") if done is not None and done.returncode == 0 else ""
 
 
 # -- where it is installed -----------------------------------------------------------------------

@@ -165,8 +165,8 @@ def _print_list(doc: dict) -> None:
             print("    " + _rule_line(item))
         for issue in item["issues"]:
             print(f"    {issue['severity']:<8} {one_line(issue['where'], 60)}: {one_line(issue['message'], 200)}")
-        if item["error"] and item["title"]:
-            print(f"    error    {one_line(item['error'], 200)}")
+        if item["error"] and (item["title"] or len(item["error"]) > 100):  # a damaged record's whole why
+            print(f"    error    {one_line(item['error'], 200 if item['title'] else 600)}")
     counts = {}
     for i in items:
         counts[_state(i)] = counts.get(_state(i), 0) + 1

@@ -22,6 +22,8 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
     if not isinstance(transcript, str) or not transcript:
         log_line(data, event, f"no {key} in hook input: ignored")
         return 0
+    # The path is checked here (cheap, before the config), and the file the capture opens is checked
+    # again by its descriptor (may_read): a path swapped in between is never read.
     refused = hook_may_read(transcript, project, env)
     if refused:
         log_line(data, event, f"{key} {refused}: not read")
@@ -35,7 +37,8 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
     try:
         report = capture(data, cfg, transcript, event=event, session_id=session,
-                         subagent=True if event == "SubagentStop" else None)
+                         subagent=True if event == "SubagentStop" else None,
+                         may_read=lambda real: hook_may_read(real, project, env, resolved=True))
     except CaptureSkipped as e:
         log_line(data, event, str(e))
         return 0

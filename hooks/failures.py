@@ -81,7 +81,9 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
     for f in found:
         try:
             r = ledger.record(data, f, session=session, at=at, command=command, error=f.excerpt or output,
-                              source="hook", transcript=transcript, threshold=cfg["rules"]["threshold"])
+                              source="hook", transcript=transcript, threshold=cfg["rules"]["threshold"],
+                              max_entries=cfg["rules"]["ledger_max_entries"],
+                              max_bytes=cfg["rules"]["ledger_max_bytes"])
         except OSError as e:
             log_line(data, event, f"failure {ledger.PREFIX}{f.key} not counted: {e.strerror or e}")
             continue

@@ -223,7 +223,7 @@ def test_rules_config_errors_name_the_key(project, text, expected):
 def test_rules_defaults():
     cfg = config.load(ROOT)
     assert cfg["rules"] == {"enabled": True, "threshold": 3, "per_output": 3, "auto_approve": False,
-                            "forget_after_days": 180}
+                            "forget_after_days": 180, "ledger_max_entries": 2000, "ledger_max_bytes": 1 << 20}
 
 
 def test_the_dispatchers_word_filter_passes_every_output_looks_failed_accepts():

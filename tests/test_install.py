@@ -3,6 +3,7 @@ without losing a byte of anyone else's, and the plugin files at the repository r
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -146,12 +147,11 @@ def test_a_reinstall_keeps_memcurates_group_where_it_stands(project):
 def test_memcurate_hooks_sharing_a_group_with_others_are_taken_out_of_it(project):
     doc = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say hi"},
                                          {"type": "command", "command": "/x/memcurate hook", "timeout": 30}]}]}}
-    put(settings(project), json.dumps(doc, indent=2))
+    original = put(settings(project), json.dumps(doc, indent=2))
     setup.install(project, "local", entry=[FAKE])
     assert commands(json.loads(settings(project).read_text()))["Stop"] == ["say hi", f"{FAKE} hook"]
-    setup.uninstall(project, "local")
-    assert json.loads(settings(project).read_text()) == {"hooks": {"Stop": [{"hooks": [
-        {"type": "command", "command": "say hi"}]}]}}
+    setup.uninstall(project, "local")  # the older entry was there before install: it comes back, where it was
+    assert settings(project).read_bytes() == original
 
 
 BAD = {
@@ -456,3 +456,48 @@ def test_the_slash_command_lists_what_waits_for_review():
     fields = dict(line.split(": ", 1) for line in front.splitlines())
     assert fields["allowed-tools"] == "Bash(memcurate list:*)" and fields["description"]
     assert "!`memcurate list`" in body
+
+
+# -- the record of an install: outside the data dir, a backup given back only when it is the one saved ------
+
+def _user_record(project: Path) -> Path:
+    [record] = (Path(os.environ["XDG_STATE_HOME"]) / "memcurate" / "installs").glob("*.json")
+    return record
+
+
+def test_the_record_of_an_install_is_kept_outside_the_data_dir(project):
+    put(settings(project), SETTINGS)
+    setup.install(project, "local", entry=[FAKE])
+    assert not list(project.glob(".memcurate/**/installed.json"))
+    record = json.loads(_user_record(project).read_text())
+    assert record["target"] == str(settings(project)) and len(record["before"]) == 64
+
+
+def test_a_backup_changed_in_the_data_dir_brings_back_no_hook(project):
+    """Claude can write `.memcurate/`: a backup (and an older memcurate's record) it forged there must not
+    make uninstall put back a hook command no one installed."""
+    original = put(settings(project), SETTINGS)
+    report = setup.install(project, "local", entry=[FAKE])
+    forged = json.loads(SETTINGS)
+    forged["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "bash -m curator.cli hook"}]})
+    Path(report["backup"]).write_text(json.dumps(forged, indent=2))
+    installed = hashlib.sha256(settings(project).read_bytes()).hexdigest()
+    (Path(report["backup"]).parent / "installed.json").write_text(
+        json.dumps({str(settings(project)): {"after": installed, "before": report["backup"]}}))
+    out = setup.uninstall(project, "local")
+    assert "curator.cli" not in settings(project).read_text()
+    assert json.loads(settings(project).read_bytes()) == json.loads(original)
+    assert not out["restored"] and any("gone or changed" in n for n in out["notes"])
+
+
+def test_an_older_memcurates_record_in_the_data_dir_still_gives_the_bytes_back(project):
+    original = put(settings(project), SETTINGS.replace("  ", "\t"))
+    report = setup.install(project, "local", entry=[FAKE])
+    record = _user_record(project)
+    installed = json.loads(record.read_text())["after"]
+    record.unlink()  # as an older memcurate left it: its record in the backups dir
+    (Path(report["backup"]).parent / "installed.json").write_text(
+        json.dumps({str(settings(project)): {"after": installed, "before": report["backup"]}}))
+    assert setup.uninstall(project, "local")["restored"]
+    assert settings(project).read_bytes() == original
+    assert json.loads((Path(report["backup"]).parent / "installed.json").read_text()) == {}

@@ -484,13 +484,16 @@ def test_a_hand_damaged_rule_text_is_an_error_naming_the_file_never_made_up_glob
 
 def test_hand_damaged_ledger_files_are_read_as_text_not_crashed_on(proj, capsys):
     folder = Path(ledger.failure_dir(proj["data"], proj["key"]))
-    (folder / "failure.json").write_text(json.dumps({"kind": 5, "signature": 7, "files": "tests/a.py", "tool": None}))
+    f = store_failure()  # the signature stays the key's (else the ledger backs no rule: test_attack_records)
+    (folder / "failure.json").write_text(json.dumps({"kind": f.kind, "signature": f.signature, "key": f.key,
+                                                     "files": "tests/a.py", "tool": None, "message": 7}))
     (folder / "session-1.json").write_text(json.dumps({"session": ["x"], "at": 3, "command": [1],
                                                        "error": {"e": 1}, "fix": {"text": 5, "files": "app/x.py"}}))
     (folder / "session-2.json").write_text(json.dumps({"fix": "not a fix", "files": {"a": 1}}))
     rid = f"rule/{proj['key']}"
     shown = every_view(proj, capsys, rid)
-    assert shown["failure"]["kind"] == "5" and shown["failure"]["files"] == ["tests/a.py"]
+    assert shown["failure"]["message"] == "7" and shown["failure"]["tool"] == ""
+    assert shown["failure"]["files"] == ["tests/a.py"]
     by_cmd = {e["command"]: e for e in shown["evidence"]}
     assert by_cmd["[1]"]["fix"] == {"text": "5", "command": "", "files": ["app/x.py"]}
     assert all(e["fix"] is None for e in shown["evidence"] if e["command"] != "[1]")

@@ -105,7 +105,9 @@ def test_a_staged_write_shows_in_the_queue_with_its_text_diff_and_issues(review)
         assert "ADVISORY" in issues and "MEMORY.md" in issues  # no MEMORY.md line links to notes.md
 
         await select_title(pilot, "aws.md")
-        assert "A new file" in document(app) and "[REDACTED" not in document(app)
+        # the secret is never on screen (nor stored): its tag is, and the BLOCK keeps it from being saved
+        assert "A new file" in document(app) and "AKIA" + "ABCDEFGHIJKLMNOP" not in document(app)
+        assert "[REDACTED:aws-access-key]" in document(app)
         assert "BLOCK" in text_of(app.query_one(IssuesView))
         assert app.check_action("approve_memory", ()) is None  # a BLOCK greys out approve, as for a memory
         await press(pilot, "a")

@@ -896,12 +896,12 @@ def _archiving(item: Item | None) -> tuple[str, str] | None:
 def _placeholder(item: Item | None) -> str:
     if item is None:
         return "Nothing waiting for review. New work appears here as Claude Code sessions end."
-    if item.is_error and is_claude(item):
-        return f"This staged write of Claude's cannot be read: {item.error}"
+    if item.is_error and is_claude(item):  # unreadable, or damaged (a forged target): never acted on
+        return f"This staged write of Claude's cannot be read or does not check out: {item.error}"
     if item.is_error and item.category == RULE:
-        return f"This rule candidate cannot be read: {item.error}"
+        return f"This rule candidate cannot be read or does not check out: {item.error}"
     if item.is_error and item.category == PROPOSAL:
-        return f"This proposal cannot be read: {item.error}"
+        return f"This proposal cannot be read or does not check out: {item.error}"
     if item.is_error:
         return f"This triage cannot be read: {item.error}"
     if item.state == "failed":

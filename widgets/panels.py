@@ -175,7 +175,10 @@ def evidence(candidate) -> list:
 
 def rule_issues(view: dict | None) -> list[dict]:
     """A rule candidate's issues as the issues panel shows them: the one that stops approval is a rule
-    file that cannot be written (a bad glob, a topic that is no file name, a file that is not ours)."""
+    file that cannot be written (a bad glob, a topic that is no file name, a file that is not ours); an
+    instruction to do harm in its text is said too (Engine.rule's `issues`)."""
+    if (view or {}).get("issues") is not None:
+        return list(view["issues"])
     plan = (view or {}).get("plan") or {}
     if not plan.get("error"):
         return []

@@ -11,12 +11,18 @@ twice).
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import zlib
 
 from curator.util.atomic import read_json, write_json
 from curator.util.locks import FileLock
+from curator.util.safe_open import Refused, open_regular
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs the hook milliseconds at import
+    from typing import BinaryIO, Callable
 
 HEAD_BYTES = 4096
 MAX_PASSES = 50
@@ -25,7 +31,8 @@ _rules_cache: dict = {}
 
 
 class CaptureSkipped(Exception):
-    """The transcript cannot be triaged (missing, not a file, unreadable). The message says why."""
+    """The transcript cannot be triaged (missing, not a regular file, a symlink, unreadable, or refused by
+    the caller's `may_read`). The message says why."""
 
 
 def rules_for(cfg: dict):
@@ -48,9 +55,12 @@ def is_subagent_transcript(path: str) -> bool:
     return os.path.basename(path).startswith("agent-")
 
 
-def _head_crc(path: str, length: int) -> int:
-    with open(path, "rb") as f:
-        return zlib.crc32(f.read(length))
+def _head_crc(f: BinaryIO, length: object) -> int:
+    """The checksum of the transcript's first `length` bytes, read from its one descriptor; -1 (no
+    checksum's) for a length the offset state cannot hold (it is in the data dir: anything can be there)."""
+    if not isinstance(length, int) or isinstance(length, bool) or not 0 <= length <= HEAD_BYTES:
+        return -1
+    return zlib.crc32(os.pread(f.fileno(), length, 0)) if length else 0
 
 
 def _fresh_state(path: str) -> dict:
@@ -96,25 +106,42 @@ def _triage_id(first_timestamp: str, path: str, start: int, kind: str, head_crc:
 
 
 def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: str = "",
-            subagent: bool | None = None, summary: bool | None = None, lock_wait: float | None = None) -> dict:
+            subagent: bool | None = None, summary: bool | None = None, lock_wait: float | None = None,
+            may_read: "Callable[[str], str | None] | None" = None) -> dict:
     """Triage the new bytes of `transcript`; stage a triage when a category triggers.
 
     Returns a report: status (staged | no-trigger | nothing-new), the byte
     range read, the triage id, per-category scores, reader stats and notes.
     Raises CaptureSkipped when the transcript cannot be read, LockBusy when
     another pass holds it longer than `lock_wait`.
+
+    The transcript is opened once (open_regular: never a final symlink, a FIFO or a device) and
+    every byte of the pass is read from that descriptor; `may_read` (the hook's folder rule) is asked
+    where the opened file really is, so a path swapped after the caller checked it is never read.
     """
     path = os.path.abspath(transcript)
+    f = _open(path, may_read)
+    with f:
+        return _capture(data, cfg, path, f, event=event, session_id=session_id, subagent=subagent,
+                        summary=summary, lock_wait=lock_wait)
+
+
+def _open(path: str, may_read) -> BinaryIO:
+    """The transcript's one descriptor; CaptureSkipped saying why not."""
     try:
-        os.stat(path)
+        return open_regular(path, may_read)
     except FileNotFoundError:
         raise CaptureSkipped(f"transcript not found: {path}") from None
+    except Refused as e:
+        raise CaptureSkipped(f"transcript {e.strerror}: {path}: not read") from None
     except OSError as e:
+        if e.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
+            raise CaptureSkipped(f"transcript is a symbolic link: {path}: not followed") from None
         raise CaptureSkipped(f"transcript unreadable: {path}: {e.strerror}") from None
-    if not os.path.isfile(path):
-        raise CaptureSkipped(f"transcript is not a regular file: {path}")
-    if not os.access(path, os.R_OK):
-        raise CaptureSkipped(f"transcript unreadable: {path}: permission denied")
+
+
+def _capture(data: str, cfg: dict, path: str, f: BinaryIO, *, event: str, session_id: str,
+             subagent: bool | None, summary: bool | None, lock_wait: float | None) -> dict:
     if subagent is None:
         subagent = is_subagent_transcript(path)
     if summary is None:
@@ -126,14 +153,14 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
     with FileLock(os.path.join(data, "locks", f"{key}.lock"), wait=wait):
         state, note = _load_state(state_path, path)
         notes = [note] if note else []
-        size = os.path.getsize(path)
+        size = os.fstat(f.fileno()).st_size
         start = state["offset"]
         try:
             if start > size:
                 notes.append(f"transcript shrank from {start} to {size} bytes: triaging it anew")
                 state = _fresh_state(path)
                 start = 0
-            elif start and _head_crc(path, state["head_len"]) != state["head_crc"]:
+            elif start and _head_crc(f, state["head_len"]) != state["head_crc"]:
                 notes.append("transcript was replaced: triaging it anew")
                 state = _fresh_state(path)
                 start = 0
@@ -154,10 +181,10 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
 
         digest = Digest(state.get("digest"))
         rules = rules_for(cfg)
-        reader = TranscriptReader(path, start, turn_base=state.get("turns", 0), limit=size,
+        reader = TranscriptReader(f, start, turn_base=state.get("turns", 0), limit=size,
                                   max_line_bytes=cfg["triage"]["max_line_bytes"], outputs_of=rules.error_tools,
                                   max_message_chars=rules.max_message_chars)
-        t = Triage(rules, digest, subagent=subagent, path=path)
+        t = Triage(rules, digest, subagent=subagent, path=f)  # its quotes of a summary: from the same descriptor
         first_ts = last_ts = ""
         try:
             for entry in reader:
@@ -179,7 +206,7 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
         result = t.result(summary=summary, subagent=subagent)
         triggered = [n for n, c in result.items() if c.get("triggered")]
         head_len = min(end, HEAD_BYTES)
-        head_crc = _head_crc(path, head_len) if end else 0
+        head_crc = _head_crc(f, head_len) if end else 0
         # Categories the keywords found since the last look: the look adds only others.
         found = sorted(set(state.get("look_found") or ()) | {n for n in triggered if n != "session_summary"})
         request = None

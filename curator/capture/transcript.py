@@ -22,10 +22,12 @@ however large one message is.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 
 from curator.util.lazyre import LazyRegex
+from curator.util.safe_open import open_regular
 from curator.util.textsafe import clean
 
 TYPE_CHECKING = False
@@ -427,6 +429,9 @@ class TranscriptReader:
 
     `max_message_chars`: a user message or an assistant reply longer than
     this keeps its first and last half of it (see `Window`), noted in stats.cut.
+
+    `path` is a path, opened with open_regular (never a symlink, FIFO or device), or a file already
+    open (the capture's one descriptor, read again from any offset and left open).
     """
 
     def __init__(self, path, start: int = 0, *, turn_base: int = 0, limit: int | None = None,
@@ -445,13 +450,17 @@ class TranscriptReader:
         self.tool_names: dict[str, str] = {}  # tool_use id -> tool name, for outputs_of
 
     def __iter__(self) -> Iterator[Entry]:
-        with open(self.path, "rb") as f:
-            limit = self.limit
-            if limit is None:
-                f.seek(0, 2)
-                limit = f.tell()
-            yield from self._entries(_lines(f, self.start, limit, self.max_line_bytes, self.stats,
-                                            self.keep_bytes))
+        if hasattr(self.path, "read"):
+            yield from self._read(self.path)
+            return
+        with open_regular(self.path) as f:
+            yield from self._read(f)
+
+    def _read(self, f: BinaryIO) -> Iterator[Entry]:
+        limit = self.limit
+        if limit is None:
+            limit = os.fstat(f.fileno()).st_size
+        yield from self._entries(_lines(f, self.start, limit, self.max_line_bytes, self.stats, self.keep_bytes))
 
     def _entries(self, lines: Iterator[tuple[int, bytes]]) -> Iterator[Entry]:
         stats = self.stats

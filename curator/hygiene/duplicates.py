@@ -180,7 +180,7 @@ _REPLACED = re.compile(r"\b(?:instead of|rather than|in place of|replaced?s?|rep
                        r"deprecated|superseded)\b\s+(?:the\s+|a\s+|an\s+|by\s+|with\s+)?([`\w][\w./`+-]*)", re.I)
 def disagreement(old: Memo, new: Memo) -> str | None:
     """Why `new` contradicts `old` (one line), or None when they do not disagree."""
-    return _negation_flip(old, new) or _replaced(old, new) or _other_value(old, new)
+    return _negation_flip(old, new) or _replaced(old, new) or _other_value(old, new) or _other_words(old, new)
 
 
 def _statements(m: Memo) -> list[tuple[frozenset, bool, str]]:
@@ -223,6 +223,34 @@ def _other_value(old: Memo, new: Memo) -> str | None:
     nv = new.once("values", lambda: said.values(new.whole))
     keys = [key for key in said.conflicts(ov, nv) if _same_owner(old, new, set(key.split()))]
     return said.other_value(ov, nv, keys)
+
+
+def _other_words(old: Memo, new: Memo) -> str | None:
+    """One's main statement (its title, description or first sentence) said by the other with another
+    value: a number in words or digits, a duration, a version, a name ("Keep logs for seven days" /
+    "Keep logs for fourteen days"). Two such memories are not one: merged, the memory would say both.
+    (The same clash in a detail of two memories that are one is left to the merge: the newer's stands.)"""
+    new_main, old_main = _main(new), _main(old)
+    for s, o in [(s, o) for s in new_main for o in _sentences(old)] + [(s, o) for s in _sentences(new) for o in old_main]:
+        clash = said.value_clash(s, o)
+        if clash:
+            return (f"says {one_line(s, 70)!r} ({', '.join(sorted(clash[0]))}) where the older one says "
+                    f"{one_line(o, 70)!r} ({', '.join(sorted(clash[1]))})")
+    return None
+
+
+def _sentences(m: Memo) -> list[str]:
+    return m.once("sentences", lambda: [s for _w, _n, s in _statements(m)])
+
+
+def _main(m: Memo) -> list[str]:
+    """A memory's main statements: its title, description and the first sentence of its first section."""
+    def main() -> list[str]:
+        first = next((text for text in m.doc.sections.values() if text.strip()), "")
+        lead = said.statements(unattributed(first))[:1]
+        return [s for _w, _n, s in said.statements(f"{m.doc.title}\n{m.doc.description}") + lead]
+
+    return m.once("main", main)
 
 
 def _same_owner(old: Memo, new: Memo, setting: set[str]) -> bool:

@@ -104,12 +104,32 @@ def _against(sentence: str, known, known_values) -> str | None:
         return "dropped"
     numbers = set(_NUMBER.findall(plain))
     for w, n, other in known:
-        if said.flipped((words, negated), (w, n)):
-            return "dropped"
+        if said.flipped((words, negated), (w, n)) or said.value_clash(plain, other):
+            return "dropped"  # denied, or said with another value ("seven days" / "fourteen days")
         if n == negated and len(words & w) / len(words | w) >= REWORDED:
             # the same sentence with other numbers ("expire after 15m" / "after 60m") says otherwise
             theirs = set(_NUMBER.findall(other))
             return "dropped" if numbers and theirs and numbers != theirs else "reworded"
+    return None
+
+
+def _said_again(text: str, structural: memfile.MemoryDoc, dropped: list[tuple[str, str]]) -> str | None:
+    """A value of a sentence the structural merge left out (the newer says otherwise) that the model's
+    merge says again, when the structural merge does not say it: the first such value, else None."""
+    if not dropped:
+        return None
+    def loose(text: str) -> set[str]:  # "two or three days": a number without its unit is the number too
+        values, _ = said.said_values(unattributed(text))
+        return values | {v.split()[0] for v in values}
+
+    def said_in(doc: memfile.MemoryDoc) -> set[str]:  # not the front matter: its stamps and turns are no values
+        return loose(f"{doc.title}\n{doc.description}\n{doc.body}")
+
+    kept, drafted = said_in(structural), said_in(memfile.parse(text))
+    for _ref, sentence in dropped:
+        again = sorted((loose(sentence) - kept) & drafted)
+        if again:
+            return again[0]
     return None
 
 
@@ -167,6 +187,10 @@ def merge_spec(engine, members: list, now: str, *, draft: bool = True,
     drafted = ""
     if draft and not _known(engine, spec):
         text, drafted = model_merge(engine, ours, doc)
+        stale = _said_again(text, doc, dropped) if text else None
+        if stale:  # the model put back what the newer replaced: the memory would say both
+            text, drafted = "", one_line(f"Merged without a model: its merge says {stale!r}, which the newer "
+                                         "memory replaces.", 300)
         if text:
             ops[0]["text"] = text
     spec["reason"] = _merge_reason(target, others, claude, dropped, reworded, drafted)

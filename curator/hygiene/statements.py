@@ -96,3 +96,108 @@ def other_value(ov: dict[str, set[str]], nv: dict[str, set[str]], keys: list[str
         return (f"gives {key} = {', '.join(sorted(nv[key]))} where the older one says "
                 f"{', '.join(sorted(ov[key]))}")
     return None
+
+
+# -- values said in words -------------------------------------------------------------------------
+# "keep logs for seven days" and "keep logs for fourteen days" say one statement with two values: never
+# one memory that says both. A value is a number (in digits or in words, with its unit), a frequency, a
+# version, or a name (a capitalised word inside a sentence, an identifier). Counts of evidence ("seen in
+# 2 files", "turn 3") are not values: two memories counting differently do not disagree.
+
+_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+         "seventeen eighteen nineteen").split()
+_TENS = {w: 10 * i for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if i > 1}
+NUMBER_WORDS: dict[str, int] = {**{w: i for i, w in enumerate(_ONES)}, **_TENS, "dozen": 12, "once": 1, "twice": 2}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_UNITS = {"ms": "ms", "millisecond": "ms", "s": "second", "sec": "second", "second": "second", "m": "minute",
+          "min": "minute", "minute": "minute", "h": "hour", "hr": "hour", "hour": "hour", "d": "day", "day": "day",
+          "week": "week", "month": "month", "year": "year", "kb": "kb", "mb": "mb", "gb": "gb", "tb": "tb",
+          "%": "percent", "percent": "percent", "time": "time", "x": "time"}
+_FREQUENCIES = frozenset("hourly daily nightly weekly fortnightly biweekly monthly quarterly yearly annually".split())
+_EVIDENCE = frozenset("turn session file line commit step page item issue pr test".split())
+_TOKEN = re.compile(r"`[^`\n]+`|\d+(?:\.\d+)*[a-z%]*|%|[A-Za-z][\w'.-]*[A-Za-z0-9]|[A-Za-z]")
+_OPENS = re.compile(r"(?:^|[.!?:;(\"'*#>-]|\n)\s*\Z")
+
+
+def said_values(sentence: str) -> tuple[set[str], str]:
+    """The values a sentence gives (normalised: "seven days" and "7 days" are "7 day") and the sentence
+    with them blanked out (what it says of them)."""
+    toks = list(_TOKEN.finditer(sentence))
+    values: set[str] = set()
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(toks):
+        number, j = _number_at(toks, i)
+        if number is not None:
+            prev = _noun(toks[i - 1].group(0)) if i else ""
+            nxt = _noun(toks[j].group(0)) if j < len(toks) else ""
+            attached = re.fullmatch(r"[\d.]+([a-z%]+)", toks[j - 1].group(0).lower())
+            unit = _UNITS.get(attached.group(1)) if attached else _UNITS.get(nxt)
+            end = j + (1 if unit and not attached else 0)
+            if prev not in _EVIDENCE and nxt not in _EVIDENCE:
+                values.add(f"{number} {unit}" if unit else number)
+                spans.append((toks[i].start(), toks[end - 1].end()))
+            i = end
+            continue
+        tok = toks[i]
+        word = tok.group(0)
+        if word.lower() in _FREQUENCIES or _is_name(sentence, tok):
+            values.add(word.strip("`").lower())
+            spans.append(tok.span())
+        i += 1
+    blanked = sentence
+    for start, end in reversed(spans):
+        blanked = blanked[:start] + " " + blanked[end:]
+    return values, blanked
+
+
+def _noun(word: str) -> str:
+    """A unit or a counted noun, singular: "days" -> "day", "PRs" -> "pr"."""
+    word = word.lower()
+    return word[:-1] if word.endswith("s") and (word[:-1] in _UNITS or word[:-1] in _EVIDENCE) else word
+
+
+def _number_at(toks: list, i: int) -> tuple[str | None, int]:
+    """The number that starts at token `i` (digits, or words: "twenty-one", "one hundred") and the index
+    after it; (None, i) when none does."""
+    word = toks[i].group(0).lower()
+    m = re.fullmatch(r"(\d+(?:\.\d+)*)[a-z%]*", word)
+    if m:
+        return m.group(1), i + 1
+    total, j, seen = 0, i, False
+    while j < len(toks):
+        parts = toks[j].group(0).lower().split("-")
+        if all(p in NUMBER_WORDS for p in parts) and len(parts) <= 2:
+            total += sum(NUMBER_WORDS[p] for p in parts)
+        elif parts[0] in _SCALES and len(parts) == 1 and seen:
+            total = max(total, 1) * _SCALES[parts[0]]
+        else:
+            break
+        seen, j = True, j + 1
+    return (str(total), j) if seen else (None, i)
+
+
+def _is_name(sentence: str, tok) -> bool:
+    """A name: `code`, an identifier (snake_case, dotted, CamelCase, MySQL), or a capitalised word that
+    does not open its sentence."""
+    word = tok.group(0)
+    if _noun(word) in _EVIDENCE:
+        return False
+    if word.startswith("`") or re.search(r"[a-z][A-Z]|[A-Z]{2}|_|\w\.\w", word):
+        return len(word) > 1
+    return word[0].isupper() and word != "I" and not _OPENS.search(sentence[:tok.start()])
+
+
+def value_clash(a: str, b: str) -> tuple[set[str], set[str]] | None:
+    """(a's values, b's values) when two sentences say one statement but give it other values ("keep logs
+    for seven days" / "for fourteen days", "deploys go through Alice" / "through Bob"): what each gives that
+    the other does not. None when they say different things, or agree."""
+    va, rest_a = said_values(a)
+    vb, rest_b = said_values(b)
+    only_a, only_b = va - vb, vb - va
+    if not only_a or not only_b:
+        return None
+    (wa, na), (wb, nb) = statement(rest_a), statement(rest_b)
+    if na != nb or not wa or not wb or len(wa & wb) / len(wa | wb) < SAME_STATEMENT:
+        return None
+    return only_a, only_b

@@ -6,9 +6,15 @@ Approving holds the record's lock, so two approvals of one proposal cannot both 
 re-checks every base hash under the memory root's lock: when a file changed since the proposal was
 made (or since the person looked), nothing is written and the refusal says so; showing it again shows
 the new state, or that it is stale (its base is gone: reject it, the next check proposes afresh).
+
+A record read back is untrusted (Claude can write it with Bash): every path its ops touch must resolve
+inside the memory root (`damage`), else it is damaged: never shown as a change nor applied. The text
+it would write is read by the instruction detector: a finding is an ADVISORY `instruction` issue.
 """
 
 from __future__ import annotations
+
+import os
 
 from curator.proposals import store
 from curator.proposals.store import PENDING, PREFIX, ProposalError
@@ -29,13 +35,53 @@ def issues_of(planned: dict | None) -> list[dict]:
     return out
 
 
+def damage(engine, record: dict) -> str:
+    """Why the ops of `record` (the person's edit, else the proposal's) reach outside the memory root ("" when
+    every path they touch resolves inside it, links followed)."""
+    from curator.library.entries import CLAUDE, MEMORY_MD, parse_ref
+    from curator.util.paths import is_inside
+
+    root = os.path.realpath(engine.root)
+    for n, op in enumerate(store.ops_of(record), 1):
+        try:
+            owner, category, rest = parse_ref(op["ref"])
+            if owner != CLAUDE:
+                path = engine.store.path_for(category, rest)  # UnsafePathError (a ValueError): a link leading out
+            else:
+                path = os.path.join(root, *(MEMORY_MD if "#" in rest else rest).split("/"))
+        except ValueError as e:
+            return f"op {n}: {e}"
+        real = os.path.realpath(path)
+        if not is_inside(real, root) or real == root:
+            return f"op {n}: {op['ref']} leads outside the memory root {root} (to {real})"
+    return ""
+
+
+def _damaged(engine, record: dict) -> None:
+    why = damage(engine, record)
+    if why:
+        raise ProposalError(f"{PREFIX}{record['id']} does not check out, never acted on: {why} "
+                            f"(delete {store.record_path(engine.data, record['id'])})")
+
+
+def instruction_issues(record: dict) -> list[dict]:
+    """An ADVISORY `instruction` issue for each harm the texts the proposal would write tell the agent to do
+    (curator/review/instructions.py): MEMORY.md and Claude's files are loaded into every session."""
+    from curator.review.verify import instruction_issues as found
+
+    parts = [(op["ref"], op["text"]) for op in store.ops_of(record) if isinstance(op.get("text"), str)]
+    return [i.as_dict() for i in found(parts)]
+
+
 def view(engine, pid: str) -> dict:
-    """{record, planned (Planned.as_dict; None once decided: the files have moved on), issues}."""
+    """{record, planned (Planned.as_dict; None once decided: the files have moved on), issues}. ProposalError
+    when it is damaged (`damage`)."""
     record = store.find(engine.data, pid)
     if record["state"] != PENDING:
         return {"record": record, "planned": None, "issues": []}
+    _damaged(engine, record)
     planned = engine.plan_changes(store.ops_of(record)).as_dict()
-    return {"record": record, "planned": planned, "issues": issues_of(planned)}
+    return {"record": record, "planned": planned, "issues": issues_of(planned) + instruction_issues(record)}
 
 
 def _fingerprint(seen: dict | str | None) -> str | None:
@@ -56,6 +102,7 @@ def approve(engine, pid: str, seen: dict | str | None = None) -> dict:
         record = store.read(engine.data, pid)
         if record["state"] != PENDING:
             raise ProposalError(f"{PREFIX}{pid} is already {record['state']}")
+        _damaged(engine, record)
         ops = store.ops_of(record)
         fingerprint = _fingerprint(seen)
         try:

@@ -84,12 +84,26 @@ def _code_of(finding: dict | None) -> str:
 
 
 def check_ops(ops) -> list[dict]:
-    """`ops` as a list of op dicts, each with its `op` and `ref` strings; ProposalError naming the bad one."""
+    """`ops` as a list of change ops (curator/library/changes.py), each a known `op` on a ref the library
+    could hold (a path inside the memory root: no `..`, not absolute), its hash and text strings;
+    ProposalError naming the bad one. A record read back is untrusted: its ops are checked as staging's."""
+    from curator.library.changes import OPS
+    from curator.library.entries import parse_ref
+
     if not isinstance(ops, list) or not ops:
         raise ProposalError("a proposal's ops must be a non-empty list")
     for n, op in enumerate(ops):
         if not (isinstance(op, dict) and isinstance(op.get("op"), str) and isinstance(op.get("ref"), str)):
             raise ProposalError(f"op {n + 1} is not a change op with `op` and `ref`: {one_line(repr(op), 120)}")
+        if op["op"] not in OPS:
+            raise ProposalError(f"op {n + 1}: {op['op']!r:.40} is not one of {', '.join(OPS)}")
+        try:
+            parse_ref(op["ref"])
+        except ValueError as e:
+            raise ProposalError(f"op {n + 1}: {e}") from None
+        for name in ("base_hash", "text"):
+            if not isinstance(op.get(name), (str, type(None))):
+                raise ProposalError(f"op {n + 1}: {name} is not a text")
     return ops
 
 

@@ -7,6 +7,11 @@ have saved meanwhile), else it is a Conflict the person sees and nothing is
 written. Then exactly the staged text is written atomically; for MEMORY.md,
 Claude's text with memcurate's sections as they are now, so no memcurate entry
 is lost and no section doubled. Rejecting records the reason and writes nothing.
+
+The target is the record's `where` in Claude's memory folder as resolved now
+(claude_writes.target), never the record's own `path`: a record that does not
+check out is Damaged, never shown as a write nor approved. What is shown is
+redacted (a record staged before the text was stored redacted may hold a secret).
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ import os
 
 from curator.candidates import claude_writes
 from curator.candidates.claude_writes import PENDING, ClaudeWriteError, Conflict, Refused
-from curator.memory.memory_md.format import MemoryMdError, parse
+from curator.capture.redact import redact_text
+from curator.memory.memory_md.format import MemoryMdError
 from curator.memory.memory_md.planning import keep_sections
 from curator.review.claude_write_checks import check, is_memory_md
 from curator.review.items import CLAUDE_WRITE
@@ -27,12 +33,24 @@ from curator.util.stamps import content_hash
 KIND = CLAUDE_WRITE
 
 
+def memory_dir(engine) -> str:
+    """Claude's memory folder as resolved now: where every staged write's target is."""
+    return claude_writes.memory_folder(engine.project, engine.cfg, engine.data)
+
+
+def records(engine) -> list[dict]:
+    """Every staged write that checks out against Claude's memory folder now, oldest first."""
+    return claude_writes.records(engine.data, memory_dir(engine))
+
+
 def view(engine, wid: str) -> dict:
     """A staged write for showing: its record, `text` (what approving writes), `diff` (unified, against
-    the file when it was staged) and `issues` (as dicts)."""
-    record = claude_writes.find(engine.data, wid)
-    return {**record, "review_id": claude_writes.PREFIX + record["id"], "diff": diff(record),
-            "issues": [i.as_dict() for i in check(record, engine.cfg, engine.data)]}
+    the file when it was staged) and `issues` (as dicts), every text redacted."""
+    record = claude_writes.find(engine.data, wid, memory_dir(engine))
+    issues = [{k: redact_text(v) for k, v in i.as_dict().items()} for i in check(record, engine.cfg, engine.data)]
+    shown = {**record, "text": redact_text(record["text"]),
+             "base_text": None if record.get("base_text") is None else redact_text(record["base_text"])}
+    return {**shown, "review_id": claude_writes.PREFIX + record["id"], "diff": diff(shown), "issues": issues}
 
 
 def diff(record: dict) -> str:
@@ -47,7 +65,7 @@ def approve(engine, wid: str) -> dict:
     """Write the staged text into its target and mark it saved; the saved record. ClaudeWriteError when it
     is not pending or has a BLOCK issue, Conflict when the target changed since it was staged."""
     with engine.root_lock(), claude_writes.lock(engine.data):
-        record = claude_writes.find(engine.data, wid)
+        record = claude_writes.find(engine.data, wid, memory_dir(engine))  # Damaged: never acted on
         rid = claude_writes.PREFIX + record["id"]
         if record["state"] != PENDING:
             raise ClaudeWriteError(f"{rid} is {record['state']}, not pending")
@@ -78,10 +96,10 @@ def _final_text(record: dict, current: str | None, rid: str) -> str:
 def _check_base(record: dict, current: str | None, rid: str) -> None:
     base = record.get("base_text")
     if is_memory_md(record) and base is not None and current is not None:
-        try:
-            same = _claudes_lines(base) == _claudes_lines(current)
-        except MemoryMdError:
-            same = False
+        if record.get("base_claude_hash"):  # Claude's part to the byte: a person's whitespace edit is a change
+            same = claude_writes.claude_part_hash(current) == record["base_claude_hash"]
+        else:  # staged by an older memcurate, its base kept whole
+            same = claude_writes.claude_part_hash(current) == claude_writes.claude_part_hash(base) is not None
     else:
         same = (current is None and base is None) or (current is not None and
                                                       content_hash(current) == record.get("base_hash"))
@@ -91,13 +109,8 @@ def _check_base(record: dict, current: str | None, rid: str) -> None:
                        "Reject it, or look at the file and ask Claude to write it again")
 
 
-def _claudes_lines(text: str) -> list[str]:
-    """Claude's part of MEMORY.md, its blank lines aside (memcurate puts one before a section it appends)."""
-    return [line.rstrip() for line in parse(text).outside().splitlines() if line.strip()]
-
-
 def reject(engine, wid: str, reason: str = "") -> dict:
     """Mark a staged write rejected with the person's reason; nothing is written."""
     with claude_writes.lock(engine.data):
-        record = claude_writes.find(engine.data, wid)
+        record = claude_writes.find(engine.data, wid, memory_dir(engine))
         return claude_writes.move(engine.data, record, "rejected", reason.strip()[:500] or "rejected")

@@ -1,8 +1,9 @@
 """Verification of a staged write of Claude's own (curator/candidates/claude_writes.py), as issues.
 
 The same Issue type and severities as a draft (curator/review/verify.py):
-- BLOCK: a secret in the text; front matter that does not parse; a MEMORY.md
-  whose memcurate markers cannot be read.
+- BLOCK: a secret in the text (redacted when it was staged: the kinds in the
+  record's `secrets`; the redacted text is never saved as Claude's file); front
+  matter that does not parse; a MEMORY.md whose memcurate markers cannot be read.
 - ADVISORY: front matter without Claude Code's auto-memory fields (name,
   description, type in user | feedback | project | reference); MEMORY.md over
   the lines or bytes Claude Code loads (the rest is never read); a topic file
@@ -61,6 +62,10 @@ def check(record: dict, cfg: dict, data, records: list[dict] | None = None) -> l
     of them, when the caller has read them already: checking each of many must not read them all again)."""
     text, where = record["text"], record["where"]
     issues = secret_issues(text, [(where, text)])
+    redacted = record.get("secrets") or []
+    if redacted:
+        issues.append(Issue(BLOCK, "secret", where, f"Claude's write held a secret ({', '.join(redacted)}), kept "
+                            "redacted: it cannot be saved; reject it and ask Claude to write it without the secret"))
     fields, why = front_matter(text)
     if why:
         issues.append(Issue(BLOCK, "front-matter", f"{where}: front matter", why))
@@ -102,7 +107,7 @@ def _budget_issues(record: dict, cfg: dict) -> list[Issue]:
 def _linked(record: dict, data, records: list[dict] | None) -> bool:
     """Whether MEMORY.md of the record's folder (its pending staged version, else the file) links to it."""
     index = memory_md_path(record["folder"])
-    staged = claude_writes.pending_for(data, index, records)
+    staged = claude_writes.pending_for(data, index, records, memory_dir=record["folder"])
     try:
         text = staged["text"] if staged else read_text(index)
     except MemoryMdError:

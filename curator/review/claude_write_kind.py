@@ -8,7 +8,8 @@ Engine's own call: `claude_write` to show, `approve_claude_write`, `reject_claud
 from __future__ import annotations
 
 from curator.candidates import claude_writes
-from curator.review.claude_write_actions import KIND
+from curator.capture.redact import redact_text
+from curator.review.claude_write_actions import KIND, memory_dir
 from curator.review.claude_write_checks import check, front_matter
 from curator.review.items import READY, Outcome, ReviewItem, attempt
 from curator.review.verify import blocking
@@ -21,7 +22,8 @@ class ClaudeWriteKind:
 
     def items(self, engine, every: bool) -> list[ReviewItem]:
         out = []
-        records, unreadable = claude_writes.scan(engine.data)  # read once: each check looks at the others
+        # read once (each check looks at the others), checked against Claude's memory folder as it is now
+        records, unreadable = claude_writes.scan(engine.data, memory_dir(engine))
         for record in records:
             pending = record["state"] == claude_writes.PENDING
             if not (pending or every):
@@ -31,10 +33,11 @@ class ClaudeWriteKind:
             out.append(ReviewItem(
                 claude_writes.PREFIX + record["id"], self.name, READY if pending else record["state"],
                 title=_title(record), action="update" if record.get("base_hash") else "create",
-                issues=tuple(i.as_dict() for i in issues), blocked=bool(blocking(issues)), where=record["where"],
+                issues=tuple({k: redact_text(v) for k, v in i.as_dict().items()} for i in issues),
+                blocked=bool(blocking(issues)), where=record["where"],
                 session=record.get("session_id") or "", created=record.get("created") or "",
                 reason=str(last.get("why") or "") if record["state"] == claude_writes.REJECTED else ""))
-        for wid, why in unreadable:  # named, so it can be fixed or deleted
+        for wid, why in unreadable:  # unreadable or damaged: named, so it can be deleted, never acted on
             out.append(ReviewItem(claude_writes.PREFIX + wid, self.name, "error", error=why))
         return out
 
@@ -63,4 +66,4 @@ def _title(record: dict) -> str:
     """The front matter's name when Claude gave one, else the file's path in the auto-memory folder."""
     fields, _ = front_matter(record["text"])
     name = fields.get("name") if fields else None
-    return name.strip() if isinstance(name, str) and name.strip() else record["where"]
+    return redact_text(name.strip()) if isinstance(name, str) and name.strip() else record["where"]

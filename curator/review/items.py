@@ -13,6 +13,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
 READY = "ready"
+# A record that cannot be read or does not check out (a forged target, a rule the ledger does not back, a
+# proposal leaving the memory root): listed with why (`error`), never shown as a change nor acted on.
+ERROR = "error"
 # Kinds' names (ReviewItem.kind) a front end names without importing the kind (the TUI's start: rows by kind)
 CLAUDE_WRITE, RULE = "claude-write", "rule"
 FINAL = ("saved", "rejected", "skipped")  # shown by `list --all` only; an id of one is never acted on
@@ -152,4 +155,11 @@ def why_not_approvable(item: ReviewItem) -> str | None:
         return f"already {item.state}"
     if item.state == "triaged":
         return "triaged, not drafted yet (memcurate list --draft drafts it)"
+    if item.state == ERROR:
+        return damaged(item)
     return f"{item.state}, not ready" + (f" ({item.error})" if item.error else "")
+
+
+def damaged(item: ReviewItem) -> str:
+    """Why an item in state `error` (its record cannot be read, or does not check out) is never acted on."""
+    return "cannot be read or does not check out, never acted on" + (f": {item.error}" if item.error else "")

@@ -7,7 +7,7 @@ reject one) registered in KINDS below; its ids carry its own prefix (`claude/…
 
 from __future__ import annotations
 
-from curator.review.items import Outcome, ReviewItem, resolve, why_not_approvable
+from curator.review.items import ERROR, Outcome, ReviewItem, damaged, resolve, why_not_approvable
 from curator.review.claude_write_kind import ClaudeWriteKind
 from curator.review.memory_kind import MemoryKind
 from curator.review.proposal_kind import ProposalKind
@@ -15,7 +15,7 @@ from curator.review.rule_kind import RuleKind
 
 # The one place a kind is registered.
 KINDS = (MemoryKind(), ClaudeWriteKind(), RuleKind(), ProposalKind())
-_ORDER = {"ready": 0, "error": 2}  # ready first, then what is not ready yet, then what is done
+_ORDER = {"ready": 0, ERROR: 2}  # ready first, then what is not ready yet, then what is done
 
 
 def kind_of(item: ReviewItem):
@@ -42,8 +42,7 @@ def draft(engine) -> dict:
 
 def show(engine, query: str) -> tuple[ReviewItem, dict]:
     """The item `query` names and what approving it would write (Unresolved when none)."""
-    [item] = resolve([query], items(engine, every=True),
-                     lambda i: "cannot be read" + (f": {i.error}" if i.error else "") if i.state == "error" else None)
+    [item] = resolve([query], items(engine, every=True), lambda i: damaged(i) if i.state == ERROR else None)
     return item, kind_of(item).show(engine, item)
 
 
@@ -68,6 +67,8 @@ def reject(engine, queries: list[str], reason: str = "") -> list[Outcome]:
     def why_not(item: ReviewItem) -> str | None:
         if item.state in kind_of(item).rejectable:
             return None
+        if item.state == ERROR:
+            return damaged(item)
         return f"already {item.state}" if item.final else f"{item.state}: cannot be rejected now"
 
     chosen = resolve(queries, items(engine, every=True), why_not)

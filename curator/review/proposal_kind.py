@@ -2,16 +2,18 @@
 proposed, id `proposal/<id>` (curator/proposals/store.py holds the records).
 
 A pending proposal is `ready`, BLOCKed when its change cannot be applied as planned (a file changed
-since: stale, or a text that does not verify); approved ones are `saved`, rejected ones `rejected`;
-a damaged record is an `error` naming its file. Its action is the proposal's kind (update, merge,
-archive, adopt, unlink). Every action is the Engine's own call: `proposal`, `approve_proposal`,
-`reject_proposal`.
+since: stale, or a text that does not verify), with an ADVISORY `instruction` issue when a text it writes
+tells the agent to do harm; approved ones are `saved`, rejected ones `rejected`; a damaged record (one
+that cannot be read, or an op reaching outside the memory root) is an `error` naming its file and why.
+Its action is the proposal's kind (update, merge, archive, adopt, unlink). Every action is the Engine's
+own call: `proposal`, `approve_proposal`, `reject_proposal`.
 """
 
 from __future__ import annotations
 
 from curator.proposals.store import APPROVED, PENDING, PREFIX, REJECTED, ProposalError, scan
-from curator.review.items import READY, Outcome, ReviewItem, attempt
+from curator.proposals.actions import damage
+from curator.review.items import ERROR, READY, Outcome, ReviewItem, attempt
 from curator.util.locks import LockBusy
 
 KIND = "proposal"
@@ -26,7 +28,7 @@ class ProposalKind:
     def items(self, engine, every: bool) -> list[ReviewItem]:
         records, damaged = scan(engine.data)
         out = [self._item(engine, r) for r in records if every or r["state"] == PENDING]
-        out += [ReviewItem(PREFIX + pid, self.name, "error", category=KIND, error=why) for pid, why in damaged]
+        out += [ReviewItem(PREFIX + pid, self.name, ERROR, category=KIND, error=why) for pid, why in damaged]
         return out
 
     def _item(self, engine, record: dict) -> ReviewItem:
@@ -36,12 +38,16 @@ class ProposalKind:
                     action=record["kind"], created=record["created"], reason=str(decision.get("reason") or ""))
         if state != READY:
             return ReviewItem(**base, where=", ".join(decision.get("written") or ()))
+        why = damage(engine, record)
+        if why:  # an op reaching outside the memory root: named, never planned nor applied
+            return ReviewItem(**{**base, "state": ERROR}, error=f"{record['id']}: does not check out: {why}")
         try:
             view = engine.proposal(record["id"])
         except (ProposalError, ValueError, KeyError, OSError) as e:  # a hand-edited op, an unreadable root: named
-            return ReviewItem(**{**base, "state": "error"}, error=f"{record['id']}: cannot be planned: {e}")
+            return ReviewItem(**{**base, "state": ERROR}, error=f"{record['id']}: cannot be planned: {e}")
         files = (view["planned"] or {}).get("files") or ()
-        return ReviewItem(**base, issues=tuple(view["issues"]), blocked=bool(view["issues"]),
+        return ReviewItem(**base, issues=tuple(view["issues"]),
+                          blocked=any(i["severity"] == "BLOCK" for i in view["issues"]),
                           where=", ".join(f["where"] for f in files))
 
     def show(self, engine, item: ReviewItem) -> dict:

@@ -44,13 +44,14 @@ def find(engine, query: str) -> candidates.RuleCandidate:
     """The candidate `query` names (`rule/<key>`, `<key>`, or a unique prefix of either)."""
     key = key_of(query.strip())
     damaged: list[str] = []
-    found = candidates.load(engine.data, key, notes=damaged) if ledger.is_key(key) else None
+    threshold = engine.cfg["rules"]["threshold"]  # the ledger, not the record, says whether it recurred
+    found = candidates.load(engine.data, key, notes=damaged, threshold=threshold) if ledger.is_key(key) else None
     if found is not None:
         return found
     record = [n for n in damaged if n.startswith(ledger.candidate_path(engine.data, key) + ": ")] if damaged else []
     if record:  # its record is there but damaged: say so, not "no such candidate"
         raise RuleError(record[0])
-    matches = [c for c in candidates.all(engine.data, every=True) if key and c.id.startswith(key)]
+    matches = [c for c in candidates.all(engine.data, every=True, threshold=threshold) if key and c.id.startswith(key)]
     if len(matches) == 1:
         return matches[0]
     if matches:
@@ -106,9 +107,24 @@ def view(engine, query: str) -> dict:
 
 
 def view_of(engine, cand) -> dict:
-    """`view` of a candidate already loaded (a listing has them all: no second read of its files)."""
+    """`view` of a candidate already loaded (a listing has them all: no second read of its files), with
+    its `issues` when pending (see `issues`)."""
     chosen = written(cand)
-    return {"candidate": cand, **chosen, "plan": plan_dict(plan(engine, cand, chosen)), "since": since_written(cand)}
+    shown = plan_dict(plan(engine, cand, chosen))
+    return {"candidate": cand, **chosen, "plan": shown, "since": since_written(cand),
+            "issues": issues(chosen, shown) if cand.state == PENDING else []}
+
+
+def issues(chosen: dict, shown: dict) -> list[dict]:
+    """A pending rule's issues (dicts, as a draft's): a BLOCK when its file cannot be written as planned;
+    an ADVISORY `instruction` for each harm its text tells the agent to do (a rule is loaded into every
+    session it applies to, like a memory: a person decides, --auto-approve holds it)."""
+    from curator.review.verify import instruction_issues
+
+    out = [{"severity": "BLOCK", "code": "rule-file", "where": shown["file"] or chosen["topic"],
+            "message": shown["error"]}] if shown["error"] else []
+    parts = [("rule", chosen["rule"]), ("topic", chosen["topic"]), ("paths", " ".join(chosen["paths"]))]
+    return out + [i.as_dict() for i in instruction_issues(parts)]
 
 
 def fingerprint(shown: dict) -> str:
@@ -186,7 +202,7 @@ def draft_all(engine) -> dict:
     {drafted: [ids], failed: [{id, error}]}. Offline there is nothing to do: the offline text is
     computed when the candidate is shown."""
     done: dict = {"drafted": [], "failed": []}
-    todo = [c for c in candidates.all(engine.data) if c.state == PENDING and c.draft is None]
+    todo = [c for c in engine.rule_candidates() if c.state == PENDING and c.draft is None]
     if not todo or getattr(engine.drafter, "name", "") == "offline":
         return done
     for cand in todo:

@@ -2,9 +2,10 @@
 `.claude/rules/memcurate/<topic>.md`, id `rule/<key>` (curator/rules/candidates.py holds the records).
 
 A pending candidate is `ready` (it always has a text: the offline one until a model drafts it),
-BLOCKed when its rule file cannot be written as planned (the plan's error says why); approved ones
-are `saved`, rejected ones `rejected`. Every action is the Engine's own call: `rule`,
-`approve_rule`, `reject_rule`, `draft_rules`.
+BLOCKed when its rule file cannot be written as planned (the plan's error says why), with an ADVISORY
+`instruction` issue when its text tells the agent to do harm; approved ones are `saved`, rejected ones
+`rejected`; a record that cannot be read, or that the failure ledger does not back, is an `error` with
+why. Every action is the Engine's own call: `rule`, `approve_rule`, `reject_rule`, `draft_rules`.
 """
 
 from __future__ import annotations
@@ -49,11 +50,10 @@ class RuleKind:
                               reason=str(decision.get("reason") or "") if state == STATES[REJECTED] else "",
                               rule=_summary(cand, view, decision.get("file", "")))
         view = view_of(engine, cand)  # the listing loaded it: not read again
-        p = view["plan"]
-        issues = ({"severity": "BLOCK", "code": "rule-file", "where": p["file"] or view["topic"],
-                   "message": p["error"]},) if p["error"] else ()
-        return ReviewItem(**base, title=view["rule"], action=p["action"], issues=issues, blocked=bool(issues),
-                          where=p["file"], rule=_summary(cand, view, p["file"]))
+        p, issues = view["plan"], tuple(view["issues"])
+        return ReviewItem(**base, title=view["rule"], action=p["action"], issues=issues,
+                          blocked=any(i["severity"] == "BLOCK" for i in issues), where=p["file"],
+                          rule=_summary(cand, view, p["file"]))
 
     def show(self, engine, item: ReviewItem) -> dict:
         view = engine.rule(item.id)

@@ -13,6 +13,11 @@ never proposed again. Every change is made under a lock per key and written atom
 A record is memcurate's, but a person can edit it by hand: a draft, edit or decision whose fields are
 not of their types makes the whole record damaged (named in `notes`, listed as an error, left as it
 is), rather than a rule made of whatever the field held.
+
+A record read back is untrusted (Claude can write it with Bash): it carries no count, and whether the
+failure recurred is read from the ledger. Given the threshold (`rules.threshold`), a pending record the
+ledger does not back (no failure of its key, a failure of another signature, fewer sessions than the
+threshold) is damaged the same way: named, never proposed nor written.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import os
 from dataclasses import dataclass, field
 
 from curator.rules import ledger
-from curator.util.atomic import read_json, write_json
+from curator.util.atomic import write_json
 from curator.util.locks import FileLock
 from curator.util.stamps import now_iso
 
@@ -86,9 +91,27 @@ def _part(doc: dict, name: str) -> tuple[dict | None, str]:
     return value, ""
 
 
-def load(data, key: str, *, notes: list | None = None) -> RuleCandidate | None:
+def unbacked(data, key: str, threshold: int, notes: list | None = None) -> str:
+    """Why the ledger does not back a candidate of `key` ("" when it does): its failure is recorded under
+    that key, is the signature the key hashes, and was seen in at least `threshold` sessions."""
+    from curator.rules.signature import Failure
+
+    failure = ledger.failure(data, key, notes=notes)
+    if failure is None:
+        return f"the failure ledger ({ledger.FAILURES_DIR}/{key}/) holds no failure of this key"
+    if failure["key"] != key or Failure(kind=failure["kind"], tool=failure["tool"],
+                                        signature=failure["signature"]).key != key:
+        return f"the failure ledger's {ledger.FAILURES_DIR}/{key}/{ledger.FAILURE_FILE} is of another signature"
+    n = ledger.sessions(data, key)
+    if n < threshold:
+        return (f"the failure ledger saw it in {n} session{'' if n == 1 else 's'}, fewer than the threshold "
+                f"{threshold} (rules.threshold)")
+    return ""
+
+
+def load(data, key: str, *, notes: list | None = None, threshold: int | None = None) -> RuleCandidate | None:
     """The candidate `key` with its evidence from the ledger; None when there is none (or its record
-    is damaged: named in `notes`)."""
+    is damaged: named in `notes`). Given `threshold`, a pending record the ledger does not back is damaged."""
     if not ledger.is_key(key):
         return None
     doc = _read(ledger.candidate_path(data, key), notes)
@@ -102,6 +125,12 @@ def load(data, key: str, *, notes: list | None = None) -> RuleCandidate | None:
         if why:  # the rule would be made of whatever the field holds: the person fixes or deletes the file
             _note(notes, f"{ledger.candidate_path(data, key)}: {why} (hand-edited?), skipped")
             return None
+    if threshold is not None and doc["state"] == "pending":
+        why = unbacked(data, key, threshold)
+        if why:
+            _note(notes, f"{ledger.candidate_path(data, key)}: {why}: not a recurring failure, never proposed "
+                         "(delete the file)")
+            return None
     found: list[str] = []
     failure = ledger.failure(data, key, notes=found) or {}
     occurrences = ledger.occurrences(data, key, notes=found)
@@ -112,9 +141,10 @@ def load(data, key: str, *, notes: list | None = None) -> RuleCandidate | None:
                          sessions=ledger.sessions(data, key))
 
 
-def all(data, *, every: bool = False, notes: list | None = None) -> list[RuleCandidate]:  # noqa: A001 (the design's name)
-    """The pending candidates (every state with `every`), oldest first. Damaged records are skipped
-    and named in `notes`."""
+def all(data, *, every: bool = False, notes: list | None = None,  # noqa: A001 (the design's name)
+        threshold: int | None = None) -> list[RuleCandidate]:
+    """The pending candidates (every state with `every`), oldest first. Damaged records (with `threshold`,
+    pending ones the ledger does not back too) are skipped and named in `notes`."""
     folder = os.path.join(os.fspath(data), ledger.CANDIDATES_DIR)
     try:
         names = sorted(os.listdir(folder))
@@ -125,7 +155,7 @@ def all(data, *, every: bool = False, notes: list | None = None) -> list[RuleCan
         key = name[:-5] if name.endswith(".json") else ""
         if not ledger.is_key(key):
             continue
-        c = load(data, key, notes=notes)
+        c = load(data, key, notes=notes, threshold=threshold)
         if c is not None and (every or c.state == "pending"):
             out.append(c)
     return sorted(out, key=lambda c: (c.created, c.id))

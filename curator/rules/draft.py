@@ -70,28 +70,53 @@ def _project_file(path) -> str | None:
     return p
 
 
+# What a `paths:` matcher may read as a pattern rather than as the character (picomatch, minimatch,
+# gitignore-style: wildcards, classes, braces, extglob and regex groups, `|`, quotes, and `+`, which
+# picomatch reads as a quantifier after a class): in a name each is put in a class of its own
+# (`*` -> `[*]`), which every one of them reads as that character alone.
+_GLOB_SPECIAL = frozenset("*?[]{}()|+\"'`")
+
+
+def literal_glob(name: str) -> str | None:
+    """`name` (a file or folder name, from a failure's output: anything) as a glob part that matches
+    that name and no other; None when no escaping does so for every matcher: `!` or `#` opening it
+    (a negation, a comment), a backslash (rulefile refuses it), or a brace with a comma (minimatch
+    expands braces before it reads classes: `[{]a,b[}]` would become two patterns)."""
+    if not name or name[0] in "!#" or "\\" in name or ("," in name and ("{" in name or "}" in name)):
+        return None
+    return "".join(f"[{c}]" if c in _GLOB_SPECIAL else c for c in name)
+
+
 def suggest_paths(files) -> list[str]:
     """The globs a rule should load for, from the files the failure involved (most relevant first):
     a file in a folder gives `<top folder>/**/*.<ext>` (`tests/test_store.py` -> `tests/**/*.py`),
     several extensions in one folder one brace glob, a file at the top the file itself. No files
-    (or only files outside the project) give [] : a project-wide rule."""
-    groups: dict[str, list[str]] = {}  # top folder -> extensions ("" none), in order of relevance
+    (or only files outside the project) give [] : a project-wide rule. A name goes into a glob only
+    escaped (literal_glob): a file named `*` or `{src,..}` matches itself, never other files."""
+    groups: dict[str, list[str]] = {}  # top folder, escaped -> extensions ("" none), in order of relevance
     singles: list[str] = []
     for f in files or ():
         p = _project_file(f)
         if p is None:
             continue
         if "/" not in p:
-            singles.append(p)
+            single = literal_glob(p)
+            if single:
+                singles.append(single)
             continue
-        top, name = p.split("/", 1)[0], p.rsplit("/", 1)[1]
+        top, name = literal_glob(p.split("/", 1)[0]), p.rsplit("/", 1)[1]
+        if top is None:
+            continue
         ext = name.rsplit(".", 1)[1] if "." in name.strip(".") else ""
         exts = groups.setdefault(top, [])
         if ext not in exts:
             exts.append(ext)
     globs: list[str] = []
     for top, exts in groups.items():
-        if "" in exts or not all(re.fullmatch(r"[A-Za-z0-9_+-]{1,12}", e) for e in exts):
+        # A folder whose name holds a brace never meets a brace group in one glob: `*.{py,ts}`
+        # after `[{]a[}]` could pair the wrong braces in a matcher that expands braces first.
+        braced = "{" in top or "}" in top
+        if "" in exts or not all(re.fullmatch(r"[A-Za-z0-9_+-]{1,12}", e) for e in exts) or (braced and len(exts) > 1):
             globs.append(f"{top}/**")
         elif len(exts) == 1:
             globs.append(f"{top}/**/*.{exts[0]}")

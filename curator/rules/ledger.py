@@ -14,7 +14,11 @@ created here, once, the same way: whoever first sees the threshold reached stage
 that exists (pending, approved or rejected) is never made again. It is created here rather than in
 candidates.py because candidates.py reads the ledger, and the hook should load only this module.
 
-Command, error and fix text are redacted before they touch the disk, and capped.
+Command, error and fix text are redacted before they touch the disk, and capped. So is the ledger:
+at most rules.ledger_max_entries files and rules.ledger_max_bytes bytes (a hostile session can invent
+new failures without end); past either, whole signatures are forgotten, the rarest and oldest first,
+never one a rule candidate rests on (enforce_caps). A running tally (failures/.tally.json) spares each
+record a count of every file.
 Stdlib only (and curator's light utilities): the PostToolUse hook imports it.
 """
 
@@ -28,6 +32,7 @@ from curator.capture.redact import redact_text
 from curator.util.atomic import dump_json, is_temp_name, write_json, write_new
 from curator.util.lazyre import LazyRegex
 from curator.util.private import make_dirs
+from curator.util.safe_open import open_regular
 from curator.util.stamps import now_iso
 from curator.util.textsafe import clean, one_line
 
@@ -41,6 +46,13 @@ MAX_ERROR = 600
 MAX_FIX = 400
 MAX_FILES = 10
 MAX_SESSION = 80
+# The ledger's caps (rules.ledger_max_entries / ledger_max_bytes): files (a failure and each session that
+# saw it are one each) and their bytes. A hostile session can fail in endless new ways; the ledger stays small.
+DEFAULT_MAX_ENTRIES = 2000
+DEFAULT_MAX_BYTES = 1 << 20
+TALLY_FILE = ".tally.json"  # in failures/: the ledger's running size (see _grown); no key's name
+RECOUNT_EVERY = 256  # files recorded between two recounts of the ledger, whatever the tally says
+LOW_WATER = 0.9  # a ledger past a cap is cut to this share of it: a flood does not recount on every record
 KEY_LENGTH = 12
 _HEX = frozenset("0123456789abcdef")
 _UNSAFE = LazyRegex(r"[^A-Za-z0-9_-]")
@@ -144,11 +156,14 @@ def _failure_doc(failure, at: str) -> dict:
 # -- recording ---------------------------------------------------------------------------------------
 
 def record(data, failure, *, session: str, at: str, command: str, error: str, source: str,
-           transcript: str = "", fix: dict | None = None, threshold: int) -> Recorded:
+           transcript: str = "", fix: dict | None = None, threshold: int,
+           max_entries: int = DEFAULT_MAX_ENTRIES, max_bytes: int = DEFAULT_MAX_BYTES) -> Recorded:
     """Count `failure` (a signature.Failure) once for `session`; stage its candidate at `threshold`.
 
     A session that already counted it gains nothing but, when `fix` is given and its occurrence has
-    none yet, that fix. Raises OSError when the data dir cannot be written (the caller logs it)."""
+    none yet, that fix. A new occurrence past the ledger's caps (`max_entries` files, `max_bytes`)
+    makes room by forgetting others (enforce_caps). Raises OSError when the data dir cannot be
+    written (the caller logs it)."""
     key = failure.key
     folder = failure_dir(data, key)
     occurrence = {"session": one_line(session, 200), "at": at or now_iso(), "source": source,
@@ -156,13 +171,16 @@ def record(data, failure, *, session: str, at: str, command: str, error: str, so
                   "files": _files(getattr(failure, "files", ())), "transcript": transcript or "",
                   "fix": clean_fix(fix)}
     name = os.path.join(folder, f"{session_name(session)}.json")
+    body = dump_json(occurrence)
     for attempt in (0, 1):
+        added = [0, 0]  # files, bytes this call linked into the ledger
         try:
             make_dirs(folder)
             if not os.path.exists(os.path.join(folder, FAILURE_FILE)):
-                write_new(os.path.join(folder, FAILURE_FILE), dump_json(_failure_doc(failure, occurrence["at"])),
-                          durable=False)
-            new = write_new(name, dump_json(occurrence), durable=False)
+                doc = dump_json(_failure_doc(failure, occurrence["at"]))
+                if write_new(os.path.join(folder, FAILURE_FILE), doc, durable=False):
+                    added = [1, len(doc)]
+            new = write_new(name, body, durable=False)
             break
         except FileNotFoundError:
             if attempt:  # pruned between makedirs and the write: once more, into a fresh folder
@@ -171,6 +189,8 @@ def record(data, failure, *, session: str, at: str, command: str, error: str, so
         add_fix(data, key, session, occurrence["fix"])
     count = sessions(data, key)
     staged = count >= threshold and stage(data, key)
+    if new:
+        _grown(data, added[0] + 1, added[1] + len(body), max_entries, max_bytes, keep=key)
     return Recorded(key, new, count, staged)
 
 
@@ -326,6 +346,112 @@ def prune(data, days: float, *, now: float | None = None) -> list[str]:
         shutil.rmtree(aside, ignore_errors=True)
         gone.append(key)
     return gone
+
+
+class _Tally:
+    """One signature's share of the ledger: files, bytes, sessions, and when it was last written."""
+
+    __slots__ = ("key", "files", "bytes", "sessions", "newest")
+
+    def __init__(self, key: str) -> None:
+        self.key, self.files, self.bytes, self.sessions, self.newest = key, 0, 0, 0, 0.0
+
+
+def _tallies(data) -> list[_Tally]:
+    """Every signature's tally: one listing of the ledger, one of each signature, a stat per file."""
+    root = os.path.join(os.fspath(data), FAILURES_DIR)
+    out = []
+    try:
+        with os.scandir(root) as listing:
+            folders = [e for e in listing if is_key(e.name) and e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+    for entry in folders:
+        t = _Tally(entry.name)
+        try:
+            with os.scandir(entry.path) as files:
+                for f in files:
+                    st = f.stat(follow_symlinks=False)
+                    t.files += 1
+                    t.bytes += st.st_size
+                    t.newest = max(t.newest, st.st_mtime)
+                    t.sessions += f.name.endswith(".json") and f.name != FAILURE_FILE and not is_temp_name(f.name)
+        except OSError:
+            continue  # forgotten meanwhile
+        out.append(t)
+    return out
+
+
+def _grown(data, files: int, size: int, max_entries: int, max_bytes: int, *, keep: str) -> None:
+    """Count what a record added in the running tally (failures/.tally.json); past a cap, or every
+    RECOUNT_EVERY files, recount the ledger and enforce its caps. The tally makes a record cost one
+    small read and write, not a stat of every file; it may lag (two hooks at once, a hand edit, prune),
+    and the recount sets it right: the caps are never passed by more than a recount's worth."""
+    path = os.path.join(os.fspath(data), FAILURES_DIR, TALLY_FILE)
+    before = _read_tally(path)
+    if before is None:
+        enforce_caps(data, max_entries, max_bytes, keep=keep)
+        return
+    after = [before[0] + files, before[1] + size]
+    if after[0] > max_entries or after[1] > max_bytes or after[0] // RECOUNT_EVERY != before[0] // RECOUNT_EVERY:
+        enforce_caps(data, max_entries, max_bytes, keep=keep)
+        return
+    try:
+        write_json(path, {"files": after[0], "bytes": after[1]}, durable=False, compact=True)
+    except OSError:
+        pass  # the next record recounts
+
+
+def _read_tally(path: str) -> list[int] | None:
+    """[files, bytes] of the running tally; None when it is missing or is not one (a FIFO or symlink
+    put there is refused, never waited on or followed: open_regular)."""
+    try:
+        with open_regular(path) as f:
+            doc = json.loads(f.read(4096))
+    except (OSError, ValueError):
+        return None
+    tally = [doc.get(k) for k in ("files", "bytes")] if isinstance(doc, dict) else []
+    return tally if len(tally) == 2 and all(type(v) is int and v >= 0 for v in tally) else None
+
+
+def enforce_caps(data, max_entries: int, max_bytes: int, *, keep: str = "") -> list[str]:
+    """Forget whole signatures until the ledger holds at most `max_entries` files and `max_bytes` bytes
+    (once past either, LOW_WATER of them): the rarest first (seen in the fewest sessions), among them
+    the oldest (least recently seen). Never `keep` (the one just recorded) nor one with a candidate
+    record: a rule candidate rests on it.
+    Returns the keys forgotten. Costs a stat per file of the ledger (at most a few thousand), and
+    leaves the running tally exact."""
+    tallies = _tallies(data)
+    files, size = sum(t.files for t in tallies), sum(t.bytes for t in tallies)
+    gone = []
+    if files > max_entries or size > max_bytes:  # then down to the low-water mark: room for the next records
+        max_entries, max_bytes = int(max_entries * LOW_WATER), int(max_bytes * LOW_WATER)
+    for t in sorted(tallies, key=lambda t: (t.sessions, t.newest, t.key)):
+        if files <= max_entries and size <= max_bytes:
+            break
+        if t.key == keep or os.path.exists(candidate_path(data, t.key)) or not _forget(data, t.key):
+            continue
+        files, size = files - t.files, size - t.bytes
+        gone.append(t.key)
+    try:
+        write_json(os.path.join(os.fspath(data), FAILURES_DIR, TALLY_FILE), {"files": files, "bytes": size},
+                   durable=False, compact=True)
+    except OSError:
+        pass
+    return gone
+
+
+def _forget(data, key: str) -> bool:
+    """Remove signature `key`: moved aside first (a hook recording it meanwhile starts a fresh folder)."""
+    import shutil
+
+    aside = os.path.join(os.fspath(data), FAILURES_DIR, f".pruned-{key}-{os.getpid()}")
+    try:
+        os.rename(failure_dir(data, key), aside)
+    except OSError:
+        return False
+    shutil.rmtree(aside, ignore_errors=True)
+    return True
 
 
 def _newest(folder: str) -> float:

@@ -52,7 +52,8 @@ def _record(data: str, rc: dict, runs: list[dict], session: str, transcript: str
             done.add(f.key)
             r = ledger.record(data, f, session=session, at=stamp(run["at"]), command=run["command"],
                               error=f.excerpt or run["output"], source="transcript", transcript=transcript,
-                              fix=fix, threshold=rc["threshold"])
+                              fix=fix, threshold=rc["threshold"], max_entries=rc["ledger_max_entries"],
+                              max_bytes=rc["ledger_max_bytes"])
             counted += r.new
             fixed += bool(fix)
             if r.staged:

@@ -250,13 +250,15 @@ def record_config_dir(data, transcript: str, session_dirs, env=None) -> bool:
     return True
 
 
-def hook_may_read(path: str, project, env=None) -> str | None:
+def hook_may_read(path: str, project, env=None, *, resolved: bool = False) -> str | None:
     """Why the hook must not open `path`, None when it may: only transcripts in Claude Code's
     projects folder or inside the project, both resolved (symlinks and `..` included), so a
-    payload cannot point the hook at any other readable file."""
+    payload cannot point the hook at any other readable file. Asked once of the payload's path, and
+    again of where the file the hook opened really is (`resolved`: taken as it is, the kernel's
+    word; see util.safe_open.open_regular), which a path swapped meanwhile cannot change."""
     if not os.path.isabs(path):
         return "is not an absolute path"
-    real = os.path.realpath(path)
+    real = path if resolved else os.path.realpath(path)
     for folder in (os.path.join(claude_config_dir(env), "projects"), os.fspath(project)):
         if is_inside(real, os.path.realpath(folder)):
             return None
