@@ -258,18 +258,21 @@ def test_a_deleted_memory_and_a_deleted_claude_file_reach_the_trash_redacted(pro
 
 
 def test_the_trash_forgets_copies_older_than_trash_days_when_a_copy_is_put_there_and_on_check(project, memory):
+    """And a copy an older memcurate kept whole is redacted when it is kept."""
     engine = lib_engine(project, memory, "library:\n  trash_days: 2\n")
     trash = Path(engine.data) / "trash"
     try:
         trash.mkdir(mode=0o700)  # as memcurate made them
         old, young = trash / "20250101T000000Z-decision__old.md", trash / "20250101T000000Z-decision__young.md"
         for p, days in ((old, 3), (young, 1)):
-            p.write_text("gone memory\n")
+            p.write_text(f"gone memory, deployed with {AWS}\n")  # kept whole by an older memcurate
             p.chmod(0o600)
             os.utime(p, (time.time() - days * DAY, time.time() - days * DAY))
         h = secret_memory(engine)
         (copy,) = engine.delete_memory("decision/deploy-key", h).trash
         assert sorted(trash.iterdir()) == sorted([young, Path(copy)])  # the 3-day-old copy went
+        assert young.read_text() == "gone memory, deployed with [REDACTED:aws-access-key]\n"  # the young one kept,
+        assert young.stat().st_mtime < time.time() - DAY / 2  # redacted, its age unchanged
         os.utime(young, (time.time() - 3 * DAY, time.time() - 3 * DAY))
         engine.check()
         assert list(trash.iterdir()) == [Path(copy)]

@@ -18,7 +18,7 @@ import time
 
 from curator.library.entries import CLAUDE
 from curator.memory import memfile, memory_md
-from curator.util.atomic import failure, fsync_dir, replace_if_unchanged, write_bytes, write_new
+from curator.util.atomic import failure, fsync_dir, is_temp_name, replace_if_unchanged, write_bytes, write_new
 
 TRASH_DIR = "trash"  # in the data dir: a copy of every file memcurate removes, redacted, kept library.trash_days
 DAY = 86400.0
@@ -72,10 +72,8 @@ def _trash(engine, where: str, data: bytes) -> str:
     """A copy of `data` (the file at `where`) in `<data>/trash/<UTC stamp>-<where flattened>`, readable
     by the owner only, with every secret redacted: the trash is there to undo a deletion, and a secret is
     not worth keeping (the person may have deleted the memory for it; it is to be revoked, not restored).
-    Bytes that are not UTF-8 are kept as they are. Returns its path."""
-    from curator.capture.redact import redact_text
-
-    data = redact_text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+    Returns its path."""
+    data = _redacted(data)
     folder = os.path.join(engine.data, TRASH_DIR)
     stamp = engine.now().replace("-", "").replace(":", "")
     base = os.path.join(folder, f"{stamp}-{where.replace('/', '__')}")
@@ -87,10 +85,18 @@ def _trash(engine, where: str, data: bytes) -> str:
     return path
 
 
+def _redacted(data: bytes) -> bytes:
+    """`data` with every secret redacted; bytes that are not UTF-8 are kept as they are."""
+    from curator.capture.redact import redact_text
+
+    return redact_text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+
+
 def forget_trash(engine, now: float | None = None) -> int:
     """Remove the trash copies older than `library.trash_days` days (0: every copy made before now), by
     their mtime; returns how many went. Called before a change set puts a copy in the trash, and by
-    `memcurate check`. Only files (and links, never followed) directly in the trash are removed."""
+    `memcurate check`. Only files (and links, never followed) directly in the trash are removed. A copy
+    kept that holds a secret (an older memcurate's, kept whole) is redacted in place, its age kept."""
     days = (engine.cfg.get("library") or {}).get("trash_days", 30)
     folder = os.path.join(engine.data, TRASH_DIR)
     cutoff = (time.time() if now is None else now) - days * DAY
@@ -101,12 +107,27 @@ def forget_trash(engine, now: float | None = None) -> int:
         return 0
     for entry in entries:
         try:
-            if not entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+            if entry.is_dir(follow_symlinks=False):
+                continue
+            st = entry.stat(follow_symlinks=False)
+            if st.st_mtime < cutoff:
                 os.unlink(entry.path)
                 removed += 1
+            elif entry.is_file(follow_symlinks=False) and not is_temp_name(entry.name):
+                _redact_kept(entry.path, st)
         except OSError:
             pass
     return removed
+
+
+def _redact_kept(path: str, st: os.stat_result) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        data = f.read()
+    clean = _redacted(data)
+    if clean != data:
+        write_bytes(path, clean, mode=0o600)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 def _copy(engine, dest: str, data: bytes) -> None:
