@@ -308,7 +308,7 @@ def test_trash_days_must_be_a_whole_number_of_days(project, memory, value):
 
 # -- what is shown and printed ------------------------------------------------------------------
 
-def test_show_and_list_mask_a_secret_planted_in_staging(project, memory):
+def test_show_list_and_status_mask_a_secret_planted_in_staging(project, memory):
     """Staging is Claude-writable: a secret put in a staged draft or its state line is never printed."""
     tid = stage_demo(project, memory)
     files = staging.candidate_files(data_dir(project), tid, "decision")
@@ -316,7 +316,8 @@ def test_show_and_list_mask_a_secret_planted_in_staging(project, memory):
     with open(Path(files.file).parent.parent / "state.log", "a") as f:
         rec = staging.category_state(data_dir(project), tid, "decision")
         f.write(json.dumps({**{k: v for k, v in rec.items() if k != "history"}, "title": f"Key {AWS}"}) + "\n")
-    for args in (("show", f"{tid}/decision"), ("show", f"{tid}/decision", "--json"), ("list",), ("list", "--json")):
+    for args in (("show", f"{tid}/decision"), ("show", f"{tid}/decision", "--json"), ("list",), ("list", "--json"),
+                 ("status",), ("status", "--json")):
         out = run_cli(*args, cwd=project)
         assert out.returncode == 0, out.stderr
         assert not any(s in out.stdout + out.stderr for s in SECRETS), args
