@@ -289,10 +289,11 @@ def _print_installed(found: list[dict]) -> None:
 def _drafts(data: str) -> list[dict]:
     """The drafts ready for review, each with its confidence: from the state logs alone (one file a triage)."""
     from curator.candidates.queue import Board
+    from curator.capture.redact import redact_text
 
     if not os.path.isdir(data):
         return []
-    return [{"triage": i.tid, "category": i.category, "title": i.title, "action": i.action,
+    return [{"triage": i.tid, "category": i.category, "title": redact_text(i.title), "action": i.action,
              "confidence": i.confidence, "blocked": bool(i.blocks)}
             for items in Board(data).load().values() for i in items if i.state == "ready"]
 

@@ -129,6 +129,9 @@ def _semantic_checks(cfg: dict, where: str) -> None:
     if not 0 < cfg["hygiene"]["duplicate_threshold"] <= 1:
         raise ConfigError(f"{where}: hygiene.duplicate_threshold: expected a number above 0, at most 1, "
                           f"found {cfg['hygiene']['duplicate_threshold']}")
+    if cfg["library"]["trash_days"] < 0:
+        raise ConfigError(f"{where}: library.trash_days: expected a whole number of days, at least 0, "
+                          f"found {cfg['library']['trash_days']}")
     if cfg["hooks"]["review_max_bytes"] < 1024:
         raise ConfigError(f"{where}: hooks.review_max_bytes: expected at least 1024, "
                           f"found {cfg['hooks']['review_max_bytes']}")

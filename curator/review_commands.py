@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
+from curator.capture.redact import redact_all
 from curator.commands import UserError, _print_json, open_engine, project_dir
 from curator.drafting import DrafterUnavailable
 from curator.review.items import Unresolved
@@ -22,7 +23,8 @@ def list_items(args) -> int:
         if args.draft:
             doc["drafting"] = engine.drafting_status()["line"]
             doc["drafted"] = engine.draft_pending()
-        doc["items"] = [i.as_dict() for i in (engine.review_items(every=args.all) if engine else [])]
+        # masked as printed: a title, an issue or an error may quote a secret a file holds
+        doc["items"] = redact_all([i.as_dict() for i in (engine.review_items(every=args.all) if engine else [])])
         if not args.json:
             _print_list(doc)
         return 1 if doc.get("drafted", {}).get("failed") else 0
@@ -36,7 +38,7 @@ def show(args) -> int:
         if engine is None:
             raise Unresolved([{"id": args.id, "error": f"{args.id}: no such item (nothing staged here)"}])
         item, detail = engine.show_item(args.id)
-        doc.update(item=item.as_dict(), **detail)
+        doc.update(redact_all({"item": item.as_dict(), **detail}))  # masked as printed, whatever a file holds
         if not args.json:
             _print_show(doc)
         return 0

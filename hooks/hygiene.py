@@ -9,6 +9,7 @@ import sys
 import time
 
 from curator.util.child_env import CHILD_ENV
+from curator.util.private import file_mode
 
 STAMP = "check.stamp"
 
@@ -29,8 +30,7 @@ def start_check(project: str, data: str, cfg: dict, spawn=None) -> bool:
     if not due(data, float((cfg.get("hygiene") or {}).get("interval_minutes", 60))):
         return False
     stamp = os.path.join(data, STAMP)
-    with open(stamp, "a"):
-        pass
+    os.close(os.open(stamp, os.O_WRONLY | os.O_CREAT, file_mode(stamp)))
     os.utime(stamp)
     (spawn or _spawn)([sys.executable, "-m", "curator.cli", "check", "--quiet", "--project", project])
     return True

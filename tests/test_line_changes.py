@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from curator.capture.redact import redact_text
 from curator.cli import main
 from curator.engine import Engine
 from curator.library import carry_out
@@ -164,7 +165,8 @@ def test_a_set_dropping_claude_lines_and_adding_entries_writes_memory_md_once(pr
     assert line not in text and "- [New one](decision/new-one.md) \u2014 A new decision\r\n" in text
     assert text.startswith("\ufeff# Notes\r\n") and text.endswith("\r\nlast line of Claude's, no break")
     trash = list((proj["project"] / ".memcurate" / "trash").iterdir())
-    assert [p.read_bytes() for p in trash] == [MD.encode()]  # MEMORY.md as it was before Claude's line went
+    # MEMORY.md as it was before Claude's line went, its secrets redacted (a secret is revoked, not restored)
+    assert [p.read_bytes() for p in trash] == [redact_text(MD).encode()]
     engine.close()
 
 

@@ -40,6 +40,7 @@ from textual.worker import get_current_worker
 from curator.candidates import staging, usage
 from curator.candidates.queue import Item, Outcome
 from curator.util.locks import LockBusy
+from curator.util.private import make_dirs
 from curator.util.textsafe import one_line
 
 from .footer import TidyFooter
@@ -442,7 +443,7 @@ class MemcurateApp(App):
         kinds = {self.engine.claude_writes_dir: CLAUDE_WRITES, self.engine.candidates_dir: RULES,
                  self.engine.proposals_dir: PROPOSALS}  # folder -> rows' key
         for folder in (staging_dir, *kinds, root):
-            os.makedirs(folder, exist_ok=True)
+            make_dirs(folder)
         prefixes = {folder + os.sep: key for folder, key in kinds.items()}
         try:
             # Short debounce: new work shows within the 300 ms the issue asks; a burst is one batch.

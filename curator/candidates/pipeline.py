@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from curator.candidates import same_fact, second_look, staging, usage
 from curator.candidates.candidate import Candidate, StagedTriage, text_hash
 from curator.candidates.staging import now_iso
-from curator.capture.redact import find_secrets, redact_document
+from curator.capture.redact import find_secrets, marker, redact, redact_document, redact_text
 from curator.categories import ONE_PER_SESSION
 from curator.memory import memfile
 from curator.review import confidence
@@ -103,8 +103,9 @@ def settle(engine, cand: Candidate, decision: Decision, draft_text: str, *, file
     compared with the memories as they are now. `drafting_issues` are the advisories drafting found
     (a fallback, the model verifier's concerns) and `drafter` what the drafter said of its draft
     ({confidence, weak}); without them the last review's are carried over (see `_carried`). Returns the
-    review record."""
-    text = file_text if file_text is not None else (decision.text or draft_text)
+    review record. A secret in the text (a person's edit) is never staged: see `_withheld`."""
+    given = file_text if file_text is not None else (decision.text or draft_text)
+    text, withheld = _withheld(cand, given, file_text)
     try:
         doc = memfile.parse(text)
     except memfile.MemoryFormatError:
@@ -120,20 +121,46 @@ def settle(engine, cand: Candidate, decision: Decision, draft_text: str, *, file
         except memfile.MemoryFormatError:
             near = []
     entry = cand.entry
-    issues = verify(text, category=cand.category, evidence=cand.evidence(), action=decision.action, target=target,
+    issues = verify(given, category=cand.category, evidence=cand.evidence(), action=decision.action, target=target,
                     near=[{"id": e.id, "title": e.doc.title, "text": f"{e.doc.title}\n{e.doc.body}"} for e in near],
                     score=entry.get("score"), threshold=entry.get("threshold"), cfg=engine.cfg)
+    if withheld and given == text:  # verified again after the secret went: it stays blocked until edited
+        issues += [Issue("BLOCK", "secret", "text", f"a secret was in this text ({kind}): it was not kept, "
+                         f"{marker(kind)} shows where; write what is meant there before saving")
+                   for kind in withheld]
     kept, shown, concerns_apply, said = _carried(cand, drafting_issues, drafter, text, file_text)
     issues += shown
     record = {"decision": {k: v for k, v in decision.as_dict().items() if k != "text"},
-              "issues": [i.as_dict() for i in issues], "blocked": bool(blocking(issues)),
+              "issues": [{**i.as_dict(), "message": redact_text(i.message)} for i in issues],
+              "blocked": bool(blocking(issues)),
               "title": doc.title if doc is not None else "", "text_hash": text_hash(text), "verified": now_iso(),
               "drafting_issues": [i.as_dict() for i in kept], "concerns_apply": concerns_apply, "drafter": said,
               # what the drafter said is about its own text, as the verifier's concerns: not a person's edit
               "confidence": _confidence(engine, cand, decision.action, doc, issues, said if concerns_apply else {})}
+    if withheld:
+        record["withheld"] = withheld
     cand.write_review(text, record)
     cand.move("ready", **summary(record), **extra)
     return record
+
+
+def _withheld(cand: Candidate, text: str, file_text: str | None) -> tuple[str, list[str]]:
+    """(the text to stage, the kinds of secret kept out of it). A secret in the text under review (a person's
+    edit: the drafter's are redacted already) is redacted before it is staged, where it would sit in clear
+    until the triage is cleaned; the text as given is verified (BLOCK: a secret). The staged text verified
+    again later (a target moved, a conflict) holds no secret any more: what was withheld from it is carried
+    from the last record while the text is the one it was taken from, so it stays blocked until edited."""
+    staged, found = redact(text)
+    if found:
+        return staged, sorted(found)
+    if file_text is None:
+        return text, []
+    try:
+        prev = read_json(cand.files.review)
+    except (OSError, ValueError):
+        return text, []
+    kinds = prev.get("withheld") if isinstance(prev, dict) and prev.get("text_hash") == text_hash(text) else None
+    return text, [k for k in kinds if isinstance(k, str)] if isinstance(kinds, list) else []
 
 
 def _carried(cand: Candidate, given: list[Issue] | None, drafter: dict | None, text: str, file_text: str | None):

@@ -21,7 +21,8 @@ from curator.util.lazyre import LazyRegex
 
 _B64 = r"A-Za-z0-9+/"
 
-def _tag(kind: str) -> str:
+def marker(kind: str) -> str:
+    """What stands where a secret of `kind` was."""
     return f"[REDACTED:{kind}]"
 
 
@@ -131,7 +132,7 @@ def _apply(rule: _Rule, text: str, found: Counter, removed: list[str] | None = N
             removed.append(text[start:end])
         kept = "".join(text[m.start(g):m.end(g)] for g in rule.keep)
         out.append(text[pos:m.start()])
-        out.append(f"{kept}{_tag(rule.kind)}{rule.after}")
+        out.append(f"{kept}{marker(rule.kind)}{rule.after}")
         pos = m.end()
     if not out:
         return text
@@ -267,6 +268,31 @@ def redact_document(doc, *, keep_id: bool = False):
 
         doc_id = slugify(fields["title"])
     return replace(doc, id=doc_id, tags=tags, sources=sources, **fields), found
+
+
+def redact_all(value):
+    """`value` (text, or lists and mappings of them, as a command prints them or a record holds them) with
+    every secret redacted; anything else as it is."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: redact_all(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact_all(v) for v in value)
+    return value
+
+
+def redact_diff(diff: str, *texts: str) -> str:
+    """A diff between `texts` as shown: redacted, and any line of a secret found in one of the texts too
+    (a hunk may hold part of a private key without its BEGIN line)."""
+    diff = redact_text(diff)
+    secrets: list[str] = []
+    for text in texts:
+        redact(text, secrets)
+    for piece in sorted({p.strip() for s in secrets for p in s.splitlines()}, key=len, reverse=True):
+        if len(piece) >= 4:
+            diff = diff.replace(piece, "[REDACTED]")
+    return diff
 
 
 def find_secrets(text: str) -> list[str]:

@@ -33,6 +33,9 @@ def run(engine, *, stage: bool = True, summary: dict | None = None) -> list[Find
     """Every detector's findings, most severe first, each with its proposal's id when `stage`.
     `summary`, when given, gains "checked" (memories looked at) and "errors" (detectors that could not
     run, one line each: the others still ran)."""
+    from curator.library.carry_out import forget_trash
+
+    forget_trash(engine)  # the trash forgets what is older than library.trash_days, deleted or not since
     findings: list[Finding] = []
     errors: list[str] = []
     for detect in DETECTORS:
@@ -68,15 +71,9 @@ def _without_fix(f: Finding) -> Finding:
 
 def _shown(value):
     """`value` (a finding's message or detail: text, lists, mappings) with every secret redacted."""
-    from curator.capture.redact import redact_text
+    from curator.capture.redact import redact_all
 
-    if isinstance(value, str):
-        return redact_text(value)
-    if isinstance(value, dict):
-        return {k: _shown(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_shown(v) for v in value)
-    return value
+    return redact_all(value)
 
 
 def _redacted(f: Finding) -> Finding:

@@ -14,12 +14,14 @@ Also the file fact planning shares: a file's bytes.
 from __future__ import annotations
 
 import os
+import time
 
 from curator.library.entries import CLAUDE
 from curator.memory import memfile, memory_md
-from curator.util.atomic import failure, fsync_dir, replace_if_unchanged, write_bytes, write_new
+from curator.util.atomic import failure, fsync_dir, is_temp_name, replace_if_unchanged, write_bytes, write_new
 
-TRASH_DIR = "trash"  # in the data dir: a copy of every file memcurate removes
+TRASH_DIR = "trash"  # in the data dir: a copy of every file memcurate removes, redacted, kept library.trash_days
+DAY = 86400.0
 CHANGED = "changed since it was read"
 
 
@@ -40,6 +42,8 @@ def run(engine, w) -> list[str]:
     from curator.memory.store import ConflictError, StoreError
 
     trash: list[str] = []
+    if any(c[0] == "trash" for c in w.copies):
+        forget_trash(engine)  # before this run's copies: none of them goes before the file it keeps is removed
     try:
         for kind, where, path, data, dest in w.copies:
             if kind == "trash":
@@ -66,7 +70,10 @@ def run(engine, w) -> list[str]:
 
 def _trash(engine, where: str, data: bytes) -> str:
     """A copy of `data` (the file at `where`) in `<data>/trash/<UTC stamp>-<where flattened>`, readable
-    by the owner only (it may hold what the person deleted for a reason); returns its path."""
+    by the owner only, with every secret redacted: the trash is there to undo a deletion, and a secret is
+    not worth keeping (the person may have deleted the memory for it; it is to be revoked, not restored).
+    Returns its path."""
+    data = _redacted(data)
     folder = os.path.join(engine.data, TRASH_DIR)
     stamp = engine.now().replace("-", "").replace(":", "")
     base = os.path.join(folder, f"{stamp}-{where.replace('/', '__')}")
@@ -76,6 +83,51 @@ def _trash(engine, where: str, data: bytes) -> str:
         path = f"{base}.{n}"
     write_bytes(path, data, mode=0o600)
     return path
+
+
+def _redacted(data: bytes) -> bytes:
+    """`data` with every secret redacted; bytes that are not UTF-8 are kept as they are."""
+    from curator.capture.redact import redact_text
+
+    return redact_text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+
+
+def forget_trash(engine, now: float | None = None) -> int:
+    """Remove the trash copies older than `library.trash_days` days (0: every copy made before now), by
+    their mtime; returns how many went. Called before a change set puts a copy in the trash, and by
+    `memcurate check`. Only files (and links, never followed) directly in the trash are removed. A copy
+    kept that holds a secret (an older memcurate's, kept whole) is redacted in place, its age kept."""
+    days = (engine.cfg.get("library") or {}).get("trash_days", 30)
+    folder = os.path.join(engine.data, TRASH_DIR)
+    cutoff = (time.time() if now is None else now) - days * DAY
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                continue
+            st = entry.stat(follow_symlinks=False)
+            if st.st_mtime < cutoff:
+                os.unlink(entry.path)
+                removed += 1
+            elif entry.is_file(follow_symlinks=False) and not is_temp_name(entry.name):
+                _redact_kept(entry.path, st)
+        except OSError:
+            pass
+    return removed
+
+
+def _redact_kept(path: str, st: os.stat_result) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        data = f.read()
+    clean = _redacted(data)
+    if clean != data:
+        write_bytes(path, clean, mode=0o600)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 def _copy(engine, dest: str, data: bytes) -> None:

@@ -477,20 +477,13 @@ def _diff(where: str, before: bytes | None, after: bytes | None) -> str:
     """The unified diff of the raw texts (a secret replaced by its tag is a changed line), redacted as
     shown: the diff's text, and any line of a secret found in either text (a hunk may hold part of a
     private key without its BEGIN line)."""
-    from curator.capture.redact import redact, redact_text
+    from curator.capture.redact import redact_diff
 
     old = "" if before is None else before.decode("utf-8", "replace")
     new = "" if after is None else after.decode("utf-8", "replace")
-    diff = redact_text("".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+    return redact_diff("".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
                                                     "/dev/null" if before is None else f"a/{where}",
-                                                    "/dev/null" if after is None else f"b/{where}")))
-    secrets: list[str] = []
-    redact(old, secrets)
-    redact(new, secrets)
-    for piece in sorted({p.strip() for s in secrets for p in s.splitlines()}, key=len, reverse=True):
-        if len(piece) >= 4:
-            diff = diff.replace(piece, "[REDACTED]")
-    return diff
+                                                    "/dev/null" if after is None else f"b/{where}")), old, new)
 
 
 # -- applying --------------------------------------------------------------------------

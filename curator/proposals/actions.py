@@ -125,9 +125,15 @@ def the_write(ops: list[dict]) -> dict:
 
 def edit(engine, pid: str, text: str) -> dict:
     """Store the person's text for the memory file the proposal writes; shown again (`view`), its plan
-    re-verifying the text (a BLOCK keeps it from being approved until edited again)."""
+    re-verifying the text (a BLOCK keeps it from being approved until edited again). A text holding a
+    secret is refused and nothing stored: the record would keep it in clear in the data dir."""
+    from curator.capture.redact import find_secrets
+
     if not isinstance(text, str) or not text.strip():
         raise ProposalError("the edited text is empty")
+    secrets = find_secrets(text)
+    if secrets:
+        raise ProposalError(f"a secret is present ({', '.join(secrets)}): remove it before saving; nothing was stored")
     record = store.find(engine.data, pid)
     ops = [dict(op) for op in store.ops_of(record)]
     the_write(ops)["text"] = text if text.endswith("\n") else text + "\n"

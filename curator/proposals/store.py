@@ -29,6 +29,7 @@ import time
 from curator.util.atomic import write_json
 from curator.util.record_folder import record_ids, resolve
 from curator.util.locks import FileLock
+from curator.util.private import make_dirs
 from curator.util.stamps import content_hash, now_iso
 from curator.util.textsafe import one_line
 
@@ -129,7 +130,7 @@ def stage(data, kind: str, title: str, reason: str, ops: list[dict], *, source: 
         doc = {"format": FORMAT, "id": pid, "kind": kind, "state": PENDING, "created": now, "updated": now,
                "title": _said(title, TITLE_LIMIT), "reason": _said(reason, REASON_LIMIT), "source": source,
                "finding": found, "ops": ops, "edit": None, "decision": None}
-        os.makedirs(folder(data), exist_ok=True)
+        make_dirs(folder(data))
         write_json(record_path(data, pid), doc)
         if found is not None:
             _supersede(data, doc)

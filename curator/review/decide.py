@@ -153,8 +153,11 @@ def merge(existing: memfile.MemoryDoc, draft: memfile.MemoryDoc, now: str) -> me
 
 
 def unified_diff(old: str, new: str, path: str) -> str:
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
+    """The diff a decision shows and stages, redacted (the memory on disk may hold a secret)."""
+    from curator.capture.redact import redact_diff
+
+    return redact_diff("".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                                    fromfile=f"a/{path}", tofile=f"b/{path}")), old, new)
 
 
 def decide(draft: memfile.MemoryDoc, existing: list[Existing], *, now: str, cfg: dict | None = None,

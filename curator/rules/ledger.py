@@ -31,6 +31,7 @@ import time
 from curator.capture.redact import redact_text
 from curator.util.atomic import dump_json, is_temp_name, write_json, write_new
 from curator.util.lazyre import LazyRegex
+from curator.util.private import make_dirs
 from curator.util.safe_open import open_regular
 from curator.util.stamps import now_iso
 from curator.util.textsafe import clean, one_line
@@ -174,7 +175,7 @@ def record(data, failure, *, session: str, at: str, command: str, error: str, so
     for attempt in (0, 1):
         added = [0, 0]  # files, bytes this call linked into the ledger
         try:
-            os.makedirs(folder, exist_ok=True)
+            make_dirs(folder)
             if not os.path.exists(os.path.join(folder, FAILURE_FILE)):
                 doc = dump_json(_failure_doc(failure, occurrence["at"]))
                 if write_new(os.path.join(folder, FAILURE_FILE), doc, durable=False):
@@ -199,7 +200,7 @@ def stage(data, key: str) -> bool:
     path = candidate_path(data, key)
     if os.path.exists(path):
         return False
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    make_dirs(os.path.dirname(path))
     stamp = now_iso()
     doc = {"format": CANDIDATE_FORMAT, "id": key, "state": "pending", "created": stamp, "updated": stamp,
            "draft": None, "edit": None, "decision": None}
@@ -472,7 +473,7 @@ def _put_back(aside: str, folder: str) -> None:
     except OSError:
         pass
     try:
-        os.makedirs(folder, exist_ok=True)
+        make_dirs(folder)
         for name in os.listdir(aside):
             try:
                 os.link(os.path.join(aside, name), os.path.join(folder, name))

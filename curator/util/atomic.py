@@ -11,6 +11,8 @@ import json
 import os
 import time
 
+from curator.util.private import FILE_MODE, file_mode, is_private, make_dirs
+
 _counter = 0
 # A write failing with one of these means no other write will succeed either (full disk, quota,
 # read-only file system): a batch stops writing rather than fail on every item.
@@ -100,9 +102,12 @@ def sweep_temps(folder, *, grace: float = 5.0, stale: float = 3600.0) -> int:
 def _temp_file(path: str, data: bytes, durable: bool, mode: int | None = None) -> str:
     """A temp file beside `path` holding `data` (fsynced when `durable`); returns its name. Every
     file memcurate writes whole is made here (a test's full disk is made here too). `mode`: its
-    permission bits, set before a byte is written (a file holding secrets is never readable by others)."""
+    permission bits, set before a byte is written (a file holding secrets is never readable by others);
+    by default 0600 below the data dir (private.py), else 0644 less the umask."""
+    if mode is None and is_private(path):
+        mode = FILE_MODE
     try:
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        make_dirs(os.path.dirname(path) or ".")
         tmp = _temp_name(path)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644 if mode is None else mode & 0o600)
     except OSError as e:
@@ -144,7 +149,8 @@ def write_bytes(path, data: bytes, *, durable: bool = True, sync_dir: bool = Tru
     A killed process leaves either the old file or the new one, never a mix.
     `durable` fsyncs the data (and, with `sync_dir`, the folder, so the
     rename itself survives a power cut); `durable=False` suits files that can
-    be rebuilt (caches). `mode`: the file's permission bits (default 0644 less the umask).
+    be rebuilt (caches). `mode`: the file's permission bits (default 0600 below the data dir, else 0644 less
+    the umask).
     """
     path = os.fspath(path)
     tmp = _temp_file(path, data, durable, mode)
@@ -207,7 +213,7 @@ def append_line(path, line: bytes) -> None:
 
         lock = _locks.setdefault("append", threading.Lock())  # setdefault: one lock even if two threads race here
     with lock:  # one line at a time within a process (drafting threads share a log)
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, file_mode(path))
         try:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
@@ -236,7 +242,7 @@ def replace_if_unchanged(path, render, *, tries: int = 20, mode: int | None = No
     - bytes written into the replaced file after our rename, by a writer that had it open (it is
       no longer linked, so they would be lost): once no writer has it open, it is read again, and
       what it gained is rendered into the next round, in order before anything appended to ours.
-    `mode`: the permission bits of the new file (default 0644 less the umask).
+    `mode`: the permission bits of the new file (default 0600 below the data dir, else 0644 less the umask).
     Returns whether it wrote. Unsettled after `tries` rounds that each met another change (what a
     replaced file gained is appended in place first: nothing is lost).
     """
@@ -362,7 +368,7 @@ class _Carry:
 
 def _append(path: str, data: bytes) -> None:
     """Append `data` to `path` in place (O_APPEND: what other appenders write stays)."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, file_mode(path))
     try:
         view = memoryview(data)
         while view:

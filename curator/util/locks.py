@@ -6,6 +6,8 @@ import fcntl
 import os
 import time
 
+from curator.util.private import file_mode, make_dirs
+
 
 class LockBusy(Exception):
     """Another process holds the lock."""
@@ -24,8 +26,8 @@ class FileLock:
         self.fd = -1
 
     def __enter__(self) -> "FileLock":
-        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        make_dirs(os.path.dirname(self.path) or ".")
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, file_mode(self.path))
         deadline = time.monotonic() + self.wait
         delay = 0.005
         while True:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from curator.util.private import file_mode, make_dirs
 from curator.util.stamps import now_iso
 
 LOG_NAME = "memcurate.log"
@@ -15,7 +16,7 @@ def log_line(data_dir, event: str, message: str) -> None:
     try:
         folder = os.path.join(data_dir, "log")
         path = os.path.join(folder, LOG_NAME)
-        os.makedirs(folder, exist_ok=True)
+        make_dirs(folder)
         line = f"{now_iso()} pid={os.getpid()} {event}: {' '.join(message.split())}\n"
         try:
             if os.stat(path).st_size > MAX_LOG_BYTES:
@@ -23,7 +24,7 @@ def log_line(data_dir, event: str, message: str) -> None:
         except OSError:
             pass
         # O_APPEND writes of one short line do not interleave between processes.
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, file_mode(path))
         try:
             os.write(fd, line.encode("utf-8", "replace"))
         finally:

@@ -19,8 +19,8 @@ import re
 import sys
 
 from curator.util.atomic import read_json, write_json, write_text
+from curator.util.private import DATA_DIR_NAME, make_dirs, tighten
 
-DATA_DIR_NAME = ".memcurate"
 # memcurate's own names in the memory root (the write guard keeps Claude out of them)
 ROOT_LOCK_NAME = ".memcurate.lock"
 ARCHIVE_DIR = "archive"
@@ -58,10 +58,22 @@ def project_root(start=None) -> str:
 
 
 def data_dir(project, *, create: bool = True) -> str:
+    """The project's data dir; with `create`, made (0700, git told to ignore it) unless it is set up.
+
+    Set up means its `.gitignore` is there and readable by the owner alone: one stat on every hook.
+    The `.gitignore` is written last, so a data dir an older memcurate left readable by others (or one
+    made half-way) is tightened (private.py) the next time it is opened."""
     d = os.path.join(os.fspath(project), DATA_DIR_NAME)
-    if create and not os.path.isfile(os.path.join(d, ".gitignore")):
-        os.makedirs(d, exist_ok=True)
-        write_text(os.path.join(d, ".gitignore"), "*\n", durable=False)
+    if create:
+        mark = os.path.join(d, ".gitignore")
+        try:
+            ready = not os.stat(mark).st_mode & 0o077
+        except OSError:
+            ready = False
+        if not ready:
+            make_dirs(d)
+            tighten(d)
+            write_text(mark, "*\n", durable=False)
     return d
 
 

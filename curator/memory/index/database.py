@@ -8,6 +8,7 @@ import os
 import sqlite3
 
 from curator.memory.index.schema import SCHEMA_VERSION, create
+from curator.util.private import make_dirs, own_file
 
 _BUSY_CODES = (5, 6, 15)  # SQLITE_BUSY, SQLITE_LOCKED, SQLITE_PROTOCOL (WAL contention): wait, never rebuild
 
@@ -34,6 +35,8 @@ class Database:
         self._real_root = os.path.realpath(root)
 
     def _connect(self, path: str) -> sqlite3.Connection:
+        if path != ":memory:":
+            own_file(path)  # 0600 before SQLite opens it: its -wal, -shm and -journal files take the same mode
         conn = sqlite3.connect(path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
@@ -89,7 +92,7 @@ class Database:
 
     def _open_file(self) -> sqlite3.Connection:
         try:
-            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+            make_dirs(os.path.dirname(os.path.abspath(self.path)))
             try:
                 conn = self._connect(self.path)
             except sqlite3.DatabaseError as e:

@@ -17,6 +17,7 @@ import time
 import zlib
 
 from curator.util.atomic import read_json, write_json
+from curator.util.private import make_dirs
 
 FOLDER = "recall"
 MAX_IDS = 500
@@ -49,7 +50,7 @@ class Seen:
         new = not os.path.exists(self.path)
         self.ids = (self.ids + [k for k in keys if k not in self._set])[-MAX_IDS:]
         self._set = set(self.ids)
-        os.makedirs(self.folder, exist_ok=True)
+        make_dirs(self.folder)
         write_json(self.path, {"given": self.ids}, durable=False, compact=True)
         if new:
             sweep(self.folder, keep=self.path)
