@@ -132,8 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         samples = hb.interleave(jobs, args.rounds, random.Random(args.seed))
         runner.close()
         broken_runner.close()
-        return hb.report(samples, {"pass": TARGET, "deny": TARGET, "broken": TARGET}, exe=exe, interp=interp, rounds=args.rounds,
-                         json_out=args.json_out, strict=args.strict)
+        return hb.report(samples, {"pass": TARGET, "deny": TARGET, "broken": TARGET}, exe=exe, interp=interp,
+                         rounds=args.rounds, json_out=args.json_out, strict=args.strict)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

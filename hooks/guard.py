@@ -312,7 +312,7 @@ def decide(payload: dict, tool: str, tool_input: dict, target: str, places: Plac
             return (f"{target} is {own}, managed by memcurate: memories are saved there only after the person "
                     f"reviews them. Never write these files. {SAY_IT}")
         if _same(target, os.path.join(auto, MEMORY_MD)):
-            reason = _sections_reason(tool, tool_input, target, data, review is True)
+            reason = _sections_reason(tool, tool_input, target, data, review is True, auto)
             if reason:
                 return f"{reason} {SAY_IT}"
     for folder in places.claude:
@@ -343,7 +343,8 @@ def _own_part(target: str, root: str) -> str | None:
     return None
 
 
-def _sections_reason(tool: str, tool_input: dict, target: str, data: str, review: bool) -> str | None:
+def _sections_reason(tool: str, tool_input: dict, target: str, data: str, review: bool,
+                     folder: str) -> str | None:
     """Why the call would change memcurate's sections of MEMORY.md, None when it leaves them as they are
     (or cannot be applied: Claude Code's tool fails it, and review mode says so when staging)."""
     from curator.candidates.tool_edits import EditFailed, after
@@ -354,7 +355,7 @@ def _sections_reason(tool: str, tool_input: dict, target: str, data: str, review
         if review:  # an edit applies to what is staged for the file, when something is
             from curator.candidates.claude_writes import pending_for
 
-            staged = pending_for(data, target)
+            staged = pending_for(data, target, memory_dir=folder)  # a record that checks out, never a forged one
             base = staged["text"] if staged else base
         before = section_spans(base or "")
     except (MemoryMdError, OSError):

@@ -356,6 +356,8 @@ def test_a_claude_write_selected(snap_compare, project, tmp_path):
     review_queue(project, memory)
     auto = tmp_path / "claude-memory"  # Claude Code's auto-memory folder (memory.root puts memcurate's elsewhere)
     auto.mkdir()
+    # where Claude Code's settings put it: a held write goes only to Claude's folder as resolved now
+    (project / ".claude" / "settings.local.json").write_text(json.dumps({"autoMemoryDirectory": str(auto)}))
     deploy = ("---\nname: deploy steps\ndescription: how a release reaches production\ntype: project\n---\n"
               "Tag the release, then run `make deploy ENV=prod`.\n")
     (auto / "deploy.md").write_text(deploy, encoding="utf-8")

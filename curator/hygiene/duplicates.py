@@ -231,7 +231,8 @@ def _other_words(old: Memo, new: Memo) -> str | None:
     "Keep logs for fourteen days"). Two such memories are not one: merged, the memory would say both.
     (The same clash in a detail of two memories that are one is left to the merge: the newer's stands.)"""
     new_main, old_main = _main(new), _main(old)
-    for s, o in [(s, o) for s in new_main for o in _sentences(old)] + [(s, o) for s in _sentences(new) for o in old_main]:
+    pairs = [(s, o) for s in new_main for o in _sentences(old)] + [(s, o) for s in _sentences(new) for o in old_main]
+    for s, o in pairs:
         clash = said.value_clash(s, o)
         if clash:
             return (f"says {one_line(s, 70)!r} ({', '.join(sorted(clash[0]))}) where the older one says "
