@@ -343,6 +343,7 @@ def figures(rows: list[dict], runs: list[dict]) -> dict:
     out = {"sessions": len(runs), "facts": len(rows), "tool_facts": len(tools), "mb": round(size / MB, 3),
            "some": share(rows, "some"), "own": share(rows, "own"), "tool_some": share(tools, "some"),
            "tool_own": share(tools, "own"), "own_sent": share(rows, "own_sent"),
+           "look_only": share([{"x": r["via"] == ["look"]} for r in rows], "x"),
            "chars": chars, "tokens": chars // CHARS_A_TOKEN,
            "tokens_per_mb": round(chars / CHARS_A_TOKEN / (size / MB)) if size else None,
            "cap_tokens_per_mb": round(chars / CHARS_PER_TOKEN / (size / MB)) if size else None,
@@ -392,6 +393,7 @@ def report(scopes: dict[str, dict], digest_note: str | None) -> None:
             say(f"{label:34}" + "".join(fmt.format(s[key]) for s in scopes.values()))
     lines = [("reach some request", "some", f">= {TARGETS['some']:.2f}"),
              ("  tool-record facts", "tool_some", f">= {TARGETS['tool_some']:.2f}"),
+             ("  through the second look only", "look_only", ""),
              ("reach their own draft", "own", f">= {TARGETS['own']:.2f}"),
              ("  tool-record facts", "tool_own", ""),
              ("  own draft sent at all", "own_sent", "")]
@@ -424,13 +426,13 @@ def report(scopes: dict[str, dict], digest_note: str | None) -> None:
         say(f"{'digest tokens per MB':34}" + "".join(
             f"{format((s.get('digest') or {}).get('tokens_per_mb') or 0, ','):>16}" for s in scopes.values()))
     say("")
-    say("per category: some / own (facts)")
+    say(f"{'per category: some / own (facts)':34}" + "".join(f"{n:>20}" for n in names))
     for cat in CATEGORIES:
         cells = []
         for s in scopes.values():
             c = s["per_category"].get(cat)
             cells.append(f"{c['some']:.2f} / {c['own']:.2f} ({c['facts']})" if c else "-")
-        say(f"  {cat:32}" + "".join(f"{c:>16}" for c in cells))
+        say(f"  {cat:32}" + "".join(f"{c:>20}" for c in cells))
 
 
 # -- the bench --------------------------------------------------------------------------------------
@@ -544,7 +546,8 @@ def main(argv: list[str] | None = None) -> int:
     a.json_out.write_text(json.dumps(doc, indent=1) + "\n")
     print("")
     print(("FAIL: " + "; ".join(failed)) if failed else "PASS: every target met")
-    print(f"figures: {os.path.relpath(a.json_out)}" + (f"; kept {work}" if a.keep else ""))
+    shown = os.path.relpath(a.json_out) if a.json_out.resolve().is_relative_to(Path.cwd()) else a.json_out
+    print(f"figures: {shown}" + (f"; kept {work}" if a.keep else ""))
     return 1 if failed and a.strict else 0
 
 
