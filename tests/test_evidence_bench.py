@@ -132,3 +132,14 @@ def test_labels_in_another_format_are_refused(tmp_path):
     bad.write_text(json.dumps({"version": 1, "sessions": [{"transcript": "a.jsonl", "split": "test", "facts": []}]}))
     with pytest.raises(ValueError, match="split"):
         eb.load_labels(bad)
+
+
+def test_with_verification_on_each_draft_is_checked_and_the_check_is_a_request(tmp_path):
+    path = session(tmp_path / "s.jsonl")
+    facts = (fact("s-1", "decision", "keep Postgres instead of SQLite", line_of(path, "decided to keep")),)
+    run = eb.run_session(path, facts, tmp_path / "site", verify=True, look="none")
+    drafts = sorted(c.category for c in run.calls if c.kind == "draft")
+    assert sorted(c.category for c in run.calls if c.kind == "check") == drafts
+    [row] = eb.reach(facts, run, eb.line_offsets(path))
+    assert "check:decision" in row["via"] and row["own"]
+    assert set(next(iter(run.states.values())).values()) == {"ready"}  # the stand-in's answers are valid drafts
