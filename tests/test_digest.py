@@ -227,15 +227,37 @@ def test_a_fix_in_another_segment_says_what_failed(cfg, tmp_path):
     t = (Transcript().user("Build it.")
          .assistant(tool("r1", "Bash", command="go build ./..."))
          .result("r1", "internal/config/validation.go:376:15: undefined: ValidationError", is_error=True))
-    for i in range(6):
-        t.user(f"Also check item {i}: " + "the flags need a look " * 8)
+    for i in range(6):  # one long turn: it is cut between its entries
+        t.assistant(text(f"Finding {i}: the validation package moved in the refactor. " * 3))
     t.assistant(tool("w1", "Edit", file_path=f"{PROJECT}/internal/config/validation.go", old_string="a",
                      new_string="b")).result("w1", "ok")
     t.assistant(tool("r2", "Bash", command="go build ./...")).result("r2", "")
-    d = digest(write(t, tmp_path), cfg, max_chars=800)
-    last = d.segments[-1].text.splitlines()
-    assert any(ln.startswith("[9] fixed [2] (it failed with: internal/config/validation.go:376:15: undefined: "
-                             "ValidationError) by: Edit internal/config/validation.go;") for ln in last)
+    d = digest(write(t, tmp_path), cfg, max_chars=1000)
+    assert len(d.segments) > 1 and d.entries[1].kind == "failed" and d.entries[1] not in d.segments[-1].entries
+    assert d.segments[-1].text.splitlines()[-2] == (
+        "[9] fixed [2] (it failed with: internal/config/validation.go:376:15: undefined: ValidationError) by: Edit "
+        "internal/config/validation.go; passed: go build ./...")
+    assert "(it failed with" not in digest(write(t, tmp_path), cfg).text  # in one segment, [2] says it
+
+
+def test_a_run_that_passes_turns_later_is_no_fix_and_a_banner_is_not_the_error(cfg, tmp_path):
+    banner = "*" * 40 + "\nAUTHORIZED ACCESS ONLY\n" + "*" * 40 + "\nbash: line 1: docker: command not found"
+    t = (Transcript().user("Deploy.")
+         .assistant(tool("r1", "Bash", command="ssh prod 'docker ps'")).result("r1", banner, is_error=True))
+    for i in range(3):
+        t.user(f"Something else {i}, unrelated to the deploy.")
+        t.assistant(tool(f"w{i}", "Write", file_path=f"{PROJECT}/notes{i}.md", content="x")).result(f"w{i}", "ok")
+    t.assistant(tool("r2", "Bash", command="ssh prod 'docker ps'")).result("r2", "CONTAINER ID")
+    d = digest(write(t, tmp_path), cfg)
+    assert [e.render() for e in d.entries if e.kind in ("failed", "fixed")] == [
+        "[2] failed: ssh prod 'docker ps' -> bash: line 1: docker: command not found"]
+
+
+def test_one_entry_longer_than_the_bound_is_cut_to_fit(cfg, tmp_path):
+    t = Transcript().user("Here is the log:\n" + "line of a long pasted log\n" * 400).user("Thanks, fix it.")
+    d = digest(write(t, tmp_path), cfg, max_chars=600)
+    assert all(len(s.text) <= 600 for s in d.segments) and len(d.segments) == 2
+    assert d.segments[0].text.startswith("[1] user: Here is the log:") and " […] " in d.segments[0].text
 
 
 def test_files_changed_are_project_relative_writes_that_succeeded(cfg, tmp_path):

@@ -42,6 +42,7 @@ from curator.util.safe_open import open_regular
 from curator.util.textsafe import clean, one_line
 
 DEFAULT_MAX_CHARS = 60000  # per segment, as the second look's second_look.max_chars
+MIN_MAX_CHARS = 500  # a smaller bound is taken as this: an entry must fit in a segment with its label
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 ASK, PLAN = "AskUserQuestion", "ExitPlanMode"
 # Characters an entry keeps at most, by kind (after redaction; a longer text keeps its head and tail).
@@ -52,6 +53,7 @@ RECORD_BYTES = 4 << 20  # a tool record read again whole (an answer, a plan, a q
 FILES_SHOWN = 15  # files named per segment; the rest counted
 MAX_FIX_FILES = 6
 MAX_FIX_COMMANDS = 3
+FIX_TURNS = 1  # a failure pairs with a run that passes in its turn or the next one
 
 _REJECTED = ("The user doesn't want to proceed with this tool use", "The user doesn't want to take this action")
 _USER_SAID = "the user said:"
@@ -73,7 +75,9 @@ _STATUS = re.compile(r"(?i)^[\W_]*(?:(?:all|the)\s+)?(?:\d+\s+)?(?:(?:unit|integ
                     r"|builds?|lint(?:ing|er|ers)?|type ?checks?|compilation)\b[^.!?]{0,60}\b(?:pass(?:es|ed|ing)?"
                     r"|succeed(?:s|ed)?|green|clean|compiles?|works?|working|ok)\b")
 _EXCLAMATION = re.compile(r"^[\W_]*(?:\w+[\W_]+){0,2}\w*!+[\W_]*$")  # "Perfect!", "Much cleaner!", "✅ Done!"
-_READ_ONLY = frozenset({"ls", "cat", "head", "tail", "grep", "rg", "find", "pwd", "echo", "which", "wc", "tree",
+_ERROR_WORDS = re.compile(r"(?i)error|exception|fail|fatal|cannot|can't|not found|no such|denied|refused|invalid"
+                          r"|missing|unknown|undefined|timed out|blocked")
+_READ_ONLY = frozenset({"jobs", "ps", "ls", "cat", "head", "tail", "grep", "rg", "find", "pwd", "echo", "which", "wc", "tree",
                         "less", "file", "stat", "sed", "awk", "du", "df", "env", "printenv", "type", "whoami", "date",
                         "git status", "git diff", "git log", "git show", "git branch", "git remote"})
 
@@ -207,14 +211,25 @@ def prose(text: str) -> str:
 
 
 def _failure_line(output: str) -> str:
-    """What went wrong, in a line: the error line, with the next one when it only announces it ("…:")."""
-    lines = [ln.strip() for ln in output.splitlines() if any(c.isalnum() for c in ln)]
+    """What went wrong, in a line: the error line, with the next one when it only announces it ("…:"). When no
+    line says "error" or the like, the last one (a banner, `ssh` prints one, comes first; the verdict last)."""
+    lines = [ln.strip() for ln in output.splitlines() if _telling(ln.strip())]
     line = error_line("\n".join(lines))
+    if not _ERROR_WORDS.search(line):
+        last = [ln for ln in lines if not ln.lower().startswith("exit code")]
+        line = last[-1] if last else line
     if line.endswith(":") and line in lines:
         i = lines.index(line)
         if i + 1 < len(lines):
             line = f"{line} {lines[i + 1]}"
     return line
+
+
+def _telling(line: str) -> bool:
+    """A line of output that may say what failed: not a passing test's (✓ …), not a progress bar."""
+    if not line or line.startswith(("✓", "✔", "√", "PASS ", "ok ")):
+        return False
+    return sum(c.isalnum() for c in line) >= len(line) * 0.4
 
 
 def _norm(text: str) -> str:
@@ -503,7 +518,10 @@ class _Builder:
                 run.update(said=said, count=run["count"] + 1)
             return
         run = self.pending.get(sig)
-        if run is not None and not run["files"] and not run["ran"] and not _alike(run["command"], command):
+        if run is not None and e.turn - self.entries[run["index"]].turn > FIX_TURNS:
+            del self.pending[sig]  # passing turns later, after other work: nothing says what fixed it
+            run = None
+        elif run is not None and not run["files"] and not _alike(run["command"], command):
             run = None  # only the program is the same (`ssh host "…"`, `gh issue close 54`): another command
         if run is not None:
             del self.pending[sig]
@@ -533,7 +551,7 @@ class _Builder:
             att = rec.get("attachment")
             if isinstance(att, dict) and att.get("type") == "queued_command":
                 text = att.get("prompt")
-        if not isinstance(text, str) or text.lstrip().startswith(("/", *_NOT_USER_WORDS)):
+        if not isinstance(text, str) or text.lstrip().startswith(("/", *_NOT_USER_WORDS)) or _IMAGE_ONLY.match(text):
             return
         self.add("queued", self.who, text, e.turn, e.start, e.end)
 
@@ -546,7 +564,7 @@ def digest(path, cfg: dict, byte_range: "tuple[int, int | None] | None" = None, 
     `project`: the folder written paths are made relative to (writes outside it are not listed); by
     default the `cwd` of the range's first record. `subagent`: the "user" is a parent agent (by default,
     from an `agent-*.jsonl` name). OSError when the transcript cannot be read."""
-    limit = int(max_chars or (cfg.get("digest") or {}).get("max_chars") or DEFAULT_MAX_CHARS)
+    limit = max(int(max_chars or (cfg.get("digest") or {}).get("max_chars") or DEFAULT_MAX_CHARS), MIN_MAX_CHARS)
     start, end = byte_range or (0, None)
     name = path if isinstance(path, str) else getattr(path, "name", "")
     if subagent is None:
@@ -581,10 +599,16 @@ def _digest(f, name, cfg: dict, start: int, end: int | None, limit: int, turn_ba
 
 # -- segments --------------------------------------------------------------------
 
-def _files_line(files: list[str]) -> str:
-    shown = files[:FILES_SHOWN]
-    more = f" (and {len(files) - len(shown)} more)" if len(files) > len(shown) else ""
-    return "files changed here: " + ", ".join(one_line(p, 120) for p in shown) + more
+def _files_line(files: list[str], room: int) -> str:
+    """The files a segment wrote, in one line of at most `room` characters (the rest counted)."""
+    line = "files changed here:"
+    for i, p in enumerate(files[:FILES_SHOWN]):
+        more = f" (and {len(files) - i} more)" if i else ""
+        name = f"{',' if i else ''} {one_line(p, 120)}"
+        if len(line) + len(name) + len(f" (and {len(files) - i - 1} more)") > room:
+            return line + more if i else ""
+        line += name
+    return line + (f" (and {len(files) - FILES_SHOWN} more)" if len(files) > FILES_SHOWN else "")
 
 
 def _size(e: DigestEntry) -> int:
@@ -596,8 +620,8 @@ def _segments(entries: list[DigestEntry], writes: list[tuple[int, str]], start: 
               limit: int) -> list[Segment]:
     """Entries grouped in segments of at most `limit` characters, cut where a user turn starts (inside a
     turn only when one turn is longer than that), the byte range partitioned between them."""
-    files_room = 2 + len(_files_line(["x" * 120] * FILES_SHOWN)) + 24
-    room = max(limit - files_room, 200)
+    files_room = min(FILES_SHOWN * 60, limit // 8)
+    room = max(limit - files_room - 1, 1)
     for e in entries:  # an entry longer than a whole segment (a tiny bound) keeps what fits
         over = _size(e) - room
         if over > 0:
@@ -634,7 +658,8 @@ def _segments(entries: list[DigestEntry], writes: list[tuple[int, str]], start: 
         files = list(dict.fromkeys(p for o, p in writes if lo <= o < hi))
         numbers = {e.n for e in g}
         blocks = [e.render(context=e.ref and e.ref not in numbers) for e in g]
-        if files:
-            blocks.append(_files_line(files))
+        line = _files_line(files, files_room) if files else ""
+        if line:
+            blocks.append(line)
         segments.append(Segment(lo, hi, g, files, "\n".join(blocks)))
     return segments
