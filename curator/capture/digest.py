@@ -69,8 +69,9 @@ _NARRATION = ("let me", "let's", "now let", "now i", "i'll", "i will", "i'm goin
               "time to", "moving on")
 _FILLERS = frozenset({"now", "first", "next", "then", "great", "perfect", "good", "ok", "okay", "alright",
                       "excellent", "awesome", "nice", "so", "right", "sure"})
-_REASON = re.compile(r"(?i)\b(?:because|since|so that|due to|to avoid|otherwise|instead|rather than|in order to"
-                    r"|the reason|which means|must|never|always|don't|do not|can't|cannot|won't|should)\b")
+_REASON = re.compile(r"(?i)\b(?:because|since|so that|due to|to avoid|otherwise|in order to|the reason|which means)\b")
+_RULE_WORDS = re.compile(r"(?i)\b(?:instead|rather than|must|never|always|don't|do not|can't|cannot|won't|should)\b")
+_MARKER = re.compile(r"^\s*(?:[-*•>]+|\d+[.)]|#+)\s+")
 _STATUS = re.compile(r"(?i)^[\W_]*(?:(?:all|the)\s+)?(?:\d+\s+)?(?:(?:unit|integration|e2e)\s+)?(?:tests?|specs?|checks?"
                     r"|builds?|lint(?:ing|er|ers)?|type ?checks?|compilation)\b[^.!?]{0,60}\b(?:pass(?:es|ed|ing)?"
                     r"|succeed(?:s|ed)?|green|clean|compiles?|works?|working|ok)\b")
@@ -163,11 +164,13 @@ def _prepared(text: str, limit: int) -> str:
 
 def _is_narration(sentence: str) -> bool:
     """A sentence that only announces the next step, cheers, or reports a passing status."""
-    low = sentence.lower().lstrip("-*•>#0123456789. ")
+    low = sentence.lower().strip()
     if not low:
         return True
     if _REASON.search(low):
         return False  # "I'll use SQLite because…" is a decision, however it opens
+    if _RULE_WORDS.search(low) and not low.endswith(":"):
+        return False  # "I'll never touch the lock file" (but "Let me use the test data instead:" announces)
     words = low.split()
     i = 0
     while i < len(words) and words[i].strip(".,;:!?—-") in _FILLERS:
@@ -199,11 +202,12 @@ def prose(text: str) -> str:
         if code is not None:
             code.append(line.rstrip())
             continue
-        if not s or set(s) <= set("-*_=#|: "):
-            continue  # blank lines and rules
-        kept = [p for p in _SENTENCE.split(s) if not _is_narration(p)]
+        if not any(c.isalnum() for c in s):
+            continue  # blank lines, rules, a lone emoji
+        marker = _MARKER.match(line)
+        lead = marker.group(0) if marker else line[:len(line) - len(line.lstrip())]
+        kept = [p for p in _SENTENCE.split(line[len(lead):].strip()) if not _is_narration(p)]
         if kept:
-            lead = line[:len(line) - len(line.lstrip())]
             out.append(lead + " ".join(kept))
     if code is not None:
         out.extend(code if len(code) - 1 <= CODE_LINES else [f"[code, {len(code) - 1} lines]"])
