@@ -70,6 +70,17 @@ def test_every_user_message_is_numbered_and_the_turn_report_is_marked(cfg, tmp_p
         (1, 1, "user", "user", 1), (2, 1, "report", "assistant", 5), (3, 2, "user", "user", 6)]
 
 
+def test_the_turns_report_has_more_room_than_the_replies_before_it(cfg, tmp_path):
+    long = "The parser keeps blank lines inside code fences since the renderer needs them. " * 60  # ~4,800 chars
+    t = (Transcript().user("Review the parser.").assistant(text("Midway: " + long))
+         .assistant(text("Summary: " + long)).user("Thanks."))
+    d = digest(write(t, tmp_path), cfg)
+    middle, report = d.entries[1], d.entries[2]
+    assert (middle.kind, report.kind) == ("assistant", "report")
+    assert len(middle.text) <= 2500 and " […] " in middle.text
+    assert report.text == ("Summary: " + long).strip()
+
+
 def test_a_question_answered_through_askuserquestion_is_the_users_decision(cfg, tmp_path):
     questions = [{"question": "Which queue backend?", "header": "Queue", "multiSelect": False, "options": [
         {"label": "Redis", "description": "Already runs in production; no new service to operate"},
@@ -290,6 +301,25 @@ def test_an_open_file_is_read_from_its_descriptor_and_left_open(cfg, tmp_path):
         d = digest(f, cfg)
         assert not f.closed
     assert lines_of(d) == ["[1] user: Hello there, start the server."]
+
+
+def test_odd_records_are_skipped_never_fatal(cfg, tmp_path):
+    t = Transcript().user("Start.")
+    queue(t, "enqueue", None)
+    t.records.append({"type": "queue-operation", "operation": "enqueue", "content": ["not", "text"]})
+    record(t, "attachment", attachment={"type": "queued_command", "prompt": {"text": "x"}})
+    record(t, "attachment", attachment="queued_command")
+    answer(t, "nobody-called-me", "Your questions have been answered: nothing", {"answers": "none"})
+    t.assistant(tool("q1", "AskUserQuestion", questions="not a list"))
+    answer(t, "q1", 'Your questions have been answered: "Go on?"="yes, but keep the v1 API"', ["odd"])
+    t.assistant(tool("p1", "ExitPlanMode"))
+    answer(t, "p1", "User has approved your plan.", None)
+    path = write(t, tmp_path)
+    with open(path, "ab") as f:
+        f.write(b'{"type": "user", "message": {"content": "not finished')
+    d = digest(path, cfg)
+    assert lines_of(d) == ["[1] user: Start.", '[2] user answered: "Go on?"="yes, but keep the v1 API"']
+    assert d.end < path.stat().st_size  # the unfinished record waits for the next read
 
 
 # -- the real transcripts ------------------------------------------------------------

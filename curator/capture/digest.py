@@ -46,8 +46,8 @@ MIN_MAX_CHARS = 500  # a smaller bound is taken as this: an entry must fit in a 
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 ASK, PLAN = "AskUserQuestion", "ExitPlanMode"
 # Characters an entry keeps at most, by kind (after redaction; a longer text keeps its head and tail).
-LIMITS = {"user": 4000, "command": 600, "queued": 2000, "answer": 2000, "plan": 6000, "plan_rejected": 3000,
-          "rejection": 1500, "assistant": 2500, "report": 5000, "failed": 500, "fixed": 900}
+LIMITS = {"user": 6000, "command": 600, "queued": 2000, "answer": 2000, "plan": 12000, "plan_rejected": 4000,
+          "rejection": 1500, "assistant": 2500, "report": 8000, "failed": 500, "fixed": 900}
 CODE_LINES = 6  # a code block in the assistant's prose longer than this is folded to one line
 RECORD_BYTES = 4 << 20  # a tool record read again whole (an answer, a plan, a queued prompt) is at most this long
 FILES_SHOWN = 15  # files named per segment; the rest counted
@@ -397,8 +397,8 @@ class _Builder:
         self.turn_report: int | None = None  # index of the turn's last assistant entry: its report
 
     def add(self, kind: str, who: str, text: str, turn: int, start: int, end: int, *, dedupe: bool = True,
-            **extra) -> DigestEntry | None:
-        text = _prepared(text, LIMITS[kind])
+            limit: int = 0, **extra) -> DigestEntry | None:
+        text = _prepared(text, limit or LIMITS[kind])
         if not text:
             return None
         key = _norm(text)
@@ -452,8 +452,12 @@ class _Builder:
             self.calls[tu.id] = (tu.name, tu.target, e.start, e.end)
         text = prose(e.text)
         if text:
-            added = self.add("assistant", "assistant", text, e.turn, e.start, e.end)
+            # Kept at a report's length until a later reply of the turn shows it was not the last.
+            added = self.add("assistant", "assistant", text, e.turn, e.start, e.end, limit=LIMITS["report"])
             if added is not None:
+                if self.turn_report is not None:
+                    earlier = self.entries[self.turn_report]
+                    earlier.text = _bound(earlier.text, LIMITS["assistant"])
                 self.turn_report = len(self.entries) - 1
 
     def tool_result(self, e) -> None:
