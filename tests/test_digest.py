@@ -144,6 +144,8 @@ def test_a_prompt_queued_while_claude_worked_is_kept_once_however_it_was_deliver
         "[1] user: Build the release.", f"[2] user (queued): {said}", "[3] user (queued): and tag it v2"]
     assert d.entries[1].line == 3 and d.entries[1].also == (6,)  # the enqueue, and the attachment that repeated it
     assert d.entries[2].line == 7 and d.entries[2].also == (9,)  # the enqueue, and the user message it became
+    assert d.at_line(6) == d.at_line(3) == [d.entries[1]] and d.at_line(5) == []
+    assert d.holding("NEVER push to main   directly") == [d.entries[1]]
 
 
 def test_task_notifications_reminders_meta_and_interrupts_are_not_the_users_words(cfg, tmp_path):

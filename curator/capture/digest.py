@@ -144,6 +144,16 @@ class Digest:
     def kinds(self) -> Counter:
         return Counter(e.kind for e in self.entries)
 
+    def at_line(self, line: int) -> list[DigestEntry]:
+        """The entries made from the record at `line` (1-based) of the JSONL: for a bench's labels, a citation."""
+        return [e for e in self.entries if e.line <= line <= e.end_line or line in e.also]
+
+    def holding(self, quote: str) -> list[DigestEntry]:
+        """The entries whose rendering holds `quote`, both lowercased with white space folded (how the evidence
+        bench says a quote reaches a request)."""
+        q = _norm(quote)
+        return [e for e in self.entries if q and q in _norm(e.render(context=True))]
+
 
 # -- text ----------------------------------------------------------------------
 
