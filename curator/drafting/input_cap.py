@@ -60,13 +60,21 @@ def share_tokens(cfg: Mapping, triggered: int, spent_chars: int = 0) -> int:
 
 
 def look_room(cfg: Mapping, overhead_chars: int, spent_chars: int = 0) -> int:
-    """Characters the second look's activity may take: `second_look.max_chars`, and under a cap at most
-    half of it, less what its prompt costs and what an earlier attempt sent (the drafts share the rest)."""
+    """Characters one segment of the digest a second look sends may take: `second_look.max_chars`, and under
+    a cap at most half of it, less what its prompt costs and what an earlier attempt sent (the drafts share
+    the rest)."""
     room = int(cfg["second_look"]["max_chars"])
     cap = cap_tokens(cfg)
     if cap:
         room = min(room, cap * CHARS_PER_TOKEN // 2 - overhead_chars - spent_chars)
     return max(0, room)
+
+
+def look_budget(cfg: Mapping, spent_chars: int = 0) -> int | None:
+    """Characters all of a second look's calls may send together (one call per digest segment): half of
+    the cap, less what an earlier attempt sent; None when there is no cap."""
+    cap = cap_tokens(cfg)
+    return max(0, cap * CHARS_PER_TOKEN // 2 - spent_chars) if cap else None
 
 
 def look_overhead(already: tuple) -> int:
@@ -101,6 +109,8 @@ def fit(request: DraftRequest, limit: int) -> tuple[DraftRequest, int]:
     if prompt_chars(request) <= limit:
         return request, 0
     excerpt, snippets = request.excerpt, [s for s in request.snippets if isinstance(s, Mapping)]
+    if prompts.look_finding(request) is not None:
+        snippets = []  # the look's cited entries are the evidence: the prompt shows no scored lines
     room = max(0, limit - prompt_chars(_with(request, "", [])) - 2 * MARK_ROOM)
     snippet_chars = sum(len(prompts.snippet_line(s)) + 1 for s in snippets)
     # The snippets are the lines that scored: they keep their room unless the excerpt would get less than half.
