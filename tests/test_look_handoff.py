@@ -157,3 +157,21 @@ def test_a_cited_entry_past_the_evidence_bound_is_left_out_whole_and_counted(pro
     assert len(excerpt) <= 2 * 2000 + 100 and "more cited entries left out: the evidence bound" in excerpt
     kept = [line for line in excerpt.splitlines() if line[:2] == "[" + line[1:2] and line[1:2].isdigit()]
     assert len(kept) == 2 and all(line.rstrip().endswith("It cannot be changed by us.") for line in kept)  # whole entries
+
+
+def test_under_a_tight_cap_the_last_cited_entries_are_left_out_whole():
+    from curator.drafting import DraftRequest
+    from curator.drafting.input_cap import fit, prompt_chars
+
+    blocks = {1: "[1] user: " + "keep the v1 API for the mobile client. " * 20,
+              4: "[4] assistant: " + "the adapter maps v1 onto v2. " * 20,
+              7: "[7] user answered: " + '"Which API?"="v1 stays until the apps update". ' * 10}
+    entry = {"excerpt": "\n".join(blocks.values()), "snippets": [{"turn": 1, "speaker": "user", "text": "x"}],
+             "look": {"statement": "v1 stays for the mobile apps", "entries": [7, 1, 4]}}
+    request = DraftRequest("t", "constraint", entry, {"session": "s"}, now="2026-11-22T10:04:00Z")
+    out, cut = fit(request, prompt_chars(request) - len(blocks[4]) + 100)
+    assert blocks[7] in out.excerpt and blocks[1] in out.excerpt  # cited first: kept, whole
+    assert "[4] assistant" not in out.excerpt and "characters cut: per-triage input cap" in out.excerpt
+    assert cut >= len(blocks[4])
+    only, _ = fit(request, prompt_chars(request) - len(blocks[4]) - len(blocks[1]) + 100)
+    assert blocks[7] in only.excerpt and "[1] user" not in only.excerpt

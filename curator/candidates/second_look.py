@@ -9,7 +9,8 @@ once per `pipeline.process` under the triage's claim, makes it:
 - the range is digested (curator/capture/digest.py: numbered entries, tool records such as question
   answers and approved plans included, redacted) in segments of at most the look's room; ONE call per
   segment goes through the engine's drafter (`second_look`), in order, as long as the calls fit in the
-  half of `drafting.max_input_tokens` the look may take (the segments past it are left out and counted);
+  two thirds of `drafting.max_input_tokens` the look may take (input_cap.LOOK_SHARE; the segments past it
+  are left out and counted);
 - the model is asked about every category (those the keywords flagged are to be confirmed, not taken as
   found); each valid finding states the fact and cites digest entries `[n]`; the findings of the segments
   are joined, one per category;
@@ -90,7 +91,7 @@ def _look(engine, triage: StagedTriage, request: dict) -> dict:
     except (OSError, KeyError, TypeError, ValueError) as e:
         why = e.strerror if isinstance(e, OSError) and e.strerror else f"{e.__class__.__name__}: {e}"
         return {**record, "state": "failed", "error": one_line(f"transcript unreadable: {why}"), "added": {}}
-    # One call per segment, in order, while the look's share of the cap (half of it) holds the call.
+    # One call per segment, in order, while the look's share of the cap (two thirds of it) holds the call.
     budget = input_cap.look_budget(cfg, spent)
     sent = [s for s in d.segments if s.entries]
     segments, used = [], 0
@@ -167,11 +168,10 @@ def _entry(finding: dict, by_n: dict, cfg: dict) -> dict:
             text = _cut(text, limit)
         kept.append((e.n, text))
         used += len(text) + 1
-    kept.sort()
-    blocks = [text for _, text in kept]
+    cited = [n for n, _ in kept]  # in the order cited: the most telling first (an input cap drops from the end)
+    blocks = [text for _, text in sorted(kept)]
     if left:
         blocks.append(f"[… {left} more cited entr{'y' if left == 1 else 'ies'} left out: the evidence bound …]")
-    cited = [n for n, _ in kept]
     turns = sorted({by_n[n].turn for n in cited})
     return {"score": None,  # no keyword score: verification's weak-evidence advisory does not apply
             "signals": {"second_look": True},

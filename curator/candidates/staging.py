@@ -38,7 +38,7 @@ FORMAT = 1
 STAGING = "staging"
 STATE_LOG = "state.log"
 SECOND_LOOK = "second_look.json"
-CONFIRMED_KEYS = ("look", "excerpt", "snippets", "entries")  # what a look's confirmation gives a keyword category
+CONFIRMED_KEYS = ("look", "excerpt", "entries")  # what a look's confirmation gives a keyword category (its snippets stay)
 LOOK_ATTEMPTS = 2  # a failed second look is tried again once, by the next run: never in a loop
 INCOMING = ".incoming"
 

@@ -301,7 +301,7 @@ def look_schema() -> dict:
 def look_prompt(activity: str, already: tuple = ()) -> str:
     """The prompt of a second look: the categories keyword triage flagged (to confirm or leave out, never
     taken as found), the session digest fenced as data."""
-    flagged = ", ".join(already) if already else "none"
+    flagged = ", ".join(c for c in already if c in LOOK_CATEGORIES) or "none"  # a summary is not the look's
     return "\n".join([
         f"Categories a keyword triage flagged in this stretch (not confirmed: cite their entries if the digest "
         f"holds them, and consider every category): {flagged}.",
