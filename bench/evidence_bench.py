@@ -14,9 +14,10 @@ Claude backend asks for at a backfill, and `Engine.process` makes the look and d
 (system prompt, schema, prompt), RECORDS it, and answers valid JSON, so nothing leaves the machine.
 
 The stand-in's answers: a draft with every required section for a draft request, no concerns for a
-check, and for the second look, with `--look oracle` (the default), the categories the keywords did
-not find whose labelled quote is in the session text the look was sent, each with the turn that holds
-it: the best a reader of that very request could answer, so the figures measure what the pipeline
+check, and for the second look, with `--look oracle` (the default), every category (those the keywords
+flagged too) whose labelled quote is in an entry of the digest segment the look was sent, citing that
+entry [n], with the fact's labelled statement: the best a reader of that very request could answer, so
+the figures measure what the pipeline
 carries to the model, not a model's judgement. `--look none`: the look finds nothing.
 
 A fact "reaches" a request when its quote, lowercased, every run of white space made one space, is a
@@ -66,7 +67,7 @@ _SPACE = re.compile(r"\s+")
 _WORDS = {"decision": "gateway tokens chosen over sessions", "constraint": "quota limits of hosted runners",
           "runbook": "flaky socket timeouts fixed by retrying", "tech_debt": "legacy importer left unported",
           "preference": "terse commit messages wanted", "session_summary": "migration finished, docs next"}
-_BLOCK = re.compile(r"^\[turn (\d+) · [a-z]+\] ", re.M)  # a message of the look's session text (condense.py)
+_ENTRY = re.compile(r"^\[(\d+)\] ", re.M)  # an entry of the look's digest segment (curator/capture/digest.py)
 
 
 def normalise(text: str) -> str:
@@ -202,27 +203,26 @@ class RecordingDrafter(ClaudeCliDrafter):
                 "sections": {s: f"{s}: {words}, {n + 1}." for n, s in enumerate(CATS[category].required)}}
 
     def findings(self, request) -> list[dict]:
-        """The oracle's look: each category the keywords did not find whose labelled quote is in a message
-        of the session text sent, with that message's turn."""
-        blocks = _blocks(request.activity)
+        """The oracle's look: each category whose labelled quote is in an entry of the digest segment sent,
+        citing that entry, with the fact's statement (every category: those the keywords flagged too)."""
+        entries = _entries(request.activity, request.entries)
         found: dict[str, dict] = {}
         for fact in self.facts:
-            if fact.category in request.already:
-                continue
             quote = normalise(fact.quote)
-            for turn, text in blocks:
-                if quote in normalise(text) and turn in request.turns:
-                    f = found.setdefault(fact.category, {"category": fact.category, "turns": [],
-                                                         "why": fact.statement[:200]})
-                    if turn not in f["turns"]:
-                        f["turns"].append(turn)
+            for n, text in entries:
+                if quote in normalise(text):
+                    f = found.setdefault(fact.category, {"category": fact.category, "entries": [], "statement": ""})
+                    if n not in f["entries"]:
+                        f["entries"].append(n)
+                    if fact.statement[:200] not in f["statement"]:
+                        f["statement"] = f"{f['statement']} {fact.statement[:200]}".strip()
                     break
         return list(found.values())
 
 
-def _blocks(activity: str) -> list[tuple[int, str]]:
-    """(turn, text) of each message of a second look's session text."""
-    heads = list(_BLOCK.finditer(activity))
+def _entries(activity: str, numbers) -> list[tuple[int, str]]:
+    """(n, text) of each entry of a second look's digest segment (the numbers the request holds)."""
+    heads = [m for m in _ENTRY.finditer(activity) if int(m.group(1)) in numbers]
     return [(int(m.group(1)), activity[m.start(): heads[i + 1].start() if i + 1 < len(heads) else len(activity)])
             for i, m in enumerate(heads)]
 
@@ -307,8 +307,10 @@ def reach(facts: tuple[Fact, ...], run: Run, offsets: list[int]) -> list[dict]:
 # -- the digest (curator.capture.digest, when it exists) ------------------------------------------------
 
 def digest_module():
-    try:
-        from curator.capture import digest as module  # another change adds it (issue 23)
+    import importlib
+
+    try:  # by its module name (sys.modules first): the package's attribute may be another import's
+        module = importlib.import_module("curator.capture.digest")
     except ImportError:
         return None
     return module if hasattr(module, "digest") else None

@@ -92,7 +92,7 @@ def look_record(engine: Engine, tid: str) -> dict:
 
 
 def test_a_session_end_with_no_keyword_trigger_gets_a_second_look_that_drafts_the_debt_it_finds(project, tmp_path):
-    fake = Looking({"findings": [{"category": "tech_debt", "turns": [1], "why": "the CSV export loads every row"}]})
+    fake = Looking({"findings": [{"category": "tech_debt", "entries": [3], "statement": "the CSV export loads every row"}]})
     engine = engine_with(project, tmp_path, fake)
     report = end_session(engine, session().write(tmp_path / "s.jsonl"))
     assert report["status"] == "staged" and not any(c["triggered"] for c in report["categories"])
@@ -102,21 +102,26 @@ def test_a_session_end_with_no_keyword_trigger_gets_a_second_look_that_drafts_th
     states = engine.process(tid)
     assert states == {"tech_debt": "ready"} and fake.drafts == ["tech_debt"]
     (ask,) = fake.looks
-    # What was sent: people's and the assistant's words, turns labelled, redacted; no tool output.
-    assert "[turn 1 · user] Add pagination to the orders endpoint" in ask.activity
-    assert "[turn 1 · assistant] Added offset pagination" in ask.activity
-    assert "[turn 1 · failed] `pytest`: FAILED tests/test_orders.py::test_page" in ask.activity
-    assert "[turn 2 · user] Fine. Keep the page size at 20" in ask.activity
+    # What was sent: the session's digest, entries numbered, redacted; no tool output.
+    assert "[1] user: Add pagination to the orders endpoint" in ask.activity
+    assert "[3] assistant (end of turn): Added offset pagination" in ask.activity
+    assert "[2] failed: pytest tests/test_orders.py -> FAILED tests/test_orders.py::test_page" in ask.activity
+    assert "[4] user: Fine. Keep the page size at 20" in ask.activity
     assert "hunter2secret" not in ask.activity and "[REDACTED:" in ask.activity
     assert "TOOL OUTPUT NEVER SENT" not in ask.activity and "Let me run" not in ask.activity  # narration out
-    assert ask.turns == {1, 2} and ask.model_alias == "sonnet"
+    assert ask.entries == {1, 2, 3, 4, 5} and ask.turns == {1, 2} and ask.model_alias == "sonnet"
 
     rec = staging.category_states(engine.data, tid)["tech_debt"]
     assert rec["found_by"] == "second_look" and rec["state"] == "ready"
     (item,) = engine.board().load()[tid]
     assert item.category == "tech_debt" and item.field("found_by") == "second_look"
     cand = engine.candidates(tid)["tech_debt"]
-    assert "Added offset pagination" in cand.entry["excerpt"] and cand.entry["why"] == "the CSV export loads every row"
+    # The draft gets the look's statement and the entry it cited, whole; no scored lines repeating it.
+    assert cand.entry["excerpt"].startswith("[3] assistant (end of turn): Added offset pagination")
+    assert "[1] user" not in cand.entry["excerpt"] and [(x["turn"], x["speaker"]) for x in cand.entry["snippets"]] == \
+        [(1, "assistant")]  # one line per cited entry: what confidence counts
+    assert cand.entry["why"] == "the CSV export loads every row"
+    assert cand.entry["look"] == {"statement": "the CSV export loads every row", "entries": [3]}
     look = look_record(engine, tid)
     assert look["state"] == "done" and list(look["added"]) == ["tech_debt"]
     assert {k: look[k] for k in ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "cost_usd",
@@ -125,8 +130,8 @@ def test_a_session_end_with_no_keyword_trigger_gets_a_second_look_that_drafts_th
 
 
 def test_a_category_the_keywords_found_is_not_added_twice(project, tmp_path):
-    fake = Looking({"findings": [{"category": "decision", "turns": [1], "why": "JWT chosen"},
-                                 {"category": "tech_debt", "turns": [1], "why": "export"}]})
+    fake = Looking({"findings": [{"category": "decision", "entries": [1], "statement": "JWT chosen"},
+                                 {"category": "tech_debt", "entries": [5], "statement": "export"}]})
     engine = engine_with(project, tmp_path, fake)
     path = tmp_path / "s.jsonl"
     t = Transcript()
@@ -143,8 +148,9 @@ def test_a_category_the_keywords_found_is_not_added_twice(project, tmp_path):
     engine.process(second)
     (ask,) = fake.looks
     assert ask.already == ("decision",)
-    assert "[turn 1 · user] We decided to use JWT" in ask.activity  # the whole session since the last look
-    assert list(look_record(engine, second)["added"]) == ["tech_debt"]
+    assert "[1] user: We decided to use JWT" in ask.activity  # the whole session since the last look
+    look = look_record(engine, second)
+    assert list(look["added"]) == ["tech_debt"] and list(look["confirmed"]) == ["decision"]
     assert set(engine.candidates(second)) == {"tech_debt"}
     assert set(engine.candidates(first)) == {"decision"}
 
@@ -213,8 +219,8 @@ def test_each_byte_is_looked_at_once(project, tmp_path):
     assert staging.load_triage(engine.data, tid)["second_look"]["byte_range"] == [size, path.stat().st_size]
     engine.process(tid)
     assert len(fake.looks) == 2
-    assert "Added offset pagination" not in fake.looks[1].activity and "[turn 3 · user] One more thing" in \
-        fake.looks[1].activity
+    assert "Added offset pagination" not in fake.looks[1].activity and "[1] user: One more thing" in \
+        fake.looks[1].activity and fake.looks[1].turns == {3}
 
 
 def test_a_failed_look_is_recorded_and_the_other_categories_go_on(project, tmp_path):
@@ -247,34 +253,57 @@ def test_a_failed_look_is_recorded_and_the_other_categories_go_on(project, tmp_p
 
 
 def test_unknown_categories_and_turns_not_in_the_text_are_dropped(project, tmp_path):
-    fake = Looking({"findings": [{"category": "gossip", "turns": [1], "why": "x"},
-                                 {"category": "session_summary", "turns": [1], "why": "x"},
-                                 {"category": "runbook", "turns": [99], "why": "x"},
-                                 {"category": "preference", "turns": [2, 99, True], "why": "page size 20"}]})
+    fake = Looking({"findings": [{"category": "gossip", "entries": [1], "statement": "x"},
+                                 {"category": "session_summary", "entries": [1], "statement": "x"},
+                                 {"category": "runbook", "entries": [99], "statement": "x"},
+                                 {"category": "preference", "entries": [4, 99, True], "statement": "page size 20"}]})
     engine = engine_with(project, tmp_path, fake)
     end_session(engine, session().write(tmp_path / "s.jsonl"))
     (tid,) = engine.pending()
     engine.process(tid)
     look = look_record(engine, tid)
-    assert look["findings"] == [{"category": "preference", "turns": [2], "why": "page size 20"}]
+    assert look["findings"] == [{"category": "preference", "entries": [4], "statement": "page size 20"}]
     assert list(look["added"]) == ["preference"] and len(look["dropped"]) == 4
 
 
-def test_a_long_session_is_cut_in_the_middle_and_says_so(project, tmp_path):
-    fake = Looking()
-    engine = engine_with(project, tmp_path, fake, "second_look:\n  max_chars: 1000\n")
+def long_session(tmp_path: Path) -> Path:
     t = Transcript()
     for i in range(40):
         t.user(f"Step {i}: please rename the field number {i} in the orders model to something clearer")
         t.assistant(text(f"Renamed field {i} in the orders model and updated its callers."))
-    end_session(engine, t.write(tmp_path / "s.jsonl"))
+    return t.write(tmp_path / "s.jsonl")
+
+
+def test_a_long_session_is_looked_at_in_segments_each_entry_once(project, tmp_path):
+    fake = Looking()
+    engine = engine_with(project, tmp_path, fake, "second_look:\n  max_chars: 1000\n")
+    end_session(engine, long_session(tmp_path))
+    (tid,) = engine.pending()
+    engine.process(tid)
+    assert len(fake.looks) > 2 and all(len(ask.activity) <= 1000 for ask in fake.looks)
+    seen = [n for ask in fake.looks for n in ask.entries]
+    assert sorted(seen) == list(range(1, 81))  # every entry of the digest, in one segment each
+    assert "Step 0" in fake.looks[0].activity and "Step 39" in fake.looks[-1].activity
+    look = look_record(engine, tid)
+    assert look["calls"] == look["segments"] == len(fake.looks) and look["left_out"] == 0
+
+
+def test_segments_past_the_looks_share_of_the_cap_are_left_out_and_counted(project, tmp_path):
+    from curator.drafting.input_cap import CHARS_PER_TOKEN
+
+    fake = Looking()
+    cap = 2400  # two thirds of it hold one call of a 1,000-character segment, not two
+    engine_with(project, tmp_path, fake, "second_look:\n  max_chars: 1000\n")
+    cfg = project / ".claude" / "memcurate.yaml"
+    cfg.write_text(cfg.read_text().replace("  retries: 0\n", f"  retries: 0\n  max_input_tokens: {cap}\n"))
+    engine = Engine(project, drafter=fake, clock=lambda: NOW)
+    end_session(engine, long_session(tmp_path))
     (tid,) = engine.pending()
     engine.process(tid)
     (ask,) = fake.looks
-    assert len(ask.activity) <= 1100 and "characters of the session left out here" in ask.activity
-    assert "[turn 1 · user] Step 0" in ask.activity and "[turn 40 · user] Step 39" in ask.activity
-    assert 1 in ask.turns and 40 in ask.turns and 20 not in ask.turns
-    assert look_record(engine, tid)["left_out"] > 0
+    look = look_record(engine, tid)
+    assert look["segments"] == 1 and look["segments_left_out"] > 0 and look["left_out"] > 0
+    assert look["sent_chars"] <= cap * CHARS_PER_TOKEN * 2 // 3
 
 
 @pytest.mark.parametrize("speaker", ["user", "assistant"])
@@ -298,7 +327,7 @@ def test_an_injected_instruction_in_the_session_stays_data(project, tmp_path, sp
 
 # -- through the real backends: the SDK against a local Messages API server, the fake `claude` CLI --------
 
-FOUND = {"findings": [{"category": "tech_debt", "turns": [1], "why": "the CSV export loads every row"}]}
+FOUND = {"findings": [{"category": "tech_debt", "entries": [3, 1], "statement": "the CSV export loads every row"}]}
 
 
 def backend_project(project: Path, tmp_path: Path, backend: str) -> Path:
@@ -323,7 +352,7 @@ def test_the_sdk_look_is_one_forced_tool_call_and_its_usage_is_recorded(server, 
     assert body["system"] == [{"type": "text", "cache_control": {"type": "ephemeral"}, "text": prompts.LOOK_SYSTEM_PROMPT
                                + "\nAnswer by calling the record_findings tool once, with nothing else."}]
     content = body["messages"][0]["content"]
-    assert "<<<BEGIN SESSION-" in content and "[turn 1 · assistant] Added offset pagination" in content
+    assert "<<<BEGIN SESSION-" in content and "[3] assistant (end of turn): Added offset pagination" in content
     assert "hunter2secret" not in json.dumps(body) and "TOOL OUTPUT NEVER SENT" not in content
     assert draft["body"]["tool_choice"]["name"] == "record_memory" and "Category: tech_debt" in \
         draft["body"]["messages"][0]["content"]

@@ -1,17 +1,26 @@
-"""A second look at the session (issue 10 §4): categories the keywords missed, found by one model call.
+"""A second look at the session (issues 10 §4, 23): what the session holds, read by a model, handed to the drafts.
 
 Keyword triage finds fewer than half of the categories a careful reader finds in a session (tech debt
-and preferences least). When a Claude backend drafts, a triage staged at the end of a session (or of
-a context, or by a backfill) carries a second-look request: the byte range of the session not looked
-at yet, and the categories the keywords already found there. `run`, called once per `pipeline.process`
-under the triage's claim, makes it:
+and preferences least), and its excerpts are often junk. When a Claude backend drafts, a triage staged
+at the end of a session (or of a context, or by a backfill) carries a second-look request: the byte
+range of the session not looked at yet, and the categories the keywords flagged there. `run`, called
+once per `pipeline.process` under the triage's claim, makes it:
 
-- the range is condensed (curator/capture/condense.py: what people and the assistant wrote, redacted,
-  turns numbered, bounded) and sent in ONE call through the engine's drafter (`second_look`);
-- each valid finding of a category not already found becomes that category's entry (snippets and an
-  excerpt from the turns it names, quoted as triage quotes them), so the normal pipeline drafts it;
-- the outcome, the entries added and the call's usage are `second_look.json` beside the triage, which
-  `staging.load_triage` merges: the added categories are candidates marked `found_by: second_look`.
+- the range is digested (curator/capture/digest.py: numbered entries, tool records such as question
+  answers and approved plans included, redacted) in segments of at most the look's room; ONE call per
+  segment goes through the engine's drafter (`second_look`), in order, as long as the calls fit in the
+  two thirds of `drafting.max_input_tokens` the look may take (input_cap.LOOK_SHARE; the segments past it
+  are left out and counted);
+- the model is asked about every category (those the keywords flagged are to be confirmed, not taken as
+  found); each valid finding states the fact and cites digest entries `[n]`; the findings of the segments
+  are joined, one per category;
+- a finding of a category the keywords did not trigger becomes its entry (`added`); of one they did, its
+  confirmation (`confirmed`). Either carries the look's statement and, as its excerpt, the cited entries
+  verbatim and whole (within `evidence_chars`), so the draft sees the evidence the look saw, and two
+  categories found in one turn get each their own;
+- the outcome, those entries and the calls' usage are `second_look.json` beside the triage, which
+  `staging.load_triage` merges: the added categories are candidates marked `found_by: second_look`, the
+  confirmed ones keep their keyword trigger with the look's evidence in place of the keyword excerpt.
 
 With the offline drafter, or `second_look.enabled: false`, nothing is sent: the look is recorded `off`.
 A failed look is recorded with its error, never stops the triage's other categories, and is tried
@@ -29,7 +38,8 @@ from curator.drafting import USAGE
 from curator.util.textsafe import one_line
 
 CLAUDE_BACKENDS = ("anthropic", "claude-cli")
-MIN_ROOM = 1000  # characters of activity below which a look is not worth a call
+MIN_ROOM = 1000  # characters of digest below which a look is not worth a call
+EVIDENCE_EXCERPTS = 2  # a found category's evidence: at most this many keyword excerpts' worth of cited entries
 
 
 def run(engine, triage: StagedTriage) -> dict | None:
@@ -49,7 +59,7 @@ def run(engine, triage: StagedTriage) -> dict | None:
 
 
 def _look(engine, triage: StagedTriage, request: dict) -> dict:
-    """The record of one attempt: state (done | failed | off), what was found and added, usage so far."""
+    """The record of one attempt: state (done | failed | off), what was found, added and confirmed, usage so far."""
     cfg = engine.cfg
     if not cfg["second_look"]["enabled"]:
         return {"state": "off", "reason": "second_look.enabled is false: nothing sent", "added": {}, "calls": 0}
@@ -66,55 +76,123 @@ def _look(engine, triage: StagedTriage, request: dict) -> dict:
     source = doc.get("source") or {}
     from curator.drafting import input_cap
 
+    spent = int(before.get("sent_chars") or 0)
     overhead = input_cap.look_overhead(tuple(already))
-    room = input_cap.look_room(cfg, overhead, int(before.get("sent_chars") or 0))
+    room = input_cap.look_room(cfg, overhead, spent)
     if room < MIN_ROOM:
         return {**record, "state": "off", "added": {}, "reason": "drafting.max_input_tokens leaves the second "
                 f"look no room ({room:,} characters): nothing sent"}
     try:
-        from curator.capture.condense import condense
+        from curator.capture.digest import digest
 
-        activity = condense(source.get("transcript", ""), request["byte_range"], cfg, max_chars=room,
-                            turn_base=int(request.get("turn_base") or 0), subagent=bool(source.get("subagent")))
+        start, end = request["byte_range"]
+        d = digest(source.get("transcript", ""), cfg, (start, end), max_chars=room,
+                   turn_base=int(request.get("turn_base") or 0), subagent=bool(source.get("subagent")))
     except (OSError, KeyError, TypeError, ValueError) as e:
         why = e.strerror if isinstance(e, OSError) and e.strerror else f"{e.__class__.__name__}: {e}"
         return {**record, "state": "failed", "error": one_line(f"transcript unreadable: {why}"), "added": {}}
-    record.update(chars=len(activity.text), left_out=activity.left_out, already=already)
-    if not activity.messages:
+    # One call per segment, in order, while the look's share of the cap (two thirds of it) holds the call.
+    budget = input_cap.look_budget(cfg, spent)
+    sent = [s for s in d.segments if s.entries]
+    segments, used = [], 0
+    for s in sent:
+        if budget is not None and used + overhead + len(s.text) > budget:
+            break
+        segments.append(s)
+        used += overhead + len(s.text)
+    left = sent[len(segments):]
+    record.update(chars=sum(len(s.text) for s in segments), left_out=sum(len(s.text) for s in left),
+                  segments=len(segments), segments_left_out=len(left), already=already)
+    if not segments:
         return {**record, "state": "done", "findings": [], "added": {}, "note": "nothing written in this stretch"}
 
     from curator.drafting import LookRequest, LookResult
 
     alias = cfg["second_look"]["model"]
-    ask = LookRequest(triage_id=triage.tid, activity=activity.text, turns=frozenset(activity.turns),
-                      already=tuple(already), model_alias=alias, model_id=str(cfg["models"].get(alias, alias)))
-    try:
-        result = drafter.second_look(ask)
-    except Exception as e:  # a drafter must not raise; if one does, the look failed
-        result = LookResult(model=ask.model_id, error=one_line(f"{e.__class__.__name__}: {e}"))
-    usage.add(record, {**{k: getattr(result, k, 0) for k in USAGE}, "calls": 1})
-    # What was sent, estimated as the input cap counts it: the drafts share what the look left of the cap.
-    record["sent_chars"] = int(before.get("sent_chars") or 0) + overhead + len(activity.text)
-    record.update(model=result.model, elapsed=round(result.elapsed, 3))
-    if result.error:
-        return {**record, "state": "failed", "error": result.error, "added": {}}
-    added = {f["category"]: _entry(f, activity, cfg) for f in result.findings if f["category"] not in already}
-    return {**record, "state": "done", "findings": result.findings, "dropped": result.dropped, "added": added}
+    findings: dict[str, dict] = {}
+    dropped: list[str] = []
+    models = []
+    for s in segments:
+        ask = LookRequest(triage_id=triage.tid, activity=s.text, turns=frozenset(e.turn for e in s.entries),
+                          entries=frozenset(e.n for e in s.entries), already=tuple(already), model_alias=alias,
+                          model_id=str(cfg["models"].get(alias, alias)))
+        try:
+            result = drafter.second_look(ask)
+        except Exception as e:  # a drafter must not raise; if one does, the look failed
+            result = LookResult(model=ask.model_id, error=one_line(f"{e.__class__.__name__}: {e}"))
+        usage.add(record, {**{k: getattr(result, k, 0) for k in USAGE}, "calls": 1})
+        # What was sent, estimated as the input cap counts it: the drafts share what the look left of the cap.
+        record["sent_chars"] = int(record.get("sent_chars") or spent) + overhead + len(s.text)
+        record["elapsed"] = round(float(record.get("elapsed") or 0) + result.elapsed, 3)
+        models.append(result.model)
+        if result.error:  # the whole look is tried again by the next run: findings of one segment are not kept
+            return {**record, "model": result.model, "state": "failed", "error": result.error, "added": {}}
+        dropped += result.dropped
+        for f in result.findings:
+            _join(findings, f)
+    by_n = {e.n: e for e in d.entries}
+    found = list(findings.values())
+    entries = {f["category"]: _entry(f, by_n, cfg) for f in found}
+    added = {c: e for c, e in entries.items() if c not in already}
+    confirmed = {c: e for c, e in entries.items() if c in already}
+    return {**record, "model": models[-1], "state": "done", "findings": found, "dropped": dropped, "added": added,
+            "confirmed": confirmed}
 
 
-def _entry(finding: dict, activity, cfg: dict) -> dict:
-    """A found category's triage entry: snippets and an excerpt from the turns it names, quoted as
-    triage quotes its own (one block per message, in transcript order, bounded)."""
-    from curator.capture.triage import Snippet, excerpt
+def _join(findings: dict[str, dict], f: dict) -> None:
+    """A segment's finding joined to those of the segments before it: one per category."""
+    mine = findings.get(f["category"])
+    if mine is None:
+        findings[f["category"]] = {"category": f["category"], "entries": list(f["entries"]), "statement": f["statement"]}
+        return
+    mine["entries"] = list(dict.fromkeys(mine["entries"] + list(f["entries"])))
+    if f["statement"] and f["statement"] not in mine["statement"]:
+        mine["statement"] = one_line(f"{mine['statement']} {f['statement']}", 1200)
 
-    t = cfg["triage"]
-    chars = int(t["snippet_chars"])
-    turns = finding["turns"][: int(cfg["second_look"]["turns_per_category"])]
-    snippets = [Snippet(finding["category"], 1.0, m.turn, m.speaker, one_line(m.text, chars), [],
-                        [one_line(line, chars) for line in m.text.splitlines() if line.strip()], (m.turn, ""), m.seq)
-                for m in activity.of_turns(turns)]
+
+def _entry(finding: dict, by_n: dict, cfg: dict) -> dict:
+    """A found (or confirmed) category's triage entry: the look's statement, and as its excerpt the digest
+    entries it cited, verbatim and whole, in session order, within `evidence_chars` (cited first, kept first;
+    a cited entry that does not fit is left out and counted, but the first is always kept, its middle cut)."""
+    limit = evidence_chars(cfg)
+    kept, used, left = [], 0, 0
+    for n in finding["entries"]:
+        e = by_n.get(n)
+        if e is None:
+            continue
+        text = e.render(context=True)
+        if used + len(text) + 1 > limit:
+            if kept:
+                left += 1
+                continue
+            text = _cut(text, limit)
+        kept.append((e.n, text))
+        used += len(text) + 1
+    cited = [n for n, _ in kept]  # in the order cited: the most telling first (an input cap drops from the end)
+    blocks = [text for _, text in sorted(kept)]
+    if left:
+        blocks.append(f"[… {left} more cited entr{'y' if left == 1 else 'ies'} left out: the evidence bound …]")
+    turns = sorted({by_n[n].turn for n in cited})
     return {"score": None,  # no keyword score: verification's weak-evidence advisory does not apply
             "signals": {"second_look": True},
-            "why": finding["why"], "turns": turns,
-            "snippets": [s.as_dict() for s in snippets[: int(t["snippets_per_category"])]],
-            "excerpt": excerpt(snippets, int(t["excerpt_chars"]))}
+            "why": finding["statement"], "turns": turns, "entries": cited,
+            "look": {"statement": finding["statement"], "entries": cited},
+            # One line per cited entry, for what confidence counts (who said it, how many agree); the draft's
+            # prompt shows the entries themselves, not these lines again.
+            "snippets": [{"turn": by_n[n].turn, "speaker": by_n[n].who, "weight": 1.0, "keywords": [],
+                          "text": one_line(by_n[n].text, int(cfg["triage"]["snippet_chars"]))} for n in cited],
+            "excerpt": "\n".join(blocks)}
+
+
+def _cut(text: str, limit: int) -> str:
+    """A cited entry too long for the bound on its own: its head and tail, as the digest cuts its entries."""
+    from curator.capture.transcript import head, tail
+
+    first = head(text, limit * 2 // 3) or text[:limit * 2 // 3]
+    last = tail(text, limit - len(first) - 8)
+    return f"{first} […] {last}" if last else first + " […]"
+
+
+def evidence_chars(cfg: dict) -> int:
+    """Characters of cited digest entries one category's draft carries at most: twice a keyword excerpt's."""
+    return EVIDENCE_EXCERPTS * int(cfg["triage"]["excerpt_chars"])

@@ -18,8 +18,9 @@ two moves). Every other file is written atomically. Later stages add files
 beside `triage.json`.
 
 A triage may ask for a second look at the session (its `second_look`: the byte range, the categories
-the keywords found); the look's outcome, with the categories it added, is `second_look.json`, and
-`load_triage` merges those into the document: every reader sees them as triggered categories.
+the keywords found); the look's outcome, with the categories it added and those it confirmed, is
+`second_look.json`, and `load_triage` merges those into the document: every reader sees the added ones as
+triggered categories, and a confirmed one with the look's evidence.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ FORMAT = 1
 STAGING = "staging"
 STATE_LOG = "state.log"
 SECOND_LOOK = "second_look.json"
+CONFIRMED_KEYS = ("look", "excerpt", "entries")  # what a look's confirmation gives a keyword category (its snippets stay)
 LOOK_ATTEMPTS = 2  # a failed second look is tried again once, by the next run: never in a loop
 INCOMING = ".incoming"
 
@@ -221,6 +223,15 @@ def _merge_second_look(doc: dict, look: dict | None) -> None:
         cat = doc["categories"].get(name)
         if isinstance(entry, dict) and isinstance(cat, dict) and not cat.get("triggered"):
             doc["categories"][name] = {**cat, **entry, "triggered": True, "found_by": "second_look"}
+    # A category the keywords triggered and the look confirmed is drafted from the look's statement and
+    # the digest entries it cited (its excerpt in triage.json stays as triage wrote it); one the look did
+    # not confirm keeps its keyword excerpt.
+    confirmed = (look or {}).get("confirmed")
+    for name, entry in (confirmed.items() if isinstance(confirmed, dict) else ()):
+        cat = doc["categories"].get(name)
+        if isinstance(entry, dict) and isinstance(cat, dict) and cat.get("triggered") and not cat.get("found_by"):
+            doc["categories"][name] = {**cat, **{k: entry[k] for k in CONFIRMED_KEYS if k in entry},
+                                       "confirmed_by": "second_look"}
 
 
 def look_due(doc: dict) -> bool:

@@ -155,9 +155,10 @@ class DraftResult(ModelCall):
 
 @dataclass(frozen=True)
 class LookRequest:
-    """A second look at a stretch of a session (curator/candidates/second_look.py): `activity` is its
-    condensed text (redacted, each message labelled with its turn), `turns` the turns it holds,
-    `already` the categories the keyword triage found there. A Claude drafter's `second_look` answers it."""
+    """A second look at a stretch of a session (curator/candidates/second_look.py): `activity` is one
+    segment of its digest (curator/capture/digest.py: redacted, numbered entries), `entries` the entry
+    numbers it holds (the ones a finding may cite), `turns` their turns, `already` the categories the keyword
+    triage flagged there (to confirm, not skip). A Claude drafter's `second_look` answers it."""
 
     triage_id: str
     activity: str
@@ -165,12 +166,13 @@ class LookRequest:
     already: tuple = ()
     model_alias: str = ""
     model_id: str = ""
+    entries: frozenset = frozenset()
 
 
 @dataclass
 class LookResult(ModelCall):
-    """What a second look found: `findings` [{category, turns, why}] (validated), `dropped` one line
-    per finding or turn the answer named that is not valid; the call's usage as on a DraftResult."""
+    """What a second look found: `findings` [{category, entries, statement}] (validated), `dropped` one line
+    per finding or entry the answer named that is not valid; the call's usage as on a DraftResult."""
 
     model: str
     findings: list = field(default_factory=list)

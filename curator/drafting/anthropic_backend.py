@@ -88,7 +88,7 @@ class AnthropicDrafter:
 
     def look_args(self, request: LookRequest) -> dict:
         return self._args(request, prompts.LOOK_SYSTEM_PROMPT, LOOK_TOOL, "Record which categories the session "
-                          "holds, with their turns.", prompts.look_schema(),
+                          "holds, with the digest entries that show each.", prompts.look_schema(),
                           prompts.look_prompt(request.activity, request.already))
 
     def rule_args(self, request: RuleRequest) -> dict:

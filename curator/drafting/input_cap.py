@@ -2,8 +2,9 @@
 
 The cap is split evenly across the triage's triggered categories, so each draft (a first one, or one
 asked again from the TUI) gets the same share whatever else is drafted with it. A second look at the
-session (curator/candidates/second_look.py) is made first and takes at most half of the cap; the drafts
-share what it left. With the verification pass on (`verify.llm`), each draft has two shares' worth of
+session (curator/candidates/second_look.py) is made first and takes at most two thirds of the cap (it
+reads the whole session digest; each draft then gets only the entries it cited); the drafts share what it
+left. With the verification pass on (`verify.llm`), each draft has two shares' worth of
 calls, so the shares are halved: the check sends the same (cut) evidence again, and the draft itself,
 which `drafting.max_tokens` bounds. A share covers
 everything a call sends: the system prompt, the answer's schema, the user prompt and its evidence.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from typing import Mapping
 
 from curator.drafting import DraftRequest
@@ -29,6 +31,7 @@ from curator.drafting import prompt as prompts
 CHARS_PER_TOKEN = 3
 TOOL_CHARS = 120  # the tool's name and description (anthropic), or the CLI flags around the schema
 MARK_ROOM = 64  # room for a cut marker
+LOOK_SHARE = (2, 3)  # the share of the cap the second look may take at most: two thirds
 
 
 def marker(n: int) -> str:
@@ -60,13 +63,22 @@ def share_tokens(cfg: Mapping, triggered: int, spent_chars: int = 0) -> int:
 
 
 def look_room(cfg: Mapping, overhead_chars: int, spent_chars: int = 0) -> int:
-    """Characters the second look's activity may take: `second_look.max_chars`, and under a cap at most
-    half of it, less what its prompt costs and what an earlier attempt sent (the drafts share the rest)."""
+    """Characters one segment of the digest a second look sends may take: `second_look.max_chars`, and under
+    a cap at most the look's share of it, less what its prompt costs and what an earlier attempt sent (the
+    drafts share the rest)."""
     room = int(cfg["second_look"]["max_chars"])
-    cap = cap_tokens(cfg)
-    if cap:
-        room = min(room, cap * CHARS_PER_TOKEN // 2 - overhead_chars - spent_chars)
+    budget = look_budget(cfg, spent_chars)
+    if budget is not None:
+        room = min(room, budget - overhead_chars)
     return max(0, room)
+
+
+def look_budget(cfg: Mapping, spent_chars: int = 0) -> int | None:
+    """Characters all of a second look's calls may send together (one call per digest segment): its share
+    of the cap (LOOK_SHARE), less what an earlier attempt sent; None when there is no cap."""
+    cap = cap_tokens(cfg)
+    share, of = LOOK_SHARE
+    return max(0, cap * CHARS_PER_TOKEN * share // of - spent_chars) if cap else None
 
 
 def look_overhead(already: tuple) -> int:
@@ -100,7 +112,11 @@ def fit(request: DraftRequest, limit: int) -> tuple[DraftRequest, int]:
     """The request cut to send at most `limit` characters, and how many characters of evidence were cut."""
     if prompt_chars(request) <= limit:
         return request, 0
+    if prompts.look_finding(request) is not None:
+        return _fit_entries(request, limit)
     excerpt, snippets = request.excerpt, [s for s in request.snippets if isinstance(s, Mapping)]
+    if prompts.look_finding(request) is not None:
+        snippets = []  # the look's cited entries are the evidence: the prompt shows no scored lines
     room = max(0, limit - prompt_chars(_with(request, "", [])) - 2 * MARK_ROOM)
     snippet_chars = sum(len(prompts.snippet_line(s)) + 1 for s in snippets)
     # The snippets are the lines that scored: they keep their room unless the excerpt would get less than half.
@@ -118,6 +134,34 @@ def fit(request: DraftRequest, limit: int) -> tuple[DraftRequest, int]:
     kept = len(out.excerpt) + sum(len(str(s.get("text", ""))) for s in out.snippets)
     whole = len(excerpt) + sum(len(str(s.get("text", ""))) for s in snippets)
     return out, max(1, whole - kept)
+
+
+_ENTRY = re.compile(r"^\[(\d+)\] ", re.M)  # a digest entry's start (curator/capture/digest.py)
+
+
+def _fit_entries(request: DraftRequest, limit: int) -> tuple[DraftRequest, int]:
+    """A request whose evidence is the digest entries the second look cited, cut to `limit` by leaving out
+    whole entries, the last cited first (the look cites the most telling first); when even the first one
+    alone is too large, its beginning and end are kept."""
+    excerpt = request.excerpt
+    starts = [m.start() for m in _ENTRY.finditer(excerpt)]
+    blocks = {int(_ENTRY.match(excerpt, s).group(1)): excerpt[s:e].rstrip("\n")
+              for s, e in zip(starts, starts[1:] + [len(excerpt)])}
+    order = [n for n in request.entry["look"]["entries"] if n in blocks] or list(blocks)
+    for keep in range(len(order) - 1, 0, -1):
+        chosen = set(order[:keep])
+        kept = "\n".join(text for n, text in blocks.items() if n in chosen)
+        cut = len(excerpt) - len(kept)
+        out = _with(request, f"{kept}\n{marker(cut)}", [])
+        if prompt_chars(out) <= limit:
+            return out, cut
+    first = blocks.get(order[0], excerpt) if order else excerpt
+    room = max(0, limit - prompt_chars(_with(request, "", [])) - 2 * MARK_ROOM)
+    out = _with(request, _cut(first, room), [])
+    while prompt_chars(out) > limit and room > 0:  # a marker counted short: take it from the entry
+        room = max(0, room - (prompt_chars(out) - limit) - MARK_ROOM)
+        out = _with(request, _cut(first, room), [])
+    return out, max(1, len(excerpt) - len(out.excerpt))
 
 
 def _with(request: DraftRequest, excerpt: str, snippets: list) -> DraftRequest:
