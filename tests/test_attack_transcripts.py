@@ -203,12 +203,18 @@ def test_a_fifo_transcript_returns_promptly_with_a_log_line(tmp_path, project):
     assert staged(project) == []
 
 
-def test_a_later_read_of_a_transcript_never_blocks_on_a_fifo(tmp_path):
-    """The reader the second look uses (condense) opens by path too: a FIFO is refused, not waited on."""
+@pytest.mark.parametrize("read", ["reader", "digest"])
+def test_a_later_read_of_a_transcript_never_blocks_on_a_fifo(tmp_path, read):
+    """The readers that open by path (the transcript reader, the session digest the second look sends): a
+    FIFO is refused, not waited on."""
+    from curator import config
+    from curator.capture.digest import digest
+
+    cfg = config.load(tmp_path)
     fifo = tmp_path / "s.jsonl"
     os.mkfifo(fifo)
     try:
-        finished, result = _in_thread(lambda: read_entries(str(fifo)))
+        finished, result = _in_thread(lambda: read_entries(str(fifo)) if read == "reader" else digest(str(fifo), cfg))
     finally:
         _release(fifo)
     assert finished, "reading a FIFO blocked"
