@@ -212,6 +212,23 @@ def test_a_secret_is_redacted_wherever_it_was_said(cfg, tmp_path):
     assert d.text.count("[REDACTED:") == 3
 
 
+def test_a_password_pasted_bare_when_the_assistant_asked_for_it_is_redacted(cfg, tmp_path):
+    """A real session: "Can you paste the password here?" answered (queued, then delivered) with the password
+    alone, which no pattern tells from a word; a short answer to another question stays as said."""
+    pasted = "@@MrCheddy" + "Eddie99.55"
+    t = (Transcript().user("Hardcode the WiFi into the firmware.")
+         .assistant(text("I need your WiFi password for the IoT network. Can you paste the password here?")))
+    queue(t, "enqueue", pasted)
+    queue(t, "dequeue")
+    t.user(pasted)
+    t.assistant(text("Which firmware version should I flash?"))
+    t.user("v0.9.5 please")
+    d = digest(write(t, tmp_path), cfg)
+    assert pasted not in d.text and "Cheddy" not in d.text
+    assert "user (queued): [REDACTED:password]" in d.text
+    assert "user: v0.9.5 please" in d.text
+
+
 def test_control_characters_never_reach_the_digest(cfg, tmp_path):
     t = Transcript().user("colour \x1b[31mred\x1b[0m and a bell\x07 please")
     assert lines_of(digest(write(t, tmp_path), cfg)) == ["[1] user: colour red and a bell please"]
@@ -344,7 +361,7 @@ def test_every_shared_transcript_digests_within_its_bound_and_keeps_the_real_pro
         assert all(len(s.text) <= 20000 for s in d.segments), path
         assert [e.n for e in d.entries] == list(range(1, len(d.entries) + 1))
         assert "<task-notification>" not in d.text and "<system-reminder>" not in d.text, path
-    # A sample session: every prompt a person typed is in the digest, word for word.
+    # A sample session: every prompt a person typed is in the digest, word for word...
     sample = SHARED / "transcripts-more/-Users-jh-Development-Shrooms/04c2be8b-aa6b-4b11-b2f4-26623c099ab1.jsonl"
     if not sample.exists():
         pytest.skip(f"the sample session is not in {SHARED}")
@@ -354,4 +371,7 @@ def test_every_shared_transcript_digests_within_its_bound_and_keeps_the_real_pro
                and not e.text.startswith(("<task-notification>", "[Image #"))]
     assert len(prompts) > 20
     missing = [p for p in prompts if _norm(p)[:200] not in whole]
-    assert missing == []
+    # ...but the three that hold a password (pasted when the assistant asked for it, or a router's login),
+    # which reach it redacted
+    assert sorted(p[:4] for p in missing) == ["@@Mr", "Buks", "i ha"]
+    assert "Cheddy" not in d.text and "Gizmo" not in d.text

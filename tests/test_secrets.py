@@ -280,12 +280,17 @@ def test_secret_cut_by_the_summary_quote_is_not_half_kept(project, transcripts):
     ("our api key is 9f8e7d6c5b4a", "our api key is [REDACTED:password]", {"password": 1}),
     ("The PIN is 4821.", "The PIN is [REDACTED:password].", {"password": 1}),
     ("my pin code is: 120934", "my pin code is: [REDACTED:password]", {"password": 1}),
+    # A login written out, as a user gives a router's (a real session): the value after admin or root goes.
+    ("look at it at 192.168.1.1 admin @Gizmo99.55", "look at it at 192.168.1.1 admin @[REDACTED:password]",
+     {"password": 1}),
+    ("log in as root / hunter22 then", "log in as root / [REDACTED:password] then", {"password": 1}),
 ], ids=["anthropic", "anthropic-punct", "aws-same-line", "aws-next-line", "aws-assignments", "aws-secret-assignment",
         "github", "private-key", "private-key-unterminated", "url", "password-env", "password-json", "jwt",
         "glued-aws", "glued-aws-camel", "glued-github", "glued-anthropic", "glued-openai", "glued-gitlab",
         "glued-slack", "glued-google", "glued-stripe", "glued-jwt", "glued-url", "said-colon", "said-bare",
         "said-hunter2", "said-token-code", "prose-password", "said-code", "prose-password-code", "said-passphrase",
-        "said-secret", "said-api-key-for", "said-api-key", "said-pin", "said-pin-code"])
+        "said-secret", "said-api-key-for", "said-api-key", "said-pin", "said-pin-code", "login-admin",
+        "login-root"])
 def test_redact_each_kind(source, expected, kinds):
     out, found = redact(source)
     assert out == expected
@@ -330,6 +335,10 @@ def test_redact_each_kind(source, expected, kinds):
     "the numpy pin is 1.26.4",
     "spin is 1200 rpm",
     "the token is: <your token here>",
+    "ssh root@db1 and restart it",  # a host, not a password
+    "root 10.0.0.1 answers",
+    "the root cause was a race in worker2",
+    "open the admin panel (v2) and list users",
 ])
 def test_ordinary_text_is_not_redacted(source):
     assert redact(source) == (source, Counter())

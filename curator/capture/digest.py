@@ -69,6 +69,26 @@ _NARRATION = ("let me", "let's", "now let", "now i", "i'll", "i will", "i'm goin
               "time to", "moving on")
 _FILLERS = frozenset({"now", "first", "next", "then", "great", "perfect", "good", "ok", "okay", "alright",
                       "excellent", "awesome", "nice", "so", "right", "sure"})
+# The assistant asking for a secret ("Can you paste the password here?"): the short reply that follows is
+# the secret itself, bare, which no pattern can tell from a word (curator/capture/redact.py needs a cue).
+_ASKS_SECRET = re.compile(r"(?i)\b(?:password|passphrase|passcode|pin|token|api[ -]?key|credentials?|secret)\b"
+                          r"[^\n]{0,160}(?:\?|\b(?:paste|send|share|give|enter|type)\b)"
+                          r"|\b(?:paste|send|share|give|enter|type)\b[^\n]{0,80}\b(?:password|passphrase|passcode|"
+                          r"pin|token|api[ -]?key|credentials?|secret)\b")
+# A word of the reply that may be the secret: six characters or more, letters with a digit or a sign beside
+# them ("Buksemand-IoT", a network's name, has neither).
+_SECRET_WORD = re.compile(r"(?=\S*[A-Za-z])(?=\S*[0-9!@#$%^&*+=~])\S{6,}")
+SECRET_REPLY_CHARS = 120  # a reply longer than this is a message, not a pasted secret
+
+
+def masked_reply(text: str, asked: str) -> str:
+    """`text` with the words that may be a secret masked, when it is a short reply to `asked`, a message
+    of the assistant's asking for one; else `text` as it is."""
+    if len(text) > SECRET_REPLY_CHARS or not _ASKS_SECRET.search(asked[-600:]):
+        return text
+    return _SECRET_WORD.sub("[REDACTED:password]", text)
+
+
 _REASON = re.compile(r"(?i)\b(?:because|since|so that|due to|to avoid|otherwise|in order to|the reason|which means)\b")
 _RULE_WORDS = re.compile(r"(?i)\b(?:instead|rather than|must|never|always|don't|do not|can't|cannot|won't|should)\b")
 _MARKER = re.compile(r"^\s*(?:[-*•>]+|\d+[.)]|#+)\s+")
@@ -408,6 +428,8 @@ class _Builder:
 
     def add(self, kind: str, who: str, text: str, turn: int, start: int, end: int, *, dedupe: bool = True,
             limit: int = 0, **extra) -> DigestEntry | None:
+        if kind in ("user", "queued"):
+            text = masked_reply(text, self.asked())
         text = _prepared(text, limit or LIMITS[kind])
         if not text:
             return None
@@ -420,6 +442,16 @@ class _Builder:
         self.seen.setdefault(key, len(self.entries))
         self.entries.append(e)
         return e
+
+    def asked(self) -> str:
+        """The assistant's message the next reply answers: the last entry of the assistant's, past the replies
+        already given to it (a queued prompt and its delivery are one reply); "" when there is none."""
+        for e in reversed(self.entries[-3:]):
+            if e.who == "assistant":
+                return e.text
+            if e.kind not in ("user", "queued"):
+                return ""
+        return ""
 
     def relative(self, path: str) -> str | None:
         """`path` relative to the project; None outside it."""

@@ -101,6 +101,14 @@ _SPOKEN_RULES = (
           r"(?<![a-z0-9])(pin(?: code)?" + _SAID + r"[ \t]*:?[ \t]*[\"'`]?)([0-9]{4,12})(?![0-9a-z]|\.[0-9])",
           lowercase=True, keep=(1,), value=(2,)),
 )
+# A login written out: "admin @Gizmo99.55", "root / hunter22", "login admin: s3cret!" (a router's, a
+# server's). The value needs a letter and a digit (so "root 10.0.0.1" and "admin panel" stay) and a blank
+# or ':' / '/' before it (so "ssh root@db1" stays).
+_LOGIN = _Rule("password", ("admin", "root"),
+               r"(?<![a-z0-9_\-])((?:admin|root)(?:[ \t]*[:/][ \t]*|[ \t]+@?[ \t]*))"
+               r"(?=[^\s\"'`,;)}\]]{0,80}[0-9])(?=[^\s\"'`,;)}\]]{0,80}[a-z])"
+               r"([^\s\"'`,;)}\]]{5,}[^\s\"'`,;)}\].!?:])",
+               lowercase=True, keep=(1,), value=(2,))
 _SAFE_VALUE = LazyRegex(r"(?i)^(?:none|null|nil|true|false|undefined|\*+|x+|\.\.\.|<.*|\[redacted.*|\$.*|os\..*"
                         r"|process\..*|env\..*|.*\(.*)$")
 _ENV_NAME = LazyRegex(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")  # "the token is `GITHUB_TOKEN`": a name, not a value
@@ -169,6 +177,8 @@ def redact(text: str, removed: list[str] | None = None) -> tuple[str, Counter]:
         text = _apply(_AWS_SECRET_BARE, text, found, removed)
     if _may_assign(low):
         text = _apply(_ASSIGNMENT, text, found, removed)
+    if "admin" in low or "root" in low:
+        text = _apply(_LOGIN, text, found, removed)
     if " is" in low or " was" in low:
         for rule in _SPOKEN_RULES:
             if _said(low, rule.hints):  # each rule gated alone: a PIN's regex is rarely needed
