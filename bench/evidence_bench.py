@@ -18,7 +18,8 @@ check, and for the second look, with `--look oracle` (the default), every catego
 flagged too) whose labelled quote is in an entry of the digest segment the look was sent, citing that
 entry [n], with the fact's labelled statement: the best a reader of that very request could answer, so
 the figures measure what the pipeline
-carries to the model, not a model's judgement. `--look none`: the look finds nothing.
+carries to the model, not a model's judgement. `--look none`: the look finds nothing (having read the whole
+session, it leaves no keyword category to draft: see second_look.unconfirmed).
 
 A fact "reaches" a request when its quote, lowercased, every run of white space made one space, is a
 substring of the request's prompt normalised the same way. Figures, per split (tune, held_out) and over

@@ -432,8 +432,13 @@ def test_an_unchanged_transcript_costs_nothing_the_second_time(server, project, 
     from curator.commands import run_headless
 
     skip = (200, message({"skip": True, "reason": "only task chatter, nothing durable"}))
-    nothing_more = (200, message({"findings": []}, name="record_findings"))  # the second look adds nothing
-    server.choose = lambda body: (nothing_more if body["tools"][0]["name"] == "record_findings" else None
+    def confirmed(body):  # the second look confirms what the keywords flagged (so it is drafted) and adds nothing
+        said = body["messages"][0]["content"]
+        flagged = said.split("consider every category): ", 1)[1].split(".\n", 1)[0].split(", ")
+        return 200, message({"findings": [{"category": c, "entries": [1], "statement": f"{c} seen"}
+                                          for c in flagged if c != "none"]}, name="record_findings")
+
+    server.choose = lambda body: (confirmed(body) if body["tools"][0]["name"] == "record_findings" else None
                                   if "Category: decision" in body["messages"][0]["content"] else skip)
     engine_for(project, tmp_path, retries=0).close()  # writes the project's config
     assert run_cli("triage", DEMO, "--json", cwd=project).returncode == 0

@@ -46,7 +46,9 @@ def test_a_quote_sent_counts_and_one_sent_nowhere_does_not(tmp_path):
     path = session(tmp_path / "s.jsonl")
     facts = (fact("s-1", "decision", "keep Postgres instead of  SQLite", line_of(path, "decided to keep")),
              fact("s-2", "constraint", HIDDEN, line_of(path, "third_party"), "tool_result", "Read"))
-    run = eb.run_session(path, facts, tmp_path / "site", look="none")
+    # The oracle look confirms the decision (its quote is in the digest): a keyword category a look that read
+    # the whole session did not confirm is not drafted (tests/test_look_skip.py).
+    run = eb.run_session(path, facts, tmp_path / "site", look="oracle")
     rows = {r["id"]: r for r in eb.reach(facts, run, eb.line_offsets(path))}
 
     assert [c.kind for c in run.calls].count("look") == 1  # the second look ran, and was recorded
@@ -137,9 +139,11 @@ def test_labels_in_another_format_are_refused(tmp_path):
 def test_with_verification_on_each_draft_is_checked_and_the_check_is_a_request(tmp_path):
     path = session(tmp_path / "s.jsonl")
     facts = (fact("s-1", "decision", "keep Postgres instead of SQLite", line_of(path, "decided to keep")),)
-    run = eb.run_session(path, facts, tmp_path / "site", verify=True, look="none")
+    run = eb.run_session(path, facts, tmp_path / "site", verify=True, look="oracle")
     drafts = sorted(c.category for c in run.calls if c.kind == "draft")
     assert sorted(c.category for c in run.calls if c.kind == "check") == drafts
     [row] = eb.reach(facts, run, eb.line_offsets(path))
     assert "check:decision" in row["via"] and row["own"]
-    assert set(next(iter(run.states.values())).values()) == {"ready"}  # the stand-in's answers are valid drafts
+    states = next(iter(run.states.values()))
+    assert {states[c] for c in drafts} == {"ready"}  # the stand-in's answers are valid drafts
+    assert set(states.values()) <= {"ready", "skipped"}  # the rest: not confirmed by the look, not drafted

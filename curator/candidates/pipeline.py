@@ -230,6 +230,9 @@ def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -
                 emit(Event(tid, "", "look-failed", {"error": look.get("error", "")}))
         cands = triage.candidates()
         rejected = engine.rejected_fingerprints()
+        # A keyword category a look that read everything did not confirm: not drafted from its excerpt.
+        # Decided before any draft of the triage, from the look's record (a look made by an earlier run too).
+        unread = second_look.unconfirmed(triage.doc) if only is None else {}
         todo: list[Candidate] = []
         for cat, cand in cands.items():
             if only is not None and cat not in only:
@@ -240,6 +243,10 @@ def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -
                 if cand.fingerprint() in rejected:
                     cand.move("rejected", reason="rejected before from the same evidence")
                     emit(Event(tid, cat, "rejected"))
+                    continue
+                if cat in unread:
+                    cand.move("skipped", reason=unread[cat])
+                    emit(Event(tid, cat, "skipped", {"reason": unread[cat]}))
                     continue
                 todo.append(cand)
         if todo:

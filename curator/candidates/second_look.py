@@ -20,7 +20,9 @@ once per `pipeline.process` under the triage's claim, makes it:
   categories found in one turn get each their own;
 - the outcome, those entries and the calls' usage are `second_look.json` beside the triage, which
   `staging.load_triage` merges: the added categories are candidates marked `found_by: second_look`, the
-  confirmed ones keep their keyword trigger with the look's evidence in place of the keyword excerpt.
+  confirmed ones keep their keyword trigger with the look's evidence in place of the keyword excerpt;
+- a keyword category the look did not confirm, when it read the triage's whole byte range, is not drafted
+  (`unconfirmed`: the pipeline moves it to `skipped` with its reason); one it could not read all of is.
 
 With the offline drafter, or `second_look.enabled: false`, nothing is sent: the look is recorded `off`.
 A failed look is recorded with its error, never stops the triage's other categories, and is tried
@@ -34,6 +36,7 @@ import os
 from curator.candidates import staging, usage
 from curator.candidates.candidate import StagedTriage
 from curator.candidates.staging import now_iso
+from curator.categories import ONE_PER_SESSION
 from curator.drafting import USAGE
 from curator.util.textsafe import one_line
 
@@ -137,6 +140,35 @@ def _look(engine, triage: StagedTriage, request: dict) -> dict:
     confirmed = {c: e for c, e in entries.items() if c in already}
     return {**record, "model": models[-1], "state": "done", "findings": found, "dropped": dropped, "added": added,
             "confirmed": confirmed}
+
+
+def unconfirmed(doc: dict) -> dict[str, str]:
+    """Keyword categories of a triage not to draft, each with the reason its `skipped` line carries: those a
+    look that read the triage's whole byte range (done, at least one segment sent, none left out for lack of
+    room) did not confirm, nor name in an answer it dropped. Their keyword excerpt is junk to the model that
+    read everything ('I'll use that alias'). Empty when the look failed, is off, left a segment out, or was
+    never asked: the keyword categories are drafted from their excerpts then. session_summary is never skipped."""
+    request = doc.get("second_look")
+    record = request.get("record") if isinstance(request, dict) else None
+    if not isinstance(record, dict) or record.get("state") != "done":
+        return {}
+    if int(record.get("segments") or 0) < 1 or int(record.get("segments_left_out") or 0) or record.get("left_out"):
+        return {}  # nothing sent (the model read nothing), or a stretch unread: the keywords may be right there
+    looked = record.get("byte_range") or request.get("byte_range")
+    ours = (doc.get("source") or {}).get("byte_range")
+    try:
+        if not (int(looked[0]) <= int(ours[0]) and (looked[1] is None or int(looked[1]) >= int(ours[1]))):
+            return {}
+    except (TypeError, ValueError, IndexError):
+        return {}
+    confirmed = record.get("confirmed") if isinstance(record.get("confirmed"), dict) else {}
+    named = {str(line).split(":", 1)[0] for line in record.get("dropped") or ()}  # an answer about it, not valid
+    reason = ("the second look read the whole session and found nothing durable for this category "
+              "(the keywords' excerpt was not confirmed)")
+    return {name: reason for name, cat in doc["categories"].items()
+            if isinstance(cat, dict) and cat.get("triggered") and not cat.get("found_by")
+            and not cat.get("confirmed_by") and name not in confirmed and name not in named
+            and name not in ONE_PER_SESSION}
 
 
 def _join(findings: dict[str, dict], f: dict) -> None:

@@ -44,7 +44,8 @@ INCOMING = ".incoming"
 
 # A category's life: triage → draft → verify → review → save.
 TRANSITIONS: dict[str, tuple[str, ...]] = {
-    "triaged": ("drafting", "rejected"),
+    # skipped: a second look that read the whole session did not confirm the keywords' category
+    "triaged": ("drafting", "rejected", "skipped"),
     # A claimant that finds a step left half-done by a killed process starts it again.
     "drafting": ("drafted", "failed", "skipped", "drafting", "rejected"),
     "drafted": ("verifying", "failed", "drafting"),
@@ -55,9 +56,9 @@ TRANSITIONS: dict[str, tuple[str, ...]] = {
     "failed": ("drafting", "rejected"),
     "rejected": (),
     "saved": (),
-    # The model found nothing durable, or another category of the triage holds the same fact (its `reason`
-    # is on the line). Final: drafting it again would send the same transcript bytes for the same answer,
-    # and a skip is never saved.
+    # The model found nothing durable (the draft's answer, or a second look that read the whole session), or
+    # another category of the triage holds the same fact (its `reason` is on the line). Final: drafting it
+    # again would send the same transcript bytes for the same answer, and a skip is never saved.
     "skipped": (),
 }
 STATES: tuple[str, ...] = tuple(TRANSITIONS)
