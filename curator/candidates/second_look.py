@@ -186,6 +186,8 @@ def _entry(finding: dict, by_n: dict, cfg: dict) -> dict:
     """A found (or confirmed) category's triage entry: the look's statement, and as its excerpt the digest
     entries it cited, verbatim and whole, in session order, within `evidence_chars` (cited first, kept first;
     a cited entry that does not fit is left out and counted, but the first is always kept, its middle cut)."""
+    from curator.capture.digest import bound
+
     limit = evidence_chars(cfg)
     kept, used, left = [], 0, 0
     for n in finding["entries"]:
@@ -197,7 +199,7 @@ def _entry(finding: dict, by_n: dict, cfg: dict) -> dict:
             if kept:
                 left += 1
                 continue
-            text = _cut(text, limit)
+            text = bound(text, limit)  # as the digest cuts its entries
         kept.append((e.n, text))
         used += len(text) + 1
     cited = [n for n, _ in kept]  # in the order cited: the most telling first (an input cap drops from the end)
@@ -214,15 +216,6 @@ def _entry(finding: dict, by_n: dict, cfg: dict) -> dict:
             "snippets": [{"turn": by_n[n].turn, "speaker": by_n[n].who, "weight": 1.0, "keywords": [],
                           "text": one_line(by_n[n].text, int(cfg["triage"]["snippet_chars"]))} for n in cited],
             "excerpt": "\n".join(blocks)}
-
-
-def _cut(text: str, limit: int) -> str:
-    """A cited entry too long for the bound on its own: its head and tail, as the digest cuts its entries."""
-    from curator.capture.transcript import head, tail
-
-    first = head(text, limit * 2 // 3) or text[:limit * 2 // 3]
-    last = tail(text, limit - len(first) - 8)
-    return f"{first} […] {last}" if last else first + " […]"
 
 
 def evidence_chars(cfg: dict) -> int:

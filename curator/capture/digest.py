@@ -177,7 +177,7 @@ class Digest:
 
 # -- text ----------------------------------------------------------------------
 
-def _bound(text: str, limit: int) -> str:
+def bound(text: str, limit: int) -> str:
     """`text` within `limit` characters: its head and its tail around a mark, cut at white space."""
     if len(text) <= limit:
         return text
@@ -189,7 +189,7 @@ def _bound(text: str, limit: int) -> str:
 def _prepared(text: str, limit: int) -> str:
     """Redacted, then cleaned and cut (a cut first could split a secret and keep half of it)."""
     text = clean(redact_text(text.replace("\r\n", "\n").replace("\r", "\n"))).strip()
-    return _bound(text, limit)
+    return bound(text, limit)
 
 
 def _is_narration(sentence: str) -> bool:
@@ -499,7 +499,7 @@ class _Builder:
             if added is not None:
                 if self.turn_report is not None:
                     earlier = self.entries[self.turn_report]
-                    earlier.text = _bound(earlier.text, LIMITS["assistant"])
+                    earlier.text = bound(earlier.text, LIMITS["assistant"])
                 self.turn_report = len(self.entries) - 1
 
     def tool_result(self, e) -> None:
@@ -538,7 +538,7 @@ class _Builder:
             plan = _tool_input(self.f, rstart, rend, e.tool_use_id).get("plan")
             plan = plan if isinstance(plan, str) else ""
             said = f'user said: "{reason}"' if reason else "no reason given"
-            self.add("plan_rejected", "user", f"({said})\n{_bound(plan.strip(), LIMITS['plan_rejected'] // 2)}",
+            self.add("plan_rejected", "user", f"({said})\n{bound(plan.strip(), LIMITS['plan_rejected'] // 2)}",
                      e.turn, e.start, e.end)
             return
         what = name or "a tool call"
@@ -675,7 +675,7 @@ def _segments(entries: list[DigestEntry], writes: list[tuple[int, str]], start: 
     for e in entries:  # an entry longer than a whole segment (a tiny bound) keeps what fits
         over = _size(e) - room
         if over > 0:
-            e.text = _bound(e.text, max(len(e.text) - over - 8, 40))
+            e.text = bound(e.text, max(len(e.text) - over - 8, 40))
     groups: list[list[DigestEntry]] = []
     used = 0
     for e in entries:

@@ -206,7 +206,7 @@ def _capture(data: str, cfg: dict, path: str, f: BinaryIO, *, event: str, sessio
         result = t.result(summary=summary, subagent=subagent)
         triggered = [n for n, c in result.items() if c.get("triggered")]
         head_len = min(end, HEAD_BYTES)
-        head_crc = _head_crc(f, head_len) if end else 0
+        head_crc = _head_crc(f, head_len)  # 0 for an empty stretch (head_len 0)
         # Categories the keywords found since the last look: the look adds only others.
         found = sorted(set(state.get("look_found") or ()) | {n for n in triggered if n != "session_summary"})
         request = None

@@ -115,8 +115,6 @@ def fit(request: DraftRequest, limit: int) -> tuple[DraftRequest, int]:
     if prompts.look_finding(request) is not None:
         return _fit_entries(request, limit)
     excerpt, snippets = request.excerpt, [s for s in request.snippets if isinstance(s, Mapping)]
-    if prompts.look_finding(request) is not None:
-        snippets = []  # the look's cited entries are the evidence: the prompt shows no scored lines
     room = max(0, limit - prompt_chars(_with(request, "", [])) - 2 * MARK_ROOM)
     snippet_chars = sum(len(prompts.snippet_line(s)) + 1 for s in snippets)
     # The snippets are the lines that scored: they keep their room unless the excerpt would get less than half.
