@@ -174,3 +174,16 @@ def test_session_summary_is_never_skipped_by_the_look(project, tmp_path):
     engine.process(tid)
     assert "session_summary" in fake.drafts and not skipped_by_look(engine, tid, "session_summary")
     assert skipped_by_look(engine, tid, "decision")
+
+
+def test_a_look_record_that_does_not_check_out_skips_nothing():
+    """second_look.json sits in the data dir, which Claude can write: a forged or damaged record is no look
+    (its keyword categories are drafted), never a crash of the triage's drafting."""
+    from curator.candidates.second_look import unconfirmed
+
+    cats = {"decision": {"triggered": True}, "session_summary": {"triggered": True}}
+    good = {"state": "done", "segments": 1, "byte_range": [0, 100]}
+    doc = {"second_look": {"record": good}, "source": {"byte_range": [0, 100]}, "categories": cats}
+    assert list(unconfirmed(doc)) == ["decision"]  # the record as a look writes it
+    for bad in ({"segments": "x"}, {"segments_left_out": "x"}, {"byte_range": "0-100"}, {"byte_range": [0]}):
+        assert unconfirmed({**doc, "second_look": {"record": {**good, **bad}}}) == {}, bad

@@ -152,14 +152,15 @@ def unconfirmed(doc: dict) -> dict[str, str]:
     record = request.get("record") if isinstance(request, dict) else None
     if not isinstance(record, dict) or record.get("state") != "done":
         return {}
-    if int(record.get("segments") or 0) < 1 or int(record.get("segments_left_out") or 0) or record.get("left_out"):
-        return {}  # nothing sent (the model read nothing), or a stretch unread: the keywords may be right there
     looked = record.get("byte_range") or request.get("byte_range")
     ours = (doc.get("source") or {}).get("byte_range")
-    try:
+    try:  # the record is the data dir's, which Claude can write: one that does not check out skips nothing
+        if int(record.get("segments") or 0) < 1 or int(record.get("segments_left_out") or 0) \
+                or record.get("left_out"):
+            return {}  # nothing sent (the model read nothing), or a stretch unread: the keywords may be right there
         if not (int(looked[0]) <= int(ours[0]) and (looked[1] is None or int(looked[1]) >= int(ours[1]))):
             return {}
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, KeyError):
         return {}
     confirmed = record.get("confirmed") if isinstance(record.get("confirmed"), dict) else {}
     named = {str(line).split(":", 1)[0] for line in record.get("dropped") or ()}  # an answer about it, not valid
