@@ -91,11 +91,10 @@ def run(stdin: bytes, env: dict | None = None, *, review_auto_memory: bool = Fal
         data = data_dir(project, create=False)
     event = payload.get("hook_event_name") if payload else None
     event = event if isinstance(event, str) else "?"
-    dirs = [start, project] + (_payload_cwd(payload, project) if payload else [])  # where this session may have started
     if problem:
         found = tolerant(stdin) if payload is None and problem.startswith("hook input is not") else None
         if found and found.get("hook_event_name") == GUARDED_EVENT and not env.get(CHILD_ENV):
-            return _guard_unreadable(found, problem.removesuffix(": ignored"), project, data, env, dirs,
+            return _guard_unreadable(found, problem.removesuffix(": ignored"), project, data, env, [start, project],
                                      review_auto_memory)
         log_line(data, "hook", problem)
         return 0
@@ -110,6 +109,7 @@ def run(stdin: bytes, env: dict | None = None, *, review_auto_memory: bool = Fal
     if module is None:
         log_line(data, event, "event not handled: ignored")
         return 0
+    dirs = [start, project] + _payload_cwd(payload, project)  # where this session may have started
     try:
         from importlib import import_module
 

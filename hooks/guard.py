@@ -67,8 +67,8 @@ class Places:
                                        [data, *(os.path.join(c, DATA_DIR_NAME) for c in checkouts)]))
         self.rules = [os.path.realpath(os.path.join(c, RULES_DIR)) for c in checkouts]
         self.configs = [os.path.realpath(p) for p in _config_files(list(checkouts))]
-        default_state = os.path.join(os.path.expanduser("~"), ".local", "state", "memcurate")
-        self.state = list(dict.fromkeys(os.path.realpath(p) for p in (user_state_dir(env), default_state)))
+        # as this environment names it, and the default (user_state_dir of an environment without XDG_STATE_HOME)
+        self.state = list(dict.fromkeys(os.path.realpath(p) for p in (user_state_dir(env), user_state_dir({}))))
         self.config_dirs = [claude_config_dir(env)]
         recorded = recorded_config_dir(data)  # the data dir is Claude's to write: this only adds a folder
         if recorded and os.path.realpath(recorded) != os.path.realpath(self.config_dirs[0]):
