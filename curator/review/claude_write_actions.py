@@ -21,7 +21,7 @@ import os
 
 from curator.candidates import claude_writes
 from curator.candidates.claude_writes import PENDING, ClaudeWriteError, Conflict, Refused
-from curator.capture.redact import redact_text
+from curator.capture.redact import redact_all, redact_text
 from curator.memory.memory_md.format import MemoryMdError
 from curator.memory.memory_md.planning import keep_sections
 from curator.review.claude_write_checks import check, is_memory_md
@@ -47,7 +47,7 @@ def view(engine, wid: str) -> dict:
     """A staged write for showing: its record, `text` (what approving writes), `diff` (unified, against
     the file when it was staged) and `issues` (as dicts), every text redacted."""
     record = claude_writes.find(engine.data, wid, memory_dir(engine))
-    issues = [{k: redact_text(v) for k, v in i.as_dict().items()} for i in check(record, engine.cfg, engine.data)]
+    issues = [redact_all(i.as_dict()) for i in check(record, engine.cfg, engine.data)]
     shown = {**record, "text": redact_text(record["text"]),
              "base_text": None if record.get("base_text") is None else redact_text(record["base_text"])}
     return {**shown, "review_id": claude_writes.PREFIX + record["id"], "diff": diff(shown), "issues": issues}

@@ -8,7 +8,7 @@ Engine's own call: `claude_write` to show, `approve_claude_write`, `reject_claud
 from __future__ import annotations
 
 from curator.candidates import claude_writes
-from curator.capture.redact import redact_text
+from curator.capture.redact import redact_all, redact_text
 from curator.review.claude_write_actions import KIND, memory_dir
 from curator.review.claude_write_checks import check, front_matter
 from curator.review.items import READY, Outcome, ReviewItem, attempt
@@ -33,7 +33,7 @@ class ClaudeWriteKind:
             out.append(ReviewItem(
                 claude_writes.PREFIX + record["id"], self.name, READY if pending else record["state"],
                 title=_title(record), action="update" if record.get("base_hash") else "create",
-                issues=tuple({k: redact_text(v) for k, v in i.as_dict().items()} for i in issues),
+                issues=tuple(redact_all(i.as_dict()) for i in issues),
                 blocked=bool(blocking(issues)), where=record["where"],
                 session=record.get("session_id") or "", created=record.get("created") or "",
                 reason=str(last.get("why") or "") if record["state"] == claude_writes.REJECTED else ""))

@@ -91,21 +91,20 @@ def _part(doc: dict, name: str) -> tuple[dict | None, str]:
     return value, ""
 
 
-def unbacked(data, key: str, threshold: int, notes: list | None = None) -> str:
-    """Why the ledger does not back a candidate of `key` ("" when it does): its failure is recorded under
-    that key, is the signature the key hashes, and was seen in at least `threshold` sessions."""
+def unbacked(key: str, failure: dict | None, sessions: int, threshold: int) -> str:
+    """Why the ledger does not back a candidate of `key` ("" when it does): its failure (as the ledger
+    holds it, None when none) is recorded under that key, is the signature the key hashes, and was seen
+    in `sessions` >= `threshold` sessions."""
     from curator.rules.signature import Failure
 
-    failure = ledger.failure(data, key, notes=notes)
     if failure is None:
         return f"the failure ledger ({ledger.FAILURES_DIR}/{key}/) holds no failure of this key"
     if failure["key"] != key or Failure(kind=failure["kind"], tool=failure["tool"],
                                         signature=failure["signature"]).key != key:
         return f"the failure ledger's {ledger.FAILURES_DIR}/{key}/{ledger.FAILURE_FILE} is of another signature"
-    n = ledger.sessions(data, key)
-    if n < threshold:
-        return (f"the failure ledger saw it in {n} session{'' if n == 1 else 's'}, fewer than the threshold "
-                f"{threshold} (rules.threshold)")
+    if sessions < threshold:
+        return (f"the failure ledger saw it in {sessions} session{'' if sessions == 1 else 's'}, fewer than the "
+                f"threshold {threshold} (rules.threshold)")
     return ""
 
 
@@ -125,20 +124,21 @@ def load(data, key: str, *, notes: list | None = None, threshold: int | None = N
         if why:  # the rule would be made of whatever the field holds: the person fixes or deletes the file
             _note(notes, f"{ledger.candidate_path(data, key)}: {why} (hand-edited?), skipped")
             return None
+    found: list[str] = []
+    failure = ledger.failure(data, key, notes=found)  # read once: the backing check and the evidence
+    count = ledger.sessions(data, key)
     if threshold is not None and doc["state"] == "pending":
-        why = unbacked(data, key, threshold)
+        why = unbacked(key, failure, count, threshold)
         if why:
             _note(notes, f"{ledger.candidate_path(data, key)}: {why}: not a recurring failure, never proposed "
                          "(delete the file)")
             return None
-    found: list[str] = []
-    failure = ledger.failure(data, key, notes=found) or {}
     occurrences = ledger.occurrences(data, key, notes=found)
     if notes is not None:
         notes.extend(found)
-    return RuleCandidate(id=key, state=doc["state"], failure=failure, occurrences=occurrences, **parts,
+    return RuleCandidate(id=key, state=doc["state"], failure=failure or {}, occurrences=occurrences, **parts,
                          created=str(doc.get("created", "")), updated=str(doc.get("updated", "")), notes=found,
-                         sessions=ledger.sessions(data, key))
+                         sessions=count)
 
 
 def all(data, *, every: bool = False, notes: list | None = None,  # noqa: A001 (the design's name)
