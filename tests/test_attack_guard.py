@@ -153,7 +153,9 @@ def _forge(project: Path, change) -> None:
     (lambda d: d.update(config={}), True),
     (lambda d: d["config"]["hooks"].pop("review_auto_memory"), True),
     (lambda d: d["config"].update(memory="auto"), True),
-], ids=["root-moved", "empty-config", "key-missing", "wrong-type"])
+    (lambda d: d["config"]["rules"].pop("ledger_max_entries"), True),
+    (lambda d: d["config"]["rules"].update(ledger_max_bytes="lots"), True),
+], ids=["root-moved", "empty-config", "key-missing", "wrong-type", "ledger-cap-missing", "ledger-cap-wrong-type"])
 def test_a_forged_cache_does_not_open_the_guard(setup, change, rebuilt):
     """A cache whose key still matches but whose config moves memory.root changes nothing (a root only adds
     a protected folder); one emptied or of the wrong shape is rebuilt from the YAML layers."""
