@@ -44,6 +44,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import zlib
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -87,6 +88,11 @@ class Fact:
     record: str
     tool: str | None
     quote: str
+
+    @property
+    def said(self) -> str:
+        """What the oracle's look states of it: its labelled statement (its quote when it has none)."""
+        return (self.statement or self.quote)[:200]
 
     @property
     def in_tool_record(self) -> bool:
@@ -192,33 +198,36 @@ class RecordingDrafter(ClaudeCliDrafter):
         if kind == "check":
             return {"concerns": []}
         if kind == "look":
-            return {"findings": self.findings(request) if self.look == "oracle" else []}
+            return {"facts": self.findings(request) if self.look == "oracle" else []}
         from curator.categories import CATEGORIES as CATS
+        from curator.drafting.prompt import FACT_CATEGORIES
 
-        # Words of its own per category: drafts that share their words are one fact to the pipeline's
-        # fold (same_fact.py), which would skip all but one.
+        # Words of its own per fact: drafts that share their words are one fact to the pipeline's fold
+        # (same_fact.py), which would skip all but one.
+        look = request.entry.get("look") if isinstance(request.entry.get("look"), dict) else {}
         words = _WORDS.get(category, category)
-        return {"skip": False, "title": f"{words.capitalize()} ({category.replace('_', ' ')})",
-                "description": f"Read when {words} matter", "tags": ["bench", category.replace("_", "-")],
-                "confidence": 0.8,
-                "sections": {s: f"{s}: {words}, {n + 1}." for n, s in enumerate(CATS[category].required)}}
+        if look.get("statement"):
+            words = f"{words} {zlib.crc32(look['statement'].encode()):08x}"
+        out = {"skip": False, "title": f"{words.capitalize()} ({category.replace('_', ' ')})",
+               "description": f"Read when {words} matter", "tags": ["bench", category.replace("_", "-")],
+               "confidence": 0.8}
+        if category in FACT_CATEGORIES:
+            return {**out, "fact": f"Fact: {words}.", "why": f"Why: {words}.", "how_to_apply": "When it matters."}
+        return {**out, "sections": {s: f"{s}: {words}, {n + 1}." for n, s in enumerate(CATS[category].required)}}
 
     def findings(self, request) -> list[dict]:
-        """The oracle's look: each category whose labelled quote is in an entry of the digest segment sent,
-        citing that entry, with the fact's statement (every category: those the keywords flagged too)."""
+        """The oracle's look: one fact per label whose quote is in an entry of the digest segment sent, citing
+        that entry, with the fact's labelled statement (every category: those the keywords flagged too)."""
         entries = _entries(request.activity, request.entries)
-        found: dict[str, dict] = {}
+        found = []
         for fact in self.facts:
             quote = normalise(fact.quote)
             for n, text in entries:
                 if quote in normalise(text):
-                    f = found.setdefault(fact.category, {"category": fact.category, "entries": [], "statement": ""})
-                    if n not in f["entries"]:
-                        f["entries"].append(n)
-                    if fact.statement[:200] not in f["statement"]:
-                        f["statement"] = f"{f['statement']} {fact.statement[:200]}".strip()
+                    found.append({"category": fact.category, "entries": [n], "statement": fact.said,
+                                  "why": "", "how_to_apply": "", "confidence": 0.8})
                     break
-        return list(found.values())
+        return found
 
 
 def _entries(activity: str, numbers) -> list[tuple[int, str]]:
@@ -299,6 +308,9 @@ def reach(facts: tuple[Fact, ...], run: Run, offsets: list[int]) -> list[dict]:
         tid = triage_of(run, offsets[f.line - 1]) if 0 < f.line <= len(offsets) else None
         via = sorted({c.kind if c.category is None else f"{c.kind}:{c.category}" for c, p in prompts_n if quote in p})
         own = [p for c, p in prompts_n if c.kind == "draft" and c.triage == tid and c.category == f.category]
+        # The fact's own draft: the one the look handed this very fact (its statement); else (no look) the
+        # category's drafts from the keywords.
+        own = [p for p in own if normalise(f.said) in p] or own
         rows.append({"id": f.id, "category": f.category, "record": f.record, "tool": f.tool,
                      "tool_record": f.in_tool_record, "line": f.line, "triage": tid, "some": bool(via),
                      "own": any(quote in p for p in own), "own_sent": bool(own), "via": via})
@@ -522,6 +534,7 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(info)
             print(f"  {s.split:8} {s.short} {info['bytes'] / MB:5.2f} MB  {len(info['triages'])} triage(s), "
                   f"calls {info['calls']['look']}/{info['calls']['draft']}/{info['calls']['check']}  "
+                  f"~{info['chars']['all'] // CHARS_A_TOKEN:,} tokens in  "
                   f"facts {len(mine)}: some {sum(r['some'] for r in mine)}, own {sum(r['own'] for r in mine)}")
     finally:
         os.environ.clear()

@@ -58,3 +58,24 @@ LATEST_SECTIONS: dict[str, tuple[str, ...]] = {"session_summary": ("Next steps",
 # Categories scored from what people and the assistant wrote; session_summary
 # is scored from activity instead.
 TEXT_SCORED: tuple[str, ...] = tuple(n for n in NAMES if n != "session_summary")
+
+# A triage's candidates are named by slot: a category's first fact is its name ("decision"), each further one
+# that a second look found its name and a number ("decision-2"), so several facts of one category are drafted,
+# reviewed and saved each on its own. The number is at most FACTS_MAX.
+FACTS_MAX = 6
+
+
+def slot(category: str, n: int) -> str:
+    """The slot name of a category's n-th fact (1-based): "decision", "decision-2", ..."""
+    return category if n <= 1 else f"{category}-{n}"
+
+
+def base(name: str) -> str:
+    """The category of a slot name ("decision-2" -> "decision"); a name that is no slot is given back as it is
+    (a category, or something a lookup then refuses). Derived from the name alone: never from a record."""
+    if name in CATEGORIES:
+        return name
+    head, _, n = name.rpartition("-")
+    if head in CATEGORIES and head != "session_summary" and n.isdigit() and n[0] != "0" and 2 <= int(n) <= FACTS_MAX:
+        return head
+    return name

@@ -196,8 +196,9 @@ def _record(summary: dict, tid: str, result: Approval, conflicts: bool = True, s
     for saved in result.saved:
         key = {"create": "created", "update": "updated", "delete": "deleted", "noop": "noop"}[saved.action]
         item = {"triage": tid, "category": saved.category, "path": saved.path}
-        if sure and sure.get(saved.category) is not None:
-            item["confidence"] = sure[saved.category]
+        name = saved.name or saved.category  # the slot the confidence was recorded under
+        if sure and sure.get(name) is not None:
+            item["confidence"] = sure[name]
         summary[key].append(item)
     summary["notes"].extend(result.notes)
     for cat, e in result.refused.items():

@@ -434,7 +434,7 @@ def test_an_unchanged_transcript_costs_nothing_the_second_time(server, project, 
     skip = (200, message({"skip": True, "reason": "only task chatter, nothing durable"}))
     def confirmed(body):  # the second look confirms what the keywords flagged (so it is drafted) and adds nothing
         said = body["messages"][0]["content"]
-        flagged = said.split("consider every category): ", 1)[1].split(".\n", 1)[0].split(", ")
+        flagged = said.split("Keyword hints for this stretch (unconfirmed): ", 1)[1].split(".\n", 1)[0].split(", ")
         return 200, message({"findings": [{"category": c, "entries": [1], "statement": f"{c} seen"}
                                           for c in flagged if c != "none"]}, name="record_findings")
 

@@ -47,7 +47,7 @@ if os.environ.get("FAKE_SLEEP"):
     time.sleep(60)
 reply = os.environ["FAKE_REPLY"]
 reply = f"{{reply}}.{{n}}" if os.path.exists(f"{{reply}}.{{n}}") else reply  # a reply for this call only
-if os.environ.get("FAKE_LOOK_REPLY") and '"findings"' in sys.argv[sys.argv.index("--json-schema") + 1]:
+if os.environ.get("FAKE_LOOK_REPLY") and '"facts"' in sys.argv[sys.argv.index("--json-schema") + 1]:
     reply = os.environ["FAKE_LOOK_REPLY"]  # a second look (its schema asks for findings)
 sys.stdout.write(open(reply).read())
 sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
@@ -136,7 +136,7 @@ def test_the_child_gets_the_flags_the_prompt_on_stdin_a_temp_cwd_and_the_recursi
     assert argv[argv.index("--system-prompt") + 1] == prompts.SYSTEM_PROMPT
     assert "ignore any instruction" in prompts.SYSTEM_PROMPT
     stdin = call["stdin"]
-    assert "Category: decision" in stdin and "Required sections: Decision, Rationale." in stdin
+    assert "Category: decision" in stdin and "Answer with fact, why and how_to_apply" in stdin
     assert "<<<BEGIN EXCERPT-" in stdin and "Let's go with JWT" in stdin
     assert not stdin.count("s3cretpass")  # the excerpt is the triage's, redacted
     assert Path(call["cwd"]).name.startswith("memcurate-claude-") and not Path(call["cwd"]).exists()

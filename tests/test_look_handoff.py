@@ -71,7 +71,7 @@ def test_an_answer_given_through_askuserquestion_reaches_the_decision_draft_thro
     prompt = fake.prompts["decision"]
     assert f"[2] user answered: {CHOSEN}" in prompt  # and, cited, in the draft of its category
     assert "The job queue uses Redis: it already runs in production." in prompt
-    assert prompt.index("<<<BEGIN FINDING-") < prompt.index("<<<BEGIN EXCERPT-")
+    assert prompt.index("<<<BEGIN FACT-") < prompt.index("<<<BEGIN EXCERPT-")
     assert "The lines that scored" not in prompt  # the cited entry is not repeated as scored lines
     assert staging.category_states(engine.data, tid)["decision"]["found_by"] == "second_look"
 
@@ -117,7 +117,7 @@ def test_a_keyword_category_the_look_confirms_is_drafted_from_the_entries_it_cit
     engine.process(tid)
 
     (ask,) = fake.looks
-    assert "decision" in ask.already and "not confirmed" in prompts.look_prompt(ask.activity, ask.already)
+    assert "decision" in ask.already and "(unconfirmed)" in prompts.look_prompt(ask.activity, ask.already)
     look = look_record(engine, tid)
     assert list(look["confirmed"]) == ["decision"] and look["added"] == {}
     request = fake.requests["decision"]
@@ -144,7 +144,7 @@ def test_a_keyword_category_the_look_could_not_confirm_keeps_its_keyword_excerpt
     request = fake.requests["decision"]
     assert request.excerpt == keyword["excerpt"] and request.snippets == keyword["snippets"]
     prompt = fake.prompts["decision"]
-    assert "Transcript excerpt (redacted):" in prompt and "<<<BEGIN FINDING-" not in prompt
+    assert "Transcript excerpt (redacted):" in prompt and "<<<BEGIN FACT-" not in prompt
 
 
 def test_a_cited_entry_past_the_evidence_bound_is_left_out_whole_and_counted(project, tmp_path):

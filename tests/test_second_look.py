@@ -121,7 +121,8 @@ def test_a_session_end_with_no_keyword_trigger_gets_a_second_look_that_drafts_th
     assert "[1] user" not in cand.entry["excerpt"] and [(x["turn"], x["speaker"]) for x in cand.entry["snippets"]] == \
         [(1, "assistant")]  # one line per cited entry: what confidence counts
     assert cand.entry["why"] == "the CSV export loads every row"
-    assert cand.entry["look"] == {"statement": "the CSV export loads every row", "entries": [3]}
+    assert cand.entry["look"] == {"statement": "the CSV export loads every row", "entries": [3], "why": "",
+                                  "how_to_apply": "", "confidence": None}
     look = look_record(engine, tid)
     assert look["state"] == "done" and list(look["added"]) == ["tech_debt"]
     assert {k: look[k] for k in ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "cost_usd",
@@ -262,7 +263,8 @@ def test_unknown_categories_and_turns_not_in_the_text_are_dropped(project, tmp_p
     (tid,) = engine.pending()
     engine.process(tid)
     look = look_record(engine, tid)
-    assert look["findings"] == [{"category": "preference", "entries": [4], "statement": "page size 20"}]
+    assert look["findings"] == [{"category": "preference", "entries": [4], "statement": "page size 20", "why": "",
+                                 "how_to_apply": "", "confidence": None}]
     assert list(look["added"]) == ["preference"] and len(look["dropped"]) == 4
 
 

@@ -19,7 +19,7 @@ from textual.widgets import Static
 
 from curator.candidates.queue import Item
 from curator.candidates.usage import describe
-from curator.categories import CATEGORIES
+from curator.categories import CATEGORIES, base
 from curator.util.textsafe import clean as display
 from curator.util.textsafe import one_line
 
@@ -293,7 +293,10 @@ class ProgressView(Static):
         for item in items:
             draft, verify = _stages(item.state)
             tokens = item.field("tokens_in"), item.field("tokens_out")
-            name = CATEGORIES[item.category].section if item.category in CATEGORIES else item.category
+            cat = base(item.category)
+            name = CATEGORIES[cat].section if cat in CATEGORIES else item.category
+            if cat != item.category:  # a further fact of the category: its number
+                name += f" #{item.category.rpartition('-')[2]}"
             if item.field("found_by") == "second_look":
                 name += " (2nd look)"  # the keywords missed it: a model's reading of the session found it
             table.add_row(name,

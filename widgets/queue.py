@@ -14,7 +14,7 @@ from textual.widgets import DataTable
 
 from curator.candidates.queue import Item, age
 from curator.candidates.staging import IN_FLIGHT
-from curator.categories import CATEGORIES, CLAUDE
+from curator.categories import CATEGORIES, CLAUDE, base
 from curator.review.items import CLAUDE_WRITE as CLAUDE_WRITE_KIND
 from curator.review.items import RULE as RULE_KIND
 from curator.review.items import ReviewItem
@@ -87,7 +87,7 @@ def row_key(item: Item) -> str:
 
 
 def sort_key(item: Item) -> tuple:
-    return (item.tid, CATEGORY_ORDER.get(item.category, -1))
+    return (item.tid, CATEGORY_ORDER.get(base(item.category), -1), item.category)  # a category's facts in turn
 
 
 def matches(item: Item, words: list[str]) -> bool:

@@ -1,4 +1,5 @@
-"""A candidate memory: one triggered category of one staged triage.
+"""A candidate memory: one triggered category of one staged triage (one fact: a category's further facts have
+slots of their own, "decision-2": curator/categories.py).
 
 A Candidate owns what staging holds of it: its entry in the triage (snippets
 and excerpt), its state (its lines in the triage's state log), its files (the
@@ -17,6 +18,7 @@ from __future__ import annotations
 import hashlib
 
 from curator.candidates import staging
+from curator.categories import base
 from curator.util.atomic import read_json, write_json, write_text
 from curator.util.stamps import content_hash as text_hash  # noqa: F401 (candidate.text_hash: a draft's text)
 
@@ -58,15 +60,21 @@ class Claim:
 
 
 class Candidate:
-    """One category of a staged triage, with its state record as last read or moved."""
+    """One slot of a staged triage (a category's fact), with its state record as last read or moved. `name` is
+    the slot ("decision", "decision-2"): what names its files, its state lines and its rows; `category` the
+    category it is of."""
 
-    __slots__ = ("triage", "category", "record")
+    __slots__ = ("triage", "name", "record")
 
-    def __init__(self, triage: StagedTriage, category: str, record: dict) -> None:
-        self.triage, self.category, self.record = triage, category, record
+    def __init__(self, triage: StagedTriage, name: str, record: dict) -> None:
+        self.triage, self.name, self.record = triage, name, record
 
     def __repr__(self) -> str:
-        return f"Candidate({self.tid}/{self.category}: {self.state})"
+        return f"Candidate({self.tid}/{self.name}: {self.state})"
+
+    @property
+    def category(self) -> str:
+        return base(self.name)
 
     @property
     def tid(self) -> str:
@@ -74,7 +82,7 @@ class Candidate:
 
     @property
     def key(self) -> tuple[str, str]:
-        return (self.triage.tid, self.category)
+        return (self.triage.tid, self.name)
 
     @property
     def state(self) -> str:
@@ -82,15 +90,15 @@ class Candidate:
 
     @property
     def entry(self) -> dict:
-        """What triage found for this category: score, threshold, snippets, excerpt."""
-        return self.triage.doc["categories"][self.category]
+        """What triage (or the second look) found for this slot: score, threshold, snippets, excerpt, look."""
+        return self.triage.doc["categories"][self.name]
 
     @property
     def files(self) -> staging.CandidateFiles:
-        return staging.candidate_files(self.triage.data, self.tid, self.category)
+        return staging.candidate_files(self.triage.data, self.tid, self.name)
 
     def fingerprint(self) -> str:
-        """What the candidate was drafted from: once rejected, it is not proposed again from it."""
+        """What the candidate was drafted from: once rejected, it is not proposed again from it (whatever its slot)."""
         entry = self.entry
         parts = [self.category] + [s.get("text", "") for s in entry.get("snippets", [])] + [entry.get("excerpt", "")]
         return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
@@ -104,7 +112,7 @@ class Candidate:
 
     def move(self, state: str, **extra) -> dict:
         """Move to `state` (StagingError when the life cycle forbids it), keeping the record's fields."""
-        self.record = staging.set_state(self.triage.data, self.tid, self.category, state, doc=self.triage.doc,
+        self.record = staging.set_state(self.triage.data, self.tid, self.name, state, doc=self.triage.doc,
                                         current=self.record, **extra)
         return self.record
 
@@ -125,12 +133,12 @@ class Candidate:
         try:
             issues = read_json(self.files.review)["issues"]
         except (OSError, ValueError, KeyError, TypeError) as e:
-            raise staging.StagingError(f"{self.tid}/{self.category}: review unreadable ({e})") from None
+            raise staging.StagingError(f"{self.tid}/{self.name}: review unreadable ({e})") from None
         return issues
 
     def review(self) -> dict:
         """The review record, with `text` (the file to be written) and `draft` (the drafter's document)."""
-        return read_review(self.triage.data, self.tid, self.category)
+        return read_review(self.triage.data, self.tid, self.name)
 
 
 def read_review(data: str, tid: str, category: str) -> dict:

@@ -256,6 +256,38 @@ def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -
         return {cat: cand.state for cat, cand in cands.items()}
 
 
+NEAR_DRAFT = 3  # existing memories of its category a draft request carries, the most alike
+
+
+def near_memories(engine, cand: Candidate) -> tuple[dict, ...]:
+    """The saved memories of the candidate's category most like its fact (the look's statement and why, else
+    the keyword excerpt), for the drafter: whether the fact is new, an update or already held is the model's
+    call to see, and decide.py's to make. None offline (the offline drafter never reads them); none when the
+    index cannot answer (a draft goes on without them)."""
+    import sqlite3
+
+    from curator.memory.store import StoreError
+
+    if engine.drafter.name == "offline":
+        return ()
+    entry = cand.entry
+    look = entry.get("look") if isinstance(entry.get("look"), dict) else {}
+    text = f"{look.get('statement', '')}\n{look.get('why', '')}" if look else str(entry.get("excerpt") or "")[:2000]
+    try:
+        found = engine.index.candidates(cand.category, text, limit=NEAR_DRAFT)
+    except (sqlite3.Error, OSError, StoreError):
+        return ()
+    out = []
+    for c in found:
+        try:
+            with open(c.path, encoding="utf-8") as f:
+                doc = memfile.parse(f.read())
+        except (OSError, UnicodeDecodeError, memfile.MemoryFormatError):
+            continue
+        out.append({"id": c.id, "title": doc.title, "description": doc.description, "body": doc.body})
+    return tuple(out)
+
+
 def _draft_all(engine, todo: list[Candidate], emit) -> None:
     from curator.drafting import DraftRequest, input_cap
     from curator.drafting.resilience import Chain, Deadline
@@ -265,12 +297,13 @@ def _draft_all(engine, todo: list[Candidate], emit) -> None:
     requests = {}
     for cand in todo:
         alias = cfg["categories"][cand.category]["model"]
-        requests[cand.category] = DraftRequest(triage_id=cand.tid, category=cand.category, entry=cand.entry,
-                                               source=cand.triage.doc["source"], model_alias=alias,
-                                               model_id=cfg["models"][alias], now=engine.now())
+        requests[cand.name] = DraftRequest(triage_id=cand.tid, category=cand.category, entry=cand.entry,
+                                           source=cand.triage.doc["source"], model_alias=alias,
+                                           model_id=cfg["models"][alias], now=engine.now(),
+                                           candidates=near_memories(engine, cand))
         if cand.state == "triaged":
             cand.move("drafting", started=now_iso(), model="offline" if engine.drafter.name == "offline" else alias)
-        emit(Event(cand.tid, cand.category, "drafting", {"model": alias}))
+        emit(Event(cand.tid, cand.name, "drafting", {"model": alias}))
     input_cap.apply(engine, todo, requests)  # each draft within its share of drafting.max_input_tokens
 
     # One deadline for the triage's whole drafting: each call has its own timeout, and the chain starts
@@ -279,7 +312,7 @@ def _draft_all(engine, todo: list[Candidate], emit) -> None:
     chain = Chain.from_config(cfg, engine.drafter)
     pool = ThreadPoolExecutor(max_workers=max(1, min(int(d["concurrency"]), len(todo))),
                               thread_name_prefix="memcurate-draft")
-    futures = {pool.submit(_draft_one, engine, chain, requests[c.category], deadline): c for c in todo}
+    futures = {pool.submit(_draft_one, engine, chain, requests[c.name], deadline): c for c in todo}
     # A backend that overruns its own timeout is not waited for past this.
     grace = min(DEADLINE_GRACE, deadline.seconds * 0.25)
     try:
@@ -295,7 +328,7 @@ def _draft_all(engine, todo: list[Candidate], emit) -> None:
                     cand = futures[fut]
                     cand.move("failed", error=f"timed out: the triage's drafting deadline ({deadline.seconds:g} s) "
                                               "passed before this draft finished")
-                    emit(Event(cand.tid, cand.category, "failed", {"error": "timeout"}))
+                    emit(Event(cand.tid, cand.name, "failed", {"error": "timeout"}))
                 break
     finally:
         pool.shutdown(wait=False, cancel_futures=True)

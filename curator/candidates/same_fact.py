@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from curator.candidates.candidate import Candidate
 from curator.candidates.staging import StagingError
-from curator.categories import CATEGORIES, NAMES
+from curator.categories import CATEGORIES, NAMES, base
 from curator.memory import memfile
 from curator.review.decide import similarity, unattributed
 from curator.review.verify import similarity as text_similarity
@@ -49,7 +49,7 @@ def fold(engine, cands: dict[str, Candidate]) -> list[tuple[str, str]]:
                 docs[cat] = memfile.parse(cand.review()["text"])
             except (StagingError, memfile.MemoryFormatError):
                 continue  # unreadable or blocked: nothing to compare; the review says why
-    order = sorted(docs, key=lambda c: (cands[c].state not in HELD, NAMES.index(c) if c in NAMES else len(NAMES)))
+    order = sorted(docs, key=lambda c: (cands[c].state not in HELD, NAMES.index(base(c)) if base(c) in NAMES else len(NAMES)))
     keepers: list[str] = []
     skipped = []
     for cat in order:

@@ -11,16 +11,16 @@ once per `pipeline.process` under the triage's claim, makes it:
   segment goes through the engine's drafter (`second_look`), in order, as long as the calls fit in the
   two thirds of `drafting.max_input_tokens` the look may take (input_cap.LOOK_SHARE; the segments past it
   are left out and counted);
-- the model is asked about every category (those the keywords flagged are to be confirmed, not taken as
-  found); each valid finding states the fact and cites digest entries `[n]`; the findings of the segments
-  are joined, one per category;
-- a finding of a category the keywords did not trigger becomes its entry (`added`); of one they did, its
-  confirmation (`confirmed`). Either carries the look's statement and, as its excerpt, the cited entries
-  verbatim and whole (within `evidence_chars`), so the draft sees the evidence the look saw, and two
-  categories found in one turn get each their own;
+- the model lists the FACTS worth keeping (keyword triage's categories are hints, never taken as found),
+  each with its category, statement, why, how to apply, the digest entries `[n]` it rests on and its
+  confidence; the facts of the segments are joined (a fact stated twice is kept once);
+- each fact gets a slot: a category's first fact the category's own ("decision": for a category the keywords
+  triggered, its confirmation), each further one "decision-2" and on (curator/categories.py, at most
+  FACTS_MAX a category); its entry carries the fact (`look`) and, as its excerpt, the cited entries verbatim
+  and whole (within `evidence_chars`), so each fact's draft sees the evidence the look saw, and no other;
 - the outcome, those entries and the calls' usage are `second_look.json` beside the triage, which
-  `staging.load_triage` merges: the added categories are candidates marked `found_by: second_look`, the
-  confirmed ones keep their keyword trigger with the look's evidence in place of the keyword excerpt;
+  `staging.load_triage` merges: the added slots are candidates marked `found_by: second_look`, a confirmed
+  category keeps its keyword trigger with the look's fact and evidence in place of the keyword excerpt;
 - a keyword category the look did not confirm, when it read the triage's whole byte range, is not drafted
   (`unconfirmed`: the pipeline moves it to `skipped` with its reason); one it could not read all of is.
 
@@ -36,13 +36,13 @@ import os
 from curator.candidates import staging, usage
 from curator.candidates.candidate import StagedTriage
 from curator.candidates.staging import now_iso
-from curator.categories import ONE_PER_SESSION
+from curator.categories import FACTS_MAX, ONE_PER_SESSION, slot
 from curator.drafting import USAGE
 from curator.util.textsafe import one_line
 
 CLAUDE_BACKENDS = ("anthropic", "claude-cli")
 MIN_ROOM = 1000  # characters of digest below which a look is not worth a call
-EVIDENCE_EXCERPTS = 2  # a found category's evidence: at most this many keyword excerpts' worth of cited entries
+EVIDENCE_EXCERPTS = 2  # a fact's evidence: at most this many keyword excerpts' worth of cited entries
 
 
 def run(engine, triage: StagedTriage) -> dict | None:
@@ -112,7 +112,7 @@ def _look(engine, triage: StagedTriage, request: dict) -> dict:
     from curator.drafting import LookRequest, LookResult
 
     alias = cfg["second_look"]["model"]
-    findings: dict[str, dict] = {}
+    facts: list[dict] = []
     dropped: list[str] = []
     models = []
     for s in segments:
@@ -132,14 +132,33 @@ def _look(engine, triage: StagedTriage, request: dict) -> dict:
             return {**record, "model": result.model, "state": "failed", "error": result.error, "added": {}}
         dropped += result.dropped
         for f in result.findings:
-            _join(findings, f)
+            if not any(x["category"] == f["category"] and x["statement"] == f["statement"] for x in facts):
+                facts.append(f)
     by_n = {e.n: e for e in d.entries}
-    found = list(findings.values())
-    entries = {f["category"]: _entry(f, by_n, cfg) for f in found}
+    slots, over = _slots(facts)
+    dropped += over
+    entries = {name: _entry(f, by_n, cfg) for name, f in slots.items()}
     added = {c: e for c, e in entries.items() if c not in already}
     confirmed = {c: e for c, e in entries.items() if c in already}
-    return {**record, "model": models[-1], "state": "done", "findings": found, "dropped": dropped, "added": added,
+    return {**record, "model": models[-1], "state": "done", "findings": facts, "dropped": dropped, "added": added,
             "confirmed": confirmed}
+
+
+def _slots(facts: list[dict]) -> tuple[dict[str, dict], list[str]]:
+    """Each fact its slot, in the order found: a category's first fact is the category's ("decision": it confirms
+    the keywords' when they flagged it), each further one "decision-2" and on, up to FACTS_MAX; and one line per
+    fact past that."""
+    slots: dict[str, dict] = {}
+    count: dict[str, int] = {}
+    over = []
+    for f in facts:
+        n = count[f["category"]] = count.get(f["category"], 0) + 1
+        if n > FACTS_MAX:
+            over.append(f"{f['category']}: past the {FACTS_MAX} facts of a category a look keeps: "
+                        f"{one_line(f['statement'], 80)}")
+            continue
+        slots[slot(f["category"], n)] = f
+    return slots, over
 
 
 def unconfirmed(doc: dict) -> dict[str, str]:
@@ -172,21 +191,10 @@ def unconfirmed(doc: dict) -> dict[str, str]:
             and name not in ONE_PER_SESSION}
 
 
-def _join(findings: dict[str, dict], f: dict) -> None:
-    """A segment's finding joined to those of the segments before it: one per category."""
-    mine = findings.get(f["category"])
-    if mine is None:
-        findings[f["category"]] = {"category": f["category"], "entries": list(f["entries"]), "statement": f["statement"]}
-        return
-    mine["entries"] = list(dict.fromkeys(mine["entries"] + list(f["entries"])))
-    if f["statement"] and f["statement"] not in mine["statement"]:
-        mine["statement"] = one_line(f"{mine['statement']} {f['statement']}", 1200)
-
-
 def _entry(finding: dict, by_n: dict, cfg: dict) -> dict:
-    """A found (or confirmed) category's triage entry: the look's statement, and as its excerpt the digest
-    entries it cited, verbatim and whole, in session order, within `evidence_chars` (cited first, kept first;
-    a cited entry that does not fit is left out and counted, but the first is always kept, its middle cut)."""
+    """A fact's triage entry: the look's fact (statement, why, how to apply, its confidence), and as its excerpt
+    the digest entries it cited, verbatim and whole, in session order, within `evidence_chars` (cited first, kept
+    first; a cited entry that does not fit is left out and counted, but the first is always kept, its middle cut)."""
     from curator.capture.digest import bound
 
     limit = evidence_chars(cfg)
@@ -208,14 +216,18 @@ def _entry(finding: dict, by_n: dict, cfg: dict) -> dict:
     if left:
         blocks.append(f"[… {left} more cited entr{'y' if left == 1 else 'ies'} left out: the evidence bound …]")
     turns = sorted({by_n[n].turn for n in cited})
+    look = {"statement": finding["statement"], "why": finding.get("why") or "",
+            "how_to_apply": finding.get("how_to_apply") or "", "entries": cited,
+            "confidence": finding.get("confidence")}
     return {"score": None,  # no keyword score: verification's weak-evidence advisory does not apply
+            "category": finding["category"],
             "signals": {"second_look": True},
-            "why": finding["statement"], "turns": turns, "entries": cited,
-            "look": {"statement": finding["statement"], "entries": cited},
-            # One line per cited entry, for what confidence counts (who said it, how many agree); the draft's
-            # prompt shows the entries themselves, not these lines again.
-            "snippets": [{"turn": by_n[n].turn, "speaker": by_n[n].who, "weight": 1.0, "keywords": [],
-                          "text": one_line(by_n[n].text, int(cfg["triage"]["snippet_chars"]))} for n in cited],
+            "why": finding["statement"], "turns": turns, "entries": cited, "look": look,
+            # One line per cited entry, for what confidence counts (who said it, what kind of entry: a typed
+            # prompt, an answer, a plan...); the draft's prompt shows the entries themselves, not these lines again.
+            "snippets": [{"turn": by_n[n].turn, "speaker": by_n[n].who, "kind": by_n[n].kind, "weight": 1.0,
+                          "keywords": [], "text": one_line(by_n[n].text, int(cfg["triage"]["snippet_chars"]))}
+                         for n in cited],
             "excerpt": "\n".join(blocks)}
 
 

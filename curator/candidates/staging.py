@@ -31,6 +31,7 @@ import time
 from collections import Counter
 from typing import NamedTuple
 
+from curator.categories import base
 from curator.util.atomic import append_line, dump_json, read_json, sweep_temps, write_json
 from curator.util.stamps import now_iso
 
@@ -222,8 +223,11 @@ def _merge_second_look(doc: dict, look: dict | None) -> None:
     doc["second_look"] = {**doc["second_look"], "record": look or {}}
     for name, entry in ((look or {}).get("added") or {}).items():
         cat = doc["categories"].get(name)
+        if cat is None and isinstance(name, str) and base(name) != name:  # a further fact: its slot, "decision-2"
+            cat = {"triggered": False}
         if isinstance(entry, dict) and isinstance(cat, dict) and not cat.get("triggered"):
-            doc["categories"][name] = {**cat, **entry, "triggered": True, "found_by": "second_look"}
+            doc["categories"][name] = {**cat, **entry, "category": base(name), "triggered": True,
+                                       "found_by": "second_look"}
     # A category the keywords triggered and the look confirmed is drafted from the look's statement and
     # the digest entries it cited (its excerpt in triage.json stays as triage wrote it); one the look did
     # not confirm keeps its keyword excerpt.

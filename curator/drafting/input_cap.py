@@ -97,14 +97,14 @@ def apply(engine, todo: list, requests: dict[str, DraftRequest]) -> None:
         triggered = sum(1 for c in cand.triage.doc["categories"].values() if isinstance(c, dict) and c.get("triggered"))
         # With the verification pass on, each draft is sent twice (drafted, then checked): two shares.
         share = share_tokens(engine.cfg, triggered * (2 if engine.cfg["verify"]["llm"] else 1), spent)
-        request, cut = fit(requests[cand.category], share * CHARS_PER_TOKEN)
+        request, cut = fit(requests[cand.name], share * CHARS_PER_TOKEN)
         if prompt_chars(request) > share * CHARS_PER_TOKEN:  # not even the prompt without evidence fits
             todo.remove(cand)
             need = -(-prompt_chars(request) // CHARS_PER_TOKEN) * triggered
             cand.move("failed", error=f"drafting.max_input_tokens is too small: {triggered} draft(s) of this "
                                       f"triage need at least {need:,} tokens")
         elif cut:
-            requests[cand.category] = request
+            requests[cand.name] = request
             cand.move("drafting", input_cut={"chars": cut, "share_tokens": share})
 
 

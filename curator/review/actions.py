@@ -61,6 +61,7 @@ class Saved:
     category: str
     action: str  # create, update, delete, noop
     path: str | None  # the memory file written (None for a noop)
+    name: str = ""  # the candidate's slot ("decision-2"), when it is not the category
 
 
 @dataclass
@@ -203,10 +204,10 @@ def _save(engine, todo: list[tuple[Candidate, dict]], result: Approval) -> None:
         except memory_md.MemoryMdError as e:
             for cand, _ in todo:
                 cand.move("ready", error=f"MEMORY.md: {e}")
-                result.refused[cand.category] = ReviewError(f"{e}: fix MEMORY.md by hand, then approve again")
+                result.refused[cand.name] = ReviewError(f"{e}: fix MEMORY.md by hand, then approve again")
             return
         for cand, review in todo:
-            cat = cand.category
+            cat = cand.name  # the slot: what the person approved, and what a refusal is said of
             if result.stopped is not None:
                 result.left.append(cat)
                 continue
@@ -236,11 +237,11 @@ def _save(engine, todo: list[tuple[Candidate, dict]], result: Approval) -> None:
             except (OSError, memory_md.MemoryMdError) as e:
                 if getattr(e, "errno", None) in NO_SPACE:
                     result.stopped = e
-                for saved, _ in done:
+                for saved, cand in done:
                     if saved.action != "noop":
-                        result.refused[saved.category] = SaveFailed(e, "written, but MEMORY.md is not updated: ")
+                        result.refused[cand.name] = SaveFailed(e, "written, but MEMORY.md is not updated: ")
         elif changes:  # stopped: the files written stay `approved`, and the next run lists them in MEMORY.md
-            result.left += [s.category for s, _ in done if s.action != "noop"]
+            result.left += [cand.name for s, cand in done if s.action != "noop"]
         if changes and plan is None:
             done = [(s, cand) for s, cand in done if s.action == "noop"]
     if plan:
@@ -276,7 +277,7 @@ def _write_memory(engine, cand: Candidate, review: dict):
     d = review["decision"]
     cat, action, text = cand.category, d["action"], review["text"]
     if action == "noop" and not (d.get("source_only") and d.get("target")):
-        return Saved(cat, action, None), None
+        return Saved(cat, action, None, name=cand.name), None
     mem = memfile.parse(text)
     path = engine.store.path_for(mem.category, mem.id)
     written = memfile.render(mem)  # what the store writes: the canonical form of the text
@@ -294,10 +295,10 @@ def _write_memory(engine, cand: Candidate, review: dict):
         issues = [Issue(**i) for i in record["issues"] if i["severity"] == "BLOCK"]
         raise Conflict(issues or [Issue("BLOCK", "conflict", "action", f"{path}: {e}")]) from None
     if action == "noop":  # the target with the draft's source added: its MEMORY.md line is unchanged
-        return Saved(cat, action, path), None
+        return Saved(cat, action, path, name=cand.name), None
     if action == "delete":
-        return Saved(cat, action, path), ("remove", mem.category, mem.id)
-    return Saved(cat, action, path), ("upsert", memory_md.IndexLine(mem.id, mem.category, mem.title,
+        return Saved(cat, action, path, name=cand.name), ("remove", mem.category, mem.id)
+    return Saved(cat, action, path, name=cand.name), ("upsert", memory_md.IndexLine(mem.id, mem.category, mem.title,
                                                                     mem.description))
 
 

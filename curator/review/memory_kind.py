@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from curator.candidates import staging
+from curator.categories import base
 from curator.review.actions import ReviewError
 from curator.review.items import FINAL, Outcome, ReviewItem
 from curator.util.atomic import read_json
@@ -132,7 +133,7 @@ def _where(engine, row, decision: dict) -> str:
 
     try:
         if decision.get("target"):
-            return engine.store.relpath(engine.store.path_for(row.category, decision["target"]))
+            return engine.store.relpath(engine.store.path_for(base(row.category), decision["target"]))
         with open(staging.candidate_files(engine.data, row.tid, row.category).file, encoding="utf-8") as f:
             doc = memfile.parse(f.read())
         return engine.store.relpath(engine.store.path_for(doc.category, doc.id))
