@@ -29,9 +29,11 @@ def project_dir(args) -> str:
 
 def _config(project: str, data: str) -> dict:
     try:
-        return config.load(project, data)
+        cfg = config.load(project, data)
     except config.ConfigError as e:
         raise UserError(f"config error: {e}") from None
+    _warn(cfg)
+    return cfg
 
 
 def open_engine(project: str):
@@ -39,9 +41,17 @@ def open_engine(project: str):
     from curator.engine import Engine
 
     try:
-        return Engine(project)
+        engine = Engine(project)
     except config.ConfigError as e:
         raise UserError(f"config error: {e}") from None
+    _warn(engine.cfg)
+    return engine
+
+
+def _warn(cfg: dict) -> None:
+    """What the config loaded with but the user should fix (a retired key), on stderr: stdout may be JSON."""
+    for warning in config.warnings(cfg):
+        print(f"memcurate: config warning: {one_line(warning, 500)}", file=sys.stderr)
 
 
 # What `check` and `tidy` say after listing what they staged
@@ -109,6 +119,7 @@ def status(args) -> int:
     try:
         cfg = config.load(project, data if os.path.isdir(data) else None)
         location = resolve_memory_root(project, cfg, data)
+        doc["config_warnings"] = config.warnings(cfg)
         doc["memory_root"] = location["path"]
         doc["memory_root_source"] = location["source"]  # config | autoMemoryDirectory | derived
         doc["memory_root_from"] = location["from"]
@@ -139,6 +150,8 @@ def status(args) -> int:
         _print_location(doc)
     else:
         print(f"config error {one_line(doc['config_error'], 500)}")
+    for warning in doc.get("config_warnings", ()):
+        print(f"config warning {one_line(warning, 500)}")
     _print_installed(doc["hooks_installed"])
     if "drafting" in doc:
         _print_drafting(doc["drafting"])

@@ -31,6 +31,13 @@ BACKENDS = ("auto", "anthropic", "claude-cli", "offline")
 _OPEN_MAPS = {("models",)}
 # String lists whose entries are regular expressions, checked at load time.
 _REGEX_LISTS = {"keywords", "weak_keywords", "reason_words"}
+# Keys the schema no longer has, and why: a user or project layer that still sets one loads, with a warning
+# (cfg["_derived"]["warnings"], see warnings()), where any other unknown key is an error (a typo, most often).
+RETIRED = {
+    ("second_look", "turns_per_category"): "unused since the second look cites digest entries (issue 23); "
+                                           "remove it",
+}
+MIN_SEGMENT_BYTES = 1 << 16  # second_look.segment_bytes: below this a look's prompt outweighs the session it reads
 
 
 class ConfigError(Exception):
@@ -183,9 +190,7 @@ def _drafting_checks(cfg: dict, where: str) -> None:
     for section in ("second_look", "verify"):
         if cfg[section]["model"] not in cfg["models"]:
             raise ConfigError(f"{where}: {section}.model: expected one of {aliases}, found {cfg[section]['model']!r}")
-    for key, least in (("max_chars", 1000), ("turns_per_category", 1)):
-        if cfg["second_look"][key] < least:
-            raise ConfigError(f"{where}: second_look.{key}: expected at least {least}, found {cfg['second_look'][key]}")
+    _look_checks(cfg["second_look"], where)
     if d["max_input_tokens"] < 0:
         raise ConfigError(f"{where}: drafting.max_input_tokens: expected 0 (no cap) or a positive whole number, "
                           f"found {d['max_input_tokens']}")
@@ -195,6 +200,16 @@ def _drafting_checks(cfg: dict, where: str) -> None:
     if d["deadline_seconds"] < d["timeout_seconds"]:
         raise ConfigError(f"{where}: drafting.deadline_seconds: expected at least drafting.timeout_seconds "
                           f"({d['timeout_seconds']:g}), found {d['deadline_seconds']:g}")
+
+
+def _look_checks(look: dict, where: str) -> None:
+    """The second look's bounds: a segment of digest worth a call, and a segment of transcript worth a look
+    (the hook reads segment_bytes from the cache: a tiny one would ask for a look after every turn)."""
+    if look["max_chars"] < 1000:
+        raise ConfigError(f"{where}: second_look.max_chars: expected at least 1000, found {look['max_chars']}")
+    if look["segment_bytes"] and look["segment_bytes"] < MIN_SEGMENT_BYTES:
+        raise ConfigError(f"{where}: second_look.segment_bytes: expected 0 (only at second_look.events) or at "
+                          f"least {MIN_SEGMENT_BYTES}, found {look['segment_bytes']}")
 
 
 def _read_yaml(path: str) -> object:
@@ -229,6 +244,39 @@ def _renamed(layer: object, where: str) -> object:
     return layer
 
 
+def _retired(layer: object, where: str) -> tuple[object, list[str]]:
+    """A user or project layer without the keys the schema retired (RETIRED), and a warning for each."""
+    if not isinstance(layer, dict):
+        return layer, []
+    warnings = []
+    for keypath, why in RETIRED.items():
+        *parents, key = keypath
+        section = layer
+        for name in parents:
+            section = section.get(name) if isinstance(section, dict) else None
+        if isinstance(section, dict) and key in section:
+            layer = _without(layer, keypath)
+            warnings.append(f"{where}: {'.'.join(keypath)}: {why}")
+    return layer, warnings
+
+
+def _without(layer: dict, keypath: tuple[str, ...]) -> dict:
+    """A copy of `layer` without the key at `keypath` (the layer itself is left as it was read)."""
+    head, *rest = keypath
+    out = dict(layer)
+    if rest:
+        out[head] = _without(layer[head], tuple(rest))
+    else:
+        del out[head]
+    return out
+
+
+def warnings(cfg: dict) -> list[str]:
+    """What loaded but deserves the user's attention (a retired key still set), one line each."""
+    found = (cfg.get("_derived") or {}).get("warnings")
+    return [w for w in found if isinstance(w, str)] if isinstance(found, list) else []
+
+
 def build(paths: list[str]) -> dict:
     """Parse and validate every existing layer; return the merged config.
 
@@ -242,18 +290,21 @@ def build(paths: list[str]) -> dict:
     cfg = _check(cfg, cfg, default_path, ())  # the schema checks itself: list items, regexes
     _semantic_checks(cfg, default_path)
     roots, review = _layer_guard(cfg)
+    notes: list[str] = []
     for path in overrides:
         if not os.path.isfile(path):
             continue
         layer = _read_yaml(path)
         if layer is None:  # an empty file changes nothing
             continue
-        cfg = _check(cfg, _renamed(layer, path), path, ())
+        checked, retired = _retired(_renamed(layer, path), path)
+        notes += retired
+        cfg = _check(cfg, checked, path, ())
         _semantic_checks(cfg, path)
         more, on = _layer_guard(_renamed(layer, path))
         roots, review = roots + [r for r in more if r not in roots], review or bool(on)
     cfg["hooks"] = {**cfg["hooks"], "review_auto_memory": review}
-    cfg["_derived"] = {**_derive(cfg), GUARD: {"roots": roots}}
+    cfg["_derived"] = {**_derive(cfg), GUARD: {"roots": roots}, "warnings": notes}
     return cfg
 
 
@@ -382,7 +433,7 @@ HOOK_KEYS: dict = {
     "hygiene": {"interval_minutes": _NUM},
     "rules": {"enabled": bool, "threshold": int, "per_output": int, "forget_after_days": int,
               "ledger_max_entries": int, "ledger_max_bytes": int},
-    "second_look": {"enabled": bool, "events": _STRS, "max_chars": int},
+    "second_look": {"enabled": bool, "events": _STRS, "max_chars": int, "segment_bytes": int},
     "triage": {"reason_words": _STRS, "reason_weight": _NUM, "weak_weight": _NUM, "line_cap": _NUM,
                "acknowledgements": _STRS, "narration": _STRS, "narration_fillers": _STRS,
                "narration_max_words": int, "snippets_per_category": int, "snippet_chars": int,
@@ -410,6 +461,7 @@ def cache_problem(cfg: object) -> str | None:
             return "hooks.review_max_bytes: below 1024"
         _recall_checks(cfg["recall"], CACHE_NAME)
         _rules_checks(cfg["rules"], CACHE_NAME)
+        _look_checks(cfg["second_look"], CACHE_NAME)
     except ConfigError as e:
         return str(e)
     return None

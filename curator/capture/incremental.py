@@ -65,23 +65,42 @@ def _head_crc(f: BinaryIO, length: object) -> int:
 
 def _fresh_state(path: str) -> dict:
     return {"transcript": path, "offset": 0, "head_len": 0, "head_crc": 0, "turns": 0, "digest": {}, "passes": [],
-            "look_from": 0, "look_turns": 0, "look_found": []}
+            "look_from": 0, "look_turns": 0, "look_found": [], "look_checked": 0}
 
 
-def wants_second_look(cfg: dict, event: str, subagent: bool) -> bool:
-    """Whether this pass asks for a second look at the session (drafting with Claude, issue 10 §4): at
-    the events configured, for a session's own transcript (a subagent's is part of its parent's
-    session), unless it is turned off or the backend drafts offline (which never makes the call):
-    `backend: offline`, or `auto` finding neither ANTHROPIC_API_KEY nor `claude` here."""
+def segment_due(cfg: dict, event: str, subagent: bool, unlooked: int) -> bool:
+    """Whether a pass at an event other than `second_look.events` (a Stop, after each turn) finds a segment's
+    worth of a session's own transcript not looked at yet (`unlooked` bytes, at least `second_look.segment_bytes`):
+    then a long session is looked at in segments as it goes. A byte count: the hook pays nothing more."""
     look = cfg.get("second_look") or {}
-    if subagent or not look.get("enabled") or event not in look.get("events", ()):
-        return False  # every Stop ends here: what follows runs at a session's end only
+    segment = look.get("segment_bytes") or 0
+    return (not subagent and bool(look.get("enabled")) and event not in look.get("events", ())
+            and bool(segment) and unlooked >= segment)
+
+
+def wants_second_look(cfg: dict, event: str, subagent: bool, unlooked: int = 0) -> bool:
+    """Whether this pass asks for a second look at the session (drafting with Claude, issues 10 §4, 23): at
+    the events configured, or at another once a segment is due (segment_due), for a session's own transcript
+    (a subagent's is part of its parent's session), unless it is turned off or the backend drafts offline
+    (which never makes the call): `backend: offline`, or `auto` finding neither ANTHROPIC_API_KEY nor
+    `claude` here."""
+    look = cfg.get("second_look") or {}
+    if subagent or not look.get("enabled"):
+        return False
+    if event not in look.get("events", ()) and not segment_due(cfg, event, subagent, unlooked):
+        return False  # nearly every Stop ends here
     backend = cfg.get("backend")
     if backend == "auto":
         from curator.drafting import choose
 
         backend = choose(cfg).backend
     return backend != "offline"
+
+
+def _offset(state: dict, key: str) -> int:
+    """A byte offset the state keeps, 0 when it holds anything else (the data dir is in Claude's reach)."""
+    value = state.get(key, 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _load_state(state_path: str, path: str) -> tuple[dict, str | None]:
@@ -169,8 +188,12 @@ def _capture(data: str, cfg: dict, path: str, f: BinaryIO, *, event: str, sessio
 
         pending_summary = summary and bool(state.get("digest"))
         # The bytes since the last second look of this transcript: a byte is never looked at twice.
-        look_from = state.get("look_from", 0)
-        look = wants_second_look(cfg, event, subagent)
+        look_from = _offset(state, "look_from")
+        # A segment's worth not looked at, counted from where a due look was last not asked (the backend
+        # drafted offline): an offline session pays for that check once a segment, not after every turn.
+        unlooked = size - max(look_from, _offset(state, "look_checked")) if start < size else 0
+        segment = segment_due(cfg, event, subagent, unlooked)
+        look = wants_second_look(cfg, event, subagent, unlooked)
         pending_look = look and look_from < size
         if start == size and not pending_summary and not pending_look:
             return _report(path, "nothing-new", start, start, None, {}, None, notes)
@@ -262,6 +285,8 @@ def _capture(data: str, cfg: dict, path: str, f: BinaryIO, *, event: str, sessio
             "look_from": end if request else look_from,
             "look_turns": reader.turn if request else state.get("look_turns", 0),
             "look_found": [] if request else found,
+            # A segment was due and no look asked (offline): the next check waits for another segment's bytes.
+            "look_checked": end if segment and not request else _offset(state, "look_checked"),
         }
         # Not fsynced: losing it to a power cut only repeats the last pass, whose
         # triage id is already staged and so is not staged twice.
