@@ -2,7 +2,7 @@
 """Does a draft's confidence mean something? Labelled drafts (keep / edit / delete) through the real confidence path.
 
     python bench/calibration_bench.py                  # every draft of bench/calibration_labels.json
-    python bench/calibration_bench.py --quick          # a few drafts of each split, for CI (seconds)
+    python bench/calibration_bench.py --quick          # the drafts of two sessions per split, for CI (seconds)
     python bench/calibration_bench.py --labels FILE --json-out FILE [-v] [--strict]
     python bench/calibration_bench.py --check          # only check the labels against the transcripts
 
@@ -58,7 +58,7 @@ SPLITS = ("tune", "held_out")
 LABEL_VALUES = ("keep", "edit", "delete")
 FLAWS = (None, "quote", "guess", "chatter", "stale", "general", "invented")
 TARGETS = {"auc": 0.80, "keep_rate": 0.85}
-QUICK_SESSIONS = 1  # per split: its smallest session's drafts
+QUICK_SESSIONS = 2  # per split: the drafts of its two smallest sessions
 STAMP = "2026-11-27T00:00:00Z"
 # The weights memcurate had before the grounding factor, where they differ from confidence.WEIGHTS now.
 BEFORE_WEIGHTS = {"second_look": 0.05}
@@ -286,7 +286,8 @@ def run(sessions: list[dict], *, quick: bool = False, verbose: bool = False, sha
     if quick:
         chosen = []
         for split in SPLITS:
-            mine = sorted((s for s in sessions if s["split"] == split), key=lambda s: (shared / s["transcript"]).stat().st_size)
+            mine = sorted((s for s in sessions if s["split"] == split),
+                          key=lambda s: (shared / s["transcript"]).stat().st_size)
             chosen += mine[:QUICK_SESSIONS]
         sessions = chosen
     gate = float(_config()["auto_approve"]["min_confidence"])
@@ -316,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--labels", type=Path, default=LABELS)
     ap.add_argument("--shared", type=Path, default=SHARED, help="the folder the labels' transcripts are under")
     ap.add_argument("--json-out", type=Path, default=RESULTS)
-    ap.add_argument("--quick", action="store_true", help="the drafts of one session per split")
+    ap.add_argument("--quick", action="store_true", help="the drafts of two sessions per split")
     ap.add_argument("--check", action="store_true", help="only check the labels")
     ap.add_argument("--strict", action="store_true", help="exit 1 when the held-out figures miss a target")
     ap.add_argument("-v", "--verbose", action="store_true", help="a row per draft")

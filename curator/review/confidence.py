@@ -66,7 +66,8 @@ WEIGHTS = {
     "model_center": 0.7,  # the rating that moves a look's draft nothing (a self-report tends high)
     "model_nothing_specific": 0.6,  # the scale when a look's draft names nothing to check (its words were read)
     "grounded": 0.10,  # every specific item of a look's draft is in the entries it cites
-    "ungrounded": -0.20,  # none is (invented paths, numbers, names); linear in the share between the two
+    "ungrounded_step": -0.10,  # per specific item found in none of them (an invented path, number, name)
+    "ungrounded_max": -0.30,
     "cited_missing": -0.30,  # entries the look cites that its evidence does not hold: nothing checks the claim
 }
 
@@ -264,11 +265,12 @@ def _users_words(snips: list[Mapping], category: str, body: str = "", blocks: Ma
                  else [s for s in snips if s.get("speaker") != "user"] or [{"speaker": "assistant"}])
     full = [(blocks or {}).get(s["n"] if isinstance(s.get("n"), int) else (cited[i] if len(cited) == len(snips)
                                                                           else -1), "") for i, s in enumerate(snips)]
-    theirs = [(s, f) for s, f in zip(snips, full) if s.get("speaker") == "user" and _kind(s) in USERS_KINDS]
+    theirs = [(s, f) for s, f in zip(snips, full) if s.get("speaker") == "user"]
     not_own = [why for s, f in theirs if (why := _own_words(s, f))]
-    turns = sorted({s.get("turn") for s, f in theirs if isinstance(s.get("turn"), int) and not _own_words(s, f)})
+    own = [s for s, f in theirs if _kind(s) in USERS_KINDS and not _own_words(s, f)]
+    turns = sorted({s.get("turn") for s in own if isinstance(s.get("turn"), int)})
     if turns:
-        kinds = sorted({_kind(s) for s, f in theirs if not _own_words(s, f)})
+        kinds = sorted({_kind(s) for s in own})
         said = "said" if kinds == ["user"] else "said or decided (" + ", ".join(kinds) + ")"
         return [_factor("user's words", WEIGHTS["user"], f"the user {said} it (turn " + ", ".join(map(str, turns[:4]))
                         + ")")]
@@ -278,7 +280,8 @@ def _users_words(snips: list[Mapping], category: str, body: str = "", blocks: Ma
     if category in USERS_CALL:
         what = f"only {', '.join(sorted(set(not_own)))} and the assistant's words" if not_own else \
             "only the assistant's words (or tool output)"
-        return [_factor("user's words", WEIGHTS["assistant_only"], f"{what} support it; a {category} is the user's to state")]
+        return [_factor("user's words", WEIGHTS["assistant_only"],
+                        f"{what} support it; a {category} is the user's to state")]
     return []
 
 
@@ -342,7 +345,7 @@ def _model(confidence: float | None, ground: Grounding | None = None) -> list[di
     if confidence <= center:
         return [_factor("model", WEIGHTS["model_grounded"] * (confidence - center) / center, said)]
     share = ground.share
-    scale = WEIGHTS["model_nothing_specific"] if share is None else share
+    scale = WEIGHTS["model_nothing_specific"] if share is None else share ** 2  # one miss among many costs little
     why = said if scale == 1 else f"{said}, counted at {scale:.0%}: " + (
         "the draft names nothing to check against the cited entries" if share is None
         else "the cited entries do not bear out all it names")
@@ -363,9 +366,8 @@ def _grounding(ground: Grounding | None) -> list[dict]:
     if not ground.unfound:
         return [_factor("grounding", WEIGHTS["grounded"], f"all {len(ground.items)} specific item(s) are in the "
                         "cited entries")]
-    share = ground.share or 0.0
     shown = ", ".join(u.strip("`")[:40] for u in ground.unfound[:4]) + (", …" if len(ground.unfound) > 4 else "")
-    return [_factor("grounding", WEIGHTS["grounded"] * share + WEIGHTS["ungrounded"] * (1 - share),
+    return [_factor("grounding", max(WEIGHTS["ungrounded_max"], WEIGHTS["ungrounded_step"] * len(ground.unfound)),
                     f"{len(ground.unfound)} of {len(ground.items)} specific item(s) are in none of the cited "
                     f"entries: {shown}")]
 
