@@ -23,7 +23,8 @@ user's words come from counting snippets and the model weighs ±0.20, and suppor
 - keep rate at the gate: of the drafts at or above auto_approve.min_confidence, the share labelled keep;
   and how many keep drafts the gate lets through (of all keep drafts);
 - AUC: the chance a keep draft's confidence is above a delete draft's (ties half), edit drafts aside; once
-  more with edit counted as keep (keep+edit vs delete); and the edit drafts' own row (how many pass the gate).
+  more with edit counted as keep (keep+edit vs delete); and the edit drafts' own row (how many pass the gate);
+- per kind of flaw (quote, guess, chatter, stale, general, invented; none), how many drafts pass the gate.
 Targets, on held_out: AUC keep vs delete >= 0.80, keep rate at the gate >= 0.85. Weights are tuned on the
 tune split only. Exits 0 whatever the verdict (`--strict`: 1 below the targets; 2 for labels that do not
 check out). Figures in bench/results/calibration.json.
@@ -308,7 +309,19 @@ def run(sessions: list[dict], *, quick: bool = False, verbose: bool = False, sha
     for split in SPLITS:
         mine = [r for r in rows if r["split"] == split]
         if mine:
-            out["splits"][split] = {"before": figures(mine, "before", gate), "after": figures(mine, "after", gate)}
+            out["splits"][split] = {"before": figures(mine, "before", gate), "after": figures(mine, "after", gate),
+                                    "by_flaw": by_flaw(mine, gate)}
+    return out
+
+
+def by_flaw(rows: list[dict], gate: float) -> dict:
+    """Per kind of flawed draft (and the drafts of no flaw): how many, and how many the gate lets through."""
+    out = {}
+    for flaw in FLAWS:
+        mine = [r for r in rows if r["flaw"] == flaw]
+        if mine:
+            out[flaw or "none"] = {"drafts": len(mine), "before": sum(r["before"] >= gate for r in mine),
+                                   "after": sum(r["after"] >= gate for r in mine)}
     return out
 
 
@@ -341,6 +354,8 @@ def main(argv: list[str] | None = None) -> int:
     result = run(sessions, quick=args.quick, verbose=args.verbose, shared=args.shared)
     for split, f in result["splits"].items():
         print("\n".join(report(split, f["before"], f["after"], result["gate"])))
+        print("  through the gate by flaw (before -> after): " + ", ".join(
+            f"{k} {v['before']}->{v['after']}/{v['drafts']}" for k, v in f["by_flaw"].items()))
     held = result["splits"].get("held_out", {}).get("after")
     fails = verdict(held) if held else ["no held-out drafts"]
     result["verdict"] = "PASS" if not fails else "FAIL"
