@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
+from typing import Mapping
 
 from curator.capture.redact import find_secrets
 from curator.memory import memfile
+from curator.review.confidence import grounding
 from curator.review.form import flaws
 from curator.review.instructions import find_instructions
 
@@ -62,8 +64,14 @@ def similarity(a: str, b: str) -> float:
 
 def verify(text: str, *, category: str, evidence: str = "", action: str = "create",
            target: dict | None = None, near: list[dict] | None = None, score: float | None = None,
-           threshold: float | None = None, cfg: dict | None = None) -> list[Issue]:
+           threshold: float | None = None, cfg: dict | None = None, entry: Mapping | None = None) -> list[Issue]:
     """The issues of one draft.
+
+    `entry`: the triage's category entry. For a draft of the model's second look (the entry has `look`, the
+    fact with the digest entries it cites), support is checked against the cited entries: each specific item
+    of the draft (a name, number, path, command) must be in them. A faithful paraphrase is supported; an
+    invented path is not. Other drafts are checked by word overlap with `evidence` (a keyword excerpt, which
+    an offline draft quotes).
 
     `target`: the file the save would write, as `Engine.target_state` gives it: {"exists": bool,
     "hash_matches": bool, "path": str, "where": str, "unreadable": why it is no memory (any action)}.
@@ -109,8 +117,11 @@ def verify(text: str, *, category: str, evidence: str = "", action: str = "creat
     body = doc.body
     # A memory a reviewer would delete however valid its format (curator/review/form.py).
     issues += [Issue(ADVISORY, f.code, f.where, f.message) for f in flaws(doc)]
-    if evidence:
-        claim_text = f"{doc.title}\n{doc.description}\n{body}"
+    claim_text = f"{doc.title}\n{doc.description}\n{body}"
+    ground = grounding(entry, claim_text) if entry is not None else None
+    if ground is not None:
+        issues += _grounding_issues(ground)
+    elif evidence:
         words = content_words(claim_text)
         support = len(words & content_words(evidence)) / len(words) if words else 1.0
         if support < float(v.get("min_support", 0.35)):
@@ -131,6 +142,20 @@ def verify(text: str, *, category: str, evidence: str = "", action: str = "creat
         issues.append(Issue(ADVISORY, "low-score", "triage",
                             f"triage score {score:.2f} is close to the threshold {threshold:.2f}: weak evidence"))
     return issues
+
+
+def _grounding_issues(ground) -> list[Issue]:
+    """The `unsupported` ADVISORY of a look's draft: cited entries its evidence lacks, or the names, numbers,
+    paths and commands it holds that none of the cited entries does."""
+    if not ground.cited or ground.missing:
+        lacking = ", ".join(f"[{n}]" for n in ground.missing) or "none cited"
+        return [Issue(ADVISORY, "unsupported", "evidence", f"the entries the fact rests on are not in its evidence "
+                      f"({lacking}): check its claims against the session")]
+    if ground.unfound:
+        shown = ", ".join(u.strip("`")[:40] for u in ground.unfound[:5]) + (", …" if len(ground.unfound) > 5 else "")
+        return [Issue(ADVISORY, "unsupported", "body", f"not in the entries it cites: {shown}: check these against "
+                      "the session")]
+    return []
 
 
 def _parts(text: str) -> list[tuple[str, str]]:
