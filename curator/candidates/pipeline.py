@@ -123,7 +123,7 @@ def settle(engine, cand: Candidate, decision: Decision, draft_text: str, *, file
     entry = cand.entry
     issues = verify(given, category=cand.category, evidence=cand.evidence(), action=decision.action, target=target,
                     near=[{"id": e.id, "title": e.doc.title, "text": f"{e.doc.title}\n{e.doc.body}"} for e in near],
-                    score=entry.get("score"), threshold=entry.get("threshold"), cfg=engine.cfg)
+                    score=entry.get("score"), threshold=entry.get("threshold"), cfg=engine.cfg, entry=entry)
     if withheld and given == text:  # verified again after the secret went: it stays blocked until edited
         issues += [Issue("BLOCK", "secret", "text", f"a secret was in this text ({kind}): it was not kept, "
                          f"{marker(kind)} shows where; write what is meant there before saving")
@@ -192,7 +192,9 @@ def _confidence(engine, cand: Candidate, action: str, doc: memfile.MemoryDoc | N
     cues = engine.cfg["categories"].get(cand.category, {}).get("keywords") or () if offline else ()
     return confidence.assess(category=cand.category, entry=cand.entry, body=doc.body if doc is not None else "",
                              action=action, sources=len(doc.sources) if doc is not None else 0, issues=issues,
-                             weak=said.get("weak") or [], model_confidence=said.get("confidence"), cues=cues)
+                             weak=said.get("weak") or [], model_confidence=said.get("confidence"), cues=cues,
+                             title=doc.title if doc is not None else "",
+                             description=doc.description if doc is not None else "")
 
 
 def _occupant(engine, doc: memfile.MemoryDoc) -> dict | None:
