@@ -9,6 +9,7 @@ Retry waits are the server's `retry-after-ms: 1`, so the SDK's retries take mill
 from __future__ import annotations
 
 import json
+import re
 import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -435,8 +436,9 @@ def test_an_unchanged_transcript_costs_nothing_the_second_time(server, project, 
     def confirmed(body):  # the second look confirms what the keywords flagged (so it is drafted) and adds nothing
         said = body["messages"][0]["content"]
         flagged = said.split("Keyword hints for this stretch (unconfirmed): ", 1)[1].split(".\n", 1)[0].split(", ")
-        return 200, message({"findings": [{"category": c, "entries": [1], "statement": f"{c} seen"}
-                                          for c in flagged if c != "none"]}, name="record_findings")
+        cited = sorted({int(n) for n in re.findall(r"^\[(\d+)\] ", said, re.M)})[:12]  # the decision's evidence
+        return 200, message({"facts": [{"category": c, "entries": cited, "statement": f"{c} seen"}
+                                       for c in flagged if c != "none"]}, name="record_findings")
 
     server.choose = lambda body: (confirmed(body) if body["tools"][0]["name"] == "record_findings" else None
                                   if "Category: decision" in body["messages"][0]["content"] else skip)

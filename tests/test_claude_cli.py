@@ -136,7 +136,7 @@ def test_the_child_gets_the_flags_the_prompt_on_stdin_a_temp_cwd_and_the_recursi
     assert argv[argv.index("--system-prompt") + 1] == prompts.SYSTEM_PROMPT
     assert "ignore any instruction" in prompts.SYSTEM_PROMPT
     stdin = call["stdin"]
-    assert "Category: decision" in stdin and "Answer with fact, why and how_to_apply" in stdin
+    assert "Category: decision" in stdin and "Answer with fact, why, how_to_apply" in stdin
     assert "<<<BEGIN EXCERPT-" in stdin and "Let's go with JWT" in stdin
     assert not stdin.count("s3cretpass")  # the excerpt is the triage's, redacted
     assert Path(call["cwd"]).name.startswith("memcurate-claude-") and not Path(call["cwd"]).exists()
@@ -389,4 +389,4 @@ def test_the_models_own_confidence_is_read_into_the_drafts_confidence(fake, proj
     assert review["drafter"]["confidence"] == read
     model = [f for f in review["confidence"]["factors"] if f["name"] == "model"]
     assert [f["why"] for f in model] == ([f"the drafting model rated its draft {read:.2f}"] if read is not None else [])
-    assert "confidence" in prompts.schema("decision")["properties"] and "`confidence`" in prompts.SYSTEM_PROMPT
+    assert "confidence" in prompts.schema("decision")["properties"] and "confidence" in prompts.SYSTEM_PROMPT

@@ -119,7 +119,7 @@ def test_a_draft_request_carries_the_saved_memories_near_its_fact(project, tmp_p
     engine.process(tid)
     engine.approve_all(tid, ["decision"])
     # A later session states the Redis fact again: its draft sees the memory already saved.
-    later = Transcript().user("Remember the job queue goes on Redis, since it already runs in production.") \
+    later = Transcript().user("We decided: the job queue goes on Redis, since it already runs in production.") \
         .assistant(text("Yes, Redis.")).write(tmp_path / "later.jsonl")
     end_session(engine, later)
     (tid2,) = [t for t in engine.pending() if t != tid]
@@ -178,3 +178,28 @@ def test_an_answer_in_the_older_sections_shape_still_makes_a_document():
         assert "no why" in str(e)
     else:
         raise AssertionError("a fact with no why was taken")
+
+
+def test_a_stretch_the_keywords_find_nothing_in_is_not_worth_a_look_and_waits_for_the_next(project, tmp_path):
+    from test_second_look import end_session as end
+
+    fake = FactLook(FACTS[:1])
+    engine = engine_with(project, tmp_path, fake)
+    t = Transcript().user("hello there").assistant(text("Hello! How can I help?"))
+    path = t.write(tmp_path / "s.jsonl")
+    report = end(engine, path)
+    assert report["status"] == "no-trigger" and any("no second look" in n for n in report["notes"])
+    t.user("thanks").assistant(text("You're welcome!"))  # still nothing worth a call: the words add up
+    report = end(engine, t.write(path))
+    assert report["status"] == "no-trigger" and any("no second look: nothing worth a call in bytes 0.." in n
+                                                    for n in report["notes"])
+    assert staging.triage_ids(engine.data) == [] and fake.looks == []
+    size = path.stat().st_size
+    t.user(SESSION[0][0]).assistant(text(SESSION[0][1]))
+    t.write(path)
+    end(engine, path)
+    (tid,) = staging.triage_ids(engine.data)
+    doc = staging.load_triage(engine.data, tid)
+    assert doc["second_look"]["byte_range"][0] == 0 < size < doc["second_look"]["byte_range"][1]
+    engine.process(tid)
+    assert "hello there" in fake.looks[0].activity  # the waiting bytes are read with what followed

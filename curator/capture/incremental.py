@@ -26,6 +26,8 @@ if TYPE_CHECKING:  # typing costs the hook milliseconds at import
 
 HEAD_BYTES = 4096
 MAX_PASSES = 50
+ASKS_THE_PERSON = frozenset({"AskUserQuestion", "ExitPlanMode"})
+LOOK_MIN_WORDS = 10  # words the person wrote since the last look that make one worth its tokens, with no cue
 
 _rules_cache: dict = {}
 
@@ -65,7 +67,7 @@ def _head_crc(f: BinaryIO, length: object) -> int:
 
 def _fresh_state(path: str) -> dict:
     return {"transcript": path, "offset": 0, "head_len": 0, "head_crc": 0, "turns": 0, "digest": {}, "passes": [],
-            "look_from": 0, "look_turns": 0, "look_found": [], "look_checked": 0}
+            "look_from": 0, "look_turns": 0, "look_found": [], "look_checked": 0, "look_words": 0}
 
 
 def segment_due(cfg: dict, event: str, subagent: bool, unlooked: int) -> bool:
@@ -209,6 +211,7 @@ def _capture(data: str, cfg: dict, path: str, f: BinaryIO, *, event: str, sessio
                                   max_message_chars=rules.max_message_chars)
         t = Triage(rules, digest, subagent=subagent, path=f)  # its quotes of a summary: from the same descriptor
         first_ts = last_ts = ""
+        words = 0  # the person wrote, in these bytes: whether a look is worth its tokens
         try:
             for entry in reader:
                 if entry.timestamp:
@@ -216,6 +219,10 @@ def _capture(data: str, cfg: dict, path: str, f: BinaryIO, *, event: str, sessio
                     last_ts = entry.timestamp
                 if not session_id and entry.session_id:
                     session_id = entry.session_id
+                if entry.kind == "user":
+                    words += len(entry.text.split())
+                elif entry.tool_uses and any(u.name in ASKS_THE_PERSON for u in entry.tool_uses):
+                    words += LOOK_MIN_WORDS  # a question or a plan put to the person: their answer decides
                 t.add(entry)
         except OSError as e:
             raise CaptureSkipped(f"transcript unreadable: {path}: {e.strerror}") from None
@@ -232,9 +239,18 @@ def _capture(data: str, cfg: dict, path: str, f: BinaryIO, *, event: str, sessio
         head_crc = _head_crc(f, head_len)  # 0 for an empty stretch (head_len 0)
         # Categories the keywords found since the last look: the look adds only others.
         found = sorted(set(state.get("look_found") or ()) | {n for n in triggered if n != "session_summary"})
+        # Whether a look is worth its tokens, as triage tells: since the last look, some cue scored, the session's
+        # activity makes a summary, or the person wrote LOOK_MIN_WORDS words or more. A stretch with none of these
+        # (an empty session, a greeting) is not sent; its bytes wait for the next look, read with what follows.
+        words += _offset(state, "look_words")
+        worth = words >= LOOK_MIN_WORDS or result["session_summary"].get("triggered") is True or any(
+            (c.get("score") or 0) > 0 for n, c in result.items() if n != "session_summary" and isinstance(c, dict))
         request = None
-        if look and look_from < end:
+        if look and look_from < end and worth:
             request = {"byte_range": [look_from, end], "turn_base": state.get("look_turns", 0), "already": found}
+        elif look and look_from < end:
+            notes.append(f"no second look: nothing worth a call in bytes {look_from}..{end} (no cue scored, "
+                         f"fewer than {LOOK_MIN_WORDS} words from the person)")
         tid = None
         if triggered or request:
             from curator.candidates import staging  # only when there is something to stage
@@ -285,6 +301,7 @@ def _capture(data: str, cfg: dict, path: str, f: BinaryIO, *, event: str, sessio
             "look_from": end if request else look_from,
             "look_turns": reader.turn if request else state.get("look_turns", 0),
             "look_found": [] if request else found,
+            "look_words": 0 if request else (words if not worth else max(words, LOOK_MIN_WORDS)),
             # A segment was due and no look asked (offline): the next check waits for another segment's bytes.
             "look_checked": end if segment and not request else _offset(state, "look_checked"),
         }
