@@ -7,7 +7,8 @@ person must see (verify.HOLD: an instruction to the agent to do harm) is
 never saved unattended: it stays pending, listed under "held". So is an
 offline evidence card (curator/review/cards.py: the offline drafter's text,
 which no person has written yet), with "offline card, write it in the TUI or
-set auto_approve.offline_cards: true", unless that key is true. Nor is a draft whose confidence (curator/review/confidence.py) is below the gate
+set auto_approve.offline_cards: true", unless that key is true. Nor is a draft
+whose confidence (curator/review/confidence.py) is below the gate
 (`auto_approve.min_confidence`, or `min_confidence` for one run): it stays
 `ready` for review, listed under "unsure" with its confidence and the factors
 that pulled it down. A triage another process holds is left to it; a second

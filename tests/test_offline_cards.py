@@ -115,7 +115,8 @@ def test_the_text_and_json_summaries_say_why_cards_were_held(project, tmp_path, 
     assert "held      6  (a person must approve them)" in p.stdout
     assert "cards     6 offline cards held for you to write in the TUI" in p.stdout
     doc = json.loads(run_cli("--auto-approve", "--json", cwd=project).stdout)
-    assert doc["created"] == [] and len(doc["held"]) == 6 and all(h["card"] and HELD in h["issues"] for h in doc["held"])
+    assert doc["created"] == [] and len(doc["held"]) == 6
+    assert all(h["card"] and HELD in h["issues"] for h in doc["held"])
 
 
 def test_a_cards_evidence_is_its_lines_its_category_and_for_a_runbook_the_error_and_its_fix(project, tmp_path):
