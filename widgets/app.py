@@ -116,6 +116,10 @@ HELP_NOTES = ["Rows are grouped by triage: the session column names the Claude C
               "Rows of category rule are failures that recurred across sessions: a writes the rule into "
               ".claude/rules/memcurate/<topic>.md, e edits its text, topic and paths, r rejects it (never "
               "proposed again); A leaves them to you one by one.",
+              "Drafted offline (no model), a draft is an evidence card: text quoted from the session by rules, "
+              "shown with the lines it came from, the category they suggest and a runbook's error → fix. e opens it "
+              "pre-filled with the evidence beside it: write the fact in your own words. --auto-approve leaves "
+              "cards you have not written to you (unless auto_approve.offline_cards is true).",
               "Rows of category proposal are changes to existing memories (update, merge, archive, adopt, unlink) "
               "found by memcurate check, tidy or the library: a applies the diff shown, e edits the memory file "
               "it writes, r rejects it (never proposed again for the same files)."]
