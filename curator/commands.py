@@ -409,6 +409,10 @@ def print_summary(summary: dict) -> None:
                 print(f"  {name}" + (f": {one_line(why, 300)}" if why else ""))
             else:
                 print(f"  {item}")
+    cards = sum(1 for item in summary.get("held", []) if isinstance(item, dict) and item.get("card"))
+    if cards:
+        print(f"cards     {cards} offline card{'s' if cards > 1 else ''} held for you to write in the TUI "
+              "(memcurate: e edits one, the evidence beside it)")
     _print_headless_rules(summary.get("rules"))
     if summary.get("stopped"):
         print(f"stopped   {one_line(summary['stopped'], 300)}: nothing more was written; "

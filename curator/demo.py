@@ -19,6 +19,14 @@ from curator.util.paths import project_key
 DEMO_TRANSCRIPT = os.path.join("demo", "session.jsonl")
 DEMO_SESSION = "5e55a1d0-de70-4c1a-9a5e-000000000001"
 PARTS = 3  # the transcript is fed to the hook in growing parts, as Claude Code writes it
+# What the demo says of its drafts: it runs offline, and offline drafts are evidence cards (curator/review/cards.py).
+OFFLINE_CARDS = (
+    "offline       the demo drafts with no model: each draft is an evidence card (the session's lines, the",
+    "              category they suggest, a runbook's error → fix) for you to write as a memory in the TUI:",
+    "              e opens it pre-filled, with the evidence beside it",
+    "              --auto-approve holds every card you have not written (set auto_approve.offline_cards: true",
+    "              to save them as drafted)",
+)
 
 
 def make_project(root: str) -> dict:
@@ -82,4 +90,7 @@ def describe(layout: dict) -> None:
     for t in layout["triages"]:
         cats = ", ".join(f"{n} {s:.2f}" for n, s in t["categories"].items())
         print(f"  {t['id']}  bytes {t['byte_range'][0]}..{t['byte_range'][1]}  {cats}")
+    for line in OFFLINE_CARDS:
+        print(line)
     print(f"\nSee them with: memcurate --project {layout['project']} status")
+    print(f"Write them in the TUI: memcurate --project {layout['project']}")

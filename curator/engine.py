@@ -16,7 +16,7 @@ from curator.candidates import pipeline, staging
 from curator.candidates.candidate import Claim, StagedTriage, read_review
 from curator.candidates.pipeline import now_iso
 from curator.memory import memory_md
-from curator.review import actions
+from curator.review import actions, cards
 from curator.util.atomic import append_line, read_json, sweep_temps, write_json
 from curator.util.locks import FileLock, SharedLock
 from curator.util.paths import ARCHIVE_DIR, ROOT_LOCK_NAME, check_saving, data_dir, resolve_memory_root
@@ -91,8 +91,15 @@ class Engine:
         return pipeline.process(self, tid, only=only, on_event=on_event)
 
     def review(self, tid: str, cat: str) -> dict:
-        """A ready candidate's review record, with `text` (the file to be written) and `draft`."""
-        return read_review(self.data, tid, cat)
+        """A ready candidate's review record, with `text` (the file to be written) and `draft`; `card` says
+        whether it is an offline evidence card no person has written yet (curator/review/cards.py)."""
+        return cards.marked(read_review(self.data, tid, cat))
+
+    def card_evidence(self, tid: str, cat: str) -> dict:
+        """What an offline draft was made from, for the person who writes it: the suggested category, the
+        session lines, for a runbook each failing command and its fix (reads the transcript for that)."""
+        cand = StagedTriage(self.data, tid).candidate(cat)
+        return cards.evidence(cand.entry, cand.category, cand.triage.doc.get("source") or {}, self.cfg)
 
     def preview(self, review: dict) -> dict[str, list[str]]:
         """What approving the candidate of `review` would move from MEMORY.md to the archive."""

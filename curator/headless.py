@@ -4,7 +4,10 @@ Processes everything pending, saves every draft with no BLOCK issue, leaves
 the rest for review, and reports what happened (a category the model
 skipped, finding nothing durable, is listed with its reason). A draft carrying an issue a
 person must see (verify.HOLD: an instruction to the agent to do harm) is
-never saved unattended: it stays pending, listed under "held". Nor is a draft
+never saved unattended: it stays pending, listed under "held". So is an
+offline evidence card (curator/review/cards.py: the offline drafter's text,
+which no person has written yet), with "offline card, write it in the TUI or
+set auto_approve.offline_cards: true", unless that key is true. Nor is a draft
 whose confidence (curator/review/confidence.py) is below the gate
 (`auto_approve.min_confidence`, or `min_confidence` for one run): it stays
 `ready` for review, listed under "unsure" with its confidence and the factors
@@ -23,6 +26,7 @@ read; candidates left for review (blocked, held, conflicts) and skips are not fa
 from __future__ import annotations
 
 from curator.candidates import staging
+from curator.review import cards
 from curator.review.actions import Approval, Blocked, Conflict, Redecided
 from curator.review.confidence import pulled_down
 from curator.review.verify import HOLD, Issue, held
@@ -135,6 +139,7 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
     states = engine.process(tid, on_event=seen)
     cands = engine.candidates(tid) if {"failed", "ready"} & set(states.values()) else {}
     sure: dict[str, float] = {}  # category -> the confidence it was saved with
+    cards_allowed = bool(engine.cfg["auto_approve"].get("offline_cards"))
     for cat, state in states.items():
         if state == "failed":
             summary["failed"].append({"triage": tid, "category": cat, "error": cands[cat].record.get("error", "")})
@@ -144,9 +149,12 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
             value = conf.get("value")
             if not review:
                 ready.append(cat)  # an unreadable review: the approval refuses it, saying why
-            elif hold:
+            elif hold or (review.get("card") and not cards_allowed):
+                said = [f"{i.where}: {i.message}" for i in hold]
                 summary["held"].append({"triage": tid, "category": cat, "confidence": value,
-                                        "issues": [f"{i.where}: {i.message}" for i in hold]})
+                                        "title": review.get("title", ""), "card": bool(review.get("card")),
+                                        "issues": said + ([cards.HELD] if review.get("card") and not cards_allowed
+                                                          else [])})
             elif not review.get("blocked") and (value is None or value < summary["min_confidence"]):
                 summary["unsure"].append({"triage": tid, "category": cat, "title": review.get("title", ""),
                                           "confidence": value, "why": _why(conf, summary["min_confidence"])})
@@ -171,10 +179,10 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
 
 
 def _review(cand) -> tuple[dict, list[Issue]]:
-    """A ready candidate's review record (its issues, confidence), and the issues that only a person may
-    approve past; ({}, []) when it cannot be read."""
+    """A ready candidate's review record (its issues, confidence; `card`: an offline card no person wrote),
+    and the issues that only a person may approve past; ({}, []) when it cannot be read."""
     try:
-        review = read_json(cand.files.review)
+        review = cards.marked(read_json(cand.files.review))
         return review, held([Issue(**i) for i in review.get("issues") or []])
     except (OSError, ValueError, TypeError, AttributeError):
         return {}, []

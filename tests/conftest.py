@@ -16,6 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED_TRANSCRIPTS = ROOT.parent / "shared" / "transcripts"
 
 
+CARDS_SAVED = "auto_approve:\n  offline_cards: true\n"  # the user layer's opt-in (see isolated_home)
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("home")
@@ -28,7 +31,9 @@ def isolated_home(tmp_path_factory, monkeypatch):
     # dir whenever it gets to it: off for every test (the user's config layer), on where a test says so.
     user_config = home / ".config" / "memcurate" / "config.yaml"
     user_config.parent.mkdir(parents=True)
-    user_config.write_text("hygiene:\n  interval_minutes: 0\n")
+    # The suite's tests of saving draft offline, the offline drafter standing in for a model: they opt in to
+    # saving offline cards unattended; tests/test_offline_cards.py takes it out to test the default (held).
+    user_config.write_text(f"hygiene:\n  interval_minutes: 0\n{CARDS_SAVED}")
     for name in ("MEMCURATE_CHILD", "ANTHROPIC_API_KEY", "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_DISABLE_AUTO_MEMORY"):
         monkeypatch.delenv(name, raising=False)
     return home

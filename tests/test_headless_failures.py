@@ -38,7 +38,8 @@ def setup(project: Path, tmp_path: Path) -> Path:
     (project / ".claude" / "memcurate.yaml").write_text(
         f"backend: offline\nmemory:\n  root: {memory}\ndrafting:\n  backoff_seconds: 0.0\n"
         # these sessions are reworded to make memories of their own: what is tested is the failures, not the gate
-        "auto_approve:\n  min_confidence: 0.0\n")
+        # (nor the hold on offline cards: set here too, as a test that undoes its monkeypatches reads the real home)
+        "auto_approve:\n  min_confidence: 0.0\n  offline_cards: true\n")
     return memory
 
 

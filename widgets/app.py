@@ -39,6 +39,7 @@ from textual.worker import get_current_worker
 
 from curator.candidates import staging, usage
 from curator.candidates.queue import Item, Outcome
+from curator.review import cards
 from curator.util.locks import LockBusy
 from curator.util.private import make_dirs
 from curator.util.textsafe import one_line
@@ -46,7 +47,8 @@ from curator.util.textsafe import one_line
 from .footer import TidyFooter
 from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribed, EngineReady, ItemsLoaded,
                        PipelineEvent, StagingChanged)
-from .panels import BudgetsView, DocumentView, DraftingLine, GraduationView, IssuesView, ProgressView, rule_issues
+from .panels import (BudgetsView, DocumentView, DraftingLine, GraduationView, IssuesView, ProgressView, card_evidence,
+                     rule_issues)
 from .queue import (CLAUDE, CLAUDE_WRITES, GROUPS, PROPOSAL, PROPOSALS, ROW_KINDS, RULE, RULES, QueueTable, group_of,
                     is_claude, is_memory, kind_item, matches, queue_title, sort_key)
 from .reasons import why_not_now
@@ -114,6 +116,10 @@ HELP_NOTES = ["Rows are grouped by triage: the session column names the Claude C
               "Rows of category rule are failures that recurred across sessions: a writes the rule into "
               ".claude/rules/memcurate/<topic>.md, e edits its text, topic and paths, r rejects it (never "
               "proposed again); A leaves them to you one by one.",
+              "Drafted offline (no model), a draft is an evidence card: text quoted from the session by rules, "
+              "shown with the lines it came from, the category they suggest and a runbook's error → fix. e opens it "
+              "pre-filled with the evidence beside it: write the fact in your own words. --auto-approve leaves "
+              "cards you have not written to you (unless auto_approve.offline_cards is true).",
               "Rows of category proposal are changes to existing memories (update, merge, archive, adopt, unlink) "
               "found by memcurate check, tidy or the library: a applies the diff shown, e edits the memory file "
               "it writes, r rejects it (never proposed again for the same files)."]
@@ -378,10 +384,19 @@ class MemcurateApp(App):
                     review = proposal_review(self.engine.proposal(key[0]))
                 else:
                     review = self.engine.review(*key)
+                    if cards.is_offline(review):  # an offline card: its evidence is shown beside it
+                        review = {**review, "evidence": self._card_evidence(key)}
                 self.post_message(DetailLoaded(key, review))
             except Exception as e:  # a malformed review file is shown, never fatal
                 self.post_message(DetailLoaded(key, None, str(e)))
         self.post_message(self._budgets(key if review and category not in GROUPS else None, review))
+
+    def _card_evidence(self, key: tuple[str, str]) -> dict:
+        """In a worker: an offline card's evidence; what went wrong reading it is said in its place."""
+        try:
+            return self.engine.card_evidence(*key)
+        except Exception as e:  # a damaged triage: the card is still shown and can be written
+            return {"note": f"its evidence cannot be read: {one_line(str(e), 200)}"}
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
         item = self.selected()
@@ -656,7 +671,10 @@ class MemcurateApp(App):
             if text is not None:
                 self._run_review("edit", item, text=text)
 
-        self.push_screen(EditorScreen(f"{item.category}: {item.title}", self.review["text"]), done)
+        ev = self.review.get("evidence")
+        side = card_evidence(ev, bool(self.review.get("card")), editing=True) if isinstance(ev, dict) else None
+        heading = f"{'offline card ' if side else ''}{item.category}: {item.title}"
+        self.push_screen(EditorScreen(heading, self.review["text"], evidence=side), done)
 
     def _edit_rule(self, item: Item) -> None:
         """The rule edit dialog: its save (in the dialog's worker) is Engine.edit_rule, which refuses an

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual import work
@@ -176,14 +176,22 @@ class EditorScreen(ModalScreen[str | None]):
     """
     BINDINGS = [Binding("ctrl+s", "save", "Save", priority=True), Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, text: str) -> None:
+    def __init__(self, title: str, text: str, evidence: list[RenderableType] | None = None) -> None:
+        """`evidence`: what the text was made from (an offline card's), shown beside the editor while editing."""
         super().__init__()
-        self.heading, self.text = title, text
+        self.heading, self.text, self.evidence = title, text, evidence
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text(f"Editing {self.heading} — Ctrl+S saves, Esc cancels"), classes="dialog-title")
-            yield TextArea(self.text, id="editor", soft_wrap=True)
+            hint = " — write it in your own words, the evidence is on the right" if self.evidence else ""
+            yield Label(Text(f"Editing {self.heading}{hint} — Ctrl+S saves, Esc cancels"), classes="dialog-title")
+            if self.evidence:
+                with Horizontal(id="editor-body"):
+                    yield TextArea(self.text, id="editor", soft_wrap=True)
+                    with VerticalScroll(id="editor-evidence"):
+                        yield Static(Group(*self.evidence))
+            else:
+                yield TextArea(self.text, id="editor", soft_wrap=True)
             yield Static("", id="editor-problems")
 
     def on_mount(self) -> None:

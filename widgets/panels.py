@@ -63,6 +63,8 @@ class DocumentView(VerticalScroll):
                 where = os.path.relpath(where, root)
             parts += [Text(f"Diff against {display(where)}", style="bold"),
                       Syntax(display(decision["diff"]), "diff", theme="ansi_dark", word_wrap=True), Text("")]
+        if review.get("evidence") is not None:  # an offline card: what it was made from, before its text
+            parts += card_evidence(review["evidence"], bool(review.get("card"))) + [Text("")]
         parts += [Text("Document", style="bold"),
                   Syntax(display(review.get("text", "")), "markdown", theme="ansi_dark", word_wrap=True)]
         body.update(Group(*parts))
@@ -170,6 +172,39 @@ def evidence(candidate) -> list:
                 lines.append("\nthen passed: ", style="dim")
                 lines.append(display(str(fix["command"])))
         out.append(lines)
+    return out
+
+
+def card_evidence(ev: dict, card: bool, editing: bool = False) -> list[Text]:
+    """An offline card's evidence (Engine.card_evidence): the category suggested, the session lines it was
+    made from, a runbook's failing commands with their fixes, and while `editing` the text around the lines.
+    `card`: no person has written it yet (else it was drafted offline and edited since)."""
+    head = Text.assemble(("Offline card", "bold yellow"),
+                         (f" — suggested category: {display(str(ev.get('category') or ''))}", "bold"))
+    said = ("Quoted from the session by rules, not a memory yet: write the fact in your own words"
+            + ("." if editing else " (e opens it pre-filled, with this evidence beside it).") if card else
+            "Drafted offline and edited by you since. What it was made from:")
+    out = [head, Text(said, style="dim")]
+    if ev.get("statement"):
+        out.append(Text.assemble(("The second look said: ", "bold"), display(str(ev["statement"]))))
+    lines = [x for x in ev.get("lines") or [] if isinstance(x, dict)]
+    if lines:
+        out.append(Text("Session lines", style="bold"))
+    for x in lines:
+        turn = f"turn {x['turn']} · " if x.get("turn") is not None else ""
+        keys = ", ".join(display(str(k)) for k in x.get("keywords") or [])
+        out.append(Text.assemble((f"{turn}{display(str(x.get('speaker') or ''))}", "dim"),
+                                 (f"  [{keys}]" if keys else "", "dim"), "\n", display(str(x.get("text") or ""))))
+    pairs = [x for x in ev.get("pairs") or [] if isinstance(x, dict)]
+    if pairs:
+        out.append(Text("Error → fix", style="bold"))
+    for x in pairs:
+        out.append(Text.assemble(("failed: ", "red"), display(str(x.get("error") or "")), "\n",
+                                 ("fixed:  ", "green"), display(str(x.get("fix") or ""))))
+    if ev.get("note"):
+        out.append(Text(display(str(ev["note"])), style="dim"))
+    if editing and ev.get("excerpt"):
+        out += [Text("Around them", style="bold"), Text(display(str(ev["excerpt"])), style="dim")]
     return out
 
 
