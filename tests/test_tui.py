@@ -394,6 +394,8 @@ def test_approve_all_saves_every_clean_memory_and_leaves_those_with_issues(proje
     assert not advised["blocked"] and any(i["code"] == "overlong" for i in advised["issues"])
     # the runbook's Verification says only that the tests pass: an advisory (form.py), so not clean
     clean = [c for c in DEMO_CATEGORIES if c not in ("decision", "tech_debt", "runbook")]
+    for cat in clean:  # written by a person: no longer an offline card (an unwritten card is never clean)
+        assert not edit_staged(project, memory, tid, cat, lambda t: t.rstrip("\n") + " Checked by hand.\n")["issues"]
     app = tui(project, memory)
 
     async def scenario(pilot):

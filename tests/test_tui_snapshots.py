@@ -328,6 +328,14 @@ def test_error_row_for_a_malformed_triage(snap_compare, project, tmp_path):
 def test_confirm_approve_clean(snap_compare, project, tmp_path):
     memory = tmp_path / "memory"
     review_queue(project, memory)
+    engine = engine_factory(project, memory, Timed())()
+    try:  # offline cards are never clean: the ones a person wrote are what approve-all saves
+        for cat in ("decision", "constraint", "preference"):
+            text = engine.review(T1, cat)["text"]
+            assert not engine.edit(T1, cat, text.rstrip("\n") + " Checked by hand.\n")["issues"]
+        pin(engine, T1)
+    finally:
+        engine.close()
     app = app_for(project, memory)
 
     async def run_before(pilot):

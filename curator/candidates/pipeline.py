@@ -30,7 +30,7 @@ from curator.candidates.staging import now_iso
 from curator.capture.redact import find_secrets, marker, redact, redact_document, redact_text
 from curator.categories import ONE_PER_SESSION
 from curator.memory import memfile
-from curator.review import confidence
+from curator.review import cards, confidence
 from curator.review.decide import Decision, Existing, decide, sessions
 from curator.review.verify import VERIFIER, Issue, blocking, verify
 from curator.util.atomic import read_json
@@ -139,6 +139,7 @@ def settle(engine, cand: Candidate, decision: Decision, draft_text: str, *, file
               "confidence": _confidence(engine, cand, decision.action, doc, issues, said if concerns_apply else {})}
     if withheld:
         record["withheld"] = withheld
+    record = cards.marked(record)  # an offline card says so, and carries its advisory (counted on the state line)
     cand.write_review(text, record)
     cand.move("ready", **summary(record), **extra)
     return record
@@ -215,7 +216,7 @@ def summary(record: dict) -> dict:
     sev = [i["severity"] for i in record["issues"]]
     return {"action": record["decision"]["action"], "blocked": record["blocked"], "title": record.get("title", ""),
             "blocks": sev.count("BLOCK"), "advisories": sev.count("ADVISORY"), "verified": record["verified"],
-            "confidence": record["confidence"]["value"]}
+            "confidence": record["confidence"]["value"], "card": bool(record.get("card"))}
 
 
 def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -> dict[str, str]:
