@@ -114,8 +114,9 @@ def test_list_after_drafting_shows_ready_items_with_confidence_and_issues(drafte
         assert cat == i["category"] and tid in staging.triage_ids(drafted["data"])
         assert 0 <= i["confidence"] <= 1 and i["action"] == "create"
         assert i["where"].startswith(f"{cat}/") and i["where"].endswith(".md")
-    runbook = item(drafted, "runbook")
-    assert [x["severity"] for x in runbook["issues"]] == ["ADVISORY"]
+    runbook = item(drafted, "runbook")  # its form advisory, and the mark of an offline card
+    assert [(x["severity"], x["code"]) for x in runbook["issues"]][-1] == ("ADVISORY", "offline-card")
+    assert [x["severity"] for x in runbook["issues"]] == ["ADVISORY", "ADVISORY"]
 
     code, out, _ = cli(capsys, "list", "--project", drafted["project"])
     lines = out.splitlines()

@@ -61,7 +61,7 @@ def test_a_selected_card_shows_its_evidence_and_the_editor_keeps_it_beside_the_t
         assert "Error → fix" in shown
         assert "failed: python -m pytest tests/test_auth.py -q -> E sqlalchemy.exc.OperationalError" in shown
         assert "fixed:  by: Edit tests/conftest.py; passed: python -m pytest -q" in shown
-        assert shown.index("Offline card") < shown.index("Document")  # the evidence, then the text
+        assert shown.index("Document") < shown.index("Offline card")  # the text first, its evidence under it
         assert "an offline evidence card" in issues(app)
 
         await select(pilot, "decision")

@@ -226,6 +226,8 @@ def test_fit_title_cuts_at_the_end_while_the_difference_shows():
 def test_approve_all_lists_each_memory_it_saves_before_asking(project, memory):
     tid = stage_demo(project, memory, drafted=True)
     edit_staged(project, memory, tid, "decision", lambda t: t.replace("## Rationale", "## Thoughts"))  # BLOCK
+    for cat in ("constraint", "preference"):  # written by a person: no longer offline cards, so clean
+        edit_staged(project, memory, tid, cat, lambda t: t.rstrip("\n") + " Checked by hand.\n")
     app = tui(project, memory)
 
     async def scenario(pilot):

@@ -63,10 +63,10 @@ class DocumentView(VerticalScroll):
                 where = os.path.relpath(where, root)
             parts += [Text(f"Diff against {display(where)}", style="bold"),
                       Syntax(display(decision["diff"]), "diff", theme="ansi_dark", word_wrap=True), Text("")]
-        if review.get("evidence") is not None:  # an offline card: what it was made from, before its text
-            parts += card_evidence(review["evidence"], bool(review.get("card"))) + [Text("")]
         parts += [Text("Document", style="bold"),
                   Syntax(display(review.get("text", "")), "markdown", theme="ansi_dark", word_wrap=True)]
+        if review.get("evidence") is not None:  # an offline card: what it was made from, under its text
+            parts += [Text("")] + card_evidence(review["evidence"], bool(review.get("card")))
         body.update(Group(*parts))
 
 
