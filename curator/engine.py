@@ -63,7 +63,8 @@ class Engine:
     # -- the work: what front ends call ----------------------------------------------
 
     def pending(self, unreadable: list | None = None) -> list[str]:
-        """Triages with a candidate not yet saved or rejected, oldest first; `unreadable`, when given,
+        """Triages with a candidate not yet saved or rejected, those with a second look due first, each part
+        oldest first; `unreadable`, when given,
         gains (triage id, why) for each triage that cannot be read."""
         return pipeline.pending_triages(self.data, unreadable)
 

@@ -9,6 +9,7 @@ digest would, and whose drafts answer in the fact format, completed by the real 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from synthetic import Transcript, text
@@ -203,3 +204,87 @@ def test_a_stretch_the_keywords_find_nothing_in_is_not_worth_a_look_and_waits_fo
     assert doc["second_look"]["byte_range"][0] == 0 < size < doc["second_look"]["byte_range"][1]
     engine.process(tid)
     assert "hello there" in fake.looks[0].activity  # the waiting bytes are read with what followed
+
+
+def stop_then_end(engine, tmp_path: Path) -> tuple[str, str, Path]:
+    """A Stop pass over the first turn (its keyword decision staged with no look), then the session grows and
+    ends: the SessionEnd triage asks for a look over the whole session. Returns (stop tid, end tid, path)."""
+    t = Transcript().user("We decided to keep Postgres, not SQLite, because the reports need window functions.")
+    t.assistant(text("Keeping Postgres for the reports."))
+    path = t.write(tmp_path / "s.jsonl")
+    end_session(engine, path, event="Stop")
+    (stop,) = staging.triage_ids(engine.data)
+    assert "second_look" not in staging.load_triage(engine.data, stop)
+    assert staging.load_triage(engine.data, stop)["categories"]["decision"]["triggered"]
+    t.user(SESSION[1][0]).assistant(text(SESSION[1][1]))
+    end_session(engine, t.write(path))
+    (end,) = [x for x in staging.triage_ids(engine.data) if x != stop]
+    return stop, end, path
+
+
+def test_a_stops_keyword_category_waits_for_the_look_and_is_not_drafted_from_its_excerpt(project, tmp_path):
+    fake = FactLook(FACTS[:2])
+    engine = engine_with(project, tmp_path, fake)
+    t = Transcript().user("We decided to keep Postgres, not SQLite, because the reports need window functions.")
+    path = t.assistant(text("Keeping Postgres for the reports.")).write(tmp_path / "s.jsonl")
+    end_session(engine, path, event="Stop")
+    (stop,) = staging.triage_ids(engine.data)
+    events = []
+    assert engine.process(stop, on_event=events.append)["decision"] == "triaged"  # waiting: no call made
+    assert fake.drafts == [] and [e.state for e in events] == ["waiting"]
+    assert "second look at the session's end" in events[0].detail["reason"]
+
+
+def test_once_the_look_read_the_stretch_the_stops_category_is_skipped_and_the_facts_drafted_once(project, tmp_path):
+    fake = FactLook(FACTS[:2])
+    engine = engine_with(project, tmp_path, fake)
+    stop, end, _ = stop_then_end(engine, tmp_path)
+    assert engine.pending()[0] == end  # the look goes first
+    for tid in engine.pending():
+        engine.process(tid)
+    rec = staging.category_states(engine.data, stop)["decision"]
+    assert rec["state"] == "skipped" and f"drafted in triage {end}" in rec["reason"]
+    states = staging.category_states(engine.data, end)
+    assert states["decision"]["state"] == "ready" and states["decision-2"]["state"] == "ready"
+    assert sorted(fake.drafts) == ["decision", "decision"]  # the two facts, and no draft from the excerpt
+    assert len(fake.looks) == 1 and "window functions" in fake.looks[0].activity
+
+
+def test_offline_a_stops_keyword_category_is_drafted_at_once(project, tmp_path):
+    from test_second_look import ANSWERS  # noqa: F401 (the fake's drafts)
+
+    engine = engine_with(project, tmp_path, FactLook(FACTS[:1]), "second_look:\n  enabled: false\n")
+    t = Transcript().user("We decided to keep Postgres, not SQLite, because the reports need window functions.")
+    path = t.assistant(text("Keeping Postgres for the reports.")).write(tmp_path / "s.jsonl")
+    end_session(engine, path, event="Stop")
+    (stop,) = staging.triage_ids(engine.data)
+    assert engine.process(stop)["decision"] != "triaged"  # no look will come: drafted from its excerpt
+
+
+def test_when_the_look_fails_for_good_the_stops_category_is_drafted_from_its_excerpt(project, tmp_path):
+    fake = FactLook(FACTS[:1])
+    fake.error = "overloaded"
+    engine = engine_with(project, tmp_path, fake)
+    stop, end, _ = stop_then_end(engine, tmp_path)
+    for _ in range(2):  # a failed look is tried once more, by the next run (another process)
+        engine.process(end)
+        record = json.loads(Path(staging.second_look_path(engine.data, end)).read_text())
+        record["pid"] = -1
+        Path(staging.second_look_path(engine.data, end)).write_text(json.dumps(record))
+    assert record["state"] == "failed" and record["attempts"] == 2
+    assert engine.process(stop)["decision"] != "triaged" and "decision" in fake.drafts
+
+
+def test_a_stops_category_no_look_ever_covers_is_drafted_after_the_wait(project, tmp_path):
+    from curator.candidates import second_look
+    from curator.candidates.candidate import StagedTriage
+
+    engine = engine_with(project, tmp_path, FactLook(FACTS[:1]))
+    t = Transcript().user("We decided to keep Postgres, not SQLite, because the reports need window functions.")
+    path = t.assistant(text("Keeping Postgres for the reports.")).write(tmp_path / "s.jsonl")
+    end_session(engine, path, event="Stop")
+    (stop,) = staging.triage_ids(engine.data)
+    triage = StagedTriage(engine.data, stop)
+    assert second_look.keyword_fate(engine, triage)[0] == "wait"
+    later = time.time() + second_look.WAIT_HOURS * 3600 + 60
+    assert second_look.keyword_fate(engine, triage, now=later) == ("draft", "")

@@ -48,7 +48,8 @@ def saved(tmp_path_factory) -> Path:
     with pytest.MonkeyPatch.context() as mp:
         for name in ("HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME"):
             mp.setenv(name, str(base / "home" / name.lower()))
-        project = make_project(base)
+        # offline drafts stand in for a model's here: saved as drafted, not held as cards for a person
+        project = make_project(base, "auto_approve:\n  offline_cards: true\n")
         engine = Engine(project, clock=lambda: "2026-11-22T10:04:00Z")
         for s in SESSIONS:
             capture(engine.data, engine.cfg, str(shared(s)), event="backfill", summary=True)

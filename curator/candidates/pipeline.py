@@ -236,6 +236,9 @@ def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -
         # A keyword category a look that read everything did not confirm: not drafted from its excerpt.
         # Decided before any draft of the triage, from the look's record (a look made by an earlier run too).
         unread = second_look.unconfirmed(triage.doc) if only is None else {}
+        # A Stop's keyword categories, when a look will read their bytes: they wait for it, then go (its facts
+        # are drafted in its own triage); the session summary never waits.
+        fate, why = second_look.keyword_fate(engine, triage) if only is None else ("draft", "")
         todo: list[Candidate] = []
         for cat, cand in cands.items():
             if only is not None and cat not in only:
@@ -250,6 +253,13 @@ def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -
                 if cat in unread:
                     cand.move("skipped", reason=unread[cat])
                     emit(Event(tid, cat, "skipped", {"reason": unread[cat]}))
+                    continue
+                if fate != "draft" and cand.state == "triaged" and cand.category not in ONE_PER_SESSION:
+                    if fate == "skip":
+                        cand.move("skipped", reason=why)
+                        emit(Event(tid, cat, "skipped", {"reason": why}))
+                    else:
+                        emit(Event(tid, cat, "waiting", {"reason": why}))
                     continue
                 todo.append(cand)
         if todo:
@@ -446,9 +456,12 @@ def _redact_draft(result) -> None:
 
 
 def pending_triages(data: str, unreadable: list | None = None) -> list[str]:
-    """Triages with a category that is not saved or rejected yet, or a second look to make, oldest first. Those that cannot
+    """Triages with a category that is not saved or rejected yet, or a second look to make: those whose look
+    is due first (earlier passes' keyword categories wait for it: second_look.keyword_fate), each part oldest
+    first. Those that cannot
     be read are skipped; `unreadable`, when given, gains (triage id, why) for each."""
     out = []
+    due: set[str] = set()
     for tid in staging.triage_ids(data):
         try:
             doc = staging.load_triage(data, tid)
@@ -459,5 +472,8 @@ def pending_triages(data: str, unreadable: list | None = None) -> list[str]:
             continue
         if staging.look_due(doc) or any(r["state"] in staging.PENDING for r in states.values()):
             out.append(tid)
-    return out
+            if staging.look_due(doc):
+                due.add(tid)
+    # A triage whose look is due goes first: the keyword categories of earlier passes wait for it.
+    return [t for t in out if t in due] + [t for t in out if t not in due]
 

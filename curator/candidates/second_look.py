@@ -138,10 +138,73 @@ def _look(engine, triage: StagedTriage, request: dict) -> dict:
     slots, over = _slots(facts)
     dropped += over
     entries = {name: _entry(f, by_n, cfg) for name, f in slots.items()}
-    added = {c: e for c, e in entries.items() if c not in already}
-    confirmed = {c: e for c, e in entries.items() if c in already}
+    # A fact of a category this triage's keywords triggered confirms it; any other is added (a category only an
+    # earlier pass flagged, a hint, is not this triage's: its fact is drafted here, as an added slot).
+    mine = {n for n, c in triage.doc["categories"].items() if isinstance(c, dict) and c.get("triggered")}
+    added = {c: e for c, e in entries.items() if c not in mine}
+    confirmed = {c: e for c, e in entries.items() if c in mine}
     return {**record, "model": models[-1], "state": "done", "findings": facts, "dropped": dropped, "added": added,
             "confirmed": confirmed}
+
+
+WAIT_HOURS = 12.0  # how long a Stop's keyword categories wait for a look over their bytes before being drafted
+
+
+def keyword_fate(engine, triage: StagedTriage, now: float | None = None) -> tuple[str, str]:
+    """What becomes of the keyword categories of a triage that asked for no look of its own (a Stop's pass),
+    when a Claude backend drafts and the look is on: the look at the session's end, or at its next segment,
+    reads these bytes, and a keyword excerpt is no evidence to draft from (issue 23). ("wait", why) while a
+    later triage's look over them is due, or none is staged yet and the triage is younger than WAIT_HOURS;
+    ("skip", reason) once such a look read them whole (its facts are drafted in its own triage); ("draft", "")
+    otherwise: offline, look off, a subagent's, the triage's own look decides (`unconfirmed`), the look over
+    them failed for good or read only part of them, or a later pass at a look's event asked for none."""
+    import calendar
+    import time
+
+    doc = triage.doc
+    source = doc.get("source") or {}
+    look = engine.cfg["second_look"]
+    if isinstance(doc.get("second_look"), dict) or not look["enabled"] or source.get("subagent") \
+            or engine.drafter.name not in CLAUDE_BACKENDS or not hasattr(engine.drafter, "second_look"):
+        return "draft", ""
+    try:
+        start, end = int(source["byte_range"][0]), int(source["byte_range"][1])
+    except (KeyError, TypeError, ValueError, IndexError):
+        return "draft", ""
+    for tid in staging.triage_ids(engine.data):
+        if tid <= triage.tid:
+            continue  # a look over these bytes is asked by a later pass
+        try:
+            other = staging.load_triage(engine.data, tid)
+        except staging.StagingError:
+            continue
+        if (other.get("source") or {}).get("transcript") != source.get("transcript"):
+            continue
+        request = other.get("second_look")
+        if not isinstance(request, dict):
+            if other.get("event") in look["events"]:
+                return "draft", ""  # a session's end passed with no look over these bytes (offline then): none comes
+            continue
+        try:
+            lo, hi = request["byte_range"]
+            if not (int(lo) <= start and end <= int(hi)):
+                continue
+        except (KeyError, TypeError, ValueError):
+            continue
+        if staging.look_due(other):
+            return "wait", f"the second look over bytes {lo}..{hi} (triage {tid}) reads these bytes first"
+        record = request.get("record") or {}
+        if record.get("state") == "done" and not record.get("left_out") and not record.get("segments_left_out"):
+            return "skip", (f"the second look over bytes {lo}..{hi} read this stretch: the facts it found are "
+                            f"drafted in triage {tid} (a keyword excerpt is not drafted from)")
+        return "draft", ""
+    try:
+        age = (time.time() if now is None else now) - calendar.timegm(time.strptime(doc["created"], "%Y-%m-%dT%H:%M:%SZ"))
+    except (KeyError, TypeError, ValueError):
+        return "draft", ""
+    if age < WAIT_HOURS * 3600:
+        return "wait", "the second look at the session's end (or at its next segment) reads these bytes first"
+    return "draft", ""
 
 
 def _slots(facts: list[dict]) -> tuple[dict[str, dict], list[str]]:

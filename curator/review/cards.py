@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Mapping
 
 from curator.capture.redact import redact_text
-from curator.review.verify import ADVISORY, Issue
 from curator.util.textsafe import clean, one_line
 
 OFFLINE = "offline"  # the drafter model the pipeline records for the offline drafter's drafts
@@ -44,7 +43,10 @@ def is_card(record: Mapping | None) -> bool:
     return is_offline(record) and (record or {}).get("concerns_apply") is True
 
 
-def card_issue() -> Issue:
+def card_issue():
+    """The ADVISORY that marks a card (verify is imported here: the TUI's start path never needs it)."""
+    from curator.review.verify import ADVISORY, Issue
+
     return Issue(ADVISORY, CARD, "drafting", CARD_MESSAGE)
 
 
