@@ -7,6 +7,14 @@ this backend drafts through their own CLI login. The child is isolated:
 - `--tools ""`: no tools at all (it only answers), in a fresh temporary cwd removed afterwards;
 - `--system-prompt`: memcurate's own prompt, the category's prompt on stdin;
 - `MEMCURATE_CHILD=1` in its environment: memcurate's hooks, should the child fire them, ignore it;
+- Claude Code's own retries off (`CLAUDE_CODE_MAX_RETRIES=0` in its environment and in `--settings`),
+  whatever the parent's environment or the person's settings.json say: memcurate owns retries, backoff
+  and the fallback (resilience.py). Left to itself the CLI retries a 401, a 429 and every 5xx ten times
+  and answers after about three minutes (2.1.328: 11 requests, 179 s), so a bad key was killed as a
+  timeout and retried; with them off each failure is the CLI's own answer within about a second,
+  classified below. Its telemetry, error reports and auto-updater are off too: the child's calls are
+  memcurate's, not the person's use of Claude Code, and a child killed at its timeout must not be the
+  one updating it;
 - its own process group, killed whole (grandchildren included) when it outlives the timeout.
 
 `draft` never raises: a non-zero exit, `is_error`, output that is not the CLI's JSON and a timeout
@@ -51,6 +59,13 @@ _TRANSIENT = re.compile(r"overloaded|rate.?limit|timed? ?out|timeout|econnreset|
                         r"network|internal server error|server error|service unavailable|bad gateway", re.I)
 _STATUS = re.compile(r"API Error:?\s*\(?(\d{3})\b")
 
+# Claude Code's environment variables (its reference; checked against 2.1.328) every child gets, in its
+# environment and in `--settings` (the `env` of the person's settings.json wins over the environment, the
+# flag's over both; only a managed policy's over the flag).
+CLAUDE_OVERRIDES = {"CLAUDE_CODE_MAX_RETRIES": "0", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
+                    "DISABLE_AUTOUPDATER": "1"}
+_SETTINGS = json.dumps({"env": CLAUDE_OVERRIDES}, separators=(",", ":"))
+
 
 def timeout_for(cfg: Mapping) -> float:
     """How long one model call may run (both Claude backends): `drafting.timeout_seconds`, less a margin
@@ -78,6 +93,7 @@ class ClaudeCliDrafter:
                 "--model", request.model_alias or "sonnet",  # the alias: the CLI maps it to the current model
                 "--no-session-persistence",
                 "--tools", "",  # "" disables every tool
+                "--settings", _SETTINGS,  # over the person's settings, under a managed policy
                 "--system-prompt", system]
 
     def draft(self, request: DraftRequest) -> DraftResult:
@@ -157,8 +173,7 @@ class ClaudeCliDrafter:
 
     def _run(self, argv: list[str], stdin: str) -> tuple[str, str, int | None]:
         """(stdout, stderr, exit code) of the child; exit code None when it timed out and was killed."""
-        env = {**os.environ, CHILD_ENV: "1"}
-        env.pop("CLAUDECODE", None)  # set inside a Claude Code session; the CLI refuses to nest under it
+        env = child_env(os.environ)
         cwd = tempfile.mkdtemp(prefix="memcurate-claude-")
         try:
             with _LIVE_LOCK:
@@ -176,6 +191,14 @@ class ClaudeCliDrafter:
             return out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), proc.returncode
         finally:
             shutil.rmtree(cwd, ignore_errors=True)
+
+
+def child_env(parent: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a `claude` child: the parent's (its login, PATH, proxy), memcurate's recursion
+    guard and CLAUDE_OVERRIDES."""
+    env = {**parent, **CLAUDE_OVERRIDES, CHILD_ENV: "1"}
+    env.pop("CLAUDECODE", None)  # set inside a Claude Code session; the CLI refuses to nest under it
+    return env
 
 
 def kill_children() -> int:
