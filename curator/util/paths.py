@@ -122,6 +122,27 @@ def is_inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
+def project_relative(path: str, project: str) -> str | None:
+    """`path`, a file a session wrote, relative to `project` ('/' separated); None outside it.
+
+    A relative path is taken from the project; `..` is collapsed first, so `proj/../other/x` is outside. A
+    project reached through a symbolic link (the transcript says /tmp/p, the file /private/tmp/p/x) is
+    compared resolved too. Without a project (`""`) the path is returned as written."""
+    if not project or not path:
+        return path or None
+    root = os.path.normpath(project)
+    full = os.path.normpath(os.path.join(root, path))
+    if not is_inside(full, root):
+        try:
+            full, root = os.path.realpath(full), os.path.realpath(root)
+        except (ValueError, OSError):  # a NUL or a lone surrogate in a path from the transcript
+            return None
+        if not is_inside(full, root):
+            return None
+    rel = os.path.relpath(full, root)
+    return None if rel == os.curdir else rel.replace(os.sep, "/")
+
+
 def resolve_target(path: str, cwd: str) -> str:
     """Where a tool's file path really points: `~` expanded, relative to `cwd`, `..` collapsed and the
     symlinks of every existing ancestor resolved (the file itself may not exist yet)."""
