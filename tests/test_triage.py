@@ -143,9 +143,10 @@ def test_an_error_and_its_fix_count_for_runbooks(tmp_path, rules):
 
 def test_session_summary_only_when_asked_and_substantive(tmp_path, rules):
     path = tmp_path / "t.jsonl"
-    tools = [{"type": "tool_use", "id": f"t{i}", "name": name, "input": {"file_path": f"/src/f{i}.py"}}
+    tools = [{"type": "tool_use", "id": f"t{i}", "name": name, "input": {"file_path": f"/work/app/src/f{i}.py"}}
              for i, name in enumerate(["Read", "Edit", "Bash", "Grep", "Write"] * 4)]
-    write(path, [user("Add pagination to the list endpoint"), *assistant("m1", *tools),
+    write(path, [user("Add pagination to the list endpoint", cwd="/work/app"), *assistant("m1", *tools),
+                 *[result(f"t{i}", "ok") for i in range(len(tools))],
                  user("Now document it in the README"),
                  *assistant("m2", text("Done: pagination added, README updated; next, add tests for page size."))])
     res, _ = triage_file(path, rules, summary=False)
@@ -156,7 +157,7 @@ def test_session_summary_only_when_asked_and_substantive(tmp_path, rules):
     assert s["signals"] == {"tool_uses": 20, "distinct_tools": 5, "user_turns": 2}
     assert "[turn 1 · user] Add pagination to the list endpoint" in s["excerpt"]
     assert "next, add tests for page size" in s["excerpt"]
-    assert "/src/f1.py" in s["excerpt"]  # files changed
+    assert "[files changed] src/f1.py, src/f4.py, src/f6.py" in s["excerpt"]  # relative to the session's folder
     tiny = tmp_path / "tiny.jsonl"
     write(tiny, [user("Warmup"), *assistant("m1", text("Ready."))])
     res, _ = triage_file(tiny, rules, summary=True)

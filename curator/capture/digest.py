@@ -37,13 +37,13 @@ from dataclasses import dataclass, field
 
 from curator.capture.redact import redact_text
 from curator.capture.transcript import TranscriptReader, head, tail
-from curator.capture.triage import command_signature, error_line
+from curator.capture.triage import WRITE_TOOLS, command_signature, error_line, session_cwd
+from curator.util.paths import project_relative
 from curator.util.safe_open import open_regular
 from curator.util.textsafe import clean, one_line
 
 DEFAULT_MAX_CHARS = 60000  # per segment, as the second look's second_look.max_chars
 MIN_MAX_CHARS = 500  # a smaller bound is taken as this: an entry must fit in a segment with its label
-WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 ASK, PLAN = "AskUserQuestion", "ExitPlanMode"
 # Characters an entry keeps at most, by kind (after redaction; a longer text keeps its head and tail).
 LIMITS = {"user": 6000, "command": 600, "queued": 2000, "answer": 2000, "plan": 12000, "plan_rejected": 4000,
@@ -62,7 +62,6 @@ _ANSWERED = re.compile(r"^Your questions have been answered:\s*(.*?)\s*(?:\.\s*Y
 _COMMAND = re.compile(r"<command-name>\s*(.*?)\s*</command-name>.*?<command-args>(.*?)</command-args>", re.S)
 _NOT_USER_WORDS = ("<task-notification>", "<bash-notification>")
 _IMAGE_ONLY = re.compile(r"^(?:\s*\[Image #\d+\]\s*)+$")
-_CWD = re.compile(rb'"cwd"\s*:\s*("(?:[^"\\]|\\.)*")')
 _SENTENCE = re.compile(r"(?<=[.!?:])\s+(?=\S)")
 _NARRATION = ("let me", "let's", "now let", "now i", "i'll", "i will", "i'm going to", "i am going to", "i need to",
               "i can see", "i see", "looking at", "next,", "next i", "first,", "first i", "then i", "now,",
@@ -359,16 +358,6 @@ def _tool_input(f, start: int, end: int, tool_id: str) -> dict:
     return {}
 
 
-def _cwd(f, start: int, end: int) -> str:
-    try:
-        raw = os.pread(f.fileno(), min(end - start, 1 << 16), start)
-        m = _CWD.search(raw)
-        value = json.loads(m.group(1)) if m else ""
-    except (OSError, ValueError, UnicodeDecodeError):
-        return ""
-    return value if isinstance(value, str) else ""
-
-
 def _result_text(rec: dict, tool_id: str) -> str:
     """The text of tool result `tool_id` in a user record, whole."""
     content = (rec.get("message") or {}).get("content")
@@ -418,7 +407,9 @@ class _Builder:
         self.f = f
         self.who = "parent" if subagent else "user"
         self.error_tools = set(cfg["categories"]["runbook"]["error_tools"])
-        self.project = project
+        # The folder the session started in, not the range's first record's `cwd`: a `cd` in Claude Code's
+        # shell moves that, and a look's range starts anywhere in the session.
+        self.project = os.fspath(project) if project is not None else session_cwd(f)
         self.entries: list[DigestEntry] = []
         self.seen: dict[str, int] = {}  # normalised text -> index in entries: a repeat is not a new entry
         self.calls: dict[str, tuple[str, str, int, int]] = {}  # tool id -> (name, target, reply start, end)
@@ -455,16 +446,9 @@ class _Builder:
 
     def relative(self, path: str) -> str | None:
         """`path` relative to the project; None outside it."""
-        if not self.project:
-            return path
-        root = self.project.rstrip(os.sep) + os.sep
-        if path.startswith(root):
-            return path[len(root):]
-        return None if os.path.isabs(path) else path
+        return project_relative(path, self.project)
 
     def feed(self, e) -> None:
-        if self.project is None and e.kind in ("user", "assistant", "tool_result"):
-            self.project = _cwd(self.f, e.start, e.end) or ""
         kind = e.kind
         if kind == "user":
             self.end_turn()
@@ -612,7 +596,7 @@ def digest(path, cfg: dict, byte_range: "tuple[int, int | None] | None" = None, 
     (the whole file by default; an end of None is the file's end), in segments of at most `max_chars`.
 
     `project`: the folder written paths are made relative to (writes outside it are not listed); by
-    default the `cwd` of the range's first record. `subagent`: the "user" is a parent agent (by default,
+    default the folder the session started in (the transcript's first `cwd`). `subagent`: the "user" is a parent agent (by default,
     from an `agent-*.jsonl` name). OSError when the transcript cannot be read."""
     limit = max(int(max_chars or (cfg.get("digest") or {}).get("max_chars") or DEFAULT_MAX_CHARS), MIN_MAX_CHARS)
     start, end = byte_range or (0, None)

@@ -12,6 +12,8 @@ for how keyword patterns avoid being compiled when they cannot match.
 from __future__ import annotations
 
 import heapq
+import json
+import os
 import zlib
 from bisect import bisect_right
 
@@ -19,6 +21,7 @@ from curator.capture.keywords import Keyword, KeywordSet
 from curator.capture.redact import redact_text
 from curator.categories import NAMES, TEXT_SCORED
 from curator.util.lazyre import LazyRegex
+from curator.util.paths import project_relative
 from curator.util.textsafe import one_line
 
 TYPE_CHECKING = False
@@ -31,6 +34,9 @@ _ERROR_LINE = LazyRegex(r"(?i)(?:(?:error|exception)\b|\b(?:failed|failure|trace
 _PUNCT = ".,;:!?'\"()[]{}-–—…*_`~"
 MAX_FAILED_RUNS = 50  # of one pass, kept for rule graduation
 MAX_FIX_NOTES = 5  # files, and assistant texts, noted per failing run
+WRITE_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})  # MultiEdit: older transcripts
+MAX_CWD_RECORD = 4 << 20  # the session's folder is looked for in records up to this long ...
+HEAD_RECORDS = 50  # ... among the first few (Claude Code writes it on its first prompt)
 
 
 # -- rules -------------------------------------------------------------------
@@ -244,7 +250,13 @@ class Digest:
         self.prompts: list[list[int]] = [list(p) for p in d.get("prompts", [])]  # [turn, start, end]: the first few
         self.last_prompt: list[int] = list(d.get("last_prompt", []))
         self.outcome: list[int] = list(d.get("outcome", []))  # [turn, start, end] of the last reply with text
+        # Files written (the tool said so) inside the project, relative to it: what a summary's reader and
+        # `memcurate check` (hygiene/references.py) can find. Entries of an older state may be absolute.
         self.files: list[str] = list(d.get("files", []))
+        # The folder the session started in (its first record's `cwd`, Claude Code's project folder): what
+        # files are relative to; "" when the transcript does not say, None until a record was read.
+        project = d.get("project")
+        self.project: str | None = project if isinstance(project, str) else None
         # The user rejected a tool use and has not written since: a Stop hook's pass ends at the
         # rejection, and the message that overrides it comes in the next pass.
         self.rejected: bool = bool(d.get("rejected", False))
@@ -252,7 +264,7 @@ class Digest:
     def as_dict(self) -> dict:
         return {"tool_uses": self.tool_uses, "tools": self.tools, "user_turns": self.user_turns,
                 "prompts": self.prompts, "last_prompt": self.last_prompt, "outcome": self.outcome,
-                "files": self.files, "rejected": self.rejected}
+                "files": self.files, "project": self.project, "rejected": self.rejected}
 
 
 # -- triage ------------------------------------------------------------------
@@ -280,6 +292,7 @@ class Triage:
         self.prompt_entry: "Entry | None" = None  # the current turn's prompt, redacted only if a snippet needs it
         self.prompt_cache: tuple[int, str] | None = None
         self.tool_calls: dict[str, tuple[str, str, str]] = {}  # tool_use id -> (name, command signature, command)
+        self.writes: dict[str, str] = {}  # tool_use id -> the file a write tool was asked to change, until it answers
         self.pending_errors: dict[tuple[str, str], tuple[int, str]] = {}  # (name, signature) -> (turn, error line)
         # (name, program) -> [turn, error line, edits seen at its last failure, failures]: an error that recurs
         self.failing: dict[tuple[str, str], list] = {}
@@ -341,16 +354,15 @@ class Triage:
             d.tool_uses += 1
             if tu.name not in d.tools:
                 d.tools.append(tu.name)
-            if tu.name in ("Edit", "MultiEdit", "Write", "NotebookEdit"):
+            if tu.name in WRITE_TOOLS:
                 self.edits += 1
                 self._while_failing("files", tu.target)
-            if tu.name in ("Edit", "MultiEdit", "Write", "NotebookEdit") and tu.target \
-                    and len(d.files) < Digest.MAX_FILES:
-                target = redact_text(tu.target)
-                if target not in d.files:
-                    d.files.append(target)
+                if tu.target:
+                    self.writes[tu.id] = tu.target  # a change once its result says so (see _tool_result)
         if len(self.tool_calls) > 2000:  # results follow their calls closely; forget old ids
             self.tool_calls = dict(list(self.tool_calls.items())[-500:])
+        if len(self.writes) > 2000:
+            self.writes = dict(list(self.writes.items())[-500:])
         if e.text:
             self._while_failing("said", e.text[:1000])
             d.outcome = [e.turn, e.start, e.end]
@@ -364,8 +376,14 @@ class Triage:
             self._score_text(e.text, "assistant", e.turn)
 
     def _tool_result(self, e: "Entry") -> None:
+        written = self.writes.pop(e.tool_use_id, None)
         if e.rejected:  # of any tool: the user overrode what the assistant proposed
             self.digest.rejected = True
+            return
+        if written is not None:
+            # An error result (a hook's or the permission check's deny, a failed edit) changed nothing.
+            if not e.is_error:
+                self._written(written, e)
             return
         name, signature, command = self.tool_calls.get(e.tool_use_id, ("", "", ""))
         call = (name, signature)
@@ -402,6 +420,22 @@ class Triage:
             # An error that kept coming back is gone after a file was edited: the edit fixed it.
             del self.failing[program]
             self._error_fixed(seen[0], seen[1], "error-stopped-after-edit")
+
+    def _written(self, target: str, e: "Entry") -> None:
+        """Note a file a write tool changed, relative to the project; one outside it is left out."""
+        d = self.digest
+        if d.project is None:
+            self._learn_project()
+        path = project_relative(target, d.project)
+        if path is None or len(d.files) >= Digest.MAX_FILES:
+            return
+        path = redact_text(path)  # after the cut to the project: a redaction cannot move a path out of it
+        if path not in d.files:
+            d.files.append(path)
+
+    def _learn_project(self) -> None:
+        """The project, once per transcript (the digest keeps it): the folder the session started in."""
+        self.digest.project = session_cwd(self.path) if self.path is not None else ""
 
     def _while_failing(self, what: str, value: str) -> None:
         """Note an edited file or the assistant's words for each failing run not fixed yet (a few each)."""
@@ -534,6 +568,14 @@ class Triage:
             heapq.heapreplace(heap, s)
 
     # -- results ---------------------------------------------------------
+    def files_changed(self) -> list[str]:
+        """The files the session wrote inside the project, relative to it (older states' absolute paths too)."""
+        d = self.digest
+        if d.project is None:
+            self._learn_project()
+        files = (project_relative(f, d.project or "") for f in d.files)
+        return list(dict.fromkeys(f for f in files if f))
+
     def summary_score(self) -> tuple[float, dict]:
         d = self.digest
         values = {"tool_uses": d.tool_uses, "distinct_tools": len(d.tools), "user_turns": d.user_turns}
@@ -604,13 +646,53 @@ class Triage:
                              "text": one_line(outcome[1], self.r.snippet_chars)})
         entry["snippets"] = snippets
         lines = [f"[turn {t} · user] {p}" for t, p in prompts]
-        if d.files:
-            lines.append("[files changed] " + ", ".join(one_line(f, 200) for f in d.files))
+        files = self.files_changed()
+        if files:
+            lines.append("[files changed] " + ", ".join(one_line(f, 200) for f in files))
         lines.append(f"[activity] {d.tool_uses} tool uses ({', '.join(d.tools)}), {d.user_turns} user turns")
         if outcome and outcome[1]:
             lines.append(f"[turn {outcome[0]} · assistant, last reply] {outcome[1]}")
         entry["excerpt"] = _bounded("\n\n".join(lines), self.r.excerpt_chars)
         return entry
+
+
+def session_cwd(source) -> str:
+    """The folder the session started in: the top-level `cwd` of the transcript's first record that has one
+    (a `cd` in Claude Code's shell moves the `cwd` of the records after it). `source` is a path or a file open
+    in binary (read with pread: its position is left alone); "" when the head of the file does not say."""
+    try:
+        if hasattr(source, "fileno"):
+            return _first_cwd(source.fileno())
+        with open(source, "rb") as f:
+            return _first_cwd(f.fileno())
+    except (OSError, TypeError):
+        return ""
+
+
+def _first_cwd(fd: int) -> str:
+    pos = 0
+    for _ in range(HEAD_RECORDS):
+        line = bytearray()
+        while True:  # the record at pos, whole, up to its newline (or the end of the file)
+            chunk = os.pread(fd, 1 << 16, pos + len(line))
+            cut = chunk.find(b"\n")
+            line += chunk if cut < 0 else chunk[:cut]
+            if cut >= 0 or not chunk:
+                break
+            if len(line) > MAX_CWD_RECORD:
+                return ""  # a record too long to look at before the first cwd
+        if not line and not chunk:
+            return ""
+        pos += len(line) + 1
+        if b'"cwd"' in line:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            cwd = rec.get("cwd") if isinstance(rec, dict) else None
+            if isinstance(cwd, str) and os.path.isabs(cwd) and "\0" not in cwd:
+                return cwd
+    return ""
 
 
 def excerpt(snippets: "Iterable[Snippet]", limit: int) -> str:

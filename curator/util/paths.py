@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 
 from curator.util.atomic import read_json, write_json, write_text
@@ -82,14 +81,66 @@ def claude_config_dir(env=None) -> str:
     return os.path.abspath(env.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude"))
 
 
+PROJECT_KEY_MAX = 200  # Claude Code's MTe: a longer key is cut here and a hash added
+
+
 def project_key(project) -> str:
-    """Claude Code's folder name for a project: every non-alphanumeric character becomes '-'."""
-    return re.sub(r"[^A-Za-z0-9]", "-", os.path.abspath(os.fspath(project)))
+    """Claude Code's folder name for a project, as Claude Code 2.1.328 makes it (read in its bundled JS and
+    checked against the binary, tests/test_project_key.py): every UTF-16 code unit of the absolute path
+    that is not an ASCII letter or digit becomes '-' (a character outside the BMP is two units, so two
+    dashes); a key over 200 units is cut to 200 and gets '-' and the base-36 absolute value of the path's
+    32-bit Java string hash. A folder named any other way is one Claude Code never reads."""
+    path = os.path.abspath(os.fspath(project))
+    units = path.encode("utf-16-le", "surrogatepass")  # a byte the file system could not decode stays one unit
+    key = "".join(c if c.isascii() and c.isalnum() else "-" * (2 if ord(c) > 0xFFFF else 1) for c in path)
+    if len(key) <= PROJECT_KEY_MAX:
+        return key
+    return f"{key[:PROJECT_KEY_MAX]}-{_base36(abs(_string_hash(units)))}"
+
+
+def _string_hash(utf16le: bytes) -> int:
+    """Claude Code's `vte`: h = h * 31 + unit over the UTF-16 code units, wrapped to a signed 32-bit int."""
+    h = 0
+    for i in range(0, len(utf16le), 2):
+        h = (h * 31 + (utf16le[i] | utf16le[i + 1] << 8)) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def _base36(n: int) -> str:
+    """`n.toString(36)` of a non-negative integer."""
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if not n:
+            return out
 
 
 def is_inside(path: str, folder: str) -> bool:
     """Whether `path` is `folder` or below it (both compared as given: resolve them first)."""
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def project_relative(path: str, project: str) -> str | None:
+    """`path`, a file a session wrote, relative to `project` ('/' separated); None outside it.
+
+    A relative path is taken from the project; `..` is collapsed first, so `proj/../other/x` is outside. A
+    project reached through a symbolic link (the transcript says /tmp/p, the file /private/tmp/p/x) is
+    compared resolved too. Without a project (`""`) the path is returned as written."""
+    if not project or not path:
+        return path or None
+    root = os.path.normpath(project)
+    full = os.path.normpath(os.path.join(root, path))
+    if not is_inside(full, root):
+        try:
+            full, root = os.path.realpath(full), os.path.realpath(root)
+        except (ValueError, OSError):  # a NUL or a lone surrogate in a path from the transcript
+            return None
+        if not is_inside(full, root):
+            return None
+    rel = os.path.relpath(full, root)
+    return None if rel == os.curdir else rel.replace(os.sep, "/")
 
 
 def resolve_target(path: str, cwd: str) -> str:
