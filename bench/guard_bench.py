@@ -37,7 +37,10 @@ RESULTS = os.path.join(hb.BENCH, "results", "guard.json")
 
 
 def project_key(path: str) -> str:
-    return "".join(c if c.isalnum() else "-" for c in os.path.abspath(path))
+    """Claude Code's folder name for a project: the engine's one home of the rule."""
+    from curator.util.paths import project_key as key
+
+    return key(path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -553,7 +553,10 @@ def parse_time(s: str) -> dt.datetime:
 # -- the bench ------------------------------------------------------------------
 
 def project_key(path: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]", "-", os.path.abspath(path))
+    """Claude Code's folder name for a project: the engine's one home of the rule."""
+    from curator.util.paths import project_key as key
+
+    return key(path)
 
 
 class Project:
