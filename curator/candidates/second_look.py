@@ -2,7 +2,8 @@
 
 Keyword triage finds fewer than half of the categories a careful reader finds in a session (tech debt
 and preferences least), and its excerpts are often junk. When a Claude backend drafts, a triage staged
-at the end of a session (or of a context, or by a backfill) carries a second-look request: the byte
+at the end of a session (or of a context, by a backfill, or at a Stop once a long session has a segment's
+worth of bytes unlooked: incremental.segment_due) carries a second-look request: the byte
 range of the session not looked at yet, and the categories the keywords flagged there. `run`, called
 once per `pipeline.process` under the triage's claim, makes it:
 
