@@ -35,6 +35,8 @@ _COMMENT = re.compile(r"<!--[\s\S]*?-->")
 _COMMENT_START = re.compile(r" {0,3}<!--")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _LIST_ITEM = re.compile(r"( {0,3})([-+*]|\d{1,9}[.)])( {1,4}|[ \t]*$)")
+_BREAKS = re.compile(r"\r\n?|[\u2028\u2029]")
+_ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _KEEP_FORMAT = {0x200C, 0x200D, 0xFE0E, 0xFE0F}
 
 
@@ -55,8 +57,17 @@ class Loaded:
         return next((n for n, s in enumerate(self.lines, 1) if s == CUT), None)
 
 
+def limits_from(cfg: dict) -> tuple[int, int]:
+    """(lines, characters) memcurate keeps MEMORY.md within, as Claude Code loads it (loaded.py): config
+    `memory_md.max_lines` and `memory_md.max_bytes` (counted in UTF-16 code units, as Claude Code counts;
+    the key keeps its old name), never past Claude Code's own 200 lines and 25,000 characters."""
+    m = cfg.get("memory_md") or {}
+    return (min(int(m.get("max_lines", MAX_LINES)), MAX_LINES),
+            min(int(m.get("max_bytes", MAX_CHARS)), MAX_CHARS))
+
+
 def utf16_len(text: str) -> int:
-    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
+    return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _split(text: str) -> list[str]:
@@ -123,9 +134,12 @@ def _without_comments(lines: list[str], first: int) -> list[tuple[int, str]]:
 def _cleaned(text: str) -> str:
     """What Claude Code does to the loaded text after the cut: line breaks made "\\n", control and format
     characters dropped (tab and line break kept)."""
-    text = re.sub(r"\r\n?|[\u2028\u2029]", "\n", text)
-    return "".join(c for c in text if c in "\t\n" or not (
-        unicodedata.category(c) in ("Cc", "Cf", "Co", "Cn", "Cs") and ord(c) not in _KEEP_FORMAT))
+    text = _ASCII_CONTROLS.sub("", _BREAKS.sub("\n", text))
+    if text.isascii():
+        return text
+    drop = {ord(c): None for c in set(text) if ord(c) > 0x7F and ord(c) not in _KEEP_FORMAT
+            and unicodedata.category(c) in ("Cc", "Cf", "Co", "Cn", "Cs")}
+    return text.translate(drop) if drop else text
 
 
 def _size(n: int) -> str:
@@ -146,9 +160,8 @@ def _shortened(text: str, n: int) -> str:
 
 
 def loaded(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) -> Loaded:
-    """MEMORY.md's `text` as Claude Code loads it. `max_lines`/`max_chars` tighter than Claude Code's own
-    (memcurate's ceiling, config `memory_md`) cut earlier; the warning names them then."""
-    max_lines, max_chars = min(max_lines, MAX_LINES), min(max_chars, MAX_CHARS)
+    """MEMORY.md's `text` as Claude Code loads it. Other `max_lines`/`max_chars` than Claude Code's own
+    (memcurate's tighter ceiling, `limits_from`) cut there; the warning names them then."""
     file_lines = _split(text)
     states = [LOADED] * len(file_lines)
     body = text[1:] if text.startswith("\ufeff") else text
