@@ -18,8 +18,8 @@ def _limit(view) -> str:
 
 def summary(view) -> Text:
     head = Text.assemble(("MEMORY.md", "bold"),
-                         f": {view.total_lines} lines, {view.total_chars:,} characters (comment lines not counted)"
-                         f" — Claude Code loads the first {_limit(view)}: ")
+                         f": {view.total_lines} lines, {view.total_chars:,} characters as loaded — Claude Code "
+                         f"loads {_limit(view)}: ")
     past = len(view.past_cut())
     if past:
         head.append(f"{past} line{'' if past == 1 else 's'} not loaded (from line {view.cut})", style="bold red")
