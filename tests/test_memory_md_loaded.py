@@ -163,14 +163,14 @@ def test_recalls_loaded_set_is_what_survives_the_cut(tmp_path):
     lines = [f"- Claude's note {i}" for i in range(196)] + ["<!-- memcurate:begin section=decision budget=40 -->"]
     lines += entries + ["<!-- memcurate:end section=decision -->"]
     (tmp_path / "MEMORY.md").write_text("\n".join(lines) + "\n")
-    found, problem = loaded_entries(str(tmp_path))
+    found, problem = loaded_entries(str(tmp_path), 200, 25_000)
     assert problem is None and sorted(found) == [f"decision/m{i}" for i in range(4)]
     # past the character cut: a line cut in two is not loaded
     text = UNITS_200 * 124 + "- [Memory late](decision/late.md) — " + "y" * 200 + "\n"
     (tmp_path / "MEMORY.md").write_text(text, encoding="utf-8")
-    assert loaded_entries(str(tmp_path))[0] == {}
+    assert loaded_entries(str(tmp_path), 200, 25_000)[0] == {}
     (tmp_path / "MEMORY.md").write_text(UNITS_200 * 120 + "- [Memory late](decision/late.md) — ok\n", encoding="utf-8")
-    assert list(loaded_entries(str(tmp_path))[0]) == ["decision/late"]
+    assert list(loaded_entries(str(tmp_path), 200, 25_000)[0]) == ["decision/late"]
 
 
 def test_budgets_keep_memory_md_within_what_claude_code_loads():
