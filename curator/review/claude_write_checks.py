@@ -96,7 +96,8 @@ def _budget_issues(record: dict, cfg: dict) -> list[Issue]:
     seen = loaded(text, *limits_from(cfg))
     if not seen.cut:
         return []
-    return [Issue(ADVISORY, "budget", FILE_NAME, f"Claude Code would not load all of MEMORY.md: {seen.why}")]
+    return [Issue(ADVISORY, "budget", FILE_NAME, "MEMORY.md would be past Claude Code's load limit, what is past "
+                                                 f"the cut is not loaded; Claude Code would say: {seen.why}")]
 
 
 def _linked(record: dict, data, records: list[dict] | None) -> bool:
