@@ -189,5 +189,5 @@ def test_budgets_keep_memory_md_within_what_claude_code_loads():
 
 def test_status_reports_lines_and_characters_as_loaded(tmp_path):
     (tmp_path / "MEMORY.md").write_text(real_lines_with_markers())
-    total = usage(tmp_path, {"categories": {}, "memory_md": {"max_lines": 200, "max_bytes": 25600}})["total"]
+    total = usage(tmp_path, {"categories": {}, "memory_md": {"max_lines": 200, "max_bytes": 25000}})["total"]
     assert (total["lines"], total["max_lines"], total["max_chars"], total["cut"]) == (200, 200, 25_000, False)

@@ -58,12 +58,12 @@ class Loaded:
 
 
 def limits_from(cfg: dict) -> tuple[int, int]:
-    """(lines, characters) memcurate keeps MEMORY.md within, as Claude Code loads it (loaded.py): config
-    `memory_md.max_lines` and `memory_md.max_bytes` (counted in UTF-16 code units, as Claude Code counts;
-    the key keeps its old name), never past Claude Code's own 200 lines and 25,000 characters."""
+    """(lines, characters) memcurate keeps MEMORY.md within, as Claude Code loads it: config
+    `memory_md.max_lines` and `memory_md.max_bytes` (counted in UTF-16 code units as Claude Code counts;
+    the key keeps its old name). Their defaults are Claude Code's own; lower keeps a smaller index, higher
+    is for a Claude Code that loads more than the one checked."""
     m = cfg.get("memory_md") or {}
-    return (min(int(m.get("max_lines", MAX_LINES)), MAX_LINES),
-            min(int(m.get("max_bytes", MAX_CHARS)), MAX_CHARS))
+    return int(m.get("max_lines", MAX_LINES)), int(m.get("max_bytes", MAX_CHARS))
 
 
 def utf16_len(text: str) -> int:

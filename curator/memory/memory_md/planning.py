@@ -37,9 +37,6 @@ from curator.memory.memory_md.format import (
 )
 from curator.memory.memory_md.loaded import MAX_CHARS, MAX_LINES, loaded, utf16_len
 
-DEFAULT_MAX_LINES = MAX_LINES
-DEFAULT_MAX_CHARS = MAX_CHARS
-
 
 @dataclass
 class Plan:
@@ -79,8 +76,8 @@ def _limits_text(over_lines: bool, over_chars: bool, max_lines: int, max_chars: 
     return " and ".join(parts) or f"{max_lines} lines and {max_chars} characters"
 
 
-def plan(text: str, changes, budgets: dict[str, int], max_lines: int = DEFAULT_MAX_LINES,
-         max_chars: int = DEFAULT_MAX_CHARS, *, parsed: Parsed | None = None) -> Plan:
+def plan(text: str, changes, budgets: dict[str, int], max_lines: int = MAX_LINES,
+         max_chars: int = MAX_CHARS, *, parsed: Parsed | None = None) -> Plan:
     """The new MEMORY.md after `changes`, within budgets and limits; nothing is written.
 
     `changes`: ("upsert", IndexLine) puts the entry at the top of its section (replacing the entry
