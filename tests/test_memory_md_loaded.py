@@ -13,6 +13,7 @@ import pytest
 
 from curator.engine import Engine
 from curator.hygiene import memory_md_checks
+from curator.library.entries import line_ref
 from curator.memory.memory_md import IndexLine, plan
 from curator.memory.memory_md.loading import load_view
 from curator.memory.memory_md.writing import usage
@@ -140,8 +141,10 @@ def test_check_says_over_limit_exactly_when_claude_code_would_cut(project_with_r
     assert over_limit(project) == []
     md.write_text(real_lines_with_markers() + "note 200\n")
     [f] = over_limit(project)
-    assert f.detail["past_cut"] == [241] and "lines 241-241 are never loaded" in f.message
+    assert f.detail["past_cut"] == [241] and "line 241 is never loaded (0 of memcurate's entries, 1 of" in f.message
     assert f.detail["warning"].startswith("MEMORY.md is 201 lines (limit: 200).")
+    # only the line past the cut is proposed for removal, never a comment line Claude Code drops anyway
+    assert [op["op"] for op in f.detail["fix"]["ops"]] == ["drop_line"] and f.refs == (line_ref("note 200"),)
     md.write_text(UNITS_200 * 124 + "y" * 101 + EMOJI * 50 + "\n", encoding="utf-8")  # 125 lines, 25,001 units
     [f] = over_limit(project)
     assert f.detail["past_cut"] == [125] and f.detail["chars"] == 25_001

@@ -36,6 +36,10 @@ def claude_lines(view: LoadView):
     return [ln for ln in view.lines if ln.number in ours]
 
 
+def _numbers(first: int, last: int) -> str:
+    return f"line {first} is" if first == last else f"lines {first}-{last} are"
+
+
 def drop_line(text: str) -> dict:
     return {"op": "drop_line", "ref": line_ref(text), "base_hash": line_hash(text)}
 
@@ -71,11 +75,11 @@ def over_limit(engine, text: str, view: LoadView) -> list[Finding]:
         return []
     past = view.past_cut()
     mine = [ln for ln in past if ln.owner != CLAUDE and ln.text.startswith("- [")]
-    theirs = [ln for ln in claude_lines(view) if not ln.loaded]
+    theirs = [ln for ln in claude_lines(view) if not ln.loaded and not ln.dropped]
     limits = f"{view.max_lines} lines / {view.max_chars:,} characters"
     message = (f"MEMORY.md is {view.total_lines} lines / {view.total_chars:,} characters as Claude Code counts them "
-               f"(comment lines not counted), past its load limit of {limits}: lines {view.cut}-"
-               f"{past[-1].number if past else view.cut} are never loaded "
+               f"(comment lines not counted), past its load limit of {limits}: "
+               f"{_numbers(view.cut, past[-1].number if past else view.cut)} never loaded "
                f"({len(mine)} of memcurate's entries, {len(theirs)} of Claude's lines)")
     detail = {"cut": view.cut, "lines": view.total_lines, "chars": view.total_chars,
               "max_lines": view.max_lines, "max_chars": view.max_chars, "warning": view.warning,
@@ -95,7 +99,7 @@ def over_limit(engine, text: str, view: LoadView) -> list[Finding]:
         if still is not None:
             # Only the person can trim Claude's own lines: proposed, never done.
             for ln in claude_lines(still):
-                if not ln.loaded:
+                if not ln.loaded and not ln.dropped:  # a comment line Claude Code drops costs nothing
                     refs.append(line_ref(ln.text))
                     ops.append(drop_line(ln.text))
     if not refs:
