@@ -11,6 +11,10 @@ recall all ask this module). Checked against Claude Code 2.1.328 (its native bin
    counts 2): cut at the last line break at or before the 25,000th, or at 25,000 when line 1 is longer;
 5. a cut file gets a blank line and a warning appended (`> WARNING: MEMORY.md is ...`).
 
+To re-check a new Claude Code: put a MEMORY.md in the memory folder of a private HOME, run `claude -p` against
+a scripted Messages API on 127.0.0.1, and compare the MEMORY.md text in its first request with
+`loaded(text).text` (tests/test_memory_md_loaded.py holds the cases and what 2.1.328 loaded of them).
+
 Pure and small (no file access, standard library only): the recall hook imports it.
 """
 
