@@ -179,7 +179,8 @@ def status(args) -> int:
     md = doc.get("memory_md")
     if md:
         print(f"MEMORY.md    {md['total']['lines']}/{md['total']['max_lines']} lines, "
-              f"{md['total']['bytes']}/{md['total']['max_bytes']} bytes")
+              f"{md['total']['chars']}/{md['total']['max_chars']} characters as Claude Code loads it"
+              + (" (Claude Code cuts it)" if md['total']['cut'] else ""))
         for name, u in md["sections"].items():
             print(f"  {name:<16}{u['used']:>3}/{u['budget']}")
     elif doc.get("memory_md_error"):

@@ -486,7 +486,7 @@ def test_memory_md_apply_keeps_a_line_appended_after_its_rename(tmp_path, monkey
 def test_an_entry_a_first_plan_archived_leaves_the_archive_when_the_plan_written_keeps_it(tmp_path, monkeypatch):
     """Claude trims its notes while memcurate plans: the first plan (many notes, over the line limit)
     moves the oldest entry to the archive, the plan made again keeps it listed: it is in one place."""
-    cfg = {"categories": {"decision": {"budget": 40}}, "memory_md": {"max_lines": 18, "max_bytes": 25600}}
+    cfg = {"categories": {"decision": {"budget": 40}}, "memory_md": {"max_lines": 17, "max_bytes": 25000}}  # 18 loaded
     section = memory_md.plan("", [("upsert", memory_md.IndexLine(f"e{i}", "decision", f"E{i}", "why"))
                                   for i in range(1, 6)], {"decision": 40}).text
     notes = "".join(f"- note {i}\n" for i in range(10))

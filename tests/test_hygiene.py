@@ -29,16 +29,20 @@ def section(cat: str, ids: list[str], budget: int = 40) -> list[str]:
 def test_load_view_marks_owners_and_the_line_cut():
     lines = ["# Claude's notes", "- a note of Claude's", ""] + section("decision", ["a", "b"]) + [
         f"- later note {i}" for i in range(10)]
-    view = load_view("\n".join(lines) + "\n", max_lines=8, max_bytes=25600)
+    view = load_view("\n".join(lines) + "\n", max_lines=8, max_chars=25000)
     owners = [ln.owner for ln in view.lines]
     assert owners[:3] == ["claude"] * 3 and owners[3:8] == ["decision"] * 5 and set(owners[8:]) == {"claude"}
-    assert view.cut == 9 and [ln.loaded for ln in view.lines] == [True] * 8 + [False] * 10
+    # the marker lines (4 and 8) are dropped by Claude Code, not counted: the 8 loaded lines end at line 10
+    assert [ln.number for ln in view.lines if ln.dropped] == [4, 8]
+    assert view.cut == 11 and [ln.loaded for ln in view.lines] == [True] * 3 + [False] + [True] * 3 + [False] + \
+        [True] * 2 + [False] * 8
+    assert [ln.number for ln in view.past_cut()] == list(range(11, 19))
     assert view.sections["decision"] == {"used": 2, "budget": 40, "loaded": 2, "line": 4}
-    assert view.total_lines == 18 and not view.error
+    assert view.total_lines == 16 and not view.error
 
 
-def test_load_view_cuts_at_the_byte_limit_and_a_cut_line_is_not_loaded():
-    text = "aaaa\nbbbb\ncccc\n"  # 5 bytes a line
+def test_load_view_cuts_at_the_character_limit_and_a_cut_line_is_not_loaded():
+    text = "aaaa\nbbbb\ncccc\n"  # 5 characters a line
     assert load_view(text, 200, 10).cut == 3  # the first two lines end at byte 10
     assert load_view(text, 200, 12).cut == 3  # line 3 would be cut in two: not loaded
     assert load_view(text, 200, 15).cut is None
@@ -47,7 +51,7 @@ def test_load_view_cuts_at_the_byte_limit_and_a_cut_line_is_not_loaded():
 
 def test_load_view_of_a_file_its_parser_refuses_still_shows_every_line():
     text = "<!-- memcurate:begin section=decision budget=40 -->\n## Key Decisions\nhand edit\n"
-    view = load_view(text, 200, 25600, {"decision": 12})
+    view = load_view(text, 200, 25000, {"decision": 12})
     assert "line 1" in view.error or "line 3" in view.error
     assert [ln.owner for ln in view.lines] == ["claude"] * 3 and view.cut is None
 
@@ -56,7 +60,7 @@ def test_engine_memory_md_view_uses_the_config_limits(project_with_root):
     project, root = project_with_root
     (root / "MEMORY.md").write_text("\n".join(f"- line {i}" for i in range(205)) + "\n")
     view = engine_of(project).memory_md_view()
-    assert view.cut == 201 and view.max_lines == 200 and view.max_bytes == 25600
+    assert view.cut == 201 and view.max_lines == 200 and view.max_chars == 25000
 
 
 # -- the check ------------------------------------------------------------------------------
@@ -94,9 +98,10 @@ def test_over_limit_names_the_lines_past_the_cut_and_proposes_only(project_with_
     (root / "MEMORY.md").write_text("\n".join(section("decision", ["new", "old"]) + claude) + "\n")
     before = snapshot(root)
     [f] = by_code(engine_of(project).check(stage=False), "over-limit")
-    assert f.severity == "high" and "past Claude Code's load limit of 200 lines" in f.message
-    assert "lines 201-220 are never loaded (0 of memcurate's entries, 20 of Claude's lines)" in f.message
-    assert f.detail["past_cut"] == list(range(201, 221))
+    assert f.severity == "high" and "load limit of 200 lines" in f.message
+    # the two marker lines are not loaded lines: 200 loaded lines end at line 202
+    assert "lines 203-220 are never loaded (0 of memcurate's entries, 18 of Claude's lines)" in f.message
+    assert f.detail["past_cut"] == list(range(203, 221))
     # memcurate's own entries go first, then Claude's lines still past the cut once those are archived
     assert set(f.refs[:2]) == {"decision/old", "decision/new"}
     assert [op["op"] for op in f.detail.get("fix", {}).get("ops", [])] == []  # not staged: no fix kept
@@ -112,12 +117,13 @@ def test_the_over_limit_fix_moves_memcurates_oldest_lines_first_and_drops_claude
     (root / "decision").mkdir()
     for i in range(5):
         (root / "decision" / f"m{i}.md").write_text(f"memory {i}\n")
-    claude = [f"- Claude's note {i}" for i in range(195)]
+    claude = [f"- Claude's note {i}" for i in range(197)]
     (root / "MEMORY.md").write_text("\n".join(claude + section("decision", [f"m{i}" for i in range(5)])) + "\n")
     [f] = memory_md_checks.detect(engine_of(project))
     ops = f.detail["fix"]["ops"]
     assert f.detail["fix"]["kind"] == "archive"
-    # 203 lines: the three oldest entries' lines make room; the memories themselves stay active
+    # 203 loaded lines (the markers are not loaded): the three oldest entries' lines make room; the memories
+    # themselves stay active
     assert ops == [{"op": "archive_line", "ref": f"decision/m{i}"} for i in (2, 3, 4)]
 
 

@@ -11,12 +11,13 @@ import pytest
 from curator import config
 from curator.categories import CATEGORIES, NAMES
 from curator.memory import memory_md
+from curator.memory.memory_md.loaded import loaded
 from curator.memory.memory_md import IndexLine, MemoryMdError, apply, parse, plan, read_archive, usage
 
 BUDGETS = {"decision": 40, "constraint": 30, "runbook": 20, "tech_debt": 15, "preference": 15, "session_summary": 10}
 
 
-def cfg_with(budgets=None, max_lines=200, max_bytes=25600) -> dict:
+def cfg_with(budgets=None, max_lines=200, max_bytes=25000) -> dict:
     b = {**BUDGETS, **(budgets or {})}
     return {"categories": {n: {"budget": b[n]} for n in NAMES},
             "memory_md": {"max_lines": max_lines, "max_bytes": max_bytes}}
@@ -52,7 +53,7 @@ def test_a_new_section_has_the_contract_format():
         "## Key Decisions\n"
         "- [Use JWT for API authentication](decision/use-jwt-for-api-auth.md) — Stateless JWT chosen over server sessions\n"
         "<!-- memcurate:end section=decision -->\n")
-    assert p.archived == {} and p.notes == [] and p.changed and (p.lines, p.bytes) == memory_md.measure(p.text)
+    assert p.archived == {} and p.notes == [] and p.changed and (p.lines, p.chars) == memory_md.measure(p.text)
 
 
 def test_every_category_gets_its_heading_and_budget():
@@ -189,7 +190,8 @@ def odd_memory_md(cats=NAMES) -> str:
     return "".join(parts)
 
 
-@pytest.mark.parametrize("max_lines", [200, 60])  # 60: 48 lines with empty sections, so the limit shrinks too
+@pytest.mark.parametrize("max_lines", [200, 36])  # 36: 28 loaded lines with empty sections (markers are not
+# loaded), so the limit shrinks too
 def test_claude_lines_survive_many_changes_with_overflows_byte_for_byte(tmp_path, max_lines):
     root = tmp_path / "memory"
     root.mkdir()
@@ -409,7 +411,7 @@ def test_a_lowered_budget_applies_at_the_next_write():
     assert [e.id for e in p.archived["decision"]] == ["e5", "e4", "e3", "e2", "e1", "e0"]
 
 
-# -- the 200-line / 25 KB limits -------------------------------------------------------------------
+# -- the 200-line / 25,000-character limits -------------------------------------------------------------------
 
 def full_sections(text="") -> str:
     changes = [("upsert", entry(f"{n.replace('_', '-')}-{i}", n)) for n in NAMES for i in range(BUDGETS[n])]
@@ -421,7 +423,7 @@ def test_claude_lines_leave_too_little_room_so_memcurate_shrinks_its_own_section
     text = full_sections(claude)
     assert memory_md.measure(text)[0] > 200
     p = plan(text, up(entry("fresh")), BUDGETS)
-    assert p.lines <= 200 and memory_md.measure(p.text) == (p.lines, p.bytes)
+    assert p.lines <= 200 and memory_md.measure(p.text) == (p.lines, p.chars)
     assert p.text.startswith(claude) and non_memcurate(p.text) == non_memcurate(text)
     after = parse(p.text).sections
     assert ids(p.text)[0] == "fresh"
@@ -439,12 +441,12 @@ def test_claude_lines_leave_too_little_room_so_memcurate_shrinks_its_own_section
             ids(p.text, n) + [e.id for e in p.archived.get(n, [])]
 
 
-def test_the_byte_limit_shrinks_too():
+def test_the_character_limit_shrinks_too():
     claude = "".join(f"{i:03d} " + "x" * 595 + "\n" for i in range(30))  # 18 KB in 30 lines
     text = full_sections(claude)
     p = plan(text, up(entry("fresh")), BUDGETS)
-    assert p.bytes <= 25600 and p.lines < 200
-    assert any("25600 bytes" in note and note.startswith("shrank ") for note in p.notes)
+    assert p.chars <= 25000 and p.lines < 200 and not loaded(p.text).cut
+    assert any("25000 characters" in note and note.startswith("shrank ") for note in p.notes)
     assert p.text.startswith(claude)
 
 
@@ -476,7 +478,8 @@ def test_usage_numbers(tmp_path, project):
     cfg = config.load(project)
     assert usage(tmp_path, cfg) == {
         "sections": {n: {"used": 0, "budget": BUDGETS[n]} for n in NAMES},
-        "total": {"lines": 0, "bytes": 0, "max_lines": 200, "max_bytes": 25600, "entries": 0}}
+        "total": {"lines": 0, "chars": 0, "max_lines": 200, "max_chars": 25000, "entries": 0, "cut": False,
+                  "bytes": 0}}
     (tmp_path / "MEMORY.md").write_text("# Claude\nnote\n")
     apply(tmp_path, cfg, up(entry("a"), entry("b"), entry("r", "runbook")))
     u = usage(tmp_path, cfg)
@@ -484,8 +487,10 @@ def test_usage_numbers(tmp_path, project):
     assert u["sections"]["runbook"] == {"used": 1, "budget": 20}
     assert u["sections"]["preference"] == {"used": 0, "budget": 15}
     data = (tmp_path / "MEMORY.md").read_bytes()
-    assert u["total"] == {"lines": data.count(b"\n"), "bytes": len(data), "max_lines": 200, "max_bytes": 25600,
-                           "entries": 3}
+    seen = loaded(data.decode())  # Claude Code drops the 4 marker lines and the blank line after an end marker
+    assert seen.total_lines == data.count(b"\n") - 5 and not seen.cut
+    assert u["total"] == {"lines": seen.total_lines, "chars": seen.total_chars, "max_lines": 200, "max_chars": 25000,
+                          "entries": 3, "cut": False, "bytes": len(data)}
 
 
 def test_budgets_come_from_the_config(tmp_path, project):
@@ -493,7 +498,7 @@ def test_budgets_come_from_the_config(tmp_path, project):
     (project / ".claude" / "memcurate.yaml").write_text("categories:\n  runbook:\n    budget: 2\n"
                                                         "memory_md:\n  max_lines: 150\n")
     cfg = config.load(project)
-    assert memory_md.budgets_from(cfg)["runbook"] == 2 and memory_md.limits_from(cfg) == (150, 25600)
+    assert memory_md.budgets_from(cfg)["runbook"] == 2 and memory_md.limits_from(cfg) == (150, 25000)
     apply(tmp_path, cfg, up(*[entry(f"r{i}", "runbook") for i in range(3)]))
     assert usage(tmp_path, cfg)["sections"]["runbook"] == {"used": 2, "budget": 2}
     assert archive_ids(tmp_path, "runbook") == ["r0"]

@@ -1,5 +1,6 @@
 """MEMORY.md as Claude Code loads it (curator/memory/memory_md/loading.LoadView), drawn: every line
-numbered, a rule where loading stops, what falls past it dimmed and marked "not loaded", and each of
+numbered, a rule where loading stops, what falls past it dimmed and marked "not loaded", the comment lines
+Claude Code drops (memcurate's markers) marked so, and each of
 memcurate's sections headed with its entries against its budget. The file's text is data (escaped)."""
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ from curator.categories import CLAUDE
 from curator.util.textsafe import clean as display
 
 
-def _size(n: int) -> str:
-    return f"{n / 1024:.1f} KB" if n >= 1024 else f"{n} B"
+def _limit(view) -> str:
+    return f"{view.max_lines} lines / {view.max_chars:,} characters"
 
 
 def summary(view) -> Text:
-    limit = f"the first {view.max_lines} lines / {_size(view.max_bytes)}"
     head = Text.assemble(("MEMORY.md", "bold"),
-                         f": {view.total_lines} lines, {_size(view.total_bytes)} — Claude Code loads {limit}: ")
+                         f": {view.total_lines} lines, {view.total_chars:,} characters as loaded — Claude Code "
+                         f"loads {_limit(view)}: ")
     past = len(view.past_cut())
     if past:
         head.append(f"{past} line{'' if past == 1 else 's'} not loaded (from line {view.cut})", style="bold red")
@@ -38,10 +39,10 @@ def render_load_view(view) -> Text:
     width = max(3, len(str(len(view.lines))))
     for line in view.lines:
         if line.number == view.cut:
-            out.append(f"{'─' * 8} Claude Code stops loading here: {view.max_lines} lines / "
-                       f"{_size(view.max_bytes)} {'─' * 8}\n", style="bold red")
-        gutter = f"{line.number:>{width}} " + ("│ " if line.loaded else "✗ ")
-        out.append(gutter, style="dim" if line.loaded else "red")
+            out.append(f"{'─' * 8} Claude Code stops loading here: {_limit(view)} {'─' * 8}\n", style="bold red")
+        dropped = getattr(line, "dropped", False)
+        gutter = f"{line.number:>{width}} " + ("│ " if line.loaded else "· " if dropped else "✗ ")
+        out.append(gutter, style="dim" if line.loaded or dropped else "red")
         text = display(redact_text(line.text))  # a key on screen is a key leaked
         style = "" if line.owner == CLAUDE else "cyan"
         if not line.loaded:
@@ -54,7 +55,9 @@ def render_load_view(view) -> Text:
             out.append(f"  {used}/{budget}", style="bold red" if budget and used > budget else "bold green")
             if section.get("loaded", used) < used:
                 out.append(f" ({used - section['loaded']} not loaded)", style="red")
-        if not line.loaded:
+        if dropped and line.text.strip():
+            out.append("  (a comment: Claude Code drops it)", style="italic dim")
+        elif not line.loaded:
             out.append("  not loaded", style="italic red")
         out.append("\n")
     return out

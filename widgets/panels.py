@@ -418,7 +418,7 @@ class BudgetsView(Static):
             if moves.get(name):
                 out.append(f"  ↳ {len(moves[name])} to the archive\n", style="bold yellow")
         t = usage["total"]
-        out.append(f"file: {t['lines']}/{t['max_lines']} lines, {t['bytes'] / 1024:.1f}/{t['max_bytes'] / 1024:.0f} KB",
+        out.append(f"{t['lines']}/{t['max_lines']} lines, {t['chars'] / 1000:.1f}k/{t['max_chars'] / 1000:g}k chars",
                    style="dim")
         self.update(out)
 

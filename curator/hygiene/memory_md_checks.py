@@ -1,6 +1,7 @@
-"""MEMORY.md's own hygiene: past Claude Code's load limit (over-limit), lines linking files that are
-gone (missing-link), memory files no line links (unlinked), memcurate's sections unreadable (damaged:
-a marker edited by hand, to fix by hand; the limit is still reported, its lines taken from the view).
+"""MEMORY.md's own hygiene: past Claude Code's load limit (over-limit: exactly when Claude Code would cut it,
+memory_md/loaded.py), lines linking files that are gone (missing-link), memory files no line links
+(unlinked), memcurate's sections unreadable (damaged: a marker edited by hand, to fix by hand; the limit is
+still reported, its lines taken from the view).
 
 MEMORY.md is read once; lines are told apart with memory_md.load_view (a memcurate category's or
 Claude's). Claude's lines are only ever proposed for removal (`drop_line`), never edited.
@@ -35,14 +36,18 @@ def claude_lines(view: LoadView):
     return [ln for ln in view.lines if ln.number in ours]
 
 
+def _numbers(first: int, last: int) -> str:
+    return f"line {first} is" if first == last else f"lines {first}-{last} are"
+
+
 def drop_line(text: str) -> dict:
     return {"op": "drop_line", "ref": line_ref(text), "base_hash": line_hash(text)}
 
 
 def read_view(engine) -> tuple[str | None, LoadView]:
     text = read_text(memory_md_path(engine.root))
-    max_lines, max_bytes = limits_from(engine.cfg)
-    return text, load_view(text or "", max_lines, max_bytes, budgets_from(engine.cfg))
+    max_lines, max_chars = limits_from(engine.cfg)
+    return text, load_view(text or "", max_lines, max_chars, budgets_from(engine.cfg))
 
 
 def detect(engine) -> list[Finding]:
@@ -70,30 +75,31 @@ def over_limit(engine, text: str, view: LoadView) -> list[Finding]:
         return []
     past = view.past_cut()
     mine = [ln for ln in past if ln.owner != CLAUDE and ln.text.startswith("- [")]
-    theirs = [ln for ln in claude_lines(view) if not ln.loaded]
-    limits = f"{view.max_lines} lines / {view.max_bytes} bytes"
-    message = (f"MEMORY.md is {view.total_lines} lines / {view.total_bytes} bytes, past Claude Code's load limit of "
-               f"{limits}: lines {view.cut}-{view.lines[-1].number} are never loaded "
+    theirs = [ln for ln in claude_lines(view) if not ln.loaded and not ln.dropped]
+    limits = f"{view.max_lines} lines / {view.max_chars:,} characters"
+    message = (f"MEMORY.md is {view.total_lines} lines / {view.total_chars:,} characters as Claude Code counts them "
+               f"(comment lines not counted), past its load limit of {limits}: "
+               f"{_numbers(view.cut, past[-1].number if past else view.cut)} never loaded "
                f"({len(mine)} of memcurate's entries, {len(theirs)} of Claude's lines)")
-    detail = {"cut": view.cut, "lines": view.total_lines, "bytes": view.total_bytes,
-              "max_lines": view.max_lines, "max_bytes": view.max_bytes,
-              "past_cut": [ln.number for ln in past]}
+    detail = {"cut": view.cut, "lines": view.total_lines, "chars": view.total_chars,
+              "max_lines": view.max_lines, "max_chars": view.max_chars, "warning": view.warning,
+              "claude_code": view.checked_against, "past_cut": [ln.number for ln in past]}
     refs: list[str] = []
     ops: list[dict] = []
     if not view.error:
         # What memcurate's own planning would move out to fit: the oldest entries, fullest section first.
-        shrunk = plan(text, [], budgets_from(engine.cfg), view.max_lines, view.max_bytes)
+        shrunk = plan(text, [], budgets_from(engine.cfg), view.max_lines, view.max_chars)
         for cat, entries in shrunk.archived.items():
             for e in entries:
                 if os.path.isfile(os.path.join(engine.root, e.path)):  # a stat: its bytes are not needed
                     refs.append(f"{cat}/{e.id}")
                     # only the line moves: the memory stays active (as a section over its budget does)
                     ops.append({"op": "archive_line", "ref": f"{cat}/{e.id}"})
-        still = load_view(shrunk.text, view.max_lines, view.max_bytes) if shrunk.over_limit else None
+        still = load_view(shrunk.text, view.max_lines, view.max_chars) if shrunk.over_limit else None
         if still is not None:
             # Only the person can trim Claude's own lines: proposed, never done.
             for ln in claude_lines(still):
-                if not ln.loaded:
+                if not ln.loaded and not ln.dropped:  # a comment line Claude Code drops costs nothing
                     refs.append(line_ref(ln.text))
                     ops.append(drop_line(ln.text))
     if not refs:
@@ -110,8 +116,8 @@ def over_limit(engine, text: str, view: LoadView) -> list[Finding]:
         if dropped:
             said.append(f"remove {dropped} of Claude's own lines past the cut (only you can decide that)")
         finding_fix = fix(kind, f"Bring MEMORY.md within {limits}",
-                          f"MEMORY.md runs to line {view.total_lines}; Claude Code stops reading at line "
-                          f"{view.cut - 1}. Proposed: {' and '.join(said)}.", ops)
+                          f"MEMORY.md runs to line {view.lines[-1].number}; Claude Code stops reading "
+                          f"before line {view.cut}. Proposed: {' and '.join(said)}.", ops)
     if finding_fix:
         detail["fix"] = finding_fix
     return [Finding("over-limit", "high", tuple(dict.fromkeys(refs)), message, detail)]

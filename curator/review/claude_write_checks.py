@@ -18,8 +18,9 @@ import re
 
 from curator.candidates import claude_writes
 from curator.memory.memory_md.format import MemoryMdError, read_text
-from curator.memory.memory_md.planning import keep_sections, measure
-from curator.memory.memory_md.writing import FILE_NAME, limits_from, memory_md_path
+from curator.memory.memory_md.loaded import limits_from, loaded
+from curator.memory.memory_md.planning import keep_sections
+from curator.memory.memory_md.writing import FILE_NAME, memory_md_path
 from curator.review.verify import ADVISORY, BLOCK, Issue, secret_issues
 
 TYPES = ("user", "feedback", "project", "reference")
@@ -92,16 +93,11 @@ def _budget_issues(record: dict, cfg: dict) -> list[Issue]:
         text = keep_sections(record["text"], read_text(record["path"]))
     except MemoryMdError as e:
         return [Issue(BLOCK, "memory-md", FILE_NAME, f"memcurate's sections cannot be read: {e}")]
-    lines, size = measure(text)
-    max_lines, max_bytes = limits_from(cfg)
-    issues = []
-    if lines > max_lines:
-        issues.append(Issue(ADVISORY, "budget", FILE_NAME, f"MEMORY.md would be {lines} lines: Claude Code loads "
-                                                           f"the first {max_lines}, the lines past the cut are not loaded"))
-    if size > max_bytes:
-        issues.append(Issue(ADVISORY, "budget", FILE_NAME, f"MEMORY.md would be {size:,} bytes: Claude Code loads "
-                                                           f"{max_bytes:,}, what is past the cut is not loaded"))
-    return issues
+    seen = loaded(text, *limits_from(cfg))
+    if not seen.cut:
+        return []
+    return [Issue(ADVISORY, "budget", FILE_NAME, "MEMORY.md would be past Claude Code's load limit, what is past "
+                                                 f"the cut is not loaded; Claude Code would say: {seen.why}")]
 
 
 def _linked(record: dict, data, records: list[dict] | None) -> bool:

@@ -18,8 +18,9 @@ drop_line and replace_line changes: that line only, in the same write).
 
 Its modules, each with its part of the contract: entry.py (an entry line's grammar), format.py (markers, entries
 and their escaping, `parse`, rendering a section), planning.py (budgets and
-limits: `plan`), archive.py (the archive files), loading.py (the file as
-Claude Code loads it: `load_view`), writing.py (`apply`,
+limits: `plan`), archive.py (the archive files), loaded.py (the one model of what Claude Code loads:
+`loaded`, checked against a named Claude Code version), loading.py (the file as Claude Code loads it,
+line by line: `load_view`), writing.py (`apply`,
 `read_current`, `usage`: the files read and written).
 """
 
@@ -31,10 +32,10 @@ from curator.util.lazy import lazy_names
 # loading the planning and writing modules (and the staging they import).
 _HOMES = {
     "read_archive": "archive",
-    "LoadView": "loading", "load_view": "loading",
+    "LoadView": "loading", "load_view": "loading", "Loaded": "loaded",
     "IndexLine": "format", "MemoryMdError": "format", "parse": "format", "render_section": "format",
     "measure": "planning", "plan": "planning",
-    "apply": "writing", "budgets_from": "writing", "limits_from": "writing", "memory_md_path": "writing",
+    "apply": "writing", "budgets_from": "writing", "limits_from": "loaded", "memory_md_path": "writing",
     "read_current": "writing", "usage": "writing",
 }
 __all__ = sorted(_HOMES)

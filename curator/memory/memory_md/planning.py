@@ -5,7 +5,8 @@ Budgets and limits (`plan`):
   `categories.<name>.budget`, counting entry lines only) moves its oldest
   entries to the archive; this is enforced for every section on every plan,
   so lowering a budget takes effect at the next write;
-- when the whole file is over `memory_md.max_lines` or `max_bytes`, memcurate
+- when Claude Code would cut the file (loaded.py: its model of what Claude Code
+  loads, within memcurate's own ceiling `memory_md.max_lines`/`max_bytes`), memcurate
   shrinks its own sections, one entry at a time, always from the section that
   is fullest relative to its budget (ties: the one with more entries, then the
   one later in the category order, so session summaries go before decisions),
@@ -34,9 +35,7 @@ from curator.memory.memory_md.format import (
     rewrite_lines,
     unescape,
 )
-
-DEFAULT_MAX_LINES = 200
-DEFAULT_MAX_BYTES = 25600
+from curator.memory.memory_md.loaded import MAX_CHARS, MAX_LINES, loaded, utf16_len
 
 
 @dataclass
@@ -47,16 +46,17 @@ class Plan:
     archived: dict[str, list[IndexLine]]  # per category, newest first: entries that move to the archive
     notes: list[str]  # what happened beyond the changes themselves, in words
     unarchive: dict[str, list[str]] = field(default_factory=dict)  # ids apply() drops from the archive
-    lines: int = 0
-    bytes: int = 0
-    over_limit: bool = False  # still over max_lines/max_bytes with memcurate's sections empty
+    lines: int = 0  # as Claude Code counts them (comment lines not counted)
+    chars: int = 0  # UTF-16 code units, counted the same way
+    over_limit: bool = False  # Claude Code would still cut it with memcurate's sections empty
     changed: bool = False  # text differs from the input
 
 
 def measure(text: str) -> tuple[int, int]:
-    """(lines, bytes) as Claude Code counts them: a last line without a line break still counts."""
-    lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-    return lines, len(text.encode("utf-8"))
+    """(lines, characters) as Claude Code counts them (loaded.py): comment lines not counted, trimmed,
+    UTF-16 code units; an empty file is 0 lines."""
+    seen = loaded(text)
+    return (seen.total_lines if text.strip() else 0), seen.total_chars
 
 
 def _separator(before: str, nl: str) -> str:
@@ -71,13 +71,13 @@ def _separator(before: str, nl: str) -> str:
     return "" if not last.strip() else nl
 
 
-def _limits_text(over_lines: bool, over_bytes: bool, max_lines: int, max_bytes: int) -> str:
-    parts = ([f"{max_lines} lines"] if over_lines else []) + ([f"{max_bytes} bytes"] if over_bytes else [])
-    return " and ".join(parts)
+def _limits_text(over_lines: bool, over_chars: bool, max_lines: int, max_chars: int) -> str:
+    parts = ([f"{max_lines} lines"] if over_lines else []) + ([f"{max_chars} characters"] if over_chars else [])
+    return " and ".join(parts) or f"{max_lines} lines and {max_chars} characters"
 
 
-def plan(text: str, changes, budgets: dict[str, int], max_lines: int = DEFAULT_MAX_LINES,
-         max_bytes: int = DEFAULT_MAX_BYTES, *, parsed: Parsed | None = None) -> Plan:
+def plan(text: str, changes, budgets: dict[str, int], max_lines: int = MAX_LINES,
+         max_chars: int = MAX_CHARS, *, parsed: Parsed | None = None) -> Plan:
     """The new MEMORY.md after `changes`, within budgets and limits; nothing is written.
 
     `changes`: ("upsert", IndexLine) puts the entry at the top of its section (replacing the entry
@@ -186,49 +186,46 @@ def plan(text: str, changes, budgets: dict[str, int], max_lines: int = DEFAULT_M
             dirty[cat], nls[cat], tails[cat] = True, p.newline, p.newline
             sep = p.newline  # after a section's end marker: one blank line
 
-    total_nl = sum(piece.count("\n") for piece in pieces)
-    nbytes = sum(len(piece.encode("utf-8")) for piece in pieces)
-    last = next((piece for piece in reversed(pieces) if piece), "")
-    extra = 1 if last and not last.endswith("\n") else 0
-    over_lines, over_bytes = total_nl + extra > max_lines, nbytes > max_bytes
+    seen = loaded("".join(pieces), max_lines, max_chars)
     over_limit = False
-    if over_lines or over_bytes:
+    if seen.cut:
+        over_lines, over_chars = seen.total_lines > max_lines, seen.total_chars > max_chars
         before = {cat: len(lists[cat]) for cat in order}
-        while total_nl + extra > max_lines or nbytes > max_bytes:
-            candidates = [c for c in order if lists[c]]
-            if not candidates:
+        while seen.cut:
+            # An entry line is one loaded line and its characters: drop as many as the excess asks, then
+            # ask the model again (what is left at the end of the file is trimmed: the count can be off).
+            lines_over, chars_over = seen.total_lines - max_lines, seen.total_chars - max_chars
+            touched_now: set[str] = set()
+            while lines_over > 0 or chars_over > 0 or not touched_now:
+                candidates = [c for c in order if lists[c]]
+                if not candidates:
+                    break
+                cat = max(candidates,
+                          key=lambda c: (len(lists[c]) / max(budget_of(c), 1), len(lists[c]), NAMES.index(c)))
+                entry = lists[cat].pop()
+                archived.setdefault(cat, []).insert(0, entry)
+                lines_over, chars_over = lines_over - 1, chars_over - utf16_len(entry.markdown()) - 1
+                touched_now.add(cat)
+            if not touched_now:
                 over_limit = True
                 break
-            cat = max(candidates, key=lambda c: (len(lists[c]) / max(budget_of(c), 1), len(lists[c]), NAMES.index(c)))
-            entry = lists[cat].pop()
-            archived.setdefault(cat, []).insert(0, entry)
-            if dirty[cat]:
-                total_nl -= 1
-                nbytes -= len(entry.markdown().encode("utf-8")) + len(nls[cat])
-            else:
-                old = pieces[index[cat]]
-                new = render_section(cat, budget_of(cat), lists[cat], nls[cat], tails[cat])
-                total_nl += new.count("\n") - old.count("\n")
-                nbytes += len(new.encode("utf-8")) - len(old.encode("utf-8"))
-                pieces[index[cat]] = new
-                dirty[cat] = True
-        why = _limits_text(over_lines, over_bytes, max_lines, max_bytes)
+            for cat in touched_now:
+                pieces[index[cat]] = render_section(cat, budget_of(cat), lists[cat], nls[cat], tails[cat])
+            seen = loaded("".join(pieces), max_lines, max_chars)
+        why = _limits_text(over_lines, over_chars, max_lines, max_chars)
         for cat in order:
             if len(lists[cat]) < before[cat]:
                 notes.append(f"shrank {cat} from {before[cat]} to {len(lists[cat])} lines to stay within {why}; "
                              f"the oldest moved to {ARCHIVE_DIR}/{cat}.md")
-        for cat in order:
-            if dirty[cat]:
-                pieces[index[cat]] = render_section(cat, budget_of(cat), lists[cat], nls[cat], tails[cat])
     new_text = "".join(pieces)
-    lines, nbytes = measure(new_text)
+    lines, chars = seen.total_lines if new_text.strip() else 0, seen.total_chars
     if over_limit:
         ours = set(index.values())
-        claude_lines, claude_bytes = measure("".join(x for i, x in enumerate(pieces) if i not in ours))
-        notes.append(f"MEMORY.md is {lines} lines and {nbytes} bytes even with memcurate's sections empty "
-                     f"(limits: {max_lines} lines, {max_bytes} bytes); Claude's own lines take {claude_lines} lines "
-                     f"and {claude_bytes} bytes. memcurate keeps its sections with no entries and does not touch "
-                     "Claude's lines")
+        claude_lines, claude_chars = measure("".join(x for i, x in enumerate(pieces) if i not in ours))
+        notes.append(f"MEMORY.md is {lines} lines and {chars} characters as Claude Code loads it even with "
+                     f"memcurate's sections empty (limits: {max_lines} lines, {max_chars} characters); Claude's own "
+                     f"lines take {claude_lines} lines and {claude_chars} characters. memcurate keeps its sections "
+                     "with no entries and does not touch Claude's lines")
     for cat, entries in archived.items():
         fresh = [e.id for e in entries if touched.get(cat, {}).get(e.id) == "upsert"]
         if fresh:
@@ -241,7 +238,7 @@ def plan(text: str, changes, budgets: dict[str, int], max_lines: int = DEFAULT_M
         keep = [i for i in ids if i not in gone]
         if keep:
             unarchive[cat] = keep
-    return Plan(new_text, archived, notes, unarchive, lines, nbytes, over_limit, new_text != original)
+    return Plan(new_text, archived, notes, unarchive, lines, chars, over_limit, new_text != original)
 
 
 _LINE_CHANGES = ("drop_line", "replace_line")

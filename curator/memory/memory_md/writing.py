@@ -12,7 +12,8 @@ from dataclasses import replace
 from curator.categories import NAMES
 from curator.memory.memory_md.archive import archive_add, archive_drop, archive_path
 from curator.memory.memory_md.format import MemoryMdError, Parsed, parse, read_text, utf8_text
-from curator.memory.memory_md.planning import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, Plan, measure, plan
+from curator.memory.memory_md.loaded import limits_from, loaded  # noqa: F401 (limits_from re-exported)
+from curator.memory.memory_md.planning import Plan, plan
 from curator.util.atomic import Unsettled, replace_if_unchanged, write_text
 
 FILE_NAME = "MEMORY.md"
@@ -20,11 +21,6 @@ FILE_NAME = "MEMORY.md"
 
 def budgets_from(cfg: dict) -> dict[str, int]:
     return {name: cfg["categories"][name]["budget"] for name in NAMES if name in cfg.get("categories", {})}
-
-
-def limits_from(cfg: dict) -> tuple[int, int]:
-    m = cfg.get("memory_md") or {}
-    return int(m.get("max_lines", DEFAULT_MAX_LINES)), int(m.get("max_bytes", DEFAULT_MAX_BYTES))
 
 
 def memory_md_path(memory_root) -> str:
@@ -79,7 +75,7 @@ def apply(memory_root, cfg: dict, changes, *, current: tuple | None = None) -> P
         raise MemoryMdError(f"{e}; its section entries may lag until the next run finishes the save") from None
     final = plans[-1]  # a last render may find the file as it stands right (what others appended kept)
     result = next((p for p in reversed(plans) if p.changed), final)
-    result = replace(result, text=final.text, lines=final.lines, bytes=final.bytes)
+    result = replace(result, text=final.text, lines=final.lines, chars=final.chars)
     for apath, t in _archive_drops(root, result, [p for p in plans if p is not final]):
         write_text(apath, t)
     return result
@@ -127,7 +123,8 @@ def _archive_drops(root: str, result: Plan, earlier: list[Plan]) -> list[tuple[s
 def usage(memory_root, cfg: dict) -> dict:
     """MEMORY.md's budgets for `memcurate status`:
     {"sections": {name: {"used": n, "budget": b}} (every category, in category order),
-     "total": {"lines", "bytes", "max_lines", "max_bytes", "entries"}}.
+     "total": {"lines", "chars", "max_lines", "max_chars", "entries", "cut", "bytes"}}: lines and characters
+    as Claude Code counts them (loaded.py), `cut` whether it would cut the file, `bytes` the file's size.
     A missing MEMORY.md counts as empty; MemoryMdError (naming the file and line) when it is damaged."""
     path = memory_md_path(memory_root)
     text = read_text(path) or ""
@@ -139,8 +136,9 @@ def usage(memory_root, cfg: dict) -> dict:
     cats = {name: {"used": len(p.sections[name].entries) if name in p.sections else 0,
                    "budget": budgets.get(name, p.sections[name].budget if name in p.sections else 0)}
             for name in NAMES}
-    lines, nbytes = measure(text)
-    max_lines, max_bytes = limits_from(cfg)
+    max_lines, max_chars = limits_from(cfg)
+    seen = loaded(text, max_lines, max_chars)
     return {"sections": cats,
-            "total": {"lines": lines, "bytes": nbytes, "max_lines": max_lines, "max_bytes": max_bytes,
-                       "entries": sum(c["used"] for c in cats.values())}}
+            "total": {"lines": seen.total_lines if text.strip() else 0, "chars": seen.total_chars,
+                      "max_lines": max_lines, "max_chars": max_chars, "entries": sum(c["used"] for c in cats.values()),
+                      "cut": seen.cut, "bytes": len(text.encode("utf-8"))}}

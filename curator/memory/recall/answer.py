@@ -14,6 +14,7 @@ from curator.memory.index.schema import INDEX_FILE
 from curator.memory.index.terms import words
 from curator.memory.recall import skip_reason
 from curator.memory.recall.context import Memory, render
+from curator.memory.memory_md.loaded import limits_from
 from curator.memory.recall.loaded import loaded_entries
 from curator.memory.recall.lookup import Hit, prompt_words, search
 from curator.memory.recall.seen import Seen
@@ -57,7 +58,7 @@ def recall(project, data: str, cfg: dict, prompt: str, session_id: str = "", *, 
         out.problems.append(f"index unusable ({e.__class__.__name__}: {e}): nothing recalled")
         out.note = "index unusable"
         return out
-    loaded, problem = loaded_entries(root, cfg["memory_md"]["max_lines"], cfg["memory_md"]["max_bytes"])
+    loaded, problem = loaded_entries(root, *limits_from(cfg))
     if problem:
         out.problems.append(problem)
     memories: list[Memory] = []
