@@ -66,7 +66,8 @@ def test_the_command_is_a_skill_named_for_its_folder():
 
 
 def test_no_permission_rule_uses_the_deprecated_suffix():
-    shipped = [*ROOT.joinpath("skills").rglob("*.md"), ROOT / "hooks" / "hooks.json",
+    shipped = [*ROOT.joinpath("skills").rglob("*.md"), *ROOT.joinpath("commands").rglob("*.md"),
+               ROOT / "hooks" / "hooks.json",
                *ROOT.joinpath("curator").rglob("*.py"), *ROOT.joinpath("hooks").rglob("*.py")]
     found = {str(p.relative_to(ROOT)): LEGACY_RULE.findall(p.read_text()) for p in shipped}
     assert {k: v for k, v in found.items() if v} == {}
