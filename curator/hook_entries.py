@@ -20,12 +20,16 @@ PLUGIN_DESCRIPTION = ("memcurate: capture memory candidates at the end of each t
 # The others run before a tool or a prompt, where Claude Code waits: 10 s. PostToolUse and
 # PostToolUseFailure fire on every Bash call (failure capture for rule graduation): a call that
 # shows no failure returns at once, before the project is even looked up.
+# The write guard matches Write and Edit only: MultiEdit is no longer a tool in Claude Code 2.1, so a matcher
+# naming it is dead (its calls in older transcripts are still read: curator/candidates/tool_edits.py).
+# SessionEnd's 30 s holds for `memcurate install` only: a plugin's SessionEnd hooks share Claude Code's 1.5 s
+# budget whatever they declare, which hooks/capture.py keeps to (a long tail is triaged in the background).
 ENTRIES: tuple[tuple[str, str | None, int], ...] = (
     ("Stop", None, 30),
     ("SubagentStop", None, 30),
     ("PreCompact", None, 30),
     ("SessionEnd", None, 30),
-    ("PreToolUse", "Write|Edit|MultiEdit", 10),
+    ("PreToolUse", "Write|Edit", 10),
     ("UserPromptSubmit", None, 10),
     ("PostToolUse", "Bash", 10),
     ("PostToolUseFailure", "Bash", 10),

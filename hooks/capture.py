@@ -1,13 +1,27 @@
-"""Stop, SubagentStop, PreCompact, SessionEnd: triage the new bytes of the transcript and stage them."""
+"""Stop, SubagentStop, PreCompact, SessionEnd: triage the new bytes of the transcript and stage them.
+
+A plugin's SessionEnd hooks share a 1.5 s budget in Claude Code 2.1, whatever timeout they declare, and are
+killed past it. Stop triages each turn, so SessionEnd normally finds a turn's bytes; when it finds more than
+fits (a long session resumed, passes skipped), it hands the pass to a detached background process and returns.
+"""
 
 from __future__ import annotations
 
-from curator.capture.incremental import CaptureSkipped, capture
+import os
+import sys
+
+from curator.capture.incremental import CaptureSkipped, capture, transcript_key
 from curator.util.locks import LockBusy
 from curator.util.log import log_line
 from curator.util.paths import hook_may_read, record_config_dir
 
 from . import hook_config
+
+# Bytes a SessionEnd pass triages itself, well inside the 1.5 s budget on a slow machine: on 2 shared cores a
+# whole pass took 0.23-0.35 s with a turn's bytes, 0.5-0.84 s with 1.2 MB, 1.5-2.0 s with 107 MB. More goes to a
+# background pass (the hook then takes 0.34-0.54 s, whatever the size).
+SESSION_END_INLINE_BYTES = 512 * 1024
+DEFERRED_ENV = "MEMCURATE_DEFERRED_PASS"  # set on the background pass: it triages whatever the size
 
 
 def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(), review_auto_memory=False) -> int:
@@ -28,12 +42,21 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
     if refused:
         log_line(data, event, f"{key} {refused}: not read")
         return 0
+    if key == "agent_transcript_path" and not os.path.lexists(transcript):
+        # Compaction fires SubagentStop for an agent whose transcript is never written: nothing is lost.
+        log_line(data, event, "no agent transcript written (as after a compaction): nothing to triage")
+        return 0
     # Nothing is lost on a config error: the offsets do not move, so these bytes are triaged once it is fixed.
     cfg = hook_config.load(project, data, event, "nothing triaged")
     if cfg is None:
         return 0
-    if event == "SessionEnd":
+    deferred = bool((os.environ if env is None else env).get(DEFERRED_ENV))
+    if event == "SessionEnd" and not deferred:
         _hygiene(project, data, cfg)
+        pending = _pending_bytes(data, transcript)
+        if pending > SESSION_END_INLINE_BYTES:
+            log_line(data, event, _defer(payload, pending, env))
+            return 0
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
     try:
         report = capture(data, cfg, transcript, event=event, session_id=session,
@@ -58,6 +81,46 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
         message += f"; {note}"
     log_line(data, event, message)
     return 0
+
+
+def _pending_bytes(data: str, transcript: str) -> int:
+    """The transcript's bytes past where the last pass ended (all of it when no pass did): a stat and a small
+    read. A state the capture would refuse counts as none read, so the estimate only errs towards deferring."""
+    from curator.util.atomic import read_json
+
+    path = os.path.abspath(transcript)
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return 0  # the capture says why, inline
+    try:
+        state = read_json(os.path.join(data, "offsets", f"{transcript_key(path)}.json"))
+    except (OSError, ValueError):
+        return size
+    offset = state.get("offset") if isinstance(state, dict) and state.get("transcript") == path else None
+    if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= size:
+        return size
+    return size - offset
+
+
+def _defer(payload: dict, pending: int, env) -> str:
+    """Start the pass as `memcurate hook` in its own session (it outlives this hook and Claude Code's exit),
+    the payload on its stdin; the log line saying so. It logs its own line when done."""
+    import json
+    import subprocess
+
+    child_env = {**(os.environ if env is None else env), DEFERRED_ENV: "1"}
+    why = (f"{pending} bytes not triaged yet, more than a SessionEnd pass does within Claude Code's 1.5 s budget "
+           f"({SESSION_END_INLINE_BYTES})")
+    try:
+        child = subprocess.Popen([sys.executable, "-m", "curator.cli", "hook"], stdin=subprocess.PIPE,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                                 close_fds=True, env=child_env)
+        with child.stdin:
+            child.stdin.write(json.dumps(payload).encode())
+    except OSError as e:
+        return f"{why}; the background pass could not start ({e.strerror}): the bytes wait for the next pass"
+    return f"{why}: handed to a background pass (pid {child.pid})"
 
 
 def _hygiene(project: str, data: str, cfg: dict) -> None:

@@ -451,10 +451,10 @@ def test_the_plugin_manifest_names_this_version():
 
 
 def test_the_slash_command_lists_what_waits_for_review():
-    text = (ROOT / "commands" / "memcurate.md").read_text()
+    text = (ROOT / "skills" / "memcurate" / "SKILL.md").read_text()
     front, body = re.fullmatch(r"---\n(.*?)\n---\n(.*)", text, re.S).groups()
     fields = dict(line.split(": ", 1) for line in front.splitlines())
-    assert fields["allowed-tools"] == "Bash(memcurate list:*)" and fields["description"]
+    assert fields["allowed-tools"] == "Bash(memcurate list *)" and fields["description"]
     assert "!`memcurate list`" in body
 
 
