@@ -293,12 +293,17 @@ class Triage:
         self.prompt_cache: tuple[int, str] | None = None
         self.tool_calls: dict[str, tuple[str, str, str]] = {}  # tool_use id -> (name, command signature, command)
         self.writes: dict[str, str] = {}  # tool_use id -> the file a write tool was asked to change, until it answers
-        self.pending_errors: dict[tuple[str, str], tuple[int, str]] = {}  # (name, signature) -> (turn, error line)
+        # (name, signature) -> [turn, error line, edits seen at its last failure]
+        self.pending_errors: dict[tuple[str, str], list] = {}
         # (name, program) -> [turn, error line, edits seen at its last failure, failures]: an error that recurs
         self.failing: dict[tuple[str, str], list] = {}
         self.edits = 0  # file edits seen so far
         # Failing runs of the error tools and what fixed them, for rule graduation (curator/rules/transcript_failures.py)
         self.failed_runs: list[dict] = []
+        # The assistant's words while a run fails, (seq, turn, line index, line), and the weight of the words
+        # after a fix still to come: what fixed it (see _error_fixed)
+        self.fix_words: list[tuple[int, int, int, str]] = []
+        self.after_fix: float | None = None
         self.last_user: tuple[int, bool] | None = None  # (turn, already a correction) of the last user message
         self.errors = 0
         self.fixes = 0
@@ -365,6 +370,7 @@ class Triage:
             self.writes = dict(list(self.writes.items())[-500:])
         if e.text:
             self._while_failing("said", e.text[:1000])
+            self._note_fix_words(e)
             d.outcome = [e.turn, e.start, e.end]
             if self.last_user is not None:  # the first reply to a user message: does it concede?
                 turn, counted = self.last_user
@@ -398,8 +404,11 @@ class Triage:
                                          "program": program, "files": [], "said": [], "fix": None})
             line = ""
             if call not in self.pending_errors:
+                self.fix_words = []  # a new failure: words said before it are not about its fix
                 line = one_line(redact_text(error_line(e.text)), 200)
-                self.pending_errors[call] = (e.turn, line)
+                self.pending_errors[call] = [e.turn, line, self.edits]
+            else:
+                self.pending_errors[call][2] = self.edits
             seen = self.failing.get(program)
             if seen:
                 seen[2], seen[3] = self.edits, seen[3] + 1
@@ -411,9 +420,11 @@ class Triage:
                 run["fix"] = {"said": run.pop("said"), "files": run["files"], "command": command}
         if call in self.pending_errors:
             # The same command got past an earlier error: an error and the turns that fixed it.
-            turn, first = self.pending_errors.pop(call)
+            turn, first, edits = self.pending_errors.pop(call)
             self.failing.pop(program, None)
-            self._error_fixed(turn, first, "error-fix")
+            # Edited, then rerun: the failing run fixed (a test made to pass). Rerun alone: a retry got past it.
+            edited = self.edits > edits
+            self._error_fixed(turn, first, "error-fix" if edited else "error-retried", edited)
             return
         seen = self.failing.get(program)
         if seen and seen[3] >= 2 and self.edits > seen[2]:
@@ -443,13 +454,41 @@ class Triage:
             if run["fix"] is None and value and value not in run[what] and len(run[what]) < MAX_FIX_NOTES:
                 run[what].append(value)
 
-    def _error_fixed(self, turn: int, first: str, why: str) -> None:
+    def _error_fixed(self, turn: int, first: str, why: str, edited: bool = True) -> None:
+        """An error and what got past it. A fix by an edit is a runbook on its own (the default weight is the
+        threshold times the saturation); a plain retry that passed (a flake, a changed environment) half that.
+        After a fix by an edit, the assistant's words while it failed and its next words are snippets too: a
+        drafter, offline as well, has what fixed it, not only the error."""
+        weight = self.r.error_fix_weight / (1 if edited else 2)
         self.fixes += 1
-        self.totals["runbook"] += self.r.error_fix_weight
+        self.totals["runbook"] += weight
         self.hits["runbook"] += 1
         self.strong["runbook"] += 1
-        self._offer(Snippet("runbook", self.r.error_fix_weight, turn, "tool", f"error, then fixed: {first}",
+        self._offer(Snippet("runbook", weight, turn, "tool", f"error, then fixed: {first}",
                             [why], [f"error: {first}"], self._prompt(), self.seq))
+        if edited:
+            for seq, at, lo, line in self.fix_words:
+                self._offer(Snippet("runbook", weight / 2, at, "assistant", line, ["fix"], [line], self._prompt(),
+                                    seq, lo))
+            self.after_fix = weight / 2
+        self.fix_words = []
+
+    def _note_fix_words(self, e: "Entry") -> None:
+        """While a run fails, the assistant's words (their first line that is not narration) may say the fix."""
+        fixing = self.after_fix is not None
+        if not (self.pending_errors or self.failing or fixing):
+            return
+        lines = scoring_lines(redact_text(e.text[:2000]))  # redacted as _score_text quotes a message
+        lo = next((i for i, ln in enumerate(lines) if not is_narration(ln, self.r)), None)
+        if lo is None:
+            return
+        line = one_line(lines[lo], self.r.snippet_chars)
+        if fixing:  # the words right after a fix: what it was, that it passes
+            self._offer(Snippet("runbook", self.after_fix, e.turn, "assistant", line, ["fix"], [line],
+                                self._prompt(), self.seq, lo))
+            self.after_fix = None
+        else:  # the last few
+            self.fix_words = [*self.fix_words[1 - MAX_FIX_NOTES:], (self.seq, e.turn, lo, line)]
 
     def _correction(self, weight: float, words: list[str], counted: bool = False) -> None:
         """The user's message of this turn corrected the assistant: a preference, and weight toward a decision.
@@ -556,11 +595,14 @@ class Triage:
 
     def _offer(self, s: Snippet) -> None:
         heap = self.top[s.category]
-        for i, other in enumerate(heap):  # a repeated line is one snippet, at its best weight
+        for i, other in enumerate(heap):  # a repeated line is one snippet, at its best weight, with all its cues
             if other.text == s.text:
                 if other < s:
+                    s.keywords = list(dict.fromkeys([*other.keywords, *s.keywords]))
                     heap[i] = s
                     heapq.heapify(heap)
+                else:
+                    other.keywords = list(dict.fromkeys([*other.keywords, *s.keywords]))
                 return
         if len(heap) < self.r.snippets:
             heapq.heappush(heap, s)
