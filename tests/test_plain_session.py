@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from synthetic import Transcript, text, tool
+from test_drafting import default_cfg
 from test_engine import make_engine
 
 from curator.candidates import staging
@@ -121,17 +122,24 @@ def test_offline_drafting_makes_an_evidence_card_of_each(staged):
     assert "creates the database's folder before connecting" in runbook  # the fix, from the assistant's words
 
 
-def test_a_rerun_that_passes_with_nothing_edited_is_not_a_runbook_alone(tmp_path):
-    """A flaky command retried is half the weight of a fix: alone it stages nothing."""
-    from test_drafting import default_cfg
-
+def runbook_score(tmp_path: Path, name: str, *, edit: bool) -> dict:
     t = Claude2128(session=SESSION, stamp="2026-11-27T13:25")
     t.user("Run the tests.")
     t.assistant(tool("toolu_01", "Bash", command=TEST))
     t.failed("toolu_01", FAILED)
-    t.assistant(tool("toolu_02", "Bash", command=TEST))
-    t.result("toolu_02", PASSED)
-    path = t.write(tmp_path / f"{SESSION}.jsonl")
-    report = capture(str(tmp_path / "data"), default_cfg(), str(path), event="Stop")
-    runbook = next(c for c in report["categories"] if c["category"] == "runbook")
-    assert 0 < runbook["score"] < 0.5 and not runbook["triggered"], report["categories"]
+    if edit:
+        t.assistant(tool("toolu_02", "Edit", file_path=f"{CWD}/app/store.py", old_string="a", new_string="b"))
+        t.result("toolu_02", f"The file {CWD}/app/store.py has been updated successfully.")
+    t.assistant(tool("toolu_03", "Bash", command=TEST))
+    t.result("toolu_03", PASSED)
+    path = t.write(tmp_path / name / f"{SESSION}.jsonl")
+    report = capture(str(tmp_path / name / "data"), default_cfg(), str(path), event="Stop")
+    return next(c for c in report["categories"] if c["category"] == "runbook")
+
+
+def test_a_failing_run_fixed_by_an_edit_is_a_runbook_and_a_plain_retry_is_not(tmp_path):
+    """Fail → edit → rerun passes triggers alone; the same rerun with nothing edited (a flake) weighs half."""
+    fixed = runbook_score(tmp_path, "fixed", edit=True)
+    retried = runbook_score(tmp_path, "retried", edit=False)
+    assert fixed["triggered"], fixed
+    assert 0 < retried["score"] < fixed["score"] and not retried["triggered"], retried

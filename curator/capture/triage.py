@@ -34,6 +34,9 @@ _ERROR_LINE = LazyRegex(r"(?i)(?:(?:error|exception)\b|\b(?:failed|failure|trace
 _PUNCT = ".,;:!?'\"()[]{}-–—…*_`~"
 MAX_FAILED_RUNS = 50  # of one pass, kept for rule graduation
 MAX_FIX_NOTES = 5  # files, and assistant texts, noted per failing run
+# The assistant's words around a fix, as runbook snippets: below a keyword line, so they fill only the slots
+# keyword lines leave (a session that says how it fixed something in plain words has none).
+FIX_WORDS_WEIGHT = 0.5
 WRITE_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})  # MultiEdit: older transcripts
 MAX_CWD_RECORD = 4 << 20  # the session's folder is looked for in records up to this long ...
 HEAD_RECORDS = 50  # ... among the first few (Claude Code writes it on its first prompt)
@@ -370,7 +373,6 @@ class Triage:
             self.writes = dict(list(self.writes.items())[-500:])
         if e.text:
             self._while_failing("said", e.text[:1000])
-            self._note_fix_words(e)
             d.outcome = [e.turn, e.start, e.end]
             if self.last_user is not None:  # the first reply to a user message: does it concede?
                 turn, counted = self.last_user
@@ -380,6 +382,7 @@ class Triage:
                 if concession and turn == e.turn:
                     self._correction(self.r.correction_confirmed, [f"conceded: {concession}"], counted)
             self._score_text(e.text, "assistant", e.turn)
+            self._note_fix_words(e)  # after the keywords: a line they quote stays quoted with its keywords
 
     def _tool_result(self, e: "Entry") -> None:
         written = self.writes.pop(e.tool_use_id, None)
@@ -468,10 +471,15 @@ class Triage:
                             [why], [f"error: {first}"], self._prompt(), self.seq))
         if edited:
             for seq, at, lo, line in self.fix_words:
-                self._offer(Snippet("runbook", weight / 2, at, "assistant", line, ["fix"], [line], self._prompt(),
-                                    seq, lo))
-            self.after_fix = weight / 2
+                self._offer_fix_words(Snippet("runbook", FIX_WORDS_WEIGHT, at, "assistant", line, ["fix"], [line],
+                                              self._prompt(), seq, lo))
+            self.after_fix = FIX_WORDS_WEIGHT
         self.fix_words = []
+
+    def _offer_fix_words(self, s: Snippet) -> None:
+        """A line of the fix's words, unless a keyword already quotes it."""
+        if all(other.text != s.text for other in self.top["runbook"]):
+            self._offer(s)
 
     def _note_fix_words(self, e: "Entry") -> None:
         """While a run fails, the assistant's words (their first line that is not narration) may say the fix."""
@@ -484,8 +492,8 @@ class Triage:
             return
         line = one_line(lines[lo], self.r.snippet_chars)
         if fixing:  # the words right after a fix: what it was, that it passes
-            self._offer(Snippet("runbook", self.after_fix, e.turn, "assistant", line, ["fix"], [line],
-                                self._prompt(), self.seq, lo))
+            self._offer_fix_words(Snippet("runbook", self.after_fix, e.turn, "assistant", line, ["fix"], [line],
+                                          self._prompt(), self.seq, lo))
             self.after_fix = None
         else:  # the last few
             self.fix_words = [*self.fix_words[1 - MAX_FIX_NOTES:], (self.seq, e.turn, lo, line)]
@@ -595,14 +603,11 @@ class Triage:
 
     def _offer(self, s: Snippet) -> None:
         heap = self.top[s.category]
-        for i, other in enumerate(heap):  # a repeated line is one snippet, at its best weight, with all its cues
+        for i, other in enumerate(heap):  # a repeated line is one snippet, at its best weight
             if other.text == s.text:
                 if other < s:
-                    s.keywords = list(dict.fromkeys([*other.keywords, *s.keywords]))
                     heap[i] = s
                     heapq.heapify(heap)
-                else:
-                    other.keywords = list(dict.fromkeys([*other.keywords, *s.keywords]))
                 return
         if len(heap) < self.r.snippets:
             heapq.heappush(heap, s)
