@@ -163,7 +163,7 @@ def test_the_demo_says_its_drafts_are_cards_and_that_auto_approve_held_them(tmp_
     for line in OFFLINE_CARDS:
         assert line in p.stdout
     assert "Write them in the TUI: memcurate --project " in p.stdout
-    assert "created   0" in p.stdout and "cards     8 offline cards held for you to write in the TUI" in p.stdout
+    assert "created   0" in p.stdout and "cards     9 offline cards held for you to write in the TUI" in p.stdout
     root = next(line.split()[-1] for line in p.stdout.splitlines() if line.startswith("demo folder"))
     assert os.path.isdir(root)
     shutil.rmtree(root, ignore_errors=True)

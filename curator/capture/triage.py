@@ -34,6 +34,9 @@ _ERROR_LINE = LazyRegex(r"(?i)(?:(?:error|exception)\b|\b(?:failed|failure|trace
 _PUNCT = ".,;:!?'\"()[]{}-–—…*_`~"
 MAX_FAILED_RUNS = 50  # of one pass, kept for rule graduation
 MAX_FIX_NOTES = 5  # files, and assistant texts, noted per failing run
+# The assistant's words around a fix, as runbook snippets: below a keyword line, so they fill only the slots
+# keyword lines leave (a session that says how it fixed something in plain words has none).
+FIX_WORDS_WEIGHT = 0.5
 WRITE_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})  # MultiEdit: older transcripts
 MAX_CWD_RECORD = 4 << 20  # the session's folder is looked for in records up to this long ...
 HEAD_RECORDS = 50  # ... among the first few (Claude Code writes it on its first prompt)
@@ -293,12 +296,17 @@ class Triage:
         self.prompt_cache: tuple[int, str] | None = None
         self.tool_calls: dict[str, tuple[str, str, str]] = {}  # tool_use id -> (name, command signature, command)
         self.writes: dict[str, str] = {}  # tool_use id -> the file a write tool was asked to change, until it answers
-        self.pending_errors: dict[tuple[str, str], tuple[int, str]] = {}  # (name, signature) -> (turn, error line)
+        # (name, signature) -> [turn, error line, edits seen at its last failure]
+        self.pending_errors: dict[tuple[str, str], list] = {}
         # (name, program) -> [turn, error line, edits seen at its last failure, failures]: an error that recurs
         self.failing: dict[tuple[str, str], list] = {}
         self.edits = 0  # file edits seen so far
         # Failing runs of the error tools and what fixed them, for rule graduation (curator/rules/transcript_failures.py)
         self.failed_runs: list[dict] = []
+        # The assistant's words while a run fails, (seq, turn, line index, line), and the weight of the words
+        # after a fix still to come: what fixed it (see _error_fixed)
+        self.fix_words: list[tuple[int, int, int, str]] = []
+        self.after_fix: float | None = None
         self.last_user: tuple[int, bool] | None = None  # (turn, already a correction) of the last user message
         self.errors = 0
         self.fixes = 0
@@ -374,6 +382,7 @@ class Triage:
                 if concession and turn == e.turn:
                     self._correction(self.r.correction_confirmed, [f"conceded: {concession}"], counted)
             self._score_text(e.text, "assistant", e.turn)
+            self._note_fix_words(e)  # after the keywords: a line they quote stays quoted with its keywords
 
     def _tool_result(self, e: "Entry") -> None:
         written = self.writes.pop(e.tool_use_id, None)
@@ -398,8 +407,11 @@ class Triage:
                                          "program": program, "files": [], "said": [], "fix": None})
             line = ""
             if call not in self.pending_errors:
+                self.fix_words = []  # a new failure: words said before it are not about its fix
                 line = one_line(redact_text(error_line(e.text)), 200)
-                self.pending_errors[call] = (e.turn, line)
+                self.pending_errors[call] = [e.turn, line, self.edits]
+            else:
+                self.pending_errors[call][2] = self.edits
             seen = self.failing.get(program)
             if seen:
                 seen[2], seen[3] = self.edits, seen[3] + 1
@@ -411,9 +423,11 @@ class Triage:
                 run["fix"] = {"said": run.pop("said"), "files": run["files"], "command": command}
         if call in self.pending_errors:
             # The same command got past an earlier error: an error and the turns that fixed it.
-            turn, first = self.pending_errors.pop(call)
+            turn, first, edits = self.pending_errors.pop(call)
             self.failing.pop(program, None)
-            self._error_fixed(turn, first, "error-fix")
+            # Edited, then rerun: the failing run fixed (a test made to pass). Rerun alone: a retry got past it.
+            edited = self.edits > edits
+            self._error_fixed(turn, first, "error-fix" if edited else "error-retried", edited)
             return
         seen = self.failing.get(program)
         if seen and seen[3] >= 2 and self.edits > seen[2]:
@@ -443,13 +457,46 @@ class Triage:
             if run["fix"] is None and value and value not in run[what] and len(run[what]) < MAX_FIX_NOTES:
                 run[what].append(value)
 
-    def _error_fixed(self, turn: int, first: str, why: str) -> None:
+    def _error_fixed(self, turn: int, first: str, why: str, edited: bool = True) -> None:
+        """An error and what got past it. A fix by an edit is a runbook on its own (the default weight is the
+        threshold times the saturation); a plain retry that passed (a flake, a changed environment) half that.
+        After a fix by an edit, the assistant's words while it failed and its next words are snippets too: a
+        drafter, offline as well, has what fixed it, not only the error."""
+        weight = self.r.error_fix_weight / (1 if edited else 2)
         self.fixes += 1
-        self.totals["runbook"] += self.r.error_fix_weight
+        self.totals["runbook"] += weight
         self.hits["runbook"] += 1
         self.strong["runbook"] += 1
-        self._offer(Snippet("runbook", self.r.error_fix_weight, turn, "tool", f"error, then fixed: {first}",
+        self._offer(Snippet("runbook", weight, turn, "tool", f"error, then fixed: {first}",
                             [why], [f"error: {first}"], self._prompt(), self.seq))
+        if edited:
+            for seq, at, lo, line in self.fix_words:
+                self._offer_fix_words(Snippet("runbook", FIX_WORDS_WEIGHT, at, "assistant", line, ["fix"], [line],
+                                              self._prompt(), seq, lo))
+            self.after_fix = FIX_WORDS_WEIGHT
+        self.fix_words = []
+
+    def _offer_fix_words(self, s: Snippet) -> None:
+        """A line of the fix's words, unless a keyword already quotes it."""
+        if all(other.text != s.text for other in self.top["runbook"]):
+            self._offer(s)
+
+    def _note_fix_words(self, e: "Entry") -> None:
+        """While a run fails, the assistant's words (their first line that is not narration) may say the fix."""
+        fixing = self.after_fix is not None
+        if not (self.pending_errors or self.failing or fixing):
+            return
+        lines = scoring_lines(redact_text(e.text[:2000]))  # redacted as _score_text quotes a message
+        lo = next((i for i, ln in enumerate(lines) if not is_narration(ln, self.r)), None)
+        if lo is None:
+            return
+        line = one_line(lines[lo], self.r.snippet_chars)
+        if fixing:  # the words right after a fix: what it was, that it passes
+            self._offer_fix_words(Snippet("runbook", self.after_fix, e.turn, "assistant", line, ["fix"], [line],
+                                          self._prompt(), self.seq, lo))
+            self.after_fix = None
+        else:  # the last few
+            self.fix_words = [*self.fix_words[1 - MAX_FIX_NOTES:], (self.seq, e.turn, lo, line)]
 
     def _correction(self, weight: float, words: list[str], counted: bool = False) -> None:
         """The user's message of this turn corrected the assistant: a preference, and weight toward a decision.
