@@ -87,13 +87,13 @@ def test_list_shows_what_is_triaged_and_never_drafts(seeded, capsys):
     assert staging_files(seeded["data"]) == before  # read-only: nothing drafted, nothing moved
     expected = {f"{t}/{c}" for t in staging.triage_ids(seeded["data"])
                 for c in staging.category_states(seeded["data"], t)}
-    assert {i["id"] for i in doc["items"]} == expected and len(expected) == 8
+    assert {i["id"] for i in doc["items"]} == expected and len(expected) == 9
     assert {i["state"] for i in doc["items"]} == {"triaged"}
     for i in doc["items"]:
         assert set(i) == ITEM_KEYS and i["kind"] == "memory" and i["confidence"] is None
         assert i["session"] == demo.DEMO_SESSION
         assert i["id"] in out
-    assert "8 triaged" in out
+    assert "9 triaged" in out
 
 
 def test_list_on_a_project_with_nothing_staged(project, capsys):
@@ -108,7 +108,7 @@ def test_list_after_drafting_shows_ready_items_with_confidence_and_issues(drafte
     code, doc, _ = cli_json(capsys, "list", "--project", drafted["project"])
     assert code == 0
     items = doc["items"]
-    assert {i["state"] for i in items} == {"ready"} and len(items) == 8
+    assert {i["state"] for i in items} == {"ready"} and len(items) == 9
     for i in items:
         tid, _, cat = i["id"].partition("/")
         assert cat == i["category"] and tid in staging.triage_ids(drafted["data"])
@@ -123,7 +123,7 @@ def test_list_after_drafting_shows_ready_items_with_confidence_and_issues(drafte
     head = lines[0]
     assert head.split() == ["ID", "KIND", "STATE", "CATEGORY", "CONF", "TITLE"]
     rows = [line for line in lines[1:] if line and not line.startswith(" ") and "ready" in line.split()[:3]]
-    assert len(rows) == 8
+    assert len(rows) == 9
     for i in items:  # aligned: every title starts under TITLE
         row = next(r for r in rows if r.startswith(i["id"] + " "))
         assert row[head.index("TITLE"):].startswith(i["title"][:50])
