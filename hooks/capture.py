@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from curator.capture.incremental import CaptureSkipped, capture, transcript_key
+from curator.capture.incremental import CaptureSkipped, capture, unread_bytes
 from curator.util.locks import LockBusy
 from curator.util.log import log_line
 from curator.util.paths import hook_may_read, record_config_dir
@@ -53,7 +53,7 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
     deferred = bool((os.environ if env is None else env).get(DEFERRED_ENV))
     if event == "SessionEnd" and not deferred:
         _hygiene(project, data, cfg)
-        pending = _pending_bytes(data, transcript)
+        pending = unread_bytes(data, transcript)
         if pending > SESSION_END_INLINE_BYTES:
             log_line(data, event, _defer(payload, pending, env))
             return 0
@@ -81,26 +81,6 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
         message += f"; {note}"
     log_line(data, event, message)
     return 0
-
-
-def _pending_bytes(data: str, transcript: str) -> int:
-    """The transcript's bytes past where the last pass ended (all of it when no pass did): a stat and a small
-    read. A state the capture would refuse counts as none read, so the estimate only errs towards deferring."""
-    from curator.util.atomic import read_json
-
-    path = os.path.abspath(transcript)
-    try:
-        size = os.stat(path).st_size
-    except OSError:
-        return 0  # the capture says why, inline
-    try:
-        state = read_json(os.path.join(data, "offsets", f"{transcript_key(path)}.json"))
-    except (OSError, ValueError):
-        return size
-    offset = state.get("offset") if isinstance(state, dict) and state.get("transcript") == path else None
-    if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= size:
-        return size
-    return size - offset
 
 
 def _defer(payload: dict, pending: int, env) -> str:

@@ -194,8 +194,7 @@ def keyword_fate(engine, triage: StagedTriage, now: float | None = None) -> tupl
             continue
         if staging.look_due(other):
             return "wait", f"the second look over bytes {lo}..{hi} (triage {tid}) reads these bytes first"
-        record = request.get("record") or {}
-        if record.get("state") == "done" and not record.get("left_out") and not record.get("segments_left_out"):
+        if read_it_all(request.get("record")):
             return "skip", (f"the second look over bytes {lo}..{hi} read this stretch: the facts it found are "
                             f"drafted in triage {tid} (a keyword excerpt is not drafted from)")
         return "draft", ""
@@ -225,6 +224,19 @@ def _slots(facts: list[dict]) -> tuple[dict[str, dict], list[str]]:
     return slots, over
 
 
+def read_it_all(record) -> bool:
+    """Whether a look's record says the model read its whole byte range: done, at least one segment sent, none
+    left out for lack of room. The record is the data dir's (Claude can write it): one that does not check out
+    is a look that did not read it all, so nothing is skipped on its word."""
+    if not isinstance(record, dict) or record.get("state") != "done":
+        return False
+    try:
+        return int(record.get("segments") or 0) >= 1 and not int(record.get("segments_left_out") or 0) \
+            and not record.get("left_out")
+    except (TypeError, ValueError):
+        return False
+
+
 def unconfirmed(doc: dict) -> dict[str, str]:
     """Keyword categories of a triage not to draft, each with the reason its `skipped` line carries: those a
     look that read the triage's whole byte range (done, at least one segment sent, none left out for lack of
@@ -238,8 +250,7 @@ def unconfirmed(doc: dict) -> dict[str, str]:
     looked = record.get("byte_range") or request.get("byte_range")
     ours = (doc.get("source") or {}).get("byte_range")
     try:  # the record is the data dir's, which Claude can write: one that does not check out skips nothing
-        if int(record.get("segments") or 0) < 1 or int(record.get("segments_left_out") or 0) \
-                or record.get("left_out"):
+        if not read_it_all(record):
             return {}  # nothing sent (the model read nothing), or a stretch unread: the keywords may be right there
         if not (int(looked[0]) <= int(ours[0]) and (looked[1] is None or int(looked[1]) >= int(ours[1]))):
             return {}

@@ -105,6 +105,25 @@ def _offset(state: dict, key: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
+def offset_state_path(data: str, path: str) -> str:
+    """Where a transcript's offset state lives in the data dir (`path` absolute)."""
+    return os.path.join(data, "offsets", f"{transcript_key(path)}.json")
+
+
+def unread_bytes(data: str, transcript: str) -> int:
+    """The transcript's bytes past where the last pass ended (all of it when no pass did): a stat and a small
+    read, for the hook to judge a pass's size before making it. A state the capture would refuse counts as none
+    read (it is in the data dir, in Claude's reach), so the figure only errs towards more."""
+    path = os.path.abspath(transcript)
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return 0  # the capture says why
+    state, _ = _load_state(offset_state_path(data, path), path)
+    offset = _offset(state, "offset")
+    return size - offset if offset <= size else size
+
+
 def _load_state(state_path: str, path: str) -> tuple[dict, str | None]:
     try:
         st = read_json(state_path)
@@ -170,7 +189,7 @@ def _capture(data: str, cfg: dict, path: str, f: BinaryIO, *, event: str, sessio
     wait = cfg["hooks"]["lock_wait_seconds"] if lock_wait is None else lock_wait
 
     key = transcript_key(path)
-    state_path = os.path.join(data, "offsets", f"{key}.json")
+    state_path = offset_state_path(data, path)
     with FileLock(os.path.join(data, "locks", f"{key}.lock"), wait=wait):
         state, note = _load_state(state_path, path)
         notes = [note] if note else []
