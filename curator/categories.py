@@ -1,4 +1,4 @@
-"""The one place that knows the memory categories (DESIGN §5, §6).
+"""The one place that knows the memory categories (docs/design.md §5, §6).
 
 What is fixed by the file formats lives here; what a user may tune (budgets,
 models, thresholds, keywords) lives in the config.
@@ -20,7 +20,7 @@ class Category:
         self.optional = optional
         self.delete_allowed = delete_allowed
         self.claude_type = claude_type  # Claude Code's memory type: user | feedback | project | reference
-        self.holds = holds  # what a memory of the category holds (DESIGN §5), as a drafting prompt says it
+        self.holds = holds  # what a memory of the category holds (docs/design.md §5), as a drafting prompt says it
 
     def __repr__(self) -> str:
         return f"Category({self.name!r})"

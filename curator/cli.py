@@ -1,4 +1,4 @@
-"""The `memcurate` command line (DESIGN §3).
+"""The `memcurate` command line (docs/design.md §3).
 
 This is the composition root: the one engine module that reaches into
 `hooks/` and `widgets/`, always lazily, so `memcurate hook` loads

@@ -1,6 +1,6 @@
 """Configuration: defaults, user and project layers, validation, and a JSON cache.
 
-Layers, lowest to highest precedence (DESIGN §4):
+Layers, lowest to highest precedence (docs/design.md §4):
   assets/config.default.yaml
   ${XDG_CONFIG_HOME:-~/.config}/memcurate/config.yaml
   <project>/.claude/memcurate.yaml

@@ -17,7 +17,7 @@ A settings file is Claude Code's and the person's: nothing of theirs may be lost
   their event's hooks.
 
 The record of an install (how install left the file, the digest of its bytes from before) is kept
-outside the project, in memcurate's user state dir: the data dir is Claude's to write (DESIGN §14),
+outside the project, in memcurate's user state dir: the data dir is Claude's to write (docs/design.md §14),
 and a record there could make uninstall "give back" hooks no one had. A backup is given back only
 when its bytes have the digest that record holds.
 

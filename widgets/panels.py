@@ -1,7 +1,7 @@
 """The read-only panels: the document, the diff, its issues, pipeline progress, budgets, graduation
 (a rule candidate's file to be written and its evidence).
 
-Everything shown comes from transcripts or files and is data (DESIGN §13): it is
+Everything shown comes from transcripts or files and is data (docs/design.md §13): it is
 rendered as rich `Text` or `Syntax`, never parsed as markup.
 """
 

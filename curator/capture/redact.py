@@ -1,4 +1,4 @@
-"""Secret redaction (DESIGN §12): known token formats become ``[REDACTED:<kind>]``.
+"""Secret redaction (docs/design.md §12): known token formats become ``[REDACTED:<kind>]``.
 
 Runs on whole text units before they are cut into snippets, so a secret is
 never split across a cut and half of it kept.

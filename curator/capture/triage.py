@@ -1,4 +1,4 @@
-"""Triage (DESIGN §5): raw filter, category scoring, snippets and excerpts, redaction.
+"""Triage (docs/design.md §5): raw filter, category scoring, snippets and excerpts, redaction.
 
 Streams over the reader's entries and keeps only bounded state: per category
 the top few snippets with their context window, never the whole transcript.

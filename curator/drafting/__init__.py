@@ -1,4 +1,4 @@
-"""Drafting (DESIGN §10): turn one triaged category into a memory file to review.
+"""Drafting (docs/design.md §10): turn one triaged category into a memory file to review.
 
 The interface every backend implements, and the resolution of `backend:`:
 
@@ -268,7 +268,7 @@ class Choice:
 
 
 def choose(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Choice:
-    """The backend `backend:` asks for (DESIGN §10): auto is anthropic when ANTHROPIC_API_KEY is set,
+    """The backend `backend:` asks for (docs/design.md §10): auto is anthropic when ANTHROPIC_API_KEY is set,
     else the `claude` CLI when it is on the PATH, else offline. `anthropic` without a key, and
     `claude-cli` with no `claude` on the PATH, are unavailable (the message says what to do)."""
     configured = str(cfg.get("backend", "auto") or "auto")

@@ -1,4 +1,4 @@
-"""The anthropic backend (DESIGN §10): one Messages API call per category draft, through the SDK.
+"""The anthropic backend (docs/design.md §10): one Messages API call per category draft, through the SDK.
 
 The only module that imports `anthropic` (lazily, in `AnthropicDrafter.__init__`: the import alone costs
 seconds, and the hook never gets here). One sync client per drafter, shared by the pipeline's drafting

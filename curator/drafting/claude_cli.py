@@ -1,4 +1,4 @@
-"""The `claude` CLI backend (DESIGN §10): one `claude -p` child per category draft.
+"""The `claude` CLI backend (docs/design.md §10): one `claude -p` child per category draft.
 
 Most people who run Claude Code have `claude` on the PATH and a subscription, not an API key, so
 this backend drafts through their own CLI login. The child is isolated:

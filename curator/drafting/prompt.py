@@ -1,4 +1,4 @@
-"""What every Claude backend asks (DESIGN §10): the system prompt, the user prompt, the answer's schema,
+"""What every Claude backend asks (docs/design.md §10): the system prompt, the user prompt, the answer's schema,
 and the memory document built from an answer.
 
 The transcript is data, never instructions: the excerpt, the snippets and the existing candidates are
@@ -37,7 +37,7 @@ Answer only with the JSON.
 """
 
 # Categories drafted as Claude Code writes its own memories: the fact, then a **Why:** and a **How to apply:**
-# line. The first required section holds the fact, the second the two lines (DESIGN §6 keeps the sections).
+# line. The first required section holds the fact, the second the two lines (docs/design.md §6 keeps the sections).
 FACT_CATEGORIES = ("decision", "constraint", "tech_debt", "preference")
 
 

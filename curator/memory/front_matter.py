@@ -1,6 +1,6 @@
 """A memory file's front matter read without YAML: the fences, and the plain fields memcurate writes.
 
-The hooks cannot import YAML (~20 ms a call; DESIGN §2), and neither can they afford the full format
+The hooks cannot import YAML (~20 ms a call; docs/design.md §2), and neither can they afford the full format
 module (memfile.py, which builds MemoryDoc dataclasses). The recall hook reads the memories it gives
 with `light_fields`; everything else parses with memfile.parse, which uses `split_front_matter` too.
 """

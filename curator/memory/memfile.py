@@ -1,4 +1,4 @@
-"""A memory file (DESIGN §6): YAML front matter and Markdown sections, parsed and written.
+"""A memory file (docs/design.md §6): YAML front matter and Markdown sections, parsed and written.
 
 The draft a person reviews is exactly this document, so one module owns the
 format both ways. Writing never goes through a YAML emitter: every string is

@@ -1,4 +1,4 @@
-"""The memory files under the memory root (DESIGN §4, §6, §8): `<root>/<category>/<id>.md`.
+"""The memory files under the memory root (docs/design.md §4, §6, §8): `<root>/<category>/<id>.md`.
 
 Reading, creating, updating and retiring memory files, and nothing else:
 
@@ -95,7 +95,7 @@ class ConflictError(StoreError):
 
 
 class DeleteNotAllowedError(StoreError):
-    """Retiring a memory of a category that is never deleted (DESIGN §5)."""
+    """Retiring a memory of a category that is never deleted (docs/design.md §5)."""
 
 
 def valid_id(id) -> bool:

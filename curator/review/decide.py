@@ -1,4 +1,4 @@
-"""Decisions against existing memories (DESIGN §8): CREATE, UPDATE, NOOP or DELETE.
+"""Decisions against existing memories (docs/design.md §8): CREATE, UPDATE, NOOP or DELETE.
 
 The structural finding wins over anyone's opinion: no candidate means no
 UPDATE, a category that disallows delete never deletes, an identical memory
@@ -117,7 +117,7 @@ def sessions(doc: memfile.MemoryDoc) -> set[str]:
 
 
 def merge_sources(*lists: list[dict]) -> list[dict]:
-    """Sources well-formed (DESIGN §6): one entry per session, in the order first seen, its turns one
+    """Sources well-formed (docs/design.md §6): one entry per session, in the order first seen, its turns one
     range over every entry of that session."""
     out: dict[str, dict] = {}
     for src in (s for sources in lists for s in sources):

@@ -1,4 +1,4 @@
-"""Verification (DESIGN §9): what stops a draft (BLOCK) and what a reviewer should know (ADVISORY).
+"""Verification (docs/design.md §9): what stops a draft (BLOCK) and what a reviewer should know (ADVISORY).
 
 Every issue says what is wrong and where. The checks are pure: the pipeline
 and the review actions gather the facts (the draft text, its evidence, the

@@ -1,4 +1,4 @@
-"""Rule graduation (DESIGN §11): a failure that recurs across sessions becomes a rule Claude loads.
+"""Rule graduation (docs/design.md §11): a failure that recurs across sessions becomes a rule Claude loads.
 
 The flow, one module per step:
 

@@ -1,4 +1,4 @@
-"""A graduation candidate's rule text (DESIGN §11): the topic, the `paths:` globs and the rule itself.
+"""A graduation candidate's rule text (docs/design.md §11): the topic, the `paths:` globs and the rule itself.
 
 Offline, the rule is built from the failure's signature and, when the transcript showed it, what
 fixed it: a fix said as an instruction ("use the tmp_path fixture", "fixed it by pinning numpy")

@@ -1,4 +1,4 @@
-"""The rule files memcurate writes: `<project>/.claude/rules/memcurate/<topic>.md` (DESIGN §4, §11).
+"""The rule files memcurate writes: `<project>/.claude/rules/memcurate/<topic>.md` (docs/design.md §4, §11).
 
 Claude Code loads these files; one whose `paths:` front matter does not parse silently becomes a
 project-wide rule, so the front matter is emitted by hand (quoted strings) and parsed back with

@@ -1,4 +1,4 @@
-"""Where things live (DESIGN §4): project root, data dir, memory root.
+"""Where things live (docs/design.md §4): project root, data dir, memory root.
 
 String paths and os.path, not pathlib: the hook imports this on every turn.
 
@@ -24,7 +24,7 @@ from curator.util.private import DATA_DIR_NAME, make_dirs, tighten
 ROOT_LOCK_NAME = ".memcurate.lock"
 ARCHIVE_DIR = "archive"
 CONFIG_DIR_RECORD = "claude-config-dir.json"
-# The one folder of rule files memcurate writes, relative to the project (DESIGN §4); the write guard
+# The one folder of rule files memcurate writes, relative to the project (docs/design.md §4); the write guard
 # keeps Claude out of it and nothing else under .claude/rules/ is ever touched.
 RULES_DIR = os.path.join(".claude", "rules", "memcurate")
 MAX_SETTINGS_BYTES = 1 << 20

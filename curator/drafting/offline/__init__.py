@@ -1,8 +1,8 @@
-"""The offline drafter (DESIGN §10): a complete memory file from the triage's evidence alone.
+"""The offline drafter (docs/design.md §10): a complete memory file from the triage's evidence alone.
 
 No network, no key, no model: it reads the category's scored snippets and the
 excerpt around them (already redacted), picks the strongest statement, and
-fills every section of the category (DESIGN §6) with sentences taken from the
+fills every section of the category (docs/design.md §6) with sentences taken from the
 session, whole, in the speakers' own words. It does not invent: a section for
 which the session holds no evidence says so, and quotes what it has.
 

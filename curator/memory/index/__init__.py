@@ -1,4 +1,4 @@
-"""An index of the memory root for candidate search (DESIGN §8): SQLite FTS5, a rebuildable cache.
+"""An index of the memory root for candidate search (docs/design.md §8): SQLite FTS5, a rebuildable cache.
 
     index = MemoryIndex(os.path.join(data_dir, "index.sqlite"), MemoryStore(root))
     for c in index.candidates("decision", draft):      # draft: a MemoryDoc, or its text

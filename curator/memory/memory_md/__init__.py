@@ -1,4 +1,4 @@
-"""MEMORY.md: the one package that reads and writes it (DESIGN §7).
+"""MEMORY.md: the one package that reads and writes it (docs/design.md §7).
 
 memcurate owns only its sections, each between a begin and an end marker
 (inclusive), and never changes a byte outside them:

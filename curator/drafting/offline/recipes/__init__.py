@@ -1,4 +1,4 @@
-"""One recipe per category: the sections of its memory (DESIGN §6), filled from the evidence.
+"""One recipe per category: the sections of its memory (docs/design.md §6), filled from the evidence.
 
 - decision: Decision / Rationale / Alternatives / Consequences.
 - constraint: Rule / Impact / Workaround.
