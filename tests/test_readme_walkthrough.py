@@ -35,7 +35,7 @@ def walkthrough() -> list[str]:
 
 
 def shim(folder: Path) -> Path:
-    """A `memcurate` on the PATH that runs this checkout (what `pipx install memcurate` would put there)."""
+    """A `memcurate` on the PATH that runs this checkout (what `pipx install ./memcurate` would put there)."""
     folder.mkdir()
     exe = folder / "memcurate"
     exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m curator.cli "$@"\n')
@@ -61,7 +61,7 @@ def test_a_new_user_follows_the_readme_on_their_own_project(tmp_path):
     env = {**os.environ, "PATH": path, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
 
     commands = walkthrough()
-    assert commands[0].startswith("pipx install memcurate") and "memcurate install" in commands
+    assert commands[0].startswith("pipx install ./memcurate") and "memcurate install" in commands
     cwd, ran, ids = home, [], {}
     for command in commands:
         if command.startswith(("pipx ", "pip ", "uv ")):
