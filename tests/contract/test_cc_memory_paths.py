@@ -13,7 +13,7 @@ from conftest import make_project
 
 from curator import config
 from curator.memory.memory_md.loaded import loaded
-from curator.util.paths import PROJECT_KEY_MAX, data_dir, memory_root, project_key
+from curator.util.paths import data_dir, memory_root, project_key
 
 NAMED = re.compile(r"You have a persistent file-based memory at `([^`]+)`")
 LOADED_FROM = re.compile(r"Contents of (\S+MEMORY\.md) \(user's auto-memory, persists across conversations\):\n\n")
@@ -41,8 +41,7 @@ def named_root(run) -> str:
 def test_the_memory_root_is_the_folder_claude_code_names(tmp_path, claude_home, run_claude, deep):
     base = tmp_path / ("a-rather-long-folder-name-" * 3 if deep else "")
     project = make_project((base / ("b" * 70) / ("c" * 70) if deep else base) / "notes-app")
-    if deep:
-        assert len(project_key(project)) > PROJECT_KEY_MAX and len(str(project)) > 200
+    assert (len(str(project)) > 200) == deep  # Claude Code's limit on the key, not memcurate's constant
     run = run_claude("hello there", [Turn("Hello.")], cwd=project)
     assert run.returncode == 0, run.explain()
     named = named_root(run).rstrip("/")
