@@ -3,9 +3,10 @@
 No model is reachable in CI, so the contract tests play the model: a script is a list of turns, each the
 assistant's text and/or tool calls, served in order to the client's conversation requests (the ones that
 offer tools) as the streaming SSE events the real API sends. Every request is recorded with its body, so
-a test asserts what reached the model (a hook's context, a tool_result's error, the system prompt). Any
-other request the client makes on the side (a title or topic, a quota probe) gets a short text, and a
-script that runs out ends the turn, so the client never hangs waiting on us. `status` answers every
+a test asserts what reached the model (a hook's context, a tool_result's error, the system prompt). The
+conversation is every Messages request (the main session's, a subagent's, a `claude -p --tools ""` child's)
+but a side request (`side`, by default the quota probe), which gets a short text; count_tokens gets a
+count; a script that runs out ends the turn. So the client never hangs waiting on us. `status` answers every
 request with an API error instead (401 bad key, 402 no credit, 529 overloaded).
 """
 
@@ -56,7 +57,7 @@ class Request:
     headers: dict[str, str]
     body: dict[str, Any]
     raw: str
-    scripted: bool  # served from the script (a conversation request), not a side request
+    scripted: bool  # a conversation request (served from the script unless in status mode), not a side request
 
     @property
     def text(self) -> str:
@@ -68,17 +69,20 @@ def _sse(event: str, data: dict) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-def _is_conversation(path: str, body: dict) -> bool:
-    """The client's conversation requests offer tools; its side requests (title, topic, probe) do not."""
-    return path.split("?")[0].endswith("/v1/messages") and bool(body.get("tools"))
+def is_side_request(body: dict) -> bool:
+    """A Messages request that is not the conversation: Claude Code's quota probe ("quota", max_tokens 1).
+    With nonessential traffic off, 2.1.328 in print mode sent no other (no title, no topic request); a new
+    release that does shows up as an extra conversation request in `ScriptedAPI.describe()`."""
+    return (body.get("max_tokens") or 0) <= 1
 
 
 class ScriptedAPI:
     """The server: start(), `.url` for ANTHROPIC_BASE_URL, `.requests` after the run, stop()."""
 
-    def __init__(self, script: list[Turn] | None = None, status: int | None = None):
+    def __init__(self, script: list[Turn] | None = None, status: int | None = None, side=is_side_request):
         self.script = list(script or [])
         self.status = status
+        self.side_request = side  # body -> bool: answered with SIDE_TEXT, not from the script
         self.requests: list[Request] = []
         self._served = 0
         self._ids = itertools.count(1)
@@ -125,11 +129,12 @@ class ScriptedAPI:
     # -- what the tests read
     @property
     def conversation(self) -> list[Request]:
-        """The requests the script answered, in order (the model's view of the session)."""
+        """The conversation requests, in order (the model's view of the session)."""
         return [r for r in self.requests if r.scripted]
 
     @property
     def side(self) -> list[Request]:
+        """The side requests (a quota probe, a connectivity HEAD, count_tokens): logged, answered, not scripted."""
         return [r for r in self.requests if not r.scripted]
 
     @property
@@ -141,7 +146,7 @@ class ScriptedAPI:
         """One line per request, for a failure message that says what the client did."""
         lines = []
         for r in self.requests:
-            kind = "script" if r.scripted else "side"
+            kind = "conversation" if r.scripted else "side"
             lines.append(f"{r.method} {r.path} [{kind}] model={r.body.get('model')} "
                          f"messages={len(r.body.get('messages') or [])} tools={len(r.body.get('tools') or [])}")
         return "\n".join(lines) or "(no request reached the API)"
@@ -155,10 +160,10 @@ class ScriptedAPI:
         except json.JSONDecodeError:
             body = {}
         path = h.path
-        scripted = h.command == "POST" and self.status is None and _is_conversation(path, body)
+        scripted = h.command == "POST" and path.split("?")[0].endswith("/v1/messages") and not self.side_request(body)
         with self._lock:
             turn = None
-            if scripted:
+            if scripted and self.status is None:
                 turn = self.script[self._served] if self._served < len(self.script) else Turn(END_TEXT)
                 self._served += 1
             self.requests.append(Request(h.command, path, dict(h.headers.items()), body, raw, scripted))
@@ -166,6 +171,10 @@ class ScriptedAPI:
         if self.status is not None:
             status, kind, message = ERRORS.get(self.status, (self.status, "api_error", "scripted error"))
             return self._json(h, status, {"type": "error", "error": {"type": kind, "message": message}})
+        if h.command == "HEAD":  # a connectivity probe (/api/hello): headers only
+            h.send_response(200)
+            h.send_header("content-length", "0")
+            return h.end_headers()
         if h.command != "POST":
             return self._json(h, 200, {})
         if path.split("?")[0].endswith("/count_tokens"):
