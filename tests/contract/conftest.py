@@ -2,7 +2,8 @@
 the scripted Messages API (api.py), with memcurate installed into a private config dir.
 
 The binary is tests/contract/node_modules/@anthropic-ai/claude-code/bin/claude.exe (`npm ci --prefix
-tests/contract`) or `MEMCURATE_CLAUDE_BIN`. Without it every test skips with the same reason, except where
+tests/contract`; where npm skipped its postinstall, the platform package's `claude` beside it), or
+`MEMCURATE_CLAUDE_BIN` to check another release (its version is then not compared with the pin). Without it every test skips with the same reason, except where
 `MEMCURATE_CONTRACT=required` (.ci/run): there a missing binary fails it, so CI never passes by skipping.
 
 Each run gets a clean environment: the private HOME, CLAUDE_CONFIG_DIR and XDG folders the suite's
@@ -57,23 +58,40 @@ def memcurate_exe() -> str:
     return str(exe)
 
 
-def find_claude() -> tuple[str, str | None]:
-    """The binary to drive and, when it cannot be driven, why (said once for the whole suite)."""
-    chosen = os.environ.get("MEMCURATE_CLAUDE_BIN") or str(PINNED_BIN)
-    if not os.access(chosen, os.X_OK):
-        return chosen, (f"the real Claude Code is not installed at {chosen}: "
-                        f"run `npm ci --prefix tests/contract --no-audit --no-fund` (pins {PINNED_VERSION})")
+def _version_problem(path: str) -> str | None:
+    """Why `path` is not the pinned Claude Code (None when it is)."""
+    if not os.access(path, os.X_OK):
+        return f"{path} is not installed"
     try:
-        out = subprocess.run([chosen, "--version"], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
                              env={"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp"),
                                   "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1"})
     except (OSError, subprocess.TimeoutExpired) as e:
-        return chosen, f"{chosen} --version did not answer: {e}"
+        return f"{path} --version did not answer: {e}"
     if out.returncode != 0:
-        return chosen, f"{chosen} --version exited {out.returncode}: {out.stderr.strip()[:300]}"
+        return f"{path} --version exited {out.returncode}: {(out.stderr or out.stdout).strip()[:300]}"
     if not os.environ.get("MEMCURATE_CLAUDE_BIN") and not out.stdout.startswith(PINNED_VERSION + " "):
-        return chosen, f"{chosen} is {out.stdout.strip()!r}, package.json pins {PINNED_VERSION}: run npm ci again"
-    return chosen, None
+        return f"{path} is {out.stdout.strip()!r}, package.json pins {PINNED_VERSION}: run npm ci again"
+    return None
+
+
+def find_claude() -> tuple[str, str | None]:
+    """The binary to drive and, when none can be driven, why. bin/claude.exe is a stub until the package's
+    postinstall links the platform's binary in (npm may skip install scripts): the platform package's own
+    binary, installed beside it, is the same file."""
+    if os.environ.get("MEMCURATE_CLAUDE_BIN"):
+        chosen = os.environ["MEMCURATE_CLAUDE_BIN"]
+        return chosen, _version_problem(chosen)
+    candidates = [str(PINNED_BIN), *sorted(str(p) for p in (HERE / "node_modules" / "@anthropic-ai").glob(
+        "claude-code-*/claude"))]
+    problems = []
+    for path in candidates:
+        problem = _version_problem(path)
+        if problem is None:
+            return path, None
+        problems.append(problem)
+    return str(PINNED_BIN), (f"the real Claude Code {PINNED_VERSION} is not installed "
+                             f"(run `npm ci --prefix tests/contract --no-audit --no-fund`): {'; '.join(problems)}")
 
 
 @pytest.fixture(scope="session")
