@@ -61,7 +61,9 @@ def test_every_installed_event_fires_with_the_payload_memcurate_reads_and_exits_
     assert Path(agent.payload["agent_transcript_path"]).is_file(), "the subagent's transcript was not written"
     assert next(h for h in hooks if h.event == "PreCompact").payload["trigger"] == "manual"
 
-    log = "\n".join(run.memcurate_log())
+    log = "\n".join(compacted.memcurate_log())  # the project's log: both runs
+    errors = [line for line in log.splitlines() if "error" in line.lower()]
+    assert not errors, f"memcurate logged errors on hooks Claude Code ran (a compaction's SubagentStop?): {errors}"
     for event in ("UserPromptSubmit", "Stop", "SessionEnd"):
         assert f" {event}: " in log, f"memcurate's log has no {event} line; it has:\n{log}"
     transcript = next(h for h in run.hooks if h.event == "Stop").payload["transcript_path"]
