@@ -94,7 +94,8 @@ def test_the_readme_keeps_the_quick_start_commands_ci_runs():
     lines = README.read_text(encoding="utf-8").split("\n")
     marker = lines.index("<!-- ci:test -->")
     assert lines[marker + 1] == "```sh"
-    assert lines[marker + 2] == "pip install -e '.[test]' && python -m pytest"
+    assert lines[marker + 2] == ("pip install -e '.[test]' && npm ci --prefix tests/contract --no-audit --no-fund "
+                                  "&& python -m pytest")
     assert "minutes" in lines[marker - 2], "the test command says how long it takes"
     assert "pip install . && memcurate demo --auto-approve" in lines[:marker]
 

@@ -67,15 +67,11 @@ def memory_md_over_25000_characters() -> str:
     return "".join(f"- {i:03d} " + "\U0001F600" * 20 + "x" * 132 + "\n" for i in range(150))
 
 
-# Found by this suite: Claude Code shortens the line its warning quotes in UTF-16 units (an emoji counts two),
-# loaded.py's _shortened in code points, so over an emoji line the quotes differ. Strict: fixing it fails here
-# until the mark goes.
-QUOTE_IN_UTF16 = pytest.mark.xfail(strict=True, reason="loaded._shortened cuts the warning's quoted line in code "
-                                                       "points; Claude Code 2.1.328 cuts it in UTF-16 units")
+# Over an emoji line Claude Code shortens the line its warning quotes in UTF-16 units (found by this suite).
 
 
 @pytest.mark.parametrize("text", [memory_md_with_comments_and_230_lines(),
-                                  pytest.param(memory_md_over_25000_characters(), marks=QUOTE_IN_UTF16)],
+                                  memory_md_over_25000_characters()],
                          ids=["comments-and-230-lines", "over-25000-characters"])
 def test_memory_md_as_memcurate_models_it_is_what_reaches_the_model(installed, run_claude, text):
     root = Path(derived_root(installed))

@@ -154,13 +154,14 @@ def _size(n: int) -> str:
 
 
 def _shortened(text: str, n: int) -> str:
-    """At most `n` characters, cut at a word with "…" (Claude Code's `pU`)."""
-    if len(text) <= n:
+    """At most `n` UTF-16 units, cut at a word with "…" (Claude Code's `pU`: JavaScript lengths and slices
+    count UTF-16 units, so an emoji counts two and a cut may split one; the contract suite checks it)."""
+    if utf16_len(text) <= n:
         return text
-    head = text[:n - 1]
+    head = text.encode("utf-16-le", "surrogatepass")[:2 * (n - 1)].decode("utf-16-le", "surrogatepass")
     m = re.search(r"\s\S*$", head)
     word = head[:m.start()].rstrip() if m else ""
-    return (word if len(word) > n / 2 else head.rstrip()) + "\u2026"
+    return (word if utf16_len(word) > n / 2 else head.rstrip()) + "\u2026"
 
 
 def loaded(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) -> Loaded:
