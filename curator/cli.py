@@ -26,7 +26,25 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.flush()
             os._exit(code)
         return code
-    return _main(argv)
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # here, not at exit, so a reader that left is seen below
+    except BrokenPipeError:
+        code = _reader_left()
+    return code
+
+
+def _reader_left() -> int:
+    """`memcurate status | head -1`: the reader closed the pipe. Leave quietly, as Unix tools do (killed by
+    SIGPIPE: 128 + 13), with stdout pointed at /dev/null so the interpreter's own flush at exit cannot
+    fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return 141
 
 
 def _main(argv: list[str]) -> int:
@@ -110,6 +128,8 @@ def _main(argv: list[str]) -> int:
         return 1
     except KeyboardInterrupt:
         return _leave(130)
+    except BrokenPipeError:
+        raise  # the reader left: main() says nothing
     except Exception as e:
         if args.debug:
             raise

@@ -531,8 +531,8 @@ def uninstall(project, scope: str = DEFAULT_SCOPE, *, env=None) -> dict:
     created = record is not None and record["before"] is None and current is not None \
         and record["after"] == _digest(current) and without_ours(parse(path, current)) == {}
     if created and change.remove(current):
-        report = _report("uninstall", scope, path, change)
-        report.update(removed=list(ours(parse(path, current))), deleted=True, restored=True)
+        report = _report("uninstall", scope, path, change, deleted=True)
+        report.update(removed=list(ours(parse(path, current))), restored=True)
         _forget(change, env)
         return report
     change.run(decide, then=lambda wrote: _forget(change, env))  # nothing of this install is left
