@@ -18,12 +18,13 @@ class UserError(Exception):
 
 
 def project_dir(args) -> str:
-    """The project a command works on: --project, else the git root of the current folder."""
+    """The project a command works on: the git root of --project, else of the current folder (so
+    `--project sub` is the same project as `cd sub`, not a second data dir with an empty queue)."""
     if args.project:
         path = os.path.abspath(os.path.expanduser(args.project))
         if not os.path.isdir(path):
             raise UserError(f"--project {args.project}: not a folder")
-        return path
+        return project_root(path)
     return project_root()
 
 
@@ -71,8 +72,10 @@ def triage(args) -> int:
     staging.clean_incoming(data)
     reports = []
     failed = 0
-    for path in args.paths:
+    for path, empty in _transcripts(args.paths):
         try:
+            if empty:
+                raise CaptureSkipped(empty)
             report = capture(data, cfg, path, event="backfill", summary=True)
         except (CaptureSkipped, LockBusy) as e:
             failed += 1
@@ -87,6 +90,25 @@ def triage(args) -> int:
     if args.json:
         _print_json({"project": project, "triages": reports})
     return 1 if failed else 0
+
+
+def _transcripts(paths: list[str]) -> list[tuple[str, str]]:
+    """The files `triage` reads, each with why it cannot be read ("" when it can): each path as given, a
+    folder's `*.jsonl` (a Claude Code project folder's sessions, oldest first; its sessions' subagent
+    folders are not entered)."""
+    out: list[tuple[str, str]] = []
+    for path in paths:
+        if not os.path.isdir(path):
+            out.append((path, ""))
+            continue
+        try:
+            found = [e for e in os.scandir(path) if e.name.endswith(".jsonl") and e.is_file()]
+            found.sort(key=lambda e: (e.stat().st_mtime, e.name))
+        except OSError as e:
+            out.append((path, f"{path}: {e.strerror or e}"))
+            continue
+        out += [(e.path, "") for e in found] or [(path, f"{path}: no .jsonl transcript in this folder")]
+    return out
 
 
 def _print_triage(report: dict) -> None:

@@ -7,6 +7,10 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
+from conftest import claude_transcripts, run_cli
 
 from curator import install as installer
 
@@ -47,3 +51,41 @@ def test_uninstall_in_words_says_the_file_went(tmp_path):
     installer.install(tmp_path, "local")
     said = _memcurate("uninstall", cwd=tmp_path, stdout=subprocess.PIPE).stdout
     assert "nothing to remove" not in said and "removed the file" in said, said
+
+
+@pytest.fixture
+def transcripts() -> Path:
+    return claude_transcripts()
+
+
+def test_triage_takes_a_claude_code_project_folder(project, transcripts):
+    from test_cli import session
+
+    a = session("postgres").write(transcripts / "a.jsonl")
+    b = session("kafka", stamp="2025-07-15T09:00").write(transcripts / "b.jsonl")
+    os.utime(a, (1_700_000_000, 1_700_000_000))  # a is the older session: triaged first
+    (transcripts / "a").mkdir()  # a session's own folder (subagents): not entered
+    (transcripts / "notes.txt").write_text("not a transcript\n")
+    p = run_cli("triage", str(transcripts), "--json", cwd=project)
+    assert p.returncode == 0, p.stderr
+    assert [t["transcript"] for t in json.loads(p.stdout)["triages"]] == [str(a), str(b)]
+
+
+def test_triage_of_a_folder_without_transcripts_says_so(project, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    p = run_cli("triage", str(empty), cwd=project)
+    assert p.returncode == 1 and "no .jsonl transcript in this folder" in p.stderr, p.stderr
+
+
+def test_project_option_resolves_like_cd(project, transcripts):
+    from test_cli import session
+
+    sub = project / "src" / "app"
+    sub.mkdir(parents=True)
+    a = session("postgres").write(transcripts / "a.jsonl")
+    assert run_cli("triage", str(a), cwd=project).returncode == 0
+    by_option = json.loads(run_cli("status", "--json", "--project", str(sub), cwd=project).stdout)
+    by_cd = json.loads(run_cli("status", "--json", cwd=sub).stdout)
+    assert by_option["project"] == by_cd["project"] == str(project)
+    assert not (sub / ".memcurate").exists()  # no second data dir with an empty queue
