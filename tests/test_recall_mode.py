@@ -126,3 +126,18 @@ def test_the_hook_process_in_recall_mode(two, tmp_path):
     context = json.loads(p.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "zorblat-b.md" in context and "zorblat-a.md" not in context
     assert any("it surfaced itself not given (runbook/zorblat-a)" in x for x in read_log(two / ".memcurate"))
+
+
+def test_scan_copes_with_a_rewritten_transcript_and_a_line_longer_than_a_chunk(tmp_path, monkeypatch):
+    a, b = tmp_path / "a.md", tmp_path / "b.md"
+    a.write_text("a")
+    b.write_text("b")
+    t = tmp_path / "t.jsonl"
+    # an attachment holds at most 5 files of 4 KB: far within a chunk; a pasted log may not be
+    monkeypatch.setattr(claude_recall, "CHUNK", 1024)
+    t.write_text(user_line("y" * 3000) + "\n" + attachment_line([a]) + "\n")
+    offset, paths, found = claude_recall.scan(str(t), 0)
+    assert (offset, paths, found) == (t.stat().st_size, [str(a)], True)
+    t.write_text(attachment_line([b]) + "\n")  # shorter than the offset: rewritten, read from its start
+    assert claude_recall.scan(str(t), offset)[1:] == ([str(b)], True)
+    assert claude_recall.scan(str(t), 0, read_max=10) == (0, [], False)  # past this call's share: next time

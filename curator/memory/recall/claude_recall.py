@@ -23,7 +23,7 @@ import os
 ENV_SWITCH = "CLAUDE_MEMORY_STORES"
 ATTACHMENT = "relevant_memories"
 CHUNK = 4 << 20  # bytes of the transcript read at a time
-READ_MAX = 64 << 20  # bytes of new transcript read per prompt at most: the rest on the next prompts
+READ_MAX = 16 << 20  # bytes of new transcript read per prompt at most (~20 ms): the rest on the next prompts
 _NEEDLE = b'"' + ATTACHMENT.encode() + b'"'
 
 
