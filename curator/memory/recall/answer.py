@@ -111,6 +111,8 @@ def _claude_mode(seen: Seen, transcript: str, env, problems: list[str]) -> str:
         start = seen.offset if transcript == seen.transcript else 0
         try:
             offset, paths, found = claude_recall.scan(transcript, start)
+        except FileNotFoundError:
+            pass  # not written yet: nothing of Claude Code's recall to see
         except OSError as e:
             problems.append(f"transcript not read for Claude Code's own recall ({e.strerror or e})")
         else:
