@@ -36,7 +36,8 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
     from curator.memory.recall.answer import recall
 
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
-    result = recall(project, data, cfg, prompt, session, env=env)
+    transcript = payload.get("transcript_path") if isinstance(payload.get("transcript_path"), str) else ""
+    result = recall(project, data, cfg, prompt, session, env=env, transcript=transcript)
     log_line(data, EVENT, "recall: " + "; ".join([result.note, *result.problems]))
     if result.context:
         out = {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": result.context}}

@@ -477,7 +477,7 @@ def test_apply_on_a_missing_memory_md(tmp_path):
 def test_usage_numbers(tmp_path, project):
     cfg = config.load(project)
     assert usage(tmp_path, cfg) == {
-        "sections": {n: {"used": 0, "budget": BUDGETS[n]} for n in NAMES},
+        "sections": {n: {"used": 0, "budget": BUDGETS[n]} for n in NAMES}, "removed": [],
         "total": {"lines": 0, "chars": 0, "max_lines": 200, "max_chars": 25000, "entries": 0, "cut": False,
                   "bytes": 0}}
     (tmp_path / "MEMORY.md").write_text("# Claude\nnote\n")

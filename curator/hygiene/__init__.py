@@ -13,7 +13,7 @@ proposal's id in `proposal` and drops "fix" from the detail it reports and cache
 (the message says what the person can do).
 
 Families, one module each: memory_md_checks (over-limit, missing-link,
-unlinked, damaged), secrets (secret), references (stale-file, stale-command,
+unlinked, damaged, section-removed), secrets (secret), references (stale-file, stale-command,
 stale-symbol, churn; repository facts in project_facts.py).
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 CODES = ("stale-file", "stale-command", "stale-symbol", "churn", "contradiction", "duplicate", "secret",
-         "over-limit", "missing-link", "unlinked", "damaged")
+         "over-limit", "missing-link", "unlinked", "damaged", "section-removed")
 SEVERITIES = ("high", "medium", "low")  # most urgent first: the order findings are shown in
 
 

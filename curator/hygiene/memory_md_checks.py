@@ -1,7 +1,8 @@
 """MEMORY.md's own hygiene: past Claude Code's load limit (over-limit: exactly when Claude Code would cut it,
 memory_md/loaded.py), lines linking files that are gone (missing-link), memory files no line links
 (unlinked), memcurate's sections unreadable (damaged: a marker edited by hand, to fix by hand; the limit is
-still reported, its lines taken from the view).
+still reported, its lines taken from the view), a section someone else removed (section-removed:
+memory_md/writing.py's coexistence rule; memcurate re-creates it only when the person does).
 
 MEMORY.md is read once; lines are told apart with memory_md.load_view (a memcurate category's or
 Claude's). Claude's lines are only ever proposed for removal (`drop_line`), never edited.
@@ -19,8 +20,9 @@ from curator.memory.memory_md import claude_lines as md_lines
 from curator.memory.memory_md.archive import read_archive
 from curator.memory.memory_md.format import read_text
 from curator.memory.memory_md.loading import LoadView, load_view
+from curator.memory.memory_md.format import parse
 from curator.memory.memory_md.planning import plan
-from curator.memory.memory_md.writing import budgets_from, limits_from, memory_md_path
+from curator.memory.memory_md.writing import budgets_from, limits_from, memory_md_path, removed_sections
 
 _ENTRY = re.compile(r"- \[.*\]\(([a-z_]+)/([a-z0-9-]+)\.md\)")
 
@@ -58,9 +60,24 @@ def detect(engine) -> list[Finding]:
     if view.error:
         findings.append(damaged(view))
     else:
+        removed = removed_sections(engine.root, parse(text))
         findings += missing_links(engine, view)
-        findings += unlinked(engine, text)
+        findings += [section_removed(engine, cat) for cat in removed]
+        findings += unlinked(engine, text, removed)
     return findings
+
+
+def section_removed(engine, category: str) -> Finding:
+    """A memcurate section someone else (Claude's consolidation) took out of MEMORY.md: said, with how to put
+    it back; never re-created by memcurate on its own (that would fight the consolidation on every save)."""
+    budget = budgets_from(engine.cfg).get(category, 0)
+    begin = f"<!-- memcurate:begin section={category} budget={budget} -->"
+    end = f"<!-- memcurate:end section={category} -->"
+    return Finding("section-removed", "medium", ("claude/MEMORY.md",),
+                   f"memcurate's {category} section was removed from MEMORY.md by someone else (Claude's "
+                   f"consolidation?): its memories are saved but not listed, and memcurate does not re-create it "
+                   f"on its own. To have it back, put these two lines where it should stand: {begin} {end}",
+                   {"category": category, "markers": [begin, end]})
 
 
 def damaged(view: LoadView) -> Finding:
@@ -153,14 +170,17 @@ def missing_links(engine, view: LoadView) -> list[Finding]:
     return findings
 
 
-def unlinked(engine, text: str) -> list[Finding]:
-    """Active memory files no MEMORY.md line links, nor an archive file (what MEMORY.md had no room for)."""
+def unlinked(engine, text: str, removed=()) -> list[Finding]:
+    """Active memory files no MEMORY.md line links, nor an archive file (what MEMORY.md had no room for);
+    not those of a `removed` section (section-removed says so: listing them waits for the person)."""
     linked = set(md_lines.links(text))
     for cat in CATEGORIES:
         linked.update(e.path for e in read_archive(engine.root, cat))
     findings = []
     for entry in engine.library():
         if entry.status != "active" or entry.broken or is_line_ref(entry.ref) or entry.where in linked:
+            continue
+        if entry.owner == MEMCURATE and entry.where.split("/", 1)[0] in removed:
             continue
         if entry.owner == MEMCURATE:
             findings.append(Finding(

@@ -78,3 +78,15 @@ def links(text: str) -> dict[str, int]:
             if target:
                 out.setdefault(target, number)
     return out
+
+
+def links_of_claude(text: str) -> dict[str, int]:
+    """file (relative to the root) -> the first of Claude's own lines (outside memcurate's sections) that
+    links it: a memory Claude's index lists itself. MemoryMdError when the sections cannot be read."""
+    out: dict[str, int] = {}
+    for line in claude_lines(text):
+        for m in _LINK.finditer(line.text) if "](" in line.text else ():
+            target = link_target(m.group(2))
+            if target:
+                out.setdefault(target, line.number)
+    return out

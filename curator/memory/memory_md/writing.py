@@ -2,6 +2,22 @@
 
 `apply` writes the archive before MEMORY.md, so a crash in between leaves an
 entry in both places, never in neither.
+
+Coexistence with what Claude writes to MEMORY.md itself (an index it writes when the file is missing,
+its consolidation's rewrites: Claude Code 2.1.328's prompts ask for lines `- [Title](file.md) — one-line
+hook` and, in "Phase 4 — Prune and index", to "Remove pointers to memories that are now stale" and "Add
+pointers to newly important memories"). Two rules, applied to memcurate's entry upserts:
+
+- a memory file that one of Claude's own lines (outside memcurate's sections) already links gets no
+  line of memcurate's: Claude lists it (`claude_lines.links_of_claude`, the link's target relative to
+  the root); an entry memcurate had for it is taken out, so the file is not listed twice;
+- a section Claude removed is not re-created behind its back: when MEMORY.md exists without a
+  category's section while memory files of that category are in the root that neither Claude's lines
+  nor the archive file list (memcurate wrote that section when it saved them), `removed_sections`
+  names it; its memories are still saved, not listed,
+  the plan's notes, `usage` (status) and `check` (section-removed) say so, and only a person re-creates
+  it (`restore=`, or its markers put back by hand). So memcurate never fights a consolidation by
+  re-adding, on every save, what Claude took out.
 """
 
 from __future__ import annotations
@@ -10,8 +26,9 @@ import os
 from dataclasses import replace
 
 from curator.categories import NAMES
-from curator.memory.memory_md.archive import archive_add, archive_drop, archive_path
-from curator.memory.memory_md.format import MemoryMdError, Parsed, parse, read_text, utf8_text
+from curator.memory.memory_md.archive import archive_add, archive_drop, archive_path, read_archive
+from curator.memory.memory_md.claude_lines import links_of_claude
+from curator.memory.memory_md.format import IndexLine, MemoryMdError, Parsed, parse, read_text, utf8_text
 from curator.memory.memory_md.loaded import limits_from, loaded  # noqa: F401 (limits_from re-exported)
 from curator.memory.memory_md.planning import Plan, plan
 from curator.util.atomic import Unsettled, replace_if_unchanged, write_text
@@ -40,9 +57,10 @@ def read_current(memory_root) -> tuple[str | None, "Parsed"]:
         raise MemoryMdError(f"{path}: {e}") from None
 
 
-def apply(memory_root, cfg: dict, changes, *, current: tuple | None = None) -> Plan:
+def apply(memory_root, cfg: dict, changes, *, current: tuple | None = None, restore: tuple = ()) -> Plan:
     """Plan `changes` against `<root>/MEMORY.md` and carry the plan out; `current` is what
-    `read_current` gave, if the caller has it. The caller holds the root's lock, which keeps other
+    `read_current` gave, if the caller has it. Upserts follow the module's coexistence rules;
+    `restore`: categories whose removed section a person asked to re-create. The caller holds the root's lock, which keeps other
     memcurate processes out; Claude's own writes to MEMORY.md meanwhile are kept: the file is
     replaced only if it is still the one planned from, else planned again
     (`atomic.replace_if_unchanged`).
@@ -61,9 +79,12 @@ def apply(memory_root, cfg: dict, changes, *, current: tuple | None = None) -> P
         text = "" if data is None else utf8_text(path, data)
         parsed = current[1] if current is not None and text == (current[0] or "") else None
         try:
-            result = plan(text, changes, budgets, *limits, parsed=parsed)
+            parsed = parsed if parsed is not None else parse(text)
+            kept, notes = coexist(root, data is not None, parsed, changes, restore)
+            result = plan(text, kept, budgets, *limits, parsed=parsed)
         except MemoryMdError as e:
             raise MemoryMdError(f"{path}: {e}") from None
+        result.notes[:0] = notes
         for apath, t in _archive_adds(root, result):  # before MEMORY.md: an entry is in both, never in neither
             write_text(apath, t)
         plans.append(result)
@@ -79,6 +100,63 @@ def apply(memory_root, cfg: dict, changes, *, current: tuple | None = None) -> P
     for apath, t in _archive_drops(root, result, [p for p in plans if p is not final]):
         write_text(apath, t)
     return result
+
+
+def removed_sections(root: str, parsed: Parsed, exists: bool = True, saving: dict | None = None) -> list[str]:
+    """The categories whose section someone else removed from an existing MEMORY.md: no section in it, yet
+    memory files of that category in the root that nothing else lists (Claude's own lines, the archive
+    file) other than `saving`'s (category -> ids saved now): memcurate wrote that section when it saved them."""
+    if not exists:
+        return []
+    out = []
+    theirs = None
+    for cat in NAMES:
+        if cat in parsed.sections:
+            continue
+        try:
+            names = os.listdir(os.path.join(root, cat))
+        except OSError:
+            continue
+        others = {f"{cat}/{n}" for n in names if n.endswith(".md") and not n.startswith(".")} - \
+            {f"{cat}/{i}.md" for i in (saving or {}).get(cat, ())}
+        if others:
+            theirs = links_of_claude(parsed.text) if theirs is None else theirs
+            others -= set(theirs) | {e.path for e in read_archive(root, cat)}
+        if others:
+            out.append(cat)
+    return out
+
+
+def coexist(root: str, exists: bool, parsed: Parsed, changes, restore=()) -> tuple[list, list[str]]:
+    """`changes` as the module's coexistence rules leave them, and notes saying what they held back."""
+    changes = list(changes)
+    ups = [c[1] for c in changes if isinstance(c, (tuple, list)) and len(c) == 2 and c[0] == "upsert"
+           and isinstance(c[1], IndexLine)]
+    if not ups:
+        return changes, []
+    theirs = links_of_claude(parsed.text)
+    saving: dict[str, set[str]] = {}
+    for e in ups:
+        saving.setdefault(e.category, set()).add(e.id)
+    removed = set(removed_sections(root, parsed, exists, saving)) - set(restore)
+    listed = {(cat, e.id) for cat, sec in parsed.sections.items() for e in sec.entries}
+    out, notes = [], []
+    for c in changes:
+        e = c[1] if isinstance(c, (tuple, list)) and len(c) == 2 and c[0] == "upsert" else None
+        if not isinstance(e, IndexLine):
+            out.append(c)
+        elif f"{e.category}/{e.id}.md" in theirs:
+            notes.append(f"{e.category}/{e.id}: not listed in memcurate's section: Claude's own line "
+                         f"{theirs[f'{e.category}/{e.id}.md']} of MEMORY.md links it")
+            if (e.category, e.id) in listed:
+                out.append(("remove", e.category, e.id))
+        elif e.category in removed:
+            notes.append(f"{e.category}/{e.id}: saved, not listed: memcurate's {e.category} section was removed "
+                         "from MEMORY.md by someone else (Claude's consolidation?); it is re-created only when "
+                         "you ask (`memcurate check` says how)")
+        else:
+            out.append(c)
+    return out, notes
 
 
 def _archive_adds(root: str, result: Plan) -> list[tuple[str, str]]:
@@ -125,7 +203,8 @@ def usage(memory_root, cfg: dict) -> dict:
     {"sections": {name: {"used": n, "budget": b}} (every category, in category order),
      "total": {"lines", "chars", "max_lines", "max_chars", "entries", "cut", "bytes"}}: lines and characters
     as Claude Code counts them (loaded.py), `cut` whether it would cut the file, `bytes` the file's size.
-    A missing MEMORY.md counts as empty; MemoryMdError (naming the file and line) when it is damaged."""
+    `removed`: the categories whose section someone else removed (`removed_sections`; such a section's
+    entry also says "removed": True). A missing MEMORY.md counts as empty; MemoryMdError (naming the file and line) when it is damaged."""
     path = memory_md_path(memory_root)
     text = read_text(path) or ""
     try:
@@ -138,7 +217,10 @@ def usage(memory_root, cfg: dict) -> dict:
             for name in NAMES}
     max_lines, max_chars = limits_from(cfg)
     seen = loaded(text, max_lines, max_chars)
-    return {"sections": cats,
+    removed = removed_sections(os.fspath(memory_root), p, os.path.exists(path))
+    for name in removed:
+        cats[name]["removed"] = True
+    return {"sections": cats, "removed": removed,
             "total": {"lines": seen.total_lines if text.strip() else 0, "chars": seen.total_chars,
                       "max_lines": max_lines, "max_chars": max_chars, "entries": sum(c["used"] for c in cats.values()),
                       "cut": seen.cut, "bytes": len(text.encode("utf-8"))}}

@@ -12,7 +12,7 @@ from curator.memory.front_matter import MAX_FILE_BYTES, light_fields
 from curator.memory.index import folders
 from curator.memory.index.schema import INDEX_FILE
 from curator.memory.index.terms import words
-from curator.memory.recall import skip_reason
+from curator.memory.recall import claude_recall, skip_reason
 from curator.memory.recall.context import Memory, render
 from curator.memory.memory_md.loaded import limits_from
 from curator.memory.recall.loaded import loaded_entries
@@ -40,7 +40,9 @@ class Recall:
 
 
 def recall(project, data: str, cfg: dict, prompt: str, session_id: str = "", *, env=None,
-           now: dt.datetime | None = None) -> Recall:
+           now: dt.datetime | None = None, transcript: str = "") -> Recall:
+    """`transcript`: the session's transcript (the hook's transcript_path), read from where the last
+    prompt stopped for what Claude Code's own recall gave it (claude_recall.py)."""
     rc = cfg["recall"]
     if not rc["enabled"]:
         return Recall(note="off (recall.enabled: false)")
@@ -52,20 +54,26 @@ def recall(project, data: str, cfg: dict, prompt: str, session_id: str = "", *, 
         return Recall(note="no memory root yet")
     out = Recall()
     seen = Seen(data, session_id)
+    mode = _claude_mode(seen, transcript, env, out.problems)
     try:
-        hits = _search(root, data, prompt, rc["max_memories"] * 3 + len(seen.ids))
+        hits = _search(root, data, prompt, rc["max_memories"] * 3 + len(seen.ids) + len(seen.surfaced))
     except (sqlite3.Error, OSError, IndexUnusable) as e:
         out.problems.append(f"index unusable ({e.__class__.__name__}: {e}): nothing recalled")
         out.note = "index unusable"
         return out
-    loaded, problem = loaded_entries(root, *limits_from(cfg))
+    loaded, problem = loaded_entries(root, *limits_from(cfg)) if not mode else ({}, None)  # recall mode: not loaded
     if problem:
         out.problems.append(problem)
+    surfaced = {k for p in seen.surfaced for k in claude_recall.same_file_keys(p)} if mode else set()
     memories: list[Memory] = []
+    by_claude = []
     for hit in hits:
         if len(memories) >= rc["max_memories"]:
             break
         if hit.key in seen:
+            continue
+        if surfaced and claude_recall.same_file_keys(os.path.join(root, hit.category, hit.name)) & surfaced:
+            by_claude.append(hit.key)  # Claude Code's own recall gave it this session: Claude has it
             continue
         m = _read(root, hit, hit.key in loaded, out.problems)
         if m is None or (m.loaded and not _adds(m.body, loaded[hit.key])):
@@ -76,19 +84,43 @@ def recall(project, data: str, cfg: dict, prompt: str, session_id: str = "", *, 
             continue
         memories.append(m)
     out.context, out.given = render(memories, rc["max_chars"], now or dt.datetime.now(dt.timezone.utc))
-    if out.given:
+    if out.given or seen.dirty:
         try:
             seen.add(out.given)
+            seen.save()
         except OSError as e:
             out.problems.append(f"session record not written ({e.strerror or e}): may repeat")
     repeats = sum(1 for h in hits if h.key in seen and h.key not in out.given)
     out.note = (f"gave {len(out.given)} ({', '.join(out.given)}), {len(out.context)} characters" if out.given
                 else "nothing given" if out.withheld else "nothing relevant")
     out.note += f"; {repeats} already given in this session" if repeats else ""
+    if mode:
+        out.note += f"; Claude Code recalls by itself ({mode}): MEMORY.md not loaded"
+        out.note += f", {len(by_claude)} it surfaced itself not given ({', '.join(by_claude)})" if by_claude else ""
     if out.withheld:
         out.note += (f"; withheld {len(out.withheld)} that read as an instruction to the agent "
                      f"({', '.join(out.withheld)}): edit or remove the file")
     return out
+
+
+def _claude_mode(seen: Seen, transcript: str, env, problems: list[str]) -> str:
+    """Why Claude Code recalls by itself in this session ("" when it does not, as far as can be seen): the
+    environment's switch, or its relevant_memories attachments in the transcript. Reads the transcript's
+    new lines into `seen` (written with it)."""
+    if transcript and seen.path is not None:
+        start = seen.offset if transcript == seen.transcript else 0
+        try:
+            offset, paths, found = claude_recall.scan(transcript, start)
+        except FileNotFoundError:
+            pass  # not written yet: nothing of Claude Code's recall to see
+        except OSError as e:
+            problems.append(f"transcript not read for Claude Code's own recall ({e.strerror or e})")
+        else:
+            if offset != start or transcript != seen.transcript:
+                seen.read_to(transcript, offset, paths, found)
+    if seen.claude_recalls:
+        return "its memories in this session's transcript"
+    return f"{claude_recall.ENV_SWITCH} is set" if claude_recall.env_on(env) else ""
 
 
 def _search(root: str, data: str, prompt: str, per_category: int) -> list[Hit]:

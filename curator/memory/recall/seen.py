@@ -1,6 +1,8 @@
 """What one Claude Code session was already given: a small record per session in the data dir
 (`recall/<digest of the session id>.json`, the memories' `<category>/<id>` in the order given),
-so no memory is given twice in one session.
+so no memory is given twice in one session. The same record keeps what memcurate learnt of Claude
+Code's own recall in that session (claude_recall.py): how far its transcript was read, the memory
+files Claude Code surfaced, and whether it recalls by itself.
 
 Bounded: at most MAX_IDS a session (the oldest are forgotten first), and the records of sessions
 not heard of for SWEEP_AFTER seconds are removed whenever a new session's record is first written,
@@ -30,14 +32,27 @@ class Seen:
         self.folder = os.path.join(data, FOLDER)
         self.path = None
         self.ids: list[str] = []
+        self.transcript = ""  # the transcript read so far, and up to which byte
+        self.offset = 0
+        self.surfaced: list[str] = []  # memory files Claude Code's own recall gave this session (absolute)
+        self.claude_recalls = False  # a relevant_memories attachment was seen in this session
+        self.dirty = False  # read_to noted something save has not written yet
         if session_id:
             self.path = os.path.join(self.folder, f"{file_name(session_id)}.json")
             try:
-                ids = read_json(self.path).get("given")
-            except (OSError, ValueError, AttributeError):
-                ids = None
+                record = read_json(self.path)
+            except (OSError, ValueError):
+                record = None
+            record = record if isinstance(record, dict) else {}
+            ids = record.get("given")
             if isinstance(ids, list):
                 self.ids = [i for i in ids if isinstance(i, str)]
+            claude = record.get("claude")
+            if isinstance(claude, dict) and isinstance(claude.get("transcript"), str) \
+                    and isinstance(claude.get("offset"), int) and isinstance(claude.get("surfaced"), list):
+                self.transcript, self.offset = claude["transcript"], max(0, claude["offset"])
+                self.surfaced = [p for p in claude["surfaced"] if isinstance(p, str)]
+                self.claude_recalls = claude.get("recalls") is True
         self._set = set(self.ids)
 
     def __contains__(self, key: str) -> bool:
@@ -47,11 +62,33 @@ class Seen:
         """Record `keys` as given (OSError when the record cannot be written)."""
         if self.path is None or not keys:
             return
-        new = not os.path.exists(self.path)
         self.ids = (self.ids + [k for k in keys if k not in self._set])[-MAX_IDS:]
         self._set = set(self.ids)
+        self.dirty = True
+        self.save()
+
+    def read_to(self, transcript: str, offset: int, surfaced: list[str], recalls: bool) -> None:
+        """Note that `transcript` was read up to `offset`, Claude Code surfacing `surfaced` there (and
+        recalling by itself when `recalls`); written by the next `save`."""
+        if transcript != self.transcript:
+            self.surfaced = []
+        self.transcript, self.offset = transcript, offset
+        self.surfaced = list(dict.fromkeys(self.surfaced + surfaced))[-MAX_IDS:]
+        self.claude_recalls = self.claude_recalls or recalls
+        self.dirty = True
+
+    def save(self) -> None:
+        """Write the record (OSError when it cannot be)."""
+        if self.path is None or not self.dirty:
+            return
+        new = not os.path.exists(self.path)
         make_dirs(self.folder)
-        write_json(self.path, {"given": self.ids}, durable=False, compact=True)
+        record: dict = {"given": self.ids}
+        if self.transcript:
+            record["claude"] = {"transcript": self.transcript, "offset": self.offset, "surfaced": self.surfaced,
+                                "recalls": self.claude_recalls}
+        write_json(self.path, record, durable=False, compact=True)
+        self.dirty = False
         if new:
             sweep(self.folder, keep=self.path)
 

@@ -1,0 +1,94 @@
+"""Claude Code's own recall, as the UserPromptSubmit hook can see it cheaply (checked against 2.1.328).
+
+In its recall mode Claude Code does not load MEMORY.md (`E$e`: `if(!rMe())return e;return
+e.filter((o)=>o.type!=="AutoMem")`); at each user turn a selector picks up to 5 `.md` files under the
+memory folder and Claude Code injects them as a transcript line
+`{"type":"attachment","attachment":{"type":"relevant_memories","memories":[{"path","content","mtimeMs",
+"header","limit"}]}}`, `path` absolute (the memory folder joined with the file's relative name); a file
+surfaced once in the session is not offered again (`!y.paths.has(ot.path)`).
+
+The mode is on behind a server-side switch (`tengu_moth_copse`), or when the environment sets
+CLAUDE_MEMORY_STORES to anything but blanks (`vhr(){return!!process.env.CLAUDE_MEMORY_STORES?.trim()}`).
+The hook sees the environment, and the session's transcript: a `relevant_memories` attachment in it
+says the switch is on whatever the environment says. The transcript is read from where the last prompt
+of the session stopped (its offset kept in seen.py's record), only whole lines, and only the lines that
+name `relevant_memories` are parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+ENV_SWITCH = "CLAUDE_MEMORY_STORES"
+ATTACHMENT = "relevant_memories"
+CHUNK = 4 << 20  # bytes of the transcript read at a time
+READ_MAX = 16 << 20  # bytes of new transcript read per prompt at most (~20 ms): the rest on the next prompts
+_NEEDLE = b'"' + ATTACHMENT.encode() + b'"'
+
+
+def env_on(env) -> bool:
+    """Whether the environment turns Claude Code's recall mode on (any value but blanks, as it reads it)."""
+    value = (env if env is not None else os.environ).get(ENV_SWITCH)
+    return isinstance(value, str) and bool(value.strip())
+
+
+def scan(path: str, offset: int, read_max: int = READ_MAX) -> tuple[int, list[str], bool]:
+    """(the offset to start from next time, the memory paths surfaced in the whole lines read, whether a
+    relevant_memories attachment was read). Reads from `offset` (from 0 when the file is now shorter:
+    rewritten), whole lines only; OSError when the transcript cannot be read."""
+    paths: list[str] = []
+    found = False
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size < offset:
+            offset = 0
+        f.seek(offset)
+        done = 0
+        while done < read_max:
+            want = min(CHUNK, read_max - done)
+            chunk = f.read(want)
+            if not chunk:
+                break
+            end = chunk.rfind(b"\n") + 1
+            if end == 0:
+                if want < CHUNK or len(chunk) < want:
+                    break  # a line still being written (or past this call's share): read it whole next time
+                end = len(chunk)  # one line longer than a chunk: no attachment line is; skip its bytes
+            elif end < len(chunk):
+                f.seek(offset + end)
+            if _NEEDLE in chunk:
+                for line in chunk[:end].split(b"\n"):
+                    if _NEEDLE in line:
+                        got = _surfaced(line)
+                        if got is not None:
+                            found = True
+                            paths += got
+            offset += end
+            done += end
+            if len(chunk) < want:
+                break
+    return offset, paths, found
+
+
+def _surfaced(line: bytes) -> list[str] | None:
+    """The paths of a relevant_memories attachment line; None when the line is no such attachment."""
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    att = obj.get("attachment") if isinstance(obj, dict) and obj.get("type") == "attachment" else None
+    if not isinstance(att, dict) or att.get("type") != ATTACHMENT:
+        return None
+    memories = att.get("memories")
+    return [m["path"] for m in memories if isinstance(m, dict) and isinstance(m.get("path"), str)] \
+        if isinstance(memories, list) else []
+
+
+def same_file_keys(path: str) -> set[str]:
+    """The forms under which a path is compared with Claude Code's: as written (normalized) and resolved."""
+    keys = {os.path.normpath(path)}
+    try:
+        keys.add(os.path.realpath(path))
+    except (OSError, ValueError):
+        pass
+    return keys
