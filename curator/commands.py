@@ -205,6 +205,9 @@ def status(args) -> int:
               + (" (Claude Code cuts it)" if md['total']['cut'] else ""))
         for name, u in md["sections"].items():
             print(f"  {name:<16}{u['used']:>3}/{u['budget']}")
+        if md.get("removed"):  # by someone else, e.g. Claude Code's consolidation: memcurate does not re-add it
+            print(f"  removed by someone else: {', '.join(md['removed'])} (new memories saved, not listed; "
+                  "`memcurate check` shows the marker lines to paste back)")
     elif doc.get("memory_md_error"):
         print(f"MEMORY.md    {one_line(doc['memory_md_error'], 300)}")
     return 0

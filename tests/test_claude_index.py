@@ -149,3 +149,12 @@ def test_a_section_the_consolidation_moved_is_updated_where_it_stands(shared):
     assert after.endswith("\n# Index\n- [Terse](user_terse.md) \u2014 rewritten by the dream\n")
     assert [e.id for e in parse(after).sections["decision"].entries] == ["use-uv", "use-sqlite"]
     assert after.count("memcurate:begin") == 1
+
+
+def test_status_says_which_section_someone_else_removed(shared):
+    from conftest import run_cli
+
+    save(shared, SQLITE, IndexLine("pin-ruff", "decision", "Pin ruff", "one lint version"))
+    consolidate(shared)
+    said = run_cli("status", cwd=shared).stdout
+    assert "removed by someone else: decision" in said, said
