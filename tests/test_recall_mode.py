@@ -1,5 +1,6 @@
 """memcurate's recall hook beside Claude Code's own recall (issue 24, Build §2): in Claude Code's recall mode
-MEMORY.md is not loaded, and a memory Claude Code already surfaced in the session is not given again.
+MEMORY.md is not loaded, a memory Claude Code's selector is shown (it may pick it this very turn) is left to
+it, and one Claude Code already surfaced in the session is not given again.
 
 What Claude Code 2.1.328 does, read in its binary: the mode is on when `CLAUDE_MEMORY_STORES` holds anything
 but blanks (`vhr(){return!!process.env.CLAUDE_MEMORY_STORES?.trim()}`) or a server switch is; MEMORY.md
@@ -53,6 +54,16 @@ def two(tmp_path) -> Path:
     return project
 
 
+def crowd(root: Path, old: list[str]) -> None:
+    """200 newer memory files, so Claude Code's selector (200 newest) is not shown the memories `old`."""
+    for i in range(claude_recall.OFFERED_MAX):
+        f = root / "notes" / f"filler-{i:03d}.md"
+        f.parent.mkdir(exist_ok=True)
+        f.write_text(f"filler {i}\n")
+    for name in old:
+        os.utime(root / name, (1_000_000_000, 1_000_000_000))
+
+
 def recall_in(project: Path, session: str, *, env: dict | None = None, transcript: Path | None = None):
     from curator import config
 
@@ -67,7 +78,27 @@ def test_the_env_switch_is_any_value_but_blanks():
     assert claude_recall.env_on({"CLAUDE_MEMORY_STORES": "[]"})
 
 
+def test_in_recall_mode_what_claude_codes_selector_is_shown_is_left_to_it(two):
+    r = recall_in(two, "env", env={"CLAUDE_MEMORY_STORES": "1"})
+    assert r.given == [] and r.context == ""  # both are among the 200 newest: its selector may pick them
+    assert "2 its own recall is shown or surfaced not given (runbook/zorblat-a, runbook/zorblat-b)" in r.note
+    assert set(recall_in(two, "usual").given) == {"runbook/zorblat-a", "runbook/zorblat-b"}  # the usual mode
+
+
+def test_offered_follows_claude_codes_scan(tmp_path):
+    root = tmp_path / "memory"
+    for name in ("decision/a.md", "deep/er/b.md", "MEMORY.md", "c.md", "c.txt", ".archive/decision/d.md",
+                 "decision/.e.md", "logs/f.md", "Sessions/g.md", "team./h.md", "proposals/i.md", "x/logs/j.md"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("x")
+    for age, name in enumerate(("c.md", "decision/a.md", "deep/er/b.md", "x/logs/j.md")):
+        os.utime(root / name, (2_000_000_000 - age, 2_000_000_000 - age))
+    assert claude_recall.offered(str(root)) == ["c.md", "decision/a.md", "deep/er/b.md", "x/logs/j.md"]
+    assert claude_recall.offered(str(root), limit=2) == ["c.md", "decision/a.md"]
+
+
 def test_in_recall_mode_memory_md_is_not_taken_as_loaded(two):
+    crowd(memory_root(two), ["runbook/zorblat-a.md", "runbook/zorblat-b.md"])
     usual = recall_in(two, "usual")
     assert "Its line in MEMORY.md is already loaded" in usual.context  # MEMORY.md loaded: bodies only
     r = recall_in(two, "env", env={"CLAUDE_MEMORY_STORES": '["/srv/team"]'})
@@ -78,13 +109,14 @@ def test_in_recall_mode_memory_md_is_not_taken_as_loaded(two):
 
 def test_a_memory_claude_code_surfaced_itself_is_not_given_again(two, tmp_path):
     root = memory_root(two)
+    crowd(root, ["runbook/zorblat-a.md", "runbook/zorblat-b.md"])
     t = tmp_path / "t.jsonl"
     t.write_text(user_line("what about zorblat?") + "\n" + attachment_line([root / "runbook" / "zorblat-a.md"])
                  + "\n")
     r = recall_in(two, SESSION, transcript=t)  # no env switch: the attachment says the mode is on
     assert r.given == ["runbook/zorblat-b"]
     assert "When Zorblat queue restarts" in r.context  # MEMORY.md is not loaded in this mode: in full
-    assert "1 it surfaced itself not given (runbook/zorblat-a)" in r.note
+    assert "1 its own recall is shown or surfaced not given (runbook/zorblat-a)" in r.note
     # another session whose transcript holds no attachment: the usual mode, MEMORY.md loaded
     plain = tmp_path / "plain.jsonl"
     plain.write_text(user_line("hello there") + "\n")
@@ -94,6 +126,7 @@ def test_a_memory_claude_code_surfaced_itself_is_not_given_again(two, tmp_path):
 
 def test_the_transcript_is_read_from_where_the_last_prompt_stopped(two, tmp_path, monkeypatch):
     root = memory_root(two)
+    crowd(root, ["runbook/zorblat-a.md", "runbook/zorblat-b.md"])
     t = tmp_path / "t.jsonl"
     first = user_line("x" * 5000) + "\n" + attachment_line([root / "runbook" / "zorblat-a.md"]) + "\n"
     partial = attachment_line([root / "runbook" / "zorblat-b.md"])
@@ -102,6 +135,7 @@ def test_the_transcript_is_read_from_where_the_last_prompt_stopped(two, tmp_path
     real = claude_recall.scan
     monkeypatch.setattr(claude_recall, "scan", lambda path, offset, *a: starts.append(offset) or real(path, offset, *a))
     write_memory(root, "runbook", "zorblat-c", "Zorblat queue drains", runbook_body("zorblat queue drain"))
+    crowd(root, ["runbook/zorblat-c.md"])
     r = recall_in(two, SESSION, transcript=t)
     assert set(r.given) == {"runbook/zorblat-b", "runbook/zorblat-c"}
     record = json.loads((two / ".memcurate" / "recall" / f"{file_name(SESSION)}.json").read_text())
@@ -109,6 +143,7 @@ def test_the_transcript_is_read_from_where_the_last_prompt_stopped(two, tmp_path
     with open(t, "a") as f:
         f.write(partial[40:] + "\n")
     write_memory(root, "runbook", "zorblat-d", "Zorblat queue dies", runbook_body("zorblat queue dies"))
+    crowd(root, ["runbook/zorblat-d.md"])
     r = recall_in(two, SESSION, transcript=t)
     assert starts == [0, len(first.encode())]  # never the whole file again
     assert Seen(str(two / ".memcurate"), SESSION).surfaced == [str(root / "runbook" / "zorblat-a.md"),
@@ -118,6 +153,7 @@ def test_the_transcript_is_read_from_where_the_last_prompt_stopped(two, tmp_path
 
 def test_the_hook_process_in_recall_mode(two, tmp_path):
     root = memory_root(two)
+    crowd(root, ["runbook/zorblat-a.md", "runbook/zorblat-b.md"])
     t = tmp_path / "t.jsonl"
     t.write_text(attachment_line([root / "runbook" / "zorblat-a.md"]) + "\n")
     payload = {**hook_payload(PROMPT, two), "transcript_path": str(t)}
@@ -125,7 +161,7 @@ def test_the_hook_process_in_recall_mode(two, tmp_path):
     assert p.returncode == 0 and p.stderr == b"", p.stderr
     context = json.loads(p.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "zorblat-b.md" in context and "zorblat-a.md" not in context
-    assert any("it surfaced itself not given (runbook/zorblat-a)" in x for x in read_log(two / ".memcurate"))
+    assert any("surfaced not given (runbook/zorblat-a)" in x for x in read_log(two / ".memcurate"))
 
 
 def test_scan_copes_with_a_rewritten_transcript_and_a_line_longer_than_a_chunk(tmp_path, monkeypatch):

@@ -65,6 +65,9 @@ def recall(project, data: str, cfg: dict, prompt: str, session_id: str = "", *, 
     if problem:
         out.problems.append(problem)
     surfaced = {k for p in seen.surfaced for k in claude_recall.same_file_keys(p)} if mode else set()
+    # Claude Code's selector may pick any file it is offered, this very turn: giving one of those too could
+    # put a memory in front of Claude twice, so memcurate gives only what its selector is not shown.
+    its_own = {os.path.join(root, name) for name in claude_recall.offered(root)} if mode else set()
     memories: list[Memory] = []
     by_claude = []
     for hit in hits:
@@ -72,8 +75,9 @@ def recall(project, data: str, cfg: dict, prompt: str, session_id: str = "", *, 
             break
         if hit.key in seen:
             continue
-        if surfaced and claude_recall.same_file_keys(os.path.join(root, hit.category, hit.name)) & surfaced:
-            by_claude.append(hit.key)  # Claude Code's own recall gave it this session: Claude has it
+        path = os.path.join(root, hit.category, hit.name)
+        if mode and (path in its_own or claude_recall.same_file_keys(path) & surfaced):
+            by_claude.append(hit.key)  # Claude Code's own recall can pick it, or gave it this session
             continue
         m = _read(root, hit, hit.key in loaded, out.problems)
         if m is None or (m.loaded and not _adds(m.body, loaded[hit.key])):
@@ -96,7 +100,8 @@ def recall(project, data: str, cfg: dict, prompt: str, session_id: str = "", *, 
     out.note += f"; {repeats} already given in this session" if repeats else ""
     if mode:
         out.note += f"; Claude Code recalls by itself ({mode}): MEMORY.md not loaded"
-        out.note += f", {len(by_claude)} it surfaced itself not given ({', '.join(by_claude)})" if by_claude else ""
+        out.note += (f", {len(by_claude)} its own recall is shown or surfaced not given ({', '.join(by_claude)})"
+                     if by_claude else "")
     if out.withheld:
         out.note += (f"; withheld {len(out.withheld)} that read as an instruction to the agent "
                      f"({', '.join(out.withheld)}): edit or remove the file")

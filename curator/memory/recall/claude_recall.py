@@ -13,24 +13,63 @@ The hook sees the environment, and the session's transcript: a `relevant_memorie
 says the switch is on whatever the environment says. The transcript is read from where the last prompt
 of the session stopped (its offset kept in seen.py's record), only whole lines, and only the lines that
 name `relevant_memories` are parsed.
+
+What the selector is offered (`offered`): every `.md` file under the memory folder at any depth but those
+with a path component starting with "." (`.archive/` among them) or a first component `team`, `logs`,
+`sessions` or `proposals` (`C4`: `dQn=["team","logs","sessions","proposals"]`, compared NFC-normalized,
+trailing dots and blanks cut, lower-cased), MEMORY.md aside, newest first, at most 200. The contract suite
+(tests/contract/test_cc_recall_mode.py) checks this against the selector's real request.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import unicodedata
 
 ENV_SWITCH = "CLAUDE_MEMORY_STORES"
 ATTACHMENT = "relevant_memories"
 CHUNK = 4 << 20  # bytes of the transcript read at a time
 READ_MAX = 16 << 20  # bytes of new transcript read per prompt at most (~20 ms): the rest on the next prompts
 _NEEDLE = b'"' + ATTACHMENT.encode() + b'"'
+OFFERED_MAX = 200  # files the selector is shown, newest first
+_NOT_OFFERED_TOP = frozenset(("team", "logs", "sessions", "proposals"))
+INDEX = "MEMORY.md"
 
 
 def env_on(env) -> bool:
     """Whether the environment turns Claude Code's recall mode on (any value but blanks, as it reads it)."""
     value = (env if env is not None else os.environ).get(ENV_SWITCH)
     return isinstance(value, str) and bool(value.strip())
+
+
+def offered(root: str, limit: int = OFFERED_MAX) -> list[str]:
+    """The memory files (paths relative to `root`, "/"-separated) Claude Code's selector is shown, in its
+    order: newest first, at most `limit`. Symbolic links to folders are not followed."""
+    found: list[tuple[float, str]] = []
+
+    def walk(folder: str, rel: str) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for e in entries:
+            if e.name.startswith("."):
+                continue
+            name = f"{rel}/{e.name}" if rel else e.name
+            if not rel and unicodedata.normalize("NFC", e.name).rstrip(". ").lower() in _NOT_OFFERED_TOP:
+                continue
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    walk(e.path, name)
+                elif e.name.endswith(".md") and name != INDEX and e.is_file():
+                    found.append((e.stat().st_mtime, name))
+            except OSError:
+                continue
+
+    walk(root, "")
+    found.sort(key=lambda f: (-f[0], f[1]))
+    return [name for _, name in found[:limit]]
 
 
 def scan(path: str, offset: int, read_max: int = READ_MAX) -> tuple[int, list[str], bool]:
