@@ -87,13 +87,15 @@ def test_in_recall_mode_what_claude_codes_selector_is_shown_is_left_to_it(two):
 
 def test_offered_follows_claude_codes_scan(tmp_path):
     root = tmp_path / "memory"
+    # what the real selector was shown of these (tests/contract/test_cc_recall_mode.py checks it live)
     for name in ("decision/a.md", "deep/er/b.md", "MEMORY.md", "c.md", "c.txt", ".archive/decision/d.md",
-                 "decision/.e.md", "logs/f.md", "Sessions/g.md", "team./h.md", "proposals/i.md", "x/logs/j.md"):
+                 "decision/.e.md", "logs/f.md", "Sessions/g.md", "logs./h.md", "proposals/i.md", "x/logs/j.md",
+                 "team/k.md", "sub/MEMORY.md", "l.MD"):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text("x")
-    for age, name in enumerate(("c.md", "decision/a.md", "deep/er/b.md", "x/logs/j.md")):
+    for age, name in enumerate(("c.md", "decision/a.md", "deep/er/b.md", "x/logs/j.md", "team/k.md")):
         os.utime(root / name, (2_000_000_000 - age, 2_000_000_000 - age))
-    assert claude_recall.offered(str(root)) == ["c.md", "decision/a.md", "deep/er/b.md", "x/logs/j.md"]
+    assert claude_recall.offered(str(root)) == ["c.md", "decision/a.md", "deep/er/b.md", "x/logs/j.md", "team/k.md"]
     assert claude_recall.offered(str(root), limit=2) == ["c.md", "decision/a.md"]
 
 

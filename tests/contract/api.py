@@ -76,13 +76,35 @@ def is_side_request(body: dict) -> bool:
     return (body.get("max_tokens") or 0) <= 1
 
 
+def system_text(body: dict) -> str:
+    """The request's system prompt as one string."""
+    system = body.get("system")
+    if isinstance(system, list):
+        return "\n".join(b.get("text", "") for b in system if isinstance(b, dict))
+    return system if isinstance(system, str) else ""
+
+
+def is_memory_selector(body: dict) -> bool:
+    """Claude Code's recall selector (its recall mode): "You are selecting memories that will be useful…",
+    the memory files listed in its first message as `- [type] path (mtime): description`."""
+    return "You are selecting memories" in system_text(body)
+
+
 class ScriptedAPI:
     """The server: start(), `.url` for ANTHROPIC_BASE_URL, `.requests` after the run, stop()."""
 
-    def __init__(self, script: list[Turn] | None = None, status: int | None = None, side=is_side_request):
+    def __init__(self, script: list[Turn] | None = None, status: int | None = None, side=is_side_request,
+                 side_answer=None, answer_after=None, answer_after_timeout: float = 30.0):
         self.script = list(script or [])
         self.status = status
-        self.side_request = side  # body -> bool: answered with SIDE_TEXT, not from the script
+        self.side_request = side  # body -> bool: answered with side_answer(body) (SIDE_TEXT), not from the script
+        self.side_answer = side_answer or (lambda body: SIDE_TEXT)
+        # answer_after: body -> bool. The conversation is answered only once a side request it matches came
+        # (or answer_after_timeout passed): Claude Code's recall selector runs beside the turn, and a
+        # scripted turn answered at once can end the run before it asks.
+        self.answer_after = answer_after
+        self.answer_after_timeout = answer_after_timeout
+        self.awaited = threading.Event()
         self.requests: list[Request] = []
         self._served = 0
         self._ids = itertools.count(1)
@@ -161,6 +183,10 @@ class ScriptedAPI:
             body = {}
         path = h.path
         scripted = h.command == "POST" and path.split("?")[0].endswith("/v1/messages") and not self.side_request(body)
+        if self.answer_after is not None and not scripted and h.command == "POST" and self.answer_after(body):
+            self.awaited.set()
+        if self.answer_after is not None and scripted:
+            self.awaited.wait(self.answer_after_timeout)
         with self._lock:
             turn = None
             if scripted and self.status is None:
@@ -181,7 +207,7 @@ class ScriptedAPI:
             return self._json(h, 200, {"input_tokens": max(1, len(raw) // 4)})
         if not path.split("?")[0].endswith("/v1/messages"):
             return self._json(h, 404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
-        turn = turn or Turn(SIDE_TEXT)
+        turn = turn or Turn(self.side_answer(body))
         message = self._message(turn, ids, body.get("model") or MODEL)
         if body.get("stream"):
             self._stream(h, message)

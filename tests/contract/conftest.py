@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from api import ScriptedAPI, Turn
+from contract.api import ScriptedAPI, Turn
 
 from curator.util.log import read_log
 from curator.util.paths import data_dir
@@ -270,7 +270,7 @@ def read_hooks(folder: Path) -> list[HookCall]:
 
 @pytest.fixture
 def run_claude(claude_bin, claude_home, shim, tmp_path):
-    """run_claude(prompt, script, cwd=project, args=(), env=None, status=None) -> Run.
+    """run_claude(prompt, script, cwd=project, args=(), env=None, status=None, api_options=None) -> Run.
 
     One `claude -p PROMPT --output-format stream-json --verbose` in bypass mode against a fresh scripted
     API. Hook records are collected after the process exits (SessionEnd hooks included: the client waits
@@ -278,10 +278,11 @@ def run_claude(claude_bin, claude_home, shim, tmp_path):
     runs = iter(range(1, 1000))
 
     def run(prompt: str, script: list[Turn] | None = None, *, cwd: Path, args: tuple[str, ...] = (),
-            env: dict | None = None, status: int | None = None, timeout: float = RUN_TIMEOUT) -> Run:
+            env: dict | None = None, status: int | None = None, timeout: float = RUN_TIMEOUT,
+            api_options: dict | None = None) -> Run:
         hook_log = tmp_path / f"hooks-{next(runs)}"
         hook_log.mkdir()
-        api = ScriptedAPI(script, status=status).start()
+        api = ScriptedAPI(script, status=status, **(api_options or {})).start()
         full_env = clean_env({"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "test",
                               "MEMCURATE_HOOK_LOG": str(hook_log)})
         full_env["PATH"] = f"{shim.parent}:{full_env['PATH']}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from api import ToolUse, Turn
+from contract.api import ToolUse, Turn
 
 from curator.candidates import staging
 from curator.rules import ledger

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from api import ToolUse, Turn
+from contract.api import ToolUse, Turn
 
 from curator import config
 from curator.util.paths import data_dir, memory_root

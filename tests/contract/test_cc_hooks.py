@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from api import ToolUse, Turn
+from contract.api import ToolUse, Turn
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMON = ("hook_event_name", "session_id", "transcript_path", "cwd")

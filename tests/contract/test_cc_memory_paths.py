@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
-from api import Turn
-from conftest import make_project
+from contract.api import Turn
+from contract.conftest import make_project
 
 from curator import config
 from curator.memory.memory_md.loaded import loaded

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from api import Turn
+from contract.api import Turn
 
 from curator import config
 from curator.memory import memfile

@@ -14,11 +14,12 @@ says the switch is on whatever the environment says. The transcript is read from
 of the session stopped (its offset kept in seen.py's record), only whole lines, and only the lines that
 name `relevant_memories` are parsed.
 
-What the selector is offered (`offered`): every `.md` file under the memory folder at any depth but those
-with a path component starting with "." (`.archive/` among them) or a first component `team`, `logs`,
-`sessions` or `proposals` (`C4`: `dQn=["team","logs","sessions","proposals"]`, compared NFC-normalized,
-trailing dots and blanks cut, lower-cased), MEMORY.md aside, newest first, at most 200. The contract suite
-(tests/contract/test_cc_recall_mode.py) checks this against the selector's real request.
+What the selector is shown (`offered`), as the real 2.1.328 lists it: every `.md` file (that case) under
+the memory folder at any depth, but a file named MEMORY.md at any depth, a path with a component starting
+with "." (`.archive/` among them), and a first component `logs`, `sessions` or `proposals` (compared
+NFC-normalized, trailing dots and blanks cut, lower-cased: `Logs/`, `logs./` too); newest first, at most
+200. The contract suite (tests/contract/test_cc_recall_mode.py) checks this against the selector's real
+request.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ CHUNK = 4 << 20  # bytes of the transcript read at a time
 READ_MAX = 16 << 20  # bytes of new transcript read per prompt at most (~20 ms): the rest on the next prompts
 _NEEDLE = b'"' + ATTACHMENT.encode() + b'"'
 OFFERED_MAX = 200  # files the selector is shown, newest first
-_NOT_OFFERED_TOP = frozenset(("team", "logs", "sessions", "proposals"))
+_NOT_OFFERED_TOP = frozenset(("logs", "sessions", "proposals"))
 INDEX = "MEMORY.md"
 
 
@@ -62,7 +63,7 @@ def offered(root: str, limit: int = OFFERED_MAX) -> list[str]:
             try:
                 if e.is_dir(follow_symlinks=False):
                     walk(e.path, name)
-                elif e.name.endswith(".md") and name != INDEX and e.is_file():
+                elif e.name.endswith(".md") and e.name != INDEX and e.is_file():
                     found.append((e.stat().st_mtime, name))
             except OSError:
                 continue
