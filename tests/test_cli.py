@@ -218,8 +218,10 @@ def test_status_counts_what_is_staged(project, transcripts):
 
     text = run_cli("status", cwd=project)
     assert text.returncode == 0
-    assert "triages      2" in text.stdout
-    assert f"pending      {doc['pending']}" in text.stdout
+    assert f"triages      2 staged (a session, or a stretch of one), {sum(expected.values())} categories" \
+        in text.stdout
+    assert f"pending      {doc['pending']} categories not yet saved, rejected or skipped" in text.stdout
+    assert "   1  drafting   being drafted" in text.stdout  # each state says what it means
     assert "model use    no model call yet" in text.stdout  # not "$0.0000, 0 call(s)"
 
 
@@ -258,7 +260,7 @@ def test_status_counts_skips_and_totals_the_model_use_per_triage_and_overall(pro
                                        "cache_write_tokens": 600, "calls": 5, "cost_usd": pytest.approx(0.035)}
 
     text = run_cli("status", cwd=project).stdout
-    assert "  skipped    1" in text
+    assert "     1  skipped    nothing durable" in text
     assert "model use    8,500 in / 550 out, cache 900 read / 600 written, $0.0350, 5 call(s)" in text
 
 
