@@ -9,6 +9,7 @@ each call kind with one StructuredOutput call, and the test reads what memcurate
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -56,7 +57,8 @@ RULE = RuleRequest(key="pytest:tests/test_store.py", evidence="tests/test_store.
 RULE_ANSWER = {"skip": False, "rule": "Create the database's folder before `sqlite3.connect` in `app/store.py`",
                "topic": "testing", "paths": ["app/**/*.py"]}
 MERGE = MergeRequest(category="decision", now=NOW, memories=(
-    "---\ntitle: SQLite\n---\n\n## Decision\n\nUse SQLite.\n", "---\ntitle: No Postgres\n---\n\n## Decision\n\nNo Postgres.\n"),
+    "---\ntitle: SQLite\n---\n\n## Decision\n\nUse SQLite.\n",
+    "---\ntitle: No Postgres\n---\n\n## Decision\n\nNo Postgres.\n"),
     merged="## Decision\n\nUse SQLite, not Postgres.\n")
 MERGED = {"skip": False, "title": "SQLite, not Postgres", "description": "The one storage choice",
           "tags": ["sqlite"], "fact": "The app uses SQLite, not Postgres.", "why": "A single-machine tool."}
@@ -105,9 +107,9 @@ KINDS = {
 
 @pytest.fixture
 def backend(claude_bin, claude_home, monkeypatch):
-    """backend(script=None, status=None) -> (ClaudeCliDrafter on the real binary, its ScriptedAPI).
+    """backend(script=None, status=None) -> (ClaudeCliDrafter on the real binary, its ScriptedAPI, children).
 
-    The drafter passes its own process's environment on to the child, so that environment is made what
+    `children` gets each child's (stdout, stderr, exit code) as the drafter read them. The drafter passes its own process's environment on to the child, so that environment is made what
     the contract runs use (conftest.clean_env), nothing of the session running the tests leaking in."""
     base = clean_env()  # the private HOME and CLAUDE_CONFIG_DIR, the PATH, telemetry off
     for name in [n for n in os.environ if LEAKS.match(n) and n not in base]:
@@ -115,13 +117,21 @@ def backend(claude_bin, claude_home, monkeypatch):
     for name, value in base.items():
         monkeypatch.setenv(name, value)
     started: list[ScriptedAPI] = []
+    children: list[tuple] = []
+    run = ClaudeCliDrafter._run
+
+    def recorded(self, argv, stdin):
+        children.append(run(self, argv, stdin))
+        return children[-1]
+
+    monkeypatch.setattr(ClaudeCliDrafter, "_run", recorded)
 
     def make(script: list[Turn] | None = None, status: int | None = None):
         api = ScriptedAPI(script, status=status).start()
         started.append(api)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
-        return ClaudeCliDrafter(claude_bin, {"drafting": {"timeout_seconds": TIMEOUT}}), api
+        return ClaudeCliDrafter(claude_bin, {"drafting": {"timeout_seconds": TIMEOUT}}), api, children
 
     yield make
     for api in started:
@@ -148,10 +158,13 @@ def sessions_kept(home: Path) -> list[str]:
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_each_call_kind_reaches_the_model_as_memcurates_prompts_and_comes_back_typed(kind, backend, claude_home):
     call, schema, system, user, answer, check = KINDS[kind]
-    drafter, api = backend([Turn("", [ToolUse(TOOL, answer)])])
+    drafter, api, children = backend([Turn("", [ToolUse(TOOL, answer)])])
     result = call(drafter)
-    said = f"{kind}: error={result.error!r}\nrequests:\n{api.describe()}"
+    said = f"{kind}: error={result.error!r}\nchild: {children}\nrequests:\n{api.describe()}"
 
+    [(out, _, code)] = children
+    cli = json.loads(out)
+    assert code == 0 and cli.get("structured_output") == answer, f"the CLI did not take the call's argv\n{said}"
     assert result.error is None, said
     check(result)
     assert len(api.conversation) == 1 and api.unserved == 0, said  # the tool call ends the child: one request
@@ -162,9 +175,11 @@ def test_each_call_kind_reaches_the_model_as_memcurates_prompts_and_comes_back_t
     offered = [t["name"] for t in tools if not t.get("defer_loading")]
     assert offered == [TOOL], f"{kind}: the model was offered tools beyond the structured output: {offered}"
     assert next(t for t in tools if t["name"] == TOOL)["input_schema"] == schema, f"{kind}: the schema changed"
-    # the usage the scripted API reported (10 in, 10 out), and the CLI's price of it
-    assert (result.tokens_in, result.tokens_out) == (10, 10) and result.cost_usd > 0, (
-        f"{kind}: usage {result.tokens_in}/{result.tokens_out}, cost {result.cost_usd}")
+    # the usage the CLI reports (the scripted API's 10 in, 10 out) and its price of it land in the result
+    usage = cli["usage"]
+    assert (usage["input_tokens"], usage["output_tokens"]) == (10, 10) and cli["total_cost_usd"] > 0, cli
+    assert (result.tokens_in, result.tokens_out, result.cost_usd) == (10, 10, cli["total_cost_usd"]), (
+        f"{kind}: usage {result.tokens_in}/{result.tokens_out}, cost {result.cost_usd}; the CLI said {usage}")
     assert sessions_kept(claude_home) == [], f"{kind}: the child's session was kept: {sessions_kept(claude_home)}"
 
 
@@ -175,7 +190,7 @@ def test_a_child_call_fires_hooks_that_stage_nothing_and_capture_nothing(backend
     mc("install", "--scope", "user", "--project", str(cproject), project=cproject)
     hook_log = tmp_path / "child-hooks"
     hook_log.mkdir()
-    drafter, api = backend([Turn("", [ToolUse(TOOL, DRAFT)])])
+    drafter, _, _ = backend([Turn("", [ToolUse(TOOL, DRAFT)])])
     monkeypatch.setenv("PATH", f"{shim.parent}:{os.environ['PATH']}")
     monkeypatch.setenv("MEMCURATE_HOOK_LOG", str(hook_log))
     monkeypatch.setattr(tempfile, "tempdir", str(cproject))  # the child's cwd: inside the project
@@ -204,7 +219,7 @@ def test_an_api_failure_is_the_clis_answer_at_once_classified_with_one_request(s
     """Claude Code's own retries are off in the child (CLAUDE_CODE_MAX_RETRIES=0): each failure comes back
     after one request, and memcurate's classification decides (bad key, no credit: fatal; overloaded: retry)."""
     fatal, retryable, says = FAILURES[status]
-    drafter, api = backend(status=status)
+    drafter, api, _ = backend(status=status)
     result = drafter.draft(DECISION)
     said = f"{status}: {result.error!r} in {result.elapsed:.1f}s\nrequests:\n{api.describe()}"
 
