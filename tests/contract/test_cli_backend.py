@@ -19,12 +19,14 @@ import pytest
 from api import ScriptedAPI, ToolUse, Turn
 from conftest import clean_env, read_hooks
 
+from curator import config
 from curator.candidates import staging
 from curator.drafting import DraftRequest, LookRequest, MergeRequest, RuleRequest
 from curator.drafting import prompt as prompts
 from curator.drafting.claude_cli import ClaudeCliDrafter
+from curator.memory import memfile
 from curator.util.log import read_log
-from curator.util.paths import data_dir
+from curator.util.paths import data_dir, memory_root
 
 NOW = "2026-11-27T12:00:00Z"
 TOOL = "StructuredOutput"  # the tool 2.1.328 makes of --json-schema
@@ -109,8 +111,8 @@ KINDS = {
 def backend(claude_bin, claude_home, monkeypatch):
     """backend(script=None, status=None) -> (ClaudeCliDrafter on the real binary, its ScriptedAPI, children).
 
-    `children` gets each child's (stdout, stderr, exit code) as the drafter read them. The drafter passes its own process's environment on to the child, so that environment is made what
-    the contract runs use (conftest.clean_env), nothing of the session running the tests leaking in."""
+    `children` gets each child's (stdout, stderr, exit code) as the drafter read them. The drafter passes its
+    own process's environment on to the child, so that environment is made what the contract runs use (conftest.clean_env), nothing of the session running the tests leaking in."""
     base = clean_env()  # the private HOME and CLAUDE_CONFIG_DIR, the PATH, telemetry off
     for name in [n for n in os.environ if LEAKS.match(n) and n not in base]:
         monkeypatch.delenv(name)
@@ -136,6 +138,22 @@ def backend(claude_bin, claude_home, monkeypatch):
     yield make
     for api in started:
         api.stop()
+
+
+RECALLED = "Keep the SQLite file at var/notes.db, never on a network share."
+
+
+def save_memory(project: Path) -> None:
+    """A saved decision that recall gives the draft's prompt (it holds that prompt's words)."""
+    data = data_dir(project)
+    root = Path(memory_root(project, config.load(project, data), data))
+    doc = memfile.MemoryDoc(id="sqlite-not-postgres", category="decision", title="SQLite, not Postgres",
+                            description="The storage choice: SQLite, no database server", tags=["sqlite", "postgres"],
+                            created=NOW, updated=NOW,
+                            body=f"## Decision\n{RECALLED}\n\n## Rationale\n{prompts.user_prompt(DECISION)}")
+    path = root / "decision" / "sqlite-not-postgres.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(memfile.render(doc))
 
 
 def system_text(request) -> str:
@@ -186,11 +204,13 @@ def test_each_call_kind_reaches_the_model_as_memcurates_prompts_and_comes_back_t
 def test_a_child_call_fires_hooks_that_stage_nothing_and_capture_nothing(backend, cproject, mc, shim, tmp_path,
                                                                          monkeypatch):
     """memcurate's hooks installed for every project (user scope) fire inside the child too: in a child's
-    folder inside a project (the drafter's temporary cwd, under a TMPDIR there) they must ignore it."""
+    folder inside a project (the drafter's temporary cwd, under a TMPDIR there) they must ignore it. A saved
+    memory on the prompt's subject is there for recall to find: it must not reach memcurate's own model."""
     mc("install", "--scope", "user", "--project", str(cproject), project=cproject)
+    save_memory(cproject)
     hook_log = tmp_path / "child-hooks"
     hook_log.mkdir()
-    drafter, _, _ = backend([Turn("", [ToolUse(TOOL, DRAFT)])])
+    drafter, api, _ = backend([Turn("", [ToolUse(TOOL, DRAFT)])])
     monkeypatch.setenv("PATH", f"{shim.parent}:{os.environ['PATH']}")
     monkeypatch.setenv("MEMCURATE_HOOK_LOG", str(hook_log))
     monkeypatch.setattr(tempfile, "tempdir", str(cproject))  # the child's cwd: inside the project
@@ -203,10 +223,12 @@ def test_a_child_call_fires_hooks_that_stage_nothing_and_capture_nothing(backend
     log = read_log(data)
     fired = [h.event for h in hooks]
     assert {"UserPromptSubmit", "Stop"} <= set(fired), f"memcurate's hooks did not fire inside the child: {fired}"
+    assert RECALLED not in api.conversation[0].text, "memcurate recalled its memories into its own child's prompt"
     said = [(h.event, h.rc, h.stdout, h.stderr) for h in hooks if h.rc != 0 or h.stdout.strip() or h.stderr.strip()]
     assert not said, f"a hook inside the child answered (a recall's context, a block, an error): {said}"
     assert staging.triage_ids(data) == [], f"a child call staged triages: {staging.triage_ids(data)}\nlog: {log}"
-    assert log and all("called from memcurate's own child process: ignored" in line for line in log), log
+    assert log and all("called from memcurate's own child process: ignored" in line for line in log), (
+        "a hook inside the child did its work:\n" + "\n".join(log))
 
 
 # status -> (fatal, retryable, what the error says): what the fallback chain does with it (resilience.py)
