@@ -112,7 +112,8 @@ def backend(claude_bin, claude_home, monkeypatch):
     """backend(script=None, status=None) -> (ClaudeCliDrafter on the real binary, its ScriptedAPI, children).
 
     `children` gets each child's (stdout, stderr, exit code) as the drafter read them. The drafter passes its
-    own process's environment on to the child, so that environment is made what the contract runs use (conftest.clean_env), nothing of the session running the tests leaking in."""
+    own process's environment on to the child, so that environment is made what the contract runs use
+    (conftest.clean_env), nothing of the session running the tests leaking in."""
     base = clean_env()  # the private HOME and CLAUDE_CONFIG_DIR, the PATH, telemetry off
     for name in [n for n in os.environ if LEAKS.match(n) and n not in base]:
         monkeypatch.delenv(name)
