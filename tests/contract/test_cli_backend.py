@@ -238,9 +238,12 @@ FAILURES = {401: (True, False, "invalid api key"), 402: (True, False, "credit ba
 
 
 @pytest.mark.parametrize("status", list(FAILURES))
-def test_an_api_failure_is_the_clis_answer_at_once_classified_with_one_request(status, backend):
-    """Claude Code's own retries are off in the child (CLAUDE_CODE_MAX_RETRIES=0): each failure comes back
-    after one request, and memcurate's classification decides (bad key, no credit: fatal; overloaded: retry)."""
+def test_an_api_failure_is_the_clis_answer_at_once_classified_with_one_request(status, backend, claude_home):
+    """Claude Code's own retries are off in the child (CLAUDE_CODE_MAX_RETRIES=0), even for a person whose
+    settings.json asks for more: each failure comes back after one request, and memcurate's classification
+    decides (bad key, no credit: fatal; overloaded: retry). 2.1.328 left to itself retries a 401 and a 529
+    (seven requests in the 59 s before the drafter kills it), not the credit message."""
+    (claude_home / ".claude" / "settings.json").write_text(json.dumps({"env": {"CLAUDE_CODE_MAX_RETRIES": "10"}}))
     fatal, retryable, says = FAILURES[status]
     drafter, api, _ = backend(status=status)
     result = drafter.draft(DECISION)
