@@ -202,6 +202,20 @@ def test_each_call_kind_reaches_the_model_as_memcurates_prompts_and_comes_back_t
     assert sessions_kept(claude_home) == [], f"{kind}: the child's session was kept: {sessions_kept(claude_home)}"
 
 
+def test_an_answer_in_text_is_asked_again_by_the_cli_and_the_tool_call_is_what_counts(backend):
+    """A model that writes its JSON as text instead of calling StructuredOutput: 2.1.328 asks once more in the
+    same child ("[structured-output-enforce] You MUST call the StructuredOutput tool"), and the call it then
+    makes is the answer; the child's usage is both requests'."""
+    text = dict(DRAFT, title="A title only the text answer has")
+    drafter, api, _ = backend([Turn(json.dumps(text)), Turn("", [ToolUse(TOOL, DRAFT)])])
+    result = drafter.draft(DECISION)
+
+    assert len(api.conversation) == 2 and "StructuredOutput" in json.dumps(api.conversation[1].body["messages"][-1]), (
+        api.describe())
+    check_draft(result)
+    assert (result.tokens_in, result.tokens_out) == (20, 20), (result.tokens_in, result.tokens_out)
+
+
 def test_a_child_call_fires_hooks_that_stage_nothing_and_capture_nothing(backend, cproject, mc, shim, tmp_path,
                                                                          monkeypatch):
     """memcurate's hooks installed for every project (user scope) fire inside the child too: in a child's
