@@ -64,7 +64,11 @@ _STATUS = re.compile(r"API Error:?\s*\(?(\d{3})\b")
 # flag's over both; only a managed policy's over the flag).
 CLAUDE_OVERRIDES = {"CLAUDE_CODE_MAX_RETRIES": "0", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
                     "DISABLE_AUTOUPDATER": "1"}
-_SETTINGS = json.dumps({"env": CLAUDE_OVERRIDES}, separators=(",", ":"))
+# The person's settings.json `env` beats the process environment (checked: 2.1.328 retried a 401 seven times
+# with only the environment's override), so the overrides go in `--settings` too. `disableAllHooks`: the
+# person's hooks (memcurate's own among them, and any other) do not run in memcurate's children: they cost
+# ~0.6 s a call and would see memcurate's prompts. MEMCURATE_CHILD stays, for hooks a managed policy forces.
+_SETTINGS = json.dumps({"env": CLAUDE_OVERRIDES, "disableAllHooks": True}, separators=(",", ":"))
 
 
 def timeout_for(cfg: Mapping) -> float:

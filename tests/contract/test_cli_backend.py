@@ -16,8 +16,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from api import ScriptedAPI, ToolUse, Turn
-from conftest import clean_env, read_hooks
+from contract.api import ScriptedAPI, ToolUse, Turn
+from contract.conftest import clean_env, read_hooks
 
 from curator import config
 from curator.candidates import staging
@@ -216,11 +216,12 @@ def test_an_answer_in_text_is_asked_again_by_the_cli_and_the_tool_call_is_what_c
     assert (result.tokens_in, result.tokens_out) == (20, 20), (result.tokens_in, result.tokens_out)
 
 
-def test_a_child_call_fires_hooks_that_stage_nothing_and_capture_nothing(backend, cproject, mc, shim, tmp_path,
-                                                                         monkeypatch):
-    """memcurate's hooks installed for every project (user scope) fire inside the child too: in a child's
-    folder inside a project (the drafter's temporary cwd, under a TMPDIR there) they must ignore it. A saved
-    memory on the prompt's subject is there for recall to find: it must not reach memcurate's own model."""
+def test_a_child_call_runs_no_hook_stages_nothing_and_recalls_nothing(backend, cproject, mc, shim, tmp_path,
+                                                                      monkeypatch):
+    """memcurate's hooks installed for every project (user scope) do not run inside the child (its
+    `--settings` says disableAllHooks), even in a child's folder inside a project (the drafter's temporary
+    cwd, under a TMPDIR there). A saved memory on the prompt's subject is there for recall to find: it must
+    not reach memcurate's own model."""
     mc("install", "--scope", "user", "--project", str(cproject), project=cproject)
     save_memory(cproject)
     hook_log = tmp_path / "child-hooks"
@@ -237,13 +238,10 @@ def test_a_child_call_fires_hooks_that_stage_nothing_and_capture_nothing(backend
     data = data_dir(cproject, create=False)
     log = read_log(data)
     fired = [h.event for h in hooks]
-    assert {"UserPromptSubmit", "Stop"} <= set(fired), f"memcurate's hooks did not fire inside the child: {fired}"
+    assert fired == [], f"hooks ran inside memcurate's child (disableAllHooks not honoured?): {fired}"
     assert RECALLED not in api.conversation[0].text, "memcurate recalled its memories into its own child's prompt"
-    said = [(h.event, h.rc, h.stdout, h.stderr) for h in hooks if h.rc != 0 or h.stdout.strip() or h.stderr.strip()]
-    assert not said, f"a hook inside the child answered (a recall's context, a block, an error): {said}"
     assert staging.triage_ids(data) == [], f"a child call staged triages: {staging.triage_ids(data)}\nlog: {log}"
-    assert log and all("called from memcurate's own child process: ignored" in line for line in log), (
-        "a hook inside the child did its work:\n" + "\n".join(log))
+    assert log == [], "a hook inside the child did its work:\n" + "\n".join(log)
 
 
 # status -> (fatal, retryable, what the error says): what the fallback chain does with it (resilience.py)
