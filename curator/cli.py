@@ -54,18 +54,21 @@ def _main(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser(
         prog="memcurate",
-        description="Human-in-the-loop memory curator for Claude Code.",
-        epilog="Run `memcurate demo` to try it on a bundled session, offline.",
+        description="Human-in-the-loop memory curator for Claude Code. Without a command, `memcurate` opens "
+                    "the live review TUI for the project (run it in a terminal beside Claude Code).",
+        epilog="Try it offline on a bundled session: memcurate demo. Each command has its own --help.",
     )
     parser.add_argument("--version", action="version", version=f"memcurate {__version__}")
     parser.add_argument("--project", metavar="DIR", help="project folder (default: git root of the cwd)")
-    parser.add_argument("--auto-approve", action="store_true", help="headless: process and save everything pending")
+    parser.add_argument("--auto-approve", action="store_true",
+                        help="headless: draft what is pending, save the drafts at or above the confidence "
+                             "gate, hold the rest for review")
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     parser.add_argument("--min-confidence", type=_confidence, metavar="X",
                         help="with --auto-approve: save only drafts whose confidence is at least X (0..1; "
                              "default: auto_approve.min_confidence in the config)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = _Commands(parser.add_subparsers(dest="command", metavar="COMMAND"))
     p_hook = sub.add_parser("hook", help="Claude Code hook entry: reads the hook JSON on stdin")
     p_hook.add_argument("--review-auto-memory", action="store_true",
                         help="stage Claude's own memory writes for review instead of letting them through")
@@ -94,7 +97,9 @@ def _main(argv: list[str]) -> int:
     for p in (p_triage, p_status, p_demo, p_install, p_uninstall, p_check, p_tidy, *review):
         p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document")
 
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the command's own parser: its usage, not the top level's
+        sub.parsers.get(args.command, parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.min_confidence is not None and not (args.auto_approve and args.command is None):
         parser.error("--min-confidence goes with --auto-approve")
     try:
@@ -135,6 +140,43 @@ def _main(argv: list[str]) -> int:
             raise
         print(f"memcurate: internal error: {e.__class__.__name__}: {e} (run with --debug for details)", file=sys.stderr)
         return 1
+
+
+# Each command's --help: what it does (its one-line help) and an example.
+EXAMPLES = {
+    "hook": "Claude Code runs it (memcurate install writes the hooks):\n  memcurate hook < payload.json",
+    "triage": "  memcurate triage ~/.claude/projects/-home-me-code-app/   # every session of that folder\n"
+              "  memcurate triage session.jsonl --json",
+    "status": "  memcurate status\n  memcurate status --json | jq .pending",
+    "install": "  memcurate install                    # .claude/settings.local.json\n"
+               "  memcurate install --scope user       # every project",
+    "uninstall": "  memcurate uninstall\n  memcurate uninstall --scope user",
+    "demo": "  memcurate demo                 # opens the TUI on it\n  memcurate demo --auto-approve",
+    "check": "  memcurate check\n  memcurate check --json",
+    "tidy": "  memcurate tidy\n  memcurate list                 # the proposals it staged",
+    "list": "  memcurate list\n  memcurate list --draft --json\n  memcurate list --all",
+    "show": "  memcurate show 20261120T091705Z-d7f4a866/decision\n  memcurate show 20261120T0917          # any unique prefix of an id",
+    "approve": "  memcurate approve 20261120T091705Z-d7f4a866/decision claude/3f2a",
+    "reject": "  memcurate reject 20261120T091705Z-d7f4a866/tech_debt --reason 'already in the ADR'",
+}
+
+
+class _Commands:
+    """The subparsers, each with its help as description and an example (EXAMPLES), kept by name so an
+    unknown option is reported by the command's own parser."""
+
+    def __init__(self, action) -> None:
+        self.action = action
+        self.parsers: dict = {}
+
+    def add_parser(self, name: str, *, help: str):  # noqa: A002 (argparse's word)
+        import argparse
+
+        p = self.action.add_parser(name, help=help, description=help[:1].upper() + help[1:] + ".",
+                                   epilog="examples:\n" + EXAMPLES[name],
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+        self.parsers[name] = p
+        return p
 
 
 def _review_parsers(sub) -> tuple:

@@ -89,3 +89,28 @@ def test_project_option_resolves_like_cd(project, transcripts):
     by_cd = json.loads(run_cli("status", "--json", cwd=sub).stdout)
     assert by_option["project"] == by_cd["project"] == str(project)
     assert not (sub / ".memcurate").exists()  # no second data dir with an empty queue
+
+
+def test_help_says_bare_memcurate_opens_the_tui_and_what_auto_approve_saves(project):
+    said = run_cli("--help", cwd=project).stdout
+    flat = " ".join(said.split())
+    assert "Without a command, `memcurate` opens the live review TUI" in flat
+    assert "save the drafts at or above the confidence gate, hold the rest" in flat
+    assert "save everything pending" not in flat
+
+
+@pytest.mark.parametrize("command", ["triage", "status", "install", "uninstall", "demo", "check", "tidy", "list",
+                                     "show", "approve", "reject"])
+def test_each_command_help_has_a_description_and_an_example(project, command):
+    said = run_cli(command, "--help", cwd=project).stdout
+    usage, description = said.split("\n\n")[:2]
+    assert usage.startswith(f"usage: memcurate {command}")
+    assert description.strip() and not description.startswith(("positional", "options")), said
+    assert "examples:\n  memcurate " in said or "examples:\nClaude Code runs it" in said, said
+
+
+def test_an_unknown_option_is_reported_by_its_command(project):
+    p = run_cli("list", "--bogus", cwd=project)
+    assert p.returncode == 2
+    assert "usage: memcurate list" in p.stderr and "memcurate list: error: unrecognized arguments: --bogus" \
+        in p.stderr, p.stderr
