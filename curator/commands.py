@@ -390,6 +390,9 @@ def run_headless(project: str, json_out: bool, *, show_memory_md: bool = False, 
     finally:
         engine.close()
     summary = {"project": project, "memory_root": engine.root, "drafting": engine.drafting_status()["line"], **summary}
+    # What --auto-approve never saves, so a person knows it waits: proposals and Claude's own writes.
+    summary["waiting"] = {"proposals": _proposals(engine.data).get("pending", 0),
+                          "claude_writes": _claude_writes(engine.data, project, engine.cfg).get("pending", 0)}
     if json_out:
         _print_json(summary)
     else:
@@ -451,6 +454,12 @@ def print_summary(summary: dict) -> None:
         print(f"cards     {cards} offline card{'s' if cards > 1 else ''} held for you to write in the TUI "
               "(memcurate: e edits one, the evidence beside it)")
     _print_headless_rules(summary.get("rules"))
+    waiting = summary.get("waiting") or {}
+    for key, what in (("proposals", "proposal(s) of changes to saved memories"),
+                      ("claude_writes", "memory write(s) of Claude's own")):
+        if waiting.get(key):
+            print(f"waiting   {waiting[key]} {what} for your review, never saved headless "
+                  "(memcurate list; memcurate approve ID)")
     if summary.get("stopped"):
         print(f"stopped   {one_line(summary['stopped'], 300)}: nothing more was written; "
               "what is left is done by the next run")

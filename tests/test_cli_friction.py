@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import claude_transcripts, run_cli
 
+from test_proposals import claude, proj  # noqa: F401 (fixtures)
+
 from curator import install as installer
 
 
@@ -114,3 +116,12 @@ def test_an_unknown_option_is_reported_by_its_command(project):
     assert p.returncode == 2
     assert "usage: memcurate list" in p.stderr and "memcurate list: error: unrecognized arguments: --bogus" \
         in p.stderr, p.stderr
+
+
+def test_auto_approve_says_what_waits_that_it_never_saves(claude, capsys):  # noqa: F811 (the fixture)
+    from test_proposals import cli, cli_json
+
+    code, doc = cli_json(capsys, "--auto-approve", "--project", claude["project"])
+    assert doc["waiting"] == {"proposals": 1, "claude_writes": 0}, doc.get("waiting")
+    code, out, _ = cli(capsys, "--auto-approve", "--project", claude["project"])
+    assert "waiting   1 proposal(s) of changes to saved memories for your review, never saved headless" in out
