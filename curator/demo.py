@@ -29,8 +29,45 @@ OFFLINE_CARDS = (
 )
 
 
+MARK = ".memcurate-demo"  # in a demo folder's root: what `tidy_old` may remove
+KEEP_HOURS = 24
+
+
+def tidy_old(parent: str, now: float | None = None, keep_hours: float = KEEP_HOURS) -> list[str]:
+    """Remove the demo folders earlier runs left in `parent` (the temp folder) over `keep_hours` old: only
+    folders named memcurate-demo-* that hold the demo's mark, are owned by this user and are not links.
+    The ones removed; a folder that cannot be removed is left as it is."""
+    import shutil
+    import time
+
+    now = time.time() if now is None else now
+    removed = []
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return removed
+    for e in entries:
+        if not e.name.startswith("memcurate-demo-"):
+            continue
+        try:
+            st = e.stat(follow_symlinks=False)
+            mark = os.lstat(os.path.join(e.path, MARK))
+        except OSError:
+            continue
+        import stat
+
+        if not e.is_dir(follow_symlinks=False) or st.st_uid != os.getuid() or not stat.S_ISREG(mark.st_mode) \
+                or now - mark.st_mtime < keep_hours * 3600:
+            continue
+        shutil.rmtree(e.path, ignore_errors=True)
+        if not os.path.exists(e.path):
+            removed.append(e.path)
+    return removed
+
+
 def make_project(root: str) -> dict:
     """Lay out the throwaway folders; return their paths."""
+    write_text(os.path.join(root, MARK), "a memcurate demo: removed by a later `memcurate demo` after a day\n")
     project = os.path.join(root, "project")
     claude = os.path.join(root, "claude")
     os.makedirs(os.path.join(project, ".git"))  # a git root, so the hook finds the project
@@ -68,7 +105,9 @@ def play_session(layout: dict, hook) -> None:
 def seed(hook) -> dict:
     """A new throwaway demo project with the demo session played through `hook`; returns its layout
     (folders, and `triages`: what was staged)."""
+    removed = tidy_old(tempfile.gettempdir())
     layout = make_project(tempfile.mkdtemp(prefix="memcurate-demo-"))
+    layout["removed_old"] = removed
     play_session(layout, hook)
     data = layout["data_dir"] = os.path.join(layout["project"], ".memcurate")
     triages = layout["triages"] = []
@@ -83,6 +122,9 @@ def describe(layout: dict) -> None:
     """Say where the demo's folders are and what was staged."""
     data = layout["data_dir"]
     print(f"demo folder   {layout['root']}")
+    if layout.get("removed_old"):
+        n = len(layout["removed_old"])
+        print(f"              (removed {n} demo folder{'s' if n > 1 else ''} of earlier days)")
     print(f"project       {layout['project']}")
     print(f"transcript    {layout['transcript']}  (fed to the hook in {PARTS} parts, then SessionEnd)")
     print(f"memory root   {layout['memory_root']}")

@@ -125,3 +125,30 @@ def test_auto_approve_says_what_waits_that_it_never_saves(claude, capsys):  # no
     assert doc["waiting"] == {"proposals": 1, "claude_writes": 0}, doc.get("waiting")
     code, out, _ = cli(capsys, "--auto-approve", "--project", claude["project"])
     assert "waiting   1 proposal(s) of changes to saved memories for your review, never saved headless" in out
+
+
+def test_the_demo_removes_its_own_folders_of_earlier_days_and_nothing_else(tmp_path):
+    from curator import demo
+
+    old = demo.make_project(str(tmp_path / "memcurate-demo-old"))["root"]
+    fresh = demo.make_project(str(tmp_path / "memcurate-demo-fresh"))["root"]
+    stranger = tmp_path / "memcurate-demo-stranger"  # the name, no mark: not ours
+    stranger.mkdir()
+    (tmp_path / "memcurate-demo-link").symlink_to(old)
+    day_ago = os.stat(os.path.join(old, demo.MARK)).st_mtime - 25 * 3600
+    os.utime(os.path.join(old, demo.MARK), (day_ago, day_ago))
+    os.utime(stranger, (day_ago, day_ago))
+    assert demo.tidy_old(str(tmp_path)) == [old]
+    assert not os.path.exists(old) and os.path.isdir(fresh) and stranger.is_dir()
+    assert os.path.islink(tmp_path / "memcurate-demo-link")
+
+
+def test_a_project_without_git_is_not_called_a_repository(tmp_path):
+    from curator import config
+    from curator.util.paths import data_dir, resolve_memory_root
+
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    data = data_dir(folder)
+    said = resolve_memory_root(folder, config.load(folder, data), data)["from"]
+    assert said == f"derived from the folder {folder} (not a git repository)", said

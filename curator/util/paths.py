@@ -359,8 +359,10 @@ def resolve_memory_root(project, cfg: dict, data=None, env=None) -> dict:
             return {**doc, "path": value, "source": "autoMemoryDirectory", "from": f"autoMemoryDirectory in {path}"}
         doc["notes"].append(f"autoMemoryDirectory in {path} ignored: not an absolute or ~/ path")
     main = main_worktree(project)
+    where = (f"the repository at {main}" if os.path.exists(os.path.join(main, ".git"))
+             else f"the folder {main} (not a git repository)")
     return {**doc, "path": os.path.join(config_dir, "projects", project_key(main), "memory"), "source": "derived",
-            "from": f"derived from the repository at {main}", "repository": main}
+            "from": f"derived from {where}", "repository": main}
 
 
 def memory_root(project, cfg: dict, data=None) -> str:
