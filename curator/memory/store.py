@@ -237,11 +237,13 @@ class MemoryStore:
     def update(self, doc: memfile.MemoryDoc, base_hash: str, *, parsed_from: str | None = None) -> str:
         """Replace the memory file with `doc` if it is still the version hashed `base_hash`.
 
-        ConflictError when the file changed since, is missing, or is broken. Returns the path.
+        ConflictError when the file changed since, is missing, or is broken. Nothing is written when the
+        file already holds `doc`. Returns the path.
         """
         path, text = self._checked(doc, parsed_from)
-        self._expect(path, doc.category, doc.id, base_hash)
-        write_text(path, text)
+        current = self._expect(path, doc.category, doc.id, base_hash)
+        if current != doc:  # the same memory (a re-save, an older file's form): its mtime, the age Claude
+            write_text(path, text)  # Code shows, stays; an older form is rewritten only along a real change
         return path
 
     def retire(self, category: str, id: str, base_hash: str) -> str:
