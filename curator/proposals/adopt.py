@@ -56,7 +56,7 @@ def adopt(engine, ref: str) -> str:
                    if is_line_ref(e.ref) and e.where == entry.where]
     category = category_of(engine.cfg, source)
     taken = {e.ref.partition("/")[2] for e in entries if e.owner != CLAUDE}
-    mid = unique_id(source["name"], taken, lambda i: os.path.exists(engine.store.path_for(category, i)))
+    mid = unique_id(source["name"], taken, lambda i: engine.store.exists(category, i))
     text = memory_text(engine, source, category, mid, created=entry.created or engine.now())  # the file's mtime
     new_ref = f"{category}/{mid}"
     ops = [{"op": "write", "ref": new_ref, "base_hash": None, "text": text}, {"op": "add_line", "ref": new_ref},
