@@ -149,24 +149,30 @@ def aged(paths: list[Path]) -> dict[Path, float]:
     return {p: p.stat().st_mtime for p in paths}
 
 
-def test_a_re_save_and_a_check_leave_the_mtimes_alone(engine):
-    d = doc()
-    engine.store.create(d)
-    memory_md.apply(engine.root, engine.cfg, [("upsert", memory_md.IndexLine.from_doc(d))])
+# An older file as a hand edit leaves it: no name or metadata, time stamps unquoted (the same memory).
+HAND_EDITED = OLD_FORM.replace(f'"{STAMP}"', STAMP)
+
+
+def test_a_re_save_a_check_and_a_line_already_there_leave_the_mtimes_alone(engine):
     root = Path(engine.root)
-    files = [root / "decision" / "use-jwt-for-api-auth.md", root / "MEMORY.md"]
+    path = root / "decision" / "use-jwt-for-api-auth.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(HAND_EDITED)
+    memory_md.apply(engine.root, engine.cfg, [("upsert", memory_md.IndexLine.from_doc(doc()))])
+    files = [path, root / "MEMORY.md"]
     before = aged(files)
-    text = files[0].read_text()
-    engine.edit_memory("decision/use-jwt-for-api-auth", text, content_hash(text.encode()))  # saved unchanged
+    # the library's editor saves the text it showed (the file as memcurate renders it), unchanged
+    engine.edit_memory("decision/use-jwt-for-api-auth", memfile.render(doc()), content_hash(HAND_EDITED.encode()))
     engine.check(stage=False)
     engine.apply_changes([{"op": "add_line", "ref": "decision/use-jwt-for-api-auth"}])  # the line is there already
-    assert {p: p.stat().st_mtime for p in files} == before
+    assert {p: p.stat().st_mtime for p in files} == before and path.read_text() == HAND_EDITED
 
 
-def test_an_older_form_file_re_saved_unchanged_keeps_its_bytes_and_mtime(engine):
+def test_a_change_rewrites_an_older_file_in_the_new_form(engine):
     path = Path(engine.root) / "decision" / "use-jwt-for-api-auth.md"
     path.parent.mkdir(parents=True)
-    path.write_text(OLD_FORM)
-    before = aged([path])
-    engine.edit_memory("decision/use-jwt-for-api-auth", memfile.render(doc()), content_hash(OLD_FORM.encode()))
-    assert path.read_text() == OLD_FORM and {path: path.stat().st_mtime} == before
+    path.write_text(HAND_EDITED)
+    aged([path])
+    changed = doc(description="Stateless JWT tokens chosen over server sessions")
+    engine.edit_memory("decision/use-jwt-for-api-auth", memfile.render(changed), content_hash(HAND_EDITED.encode()))
+    assert path.read_text() == memfile.render(changed) and path.stat().st_mtime != OLD_TIME
