@@ -380,7 +380,7 @@ def _plan_memory_write(st: _State, ref: str, category: str, id: str, where: str,
 
 def _claude_where(st: _State, ref: str, where: str) -> str:
     """The checked path of Claude's topic file `where`: a Markdown file of the root that is none of
-    memcurate's (MEMORY.md, the category folders, archive/), not leading outside by a link."""
+    memcurate's (MEMORY.md, the category folders, .archive/), not leading outside by a link."""
     from curator.memory.claude_topics import is_topic
 
     if not is_topic(where):
@@ -418,7 +418,7 @@ def _plan_claude_file(st: _State, kind: str, ref: str, where: str, base, op: dic
         st.work.copies.append(("trash", where, path, current, None))
         st.work.removals.append((where, path, current))
         st.put(where, None)
-    else:  # archive: the same bytes under archive/claude/
+    else:  # archive: the same bytes under .archive/claude/
         dest = f"{CLAUDE_ARCHIVE}/{where}"
         there = st.read(dest)
         if there is not None and there != current:

@@ -8,13 +8,12 @@ front matter (else its first heading or sentence); tags from its words; created 
 sources. Claude's text goes whole into the category's first required section, and each other required
 section gets the sentence of the text that says it best (a reason for a "why" section), else its first
 sentence, so the draft verifies without a BLOCK. The change, one diff: the memory written, its
-MEMORY.md line added; Claude's file archived (archive/claude/<where>, bytes kept) and the lines of
+MEMORY.md line added; Claude's file archived (.archive/claude/<where>, bytes kept) and the lines of
 Claude's that linked it dropped. A line that links a topic file adopts that file.
 """
 
 from __future__ import annotations
 
-import os
 import re
 
 from curator.categories import CATEGORIES
