@@ -285,6 +285,10 @@ def _plan_memory(st: _State, kind: str, ref: str, category: str, id: str, base, 
     engine = st.engine
     path = engine.store.locate(category, id)  # UnsafePathError (a ValueError): a link leading outside
     where = engine.store.relpath(path).replace(os.sep, "/")
+    if kind in _LINE_OPS and st.read(where) is None:  # a memory an earlier op of the set writes (or moves)
+        for other in (engine.store.path_for(category, id), engine.store.path_for(category, id, archived=True)):
+            if st.after.get(engine.store.relpath(other).replace(os.sep, "/")) is not None:
+                path, where = other, engine.store.relpath(other).replace(os.sep, "/")
     current = st.read(where)
     if kind in _LINE_OPS:  # an archived memory's line is kept in its archive file
         doc = _doc(current, where, ref)
@@ -322,7 +326,7 @@ def _put_memory(st: _State, where: str, doc) -> None:
     """The planned bytes of memory `doc`, now at `where`: an archived one moves to `.archive/<category>/`,
     one restored moves back (MemoryStore.home; the store's update carries the move out)."""
     home = st.engine.store.relpath(st.engine.store.home(doc)).replace(os.sep, "/")
-    if home != where:
+    if home != where and st.read(where) is not None:
         st.put(where, None)
     st.put(home, memfile.render(doc).encode("utf-8"))
 
