@@ -98,7 +98,7 @@ def old_layout(root: Path) -> dict[str, bytes]:
     archived = archived.replace("name: no-network\n", "").replace("metadata:\n  type: project\n", "")
     files = {
         "constraint/no-network.md": archived.encode(),
-        "archive/decision.md": "# Archived from MEMORY.md: Key Decisions\n\n- [Old](../decision/old.md) \u2014 o\n".encode(),
+        "archive/decision.md": "# Archived from MEMORY.md\n\n- [Old](../decision/old.md) \u2014 o\n".encode(),
         "archive/claude/notes/old.md": b"# Old notes of Claude's\r\nkept byte for byte\r\n",
         "archive/someone-else.md": b"not memcurate's\n",
         "notes/api.md": b"# API quirks\n",
