@@ -11,7 +11,9 @@ category folder's memory whose front matter says it is archived and names that i
 entry files of known categories and what is under `archive/claude/`; anything else in `archive/` stays.
 Each move keeps the bytes and the mtime: the copy is made and fsynced, then the original removed, so a
 crash midway leaves the file in both places, never in neither; a copy already there with the same bytes
-finishes the move, one with other bytes leaves both as they are (reported). Running it again moves nothing.
+finishes the move, one with other bytes leaves both as they are (reported). Running it again moves nothing;
+once the category folders were looked through with nothing left behind, `.archive/.layout` says so and
+later runs cost two stats (reading every memory file costs ~0.25 ms each: 2.5 s at 10,000 memories).
 """
 
 from __future__ import annotations
@@ -24,19 +26,26 @@ from curator.memory.front_matter import MAX_FILE_BYTES, MemoryFormatError, light
 from curator.util.atomic import fsync_dir, write_new
 from curator.util.paths import ARCHIVE_DIR, LEGACY_ARCHIVE_DIR
 
+# Left in `.archive/` once the category folders were looked through: later runs skip them (a few stats).
+MARKER = ".layout"
+
 
 def migrate(root) -> tuple[list[str], list[str]]:
     """Move an older layout's archive into `.archive/`: (moved, left), each as paths relative to the root
-    (`left`: a file whose place in `.archive/` holds other bytes). Nothing to move costs a few stats."""
+    (`left`: a file whose place in `.archive/` holds other bytes). Once the category folders were looked
+    through (MARKER), nothing to move costs a few stats."""
     root = os.fspath(root)
     moved: list[str] = []
     left: list[str] = []
-    for category in CATEGORIES:
+    legacy = os.path.join(root, LEGACY_ARCHIVE_DIR)
+    marker = os.path.join(root, ARCHIVE_DIR, MARKER)
+    looked = os.path.exists(marker)  # this memcurate never archives into a category folder: once is enough
+    for category in () if looked else CATEGORIES:
         folder = os.path.join(root, category)
         for name in _files(folder):
             if _archived_memory(os.path.join(folder, name), category, name[:-3]):
                 _move(root, f"{category}/{name}", f"{ARCHIVE_DIR}/{category}/{name}", moved, left)
-    legacy = os.path.join(root, LEGACY_ARCHIVE_DIR)
+    stayed = bool(left)
     if _is_dir(legacy):
         for category in CATEGORIES:
             if _regular(os.path.join(legacy, f"{category}.md")):
@@ -51,6 +60,11 @@ def migrate(root) -> tuple[list[str], list[str]]:
                         _move(root, rel, f"{ARCHIVE_DIR}/{rel.split('/', 1)[1]}", moved, left)
             _prune(claude)
         _prune(legacy)
+    if not looked and not stayed and any(os.path.isdir(os.path.join(root, c)) for c in CATEGORIES):
+        try:
+            write_new(marker, b"archived memories live in .archive/<category>/ (memcurate)\n")
+        except OSError:
+            pass  # looked through again next time
     return moved, left
 
 
@@ -83,6 +97,8 @@ def _archived_memory(path: str, category: str, id: str) -> bool:
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)
+        if b"status: archived" not in data:
+            return False  # most files: no parse
         fields, _ = light_fields(data.decode("utf-8"))
     except (OSError, UnicodeDecodeError, MemoryFormatError):
         return False
