@@ -44,6 +44,7 @@ class Engine:
         # Locks held by one thread at a time, re-entrant in it: the TUI's workers share this engine.
         self.claims: dict[str, SharedLock] = {}  # triage id -> its claim's lock (see pipeline.Claim)
         self._root_lock = SharedLock(os.path.join(self.root, ROOT_LOCK_NAME))
+        self._archive_checked = False  # an older memcurate's archive moved on the first locked write
         self._forget_failures()
 
     def _forget_failures(self) -> None:
@@ -416,7 +417,7 @@ class Engine:
         changed, `unreadable` says why it is no memory any more (not UTF-8, broken front matter...)."""
         from curator.memory.store import BrokenMemoryError, MissingMemoryError, content_hash
 
-        path = self.store.path_for(category, memory_id)
+        path = self.store.locate(category, memory_id)
         state = {"exists": True, "hash_matches": False, "path": path, "where": self.store.relpath(path)}
         try:
             data = self.store.read_bytes(path)
@@ -441,7 +442,25 @@ class Engine:
         the thread holding it; another thread of this engine waits for it like another process. Every
         save takes it, so it is where saving into a root Claude never loads is refused."""
         self.check_saving()
-        return self._root_lock.held(wait)
+        return _MovingArchive(self, self._root_lock.held(wait))
+
+    def move_old_archive(self) -> None:
+        """Once per engine, under the root's lock: an older memcurate's archive moved into `.archive/`,
+        out of Claude Code's recall (memory/archive_layout.py). A failure is logged: the save goes on."""
+        if self._archive_checked:
+            return
+        self._archive_checked = True
+        from curator.memory import archive_layout
+        from curator.util.log import log_line
+
+        try:
+            moved, left = archive_layout.migrate(self.root)
+        except OSError as e:
+            log_line(self.data, "archive", f"could not move the older layout: {e}")
+            return
+        if moved or left:  # the index sees it: the category folders changed
+            log_line(self.data, "archive", f"moved {len(moved)} file(s) into {ARCHIVE_DIR}/"
+                     + (f"; left {', '.join(left)} (other bytes already there)" if left else ""))
 
     def claim_lock(self, triage_id: str, path: str) -> SharedLock:
         """The lock of a triage's claim (`path`), one per triage for all the threads of this engine."""
@@ -490,7 +509,7 @@ class Engine:
         from curator.categories import CATEGORIES
 
         folders = [self.root, os.path.join(self.root, ARCHIVE_DIR), self.data, os.path.join(self.data, "offsets")]
-        folders += [os.path.join(self.root, c) for c in CATEGORIES]
+        folders += [os.path.join(self.root, *parts, c) for c in CATEGORIES for parts in ((), (ARCHIVE_DIR,))]
         return staging.clean_incoming(self.data) + sum(sweep_temps(f) for f in folders)
 
     def sweep_triage(self, tid: str) -> int:
@@ -500,3 +519,21 @@ class Engine:
     def close(self) -> None:
         self.index.close()
 
+
+class _MovingArchive:
+    """Engine.root_lock's context: the lock held, then (once) the older archive layout moved."""
+
+    def __init__(self, engine: Engine, held) -> None:
+        self.engine, self.held = engine, held
+
+    def __enter__(self):
+        lock = self.held.__enter__()
+        try:
+            self.engine.move_old_archive()
+        except BaseException:
+            self.held.__exit__(None, None, None)
+            raise
+        return lock
+
+    def __exit__(self, *exc) -> None:
+        self.held.__exit__(*exc)

@@ -14,7 +14,7 @@ from curator.capture.redact import redact_all
 from curator.commands import UserError, _print_json, open_engine, project_dir
 from curator.drafting import DrafterUnavailable
 from curator.review.items import Unresolved
-from curator.util.paths import AutoMemoryOff, data_dir
+from curator.util.paths import ARCHIVE_DIR, AutoMemoryOff, data_dir
 from curator.util.textsafe import clean, one_line
 
 
@@ -57,7 +57,7 @@ def approve(args) -> int:
                     wrote = o.path or o.where  # a proposal names the files it changed, relative to the root
                     print(f"saved    {o.id}  {o.action}  " + (one_line(wrote, 500) if wrote else "(nothing written)"))
             for cat, ids in _archived(outcomes).items():
-                print(f"archived {cat}: {', '.join(ids)} (moved from MEMORY.md to archive/{cat}.md)")
+                print(f"archived {cat}: {', '.join(ids)} (moved from MEMORY.md to {ARCHIVE_DIR}/{cat}.md)")
         return _refused(doc)
 
     return _run(args, body, need_data=True)

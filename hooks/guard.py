@@ -39,9 +39,9 @@ from curator import config
 from curator.candidates.tool_edits import TOOLS
 from curator.util.atomic import is_temp_name
 from curator.util.log import log_line
-from curator.util.paths import (ARCHIVE_DIR, DATA_DIR_NAME, ROOT_LOCK_NAME, RULES_DIR, claude_config_dir, is_inside,
-                                main_worktree, project_key, recorded_config_dir, resolve_memory_root, resolve_target,
-                                settings_file, user_state_dir)
+from curator.util.paths import (ARCHIVE_DIR, DATA_DIR_NAME, LEGACY_ARCHIVE_DIR, ROOT_LOCK_NAME, RULES_DIR,
+                                claude_config_dir, is_inside, main_worktree, project_key, recorded_config_dir,
+                                resolve_memory_root, resolve_target, settings_file, user_state_dir)
 
 from . import hook_config
 
@@ -336,8 +336,8 @@ def _own_part(target: str, root: str) -> str | None:
     top = rel.split(os.sep, 1)[0]
     if top in CATEGORIES:
         return f"a memory file of memcurate's {top} category"
-    if top == ARCHIVE_DIR:
-        return "in memcurate's archive of MEMORY.md entries"
+    if top in (ARCHIVE_DIR, LEGACY_ARCHIVE_DIR):
+        return "in memcurate's archive (archived memories and MEMORY.md entries)"
     if top == rel and (top == ROOT_LOCK_NAME or is_temp_name(top)):
         return "memcurate's lock or temporary file"
     return None

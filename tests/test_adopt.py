@@ -146,11 +146,11 @@ def test_the_adoption_is_one_diff_and_approving_it_keeps_every_other_byte(proj):
     md = files["MEMORY.md"]["diff"]
     assert f"-{LINK}" in md  # Claude's line that linked the file, dropped
     assert "+- [Flaky upload test on CI](runbook/flaky-upload-test-on-ci.md)" in md  # the memory's own line
-    assert files["debugging.md"]["after"] is None and files["archive/claude/debugging.md"]["after"] == TOPIC
+    assert files["debugging.md"]["after"] is None and files[".archive/claude/debugging.md"]["after"] == TOPIC
 
     proj.approve_proposal(pid, view)
     root = proj.root
-    with open(os.path.join(root, "archive", "claude", "debugging.md")) as f:
+    with open(os.path.join(root, ".archive", "claude", "debugging.md")) as f:
         assert f.read() == TOPIC  # Claude's bytes, kept
     assert not os.path.exists(os.path.join(root, "debugging.md"))
     with open(os.path.join(root, new)) as f:

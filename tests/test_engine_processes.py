@@ -58,7 +58,7 @@ def session_text(path: Path) -> str:
 
 
 def memory_files(memory: Path) -> list[Path]:
-    return sorted(p for p in memory.glob("*/*.md") if p.parent.name != "archive")
+    return sorted(p for p in memory.glob("*/*.md") if p.parent.name != ".archive")  # the archive entry files
 
 
 def snapshot(memory: Path) -> dict[str, bytes]:

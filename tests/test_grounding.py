@@ -40,7 +40,8 @@ def draft(fact: str, category: str = "constraint", why: str = WHY,
           title: str = "The Shrooly needs a 2.4 GHz network") -> str:
     first, second = {"constraint": ("Rule", "Impact"), "decision": ("Decision", "Rationale"),
                      "preference": ("Preference", "Reason")}[category]
-    doc = memfile.MemoryDoc(id="the-fact", category=category, title=title, description="When the device is set up",
+    doc = memfile.MemoryDoc(id="the-fact", category=category, title=title,
+                            description="ESP32 devices need a 2.4 GHz network",  # one recall can pick by
                             tags=["esp32"], created=NOW, updated=NOW, body=f"## {first}\n{fact}\n\n## {second}\n{why}")
     return memfile.render(doc)
 

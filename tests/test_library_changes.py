@@ -138,11 +138,13 @@ def test_an_edit_with_a_block_is_refused_with_the_issues_and_writes_nothing(engi
 def test_archive_moves_the_line_to_the_archive_and_keeps_the_file(engine):
     h = save(engine, doc())
     done = engine.archive_memory("decision/use-jwt-for-api-auth", h)
-    path = root(engine) / "decision" / "use-jwt-for-api-auth.md"
+    path = root(engine) / ".archive" / "decision" / "use-jwt-for-api-auth.md"
     assert memfile.parse(path.read_text()) == replace(doc(), status="archived")
+    assert not (root(engine) / "decision" / "use-jwt-for-api-auth.md").exists()
     assert "use-jwt-for-api-auth" not in md(engine)
     assert [e.id for e in memory_md.read_archive(engine.root, "decision")] == ["use-jwt-for-api-auth"]
-    assert set(done.written) == {"decision/use-jwt-for-api-auth.md", "MEMORY.md", "archive/decision.md"}
+    assert set(done.written) == {"decision/use-jwt-for-api-auth.md", ".archive/decision/use-jwt-for-api-auth.md",
+                                 "MEMORY.md", ".archive/decision.md"}  # the file moved: gone from one, in the other
     assert done.trash == []
 
 
@@ -154,7 +156,7 @@ def test_archive_line_moves_only_the_line_and_the_memory_stays_active(engine):
     assert path.read_bytes() == before  # not retired: only MEMORY.md had no room for it
     assert "use-jwt-for-api-auth" not in md(engine)
     assert [e.id for e in memory_md.read_archive(engine.root, "decision")] == ["use-jwt-for-api-auth"]
-    assert set(done.written) == {"MEMORY.md", "archive/decision.md"}
+    assert set(done.written) == {"MEMORY.md", ".archive/decision.md"}
 
 
 def test_delete_removes_file_and_line_and_keeps_a_trash_copy(engine):
@@ -170,10 +172,11 @@ def test_delete_removes_file_and_line_and_keeps_a_trash_copy(engine):
 def test_an_archived_memory_can_be_deleted_and_leaves_the_archive_too(engine):
     h = save(engine, doc())
     engine.archive_memory("decision/use-jwt-for-api-auth", h)
-    archived = content_hash((root(engine) / "decision" / "use-jwt-for-api-auth.md").read_bytes())
+    archived = content_hash((root(engine) / ".archive" / "decision" / "use-jwt-for-api-auth.md").read_bytes())
     engine.delete_memory("decision/use-jwt-for-api-auth", archived)
     assert memory_md.read_archive(engine.root, "decision") == []
     assert not (root(engine) / "decision" / "use-jwt-for-api-auth.md").exists()
+    assert not (root(engine) / ".archive" / "decision" / "use-jwt-for-api-auth.md").exists()
 
 
 # -- Claude's own files and lines ----------------------------------------------------------
@@ -185,15 +188,15 @@ def claude_file(engine, where="debugging.md", data=b"# Debugging\r\nRun tests wi
     return content_hash(data)
 
 
-def test_a_claude_file_archived_keeps_its_bytes_under_archive_claude(engine):
+def test_a_claude_file_archived_keeps_its_bytes_under_dot_archive_claude(engine):
     data = b"# Debugging\r\nRun tests with -x \xe2\x80\x94 always\r\n"
     h = claude_file(engine, "notes/debugging.md", data)
     (root(engine) / "MEMORY.md").write_bytes(CLAUDE_MD.encode())
     done = engine.archive_memory("claude/notes/debugging.md", h)
     assert not (root(engine) / "notes" / "debugging.md").exists()
-    assert (root(engine) / "archive" / "claude" / "notes" / "debugging.md").read_bytes() == data
+    assert (root(engine) / ".archive" / "claude" / "notes" / "debugging.md").read_bytes() == data
     assert (root(engine) / "MEMORY.md").read_bytes() == CLAUDE_MD.encode()  # Claude's lines untouched
-    assert set(done.written) == {"notes/debugging.md", "archive/claude/notes/debugging.md"}
+    assert set(done.written) == {"notes/debugging.md", ".archive/claude/notes/debugging.md"}
 
 
 def test_a_claude_file_deleted_keeps_its_bytes_in_the_trash(engine):
@@ -251,7 +254,7 @@ def test_adopt_like_change_set_is_one_diff_and_one_apply(engine):
     planned = engine.plan_changes(ops)
     assert planned.errors == []
     assert [f["where"] for f in planned.files] == ["decision/use-jwt-for-api-auth.md", "debugging.md",
-                                                   "archive/claude/debugging.md", "MEMORY.md"]
+                                                   ".archive/claude/debugging.md", "MEMORY.md"]
     engine.apply_changes(ops, planned.fingerprint)
     after = (root(engine) / "MEMORY.md").read_bytes().decode()
     assert link not in after and "(decision/use-jwt-for-api-auth.md)" in after

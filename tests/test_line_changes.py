@@ -66,9 +66,9 @@ def proj(tmp_path) -> dict:
                                     ("old-logs", "Old logs", "Logs stayed 7 days")):
         (root / "decision" / f"{id_}.md").write_text(memory("decision", id_, title, description))
     (root / "MEMORY.md").write_bytes(MD.encode())
-    (root / "archive" / "claude").mkdir(parents=True)
-    (root / "archive" / "decision.md").write_bytes(ARCHIVE.encode())
-    (root / "archive" / "claude" / "old-notes.md").write_bytes(TOPIC.encode())
+    (root / ".archive" / "claude").mkdir(parents=True)
+    (root / ".archive" / "decision.md").write_bytes(ARCHIVE.encode())
+    (root / ".archive" / "claude" / "old-notes.md").write_bytes(TOPIC.encode())
     return {"project": project, "root": root}
 
 
@@ -95,7 +95,7 @@ def test_approving_the_secret_proposals_removes_each_key_and_changes_no_other_by
     root = proj["root"]
     before = tree(root)
     secrets = {f["detail"]["where"]: f for f in check(capsys, proj["project"]) if f["code"] == "secret"}
-    assert set(secrets) == {"MEMORY.md", "archive/decision.md", "archive/claude/old-notes.md"}
+    assert set(secrets) == {"MEMORY.md", ".archive/decision.md", ".archive/claude/old-notes.md"}
     assert set(secrets["MEMORY.md"]["refs"]) == {line_ref(f"- The deploy key is {CLAUDE_KEY} for now"),
                                                  "decision/staging"}
     assert tree(root) == before  # found and proposed: nothing written yet
@@ -107,12 +107,12 @@ def test_approving_the_secret_proposals_removes_each_key_and_changes_no_other_by
     assert (root / "MEMORY.md").read_bytes() == after.encode()
     assert CLAUDE_KEY not in after and ENTRY_KEY not in after
     # (b) an archive file of memcurate's, and a topic file of Claude's archived
-    approve(proj["project"], secrets["archive/decision.md"])
-    assert (root / "archive" / "decision.md").read_bytes() == redacted(ARCHIVE, ARCHIVE_KEY).encode()
-    approve(proj["project"], secrets["archive/claude/old-notes.md"])
-    assert (root / "archive" / "claude" / "old-notes.md").read_bytes() == redacted(TOPIC, TOPIC_KEY).encode()
+    approve(proj["project"], secrets[".archive/decision.md"])
+    assert (root / ".archive" / "decision.md").read_bytes() == redacted(ARCHIVE, ARCHIVE_KEY).encode()
+    approve(proj["project"], secrets[".archive/claude/old-notes.md"])
+    assert (root / ".archive" / "claude" / "old-notes.md").read_bytes() == redacted(TOPIC, TOPIC_KEY).encode()
     changed = {k for k in before if tree(root)[k] != before[k]}
-    assert changed == {"MEMORY.md", "archive/decision.md", "archive/claude/old-notes.md"}
+    assert changed == {"MEMORY.md", ".archive/decision.md", ".archive/claude/old-notes.md"}
     assert not any(f["code"] == "secret" for f in check(capsys, proj["project"]))
 
 

@@ -336,11 +336,11 @@ def test_overflow_moves_the_oldest_to_the_archive_newest_first_and_dedupes(tmp_p
     assert apply(tmp_path, cfg, up(entry("a"), entry("b"), entry("c"))).archived == {}
     result = apply(tmp_path, cfg, up(entry("d")))
     assert [e.id for e in result.archived["decision"]] == ["a"]
-    assert result.notes == ["decision: 1 entry over its budget of 3 lines; moved the oldest to archive/decision.md"]
-    assert not (tmp_path / "archive" / "runbook.md").exists()
+    assert result.notes == ["decision: 1 entry over its budget of 3 lines; moved the oldest to .archive/decision.md"]
+    assert not (tmp_path / ".archive" / "runbook.md").exists()
     md = (tmp_path / "MEMORY.md").read_text()
     assert ids(md) == ["d", "c", "b"]
-    archive = (tmp_path / "archive" / "decision.md").read_text()
+    archive = (tmp_path / ".archive" / "decision.md").read_text()
     assert archive.startswith("# ") and archive.count("\n") == 3
     assert "- [Title of a](../decision/a.md) — Why a matters\n" in archive
     apply(tmp_path, cfg, up(entry("e")))
@@ -360,11 +360,11 @@ def test_overflow_moves_the_oldest_to_the_archive_newest_first_and_dedupes(tmp_p
 
 
 def test_the_archive_keeps_lines_that_are_not_entries(tmp_path):
-    (tmp_path / "archive").mkdir()
-    (tmp_path / "archive" / "decision.md").write_text("# my header\nsome prose\n\n- [Old](../decision/old.md) — o\n"
+    (tmp_path / ".archive").mkdir()
+    (tmp_path / ".archive" / "decision.md").write_text("# my header\nsome prose\n\n- [Old](../decision/old.md) — o\n"
                                                       "a trailing note")
     apply(tmp_path, cfg_with({"decision": 1}), up(entry("a"), entry("b")))
-    assert (tmp_path / "archive" / "decision.md").read_text() == (
+    assert (tmp_path / ".archive" / "decision.md").read_text() == (
         "# my header\nsome prose\n\n- [Title of a](../decision/a.md) — Why a matters\n"
         "- [Old](../decision/old.md) — o\na trailing note\n")
 
@@ -374,7 +374,7 @@ def test_plan_shows_what_an_approval_would_archive_and_writes_nothing(tmp_path):
     (tmp_path / "MEMORY.md").write_text(text)
     p = plan(text, up(entry("new", "tech_debt")), BUDGETS)
     assert [e.id for e in p.archived["tech_debt"]] == ["e0"]
-    assert (tmp_path / "MEMORY.md").read_text() == text and not (tmp_path / "archive").exists()
+    assert (tmp_path / "MEMORY.md").read_text() == text and not (tmp_path / ".archive").exists()
 
 
 def test_the_archive_is_written_before_memory_md(tmp_path, monkeypatch):

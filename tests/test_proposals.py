@@ -183,7 +183,7 @@ def test_list_show_and_approve_a_proposal_through_the_cli(claude, capsys):
     assert code == 0 and [s["id"] for s in doc["saved"]] == [pid]
     after = files_of(claude["root"])
     assert "debugging.md" not in after
-    assert after[os.path.join("archive", "claude", "debugging.md")] == before["debugging.md"]  # bytes kept
+    assert after[os.path.join(".archive", "claude", "debugging.md")] == before["debugging.md"]  # bytes kept
     code, doc = cli_json(capsys, "status", "--project", p)
     assert doc["proposals"] == {"pending": 0, "approved": 1, "rejected": 0, "damaged": 0}
     code, doc = cli_json(capsys, "list", "--all", "--project", p)
@@ -193,7 +193,7 @@ def test_list_show_and_approve_a_proposal_through_the_cli(claude, capsys):
 def test_approving_in_text_names_the_files_it_changed(claude, capsys):
     code, out, _ = cli(capsys, "approve", "proposal/" + claude["pid"], "--project", claude["project"])
     assert code == 0 and "(nothing written)" not in out
-    assert "archive/claude/debugging.md" in out and "debugging.md" in out
+    assert ".archive/claude/debugging.md" in out and "debugging.md" in out
 
 
 def test_reject_through_the_cli_records_the_reason_and_writes_nothing(claude, capsys):

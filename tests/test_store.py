@@ -260,11 +260,13 @@ def test_update_refuses_an_invalid_document_before_looking_at_the_file(store):
     assert store.read("decision", "use-jwt-for-api-auth") == (doc(), h)
 
 
-def test_retire_archives_and_keeps_the_file(store):
+def test_retire_archives_and_moves_the_file_to_the_archive_folder(store):
     c = doc(id="no-network", category="constraint", title="No network in CI")
     path = store.create(c)
     _, h = store.read("constraint", "no-network")
-    assert store.retire("constraint", "no-network", h) == path
+    archived = os.path.join(store.root, ".archive", "constraint", "no-network.md")  # out of Claude Code's recall
+    assert store.retire("constraint", "no-network", h) == archived and not os.path.exists(path)
+    path = archived
     back, h2 = store.read("constraint", "no-network")
     assert back.status == "archived" and back.updated != STAMP and back.body == c.body and h2 != h
     assert store.retire("constraint", "no-network", h2) == path  # already archived: nothing to do

@@ -105,12 +105,13 @@ def test_approving_the_merge_writes_it_and_archives_the_others_with_memory_md_co
     proj.approve_proposal(pid, seen)
     new_text = open(os.path.join(proj.root, "decision", f"{NEW.id}.md"), encoding="utf-8").read()
     assert "Server sessions in Redis were considered." in new_text
-    old = memfile.parse(open(os.path.join(proj.root, "decision", f"{OLD.id}.md"), encoding="utf-8").read())
-    assert old.status == "archived"  # kept, not deleted
+    old = memfile.parse(open(os.path.join(proj.root, ".archive", "decision", f"{OLD.id}.md"), encoding="utf-8").read())
+    assert old.status == "archived"  # kept, not deleted: moved out of Claude Code's recall
+    assert not os.path.exists(os.path.join(proj.root, "decision", f"{OLD.id}.md"))
     memory_md = open(os.path.join(proj.root, "MEMORY.md"), encoding="utf-8").read()
     assert f"decision/{NEW.id}.md" in memory_md and f"decision/{OLD.id}.md" not in memory_md
     assert f"decision/{OTHER.id}.md" in memory_md
-    archive = open(os.path.join(proj.root, "archive", "decision.md"), encoding="utf-8").read()
+    archive = open(os.path.join(proj.root, ".archive", "decision.md"), encoding="utf-8").read()
     assert f"decision/{OLD.id}.md" in archive
     # nothing left to tidy
     assert proj.tidy() == []

@@ -168,8 +168,8 @@ def test_review_the_demo_in_a_terminal_approve_and_quit(project, tmp_path):
         assert "Login with JWT access" in screen  # the session summary, titled by the work it did
         assert not list(memory.glob("*/*.md"))
 
-        # The first row is selected: its document shows on the right.
-        term.wait_for("the decision's document", lambda s: "category: decision" in s and "## Decision" in s)
+        # The first row is selected: its document shows on the right (its front matter fills the pane's top).
+        term.wait_for("the decision's document", lambda s: "category: decision" in s and "metadata:" in s)
 
         # `a` approves it: its file appears in the memory root, its row leaves the queue.
         term.press("a")

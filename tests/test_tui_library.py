@@ -331,10 +331,10 @@ def test_archive_shows_the_diff_then_moves_the_line_to_the_archive_and_keeps_the
         assert "MEMORY.md" in [f["where"] for f in dialog.files]
         await pilot.press("y")
         await drain(pilot, screen)
-        doc = memfile.parse((memory / "decision" / "use-jwt-for-api-auth.md").read_text(encoding="utf-8"))
+        doc = memfile.parse((memory / ".archive" / "decision" / "use-jwt-for-api-auth.md").read_text(encoding="utf-8"))
         assert doc.status == "archived"
         assert memory_md_ids(memory)["decision"] == ["keep-sessions-in-redis"]
-        assert "use-jwt-for-api-auth" in (memory / "archive" / "decision.md").read_text(encoding="utf-8")
+        assert "use-jwt-for-api-auth" in (memory / ".archive" / "decision.md").read_text(encoding="utf-8")
         row = next(r for r in screen.table.shown() if r.ref == "decision/use-jwt-for-api-auth")
         assert row.archived
         await pilot.press("h")  # archived ones hidden

@@ -51,7 +51,7 @@ def test_a_proposal_row_shows_its_diff_and_a_applies_it(adopted):
         await press(pilot, "c")
         assert (NOT_FOR_PROPOSAL["change_action"], "warning") in notes
         await press(pilot, "a")
-        assert (memory / "archive" / "claude" / "commits.md").read_text() == TOPIC
+        assert (memory / ".archive" / "claude" / "commits.md").read_text() == TOPIC
         assert not (memory / "commits.md").exists()
         assert (memory / "preference" / "short-commit-messages.md").exists()
         assert "- Use uv, not pip" in (memory / "MEMORY.md").read_text()

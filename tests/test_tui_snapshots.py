@@ -126,7 +126,9 @@ def review_queue(project: Path, memory: Path) -> None:
             "## Suggested fix\nExponential backoff with jitter, capped at five attempts, then a dead-letter queue. "
             "Grafana alerts page the on-call engineer twice nightly.\n")
         record = engine.edit(T1, "tech_debt", rewritten)
-        assert not record["blocked"] and [i["code"] for i in record["issues"]] == ["unsupported"]
+        # the description still names the retry subject the new body no longer shares a word with
+        assert not record["blocked"] and [i["code"] for i in record["issues"]] == ["description-unselectable",
+                                                                                   "unsupported"]
         pin(engine, T1)
     finally:
         engine.close()

@@ -21,7 +21,8 @@ NOW = "2026-11-22T10:04:00Z"
 def doc(id="use-jwt-for-api-auth", category="decision", title="Use JWT for API authentication",
         body="## Decision\nUse JWT tokens for the public API.\n\n## Rationale\nThe API must stay stateless.",
         **kw) -> memfile.MemoryDoc:
-    return memfile.MemoryDoc(id=id, category=category, title=title, description=kw.pop("description", title),
+    description = kw.pop("description", "Stateless JWT tokens chosen for the public API")  # not the title again
+    return memfile.MemoryDoc(id=id, category=category, title=title, description=description,
                              tags=kw.pop("tags", ["auth", "api"]), created=NOW, updated=NOW, body=body, **kw)
 
 

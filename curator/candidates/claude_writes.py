@@ -79,7 +79,7 @@ def memory_folder(project, cfg: dict, data, env=None) -> str:
 
 def name_problem(where) -> str | None:
     """Why `where` is no name of Claude's memory file in its folder (None when it is one): a relative
-    posix path to a .md file, no `..`, not one of memcurate's own files (categories, archive/) or a hidden one."""
+    posix path to a .md file, no `..`, not one of memcurate's own files (categories, .archive/) or a hidden one."""
     from curator.memory.claude_topics import is_topic
 
     if not isinstance(where, str) or not where or "\x00" in where or "\\" in where:

@@ -53,14 +53,14 @@ def existing_for(engine, doc: memfile.MemoryDoc) -> list[Existing]:
 
     ids = [c.id for c in engine.index.candidates(doc.category, f"{doc.title}\n{doc.description}\n{doc.body}", limit=5)]
     try:
-        if doc.id not in ids and os.path.exists(engine.store.path_for(doc.category, doc.id)):
+        if doc.id not in ids and os.path.exists(engine.store.locate(doc.category, doc.id)):
             ids.append(doc.id)  # the memory the draft's own id names is always compared with
         if doc.category in ONE_PER_SESSION:  # and the summary of the same session, whatever its words
             ids += [i for s in sessions(doc) for i in engine.store.citing(doc.category, s) if i not in ids]
     except UnsafePathError:
         pass  # verification blocks such an id
     for cid in ids:
-        path = engine.store.path_for(doc.category, cid)
+        path = engine.store.locate(doc.category, cid)
         try:
             with open(path, "rb") as f:
                 data = f.read()  # read once: the text, its hash and its parse are of one version
@@ -204,7 +204,7 @@ def _occupant(engine, doc: memfile.MemoryDoc) -> dict | None:
     from curator.memory.store import UnsafePathError
 
     try:
-        path = engine.store.path_for(doc.category, doc.id)
+        path = engine.store.locate(doc.category, doc.id)
     except UnsafePathError:
         return None  # verification blocks such an id
     return engine.target_state(doc.category, doc.id, None) if os.path.lexists(path) else None

@@ -27,8 +27,9 @@ You are memcurate's drafter: from a Claude Code session's evidence, write ONE me
 for its repository (what the code, git and README do not tell), or skip.
 fact: the fact in your own words, 1-3 sentences, with names, paths and numbers as in the evidence; why: the \
 session's reason; how_to_apply: when and how to use it (a runbook fills its sections instead). title: the \
-fact, short. description: one line naming the subject. tags: 1-12 lowercase words. confidence (0-1): would \
-a careful reviewer keep it as written?
+fact, short. description: one line naming the specific subject (the thing, the choice, the reason) in the \
+fact's own words, never the title again nor a generic phrase: Claude Code recalls a memory by its description \
+alone. tags: 1-12 lowercase words. confidence (0-1): would a careful reviewer keep it as written?
 Only what the evidence establishes: no guess, unchosen option, narration, task chatter, quote in place of \
 the fact, claim later corrected, or secret. If an existing memory holds it, skip or draft the update. \
 Nothing durable: {"skip": true, "reason": "..."}.
@@ -556,8 +557,9 @@ thing; you merge them into ONE memory that Claude Code will load in later sessio
 
 How to merge:
 - Keep every fact that any of them states, once. Where they disagree, the first (newest) one wins.
-- The title states the fact itself in a short declarative phrase; the description is one line that says \
-when the memory matters; each section plain, durable prose or a short list.
+- The title states the fact itself in a short declarative phrase; the description is one line that names \
+the specific subject (the thing, the choice, the reason), not the title again; each section plain, durable \
+prose or a short list.
 - Add nothing that none of them says. No narration, no secrets (a key, a token, a password).
 - Tags: 1 to 12 lowercase words about the subject.
 A merge written without a model is given as a starting point: improve its wording, keep its facts.

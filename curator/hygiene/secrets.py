@@ -13,6 +13,7 @@ from curator.hygiene.texts import memory_texts
 from curator.library.entries import CLAUDE, file_ref, line_hash, line_ref
 from curator.memory.memory_md.format import _ENTRY, IndexLine, MemoryMdError, parse, read_text
 from curator.memory.memory_md.writing import memory_md_path
+from curator.categories import CATEGORIES
 from curator.util.paths import ARCHIVE_DIR
 
 MEMORY_MD_REF = f"{CLAUDE}/MEMORY.md"
@@ -67,10 +68,11 @@ def _has_secret(line: str) -> bool:
 
 
 def _archive_files(root: str):
-    """(where, text) of every Markdown file under the archive folder (memcurate's and Claude's archived)."""
+    """(where, text) of every Markdown file under the archive folder (its entry files and Claude's archived
+    topic files; the archived memories in `.archive/<category>/` are memories, checked with the others)."""
     top = os.path.join(root, ARCHIVE_DIR)
     for folder, dirs, files in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (folder == top and d in CATEGORIES))
         for name in sorted(files):
             if name.endswith(".md") and not name.startswith("."):
                 path = os.path.join(folder, name)

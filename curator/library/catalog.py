@@ -9,6 +9,7 @@ the bytes on disk now, with their hash.
 from __future__ import annotations
 
 import os
+import posixpath
 
 from curator.categories import CATEGORIES
 from curator.library.entries import (CLAUDE, MEMCURATE, MEMORY_MD, Entry, LibraryError, file_ref, line_hash,
@@ -88,8 +89,8 @@ def entries(engine) -> list[Entry]:
                              os.path.join(root, *name.split("/")), "active", when, when, (), (), h or "",
                              links.get(name, 0), broken or ""))
             continue
-        id = id or name.removesuffix(".md")
-        where = f"{category}/{name}"
+        id = id or name.rsplit("/", 1)[-1].removesuffix(".md")
+        where = posixpath.normpath(f"{category}/{name}")  # an archived one's: .archive/<category>/<id>.md
         title = title or id
         description = description or ""
         out.append(Entry(f"{category}/{id}", MEMCURATE, category,
@@ -162,7 +163,8 @@ def _memory(engine, ref: str, category: str, id: str) -> dict:
     where = f"{category}/{id}.md"
     try:
         if valid_id(id):
-            path, bad_name = store.path_for(category, id), ""
+            path, bad_name = store.locate(category, id), ""
+            where = store.relpath(path).replace(os.sep, "/")
         else:  # listed as broken: still readable, so it can be looked at and removed
             path = os.path.join(store.category_dir(category), f"{id}.md")
             bad_name = store.check_file(category, f"{id}.md")[2] or "file name is not a valid memory id"

@@ -4,9 +4,10 @@ A change set is a list of ops, plain dicts (JSON-storable: a proposal keeps them
 
     {"op": "write", "ref", "base_hash", "text"}  create (base_hash None) or replace a memory file; a
                                                  memcurate memory is verified like a save
-    {"op": "archive", "ref", "base_hash"}        memcurate's: `status: archived`, its MEMORY.md line moved
-                                                 to archive/<category>.md; Claude's file: moved to
-                                                 archive/claude/<where>, its bytes kept
+    {"op": "archive", "ref", "base_hash"}        memcurate's: `status: archived`, the file moved to
+                                                 .archive/<category>/, its MEMORY.md line to
+                                                 .archive/<category>.md; Claude's file: moved to
+                                                 .archive/claude/<where>, its bytes kept
     {"op": "delete", "ref", "base_hash"}         copied to <data>/trash/ first, then removed; a memcurate
                                                  memory's line leaves MEMORY.md and the archive (base_hash
                                                  None: the file is already gone, only its lines go)
@@ -17,7 +18,7 @@ A change set is a list of ops, plain dicts (JSON-storable: a proposal keeps them
                                                  (what redacting a secret does): a line of Claude's
                                                  (claude/MEMORY.md#<hash>), a memcurate memory's entry line
                                                  (<category>/<id>: `text` is its entry), or a line of an
-                                                 archive file (claude/archive/...); base_hash: the line's
+                                                 archive file (claude/.archive/...); base_hash: the line's
                                                  hash (entries.line_hash)
     {"op": "add_line", "ref"}                    a memcurate memory's MEMORY.md line added or updated
     {"op": "archive_line", "ref"}                a memcurate memory's MEMORY.md line moved to its archive
@@ -282,8 +283,12 @@ def _text(data: bytes, where: str) -> str:
 
 def _plan_memory(st: _State, kind: str, ref: str, category: str, id: str, base, op: dict) -> None:
     engine = st.engine
-    path = engine.store.path_for(category, id)  # UnsafePathError (a ValueError): a link leading outside
+    path = engine.store.locate(category, id)  # UnsafePathError (a ValueError): a link leading outside
     where = engine.store.relpath(path).replace(os.sep, "/")
+    if kind in _LINE_OPS and st.read(where) is None:  # a memory an earlier op of the set writes (or moves)
+        for other in (engine.store.path_for(category, id), engine.store.path_for(category, id, archived=True)):
+            if st.after.get(engine.store.relpath(other).replace(os.sep, "/")) is not None:
+                path, where = other, engine.store.relpath(other).replace(os.sep, "/")
     current = st.read(where)
     if kind in _LINE_OPS:  # an archived memory's line is kept in its archive file
         doc = _doc(current, where, ref)
@@ -312,9 +317,18 @@ def _plan_memory(st: _State, kind: str, ref: str, category: str, id: str, base, 
     if doc.status != "archived":
         archived = replace(doc, status="archived")
         st.work.writes.append(("memory", where, archived, base, None))
-        st.put(where, memfile.render(archived).encode("utf-8"))
+        _put_memory(st, where, archived)
         st.work.categories.add(category)
     st.work.md_changes.append(("archive", memory_md.IndexLine.from_doc(doc)))
+
+
+def _put_memory(st: _State, where: str, doc) -> None:
+    """The planned bytes of memory `doc`, now at `where`: an archived one moves to `.archive/<category>/`,
+    one restored moves back (MemoryStore.home; the store's update carries the move out)."""
+    home = st.engine.store.relpath(st.engine.store.home(doc)).replace(os.sep, "/")
+    if home != where and st.read(where) is not None:
+        st.put(where, None)
+    st.put(home, memfile.render(doc).encode("utf-8"))
 
 
 def _doc(data: bytes | None, where: str, ref: str):
@@ -350,7 +364,7 @@ def _plan_memory_write(st: _State, ref: str, category: str, id: str, where: str,
         return
     st.issues += [dict(i.as_dict(), ref=ref) for i in issues if i.severity == ADVISORY]
     st.work.writes.append(("memory", where, doc, base, text))
-    st.put(where, memfile.render(doc).encode("utf-8"))
+    _put_memory(st, where, doc)
     st.work.categories.add(category)
     old = None
     if current is not None:
@@ -370,7 +384,7 @@ def _plan_memory_write(st: _State, ref: str, category: str, id: str, where: str,
 
 def _claude_where(st: _State, ref: str, where: str) -> str:
     """The checked path of Claude's topic file `where`: a Markdown file of the root that is none of
-    memcurate's (MEMORY.md, the category folders, archive/), not leading outside by a link."""
+    memcurate's (MEMORY.md, the category folders, .archive/), not leading outside by a link."""
     from curator.memory.claude_topics import is_topic
 
     if not is_topic(where):
@@ -408,7 +422,7 @@ def _plan_claude_file(st: _State, kind: str, ref: str, where: str, base, op: dic
         st.work.copies.append(("trash", where, path, current, None))
         st.work.removals.append((where, path, current))
         st.put(where, None)
-    else:  # archive: the same bytes under archive/claude/
+    else:  # archive: the same bytes under .archive/claude/
         dest = f"{CLAUDE_ARCHIVE}/{where}"
         there = st.read(dest)
         if there is not None and there != current:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from curator.categories import CATEGORIES, CLAUDE
+from curator.util.paths import ARCHIVE_DIR
 from curator.util.stamps import content_hash
 
 MEMCURATE = "memcurate"
@@ -86,6 +87,8 @@ def parse_ref(ref) -> tuple[str, str, str]:
                 raise ValueError(f"not a library ref: {ref!r:.120} (a line of Claude's is claude/MEMORY.md#<12 hex>)")
             return CLAUDE, CLAUDE, rest
         parts = rest.split("/")
+        if parts[0] == ARCHIVE_DIR:  # a file archived by memcurate (its lines are redacted in place)
+            parts = parts[1:]
         if (not rest.endswith(".md") or rest.startswith("/") or any(p in ("", ".", "..") for p in parts)
                 or any(p.startswith(".") for p in parts)):
             raise ValueError(f"not a library ref: {ref!r:.120} (a topic file of Claude's is claude/<path>.md "

@@ -38,7 +38,8 @@ def search(engine, query: str, limit: int = 500) -> list[str]:
     if not expr:
         return [e.ref for e in engine.library()]
     ranked = sum(len(w) for w in _WORD.findall(query)) >= RANKED_FROM
-    refs = [file_ref(name) if category == CLAUDE else memory_ref(category, name.removesuffix(".md"))
+    refs = [file_ref(name) if category == CLAUDE else  # an archived memory's name is a path: its id ends it
+            memory_ref(category, name.rsplit("/", 1)[-1].removesuffix(".md"))
             for category, name, _score in engine.index.search(expr, limit, ranked)]
     needle = " ".join(query.split()).lower()
     if needle and len(refs) < limit:

@@ -1,11 +1,12 @@
 """Claude Code's own topic files in the memory root: which files they are, and how one reads as a memory.
 
 Claude's topic files are every `*.md` under the memory root, at most DEPTH path parts deep
-(`debugging.md`, `notes/api.md`, `a/b/c.md`), except MEMORY.md, memcurate's category folders,
-`archive/`, and any name or folder starting with a dot. Each is named by `where`, its path relative
-to the root in posix form. Their front matter, when there is one, is Claude Code's (`name`,
-`description`, `type`), read here without YAML (the index must not load it): title = name, else the
-first heading, else the file name; description = description, else the body's first sentence.
+(`debugging.md`, `notes/api.md`, `a/b/c.md`), except MEMORY.md, memcurate's category folders, an older
+memcurate's `archive/`, and any name or folder starting with a dot (memcurate's `.archive/`). Each is named
+by `where`, its path relative to the root in posix form. Their front matter, when there is one, is Claude
+Code's (`name`, `description`, `metadata.type` or an older `type`), read here without YAML (the index must
+not load it): title = name, else the first heading, else the file name; description = description, else
+the body's first sentence.
 
 Read-only: nothing here writes a byte of Claude's.
 """
@@ -19,14 +20,16 @@ import stat as stat_mod
 
 from curator.categories import CATEGORIES, CLAUDE
 from curator.memory.front_matter import MAX_FILE_BYTES
-from curator.util.paths import ARCHIVE_DIR, is_inside
+from curator.util.paths import ARCHIVE_DIR, LEGACY_ARCHIVE_DIR, is_inside
 from curator.util.stamps import STAMP_FORMAT
 
 DEPTH = 3
 MEMORY_MD = "MEMORY.md"
 TITLE_MAX = 120
 DESCRIPTION_MAX = 200
-_SKIP_TOP = frozenset([*CATEGORIES, ARCHIVE_DIR, MEMORY_MD])
+# memcurate's own: its category folders, its archive (a dot folder; an older memcurate's archive/ until it is
+# moved) and MEMORY.md
+_SKIP_TOP = frozenset([*CATEGORIES, ARCHIVE_DIR, LEGACY_ARCHIVE_DIR, MEMORY_MD])
 _HEADING = re.compile(r"#{1,6}[ \t]+(.+?)[ \t#]*$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
@@ -154,10 +157,16 @@ def split(text: str) -> tuple[dict[str, str], str]:
     for i in range(1, len(lines)):
         if lines[i].strip() == "---":
             fields = {}
+            parent = ""
             for line in lines[1:i]:
                 key, sep, value = line.partition(":")
-                if sep and key.strip().isidentifier() and not line[:1].isspace():
+                if not sep or not key.strip().isidentifier():
+                    continue
+                if not line[:1].isspace():
                     fields[key.strip()] = _unquote(value)
+                    parent = key.strip()
+                elif parent == "metadata" and key.strip() == "type":
+                    fields["metadata.type"] = _unquote(value)  # Claude Code 2.1's key, read before `type`
             return fields, "\n".join(lines[i + 1:])
     return {}, t
 
@@ -187,7 +196,8 @@ def describe(where: str, text: str) -> tuple[str, str, str, str]:
     if not description and prose:
         para = " ".join(prose[:6]).lstrip("-*> ")
         description = _one_line(_SENTENCE_END.split(para, 1)[0], DESCRIPTION_MAX)
-    return title, description, _one_line(fields.get("type", ""), 40), body.strip("\n")
+    kind = fields.get("metadata.type") or fields.get("type", "")
+    return title, description, _one_line(kind, 40), body.strip("\n")
 
 
 def document(where: str, text: str, mtime_ns: int):

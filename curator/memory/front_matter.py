@@ -45,7 +45,14 @@ def light_fields(text: str) -> tuple[dict[str, str], str]:
     field as a file they cannot use. MemoryFormatError when the front matter fences are missing."""
     fm, body = split_front_matter(text)
     out: dict[str, str] = {}
+    meta_type = None
+    in_metadata = False
     for line in fm.split("\n"):
+        if in_metadata and line.startswith((" ", "\t")):
+            if line.strip().startswith("type:"):  # Claude Code 2.1 reads metadata.type first: so do we
+                meta_type = line.strip()[len("type:"):].strip()
+            continue
+        in_metadata = line.rstrip() == "metadata:"
         key, sep, value = line.partition(":")
         if not sep or not key or key != key.strip() or not key.isidentifier():
             continue
@@ -62,4 +69,10 @@ def light_fields(text: str) -> tuple[dict[str, str], str]:
         elif _STAMP.match(value) or (value[:1].isalpha() and value.lower() not in _YAML_WORDS
                                      and ": " not in value and " #" not in value):
             out[key] = value
+    if meta_type is not None:
+        fields, _ = light_fields(f"---\ntype: {meta_type}\n---\n")
+        if "type" in fields:
+            out["type"] = fields["type"]
+        else:
+            out.pop("type", None)  # a metadata.type not read plainly: no type rather than the top-level one
     return out, body.strip("\n")

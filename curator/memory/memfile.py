@@ -21,7 +21,12 @@ DESCRIPTION_MAX = 200
 TAGS_MAX = 12
 TYPES = ("user", "feedback", "project", "reference")
 STATUSES = ("active", "archived")
-FIELD_ORDER = ("id", "category", "title", "description", "type", "tags", "created", "updated", "sources", "status")
+# The keys in the order written: `name` and `metadata: {type}` are Claude Code 2.1's own keys (its memory prompt
+# asks for name, description, metadata.type), the top-level `type` is kept for older Claude Code.
+FIELD_ORDER = ("id", "name", "category", "title", "description", "type", "metadata", "tags", "created", "updated",
+               "sources", "status")
+SOURCES_HEAD = 1  # the first session a memory came from is kept...
+SOURCES_TAIL = 4  # ...and the newest few: the front matter is injected too and must not grow without bound
 
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _TAG = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
@@ -54,7 +59,20 @@ class MemoryDoc:
         return split_sections(self.body)
 
     def front_matter(self) -> dict:
-        return {k: getattr(self, k) for k in FIELD_ORDER}
+        out = {k: getattr(self, k) for k in FIELD_ORDER if k not in ("name", "metadata")}
+        return dict(out, name=self.id, metadata={"type": self.type})
+
+
+def cap_sources(sources: list[dict]) -> list[dict]:
+    """The sources a file keeps: the first and the SOURCES_TAIL newest, the ones between counted in
+    the first kept after them (`more: n`). A file read with a longer list is shortened when next written."""
+    if len(sources) <= SOURCES_HEAD + SOURCES_TAIL:
+        return sources
+    dropped = sources[SOURCES_HEAD:-SOURCES_TAIL]
+    more = sum(1 + (s.get("more") if isinstance(s.get("more"), int) else 0) for s in dropped)
+    first_tail = dict(sources[-SOURCES_TAIL])
+    first_tail["more"] = more + (first_tail.get("more") if isinstance(first_tail.get("more"), int) else 0)
+    return sources[:SOURCES_HEAD] + [first_tail] + sources[-SOURCES_TAIL + 1:]
 
 
 # -- writing -------------------------------------------------------------------
@@ -79,6 +97,12 @@ def render(doc: MemoryDoc) -> str:
     """The file's text. Deterministic: the same document always gives the same bytes."""
     lines = ["---"]
     for key in FIELD_ORDER:
+        if key == "name":
+            lines.append(f"name: {_scalar(doc.id)}")
+            continue
+        if key == "metadata":
+            lines += ["metadata:", f"  type: {_scalar(doc.type)}"]
+            continue
         value = getattr(doc, key)
         if key == "tags":
             lines.append(f"tags: {_flow(value)}")
@@ -87,11 +111,13 @@ def render(doc: MemoryDoc) -> str:
                 lines.append("sources: []")
                 continue
             lines.append("sources:")
-            for src in value:
+            for src in cap_sources(value):
                 lines.append(f"  - session: {_scalar(src.get('session', ''))}")
                 turns = src.get("turns")
                 if turns:
                     lines.append(f"    turns: {_flow(turns)}")
+                if isinstance(src.get("more"), int) and not isinstance(src.get("more"), bool) and src["more"] > 0:
+                    lines.append(f"    more: {src['more']}")  # sessions between the first and this one, not listed
         else:
             lines.append(f"{key}: {_scalar(value)}")
     lines.append("---")
@@ -134,13 +160,24 @@ def parse(text: str) -> MemoryDoc:
     sources = fm.get("sources") or []
     if not isinstance(sources, list) or not all(isinstance(s, dict) for s in sources):
         raise MemoryFormatError("front matter: sources: expected a list of {session, turns}")
+    metadata = fm.get("metadata")
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        raise MemoryFormatError("front matter: metadata: expected key: value lines (type: ...)")
+    doc_type = text_field("type")
+    meta_type = metadata.get("type")
+    if meta_type is not None:
+        if not isinstance(meta_type, str):
+            raise MemoryFormatError("front matter: metadata: type: expected text")
+        doc_type = meta_type  # what Claude Code 2.1 reads: a hand edit or forgery that disagrees loses
     stamps = {}
     for key in ("created", "updated"):
         v = fm.get(key, "")
         # YAML reads an unquoted ISO stamp as a datetime: write it back the way we write it
         stamps[key] = v.strftime("%Y-%m-%dT%H:%M:%SZ") if hasattr(v, "strftime") else str(v or "")
     return MemoryDoc(id=text_field("id"), category=text_field("category"), title=text_field("title"),
-                     description=text_field("description"), type=text_field("type"),
+                     description=text_field("description"), type=doc_type,
                      tags=[str(t) for t in tags], created=stamps["created"], updated=stamps["updated"],
                      sources=[dict(s) for s in sources], status=text_field("status") or "active",
                      body=body.strip("\n"))

@@ -36,9 +36,9 @@ from dataclasses import replace
 from curator.categories import CATEGORIES
 from curator.memory import memfile
 from curator.memory.front_matter import MAX_FILE_BYTES
-from curator.util.atomic import write_text
+from curator.util.atomic import fsync_dir, write_text
 from curator.util.locks import FileLock
-from curator.util.paths import ROOT_LOCK_NAME
+from curator.util.paths import ARCHIVE_DIR, ARCHIVED_PREFIX, ROOT_LOCK_NAME, archived_name
 from curator.util.stamps import content_hash, now_iso
 
 
@@ -139,9 +139,19 @@ class MemoryStore:
                                   f"({os.path.realpath(folder)})")
         return folder
 
-    def path_for(self, category: str, id: str) -> str:
-        """The file of memory `id` in `category`, checked to lie inside the root."""
-        folder = self.category_dir(category)
+    def archived_dir(self, category: str) -> str:
+        """`<root>/.archive/<category>`, where archived memories are kept out of Claude Code's recall."""
+        self.category_dir(category)  # UnsafePathError for an unknown category
+        folder = os.path.join(self.root, ARCHIVE_DIR, category)
+        if not _inside(os.path.realpath(folder), self._real_root()):
+            raise UnsafePathError(f"{folder}: the archive folder leads outside the memory root "
+                                  f"({os.path.realpath(folder)})")
+        return folder
+
+    def path_for(self, category: str, id: str, *, archived: bool = False) -> str:
+        """The file of memory `id` in `category` (`archived`: in its archive folder), checked to lie inside
+        the root."""
+        folder = self.archived_dir(category) if archived else self.category_dir(category)
         if not valid_id(id):
             raise UnsafePathError(f"invalid memory id {id!r:.100}: expected lowercase words of a-z and 0-9 "
                                   f"joined by '-', at most {memfile.ID_MAX} characters")
@@ -151,6 +161,20 @@ class MemoryStore:
                                   f"({os.path.realpath(path)})")
         return path
 
+    def home(self, doc: memfile.MemoryDoc) -> str:
+        """Where a document belongs: an archived one in `.archive/<category>/`, any other in `<category>/`."""
+        return self.path_for(doc.category, doc.id, archived=doc.status == "archived")
+
+    def locate(self, category: str, id: str) -> str:
+        """The file memory `id` is in: its category folder's, else its archive folder's, else (none
+        exists) the category folder's path."""
+        path = self.path_for(category, id)
+        if not os.path.lexists(path):
+            archived = self.path_for(category, id, archived=True)
+            if os.path.lexists(archived):
+                return archived
+        return path
+
     def relpath(self, path: str) -> str:
         return os.path.relpath(path, self.root)
 
@@ -158,7 +182,7 @@ class MemoryStore:
 
     def read(self, category: str, id: str) -> tuple[memfile.MemoryDoc, str]:
         """(document, hash of the file's bytes). MissingMemoryError, BrokenMemoryError, UnsafePathError."""
-        return self.load(self.path_for(category, id), category, id)
+        return self.load(self.locate(category, id), category, id)
 
     def load(self, path: str, category: str, id: str) -> tuple[memfile.MemoryDoc, str]:
         """Read and check the file at `path`, which must hold memory `id` of `category`."""
@@ -198,7 +222,7 @@ class MemoryStore:
         return doc
 
     def exists(self, category: str, id: str) -> bool:
-        return os.path.lexists(self.path_for(category, id))
+        return os.path.lexists(self.locate(category, id))
 
     # -- writing -------------------------------------------------------------------
 
@@ -206,7 +230,7 @@ class MemoryStore:
         """(path, text) of a valid document; UnsafePathError / InvalidMemoryError otherwise.
 
         `parsed_from` is the text `doc` was parsed from, when the caller has it."""
-        path = self.path_for(doc.category, doc.id)
+        path = self.home(doc)
         found = memfile.problems(doc, file_name=os.path.basename(path))
         text = memfile.render(doc)
         if not found and text != parsed_from:
@@ -229,7 +253,7 @@ class MemoryStore:
     def create(self, doc: memfile.MemoryDoc, *, parsed_from: str | None = None) -> str:
         """Write a new memory file; ConflictError when one exists at its path. Returns the path."""
         path, text = self._checked(doc, parsed_from)
-        if os.path.lexists(path):
+        if os.path.lexists(path) or os.path.lexists(self.locate(doc.category, doc.id)):
             raise ConflictError(path, "a memory with this id already exists")
         write_text(path, text)
         return path
@@ -237,19 +261,35 @@ class MemoryStore:
     def update(self, doc: memfile.MemoryDoc, base_hash: str, *, parsed_from: str | None = None) -> str:
         """Replace the memory file with `doc` if it is still the version hashed `base_hash`.
 
-        ConflictError when the file changed since, is missing, or is broken. Returns the path.
+        ConflictError when the file changed since, is missing, or is broken. Nothing is written when the
+        file already holds `doc`. Returns the path.
         """
         path, text = self._checked(doc, parsed_from)
-        self._expect(path, doc.category, doc.id, base_hash)
-        write_text(path, text)
+        old = self.locate(doc.category, doc.id)
+        current = self._expect(old, doc.category, doc.id, base_hash)
+        if current != doc or path != old:  # the same memory (a re-save, an older file's form) is not written:
+            write_text(path, text)  # its mtime, the age Claude Code shows, stays (older forms change with content)
+        if path != old:  # archived or restored: moved, the new file durable before the old one goes
+            self._remove(old, base_hash)
         return path
 
-    def retire(self, category: str, id: str, base_hash: str) -> str:
-        """DELETE: mark the memory `status: archived` (the file stays), with update's checks.
+    def _remove(self, path: str, base_hash: str) -> None:
+        """Unlink the file at `path` if it still holds the bytes hashed `base_hash` (else it stays)."""
+        try:
+            if content_hash(self.read_bytes(path)) != base_hash:
+                return
+            os.unlink(path)
+        except (MissingMemoryError, BrokenMemoryError, FileNotFoundError):
+            return
+        fsync_dir(os.path.dirname(path))
 
-        DeleteNotAllowedError for a category whose memories are never deleted. Returns the path.
+    def retire(self, category: str, id: str, base_hash: str) -> str:
+        """DELETE: mark the memory `status: archived`, moved to `.archive/<category>/` (its content kept),
+        with update's checks.
+
+        DeleteNotAllowedError for a category whose memories are never deleted. Returns the new path.
         """
-        path = self.path_for(category, id)
+        path = self.locate(category, id)
         if not CATEGORIES[category].delete_allowed:
             raise DeleteNotAllowedError(f"{path}: memories of category {category!r} are never deleted")
         current = self._expect(path, category, id, base_hash)
@@ -278,8 +318,8 @@ class MemoryStore:
     def scan(self, categories=None) -> Iterator[tuple[str, str, str, memfile.MemoryDoc | BrokenMemoryError]]:
         """(category, id, path, document or BrokenMemoryError) for every memory file, sorted.
 
-        Only the known category folders are looked at (so archive/, MEMORY.md and
-        Claude's own files beside them are skipped), and in them only `*.md` files
+        Only the known category folders and their archive folders (`.archive/<category>/`) are looked at
+        (so MEMORY.md and Claude's own files beside them are skipped), and in them only `*.md` files
         not starting with a dot. A file whose name is not a valid id, or that links
         outside the root, is reported broken; a category folder leading outside the
         root is reported once, with id "".
@@ -305,13 +345,21 @@ class MemoryStore:
                 yield category, id, path, doc
 
     def list_files(self, category: str) -> list[tuple[str, str, str | None]]:
-        """The memory files of one category folder, sorted by name, without reading them.
+        """The memory files of one category, its folder's then its archive folder's, each sorted by name,
+        without reading them.
 
         Each is (id, path, problem), `problem` being None for a file that may be read,
         else why it cannot (bad name, link leading outside). No folder: an empty list.
         """
-        folder = self.category_dir(category)
-        out = []
+        out = self._list_folder(self.category_dir(category))
+        try:
+            archived = self.archived_dir(category)
+        except UnsafePathError as e:
+            return out + [("", os.path.join(self.root, ARCHIVE_DIR, category), str(e))]
+        return out + self._list_folder(archived)
+
+    def _list_folder(self, folder: str) -> list[tuple[str, str, str | None]]:
+        out: list[tuple[str, str, str | None]] = []
         try:
             it = os.scandir(folder)
         except (FileNotFoundError, NotADirectoryError):
@@ -348,7 +396,7 @@ class MemoryStore:
         Bytes are searched, not parsed: the caller reads and checks the few that match."""
         needle = session.encode("utf-8", "surrogatepass")
         out = []
-        for id, path, problem in self.list_files(category):
+        for id, path, problem in self._list_folder(self.category_dir(category)):
             if problem is None and needle:
                 try:
                     with open(path, "rb") as f:
@@ -361,9 +409,28 @@ class MemoryStore:
 
     def stat_files(self, category: str, names=None) -> list[tuple[str, os.stat_result | None]]:
         """Raw and fast, for the index's freshness check: (file name, stat or None) of every `*.md`
-        entry of a category folder not starting with a dot (or of just `names`), unsorted. Names are
+        entry of a category folder not starting with a dot (or of just `names`), unsorted; the files of its
+        archive folder are named `archived_name(category, file name)` (with `names` None). Names are
         NOT checked: pass each new or changed one through `check_file` before reading it."""
-        folder = self.category_dir(category)
+        if names is None:
+            out = self._stat_folder(self.category_dir(category), None)
+            try:
+                folder = self.archived_dir(category)
+            except UnsafePathError:
+                return out  # check_file reports it when the index asks for the files it knows
+            return out + [(archived_name(category, n), st) for n, st in self._stat_folder(folder, None)]
+        plain = [n for n in names if not n.startswith(ARCHIVED_PREFIX)]
+        out = self._stat_folder(self.category_dir(category), plain) if plain else []
+        for n in names:
+            if n.startswith(ARCHIVED_PREFIX):
+                try:
+                    out.append((n, os.stat(os.path.join(self.root, ARCHIVE_DIR, category, _archived_file(n)))))
+                except (OSError, ValueError):
+                    out.append((n, None))
+        return out
+
+    @staticmethod
+    def _stat_folder(folder: str, names) -> list[tuple[str, os.stat_result | None]]:
         try:
             dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
         except (FileNotFoundError, NotADirectoryError):
@@ -386,17 +453,37 @@ class MemoryStore:
         finally:
             os.close(dfd)
 
+    def listing_name(self, category: str, path: str) -> str:
+        """The name `stat_files` gives the memory file at `path` (in the category folder or its archive folder)."""
+        file = os.path.basename(path)
+        if os.path.dirname(path) == os.path.join(self.root, ARCHIVE_DIR, category):
+            return archived_name(category, file)
+        return file
+
     def check_file(self, category: str, name: str) -> tuple[str, str, str | None]:
-        """(id, path, problem) of a file name found in a category folder; problem None when it may be
-        read as memory `id`. The same checks as `list_files`."""
-        id = name.removesuffix(".md")
-        path = os.path.join(self.root, category, name)
+        """(id, path, problem) of a file name found in a category folder (or, `archived_name`, in its archive
+        folder); problem None when it may be read as memory `id`. The same checks as `list_files`."""
+        if name.startswith(ARCHIVED_PREFIX):
+            file = _archived_file(name)
+            id, path = file.removesuffix(".md"), os.path.join(self.root, ARCHIVE_DIR, category, file)
+        else:
+            id, path = name.removesuffix(".md"), os.path.join(self.root, category, name)
         if not valid_id(id):
             return id, path, (f"file name is not a valid memory id (lowercase words of a-z and 0-9 joined "
                               f"by '-', at most {memfile.ID_MAX} characters)")
         if os.path.islink(path) and not _inside(os.path.realpath(path), self._real_root()):
             return id, path, "is a link leading outside the memory root"
+        if name.startswith(ARCHIVED_PREFIX) and not _inside(os.path.realpath(path), self._real_root()):
+            return id, path, "is in an archive folder leading outside the memory root"
         return id, path, None
+
+
+def _archived_file(name: str) -> str:
+    """The file name in an `archived_name`; ValueError for one that climbs elsewhere."""
+    file = name.rsplit("/", 1)[-1]
+    if name.count("/") != 3 or file in ("", ".", "..") or file.startswith("."):
+        raise ValueError(f"{name!r}: not an archived memory's name")
+    return file
 
 
 def _is_regular(st: os.stat_result) -> bool:

@@ -46,7 +46,7 @@ def damage(engine, record: dict) -> str:
         try:
             owner, category, rest = parse_ref(op["ref"])
             if owner != CLAUDE:
-                path = engine.store.path_for(category, rest)  # UnsafePathError (a ValueError): a link leading out
+                path = engine.store.locate(category, rest)  # UnsafePathError (a ValueError): a link leading out
             else:
                 path = os.path.join(root, *(MEMORY_MD if "#" in rest else rest).split("/"))
         except ValueError as e:

@@ -8,13 +8,12 @@ front matter (else its first heading or sentence); tags from its words; created 
 sources. Claude's text goes whole into the category's first required section, and each other required
 section gets the sentence of the text that says it best (a reason for a "why" section), else its first
 sentence, so the draft verifies without a BLOCK. The change, one diff: the memory written, its
-MEMORY.md line added; Claude's file archived (archive/claude/<where>, bytes kept) and the lines of
+MEMORY.md line added; Claude's file archived (.archive/claude/<where>, bytes kept) and the lines of
 Claude's that linked it dropped. A line that links a topic file adopts that file.
 """
 
 from __future__ import annotations
 
-import os
 import re
 
 from curator.categories import CATEGORIES
@@ -56,7 +55,7 @@ def adopt(engine, ref: str) -> str:
                    if is_line_ref(e.ref) and e.where == entry.where]
     category = category_of(engine.cfg, source)
     taken = {e.ref.partition("/")[2] for e in entries if e.owner != CLAUDE}
-    mid = unique_id(source["name"], taken, lambda i: os.path.exists(engine.store.path_for(category, i)))
+    mid = unique_id(source["name"], taken, lambda i: engine.store.exists(category, i))
     text = memory_text(engine, source, category, mid, created=entry.created or engine.now())  # the file's mtime
     new_ref = f"{category}/{mid}"
     ops = [{"op": "write", "ref": new_ref, "base_hash": None, "text": text}, {"op": "add_line", "ref": new_ref},

@@ -279,7 +279,7 @@ def _write_memory(engine, cand: Candidate, review: dict):
     if action == "noop" and not (d.get("source_only") and d.get("target")):
         return Saved(cat, action, None, name=cand.name), None
     mem = memfile.parse(text)
-    path = engine.store.path_for(mem.category, mem.id)
+    path = engine.store.home(mem)  # a delete's archived memory goes to .archive/<category>/
     written = memfile.render(mem)  # what the store writes: the canonical form of the text
     try:
         if _already_written(path, written):

@@ -266,4 +266,4 @@ def choose(action: str, draft: memfile.MemoryDoc, existing: list[Existing], *, n
     text = memfile.render(retired)
     rel = f"{chosen.doc.category}/{chosen.id}.md"
     return Decision("delete", chosen.id, chosen.path, chosen.hash, text, unified_diff(chosen.text, text, rel),
-                    reasons=[f"chosen: retire {chosen.id!r} (its file stays, marked archived)"])
+                    reasons=[f"chosen: retire {chosen.id!r} (its file kept, marked archived, in .archive/)"])

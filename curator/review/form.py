@@ -26,7 +26,7 @@ class Flaw(NamedTuple):
 
 CODES = ("title-question", "title-prompt", "title-first-person", "title-tracker-id", "title-fragment",
          "title-progress", "description-narration", "section-chatter", "section-vacuous", "verification-bare",
-         "steps-investigation")
+         "steps-investigation", "description-unselectable")
 
 _QUESTION = re.compile(r"^(?:what|why|how|when|where|which|who|is|are|was|were|do|does|did|can|could|should|would|"
                        r"will|shall|may|might|has|have|had)\b(?!\s+(?:to|been)\b)", re.I)
@@ -192,6 +192,48 @@ def description_flaws(description: str) -> list[Flaw]:
     return []
 
 
+# Words that name no subject: a description made of these alone ("Project notes", "A decision was made")
+# gives Claude Code's recall selector, which sees only path, type and description, nothing to pick by.
+_GENERIC = frozenset("""a an the this that these some of about on for to in and or is was were be been has have had
+made make taken decided decision decisions chosen choice note notes memory memories information info detail details
+context summary session sessions project projects repo repository code codebase thing things stuff general various
+misc important key relevant useful work change changes update updates issue issues fix fixes preference preferences
+rule rules constraint constraints runbook runbooks debt tech technical item items topic topics points learned
+remember when what how why user team""".split())
+_SUBJECT_WORD = re.compile(r"[^\W\d_][\w'./-]*|\d[\w.]*[^\W\d_][\w.]*")
+
+
+def _subject_words(text: str) -> set[str]:
+    """Stems of the words that can name a subject (5 letters: "chosen"/"choose" and "sessions"/"session" meet)."""
+    return {w.lower()[:5] for w in _SUBJECT_WORD.findall(re.sub(r"[`*_]", " ", text))
+            if w.lower() not in _GENERIC and len(w) > 2}
+
+
+def selector_flaws(doc: MemoryDoc) -> list[Flaw]:
+    """Why Claude Code's recall selector could not pick this memory by its description (empty when it can):
+    the title repeated, a generic phrase, or no word in common with the memory's own fact (its body)."""
+    d = doc.description.strip()
+    if not d:
+        return []  # memfile.problems: an empty description is a BLOCK already
+    why = ""
+    if _norm(d) == _norm(doc.title):
+        why = "repeats the title"
+    elif not _subject_words(d):
+        why = "is a generic phrase that names no subject"
+    elif doc.body.strip() and not _subject_words(d) & _subject_words(doc.body):
+        why = "shares no word with the memory's fact"
+    if not why:
+        return []
+    return [Flaw("description-unselectable", "description",
+                 f"the description {why}: Claude Code's recall picks a memory by its description alone, so name "
+                 "the specific subject (the thing, the choice, the reason)")]
+
+
+def _norm(s: str) -> str:
+    """A text compared without case, punctuation or spacing."""
+    return " ".join(re.findall(r"\w+", s.lower()))
+
+
 def section_flaws(category: str, name: str, text: str) -> list[Flaw]:
     """Why a section holds no fact: a placeholder, only chatter, a bare "tests pass", investigation steps."""
     where = f"## {name}"
@@ -216,7 +258,7 @@ def section_flaws(category: str, name: str, text: str) -> list[Flaw]:
 
 def flaws(doc: MemoryDoc) -> list[Flaw]:
     """Every flaw of a memory's form: its title, its description and each section."""
-    out = title_flaws(doc.title, doc.category) + description_flaws(doc.description)
+    out = title_flaws(doc.title, doc.category) + description_flaws(doc.description) + selector_flaws(doc)
     for name, text in doc.sections.items():
         if name:
             out += section_flaws(doc.category, name, text)

@@ -133,9 +133,9 @@ def _where(engine, row, decision: dict) -> str:
 
     try:
         if decision.get("target"):
-            return engine.store.relpath(engine.store.path_for(base(row.category), decision["target"]))
+            return engine.store.relpath(engine.store.locate(base(row.category), decision["target"]))
         with open(staging.candidate_files(engine.data, row.tid, row.category).file, encoding="utf-8") as f:
             doc = memfile.parse(f.read())
-        return engine.store.relpath(engine.store.path_for(doc.category, doc.id))
+        return engine.store.relpath(engine.store.home(doc))
     except (OSError, ValueError, StoreError):  # a bad id or front matter: its BLOCK issue says why
         return ""

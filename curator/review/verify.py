@@ -135,6 +135,7 @@ def verify(text: str, *, category: str, evidence: str = "", action: str = "creat
                 issues.append(Issue(ADVISORY, "near-duplicate", "text",
                                     f"{sim:.0%} alike with existing memory {other.get('id')!r} "
                                     f"({other.get('title', '')[:80]}): consider updating it instead"))
+    issues += recall_size_issues(memfile.render(doc))
     limit = int(v.get("max_body_chars", 4000))
     if len(body) > limit:
         issues.append(Issue(ADVISORY, "overlong", "body", f"the body is {len(body)} characters; keep it under {limit}"))
@@ -142,6 +143,24 @@ def verify(text: str, *, category: str, evidence: str = "", action: str = "creat
         issues.append(Issue(ADVISORY, "low-score", "triage",
                             f"triage score {score:.2f} is close to the threshold {threshold:.2f}: weak evidence"))
     return issues
+
+
+# What Claude Code 2.1's recall injects of a memory file it picks: the first 4,096 bytes or 200 lines of the
+# whole file, front matter included (its own memory writes are warned at the same limits).
+RECALL_BYTES = 4096
+RECALL_LINES = 200
+
+
+def recall_size_issues(file_text: str) -> list[Issue]:
+    """The ADVISORY of a memory file Claude Code's recall would cut: what lies past the cut is not seen
+    unless Claude opens the file. ADVISORY: the fact comes first and survives; the person shortens the rest."""
+    size, lines = len(file_text.encode("utf-8")), file_text.count("\n")
+    if size <= RECALL_BYTES and lines <= RECALL_LINES:
+        return []
+    what = f"{size} bytes" if size > RECALL_BYTES else f"{lines} lines"
+    return [Issue(ADVISORY, "recall-cut", "file", f"the file is {what}: Claude Code's recall shows only its first "
+                                                  f"{RECALL_BYTES} bytes or {RECALL_LINES} lines; shorten it, one fact "
+                                                  "per memory")]
 
 
 def _grounding_issues(ground) -> list[Issue]:

@@ -22,7 +22,18 @@ from curator.util.private import DATA_DIR_NAME, make_dirs, tighten
 
 # memcurate's own names in the memory root (the write guard keeps Claude out of them)
 ROOT_LOCK_NAME = ".memcurate.lock"
-ARCHIVE_DIR = "archive"
+# What memcurate archives: archived memory files (`.archive/<category>/<id>.md`), the entries MEMORY.md has
+# no room for (`.archive/<category>.md`) and Claude's archived topic files (`.archive/claude/...`). A dot
+# folder: Claude Code 2.1's recall lists every .md of the memory folder to its selector, except in dot folders.
+ARCHIVE_DIR = ".archive"
+LEGACY_ARCHIVE_DIR = "archive"  # where memcurate before 2.1 archived: moved to ARCHIVE_DIR on the next locked write
+# An archived memory's name in its category's listing (the index keys files by category and name): a path
+# from the category folder, `../.archive/<category>/<id>.md`, so that joined to the folder it names the file.
+ARCHIVED_PREFIX = f"../{ARCHIVE_DIR}/"
+
+
+def archived_name(category: str, file: str) -> str:
+    return f"{ARCHIVED_PREFIX}{category}/{file}"
 CONFIG_DIR_RECORD = "claude-config-dir.json"
 # The one folder of rule files memcurate writes, relative to the project (docs/design.md §4); the write guard
 # keeps Claude out of it and nothing else under .claude/rules/ is ever touched.

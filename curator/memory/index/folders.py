@@ -26,30 +26,48 @@ import time
 
 from curator.memory.index.schema import SCHEMA_VERSION
 from curator.memory.memory_md.entry import ID_PATTERN
+from curator.util.paths import ARCHIVE_DIR, archived_name
 
 KEY = "folder:"  # meta key prefix, one per category
 RECHECK_NS = 3600 * 10**9  # a category trusted by its folder stamp is still checked whole this often
 
 
-def _stamp(folder: str) -> tuple[int, int]:
-    try:
-        st = os.stat(folder)
-    except OSError:
-        return (0, 0)  # no folder (yet): its creation changes the stamp
-    return (st.st_mtime_ns, st.st_ino)
+def _folders(root: str, category: str) -> tuple[tuple[str, str], ...]:
+    """(folder, prefix of its names in the index) of a category: its folder, and its archive folder."""
+    return (os.path.join(root, category), ""), (os.path.join(root, ARCHIVE_DIR, category), archived_name(category, ""))
 
 
-def _stale(conn: sqlite3.Connection, root: str, categories: list[str], now: int) -> dict[str, tuple[int, int]]:
-    """category -> its folder's stamp now, for each category not trusted as indexed."""
+def _stamp(root: str, category: str) -> tuple[int, ...]:
+    """(mtime_ns, inode) of the category folder, then of its archive folder."""
+    out: list[int] = []
+    for folder, _prefix in _folders(root, category):
+        try:
+            st = os.stat(folder)
+        except OSError:
+            out += [0, 0]  # no folder (yet): its creation changes the stamp
+            continue
+        out += [st.st_mtime_ns, st.st_ino]
+    return tuple(out)
+
+
+def _stale(conn: sqlite3.Connection, root: str, categories: list[str], now: int) -> dict[str, tuple[int, ...]]:
+    """category -> its folders' stamp now, for each category not trusted as indexed."""
     known = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE ?", (KEY + "%",)).fetchall())
-    stale: dict[str, tuple[int, int]] = {}
+    stale: dict[str, tuple[int, ...]] = {}
     for cat in categories:
-        stamp = _stamp(os.path.join(root, cat))
+        stamp = _stamp(root, cat)
         old = known.get(KEY + cat, "").split(":")
-        if len(old) == 3 and old[:2] == [str(stamp[0]), str(stamp[1])] and now - int(old[2]) < RECHECK_NS:
+        if len(old) == len(stamp) + 1 and old[:-1] == [str(v) for v in stamp] and now - int(old[-1]) < RECHECK_NS:
             continue
         stale[cat] = stamp
     return stale
+
+
+def _kept(cat: str, stamp: tuple[int, ...], now: int) -> tuple[str, str] | None:
+    """The meta row of a stamp to keep; None for one too young to trust (a change within the granularity)."""
+    if max(stamp[0::2]) >= now - RACY_NS:
+        return None
+    return KEY + cat, ":".join(str(v) for v in (*stamp, now))
 
 
 MAX_UNINDEXED = 20  # files a reader reads itself in changed folders; more, and the index is brought up to date
@@ -89,15 +107,15 @@ def open_for_reading(path: str, root: str, categories: list[str], busy_timeout: 
                 now = time.time_ns()
                 found = Unindexed()
                 settled = []
-                for cat, (mtime, ino) in _stale(conn, root, categories, now).items():
-                    diff = _unindexed(conn, os.path.join(root, cat), cat)
+                for cat, stamp in _stale(conn, root, categories, now).items():
+                    diff = _unindexed(conn, root, cat)
                     if diff is None:
                         raise _Doubt
                     changed, gone = diff
                     if changed or gone:
                         found.changed[cat], found.gone[cat] = changed, gone
-                    elif mtime < now - RACY_NS:
-                        settled.append((KEY + cat, f"{mtime}:{ino}:{now}"))
+                    elif _kept(cat, stamp, now):
+                        settled.append(_kept(cat, stamp, now))
                 if sum(map(len, found.changed.values())) <= MAX_UNINDEXED:
                     _settle(conn, settled)
                     return conn, found
@@ -112,32 +130,35 @@ class _Doubt(Exception):
     """Something in a folder the fast path does not judge: the full path does."""
 
 
-def _unindexed(conn: sqlite3.Connection, folder: str, category: str) -> tuple[list[str], set[str]] | None:
-    """(names new or changed since indexed, names indexed but gone) of a category folder, by stat
+def _unindexed(conn: sqlite3.Connection, root: str, category: str) -> tuple[list[str], set[str]] | None:
+    """(names new or changed since indexed, names indexed but gone) of a category's folders, by stat
     signature as the index takes it; None for an entry the fast path does not judge (a link, a file
     that is not regular, a name that is no memory id)."""
     known = {r[0]: r[1:] for r in conn.execute(
         "SELECT name, mtime_ns, ctime_ns, size, ino FROM files WHERE category = ?", (category,))}
-    try:
-        dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    except (FileNotFoundError, NotADirectoryError):
-        return [], set(known)
-    changed = []
-    try:
-        names = [n for n in os.listdir(dfd) if n[:1] != "." and n.endswith(".md")]
-        for name in names:
-            try:
-                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)  # no path joins: ~2 µs a file
-            except FileNotFoundError:
-                continue  # gone while we looked
-            if known.get(name) == (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino):
-                continue
-            if not stat.S_ISREG(st.st_mode) or not _NAME.fullmatch(name):
-                return None
-            changed.append(name)
-    finally:
-        os.close(dfd)
-    return changed, set(known) - set(names)
+    changed: list[str] = []
+    seen: set[str] = set()
+    for folder, prefix in _folders(root, category):
+        try:
+            dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        try:
+            names = [n for n in os.listdir(dfd) if n[:1] != "." and n.endswith(".md")]
+            for name in names:
+                try:
+                    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)  # no path joins: ~2 µs a file
+                except FileNotFoundError:
+                    continue  # gone while we looked
+                seen.add(prefix + name)
+                if known.get(prefix + name) == (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino):
+                    continue
+                if not stat.S_ISREG(st.st_mode) or not _NAME.fullmatch(name):
+                    return None
+                changed.append(prefix + name)
+        finally:
+            os.close(dfd)
+    return changed, set(known) - seen
 
 
 def _settle(conn: sqlite3.Connection, rows: list[tuple[str, str]]) -> None:
@@ -165,8 +186,8 @@ def refresh_changed(db, freshness, root: str, categories: list[str]) -> list[str
     for cat in stale:
         freshness.full_check(cat)
     # changes left unwritten (busy) or a folder changed within the timestamp granularity: check again next time
-    keep = [(KEY + cat, f"{m}:{ino}:{now}") for cat, (m, ino) in stale.items()
-            if m < now - RACY_NS and not freshness.pending.get(cat)]
+    keep = [row for cat, stamp in stale.items() if not freshness.pending.get(cat)
+            for row in [_kept(cat, stamp, now)] if row]
     if keep:
         try:
             db.guarded(_write, db, keep)

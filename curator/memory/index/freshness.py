@@ -106,6 +106,12 @@ def _current_sig(path: str) -> tuple[int, int, int, int] | None:
         return None
 
 
+def _join(folder: str, name: str) -> str:
+    """The path of a file the index names: an archived memory's name climbs out of its category folder,
+    which need not exist (store.archived_name)."""
+    return os.path.normpath(os.path.join(folder, name))
+
+
 def _regular(st: os.stat_result) -> bool:
     import stat
 
@@ -251,7 +257,7 @@ class Freshness:
                 seen.add(name)
                 fast += 1
                 if k.broken:
-                    stats.broken.append((os.path.join(self.store.root, category, name), k.broken))
+                    stats.broken.append((_join(os.path.join(self.store.root, category), name), k.broken))
                 continue
             # the slow path: new, changed or racy
             if st is None or not _regular(st):
@@ -347,7 +353,7 @@ class Freshness:
         stale: set[str] = set()
         try:
             for ch in changes:
-                if ch.sig is not NO_SIG and _current_sig(os.path.join(folder, ch.name)) != ch.sig:
+                if ch.sig is not NO_SIG and _current_sig(_join(folder, ch.name)) != ch.sig:
                     stale.add(ch.name)
                 elif ch.restamp:
                     conn.execute("UPDATE files SET mtime_ns = ?, ctime_ns = ?, size = ?, ino = ?, checked_ns = ? "
@@ -356,7 +362,7 @@ class Freshness:
                     remove(conn, category, ch.name)
                     insert(conn, category, ch)
             for name in removed:
-                if _current_sig(os.path.join(folder, name)) is not None:
+                if _current_sig(_join(folder, name)) is not None:
                     stale.add(name)
                 else:
                     remove(conn, category, name)

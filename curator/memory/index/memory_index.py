@@ -115,8 +115,8 @@ class MemoryIndex:
     def get(self, category: str, id: str) -> Entry | None:
         """The memory `id` of `category` as indexed (its folder checked first); None when there is no
         such file or it is broken (see `broken()`). UnsafePathError for a hostile category or id."""
-        path = self.store.path_for(category, id)
-        name = f"{id}.md"
+        path = self.store.locate(category, id)
+        name = self.store.listing_name(category, path)
         with self._lock:
             try:
                 self._freshness.fresh(category)

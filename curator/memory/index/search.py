@@ -108,7 +108,8 @@ def _search_in(conn: sqlite3.Connection, folder: str, category: str, terms: list
         if status != "active" and not include_archived:
             continue
         score = -rows[doc] if doc in rows else 0.0
-        found.append(Candidate(id, category, title, score, os.path.join(folder, name), doc in same, status, h or ""))
+        found.append(Candidate(id, category, title, score, os.path.normpath(os.path.join(folder, name)), doc in same,
+                               status, h or ""))
     found.sort(key=lambda c: (not c.identical, -c.score, c.id))
     return found[:limit]
 
@@ -171,9 +172,9 @@ def files_db(store: MemoryStore, category: str) -> sqlite3.Connection:
             insert(mem, category, Change(where, NO_SIG, 0, content_hash(data), doc=doc))
         mem.execute("COMMIT")
         return mem
-    for _cat, id, _path, doc in store.scan([category]):
+    for _cat, id, path, doc in store.scan([category]):
         if isinstance(doc, memfile.MemoryDoc):
-            insert(mem, category, Change(f"{id}.md", NO_SIG, 0, "", doc=doc))
+            insert(mem, category, Change(store.listing_name(category, path), NO_SIG, 0, "", doc=doc))
     mem.execute("COMMIT")
     return mem
 

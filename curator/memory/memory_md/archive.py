@@ -1,6 +1,6 @@
 """The archive: the entries MEMORY.md has no room for, one file per category.
 
-`<root>/archive/<category>.md` holds a header line, then entry lines whose
+`<root>/.archive/<category>.md` holds a header line, then entry lines whose
 links point back at the memory files (`../<category>/<id>.md`), newest first:
 each newly archived batch goes on top, in its MEMORY.md order, so the
 section followed by its archive reads as one newest-first list. An id is
@@ -29,7 +29,7 @@ from curator.memory.memory_md.format import (
     unescape,
 )
 
-# An archive entry links from archive/ back to the memory file: ../<category>/<id>.md
+# An archive entry links from .archive/ back to the memory file: ../<category>/<id>.md
 _ARCHIVE_ENTRY = re.compile(rf"- \[({LINK_TEXT})\]\((?:\.\./)?([a-z_]+)/({ID_PATTERN})\.md\)(?: {EM_DASH} (.*))?\Z")
 
 
@@ -80,8 +80,8 @@ def archive_drop(text: str, category: str, ids) -> str:
 
 
 def archive_replace_line(text: str, base: str, new: str) -> str:
-    """An archive file (memcurate's `archive/<category>.md` or a topic file of Claude's archived under
-    `archive/claude/`) with the line(s) whose stripped text hashes to `base` replaced by `new` (what a
+    """An archive file (memcurate's `.archive/<category>.md` or a topic file of Claude's archived under
+    `.archive/claude/`) with the line(s) whose stripped text hashes to `base` replaced by `new` (what a
     secret's redaction does); every other byte as it was. MemoryMdError when no line is that one."""
     lines = (text[1:] if text.startswith("\ufeff") else text).split("\n")
     hits = {n for n, line in enumerate(lines, 1) if line.strip() and line_digest(line) == base}

@@ -170,17 +170,17 @@ def _load(path: str) -> tuple[dict[str, str], str]:
 def _words_of(root: str, category: str, name: str) -> tuple[str, set[str]] | None:
     """(id, words) of a memory file the index has not seen yet; None when it is no memory to give."""
     try:
-        fields, body = _load(os.path.join(root, category, name))
+        fields, body = _load(os.path.normpath(os.path.join(root, category, name)))
     except (OSError, ValueError):
         return None
-    if fields.get("id") != name[:-3] or fields.get("category") != category:
+    if fields.get("id") != name.rsplit("/", 1)[-1][:-3] or fields.get("category") != category:  # archived: a path
         return None
     return fields["id"], set(words(" ".join((fields.get("title", ""), fields.get("description", ""), body))))
 
 
 def _read(root: str, hit: Hit, loaded: bool, problems: list[str]) -> Memory | None:
     """The memory as its file says now; None (and a problem) when it is gone, broken or unreadable."""
-    path = os.path.join(root, hit.category, hit.name)
+    path = os.path.normpath(os.path.join(root, hit.category, hit.name))  # an archived one's name climbs to .archive/
     try:
         fields, body = _load(path)
     except FileNotFoundError:
