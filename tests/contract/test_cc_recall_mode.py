@@ -47,8 +47,29 @@ def shown(run) -> list[dict]:
     return [m.groupdict() for m in rows if m]
 
 
+def archived_memory(project: Path) -> str:
+    """A memory saved, then archived, through memcurate's engine: its file's path under the memory root."""
+    from curator.engine import Engine
+    from curator.memory import memfile
+
+    engine = Engine(project)
+    try:
+        doc = memfile.MemoryDoc(id="use-postgres", category="decision", title="Use Postgres",
+                                description="Postgres chosen for the jobs queue (outdated)", tags=["db"],
+                                created="2026-11-01T08:00:00Z", updated="2026-11-01T08:00:00Z",
+                                body="## Decision\nUse Postgres.\n\n## Rationale\nA server was planned.")
+        engine.store.create(doc)
+        engine.archive_memory("decision/use-postgres", engine.library_entry("decision/use-postgres")["hash"])
+    finally:
+        engine.close()
+    found = [str(p.relative_to(root_of(project))) for p in root_of(project).rglob("use-postgres.md")]
+    assert found == [".archive/decision/use-postgres.md"], found
+    return found[0]
+
+
 def test_the_selector_is_shown_exactly_what_memcurate_models(installed, run_claude):
     save_memory(installed)  # memcurate's: front matter with its type and description
+    archived_memory(installed)
     root = root_of(installed)
     names = (".archive/decision/old-choice.md", "logs/today.md", "Logs./x.md", "notes/own.md", "MEMORY.md",
              "sub/MEMORY.md", "team/x.md", "deep/a/b/y.md", "notes/.hidden.md", "z.MD", "sessions/s.md")
@@ -66,7 +87,8 @@ def test_the_selector_is_shown_exactly_what_memcurate_models(installed, run_clau
     ours = next(r for r in listed if r["path"] == "runbook/zorblat-queue-stalls.md")
     assert ours["type"] == CATEGORIES["runbook"].claude_type and ours["desc"] == "When the zorblat queue job fails with a timeout", (
         f"Claude Code read memcurate's front matter differently: {ours}")
-    assert not any(r["path"].startswith(".archive/") for r in listed)
+    assert not any("use-postgres" in r["path"] or r["path"].startswith(".archive/") for r in listed), (
+        f"Claude Code's selector was shown an archived memory: {listed}")
 
 
 def test_in_recall_mode_memcurate_leaves_a_memory_to_claude_codes_selector(installed, run_claude):
