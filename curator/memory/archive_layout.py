@@ -1,4 +1,4 @@
-"""An older memcurate's archive moved where Claude Code 2.1's recall does not look (DESIGN §6).
+"""An older memcurate's archive moved where Claude Code 2.1's recall does not look (docs/design.md §6).
 
 Claude Code 2.1's recall lists every `.md` of the memory folder to its selector, except in dot folders.
 memcurate before it left archived memories in their category folders (`status: archived`) and its
