@@ -63,7 +63,7 @@ class Live:
         self.template = os.path.join(work, "template-data")
         self.exe = B.venv_memcurate()
         self.log = os.path.join(work, "run.stderr")
-        B.make_project(self.project, self.memory)
+        B.make_project(self.project, self.memory, B.SAVE_EVERY_DRAFT)
 
     def reset(self) -> None:
         for d in (self.data, self.memory):
@@ -180,8 +180,8 @@ class Checker:
                     if u["used"] > u["budget"]:
                         v.append(f"MEMORY.md: section {name} holds {u['used']} entries, budget {u['budget']}")
                 t = usage["total"]
-                if t["lines"] > t["max_lines"] or t["bytes"] > t["max_bytes"]:
-                    v.append(f"MEMORY.md: {t['lines']} lines, {t['bytes']} bytes: over its limits")
+                if t["lines"] > t["max_lines"] or t["chars"] > t["max_chars"]:
+                    v.append(f"MEMORY.md: {t['lines']} lines, {t['chars']} characters: over its limits")
             except Exception as e:
                 v.append(f"MEMORY.md: does not parse: {e.__class__.__name__}: {e}")
         if len(listed) != len(set(listed)):
