@@ -220,7 +220,7 @@ class Runner:
         self.n += 1
         site = os.path.join(self.work, f"run-{self.n:03d}")
         project, memory = os.path.join(site, "project"), os.path.join(site, "memory")
-        extra = f"drafting:\n  retries: 0\n  timeout_seconds: 60.0\n" + (
+        extra = "drafting:\n  retries: 0\n  timeout_seconds: 60.0\n" + (
             f"  concurrency: {concurrency}\n" if concurrency else "")
         B.make_project(project, memory, extra)
         cfg_path = os.path.join(project, ".claude", "memcurate.yaml")

@@ -681,7 +681,6 @@ def child(args) -> int:
         os.environ.pop(k, None)
     for k in [k for k in os.environ if k.startswith("TEXTUAL")]:
         os.environ.pop(k)
-    from curator.candidates import staging
 
     try:
         say(f"engine and app: {info['engine']} (memcurate {info['version']}, textual {info['textual']}, "
