@@ -233,7 +233,7 @@ def child(args) -> int:
     save_runs = args.save_runs or (1 if quick else 3)
     copies = args.copies or (6 if quick else 30)
     min_saves = args.saves or (60 if quick else 500)
-    # Five categories of a demo copy are drafted offline (its session summary is skipped: no look offline).
+    # Five categories of a demo copy are saved offline: its session summary folds into its decision (same fact).
     save_copies = math.ceil(min_saves / 5)
     t_start = time.perf_counter()
     work = tempfile.mkdtemp(prefix="memcurate-engine-bench-", dir=args.workdir)
