@@ -167,7 +167,7 @@ _TOPICS = [
     (re.compile(r"\bacme\b"), "{c}"),
     (re.compile(r"\b(login|token|routes)\b"), r"\1 {c}"),
     (re.compile(r"\bCI runners\b"), "{c} {g} CI runners"),  # the demo's constraint (keywords see it)
-    (re.compile(r"\b(psycopg|sqlalchemy)\."), r"\1-{c}."),  # shared names would pull runbooks together
+    (re.compile(r"\b(connection to server)\b"), r"{c} {c}.db {g} \1"),  # the runbook's failing command (title, symptom)
     (re.compile(r"\b(the test setup)\b"), r"\1 of {c}"),  # a runbook's title
 ]
 _GROUP = ("ro", "ni", "sa", "ke", "la", "ve")

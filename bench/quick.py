@@ -2,7 +2,7 @@
 """Every bench in its quick mode, one after the other: a bench that crashes fails the run, so none rots.
 
     python bench/quick.py              # all of them: about 6 minutes on 2 shared cores (+ bench/.venv's install)
-    python bench/quick.py engine crash # only these (a name is the script's, without .py)
+    python bench/quick.py engine crash # only these (a script's name without .py, or without _bench.py)
     python bench/quick.py --list       # the commands, and nothing run
 
 Each bench runs with the interpreter that runs this script, from the checkout's root, with the
@@ -84,10 +84,11 @@ def run_one(name: str, args: list[str]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("only", nargs="*", help="run only these benches (script names without .py)")
+    ap.add_argument("only", nargs="*", help="run only these benches (script names without .py or _bench.py)")
     ap.add_argument("--list", action="store_true", help="print the commands and run nothing")
     args = ap.parse_args(argv)
     known = {name for name, _ in BENCHES}
+    args.only = [n if n in known else f"{n}_bench" for n in args.only]  # "engine" for engine_bench
     if set(args.only) - known:
         ap.error(f"unknown bench {sorted(set(args.only) - known)}; known: {', '.join(sorted(known))}")
     plan = [(n, a) for n, a in BENCHES if not args.only or n in args.only]
