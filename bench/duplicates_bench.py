@@ -178,7 +178,7 @@ class Project:
                   os.path.join(self.proj, ".claude")):
             os.makedirs(d, exist_ok=True)
         with open(os.path.join(self.proj, ".claude", "memcurate.yaml"), "w") as f:
-            # offline drafts are evidence cards, held from --auto-approve unless offline_cards (benchlib.SAVE_EVERY_DRAFT)
+            # offline drafts are evidence cards, held from --auto-approve unless offline_cards (as SAVE_EVERY_DRAFT)
             f.write(f"backend: offline\nmemory:\n  root: {json.dumps(self.memory)}\n"
                     "auto_approve:\n  offline_cards: true\n")
 
