@@ -124,6 +124,12 @@ def isolate_home(work: str) -> dict:
     return dirs
 
 
+# `--auto-approve` saves every draft: offline drafts are evidence cards, held by default, and their
+# confidence sits below the default gate since issue 23. The benches that time or kill saves need them
+# saved; what the gate lets through is gate_bench.py's question.
+SAVE_EVERY_DRAFT = "auto_approve:\n  offline_cards: true\n  min_confidence: 0\n"
+
+
 def make_project(path: str, memory: str, extra_yaml: str = "") -> None:
     """A project folder (with .git) whose config says: offline backend, memories in `memory`."""
     os.makedirs(os.path.join(path, ".git"), exist_ok=True)
@@ -160,6 +166,9 @@ _TOPICS = [
     (re.compile(r"\b(new dependencies|dependencies)\b"), r"{c} {g} \1"),
     (re.compile(r"\bacme\b"), "{c}"),
     (re.compile(r"\b(login|token|routes)\b"), r"\1 {c}"),
+    (re.compile(r"\bCI runners\b"), "{c} {g} CI runners"),  # the demo's constraint (keywords see it)
+    (re.compile(r"\b(connection to server)\b"), r"{c} {c}.db {g} \1"),  # the runbook's failing command (title, symptom)
+    (re.compile(r"\b(the test setup)\b"), r"\1 of {c}"),  # a runbook's title
 ]
 _GROUP = ("ro", "ni", "sa", "ke", "la", "ve")
 

@@ -3,6 +3,7 @@
 
     python bench/crash_bench.py              # >= 200 kills, about 10 minutes on a 2-core VM
     python bench/crash_bench.py --kills 30   # a quicker look
+    python bench/crash_bench.py --quick      # for CI: 12 kills over 8 copies, well under a minute
 
 Stages a lot of work (demo copies with distinct session ids and varied text,
 staged by the real `memcurate triage`) in a throwaway project, then loops:
@@ -63,7 +64,7 @@ class Live:
         self.template = os.path.join(work, "template-data")
         self.exe = B.venv_memcurate()
         self.log = os.path.join(work, "run.stderr")
-        B.make_project(self.project, self.memory)
+        B.make_project(self.project, self.memory, B.SAVE_EVERY_DRAFT)
 
     def reset(self) -> None:
         for d in (self.data, self.memory):
@@ -180,8 +181,8 @@ class Checker:
                     if u["used"] > u["budget"]:
                         v.append(f"MEMORY.md: section {name} holds {u['used']} entries, budget {u['budget']}")
                 t = usage["total"]
-                if t["lines"] > t["max_lines"] or t["bytes"] > t["max_bytes"]:
-                    v.append(f"MEMORY.md: {t['lines']} lines, {t['bytes']} bytes: over its limits")
+                if t["lines"] > t["max_lines"] or t["chars"] > t["max_chars"]:
+                    v.append(f"MEMORY.md: {t['lines']} lines, {t['chars']} characters: over its limits")
             except Exception as e:
                 v.append(f"MEMORY.md: does not parse: {e.__class__.__name__}: {e}")
         if len(listed) != len(set(listed)):
@@ -539,13 +540,17 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     ap = argparse.ArgumentParser(description="SIGKILL `memcurate --auto-approve` and check nothing breaks "
                                              "(see bench/README.md).")
-    ap.add_argument("--kills", type=int, default=200, help="SIGKILLs that must land mid-run (default 200)")
-    ap.add_argument("--copies", type=int, default=30, help="demo copies staged (default 30)")
+    ap.add_argument("--quick", action="store_true", help="for CI: 12 kills over 8 demo copies, one clean run")
+    ap.add_argument("--kills", type=int, default=0, help="SIGKILLs that must land mid-run (default 200)")
+    ap.add_argument("--copies", type=int, default=0, help="demo copies staged (default 30)")
     ap.add_argument("--window", type=float, default=1.1,
                     help="kill delay: uniform in 0..WINDOW x the expected length of the run (default 1.1)")
-    ap.add_argument("--clean-runs", type=int, default=2, help="uninterrupted reference runs (default 2)")
+    ap.add_argument("--clean-runs", type=int, default=0, help="uninterrupted reference runs (default 2)")
     B.common_args(ap, RESULTS, strict="exit 1 on a violation (default: exit 0, print FAIL)")
     args = ap.parse_args(argv)
+    args.kills = args.kills or (12 if args.quick else 200)
+    args.copies = args.copies or (8 if args.quick else 30)
+    args.clean_runs = args.clean_runs or (1 if args.quick else 2)
     if args.kills < 1 or args.copies < 2 or args.clean_runs < 1 or args.window <= 0:
         ap.error("--kills >= 1, --copies >= 2, --clean-runs >= 1, --window > 0")
     if not B.in_bench_venv():

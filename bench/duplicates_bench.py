@@ -3,6 +3,7 @@
 
     python bench/duplicates_bench.py                 # ../shared/transcripts and ../shared/transcripts-more
     python bench/duplicates_bench.py --examples 20   # more example pairs
+    python bench/duplicates_bench.py --quick         # for CI: backfill mode, the first 4 project folders
     python bench/duplicates_bench.py --memcurate PATH
 
 For each project folder of the shared transcripts, a throwaway project (HOME,
@@ -177,7 +178,9 @@ class Project:
                   os.path.join(self.proj, ".claude")):
             os.makedirs(d, exist_ok=True)
         with open(os.path.join(self.proj, ".claude", "memcurate.yaml"), "w") as f:
-            f.write(f"backend: offline\nmemory:\n  root: {json.dumps(self.memory)}\n")
+            # offline drafts are evidence cards, held from --auto-approve unless offline_cards (as SAVE_EVERY_DRAFT)
+            f.write(f"backend: offline\nmemory:\n  root: {json.dumps(self.memory)}\n"
+                    "auto_approve:\n  offline_cards: true\n")
 
     def run(self, *args: str) -> dict:
         p = subprocess.run([self.memcurate, "--project", self.proj, *args], env=self.env, capture_output=True,
@@ -226,11 +229,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared", default=SHARED, help="the folder holding transcripts/ and transcripts-more/")
     ap.add_argument("--examples", type=int, default=8)
     ap.add_argument("--modes", default="backfill,split")
+    ap.add_argument("--quick", action="store_true", help="for CI: backfill mode over the first 4 project folders")
     args = ap.parse_args(argv)
     projects = [os.path.join(args.shared, d, p) for d in FOLDERS if os.path.isdir(os.path.join(args.shared, d))
                 for p in sorted(os.listdir(os.path.join(args.shared, d)))
                 if os.path.isdir(os.path.join(args.shared, d, p))]
     projects = [p for p in projects if sessions_of(p)]
+    if args.quick:
+        projects, args.modes = projects[:4], "backfill"
     if not projects:
         say(f"SKIPPED: no transcripts under {args.shared}")
         return 0
@@ -266,6 +272,10 @@ def main(argv: list[str] | None = None) -> int:
     with open(RESULTS, "w") as f:
         json.dump(figures, f, indent=1)
     say(f"figures: {RESULTS}")
+    empty = [mode for mode, judged in figures.items() if not judged["memories"]]
+    if empty:  # nothing saved: no pair could be found, so the figures say nothing (a held or gated draft)
+        say(f"duplicates_bench: no memory saved in {', '.join(empty)}: the bench measured nothing")
+        return 1
     return 0
 
 

@@ -2,7 +2,7 @@
 """Benchmark the live review TUI: new work on screen, keys with 2,000 items, start to first paint.
 
     python bench/tui_bench.py            # full run, 3-3.5 minutes
-    python bench/tui_bench.py --quick    # the minimum rounds: about 2 minutes
+    python bench/tui_bench.py --quick    # for CI: 8 landings, 40 key presses, 3 starts: about a minute
 
 The app and the engine run from bench/.venv (a non-editable install of this
 checkout, with textual and watchfiles, and compiled .pyc files, reinstalled
@@ -668,10 +668,10 @@ def child(args) -> int:
     interp = B._hb.interpreter_of(exe)
     quick = args.quick
     only = set(args.only or FIGURES)
-    landing_rounds = args.rounds or (20 if quick else 40)
-    presses = args.presses or (100 if quick else 240)
-    instances = args.instances or (2 if quick else 3)
-    start_runs = args.start_runs or (5 if quick else 10)
+    landing_rounds = args.rounds or (8 if quick else 40)
+    presses = args.presses or (40 if quick else 240)
+    instances = args.instances or (1 if quick else 3)
+    start_runs = args.start_runs or (3 if quick else 10)
     say = B.say
     t_start = now()
     work = tempfile.mkdtemp(prefix="memcurate-tui-bench-", dir=args.workdir)
@@ -681,7 +681,6 @@ def child(args) -> int:
         os.environ.pop(k, None)
     for k in [k for k in os.environ if k.startswith("TEXTUAL")]:
         os.environ.pop(k)
-    from curator.candidates import staging
 
     try:
         say(f"engine and app: {info['engine']} (memcurate {info['version']}, textual {info['textual']}, "
@@ -694,7 +693,7 @@ def child(args) -> int:
         per = pending(big.data, tid)
         copy_triage(big.data, tid, math.ceil(QUEUE_ITEMS / per) - 1)
         expected = per * math.ceil(QUEUE_ITEMS / per)
-        board_ms, loaded = measure_board_load(big, 3 if quick else 5)
+        board_ms, loaded = measure_board_load(big, 2 if quick else 5)
         if loaded != expected:
             B.die(PROG, f"the 2k queue holds {loaded} items, expected {expected}")
         if "landing" in only:
@@ -878,7 +877,7 @@ def child(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     ap = argparse.ArgumentParser(description="Benchmark the review TUI (see bench/README.md).")
-    ap.add_argument("--quick", action="store_true", help="20 landings, 100 key presses, 5 starts")
+    ap.add_argument("--quick", action="store_true", help="for CI: 8 landings, 40 key presses in one app, 3 starts")
     ap.add_argument("--rounds", type=int, default=0, help="landing rounds (default 40)")
     ap.add_argument("--presses", type=int, default=0, help="measured key presses (default 240)")
     ap.add_argument("--instances", type=int, default=0, help="app instances the presses are spread over (default 3)")

@@ -264,8 +264,10 @@ def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -
                 todo.append(cand)
         if todo:
             _draft_all(engine, todo, emit)
-            for cat, reason in same_fact.fold(engine, cands):  # one fact, one category
-                emit(Event(tid, cat, "skipped", {"reason": reason}))
+        # One fact, one category. Also with nothing left to draft: a holder killed between its last draft and
+        # this fold leaves every draft ready, and the fold is then this run's to make.
+        for cat, reason in same_fact.fold(engine, cands):
+            emit(Event(tid, cat, "skipped", {"reason": reason}))
         return {cat: cand.state for cat, cand in cands.items()}
 
 
