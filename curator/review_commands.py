@@ -167,6 +167,8 @@ def _print_list(doc: dict) -> None:
             print(f"    {issue['severity']:<8} {one_line(issue['where'], 60)}: {one_line(issue['message'], 200)}")
         if item["error"] and (item["title"] or len(item["error"]) > 100):  # a damaged record's whole why
             print(f"    error    {one_line(item['error'], 200 if item['title'] else 600)}")
+        if item.get("reason") and item["title"] and item["state"] in ("rejected", "skipped"):
+            print(f"    {'why':<8} {one_line(item['reason'], 300)}")  # why it was rejected or skipped
     counts = {}
     for i in items:
         counts[_state(i)] = counts.get(_state(i), 0) + 1
@@ -198,6 +200,8 @@ def _print_head(item: dict, kind: str) -> None:
     print(f"id          {item['id']}")
     print(f"kind        {kind}")
     print(f"state       {_state(item)}")
+    if item.get("reason") and item["state"] in ("rejected", "skipped"):
+        print(f"why         {one_line(item['reason'], 500)}")
 
 
 def _print_show(doc: dict) -> None:
