@@ -167,7 +167,8 @@ def test_an_approved_marker_resolves_its_finding(messy, capsys):
 
 
 def test_two_updates_of_one_memory_are_two_proposals(messy, capsys):
-    """A stale command and a stale symbol in one memory: each finding has its own proposal."""
+    """A stale command and a stale symbol in one memory: one proposal marks both (two, each based on the same
+    bytes, would have the person approve one and see the other refused)."""
     project = messy["project"]
     (messy["root"] / "decision" / "login-lives-in-auth.md").write_text(memory(
         "decision", "login-lives-in-auth", "Login lives in the auth module",
@@ -177,9 +178,9 @@ def test_two_updates_of_one_memory_are_two_proposals(messy, capsys):
     git(project, "commit", "-qm", "make")
     found = codes(check_json(capsys, project))
     [command], [symbol] = found["stale-command"], found["stale-symbol"]
-    assert command["proposal"] and symbol["proposal"] and command["proposal"] != symbol["proposal"]
-    assert proposal_of(project, command["proposal"])["finding"]["code"] == "stale-command"
-    assert proposal_of(project, symbol["proposal"])["finding"]["code"] == "stale-symbol"
+    assert command["proposal"] and command["proposal"] == symbol["proposal"]
+    [op] = proposal_of(project, command["proposal"])["ops"]
+    assert "command target gone: `make login-tests`" in op["text"] and "not in the project: `LoginGateway`" in op["text"]
     again = codes(check_json(capsys, project))  # idempotent: the same two
     assert [again["stale-command"][0]["proposal"], again["stale-symbol"][0]["proposal"]] == \
         [command["proposal"], symbol["proposal"]]
@@ -221,3 +222,18 @@ def test_a_damaged_marker_still_reports_the_limit_and_check_exits_0(tmp_path, ca
     assert (root / "MEMORY.md").read_text() == before
     assert main(["check", "--project", str(project)]) == 0
     assert "could not" not in capsys.readouterr().err
+
+
+def test_two_findings_that_make_the_same_change_share_one_proposal(messy, capsys):
+    """A memory naming a deleted file and a symbol found nowhere: stale-file and stale-symbol both archive
+    it. One proposal, which both findings name: approving it is the one change, nothing refused."""
+    project = messy["project"]
+    (messy["root"] / "decision" / "login-lives-in-auth.md").write_text(memory(
+        "decision", "login-lives-in-auth", "Login lives in the auth module",
+        "Login is `LoginGateway` in `src/auth.py`. Keep it there."))
+    found = codes(check_json(capsys, project))
+    [file], [symbol] = found["stale-file"], found["stale-symbol"]
+    pending = [p.stem for p in (project / ".memcurate" / "proposals").iterdir()
+               if json.loads(p.read_text())["state"] == "pending"
+               and json.loads(p.read_text())["finding"]["code"] in ("stale-file", "stale-symbol")]
+    assert file["proposal"] == symbol["proposal"] and pending == [file["proposal"]], (file, symbol, pending)

@@ -45,7 +45,7 @@ def run(engine, *, stage: bool = True, summary: dict | None = None) -> list[Find
             errors.append(f"{_name(detect)}: {e}")
     findings.sort(key=lambda f: (SEVERITIES.index(f.severity), f.code, f.refs))
     if stage:
-        findings = [_staged(engine, f, errors) for f in findings]
+        findings = _stage_all(engine, findings, errors)
     else:
         findings = [_without_fix(f) for f in findings]
     findings = [_redacted(f) for f in findings]  # a message may quote a memory: cached and printed below
@@ -79,6 +79,28 @@ def _shown(value):
 def _redacted(f: Finding) -> Finding:
     """`f` as it is shown and cached: its message and detail redacted (its fix, staged, is gone)."""
     return Finding(f.code, f.severity, f.refs, _shown(f.message), _shown(f.detail), f.proposal)
+
+
+def _stage_all(engine, findings: list[Finding], errors: list[str]) -> list[Finding]:
+    """Each finding with its proposal's id. Findings whose fixes make the very same change (a memory both
+    stale-symbol and stale-file: archive it) share the first one's proposal: two proposals for one change
+    would have the person approve one and see the other refused."""
+    import json
+
+    same: dict[str, str | None] = {}
+    out = []
+    for f in findings:
+        spec = f.detail.get("fix")
+        key = json.dumps([spec["kind"], spec["ops"]], sort_keys=True, default=str) if spec else None
+        if key is not None and same.get(key):
+            bare = _without_fix(f)
+            out.append(Finding(bare.code, bare.severity, bare.refs, bare.message, bare.detail, same[key]))
+            continue
+        staged = _staged(engine, f, errors)
+        if key is not None:
+            same[key] = staged.proposal
+        out.append(staged)
+    return out
 
 
 def _staged(engine, f: Finding, errors: list[str]) -> Finding:

@@ -71,6 +71,7 @@ def detect(engine) -> list[Finding]:
     for t in texts:
         r = refs[t.ref]
         marked = r["marked"]
+        start = len(findings)
         findings += _stale_files(t, r["paths"], facts, marked.get("no longer exists", set()))
         findings += _stale_commands(t, [c for c in r["commands"] if c[0] not in marked.get("command target gone", ())],
                                     facts)
@@ -82,7 +83,37 @@ def detect(engine) -> list[Finding]:
                                      f"names {_list(missing)}, found nowhere in the project's files",
                                      "not in the project"))
         findings += _churn(t, r["paths"], facts)
+        _one_change(t, findings[start:])
     return findings
+
+
+# The note each finding's markers carry (NOTES, by the finding's code).
+NOTE_OF = {"stale-file": "no longer exists", "stale-command": "command target gone",
+         "stale-symbol": "not in the project", "churn": "changed a lot since"}
+
+
+def _one_change(t: Text, found: list[Finding]) -> None:
+    """Findings about one memory propose one change: each fix is based on the same bytes, so two proposals
+    would have the person approve one and see the other refused. An archive covers them all (what the
+    memory names is gone); otherwise one write holds every finding's markers. check shares a proposal
+    between findings whose fixes are the same change."""
+    fixed = [f for f in found if f.detail.get("fix")]
+    if len(fixed) < 2:
+        return
+    archive = next((f.detail["fix"] for f in fixed if f.detail["fix"]["kind"] in ("archive", "unlink")), None)
+    if archive is None:
+        text = t.text
+        for f in fixed:
+            text = mark(text, t.body_start, f.detail["named"], NOTE_OF[f.code])
+        if t.entry.owner == MEMCURATE:
+            text = stamped(text, now_iso())
+        codes = ", ".join(f.code.replace("-", " ") for f in fixed)
+        archive = fix("update", f"Review {t.ref}: {codes}",
+                      f"{t.entry.where}: " + "; ".join(f.message.split(") ", 1)[-1] for f in fixed)
+                      + ". Proposed: the sentences naming them marked for you to edit.",
+                      [{"op": "write", "ref": t.ref, "base_hash": t.entry.hash, "text": text}])
+    for f in fixed:
+        f.detail["fix"] = archive
 
 
 def scan(body: str, project: str) -> dict:
