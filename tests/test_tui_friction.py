@@ -219,3 +219,40 @@ def test_an_update_keeps_its_file_name_and_says_so():
     assert memfile.parse(text).id == "we-chose-signed-cookies" and note.endswith("we-chose-signed-cookies.md")
     renamed = after.replace("id: jwt-choice", "id: my-own-name")  # an id the person set is theirs
     assert follow_title(before, renamed, "create") == (renamed, "")
+
+
+# -- 6. at 100×30 -----------------------------------------------------------------------------------------
+
+def test_at_100_by_30_the_budgets_footer_keys_and_help_hint_stay_in_sight(snap_compare, project, tmp_path):
+    from test_tui_snapshots import app_for, no_tmp_paths, review_queue
+
+    from widgets.panels import BudgetsView
+
+    memory = tmp_path / "memory"
+    review_queue(project, memory)
+    app = app_for(project, memory)
+
+    async def run_before(pilot):
+        await settle(pilot)
+        no_tmp_paths(pilot.app, tmp_path)
+        budgets = pilot.app.query_one(BudgetsView)
+        assert budgets.size.width >= 30 and "MEMORY.md budgets" in plain_of(budgets)
+        in_sight = [k.key for k in pilot.app.screen.query("FooterKey") if k.region.width and k.region.right <= 100]
+        assert {"question_mark", "q"} <= set(in_sight), in_sight
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
+
+
+def test_help_at_100_by_30_scrolls_and_says_so(project, memory):
+    stage_demo(project, memory, drafted=True)
+    app = tui(project, memory)
+
+    async def scenario(pilot):
+        await press(pilot, "question_mark")
+        body = app.screen.query_one("#help-body")
+        assert "scroll" in str(app.screen.query_one("#help-hint").render())
+        assert body.max_scroll_y > 0  # cut at this height: the keys scroll it
+        await press(pilot, "pagedown")
+        assert body.scroll_y > 0
+
+    run(app, scenario, size=(100, 30))

@@ -66,6 +66,8 @@ SELECT_SETTLE = 0.03  # seconds the cursor rests on a row before its document is
 LOADING = "loading…"  # the queue's title until the engine is up and the first load is shown
 STARTING = "starting: the keys work once the queue has loaded"  # why a key is greyed out before the engine
 NOT_ON_SCREEN = "the draft is not on screen yet: press the key again once the document panel shows it"
+NARROW = 120  # columns below which the layout gives way (_fit_width)
+NARROW_HIDDEN = frozenset(("edit_external",))  # the footer's keys left out there (help still lists them)
 AGE_TICK = 60.0  # seconds between updates of the age column (it counts in minutes after the first)
 ENGINE_FALLBACK = 1.0  # seconds after mounting: the engine starts even if no frame hook came (first paint ~0.3 s)
 
@@ -154,6 +156,7 @@ class MemcurateApp(App):
         self.describe_drafting: Callable[[], dict] | None = None
         self._engine_up = asyncio.Event()  # set once the engine is up and its first load asked for
         self._first_frame = True  # until the first frame is written (post_display_hook)
+        self._fitted = False  # until the layout has been fitted to the terminal's width once (_fit_width)
         self.watch_enabled, self.pipeline_enabled = watch, run_pipeline
         self.clock = clock
         self.editor = editor
@@ -193,7 +196,25 @@ class MemcurateApp(App):
                     yield GraduationView(id="graduation")
         yield TidyFooter()
 
+    def on_resize(self, event) -> None:
+        self._fit_width(event.size.width)
+
+    def _fit_width(self, width: int) -> None:
+        """Below NARROW columns the layout gives way (app.tcss `.-narrow`): the rule panel (its rows are in the
+        queue too) leaves the budgets its width, and the footer drops its spacing, $EDITOR's key and the palette's
+        (both still work; help lists them) so that ? Help and q Quit stay in sight."""
+        narrow = width < NARROW
+        if narrow == self.has_class("-narrow") and self._fitted:
+            return
+        self._fitted = True
+        self.set_class(narrow, "-narrow")
+        for footer in self.query(TidyFooter):
+            footer.compact, footer.show_command_palette = narrow, not narrow
+            footer.hidden = NARROW_HIDDEN if narrow else frozenset()
+            footer.refresh(recompose=True)
+
     def on_mount(self) -> None:
+        self._fit_width(self.size.width)
         self.sub_title = self.subtitle if self.subtitle is not None else (self.project or "")
         queue = self.query_one(QueueTable)
         queue.focus()

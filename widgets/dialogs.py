@@ -332,7 +332,10 @@ class RuleEditScreen(ModalScreen[RuleEdit | None]):
 
 
 class HelpScreen(ModalScreen[None]):
-    DEFAULT_CSS = DIALOG_CSS.format(name="HelpScreen")
+    DEFAULT_CSS = DIALOG_CSS.format(name="HelpScreen") + """
+    HelpScreen #help-body { height: auto; max-height: 60vh; }  /* the hint under it stays in sight */
+    HelpScreen #help-hint { margin-top: 1; }
+    """
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
 
     def __init__(self, bindings: list[tuple[str, str]], notes: list[str] = ()) -> None:
@@ -349,7 +352,12 @@ class HelpScreen(ModalScreen[None]):
         body.append("\nCtrl+P opens the command palette with the same actions.", style="dim")
         with Vertical():
             yield Label("Keys", classes="dialog-title")
-            yield Static(body)
+            with VerticalScroll(id="help-body"):
+                yield Static(body)
+            yield Label(Text("↑ ↓ PgUp PgDn scroll — Esc closes", style="dim"), id="help-hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#help-body").focus()  # the arrow keys scroll what a small terminal cuts
 
     def action_close(self) -> None:
         self.dismiss(None)
