@@ -156,7 +156,6 @@ class MemcurateApp(App):
         self.describe_drafting: Callable[[], dict] | None = None
         self._engine_up = asyncio.Event()  # set once the engine is up and its first load asked for
         self._first_frame = True  # until the first frame is written (post_display_hook)
-        self._fitted = False  # until the layout has been fitted to the terminal's width once (_fit_width)
         self.watch_enabled, self.pipeline_enabled = watch, run_pipeline
         self.clock = clock
         self.editor = editor
@@ -204,9 +203,8 @@ class MemcurateApp(App):
         queue too) leaves the budgets its width, and the footer drops its spacing, $EDITOR's key and the palette's
         (both still work; help lists them) so that ? Help and q Quit stay in sight."""
         narrow = width < NARROW
-        if narrow == self.has_class("-narrow") and self._fitted:
-            return
-        self._fitted = True
+        if narrow == self.has_class("-narrow"):
+            return  # as laid out (the first layout is the wide one: a wide start does nothing here)
         self.set_class(narrow, "-narrow")
         for footer in self.query(TidyFooter):
             footer.compact, footer.show_command_palette = narrow, not narrow
