@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import threading
 
-from test_tui import (DEMO_CATEGORIES, edit_staged, memory, memory_files,  # noqa: F401 (memory: the fixture)
-                      open_editor, press, row, run, select, shown, stage_demo, staged_text, table, text_of)
+import pytest
+from test_tui import (edit_staged, memory_files, open_editor, press, row, run, select, shown, stage_demo, staged_text,
+                      table, text_of)
 from test_tui_claude_writes import said
 from test_tui_library import drain, open_library, plain_of
 from textual.widgets import ContentSwitcher, Static
@@ -19,6 +20,11 @@ from curator.memory import memfile
 from widgets.dialogs import ConfirmDialog, EditorScreen, FilterDialog
 from widgets.library import LibraryScreen
 from widgets.panels import DocumentView
+
+
+@pytest.fixture
+def memory(tmp_path):
+    return tmp_path / "memory"
 
 
 def document_text(app) -> str:
