@@ -111,8 +111,9 @@ class Engine:
         """MEMORY.md's sections against their budgets (MemoryMdError when it is damaged)."""
         return memory_md.usage(self.root, self.cfg)
 
-    def approve(self, tid: str, cat: str, text: str | None = None):
-        return actions.approve(self, tid, cat, text)
+    def approve(self, tid: str, cat: str, text: str | None = None, seen: str | None = None):
+        """`seen`: the text_hash of the draft the person was shown (actions.approve): a changed one is refused."""
+        return actions.approve(self, tid, cat, text, seen)
 
     def approve_all(self, tid: str, cats):
         return actions.approve_all(self, tid, cats)

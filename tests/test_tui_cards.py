@@ -16,6 +16,7 @@ from textual.widgets import Static
 from tui_helpers import tui
 
 from curator.drafting.offline import OfflineDrafter
+from curator.memory import memfile
 from curator.review import cards
 from widgets.dialogs import EditorScreen
 from widgets.panels import DocumentView
@@ -88,7 +89,10 @@ def test_a_card_the_person_wrote_is_a_normal_draft_with_its_evidence_still_shown
         area.text = text
         await press(pilot, "ctrl+s")
         assert not isinstance(app.screen, EditorScreen)
-        assert staged_text(project, tid, "decision") == text
+        staged, old_id = staged_text(project, tid, "decision"), memfile.parse(text).id
+        new_id = memfile.parse(staged).id  # the title changed: the new memory's file name follows it (issue 26)
+        assert new_id == memfile.slugify(memfile.parse(text).title) != old_id
+        assert staged == text.replace(f"id: {old_id}", f"id: {new_id}", 1)
         assert app.review["card"] is False and not cards.is_card(app.review)
         assert "an offline evidence card" not in issues(app)
         assert "Drafted offline and edited by you since" in document(app)

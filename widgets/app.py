@@ -38,6 +38,7 @@ from textual.widgets import DataTable, Header
 from textual.worker import get_current_worker
 
 from curator.candidates import staging, usage
+from curator.candidates.candidate import text_hash
 from curator.candidates.queue import Item, Outcome
 from curator.review import cards
 from curator.util.locks import LockBusy
@@ -49,8 +50,9 @@ from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribe
                        PipelineEvent, StagingChanged)
 from .panels import (BudgetsView, DocumentView, DraftingLine, GraduationView, IssuesView, ProgressView, card_evidence,
                      rule_issues)
-from .queue import (CLAUDE, CLAUDE_WRITES, GROUPS, PROPOSAL, PROPOSALS, ROW_KINDS, RULE, RULES, QueueTable, group_of,
-                    is_claude, is_memory, kind_item, matches, queue_title, sort_key)
+from .queue import (CLAUDE, CLAUDE_WRITES, FILTER_CATEGORIES, GROUPS, PROPOSAL, PROPOSALS, ROW_KINDS, RULE, RULES,
+                    SEVERITIES, QueueTable, group_of, is_claude, is_memory, kind_item, matches, queue_title, sort_key,
+                    unknown_words)
 from .reasons import why_not_now
 
 if TYPE_CHECKING:
@@ -63,6 +65,9 @@ STALE = ("stale",)  # what the detail panels show when it must be read again, wh
 SELECT_SETTLE = 0.03  # seconds the cursor rests on a row before its document is read
 LOADING = "loading…"  # the queue's title until the engine is up and the first load is shown
 STARTING = "starting: the keys work once the queue has loaded"  # why a key is greyed out before the engine
+NOT_ON_SCREEN = "the draft is not on screen yet: press the key again once the document panel shows it"
+NARROW = 120  # columns below which the layout gives way (_fit_width)
+NARROW_HIDDEN = frozenset(("edit_external",))  # the footer's keys left out there (help still lists them)
 AGE_TICK = 60.0  # seconds between updates of the age column (it counts in minutes after the first)
 ENGINE_FALLBACK = 1.0  # seconds after mounting: the engine starts even if no frame hook came (first paint ~0.3 s)
 
@@ -190,7 +195,24 @@ class MemcurateApp(App):
                     yield GraduationView(id="graduation")
         yield TidyFooter()
 
+    def on_resize(self, event) -> None:
+        self._fit_width(event.size.width)
+
+    def _fit_width(self, width: int) -> None:
+        """Below NARROW columns the layout gives way (app.tcss `.-narrow`): the rule panel (its rows are in the
+        queue too) leaves the budgets its width, and the footer drops its spacing, $EDITOR's key and the palette's
+        (both still work; help lists them) so that ? Help and q Quit stay in sight."""
+        narrow = width < NARROW
+        if narrow == self.has_class("-narrow"):
+            return  # as laid out (the first layout is the wide one: a wide start does nothing here)
+        self.set_class(narrow, "-narrow")
+        for footer in self.query(TidyFooter):
+            footer.compact, footer.show_command_palette = narrow, not narrow
+            footer.hidden = NARROW_HIDDEN if narrow else frozenset()
+            footer.refresh(recompose=True)
+
     def on_mount(self) -> None:
+        self._fit_width(self.size.width)
         self.sub_title = self.subtitle if self.subtitle is not None else (self.project or "")
         queue = self.query_one(QueueTable)
         queue.focus()
@@ -588,8 +610,13 @@ class MemcurateApp(App):
         if action not in ACTION_NAMES or action in ALWAYS:
             return None
         if action == "approve_clean":
-            return None if self.clean_items() else ("no drafted memory is free of issues: approve them one by one "
-                                                    "with a (A takes only those with none)")
+            if self.clean_items():
+                return None
+            if unsure := self.unsure_items():
+                return (f"no drafted memory is free of issues at or above the --auto-approve gate: {len(unsure)} with "
+                        f"none {'is' if len(unsure) == 1 else 'are'} below confidence {self.gate():.2f} "
+                        "(auto_approve.min_confidence): approve them one by one with a")
+            return "no drafted memory is free of issues: approve them one by one with a (A takes only those with none)"
         if item is None:
             return "nothing selected: the queue is empty"
         why = NOT_FOR.get(item.category, {}).get(action)
@@ -603,11 +630,25 @@ class MemcurateApp(App):
             why = why_not_now(action, item, review)
         return why
 
-    def clean_items(self) -> list[Item]:
-        """What `A` approves: drafted memories with no issue at all (Claude's own writes and rules, one by one,
-        with `a`)."""
+    def gate(self) -> float:
+        """The confidence --auto-approve saves a draft at (auto_approve.min_confidence): A takes no less."""
+        return float(self.engine.cfg["auto_approve"]["min_confidence"]) if self.engine is not None else 1.0
+
+    def _no_issues(self) -> list[Item]:
         return [i for rows in self.items.values() for i in rows
                 if i.state == "ready" and not i.blocks and not i.advisories and is_memory(i)]
+
+    def clean_items(self) -> list[Item]:
+        """What `A` approves: what --auto-approve would save, drafted memories with no issue at all (an offline
+        card carries one) whose confidence reaches the gate (Claude's own writes and rules, one by one, with
+        `a`)."""
+        least = self.gate()
+        return [i for i in self._no_issues() if i.confidence is not None and i.confidence >= least]
+
+    def unsure_items(self) -> list[Item]:
+        """Drafted memories with no issue whose confidence is below the gate (or unknown): A leaves them."""
+        least = self.gate()
+        return [i for i in self._no_issues() if i.confidence is None or i.confidence < least]
 
     def on_key(self, event) -> None:
         """A key greyed out for the selection's kind says why (a greyed key's action never runs)."""
@@ -627,21 +668,22 @@ class MemcurateApp(App):
                 yield SystemCommand(desc, f"key {_key_display(keys)} · {label}", getattr(self, f"action_{action}"))
 
     def _applicable(self, action: str, *, reviewed: bool = False) -> Item | None:
-        """The selection, when `action` applies to it (and, with `reviewed`, its review has loaded)."""
+        """The selection, when `action` applies to it (on_key said why not) and, with `reviewed`, when the
+        document panel shows its review: a row turns ready a moment before its text is read and shown, and
+        a key pressed then is refused, saying so (never dropped without a word)."""
         item = self.selected()
         if item is None or not self.check_action(action, ()):
             return None
         if reviewed and (self.review_key != item.key or not self.review):
+            self.notify(NOT_ON_SCREEN, severity="warning", markup=False)
             return None
         return item
 
     def action_approve_memory(self) -> None:
-        item = self.selected()
-        if item is not None and item.category in (RULE, PROPOSAL):  # approved as shown: its review must have loaded
-            if item := self._applicable("approve_memory", reviewed=True):
-                self._run_review("approve", item, seen=self.review)
-        elif item := self._applicable("approve_memory"):
-            self._run_review("approve", item)
+        """Approve what the document panel shows, and only that: the approval carries it (`seen`), and one
+        whose text changed since (redrafted, edited elsewhere) is refused with nothing saved."""
+        if item := self._applicable("approve_memory", reviewed=True):
+            self._run_review("approve", item, seen=self.review)
 
     def action_reject_memory(self) -> None:
         from .dialogs import ReasonDialog
@@ -666,10 +708,11 @@ class MemcurateApp(App):
             return
         if item.category == PROPOSAL and self.review.get("text") is None:
             return  # why_not said why
+        before = self.review["text"]
 
         def done(text: str | None) -> None:
             if text is not None:
-                self._run_review("edit", item, text=text)
+                self._save_edit(item, before, text)
 
         ev = self.review.get("evidence")
         side = card_evidence(ev, bool(self.review.get("card")), editing=True) if isinstance(ev, dict) else None
@@ -699,9 +742,20 @@ class MemcurateApp(App):
             return
         from .external_editor import edit_externally
 
-        text = edit_externally(self, self.review["text"], self.editor)
-        if text is not None and text != self.review["text"]:
-            self._run_review("edit", item, text=text)
+        before = self.review["text"]
+        text = edit_externally(self, before, self.editor)
+        if text is not None and text != before:
+            self._save_edit(item, before, text)
+
+    def _save_edit(self, item: Item, before: str, text: str) -> None:
+        """Save an edit of a draft: a new memory's file name follows a title the person changed (said)."""
+        if is_memory(item):
+            from .dialogs import follow_title
+
+            text, note = follow_title(before, text, item.action)
+            if note:
+                self.notify(note, markup=False)
+        self._run_review("edit", item, text=text)
 
     def action_change_action(self) -> None:
         from .dialogs import ActionDialog
@@ -733,15 +787,23 @@ class MemcurateApp(App):
         held = [i for rows in self.items.values() for i in rows
                 if is_memory(i) and i.state == "ready" and (i.blocks or i.advisories)]
         self.push_screen(ConfirmDialog(f"Approve {len(clean)} memor{'y' if len(clean) == 1 else 'ies'} "
-                                       "with no issues at all?", body=approve_all_list(clean, held)), done)
+                                       "with no issues at all?",
+                                       body=approve_all_list(clean, held, self.unsure_items(), self.gate())), done)
 
     def action_filter_queue(self) -> None:
         from .dialogs import FilterDialog
 
         def done(value: str | None) -> None:
-            if value is not None:
-                self.filter_words = value.lower().split()
-                self._show_queue()
+            if value is None:
+                return
+            words = value.lower().split()
+            if unknown := unknown_words(words):
+                known = " ".join((*FILTER_CATEGORIES, *SEVERITIES))
+                self.notify(f"unknown filter word{'s' if len(unknown) > 1 else ''}: {' '.join(unknown)} "
+                            f"(known: {known}); the filter is unchanged", severity="error", markup=False)
+                return
+            self.filter_words = words
+            self._show_queue()
 
         self.push_screen(FilterDialog(" ".join(self.filter_words)), done)
 
@@ -772,7 +834,8 @@ class MemcurateApp(App):
             return
         try:
             if what == "approve":
-                result = self.engine.approve(tid, cat)
+                seen = kw.get("seen")
+                result = self.engine.approve(tid, cat, seen=text_hash(seen["text"]) if seen else None)
                 saved = result.saved[0]
                 text = f"{saved.action}: {self.engine.store.relpath(saved.path)}" if saved.path else "noop: nothing to write"
                 if result.notes:

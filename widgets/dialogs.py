@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,16 +18,11 @@ from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from curator.candidates.queue import Item
-from curator.categories import CATEGORIES
 from curator.memory import memfile
 from curator.util.textsafe import one_line
 
 from .messages import RuleEditSaved
-from .queue import GROUPS, SEVERITIES, sort_key
-
-# Every word the filter takes for a category: the six categories, then the other kinds of rows (claude, rule,
-# proposal: queue.ROW_KINDS, whether or not any is queued).
-FILTER_CATEGORIES = (*CATEGORIES, *GROUPS)
+from .queue import FILTER_CATEGORIES, SEVERITIES, sort_key
 
 DIALOG_CSS = """
 {name} {{ align: center middle; background: $background 60%; }}
@@ -73,9 +69,10 @@ class ConfirmDialog(ModalScreen[bool]):
         self.dismiss(False)
 
 
-def approve_all_list(clean: list[Item], held: list[Item]) -> Table:
+def approve_all_list(clean: list[Item], held: list[Item], unsure: list[Item] = (), least: float = 0.0) -> Table:
     """What approve-all saves, one memory a line: its category, title, confidence and issues (none: that is
-    what A takes); then how many drafts with issues it leaves to be reviewed one by one."""
+    what A takes); then how many drafts it leaves to be reviewed one by one: with issues (`held`), and with
+    none but a confidence below `least`, the gate --auto-approve holds them at (`unsure`)."""
     table = Table(box=None, pad_edge=False, expand=True, show_edge=False)
     table.add_column("category", style="bold", no_wrap=True)
     table.add_column("title", ratio=1, overflow="fold")
@@ -88,6 +85,10 @@ def approve_all_list(clean: list[Item], held: list[Item]) -> Table:
         blocked = sum(1 for i in held if i.blocks)
         table.add_row("", Text(f"left for review one by one: {len(held)} with issues ({blocked} BLOCK, "
                                f"{len(held) - blocked} ADVISORY only)", style="dim"), "", "")
+    if unsure:
+        table.add_row("", Text(f"left for review one by one: {len(unsure)} with no issue but a confidence below "
+                               f"{least:.2f}, where --auto-approve holds them too (auto_approve.min_confidence)",
+                               style="dim"), "", "")
     return table
 
 
@@ -162,6 +163,30 @@ class FilterDialog(TextDialog):
             yield Static(Text(f"categories: {' '.join(FILTER_CATEGORIES)}\nseverities: {' '.join(SEVERITIES)}\n"
                               "a word may be a category's start (tech, session); several are alternatives",
                               style="dim"), id="filter-hint")
+
+
+_ID_LINE = re.compile(r"^id:[^\n]*$", re.MULTILINE)
+
+
+def follow_title(before: str, after: str, action: str) -> tuple[str, str]:
+    """The edited text of a draft, with the file name (its id) following a title the person changed: for a new
+    memory (`action` create) whose id they left alone, the id becomes the new title's slug. An update keeps
+    the existing file's name; the note (what to tell the person, "" for nothing) says so."""
+    try:
+        old, new = memfile.parse(before), memfile.parse(after)
+    except memfile.MemoryFormatError:
+        return after, ""  # verification says what is wrong with it
+    if new.title == old.title or new.id != old.id or action not in ("create", "update"):
+        return after, ""
+    if action == "update":
+        return after, (f"the title changed, the file keeps its name {old.id}.md: this updates an existing memory "
+                       "(c changes the action to create a new one)")
+    slug = memfile.slugify(new.title)
+    end = after.find("\n---", 3)  # the front matter's closing line: the id is replaced there only
+    if slug == old.id or end < 0:
+        return after, ""
+    head, n = _ID_LINE.subn(f"id: {slug}", after[:end], count=1)
+    return (head + after[end:], f"the file name follows the new title: {slug}.md") if n else (after, "")
 
 
 class EditorScreen(ModalScreen[str | None]):
@@ -307,7 +332,10 @@ class RuleEditScreen(ModalScreen[RuleEdit | None]):
 
 
 class HelpScreen(ModalScreen[None]):
-    DEFAULT_CSS = DIALOG_CSS.format(name="HelpScreen")
+    DEFAULT_CSS = DIALOG_CSS.format(name="HelpScreen") + """
+    HelpScreen #help-body { height: auto; max-height: 60vh; }  /* the hint under it stays in sight */
+    HelpScreen #help-hint { margin-top: 1; }
+    """
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
 
     def __init__(self, bindings: list[tuple[str, str]], notes: list[str] = ()) -> None:
@@ -324,7 +352,12 @@ class HelpScreen(ModalScreen[None]):
         body.append("\nCtrl+P opens the command palette with the same actions.", style="dim")
         with Vertical():
             yield Label("Keys", classes="dialog-title")
-            yield Static(body)
+            with VerticalScroll(id="help-body"):
+                yield Static(body)
+            yield Label(Text("↑ ↓ PgUp PgDn scroll — Esc closes", style="dim"), id="help-hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#help-body").focus()  # the arrow keys scroll what a small terminal cuts
 
     def action_close(self) -> None:
         self.dismiss(None)

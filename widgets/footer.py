@@ -8,7 +8,15 @@ from textual.widgets import Footer
 class TidyFooter(Footer):
     """textual 8.2.8's Footer binds every key it composes to its own `compact` reactive; the
     watchers (and through them every replaced key) live until `compact` changes, which here it
-    never does. Each recompose (on every change of the enabled actions) drops the stale ones."""
+    seldom does. Each recompose (on every change of the enabled actions) drops the stale ones.
+    `hidden`: actions whose keys it leaves out (a narrow terminal; help still lists them)."""
+
+    hidden: frozenset[str] = frozenset()
+
+    def compose(self):
+        for widget in super().compose():
+            if getattr(widget, "action", None) not in self.hidden:
+                yield widget
 
     async def recompose(self) -> None:
         await super().recompose()

@@ -43,7 +43,7 @@ LIBRARY_ACTIONS = [  # (action, keys, footer label, what it does)
     ("toggle_memory_md", "m", "MEMORY.md", "Show MEMORY.md as Claude Code loads it"),
     ("toggle_archived", "h", "Archived", "Show or hide archived memories"),
     ("focus_search", "slash", "Search", "Search every memory as you type"),
-    ("back", "escape", "Back", "Back to the review queue"),
+    ("back", "escape", "Back", "Back: to the list from MEMORY.md or the search, else to the review queue"),
 ]
 KEY_ACTIONS = {keys: action for action, keys, *_ in LIBRARY_ACTIONS}
 ON_SELECTION = frozenset(("edit_memory", "edit_external", "archive_memory", "delete_memory", "adopt_memory"))
@@ -337,8 +337,12 @@ class LibraryScreen(Screen):
             self.notify(why, severity="warning", markup=False)
 
     def action_back(self) -> None:
+        """Esc goes back one step: from the search to the list, from the MEMORY.md view to the list, from the
+        list to the review queue."""
         if isinstance(self.focused, Input):
             self.table.focus()
+        elif self.query_one(ContentSwitcher).current != "library-list":
+            self.action_toggle_memory_md()
         else:
             self.dismiss()
 

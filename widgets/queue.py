@@ -90,6 +90,17 @@ def sort_key(item: Item) -> tuple:
     return (item.tid, CATEGORY_ORDER.get(base(item.category), -1), item.category)  # a category's facts in turn
 
 
+# Every word the filter takes for a category: the six categories, then the other kinds of rows (claude, rule,
+# proposal: ROW_KINDS, whether or not any is queued).
+FILTER_CATEGORIES = (*CATEGORIES, *GROUPS)
+
+
+def unknown_words(words: list[str]) -> list[str]:
+    """The filter words no row can ever match (neither a severity nor the start of a category's name): a typo
+    would empty the queue and read as "nothing waiting"."""
+    return [w for w in words if w not in SEVERITIES and not any(c.startswith(w) for c in FILTER_CATEGORIES)]
+
+
 def matches(item: Item, words: list[str]) -> bool:
     """An item passes the filter when it matches one of the category words (if any) and one of the
     severity words (if any)."""

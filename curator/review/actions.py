@@ -36,6 +36,10 @@ class Blocked(ReviewError):
         super().__init__("; ".join(f"{i.where}: {i.message}" for i in issues))
 
 
+class Changed(ReviewError):
+    """What the person was shown is not what approving would save now (redrafted, edited elsewhere)."""
+
+
 class Conflict(Blocked):
     """The memory file changed (or went) since the draft was based on it: redo the update."""
 
@@ -103,10 +107,13 @@ def edit(engine, tid: str, cat: str, text: str) -> dict:
         return settle(engine, cand, Decision(**review["decision"], text=text), review["draft"], file_text=text)
 
 
-def approve(engine, tid: str, cat: str, text: str | None = None) -> Approval:
+def approve(engine, tid: str, cat: str, text: str | None = None, seen: str | None = None) -> Approval:
     """Save one candidate: the reviewed text, or `text` when the person edited it (verified again).
-    ReviewError (Blocked, Conflict) when it cannot be saved."""
+    `seen`: the text_hash of the text the person was shown; when the text under review differs now (redrafted,
+    edited elsewhere), Changed and nothing saved. ReviewError (Blocked, Conflict) when it cannot be saved."""
     with Claim(engine, tid, wait=5):
+        if seen is not None and text_hash(_candidate(engine, tid, cat, "ready").review()["text"]) != seen:
+            raise Changed(f"{tid}/{cat}: the draft changed since it was shown: look at it again; nothing was saved")
         if text is not None:
             edit(engine, tid, cat, text)
         result = approve_all(engine, tid, [cat])
