@@ -237,3 +237,13 @@ def test_two_findings_that_make_the_same_change_share_one_proposal(messy, capsys
                if json.loads(p.read_text())["state"] == "pending"
                and json.loads(p.read_text())["finding"]["code"] in ("stale-file", "stale-symbol")]
     assert file["proposal"] == symbol["proposal"] and pending == [file["proposal"]], (file, symbol, pending)
+
+
+def test_a_file_git_never_had_is_not_said_to_no_longer_exist(messy, capsys):
+    project = messy["project"]
+    (messy["root"] / "decision" / "login-lives-in-auth.md").write_text(memory(
+        "decision", "login-lives-in-auth", "Login lives in the auth module",
+        "Login is handled in `src/auth.py` and `src/never.py`. Keep it there."))
+    [stale] = codes(check_json(capsys, project))["stale-file"]
+    assert "`src/auth.py`, which no longer exists in the project" in stale["message"], stale["message"]
+    assert "`src/never.py`, which is not in the project (git never had it)" in stale["message"], stale["message"]

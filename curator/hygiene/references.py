@@ -321,9 +321,23 @@ def _stale_files(t: Text, paths: list[str], facts: ProjectFacts, marked=frozense
         gone = [p for p in gone if p not in marked]
         if not gone:
             return []
-    return [_finding(t, "stale-file", severity, gone, f"names {_list(gone)}, which no longer "
-                     f"exist{'s' if len(gone) == 1 else ''} in the project", "no longer exists", archive=every,
-                     extra={"ever_tracked": tracked})]
+    return [_finding(t, "stale-file", severity, gone, _gone_said(gone, tracked, ever is not None),
+                     "no longer exists", archive=every, extra={"ever_tracked": tracked})]
+
+
+def _gone_said(gone: list[str], tracked: list[str], with_git: bool) -> str:
+    """What a stale-file finding says: a path git once held "no longer exists"; one git never held is only
+    "not in the project" (a typo, another project's file, or one never committed)."""
+    was = [p for p in gone if p in tracked or not with_git]
+    never = [p for p in gone if p not in was]
+    said = []
+    if was:
+        said.append(f"{_list(was)}, which no longer exist{'s' if len(was) == 1 else ''} in the project")
+    if never:
+        one = len(never) == 1
+        said.append(f"{_list(never)}, which {'is' if one else 'are'} not in the project "
+                    f"(git never had {'it' if one else 'them'})")
+    return "names " + "; and ".join(said)
 
 
 def _stale_commands(t: Text, commands: list, facts: ProjectFacts) -> list[Finding]:
