@@ -152,3 +152,12 @@ def test_a_project_without_git_is_not_called_a_repository(tmp_path):
     data = data_dir(folder)
     said = resolve_memory_root(folder, config.load(folder, data), data)["from"]
     assert said == f"derived from the folder {folder} (not a git repository)", said
+
+
+def test_the_archive_files_header_says_where_the_memories_are():
+    from curator.memory.memory_md.archive import archive_add
+    from curator.memory.memory_md import IndexLine
+
+    head = archive_add(None, "decision", [IndexLine("use-jwt", "decision", "Use JWT", "stateless")]).splitlines()[0]
+    assert "unchanged in decision/" in head and "archived memories, their files in .archive/decision/" in head, head
+    assert "the memory files themselves are unchanged" not in head

@@ -40,8 +40,11 @@ def archive_path(memory_root, category: str) -> str:
 
 
 def archive_header(category: str) -> str:
-    return (f"# Archived from MEMORY.md: {CATEGORIES[category].section} "
-            "(newest first; the memory files themselves are unchanged)\n")
+    # Two kinds of lines land here: past the section's budget (the memory itself unchanged, in <category>/),
+    # and archived memories (their files moved to .archive/<category>/): the header says both.
+    return (f"# Archived from MEMORY.md: {CATEGORIES[category].section} (newest first: lines past the "
+            f"section's budget, their memories unchanged in {category}/; and archived memories, their files in "
+            f"{ARCHIVE_DIR}/{category}/)\n")
 
 
 def _archive_entry(line: str, category: str) -> IndexLine | None:
