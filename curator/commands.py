@@ -11,9 +11,10 @@ from curator.candidates import staging, usage
 from curator.util.locks import LockBusy
 from curator.util.paths import AutoMemoryOff, data_dir, project_root, resolve_memory_root
 from curator.util.textsafe import one_line
+from curator.errors import Refusal
 
 
-class UserError(Exception):
+class UserError(Refusal):
     """An error the user must act on: one clear line, exit 1."""
 
 

@@ -23,6 +23,7 @@ import re
 from curator import __version__
 from curator.util.assets import asset
 from curator.util.atomic import write_json
+from curator.errors import Refusal
 
 CACHE_NAME = "config.cache.json"
 GUARD = "guard"  # cfg["_derived"]["guard"], and a cached error's: what the write guard reads
@@ -40,7 +41,7 @@ RETIRED = {
 MIN_SEGMENT_BYTES = 1 << 16  # second_look.segment_bytes: below this a look's prompt outweighs the session it reads
 
 
-class ConfigError(Exception):
+class ConfigError(Refusal):
     """A config file is unreadable or does not fit the schema. The message names file and key.
 
     `guard` is what the write guard can still learn from the layers (guard_of_layers), when load() knows it."""

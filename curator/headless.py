@@ -32,9 +32,10 @@ from curator.review.confidence import pulled_down
 from curator.review.verify import HOLD, Issue, held
 from curator.util.atomic import NO_SPACE, failure, read_json
 from curator.util.locks import LockBusy
+from curator.errors import DiskError
 
 
-class _Stop(Exception):
+class _Stop(DiskError):
     """The disk takes no more writes: nothing more is tried in this run."""
 
 

@@ -43,6 +43,7 @@ from curator import hook_entries
 from curator.util import atomic, jsonsplice
 from curator.util.locks import FileLock, LockBusy
 from curator.util.paths import claude_config_dir, data_dir, settings_file, user_state_dir
+from curator.errors import Refusal, DamagedError
 
 SCOPES = ("local", "project", "user")
 DEFAULT_SCOPE = "local"  # personal: this machine's path has no place in a file everyone commits
@@ -53,7 +54,7 @@ _HEX = re.compile(r"[0-9a-f]{64}")
 BOM = b"\xef\xbb\xbf"
 
 
-class InstallError(Exception):
+class InstallError(Refusal):
     """A settings file memcurate must not touch, or cannot: one line to act on."""
 
 
@@ -155,7 +156,7 @@ def parse(path: str, data: bytes | None) -> dict | None:
     return doc
 
 
-class _Duplicate(Exception):
+class _Duplicate(DamagedError):
     pass
 
 

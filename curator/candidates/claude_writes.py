@@ -38,6 +38,7 @@ from curator.util.paths import is_inside, resolve_memory_root
 from curator.util.record_folder import record_ids, resolve
 from curator.util.locks import FileLock
 from curator.util.stamps import content_hash, now_iso
+from curator.errors import Refusal, StaleError, DamagedError
 
 FOLDER = "claude-writes"
 LOCK = os.path.join("locks", "claude-writes.lock")
@@ -46,20 +47,20 @@ PREFIX = "claude/"  # how a review id names a staged write of Claude's
 MEMORY_MD = "MEMORY.md"
 
 
-class ClaudeWriteError(Exception):
+class ClaudeWriteError(Refusal):
     """An unknown, ambiguous or unreadable staged write, or a move its state does not allow."""
 
 
-class Damaged(ClaudeWriteError):
+class Damaged(ClaudeWriteError, DamagedError):
     """A record that does not check out (a target outside Claude's memory folder, fields not of their
     types): listed with why, never acted on."""
 
 
-class Conflict(ClaudeWriteError):
+class Conflict(ClaudeWriteError, StaleError):
     """The target changed since the write was staged: approving it would overwrite what is there now."""
 
 
-class Refused(ValueError):
+class Refused(Refusal, ValueError):
     """A write that is not staged (too large, a file that is not text, an edit Claude Code would refuse):
     the message is the reason Claude is given."""
 

@@ -34,6 +34,7 @@ from typing import NamedTuple
 from curator.categories import base
 from curator.util.atomic import append_line, dump_json, read_json, sweep_temps, write_json
 from curator.util.stamps import now_iso
+from curator.errors import Refusal
 
 FORMAT = 1
 STAGING = "staging"
@@ -68,7 +69,7 @@ PENDING: frozenset[str] = frozenset(s for s in STATES if s not in FINAL)
 IN_FLIGHT: tuple[str, ...] = ("drafting", "drafted", "verifying")  # a drafting step under way (or left half-done)
 
 
-class StagingError(Exception):
+class StagingError(Refusal):
     """A staged file is missing, unreadable or malformed, or a state change is not allowed."""
 
 

@@ -10,10 +10,12 @@ MultiEdit applies its edits in order and fails whole when one fails.
 
 from __future__ import annotations
 
+from curator.errors import Refusal
+
 TOOLS = ("Write", "Edit", "MultiEdit")
 
 
-class EditFailed(ValueError):
+class EditFailed(Refusal, ValueError):
     """The tool call would fail in Claude Code (the message says why, as a reason Claude can act on)."""
 
 

@@ -19,6 +19,7 @@ import zlib
 from curator.util.atomic import read_json, write_json
 from curator.util.locks import FileLock
 from curator.util.safe_open import Refused, open_regular
+from curator.errors import DamagedError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs the hook milliseconds at import
@@ -32,7 +33,7 @@ LOOK_MIN_WORDS = 10  # words the person wrote since the last look that make one 
 _rules_cache: dict = {}
 
 
-class CaptureSkipped(Exception):
+class CaptureSkipped(DamagedError):
     """The transcript cannot be triaged (missing, not a regular file, a symlink, unreadable, or refused by
     the caller's `may_read`). The message says why."""
 

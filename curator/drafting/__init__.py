@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Mapping, Protocol, runtime_checkable
 
 from curator.candidates.staging import now_iso
 from curator.candidates.usage import KEYS
+from curator.errors import Refusal
 
 if TYPE_CHECKING:
     from curator.memory.memfile import MemoryDoc
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 BACKENDS = ("auto", "anthropic", "claude-cli", "offline")
 
 
-class DrafterUnavailable(Exception):
+class DrafterUnavailable(Refusal):
     """The configured backend cannot be used here. The message says why and what to do."""
 
 

@@ -19,13 +19,14 @@ import time
 from curator.library.entries import CLAUDE
 from curator.memory import memfile, memory_md
 from curator.util.atomic import failure, fsync_dir, is_temp_name, replace_if_unchanged, write_bytes, write_new
+from curator.errors import Refusal, StaleError
 
 TRASH_DIR = "trash"  # in the data dir: a copy of every file memcurate removes, redacted, kept library.trash_days
 DAY = 86400.0
 CHANGED = "changed since it was read"
 
 
-class Stopped(Exception):
+class Stopped(Refusal):
     """A step failed: the run stopped there (what was done stays, and nothing is lost). `errno`: the OS's."""
 
     def __init__(self, message: str, errno: int | None = None) -> None:
@@ -33,7 +34,7 @@ class Stopped(Exception):
         super().__init__(message)
 
 
-class _Moved(Exception):
+class _Moved(StaleError):
     """A file is no longer the bytes planned against."""
 
 

@@ -52,13 +52,14 @@ from curator.memory import memfile, memory_md
 from curator.memory.memory_md.archive import archive_add, archive_drop, archive_path, archive_replace_line
 from curator.util.paths import ARCHIVE_DIR, is_inside
 from curator.util.stamps import content_hash
+from curator.errors import Refusal
 
 OPS = ("write", "archive", "delete", "drop_line", "replace_line", "add_line", "archive_line")
 _LINE_OPS = ("add_line", "archive_line")  # MEMORY.md only: no base hash, the file is not written
 CLAUDE_ARCHIVE = f"{ARCHIVE_DIR}/{CLAUDE}"  # where Claude's archived topic files go, under the memory root
 
 
-class ChangeError(Exception):
+class ChangeError(Refusal):
     """A change set refused: `errors` says why, one line each; `changed` when a file moved under it
     (look again, then redo). Nothing was written, except by a write that failed midway (`partial`),
     whose copies come first: nothing is lost."""

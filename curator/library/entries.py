@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from curator.categories import CATEGORIES, CLAUDE
 from curator.util.paths import ARCHIVE_DIR
 from curator.util.stamps import content_hash
+from curator.errors import Refusal
 
 MEMCURATE = "memcurate"
 MEMORY_MD = "MEMORY.md"
@@ -23,7 +24,7 @@ LINE_HASH_HEX = 12
 _LINE_REF = re.compile(rf"{re.escape(MEMORY_MD)}#[0-9a-f]{{{LINE_HASH_HEX}}}\Z")
 
 
-class LibraryError(KeyError):
+class LibraryError(Refusal, KeyError):
     """A ref that names nothing (any more), or a memory that cannot be read. The message says which."""
 
     def __str__(self) -> str:  # KeyError would quote the message

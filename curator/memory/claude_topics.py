@@ -22,6 +22,7 @@ from curator.categories import CATEGORIES, CLAUDE
 from curator.memory.front_matter import MAX_FILE_BYTES
 from curator.util.paths import ARCHIVE_DIR, LEGACY_ARCHIVE_DIR, is_inside
 from curator.util.stamps import STAMP_FORMAT
+from curator.errors import DamagedError
 
 DEPTH = 3
 MEMORY_MD = "MEMORY.md"
@@ -34,7 +35,7 @@ _HEADING = re.compile(r"#{1,6}[ \t]+(.+?)[ \t#]*$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 
-class TopicError(Exception):
+class TopicError(DamagedError):
     """A topic file that cannot be read as text (not UTF-8, too big, a link leading out). `reason` says why."""
 
     def __init__(self, path: str, reason: str) -> None:

@@ -40,9 +40,10 @@ from curator.util.atomic import fsync_dir, write_text
 from curator.util.locks import FileLock
 from curator.util.paths import ARCHIVE_DIR, ARCHIVED_PREFIX, ROOT_LOCK_NAME, archived_name
 from curator.util.stamps import content_hash, now_iso
+from curator.errors import Refusal, StaleError, DamagedError
 
 
-class StoreError(Exception):
+class StoreError(Refusal):
     """Something the memory store refuses to do. The message says what and where."""
 
 
@@ -60,7 +61,7 @@ class InvalidMemoryError(StoreError, ValueError):
         super().__init__(f"{path}: invalid memory: {listed}")
 
 
-class BrokenMemoryError(StoreError):
+class BrokenMemoryError(StoreError, DamagedError):
     """A memory file that cannot be read as a memory (broken front matter, not UTF-8, wrong id...).
 
     `hash` is the hash of its bytes when they could be read (None otherwise).
@@ -84,7 +85,7 @@ class MissingMemoryError(StoreError, FileNotFoundError):
         return f"{self.path}: no such memory"
 
 
-class ConflictError(StoreError):
+class ConflictError(StoreError, StaleError):
     """The file is not the version the change was based on (changed, missing, broken, or exists)."""
 
     def __init__(self, path: str, reason: str, current_hash: str | None = None) -> None:

@@ -32,6 +32,7 @@ from curator.util.locks import FileLock
 from curator.util.private import make_dirs
 from curator.util.stamps import content_hash, now_iso
 from curator.util.textsafe import one_line
+from curator.errors import Refusal
 
 FOLDER = "proposals"
 PREFIX = "proposal/"  # how a review id names a proposal
@@ -45,7 +46,7 @@ TITLE_LIMIT = 200
 REASON_LIMIT = 600
 
 
-class ProposalError(Exception):
+class ProposalError(Refusal):
     """An unknown, ambiguous, damaged or already decided proposal, or one that cannot be staged."""
 
 

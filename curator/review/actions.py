@@ -22,9 +22,10 @@ from curator.candidates.pipeline import existing_for, process, settle
 from curator.memory import memfile
 from curator.review.decide import Decision, DecisionError, choose, decide
 from curator.review.verify import Issue, blocking
+from curator.errors import Refusal, StaleError, DiskError
 
 
-class ReviewError(Exception):
+class ReviewError(Refusal):
     """A review action that cannot be done; the message says why."""
 
 
@@ -36,11 +37,11 @@ class Blocked(ReviewError):
         super().__init__("; ".join(f"{i.where}: {i.message}" for i in issues))
 
 
-class Changed(ReviewError):
+class Changed(ReviewError, StaleError):
     """What the person was shown is not what approving would save now (redrafted, edited elsewhere)."""
 
 
-class Conflict(Blocked):
+class Conflict(Blocked, StaleError):
     """The memory file changed (or went) since the draft was based on it: redo the update."""
 
 
@@ -49,7 +50,7 @@ class Redecided(Conflict):
     against the memories as they are now (an update or a noop), to be reviewed and approved again."""
 
 
-class SaveFailed(ReviewError):
+class SaveFailed(ReviewError, DiskError):
     """A write failed (a full disk, a read-only folder, no permission). Writes are atomic, so nothing
     is half-written, and the category stays `approved`: the next run finishes the save."""
 

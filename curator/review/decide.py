@@ -21,6 +21,7 @@ from curator.categories import CATEGORIES, CLAUDE, LATEST_SECTIONS, ONE_PER_SESS
 from curator.memory import memfile
 from curator.review.verify import content_words
 from curator.review.verify import similarity as text_similarity
+from curator.errors import Refusal
 
 ACTIONS = ("create", "update", "noop", "delete")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -56,7 +57,7 @@ class Decision:
         return asdict(self)
 
 
-class DecisionError(ValueError):
+class DecisionError(Refusal, ValueError):
     """An action the rules do not allow here. The message says why."""
 
 

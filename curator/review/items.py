@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
+from curator.errors import Refusal
+
 READY = "ready"
 # A record that cannot be read or does not check out (a forged target, a rule the ledger does not back, a
 # proposal leaving the memory root): listed with why (`error`), never shown as a change nor acted on.
@@ -99,7 +101,7 @@ class Kind(Protocol):
     def reject(self, engine, item: ReviewItem, reason: str) -> Outcome: ...
 
 
-class Unresolved(Exception):
+class Unresolved(Refusal):
     """The ids given do not all name an item that can be acted on: one line per problem."""
 
     def __init__(self, problems: list[dict]) -> None:

@@ -23,6 +23,7 @@ import os
 from curator.rules import candidates, draft, ledger, rulefile
 from curator.util.locks import FileLock
 from curator.util.stamps import content_hash
+from curator.errors import Refusal
 
 PREFIX = ledger.PREFIX
 PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
@@ -30,7 +31,7 @@ LOCK = "rule-files.lock"  # in the data dir's locks/: one writer of .claude/rule
 LOCK_WAIT = 30.0  # seconds an approval or a rejection waits for another one to finish
 
 
-class RuleError(ValueError):
+class RuleError(Refusal, ValueError):
     """What keeps a candidate from being shown or acted on, in one line the person can act on (a ValueError,
     as the Engine's rule methods promise)."""
 

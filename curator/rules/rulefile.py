@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass
 from curator.capture.redact import find_secrets
 from curator.util.atomic import failure, replace_if_unchanged
 from curator.util.paths import RULES_DIR, is_inside
+from curator.errors import Refusal
 
 RULE_MAX = 300  # characters of one rule (one bullet, one line)
 TOPIC_MAX = 40  # characters of a topic's file name, before `.md`
@@ -54,7 +55,7 @@ _RESERVED = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10
 _FENCE = re.compile(r"^ {0,3}(```|~~~)", re.M)
 
 
-class RuleFileError(Exception):
+class RuleFileError(Refusal):
     """A rule that cannot be written; the message says why, for the person."""
 
 

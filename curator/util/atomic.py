@@ -12,6 +12,7 @@ import os
 import time
 
 from curator.util.private import FILE_MODE, file_mode, is_private, make_dirs
+from curator.errors import BusyError
 
 _counter = 0
 # A write failing with one of these means no other write will succeed either (full disk, quota,
@@ -225,7 +226,7 @@ def append_line(path, line: bytes) -> None:
             os.close(fd)
 
 
-class Unsettled(OSError):
+class Unsettled(BusyError, OSError):
     """The file kept changing under `replace_if_unchanged`; no other writer's change was overwritten."""
 
 

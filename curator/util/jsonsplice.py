@@ -14,11 +14,13 @@ import difflib
 import json
 import re
 
+from curator.errors import DamagedError
+
 _WS = re.compile(r"[ \t\n\r]*")
 _decoder = json.JSONDecoder()
 
 
-class DuplicateKey(ValueError):
+class DuplicateKey(DamagedError, ValueError):
     """An object to edit holds a key twice: which one counts is a reader's guess, so it is not edited."""
 
 

@@ -7,9 +7,10 @@ import os
 import time
 
 from curator.util.private import file_mode, make_dirs
+from curator.errors import BusyError
 
 
-class LockBusy(Exception):
+class LockBusy(BusyError):
     """Another process holds the lock."""
 
 

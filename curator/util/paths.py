@@ -19,6 +19,7 @@ import sys
 
 from curator.util.atomic import read_json, write_json, write_text
 from curator.util.private import DATA_DIR_NAME, make_dirs, tighten
+from curator.errors import Refusal
 
 # memcurate's own names in the memory root (the write guard keeps Claude out of them)
 ROOT_LOCK_NAME = ".memcurate.lock"
@@ -46,7 +47,7 @@ _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
 
-class AutoMemoryOff(Exception):
+class AutoMemoryOff(Refusal):
     """Claude Code's auto memory is off and memory.root is `auto`: saving would write where Claude never looks."""
 
 

@@ -13,12 +13,14 @@ import errno
 import os
 import stat
 
+from curator.errors import DamagedError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import BinaryIO, Callable
 
 
-class Refused(OSError):
+class Refused(DamagedError, OSError):
     """The file was opened, and what was opened is not to be read: not a regular file, or a
     file the caller may not read (the message, `strerror`, says why)."""
 

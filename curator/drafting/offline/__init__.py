@@ -39,17 +39,18 @@ from curator.drafting.offline.tags import SCAFFOLD, make_tags, subject_words
 from curator.drafting.offline.text import bounded_line, norm, safe_body, sentences
 from curator.memory import memfile
 from curator.util.textsafe import clean
+from curator.errors import MemcurateError, DamagedError
 
 __all__ = ["NOT_STATED", "NO_NEXT_STEP", "SCAFFOLD", "TOPIC_TITLE_WEAK", "OfflineDrafter", "sentences"]  # what the tests and the drafting package use
 
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 
-class _Invalid(Exception):
+class _Invalid(DamagedError):
     """Input the drafter cannot draft from; the message is the result's error."""
 
 
-class _Skip(Exception):
+class _Skip(MemcurateError):
     """The evidence states no fact of the category (only chatter): the result is `skipped`, as a model answers."""
 
 

@@ -28,13 +28,14 @@ from curator.drafting.offline.statements import (
 )
 from curator.drafting.offline.text import bounded_line, finish, norm
 from curator.review.form import is_chatter, is_foreign
+from curator.errors import MemcurateError
 
 # What a required section says when the session does not state it: the least that is true, never filler.
 # The recipe lists it in the draft's `weak` too ("Rationale: no reason stated in the session").
 NOT_STATED = "Not stated in the session."
 
 
-class NoEvidence(Exception):
+class NoEvidence(MemcurateError):
     """The evidence holds no usable statement for the category."""
 
 

@@ -27,6 +27,7 @@ import time
 from curator.memory.index.schema import SCHEMA_VERSION
 from curator.memory.memory_md.entry import ID_PATTERN
 from curator.util.paths import ARCHIVE_DIR, archived_name
+from curator.errors import MemcurateError
 
 KEY = "folder:"  # meta key prefix, one per category
 RECHECK_NS = 3600 * 10**9  # a category trusted by its folder stamp is still checked whole this often
@@ -126,7 +127,7 @@ def open_for_reading(path: str, root: str, categories: list[str], busy_timeout: 
     return None
 
 
-class _Doubt(Exception):
+class _Doubt(MemcurateError):
     """Something in a folder the fast path does not judge: the full path does."""
 
 

@@ -49,6 +49,7 @@ from curator.memory import claude_topics
 from curator.memory.index.schema import CLAUDE, NO_SIG, Change, insert, remove
 from curator.memory.index.watcher import ALL, Watcher, inotify_available
 from curator.memory.store import BrokenMemoryError, MemoryStore, MissingMemoryError, UnsafePathError, content_hash
+from curator.errors import BusyError
 
 RESCAN_INTERVAL = 60.0  # a watched category is still checked whole this often (events a watch cannot see)
 BATCH = 400  # files per write transaction while indexing many
@@ -74,7 +75,7 @@ class RefreshStats:
         self.seconds += other.seconds
 
 
-class _Busy(Exception):
+class _Busy(BusyError):
     """The database write lock stayed taken past the busy timeout."""
 
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from curator.categories import CATEGORIES, NAMES
 from curator.memory.memfile import DESCRIPTION_MAX, TITLE_MAX
 from curator.memory.memory_md.entry import EM_DASH, ID_PATTERN, LINK_TEXT, unescape  # noqa: F401 (re-exported)
+from curator.errors import DamagedError
 
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 _ENTRY = re.compile(rf"- \[({LINK_TEXT})\]\(([a-z_]+)/({ID_PATTERN})\.md\)(?: {EM_DASH} (.*))?\Z")
@@ -47,7 +48,7 @@ _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u
 _SPACES = re.compile(r"\s+")
 
 
-class MemoryMdError(ValueError):
+class MemoryMdError(DamagedError, ValueError):
     """MEMORY.md (or a change to it) that memcurate will not interpret. The message names the line."""
 
 

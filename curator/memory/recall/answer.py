@@ -20,11 +20,12 @@ from curator.memory.recall.lookup import Hit, prompt_words, search
 from curator.memory.recall.seen import Seen
 from curator.review.instructions import find_instructions
 from curator.util.paths import resolve_memory_root
+from curator.errors import Refusal
 
 NEW_WORDS = 3  # a loaded memory's body must hold this many words its MEMORY.md line lacks to be worth giving
 
 
-class IndexUnusable(Exception):
+class IndexUnusable(Refusal):
     """The index could not be brought up to date (the memory store refused: an unsafe root, say)."""
 
 
