@@ -3,6 +3,7 @@ XDG_STATE_HOME point at temporary folders for every test (DESIGN §4)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -11,9 +12,31 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_TRANSCRIPTS = ROOT.parent / "shared" / "transcripts"
+
+
+def _memoize_yaml_parsing() -> None:
+    """Parse each distinct YAML text once per test session: yaml.safe_load (pure Python here) costs ~0.1 s
+    for config.default.yaml, and every in-process config.build reads it again. A parse is a pure function
+    of its text, so a deep copy of the first result is what a fresh parse returns; errors are not cached
+    (they raise again), and streams other than str go through untouched."""
+    parse = yaml.safe_load
+    parsed: dict[str, object] = {}
+
+    def safe_load(stream):
+        if not isinstance(stream, str):
+            return parse(stream)
+        if stream not in parsed:
+            parsed[stream] = parse(stream)
+        return copy.deepcopy(parsed[stream])
+
+    yaml.safe_load = safe_load
+
+
+_memoize_yaml_parsing()
 
 
 CARDS_SAVED = "auto_approve:\n  offline_cards: true\n"  # the user layer's opt-in (see isolated_home)
