@@ -3,6 +3,7 @@ XDG_STATE_HOME point at temporary folders for every test (DESIGN §4)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -11,9 +12,58 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_TRANSCRIPTS = ROOT.parent / "shared" / "transcripts"
+
+
+def _memoize_yaml_parsing() -> None:
+    """Parse each distinct YAML text once per test session: yaml.safe_load (pure Python here) costs ~0.1 s
+    for config.default.yaml, and every in-process config.build reads it again. A parse is a pure function
+    of its text, so a deep copy of the first result is what a fresh parse returns; errors are not cached
+    (they raise again), and streams other than str go through untouched."""
+    parse = yaml.safe_load
+    parsed: dict[str, object] = {}
+
+    def safe_load(stream):
+        if not isinstance(stream, str):
+            return parse(stream)
+        if stream not in parsed:
+            parsed[stream] = parse(stream)
+        return copy.deepcopy(parsed[stream])
+
+    yaml.safe_load = safe_load
+
+
+def _memoize_config_builds() -> None:
+    """Build each distinct set of config layers once per test session: config.build derives the triage's
+    keyword sets (~0.1 s) on every call, and in-process tests build the same defaults hundreds of times.
+    The key is every layer's path and bytes (build reads nothing else), the result a deep copy; a layer
+    that fails to build raises again, as nothing is cached for it."""
+    from curator import config
+
+    build = config.build
+    built: dict[tuple, dict] = {}
+
+    def layer(path: str) -> bytes | None:
+        try:
+            with open(path, "rb") as f:
+                return f.read()
+        except OSError:
+            return None
+
+    def memoized(paths: list[str]) -> dict:
+        key = tuple((str(p), os.path.isfile(p), layer(p)) for p in paths)
+        if key not in built:
+            built[key] = build(paths)
+        return copy.deepcopy(built[key])
+
+    config.build = memoized
+
+
+_memoize_yaml_parsing()
+_memoize_config_builds()
 
 
 CARDS_SAVED = "auto_approve:\n  offline_cards: true\n"  # the user layer's opt-in (see isolated_home)
