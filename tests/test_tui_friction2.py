@@ -5,6 +5,8 @@ project with the offline drafter (tests/test_tui.py's helpers)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from test_tui import press, run, select, stage_demo
 from test_tui_claude_writes import said
@@ -46,17 +48,15 @@ def test_the_library_has_its_own_help_naming_archive_and_adopt_and_what_they_mea
 
 
 def test_a_queue_key_pressed_in_the_library_says_it_does_nothing_there_and_does_nothing(project, memory):
-    stage_demo(project, memory, drafted=True)
-    app = tui(project, memory)
+    app = tui(project, memory, run_pipeline=False)
     told = said(app)
 
     async def scenario(pilot):
-        await select(pilot, "decision")
         screen = await open_library(pilot)
         told.clear()
         for key in ("r", "c", "x"):
             await pilot.press(key)
-            await drain(pilot, screen)
+            await pilot.pause()
             assert app.screen is screen  # no reject dialog, no action dialog
         words = [m for m, sev in told if sev == "warning"]
         assert len(words) == 3, told
@@ -107,6 +107,11 @@ def test_a_toast_does_not_cover_the_pipeline_panel_or_the_drafting_line(project,
     stage_demo(project, memory, drafted=True)
     app = tui(project, memory)
 
+    async def main() -> None:
+        async with app.run_test(size=size, notifications=True) as pilot:  # run() leaves toasts out
+            await settle(pilot)
+            await scenario(pilot)
+
     async def scenario(pilot):
         await select(pilot, "decision")
         app.notify("a notification long enough to take three lines of a toast at a narrow width, as the "
@@ -120,4 +125,4 @@ def test_a_toast_does_not_cover_the_pipeline_panel_or_the_drafting_line(project,
             assert not toast.region.overlaps(app.query_one("#progress").region)
             assert not toast.region.overlaps(app.query_one("#budgets").region)
 
-    run(app, scenario, size=size)
+    asyncio.run(main())
