@@ -10,7 +10,7 @@ import asyncio
 import pytest
 from test_tui import press, run, select, stage_demo
 from test_tui_claude_writes import said
-from test_tui_library import drain, open_library, plain_of
+from test_tui_library import open_library, plain_of
 from textual.geometry import Region
 from textual.widgets import Label
 from tui_helpers import settle, tui
