@@ -34,6 +34,7 @@ from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.widgets import DataTable, Header
 from textual.worker import get_current_worker
 
@@ -45,7 +46,7 @@ from curator.util.locks import LockBusy
 from curator.util.private import make_dirs
 from curator.util.textsafe import one_line
 
-from .footer import TidyFooter
+from .footer import NARROW, TidyFooter, fit_footer
 from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribed, EngineReady, ItemsLoaded,
                        PipelineEvent, StagingChanged)
 from .panels import (BudgetsView, DocumentView, DraftingLine, GraduationView, IssuesView, ProgressView, card_evidence,
@@ -66,7 +67,6 @@ SELECT_SETTLE = 0.03  # seconds the cursor rests on a row before its document is
 LOADING = "loading…"  # the queue's title until the engine is up and the first load is shown
 STARTING = "starting: the keys work once the queue has loaded"  # why a key is greyed out before the engine
 NOT_ON_SCREEN = "the draft is not on screen yet: press the key again once the document panel shows it"
-NARROW = 120  # columns below which the layout gives way (_fit_width)
 NARROW_HIDDEN = frozenset(("edit_external",))  # the footer's keys left out there (help still lists them)
 AGE_TICK = 60.0  # seconds between updates of the age column (it counts in minutes after the first)
 ENGINE_FALLBACK = 1.0  # seconds after mounting: the engine starts even if no frame hook came (first paint ~0.3 s)
@@ -207,9 +207,21 @@ class MemcurateApp(App):
             return  # as laid out (the first layout is the wide one: a wide start does nothing here)
         self.set_class(narrow, "-narrow")
         for footer in self.query(TidyFooter):
-            footer.compact, footer.show_command_palette = narrow, not narrow
-            footer.hidden = NARROW_HIDDEN if narrow else frozenset()
-            footer.refresh(recompose=True)
+            fit_footer(footer, narrow, NARROW_HIDDEN)
+
+    def on_notify(self, event) -> None:
+        """Toasts stand at the bottom left of the queue, over its empty rows, above the drafting line and the
+        pipeline panel (their text stays readable) and away from the budgets (bottom right) they report on.
+        Placed at each notification: the pipeline panel grows and shrinks as categories are drafted."""
+        screen = self.screen
+        try:
+            rack = screen.query_one("ToastRack")  # textual's, by its type name (its class is private)
+            above = screen.query_one("#drafting").region.y if screen is self.screen_stack[0] else 0
+        except NoMatches:
+            return
+        lift = max(1, screen.size.height - above) if above else 1  # 1: textual's own margin elsewhere
+        if rack.styles.margin.bottom != lift:
+            rack.styles.margin = (0, 0, lift, 0)
 
     def on_mount(self) -> None:
         self._fit_width(self.size.width)
@@ -595,7 +607,7 @@ class MemcurateApp(App):
         """Grey out (None) what does not apply to the selection (why_not says why)."""
         if self.engine is None and action in STARTING_GREYED:
             return None  # starting (why_not says so)
-        if _library_open(self):  # it has its own keys: the queue's wait behind it
+        if any(_library_open(self, s) for s in self.screen_stack):  # its keys (and its help's): the queue's wait
             return action == "quit" if action in ACTION_NAMES else True
         if action not in ACTION_NAMES or action in ALWAYS:
             return True

@@ -30,7 +30,7 @@ DIALOG_CSS = """
     width: 70; height: auto; max-height: 90%; padding: 1 2;
     border: thick $primary; background: $surface;
 }}
-{name} .dialog-title {{ text-style: bold; margin-bottom: 1; }}
+{name} .dialog-title {{ width: 100%; text-style: bold; margin-bottom: 1; }}  /* wraps at a word, never cut */
 {name} .dialog-buttons {{ height: auto; align-horizontal: right; margin-top: 1; }}
 {name} Button {{ margin-left: 1; }}
 """
@@ -197,7 +197,7 @@ class EditorScreen(ModalScreen[str | None]):
     EditorScreen > Vertical { width: 95%; height: 95%; border: thick $primary; background: $surface; }
     EditorScreen TextArea { height: 1fr; }
     EditorScreen #editor-problems { height: auto; max-height: 8; color: $error; }
-    EditorScreen .dialog-title { text-style: bold; }
+    EditorScreen .dialog-title { width: 100%; text-style: bold; }
     """
     BINDINGS = [Binding("ctrl+s", "save", "Save", priority=True), Binding("escape", "cancel", "Cancel")]
 
@@ -272,7 +272,7 @@ class RuleEditScreen(ModalScreen[RuleEdit | None]):
     RuleEditScreen { align: center middle; background: $background 60%; }
     RuleEditScreen > Vertical { width: 90; height: auto; max-height: 95%; padding: 1 2;
                                 border: thick $primary; background: $surface; }
-    RuleEditScreen .dialog-title { text-style: bold; margin-bottom: 1; }
+    RuleEditScreen .dialog-title { width: 100%; text-style: bold; margin-bottom: 1; }
     RuleEditScreen Label { margin-top: 1; }
     RuleEditScreen #rule-text { height: 6; }
     RuleEditScreen #rule-paths { height: 6; }
@@ -338,9 +338,9 @@ class HelpScreen(ModalScreen[None]):
     """
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
 
-    def __init__(self, bindings: list[tuple[str, str]], notes: list[str] = ()) -> None:
+    def __init__(self, bindings: list[tuple[str, str]], notes: list[str] = (), title: str = "Keys") -> None:
         super().__init__()
-        self.rows, self.notes = bindings, list(notes)
+        self.rows, self.notes, self.heading = bindings, list(notes), title
 
     def compose(self) -> ComposeResult:
         body = Text()
@@ -351,7 +351,7 @@ class HelpScreen(ModalScreen[None]):
             body.append(f"\n{note}\n")
         body.append("\nCtrl+P opens the command palette with the same actions.", style="dim")
         with Vertical():
-            yield Label("Keys", classes="dialog-title")
+            yield Label(self.heading, classes="dialog-title")
             with VerticalScroll(id="help-body"):
                 yield Static(body)
             yield Label(Text("↑ ↓ PgUp PgDn scroll — Esc closes", style="dim"), id="help-hint")

@@ -28,7 +28,7 @@ from curator.library.entries import CLAUDE, is_line_ref
 from curator.util.textsafe import clean as display
 
 from .external_editor import edit_externally
-from .footer import TidyFooter
+from .footer import NARROW, TidyFooter, fit_footer
 from .library_dialogs import ChangeConfirm, MemoryEditor
 from .library_table import FLAG_STYLE, LibraryTable, make_row
 from .memory_md_view import render_load_view, summary
@@ -43,8 +43,14 @@ LIBRARY_ACTIONS = [  # (action, keys, footer label, what it does)
     ("toggle_memory_md", "m", "MEMORY.md", "Show MEMORY.md as Claude Code loads it"),
     ("toggle_archived", "h", "Archived", "Show or hide archived memories"),
     ("focus_search", "slash", "Search", "Search every memory as you type"),
+    ("library_help", "question_mark", "Help", "Show the library's keys"),
     ("back", "escape", "Back", "Back: to the list from MEMORY.md or the search, else to the review queue"),
 ]
+NARROW_HIDDEN = frozenset(("edit_external", "toggle_archived", "tidy_library"))  # footer keys help still lists
+# The review queue's keys mean something else here, or nothing: said when pressed, and in help.
+HELP_NOTES = ["These are the library's keys. a archives and A adopts here: in the review queue a approves a "
+              "draft and A approves every clean one. Archive and delete show the change and ask first.",
+              "The queue's other keys (r reject, c action, x retry) do nothing here: Esc goes back to the queue."]
 KEY_ACTIONS = {keys: action for action, keys, *_ in LIBRARY_ACTIONS}
 ON_SELECTION = frozenset(("edit_memory", "edit_external", "archive_memory", "delete_memory", "adopt_memory"))
 SEARCH_LIMIT = 500  # the best matches (a first letter matches nearly everything): the table narrows to them
@@ -106,7 +112,7 @@ class LibraryDone(Message):
 
 
 def _key_display(keys: str) -> str:
-    return {"slash": "/", "escape": "esc"}.get(keys, keys)
+    return {"slash": "/", "escape": "esc", "question_mark": "?"}.get(keys, keys)
 
 
 class LibraryScreen(Screen):
@@ -140,6 +146,9 @@ class LibraryScreen(Screen):
             with VerticalScroll(id="library-memory-md"):
                 yield Static(id="memory-md-body")
         yield TidyFooter()
+
+    def on_resize(self, event) -> None:
+        fit_footer(self.query_one(TidyFooter), event.size.width < NARROW, NARROW_HIDDEN)
 
     def on_mount(self) -> None:
         self.sub_title = "Library"
@@ -333,8 +342,25 @@ class LibraryScreen(Screen):
             return
         action = KEY_ACTIONS.get(event.key)
         why = self.why_not(action) if action else None
+        if action is None:
+            why = self._queue_key(event.key)
         if why:
             self.notify(why, severity="warning", markup=False)
+
+    def _queue_key(self, key: str) -> str | None:
+        """What a key of the review queue's the library does not have would do there (not here), or None."""
+        for binding in getattr(self.app, "BINDINGS", ()):
+            if isinstance(binding, Binding) and binding.key == key and binding.action != "quit":
+                return (f"{binding.key_display or key} is the review queue's {binding.description} key: it does "
+                        "nothing in the library; Esc goes back to the queue, ? lists the library's keys")
+        return None
+
+    def action_library_help(self) -> None:
+        from .dialogs import HelpScreen
+
+        rows = [(_key_display(keys), desc) for _, keys, _, desc in LIBRARY_ACTIONS]
+        rows += [("↑ ↓ j k", "Move in the list"), ("q", "Quit")]
+        self.app.push_screen(HelpScreen(rows, HELP_NOTES, title="Library keys"))
 
     def action_back(self) -> None:
         """Esc goes back one step: from the search to the list, from the MEMORY.md view to the list, from the
