@@ -183,7 +183,7 @@ def status(args) -> int:
           f"{'category' if categories == 1 else 'categories'} in them"
           + (f" ({doc['unreadable']} unreadable)" if doc["unreadable"] else ""))
     for state, n in doc["by_state"].items():
-        print(f"  {n:>4}  {state:<10} {STATE_WORDS.get(state, '')}")
+        print(f"  {n:>4}  {state:<10} {staging.STATE_MEANING.get(state, '')}")
     print(f"pending      {doc['pending']} {'category' if doc['pending'] == 1 else 'categories'} not yet saved, "
           "rejected or skipped")
     if doc["drafts"]:
@@ -215,14 +215,6 @@ def status(args) -> int:
     elif doc.get("memory_md_error"):
         print(f"MEMORY.md    {one_line(doc['memory_md_error'], 300)}")
     return 0
-
-
-# What each state of a category means, in `status` (staging.TRANSITIONS has the moves).
-STATE_WORDS = {"triaged": "found by the hook, not drafted yet", "drafting": "being drafted (or left half-done)",
-               "drafted": "drafted, not verified yet", "verifying": "being verified",
-               "ready": "drafted and verified: waiting for your review", "approved": "approved, being saved",
-               "failed": "drafting failed: retry with x in the TUI", "rejected": "rejected", "saved": "saved",
-               "skipped": "nothing durable, or another category holds its fact"}
 
 
 def _claude_writes(data: str, project: str, cfg: dict | None) -> dict:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import stat
 import tempfile
+import time
 
 from curator.candidates import staging
 from curator.util.assets import asset
@@ -37,9 +40,6 @@ def tidy_old(parent: str, now: float | None = None, keep_hours: float = KEEP_HOU
     """Remove the demo folders earlier runs left in `parent` (the temp folder) over `keep_hours` old: only
     folders named memcurate-demo-* that hold the demo's mark, are owned by this user and are not links.
     The ones removed; a folder that cannot be removed is left as it is."""
-    import shutil
-    import time
-
     now = time.time() if now is None else now
     removed = []
     try:
@@ -54,8 +54,6 @@ def tidy_old(parent: str, now: float | None = None, keep_hours: float = KEEP_HOU
             mark = os.lstat(os.path.join(e.path, MARK))
         except OSError:
             continue
-        import stat
-
         if not e.is_dir(follow_symlinks=False) or st.st_uid != os.getuid() or not stat.S_ISREG(mark.st_mode) \
                 or now - mark.st_mtime < keep_hours * 3600:
             continue

@@ -64,6 +64,12 @@ TRANSITIONS: dict[str, tuple[str, ...]] = {
     "skipped": (),
 }
 STATES: tuple[str, ...] = tuple(TRANSITIONS)
+# What each state means to a person (`memcurate status`).
+STATE_MEANING = {"triaged": "found by the hook, not drafted yet", "drafting": "being drafted (or left half-done)",
+                 "drafted": "drafted, not verified yet", "verifying": "being verified",
+                 "ready": "drafted and verified: waiting for your review", "approved": "approved, being saved",
+                 "failed": "drafting failed: retry with x in the TUI", "rejected": "rejected", "saved": "saved",
+                 "skipped": "nothing durable, or another category holds its fact"}
 FINAL: frozenset[str] = frozenset(s for s, moves in TRANSITIONS.items() if not moves)
 PENDING: frozenset[str] = frozenset(s for s in STATES if s not in FINAL)
 IN_FLIGHT: tuple[str, ...] = ("drafting", "drafted", "verifying")  # a drafting step under way (or left half-done)
