@@ -90,7 +90,7 @@ def engine_info() -> dict:
     Only in the venv child."""
     import importlib.util
 
-    import curator
+    from memcurate import curator
 
     d = os.path.dirname(curator.__file__)
     mods = [os.path.join(root, f) for root, _, files in os.walk(d) for f in files if f.endswith(".py")]

@@ -43,13 +43,13 @@ ROOT = BENCH.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # the checkout's engine, as the other benches run it
 
-from curator import config  # noqa: E402
-from curator.capture.digest import Digest, digest  # noqa: E402
-from curator.categories import CATEGORIES  # noqa: E402
-from curator.memory import memfile  # noqa: E402
-from curator.review import confidence  # noqa: E402
-from curator.review.verify import verify  # noqa: E402
-from curator.util.textsafe import one_line  # noqa: E402
+from memcurate.curator import config  # noqa: E402
+from memcurate.curator.capture.digest import Digest, digest  # noqa: E402
+from memcurate.curator.categories import CATEGORIES  # noqa: E402
+from memcurate.curator.memory import memfile  # noqa: E402
+from memcurate.curator.review import confidence  # noqa: E402
+from memcurate.curator.review.verify import verify  # noqa: E402
+from memcurate.curator.util.textsafe import one_line  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 LABELS = BENCH / "calibration_labels.json"
@@ -165,7 +165,7 @@ def _digest(path: Path) -> Digest:
 
 def entry_of(draft: dict, d: Digest) -> dict:
     """The triage entry the second look gives this draft's fact: its cited entries, in the order cited."""
-    from curator.candidates import second_look
+    from memcurate.curator.candidates import second_look
 
     cfg = _config()
     cited = list(dict.fromkeys(e.n for line in draft["cites"] for e in d.at_line(line)))

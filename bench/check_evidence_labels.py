@@ -201,11 +201,11 @@ def check(labels: dict, shared: str, find_secrets=None) -> tuple[list[str], Coun
 
 
 def _secret_finder():
-    """curator.capture.redact.find_secrets from this checkout, or None when it cannot be imported."""
+    """memcurate.curator.capture.redact.find_secrets from this checkout, or None when it cannot be imported."""
     if REPO not in sys.path:
         sys.path.insert(0, REPO)
     try:
-        from curator.capture.redact import find_secrets
+        from memcurate.curator.capture.redact import find_secrets
     except ImportError:
         return None
     return find_secrets

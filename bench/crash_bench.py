@@ -126,7 +126,7 @@ class Checker:
         self.cache: dict[str, tuple[tuple, list[str]]] = {}
 
     def _memory_file(self, path: str, category: str) -> list[str]:
-        from curator.memory import memfile
+        from memcurate.curator.memory import memfile
 
         st = os.stat(path)
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
@@ -150,9 +150,9 @@ class Checker:
 
     def check(self, final: bool = False) -> tuple[list[str], dict]:
         """(violations, facts). `final`: the work is done, so transient states are violations too."""
-        from curator.candidates import staging
-        from curator.categories import CATEGORIES
-        from curator.memory import memory_md
+        from memcurate.curator.candidates import staging
+        from memcurate.curator.categories import CATEGORIES
+        from memcurate.curator.memory import memory_md
 
         v: list[str] = []
         mem = self.live.memory
@@ -308,7 +308,7 @@ def status(live: Live) -> dict:
 
 def child(args) -> int:
     info = B.check_engine(PROG)
-    from curator import config
+    from memcurate.curator import config
 
     t_start = time.perf_counter()
     work = tempfile.mkdtemp(prefix="memcurate-crash-bench-", dir=args.workdir)

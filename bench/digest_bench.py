@@ -27,8 +27,8 @@ RESULTS = REPO / "bench" / "results"
 TOKEN_BUDGET = 10000  # input tokens per MB of transcript, for a whole request (issue 23)
 sys.path.insert(0, str(REPO))
 
-from curator import config  # noqa: E402
-from curator.capture.digest import digest  # noqa: E402
+from memcurate.curator import config  # noqa: E402
+from memcurate.curator.capture.digest import digest  # noqa: E402
 
 
 def transcripts() -> list[Path]:

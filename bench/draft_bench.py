@@ -98,8 +98,8 @@ TOPICS = {"decision": "gateway tokens chosen over sessions", "constraint": "quot
 
 def answers() -> dict[str, dict]:
     """A valid answer for each category, in the shape its draft asks (a fact, or every required section)."""
-    from curator.categories import CATEGORIES
-    from curator.drafting.prompt import FACT_CATEGORIES
+    from memcurate.curator.categories import CATEGORIES
+    from memcurate.curator.drafting.prompt import FACT_CATEGORIES
 
     out = {}
     for name, cat in CATEGORIES.items():
@@ -214,8 +214,8 @@ class Runner:
         self.n = 0
 
     def stage(self, backend: str, concurrency: int | None):
-        from curator.capture.incremental import capture
-        from curator.engine import Engine
+        from memcurate.curator.capture.incremental import capture
+        from memcurate.curator.engine import Engine
 
         self.n += 1
         site = os.path.join(self.work, f"run-{self.n:03d}")
@@ -242,7 +242,7 @@ class Runner:
         return engine, report["triage"]
 
     def run(self, backend: str, concurrency: int | None, only: list[str] | None) -> dict:
-        from curator.candidates import staging
+        from memcurate.curator.candidates import staging
 
         engine, tid = self.stage(backend, concurrency)
         done: dict[str, float] = {}
@@ -313,8 +313,8 @@ def main() -> int:
     try:
         import anthropic  # noqa: F401  (the anthropic scenarios run the real SDK)
 
-        from curator import config
-        from curator.util.assets import asset
+        from memcurate.curator import config
+        from memcurate.curator.util.assets import asset
     except ImportError as e:
         B.die(PROG, f"needs memcurate and the anthropic SDK importable by {sys.executable}: {e}")
 

@@ -67,7 +67,7 @@ class Site:
         self.templates: dict[str, tuple[str, str]] = {}
 
     def engine(self):
-        from curator.engine import Engine
+        from memcurate.curator.engine import Engine
 
         return Engine(self.project)
 
@@ -93,14 +93,14 @@ class Site:
 
 def review_of(data: str, tid: str, cat: str) -> dict:
     """A candidate's review record, read from a data dir (the bench copies data dirs around)."""
-    from curator.candidates.candidate import read_review
+    from memcurate.curator.candidates.candidate import read_review
 
     return read_review(data, tid, cat)
 
 
 def stage_demo_copies(site: Site, engine, specs: list[tuple[int, str | None, bool]], salt: int) -> list[str]:
     """Stage demo copies: (n, code word or None, light edit) each; returns the transcripts."""
-    from curator.capture.incremental import capture
+    from memcurate.curator.capture.incremental import capture
 
     raw = open(B.DEMO, encoding="utf-8").read()
     folder = os.path.join(site.dir, "transcripts")
@@ -119,7 +119,7 @@ def stage_demo_copies(site: Site, engine, specs: list[tuple[int, str | None, boo
 
 
 def all_states(data: str) -> dict[tuple[str, str], dict]:
-    from curator.candidates import staging
+    from memcurate.curator.candidates import staging
 
     return {(tid, c): r for tid in staging.triage_ids(data) for c, r in staging.category_states(data, tid).items()}
 
@@ -141,7 +141,7 @@ def decisions(data: str) -> dict[str, int]:
 
 def time_pipeline(site: Site, template: str) -> dict:
     """One run: process() every pending triage, from the restored template."""
-    from curator.candidates.pipeline import pending_triages
+    from memcurate.curator.candidates.pipeline import pending_triages
 
     engine = site.restore(template)
     tids = pending_triages(engine.data)
@@ -165,10 +165,10 @@ def time_saves(site: Site, template: str, mode: str, profile: bool = False) -> d
 
     mode "auto": `auto_approve()`, the headless front end (a triage's saves share one MEMORY.md write);
     mode "one": `approve()` of one candidate at a time, as a person's keypress in the TUI does."""
-    from curator.candidates.pipeline import pending_triages
-    from curator.headless import auto_approve
-    from curator.memory import memory_md
-    from curator.review.actions import ReviewError
+    from memcurate.curator.candidates.pipeline import pending_triages
+    from memcurate.curator.headless import auto_approve
+    from memcurate.curator.memory import memory_md
+    from memcurate.curator.review.actions import ReviewError
 
     engine = site.restore(template)
     todo = [(tid, cat) for (tid, cat), rec in all_states(site.data).items() if rec["state"] == "ready"]
@@ -222,11 +222,11 @@ def time_saves(site: Site, template: str, mode: str, profile: bool = False) -> d
 
 def child(args) -> int:
     info = B.check_engine(PROG)
-    from curator.candidates import staging
-    from curator.candidates.pipeline import pending_triages
-    from curator.headless import auto_approve
-    from curator.memory import memfile as mf
-    from curator.review.actions import ReviewError
+    from memcurate.curator.candidates import staging
+    from memcurate.curator.candidates.pipeline import pending_triages
+    from memcurate.curator.headless import auto_approve
+    from memcurate.curator.memory import memfile as mf
+    from memcurate.curator.review.actions import ReviewError
 
     quick = args.quick
     runs = args.runs or (1 if quick else 5)
@@ -270,7 +270,7 @@ def child(args) -> int:
         shared = None
         sources = B.main_session_files(args.transcripts) if os.path.isdir(args.transcripts) else []
         if sources and not (args.no_shared or quick):
-            from curator.capture.incremental import capture
+            from memcurate.curator.capture.incremental import capture
 
             shared = Site(work, "pipeline-shared")
             e = shared.engine()

@@ -52,8 +52,8 @@ ROOT = BENCH.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # the checkout's engine, as draft_bench and gate_bench run it
 
-from curator.drafting.claude_cli import ClaudeCliDrafter  # noqa: E402
-from curator.drafting.input_cap import CHARS_PER_TOKEN, TOOL_CHARS  # noqa: E402
+from memcurate.curator.drafting.claude_cli import ClaudeCliDrafter  # noqa: E402
+from memcurate.curator.drafting.input_cap import CHARS_PER_TOKEN, TOOL_CHARS  # noqa: E402
 
 PROG = "evidence_bench"
 SHARED = ROOT.parent / "shared"
@@ -199,8 +199,8 @@ class RecordingDrafter(ClaudeCliDrafter):
             return {"concerns": []}
         if kind == "look":
             return {"facts": self.findings(request) if self.look == "oracle" else []}
-        from curator.categories import CATEGORIES as CATS
-        from curator.drafting.prompt import FACT_CATEGORIES
+        from memcurate.curator.categories import CATEGORIES as CATS
+        from memcurate.curator.drafting.prompt import FACT_CATEGORIES
 
         # Words of its own per fact: drafts that share their words are one fact to the pipeline's fold
         # (same_fact.py), which would skip all but one.
@@ -263,9 +263,9 @@ def run_session(transcript: Path, facts: tuple[Fact, ...], site: Path, *, verify
                 look: str = "oracle") -> Run:
     """Backfill `transcript` in a new project under `site` and process every triage it stages, as a user's
     `memcurate triage PATH` and a Claude backend would, with the recording stand-in."""
-    from curator.candidates import staging
-    from curator.capture.incremental import capture
-    from curator.engine import Engine
+    from memcurate.curator.candidates import staging
+    from memcurate.curator.capture.incremental import capture
+    from memcurate.curator.engine import Engine
 
     project, memory = site / "project", site / "memory"
     (project / ".git").mkdir(parents=True, exist_ok=True)
@@ -323,7 +323,7 @@ def digest_module():
     import importlib
 
     try:  # by its module name (sys.modules first): the package's attribute may be another import's
-        module = importlib.import_module("curator.capture.digest")
+        module = importlib.import_module("memcurate.curator.capture.digest")
     except ImportError:
         return None
     return module if hasattr(module, "digest") else None

@@ -27,8 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from curator import config  # noqa: E402
-from curator.capture.incremental import capture  # noqa: E402
+from memcurate.curator import config  # noqa: E402
+from memcurate.curator.capture.incremental import capture  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 LABELS = ROOT / "tests" / "data" / "triage_labels.json"
@@ -37,7 +37,7 @@ GATES = (0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
 
 def drafts_of(project_files: list[tuple[str, Path]], work: Path) -> list[dict]:
     """Draft a project's labelled sessions offline in a throwaway project; one row per ready draft."""
-    from curator.engine import Engine
+    from memcurate.curator.engine import Engine
 
     home = work / "home"
     os.environ.update(HOME=str(home), CLAUDE_CONFIG_DIR=str(home / ".claude"), XDG_CONFIG_HOME=str(home / ".config"))

@@ -38,7 +38,7 @@ RESULTS = os.path.join(hb.BENCH, "results", "guard.json")
 
 def project_key(path: str) -> str:
     """Claude Code's folder name for a project: the engine's one home of the rule."""
-    from curator.util.paths import project_key as key
+    from memcurate.curator.util.paths import project_key as key
 
     return key(path)
 

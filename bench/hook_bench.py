@@ -179,7 +179,7 @@ def ensure_install(venv: str, force: bool) -> str:
 
 
 def _package_dirs(py: str, env: dict) -> list[str]:
-    code = "import os, curator, hooks; print(os.path.dirname(curator.__file__)); print(os.path.dirname(hooks.__file__))"
+    code = "from memcurate import curator, hooks; import os; print(os.path.dirname(curator.__file__)); print(os.path.dirname(hooks.__file__))"
     r = subprocess.run([py, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                        cwd=tempfile.gettempdir())
     return r.stdout.split() if r.returncode == 0 else []
@@ -217,7 +217,7 @@ def describe_install(interp: list[str], env: dict) -> dict:
     """Where the hook's engine is imported from, and whether its .pyc files exist (an editable checkout
     under PYTHONDONTWRITEBYTECODE=1 recompiles every module on every run)."""
     code = (
-        "import importlib.util, json, os, sys, curator, hooks\n"
+        "import importlib.util, json, os, sys\nfrom memcurate import curator, hooks\n"
         "mods = []\n"
         "for pkg in (curator, hooks):\n"
         "    d = os.path.dirname(pkg.__file__)\n"
@@ -554,7 +554,7 @@ def parse_time(s: str) -> dt.datetime:
 
 def project_key(path: str) -> str:
     """Claude Code's folder name for a project: the engine's one home of the rule."""
-    from curator.util.paths import project_key as key
+    from memcurate.curator.util.paths import project_key as key
 
     return key(path)
 

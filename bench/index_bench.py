@@ -45,10 +45,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from curator.categories import CATEGORIES  # noqa: E402
-from curator.memory import memfile  # noqa: E402
-from curator.memory.index import MemoryIndex  # noqa: E402
-from curator.memory.store import MemoryStore  # noqa: E402
+from memcurate.curator.categories import CATEGORIES  # noqa: E402
+from memcurate.curator.memory import memfile  # noqa: E402
+from memcurate.curator.memory.index import MemoryIndex  # noqa: E402
+from memcurate.curator.memory.store import MemoryStore  # noqa: E402
 
 TARGET_MEDIAN_MS = 20.0
 SHARE = {"decision": 0.28, "constraint": 0.20, "runbook": 0.20, "tech_debt": 0.14, "preference": 0.10,

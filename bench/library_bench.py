@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from benchlib import isolate_home, machine, make_project, median, now_utc, write_results  # noqa: E402
 from index_bench import SHARE, Gen  # noqa: E402
 
-from curator.memory import memfile  # noqa: E402
+from memcurate.curator.memory import memfile  # noqa: E402
 
 RESULTS = str(ROOT / "bench" / "results" / "library.json")
 QUERIES = ["auth token", "postgres migration", "retry backoff", "deploy rollback", "cache", "flaky test",
@@ -87,7 +87,7 @@ def main(argv=None) -> int:
     work = tempfile.mkdtemp(prefix="library-bench-")
     try:
         isolate_home(work)
-        from curator.engine import Engine
+        from memcurate.curator.engine import Engine
 
         t0 = time.perf_counter()
         project, _memory = build_project(work, args.memories, args.seed)

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import benchlib as B  # noqa: E402
 import tui_bench as T  # noqa: E402
 from library_bench import build_project  # noqa: E402
-from widgets.library import SEARCH_LIMIT  # noqa: E402
+from memcurate.widgets.library import SEARCH_LIMIT  # noqa: E402
 
 RESULTS = str(ROOT / "bench" / "results" / "library_tui.json")
 TARGET_KEY_MS = T.TARGET_KEY_MS
@@ -45,8 +45,8 @@ QUERIES = ["auth token", "postgres", "retry", "deploy rollback", "cache", "flaky
 async def measure(project: str, opens: int, presses: int, say) -> dict:
     from textual import events
 
-    from curator.engine import Engine
-    from widgets.library import LibraryScreen
+    from memcurate.curator.engine import Engine
+    from memcurate.widgets.library import LibraryScreen
 
     out = {"open": [], "key": [], "found": [], "engine_search": [], "engine_library": []}
     engine = Engine(project)
@@ -140,7 +140,7 @@ def main(argv=None) -> int:
         B.isolate_home(work)
         os.environ.update(T.TERM_ENV)
         project, _memory = build_project(work, args.memories, args.seed)
-        from curator.engine import Engine
+        from memcurate.curator.engine import Engine
 
         Engine(project).library()  # the index built once, as a project that has been used has it
         out = asyncio.run(measure(project, args.opens, args.presses, B.say))

@@ -59,8 +59,8 @@ def build_root(root: str, n: int, seed: int) -> list:
     """N memory files across the categories (index_bench's generator) and a MEMORY.md; returns the docs."""
     from index_bench import SHARE, Gen
 
-    from curator.memory import memfile
-    from curator.memory.memory_md import IndexLine, render_section
+    from memcurate.curator.memory import memfile
+    from memcurate.curator.memory.memory_md import IndexLine, render_section
 
     gen = Gen(seed)
     cats = list(SHARE)
@@ -99,7 +99,7 @@ def distinctive(docs: list):
 
 def save_memory(root: str, doc) -> str:
     """Write `doc` the way memcurate saves: a temporary file renamed into its category folder."""
-    from curator.memory import memfile
+    from memcurate.curator.memory import memfile
 
     path = os.path.join(root, doc.category, f"{doc.id}.md")
     tmp = os.path.join(root, doc.category, f".{doc.id}.tmp")
@@ -175,8 +175,8 @@ def main(argv: list[str]) -> int:
 
         def index_runbooks():
             """What the engine does after a save, or on its next look: the category indexed."""
-            from curator.memory.index import MemoryIndex
-            from curator.memory.store import MemoryStore
+            from memcurate.curator.memory.index import MemoryIndex
+            from memcurate.curator.memory.store import MemoryStore
 
             with MemoryIndex(os.path.join(data, "index.sqlite"), MemoryStore(root), watch=False) as index:
                 index.refresh("runbook")
@@ -184,7 +184,7 @@ def main(argv: list[str]) -> int:
         def add(indexed: bool):
             nonlocal added
             added += 1
-            from curator.memory import memfile
+            from memcurate.curator.memory import memfile
 
             word = bl.code_word(added)  # each added memory its own word: the prompt is about it alone
             d = memfile.MemoryDoc(id=f"bench-added-{added}", category="runbook",

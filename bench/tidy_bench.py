@@ -46,7 +46,7 @@ def body(cat: str, first: str, second: str) -> str:
 
 
 def write(root: str, mid: str, cat: str, title: str, text: str, stamp: str) -> None:
-    from curator.memory import memfile
+    from memcurate.curator.memory import memfile
 
     doc = memfile.MemoryDoc(id=mid, category=cat, title=title, description=title, tags=["bench"], created=stamp,
                             updated=stamp, sources=[{"session": f"s-{mid}"}], body=text)
@@ -102,8 +102,8 @@ def main(argv: list[str]) -> int:
         dups, contras = max(1, args.memories // 200), max(1, args.memories // 500)
         planted_dup, planted_con = fill(memory, args.memories, dups, contras)
 
-        from curator.engine import Engine
-        from curator.hygiene import duplicates
+        from memcurate.curator.engine import Engine
+        from memcurate.curator.hygiene import duplicates
 
         engine = Engine(project)
         try:

@@ -17,10 +17,10 @@ import tempfile
 
 from triage_labels import PARTS, SHARED, load
 
-from curator import config
-from curator.capture.transcript import TranscriptReader
-from curator.capture.triage import Rules, triage_entries
-from curator.categories import NAMES
+from memcurate.curator import config
+from memcurate.curator.capture.transcript import TranscriptReader
+from memcurate.curator.capture.triage import Rules, triage_entries
+from memcurate.curator.categories import NAMES
 
 
 def prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from curator.categories import NAMES  # noqa: E402
+from memcurate.curator.categories import NAMES  # noqa: E402
 
 LABELS = ROOT / "tests" / "data" / "triage_labels.json"
 SHARED = ROOT.parent / "shared"

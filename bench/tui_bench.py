@@ -106,7 +106,7 @@ class Site:
         self.data = os.path.join(self.project, ".memcurate")
 
     def engine(self):
-        from curator.engine import Engine
+        from memcurate.curator.engine import Engine
 
         return Engine(self.project)
 
@@ -123,8 +123,8 @@ class Site:
 
     def drafted_triage(self, n: int, salt: int) -> str:
         """Stage demo copy n and draft it (offline): every category ready. Returns its id."""
-        from curator.candidates import staging
-        from curator.capture.incremental import capture
+        from memcurate.curator.candidates import staging
+        from memcurate.curator.capture.incremental import capture
 
         e = self.engine()
         try:
@@ -142,7 +142,7 @@ class Site:
 
 def pending(data: str, tid: str) -> int:
     """The rows a drafted triage shows: its categories waiting for review (a skipped one is final)."""
-    from curator.candidates import staging
+    from memcurate.curator.candidates import staging
 
     return sum(1 for rec in staging.category_states(data, tid).values() if rec["state"] in staging.PENDING)
 
@@ -150,7 +150,7 @@ def pending(data: str, tid: str) -> int:
 def copy_triage(data: str, tid: str, count: int) -> list[str]:
     """`count` copies of a staged triage folder under new ids (ids sort after `tid`, one minute apart,
     with a checksum-like tail as real ids have), each with its triage.json "id" set to match."""
-    from curator.candidates import staging
+    from memcurate.curator.candidates import staging
 
     src = staging.triage_dir(data, tid)
     start = dt.datetime.strptime(tid.split("-")[0], "%Y%m%dT%H%M%SZ")
@@ -175,7 +175,7 @@ def bench_app_class():
     """MemcurateApp with a probe on every frame written, and a driver that renders like a terminal's."""
     from textual.drivers.headless_driver import HeadlessDriver
 
-    from widgets.app import MemcurateApp
+    from memcurate.widgets.app import MemcurateApp
 
     class NullTerminal(HeadlessDriver):
         """The headless driver skips turning frames into terminal sequences; this one does not (the app
@@ -295,9 +295,9 @@ def stager(project: str) -> int:
     and reports when the triage folder appeared: the time of the rename of .incoming/<tid> into staging/.
     A line `claude N` stages a write of Claude's instead, as the write guard does in review mode, and reports
     the rename of its record into claude-writes/."""
-    from curator.candidates import claude_writes, staging
-    from curator.capture.incremental import capture
-    from curator.engine import Engine
+    from memcurate.curator.candidates import claude_writes, staging
+    from memcurate.curator.capture.incremental import capture
+    from memcurate.curator.engine import Engine
 
     e = Engine(project)
     targets = (staging.staging_dir(e.data), claude_writes.folder(e.data))
@@ -332,8 +332,8 @@ def stager(project: str) -> int:
 
 async def measure_landing(site: Site, rounds: int, say, pipeline: bool = True, claude: bool = False) -> dict:
     """Triages (or, with `claude`, writes of Claude's) staged by another process, each to its row on screen."""
-    from curator.engine import Engine
-    from widgets.queue import QueueTable
+    from memcurate.curator.engine import Engine
+    from memcurate.widgets.queue import QueueTable
 
     # +1: a warm-up round
     paths = [f"claude {n}" if claude else site.transcript(n, salt=5) for n in range(rounds + 1)]
@@ -401,8 +401,8 @@ async def measure_keys(site: Site, expected: int, instances: int, presses: int, 
                        say, prof=None) -> dict:
     from textual import events
 
-    from curator.engine import Engine
-    from widgets.queue import QueueTable
+    from memcurate.curator.engine import Engine
+    from memcurate.widgets.queue import QueueTable
 
     rng = random.Random(seed)
     out = {"frame": [], "document": [], "scrolled": 0, "presses": 0, "by_key": {k: [] for k in KEYS},
@@ -526,7 +526,7 @@ async def measure_keys(site: Site, expected: int, instances: int, presses: int, 
 
 def measure_board_load(site: Site, runs: int) -> tuple[list[float], int]:
     """Board.load() of every staged triage by a new Board (what the app's first load does), ms."""
-    from curator.candidates.queue import Board
+    from memcurate.curator.candidates.queue import Board
 
     xs = []
     for _ in range(runs):
@@ -657,7 +657,7 @@ def child(args) -> int:
     import textual
     import watchfiles
 
-    import widgets
+    from memcurate import widgets
 
     for mod in (widgets, textual, watchfiles):
         where = os.path.realpath(mod.__file__)

@@ -8,9 +8,9 @@ error, a damaged file a detector needs: the other detectors still run and their 
 
 from __future__ import annotations
 
-from curator.commands import PROPOSAL_HINT, _print_json, open_engine, project_dir
-from curator.hygiene import SEVERITIES
-from curator.util.textsafe import one_line
+from memcurate.curator.commands import PROPOSAL_HINT, _print_json, open_engine, project_dir
+from memcurate.curator.hygiene import SEVERITIES
+from memcurate.curator.util.textsafe import one_line
 
 
 def check(args) -> int:

@@ -16,7 +16,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["hook"]:
         # The hot path: every Claude Code turn. No argparse, no yaml, nothing else.
-        from hooks.dispatch import main as hook_main
+        from memcurate.hooks.dispatch import main as hook_main
 
         code = hook_main(argv[1:])  # --review-auto-memory: the write guard stages Claude's memory writes
         if as_command:
@@ -50,7 +50,7 @@ def _reader_left() -> int:
 def _main(argv: list[str]) -> int:
     import argparse
 
-    from curator import __version__
+    from memcurate.curator import __version__
 
     parser = argparse.ArgumentParser(
         prog="memcurate",
@@ -103,22 +103,22 @@ def _main(argv: list[str]) -> int:
     if args.min_confidence is not None and not (args.auto_approve and args.command is None):
         parser.error("--min-confidence goes with --auto-approve")
     try:
-        from curator import commands
+        from memcurate.curator import commands
 
         if args.command == "triage":
             return commands.triage(args)
         if args.command == "status":
             return commands.status(args)
         if args.command in ("list", "show", "approve", "reject"):
-            from curator import review_commands
+            from memcurate.curator import review_commands
 
             return getattr(review_commands, {"list": "list_items"}.get(args.command, args.command))(args)
         if args.command == "check":
-            from curator.check_command import check
+            from memcurate.curator.check_command import check
 
             return check(args)
         if args.command == "tidy":
-            from curator.tidy_command import tidy
+            from memcurate.curator.tidy_command import tidy
 
             return tidy(args)
         if args.command in ("install", "uninstall"):
@@ -211,7 +211,7 @@ def _confidence(value: str) -> float:
 
 def _hook(stdin: bytes, env: dict) -> int:
     """The real hook, in-process (the demo feeds its session through it as Claude Code would)."""
-    from hooks.dispatch import run
+    from memcurate.hooks.dispatch import run
 
     return run(stdin, env)
 
@@ -227,7 +227,7 @@ def _review(project: str) -> int:
     # The start allocates much and frees little: no cyclic collection until the first frame is on the screen
     # (~7% of the imports; the app enables it then, widgets/app.py).
     gc.disable()
-    from widgets.app import run
+    from memcurate.widgets.app import run
 
     return _leave(run(project))
 
@@ -243,7 +243,7 @@ def _leave(code: int) -> int:
     # however they were started, they are what would keep the process alive.
     if not any(t.is_alive() and t.name.startswith("memcurate-") for t in threading.enumerate()):
         return code
-    from curator.drafting.claude_cli import kill_children
+    from memcurate.curator.drafting.claude_cli import kill_children
 
     kill_children()
     sys.stdout.flush()

@@ -6,12 +6,12 @@ import json
 import os
 import sys
 
-from curator import config
-from curator.candidates import staging, usage
-from curator.util.locks import LockBusy
-from curator.util.paths import AutoMemoryOff, data_dir, project_root, resolve_memory_root
-from curator.util.textsafe import one_line
-from curator.errors import Refusal
+from memcurate.curator import config
+from memcurate.curator.candidates import staging, usage
+from memcurate.curator.util.locks import LockBusy
+from memcurate.curator.util.paths import AutoMemoryOff, data_dir, project_root, resolve_memory_root
+from memcurate.curator.util.textsafe import one_line
+from memcurate.curator.errors import Refusal
 
 
 class UserError(Refusal):
@@ -40,7 +40,7 @@ def _config(project: str, data: str) -> dict:
 
 def open_engine(project: str):
     """The project's Engine (the caller closes it); a config it cannot read is the user's to fix: one line."""
-    from curator.engine import Engine
+    from memcurate.curator.engine import Engine
 
     try:
         engine = Engine(project)
@@ -65,7 +65,7 @@ def _print_json(doc) -> None:
 
 
 def triage(args) -> int:
-    from curator.capture.incremental import CaptureSkipped, capture  # triage's alone: not on the TUI's start
+    from memcurate.curator.capture.incremental import CaptureSkipped, capture  # triage's alone: not on the TUI's start
 
     project = project_dir(args)
     data = data_dir(project)
@@ -150,18 +150,18 @@ def status(args) -> int:
         doc["claude_config_dir"] = location["claude_config_dir"]
         doc["claude_config_dir_from"] = location["claude_config_dir_from"]
         doc["auto_memory"] = location["auto_memory"]
-        from curator.drafting import describe  # not on the TUI's start path (its dataclasses cost ~10 ms)
+        from memcurate.curator.drafting import describe  # not on the TUI's start path (its dataclasses cost ~10 ms)
 
         doc["drafting"] = describe(cfg)  # which backend and models, and why; imports no SDK
         try:
-            from curator.memory import memory_md
+            from memcurate.curator.memory import memory_md
 
             doc["memory_md"] = memory_md.usage(doc["memory_root"], cfg)
         except Exception as e:  # a damaged MEMORY.md is reported, not fatal to status
             doc["memory_md_error"] = str(e)
     except config.ConfigError as e:
         doc["config_error"] = str(e)
-    from curator.install import installed
+    from memcurate.curator.install import installed
 
     doc["hooks_installed"] = installed(project)  # where Claude Code runs memcurate's hooks: scopes, review mode
     if args.json:
@@ -220,7 +220,7 @@ def status(args) -> int:
 def _claude_writes(data: str, project: str, cfg: dict | None) -> dict:
     """Claude's own memory writes staged in review mode, by state (`unreadable`: those that cannot be read
     or, given the config, do not check out against Claude's memory folder)."""
-    from curator.candidates import claude_writes
+    from memcurate.curator.candidates import claude_writes
 
     counts = {"pending": 0, "saved": 0, "rejected": 0}
     good, bad = claude_writes.scan(data, cfg and claude_writes.memory_folder(project, cfg, data))
@@ -231,7 +231,7 @@ def _claude_writes(data: str, project: str, cfg: dict | None) -> dict:
 
 def _proposals(data: str) -> dict:
     """Proposals of changes to existing memories, by state (and how many cannot be read)."""
-    from curator.proposals import store
+    from memcurate.curator.proposals import store
 
     return store.counts(data)
 
@@ -240,8 +240,8 @@ def _rules(data: str, cfg: dict | None) -> dict:
     """Rule graduation: signatures counted, candidates by state (given the config, a pending one the failure
     ledger does not back is not one), each pending one (id, sessions, kind, the rule's first words), and the
     approved ones whose failure came back after the rule was written."""
-    from curator.review import rule_actions
-    from curator.rules import candidates, ledger
+    from memcurate.curator.review import rule_actions
+    from memcurate.curator.rules import candidates, ledger
 
     doc = {"tracked": len(ledger.keys(data)), "pending": 0, "approved": 0,
            "rejected": 0, "candidates": [], "recurring": []}
@@ -259,7 +259,7 @@ def _rules(data: str, cfg: dict | None) -> dict:
 
 
 def _print_rules(r: dict) -> None:
-    from curator.review.rule_actions import recurred
+    from memcurate.curator.review.rule_actions import recurred
 
     if not (r["tracked"] or r["pending"] or r["approved"] or r["rejected"]):
         return
@@ -273,7 +273,7 @@ def _print_rules(r: dict) -> None:
 
 def install(args) -> int:
     """`memcurate install` and `memcurate uninstall`."""
-    from curator import install as setup
+    from memcurate.curator import install as setup
 
     project = project_dir(args)  # the user scope's file is not the project's; its --project is unused
     try:
@@ -331,8 +331,8 @@ def _print_installed(found: list[dict]) -> None:
 
 def _drafts(data: str) -> list[dict]:
     """The drafts ready for review, each with its confidence: from the state logs alone (one file a triage)."""
-    from curator.candidates.queue import Board
-    from curator.capture.redact import redact_text
+    from memcurate.curator.candidates.queue import Board
+    from memcurate.curator.capture.redact import redact_text
 
     if not os.path.isdir(data):
         return []
@@ -371,8 +371,8 @@ def auto_approve(args) -> int:
 def run_headless(project: str, json_out: bool, *, show_memory_md: bool = False, min_confidence: float | None = None) -> int:
     """`--auto-approve` on `project`: the summary (one JSON document, or text; `show_memory_md` adds
     where MEMORY.md is) and the exit status. `min_confidence` overrides the config's gate."""
-    from curator.drafting import DrafterUnavailable
-    from curator.headless import auto_approve as run
+    from memcurate.curator.drafting import DrafterUnavailable
+    from memcurate.curator.headless import auto_approve as run
 
     engine = open_engine(project)
     try:
@@ -397,7 +397,7 @@ def run_headless(project: str, json_out: bool, *, show_memory_md: bool = False, 
 
 def report_status(summary: dict) -> int:
     """The exit status of an --auto-approve run, with its one line on stderr when it is 1."""
-    from curator.headless import exit_status
+    from memcurate.curator.headless import exit_status
 
     code = exit_status(summary)
     if code:
@@ -487,7 +487,7 @@ def _print_unsure(item: dict) -> None:
 def demo(args, *, hook, review=None) -> int:
     """A throwaway project seeded from the bundled session through the real `hook`; then the TUI
     (`review`, handed in by the command line) or, with --auto-approve, the headless run."""
-    from curator import demo as demo_project
+    from memcurate.curator import demo as demo_project
 
     json_out, headless = getattr(args, "json", False), getattr(args, "auto_approve", False)
     layout = demo_project.seed(hook)

@@ -20,10 +20,10 @@ import json
 import os
 import re
 
-from curator import __version__
-from curator.util.assets import asset
-from curator.util.atomic import write_json
-from curator.errors import Refusal
+from memcurate.curator import __version__
+from memcurate.curator.util.assets import asset
+from memcurate.curator.util.atomic import write_json
+from memcurate.curator.errors import Refusal
 
 CACHE_NAME = "config.cache.json"
 GUARD = "guard"  # cfg["_derived"]["guard"], and a cached error's: what the write guard reads
@@ -126,7 +126,7 @@ def _check_regex(pattern: str, where: str, dotted: str) -> None:
 
 
 def _semantic_checks(cfg: dict, where: str) -> None:
-    from curator.categories import NAMES  # the slow path only: the hook reads the cache
+    from memcurate.curator.categories import NAMES  # the slow path only: the hook reads the cache
 
     if cfg["backend"] not in BACKENDS:
         raise ConfigError(f"{where}: backend: expected one of {', '.join(BACKENDS)}, found {cfg['backend']!r}")
@@ -364,7 +364,7 @@ def _cached_roots(cached: object) -> list[str]:
 
 def _derive(cfg: dict) -> dict:
     """Work that depends only on the config, done once here and kept in the cache (see keywords.py)."""
-    from curator.capture.triage import derive
+    from memcurate.curator.capture.triage import derive
 
     return {"triage": derive(cfg)}
 
@@ -448,7 +448,7 @@ HOOK_KEYS: dict = {
 def cache_problem(cfg: object) -> str | None:
     """What is wrong with a config read from the cache (the first key missing or of the wrong type, a value
     out of range), None when the hooks may use it. A few hundred lookups: cheap."""
-    from curator.categories import NAMES  # a plain module, ~0.1 ms
+    from memcurate.curator.categories import NAMES  # a plain module, ~0.1 ms
 
     try:
         problem = _shape(HOOK_KEYS, cfg, ())

@@ -14,10 +14,10 @@ import stat
 import tempfile
 import time
 
-from curator.candidates import staging
-from curator.util.assets import asset
-from curator.util.atomic import write_text
-from curator.util.paths import project_key
+from memcurate.curator.candidates import staging
+from memcurate.curator.util.assets import asset
+from memcurate.curator.util.atomic import write_text
+from memcurate.curator.util.paths import project_key
 
 DEMO_TRANSCRIPT = os.path.join("demo", "session.jsonl")
 DEMO_SESSION = "5e55a1d0-de70-4c1a-9a5e-000000000001"

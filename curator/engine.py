@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import os
 
-from curator import config
-from curator.candidates import pipeline, staging
-from curator.candidates.candidate import Claim, StagedTriage, read_review
-from curator.candidates.pipeline import now_iso
-from curator.memory import memory_md
-from curator.review import actions, cards
-from curator.util.atomic import append_line, read_json, sweep_temps, write_json
-from curator.util.locks import FileLock, SharedLock
-from curator.util.paths import ARCHIVE_DIR, ROOT_LOCK_NAME, check_saving, data_dir, resolve_memory_root
+from memcurate.curator import config
+from memcurate.curator.candidates import pipeline, staging
+from memcurate.curator.candidates.candidate import Claim, StagedTriage, read_review
+from memcurate.curator.candidates.pipeline import now_iso
+from memcurate.curator.memory import memory_md
+from memcurate.curator.review import actions, cards
+from memcurate.curator.util.atomic import append_line, read_json, sweep_temps, write_json
+from memcurate.curator.util.locks import FileLock, SharedLock
+from memcurate.curator.util.paths import ARCHIVE_DIR, ROOT_LOCK_NAME, check_saving, data_dir, resolve_memory_root
 
 REJECTED = "rejected.json"
 WRITTEN = "written.log"
@@ -27,9 +27,9 @@ WRITTEN = "written.log"
 
 class Engine:
     def __init__(self, project, *, cfg: dict | None = None, drafter=None, clock=None) -> None:
-        from curator.memory.index import MemoryIndex
-        from curator.memory.index.schema import INDEX_FILE
-        from curator.memory.store import MemoryStore
+        from memcurate.curator.memory.index import MemoryIndex
+        from memcurate.curator.memory.index.schema import INDEX_FILE
+        from memcurate.curator.memory.store import MemoryStore
 
         self.project = os.path.abspath(os.fspath(project))
         self.data = data_dir(self.project)
@@ -51,8 +51,8 @@ class Engine:
         """Once per start: forget the failure signatures no session saw for `rules.forget_after_days`
         (never one with a candidate). Cheap: a listing and a stat per signature when nothing is old;
         a failure is only logged."""
-        from curator.rules import ledger
-        from curator.util.log import log_line
+        from memcurate.curator.rules import ledger
+        from memcurate.curator.util.log import log_line
 
         days = (self.cfg.get("rules") or {}).get("forget_after_days", 180)
         try:
@@ -76,7 +76,7 @@ class Engine:
 
     def board(self):
         """The candidates waiting for a person, read from staging (one file per triage)."""
-        from curator.candidates.queue import Board
+        from memcurate.curator.candidates.queue import Board
 
         return Board(self.data)
 
@@ -140,31 +140,31 @@ class Engine:
 
     def review_items(self, every: bool = False, kind: str | None = None) -> list:
         """What waits for review, of every kind or of `kind` (with `every`, what is done too): ReviewItems."""
-        from curator.review import kinds
+        from memcurate.curator.review import kinds
 
         return kinds.items(self, every, kind)
 
     def draft_pending(self) -> dict:
         """Draft what waits to be drafted, saving nothing: {drafted, busy, failed}."""
-        from curator.review import kinds
+        from memcurate.curator.review import kinds
 
         return kinds.draft(self)
 
     def show_item(self, query: str) -> tuple:
         """(the item `query` names, what approving it would write); items.Unresolved when none."""
-        from curator.review import kinds
+        from memcurate.curator.review import kinds
 
         return kinds.show(self, query)
 
     def approve_items(self, queries: list[str]) -> list:
         """Approve the items named, all or none (items.Unresolved); Outcomes, one per item."""
-        from curator.review import kinds
+        from memcurate.curator.review import kinds
 
         return kinds.approve(self, queries)
 
     def reject_items(self, queries: list[str], reason: str = "") -> list:
         """Reject the items named, all or none (items.Unresolved); Outcomes, one per item."""
-        from curator.review import kinds
+        from memcurate.curator.review import kinds
 
         return kinds.reject(self, queries, reason)
 
@@ -173,30 +173,30 @@ class Engine:
     @property
     def claude_writes_dir(self) -> str:
         """Where Claude's staged writes appear (what a front end watches)."""
-        from curator.candidates import claude_writes
+        from memcurate.curator.candidates import claude_writes
 
         return claude_writes.folder(self.data)
 
     def claude_writes(self) -> list[dict]:
         """Every staged write of Claude's (pending, saved, rejected) that checks out against Claude's memory
         folder as it is now, oldest first (the others are review items in state `error`)."""
-        from curator.review import claude_write_actions
+        from memcurate.curator.review import claude_write_actions
 
         return claude_write_actions.records(self)
 
     def claude_write(self, wid: str) -> dict:
         """One staged write (`wid`, with or without `claude/`, or a unique prefix) with its text, diff and issues."""
-        from curator.review import claude_write_actions
+        from memcurate.curator.review import claude_write_actions
 
         return claude_write_actions.view(self, wid)
 
     def approve_claude_write(self, wid: str) -> dict:
-        from curator.review import claude_write_actions
+        from memcurate.curator.review import claude_write_actions
 
         return claude_write_actions.approve(self, wid)
 
     def reject_claude_write(self, wid: str, reason: str = "") -> dict:
-        from curator.review import claude_write_actions
+        from memcurate.curator.review import claude_write_actions
 
         return claude_write_actions.reject(self, wid, reason)
 
@@ -205,7 +205,7 @@ class Engine:
     @property
     def candidates_dir(self) -> str:
         """Where graduation candidates appear (what a front end watches)."""
-        from curator.rules import ledger
+        from memcurate.curator.rules import ledger
 
         return os.path.join(self.data, ledger.CANDIDATES_DIR)
 
@@ -213,14 +213,14 @@ class Engine:
         """The pending RuleCandidates (with `every`, the approved and rejected ones too), oldest first;
         `notes`, when given, gains a line for each damaged record (a pending one the failure ledger does
         not back too) or evidence file skipped."""
-        from curator.rules import candidates
+        from memcurate.curator.rules import candidates
 
         return candidates.all(self.data, every=every, notes=notes, threshold=self.cfg["rules"]["threshold"])
 
     def rule(self, key: str) -> dict:
         """A candidate (`rule/<key>`, `<key>` or a unique prefix) as the person reviews it: {candidate,
         rule, topic, paths, plan: {file, action, before, after, diff, error}, since}. RuleError when none."""
-        from curator.review import rule_actions
+        from memcurate.curator.review import rule_actions
 
         return rule_actions.view(self, key)
 
@@ -229,25 +229,25 @@ class Engine:
         person was shown (the dict `rule` returned, or rule_actions.fingerprint of it); when approving would
         now write something else, RuleError and nothing written. None approves what `rule` shows now.
         RuleError also when it is not pending, cannot be written, or its file changed."""
-        from curator.review import rule_actions
+        from memcurate.curator.review import rule_actions
 
         return rule_actions.approve(self, key, seen)
 
     def edit_rule(self, key: str, rule: str, topic: str, paths: list[str]) -> dict:
         """Store the person's rule text, topic and paths (ValueError with the reason when invalid); as `rule`."""
-        from curator.review import rule_actions
+        from memcurate.curator.review import rule_actions
 
         return rule_actions.edit(self, key, rule, topic, paths)
 
     def reject_rule(self, key: str, reason: str = "") -> None:
         """Reject it: its signature is never proposed again."""
-        from curator.review import rule_actions
+        from memcurate.curator.review import rule_actions
 
         rule_actions.reject(self, key, reason)
 
     def draft_rules(self) -> dict:
         """The Claude backend drafts pending candidates without a draft: {drafted, failed}; offline, nothing."""
-        from curator.review import rule_actions
+        from memcurate.curator.review import rule_actions
 
         return rule_actions.draft_all(self)
 
@@ -256,7 +256,7 @@ class Engine:
     def check(self, stage: bool = True, summary: dict | None = None) -> list:
         """Every hygiene finding (most severe first), each staged as a proposal when `stage`; nothing
         under the memory root changes. Cached for `flags`."""
-        from curator.hygiene import check
+        from memcurate.curator.hygiene import check
 
         return check.run(self, stage=stage, summary=summary)
 
@@ -264,19 +264,19 @@ class Engine:
         """Stage a merge proposal per group of near-duplicate memories and an archive proposal per
         contradicted one; the ids staged now (none when nothing changed since). `notes` gains what is
         left to the person (Claude's own files: adopt them to merge)."""
-        from curator.hygiene import tidy
+        from memcurate.curator.hygiene import tidy
 
         return tidy.tidy(self, notes=notes)
 
     def flags(self) -> dict:
         """ref -> the last check's Findings about it (the library's flag column)."""
-        from curator.hygiene import check
+        from memcurate.curator.hygiene import check
 
         return check.flags(self.data)
 
     def memory_md_view(self):
         """MEMORY.md as Claude Code loads it (memory_md.LoadView): each line's owner, the cut, budgets."""
-        from curator.hygiene.memory_md_checks import read_view
+        from memcurate.curator.hygiene.memory_md_checks import read_view
 
         return read_view(self)[1]
 
@@ -285,7 +285,7 @@ class Engine:
     @property
     def proposals_dir(self) -> str:
         """Where proposals appear (what a front end watches)."""
-        from curator.proposals import store
+        from memcurate.curator.proposals import store
 
         return store.folder(self.data)
 
@@ -293,52 +293,52 @@ class Engine:
                        finding: dict | None = None) -> str | None:
         """Stage a proposal of change `ops` (curator/library/changes.py); its id, None when the same kind,
         refs and base hashes are already proposed (pending, approved or rejected). ProposalError when invalid."""
-        from curator.proposals import store
+        from memcurate.curator.proposals import store
 
         return store.stage(self.data, kind, title, reason, ops, source=source, finding=finding)
 
     def proposals(self, every: bool = False) -> list[dict]:
         """The pending proposal records (with `every`, the decided ones too), oldest first; damaged ones
         are review items of kind `proposal` in state `error`."""
-        from curator.proposals import store
+        from memcurate.curator.proposals import store
 
         return [r for r in store.scan(self.data)[0] if every or r["state"] == store.PENDING]
 
     def proposal(self, pid: str) -> dict:
         """One proposal (`proposal/<id>`, `<id>` or a unique prefix) as the person reviews it: {record,
         planned: the plan of its ops (files with their diffs, errors, fingerprint), issues}."""
-        from curator.proposals import actions
+        from memcurate.curator.proposals import actions
 
         return actions.view(self, pid)
 
     def approve_proposal(self, pid: str, seen=None) -> dict:
         """Apply it (refused, nothing written, when what `proposal` showed, `seen`, is no longer what
         would be written); the approved record. ProposalError."""
-        from curator.proposals import actions
+        from memcurate.curator.proposals import actions
 
         return actions.approve(self, pid, seen)
 
     def edit_proposal(self, pid: str, text: str) -> dict:
         """The person's text for the one memory file it writes, re-verified; as `proposal`."""
-        from curator.proposals import actions
+        from memcurate.curator.proposals import actions
 
         return actions.edit(self, pid, text)
 
     def reject_proposal(self, pid: str, reason: str = "") -> dict:
-        from curator.proposals import actions
+        from memcurate.curator.proposals import actions
 
         return actions.reject(self, pid, reason)
 
     def proposal_counts(self) -> dict[str, int]:
         """How many proposals in each state (and `damaged`)."""
-        from curator.proposals import store
+        from memcurate.curator.proposals import store
 
         return store.counts(self.data)
 
     def adopt(self, ref: str) -> str:
         """Stage an adopt proposal making one of Claude's memories (a topic file, a MEMORY.md line) a
         memcurate memory; its id (the pending one when the same adoption is already proposed)."""
-        from curator.proposals import adopt
+        from memcurate.curator.proposals import adopt
 
         return adopt.adopt(self, ref)
 
@@ -347,20 +347,20 @@ class Engine:
     def library(self) -> list:
         """Every memory as a library Entry: memcurate's (archived too, from the index), Claude's topic
         files and Claude's lines of MEMORY.md."""
-        from curator.library import catalog
+        from memcurate.curator.library import catalog
 
         return catalog.entries(self)
 
     def library_entry(self, ref: str) -> dict:
         """{"entry", "text", "hash"} of the memory `ref` names, read now; LibraryError when it is gone."""
-        from curator.library import catalog
+        from memcurate.curator.library import catalog
 
         return catalog.entry(self, ref)
 
     def library_search(self, query: str, limit: int = 500) -> list[str]:
         """Refs of the memories matching `query` as it is typed (the last word a prefix), best first;
         an empty query: every ref."""
-        from curator.library import search
+        from memcurate.curator.library import search
 
         return search.search(self, query, limit)
 
@@ -368,30 +368,30 @@ class Engine:
 
     def plan_changes(self, ops):
         """What the ops would do (changes.Planned: files with before, after and diff; errors; fingerprint)."""
-        from curator.library import changes
+        from memcurate.curator.library import changes
 
         return changes.plan(self, ops)
 
     def apply_changes(self, ops, fingerprint: str | None = None):
         """Carry the ops out (changes.Applied); ChangeError when in error, or not what `fingerprint` showed."""
-        from curator.library import changes
+        from memcurate.curator.library import changes
 
         return changes.apply(self, ops, fingerprint)
 
     def edit_memory(self, ref: str, text: str, base_hash: str) -> dict:
         """A person's edit of a memory, verified again (ChangeError with the BLOCK issues, or changed since)."""
-        from curator.library import edits
+        from memcurate.curator.library import edits
 
         return edits.edit(self, ref, text, base_hash)
 
     def archive_memory(self, ref: str, base_hash: str):
-        from curator.library import edits
+        from memcurate.curator.library import edits
 
         return edits.archive(self, ref, base_hash)
 
     def delete_memory(self, ref: str, base_hash: str):
         """Copied to the trash, then removed (ChangeError when it changed since it was read)."""
-        from curator.library import edits
+        from memcurate.curator.library import edits
 
         return edits.delete(self, ref, base_hash)
 
@@ -400,7 +400,7 @@ class Engine:
     @property
     def drafter(self):
         if self._drafter is None:
-            from curator.drafting import get_drafter
+            from memcurate.curator.drafting import get_drafter
 
             self._drafter = get_drafter(self.cfg)
         return self._drafter
@@ -409,14 +409,14 @@ class Engine:
         """Which backend and models draft here, and why, with warnings for deprecated model ids
         (curator.drafting.describe: builds no drafter, imports no SDK). It describes the config's
         choice: a drafter handed to the engine (tests) is not looked at."""
-        from curator.drafting import describe
+        from memcurate.curator.drafting import describe
 
         return describe(self.cfg)
 
     def target_state(self, category: str, memory_id: str, base_hash: str | None) -> dict:
         """Whether the memory an UPDATE/DELETE was based on still exists unchanged; for a file that
         changed, `unreadable` says why it is no memory any more (not UTF-8, broken front matter...)."""
-        from curator.memory.store import BrokenMemoryError, MissingMemoryError, content_hash
+        from memcurate.curator.memory.store import BrokenMemoryError, MissingMemoryError, content_hash
 
         path = self.store.locate(category, memory_id)
         state = {"exists": True, "hash_matches": False, "path": path, "where": self.store.relpath(path)}
@@ -451,8 +451,8 @@ class Engine:
         if self._archive_checked:
             return
         self._archive_checked = True
-        from curator.memory import archive_layout
-        from curator.util.log import log_line
+        from memcurate.curator.memory import archive_layout
+        from memcurate.curator.util.log import log_line
 
         try:
             moved, left = archive_layout.migrate(self.root)
@@ -487,7 +487,7 @@ class Engine:
 
     def record_written(self, path: str, text: str) -> None:
         """Append one line (no rewrite per save); read only when a save meets a conflict."""
-        from curator.memory.store import content_hash
+        from memcurate.curator.memory.store import content_hash
 
         append_line(os.path.join(self.data, WRITTEN), f"{content_hash(text)} {path}\n".encode("utf-8"))
 
@@ -507,7 +507,7 @@ class Engine:
     def sweep_temps(self) -> int:
         """Remove what killed writers left: half-assembled triages, and temp files in the memory root and
         the data dir; returns how many."""
-        from curator.categories import CATEGORIES
+        from memcurate.curator.categories import CATEGORIES
 
         folders = [self.root, os.path.join(self.root, ARCHIVE_DIR), self.data, os.path.join(self.data, "offsets")]
         folders += [os.path.join(self.root, *parts, c) for c in CATEGORIES for parts in ((), (ARCHIVE_DIR,))]

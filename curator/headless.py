@@ -25,14 +25,14 @@ read; candidates left for review (blocked, held, conflicts) and skips are not fa
 
 from __future__ import annotations
 
-from curator.candidates import staging
-from curator.review import cards
-from curator.review.actions import Approval, Blocked, Conflict, Redecided
-from curator.review.confidence import pulled_down
-from curator.review.verify import HOLD, Issue, held
-from curator.util.atomic import NO_SPACE, failure, read_json
-from curator.util.locks import LockBusy
-from curator.errors import DiskError
+from memcurate.curator.candidates import staging
+from memcurate.curator.review import cards
+from memcurate.curator.review.actions import Approval, Blocked, Conflict, Redecided
+from memcurate.curator.review.confidence import pulled_down
+from memcurate.curator.review.verify import HOLD, Issue, held
+from memcurate.curator.util.atomic import NO_SPACE, failure, read_json
+from memcurate.curator.util.locks import LockBusy
+from memcurate.curator.errors import DiskError
 
 
 class _Stop(DiskError):
@@ -85,8 +85,8 @@ def _rules(engine, summary: dict) -> None:
     """Rule candidates: drafted by a Claude backend, then left for a person, unless `rules.auto_approve`
     is true: then each one whose rule file can be written as planned is written (the rest wait, with why);
     a rule whose text tells the agent to do harm (verify.HOLD) waits for a person like a held draft."""
-    from curator.drafting import DrafterUnavailable
-    from curator.review.rule_actions import RuleError
+    from memcurate.curator.drafting import DrafterUnavailable
+    from memcurate.curator.review.rule_actions import RuleError
 
     done = summary["rules"]
     try:
@@ -228,7 +228,7 @@ def _record(summary: dict, tid: str, result: Approval, conflicts: bool = True, s
 def _changed_by_memcurate(engine, tid: str, cat: str) -> bool:
     """Whether the file a decision was based on was changed by memcurate (another triage, another
     process) rather than by hand: then deciding again is safe."""
-    from curator.memory.store import content_hash
+    from memcurate.curator.memory.store import content_hash
 
     d = engine.review(tid, cat)["decision"]
     if d["action"] == "create":

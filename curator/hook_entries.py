@@ -1,8 +1,8 @@
 """The hooks memcurate asks Claude Code to run: the one table behind `memcurate install` and the
-plugin's hooks/hooks.json (`python -m curator.hook_entries` prints that file; a test keeps them equal).
+plugin's hooks/hooks.json (`python -m memcurate.curator.hook_entries` prints that file; a test keeps them equal).
 
 Also how to tell memcurate's own entries in a settings file from anyone else's: by their command,
-whatever path it carries (`<…>/memcurate hook …` or `<python> -m curator.cli hook …`).
+whatever path it carries (`<…>/memcurate hook …` or `<python> -m memcurate.curator.cli hook …`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import os
 import shlex
 
 REVIEW_FLAG = "--review-auto-memory"
+_CLI_MODULES = ("memcurate.curator.cli", "curator.cli")
 PLUGIN_COMMAND = "memcurate hook"  # the plugin expects memcurate on the PATH
 PLUGIN_DESCRIPTION = ("memcurate: capture memory candidates at the end of each turn, subagent, compaction and "
                       "session; guard and review writes into memory; recall saved memories for a prompt")
@@ -62,7 +63,8 @@ def render_plugin_hooks() -> str:
 def parse_command(command) -> dict | None:
     """What a hook command of memcurate's says ({"executable", "review_auto_memory"}), None when the
     command is not memcurate's: an executable named `memcurate`, or an interpreter with
-    `-m curator.cli`, followed by `hook`."""
+    `-m memcurate.curator.cli` (or `-m curator.cli`, as installs before the package was named
+    `memcurate` wrote it, so they can still be found and replaced), followed by `hook`."""
     if not isinstance(command, str):
         return None
     try:
@@ -71,7 +73,7 @@ def parse_command(command) -> dict | None:
         return None
     if len(words) >= 2 and os.path.basename(words[0]) == "memcurate" and words[1] == "hook":
         rest = words[2:]
-    elif len(words) >= 4 and words[1:4] == ["-m", "curator.cli", "hook"]:
+    elif len(words) >= 4 and words[1] == "-m" and words[2] in _CLI_MODULES and words[3] == "hook":
         rest = words[4:]
     else:
         return None

@@ -39,11 +39,11 @@ import subprocess
 import sys
 import time
 
-from curator import hook_entries
-from curator.util import atomic, jsonsplice
-from curator.util.locks import FileLock, LockBusy
-from curator.util.paths import claude_config_dir, data_dir, settings_file, user_state_dir
-from curator.errors import Refusal, DamagedError
+from memcurate.curator import hook_entries
+from memcurate.curator.util import atomic, jsonsplice
+from memcurate.curator.util.locks import FileLock, LockBusy
+from memcurate.curator.util.paths import claude_config_dir, data_dir, settings_file, user_state_dir
+from memcurate.curator.errors import Refusal, DamagedError
 
 SCOPES = ("local", "project", "user")
 DEFAULT_SCOPE = "local"  # personal: this machine's path has no place in a file everyone commits
@@ -76,7 +76,7 @@ def backups_dir(scope: str, project, env=None) -> str:
 
 def entry_point(argv0: str | None = None, which=shutil.which, executable: str | None = None) -> list[str]:
     """The argv that runs this memcurate from anywhere: the console script this process runs from,
-    else the `memcurate` on the PATH, else this interpreter with `-m curator.cli`. Symlinks are
+    else the `memcurate` on the PATH, else this interpreter with `-m memcurate.curator.cli`. Symlinks are
     kept as they are: pipx's ~/.local/bin/memcurate is a link that survives upgrades."""
     argv0 = sys.argv[0] if argv0 is None else argv0
     if os.path.basename(argv0) == "memcurate" and os.sep in argv0:
@@ -86,7 +86,7 @@ def entry_point(argv0: str | None = None, which=shutil.which, executable: str | 
     found = which("memcurate")
     if found and _runnable(os.path.abspath(found)):
         return [os.path.abspath(found)]
-    return [os.path.abspath(executable or sys.executable), "-m", "curator.cli"]
+    return [os.path.abspath(executable or sys.executable), "-m", "memcurate.curator.cli"]
 
 
 def _runnable(path: str) -> bool:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 import sys
 
-from curator.capture.redact import redact_all
-from curator.commands import UserError, _print_json, open_engine, project_dir
-from curator.drafting import DrafterUnavailable
-from curator.review.items import Unresolved
-from curator.util.paths import ARCHIVE_DIR, AutoMemoryOff, data_dir
-from curator.util.textsafe import clean, one_line
+from memcurate.curator.capture.redact import redact_all
+from memcurate.curator.commands import UserError, _print_json, open_engine, project_dir
+from memcurate.curator.drafting import DrafterUnavailable
+from memcurate.curator.review.items import Unresolved
+from memcurate.curator.util.paths import ARCHIVE_DIR, AutoMemoryOff, data_dir
+from memcurate.curator.util.textsafe import clean, one_line
 
 
 def list_items(args) -> int:
@@ -187,7 +187,7 @@ def _state(item: dict) -> str:
 
 def _rule_line(item: dict) -> str:
     """A rule candidate under its row: how often it failed, what kind, the file it writes (or wrote)."""
-    from curator.review.rule_actions import recurred
+    from memcurate.curator.review.rule_actions import recurred
 
     r = item["rule"]
     verb = {"saved": "wrote", "rejected": "would have written"}.get(item["state"], "writes")

@@ -4,8 +4,8 @@ memory root changes until a proposal is approved."""
 
 from __future__ import annotations
 
-from curator.commands import PROPOSAL_HINT, _print_json, open_engine, project_dir
-from curator.util.textsafe import one_line
+from memcurate.curator.commands import PROPOSAL_HINT, _print_json, open_engine, project_dir
+from memcurate.curator.util.textsafe import one_line
 
 
 def tidy(args) -> int:

@@ -35,8 +35,8 @@ def main() -> int:
     os.environ.pop("ANTHROPIC_API_KEY", None)
     layout = None
     try:
-        from curator import demo
-        from curator.cli import _hook
+        from memcurate.curator import demo
+        from memcurate.curator.cli import _hook
 
         layout = demo.seed(_hook)
         os.environ["CLAUDE_CONFIG_DIR"] = layout["claude_config_dir"]
@@ -51,8 +51,8 @@ def main() -> int:
 
 async def shoot(project: str, size: tuple[int, int], out: str) -> None:
     """Drive the app until the demo's rows are drafted, select the first one, save the SVG."""
-    from widgets.app import make_app
-    from widgets.queue import QueueTable
+    from memcurate.widgets.app import make_app
+    from memcurate.widgets.queue import QueueTable
 
     app = make_app(project, watch=False, subtitle="demo project")
     async with app.run_test(size=size) as pilot:

@@ -47,11 +47,11 @@ def help_blocks(text: str) -> list[tuple[str, int, int]]:
 
 
 def real_help(command: str) -> str:
-    """What `command` prints at 80 columns, run from this checkout (`memcurate` is `python -m curator.cli`)."""
+    """What `command` prints at 80 columns, run from this checkout (`memcurate` is `python -m memcurate.curator.cli`)."""
     argv = shlex.split(command)
     env = {**os.environ, "COLUMNS": "80", "LINES": "24", "NO_COLOR": "1",
            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
-    out = subprocess.run([sys.executable, "-m", "curator.cli", *argv[1:]], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "memcurate.curator.cli", *argv[1:]], capture_output=True, text=True,
                          env=env, cwd=ROOT, timeout=60)
     return out.stdout.rstrip("\n")
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import sys
 
-from curator.capture.incremental import CaptureSkipped, capture, unread_bytes
-from curator.util.locks import LockBusy
-from curator.util.log import log_line
-from curator.util.paths import hook_may_read, record_config_dir
+from memcurate.curator.capture.incremental import CaptureSkipped, capture, unread_bytes
+from memcurate.curator.util.locks import LockBusy
+from memcurate.curator.util.log import log_line
+from memcurate.curator.util.paths import hook_may_read, record_config_dir
 
 from . import hook_config
 
@@ -93,7 +93,7 @@ def _defer(payload: dict, pending: int, env) -> str:
     why = (f"{pending} bytes not triaged yet, more than a SessionEnd pass does within Claude Code's 1.5 s budget "
            f"({SESSION_END_INLINE_BYTES})")
     try:
-        child = subprocess.Popen([sys.executable, "-m", "curator.cli", "hook"], stdin=subprocess.PIPE,
+        child = subprocess.Popen([sys.executable, "-m", "memcurate.curator.cli", "hook"], stdin=subprocess.PIPE,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                                  close_fds=True, env=child_env)
         with child.stdin:

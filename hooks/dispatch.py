@@ -16,10 +16,10 @@ import os
 import re
 import sys
 
-from curator.candidates.tool_edits import TOOLS
-from curator.util.child_env import CHILD_ENV
-from curator.util.log import log_line
-from curator.util.paths import data_dir, is_inside, project_root
+from memcurate.curator.candidates.tool_edits import TOOLS
+from memcurate.curator.util.child_env import CHILD_ENV
+from memcurate.curator.util.log import log_line
+from memcurate.curator.util.paths import data_dir, is_inside, project_root
 
 MAX_STDIN_BYTES = 1 << 20  # an event's input larger than this is ignored, except PreToolUse's (any size)
 GUARDED_EVENT = "PreToolUse"

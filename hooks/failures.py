@@ -10,8 +10,8 @@ tail's status. Every other Bash call is turned away by the dispatcher before any
 
 from __future__ import annotations
 
-from curator.util.lazyre import LazyRegex
-from curator.util.log import log_line
+from memcurate.curator.util.lazyre import LazyRegex
+from memcurate.curator.util.log import log_line
 
 # Claude Code's wrapper around a failed Bash call's output: "Error: …", an "Exit code N" line,
 # a <tool_use_error> tag.
@@ -55,7 +55,7 @@ def wanted(payload: dict) -> bool:
         return False
     if payload["hook_event_name"] == "PostToolUseFailure":
         return True
-    from curator.rules.signature import classify, looks_failed
+    from memcurate.curator.rules.signature import classify, looks_failed
 
     return classify(_command(payload)) is not None and looks_failed(output)
 
@@ -70,9 +70,9 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
     cfg = hook_config.load(project, data, event, "failure not counted")
     if cfg is None or not cfg["rules"]["enabled"]:
         return 0
-    from curator.rules import ledger
-    from curator.rules.signature import failures
-    from curator.util.stamps import now_iso
+    from memcurate.curator.rules import ledger
+    from memcurate.curator.rules.signature import failures
+    from memcurate.curator.util.stamps import now_iso
 
     command = _command(payload)
     found = failures(command, output, project=project, limit=cfg["rules"]["per_output"])

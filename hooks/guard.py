@@ -35,11 +35,11 @@ import json
 import os
 import sys
 
-from curator import config
-from curator.candidates.tool_edits import TOOLS
-from curator.util.atomic import is_temp_name
-from curator.util.log import log_line
-from curator.util.paths import (ARCHIVE_DIR, DATA_DIR_NAME, LEGACY_ARCHIVE_DIR, ROOT_LOCK_NAME, RULES_DIR,
+from memcurate.curator import config
+from memcurate.curator.candidates.tool_edits import TOOLS
+from memcurate.curator.util.atomic import is_temp_name
+from memcurate.curator.util.log import log_line
+from memcurate.curator.util.paths import (ARCHIVE_DIR, DATA_DIR_NAME, LEGACY_ARCHIVE_DIR, ROOT_LOCK_NAME, RULES_DIR,
                                 claude_config_dir, is_inside, main_worktree, project_key, recorded_config_dir,
                                 resolve_memory_root, resolve_target, settings_file, user_state_dir)
 
@@ -330,7 +330,7 @@ def decide(payload: dict, tool: str, tool_input: dict, target: str, places: Plac
 
 def _own_part(target: str, root: str) -> str | None:
     """What of memcurate's `target` is in the auto-memory folder `root`, None when it is not memcurate's."""
-    from curator.categories import CATEGORIES
+    from memcurate.curator.categories import CATEGORIES
 
     rel = os.path.relpath(_fold(target), _fold(root))
     top = rel.split(os.sep, 1)[0]
@@ -347,13 +347,13 @@ def _sections_reason(tool: str, tool_input: dict, target: str, data: str, review
                      folder: str) -> str | None:
     """Why the call would change memcurate's sections of MEMORY.md, None when it leaves them as they are
     (or cannot be applied: Claude Code's tool fails it, and review mode says so when staging)."""
-    from curator.candidates.tool_edits import EditFailed, after
-    from curator.memory.memory_md.format import MemoryMdError, read_text, section_spans
+    from memcurate.curator.candidates.tool_edits import EditFailed, after
+    from memcurate.curator.memory.memory_md.format import MemoryMdError, read_text, section_spans
 
     try:
         base = read_text(target)
         if review:  # an edit applies to what is staged for the file, when something is
-            from curator.candidates.claude_writes import pending_for
+            from memcurate.curator.candidates.claude_writes import pending_for
 
             staged = pending_for(data, target, memory_dir=folder)  # a record that checks out, never a forged one
             base = staged["text"] if staged else base
@@ -379,7 +379,7 @@ def _sections_reason(tool: str, tool_input: dict, target: str, data: str, review
 def _settings_reason(tool: str, tool_input: dict, target: str) -> str | None:
     """Why the call would switch memcurate's hooks in a Claude Code settings file off or change them (its
     entries, disableAllHooks), None when it leaves them as they are (or Claude Code's tool fails it)."""
-    from curator.candidates.tool_edits import EditFailed, after
+    from memcurate.curator.candidates.tool_edits import EditFailed, after
 
     try:
         with open(target, "rb") as f:
@@ -405,7 +405,7 @@ def _settings_reason(tool: str, tool_input: dict, target: str) -> str | None:
 def _hook_switches(text: str | None) -> tuple[list[str], bool] | None:
     """What in a settings text keeps memcurate's hooks running: its entries (event, matcher, command, type,
     timeout) and whether disableAllHooks is on. None when the text is no JSON object (Claude Code skips it)."""
-    from curator.hook_entries import parse_command
+    from memcurate.curator.hook_entries import parse_command
 
     try:
         doc = json.loads(text) if text is not None else {}
@@ -426,7 +426,7 @@ def _hook_switches(text: str | None) -> tuple[list[str], bool] | None:
 
 
 def _stage(payload: dict, tool: str, tool_input: dict, target: str, auto: str, data: str, cfg: dict) -> str:
-    from curator.candidates import claude_writes
+    from memcurate.curator.candidates import claude_writes
 
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
     try:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sys
 
-from curator import config
-from curator.util.log import log_line
+from memcurate.curator import config
+from memcurate.curator.util.log import log_line
 
 
 def load(project: str, data: str, event: str, consequence: str) -> dict | None:

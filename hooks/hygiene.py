@@ -8,8 +8,8 @@ import os
 import sys
 import time
 
-from curator.util.child_env import CHILD_ENV
-from curator.util.private import file_mode
+from memcurate.curator.util.child_env import CHILD_ENV
+from memcurate.curator.util.private import file_mode
 
 STAMP = "check.stamp"
 
@@ -32,7 +32,7 @@ def start_check(project: str, data: str, cfg: dict, spawn=None) -> bool:
     stamp = os.path.join(data, STAMP)
     os.close(os.open(stamp, os.O_WRONLY | os.O_CREAT, file_mode(stamp)))
     os.utime(stamp)
-    (spawn or _spawn)([sys.executable, "-m", "curator.cli", "check", "--quiet", "--project", project])
+    (spawn or _spawn)([sys.executable, "-m", "memcurate.curator.cli", "check", "--quiet", "--project", project])
     return True
 
 

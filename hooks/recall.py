@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 
-from curator.util.log import log_line
+from memcurate.curator.util.log import log_line
 
 from . import hook_config
 
@@ -27,13 +27,13 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
     cfg = hook_config.load(project, data, EVENT, "nothing recalled")
     if cfg is None:
         return 0
-    from curator.memory.recall import skip_reason
+    from memcurate.curator.memory.recall import skip_reason
 
     why = skip_reason(prompt, cfg)
     if why:  # before the engine is imported: "yes" and "/clear" cost no more than a Stop with nothing new
         log_line(data, EVENT, f"recall: skipped: {why}")
         return 0
-    from curator.memory.recall.answer import recall
+    from memcurate.curator.memory.recall.answer import recall
 
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
     transcript = payload.get("transcript_path") if isinstance(payload.get("transcript_path"), str) else ""

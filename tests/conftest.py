@@ -41,7 +41,7 @@ def _memoize_config_builds() -> None:
     keyword sets (~0.1 s) on every call, and in-process tests build the same defaults hundreds of times.
     The key is every layer's path and bytes (build reads nothing else), the result a deep copy; a layer
     that fails to build raises again, as nothing is cached for it."""
-    from curator import config
+    from memcurate.curator import config
 
     build = config.build
     built: dict[tuple, dict] = {}
@@ -135,7 +135,7 @@ def project(tmp_path) -> Path:
 def memcurate_exe() -> list[str]:
     """The installed console script when there is one, else the module (same code)."""
     exe = shutil.which("memcurate", path=os.path.dirname(sys.executable)) or shutil.which("memcurate")
-    return [exe] if exe else [sys.executable, "-m", "curator.cli"]
+    return [exe] if exe else [sys.executable, "-m", "memcurate.curator.cli"]
 
 
 def run_hook(payload, *, cwd: Path, env: dict | None = None, raw: bytes | None = None,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curator.candidates import staging
-from curator.drafting import DraftResult
-from curator.drafting.offline import OfflineDrafter
-from curator.engine import Engine
+from memcurate.curator.candidates import staging
+from memcurate.curator.drafting import DraftResult
+from memcurate.curator.drafting.offline import OfflineDrafter
+from memcurate.curator.engine import Engine
 
 NOW = "2026-11-22T10:04:00Z"  # the stamp drafts carry in the backend tests
 

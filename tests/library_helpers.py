@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curator.engine import Engine
-from curator.memory import memfile
+from memcurate.curator.engine import Engine
+from memcurate.curator.memory import memfile
 
 STAMP = "2026-11-22T10:04:00Z"
 

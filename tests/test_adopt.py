@@ -8,12 +8,12 @@ import os
 
 import pytest
 
-from curator.engine import Engine
-from curator.library.entries import line_ref
-from curator.memory import memfile
-from curator.proposals import store
-from curator.proposals.store import ProposalError
-from curator.review.verify import blocking, verify
+from memcurate.curator.engine import Engine
+from memcurate.curator.library.entries import line_ref
+from memcurate.curator.memory import memfile
+from memcurate.curator.proposals import store
+from memcurate.curator.proposals.store import ProposalError
+from memcurate.curator.review.verify import blocking, verify
 
 TOPIC = """---
 name: Flaky upload test on CI
@@ -158,7 +158,7 @@ def test_the_adoption_is_one_diff_and_approving_it_keeps_every_other_byte(proj):
     assert not memfile.problems(doc, file_name=os.path.basename(new))
     with open(os.path.join(root, "MEMORY.md")) as f:
         after = f.read()
-    from curator.memory.memory_md.format import parse
+    from memcurate.curator.memory.memory_md.format import parse
 
     outside = parse(after).outside()
     assert outside.replace("\n", "") == MEMORY_MD.replace(LINK + "\n", "").replace("\n", "")

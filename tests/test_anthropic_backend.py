@@ -19,12 +19,12 @@ from fakes import backend_engine, decision
 from test_claude_cli import GOOD
 from test_engine import stage
 
-from curator import config
-from curator.candidates import staging
-from curator.drafting import prompt as prompts
-from curator.engine import Engine
-from curator.memory import memfile
-from curator.util.assets import asset
+from memcurate.curator import config
+from memcurate.curator.candidates import staging
+from memcurate.curator.drafting import prompt as prompts
+from memcurate.curator.engine import Engine
+from memcurate.curator.memory import memfile
+from memcurate.curator.util.assets import asset
 
 MODELS = config.build([asset("config.default.yaml")])["models"]
 MODEL, HAIKU = MODELS["sonnet"], MODELS["haiku"]  # what a decision is drafted with; the fallback and verifier model
@@ -220,7 +220,7 @@ def test_an_overloaded_model_falls_back_to_the_next_one(server, project, tmp_pat
                                                                                    ("haiku", "ok", 0)]
     assert issue_codes(engine, tid) == [("fallback", "drafted by haiku after sonnet failed: anthropic: 529 "
                                                      "overloaded_error: Overloaded (after 2 attempts)")]
-    from curator.headless import auto_approve
+    from memcurate.curator.headless import auto_approve
 
     summary = auto_approve(engine)  # a model fallback's draft is saved like any other
     assert "decision" in [c["category"] for c in summary["created"]]
@@ -240,7 +240,7 @@ def test_when_every_model_fails_the_offline_draft_is_held_for_a_person(server, p
                                                                      ("offline", "ok")]
     ((code, why),) = issue_codes(engine, tid)
     assert code == "offline-fallback" and why.startswith("drafted by offline after sonnet failed: anthropic")
-    from curator.headless import auto_approve
+    from memcurate.curator.headless import auto_approve
 
     summary = auto_approve(engine)  # the other categories fail the same way: all offline, all held
     assert not summary["created"] and "decision" in [h["category"] for h in summary["held"]]
@@ -337,7 +337,7 @@ def test_every_category_of_a_triage_settles_when_the_api_keeps_failing(server, p
 
 
 def test_a_missing_key_is_one_line_to_act_on(project, tmp_path, monkeypatch):
-    from curator.drafting import DrafterUnavailable, get_drafter
+    from memcurate.curator.drafting import DrafterUnavailable, get_drafter
 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(DrafterUnavailable, match="backend: anthropic, but ANTHROPIC_API_KEY is not set"):
@@ -385,7 +385,7 @@ def swell(engine: Engine, tid: str, chars: int) -> int:
 
 
 def test_a_huge_triage_sends_at_most_the_input_cap_and_says_what_was_cut(server, project, tmp_path):
-    from curator.drafting.input_cap import CHARS_PER_TOKEN
+    from memcurate.curator.drafting.input_cap import CHARS_PER_TOKEN
 
     cap = 12_000
     engine = backend_engine(project, tmp_path, "anthropic", max_input_tokens=cap)
@@ -429,8 +429,8 @@ def test_an_unchanged_transcript_costs_nothing_the_second_time(server, project, 
     from conftest import run_cli
     from test_engine import DEMO
 
-    from curator.candidates import usage
-    from curator.commands import run_headless
+    from memcurate.curator.candidates import usage
+    from memcurate.curator.commands import run_headless
 
     skip = (200, message({"skip": True, "reason": "only task chatter, nothing durable"}))
     def confirmed(body):  # the second look confirms what the keywords flagged (so it is drafted) and adds nothing
@@ -466,7 +466,7 @@ def test_an_unchanged_transcript_costs_nothing_the_second_time(server, project, 
 
 
 def test_the_text_summary_lists_each_skip_with_its_reason(capsys):
-    from curator.commands import print_summary
+    from memcurate.curator.commands import print_summary
 
     print_summary({"memory_root": "/m", "created": [], "updated": [], "deleted": [], "noop": [], "blocked": [],
                    "held": [], "conflicts": [], "failed": [], "busy": [],
@@ -536,7 +536,7 @@ def test_a_model_that_refuses_a_forced_tool_is_asked_again_at_once_and_remembere
     asked again unforced, and the drafter's later calls to that model are never forced."""
     import dataclasses
 
-    from curator.drafting import DraftRequest
+    from memcurate.curator.drafting import DraftRequest
 
     server.refuse_forced = {"claude-fable-5-1"}
     engine = engine_for(project, tmp_path, retries=0)
@@ -563,7 +563,7 @@ def test_with_the_verification_pass_on_the_cap_still_bounds_the_triage(server, p
     """Each draft is sent twice (drafted, then checked with the draft itself): the shares are halved, so
     the whole triage (its look, its drafts, their checks) stays within the cap, but for the drafts the
     checks carry (which drafting.max_tokens bounds)."""
-    from curator.drafting.input_cap import CHARS_PER_TOKEN
+    from memcurate.curator.drafting.input_cap import CHARS_PER_TOKEN
 
     cap = 24_000
     engine = backend_engine(project, tmp_path, "anthropic", verify=True, max_input_tokens=cap)

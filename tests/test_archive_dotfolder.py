@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from curator import config
-from curator.engine import Engine
-from curator.memory import memfile, memory_md
-from curator.util.paths import resolve_memory_root
-from curator.util.stamps import content_hash
-from hooks import dispatch
+from memcurate.curator import config
+from memcurate.curator.engine import Engine
+from memcurate.curator.memory import memfile, memory_md
+from memcurate.curator.util.paths import resolve_memory_root
+from memcurate.curator.util.stamps import content_hash
+from memcurate.hooks import dispatch
 
 STAMP = "2026-11-22T10:04:00Z"
 OLD_TIME = 1_700_000_000
@@ -145,7 +145,7 @@ def test_an_older_layout_moves_on_the_next_locked_write_bytes_kept_and_claudes_f
 
 
 def test_a_move_cut_short_is_finished_and_one_that_would_overwrite_is_left(engine):
-    from curator.memory import archive_layout
+    from memcurate.curator.memory import archive_layout
 
     root = Path(engine.root)
     files = old_layout(root)

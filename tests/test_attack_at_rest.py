@@ -19,20 +19,20 @@ from conftest import claude_transcripts, run_cli, run_hook
 from synthetic import Transcript, text
 from tui_helpers import engine_factory, settle, tui
 
-from curator import config
-from curator.candidates import staging
-from curator.candidates.candidate import read_review
-from curator.capture.incremental import capture
-from curator.config import ConfigError
-from curator.memory import memfile
-from curator.proposals import store
-from curator.proposals.store import ProposalError
-from curator.review.actions import Blocked
-from curator.review.decide import Existing, decide
-from curator.util.assets import asset
-from curator.util.paths import data_dir
-from curator.util.stamps import content_hash
-from widgets.dialogs import EditorScreen
+from memcurate.curator import config
+from memcurate.curator.candidates import staging
+from memcurate.curator.candidates.candidate import read_review
+from memcurate.curator.capture.incremental import capture
+from memcurate.curator.config import ConfigError
+from memcurate.curator.memory import memfile
+from memcurate.curator.proposals import store
+from memcurate.curator.proposals.store import ProposalError
+from memcurate.curator.review.actions import Blocked
+from memcurate.curator.review.decide import Existing, decide
+from memcurate.curator.util.assets import asset
+from memcurate.curator.util.paths import data_dir
+from memcurate.curator.util.stamps import content_hash
+from memcurate.widgets.dialogs import EditorScreen
 
 AWS = "AKIAZ3MXQ7RT4PLW8KJD"
 GHP = "ghp_Q9w8E7r6T5y4U3i2O1p0AsDfGhJkLzXcVbNm"
@@ -225,7 +225,7 @@ def test_a_proposal_edit_holding_a_secret_is_refused_and_nothing_is_stored(proje
 # -- the trash ------------------------------------------------------------------------------
 
 def lib_engine(project: Path, memory: Path, extra: str = ""):
-    from curator.engine import Engine
+    from memcurate.curator.engine import Engine
 
     offline(project, memory, extra)
     memory.mkdir(parents=True, exist_ok=True)

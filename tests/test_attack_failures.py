@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from curator import config
-from curator.rules import draft, ledger
-from curator.rules.signature import Failure
+from memcurate.curator import config
+from memcurate.curator.rules import draft, ledger
+from memcurate.curator.rules.signature import Failure
 
 # -- two readings of a `paths:` glob -----------------------------------------------------------------------
 # Claude Code's matcher is a JavaScript glob library; these are the two ways such libraries read braces:
@@ -244,7 +244,7 @@ def test_the_failure_hook_keeps_the_ledger_within_the_configured_cap(project):
     project capped at 100 files. The ledger counts them, and stays within the cap."""
     import json
 
-    from hooks import dispatch
+    from memcurate.hooks import dispatch
 
     (project / ".claude").mkdir()
     (project / ".claude" / "memcurate.yaml").write_text("rules:\n  ledger_max_entries: 100\n")

@@ -15,8 +15,8 @@ import pytest
 from conftest import run_hook
 from test_guard import MEMORY_MD, decision, payload
 
-from curator import config
-from curator.util.paths import resolve_memory_root
+from memcurate.curator import config
+from memcurate.curator.util.paths import resolve_memory_root
 
 OWN = "managed by memcurate"
 
@@ -319,7 +319,7 @@ def test_case_insensitive_file_systems_are_compared_folded(setup, monkeypatch):
     apart, so only the comparison can be shown); Claude's own topic file still passes."""
     from test_guard import call
 
-    from hooks import guard
+    from memcurate.hooks import guard
 
     project, root = setup
     monkeypatch.setattr(guard, "CASE_FOLDING", True, raising=False)
@@ -350,7 +350,7 @@ def test_writes_that_switch_memcurates_hooks_off_are_denied(setup):
     """memcurate installed in the project's local settings: removing its entries, changing their matcher,
     turning disableAllHooks on or breaking the JSON is denied; another setting changes freely."""
     project, _ = setup
-    from curator import install
+    from memcurate.curator import install
 
     install.install(project, "local", entry=["/usr/local/bin/memcurate"])
     settings = project / ".claude" / "settings.local.json"

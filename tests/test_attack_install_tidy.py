@@ -15,8 +15,8 @@ from conftest import run_cli
 from test_claude_cli import envelope, fake  # noqa: F401 (fixture: the fake claude on the PATH)
 from test_tidy import doc, files_of, save
 
-from curator.engine import Engine
-from curator.memory import memfile
+from memcurate.curator.engine import Engine
+from memcurate.curator.memory import memfile
 
 OLDER = "/old/venv/bin/memcurate hook"
 SETTINGS = """{

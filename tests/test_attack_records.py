@@ -16,11 +16,11 @@ from test_review_cli import cli_json
 from test_rule_review import proj as rule_proj  # noqa: F401 (a fixture)
 from test_rule_review import seen, store_failure
 
-from curator.candidates import claude_writes
-from curator.candidates.claude_writes import Conflict, Refused
-from curator.engine import Engine
-from curator.rules import ledger
-from curator.util.stamps import content_hash
+from memcurate.curator.candidates import claude_writes
+from memcurate.curator.candidates.claude_writes import Conflict, Refused
+from memcurate.curator.engine import Engine
+from memcurate.curator.rules import ledger
+from memcurate.curator.util.stamps import content_hash
 
 AWS = "AKIA" + "QWERTYUIOPASDFGH"
 GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"

@@ -14,10 +14,10 @@ import pytest
 from conftest import claude_transcripts, run_cli, run_hook
 from synthetic import Transcript, text, tool
 
-import hooks.capture
-from curator.capture import incremental
-from curator.capture.transcript import read_entries
-from curator.util.paths import data_dir
+import memcurate.hooks.capture as hooks_capture
+from memcurate.curator.capture import incremental
+from memcurate.curator.capture.transcript import read_entries
+from memcurate.curator.util.paths import data_dir
 
 SECRET = "zanzibarquokka"  # the word only the file outside the allowed folders holds
 SESSION = "0b5e6a34-1111-4222-8333-444455556666"
@@ -64,13 +64,13 @@ def outside(tmp_path) -> Path:
 
 def handle(project: Path, transcript) -> int:
     """The capture hook in-process (as the dispatcher calls it)."""
-    return hooks.capture.handle(payload(transcript, project), str(project), data_dir(project), env=dict(os.environ),
+    return hooks_capture.handle(payload(transcript, project), str(project), data_dir(project), env=dict(os.environ),
                                 session_dirs=[str(project)])
 
 
 def swap_at_check(monkeypatch, swap) -> list[bool]:
     """Make the hook's path check run `swap` right after it passed: the window between check and open."""
-    real, done = hooks.capture.hook_may_read, []
+    real, done = hooks_capture.hook_may_read, []
 
     def check(path, project, env=None, **kw):
         why = real(path, project, env, **kw)
@@ -79,7 +79,7 @@ def swap_at_check(monkeypatch, swap) -> list[bool]:
             swap()
         return why
 
-    monkeypatch.setattr(hooks.capture, "hook_may_read", check)
+    monkeypatch.setattr(hooks_capture, "hook_may_read", check)
     return done
 
 
@@ -207,8 +207,8 @@ def test_a_fifo_transcript_returns_promptly_with_a_log_line(tmp_path, project):
 def test_a_later_read_of_a_transcript_never_blocks_on_a_fifo(tmp_path, read):
     """The readers that open by path (the transcript reader, the session digest the second look sends): a
     FIFO is refused, not waited on."""
-    from curator import config
-    from curator.capture.digest import digest
+    from memcurate.curator import config
+    from memcurate.curator.capture.digest import digest
 
     cfg = config.load(tmp_path)
     fifo = tmp_path / "s.jsonl"

@@ -3,8 +3,8 @@ against curator.categories, so a wrong row there must fail here rather than be c
 
 from __future__ import annotations
 
-from curator import config
-from curator.categories import CATEGORIES, NAMES
+from memcurate.curator import config
+from memcurate.curator.categories import CATEGORIES, NAMES
 
 # name: (MEMORY.md section, required sections, optional sections, delete allowed, Claude Code type)
 DESIGN = {

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from curator.cli import main
-from curator.library.entries import line_ref
+from memcurate.curator.cli import main
+from memcurate.curator.library.entries import line_ref
 
 KEY = "AKIAIOSFODNN7EXAMPLE"
 
@@ -108,8 +108,8 @@ def test_check_finds_each_problem_and_changes_nothing(messy, capsys):
     assert [f["proposal"] for f in again["findings"]] == [f["proposal"] for f in doc["findings"]]
 
 
-@pytest.mark.xfail(importlib.util.find_spec("curator.hygiene.duplicates") is None
-                   or not hasattr(importlib.import_module("curator.hygiene.duplicates"), "detect"),
+@pytest.mark.xfail(importlib.util.find_spec("memcurate.curator.hygiene.duplicates") is None
+                   or not hasattr(importlib.import_module("memcurate.curator.hygiene.duplicates"), "detect"),
                    reason="part E's duplicates.detect is not in DETECTORS yet (the integrator turns this on)",
                    strict=True)
 def test_check_finds_the_two_memories_that_say_the_same_thing(messy, capsys):
@@ -118,7 +118,7 @@ def test_check_finds_the_two_memories_that_say_the_same_thing(messy, capsys):
                for f in found.get("duplicate", []))
 
 
-@pytest.mark.skipif(importlib.util.find_spec("curator.library.changes") is None,
+@pytest.mark.skipif(importlib.util.find_spec("memcurate.curator.library.changes") is None,
                     reason="part B's curator/library/changes.py applies proposals: not merged here yet")
 def test_approving_the_secrets_proposal_removes_the_key(messy, capsys):
     doc = check_json(capsys, messy["project"])

@@ -18,12 +18,12 @@ from conftest import claude_transcripts, memcurate_exe, run_cli
 from fakes import NOW, backend_engine, decision
 from test_engine import DEMO, stage
 
-from curator.candidates import staging
-from curator.drafting import DraftRequest, get_drafter
-from curator.drafting import prompt as prompts
-from curator.drafting.claude_cli import ClaudeCliDrafter
-from curator.engine import Engine
-from curator.memory import memfile
+from memcurate.curator.candidates import staging
+from memcurate.curator.drafting import DraftRequest, get_drafter
+from memcurate.curator.drafting import prompt as prompts
+from memcurate.curator.drafting.claude_cli import ClaudeCliDrafter
+from memcurate.curator.engine import Engine
+from memcurate.curator.memory import memfile
 
 FAKE = r'''#!{python}
 import json, os, subprocess, sys, time
@@ -261,7 +261,7 @@ def test_an_injected_instruction_gives_at_most_a_verified_draft(fake, project, t
     assert not (tmp_path / "memory").exists()  # nothing saved without approval
     assert outside(tmp_path) == before  # nothing but memcurate's own data dir (and the fake's record) changed
 
-    from curator.headless import auto_approve
+    from memcurate.curator.headless import auto_approve
 
     summary = auto_approve(engine)  # headless: such a draft is held for a person, never saved unattended
     assert [h["category"] for h in summary["held"]] == ["decision"] and summary["created"] == []

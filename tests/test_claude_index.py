@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from test_recall import make_project, memory_root, write_memory
 
-from curator import config
-from curator.engine import Engine
-from curator.hygiene import check
-from curator.memory.memory_md import IndexLine, apply, parse, usage
+from memcurate.curator import config
+from memcurate.curator.engine import Engine
+from memcurate.curator.hygiene import check
+from memcurate.curator.memory.memory_md import IndexLine, apply, parse, usage
 
 # As Claude Code writes it when MEMORY.md is missing: its own topic files at the top level, one pointer each.
 CLAUDE_INDEX = ("- [Prefers terse answers](user_terse.md) \u2014 no trailing summaries; the diff speaks for itself\n"

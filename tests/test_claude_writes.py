@@ -9,9 +9,9 @@ import pytest
 from conftest import run_cli, run_hook
 from test_guard import MEMORY_MD, call, decision, payload, setup  # noqa: F401 (setup is a fixture)
 
-from curator.candidates import claude_writes
-from curator.candidates.claude_writes import ClaudeWriteError, Conflict
-from curator.engine import Engine
+from memcurate.curator.candidates import claude_writes
+from memcurate.curator.candidates.claude_writes import ClaudeWriteError, Conflict
+from memcurate.curator.engine import Engine
 
 TOPIC = """---
 name: build commands

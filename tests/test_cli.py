@@ -12,9 +12,9 @@ import pytest
 from conftest import claude_transcripts, run_cli, run_hook
 from synthetic import Transcript, text, tool
 
-import curator
-from curator.candidates import staging
-from curator.categories import NAMES
+from memcurate import curator
+from memcurate.curator.candidates import staging
+from memcurate.curator.categories import NAMES
 
 SUBCOMMANDS = ("hook", "triage", "status", "install", "uninstall", "demo")
 
@@ -466,9 +466,9 @@ def test_the_engine_imports_no_ui():
     import subprocess
     import sys
 
-    names = [m.name for m in pkgutil.walk_packages(curator.__path__, "curator.")]
+    names = [m.name for m in pkgutil.walk_packages(curator.__path__, "memcurate.curator.")]
     code = (f"import importlib, sys\nfor n in {names!r}: importlib.import_module(n)\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'widgets')))")
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual' or m.startswith('memcurate.widgets')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(curator.__file__).parent.parent)
     assert out.stdout.strip() == "[]" and len(names) > 20

@@ -17,8 +17,8 @@ from fakes import NOW, backend_engine, decision
 from test_claude_cli import envelope, fake  # noqa: F401 (the fixture)
 from test_engine import stage
 
-from curator.drafting import DraftRequest, LookRequest, MergeRequest, RuleRequest
-from curator.drafting.claude_cli import ClaudeCliDrafter
+from memcurate.curator.drafting import DraftRequest, LookRequest, MergeRequest, RuleRequest
+from memcurate.curator.drafting.claude_cli import ClaudeCliDrafter
 
 RECORD_ENV = 'rec = {"argv": sys.argv[1:], "stdin": sys.stdin.read(), "cwd": os.getcwd(),'
 AS_CLAUDE_CODE = r'''

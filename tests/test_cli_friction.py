@@ -14,11 +14,11 @@ from conftest import claude_transcripts, run_cli
 
 from test_proposals import claude, proj  # noqa: F401 (fixtures)
 
-from curator import install as installer
+from memcurate.curator import install as installer
 
 
 def _memcurate(*args: str, cwd, stdout) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "import sys; from curator.cli import main; sys.exit(main())", *args], cwd=cwd, stdout=stdout,
+    return subprocess.run([sys.executable, "-c", "import sys; from memcurate.curator.cli import main; sys.exit(main())", *args], cwd=cwd, stdout=stdout,
                           stderr=subprocess.PIPE, text=True, timeout=60)
 
 
@@ -128,7 +128,7 @@ def test_auto_approve_says_what_waits_that_it_never_saves(claude, capsys):  # no
 
 
 def test_the_demo_removes_its_own_folders_of_earlier_days_and_nothing_else(tmp_path):
-    from curator import demo
+    from memcurate.curator import demo
 
     old = demo.make_project(str(tmp_path / "memcurate-demo-old"))["root"]
     fresh = demo.make_project(str(tmp_path / "memcurate-demo-fresh"))["root"]
@@ -144,8 +144,8 @@ def test_the_demo_removes_its_own_folders_of_earlier_days_and_nothing_else(tmp_p
 
 
 def test_a_project_without_git_is_not_called_a_repository(tmp_path):
-    from curator import config
-    from curator.util.paths import data_dir, resolve_memory_root
+    from memcurate.curator import config
+    from memcurate.curator.util.paths import data_dir, resolve_memory_root
 
     folder = tmp_path / "plain"
     folder.mkdir()
@@ -155,8 +155,8 @@ def test_a_project_without_git_is_not_called_a_repository(tmp_path):
 
 
 def test_the_archive_files_header_says_where_the_memories_are():
-    from curator.memory.memory_md.archive import archive_add
-    from curator.memory.memory_md import IndexLine
+    from memcurate.curator.memory.memory_md.archive import archive_add
+    from memcurate.curator.memory.memory_md import IndexLine
 
     head = archive_add(None, "decision", [IndexLine("use-jwt", "decision", "Use JWT", "stateless")]).splitlines()[0]
     assert "unchanged in decision/" in head and "archived memories, their files in .archive/decision/" in head, head

@@ -23,17 +23,17 @@ from pathlib import Path
 import pytest
 from test_engine import stage
 
-from curator.candidates import staging
-from curator.categories import NAMES
-from curator.engine import Engine
-from curator.memory import memory_md
-from curator.util import atomic
-from curator.util.locks import FileLock, LockBusy
+from memcurate.curator.candidates import staging
+from memcurate.curator.categories import NAMES
+from memcurate.curator.engine import Engine
+from memcurate.curator.memory import memory_md
+from memcurate.curator.util import atomic
+from memcurate.curator.util.locks import FileLock, LockBusy
 
 # A process that approves what it reads on stdin ("<triage> <category>" a line) and says what it saved.
 APPROVER = r"""
 import json, sys
-from curator.engine import Engine
+from memcurate.curator.engine import Engine
 
 engine = Engine(sys.argv[1])
 print("ready", flush=True)
@@ -109,7 +109,7 @@ class Template:
 def _own_words(text: bytes, n: int) -> bytes:
     """A copy's title and body in words of its own, from a session of its own: a new fact, not the
     template's said again (that would be one memory, its repeats noops, and a session has one summary)."""
-    from curator.memory import memfile
+    from memcurate.curator.memory import memfile
 
     doc = memfile.parse(text.decode("utf-8"))
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from curator.drafting.prompt import stated_confidence
-from curator.review.confidence import WEIGHTS, assess, pulled_down, specifics
-from curator.review.verify import ADVISORY, BLOCK, Issue
+from memcurate.curator.drafting.prompt import stated_confidence
+from memcurate.curator.review.confidence import WEIGHTS, assess, pulled_down, specifics
+from memcurate.curator.review.verify import ADVISORY, BLOCK, Issue
 
 SNIPPET = {"turn": 3, "speaker": "user", "keywords": ["let's go with"],
            "text": "Let's go with JWT access tokens: sessions would need a table."}

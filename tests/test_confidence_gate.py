@@ -12,10 +12,10 @@ import pytest
 from conftest import needs_shared, run_cli, shared_config_env, shared_transcripts
 from test_engine import make_engine, stage, tree
 
-from curator import config
-from curator.candidates import staging
-from curator.drafting.offline import OfflineDrafter
-from curator.headless import auto_approve
+from memcurate.curator import config
+from memcurate.curator.candidates import staging
+from memcurate.curator.drafting.offline import OfflineDrafter
+from memcurate.curator.headless import auto_approve
 
 WEAK = ["Rationale: no reason stated in the session", "title: no statement of the fact, made from the topic"]
 

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from curator import config
-from curator.categories import NAMES
+from memcurate.curator import config
+from memcurate.curator.categories import NAMES
 
 
 def write(path, text: str) -> None:
@@ -116,7 +116,7 @@ def test_a_corrupt_cache_is_rebuilt(project, tmp_path):
 
 
 def test_the_keyword_index_is_derived_into_the_cache(project, tmp_path):
-    from curator.capture.triage import Rules
+    from memcurate.curator.capture.triage import Rules
 
     data = tmp_path / "data"
     config.load(project, data)

@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from curator import config
-from curator.candidates import staging
-from curator.capture.incremental import capture
-from curator.capture.transcript import TranscriptReader
-from curator.categories import NAMES
-from curator.demo import DEMO_SESSION, DEMO_TRANSCRIPT
-from curator.util.assets import asset
-from curator.util.paths import data_dir
+from memcurate.curator import config
+from memcurate.curator.candidates import staging
+from memcurate.curator.capture.incremental import capture
+from memcurate.curator.capture.transcript import TranscriptReader
+from memcurate.curator.categories import NAMES
+from memcurate.curator.demo import DEMO_SESSION, DEMO_TRANSCRIPT
+from memcurate.curator.util.assets import asset
+from memcurate.curator.util.paths import data_dir
 
 DEMO = Path(asset(DEMO_TRANSCRIPT))
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from curator import config
-from curator.capture.digest import Digest, digest, prose
-from curator.capture.transcript import TranscriptReader
+from memcurate.curator import config
+from memcurate.curator.capture.digest import Digest, digest, prose
+from memcurate.curator.capture.transcript import TranscriptReader
 from tests.conftest import needs_shared
 from tests.synthetic import Transcript, text, tool
 

@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, needs_shared, shared_transcripts
 
-from curator import config
-from curator.candidates import staging
-from curator.capture import incremental as capture
-from curator.capture.redact import find_secrets
-from curator.categories import CATEGORIES, NAMES
-from curator.drafting import Drafter, DrafterUnavailable, DraftRequest, DraftResult, get_drafter, model_for
-from curator.drafting.offline import NO_NEXT_STEP, NOT_STATED, SCAFFOLD, TOPIC_TITLE_WEAK, OfflineDrafter, sentences
-from curator.memory import memfile
-from curator.util.assets import asset
+from memcurate.curator import config
+from memcurate.curator.candidates import staging
+from memcurate.curator.capture import incremental as capture
+from memcurate.curator.capture.redact import find_secrets
+from memcurate.curator.categories import CATEGORIES, NAMES
+from memcurate.curator.drafting import Drafter, DrafterUnavailable, DraftRequest, DraftResult, get_drafter, model_for
+from memcurate.curator.drafting.offline import NO_NEXT_STEP, NOT_STATED, SCAFFOLD, TOPIC_TITLE_WEAK, OfflineDrafter, sentences
+from memcurate.curator.memory import memfile
+from memcurate.curator.util.assets import asset
 
 NOW = "2026-11-22T10:04:00Z"
 DEMO = ROOT / "assets" / "demo" / "session.jsonl"
@@ -168,7 +168,7 @@ def test_every_triggered_category_of_a_real_session_drafts_from_its_evidence(pat
 
 @needs_shared
 def test_real_drafts_pass_verification(tmp_path_factory):
-    verify = pytest.importorskip("curator.review.verify")
+    verify = pytest.importorskip("memcurate.curator.review.verify")
     drafter = OfflineDrafter()
     verified = 0
     for path in shared_transcripts() + [DEMO]:
@@ -351,8 +351,8 @@ def test_get_drafter_reads_the_process_environment_by_default(monkeypatch, tmp_p
 
 
 def test_importing_drafting_loads_no_model_sdk():
-    code = ("import sys; import curator.drafting, curator.drafting.offline; "
-            "from curator.drafting import get_drafter; get_drafter({'backend': 'auto'}); "
+    code = ("import sys; import memcurate.curator.drafting, memcurate.curator.drafting.offline; "
+            "from memcurate.curator.drafting import get_drafter; get_drafter({'backend': 'auto'}); "
             "print([m for m in ('anthropic', 'textual', 'rich') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env={**os.environ, "PATH": ""}, check=True)

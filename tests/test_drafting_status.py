@@ -16,9 +16,9 @@ from conftest import ROOT, run_cli
 from test_drafting import default_cfg, fake_claude
 from tui_helpers import settle, tui
 
-from curator.drafting import choose, describe, get_drafter
-from curator.drafting import models as sdk_models
-from widgets.panels import DraftingLine
+from memcurate.curator.drafting import choose, describe, get_drafter
+from memcurate.curator.drafting import models as sdk_models
+from memcurate.widgets.panels import DraftingLine
 
 
 def claude_on_path(folder: Path) -> Path:
@@ -55,7 +55,7 @@ def test_the_sdk_tables_read_as_text_match_the_imported_sdk():
 
 
 def test_reading_the_tables_imports_no_sdk():
-    code = ("import sys; from curator.drafting import describe, models; "
+    code = ("import sys; from memcurate.curator.drafting import describe, models; "
             "assert models.deprecated_models() and models.known_models(); "
             "describe({'backend': 'auto', 'models': {'sonnet': 'claude-sonnet-4-5'}}, {'ANTHROPIC_API_KEY': 'k'}); "
             "print([m for m in ('anthropic', 'textual', 'rich') if m in sys.modules])")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from curator.hygiene import duplicates
-from curator.hygiene.duplicates import CONTRADICTION, DUPLICATE, find_pairs, memo_of
-from curator.memory import memfile
+from memcurate.curator.hygiene import duplicates
+from memcurate.curator.hygiene.duplicates import CONTRADICTION, DUPLICATE, find_pairs, memo_of
+from memcurate.curator.memory import memfile
 
 SECTIONS = {"decision": ("Decision", "Rationale"), "constraint": ("Rule", "Impact"),
             "preference": ("Preference", "Reason")}
@@ -171,8 +171,8 @@ def test_candidates_are_bounded_not_every_pair():
 def test_a_threshold_out_of_range_is_a_config_error_naming_the_key(tmp_path):
     import pytest
 
-    from curator import config
-    from curator.util.assets import asset
+    from memcurate.curator import config
+    from memcurate.curator.util.assets import asset
 
     layer = tmp_path / "memcurate.yaml"
     layer.write_text("hygiene:\n  duplicate_threshold: 1.5\n")

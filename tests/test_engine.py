@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 from fakes import Failing
 
-from curator.candidates import staging
-from curator.capture.incremental import capture
-from curator.drafting import DraftResult
-from curator.drafting.offline import OfflineDrafter
-from curator.engine import Engine
-from curator.headless import auto_approve
-from curator.memory import memfile
-from curator.memory.store import content_hash
-from curator.review.actions import Blocked, Conflict, ReviewError
-from curator.util.assets import asset
+from memcurate.curator.candidates import staging
+from memcurate.curator.capture.incremental import capture
+from memcurate.curator.drafting import DraftResult
+from memcurate.curator.drafting.offline import OfflineDrafter
+from memcurate.curator.engine import Engine
+from memcurate.curator.headless import auto_approve
+from memcurate.curator.memory import memfile
+from memcurate.curator.memory.store import content_hash
+from memcurate.curator.review.actions import Blocked, Conflict, ReviewError
+from memcurate.curator.util.assets import asset
 
 DEMO = asset(os.path.join("demo", "session.jsonl"))
 
@@ -177,7 +177,7 @@ def test_a_save_killed_after_the_file_is_finished_by_the_next_run(project, tmp_p
     engine = make_engine(project, tmp_path)
     (tid,) = stage(engine)
     engine.process(tid)
-    import curator.memory.memory_md as memory_md
+    import memcurate.curator.memory.memory_md as memory_md
 
     def killed(*a, **kw):
         raise KeyboardInterrupt("killed between the memory file and MEMORY.md")
@@ -211,7 +211,7 @@ def test_a_resumed_save_of_hand_edited_text_recognises_the_written_file(project,
     (tid,) = stage(engine)
     review = ready(engine, tid, "decision")
     edited = review["text"].replace("## Decision\n", "## Decision\n\n\nEdited by hand.   \n")
-    import curator.memory.memory_md as memory_md
+    import memcurate.curator.memory.memory_md as memory_md
 
     def killed(*a, **kw):
         raise KeyboardInterrupt("killed between the memory file and MEMORY.md")
@@ -282,7 +282,7 @@ def test_an_edit_is_checked_against_the_memories_as_they_are_now_in_any_process(
 
 
 def test_a_text_the_store_refuses_goes_back_to_review_and_the_others_are_saved(project, tmp_path, monkeypatch):
-    from curator.memory.store import InvalidMemoryError, MemoryStore
+    from memcurate.curator.memory.store import InvalidMemoryError, MemoryStore
 
     engine = make_engine(project, tmp_path)
     (tid,) = stage(engine)

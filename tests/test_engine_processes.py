@@ -22,11 +22,11 @@ from conftest import (
     shared_transcripts,
 )
 
-from curator import config
-from curator.capture.transcript import TranscriptReader
-from curator.drafting.offline import NOT_STATED
-from curator.memory import memfile, memory_md
-from curator.util.assets import asset
+from memcurate.curator import config
+from memcurate.curator.capture.transcript import TranscriptReader
+from memcurate.curator.drafting.offline import NOT_STATED
+from memcurate.curator.memory import memfile, memory_md
+from memcurate.curator.util.assets import asset
 
 DEMO = Path(asset(os.path.join("demo", "session.jsonl")))
 

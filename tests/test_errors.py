@@ -1,4 +1,4 @@
-"""One error family: every exception memcurate defines derives from curator.errors.MemcurateError, so a front end
+"""One error family: every exception memcurate defines derives from memcurate.curator.errors.MemcurateError, so a front end
 tells a refusal, a conflict, a busy lock or damaged input from a bug with one `except`; and the family costs the
 hook path nothing (it still loads no UI, no model SDK, no YAML)."""
 
@@ -18,10 +18,10 @@ import pytest
 from conftest import ROOT, claude_transcripts
 from synthetic import Transcript, text, tool
 
-import curator
-import hooks
-from curator import errors
-from curator.errors import BusyError, DamagedError, DiskError, MemcurateError, Refusal, StaleError
+from memcurate import curator
+from memcurate import hooks
+from memcurate.curator import errors
+from memcurate.curator.errors import BusyError, DamagedError, DiskError, MemcurateError, Refusal, StaleError
 
 BUILTIN_EXCEPTIONS = {n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
 
@@ -63,28 +63,28 @@ def test_no_class_anywhere_in_the_source_derives_from_a_builtin_exception_alone(
 
 
 @pytest.mark.parametrize("where, name, family", [
-    ("curator.memory.store", "ConflictError", StaleError),
-    ("curator.candidates.claude_writes", "Conflict", StaleError),
-    ("curator.review.actions", "Changed", StaleError),
-    ("curator.util.locks", "LockBusy", BusyError),
-    ("curator.memory.store", "BrokenMemoryError", DamagedError),
-    ("curator.memory.front_matter", "MemoryFormatError", DamagedError),
-    ("curator.review.actions", "SaveFailed", DiskError),
-    ("curator.config", "ConfigError", Refusal),
-    ("curator.commands", "UserError", Refusal),
+    ("memcurate.curator.memory.store", "ConflictError", StaleError),
+    ("memcurate.curator.candidates.claude_writes", "Conflict", StaleError),
+    ("memcurate.curator.review.actions", "Changed", StaleError),
+    ("memcurate.curator.util.locks", "LockBusy", BusyError),
+    ("memcurate.curator.memory.store", "BrokenMemoryError", DamagedError),
+    ("memcurate.curator.memory.front_matter", "MemoryFormatError", DamagedError),
+    ("memcurate.curator.review.actions", "SaveFailed", DiskError),
+    ("memcurate.curator.config", "ConfigError", Refusal),
+    ("memcurate.curator.commands", "UserError", Refusal),
 ])
 def test_a_caller_acts_on_the_family_it_catches(where, name, family):
     assert issubclass(getattr(importlib.import_module(where), name), family)
 
 
 @pytest.mark.parametrize("where, name, builtin", [
-    ("curator.memory.store", "MissingMemoryError", FileNotFoundError),
-    ("curator.memory.store", "UnsafePathError", ValueError),
-    ("curator.util.safe_open", "Refused", OSError),
-    ("curator.util.atomic", "Unsettled", OSError),
-    ("curator.library.entries", "LibraryError", KeyError),
-    ("curator.review.decide", "DecisionError", ValueError),
-    ("curator.memory.memory_md.format", "MemoryMdError", ValueError),
+    ("memcurate.curator.memory.store", "MissingMemoryError", FileNotFoundError),
+    ("memcurate.curator.memory.store", "UnsafePathError", ValueError),
+    ("memcurate.curator.util.safe_open", "Refused", OSError),
+    ("memcurate.curator.util.atomic", "Unsettled", OSError),
+    ("memcurate.curator.library.entries", "LibraryError", KeyError),
+    ("memcurate.curator.review.decide", "DecisionError", ValueError),
+    ("memcurate.curator.memory.memory_md.format", "MemoryMdError", ValueError),
 ])
 def test_existing_except_clauses_still_catch(where, name, builtin):
     cls = getattr(importlib.import_module(where), name)
@@ -99,7 +99,7 @@ def test_the_families_are_few_and_each_says_what_a_caller_does():
 
 _PROBE = """
 import json, sys
-from curator.cli import main
+from memcurate.curator.cli import main
 rc = main(["hook"])
 sys.stdout.write("\\n" + json.dumps({"rc": rc, "modules": sorted(sys.modules)}))
 """
@@ -123,6 +123,6 @@ def test_the_hook_path_still_loads_no_ui_no_sdk_and_no_yaml(tmp_path, project):
         report = json.loads(p.stdout.decode().rpartition("\n")[2])
         assert report["rc"] == 0
         loaded = report["modules"]
-        assert "curator.errors" in loaded
+        assert "memcurate.curator.errors" in loaded
         heavy = ("textual", "rich", "anthropic", "widgets") + (("yaml",) if round_ else ())
         assert not [m for m in loaded if m.split(".")[0] in heavy], f"round {round_}"

@@ -108,9 +108,9 @@ def test_the_digest_is_measured_when_the_module_exists(tmp_path, monkeypatch):
         seen["args"] = (p, cfg.get("backend"))
         return types.SimpleNamespace(text=f"[1 user] {DECIDED}", segments=[])
 
-    module = types.ModuleType("curator.capture.digest")
+    module = types.ModuleType("memcurate.curator.capture.digest")
     module.digest = digest
-    monkeypatch.setitem(sys.modules, "curator.capture.digest", module)
+    monkeypatch.setitem(sys.modules, "memcurate.curator.capture.digest", module)
     assert eb.digest_module() is module
     labels = tmp_path / "labels.json"
     labels.write_text(json.dumps({"version": 1, "sessions": [{

@@ -15,11 +15,11 @@ from pathlib import Path
 from synthetic import Transcript, text
 from test_second_look import Looking, end_session, engine_with
 
-from curator.candidates import staging
-from curator.categories import base, slot
-from curator.drafting import DraftResult
-from curator.drafting import prompt as prompts
-from curator.memory import memfile
+from memcurate.curator.candidates import staging
+from memcurate.curator.categories import base, slot
+from memcurate.curator.drafting import DraftResult
+from memcurate.curator.drafting import prompt as prompts
+from memcurate.curator.memory import memfile
 
 SESSION = [
     ("We will keep Postgres, not SQLite: the reports need window functions.", "Keeping Postgres for the reports."),
@@ -167,7 +167,7 @@ def test_slot_names_map_to_their_category_and_nothing_else_does():
 
 
 def test_an_answer_in_the_older_sections_shape_still_makes_a_document():
-    from curator.drafting import DraftRequest
+    from memcurate.curator.drafting import DraftRequest
 
     req = DraftRequest(triage_id="t", category="decision", entry={}, source={})
     doc = prompts.to_document({"title": "Use JWT", "description": "Auth tokens", "tags": ["auth"],
@@ -276,8 +276,8 @@ def test_when_the_look_fails_for_good_the_stops_category_is_drafted_from_its_exc
 
 
 def test_a_stops_category_no_look_ever_covers_is_drafted_after_the_wait(project, tmp_path):
-    from curator.candidates import second_look
-    from curator.candidates.candidate import StagedTriage
+    from memcurate.curator.candidates import second_look
+    from memcurate.curator.candidates.candidate import StagedTriage
 
     engine = engine_with(project, tmp_path, FactLook(FACTS[:1]))
     t = Transcript().user("We decided to keep Postgres, not SQLite, because the reports need window functions.")

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from curator import config
-from curator.rules import candidates, ledger
-from hooks import dispatch
-from hooks.failures import strip_wrapper
+from memcurate.curator import config
+from memcurate.curator.rules import candidates, ledger
+from memcurate.hooks import dispatch
+from memcurate.hooks.failures import strip_wrapper
 from synthetic import pytest_failure
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,7 +103,7 @@ def test_other_bash_calls_leave_no_trace(project, command, stdout):
 
 PROBE = """
 import json, sys
-from hooks.dispatch import run
+from memcurate.hooks.dispatch import run
 rc = run(sys.stdin.buffer.read())
 print(json.dumps({"rc": rc, "modules": sorted(sys.modules)}))
 """
@@ -121,13 +121,13 @@ def probe(project: Path, doc: dict) -> set[str]:
 
 def test_plain_bash_calls_import_nothing_beyond_the_dispatcher(project):
     plain = probe(project, passed(SESSIONS[0], "ls", "a\nb\n"))
-    assert not {"hooks.failures", "curator.rules", "curator.config", "hooks.hook_config"} & plain
+    assert not {"memcurate.hooks.failures", "memcurate.curator.rules", "memcurate.curator.config", "memcurate.hooks.hook_config"} & plain
     wordy = probe(project, passed(SESSIONS[0], "cat notes.md", "## Error handling\n"))
-    assert "curator.rules.signature" in wordy  # asked whether it is a checker: it is not
-    assert not {"curator.rules.ledger", "curator.config", "curator.capture.redact", "yaml"} & wordy
+    assert "memcurate.curator.rules.signature" in wordy  # asked whether it is a checker: it is not
+    assert not {"memcurate.curator.rules.ledger", "memcurate.curator.config", "memcurate.curator.capture.redact", "yaml"} & wordy
     run(project, failed(SESSIONS[1], RUNS[1]))  # the config cache is made once (with yaml)
     counted = probe(project, failed(SESSIONS[0], RUNS[0]))
-    assert "curator.rules.ledger" in counted and len(ledger.keys(data(project))) == 1
+    assert "memcurate.curator.rules.ledger" in counted and len(ledger.keys(data(project))) == 1
     assert not {"yaml", "textual", "rich", "anthropic"} & {m.split(".")[0] for m in counted}
 
 
@@ -142,7 +142,7 @@ def test_session_stand_in_from_the_transcript_when_the_payload_has_no_id(project
     # Claude Code names the transcript after the session: the triage, which reads the id inside it,
     # counts the same session, not a second one.
     assert len(occurrences) == 1 and occurrences[0]["session"] == sid
-    from curator.rules.signature import failures
+    from memcurate.curator.rules.signature import failures
 
     [f] = failures("uv run pytest -x", RUNS[0])
     assert f.key == key
@@ -229,7 +229,7 @@ def test_rules_defaults():
 def test_the_dispatchers_word_filter_passes_every_output_looks_failed_accepts():
     """FAILURE_WORDS claims a superset of what signature.looks_failed finds: checked line by line over its
     fixtures (a line alone is what `| tail -1` leaves), and on the two outputs it once turned away."""
-    from curator.rules.signature import looks_failed
+    from memcurate.curator.rules.signature import looks_failed
     from test_signatures import DATA
 
     samples = ["npm ERR! code ELIFECYCLE", "E   assert 1 == 2", "E   AssertionError: x"]

@@ -24,11 +24,11 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, run_hook
 
-from curator import config
-from curator.capture.digest import digest
-from curator.capture.transcript import TranscriptReader
-from curator.capture.triage import Rules, triage_entries
-from curator.util.paths import project_key
+from memcurate.curator import config
+from memcurate.curator.capture.digest import digest
+from memcurate.curator.capture.transcript import TranscriptReader
+from memcurate.curator.capture.triage import Rules, triage_entries
+from memcurate.curator.util.paths import project_key
 
 REAL = Path(__file__).parent / "data" / "claude_2_1_328_writes.jsonl"
 PROJECT, OUTSIDE = "/home/dev/calc-app", "/home/dev/scratch"

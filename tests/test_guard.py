@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import run_hook
 
-from curator import config
-from curator.util.paths import resolve_memory_root
-from hooks import dispatch
+from memcurate.curator import config
+from memcurate.curator.util.paths import resolve_memory_root
+from memcurate.hooks import dispatch
 
 MEMORY_MD = """# Claude's notes
 - the build runs with `make all`
@@ -184,7 +184,7 @@ def test_internal_error_fails_closed_where_it_guards(setup, monkeypatch, rel, de
     """A bug in deciding denies a write that may touch memcurate's files (with one stderr line), and still
     lets any other write through."""
     project, root = setup
-    from hooks import guard
+    from memcurate.hooks import guard
 
     def boom(*a, **k):
         raise RuntimeError("bug")
@@ -222,7 +222,7 @@ def test_real_process_review_flag_stages(setup):
 
 _PROBE = """
 import json, sys
-from curator.cli import main
+from memcurate.curator.cli import main
 rc = main(["hook", *sys.argv[1:]])
 sys.stdout.write("\\n" + json.dumps({"rc": rc, "modules": sorted(sys.modules)}))
 """

@@ -19,13 +19,13 @@ from conftest import run_cli
 from fakes import Failing
 from test_engine_processes import check_memory, memory_files
 
-from curator.candidates import staging
-from curator.capture.incremental import capture
-from curator.cli import main
-from curator.engine import Engine
-from curator.memory import memfile, memory_md
-from curator.util import atomic
-from curator.util.assets import asset
+from memcurate.curator.candidates import staging
+from memcurate.curator.capture.incremental import capture
+from memcurate.curator.cli import main
+from memcurate.curator.engine import Engine
+from memcurate.curator.memory import memfile, memory_md
+from memcurate.curator.util import atomic
+from memcurate.curator.util.assets import asset
 
 DEMO = Path(asset(os.path.join("demo", "session.jsonl")))
 DEMO_SESSION = b"5e55a1d0-de70-4c1a-9a5e-000000000001"
@@ -211,7 +211,7 @@ def test_every_save_failing_exits_1(project, tmp_path, capsys, monkeypatch):
 
 
 def test_a_failed_draft_exits_1_and_the_rest_is_saved(project, tmp_path, capsys, monkeypatch):
-    import curator.drafting as drafting
+    import memcurate.curator.drafting as drafting
 
     setup(project, tmp_path)
     stage(project, tmp_path, 1)
@@ -370,7 +370,7 @@ def test_a_write_that_really_fails_names_its_file_and_leaves_nothing_behind(tmp_
     target.write_text("old\n")
     code = f"""
 import resource, signal, sys
-from curator.util import atomic
+from memcurate.curator.util import atomic
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
 try:
@@ -388,7 +388,7 @@ except OSError as e:
 
 
 def test_verify_blocks_a_file_in_the_way_that_is_no_memory_for_any_action():
-    from curator.review.verify import verify
+    from memcurate.curator.review.verify import verify
 
     text = "not even a memory"  # the target's issue does not depend on the text
     target = {"exists": True, "hash_matches": False, "path": "/m/decision/x.md", "where": "decision/x.md",

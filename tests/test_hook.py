@@ -24,7 +24,7 @@ from conftest import (
 )
 from synthetic import Transcript, text, tool
 
-from curator.categories import NAMES
+from memcurate.curator.categories import NAMES
 
 REAL = "-Users-dain-workspace-claude-code-log-sample/37f83ec9-f2ea-42a9-925e-0d5c105cb6e8.jsonl"
 
@@ -333,8 +333,8 @@ def test_capturing_a_huge_message_keeps_memory_bounded(tmp_path, project):
     the bound it was over 200 MB."""
     import tracemalloc
 
-    from curator import config
-    from curator.capture.incremental import capture
+    from memcurate.curator import config
+    from memcurate.curator.capture.incremental import capture
 
     path = huge_message_session().write(claude_dir(tmp_path) / "huge-message.jsonl")
     data = data_of(project)
@@ -591,7 +591,7 @@ def test_every_real_transcript_goes_through_the_hook(path, project, tmp_path):
 
 _PROBE = """
 import json, sys
-from curator.cli import main
+from memcurate.curator.cli import main
 rc = main(["hook"])
 sys.stdout.write("\\n" + json.dumps({"rc": rc, "modules": sorted(sys.modules)}))
 """

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine import Engine
-from curator.hygiene import Finding
-from curator.library.entries import line_ref
-from curator.memory.memory_md.loading import load_view
-from curator.util.stamps import content_hash
+from memcurate.curator.engine import Engine
+from memcurate.curator.hygiene import Finding
+from memcurate.curator.library.entries import line_ref
+from memcurate.curator.memory.memory_md.loading import load_view
+from memcurate.curator.util.stamps import content_hash
 
 
 def section(cat: str, ids: list[str], budget: int = 40) -> list[str]:
@@ -111,7 +111,7 @@ def test_over_limit_names_the_lines_past_the_cut_and_proposes_only(project_with_
 
 def test_the_over_limit_fix_moves_memcurates_oldest_lines_first_and_drops_claudes_lines_only_when_needed(
         project_with_root):
-    from curator.hygiene import memory_md_checks
+    from memcurate.curator.hygiene import memory_md_checks
 
     project, root = project_with_root
     (root / "decision").mkdir()
@@ -128,7 +128,7 @@ def test_the_over_limit_fix_moves_memcurates_oldest_lines_first_and_drops_claude
 
 
 def test_missing_links_of_both_owners(project_with_root):
-    from curator.hygiene import memory_md_checks
+    from memcurate.curator.hygiene import memory_md_checks
 
     project, root = project_with_root
     (root / "decision").mkdir()
@@ -162,14 +162,14 @@ def test_check_caches_its_findings_for_the_flags(project_with_root):
 # -- the SessionEnd pass ---------------------------------------------------------------------
 
 def test_session_end_starts_one_background_check_per_interval(tmp_path):
-    from hooks import hygiene
+    from memcurate.hooks import hygiene
 
     data = str(tmp_path)
     started: list[list[str]] = []
     cfg = {"hygiene": {"interval_minutes": 60}}
     assert hygiene.start_check("/p", data, cfg, spawn=started.append)
     assert not hygiene.start_check("/p", data, cfg, spawn=started.append)  # within the hour
-    assert started == [[started[0][0], "-m", "curator.cli", "check", "--quiet", "--project", "/p"]]
+    assert started == [[started[0][0], "-m", "memcurate.curator.cli", "check", "--quiet", "--project", "/p"]]
     old = os.path.getmtime(os.path.join(data, hygiene.STAMP)) - 3601
     os.utime(os.path.join(data, hygiene.STAMP), (old, old))
     assert hygiene.start_check("/p", data, cfg, spawn=started.append) and len(started) == 2

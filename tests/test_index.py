@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from curator.memory import index as index_mod
-from curator.memory import memfile
-from curator.memory.index import Candidate, MemoryIndex, match_expression, query_terms
-from curator.memory.index.watcher import inotify_available
-from curator.memory.store import MemoryStore, UnsafePathError
+from memcurate.curator.memory import index as index_mod
+from memcurate.curator.memory import memfile
+from memcurate.curator.memory.index import Candidate, MemoryIndex, match_expression, query_terms
+from memcurate.curator.memory.index.watcher import inotify_available
+from memcurate.curator.memory.store import MemoryStore, UnsafePathError
 
 STAMP = "2026-11-22T10:04:00Z"
 SECTIONS = {
@@ -406,9 +406,9 @@ def test_a_database_locked_even_for_reading_falls_back_to_the_files(tmp_path, st
 
 CHILD = textwrap.dedent("""
     import os, sys
-    from curator.memory import memfile
-    from curator.memory.index import MemoryIndex
-    from curator.memory.store import MemoryStore
+    from memcurate.curator.memory import memfile
+    from memcurate.curator.memory.index import MemoryIndex
+    from memcurate.curator.memory.store import MemoryStore
     root, db, tag = sys.argv[1:4]
     store = MemoryStore(root)
     ix = MemoryIndex(db, store, busy_timeout=5)

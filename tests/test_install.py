@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, memcurate_exe, run_cli
 
-import curator
-from curator import hook_entries
-from curator import install as setup
+from memcurate import curator
+from memcurate.curator import hook_entries
+from memcurate.curator import install as setup
 
 # Other keys, other hooks on the same events as memcurate's (with matchers), odd spacing and a number
 # written the person's way: all of it must come back byte for byte.
@@ -121,9 +121,9 @@ def test_the_cli_says_already_installed(project):
 def test_a_reinstall_from_another_path_replaces_the_old_entries_where_they_stand(project):
     original = put(settings(project), SETTINGS)
     setup.install(project, "local", entry=["/old/venv/bin/memcurate"])
-    report = setup.install(project, "local", entry=["/usr/bin/python3", "-m", "curator.cli"], review_auto_memory=True)
+    report = setup.install(project, "local", entry=["/usr/bin/python3", "-m", "memcurate.curator.cli"], review_auto_memory=True)
     doc = json.loads(settings(project).read_text())
-    new = "/usr/bin/python3 -m curator.cli hook --review-auto-memory"
+    new = "/usr/bin/python3 -m memcurate.curator.cli hook --review-auto-memory"
     assert commands(doc)["Stop"] == ["notify-send done", new]
     assert commands(doc)["PreToolUse"] == ["~/bin/guard-bash", new]
     assert all(cmds.count(new) == 1 for e, cmds in commands(doc).items() if e in hook_entries.EVENTS)
@@ -382,7 +382,7 @@ def test_the_command_installed_by_the_console_script_runs(project, tmp_path):
 
 
 def test_the_module_fallback_command_runs(project):
-    setup.install(project, "local", entry=[sys.executable, "-m", "curator.cli"])
+    setup.install(project, "local", entry=[sys.executable, "-m", "memcurate.curator.cli"])
     ran = _run_written(project, "SessionEnd")
     assert ran.returncode == 0 and ran.stdout == "", ran.stderr
 
@@ -410,7 +410,7 @@ def test_the_entry_point_falls_back_to_the_path_then_to_the_module(tmp_path):
     not_executable = tmp_path / "other" / "memcurate"
     _script(not_executable).chmod(0o644)
     assert setup.entry_point(str(not_executable), which=lambda name: None, executable="/venv/bin/python") == \
-        ["/venv/bin/python", "-m", "curator.cli"]
+        ["/venv/bin/python", "-m", "memcurate.curator.cli"]
 
 
 def test_a_path_with_spaces_is_quoted_for_the_shell():
@@ -422,7 +422,7 @@ def test_a_path_with_spaces_is_quoted_for_the_shell():
 
 @pytest.mark.parametrize("command, mine", [
     ("memcurate hook", True), ("/a/b/memcurate hook --review-auto-memory", True),
-    ("/usr/bin/python3 -m curator.cli hook", True), ("memcurate status", False),
+    ("/usr/bin/python3 -m memcurate.curator.cli hook", True), ("memcurate status", False),
     ("my-memcurate hook", False), ("echo memcurate hook", False), ("memcurate-hook", False), ("'unclosed", False),
 ])
 def test_memcurates_entries_are_told_by_their_command(command, mine):
@@ -433,7 +433,7 @@ def test_memcurates_entries_are_told_by_their_command(command, mine):
 
 def test_the_plugins_hooks_json_is_the_table():
     text = (ROOT / "hooks" / "hooks.json").read_text()
-    assert text == hook_entries.render_plugin_hooks(), "regenerate: python -m curator.hook_entries > hooks/hooks.json"
+    assert text == hook_entries.render_plugin_hooks(), "regenerate: python -m memcurate.curator.hook_entries > hooks/hooks.json"
     doc = json.loads(text)
     assert set(doc["hooks"]) == set(hook_entries.EVENTS)
     assert all(h["command"] == "memcurate hook" for g in doc["hooks"].values() for grp in g for h in grp["hooks"])
@@ -479,13 +479,13 @@ def test_a_backup_changed_in_the_data_dir_brings_back_no_hook(project):
     original = put(settings(project), SETTINGS)
     report = setup.install(project, "local", entry=[FAKE])
     forged = json.loads(SETTINGS)
-    forged["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "bash -m curator.cli hook"}]})
+    forged["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "bash -m memcurate.curator.cli hook"}]})
     Path(report["backup"]).write_text(json.dumps(forged, indent=2))
     installed = hashlib.sha256(settings(project).read_bytes()).hexdigest()
     (Path(report["backup"]).parent / "installed.json").write_text(
         json.dumps({str(settings(project)): {"after": installed, "before": report["backup"]}}))
     out = setup.uninstall(project, "local")
-    assert "curator.cli" not in settings(project).read_text()
+    assert "memcurate.curator.cli" not in settings(project).read_text()
     assert json.loads(settings(project).read_bytes()) == json.loads(original)
     assert not out["restored"] and any("gone or changed" in n for n in out["notes"])
 

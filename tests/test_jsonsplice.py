@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from curator.util.jsonsplice import DuplicateKey, splice
+from memcurate.curator.util.jsonsplice import DuplicateKey, splice
 
 TEXT = '{\n\t"a": [1, 2.50, "\\u00e9"],\n\t"b": {"x": true},\n\t"c": 1E3\n}\n'
 

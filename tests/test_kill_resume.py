@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from test_engine import make_engine, stage
 
-from curator.candidates import pipeline, staging
+from memcurate.curator.candidates import pipeline, staging
 
 
 class Killed(BaseException):

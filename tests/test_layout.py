@@ -8,11 +8,11 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-COMPOSITION_ROOT = "curator.cli"  # the one engine module that hands hooks/ and widgets/ their work
+COMPOSITION_ROOT = "memcurate.curator.cli"  # the one engine module that hands hooks/ and widgets/ their work
 
 
 def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    parts = ["memcurate", *path.relative_to(ROOT).with_suffix("").parts]  # installed as memcurate.*
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -42,7 +42,8 @@ def sources(top: str) -> dict[str, set[str]]:
 
 
 def tops(names: set[str]) -> set[str]:
-    return {n.split(".")[0] for n in names}
+    """The top-level packages named: memcurate's own by their folder (`memcurate.hooks.x` is `hooks`)."""
+    return {n.split(".")[1] if n.startswith("memcurate.") else n.split(".")[0] for n in names}
 
 
 def test_the_engine_imports_neither_hooks_nor_widgets_nor_a_ui():
@@ -54,7 +55,7 @@ def test_the_engine_imports_neither_hooks_nor_widgets_nor_a_ui():
 def test_only_the_anthropic_backend_imports_the_sdk():
     for mod, names in sources("curator").items():
         if "anthropic" in tops(names):
-            assert mod.startswith("curator.drafting."), f"{mod} imports anthropic"
+            assert mod.startswith("memcurate.curator.drafting."), f"{mod} imports anthropic"
 
 
 def test_the_hooks_import_no_ui_and_no_sdk():

@@ -9,10 +9,10 @@ import sqlite3
 import pytest
 from library_helpers import MEMORY_MD, jwt, library_engine, no_network, save
 
-from curator.library.entries import CLAUDE, LibraryError, line_hash, parse_ref
-from curator.memory.index.schema import SCHEMA_VERSION
-from curator.memory.memory_md.format import MemoryMdError  # noqa: F401 (the error a damaged MEMORY.md raises)
-from curator.util.stamps import content_hash
+from memcurate.curator.library.entries import CLAUDE, LibraryError, line_hash, parse_ref
+from memcurate.curator.memory.index.schema import SCHEMA_VERSION
+from memcurate.curator.memory.memory_md.format import MemoryMdError  # noqa: F401 (the error a damaged MEMORY.md raises)
+from memcurate.curator.util.stamps import content_hash
 
 AWS_ID = "AKIAZ7Q3R5T7V9X2B4D6"
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine import Engine
-from curator.library.changes import ChangeError
-from curator.library.entries import line_hash, line_ref
-from curator.memory import memfile, memory_md
-from curator.util import atomic
-from curator.util.stamps import content_hash
+from memcurate.curator.engine import Engine
+from memcurate.curator.library.changes import ChangeError
+from memcurate.curator.library.entries import line_hash, line_ref
+from memcurate.curator.memory import memfile, memory_md
+from memcurate.curator.util import atomic
+from memcurate.curator.util.stamps import content_hash
 
 STAMP = "2026-11-22T10:04:00Z"
 LATER = "2026-11-23T09:00:00Z"
@@ -279,7 +279,7 @@ def test_a_hand_edit_between_plan_and_apply_is_refused_and_writes_nothing(engine
 
 
 def test_claude_writing_its_file_while_apply_runs_is_never_overwritten(engine, monkeypatch):
-    from curator.library import changes
+    from memcurate.curator.library import changes
 
     h = claude_file(engine)
     real = changes.plan

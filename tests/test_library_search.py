@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from library_helpers import MEMORY_MD, jwt, library_engine, no_network, save
 
-from curator.candidates import staging
-from curator.library.entries import line_ref
-from curator.library.search import match_expression
-from curator.capture.incremental import capture
-from curator.memory import memfile
-from curator.util.assets import asset
+from memcurate.curator.candidates import staging
+from memcurate.curator.library.entries import line_ref
+from memcurate.curator.library.search import match_expression
+from memcurate.curator.capture.incremental import capture
+from memcurate.curator.memory import memfile
+from memcurate.curator.util.assets import asset
 
 
 @pytest.fixture

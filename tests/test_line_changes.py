@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from curator.capture.redact import redact_text
-from curator.cli import main
-from curator.engine import Engine
-from curator.library import carry_out
-from curator.library.changes import ChangeError
-from curator.library.entries import line_hash, line_ref
-from curator.memory import memfile, memory_md
-from curator.util import atomic
+from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.cli import main
+from memcurate.curator.engine import Engine
+from memcurate.curator.library import carry_out
+from memcurate.curator.library.changes import ChangeError
+from memcurate.curator.library.entries import line_hash, line_ref
+from memcurate.curator.memory import memfile, memory_md
+from memcurate.curator.util import atomic
 
 CLAUDE_KEY = "AKIAIOSFODNN7EXAMPLE"
 ENTRY_KEY = "AKIAI44QH8DHBEXAMPLE"
@@ -181,7 +181,7 @@ def topic(proj):
 
 def test_a_delete_never_removes_what_claude_wrote_after_the_file_was_read(topic, monkeypatch):
     engine, path = topic
-    from curator.util.stamps import content_hash
+    from memcurate.curator.util.stamps import content_hash
 
     op = {"op": "delete", "ref": "claude/debugging.md", "base_hash": content_hash(path.read_bytes())}
     real = carry_out.read_bytes
@@ -199,7 +199,7 @@ def test_a_delete_never_removes_what_claude_wrote_after_the_file_was_read(topic,
 
 def test_a_delete_of_a_file_changed_after_planning_puts_it_back_and_fails(topic, monkeypatch):
     engine, path = topic
-    from curator.util.stamps import content_hash
+    from memcurate.curator.util.stamps import content_hash
 
     op = {"op": "delete", "ref": "claude/debugging.md", "base_hash": content_hash(path.read_bytes())}
     real = carry_out._trash

@@ -17,8 +17,8 @@ from synthetic import Transcript, text, tool
 from test_digest import answer
 from test_second_look import Looking, end_session, engine_with
 
-from curator.candidates import staging
-from curator.drafting import prompt as prompts
+from memcurate.curator.candidates import staging
+from memcurate.curator.drafting import prompt as prompts
 
 QUESTIONS = [{"question": "Which queue backend?", "header": "Queue", "multiSelect": False, "options": [
     {"label": "Redis", "description": "Already runs in production; no new service to operate"},
@@ -164,8 +164,8 @@ def test_a_cited_entry_past_the_evidence_bound_is_left_out_whole_and_counted(pro
 
 
 def test_under_a_tight_cap_the_last_cited_entries_are_left_out_whole():
-    from curator.drafting import DraftRequest
-    from curator.drafting.input_cap import fit, prompt_chars
+    from memcurate.curator.drafting import DraftRequest
+    from memcurate.curator.drafting.input_cap import fit, prompt_chars
 
     blocks = {1: "[1] user: " + "keep the v1 API for the mobile client. " * 20,
               4: "[4] assistant: " + "the adapter maps v1 onto v2. " * 20,

@@ -16,11 +16,11 @@ import pytest
 from conftest import claude_transcripts, run_cli, run_hook
 from synthetic import Transcript, pytest_failure, text, tool
 
-from curator import config
-from curator.candidates import staging
-from curator.capture.incremental import capture
-from curator.drafting import DraftResult, LookResult
-from curator.engine import Engine
+from memcurate.curator import config
+from memcurate.curator.candidates import staging
+from memcurate.curator.capture.incremental import capture
+from memcurate.curator.drafting import DraftResult, LookResult
+from memcurate.curator.engine import Engine
 
 NOW = "2026-11-27T10:00:00Z"
 SEGMENT = 1 << 16  # the least segment_bytes the config takes: a few dozen turns
@@ -151,14 +151,14 @@ def test_segment_bytes_0_looks_only_at_the_configured_events(project, tmp_path):
 def test_an_offline_backend_never_asks_and_checks_once_a_segment(project, tmp_path, monkeypatch, backend):
     """`auto` with neither ANTHROPIC_API_KEY nor `claude` here drafts offline; finding that out is asked
     once a segment, not after every turn (it imports the drafting module: milliseconds the hook saves)."""
-    import curator.drafting
+    import memcurate.curator.drafting
 
     empty = tmp_path / "no-claude-here"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     calls = []
-    choose = curator.drafting.choose
-    monkeypatch.setattr(curator.drafting, "choose", lambda cfg, *a: calls.append(1) or choose(cfg, *a))
+    choose = memcurate.curator.drafting.choose
+    monkeypatch.setattr(memcurate.curator.drafting, "choose", lambda cfg, *a: calls.append(1) or choose(cfg, *a))
     engine = setup(project, tmp_path, backend=backend)
     path = tmp_path / "s.jsonl"
     grow(engine, path, range(40), Transcript())

@@ -15,9 +15,9 @@ from synthetic import Transcript, text
 from test_look_handoff import JWT, Citing, jwt_session
 from test_second_look import NOW, Looking, end_session, engine_with, look_record
 
-from curator.candidates import staging
-from curator.engine import Engine
-from curator.headless import auto_approve
+from memcurate.curator.candidates import staging
+from memcurate.curator.engine import Engine
+from memcurate.curator.headless import auto_approve
 
 READ_ALL = "the second look read the whole session and found nothing durable"
 
@@ -139,7 +139,7 @@ def test_the_same_long_session_read_whole_skips_it(project, tmp_path):
 
 
 def test_with_the_offline_backend_the_keyword_category_is_drafted(project, tmp_path):
-    from curator.drafting.offline import OfflineDrafter
+    from memcurate.curator.drafting.offline import OfflineDrafter
 
     engine = engine_with(project, tmp_path, Looking())
     end_session(engine, jwt_session(tmp_path))  # staged with a look to make
@@ -179,7 +179,7 @@ def test_session_summary_is_never_skipped_by_the_look(project, tmp_path):
 def test_a_look_record_that_does_not_check_out_skips_nothing():
     """second_look.json sits in the data dir, which Claude can write: a forged or damaged record is no look
     (its keyword categories are drafted), never a crash of the triage's drafting."""
-    from curator.candidates.second_look import unconfirmed
+    from memcurate.curator.candidates.second_look import unconfirmed
 
     cats = {"decision": {"triggered": True}, "session_summary": {"triggered": True}}
     good = {"state": "done", "segments": 1, "byte_range": [0, 100]}

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine import Engine
-from curator.memory import claude_topics, memfile, memory_md
-from curator.memory.front_matter import light_fields
-from curator.memory.store import MemoryStore
-from curator.review.verify import ADVISORY, BLOCK, verify
-from curator.util.stamps import content_hash
+from memcurate.curator.engine import Engine
+from memcurate.curator.memory import claude_topics, memfile, memory_md
+from memcurate.curator.memory.front_matter import light_fields
+from memcurate.curator.memory.store import MemoryStore
+from memcurate.curator.review.verify import ADVISORY, BLOCK, verify
+from memcurate.curator.util.stamps import content_hash
 
 STAMP = "2026-11-22T10:04:00Z"
 BODY = "## Decision\nUse JWT tokens for the public API.\n\n## Rationale\nThe API must stay stateless."

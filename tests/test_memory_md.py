@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from curator import config
-from curator.categories import CATEGORIES, NAMES
-from curator.memory import memory_md
-from curator.memory.memory_md.loaded import loaded
-from curator.memory.memory_md import IndexLine, MemoryMdError, apply, parse, plan, read_archive, usage
+from memcurate.curator import config
+from memcurate.curator.categories import CATEGORIES, NAMES
+from memcurate.curator.memory import memory_md
+from memcurate.curator.memory.memory_md.loaded import loaded
+from memcurate.curator.memory.memory_md import IndexLine, MemoryMdError, apply, parse, plan, read_archive, usage
 
 BUDGETS = {"decision": 40, "constraint": 30, "runbook": 20, "tech_debt": 15, "preference": 15, "session_summary": 10}
 

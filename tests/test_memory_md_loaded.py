@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine import Engine
-from curator.hygiene import memory_md_checks
-from curator.library.entries import line_ref
-from curator.memory.memory_md import IndexLine, plan
-from curator.memory.memory_md.loading import load_view
-from curator.memory.memory_md.writing import usage
-from curator.memory.recall.loaded import loaded_entries
+from memcurate.curator.engine import Engine
+from memcurate.curator.hygiene import memory_md_checks
+from memcurate.curator.library.entries import line_ref
+from memcurate.curator.memory.memory_md import IndexLine, plan
+from memcurate.curator.memory.memory_md.loading import load_view
+from memcurate.curator.memory.memory_md.writing import usage
+from memcurate.curator.memory.recall.loaded import loaded_entries
 
 EMOJI = "\U0001F600"  # two UTF-16 code units, four UTF-8 bytes
 UNITS_200 = "x" * 197 + EMOJI + "\n"  # a line of 200 UTF-16 units, its line break included
@@ -26,7 +26,7 @@ BUDGETS = {"decision": 40, "constraint": 25, "runbook": 20, "tech_debt": 20, "pr
 
 
 def model():
-    from curator.memory.memory_md import loaded  # the module: imported here so the users' tests stand alone
+    from memcurate.curator.memory.memory_md import loaded  # the module: imported here so the users' tests stand alone
 
     return loaded
 

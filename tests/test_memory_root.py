@@ -19,11 +19,11 @@ import pytest
 from conftest import claude_transcripts, run_cli, run_hook
 from synthetic import Transcript, text, tool
 
-from curator.candidates import staging
-from curator.capture.incremental import capture
-from curator.engine import Engine
-from curator.util.assets import asset
-from curator.util.paths import CONFIG_DIR_RECORD, AutoMemoryOff, main_worktree, project_key
+from memcurate.curator.candidates import staging
+from memcurate.curator.capture.incremental import capture
+from memcurate.curator.engine import Engine
+from memcurate.curator.util.assets import asset
+from memcurate.curator.util.paths import CONFIG_DIR_RECORD, AutoMemoryOff, main_worktree, project_key
 
 DEMO = Path(asset(os.path.join("demo", "session.jsonl")))
 SESSION = "5e55a1d0-de70-4c1a-9a5e-000000000001"

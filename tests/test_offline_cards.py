@@ -17,11 +17,11 @@ import pytest
 from conftest import run_cli
 from test_engine import make_engine, stage
 
-from curator.candidates import staging
-from curator.demo import OFFLINE_CARDS
-from curator.engine import Engine
-from curator.headless import auto_approve, exit_status
-from curator.review import cards
+from memcurate.curator.candidates import staging
+from memcurate.curator.demo import OFFLINE_CARDS
+from memcurate.curator.engine import Engine
+from memcurate.curator.headless import auto_approve, exit_status
+from memcurate.curator.review import cards
 
 CATEGORIES = {"decision", "constraint", "runbook", "tech_debt", "preference", "session_summary"}
 HELD = "offline card, write it in the TUI or set auto_approve.offline_cards: true"

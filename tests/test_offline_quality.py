@@ -12,14 +12,14 @@ from __future__ import annotations
 import pytest
 
 from conftest import ROOT
-from curator.candidates import staging
-from curator.capture import incremental as capture
+from memcurate.curator.candidates import staging
+from memcurate.curator.capture import incremental as capture
 from test_drafting import default_cfg
-from curator.drafting import DraftRequest
-from curator.drafting.offline import NOT_STATED, TOPIC_TITLE_WEAK, OfflineDrafter
-from curator.memory import memfile
-from curator.review import form
-from curator.review.verify import ADVISORY, verify
+from memcurate.curator.drafting import DraftRequest
+from memcurate.curator.drafting.offline import NOT_STATED, TOPIC_TITLE_WEAK, OfflineDrafter
+from memcurate.curator.memory import memfile
+from memcurate.curator.review import form
+from memcurate.curator.review.verify import ADVISORY, verify
 
 NOW = "2026-11-22T10:04:00Z"
 CODE_LOG = "transcripts/-Users-dain-workspace-claude-code-log-sample/"
@@ -211,7 +211,7 @@ def test_a_topic_title_names_the_subject_not_verbs_or_the_category():
 
 def test_a_topic_title_and_description_name_nouns_and_identifiers():
     """fe869ecb's decision and the demo's "When working on prefer and small": topic words were verbs and adjectives."""
-    from curator.drafting.offline.finishing import topic
+    from memcurate.curator.drafting.offline.finishing import topic
     texts = ["I prefer small commits, one logical change each."]
     assert topic(["prefer", "small", "commits", "logical"], "preference", texts) == "commits"
     texts = ["Take the least nested path first, but take the latest if there are equal depths."]

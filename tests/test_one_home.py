@@ -3,8 +3,8 @@ filter's words for a category."""
 
 from __future__ import annotations
 
-from curator.library.carry_out import CHANGED
-from curator.proposals.actions import issues_of
+from memcurate.curator.library.carry_out import CHANGED
+from memcurate.curator.proposals.actions import issues_of
 
 
 def test_a_proposal_is_stale_only_when_a_file_moved_under_it():
@@ -16,7 +16,7 @@ def test_a_proposal_is_stale_only_when_a_file_moved_under_it():
 
 
 def test_the_filter_names_each_kind_of_row_once():
-    from widgets.dialogs import FILTER_CATEGORIES
-    from widgets.queue import GROUPS
+    from memcurate.widgets.dialogs import FILTER_CATEGORIES
+    from memcurate.widgets.queue import GROUPS
 
     assert len(FILTER_CATEGORIES) == len(set(FILTER_CATEGORIES)) and set(GROUPS) <= set(FILTER_CATEGORIES)

@@ -14,7 +14,7 @@ from pathlib import Path
 from conftest import ROOT, claude_transcripts, run_hook
 from synthetic import Transcript, text
 
-from curator import hook_entries
+from memcurate.curator import hook_entries
 
 SESSION = "0b5e6a34-1111-4222-8333-444455556666"
 LEGACY_RULE = re.compile(r"\w+\([^)]*:\*\)")  # `Bash(memcurate list:*)`: the deprecated prefix form

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, run_hook
 
-from curator.util.assets import asset
-from curator.util.paths import project_key
+from memcurate.curator.util.assets import asset
+from memcurate.curator.util.paths import project_key
 
 DEMO_SESSION = "5e55a1d0-de70-4c1a-9a5e-000000000001"
 

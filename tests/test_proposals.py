@@ -9,9 +9,9 @@ import os
 
 import pytest
 
-from curator.engine import Engine
-from curator.proposals import store
-from curator.proposals.store import ProposalError
+from memcurate.curator.engine import Engine
+from memcurate.curator.proposals import store
+from memcurate.curator.proposals.store import ProposalError
 
 
 @pytest.fixture
@@ -139,7 +139,7 @@ def claude(proj) -> dict:
 
 
 def cli(capsys, *args: str) -> tuple[int, str, str]:
-    from curator.cli import main
+    from memcurate.curator.cli import main
 
     code = main(list(args))
     out, err = capsys.readouterr()
@@ -238,7 +238,7 @@ def test_an_approval_refuses_what_the_person_did_not_see(claude):
 
 
 def test_a_proposal_whose_ops_cannot_be_planned_is_an_error_item_not_a_crash(claude, capsys, monkeypatch):
-    from curator.library.entries import LibraryError
+    from memcurate.curator.library.entries import LibraryError
 
     def broken(ops):
         raise LibraryError("claude/debugging.md cannot be read: Permission denied")

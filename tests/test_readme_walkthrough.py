@@ -16,8 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from curator.util.assets import asset
-from curator.util.paths import project_key
+from memcurate.curator.util.assets import asset
+from memcurate.curator.util.paths import project_key
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## Your own project in five minutes"
@@ -38,7 +38,7 @@ def shim(folder: Path) -> Path:
     """A `memcurate` on the PATH that runs this checkout (what `pipx install ./memcurate` would put there)."""
     folder.mkdir()
     exe = folder / "memcurate"
-    exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m curator.cli "$@"\n')
+    exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m memcurate.curator.cli "$@"\n')
     exe.chmod(0o755)
     return folder
 

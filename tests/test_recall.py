@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 from conftest import needs_shared, run_hook, shared
 
-from curator import config
-from curator.capture.incremental import capture
-from curator.engine import Engine
-from curator.headless import auto_approve
-from curator.memory import memfile
-from curator.memory.front_matter import light_fields
-from curator.memory.recall import context, skip_reason
-from curator.memory.recall.answer import Recall, recall
-from curator.util.log import read_log
+from memcurate.curator import config
+from memcurate.curator.capture.incremental import capture
+from memcurate.curator.engine import Engine
+from memcurate.curator.headless import auto_approve
+from memcurate.curator.memory import memfile
+from memcurate.curator.memory.front_matter import light_fields
+from memcurate.curator.memory.recall import context, skip_reason
+from memcurate.curator.memory.recall.answer import Recall, recall
+from memcurate.curator.util.log import read_log
 
 NOW = dt.datetime(2026, 12, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
 SAMPLE = "-Users-dain-workspace-claude-code-log-sample/"
@@ -361,7 +361,7 @@ def test_malformed_prompt_input_is_one_log_line_and_nothing_on_stdout(synth, raw
 
 _PROBE = """
 import json, sys
-from curator.cli import main
+from memcurate.curator.cli import main
 rc = main(["hook"])
 sys.stdout.write("\\n" + json.dumps({"rc": rc, "modules": sorted(sys.modules)}))
 """
@@ -409,6 +409,6 @@ def test_a_memory_saved_since_the_index_looked_is_recalled_without_loading_the_i
         context = json.loads(hook_out)["hookSpecificOutput"]["additionalContext"]
         assert ("quibble-parser.md" in context) == (i == 0) and "zorblat-old.md" not in context
         modules = json.loads(probe)["modules"]
-        assert "yaml" not in modules and "curator.memory.index.memory_index" not in modules
+        assert "yaml" not in modules and "memcurate.curator.memory.index.memory_index" not in modules
     # in-process, the same answer (the index itself is left for the engine to bring up to date)
     assert run(synth, prompts[0], session="s-9").given == ["decision/quibble-parser"]

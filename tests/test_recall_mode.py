@@ -18,9 +18,9 @@ import pytest
 from conftest import run_hook
 from test_recall import entry, hook_payload, make_project, memory_root, runbook_body, write_memory
 
-from curator.memory.recall import answer, claude_recall
-from curator.memory.recall.seen import Seen, file_name
-from curator.util.log import read_log
+from memcurate.curator.memory.recall import answer, claude_recall
+from memcurate.curator.memory.recall.seen import Seen, file_name
+from memcurate.curator.util.log import read_log
 
 PROMPT = "the zorblat queue job fails with a timeout again"
 SESSION = "0b5e6a34-1111-4222-8333-444455556666"
@@ -65,7 +65,7 @@ def crowd(root: Path, old: list[str]) -> None:
 
 
 def recall_in(project: Path, session: str, *, env: dict | None = None, transcript: Path | None = None):
-    from curator import config
+    from memcurate.curator import config
 
     data = str(project / ".memcurate")
     os.makedirs(data, exist_ok=True)

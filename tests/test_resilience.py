@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from curator.drafting import DraftRequest, DraftResult
-from curator.drafting.resilience import Backoff, Chain, Deadline
+from memcurate.curator.drafting import DraftRequest, DraftResult
+from memcurate.curator.drafting.resilience import Backoff, Chain, Deadline
 
 NOW = "2026-11-22T10:04:00Z"
 MODELS = {"haiku": "claude-haiku-4-5", "sonnet": "claude-sonnet-4-5", "opus": "claude-opus-4-1"}
@@ -35,7 +35,7 @@ class Scripted:
     reason = "test"
 
     def __init__(self, script: dict[str, list[DraftResult]], clock: Clock | None = None, cost: float = 0.0) -> None:
-        from curator.drafting.offline import OfflineDrafter
+        from memcurate.curator.drafting.offline import OfflineDrafter
 
         self.script, self.calls, self.clock, self.cost = script, [], clock, cost
         self.offline = OfflineDrafter()
@@ -170,7 +170,7 @@ def test_a_backend_that_raises_is_a_failed_step_not_a_crash():
 
 
 def test_the_config_sets_the_chain_and_backend_offline_has_none():
-    from curator.drafting.offline import OfflineDrafter
+    from memcurate.curator.drafting.offline import OfflineDrafter
 
     cfg = {"backend": "anthropic", "models": MODELS, "drafting": {"retries": 2, "backoff_seconds": 2.0,
                                                                    "timeout_seconds": 120.0, "fallback": ["opus", "offline"]}}

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from curator import demo
-from curator.candidates import staging
-from curator.cli import main
-from curator.engine import Engine
-from curator.util.locks import FileLock
-from hooks.dispatch import run as hook
+from memcurate.curator import demo
+from memcurate.curator.candidates import staging
+from memcurate.curator.cli import main
+from memcurate.curator.engine import Engine
+from memcurate.curator.util.locks import FileLock
+from memcurate.hooks.dispatch import run as hook
 
 ITEM_KEYS = {"id", "kind", "state", "category", "title", "action", "confidence", "issues", "blocked", "where",
              "session", "created", "error", "reason"}
@@ -164,7 +164,7 @@ def test_approve_saves_exactly_what_show_showed(drafted, capsys):
 
 
 def test_items_of_one_triage_share_one_memory_md_write(drafted, capsys, monkeypatch):
-    from curator.memory import memory_md
+    from memcurate.curator.memory import memory_md
 
     writes = []
     real = memory_md.apply
@@ -347,8 +347,8 @@ def test_the_console_script(drafted):
 def test_a_save_leaves_the_index_current_for_the_recall_hook(drafted, capsys):
     """What approving writes is indexed by the save itself: the recall hook's next prompt finds nothing it
     would have to read on its own (folders.open_for_reading lists no file unseen by the index)."""
-    from curator.categories import CATEGORIES
-    from curator.memory.index import folders
+    from memcurate.curator.categories import CATEGORIES
+    from memcurate.curator.memory.index import folders
 
     chosen = item(drafted, "decision")
     code, doc, _ = cli_json(capsys, "approve", chosen["id"], "--project", drafted["project"])

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from curator.capture.redact import find_secrets
-from curator.rules import draft, rulefile
+from memcurate.curator.capture.redact import find_secrets
+from memcurate.curator.rules import draft, rulefile
 
 PYTEST = {"kind": "test", "tool": "pytest", "test": "tests/test_store.py::test_save", "error_type": "FileNotFoundError",
           "message": "[Errno 2] No such file or directory: '<tmp>/memory/x.json'",
@@ -157,11 +157,11 @@ import json  # noqa: E402
 from test_anthropic_backend import OVERLOADED, message, server  # noqa: E402,F401  (server: a fixture)
 from test_claude_cli import envelope, fake  # noqa: E402,F401  (fake: a fixture)
 
-from curator import config  # noqa: E402
-from curator.drafting import ModelCall, get_drafter  # noqa: E402
-from curator.drafting import prompt as prompts  # noqa: E402
-from curator.drafting.offline import OfflineDrafter  # noqa: E402
-from curator.util.assets import asset  # noqa: E402
+from memcurate.curator import config  # noqa: E402
+from memcurate.curator.drafting import ModelCall, get_drafter  # noqa: E402
+from memcurate.curator.drafting import prompt as prompts  # noqa: E402
+from memcurate.curator.drafting.offline import OfflineDrafter  # noqa: E402
+from memcurate.curator.util.assets import asset  # noqa: E402
 
 AT = "2026-11-22T10:04:00Z"
 RULE = {"skip": False, "rule": "Use the `tmp_path` fixture for every file a test in `tests/` writes.",
@@ -335,8 +335,8 @@ FAILED tests/test_store.py::test_save - FileNotFoundError: [Errno 2] No such fil
 
 
 def test_three_sessions_of_one_pytest_failure_become_one_rule_file_and_a_fourth_adds_nothing(project):
-    from curator.rules import candidates, ledger
-    from curator.rules.signature import failures
+    from memcurate.curator.rules import candidates, ledger
+    from memcurate.curator.rules.signature import failures
 
     data = str(project / ".memcurate")
     runs = [("/tmp/pytest-of-dev/pytest-12/test_save0", "0x1067e41a0", "0.48"),
@@ -377,7 +377,7 @@ def real_failures(limit: int = 300) -> list:
 
     from conftest import ROOT
 
-    from curator.rules.signature import failures
+    from memcurate.curator.rules.signature import failures
     out = []
     for path in sorted(glob.glob(str(ROOT.parent / "shared" / "transcripts*" / "**" / "*.jsonl"), recursive=True)):
         commands = {}

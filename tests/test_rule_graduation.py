@@ -17,7 +17,7 @@ from conftest import claude_transcripts, memcurate_exe
 from synthetic import Transcript, pytest_failure, text, tool
 from test_review_cli import cli, cli_json
 
-from hooks.dispatch import run as hook
+from memcurate.hooks.dispatch import run as hook
 
 MARKER = re.compile(r"<!-- memcurate:rule/([0-9a-f]{12}) -->")
 COMMAND = "uv run pytest -x tests/test_store.py"

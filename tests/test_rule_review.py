@@ -14,11 +14,11 @@ import yaml
 from test_claude_cli import envelope, fake  # noqa: F401  (fake: a fixture)
 from test_review_cli import cli, cli_json
 
-from curator.engine import Engine
-from curator.review.rule_actions import RuleError
-from curator.review.rule_actions import fingerprint as rule_actions_fingerprint
-from curator.rules import candidates, ledger
-from curator.rules.signature import Failure
+from memcurate.curator.engine import Engine
+from memcurate.curator.review.rule_actions import RuleError
+from memcurate.curator.review.rule_actions import fingerprint as rule_actions_fingerprint
+from memcurate.curator.rules import candidates, ledger
+from memcurate.curator.rules.signature import Failure
 
 MARKER = re.compile(r"<!-- memcurate:rule/([0-9a-f]{12}) -->")
 
@@ -250,9 +250,9 @@ def test_drafting_offline_does_nothing(proj):
 
 def test_an_approval_while_another_writes_is_refused_and_the_rule_written_once(proj, monkeypatch):
     """Deterministic race: a second approval starts while the first is writing the rule file."""
-    from curator.review import rule_actions
-    from curator.rules import rulefile
-    from curator.util.locks import LockBusy
+    from memcurate.curator.review import rule_actions
+    from memcurate.curator.rules import rulefile
+    from memcurate.curator.util.locks import LockBusy
 
     monkeypatch.setattr(rule_actions, "LOCK_WAIT", 0.0)
     write, second = rulefile.write, {}
@@ -407,9 +407,9 @@ def test_a_file_extended_by_another_approval_after_the_rule_was_shown_is_refused
 def test_an_edit_waits_for_an_approval_under_way_and_is_then_refused(proj, monkeypatch):
     """Deterministic race: an edit stored while an approval writes would leave the old text in the file and
     the candidate approved; it takes the same lock, so it is refused (busy) and the record keeps no edit."""
-    from curator.review import rule_actions
-    from curator.rules import rulefile
-    from curator.util.locks import LockBusy
+    from memcurate.curator.review import rule_actions
+    from memcurate.curator.rules import rulefile
+    from memcurate.curator.util.locks import LockBusy
 
     monkeypatch.setattr(rule_actions, "LOCK_WAIT", 0.0)
     write, edit = rulefile.write, {}
@@ -517,7 +517,7 @@ def test_an_approved_rule_shows_the_text_written_not_one_worked_out_again(proj, 
     # A later session says what fixed it: the offline text would now be another rule.
     seen(proj["data"], store_failure(), 1, first=3, fix={"text": "Use the tmp_path fixture for the data file.",
                                                          "files": ["tests/test_store.py"], "command": ""})
-    from curator.review.rule_actions import text
+    from memcurate.curator.review.rule_actions import text
     cand = candidates.load(proj["data"], proj["key"])
     assert text(cand)["rule"].startswith("Use the tmp_path fixture")
     code, doc, _ = cli_json(capsys, "list", "--all", "--project", proj["project"])

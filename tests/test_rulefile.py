@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from curator.rules import rulefile
-from curator.rules.rulefile import RuleFileError, plan, write
+from memcurate.curator.rules import rulefile
+from memcurate.curator.rules.rulefile import RuleFileError, plan, write
 
 K1, K2, K3 = "3f2a9c01d4e5", "0b1c2d3e4f50", "aaaabbbbcccc"
 TESTS = ["tests/**/*.py"]
@@ -215,8 +215,8 @@ def test_a_topic_file_that_is_a_symlink_is_never_written_through(project, tmp_pa
 
 
 def test_the_guard_and_the_writer_share_one_folder_name():
-    from hooks import guard
-    from curator.util import paths
+    from memcurate.hooks import guard
+    from memcurate.curator.util import paths
 
     assert paths.RULES_DIR == os.path.join(".claude", "rules", "memcurate")
     assert "RULES_DIR" in vars(guard) and not hasattr(guard, "RULES")
@@ -247,7 +247,7 @@ def test_two_approvals_racing_for_one_file_lose_nothing(project):
 def test_a_full_disk_is_a_clear_error_and_the_file_stays_as_it_was(project, monkeypatch):
     import errno
 
-    from curator.util import atomic
+    from memcurate.curator.util import atomic
 
     approve(project, K1, "One.")
     before = (rules(project) / "testing.md").read_bytes()

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from curator.review.rule_actions import text
-from curator.rules import candidates, ledger
-from curator.rules.signature import Failure
+from memcurate.curator.review.rule_actions import text
+from memcurate.curator.rules import candidates, ledger
+from memcurate.curator.rules.signature import Failure
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -198,7 +198,7 @@ RACER = """
 import os, sys, json
 sys.path.insert(0, sys.argv[1])
 from tests.test_rules_ledger import a_failure
-from curator.rules import ledger
+from memcurate.curator.rules import ledger
 go = sys.argv[4]
 while not os.path.exists(go):
     pass

@@ -17,11 +17,11 @@ from synthetic import Transcript, text, tool
 from test_anthropic_backend import OVERLOADED, message, server  # noqa: F401  (server: a fixture)
 from test_claude_cli import envelope, fake  # noqa: F401  (fake: a fixture)
 
-from curator.candidates import staging
-from curator.capture.incremental import capture
-from curator.drafting import DraftResult, LookResult
-from curator.drafting import prompt as prompts
-from curator.engine import Engine
+from memcurate.curator.candidates import staging
+from memcurate.curator.capture.incremental import capture
+from memcurate.curator.drafting import DraftResult, LookResult
+from memcurate.curator.drafting import prompt as prompts
+from memcurate.curator.engine import Engine
 
 NOW = "2026-11-22T10:04:00Z"
 TECH_DEBT = {"skip": False, "title": "The CSV export of orders loads every row into memory",
@@ -160,7 +160,7 @@ def test_a_category_the_keywords_found_is_not_added_twice(project, tmp_path):
 
 
 def test_with_the_offline_drafter_nothing_is_sent_and_nothing_added(project, tmp_path):
-    from curator.drafting.offline import OfflineDrafter
+    from memcurate.curator.drafting.offline import OfflineDrafter
 
     engine = engine_with(project, tmp_path, OfflineDrafter())
     end_session(engine, session().write(tmp_path / "s.jsonl"))
@@ -294,7 +294,7 @@ def test_a_long_session_is_looked_at_in_segments_each_entry_once(project, tmp_pa
 
 
 def test_segments_past_the_looks_share_of_the_cap_are_left_out_and_counted(project, tmp_path):
-    from curator.drafting.input_cap import CHARS_PER_TOKEN
+    from memcurate.curator.drafting.input_cap import CHARS_PER_TOKEN
 
     fake = Looking()
     cap = 2400  # two thirds of it hold one call of a 1,000-character segment, not two

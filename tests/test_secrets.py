@@ -12,7 +12,7 @@ import pytest
 from conftest import claude_transcripts, run_cli, run_hook
 from synthetic import Transcript, text, tool
 
-from curator.capture.redact import find_secrets, redact
+from memcurate.curator.capture.redact import find_secrets, redact
 
 # -- the secrets (made up, in the real formats) ----------------------------------
 
@@ -357,8 +357,8 @@ class EchoingDrafter:
     name, reason = "echoing", "test"
 
     def draft(self, request):
-        from curator.drafting import DraftResult
-        from curator.memory import memfile
+        from memcurate.curator.drafting import DraftResult
+        from memcurate.curator.memory import memfile
 
         body = "\n\n".join(f"## {name}\nUse tok_{GITHUB_2} and creds_{AWS_ID_3} for {request.category}."
                            for name in memfile.CATEGORIES[request.category].required)
@@ -371,7 +371,7 @@ class EchoingDrafter:
 
 
 def _engine(project: Path, tmp_path: Path, **kw):
-    from curator.engine import Engine
+    from memcurate.curator.engine import Engine
 
     (project / ".claude").mkdir(exist_ok=True)
     (project / ".claude" / "memcurate.yaml").write_text(
@@ -380,9 +380,9 @@ def _engine(project: Path, tmp_path: Path, **kw):
 
 
 def test_a_drafters_whole_document_is_redacted_before_staging(project, tmp_path):
-    from curator.candidates import staging
-    from curator.capture.incremental import capture
-    from curator.memory import memfile
+    from memcurate.curator.candidates import staging
+    from memcurate.curator.capture.incremental import capture
+    from memcurate.curator.memory import memfile
 
     engine = _engine(project, tmp_path, drafter=EchoingDrafter())
     t = Transcript(session="9c1d2e3f-0000-4111-8222-333344445555")
@@ -408,7 +408,7 @@ def test_a_drafters_whole_document_is_redacted_before_staging(project, tmp_path)
 
 
 def test_a_secret_typed_into_a_memory_never_reaches_the_index(project, tmp_path):
-    from curator.memory import memfile
+    from memcurate.curator.memory import memfile
 
     engine = _engine(project, tmp_path)
     doc = memfile.MemoryDoc(id="deploy-creds", category="decision", title=f"Deploy with creds_{AWS_ID_3}",

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from curator.cli import main
-from curator.engine import Engine
-from curator.hygiene import Finding, check
+from memcurate.curator.cli import main
+from memcurate.curator.engine import Engine
+from memcurate.curator.hygiene import Finding, check
 from tests.test_check_cli import KEY, check_json, messy  # noqa: F401 (the fixture)
 
 
@@ -35,7 +35,7 @@ def test_the_secret_proposal_shows_its_change_without_the_key(messy, capsys):  #
 
 
 def test_a_plan_that_removes_a_private_key_shows_none_of_it(messy):  # noqa: F811
-    from curator.util.stamps import content_hash
+    from memcurate.curator.util.stamps import content_hash
 
     engine = Engine(str(messy["project"]))
     pem = ("-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(f"MIIEowIBAAKCAQEA{i:02d}abcdefghijklmnopqrstu"

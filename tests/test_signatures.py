@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from curator.rules import signature
-from curator.rules.signature import KINDS, classify, failures, looks_failed
+from memcurate.curator.rules import signature
+from memcurate.curator.rules.signature import KINDS, classify, failures, looks_failed
 
 PYTEST_OUT = """\
 ============================= test session starts ==============================
@@ -304,7 +304,7 @@ def test_different_failures_stay_apart(why, one, other):
 
 
 def test_normalising_keeps_codes_and_identifiers_with_digits():
-    from curator.rules.normalise import message
+    from memcurate.curator.rules.normalise import message
 
     text = message("test_v2 failed: TS2339 E501 E0308 [arg-type] at 0x7f11 after 3.2s in /tmp/abc/x.json line 12")
     assert text == "test_v2 failed: TS2339 E501 E0308 [arg-type] at <addr> after <dur> in <tmp> line <n>"
@@ -380,9 +380,9 @@ def test_passing_commands_do_not_load_dataclasses_or_hashlib():
     import subprocess
     import sys
 
-    code = ("import sys; from curator.rules.signature import classify, looks_failed; "
+    code = ("import sys; from memcurate.curator.rules.signature import classify, looks_failed; "
             "classify('uv run pytest -x'); looks_failed('5 passed'); "
-            "print(sorted(m for m in ('dataclasses', 'typing', 'hashlib', 'curator.capture.redact', 'yaml') "
+            "print(sorted(m for m in ('dataclasses', 'typing', 'hashlib', 'memcurate.curator.capture.redact', 'yaml') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

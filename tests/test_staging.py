@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from curator.candidates import staging
-from curator.util.atomic import write_bytes
+from memcurate.curator.candidates import staging
+from memcurate.curator.util.atomic import write_bytes
 
 
 def doc(tid: str, triggered=("decision", "runbook")) -> dict:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from curator.memory import memfile
-from curator.memory.store import (
+from memcurate.curator.memory import memfile
+from memcurate.curator.memory.store import (
     BrokenMemoryError,
     ConflictError,
     DeleteNotAllowedError,
@@ -20,7 +20,7 @@ from curator.memory.store import (
     UnsafePathError,
     content_hash,
 )
-from curator.util.locks import FileLock, LockBusy
+from memcurate.curator.util.locks import FileLock, LockBusy
 
 STAMP = "2026-11-22T10:04:00Z"
 BODIES = {

@@ -10,9 +10,9 @@ import subprocess
 
 import pytest
 
-from curator.engine import Engine
-from curator.hygiene import merging
-from curator.memory import memfile
+from memcurate.curator.engine import Engine
+from memcurate.curator.hygiene import merging
+from memcurate.curator.memory import memfile
 from conftest import memcurate_exe
 from test_anthropic_backend import server  # noqa: F401 (fixture: the local Messages API server)
 from test_claude_cli import fake  # noqa: F401 (fixture: the fake claude on the PATH)
@@ -179,7 +179,7 @@ def test_memcurate_tidy_json(proj):
 
 
 def test_groups_join_pairs_transitively():
-    from curator.hygiene.duplicates import Pair
+    from memcurate.curator.hygiene.duplicates import Pair
 
     pairs = [Pair("a", "b", 0.7, "duplicate", ""), Pair("b", "c", 0.7, "duplicate", ""),
              Pair("x", "y", 0.9, "contradiction", ""), Pair("d", "e", 0.8, "duplicate", "")]

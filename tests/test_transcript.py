@@ -8,7 +8,7 @@ import os
 import pytest
 from conftest import needs_shared, shared, shared_transcripts
 
-from curator.capture.transcript import TranscriptReader, read_entries
+from memcurate.curator.capture.transcript import TranscriptReader, read_entries
 
 SAMPLE = "-Users-dain-workspace-claude-code-log-sample/"
 
@@ -219,7 +219,7 @@ def test_a_cut_never_keeps_part_of_a_secret(tmp_path, where, size):
     """The head and tail of a huge message are cut at white space, and a tail never starts inside a key
     block, so redaction still recognises every secret they hold: none survives even in part. Either
     way: a line past 8 x max_message_chars has its huge strings cut before it is decoded."""
-    from curator.capture.redact import redact_text
+    from memcurate.curator.capture.redact import redact_text
 
     secret, pad = (TOKEN, 490) if where.startswith("token") else (KEY, 200)
     words = "word " * (size // 5)  # the window keeps 1,000 characters at each end
@@ -320,5 +320,5 @@ def test_skipping_other_tools_output_changes_nothing_else():
     ("\x1b]8;;http://evil\x07link\x1b]8;;\x07", "link"),
 ])
 def test_clean(raw, cleaned):
-    from curator.util.textsafe import clean
+    from memcurate.curator.util.textsafe import clean
     assert clean(raw) == cleaned

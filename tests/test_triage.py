@@ -10,11 +10,11 @@ import pytest
 from conftest import SHARED_TRANSCRIPTS, needs_shared, shared_transcripts
 from test_transcript import assistant, result, user, write
 
-from curator import config
-from curator.capture.keywords import Keyword, KeywordSet, phrases, requirements
-from curator.capture.transcript import TranscriptReader
-from curator.capture.triage import Rules, mask_inline_code, triage_entries
-from curator.categories import NAMES
+from memcurate.curator import config
+from memcurate.curator.capture.keywords import Keyword, KeywordSet, phrases, requirements
+from memcurate.curator.capture.transcript import TranscriptReader
+from memcurate.curator.capture.triage import Rules, mask_inline_code, triage_entries
+from memcurate.curator.categories import NAMES
 
 LABELS = Path(__file__).parent / "data" / "triage_labels.json"
 

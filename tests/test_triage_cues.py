@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from test_transcript import assistant, result, user, write
 
-from curator import config
-from curator.capture.transcript import TranscriptReader
-from curator.capture.triage import Rules, triage_entries
-from curator.categories import TEXT_SCORED
+from memcurate.curator import config
+from memcurate.curator.capture.transcript import TranscriptReader
+from memcurate.curator.capture.triage import Rules, triage_entries
+from memcurate.curator.categories import TEXT_SCORED
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,9 @@ from conftest import needs_shared, shared_transcripts
 from synthetic import Transcript, text, tool
 from test_failure_hook import RUNS, SESSIONS, failed, run
 
-from curator import config
-from curator.capture.incremental import capture
-from curator.rules import candidates, ledger
+from memcurate.curator import config
+from memcurate.curator.capture.incremental import capture
+from memcurate.curator.rules import candidates, ledger
 
 SAID = ("The test fails because the cache folder does not exist. I'll create it in Store.save before "
         "writing. Then the save works.")
@@ -124,7 +124,7 @@ def test_a_real_transcript_gives_a_pytest_failure_and_what_fixed_it(project):
 def test_each_message_of_the_assistant_ends_a_sentence_and_narration_is_left_out():
     """Joined with a space, "…imports:" and "Now let me build again:" read as one sentence, and the
     rule quoted the narration after the fix."""
-    from curator.rules.transcript_failures import fix_of
+    from memcurate.curator.rules.transcript_failures import fix_of
 
     said = ["I see the issue. I need to remove the duplicated function in plugins.go:", "Now let me build again:",
             "It looks like there are some interface mismatches:", "Perfect! The build passes."]

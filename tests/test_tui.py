@@ -24,20 +24,20 @@ from conftest import claude_transcripts, run_hook
 from textual.widgets import Input, OptionList, Static, TextArea
 from tui_helpers import engine_factory, settle, tui, until, watching
 
-from curator.candidates import staging
-from curator.candidates.candidate import read_review
-from curator.candidates.pipeline import process
-from curator.capture.incremental import capture
-from curator.drafting import DraftResult
-from curator.drafting.offline import OfflineDrafter
-from curator.memory import memfile, memory_md
-from curator.util.assets import asset
-from curator.util.paths import data_dir
-from widgets.app import REVIEW_ACTIONS
-from widgets.dialogs import ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog
-from widgets.footer import TidyFooter
-from widgets.panels import DocumentView
-from widgets.queue import COLUMNS, QueueTable
+from memcurate.curator.candidates import staging
+from memcurate.curator.candidates.candidate import read_review
+from memcurate.curator.candidates.pipeline import process
+from memcurate.curator.capture.incremental import capture
+from memcurate.curator.drafting import DraftResult
+from memcurate.curator.drafting.offline import OfflineDrafter
+from memcurate.curator.memory import memfile, memory_md
+from memcurate.curator.util.assets import asset
+from memcurate.curator.util.paths import data_dir
+from memcurate.widgets.app import REVIEW_ACTIONS
+from memcurate.widgets.dialogs import ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog
+from memcurate.widgets.footer import TidyFooter
+from memcurate.widgets.panels import DocumentView
+from memcurate.widgets.queue import COLUMNS, QueueTable
 
 DEMO = Path(asset(os.path.join("demo", "session.jsonl")))
 DEMO_CATEGORIES = ["decision", "constraint", "runbook", "tech_debt", "preference", "session_summary"]
@@ -747,8 +747,8 @@ class Gated:
 
 
 def test_the_drafting_chain_of_the_selection_shows_in_its_issues_and_model_column(project, memory):
-    from curator.candidates.queue import Item
-    from widgets.panels import _model
+    from memcurate.curator.candidates.queue import Item
+    from memcurate.widgets.panels import _model
 
     tid = stage_demo(project, memory, drafted=True)
     chain = [{"model": "sonnet", "outcome": "failed", "retries": 2, "elapsed": 3.5,

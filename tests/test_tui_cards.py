@@ -15,11 +15,11 @@ from test_tui import open_editor, press, run, select, stage_demo, staged_text
 from textual.widgets import Static
 from tui_helpers import tui
 
-from curator.drafting.offline import OfflineDrafter
-from curator.memory import memfile
-from curator.review import cards
-from widgets.dialogs import EditorScreen
-from widgets.panels import DocumentView
+from memcurate.curator.drafting.offline import OfflineDrafter
+from memcurate.curator.memory import memfile
+from memcurate.curator.review import cards
+from memcurate.widgets.dialogs import EditorScreen
+from memcurate.widgets.panels import DocumentView
 
 
 def plain(renderable) -> str:

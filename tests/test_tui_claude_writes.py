@@ -22,11 +22,11 @@ from test_tui import press, row_text, run, select, shown, table, text_of, type_t
 from textual.widgets import Static
 from tui_helpers import tui, until, watching
 
-from curator.candidates import claude_writes
-from curator.engine import Engine
-from widgets.app import NOT_FOR_CLAUDE
-from widgets.dialogs import ActionDialog, ConfirmDialog, EditorScreen, HelpScreen, ReasonDialog
-from widgets.panels import DocumentView, IssuesView
+from memcurate.curator.candidates import claude_writes
+from memcurate.curator.engine import Engine
+from memcurate.widgets.app import NOT_FOR_CLAUDE
+from memcurate.widgets.dialogs import ActionDialog, ConfirmDialog, EditorScreen, HelpScreen, ReasonDialog
+from memcurate.widgets.panels import DocumentView, IssuesView
 
 
 @pytest.fixture

@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 from conftest import claude_transcripts, memcurate_exe, run_hook
 
-from curator.candidates import staging
-from curator.memory import memfile
-from curator.util.assets import asset
+from memcurate.curator.candidates import staging
+from memcurate.curator.memory import memfile
+from memcurate.curator.util.assets import asset
 
 pyte = pytest.importorskip("pyte")  # in the `test` extra; without it the test cannot read a screen
 

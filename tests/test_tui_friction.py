@@ -15,11 +15,11 @@ from test_tui_library import drain, open_library, plain_of
 from textual.widgets import ContentSwitcher, Static
 from tui_helpers import engine_factory, settle, tui
 
-from curator.headless import auto_approve
-from curator.memory import memfile
-from widgets.dialogs import ConfirmDialog, EditorScreen, FilterDialog
-from widgets.library import LibraryScreen
-from widgets.panels import DocumentView
+from memcurate.curator.headless import auto_approve
+from memcurate.curator.memory import memfile
+from memcurate.widgets.dialogs import ConfirmDialog, EditorScreen, FilterDialog
+from memcurate.widgets.library import LibraryScreen
+from memcurate.widgets.panels import DocumentView
 
 
 @pytest.fixture
@@ -213,7 +213,7 @@ def test_an_edited_title_names_the_new_memory_file(project, memory):
 
 
 def test_an_update_keeps_its_file_name_and_says_so():
-    from widgets.dialogs import follow_title
+    from memcurate.widgets.dialogs import follow_title
 
     before = ("---\nid: jwt-choice\ncategory: decision\ntitle: We chose JWT\ndescription: d\ntype: project\n"
               "tags: []\ncreated: 2026-11-01T10:00:00Z\nupdated: 2026-11-01T10:00:00Z\nstatus: active\n---\n"
@@ -232,7 +232,7 @@ def test_an_update_keeps_its_file_name_and_says_so():
 def test_at_100_by_30_the_budgets_footer_keys_and_help_hint_stay_in_sight(snap_compare, project, tmp_path):
     from test_tui_snapshots import app_for, no_tmp_paths, review_queue
 
-    from widgets.panels import BudgetsView
+    from memcurate.widgets.panels import BudgetsView
 
     memory = tmp_path / "memory"
     review_queue(project, memory)

@@ -15,7 +15,7 @@ from textual.geometry import Region
 from textual.widgets import Label
 from tui_helpers import settle, tui
 
-from widgets.dialogs import ConfirmDialog, HelpScreen, ReasonDialog
+from memcurate.widgets.dialogs import ConfirmDialog, HelpScreen, ReasonDialog
 
 
 @pytest.fixture

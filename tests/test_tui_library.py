@@ -13,15 +13,15 @@ from rich.console import Console
 from textual.widgets import ContentSwitcher, Input, Static, TextArea
 from tui_helpers import engine_factory, settle, tui
 
-from curator.candidates.queue import age
-from curator.memory import memfile
-from curator.memory.memory_md.format import parse as parse_memory_md
-from widgets.library import LibraryScreen
-from widgets.library_dialogs import ChangeConfirm, MemoryEditor
-from curator.library.entries import Entry
-from widgets.library_table import LibraryTable, fit, make_row, row_text
-from widgets.messages import StagingChanged
-from widgets.queue import QueueTable
+from memcurate.curator.candidates.queue import age
+from memcurate.curator.memory import memfile
+from memcurate.curator.memory.memory_md.format import parse as parse_memory_md
+from memcurate.widgets.library import LibraryScreen
+from memcurate.widgets.library_dialogs import ChangeConfirm, MemoryEditor
+from memcurate.curator.library.entries import Entry
+from memcurate.widgets.library_table import LibraryTable, fit, make_row, row_text
+from memcurate.widgets.messages import StagingChanged
+from memcurate.widgets.queue import QueueTable
 
 SIZE = (160, 45)
 
@@ -487,7 +487,7 @@ def test_a_refused_external_edit_opens_the_editor_on_the_text_with_why(project, 
     on the person's text with the reason, nothing lost."""
     with_memories(project, memory)
     broken = "not a memory any more\n"
-    monkeypatch.setattr("widgets.library.edit_externally", lambda app, text, editor: broken)
+    monkeypatch.setattr("memcurate.widgets.library.edit_externally", lambda app, text, editor: broken)
     app = tui(project, memory, run_pipeline=False)
 
     async def scenario(pilot):

@@ -14,7 +14,7 @@ from pathlib import Path
 from test_tui_library import drain, memory_doc, save_memories
 from test_tui_snapshots import SIZE, app_for, no_tmp_paths
 from tui_helpers import FIXED_NOW, engine_factory, settle
-from widgets.library import LibraryScreen
+from memcurate.widgets.library import LibraryScreen
 
 KEY = "sk-ant-api03-" + "Q7v" * 30  # a key Claude wrote into its own notes
 

@@ -16,14 +16,14 @@ from textual.widgets import Static, TextArea
 from textual.widgets._toast import Toast
 from tui_helpers import FIXED_NOW, engine_factory, settle, tui
 
-from curator.capture.incremental import capture
-from curator.categories import CATEGORIES
-from curator.drafting.offline import OfflineDrafter
-from curator.memory import memfile
-from widgets.app import AGE_TICK, REVIEW_ACTIONS
-from widgets.dialogs import ConfirmDialog, EditorScreen, FilterDialog
-from widgets.panels import BudgetsView, IssuesView, issue_text
-from widgets.queue import SAME_GROUP, SEVERITIES, fit_title, shared_prefixes
+from memcurate.curator.capture.incremental import capture
+from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.drafting.offline import OfflineDrafter
+from memcurate.curator.memory import memfile
+from memcurate.widgets.app import AGE_TICK, REVIEW_ACTIONS
+from memcurate.widgets.dialogs import ConfirmDialog, EditorScreen, FilterDialog
+from memcurate.widgets.panels import BudgetsView, IssuesView, issue_text
+from memcurate.widgets.queue import SAME_GROUP, SEVERITIES, fit_title, shared_prefixes
 
 DEMO_SESSION = "5e55a1d0-de70-4c1a-9a5e-000000000001"
 OTHER_SESSION = "0b0e0f00-1111-4222-8333-944445555666"

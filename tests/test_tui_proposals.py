@@ -11,8 +11,8 @@ from test_tui import cursor_to_end, open_editor, press, row, run, select, shown,
 from test_tui_claude_writes import document, said
 from tui_helpers import engine_factory, tui
 
-from widgets.app import NOT_FOR_PROPOSAL
-from widgets.dialogs import ReasonDialog
+from memcurate.widgets.app import NOT_FOR_PROPOSAL
+from memcurate.widgets.dialogs import ReasonDialog
 
 TOPIC = ("---\nname: Short commit messages\ndescription: Keep commit subjects under 60 characters\ntype: feedback\n"
          "---\nKeep commit subjects under 60 characters because the log view [bold]cuts[/bold] them.\n")

@@ -17,12 +17,12 @@ from test_tui_claude_writes import document, said
 from textual.widgets import Input, TextArea
 from tui_helpers import engine_factory, tui, until, watching
 
-from curator.rules import candidates, ledger
-from curator.rules.signature import failures
-from curator.util.paths import data_dir
-from widgets.app import NOT_FOR_RULE
-from widgets.dialogs import HelpScreen, ReasonDialog, RuleEditScreen
-from widgets.panels import GraduationView, IssuesView
+from memcurate.curator.rules import candidates, ledger
+from memcurate.curator.rules.signature import failures
+from memcurate.curator.util.paths import data_dir
+from memcurate.widgets.app import NOT_FOR_RULE
+from memcurate.widgets.dialogs import HelpScreen, ReasonDialog, RuleEditScreen
+from memcurate.widgets.panels import GraduationView, IssuesView
 
 # One pytest failure as sessions see it: the temp path and the duration differ every time.
 PYTEST = """============================= test session starts ==============================

@@ -22,13 +22,13 @@ from pathlib import Path
 
 from tui_helpers import FIXED_NOW, engine_factory, settle, tui
 
-from curator.candidates import claude_writes, staging
-from curator.capture.incremental import capture
-from curator.drafting.offline import OfflineDrafter
-from curator.memory import memory_md
-from curator.rules import ledger
-from curator.util.assets import asset
-from widgets.queue import QueueTable
+from memcurate.curator.candidates import claude_writes, staging
+from memcurate.curator.capture.incremental import capture
+from memcurate.curator.drafting.offline import OfflineDrafter
+from memcurate.curator.memory import memory_md
+from memcurate.curator.rules import ledger
+from memcurate.curator.util.assets import asset
+from memcurate.widgets.queue import QueueTable
 
 SIZE = (160, 45)
 THEME = "textual-dark"

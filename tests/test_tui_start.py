@@ -14,11 +14,11 @@ from pathlib import Path
 
 from tui_helpers import FIXED_DRAFTING, FIXED_NOW, engine_factory, settle
 
-from curator.capture.incremental import capture
-from curator.config import ConfigError
-from curator.util.assets import asset
-from widgets.app import LOADING, STARTING, make_app
-from widgets.queue import QueueTable
+from memcurate.curator.capture.incremental import capture
+from memcurate.curator.config import ConfigError
+from memcurate.curator.util.assets import asset
+from memcurate.widgets.app import LOADING, STARTING, make_app
+from memcurate.widgets.queue import QueueTable
 
 DEMO = asset(os.path.join("demo", "session.jsonl"))
 SIZE = (160, 50)
@@ -120,10 +120,10 @@ def test_an_engine_that_cannot_be_built_ends_the_app_with_why(project):
 def test_the_start_path_imports_nothing_only_the_engine_needs():
     """What `memcurate` imports before the TUI's first frame (cli, commands, the app module): no engine,
     no config YAML, no SQLite, no watcher, no dialog widgets, no syntax highlighter."""
-    later = ["curator.engine", "yaml", "sqlite3", "watchfiles", "curator.memory.index", "curator.candidates.pipeline",
-             "curator.capture.incremental", "curator.review.verify", "curator.drafting", "widgets.library",
-             "widgets.dialogs", "rich.syntax", "pygments"]
-    code = ("import json, sys\nimport curator.cli, curator.commands, widgets.app\n"
+    later = ["memcurate.curator.engine", "yaml", "sqlite3", "watchfiles", "memcurate.curator.memory.index", "memcurate.curator.candidates.pipeline",
+             "memcurate.curator.capture.incremental", "memcurate.curator.review.verify", "memcurate.curator.drafting", "memcurate.widgets.library",
+             "memcurate.widgets.dialogs", "rich.syntax", "pygments"]
+    code = ("import json, sys\nimport memcurate.curator.cli, memcurate.curator.commands, memcurate.widgets.app\n"
             f"print(json.dumps([m for m in {later!r} if m in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert json.loads(out.stdout) == []

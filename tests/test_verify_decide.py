@@ -9,11 +9,11 @@ import pytest
 from conftest import claude_transcripts, run_cli, run_hook
 from synthetic import Transcript, text
 
-from curator.candidates import staging
-from curator.candidates.candidate import read_review
-from curator.memory import memfile
-from curator.review.decide import DecisionError, Existing, choose, decide
-from curator.review.verify import ADVISORY, BLOCK, blocking, verify
+from memcurate.curator.candidates import staging
+from memcurate.curator.candidates.candidate import read_review
+from memcurate.curator.memory import memfile
+from memcurate.curator.review.decide import DecisionError, Existing, choose, decide
+from memcurate.curator.review.verify import ADVISORY, BLOCK, blocking, verify
 
 NOW = "2026-11-22T10:04:00Z"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from curator.engine import Engine
-from widgets.app import MemcurateApp, make_app
+from memcurate.curator.engine import Engine
+from memcurate.widgets.app import MemcurateApp, make_app
 
 BACKGROUND = ("watch", "pipeline")  # groups that run for the app's whole life
 FIXED_NOW = 1795000000.0  # 2026-11-18: ages on screen do not move
@@ -69,7 +69,7 @@ async def until(pilot, predicate, what: str, rounds: int = 400, step: float = 0.
 async def watching(pilot) -> None:
     """Await until the app's watcher reports changes (it starts in a thread after mount): touch a
     probe file in the memory root until a StagingChanged for it reaches the app."""
-    from widgets.messages import StagingChanged
+    from memcurate.widgets.messages import StagingChanged
 
     app = pilot.app
     seen = []

@@ -38,13 +38,13 @@ from textual.css.query import NoMatches
 from textual.widgets import DataTable, Header
 from textual.worker import get_current_worker
 
-from curator.candidates import staging, usage
-from curator.candidates.candidate import text_hash
-from curator.candidates.queue import Item, Outcome
-from curator.review import cards
-from curator.util.locks import LockBusy
-from curator.util.private import make_dirs
-from curator.util.textsafe import one_line
+from memcurate.curator.candidates import staging, usage
+from memcurate.curator.candidates.candidate import text_hash
+from memcurate.curator.candidates.queue import Item, Outcome
+from memcurate.curator.review import cards
+from memcurate.curator.util.locks import LockBusy
+from memcurate.curator.util.private import make_dirs
+from memcurate.curator.util.textsafe import one_line
 
 from .footer import NARROW, TidyFooter, fit_footer
 from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribed, EngineReady, ItemsLoaded,
@@ -57,7 +57,7 @@ from .queue import (CLAUDE, CLAUDE_WRITES, FILTER_CATEGORIES, GROUPS, PROPOSAL, 
 from .reasons import why_not_now
 
 if TYPE_CHECKING:
-    from curator.engine import Engine
+    from memcurate.curator.engine import Engine
 # The dialogs (.dialogs) are imported where a key opens one: their widgets (TextArea, Input, OptionList) are
 # a tenth of the imports before the first frame.
 
@@ -959,7 +959,7 @@ class MemcurateApp(App):
 def _library_open(app: App, screen=None) -> bool:
     """Whether `screen` (default: the app's top one) is the library. Its module is imported only when the
     library is first opened (it is not on the start path), so before that no screen can be it."""
-    library = sys.modules.get("widgets.library")
+    library = sys.modules.get("memcurate.widgets.library")
     return library is not None and isinstance(screen or app.screen, library.LibraryScreen)
 
 
@@ -970,8 +970,8 @@ class _Quitting(Exception):
 def proposal_review(view: dict) -> dict:
     """A proposal's view as the panels and keys use it: its issues, and `text` (what e edits: the memory file
     it writes; None when it writes none, or several)."""
-    from curator.proposals.actions import the_write
-    from curator.proposals.store import ProposalError, ops_of
+    from memcurate.curator.proposals.actions import the_write
+    from memcurate.curator.proposals.store import ProposalError, ops_of
 
     try:
         text = the_write(ops_of(view["record"])).get("text")
@@ -1015,7 +1015,7 @@ def make_app(project, *, engine_factory: Callable[[], Engine] | None = None, wat
 
 
 def _engine(project) -> Engine:
-    from curator.engine import Engine  # in the engine worker, after the first frame
+    from memcurate.curator.engine import Engine  # in the engine worker, after the first frame
 
     return Engine(project)
 

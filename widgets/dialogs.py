@@ -17,9 +17,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from curator.candidates.queue import Item
-from curator.memory import memfile
-from curator.util.textsafe import one_line
+from memcurate.curator.candidates.queue import Item
+from memcurate.curator.memory import memfile
+from memcurate.curator.util.textsafe import one_line
 
 from .messages import RuleEditSaved
 from .queue import FILTER_CATEGORIES, SEVERITIES, sort_key

@@ -23,9 +23,9 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Header, Input, Static
 from textual.worker import get_current_worker
 
-from curator.capture.redact import redact_text
-from curator.library.entries import CLAUDE, is_line_ref
-from curator.util.textsafe import clean as display
+from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.library.entries import CLAUDE, is_line_ref
+from memcurate.curator.util.textsafe import clean as display
 
 from .external_editor import edit_externally
 from .footer import NARROW, TidyFooter, fit_footer

@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Button, Label, Static, TextArea
 
-from curator.util.textsafe import clean as display
+from memcurate.curator.util.textsafe import clean as display
 
 from .dialogs import ConfirmDialog, EditorScreen, document_problems
 

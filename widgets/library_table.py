@@ -22,10 +22,10 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from curator.candidates.queue import age
-from curator.categories import CATEGORIES
-from curator.library.entries import CLAUDE, is_line_ref
-from curator.util.textsafe import one_line
+from memcurate.curator.candidates.queue import age
+from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.library.entries import CLAUDE, is_line_ref
+from memcurate.curator.util.textsafe import one_line
 
 GROUP_ORDER = (*CATEGORIES, CLAUDE)
 # What a check finding (curator/hygiene Finding.code) is called in the flags column, kept short.

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from curator.capture.redact import redact_text
-from curator.categories import CLAUDE
-from curator.util.textsafe import clean as display
+from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.categories import CLAUDE
+from memcurate.curator.util.textsafe import clean as display
 
 
 def _limit(view) -> str:

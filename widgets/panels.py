@@ -17,11 +17,11 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from curator.candidates.queue import Item
-from curator.candidates.usage import describe
-from curator.categories import CATEGORIES, base
-from curator.util.textsafe import clean as display
-from curator.util.textsafe import one_line
+from memcurate.curator.candidates.queue import Item
+from memcurate.curator.candidates.usage import describe
+from memcurate.curator.categories import CATEGORIES, base
+from memcurate.curator.util.textsafe import clean as display
+from memcurate.curator.util.textsafe import one_line
 
 if TYPE_CHECKING:
     from rich.syntax import Syntax  # imported where a document is shown: pygments is not needed for the first frame

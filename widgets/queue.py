@@ -12,14 +12,14 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 
-from curator.candidates.queue import Item, age
-from curator.candidates.staging import IN_FLIGHT
-from curator.categories import CATEGORIES, CLAUDE, base
-from curator.review.items import CLAUDE_WRITE as CLAUDE_WRITE_KIND
-from curator.review.items import RULE as RULE_KIND
-from curator.review.items import ReviewItem
-from curator.review.proposal_kind import KIND as PROPOSAL_KIND
-from curator.util.textsafe import one_line
+from memcurate.curator.candidates.queue import Item, age
+from memcurate.curator.candidates.staging import IN_FLIGHT
+from memcurate.curator.categories import CATEGORIES, CLAUDE, base
+from memcurate.curator.review.items import CLAUDE_WRITE as CLAUDE_WRITE_KIND
+from memcurate.curator.review.items import RULE as RULE_KIND
+from memcurate.curator.review.items import ReviewItem
+from memcurate.curator.review.proposal_kind import KIND as PROPOSAL_KIND
+from memcurate.curator.util.textsafe import one_line
 
 CATEGORY_ORDER = {name: i for i, name in enumerate(CATEGORIES)}
 SEVERITIES = ("block", "advisory", "clean", "failed")

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from curator.candidates.queue import Item
-from curator.candidates.staging import IN_FLIGHT
-from curator.util.textsafe import one_line
+from memcurate.curator.candidates.queue import Item
+from memcurate.curator.candidates.staging import IN_FLIGHT
+from memcurate.curator.util.textsafe import one_line
 
 from .panels import issue_text
 

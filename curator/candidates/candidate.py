@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import hashlib
 
-from curator.candidates import staging
-from curator.categories import base
-from curator.util.atomic import read_json, write_json, write_text
-from curator.util.stamps import content_hash as text_hash  # noqa: F401 (candidate.text_hash: a draft's text)
+from memcurate.curator.candidates import staging
+from memcurate.curator.categories import base
+from memcurate.curator.util.atomic import read_json, write_json, write_text
+from memcurate.curator.util.stamps import content_hash as text_hash  # noqa: F401 (candidate.text_hash: a draft's text)
 
 
 class StagedTriage:

@@ -31,14 +31,14 @@ import os
 import time
 import zlib
 
-from curator.candidates.tool_edits import EditFailed, after
-from curator.capture.redact import redact
-from curator.util.atomic import read_json, write_json
-from curator.util.paths import is_inside, resolve_memory_root
-from curator.util.record_folder import record_ids, resolve
-from curator.util.locks import FileLock
-from curator.util.stamps import content_hash, now_iso
-from curator.errors import Refusal, StaleError, DamagedError
+from memcurate.curator.candidates.tool_edits import EditFailed, after
+from memcurate.curator.capture.redact import redact
+from memcurate.curator.util.atomic import read_json, write_json
+from memcurate.curator.util.paths import is_inside, resolve_memory_root
+from memcurate.curator.util.record_folder import record_ids, resolve
+from memcurate.curator.util.locks import FileLock
+from memcurate.curator.util.stamps import content_hash, now_iso
+from memcurate.curator.errors import Refusal, StaleError, DamagedError
 
 FOLDER = "claude-writes"
 LOCK = os.path.join("locks", "claude-writes.lock")
@@ -81,7 +81,7 @@ def memory_folder(project, cfg: dict, data, env=None) -> str:
 def name_problem(where) -> str | None:
     """Why `where` is no name of Claude's memory file in its folder (None when it is one): a relative
     posix path to a .md file, no `..`, not one of memcurate's own files (categories, .archive/) or a hidden one."""
-    from curator.memory.claude_topics import is_topic
+    from memcurate.curator.memory.claude_topics import is_topic
 
     if not isinstance(where, str) or not where or "\x00" in where or "\\" in where:
         return f"{where!r:.120} is not a file name"
@@ -182,7 +182,7 @@ def claude_part_hash(text: str) -> str | None:
     """sha256 of Claude's part of a MEMORY.md text, None when its memcurate markers cannot be read. Every
     byte of Claude's lines counts (a person's whitespace edit too); only the line breaks next to memcurate's
     sections, which memcurate adds or drops with a section, do not."""
-    from curator.memory.memory_md.format import MemoryMdError, parse
+    from memcurate.curator.memory.memory_md.format import MemoryMdError, parse
 
     try:
         parsed = parse(text)

@@ -24,16 +24,16 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from curator.candidates import same_fact, second_look, staging, usage
-from curator.candidates.candidate import Candidate, StagedTriage, text_hash
-from curator.candidates.staging import now_iso
-from curator.capture.redact import find_secrets, marker, redact, redact_document, redact_text
-from curator.categories import ONE_PER_SESSION
-from curator.memory import memfile
-from curator.review import cards, confidence
-from curator.review.decide import Decision, Existing, decide, sessions
-from curator.review.verify import VERIFIER, Issue, blocking, verify
-from curator.util.atomic import read_json
+from memcurate.curator.candidates import same_fact, second_look, staging, usage
+from memcurate.curator.candidates.candidate import Candidate, StagedTriage, text_hash
+from memcurate.curator.candidates.staging import now_iso
+from memcurate.curator.capture.redact import find_secrets, marker, redact, redact_document, redact_text
+from memcurate.curator.categories import ONE_PER_SESSION
+from memcurate.curator.memory import memfile
+from memcurate.curator.review import cards, confidence
+from memcurate.curator.review.decide import Decision, Existing, decide, sessions
+from memcurate.curator.review.verify import VERIFIER, Issue, blocking, verify
+from memcurate.curator.util.atomic import read_json
 
 
 @dataclass
@@ -49,7 +49,7 @@ class Event:
 def existing_for(engine, doc: memfile.MemoryDoc) -> list[Existing]:
     """Existing memories of the draft's category that are worth comparing with it."""
     out: list[Existing] = []
-    from curator.memory.store import UnsafePathError, content_hash
+    from memcurate.curator.memory.store import UnsafePathError, content_hash
 
     ids = [c.id for c in engine.index.candidates(doc.category, f"{doc.title}\n{doc.description}\n{doc.body}", limit=5)]
     try:
@@ -78,9 +78,9 @@ CLAUDE_NEAR = 3  # Claude's topic files compared with a draft, the most alike
 def claude_existing(engine, doc: memfile.MemoryDoc) -> list[Existing]:
     """Claude's own topic files most like the draft (whatever its category), read now: compared with,
     never changed (decide.py)."""
-    from curator.library.entries import CLAUDE, file_ref
-    from curator.memory import claude_topics
-    from curator.memory.store import content_hash
+    from memcurate.curator.library.entries import CLAUDE, file_ref
+    from memcurate.curator.memory import claude_topics
+    from memcurate.curator.memory.store import content_hash
 
     out = []
     for c in engine.index.candidates(CLAUDE, doc, limit=CLAUDE_NEAR):
@@ -201,7 +201,7 @@ def _confidence(engine, cand: Candidate, action: str, doc: memfile.MemoryDoc | N
 def _occupant(engine, doc: memfile.MemoryDoc) -> dict | None:
     """The state of a file already at a create's path (None when there is none): one that is no memory,
     such as a hand edit that left a byte that is not UTF-8, is never compared with, so it must block."""
-    from curator.memory.store import UnsafePathError
+    from memcurate.curator.memory.store import UnsafePathError
 
     try:
         path = engine.store.locate(doc.category, doc.id)
@@ -281,7 +281,7 @@ def near_memories(engine, cand: Candidate) -> tuple[dict, ...]:
     index cannot answer (a draft goes on without them)."""
     import sqlite3
 
-    from curator.memory.store import StoreError
+    from memcurate.curator.memory.store import StoreError
 
     if engine.drafter.name == "offline":
         return ()
@@ -304,8 +304,8 @@ def near_memories(engine, cand: Candidate) -> tuple[dict, ...]:
 
 
 def _draft_all(engine, todo: list[Candidate], emit) -> None:
-    from curator.drafting import DraftRequest, input_cap
-    from curator.drafting.resilience import Chain, Deadline
+    from memcurate.curator.drafting import DraftRequest, input_cap
+    from memcurate.curator.drafting.resilience import Chain, Deadline
 
     cfg = engine.cfg
     d = cfg["drafting"]
@@ -364,8 +364,8 @@ class Drafted:
 def _draft_one(engine, chain, request, deadline) -> Drafted:
     """A drafting worker: the fallback chain, then (verify.llm) the model verifier on a Claude draft.
     Network and child processes only; the state moves are `_finish`'s."""
-    from curator.drafting.resilience import OFFLINE
-    from curator.review.verify import drafting_issues
+    from memcurate.curator.drafting.resilience import OFFLINE
+    from memcurate.curator.review.verify import drafting_issues
 
     outcome = chain.run(request, deadline)
     result = outcome.result
@@ -385,7 +385,7 @@ def _model_check(engine, chain, request, text: str, deadline, usage):
     Its calls count in the category's usage; its failure never fails the draft."""
     from dataclasses import replace
 
-    from curator.drafting.resilience import safe_call
+    from memcurate.curator.drafting.resilience import safe_call
 
     alias = engine.cfg["verify"]["model"]
     req = replace(request, model_alias=alias, model_id=engine.cfg["models"].get(alias, alias))

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 
-from curator.candidates import staging, usage
+from memcurate.curator.candidates import staging, usage
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,12 @@ a preference, and a session summary last (a summary is about the session, not th
 
 from __future__ import annotations
 
-from curator.candidates.candidate import Candidate
-from curator.candidates.staging import StagingError
-from curator.categories import CATEGORIES, NAMES, base
-from curator.memory import memfile
-from curator.review.decide import similarity, unattributed
-from curator.review.verify import similarity as text_similarity
+from memcurate.curator.candidates.candidate import Candidate
+from memcurate.curator.candidates.staging import StagingError
+from memcurate.curator.categories import CATEGORIES, NAMES, base
+from memcurate.curator.memory import memfile
+from memcurate.curator.review.decide import similarity, unattributed
+from memcurate.curator.review.verify import similarity as text_similarity
 
 HELD = ("approved", "saved")
 

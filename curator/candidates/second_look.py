@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import os
 
-from curator.candidates import staging, usage
-from curator.candidates.candidate import StagedTriage
-from curator.candidates.staging import now_iso
-from curator.categories import FACTS_MAX, ONE_PER_SESSION, slot
-from curator.drafting import USAGE
-from curator.util.textsafe import one_line
+from memcurate.curator.candidates import staging, usage
+from memcurate.curator.candidates.candidate import StagedTriage
+from memcurate.curator.candidates.staging import now_iso
+from memcurate.curator.categories import FACTS_MAX, ONE_PER_SESSION, slot
+from memcurate.curator.drafting import USAGE
+from memcurate.curator.util.textsafe import one_line
 
 CLAUDE_BACKENDS = ("anthropic", "claude-cli")
 MIN_ROOM = 1000  # characters of digest below which a look is not worth a call
@@ -78,7 +78,7 @@ def _look(engine, triage: StagedTriage, request: dict) -> dict:
     already = sorted(set(request.get("already") or ()) | {
         n for n, c in doc["categories"].items() if isinstance(c, dict) and c.get("triggered")})
     source = doc.get("source") or {}
-    from curator.drafting import input_cap
+    from memcurate.curator.drafting import input_cap
 
     spent = int(before.get("sent_chars") or 0)
     overhead = input_cap.look_overhead(tuple(already))
@@ -87,7 +87,7 @@ def _look(engine, triage: StagedTriage, request: dict) -> dict:
         return {**record, "state": "off", "added": {}, "reason": "drafting.max_input_tokens leaves the second "
                 f"look no room ({room:,} characters): nothing sent"}
     try:
-        from curator.capture.digest import digest
+        from memcurate.curator.capture.digest import digest
 
         start, end = request["byte_range"]
         d = digest(source.get("transcript", ""), cfg, (start, end), max_chars=room,
@@ -110,7 +110,7 @@ def _look(engine, triage: StagedTriage, request: dict) -> dict:
     if not segments:
         return {**record, "state": "done", "findings": [], "added": {}, "note": "nothing written in this stretch"}
 
-    from curator.drafting import LookRequest, LookResult
+    from memcurate.curator.drafting import LookRequest, LookResult
 
     alias = cfg["second_look"]["model"]
     facts: list[dict] = []
@@ -270,7 +270,7 @@ def _entry(finding: dict, by_n: dict, cfg: dict) -> dict:
     """A fact's triage entry: the look's fact (statement, why, how to apply, its confidence), and as its excerpt
     the digest entries it cited, verbatim and whole, in session order, within `evidence_chars` (cited first, kept
     first; a cited entry that does not fit is left out and counted, but the first is always kept, its middle cut)."""
-    from curator.capture.digest import bound
+    from memcurate.curator.capture.digest import bound
 
     limit = evidence_chars(cfg)
     kept, used, left = [], 0, 0

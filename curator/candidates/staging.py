@@ -31,10 +31,10 @@ import time
 from collections import Counter
 from typing import NamedTuple
 
-from curator.categories import base
-from curator.util.atomic import append_line, dump_json, read_json, sweep_temps, write_json
-from curator.util.stamps import now_iso
-from curator.errors import Refusal
+from memcurate.curator.categories import base
+from memcurate.curator.util.atomic import append_line, dump_json, read_json, sweep_temps, write_json
+from memcurate.curator.util.stamps import now_iso
+from memcurate.curator.errors import Refusal
 
 FORMAT = 1
 STAGING = "staging"

@@ -10,7 +10,7 @@ MultiEdit applies its edits in order and fails whole when one fails.
 
 from __future__ import annotations
 
-from curator.errors import Refusal
+from memcurate.curator.errors import Refusal
 
 TOOLS = ("Write", "Edit", "MultiEdit")
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from curator.candidates import staging
+from memcurate.curator.candidates import staging
 
 # What a model call uses, summed per category and triage (curator.drafting.USAGE names the same keys). Kept
-# here, not imported from curator.drafting: the TUI reads usage before its first frame, and the drafting
+# here, not imported from memcurate.curator.drafting: the TUI reads usage before its first frame, and the drafting
 # package's dataclasses cost ~10 ms to build.
 KEYS = ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "cost_usd", "calls")
 COUNTS = tuple(k for k in KEYS if k != "cost_usd")

@@ -35,12 +35,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from curator.capture.redact import redact_text
-from curator.capture.transcript import TranscriptReader, head, tail
-from curator.capture.triage import WRITE_TOOLS, command_signature, error_line, session_cwd
-from curator.util.paths import project_relative
-from curator.util.safe_open import open_regular
-from curator.util.textsafe import clean, one_line
+from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.capture.transcript import TranscriptReader, head, tail
+from memcurate.curator.capture.triage import WRITE_TOOLS, command_signature, error_line, session_cwd
+from memcurate.curator.util.paths import project_relative
+from memcurate.curator.util.safe_open import open_regular
+from memcurate.curator.util.textsafe import clean, one_line
 
 DEFAULT_MAX_CHARS = 60000  # per segment, as the second look's second_look.max_chars
 MIN_MAX_CHARS = 500  # a smaller bound is taken as this: an entry must fit in a segment with its label

@@ -16,10 +16,10 @@ import os
 import re
 import zlib
 
-from curator.util.atomic import read_json, write_json
-from curator.util.locks import FileLock
-from curator.util.safe_open import Refused, open_regular
-from curator.errors import DamagedError
+from memcurate.curator.util.atomic import read_json, write_json
+from memcurate.curator.util.locks import FileLock
+from memcurate.curator.util.safe_open import Refused, open_regular
+from memcurate.curator.errors import DamagedError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs the hook milliseconds at import
@@ -39,7 +39,7 @@ class CaptureSkipped(DamagedError):
 
 
 def rules_for(cfg: dict):
-    from curator.capture.triage import Rules
+    from memcurate.curator.capture.triage import Rules
 
     r = _rules_cache.get(id(cfg))
     if r is None:
@@ -94,7 +94,7 @@ def wants_second_look(cfg: dict, event: str, subagent: bool, unlooked: int = 0) 
         return False  # nearly every Stop ends here
     backend = cfg.get("backend")
     if backend == "auto":
-        from curator.drafting import choose
+        from memcurate.curator.drafting import choose
 
         backend = choose(cfg).backend
     return backend != "offline"
@@ -221,8 +221,8 @@ def _capture(data: str, cfg: dict, path: str, f: BinaryIO, *, event: str, sessio
             return _report(path, "nothing-new", start, start, None, {}, None, notes)
 
         # Imported only when there is work: the nothing-new pass stays cheap.
-        from curator.capture.transcript import TranscriptReader
-        from curator.capture.triage import Digest, Triage
+        from memcurate.curator.capture.transcript import TranscriptReader
+        from memcurate.curator.capture.triage import Digest, Triage
 
         digest = Digest(state.get("digest"))
         rules = rules_for(cfg)
@@ -273,7 +273,7 @@ def _capture(data: str, cfg: dict, path: str, f: BinaryIO, *, event: str, sessio
                          f"fewer than {LOOK_MIN_WORDS} words from the person)")
         tid = None
         if triggered or request:
-            from curator.candidates import staging  # only when there is something to stage
+            from memcurate.curator.candidates import staging  # only when there is something to stage
 
             kind = "summary" if end == start else "bytes"
             # A summary made with no new bytes sorts after the last record it summarises.
@@ -300,7 +300,7 @@ def _capture(data: str, cfg: dict, path: str, f: BinaryIO, *, event: str, sessio
                 notes.append(f"triage {tid} was already staged")
 
         if t.failed_runs:  # after the triage is staged; it never fails the capture (a note instead)
-            from curator.rules.transcript_failures import record_runs
+            from memcurate.curator.rules.transcript_failures import record_runs
 
             notes += record_runs(data, cfg, t.failed_runs, session=session_id or state.get("session", ""),
                                  transcript=path)

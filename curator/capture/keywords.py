@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from curator.util.lazyre import LazyRegex
+from memcurate.curator.util.lazyre import LazyRegex
 
 _WORD = LazyRegex(r"\w+")
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from curator.util.lazyre import LazyRegex
+from memcurate.curator.util.lazyre import LazyRegex
 
 _B64 = r"A-Za-z0-9+/"
 
@@ -274,7 +274,7 @@ def redact_document(doc, *, keep_id: bool = False):
     tags = [t for t in tags if not traced(t)] or [str(fields["category"]).replace("_", "-") or "memory"]
     doc_id = doc.id
     if not keep_id and (id_held_secret or traced(doc_id)):
-        from curator.memory.memfile import slugify
+        from memcurate.curator.memory.memfile import slugify
 
         doc_id = slugify(fields["title"])
     return replace(doc, id=doc_id, tags=tags, sources=sources, **fields), found

@@ -26,9 +26,9 @@ import os
 import re
 from collections import Counter
 
-from curator.util.lazyre import LazyRegex
-from curator.util.safe_open import open_regular
-from curator.util.textsafe import clean
+from memcurate.curator.util.lazyre import LazyRegex
+from memcurate.curator.util.safe_open import open_regular
+from memcurate.curator.util.textsafe import clean
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs the hook milliseconds at import

@@ -17,18 +17,18 @@ import os
 import zlib
 from bisect import bisect_right
 
-from curator.capture.keywords import Keyword, KeywordSet
-from curator.capture.redact import redact_text
-from curator.categories import NAMES, TEXT_SCORED
-from curator.util.lazyre import LazyRegex
-from curator.util.paths import project_relative
-from curator.util.textsafe import one_line
+from memcurate.curator.capture.keywords import Keyword, KeywordSet
+from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.categories import NAMES, TEXT_SCORED
+from memcurate.curator.util.lazyre import LazyRegex
+from memcurate.curator.util.paths import project_relative
+from memcurate.curator.util.textsafe import one_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Iterable
 
-    from curator.capture.transcript import Entry
+    from memcurate.curator.capture.transcript import Entry
 
 _ERROR_LINE = LazyRegex(r"(?i)(?:(?:error|exception)\b|\b(?:failed|failure|traceback|fatal|cannot|not found|no such)\b)")
 _PUNCT = ".,;:!?'\"()[]{}-–—…*_`~"
@@ -665,7 +665,7 @@ class Triage:
         """The redacted text of the message at a [turn, start, end] span of the transcript."""
         if not self.path or len(span) != 3:
             return ""
-        from curator.capture.transcript import TranscriptReader
+        from memcurate.curator.capture.transcript import TranscriptReader
 
         try:
             for e in TranscriptReader(self.path, span[1], limit=span[2], max_message_chars=self.r.max_message_chars):

@@ -26,12 +26,12 @@ import shutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping, Protocol, runtime_checkable
 
-from curator.candidates.staging import now_iso
-from curator.candidates.usage import KEYS
-from curator.errors import Refusal
+from memcurate.curator.candidates.staging import now_iso
+from memcurate.curator.candidates.usage import KEYS
+from memcurate.curator.errors import Refusal
 
 if TYPE_CHECKING:
-    from curator.memory.memfile import MemoryDoc
+    from memcurate.curator.memory.memfile import MemoryDoc
 
 BACKENDS = ("auto", "anthropic", "claude-cli", "offline")
 
@@ -317,7 +317,7 @@ def get_drafter(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Drafter:
         return _anthropic(cfg, choice.reason, env)
     if choice.backend == "claude-cli":
         return _claude_cli(choice.executable, cfg, choice.reason)
-    from curator.drafting.offline import OfflineDrafter
+    from memcurate.curator.drafting.offline import OfflineDrafter
 
     return OfflineDrafter(reason=choice.reason)
 
@@ -327,8 +327,8 @@ def describe(cfg: Mapping, env: Mapping[str, str] = os.environ) -> dict:
     drafter and imports no SDK. `line` is the one line ("drafting: claude-cli (/usr/bin/claude) —
     backend: auto, no ANTHROPIC_API_KEY, claude on the PATH; models: decision/constraint sonnet,
     others haiku"); `warnings` are configured model ids the SDK marks deprecated."""
-    from curator.categories import NAMES
-    from curator.drafting.models import check
+    from memcurate.curator.categories import NAMES
+    from memcurate.curator.drafting.models import check
 
     choice = choose(cfg, env)
     models = {c: dict(zip(("alias", "id"), model_for(cfg, c))) for c in NAMES}
@@ -360,13 +360,13 @@ def _models_phrase(backend: str, models: Mapping[str, Mapping[str, str]]) -> str
 
 
 def _anthropic(cfg: Mapping, reason: str, env: Mapping[str, str]) -> Drafter:
-    from curator.drafting.anthropic_backend import AnthropicDrafter  # lazily: the SDK's import costs seconds
+    from memcurate.curator.drafting.anthropic_backend import AnthropicDrafter  # lazily: the SDK's import costs seconds
 
     return AnthropicDrafter(cfg, reason=reason, env=env)
 
 
 def _claude_cli(executable: str, cfg: Mapping, reason: str) -> Drafter:
-    from curator.drafting.claude_cli import ClaudeCliDrafter  # lazily: the offline path never loads it
+    from memcurate.curator.drafting.claude_cli import ClaudeCliDrafter  # lazily: the offline path never loads it
 
     return ClaudeCliDrafter(executable, cfg, reason=reason)
 

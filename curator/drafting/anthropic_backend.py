@@ -32,11 +32,11 @@ import threading
 import time
 from typing import Mapping
 
-from curator.drafting import (CheckResult, DraftRequest, DraftResult, LookRequest, LookResult, MergeRequest, ModelCall,
+from memcurate.curator.drafting import (CheckResult, DraftRequest, DraftResult, LookRequest, LookResult, MergeRequest, ModelCall,
                               RuleRequest, RuleResult, prices)
-from curator.drafting import prompt as prompts
-from curator.drafting.claude_cli import timeout_for
-from curator.util.textsafe import one_line
+from memcurate.curator.drafting import prompt as prompts
+from memcurate.curator.drafting.claude_cli import timeout_for
+from memcurate.curator.util.textsafe import one_line
 
 TOOL = "record_memory"
 CHECK_TOOL = "record_concerns"

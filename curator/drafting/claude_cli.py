@@ -42,11 +42,11 @@ import threading
 import time
 from typing import Mapping
 
-from curator.drafting import (CheckResult, DraftRequest, DraftResult, LookRequest, LookResult, MergeRequest, ModelCall,
+from memcurate.curator.drafting import (CheckResult, DraftRequest, DraftResult, LookRequest, LookResult, MergeRequest, ModelCall,
                               RuleRequest, RuleResult)
-from curator.drafting import prompt as prompts
-from curator.util.child_env import CHILD_ENV
-from curator.util.textsafe import one_line
+from memcurate.curator.drafting import prompt as prompts
+from memcurate.curator.util.child_env import CHILD_ENV
+from memcurate.curator.util.textsafe import one_line
 
 _LIVE: set[int] = set()  # process groups of the children running now (a group's id is its leader's pid)
 _LIVE_LOCK = threading.Lock()

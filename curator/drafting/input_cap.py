@@ -25,8 +25,8 @@ import json
 import re
 from typing import Mapping
 
-from curator.drafting import DraftRequest
-from curator.drafting import prompt as prompts
+from memcurate.curator.drafting import DraftRequest
+from memcurate.curator.drafting import prompt as prompts
 
 CHARS_PER_TOKEN = 3
 TOOL_CHARS = 120  # the tool's name and description (anthropic), or the CLI flags around the schema

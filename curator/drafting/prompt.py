@@ -14,11 +14,11 @@ import json
 import re
 from typing import Mapping
 
-from curator.categories import CATEGORIES
-from curator.drafting import DraftRequest
-from curator.drafting.offline.text import safe_body
-from curator.memory import memfile
-from curator.util.textsafe import clean, one_line
+from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.drafting import DraftRequest
+from memcurate.curator.drafting.offline.text import safe_body
+from memcurate.curator.memory import memfile
+from memcurate.curator.util.textsafe import clean, one_line
 
 ID_SOFT = 60  # as the offline drafter: ids are file names and link targets
 
@@ -460,7 +460,7 @@ def read_concerns(answer) -> list[dict]:
 
 # -- a graduation candidate's rule (curator/rules/draft.py): one short imperative from recurring failures ------
 
-from curator.rules.rulefile import GLOB_MAX, GLOBS_MAX, RULE_MAX, TOPIC_MAX  # noqa: E402  (the rules file's limits)
+from memcurate.curator.rules.rulefile import GLOB_MAX, GLOBS_MAX, RULE_MAX, TOPIC_MAX  # noqa: E402  (the rules file's limits)
 
 RULE_SYSTEM_PROMPT = f"""\
 You are memcurate's rule writer. The same failure (a failing test, a lint or type error, a broken build \

@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
-from curator.drafting import DraftRequest, DraftResult, ModelCall
-from curator.util.textsafe import one_line
+from memcurate.curator.drafting import DraftRequest, DraftResult, ModelCall
+from memcurate.curator.util.textsafe import one_line
 
 OFFLINE = "offline"
 
@@ -105,7 +105,7 @@ class Chain:
 
     @classmethod
     def from_config(cls, cfg: Mapping, drafter, *, sleep=time.sleep, rand=random.random) -> Chain:
-        from curator.drafting.claude_cli import timeout_for
+        from memcurate.curator.drafting.claude_cli import timeout_for
 
         d = cfg["drafting"]
         # `backend: offline` has no model to fall back from (and its drafter does not fail for want of one).
@@ -121,7 +121,7 @@ class Chain:
         tried = {request.model_id or own}
         for alias in self.fallback:
             if alias == OFFLINE:
-                from curator.drafting.offline import OfflineDrafter
+                from memcurate.curator.drafting.offline import OfflineDrafter
 
                 steps.append(Step(OFFLINE, OfflineDrafter(reason="the fallback chain"), request))
                 break  # nothing comes after the drafter that cannot fail for want of a model

@@ -52,7 +52,7 @@ def fix(kind: str, title: str, reason: str, ops: list[dict]) -> dict:
     return {"kind": kind, "title": title, "reason": reason, "ops": ops}
 
 
-from curator.hygiene import duplicates, memory_md_checks, references, secrets  # noqa: E402 (they import Finding)
+from memcurate.curator.hygiene import duplicates, memory_md_checks, references, secrets  # noqa: E402 (they import Finding)
 
 DETECTORS = (
     memory_md_checks.detect,

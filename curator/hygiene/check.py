@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import os
 
-from curator.hygiene import DETECTORS, SEVERITIES, Finding
-from curator.memory.memory_md.format import MemoryMdError
-from curator.util.atomic import read_json, write_json
-from curator.util.stamps import now_iso
+from memcurate.curator.hygiene import DETECTORS, SEVERITIES, Finding
+from memcurate.curator.memory.memory_md.format import MemoryMdError
+from memcurate.curator.util.atomic import read_json, write_json
+from memcurate.curator.util.stamps import now_iso
 
 CACHE = "check.json"
 FORMAT = 1
@@ -33,7 +33,7 @@ def run(engine, *, stage: bool = True, summary: dict | None = None) -> list[Find
     """Every detector's findings, most severe first, each with its proposal's id when `stage`.
     `summary`, when given, gains "checked" (memories looked at) and "errors" (detectors that could not
     run, one line each: the others still ran)."""
-    from curator.library.carry_out import forget_trash
+    from memcurate.curator.library.carry_out import forget_trash
 
     forget_trash(engine)  # the trash forgets what is older than library.trash_days, deleted or not since
     findings: list[Finding] = []
@@ -71,7 +71,7 @@ def _without_fix(f: Finding) -> Finding:
 
 def _shown(value):
     """`value` (a finding's message or detail: text, lists, mappings) with every secret redacted."""
-    from curator.capture.redact import redact_all
+    from memcurate.curator.capture.redact import redact_all
 
     return redact_all(value)
 
@@ -106,7 +106,7 @@ def _stage_all(engine, findings: list[Finding], errors: list[str]) -> list[Findi
 def _staged(engine, f: Finding, errors: list[str]) -> Finding:
     """`f` with the id of its proposal: staged now, or the one already staged for the same change
     (`errors` gains a line when it cannot be staged)."""
-    from curator.proposals.store import ProposalError
+    from memcurate.curator.proposals.store import ProposalError
 
     spec = f.detail.get("fix")
     bare = _without_fix(f)
@@ -127,7 +127,7 @@ def _staged(engine, f: Finding, errors: list[str]) -> Finding:
 def known_proposal(engine, spec: dict, code: str | None = None) -> str | None:
     """The id of the proposal (any state) staged for the same kind, finding code (`code`, else the
     spec's own), refs and base hashes as `spec`: the same finding on the same bytes, whatever its text."""
-    from curator.proposals.store import known
+    from memcurate.curator.proposals.store import known
 
     return known(engine.data, spec["kind"], spec["ops"], spec.get("code", "") if code is None else code)
 

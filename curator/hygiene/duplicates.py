@@ -20,19 +20,19 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from curator.categories import CATEGORIES, CLAUDE, ONE_PER_SESSION
-from curator.hygiene import merging
-from curator.hygiene import statements as said
-from curator.library.entries import is_line_ref
-from curator.hygiene.merging import CONTRADICTION, DUPLICATE  # noqa: F401 (a pair's kinds, used here and by callers)
-from curator.memory import memfile
-from curator.memory.front_matter import MemoryFormatError, split_front_matter
-from curator.review.decide import identifiers, unattributed
-from curator.review.decide import similarity as fact_similarity
-from curator.review.verify import content_words
-from curator.review.verify import similarity as text_similarity
-from curator.util.stamps import content_hash
-from curator.util.textsafe import one_line
+from memcurate.curator.categories import CATEGORIES, CLAUDE, ONE_PER_SESSION
+from memcurate.curator.hygiene import merging
+from memcurate.curator.hygiene import statements as said
+from memcurate.curator.library.entries import is_line_ref
+from memcurate.curator.hygiene.merging import CONTRADICTION, DUPLICATE  # noqa: F401 (a pair's kinds, used here and by callers)
+from memcurate.curator.memory import memfile
+from memcurate.curator.memory.front_matter import MemoryFormatError, split_front_matter
+from memcurate.curator.review.decide import identifiers, unattributed
+from memcurate.curator.review.decide import similarity as fact_similarity
+from memcurate.curator.review.verify import content_words
+from memcurate.curator.review.verify import similarity as text_similarity
+from memcurate.curator.util.stamps import content_hash
+from memcurate.curator.util.textsafe import one_line
 
 DEFAULT_THRESHOLD = 0.6
 SUBJECT = 0.4  # subject words shared (Jaccard) for two memories to be about one thing and able to disagree
@@ -305,7 +305,7 @@ def detect(engine) -> list:
     """The check's findings: each group of near-duplicates and each contradiction, carrying tidy's
     proposal (merged structurally: the check runs in the background and asks no model). A group tidy
     cannot merge (one of Claude's files with one memory of ours) is a finding that proposes nothing."""
-    from curator.hygiene import Finding, fix
+    from memcurate.curator.hygiene import Finding, fix
 
     comparable_memos = memos(engine)
     found = find_pairs(comparable_memos, threshold_of(engine.cfg))

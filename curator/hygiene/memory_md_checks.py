@@ -13,16 +13,16 @@ from __future__ import annotations
 import os
 import re
 
-from curator.categories import CATEGORIES
-from curator.hygiene import Finding, fix
-from curator.library.entries import CLAUDE, MEMCURATE, is_line_ref, line_hash, line_ref
-from curator.memory.memory_md import claude_lines as md_lines
-from curator.memory.memory_md.archive import read_archive
-from curator.memory.memory_md.format import read_text
-from curator.memory.memory_md.loading import LoadView, load_view
-from curator.memory.memory_md.format import parse
-from curator.memory.memory_md.planning import plan
-from curator.memory.memory_md.writing import budgets_from, limits_from, memory_md_path, removed_sections
+from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.hygiene import Finding, fix
+from memcurate.curator.library.entries import CLAUDE, MEMCURATE, is_line_ref, line_hash, line_ref
+from memcurate.curator.memory.memory_md import claude_lines as md_lines
+from memcurate.curator.memory.memory_md.archive import read_archive
+from memcurate.curator.memory.memory_md.format import read_text
+from memcurate.curator.memory.memory_md.loading import LoadView, load_view
+from memcurate.curator.memory.memory_md.format import parse
+from memcurate.curator.memory.memory_md.planning import plan
+from memcurate.curator.memory.memory_md.writing import budgets_from, limits_from, memory_md_path, removed_sections
 
 _ENTRY = re.compile(r"- \[.*\]\(([a-z_]+)/([a-z0-9-]+)\.md\)")
 

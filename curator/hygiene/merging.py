@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from curator.categories import CLAUDE
-from curator.drafting.offline.text import sentences
-from curator.hygiene import statements as said
-from curator.memory import memfile
-from curator.review.decide import merge as merge_onto
-from curator.review.decide import merge_sources, unattributed
-from curator.util.stamps import now_iso
-from curator.util.textsafe import one_line
+from memcurate.curator.categories import CLAUDE
+from memcurate.curator.drafting.offline.text import sentences
+from memcurate.curator.hygiene import statements as said
+from memcurate.curator.memory import memfile
+from memcurate.curator.review.decide import merge as merge_onto
+from memcurate.curator.review.decide import merge_sources, unattributed
+from memcurate.curator.util.stamps import now_iso
+from memcurate.curator.util.textsafe import one_line
 
 DUPLICATE, CONTRADICTION = "duplicate", "contradiction"  # a pair's kinds (duplicates.Pair), the findings' codes
 REWORDED = 0.8  # words shared (Jaccard) for an older sentence to be one the newer already says
@@ -233,7 +233,7 @@ def archive_spec(old, new, pair, *, notes: list[str] | None = None) -> dict | No
 
 
 def _known(engine, spec: dict) -> bool:
-    from curator.hygiene.check import known_proposal
+    from memcurate.curator.hygiene.check import known_proposal
 
     return known_proposal(engine, spec) is not None
 
@@ -251,8 +251,8 @@ def model_merge(engine, members: list, structural: memfile.MemoryDoc) -> tuple[s
     name = str(getattr(drafter, "name", "") or "offline")
     if name not in CLAUDE_BACKENDS or not callable(getattr(drafter, "merge", None)):
         return "", ""
-    from curator.drafting import DraftResult, MergeRequest, model_for
-    from curator.review.verify import BLOCK, verify
+    from memcurate.curator.drafting import DraftResult, MergeRequest, model_for
+    from memcurate.curator.review.verify import BLOCK, verify
 
     alias, model_id = model_for(engine.cfg, structural.category)
     ordered = sorted(members, key=lambda m: (m.stamp, m.ref), reverse=True)

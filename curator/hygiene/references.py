@@ -19,11 +19,11 @@ from __future__ import annotations
 import os
 import re
 
-from curator.hygiene import Finding, fix
-from curator.hygiene.project_facts import ProjectFacts
-from curator.hygiene.texts import Text, memory_texts
-from curator.library.entries import MEMCURATE, line_hash
-from curator.util.stamps import now_iso
+from memcurate.curator.hygiene import Finding, fix
+from memcurate.curator.hygiene.project_facts import ProjectFacts
+from memcurate.curator.hygiene.texts import Text, memory_texts
+from memcurate.curator.library.entries import MEMCURATE, line_hash
+from memcurate.curator.util.stamps import now_iso
 
 _FENCE = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1[^\n]*$", re.M | re.S)
 _CODE = re.compile(r"`([^`\n]+)`")
@@ -244,7 +244,7 @@ def stamped(text: str, when: str) -> str:
     is when it has no front matter to stamp (a topic file of Claude's) or cannot be read as a memory."""
     from dataclasses import replace
 
-    from curator.memory import memfile
+    from memcurate.curator.memory import memfile
 
     try:
         doc = memfile.parse(text)
@@ -293,7 +293,7 @@ def _resolved(p: str, paths: list[str]) -> list[str]:
 
 
 def _holds_secret(text: str) -> bool:
-    from curator.capture.redact import find_secrets
+    from memcurate.curator.capture.redact import find_secrets
 
     return bool(find_secrets(text))
 

@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import os
 
-from curator.hygiene import Finding, fix
-from curator.hygiene.texts import memory_texts
-from curator.library.entries import CLAUDE, file_ref, line_hash, line_ref
-from curator.memory.memory_md.format import _ENTRY, IndexLine, MemoryMdError, parse, read_text
-from curator.memory.memory_md.writing import memory_md_path
-from curator.categories import CATEGORIES
-from curator.util.paths import ARCHIVE_DIR
+from memcurate.curator.hygiene import Finding, fix
+from memcurate.curator.hygiene.texts import memory_texts
+from memcurate.curator.library.entries import CLAUDE, file_ref, line_hash, line_ref
+from memcurate.curator.memory.memory_md.format import _ENTRY, IndexLine, MemoryMdError, parse, read_text
+from memcurate.curator.memory.memory_md.writing import memory_md_path
+from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.util.paths import ARCHIVE_DIR
 
 MEMORY_MD_REF = f"{CLAUDE}/MEMORY.md"
 
 
 def detect(engine) -> list[Finding]:
-    from curator.capture.redact import find_secrets, redact_text
+    from memcurate.curator.capture.redact import find_secrets, redact_text
 
     findings = []
     for t in memory_texts(engine):
@@ -62,7 +62,7 @@ def _finding(ref: str, where: str, text: str, kinds: list[str], ops: list[dict],
 
 
 def _has_secret(line: str) -> bool:
-    from curator.capture.redact import find_secrets
+    from memcurate.curator.capture.redact import find_secrets
 
     return bool(find_secrets(line))
 
@@ -121,6 +121,6 @@ def _memory_md(engine, find_secrets, redact_text) -> list[Finding]:
 
 
 def _unescaped(e: IndexLine) -> tuple[str, str]:
-    from curator.memory.memory_md.entry import unescape
+    from memcurate.curator.memory.memory_md.entry import unescape
 
     return unescape(e.title), unescape(e.description)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from curator.drafting.offline.text import sentences
-from curator.review.decide import unattributed
-from curator.review.verify import content_words
+from memcurate.curator.drafting.offline.text import sentences
+from memcurate.curator.review.decide import unattributed
+from memcurate.curator.review.verify import content_words
 
 _NEGATION = re.compile(r"\b(?:not|never|no longer|don't|do not|doesn't|does not|mustn't|must not|shouldn't|"
                        r"should not|avoid|stop using|stopped using|cannot|can't|won't|isn't|aren't)\b", re.I)

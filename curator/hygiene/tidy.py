@@ -8,7 +8,7 @@ model nor staged again.
 
 from __future__ import annotations
 
-from curator.hygiene import duplicates, merging
+from memcurate.curator.hygiene import duplicates, merging
 
 
 def tidy(engine, *, notes: list[str] | None = None) -> list[str]:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import os
 import time
 
-from curator.library.entries import CLAUDE
-from curator.memory import memfile, memory_md
-from curator.util.atomic import failure, fsync_dir, is_temp_name, replace_if_unchanged, write_bytes, write_new
-from curator.errors import Refusal, StaleError
+from memcurate.curator.library.entries import CLAUDE
+from memcurate.curator.memory import memfile, memory_md
+from memcurate.curator.util.atomic import failure, fsync_dir, is_temp_name, replace_if_unchanged, write_bytes, write_new
+from memcurate.curator.errors import Refusal, StaleError
 
 TRASH_DIR = "trash"  # in the data dir: a copy of every file memcurate removes, redacted, kept library.trash_days
 DAY = 86400.0
@@ -40,7 +40,7 @@ class _Moved(StaleError):
 
 def run(engine, w) -> list[str]:
     """Carry out the steps of a plan (changes._Work); returns the trash copies made. Stopped when a step fails."""
-    from curator.memory.store import ConflictError, StoreError
+    from memcurate.curator.memory.store import ConflictError, StoreError
 
     trash: list[str] = []
     if any(c[0] == "trash" for c in w.copies):
@@ -88,7 +88,7 @@ def _trash(engine, where: str, data: bytes) -> str:
 
 def _redacted(data: bytes) -> bytes:
     """`data` with every secret redacted; bytes that are not UTF-8 are kept as they are."""
-    from curator.capture.redact import redact_text
+    from memcurate.curator.capture.redact import redact_text
 
     return redact_text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
@@ -197,7 +197,7 @@ def _reindex(engine, w) -> None:
     """The index follows what was written (it is a cache: a failure costs a later refresh, never the change)."""
     import sqlite3
 
-    from curator.memory.store import StoreError
+    from memcurate.curator.memory.store import StoreError
 
     for category in sorted(w.categories) + ([CLAUDE] if w.claude else []):  # CLAUDE: Claude's topic files
         try:

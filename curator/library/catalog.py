@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import posixpath
 
-from curator.categories import CATEGORIES
-from curator.library.entries import (CLAUDE, MEMCURATE, MEMORY_MD, Entry, LibraryError, file_ref, line_hash,
+from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.library.entries import (CLAUDE, MEMCURATE, MEMORY_MD, Entry, LibraryError, file_ref, line_hash,
                                      line_ref, parse_ref)
-from curator.memory import claude_topics
-from curator.util.stamps import content_hash
-from curator.util.textsafe import one_line
+from memcurate.curator.memory import claude_topics
+from memcurate.curator.util.stamps import content_hash
+from memcurate.curator.util.textsafe import one_line
 
 _ORDER = {c: i for i, c in enumerate([*CATEGORIES, CLAUDE])}
 
@@ -25,7 +25,7 @@ class _MemoryMd:
     """MEMORY.md read once: its text (None when missing), its mtime stamp, its links, why it is unreadable."""
 
     def __init__(self, root: str) -> None:
-        from curator.memory.memory_md.claude_lines import links
+        from memcurate.curator.memory.memory_md.claude_lines import links
 
         self.path = os.path.join(root, MEMORY_MD)
         self.text: str | None = None
@@ -48,7 +48,7 @@ class _MemoryMd:
 
     def lines(self):
         """Claude's lines; MemoryMdError when its sections cannot be read."""
-        from curator.memory.memory_md.claude_lines import claude_lines
+        from memcurate.curator.memory.memory_md.claude_lines import claude_lines
 
         return claude_lines(self.text) if self.text else []
 
@@ -62,7 +62,7 @@ def _line_entry(md: _MemoryMd, root: str, line) -> Entry:
 
 def _shown(text: str, limit: int) -> str:
     """A line of Claude's is shown as the index keeps text: one safe line, secrets redacted."""
-    from curator.capture.redact import redact_text
+    from memcurate.curator.capture.redact import redact_text
 
     return one_line(redact_text(text), limit)
 
@@ -74,7 +74,7 @@ def _md_broken(md: _MemoryMd, root: str, why: str) -> Entry:
 
 def entries(engine) -> list[Entry]:
     """Every memory: memcurate's (archived included) by category, Claude's topic files, Claude's lines."""
-    from curator.memory.memory_md.format import MemoryMdError
+    from memcurate.curator.memory.memory_md.format import MemoryMdError
 
     root = engine.root
     md = _MemoryMd(root)
@@ -117,7 +117,7 @@ def entries(engine) -> list[Entry]:
 
 def claude_lines(root: str) -> list:
     """Claude's lines of MEMORY.md (memory_md.claude_lines.ClaudeLine); none when it cannot be read."""
-    from curator.memory.memory_md.format import MemoryMdError
+    from memcurate.curator.memory.memory_md.format import MemoryMdError
 
     md = _MemoryMd(root)
     try:
@@ -141,7 +141,7 @@ def entry(engine, ref: str) -> dict:
 
 
 def _read(path: str, ref: str) -> bytes:
-    from curator.memory.front_matter import MAX_FILE_BYTES
+    from memcurate.curator.memory.front_matter import MAX_FILE_BYTES
 
     try:
         with open(path, "rb") as f:
@@ -156,8 +156,8 @@ def _read(path: str, ref: str) -> bytes:
 
 
 def _memory(engine, ref: str, category: str, id: str) -> dict:
-    from curator.memory.store import BrokenMemoryError, UnsafePathError, valid_id
-    from curator.util.paths import is_inside
+    from memcurate.curator.memory.store import BrokenMemoryError, UnsafePathError, valid_id
+    from memcurate.curator.util.paths import is_inside
 
     store = engine.store
     where = f"{category}/{id}.md"
@@ -184,7 +184,7 @@ def _memory(engine, ref: str, category: str, id: str) -> dict:
         entry = Entry(ref, MEMCURATE, category, id, "", where, path, "active", "", "", (), (), h, line,
                       one_line(e.reason))
         return {"entry": entry, "text": e_text, "hash": h}
-    from curator.memory.index.schema import session_ids
+    from memcurate.curator.memory.index.schema import session_ids
 
     entry = Entry(ref, MEMCURATE, category, one_line(doc.title, 120), one_line(doc.description, 200), where,
                   path, doc.status, doc.created, doc.updated, tuple(session_ids(doc.sources)), tuple(doc.tags),
@@ -224,7 +224,7 @@ def _topic(engine, ref: str, where: str) -> dict:
 
 
 def _line(engine, ref: str) -> dict:
-    from curator.memory.memory_md.format import MemoryMdError
+    from memcurate.curator.memory.memory_md.format import MemoryMdError
 
     md = _MemoryMd(engine.root)
     if md.error:

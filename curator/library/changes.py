@@ -46,13 +46,13 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 
-from curator.library.carry_out import CHANGED, Stopped, read_bytes, run
-from curator.library.entries import CLAUDE, MEMORY_MD, parse_ref
-from curator.memory import memfile, memory_md
-from curator.memory.memory_md.archive import archive_add, archive_drop, archive_path, archive_replace_line
-from curator.util.paths import ARCHIVE_DIR, is_inside
-from curator.util.stamps import content_hash
-from curator.errors import Refusal
+from memcurate.curator.library.carry_out import CHANGED, Stopped, read_bytes, run
+from memcurate.curator.library.entries import CLAUDE, MEMORY_MD, parse_ref
+from memcurate.curator.memory import memfile, memory_md
+from memcurate.curator.memory.memory_md.archive import archive_add, archive_drop, archive_path, archive_replace_line
+from memcurate.curator.util.paths import ARCHIVE_DIR, is_inside
+from memcurate.curator.util.stamps import content_hash
+from memcurate.curator.errors import Refusal
 
 OPS = ("write", "archive", "delete", "drop_line", "replace_line", "add_line", "archive_line")
 _LINE_OPS = ("add_line", "archive_line")  # MEMORY.md only: no base hash, the file is not written
@@ -88,7 +88,7 @@ class Planned:
     def as_dict(self) -> dict:
         """As shown and printed: the files' texts are redacted already; an error, issue or note may quote an
         op (its text) and is redacted here."""
-        from curator.capture.redact import redact_text
+        from memcurate.curator.capture.redact import redact_text
 
         return {"files": self.files, "errors": [redact_text(e) for e in self.errors], "fingerprint": self.fingerprint,
                 "issues": [{k: redact_text(v) if isinstance(v, str) else v for k, v in i.items()} for i in self.issues],
@@ -215,7 +215,7 @@ def _plan_op(st: _State, op) -> None:
 
 def _line_text(st: _State, ref: str, op: dict) -> str:
     """The new text of a line (replace_line): one line, no secret in it."""
-    from curator.capture.redact import find_secrets
+    from memcurate.curator.capture.redact import find_secrets
 
     text = op.get("text")
     if not isinstance(text, str) or not text.strip() or "\n" in text or "\r" in text:
@@ -343,7 +343,7 @@ def _doc(data: bytes | None, where: str, ref: str):
 
 
 def _plan_memory_write(st: _State, ref: str, category: str, id: str, where: str, base, current, text) -> None:
-    from curator.review.verify import ADVISORY, BLOCK, verify
+    from memcurate.curator.review.verify import ADVISORY, BLOCK, verify
 
     if not isinstance(text, str):
         raise ValueError(f"{ref}: write needs the file's text")
@@ -386,7 +386,7 @@ def _plan_memory_write(st: _State, ref: str, category: str, id: str, where: str,
 def _claude_where(st: _State, ref: str, where: str) -> str:
     """The checked path of Claude's topic file `where`: a Markdown file of the root that is none of
     memcurate's (MEMORY.md, the category folders, .archive/), not leading outside by a link."""
-    from curator.memory.claude_topics import is_topic
+    from memcurate.curator.memory.claude_topics import is_topic
 
     if not is_topic(where):
         raise ValueError(f"{ref}: {where} is not a topic file of Claude's")
@@ -397,7 +397,7 @@ def _claude_where(st: _State, ref: str, where: str) -> str:
 
 
 def _plan_claude_file(st: _State, kind: str, ref: str, where: str, base, op: dict) -> None:
-    from curator.capture.redact import find_secrets
+    from memcurate.curator.capture.redact import find_secrets
 
     if kind in _LINE_OPS:
         raise ValueError(f"{ref}: {kind} takes a memcurate memory; a file of Claude's is adopted first")
@@ -483,7 +483,7 @@ def _plan_memory_md(st: _State) -> list[str]:
 def _shown(data: bytes | None) -> str | None:
     """A file's bytes as a plan shows them: text with every secret redacted (the plan is put on screen,
     printed and stored as JSON; its fingerprint and the base hashes stay over the raw bytes)."""
-    from curator.capture.redact import redact_text
+    from memcurate.curator.capture.redact import redact_text
 
     return None if data is None else redact_text(data.decode("utf-8", "replace"))
 
@@ -492,7 +492,7 @@ def _diff(where: str, before: bytes | None, after: bytes | None) -> str:
     """The unified diff of the raw texts (a secret replaced by its tag is a changed line), redacted as
     shown: the diff's text, and any line of a secret found in either text (a hunk may hold part of a
     private key without its BEGIN line)."""
-    from curator.capture.redact import redact_diff
+    from memcurate.curator.capture.redact import redact_diff
 
     old = "" if before is None else before.decode("utf-8", "replace")
     new = "" if after is None else after.decode("utf-8", "replace")

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from curator.library.changes import ChangeError, apply
-from curator.library.entries import CLAUDE, MEMORY_MD, parse_ref
-from curator.util.stamps import content_hash
+from memcurate.curator.library.changes import ChangeError, apply
+from memcurate.curator.library.entries import CLAUDE, MEMORY_MD, parse_ref
+from memcurate.curator.util.stamps import content_hash
 
 
 def _ref(ref) -> tuple[str, str, str]:
@@ -27,8 +27,8 @@ def edit(engine, ref: str, text: str, base_hash: str) -> dict:
     """Write the person's `text` over the memory `ref` opened as `base_hash`: {ref, written, trash, hash
     (of the file now), issues (ADVISORY, as dicts)}. ChangeError with the BLOCK issues, or when the file
     changed since it was opened."""
-    from curator.memory import memfile
-    from curator.review.verify import ADVISORY, BLOCK, verify
+    from memcurate.curator.memory import memfile
+    from memcurate.curator.review.verify import ADVISORY, BLOCK, verify
 
     owner, category, rest = _ref(ref)
     if owner == CLAUDE and rest.startswith(MEMORY_MD + "#"):
@@ -53,7 +53,7 @@ def edit(engine, ref: str, text: str, base_hash: str) -> dict:
 def _current(engine, category: str, id: str):
     """(the memory as it is on disk, its hash); (None, None) when it is missing or no memory (the change
     says why)."""
-    from curator.memory.store import StoreError
+    from memcurate.curator.memory.store import StoreError
 
     try:
         return engine.store.read(category, id)

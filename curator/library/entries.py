@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from curator.categories import CATEGORIES, CLAUDE
-from curator.util.paths import ARCHIVE_DIR
-from curator.util.stamps import content_hash
-from curator.errors import Refusal
+from memcurate.curator.categories import CATEGORIES, CLAUDE
+from memcurate.curator.util.paths import ARCHIVE_DIR
+from memcurate.curator.util.stamps import content_hash
+from memcurate.curator.errors import Refusal
 
 MEMCURATE = "memcurate"
 MEMORY_MD = "MEMORY.md"

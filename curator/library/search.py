@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from curator.library.entries import CLAUDE, file_ref, line_ref, memory_ref
+from memcurate.curator.library.entries import CLAUDE, file_ref, line_ref, memory_ref
 
 _WORD = re.compile(r"[^\W_]+")  # a token of the index's unicode61 tokenizer: letters and digits
 MAX_WORDS = 16
@@ -49,8 +49,8 @@ def search(engine, query: str, limit: int = 500) -> list[str]:
 
 def _lines_holding(engine, needle: str) -> list[str]:
     """Claude's lines holding `needle` as they are shown: a secret in one is never found by its value."""
-    from curator.capture.redact import redact_text
-    from curator.library.catalog import claude_lines
+    from memcurate.curator.capture.redact import redact_text
+    from memcurate.curator.library.catalog import claude_lines
 
     return list(dict.fromkeys(line_ref(line.text) for line in claude_lines(engine.root)
                               if needle in " ".join(redact_text(line.text).split()).lower()))

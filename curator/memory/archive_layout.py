@@ -21,10 +21,10 @@ from __future__ import annotations
 import os
 import stat
 
-from curator.categories import CATEGORIES, CLAUDE
-from curator.memory.front_matter import MAX_FILE_BYTES, MemoryFormatError, light_fields
-from curator.util.atomic import fsync_dir, write_new
-from curator.util.paths import ARCHIVE_DIR, LEGACY_ARCHIVE_DIR
+from memcurate.curator.categories import CATEGORIES, CLAUDE
+from memcurate.curator.memory.front_matter import MAX_FILE_BYTES, MemoryFormatError, light_fields
+from memcurate.curator.util.atomic import fsync_dir, write_new
+from memcurate.curator.util.paths import ARCHIVE_DIR, LEGACY_ARCHIVE_DIR
 
 # Left in `.archive/` once the category folders were looked through: later runs skip them (a few stats).
 MARKER = ".layout"

@@ -18,11 +18,11 @@ import os
 import re
 import stat as stat_mod
 
-from curator.categories import CATEGORIES, CLAUDE
-from curator.memory.front_matter import MAX_FILE_BYTES
-from curator.util.paths import ARCHIVE_DIR, LEGACY_ARCHIVE_DIR, is_inside
-from curator.util.stamps import STAMP_FORMAT
-from curator.errors import DamagedError
+from memcurate.curator.categories import CATEGORIES, CLAUDE
+from memcurate.curator.memory.front_matter import MAX_FILE_BYTES
+from memcurate.curator.util.paths import ARCHIVE_DIR, LEGACY_ARCHIVE_DIR, is_inside
+from memcurate.curator.util.stamps import STAMP_FORMAT
+from memcurate.curator.errors import DamagedError
 
 DEPTH = 3
 MEMORY_MD = "MEMORY.md"
@@ -173,7 +173,7 @@ def split(text: str) -> tuple[dict[str, str], str]:
 
 
 def _one_line(text: str, limit: int) -> str:
-    from curator.util.textsafe import one_line
+    from memcurate.curator.util.textsafe import one_line
 
     return one_line(text, limit)
 
@@ -203,7 +203,7 @@ def describe(where: str, text: str) -> tuple[str, str, str, str]:
 
 def document(where: str, text: str, mtime_ns: int):
     """The topic file as a memfile.MemoryDoc of category CLAUDE (id: `where`), for the index."""
-    from curator.memory.memfile import MemoryDoc
+    from memcurate.curator.memory.memfile import MemoryDoc
 
     title, description, kind, body = describe(where, text)
     when = stamp(mtime_ns)

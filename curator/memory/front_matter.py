@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from curator.errors import DamagedError
+from memcurate.curator.errors import DamagedError
 
 MAX_FILE_BYTES = 1 << 20  # a memory file is a page of text; a bigger one is reported, not read
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")

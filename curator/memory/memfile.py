@@ -12,8 +12,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from curator.categories import CATEGORIES
-from curator.memory.front_matter import _STAMP, MemoryFormatError, split_front_matter  # noqa: F401 (re-exported)
+from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.memory.front_matter import _STAMP, MemoryFormatError, split_front_matter  # noqa: F401 (re-exported)
 
 ID_MAX = 80
 TITLE_MAX = 120

@@ -33,14 +33,14 @@ import os
 from collections.abc import Iterator
 from dataclasses import replace
 
-from curator.categories import CATEGORIES
-from curator.memory import memfile
-from curator.memory.front_matter import MAX_FILE_BYTES
-from curator.util.atomic import fsync_dir, write_text
-from curator.util.locks import FileLock
-from curator.util.paths import ARCHIVE_DIR, ARCHIVED_PREFIX, ROOT_LOCK_NAME, archived_name
-from curator.util.stamps import content_hash, now_iso
-from curator.errors import Refusal, StaleError, DamagedError
+from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.memory import memfile
+from memcurate.curator.memory.front_matter import MAX_FILE_BYTES
+from memcurate.curator.util.atomic import fsync_dir, write_text
+from memcurate.curator.util.locks import FileLock
+from memcurate.curator.util.paths import ARCHIVE_DIR, ARCHIVED_PREFIX, ROOT_LOCK_NAME, archived_name
+from memcurate.curator.util.stamps import content_hash, now_iso
+from memcurate.curator.errors import Refusal, StaleError, DamagedError
 
 
 class StoreError(Refusal):

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import os
 
-from curator.proposals import store
-from curator.proposals.store import PENDING, PREFIX, ProposalError
+from memcurate.curator.proposals import store
+from memcurate.curator.proposals.store import PENDING, PREFIX, ProposalError
 
 
 def issues_of(planned: dict | None) -> list[dict]:
     """The plan's errors as review issues (each a BLOCK: the proposal cannot be applied as it is); "stale"
     when a file moved under it (what ChangeError.changed says of the same errors), else "change"."""
-    from curator.library.changes import ChangeError
+    from memcurate.curator.library.changes import ChangeError
 
     out = []
     for error in (planned or {}).get("errors") or ():
@@ -38,8 +38,8 @@ def issues_of(planned: dict | None) -> list[dict]:
 def damage(engine, record: dict) -> str:
     """Why the ops of `record` (the person's edit, else the proposal's) reach outside the memory root ("" when
     every path they touch resolves inside it, links followed)."""
-    from curator.library.entries import CLAUDE, MEMORY_MD, parse_ref
-    from curator.util.paths import is_inside
+    from memcurate.curator.library.entries import CLAUDE, MEMORY_MD, parse_ref
+    from memcurate.curator.util.paths import is_inside
 
     root = os.path.realpath(engine.root)
     for n, op in enumerate(store.ops_of(record), 1):
@@ -67,7 +67,7 @@ def _damaged(engine, record: dict) -> None:
 def instruction_issues(record: dict) -> list[dict]:
     """An ADVISORY `instruction` issue for each harm the texts the proposal would write tell the agent to do
     (curator/review/instructions.py): MEMORY.md and Claude's files are loaded into every session."""
-    from curator.review.verify import instruction_issues as found
+    from memcurate.curator.review.verify import instruction_issues as found
 
     parts = [(op["ref"], op["text"]) for op in store.ops_of(record) if isinstance(op.get("text"), str)]
     return [i.as_dict() for i in found(parts)]
@@ -95,7 +95,7 @@ def approve(engine, pid: str, seen: dict | str | None = None) -> dict:
     """Apply the proposal's ops and mark it approved; the record. `seen`: what the person was shown
     (the dict `view` returned, or its plan's fingerprint); None applies what the plan says now.
     ProposalError (nothing written) when it is not pending or its files changed since."""
-    from curator.library.changes import ChangeError
+    from memcurate.curator.library.changes import ChangeError
 
     pid = store.find(engine.data, pid)["id"]
     with store.locked(engine.data, pid):
@@ -127,7 +127,7 @@ def edit(engine, pid: str, text: str) -> dict:
     """Store the person's text for the memory file the proposal writes; shown again (`view`), its plan
     re-verifying the text (a BLOCK keeps it from being approved until edited again). A text holding a
     secret is refused and nothing stored: the record would keep it in clear in the data dir."""
-    from curator.capture.redact import find_secrets
+    from memcurate.curator.capture.redact import find_secrets
 
     if not isinstance(text, str) or not text.strip():
         raise ProposalError("the edited text is empty")

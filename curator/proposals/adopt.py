@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 
-from curator.categories import CATEGORIES
-from curator.proposals.store import ProposalError
+from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.proposals.store import ProposalError
 
 DEFAULT_CATEGORY = "decision"
 WHY_SECTIONS = frozenset({"Rationale", "Reason", "Impact", "Why deferred"})
@@ -29,7 +29,7 @@ def adopt(engine, ref: str) -> str:
     """Stage the adoption of Claude's memory `ref` (claude/<path> or claude/MEMORY.md#<hash>); the
     proposal's id (the one already proposed, when it is). ProposalError when `ref` is not Claude's or
     names nothing adoptable; LibraryError when it is gone."""
-    from curator.library.entries import CLAUDE, MEMORY_MD, file_ref, is_line_ref, parse_ref
+    from memcurate.curator.library.entries import CLAUDE, MEMORY_MD, file_ref, is_line_ref, parse_ref
 
     try:
         owner, _, _ = parse_ref(ref)
@@ -68,7 +68,7 @@ def adopt(engine, ref: str) -> str:
                                                   "archived (bytes kept) and its lines unlinked."),
         ops, source="library", finding=None)
     if pid is None:
-        from curator.proposals import store
+        from memcurate.curator.proposals import store
 
         known = store.by_key(engine.data, "adopt", ops)
         if known is None:  # staged and gone between the two looks: the person sees it next time
@@ -82,7 +82,7 @@ def adopt(engine, ref: str) -> str:
 def from_file(where: str, text: str) -> dict:
     """{name, description, type, body} of a topic file, read as the library reads it (its front matter's
     name and description, else its first heading and sentence)."""
-    from curator.memory.claude_topics import describe
+    from memcurate.curator.memory.claude_topics import describe
 
     name, description, kind, body = describe(where, text)
     return {"name": name, "description": description, "type": kind, "body": body.replace("\r\n", "\n")}
@@ -100,7 +100,7 @@ def category_of(cfg: dict, source: dict) -> str:
     text (a weak keyword half), the default when none match."""
     if source["type"] == "feedback":
         return "preference"
-    from curator.capture.triage import keyword_sets
+    from memcurate.curator.capture.triage import keyword_sets
 
     keywords, _ = keyword_sets(cfg)
     scores: dict[str, float] = {}
@@ -118,7 +118,7 @@ def category_of(cfg: dict, source: dict) -> str:
 
 def unique_id(name: str, taken: set[str], exists) -> str:
     """A slug of `name` no memory has (in `taken`, or on disk by `exists(id)`): -2, -3... when needed."""
-    from curator.memory.memfile import ID_MAX, slugify
+    from memcurate.curator.memory.memfile import ID_MAX, slugify
 
     base = slugify(name, ID_MAX - 4)
     mid, n = base, 1
@@ -130,11 +130,11 @@ def unique_id(name: str, taken: set[str], exists) -> str:
 
 def memory_text(engine, source: dict, category: str, mid: str, *, created: str) -> str:
     """The memory file: front matter completed, Claude's text in the category's sections, secrets redacted."""
-    from curator.capture.redact import redact_text
-    from curator.drafting.offline.tags import make_tags
-    from curator.drafting.offline.text import sentences
-    from curator.memory.memfile import DESCRIPTION_MAX, TITLE_MAX, MemoryDoc, join_sections, render
-    from curator.util.textsafe import one_line
+    from memcurate.curator.capture.redact import redact_text
+    from memcurate.curator.drafting.offline.tags import make_tags
+    from memcurate.curator.drafting.offline.text import sentences
+    from memcurate.curator.memory.memfile import DESCRIPTION_MAX, TITLE_MAX, MemoryDoc, join_sections, render
+    from memcurate.curator.util.textsafe import one_line
 
     body = _LEADING_HEADING.sub("", redact_text(source["body"]).strip(), count=1).strip() or source["name"]
     prose = " ".join(line for line in body.splitlines() if not line.lstrip().startswith("#"))
@@ -157,7 +157,7 @@ def _sentence_for(section: str, said: list[str], n: int) -> str:
     offline drafter states one ("… because the log view cuts them" -> "The log view cuts them."); else the
     text's n-th sentence (its steps follow its symptom), else its first."""
     if section in WHY_SECTIONS:
-        from curator.drafting.offline.statements import reason_sentence, split_reason
+        from memcurate.curator.drafting.offline.statements import reason_sentence, split_reason
 
         for s in said:
             reason = split_reason(s).reason

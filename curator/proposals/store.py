@@ -26,13 +26,13 @@ import json
 import os
 import time
 
-from curator.util.atomic import write_json
-from curator.util.record_folder import record_ids, resolve
-from curator.util.locks import FileLock
-from curator.util.private import make_dirs
-from curator.util.stamps import content_hash, now_iso
-from curator.util.textsafe import one_line
-from curator.errors import Refusal
+from memcurate.curator.util.atomic import write_json
+from memcurate.curator.util.record_folder import record_ids, resolve
+from memcurate.curator.util.locks import FileLock
+from memcurate.curator.util.private import make_dirs
+from memcurate.curator.util.stamps import content_hash, now_iso
+from memcurate.curator.util.textsafe import one_line
+from memcurate.curator.errors import Refusal
 
 FOLDER = "proposals"
 PREFIX = "proposal/"  # how a review id names a proposal
@@ -88,8 +88,8 @@ def check_ops(ops) -> list[dict]:
     """`ops` as a list of change ops (curator/library/changes.py), each a known `op` on a ref the library
     could hold (a path inside the memory root: no `..`, not absolute), its hash and text strings;
     ProposalError naming the bad one. A record read back is untrusted: its ops are checked as staging's."""
-    from curator.library.changes import OPS
-    from curator.library.entries import parse_ref
+    from memcurate.curator.library.changes import OPS
+    from memcurate.curator.library.entries import parse_ref
 
     if not isinstance(ops, list) or not ops:
         raise ProposalError("a proposal's ops must be a non-empty list")
@@ -142,7 +142,7 @@ def _supersede(data, new: dict) -> None:
     """Reject the pending proposals `new` replaces: the same kind, finding code and refs, planned against
     other bytes (their base is gone: approving one could only fail). One being approved right now, or
     unreadable, is left as it is."""
-    from curator.util.locks import LockBusy
+    from memcurate.curator.util.locks import LockBusy
 
     want = (new["kind"], new["finding"]["code"], sorted(new["finding"]["refs"]))
     for pid in record_ids(folder(data)):
@@ -317,6 +317,6 @@ def mark_rejected(data, pid: str, reason: str = "") -> dict:
 
 def _said(text: str, limit: int) -> str:
     """A person's or a finding's words as stored: secrets redacted (a finding may quote one), one line."""
-    from curator.capture.redact import redact_text
+    from memcurate.curator.capture.redact import redact_text
 
     return one_line(redact_text(str(text or "")), limit)

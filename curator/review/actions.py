@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from curator.candidates import staging
-from curator.candidates.candidate import Candidate, Claim, StagedTriage, text_hash
-from curator.candidates.pipeline import existing_for, process, settle
-from curator.memory import memfile
-from curator.review.decide import Decision, DecisionError, choose, decide
-from curator.review.verify import Issue, blocking
-from curator.errors import Refusal, StaleError, DiskError
+from memcurate.curator.candidates import staging
+from memcurate.curator.candidates.candidate import Candidate, Claim, StagedTriage, text_hash
+from memcurate.curator.candidates.pipeline import existing_for, process, settle
+from memcurate.curator.memory import memfile
+from memcurate.curator.review.decide import Decision, DecisionError, choose, decide
+from memcurate.curator.review.verify import Issue, blocking
+from memcurate.curator.errors import Refusal, StaleError, DiskError
 
 
 class ReviewError(Refusal):
@@ -55,7 +55,7 @@ class SaveFailed(ReviewError, DiskError):
     is half-written, and the category stays `approved`: the next run finishes the save."""
 
     def __init__(self, error: Exception, what: str = "") -> None:
-        from curator.util.atomic import failure
+        from memcurate.curator.util.atomic import failure
 
         self.errno = getattr(error, "errno", None)
         super().__init__(what + failure(error))
@@ -198,9 +198,9 @@ def resume(engine, tid: str) -> Approval:
 def _save(engine, todo: list[tuple[Candidate, dict]], result: Approval) -> None:
     """Write the approved candidates' memory files, then MEMORY.md once, then mark them saved.
     `todo` holds each approved candidate with its review record."""
-    from curator.memory import memory_md
-    from curator.memory.store import StoreError
-    from curator.util.atomic import NO_SPACE
+    from memcurate.curator.memory import memory_md
+    from memcurate.curator.memory.store import StoreError
+    from memcurate.curator.util.atomic import NO_SPACE
 
     if not todo:
         return
@@ -267,7 +267,7 @@ def _reindex(engine, categories: set[str]) -> None:
     a failure here costs that, never the save."""
     import sqlite3
 
-    from curator.memory.store import StoreError
+    from memcurate.curator.memory.store import StoreError
 
     for category in sorted(categories):
         try:
@@ -279,8 +279,8 @@ def _reindex(engine, categories: set[str]) -> None:
 def _write_memory(engine, cand: Candidate, review: dict):
     """Write one approved memory file; returns (Saved, the MEMORY.md change or None). Conflict when the
     file changed since the decision (the category goes back to ready, decided again)."""
-    from curator.memory import memory_md
-    from curator.memory.store import ConflictError
+    from memcurate.curator.memory import memory_md
+    from memcurate.curator.memory.store import ConflictError
 
     d = review["decision"]
     cat, action, text = cand.category, d["action"], review["text"]
@@ -363,7 +363,7 @@ def change_action(engine, tid: str, cat: str, action: str, target: str | None = 
 def preview(engine, review: dict) -> dict[str, list[str]]:
     """What approving the candidate of `review` (its review record, as `Engine.review` gives it) would
     move from MEMORY.md to the archive: category -> ids. Nothing is written."""
-    from curator.memory import memory_md
+    from memcurate.curator.memory import memory_md
 
     action = review["decision"]["action"]
     if action == "noop":

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from curator.capture.redact import redact_text
-from curator.util.textsafe import clean, one_line
+from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.util.textsafe import clean, one_line
 
 OFFLINE = "offline"  # the drafter model the pipeline records for the offline drafter's drafts
 CARD = "offline-card"  # the ADVISORY issue's code
@@ -45,7 +45,7 @@ def is_card(record: Mapping | None) -> bool:
 
 def card_issue():
     """The ADVISORY that marks a card (verify is imported here: the TUI's start path never needs it)."""
-    from curator.review.verify import ADVISORY, Issue
+    from memcurate.curator.review.verify import ADVISORY, Issue
 
     return Issue(ADVISORY, CARD, "drafting", CARD_MESSAGE)
 
@@ -96,7 +96,7 @@ def evidence(entry: Mapping, category: str, source: Mapping, cfg: dict | None = 
 def _pairs(source: Mapping, cfg: dict | None) -> tuple[list[dict], str]:
     """Each failing command of the triage's bytes with what fixed it, as the digest pairs them; (pairs, why
     there are none when the transcript cannot be read)."""
-    from curator.capture.digest import digest
+    from memcurate.curator.capture.digest import digest
 
     path, span = source.get("transcript"), source.get("byte_range")
     if not isinstance(path, str) or not (isinstance(span, list) and len(span) == 2

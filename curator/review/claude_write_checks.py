@@ -16,12 +16,12 @@ from __future__ import annotations
 import posixpath
 import re
 
-from curator.candidates import claude_writes
-from curator.memory.memory_md.format import MemoryMdError, read_text
-from curator.memory.memory_md.loaded import limits_from, loaded
-from curator.memory.memory_md.planning import keep_sections
-from curator.memory.memory_md.writing import FILE_NAME, memory_md_path
-from curator.review.verify import ADVISORY, BLOCK, Issue, secret_issues
+from memcurate.curator.candidates import claude_writes
+from memcurate.curator.memory.memory_md.format import MemoryMdError, read_text
+from memcurate.curator.memory.memory_md.loaded import limits_from, loaded
+from memcurate.curator.memory.memory_md.planning import keep_sections
+from memcurate.curator.memory.memory_md.writing import FILE_NAME, memory_md_path
+from memcurate.curator.review.verify import ADVISORY, BLOCK, Issue, secret_issues
 
 TYPES = ("user", "feedback", "project", "reference")
 FIELDS = ("name", "description", "type")

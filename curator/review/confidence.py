@@ -39,8 +39,8 @@ import functools
 import re
 from typing import Iterable, Mapping, NamedTuple
 
-from curator.categories import CATEGORIES
-from curator.memory.memfile import split_sections
+from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.memory.memfile import split_sections
 
 WEIGHTS = {
     "base": 0.5,

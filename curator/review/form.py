@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from curator.memory.memfile import MemoryDoc
+from memcurate.curator.memory.memfile import MemoryDoc
 
 
 class Flaw(NamedTuple):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from curator.util.lazyre import LazyRegex
+from memcurate.curator.util.lazyre import LazyRegex
 
 # Home, the root, or a top-level system folder, whole (optionally with a trailing / or /*).
 # Quoted or not; the end of a sentence after it ("… rm -rf ~.") ends it too, not a dot file ("~/.cache").

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
-from curator.errors import Refusal
+from memcurate.curator.errors import Refusal
 
 READY = "ready"
 # A record that cannot be read or does not check out (a forged target, a rule the ledger does not back, a

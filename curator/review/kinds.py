@@ -7,11 +7,11 @@ reject one) registered in KINDS below; its ids carry its own prefix (`claude/…
 
 from __future__ import annotations
 
-from curator.review.items import ERROR, Outcome, ReviewItem, damaged, resolve, why_not_approvable
-from curator.review.claude_write_kind import ClaudeWriteKind
-from curator.review.memory_kind import MemoryKind
-from curator.review.proposal_kind import ProposalKind
-from curator.review.rule_kind import RuleKind
+from memcurate.curator.review.items import ERROR, Outcome, ReviewItem, damaged, resolve, why_not_approvable
+from memcurate.curator.review.claude_write_kind import ClaudeWriteKind
+from memcurate.curator.review.memory_kind import MemoryKind
+from memcurate.curator.review.proposal_kind import ProposalKind
+from memcurate.curator.review.rule_kind import RuleKind
 
 # The one place a kind is registered.
 KINDS = (MemoryKind(), ClaudeWriteKind(), RuleKind(), ProposalKind())

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from curator.candidates import staging
-from curator.categories import base
-from curator.review.actions import ReviewError
-from curator.review.items import FINAL, Outcome, ReviewItem
-from curator.util.atomic import read_json
-from curator.util.locks import LockBusy
+from memcurate.curator.candidates import staging
+from memcurate.curator.categories import base
+from memcurate.curator.review.actions import ReviewError
+from memcurate.curator.review.items import FINAL, Outcome, ReviewItem
+from memcurate.curator.util.atomic import read_json
+from memcurate.curator.util.locks import LockBusy
 
 BUSY = "another process is working on it; try again"
 
@@ -128,8 +128,8 @@ def _with(item: ReviewItem, **changes) -> ReviewItem:
 def _where(engine, row, decision: dict) -> str:
     """The file approving it would write, relative to the memory root: the target of an update (noop,
     delete), or for a create the path its front matter's id names."""
-    from curator.memory import memfile
-    from curator.memory.store import StoreError
+    from memcurate.curator.memory import memfile
+    from memcurate.curator.memory.store import StoreError
 
     try:
         if decision.get("target"):

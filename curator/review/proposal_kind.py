@@ -11,10 +11,10 @@ own call: `proposal`, `approve_proposal`, `reject_proposal`.
 
 from __future__ import annotations
 
-from curator.proposals.store import APPROVED, PENDING, PREFIX, REJECTED, ProposalError, scan
-from curator.proposals.actions import damage
-from curator.review.items import ERROR, READY, Outcome, ReviewItem, attempt
-from curator.util.locks import LockBusy
+from memcurate.curator.proposals.store import APPROVED, PENDING, PREFIX, REJECTED, ProposalError, scan
+from memcurate.curator.proposals.actions import damage
+from memcurate.curator.review.items import ERROR, READY, Outcome, ReviewItem, attempt
+from memcurate.curator.util.locks import LockBusy
 
 KIND = "proposal"
 STATES = {PENDING: READY, APPROVED: "saved", REJECTED: "rejected"}

@@ -20,10 +20,10 @@ from __future__ import annotations
 import json
 import os
 
-from curator.rules import candidates, draft, ledger, rulefile
-from curator.util.locks import FileLock
-from curator.util.stamps import content_hash
-from curator.errors import Refusal
+from memcurate.curator.rules import candidates, draft, ledger, rulefile
+from memcurate.curator.util.locks import FileLock
+from memcurate.curator.util.stamps import content_hash
+from memcurate.curator.errors import Refusal
 
 PREFIX = ledger.PREFIX
 PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
@@ -120,7 +120,7 @@ def issues(chosen: dict, shown: dict) -> list[dict]:
     """A pending rule's issues (dicts, as a draft's): a BLOCK when its file cannot be written as planned;
     an ADVISORY `instruction` for each harm its text tells the agent to do (a rule is loaded into every
     session it applies to, like a memory: a person decides, --auto-approve holds it)."""
-    from curator.review.verify import instruction_issues
+    from memcurate.curator.review.verify import instruction_issues
 
     out = [{"severity": "BLOCK", "code": "rule-file", "where": shown["file"] or chosen["topic"],
             "message": shown["error"]}] if shown["error"] else []

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 
-from curator.review.items import READY, RULE, Outcome, ReviewItem, attempt
-from curator.review.rule_actions import (APPROVED, PENDING, PREFIX, REJECTED, RuleError, recurred, since_written,
+from memcurate.curator.review.items import READY, RULE, Outcome, ReviewItem, attempt
+from memcurate.curator.review.rule_actions import (APPROVED, PENDING, PREFIX, REJECTED, RuleError, recurred, since_written,
                                          view_of, written)
-from curator.rules import ledger
-from curator.util.locks import LockBusy
-from curator.util.textsafe import one_line
+from memcurate.curator.rules import ledger
+from memcurate.curator.util.locks import LockBusy
+from memcurate.curator.util.textsafe import one_line
 
 KIND = RULE
 STATES = {PENDING: READY, APPROVED: "saved", REJECTED: "rejected"}

@@ -13,11 +13,11 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Mapping
 
-from curator.capture.redact import find_secrets
-from curator.memory import memfile
-from curator.review.confidence import grounding
-from curator.review.form import flaws
-from curator.review.instructions import find_instructions
+from memcurate.curator.capture.redact import find_secrets
+from memcurate.curator.memory import memfile
+from memcurate.curator.review.confidence import grounding
+from memcurate.curator.review.form import flaws
+from memcurate.curator.review.instructions import find_instructions
 
 BLOCK = "BLOCK"
 ADVISORY = "ADVISORY"

@@ -25,10 +25,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from curator.rules import ledger
-from curator.util.atomic import write_json
-from curator.util.locks import FileLock
-from curator.util.stamps import now_iso
+from memcurate.curator.rules import ledger
+from memcurate.curator.util.atomic import write_json
+from memcurate.curator.util.locks import FileLock
+from memcurate.curator.util.stamps import now_iso
 
 STATES = ("pending", "approved", "rejected")
 LOCK_WAIT = 5.0
@@ -95,7 +95,7 @@ def unbacked(key: str, failure: dict | None, sessions: int, threshold: int) -> s
     """Why the ledger does not back a candidate of `key` ("" when it does): its failure (as the ledger
     holds it, None when none) is recorded under that key, is the signature the key hashes, and was seen
     in `sessions` >= `threshold` sessions."""
-    from curator.rules.signature import Failure
+    from memcurate.curator.rules.signature import Failure
 
     if failure is None:
         return f"the failure ledger ({ledger.FAILURES_DIR}/{key}/) holds no failure of this key"

@@ -19,9 +19,9 @@ import os
 import re
 from typing import Mapping
 
-from curator.capture.redact import redact_text
-from curator.rules import ledger, rulefile
-from curator.util.textsafe import one_line
+from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.rules import ledger, rulefile
+from memcurate.curator.util.textsafe import one_line
 
 TOPICS = {"test": "testing", "lint": "lint", "type": "types", "build": "build", "runtime": "runtime",
           "command": "commands"}
@@ -409,8 +409,8 @@ def draft_rule(drafter, candidate, cfg: Mapping, *, usage=None, now: str | None 
     is a Claude backend and its answer holds up, else the offline rule, with why in `error` (a failed
     call, an answer rejected, the model's skip). Never raises. `usage` (a ModelCall): the call's tokens
     and cost are added to it."""
-    from curator.drafting import RuleRequest, RuleResult, model_for
-    from curator.util.stamps import now_iso
+    from memcurate.curator.drafting import RuleRequest, RuleResult, model_for
+    from memcurate.curator.util.stamps import now_iso
 
     at = now or now_iso()
     suggested = offline(candidate)

@@ -28,13 +28,13 @@ import json
 import os
 import time
 
-from curator.capture.redact import redact_text
-from curator.util.atomic import dump_json, is_temp_name, write_json, write_new
-from curator.util.lazyre import LazyRegex
-from curator.util.private import make_dirs
-from curator.util.safe_open import open_regular
-from curator.util.stamps import now_iso
-from curator.util.textsafe import clean, one_line
+from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.util.atomic import dump_json, is_temp_name, write_json, write_new
+from memcurate.curator.util.lazyre import LazyRegex
+from memcurate.curator.util.private import make_dirs
+from memcurate.curator.util.safe_open import open_regular
+from memcurate.curator.util.stamps import now_iso
+from memcurate.curator.util.textsafe import clean, one_line
 
 FAILURES_DIR = "failures"
 CANDIDATES_DIR = "rules"  # the candidate records (not the rules folder: util/paths.RULES_DIR)

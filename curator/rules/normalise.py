@@ -15,7 +15,7 @@ Stdlib only, and every pattern compiled on first use: the hook imports this.
 
 from __future__ import annotations
 
-from curator.util.lazyre import LazyRegex
+from memcurate.curator.util.lazyre import LazyRegex
 
 MESSAGE_LIMIT = 200
 FILES_LIMIT = 10

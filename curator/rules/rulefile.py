@@ -36,10 +36,10 @@ import re
 import unicodedata
 from dataclasses import asdict, dataclass
 
-from curator.capture.redact import find_secrets
-from curator.util.atomic import failure, replace_if_unchanged
-from curator.util.paths import RULES_DIR, is_inside
-from curator.errors import Refusal
+from memcurate.curator.capture.redact import find_secrets
+from memcurate.curator.util.atomic import failure, replace_if_unchanged
+from memcurate.curator.util.paths import RULES_DIR, is_inside
+from memcurate.curator.errors import Refusal
 
 RULE_MAX = 300  # characters of one rule (one bullet, one line)
 TOPIC_MAX = 40  # characters of a topic's file name, before `.md`

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from curator.util.lazyre import LazyRegex
-from curator.util.textsafe import clean, one_line
+from memcurate.curator.util.lazyre import LazyRegex
+from memcurate.curator.util.textsafe import clean, one_line
 
 from . import normalise
 from .parsers import Found, Output, generic, go, js, pycheck, python, rust
@@ -239,7 +239,7 @@ def failures(command: str, output: str, *, project: str = "", limit: int = 3) ->
         found = parse(out)
     if not found:
         found = generic.command(out)
-    from curator.capture.redact import redact_text  # only now: a passing command never pays for it
+    from memcurate.curator.capture.redact import redact_text  # only now: a passing command never pays for it
 
     result: list[Failure] = []
     seen: set[tuple[str, str]] = set()

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from curator.util.lazyre import LazyRegex
-from curator.util.stamps import now_iso
+from memcurate.curator.util.lazyre import LazyRegex
+from memcurate.curator.util.stamps import now_iso
 
 # A colon ends a sentence too: "Let me look at the store:" announces the tool call that follows it.
 _SENTENCE_END = LazyRegex(r"(?<=[.!?:])\s+")
@@ -31,8 +31,8 @@ def record_runs(data: str, cfg: dict, runs: list[dict], *, session: str, transcr
 
 
 def _record(data: str, rc: dict, runs: list[dict], session: str, transcript: str) -> list[str]:
-    from curator.rules import ledger
-    from curator.rules.signature import failures
+    from memcurate.curator.rules import ledger
+    from memcurate.curator.rules.signature import failures
 
     project = os.path.dirname(os.path.abspath(data))
     session = ledger.session_for(session, transcript)

@@ -11,8 +11,8 @@ import json
 import os
 import time
 
-from curator.util.private import FILE_MODE, file_mode, is_private, make_dirs
-from curator.errors import BusyError
+from memcurate.curator.util.private import FILE_MODE, file_mode, is_private, make_dirs
+from memcurate.curator.errors import BusyError
 
 _counter = 0
 # A write failing with one of these means no other write will succeed either (full disk, quota,
@@ -293,7 +293,7 @@ def _settle(fd: int, seen: bytes, base: bytes, ours: bytes, render, carry, appen
     file open as `fd`, whose bytes were `seen`: once no writer has that file open (where the system
     can tell), what it holds is final. Returns None when the file is settled, else the _Carry of
     the next round."""
-    from curator.util.locks import wait_for_writers
+    from memcurate.curator.util.locks import wait_for_writers
 
     wait_for_writers(fd, wait=1.0)
     late = _read_fd(fd)

@@ -14,7 +14,7 @@ import difflib
 import json
 import re
 
-from curator.errors import DamagedError
+from memcurate.curator.errors import DamagedError
 
 _WS = re.compile(r"[ \t\n\r]*")
 _decoder = json.JSONDecoder()

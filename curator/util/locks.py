@@ -6,8 +6,8 @@ import fcntl
 import os
 import time
 
-from curator.util.private import file_mode, make_dirs
-from curator.errors import BusyError
+from memcurate.curator.util.private import file_mode, make_dirs
+from memcurate.curator.errors import BusyError
 
 
 class LockBusy(BusyError):

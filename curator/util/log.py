@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from curator.util.private import file_mode, make_dirs
-from curator.util.stamps import now_iso
+from memcurate.curator.util.private import file_mode, make_dirs
+from memcurate.curator.util.stamps import now_iso
 
 LOG_NAME = "memcurate.log"
 MAX_LOG_BYTES = 1 << 20

@@ -17,9 +17,9 @@ import json
 import os
 import sys
 
-from curator.util.atomic import read_json, write_json, write_text
-from curator.util.private import DATA_DIR_NAME, make_dirs, tighten
-from curator.errors import Refusal
+from memcurate.curator.util.atomic import read_json, write_json, write_text
+from memcurate.curator.util.private import DATA_DIR_NAME, make_dirs, tighten
+from memcurate.curator.errors import Refusal
 
 # memcurate's own names in the memory root (the write guard keeps Claude out of them)
 ROOT_LOCK_NAME = ".memcurate.lock"

@@ -13,7 +13,7 @@ import errno
 import os
 import stat
 
-from curator.errors import DamagedError
+from memcurate.curator.errors import DamagedError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from curator.util.lazyre import LazyRegex
+from memcurate.curator.util.lazyre import LazyRegex
 
 # CSI / OSC / other ESC sequences.
 _ANSI = LazyRegex(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")

@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 from contract.api import ScriptedAPI, Turn
 
-from curator.util.log import read_log
-from curator.util.paths import data_dir
+from memcurate.curator.util.log import read_log
+from memcurate.curator.util.paths import data_dir
 
 HERE = Path(__file__).resolve().parent
 PINNED_BIN = HERE / "node_modules" / "@anthropic-ai" / "claude-code" / "bin" / "claude.exe"
@@ -186,7 +186,7 @@ SHIM = """#!{python}
 import os, subprocess, sys, time
 real, log = {real!r}, os.environ.get("MEMCURATE_HOOK_LOG")
 if sys.argv[1:2] != ["hook"] or not log:  # in this process, so install writes this file's path
-    from curator.cli import main
+    from memcurate.curator.cli import main
     sys.exit(main())
 data = sys.stdin.buffer.read()
 base = os.path.join(log, f"{{time.time_ns()}}-{{os.getpid()}}")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from contract.api import ToolUse, Turn
 
-from curator.candidates import staging
-from curator.rules import ledger
-from curator.util.paths import data_dir
+from memcurate.curator.candidates import staging
+from memcurate.curator.rules import ledger
+from memcurate.curator.util.paths import data_dir
 
 PROMPT = ("We use SQLite not Postgres because it's a single-machine tool; never add a server dependency. "
           "Please fix the failing test.")

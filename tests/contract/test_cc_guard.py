@@ -8,8 +8,8 @@ from pathlib import Path
 
 from contract.api import ToolUse, Turn
 
-from curator import config
-from curator.util.paths import data_dir, memory_root
+from memcurate.curator import config
+from memcurate.curator.util.paths import data_dir, memory_root
 
 
 def auto_memory(project: Path) -> Path:

@@ -11,9 +11,9 @@ import pytest
 from contract.api import Turn
 from contract.conftest import make_project
 
-from curator import config
-from curator.memory.memory_md.loaded import loaded
-from curator.util.paths import data_dir, memory_root, project_key
+from memcurate.curator import config
+from memcurate.curator.memory.memory_md.loaded import loaded
+from memcurate.curator.util.paths import data_dir, memory_root, project_key
 
 NAMED = re.compile(r"You have a persistent file-based memory at `([^`]+)`")
 LOADED_FROM = re.compile(r"Contents of (\S+MEMORY\.md) \(user's auto-memory, persists across conversations\):\n\n")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from contract.api import Turn
 
-from curator import config
-from curator.memory import memfile
-from curator.util.paths import data_dir, memory_root
+from memcurate.curator import config
+from memcurate.curator.memory import memfile
+from memcurate.curator.util.paths import data_dir, memory_root
 
 STEP = "Restart the zorblat queue worker with the drain flag."
 

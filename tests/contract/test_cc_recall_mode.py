@@ -15,10 +15,10 @@ from pathlib import Path
 from contract.api import ToolUse, Turn, is_memory_selector, is_side_request
 from contract.test_cc_recall import STEP, save_memory
 
-from curator import config
-from curator.categories import CATEGORIES
-from curator.memory.recall import claude_recall
-from curator.util.paths import data_dir, memory_root
+from memcurate.curator import config
+from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.memory.recall import claude_recall
+from memcurate.curator.util.paths import data_dir, memory_root
 
 RECALL_MODE = {"CLAUDE_MEMORY_STORES": "1"}  # any value but blanks turns the mode on (2.1.328)
 LISTED = re.compile(r"^- (?:\[(?P<type>[a-z]+)\] )?(?P<path>.+?) \((?P<mtime>[0-9T:.Z-]+)\)(?:: (?P<desc>.*))?$")
@@ -49,8 +49,8 @@ def shown(run) -> list[dict]:
 
 def archived_memory(project: Path) -> str:
     """A memory saved, then archived, through memcurate's engine: its file's path under the memory root."""
-    from curator.engine import Engine
-    from curator.memory import memfile
+    from memcurate.curator.engine import Engine
+    from memcurate.curator.memory import memfile
 
     engine = Engine(project)
     try:

@@ -19,14 +19,14 @@ import pytest
 from contract.api import ScriptedAPI, ToolUse, Turn
 from contract.conftest import clean_env, read_hooks
 
-from curator import config
-from curator.candidates import staging
-from curator.drafting import DraftRequest, LookRequest, MergeRequest, RuleRequest
-from curator.drafting import prompt as prompts
-from curator.drafting.claude_cli import ClaudeCliDrafter
-from curator.memory import memfile
-from curator.util.log import read_log
-from curator.util.paths import data_dir, memory_root
+from memcurate.curator import config
+from memcurate.curator.candidates import staging
+from memcurate.curator.drafting import DraftRequest, LookRequest, MergeRequest, RuleRequest
+from memcurate.curator.drafting import prompt as prompts
+from memcurate.curator.drafting.claude_cli import ClaudeCliDrafter
+from memcurate.curator.memory import memfile
+from memcurate.curator.util.log import read_log
+from memcurate.curator.util.paths import data_dir, memory_root
 
 NOW = "2026-11-27T12:00:00Z"
 TOOL = "StructuredOutput"  # the tool 2.1.328 makes of --json-schema

@@ -26,20 +26,20 @@ import re
 import time
 from typing import Mapping
 
-from curator.candidates.staging import now_iso
-from curator.capture.redact import find_secrets, redact_text
-from curator.categories import CATEGORIES
-from curator.drafting import DraftRequest, DraftResult
-from curator.drafting.offline import recipes
-from curator.drafting.offline.choosing import NOT_STATED, NoEvidence, NotStated
-from curator.drafting.offline.evidence import parse_snippets
-from curator.drafting.offline.finishing import FOREIGN_WEAK, TOPIC_TITLE_WEAK, finish_draft
-from curator.drafting.offline.recipes.session_summary import NO_NEXT_STEP
-from curator.drafting.offline.tags import SCAFFOLD, make_tags, subject_words
-from curator.drafting.offline.text import bounded_line, norm, safe_body, sentences
-from curator.memory import memfile
-from curator.util.textsafe import clean
-from curator.errors import MemcurateError, DamagedError
+from memcurate.curator.candidates.staging import now_iso
+from memcurate.curator.capture.redact import find_secrets, redact_text
+from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.drafting import DraftRequest, DraftResult
+from memcurate.curator.drafting.offline import recipes
+from memcurate.curator.drafting.offline.choosing import NOT_STATED, NoEvidence, NotStated
+from memcurate.curator.drafting.offline.evidence import parse_snippets
+from memcurate.curator.drafting.offline.finishing import FOREIGN_WEAK, TOPIC_TITLE_WEAK, finish_draft
+from memcurate.curator.drafting.offline.recipes.session_summary import NO_NEXT_STEP
+from memcurate.curator.drafting.offline.tags import SCAFFOLD, make_tags, subject_words
+from memcurate.curator.drafting.offline.text import bounded_line, norm, safe_body, sentences
+from memcurate.curator.memory import memfile
+from memcurate.curator.util.textsafe import clean
+from memcurate.curator.errors import MemcurateError, DamagedError
 
 __all__ = ["NOT_STATED", "NO_NEXT_STEP", "SCAFFOLD", "TOPIC_TITLE_WEAK", "OfflineDrafter", "sentences"]  # what the tests and the drafting package use
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from curator.drafting.offline.evidence import Evidence, Sent
-from curator.drafting.offline.statements import (
+from memcurate.curator.drafting.offline.evidence import Evidence, Sent
+from memcurate.curator.drafting.offline.statements import (
     GENERAL,
     NARRATION,
     REASON,
@@ -26,9 +26,9 @@ from curator.drafting.offline.statements import (
     split_reason,
     strip_interjections,
 )
-from curator.drafting.offline.text import bounded_line, finish, norm
-from curator.review.form import is_chatter, is_foreign
-from curator.errors import MemcurateError
+from memcurate.curator.drafting.offline.text import bounded_line, finish, norm
+from memcurate.curator.review.form import is_chatter, is_foreign
+from memcurate.curator.errors import MemcurateError
 
 # What a required section says when the session does not state it: the least that is true, never filler.
 # The recipe lists it in the draft's `weak` too ("Rationale: no reason stated in the session").

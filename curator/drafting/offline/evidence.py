@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from curator.drafting.offline.statements import is_fluff
-from curator.drafting.offline.text import LEAD_MARKERS, clean_segment, fold, segments, sentences
-from curator.util.textsafe import clean
+from memcurate.curator.drafting.offline.statements import is_fluff
+from memcurate.curator.drafting.offline.text import LEAD_MARKERS, clean_segment, fold, segments, sentences
+from memcurate.curator.util.textsafe import clean
 
 MAX_SNIPPETS = 24  # the triage keeps 6; more is hostile input
 MAX_SNIPPET_CHARS = 2000  # the triage cuts at 300

@@ -17,14 +17,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from curator.capture.redact import find_secrets
-from curator.categories import CATEGORIES
-from curator.drafting.offline.choosing import Draft
-from curator.drafting.offline.statements import REQUEST
-from curator.drafting.offline.tags import SCAFFOLD, subject_words
-from curator.drafting.offline.text import bounded_line, lower_first, norm, sentence_case
-from curator.drafting.offline.titles import DESCRIPTION_SOFT, TITLE_SOFT, title_from
-from curator.review.form import (
+from memcurate.curator.capture.redact import find_secrets
+from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.drafting.offline.choosing import Draft
+from memcurate.curator.drafting.offline.statements import REQUEST
+from memcurate.curator.drafting.offline.tags import SCAFFOLD, subject_words
+from memcurate.curator.drafting.offline.text import bounded_line, lower_first, norm, sentence_case
+from memcurate.curator.drafting.offline.titles import DESCRIPTION_SOFT, TITLE_SOFT, title_from
+from memcurate.curator.review.form import (
     IMPERATIVE as _IMPERATIVE,
     description_flaws,
     is_chatter,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from curator.drafting.offline.text import finish, inside_code
+from memcurate.curator.drafting.offline.text import finish, inside_code
 
 _INTERJ_PUNCT = (r"right|good|nice|cool|great|perfect|excellent|done|agreed|yes|yep|sure|thanks|thank you|"
                  r"indeed|correct|exactly|awesome|hmm+|ugh|oops|whoa|alright|fair enough|found it|got it|"

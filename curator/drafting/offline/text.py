@@ -7,7 +7,7 @@ import re
 import unicodedata
 from bisect import bisect_right
 
-from curator.util.textsafe import clean
+from memcurate.curator.util.textsafe import clean
 
 MAX_SENTENCE = 400
 MAX_ITEMS = 6

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from curator.drafting.offline.evidence import Sent
-from curator.drafting.offline.statements import split_reason, strip_interjections
-from curator.drafting.offline.text import (
+from memcurate.curator.drafting.offline.evidence import Sent
+from memcurate.curator.drafting.offline.statements import split_reason, strip_interjections
+from memcurate.curator.drafting.offline.text import (
     bounded_line,
     drop_parens,
     fold,

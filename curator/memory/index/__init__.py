@@ -39,7 +39,7 @@ indexes in memory.
 
 from __future__ import annotations
 
-from curator.util.lazy import lazy_names
+from memcurate.curator.util.lazy import lazy_names
 
 # Names resolved on first use (PEP 562): a one-shot reader such as the recall hook imports one light
 # module of this package (folders.py, schema.py) without loading the store, the watcher and the rest.

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from curator.memory.index.schema import SCHEMA_VERSION, create
-from curator.util.private import make_dirs, own_file
+from memcurate.curator.memory.index.schema import SCHEMA_VERSION, create
+from memcurate.curator.util.private import make_dirs, own_file
 
 _BUSY_CODES = (5, 6, 15)  # SQLITE_BUSY, SQLITE_LOCKED, SQLITE_PROTOCOL (WAL contention): wait, never rebuild
 

@@ -24,10 +24,10 @@ import sqlite3
 import stat
 import time
 
-from curator.memory.index.schema import SCHEMA_VERSION
-from curator.memory.memory_md.entry import ID_PATTERN
-from curator.util.paths import ARCHIVE_DIR, archived_name
-from curator.errors import MemcurateError
+from memcurate.curator.memory.index.schema import SCHEMA_VERSION
+from memcurate.curator.memory.memory_md.entry import ID_PATTERN
+from memcurate.curator.util.paths import ARCHIVE_DIR, archived_name
+from memcurate.curator.errors import MemcurateError
 
 KEY = "folder:"  # meta key prefix, one per category
 RECHECK_NS = 3600 * 10**9  # a category trusted by its folder stamp is still checked whole this often
@@ -180,7 +180,7 @@ def refresh_changed(db, freshness, root: str, categories: list[str]) -> list[str
     """(db: database.Database, freshness: freshness.Freshness; imported by the caller, not here.) Check whole the categories whose folder changed since their last check (or that were never
     checked, or not for RECHECK_NS); returns them. Stamps that cannot be written (the database is
     busy) are not kept: the next call checks those categories again."""
-    from curator.memory.index.database import is_busy
+    from memcurate.curator.memory.index.database import is_busy
 
     now = time.time_ns()
     stale = _stale(db.guarded(db.conn), root, categories, now)

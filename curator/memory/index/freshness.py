@@ -43,13 +43,13 @@ import sqlite3
 import time
 from dataclasses import dataclass, field
 
-from curator.memory.index.database import Database, is_busy
-from curator.memory.index.folders import RACY_NS
-from curator.memory import claude_topics
-from curator.memory.index.schema import CLAUDE, NO_SIG, Change, insert, remove
-from curator.memory.index.watcher import ALL, Watcher, inotify_available
-from curator.memory.store import BrokenMemoryError, MemoryStore, MissingMemoryError, UnsafePathError, content_hash
-from curator.errors import BusyError
+from memcurate.curator.memory.index.database import Database, is_busy
+from memcurate.curator.memory.index.folders import RACY_NS
+from memcurate.curator.memory import claude_topics
+from memcurate.curator.memory.index.schema import CLAUDE, NO_SIG, Change, insert, remove
+from memcurate.curator.memory.index.watcher import ALL, Watcher, inotify_available
+from memcurate.curator.memory.store import BrokenMemoryError, MemoryStore, MissingMemoryError, UnsafePathError, content_hash
+from memcurate.curator.errors import BusyError
 
 RESCAN_INTERVAL = 60.0  # a watched category is still checked whole this often (events a watch cannot see)
 BATCH = 400  # files per write transaction while indexing many

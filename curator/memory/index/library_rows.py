@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from typing import NamedTuple
 
-from curator.memory.index.schema import WEIGHTS, fts_table
+from memcurate.curator.memory.index.schema import WEIGHTS, fts_table
 
 
 class Row(NamedTuple):
@@ -65,7 +65,7 @@ def search_files(index, categories: list[str], match: str, limit: int,
 
 
 def _from_files(index, categories, read):
-    from curator.memory.index.search import files_db
+    from memcurate.curator.memory.index.search import files_db
 
     out = []
     for category in categories:

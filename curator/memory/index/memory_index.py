@@ -6,16 +6,16 @@ import os
 import sqlite3
 import threading
 
-from curator.categories import CATEGORIES
-from curator.memory import memfile
-from curator.memory.index import folders
-from curator.memory.index.database import Database, is_busy
-from curator.memory.index import library_rows
-from curator.memory.index.freshness import RESCAN_INTERVAL, Freshness, RefreshStats
-from curator.memory.index.schema import CLAUDE, INDEXED
-from curator.memory.index.search import Candidate, Entry, entry_of, files_db, find_candidates, get_entry, pending_db
-from curator.memory.index.terms import draft_text, match_expression, query_terms, text_hash
-from curator.memory.store import BrokenMemoryError, MemoryStore, MissingMemoryError
+from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.memory import memfile
+from memcurate.curator.memory.index import folders
+from memcurate.curator.memory.index.database import Database, is_busy
+from memcurate.curator.memory.index import library_rows
+from memcurate.curator.memory.index.freshness import RESCAN_INTERVAL, Freshness, RefreshStats
+from memcurate.curator.memory.index.schema import CLAUDE, INDEXED
+from memcurate.curator.memory.index.search import Candidate, Entry, entry_of, files_db, find_candidates, get_entry, pending_db
+from memcurate.curator.memory.index.terms import draft_text, match_expression, query_terms, text_hash
+from memcurate.curator.memory.store import BrokenMemoryError, MemoryStore, MissingMemoryError
 
 class MemoryIndex:
     """Full-text index of a MemoryStore's files, kept in `db_path` (a cache: rebuilt when lost)."""

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 import sqlite3
 
-from curator.capture.redact import redact_document, redact_text
-from curator.categories import CATEGORIES, CLAUDE
-from curator.memory.index.terms import doc_terms, text_hash, words
+from memcurate.curator.capture.redact import redact_document, redact_text
+from memcurate.curator.categories import CATEGORIES, CLAUDE
+from memcurate.curator.memory.index.terms import doc_terms, text_hash, words
 
 SCHEMA_VERSION = 3  # 3: the library's fields (description, created, updated, sources, tags); Claude's topic files
 INDEXED = (*CATEGORIES, CLAUDE)  # every FTS5 table

@@ -20,10 +20,10 @@ import os
 import sqlite3
 from dataclasses import dataclass
 
-from curator.memory import claude_topics, memfile
-from curator.memory.index.schema import CLAUDE, NO_SIG, WEIGHTS, Change, fts_table, insert, memory_db
-from curator.memory.index.terms import match_expression
-from curator.memory.store import MemoryStore, content_hash
+from memcurate.curator.memory import claude_topics, memfile
+from memcurate.curator.memory.index.schema import CLAUDE, NO_SIG, WEIGHTS, Change, fts_table, insert, memory_db
+from memcurate.curator.memory.index.terms import match_expression
+from memcurate.curator.memory.store import MemoryStore, content_hash
 
 MAX_TERMS = 16  # words searched for
 COMMON = 0.10  # a word in more than this share of a category's memories is not searched for (when n > 250)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from curator.categories import CATEGORIES
+from memcurate.curator.categories import CATEGORIES
 
 DRAFT_TERMS = 60  # words considered from a draft
 _WORD = re.compile(r"[^\W_]+")  # a unicode61 token: letters and digits; '_' separates

@@ -26,7 +26,7 @@ line by line: `load_view`), writing.py (`apply`,
 
 from __future__ import annotations
 
-from curator.util.lazy import lazy_names
+from memcurate.curator.util.lazy import lazy_names
 
 # Names resolved on first use (PEP 562): the recall hook reads entry lines with entry.py alone, without
 # loading the planning and writing modules (and the staging they import).

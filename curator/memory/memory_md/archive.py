@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 import re
 
-from curator.categories import CATEGORIES
-from curator.util.paths import ARCHIVE_DIR
-from curator.memory.memory_md.format import (
+from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.util.paths import ARCHIVE_DIR
+from memcurate.curator.memory.memory_md.format import (
     EM_DASH,
     ID_PATTERN,
     LINK_TEXT,

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from curator.memory.memory_md.entry import unescape
-from curator.memory.memory_md.format import parse
+from memcurate.curator.memory.memory_md.entry import unescape
+from memcurate.curator.memory.memory_md.format import parse
 
 _LINK = re.compile(r"\[((?:\\.|[^\\\]])*)\]\(\s*<?([^)<>\s]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _HEADING = re.compile(r"#{1,6}(?:[ \t]|\Z)")

@@ -32,10 +32,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from curator.categories import CATEGORIES, NAMES
-from curator.memory.memfile import DESCRIPTION_MAX, TITLE_MAX
-from curator.memory.memory_md.entry import EM_DASH, ID_PATTERN, LINK_TEXT, unescape  # noqa: F401 (re-exported)
-from curator.errors import DamagedError
+from memcurate.curator.categories import CATEGORIES, NAMES
+from memcurate.curator.memory.memfile import DESCRIPTION_MAX, TITLE_MAX
+from memcurate.curator.memory.memory_md.entry import EM_DASH, ID_PATTERN, LINK_TEXT, unescape  # noqa: F401 (re-exported)
+from memcurate.curator.errors import DamagedError
 
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 _ENTRY = re.compile(rf"- \[({LINK_TEXT})\]\(([a-z_]+)/({ID_PATTERN})\.md\)(?: {EM_DASH} (.*))?\Z")
@@ -322,7 +322,7 @@ GONE = "changed since it was read"  # the words a caller (curator/library/change
 
 def line_digest(line: str) -> str:
     """The hash a change names a line by: of its text, stripped (curator/library/entries.line_hash)."""
-    from curator.util.stamps import content_hash
+    from memcurate.curator.util.stamps import content_hash
 
     return content_hash(line.strip())
 

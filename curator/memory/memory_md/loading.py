@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from curator.categories import CLAUDE
-from curator.memory.memory_md.format import MemoryMdError, parse
-from curator.memory.memory_md.loaded import CHECKED_AGAINST, CUT, DROPPED, LOADED, MAX_CHARS, MAX_LINES, loaded
+from memcurate.curator.categories import CLAUDE
+from memcurate.curator.memory.memory_md.format import MemoryMdError, parse
+from memcurate.curator.memory.memory_md.loaded import CHECKED_AGAINST, CUT, DROPPED, LOADED, MAX_CHARS, MAX_LINES, loaded
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from curator.categories import NAMES
-from curator.memory.memory_md.archive import ARCHIVE_DIR
-from curator.memory.memory_md.format import (
+from memcurate.curator.categories import NAMES
+from memcurate.curator.memory.memory_md.archive import ARCHIVE_DIR
+from memcurate.curator.memory.memory_md.format import (
     _ENTRY,
     EM_DASH,
     GONE,
@@ -35,7 +35,7 @@ from curator.memory.memory_md.format import (
     rewrite_lines,
     unescape,
 )
-from curator.memory.memory_md.loaded import MAX_CHARS, MAX_LINES, loaded, utf16_len
+from memcurate.curator.memory.memory_md.loaded import MAX_CHARS, MAX_LINES, loaded, utf16_len
 
 
 @dataclass
@@ -247,7 +247,7 @@ _LINE_CHANGES = ("drop_line", "replace_line")
 def _claude_line_changes(p: Parsed, changes) -> tuple[Parsed, list[tuple[str, int, IndexLine]]]:
     """The file with the line changes of Claude's lines made (parsed again), and the entry edits:
     (category, index in its section, new entry)."""
-    from curator.memory.memory_md.claude_lines import claude_lines
+    from memcurate.curator.memory.memory_md.claude_lines import claude_lines
 
     text = p.text
     owned = {n for s in p.sections.values() for n in range(s.line, s.end_line + 1)}

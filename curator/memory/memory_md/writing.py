@@ -25,13 +25,13 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from curator.categories import NAMES
-from curator.memory.memory_md.archive import archive_add, archive_drop, archive_path, read_archive
-from curator.memory.memory_md.claude_lines import links_of_claude
-from curator.memory.memory_md.format import IndexLine, MemoryMdError, Parsed, parse, read_text, utf8_text
-from curator.memory.memory_md.loaded import limits_from, loaded  # noqa: F401 (limits_from re-exported)
-from curator.memory.memory_md.planning import Plan, plan
-from curator.util.atomic import Unsettled, replace_if_unchanged, write_text
+from memcurate.curator.categories import NAMES
+from memcurate.curator.memory.memory_md.archive import archive_add, archive_drop, archive_path, read_archive
+from memcurate.curator.memory.memory_md.claude_lines import links_of_claude
+from memcurate.curator.memory.memory_md.format import IndexLine, MemoryMdError, Parsed, parse, read_text, utf8_text
+from memcurate.curator.memory.memory_md.loaded import limits_from, loaded  # noqa: F401 (limits_from re-exported)
+from memcurate.curator.memory.memory_md.planning import Plan, plan
+from memcurate.curator.util.atomic import Unsettled, replace_if_unchanged, write_text
 
 FILE_NAME = "MEMORY.md"
 

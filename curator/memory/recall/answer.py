@@ -6,21 +6,21 @@ import datetime as dt
 import os
 import sqlite3
 
-from curator.capture.redact import redact_text
-from curator.categories import CATEGORIES
-from curator.memory.front_matter import MAX_FILE_BYTES, light_fields
-from curator.memory.index import folders
-from curator.memory.index.schema import INDEX_FILE
-from curator.memory.index.terms import words
-from curator.memory.recall import claude_recall, skip_reason
-from curator.memory.recall.context import Memory, render
-from curator.memory.memory_md.loaded import limits_from
-from curator.memory.recall.loaded import loaded_entries
-from curator.memory.recall.lookup import Hit, prompt_words, search
-from curator.memory.recall.seen import Seen
-from curator.review.instructions import find_instructions
-from curator.util.paths import resolve_memory_root
-from curator.errors import Refusal
+from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.memory.front_matter import MAX_FILE_BYTES, light_fields
+from memcurate.curator.memory.index import folders
+from memcurate.curator.memory.index.schema import INDEX_FILE
+from memcurate.curator.memory.index.terms import words
+from memcurate.curator.memory.recall import claude_recall, skip_reason
+from memcurate.curator.memory.recall.context import Memory, render
+from memcurate.curator.memory.memory_md.loaded import limits_from
+from memcurate.curator.memory.recall.loaded import loaded_entries
+from memcurate.curator.memory.recall.lookup import Hit, prompt_words, search
+from memcurate.curator.memory.recall.seen import Seen
+from memcurate.curator.review.instructions import find_instructions
+from memcurate.curator.util.paths import resolve_memory_root
+from memcurate.curator.errors import Refusal
 
 NEW_WORDS = 3  # a loaded memory's body must hold this many words its MEMORY.md line lacks to be worth giving
 
@@ -144,8 +144,8 @@ def _search(root: str, data: str, prompt: str, per_category: int) -> list[Hit]:
             pass  # the full path below checks the database, rebuilds it if it must
         finally:
             conn.close()
-    from curator.memory.index import MemoryIndex
-    from curator.memory.store import MemoryStore, StoreError
+    from memcurate.curator.memory.index import MemoryIndex
+    from memcurate.curator.memory.store import MemoryStore, StoreError
 
     try:
         index = MemoryIndex(path, MemoryStore(root), watch=False)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import re
 
-from curator.memory.memory_md.entry import EM_DASH, ID_PATTERN, LINK_TEXT, unescape
-from curator.memory.memory_md.loaded import FILE_NAME, LOADED, MAX_CHARS, MAX_LINES, loaded
+from memcurate.curator.memory.memory_md.entry import EM_DASH, ID_PATTERN, LINK_TEXT, unescape
+from memcurate.curator.memory.memory_md.loaded import FILE_NAME, LOADED, MAX_CHARS, MAX_LINES, loaded
 
 MEMORY_MD = FILE_NAME
 READ_MAX = 4 << 20  # Claude Code skips a MEMORY.md larger than this (4 MiB): then nothing is loaded

@@ -21,9 +21,9 @@ import math
 import sqlite3
 from collections import namedtuple
 
-from curator.categories import CATEGORIES
-from curator.memory.index.schema import WEIGHTS, fts_table
-from curator.memory.index.terms import match_expression, words
+from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.memory.index.schema import WEIGHTS, fts_table
+from memcurate.curator.memory.index.terms import match_expression, words
 
 PROMPT_WORDS = 40  # content words of a prompt considered (a pasted log adds nothing past them)
 PROMPT_CHARS = 20_000  # characters of a prompt read for its words

@@ -18,8 +18,8 @@ import re
 import time
 import zlib
 
-from curator.util.atomic import read_json, write_json
-from curator.util.private import make_dirs
+from memcurate.curator.util.atomic import read_json, write_json
+from memcurate.curator.util.private import make_dirs
 
 FOLDER = "recall"
 MAX_IDS = 500

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from curator.util.lazyre import LazyRegex
+from memcurate.curator.util.lazyre import LazyRegex
 
 from . import Found, Output
 

@@ -16,14 +16,14 @@ it has. A recipe raises NoEvidence when there is no statement to draft from.
 
 from __future__ import annotations
 
-from curator.drafting.offline.choosing import Draft
-from curator.drafting.offline.evidence import Evidence, Snip
-from curator.drafting.offline.recipes.constraint import draft_constraint
-from curator.drafting.offline.recipes.decision import draft_decision
-from curator.drafting.offline.recipes.preference import draft_preference
-from curator.drafting.offline.recipes.runbook import draft_runbook
-from curator.drafting.offline.recipes.session_summary import draft_session_summary
-from curator.drafting.offline.recipes.tech_debt import draft_tech_debt
+from memcurate.curator.drafting.offline.choosing import Draft
+from memcurate.curator.drafting.offline.evidence import Evidence, Snip
+from memcurate.curator.drafting.offline.recipes.constraint import draft_constraint
+from memcurate.curator.drafting.offline.recipes.decision import draft_decision
+from memcurate.curator.drafting.offline.recipes.preference import draft_preference
+from memcurate.curator.drafting.offline.recipes.runbook import draft_runbook
+from memcurate.curator.drafting.offline.recipes.session_summary import draft_session_summary
+from memcurate.curator.drafting.offline.recipes.tech_debt import draft_tech_debt
 
 _FROM_EVIDENCE = {"decision": draft_decision, "constraint": draft_constraint, "runbook": draft_runbook,
                   "tech_debt": draft_tech_debt, "preference": draft_preference}

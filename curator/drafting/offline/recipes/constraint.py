@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from curator.drafting.offline.choosing import (
+from memcurate.curator.drafting.offline.choosing import (
     NOT_STATED,
     Draft,
     attribution,
@@ -14,11 +14,11 @@ from curator.drafting.offline.choosing import (
     other_notes,
     usable,
 )
-from curator.drafting.offline.evidence import Evidence
-from curator.drafting.offline.statements import reason_sentence, split_reason, strip_interjections
-from curator.drafting.offline.tags import content_words
-from curator.drafting.offline.text import finish, inside_code
-from curator.drafting.offline.titles import describe, title_from, with_heading
+from memcurate.curator.drafting.offline.evidence import Evidence
+from memcurate.curator.drafting.offline.statements import reason_sentence, split_reason, strip_interjections
+from memcurate.curator.drafting.offline.tags import content_words
+from memcurate.curator.drafting.offline.text import finish, inside_code
+from memcurate.curator.drafting.offline.titles import describe, title_from, with_heading
 
 _WORKAROUND = re.compile(r"^(?:make|use|set|skip|mark|run|add|put|keep|only|instead"
                          r"|i'll (?:mark|make|set|add|skip|use)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from curator.drafting.offline.choosing import (
+from memcurate.curator.drafting.offline.choosing import (
     NOT_STATED,
     Draft,
     attribution,
@@ -15,10 +15,10 @@ from curator.drafting.offline.choosing import (
     supporting,
     usable,
 )
-from curator.drafting.offline.evidence import Evidence
-from curator.drafting.offline.statements import REASON, TRADEOFF, reason_sentence, split_reason, strip_interjections
-from curator.drafting.offline.text import bullets, finish, quote
-from curator.drafting.offline.titles import describe, meta_split, title_from
+from memcurate.curator.drafting.offline.evidence import Evidence
+from memcurate.curator.drafting.offline.statements import REASON, TRADEOFF, reason_sentence, split_reason, strip_interjections
+from memcurate.curator.drafting.offline.text import bullets, finish, quote
+from memcurate.curator.drafting.offline.titles import describe, meta_split, title_from
 
 _BACKREF = re.compile(r"^(?:this|that|it|which|doing so|this approach|that approach|this way)(?:'s| is| was| would|"
                       r" will| keeps| makes)\b", re.I)

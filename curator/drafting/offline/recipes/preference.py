@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from curator.drafting.offline.choosing import (
+from memcurate.curator.drafting.offline.choosing import (
     NOT_STATED,
     Draft,
     attribution,
@@ -14,10 +14,10 @@ from curator.drafting.offline.choosing import (
     other_notes,
     usable,
 )
-from curator.drafting.offline.evidence import Evidence
-from curator.drafting.offline.statements import REASON, reason_sentence, split_reason, strip_interjections
-from curator.drafting.offline.text import bullets, finish, lower_first, quote, third_person
-from curator.drafting.offline.titles import describe, title_from
+from memcurate.curator.drafting.offline.evidence import Evidence
+from memcurate.curator.drafting.offline.statements import REASON, reason_sentence, split_reason, strip_interjections
+from memcurate.curator.drafting.offline.text import bullets, finish, lower_first, quote, third_person
+from memcurate.curator.drafting.offline.titles import describe, title_from
 
 _ASK_TAIL = re.compile(r"^(.{12,}?),\s+(?:so\s+)?(?:can|could|would) you (?:please )?(.{8,}?)\??$", re.I)
 

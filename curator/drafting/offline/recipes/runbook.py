@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from curator.drafting.offline.choosing import (
+from memcurate.curator.drafting.offline.choosing import (
     NOT_STATED,
     Draft,
     NoEvidence,
@@ -17,8 +17,8 @@ from curator.drafting.offline.choosing import (
     substantive,
     usable,
 )
-from curator.drafting.offline.evidence import Evidence, Sent
-from curator.drafting.offline.statements import (
+from memcurate.curator.drafting.offline.evidence import Evidence, Sent
+from memcurate.curator.drafting.offline.statements import (
     NARRATION,
     WEAK_END,
     is_codeish,
@@ -28,7 +28,7 @@ from curator.drafting.offline.statements import (
     split_reason,
     strip_interjections,
 )
-from curator.drafting.offline.text import (
+from memcurate.curator.drafting.offline.text import (
     MAX_ITEMS,
     bounded_line,
     bullets,
@@ -39,8 +39,8 @@ from curator.drafting.offline.text import (
     sentence_case,
     shorten,
 )
-from curator.drafting.offline.titles import TITLE_SOFT, describe, title_from
-from curator.review.form import section_flaws
+from memcurate.curator.drafting.offline.titles import TITLE_SOFT, describe, title_from
+from memcurate.curator.review.form import section_flaws
 
 _ERROR_NAMED = re.compile(r"(?:^|[\s(])(?<!except )(?<!raise )([A-Za-z_][\w.]*(?:Error|Exception|Exit))"
                           r"(?::\s+(.+)|\s*$)")

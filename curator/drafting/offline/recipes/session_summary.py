@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from curator.drafting.offline.choosing import Draft, NoEvidence
-from curator.drafting.offline.evidence import MAX_EXCERPT_CHARS, Sent, Snip, parse_excerpt
-from curator.drafting.offline.statements import (
+from memcurate.curator.drafting.offline.choosing import Draft, NoEvidence
+from memcurate.curator.drafting.offline.evidence import MAX_EXCERPT_CHARS, Sent, Snip, parse_excerpt
+from memcurate.curator.drafting.offline.statements import (
     NARRATION,
     WEAK_END,
     is_codeish,
@@ -16,7 +16,7 @@ from curator.drafting.offline.statements import (
     is_lead_in,
     strip_interjections,
 )
-from curator.drafting.offline.text import (
+from memcurate.curator.drafting.offline.text import (
     MAX_ITEMS,
     bullets,
     finish,
@@ -29,9 +29,9 @@ from curator.drafting.offline.text import (
     sentences,
     shorten,
 )
-from curator.drafting.offline.titles import TITLE_SOFT, describe, title_from
-from curator.review.form import is_chatter, is_foreign, title_flaws
-from curator.util.textsafe import clean
+from memcurate.curator.drafting.offline.titles import TITLE_SOFT, describe, title_from
+from memcurate.curator.review.form import is_chatter, is_foreign, title_flaws
+from memcurate.curator.util.textsafe import clean
 
 NO_NEXT_STEP = "No next step was stated in the session."
 

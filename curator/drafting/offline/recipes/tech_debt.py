@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from curator.drafting.offline.choosing import (
+from memcurate.curator.drafting.offline.choosing import (
     NOT_STATED,
     Draft,
     attribution,
@@ -15,11 +15,11 @@ from curator.drafting.offline.choosing import (
     supporting,
     usable,
 )
-from curator.drafting.offline.evidence import Evidence
-from curator.drafting.offline.statements import reason_sentence, split_reason, strip_interjections
-from curator.drafting.offline.tags import content_words
-from curator.drafting.offline.text import finish
-from curator.drafting.offline.titles import describe, title_from
+from memcurate.curator.drafting.offline.evidence import Evidence
+from memcurate.curator.drafting.offline.statements import reason_sentence, split_reason, strip_interjections
+from memcurate.curator.drafting.offline.tags import content_words
+from memcurate.curator.drafting.offline.text import finish
+from memcurate.curator.drafting.offline.titles import describe, title_from
 
 _SUGGEST = re.compile(r"\b(?:should (?:move|be|use|eventually|later)|todo|once|next time|follow-?up|"
                       r"suggest|would be (?:better|to)|could be (?:improved|refactored|moved)|move (?:it )?to)\b", re.I)
