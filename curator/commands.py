@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 from memcurate.curator import config
 from memcurate.curator.candidates import staging, usage
@@ -243,7 +244,7 @@ def _rules(data: str, cfg: dict | None) -> dict:
     from memcurate.curator.review import rule_actions
     from memcurate.curator.rules import candidates, ledger
 
-    doc = {"tracked": len(ledger.keys(data)), "pending": 0, "approved": 0,
+    doc: dict[str, Any] = {"tracked": len(ledger.keys(data)), "pending": 0, "approved": 0,
            "rejected": 0, "candidates": [], "recurring": []}
     for cand in candidates.all(data, every=True, threshold=cfg and cfg["rules"]["threshold"]):
         doc[cand.state] = doc.get(cand.state, 0) + 1

@@ -41,7 +41,7 @@ def tidy_old(parent: str, now: float | None = None, keep_hours: float = KEEP_HOU
     folders named memcurate-demo-* that hold the demo's mark, are owned by this user and are not links.
     The ones removed; a folder that cannot be removed is left as it is."""
     now = time.time() if now is None else now
-    removed = []
+    removed: list[str] = []
     try:
         entries = list(os.scandir(parent))
     except OSError:

@@ -73,7 +73,8 @@ class AnthropicDrafter:
                                                           ("base_url", "ANTHROPIC_BASE_URL"))
                  if env.get(name, "").strip()}
         # No retries in the SDK: the pipeline's policy retries (with jitter, within the triage's deadline).
-        self.client = anthropic.Anthropic(timeout=self.timeout, max_retries=0, **given)
+        self.client = anthropic.Anthropic(timeout=self.timeout, max_retries=0, api_key=given.get("api_key"),
+                                          base_url=given.get("base_url"))
         self._lock = threading.Lock()  # the drafting threads share what is learned below
         self._unpriced: set[str] = set()  # models already said to have no known price
         self._unforced: set[str] = set(UNFORCED)  # model families that refuse a forced tool

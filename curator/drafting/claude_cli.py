@@ -274,7 +274,7 @@ def _classify(envelope: dict | None, err: str, code: int, result: ModelCall) -> 
 
 
 def _usage(envelope: dict, result: ModelCall) -> None:
-    usage = envelope.get("usage") if isinstance(envelope.get("usage"), dict) else {}
+    usage = raw if isinstance(raw := envelope.get("usage"), dict) else {}
 
     def n(key: str) -> int:
         v = usage.get(key)

@@ -93,7 +93,7 @@ def apply(engine, todo: list, requests: dict[str, DraftRequest]) -> None:
         return
     for cand in list(todo):
         look = (cand.triage.doc.get("second_look") or {}).get("record") or {}
-        spent = look.get("sent_chars") if isinstance(look.get("sent_chars"), int) else 0  # what the look sent
+        spent = sent if isinstance(sent := look.get("sent_chars"), int) else 0  # what the look sent
         triggered = sum(1 for c in cand.triage.doc["categories"].values() if isinstance(c, dict) and c.get("triggered"))
         # With the verification pass on, each draft is sent twice (drafted, then checked): two shares.
         share = share_tokens(engine.cfg, triggered * (2 if engine.cfg["verify"]["llm"] else 1), spent)
@@ -142,9 +142,9 @@ def _fit_entries(request: DraftRequest, limit: int) -> tuple[DraftRequest, int]:
     whole entries, the last cited first (the look cites the most telling first); when even the first one
     alone is too large, its beginning and end are kept."""
     excerpt = request.excerpt
-    starts = [m.start() for m in _ENTRY.finditer(excerpt)]
-    blocks = {int(_ENTRY.match(excerpt, s).group(1)): excerpt[s:e].rstrip("\n")
-              for s, e in zip(starts, starts[1:] + [len(excerpt)])}
+    marks = list(_ENTRY.finditer(excerpt))
+    ends = [m.start() for m in marks[1:]] + [len(excerpt)]
+    blocks = {int(m.group(1)): excerpt[m.start():e].rstrip("\n") for m, e in zip(marks, ends)}
     order = [n for n in request.entry["look"]["entries"] if n in blocks] or list(blocks)
     for keep in range(len(order) - 1, 0, -1):
         chosen = set(order[:keep])

@@ -211,9 +211,10 @@ def _fact_sections(answer: Mapping, cat) -> dict[str, str]:
     """The two required sections of a fact answer: the fact, then its **Why:** and **How to apply:** lines.
     ValueError for a fact or why that is missing or not text."""
     fact, why, how = answer.get("fact"), answer.get("why"), answer.get("how_to_apply", "")
-    for key, value in (("fact", fact), ("why", why)):
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"the answer has no {key}")
+    if not isinstance(fact, str) or not fact.strip():
+        raise ValueError("the answer has no fact")
+    if not isinstance(why, str) or not why.strip():
+        raise ValueError("the answer has no why")
     if not isinstance(how, str):
         raise ValueError("the answer's how_to_apply is not text")
     lines = [f"**Why:** {' '.join(why.split())}"]
@@ -357,7 +358,7 @@ def read_findings(answer, entries) -> tuple[list[dict], list[str]]:
         if category not in LOOK_CATEGORIES:
             dropped.append(f"unknown category {one_line(str(category), 40)!r}")
             continue
-        named = f.get("entries") if isinstance(f.get("entries"), list) else []
+        named = raw if isinstance(raw := f.get("entries"), list) else []
         good = list(dict.fromkeys(n for n in named if isinstance(n, int) and not isinstance(n, bool) and n in known))
         if len(good) < len(named):
             dropped.append(f"{category}: entries not in the digest {[one_line(str(n), 12) for n in named if n not in good]}")

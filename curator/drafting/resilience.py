@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
-from memcurate.curator.drafting import DraftRequest, DraftResult, ModelCall
+from memcurate.curator.drafting import Drafter, DraftRequest, DraftResult, ModelCall
 from memcurate.curator.util.textsafe import one_line
 
 OFFLINE = "offline"
@@ -87,7 +87,7 @@ class Outcome:
 @dataclass
 class Step:
     label: str  # the model alias, or "offline"
-    drafter: object
+    drafter: Drafter
     request: DraftRequest
 
     @property

@@ -35,7 +35,7 @@ def detect(engine) -> list[Finding]:
         kinds = find_secrets(text)
         if kinds:
             ref = file_ref(where)
-            ops = {}
+            ops: dict[str, dict] = {}
             for line in text.split("\n"):
                 if line.strip() and find_secrets(line):
                     ops.setdefault(line_hash(line), _replace(ref, line, redact_text(line.strip())))
@@ -95,6 +95,7 @@ def _memory_md(engine, find_secrets, redact_text) -> list[Finding]:
     parts = (text[1:] if text.startswith("\ufeff") else text).split("\n")  # numbered as memory_md numbers them
     hits = [i for i, line in enumerate(parts) if find_secrets(line)]
     kinds = sorted({k for i in hits for k in find_secrets(parts[i])}) or find_secrets(text)
+    owned: dict[int, str] | None
     try:
         owned = {n: cat for cat, s in parse(text).sections.items() for n in range(s.line, s.end_line + 1)}
     except MemoryMdError:
@@ -103,7 +104,7 @@ def _memory_md(engine, find_secrets, redact_text) -> list[Finding]:
     refs: list[str] = []
     for i in hits if owned is not None else ():
         line = parts[i].strip()
-        if i + 1 not in owned:  # Claude's: the line redacted, every other byte of the file as it was
+        if i + 1 not in (owned or {}):  # Claude's: the line redacted, every other byte of the file as it was
             refs.append(line_ref(line))
             ops.setdefault(refs[-1], _replace(refs[-1], line, redact_text(line)))
             continue

@@ -6,14 +6,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memcurate.curator.library.entries import is_line_ref
+from memcurate.curator.library.entries import Entry, is_line_ref
 
 _FRONT = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?^---[ \t]*\r?$\n?", re.S | re.M)
 
 
 @dataclass(frozen=True)
 class Text:
-    entry: object  # curator.library Entry
+    entry: Entry
     text: str  # the file's text; a MEMORY.md line of Claude's: the line
 
     @property

@@ -44,6 +44,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+from typing import Any, cast
 from dataclasses import dataclass, field, replace
 
 from memcurate.curator.library.carry_out import CHANGED, Stopped, read_bytes, run
@@ -162,7 +163,7 @@ def plan(engine, ops) -> Planned:
         except (ValueError, OSError) as e:  # a bad ref or path, an unreadable file: this op's error
             st.errors.append(f"op {i}: {e}")
     notes = _plan_memory_md(st) if not st.errors else []
-    files = []
+    files: list[dict[str, Any]] = []
     for where, after in st.after.items():
         before = st.before[where]
         if after != before:
@@ -177,7 +178,7 @@ def plan(engine, ops) -> Planned:
 def _plan_op(st: _State, op) -> None:
     if not isinstance(op, dict) or op.get("op") not in OPS:
         raise ValueError(f"not a change op: {op!r:.120} (expected a dict with op one of {', '.join(OPS)})")
-    kind, ref = op["op"], op.get("ref")
+    kind, ref = op["op"], cast(str, op.get("ref"))  # parse_ref refuses anything but a ref's text
     owner, category, rest = parse_ref(ref)
     base = op.get("base_hash")
     if kind not in _LINE_OPS and base is not None and not isinstance(base, str):
@@ -470,7 +471,7 @@ def _plan_memory_md(st: _State) -> list[str]:
             new = archive_add(new, cat, p.archived[cat])
         if p.unarchive.get(cat) and new is not None:
             new = archive_drop(new, cat, p.unarchive[cat])
-        if new != atext:
+        if new is not None and new != atext:
             st.put(awhere, new.encode("utf-8"))
     if any(c[0] == "drop_line" for c in w.md_changes):
         # Claude's own bytes: the file as it was is kept in the trash before a line of it goes (not before

@@ -84,8 +84,8 @@ def evidence(entry: Mapping, category: str, source: Mapping, cfg: dict | None = 
                       "text": _text(s["text"], LINE_CHARS)})
         if len(lines) >= MAX_LINES:
             break
-    look = entry.get("look") if isinstance(entry.get("look"), Mapping) else {}
-    excerpt = entry.get("excerpt") if isinstance(entry.get("excerpt"), str) else ""
+    look = raw_look if isinstance(raw_look := entry.get("look"), Mapping) else {}
+    excerpt = raw if isinstance(raw := entry.get("excerpt"), str) else ""
     out = {"category": _text(cat, 40), "statement": _text(look.get("statement"), LINE_CHARS), "lines": lines,
            "pairs": [], "excerpt": redact_text(clean(excerpt))[:EXCERPT_CHARS], "note": ""}
     if cat == "runbook":

@@ -209,7 +209,8 @@ def _decide(draft, existing, scored, strong, now) -> Decision:
             return _update(draft, e, s, now, [f"{e.id!r} already summarises this session "
                                               f"({', '.join(sorted(mine & sessions(e.doc)))[:60]})"])
     if len(strong) == 1:
-        return _update(draft, strong[0], best_sim, now, [f"{best_sim:.0%} alike with existing memory {best.id!r}"])
+        return _update(draft, strong[0], best_sim, now,
+                       [f"{best_sim:.0%} alike with existing memory {strong[0].id!r}"])
     reasons = ["no existing memory of this category is alike"] if not strong else [
         f"{len(strong)} existing memories are alike ({', '.join(e.id for e in strong[:3])}): "
         "none is clearly the one to update"]

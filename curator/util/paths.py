@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 from memcurate.curator.util.atomic import read_json, write_json, write_text
 from memcurate.curator.util.private import DATA_DIR_NAME, make_dirs, tighten
@@ -352,7 +353,7 @@ def resolve_memory_root(project, cfg: dict, data=None, env=None) -> dict:
     config_dir, config_dir_from = _config_dir(data, env)
     layers = settings_layers(project, config_dir)
     enabled, why = auto_memory_state(layers, env)
-    doc = {"claude_config_dir": config_dir, "claude_config_dir_from": config_dir_from,
+    doc: dict[str, Any] = {"claude_config_dir": config_dir, "claude_config_dir_from": config_dir_from,
            "auto_memory": {"enabled": enabled, "why": why}, "notes": []}
     configured = cfg["memory"]["root"]
     if configured != "auto":

@@ -93,7 +93,7 @@ class OfflineDrafter:
         entry = getattr(request, "entry", None)
         entry = entry if isinstance(entry, Mapping) else {}
         snippets = parse_snippets(entry.get("snippets"))
-        excerpt = entry.get("excerpt") if isinstance(entry.get("excerpt"), str) else ""
+        excerpt = raw if isinstance(raw := entry.get("excerpt"), str) else ""
         if not snippets and not excerpt.strip():
             raise _Invalid(f"no evidence to draft {category} from: the triage entry has no snippets and no excerpt")
         notes: list[str] = []

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memcurate.curator.capture.redact import find_secrets
@@ -55,7 +56,7 @@ class Finished:
     skipped: str | None = None
 
 
-def topic(tags: list[str], category: str, texts: list[str] = (), *, names_only: bool = False) -> str:
+def topic(tags: list[str], category: str, texts: Sequence[str] = (), *, names_only: bool = False) -> str:
     """The draft's subject in a few words: its names and nouns ("ci.yml and pyright"); '' when it names none."""
     words = subject_words([t for t in tags if t != category.replace("_", "-")], list(texts), names_only=names_only)
     return " and ".join(words[:2])
