@@ -100,7 +100,7 @@ def review_of(data: str, tid: str, cat: str) -> dict:
 
 def stage_demo_copies(site: Site, engine, specs: list[tuple[int, str | None, bool]], salt: int) -> list[str]:
     """Stage demo copies: (n, code word or None, light edit) each; returns the transcripts."""
-    from memcurate.curator.capture.incremental import capture
+    from memcurate.curator.candidates.incremental import capture
 
     raw = open(B.DEMO, encoding="utf-8").read()
     folder = os.path.join(site.dir, "transcripts")
@@ -270,7 +270,7 @@ def child(args) -> int:
         shared = None
         sources = B.main_session_files(args.transcripts) if os.path.isdir(args.transcripts) else []
         if sources and not (args.no_shared or quick):
-            from memcurate.curator.capture.incremental import capture
+            from memcurate.curator.candidates.incremental import capture
 
             shared = Site(work, "pipeline-shared")
             e = shared.engine()

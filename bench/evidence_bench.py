@@ -264,7 +264,7 @@ def run_session(transcript: Path, facts: tuple[Fact, ...], site: Path, *, verify
     """Backfill `transcript` in a new project under `site` and process every triage it stages, as a user's
     `memcurate triage PATH` and a Claude backend would, with the recording stand-in."""
     from memcurate.curator.candidates import staging
-    from memcurate.curator.capture.incremental import capture
+    from memcurate.curator.candidates.incremental import capture
     from memcurate.curator.engine import Engine
 
     project, memory = site / "project", site / "memory"

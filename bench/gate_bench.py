@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memcurate.curator import config  # noqa: E402
-from memcurate.curator.capture.incremental import capture  # noqa: E402
+from memcurate.curator.candidates.incremental import capture  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 LABELS = ROOT / "tests" / "data" / "triage_labels.json"

@@ -66,7 +66,7 @@ def _print_json(doc) -> None:
 
 
 def triage(args) -> int:
-    from memcurate.curator.capture.incremental import CaptureSkipped, capture  # triage's alone: not on the TUI's start
+    from memcurate.curator.candidates.incremental import CaptureSkipped, capture  # triage's alone: not on the TUI's start
 
     project = project_dir(args)
     data = data_dir(project)
@@ -333,7 +333,7 @@ def _print_installed(found: list[dict]) -> None:
 def _drafts(data: str) -> list[dict]:
     """The drafts ready for review, each with its confidence: from the state logs alone (one file a triage)."""
     from memcurate.curator.candidates.queue import Board
-    from memcurate.curator.capture.redact import redact_text
+    from memcurate.curator.util.redact import redact_text
 
     if not os.path.isdir(data):
         return []

@@ -16,7 +16,8 @@ from memcurate.curator.candidates import pipeline, staging
 from memcurate.curator.candidates.candidate import Claim, StagedTriage, read_review
 from memcurate.curator.candidates.pipeline import now_iso
 from memcurate.curator.memory import memory_md
-from memcurate.curator.review import actions, cards
+from memcurate.curator.review import actions
+from memcurate.curator.drafting import cards
 from memcurate.curator.util.atomic import append_line, read_json, sweep_temps, write_json
 from memcurate.curator.util.locks import FileLock, SharedLock
 from memcurate.curator.util.paths import ARCHIVE_DIR, ROOT_LOCK_NAME, check_saving, data_dir, resolve_memory_root
@@ -94,7 +95,7 @@ class Engine:
 
     def review(self, tid: str, cat: str) -> dict:
         """A ready candidate's review record, with `text` (the file to be written) and `draft`; `card` says
-        whether it is an offline evidence card no person has written yet (curator/review/cards.py)."""
+        whether it is an offline evidence card no person has written yet (curator/drafting/cards.py)."""
         return cards.marked(read_review(self.data, tid, cat))
 
     def card_evidence(self, tid: str, cat: str) -> dict:

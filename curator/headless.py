@@ -5,10 +5,10 @@ the rest for review, and reports what happened (a category the model
 skipped, finding nothing durable, is listed with its reason). A draft carrying an issue a
 person must see (verify.HOLD: an instruction to the agent to do harm) is
 never saved unattended: it stays pending, listed under "held". So is an
-offline evidence card (curator/review/cards.py: the offline drafter's text,
+offline evidence card (curator/drafting/cards.py: the offline drafter's text,
 which no person has written yet), with "offline card, write it in the TUI or
 set auto_approve.offline_cards: true", unless that key is true. Nor is a draft
-whose confidence (curator/review/confidence.py) is below the gate
+whose confidence (curator/verify/confidence.py) is below the gate
 (`auto_approve.min_confidence`, or `min_confidence` for one run): it stays
 `ready` for review, listed under "unsure" with its confidence and the factors
 that pulled it down. A triage another process holds is left to it; a second
@@ -26,10 +26,10 @@ read; candidates left for review (blocked, held, conflicts) and skips are not fa
 from __future__ import annotations
 
 from memcurate.curator.candidates import staging
-from memcurate.curator.review import cards
+from memcurate.curator.drafting import cards
 from memcurate.curator.review.actions import Approval, Blocked, Conflict, Redecided
-from memcurate.curator.review.confidence import pulled_down
-from memcurate.curator.review.verify import HOLD, Issue, held
+from memcurate.curator.verify.confidence import pulled_down
+from memcurate.curator.verify.checks import HOLD, Issue, held
 from memcurate.curator.util.atomic import NO_SPACE, failure, read_json
 from memcurate.curator.util.locks import LockBusy
 from memcurate.curator.errors import DiskError

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from memcurate.curator.capture.redact import redact_all
+from memcurate.curator.util.redact import redact_all
 from memcurate.curator.commands import UserError, _print_json, open_engine, project_dir
 from memcurate.curator.drafting import DrafterUnavailable
 from memcurate.curator.review.items import Unresolved

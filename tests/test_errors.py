@@ -83,7 +83,7 @@ def test_a_caller_acts_on_the_family_it_catches(where, name, family):
     ("memcurate.curator.util.safe_open", "Refused", OSError),
     ("memcurate.curator.util.atomic", "Unsettled", OSError),
     ("memcurate.curator.library.entries", "LibraryError", KeyError),
-    ("memcurate.curator.review.decide", "DecisionError", ValueError),
+    ("memcurate.curator.verify.decide", "DecisionError", ValueError),
     ("memcurate.curator.memory.memory_md.format", "MemoryMdError", ValueError),
 ])
 def test_existing_except_clauses_still_catch(where, name, builtin):

@@ -20,7 +20,7 @@ from fakes import Failing
 from test_engine_processes import check_memory, memory_files
 
 from memcurate.curator.candidates import staging
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.cli import main
 from memcurate.curator.engine import Engine
 from memcurate.curator.memory import memfile, memory_md
@@ -388,7 +388,7 @@ except OSError as e:
 
 
 def test_verify_blocks_a_file_in_the_way_that_is_no_memory_for_any_action():
-    from memcurate.curator.review.verify import verify
+    from memcurate.curator.verify.checks import verify
 
     text = "not even a memory"  # the target's issue does not depend on the text
     target = {"exists": True, "hash_matches": False, "path": "/m/decision/x.md", "where": "decision/x.md",

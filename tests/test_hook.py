@@ -334,7 +334,7 @@ def test_capturing_a_huge_message_keeps_memory_bounded(tmp_path, project):
     import tracemalloc
 
     from memcurate.curator import config
-    from memcurate.curator.capture.incremental import capture
+    from memcurate.curator.candidates.incremental import capture
 
     path = huge_message_session().write(claude_dir(tmp_path) / "huge-message.jsonl")
     data = data_of(project)

@@ -13,7 +13,7 @@ import pytest
 from conftest import needs_shared, run_hook, shared
 
 from memcurate.curator import config
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.engine import Engine
 from memcurate.curator.headless import auto_approve
 from memcurate.curator.memory import memfile

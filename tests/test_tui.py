@@ -27,7 +27,7 @@ from tui_helpers import engine_factory, settle, tui, until, watching
 from memcurate.curator.candidates import staging
 from memcurate.curator.candidates.candidate import read_review
 from memcurate.curator.candidates.pipeline import process
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.drafting import DraftResult
 from memcurate.curator.drafting.offline import OfflineDrafter
 from memcurate.curator.memory import memfile, memory_md

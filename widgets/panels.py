@@ -274,7 +274,7 @@ class IssuesView(Static):
 
 def confidence_lines(conf: dict | None) -> Text:
     """The draft's confidence: its value and every factor's effect on one line, then why of each factor that
-    pulled it down (curator/review/confidence.py), as the review record holds them."""
+    pulled it down (curator/verify/confidence.py), as the review record holds them."""
     out = Text()
     if not isinstance(conf, dict) or not isinstance(conf.get("value"), (int, float)):
         return out

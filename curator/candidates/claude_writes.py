@@ -32,7 +32,7 @@ import time
 import zlib
 
 from memcurate.curator.candidates.tool_edits import EditFailed, after
-from memcurate.curator.capture.redact import redact
+from memcurate.curator.util.redact import redact
 from memcurate.curator.util.atomic import read_json, write_json
 from memcurate.curator.util.paths import is_inside, resolve_memory_root
 from memcurate.curator.util.record_folder import record_ids, resolve

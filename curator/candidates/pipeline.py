@@ -27,12 +27,13 @@ from dataclasses import dataclass, field
 from memcurate.curator.candidates import same_fact, second_look, staging, usage
 from memcurate.curator.candidates.candidate import Candidate, StagedTriage, text_hash
 from memcurate.curator.candidates.staging import now_iso
-from memcurate.curator.capture.redact import find_secrets, marker, redact, redact_document, redact_text
+from memcurate.curator.util.redact import find_secrets, marker, redact, redact_text
 from memcurate.curator.categories import ONE_PER_SESSION
 from memcurate.curator.memory import memfile
-from memcurate.curator.review import cards, confidence
-from memcurate.curator.review.decide import Decision, Existing, decide, sessions
-from memcurate.curator.review.verify import VERIFIER, Issue, blocking, verify
+from memcurate.curator.drafting import cards
+from memcurate.curator.verify import confidence
+from memcurate.curator.verify.decide import Decision, Existing, decide, sessions
+from memcurate.curator.verify.checks import VERIFIER, Issue, blocking, verify
 from memcurate.curator.util.atomic import read_json
 
 
@@ -187,7 +188,7 @@ def _carried(cand: Candidate, given: list[Issue] | None, drafter: dict | None, t
 
 def _confidence(engine, cand: Candidate, action: str, doc: memfile.MemoryDoc | None, issues: list[Issue],
                 said: dict) -> dict:
-    """The draft's confidence (curator/review/confidence.py) from what verification gathered. The offline
+    """The draft's confidence (curator/verify/confidence.py) from what verification gathered. The offline
     drafter's own text (quoted from the session) is checked against the category's cues."""
     offline = said.get("model") == "offline"
     cues = engine.cfg["categories"].get(cand.category, {}).get("keywords") or () if offline else ()
@@ -365,7 +366,7 @@ def _draft_one(engine, chain, request, deadline) -> Drafted:
     """A drafting worker: the fallback chain, then (verify.llm) the model verifier on a Claude draft.
     Network and child processes only; the state moves are `_finish`'s."""
     from memcurate.curator.drafting.resilience import OFFLINE
-    from memcurate.curator.review.verify import drafting_issues
+    from memcurate.curator.verify.checks import drafting_issues
 
     outcome = chain.run(request, deadline)
     result = outcome.result
@@ -449,7 +450,7 @@ def _redact_draft(result) -> None:
     """Redact the drafter's whole document, front matter included, before anything is written:
     whatever the backend, a secret it echoed from the evidence (into a title, a tag, a YAML
     comment) never reaches staging. What survives this is a BLOCK at verification."""
-    doc, found = redact_document(result.doc)
+    doc, found = memfile.redact_document(result.doc)
     if not found and not find_secrets(result.text):
         return
     result.doc, result.text = doc, memfile.render(doc)  # rendered anew: no text outside the fields is kept

@@ -17,8 +17,8 @@ from memcurate.curator.candidates.candidate import Candidate
 from memcurate.curator.candidates.staging import StagingError
 from memcurate.curator.categories import CATEGORIES, NAMES, base
 from memcurate.curator.memory import memfile
-from memcurate.curator.review.decide import similarity, unattributed
-from memcurate.curator.review.verify import similarity as text_similarity
+from memcurate.curator.verify.decide import similarity, unattributed
+from memcurate.curator.verify.checks import similarity as text_similarity
 
 HELD = ("approved", "saved")
 

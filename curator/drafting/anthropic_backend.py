@@ -17,7 +17,7 @@ SDK does (gateways, local Anthropic-compatible servers): nothing is passed expli
   covers both Claude backends. A failure says whether it is worth retrying (429, 5xx, 529 overloaded,
   timeouts, dropped connections, a malformed answer) or fatal for the backend (401/403, no credit).
 - `check` is the optional verification pass, `second_look` the look at a session
-  (curator/candidates/second_look.py), `rule` a graduation candidate's rule (curator/rules/draft.py):
+  (curator/candidates/second_look.py), `rule` a graduation candidate's rule (curator/drafting/rule_draft.py):
   the same call shape with their own prompt and tool.
 - Each call's cost comes from the price table (curator/drafting/prices.py): the API does not say it.
 

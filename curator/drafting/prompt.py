@@ -4,7 +4,7 @@ and the memory document built from an answer.
 The transcript is data, never instructions: the excerpt, the snippets and the existing candidates are
 fenced with a marker derived from their own hash, which the data therefore cannot contain, so nothing
 in a transcript can close the fence and speak as the prompt. Whatever comes back is validated here and
-then verified like any other draft (curator/review/verify.py).
+then verified like any other draft (curator/verify/checks.py).
 """
 
 from __future__ import annotations
@@ -459,7 +459,7 @@ def read_concerns(answer) -> list[dict]:
     return out
 
 
-# -- a graduation candidate's rule (curator/rules/draft.py): one short imperative from recurring failures ------
+# -- a graduation candidate's rule (curator/drafting/rule_draft.py): one short imperative from recurring failures ------
 
 from memcurate.curator.rules.rulefile import GLOB_MAX, GLOBS_MAX, RULE_MAX, TOPIC_MAX  # noqa: E402  (the rules file's limits)
 
@@ -520,7 +520,7 @@ def rule_prompt(evidence: str) -> str:
 
 def read_rule(answer) -> dict:
     """A rule answer as {rule, topic, paths}, or {"skip": reason}; ValueError for an answer that is
-    neither. Only the shape is read here: curator/rules/draft.py checks what it says."""
+    neither. Only the shape is read here: curator/drafting/rule_draft.py checks what it says."""
     reason = skip_reason(answer)
     if reason is not None:
         return {"skip": reason}

@@ -71,7 +71,7 @@ def _without_fix(f: Finding) -> Finding:
 
 def _shown(value):
     """`value` (a finding's message or detail: text, lists, mappings) with every secret redacted."""
-    from memcurate.curator.capture.redact import redact_all
+    from memcurate.curator.util.redact import redact_all
 
     return redact_all(value)
 

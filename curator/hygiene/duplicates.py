@@ -27,10 +27,10 @@ from memcurate.curator.library.entries import is_line_ref
 from memcurate.curator.hygiene.merging import CONTRADICTION, DUPLICATE  # noqa: F401 (a pair's kinds, used here and by callers)
 from memcurate.curator.memory import memfile
 from memcurate.curator.memory.front_matter import MemoryFormatError, split_front_matter
-from memcurate.curator.review.decide import identifiers, unattributed
-from memcurate.curator.review.decide import similarity as fact_similarity
-from memcurate.curator.review.verify import content_words
-from memcurate.curator.review.verify import similarity as text_similarity
+from memcurate.curator.verify.decide import identifiers, unattributed
+from memcurate.curator.verify.decide import similarity as fact_similarity
+from memcurate.curator.verify.checks import content_words
+from memcurate.curator.verify.checks import similarity as text_similarity
 from memcurate.curator.util.stamps import content_hash
 from memcurate.curator.util.textsafe import one_line
 

@@ -15,8 +15,8 @@ from memcurate.curator.categories import CLAUDE
 from memcurate.curator.drafting.offline.text import sentences
 from memcurate.curator.hygiene import statements as said
 from memcurate.curator.memory import memfile
-from memcurate.curator.review.decide import merge as merge_onto
-from memcurate.curator.review.decide import merge_sources, unattributed
+from memcurate.curator.verify.decide import merge as merge_onto
+from memcurate.curator.verify.decide import merge_sources, unattributed
 from memcurate.curator.util.stamps import now_iso
 from memcurate.curator.util.textsafe import one_line
 
@@ -252,7 +252,7 @@ def model_merge(engine, members: list, structural: memfile.MemoryDoc) -> tuple[s
     if name not in CLAUDE_BACKENDS or not callable(getattr(drafter, "merge", None)):
         return "", ""
     from memcurate.curator.drafting import DraftResult, MergeRequest, model_for
-    from memcurate.curator.review.verify import BLOCK, verify
+    from memcurate.curator.verify.checks import BLOCK, verify
 
     alias, model_id = model_for(engine.cfg, structural.category)
     ordered = sorted(members, key=lambda m: (m.stamp, m.ref), reverse=True)

@@ -293,7 +293,7 @@ def _resolved(p: str, paths: list[str]) -> list[str]:
 
 
 def _holds_secret(text: str) -> bool:
-    from memcurate.curator.capture.redact import find_secrets
+    from memcurate.curator.util.redact import find_secrets
 
     return bool(find_secrets(text))
 

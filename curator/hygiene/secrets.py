@@ -1,6 +1,6 @@
 """Secrets in any memory file: memcurate's memories, Claude's topic files, MEMORY.md (line by line)
 and the archive files. Each is high severity; its proposal replaces the secrets with [REDACTED:<kind>]
-(curator/capture/redact.py): a memory or topic file is written whole, redacted; MEMORY.md and the archive
+(curator/util/redact.py): a memory or topic file is written whole, redacted; MEMORY.md and the archive
 files change only the lines holding one (`replace_line`: a line of Claude's, a memcurate entry line, a
 line of an archive file), every other byte as it was."""
 
@@ -20,7 +20,7 @@ MEMORY_MD_REF = f"{CLAUDE}/MEMORY.md"
 
 
 def detect(engine) -> list[Finding]:
-    from memcurate.curator.capture.redact import find_secrets, redact_text
+    from memcurate.curator.util.redact import find_secrets, redact_text
 
     findings = []
     for t in memory_texts(engine):
@@ -62,7 +62,7 @@ def _finding(ref: str, where: str, text: str, kinds: list[str], ops: list[dict],
 
 
 def _has_secret(line: str) -> bool:
-    from memcurate.curator.capture.redact import find_secrets
+    from memcurate.curator.util.redact import find_secrets
 
     return bool(find_secrets(line))
 

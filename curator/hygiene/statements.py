@@ -8,8 +8,8 @@ import re
 from collections import defaultdict
 
 from memcurate.curator.drafting.offline.text import sentences
-from memcurate.curator.review.decide import unattributed
-from memcurate.curator.review.verify import content_words
+from memcurate.curator.verify.decide import unattributed
+from memcurate.curator.verify.checks import content_words
 
 _NEGATION = re.compile(r"\b(?:not|never|no longer|don't|do not|doesn't|does not|mustn't|must not|shouldn't|"
                        r"should not|avoid|stop using|stopped using|cannot|can't|won't|isn't|aren't)\b", re.I)

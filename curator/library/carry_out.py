@@ -88,7 +88,7 @@ def _trash(engine, where: str, data: bytes) -> str:
 
 def _redacted(data: bytes) -> bytes:
     """`data` with every secret redacted; bytes that are not UTF-8 are kept as they are."""
-    from memcurate.curator.capture.redact import redact_text
+    from memcurate.curator.util.redact import redact_text
 
     return redact_text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 

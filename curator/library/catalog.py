@@ -62,7 +62,7 @@ def _line_entry(md: _MemoryMd, root: str, line) -> Entry:
 
 def _shown(text: str, limit: int) -> str:
     """A line of Claude's is shown as the index keeps text: one safe line, secrets redacted."""
-    from memcurate.curator.capture.redact import redact_text
+    from memcurate.curator.util.redact import redact_text
 
     return one_line(redact_text(text), limit)
 

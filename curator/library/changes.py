@@ -89,7 +89,7 @@ class Planned:
     def as_dict(self) -> dict:
         """As shown and printed: the files' texts are redacted already; an error, issue or note may quote an
         op (its text) and is redacted here."""
-        from memcurate.curator.capture.redact import redact_text
+        from memcurate.curator.util.redact import redact_text
 
         return {"files": self.files, "errors": [redact_text(e) for e in self.errors], "fingerprint": self.fingerprint,
                 "issues": [{k: redact_text(v) if isinstance(v, str) else v for k, v in i.items()} for i in self.issues],
@@ -216,7 +216,7 @@ def _plan_op(st: _State, op) -> None:
 
 def _line_text(st: _State, ref: str, op: dict) -> str:
     """The new text of a line (replace_line): one line, no secret in it."""
-    from memcurate.curator.capture.redact import find_secrets
+    from memcurate.curator.util.redact import find_secrets
 
     text = op.get("text")
     if not isinstance(text, str) or not text.strip() or "\n" in text or "\r" in text:
@@ -344,7 +344,7 @@ def _doc(data: bytes | None, where: str, ref: str):
 
 
 def _plan_memory_write(st: _State, ref: str, category: str, id: str, where: str, base, current, text) -> None:
-    from memcurate.curator.review.verify import ADVISORY, BLOCK, verify
+    from memcurate.curator.verify.checks import ADVISORY, BLOCK, verify
 
     if not isinstance(text, str):
         raise ValueError(f"{ref}: write needs the file's text")
@@ -398,7 +398,7 @@ def _claude_where(st: _State, ref: str, where: str) -> str:
 
 
 def _plan_claude_file(st: _State, kind: str, ref: str, where: str, base, op: dict) -> None:
-    from memcurate.curator.capture.redact import find_secrets
+    from memcurate.curator.util.redact import find_secrets
 
     if kind in _LINE_OPS:
         raise ValueError(f"{ref}: {kind} takes a memcurate memory; a file of Claude's is adopted first")
@@ -484,7 +484,7 @@ def _plan_memory_md(st: _State) -> list[str]:
 def _shown(data: bytes | None) -> str | None:
     """A file's bytes as a plan shows them: text with every secret redacted (the plan is put on screen,
     printed and stored as JSON; its fingerprint and the base hashes stay over the raw bytes)."""
-    from memcurate.curator.capture.redact import redact_text
+    from memcurate.curator.util.redact import redact_text
 
     return None if data is None else redact_text(data.decode("utf-8", "replace"))
 
@@ -493,7 +493,7 @@ def _diff(where: str, before: bytes | None, after: bytes | None) -> str:
     """The unified diff of the raw texts (a secret replaced by its tag is a changed line), redacted as
     shown: the diff's text, and any line of a secret found in either text (a hunk may hold part of a
     private key without its BEGIN line)."""
-    from memcurate.curator.capture.redact import redact_diff
+    from memcurate.curator.util.redact import redact_diff
 
     old = "" if before is None else before.decode("utf-8", "replace")
     new = "" if after is None else after.decode("utf-8", "replace")

@@ -28,7 +28,7 @@ def edit(engine, ref: str, text: str, base_hash: str) -> dict:
     (of the file now), issues (ADVISORY, as dicts)}. ChangeError with the BLOCK issues, or when the file
     changed since it was opened."""
     from memcurate.curator.memory import memfile
-    from memcurate.curator.review.verify import ADVISORY, BLOCK, verify
+    from memcurate.curator.verify.checks import ADVISORY, BLOCK, verify
 
     owner, category, rest = _ref(ref)
     if owner == CLAUDE and rest.startswith(MEMORY_MD + "#"):

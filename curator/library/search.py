@@ -49,7 +49,7 @@ def search(engine, query: str, limit: int = 500) -> list[str]:
 
 def _lines_holding(engine, needle: str) -> list[str]:
     """Claude's lines holding `needle` as they are shown: a secret in one is never found by its value."""
-    from memcurate.curator.capture.redact import redact_text
+    from memcurate.curator.util.redact import redact_text
     from memcurate.curator.library.catalog import claude_lines
 
     return list(dict.fromkeys(line_ref(line.text) for line in claude_lines(engine.root)

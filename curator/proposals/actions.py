@@ -66,8 +66,8 @@ def _damaged(engine, record: dict) -> None:
 
 def instruction_issues(record: dict) -> list[dict]:
     """An ADVISORY `instruction` issue for each harm the texts the proposal would write tell the agent to do
-    (curator/review/instructions.py): MEMORY.md and Claude's files are loaded into every session."""
-    from memcurate.curator.review.verify import instruction_issues as found
+    (curator/util/instructions.py): MEMORY.md and Claude's files are loaded into every session."""
+    from memcurate.curator.verify.checks import instruction_issues as found
 
     parts = [(op["ref"], op["text"]) for op in store.ops_of(record) if isinstance(op.get("text"), str)]
     return [i.as_dict() for i in found(parts)]
@@ -127,7 +127,7 @@ def edit(engine, pid: str, text: str) -> dict:
     """Store the person's text for the memory file the proposal writes; shown again (`view`), its plan
     re-verifying the text (a BLOCK keeps it from being approved until edited again). A text holding a
     secret is refused and nothing stored: the record would keep it in clear in the data dir."""
-    from memcurate.curator.capture.redact import find_secrets
+    from memcurate.curator.util.redact import find_secrets
 
     if not isinstance(text, str) or not text.strip():
         raise ProposalError("the edited text is empty")

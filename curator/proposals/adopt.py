@@ -130,7 +130,7 @@ def unique_id(name: str, taken: set[str], exists) -> str:
 
 def memory_text(engine, source: dict, category: str, mid: str, *, created: str) -> str:
     """The memory file: front matter completed, Claude's text in the category's sections, secrets redacted."""
-    from memcurate.curator.capture.redact import redact_text
+    from memcurate.curator.util.redact import redact_text
     from memcurate.curator.drafting.offline.tags import make_tags
     from memcurate.curator.drafting.offline.text import sentences
     from memcurate.curator.memory.memfile import DESCRIPTION_MAX, TITLE_MAX, MemoryDoc, join_sections, render

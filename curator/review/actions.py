@@ -20,8 +20,8 @@ from memcurate.curator.candidates import staging
 from memcurate.curator.candidates.candidate import Candidate, Claim, StagedTriage, text_hash
 from memcurate.curator.candidates.pipeline import existing_for, process, settle
 from memcurate.curator.memory import memfile
-from memcurate.curator.review.decide import Decision, DecisionError, choose, decide
-from memcurate.curator.review.verify import Issue, blocking
+from memcurate.curator.verify.decide import Decision, DecisionError, choose, decide
+from memcurate.curator.verify.checks import Issue, blocking
 from memcurate.curator.errors import Refusal, StaleError, DiskError
 
 

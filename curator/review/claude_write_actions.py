@@ -21,12 +21,12 @@ import os
 
 from memcurate.curator.candidates import claude_writes
 from memcurate.curator.candidates.claude_writes import PENDING, ClaudeWriteError, Conflict, Refused
-from memcurate.curator.capture.redact import redact_all, redact_text
+from memcurate.curator.util.redact import redact_all, redact_text
 from memcurate.curator.memory.memory_md.format import MemoryMdError
 from memcurate.curator.memory.memory_md.planning import keep_sections
 from memcurate.curator.review.claude_write_checks import check, is_memory_md
 from memcurate.curator.review.items import CLAUDE_WRITE
-from memcurate.curator.review.verify import blocking
+from memcurate.curator.verify.checks import blocking
 from memcurate.curator.util.atomic import write_text
 from memcurate.curator.util.stamps import content_hash
 

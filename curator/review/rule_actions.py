@@ -2,7 +2,7 @@
 it, approve it (the rule file written), edit its text, reject it, draft it with Claude.
 
 The text a person reviews is the edit when there is one, else the model's draft, else the offline
-text computed when shown (curator/rules/draft.py): an offline candidate needs no drafting step.
+text computed when shown (curator/drafting/rule_draft.py): an offline candidate needs no drafting step.
 Approving plans the rule file (curator/rules/rulefile.py), writes it and marks the candidate
 approved, all under one lock for the rules folder: two approvals at once (two processes, or two
 candidates of one topic file) write once, one after the other, and an edit waits for that lock too,
@@ -20,7 +20,9 @@ from __future__ import annotations
 import json
 import os
 
-from memcurate.curator.rules import candidates, draft, ledger, rulefile
+from memcurate.curator.rules import candidates, ledger, rulefile
+
+from memcurate.curator.drafting import rule_draft as draft
 from memcurate.curator.util.locks import FileLock
 from memcurate.curator.util.stamps import content_hash
 from memcurate.curator.errors import Refusal
@@ -120,7 +122,7 @@ def issues(chosen: dict, shown: dict) -> list[dict]:
     """A pending rule's issues (dicts, as a draft's): a BLOCK when its file cannot be written as planned;
     an ADVISORY `instruction` for each harm its text tells the agent to do (a rule is loaded into every
     session it applies to, like a memory: a person decides, --auto-approve holds it)."""
-    from memcurate.curator.review.verify import instruction_issues
+    from memcurate.curator.verify.checks import instruction_issues
 
     out = [{"severity": "BLOCK", "code": "rule-file", "where": shown["file"] or chosen["topic"],
             "message": shown["error"]}] if shown["error"] else []

@@ -28,7 +28,7 @@ import json
 import os
 import time
 
-from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.util.redact import redact_text
 from memcurate.curator.util.atomic import dump_json, is_temp_name, write_json, write_new
 from memcurate.curator.util.lazyre import LazyRegex
 from memcurate.curator.util.private import make_dirs

@@ -24,7 +24,7 @@ What collapses together (the design call):
            error line, normalised.
 
 Nothing secret reaches a signature: the message is redacted
-(curator/capture/redact.py) before it is normalised, and the signature once
+(curator/util/redact.py) before it is normalised, and the signature once
 more at the end; the excerpt is redacted as well.
 
 Cost: `classify` and `looks_failed` run on every Bash call (PostToolUse), so
@@ -239,7 +239,7 @@ def failures(command: str, output: str, *, project: str = "", limit: int = 3) ->
         found = parse(out)
     if not found:
         found = generic.command(out)
-    from memcurate.curator.capture.redact import redact_text  # only now: a passing command never pays for it
+    from memcurate.curator.util.redact import redact_text  # only now: a passing command never pays for it
 
     result: list[Failure] = []
     seen: set[tuple[str, str]] = set()

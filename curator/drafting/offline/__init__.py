@@ -26,8 +26,8 @@ import re
 import time
 from typing import Mapping
 
-from memcurate.curator.candidates.staging import now_iso
-from memcurate.curator.capture.redact import find_secrets, redact_text
+from memcurate.curator.util.stamps import now_iso
+from memcurate.curator.util.redact import find_secrets, redact_text
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.drafting import DraftRequest, DraftResult
 from memcurate.curator.drafting.offline import recipes

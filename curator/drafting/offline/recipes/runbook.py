@@ -40,7 +40,7 @@ from memcurate.curator.drafting.offline.text import (
     shorten,
 )
 from memcurate.curator.drafting.offline.titles import TITLE_SOFT, describe, title_from
-from memcurate.curator.review.form import section_flaws
+from memcurate.curator.verify.form import section_flaws
 
 _ERROR_NAMED = re.compile(r"(?:^|[\s(])(?<!except )(?<!raise )([A-Za-z_][\w.]*(?:Error|Exception|Exit))"
                           r"(?::\s+(.+)|\s*$)")
