@@ -202,8 +202,9 @@ def check(labels: dict, shared: str, find_secrets=None) -> tuple[list[str], Coun
 
 def _secret_finder():
     """memcurate.curator.util.redact.find_secrets from this checkout, or None when it cannot be imported."""
-    if REPO not in sys.path:
-        sys.path.insert(0, REPO)
+    dev = os.path.join(REPO, "dev")  # the checkout's `memcurate` package
+    if dev not in sys.path:
+        sys.path.insert(0, dev)
     try:
         from memcurate.curator.util.redact import find_secrets
     except ImportError:

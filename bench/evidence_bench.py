@@ -50,7 +50,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))  # the checkout's engine, as draft_bench and gate_bench run it
+    sys.path.insert(0, str(ROOT / "dev"))  # the checkout's engine, as draft_bench and gate_bench run it
 
 from memcurate.curator.drafting.claude_cli import ClaudeCliDrafter  # noqa: E402
 from memcurate.curator.drafting.input_cap import CHARS_PER_TOKEN, TOOL_CHARS  # noqa: E402

@@ -111,7 +111,7 @@ print(json.dumps({"rc": rc, "modules": sorted(sys.modules)}))
 
 def probe(project: Path, doc: dict) -> set[str]:
     p = subprocess.run([sys.executable, "-c", PROBE], input=json.dumps(doc).encode(), capture_output=True,
-                       cwd=project, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT),
+                       cwd=project, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT / "dev"),
                                                      "CLAUDE_PROJECT_DIR": str(project)})
     assert p.returncode == 0, p.stderr
     report = json.loads(p.stdout)
