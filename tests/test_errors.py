@@ -64,7 +64,7 @@ def test_no_class_anywhere_in_the_source_derives_from_a_builtin_exception_alone(
 
 @pytest.mark.parametrize("where, name, family", [
     ("memcurate.curator.memory.store", "ConflictError", StaleError),
-    ("memcurate.curator.candidates.claude_writes", "Conflict", StaleError),
+    ("memcurate.curator.candidates.claude_writes", "WriteConflict", StaleError),
     ("memcurate.curator.review.actions", "Changed", StaleError),
     ("memcurate.curator.util.locks", "LockBusy", BusyError),
     ("memcurate.curator.memory.store", "BrokenMemoryError", DamagedError),

@@ -40,7 +40,7 @@ from textual.worker import get_current_worker
 
 from memcurate.curator.candidates import staging, usage
 from memcurate.curator.candidates.candidate import text_hash
-from memcurate.curator.candidates.queue import Item, Outcome
+from memcurate.curator.candidates.queue import Item, TriageProgress
 from memcurate.curator.drafting import cards
 from memcurate.curator.util.locks import LockBusy
 from memcurate.curator.util.private import make_dirs
@@ -160,7 +160,7 @@ class MemcurateApp(App):
         self.clock = clock
         self.editor = editor
         self.items: dict[str, list[Item]] = {}
-        self.outcomes: dict[str, Outcome] = {}  # every staged triage's skips and model use (the progress panel)
+        self.outcomes: dict[str, TriageProgress] = {}  # every staged triage's skips and model use (the progress panel)
         self.overall = usage.empty()  # the model use of every staged triage
         self.filter_words: list[str] = []
         self.review: dict | None = None  # the selected item's review record
@@ -390,7 +390,7 @@ class MemcurateApp(App):
         tid = item.tid if is_memory(item) else None  # Claude's writes and rules are not drafted by the pipeline
         rows = [i for i in self.items.get(tid, []) if not i.is_error] if tid else []
         busy = sum(1 for t, v in self.items.items() if t != tid and any(i.state in staging.IN_FLIGHT for i in v))
-        outcome = (self.outcomes.get(tid) if tid else None) or Outcome()
+        outcome = (self.outcomes.get(tid) if tid else None) or TriageProgress()
         shown = (tid, rows, busy, outcome, self.overall)
         if shown != self._progress_shown:
             self._progress_shown = shown
@@ -890,7 +890,7 @@ class MemcurateApp(App):
         except LockBusy:
             self.post_message(ActionDone(f"{what} {item.tid}: busy (Claude is staging a write, or a save is under "
                                          "way); try again in a moment", reload, "warning"))
-        except Exception as e:  # ClaudeWriteError (Conflict, BLOCK, not pending), a full disk: said, not fatal
+        except Exception as e:  # ClaudeWriteError (WriteConflict, BLOCK, not pending), a full disk: said, not fatal
             self.post_message(ActionDone(f"{what} {item.tid}: {e}", reload, "error"))
 
     def _review_rule(self, what: str, item: Item, reason: str, seen: dict | None = None) -> None:

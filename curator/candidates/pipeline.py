@@ -23,6 +23,7 @@ import os
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from memcurate.curator.candidates import same_fact, second_look, staging, usage
 from memcurate.curator.candidates.candidate import Candidate, StagedTriage, text_hash
@@ -35,6 +36,9 @@ from memcurate.curator.verify import confidence
 from memcurate.curator.verify.decide import Decision, Existing, decide, sessions
 from memcurate.curator.verify.checks import VERIFIER, Issue, blocking, verify
 from memcurate.curator.util.atomic import read_json
+
+if TYPE_CHECKING:  # the chain is imported where drafting starts: the hook path never builds one
+    from memcurate.curator.drafting.resilience import ChainResult
 
 
 @dataclass
@@ -357,7 +361,7 @@ DEADLINE_GRACE = 5.0  # seconds past the deadline for a call that overran its ow
 class Drafted:
     """What a drafting worker hands back: the chain's outcome, and the advisories of how it was made."""
 
-    outcome: object  # resilience.Outcome
+    outcome: ChainResult
     issues: list = field(default_factory=list)  # verify.Issue: fallback provenance, the verifier's concerns
     verifier: dict | None = None  # the verification call's model, time, retries, error (for the state line)
 

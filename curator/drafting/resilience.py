@@ -57,7 +57,7 @@ class Backoff:
 
 
 @dataclass
-class Outcome:
+class ChainResult:
     """The chain's answer for one category: the result that counts, every step, the sums."""
 
     result: DraftResult
@@ -132,8 +132,8 @@ class Chain:
             steps.append(Step(alias, self.drafter, replace(request, model_alias=alias, model_id=model)))
         return steps
 
-    def run(self, request: DraftRequest, deadline: Deadline) -> Outcome:
-        outcome = Outcome(result=DraftResult(doc=None, text="", model=request.model_alias, error="nothing was tried"))
+    def run(self, request: DraftRequest, deadline: Deadline) -> ChainResult:
+        outcome = ChainResult(result=DraftResult(doc=None, text="", model=request.model_alias, error="nothing was tried"))
         fatal = False
         for step in self.steps(request):
             if not step.offline and (fatal or deadline.left() < self.call_timeout):

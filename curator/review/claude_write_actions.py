@@ -3,7 +3,7 @@
 Approving runs under the memory root's lock and the staged writes' lock. The
 target must still hold what it held when the write was first staged (for
 MEMORY.md only Claude's part, outside memcurate's sections, counts: memcurate may
-have saved meanwhile), else it is a Conflict the person sees and nothing is
+have saved meanwhile), else it is a WriteConflict the person sees and nothing is
 written. Then exactly the staged text is written atomically; for MEMORY.md,
 Claude's text with memcurate's sections as they are now, so no memcurate entry
 is lost and no section doubled. Rejecting records the reason and writes nothing.
@@ -20,7 +20,7 @@ import difflib
 import os
 
 from memcurate.curator.candidates import claude_writes
-from memcurate.curator.candidates.claude_writes import PENDING, ClaudeWriteError, Conflict, Refused
+from memcurate.curator.candidates.claude_writes import PENDING, ClaudeWriteError, WriteConflict, WriteRefused
 from memcurate.curator.util.redact import redact_all, redact_text
 from memcurate.curator.memory.memory_md.format import MemoryMdError
 from memcurate.curator.memory.memory_md.planning import keep_sections
@@ -63,7 +63,7 @@ def diff(record: dict) -> str:
 
 def approve(engine, wid: str) -> dict:
     """Write the staged text into its target and mark it saved; the saved record. ClaudeWriteError when it
-    is not pending or has a BLOCK issue, Conflict when the target changed since it was staged."""
+    is not pending or has a BLOCK issue, WriteConflict when the target changed since it was staged."""
     with engine.root_lock(), claude_writes.lock(engine.data):
         record = claude_writes.find(engine.data, wid, memory_dir(engine))  # Damaged: never acted on
         rid = claude_writes.PREFIX + record["id"]
@@ -74,8 +74,8 @@ def approve(engine, wid: str) -> dict:
             raise ClaudeWriteError(f"{rid} cannot be saved: " + "; ".join(f"{i.where}: {i.message}" for i in blocked))
         try:
             current = claude_writes.read_disk(record["path"])
-        except Refused as e:
-            raise Conflict(f"{rid}: {e}") from None
+        except WriteRefused as e:
+            raise WriteConflict(f"{rid}: {e}") from None
         text = _final_text(record, current, rid)
         if current != text:
             _check_base(record, current, rid)
@@ -105,7 +105,7 @@ def _check_base(record: dict, current: str | None, rid: str) -> None:
                                                       content_hash(current) == record.get("base_hash"))
     if not same:
         now = "was deleted" if current is None else ("was created" if base is None else "changed")
-        raise Conflict(f"{rid}: {record['where']} {now} since Claude's write was staged; nothing was written. "
+        raise WriteConflict(f"{rid}: {record['where']} {now} since Claude's write was staged; nothing was written. "
                        "Reject it, or look at the file and ask Claude to write it again")
 
 
