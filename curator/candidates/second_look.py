@@ -32,6 +32,8 @@ again once, by the next run (another process), never in a loop.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 
 from memcurate.curator.candidates import staging, usage
@@ -41,12 +43,15 @@ from memcurate.curator.categories import FACTS_MAX, ONE_PER_SESSION, slot
 from memcurate.curator.drafting import USAGE
 from memcurate.curator.util.textsafe import one_line
 
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
+
 CLAUDE_BACKENDS = ("anthropic", "claude-cli")
 MIN_ROOM = 1000  # characters of digest below which a look is not worth a call
 EVIDENCE_EXCERPTS = 2  # a fact's evidence: at most this many keyword excerpts' worth of cited entries
 
 
-def run(engine, triage: StagedTriage) -> dict | None:
+def run(engine: Context, triage: StagedTriage) -> dict | None:
     """Make the triage's second look if it is due, and return its record (None when none was due);
     afterwards `triage.doc` holds any categories added. Call it under the triage's claim. A failure is
     recorded, never raised (but a failed write is)."""
@@ -62,7 +67,7 @@ def run(engine, triage: StagedTriage) -> dict | None:
     return look
 
 
-def _look(engine, triage: StagedTriage, request: dict) -> dict:
+def _look(engine: Context, triage: StagedTriage, request: dict) -> dict:
     """The record of one attempt: state (done | failed | off), what was found, added and confirmed, usage so far."""
     cfg = engine.cfg
     if not cfg["second_look"]["enabled"]:
@@ -151,7 +156,7 @@ def _look(engine, triage: StagedTriage, request: dict) -> dict:
 WAIT_HOURS = 12.0  # how long a Stop's keyword categories wait for a look over their bytes before being drafted
 
 
-def keyword_fate(engine, triage: StagedTriage, now: float | None = None) -> tuple[str, str]:
+def keyword_fate(engine: Context, triage: StagedTriage, now: float | None = None) -> tuple[str, str]:
     """What becomes of the keyword categories of a triage that asked for no look of its own (a Stop's pass),
     when a Claude backend drafts and the look is on: the look at the session's end, or at its next segment,
     reads these bytes, and a keyword excerpt is no evidence to draft from (issue 23). ("wait", why) while a

@@ -23,10 +23,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from memcurate.curator.drafting import DraftRequest
 from memcurate.curator.drafting import prompt as prompts
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 CHARS_PER_TOKEN = 3
 TOOL_CHARS = 120  # the tool's name and description (anthropic), or the CLI flags around the schema
@@ -86,7 +89,7 @@ def look_overhead(already: tuple) -> int:
     return call_chars(prompts.LOOK_SYSTEM_PROMPT, prompts.look_schema(), prompts.look_prompt("", already))
 
 
-def apply(engine, todo: list, requests: dict[str, DraftRequest]) -> None:
+def apply(engine: Context, todo: list, requests: dict[str, DraftRequest]) -> None:
     """Cut the requests of `todo` (candidates about to be drafted) to their share of the cap, in place,
     and record each cut on its category's state line."""
     if getattr(engine.drafter, "name", "") == "offline" or not cap_tokens(engine.cfg):

@@ -16,6 +16,8 @@ approved marker resolves its finding (churn is measured from `updated`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 import re
 
@@ -24,6 +26,9 @@ from memcurate.curator.hygiene.project_facts import ProjectFacts
 from memcurate.curator.hygiene.texts import Text, memory_texts
 from memcurate.curator.library.entries import MEMCURATE, line_hash
 from memcurate.curator.util.stamps import now_iso
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 _FENCE = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1[^\n]*$", re.M | re.S)
 _CODE = re.compile(r"`([^`\n]+)`")
@@ -58,7 +63,7 @@ CHURN_SHARE = 0.5
 CHURN_MIN = 20  # a ten-line file rewritten is not news
 
 
-def detect(engine) -> list[Finding]:
+def detect(engine: Context) -> list[Finding]:
     facts = ProjectFacts(engine.project)
     if not facts.has_files:
         return []

@@ -6,6 +6,8 @@ line of an archive file), every other byte as it was."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 
 from memcurate.curator.hygiene import Finding, fix
@@ -16,10 +18,13 @@ from memcurate.curator.memory.memory_md.writing import memory_md_path
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.util.paths import ARCHIVE_DIR
 
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
+
 MEMORY_MD_REF = f"{CLAUDE}/MEMORY.md"
 
 
-def detect(engine) -> list[Finding]:
+def detect(engine: Context) -> list[Finding]:
     from memcurate.curator.util.redact import find_secrets, redact_text
 
     findings = []
@@ -84,7 +89,7 @@ def _archive_files(root: str):
                     yield os.path.relpath(path, root).replace(os.sep, "/"), text
 
 
-def _memory_md(engine, find_secrets, redact_text) -> list[Finding]:
+def _memory_md(engine: Context, find_secrets, redact_text) -> list[Finding]:
     path = memory_md_path(engine.root)
     try:
         text = read_text(path)

@@ -44,7 +44,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from dataclasses import dataclass, field, replace
 
 from memcurate.curator.library.carry_out import CHANGED, Stopped, read_bytes, run
@@ -54,6 +54,9 @@ from memcurate.curator.memory.memory_md.archive import archive_add, archive_drop
 from memcurate.curator.util.paths import ARCHIVE_DIR, is_inside
 from memcurate.curator.util.stamps import content_hash
 from memcurate.curator.errors import Refusal
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 OPS = ("write", "archive", "delete", "drop_line", "replace_line", "add_line", "archive_line")
 _LINE_OPS = ("add_line", "archive_line")  # MEMORY.md only: no base hash, the file is not written
@@ -151,7 +154,7 @@ class _State:
         self.after[where] = data
 
 
-def plan(engine, ops) -> Planned:
+def plan(engine: Context, ops) -> Planned:
     """What `ops` would do to the memory root; nothing is written."""
     st = _State(engine)
     if not isinstance(ops, (list, tuple)):
@@ -504,7 +507,7 @@ def _diff(where: str, before: bytes | None, after: bytes | None) -> str:
 
 # -- applying --------------------------------------------------------------------------
 
-def apply(engine, ops, fingerprint: str | None = None) -> Applied:
+def apply(engine: Context, ops, fingerprint: str | None = None) -> Applied:
     """Carry `ops` out under the root lock (see the module's doc). ChangeError when any op is in error,
     when the result is not the one `fingerprint` (from `plan`) names, or when a write fails."""
     with engine.root_lock(wait=30):

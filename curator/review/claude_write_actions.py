@@ -16,6 +16,8 @@ redacted (a record staged before the text was stored redacted may hold a secret)
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import difflib
 import os
 
@@ -30,20 +32,23 @@ from memcurate.curator.verify.checks import blocking
 from memcurate.curator.util.atomic import write_text
 from memcurate.curator.util.stamps import content_hash
 
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
+
 KIND = CLAUDE_WRITE
 
 
-def memory_dir(engine) -> str:
+def memory_dir(engine: Context) -> str:
     """Claude's memory folder as resolved now: where every staged write's target is."""
     return claude_writes.memory_folder(engine.project, engine.cfg, engine.data)
 
 
-def records(engine) -> list[dict]:
+def records(engine: Context) -> list[dict]:
     """Every staged write that checks out against Claude's memory folder now, oldest first."""
     return claude_writes.records(engine.data, memory_dir(engine))
 
 
-def view(engine, wid: str) -> dict:
+def view(engine: Context, wid: str) -> dict:
     """A staged write for showing: its record, `text` (what approving writes), `diff` (unified, against
     the file when it was staged) and `issues` (as dicts), every text redacted."""
     record = claude_writes.find(engine.data, wid, memory_dir(engine))
@@ -61,7 +66,7 @@ def diff(record: dict) -> str:
                                         tofile=f"b/{where}"))
 
 
-def approve(engine, wid: str) -> dict:
+def approve(engine: Context, wid: str) -> dict:
     """Write the staged text into its target and mark it saved; the saved record. ClaudeWriteError when it
     is not pending or has a BLOCK issue, WriteConflict when the target changed since it was staged."""
     with engine.root_lock(), claude_writes.lock(engine.data):
@@ -109,7 +114,7 @@ def _check_base(record: dict, current: str | None, rid: str) -> None:
                        "Reject it, or look at the file and ask Claude to write it again")
 
 
-def reject(engine, wid: str, reason: str = "") -> dict:
+def reject(engine: Context, wid: str, reason: str = "") -> dict:
     """Mark a staged write rejected with the person's reason; nothing is written."""
     with claude_writes.lock(engine.data):
         record = claude_writes.find(engine.data, wid, memory_dir(engine))
