@@ -224,7 +224,7 @@ def _claude_writes(data: str, project: str, cfg: dict | None) -> dict:
     from memcurate.curator.candidates import claude_writes
 
     counts = {"pending": 0, "saved": 0, "rejected": 0}
-    good, bad = claude_writes.scan(data, cfg and claude_writes.memory_folder(project, cfg, data))
+    good, bad = claude_writes.scan(data, claude_writes.memory_folder(project, cfg, data) if cfg else None)
     for record in good:
         counts[record["state"]] = counts.get(record["state"], 0) + 1
     return {**counts, "unreadable": len(bad)}
@@ -246,7 +246,7 @@ def _rules(data: str, cfg: dict | None) -> dict:
 
     doc: dict[str, Any] = {"tracked": len(ledger.keys(data)), "pending": 0, "approved": 0,
            "rejected": 0, "candidates": [], "recurring": []}
-    for cand in candidates.all(data, every=True, threshold=cfg and cfg["rules"]["threshold"]):
+    for cand in candidates.all(data, every=True, threshold=cfg["rules"]["threshold"] if cfg else None):
         doc[cand.state] = doc.get(cand.state, 0) + 1
         rid = rule_actions.PREFIX + cand.id
         kind = (cand.failure or {}).get("kind", "")

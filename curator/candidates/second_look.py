@@ -32,7 +32,7 @@ again once, by the next run (another process), never in a loop.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import os
 
@@ -249,11 +249,13 @@ def unconfirmed(doc: dict) -> dict[str, str]:
     read everything ('I'll use that alias'). Empty when the look failed, is off, left a segment out, or was
     never asked: the keyword categories are drafted from their excerpts then. session_summary is never skipped."""
     request = doc.get("second_look")
-    record = request.get("record") if isinstance(request, dict) else None
+    if not isinstance(request, dict):
+        return {}
+    record = request.get("record")
     if not isinstance(record, dict) or record.get("state") != "done":
         return {}
-    looked = record.get("byte_range") or request.get("byte_range")
-    ours = (doc.get("source") or {}).get("byte_range")
+    looked: Any = record.get("byte_range") or request.get("byte_range")  # checked below, as it is read
+    ours: Any = (doc.get("source") or {}).get("byte_range")
     try:  # the record is the data dir's, which Claude can write: one that does not check out skips nothing
         if not read_it_all(record):
             return {}  # nothing sent (the model read nothing), or a stretch unread: the keywords may be right there
@@ -261,7 +263,7 @@ def unconfirmed(doc: dict) -> dict[str, str]:
             return {}
     except (TypeError, ValueError, IndexError, KeyError):
         return {}
-    confirmed = record.get("confirmed") if isinstance(record.get("confirmed"), dict) else {}
+    confirmed = c if isinstance(c := record.get("confirmed"), dict) else {}
     named = {str(line).split(":", 1)[0] for line in record.get("dropped") or ()}  # an answer about it, not valid
     reason = ("the second look read the whole session and found nothing durable for this category "
               "(the keywords' excerpt was not confirmed)")
@@ -278,7 +280,8 @@ def _entry(finding: dict, by_n: dict, cfg: dict) -> dict:
     from memcurate.curator.capture.digest import bound
 
     limit = evidence_chars(cfg)
-    kept, used, left = [], 0, 0
+    kept: list[tuple[int, str]] = []
+    used = left = 0
     for n in finding["entries"]:
         e = by_n.get(n)
         if e is None:

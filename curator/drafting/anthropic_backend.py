@@ -163,7 +163,7 @@ class AnthropicDrafter:
 
         return self._call(lambda: self.merge_args(request), result, answer)
 
-    def _call(self, args, result: ModelCall, answer):
+    def _call(self, args, result: DraftResult | LookResult | RuleResult | CheckResult, answer):
         """One Messages API call: usage and cost onto `result`, then `answer(message)` completes it.
         A model that refuses a forced tool is asked again at once without forcing it. Never raises."""
         t0 = time.perf_counter()
@@ -190,7 +190,7 @@ class AnthropicDrafter:
             self._unforced.add(prices.family(request["model"]))
         return self.client.messages.create(**args())
 
-    def _price(self, result: ModelCall) -> None:
+    def _price(self, result: DraftResult | LookResult | RuleResult | CheckResult) -> None:
         """The call's cost from the price table; a model with no known price records none, and says so
         once per drafter (on the first such result: it goes on the category's state line)."""
         cost = prices.cost_usd(result.model, uncached_in=result.tokens_in - result.cache_read_tokens

@@ -454,7 +454,7 @@ def read_concerns(answer) -> list[dict]:
         if not isinstance(c, Mapping) or not isinstance(c.get("message"), str) or not c["message"].strip():
             raise ValueError("a concern has no message")
         kind = c.get("kind") if c.get("kind") in CONCERNS else "unsupported"
-        where = c.get("where") if isinstance(c.get("where"), str) else ""
+        where = w if isinstance(w := c.get("where"), str) else ""
         out.append({"kind": kind, "where": one_line(where, 60), "message": one_line(c["message"])})
     return out
 

@@ -161,17 +161,17 @@ def missing_links(engine: Context, view: LoadView) -> list[Finding]:
                  "fix": fix("unlink", f"Remove the MEMORY.md entry of the missing {ref}.md",
                             f"Line {ln.number} of MEMORY.md links {ref}.md, but there is no such file; Claude "
                             "would follow a dead link.", [{"op": "delete", "ref": ref, "base_hash": None}])}))
-    for ln in md_lines.claude_lines("\n".join(x.text for x in view.lines)):
-        gone = [ln.target] if ln.target and not os.path.exists(os.path.join(root, ln.target)) else []
+    for cl in md_lines.claude_lines("\n".join(x.text for x in view.lines)):
+        gone = [cl.target] if cl.target and not os.path.exists(os.path.join(root, cl.target)) else []
         if gone:
-            ref = line_ref(ln.text)
+            ref = line_ref(cl.text)
             findings.append(Finding(
                 "missing-link", "medium", (ref,),
-                f"MEMORY.md line {ln.number} (Claude's) links {gone[0]}, which does not exist",
-                {"line": ln.number, "target": gone[0], "targets": gone,
+                f"MEMORY.md line {cl.number} (Claude's) links {gone[0]}, which does not exist",
+                {"line": cl.number, "target": gone[0], "targets": gone,
                  "fix": fix("unlink", f"Remove Claude's MEMORY.md line linking the missing {gone[0]}",
-                            f"Line {ln.number} of MEMORY.md, one of Claude's own, links {', '.join(gone)}, which "
-                            "does not exist. Only you can remove one of Claude's lines.", [drop_line(ln.text)])}))
+                            f"Line {cl.number} of MEMORY.md, one of Claude's own, links {', '.join(gone)}, which "
+                            "does not exist. Only you can remove one of Claude's lines.", [drop_line(cl.text)])}))
     return findings
 
 

@@ -72,7 +72,7 @@ def detect(engine: Context) -> list[Finding]:
     for r in refs.values():
         r["symbols"] = [s for s in r["symbols"] if _own_symbol(s, facts)]
     found = facts.symbols_found({s.rsplit(".", 1)[-1] for r in refs.values() for s in r["symbols"]})
-    findings: list[dict] = []
+    findings: list[Finding] = []
     for t in texts:
         r = refs[t.ref]
         marked = r["marked"]

@@ -173,7 +173,7 @@ def plan(engine: Context, ops) -> Planned:
             files.append({"where": where, "before": _shown(before), "after": _shown(after),
                           "diff": _diff(where, before, after)})
     files.sort(key=lambda f: f["where"] == MEMORY_MD or f["where"].startswith(ARCHIVE_DIR + "/"))  # the memories first
-    afters = [[f["where"], None if st.after[f["where"]] is None else content_hash(st.after[f["where"]])] for f in files]
+    afters = [[f["where"], None if (data := st.after[f["where"]]) is None else content_hash(data)] for f in files]
     fingerprint = content_hash(json.dumps(afters))
     return Planned(files, st.errors, fingerprint, st.issues, notes, st.work)
 
@@ -364,8 +364,8 @@ def _plan_memory_write(st: _State, ref: str, category: str, id: str, where: str,
               for i in blocks]
     if doc is not None and doc.id != id:
         errors.append(f"{ref}: id {doc.id!r:.100} must be the file name {id!r} (a new id is a new memory)")
-    if errors:
-        st.errors += errors
+    if errors or doc is None:  # (no doc: verify's BLOCK says why)
+        st.errors += errors or [f"{ref}: not a memory file"]
         return
     st.issues += [dict(i.as_dict(), ref=ref) for i in issues if i.severity == ADVISORY]
     st.work.writes.append(("memory", where, doc, base, text))

@@ -66,8 +66,8 @@ def adopt(engine: Context, ref: str) -> str:
     mid = unique_id(source["name"], taken, lambda i: engine.store.exists(category, i))
     text = memory_text(engine, source, category, mid, created=entry.created or engine.now())  # the file's mtime
     new_ref = f"{category}/{mid}"
-    ops = [{"op": "write", "ref": new_ref, "base_hash": None, "text": text}, {"op": "add_line", "ref": new_ref},
-           *retire]
+    ops: list[dict] = [{"op": "write", "ref": new_ref, "base_hash": None, "text": text},
+                       {"op": "add_line", "ref": new_ref}, *retire]
     what = "MEMORY.md line" if is_line_ref(ref) else f"topic file {entry.where}"
     pid = store.stage(
         engine.data, "adopt", f"Adopt Claude's {what} as {new_ref}",

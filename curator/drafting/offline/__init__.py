@@ -128,7 +128,7 @@ class OfflineDrafter:
         if FOREIGN_WEAK in done.weak:  # words of a language the drafter cannot read are no tags; names are
             names = {w.lower() for w in subject_words(tags, list(sections.values()), names_only=True)}
             tags = [t for t in tags if t in names] or [category.replace("_", "-")]
-        session = source.get("session") if isinstance(source.get("session"), str) else ""
+        session = s if isinstance(s := source.get("session"), str) else ""
         turns = sorted({s.turn for s in d.used if isinstance(s.turn, int) and s.turn > 0})
         if not turns:
             st = source.get("turns")
