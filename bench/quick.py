@@ -42,6 +42,7 @@ BENCHES: list[tuple[str, list[str]]] = [
     ("index_bench", ["--memories", "1000", "--lookups", "50", "--edits", "5"]),
     ("library_bench", ["--memories", "1000", "--runs", "2"]),
     ("tidy_bench", ["--memories", "1000", "--rounds", "1"]),
+    ("check_bench", ["--quick"]),
     ("duplicates_bench", ["--quick"]),
     ("hook_bench", ["--quick", "--rounds", "10"]),
     ("guard_bench", ["--rounds", "10"]),
