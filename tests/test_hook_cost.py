@@ -1,9 +1,11 @@
-"""What a hook call costs, by structure rather than by the clock: the modules a Stop pass loads, the regular
-expressions a pass with nothing new compiles, and the ledger files a transcript's failures are written with.
+"""What a hook call costs, by structure rather than by the clock: the modules a Stop pass and a counted failure
+load, the regular expressions a pass with nothing new compiles, and the ledger files a transcript's failures are
+written with.
 (bench/hook_bench.py measures the time; these keep what it measured from coming back.)"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -12,6 +14,7 @@ from pathlib import Path
 
 from conftest import claude_transcripts
 from synthetic import Transcript, text, tool
+from test_failure_hook import RUNS, SESSIONS, failed
 from test_hook import busy_session, decision_session, log_lines, payload
 
 from memcurate.curator import config
@@ -52,10 +55,11 @@ sys.stdout.write("\\n" + json.dumps({"rc": rc, "new": sorted(set(sys.modules) - 
 """
 
 
-def _probe(project: Path, transcript: Path) -> dict:
-    """One Stop hook process on `transcript`: what it loaded and the patterns it compiled."""
-    p = subprocess.run([sys.executable, "-c", _PROBE], input=json.dumps(payload("Stop", transcript, project)).encode(),
-                       cwd=project, capture_output=True, timeout=60)
+def _probe(project: Path, transcript: Path | None, doc: dict | None = None) -> dict:
+    """One hook process (a Stop on `transcript`, else `doc`): what it loaded and the patterns it compiled."""
+    doc = doc or payload("Stop", transcript, project)
+    p = subprocess.run([sys.executable, "-c", _PROBE], input=json.dumps(doc).encode(), cwd=project,
+                       capture_output=True, timeout=60)
     assert p.returncode == 0, p.stderr
     hook_out, _, report = p.stdout.decode().rpartition("\n")
     assert hook_out == ""
@@ -84,6 +88,14 @@ def test_a_stop_with_nothing_new_compiles_no_regular_expression(project):
     doc = _probe(project, path)
     assert "nothing-new" in log_lines(project)[-1]
     assert doc["compiled"] == []  # each compile is ~0.1-2 ms of Python, paid again by every process
+
+
+def test_counting_a_failure_never_loads_hashlib(project):
+    doc = _probe(project, None, failed(SESSIONS[0], RUNS[0]))
+    assert "hashlib" not in doc["new"]  # it loads OpenSSL: ~5 ms of every hook that counts a failure
+    (key,) = ledger.keys(project / ".memcurate")
+    f = ledger.failure(project / ".memcurate", key)
+    assert key == hashlib.sha256(f"{f['kind']}\0{f['signature']}".encode()).hexdigest()[:12]  # keys on disk hold
 
 
 # -- a transcript's failures ----------------------------------------------------------------------------

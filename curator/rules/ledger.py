@@ -85,9 +85,9 @@ def session_name(session: str) -> str:
     session = session or "unknown"
     if _SAFE_SESSION.rx.fullmatch(session) and session != "failure":
         return session
-    import hashlib
+    from memcurate.curator.rules.signature import sha256_hex  # the hook's own SHA-256: hashlib loads OpenSSL
 
-    digest = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    digest = sha256_hex(session.encode("utf-8", "surrogatepass"))[:12]
     return f"{_UNSAFE.sub('_', session)[:MAX_SESSION - 13]}.{digest}"
 
 
