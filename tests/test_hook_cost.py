@@ -18,7 +18,7 @@ from test_failure_hook import RUNS, SESSIONS, failed
 from test_hook import busy_session, decision_session, log_lines, payload
 
 from memcurate.curator import config
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.rules import ledger
 
 # What an incremental Stop pass may load of memcurate: the dispatcher, the capture handler and what they stand on
@@ -26,9 +26,9 @@ from memcurate.curator.rules import ledger
 STOP_MODULES = {
     "memcurate", "memcurate.curator.cli", "memcurate.hooks", "memcurate.hooks.dispatch", "memcurate.hooks.capture",
     "memcurate.hooks.hook_config", "memcurate.curator", "memcurate.curator.errors", "memcurate.curator.config",
-    "memcurate.curator.categories", "memcurate.curator.capture", "memcurate.curator.capture.incremental",
+    "memcurate.curator.categories", "memcurate.curator.capture", "memcurate.curator.candidates.incremental",
     "memcurate.curator.capture.transcript", "memcurate.curator.capture.triage", "memcurate.curator.capture.keywords",
-    "memcurate.curator.capture.redact", "memcurate.curator.candidates", "memcurate.curator.candidates.staging",
+    "memcurate.curator.util.redact", "memcurate.curator.candidates", "memcurate.curator.candidates.staging",
     "memcurate.curator.util", "memcurate.curator.util.assets",
     "memcurate.curator.util.atomic", "memcurate.curator.util.child_env", "memcurate.curator.util.lazyre",
     "memcurate.curator.util.locks", "memcurate.curator.util.log", "memcurate.curator.util.paths",

@@ -4,8 +4,8 @@ Two memories pair when they are about one thing: of the same category, or one of
 Claude's (which has no category). Candidates come first from shared rare words (an inverted index of
 content words, each memory looking only at its rarest ones), so 10,000 memories cost about n·k
 comparisons, never n². Each candidate pair is then scored with the similarity the decisions use
-(`review.decide.similarity`, the words of title and first section with the things they name, or
-`review.verify.similarity` over the whole text when that says more).
+(`verify.decide.similarity`, the words of title and first section with the things they name, or
+`verify.checks.similarity` over the whole text when that says more).
 
 A contradiction is a newer and an older memory on the same subject that disagree: one says "do not"
 where the other does (a negation flip), they give a different value to the same setting, number or

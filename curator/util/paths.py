@@ -16,11 +16,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
 
 from memcurate.curator.util.atomic import read_json, write_json, write_text
 from memcurate.curator.util.private import DATA_DIR_NAME, make_dirs, tighten
 from memcurate.curator.errors import Refusal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs the hook milliseconds at import
+    from typing import Any
 
 # memcurate's own names in the memory root (the write guard keeps Claude out of them)
 ROOT_LOCK_NAME = ".memcurate.lock"
