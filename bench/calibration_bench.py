@@ -14,8 +14,8 @@ Each draft goes through what the pipeline does with it: the transcript is digest
 (curator/capture/digest.py), the cited lines are mapped to digest entries (Digest.at_line), the triage
 entry is built as the second look builds it (`look`, `snippets` with their kind, the cited entries as the
 excerpt), the document rendered (the fact as the first required section, "**Why:** …" and "**How to
-apply:** …" as the second), verified (curator/review/verify.py, with the entry) and assessed
-(curator/review/confidence.py), as pipeline.settle does.
+apply:** …" as the second), verified (curator/verify/checks.py, with the entry) and assessed
+(curator/verify/confidence.py), as pipeline.settle does.
 
 Figures per split (tune, held_out), after (the confidence as it is) and before (the same drafts scored the
 way memcurate scored them before the grounding factor: the entry without its look, so agreement and the
@@ -41,14 +41,14 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))  # the checkout's engine, as the other benches run it
+    sys.path.insert(0, str(ROOT / "dev"))  # the checkout's engine, as the other benches run it
 
 from memcurate.curator import config  # noqa: E402
 from memcurate.curator.capture.digest import Digest, digest  # noqa: E402
 from memcurate.curator.categories import CATEGORIES  # noqa: E402
 from memcurate.curator.memory import memfile  # noqa: E402
-from memcurate.curator.review import confidence  # noqa: E402
-from memcurate.curator.review.verify import verify  # noqa: E402
+from memcurate.curator.verify import confidence  # noqa: E402
+from memcurate.curator.verify.checks import verify  # noqa: E402
 from memcurate.curator.util.textsafe import one_line  # noqa: E402
 
 SHARED = ROOT.parent / "shared"

@@ -5,7 +5,7 @@ bench measure the labeller, not memcurate. So every fact is checked where it cla
 normalised as the bench normalises it (lowercase, each run of white space one space), must be a substring
 of the text of that kind of record on that 1-based line of the JSONL, a record of the main session (not a
 subagent's sidechain record); a `tool` named on a tool record must
-be the tool of that call; a quote must hold no secret (curator.capture.redact finds none). Also checked:
+be the tool of that call; a quote must hold no secret (curator.util.redact finds none). Also checked:
 ids unique, categories, splits and record kinds valid, quotes 20 to 120 characters.
 
 Prints one line per failure and exits 1 on any, else a one-line summary and 0.
@@ -201,11 +201,12 @@ def check(labels: dict, shared: str, find_secrets=None) -> tuple[list[str], Coun
 
 
 def _secret_finder():
-    """memcurate.curator.capture.redact.find_secrets from this checkout, or None when it cannot be imported."""
-    if REPO not in sys.path:
-        sys.path.insert(0, REPO)
+    """memcurate.curator.util.redact.find_secrets from this checkout, or None when it cannot be imported."""
+    dev = os.path.join(REPO, "dev")  # the checkout's `memcurate` package
+    if dev not in sys.path:
+        sys.path.insert(0, dev)
     try:
-        from memcurate.curator.capture.redact import find_secrets
+        from memcurate.curator.util.redact import find_secrets
     except ImportError:
         return None
     return find_secrets
@@ -223,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     for failure in failures:
         print(failure)
     if find_secrets is None:
-        print("warning: curator.capture.redact not importable, quotes not checked for secrets", file=sys.stderr)
+        print("warning: curator.util.redact not importable, quotes not checked for secrets", file=sys.stderr)
     if failures:
         return 1
     print(f"ok: {counts['facts']} facts in {counts['sessions']} sessions")

@@ -3,7 +3,7 @@
     python bench/digest_bench.py [--quick] [--max-chars N] [-v]
 
 Digests every transcript under ../shared/transcripts and ../shared/transcripts-more whole (as a first
-pass over a session would), in this process, from this checkout (run it with PYTHONPATH=.). Prints:
+pass over a session would), in this process, from this checkout (run it with PYTHONPATH=dev). Prints:
 digest characters per MB of transcript and the token estimate (characters / 4) against the issue's
 budget of 10,000 input tokens per MB for a whole request (the digest alone must stay well under it);
 the share of entries, and of characters, by kind; segments and the largest one against `--max-chars`;
@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 RESULTS = REPO / "bench" / "results"
 TOKEN_BUDGET = 10000  # input tokens per MB of transcript, for a whole request (issue 23)
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "dev"))
 
 from memcurate.curator import config  # noqa: E402
 from memcurate.curator.capture.digest import digest  # noqa: E402

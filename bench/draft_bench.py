@@ -214,7 +214,7 @@ class Runner:
         self.n = 0
 
     def stage(self, backend: str, concurrency: int | None):
-        from memcurate.curator.capture.incremental import capture
+        from memcurate.curator.candidates.incremental import capture
         from memcurate.curator.engine import Engine
 
         self.n += 1

@@ -17,9 +17,11 @@ script re-executes itself with that venv's interpreter (`-I -B`), so
              when present. No target: reported.
   saves      >= 500 ready candidates (drafted beforehand), each creating a
              distinct memory, saved with MEMORY.md maintained (sections overflow
-             into archive/<category>.md) by `auto_approve()`, the headless front
-             end, whose saves of one triage share a MEMORY.md write.
-             Target: >= 200 saves/s. Reported beside it: the same candidates
+             into .archive/<category>.md) by `auto_approve()`, the headless front
+             end, whose saves of one triage share a MEMORY.md write, into a store
+             already holding 100, 1,000 and 5,000 memories (`--store`; quick: 100
+             and 1,000), MEMORY.md full and the rest in the archives.
+             Target: >= 200 saves/s at every size (the cost of a save flat). Reported beside it: the same candidates
              saved by `approve()` one at a time (a person's keypress in the TUI),
              and as many pure updates (each candidate forced to UPDATE its own
              memory) by `auto_approve()`.
@@ -100,7 +102,7 @@ def review_of(data: str, tid: str, cat: str) -> dict:
 
 def stage_demo_copies(site: Site, engine, specs: list[tuple[int, str | None, bool]], salt: int) -> list[str]:
     """Stage demo copies: (n, code word or None, light edit) each; returns the transcripts."""
-    from memcurate.curator.capture.incremental import capture
+    from memcurate.curator.candidates.incremental import capture
 
     raw = open(B.DEMO, encoding="utf-8").read()
     folder = os.path.join(site.dir, "transcripts")
@@ -220,13 +222,101 @@ def time_saves(site: Site, template: str, mode: str, profile: bool = False) -> d
     return out
 
 
-def child(args) -> int:
-    info = B.check_engine(PROG)
+def seed_store(site: Site, n: int, seed: int = 7) -> None:
+    """`n` memories already saved, spread over the categories, MEMORY.md full and the rest in the archives:
+    the store the saves are measured against (plain writes: the store's fsync per file would only slow setup)."""
+    from memcurate.curator.categories import CATEGORIES
+    from memcurate.curator.memory import memfile as mf
+    from memcurate.curator.memory import memory_md
+
+    r = random.Random(seed)
+    vocab = [B.code_word(9000 + k) for k in range(3000)]
+    cats = ("decision", "constraint", "runbook", "tech_debt", "preference")
+    lines = []
+    for i in range(n):
+        cat = cats[i % len(cats)]
+        words = lambda k: " ".join(r.choices(vocab, k=k))  # noqa: E731
+        sections = {name: words(r.randint(12, 40)).capitalize() + "." for name in CATEGORIES[cat].required}
+        doc = mf.MemoryDoc(id=f"seed-{cat.replace('_', '-')}-{i:05d}", category=cat, title=words(5).capitalize(),
+                           description=words(12).capitalize() + ".", tags=sorted(set(words(3).split())),
+                           created="2026-01-02T03:04:05Z", updated="2026-01-02T03:04:05Z",
+                           sources=[{"session": f"seed-{i}", "turns": [1]}], body=mf.join_sections(sections))
+        folder = os.path.join(site.memory, cat)
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, doc.id + ".md"), "w", encoding="utf-8") as f:
+            f.write(mf.render(doc))
+        lines.append(("upsert", memory_md.IndexLine(doc.id, cat, doc.title, doc.description)))
+    e = site.engine()
+    memory_md.apply(site.memory, e.cfg, lines)
+    with e.root_lock():  # as after any earlier save: an older archive layout looked for once, not in the timing
+        pass
+    e.close()
+
+
+def save_site(work: str, size: int, save_copies: int) -> Site:
+    """A project with `size` memories saved, and two snapshots: `creates` (every candidate a distinct
+    create) and `updates` (the same facts again, each forced to UPDATE the memory it repeats)."""
     from memcurate.curator.candidates import staging
     from memcurate.curator.candidates.pipeline import pending_triages
     from memcurate.curator.headless import auto_approve
     from memcurate.curator.memory import memfile as mf
     from memcurate.curator.review.actions import ReviewError
+
+    say = B.say
+    sv = Site(work, f"saves-{size}")
+    seed_store(sv, size)
+    e = sv.engine()
+    codes = [B.code_word(3000 + k) for k in range(save_copies)]
+    stage_demo_copies(sv, e, [(k, c, False) for k, c in enumerate(codes)], salt=3)
+    t = time.perf_counter()
+    for tid in pending_triages(e.data):
+        e.process(tid)
+    say(f"setup: store {size}: {save_copies} demo copies drafted for the save runs in {time.perf_counter() - t:.1f} s")
+    ready = [(k, r) for k, r in all_states(sv.data).items() if r["state"] == "ready"]
+    ids = {}
+    for (tid, cat), _ in ready:
+        rv = review_of(sv.data, tid, cat)
+        if rv["blocked"] or rv["decision"]["action"] != "create":
+            continue
+        ids.setdefault((cat, mf.parse(rv["text"]).id), []).append(tid)
+    dup = sum(len(v) - 1 for v in ids.values())
+    if dup:
+        say(f"warning: {dup} create candidates share an id with another (the demo's wording changed?): "
+            "those saves conflict")
+    e.close()
+    sv.snapshot("creates")
+    # The update workload: every create saved, then the same copies again (new session ids),
+    # each candidate forced to UPDATE the memory it repeats.
+    e = sv.restore("creates")
+    auto_approve(e)
+    stage_demo_copies(sv, e, [(k, c, False) for k, c in enumerate(codes)], salt=4)
+    forced = refused = 0
+    for tid in pending_triages(e.data):
+        for cat, state in e.process(tid).items():
+            if state != "ready":
+                continue
+            rv = review_of(sv.data, tid, cat)
+            target = rv["decision"].get("target") or mf.parse(rv["draft"]).id
+            try:
+                e.change_action(tid, cat, "update", target=target)
+                forced += 1
+            except ReviewError:
+                refused += 1
+    if refused:
+        say(f"warning: {refused} repeat candidates could not be turned into updates")
+    # categories that stayed something else than a ready update: leave them out of the timing
+    for (tid, cat), rec in all_states(sv.data).items():
+        if rec["state"] == "ready" and review_of(sv.data, tid, cat)["decision"]["action"] != "update":
+            staging.set_state(sv.data, tid, cat, "rejected", reason="bench: not an update")
+    e.close()
+    sv.snapshot("updates")
+    return sv
+
+
+def child(args) -> int:
+    info = B.check_engine(PROG)
+    from memcurate.curator.candidates import staging
+    from memcurate.curator.candidates.pipeline import pending_triages
 
     quick = args.quick
     runs = args.runs or (1 if quick else 5)
@@ -270,7 +360,7 @@ def child(args) -> int:
         shared = None
         sources = B.main_session_files(args.transcripts) if os.path.isdir(args.transcripts) else []
         if sources and not (args.no_shared or quick):
-            from memcurate.curator.capture.incremental import capture
+            from memcurate.curator.candidates.incremental import capture
 
             shared = Site(work, "pipeline-shared")
             e = shared.engine()
@@ -283,67 +373,23 @@ def child(args) -> int:
             shared.sources = (len(sources), staged)
             pipelines.append(("shared", shared))
 
-        # -- saves: >= min_saves distinct creates, then as many pure updates --------------------
-        sv = Site(work, "saves")
-        e = sv.engine()
-        codes = [B.code_word(3000 + k) for k in range(save_copies)]
-        stage_demo_copies(sv, e, [(k, c, False) for k, c in enumerate(codes)], salt=3)
-        t = time.perf_counter()
-        for tid in pending_triages(e.data):
-            e.process(tid)
-        say(f"setup: {save_copies} demo copies drafted for the save runs in {time.perf_counter() - t:.1f} s")
-        ready = [(k, r) for k, r in all_states(sv.data).items() if r["state"] == "ready"]
-        ids = {}
-        for (tid, cat), _ in ready:
-            rv = review_of(sv.data, tid, cat)
-            if rv["blocked"] or rv["decision"]["action"] != "create":
-                continue
-            ids.setdefault((cat, mf.parse(rv["text"]).id), []).append(tid)
-        dup = sum(len(v) - 1 for v in ids.values())
-        if dup:
-            say(f"warning: {dup} create candidates share an id with another (the demo's wording changed?): "
-                "those saves conflict")
-        e.close()
-        sv.snapshot("creates")
-        # The update workload: every create saved, then the same copies again (new session ids),
-        # each candidate forced to UPDATE the memory it repeats.
-        e = sv.restore("creates")
-        auto_approve(e)
-        stage_demo_copies(sv, e, [(k, c, False) for k, c in enumerate(codes)], salt=4)
-        forced = refused = 0
-        for tid in pending_triages(e.data):
-            for cat, state in e.process(tid).items():
-                if state != "ready":
-                    continue
-                rv = review_of(sv.data, tid, cat)
-                target = rv["decision"].get("target") or mf.parse(rv["draft"]).id
-                try:
-                    e.change_action(tid, cat, "update", target=target)
-                    forced += 1
-                except ReviewError:
-                    refused += 1
-        if refused:
-            say(f"warning: {refused} repeat candidates could not be turned into updates")
-        # categories that stayed something else than a ready update: leave them out of the timing
-        for (tid, cat), rec in all_states(sv.data).items():
-            if rec["state"] == "ready" and review_of(sv.data, tid, cat)["decision"]["action"] != "update":
-                staging.set_state(sv.data, tid, cat, "rejected", reason="bench: not an update")
-        e.close()
-        sv.snapshot("updates")
+        # -- saves: >= min_saves distinct creates, then as many pure updates, at each store size --
+        stores = [int(x) for x in (args.store or ("100,1000" if quick else "100,1000,5000")).split(",")]
+        save_sites = {n: save_site(work, n, save_copies) for n in stores}
         say(f"setup done in {time.perf_counter() - t_start:.1f} s; measuring "
             f"({runs} pipeline runs per workload, {save_runs} save runs per kind, interleaved)")
 
         # -- the measured loop, interleaved -----------------------------------------------
         rng = random.Random(args.seed)
         pipe_res: dict[str, list[dict]] = {name: [] for name, _ in pipelines}
-        save_res: dict[str, list[dict]] = {name: [] for name, _, _ in SAVE_KINDS}
+        save_res: dict[tuple[int, str], list[dict]] = {(n, name): [] for n in stores for name, _, _ in SAVE_KINDS}
         jobs = [(("pipeline", n), (lambda s=s: time_pipeline(s, "pending"))) for n, s in pipelines]
         rounds = max(runs, save_runs)
         for r in range(rounds):
             order = [j for j in jobs if r < runs]
             if r < save_runs:
-                order += [(("saves", name), (lambda t=template, m=mode: time_saves(sv, t, m)))
-                          for name, template, mode in SAVE_KINDS]
+                order += [(("saves", (n, name)), (lambda s=sv, t=template, m=mode: time_saves(s, t, m)))
+                          for n, sv in save_sites.items() for name, template, mode in SAVE_KINDS]
             rng.shuffle(order)
             for (kind, name), job in order:
                 res = job()
@@ -352,10 +398,12 @@ def child(args) -> int:
                     say(f"  round {r + 1}: pipeline {name:<7} {res['drafts']} drafts in {res['wall']:.2f} s "
                         f"= {res['drafts'] / res['wall']:.1f} drafts/s")
                 else:
-                    say(f"  round {r + 1}: saves {name:<7} {res['saves']} in {res['wall']:.2f} s "
+                    say(f"  round {r + 1}: saves {name[1]:<11} at {name[0]:>5} stored: {res['saves']} "
+                        f"in {res['wall']:.2f} s "
                         f"= {res['saves'] / res['wall']:.1f} saves/s" + (f"  ({len(res['errors'])} errors)"
                                                                          if res["errors"] else ""))
-        profile = time_saves(sv, "creates", "auto", profile=True)["profile"] if args.profile else None
+        profile = (time_saves(save_sites[stores[-1]], "creates", "auto", profile=True)["profile"]
+                   if args.profile else None)
         elapsed = time.perf_counter() - t_start
     finally:
         if args.keep:
@@ -381,13 +429,13 @@ def child(args) -> int:
         rows.append((label, d["triages"], d["drafts"], len(rs), f"{d['drafts_per_s_median']:.1f} drafts/s",
                      f"{lo:.1f}..{hi:.1f}", f"{d['ms_per_triage_median']:.0f} ms/triage", "-", None))
     verdicts = []
-    for name, rs in save_res.items():
+    for (size, name), rs in save_res.items():
         rates = [x["saves"] / x["wall"] for x in rs]
         per = sorted(p for x in rs for p in x["per_save"])
         last = rs[-1]
         targeted = name == SAVE_KINDS[0][0]
-        d = results["saves"][name] = {
-            "runs": len(rs), "candidates": sum(last["actions"].values()), "saves": last["saves"],
+        d = results["saves"][f"{name}@{size}"] = {
+            "stored": size, "runs": len(rs), "candidates": sum(last["actions"].values()), "saves": last["saves"],
             "actions": last["actions"], "errors": last["errors"][:20], "error_count": len(last["errors"]),
             "saves_per_s_median": round(B.median(rates), 2), "saves_per_s": [round(x, 2) for x in rates],
             "archived_moves": last["archived_moves"], "archive_entries": last["archive_entries"],
@@ -405,7 +453,8 @@ def child(args) -> int:
             d["pass"] = ok
             verdicts.append(ok)
         lo, hi = B.spread(rates)
-        rows.append((SAVE_LABELS[name], "-", d["saves"], len(rs), f"{d['saves_per_s_median']:.1f} saves/s",
+        rows.append((f"{SAVE_LABELS[name]}, {size} stored", "-", d["saves"], len(rs),
+                     f"{d['saves_per_s_median']:.1f} saves/s",
                      f"{lo:.1f}..{hi:.1f}", latency, f">= {TARGET_SAVES:g}/s" if targeted else "-",
                      ok if targeted else None))
 
@@ -415,13 +464,13 @@ def child(args) -> int:
         f"{B.machine()['system']} {B.machine()['machine']}, {os.cpu_count()} CPUs, {elapsed:.0f} s; "
         f"in-process, engine from bench/.venv; offline drafter, concurrency {concurrency}")
     say()
-    head = (f"{'workload':<52} {'triages':>7} {'items':>6} {'runs':>4} {'median':>17} {'min..max':>13}  "
+    head = (f"{'workload':<66} {'triages':>7} {'items':>6} {'runs':>4} {'median':>17} {'min..max':>13}  "
             f"{'latency':<30} target")
     say(head)
     say("-" * len(head))
     for label, tri, items, n, med, sp, lat, target, ok in rows:
         verdict = "" if ok is None else ("PASS" if ok else "FAIL")
-        say(f"{label:<52} {tri!s:>7} {items!s:>6} {n:>4} {med:>17} {sp:>13}  {lat:<30} {target} {verdict}".rstrip())
+        say(f"{label:<66} {tri!s:>7} {items!s:>6} {n:>4} {med:>17} {sp:>13}  {lat:<30} {target} {verdict}".rstrip())
     say()
     for name, d in results["pipeline"].items():
         say(f"decisions, pipeline {name}: " + ", ".join(f"{k} {v}" for k, v in d["decisions"].items()))
@@ -466,6 +515,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--save-runs", type=int, default=0, help="runs of each save kind (default 3)")
     ap.add_argument("--transcripts", default=B.SHARED_TRANSCRIPTS, help="the shared transcripts folder")
     ap.add_argument("--no-shared", action="store_true", help="skip the shared-sessions pipeline workload")
+    ap.add_argument("--store", default="", help="memories stored before the saves, comma-separated "
+                    "(default 100,1000,5000; quick: 100,1000)")
     ap.add_argument("--profile", action="store_true", help="profile one extra create run and print the top")
     B.common_args(ap, RESULTS)
     args = ap.parse_args(argv)

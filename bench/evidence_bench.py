@@ -50,7 +50,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))  # the checkout's engine, as draft_bench and gate_bench run it
+    sys.path.insert(0, str(ROOT / "dev"))  # the checkout's engine, as draft_bench and gate_bench run it
 
 from memcurate.curator.drafting.claude_cli import ClaudeCliDrafter  # noqa: E402
 from memcurate.curator.drafting.input_cap import CHARS_PER_TOKEN, TOOL_CHARS  # noqa: E402
@@ -264,7 +264,7 @@ def run_session(transcript: Path, facts: tuple[Fact, ...], site: Path, *, verify
     """Backfill `transcript` in a new project under `site` and process every triage it stages, as a user's
     `memcurate triage PATH` and a Claude backend would, with the recording stand-in."""
     from memcurate.curator.candidates import staging
-    from memcurate.curator.capture.incremental import capture
+    from memcurate.curator.candidates.incremental import capture
     from memcurate.curator.engine import Engine
 
     project, memory = site / "project", site / "memory"

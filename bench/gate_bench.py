@@ -25,10 +25,10 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "dev"))
 
 from memcurate.curator import config  # noqa: E402
-from memcurate.curator.capture.incremental import capture  # noqa: E402
+from memcurate.curator.candidates.incremental import capture  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 LABELS = ROOT / "tests" / "data" / "triage_labels.json"

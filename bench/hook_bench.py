@@ -66,14 +66,17 @@ CONFIG_CACHE = "config.cache.json"
 LOG = os.path.join("log", "memcurate.log")
 KEEP_IN_FRESH_DATA_DIR = {CONFIG_CACHE, ".gitignore"}
 
-TARGET_INCREMENTAL = 2.5  # × bare
+TARGET_INCREMENTAL = 1.8  # × bare (issue 25: it was 2.5)
 TARGET_FIRST = 4.0  # × bare, ~1 MB transcript
 TARGET_BIG_S = 2.0
+TARGET_BIG_X_PARSE = 1.3  # the 100 MB first call: × a process that reads the transcript and json-parses each line
 TARGET_BIG_RSS_MIB = 60.0
 TARGET_HUGE_X_FIRST = 2.0  # one 10 MB message: × the first call of the same transcript without it
 TARGET_HUGE_RSS_MIB = 60.0
 
 MIB = 1 << 20
+# The floor of any pass over a transcript: read it once and parse every line (the big scenario's unit).
+PARSE_SCRIPT = "import json, sys\nwith open(sys.argv[1], 'rb') as f:\n    for line in f:\n        json.loads(line)"
 
 
 def say(msg: str = "") -> None:
@@ -915,6 +918,7 @@ def run(args) -> int:
 
         big = None
         big_samples: list[Sample] = []
+        parse_samples: list[Sample] = []
         if big_mb > 0:
             bigp = Project(work, "big", bench.claude)
             big_session = "00000000-0000-4000-8000-0000000b16b1"
@@ -930,12 +934,18 @@ def run(args) -> int:
             say(f"synthetic transcript: {size / 1e6:.1f} MB, {lines} records, built in "
                 f"{time.perf_counter() - t0:.1f} s")
             bench.hook(bigp, tiny_transcript(bigp), session_tiny, "warm-up", ("staged", "no-trigger"))
+            parse_argv = [*bench.bare_argv[:-2], "-c", PARSE_SCRIPT, big_path]
             for i in range(big_runs):
+                # Paired with a process that only reads and parses the same file, in turns (see the huge message).
+                parse = None if i % 2 else bench.plain(parse_argv, "read and parse")
                 bigp.fresh_data_dir()
                 s = bench.hook(bigp, big_path, big_session, "first call 100 MB", ("staged", "no-trigger"),
                                timeout=args.big_timeout)
+                parse = parse or bench.plain(parse_argv, "read and parse")
                 big_samples.append(s)
-                say(f"  run {i + 1}/{big_runs}: {s.wall:.2f} s, peak RSS {s.rss / MIB:.1f} MiB")
+                parse_samples.append(parse)
+                say(f"  run {i + 1}/{big_runs}: {s.wall:.2f} s, peak RSS {s.rss / MIB:.1f} MiB "
+                    f"(reading and parsing it: {parse.wall:.2f} s)")
             big = {"bytes": size, "records": lines}
         elapsed = time.perf_counter() - t_start
     finally:
@@ -980,13 +990,18 @@ def run(args) -> int:
         rows.append((f"first call {os.path.basename(firsts[0])[:8]} + one {huge['message_chars'] / 1e6:.0f} MB "
                      "message", "huge_message", r["pass"]))
     if big:
+        parse = results["synthetic_read_and_parse"] = summarize(parse_samples, bare_med)
+        rows.append(("  read and json-parse each line of it", "synthetic_read_and_parse", None))
         r = results["first:synthetic"] = summarize(big_samples, bare_med)
         r.update(big)
-        r["target"] = f"<= {TARGET_BIG_S} s and <= {TARGET_BIG_RSS_MIB:.0f} MiB peak RSS"
+        r["ratio_to_parse"] = round(r["median_ms"] / parse["median_ms"], 2)
+        r["target"] = (f"<= {TARGET_BIG_S} s, <= {TARGET_BIG_X_PARSE} x reading and parsing it and "
+                       f"<= {TARGET_BIG_RSS_MIB:.0f} MiB peak RSS")
         r["pass_time"] = r["median_ms"] <= TARGET_BIG_S * 1e3
+        r["pass_parse"] = r["ratio_to_parse"] <= TARGET_BIG_X_PARSE
         r["pass_rss"] = r["peak_rss_mib"] <= TARGET_BIG_RSS_MIB
-        r["pass"] = r["pass_time"] and r["pass_rss"]
-        rows.append((f"first call synthetic ({big['bytes'] / 1e6:.0f} MB)", "first:synthetic", r["pass"]))
+        r["pass"] = r["pass_time"] and r["pass_parse"] and r["pass_rss"]
+        rows.insert(-1, (f"first call synthetic ({big['bytes'] / 1e6:.0f} MB)", "first:synthetic", r["pass"]))
 
     say()
     say(f"memcurate hook benchmark — memcurate {info['version']}, Python {info['python']}, "
@@ -1010,8 +1025,10 @@ def run(args) -> int:
         elif key == "incremental" or key.startswith("first:"):
             if key == "first:synthetic":
                 t_ok = "PASS" if r["pass_time"] else "FAIL"
+                p_ok = "PASS" if r["pass_parse"] else "FAIL"
                 m_ok = "PASS" if r["pass_rss"] else "FAIL"
-                target = f"<= {TARGET_BIG_S:.0f} s {t_ok}, <= {TARGET_BIG_RSS_MIB:.0f} MiB {m_ok}"
+                target = (f"<= {TARGET_BIG_S:.0f} s {t_ok}, {r['ratio_to_parse']:.2f} x parse <= {TARGET_BIG_X_PARSE} "
+                          f"{p_ok}, <= {TARGET_BIG_RSS_MIB:.0f} MiB {m_ok}")
             else:
                 limit = TARGET_INCREMENTAL if key == "incremental" else TARGET_FIRST
                 target = f"<= {limit} x bare  {'PASS' if ok else 'FAIL'}"
@@ -1051,7 +1068,8 @@ def run(args) -> int:
         "commands": {"bare": bench.bare_argv, "hook": bench.hook_argv},
         "rss_floor_mib": round(bench.runner.rss_floor / MIB, 1),
         "targets": {"incremental_x_bare": TARGET_INCREMENTAL, "first_call_1mb_x_bare": TARGET_FIRST,
-                    "synthetic_s": TARGET_BIG_S, "synthetic_peak_rss_mib": TARGET_BIG_RSS_MIB,
+                    "synthetic_s": TARGET_BIG_S, "synthetic_x_read_and_parse": TARGET_BIG_X_PARSE,
+                    "synthetic_peak_rss_mib": TARGET_BIG_RSS_MIB,
                     "huge_message_x_first_call": TARGET_HUGE_X_FIRST,
                     "huge_message_peak_rss_mib": TARGET_HUGE_RSS_MIB},
         "results": results,

@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "dev"))
 
 from memcurate.curator.categories import CATEGORIES  # noqa: E402
 from memcurate.curator.memory import memfile  # noqa: E402

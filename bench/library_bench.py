@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "dev"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from benchlib import isolate_home, machine, make_project, median, now_utc, write_results  # noqa: E402

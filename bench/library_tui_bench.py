@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "dev"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import benchlib as B  # noqa: E402

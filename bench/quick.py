@@ -6,7 +6,7 @@
     python bench/quick.py --list       # the commands, and nothing run
 
 Each bench runs with the interpreter that runs this script, from the checkout's root, with the
-checkout first on PYTHONPATH (the benches that need the non-editable bench/.venv install it and
+checkout's dev/ (its `memcurate` package) first on PYTHONPATH (the benches that need the non-editable bench/.venv install it and
 re-execute themselves there). Its output goes to bench/results/quick/<name>.log; one line per bench
 says its exit status, wall time, and how many PASS and FAIL lines it printed, with the FAIL lines.
 
@@ -42,6 +42,7 @@ BENCHES: list[tuple[str, list[str]]] = [
     ("index_bench", ["--memories", "1000", "--lookups", "50", "--edits", "5"]),
     ("library_bench", ["--memories", "1000", "--runs", "2"]),
     ("tidy_bench", ["--memories", "1000", "--rounds", "1"]),
+    ("check_bench", ["--quick"]),
     ("duplicates_bench", ["--quick"]),
     ("hook_bench", ["--quick", "--rounds", "10"]),
     ("guard_bench", ["--rounds", "10"]),
@@ -65,7 +66,7 @@ def unlisted() -> list[str]:
 def run_one(name: str, args: list[str]) -> dict:
     os.makedirs(LOGS, exist_ok=True)
     log = os.path.join(LOGS, f"{name}.log")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (os.path.join(REPO, "dev"), os.environ.get("PYTHONPATH")) if p)}
     cmd = [sys.executable, os.path.join("bench", f"{name}.py"), *args]
     t0 = time.perf_counter()
     with open(log, "w", encoding="utf-8") as out:

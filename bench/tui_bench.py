@@ -14,7 +14,7 @@ checkout.
             (in-process, `run_test`, with its real watcher and pipeline; every
             frame rendered to terminal sequences by a driver that writes them
             nowhere) against a separate stager process that calls
-            `curator.capture.incremental.capture` on a new demo copy, as the Stop hook does.
+            `curator.candidates.incremental.capture` on a new demo copy, as the Stop hook does.
             Clock: from the rename of the triage folder into staging/ (time
             taken in the stager, CLOCK_MONOTONIC is system wide) to the end of
             the first frame written with the new row in the QueueTable.
@@ -124,7 +124,7 @@ class Site:
     def drafted_triage(self, n: int, salt: int) -> str:
         """Stage demo copy n and draft it (offline): every category ready. Returns its id."""
         from memcurate.curator.candidates import staging
-        from memcurate.curator.capture.incremental import capture
+        from memcurate.curator.candidates.incremental import capture
 
         e = self.engine()
         try:
@@ -291,12 +291,12 @@ async def wait_event(ev: asyncio.Event, what: str, timeout: float = 30.0) -> Non
 # -- a. landing ------------------------------------------------------------------------------------
 
 def stager(project: str) -> int:
-    """A separate process that stages demo copies with curator.capture.incremental.capture, as the Stop hook does,
+    """A separate process that stages demo copies with curator.candidates.incremental.capture, as the Stop hook does,
     and reports when the triage folder appeared: the time of the rename of .incoming/<tid> into staging/.
     A line `claude N` stages a write of Claude's instead, as the write guard does in review mode, and reports
     the rename of its record into claude-writes/."""
     from memcurate.curator.candidates import claude_writes, staging
-    from memcurate.curator.capture.incremental import capture
+    from memcurate.curator.candidates.incremental import capture
     from memcurate.curator.engine import Engine
 
     e = Engine(project)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 from memcurate.curator import config
 from memcurate.curator.candidates import staging, usage
@@ -65,7 +66,7 @@ def _print_json(doc) -> None:
 
 
 def triage(args) -> int:
-    from memcurate.curator.capture.incremental import CaptureSkipped, capture  # triage's alone: not on the TUI's start
+    from memcurate.curator.candidates.incremental import CaptureSkipped, capture  # triage's alone: not on the TUI's start
 
     project = project_dir(args)
     data = data_dir(project)
@@ -223,7 +224,7 @@ def _claude_writes(data: str, project: str, cfg: dict | None) -> dict:
     from memcurate.curator.candidates import claude_writes
 
     counts = {"pending": 0, "saved": 0, "rejected": 0}
-    good, bad = claude_writes.scan(data, cfg and claude_writes.memory_folder(project, cfg, data))
+    good, bad = claude_writes.scan(data, claude_writes.memory_folder(project, cfg, data) if cfg else None)
     for record in good:
         counts[record["state"]] = counts.get(record["state"], 0) + 1
     return {**counts, "unreadable": len(bad)}
@@ -243,9 +244,9 @@ def _rules(data: str, cfg: dict | None) -> dict:
     from memcurate.curator.review import rule_actions
     from memcurate.curator.rules import candidates, ledger
 
-    doc = {"tracked": len(ledger.keys(data)), "pending": 0, "approved": 0,
+    doc: dict[str, Any] = {"tracked": len(ledger.keys(data)), "pending": 0, "approved": 0,
            "rejected": 0, "candidates": [], "recurring": []}
-    for cand in candidates.all(data, every=True, threshold=cfg and cfg["rules"]["threshold"]):
+    for cand in candidates.all(data, every=True, threshold=cfg["rules"]["threshold"] if cfg else None):
         doc[cand.state] = doc.get(cand.state, 0) + 1
         rid = rule_actions.PREFIX + cand.id
         kind = (cand.failure or {}).get("kind", "")
@@ -332,7 +333,7 @@ def _print_installed(found: list[dict]) -> None:
 def _drafts(data: str) -> list[dict]:
     """The drafts ready for review, each with its confidence: from the state logs alone (one file a triage)."""
     from memcurate.curator.candidates.queue import Board
-    from memcurate.curator.capture.redact import redact_text
+    from memcurate.curator.util.redact import redact_text
 
     if not os.path.isdir(data):
         return []

@@ -5,10 +5,10 @@ the rest for review, and reports what happened (a category the model
 skipped, finding nothing durable, is listed with its reason). A draft carrying an issue a
 person must see (verify.HOLD: an instruction to the agent to do harm) is
 never saved unattended: it stays pending, listed under "held". So is an
-offline evidence card (curator/review/cards.py: the offline drafter's text,
+offline evidence card (curator/drafting/cards.py: the offline drafter's text,
 which no person has written yet), with "offline card, write it in the TUI or
 set auto_approve.offline_cards: true", unless that key is true. Nor is a draft
-whose confidence (curator/review/confidence.py) is below the gate
+whose confidence (curator/verify/confidence.py) is below the gate
 (`auto_approve.min_confidence`, or `min_confidence` for one run): it stays
 `ready` for review, listed under "unsure" with its confidence and the factors
 that pulled it down. A triage another process holds is left to it; a second
@@ -17,22 +17,30 @@ run saves nothing new.
 One item's trouble never stops the others: a staged triage that cannot be
 read is listed (`unreadable`), a write that fails fails its candidate (or,
 outside a save, its triage), whose state stays where the next run resumes.
-A write that finds the disk full (or read-only) stops the run (`stopped`):
-what was saved is listed, the rest is `left` for the next run. The exit
-status (`exit_status`): 1 when a draft or a save failed or a triage cannot be
-read; candidates left for review (blocked, held, conflicts) and skips are not failures.
+A write that finds the disk full stops the run (`stopped`): what was saved is
+listed, the rest is `left` for the next run. So does a memory folder memcurate may
+not write (read-only, or not the user's: its lock file or a memory file refused):
+`stopped` says so, every candidate not saved is `left`, still approved or ready,
+and nothing is tried again in that run. The exit status (`exit_status`): 1 when a
+draft or a save failed, a triage cannot be read or the run stopped; candidates left
+for review (blocked, held, conflicts) and skips are not failures.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+
 from memcurate.curator.candidates import staging
-from memcurate.curator.review import cards
-from memcurate.curator.review.actions import Approval, Blocked, Conflict, Redecided
-from memcurate.curator.review.confidence import pulled_down
-from memcurate.curator.review.verify import HOLD, Issue, held
+from memcurate.curator.drafting import cards
+from memcurate.curator.review.actions import Approval, Blocked, Conflict, Redecided, SaveFailed
+from memcurate.curator.verify.confidence import pulled_down
+from memcurate.curator.verify.checks import HOLD, Issue, held
 from memcurate.curator.util.atomic import NO_SPACE, failure, read_json
 from memcurate.curator.util.locks import LockBusy
 from memcurate.curator.errors import DiskError
+
+READ_ONLY = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})  # a folder memcurate may not write into
 
 
 class _Stop(DiskError):
@@ -62,9 +70,13 @@ def auto_approve(engine, *, on_event=None, min_confidence: float | None = None) 
         except staging.StagingError as e:
             summary["failed"].append({"triage": tid, "category": None, "error": str(e)})
         except OSError as e:  # a write outside a save (a draft, a state move): redone by the next run
-            summary["failed"].append({"triage": tid, "category": None, "error": failure(e)})
+            if _read_only(engine, e):  # the memory root's lock refused (resume, save): nothing written there
+                summary["stopped"] = _read_only(engine, e)
+                summary["left"].append({"triage": tid, "category": None})
+            else:
+                summary["failed"].append({"triage": tid, "category": None, "error": failure(e)})
             if e.errno in NO_SPACE:
-                summary["stopped"] = failure(e)
+                summary["stopped"] = summary["stopped"] or failure(e)
         except _Stop:
             pass
         if summary["stopped"]:
@@ -76,9 +88,26 @@ def auto_approve(engine, *, on_event=None, min_confidence: float | None = None) 
 
 
 def exit_status(summary: dict) -> int:
-    """1 when a draft or a save failed or a staged triage cannot be read, else 0 (nothing to do, or
-    everything that could be saved was: candidates left for review are not failures)."""
-    return 1 if summary["failed"] or summary["unreadable"] or summary.get("rules", {}).get("failed") else 0
+    """1 when a draft or a save failed, a staged triage cannot be read or the run stopped (a full disk, a
+    read-only memory folder), else 0 (nothing to do, or everything that could be saved was: candidates left
+    for review are not failures)."""
+    return 1 if (summary["failed"] or summary["unreadable"] or summary.get("stopped")
+                 or summary.get("rules", {}).get("failed")) else 0
+
+
+def _read_only(engine, e: OSError) -> str | None:
+    """Why the memory folder takes no writes, when `e` says it refused one (its lock file or a file in it):
+    the folder named, and what to do; else None."""
+    where = getattr(e, "filename", None)
+    root = os.path.realpath(engine.root)
+    if e.errno not in READ_ONLY or not where or not os.path.realpath(where).startswith(root + os.sep):
+        return None
+    return _read_only_stop(failure(e))
+
+
+def _read_only_stop(why: str) -> str:
+    return (f"the memory folder is read-only ({why}): nothing more was written there; make it writable and "
+            "run again")
 
 
 def _rules(engine, summary: dict) -> None:
@@ -211,7 +240,10 @@ def _record(summary: dict, tid: str, result: Approval, conflicts: bool = True, s
         summary[key].append(item)
     summary["notes"].extend(result.notes)
     for cat, e in result.refused.items():
-        if isinstance(e, Conflict):
+        if isinstance(e, SaveFailed) and e.errno in READ_ONLY:  # still approved: the next run saves it
+            summary["stopped"] = summary["stopped"] or _read_only_stop(str(e))
+            summary["left"].append({"triage": tid, "category": cat})
+        elif isinstance(e, Conflict):
             if conflicts:
                 summary["conflicts"].append({"triage": tid, "category": cat, "error": str(e)})
         elif isinstance(e, Blocked):
@@ -222,6 +254,7 @@ def _record(summary: dict, tid: str, result: Approval, conflicts: bool = True, s
     summary["left"] += [{"triage": tid, "category": cat} for cat in result.left]
     if result.stopped is not None:
         summary["stopped"] = failure(result.stopped)
+    if summary["stopped"]:
         raise _Stop
 
 

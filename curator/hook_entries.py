@@ -38,11 +38,11 @@ ENTRIES: tuple[tuple[str, str | None, int], ...] = (
 EVENTS = tuple(event for event, _m, _t in ENTRIES)
 
 
-def groups(command: str) -> dict[str, dict]:
+def groups(command: str) -> dict[str, list[dict]]:
     """Claude Code's `hooks` setting for memcurate: per event, one matcher group running `command`."""
-    out = {}
+    out: dict[str, list[dict]] = {}
     for event, matcher, timeout in ENTRIES:
-        group = {"matcher": matcher} if matcher else {}
+        group: dict[str, object] = {"matcher": matcher} if matcher else {}
         group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
         out[event] = [group]
     return out

@@ -38,6 +38,7 @@ import stat
 import subprocess
 import sys
 import time
+from typing import Any
 
 from memcurate.curator import hook_entries
 from memcurate.curator.util import atomic, jsonsplice
@@ -165,7 +166,10 @@ def _unique(pairs: list) -> dict:
     doc = dict(pairs)
     if len(doc) != len(pairs):
         seen = set()
-        raise _Duplicate(repr(next(k for k, _v in pairs if k in seen or seen.add(k))))
+        for k, _v in pairs:
+            if k in seen:
+                raise _Duplicate(repr(k))
+            seen.add(k)
     return doc
 
 
@@ -457,7 +461,11 @@ def install(project, scope: str = DEFAULT_SCOPE, *, review_auto_memory: bool = F
             return None
         return _render(path, base, new)
 
-    wrote = change.run(decide, then=lambda wrote: wrote and _record_install(change, env))
+    def record(wrote: bool) -> None:
+        if wrote:
+            _record_install(change, env)
+
+    wrote = change.run(decide, then=record)
     report = _report("install", scope, path, change, command=command, review_auto_memory=review_auto_memory)
     after_doc = parse(path, change.result)
     had, has = ours(before_doc), ours(after_doc)
@@ -475,7 +483,7 @@ def install(project, scope: str = DEFAULT_SCOPE, *, review_auto_memory: bool = F
     return report
 
 
-def _groups_of(doc: dict, event: str) -> list:
+def _groups_of(doc: dict | None, event: str) -> list:
     return [g for g in ((doc or {}).get("hooks") or {}).get(event, []) if any(_mine(h) for h in g["hooks"])]
 
 
@@ -489,6 +497,8 @@ def _record_install(change: _Change, env) -> None:
     else:
         before = None if change.base is None else _digest(change.base)
         backup = change.backup
+    if change.result is None:  # (install always leaves a file)
+        return
     try:
         _set_record(change.target, {"after": _digest(change.result), "before": before, "backup": backup}, env)
         _drop_legacy(change.backups, change.target)
@@ -530,8 +540,8 @@ def uninstall(project, scope: str = DEFAULT_SCOPE, *, env=None) -> dict:
     current = _read(change.target)
     record = _record(change.target, env) or _legacy(backups, change.target, current)
     created = record is not None and record["before"] is None and current is not None \
-        and record["after"] == _digest(current) and without_ours(parse(path, current)) == {}
-    if created and change.remove(current):
+        and record["after"] == _digest(current) and without_ours(parse(path, current) or {}) == {}
+    if created and current is not None and change.remove(current):
         report = _report("uninstall", scope, path, change, deleted=True)
         report.update(removed=list(ours(parse(path, current))), restored=True)
         _forget(change, env)
@@ -678,7 +688,7 @@ def _git_output(project: str, *args: str) -> str:
 def installed(project, env=None) -> list[dict]:
     """Where memcurate's hooks are installed, by scope: its settings file, the events, whether with
     review mode; or why that file cannot be read. Also the plugin, where a scope enables it."""
-    found = []
+    found: list[dict[str, Any]] = []
     for scope in SCOPES:
         path = settings_path(scope, project, env)
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from memcurate.curator.capture.redact import redact_all
+from memcurate.curator.util.redact import redact_all
 from memcurate.curator.commands import UserError, _print_json, open_engine, project_dir
 from memcurate.curator.drafting import DrafterUnavailable
 from memcurate.curator.review.items import Unresolved
@@ -169,7 +169,7 @@ def _print_list(doc: dict) -> None:
             print(f"    error    {one_line(item['error'], 200 if item['title'] else 600)}")
         if item.get("reason") and item["title"] and item["state"] in ("rejected", "skipped"):
             print(f"    {'why':<8} {one_line(item['reason'], 300)}")  # why it was rejected or skipped
-    counts = {}
+    counts: dict[str, int] = {}
     for i in items:
         counts[_state(i)] = counts.get(_state(i), 0) + 1
     print("\n" + ", ".join(f"{n} {s}" for s, n in counts.items())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from memcurate.curator.capture.incremental import CaptureSkipped, capture, unread_bytes
+from memcurate.curator.candidates.incremental import CaptureSkipped, capture, unread_bytes
 from memcurate.curator.util.locks import LockBusy
 from memcurate.curator.util.log import log_line
 from memcurate.curator.util.paths import hook_may_read, record_config_dir

@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 
-from memcurate.curator.candidates.tool_edits import TOOLS
 from memcurate.curator.util.child_env import CHILD_ENV
+from memcurate.curator.util.lazyre import LazyRegex
 from memcurate.curator.util.log import log_line
 from memcurate.curator.util.paths import data_dir, is_inside, project_root
 
 MAX_STDIN_BYTES = 1 << 20  # an event's input larger than this is ignored, except PreToolUse's (any size)
 GUARDED_EVENT = "PreToolUse"
-# A JSON string, or one of the characters that shape a document: what tolerant() walks.
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]')
+# A JSON string, or one of the characters that shape a document: what tolerant() walks (compiled only then).
+_TOKEN = LazyRegex(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]')
 _TOP_KEYS = ("hook_event_name", "tool_name", "cwd", "session_id")
 PATH_KEYS = ("transcript_path", "agent_transcript_path", "cwd")
 
@@ -111,15 +110,17 @@ def run(stdin: bytes, env: dict | None = None, *, review_auto_memory: bool = Fal
         return 0
     dirs = [start, project] + _payload_cwd(payload, project)  # where this session may have started
     try:
-        from importlib import import_module
-
-        handler = import_module(f"{__package__}.{module}").handle
+        # __import__, not importlib.import_module: importing importlib (and warnings) costs every call ~0.5 ms
+        handler = __import__(f"{__package__}.{module}", fromlist=("handle",)).handle
         return handler(payload, project, data, env=env, session_dirs=dirs, review_auto_memory=review_auto_memory)
     except Exception as e:  # the hook must never break the session: log it where the project's log is
         log_line(data, event, f"internal error: {e.__class__.__name__}: {e}")
         tell_internal_error(e)
-        if event == GUARDED_EVENT and payload.get("tool_name") in TOOLS:  # the guard did not even start
-            _deny_unchecked(e)
+        if event == GUARDED_EVENT:  # the guard did not even start
+            from memcurate.curator.candidates.tool_edits import TOOLS  # here: the other events never need it
+
+            if payload.get("tool_name") in TOOLS:
+                _deny_unchecked(e)
         return 0
 
 

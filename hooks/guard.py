@@ -433,7 +433,7 @@ def _stage(payload: dict, tool: str, tool_input: dict, target: str, auto: str, d
         record = claude_writes.stage(data, tool=tool, tool_input=tool_input, path=target,
                                      folder=auto, session_id=session,
                                      max_bytes=cfg["hooks"]["review_max_bytes"])
-    except claude_writes.Refused as e:
+    except claude_writes.WriteRefused as e:
         return (f"This memory write was not made and not queued for review: {e}. Memory writes here wait for "
                 "the person's approval.")
     wid = claude_writes.PREFIX + record["id"]

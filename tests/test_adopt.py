@@ -13,7 +13,7 @@ from memcurate.curator.library.entries import line_ref
 from memcurate.curator.memory import memfile
 from memcurate.curator.proposals import store
 from memcurate.curator.proposals.store import ProposalError
-from memcurate.curator.review.verify import blocking, verify
+from memcurate.curator.verify.checks import blocking, verify
 
 TOPIC = """---
 name: Flaky upload test on CI

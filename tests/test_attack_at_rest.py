@@ -22,13 +22,13 @@ from tui_helpers import engine_factory, settle, tui
 from memcurate.curator import config
 from memcurate.curator.candidates import staging
 from memcurate.curator.candidates.candidate import read_review
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.config import ConfigError
 from memcurate.curator.memory import memfile
 from memcurate.curator.proposals import store
 from memcurate.curator.proposals.store import ProposalError
 from memcurate.curator.review.actions import Blocked
-from memcurate.curator.review.decide import Existing, decide
+from memcurate.curator.verify.decide import Existing, decide
 from memcurate.curator.util.assets import asset
 from memcurate.curator.util.paths import data_dir
 from memcurate.curator.util.stamps import content_hash

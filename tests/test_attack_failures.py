@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from memcurate.curator import config
-from memcurate.curator.rules import draft, ledger
+from memcurate.curator.rules import ledger
+from memcurate.curator.drafting import rule_draft as draft
 from memcurate.curator.rules.signature import Failure
 
 # -- two readings of a `paths:` glob -----------------------------------------------------------------------

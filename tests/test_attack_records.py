@@ -17,7 +17,7 @@ from test_rule_review import proj as rule_proj  # noqa: F401 (a fixture)
 from test_rule_review import seen, store_failure
 
 from memcurate.curator.candidates import claude_writes
-from memcurate.curator.candidates.claude_writes import Conflict, Refused
+from memcurate.curator.candidates.claude_writes import WriteConflict, WriteRefused
 from memcurate.curator.engine import Engine
 from memcurate.curator.rules import ledger
 from memcurate.curator.util.stamps import content_hash
@@ -221,7 +221,7 @@ def test_a_lone_surrogate_is_refused_with_why_not_raised(setup):  # noqa: F811
     reason = decision(hook.stdout.decode())
     assert "not queued" in reason and "UTF-8" in reason
     assert claude_writes.records(project / ".memcurate") == [] and not (root / "odd.md").exists()
-    with pytest.raises(Refused, match="UTF-8"):
+    with pytest.raises(WriteRefused, match="UTF-8"):
         claude_writes.stage(project / ".memcurate", tool="Write", tool_input={"file_path": "x", "content": "\udcff"},
                             path=str(root / "odd.md"), folder=str(root))
 
@@ -239,6 +239,6 @@ def test_a_whitespace_edit_of_claudes_lines_after_staging_is_a_conflict(setup, e
     person = edit(MEMORY_MD)
     assert person != MEMORY_MD
     (root / "MEMORY.md").write_text(person)
-    with pytest.raises(Conflict, match="changed since"):
+    with pytest.raises(WriteConflict, match="changed since"):
         Engine(project).approve_claude_write(rid)
     assert (root / "MEMORY.md").read_text() == person

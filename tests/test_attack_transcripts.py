@@ -15,7 +15,7 @@ from conftest import claude_transcripts, run_cli, run_hook
 from synthetic import Transcript, text, tool
 
 import memcurate.hooks.capture as hooks_capture
-from memcurate.curator.capture import incremental
+from memcurate.curator.candidates import incremental
 from memcurate.curator.capture.transcript import read_entries
 from memcurate.curator.util.paths import data_dir
 

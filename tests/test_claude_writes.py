@@ -10,7 +10,7 @@ from conftest import run_cli, run_hook
 from test_guard import MEMORY_MD, call, decision, payload, setup  # noqa: F401 (setup is a fixture)
 
 from memcurate.curator.candidates import claude_writes
-from memcurate.curator.candidates.claude_writes import ClaudeWriteError, Conflict
+from memcurate.curator.candidates.claude_writes import ClaudeWriteError, WriteConflict
 from memcurate.curator.engine import Engine
 
 TOPIC = """---
@@ -141,7 +141,7 @@ def test_approve_is_a_conflict_when_the_file_changed(setup):
     wid = stage(project, "Edit", {"file_path": str(root / "notes.md"), "old_string": "old", "new_string": "new"})
     (root / "notes.md").write_text("changed by hand\n")
     engine = Engine(project)
-    with pytest.raises(Conflict, match="changed since"):
+    with pytest.raises(WriteConflict, match="changed since"):
         engine.approve_claude_write(wid)
     assert (root / "notes.md").read_text() == "changed by hand\n"
     assert only_record(project)["state"] == "pending"
@@ -151,7 +151,7 @@ def test_approve_of_a_new_file_is_a_conflict_when_one_appeared(setup):
     project, root = setup
     wid = stage(project, "Write", {"file_path": str(root / "fresh.md"), "content": "mine\n"})
     (root / "fresh.md").write_text("someone else's\n")
-    with pytest.raises(Conflict, match="was created"):
+    with pytest.raises(WriteConflict, match="was created"):
         Engine(project).approve_claude_write(wid)
     assert (root / "fresh.md").read_text() == "someone else's\n"
 
@@ -177,7 +177,7 @@ def test_memory_md_approve_is_a_conflict_when_claudes_part_changed(setup):
     wid = stage(project, "Edit", {"file_path": str(root / "MEMORY.md"), "old_string": "make all",
                                   "new_string": "make build"})
     (root / "MEMORY.md").write_text(MEMORY_MD.replace("# Claude's notes", "# Notes"))
-    with pytest.raises(Conflict):
+    with pytest.raises(WriteConflict):
         Engine(project).approve_claude_write(wid)
 
 

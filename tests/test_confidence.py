@@ -1,4 +1,4 @@
-"""A draft's confidence (curator/review/confidence.py): each factor moves the value the way its why says.
+"""A draft's confidence (curator/verify/confidence.py): each factor moves the value the way its why says.
 
 Each test changes ONE input of a base draft and checks the value moves in the stated direction, with
 the factor named and explained; the value stays in 0..1 however many factors pile up.
@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from memcurate.curator.drafting.prompt import stated_confidence
-from memcurate.curator.review.confidence import WEIGHTS, assess, pulled_down, specifics
-from memcurate.curator.review.verify import ADVISORY, BLOCK, Issue
+from memcurate.curator.verify.confidence import WEIGHTS, assess, pulled_down, specifics
+from memcurate.curator.verify.checks import ADVISORY, BLOCK, Issue
 
 SNIPPET = {"turn": 3, "speaker": "user", "keywords": ["let's go with"],
            "text": "Let's go with JWT access tokens: sessions would need a table."}

@@ -20,7 +20,7 @@ from conftest import run_cli
 
 from memcurate.curator import config
 from memcurate.curator.candidates import staging
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.capture.transcript import TranscriptReader
 from memcurate.curator.categories import NAMES
 from memcurate.curator.demo import DEMO_SESSION, DEMO_TRANSCRIPT

@@ -15,8 +15,8 @@ from conftest import ROOT, needs_shared, shared_transcripts
 
 from memcurate.curator import config
 from memcurate.curator.candidates import staging
-from memcurate.curator.capture import incremental as capture
-from memcurate.curator.capture.redact import find_secrets
+from memcurate.curator.candidates import incremental as capture
+from memcurate.curator.util.redact import find_secrets
 from memcurate.curator.categories import CATEGORIES, NAMES
 from memcurate.curator.drafting import Drafter, DrafterUnavailable, DraftRequest, DraftResult, get_drafter, model_for
 from memcurate.curator.drafting.offline import NO_NEXT_STEP, NOT_STATED, SCAFFOLD, TOPIC_TITLE_WEAK, OfflineDrafter, sentences
@@ -168,7 +168,7 @@ def test_every_triggered_category_of_a_real_session_drafts_from_its_evidence(pat
 
 @needs_shared
 def test_real_drafts_pass_verification(tmp_path_factory):
-    verify = pytest.importorskip("memcurate.curator.review.verify")
+    verify = pytest.importorskip("memcurate.curator.verify.checks")
     drafter = OfflineDrafter()
     verified = 0
     for path in shared_transcripts() + [DEMO]:

@@ -11,7 +11,7 @@ import pytest
 from fakes import Failing
 
 from memcurate.curator.candidates import staging
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.drafting import DraftResult
 from memcurate.curator.drafting.offline import OfflineDrafter
 from memcurate.curator.engine import Engine

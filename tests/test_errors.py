@@ -64,7 +64,7 @@ def test_no_class_anywhere_in_the_source_derives_from_a_builtin_exception_alone(
 
 @pytest.mark.parametrize("where, name, family", [
     ("memcurate.curator.memory.store", "ConflictError", StaleError),
-    ("memcurate.curator.candidates.claude_writes", "Conflict", StaleError),
+    ("memcurate.curator.candidates.claude_writes", "WriteConflict", StaleError),
     ("memcurate.curator.review.actions", "Changed", StaleError),
     ("memcurate.curator.util.locks", "LockBusy", BusyError),
     ("memcurate.curator.memory.store", "BrokenMemoryError", DamagedError),
@@ -83,7 +83,7 @@ def test_a_caller_acts_on_the_family_it_catches(where, name, family):
     ("memcurate.curator.util.safe_open", "Refused", OSError),
     ("memcurate.curator.util.atomic", "Unsettled", OSError),
     ("memcurate.curator.library.entries", "LibraryError", KeyError),
-    ("memcurate.curator.review.decide", "DecisionError", ValueError),
+    ("memcurate.curator.verify.decide", "DecisionError", ValueError),
     ("memcurate.curator.memory.memory_md.format", "MemoryMdError", ValueError),
 ])
 def test_existing_except_clauses_still_catch(where, name, builtin):
@@ -118,7 +118,7 @@ def test_the_hook_path_still_loads_no_ui_no_sdk_and_no_yaml(tmp_path, project):
              "cwd": str(project), "hook_event_name": "Stop"}
     for round_ in range(2):
         p = subprocess.run([sys.executable, "-c", _PROBE], input=json.dumps(event).encode(), cwd=project,
-                           capture_output=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                           capture_output=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT / "dev")})
         assert p.returncode == 0, p.stderr
         report = json.loads(p.stdout.decode().rpartition("\n")[2])
         assert report["rc"] == 0

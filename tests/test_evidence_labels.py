@@ -108,7 +108,7 @@ def test_main_exits_1_on_a_failure(tmp_path, capsys):
 
 
 def _secret_finder():
-    from memcurate.curator.capture.redact import find_secrets
+    from memcurate.curator.util.redact import find_secrets
     return find_secrets
 
 

@@ -111,7 +111,7 @@ print(json.dumps({"rc": rc, "modules": sorted(sys.modules)}))
 
 def probe(project: Path, doc: dict) -> set[str]:
     p = subprocess.run([sys.executable, "-c", PROBE], input=json.dumps(doc).encode(), capture_output=True,
-                       cwd=project, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT),
+                       cwd=project, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT / "dev"),
                                                      "CLAUDE_PROJECT_DIR": str(project)})
     assert p.returncode == 0, p.stderr
     report = json.loads(p.stdout)
@@ -124,7 +124,7 @@ def test_plain_bash_calls_import_nothing_beyond_the_dispatcher(project):
     assert not {"memcurate.hooks.failures", "memcurate.curator.rules", "memcurate.curator.config", "memcurate.hooks.hook_config"} & plain
     wordy = probe(project, passed(SESSIONS[0], "cat notes.md", "## Error handling\n"))
     assert "memcurate.curator.rules.signature" in wordy  # asked whether it is a checker: it is not
-    assert not {"memcurate.curator.rules.ledger", "memcurate.curator.config", "memcurate.curator.capture.redact", "yaml"} & wordy
+    assert not {"memcurate.curator.rules.ledger", "memcurate.curator.config", "memcurate.curator.util.redact", "yaml"} & wordy
     run(project, failed(SESSIONS[1], RUNS[1]))  # the config cache is made once (with yaml)
     counted = probe(project, failed(SESSIONS[0], RUNS[0]))
     assert "memcurate.curator.rules.ledger" in counted and len(ledger.keys(data(project))) == 1

@@ -10,8 +10,8 @@ only from what the person typed or decided, never from pasted logs, templated pr
 from __future__ import annotations
 
 from memcurate.curator.memory import memfile
-from memcurate.curator.review.confidence import WEIGHTS, assess, grounding, pasted
-from memcurate.curator.review.verify import verify
+from memcurate.curator.verify.confidence import WEIGHTS, assess, grounding, pasted
+from memcurate.curator.verify.checks import verify
 
 NOW = "2026-11-27T10:00:00Z"
 GATE = 0.8  # auto_approve.min_confidence's default

@@ -244,7 +244,7 @@ def test_guard_path_imports_stay_light(setup, rel, args):
     p = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=project, capture_output=True, timeout=60,
                        input=json.dumps(payload("Write", {"file_path": str(target), "content": content},
                                                 project)).encode(),
-                       env={**os.environ, "PYTHONPATH": str(ROOT), "CLAUDE_PROJECT_DIR": str(project)})
+                       env={**os.environ, "PYTHONPATH": str(ROOT / "dev"), "CLAUDE_PROJECT_DIR": str(project)})
     assert p.returncode == 0, p.stderr
     out, _, probe = p.stdout.decode().rpartition("\n")
     assert (decision(out) is None) == (rel in ("src/app.py", "memory/MEMORY.md"))

@@ -334,7 +334,7 @@ def test_capturing_a_huge_message_keeps_memory_bounded(tmp_path, project):
     import tracemalloc
 
     from memcurate.curator import config
-    from memcurate.curator.capture.incremental import capture
+    from memcurate.curator.candidates.incremental import capture
 
     path = huge_message_session().write(claude_dir(tmp_path) / "huge-message.jsonl")
     data = data_of(project)
@@ -613,7 +613,7 @@ def test_hook_path_imports_stay_light(tmp_path, project):
             with open(path, "ab") as f:
                 f.write(decision_session("kafka").bytes())
         p = subprocess.run([sys.executable, "-c", _PROBE], input=json.dumps(payload("Stop", path, project)).encode(),
-                           cwd=project, capture_output=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                           cwd=project, capture_output=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT / "dev")})
         assert p.returncode == 0, p.stderr
         hook_out, _, probe = p.stdout.decode().rpartition("\n")
         assert hook_out == ""  # the hook itself printed nothing

@@ -115,14 +115,14 @@ def test_a_path_no_file_ends_with_is_stale_and_only_tracked_ones_are_archived(ca
 @pytest.mark.parametrize("body", [
     "Type-check with `python -m mypy src` before pushing.",
     "Serve docs with `python -m http.server 8000`.",
-    "Run `python -m memcurate.curator.engine` to try it.",
+    "Run `python -m curator.engine` to try it.",
 ])
 def test_python_m_of_a_module_not_the_projects_or_present_is_not_stale(capsys, project, body):
     assert [f for f in check(capsys, project, body) if f["code"] == "stale-command"] == []
 
 
 @pytest.mark.parametrize("body, named", [
-    ("Run `python -m memcurate.curator.gone` to try it.", "python -m memcurate.curator.gone"),  # the project's package, module gone
+    ("Run `python -m curator.gone` to try it.", "python -m curator.gone"),  # the project's package, module gone
     ("Migrate with `python -m migrate`.", "python -m migrate"),  # git once tracked migrate.py
 ])
 def test_python_m_of_the_projects_module_that_is_gone_is_stale(capsys, project, body, named):

@@ -1,10 +1,12 @@
-"""The dependency direction of DESIGN §2, read from the source (imports inside functions included,
+"""The dependency direction of docs/design.md §2, read from the source (imports inside functions included,
 which a runtime check of sys.modules would miss): widgets → curator and hooks → curator, never back;
-the engine imports no UI; the hook path no UI and no model SDK; curator's modules form no cycle."""
+the engine imports no UI; the hook path no UI and no model SDK; curator's modules form no cycle; and
+every package imports only from the layers below its own (the layers block of docs/architecture.md)."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,3 +87,39 @@ def test_curator_modules_form_no_import_cycle():
     for m in sorted(graph):
         if m not in state:
             visit(m)
+
+
+def layers() -> list[set[str]]:
+    """The layers block of docs/architecture.md, top first: each layer's packages."""
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- layers: top first -->\n```\n(.*?)```", doc, re.S)
+    assert block, "docs/architecture.md has no layers block"
+    return [{n.strip() for n in re.split(r"\s{2,}", line.strip())[0].split(",")}
+            for line in block.group(1).splitlines() if line.strip()]
+
+
+def unit(module: str) -> str | None:
+    """The layered unit a module belongs to: hooks, widgets, or curator's sub-package or top-level module."""
+    parts = module.split(".")
+    if parts[0] != "memcurate" or len(parts) < 3 or parts[1] not in ("curator", "hooks", "widgets"):
+        return None
+    return parts[2] if parts[1] == "curator" else parts[1]
+
+
+def test_every_package_imports_only_from_the_layers_below_it():
+    placed = [name for layer in layers() for name in layer]
+    assert len(placed) == len(set(placed)), f"a package placed twice: {sorted(placed)}"
+    rank = {name: i for i, layer in enumerate(layers()) for name in layer}
+    graph = {**sources("curator"), **sources("hooks"), **sources("widgets")}
+    units = {u for m in graph if (u := unit(m)) and m != "memcurate.curator"}
+    assert not units - set(rank), f"docs/architecture.md's layers do not place {sorted(units - set(rank))}"
+    wrong = []
+    for mod, names in sorted(graph.items()):
+        here = unit(mod)
+        if here is None:
+            continue
+        for name in sorted(names):
+            there = unit(name)
+            if there in rank and there != here and rank[there] <= rank[here]:
+                wrong.append(f"{mod} imports {name} ({there} is not below {here})")
+    assert not wrong, "imports that go sideways or up:\n" + "\n".join(wrong)

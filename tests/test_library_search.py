@@ -12,7 +12,7 @@ from library_helpers import MEMORY_MD, jwt, library_engine, no_network, save
 from memcurate.curator.candidates import staging
 from memcurate.curator.library.entries import line_ref
 from memcurate.curator.library.search import match_expression
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.memory import memfile
 from memcurate.curator.util.assets import asset
 

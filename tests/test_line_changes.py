@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.util.redact import redact_text
 from memcurate.curator.cli import main
 from memcurate.curator.engine import Engine
 from memcurate.curator.library import carry_out

@@ -18,7 +18,7 @@ from synthetic import Transcript, pytest_failure, text, tool
 
 from memcurate.curator import config
 from memcurate.curator.candidates import staging
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.drafting import DraftResult, LookResult
 from memcurate.curator.engine import Engine
 

@@ -14,7 +14,7 @@ from memcurate.curator.engine import Engine
 from memcurate.curator.memory import claude_topics, memfile, memory_md
 from memcurate.curator.memory.front_matter import light_fields
 from memcurate.curator.memory.store import MemoryStore
-from memcurate.curator.review.verify import ADVISORY, BLOCK, verify
+from memcurate.curator.verify.checks import ADVISORY, BLOCK, verify
 from memcurate.curator.util.stamps import content_hash
 
 STAMP = "2026-11-22T10:04:00Z"

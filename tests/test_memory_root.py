@@ -20,7 +20,7 @@ from conftest import claude_transcripts, run_cli, run_hook
 from synthetic import Transcript, text, tool
 
 from memcurate.curator.candidates import staging
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.engine import Engine
 from memcurate.curator.util.assets import asset
 from memcurate.curator.util.paths import CONFIG_DIR_RECORD, AutoMemoryOff, main_worktree, project_key

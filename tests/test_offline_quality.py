@@ -4,7 +4,7 @@ Each case quotes the session it comes from (../shared/transcripts and ../shared/
 Apache-2.0: see their LICENSE files). A draft a reviewer would delete (a question or a prompt as its title,
 narration as its description, tracker chatter, filler in an empty section, "All 78 tests pass" as
 verification) either is not produced, or carries what is wrong in `DraftResult.weak` or as an ADVISORY issue
-(curator/review/form.py), so the confidence gate holds it. The unit tests of form.py are at the end.
+(curator/verify/form.py), so the confidence gate holds it. The unit tests of form.py are at the end.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ import pytest
 
 from conftest import ROOT
 from memcurate.curator.candidates import staging
-from memcurate.curator.capture import incremental as capture
+from memcurate.curator.candidates import incremental as capture
 from test_drafting import default_cfg
 from memcurate.curator.drafting import DraftRequest
 from memcurate.curator.drafting.offline import NOT_STATED, TOPIC_TITLE_WEAK, OfflineDrafter
 from memcurate.curator.memory import memfile
-from memcurate.curator.review import form
-from memcurate.curator.review.verify import ADVISORY, verify
+from memcurate.curator.verify import form
+from memcurate.curator.verify.checks import ADVISORY, verify
 
 NOW = "2026-11-22T10:04:00Z"
 CODE_LOG = "transcripts/-Users-dain-workspace-claude-code-log-sample/"

@@ -19,7 +19,7 @@ from test_drafting import default_cfg
 from test_engine import make_engine
 
 from memcurate.curator.candidates import staging
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 
 SESSION = "8be629f7-48a5-4c3b-9180-d13012619beb"
 CWD = "/home/dev/notes-app"

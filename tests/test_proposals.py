@@ -240,9 +240,9 @@ def test_an_approval_refuses_what_the_person_did_not_see(claude):
 def test_a_proposal_whose_ops_cannot_be_planned_is_an_error_item_not_a_crash(claude, capsys, monkeypatch):
     from memcurate.curator.library.entries import LibraryError
 
-    def broken(ops):
+    def broken(context, ops):
         raise LibraryError("claude/debugging.md cannot be read: Permission denied")
 
-    monkeypatch.setattr(claude["engine"], "plan_changes", broken)
+    monkeypatch.setattr("memcurate.curator.library.changes.plan", broken)
     [item] = [i for i in claude["engine"].review_items(kind="proposal")]
     assert item.state == "error" and "Permission denied" in item.error

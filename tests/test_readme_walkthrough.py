@@ -58,7 +58,7 @@ def test_a_new_user_follows_the_readme_on_their_own_project(tmp_path):
     path = os.pathsep.join([str(shim(tmp_path / "bin")), *tools])
     offline = "backend: offline\n" if shutil.which("claude", path=path) else ""  # a `claude` beside git: no calls
     (home / ".config" / "memcurate" / "config.yaml").write_text("hygiene: {interval_minutes: 0}\n" + offline)
-    env = {**os.environ, "PATH": path, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, "PATH": path, "PYTHONPATH": os.pathsep.join([str(ROOT / "dev"), os.environ.get("PYTHONPATH", "")])}
 
     commands = walkthrough()
     assert commands[0].startswith("pipx install ./memcurate") and "memcurate install" in commands

@@ -13,7 +13,7 @@ import pytest
 from conftest import needs_shared, run_hook, shared
 
 from memcurate.curator import config
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.engine import Engine
 from memcurate.curator.headless import auto_approve
 from memcurate.curator.memory import memfile
@@ -378,7 +378,7 @@ def test_the_recall_hook_path_imports_no_yaml_and_no_ui(synth):
     assert run(synth, "the zorblat queue job fails with a timeout", session="warm-up").given  # indexes it
     p = subprocess.run([sys.executable, "-c", _PROBE], cwd=synth, capture_output=True, timeout=60,
                        input=json.dumps(hook_payload("the zorblat queue job fails with a timeout", synth)).encode(),
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+                       env={**os.environ, "PYTHONPATH": str(ROOT / "dev")})
     hook_out, _, probe = p.stdout.decode().rpartition("\n")
     assert "zorblat.md" in json.loads(hook_out)["hookSpecificOutput"]["additionalContext"]  # indexed and recalled
     modules = json.loads(probe)["modules"]
@@ -404,7 +404,7 @@ def test_a_memory_saved_since_the_index_looked_is_recalled_without_loading_the_i
     for i, prompt in enumerate(prompts):
         p = subprocess.run([sys.executable, "-c", _PROBE], cwd=synth, capture_output=True, timeout=60,
                            input=json.dumps({**hook_payload(prompt, synth), "session_id": f"p-{i}"}).encode(),
-                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+                           env={**os.environ, "PYTHONPATH": str(ROOT / "dev")})
         hook_out, _, probe = p.stdout.decode().rpartition("\n")
         context = json.loads(hook_out)["hookSpecificOutput"]["additionalContext"]
         assert ("quibble-parser.md" in context) == (i == 0) and "zorblat-old.md" not in context

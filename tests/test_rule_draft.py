@@ -1,4 +1,4 @@
-"""A graduation candidate's rule text (curator/rules/draft.py): topic, paths globs and the rule, offline
+"""A graduation candidate's rule text (curator/drafting/rule_draft.py): topic, paths globs and the rule, offline
 and through the Claude backends."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from memcurate.curator.capture.redact import find_secrets
-from memcurate.curator.rules import draft, rulefile
+from memcurate.curator.util.redact import find_secrets
+from memcurate.curator.rules import rulefile
+from memcurate.curator.drafting import rule_draft as draft
 
 PYTEST = {"kind": "test", "tool": "pytest", "test": "tests/test_store.py::test_save", "error_type": "FileNotFoundError",
           "message": "[Errno 2] No such file or directory: '<tmp>/memory/x.json'",

@@ -12,11 +12,11 @@ from conftest import needs_shared, shared
 from test_engine import DEMO, make_engine, stage
 
 from memcurate.curator.candidates import staging
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.headless import auto_approve as gated_auto_approve
 from memcurate.curator.memory import memfile
 from memcurate.curator.review.actions import Redecided
-from memcurate.curator.review.decide import decide, merge_sources, similarity
+from memcurate.curator.verify.decide import decide, merge_sources, similarity
 from test_verify_decide import NOW, doc, existing
 
 OTHER = "11111111-2222-4333-8444-555555555555"

@@ -18,7 +18,7 @@ from test_anthropic_backend import OVERLOADED, message, server  # noqa: F401  (s
 from test_claude_cli import envelope, fake  # noqa: F401  (fake: a fixture)
 
 from memcurate.curator.candidates import staging
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.drafting import DraftResult, LookResult
 from memcurate.curator.drafting import prompt as prompts
 from memcurate.curator.engine import Engine

@@ -12,7 +12,7 @@ import pytest
 from conftest import claude_transcripts, run_cli, run_hook
 from synthetic import Transcript, text, tool
 
-from memcurate.curator.capture.redact import find_secrets, redact
+from memcurate.curator.util.redact import find_secrets, redact
 
 # -- the secrets (made up, in the real formats) ----------------------------------
 
@@ -230,7 +230,7 @@ def test_secret_cut_by_the_summary_quote_is_not_half_kept(project, transcripts):
         assert GITHUB[-14:].encode() not in data, p
 
 
-# -- curator.capture.redact.redact, kind by kind -----------------------------------------------------
+# -- curator.util.redact.redact, kind by kind -----------------------------------------------------
 
 @pytest.mark.parametrize("source, expected, kinds", [
     (f"export KEY={ANTHROPIC} # prod", "export KEY=[REDACTED:anthropic-key] # prod", {"anthropic-key": 1}),
@@ -381,7 +381,7 @@ def _engine(project: Path, tmp_path: Path, **kw):
 
 def test_a_drafters_whole_document_is_redacted_before_staging(project, tmp_path):
     from memcurate.curator.candidates import staging
-    from memcurate.curator.capture.incremental import capture
+    from memcurate.curator.candidates.incremental import capture
     from memcurate.curator.memory import memfile
 
     engine = _engine(project, tmp_path, drafter=EchoingDrafter())

@@ -382,7 +382,7 @@ def test_passing_commands_do_not_load_dataclasses_or_hashlib():
 
     code = ("import sys; from memcurate.curator.rules.signature import classify, looks_failed; "
             "classify('uv run pytest -x'); looks_failed('5 passed'); "
-            "print(sorted(m for m in ('dataclasses', 'typing', 'hashlib', 'memcurate.curator.capture.redact', 'yaml') "
+            "print(sorted(m for m in ('dataclasses', 'typing', 'hashlib', 'memcurate.curator.util.redact', 'yaml') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

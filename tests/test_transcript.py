@@ -219,7 +219,7 @@ def test_a_cut_never_keeps_part_of_a_secret(tmp_path, where, size):
     """The head and tail of a huge message are cut at white space, and a tail never starts inside a key
     block, so redaction still recognises every secret they hold: none survives even in part. Either
     way: a line past 8 x max_message_chars has its huge strings cut before it is decoded."""
-    from memcurate.curator.capture.redact import redact_text
+    from memcurate.curator.util.redact import redact_text
 
     secret, pad = (TOKEN, 490) if where.startswith("token") else (KEY, 200)
     words = "word " * (size // 5)  # the window keeps 1,000 characters at each end

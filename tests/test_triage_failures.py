@@ -12,7 +12,7 @@ from synthetic import Transcript, text, tool
 from test_failure_hook import RUNS, SESSIONS, failed, run
 
 from memcurate.curator import config
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.rules import candidates, ledger
 
 SAID = ("The test fails because the cache folder does not exist. I'll create it in Store.save before "

@@ -16,7 +16,6 @@ import shlex
 import shutil
 import sys
 import threading
-import weakref
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ from tui_helpers import engine_factory, settle, tui, until, watching
 from memcurate.curator.candidates import staging
 from memcurate.curator.candidates.candidate import read_review
 from memcurate.curator.candidates.pipeline import process
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.drafting import DraftResult
 from memcurate.curator.drafting.offline import OfflineDrafter
 from memcurate.curator.memory import memfile, memory_md
@@ -802,8 +801,9 @@ def test_the_progress_of_a_triage_another_process_holds_shows_live(project, memo
 
 
 def test_the_footer_lets_go_of_the_keys_it_replaces(project, memory):
-    """Moving between rows whose actions differ recomposes the footer each time, approve greyed or not;
-    the keys it replaced must be freed, or a long-running app grows without bound."""
+    """Moving between rows whose actions differ greys approve or not in the footer's own keys, updated in
+    place: none is replaced, so none is left behind (textual keeps replaced keys' caches alive: a long-running
+    app would grow without bound)."""
     tid = stage_demo(project, memory, drafted=True)
     edit_staged(project, memory, tid, "runbook", lambda t: t.replace("## Steps", "## Things"))  # a BLOCK
     app = tui(project, memory)
@@ -815,16 +815,17 @@ def test_the_footer_lets_go_of_the_keys_it_replaces(project, memory):
         footer = app.query_one(TidyFooter)
         await select(pilot, "runbook")
         assert greyed(footer)["approve_memory"] is True
-        replaced = [weakref.ref(key) for key in footer.query("FooterKey")]
-        assert replaced
-        for _ in range(2):  # the keys first replaced must be gone: one round would leave them, were they kept
+        keys = list(footer.query("FooterKey"))
+        assert keys
+        for _ in range(2):
             await select(pilot, "tech_debt")
             assert greyed(footer)["approve_memory"] is False
             await select(pilot, "runbook")
             assert greyed(footer)["approve_memory"] is True
+        assert list(footer.query("FooterKey")) == keys
         gc.collect()
-        alive = [ref for ref in replaced if ref() is not None]
-        assert not alive, f"{len(alive)} of the {len(replaced)} footer keys replaced 4 times are still alive"
+        alive = [o for o in gc.get_objects() if type(o).__name__ == "FooterKey"]
+        assert len(alive) == len(keys), f"{len(alive) - len(keys)} footer keys replaced and still alive"
 
     run(app, scenario)
 

@@ -16,7 +16,7 @@ from textual.widgets import Static, TextArea
 from textual.widgets._toast import Toast
 from tui_helpers import FIXED_NOW, engine_factory, settle, tui
 
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.drafting.offline import OfflineDrafter
 from memcurate.curator.memory import memfile

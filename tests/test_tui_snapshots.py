@@ -23,7 +23,7 @@ from pathlib import Path
 from tui_helpers import FIXED_NOW, engine_factory, settle, tui
 
 from memcurate.curator.candidates import claude_writes, staging
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.drafting.offline import OfflineDrafter
 from memcurate.curator.memory import memory_md
 from memcurate.curator.rules import ledger

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tui_helpers import FIXED_DRAFTING, FIXED_NOW, engine_factory, settle
 
-from memcurate.curator.capture.incremental import capture
+from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.config import ConfigError
 from memcurate.curator.util.assets import asset
 from memcurate.widgets.app import LOADING, STARTING, make_app
@@ -121,7 +121,7 @@ def test_the_start_path_imports_nothing_only_the_engine_needs():
     """What `memcurate` imports before the TUI's first frame (cli, commands, the app module): no engine,
     no config YAML, no SQLite, no watcher, no dialog widgets, no syntax highlighter."""
     later = ["memcurate.curator.engine", "yaml", "sqlite3", "watchfiles", "memcurate.curator.memory.index", "memcurate.curator.candidates.pipeline",
-             "memcurate.curator.capture.incremental", "memcurate.curator.review.verify", "memcurate.curator.drafting", "memcurate.widgets.library",
+             "memcurate.curator.candidates.incremental", "memcurate.curator.verify.checks", "memcurate.curator.drafting", "memcurate.widgets.library",
              "memcurate.widgets.dialogs", "rich.syntax", "pygments"]
     code = ("import json, sys\nimport memcurate.curator.cli, memcurate.curator.commands, memcurate.widgets.app\n"
             f"print(json.dumps([m for m in {later!r} if m in sys.modules]))")

@@ -12,8 +12,8 @@ from synthetic import Transcript, text
 from memcurate.curator.candidates import staging
 from memcurate.curator.candidates.candidate import read_review
 from memcurate.curator.memory import memfile
-from memcurate.curator.review.decide import DecisionError, Existing, choose, decide
-from memcurate.curator.review.verify import ADVISORY, BLOCK, blocking, verify
+from memcurate.curator.verify.decide import DecisionError, Existing, choose, decide
+from memcurate.curator.verify.checks import ADVISORY, BLOCK, blocking, verify
 
 NOW = "2026-11-22T10:04:00Z"
 

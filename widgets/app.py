@@ -40,8 +40,8 @@ from textual.worker import get_current_worker
 
 from memcurate.curator.candidates import staging, usage
 from memcurate.curator.candidates.candidate import text_hash
-from memcurate.curator.candidates.queue import Item, Outcome
-from memcurate.curator.review import cards
+from memcurate.curator.candidates.queue import Item, TriageProgress
+from memcurate.curator.drafting import cards
 from memcurate.curator.util.locks import LockBusy
 from memcurate.curator.util.private import make_dirs
 from memcurate.curator.util.textsafe import one_line
@@ -68,6 +68,8 @@ LOADING = "loading…"  # the queue's title until the engine is up and the first
 STARTING = "starting: the keys work once the queue has loaded"  # why a key is greyed out before the engine
 NOT_ON_SCREEN = "the draft is not on screen yet: press the key again once the document panel shows it"
 NARROW_HIDDEN = frozenset(("edit_external",))  # the footer's keys left out there (help still lists them)
+TIGHT = 100  # columns below which the footer leaves out TIGHT_HIDDEN too (at 80, ? Help and q Quit fit)
+TIGHT_HIDDEN = frozenset(("change_action", "retry_memory"))  # keys for a row in one state or another
 AGE_TICK = 60.0  # seconds between updates of the age column (it counts in minutes after the first)
 ENGINE_FALLBACK = 1.0  # seconds after mounting: the engine starts even if no frame hook came (first paint ~0.3 s)
 
@@ -160,7 +162,7 @@ class MemcurateApp(App):
         self.clock = clock
         self.editor = editor
         self.items: dict[str, list[Item]] = {}
-        self.outcomes: dict[str, Outcome] = {}  # every staged triage's skips and model use (the progress panel)
+        self.outcomes: dict[str, TriageProgress] = {}  # every staged triage's skips and model use (the progress panel)
         self.overall = usage.empty()  # the model use of every staged triage
         self.filter_words: list[str] = []
         self.review: dict | None = None  # the selected item's review record
@@ -172,6 +174,7 @@ class MemcurateApp(App):
         self._issues_shown: tuple | None = None
         self._progress_shown: tuple | None = None
         self._enabled_actions: tuple | None = None
+        self._fitted: tuple = (False, frozenset())  # (narrow, the footer's hidden keys): _fit
         self._dirty: set[str] | None = None  # triages to read again (None: all; the first load is due)
         self._loading = False
         self._stop = threading.Event()
@@ -196,18 +199,22 @@ class MemcurateApp(App):
         yield TidyFooter()
 
     def on_resize(self, event) -> None:
-        self._fit_width(event.size.width)
+        self._fit(event.size.width)
 
-    def _fit_width(self, width: int) -> None:
-        """Below NARROW columns the layout gives way (app.tcss `.-narrow`): the rule panel (its rows are in the
-        queue too) leaves the budgets its width, and the footer drops its spacing, $EDITOR's key and the palette's
-        (both still work; help lists them) so that ? Help and q Quit stay in sight."""
+    def _fit(self, width: int) -> None:
+        """Below NARROW columns the layout gives way (app.tcss `.-narrow`): the panels stack, the queue over the
+        whole width, the pipeline panel on one line, and the footer drops its spacing and the keys help still
+        lists (NARROW_HIDDEN, and below TIGHT columns TIGHT_HIDDEN) so that ? Help and q Quit stay in sight."""
         narrow = width < NARROW
-        if narrow == self.has_class("-narrow"):
+        hidden = NARROW_HIDDEN | (TIGHT_HIDDEN if width < TIGHT else frozenset()) if narrow else frozenset()
+        if (narrow, hidden) == self._fitted:
             return  # as laid out (the first layout is the wide one: a wide start does nothing here)
+        self._fitted = (narrow, hidden)
         self.set_class(narrow, "-narrow")
+        self.query_one(ProgressView).set_compact(narrow)
         for footer in self.query(TidyFooter):
-            fit_footer(footer, narrow, NARROW_HIDDEN)
+            if footer.hidden != hidden:
+                fit_footer(footer, narrow, hidden)
 
     def on_notify(self, event) -> None:
         """Toasts stand at the bottom left of the queue, over its empty rows, above the drafting line and the
@@ -224,7 +231,7 @@ class MemcurateApp(App):
             rack.styles.margin = (0, 0, lift, 0)
 
     def on_mount(self) -> None:
-        self._fit_width(self.size.width)
+        self._fit(self.size.width)
         self.sub_title = self.subtitle if self.subtitle is not None else (self.project or "")
         queue = self.query_one(QueueTable)
         queue.focus()
@@ -390,7 +397,7 @@ class MemcurateApp(App):
         tid = item.tid if is_memory(item) else None  # Claude's writes and rules are not drafted by the pipeline
         rows = [i for i in self.items.get(tid, []) if not i.is_error] if tid else []
         busy = sum(1 for t, v in self.items.items() if t != tid and any(i.state in staging.IN_FLIGHT for i in v))
-        outcome = (self.outcomes.get(tid) if tid else None) or Outcome()
+        outcome = (self.outcomes.get(tid) if tid else None) or TriageProgress()
         shown = (tid, rows, busy, outcome, self.overall)
         if shown != self._progress_shown:
             self._progress_shown = shown
@@ -890,7 +897,7 @@ class MemcurateApp(App):
         except LockBusy:
             self.post_message(ActionDone(f"{what} {item.tid}: busy (Claude is staging a write, or a save is under "
                                          "way); try again in a moment", reload, "warning"))
-        except Exception as e:  # ClaudeWriteError (Conflict, BLOCK, not pending), a full disk: said, not fatal
+        except Exception as e:  # ClaudeWriteError (WriteConflict, BLOCK, not pending), a full disk: said, not fatal
             self.post_message(ActionDone(f"{what} {item.tid}: {e}", reload, "error"))
 
     def _review_rule(self, what: str, item: Item, reason: str, seen: dict | None = None) -> None:

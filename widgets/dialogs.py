@@ -333,7 +333,8 @@ class RuleEditScreen(ModalScreen[RuleEdit | None]):
 
 class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = DIALOG_CSS.format(name="HelpScreen") + """
-    HelpScreen #help-body { height: auto; max-height: 60vh; }  /* the hint under it stays in sight */
+    HelpScreen > Vertical { height: 90%; }  /* help is long: the dialog takes the height, the body what is left */
+    HelpScreen #help-body { height: 1fr; }  /* so the hint under it stays in sight, whatever the height */
     HelpScreen #help-hint { margin-top: 1; }
     """
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
@@ -343,17 +344,19 @@ class HelpScreen(ModalScreen[None]):
         self.rows, self.notes, self.heading = bindings, list(notes), title
 
     def compose(self) -> ComposeResult:
-        body = Text()
+        keys = Table.grid(padding=(0, 2))  # a description that wraps keeps its indent, beside its key
+        keys.add_column(justify="right", style="bold", width=12, no_wrap=True)
+        keys.add_column(ratio=1)
         for key, what in self.rows:
-            body.append(f"{key:>12}  ", style="bold")
-            body.append(f"{what}\n")
+            keys.add_row(key, what)
+        notes = Text()
         for note in self.notes:
-            body.append(f"\n{note}\n")
-        body.append("\nCtrl+P opens the command palette with the same actions.", style="dim")
+            notes.append(f"\n{note}\n")
+        notes.append("\nCtrl+P opens the command palette with the same actions.", style="dim")
         with Vertical():
             yield Label(self.heading, classes="dialog-title")
             with VerticalScroll(id="help-body"):
-                yield Static(body)
+                yield Static(Group(keys, notes))
             yield Label(Text("↑ ↓ PgUp PgDn scroll — Esc closes", style="dim"), id="help-hint")
 
     def on_mount(self) -> None:

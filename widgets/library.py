@@ -23,7 +23,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Header, Input, Static
 from textual.worker import get_current_worker
 
-from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.util.redact import redact_text
 from memcurate.curator.library.entries import CLAUDE, is_line_ref
 from memcurate.curator.util.textsafe import clean as display
 

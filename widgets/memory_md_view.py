@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.util.redact import redact_text
 from memcurate.curator.categories import CLAUDE
 from memcurate.curator.util.textsafe import clean as display
 

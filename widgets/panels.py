@@ -274,7 +274,7 @@ class IssuesView(Static):
 
 def confidence_lines(conf: dict | None) -> Text:
     """The draft's confidence: its value and every factor's effect on one line, then why of each factor that
-    pulled it down (curator/review/confidence.py), as the review record holds them."""
+    pulled it down (curator/verify/confidence.py), as the review record holds them."""
     out = Text()
     if not isinstance(conf, dict) or not isinstance(conf.get("value"), (int, float)):
         return out
@@ -319,8 +319,18 @@ class ProgressView(Static):
 
     DEFAULT_CSS = "ProgressView { height: auto; }"
 
+    compact = False  # a narrow terminal: the triage's categories counted by stage on one line, no table
+    _last: tuple | None = None
+
+    def set_compact(self, compact: bool) -> None:
+        if compact != self.compact:
+            self.compact = compact
+            if self._last is not None:
+                self.show(*self._last)
+
     def show(self, tid: str | None, items: list[Item], busy_elsewhere: int, used: dict | None = None,
              overall: dict | None = None) -> None:
+        self._last = (tid, items, busy_elsewhere, used, overall)
         table = Table(box=None, pad_edge=False, expand=True, show_edge=False)
         for name, kw in (("category", {}), ("draft", {}), ("verify", {}), ("model", {}), ("time", {"justify": "right"}),
                          ("tokens", {"justify": "right"}), ("retries", {"justify": "right"})):
@@ -339,6 +349,11 @@ class ProgressView(Static):
                           "" if tokens == (None, None) else f"{tokens[0] or 0}/{tokens[1] or 0}",
                           str(item.field("retries") or 0))
         title = Text(f"Pipeline — {tid}" if tid else "Pipeline", style="bold")
+        if self.compact and items:  # e.g. "Pipeline — <tid>: 4 ready · 1 verifying · 1 failed"
+            counts: dict[str, int] = {}
+            for item in items:
+                counts[item.state] = counts.get(item.state, 0) + 1
+            title.append(": " + " · ".join(f"{n} {state}" for state, n in counts.items()), style="")
         foot = Text(f"{busy_elsewhere} other triage(s) being drafted" if busy_elsewhere else "", style="dim")
         # Model use, once there is any (the offline drafter makes no call): this triage's, then every triage's.
         for label, total in (("this triage", used), ("all triages", overall if overall != used else None)):
@@ -349,6 +364,9 @@ class ProgressView(Static):
             name = CATEGORIES[item.category].section if item.category in CATEGORIES else item.category
             foot.append(("\n" if foot.plain else "") + f"{name} skipped: {display(str(item.field('reason') or ''))}")
         idle = Text("Nothing in progress.", style="dim")
+        if self.compact:
+            self.update(Group(title, foot) if foot.plain else title)
+            return
         self.update(Group(title, table, foot) if items else Group(title, idle, foot) if foot.plain else Group(title, idle))
 
 

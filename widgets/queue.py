@@ -26,6 +26,12 @@ SEVERITIES = ("block", "advisory", "clean", "failed")
 # The session column names each triage's session (its first 8 hex) on the first of its rows, "│" on the
 # others: a triage's rows read as one group. The category is shown whole (session_summary takes 15).
 COLUMNS = (("session", 8), ("category", 15), ("title", None), ("action", 9), ("conf", 4), ("issues", 11), ("age", 4))
+# A table narrower than COMPACT_BELOW (an 80-column terminal) leaves out the age and shows a category in 10: the
+# title keeps 24 characters or more there.
+COMPACT_BELOW = 96
+COMPACT_COLUMNS = (("session", 8), ("category", 10), ("title", None), ("action", 9), ("conf", 4), ("issues", 11))
+SHORT_CATEGORY = {"session_summary": "summary"}  # the one category longer than 10 characters, said short
+CACHED_SCREENS = 3  # the table keeps the rendered lines of this many screens (textual's default: 1,000 lines)
 SAME_GROUP = "│"  # the session cell of a triage's second and later rows
 CLAUDE_WRITES = "claude/"  # where the app keeps their rows, beside the triages (their ids start so, not with digits)
 RULE = "rule"  # the category column of a rule-graduation candidate (a failure that recurred across sessions)
@@ -158,6 +164,12 @@ def cells(item: Item, now: float | None, *, first: bool = True, title: str | Non
             Text(age(item.created, now)))
 
 
+def short_category(category: str) -> str:
+    """A category in at most 10 characters: session_summary (and its further facts) as summary."""
+    name, sep, n = category.partition("-")
+    return SHORT_CATEGORY.get(name, name) + sep + n
+
+
 TITLE_MAX = 200  # characters of a title considered at all (one line)
 
 
@@ -219,20 +231,47 @@ class QueueTable(DataTable):
         self.views: dict[str, tuple] = {}  # row key -> what the row shows (_views)
         self.title_width = 20
         self.now: float | None = None  # the clock the ages were last shown with (None: the real one)
+        self.spec = COLUMNS  # the columns shown (COMPACT_COLUMNS in a narrow table)
+        self._rendered_at = 0  # DataTable's update count when its render caches were last emptied
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = True
-        for name, width in COLUMNS:
-            self.add_column(name, key=name, width=width or 20)
+        self._add_columns()
         self.call_after_refresh(self.fit_title)
 
+    def _add_columns(self) -> None:
+        for name, width in self.spec:
+            self.add_column(name, key=name, width=width or 20)
+
     def on_resize(self) -> None:
+        self._bound_caches()
         self.fit_title()
 
+    def _bound_caches(self) -> None:
+        """textual's DataTable keeps up to 1,000 rendered rows and lines and 10,000 cells, every one keyed by its
+        update count: each change of a row (a landing, a state) and each cursor move adds renders, and they stay
+        until 1,000 newer ones push them out (tens of thousands of objects every collection walks). Here the
+        caches hold what a few screens need."""
+        lines = CACHED_SCREENS * max(self.size.height, 16)
+        for cache, size in ((self._row_render_cache, lines), (self._row_renderable_cache, lines),
+                            (self._line_cache, lines), (self._cell_render_cache, lines * len(self.spec))):
+            cache.maxsize = size
+            cache.clear()  # LRUCache decides it is full once: emptied, it counts again
+
+    def _drop_stale_renders(self) -> None:
+        """Every render cached before a change is keyed by the old update count, never read again: let it go."""
+        if self._update_count != self._rendered_at:
+            self._clear_caches()  # textual is pinned: DataTable's own way to forget its renders
+            self._rendered_at = self._update_count
+
     def fit_title(self) -> None:
-        """The title takes the width the other columns leave; titles are fitted to it again."""
-        fixed = sum(w for _, w in COLUMNS if w) + 2 * self.cell_padding * len(COLUMNS) + 2
+        """The title takes the width the other columns leave; titles are fitted to it again. A narrow table
+        shows COMPACT_COLUMNS."""
+        spec = COMPACT_COLUMNS if 0 < self.size.width < COMPACT_BELOW else COLUMNS
+        if spec != self.spec:
+            self._relayout(spec)
+        fixed = sum(w for _, w in self.spec if w) + 2 * self.cell_padding * len(self.spec) + 2
         column = self.columns.get("title")
         if column is not None:
             column.width = max(12, self.size.width - fixed)
@@ -260,7 +299,20 @@ class QueueTable(DataTable):
 
     def _cells(self, view: tuple, now: float | None) -> tuple[Text, ...]:
         item, first, title, _ = view
-        return cells(item, now, first=first, title=title)
+        row = cells(item, now, first=first, title=title)
+        if self.spec is COLUMNS:
+            return row
+        category = row[1] if item.is_error else Text(short_category(item.category))
+        return (row[0], category, *row[2:len(self.spec)])
+
+    def _relayout(self, spec: tuple) -> None:
+        """Show `spec`'s columns: the rows drawn again, the cursor kept on its row."""
+        current, row = self.selected(), self.cursor_row
+        self.spec = spec
+        self.clear(columns=True)
+        self._add_columns()
+        self._bound_caches()
+        self._rebuild(self.shown, self._views(self.shown, self.now), self.now, keep=current, row=max(row, 0))
 
     def sync(self, items: list[Item], now: float | None) -> None:
         """Show `items` (already filtered and sorted)."""
@@ -280,13 +332,14 @@ class QueueTable(DataTable):
             self.remove_row(key)
         for k in kept:
             if self.views.get(k) != views[k]:
-                for (column, _), value in zip(COLUMNS, self._cells(views[k], now), strict=True):
+                for (column, _), value in zip(self.spec, self._cells(views[k], now), strict=True):
                     self.update_cell(k, column, value)
         for item in added:
             self.add_row(*self._cells(views[row_key(item)], now), key=row_key(item))
         self.shown, self.views = list(items), views
         if current is not None and row_key(current) not in new_keys:
             self.move_cursor(row=min(self.cursor_row, len(items) - 1))
+        self._drop_stale_renders()
 
     def tick_ages(self, now: float | None) -> int:
         """Show the ages as of `now` (None: the real clock): only the age cells that changed are updated.
@@ -297,14 +350,18 @@ class QueueTable(DataTable):
             item = view[0]
             shown = age(item.created, now) if item.created else ""
             if shown != view[3]:
-                self.update_cell(k, "age", Text(shown))
+                if "age" in self.columns:
+                    self.update_cell(k, "age", Text(shown))
                 self.views[k] = (*view[:3], shown)
                 changed += 1
+        self._drop_stale_renders()
         return changed
 
-    def _rebuild(self, items: list[Item], views: dict[str, tuple], now: float | None) -> None:
-        current = self.selected()
-        row = self.cursor_row
+    def _rebuild(self, items: list[Item], views: dict[str, tuple], now: float | None, *, keep: Item | None = None,
+                 row: int | None = None) -> None:
+        """All rows anew; the cursor stays on the selected row (`keep`, at `row`, when the table was cleared)."""
+        current = keep or self.selected()
+        row = self.cursor_row if row is None else row
         self.clear()
         for item in items:
             self.add_row(*self._cells(views[row_key(item)], now), key=row_key(item))
@@ -315,3 +372,4 @@ class QueueTable(DataTable):
                 row = keys.index(row_key(current))
         if items:
             self.move_cursor(row=max(0, min(row, len(items) - 1)))
+        self._drop_stale_renders()

@@ -32,7 +32,7 @@ import time
 import zlib
 
 from memcurate.curator.candidates.tool_edits import EditFailed, after
-from memcurate.curator.capture.redact import redact
+from memcurate.curator.util.redact import redact
 from memcurate.curator.util.atomic import read_json, write_json
 from memcurate.curator.util.paths import is_inside, resolve_memory_root
 from memcurate.curator.util.record_folder import record_ids, resolve
@@ -56,11 +56,11 @@ class Damaged(ClaudeWriteError, DamagedError):
     types): listed with why, never acted on."""
 
 
-class Conflict(ClaudeWriteError, StaleError):
+class WriteConflict(ClaudeWriteError, StaleError):
     """The target changed since the write was staged: approving it would overwrite what is there now."""
 
 
-class Refused(Refusal, ValueError):
+class WriteRefused(Refusal, ValueError):
     """A write that is not staged (too large, a file that is not text, an edit Claude Code would refuse):
     the message is the reason Claude is given."""
 
@@ -113,49 +113,49 @@ def target(where, folder: str) -> str:
 
 
 def read_disk(path: str) -> str | None:
-    """The target's text now, None when absent; Refused when it is no UTF-8 text file."""
+    """The target's text now, None when absent; WriteRefused when it is no UTF-8 text file."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
         return None
     except IsADirectoryError:
-        raise Refused(f"{path} is a folder") from None
+        raise WriteRefused(f"{path} is a folder") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise Refused(f"{path} is not UTF-8 text (byte {e.start})") from None
+        raise WriteRefused(f"{path} is not UTF-8 text (byte {e.start})") from None
 
 
 def stage(data, *, tool: str, tool_input: dict, path: str, folder: str, session_id: str = "",
           max_bytes: int = 262144) -> dict:
     """Stage one Write/Edit/MultiEdit of Claude's into `path` (resolved, inside the auto-memory folder
-    `folder`) and return its record; Refused when it is not staged (nothing is written)."""
+    `folder`) and return its record; WriteRefused when it is not staged (nothing is written)."""
     session_id = session_id.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate cannot be stored
     where = os.path.relpath(path, folder).replace(os.sep, "/")
     try:
         where.encode("utf-8")
     except UnicodeEncodeError:
-        raise Refused(f"the file name {where!r:.120} cannot be written as UTF-8; nothing was staged") from None
+        raise WriteRefused(f"the file name {where!r:.120} cannot be written as UTF-8; nothing was staged") from None
     try:
         if target(where, folder) != path:
             raise Damaged(f"{path} is not {where} in {folder}")
     except Damaged as e:
-        raise Refused(f"{e}; nothing was staged") from None
+        raise WriteRefused(f"{e}; nothing was staged") from None
     with lock(data):
         record = pending_for(data, path, memory_dir=folder)
         base = record["text"] if record else read_disk(path)
         try:
             text = after(tool, tool_input, base)
         except EditFailed as e:
-            raise Refused(f"{e}; nothing was staged") from None
+            raise WriteRefused(f"{e}; nothing was staged") from None
         try:
             size = len(text.encode("utf-8"))
         except UnicodeEncodeError as e:  # a lone surrogate: no file can hold it
-            raise Refused(f"the file would hold a character that cannot be written as UTF-8 (at character "
+            raise WriteRefused(f"the file would hold a character that cannot be written as UTF-8 (at character "
                           f"{e.start}: a lone surrogate); nothing was staged") from None
         if size > max_bytes:
-            raise Refused(f"the file would be {size:,} bytes, more than the {max_bytes:,} a memory write may "
+            raise WriteRefused(f"the file would be {size:,} bytes, more than the {max_bytes:,} a memory write may "
                           "be (hooks.review_max_bytes); nothing was staged: keep memories short")
         stored, found = redact(text)
         # a secret redacted by an earlier call stays one while its tag is in the text (an Edit applies to it)

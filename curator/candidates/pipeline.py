@@ -23,17 +23,25 @@ import os
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from memcurate.curator.candidates import same_fact, second_look, staging, usage
 from memcurate.curator.candidates.candidate import Candidate, StagedTriage, text_hash
 from memcurate.curator.candidates.staging import now_iso
-from memcurate.curator.capture.redact import find_secrets, marker, redact, redact_document, redact_text
+from memcurate.curator.util.redact import find_secrets, marker, redact, redact_text
 from memcurate.curator.categories import ONE_PER_SESSION
 from memcurate.curator.memory import memfile
-from memcurate.curator.review import cards, confidence
-from memcurate.curator.review.decide import Decision, Existing, decide, sessions
-from memcurate.curator.review.verify import VERIFIER, Issue, blocking, verify
+from memcurate.curator.drafting import cards
+from memcurate.curator.verify import confidence
+from memcurate.curator.verify.decide import Decision, Existing, decide, sessions
+from memcurate.curator.verify.checks import VERIFIER, Issue, blocking, verify
 from memcurate.curator.util.atomic import read_json
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
+
+if TYPE_CHECKING:  # the chain is imported where drafting starts: the hook path never builds one
+    from memcurate.curator.drafting.resilience import ChainResult
 
 
 @dataclass
@@ -46,7 +54,7 @@ class Event:
     detail: dict = field(default_factory=dict)
 
 
-def existing_for(engine, doc: memfile.MemoryDoc) -> list[Existing]:
+def existing_for(engine: Context, doc: memfile.MemoryDoc) -> list[Existing]:
     """Existing memories of the draft's category that are worth comparing with it."""
     out: list[Existing] = []
     from memcurate.curator.memory.store import UnsafePathError, content_hash
@@ -75,7 +83,7 @@ def existing_for(engine, doc: memfile.MemoryDoc) -> list[Existing]:
 CLAUDE_NEAR = 3  # Claude's topic files compared with a draft, the most alike
 
 
-def claude_existing(engine, doc: memfile.MemoryDoc) -> list[Existing]:
+def claude_existing(engine: Context, doc: memfile.MemoryDoc) -> list[Existing]:
     """Claude's own topic files most like the draft (whatever its category), read now: compared with,
     never changed (decide.py)."""
     from memcurate.curator.library.entries import CLAUDE, file_ref
@@ -94,7 +102,7 @@ def claude_existing(engine, doc: memfile.MemoryDoc) -> list[Existing]:
     return out
 
 
-def settle(engine, cand: Candidate, decision: Decision, draft_text: str, *, file_text: str | None = None,
+def settle(engine: Context, cand: Candidate, decision: Decision, draft_text: str, *, file_text: str | None = None,
            near: list[Existing] | None = None, drafting_issues: list[Issue] | None = None,
            drafter: dict | None = None, **extra) -> dict:
     """Verify the file to be written, record the decision, its issues and its confidence, and move the
@@ -185,9 +193,9 @@ def _carried(cand: Candidate, given: list[Issue] | None, drafter: dict | None, t
     return kept, [i for i in kept if applies or i.code != VERIFIER], applies, said
 
 
-def _confidence(engine, cand: Candidate, action: str, doc: memfile.MemoryDoc | None, issues: list[Issue],
+def _confidence(engine: Context, cand: Candidate, action: str, doc: memfile.MemoryDoc | None, issues: list[Issue],
                 said: dict) -> dict:
-    """The draft's confidence (curator/review/confidence.py) from what verification gathered. The offline
+    """The draft's confidence (curator/verify/confidence.py) from what verification gathered. The offline
     drafter's own text (quoted from the session) is checked against the category's cues."""
     offline = said.get("model") == "offline"
     cues = engine.cfg["categories"].get(cand.category, {}).get("keywords") or () if offline else ()
@@ -198,7 +206,7 @@ def _confidence(engine, cand: Candidate, action: str, doc: memfile.MemoryDoc | N
                              description=doc.description if doc is not None else "")
 
 
-def _occupant(engine, doc: memfile.MemoryDoc) -> dict | None:
+def _occupant(engine: Context, doc: memfile.MemoryDoc) -> dict | None:
     """The state of a file already at a create's path (None when there is none): one that is no memory,
     such as a hand edit that left a byte that is not UTF-8, is never compared with, so it must block."""
     from memcurate.curator.memory.store import UnsafePathError
@@ -219,7 +227,7 @@ def summary(record: dict) -> dict:
             "confidence": record["confidence"]["value"], "card": bool(record.get("card"))}
 
 
-def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -> dict[str, str]:
+def process(engine: Context, tid: str, *, only: list[str] | None = None, on_event=None) -> dict[str, str]:
     """Draft, verify and decide every category of a triage that needs it. Returns category → state.
 
     Raises LockBusy when another process (or another thread) holds the triage.
@@ -274,7 +282,7 @@ def process(engine, tid: str, *, only: list[str] | None = None, on_event=None) -
 NEAR_DRAFT = 3  # existing memories of its category a draft request carries, the most alike
 
 
-def near_memories(engine, cand: Candidate) -> tuple[dict, ...]:
+def near_memories(engine: Context, cand: Candidate) -> tuple[dict, ...]:
     """The saved memories of the candidate's category most like its fact (the look's statement and why, else
     the keyword excerpt), for the drafter: whether the fact is new, an update or already held is the model's
     call to see, and decide.py's to make. None offline (the offline drafter never reads them); none when the
@@ -303,7 +311,7 @@ def near_memories(engine, cand: Candidate) -> tuple[dict, ...]:
     return tuple(out)
 
 
-def _draft_all(engine, todo: list[Candidate], emit) -> None:
+def _draft_all(engine: Context, todo: list[Candidate], emit) -> None:
     from memcurate.curator.drafting import DraftRequest, input_cap
     from memcurate.curator.drafting.resilience import Chain, Deadline
 
@@ -356,16 +364,16 @@ DEADLINE_GRACE = 5.0  # seconds past the deadline for a call that overran its ow
 class Drafted:
     """What a drafting worker hands back: the chain's outcome, and the advisories of how it was made."""
 
-    outcome: object  # resilience.Outcome
+    outcome: ChainResult
     issues: list = field(default_factory=list)  # verify.Issue: fallback provenance, the verifier's concerns
     verifier: dict | None = None  # the verification call's model, time, retries, error (for the state line)
 
 
-def _draft_one(engine, chain, request, deadline) -> Drafted:
+def _draft_one(engine: Context, chain, request, deadline) -> Drafted:
     """A drafting worker: the fallback chain, then (verify.llm) the model verifier on a Claude draft.
     Network and child processes only; the state moves are `_finish`'s."""
     from memcurate.curator.drafting.resilience import OFFLINE
-    from memcurate.curator.review.verify import drafting_issues
+    from memcurate.curator.verify.checks import drafting_issues
 
     outcome = chain.run(request, deadline)
     result = outcome.result
@@ -380,7 +388,7 @@ def _draft_one(engine, chain, request, deadline) -> Drafted:
     return drafted
 
 
-def _model_check(engine, chain, request, text: str, deadline, usage):
+def _model_check(engine: Context, chain, request, text: str, deadline, usage):
     """The verification pass on one draft: (concerns, why it failed, what goes on the state line).
     Its calls count in the category's usage; its failure never fails the draft."""
     from dataclasses import replace
@@ -405,7 +413,7 @@ def _model_check(engine, chain, request, text: str, deadline, usage):
     return result.concerns, None, info
 
 
-def _finish(engine, cand: Candidate, drafted: Drafted, emit) -> None:
+def _finish(engine: Context, cand: Candidate, drafted: Drafted, emit) -> None:
     tid, cat = cand.key
     outcome = drafted.outcome
     result = outcome.result
@@ -449,7 +457,7 @@ def _redact_draft(result) -> None:
     """Redact the drafter's whole document, front matter included, before anything is written:
     whatever the backend, a secret it echoed from the evidence (into a title, a tag, a YAML
     comment) never reaches staging. What survives this is a BLOCK at verification."""
-    doc, found = redact_document(result.doc)
+    doc, found = memfile.redact_document(result.doc)
     if not found and not find_secrets(result.text):
         return
     result.doc, result.text = doc, memfile.render(doc)  # rendered anew: no text outside the fields is kept

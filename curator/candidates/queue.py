@@ -63,7 +63,7 @@ def _item(tid: str, doc: dict, rec: dict) -> Item:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class TriageProgress:
     """What a triage's progress shows beyond its waiting candidates: the categories the model skipped
     (with the reason on their record) and the sums of its model calls (curator/candidates/usage.py)."""
 
@@ -73,17 +73,17 @@ class Outcome:
 
 class Board:
     """The pending candidates of a data dir, by triage; `load` re-reads only the triages asked for.
-    The same read gives each triage's Outcome (`outcome`), from the state log and the second look's
+    The same read gives each triage's TriageProgress (`outcome`), from the state log and the second look's
     small file: never the excerpts."""
 
     def __init__(self, data: str) -> None:
         self.data = data
         self._docs: dict[str, dict] = {}  # triage.json is written once: read once, kept slim
-        self._outcomes: dict[str, Outcome] = {}
+        self._outcomes: dict[str, TriageProgress] = {}
 
-    def outcome(self, tid: str) -> Outcome:
+    def outcome(self, tid: str) -> TriageProgress:
         """The skips and model use of a triage as last loaded."""
-        return self._outcomes.get(tid) or Outcome()
+        return self._outcomes.get(tid) or TriageProgress()
 
     def triage_ids(self) -> list[str]:
         return staging.triage_ids(self.data)
@@ -111,7 +111,7 @@ class Board:
                 return []
             # said relative to the data dir: the person knows which project this is
             return [Item(tid, "", "error", error=str(e).replace(os.path.join(self.data, ""), ""))]
-        self._outcomes[tid] = Outcome(tuple(_item(tid, doc, rec) for rec in states.values() if rec["state"] == "skipped"),
+        self._outcomes[tid] = TriageProgress(tuple(_item(tid, doc, rec) for rec in states.values() if rec["state"] == "skipped"),
                                       usage.of_triage(self.data, tid, states, doc["look"]))
         return [_item(tid, doc, rec) for rec in states.values() if rec["state"] in wanted]
 

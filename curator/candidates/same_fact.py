@@ -13,12 +13,17 @@ a preference, and a session summary last (a summary is about the session, not th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from memcurate.curator.candidates.candidate import Candidate
 from memcurate.curator.candidates.staging import StagingError
 from memcurate.curator.categories import CATEGORIES, NAMES, base
 from memcurate.curator.memory import memfile
-from memcurate.curator.review.decide import similarity, unattributed
-from memcurate.curator.review.verify import similarity as text_similarity
+from memcurate.curator.verify.decide import similarity, unattributed
+from memcurate.curator.verify.checks import similarity as text_similarity
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 HELD = ("approved", "saved")
 
@@ -37,7 +42,7 @@ def _statement(doc: memfile.MemoryDoc) -> str:
     return unattributed(doc.sections.get(first, "")).replace(">", " ")
 
 
-def fold(engine, cands: dict[str, Candidate]) -> list[tuple[str, str]]:
+def fold(engine: Context, cands: dict[str, Candidate]) -> list[tuple[str, str]]:
     """Skip the ready drafts among a triage's candidates (category -> Candidate, moved in place) whose
     fact another of its categories keeps; returns (category, reason) of each skipped. Call it under
     the triage's claim."""

@@ -32,6 +32,8 @@ again once, by the next run (another process), never in a loop.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import os
 
 from memcurate.curator.candidates import staging, usage
@@ -41,12 +43,15 @@ from memcurate.curator.categories import FACTS_MAX, ONE_PER_SESSION, slot
 from memcurate.curator.drafting import USAGE
 from memcurate.curator.util.textsafe import one_line
 
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
+
 CLAUDE_BACKENDS = ("anthropic", "claude-cli")
 MIN_ROOM = 1000  # characters of digest below which a look is not worth a call
 EVIDENCE_EXCERPTS = 2  # a fact's evidence: at most this many keyword excerpts' worth of cited entries
 
 
-def run(engine, triage: StagedTriage) -> dict | None:
+def run(engine: Context, triage: StagedTriage) -> dict | None:
     """Make the triage's second look if it is due, and return its record (None when none was due);
     afterwards `triage.doc` holds any categories added. Call it under the triage's claim. A failure is
     recorded, never raised (but a failed write is)."""
@@ -62,7 +67,7 @@ def run(engine, triage: StagedTriage) -> dict | None:
     return look
 
 
-def _look(engine, triage: StagedTriage, request: dict) -> dict:
+def _look(engine: Context, triage: StagedTriage, request: dict) -> dict:
     """The record of one attempt: state (done | failed | off), what was found, added and confirmed, usage so far."""
     cfg = engine.cfg
     if not cfg["second_look"]["enabled"]:
@@ -151,7 +156,7 @@ def _look(engine, triage: StagedTriage, request: dict) -> dict:
 WAIT_HOURS = 12.0  # how long a Stop's keyword categories wait for a look over their bytes before being drafted
 
 
-def keyword_fate(engine, triage: StagedTriage, now: float | None = None) -> tuple[str, str]:
+def keyword_fate(engine: Context, triage: StagedTriage, now: float | None = None) -> tuple[str, str]:
     """What becomes of the keyword categories of a triage that asked for no look of its own (a Stop's pass),
     when a Claude backend drafts and the look is on: the look at the session's end, or at its next segment,
     reads these bytes, and a keyword excerpt is no evidence to draft from (issue 23). ("wait", why) while a
@@ -244,11 +249,13 @@ def unconfirmed(doc: dict) -> dict[str, str]:
     read everything ('I'll use that alias'). Empty when the look failed, is off, left a segment out, or was
     never asked: the keyword categories are drafted from their excerpts then. session_summary is never skipped."""
     request = doc.get("second_look")
-    record = request.get("record") if isinstance(request, dict) else None
+    if not isinstance(request, dict):
+        return {}
+    record = request.get("record")
     if not isinstance(record, dict) or record.get("state") != "done":
         return {}
-    looked = record.get("byte_range") or request.get("byte_range")
-    ours = (doc.get("source") or {}).get("byte_range")
+    looked: Any = record.get("byte_range") or request.get("byte_range")  # checked below, as it is read
+    ours: Any = (doc.get("source") or {}).get("byte_range")
     try:  # the record is the data dir's, which Claude can write: one that does not check out skips nothing
         if not read_it_all(record):
             return {}  # nothing sent (the model read nothing), or a stretch unread: the keywords may be right there
@@ -256,7 +263,7 @@ def unconfirmed(doc: dict) -> dict[str, str]:
             return {}
     except (TypeError, ValueError, IndexError, KeyError):
         return {}
-    confirmed = record.get("confirmed") if isinstance(record.get("confirmed"), dict) else {}
+    confirmed = c if isinstance(c := record.get("confirmed"), dict) else {}
     named = {str(line).split(":", 1)[0] for line in record.get("dropped") or ()}  # an answer about it, not valid
     reason = ("the second look read the whole session and found nothing durable for this category "
               "(the keywords' excerpt was not confirmed)")
@@ -273,7 +280,8 @@ def _entry(finding: dict, by_n: dict, cfg: dict) -> dict:
     from memcurate.curator.capture.digest import bound
 
     limit = evidence_chars(cfg)
-    kept, used, left = [], 0, 0
+    kept: list[tuple[int, str]] = []
+    used = left = 0
     for n in finding["entries"]:
         e = by_n.get(n)
         if e is None:

@@ -53,7 +53,7 @@ def after(tool: str, tool_input: dict, current: str | None) -> str:
                 text = _edit(text, edit)
             except EditFailed as e:
                 raise EditFailed(f"edit {i} of {len(edits)}: {e}") from None
-        return text
+        return text if text is not None else ""  # (edits is not empty: each returned text)
     raise EditFailed(f"{tool} is not a file-writing tool")
 
 

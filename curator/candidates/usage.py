@@ -16,11 +16,7 @@ from typing import Mapping
 
 from memcurate.curator.candidates import staging
 
-# What a model call uses, summed per category and triage (curator.drafting.USAGE names the same keys). Kept
-# here, not imported from memcurate.curator.drafting: the TUI reads usage before its first frame, and the drafting
-# package's dataclasses cost ~10 ms to build.
-KEYS = ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "cost_usd", "calls")
-COUNTS = tuple(k for k in KEYS if k != "cost_usd")
+from memcurate.curator.util.usage import COUNTS, KEYS  # noqa: F401 (KEYS re-exported)
 
 
 def empty() -> dict:

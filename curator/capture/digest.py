@@ -35,7 +35,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.util.redact import redact_text
 from memcurate.curator.capture.transcript import TranscriptReader, head, tail
 from memcurate.curator.capture.triage import WRITE_TOOLS, command_signature, error_line, session_cwd
 from memcurate.curator.util.paths import project_relative
@@ -69,7 +69,7 @@ _NARRATION = ("let me", "let's", "now let", "now i", "i'll", "i will", "i'm goin
 _FILLERS = frozenset({"now", "first", "next", "then", "great", "perfect", "good", "ok", "okay", "alright",
                       "excellent", "awesome", "nice", "so", "right", "sure"})
 # The assistant asking for a secret ("Can you paste the password here?"): the short reply that follows is
-# the secret itself, bare, which no pattern can tell from a word (curator/capture/redact.py needs a cue).
+# the secret itself, bare, which no pattern can tell from a word (curator/util/redact.py needs a cue).
 _ASKS_SECRET = re.compile(r"(?i)\b(?:password|passphrase|passcode|pin|token|api[ -]?key|credentials?|secret)\b"
                           r"[^\n]{0,160}(?:\?|\b(?:paste|send|share|give|enter|type)\b)"
                           r"|\b(?:paste|send|share|give|enter|type)\b[^\n]{0,80}\b(?:password|passphrase|passcode|"

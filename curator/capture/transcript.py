@@ -52,7 +52,7 @@ _META_PREFIXES = (
     "Stop hook feedback:",
     "<user-prompt-submit-hook>",
 )
-_KEY_END = LazyRegex(r"PRIVATE KEY(?: BLOCK)?-----")  # as curator.capture.redact knows a key block
+_KEY_END = LazyRegex(r"PRIVATE KEY(?: BLOCK)?-----")  # as curator.util.redact knows a key block
 # A JSON string literal, escapes and all; or one left open to the end of a broken line, which ends the
 # scan (else each quote in it would start a new scan to the end: quadratic).
 _STRING = LazyRegex(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:(")|\\?\Z)')

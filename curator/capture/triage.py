@@ -18,7 +18,7 @@ import zlib
 from bisect import bisect_right
 
 from memcurate.curator.capture.keywords import Keyword, KeywordSet
-from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.util.redact import redact_text
 from memcurate.curator.categories import NAMES, TEXT_SCORED
 from memcurate.curator.util.lazyre import LazyRegex
 from memcurate.curator.util.paths import project_relative

@@ -26,8 +26,8 @@ import shutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping, Protocol, runtime_checkable
 
-from memcurate.curator.candidates.staging import now_iso
-from memcurate.curator.candidates.usage import KEYS
+from memcurate.curator.util.stamps import now_iso
+from memcurate.curator.util.usage import KEYS
 from memcurate.curator.errors import Refusal
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ class DraftRequest:
         return e if isinstance(e, str) else ""
 
 
-USAGE = KEYS  # what a call uses, summed (its home: curator/candidates/usage.py)
+USAGE = KEYS  # what a call uses, summed (its home: curator/util/usage.py)
 
 
 @dataclass(kw_only=True)
@@ -138,7 +138,7 @@ class DraftResult(ModelCall):
     `confidence` is a model's own confidence in its draft (0 to 1), None when it gave none (the
     offline drafter gives none). `weak` lists what makes the draft weaker than the session could
     support ("Rationale: no reason stated in the session"): a drafter says it instead of writing
-    filler, and the draft's confidence (curator/review/confidence.py) counts it.
+    filler, and the draft's confidence (curator/verify/confidence.py) counts it.
     """
 
     doc: "MemoryDoc | None"
@@ -183,7 +183,7 @@ class LookResult(ModelCall):
 
 @dataclass(frozen=True)
 class RuleRequest:
-    """A graduation candidate's rule to draft (curator/rules/draft.py): `evidence` is the failure and its
+    """A graduation candidate's rule to draft (curator/drafting/rule_draft.py): `evidence` is the failure and its
     sessions as text (redacted; the prompt fences it), `key` the candidate's. A Claude drafter's `rule`
     answers it."""
 

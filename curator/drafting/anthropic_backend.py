@@ -17,7 +17,7 @@ SDK does (gateways, local Anthropic-compatible servers): nothing is passed expli
   covers both Claude backends. A failure says whether it is worth retrying (429, 5xx, 529 overloaded,
   timeouts, dropped connections, a malformed answer) or fatal for the backend (401/403, no credit).
 - `check` is the optional verification pass, `second_look` the look at a session
-  (curator/candidates/second_look.py), `rule` a graduation candidate's rule (curator/rules/draft.py):
+  (curator/candidates/second_look.py), `rule` a graduation candidate's rule (curator/drafting/rule_draft.py):
   the same call shape with their own prompt and tool.
 - Each call's cost comes from the price table (curator/drafting/prices.py): the API does not say it.
 
@@ -73,7 +73,8 @@ class AnthropicDrafter:
                                                           ("base_url", "ANTHROPIC_BASE_URL"))
                  if env.get(name, "").strip()}
         # No retries in the SDK: the pipeline's policy retries (with jitter, within the triage's deadline).
-        self.client = anthropic.Anthropic(timeout=self.timeout, max_retries=0, **given)
+        self.client = anthropic.Anthropic(timeout=self.timeout, max_retries=0, api_key=given.get("api_key"),
+                                          base_url=given.get("base_url"))
         self._lock = threading.Lock()  # the drafting threads share what is learned below
         self._unpriced: set[str] = set()  # models already said to have no known price
         self._unforced: set[str] = set(UNFORCED)  # model families that refuse a forced tool
@@ -162,7 +163,7 @@ class AnthropicDrafter:
 
         return self._call(lambda: self.merge_args(request), result, answer)
 
-    def _call(self, args, result: ModelCall, answer):
+    def _call(self, args, result: DraftResult | LookResult | RuleResult | CheckResult, answer):
         """One Messages API call: usage and cost onto `result`, then `answer(message)` completes it.
         A model that refuses a forced tool is asked again at once without forcing it. Never raises."""
         t0 = time.perf_counter()
@@ -189,7 +190,7 @@ class AnthropicDrafter:
             self._unforced.add(prices.family(request["model"]))
         return self.client.messages.create(**args())
 
-    def _price(self, result: ModelCall) -> None:
+    def _price(self, result: DraftResult | LookResult | RuleResult | CheckResult) -> None:
         """The call's cost from the price table; a model with no known price records none, and says so
         once per drafter (on the first such result: it goes on the category's state line)."""
         cost = prices.cost_usd(result.model, uncached_in=result.tokens_in - result.cache_read_tokens

@@ -90,11 +90,11 @@ class ClaudeCliDrafter:
         self.timeout = timeout_for(cfg)
         self.reason = reason
 
-    def argv(self, request: DraftRequest, *, schema: dict | None = None, system: str = prompts.SYSTEM_PROMPT) -> list[str]:
+    def argv(self, model_alias: str, schema: dict, system: str = prompts.SYSTEM_PROMPT) -> list[str]:
         return [self.executable, "-p",
                 "--output-format", "json",
-                "--json-schema", json.dumps(schema or prompts.schema(request.category), separators=(",", ":")),
-                "--model", request.model_alias or "sonnet",  # the alias: the CLI maps it to the current model
+                "--json-schema", json.dumps(schema, separators=(",", ":")),
+                "--model", model_alias or "sonnet",  # the alias: the CLI maps it to the current model
                 "--no-session-persistence",
                 "--tools", "",  # "" disables every tool
                 "--settings", _SETTINGS,  # over the person's settings, under a managed policy
@@ -107,7 +107,8 @@ class ClaudeCliDrafter:
             prompts.fill(result, request, "claude CLI", lambda: _answer(envelope))
 
         # argv first: an unknown category raises there, before any child is started
-        return self._call(lambda: (self.argv(request), prompts.user_prompt(request)), result, answer)
+        return self._call(lambda: (self.argv(request.model_alias, prompts.schema(request.category)),
+                                   prompts.user_prompt(request)), result, answer)
 
     def check(self, request: DraftRequest, text: str) -> CheckResult:
         result = CheckResult(model=request.model_alias or "claude-cli")
@@ -118,7 +119,7 @@ class ClaudeCliDrafter:
             except ValueError as e:
                 result.error = one_line(f"claude CLI verifier answer rejected: {e}")
 
-        return self._call(lambda: (self.argv(request, schema=prompts.check_schema(), system=prompts.CHECK_SYSTEM_PROMPT),
+        return self._call(lambda: (self.argv(request.model_alias, prompts.check_schema(), system=prompts.CHECK_SYSTEM_PROMPT),
                                    prompts.check_prompt(request, text)), result, answer)
 
     def second_look(self, request: LookRequest) -> LookResult:
@@ -128,7 +129,7 @@ class ClaudeCliDrafter:
         def answer(envelope):
             prompts.fill_findings(result, request, "claude CLI", lambda: _answer(envelope))
 
-        return self._call(lambda: (self.argv(request, schema=prompts.look_schema(), system=prompts.LOOK_SYSTEM_PROMPT),
+        return self._call(lambda: (self.argv(request.model_alias, prompts.look_schema(), system=prompts.LOOK_SYSTEM_PROMPT),
                                    prompts.look_prompt(request.activity, request.already)), result, answer)
 
     def rule(self, request: RuleRequest) -> RuleResult:
@@ -138,7 +139,7 @@ class ClaudeCliDrafter:
         def answer(envelope):
             prompts.fill_rule(result, "claude CLI", lambda: _answer(envelope))
 
-        return self._call(lambda: (self.argv(request, schema=prompts.rule_schema(), system=prompts.RULE_SYSTEM_PROMPT),
+        return self._call(lambda: (self.argv(request.model_alias, prompts.rule_schema(), system=prompts.RULE_SYSTEM_PROMPT),
                                    prompts.rule_prompt(request.evidence)), result, answer)
 
     def merge(self, request: MergeRequest) -> DraftResult:
@@ -148,7 +149,7 @@ class ClaudeCliDrafter:
         def answer(envelope):
             prompts.fill(result, request, "claude CLI", lambda: _answer(envelope))
 
-        return self._call(lambda: (self.argv(request, schema=prompts.schema(request.category),
+        return self._call(lambda: (self.argv(request.model_alias, prompts.schema(request.category),
                                              system=prompts.MERGE_SYSTEM_PROMPT), prompts.merge_prompt(request)),
                           result, answer)
 
@@ -274,7 +275,7 @@ def _classify(envelope: dict | None, err: str, code: int, result: ModelCall) -> 
 
 
 def _usage(envelope: dict, result: ModelCall) -> None:
-    usage = envelope.get("usage") if isinstance(envelope.get("usage"), dict) else {}
+    usage = raw if isinstance(raw := envelope.get("usage"), dict) else {}
 
     def n(key: str) -> int:
         v = usage.get(key)

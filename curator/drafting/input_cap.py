@@ -23,10 +23,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from memcurate.curator.drafting import DraftRequest
 from memcurate.curator.drafting import prompt as prompts
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 CHARS_PER_TOKEN = 3
 TOOL_CHARS = 120  # the tool's name and description (anthropic), or the CLI flags around the schema
@@ -86,14 +89,14 @@ def look_overhead(already: tuple) -> int:
     return call_chars(prompts.LOOK_SYSTEM_PROMPT, prompts.look_schema(), prompts.look_prompt("", already))
 
 
-def apply(engine, todo: list, requests: dict[str, DraftRequest]) -> None:
+def apply(engine: Context, todo: list, requests: dict[str, DraftRequest]) -> None:
     """Cut the requests of `todo` (candidates about to be drafted) to their share of the cap, in place,
     and record each cut on its category's state line."""
     if getattr(engine.drafter, "name", "") == "offline" or not cap_tokens(engine.cfg):
         return
     for cand in list(todo):
         look = (cand.triage.doc.get("second_look") or {}).get("record") or {}
-        spent = look.get("sent_chars") if isinstance(look.get("sent_chars"), int) else 0  # what the look sent
+        spent = sent if isinstance(sent := look.get("sent_chars"), int) else 0  # what the look sent
         triggered = sum(1 for c in cand.triage.doc["categories"].values() if isinstance(c, dict) and c.get("triggered"))
         # With the verification pass on, each draft is sent twice (drafted, then checked): two shares.
         share = share_tokens(engine.cfg, triggered * (2 if engine.cfg["verify"]["llm"] else 1), spent)
@@ -142,9 +145,9 @@ def _fit_entries(request: DraftRequest, limit: int) -> tuple[DraftRequest, int]:
     whole entries, the last cited first (the look cites the most telling first); when even the first one
     alone is too large, its beginning and end are kept."""
     excerpt = request.excerpt
-    starts = [m.start() for m in _ENTRY.finditer(excerpt)]
-    blocks = {int(_ENTRY.match(excerpt, s).group(1)): excerpt[s:e].rstrip("\n")
-              for s, e in zip(starts, starts[1:] + [len(excerpt)])}
+    marks = list(_ENTRY.finditer(excerpt))
+    ends = [m.start() for m in marks[1:]] + [len(excerpt)]
+    blocks = {int(m.group(1)): excerpt[m.start():e].rstrip("\n") for m, e in zip(marks, ends)}
     order = [n for n in request.entry["look"]["entries"] if n in blocks] or list(blocks)
     for keep in range(len(order) - 1, 0, -1):
         chosen = set(order[:keep])

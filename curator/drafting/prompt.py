@@ -4,7 +4,7 @@ and the memory document built from an answer.
 The transcript is data, never instructions: the excerpt, the snippets and the existing candidates are
 fenced with a marker derived from their own hash, which the data therefore cannot contain, so nothing
 in a transcript can close the fence and speak as the prompt. Whatever comes back is validated here and
-then verified like any other draft (curator/review/verify.py).
+then verified like any other draft (curator/verify/checks.py).
 """
 
 from __future__ import annotations
@@ -211,9 +211,10 @@ def _fact_sections(answer: Mapping, cat) -> dict[str, str]:
     """The two required sections of a fact answer: the fact, then its **Why:** and **How to apply:** lines.
     ValueError for a fact or why that is missing or not text."""
     fact, why, how = answer.get("fact"), answer.get("why"), answer.get("how_to_apply", "")
-    for key, value in (("fact", fact), ("why", why)):
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"the answer has no {key}")
+    if not isinstance(fact, str) or not fact.strip():
+        raise ValueError("the answer has no fact")
+    if not isinstance(why, str) or not why.strip():
+        raise ValueError("the answer has no why")
     if not isinstance(how, str):
         raise ValueError("the answer's how_to_apply is not text")
     lines = [f"**Why:** {' '.join(why.split())}"]
@@ -357,7 +358,7 @@ def read_findings(answer, entries) -> tuple[list[dict], list[str]]:
         if category not in LOOK_CATEGORIES:
             dropped.append(f"unknown category {one_line(str(category), 40)!r}")
             continue
-        named = f.get("entries") if isinstance(f.get("entries"), list) else []
+        named = raw if isinstance(raw := f.get("entries"), list) else []
         good = list(dict.fromkeys(n for n in named if isinstance(n, int) and not isinstance(n, bool) and n in known))
         if len(good) < len(named):
             dropped.append(f"{category}: entries not in the digest {[one_line(str(n), 12) for n in named if n not in good]}")
@@ -453,12 +454,12 @@ def read_concerns(answer) -> list[dict]:
         if not isinstance(c, Mapping) or not isinstance(c.get("message"), str) or not c["message"].strip():
             raise ValueError("a concern has no message")
         kind = c.get("kind") if c.get("kind") in CONCERNS else "unsupported"
-        where = c.get("where") if isinstance(c.get("where"), str) else ""
+        where = w if isinstance(w := c.get("where"), str) else ""
         out.append({"kind": kind, "where": one_line(where, 60), "message": one_line(c["message"])})
     return out
 
 
-# -- a graduation candidate's rule (curator/rules/draft.py): one short imperative from recurring failures ------
+# -- a graduation candidate's rule (curator/drafting/rule_draft.py): one short imperative from recurring failures ------
 
 from memcurate.curator.rules.rulefile import GLOB_MAX, GLOBS_MAX, RULE_MAX, TOPIC_MAX  # noqa: E402  (the rules file's limits)
 
@@ -519,7 +520,7 @@ def rule_prompt(evidence: str) -> str:
 
 def read_rule(answer) -> dict:
     """A rule answer as {rule, topic, paths}, or {"skip": reason}; ValueError for an answer that is
-    neither. Only the shape is read here: curator/rules/draft.py checks what it says."""
+    neither. Only the shape is read here: curator/drafting/rule_draft.py checks what it says."""
     reason = skip_reason(answer)
     if reason is not None:
         return {"skip": reason}

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
-from memcurate.curator.drafting import DraftRequest, DraftResult, ModelCall
+from memcurate.curator.drafting import Drafter, DraftRequest, DraftResult, ModelCall
 from memcurate.curator.util.textsafe import one_line
 
 OFFLINE = "offline"
@@ -57,7 +57,7 @@ class Backoff:
 
 
 @dataclass
-class Outcome:
+class ChainResult:
     """The chain's answer for one category: the result that counts, every step, the sums."""
 
     result: DraftResult
@@ -87,7 +87,7 @@ class Outcome:
 @dataclass
 class Step:
     label: str  # the model alias, or "offline"
-    drafter: object
+    drafter: Drafter
     request: DraftRequest
 
     @property
@@ -132,8 +132,8 @@ class Chain:
             steps.append(Step(alias, self.drafter, replace(request, model_alias=alias, model_id=model)))
         return steps
 
-    def run(self, request: DraftRequest, deadline: Deadline) -> Outcome:
-        outcome = Outcome(result=DraftResult(doc=None, text="", model=request.model_alias, error="nothing was tried"))
+    def run(self, request: DraftRequest, deadline: Deadline) -> ChainResult:
+        outcome = ChainResult(result=DraftResult(doc=None, text="", model=request.model_alias, error="nothing was tried"))
         fatal = False
         for step in self.steps(request):
             if not step.offline and (fatal or deadline.left() < self.call_timeout):

@@ -14,12 +14,17 @@ flag column (Engine.flags), with when and how many memories were checked.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 
 from memcurate.curator.hygiene import DETECTORS, SEVERITIES, Finding
 from memcurate.curator.memory.memory_md.format import MemoryMdError
 from memcurate.curator.util.atomic import read_json, write_json
 from memcurate.curator.util.stamps import now_iso
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 CACHE = "check.json"
 FORMAT = 1
@@ -29,7 +34,7 @@ def cache_path(data: str) -> str:
     return os.path.join(data, CACHE)
 
 
-def run(engine, *, stage: bool = True, summary: dict | None = None) -> list[Finding]:
+def run(engine: Context, *, stage: bool = True, summary: dict | None = None) -> list[Finding]:
     """Every detector's findings, most severe first, each with its proposal's id when `stage`.
     `summary`, when given, gains "checked" (memories looked at) and "errors" (detectors that could not
     run, one line each: the others still ran)."""
@@ -50,7 +55,9 @@ def run(engine, *, stage: bool = True, summary: dict | None = None) -> list[Find
         findings = [_without_fix(f) for f in findings]
     findings = [_redacted(f) for f in findings]  # a message may quote a memory: cached and printed below
     errors = [_shown(e) for e in errors]
-    checked = len(engine.library())
+    from memcurate.curator.library import catalog
+
+    checked = len(catalog.entries(engine))
     write_json(cache_path(engine.data), {"format": FORMAT, "at": now_iso(), "checked": checked, "errors": errors,
                                          "findings": [f.to_dict() for f in findings]})
     if summary is not None:
@@ -71,7 +78,7 @@ def _without_fix(f: Finding) -> Finding:
 
 def _shown(value):
     """`value` (a finding's message or detail: text, lists, mappings) with every secret redacted."""
-    from memcurate.curator.capture.redact import redact_all
+    from memcurate.curator.util.redact import redact_all
 
     return redact_all(value)
 
@@ -81,7 +88,7 @@ def _redacted(f: Finding) -> Finding:
     return Finding(f.code, f.severity, f.refs, _shown(f.message), _shown(f.detail), f.proposal)
 
 
-def _stage_all(engine, findings: list[Finding], errors: list[str]) -> list[Finding]:
+def _stage_all(engine: Context, findings: list[Finding], errors: list[str]) -> list[Finding]:
     """Each finding with its proposal's id. Findings whose fixes make the very same change (a memory both
     stale-symbol and stale-file: archive it) share the first one's proposal: two proposals for one change
     would have the person approve one and see the other refused."""
@@ -103,9 +110,10 @@ def _stage_all(engine, findings: list[Finding], errors: list[str]) -> list[Findi
     return out
 
 
-def _staged(engine, f: Finding, errors: list[str]) -> Finding:
+def _staged(engine: Context, f: Finding, errors: list[str]) -> Finding:
     """`f` with the id of its proposal: staged now, or the one already staged for the same change
     (`errors` gains a line when it cannot be staged)."""
+    from memcurate.curator.proposals import store as proposal_store
     from memcurate.curator.proposals.store import ProposalError
 
     spec = f.detail.get("fix")
@@ -114,7 +122,7 @@ def _staged(engine, f: Finding, errors: list[str]) -> Finding:
         return bare
     finding = {"code": f.code, "refs": list(f.refs)}
     try:
-        pid = engine.stage_proposal(spec["kind"], spec["title"], spec["reason"], spec["ops"], source="check",
+        pid = proposal_store.stage(engine.data, spec["kind"], spec["title"], spec["reason"], spec["ops"], source="check",
                                     finding=finding)
     except (ProposalError, OSError) as e:
         errors.append(f"{f.code} {', '.join(f.refs[:3])}: its proposal could not be staged: {e}")
@@ -124,7 +132,7 @@ def _staged(engine, f: Finding, errors: list[str]) -> Finding:
     return Finding(bare.code, bare.severity, bare.refs, bare.message, bare.detail, pid)
 
 
-def known_proposal(engine, spec: dict, code: str | None = None) -> str | None:
+def known_proposal(engine: Context, spec: dict, code: str | None = None) -> str | None:
     """The id of the proposal (any state) staged for the same kind, finding code (`code`, else the
     spec's own), refs and base hashes as `spec`: the same finding on the same bytes, whatever its text."""
     from memcurate.curator.proposals.store import known

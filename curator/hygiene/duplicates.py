@@ -4,8 +4,8 @@ Two memories pair when they are about one thing: of the same category, or one of
 Claude's (which has no category). Candidates come first from shared rare words (an inverted index of
 content words, each memory looking only at its rarest ones), so 10,000 memories cost about n·k
 comparisons, never n². Each candidate pair is then scored with the similarity the decisions use
-(`review.decide.similarity`, the words of title and first section with the things they name, or
-`review.verify.similarity` over the whole text when that says more).
+(`verify.decide.similarity`, the words of title and first section with the things they name, or
+`verify.checks.similarity` over the whole text when that says more).
 
 A contradiction is a newer and an older memory on the same subject that disagree: one says "do not"
 where the other does (a negation flip), they give a different value to the same setting, number or
@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 from memcurate.curator.categories import CATEGORIES, CLAUDE, ONE_PER_SESSION
 from memcurate.curator.hygiene import merging
 from memcurate.curator.hygiene import statements as said
+from memcurate.curator.hygiene.texts import text_of
 from memcurate.curator.library.entries import is_line_ref
 from memcurate.curator.hygiene.merging import CONTRADICTION, DUPLICATE  # noqa: F401 (a pair's kinds, used here and by callers)
 from memcurate.curator.memory import memfile
 from memcurate.curator.memory.front_matter import MemoryFormatError, split_front_matter
-from memcurate.curator.review.decide import identifiers, unattributed
-from memcurate.curator.review.decide import similarity as fact_similarity
-from memcurate.curator.review.verify import content_words
-from memcurate.curator.review.verify import similarity as text_similarity
+from memcurate.curator.verify.decide import identifiers, unattributed
+from memcurate.curator.verify.decide import similarity as fact_similarity
+from memcurate.curator.verify.checks import content_words
 from memcurate.curator.util.stamps import content_hash
 from memcurate.curator.util.textsafe import one_line
 
@@ -135,7 +135,7 @@ def score(x: Memo, y: Memo) -> float:
     """The decisions' similarity of two facts; the whole texts' when both are long enough to say more."""
     sim = fact_similarity(x.doc, y.doc)
     if min(len(x.words), len(y.words)) >= WHOLE_MIN_WORDS:
-        sim = max(sim, text_similarity(x.whole, y.whole))
+        sim = max(sim, _jaccard(x.words, y.words))  # text_similarity(x.whole, y.whole), its words found once
     return sim
 
 
@@ -150,7 +150,7 @@ def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[
         if _jaccard(x.words, y.words) < GATE and _jaccard(_subject_words(x), _subject_words(y)) < GATE:
             continue  # too little in common to say one thing, or to disagree on one: not worth scoring
         sim = score(old, new)
-        subject = text_similarity(_subject(old), _subject(new))
+        subject = _jaccard(_subject_words(old), _subject_words(new))  # text_similarity of the subjects
         why = disagreement(old, new) if max(subject, sim) >= SUBJECT else None
         if why:
             out.append(Pair(old.ref, new.ref, round(max(sim, subject), 3), CONTRADICTION, why))
@@ -267,33 +267,16 @@ def threshold_of(cfg: dict | None) -> float:
 
 
 def memos(engine, entries=None) -> list[Memo]:
-    """The comparable memories of the project (its library when `entries` is None)."""
+    """The comparable memories of the project (its library when `entries` is None), each parsed once."""
     out = []
     for entry in engine.library() if entries is None else entries:
         if is_line_ref(entry.ref) or getattr(entry, "broken", "") or getattr(entry, "status", "active") != "active":
             continue
-        text = _text(engine, entry)
+        text = text_of(engine, entry)
         memo = memo_of(entry, text) if text is not None else None
         if memo is not None:
             out.append(memo)
     return out
-
-
-def _text(engine, entry) -> str | None:
-    """The entry's file's text; None when it is gone or unreadable since listed (the next run sees it).
-    memcurate's files are read straight from the path the index gave (library_entry would parse
-    MEMORY.md once per memory: 10,000 of them took minutes); Claude's through the library, which
-    knows their encodings."""
-    if entry.owner != CLAUDE and getattr(entry, "path", ""):
-        try:
-            with open(entry.path, encoding="utf-8") as f:
-                return f.read()
-        except (OSError, UnicodeDecodeError):
-            return None
-    try:
-        return engine.library_entry(entry.ref)["text"]
-    except (LookupError, OSError, ValueError):
-        return None
 
 
 def pairs(engine, entries=None) -> list[Pair]:

@@ -10,6 +10,8 @@ Claude's). Claude's lines are only ever proposed for removal (`drop_line`), neve
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 import re
 
@@ -23,6 +25,9 @@ from memcurate.curator.memory.memory_md.loading import LoadView, load_view
 from memcurate.curator.memory.memory_md.format import parse
 from memcurate.curator.memory.memory_md.planning import plan
 from memcurate.curator.memory.memory_md.writing import budgets_from, limits_from, memory_md_path, removed_sections
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 _ENTRY = re.compile(r"- \[.*\]\(([a-z_]+)/([a-z0-9-]+)\.md\)")
 
@@ -46,13 +51,13 @@ def drop_line(text: str) -> dict:
     return {"op": "drop_line", "ref": line_ref(text), "base_hash": line_hash(text)}
 
 
-def read_view(engine) -> tuple[str | None, LoadView]:
+def read_view(engine: Context) -> tuple[str | None, LoadView]:
     text = read_text(memory_md_path(engine.root))
     max_lines, max_chars = limits_from(engine.cfg)
     return text, load_view(text or "", max_lines, max_chars, budgets_from(engine.cfg))
 
 
-def detect(engine) -> list[Finding]:
+def detect(engine: Context) -> list[Finding]:
     text, view = read_view(engine)
     if text is None:
         return []
@@ -67,7 +72,7 @@ def detect(engine) -> list[Finding]:
     return findings
 
 
-def section_removed(engine, category: str) -> Finding:
+def section_removed(engine: Context, category: str) -> Finding:
     """A memcurate section someone else (Claude's consolidation) took out of MEMORY.md: said, with how to put
     it back; never re-created by memcurate on its own (that would fight the consolidation on every save)."""
     budget = budgets_from(engine.cfg).get(category, 0)
@@ -87,7 +92,7 @@ def damaged(view: LoadView) -> Finding:
                    "links are checked again once it reads)", {"error": view.error})
 
 
-def over_limit(engine, text: str, view: LoadView) -> list[Finding]:
+def over_limit(engine: Context, text: str, view: LoadView) -> list[Finding]:
     if view.cut is None:
         return []
     past = view.past_cut()
@@ -140,7 +145,7 @@ def over_limit(engine, text: str, view: LoadView) -> list[Finding]:
     return [Finding("over-limit", "high", tuple(dict.fromkeys(refs)), message, detail)]
 
 
-def missing_links(engine, view: LoadView) -> list[Finding]:
+def missing_links(engine: Context, view: LoadView) -> list[Finding]:
     findings = []
     root = engine.root
     for ln in view.lines:
@@ -156,28 +161,30 @@ def missing_links(engine, view: LoadView) -> list[Finding]:
                  "fix": fix("unlink", f"Remove the MEMORY.md entry of the missing {ref}.md",
                             f"Line {ln.number} of MEMORY.md links {ref}.md, but there is no such file; Claude "
                             "would follow a dead link.", [{"op": "delete", "ref": ref, "base_hash": None}])}))
-    for ln in md_lines.claude_lines("\n".join(x.text for x in view.lines)):
-        gone = [ln.target] if ln.target and not os.path.exists(os.path.join(root, ln.target)) else []
+    for cl in md_lines.claude_lines("\n".join(x.text for x in view.lines)):
+        gone = [cl.target] if cl.target and not os.path.exists(os.path.join(root, cl.target)) else []
         if gone:
-            ref = line_ref(ln.text)
+            ref = line_ref(cl.text)
             findings.append(Finding(
                 "missing-link", "medium", (ref,),
-                f"MEMORY.md line {ln.number} (Claude's) links {gone[0]}, which does not exist",
-                {"line": ln.number, "target": gone[0], "targets": gone,
+                f"MEMORY.md line {cl.number} (Claude's) links {gone[0]}, which does not exist",
+                {"line": cl.number, "target": gone[0], "targets": gone,
                  "fix": fix("unlink", f"Remove Claude's MEMORY.md line linking the missing {gone[0]}",
-                            f"Line {ln.number} of MEMORY.md, one of Claude's own, links {', '.join(gone)}, which "
-                            "does not exist. Only you can remove one of Claude's lines.", [drop_line(ln.text)])}))
+                            f"Line {cl.number} of MEMORY.md, one of Claude's own, links {', '.join(gone)}, which "
+                            "does not exist. Only you can remove one of Claude's lines.", [drop_line(cl.text)])}))
     return findings
 
 
-def unlinked(engine, text: str, removed=()) -> list[Finding]:
+def unlinked(engine: Context, text: str, removed=()) -> list[Finding]:
     """Active memory files no MEMORY.md line links, nor an archive file (what MEMORY.md had no room for);
     not those of a `removed` section (section-removed says so: listing them waits for the person)."""
     linked = set(md_lines.links(text))
     for cat in CATEGORIES:
         linked.update(e.path for e in read_archive(engine.root, cat))
     findings = []
-    for entry in engine.library():
+    from memcurate.curator.library import catalog
+
+    for entry in catalog.entries(engine):
         if entry.status != "active" or entry.broken or is_line_ref(entry.ref) or entry.where in linked:
             continue
         if entry.owner == MEMCURATE and entry.where.split("/", 1)[0] in removed:

@@ -8,6 +8,8 @@ Pairs and memories are duplicates.py's (Pair, Memo): read by their fields here (
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 from dataclasses import replace
 
@@ -15,10 +17,13 @@ from memcurate.curator.categories import CLAUDE
 from memcurate.curator.drafting.offline.text import sentences
 from memcurate.curator.hygiene import statements as said
 from memcurate.curator.memory import memfile
-from memcurate.curator.review.decide import merge as merge_onto
-from memcurate.curator.review.decide import merge_sources, unattributed
+from memcurate.curator.verify.decide import merge as merge_onto
+from memcurate.curator.verify.decide import merge_sources, unattributed
 from memcurate.curator.util.stamps import now_iso
 from memcurate.curator.util.textsafe import one_line
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 DUPLICATE, CONTRADICTION = "duplicate", "contradiction"  # a pair's kinds (duplicates.Pair), the findings' codes
 REWORDED = 0.8  # words shared (Jaccard) for an older sentence to be one the newer already says
@@ -142,7 +147,7 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*[a-z%]*")
 
 # -- proposals -----------------------------------------------------------------
 
-def specs(engine, found: list, memos: list, *, draft: bool = True, notes: list[str] | None = None) -> list[dict]:
+def specs(engine: Context, found: list, memos: list, *, draft: bool = True, notes: list[str] | None = None) -> list[dict]:
     """The proposals tidy would stage, each {kind, title, reason, ops, code, refs}: a merge per group of
     duplicates, an archive per contradiction. `draft`: let a Claude backend draft each merge not
     proposed yet. `notes` gains one line per group tidy leaves to the person (Claude's files)."""
@@ -162,7 +167,7 @@ def specs(engine, found: list, memos: list, *, draft: bool = True, notes: list[s
     return out
 
 
-def merge_spec(engine, members: list, now: str, *, draft: bool = True,
+def merge_spec(engine: Context, members: list, now: str, *, draft: bool = True,
                notes: list[str] | None = None) -> dict | None:
     """One group's merge proposal, or None when fewer than two of memcurate's memories of one category
     are in it (a Claude file is merged by adopting it first)."""
@@ -232,7 +237,7 @@ def archive_spec(old, new, pair, *, notes: list[str] | None = None) -> dict | No
             "ops": [{"op": "archive", "ref": old.ref, "base_hash": old.hash}]}
 
 
-def _known(engine, spec: dict) -> bool:
+def _known(engine: Context, spec: dict) -> bool:
     from memcurate.curator.hygiene.check import known_proposal
 
     return known_proposal(engine, spec) is not None
@@ -243,7 +248,7 @@ def _known(engine, spec: dict) -> bool:
 CLAUDE_BACKENDS = ("anthropic", "claude-cli")
 
 
-def model_merge(engine, members: list, structural: memfile.MemoryDoc) -> tuple[str, str]:
+def model_merge(engine: Context, members: list, structural: memfile.MemoryDoc) -> tuple[str, str]:
     """(text, note): the model's merge as the file to write, or "" and why the structural merge stands
     ("" when no Claude backend is in use). The model gives title, description, tags and sections; the
     id, sources and stamps stay the structural merge's, and the text must pass verification."""
@@ -252,7 +257,7 @@ def model_merge(engine, members: list, structural: memfile.MemoryDoc) -> tuple[s
     if name not in CLAUDE_BACKENDS or not callable(getattr(drafter, "merge", None)):
         return "", ""
     from memcurate.curator.drafting import DraftResult, MergeRequest, model_for
-    from memcurate.curator.review.verify import BLOCK, verify
+    from memcurate.curator.verify.checks import BLOCK, verify
 
     alias, model_id = model_for(engine.cfg, structural.category)
     ordered = sorted(members, key=lambda m: (m.stamp, m.ref), reverse=True)

@@ -50,7 +50,9 @@ class ProjectFacts:
     @cached_property
     def git(self) -> bool:
         out = self._git("rev-parse", "--show-toplevel")
-        return bool(out) and os.path.realpath(out.strip()) == os.path.realpath(self.project)
+        if not out:
+            return False
+        return os.path.realpath(out.strip()) == os.path.realpath(self.project)
 
     @cached_property
     def tracked(self) -> frozenset[str]:

@@ -16,6 +16,8 @@ approved marker resolves its finding (churn is measured from `updated`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 import re
 
@@ -24,6 +26,9 @@ from memcurate.curator.hygiene.project_facts import ProjectFacts
 from memcurate.curator.hygiene.texts import Text, memory_texts
 from memcurate.curator.library.entries import MEMCURATE, line_hash
 from memcurate.curator.util.stamps import now_iso
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 _FENCE = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1[^\n]*$", re.M | re.S)
 _CODE = re.compile(r"`([^`\n]+)`")
@@ -58,7 +63,7 @@ CHURN_SHARE = 0.5
 CHURN_MIN = 20  # a ten-line file rewritten is not news
 
 
-def detect(engine) -> list[Finding]:
+def detect(engine: Context) -> list[Finding]:
     facts = ProjectFacts(engine.project)
     if not facts.has_files:
         return []
@@ -67,7 +72,7 @@ def detect(engine) -> list[Finding]:
     for r in refs.values():
         r["symbols"] = [s for s in r["symbols"] if _own_symbol(s, facts)]
     found = facts.symbols_found({s.rsplit(".", 1)[-1] for r in refs.values() for s in r["symbols"]})
-    findings = []
+    findings: list[Finding] = []
     for t in texts:
         r = refs[t.ref]
         marked = r["marked"]
@@ -293,7 +298,7 @@ def _resolved(p: str, paths: list[str]) -> list[str]:
 
 
 def _holds_secret(text: str) -> bool:
-    from memcurate.curator.capture.redact import find_secrets
+    from memcurate.curator.util.redact import find_secrets
 
     return bool(find_secrets(text))
 

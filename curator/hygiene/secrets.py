@@ -1,10 +1,12 @@
 """Secrets in any memory file: memcurate's memories, Claude's topic files, MEMORY.md (line by line)
 and the archive files. Each is high severity; its proposal replaces the secrets with [REDACTED:<kind>]
-(curator/capture/redact.py): a memory or topic file is written whole, redacted; MEMORY.md and the archive
+(curator/util/redact.py): a memory or topic file is written whole, redacted; MEMORY.md and the archive
 files change only the lines holding one (`replace_line`: a line of Claude's, a memcurate entry line, a
 line of an archive file), every other byte as it was."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import os
 
@@ -16,11 +18,14 @@ from memcurate.curator.memory.memory_md.writing import memory_md_path
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.util.paths import ARCHIVE_DIR
 
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
+
 MEMORY_MD_REF = f"{CLAUDE}/MEMORY.md"
 
 
-def detect(engine) -> list[Finding]:
-    from memcurate.curator.capture.redact import find_secrets, redact_text
+def detect(engine: Context) -> list[Finding]:
+    from memcurate.curator.util.redact import find_secrets, redact_text
 
     findings = []
     for t in memory_texts(engine):
@@ -35,7 +40,7 @@ def detect(engine) -> list[Finding]:
         kinds = find_secrets(text)
         if kinds:
             ref = file_ref(where)
-            ops = {}
+            ops: dict[str, dict] = {}
             for line in text.split("\n"):
                 if line.strip() and find_secrets(line):
                     ops.setdefault(line_hash(line), _replace(ref, line, redact_text(line.strip())))
@@ -62,7 +67,7 @@ def _finding(ref: str, where: str, text: str, kinds: list[str], ops: list[dict],
 
 
 def _has_secret(line: str) -> bool:
-    from memcurate.curator.capture.redact import find_secrets
+    from memcurate.curator.util.redact import find_secrets
 
     return bool(find_secrets(line))
 
@@ -84,7 +89,7 @@ def _archive_files(root: str):
                     yield os.path.relpath(path, root).replace(os.sep, "/"), text
 
 
-def _memory_md(engine, find_secrets, redact_text) -> list[Finding]:
+def _memory_md(engine: Context, find_secrets, redact_text) -> list[Finding]:
     path = memory_md_path(engine.root)
     try:
         text = read_text(path)
@@ -95,6 +100,7 @@ def _memory_md(engine, find_secrets, redact_text) -> list[Finding]:
     parts = (text[1:] if text.startswith("\ufeff") else text).split("\n")  # numbered as memory_md numbers them
     hits = [i for i, line in enumerate(parts) if find_secrets(line)]
     kinds = sorted({k for i in hits for k in find_secrets(parts[i])}) or find_secrets(text)
+    owned: dict[int, str] | None
     try:
         owned = {n: cat for cat, s in parse(text).sections.items() for n in range(s.line, s.end_line + 1)}
     except MemoryMdError:
@@ -103,7 +109,7 @@ def _memory_md(engine, find_secrets, redact_text) -> list[Finding]:
     refs: list[str] = []
     for i in hits if owned is not None else ():
         line = parts[i].strip()
-        if i + 1 not in owned:  # Claude's: the line redacted, every other byte of the file as it was
+        if i + 1 not in (owned or {}):  # Claude's: the line redacted, every other byte of the file as it was
             refs.append(line_ref(line))
             ops.setdefault(refs[-1], _replace(refs[-1], line, redact_text(line)))
             continue

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from functools import lru_cache
 
 from memcurate.curator.drafting.offline.text import sentences
-from memcurate.curator.review.decide import unattributed
-from memcurate.curator.review.verify import content_words
+from memcurate.curator.verify.decide import unattributed
+from memcurate.curator.verify.checks import content_words
 
 _NEGATION = re.compile(r"\b(?:not|never|no longer|don't|do not|doesn't|does not|mustn't|must not|shouldn't|"
                        r"should not|avoid|stop using|stopped using|cannot|can't|won't|isn't|aren't)\b", re.I)
@@ -119,9 +120,11 @@ _TOKEN = re.compile(r"`[^`\n]+`|\d+(?:\.\d+)*[a-z%]*|%|[A-Za-z][\w'.-]*[A-Za-z0-
 _OPENS = re.compile(r"(?:^|[.!?:;(\"'*#>-]|\n)\s*\Z")
 
 
-def said_values(sentence: str) -> tuple[set[str], str]:
+@lru_cache(maxsize=16384)
+def said_values(sentence: str) -> tuple[frozenset[str], str]:
     """The values a sentence gives (normalised: "seven days" and "7 days" are "7 day") and the sentence
-    with them blanked out (what it says of them)."""
+    with them blanked out (what it says of them). Kept for the sentences seen last: the check compares a
+    memory with up to 2 x duplicates.MAX_CANDIDATES others, sentence by sentence, and this is its cost."""
     toks = list(_TOKEN.finditer(sentence))
     values: set[str] = set()
     spans: list[tuple[int, int]] = []
@@ -148,7 +151,7 @@ def said_values(sentence: str) -> tuple[set[str], str]:
     blanked = sentence
     for start, end in reversed(spans):
         blanked = blanked[:start] + " " + blanked[end:]
-    return values, blanked
+    return frozenset(values), blanked
 
 
 def _noun(word: str) -> str:

@@ -6,14 +6,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memcurate.curator.library.entries import is_line_ref
+from memcurate.curator.categories import CLAUDE
+from memcurate.curator.library.entries import Entry, is_line_ref
+from memcurate.curator.memory.front_matter import MAX_FILE_BYTES
 
 _FRONT = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?^---[ \t]*\r?$\n?", re.S | re.M)
 
 
 @dataclass(frozen=True)
 class Text:
-    entry: object  # curator.library Entry
+    entry: Entry
     text: str  # the file's text; a MEMORY.md line of Claude's: the line
 
     @property
@@ -31,15 +33,32 @@ class Text:
         return m.end() if m else 0
 
 
-def memory_texts(engine) -> list[Text]:
-    """Every readable memory of the library (archived ones too), with its text."""
+def memory_texts(engine, entries=None) -> list[Text]:
+    """Every readable memory of the library (archived ones too; of `entries` when given), with its text."""
     out = []
-    for entry in engine.library():
+    for entry in engine.library() if entries is None else entries:
         if entry.broken:
             continue
-        try:
-            text = engine.library_entry(entry.ref)["text"]
-        except (LookupError, OSError, ValueError):  # LibraryError (a KeyError): gone since the listing
-            continue
-        out.append(Text(entry, text))
+        text = text_of(engine, entry)
+        if text is not None:
+            out.append(Text(entry, text))
     return out
+
+
+def text_of(engine, entry) -> str | None:
+    """The entry's text (a MEMORY.md line of Claude's: the line); None when it is gone or unreadable since
+    listed (the next run sees it). memcurate's files are read straight from the path the index gave, not
+    parsed: the one who needs the document parses it, once (library_entry would parse each file and
+    MEMORY.md again for every memory: 10,000 of them took minutes). Claude's through the library, which
+    knows their encodings and lines."""
+    if entry.owner != CLAUDE and getattr(entry, "path", ""):
+        try:
+            with open(entry.path, "rb") as f:
+                data = f.read(MAX_FILE_BYTES + 1)
+            return data.decode("utf-8") if len(data) <= MAX_FILE_BYTES else None  # its line breaks as they are
+        except (OSError, UnicodeDecodeError):
+            return None
+    try:
+        return engine.library_entry(entry.ref)["text"]
+    except (LookupError, OSError, ValueError):  # LibraryError (a KeyError): gone since the listing
+        return None

@@ -8,16 +8,23 @@ model nor staged again.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from memcurate.curator.hygiene import duplicates, merging
 
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
-def tidy(engine, *, notes: list[str] | None = None) -> list[str]:
+
+def tidy(engine: Context, *, notes: list[str] | None = None) -> list[str]:
     """Stage tidy's proposals; the ids of those staged now (none when run again on the same files)."""
+    from memcurate.curator.proposals import store as proposal_store
+
     staged = []
     memos = duplicates.memos(engine)
     found = duplicates.find_pairs(memos, duplicates.threshold_of(engine.cfg))
     for spec in merging.specs(engine, found, memos, notes=notes):
-        pid = engine.stage_proposal(spec["kind"], spec["title"], spec["reason"], spec["ops"], source="tidy",
+        pid = proposal_store.stage(engine.data, spec["kind"], spec["title"], spec["reason"], spec["ops"], source="tidy",
                                     finding={"code": spec["code"], "refs": spec["refs"]})
         if pid is not None:
             staged.append(pid)

@@ -13,6 +13,8 @@ Also the file fact planning shares: a file's bytes.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 import time
 
@@ -20,6 +22,9 @@ from memcurate.curator.library.entries import CLAUDE
 from memcurate.curator.memory import memfile, memory_md
 from memcurate.curator.util.atomic import failure, fsync_dir, is_temp_name, replace_if_unchanged, write_bytes, write_new
 from memcurate.curator.errors import Refusal, StaleError
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 TRASH_DIR = "trash"  # in the data dir: a copy of every file memcurate removes, redacted, kept library.trash_days
 DAY = 86400.0
@@ -38,7 +43,7 @@ class _Moved(StaleError):
     """A file is no longer the bytes planned against."""
 
 
-def run(engine, w) -> list[str]:
+def run(engine: Context, w) -> list[str]:
     """Carry out the steps of a plan (changes._Work); returns the trash copies made. Stopped when a step fails."""
     from memcurate.curator.memory.store import ConflictError, StoreError
 
@@ -69,7 +74,7 @@ def run(engine, w) -> list[str]:
     return trash
 
 
-def _trash(engine, where: str, data: bytes) -> str:
+def _trash(engine: Context, where: str, data: bytes) -> str:
     """A copy of `data` (the file at `where`) in `<data>/trash/<UTC stamp>-<where flattened>`, readable
     by the owner only, with every secret redacted: the trash is there to undo a deletion, and a secret is
     not worth keeping (the person may have deleted the memory for it; it is to be revoked, not restored).
@@ -88,12 +93,12 @@ def _trash(engine, where: str, data: bytes) -> str:
 
 def _redacted(data: bytes) -> bytes:
     """`data` with every secret redacted; bytes that are not UTF-8 are kept as they are."""
-    from memcurate.curator.capture.redact import redact_text
+    from memcurate.curator.util.redact import redact_text
 
     return redact_text(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
 
-def forget_trash(engine, now: float | None = None) -> int:
+def forget_trash(engine: Context, now: float | None = None) -> int:
     """Remove the trash copies older than `library.trash_days` days (0: every copy made before now), by
     their mtime; returns how many went. Called before a change set puts a copy in the trash, and by
     `memcurate check`. Only files (and links, never followed) directly in the trash are removed. A copy
@@ -131,14 +136,14 @@ def _redact_kept(path: str, st: os.stat_result) -> None:
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
-def _copy(engine, dest: str, data: bytes) -> None:
+def _copy(engine: Context, dest: str, data: bytes) -> None:
     path = os.path.join(engine.root, *dest.split("/"))
     if not write_new(path, data) and read_bytes(path) != data:
         raise _Moved(f"{dest}: {CHANGED} (a file appeared there)")
     engine.record_written(path, data.decode("utf-8", "replace"))
 
 
-def _write(engine, step) -> None:
+def _write(engine: Context, step) -> None:
     if step[0] == "memory":
         _, where, doc, base, source = step
         text = memfile.render(doc)
@@ -193,7 +198,7 @@ def read_bytes(path: str) -> bytes | None:
         raise ValueError(f"{path}: is a folder, not a memory file") from None
 
 
-def _reindex(engine, w) -> None:
+def _reindex(engine: Context, w) -> None:
     """The index follows what was written (it is a cache: a failure costs a later refresh, never the change)."""
     import sqlite3
 

@@ -8,6 +8,8 @@ the bytes on disk now, with their hash.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 import posixpath
 
@@ -17,6 +19,9 @@ from memcurate.curator.library.entries import (CLAUDE, MEMCURATE, MEMORY_MD, Ent
 from memcurate.curator.memory import claude_topics
 from memcurate.curator.util.stamps import content_hash
 from memcurate.curator.util.textsafe import one_line
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 _ORDER = {c: i for i, c in enumerate([*CATEGORIES, CLAUDE])}
 
@@ -62,7 +67,7 @@ def _line_entry(md: _MemoryMd, root: str, line) -> Entry:
 
 def _shown(text: str, limit: int) -> str:
     """A line of Claude's is shown as the index keeps text: one safe line, secrets redacted."""
-    from memcurate.curator.capture.redact import redact_text
+    from memcurate.curator.util.redact import redact_text
 
     return one_line(redact_text(text), limit)
 
@@ -72,7 +77,7 @@ def _md_broken(md: _MemoryMd, root: str, why: str) -> Entry:
                  md.stamp, (), (), "", 1, one_line(why))
 
 
-def entries(engine) -> list[Entry]:
+def entries(engine: Context) -> list[Entry]:
     """Every memory: memcurate's (archived included) by category, Claude's topic files, Claude's lines."""
     from memcurate.curator.memory.memory_md.format import MemoryMdError
 
@@ -126,7 +131,7 @@ def claude_lines(root: str) -> list:
         return []
 
 
-def entry(engine, ref: str) -> dict:
+def entry(engine: Context, ref: str) -> dict:
     """{"entry": Entry, "text": the file's text (a Claude line: the line), "hash"}, read now; LibraryError
     naming the ref when it names nothing (any more)."""
     try:
@@ -155,7 +160,7 @@ def _read(path: str, ref: str) -> bytes:
     return data
 
 
-def _memory(engine, ref: str, category: str, id: str) -> dict:
+def _memory(engine: Context, ref: str, category: str, id: str) -> dict:
     from memcurate.curator.memory.store import BrokenMemoryError, UnsafePathError, valid_id
     from memcurate.curator.util.paths import is_inside
 
@@ -192,7 +197,7 @@ def _memory(engine, ref: str, category: str, id: str) -> dict:
     return {"entry": entry, "text": data.decode("utf-8"), "hash": h}
 
 
-def _topic(engine, ref: str, where: str) -> dict:
+def _topic(engine: Context, ref: str, where: str) -> dict:
     root = engine.root
     if where == MEMORY_MD:
         md = _MemoryMd(root)
@@ -223,7 +228,7 @@ def _topic(engine, ref: str, where: str) -> dict:
     return {"entry": entry, "text": text, "hash": h}
 
 
-def _line(engine, ref: str) -> dict:
+def _line(engine: Context, ref: str) -> dict:
     from memcurate.curator.memory.memory_md.format import MemoryMdError
 
     md = _MemoryMd(engine.root)

@@ -44,6 +44,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+from typing import TYPE_CHECKING, Any, cast
 from dataclasses import dataclass, field, replace
 
 from memcurate.curator.library.carry_out import CHANGED, Stopped, read_bytes, run
@@ -53,6 +54,9 @@ from memcurate.curator.memory.memory_md.archive import archive_add, archive_drop
 from memcurate.curator.util.paths import ARCHIVE_DIR, is_inside
 from memcurate.curator.util.stamps import content_hash
 from memcurate.curator.errors import Refusal
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 OPS = ("write", "archive", "delete", "drop_line", "replace_line", "add_line", "archive_line")
 _LINE_OPS = ("add_line", "archive_line")  # MEMORY.md only: no base hash, the file is not written
@@ -88,7 +92,7 @@ class Planned:
     def as_dict(self) -> dict:
         """As shown and printed: the files' texts are redacted already; an error, issue or note may quote an
         op (its text) and is redacted here."""
-        from memcurate.curator.capture.redact import redact_text
+        from memcurate.curator.util.redact import redact_text
 
         return {"files": self.files, "errors": [redact_text(e) for e in self.errors], "fingerprint": self.fingerprint,
                 "issues": [{k: redact_text(v) if isinstance(v, str) else v for k, v in i.items()} for i in self.issues],
@@ -150,7 +154,7 @@ class _State:
         self.after[where] = data
 
 
-def plan(engine, ops) -> Planned:
+def plan(engine: Context, ops) -> Planned:
     """What `ops` would do to the memory root; nothing is written."""
     st = _State(engine)
     if not isinstance(ops, (list, tuple)):
@@ -162,14 +166,14 @@ def plan(engine, ops) -> Planned:
         except (ValueError, OSError) as e:  # a bad ref or path, an unreadable file: this op's error
             st.errors.append(f"op {i}: {e}")
     notes = _plan_memory_md(st) if not st.errors else []
-    files = []
+    files: list[dict[str, Any]] = []
     for where, after in st.after.items():
         before = st.before[where]
         if after != before:
             files.append({"where": where, "before": _shown(before), "after": _shown(after),
                           "diff": _diff(where, before, after)})
     files.sort(key=lambda f: f["where"] == MEMORY_MD or f["where"].startswith(ARCHIVE_DIR + "/"))  # the memories first
-    afters = [[f["where"], None if st.after[f["where"]] is None else content_hash(st.after[f["where"]])] for f in files]
+    afters = [[f["where"], None if (data := st.after[f["where"]]) is None else content_hash(data)] for f in files]
     fingerprint = content_hash(json.dumps(afters))
     return Planned(files, st.errors, fingerprint, st.issues, notes, st.work)
 
@@ -177,7 +181,7 @@ def plan(engine, ops) -> Planned:
 def _plan_op(st: _State, op) -> None:
     if not isinstance(op, dict) or op.get("op") not in OPS:
         raise ValueError(f"not a change op: {op!r:.120} (expected a dict with op one of {', '.join(OPS)})")
-    kind, ref = op["op"], op.get("ref")
+    kind, ref = op["op"], cast(str, op.get("ref"))  # parse_ref refuses anything but a ref's text
     owner, category, rest = parse_ref(ref)
     base = op.get("base_hash")
     if kind not in _LINE_OPS and base is not None and not isinstance(base, str):
@@ -215,7 +219,7 @@ def _plan_op(st: _State, op) -> None:
 
 def _line_text(st: _State, ref: str, op: dict) -> str:
     """The new text of a line (replace_line): one line, no secret in it."""
-    from memcurate.curator.capture.redact import find_secrets
+    from memcurate.curator.util.redact import find_secrets
 
     text = op.get("text")
     if not isinstance(text, str) or not text.strip() or "\n" in text or "\r" in text:
@@ -343,7 +347,7 @@ def _doc(data: bytes | None, where: str, ref: str):
 
 
 def _plan_memory_write(st: _State, ref: str, category: str, id: str, where: str, base, current, text) -> None:
-    from memcurate.curator.review.verify import ADVISORY, BLOCK, verify
+    from memcurate.curator.verify.checks import ADVISORY, BLOCK, verify
 
     if not isinstance(text, str):
         raise ValueError(f"{ref}: write needs the file's text")
@@ -360,8 +364,8 @@ def _plan_memory_write(st: _State, ref: str, category: str, id: str, where: str,
               for i in blocks]
     if doc is not None and doc.id != id:
         errors.append(f"{ref}: id {doc.id!r:.100} must be the file name {id!r} (a new id is a new memory)")
-    if errors:
-        st.errors += errors
+    if errors or doc is None:  # (no doc: verify's BLOCK says why)
+        st.errors += errors or [f"{ref}: not a memory file"]
         return
     st.issues += [dict(i.as_dict(), ref=ref) for i in issues if i.severity == ADVISORY]
     st.work.writes.append(("memory", where, doc, base, text))
@@ -397,7 +401,7 @@ def _claude_where(st: _State, ref: str, where: str) -> str:
 
 
 def _plan_claude_file(st: _State, kind: str, ref: str, where: str, base, op: dict) -> None:
-    from memcurate.curator.capture.redact import find_secrets
+    from memcurate.curator.util.redact import find_secrets
 
     if kind in _LINE_OPS:
         raise ValueError(f"{ref}: {kind} takes a memcurate memory; a file of Claude's is adopted first")
@@ -470,7 +474,7 @@ def _plan_memory_md(st: _State) -> list[str]:
             new = archive_add(new, cat, p.archived[cat])
         if p.unarchive.get(cat) and new is not None:
             new = archive_drop(new, cat, p.unarchive[cat])
-        if new != atext:
+        if new is not None and new != atext:
             st.put(awhere, new.encode("utf-8"))
     if any(c[0] == "drop_line" for c in w.md_changes):
         # Claude's own bytes: the file as it was is kept in the trash before a line of it goes (not before
@@ -483,7 +487,7 @@ def _plan_memory_md(st: _State) -> list[str]:
 def _shown(data: bytes | None) -> str | None:
     """A file's bytes as a plan shows them: text with every secret redacted (the plan is put on screen,
     printed and stored as JSON; its fingerprint and the base hashes stay over the raw bytes)."""
-    from memcurate.curator.capture.redact import redact_text
+    from memcurate.curator.util.redact import redact_text
 
     return None if data is None else redact_text(data.decode("utf-8", "replace"))
 
@@ -492,7 +496,7 @@ def _diff(where: str, before: bytes | None, after: bytes | None) -> str:
     """The unified diff of the raw texts (a secret replaced by its tag is a changed line), redacted as
     shown: the diff's text, and any line of a secret found in either text (a hunk may hold part of a
     private key without its BEGIN line)."""
-    from memcurate.curator.capture.redact import redact_diff
+    from memcurate.curator.util.redact import redact_diff
 
     old = "" if before is None else before.decode("utf-8", "replace")
     new = "" if after is None else after.decode("utf-8", "replace")
@@ -503,7 +507,7 @@ def _diff(where: str, before: bytes | None, after: bytes | None) -> str:
 
 # -- applying --------------------------------------------------------------------------
 
-def apply(engine, ops, fingerprint: str | None = None) -> Applied:
+def apply(engine: Context, ops, fingerprint: str | None = None) -> Applied:
     """Carry `ops` out under the root lock (see the module's doc). ChangeError when any op is in error,
     when the result is not the one `fingerprint` (from `plan`) names, or when a write fails."""
     with engine.root_lock(wait=30):

@@ -9,11 +9,16 @@ applied only over the bytes the person opened (`base_hash`), else ChangeError sa
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import replace
 
 from memcurate.curator.library.changes import ChangeError, apply
 from memcurate.curator.library.entries import CLAUDE, MEMORY_MD, parse_ref
 from memcurate.curator.util.stamps import content_hash
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 
 def _ref(ref) -> tuple[str, str, str]:
@@ -23,12 +28,12 @@ def _ref(ref) -> tuple[str, str, str]:
         raise ChangeError(str(e)) from None
 
 
-def edit(engine, ref: str, text: str, base_hash: str) -> dict:
+def edit(engine: Context, ref: str, text: str, base_hash: str) -> dict:
     """Write the person's `text` over the memory `ref` opened as `base_hash`: {ref, written, trash, hash
     (of the file now), issues (ADVISORY, as dicts)}. ChangeError with the BLOCK issues, or when the file
     changed since it was opened."""
     from memcurate.curator.memory import memfile
-    from memcurate.curator.review.verify import ADVISORY, BLOCK, verify
+    from memcurate.curator.verify.checks import ADVISORY, BLOCK, verify
 
     owner, category, rest = _ref(ref)
     if owner == CLAUDE and rest.startswith(MEMORY_MD + "#"):
@@ -50,7 +55,7 @@ def edit(engine, ref: str, text: str, base_hash: str) -> dict:
             "issues": [i.as_dict() for i in issues if i.severity == ADVISORY]}
 
 
-def _current(engine, category: str, id: str):
+def _current(engine: Context, category: str, id: str):
     """(the memory as it is on disk, its hash); (None, None) when it is missing or no memory (the change
     says why)."""
     from memcurate.curator.memory.store import StoreError
@@ -61,11 +66,11 @@ def _current(engine, category: str, id: str):
         return None, None
 
 
-def archive(engine, ref: str, base_hash: str):
+def archive(engine: Context, ref: str, base_hash: str):
     _ref(ref)
     return apply(engine, [{"op": "archive", "ref": ref, "base_hash": base_hash}])
 
 
-def delete(engine, ref: str, base_hash: str):
+def delete(engine: Context, ref: str, base_hash: str):
     _ref(ref)
     return apply(engine, [{"op": "delete", "ref": ref, "base_hash": base_hash}])

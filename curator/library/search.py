@@ -9,9 +9,14 @@ parentheses are words or nothing, never an error.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 
 from memcurate.curator.library.entries import CLAUDE, file_ref, line_ref, memory_ref
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 _WORD = re.compile(r"[^\W_]+")  # a token of the index's unicode61 tokenizer: letters and digits
 MAX_WORDS = 16
@@ -30,13 +35,15 @@ def match_expression(query: str) -> str:
     return " AND ".join(quoted)
 
 
-def search(engine, query: str, limit: int = 500) -> list[str]:
+def search(engine: Context, query: str, limit: int = 500) -> list[str]:
     """Refs matching `query`, best first (bm25, the title weighing most), then Claude's lines holding
     it; an empty query (or one without a word): every ref, as `Engine.library` lists them."""
     query = query if isinstance(query, str) else ""
     expr = match_expression(query)
     if not expr:
-        return [e.ref for e in engine.library()]
+        from memcurate.curator.library import catalog
+
+        return [e.ref for e in catalog.entries(engine)]
     ranked = sum(len(w) for w in _WORD.findall(query)) >= RANKED_FROM
     refs = [file_ref(name) if category == CLAUDE else  # an archived memory's name is a path: its id ends it
             memory_ref(category, name.rsplit("/", 1)[-1].removesuffix(".md"))
@@ -47,9 +54,9 @@ def search(engine, query: str, limit: int = 500) -> list[str]:
     return refs[:limit]
 
 
-def _lines_holding(engine, needle: str) -> list[str]:
+def _lines_holding(engine: Context, needle: str) -> list[str]:
     """Claude's lines holding `needle` as they are shown: a secret in one is never found by its value."""
-    from memcurate.curator.capture.redact import redact_text
+    from memcurate.curator.util.redact import redact_text
     from memcurate.curator.library.catalog import claude_lines
 
     return list(dict.fromkeys(line_ref(line.text) for line in claude_lines(engine.root)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 
 from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.util.redact import redact
 from memcurate.curator.memory.front_matter import _STAMP, MemoryFormatError, split_front_matter  # noqa: F401 (re-exported)
 
 ID_MAX = 80
@@ -129,9 +131,65 @@ def render(doc: MemoryDoc) -> str:
 
 def parse(text: str) -> MemoryDoc:
     """Parse a memory file. Structure errors raise MemoryFormatError; content rules are `problems`."""
+    fm_text, body = split_front_matter(text)
+    doc = _canonical(text, fm_text, body)
+    return doc if doc is not None else _parse_yaml(fm_text, body)
+
+
+def _canonical(text: str, fm_text: str, body: str) -> MemoryDoc | None:
+    """The document of a file exactly as `render` writes it, read without YAML (a fifth of the cost: the
+    check and an index build read every memory); None for any other text, which YAML reads. Proven by
+    rendering the document back to the same bytes; a plain value must start with a letter (YAML reads
+    `0x1f`, `1_000`, `2026-01-02` as no text, and `render` quotes the words it reads as booleans)."""
+    fields: dict = {}
+    sources: list[dict] = []
+    meta_type = None
+    key = ""
+    try:
+        for line in fm_text.split("\n"):
+            if line.startswith("  - session: "):
+                sources.append({"session": _plain_or_json(line[13:])})
+            elif line.startswith("    turns: [") and sources and line.endswith("]"):
+                sources[-1]["turns"] = [int(t) for t in line[12:-1].split(", ")]
+            elif line.startswith("    more: ") and sources:
+                sources[-1]["more"] = int(line[10:])
+            elif line.startswith("  type: ") and key == "metadata":
+                meta_type = _plain_or_json(line[8:])
+            else:
+                key, sep, value = line.partition(": ")
+                if key == "tags" and value.startswith("[") and value.endswith("]"):
+                    fields[key] = [_plain_or_json(t, True) for t in value[1:-1].split(", ")] if value != "[]" else []
+                elif sep:
+                    fields[key] = _plain_or_json(value)
+                elif line not in ("metadata:", "sources:"):
+                    return None
+                else:
+                    key = line[:-1]
+        doc = MemoryDoc(id=fields["id"], category=fields["category"], title=fields["title"],
+                        description=fields["description"], type=meta_type if meta_type is not None else fields["type"],
+                        tags=fields["tags"], created=fields["created"], updated=fields["updated"], sources=sources,
+                        status=fields["status"] or "active", body=body.strip("\n"))
+    except (ValueError, KeyError, TypeError):
+        return None
+    return doc if render(doc) == text else None
+
+
+def _plain_or_json(value: str, flow: bool = False) -> str:
+    """A scalar as `_scalar` writes text, where YAML reads the same: a JSON string of printable ASCII (YAML
+    folds U+2028 and refuses some characters JSON leaves as they are), or plain starting with a letter and
+    not ending in a blank (YAML drops it), in a `flow` list without a comma (YAML splits there); ValueError else."""
+    if value.startswith('"') and value.isascii() and value.isprintable():
+        v = json.loads(value)
+        if isinstance(v, str):
+            return v
+    elif value[:1].isalpha() and _PLAIN.match(value) and value == value.rstrip() and not (flow and "," in value):
+        return value
+    raise ValueError(value)
+
+
+def _parse_yaml(fm_text: str, body: str) -> MemoryDoc:
     import yaml
 
-    fm_text, body = split_front_matter(text)
     try:
         # libyaml's loader when installed: ~7x faster, and an index build parses every memory
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -287,3 +345,49 @@ def slugify(text: str, limit: int = ID_MAX) -> str:
             break
         slug = candidate
     return slug or "memory"
+
+
+_DOC_FIELDS = ("title", "description", "category", "type", "created", "updated", "status", "body")
+
+
+def redact_document(doc: MemoryDoc, *, keep_id: bool = False) -> tuple[MemoryDoc, Counter]:
+    """A memory document with every field redacted, front matter included, and how many of each kind
+    went.
+
+    Tags and ids are lowercase words, where a token's shape is lost: a tag or id that carries
+    a secret, or a lowercased piece of one found elsewhere in the document, is dropped (the id
+    is made again from the redacted title, unless `keep_id`: the index keeps the file's name).
+    """
+    sources = [s.get("session") for s in doc.sources if isinstance(s, dict)]
+    whole = [getattr(doc, k) for k in _DOC_FIELDS] + [doc.id, *doc.tags, *sources]
+    if not redact("\n".join(v for v in whole if isinstance(v, str)))[1]:
+        return doc, Counter()  # the common case, in one call: the fields joined hold every match they hold apart
+
+    found: Counter = Counter()
+    removed: list[str] = []
+
+    def clean(value):
+        if not isinstance(value, str):
+            return value
+        out, kinds = redact(value, removed)
+        found.update(kinds)
+        return out
+
+    fields = {k: clean(getattr(doc, k)) for k in _DOC_FIELDS}
+    sources = [{**s, "session": clean(s["session"])} if isinstance(s, dict) and "session" in s else s
+               for s in doc.sources]
+    tags = [t for t in doc.tags if clean(t) == t]
+    id_held_secret = clean(doc.id) != doc.id
+    if not found:
+        return doc, found
+    traces = [r.lower() for r in removed if len(r) >= 8]
+
+    def traced(word: str) -> bool:
+        w = word.lower()
+        return any(t in w or (len(w) >= 8 and w in t) for t in traces)
+
+    tags = [t for t in tags if not traced(t)] or [str(fields["category"]).replace("_", "-") or "memory"]
+    doc_id = doc.id
+    if not keep_id and (id_held_secret or traced(doc_id)):
+        doc_id = slugify(fields["title"])
+    return replace(doc, id=doc_id, tags=tags, sources=sources, **fields), found

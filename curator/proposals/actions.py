@@ -1,5 +1,5 @@
 """Acting on a proposal: show it (part B's plan of its ops: every file's diff, and why it cannot be
-applied), approve it (applied through Engine.apply_changes with the fingerprint the person was shown),
+applied), approve it (applied through library.changes.apply with the fingerprint the person was shown),
 edit the one memory file it writes, reject it.
 
 Approving holds the record's lock, so two approvals of one proposal cannot both apply it. The plan
@@ -14,10 +14,15 @@ it would write is read by the instruction detector: a finding is an ADVISORY `in
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 
 from memcurate.curator.proposals import store
 from memcurate.curator.proposals.store import PENDING, PREFIX, ProposalError
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 
 def issues_of(planned: dict | None) -> list[dict]:
@@ -35,7 +40,7 @@ def issues_of(planned: dict | None) -> list[dict]:
     return out
 
 
-def damage(engine, record: dict) -> str:
+def damage(engine: Context, record: dict) -> str:
     """Why the ops of `record` (the person's edit, else the proposal's) reach outside the memory root ("" when
     every path they touch resolves inside it, links followed)."""
     from memcurate.curator.library.entries import CLAUDE, MEMORY_MD, parse_ref
@@ -57,7 +62,7 @@ def damage(engine, record: dict) -> str:
     return ""
 
 
-def _damaged(engine, record: dict) -> None:
+def _damaged(engine: Context, record: dict) -> None:
     why = damage(engine, record)
     if why:
         raise ProposalError(f"{PREFIX}{record['id']} does not check out, never acted on: {why} "
@@ -66,21 +71,23 @@ def _damaged(engine, record: dict) -> None:
 
 def instruction_issues(record: dict) -> list[dict]:
     """An ADVISORY `instruction` issue for each harm the texts the proposal would write tell the agent to do
-    (curator/review/instructions.py): MEMORY.md and Claude's files are loaded into every session."""
-    from memcurate.curator.review.verify import instruction_issues as found
+    (curator/util/instructions.py): MEMORY.md and Claude's files are loaded into every session."""
+    from memcurate.curator.verify.checks import instruction_issues as found
 
     parts = [(op["ref"], op["text"]) for op in store.ops_of(record) if isinstance(op.get("text"), str)]
     return [i.as_dict() for i in found(parts)]
 
 
-def view(engine, pid: str) -> dict:
+def view(engine: Context, pid: str) -> dict:
     """{record, planned (Planned.as_dict; None once decided: the files have moved on), issues}. ProposalError
     when it is damaged (`damage`)."""
     record = store.find(engine.data, pid)
     if record["state"] != PENDING:
         return {"record": record, "planned": None, "issues": []}
     _damaged(engine, record)
-    planned = engine.plan_changes(store.ops_of(record)).as_dict()
+    from memcurate.curator.library import changes
+
+    planned = changes.plan(engine, store.ops_of(record)).as_dict()
     return {"record": record, "planned": planned, "issues": issues_of(planned) + instruction_issues(record)}
 
 
@@ -91,10 +98,11 @@ def _fingerprint(seen: dict | str | None) -> str | None:
     return seen
 
 
-def approve(engine, pid: str, seen: dict | str | None = None) -> dict:
+def approve(engine: Context, pid: str, seen: dict | str | None = None) -> dict:
     """Apply the proposal's ops and mark it approved; the record. `seen`: what the person was shown
     (the dict `view` returned, or its plan's fingerprint); None applies what the plan says now.
     ProposalError (nothing written) when it is not pending or its files changed since."""
+    from memcurate.curator.library import changes
     from memcurate.curator.library.changes import ChangeError
 
     pid = store.find(engine.data, pid)["id"]
@@ -106,7 +114,7 @@ def approve(engine, pid: str, seen: dict | str | None = None) -> dict:
         ops = store.ops_of(record)
         fingerprint = _fingerprint(seen)
         try:
-            applied = engine.apply_changes(ops, fingerprint=fingerprint)
+            applied = changes.apply(engine, ops, fingerprint)
         except ChangeError as e:
             raise ProposalError(f"{PREFIX}{pid}: {e}; nothing was written (show it again to see the files now)") \
                 from None
@@ -123,11 +131,11 @@ def the_write(ops: list[dict]) -> dict:
     return writes[0]
 
 
-def edit(engine, pid: str, text: str) -> dict:
+def edit(engine: Context, pid: str, text: str) -> dict:
     """Store the person's text for the memory file the proposal writes; shown again (`view`), its plan
     re-verifying the text (a BLOCK keeps it from being approved until edited again). A text holding a
     secret is refused and nothing stored: the record would keep it in clear in the data dir."""
-    from memcurate.curator.capture.redact import find_secrets
+    from memcurate.curator.util.redact import find_secrets
 
     if not isinstance(text, str) or not text.strip():
         raise ProposalError("the edited text is empty")
@@ -141,6 +149,6 @@ def edit(engine, pid: str, text: str) -> dict:
     return view(engine, record["id"])
 
 
-def reject(engine, pid: str, reason: str = "") -> dict:
+def reject(engine: Context, pid: str, reason: str = "") -> dict:
     """Never apply it, nor propose it again for the same bytes; the reason is kept."""
     return store.mark_rejected(engine.data, store.find(engine.data, pid)["id"], reason)

@@ -14,10 +14,15 @@ Claude's that linked it dropped. A line that links a topic file adopts that file
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.proposals.store import ProposalError
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 DEFAULT_CATEGORY = "decision"
 WHY_SECTIONS = frozenset({"Rationale", "Reason", "Impact", "Why deferred"})
@@ -25,7 +30,7 @@ _HEADING_LINE = re.compile(r"^(#{1,2})(?=[ \t])", re.M)  # would open a section 
 _LEADING_HEADING = re.compile(r"\A#{1,6}[ \t][^\n]*\n*")  # the file's own title: the memory's title says it
 
 
-def adopt(engine, ref: str) -> str:
+def adopt(engine: Context, ref: str) -> str:
     """Stage the adoption of Claude's memory `ref` (claude/<path> or claude/MEMORY.md#<hash>); the
     proposal's id (the one already proposed, when it is). ProposalError when `ref` is not Claude's or
     names nothing adoptable; LibraryError when it is gone."""
@@ -37,8 +42,11 @@ def adopt(engine, ref: str) -> str:
         raise ProposalError(str(e)) from None
     if owner != CLAUDE:
         raise ProposalError(f"{ref} is memcurate's already: only Claude's own memories are adopted")
-    entries = engine.library()
-    got = engine.library_entry(ref)
+    from memcurate.curator.library import catalog
+    from memcurate.curator.proposals import store
+
+    entries = catalog.entries(engine)
+    got = catalog.entry(engine, ref)
     entry = got["entry"]
     if entry.broken:
         raise ProposalError(f"{ref} cannot be read: {entry.broken}")
@@ -58,18 +66,16 @@ def adopt(engine, ref: str) -> str:
     mid = unique_id(source["name"], taken, lambda i: engine.store.exists(category, i))
     text = memory_text(engine, source, category, mid, created=entry.created or engine.now())  # the file's mtime
     new_ref = f"{category}/{mid}"
-    ops = [{"op": "write", "ref": new_ref, "base_hash": None, "text": text}, {"op": "add_line", "ref": new_ref},
-           *retire]
+    ops: list[dict] = [{"op": "write", "ref": new_ref, "base_hash": None, "text": text},
+                       {"op": "add_line", "ref": new_ref}, *retire]
     what = "MEMORY.md line" if is_line_ref(ref) else f"topic file {entry.where}"
-    pid = engine.stage_proposal(
-        "adopt", f"Adopt Claude's {what} as {new_ref}",
+    pid = store.stage(
+        engine.data, "adopt", f"Adopt Claude's {what} as {new_ref}",
         f"Claude's own {what} becomes a memcurate memory ({category}) with front matter, sections and its "
         "MEMORY.md line; Claude's version is " + ("dropped from MEMORY.md." if is_line_ref(ref) else
                                                   "archived (bytes kept) and its lines unlinked."),
         ops, source="library", finding=None)
     if pid is None:
-        from memcurate.curator.proposals import store
-
         known = store.by_key(engine.data, "adopt", ops)
         if known is None:  # staged and gone between the two looks: the person sees it next time
             raise ProposalError(f"{ref}: the adoption is proposed already")
@@ -128,9 +134,9 @@ def unique_id(name: str, taken: set[str], exists) -> str:
     return mid
 
 
-def memory_text(engine, source: dict, category: str, mid: str, *, created: str) -> str:
+def memory_text(engine: Context, source: dict, category: str, mid: str, *, created: str) -> str:
     """The memory file: front matter completed, Claude's text in the category's sections, secrets redacted."""
-    from memcurate.curator.capture.redact import redact_text
+    from memcurate.curator.util.redact import redact_text
     from memcurate.curator.drafting.offline.tags import make_tags
     from memcurate.curator.drafting.offline.text import sentences
     from memcurate.curator.memory.memfile import DESCRIPTION_MAX, TITLE_MAX, MemoryDoc, join_sections, render

@@ -317,6 +317,6 @@ def mark_rejected(data, pid: str, reason: str = "") -> dict:
 
 def _said(text: str, limit: int) -> str:
     """A person's or a finding's words as stored: secrets redacted (a finding may quote one), one line."""
-    from memcurate.curator.capture.redact import redact_text
+    from memcurate.curator.util.redact import redact_text
 
     return one_line(redact_text(str(text or "")), limit)

@@ -14,15 +14,20 @@ written is recognised by its content rather than written twice.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass, field
 
 from memcurate.curator.candidates import staging
 from memcurate.curator.candidates.candidate import Candidate, Claim, StagedTriage, text_hash
 from memcurate.curator.candidates.pipeline import existing_for, process, settle
 from memcurate.curator.memory import memfile
-from memcurate.curator.review.decide import Decision, DecisionError, choose, decide
-from memcurate.curator.review.verify import Issue, blocking
+from memcurate.curator.verify.decide import Decision, DecisionError, choose, decide
+from memcurate.curator.verify.checks import Issue, blocking
 from memcurate.curator.errors import Refusal, StaleError, DiskError
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 
 class ReviewError(Refusal):
@@ -91,7 +96,7 @@ def _require(cand: Candidate | None, key: tuple[str, str], *states: str) -> Cand
     return cand
 
 
-def _candidate(engine, tid: str, cat: str, *states: str) -> Candidate:
+def _candidate(engine: Context, tid: str, cat: str, *states: str) -> Candidate:
     """One candidate of a triage (call it under the triage's claim), if it is in one of `states`."""
     try:
         cand = StagedTriage(engine.data, tid).candidate(cat)
@@ -100,7 +105,7 @@ def _candidate(engine, tid: str, cat: str, *states: str) -> Candidate:
     return _require(cand, (tid, cat), *states)
 
 
-def edit(engine, tid: str, cat: str, text: str) -> dict:
+def edit(engine: Context, tid: str, cat: str, text: str) -> dict:
     """Replace the text under review and verify it again; returns the new review record."""
     with Claim(engine, tid, wait=5):
         cand = _candidate(engine, tid, cat, "ready")
@@ -108,7 +113,7 @@ def edit(engine, tid: str, cat: str, text: str) -> dict:
         return settle(engine, cand, Decision(**review["decision"], text=text), review["draft"], file_text=text)
 
 
-def approve(engine, tid: str, cat: str, text: str | None = None, seen: str | None = None) -> Approval:
+def approve(engine: Context, tid: str, cat: str, text: str | None = None, seen: str | None = None) -> Approval:
     """Save one candidate: the reviewed text, or `text` when the person edited it (verified again).
     `seen`: the text_hash of the text the person was shown; when the text under review differs now (redrafted,
     edited elsewhere), Changed and nothing saved. ReviewError (Blocked, Conflict) when it cannot be saved."""
@@ -123,7 +128,7 @@ def approve(engine, tid: str, cat: str, text: str | None = None, seen: str | Non
     return result
 
 
-def approve_all(engine, tid: str, cats) -> Approval:
+def approve_all(engine: Context, tid: str, cats) -> Approval:
     """Save several candidates of one triage, with one MEMORY.md write for all of them.
     One that cannot be saved is refused (in the result) without stopping the others."""
     engine.check_saving()  # auto memory off: refused before anything is marked approved
@@ -141,7 +146,7 @@ def approve_all(engine, tid: str, cats) -> Approval:
     return result
 
 
-def _approved(engine, cand: Candidate) -> dict:
+def _approved(engine: Context, cand: Candidate) -> dict:
     """Check a candidate can be saved and mark it approved; returns its review record."""
     review = cand.review()
     issues = [Issue(**i) for i in review["issues"]]
@@ -164,7 +169,7 @@ def _approved(engine, cand: Candidate) -> dict:
     return review
 
 
-def _saved_since(engine, cand: Candidate, review: dict) -> None:
+def _saved_since(engine: Context, cand: Candidate, review: dict) -> None:
     """A create decided before a memory that says the same was saved (another draft approved
     meanwhile, pending beside this one) would save the fact twice: the decision is taken again
     against what is saved now, and Redecided says so; a memory it was decided against does not count,
@@ -185,7 +190,7 @@ def _saved_since(engine, cand: Candidate, review: dict) -> None:
                            f"({'; '.join(again.reasons)}); review it and approve again")])
 
 
-def resume(engine, tid: str) -> Approval:
+def resume(engine: Context, tid: str) -> Approval:
     """Finish the saves a killed process left `approved`."""
     with Claim(engine, tid):
         cands = StagedTriage(engine.data, tid).candidates()
@@ -195,7 +200,7 @@ def resume(engine, tid: str) -> Approval:
     return result
 
 
-def _save(engine, todo: list[tuple[Candidate, dict]], result: Approval) -> None:
+def _save(engine: Context, todo: list[tuple[Candidate, dict]], result: Approval) -> None:
     """Write the approved candidates' memory files, then MEMORY.md once, then mark them saved.
     `todo` holds each approved candidate with its review record."""
     from memcurate.curator.memory import memory_md
@@ -261,7 +266,7 @@ def _save(engine, todo: list[tuple[Candidate, dict]], result: Approval) -> None:
     _reindex(engine, {s.category for s, _ in done if s.path})
 
 
-def _reindex(engine, categories: set[str]) -> None:
+def _reindex(engine: Context, categories: set[str]) -> None:
     """Index what was just saved, so the recall hook finds the index current (it reads files the index
     has not seen itself, a cost paid on every prompt until the index catches up). The index is a cache:
     a failure here costs that, never the save."""
@@ -276,7 +281,7 @@ def _reindex(engine, categories: set[str]) -> None:
             pass
 
 
-def _write_memory(engine, cand: Candidate, review: dict):
+def _write_memory(engine: Context, cand: Candidate, review: dict):
     """Write one approved memory file; returns (Saved, the MEMORY.md change or None). Conflict when the
     file changed since the decision (the category goes back to ready, decided again)."""
     from memcurate.curator.memory import memory_md
@@ -318,7 +323,7 @@ def _already_written(path: str, text: str) -> bool:
         return False
 
 
-def reject(engine, tid: str, cat: str, reason: str = "") -> None:
+def reject(engine: Context, tid: str, cat: str, reason: str = "") -> None:
     """Reject a candidate; one rejected is not proposed again from the same evidence."""
     with Claim(engine, tid, wait=5):
         cand = _candidate(engine, tid, cat, "triaged", "ready", "failed")
@@ -326,14 +331,14 @@ def reject(engine, tid: str, cat: str, reason: str = "") -> None:
         cand.move("rejected", reason=reason.strip()[:500])
 
 
-def retry(engine, tid: str, cat: str, *, on_event=None) -> dict:
+def retry(engine: Context, tid: str, cat: str, *, on_event=None) -> dict:
     """Draft a failed category again."""
     with Claim(engine, tid, wait=5):
         _candidate(engine, tid, cat, "failed").move("drafting", retried=True)
         return process(engine, tid, only=[cat], on_event=on_event)
 
 
-def _decide_again(engine, tid: str, cat: str, choice) -> dict:
+def _decide_again(engine: Context, tid: str, cat: str, choice) -> dict:
     """Run `choice(draft, existing)` on the kept draft against the memories as they are now, and
     record the new decision; the category stays ready."""
     with Claim(engine, tid, wait=5):
@@ -344,12 +349,12 @@ def _decide_again(engine, tid: str, cat: str, choice) -> dict:
         return settle(engine, cand, choice(draft, existing), review["draft"], near=existing)
 
 
-def redecide(engine, tid: str, cat: str) -> dict:
+def redecide(engine: Context, tid: str, cat: str) -> dict:
     """Decide again (after a conflict): the draft is kept."""
     return _decide_again(engine, tid, cat, lambda d, ex: decide(d, ex, now=engine.now(), cfg=engine.cfg))
 
 
-def change_action(engine, tid: str, cat: str, action: str, target: str | None = None) -> dict:
+def change_action(engine: Context, tid: str, cat: str, action: str, target: str | None = None) -> dict:
     """Make the candidate a create, update, noop (or delete where allowed); ReviewError if the rules forbid it."""
     def choice(draft, existing):
         try:
@@ -360,7 +365,7 @@ def change_action(engine, tid: str, cat: str, action: str, target: str | None = 
     return _decide_again(engine, tid, cat, choice)
 
 
-def preview(engine, review: dict) -> dict[str, list[str]]:
+def preview(engine: Context, review: dict) -> dict[str, list[str]]:
     """What approving the candidate of `review` (its review record, as `Engine.review` gives it) would
     move from MEMORY.md to the archive: category -> ids. Nothing is written."""
     from memcurate.curator.memory import memory_md

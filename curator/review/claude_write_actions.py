@@ -3,7 +3,7 @@
 Approving runs under the memory root's lock and the staged writes' lock. The
 target must still hold what it held when the write was first staged (for
 MEMORY.md only Claude's part, outside memcurate's sections, counts: memcurate may
-have saved meanwhile), else it is a Conflict the person sees and nothing is
+have saved meanwhile), else it is a WriteConflict the person sees and nothing is
 written. Then exactly the staged text is written atomically; for MEMORY.md,
 Claude's text with memcurate's sections as they are now, so no memcurate entry
 is lost and no section doubled. Rejecting records the reason and writes nothing.
@@ -16,34 +16,39 @@ redacted (a record staged before the text was stored redacted may hold a secret)
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import difflib
 import os
 
 from memcurate.curator.candidates import claude_writes
-from memcurate.curator.candidates.claude_writes import PENDING, ClaudeWriteError, Conflict, Refused
-from memcurate.curator.capture.redact import redact_all, redact_text
+from memcurate.curator.candidates.claude_writes import PENDING, ClaudeWriteError, WriteConflict, WriteRefused
+from memcurate.curator.util.redact import redact_all, redact_text
 from memcurate.curator.memory.memory_md.format import MemoryMdError
 from memcurate.curator.memory.memory_md.planning import keep_sections
 from memcurate.curator.review.claude_write_checks import check, is_memory_md
 from memcurate.curator.review.items import CLAUDE_WRITE
-from memcurate.curator.review.verify import blocking
+from memcurate.curator.verify.checks import blocking
 from memcurate.curator.util.atomic import write_text
 from memcurate.curator.util.stamps import content_hash
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 KIND = CLAUDE_WRITE
 
 
-def memory_dir(engine) -> str:
+def memory_dir(engine: Context) -> str:
     """Claude's memory folder as resolved now: where every staged write's target is."""
     return claude_writes.memory_folder(engine.project, engine.cfg, engine.data)
 
 
-def records(engine) -> list[dict]:
+def records(engine: Context) -> list[dict]:
     """Every staged write that checks out against Claude's memory folder now, oldest first."""
     return claude_writes.records(engine.data, memory_dir(engine))
 
 
-def view(engine, wid: str) -> dict:
+def view(engine: Context, wid: str) -> dict:
     """A staged write for showing: its record, `text` (what approving writes), `diff` (unified, against
     the file when it was staged) and `issues` (as dicts), every text redacted."""
     record = claude_writes.find(engine.data, wid, memory_dir(engine))
@@ -61,9 +66,9 @@ def diff(record: dict) -> str:
                                         tofile=f"b/{where}"))
 
 
-def approve(engine, wid: str) -> dict:
+def approve(engine: Context, wid: str) -> dict:
     """Write the staged text into its target and mark it saved; the saved record. ClaudeWriteError when it
-    is not pending or has a BLOCK issue, Conflict when the target changed since it was staged."""
+    is not pending or has a BLOCK issue, WriteConflict when the target changed since it was staged."""
     with engine.root_lock(), claude_writes.lock(engine.data):
         record = claude_writes.find(engine.data, wid, memory_dir(engine))  # Damaged: never acted on
         rid = claude_writes.PREFIX + record["id"]
@@ -74,8 +79,8 @@ def approve(engine, wid: str) -> dict:
             raise ClaudeWriteError(f"{rid} cannot be saved: " + "; ".join(f"{i.where}: {i.message}" for i in blocked))
         try:
             current = claude_writes.read_disk(record["path"])
-        except Refused as e:
-            raise Conflict(f"{rid}: {e}") from None
+        except WriteRefused as e:
+            raise WriteConflict(f"{rid}: {e}") from None
         text = _final_text(record, current, rid)
         if current != text:
             _check_base(record, current, rid)
@@ -105,11 +110,11 @@ def _check_base(record: dict, current: str | None, rid: str) -> None:
                                                       content_hash(current) == record.get("base_hash"))
     if not same:
         now = "was deleted" if current is None else ("was created" if base is None else "changed")
-        raise Conflict(f"{rid}: {record['where']} {now} since Claude's write was staged; nothing was written. "
+        raise WriteConflict(f"{rid}: {record['where']} {now} since Claude's write was staged; nothing was written. "
                        "Reject it, or look at the file and ask Claude to write it again")
 
 
-def reject(engine, wid: str, reason: str = "") -> dict:
+def reject(engine: Context, wid: str, reason: str = "") -> dict:
     """Mark a staged write rejected with the person's reason; nothing is written."""
     with claude_writes.lock(engine.data):
         record = claude_writes.find(engine.data, wid, memory_dir(engine))

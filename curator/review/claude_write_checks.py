@@ -1,6 +1,6 @@
 """Verification of a staged write of Claude's own (curator/candidates/claude_writes.py), as issues.
 
-The same Issue type and severities as a draft (curator/review/verify.py):
+The same Issue type and severities as a draft (curator/verify/checks.py):
 - BLOCK: a secret in the text (redacted when it was staged: the kinds in the
   record's `secrets`; the redacted text is never saved as Claude's file); front
   matter that does not parse; a MEMORY.md whose memcurate markers cannot be read.
@@ -21,7 +21,7 @@ from memcurate.curator.memory.memory_md.format import MemoryMdError, read_text
 from memcurate.curator.memory.memory_md.loaded import limits_from, loaded
 from memcurate.curator.memory.memory_md.planning import keep_sections
 from memcurate.curator.memory.memory_md.writing import FILE_NAME, memory_md_path
-from memcurate.curator.review.verify import ADVISORY, BLOCK, Issue, secret_issues
+from memcurate.curator.verify.checks import ADVISORY, BLOCK, Issue, secret_issues
 
 TYPES = ("user", "feedback", "project", "reference")
 FIELDS = ("name", "description", "type")

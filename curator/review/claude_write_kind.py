@@ -8,11 +8,11 @@ Engine's own call: `claude_write` to show, `approve_claude_write`, `reject_claud
 from __future__ import annotations
 
 from memcurate.curator.candidates import claude_writes
-from memcurate.curator.capture.redact import redact_all, redact_text
+from memcurate.curator.util.redact import redact_all, redact_text
 from memcurate.curator.review.claude_write_actions import KIND, memory_dir
 from memcurate.curator.review.claude_write_checks import check, front_matter
 from memcurate.curator.review.items import READY, Outcome, ReviewItem, attempt
-from memcurate.curator.review.verify import blocking
+from memcurate.curator.verify.checks import blocking
 from memcurate.curator.util.locks import LockBusy
 
 

@@ -2,7 +2,7 @@
 it, approve it (the rule file written), edit its text, reject it, draft it with Claude.
 
 The text a person reviews is the edit when there is one, else the model's draft, else the offline
-text computed when shown (curator/rules/draft.py): an offline candidate needs no drafting step.
+text computed when shown (curator/drafting/rule_draft.py): an offline candidate needs no drafting step.
 Approving plans the rule file (curator/rules/rulefile.py), writes it and marks the candidate
 approved, all under one lock for the rules folder: two approvals at once (two processes, or two
 candidates of one topic file) write once, one after the other, and an edit waits for that lock too,
@@ -17,13 +17,20 @@ different rule, topic, paths, file, or file text now is refused, nothing written
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 import os
 
-from memcurate.curator.rules import candidates, draft, ledger, rulefile
+from memcurate.curator.rules import candidates, ledger, rulefile
+
+from memcurate.curator.drafting import rule_draft as draft
 from memcurate.curator.util.locks import FileLock
 from memcurate.curator.util.stamps import content_hash
 from memcurate.curator.errors import Refusal
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 PREFIX = ledger.PREFIX
 PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
@@ -41,7 +48,7 @@ def key_of(query: str) -> str:
     return query[len(PREFIX):] if query.startswith(PREFIX) else query
 
 
-def find(engine, query: str) -> candidates.RuleCandidate:
+def find(engine: Context, query: str) -> candidates.RuleCandidate:
     """The candidate `query` names (`rule/<key>`, `<key>`, or a unique prefix of either)."""
     key = key_of(query.strip())
     damaged: list[str] = []
@@ -79,7 +86,7 @@ def written(cand) -> dict:
     return text(cand)
 
 
-def plan(engine, cand, chosen: dict | None = None) -> rulefile.RulePlan:
+def plan(engine: Context, cand, chosen: dict | None = None) -> rulefile.RulePlan:
     chosen = chosen or text(cand)
     return rulefile.plan(engine.project, cand.id, chosen["rule"], chosen["topic"], chosen["paths"])
 
@@ -102,12 +109,12 @@ def recurred(n: int) -> str:
     return f"seen in {n} session{'' if n == 1 else 's'} since it was written"
 
 
-def view(engine, query: str) -> dict:
+def view(engine: Context, query: str) -> dict:
     """The candidate as the person reviews it: {candidate, rule, topic, paths, plan, since}."""
     return view_of(engine, find(engine, query))
 
 
-def view_of(engine, cand) -> dict:
+def view_of(engine: Context, cand) -> dict:
     """`view` of a candidate already loaded (a listing has them all: no second read of its files), with
     its `issues` when pending (see `issues`)."""
     chosen = written(cand)
@@ -120,7 +127,7 @@ def issues(chosen: dict, shown: dict) -> list[dict]:
     """A pending rule's issues (dicts, as a draft's): a BLOCK when its file cannot be written as planned;
     an ADVISORY `instruction` for each harm its text tells the agent to do (a rule is loaded into every
     session it applies to, like a memory: a person decides, --auto-approve holds it)."""
-    from memcurate.curator.review.verify import instruction_issues
+    from memcurate.curator.verify.checks import instruction_issues
 
     out = [{"severity": "BLOCK", "code": "rule-file", "where": shown["file"] or chosen["topic"],
             "message": shown["error"]}] if shown["error"] else []
@@ -137,7 +144,7 @@ def fingerprint(shown: dict) -> str:
     return content_hash(json.dumps(doc, ensure_ascii=False))
 
 
-def approve(engine, query: str, seen: dict | str | None = None) -> dict:
+def approve(engine: Context, query: str, seen: dict | str | None = None) -> dict:
     """Write the candidate's rule into its topic file and mark it approved: {id, file, path, action,
     sessions}. `seen`, what the person was shown (a `view` or its `fingerprint`): when what approving
     would write now differs, RuleError and nothing written; None approves what `view` shows now.
@@ -169,7 +176,7 @@ def approve(engine, query: str, seen: dict | str | None = None) -> dict:
         return {"id": rid, "file": rel, "path": path, "action": p.action, "sessions": cand.sessions}
 
 
-def edit(engine, query: str, rule: str, topic: str, paths: list[str]) -> dict:
+def edit(engine: Context, query: str, rule: str, topic: str, paths: list[str]) -> dict:
     """Store the person's text for a pending candidate, validated first (ValueError with the reason,
     nothing stored); what it would now write (as `view`)."""
     chosen = {"rule": rulefile.check_rule(rule), "topic": rulefile.topic_name(topic),
@@ -182,7 +189,7 @@ def edit(engine, query: str, rule: str, topic: str, paths: list[str]) -> dict:
     return view(engine, cand.id)
 
 
-def reject(engine, query: str, reason: str = "") -> None:
+def reject(engine: Context, query: str, reason: str = "") -> None:
     """Mark a pending candidate rejected: its signature is never proposed again."""
     with _lock(engine):  # not while an approval writes it
         cand = find(engine, query)
@@ -194,16 +201,17 @@ def reject(engine, query: str, reason: str = "") -> None:
             raise RuleError(str(e)) from None
 
 
-def _lock(engine) -> FileLock:
+def _lock(engine: Context) -> FileLock:
     return FileLock(os.path.join(engine.data, "locks", LOCK), wait=LOCK_WAIT)
 
 
-def draft_all(engine) -> dict:
+def draft_all(engine: Context) -> dict:
     """Ask the configured Claude backend for the rule text of every pending candidate without a draft:
     {drafted: [ids], failed: [{id, error}]}. Offline there is nothing to do: the offline text is
     computed when the candidate is shown."""
     done: dict = {"drafted": [], "failed": []}
-    todo = [c for c in engine.rule_candidates() if c.state == PENDING and c.draft is None]
+    pending = candidates.all(engine.data, threshold=engine.cfg["rules"]["threshold"])
+    todo = [c for c in pending if c.state == PENDING and c.draft is None]
     if not todo or getattr(engine.drafter, "name", "") == "offline":
         return done
     for cand in todo:

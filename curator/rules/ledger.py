@@ -28,7 +28,7 @@ import json
 import os
 import time
 
-from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.util.redact import redact_text
 from memcurate.curator.util.atomic import dump_json, is_temp_name, write_json, write_new
 from memcurate.curator.util.lazyre import LazyRegex
 from memcurate.curator.util.private import make_dirs
@@ -85,9 +85,9 @@ def session_name(session: str) -> str:
     session = session or "unknown"
     if _SAFE_SESSION.rx.fullmatch(session) and session != "failure":
         return session
-    import hashlib
+    from memcurate.curator.rules.signature import sha256_hex  # the hook's own SHA-256: hashlib loads OpenSSL
 
-    digest = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    digest = sha256_hex(session.encode("utf-8", "surrogatepass"))[:12]
     return f"{_UNSAFE.sub('_', session)[:MAX_SESSION - 13]}.{digest}"
 
 
@@ -155,15 +155,33 @@ def _failure_doc(failure, at: str) -> dict:
 
 # -- recording ---------------------------------------------------------------------------------------
 
+class Tally:
+    """The running tally (failures/.tally.json) held in memory while one pass records many failures (a
+    transcript's): read at the first record, written once by `flush`, not read and rewritten per record.
+    The caps are checked at every record as without it; a recount (enforce_caps) writes the exact tally."""
+
+    __slots__ = ("counts", "loaded", "dirty")
+
+    def __init__(self) -> None:
+        self.counts: list[int] | None = None
+        self.loaded = self.dirty = False
+
+    def flush(self, data) -> None:
+        if self.dirty and self.counts is not None:
+            _write_tally(data, self.counts)
+        self.dirty = False
+
+
 def record(data, failure, *, session: str, at: str, command: str, error: str, source: str,
            transcript: str = "", fix: dict | None = None, threshold: int,
-           max_entries: int = DEFAULT_MAX_ENTRIES, max_bytes: int = DEFAULT_MAX_BYTES) -> Recorded:
+           max_entries: int = DEFAULT_MAX_ENTRIES, max_bytes: int = DEFAULT_MAX_BYTES,
+           tally: Tally | None = None) -> Recorded:
     """Count `failure` (a signature.Failure) once for `session`; stage its candidate at `threshold`.
 
     A session that already counted it gains nothing but, when `fix` is given and its occurrence has
     none yet, that fix. A new occurrence past the ledger's caps (`max_entries` files, `max_bytes`)
-    makes room by forgetting others (enforce_caps). Raises OSError when the data dir cannot be
-    written (the caller logs it)."""
+    makes room by forgetting others (enforce_caps). `tally`: a pass's running tally, which the caller
+    flushes once at its end. Raises OSError when the data dir cannot be written (the caller logs it)."""
     key = failure.key
     folder = failure_dir(data, key)
     occurrence = {"session": one_line(session, 200), "at": at or now_iso(), "source": source,
@@ -190,7 +208,7 @@ def record(data, failure, *, session: str, at: str, command: str, error: str, so
     count = sessions(data, key)
     staged = count >= threshold and stage(data, key)
     if new:
-        _grown(data, added[0] + 1, added[1] + len(body), max_entries, max_bytes, keep=key)
+        _grown(data, added[0] + 1, added[1] + len(body), max_entries, max_bytes, keep=key, tally=tally)
     return Recorded(key, new, count, staged)
 
 
@@ -216,7 +234,7 @@ def add_fix(data, key: str, session: str, fix: dict) -> bool:
     if doc is None or not fix or doc.get("fix") == fix:
         return False
     doc["fix"] = fix
-    write_json(path, doc)
+    write_json(path, doc, durable=False)  # as every ledger file: a fix lost to a power cut is only a fix
     return True
 
 
@@ -382,22 +400,36 @@ def _tallies(data) -> list[_Tally]:
     return out
 
 
-def _grown(data, files: int, size: int, max_entries: int, max_bytes: int, *, keep: str) -> None:
+def _grown(data, files: int, size: int, max_entries: int, max_bytes: int, *, keep: str,
+           tally: Tally | None = None) -> None:
     """Count what a record added in the running tally (failures/.tally.json); past a cap, or every
     RECOUNT_EVERY files, recount the ledger and enforce its caps. The tally makes a record cost one
-    small read and write, not a stat of every file; it may lag (two hooks at once, a hand edit, prune),
-    and the recount sets it right: the caps are never passed by more than a recount's worth."""
-    path = os.path.join(os.fspath(data), FAILURES_DIR, TALLY_FILE)
-    before = _read_tally(path)
-    if before is None:
-        enforce_caps(data, max_entries, max_bytes, keep=keep)
+    small read and write, not a stat of every file (with a pass's `tally`, not even that); it may lag
+    (two hooks at once, a hand edit, prune), and the recount sets it right: the caps are never passed
+    by more than a recount's worth."""
+    if tally is not None and tally.loaded:
+        before = tally.counts
+    else:
+        before = _read_tally(os.path.join(os.fspath(data), FAILURES_DIR, TALLY_FILE))
+        if tally is not None:
+            tally.counts, tally.loaded = before, True
+    after = None if before is None else [before[0] + files, before[1] + size]
+    if after is None or after[0] > max_entries or after[1] > max_bytes or (
+            after[0] // RECOUNT_EVERY != before[0] // RECOUNT_EVERY):
+        enforce_caps(data, max_entries, max_bytes, keep=keep)  # it writes the exact tally
+        if tally is not None:
+            tally.loaded = tally.dirty = False
         return
-    after = [before[0] + files, before[1] + size]
-    if after[0] > max_entries or after[1] > max_bytes or after[0] // RECOUNT_EVERY != before[0] // RECOUNT_EVERY:
-        enforce_caps(data, max_entries, max_bytes, keep=keep)
+    if tally is not None:
+        tally.counts, tally.dirty = after, True
         return
+    _write_tally(data, after)
+
+
+def _write_tally(data, counts: list[int]) -> None:
     try:
-        write_json(path, {"files": after[0], "bytes": after[1]}, durable=False, compact=True)
+        write_json(os.path.join(os.fspath(data), FAILURES_DIR, TALLY_FILE), {"files": counts[0], "bytes": counts[1]},
+                   durable=False, compact=True)
     except OSError:
         pass  # the next record recounts
 
@@ -433,11 +465,7 @@ def enforce_caps(data, max_entries: int, max_bytes: int, *, keep: str = "") -> l
             continue
         files, size = files - t.files, size - t.bytes
         gone.append(t.key)
-    try:
-        write_json(os.path.join(os.fspath(data), FAILURES_DIR, TALLY_FILE), {"files": files, "bytes": size},
-                   durable=False, compact=True)
-    except OSError:
-        pass
+    _write_tally(data, [files, size])
     return gone
 
 

@@ -36,7 +36,7 @@ import re
 import unicodedata
 from dataclasses import asdict, dataclass
 
-from memcurate.curator.capture.redact import find_secrets
+from memcurate.curator.util.redact import find_secrets
 from memcurate.curator.util.atomic import failure, replace_if_unchanged
 from memcurate.curator.util.paths import RULES_DIR, is_inside
 from memcurate.curator.errors import Refusal

@@ -24,14 +24,14 @@ What collapses together (the design call):
            error line, normalised.
 
 Nothing secret reaches a signature: the message is redacted
-(curator/capture/redact.py) before it is normalised, and the signature once
+(curator/util/redact.py) before it is normalised, and the signature once
 more at the end; the excerpt is redacted as well.
 
 Cost: `classify` and `looks_failed` run on every Bash call (PostToolUse), so
 each is one regex compiled once per process; `failures` reads at most the
-first 8 KB and the last 64 KB of an output. `hashlib` is loaded only when a
-failure's key is taken: the hook's fast path for a passing command never
-pays for it.
+first 8 KB and the last 64 KB of an output. A failure's key is hashed by the
+interpreter's own SHA-256 (`sha256_hex`), never through `hashlib`, whose import
+loads OpenSSL: ~5 ms of every hook that counts a failure.
 """
 
 from __future__ import annotations
@@ -152,12 +152,23 @@ class Failure(namedtuple("Failure", "kind tool signature test error_type message
     @property
     def key(self) -> str:
         """The first 12 hex digits of sha256(kind NUL signature): the rule id is `rule/<key>`."""
-        import hashlib
-
-        return hashlib.sha256(f"{self.kind}\0{self.signature}".encode()).hexdigest()[:12]
+        return sha256_hex(f"{self.kind}\0{self.signature}".encode())[:12]
 
     def as_dict(self) -> dict:
         return self._asdict()
+
+
+def sha256_hex(data: bytes) -> str:
+    """SHA-256 of `data` in hex, from CPython's own module (`_sha256`, `_sha2` since 3.12) when the build has
+    it: the same digest as hashlib's, without loading OpenSSL into a hook process."""
+    try:
+        from _sha256 import sha256
+    except ImportError:
+        try:
+            from _sha2 import sha256
+        except ImportError:
+            from hashlib import sha256
+    return sha256(data).hexdigest()
 
 
 # Parsers of known tools, tests first (the most telling), then types, builds, lints; each returns [] for an
@@ -239,7 +250,7 @@ def failures(command: str, output: str, *, project: str = "", limit: int = 3) ->
         found = parse(out)
     if not found:
         found = generic.command(out)
-    from memcurate.curator.capture.redact import redact_text  # only now: a passing command never pays for it
+    from memcurate.curator.util.redact import redact_text  # only now: a passing command never pays for it
 
     result: list[Failure] = []
     seen: set[tuple[str, str]] = set()

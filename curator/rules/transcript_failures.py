@@ -36,10 +36,11 @@ def _record(data: str, rc: dict, runs: list[dict], session: str, transcript: str
 
     project = os.path.dirname(os.path.abspath(data))
     session = ledger.session_for(session, transcript)
-    counted = fixed = 0
-    staged = []
+    fixed = 0
     parsed: dict[tuple[str, str], list] = {}  # a retried command often prints the same output again
-    done: set[str] = set()  # keys this pass recorded without a fix: a later run adds nothing but a fix
+    # One record per failure, in the order first seen: its first run (when, the command, the error) and the
+    # last fix the pass shows, as recording each run in turn would leave it, at one file write per failure.
+    plan: dict[str, list] = {}
     for run in runs:
         fix = fix_of(run, project)
         found = parsed.get((run["command"], run["output"]))
@@ -47,17 +48,25 @@ def _record(data: str, rc: dict, runs: list[dict], session: str, transcript: str
             found = parsed[(run["command"], run["output"])] = failures(
                 run["command"], run["output"], project=project, limit=rc["per_output"])
         for f in found:
-            if f.key in done and not fix:
-                continue  # one count per session: the ledger would only say so, at a file's cost
-            done.add(f.key)
+            fixed += bool(fix)
+            if f.key not in plan:
+                plan[f.key] = [f, run, fix]
+            elif fix:
+                plan[f.key][2] = fix
+    counted = 0
+    staged = []
+    tally = ledger.Tally()
+    try:
+        for f, run, fix in plan.values():
             r = ledger.record(data, f, session=session, at=stamp(run["at"]), command=run["command"],
                               error=f.excerpt or run["output"], source="transcript", transcript=transcript,
                               fix=fix, threshold=rc["threshold"], max_entries=rc["ledger_max_entries"],
-                              max_bytes=rc["ledger_max_bytes"])
+                              max_bytes=rc["ledger_max_bytes"], tally=tally)
             counted += r.new
-            fixed += bool(fix)
             if r.staged:
                 staged.append(ledger.PREFIX + r.key)
+    finally:
+        tally.flush(data)
     if not counted and not staged:
         return []
     note = f"failures counted toward rules: {counted}" + (f", {fixed} with their fix" if fixed else "")

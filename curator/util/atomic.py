@@ -258,11 +258,11 @@ def replace_if_unchanged(path, render, *, tries: int = 20, mode: int | None = No
             base = carry(disk) if carry else disk
             new = render(base)
             new = base if new is None else new
-            if new == disk:
+            if new is None or new == disk:  # None: render kept a file that does not exist
                 return wrote
             tmp = _temp_file(path, new, durable=True, mode=mode)
-            seen, extra = disk, b""
-            if fd >= 0:
+            seen, extra = disk or b"", b""  # (no file: returned before seen is read)
+            if fd >= 0 and disk is not None:  # (the one is the other: an open file was read)
                 late = _read_fd(fd)
                 if not late.startswith(disk):
                     continue  # rewritten in place meanwhile: render again
@@ -273,7 +273,7 @@ def replace_if_unchanged(path, render, *, tries: int = 20, mode: int | None = No
                 continue  # another writer's file took the place of the one read: never overwrite it
             tmp, wrote = None, True
             fsync_dir(folder)
-            if fd < 0:
+            if fd < 0 or base is None:  # (the one is the other: no file, nothing carried)
                 return True
             carry = _settle(fd, seen, base + extra, new + extra, render, carry, bool(extra))
             if carry is None:

@@ -16,7 +16,7 @@ import re
 
 from memcurate.curator.errors import DamagedError
 
-_WS = re.compile(r"[ \t\n\r]*")
+_WS = " \t\n\r"  # JSON's white space
 _decoder = json.JSONDecoder()
 
 
@@ -35,7 +35,9 @@ class _Node:
 
 
 def _skip(text: str, i: int) -> int:
-    return _WS.match(text, i).end()
+    while i < len(text) and text[i] in _WS:
+        i += 1
+    return i
 
 
 def _parse(text: str, i: int) -> _Node:
@@ -51,7 +53,7 @@ def _parse(text: str, i: int) -> _Node:
         key = None
         start = j
         if c == "{":
-            key, j = json.decoder.scanstring(text, j + 1)
+            key, j = json.decoder.scanstring(text, j + 1)  # type: ignore[attr-defined]  # public, untyped
             j = _skip(text, j) + 1  # past the colon
         node = _parse(text, j)
         items.append((start, node.end, key, node))
@@ -80,7 +82,8 @@ class _Layout:
     def line_indent(self, pos: int) -> str:
         """The white space that opens the line holding `pos`."""
         start = self.text.rfind("\n", 0, pos) + 1
-        return re.match(r"[ \t]*", self.text[start:pos]).group()
+        line = self.text[start:pos]
+        return line[: len(line) - len(line.lstrip(" \t"))]
 
     def render(self, value, indent: str) -> str:
         """`value` as JSON, its inner lines indented from `indent` (the indentation of its first line)."""
@@ -153,7 +156,9 @@ def _edit_array(layout: _Layout, node: _Node, new: list, edits: list) -> None:
         return [json.dumps(v, sort_keys=True) for v in values]
 
     ops = difflib.SequenceMatcher(None, canon(node.value), canon(new), autojunk=False).get_opcodes()
-    gone, changed, added = [], [], []
+    gone: list[int] = []
+    changed: list[tuple[int, object]] = []
+    added: list[object] = []
     for op, i1, i2, j1, j2 in ops:
         if op == "replace" and i2 - i1 == j2 - j1:
             changed += [(i1 + k, new[j1 + k]) for k in range(i2 - i1)]

@@ -117,7 +117,8 @@ class SharedLock:
         if self._depth == 0:
             self._holder = None
             file, self._file = self._file, None
-            file.__exit__(None, None, None)
+            if file is not None:  # (always: depth 1 took it)
+                file.__exit__(None, None, None)
         self._owner.release()
 
     def held(self, wait: float = 0.0) -> "_Held":

@@ -21,6 +21,10 @@ from memcurate.curator.util.atomic import read_json, write_json, write_text
 from memcurate.curator.util.private import DATA_DIR_NAME, make_dirs, tighten
 from memcurate.curator.errors import Refusal
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs the hook milliseconds at import
+    from typing import Any
+
 # memcurate's own names in the memory root (the write guard keeps Claude out of them)
 ROOT_LOCK_NAME = ".memcurate.lock"
 # What memcurate archives: archived memory files (`.archive/<category>/<id>.md`), the entries MEMORY.md has
@@ -352,7 +356,7 @@ def resolve_memory_root(project, cfg: dict, data=None, env=None) -> dict:
     config_dir, config_dir_from = _config_dir(data, env)
     layers = settings_layers(project, config_dir)
     enabled, why = auto_memory_state(layers, env)
-    doc = {"claude_config_dir": config_dir, "claude_config_dir_from": config_dir_from,
+    doc: dict[str, Any] = {"claude_config_dir": config_dir, "claude_config_dir_from": config_dir_from,
            "auto_memory": {"enabled": enabled, "why": why}, "notes": []}
     configured = cfg["memory"]["root"]
     if configured != "auto":

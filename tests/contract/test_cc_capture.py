@@ -62,17 +62,22 @@ def test_a_plain_session_is_read_and_triaged_into_decision_constraint_and_runboo
     log = "\n".join(run.memcurate_log())
     triages = staging.triage_ids(data)
     assert triages, f"nothing was staged from the transcript Claude Code wrote; memcurate's log:\n{log}"
-    staged = {}
+    # The Stop hooks may split the session's turns over several triages (how far each got depends on the
+    # machine's load): a category's evidence is what every triage staged of it.
+    staged: dict[str, list[dict]] = {}
     for tid in triages:
-        staged.update(staging.load_triage(data, tid)["categories"])
+        for cat, entry in staging.load_triage(data, tid)["categories"].items():
+            if isinstance(entry, dict) and entry.get("snippets"):
+                staged.setdefault(cat, []).append(entry)
     missing = {"decision", "constraint", "runbook"} - set(staged)
     assert not missing, f"not staged: {sorted(missing)}; staged {sorted(staged)}; memcurate's log:\n{log}"
-    said = " ".join(s["text"] for s in staged["decision"]["snippets"])
-    assert "We use SQLite not Postgres" in said, staged["decision"]
-    said = " ".join(s["text"] for s in staged["constraint"]["snippets"])
-    assert "never add a server dependency" in said, staged["constraint"]
-    runbook = " ".join(s["text"] for s in staged["runbook"]["snippets"])
-    assert "unable to open database file" in runbook, staged["runbook"]
+
+    def said(cat: str) -> str:
+        return " ".join(s["text"] for e in staged[cat] for s in e["snippets"])
+
+    assert "We use SQLite not Postgres" in said("decision"), staged["decision"]
+    assert "never add a server dependency" in said("constraint"), staged["constraint"]
+    assert "unable to open database file" in said("runbook"), staged["runbook"]
 
 
 def test_a_real_pytest_failure_is_counted_by_the_failure_hook(installed, run_claude):

@@ -26,8 +26,8 @@ import re
 import time
 from typing import Mapping
 
-from memcurate.curator.candidates.staging import now_iso
-from memcurate.curator.capture.redact import find_secrets, redact_text
+from memcurate.curator.util.stamps import now_iso
+from memcurate.curator.util.redact import find_secrets, redact_text
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.drafting import DraftRequest, DraftResult
 from memcurate.curator.drafting.offline import recipes
@@ -93,7 +93,7 @@ class OfflineDrafter:
         entry = getattr(request, "entry", None)
         entry = entry if isinstance(entry, Mapping) else {}
         snippets = parse_snippets(entry.get("snippets"))
-        excerpt = entry.get("excerpt") if isinstance(entry.get("excerpt"), str) else ""
+        excerpt = raw if isinstance(raw := entry.get("excerpt"), str) else ""
         if not snippets and not excerpt.strip():
             raise _Invalid(f"no evidence to draft {category} from: the triage entry has no snippets and no excerpt")
         notes: list[str] = []
@@ -128,7 +128,7 @@ class OfflineDrafter:
         if FOREIGN_WEAK in done.weak:  # words of a language the drafter cannot read are no tags; names are
             names = {w.lower() for w in subject_words(tags, list(sections.values()), names_only=True)}
             tags = [t for t in tags if t in names] or [category.replace("_", "-")]
-        session = source.get("session") if isinstance(source.get("session"), str) else ""
+        session = s if isinstance(s := source.get("session"), str) else ""
         turns = sorted({s.turn for s in d.used if isinstance(s.turn, int) and s.turn > 0})
         if not turns:
             st = source.get("turns")

@@ -27,7 +27,7 @@ from memcurate.curator.drafting.offline.statements import (
     strip_interjections,
 )
 from memcurate.curator.drafting.offline.text import bounded_line, finish, norm
-from memcurate.curator.review.form import is_chatter, is_foreign
+from memcurate.curator.verify.form import is_chatter, is_foreign
 from memcurate.curator.errors import MemcurateError
 
 # What a required section says when the session does not state it: the least that is true, never filler.

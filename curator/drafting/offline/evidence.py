@@ -91,7 +91,7 @@ def parse_snippets(raw) -> list[Snip]:
         if not isinstance(s, dict) or not isinstance(s.get("text"), str):
             continue
         turn, weight = s.get("turn"), s.get("weight")
-        kws = s.get("keywords") if isinstance(s.get("keywords"), list) else []
+        kws = raw_kws if isinstance(raw_kws := s.get("keywords"), list) else []
         out.append(Snip(turn=turn if isinstance(turn, int) and not isinstance(turn, bool) and turn >= 0 else 0,
                         speaker=str(s.get("speaker") or "")[:20],
                         weight=float(weight) if isinstance(weight, (int, float)) and not isinstance(weight, bool)

@@ -1,4 +1,4 @@
-"""The last look at an offline draft, with the reviewer's own checks (curator/review/form.py).
+"""The last look at an offline draft, with the reviewer's own checks (curator/verify/form.py).
 
 - The title must state the fact: a label in front of it is dropped; a title that is still a question,
   a prompt, a first-person sentence, a progress report, a fragment or not English gives way to the next
@@ -15,16 +15,17 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memcurate.curator.capture.redact import find_secrets
+from memcurate.curator.util.redact import find_secrets
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.drafting.offline.choosing import Draft
 from memcurate.curator.drafting.offline.statements import REQUEST
 from memcurate.curator.drafting.offline.tags import SCAFFOLD, subject_words
 from memcurate.curator.drafting.offline.text import bounded_line, lower_first, norm, sentence_case
 from memcurate.curator.drafting.offline.titles import DESCRIPTION_SOFT, TITLE_SOFT, title_from
-from memcurate.curator.review.form import (
+from memcurate.curator.verify.form import (
     IMPERATIVE as _IMPERATIVE,
     description_flaws,
     is_chatter,
@@ -55,7 +56,7 @@ class Finished:
     skipped: str | None = None
 
 
-def topic(tags: list[str], category: str, texts: list[str] = (), *, names_only: bool = False) -> str:
+def topic(tags: list[str], category: str, texts: Sequence[str] = (), *, names_only: bool = False) -> str:
     """The draft's subject in a few words: its names and nouns ("ci.yml and pyright"); '' when it names none."""
     words = subject_words([t for t in tags if t != category.replace("_", "-")], list(texts), names_only=names_only)
     return " and ".join(words[:2])

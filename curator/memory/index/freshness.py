@@ -153,11 +153,13 @@ class Freshness:
         self._full_at.clear()
 
     def refresh(self, categories: list[str]) -> RefreshStats:
-        """Check `categories` whole; while the database stays locked, list their files from the folders."""
+        """Bring `categories` in line: each checked whole, unless its watch says which files changed (then only
+        those: a save's reindex costs its own files, not a stat of the folder); while the database stays
+        locked, list their files from the folders."""
         total = RefreshStats()
         for cat in categories:
             try:
-                stats = self.full_check(cat)
+                stats = self._watched_check(cat) or self.full_check(cat)
             except sqlite3.OperationalError as e:
                 if not is_busy(e):
                     raise
@@ -169,25 +171,39 @@ class Freshness:
     def fresh(self, category: str) -> None:
         """Make the index right for `category` before reading it (see the module's notes)."""
         self.db.guarded(self.db.conn)  # first: a database replaced by another process resets what we know
-        now = time.monotonic()
         if self.check_interval > 0:
             last = self._checked_at.get(category)
-            if last is not None and now - last < self.check_interval:
+            if last is not None and time.monotonic() - last < self.check_interval:
                 return
+        if self._watched_check(category) is None:
+            self.full_check(category)
+        self._checked_at[category] = time.monotonic()
+
+    def _watched_check(self, category: str) -> RefreshStats | None:
+        """The files the watch saw change synced, the rest known unchanged: the category's stats from what is
+        known. None when the watch cannot vouch for the category (not watched, a rescan due, changes not
+        written yet, a queue overflow): then it must be checked whole."""
+        self.db.guarded(self.db.conn)  # a database replaced by another process resets what we know
         w = self.watcher
         if w is not None:
             w.drain(self._dirty)
         full_at = self._full_at.get(category)
-        if (w is not None and w.watching(category) and full_at is not None and now - full_at < self.rescan_interval
+        if not (w is not None and w.watching(category) and full_at is not None
+                and time.monotonic() - full_at < self.rescan_interval
                 and not self.pending.get(category) and category in self._known):
-            names = self._dirty.pop(category, set())
-            if names is ALL:
-                self.full_check(category)
-            elif names:
-                self.db.guarded(self._sync, category, names)
-        else:
-            self.full_check(category)
-        self._checked_at[category] = time.monotonic()
+            return None
+        names = self._dirty.pop(category, set())
+        if names is ALL:
+            return None
+        stats = self.db.guarded(self._sync, category, names) if names else RefreshStats(categories=[category])
+        if self.pending.get(category):
+            return stats  # the database stayed busy: the next check is a whole one
+        known = self._known[category]
+        folder = os.path.join(self.store.root, category)
+        stats.files = len(known)
+        stats.unchanged = max(0, len(known) - stats.indexed - stats.restamped)
+        stats.broken = sorted((_join(folder, n), k.broken) for n, k in known.items() if k.broken)
+        return stats
 
     def full_check(self, category: str) -> RefreshStats:
         self.db.guarded(self.db.conn)

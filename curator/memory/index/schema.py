@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 import sqlite3
 
-from memcurate.curator.capture.redact import redact_document, redact_text
+from memcurate.curator.memory.memfile import redact_document
+from memcurate.curator.util.redact import redact_text
 from memcurate.curator.categories import CATEGORIES, CLAUDE
 from memcurate.curator.memory.index.terms import doc_terms, text_hash, words
 

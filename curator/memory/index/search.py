@@ -34,7 +34,7 @@ class Candidate:
     """An existing memory that may match a draft. `score` is -bm25: higher is better.
 
     `identical`: same title and body as the draft, case and spacing aside (as
-    curator.review.decide.identical; known only when `candidates` got a MemoryDoc); such
+    curator.verify.decide.identical; known only when `candidates` got a MemoryDoc); such
     a candidate comes first. `hash` is the file's hash when it was indexed
     (empty on the slow path): re-read the file with MemoryStore.read before
     basing an UPDATE or DELETE on it.

@@ -27,7 +27,7 @@ def _norm(text: str) -> str:
 
 
 def text_hash(title: str, body: str) -> str:
-    """What 'identical' means (as curator.review.decide.identical): same title and body, case and spacing aside."""
+    """What 'identical' means (as curator.verify.decide.identical): same title and body, case and spacing aside."""
     import hashlib  # here: loading OpenSSL costs a hook that only searches
 
     return hashlib.sha1(f"{_norm(title)}\n{_norm(body)}".encode()).hexdigest()

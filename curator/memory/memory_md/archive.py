@@ -60,26 +60,42 @@ def _archive_id(line: str, category: str) -> str | None:
 
 
 def archive_add(text: str | None, category: str, batch: list[IndexLine]) -> str:
-    """The archive file with `batch` (newest first) on top of its entries; older lines of those ids go."""
+    """The archive file with `batch` (newest first) on top of its entries; older lines of those ids go.
+    Only the header is looked at line by line (and the entries when one of the ids is named): the cost of a
+    large archive is a copy, not a parse of every line."""
     if not text:
         text = archive_header(category) + "\n"
-    lines = [ln for ln in re.split(r"(?<=\n)", text) if ln]
-    nl = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    nl = "\r\n" if text.split("\n", 1)[0].endswith("\r") else "\n"
+    first = 0  # where the first entry starts: the header is the lines above it
+    while first < len(text):
+        end = text.find("\n", first)
+        end = len(text) if end < 0 else end + 1
+        if _archive_id(text[first:end], category) is not None:
+            break
+        first = end
+    head, rest = text[:first], text[first:]
+    if head and not head.endswith("\n"):
+        head += nl
     ids = {e.id for e in batch}
-    first = next((i for i, ln in enumerate(lines) if _archive_id(ln, category) is not None), len(lines))
-    head = lines[:first]
-    if head and not head[-1].endswith("\n"):
-        head[-1] += nl
-    rest = [ln for ln in lines[first:] if _archive_id(ln, category) not in ids]
-    if rest and not rest[-1].endswith("\n"):
-        rest[-1] += nl
-    return "".join(head) + "".join(e.markdown("../") + nl for e in batch) + "".join(rest)
+    if _names_any(rest, category, ids):
+        rest = "".join(ln for ln in re.split(r"(?<=\n)", rest) if ln and _archive_id(ln, category) not in ids)
+    if rest and not rest.endswith("\n"):
+        rest += nl
+    return head + "".join(e.markdown("../") + nl for e in batch) + rest
 
 
 def archive_drop(text: str, category: str, ids) -> str:
     """The archive file without the entries of `ids`."""
     ids = set(ids)
+    if not _names_any(text, category, ids):
+        return text  # the common case (a saved memory that was never archived): no line parsed
     return "".join(ln for ln in re.split(r"(?<=\n)", text) if ln and _archive_id(ln, category) not in ids)
+
+
+def _names_any(text: str, category: str, ids) -> bool:
+    """Whether `text` may hold an entry of one of `ids`: each entry links `<category>/<id>.md)`, so an id
+    whose link is nowhere in the text has no entry (a substring search, not a parse of every line)."""
+    return any(f"{category}/{id}.md)" in text for id in ids)
 
 
 def archive_replace_line(text: str, base: str, new: str) -> str:

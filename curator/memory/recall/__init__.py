@@ -9,7 +9,7 @@ acknowledgement, a slash command, too few content words); the index made fresh b
 folders' stamps and searched across categories (lookup.py); what Claude already has of MEMORY.md
 (loaded.py); each chosen memory re-read from its file, so what is given is current and still exists
 (a file that is gone, broken or unreadable is left out, and said in `problems`); a memory that reads
-as an instruction to the agent (curator/review/instructions.py) withheld, and counted in the log line;
+as an instruction to the agent (curator/util/instructions.py) withheld, and counted in the log line;
 what this session was given before (seen.py); the text, quoted so that nothing in it can pose as the
 user, the system or its end, within the budget (context.py).
 

@@ -6,7 +6,7 @@ import datetime as dt
 import os
 import sqlite3
 
-from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.util.redact import redact_text
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.memory.front_matter import MAX_FILE_BYTES, light_fields
 from memcurate.curator.memory.index import folders
@@ -18,7 +18,7 @@ from memcurate.curator.memory.memory_md.loaded import limits_from
 from memcurate.curator.memory.recall.loaded import loaded_entries
 from memcurate.curator.memory.recall.lookup import Hit, prompt_words, search
 from memcurate.curator.memory.recall.seen import Seen
-from memcurate.curator.review.instructions import find_instructions
+from memcurate.curator.util.instructions import find_instructions
 from memcurate.curator.util.paths import resolve_memory_root
 from memcurate.curator.errors import Refusal
 

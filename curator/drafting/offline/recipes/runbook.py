@@ -40,7 +40,7 @@ from memcurate.curator.drafting.offline.text import (
     shorten,
 )
 from memcurate.curator.drafting.offline.titles import TITLE_SOFT, describe, title_from
-from memcurate.curator.review.form import section_flaws
+from memcurate.curator.verify.form import section_flaws
 
 _ERROR_NAMED = re.compile(r"(?:^|[\s(])(?<!except )(?<!raise )([A-Za-z_][\w.]*(?:Error|Exception|Exit))"
                           r"(?::\s+(.+)|\s*$)")
@@ -167,7 +167,7 @@ def draft_runbook(ev: Evidence) -> Draft:
               and not _VERIFY.search(s.text) and (_CAUSE.search(s.text) or _after_insight(ev, s))]
     causes = dedupe(sorted(causes, key=lambda s: (-s.weight, s.order)), [])[:2]
     causes.sort(key=lambda s: s.order)
-    labels = []
+    labels: list[str] = []
     for s in ev.sents:
         m = _FIXED_LABEL.match(s.text) if s.speaker == "assistant" else None
         if m and m.group(1).lower() not in (x.lower() for x in labels):

@@ -30,7 +30,7 @@ from memcurate.curator.drafting.offline.text import (
     shorten,
 )
 from memcurate.curator.drafting.offline.titles import TITLE_SOFT, describe, title_from
-from memcurate.curator.review.form import is_chatter, is_foreign, title_flaws
+from memcurate.curator.verify.form import is_chatter, is_foreign, title_flaws
 from memcurate.curator.util.textsafe import clean
 
 NO_NEXT_STEP = "No next step was stated in the session."

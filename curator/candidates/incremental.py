@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import zlib
 
 from memcurate.curator.util.atomic import read_json, write_json
@@ -48,9 +47,13 @@ def rules_for(cfg: dict):
     return r
 
 
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
 def transcript_key(path: str) -> str:
-    """A file name for per-transcript state: readable stem plus a checksum of the full path."""
-    stem = re.sub(r"[^A-Za-z0-9_-]", "-", os.path.basename(path))[:60]
+    """A file name for per-transcript state: readable stem plus a checksum of the full path. (No regex:
+    compiling one costs each hook call more than this loop over a file name.)"""
+    stem = "".join(c if c in _KEY_CHARS else "-" for c in os.path.basename(path))[:60]
     return f"{stem}-{zlib.crc32(path.encode('utf-8', 'surrogateescape')):08x}"
 
 
@@ -140,7 +143,7 @@ def _load_state(state_path: str, path: str) -> tuple[dict, str | None]:
 def _triage_id(first_timestamp: str, path: str, start: int, kind: str, head_crc: int) -> str:
     """Time of the first record, then a checksum of what the bytes are: the same bytes of the same
     transcript always give the same id (so they are never staged twice), a rewritten one a new id."""
-    digits = re.sub(r"[^0-9]", "", first_timestamp)[:14]
+    digits = "".join(c for c in first_timestamp if "0" <= c <= "9")[:14]
     stamp = f"{digits[:8]}T{digits[8:14]}Z" if len(digits) == 14 else "00000000T000000Z"
     key = f"{path}:{start}:{kind}:{head_crc}".encode("utf-8", "surrogateescape")
     return f"{stamp}-{zlib.crc32(key):08x}"

@@ -147,7 +147,8 @@ def cited_blocks(entry: Mapping) -> dict[int, str]:
     """The text of each cited digest entry the evidence holds, by its number: the excerpt's `[n] …` blocks
     (whole, as the draft saw them), else a snippet carrying its `n`, else the snippets in the look's order."""
     look = look_of(entry) or {}
-    excerpt = entry.get("excerpt") if isinstance(entry.get("excerpt"), str) else ""
+    raw = entry.get("excerpt")
+    excerpt = raw if isinstance(raw, str) else ""
     marks = list(_ENTRY.finditer(excerpt))
     blocks = {int(m.group(1)): excerpt[m.start():marks[i + 1].start() if i + 1 < len(marks) else len(excerpt)]
               for i, m in enumerate(marks)}
@@ -268,7 +269,7 @@ def _users_words(snips: list[Mapping], category: str, body: str = "", blocks: Ma
     theirs = [(s, f) for s, f in zip(snips, full) if s.get("speaker") == "user"]
     not_own = [why for s, f in theirs if (why := _own_words(s, f))]
     own = [s for s, f in theirs if _kind(s) in USERS_KINDS and not _own_words(s, f)]
-    turns = sorted({s.get("turn") for s in own if isinstance(s.get("turn"), int)})
+    turns = sorted({t for s in own if isinstance(t := s.get("turn"), int)})
     if turns:
         kinds = sorted({_kind(s) for s in own})
         said = "said" if kinds == ["user"] else "said or decided (" + ", ".join(kinds) + ")"

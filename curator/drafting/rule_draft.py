@@ -19,7 +19,7 @@ import os
 import re
 from typing import Mapping
 
-from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.util.redact import redact_text
 from memcurate.curator.rules import ledger, rulefile
 from memcurate.curator.util.textsafe import one_line
 

@@ -13,11 +13,11 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Mapping
 
-from memcurate.curator.capture.redact import find_secrets
+from memcurate.curator.util.redact import find_secrets
 from memcurate.curator.memory import memfile
-from memcurate.curator.review.confidence import grounding
-from memcurate.curator.review.form import flaws
-from memcurate.curator.review.instructions import find_instructions
+from memcurate.curator.verify.confidence import grounding
+from memcurate.curator.verify.form import flaws
+from memcurate.curator.util.instructions import find_instructions
 
 BLOCK = "BLOCK"
 ADVISORY = "ADVISORY"
@@ -115,7 +115,7 @@ def verify(text: str, *, category: str, evidence: str = "", action: str = "creat
         return issues
 
     body = doc.body
-    # A memory a reviewer would delete however valid its format (curator/review/form.py).
+    # A memory a reviewer would delete however valid its format (curator/verify/form.py).
     issues += [Issue(ADVISORY, f.code, f.where, f.message) for f in flaws(doc)]
     claim_text = f"{doc.title}\n{doc.description}\n{body}"
     ground = grounding(entry, claim_text) if entry is not None else None

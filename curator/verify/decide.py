@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass, field, replace
 
 from memcurate.curator.categories import CATEGORIES, CLAUDE, LATEST_SECTIONS, ONE_PER_SESSION
 from memcurate.curator.memory import memfile
-from memcurate.curator.review.verify import content_words
-from memcurate.curator.review.verify import similarity as text_similarity
+from memcurate.curator.verify.checks import content_words
+from memcurate.curator.verify.checks import similarity as text_similarity
 from memcurate.curator.errors import Refusal
 
 ACTIONS = ("create", "update", "noop", "delete")
@@ -155,7 +155,7 @@ def merge(existing: memfile.MemoryDoc, draft: memfile.MemoryDoc, now: str) -> me
 
 def unified_diff(old: str, new: str, path: str) -> str:
     """The diff a decision shows and stages, redacted (the memory on disk may hold a secret)."""
-    from memcurate.curator.capture.redact import redact_diff
+    from memcurate.curator.util.redact import redact_diff
 
     return redact_diff("".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
                                                     fromfile=f"a/{path}", tofile=f"b/{path}")), old, new)
@@ -209,7 +209,8 @@ def _decide(draft, existing, scored, strong, now) -> Decision:
             return _update(draft, e, s, now, [f"{e.id!r} already summarises this session "
                                               f"({', '.join(sorted(mine & sessions(e.doc)))[:60]})"])
     if len(strong) == 1:
-        return _update(draft, strong[0], best_sim, now, [f"{best_sim:.0%} alike with existing memory {best.id!r}"])
+        return _update(draft, strong[0], best_sim, now,
+                       [f"{best_sim:.0%} alike with existing memory {strong[0].id!r}"])
     reasons = ["no existing memory of this category is alike"] if not strong else [
         f"{len(strong)} existing memories are alike ({', '.join(e.id for e in strong[:3])}): "
         "none is clearly the one to update"]

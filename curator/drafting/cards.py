@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from memcurate.curator.capture.redact import redact_text
+from memcurate.curator.util.redact import redact_text
 from memcurate.curator.util.textsafe import clean, one_line
 
 OFFLINE = "offline"  # the drafter model the pipeline records for the offline drafter's drafts
@@ -45,7 +45,7 @@ def is_card(record: Mapping | None) -> bool:
 
 def card_issue():
     """The ADVISORY that marks a card (verify is imported here: the TUI's start path never needs it)."""
-    from memcurate.curator.review.verify import ADVISORY, Issue
+    from memcurate.curator.verify.checks import ADVISORY, Issue
 
     return Issue(ADVISORY, CARD, "drafting", CARD_MESSAGE)
 
@@ -84,8 +84,8 @@ def evidence(entry: Mapping, category: str, source: Mapping, cfg: dict | None = 
                       "text": _text(s["text"], LINE_CHARS)})
         if len(lines) >= MAX_LINES:
             break
-    look = entry.get("look") if isinstance(entry.get("look"), Mapping) else {}
-    excerpt = entry.get("excerpt") if isinstance(entry.get("excerpt"), str) else ""
+    look = raw_look if isinstance(raw_look := entry.get("look"), Mapping) else {}
+    excerpt = raw if isinstance(raw := entry.get("excerpt"), str) else ""
     out = {"category": _text(cat, 40), "statement": _text(look.get("statement"), LINE_CHARS), "lines": lines,
            "pairs": [], "excerpt": redact_text(clean(excerpt))[:EXCERPT_CHARS], "note": ""}
     if cat == "runbook":

@@ -230,56 +230,6 @@ def redact_text(text: str) -> str:
     return redact(text)[0]
 
 
-_DOC_FIELDS = ("title", "description", "category", "type", "created", "updated", "status", "body")
-
-
-def redact_document(doc, *, keep_id: bool = False):
-    """A memory document (curator.memory.memfile.MemoryDoc) with every field redacted, front matter
-    included, and how many of each kind went.
-
-    Tags and ids are lowercase words, where a token's shape is lost: a tag or id that carries
-    a secret, or a lowercased piece of one found elsewhere in the document, is dropped (the id
-    is made again from the redacted title, unless `keep_id`: the index keeps the file's name).
-    """
-    from dataclasses import replace
-
-    sources = [s.get("session") for s in doc.sources if isinstance(s, dict)]
-    whole = [getattr(doc, k) for k in _DOC_FIELDS] + [doc.id, *doc.tags, *sources]
-    if not redact("\n".join(v for v in whole if isinstance(v, str)))[1]:
-        return doc, Counter()  # the common case, in one call: the fields joined hold every match they hold apart
-
-    found: Counter = Counter()
-    removed: list[str] = []
-
-    def clean(value):
-        if not isinstance(value, str):
-            return value
-        out, kinds = redact(value, removed)
-        found.update(kinds)
-        return out
-
-    fields = {k: clean(getattr(doc, k)) for k in _DOC_FIELDS}
-    sources = [{**s, "session": clean(s["session"])} if isinstance(s, dict) and "session" in s else s
-               for s in doc.sources]
-    tags = [t for t in doc.tags if clean(t) == t]
-    id_held_secret = clean(doc.id) != doc.id
-    if not found:
-        return doc, found
-    traces = [r.lower() for r in removed if len(r) >= 8]
-
-    def traced(word: str) -> bool:
-        w = word.lower()
-        return any(t in w or (len(w) >= 8 and w in t) for t in traces)
-
-    tags = [t for t in tags if not traced(t)] or [str(fields["category"]).replace("_", "-") or "memory"]
-    doc_id = doc.id
-    if not keep_id and (id_held_secret or traced(doc_id)):
-        from memcurate.curator.memory.memfile import slugify
-
-        doc_id = slugify(fields["title"])
-    return replace(doc, id=doc_id, tags=tags, sources=sources, **fields), found
-
-
 def redact_all(value):
     """`value` (text, or lists and mappings of them, as a command prints them or a record holds them) with
     every secret redacted; anything else as it is."""

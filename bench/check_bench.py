@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""`memcurate check` over 10,000 memories: its wall time and peak memory, as a user runs it.
+
+    python bench/check_bench.py             # 10,000 memories, three runs
+    python bench/check_bench.py --quick     # for CI: 1,000 memories, one run
+
+A throwaway project (HOME and Claude's folders pointed at a temporary folder, offline backend) gets N
+memory files of five categories (tidy_bench's: each on a topic of its own, with planted near-duplicates
+and contradictions), listed in MEMORY.md past each section's budget, the rest in the archives. Then
+`memcurate check --quiet` runs in a child process, as a person (or the SessionEnd hook) starts it: the
+first run builds the index; the runs after it find the index built. Reported: each run's wall time and
+the child's peak RSS (getrusage's ru_maxrss). Target: under 3 s at 10,000 memories (index built).
+Figures: bench/results/check.json. Runs in the interpreter that runs it (the engine as installed there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import isolate_home, machine, make_project, median, now_utc, say, write_results  # noqa: E402
+from tidy_bench import fill  # noqa: E402
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "check.json")
+TARGET_S = 3.0  # at 10,000 memories, the index built
+
+
+def list_in_memory_md(project: str, memory: str) -> None:
+    """Every memory's line in MEMORY.md: each section keeps its budget's newest, the rest go to the archive."""
+    from memcurate.curator.engine import Engine
+    from memcurate.curator.memory import memfile, memory_md
+
+    engine = Engine(project)
+    try:
+        lines = []
+        for cat in sorted(os.listdir(memory)):
+            folder = os.path.join(memory, cat)
+            if cat.startswith(".") or not os.path.isdir(folder):
+                continue
+            for name in sorted(os.listdir(folder)):
+                with open(os.path.join(folder, name), encoding="utf-8") as f:
+                    doc = memfile.parse(f.read())
+                lines.append(("upsert", memory_md.IndexLine(doc.id, doc.category, doc.title, doc.description)))
+        memory_md.apply(memory, engine.cfg, lines)
+    finally:
+        engine.close()
+
+
+def run_check(project: str) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS in MiB, exit status) of one `memcurate check --quiet` in a child process."""
+    code = "import sys; from memcurate.curator.cli import main; sys.exit(main(['check', '--quiet']))"
+    t0 = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-c", code], cwd=project, stdin=subprocess.DEVNULL)
+    _pid, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - t0
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_maxrss / 1024, child.returncode
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="for CI: 1,000 memories, one run after the first")
+    ap.add_argument("--memories", type=int, default=0, help="memories stored (default 10,000; quick: 1,000)")
+    ap.add_argument("--runs", type=int, default=0, help="runs after the first, the index built (default 3)")
+    ap.add_argument("--keep", action="store_true", help="keep the work folder")
+    ap.add_argument("--json-out", default=RESULTS)
+    args = ap.parse_args(argv)
+    n = args.memories or (1000 if args.quick else 10_000)
+    runs = args.runs or (1 if args.quick else 3)
+
+    work = tempfile.mkdtemp(prefix="check-bench-")
+    try:
+        isolate_home(work)
+        project, memory = os.path.join(work, "project"), os.path.join(work, "memory")
+        make_project(project, memory)
+        t0 = time.perf_counter()
+        fill(memory, n, max(1, n // 200), max(1, n // 500))
+        list_in_memory_md(project, memory)
+        say(f"setup: {n} memories written and listed in MEMORY.md in {time.perf_counter() - t0:.1f} s")
+        first = run_check(project)
+        say(f"  first run (index built): {first[0]:.2f} s, peak RSS {first[1]:.0f} MiB, exit {first[2]}")
+        after = []
+        for r in range(runs):
+            after.append(run_check(project))
+            say(f"  run {r + 2} (index built before): {after[-1][0]:.2f} s, peak RSS {after[-1][1]:.0f} MiB, "
+                f"exit {after[-1][2]}")
+    finally:
+        if args.keep:
+            say(f"kept the work folder: {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    wall = median([w for w, _, _ in after])
+    rss = max(r for _, r, _ in [first, *after])
+    failed = [c for _, _, c in [first, *after] if c != 0]
+    ok = wall < TARGET_S * n / 10_000 and not failed  # the target scaled to the store (3 s at 10,000)
+    say(f"memcurate check, {n} memories: median {wall:.2f} s (first run {first[0]:.2f} s), peak RSS {rss:.0f} MiB; "
+        f"target < {TARGET_S * n / 10_000:.2f} s: {'PASS' if ok else 'FAIL'}")
+    doc = {"at": now_utc(), "machine": machine(), "memories": n, "runs": runs, "first_s": round(first[0], 3),
+           "median_s": round(wall, 3), "walls_s": [round(w, 3) for w, _, _ in after],
+           "peak_rss_mib": round(rss, 1), "target_s": TARGET_S * n / 10_000, "pass": ok}
+    say(f"figures: {write_results(args.json_out, doc)}")
+    if failed:
+        say(f"self-check: FAIL, memcurate check exited {failed}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
