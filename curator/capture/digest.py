@@ -615,8 +615,8 @@ def _digest(f, name, cfg: dict, start: int, end: int | None, limit: int, turn_ba
     b = _Builder(f, cfg, subagent=subagent, project=project)
     reader = TranscriptReader(f, start, turn_base=turn_base, limit=end, max_line_bytes=t["max_line_bytes"],
                               outputs_of=b.error_tools, max_message_chars=t["max_message_chars"])
-    for e in reader:
-        b.feed(e)
+    for read in reader:
+        b.feed(read)
     b.end_turn()
     lines = _Lines(f)
     entries = b.entries
@@ -691,7 +691,7 @@ def _segments(entries: list[DigestEntry], writes: list[tuple[int, str]], start: 
         lo, hi = bounds[i], bounds[i + 1]
         files = list(dict.fromkeys(p for o, p in writes if lo <= o < hi))
         numbers = {e.n for e in g}
-        blocks = [e.render(context=e.ref and e.ref not in numbers) for e in g]
+        blocks = [e.render(context=bool(e.ref) and e.ref not in numbers) for e in g]
         line = _files_line(files, files_room) if files else ""
         if line:
             blocks.append(line)

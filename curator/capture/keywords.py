@@ -113,17 +113,17 @@ def _sequence_requirements(p: str) -> list[tuple[str, ...]]:
         close_run(run)
         run = ""
         if c == "(":
-            j = _group_end(p, i)
-            if j is None:
+            end = _group_end(p, i)
+            if end is None:
                 return reqs
-            optional = j + 1 < len(p) and p[j + 1] in "?*{"
+            optional = end + 1 < len(p) and p[end + 1] in "?*{"
             lookaround = p.startswith(("(?=", "(?!", "(?<=", "(?<!"), i)
             if not optional and not lookaround:
-                inner = p[i + 3:j] if p.startswith("(?:", i) else p[i + 1:j]
+                inner = p[i + 3:end] if p.startswith("(?:", i) else p[i + 1:end]
                 group = anchors(inner)
                 if group:
                     reqs.append(group)
-            i = j + 1
+            i = end + 1
         elif c == "[":
             j = p.find("]", i + 2)
             i = (j if j > 0 else len(p)) + 1
@@ -194,6 +194,7 @@ def _alternatives(p: str, i: int, limit: int) -> tuple[set[str] | None, int]:
 
 def _sequence(p: str, i: int, limit: int) -> tuple[set[str] | None, int]:
     acc = {""}
+    item: set[str] | None
     while i < len(p) and p[i] not in "|)":
         c = p[i]
         if c in _LITERAL:

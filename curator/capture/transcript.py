@@ -547,7 +547,7 @@ class TranscriptReader:
         i = head.index(b'"tool_use_id":"') + 15
         j = head.find(b'"', i)
         name = self.tool_names.get(head[i:j].decode("ascii", "replace")) if j > 0 else None
-        if name is None or name in self.outputs_of:
+        if name is None or name in (self.outputs_of or ()):  # (only asked with outputs_of set)
             return None
         return Entry("tool_result", self.turn, pos, pos + len(raw), tool_use_id=head[i:j].decode("ascii"))
 
@@ -576,12 +576,15 @@ class TranscriptReader:
         return _str(msg.get("id")), content
 
     def _add_blocks(self, reply: Entry, blocks: list) -> None:
+        if self.window is None:  # (a reply's window opens with it)
+            self.window = Window(self.max_message_chars)
+        window = self.window
         for b in blocks:
             if not isinstance(b, dict):
                 continue
             t = b.get("type")
             if t == "text" and isinstance(b.get("text"), str):
-                self.window.add_text(b["text"], "\n\n")
+                window.add_text(b["text"], "\n\n")
             elif t == "thinking" and isinstance(b.get("thinking"), str):
                 room = self.max_message_chars - len(reply.thinking)  # never scored: its head is plenty
                 if room > 0:

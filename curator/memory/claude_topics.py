@@ -55,8 +55,8 @@ def stat_files(root: str, names=None) -> list[tuple[str, os.stat_result | None]]
     """(where, lstat-followed stat or None) of every topic file (or of just `names`), unsorted; folders
     that are links are not entered (a loop, or a folder elsewhere). Like MemoryStore.stat_files: raw and
     fast for the index's freshness check; `check_file` says whether a new one may be read."""
+    out: list[tuple[str, os.stat_result | None]] = []
     if names is not None:
-        out = []
         for where in names:
             if is_topic(where):
                 try:
@@ -64,7 +64,6 @@ def stat_files(root: str, names=None) -> list[tuple[str, os.stat_result | None]]
                 except OSError:
                     out.append((where, None))
         return out
-    out: list[tuple[str, os.stat_result | None]] = []
 
     def walk(folder: str, prefix: str, depth: int) -> None:
         try:

@@ -71,9 +71,9 @@ def cap_sources(sources: list[dict]) -> list[dict]:
     if len(sources) <= SOURCES_HEAD + SOURCES_TAIL:
         return sources
     dropped = sources[SOURCES_HEAD:-SOURCES_TAIL]
-    more = sum(1 + (s.get("more") if isinstance(s.get("more"), int) else 0) for s in dropped)
+    more = sum(1 + (m if isinstance(m := s.get("more"), int) else 0) for s in dropped)
     first_tail = dict(sources[-SOURCES_TAIL])
-    first_tail["more"] = more + (first_tail.get("more") if isinstance(first_tail.get("more"), int) else 0)
+    first_tail["more"] = more + (m if isinstance(m := first_tail.get("more"), int) else 0)
     return sources[:SOURCES_HEAD] + [first_tail] + sources[-SOURCES_TAIL + 1:]
 
 
@@ -358,8 +358,8 @@ def redact_document(doc: MemoryDoc, *, keep_id: bool = False) -> tuple[MemoryDoc
     a secret, or a lowercased piece of one found elsewhere in the document, is dropped (the id
     is made again from the redacted title, unless `keep_id`: the index keeps the file's name).
     """
-    sources = [s.get("session") for s in doc.sources if isinstance(s, dict)]
-    whole = [getattr(doc, k) for k in _DOC_FIELDS] + [doc.id, *doc.tags, *sources]
+    sessions = [s.get("session") for s in doc.sources if isinstance(s, dict)]
+    whole = [getattr(doc, k) for k in _DOC_FIELDS] + [doc.id, *doc.tags, *sessions]
     if not redact("\n".join(v for v in whole if isinstance(v, str)))[1]:
         return doc, Counter()  # the common case, in one call: the fields joined hold every match they hold apart
 

@@ -85,7 +85,7 @@ def _part(doc: dict, name: str) -> tuple[dict | None, str]:
         if got is None:
             continue
         if not isinstance(got, kind) or isinstance(got, bool) or (
-                kind is list and any(not isinstance(p, str) for p in got)):  # `all` is this module's
+                kind is list and isinstance(got, list) and any(not isinstance(p, str) for p in got)):  # `all` is this module's
             want = "a list of strings" if kind is list else f"a {kind.__name__}"
             return None, f"{name}.{field_name} is not {want}"
     return value, ""

@@ -344,13 +344,14 @@ def plan(project, key: str, rule: str, topic: str, paths) -> RulePlan:
         file = f"{name}.md" if n == 1 else f"{name}-{n}.md"
         path = os.path.join(where, file)
         rel = os.path.relpath(path, project)
-        text, why = (files[file], "") if file in files else _read(path)
+        found, why = (files[file], "") if file in files else _read(path)
         if why:
             return failed(f"{rel} is left alone: {why}", file)
-        if text is None:
+        if found is None:
             after = render(key, rule, name, paths)
             return RulePlan(path=path, rel=rel, action="create", before=None, after=after,
                             diff=_diff(None, after, rel), key=key)
+        text = found
         have, why = parse(text)
         if have is None or why:
             return failed(f"{rel} is left alone: {why}; fix or move it by hand", file)

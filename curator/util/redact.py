@@ -121,6 +121,7 @@ _AWS_SECRET_BARE = _Rule("aws-secret-key", (), rf"(?<![{_B64}])(?=[{_B64}]*[a-z]
 
 def _apply(rule: _Rule, text: str, found: Counter, removed: list[str] | None = None) -> str:
     subject = text
+    pattern: re.Pattern
     if rule.lowercase:
         subject = text.lower()
         if len(subject) != len(text):  # rare Unicode whose lowercase has another length

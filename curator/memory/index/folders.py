@@ -115,8 +115,8 @@ def open_for_reading(path: str, root: str, categories: list[str], busy_timeout: 
                     changed, gone = diff
                     if changed or gone:
                         found.changed[cat], found.gone[cat] = changed, gone
-                    elif _kept(cat, stamp, now):
-                        settled.append(_kept(cat, stamp, now))
+                    elif kept := _kept(cat, stamp, now):
+                        settled.append(kept)
                 if sum(map(len, found.changed.values())) <= MAX_UNINDEXED:
                     _settle(conn, settled)
                     return conn, found

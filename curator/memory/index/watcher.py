@@ -79,8 +79,8 @@ class Watcher:
                 name = buf[pos + header.size:pos + header.size + length].rstrip(b"\0")
                 pos += header.size + length
                 if mask & _IN_Q_OVERFLOW:
-                    for category in list(self._wd_of):
-                        dirty[category] = ALL
+                    for folder in list(self._wd_of):
+                        dirty[folder] = ALL
                     continue
                 category = self._by_wd.get(wd)
                 if category is None:
@@ -94,7 +94,9 @@ class Watcher:
                     continue
                 if not name.endswith(b".md") or name.startswith(b".") or dirty.get(category, ()) is ALL:
                     continue  # temp files of atomic writes, editors' swap files: not memories
-                dirty.setdefault(category, set()).add(os.fsdecode(name))
+                names = dirty.setdefault(category, set())
+                if names is not ALL:  # (always: an ALL category went on above)
+                    names.add(os.fsdecode(name))
 
 
 def inotify_available() -> bool:

@@ -126,9 +126,9 @@ def plan(text: str, changes, budgets: dict[str, int], max_lines: int = MAX_LINES
             elif op == "remove" and len(change) == 3:
                 cat, id_ = change[1], change[2]
                 IndexLine(id_, cat, "", "").normalized()  # checks category and id
-                lst = lists.get(cat)
-                if lst:
-                    lists[cat] = [e for e in lst if e.id != id_]
+                kept = lists.get(cat)
+                if kept:
+                    lists[cat] = [e for e in kept if e.id != id_]
             else:
                 raise MemoryMdError(f"expected ('upsert', IndexLine), ('archive', IndexLine) or ('remove', category, "
                                     f"id), found {change!r:.120}")
@@ -288,7 +288,7 @@ def _entry_edit(p: Parsed, raw: list[str], base: str, new: str, ref: str) -> tup
     cat, _, id_ = ref.partition("/")
     sec = p.sections.get(cat)
     k = next((k for k, e in enumerate(sec.entries) if e.id == id_), None) if sec else None
-    if k is None:
+    if k is None or sec is None:
         raise MemoryMdError(f"{ref} has no line in MEMORY.md ({GONE})")
     lines = [raw[n - 1].strip() for n in range(sec.line + 1, sec.end_line) if raw[n - 1].strip().startswith("- [")]
     if line_digest(lines[k]) != base:

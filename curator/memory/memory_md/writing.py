@@ -142,16 +142,16 @@ def coexist(root: str, exists: bool, parsed: Parsed, changes, restore=()) -> tup
     listed = {(cat, e.id) for cat, sec in parsed.sections.items() for e in sec.entries}
     out, notes = [], []
     for c in changes:
-        e = c[1] if isinstance(c, (tuple, list)) and len(c) == 2 and c[0] == "upsert" else None
-        if not isinstance(e, IndexLine):
+        up = c[1] if isinstance(c, (tuple, list)) and len(c) == 2 and c[0] == "upsert" else None
+        if not isinstance(up, IndexLine):
             out.append(c)
-        elif f"{e.category}/{e.id}.md" in theirs:
-            notes.append(f"{e.category}/{e.id}: not listed in memcurate's section: Claude's own line "
-                         f"{theirs[f'{e.category}/{e.id}.md']} of MEMORY.md links it")
-            if (e.category, e.id) in listed:
-                out.append(("remove", e.category, e.id))
-        elif e.category in removed:
-            notes.append(f"{e.category}/{e.id}: saved, not listed: memcurate's {e.category} section was removed "
+        elif f"{up.category}/{up.id}.md" in theirs:
+            notes.append(f"{up.category}/{up.id}: not listed in memcurate's section: Claude's own line "
+                         f"{theirs[f'{up.category}/{up.id}.md']} of MEMORY.md links it")
+            if (up.category, up.id) in listed:
+                out.append(("remove", up.category, up.id))
+        elif up.category in removed:
+            notes.append(f"{up.category}/{up.id}: saved, not listed: memcurate's {up.category} section was removed "
                          "from MEMORY.md by someone else (Claude's consolidation?); it is re-created only when "
                          "you ask (`memcurate check` says how)")
         else:

@@ -6,7 +6,7 @@ from memcurate.curator.util.lazyre import LazyRegex
 
 from . import Found, Output
 
-# mypy: `x.py:3: error: Argument 1 has incompatible type "str"; expected "int"  [arg-type]`
+# what mypy prints: `x.py:3: error: Argument 1 has incompatible type "str"; expected "int"  [arg-type]`
 _MYPY = LazyRegex(r"^(\S+?\.pyi?):(\d+)(?::\d+)?: error: (.*?)(?:\s+\[([\w-]+)\])?\s*$")
 # pyright: `  /abs/x.py:184:17 - error: Type of "v" is unknown (reportUnknownVariableType)`
 _PYRIGHT = LazyRegex(r"^\s*(\S+?\.pyi?):(\d+):(\d+) - error: (.*?)(?: \((report\w+)\))?\s*$")

@@ -143,7 +143,7 @@ def unittest(out: Output) -> list[Found]:
         m = _UNITTEST.match(line)
         if not m:
             continue
-        block = []
+        block: list[str] = []
         for nxt in lines[i + 1:i + 80]:
             if nxt.startswith(("=====", "-----")) and block:
                 if nxt.startswith("=====") or len(block) > 2:

@@ -42,7 +42,8 @@ def cargo(out: Output) -> list[Found]:
     failed = [m.group(1) for m in map(_TEST.match, lines) if m]
     for name in failed:
         start = next((i for i, x in enumerate(lines) if (s := _STDOUT.match(x)) and s.group(1) == name), None)
-        msg, path, excerpt = "", "", []
+        msg, path = "", ""
+        excerpt: list[str] = []
         if start is not None:
             p = next((j for j in range(start + 1, min(start + 40, len(lines))) if _PANICKED.match(lines[j])), None)
             if p is not None:
