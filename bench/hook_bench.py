@@ -16,7 +16,8 @@ machine drift hits every scenario alike:
 then the first call on the largest of those transcripts with one ~10 MB user
 message appended (median of 9, 5 with --quick: time and peak RSS stay bounded
 whatever one message holds, compared with the plain first call), the first
-call on a synthetic ~100 MB transcript (median of 3), and the "cold config"
+call on a synthetic ~100 MB transcript (median of 3, each paired with a process that only reads the file
+and json-parses each line: the unit of its ratio), and the "cold config"
 call (a fresh data dir: the merged YAML config is built once).
 Each figure is the median wall time from spawn to reap, its ratio to the bare
 start, and the peak RSS of that very child (os.wait4), next to the targets.
