@@ -23,6 +23,10 @@ checkout.
             calls `curator.candidates.claude_writes.stage`, as `memcurate hook
             --review-auto-memory` does on a PreToolUse): from the rename of its
             record into claude-writes/ to the first frame with its `claude` row.
+            Live objects (gc.get_objects() after gc.collect(), the app quiet) after the warm-up landing,
+            after the last, and once every row of the landed triages is rejected (another Engine, seen
+            through the watcher) and gone from the screen: a landing adds its rows, so only what stays
+            once they left is a leak. Per key press below too.
   keys      j / k / down / up with 2,004 pending items (one drafted demo triage
             copied under 333 more ids), each pressed with the app quiet: from the
             key event handed to the app, as its terminal driver does, to the end
@@ -389,17 +393,19 @@ async def measure_landing(site: Site, rounds: int, say, pipeline: bool = True, c
                 if r == 0 or r == rounds:
                     out.setdefault("objects", []).append(live_objects())
             if not claude:  # the landed triages leave, as when every row of theirs is approved or rejected
-                out["objects"].append(await leave(app, table, site.data, landed))
+                out["objects"].append(await leave(app, table, site.project, landed))
         return out
     finally:
         proc.stdin.close()
         proc.wait(timeout=30)
 
 
-async def leave(app, table, data: str, tids: set[str]) -> int:
-    """Remove the staging folders of `tids`; once no row of theirs is on screen and the app is quiet, the
-    live objects: what the app kept of them (caches that grow with what was shown, widgets never freed)."""
+async def leave(app, table, project: str, tids: set[str]) -> int:
+    """Reject every row of `tids` (as a person would, through another Engine: the app sees it through its
+    watcher); once no row of theirs is on screen and the app is quiet, the live objects: what the app kept
+    of them (caches that grow with what was shown, widgets never freed)."""
     from memcurate.curator.candidates import staging
+    from memcurate.curator.engine import Engine
 
     gone = asyncio.Event()
 
@@ -409,10 +415,19 @@ async def leave(app, table, data: str, tids: set[str]) -> int:
         gone.set()
         return True
 
+    def reject_all() -> None:
+        engine = Engine(project)
+        try:
+            for tid in sorted(tids):
+                for cat, rec in staging.category_states(engine.data, tid).items():
+                    if rec["state"] in staging.PENDING:
+                        engine.reject(tid, cat, "tui_bench: the landing leaves")
+        finally:
+            engine.close()
+
     app.on_frame = on_frame
-    for tid in tids:
-        shutil.rmtree(staging.triage_dir(data, tid), ignore_errors=True)
-    await wait_event(gone, "the landed rows to leave")
+    await asyncio.get_running_loop().run_in_executor(None, reject_all)
+    await wait_event(gone, "the landed rows to leave", timeout=120)
     await wait_quiet(app, 0.3)
     return live_objects()
 
