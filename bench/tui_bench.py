@@ -23,6 +23,10 @@ checkout.
             calls `curator.candidates.claude_writes.stage`, as `memcurate hook
             --review-auto-memory` does on a PreToolUse): from the rename of its
             record into claude-writes/ to the first frame with its `claude` row.
+            Live objects (gc.get_objects() after gc.collect(), the app quiet) after the warm-up landing,
+            after the last, and once every row of the landed triages is rejected (another Engine, seen
+            through the watcher) and gone from the screen: a landing adds its rows, so only what stays
+            once they left is a leak. Per key press below too.
   keys      j / k / down / up with 2,004 pending items (one drafted demo triage
             copied under 333 more ids), each pressed with the app quiet: from the
             key event handed to the app, as its terminal driver does, to the end
@@ -346,6 +350,7 @@ async def measure_landing(site: Site, rounds: int, say, pipeline: bool = True, c
             B.die(PROG, "the stager did not start")
         app = bench_app_class()(lambda: Engine(site.project), watch=True, run_pipeline=pipeline)
         out = {"latency": [], "watch": [], "loaded": [], "frame_after_load": [], "rows_at_landing": []}
+        landed: set[str] = set()  # the triages of the measured rounds
         async with app.run_test(headless=False, size=(COLS, ROWS)):
             table = app.query_one(QueueTable)
             await wait_quiet(app, 0.3)
@@ -383,12 +388,48 @@ async def measure_landing(site: Site, rounds: int, say, pipeline: bool = True, c
                         say(f"  {'claude write' if claude else 'landing'} {r}/{rounds}: "
                             f"{out['latency'][-1]:.0f} ms ({hit['title']})")
                 await wait_quiet(app, 0.2)  # its pipeline drafts it: off the clock
+                if r:
+                    landed |= hit["tids"]
                 if r == 0 or r == rounds:
                     out.setdefault("objects", []).append(live_objects())
+            if not claude:  # the landed triages leave, as when every row of theirs is approved or rejected
+                out["objects"].append(await leave(app, table, site.project, landed))
         return out
     finally:
         proc.stdin.close()
         proc.wait(timeout=30)
+
+
+async def leave(app, table, project: str, tids: set[str]) -> int:
+    """Reject every row of `tids` (as a person would, through another Engine: the app sees it through its
+    watcher); once no row of theirs is on screen and the app is quiet, the live objects: what the app kept
+    of them (caches that grow with what was shown, widgets never freed)."""
+    from memcurate.curator.candidates import staging
+    from memcurate.curator.engine import Engine
+
+    gone = asyncio.Event()
+
+    def on_frame(t: float) -> bool:
+        if {i.tid for i in table.shown} & tids:
+            return False
+        gone.set()
+        return True
+
+    def reject_all() -> None:
+        engine = Engine(project)
+        try:
+            for tid in sorted(tids):
+                for cat, rec in staging.category_states(engine.data, tid).items():
+                    if rec["state"] in staging.PENDING:
+                        engine.reject(tid, cat, "tui_bench: the landing leaves")
+        finally:
+            engine.close()
+
+    app.on_frame = on_frame
+    await asyncio.get_running_loop().run_in_executor(None, reject_all)
+    await wait_event(gone, "the landed rows to leave", timeout=120)
+    await wait_quiet(app, 0.3)
+    return live_objects()
 
 
 # -- b. keys over 2,000 items --------------------------------------------------------------------
@@ -753,8 +794,12 @@ def child(args) -> int:
             "latency_ms": stats(landing["latency"]), "rename_to_watcher_ms": stats(landing["watch"]),
             "rename_to_loaded_ms": stats(landing["loaded"]), "loaded_to_frame_ms": stats(landing["frame_after_load"]),
             "rows_at_landing": [min(landing["rows_at_landing"]), max(landing["rows_at_landing"])],
-            "live_objects_after_warmup_and_last": landing["objects"],
-            "live_objects_per_landing": round((landing["objects"][1] - landing["objects"][0]) / landing_rounds)}
+            "live_objects_after_warmup_last_and_leaving": landing["objects"],
+            "live_objects_per_landing": round((landing["objects"][1] - landing["objects"][0]) / landing_rounds),
+            "live_objects_per_landing_once_left": round((landing["objects"][2] - landing["objects"][0])
+                                                        / landing_rounds),
+            "rows_per_landing": round((max(landing["rows_at_landing"]) - min(landing["rows_at_landing"]))
+                                      / max(1, landing_rounds - 1), 1)}
         res["claude_write"] = {
             "latency_ms": stats(claude["latency"]), "rename_to_watcher_ms": stats(claude["watch"]),
             "rename_to_loaded_ms": stats(claude["loaded"]),
@@ -845,11 +890,13 @@ def child(args) -> int:
         say("by key (median ms): " + ", ".join(f"{k} {v}" for k, v in res["keys"]["by_key_median_ms"].items()))
     if "landing" in only:
         L = res["landing"]
-        say(f"live Python objects (gc-tracked, app quiet): {L['live_objects_after_warmup_and_last'][0]:,} after the "
-            f"warm-up landing, {L['live_objects_after_warmup_and_last'][1]:,} after the last: "
-            f"{L['live_objects_per_landing']:+,} per landing"
+        objects = L["live_objects_after_warmup_last_and_leaving"]
+        say(f"live Python objects (gc-tracked, app quiet): {objects[0]:,} after the warm-up landing, {objects[1]:,} "
+            f"after the last: {L['live_objects_per_landing']:+,} per landing (each adds its "
+            f"~{L['rows_per_landing']:g} rows to the queue); {objects[2]:,} once the landed triages left: "
+            f"{L['live_objects_per_landing_once_left']:+,} per landing"
             + (f"; {res['keys']['live_objects_per_press']:+,} per key press" if "keys" in only else "")
-            + " (growth here means a leak: every gen-2 collection walks them all, on the app's thread)")
+            + " (growth once they left means a leak: every gen-2 collection walks them all, on the app's thread)")
     if "start" in only and not res["start"]["synchronized_frames"]:
         say("note: the app did not use synchronized output: a 'frame' is the chunk that holds the queue's title")
     overall = all(verdicts.values())
