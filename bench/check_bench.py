@@ -98,12 +98,16 @@ def main(argv: list[str]) -> int:
     wall = median([w for w, _, _ in after])
     rss = max(r for _, r, _ in [first, *after])
     failed = [c for _, _, c in [first, *after] if c != 0]
-    ok = wall < TARGET_S * n / 10_000 and not failed  # the target scaled to the store (3 s at 10,000)
+    targeted = n >= 10_000  # the target is the 10,000's: a smaller store's time is mostly the start-up
+    ok = wall < TARGET_S and not failed
+    verdict = (f"target < {TARGET_S:g} s: {'PASS' if ok else 'FAIL'}" if targeted
+               else f"(target at 10,000: < {TARGET_S:g} s)")
     say(f"memcurate check, {n} memories: median {wall:.2f} s (first run {first[0]:.2f} s), peak RSS {rss:.0f} MiB; "
-        f"target < {TARGET_S * n / 10_000:.2f} s: {'PASS' if ok else 'FAIL'}")
+        + verdict)
     doc = {"at": now_utc(), "machine": machine(), "memories": n, "runs": runs, "first_s": round(first[0], 3),
            "median_s": round(wall, 3), "walls_s": [round(w, 3) for w, _, _ in after],
-           "peak_rss_mib": round(rss, 1), "target_s": TARGET_S * n / 10_000, "pass": ok}
+           "peak_rss_mib": round(rss, 1), "target_s": TARGET_S if targeted else None,
+           "pass": ok if targeted else None}
     say(f"figures: {write_results(args.json_out, doc)}")
     if failed:
         say(f"self-check: FAIL, memcurate check exited {failed}")

@@ -50,6 +50,7 @@ from memcurate.curator.memory.index.schema import CLAUDE, NO_SIG, Change, insert
 from memcurate.curator.memory.index.watcher import ALL, Watcher, inotify_available
 from memcurate.curator.memory.store import BrokenMemoryError, MemoryStore, MissingMemoryError, UnsafePathError, content_hash
 from memcurate.curator.errors import BusyError
+from memcurate.curator.util.paths import ARCHIVE_DIR, archived_name
 
 RESCAN_INTERVAL = 60.0  # a watched category is still checked whole this often (events a watch cannot see)
 BATCH = 400  # files per write transaction while indexing many
@@ -195,6 +196,7 @@ class Freshness:
         names = self._dirty.pop(category, set())
         if names is ALL:
             return None
+        names = names | self._archived(category)
         stats = self.db.guarded(self._sync, category, names) if names else RefreshStats(categories=[category])
         if self.pending.get(category):
             return stats  # the database stayed busy: the next check is a whole one
@@ -345,6 +347,17 @@ class Freshness:
         stats.broken.sort()
         stats.seconds = time.perf_counter() - t0
         return stats
+
+    def _archived(self, category: str) -> set[str]:
+        """The index names of the category's archived memories, known or in its archive folder: the watch is
+        on the category folder alone, so these few (a delete's) are checked each time."""
+        prefix = archived_name(category, "")
+        known = {n for n in self._known.get(category, ()) if n.startswith(prefix)}
+        try:
+            listed = os.listdir(os.path.join(self.store.root, ARCHIVE_DIR, category))
+        except OSError:
+            listed = []
+        return known | {prefix + n for n in listed if n.endswith(".md") and not n.startswith(".")}
 
     def _mark_dirty(self, category: str, names: set[str]) -> None:
         current = self._dirty.get(category, set())
