@@ -406,8 +406,10 @@ def report_status(summary: dict) -> int:
                                               (len(summary["unreadable"]), "staged triage(s) unreadable"),
                                               (len(summary.get("rules", {}).get("failed", [])), "rule(s) not written"))
                 if n]
-        stop = "; stopped: " + one_line(summary["stopped"], 300) if summary.get("stopped") else ""
-        print(f"memcurate: {', '.join(said)}{stop} (see the summary)", file=sys.stderr)
+        line = ", ".join(said)
+        if summary.get("stopped"):
+            line += ("; " if line else "") + "stopped: " + one_line(summary["stopped"], 300)
+        print(f"memcurate: {line} (see the summary)", file=sys.stderr)
     return code
 
 
