@@ -228,7 +228,7 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
 
     states = engine.process(tid, on_event=seen)
     cands = engine.candidates(tid) if {"failed", "ready"} & set(states.values()) else {}
-    sure: dict[str, float] = {}  # category -> the confidence it was saved with
+    sure: dict[str, float | None] = {}  # category -> the confidence it was saved with
     cards_allowed = bool(engine.cfg["auto_approve"].get("offline_cards"))
     for cat, state in states.items():
         if state == "failed":

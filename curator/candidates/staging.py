@@ -381,7 +381,7 @@ def set_state(
     _triggered(doc, triage_id, category)
     rec = current or category_state(data, triage_id, category, doc)
     now = rec.get("state")
-    if state not in TRANSITIONS.get(now, ()):
+    if state not in TRANSITIONS.get(str(now), ()):
         raise StagingError(f"{triage_id}/{category}: cannot go from {now} to {state}")
     kept = {k: v for k, v in rec.items() if k not in ("category", "state", "updated", "history")}
     kept.update(extra)

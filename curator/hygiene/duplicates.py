@@ -330,10 +330,12 @@ def threshold_of(cfg: dict | None) -> float:
 def memos(engine, entries=None) -> list[Memo]:
     """The comparable memories of the project (its library when `entries` is None), each parsed once."""
     out = []
-    for entry in engine.library() if entries is None else entries:
+    from memcurate.curator.library import catalog
+
+    for entry in catalog.entries(engine) if entries is None else entries:
         if (
             is_line_ref(entry.ref)
-            or getattr(entry, "broken", "")
+            or getattr(entry, "broken", False)
             or getattr(entry, "status", "active") != "active"
         ):
             continue

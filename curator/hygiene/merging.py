@@ -139,15 +139,13 @@ def _said_again(
     if not dropped:
         return None
 
-    def loose(
-        text: str,
-    ) -> set[str]:  # "two or three days": a number without its unit is the number too
+    def loose(text: str) -> frozenset[str]:  # "two or three days": a number without its unit is too
         values, _ = said.said_values(unattributed(text))
         return values | {v.split()[0] for v in values}
 
     def said_in(
         doc: memfile.MemoryDoc,
-    ) -> set[str]:  # not the front matter: its stamps and turns are no values
+    ) -> frozenset[str]:  # not the front matter's stamps and turns
         return loose(f"{doc.title}\n{doc.description}\n{doc.body}")
 
     kept, drafted = said_in(structural), said_in(memfile.parse(text))

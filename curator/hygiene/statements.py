@@ -246,7 +246,7 @@ def _is_name(sentence: str, tok) -> bool:
     return word[0].isupper() and word != "I" and not _OPENS.search(sentence[: tok.start()])
 
 
-def value_clash(a: str, b: str) -> tuple[set[str], set[str]] | None:
+def value_clash(a: str, b: str) -> tuple[frozenset[str], frozenset[str]] | None:
     """(a's values, b's values) when two sentences say one statement but give it other values ("keep logs
     for seven days" / "for fourteen days", "deploys go through Alice" / "through Bob"): what each gives that
     the other does not. None when they say different things, or agree."""

@@ -499,14 +499,12 @@ class MemoryStore:
                 return [(n, stat(n, dir_fd=dfd)) for n in listed]
             except OSError:
                 pass
-            out = []
+            out: list[tuple[str, os.stat_result | None]] = []
             for n in listed:
                 try:
                     out.append((n, stat(n, dir_fd=dfd)))
-                except OSError:
-                    out.append(
-                        (n, None)
-                    )  # vanished, a dangling link, unreadable: check_file says which
+                except OSError:  # vanished, a dangling link, unreadable: check_file says which
+                    out.append((n, None))
             return out
         finally:
             os.close(dfd)

@@ -209,7 +209,7 @@ def record(
     flushes once at its end. Raises OSError when the data dir cannot be written (the caller logs it)."""
     key = failure.key
     folder = failure_dir(data, key)
-    occurrence = {
+    occurrence: dict = {
         "session": one_line(session, 200),
         "at": at or now_iso(),
         "source": source,
@@ -271,10 +271,10 @@ def add_fix(data, key: str, session: str, fix: dict) -> bool:
     Returns whether the occurrence changed: False when it does not exist or already holds this fix."""
     path = os.path.join(failure_dir(data, key), f"{session_name(session)}.json")
     doc = read_object(path, None)
-    fix = clean_fix(fix)
-    if doc is None or not fix or doc.get("fix") == fix:
+    cleaned = clean_fix(fix)
+    if doc is None or not cleaned or doc.get("fix") == cleaned:
         return False
-    doc["fix"] = fix
+    doc["fix"] = cleaned
     write_json(
         path, doc, durable=False
     )  # as every ledger file: a fix lost to a power cut is only a fix
@@ -484,7 +484,8 @@ def _grown(
             tally.counts, tally.loaded = before, True
     after = None if before is None else [before[0] + files, before[1] + size]
     if (
-        after is None
+        before is None
+        or after is None
         or after[0] > max_entries
         or after[1] > max_bytes
         or (after[0] // RECOUNT_EVERY != before[0] // RECOUNT_EVERY)
@@ -520,7 +521,8 @@ def _read_tally(path: str) -> list[int] | None:
     except (OSError, ValueError):
         return None
     tally = [doc.get(k) for k in ("files", "bytes")] if isinstance(doc, dict) else []
-    return tally if len(tally) == 2 and all(type(v) is int and v >= 0 for v in tally) else None
+    counts = [v for v in tally if type(v) is int and v >= 0]
+    return counts if len(counts) == 2 else None
 
 
 def enforce_caps(data, max_entries: int, max_bytes: int, *, keep: str = "") -> list[str]:

@@ -383,7 +383,7 @@ class Freshness:
                 stale.update(self._write(category, changes, removed))
                 self.pending.pop(category, None)
             except _Busy:
-                pending = {c.name: c for c in changes if not c.restamp}
+                pending: dict[str, Change | None] = {c.name: c for c in changes if not c.restamp}
                 pending.update({n: None for n in removed})
                 self.pending[category] = pending
                 stats.pending = len(pending)

@@ -11,7 +11,7 @@ from memcurate.curator.memory import memfile
 from memcurate.curator.memory.index import folders, library_rows
 from memcurate.curator.memory.index.database import Database, is_busy
 from memcurate.curator.memory.index.freshness import RESCAN_INTERVAL, Freshness, RefreshStats
-from memcurate.curator.memory.index.schema import CLAUDE, INDEXED
+from memcurate.curator.memory.index.schema import CLAUDE, INDEXED, Change
 from memcurate.curator.memory.index.search import (
     Candidate,
     Entry,
@@ -155,9 +155,9 @@ class MemoryIndex:
                 self._freshness.fresh(category)
                 change = self._freshness.pending.get(category, {}).get(name, False)
                 if change is not False:
-                    return (
-                        entry_of(change.doc, path, change.hash) if change and change.doc else None
-                    )
+                    if isinstance(change, Change) and change.doc:
+                        return entry_of(change.doc, path, change.hash)
+                    return None
                 return self._db.guarded(lambda: get_entry(self._db.conn(), category, name, path))
             except sqlite3.OperationalError as e:
                 if not is_busy(e):
