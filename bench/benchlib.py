@@ -56,6 +56,7 @@ def die(prog: str, msg: str, code: int = 1) -> None:
 
 # -- the install -----------------------------------------------------------------
 
+
 def venv_python(venv: str = VENV) -> str:
     return os.path.join(venv, "bin", "python")
 
@@ -73,7 +74,9 @@ def in_bench_venv() -> bool:
     return os.environ.get(CHILD_FLAG) == "1"
 
 
-def reexec_in_venv(script: str, argv: list[str], *, venv: str = VENV, reinstall: bool = False) -> None:
+def reexec_in_venv(
+    script: str, argv: list[str], *, venv: str = VENV, reinstall: bool = False
+) -> None:
     """Make sure the venv is current, then replace this process with `script argv` run by the venv's
     interpreter (-I: no PYTHONPATH, no user site, no script folder on sys.path; -B: write no .pyc into
     the checkout). The installed engine keeps its own .pyc files."""
@@ -93,18 +96,28 @@ def engine_info() -> dict:
     from memcurate import curator
 
     d = os.path.dirname(curator.__file__)
-    mods = [os.path.join(root, f) for root, _, files in os.walk(d) for f in files if f.endswith(".py")]
+    mods = [
+        os.path.join(root, f) for root, _, files in os.walk(d) for f in files if f.endswith(".py")
+    ]
     missing = [m for m in mods if not os.path.exists(importlib.util.cache_from_source(m))]
-    return {"version": curator.__version__, "engine": d, "python": sys.version.split()[0],
-            "editable": os.path.realpath(d).startswith(os.path.realpath(REPO) + os.sep)
-            and not os.path.realpath(d).startswith(os.path.realpath(VENV) + os.sep),
-            "modules": len(mods), "missing_pyc": len(missing)}
+    return {
+        "version": curator.__version__,
+        "engine": d,
+        "python": sys.version.split()[0],
+        "editable": os.path.realpath(d).startswith(os.path.realpath(REPO) + os.sep)
+        and not os.path.realpath(d).startswith(os.path.realpath(VENV) + os.sep),
+        "modules": len(mods),
+        "missing_pyc": len(missing),
+    }
 
 
 def check_engine(prog: str) -> dict:
     info = engine_info()
     if info["editable"]:
-        die(prog, f"the engine is imported from the checkout ({info['engine']}), not from bench/.venv")
+        die(
+            prog,
+            f"the engine is imported from the checkout ({info['engine']}), not from bench/.venv",
+        )
     if info["missing_pyc"]:
         say(f"warning: {info['missing_pyc']} of {info['modules']} engine modules have no .pyc")
     return info
@@ -112,10 +125,14 @@ def check_engine(prog: str) -> dict:
 
 # -- throwaway projects ---------------------------------------------------------------
 
+
 def isolate_home(work: str) -> dict:
     """Point HOME, CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME at folders of `work` (this process and its children)."""
-    dirs = {"HOME": os.path.join(work, "home"), "CLAUDE_CONFIG_DIR": os.path.join(work, "home", ".claude"),
-            "XDG_CONFIG_HOME": os.path.join(work, "home", ".config")}
+    dirs = {
+        "HOME": os.path.join(work, "home"),
+        "CLAUDE_CONFIG_DIR": os.path.join(work, "home", ".claude"),
+        "XDG_CONFIG_HOME": os.path.join(work, "home", ".config"),
+    }
     for d in dirs.values():
         os.makedirs(d, exist_ok=True)
     os.environ.update(dirs)
@@ -135,7 +152,9 @@ def make_project(path: str, memory: str, extra_yaml: str = "") -> None:
     os.makedirs(os.path.join(path, ".git"), exist_ok=True)
     os.makedirs(os.path.join(path, ".claude"), exist_ok=True)
     with open(os.path.join(path, ".claude", "memcurate.yaml"), "w") as f:
-        f.write(f"backend: offline\nmemory:\n  root: {json.dumps(os.path.abspath(memory))}\n{extra_yaml}")
+        f.write(
+            f"backend: offline\nmemory:\n  root: {json.dumps(os.path.abspath(memory))}\n{extra_yaml}"
+        )
 
 
 # -- demo copies ------------------------------------------------------------------------
@@ -166,8 +185,14 @@ _TOPICS = [
     (re.compile(r"\b(new dependencies|dependencies)\b"), r"{c} {g} \1"),
     (re.compile(r"\bacme\b"), "{c}"),
     (re.compile(r"\b(login|token|routes)\b"), r"\1 {c}"),
-    (re.compile(r"\bCI runners\b"), "{c} {g} CI runners"),  # the demo's constraint (keywords see it)
-    (re.compile(r"\b(connection to server)\b"), r"{c} {c}.db {g} \1"),  # the runbook's failing command (title, symptom)
+    (
+        re.compile(r"\bCI runners\b"),
+        "{c} {g} CI runners",
+    ),  # the demo's constraint (keywords see it)
+    (
+        re.compile(r"\b(connection to server)\b"),
+        r"{c} {c}.db {g} \1",
+    ),  # the runbook's failing command (title, symptom)
     (re.compile(r"\b(the test setup)\b"), r"\1 of {c}"),  # a runbook's title
 ]
 _GROUP = ("ro", "ni", "sa", "ke", "la", "ve")
@@ -178,8 +203,11 @@ def _group(code: str) -> str:
 
 
 # A light edit: same topic, a few different facts, so the drafts differ a little from the original's.
-_LIGHT = [(re.compile(r"\b15 minutes\b"), "20 minutes"), (re.compile(r"\bHS256\b"), "HS384"),
-          (re.compile(r"\bsix commits\b"), "seven commits")]
+_LIGHT = [
+    (re.compile(r"\b15 minutes\b"), "20 minutes"),
+    (re.compile(r"\bHS256\b"), "HS384"),
+    (re.compile(r"\bsix commits\b"), "seven commits"),
+]
 _SESSION = re.compile(r'"sessionId":"([0-9a-f-]{36})"')
 _TIMESTAMP = re.compile(r'"timestamp":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)')
 
@@ -191,7 +219,9 @@ def demo_session_id(raw: str) -> str:
     return m.group(1)
 
 
-def vary_demo(raw: str, session: str, code: str | None, *, light: bool = False, hours: int = 0) -> str:
+def vary_demo(
+    raw: str, session: str, code: str | None, *, light: bool = False, hours: int = 0
+) -> str:
     """The demo transcript with session id `session`, its topic words renamed after `code` (None: kept),
     with `light` a few facts changed, and its time stamps `hours` later. Replacements are letters, digits,
     '-', '.' and spaces only, so every JSON line stays valid.
@@ -201,6 +231,7 @@ def vary_demo(raw: str, session: str, code: str | None, *, light: bool = False, 
     equal stamps the order would follow a checksum of each transcript's path)."""
     out = raw.replace(demo_session_id(raw), session)
     if hours:
+
         def later(m: re.Match) -> str:
             t = dt.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S") + dt.timedelta(hours=hours)
             return f'"timestamp":"{t.strftime("%Y-%m-%dT%H:%M:%S")}'
@@ -221,6 +252,7 @@ def session_id(n: int, salt: int = 0) -> str:
 
 # -- figures ------------------------------------------------------------------------------
 
+
 def median(xs) -> float:
     xs = list(xs)
     return statistics.median(xs) if xs else float("nan")
@@ -234,21 +266,32 @@ def spread(xs) -> tuple[float, float]:
 
 
 def machine() -> dict:
-    return {"system": platform.system(), "release": platform.release(), "machine": platform.machine(),
-            "cpus": os.cpu_count(), "python": sys.version.split()[0]}
+    return {
+        "system": platform.system(),
+        "release": platform.release(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+    }
 
 
 def now_utc() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def common_args(ap, results: str, strict: str = "exit 1 when a target is missed") -> None:
     """The options every engine bench takes: --seed --workdir --keep --json-out --reinstall --strict."""
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--workdir", help="parent of the throwaway work folder (default: the system temp dir)")
+    ap.add_argument(
+        "--workdir", help="parent of the throwaway work folder (default: the system temp dir)"
+    )
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
-    ap.add_argument("--json-out", default=results, help=f"default: {os.path.relpath(results, REPO)}")
-    ap.add_argument("--reinstall", action="store_true", help="reinstall bench/.venv even if current")
+    ap.add_argument(
+        "--json-out", default=results, help=f"default: {os.path.relpath(results, REPO)}"
+    )
+    ap.add_argument(
+        "--reinstall", action="store_true", help="reinstall bench/.venv even if current"
+    )
     ap.add_argument("--strict", action="store_true", help=strict)
 
 

@@ -46,7 +46,12 @@ def list_in_memory_md(project: str, memory: str) -> None:
             for name in sorted(os.listdir(folder)):
                 with open(os.path.join(folder, name), encoding="utf-8") as f:
                     doc = memfile.parse(f.read())
-                lines.append(("upsert", memory_md.IndexLine(doc.id, doc.category, doc.title, doc.description)))
+                lines.append(
+                    (
+                        "upsert",
+                        memory_md.IndexLine(doc.id, doc.category, doc.title, doc.description),
+                    )
+                )
         memory_md.apply(memory, engine.cfg, lines)
     finally:
         engine.close()
@@ -54,7 +59,9 @@ def list_in_memory_md(project: str, memory: str) -> None:
 
 def run_check(project: str) -> tuple[float, float, int]:
     """(wall seconds, peak RSS in MiB, exit status) of one `memcurate check --quiet` in a child process."""
-    code = "import sys; from memcurate.curator.cli import main; sys.exit(main(['check', '--quiet']))"
+    code = (
+        "import sys; from memcurate.curator.cli import main; sys.exit(main(['check', '--quiet']))"
+    )
     t0 = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-c", code], cwd=project, stdin=subprocess.DEVNULL)
     _pid, status, usage = os.wait4(child.pid, 0)
@@ -65,9 +72,15 @@ def run_check(project: str) -> tuple[float, float, int]:
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="for CI: 1,000 memories, one run after the first")
-    ap.add_argument("--memories", type=int, default=0, help="memories stored (default 10,000; quick: 1,000)")
-    ap.add_argument("--runs", type=int, default=0, help="runs after the first, the index built (default 3)")
+    ap.add_argument(
+        "--quick", action="store_true", help="for CI: 1,000 memories, one run after the first"
+    )
+    ap.add_argument(
+        "--memories", type=int, default=0, help="memories stored (default 10,000; quick: 1,000)"
+    )
+    ap.add_argument(
+        "--runs", type=int, default=0, help="runs after the first, the index built (default 3)"
+    )
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     ap.add_argument("--json-out", default=RESULTS)
     args = ap.parse_args(argv)
@@ -82,14 +95,20 @@ def main(argv: list[str]) -> int:
         t0 = time.perf_counter()
         fill(memory, n, max(1, n // 200), max(1, n // 500))
         list_in_memory_md(project, memory)
-        say(f"setup: {n} memories written and listed in MEMORY.md in {time.perf_counter() - t0:.1f} s")
+        say(
+            f"setup: {n} memories written and listed in MEMORY.md in {time.perf_counter() - t0:.1f} s"
+        )
         first = run_check(project)
-        say(f"  first run (index built): {first[0]:.2f} s, peak RSS {first[1]:.0f} MiB, exit {first[2]}")
+        say(
+            f"  first run (index built): {first[0]:.2f} s, peak RSS {first[1]:.0f} MiB, exit {first[2]}"
+        )
         after = []
         for r in range(runs):
             after.append(run_check(project))
-            say(f"  run {r + 2} (index built before): {after[-1][0]:.2f} s, peak RSS {after[-1][1]:.0f} MiB, "
-                f"exit {after[-1][2]}")
+            say(
+                f"  run {r + 2} (index built before): {after[-1][0]:.2f} s, peak RSS {after[-1][1]:.0f} MiB, "
+                f"exit {after[-1][2]}"
+            )
     finally:
         if args.keep:
             say(f"kept the work folder: {work}")
@@ -98,12 +117,31 @@ def main(argv: list[str]) -> int:
     wall = median([w for w, _, _ in after])
     rss = max(r for _, r, _ in [first, *after])
     failed = [c for _, _, c in [first, *after] if c != 0]
-    ok = wall < TARGET_S * n / 10_000 and not failed  # the target scaled to the store (3 s at 10,000)
-    say(f"memcurate check, {n} memories: median {wall:.2f} s (first run {first[0]:.2f} s), peak RSS {rss:.0f} MiB; "
-        f"target < {TARGET_S * n / 10_000:.2f} s: {'PASS' if ok else 'FAIL'}")
-    doc = {"at": now_utc(), "machine": machine(), "memories": n, "runs": runs, "first_s": round(first[0], 3),
-           "median_s": round(wall, 3), "walls_s": [round(w, 3) for w, _, _ in after],
-           "peak_rss_mib": round(rss, 1), "target_s": TARGET_S * n / 10_000, "pass": ok}
+    targeted = (
+        n >= 10_000
+    )  # the target is the 10,000's: a smaller store's time is mostly the start-up
+    ok = wall < TARGET_S and not failed
+    verdict = (
+        f"target < {TARGET_S:g} s: {'PASS' if ok else 'FAIL'}"
+        if targeted
+        else f"(target at 10,000: < {TARGET_S:g} s)"
+    )
+    say(
+        f"memcurate check, {n} memories: median {wall:.2f} s (first run {first[0]:.2f} s), peak RSS {rss:.0f} MiB; "
+        + verdict
+    )
+    doc = {
+        "at": now_utc(),
+        "machine": machine(),
+        "memories": n,
+        "runs": runs,
+        "first_s": round(first[0], 3),
+        "median_s": round(wall, 3),
+        "walls_s": [round(w, 3) for w, _, _ in after],
+        "peak_rss_mib": round(rss, 1),
+        "target_s": TARGET_S if targeted else None,
+        "pass": ok if targeted else None,
+    }
     say(f"figures: {write_results(args.json_out, doc)}")
     if failed:
         say(f"self-check: FAIL, memcurate check exited {failed}")

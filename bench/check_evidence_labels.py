@@ -58,7 +58,9 @@ def _result_text(block: dict) -> str:
     return "" if content is None else str(content)
 
 
-def record_texts(record: dict, tool_names: dict[str, str]) -> dict[str, list[tuple[str | None, str]]]:
+def record_texts(
+    record: dict, tool_names: dict[str, str]
+) -> dict[str, list[tuple[str | None, str]]]:
     """The decoded text of one JSONL record by kind: kind -> [(tool name or None, text)]."""
     out: dict[str, list[tuple[str | None, str]]] = {kind: [] for kind in RECORDS}
     kind = record.get("type")
@@ -68,7 +70,11 @@ def record_texts(record: dict, tool_names: dict[str, str]) -> dict[str, list[tup
         return out
     if kind == "attachment":  # a queued prompt delivered while Claude worked
         att = record.get("attachment")
-        if isinstance(att, dict) and att.get("type") == "queued_command" and isinstance(att.get("prompt"), str):
+        if (
+            isinstance(att, dict)
+            and att.get("type") == "queued_command"
+            and isinstance(att.get("prompt"), str)
+        ):
             out["queue"].append((None, att["prompt"]))
         return out
     if kind not in ("user", "assistant"):
@@ -88,7 +94,9 @@ def record_texts(record: dict, tool_names: dict[str, str]) -> dict[str, list[tup
             name = str(block.get("name", ""))
             out["tool_use"].append((name, "\n".join(_strings(block.get("input")))))
         elif btype == "tool_result":
-            out["tool_result"].append((tool_names.get(str(block.get("tool_use_id")), "?"), _result_text(block)))
+            out["tool_result"].append(
+                (tool_names.get(str(block.get("tool_use_id")), "?"), _result_text(block))
+            )
     return out
 
 
@@ -109,7 +117,11 @@ def read_lines(path: str, wanted: set[int]) -> tuple[dict[int, dict], dict[str, 
                 continue
             if n in wanted:
                 records[n] = record
-            content = (record.get("message") or {}).get("content") if isinstance(record.get("message"), dict) else None
+            content = (
+                (record.get("message") or {}).get("content")
+                if isinstance(record.get("message"), dict)
+                else None
+            )
             for block in content if isinstance(content, list) else []:
                 if isinstance(block, dict) and block.get("type") == "tool_use":
                     names[str(block.get("id"))] = str(block.get("name", ""))
@@ -137,7 +149,9 @@ def check_fact(fact: dict, record: dict | None, names: dict[str, str], find_secr
         problems.append(f"line {fact.get('line')!r} is not a JSON record of the transcript")
         return problems
     if record.get("isSidechain") is True:
-        problems.append(f"line {fact['line']} is a subagent (sidechain) record, not the main session's")
+        problems.append(
+            f"line {fact['line']} is a subagent (sidechain) record, not the main session's"
+        )
     tool = fact.get("tool")
     texts = record_texts(record, names)[kind]
     if not texts:
@@ -155,7 +169,9 @@ def check_fact(fact: dict, record: dict | None, names: dict[str, str], find_secr
             if not texts:
                 problems.append(f"line {fact['line']} holds no {kind} of {tool}")
             elif kind == "tool_result" and all(_REJECTED in t for _, t in texts):
-                problems.append(f"line {fact['line']} is a rejected call: its tool is 'rejection', not {tool}")
+                problems.append(
+                    f"line {fact['line']} is a rejected call: its tool is 'rejection', not {tool}"
+                )
     elif tool:
         problems.append(f"a {kind} fact names a tool ({tool})")
     if quote and texts and not any(normalise(quote) in normalise(t) for _, t in texts):
@@ -173,7 +189,9 @@ def check(labels: dict, shared: str, find_secrets=None) -> tuple[list[str], Coun
     for s_index, session in enumerate(labels.get("sessions") or []):
         where = session.get("transcript", f"session #{s_index}")
         if session.get("split") not in SPLITS:
-            failures.append(f"{where}: split {session.get('split')!r} is not one of {sorted(SPLITS)}")
+            failures.append(
+                f"{where}: split {session.get('split')!r} is not one of {sorted(SPLITS)}"
+            )
         if not str(session.get("project", "")).strip():
             failures.append(f"{where}: project missing")
         facts = session.get("facts") or []
@@ -215,7 +233,9 @@ def _secret_finder():
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("labels", nargs="?", default=LABELS)
-    parser.add_argument("--shared", default=SHARED, help="the folder holding transcripts/ and transcripts-more/")
+    parser.add_argument(
+        "--shared", default=SHARED, help="the folder holding transcripts/ and transcripts-more/"
+    )
     args = parser.parse_args(argv)
     with open(args.labels, encoding="utf-8") as f:
         labels = json.load(f)
@@ -224,7 +244,10 @@ def main(argv: list[str] | None = None) -> int:
     for failure in failures:
         print(failure)
     if find_secrets is None:
-        print("warning: curator.util.redact not importable, quotes not checked for secrets", file=sys.stderr)
+        print(
+            "warning: curator.util.redact not importable, quotes not checked for secrets",
+            file=sys.stderr,
+        )
     if failures:
         return 1
     print(f"ok: {counts['facts']} facts in {counts['sessions']} sessions")

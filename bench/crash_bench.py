@@ -75,8 +75,13 @@ class Live:
     def start(self, *args: str) -> subprocess.Popen:
         err = open(self.log, "wb")
         try:
-            return subprocess.Popen([self.exe, *args], cwd=self.project, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=err)
+            return subprocess.Popen(
+                [self.exe, *args],
+                cwd=self.project,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+            )
         finally:
             err.close()
 
@@ -84,10 +89,22 @@ class Live:
         """(exit status, stdout, stderr, seconds) of a run to its end; a run that hangs is killed (status 124)."""
         t = time.monotonic()
         try:
-            p = subprocess.run([self.exe, *args], cwd=self.project, stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+            p = subprocess.run(
+                [self.exe, *args],
+                cwd=self.project,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=timeout,
+            )
         except subprocess.TimeoutExpired:
-            return 124, "", f"`memcurate {' '.join(args)}` still running after {timeout:g} s: killed", timeout
+            return (
+                124,
+                "",
+                f"`memcurate {' '.join(args)}` still running after {timeout:g} s: killed",
+                timeout,
+            )
         return p.returncode, p.stdout, p.stderr, time.monotonic() - t
 
     def time_to_first_state(self) -> float:
@@ -179,10 +196,14 @@ class Checker:
                 usage = memory_md.usage(mem, self.cfg)
                 for name, u in usage["sections"].items():
                     if u["used"] > u["budget"]:
-                        v.append(f"MEMORY.md: section {name} holds {u['used']} entries, budget {u['budget']}")
+                        v.append(
+                            f"MEMORY.md: section {name} holds {u['used']} entries, budget {u['budget']}"
+                        )
                 t = usage["total"]
                 if t["lines"] > t["max_lines"] or t["chars"] > t["max_chars"]:
-                    v.append(f"MEMORY.md: {t['lines']} lines, {t['chars']} characters: over its limits")
+                    v.append(
+                        f"MEMORY.md: {t['lines']} lines, {t['chars']} characters: over its limits"
+                    )
             except Exception as e:
                 v.append(f"MEMORY.md: does not parse: {e.__class__.__name__}: {e}")
         if len(listed) != len(set(listed)):
@@ -205,27 +226,49 @@ class Checker:
         # Transient by design between the two writes of a save (memory file, archive, MEMORY.md):
         # a resumed save finishes them. When the work is done, they are violations.
         if final and both:
-            v.append(f"{len(both)} entries both in MEMORY.md and in an archive after the work is done")
+            v.append(
+                f"{len(both)} entries both in MEMORY.md and in an archive after the work is done"
+            )
         if final and unlisted:
-            v.append(f"{len(unlisted)} memory files listed neither in MEMORY.md nor in an archive: "
-                     f"{sorted(unlisted)[:3]}")
+            v.append(
+                f"{len(unlisted)} memory files listed neither in MEMORY.md nor in an archive: "
+                f"{sorted(unlisted)[:3]}"
+            )
         states: dict[tuple[str, str], str] = {}
         for tid in staging.triage_ids(self.live.data):
             try:
                 for cat, rec in staging.category_states(self.live.data, tid).items():
                     states[(tid, cat)] = rec["state"]
-                    if rec["state"] == "saved" and rec.get("path") and not os.path.exists(rec["path"]):
+                    if (
+                        rec["state"] == "saved"
+                        and rec.get("path")
+                        and not os.path.exists(rec["path"])
+                    ):
                         v.append(f"{tid}/{cat} is saved, but its file {rec['path']} does not exist")
             except staging.StagingError as e:
                 v.append(f"staging: {e}")
-        tmp = {where: [os.path.relpath(os.path.join(r, f), top) for r, _, fs in os.walk(top) for f in fs
-                       if f.startswith(".") and f.endswith(".tmp")]
-               for where, top in (("memory", mem), ("data", self.live.data))}
+        tmp = {
+            where: [
+                os.path.relpath(os.path.join(r, f), top)
+                for r, _, fs in os.walk(top)
+                for f in fs
+                if f.startswith(".") and f.endswith(".tmp")
+            ]
+            for where, top in (("memory", mem), ("data", self.live.data))
+        }
         tmp_mem, tmp_data = len(tmp["memory"]), len(tmp["data"])
-        facts = {"files": len(files), "listed": len(listed), "archived": len(archived), "both": len(both),
-                 "unlisted": len(unlisted), "tmp_memory": tmp_mem, "tmp_data": tmp_data, "tmp_names": tmp,
-                 "states": states,
-                 "pending": sum(1 for s in states.values() if s in staging.PENDING)}
+        facts = {
+            "files": len(files),
+            "listed": len(listed),
+            "archived": len(archived),
+            "both": len(both),
+            "unlisted": len(unlisted),
+            "tmp_memory": tmp_mem,
+            "tmp_data": tmp_data,
+            "tmp_names": tmp,
+            "states": states,
+            "pending": sum(1 for s in states.values() if s in staging.PENDING),
+        }
         return v, facts
 
     def snapshot(self) -> dict:
@@ -258,7 +301,9 @@ def compare(ref: dict, got: dict) -> list[str]:
     for cat in sorted(set(ri) | set(gi)):
         a, b = set(ri.get(cat, [])), set(gi.get(cat, []))
         if a != b:
-            out.append(f"{cat}: ids differ from the clean run: missing {sorted(a - b)[:3]}, extra {sorted(b - a)[:3]}")
+            out.append(
+                f"{cat}: ids differ from the clean run: missing {sorted(a - b)[:3]}, extra {sorted(b - a)[:3]}"
+            )
     for rel in sorted(set(ref) | set(got)):
         if rel in ref and rel in got and ref[rel] != got[rel]:
             out.append(f"{rel}: content differs from the clean run")
@@ -321,8 +366,10 @@ def child(args) -> int:
         say(f"memcurate: {live.exe} (memcurate {info['version']}, engine in {info['engine']})")
         work_info = stage_work(live, args.copies, args.seed)
         kinds = ", ".join(f"{v} {k}" for k, v in work_info["kinds"].items())
-        say(f"staged {work_info['copies']} demo copies ({kinds}):"
-            f" {work_info['categories']} categories to draft and save")
+        say(
+            f"staged {work_info['copies']} demo copies ({kinds}):"
+            f" {work_info['categories']} categories to draft and save"
+        )
         shutil.copytree(live.data, live.template, symlinks=True)
         checker = Checker(live, config.load(live.project, live.data))
 
@@ -342,9 +389,15 @@ def child(args) -> int:
                 ref_status = status(live)
                 v, ref_facts = checker.check(final=True)
                 if v:
-                    B.die(PROG, "the clean run itself breaks the invariants:\n  " + "\n  ".join(v[:10]))
+                    B.die(
+                        PROG,
+                        "the clean run itself breaks the invariants:\n  " + "\n  ".join(v[:10]),
+                    )
             elif compare(ref, snap):
-                say("warning: two clean runs of the same work differ: " + "; ".join(compare(ref, snap)[:3]))
+                say(
+                    "warning: two clean runs of the same work differ: "
+                    + "; ".join(compare(ref, snap)[:3])
+                )
         # a run with nothing left to do: the floor of every run (start, imports, a look at staging)
         idle = [live.run("--auto-approve")[3] for _ in range(3)]
         firsts = []
@@ -354,17 +407,27 @@ def child(args) -> int:
         t_full, t_idle, t_first = B.median(durations), B.median(idle), B.median(firsts)
         counts = {k: len(ref_summary[k]) for k in ("created", "updated", "noop", "deleted")}
         ref_ids = ids_by_category(ref)
-        say(f"clean run: {t_full:.2f} s (median of {len(durations)}); idle run {t_idle:.2f} s; "
+        say(
+            f"clean run: {t_full:.2f} s (median of {len(durations)}); idle run {t_idle:.2f} s; "
             f"first state written after {t_first:.2f} s; "
-            + ", ".join(f"{k} {v}" for k, v in counts.items()) + f"; {sum(len(v) for v in ref_ids.values())} "
-            f"memory files, by state {ref_status['by_state']}")
+            + ", ".join(f"{k} {v}" for k, v in counts.items())
+            + f"; {sum(len(v) for v in ref_ids.values())} "
+            f"memory files, by state {ref_status['by_state']}"
+        )
         ref_states = ref_facts["states"]
-        ref_left = [f"{x['triage']}/{x['category']} ({k}): "
-                    + (x.get('error') or '; '.join(x.get('issues', []))).replace(live.memory, "<memory root>")
-                    for k in ("conflicts", "blocked", "failed") for x in ref_summary[k]]
+        ref_left = [
+            f"{x['triage']}/{x['category']} ({k}): "
+            + (x.get("error") or "; ".join(x.get("issues", []))).replace(
+                live.memory, "<memory root>"
+            )
+            for k in ("conflicts", "blocked", "failed")
+            for x in ref_summary[k]
+        ]
         if ref_status["pending"]:
-            say(f"ENGINE PROBLEM: the clean run leaves {ref_status['pending']} categories pending, so does every "
-                "run after it (the kills are judged against this end state):")
+            say(
+                f"ENGINE PROBLEM: the clean run leaves {ref_status['pending']} categories pending, so does every "
+                "run after it (the kills are judged against this end state):"
+            )
             for x in ref_left[:10]:
                 say(f"  {x[:300]}")
 
@@ -388,33 +451,53 @@ def child(args) -> int:
                 problems.append(f"the run to completion failed ({code}): {err.strip()[:500]}")
             st = status(live)
             if st["pending"] != ref_status["pending"]:
-                problems.append(f"status: pending {st['pending']} after the run to completion, "
-                                f"the clean run {ref_status['pending']}")
+                problems.append(
+                    f"status: pending {st['pending']} after the run to completion, "
+                    f"the clean run {ref_status['pending']}"
+                )
             if st["by_state"] != ref_status["by_state"]:
-                problems.append(f"status: by state {st['by_state']}, the clean run {ref_status['by_state']}")
+                problems.append(
+                    f"status: by state {st['by_state']}, the clean run {ref_status['by_state']}"
+                )
             if st.get("memory_md_error"):
                 problems.append(f"status: {st['memory_md_error']}")
             v, facts = checker.check(final=True)
             problems += v + compare(ref, checker.snapshot())
             if facts["states"] != ref_states:
-                diff = [k for k in set(facts["states"]) | set(ref_states)
-                        if facts["states"].get(k) != ref_states.get(k)]
-                problems.append(f"{len(diff)} categories end in another state than in the clean run, e.g. "
-                                f"{diff[0]}: {facts['states'].get(diff[0])} vs {ref_states.get(diff[0])}")
+                diff = [
+                    k
+                    for k in set(facts["states"]) | set(ref_states)
+                    if facts["states"].get(k) != ref_states.get(k)
+                ]
+                problems.append(
+                    f"{len(diff)} categories end in another state than in the clean run, e.g. "
+                    f"{diff[0]}: {facts['states'].get(diff[0])} vs {ref_states.get(diff[0])}"
+                )
             for p in problems:
                 violations.append({"epoch": epochs, "when": "end of epoch", "what": p})
             tmp_total["memory"] += facts["tmp_memory"]
             tmp_total["data"] += facts["tmp_data"]
-            epoch_reports.append({"epoch": epochs, "ended_by": reason, "violations": len(problems),
-                                  "tmp_memory": facts["tmp_memory"], "tmp_data": facts["tmp_data"]})
-            say(f"  epoch {epochs} ({reason}): run to completion {wall:.1f} s, pending {st['pending']}, "
+            epoch_reports.append(
+                {
+                    "epoch": epochs,
+                    "ended_by": reason,
+                    "violations": len(problems),
+                    "tmp_memory": facts["tmp_memory"],
+                    "tmp_data": facts["tmp_data"],
+                }
+            )
+            say(
+                f"  epoch {epochs} ({reason}): run to completion {wall:.1f} s, pending {st['pending']}, "
                 f"same memories as the clean run: {not problems}; kills so far {kills}"
-                + (f"; VIOLATIONS: {problems[:3]}" if problems else ""))
+                + (f"; VIOLATIONS: {problems[:3]}" if problems else "")
+            )
 
         live.reset()
         _, facts = checker.check()
-        say(f"killing `memcurate --auto-approve` at random moments until {args.kills} kills landed mid-run "
-            f"(delay uniform in 0..{args.window:g} x the expected length of the run)")
+        say(
+            f"killing `memcurate --auto-approve` at random moments until {args.kills} kills landed mid-run "
+            f"(delay uniform in 0..{args.window:g} x the expected length of the run)"
+        )
         t_loop = time.perf_counter()
         while kills < args.kills:
             left = sum(1 for k, st in ref_states.items() if facts["states"].get(k) != st)
@@ -437,7 +520,9 @@ def child(args) -> int:
                 delays.append(delay)
                 v, facts = checker.check()
                 for x in v:
-                    violations.append({"epoch": epochs + 1, "when": f"kill {kills} at {delay:.2f} s", "what": x})
+                    violations.append(
+                        {"epoch": epochs + 1, "when": f"kill {kills} at {delay:.2f} s", "what": x}
+                    )
                 after = facts["states"]
                 changed = sum(1 for k, s in after.items() if before.get(k) != s)
                 done = facts["states"] == ref_states
@@ -455,9 +540,11 @@ def child(args) -> int:
                 if v:
                     say(f"  kill {kills}: VIOLATIONS: {v[:3]}")
                 if kills % 20 == 0:
-                    say(f"  {kills} kills ({time.perf_counter() - t_loop:.0f} s): {phases['mid-work']} mid-work, "
+                    say(
+                        f"  {kills} kills ({time.perf_counter() - t_loop:.0f} s): {phases['mid-work']} mid-work, "
                         f"{phases['startup']} before any work, {phases['after-work']} after the work; "
-                        f"{len(violations)} violations")
+                        f"{len(violations)} violations"
+                    )
                 if done:
                     end_epoch("all work saved before a kill")
                     live.reset()
@@ -468,8 +555,13 @@ def child(args) -> int:
                 live.reset()
                 _, facts = checker.check()
             else:
-                violations.append({"epoch": epochs + 1, "when": "a run", "what":
-                                   f"exit status {p.returncode}: {live.stderr_tail().strip()[:800]}"})
+                violations.append(
+                    {
+                        "epoch": epochs + 1,
+                        "when": "a run",
+                        "what": f"exit status {p.returncode}: {live.stderr_tail().strip()[:800]}",
+                    }
+                )
                 say(f"  a run exited {p.returncode}: {live.stderr_tail().strip()[:300]}")
                 _, facts = checker.check()
         if facts["files"] or facts["states"] != {k: "triaged" for k in ref_states}:
@@ -485,14 +577,19 @@ def child(args) -> int:
     clean_ok = ref_status["pending"] == 0
     ok = not violations and kills >= args.kills
     say()
-    say(f"memcurate crash benchmark — memcurate {info['version']}, Python {info['python']}, "
-        f"{B.machine()['system']} {B.machine()['machine']}, {os.cpu_count()} CPUs, {elapsed:.0f} s")
+    say(
+        f"memcurate crash benchmark — memcurate {info['version']}, Python {info['python']}, "
+        f"{B.machine()['system']} {B.machine()['machine']}, {os.cpu_count()} CPUs, {elapsed:.0f} s"
+    )
     say()
     rows = [
         ("staged work", f"{work_info['copies']} demo copies, {work_info['categories']} categories"),
-        ("clean run", f"{t_full:.2f} s (first state after {t_first:.2f} s); "
-                      f"{', '.join(f'{k} {v}' for k, v in counts.items())}; "
-                      f"{sum(len(v) for v in ref_ids.values())} memory files"),
+        (
+            "clean run",
+            f"{t_full:.2f} s (first state after {t_first:.2f} s); "
+            f"{', '.join(f'{k} {v}' for k, v in counts.items())}; "
+            f"{sum(len(v) for v in ref_ids.values())} memory files",
+        ),
         ("SIGKILLs that landed mid-run", f"{kills} (target >= {args.kills})"),
         ("  ... before any state changed", str(phases["startup"])),
         ("  ... with work done and work left", str(phases["mid-work"])),
@@ -501,12 +598,23 @@ def child(args) -> int:
         ("kills leaving a save half-done (approved)", str(left_in_flight["approved"])),
         ("runs that finished before their kill", str(completed)),
         ("epochs (fresh copies of the staged work)", str(epochs)),
-        ("kill delay median (range)", f"{B.median(delays):.2f} s ({min(delays):.2f}..{max(delays):.2f})"
-         if delays else "-"),
-        ("temp files left (.*.tmp), max after a kill", f"memory root {tmp_max['memory']}, data dir {tmp_max['data']}"),
-        ("temp files left at epoch ends, total", f"memory root {tmp_total['memory']}, data dir {tmp_total['data']}"),
+        (
+            "kill delay median (range)",
+            f"{B.median(delays):.2f} s ({min(delays):.2f}..{max(delays):.2f})" if delays else "-",
+        ),
+        (
+            "temp files left (.*.tmp), max after a kill",
+            f"memory root {tmp_max['memory']}, data dir {tmp_max['data']}",
+        ),
+        (
+            "temp files left at epoch ends, total",
+            f"memory root {tmp_total['memory']}, data dir {tmp_total['data']}",
+        ),
         ("violations", f"{len(violations)} (must be 0)  {'PASS' if ok else 'FAIL'}"),
-        ("clean run leaves pending", f"{ref_status['pending']} (must be 0)  {'PASS' if clean_ok else 'FAIL'}"),
+        (
+            "clean run leaves pending",
+            f"{ref_status['pending']} (must be 0)  {'PASS' if clean_ok else 'FAIL'}",
+        ),
         ("time", f"{loop_s:.0f} s in the kill loop, {elapsed:.0f} s in all"),
     ]
     w = max(len(a) for a, _ in rows)
@@ -514,38 +622,72 @@ def child(args) -> int:
         say(f"{a:<{w}}  {b}")
     if tmp_kinds:
         top = sorted(tmp_kinds.items(), key=lambda kv: -kv[1])
-        say("temp files seen after kills (name pattern: times seen): "
-            + "; ".join(f"{k}: {v}" for k, v in top[:8]))
+        say(
+            "temp files seen after kills (name pattern: times seen): "
+            + "; ".join(f"{k}: {v}" for k, v in top[:8])
+        )
     for x in violations[:20]:
         say(f"  violation (epoch {x['epoch']}, {x['when']}): {x['what'][:400]}")
     for x in ref_left[:10]:
         say(f"  left pending by the clean run: {x[:300]}")
-    say(f"crash safety: {'PASS' if ok else 'FAIL'}; clean run finishes the work: {'PASS' if clean_ok else 'FAIL'}; "
-        f"overall: {'PASS' if ok and clean_ok else 'FAIL'}")
-    doc = {"bench": "crash", "created": B.now_utc(), "args": vars(args), "machine": B.machine(),
-           "memcurate": {**info, "source_hash": B.source_hash(), "git_commit": B.git_commit()},
-           "work": work_info, "clean_run_s": round(t_full, 3), "idle_run_s": round(t_idle, 3),
-           "first_state_s": round(t_first, 3),
-           "clean": {"summary_counts": counts, "by_state": ref_status["by_state"], "ids": ref_ids},
-           "kills": kills, "phases": phases, "left_in_flight": left_in_flight, "completed_runs": completed,
-           "epochs": epoch_reports, "delays_s": [round(d, 3) for d in delays], "tmp_max": tmp_max,
-           "tmp_at_epoch_ends": tmp_total, "tmp_kinds": tmp_kinds, "violations": violations, "crash_safety_pass": ok,
-           "clean_run_pending": ref_status["pending"], "clean_run_left": ref_left, "pass": ok and clean_ok,
-           "elapsed_s": round(elapsed, 1), "kill_loop_s": round(loop_s, 1)}
+    say(
+        f"crash safety: {'PASS' if ok else 'FAIL'}; clean run finishes the work: {'PASS' if clean_ok else 'FAIL'}; "
+        f"overall: {'PASS' if ok and clean_ok else 'FAIL'}"
+    )
+    doc = {
+        "bench": "crash",
+        "created": B.now_utc(),
+        "args": vars(args),
+        "machine": B.machine(),
+        "memcurate": {**info, "source_hash": B.source_hash(), "git_commit": B.git_commit()},
+        "work": work_info,
+        "clean_run_s": round(t_full, 3),
+        "idle_run_s": round(t_idle, 3),
+        "first_state_s": round(t_first, 3),
+        "clean": {"summary_counts": counts, "by_state": ref_status["by_state"], "ids": ref_ids},
+        "kills": kills,
+        "phases": phases,
+        "left_in_flight": left_in_flight,
+        "completed_runs": completed,
+        "epochs": epoch_reports,
+        "delays_s": [round(d, 3) for d in delays],
+        "tmp_max": tmp_max,
+        "tmp_at_epoch_ends": tmp_total,
+        "tmp_kinds": tmp_kinds,
+        "violations": violations,
+        "crash_safety_pass": ok,
+        "clean_run_pending": ref_status["pending"],
+        "clean_run_left": ref_left,
+        "pass": ok and clean_ok,
+        "elapsed_s": round(elapsed, 1),
+        "kill_loop_s": round(loop_s, 1),
+    }
     say(f"figures written to {B.write_results(args.json_out, doc)}")
     return 0 if (ok and clean_ok) or not args.strict else 1
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    ap = argparse.ArgumentParser(description="SIGKILL `memcurate --auto-approve` and check nothing breaks "
-                                             "(see bench/README.md).")
-    ap.add_argument("--quick", action="store_true", help="for CI: 12 kills over 8 demo copies, one clean run")
-    ap.add_argument("--kills", type=int, default=0, help="SIGKILLs that must land mid-run (default 200)")
+    ap = argparse.ArgumentParser(
+        description="SIGKILL `memcurate --auto-approve` and check nothing breaks "
+        "(see bench/README.md)."
+    )
+    ap.add_argument(
+        "--quick", action="store_true", help="for CI: 12 kills over 8 demo copies, one clean run"
+    )
+    ap.add_argument(
+        "--kills", type=int, default=0, help="SIGKILLs that must land mid-run (default 200)"
+    )
     ap.add_argument("--copies", type=int, default=0, help="demo copies staged (default 30)")
-    ap.add_argument("--window", type=float, default=1.1,
-                    help="kill delay: uniform in 0..WINDOW x the expected length of the run (default 1.1)")
-    ap.add_argument("--clean-runs", type=int, default=0, help="uninterrupted reference runs (default 2)")
+    ap.add_argument(
+        "--window",
+        type=float,
+        default=1.1,
+        help="kill delay: uniform in 0..WINDOW x the expected length of the run (default 1.1)",
+    )
+    ap.add_argument(
+        "--clean-runs", type=int, default=0, help="uninterrupted reference runs (default 2)"
+    )
     B.common_args(ap, RESULTS, strict="exit 1 on a violation (default: exit 0, print FAIL)")
     args = ap.parse_args(argv)
     args.kills = args.kills or (12 if args.quick else 200)

@@ -62,13 +62,24 @@ RESULTS = os.path.join(B.RESULTS, "draft.json")
 TARGET_ONE_ROUND = 1.3  # x one call: six categories at the default concurrency
 TARGET_THREE_ROUNDS = (2.9, 3.45)  # x one call: six categories, concurrency 2
 BACKENDS = ("anthropic", "claude-cli")
-CATEGORY = re.compile(r"^Category: (\w+)", re.M)  # the first line of every draft prompt (prompt.user_prompt)
-LOOK_HINTS = re.compile(r"^Keyword hints for this stretch \(unconfirmed\): (.*)\.$", re.M)  # prompt.look_prompt
+CATEGORY = re.compile(
+    r"^Category: (\w+)", re.M
+)  # the first line of every draft prompt (prompt.user_prompt)
+LOOK_HINTS = re.compile(
+    r"^Keyword hints for this stretch \(unconfirmed\): (.*)\.$", re.M
+)  # prompt.look_prompt
 DIGEST_ENTRY = re.compile(r"^\[(\d+)\] ", re.M)  # an entry of the digest (capture/digest.py)
 CACHE_TTL = 300.0  # seconds a cached prompt prefix lives (the API's ephemeral cache)
-USAGE_KEYS = ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "cost_usd", "calls")
+USAGE_KEYS = (
+    "tokens_in",
+    "tokens_out",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "cost_usd",
+    "calls",
+)
 
-FAKE_CLAUDE = r'''#!{python}
+FAKE_CLAUDE = r"""#!{python}
 # A stand-in for `claude -p`: the prompt on stdin, the CLI's JSON result after a delay.
 import json, os, re, sys, time
 prompt = sys.stdin.read()
@@ -87,13 +98,18 @@ sys.stdout.write(json.dumps({{
     "structured_output": answer, "session_id": "00000000-0000-4000-8000-000000000000",
     "usage": {{"input_tokens": len(prompt) // 4, "cache_creation_input_tokens": 0,
                "cache_read_input_tokens": len(system) // 4, "output_tokens": len(json.dumps(answer)) // 4}}}}))
-'''
+"""
 
 
 # Words of its own per category: one triage's drafts that say alike are folded into one (the same fact).
-TOPICS = {"decision": "gateway tokens chosen over sessions", "constraint": "quota limits of hosted runners",
-          "runbook": "flaky socket timeouts fixed by retrying", "tech_debt": "legacy importer left unported",
-          "preference": "terse commit messages wanted", "session_summary": "migration finished, docs next"}
+TOPICS = {
+    "decision": "gateway tokens chosen over sessions",
+    "constraint": "quota limits of hosted runners",
+    "runbook": "flaky socket timeouts fixed by retrying",
+    "tech_debt": "legacy importer left unported",
+    "preference": "terse commit messages wanted",
+    "session_summary": "migration finished, docs next",
+}
 
 
 def answers() -> dict[str, dict]:
@@ -104,11 +120,18 @@ def answers() -> dict[str, dict]:
     out = {}
     for name, cat in CATEGORIES.items():
         words = TOPICS.get(name, name.replace("_", " "))
-        answer = {"skip": False, "title": f"{words.capitalize()} (benchmark {name.replace('_', ' ')})",
-                  "description": f"Read when {words} matter", "tags": ["bench", name.replace("_", "-")]}
+        answer = {
+            "skip": False,
+            "title": f"{words.capitalize()} (benchmark {name.replace('_', ' ')})",
+            "description": f"Read when {words} matter",
+            "tags": ["bench", name.replace("_", "-")],
+        }
         if name in FACT_CATEGORIES:
-            answer.update(fact=f"Fact: {words}, as a model would write it in one or two sentences.",
-                          why=f"Why: {words}.", how_to_apply="When it matters.")
+            answer.update(
+                fact=f"Fact: {words}, as a model would write it in one or two sentences.",
+                why=f"Why: {words}.",
+                how_to_apply="When it matters.",
+            )
         else:
             answer["sections"] = {s: f"{s}: {words}, {n + 1}." for n, s in enumerate(cat.required)}
         out[name] = answer
@@ -121,12 +144,23 @@ def look_answer(prompt: str) -> dict:
     did not confirm a keyword category skips it) and no category more is found."""
     hints = LOOK_HINTS.search(prompt).group(1)
     first = int(DIGEST_ENTRY.search(prompt).group(1))
-    return {"facts": [{"category": c, "statement": f"The {c.replace('_', ' ')} this session establishes, in the "
-                       "words of a model stand-in.", "entries": [first], "confidence": 0.9}
-                      for c in hints.split(", ") if c != "none"]}
+    return {
+        "facts": [
+            {
+                "category": c,
+                "statement": f"The {c.replace('_', ' ')} this session establishes, in the "
+                "words of a model stand-in.",
+                "entries": [first],
+                "confidence": 0.9,
+            }
+            for c in hints.split(", ")
+            if c != "none"
+        ]
+    }
 
 
 # -- the stand-ins --------------------------------------------------------------------------
+
 
 class MessagesServer:
     """The Messages API on 127.0.0.1: each POST answered after `delay` with a record_memory tool_use."""
@@ -170,17 +204,32 @@ class MessagesServer:
         prompt = body["messages"][0]["content"]
         system = "".join(b.get("text", "") for b in body.get("system") or [])
         tool = body["tools"][0]["name"]
-        answer = look_answer(prompt) if tool == "record_findings" else self.replies[CATEGORY.search(prompt).group(1)]
+        answer = (
+            look_answer(prompt)
+            if tool == "record_findings"
+            else self.replies[CATEGORY.search(prompt).group(1)]
+        )
         key, now = hashlib.sha256(system.encode()).hexdigest(), time.monotonic()
         with self.lock:
             hit = now - self.cached.get(key, -CACHE_TTL) < CACHE_TTL
             self.cached[key] = now
         cached = len(system) // 4
-        usage = {"input_tokens": len(prompt) // 4, "cache_creation_input_tokens": 0 if hit else cached,
-                 "cache_read_input_tokens": cached if hit else 0, "output_tokens": len(json.dumps(answer)) // 4}
-        return {"id": "msg_bench", "type": "message", "role": "assistant", "model": body["model"],
-                "content": [{"type": "tool_use", "id": "toolu_bench", "name": tool, "input": answer}],
-                "stop_reason": "tool_use", "stop_sequence": None, "usage": usage}
+        usage = {
+            "input_tokens": len(prompt) // 4,
+            "cache_creation_input_tokens": 0 if hit else cached,
+            "cache_read_input_tokens": cached if hit else 0,
+            "output_tokens": len(json.dumps(answer)) // 4,
+        }
+        return {
+            "id": "msg_bench",
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "content": [{"type": "tool_use", "id": "toolu_bench", "name": tool, "input": answer}],
+            "stop_reason": "tool_use",
+            "stop_sequence": None,
+            "usage": usage,
+        }
 
     def close(self) -> None:
         self.httpd.shutdown()
@@ -191,17 +240,25 @@ def install_fake_claude(folder: str, delay: float, replies: dict) -> str:
     os.makedirs(folder, exist_ok=True)
     exe = os.path.join(folder, "claude")
     with open(exe, "w") as f:
-        f.write(FAKE_CLAUDE.format(python=sys.executable, bench=os.path.dirname(os.path.abspath(__file__))))
+        f.write(
+            FAKE_CLAUDE.format(
+                python=sys.executable, bench=os.path.dirname(os.path.abspath(__file__))
+            )
+        )
     os.chmod(exe, 0o755)
     path = os.path.join(folder, "answers.json")
     with open(path, "w") as f:
         json.dump(replies, f)
-    os.environ.update(DRAFT_BENCH_ANSWERS=path, DRAFT_BENCH_DELAY=str(delay),
-                      PATH=f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
+    os.environ.update(
+        DRAFT_BENCH_ANSWERS=path,
+        DRAFT_BENCH_DELAY=str(delay),
+        PATH=f"{folder}{os.pathsep}{os.environ.get('PATH', '')}",
+    )
     return exe
 
 
 # -- one run ----------------------------------------------------------------------------------
+
 
 class Runner:
     """Fresh projects (one per run: nothing decided against the last run's memories), each staging a
@@ -221,7 +278,8 @@ class Runner:
         site = os.path.join(self.work, f"run-{self.n:03d}")
         project, memory = os.path.join(site, "project"), os.path.join(site, "memory")
         extra = "drafting:\n  retries: 0\n  timeout_seconds: 60.0\n" + (
-            f"  concurrency: {concurrency}\n" if concurrency else "")
+            f"  concurrency: {concurrency}\n" if concurrency else ""
+        )
         B.make_project(project, memory, extra)
         cfg_path = os.path.join(project, ".claude", "memcurate.yaml")
         with open(cfg_path) as f:
@@ -230,15 +288,24 @@ class Runner:
             f.write(text.replace("backend: offline", f"backend: {backend}", 1))
         transcript = os.path.join(site, "session.jsonl")
         with open(transcript, "w", encoding="utf-8") as f:
-            f.write(B.vary_demo(self.demo, B.session_id(self.n, 0xd7), B.code_word(self.n), hours=self.n))
+            f.write(
+                B.vary_demo(
+                    self.demo, B.session_id(self.n, 0xD7), B.code_word(self.n), hours=self.n
+                )
+            )
         engine = Engine(project)
         report = capture(engine.data, engine.cfg, transcript, event="backfill", summary=True)
         triggered = [c["category"] for c in report["categories"] if c["triggered"]]
         if report["status"] != "staged" or len(triggered) != 6:
-            B.die(PROG, f"the demo copy should trigger all six categories; it triggered {triggered}")
+            B.die(
+                PROG, f"the demo copy should trigger all six categories; it triggered {triggered}"
+            )
         # Built before the clock: the SDK's import is paid once per process, not per triage.
         if engine.drafter.name != backend:
-            B.die(PROG, f"expected the {backend} drafter, got {engine.drafter.name} ({engine.drafter.reason})")
+            B.die(
+                PROG,
+                f"expected the {backend} drafter, got {engine.drafter.name} ({engine.drafter.reason})",
+            )
         return engine, report["triage"]
 
     def run(self, backend: str, concurrency: int | None, only: list[str] | None) -> dict:
@@ -246,7 +313,9 @@ class Runner:
 
         engine, tid = self.stage(backend, concurrency)
         done: dict[str, float] = {}
-        started: list[float] = []  # when the first draft started: after the second look at the session
+        started: list[
+            float
+        ] = []  # when the first draft started: after the second look at the session
         t0 = time.perf_counter()
 
         def on_event(e) -> None:
@@ -272,8 +341,14 @@ class Runner:
             if not records[c].get("calls"):  # a state line without `calls`: one call made the draft
                 usage["calls"] += 1
         look = usage_of(staging.read_second_look(engine.data, tid) or {}) if only is None else None
-        return {"draft": max(done.values()) - started[0], "look": started[0], "total": total, "usage": usage,
-                "look_usage": look, "drafted": len(done)}
+        return {
+            "draft": max(done.values()) - started[0],
+            "look": started[0],
+            "total": total,
+            "usage": usage,
+            "look_usage": look,
+            "drafted": len(done),
+        }
 
 
 def usage_of(record: dict) -> dict:
@@ -282,12 +357,15 @@ def usage_of(record: dict) -> dict:
 
 # -- the bench --------------------------------------------------------------------------------
 
+
 def scenarios(default_concurrency: int) -> list[tuple[str, str, int | None, list[str] | None]]:
     """(key, label, concurrency (None: the shipped default), only)."""
-    return [("one", "one call (decision alone)", None, ["decision"]),
-            ("six", f"6 categories, concurrency {default_concurrency} (default)", None, None),
-            ("six@2", "6 categories, concurrency 2", 2, None),
-            ("six@4", "6 categories, concurrency 4 (old default)", 4, None)]
+    return [
+        ("one", "one call (decision alone)", None, ["decision"]),
+        ("six", f"6 categories, concurrency {default_concurrency} (default)", None, None),
+        ("six@2", "6 categories, concurrency 2", 2, None),
+        ("six@4", "6 categories, concurrency 4 (old default)", 4, None),
+    ]
 
 
 def verdict(key: str, ratio: float) -> tuple[str, str]:
@@ -301,12 +379,20 @@ def verdict(key: str, ratio: float) -> tuple[str, str]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="one run of each scenario instead of 5 (for CI)")
+    ap.add_argument(
+        "--quick", action="store_true", help="one run of each scenario instead of 5 (for CI)"
+    )
     ap.add_argument("--runs", type=int, help="runs of each scenario")
-    ap.add_argument("--delay", type=float, default=1.0, help="seconds every model call takes (default 1)")
-    ap.add_argument("--workdir", help="parent of the throwaway work folder (default: the system temp dir)")
+    ap.add_argument(
+        "--delay", type=float, default=1.0, help="seconds every model call takes (default 1)"
+    )
+    ap.add_argument(
+        "--workdir", help="parent of the throwaway work folder (default: the system temp dir)"
+    )
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
-    ap.add_argument("--json-out", default=RESULTS, help=f"default: {os.path.relpath(RESULTS, B.REPO)}")
+    ap.add_argument(
+        "--json-out", default=RESULTS, help=f"default: {os.path.relpath(RESULTS, B.REPO)}"
+    )
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args()
     runs = args.runs or (1 if args.quick else 5)
@@ -329,8 +415,10 @@ def main() -> int:
     runner = Runner(work)
     results: dict[tuple[str, str], list[dict]] = {}
     try:
-        B.say(f"{PROG}: {runs} runs of {len(plan)} scenarios x {len(BACKENDS)} backends, each call {args.delay:g} s "
-              f"(Messages API server at {server.url}, fake claude on the PATH)")
+        B.say(
+            f"{PROG}: {runs} runs of {len(plan)} scenarios x {len(BACKENDS)} backends, each call {args.delay:g} s "
+            f"(Messages API server at {server.url}, fake claude on the PATH)"
+        )
         for _ in range(runs):  # interleaved: drift of the machine hits every scenario alike
             for backend in BACKENDS:
                 for key, _, concurrency, only in plan:
@@ -345,11 +433,24 @@ def main() -> int:
             shutil.rmtree(work, ignore_errors=True)
 
     figures, failed = report(results, plan, args.delay, runs)
-    doc = {"bench": PROG, "when": B.now_utc(), "commit": B.git_commit(), "machine": B.machine(),
-           "delay_s": args.delay, "runs": runs, "default_concurrency": default_concurrency,
-           "targets": {"six_x_one_call_max": TARGET_ONE_ROUND, "six_at_2_x_one_call": list(TARGET_THREE_ROUNDS)},
-           "figures": figures, "pass": not failed}
-    B.say(f"figures: {B.write_results(args.json_out, doc)}" + (f"; kept {work}" if args.keep else ""))
+    doc = {
+        "bench": PROG,
+        "when": B.now_utc(),
+        "commit": B.git_commit(),
+        "machine": B.machine(),
+        "delay_s": args.delay,
+        "runs": runs,
+        "default_concurrency": default_concurrency,
+        "targets": {
+            "six_x_one_call_max": TARGET_ONE_ROUND,
+            "six_at_2_x_one_call": list(TARGET_THREE_ROUNDS),
+        },
+        "figures": figures,
+        "pass": not failed,
+    }
+    B.say(
+        f"figures: {B.write_results(args.json_out, doc)}" + (f"; kept {work}" if args.keep else "")
+    )
     return 1 if failed and args.strict else 0
 
 
@@ -357,8 +458,10 @@ def report(results: dict, plan: list, delay: float, runs: int) -> tuple[dict, li
     figures: dict = {}
     failed: list[str] = []
     B.say("")
-    B.say(f"{'backend':<11} {'scenario':<42} {'draft phase':>11} {'min..max':>13} {'x one call':>10} "
-          f"{'x delay':>8} {'look':>6} {'process':>8}  target")
+    B.say(
+        f"{'backend':<11} {'scenario':<42} {'draft phase':>11} {'min..max':>13} {'x one call':>10} "
+        f"{'x delay':>8} {'look':>6} {'process':>8}  target"
+    )
     for backend in BACKENDS:
         unit = B.median(r["draft"] for r in results[(backend, "one")])
         for key, label, _, _ in plan:
@@ -370,32 +473,53 @@ def report(results: dict, plan: list, delay: float, runs: int) -> tuple[dict, li
             if mark == "FAIL":
                 failed.append(f"{backend} {label}")
             look = B.median(r["look"] for r in rs)
-            B.say(f"{backend:<11} {label:<42} {draft:>9.3f} s {lo:>6.2f}..{hi:<5.2f} {ratio:>8.2f} x "
-                  f"{draft / delay:>6.2f} x {look:>4.2f} s {total:>6.2f} s  {target} {mark}".rstrip())
-            fig = {"draft_s": round(draft, 4), "look_s": round(look, 4), "process_s": round(total, 4), "min_s": round(lo, 4),
-                   "max_s": round(hi, 4), "x_one_call": round(ratio, 3), "x_delay": round(draft / delay, 3),
-                   "target": target, "result": mark or None}
+            B.say(
+                f"{backend:<11} {label:<42} {draft:>9.3f} s {lo:>6.2f}..{hi:<5.2f} {ratio:>8.2f} x "
+                f"{draft / delay:>6.2f} x {look:>4.2f} s {total:>6.2f} s  {target} {mark}".rstrip()
+            )
+            fig = {
+                "draft_s": round(draft, 4),
+                "look_s": round(look, 4),
+                "process_s": round(total, 4),
+                "min_s": round(lo, 4),
+                "max_s": round(hi, 4),
+                "x_one_call": round(ratio, 3),
+                "x_delay": round(draft / delay, 3),
+                "target": target,
+                "result": mark or None,
+            }
             if "peak_in_flight" in rs[0]:
                 fig["peak_requests_in_flight"] = max(r["peak_in_flight"] for r in rs)
             fig["usage_per_triage"] = {k: B.median(r["usage"][k] for r in rs) for k in USAGE_KEYS}
             if rs[0]["look_usage"] is not None:
-                fig["second_look_usage"] = {k: B.median(r["look_usage"][k] for r in rs) for k in USAGE_KEYS}
+                fig["second_look_usage"] = {
+                    k: B.median(r["look_usage"][k] for r in rs) for k in USAGE_KEYS
+                }
             figures[f"{backend}/{key}"] = fig
     B.say("")
-    B.say("tokens per triage, 6 categories (read back from staging, median; the stand-ins count 4 characters a token):")
+    B.say(
+        "tokens per triage, 6 categories (read back from staging, median; the stand-ins count 4 characters a token):"
+    )
     for backend in BACKENDS:
         u = figures[f"{backend}/six"]["usage_per_triage"]
         cost = f", cost ${u['cost_usd']:.4f}" if u["cost_usd"] else ""
-        B.say(f"  {backend:<11} in {u['tokens_in']:>7,.0f} (cache read {u['cache_read_tokens']:,.0f}, "
-              f"cache write {u['cache_write_tokens']:,.0f})  out {u['tokens_out']:>6,.0f}  calls {u['calls']:.0f}{cost}")
+        B.say(
+            f"  {backend:<11} in {u['tokens_in']:>7,.0f} (cache read {u['cache_read_tokens']:,.0f}, "
+            f"cache write {u['cache_write_tokens']:,.0f})  out {u['tokens_out']:>6,.0f}  calls {u['calls']:.0f}{cost}"
+        )
         look = figures[f"{backend}/six"].get("second_look_usage")
         if look:
-            B.say(f"  {'':<11} and the second look: in {look['tokens_in']:,.0f}, out {look['tokens_out']:,.0f}, "
-                  f"calls {look['calls']:.0f}" + (f", cost ${look['cost_usd']:.4f}" if look["cost_usd"] else ""))
+            B.say(
+                f"  {'':<11} and the second look: in {look['tokens_in']:,.0f}, out {look['tokens_out']:,.0f}, "
+                f"calls {look['calls']:.0f}"
+                + (f", cost ${look['cost_usd']:.4f}" if look["cost_usd"] else "")
+            )
     peak = figures["anthropic/six"].get("peak_requests_in_flight")
     if peak is not None:
-        B.say(f"  the server saw at most {peak} requests in flight at the default concurrency, "
-              f"{figures['anthropic/six@2'].get('peak_requests_in_flight')} at concurrency 2")
+        B.say(
+            f"  the server saw at most {peak} requests in flight at the default concurrency, "
+            f"{figures['anthropic/six@2'].get('peak_requests_in_flight')} at concurrency 2"
+        )
     B.say("")
     B.say("FAIL: " + "; ".join(failed) if failed else f"PASS: every target met ({runs} runs each)")
     return figures, failed

@@ -50,13 +50,21 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 SHARED = os.path.join(os.path.dirname(os.path.dirname(BENCH)), "shared")
 FOLDERS = ("transcripts", "transcripts-more")
 RESULTS = os.path.join(BENCH, "results", "duplicates.json")
-FIRST_SECTION = {"decision": "Decision", "constraint": "Rule", "runbook": "Symptom", "tech_debt": "Description",
-                 "preference": "Preference", "session_summary": "Goal"}
+FIRST_SECTION = {
+    "decision": "Decision",
+    "constraint": "Rule",
+    "runbook": "Symptom",
+    "tech_debt": "Description",
+    "preference": "Preference",
+    "session_summary": "Goal",
+}
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.-]{2,}")
-_STOP = frozenset("""the and for with that this from have has had was were are not but you your our their they
+_STOP = frozenset(
+    """the and for with that this from have has had was were are not but you your our their they
 them then than into when what which while will would should could can may also only just more most such very
 been being over under about after before there here its does did done use used using make made all any each
-other some same both now out off per via yet how why who let lets we're it's i'm user assistant turn""".split())
+other some same both now out off per via yet how why who let lets we're it's i'm user assistant turn""".split()
+)
 _ATTRIBUTION = re.compile(r"\((?:the )?(?:user|assistant)[^)]*turn[^)]*\)", re.I)
 
 
@@ -65,6 +73,7 @@ def say(msg: str = "") -> None:
 
 
 # -- a memory, as the reviewer reads it ------------------------------------------------
+
 
 def read_memory(path: str) -> dict | None:
     """Front matter fields this bench needs, and the sections, parsed by hand (no yaml: stdlib only)."""
@@ -94,8 +103,14 @@ def read_memory(path: str) -> dict | None:
     # what the memory states: its first section's first paragraph (a summary's goal, not its list of later turns)
     first = sections.get(FIRST_SECTION.get(cat, ""), "").strip().split("\n\n")[0]
     first = _ATTRIBUTION.sub(" ", first)
-    return {"path": path, "id": fields.get("id", ""), "category": cat, "title": fields.get("title", ""),
-            "first": first, "sessions": sessions}
+    return {
+        "path": path,
+        "id": fields.get("id", ""),
+        "category": cat,
+        "title": fields.get("title", ""),
+        "first": first,
+        "sessions": sessions,
+    }
 
 
 def words(text: str) -> set[str]:
@@ -131,29 +146,47 @@ def same_fact(a: dict, b: dict) -> str | None:
 def judge(memories: list[dict]) -> dict:
     pairs = []
     for i, a in enumerate(memories):
-        for b in memories[i + 1:]:
+        for b in memories[i + 1 :]:
             why = same_fact(a, b)
             if why:
-                pairs.append({"a": f"{a['category']}/{a['id']}", "b": f"{b['category']}/{b['id']}", "why": why,
-                              "across": a["category"] != b["category"], "titles": [a["title"], b["title"]]})
+                pairs.append(
+                    {
+                        "a": f"{a['category']}/{a['id']}",
+                        "b": f"{b['category']}/{b['id']}",
+                        "why": why,
+                        "across": a["category"] != b["category"],
+                        "titles": [a["title"], b["title"]],
+                    }
+                )
     bad_sources = [m["id"] for m in memories if len(m["sessions"]) != len(set(m["sessions"]))]
     summaries: dict[str, int] = {}
     for m in memories:
         if m["category"] == "session_summary":
             for s in set(m["sessions"]):
                 summaries[s] = summaries.get(s, 0) + 1
-    return {"summaries_twice": sum(n > 1 for n in summaries.values()), "memories": len(memories), "pairs": pairs,
-            "within": sum(not p["across"] for p in pairs), "across": sum(p["across"] for p in pairs), "bad_sources": bad_sources}
+    return {
+        "summaries_twice": sum(n > 1 for n in summaries.values()),
+        "memories": len(memories),
+        "pairs": pairs,
+        "within": sum(not p["across"] for p in pairs),
+        "across": sum(p["across"] for p in pairs),
+        "bad_sources": bad_sources,
+    }
 
 
 # -- filling a throwaway project -----------------------------------------------------------
+
 
 def sessions_of(folder: str) -> list[str]:
     """Main sessions (no subagents), oldest first (by their first time stamp, then name)."""
     found = []
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if d != "subagents")
-        found += [os.path.join(root, f) for f in files if f.endswith(".jsonl") and not f.startswith("agent-")]
+        found += [
+            os.path.join(root, f)
+            for f in files
+            if f.endswith(".jsonl") and not f.startswith("agent-")
+        ]
 
     def first_stamp(path: str) -> str:
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -171,33 +204,56 @@ class Project:
         self.work, self.memcurate = work, memcurate
         self.proj, self.memory = os.path.join(work, "proj"), os.path.join(work, "memory")
         home = os.path.join(work, "home")
-        self.env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "MEMCURATE_CHILD")}
-        self.env.update(HOME=home, CLAUDE_CONFIG_DIR=os.path.join(home, ".claude"),
-                        XDG_CONFIG_HOME=os.path.join(home, ".config"))
-        for d in (self.env["CLAUDE_CONFIG_DIR"], self.env["XDG_CONFIG_HOME"], os.path.join(self.proj, ".git"),
-                  os.path.join(self.proj, ".claude")):
+        self.env = {
+            k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "MEMCURATE_CHILD")
+        }
+        self.env.update(
+            HOME=home,
+            CLAUDE_CONFIG_DIR=os.path.join(home, ".claude"),
+            XDG_CONFIG_HOME=os.path.join(home, ".config"),
+        )
+        for d in (
+            self.env["CLAUDE_CONFIG_DIR"],
+            self.env["XDG_CONFIG_HOME"],
+            os.path.join(self.proj, ".git"),
+            os.path.join(self.proj, ".claude"),
+        ):
             os.makedirs(d, exist_ok=True)
         with open(os.path.join(self.proj, ".claude", "memcurate.yaml"), "w") as f:
             # offline drafts are evidence cards, held from --auto-approve unless offline_cards (as SAVE_EVERY_DRAFT)
-            f.write(f"backend: offline\nmemory:\n  root: {json.dumps(self.memory)}\n"
-                    "auto_approve:\n  offline_cards: true\n")
+            f.write(
+                f"backend: offline\nmemory:\n  root: {json.dumps(self.memory)}\n"
+                "auto_approve:\n  offline_cards: true\n"
+            )
 
     def run(self, *args: str) -> dict:
-        p = subprocess.run([self.memcurate, "--project", self.proj, *args], env=self.env, capture_output=True,
-                           text=True)
+        p = subprocess.run(
+            [self.memcurate, "--project", self.proj, *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+        )
         if p.returncode not in (0, 1):
-            raise RuntimeError(f"memcurate {' '.join(args)}: exit {p.returncode}: {p.stderr.strip()}")
+            raise RuntimeError(
+                f"memcurate {' '.join(args)}: exit {p.returncode}: {p.stderr.strip()}"
+            )
         return json.loads(p.stdout) if "--json" in args else {}
 
     def save(self) -> dict:
-        return self.run("--auto-approve", "--json", "--min-confidence", "0")  # every draft: duplicates, not the gate
+        return self.run(
+            "--auto-approve", "--json", "--min-confidence", "0"
+        )  # every draft: duplicates, not the gate
 
     def memories(self) -> list[dict]:
         out = []
         for root, _dirs, files in os.walk(self.memory):
             if os.path.basename(root) == "archive" or root == self.memory:
                 continue
-            out += [m for f in sorted(files) if f.endswith(".md") and (m := read_memory(os.path.join(root, f)))]
+            out += [
+                m
+                for f in sorted(files)
+                if f.endswith(".md") and (m := read_memory(os.path.join(root, f)))
+            ]
         return out
 
 
@@ -225,15 +281,27 @@ def fill(project: Project, sessions: list[str], split: bool) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--memcurate", default=os.path.join(os.path.dirname(sys.executable), "memcurate"))
-    ap.add_argument("--shared", default=SHARED, help="the folder holding transcripts/ and transcripts-more/")
+    ap.add_argument(
+        "--memcurate", default=os.path.join(os.path.dirname(sys.executable), "memcurate")
+    )
+    ap.add_argument(
+        "--shared", default=SHARED, help="the folder holding transcripts/ and transcripts-more/"
+    )
     ap.add_argument("--examples", type=int, default=8)
     ap.add_argument("--modes", default="backfill,split")
-    ap.add_argument("--quick", action="store_true", help="for CI: backfill mode over the first 4 project folders")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="for CI: backfill mode over the first 4 project folders",
+    )
     args = ap.parse_args(argv)
-    projects = [os.path.join(args.shared, d, p) for d in FOLDERS if os.path.isdir(os.path.join(args.shared, d))
-                for p in sorted(os.listdir(os.path.join(args.shared, d)))
-                if os.path.isdir(os.path.join(args.shared, d, p))]
+    projects = [
+        os.path.join(args.shared, d, p)
+        for d in FOLDERS
+        if os.path.isdir(os.path.join(args.shared, d))
+        for p in sorted(os.listdir(os.path.join(args.shared, d)))
+        if os.path.isdir(os.path.join(args.shared, d, p))
+    ]
     projects = [p for p in projects if sessions_of(p)]
     if args.quick:
         projects, args.modes = projects[:4], "backfill"
@@ -245,8 +313,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     figures: dict = {}
     for mode in args.modes.split(","):
-        judged = {"summaries_twice": 0, "memories": 0, "within": 0, "across": 0, "pairs": [], "bad_sources": [],
-                  "saves": {}}
+        judged = {
+            "summaries_twice": 0,
+            "memories": 0,
+            "within": 0,
+            "across": 0,
+            "pairs": [],
+            "bad_sources": [],
+            "saves": {},
+        }
         with tempfile.TemporaryDirectory(prefix="memcurate-dup-") as tmp:
             for n, folder in enumerate(projects):
                 project = Project(os.path.join(tmp, str(n)), args.memcurate)
@@ -261,11 +336,13 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(project.work, ignore_errors=True)
         figures[mode] = judged
         s = judged["saves"]
-        say(f"{mode:9} {len(projects)} projects: {judged['memories']} memories saved "
+        say(
+            f"{mode:9} {len(projects)} projects: {judged['memories']} memories saved "
             f"(created {s['created']}, updated {s['updated']}, noop {s['noop']}, skipped {s['skipped']}); "
             f"same-fact pairs {len(judged['pairs'])} ({judged['within']} within a category, "
             f"{judged['across']} across); sessions with two summaries: {judged['summaries_twice']}; "
-            f"sources naming a session twice: {len(judged['bad_sources'])}")
+            f"sources naming a session twice: {len(judged['bad_sources'])}"
+        )
         for p in judged["pairs"][: args.examples]:
             say(f"    {p['project'][:28]:28} {p['a']}  ~  {p['b']}  ({p['why']})")
     os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
@@ -273,7 +350,9 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(figures, f, indent=1)
     say(f"figures: {RESULTS}")
     empty = [mode for mode, judged in figures.items() if not judged["memories"]]
-    if empty:  # nothing saved: no pair could be found, so the figures say nothing (a held or gated draft)
+    if (
+        empty
+    ):  # nothing saved: no pair could be found, so the figures say nothing (a held or gated draft)
         say(f"duplicates_bench: no memory saved in {', '.join(empty)}: the bench measured nothing")
         return 1
     return 0

@@ -50,7 +50,9 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT / "dev"))  # the checkout's engine, as draft_bench and gate_bench run it
+    sys.path.insert(
+        0, str(ROOT / "dev")
+    )  # the checkout's engine, as draft_bench and gate_bench run it
 
 from memcurate.curator.drafting.claude_cli import ClaudeCliDrafter  # noqa: E402
 from memcurate.curator.drafting.input_cap import CHARS_PER_TOKEN, TOOL_CHARS  # noqa: E402
@@ -62,14 +64,23 @@ RESULTS = BENCH / "results" / "evidence.json"
 CATEGORIES = ("decision", "constraint", "runbook", "tech_debt", "preference")
 RECORDS = ("user", "assistant", "tool_result", "tool_use", "queue")
 SPLITS = ("tune", "held_out")
-CHARS_A_TOKEN = 4  # the estimate of the figures (English prose on Claude's tokenizers); the cap's is 3
+CHARS_A_TOKEN = (
+    4  # the estimate of the figures (English prose on Claude's tokenizers); the cap's is 3
+)
 MB = 1_000_000
 TARGETS = {"some": 0.90, "tool_some": 0.75, "own": 0.85, "tokens_per_mb": 10_000}
 _SPACE = re.compile(r"\s+")
-_WORDS = {"decision": "gateway tokens chosen over sessions", "constraint": "quota limits of hosted runners",
-          "runbook": "flaky socket timeouts fixed by retrying", "tech_debt": "legacy importer left unported",
-          "preference": "terse commit messages wanted", "session_summary": "migration finished, docs next"}
-_ENTRY = re.compile(r"^\[(\d+)\] ", re.M)  # an entry of the look's digest segment (curator/capture/digest.py)
+_WORDS = {
+    "decision": "gateway tokens chosen over sessions",
+    "constraint": "quota limits of hosted runners",
+    "runbook": "flaky socket timeouts fixed by retrying",
+    "tech_debt": "legacy importer left unported",
+    "preference": "terse commit messages wanted",
+    "session_summary": "migration finished, docs next",
+}
+_ENTRY = re.compile(
+    r"^\[(\d+)\] ", re.M
+)  # an entry of the look's digest segment (curator/capture/digest.py)
 
 
 def normalise(text: str) -> str:
@@ -78,6 +89,7 @@ def normalise(text: str) -> str:
 
 
 # -- the labels --------------------------------------------------------------------------------
+
 
 @dataclasses.dataclass(frozen=True)
 class Fact:
@@ -115,7 +127,11 @@ def load_labels(path: Path) -> list[Session]:
     """The labelled sessions of `path` (format: version 1, see bench/README.md). ValueError saying what
     is wrong with a file that is not in that format."""
     doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(doc, dict) or doc.get("version") != 1 or not isinstance(doc.get("sessions"), list):
+    if (
+        not isinstance(doc, dict)
+        or doc.get("version") != 1
+        or not isinstance(doc.get("sessions"), list)
+    ):
         raise ValueError(f"{path}: not an evidence labels file (version 1 with a sessions list)")
     out = []
     for s in doc["sessions"]:
@@ -125,11 +141,26 @@ def load_labels(path: Path) -> list[Session]:
         for f in s.get("facts") or []:
             if f.get("category") not in CATEGORIES or f.get("record") not in RECORDS:
                 raise ValueError(f"{path}: fact {f.get('id')}: unknown category or record")
-            if not isinstance(f.get("line"), int) or f["line"] < 1 or not str(f.get("quote") or "").strip():
+            if (
+                not isinstance(f.get("line"), int)
+                or f["line"] < 1
+                or not str(f.get("quote") or "").strip()
+            ):
                 raise ValueError(f"{path}: fact {f.get('id')}: needs a line (1-based) and a quote")
-            facts.append(Fact(str(f["id"]), f["category"], str(f.get("statement", "")), f["line"], f["record"],
-                              f.get("tool"), str(f["quote"])))
-        out.append(Session(str(s["transcript"]), s["split"], str(s.get("project", "")), tuple(facts)))
+            facts.append(
+                Fact(
+                    str(f["id"]),
+                    f["category"],
+                    str(f.get("statement", "")),
+                    f["line"],
+                    f["record"],
+                    f.get("tool"),
+                    str(f["quote"]),
+                )
+            )
+        out.append(
+            Session(str(s["transcript"]), s["split"], str(s.get("project", "")), tuple(facts))
+        )
     return out
 
 
@@ -144,6 +175,7 @@ def line_offsets(path: Path) -> list[int]:
 
 
 # -- the stand-in drafter -----------------------------------------------------------------------
+
 
 @dataclasses.dataclass(frozen=True)
 class Call:
@@ -161,7 +193,9 @@ class RecordingDrafter(ClaudeCliDrafter):
     """The claude CLI backend with its child replaced: every request is built by the real code, recorded,
     and answered with valid JSON (see the module's docstring). Thread-safe, as the pipeline needs."""
 
-    def __init__(self, cfg: dict | None = None, *, look: str = "oracle", facts: tuple[Fact, ...] = ()) -> None:
+    def __init__(
+        self, cfg: dict | None = None, *, look: str = "oracle", facts: tuple[Fact, ...] = ()
+    ) -> None:
         super().__init__("claude", cfg or {}, reason="evidence bench stand-in")
         self.look, self.facts = look, facts
         self.calls: list[Call] = []
@@ -188,10 +222,19 @@ class RecordingDrafter(ClaudeCliDrafter):
         with self._lock:
             self.calls.append(call)
         answer = self.answer(kind, category, request)
-        envelope = {"type": "result", "subtype": "success", "is_error": False, "num_turns": 1, "result": "",
-                    "structured_output": answer, "session_id": "00000000-0000-4000-8000-000000000000",
-                    "usage": {"input_tokens": call.chars // CHARS_A_TOKEN,
-                              "output_tokens": len(json.dumps(answer)) // CHARS_A_TOKEN}}
+        envelope = {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "num_turns": 1,
+            "result": "",
+            "structured_output": answer,
+            "session_id": "00000000-0000-4000-8000-000000000000",
+            "usage": {
+                "input_tokens": call.chars // CHARS_A_TOKEN,
+                "output_tokens": len(json.dumps(answer)) // CHARS_A_TOKEN,
+            },
+        }
         return json.dumps(envelope), "", 0
 
     def answer(self, kind: str, category: str | None, request) -> dict:
@@ -208,12 +251,26 @@ class RecordingDrafter(ClaudeCliDrafter):
         words = _WORDS.get(category, category)
         if look.get("statement"):
             words = f"{words} {zlib.crc32(look['statement'].encode()):08x}"
-        out = {"skip": False, "title": f"{words.capitalize()} ({category.replace('_', ' ')})",
-               "description": f"Read when {words} matter", "tags": ["bench", category.replace("_", "-")],
-               "confidence": 0.8}
+        out = {
+            "skip": False,
+            "title": f"{words.capitalize()} ({category.replace('_', ' ')})",
+            "description": f"Read when {words} matter",
+            "tags": ["bench", category.replace("_", "-")],
+            "confidence": 0.8,
+        }
         if category in FACT_CATEGORIES:
-            return {**out, "fact": f"Fact: {words}.", "why": f"Why: {words}.", "how_to_apply": "When it matters."}
-        return {**out, "sections": {s: f"{s}: {words}, {n + 1}." for n, s in enumerate(CATS[category].required)}}
+            return {
+                **out,
+                "fact": f"Fact: {words}.",
+                "why": f"Why: {words}.",
+                "how_to_apply": "When it matters.",
+            }
+        return {
+            **out,
+            "sections": {
+                s: f"{s}: {words}, {n + 1}." for n, s in enumerate(CATS[category].required)
+            },
+        }
 
     def findings(self, request) -> list[dict]:
         """The oracle's look: one fact per label whose quote is in an entry of the digest segment sent, citing
@@ -224,8 +281,16 @@ class RecordingDrafter(ClaudeCliDrafter):
             quote = normalise(fact.quote)
             for n, text in entries:
                 if quote in normalise(text):
-                    found.append({"category": fact.category, "entries": [n], "statement": fact.said,
-                                  "why": "", "how_to_apply": "", "confidence": 0.8})
+                    found.append(
+                        {
+                            "category": fact.category,
+                            "entries": [n],
+                            "statement": fact.said,
+                            "why": "",
+                            "how_to_apply": "",
+                            "confidence": 0.8,
+                        }
+                    )
                     break
         return found
 
@@ -233,11 +298,17 @@ class RecordingDrafter(ClaudeCliDrafter):
 def _entries(activity: str, numbers) -> list[tuple[int, str]]:
     """(n, text) of each entry of a second look's digest segment (the numbers the request holds)."""
     heads = [m for m in _ENTRY.finditer(activity) if int(m.group(1)) in numbers]
-    return [(int(m.group(1)), activity[m.start(): heads[i + 1].start() if i + 1 < len(heads) else len(activity)])
-            for i, m in enumerate(heads)]
+    return [
+        (
+            int(m.group(1)),
+            activity[m.start() : heads[i + 1].start() if i + 1 < len(heads) else len(activity)],
+        )
+        for i, m in enumerate(heads)
+    ]
 
 
 # -- one session through the pipeline -------------------------------------------------------------
+
 
 @dataclasses.dataclass
 class Run:
@@ -250,17 +321,27 @@ class Run:
     states: dict[str, dict[str, str]]
     look: dict[str, dict]
     notes: list[str]
-    cfg: dict = dataclasses.field(default_factory=dict)  # the project's config, as the engine read it
+    cfg: dict = dataclasses.field(
+        default_factory=dict
+    )  # the project's config, as the engine read it
 
 
 def project_config(memory: Path, *, verify: bool) -> str:
-    return (f"backend: claude-cli\nmemory:\n  root: {json.dumps(str(memory))}\n"
-            "drafting:\n  retries: 0\n  backoff_seconds: 0.0\n  fallback: []\n"
-            f"verify:\n  llm: {'true' if verify else 'false'}\n")
+    return (
+        f"backend: claude-cli\nmemory:\n  root: {json.dumps(str(memory))}\n"
+        "drafting:\n  retries: 0\n  backoff_seconds: 0.0\n  fallback: []\n"
+        f"verify:\n  llm: {'true' if verify else 'false'}\n"
+    )
 
 
-def run_session(transcript: Path, facts: tuple[Fact, ...], site: Path, *, verify: bool = False,
-                look: str = "oracle") -> Run:
+def run_session(
+    transcript: Path,
+    facts: tuple[Fact, ...],
+    site: Path,
+    *,
+    verify: bool = False,
+    look: str = "oracle",
+) -> Run:
     """Backfill `transcript` in a new project under `site` and process every triage it stages, as a user's
     `memcurate triage PATH` and a Claude backend would, with the recording stand-in."""
     from memcurate.curator.candidates import staging
@@ -274,8 +355,14 @@ def run_session(transcript: Path, facts: tuple[Fact, ...], site: Path, *, verify
     drafter = RecordingDrafter(look=look, facts=facts)
     engine = Engine(str(project), drafter=drafter)
     try:
-        report = capture(engine.data, engine.cfg, str(transcript), event="backfill", summary=True,
-                         subagent=transcript.name.startswith("agent-"))
+        report = capture(
+            engine.data,
+            engine.cfg,
+            str(transcript),
+            event="backfill",
+            summary=True,
+            subagent=transcript.name.startswith("agent-"),
+        )
         notes = list(report.get("notes") or [])
         triages, states, looks = {}, {}, {}
         for tid in staging.triage_ids(engine.data):
@@ -284,10 +371,20 @@ def run_session(transcript: Path, facts: tuple[Fact, ...], site: Path, *, verify
             looks[tid] = staging.read_second_look(engine.data, tid) or {}
     finally:
         engine.close()
-    return Run(transcript, transcript.stat().st_size, triages, list(drafter.calls), states, looks, notes, engine.cfg)
+    return Run(
+        transcript,
+        transcript.stat().st_size,
+        triages,
+        list(drafter.calls),
+        states,
+        looks,
+        notes,
+        engine.cfg,
+    )
 
 
 # -- reach ------------------------------------------------------------------------------------------
+
 
 def triage_of(run: Run, offset: int) -> str | None:
     """The triage whose byte range holds the line starting at `offset`."""
@@ -306,18 +403,41 @@ def reach(facts: tuple[Fact, ...], run: Run, offsets: list[int]) -> list[dict]:
     for f in facts:
         quote = normalise(f.quote)
         tid = triage_of(run, offsets[f.line - 1]) if 0 < f.line <= len(offsets) else None
-        via = sorted({c.kind if c.category is None else f"{c.kind}:{c.category}" for c, p in prompts_n if quote in p})
-        own = [p for c, p in prompts_n if c.kind == "draft" and c.triage == tid and c.category == f.category]
+        via = sorted(
+            {
+                c.kind if c.category is None else f"{c.kind}:{c.category}"
+                for c, p in prompts_n
+                if quote in p
+            }
+        )
+        own = [
+            p
+            for c, p in prompts_n
+            if c.kind == "draft" and c.triage == tid and c.category == f.category
+        ]
         # The fact's own draft: the one the look handed this very fact (its statement); else (no look) the
         # category's drafts from the keywords.
         own = [p for p in own if normalise(f.said) in p] or own
-        rows.append({"id": f.id, "category": f.category, "record": f.record, "tool": f.tool,
-                     "tool_record": f.in_tool_record, "line": f.line, "triage": tid, "some": bool(via),
-                     "own": any(quote in p for p in own), "own_sent": bool(own), "via": via})
+        rows.append(
+            {
+                "id": f.id,
+                "category": f.category,
+                "record": f.record,
+                "tool": f.tool,
+                "tool_record": f.in_tool_record,
+                "line": f.line,
+                "triage": tid,
+                "some": bool(via),
+                "own": any(quote in p for p in own),
+                "own_sent": bool(own),
+                "via": via,
+            }
+        )
     return rows
 
 
 # -- the digest (curator.capture.digest, when it exists) ------------------------------------------------
+
 
 def digest_module():
     import importlib
@@ -334,8 +454,11 @@ def digest_text(module, transcript: Path, cfg: dict) -> str:
     assumed; a `digest` that takes only one argument gets the path."""
     import inspect
 
-    params = [p for p in inspect.signature(module.digest).parameters.values()
-              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    params = [
+        p
+        for p in inspect.signature(module.digest).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+    ]
     takes_cfg = len(params) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
     d = module.digest(str(transcript), cfg) if takes_cfg else module.digest(str(transcript))
     text = getattr(d, "text", None)
@@ -346,6 +469,7 @@ def digest_text(module, transcript: Path, cfg: dict) -> str:
 
 # -- figures ---------------------------------------------------------------------------------------
 
+
 def share(rows: list[dict], key: str) -> float | None:
     return sum(bool(r[key]) for r in rows) / len(rows) if rows else None
 
@@ -355,27 +479,47 @@ def figures(rows: list[dict], runs: list[dict]) -> dict:
     size = sum(r["bytes"] for r in runs)
     chars = sum(r["chars"]["all"] for r in runs)
     tools = [r for r in rows if r["tool_record"]]
-    out = {"sessions": len(runs), "facts": len(rows), "tool_facts": len(tools), "mb": round(size / MB, 3),
-           "some": share(rows, "some"), "own": share(rows, "own"), "tool_some": share(tools, "some"),
-           "tool_own": share(tools, "own"), "own_sent": share(rows, "own_sent"),
-           "look_only": share([{"x": r["via"] == ["look"]} for r in rows], "x"),
-           "chars": chars, "tokens": chars // CHARS_A_TOKEN,
-           "tokens_per_mb": round(chars / CHARS_A_TOKEN / (size / MB)) if size else None,
-           "cap_tokens_per_mb": round(chars / CHARS_PER_TOKEN / (size / MB)) if size else None,
-           "calls": {k: sum(r["calls"].get(k, 0) for r in runs) for k in ("look", "draft", "check")},
-           "tokens_per_mb_by_kind": {k: round(sum(r["chars"].get(k, 0) for r in runs) / CHARS_A_TOKEN / (size / MB))
-                                     for k in ("look", "draft", "check")} if size else {},
-           "per_category": {}}
+    out = {
+        "sessions": len(runs),
+        "facts": len(rows),
+        "tool_facts": len(tools),
+        "mb": round(size / MB, 3),
+        "some": share(rows, "some"),
+        "own": share(rows, "own"),
+        "tool_some": share(tools, "some"),
+        "tool_own": share(tools, "own"),
+        "own_sent": share(rows, "own_sent"),
+        "look_only": share([{"x": r["via"] == ["look"]} for r in rows], "x"),
+        "chars": chars,
+        "tokens": chars // CHARS_A_TOKEN,
+        "tokens_per_mb": round(chars / CHARS_A_TOKEN / (size / MB)) if size else None,
+        "cap_tokens_per_mb": round(chars / CHARS_PER_TOKEN / (size / MB)) if size else None,
+        "calls": {k: sum(r["calls"].get(k, 0) for r in runs) for k in ("look", "draft", "check")},
+        "tokens_per_mb_by_kind": {
+            k: round(sum(r["chars"].get(k, 0) for r in runs) / CHARS_A_TOKEN / (size / MB))
+            for k in ("look", "draft", "check")
+        }
+        if size
+        else {},
+        "per_category": {},
+    }
     for cat in CATEGORIES:
         mine = [r for r in rows if r["category"] == cat]
         if mine:
-            out["per_category"][cat] = {"facts": len(mine), "some": share(mine, "some"), "own": share(mine, "own")}
+            out["per_category"][cat] = {
+                "facts": len(mine),
+                "some": share(mine, "some"),
+                "own": share(mine, "own"),
+            }
     digested = [r for r in rows if r.get("digest") is not None]
     if digested and all(r.get("digest_chars") is not None for r in runs):
         dchars = sum(r["digest_chars"] for r in runs)
-        out["digest"] = {"some": share(digested, "digest"),
-                         "tool_some": share([r for r in digested if r["tool_record"]], "digest"), "chars": dchars,
-                         "tokens_per_mb": round(dchars / CHARS_A_TOKEN / (size / MB)) if size else None}
+        out["digest"] = {
+            "some": share(digested, "digest"),
+            "tool_some": share([r for r in digested if r["tool_record"]], "digest"),
+            "chars": dchars,
+            "tokens_per_mb": round(dchars / CHARS_A_TOKEN / (size / MB)) if size else None,
+        }
     return out
 
 
@@ -384,10 +528,16 @@ def verdict(fig: dict) -> dict[str, str]:
         return "n/a" if v is None else "PASS" if v >= t else "FAIL"
 
     tpm = fig["tokens_per_mb"]
-    return {"some": at_least(fig["some"], TARGETS["some"]),
-            "tool_some": at_least(fig["tool_some"], TARGETS["tool_some"]),
-            "own": at_least(fig["own"], TARGETS["own"]),
-            "tokens_per_mb": "n/a" if tpm is None else "PASS" if tpm <= TARGETS["tokens_per_mb"] else "FAIL"}
+    return {
+        "some": at_least(fig["some"], TARGETS["some"]),
+        "tool_some": at_least(fig["tool_some"], TARGETS["tool_some"]),
+        "own": at_least(fig["own"], TARGETS["own"]),
+        "tokens_per_mb": "n/a"
+        if tpm is None
+        else "PASS"
+        if tpm <= TARGETS["tokens_per_mb"]
+        else "FAIL",
+    }
 
 
 def _pct(v) -> str:
@@ -399,47 +549,86 @@ def report(scopes: dict[str, dict], digest_note: str | None) -> None:
     say = print
     say("")
     say(f"{'':34}" + "".join(f"{n:>16}" for n in names) + "   target")
-    rows = [("sessions", "sessions", "{:>16}"), ("facts (in tool records)", None, None),
-            ("transcript MB", "mb", "{:>16.2f}")]
+    rows = [
+        ("sessions", "sessions", "{:>16}"),
+        ("facts (in tool records)", None, None),
+        ("transcript MB", "mb", "{:>16.2f}"),
+    ]
     for label, key, fmt in rows:
         if key is None:
-            say(f"{label:34}" + "".join("{:>16}".format(f"{s['facts']} ({s['tool_facts']})") for s in scopes.values()))
+            say(
+                f"{label:34}"
+                + "".join(
+                    "{:>16}".format(f"{s['facts']} ({s['tool_facts']})") for s in scopes.values()
+                )
+            )
         else:
             say(f"{label:34}" + "".join(fmt.format(s[key]) for s in scopes.values()))
-    lines = [("reach some request", "some", f">= {TARGETS['some']:.2f}"),
-             ("  tool-record facts", "tool_some", f">= {TARGETS['tool_some']:.2f}"),
-             ("  through the second look only", "look_only", ""),
-             ("reach their own draft", "own", f">= {TARGETS['own']:.2f}"),
-             ("  tool-record facts", "tool_own", ""),
-             ("  own draft sent at all", "own_sent", "")]
+    lines = [
+        ("reach some request", "some", f">= {TARGETS['some']:.2f}"),
+        ("  tool-record facts", "tool_some", f">= {TARGETS['tool_some']:.2f}"),
+        ("  through the second look only", "look_only", ""),
+        ("reach their own draft", "own", f">= {TARGETS['own']:.2f}"),
+        ("  tool-record facts", "tool_own", ""),
+        ("  own draft sent at all", "own_sent", ""),
+    ]
     for label, key, target in lines:
         cells = []
         for s in scopes.values():
             mark = verdict(s).get(key, "")
             cells.append(f"{_pct(s[key])} {mark if mark != 'n/a' else '':4}".rjust(16))
         say(f"{label:34}" + "".join(cells) + f"   {target}")
-    say(f"{'input tokens per MB (chars/4)':34}" + "".join(
-        f"{'-' if s['tokens_per_mb'] is None else format(s['tokens_per_mb'], ','):>11} "
-        f"{verdict(s)['tokens_per_mb'] if verdict(s)['tokens_per_mb'] != 'n/a' else '':4}" for s in scopes.values())
-        + f"   <= {TARGETS['tokens_per_mb']:,}")
+    say(
+        f"{'input tokens per MB (chars/4)':34}"
+        + "".join(
+            f"{'-' if s['tokens_per_mb'] is None else format(s['tokens_per_mb'], ','):>11} "
+            f"{verdict(s)['tokens_per_mb'] if verdict(s)['tokens_per_mb'] != 'n/a' else '':4}"
+            for s in scopes.values()
+        )
+        + f"   <= {TARGETS['tokens_per_mb']:,}"
+    )
     for kind in ("look", "draft", "check"):
         if any(s["calls"][kind] for s in scopes.values()):
-            say(f"{'  of which ' + kind:34}" + "".join(
-                f"{format(s['tokens_per_mb_by_kind'].get(kind, 0), ','):>16}" for s in scopes.values()))
-    say(f"{'  (chars/3, the input cap estimate)':34}" + "".join(
-        f"{'-' if s['cap_tokens_per_mb'] is None else format(s['cap_tokens_per_mb'], ','):>16}"
-        for s in scopes.values()))
-    say(f"{'calls: look / draft / check':34}" + "".join(
-        f"{'{look} / {draft} / {check}'.format(**s['calls']):>16}" for s in scopes.values()))
+            say(
+                f"{'  of which ' + kind:34}"
+                + "".join(
+                    f"{format(s['tokens_per_mb_by_kind'].get(kind, 0), ','):>16}"
+                    for s in scopes.values()
+                )
+            )
+    say(
+        f"{'  (chars/3, the input cap estimate)':34}"
+        + "".join(
+            f"{'-' if s['cap_tokens_per_mb'] is None else format(s['cap_tokens_per_mb'], ','):>16}"
+            for s in scopes.values()
+        )
+    )
+    say(
+        f"{'calls: look / draft / check':34}"
+        + "".join(
+            f"{'{look} / {draft} / {check}'.format(**s['calls']):>16}" for s in scopes.values()
+        )
+    )
     if digest_note:
         say(f"{'digest':34}{digest_note}")
     else:
-        say(f"{'quote in the digest':34}" + "".join(
-            f"{_pct((s.get('digest') or {}).get('some')):>16}" for s in scopes.values()))
-        say(f"{'  tool-record facts':34}" + "".join(
-            f"{_pct((s.get('digest') or {}).get('tool_some')):>16}" for s in scopes.values()))
-        say(f"{'digest tokens per MB':34}" + "".join(
-            f"{format((s.get('digest') or {}).get('tokens_per_mb') or 0, ','):>16}" for s in scopes.values()))
+        say(
+            f"{'quote in the digest':34}"
+            + "".join(f"{_pct((s.get('digest') or {}).get('some')):>16}" for s in scopes.values())
+        )
+        say(
+            f"{'  tool-record facts':34}"
+            + "".join(
+                f"{_pct((s.get('digest') or {}).get('tool_some')):>16}" for s in scopes.values()
+            )
+        )
+        say(
+            f"{'digest tokens per MB':34}"
+            + "".join(
+                f"{format((s.get('digest') or {}).get('tokens_per_mb') or 0, ','):>16}"
+                for s in scopes.values()
+            )
+        )
     say("")
     say(f"{'per category: some / own (facts)':34}" + "".join(f"{n:>20}" for n in names))
     for cat in CATEGORIES:
@@ -452,15 +641,24 @@ def report(scopes: dict[str, dict], digest_note: str | None) -> None:
 
 # -- the bench --------------------------------------------------------------------------------------
 
+
 def pick_quick(sessions: list[Session], shared: Path) -> list[Session]:
     """Two sessions for CI: the smallest of each split when both exist, else the two smallest."""
-    present = sorted((s for s in sessions if (shared / s.transcript).is_file()),
-                     key=lambda s: (shared / s.transcript).stat().st_size)
-    picked = [next(s for s in present if s.split == sp) for sp in SPLITS if any(s.split == sp for s in present)]
+    present = sorted(
+        (s for s in sessions if (shared / s.transcript).is_file()),
+        key=lambda s: (shared / s.transcript).stat().st_size,
+    )
+    picked = [
+        next(s for s in present if s.split == sp)
+        for sp in SPLITS
+        if any(s.split == sp for s in present)
+    ]
     return (picked + [s for s in present if s not in picked])[:2]
 
 
-def measure(session: Session, shared: Path, work: Path, *, verify: bool, look: str, digest) -> tuple[list[dict], dict]:
+def measure(
+    session: Session, shared: Path, work: Path, *, verify: bool, look: str, digest
+) -> tuple[list[dict], dict]:
     """One session: its facts' rows and its run's figures."""
     path = shared / session.transcript
     run = run_session(path, session.facts, work / session.short, verify=verify, look=look)
@@ -468,18 +666,33 @@ def measure(session: Session, shared: Path, work: Path, *, verify: bool, look: s
     chars = {"all": sum(c.chars for c in run.calls)}
     for kind in ("look", "draft", "check"):
         chars[kind] = sum(c.chars for c in run.calls if c.kind == kind)
-    info = {"transcript": session.transcript, "split": session.split, "bytes": run.size, "chars": chars,
-            "calls": {k: sum(1 for c in run.calls if c.kind == k) for k in ("look", "draft", "check")},
-            "triages": run.triages, "states": run.states, "notes": run.notes,
-            "look": {t: {k: v for k, v in r.items() if k in ("state", "chars", "left_out", "already", "added", "error")}
-                     for t, r in run.look.items()},
-            "digest_chars": None}
+    info = {
+        "transcript": session.transcript,
+        "split": session.split,
+        "bytes": run.size,
+        "chars": chars,
+        "calls": {k: sum(1 for c in run.calls if c.kind == k) for k in ("look", "draft", "check")},
+        "triages": run.triages,
+        "states": run.states,
+        "notes": run.notes,
+        "look": {
+            t: {
+                k: v
+                for k, v in r.items()
+                if k in ("state", "chars", "left_out", "already", "added", "error")
+            }
+            for t, r in run.look.items()
+        },
+        "digest_chars": None,
+    }
     for r in rows:
         r.update(session=session.short, split=session.split)
     if digest is not None:
         try:
             raw = digest_text(digest, path, run.cfg)
-        except Exception as e:  # the digest is another change's work in progress: say it, measure the rest
+        except (
+            Exception
+        ) as e:  # the digest is another change's work in progress: say it, measure the rest
             info["notes"].append(f"digest failed: {e.__class__.__name__}: {e}")
             print(f"{PROG}: {session.short}: digest failed: {e.__class__.__name__}: {e}")
             return rows, info
@@ -492,15 +705,35 @@ def measure(session: Session, shared: Path, work: Path, *, verify: bool, look: s
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    ap.add_argument("--labels", type=Path, default=LABELS, help=f"default: {LABELS.relative_to(ROOT)}")
-    ap.add_argument("--shared", type=Path, default=SHARED, help="the folder the labels' transcripts are under")
-    ap.add_argument("--quick", action="store_true", help="two sessions (one per split when both exist)")
-    ap.add_argument("--verify", action="store_true", help="verify.llm on: each draft is also checked (one more call)")
-    ap.add_argument("--look", choices=("oracle", "none"), default="oracle",
-                    help="what the stand-in's second look answers (default: oracle, see the docstring)")
-    ap.add_argument("--json-out", type=Path, default=RESULTS, help=f"default: {RESULTS.relative_to(ROOT)}")
-    ap.add_argument("--workdir", help="parent of the throwaway work folder (default: the system temp dir)")
-    ap.add_argument("--keep", action="store_true", help="keep the work folder (staged triages, drafts)")
+    ap.add_argument(
+        "--labels", type=Path, default=LABELS, help=f"default: {LABELS.relative_to(ROOT)}"
+    )
+    ap.add_argument(
+        "--shared", type=Path, default=SHARED, help="the folder the labels' transcripts are under"
+    )
+    ap.add_argument(
+        "--quick", action="store_true", help="two sessions (one per split when both exist)"
+    )
+    ap.add_argument(
+        "--verify",
+        action="store_true",
+        help="verify.llm on: each draft is also checked (one more call)",
+    )
+    ap.add_argument(
+        "--look",
+        choices=("oracle", "none"),
+        default="oracle",
+        help="what the stand-in's second look answers (default: oracle, see the docstring)",
+    )
+    ap.add_argument(
+        "--json-out", type=Path, default=RESULTS, help=f"default: {RESULTS.relative_to(ROOT)}"
+    )
+    ap.add_argument(
+        "--workdir", help="parent of the throwaway work folder (default: the system temp dir)"
+    )
+    ap.add_argument(
+        "--keep", action="store_true", help="keep the work folder (staged triages, drafts)"
+    )
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     ap.add_argument("-v", action="store_true", help="a row per fact: where its quote reached")
     a = ap.parse_args(argv)
@@ -511,7 +744,9 @@ def main(argv: list[str] | None = None) -> int:
     missing = [s for s in sessions if not (a.shared / s.transcript).is_file()]
     for s in missing:
         print(f"{PROG}: {s.transcript} not under {a.shared}: left out")
-    sessions = pick_quick(sessions, a.shared) if a.quick else [s for s in sessions if s not in missing]
+    sessions = (
+        pick_quick(sessions, a.shared) if a.quick else [s for s in sessions if s not in missing]
+    )
     if not sessions:
         print(f"SKIPPED: none of the labelled transcripts is under {a.shared}")
         return 0
@@ -521,48 +756,79 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="memcurate-evidence-bench-", dir=a.workdir))
     saved_env = dict(os.environ)
     home = work / "home"
-    os.environ.update(HOME=str(home), CLAUDE_CONFIG_DIR=str(home / ".claude"), XDG_CONFIG_HOME=str(home / ".config"))
+    os.environ.update(
+        HOME=str(home),
+        CLAUDE_CONFIG_DIR=str(home / ".claude"),
+        XDG_CONFIG_HOME=str(home / ".config"),
+    )
     for k in ("MEMCURATE_CHILD", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "CLAUDE_PROJECT_DIR"):
         os.environ.pop(k, None)
     rows, runs = [], []
-    print(f"{PROG}: {len(sessions)} sessions, {sum(len(s.facts) for s in sessions)} facts ({a.labels}); "
-          f"second look: {a.look}; verification pass: {'on' if a.verify else 'off'}")
+    print(
+        f"{PROG}: {len(sessions)} sessions, {sum(len(s.facts) for s in sessions)} facts ({a.labels}); "
+        f"second look: {a.look}; verification pass: {'on' if a.verify else 'off'}"
+    )
     try:
         for s in sessions:
             mine, info = measure(s, a.shared, work, verify=a.verify, look=a.look, digest=digest)
             rows += mine
             runs.append(info)
-            print(f"  {s.split:8} {s.short} {info['bytes'] / MB:5.2f} MB  {len(info['triages'])} triage(s), "
-                  f"calls {info['calls']['look']}/{info['calls']['draft']}/{info['calls']['check']}  "
-                  f"~{info['chars']['all'] // CHARS_A_TOKEN:,} tokens in  "
-                  f"facts {len(mine)}: some {sum(r['some'] for r in mine)}, own {sum(r['own'] for r in mine)}")
+            print(
+                f"  {s.split:8} {s.short} {info['bytes'] / MB:5.2f} MB  {len(info['triages'])} triage(s), "
+                f"calls {info['calls']['look']}/{info['calls']['draft']}/{info['calls']['check']}  "
+                f"~{info['chars']['all'] // CHARS_A_TOKEN:,} tokens in  "
+                f"facts {len(mine)}: some {sum(r['some'] for r in mine)}, own {sum(r['own'] for r in mine)}"
+            )
     finally:
         os.environ.clear()
         os.environ.update(saved_env)
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
 
-    scopes = {sp: figures([r for r in rows if r["split"] == sp], [r for r in runs if r["split"] == sp])
-              for sp in SPLITS if any(r["split"] == sp for r in runs)}
+    scopes = {
+        sp: figures([r for r in rows if r["split"] == sp], [r for r in runs if r["split"] == sp])
+        for sp in SPLITS
+        if any(r["split"] == sp for r in runs)
+    }
     scopes["all"] = figures(rows, runs)
     if a.v:
         print("")
         for r in rows:
-            print(f"  {r['split']:8} {r['id']:14} {r['category']:10} {r['record']:11} {str(r['tool'] or ''):14} "
-                  f"some={'Y' if r['some'] else '-'} own={'Y' if r['own'] else '-' if r['own_sent'] else 'x'}"
-                  + (f" digest={'Y' if r['digest'] else '-'}" if 'digest' in r else "") + f"  {', '.join(r['via'])}")
+            print(
+                f"  {r['split']:8} {r['id']:14} {r['category']:10} {r['record']:11} {str(r['tool'] or ''):14} "
+                f"some={'Y' if r['some'] else '-'} own={'Y' if r['own'] else '-' if r['own_sent'] else 'x'}"
+                + (f" digest={'Y' if r['digest'] else '-'}" if "digest" in r else "")
+                + f"  {', '.join(r['via'])}"
+            )
     report(scopes, digest_note)
-    failed = [f"{sp} {k}" for sp, fig in scopes.items() for k, v in verdict(fig).items() if v == "FAIL"]
-    doc = {"bench": PROG, "when": _now(), "commit": _commit(), "labels": str(a.labels), "quick": a.quick,
-           "look": a.look, "verify": a.verify, "chars_a_token": CHARS_A_TOKEN, "targets": TARGETS,
-           "digest": digest_note or "measured", "figures": scopes,
-           "verdicts": {sp: verdict(f) for sp, f in scopes.items()},
-           "sessions": runs, "facts": rows}
+    failed = [
+        f"{sp} {k}" for sp, fig in scopes.items() for k, v in verdict(fig).items() if v == "FAIL"
+    ]
+    doc = {
+        "bench": PROG,
+        "when": _now(),
+        "commit": _commit(),
+        "labels": str(a.labels),
+        "quick": a.quick,
+        "look": a.look,
+        "verify": a.verify,
+        "chars_a_token": CHARS_A_TOKEN,
+        "targets": TARGETS,
+        "digest": digest_note or "measured",
+        "figures": scopes,
+        "verdicts": {sp: verdict(f) for sp, f in scopes.items()},
+        "sessions": runs,
+        "facts": rows,
+    }
     a.json_out.parent.mkdir(parents=True, exist_ok=True)
     a.json_out.write_text(json.dumps(doc, indent=1) + "\n")
     print("")
     print(("FAIL: " + "; ".join(failed)) if failed else "PASS: every target met")
-    shown = os.path.relpath(a.json_out) if a.json_out.resolve().is_relative_to(Path.cwd()) else a.json_out
+    shown = (
+        os.path.relpath(a.json_out)
+        if a.json_out.resolve().is_relative_to(Path.cwd())
+        else a.json_out
+    )
     print(f"figures: {shown}" + (f"; kept {work}" if a.keep else ""))
     return 1 if failed and a.strict else 0
 
@@ -570,15 +836,19 @@ def main(argv: list[str] | None = None) -> int:
 def _now() -> str:
     import datetime as dt
 
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _commit() -> str:
     import subprocess
 
     try:
-        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return ""
 

@@ -38,18 +38,20 @@ RESULTS = os.path.join(hb.BENCH, "results", "failure_hook.json")
 
 def pytest_failure(test: str, n: int) -> str:
     tmp = f"/tmp/pytest-of-dev/pytest-{n}/{test}0"
-    return (f"Exit code 1\n============================= test session starts ==============================\n"
-            f"collected 12 items\n\ntests/test_store.py F...........                [100%]\n\n"
-            f"=================================== FAILURES ===================================\n"
-            f"__________________________________ {test} ___________________________________\n\n"
-            f"    def {test}(tmp_path):\n>       Store(tmp_path / 'cache').save({{'a': 1}})\n\n"
-            f"tests/test_store.py:{10 + n % 7}: \n"
-            f"E       FileNotFoundError: [Errno 2] No such file or directory: '{tmp}/cache/data.json'\n\n"
-            f"app/store.py:22: FileNotFoundError\n"
-            f"=========================== short test summary info ============================\n"
-            f"FAILED tests/test_store.py::{test} - FileNotFoundError: [Errno 2] No such file or directory: "
-            f"'{tmp}/cache/data.json'\n========================= 1 failed, 11 passed in 0.{n % 90 + 10}s "
-            f"=========================\n")
+    return (
+        f"Exit code 1\n============================= test session starts ==============================\n"
+        f"collected 12 items\n\ntests/test_store.py F...........                [100%]\n\n"
+        f"=================================== FAILURES ===================================\n"
+        f"__________________________________ {test} ___________________________________\n\n"
+        f"    def {test}(tmp_path):\n>       Store(tmp_path / 'cache').save({{'a': 1}})\n\n"
+        f"tests/test_store.py:{10 + n % 7}: \n"
+        f"E       FileNotFoundError: [Errno 2] No such file or directory: '{tmp}/cache/data.json'\n\n"
+        f"app/store.py:22: FileNotFoundError\n"
+        f"=========================== short test summary info ============================\n"
+        f"FAILED tests/test_store.py::{test} - FileNotFoundError: [Errno 2] No such file or directory: "
+        f"'{tmp}/cache/data.json'\n========================= 1 failed, 11 passed in 0.{n % 90 + 10}s "
+        f"=========================\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,33 +75,75 @@ def main(argv: list[str] | None = None) -> int:
             count["n"] += 1
             path = os.path.join(work, f"payload-{count['n'] % 4}.json")
             with open(path, "w") as f:
-                json.dump({"hook_event_name": event, "session_id": session, "cwd": project, "tool_name": "Bash",
-                           "transcript_path": os.path.join(env["CLAUDE_CONFIG_DIR"], "projects", "p", f"{session}.jsonl"),
-                           "tool_input": {"command": command}, "tool_use_id": f"toolu_{count['n']}", **extra}, f)
+                json.dump(
+                    {
+                        "hook_event_name": event,
+                        "session_id": session,
+                        "cwd": project,
+                        "tool_name": "Bash",
+                        "transcript_path": os.path.join(
+                            env["CLAUDE_CONFIG_DIR"], "projects", "p", f"{session}.jsonl"
+                        ),
+                        "tool_input": {"command": command},
+                        "tool_use_id": f"toolu_{count['n']}",
+                        **extra,
+                    },
+                    f,
+                )
             return path
 
         def failure(session: str, test: str) -> str:
-            return payload("PostToolUseFailure", session, "uv run pytest -x",
-                           error=pytest_failure(test, count["n"]), is_interrupt=False)
+            return payload(
+                "PostToolUseFailure",
+                session,
+                "uv run pytest -x",
+                error=pytest_failure(test, count["n"]),
+                is_interrupt=False,
+            )
 
         def hook(stdin: str, name: str) -> hb.Sample:
             s = runner.run([exe, "hook"], stdin, project)
             if s.code != 0 or s.stderr or s.stdout:
-                hb.die(f"{name}: exit {s.code}, stdout {s.stdout[:200]!r}, stderr {s.stderr[:300]!r}")
+                hb.die(
+                    f"{name}: exit {s.code}, stdout {s.stdout[:200]!r}, stderr {s.stderr[:300]!r}"
+                )
             return s
 
         def threshold() -> hb.Sample:
-            test = "test_" + "".join(chr(97 + int(d)) for d in str(count["n"]))  # a new signature each call
+            test = "test_" + "".join(
+                chr(97 + int(d)) for d in str(count["n"])
+            )  # a new signature each call
             for session in ("earlier-a", "earlier-b"):
                 hook(failure(session, test), "threshold (before)")
             return hook(failure("third", test), "threshold")
 
         cases = {
-            "plain": lambda: hook(payload("PostToolUse", "s", "ls -la", tool_response={
-                "stdout": "total 8\ndrwxr-xr-x 2 dev dev 4096 app\n-rw-r--r-- 1 dev dev 120 README.md\n",
-                "stderr": "", "interrupted": False}), "plain"),
-            "passed": lambda: hook(payload("PostToolUse", "s", "uv run pytest -q", tool_response={
-                "stdout": "............ [100%]\n12 passed in 0.31s\n", "stderr": "", "interrupted": False}), "passed"),
+            "plain": lambda: hook(
+                payload(
+                    "PostToolUse",
+                    "s",
+                    "ls -la",
+                    tool_response={
+                        "stdout": "total 8\ndrwxr-xr-x 2 dev dev 4096 app\n-rw-r--r-- 1 dev dev 120 README.md\n",
+                        "stderr": "",
+                        "interrupted": False,
+                    },
+                ),
+                "plain",
+            ),
+            "passed": lambda: hook(
+                payload(
+                    "PostToolUse",
+                    "s",
+                    "uv run pytest -q",
+                    tool_response={
+                        "stdout": "............ [100%]\n12 passed in 0.31s\n",
+                        "stderr": "",
+                        "interrupted": False,
+                    },
+                ),
+                "passed",
+            ),
             "first": lambda: hook(failure(f"session-{count['n']}", "test_save"), "first"),
             "retry": lambda: hook(failure("retrying", "test_save"), "retry"),
             "threshold": threshold,
@@ -119,8 +163,15 @@ def main(argv: list[str] | None = None) -> int:
         if staged != expected:
             hb.die(f"expected {expected} candidate records, found {staged}")
         hb.say(f"candidates staged: {staged} (one per threshold call, as expected)")
-        return hb.report(samples, TARGETS, exe=exe, interp=interp, rounds=args.rounds, json_out=args.json_out,
-                         strict=args.strict)
+        return hb.report(
+            samples,
+            TARGETS,
+            exe=exe,
+            interp=interp,
+            rounds=args.rounds,
+            json_out=args.json_out,
+            strict=args.strict,
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

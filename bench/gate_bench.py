@@ -40,7 +40,11 @@ def drafts_of(project_files: list[tuple[str, Path]], work: Path) -> list[dict]:
     from memcurate.curator.engine import Engine
 
     home = work / "home"
-    os.environ.update(HOME=str(home), CLAUDE_CONFIG_DIR=str(home / ".claude"), XDG_CONFIG_HOME=str(home / ".config"))
+    os.environ.update(
+        HOME=str(home),
+        CLAUDE_CONFIG_DIR=str(home / ".claude"),
+        XDG_CONFIG_HOME=str(home / ".config"),
+    )
     project = work / "project"
     (project / ".git").mkdir(parents=True)
     cfg = config.load(str(project / ".memcurate"))
@@ -49,8 +53,14 @@ def drafts_of(project_files: list[tuple[str, Path]], work: Path) -> list[dict]:
     rows = []
     try:
         for key, path in project_files:
-            report = capture(engine.data, engine.cfg, str(path), event="backfill", summary=True,
-                             subagent=path.name.startswith("agent-"))
+            report = capture(
+                engine.data,
+                engine.cfg,
+                str(path),
+                event="backfill",
+                summary=True,
+                subagent=path.name.startswith("agent-"),
+            )
             tid = report.get("triage")
             if report.get("status") != "staged" or not tid:
                 continue
@@ -59,8 +69,15 @@ def drafts_of(project_files: list[tuple[str, Path]], work: Path) -> list[dict]:
                     rows.append({"key": key, "category": cat, "state": state})
                     continue
                 review = engine.review(tid, cat)
-                rows.append({"key": key, "category": cat, "state": state, "title": review.get("title", ""),
-                             "confidence": (review.get("confidence") or {}).get("value", 0.0)})
+                rows.append(
+                    {
+                        "key": key,
+                        "category": cat,
+                        "state": state,
+                        "title": review.get("title", ""),
+                        "confidence": (review.get("confidence") or {}).get("value", 0.0),
+                    }
+                )
     finally:
         engine.close()
     return rows
@@ -69,7 +86,9 @@ def drafts_of(project_files: list[tuple[str, Path]], work: Path) -> list[dict]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--labels", type=Path, default=LABELS)
-    ap.add_argument("-v", action="store_true", help="list every draft with its confidence and label")
+    ap.add_argument(
+        "-v", action="store_true", help="list every draft with its confidence and label"
+    )
     a = ap.parse_args()
     labels = json.loads(a.labels.read_text())["labels"]
     by_project: dict[str, list[tuple[str, Path]]] = defaultdict(list)
@@ -96,16 +115,20 @@ def main() -> int:
         r["part"] = labels[r["key"]]["part"]
     if a.v:
         for r in sorted(ready, key=lambda r: -r["confidence"]):
-            print(f"{r['confidence']:.2f} {'REAL' if r['real'] else '    '} {r['part']:7} {r['category']:15} "
-                  f"{r['title'][:70]}")
+            print(
+                f"{r['confidence']:.2f} {'REAL' if r['real'] else '    '} {r['part']:7} {r['category']:15} "
+                f"{r['title'][:70]}"
+            )
         print()
     others = defaultdict(int)
     for r in rows:
         if r["state"] != "ready":
             others[r["state"]] += 1
-    print(f"{len(ready)} ready drafts from {len(by_project)} projects"
-          + (f" (and {', '.join(f'{v} {k}' for k, v in sorted(others.items()))})" if others else "")
-          + f"; default gate auto_approve.min_confidence = {default}")
+    print(
+        f"{len(ready)} ready drafts from {len(by_project)} projects"
+        + (f" (and {', '.join(f'{v} {k}' for k, v in sorted(others.items()))})" if others else "")
+        + f"; default gate auto_approve.min_confidence = {default}"
+    )
     parts = [p for p in ("tune", "holdout") if any(r["part"] == p for r in ready)]
     print(f"{'gate':>6}  " + "  ".join(f"{p + ': saved  real%  recall':>30}" for p in parts))
     for gate in sorted({*GATES, default}):

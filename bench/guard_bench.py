@@ -61,9 +61,11 @@ def main(argv: list[str] | None = None) -> int:
         root = os.path.join(claude, "projects", project_key(project), "memory")
         os.makedirs(root)
         with open(os.path.join(root, "MEMORY.md"), "w") as f:
-            f.write("# Notes\n- build with make\n\n<!-- memcurate:begin section=decision budget=40 -->\n"
-                    "## Key Decisions\n- [Use JWT](decision/use-jwt.md) \u2014 stateless\n"
-                    "<!-- memcurate:end section=decision -->\n")
+            f.write(
+                "# Notes\n- build with make\n\n<!-- memcurate:begin section=decision budget=40 -->\n"
+                "## Key Decisions\n- [Use JWT](decision/use-jwt.md) \u2014 stateless\n"
+                "<!-- memcurate:end section=decision -->\n"
+            )
         with open(os.path.join(root, "topic.md"), "w") as f:
             f.write("counter 0\n")
         broken = os.path.join(work, "broken")
@@ -77,23 +79,76 @@ def main(argv: list[str] | None = None) -> int:
         def payload(name: str, tool: str, tool_input: dict, cwd: str = project) -> str:
             path = os.path.join(work, f"{name}.json")
             with open(path, "w") as f:
-                json.dump({"hook_event_name": "PreToolUse", "session_id": "bench", "cwd": cwd,
-                           "tool_name": tool, "tool_input": tool_input}, f)
+                json.dump(
+                    {
+                        "hook_event_name": "PreToolUse",
+                        "session_id": "bench",
+                        "cwd": cwd,
+                        "tool_name": tool,
+                        "tool_input": tool_input,
+                    },
+                    f,
+                )
             return path
 
         cases = {
-            "pass": ([exe, "hook"], payload("pass", "Write", {"file_path": os.path.join(project, "src", "app.py"),
-                                                              "content": "print('hi')\n"}), False),
-            "deny": ([exe, "hook"], payload("deny", "Write", {"file_path": os.path.join(root, "decision", "x.md"),
-                                                              "content": "x\n"}), True),
-            "memory": ([exe, "hook"], payload("memory", "Edit", {"file_path": os.path.join(root, "MEMORY.md"),
-                                                                 "old_string": "build with make",
-                                                                 "new_string": "build with make all"}), False),
-            "staged": ([exe, "hook", "--review-auto-memory"],
-                       payload("staged", "Edit", {"file_path": os.path.join(root, "topic.md"), "old_string": "counter",
-                                                  "new_string": "counter"}), True),
-            "broken": ([exe, "hook"], payload("broken", "Write", {"file_path": os.path.join(broken, "app.py"),
-                                                                  "content": "x\n"}, broken), False),
+            "pass": (
+                [exe, "hook"],
+                payload(
+                    "pass",
+                    "Write",
+                    {
+                        "file_path": os.path.join(project, "src", "app.py"),
+                        "content": "print('hi')\n",
+                    },
+                ),
+                False,
+            ),
+            "deny": (
+                [exe, "hook"],
+                payload(
+                    "deny",
+                    "Write",
+                    {"file_path": os.path.join(root, "decision", "x.md"), "content": "x\n"},
+                ),
+                True,
+            ),
+            "memory": (
+                [exe, "hook"],
+                payload(
+                    "memory",
+                    "Edit",
+                    {
+                        "file_path": os.path.join(root, "MEMORY.md"),
+                        "old_string": "build with make",
+                        "new_string": "build with make all",
+                    },
+                ),
+                False,
+            ),
+            "staged": (
+                [exe, "hook", "--review-auto-memory"],
+                payload(
+                    "staged",
+                    "Edit",
+                    {
+                        "file_path": os.path.join(root, "topic.md"),
+                        "old_string": "counter",
+                        "new_string": "counter",
+                    },
+                ),
+                True,
+            ),
+            "broken": (
+                [exe, "hook"],
+                payload(
+                    "broken",
+                    "Write",
+                    {"file_path": os.path.join(broken, "app.py"), "content": "x\n"},
+                    broken,
+                ),
+                False,
+            ),
         }
         # the staged Edit must change the text each call: alternate between two spellings
         flip = {"n": 0}
@@ -101,14 +156,21 @@ def main(argv: list[str] | None = None) -> int:
         def staged_input() -> str:
             flip["n"] += 1
             old, new = ("counter", "Counter") if flip["n"] % 2 else ("Counter", "counter")
-            return payload("staged", "Edit", {"file_path": os.path.join(root, "topic.md"), "old_string": old,
-                                              "new_string": new})
+            return payload(
+                "staged",
+                "Edit",
+                {"file_path": os.path.join(root, "topic.md"), "old_string": old, "new_string": new},
+            )
 
         def call(name: str) -> hb.Sample:
             argv, stdin, denies = cases[name]
             if name == "staged":
                 stdin = staged_input()
-            s = broken_runner.run(argv, stdin, broken) if name == "broken" else runner.run(argv, stdin, project)
+            s = (
+                broken_runner.run(argv, stdin, broken)
+                if name == "broken"
+                else runner.run(argv, stdin, project)
+            )
             problems = []
             if s.code != 0 or (s.stderr and not (name == "broken" and b"config error" in s.stderr)):
                 problems.append(f"exit {s.code}, stderr {s.stderr[:300]!r}")
@@ -135,8 +197,15 @@ def main(argv: list[str] | None = None) -> int:
         samples = hb.interleave(jobs, args.rounds, random.Random(args.seed))
         runner.close()
         broken_runner.close()
-        return hb.report(samples, {"pass": TARGET, "deny": TARGET, "broken": TARGET}, exe=exe, interp=interp,
-                         rounds=args.rounds, json_out=args.json_out, strict=args.strict)
+        return hb.report(
+            samples,
+            {"pass": TARGET, "deny": TARGET, "broken": TARGET},
+            exe=exe,
+            interp=interp,
+            rounds=args.rounds,
+            json_out=args.json_out,
+            strict=args.strict,
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -16,7 +16,8 @@ machine drift hits every scenario alike:
 then the first call on the largest of those transcripts with one ~10 MB user
 message appended (median of 9, 5 with --quick: time and peak RSS stay bounded
 whatever one message holds, compared with the plain first call), the first
-call on a synthetic ~100 MB transcript (median of 3), and the "cold config"
+call on a synthetic ~100 MB transcript (median of 3, each paired with a process that only reads the file
+and json-parses each line: the unit of its ratio), and the "cold config"
 call (a fresh data dir: the merged YAML config is built once).
 Each figure is the median wall time from spawn to reap, its ratio to the bare
 start, and the peak RSS of that very child (os.wait4), next to the targets.
@@ -57,7 +58,13 @@ DEFAULT_VENV = os.path.join(BENCH, ".venv")
 RESULTS = os.path.join(BENCH, "results", "hook.json")
 STAMP_NAME = "memcurate-bench.stamp"
 
-HASHED = ("curator", "hooks", "widgets", "assets", "pyproject.toml")  # a change here means: reinstall
+HASHED = (
+    "curator",
+    "hooks",
+    "widgets",
+    "assets",
+    "pyproject.toml",
+)  # a change here means: reinstall
 BUILD_ITEMS = ("pyproject.toml", "README.md", "LICENSE", "curator", "hooks", "widgets", "assets")
 
 # Engine names the bench relies on (it never imports the engine: it only runs it).
@@ -69,7 +76,9 @@ KEEP_IN_FRESH_DATA_DIR = {CONFIG_CACHE, ".gitignore"}
 TARGET_INCREMENTAL = 1.8  # × bare (issue 25: it was 2.5)
 TARGET_FIRST = 4.0  # × bare, ~1 MB transcript
 TARGET_BIG_S = 2.0
-TARGET_BIG_X_PARSE = 1.3  # the 100 MB first call: × a process that reads the transcript and json-parses each line
+TARGET_BIG_X_PARSE = (
+    1.3  # the 100 MB first call: × a process that reads the transcript and json-parses each line
+)
 TARGET_BIG_RSS_MIB = 60.0
 TARGET_HUGE_X_FIRST = 2.0  # one 10 MB message: × the first call of the same transcript without it
 TARGET_HUGE_RSS_MIB = 60.0
@@ -89,6 +98,7 @@ def die(msg: str, code: int = 1) -> None:
 
 
 # -- install ------------------------------------------------------------------
+
 
 def _source_files(item: str) -> list[str]:
     p = os.path.join(REPO, item)
@@ -112,10 +122,24 @@ def source_hash() -> str:
 
 
 def _clean_env(**extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONDEVMODE",
-                        "PYTHONPROFILEIMPORTTIME", "PYTHONTRACEMALLOC", "PYTHONMALLOC", "VIRTUAL_ENV",
-                        "MEMCURATE_CHILD", "PYTHONWARNINGS")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "PYTHONPATH",
+            "PYTHONHOME",
+            "PYTHONSTARTUP",
+            "PYTHONINSPECT",
+            "PYTHONDEVMODE",
+            "PYTHONPROFILEIMPORTTIME",
+            "PYTHONTRACEMALLOC",
+            "PYTHONMALLOC",
+            "VIRTUAL_ENV",
+            "MEMCURATE_CHILD",
+            "PYTHONWARNINGS",
+        )
+    }
     env.update(extra)
     return env
 
@@ -124,13 +148,21 @@ def isolated_env(work: str) -> dict:
     """The clean environment of a hook bench's children, its HOME, Claude Code's config dir and the XDG
     config dir inside `work` (the person's own are never read)."""
     home = os.path.join(work, "home")
-    return _clean_env(HOME=home, CLAUDE_CONFIG_DIR=os.path.join(home, ".claude"),
-                      XDG_CONFIG_HOME=os.path.join(home, ".config"))
+    return _clean_env(
+        HOME=home,
+        CLAUDE_CONFIG_DIR=os.path.join(home, ".claude"),
+        XDG_CONFIG_HOME=os.path.join(home, ".config"),
+    )
 
 
 def _pip(py: str, args: list[str], env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([py, "-m", "pip", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True)
+    return subprocess.run(
+        [py, "-m", "pip", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def ensure_install(venv: str, force: bool) -> str:
@@ -149,7 +181,10 @@ def ensure_install(venv: str, force: bool) -> str:
     t0 = time.perf_counter()
     fresh = not os.path.exists(py)
     rel = os.path.relpath(venv)
-    say(f"installing memcurate (non-editable) into {rel} ... " + ("new venv" if fresh else "sources changed"))
+    say(
+        f"installing memcurate (non-editable) into {rel} ... "
+        + ("new venv" if fresh else "sources changed")
+    )
     if fresh:
         subprocess.run([sys.executable, "-m", "venv", venv], check=True)
     # pip compiles .pyc at install; make sure nothing tells it (or compileall) not to write bytecode.
@@ -160,21 +195,35 @@ def ensure_install(venv: str, force: bool) -> str:
         for item in BUILD_ITEMS:
             src = os.path.join(REPO, item)
             if os.path.isdir(src):
-                shutil.copytree(src, os.path.join(build, item), ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+                shutil.copytree(
+                    src,
+                    os.path.join(build, item),
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+                )
             elif os.path.isfile(src):
                 shutil.copy2(src, os.path.join(build, item))
         if fresh or not os.path.exists(exe):
             r = _pip(py, ["install", "--quiet", "--compile", build], env)
         else:
-            r = _pip(py, ["install", "--quiet", "--compile", "--no-deps", "--force-reinstall", build], env)
+            r = _pip(
+                py,
+                ["install", "--quiet", "--compile", "--no-deps", "--force-reinstall", build],
+                env,
+            )
             if r.returncode == 0 and _pip(py, ["check"], env).returncode != 0:
-                r = _pip(py, ["install", "--quiet", "--compile", build], env)  # the dependencies changed
+                r = _pip(
+                    py, ["install", "--quiet", "--compile", build], env
+                )  # the dependencies changed
         if r.returncode != 0:
             say(r.stdout)
             die(f"pip install into {rel} failed (see above)")
     # Belt and braces: the engine's own modules must have their .pyc (a no-op when pip wrote them).
-    subprocess.run([py, "-m", "compileall", "-q", "-j", "0", *_package_dirs(py, env)], env=env, check=False,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [py, "-m", "compileall", "-q", "-j", "0", *_package_dirs(py, env)],
+        env=env,
+        check=False,
+        stdout=subprocess.DEVNULL,
+    )
     with open(stamp, "w") as f:
         f.write(digest + "\n")
     say(f"  installed in {time.perf_counter() - t0:.1f} s")
@@ -183,8 +232,14 @@ def ensure_install(venv: str, force: bool) -> str:
 
 def _package_dirs(py: str, env: dict) -> list[str]:
     code = "from memcurate import curator, hooks; import os; print(os.path.dirname(curator.__file__)); print(os.path.dirname(hooks.__file__))"
-    r = subprocess.run([py, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       cwd=tempfile.gettempdir())
+    r = subprocess.run(
+        [py, "-c", code],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tempfile.gettempdir(),
+    )
     return r.stdout.split() if r.returncode == 0 else []
 
 
@@ -230,16 +285,25 @@ def describe_install(interp: list[str], env: dict) -> dict:
         "    'python': sys.version.split()[0], 'modules': len(mods), 'missing_pyc': len(missing),\n"
         "    'dont_write_bytecode': sys.dont_write_bytecode}))\n"
     )
-    r = subprocess.run([*interp, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       cwd=tempfile.gettempdir())
+    r = subprocess.run(
+        [*interp, "-c", code],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tempfile.gettempdir(),
+    )
     if r.returncode != 0:
         die(f"the hook's interpreter cannot import the engine:\n{r.stderr.strip()}")
     info = json.loads(r.stdout)
-    info["editable"] = os.path.realpath(info["engine"]) == os.path.realpath(os.path.join(REPO, "curator"))
+    info["editable"] = os.path.realpath(info["engine"]) == os.path.realpath(
+        os.path.join(REPO, "curator")
+    )
     return info
 
 
 # -- processes ------------------------------------------------------------------
+
 
 class Sample:
     __slots__ = ("wall", "rss", "code", "stdout", "stderr")
@@ -301,8 +365,13 @@ class Runner:
         self.env = env
         self.out = os.path.join(scratch, "child.stdout")
         self.err = os.path.join(scratch, "child.stderr")
-        self.proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", SPAWNER], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, bufsize=0, cwd=scratch)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", SPAWNER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            bufsize=0,
+            cwd=scratch,
+        )
         self.rd, self.wr = self.proc.stdout.fileno(), self.proc.stdin.fileno()
         true = shutil.which("true") or "/bin/true"
         self.rss_floor = self.run([true], None, scratch).rss if os.path.exists(true) else 0
@@ -326,7 +395,9 @@ class Runner:
             buf += chunk
         return buf
 
-    def run(self, argv: list[str], stdin_path: str | None, cwd: str, timeout: float = 120.0) -> Sample:
+    def run(
+        self, argv: list[str], stdin_path: str | None, cwd: str, timeout: float = 120.0
+    ) -> Sample:
         argv = [os.path.abspath(argv[0]), *argv[1:]]
         req = marshal.dumps((argv, self.env, cwd, stdin_path or os.devnull, self.out, self.err))
         os.write(self.wr, len(req).to_bytes(4, "big") + req)
@@ -363,7 +434,11 @@ def main_session_files(folder: str) -> list[str]:
     found = []
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if d != "subagents")
-        found += [os.path.join(root, f) for f in files if f.endswith(".jsonl") and not f.startswith("agent-")]
+        found += [
+            os.path.join(root, f)
+            for f in files
+            if f.endswith(".jsonl") and not f.startswith("agent-")
+        ]
     return sorted(found, key=lambda p: (-os.path.getsize(p), p))
 
 
@@ -372,8 +447,14 @@ class Synth:
     (consistent within a copy, so blocks of one message still group), one constant sessionId,
     increasing timestamps, and now and then a much larger tool result."""
 
-    def __init__(self, sources: list[str], session_id: str, rng: random.Random, start: dt.datetime,
-                 big_result_rate: float = 0.01) -> None:
+    def __init__(
+        self,
+        sources: list[str],
+        session_id: str,
+        rng: random.Random,
+        start: dt.datetime,
+        big_result_rate: float = 0.01,
+    ) -> None:
         self.files: list[list[str]] = []
         self.source_sessions: set[str] = set()
         for path in sorted(sources):
@@ -428,7 +509,9 @@ class Synth:
             src = self._enlarge(src)
         m = _OWN_UUID.search(src)
         if self.last_uuid and '"parentUuid":null' in src:
-            src = src.replace('"parentUuid":null', f'"parentUuid":"{self.last_uuid}"', 1)  # one long session
+            src = src.replace(
+                '"parentUuid":null', f'"parentUuid":"{self.last_uuid}"', 1
+            )  # one long session
         out = _ID.sub(self._sub, src)
         if m:
             self.last_uuid = self.ids.get(m.group(1), self.last_uuid)
@@ -450,7 +533,9 @@ class Synth:
                     text = "line of tool output: nothing to see here\n"
                 big = (text + "\n") * (size // (len(text) + 1) + 1)
                 block["content"] = big[:size]
-                if isinstance(rec.get("toolUseResult"), dict) and isinstance(rec["toolUseResult"].get("stdout"), str):
+                if isinstance(rec.get("toolUseResult"), dict) and isinstance(
+                    rec["toolUseResult"].get("stdout"), str
+                ):
                     rec["toolUseResult"]["stdout"] = block["content"]
                 return json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
         return src
@@ -499,8 +584,13 @@ def conversation_lines(sources: list[str]) -> list[str]:
                 if isinstance(content, str):
                     texts = [content] if rec.get("type") == "user" else []
                 elif isinstance(content, list):
-                    texts = [b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"
-                             and isinstance(b.get("text"), str)]
+                    texts = [
+                        b["text"]
+                        for b in content
+                        if isinstance(b, dict)
+                        and b.get("type") == "text"
+                        and isinstance(b.get("text"), str)
+                    ]
                 else:
                     texts = []
                 out += [x for t in texts for x in t.splitlines() if x.strip()]
@@ -516,16 +606,40 @@ def append_huge_message(path: str, lines: list[str], chars: int, rng: random.Ran
     while n < chars:
         parts.append(rng.choice(lines))
         n += len(parts[-1]) + 1
-    base = {"isSidechain": False, "userType": "external", "cwd": tail.get("cwd", ""),
-            "sessionId": tail.get("sessionId", ""), "version": tail.get("version", "")}
+    base = {
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": tail.get("cwd", ""),
+        "sessionId": tail.get("sessionId", ""),
+        "version": tail.get("version", ""),
+    }
     uuids = [f"{rng.getrandbits(128):032x}" for _ in range(2)]
     uuids = [f"{u[:8]}-{u[8:12]}-4{u[13:16]}-8{u[17:20]}-{u[20:32]}" for u in uuids]
-    stamp = [(clock + dt.timedelta(seconds=k + 1)).strftime("%Y-%m-%dT%H:%M:%S.000Z") for k in range(2)]
-    user = {**base, "parentUuid": tail.get("uuid"), "type": "user", "uuid": uuids[0], "timestamp": stamp[0],
-            "message": {"role": "user", "content": "\n".join(parts)}}
-    reply = {**base, "parentUuid": uuids[0], "type": "assistant", "uuid": uuids[1], "timestamp": stamp[1],
-             "message": {"id": "msg_bench_huge", "type": "message", "role": "assistant", "model": "claude",
-                         "content": [{"type": "text", "text": "Noted."}]}}
+    stamp = [
+        (clock + dt.timedelta(seconds=k + 1)).strftime("%Y-%m-%dT%H:%M:%S.000Z") for k in range(2)
+    ]
+    user = {
+        **base,
+        "parentUuid": tail.get("uuid"),
+        "type": "user",
+        "uuid": uuids[0],
+        "timestamp": stamp[0],
+        "message": {"role": "user", "content": "\n".join(parts)},
+    }
+    reply = {
+        **base,
+        "parentUuid": uuids[0],
+        "type": "assistant",
+        "uuid": uuids[1],
+        "timestamp": stamp[1],
+        "message": {
+            "id": "msg_bench_huge",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude",
+            "content": [{"type": "text", "text": "Noted."}],
+        },
+    }
     with open(path, "a", encoding="utf-8", errors="surrogateescape", newline="\n") as f:
         for rec in (user, reply):
             f.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
@@ -555,6 +669,7 @@ def parse_time(s: str) -> dt.datetime:
 
 # -- the bench ------------------------------------------------------------------
 
+
 def project_key(path: str) -> str:
     """Claude Code's folder name for a project: the engine's one home of the rule."""
     from memcurate.curator.util.paths import project_key as key
@@ -578,8 +693,14 @@ class Project:
         key = f"{event}:{transcript}"
         if key not in self.payloads:
             path = os.path.join(self.dir, ".git", f"payload-{len(self.payloads)}.json")
-            doc = {"session_id": session_id, "transcript_path": transcript, "cwd": self.dir,
-                   "permission_mode": "default", "hook_event_name": event, "stop_hook_active": False}
+            doc = {
+                "session_id": session_id,
+                "transcript_path": transcript,
+                "cwd": self.dir,
+                "permission_mode": "default",
+                "hook_event_name": event,
+                "stop_hook_active": False,
+            }
             with open(path, "w") as f:
                 json.dump(doc, f)
             self.payloads[key] = path
@@ -634,18 +755,31 @@ class Bench:
     def bare(self) -> Sample:
         s = self.runner.run(self.bare_argv, None, self.work)
         if s.code != 0 or s.stdout:
-            die(f"`{' '.join(self.bare_argv)}` failed (exit {s.code}): {s.stderr.decode(errors='replace')[:500]}")
+            die(
+                f"`{' '.join(self.bare_argv)}` failed (exit {s.code}): {s.stderr.decode(errors='replace')[:500]}"
+            )
         return s
 
     def plain(self, argv: list[str], label: str) -> Sample:
         s = self.runner.run(argv, None, self.work)
         if s.code != 0 or s.stdout or s.stderr:
-            die(f"{label} failed (exit {s.code}): {(s.stdout + s.stderr).decode(errors='replace')[:500]}")
+            die(
+                f"{label} failed (exit {s.code}): {(s.stdout + s.stderr).decode(errors='replace')[:500]}"
+            )
         return s
 
-    def hook(self, project: Project, transcript: str, session: str, label: str, expect: tuple[str, ...],
-             timeout: float = 120.0) -> Sample:
-        s = self.runner.run(self.hook_argv, project.payload(transcript, session), project.dir, timeout)
+    def hook(
+        self,
+        project: Project,
+        transcript: str,
+        session: str,
+        label: str,
+        expect: tuple[str, ...],
+        timeout: float = 120.0,
+    ) -> Sample:
+        s = self.runner.run(
+            self.hook_argv, project.payload(transcript, session), project.dir, timeout
+        )
         problems = []
         if s.code != 0:
             problems.append(f"exit status {s.code}")
@@ -654,18 +788,25 @@ class Bench:
         if s.stderr:
             problems.append(f"stderr: {s.stderr.decode(errors='replace').strip()[:500]}")
         if problems:
-            die(f"hook call '{label}' misbehaved: " + "; ".join(problems)
-                + f"\n  last log line: {project.last_log_line()}")
+            die(
+                f"hook call '{label}' misbehaved: "
+                + "; ".join(problems)
+                + f"\n  last log line: {project.last_log_line()}"
+            )
         self._check_log(project, transcript, label, expect)
         return s
 
-    def _check_log(self, project: Project, transcript: str, label: str, expect: tuple[str, ...]) -> None:
+    def _check_log(
+        self, project: Project, transcript: str, label: str, expect: tuple[str, ...]
+    ) -> None:
         """The hook's one log line says what it did: the expected status, up to the end of the file."""
         line = project.last_log_line()
         m = _LOG_STATUS.search(line)
         if not m:
             if not self.log_warned:
-                say(f"warning: cannot read the hook's status from its log line ({line[:160]!r}); not checked")
+                say(
+                    f"warning: cannot read the hook's status from its log line ({line[:160]!r}); not checked"
+                )
                 self.log_warned = True
             return
         status, end = m.group(1), int(m.group(3))
@@ -691,7 +832,7 @@ def empty_console_script(exe: str, work: str) -> str | None:
         return None
     path = os.path.join(work, "empty-console-script")
     with open(path, "w", encoding="utf-8") as f:
-        f.write(text[:m.start()] + f"def {m.group(2)}():\n    return 0\n" + text[m.end() + 1:])
+        f.write(text[: m.start()] + f"def {m.group(2)}():\n    return 0\n" + text[m.end() + 1 :])
     os.chmod(path, 0o755)
     return path
 
@@ -700,8 +841,10 @@ def interleave(jobs: list, rounds: int, rng: random.Random) -> dict[str, list]:
     """Run every (name, job) once a round, in an order shuffled per round, so that machine drift hits
     every scenario alike; name -> the results, in round order. Says how far it got every 10 rounds."""
     results: dict[str, list] = {name: [] for name, _ in jobs}
-    say(f"interleaved loop: {rounds} rounds of {', '.join(n.removesuffix('.jsonl') for n, _ in jobs)} "
-        "(order shuffled per round)")
+    say(
+        f"interleaved loop: {rounds} rounds of {', '.join(n.removesuffix('.jsonl') for n, _ in jobs)} "
+        "(order shuffled per round)"
+    )
     t0 = time.perf_counter()
     for r in range(rounds):
         order = jobs[:]
@@ -723,8 +866,17 @@ def hook_args(ap, results: str, rounds: int = 60) -> None:
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
 
 
-def report(samples: dict[str, list], targets: dict[str, float], *, exe: str, interp: list[str], rounds: int,
-           json_out: str, strict: bool, extra: dict | None = None) -> int:
+def report(
+    samples: dict[str, list],
+    targets: dict[str, float],
+    *,
+    exe: str,
+    interp: list[str],
+    rounds: int,
+    json_out: str,
+    strict: bool,
+    extra: dict | None = None,
+) -> int:
     """The end of a hook bench: one row per case (median, p10, p90, ratio to the bare interpreter, its
     target and PASS/FAIL), the figures written to `json_out`; exit status 1 when `strict` and a target
     was missed. `samples` holds a "bare" case."""
@@ -739,12 +891,20 @@ def report(samples: dict[str, list], targets: dict[str, float], *, exe: str, int
         ok = target is None or r["ratio_to_bare"] <= target
         if not ok:
             missed.append(name)
-        say(f"{name:<{width}} {r['median_ms']:>10.2f} {r['p10_ms']:>8.2f} {r['p90_ms']:>8.2f} "
+        say(
+            f"{name:<{width}} {r['median_ms']:>10.2f} {r['p10_ms']:>8.2f} {r['p90_ms']:>8.2f} "
             f"{r['ratio_to_bare']:>7.2f} {('≤ %.1f' % target) if target else '':>7}"
-            + ("" if target is None else ("  PASS" if ok else "  FAIL")))
-    doc = {"rounds": rounds, "targets": targets, "executable": exe, **(extra or {}),
-           "cases": {n: {k: v for k, v in r.items() if k != "samples_ms"} for n, r in rows.items()},
-           "missed": missed, "commit": _git_commit()}
+            + ("" if target is None else ("  PASS" if ok else "  FAIL"))
+        )
+    doc = {
+        "rounds": rounds,
+        "targets": targets,
+        "executable": exe,
+        **(extra or {}),
+        "cases": {n: {k: v for k, v in r.items() if k != "samples_ms"} for n, r in rows.items()},
+        "missed": missed,
+        "commit": _git_commit(),
+    }
     out = os.path.abspath(json_out)
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
@@ -775,8 +935,10 @@ def summarize(samples: list[Sample], bare_median: float | None) -> dict:
 def run(args) -> int:
     transcripts_dir = os.path.abspath(args.transcripts)
     if not os.path.isdir(transcripts_dir):
-        say(f"SKIPPED: the shared transcripts folder is absent ({transcripts_dir}); "
-            "the hook bench replays them. Put it beside the checkout or pass --transcripts DIR.")
+        say(
+            f"SKIPPED: the shared transcripts folder is absent ({transcripts_dir}); "
+            "the hook bench replays them. Put it beside the checkout or pass --transcripts DIR."
+        )
         return 0
     sources = main_session_files(transcripts_dir)
     if not sources:
@@ -809,18 +971,27 @@ def run(args) -> int:
         say(f"hook:   {exe} hook   (memcurate {info['version']}, engine in {info['engine']})")
         say(f"bare:   {' '.join(bench.bare_argv)}   (Python {info['python']})")
         if info["editable"]:
-            say("warning: the engine is imported from this checkout (an editable install?): not what users run")
+            say(
+                "warning: the engine is imported from this checkout (an editable install?): not what users run"
+            )
         if info["missing_pyc"]:
-            say(f"warning: {info['missing_pyc']} of {info['modules']} engine modules have no .pyc"
-                + (" and PYTHONDONTWRITEBYTECODE is set: every run recompiles them" if info["dont_write_bytecode"]
-                   else ""))
+            say(
+                f"warning: {info['missing_pyc']} of {info['modules']} engine modules have no .pyc"
+                + (
+                    " and PYTHONDONTWRITEBYTECODE is set: every run recompiles them"
+                    if info["dont_write_bytecode"]
+                    else ""
+                )
+            )
 
         # Projects: cold-config calls, first calls, the growing transcript, the 100 MB one.
         cold = Project(work, "cold", bench.claude)
         first = Project(work, "first", bench.claude)
         grow = Project(work, "grow", bench.claude)
         session_tiny = "00000000-0000-4000-8000-00000000b0b0"
-        tiny_synth = Synth(sources, session_tiny, random.Random(args.seed + 1), dt.datetime(2025, 1, 6, 9, 0, 0))
+        tiny_synth = Synth(
+            sources, session_tiny, random.Random(args.seed + 1), dt.datetime(2025, 1, 6, 9, 0, 0)
+        )
 
         def tiny_transcript(p: Project) -> str:
             path = os.path.join(p.transcripts, f"{session_tiny}.jsonl")
@@ -835,13 +1006,17 @@ def run(args) -> int:
         for p in (first, grow):
             bench.hook(p, tiny[p], session_tiny, "warm-up", ("staged", "no-trigger"))
             if not os.path.exists(os.path.join(p.data, CONFIG_CACHE)):
-                say(f"warning: no {DATA_DIR}/{CONFIG_CACHE} after a call: every call below builds the config")
+                say(
+                    f"warning: no {DATA_DIR}/{CONFIG_CACHE} after a call: every call below builds the config"
+                )
 
         # The cold-config call: a fresh data dir, so the merged YAML config is built (once per project).
         cold_samples = []
         for _ in range(cold_runs):
             cold.fresh_data_dir(keep_config_cache=False)
-            cold_samples.append(bench.hook(cold, tiny[cold], session_tiny, "cold config", ("staged", "no-trigger")))
+            cold_samples.append(
+                bench.hook(cold, tiny[cold], session_tiny, "cold config", ("staged", "no-trigger"))
+            )
 
         # First-call transcripts, placed where Claude Code keeps them.
         first_paths = []
@@ -856,8 +1031,13 @@ def run(args) -> int:
         shutil.copyfile(grow_src, grow_path)
         tail = last_record(grow_path)
         grow_session = tail.get("sessionId") or os.path.basename(grow_src).removesuffix(".jsonl")
-        turns = Synth(sources, grow_session, random.Random(args.seed + 2), parse_time(tail.get("timestamp", "")),
-                      big_result_rate=0.01)
+        turns = Synth(
+            sources,
+            grow_session,
+            random.Random(args.seed + 2),
+            parse_time(tail.get("timestamp", "")),
+            big_result_rate=0.01,
+        )
         turns.last_uuid = tail.get("uuid")
         bench.hook(grow, grow_path, grow_session, "initial pass", ("staged", "no-trigger"))
         appended = []
@@ -865,10 +1045,14 @@ def run(args) -> int:
         def incremental() -> Sample:
             n = rng.randint(4, 10)
             lines = turns.records(n)
-            with open(grow_path, "a", encoding="utf-8", errors="surrogateescape", newline="\n") as f:
+            with open(
+                grow_path, "a", encoding="utf-8", errors="surrogateescape", newline="\n"
+            ) as f:
                 f.write("\n".join(lines) + "\n")
             appended.append(sum(len(x.encode("utf-8", "surrogateescape")) + 1 for x in lines))
-            return bench.hook(grow, grow_path, grow_session, "incremental", ("staged", "no-trigger"))
+            return bench.hook(
+                grow, grow_path, grow_session, "incremental", ("staged", "no-trigger")
+            )
 
         def first_call(path: str, session: str) -> Sample:
             first.fresh_data_dir()
@@ -877,13 +1061,22 @@ def run(args) -> int:
         first_names = [f"first:{os.path.basename(path)}" for path, _ in first_paths]
         empty = empty_console_script(exe, work)
         if empty is None:
-            say("note: cannot derive an empty console script from the executable; that row is left out")
+            say(
+                "note: cannot derive an empty console script from the executable; that row is left out"
+            )
         jobs = [("bare", bench.bare)]
         if empty:
-            jobs.append(("empty_script", lambda: bench.plain([empty, "hook"], "empty console script")))
-        jobs += [("noop", lambda: bench.hook(grow, grow_path, grow_session, "no-op", ("nothing-new",))),
-                 ("incremental", incremental)]
-        jobs += [(n, (lambda p=p, s=s: first_call(p, s))) for n, (p, s) in zip(first_names, first_paths, strict=True)]
+            jobs.append(
+                ("empty_script", lambda: bench.plain([empty, "hook"], "empty console script"))
+            )
+        jobs += [
+            ("noop", lambda: bench.hook(grow, grow_path, grow_session, "no-op", ("nothing-new",))),
+            ("incremental", incremental),
+        ]
+        jobs += [
+            (n, (lambda p=p, s=s: first_call(p, s)))
+            for n, (p, s) in zip(first_names, first_paths, strict=True)
+        ]
 
         scen = interleave(jobs, rounds, rng)
         bare_med = statistics.median(s.wall for s in scen["bare"])
@@ -895,26 +1088,46 @@ def run(args) -> int:
             hugep = Project(work, "huge", bench.claude)
             huge_path = os.path.join(hugep.transcripts, os.path.basename(firsts[0]))
             shutil.copyfile(firsts[0], huge_path)
-            chars = append_huge_message(huge_path, conversation_lines(sources), int(huge_mb * 1e6),
-                                        random.Random(args.seed + 4))
+            chars = append_huge_message(
+                huge_path,
+                conversation_lines(sources),
+                int(huge_mb * 1e6),
+                random.Random(args.seed + 4),
+            )
             huge_session = last_record(huge_path).get("sessionId") or "huge"
-            say(f"one huge message: {chars / 1e6:.1f} M characters appended to {os.path.basename(firsts[0])}")
-            bench.hook(hugep, tiny_transcript(hugep), session_tiny, "warm-up", ("staged", "no-trigger"))
+            say(
+                f"one huge message: {chars / 1e6:.1f} M characters appended to {os.path.basename(firsts[0])}"
+            )
+            bench.hook(
+                hugep, tiny_transcript(hugep), session_tiny, "warm-up", ("staged", "no-trigger")
+            )
             noted = 0
             for i in range(huge_runs):
                 # Paired with a first call on the same transcript without the message, in turns: the
                 # ratio of the two medians holds however the machine drifts meanwhile.
                 hugep.fresh_data_dir()
                 plain = None if i % 2 else first_call(*first_paths[0])
-                s = bench.hook(hugep, huge_path, huge_session, "one huge message", ("staged", "no-trigger"),
-                               timeout=args.big_timeout)
+                s = bench.hook(
+                    hugep,
+                    huge_path,
+                    huge_session,
+                    "one huge message",
+                    ("staged", "no-trigger"),
+                    timeout=args.big_timeout,
+                )
                 plain = plain or first_call(*first_paths[0])
                 huge_samples.append(s)
                 huge_pairs.append(plain)
                 noted += "scored the first and last" in hugep.last_log_line()
-                say(f"  run {i + 1}/{huge_runs}: {s.wall:.2f} s, peak RSS {s.rss / MIB:.1f} MiB "
-                    f"(without the message: {plain.wall:.2f} s, {plain.rss / MIB:.1f} MiB)")
-            huge = {"bytes": os.path.getsize(huge_path), "message_chars": chars, "noted_in_log": noted}
+                say(
+                    f"  run {i + 1}/{huge_runs}: {s.wall:.2f} s, peak RSS {s.rss / MIB:.1f} MiB "
+                    f"(without the message: {plain.wall:.2f} s, {plain.rss / MIB:.1f} MiB)"
+                )
+            huge = {
+                "bytes": os.path.getsize(huge_path),
+                "message_chars": chars,
+                "noted_in_log": noted,
+            }
 
         big = None
         big_samples: list[Sample] = []
@@ -924,28 +1137,45 @@ def run(args) -> int:
             big_session = "00000000-0000-4000-8000-0000000b16b1"
             big_path = os.path.join(bigp.transcripts, f"{big_session}.jsonl")
             t0 = time.perf_counter()
-            synth = Synth(sources, big_session, random.Random(args.seed + 3), dt.datetime(2025, 3, 3, 8, 0, 0),
-                          big_result_rate=0.01)
+            synth = Synth(
+                sources,
+                big_session,
+                random.Random(args.seed + 3),
+                dt.datetime(2025, 3, 3, 8, 0, 0),
+                big_result_rate=0.01,
+            )
             size = synth.write_big(big_path, int(big_mb * 1e6))
             with open(big_path, "rb") as f:  # into the page cache, as a file Claude Code just wrote
                 while f.read(8 << 20):
                     pass
             lines = sum(1 for _ in open(big_path, "rb"))
-            say(f"synthetic transcript: {size / 1e6:.1f} MB, {lines} records, built in "
-                f"{time.perf_counter() - t0:.1f} s")
-            bench.hook(bigp, tiny_transcript(bigp), session_tiny, "warm-up", ("staged", "no-trigger"))
+            say(
+                f"synthetic transcript: {size / 1e6:.1f} MB, {lines} records, built in "
+                f"{time.perf_counter() - t0:.1f} s"
+            )
+            bench.hook(
+                bigp, tiny_transcript(bigp), session_tiny, "warm-up", ("staged", "no-trigger")
+            )
             parse_argv = [*bench.bare_argv[:-2], "-c", PARSE_SCRIPT, big_path]
             for i in range(big_runs):
                 # Paired with a process that only reads and parses the same file, in turns (see the huge message).
                 parse = None if i % 2 else bench.plain(parse_argv, "read and parse")
                 bigp.fresh_data_dir()
-                s = bench.hook(bigp, big_path, big_session, "first call 100 MB", ("staged", "no-trigger"),
-                               timeout=args.big_timeout)
+                s = bench.hook(
+                    bigp,
+                    big_path,
+                    big_session,
+                    "first call 100 MB",
+                    ("staged", "no-trigger"),
+                    timeout=args.big_timeout,
+                )
                 parse = parse or bench.plain(parse_argv, "read and parse")
                 big_samples.append(s)
                 parse_samples.append(parse)
-                say(f"  run {i + 1}/{big_runs}: {s.wall:.2f} s, peak RSS {s.rss / MIB:.1f} MiB "
-                    f"(reading and parsing it: {parse.wall:.2f} s)")
+                say(
+                    f"  run {i + 1}/{big_runs}: {s.wall:.2f} s, peak RSS {s.rss / MIB:.1f} MiB "
+                    f"(reading and parsing it: {parse.wall:.2f} s)"
+                )
             big = {"bytes": size, "records": lines}
         elapsed = time.perf_counter() - t_start
     finally:
@@ -976,38 +1206,57 @@ def run(args) -> int:
         r["bytes"] = os.path.getsize(src)
         r["target"] = f"<= {TARGET_FIRST} x bare"
         r["pass"] = r["ratio_to_bare"] <= TARGET_FIRST
-        rows.append((f"first call {os.path.basename(src)[:8]} ({r['bytes'] / 1e6:.2f} MB)", name, r["pass"]))
+        rows.append(
+            (f"first call {os.path.basename(src)[:8]} ({r['bytes'] / 1e6:.2f} MB)", name, r["pass"])
+        )
     if huge:
         first = results["huge_message_paired_first_call"] = summarize(huge_pairs, bare_med)
         r = results["huge_message"] = summarize(huge_samples, bare_med)
         r.update(huge)
         r["ratio_to_first_call"] = round(r["median_ms"] / first["median_ms"], 2)
         r["rss_ratio_to_first_call"] = round(r["peak_rss_mib"] / first["peak_rss_mib"], 2)
-        r["target"] = f"<= {TARGET_HUGE_X_FIRST} x first call and <= {TARGET_HUGE_RSS_MIB:.0f} MiB peak RSS"
+        r["target"] = (
+            f"<= {TARGET_HUGE_X_FIRST} x first call and <= {TARGET_HUGE_RSS_MIB:.0f} MiB peak RSS"
+        )
         r["pass_time"] = r["ratio_to_first_call"] <= TARGET_HUGE_X_FIRST
         r["pass_rss"] = r["peak_rss_mib"] <= TARGET_HUGE_RSS_MIB
         r["pass"] = r["pass_time"] and r["pass_rss"]
-        rows.append((f"first call {os.path.basename(firsts[0])[:8]} + one {huge['message_chars'] / 1e6:.0f} MB "
-                     "message", "huge_message", r["pass"]))
+        rows.append(
+            (
+                f"first call {os.path.basename(firsts[0])[:8]} + one {huge['message_chars'] / 1e6:.0f} MB "
+                "message",
+                "huge_message",
+                r["pass"],
+            )
+        )
     if big:
         parse = results["synthetic_read_and_parse"] = summarize(parse_samples, bare_med)
         rows.append(("  read and json-parse each line of it", "synthetic_read_and_parse", None))
         r = results["first:synthetic"] = summarize(big_samples, bare_med)
         r.update(big)
         r["ratio_to_parse"] = round(r["median_ms"] / parse["median_ms"], 2)
-        r["target"] = (f"<= {TARGET_BIG_S} s, <= {TARGET_BIG_X_PARSE} x reading and parsing it and "
-                       f"<= {TARGET_BIG_RSS_MIB:.0f} MiB peak RSS")
+        r["target"] = (
+            f"<= {TARGET_BIG_S} s, <= {TARGET_BIG_X_PARSE} x reading and parsing it and "
+            f"<= {TARGET_BIG_RSS_MIB:.0f} MiB peak RSS"
+        )
         r["pass_time"] = r["median_ms"] <= TARGET_BIG_S * 1e3
         r["pass_parse"] = r["ratio_to_parse"] <= TARGET_BIG_X_PARSE
         r["pass_rss"] = r["peak_rss_mib"] <= TARGET_BIG_RSS_MIB
         r["pass"] = r["pass_time"] and r["pass_parse"] and r["pass_rss"]
-        rows.insert(-1, (f"first call synthetic ({big['bytes'] / 1e6:.0f} MB)", "first:synthetic", r["pass"]))
+        rows.insert(
+            -1,
+            (f"first call synthetic ({big['bytes'] / 1e6:.0f} MB)", "first:synthetic", r["pass"]),
+        )
 
     say()
-    say(f"memcurate hook benchmark — memcurate {info['version']}, Python {info['python']}, "
-        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, {elapsed:.0f} s")
-    say(f"bare interpreter start: median {results['bare']['median_ms']:.1f} ms (n={results['bare']['n']}); "
-        f"peak RSS floor of a spawned `true`: {bench.runner.rss_floor / MIB:.1f} MiB")
+    say(
+        f"memcurate hook benchmark — memcurate {info['version']}, Python {info['python']}, "
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, {elapsed:.0f} s"
+    )
+    say(
+        f"bare interpreter start: median {results['bare']['median_ms']:.1f} ms (n={results['bare']['n']}); "
+        f"peak RSS floor of a spawned `true`: {bench.runner.rss_floor / MIB:.1f} MiB"
+    )
     say()
     head = f"{'scenario':<42} {'n':>3} {'median':>10} {'p10..p90 ms':>15} {'x bare':>7} {'peak RSS':>10}  target"
     lines = []
@@ -1020,20 +1269,26 @@ def run(args) -> int:
         if key == "huge_message":
             t_ok = "PASS" if r["pass_time"] else "FAIL"
             m_ok = "PASS" if r["pass_rss"] else "FAIL"
-            target = (f"{r['ratio_to_first_call']:.2f} x first call <= {TARGET_HUGE_X_FIRST} {t_ok}, "
-                      f"<= {TARGET_HUGE_RSS_MIB:.0f} MiB {m_ok}")
+            target = (
+                f"{r['ratio_to_first_call']:.2f} x first call <= {TARGET_HUGE_X_FIRST} {t_ok}, "
+                f"<= {TARGET_HUGE_RSS_MIB:.0f} MiB {m_ok}"
+            )
         elif key == "incremental" or key.startswith("first:"):
             if key == "first:synthetic":
                 t_ok = "PASS" if r["pass_time"] else "FAIL"
                 p_ok = "PASS" if r["pass_parse"] else "FAIL"
                 m_ok = "PASS" if r["pass_rss"] else "FAIL"
-                target = (f"<= {TARGET_BIG_S:.0f} s {t_ok}, {r['ratio_to_parse']:.2f} x parse <= {TARGET_BIG_X_PARSE} "
-                          f"{p_ok}, <= {TARGET_BIG_RSS_MIB:.0f} MiB {m_ok}")
+                target = (
+                    f"<= {TARGET_BIG_S:.0f} s {t_ok}, {r['ratio_to_parse']:.2f} x parse <= {TARGET_BIG_X_PARSE} "
+                    f"{p_ok}, <= {TARGET_BIG_RSS_MIB:.0f} MiB {m_ok}"
+                )
             else:
                 limit = TARGET_INCREMENTAL if key == "incremental" else TARGET_FIRST
                 target = f"<= {limit} x bare  {'PASS' if ok else 'FAIL'}"
-        lines.append(f"{label:<42} {r['n']:>3} {med_s:>10} {spread:>15} {r['ratio_to_bare']:>7.2f} "
-                     f"{r['peak_rss_mib']:>6.1f} MiB  {target}".rstrip())
+        lines.append(
+            f"{label:<42} {r['n']:>3} {med_s:>10} {spread:>15} {r['ratio_to_bare']:>7.2f} "
+            f"{r['peak_rss_mib']:>6.1f} MiB  {target}".rstrip()
+        )
     say(head)
     say("-" * max(len(x) for x in [head, *lines]))
     for x in lines:
@@ -1041,37 +1296,59 @@ def run(args) -> int:
     say()
     b = results["bare"]
     if b["n"] >= 10 and b["p90_ms"] > 1.5 * b["p10_ms"]:
-        say(f"note: the machine is noisy (bare p90/p10 = {b['p90_ms'] / b['p10_ms']:.1f}); the runs are interleaved, "
-            "so the ratios of medians stay comparable, but absolute times move")
+        say(
+            f"note: the machine is noisy (bare p90/p10 = {b['p90_ms'] / b['p10_ms']:.1f}); the runs are interleaved, "
+            "so the ratios of medians stay comparable, but absolute times move"
+        )
     if huge:
         r = results["huge_message"]
-        say(f"one huge message: {r['median_ms']:.0f} ms and {r['peak_rss_mib']:.1f} MiB peak RSS, "
+        say(
+            f"one huge message: {r['median_ms']:.0f} ms and {r['peak_rss_mib']:.1f} MiB peak RSS, "
             f"{r['ratio_to_first_call']:.2f} x the time and {r['rss_ratio_to_first_call']:.2f} x the peak RSS of "
-            f"the first call without it; {r['noted_in_log']}/{r['n']} log lines say what was not scored")
+            f"the first call without it; {r['noted_in_log']}/{r['n']} log lines say what was not scored"
+        )
     verdicts = [ok for _, _, ok in rows if ok is not None]
     overall = all(verdicts)
     say(f"overall: {'PASS' if overall else 'FAIL'} ({sum(verdicts)}/{len(verdicts)} targets met)")
     if bench.statuses:
-        counts = "; ".join(f"{k}: " + ", ".join(f"{n} {s}" for s, n in v.items())
-                           for k, v in bench.statuses.items() if k not in ("warm-up",))
+        counts = "; ".join(
+            f"{k}: " + ", ".join(f"{n} {s}" for s, n in v.items())
+            for k, v in bench.statuses.items()
+            if k not in ("warm-up",)
+        )
         say(f"hook outcomes (from its log): {counts}")
 
     doc = {
         "bench": "hook",
-        "created": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "args": {k: v for k, v in vars(args).items()},
-        "machine": {"system": platform.system(), "release": platform.release(), "machine": platform.machine(),
-                    "cpus": os.cpu_count(), "python": info["python"]},
-        "memcurate": {"version": info["version"], "executable": exe, "engine": info["engine"],
-                      "editable": info["editable"], "missing_pyc": info["missing_pyc"],
-                      "source_hash": source_hash(), "git_commit": _git_commit()},
+        "machine": {
+            "system": platform.system(),
+            "release": platform.release(),
+            "machine": platform.machine(),
+            "cpus": os.cpu_count(),
+            "python": info["python"],
+        },
+        "memcurate": {
+            "version": info["version"],
+            "executable": exe,
+            "engine": info["engine"],
+            "editable": info["editable"],
+            "missing_pyc": info["missing_pyc"],
+            "source_hash": source_hash(),
+            "git_commit": _git_commit(),
+        },
         "commands": {"bare": bench.bare_argv, "hook": bench.hook_argv},
         "rss_floor_mib": round(bench.runner.rss_floor / MIB, 1),
-        "targets": {"incremental_x_bare": TARGET_INCREMENTAL, "first_call_1mb_x_bare": TARGET_FIRST,
-                    "synthetic_s": TARGET_BIG_S, "synthetic_x_read_and_parse": TARGET_BIG_X_PARSE,
-                    "synthetic_peak_rss_mib": TARGET_BIG_RSS_MIB,
-                    "huge_message_x_first_call": TARGET_HUGE_X_FIRST,
-                    "huge_message_peak_rss_mib": TARGET_HUGE_RSS_MIB},
+        "targets": {
+            "incremental_x_bare": TARGET_INCREMENTAL,
+            "first_call_1mb_x_bare": TARGET_FIRST,
+            "synthetic_s": TARGET_BIG_S,
+            "synthetic_x_read_and_parse": TARGET_BIG_X_PARSE,
+            "synthetic_peak_rss_mib": TARGET_BIG_RSS_MIB,
+            "huge_message_x_first_call": TARGET_HUGE_X_FIRST,
+            "huge_message_peak_rss_mib": TARGET_HUGE_RSS_MIB,
+        },
         "results": results,
         "hook_outcomes": bench.statuses,
         "pass": overall,
@@ -1088,8 +1365,13 @@ def run(args) -> int:
 
 def _git_commit() -> str | None:
     try:
-        r = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, text=True, timeout=10)
+        r = subprocess.run(
+            ["git", "-C", REPO, "rev-parse", "HEAD"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            timeout=10,
+        )
         return r.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         return None
@@ -1098,24 +1380,71 @@ def _git_commit() -> str | None:
 def main(argv: list[str] | None = None) -> int:
     if not hasattr(os, "wait4"):
         die("needs os.wait4 (Linux, macOS, BSD)")
-    ap = argparse.ArgumentParser(description="Benchmark the real `memcurate hook` process (see bench/README.md).")
+    ap = argparse.ArgumentParser(
+        description="Benchmark the real `memcurate hook` process (see bench/README.md)."
+    )
     ap.add_argument("--quick", action="store_true", help="30 rounds and one 100 MB call (< 40 s)")
-    ap.add_argument("--memcurate", metavar="PATH", help="use this memcurate executable instead of bench/.venv")
-    ap.add_argument("--venv", default=DEFAULT_VENV, help="where the bench installs memcurate (default: bench/.venv)")
-    ap.add_argument("--reinstall", action="store_true", help="reinstall even if the sources look unchanged")
-    ap.add_argument("--transcripts", default=DEFAULT_TRANSCRIPTS, help="the shared transcripts folder")
-    ap.add_argument("--rounds", type=int, default=0, help="rounds of the interleaved loop (default 100, --quick 30)")
-    ap.add_argument("--first-files", type=int, default=2, help="how many of the largest transcripts get a first call")
-    ap.add_argument("--big-mb", type=float, default=100.0, help="size of the synthetic transcript in MB (0: skip)")
-    ap.add_argument("--big-runs", type=int, default=0, help="first calls on it (default 3, --quick 1)")
-    ap.add_argument("--big-timeout", type=float, default=120.0, help="seconds before a call on it is killed")
-    ap.add_argument("--huge-mb", type=float, default=10.0,
-                    help="size in MB of the one huge message appended to the largest transcript (0: skip)")
-    ap.add_argument("--huge-runs", type=int, default=0, help="first calls on it (default 9, --quick 5)")
+    ap.add_argument(
+        "--memcurate", metavar="PATH", help="use this memcurate executable instead of bench/.venv"
+    )
+    ap.add_argument(
+        "--venv",
+        default=DEFAULT_VENV,
+        help="where the bench installs memcurate (default: bench/.venv)",
+    )
+    ap.add_argument(
+        "--reinstall", action="store_true", help="reinstall even if the sources look unchanged"
+    )
+    ap.add_argument(
+        "--transcripts", default=DEFAULT_TRANSCRIPTS, help="the shared transcripts folder"
+    )
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=0,
+        help="rounds of the interleaved loop (default 100, --quick 30)",
+    )
+    ap.add_argument(
+        "--first-files",
+        type=int,
+        default=2,
+        help="how many of the largest transcripts get a first call",
+    )
+    ap.add_argument(
+        "--big-mb",
+        type=float,
+        default=100.0,
+        help="size of the synthetic transcript in MB (0: skip)",
+    )
+    ap.add_argument(
+        "--big-runs", type=int, default=0, help="first calls on it (default 3, --quick 1)"
+    )
+    ap.add_argument(
+        "--big-timeout", type=float, default=120.0, help="seconds before a call on it is killed"
+    )
+    ap.add_argument(
+        "--huge-mb",
+        type=float,
+        default=10.0,
+        help="size in MB of the one huge message appended to the largest transcript (0: skip)",
+    )
+    ap.add_argument(
+        "--huge-runs", type=int, default=0, help="first calls on it (default 9, --quick 5)"
+    )
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--workdir", help="parent of the throwaway work folder (default: the system temp dir)")
-    ap.add_argument("--keep", action="store_true", help="keep the work folder (projects, transcripts, data dirs)")
-    ap.add_argument("--json-out", default=RESULTS, help="where to write the figures (default: bench/results/hook.json)")
+    ap.add_argument(
+        "--workdir", help="parent of the throwaway work folder (default: the system temp dir)"
+    )
+    ap.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the work folder (projects, transcripts, data dirs)",
+    )
+    ap.add_argument(
+        "--json-out",
+        default=RESULTS,
+        help="where to write the figures (default: bench/results/hook.json)",
+    )
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args(argv)
     if args.rounds and args.rounds < 1 or args.first_files < 1:

@@ -51,8 +51,14 @@ from memcurate.curator.memory.index import MemoryIndex  # noqa: E402
 from memcurate.curator.memory.store import MemoryStore  # noqa: E402
 
 TARGET_MEDIAN_MS = 20.0
-SHARE = {"decision": 0.28, "constraint": 0.20, "runbook": 0.20, "tech_debt": 0.14, "preference": 0.10,
-         "session_summary": 0.08}
+SHARE = {
+    "decision": 0.28,
+    "constraint": 0.20,
+    "runbook": 0.20,
+    "tech_debt": 0.14,
+    "preference": 0.10,
+    "session_summary": 0.08,
+}
 
 WORDS = """
 api auth token session cache redis postgres sqlite migration schema index query latency timeout retry backoff
@@ -95,11 +101,32 @@ def zipf_weights(n: int, s: float = 1.05) -> list[float]:
 class Gen:
     def __init__(self, seed: int) -> None:
         self.r = random.Random(seed)
-        syll = ["ka", "lo", "mi", "ne", "ru", "ta", "vi", "zo", "pe", "qua", "dri", "sten", "bor", "fel", "gar",
-                "hux", "jin", "plo", "trem", "wex"]
+        syll = [
+            "ka",
+            "lo",
+            "mi",
+            "ne",
+            "ru",
+            "ta",
+            "vi",
+            "zo",
+            "pe",
+            "qua",
+            "dri",
+            "sten",
+            "bor",
+            "fel",
+            "gar",
+            "hux",
+            "jin",
+            "plo",
+            "trem",
+            "wex",
+        ]
         # a long tail of project-specific names (services, tables, modules) that make memories distinct
-        self.names = sorted({"".join(self.r.choice(syll) for _ in range(self.r.randint(2, 3)))
-                             for _ in range(4000)})
+        self.names = sorted(
+            {"".join(self.r.choice(syll) for _ in range(self.r.randint(2, 3))) for _ in range(4000)}
+        )
         self.r.shuffle(self.names)
         self.vocab = WORDS + self.names
         self.w = zipf_weights(len(self.vocab))
@@ -128,22 +155,38 @@ class Gen:
         sections = {}
         for name in cat.required + tuple(o for o in cat.optional if self.r.random() < 0.4):
             sections[name] = " ".join(self.sentence() for _ in range(self.r.randint(1, 4)))
-        return memfile.MemoryDoc(id=id, category=category, title=title, description=description, tags=tags,
-                                 created="2026-01-02T03:04:05Z", updated="2026-01-02T03:04:05Z",
-                                 sources=[{"session": f"s{self.r.randint(1, 500)}", "turns": [1, 2]}],
-                                 body=memfile.join_sections(sections))
+        return memfile.MemoryDoc(
+            id=id,
+            category=category,
+            title=title,
+            description=description,
+            tags=tags,
+            created="2026-01-02T03:04:05Z",
+            updated="2026-01-02T03:04:05Z",
+            sources=[{"session": f"s{self.r.randint(1, 500)}", "turns": [1, 2]}],
+            body=memfile.join_sections(sections),
+        )
 
     def reword(self, doc: memfile.MemoryDoc, new_id: str) -> memfile.MemoryDoc:
         """A draft saying mostly the same thing: a third of the body words dropped, a few new ones added."""
+
         def mangle(text: str) -> str:
             out = [w for w in text.split() if self.r.random() > 0.33]
             for _ in range(max(1, len(out) // 8)):
                 out.insert(self.r.randrange(len(out) + 1), self.words(1)[0])
             return " ".join(out)
+
         sections = {k: mangle(v) for k, v in doc.sections.items() if k}
-        return memfile.MemoryDoc(id=new_id, category=doc.category, title=mangle(doc.title) or doc.title,
-                                 description=mangle(doc.description) or doc.description, tags=doc.tags,
-                                 created=doc.created, updated=doc.updated, body=memfile.join_sections(sections))
+        return memfile.MemoryDoc(
+            id=new_id,
+            category=doc.category,
+            title=mangle(doc.title) or doc.title,
+            description=mangle(doc.description) or doc.description,
+            tags=doc.tags,
+            created=doc.created,
+            updated=doc.updated,
+            body=memfile.join_sections(sections),
+        )
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -227,7 +270,9 @@ def main() -> int:
         edit_no = 0
         for mode, watch in (("watch", None), ("stat", False)):
             index = MemoryIndex(db, store, watch=watch)
-            for c in cats:  # warm: as a long-running TUI or runner is (the second check starts watching)
+            for c in (
+                cats
+            ):  # warm: as a long-running TUI or runner is (the second check starts watching)
                 index.candidates(c, probe)
                 index.candidates(c, probe)
             watching = index._freshness.watcher is not None
@@ -252,73 +297,141 @@ def main() -> int:
                 marker = f"handedit{edit_no}zq"
                 edit_no += 1
                 text = path.read_text(encoding="utf-8").rstrip("\n") + f" Also {marker} now.\n"
-                with open(path, "w", encoding="utf-8") as f:  # in place, as an editor that truncates and writes
+                with open(
+                    path, "w", encoding="utf-8"
+                ) as f:  # in place, as an editor that truncates and writes
                     f.write(text)
                 t0 = time.perf_counter()
                 found = index.candidates(c, f"{marker}\n\n{d.title}")
                 after_edit.append(time.perf_counter() - t0)
                 noticed += bool(found) and found[0].id == d.id
             index.close()
-            modes[mode] = {"watching": watching, "lookups": lookups, "hits": hits, "dup_total": dup_total,
-                           "exact": exact, "after_edit": after_edit, "noticed": noticed}
+            modes[mode] = {
+                "watching": watching,
+                "lookups": lookups,
+                "hits": hits,
+                "dup_total": dup_total,
+                "exact": exact,
+                "after_edit": after_edit,
+                "noticed": noticed,
+            }
 
         # -- report ------------------------------------------------------------------------------
         per_cat = {c: len(v) for c, v in by_cat.items()}
-        db_mib = sum(os.path.getsize(str(db) + s) for s in ("", "-wal") if os.path.exists(str(db) + s)) / 2**20
-        print(f"memcurate index bench: {args.memories} memories ({', '.join(f'{c} {n}' for c, n in per_cat.items())}),"
-              f" {statistics.median(sizes)} B median file, seed {args.seed}")
-        print(f"python {platform.python_version()}, sqlite {sqlite3.sqlite_version}, {platform.machine()}, "
-              f"{os.cpu_count()} cpus; setup (plain writes) {setup_s:.1f} s; database {db_mib:.1f} MiB")
+        db_mib = (
+            sum(os.path.getsize(str(db) + s) for s in ("", "-wal") if os.path.exists(str(db) + s))
+            / 2**20
+        )
+        print(
+            f"memcurate index bench: {args.memories} memories ({', '.join(f'{c} {n}' for c, n in per_cat.items())}),"
+            f" {statistics.median(sizes)} B median file, seed {args.seed}"
+        )
+        print(
+            f"python {platform.python_version()}, sqlite {sqlite3.sqlite_version}, {platform.machine()}, "
+            f"{os.cpu_count()} cpus; setup (plain writes) {setup_s:.1f} s; database {db_mib:.1f} MiB"
+        )
         print()
         print(f"{'figure':52} {'median ms':>10} {'p90 ms':>9} {'n':>5}")
         rows = [
             ("initial build (refresh of an empty index)", build_s, None, 1),
             ("full refresh, nothing changed", refresh_s, None, 1),
-            ("first lookup, new index object", statistics.median(reopen), pct(reopen, 0.9), len(reopen)),
+            (
+                "first lookup, new index object",
+                statistics.median(reopen),
+                pct(reopen, 0.9),
+                len(reopen),
+            ),
         ]
         labels = {"watch": "inotify", "stat": "stat every call"}
         for mode, m in modes.items():
             label = labels[mode] if mode == "stat" or m["watching"] else "inotify unavailable: stat"
-            rows.append((f"lookup, {label}", statistics.median(m["lookups"]), pct(m["lookups"], 0.9),
-                         len(m["lookups"])))
-            rows.append((f"lookup right after a hand edit, {label}", statistics.median(m["after_edit"]),
-                         pct(m["after_edit"], 0.9), len(m["after_edit"])))
+            rows.append(
+                (
+                    f"lookup, {label}",
+                    statistics.median(m["lookups"]),
+                    pct(m["lookups"], 0.9),
+                    len(m["lookups"]),
+                )
+            )
+            rows.append(
+                (
+                    f"lookup right after a hand edit, {label}",
+                    statistics.median(m["after_edit"]),
+                    pct(m["after_edit"], 0.9),
+                    len(m["after_edit"]),
+                )
+            )
         for name, med_s, p, n in rows:
-            print(f"{name:52} {med_s * 1000:10.2f} {'' if p is None else f'{p * 1000:9.2f}':>9} {n:5}")
+            print(
+                f"{name:52} {med_s * 1000:10.2f} {'' if p is None else f'{p * 1000:9.2f}':>9} {n:5}"
+            )
         print()
         ok = True
         verdicts = []
         for mode, m in modes.items():
             med, emed = statistics.median(m["lookups"]), statistics.median(m["after_edit"])
-            good = (med * 1000 <= TARGET_MEDIAN_MS and emed * 1000 <= TARGET_MEDIAN_MS
-                    and m["noticed"] == args.edits and all(m["exact"]))
+            good = (
+                med * 1000 <= TARGET_MEDIAN_MS
+                and emed * 1000 <= TARGET_MEDIAN_MS
+                and m["noticed"] == args.edits
+                and all(m["exact"])
+            )
             ok = ok and good
-            verdicts.append(f"{labels[mode]}: lookup {med * 1000:.2f} ms, after an edit {emed * 1000:.2f} ms")
-            print(f"{labels[mode]:16} rewordings found first {m['hits']}/{m['dup_total']}; identical drafts first "
-                  f"and marked {sum(m['exact'])}/{len(m['exact'])}; hand edits noticed {m['noticed']}/{args.edits}")
+            verdicts.append(
+                f"{labels[mode]}: lookup {med * 1000:.2f} ms, after an edit {emed * 1000:.2f} ms"
+            )
+            print(
+                f"{labels[mode]:16} rewordings found first {m['hits']}/{m['dup_total']}; identical drafts first "
+                f"and marked {sum(m['exact'])}/{len(m['exact'])}; hand edits noticed {m['noticed']}/{args.edits}"
+            )
         verdict = "PASS" if ok else "FAIL"
-        print(f"{verdict}: medians {'; '.join(verdicts)} (target <= {TARGET_MEDIAN_MS:.0f} ms in both modes; "
-              f"every hand edit noticed; identical drafts first)")
+        print(
+            f"{verdict}: medians {'; '.join(verdicts)} (target <= {TARGET_MEDIAN_MS:.0f} ms in both modes; "
+            f"every hand edit noticed; identical drafts first)"
+        )
 
         def fig(xs):
-            return {"n": len(xs), "median": ms(statistics.median(xs)), "p90": ms(pct(xs, 0.9)), "min": ms(min(xs)),
-                    "max": ms(max(xs)), "samples": [ms(x) for x in xs]}
+            return {
+                "n": len(xs),
+                "median": ms(statistics.median(xs)),
+                "p90": ms(pct(xs, 0.9)),
+                "min": ms(min(xs)),
+                "max": ms(max(xs)),
+                "samples": [ms(x) for x in xs],
+            }
 
         out = {
-            "bench": "index", "verdict": verdict, "target_median_ms": TARGET_MEDIAN_MS,
-            "machine": {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
-                        "platform": platform.platform(), "cpus": os.cpu_count()},
+            "bench": "index",
+            "verdict": verdict,
+            "target_median_ms": TARGET_MEDIAN_MS,
+            "machine": {
+                "python": platform.python_version(),
+                "sqlite": sqlite3.sqlite_version,
+                "platform": platform.platform(),
+                "cpus": os.cpu_count(),
+            },
             "command": " ".join(["python bench/index_bench.py", *sys.argv[1:]]),
-            "memories": args.memories, "per_category": per_cat, "seed": args.seed,
-            "median_file_bytes": statistics.median(sizes), "database_mib": round(db_mib, 2),
-            "build_ms": ms(build_s), "build_stats": {"indexed": build.indexed, "files": build.files},
-            "refresh_unchanged_ms": ms(refresh_s), "refresh_unchanged_stats": {"unchanged": again.unchanged},
+            "memories": args.memories,
+            "per_category": per_cat,
+            "seed": args.seed,
+            "median_file_bytes": statistics.median(sizes),
+            "database_mib": round(db_mib, 2),
+            "build_ms": ms(build_s),
+            "build_stats": {"indexed": build.indexed, "files": build.files},
+            "refresh_unchanged_ms": ms(refresh_s),
+            "refresh_unchanged_stats": {"unchanged": again.unchanged},
             "first_lookup_new_index_ms": fig(reopen),
-            "modes": {mode: {"watching": m["watching"], "lookup_ms": fig(m["lookups"]),
-                             "after_edit_ms": fig(m["after_edit"]),
-                             "rewordings_found_first": [m["hits"], m["dup_total"]],
-                             "identical_found_first": [sum(m["exact"]), len(m["exact"])],
-                             "hand_edits_noticed": [m["noticed"], args.edits]} for mode, m in modes.items()},
+            "modes": {
+                mode: {
+                    "watching": m["watching"],
+                    "lookup_ms": fig(m["lookups"]),
+                    "after_edit_ms": fig(m["after_edit"]),
+                    "rewordings_found_first": [m["hits"], m["dup_total"]],
+                    "identical_found_first": [sum(m["exact"]), len(m["exact"])],
+                    "hand_edits_noticed": [m["noticed"], args.edits],
+                }
+                for mode, m in modes.items()
+            },
         }
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_out).write_text(json.dumps(out, indent=1) + "\n")

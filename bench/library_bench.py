@@ -36,8 +36,20 @@ from index_bench import SHARE, Gen  # noqa: E402
 from memcurate.curator.memory import memfile  # noqa: E402
 
 RESULTS = str(ROOT / "bench" / "results" / "library.json")
-QUERIES = ["auth token", "postgres migration", "retry backoff", "deploy rollback", "cache", "flaky test",
-           "kafka consumer lag", "jwt", "timeout", "secret rotation", "docker image", "lint"]
+QUERIES = [
+    "auth token",
+    "postgres migration",
+    "retry backoff",
+    "deploy rollback",
+    "cache",
+    "flaky test",
+    "kafka consumer lag",
+    "jwt",
+    "timeout",
+    "secret rotation",
+    "docker image",
+    "lint",
+]
 TOPIC_FILES = 40
 
 
@@ -61,8 +73,11 @@ def build_project(path: str, n: int, seed: int = 1) -> tuple[str, str]:
         where = f"topic-{i:02d}.md" if i % 2 else f"notes/topic-{i:02d}.md"
         title = " ".join(gen.words(4)).capitalize()
         with open(os.path.join(memory, where), "w", encoding="utf-8") as f:
-            f.write(f"---\nname: {title}\ndescription: {gen.sentence(6, 10)}\ntype: project\n---\n\n"
-                    + "\n".join(gen.sentence() for _ in range(5)) + "\n")
+            f.write(
+                f"---\nname: {title}\ndescription: {gen.sentence(6, 10)}\ntype: project\n---\n\n"
+                + "\n".join(gen.sentence() for _ in range(5))
+                + "\n"
+            )
         lines.append(f"- [{title}]({where}) \u2014 {gen.sentence(4, 8)}")
     lines += [f"- {gen.sentence(6, 12)}" for _ in range(30)]
     with open(os.path.join(memory, "MEMORY.md"), "w", encoding="utf-8") as f:
@@ -91,7 +106,9 @@ def main(argv=None) -> int:
 
         t0 = time.perf_counter()
         project, _memory = build_project(work, args.memories, args.seed)
-        print(f"built {args.memories} memories + {TOPIC_FILES} topic files in {time.perf_counter() - t0:.1f} s")
+        print(
+            f"built {args.memories} memories + {TOPIC_FILES} topic files in {time.perf_counter() - t0:.1f} s"
+        )
         engine = Engine(project)
         build_ms, entries = timed(engine.library)
         engine.close()
@@ -103,12 +120,13 @@ def main(argv=None) -> int:
         found = 0
         for q in QUERIES:
             for i in range(1, len(q) + 1):
-                ms, refs = timed(lambda: engine.library_search(q[:i]))
+                ms, refs = timed(lambda q=q, i=i: engine.library_search(q[:i]))
                 keys.append(ms)
             found += len(refs)
         engine.close()
         figures = {
-            "memories": args.memories, "entries": len(entries),
+            "memories": args.memories,
+            "entries": len(entries),
             "first_library_ms (index built)": round(build_ms, 1),
             "open_library_ms (new Engine, built index)": round(open_ms, 1),
             "library_median_ms": round(median(warm), 2),
@@ -116,11 +134,14 @@ def main(argv=None) -> int:
             "library_over_rows_ratio": round(median(warm) / median(rows), 2),
             "search_keypress_median_ms": round(median(keys), 2),
             "search_keypress_max_ms": round(max(keys), 2),
-            "keypresses": len(keys), "refs_found_by_full_queries": found,
+            "keypresses": len(keys),
+            "refs_found_by_full_queries": found,
         }
         for k, v in figures.items():
             print(f"  {k:44} {v}")
-        out = write_results(args.json_out, {"when": now_utc(), "machine": machine(), "figures": figures})
+        out = write_results(
+            args.json_out, {"when": now_utc(), "machine": machine(), "figures": figures}
+        )
         print(f"wrote {out}")
         return 0
     finally:

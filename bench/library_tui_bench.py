@@ -33,13 +33,26 @@ sys.path.insert(0, str(ROOT / "bench"))
 import benchlib as B  # noqa: E402
 import tui_bench as T  # noqa: E402
 from library_bench import build_project  # noqa: E402
+
 from memcurate.widgets.library import SEARCH_LIMIT  # noqa: E402
 
 RESULTS = str(ROOT / "bench" / "results" / "library_tui.json")
 TARGET_KEY_MS = T.TARGET_KEY_MS
 # What a person types: common words (thousands of rows found), rarer ones (a few), none at all.
-QUERIES = ["auth token", "postgres", "retry", "deploy rollback", "cache", "flaky", "kafka lag", "jwt",
-           "timeout", "secret", "docker", "zzqx"]
+QUERIES = [
+    "auth token",
+    "postgres",
+    "retry",
+    "deploy rollback",
+    "cache",
+    "flaky",
+    "kafka lag",
+    "jwt",
+    "timeout",
+    "secret",
+    "docker",
+    "zzqx",
+]
 
 
 async def measure(project: str, opens: int, presses: int, say) -> dict:
@@ -115,8 +128,10 @@ async def measure(project: str, opens: int, presses: int, say) -> dict:
                     await T.wait_quiet(app, 0.05)
                 screen.query_one("#library-search").value = ""
                 await T.wait_quiet(app, 0.1)
-        say(f"  {measured} keypresses over {len(QUERIES)} queries; rows found per keypress: "
-            f"median {B.median(out['found']):.0f}, max {max(out['found'])}")
+        say(
+            f"  {measured} keypresses over {len(QUERIES)} queries; rows found per keypress: "
+            f"median {B.median(out['found']):.0f}, max {max(out['found'])}"
+        )
         for query in QUERIES:
             for i in range(1, len(query) + 1):
                 t0 = T.now()
@@ -145,18 +160,36 @@ def main(argv=None) -> int:
         Engine(project).library()  # the index built once, as a project that has been used has it
         out = asyncio.run(measure(project, args.opens, args.presses, B.say))
         key, opened = T.stats(out["key"]), T.stats(out["open"])
-        engine_search, engine_library = T.stats(out["engine_search"]), T.stats(out["engine_library"])
+        engine_search, engine_library = (
+            T.stats(out["engine_search"]),
+            T.stats(out["engine_library"]),
+        )
         ok = key["median"] <= TARGET_KEY_MS
         B.say(f"library of {out['entries']} memories ({args.memories} memcurate's + Claude's own)")
-        B.say(f"  open (l to the first frame with every row)  median {opened['median']:8.1f} ms  p90 {opened['p90']:8.1f}"
-              f"  (n={opened['n']})")
-        B.say(f"  search keypress to the narrowed frame       median {key['median']:8.1f} ms  p90 {key['p90']:8.1f}"
-              f"  max {key['max']:.1f}  (n={key['n']}; target ≤ {TARGET_KEY_MS:.0f} ms: {'ok' if ok else 'MISSED'})")
-        B.say(f"  for scale: Engine.library_search per key    median {engine_search['median']:8.1f} ms;"
-              f"  Engine.library() {engine_library['median']:.1f} ms")
-        doc = {"when": B.now_utc(), "machine": B.machine(), "memories": args.memories, "entries": out["entries"],
-               "open_ms": opened, "keypress_ms": key, "engine_search_ms": engine_search,
-               "engine_library_ms": engine_library, "target_key_ms": TARGET_KEY_MS, "ok": ok}
+        B.say(
+            f"  open (l to the first frame with every row)  median {opened['median']:8.1f} ms  p90 {opened['p90']:8.1f}"
+            f"  (n={opened['n']})"
+        )
+        B.say(
+            f"  search keypress to the narrowed frame       median {key['median']:8.1f} ms  p90 {key['p90']:8.1f}"
+            f"  max {key['max']:.1f}  (n={key['n']}; target ≤ {TARGET_KEY_MS:.0f} ms: {'ok' if ok else 'MISSED'})"
+        )
+        B.say(
+            f"  for scale: Engine.library_search per key    median {engine_search['median']:8.1f} ms;"
+            f"  Engine.library() {engine_library['median']:.1f} ms"
+        )
+        doc = {
+            "when": B.now_utc(),
+            "machine": B.machine(),
+            "memories": args.memories,
+            "entries": out["entries"],
+            "open_ms": opened,
+            "keypress_ms": key,
+            "engine_search_ms": engine_search,
+            "engine_library_ms": engine_library,
+            "target_key_ms": TARGET_KEY_MS,
+            "ok": ok,
+        }
         B.say(f"wrote {B.write_results(args.json_out, doc)}")
         return 0
     finally:

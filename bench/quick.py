@@ -66,32 +66,55 @@ def unlisted() -> list[str]:
 def run_one(name: str, args: list[str]) -> dict:
     os.makedirs(LOGS, exist_ok=True)
     log = os.path.join(LOGS, f"{name}.log")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (os.path.join(REPO, "dev"), os.environ.get("PYTHONPATH")) if p)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            p for p in (os.path.join(REPO, "dev"), os.environ.get("PYTHONPATH")) if p
+        ),
+    }
     cmd = [sys.executable, os.path.join("bench", f"{name}.py"), *args]
     t0 = time.perf_counter()
     with open(log, "w", encoding="utf-8") as out:
         try:
-            code = subprocess.run(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, timeout=TIMEOUT).returncode
+            code = subprocess.run(
+                cmd,
+                cwd=REPO,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                timeout=TIMEOUT,
+            ).returncode
         except subprocess.TimeoutExpired:
             code = None
     wall = time.perf_counter() - t0
     with open(log, encoding="utf-8", errors="replace") as f:
         lines = f.read().splitlines()
-    return {"name": name, "cmd": " ".join(cmd[1:]), "code": code, "wall": wall, "log": log,
-            "pass": sum("PASS" in x for x in lines), "fails": [x.strip() for x in lines if "FAIL" in x],
-            "tail": lines[-3:]}
+    return {
+        "name": name,
+        "cmd": " ".join(cmd[1:]),
+        "code": code,
+        "wall": wall,
+        "log": log,
+        "pass": sum("PASS" in x for x in lines),
+        "fails": [x.strip() for x in lines if "FAIL" in x],
+        "tail": lines[-3:],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("only", nargs="*", help="run only these benches (script names without .py or _bench.py)")
+    ap.add_argument(
+        "only", nargs="*", help="run only these benches (script names without .py or _bench.py)"
+    )
     ap.add_argument("--list", action="store_true", help="print the commands and run nothing")
     args = ap.parse_args(argv)
     known = {name for name, _ in BENCHES}
     args.only = [n if n in known else f"{n}_bench" for n in args.only]  # "engine" for engine_bench
     if set(args.only) - known:
-        ap.error(f"unknown bench {sorted(set(args.only) - known)}; known: {', '.join(sorted(known))}")
+        ap.error(
+            f"unknown bench {sorted(set(args.only) - known)}; known: {', '.join(sorted(known))}"
+        )
     plan = [(n, a) for n, a in BENCHES if not args.only or n in args.only]
     if args.list:
         for name, a in plan:
@@ -104,8 +127,10 @@ def main(argv: list[str] | None = None) -> int:
         r = run_one(name, a)
         results.append(r)
         status = "timeout" if r["code"] is None else f"exit {r['code']}"
-        print(f"{name:<22} {status:<8} {r['wall']:6.1f} s  PASS lines {r['pass']:<3} FAIL lines {len(r['fails'])}",
-              flush=True)
+        print(
+            f"{name:<22} {status:<8} {r['wall']:6.1f} s  PASS lines {r['pass']:<3} FAIL lines {len(r['fails'])}",
+            flush=True,
+        )
         for line in r["fails"][:4]:
             print(f"    {line[:150]}")
         if r["code"] != 0:
@@ -113,11 +138,15 @@ def main(argv: list[str] | None = None) -> int:
             for line in r["tail"]:
                 print(f"      {line[:200]}")
     broken = [r["name"] for r in results if r["code"] != 0]
-    print(f"{len(results)} benches in {time.perf_counter() - t0:.0f} s; "
-          f"{len(broken)} failed{': ' + ', '.join(broken) if broken else ''}; "
-          f"{sum(bool(r['fails']) for r in results)} printed a FAIL (reported, not fatal)")
+    print(
+        f"{len(results)} benches in {time.perf_counter() - t0:.0f} s; "
+        f"{len(broken)} failed{': ' + ', '.join(broken) if broken else ''}; "
+        f"{sum(bool(r['fails']) for r in results)} printed a FAIL (reported, not fatal)"
+    )
     if missing:
-        print(f"bench scripts not in bench/quick.py's BENCHES (nothing runs them): {', '.join(missing)}")
+        print(
+            f"bench scripts not in bench/quick.py's BENCHES (nothing runs them): {', '.join(missing)}"
+        )
     return 1 if broken or missing else 0
 
 

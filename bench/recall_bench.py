@@ -50,7 +50,14 @@ import benchlib as bl  # noqa: E402
 
 TARGET = 4.0
 RESULTS = os.path.join(bl.RESULTS, "recall.json")
-BUDGETS = {"decision": 40, "constraint": 30, "runbook": 20, "tech_debt": 15, "preference": 15, "session_summary": 10}
+BUDGETS = {
+    "decision": 40,
+    "constraint": 30,
+    "runbook": 20,
+    "tech_debt": 15,
+    "preference": 15,
+    "session_summary": 10,
+}
 QUOTED = re.compile(r"\n<<<END MEMORIES-[0-9a-f]{16}>>>\Z")  # what is given ends with its END line
 NOTHING = "write a haiku about autumn leaves falling into the quiet northern sea"
 
@@ -76,8 +83,10 @@ def build_root(root: str, n: int, seed: int) -> list:
         docs.append(d)
     parts = ["# Project notes\n", "- Claude's own line: run the tests with `make test`.\n", "\n"]
     for c in cats:
-        newest = [d for d in reversed(docs) if d.category == c][:BUDGETS[c]]
-        parts.append(render_section(c, BUDGETS[c], [IndexLine.from_doc(d).normalized() for d in newest]))
+        newest = [d for d in reversed(docs) if d.category == c][: BUDGETS[c]]
+        parts.append(
+            render_section(c, BUDGETS[c], [IndexLine.from_doc(d).normalized() for d in newest])
+        )
         parts.append("\n")
     with open(os.path.join(root, "MEMORY.md"), "w", encoding="utf-8") as f:
         f.write("".join(parts))
@@ -91,7 +100,7 @@ def distinctive(docs: list):
     from index_bench import VERBS, WORDS
 
     common = set(WORDS) | set(VERBS)
-    for d in docs[len(docs) // 2:] + docs:
+    for d in docs[len(docs) // 2 :] + docs:
         if sum(w not in common for w in d.title.lower().split()) >= 2:
             return d
     bl.die("recall_bench", "no memory with a distinctive title")
@@ -112,7 +121,9 @@ def save_memory(root: str, doc) -> str:
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--memories", type=int, default=5000)
-    ap.add_argument("--rounds", type=int, default=0, help="rounds of the loop (default 40, --quick 15)")
+    ap.add_argument(
+        "--rounds", type=int, default=0, help="rounds of the loop (default 40, --quick 15)"
+    )
     ap.add_argument("--quick", action="store_true")
     bl.common_args(ap, RESULTS, "exit 1 when a scenario is over 4 x bare")
     args = ap.parse_args(argv)
@@ -130,7 +141,9 @@ def main(argv: list[str]) -> int:
         bl.make_project(project, root)
         t0 = time.perf_counter()
         docs = build_root(root, args.memories, args.seed)
-        bl.say(f"{len(docs)} memories and a MEMORY.md written in {time.perf_counter() - t0:.1f} s ({root})")
+        bl.say(
+            f"{len(docs)} memories and a MEMORY.md written in {time.perf_counter() - t0:.1f} s ({root})"
+        )
         exe = bl.venv_memcurate()
         env = bl.clean_env(**dirs)
         runner = Runner(env, work)
@@ -146,11 +159,22 @@ def main(argv: list[str]) -> int:
             calls += 1
             path = os.path.join(payloads, f"{calls}.json")
             with open(path, "w") as f:
-                json.dump({"session_id": f"bench-{calls}", "transcript_path": os.path.join(project, "t.jsonl"),
-                           "cwd": project, "hook_event_name": "UserPromptSubmit", "prompt": prompt}, f)
+                json.dump(
+                    {
+                        "session_id": f"bench-{calls}",
+                        "transcript_path": os.path.join(project, "t.jsonl"),
+                        "cwd": project,
+                        "hook_event_name": "UserPromptSubmit",
+                        "prompt": prompt,
+                    },
+                    f,
+                )
             s = runner.run([exe, "hook"], path, project)
             if s.code != 0 or s.stderr:
-                bl.die("recall_bench", f"{label}: exit {s.code}: {s.stderr.decode(errors='replace')[:300]}")
+                bl.die(
+                    "recall_bench",
+                    f"{label}: exit {s.code}: {s.stderr.decode(errors='replace')[:300]}",
+                )
             if expect is None:
                 if s.stdout:
                     bl.die("recall_bench", f"{label}: expected no output, got {s.stdout[:300]!r}")
@@ -159,7 +183,10 @@ def main(argv: list[str]) -> int:
                 if expect not in ctx:
                     bl.die("recall_bench", f"{label}: {expect} not recalled")
                 if not QUOTED.search(ctx):
-                    bl.die("recall_bench", f"{label}: the memories are not quoted (no END line): {ctx[-200:]!r}")
+                    bl.die(
+                        "recall_bench",
+                        f"{label}: the memories are not quoted (no END line): {ctx[-200:]!r}",
+                    )
             os.unlink(path)
             return s
 
@@ -178,7 +205,9 @@ def main(argv: list[str]) -> int:
             from memcurate.curator.memory.index import MemoryIndex
             from memcurate.curator.memory.store import MemoryStore
 
-            with MemoryIndex(os.path.join(data, "index.sqlite"), MemoryStore(root), watch=False) as index:
+            with MemoryIndex(
+                os.path.join(data, "index.sqlite"), MemoryStore(root), watch=False
+            ) as index:
                 index.refresh("runbook")
 
         def add(indexed: bool):
@@ -186,30 +215,41 @@ def main(argv: list[str]) -> int:
             added += 1
             from memcurate.curator.memory import memfile
 
-            word = bl.code_word(added)  # each added memory its own word: the prompt is about it alone
-            d = memfile.MemoryDoc(id=f"bench-added-{added}", category="runbook",
-                                  title=f"Zephyrine gateway {word} drops quorum heartbeats",
-                                  description="When the zephyrine gateway loses quorum heartbeats",
-                                  tags=["bench"], created="2026-11-01T08:00:00Z", updated="2026-11-01T08:00:00Z",
-                                  body=f"## Symptom\nZephyrine gateway {word} drops quorum heartbeats.\n\n"
-                                       "## Steps\n1. Restart the gateway.\n\n## Verification\nHeartbeats resume.")
+            word = bl.code_word(
+                added
+            )  # each added memory its own word: the prompt is about it alone
+            d = memfile.MemoryDoc(
+                id=f"bench-added-{added}",
+                category="runbook",
+                title=f"Zephyrine gateway {word} drops quorum heartbeats",
+                description="When the zephyrine gateway loses quorum heartbeats",
+                tags=["bench"],
+                created="2026-11-01T08:00:00Z",
+                updated="2026-11-01T08:00:00Z",
+                body=f"## Symptom\nZephyrine gateway {word} drops quorum heartbeats.\n\n"
+                "## Steps\n1. Restart the gateway.\n\n## Verification\nHeartbeats resume.",
+            )
             path = save_memory(root, d)
             if indexed:
                 index_runbooks()
             s = hook(f"zephyrine gateway {word} drops quorum heartbeats again", path, "after add")
             if not indexed:
                 index_runbooks()
-            past = time.time_ns() - 3 * 10**9  # as if the prompt came a little later: the stamp is kept
+            past = (
+                time.time_ns() - 3 * 10**9
+            )  # as if the prompt came a little later: the stamp is kept
             os.utime(os.path.join(root, "runbook"), ns=(past, past))
             hook(target.title, target_path, "settle")
             return s
 
-        jobs = [("bare", lambda: runner.run(bare_argv, None, work)),
-                ("recall", lambda: hook(target.title, target_path, "recall")),
-                ("nothing", lambda: hook(NOTHING, None, "nothing")),
-                ("trivial", lambda: hook("yes", None, "trivial")),
-                ("after_save", lambda: add(indexed=True)),
-                ("after_hand", lambda: add(indexed=False))]
+        jobs = [
+            ("bare", lambda: runner.run(bare_argv, None, work)),
+            ("recall", lambda: hook(target.title, target_path, "recall")),
+            ("nothing", lambda: hook(NOTHING, None, "nothing")),
+            ("trivial", lambda: hook("yes", None, "trivial")),
+            ("after_save", lambda: add(indexed=True)),
+            ("after_hand", lambda: add(indexed=False)),
+        ]
         scen = interleave(jobs, rounds, rng)
         runner.close()
     finally:
@@ -220,13 +260,23 @@ def main(argv: list[str]) -> int:
 
     bare = statistics.median(s.wall for s in scen["bare"])
     results = {name: summarize(samples, bare) for name, samples in scen.items()}
-    results["cold_index_build"] = {"wall_s": round(cold.wall, 2), "peak_rss_mib": round(cold.rss / MIB, 1)}
-    labels = {"bare": "bare `python -c pass`", "recall": "a prompt that recalls", "nothing": "a prompt that finds nothing",
-              "trivial": "a trivial prompt (\"yes\")", "after_save": "first call after a save",
-              "after_hand": "first call after a hand-added file"}
+    results["cold_index_build"] = {
+        "wall_s": round(cold.wall, 2),
+        "peak_rss_mib": round(cold.rss / MIB, 1),
+    }
+    labels = {
+        "bare": "bare `python -c pass`",
+        "recall": "a prompt that recalls",
+        "nothing": "a prompt that finds nothing",
+        "trivial": 'a trivial prompt ("yes")',
+        "after_save": "first call after a save",
+        "after_hand": "first call after a hand-added file",
+    }
     bl.say()
-    bl.say(f"recall hook — memcurate {info['version']}, Python {info['python']}, {args.memories} memories, "
-           f"{os.cpu_count()} CPUs")
+    bl.say(
+        f"recall hook — memcurate {info['version']}, Python {info['python']}, {args.memories} memories, "
+        f"{os.cpu_count()} CPUs"
+    )
     head = f"{'scenario':<38} {'n':>3} {'median':>9} {'p10..p90 ms':>13} {'x bare':>7} {'peak RSS':>9}  target"
     bl.say(head)
     bl.say("-" * (len(head) + 12))
@@ -238,16 +288,29 @@ def main(argv: list[str]) -> int:
             r["pass"] = r["ratio_to_bare"] <= TARGET
             verdicts.append(r["pass"])
             target_s = f"<= {TARGET} x bare  {'PASS' if r['pass'] else 'FAIL'}"
-        bl.say(f"{labels[name]:<38} {r['n']:>3} {r['median_ms']:>6.1f} ms {r['p10_ms']:>5.0f}..{r['p90_ms']:<5.0f} "
-               f"{r['ratio_to_bare']:>7.2f} {r['peak_rss_mib']:>5.1f} MiB  {target_s}")
-    bl.say(f"first call ever (index built from {args.memories} files): {cold.wall:.2f} s, "
-           f"{cold.rss / MIB:.1f} MiB peak RSS (once per project, or after the index is lost)")
+        bl.say(
+            f"{labels[name]:<38} {r['n']:>3} {r['median_ms']:>6.1f} ms {r['p10_ms']:>5.0f}..{r['p90_ms']:<5.0f} "
+            f"{r['ratio_to_bare']:>7.2f} {r['peak_rss_mib']:>5.1f} MiB  {target_s}"
+        )
+    bl.say(
+        f"first call ever (index built from {args.memories} files): {cold.wall:.2f} s, "
+        f"{cold.rss / MIB:.1f} MiB peak RSS (once per project, or after the index is lost)"
+    )
     overall = all(verdicts)
-    bl.say(f"overall: {'PASS' if overall else 'FAIL'} ({sum(verdicts)}/{len(verdicts)} targets met)")
-    doc = {"bench": "recall", "created": bl.now_utc(), "args": vars(args), "machine": bl.machine(),
-           "memcurate": {**info, "git_commit": bl.git_commit(), "source_hash": bl.source_hash()},
-           "commands": {"bare": bare_argv, "hook": [exe, "hook"]}, "target_x_bare": TARGET,
-           "results": results, "pass": overall}
+    bl.say(
+        f"overall: {'PASS' if overall else 'FAIL'} ({sum(verdicts)}/{len(verdicts)} targets met)"
+    )
+    doc = {
+        "bench": "recall",
+        "created": bl.now_utc(),
+        "args": vars(args),
+        "machine": bl.machine(),
+        "memcurate": {**info, "git_commit": bl.git_commit(), "source_hash": bl.source_hash()},
+        "commands": {"bare": bare_argv, "hook": [exe, "hook"]},
+        "target_x_bare": TARGET,
+        "results": results,
+        "pass": overall,
+    }
     bl.say(f"figures written to {bl.write_results(args.json_out, doc)}")
     return 1 if args.strict and not overall else 0
 

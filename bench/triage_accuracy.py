@@ -34,8 +34,13 @@ def score_part(labels: dict[str, dict], rules: Rules, verbose: bool) -> dict[str
     counts = {n: [0, 0, 0] for n in NAMES}
     for key, truth in sorted(labels.items()):
         path = SHARED / key
-        res, _ = triage_entries(TranscriptReader(path), rules, path=str(path), summary=True,
-                                subagent=path.name.startswith("agent-"))
+        res, _ = triage_entries(
+            TranscriptReader(path),
+            rules,
+            path=str(path),
+            summary=True,
+            subagent=path.name.startswith("agent-"),
+        )
         marks = []
         for n in NAMES:
             got, want = res[n]["triggered"], truth[n]
@@ -45,7 +50,10 @@ def score_part(labels: dict[str, dict], rules: Rules, verbose: bool) -> dict[str
             mark = "TP" if got and want else "FP" if got else "FN" if want else "  "
             marks.append(f"{n[:5]} {res[n]['score']:.2f}{mark}")
         if verbose:
-            print(f"{truth['part']:7} {path.parent.name[-22:]:>22}/{path.stem[:16]:16}  " + "  ".join(marks))
+            print(
+                f"{truth['part']:7} {path.parent.name[-22:]:>22}/{path.stem[:16]:16}  "
+                + "  ".join(marks)
+            )
     return counts
 
 
@@ -63,7 +71,9 @@ def main() -> int:
             print(f"{part}: SKIPPED, its {len(mine)} transcripts are not under {SHARED}")
         else:
             if len(present) < len(mine):
-                print(f"{part}: {len(mine) - len(present)} of {len(mine)} labelled transcripts not found, left out")
+                print(
+                    f"{part}: {len(mine) - len(present)} of {len(mine)} labelled transcripts not found, left out"
+                )
             results[part] = (score_part(present, rules, verbose), len(present))
     if not results:
         return 0
@@ -79,8 +89,13 @@ def main() -> int:
             totals[p] = [a + b for a, b in zip(totals[p], c, strict=True)]
             row += " | {:.2f} {:.2f} {:.2f}  {:3} {:3} {:3}".format(*prf(*c), *c)
         print(row)
-    print(f"{'micro':16}" + "".join(" | {:.2f} {:.2f} {:.2f}  {:3} {:3} {:3}".format(*prf(*totals[p]), *totals[p])
-                                    for p in parts))
+    print(
+        f"{'micro':16}"
+        + "".join(
+            " | {:.2f} {:.2f} {:.2f}  {:3} {:3} {:3}".format(*prf(*totals[p]), *totals[p])
+            for p in parts
+        )
+    )
     return 0
 
 

@@ -53,10 +53,16 @@ def fold(src: Path, part: str, source: str, path: Path = LABELS) -> int:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description="Fold a reviewer's label file into tests/data/triage_labels.json.")
+    ap = argparse.ArgumentParser(
+        description="Fold a reviewer's label file into tests/data/triage_labels.json."
+    )
     ap.add_argument("file", type=Path)
     ap.add_argument("--part", choices=PARTS, required=True)
-    ap.add_argument("--source", default="transcripts-more", help="the folder under ../shared/ the sessions are in")
+    ap.add_argument(
+        "--source",
+        default="transcripts-more",
+        help="the folder under ../shared/ the sessions are in",
+    )
     a = ap.parse_args()
     n = fold(a.file, a.part, a.source)
     print(f"{n} labels folded into {LABELS} as {a.part}")

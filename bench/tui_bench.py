@@ -23,6 +23,10 @@ checkout.
             calls `curator.candidates.claude_writes.stage`, as `memcurate hook
             --review-auto-memory` does on a PreToolUse): from the rename of its
             record into claude-writes/ to the first frame with its `claude` row.
+            Live objects (gc.get_objects() after gc.collect(), the app quiet) after the warm-up landing,
+            after the last, and once every row of the landed triages is rejected (another Engine, seen
+            through the watcher) and gone from the screen: a landing adds its rows, so only what stays
+            once they left is a leak. Per key press below too.
   keys      j / k / down / up with 2,004 pending items (one drafted demo triage
             copied under 333 more ids), each pressed with the app quiet: from the
             key event handed to the app, as its terminal driver does, to the end
@@ -88,11 +92,18 @@ def stats(xs: list[float]) -> dict:
     s = sorted(xs)
     if not s:
         return {"n": 0}
-    return {"n": len(s), "median": round(B.median(s), 2), "p90": round(s[max(0, math.ceil(0.9 * len(s)) - 1)], 2),
-            "min": round(s[0], 2), "max": round(s[-1], 2), "samples": [round(x, 2) for x in xs]}
+    return {
+        "n": len(s),
+        "median": round(B.median(s), 2),
+        "p90": round(s[max(0, math.ceil(0.9 * len(s)) - 1)], 2),
+        "min": round(s[0], 2),
+        "max": round(s[-1], 2),
+        "samples": [round(x, 2) for x in xs],
+    }
 
 
 # -- throwaway projects (in the venv) ----------------------------------------------------------
+
 
 class Site:
     def __init__(self, work: str, name: str) -> None:
@@ -132,7 +143,10 @@ class Site:
             if r["status"] != "staged":
                 B.die(PROG, f"demo copy {n} was not staged: {r['status']}")
             states = e.process(r["triage"])
-            if "ready" not in states.values() or set(states.values()) - {"ready", "skipped"}:  # skipped: final
+            if "ready" not in states.values() or set(states.values()) - {
+                "ready",
+                "skipped",
+            }:  # skipped: final
                 B.die(PROG, f"demo copy {n} did not draft: {states}")
             staging.sweep_triage_temps(e.data, r["triage"])
             return r["triage"]
@@ -144,7 +158,9 @@ def pending(data: str, tid: str) -> int:
     """The rows a drafted triage shows: its categories waiting for review (a skipped one is final)."""
     from memcurate.curator.candidates import staging
 
-    return sum(1 for rec in staging.category_states(data, tid).values() if rec["state"] in staging.PENDING)
+    return sum(
+        1 for rec in staging.category_states(data, tid).values() if rec["state"] in staging.PENDING
+    )
 
 
 def copy_triage(data: str, tid: str, count: int) -> list[str]:
@@ -171,6 +187,7 @@ def copy_triage(data: str, tid: str, count: int) -> list[str]:
 
 # -- the app, instrumented (in the venv) --------------------------------------------------------
 
+
 def bench_app_class():
     """MemcurateApp with a probe on every frame written, and a driver that renders like a terminal's."""
     from textual.drivers.headless_driver import HeadlessDriver
@@ -194,7 +211,9 @@ def bench_app_class():
 
     class BenchApp(MemcurateApp):
         # textual reads a relative CSS_PATH beside the file of the app's class: this one lives in bench/
-        CSS_PATH = os.path.join(os.path.dirname(inspect.getfile(MemcurateApp)), MemcurateApp.CSS_PATH)
+        CSS_PATH = os.path.join(
+            os.path.dirname(inspect.getfile(MemcurateApp)), MemcurateApp.CSS_PATH
+        )
 
         def __init__(self, *a, **kw) -> None:
             super().__init__(*a, **kw)
@@ -204,7 +223,9 @@ def bench_app_class():
             self.on_frame = None  # callable(t) -> True when done; called after every frame written
             self.marks: dict[str, float] = {}  # first time of each event since the bench reset it
 
-        def post_display_hook(self) -> None:  # textual: "called immediately after a display is done"
+        def post_display_hook(
+            self,
+        ) -> None:  # textual: "called immediately after a display is done"
             super().post_display_hook()  # the app's own: its first frame starts the engine
             t = now()
             self.frames += 1
@@ -253,7 +274,11 @@ async def wait_quiet(app, gap: float, timeout: float = 60.0) -> None:
         if busy:  # an exclusive worker (detail, budgets) may be cancelled by the next: not an error
             await asyncio.gather(*(w.wait() for w in busy), return_exceptions=True)
             continue
-        idle = not app._loading and app._dirty == set() and (app.pipeline_idle.is_set() or not app.pipeline_enabled)
+        idle = (
+            not app._loading
+            and app._dirty == set()
+            and (app.pipeline_idle.is_set() or not app.pipeline_enabled)
+        )
         if idle and now() - app.last_activity >= gap:
             return
         await asyncio.sleep(0.01)
@@ -290,6 +315,7 @@ async def wait_event(ev: asyncio.Event, what: str, timeout: float = 30.0) -> Non
 
 # -- a. landing ------------------------------------------------------------------------------------
 
+
 def stager(project: str) -> int:
     """A separate process that stages demo copies with curator.candidates.incremental.capture, as the Stop hook does,
     and reports when the triage folder appeared: the time of the rename of .incoming/<tid> into staging/.
@@ -306,12 +332,20 @@ def stager(project: str) -> int:
     def timed(real):
         def rename(src, dst, *a, **kw):
             if os.path.dirname(os.fspath(dst)) in targets:
-                renames.append(now())  # it appears within this call: counting from before it is conservative
+                renames.append(
+                    now()
+                )  # it appears within this call: counting from before it is conservative
             return real(src, dst, *a, **kw)
+
         return rename
 
-    os.rename, os.replace = timed(os.rename), timed(os.replace)  # a triage folder; a record (atomic write)
-    auto = os.path.join(os.path.dirname(project), "claude-memory")  # Claude Code's auto-memory folder
+    os.rename, os.replace = (
+        timed(os.rename),
+        timed(os.replace),
+    )  # a triage folder; a record (atomic write)
+    auto = os.path.join(
+        os.path.dirname(project), "claude-memory"
+    )  # Claude Code's auto-memory folder
     print("ready", flush=True)
     for line in sys.stdin:
         renames.clear()
@@ -319,18 +353,33 @@ def stager(project: str) -> int:
             n = line.split()[1]
             path = os.path.join(auto, f"note-{n}.md")
             text = f"---\nname: note {n}\ndescription: a note of Claude's\ntype: project\n---\nRemember {n}.\n"
-            rec = claude_writes.stage(e.data, tool="Write", tool_input={"file_path": path, "content": text},
-                                      path=path, folder=auto)
+            rec = claude_writes.stage(
+                e.data,
+                tool="Write",
+                tool_input={"file_path": path, "content": text},
+                path=path,
+                folder=auto,
+            )
             r = {"status": "staged", "triage": claude_writes.PREFIX + rec["id"]}
         else:
             r = capture(e.data, e.cfg, line.strip(), event="Stop")
-        print(json.dumps({"status": r["status"], "tid": r["triage"], "t_rename": renames[0] if renames else None}),
-              flush=True)
+        print(
+            json.dumps(
+                {
+                    "status": r["status"],
+                    "tid": r["triage"],
+                    "t_rename": renames[0] if renames else None,
+                }
+            ),
+            flush=True,
+        )
     e.close()
     return 0
 
 
-async def measure_landing(site: Site, rounds: int, say, pipeline: bool = True, claude: bool = False) -> dict:
+async def measure_landing(
+    site: Site, rounds: int, say, pipeline: bool = True, claude: bool = False
+) -> dict:
     """Triages (or, with `claude`, writes of Claude's) staged by another process, each to its row on screen."""
     from memcurate.curator.engine import Engine
     from memcurate.widgets.queue import QueueTable
@@ -338,14 +387,26 @@ async def measure_landing(site: Site, rounds: int, say, pipeline: bool = True, c
     # +1: a warm-up round
     paths = [f"claude {n}" if claude else site.transcript(n, salt=5) for n in range(rounds + 1)]
     env = B.clean_env(**{B.CHILD_FLAG: "1"})
-    proc = subprocess.Popen([sys.executable, "-I", "-B", os.path.abspath(__file__), "--stager", site.project],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-B", os.path.abspath(__file__), "--stager", site.project],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     loop = asyncio.get_running_loop()
     try:
         if proc.stdout.readline().strip() != "ready":
             B.die(PROG, "the stager did not start")
         app = bench_app_class()(lambda: Engine(site.project), watch=True, run_pipeline=pipeline)
-        out = {"latency": [], "watch": [], "loaded": [], "frame_after_load": [], "rows_at_landing": []}
+        out = {
+            "latency": [],
+            "watch": [],
+            "loaded": [],
+            "frame_after_load": [],
+            "rows_at_landing": [],
+        }
+        landed: set[str] = set()  # the triages of the measured rounds
         async with app.run_test(headless=False, size=(COLS, ROWS)):
             table = app.query_one(QueueTable)
             await wait_quiet(app, 0.3)
@@ -369,9 +430,18 @@ async def measure_landing(site: Site, rounds: int, say, pipeline: bool = True, c
                 proc.stdin.flush()
                 await wait_event(fired, f"the row of demo copy {r}")
                 reply = json.loads(await loop.run_in_executor(None, proc.stdout.readline))
-                if reply["status"] != "staged" or reply["t_rename"] is None or hit["tids"] != {reply["tid"]}:
-                    progress(f"{PROG}: landing round {r}: staged {reply}, rows shown for {hit.get('tids')}")
-                    B.die(PROG, "a landing did not show as its row (inside run_test textual captures stderr: see above)")
+                if (
+                    reply["status"] != "staged"
+                    or reply["t_rename"] is None
+                    or hit["tids"] != {reply["tid"]}
+                ):
+                    progress(
+                        f"{PROG}: landing round {r}: staged {reply}, rows shown for {hit.get('tids')}"
+                    )
+                    B.die(
+                        PROG,
+                        "a landing did not show as its row (inside run_test textual captures stderr: see above)",
+                    )
                 t0 = reply["t_rename"]
                 if r:  # round 0 warms up
                     out["latency"].append((hit["t"] - t0) * 1e3)
@@ -380,15 +450,55 @@ async def measure_landing(site: Site, rounds: int, say, pipeline: bool = True, c
                     out["frame_after_load"].append((hit["t"] - app.marks["loaded"]) * 1e3)
                     out["rows_at_landing"].append(hit["rows"])
                     if r % 10 == 0 or r == rounds:
-                        say(f"  {'claude write' if claude else 'landing'} {r}/{rounds}: "
-                            f"{out['latency'][-1]:.0f} ms ({hit['title']})")
+                        say(
+                            f"  {'claude write' if claude else 'landing'} {r}/{rounds}: "
+                            f"{out['latency'][-1]:.0f} ms ({hit['title']})"
+                        )
                 await wait_quiet(app, 0.2)  # its pipeline drafts it: off the clock
+                if r:
+                    landed |= hit["tids"]
                 if r == 0 or r == rounds:
                     out.setdefault("objects", []).append(live_objects())
+            if (
+                not claude
+            ):  # the landed triages leave, as when every row of theirs is approved or rejected
+                out["objects"].append(await leave(app, table, site.project, landed))
         return out
     finally:
         proc.stdin.close()
         proc.wait(timeout=30)
+
+
+async def leave(app, table, project: str, tids: set[str]) -> int:
+    """Reject every row of `tids` (as a person would, through another Engine: the app sees it through its
+    watcher); once no row of theirs is on screen and the app is quiet, the live objects: what the app kept
+    of them (caches that grow with what was shown, widgets never freed)."""
+    from memcurate.curator.candidates import staging
+    from memcurate.curator.engine import Engine
+
+    gone = asyncio.Event()
+
+    def on_frame(t: float) -> bool:
+        if {i.tid for i in table.shown} & tids:
+            return False
+        gone.set()
+        return True
+
+    def reject_all() -> None:
+        engine = Engine(project)
+        try:
+            for tid in sorted(tids):
+                for cat, rec in staging.category_states(engine.data, tid).items():
+                    if rec["state"] in staging.PENDING:
+                        engine.reject(tid, cat, "tui_bench: the landing leaves")
+        finally:
+            engine.close()
+
+    app.on_frame = on_frame
+    await asyncio.get_running_loop().run_in_executor(None, reject_all)
+    await wait_event(gone, "the landed rows to leave", timeout=120)
+    await wait_quiet(app, 0.3)
+    return live_objects()
 
 
 # -- b. keys over 2,000 items --------------------------------------------------------------------
@@ -397,17 +507,28 @@ KEYS = {"j": "j", "k": "k", "down": None, "up": None}  # key -> character, as th
 BURST, REPEAT = 30, 1 / 30  # a held key: 30 repeats at 30 per second (a common key-repeat rate)
 
 
-async def measure_keys(site: Site, expected: int, instances: int, presses: int, warmup: int, seed: int,
-                       say, prof=None) -> dict:
+async def measure_keys(
+    site: Site, expected: int, instances: int, presses: int, warmup: int, seed: int, say, prof=None
+) -> dict:
     from textual import events
 
     from memcurate.curator.engine import Engine
     from memcurate.widgets.queue import QueueTable
 
     rng = random.Random(seed)
-    out = {"frame": [], "document": [], "scrolled": 0, "presses": 0, "by_key": {k: [] for k in KEYS},
-           "held": [], "held_last": [], "objects_per_press": [],
-           "load_worker": [], "start_to_rows": [], "loaded_to_rows": []}
+    out = {
+        "frame": [],
+        "document": [],
+        "scrolled": 0,
+        "presses": 0,
+        "by_key": {k: [] for k in KEYS},
+        "held": [],
+        "held_last": [],
+        "objects_per_press": [],
+        "load_worker": [],
+        "start_to_rows": [],
+        "loaded_to_rows": [],
+    }
     BenchApp = bench_app_class()
     for k in range(instances):
         t_new = now()
@@ -415,7 +536,9 @@ async def measure_keys(site: Site, expected: int, instances: int, presses: int, 
         rows_shown = asyncio.Event()
         first: dict = {}
 
-        def all_rows(t: float, app=app, first=first, rows_shown=rows_shown) -> bool:  # this instance's
+        def all_rows(
+            t: float, app=app, first=first, rows_shown=rows_shown
+        ) -> bool:  # this instance's
             if len(app.query_one(QueueTable).shown) < expected:
                 return False
             first["t"] = t
@@ -443,7 +566,9 @@ async def measure_keys(site: Site, expected: int, instances: int, presses: int, 
                 got: dict = {}
                 done = asyncio.Event()
 
-                def on_frame(t: float, got=got, done=done, row0=row0, scroll0=scroll0, table=table, app=app) -> bool:
+                def on_frame(
+                    t: float, got=got, done=done, row0=row0, scroll0=scroll0, table=table, app=app
+                ) -> bool:
                     if "frame" not in got:
                         if table.cursor_row == row0:
                             return False
@@ -519,8 +644,10 @@ async def measure_keys(site: Site, expected: int, instances: int, presses: int, 
             out["held_last"].append((seen[-1] - sent[-1]) * 1e3)
             await wait_quiet(app, 0.2)
         settle_process()
-        say(f"  keys: instance {k + 1}/{instances}: {len(table.shown)} rows, load {out['load_worker'][-1]:.0f} ms, "
-            f"presses so far: median {B.median(out['frame']):.1f} ms")
+        say(
+            f"  keys: instance {k + 1}/{instances}: {len(table.shown)} rows, load {out['load_worker'][-1]:.0f} ms, "
+            f"presses so far: median {B.median(out['frame']):.1f} ms"
+        )
     return out
 
 
@@ -538,6 +665,7 @@ def measure_board_load(site: Site, runs: int) -> tuple[list[float], int]:
 
 # -- c. start in a pseudo-terminal ----------------------------------------------------------------
 
+
 def spawn_in_pty(argv: list[str], env: dict, cwd: str) -> tuple[subprocess.Popen, int, float]:
     import fcntl
     import struct
@@ -546,12 +674,22 @@ def spawn_in_pty(argv: list[str], env: dict, cwd: str) -> tuple[subprocess.Popen
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
 
-    def controlling_tty() -> None:  # as a shell's child: the terminal is its session's (safe: no threads yet)
+    def controlling_tty() -> (
+        None
+    ):  # as a shell's child: the terminal is its session's (safe: no threads yet)
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
     t0 = now()
-    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=slave, stdout=slave, stderr=slave,
-                            start_new_session=True, preexec_fn=controlling_tty)
+    proc = subprocess.Popen(
+        argv,
+        env=env,
+        cwd=cwd,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+        preexec_fn=controlling_tty,
+    )
     os.close(slave)
     return proc, master, t0
 
@@ -616,7 +754,9 @@ def time_first_paint(exe: str, project: str, env: dict, items: int) -> dict:
         while rows is None:
             left = deadline - now()
             if left <= 0:
-                raise RuntimeError(f"no frame with {rows_mark!r} in 30 s; the output ends with {bytes(buf[-300:])!r}")
+                raise RuntimeError(
+                    f"no frame with {rows_mark!r} in 30 s; the output ends with {bytes(buf[-300:])!r}"
+                )
             r, _, _ = select.select([master], [], [], left)
             if not r:
                 continue
@@ -646,11 +786,16 @@ def time_first_paint(exe: str, project: str, env: dict, items: int) -> dict:
     code = drain(master, proc)
     if code != 0:
         B.die(PROG, f"memcurate exited {code} after q")
-    return {"paint": (paint - t0) * 1e3, "rows": (rows - t0) * 1e3, "first_byte": (first_byte - t0) * 1e3,
-            "sync": b"\x1b[?2026h" in buf}
+    return {
+        "paint": (paint - t0) * 1e3,
+        "rows": (rows - t0) * 1e3,
+        "first_byte": (first_byte - t0) * 1e3,
+        "sync": b"\x1b[?2026h" in buf,
+    }
 
 
 # -- the run ------------------------------------------------------------------------------------
+
 
 def child(args) -> int:
     info = B.check_engine(PROG)
@@ -683,8 +828,10 @@ def child(args) -> int:
         os.environ.pop(k)
 
     try:
-        say(f"engine and app: {info['engine']} (memcurate {info['version']}, textual {info['textual']}, "
-            f"watchfiles {info['watchfiles']}, Python {info['python']})")
+        say(
+            f"engine and app: {info['engine']} (memcurate {info['version']}, textual {info['textual']}, "
+            f"watchfiles {info['watchfiles']}, Python {info['python']})"
+        )
         # -- set-up -------------------------------------------------------------------------------
         small = Site(work, "start-demo")
         small_items = pending(small.data, small.drafted_triage(0, salt=1))
@@ -700,11 +847,15 @@ def child(args) -> int:
             landing_site = Site(work, "landing")
             claude_site = Site(work, "claude-writes")
         os.sync()
-        say(f"set-up done in {now() - t_start:.1f} s: {expected} pending items in {expected // per} triages")
+        say(
+            f"set-up done in {now() - t_start:.1f} s: {expected} pending items in {expected // per} triages"
+        )
 
         # -- c. start: real processes, before this process holds threads or textual's modules ----------
         if threading.active_count() > 1:
-            say(f"warning: {threading.active_count()} threads before the spawns (preexec_fn is meant for one)")
+            say(
+                f"warning: {threading.active_count()} threads before the spawns (preexec_fn is meant for one)"
+            )
         env = B.clean_env()
         scenarios = [("bare", None), ("demo", small.project), ("2k", big.project)]
         starts: dict[str, list] = {name: [] for name, _ in scenarios}
@@ -714,13 +865,18 @@ def child(args) -> int:
             order = scenarios[:]
             rng.shuffle(order)
             for name, project in order:
-                res = ({"paint": time_bare(interp, env, work)} if project is None
-                       else time_first_paint(exe, project, env, items[name]))
+                res = (
+                    {"paint": time_bare(interp, env, work)}
+                    if project is None
+                    else time_first_paint(exe, project, env, items[name])
+                )
                 if r:
                     starts[name].append(res)
         if "start" in only:
-            say(f"  start: memcurate first paint median {B.median(x['paint'] for x in starts['demo']):.0f} ms "
-                f"(bare python {B.median(x['paint'] for x in starts['bare']):.0f} ms)")
+            say(
+                f"  start: memcurate first paint median {B.median(x['paint'] for x in starts['demo']):.0f} ms "
+                f"(bare python {B.median(x['paint'] for x in starts['bare']):.0f} ms)"
+            )
 
         # -- b. keys with 2,004 items ------------------------------------------------------------------
         per_instance = math.ceil(presses / instances)
@@ -730,14 +886,18 @@ def child(args) -> int:
 
             prof = cProfile.Profile()
         if "keys" in only:
-            keys = asyncio.run(measure_keys(big, expected, instances, per_instance, 3, args.seed, progress, prof))
+            keys = asyncio.run(
+                measure_keys(big, expected, instances, per_instance, 3, args.seed, progress, prof)
+            )
 
         # -- a. landing ------------------------------------------------------------------------------
         if "landing" in only:
             settle_process()
             landing = asyncio.run(measure_landing(landing_site, landing_rounds, progress))
             settle_process()
-            claude = asyncio.run(measure_landing(claude_site, landing_rounds, progress, claude=True))
+            claude = asyncio.run(
+                measure_landing(claude_site, landing_rounds, progress, claude=True)
+            )
         elapsed = now() - t_start
     finally:
         if args.keep:
@@ -750,40 +910,72 @@ def child(args) -> int:
     checks = []
     if "landing" in only:
         res["landing"] = {
-            "latency_ms": stats(landing["latency"]), "rename_to_watcher_ms": stats(landing["watch"]),
-            "rename_to_loaded_ms": stats(landing["loaded"]), "loaded_to_frame_ms": stats(landing["frame_after_load"]),
+            "latency_ms": stats(landing["latency"]),
+            "rename_to_watcher_ms": stats(landing["watch"]),
+            "rename_to_loaded_ms": stats(landing["loaded"]),
+            "loaded_to_frame_ms": stats(landing["frame_after_load"]),
             "rows_at_landing": [min(landing["rows_at_landing"]), max(landing["rows_at_landing"])],
-            "live_objects_after_warmup_and_last": landing["objects"],
-            "live_objects_per_landing": round((landing["objects"][1] - landing["objects"][0]) / landing_rounds)}
+            "live_objects_after_warmup_last_and_leaving": landing["objects"],
+            "live_objects_per_landing": round(
+                (landing["objects"][1] - landing["objects"][0]) / landing_rounds
+            ),
+            "live_objects_per_landing_once_left": round(
+                (landing["objects"][2] - landing["objects"][0]) / landing_rounds
+            ),
+            "rows_per_landing": round(
+                (max(landing["rows_at_landing"]) - min(landing["rows_at_landing"]))
+                / max(1, landing_rounds - 1),
+                1,
+            ),
+        }
         res["claude_write"] = {
-            "latency_ms": stats(claude["latency"]), "rename_to_watcher_ms": stats(claude["watch"]),
+            "latency_ms": stats(claude["latency"]),
+            "rename_to_watcher_ms": stats(claude["watch"]),
             "rename_to_loaded_ms": stats(claude["loaded"]),
-            "rows_at_landing": [min(claude["rows_at_landing"]), max(claude["rows_at_landing"])]}
+            "rows_at_landing": [min(claude["rows_at_landing"]), max(claude["rows_at_landing"])],
+        }
         checks.append(("landing", res["landing"]["latency_ms"]["median"], TARGET_LANDING_MS))
     if "keys" in only:
         res["keys"] = {
-            "items": expected, "frame_ms": stats(keys["frame"]), "document_ms": stats(keys["document"]),
+            "items": expected,
+            "frame_ms": stats(keys["frame"]),
+            "document_ms": stats(keys["document"]),
             "by_key_median_ms": {k: round(B.median(v), 2) for k, v in keys["by_key"].items() if v},
-            "held_key_ms": stats(keys["held"]), "held_key_last_ms": stats(keys["held_last"]),
+            "held_key_ms": stats(keys["held"]),
+            "held_key_last_ms": stats(keys["held_last"]),
             "held_key": {"presses": BURST, "per_second": round(1 / REPEAT)},
-            "presses": keys["presses"], "scrolled": keys["scrolled"],
+            "presses": keys["presses"],
+            "scrolled": keys["scrolled"],
             "live_objects_per_press": round(B.median(keys["objects_per_press"])),
-            "board_load_ms": stats(board_ms), "load_worker_ms": stats(keys["load_worker"]),
-            "start_to_rows_ms": stats(keys["start_to_rows"]), "loaded_to_rows_ms": stats(keys["loaded_to_rows"])}
+            "board_load_ms": stats(board_ms),
+            "load_worker_ms": stats(keys["load_worker"]),
+            "start_to_rows_ms": stats(keys["start_to_rows"]),
+            "loaded_to_rows_ms": stats(keys["loaded_to_rows"]),
+        }
         checks.append(("keys", res["keys"]["frame_ms"]["median"], TARGET_KEY_MS))
     if "start" in only:
         bare = stats([x["paint"] for x in starts["bare"]])
         res["start"] = {
-            "bare_ms": bare, "demo_items": small_items, "big_items": expected,
+            "bare_ms": bare,
+            "demo_items": small_items,
+            "big_items": expected,
             "demo_paint_ms": stats([x["paint"] for x in starts["demo"]]),
             "demo_rows_ms": stats([x["rows"] for x in starts["demo"]]),
             "demo_first_byte_ms": stats([x["first_byte"] for x in starts["demo"]]),
             "big_paint_ms": stats([x["paint"] for x in starts["2k"]]),
             "big_rows_ms": stats([x["rows"] for x in starts["2k"]]),
-            "synchronized_frames": all(x["sync"] for n in ("demo", "2k") for x in starts[n])}
+            "synchronized_frames": all(x["sync"] for n in ("demo", "2k") for x in starts[n]),
+        }
         res["start"]["ratio_to_bare"] = {
             k: round(res["start"][k]["median"] / bare["median"], 2)
-            for k in ("demo_paint_ms", "demo_rows_ms", "demo_first_byte_ms", "big_paint_ms", "big_rows_ms")}
+            for k in (
+                "demo_paint_ms",
+                "demo_rows_ms",
+                "demo_first_byte_ms",
+                "big_paint_ms",
+                "big_rows_ms",
+            )
+        }
         checks.append(("start", res["start"]["demo_paint_ms"]["median"], TARGET_START_MS))
     verdicts = {name: value <= target for name, value, target in checks}
     for name, _, target in checks:
@@ -793,35 +985,56 @@ def child(args) -> int:
     def row(label, s, target=None, ok=None, extra=""):
         verdict = "" if ok is None else ("PASS" if ok else "FAIL")
         tgt = f"<= {target:g} ms" if target else ""
-        say(f"{label:<58} {s['n']:>4} {s['median']:>9.1f} {s['p90']:>9.1f} {s['min']:>9.1f}..{s['max']:<9.1f} "
-            f"{tgt:<12} {verdict:<4} {extra}".rstrip())
+        say(
+            f"{label:<58} {s['n']:>4} {s['median']:>9.1f} {s['p90']:>9.1f} {s['min']:>9.1f}..{s['max']:<9.1f} "
+            f"{tgt:<12} {verdict:<4} {extra}".rstrip()
+        )
 
     say()
     m = B.machine()
-    say(f"memcurate TUI benchmark — memcurate {info['version']}, textual {info['textual']}, Python {info['python']}, "
+    say(
+        f"memcurate TUI benchmark — memcurate {info['version']}, textual {info['textual']}, Python {info['python']}, "
         f"{m['system']} {m['machine']}, {m['cpus']} CPUs, {elapsed:.0f} s; app and engine from bench/.venv; "
-        f"{COLS}x{ROWS}")
+        f"{COLS}x{ROWS}"
+    )
     say()
     head = f"{'figure (ms)':<58} {'n':>4} {'median':>9} {'p90':>9} {'min..max':>20} {'target':<12} verdict"
     say(head)
     say("-" * len(head))
     if "landing" in only:
         L, C = res["landing"], res["claude_write"]
-        row("a. triage landing -> its row on screen", L["latency_ms"], TARGET_LANDING_MS, verdicts["landing"])
+        row(
+            "a. triage landing -> its row on screen",
+            L["latency_ms"],
+            TARGET_LANDING_MS,
+            verdicts["landing"],
+        )
         row("     rename -> watcher's batch in the app", L["rename_to_watcher_ms"])
         row("     rename -> items loaded", L["rename_to_loaded_ms"])
         row("     items loaded -> frame written", L["loaded_to_frame_ms"])
-        row("a2. a write of Claude's staged -> its row on screen", C["latency_ms"], TARGET_LANDING_MS,
+        row(
+            "a2. a write of Claude's staged -> its row on screen",
+            C["latency_ms"],
+            TARGET_LANDING_MS,
             C["latency_ms"]["median"] <= TARGET_LANDING_MS,
-            f"({C['rows_at_landing'][0]}..{C['rows_at_landing'][1]} rows)")
+            f"({C['rows_at_landing'][0]}..{C['rows_at_landing'][1]} rows)",
+        )
         row("     rename -> watcher's batch in the app", C["rename_to_watcher_ms"])
         row("     rename -> items loaded", C["rename_to_loaded_ms"])
     if "keys" in only:
         K = res["keys"]
-        row(f"b. key -> frame, {expected} items (j/k/down/up)", K["frame_ms"], TARGET_KEY_MS, verdicts["keys"],
-            f"({K['scrolled']} of {K['presses']} scrolled)")
+        row(
+            f"b. key -> frame, {expected} items (j/k/down/up)",
+            K["frame_ms"],
+            TARGET_KEY_MS,
+            verdicts["keys"],
+            f"({K['scrolled']} of {K['presses']} scrolled)",
+        )
         row("     key -> frame with the selection's document", K["document_ms"])
-        row(f"     held j, {BURST} repeats at {round(1 / REPEAT)}/s: each press -> its frame", K["held_key_ms"])
+        row(
+            f"     held j, {BURST} repeats at {round(1 / REPEAT)}/s: each press -> its frame",
+            K["held_key_ms"],
+        )
         row("     held j: the last press -> its frame", K["held_key_last_ms"])
         row(f"     Board.load of {expected} items, new Board", K["board_load_ms"])
         row("     app: mount -> items loaded (load worker)", K["load_worker_ms"])
@@ -829,47 +1042,95 @@ def child(args) -> int:
     if "start" in only:
         S = res["start"]
         ratio = S["ratio_to_bare"]
-        row(f"c. memcurate start -> first paint (pty, demo: {small_items} items)", S["demo_paint_ms"],
-            TARGET_START_MS, verdicts["start"], f"{ratio['demo_paint_ms']:.1f}x bare")
-        row("     spawn -> first byte on the terminal", S["demo_first_byte_ms"],
-            extra=f"{ratio['demo_first_byte_ms']:.1f}x bare")
-        row(f"     start -> first frame with the {small_items} rows", S["demo_rows_ms"],
-            extra=f"{ratio['demo_rows_ms']:.1f}x bare")
-        row(f"     memcurate start -> first paint, {expected} items", S["big_paint_ms"],
-            extra=f"{ratio['big_paint_ms']:.1f}x bare")
-        row(f"     start -> first frame with the {expected} rows", S["big_rows_ms"],
-            extra=f"{ratio['big_rows_ms']:.1f}x bare")
+        row(
+            f"c. memcurate start -> first paint (pty, demo: {small_items} items)",
+            S["demo_paint_ms"],
+            TARGET_START_MS,
+            verdicts["start"],
+            f"{ratio['demo_paint_ms']:.1f}x bare",
+        )
+        row(
+            "     spawn -> first byte on the terminal",
+            S["demo_first_byte_ms"],
+            extra=f"{ratio['demo_first_byte_ms']:.1f}x bare",
+        )
+        row(
+            f"     start -> first frame with the {small_items} rows",
+            S["demo_rows_ms"],
+            extra=f"{ratio['demo_rows_ms']:.1f}x bare",
+        )
+        row(
+            f"     memcurate start -> first paint, {expected} items",
+            S["big_paint_ms"],
+            extra=f"{ratio['big_paint_ms']:.1f}x bare",
+        )
+        row(
+            f"     start -> first frame with the {expected} rows",
+            S["big_rows_ms"],
+            extra=f"{ratio['big_rows_ms']:.1f}x bare",
+        )
         row("     bare python -c pass (same pty, to exit)", S["bare_ms"])
     say()
     if "keys" in only:
-        say("by key (median ms): " + ", ".join(f"{k} {v}" for k, v in res["keys"]["by_key_median_ms"].items()))
+        say(
+            "by key (median ms): "
+            + ", ".join(f"{k} {v}" for k, v in res["keys"]["by_key_median_ms"].items())
+        )
     if "landing" in only:
         L = res["landing"]
-        say(f"live Python objects (gc-tracked, app quiet): {L['live_objects_after_warmup_and_last'][0]:,} after the "
-            f"warm-up landing, {L['live_objects_after_warmup_and_last'][1]:,} after the last: "
-            f"{L['live_objects_per_landing']:+,} per landing"
-            + (f"; {res['keys']['live_objects_per_press']:+,} per key press" if "keys" in only else "")
-            + " (growth here means a leak: every gen-2 collection walks them all, on the app's thread)")
+        objects = L["live_objects_after_warmup_last_and_leaving"]
+        say(
+            f"live Python objects (gc-tracked, app quiet): {objects[0]:,} after the warm-up landing, {objects[1]:,} "
+            f"after the last: {L['live_objects_per_landing']:+,} per landing (each adds its "
+            f"~{L['rows_per_landing']:g} rows to the queue); {objects[2]:,} once the landed triages left: "
+            f"{L['live_objects_per_landing_once_left']:+,} per landing"
+            + (
+                f"; {res['keys']['live_objects_per_press']:+,} per key press"
+                if "keys" in only
+                else ""
+            )
+            + " (growth once they left means a leak: every gen-2 collection walks them all, on the app's thread)"
+        )
     if "start" in only and not res["start"]["synchronized_frames"]:
-        say("note: the app did not use synchronized output: a 'frame' is the chunk that holds the queue's title")
+        say(
+            "note: the app did not use synchronized output: a 'frame' is the chunk that holds the queue's title"
+        )
     overall = all(verdicts.values())
-    say(f"overall: {'PASS' if overall else 'FAIL'} ({sum(verdicts.values())}/{len(verdicts)} targets met"
-        + ("" if only == set(FIGURES) else f"; only {', '.join(f for f in FIGURES if f in only)}") + ")")
-    doc = {"bench": "tui", "created": B.now_utc(), "args": vars(args), "machine": B.machine(),
-           "memcurate": {**info, "source_hash": B.source_hash(), "git_commit": B.git_commit()},
-           "terminal": {"cols": COLS, "rows": ROWS, **TERM_ENV},
-           "targets_ms": {"landing": TARGET_LANDING_MS, "keys": TARGET_KEY_MS, "start": TARGET_START_MS},
-           "results": res, "pass": overall, "elapsed_s": round(elapsed, 1)}
+    say(
+        f"overall: {'PASS' if overall else 'FAIL'} ({sum(verdicts.values())}/{len(verdicts)} targets met"
+        + ("" if only == set(FIGURES) else f"; only {', '.join(f for f in FIGURES if f in only)}")
+        + ")"
+    )
+    doc = {
+        "bench": "tui",
+        "created": B.now_utc(),
+        "args": vars(args),
+        "machine": B.machine(),
+        "memcurate": {**info, "source_hash": B.source_hash(), "git_commit": B.git_commit()},
+        "terminal": {"cols": COLS, "rows": ROWS, **TERM_ENV},
+        "targets_ms": {
+            "landing": TARGET_LANDING_MS,
+            "keys": TARGET_KEY_MS,
+            "start": TARGET_START_MS,
+        },
+        "results": res,
+        "pass": overall,
+        "elapsed_s": round(elapsed, 1),
+    }
     say(f"figures written to {B.write_results(args.json_out, doc)}")
     if prof is not None:
         import io
         import pstats
 
         out = io.StringIO()
-        pstats.Stats(prof, stream=out).sort_stats(os.environ.get("BENCH_SORT", "cumulative")).print_stats(45)
+        pstats.Stats(prof, stream=out).sort_stats(
+            os.environ.get("BENCH_SORT", "cumulative")
+        ).print_stats(45)
         say()
-        say("profile of the measured key presses, key to the selection's document, the app's thread only "
-            "(workers run in threads of their own; cProfile slows everything: read the shares, not the times):")
+        say(
+            "profile of the measured key presses, key to the selection's document, the app's thread only "
+            "(workers run in threads of their own; cProfile slows everything: read the shares, not the times):"
+        )
         say(out.getvalue())
     return 1 if (args.strict and not overall) else 0
 
@@ -877,16 +1138,36 @@ def child(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     ap = argparse.ArgumentParser(description="Benchmark the review TUI (see bench/README.md).")
-    ap.add_argument("--quick", action="store_true", help="for CI: 8 landings, 40 key presses in one app, 3 starts")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="for CI: 8 landings, 40 key presses in one app, 3 starts",
+    )
     ap.add_argument("--rounds", type=int, default=0, help="landing rounds (default 40)")
     ap.add_argument("--presses", type=int, default=0, help="measured key presses (default 240)")
-    ap.add_argument("--instances", type=int, default=0, help="app instances the presses are spread over (default 3)")
-    ap.add_argument("--start-runs", type=int, default=0, help="process starts per scenario (default 10)")
-    ap.add_argument("--profile", action="store_true", help="cProfile the key presses and print the top")
-    ap.add_argument("--only", action="append", choices=FIGURES, metavar="FIGURE",
-                    help=f"run only this figure ({', '.join(FIGURES)}); repeat for more (default: all)")
+    ap.add_argument(
+        "--instances",
+        type=int,
+        default=0,
+        help="app instances the presses are spread over (default 3)",
+    )
+    ap.add_argument(
+        "--start-runs", type=int, default=0, help="process starts per scenario (default 10)"
+    )
+    ap.add_argument(
+        "--profile", action="store_true", help="cProfile the key presses and print the top"
+    )
+    ap.add_argument(
+        "--only",
+        action="append",
+        choices=FIGURES,
+        metavar="FIGURE",
+        help=f"run only this figure ({', '.join(FIGURES)}); repeat for more (default: all)",
+    )
     B.common_args(ap, RESULTS)
-    ap.add_argument("--stager", metavar="PROJECT", help=argparse.SUPPRESS)  # internal: the staging process
+    ap.add_argument(
+        "--stager", metavar="PROJECT", help=argparse.SUPPRESS
+    )  # internal: the staging process
     args = ap.parse_args(argv)
     if args.stager:
         return stager(args.stager)

@@ -10,16 +10,34 @@ from __future__ import annotations
 class Category:
     """A memory category. (A plain class: the hook imports this and dataclasses costs ~10 ms.)"""
 
-    __slots__ = ("name", "section", "required", "optional", "delete_allowed", "claude_type", "holds")
+    __slots__ = (
+        "name",
+        "section",
+        "required",
+        "optional",
+        "delete_allowed",
+        "claude_type",
+        "holds",
+    )
 
-    def __init__(self, name: str, section: str, required: tuple[str, ...], optional: tuple[str, ...],
-                 delete_allowed: bool, claude_type: str, holds: str = "") -> None:
+    def __init__(
+        self,
+        name: str,
+        section: str,
+        required: tuple[str, ...],
+        optional: tuple[str, ...],
+        delete_allowed: bool,
+        claude_type: str,
+        holds: str = "",
+    ) -> None:
         self.name = name
         self.section = section  # the MEMORY.md section heading
         self.required = required  # body sections a draft must fill
         self.optional = optional
         self.delete_allowed = delete_allowed
-        self.claude_type = claude_type  # Claude Code's memory type: user | feedback | project | reference
+        self.claude_type = (
+            claude_type  # Claude Code's memory type: user | feedback | project | reference
+        )
         self.holds = holds  # what a memory of the category holds (docs/design.md §5), as a drafting prompt says it
 
     def __repr__(self) -> str:
@@ -29,18 +47,60 @@ class Category:
 CATEGORIES: dict[str, Category] = {
     c.name: c
     for c in (
-        Category("decision", "Key Decisions", ("Decision", "Rationale"), ("Alternatives", "Consequences"), False, "project",
-                 "a choice between alternatives, and why"),
-        Category("constraint", "Constraints", ("Rule", "Impact"), ("Workaround",), True, "project",
-                 "a fixed limit of the environment or project"),
-        Category("runbook", "Runbooks", ("Symptom", "Steps", "Verification"), ("Root cause",), True, "reference",
-                 "a symptom and the steps that fixed it"),
-        Category("tech_debt", "Tech Debt", ("Description", "Why deferred"), ("Suggested fix",), True, "project",
-                 "something knowingly left unfinished"),
-        Category("preference", "Preferences", ("Preference", "Reason"), ("Examples",), False, "feedback",
-                 "how the user wants things done"),
-        Category("session_summary", "Recent Sessions", ("Goal", "Outcome", "Next steps"), ("Completed",), False, "project",
-                 "what a substantive session achieved and what comes next"),
+        Category(
+            "decision",
+            "Key Decisions",
+            ("Decision", "Rationale"),
+            ("Alternatives", "Consequences"),
+            False,
+            "project",
+            "a choice between alternatives, and why",
+        ),
+        Category(
+            "constraint",
+            "Constraints",
+            ("Rule", "Impact"),
+            ("Workaround",),
+            True,
+            "project",
+            "a fixed limit of the environment or project",
+        ),
+        Category(
+            "runbook",
+            "Runbooks",
+            ("Symptom", "Steps", "Verification"),
+            ("Root cause",),
+            True,
+            "reference",
+            "a symptom and the steps that fixed it",
+        ),
+        Category(
+            "tech_debt",
+            "Tech Debt",
+            ("Description", "Why deferred"),
+            ("Suggested fix",),
+            True,
+            "project",
+            "something knowingly left unfinished",
+        ),
+        Category(
+            "preference",
+            "Preferences",
+            ("Preference", "Reason"),
+            ("Examples",),
+            False,
+            "feedback",
+            "how the user wants things done",
+        ),
+        Category(
+            "session_summary",
+            "Recent Sessions",
+            ("Goal", "Outcome", "Next steps"),
+            ("Completed",),
+            False,
+            "project",
+            "what a substantive session achieved and what comes next",
+        ),
     )
 }
 
@@ -76,6 +136,12 @@ def base(name: str) -> str:
     if name in CATEGORIES:
         return name
     head, _, n = name.rpartition("-")
-    if head in CATEGORIES and head != "session_summary" and n.isdigit() and n[0] != "0" and 2 <= int(n) <= FACTS_MAX:
+    if (
+        head in CATEGORIES
+        and head != "session_summary"
+        and n.isdigit()
+        and n[0] != "0"
+        and 2 <= int(n) <= FACTS_MAX
+    ):
         return head
     return name

@@ -22,8 +22,14 @@ def check(args) -> int:
         engine.close()
     counts = {s: sum(f.severity == s for f in findings) for s in SEVERITIES}
     if args.json:
-        _print_json({"findings": [f.to_dict() for f in findings], "counts": counts, "checked": summary["checked"],
-                     "errors": summary["errors"]})
+        _print_json(
+            {
+                "findings": [f.to_dict() for f in findings],
+                "counts": counts,
+                "checked": summary["checked"],
+                "errors": summary["errors"],
+            }
+        )
     elif not args.quiet:
         _print(findings, counts, summary)
     return 1 if summary["errors"] and not findings else 0
@@ -36,7 +42,9 @@ def _print(findings, counts: dict, summary: dict) -> None:
         print(f"no findings ({summary['checked']} memories checked)")
         return
     total = ", ".join(f"{counts[s]} {s}" for s in SEVERITIES if counts[s])
-    print(f"{len(findings)} finding{'s' if len(findings) != 1 else ''} ({total}); {summary['checked']} memories checked")
+    print(
+        f"{len(findings)} finding{'s' if len(findings) != 1 else ''} ({total}); {summary['checked']} memories checked"
+    )
     for severity in SEVERITIES:
         group = [f for f in findings if f.severity == severity]
         if not group:

@@ -18,7 +18,9 @@ def main(argv: list[str] | None = None) -> int:
         # The hot path: every Claude Code turn. No argparse, no yaml, nothing else.
         from memcurate.hooks.dispatch import main as hook_main
 
-        code = hook_main(argv[1:])  # --review-auto-memory: the write guard stages Claude's memory writes
+        code = hook_main(
+            argv[1:]
+        )  # --review-auto-memory: the write guard stages Claude's memory writes
         if as_command:
             # Every file is closed and every write done: skip the interpreter's
             # teardown, ~5 ms of the hook's budget here.
@@ -55,47 +57,84 @@ def _main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="memcurate",
         description="Human-in-the-loop memory curator for Claude Code. Without a command, `memcurate` opens "
-                    "the live review TUI for the project (run it in a terminal beside Claude Code).",
+        "the live review TUI for the project (run it in a terminal beside Claude Code).",
         epilog="Try it offline on a bundled session: memcurate demo. Each command has its own --help.",
     )
     parser.add_argument("--version", action="version", version=f"memcurate {__version__}")
-    parser.add_argument("--project", metavar="DIR", help="project folder (default: git root of the cwd)")
-    parser.add_argument("--auto-approve", action="store_true",
-                        help="headless: draft what is pending, save the drafts at or above the confidence "
-                             "gate, hold the rest for review")
+    parser.add_argument(
+        "--project", metavar="DIR", help="project folder (default: git root of the cwd)"
+    )
+    parser.add_argument(
+        "--auto-approve",
+        action="store_true",
+        help="headless: draft what is pending, save the drafts at or above the confidence "
+        "gate, hold the rest for review",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
-    parser.add_argument("--min-confidence", type=_confidence, metavar="X",
-                        help="with --auto-approve: save only drafts whose confidence is at least X (0..1; "
-                             "default: auto_approve.min_confidence in the config)")
+    parser.add_argument(
+        "--min-confidence",
+        type=_confidence,
+        metavar="X",
+        help="with --auto-approve: save only drafts whose confidence is at least X (0..1; "
+        "default: auto_approve.min_confidence in the config)",
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = _Commands(parser.add_subparsers(dest="command", metavar="COMMAND"))
     p_hook = sub.add_parser("hook", help="Claude Code hook entry: reads the hook JSON on stdin")
-    p_hook.add_argument("--review-auto-memory", action="store_true",
-                        help="stage Claude's own memory writes for review instead of letting them through")
-    p_triage = sub.add_parser("triage", help="stage triages of existing transcript files (backfill)")
+    p_hook.add_argument(
+        "--review-auto-memory",
+        action="store_true",
+        help="stage Claude's own memory writes for review instead of letting them through",
+    )
+    p_triage = sub.add_parser(
+        "triage", help="stage triages of existing transcript files (backfill)"
+    )
     p_triage.add_argument("paths", nargs="+", metavar="PATH")
     p_status = sub.add_parser("status", help="staged work by state")
     p_install = sub.add_parser("install", help="add memcurate's hooks to Claude Code's settings")
-    p_install.add_argument("--review-auto-memory", action="store_true",
-                           help="the hook asks you before Claude saves a memory of its own")
-    p_uninstall = sub.add_parser("uninstall", help="remove memcurate's hooks from Claude Code's settings")
+    p_install.add_argument(
+        "--review-auto-memory",
+        action="store_true",
+        help="the hook asks you before Claude saves a memory of its own",
+    )
+    p_uninstall = sub.add_parser(
+        "uninstall", help="remove memcurate's hooks from Claude Code's settings"
+    )
     for p in (p_install, p_uninstall):
-        p.add_argument("--scope", choices=("local", "project", "user"), default="local",
-                       help="local: .claude/settings.local.json (personal, the default); project: "
-                            ".claude/settings.json (shared); user: ~/.claude/settings.json (every project)")
+        p.add_argument(
+            "--scope",
+            choices=("local", "project", "user"),
+            default="local",
+            help="local: .claude/settings.local.json (personal, the default); project: "
+            ".claude/settings.json (shared); user: ~/.claude/settings.json (every project)",
+        )
     p_demo = sub.add_parser("demo", help="a throwaway project seeded from the bundled demo session")
-    p_demo.add_argument("--auto-approve", action="store_true", default=argparse.SUPPRESS,
-                        help="run headless instead of opening the TUI")
-    p_check = sub.add_parser("check", help="hygiene: stale, duplicate, secret, past the load limit; stages proposals")
-    p_check.add_argument("--quiet", action="store_true", help="print nothing (stage the proposals only)")
-    p_tidy = sub.add_parser("tidy", help="stage merge proposals for near-duplicate and contradicting memories")
+    p_demo.add_argument(
+        "--auto-approve",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="run headless instead of opening the TUI",
+    )
+    p_check = sub.add_parser(
+        "check", help="hygiene: stale, duplicate, secret, past the load limit; stages proposals"
+    )
+    p_check.add_argument(
+        "--quiet", action="store_true", help="print nothing (stage the proposals only)"
+    )
+    p_tidy = sub.add_parser(
+        "tidy", help="stage merge proposals for near-duplicate and contradicting memories"
+    )
     review = _review_parsers(sub)
     # The common options are accepted after the subcommand too: `memcurate triage --project DIR --json`.
     for p in (p_triage, p_status, p_install, p_uninstall, p_check, p_tidy, *review):
         p.add_argument("--project", metavar="DIR", default=argparse.SUPPRESS, help="project folder")
-        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+        p.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks"
+        )
     for p in (p_triage, p_status, p_demo, p_install, p_uninstall, p_check, p_tidy, *review):
-        p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document")
+        p.add_argument(
+            "--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document"
+        )
 
     args, extra = parser.parse_known_args(argv)
     if extra:  # said by the command's own parser: its usage, not the top level's
@@ -112,7 +151,9 @@ def _main(argv: list[str]) -> int:
         if args.command in ("list", "show", "approve", "reject"):
             from memcurate.curator import review_commands
 
-            return getattr(review_commands, {"list": "list_items"}.get(args.command, args.command))(args)
+            return getattr(review_commands, {"list": "list_items"}.get(args.command, args.command))(
+                args
+            )
         if args.command == "check":
             from memcurate.curator.check_command import check
 
@@ -138,7 +179,10 @@ def _main(argv: list[str]) -> int:
     except Exception as e:
         if args.debug:
             raise
-        print(f"memcurate: internal error: {e.__class__.__name__}: {e} (run with --debug for details)", file=sys.stderr)
+        print(
+            f"memcurate: internal error: {e.__class__.__name__}: {e} (run with --debug for details)",
+            file=sys.stderr,
+        )
         return 1
 
 
@@ -146,10 +190,10 @@ def _main(argv: list[str]) -> int:
 EXAMPLES = {
     "hook": "Claude Code runs it (memcurate install writes the hooks):\n  memcurate hook < payload.json",
     "triage": "  memcurate triage ~/.claude/projects/-home-me-code-app/   # every session of that folder\n"
-              "  memcurate triage session.jsonl --json",
+    "  memcurate triage session.jsonl --json",
     "status": "  memcurate status\n  memcurate status --json | jq .pending",
     "install": "  memcurate install                    # .claude/settings.local.json\n"
-               "  memcurate install --scope user       # every project",
+    "  memcurate install --scope user       # every project",
     "uninstall": "  memcurate uninstall\n  memcurate uninstall --scope user",
     "demo": "  memcurate demo                 # opens the TUI on it\n  memcurate demo --auto-approve",
     "check": "  memcurate check\n  memcurate check --json",
@@ -172,26 +216,49 @@ class _Commands:
     def add_parser(self, name: str, *, help: str):  # noqa: A002 (argparse's word)
         import argparse
 
-        p = self.action.add_parser(name, help=help, description=help[:1].upper() + help[1:] + ".",
-                                   epilog="examples:\n" + EXAMPLES[name],
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = self.action.add_parser(
+            name,
+            help=help,
+            description=help[:1].upper() + help[1:] + ".",
+            epilog="examples:\n" + EXAMPLES[name],
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         self.parsers[name] = p
         return p
 
 
 def _review_parsers(sub) -> tuple:
     """`list`, `show`, `approve`, `reject`: review from a script (curator/review_commands.py)."""
-    p_list = sub.add_parser("list", help="what waits for review, each with an id (read-only, never drafts)")
-    p_list.add_argument("--all", action="store_true", help="also what was saved, rejected or skipped")
-    p_list.add_argument("--draft", action="store_true",
-                        help="first draft what is triaged (saving nothing): this may call the model")
-    p_show = sub.add_parser("show", help="a draft as it would be written: decision, issues, confidence, diff")
-    p_show.add_argument("id", metavar="ID", help="an id from `memcurate list`, or a unique prefix of one")
+    p_list = sub.add_parser(
+        "list", help="what waits for review, each with an id (read-only, never drafts)"
+    )
+    p_list.add_argument(
+        "--all", action="store_true", help="also what was saved, rejected or skipped"
+    )
+    p_list.add_argument(
+        "--draft",
+        action="store_true",
+        help="first draft what is triaged (saving nothing): this may call the model",
+    )
+    p_show = sub.add_parser(
+        "show", help="a draft as it would be written: decision, issues, confidence, diff"
+    )
+    p_show.add_argument(
+        "id", metavar="ID", help="an id from `memcurate list`, or a unique prefix of one"
+    )
     p_approve = sub.add_parser("approve", help="save the items named (all or none are approved)")
-    p_approve.add_argument("ids", nargs="+", metavar="ID", help="ids from `memcurate list`, or unique prefixes")
-    p_reject = sub.add_parser("reject", help="reject the items named: not proposed again from the same evidence")
-    p_reject.add_argument("ids", nargs="+", metavar="ID", help="ids from `memcurate list`, or unique prefixes")
-    p_reject.add_argument("--reason", metavar="TEXT", default="", help="why (kept with the rejection)")
+    p_approve.add_argument(
+        "ids", nargs="+", metavar="ID", help="ids from `memcurate list`, or unique prefixes"
+    )
+    p_reject = sub.add_parser(
+        "reject", help="reject the items named: not proposed again from the same evidence"
+    )
+    p_reject.add_argument(
+        "ids", nargs="+", metavar="ID", help="ids from `memcurate list`, or unique prefixes"
+    )
+    p_reject.add_argument(
+        "--reason", metavar="TEXT", default="", help="why (kept with the rejection)"
+    )
     return p_list, p_show, p_approve, p_reject
 
 
@@ -219,8 +286,11 @@ def _hook(stdin: bytes, env: dict) -> int:
 def _review(project: str) -> int:
     """The live review TUI on `project` (imported only here: the engine knows nothing of it)."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        print("memcurate: the review TUI needs a terminal; use `memcurate --auto-approve` or "
-              "`memcurate status` without one", file=sys.stderr)
+        print(
+            "memcurate: the review TUI needs a terminal; use `memcurate --auto-approve` or "
+            "`memcurate status` without one",
+            file=sys.stderr,
+        )
         return 1
     import gc
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from memcurate.curator import config
 from memcurate.curator.candidates import staging, usage
+from memcurate.curator.errors import Refusal
 from memcurate.curator.util.locks import LockBusy
 from memcurate.curator.util.paths import AutoMemoryOff, data_dir, project_root, resolve_memory_root
 from memcurate.curator.util.textsafe import one_line
-from memcurate.curator.errors import Refusal
 
 
 class UserError(Refusal):
@@ -66,7 +66,10 @@ def _print_json(doc) -> None:
 
 
 def triage(args) -> int:
-    from memcurate.curator.candidates.incremental import CaptureSkipped, capture  # triage's alone: not on the TUI's start
+    from memcurate.curator.candidates.incremental import (  # triage's alone: not on the TUI's start
+        CaptureSkipped,
+        capture,
+    )
 
     project = project_dir(args)
     data = data_dir(project)
@@ -81,10 +84,23 @@ def triage(args) -> int:
             report = capture(data, cfg, path, event="backfill", summary=True)
         except (CaptureSkipped, LockBusy) as e:
             failed += 1
-            msg = one_line(str(e) if isinstance(e, CaptureSkipped) else f"another process is triaging {path}; try again",
-                           1000)  # a file name can hold escape sequences: never echo them raw
-            reports.append({"transcript": os.path.abspath(path), "status": "error", "error": msg, "categories": []})
-            print(f"memcurate: {msg}", file=sys.stderr)  # with --json too: stdout is the document, stderr the reason
+            msg = one_line(
+                str(e)
+                if isinstance(e, CaptureSkipped)
+                else f"another process is triaging {path}; try again",
+                1000,
+            )  # a file name can hold escape sequences: never echo them raw
+            reports.append(
+                {
+                    "transcript": os.path.abspath(path),
+                    "status": "error",
+                    "error": msg,
+                    "categories": [],
+                }
+            )
+            print(
+                f"memcurate: {msg}", file=sys.stderr
+            )  # with --json too: stdout is the document, stderr the reason
             continue
         reports.append(report)
         if not args.json:
@@ -109,7 +125,9 @@ def _transcripts(paths: list[str]) -> list[tuple[str, str]]:
         except OSError as e:
             out.append((path, f"{path}: {e.strerror or e}"))
             continue
-        out += [(e.path, "") for e in found] or [(path, f"{path}: no .jsonl transcript in this folder")]
+        out += [(e.path, "") for e in found] or [
+            (path, f"{path}: no .jsonl transcript in this folder")
+        ]
     return out
 
 
@@ -137,9 +155,16 @@ def status(args) -> int:
         checked = config.load(project, data if os.path.isdir(data) else None)
     except config.ConfigError:
         checked = None  # said below
-    doc = {"project": project, "data_dir": data, **staging.counts(data), "usage": usage.totals(data),
-           "drafts": _drafts(data), "claude_writes": _claude_writes(data, project, checked),
-           "rules": _rules(data, checked), "proposals": _proposals(data)}
+    doc = {
+        "project": project,
+        "data_dir": data,
+        **staging.counts(data),
+        "usage": usage.totals(data),
+        "drafts": _drafts(data),
+        "claude_writes": _claude_writes(data, project, checked),
+        "rules": _rules(data, checked),
+        "proposals": _proposals(data),
+    }
     try:
         cfg = config.load(project, data if os.path.isdir(data) else None)
         location = resolve_memory_root(project, cfg, data)
@@ -151,7 +176,9 @@ def status(args) -> int:
         doc["claude_config_dir"] = location["claude_config_dir"]
         doc["claude_config_dir_from"] = location["claude_config_dir_from"]
         doc["auto_memory"] = location["auto_memory"]
-        from memcurate.curator.drafting import describe  # not on the TUI's start path (its dataclasses cost ~10 ms)
+        from memcurate.curator.drafting import (
+            describe,  # not on the TUI's start path (its dataclasses cost ~10 ms)
+        )
 
         doc["drafting"] = describe(cfg)  # which backend and models, and why; imports no SDK
         try:
@@ -164,7 +191,9 @@ def status(args) -> int:
         doc["config_error"] = str(e)
     from memcurate.curator.install import installed
 
-    doc["hooks_installed"] = installed(project)  # where Claude Code runs memcurate's hooks: scopes, review mode
+    doc["hooks_installed"] = installed(
+        project
+    )  # where Claude Code runs memcurate's hooks: scopes, review mode
     if args.json:
         _print_json(doc)
         return 0
@@ -180,39 +209,57 @@ def status(args) -> int:
     if "drafting" in doc:
         _print_drafting(doc["drafting"])
     categories = sum(doc["by_state"].values())
-    print(f"triages      {doc['triages']} staged (a session, or a stretch of one), {categories} "
-          f"{'category' if categories == 1 else 'categories'} in them"
-          + (f" ({doc['unreadable']} unreadable)" if doc["unreadable"] else ""))
+    print(
+        f"triages      {doc['triages']} staged (a session, or a stretch of one), {categories} "
+        f"{'category' if categories == 1 else 'categories'} in them"
+        + (f" ({doc['unreadable']} unreadable)" if doc["unreadable"] else "")
+    )
     for state, n in doc["by_state"].items():
         print(f"  {n:>4}  {state:<10} {staging.STATE_MEANING.get(state, '')}")
-    print(f"pending      {doc['pending']} {'category' if doc['pending'] == 1 else 'categories'} not yet saved, "
-          "rejected or skipped")
+    print(
+        f"pending      {doc['pending']} {'category' if doc['pending'] == 1 else 'categories'} not yet saved, "
+        "rejected or skipped"
+    )
     if doc["drafts"]:
-        print(f"drafts       {len(doc['drafts'])} ready for review (confidence, triage/category, title)")
+        print(
+            f"drafts       {len(doc['drafts'])} ready for review (confidence, triage/category, title)"
+        )
         for d in doc["drafts"]:
             conf = "  ?  " if d["confidence"] is None else f"{d['confidence']:.2f} "
             mark = " BLOCK" if d["blocked"] else ""
             print(f"  {conf} {d['triage']}/{d['category']}{mark}  {one_line(d['title'], 100)}")
     cw = doc["claude_writes"]
     if any(cw.values()):
-        print(f"Claude's memory writes  {cw['pending']} pending review (claude/<id>), {cw['saved']} saved, "
-              f"{cw['rejected']} rejected" + (f", {cw['unreadable']} unreadable" if cw["unreadable"] else ""))
+        print(
+            f"Claude's memory writes  {cw['pending']} pending review (claude/<id>), {cw['saved']} saved, "
+            f"{cw['rejected']} rejected"
+            + (f", {cw['unreadable']} unreadable" if cw["unreadable"] else "")
+        )
     _print_rules(doc["rules"])
     pr = doc["proposals"]
     if any(pr.values()):
-        print(f"proposals    {pr['pending']} pending review (proposal/<id>), {pr['approved']} approved, "
-              f"{pr['rejected']} rejected" + (f", {pr['damaged']} unreadable" if pr["damaged"] else ""))
+        print(
+            f"proposals    {pr['pending']} pending review (proposal/<id>), {pr['approved']} approved, "
+            f"{pr['rejected']} rejected"
+            + (f", {pr['damaged']} unreadable" if pr["damaged"] else "")
+        )
     print(f"model use    {usage.describe(doc['usage']['overall'])}")
     md = doc.get("memory_md")
     if md:
-        print(f"MEMORY.md    {md['total']['lines']}/{md['total']['max_lines']} lines, "
-              f"{md['total']['chars']}/{md['total']['max_chars']} characters as Claude Code loads it"
-              + (" (Claude Code cuts it)" if md['total']['cut'] else ""))
+        print(
+            f"MEMORY.md    {md['total']['lines']}/{md['total']['max_lines']} lines, "
+            f"{md['total']['chars']}/{md['total']['max_chars']} characters as Claude Code loads it"
+            + (" (Claude Code cuts it)" if md["total"]["cut"] else "")
+        )
         for name, u in md["sections"].items():
             print(f"  {name:<16}{u['used']:>3}/{u['budget']}")
-        if md.get("removed"):  # by someone else, e.g. Claude Code's consolidation: memcurate does not re-add it
-            print(f"  removed by someone else: {', '.join(md['removed'])} (new memories saved, not listed; "
-                  "`memcurate check` shows the marker lines to paste back)")
+        if md.get(
+            "removed"
+        ):  # by someone else, e.g. Claude Code's consolidation: memcurate does not re-add it
+            print(
+                f"  removed by someone else: {', '.join(md['removed'])} (new memories saved, not listed; "
+                "`memcurate check` shows the marker lines to paste back)"
+            )
     elif doc.get("memory_md_error"):
         print(f"MEMORY.md    {one_line(doc['memory_md_error'], 300)}")
     return 0
@@ -224,7 +271,9 @@ def _claude_writes(data: str, project: str, cfg: dict | None) -> dict:
     from memcurate.curator.candidates import claude_writes
 
     counts = {"pending": 0, "saved": 0, "rejected": 0}
-    good, bad = claude_writes.scan(data, claude_writes.memory_folder(project, cfg, data) if cfg else None)
+    good, bad = claude_writes.scan(
+        data, claude_writes.memory_folder(project, cfg, data) if cfg else None
+    )
     for record in good:
         counts[record["state"]] = counts.get(record["state"], 0) + 1
     return {**counts, "unreadable": len(bad)}
@@ -244,18 +293,38 @@ def _rules(data: str, cfg: dict | None) -> dict:
     from memcurate.curator.review import rule_actions
     from memcurate.curator.rules import candidates, ledger
 
-    doc: dict[str, Any] = {"tracked": len(ledger.keys(data)), "pending": 0, "approved": 0,
-           "rejected": 0, "candidates": [], "recurring": []}
-    for cand in candidates.all(data, every=True, threshold=cfg["rules"]["threshold"] if cfg else None):
+    doc: dict[str, Any] = {
+        "tracked": len(ledger.keys(data)),
+        "pending": 0,
+        "approved": 0,
+        "rejected": 0,
+        "candidates": [],
+        "recurring": [],
+    }
+    for cand in candidates.all(
+        data, every=True, threshold=cfg["rules"]["threshold"] if cfg else None
+    ):
         doc[cand.state] = doc.get(cand.state, 0) + 1
         rid = rule_actions.PREFIX + cand.id
         kind = (cand.failure or {}).get("kind", "")
         if cand.state == rule_actions.PENDING:
-            doc["candidates"].append({"id": rid, "sessions": cand.sessions, "kind": kind,
-                                      "rule": one_line(rule_actions.text(cand)["rule"], 80)})
+            doc["candidates"].append(
+                {
+                    "id": rid,
+                    "sessions": cand.sessions,
+                    "kind": kind,
+                    "rule": one_line(rule_actions.text(cand)["rule"], 80),
+                }
+            )
         elif rule_actions.since_written(cand):
-            doc["recurring"].append({"id": rid, "file": (cand.decision or {}).get("file", ""),
-                                     "sessions": cand.sessions, "since": rule_actions.since_written(cand)})
+            doc["recurring"].append(
+                {
+                    "id": rid,
+                    "file": (cand.decision or {}).get("file", ""),
+                    "sessions": cand.sessions,
+                    "since": rule_actions.since_written(cand),
+                }
+            )
     return doc
 
 
@@ -264,8 +333,10 @@ def _print_rules(r: dict) -> None:
 
     if not (r["tracked"] or r["pending"] or r["approved"] or r["rejected"]):
         return
-    print(f"rules        {r['tracked']} failure signature(s) tracked; candidates: {r['pending']} pending, "
-          f"{r['approved']} approved, {r['rejected']} rejected")
+    print(
+        f"rules        {r['tracked']} failure signature(s) tracked; candidates: {r['pending']} pending, "
+        f"{r['approved']} approved, {r['rejected']} rejected"
+    )
     for c in r["candidates"]:
         print(f"  {c['id']}  {c['sessions']} sessions  {c['kind']:<8} {c['rule']}")
     for c in r["recurring"]:
@@ -276,7 +347,9 @@ def install(args) -> int:
     """`memcurate install` and `memcurate uninstall`."""
     from memcurate.curator import install as setup
 
-    project = project_dir(args)  # the user scope's file is not the project's; its --project is unused
+    project = project_dir(
+        args
+    )  # the user scope's file is not the project's; its --project is unused
     try:
         if args.command == "install":
             report = setup.install(project, args.scope, review_auto_memory=args.review_auto_memory)
@@ -298,21 +371,39 @@ def _print_install(r: dict) -> None:
     if r["target"]:
         where += f", a link to {one_line(r['target'], 500)}"
     if not r["changed"]:
-        print(f"memcurate's hooks are already installed in {where}" if r["action"] == "install"
-              else f"memcurate's hooks are not installed in {where}: nothing to remove")
+        print(
+            f"memcurate's hooks are already installed in {where}"
+            if r["action"] == "install"
+            else f"memcurate's hooks are not installed in {where}: nothing to remove"
+        )
         return
     if r["action"] == "install":
         print(f"{'created' if r['created'] else 'updated'} {where}")
-        print(f"  command  {one_line(r['command'], 500)}"
-              + ("  (review mode: Claude's own memory writes wait for you)" if r["review_auto_memory"] else ""))
+        print(
+            f"  command  {one_line(r['command'], 500)}"
+            + (
+                "  (review mode: Claude's own memory writes wait for you)"
+                if r["review_auto_memory"]
+                else ""
+            )
+        )
     else:
-        how = ("removed the file (install had created it)" if r.get("deleted")
-               else "gave back its bytes from before install" if r["restored"] else "removed memcurate's entries")
+        how = (
+            "removed the file (install had created it)"
+            if r.get("deleted")
+            else "gave back its bytes from before install"
+            if r["restored"]
+            else "removed memcurate's entries"
+        )
         print(f"updated {where}: {how}")
     for key in ("added", "updated", "removed"):
         if r[key]:
             print(f"  {key:<8} {', '.join(r[key])}")
-    print(f"  backup   {one_line(r['backup'], 500)}" if r["backup"] else "  backup   none (there was no file before)")
+    print(
+        f"  backup   {one_line(r['backup'], 500)}"
+        if r["backup"]
+        else "  backup   none (there was no file before)"
+    )
 
 
 def _print_installed(found: list[dict]) -> None:
@@ -337,15 +428,27 @@ def _drafts(data: str) -> list[dict]:
 
     if not os.path.isdir(data):
         return []
-    return [{"triage": i.tid, "category": i.category, "title": redact_text(i.title), "action": i.action,
-             "confidence": i.confidence, "blocked": bool(i.blocks)}
-            for items in Board(data).load().values() for i in items if i.state == "ready"]
+    return [
+        {
+            "triage": i.tid,
+            "category": i.category,
+            "title": redact_text(i.title),
+            "action": i.action,
+            "confidence": i.confidence,
+            "blocked": bool(i.blocks),
+        }
+        for items in Board(data).load().values()
+        for i in items
+        if i.state == "ready"
+    ]
 
 
 def _print_location(doc: dict) -> None:
     print(f"memory root  {one_line(doc['memory_root'], 500)}")
     print(f"  from       {one_line(doc['memory_root_from'], 500)}")
-    print(f"  config dir {one_line(doc['claude_config_dir'], 500)} ({one_line(doc['claude_config_dir_from'], 500)})")
+    print(
+        f"  config dir {one_line(doc['claude_config_dir'], 500)} ({one_line(doc['claude_config_dir_from'], 500)})"
+    )
     auto = doc["auto_memory"]
     print(f"auto memory  {'on' if auto['enabled'] else 'OFF'} ({one_line(auto['why'], 300)})")
     for note in doc["memory_root_notes"]:
@@ -369,7 +472,13 @@ def auto_approve(args) -> int:
     return run_headless(project_dir(args), args.json, min_confidence=args.min_confidence)
 
 
-def run_headless(project: str, json_out: bool, *, show_memory_md: bool = False, min_confidence: float | None = None) -> int:
+def run_headless(
+    project: str,
+    json_out: bool,
+    *,
+    show_memory_md: bool = False,
+    min_confidence: float | None = None,
+) -> int:
     """`--auto-approve` on `project`: the summary (one JSON document, or text; `show_memory_md` adds
     where MEMORY.md is) and the exit status. `min_confidence` overrides the config's gate."""
     from memcurate.curator.drafting import DrafterUnavailable
@@ -383,10 +492,17 @@ def run_headless(project: str, json_out: bool, *, show_memory_md: bool = False, 
         raise UserError(str(e)) from None
     finally:
         engine.close()
-    summary = {"project": project, "memory_root": engine.root, "drafting": engine.drafting_status()["line"], **summary}
+    summary = {
+        "project": project,
+        "memory_root": engine.root,
+        "drafting": engine.drafting_status()["line"],
+        **summary,
+    }
     # What --auto-approve never saves, so a person knows it waits: proposals and Claude's own writes.
-    summary["waiting"] = {"proposals": _proposals(engine.data).get("pending", 0),
-                          "claude_writes": _claude_writes(engine.data, project, engine.cfg).get("pending", 0)}
+    summary["waiting"] = {
+        "proposals": _proposals(engine.data).get("pending", 0),
+        "claude_writes": _claude_writes(engine.data, project, engine.cfg).get("pending", 0),
+    }
     if json_out:
         _print_json(summary)
     else:
@@ -402,12 +518,19 @@ def report_status(summary: dict) -> int:
 
     code = exit_status(summary)
     if code:
-        said = [f"{n} {what}" for n, what in ((len(summary["failed"]), "failed"),
-                                              (len(summary["unreadable"]), "staged triage(s) unreadable"),
-                                              (len(summary.get("rules", {}).get("failed", [])), "rule(s) not written"))
-                if n]
-        stop = "; stopped: " + one_line(summary["stopped"], 300) if summary.get("stopped") else ""
-        print(f"memcurate: {', '.join(said)}{stop} (see the summary)", file=sys.stderr)
+        said = [
+            f"{n} {what}"
+            for n, what in (
+                (len(summary["failed"]), "failed"),
+                (len(summary["unreadable"]), "staged triage(s) unreadable"),
+                (len(summary.get("rules", {}).get("failed", [])), "rule(s) not written"),
+            )
+            if n
+        ]
+        line = ", ".join(said)
+        if summary.get("stopped"):
+            line += ("; " if line else "") + "stopped: " + one_line(summary["stopped"], 300)
+        print(f"memcurate: {line} (see the summary)", file=sys.stderr)
     return code
 
 
@@ -422,14 +545,23 @@ def print_summary(summary: dict) -> None:
         print(f"{key:<9} {len(items)}")
         for item in items:
             if item.get("path"):
-                conf = f"  (confidence {item['confidence']:.2f})" if item.get("confidence") is not None else ""
+                conf = (
+                    f"  (confidence {item['confidence']:.2f})"
+                    if item.get("confidence") is not None
+                    else ""
+                )
                 print(f"  {one_line(item['path'], 500)}{conf}")
-    for key, hint in (("skipped", "nothing durable, or said by another memory"), ("blocked", "left for review"),
-                      ("held", "a person must approve them"),
-                      ("unsure", "below the confidence gate: review them in the TUI"),
-                      ("conflicts", "left for review"), ("failed", "retry in the TUI"),
-                      ("busy", "another process holds them"), ("unreadable", "fix or delete them"),
-                      ("left", "the next run does them")):
+    for key, hint in (
+        ("skipped", "nothing durable, or said by another memory"),
+        ("blocked", "left for review"),
+        ("held", "a person must approve them"),
+        ("unsure", "below the confidence gate: review them in the TUI"),
+        ("conflicts", "left for review"),
+        ("failed", "retry in the TUI"),
+        ("busy", "another process holds them"),
+        ("unreadable", "fix or delete them"),
+        ("left", "the next run does them"),
+    ):
         items = summary.get(key, [])
         if key in ("skipped", "unreadable", "left") and not items:
             continue
@@ -438,25 +570,39 @@ def print_summary(summary: dict) -> None:
             if key == "unsure":
                 _print_unsure(item)
             elif isinstance(item, dict):
-                why = "; ".join(item.get("issues", [])) or item.get("error", "") or item.get("reason", "")
+                why = (
+                    "; ".join(item.get("issues", []))
+                    or item.get("error", "")
+                    or item.get("reason", "")
+                )
                 name = item["triage"] + (f"/{item['category']}" if item.get("category") else "")
                 print(f"  {name}" + (f": {one_line(why, 300)}" if why else ""))
             else:
                 print(f"  {item}")
-    cards = sum(1 for item in summary.get("held", []) if isinstance(item, dict) and item.get("card"))
+    cards = sum(
+        1 for item in summary.get("held", []) if isinstance(item, dict) and item.get("card")
+    )
     if cards:
-        print(f"cards     {cards} offline card{'s' if cards > 1 else ''} held for you to write in the TUI "
-              "(memcurate: e edits one, the evidence beside it)")
+        print(
+            f"cards     {cards} offline card{'s' if cards > 1 else ''} held for you to write in the TUI "
+            "(memcurate: e edits one, the evidence beside it)"
+        )
     _print_headless_rules(summary.get("rules"))
     waiting = summary.get("waiting") or {}
-    for key, what in (("proposals", "proposal(s) of changes to saved memories"),
-                      ("claude_writes", "memory write(s) of Claude's own")):
+    for key, what in (
+        ("proposals", "proposal(s) of changes to saved memories"),
+        ("claude_writes", "memory write(s) of Claude's own"),
+    ):
         if waiting.get(key):
-            print(f"waiting   {waiting[key]} {what} for your review, never saved headless "
-                  "(memcurate list; memcurate approve ID)")
+            print(
+                f"waiting   {waiting[key]} {what} for your review, never saved headless "
+                "(memcurate list; memcurate approve ID)"
+            )
     if summary.get("stopped"):
-        print(f"stopped   {one_line(summary['stopped'], 300)}: nothing more was written; "
-              "what is left is done by the next run")
+        print(
+            f"stopped   {one_line(summary['stopped'], 300)}: nothing more was written; "
+            "what is left is done by the next run"
+        )
     for note in summary.get("notes", []):
         print(f"note: {one_line(note, 300)}")
 
@@ -470,9 +616,14 @@ def _print_headless_rules(rules: dict | None) -> None:
         for r in rules["written"]:
             print(f"  {r['id']}  {one_line(r['file'], 300)}")
     if rules["waiting"]:
-        print(f"rules     {len(rules['waiting'])} wait for review  (memcurate list; approve with memcurate approve ID)")
+        print(
+            f"rules     {len(rules['waiting'])} wait for review  (memcurate list; approve with memcurate approve ID)"
+        )
         for r in rules["waiting"]:
-            print(f"  {r['id']}  {r['sessions']} sessions" + (f": {one_line(r['error'], 300)}" if r["error"] else ""))
+            print(
+                f"  {r['id']}  {r['sessions']} sessions"
+                + (f": {one_line(r['error'], 300)}" if r["error"] else "")
+            )
     for r in rules["failed"]:
         print(f"rules     failed {r['id']}: {one_line(r['error'], 300)}")
 
@@ -480,7 +631,9 @@ def _print_headless_rules(rules: dict | None) -> None:
 def _print_unsure(item: dict) -> None:
     """A draft held below the gate: its confidence, title, and the (at most three) factors that pulled it down."""
     conf = "?" if item.get("confidence") is None else f"{item['confidence']:.2f}"
-    print(f"  {item['triage']}/{item['category']}  {conf}  {one_line(item.get('title') or '', 100)}")
+    print(
+        f"  {item['triage']}/{item['category']}  {conf}  {one_line(item.get('title') or '', 100)}"
+    )
     for f in item.get("why", [])[:3]:
         print(f"      {f['effect']:+.2f} {f['name']}: {one_line(f['why'], 200)}")
 

@@ -13,7 +13,13 @@ import os
 from memcurate.curator import config
 from memcurate.curator.util.atomic import append_line, read_json, write_json
 from memcurate.curator.util.locks import FileLock, SharedLock
-from memcurate.curator.util.paths import ARCHIVE_DIR, ROOT_LOCK_NAME, check_saving, data_dir, resolve_memory_root
+from memcurate.curator.util.paths import (
+    ARCHIVE_DIR,
+    ROOT_LOCK_NAME,
+    check_saving,
+    data_dir,
+    resolve_memory_root,
+)
 from memcurate.curator.util.stamps import now_iso
 
 REJECTED = "rejected.json"
@@ -37,9 +43,13 @@ class Context:
         self._drafter = drafter
         self.now = clock or now_iso
         # Locks held by one thread at a time, re-entrant in it: the TUI's workers share this engine.
-        self.claims: dict[str, SharedLock] = {}  # triage id -> its claim's lock (see pipeline.Claim)
+        self.claims: dict[
+            str, SharedLock
+        ] = {}  # triage id -> its claim's lock (see pipeline.Claim)
         self._root_lock = SharedLock(os.path.join(self.root, ROOT_LOCK_NAME))
-        self._archive_checked = False  # an older memcurate's archive moved on the first locked write
+        self._archive_checked = (
+            False  # an older memcurate's archive moved on the first locked write
+        )
 
     # -- parts ------------------------------------------------------------------------
 
@@ -57,10 +67,19 @@ class Context:
     def target_state(self, category: str, memory_id: str, base_hash: str | None) -> dict:
         """Whether the memory an UPDATE/DELETE was based on still exists unchanged; for a file that
         changed, `unreadable` says why it is no memory any more (not UTF-8, broken front matter...)."""
-        from memcurate.curator.memory.store import BrokenMemoryError, MissingMemoryError, content_hash
+        from memcurate.curator.memory.store import (
+            BrokenMemoryError,
+            MissingMemoryError,
+            content_hash,
+        )
 
         path = self.store.locate(category, memory_id)
-        state = {"exists": True, "hash_matches": False, "path": path, "where": self.store.relpath(path)}
+        state = {
+            "exists": True,
+            "hash_matches": False,
+            "path": path,
+            "where": self.store.relpath(path),
+        }
         try:
             data = self.store.read_bytes(path)
             current = content_hash(data)
@@ -101,14 +120,20 @@ class Context:
             log_line(self.data, "archive", f"could not move the older layout: {e}")
             return
         if moved or left:  # the index sees it: the category folders changed
-            log_line(self.data, "archive", f"moved {len(moved)} file(s) into {ARCHIVE_DIR}/"
-                     + (f"; left {', '.join(left)} (other bytes already there)" if left else ""))
+            log_line(
+                self.data,
+                "archive",
+                f"moved {len(moved)} file(s) into {ARCHIVE_DIR}/"
+                + (f"; left {', '.join(left)} (other bytes already there)" if left else ""),
+            )
 
     def claim_lock(self, triage_id: str, path: str) -> SharedLock:
         """The lock of a triage's claim (`path`), one per triage for all the threads of this engine."""
         lock = self.claims.get(triage_id)
         if lock is None:
-            lock = self.claims.setdefault(triage_id, SharedLock(path))  # setdefault: one even if two threads race
+            lock = self.claims.setdefault(
+                triage_id, SharedLock(path)
+            )  # setdefault: one even if two threads race
         return lock
 
     def written(self) -> dict[str, str]:
@@ -130,7 +155,7 @@ class Context:
         """Append one line (no rewrite per save); read only when a save meets a conflict."""
         from memcurate.curator.memory.store import content_hash
 
-        append_line(os.path.join(self.data, WRITTEN), f"{content_hash(text)} {path}\n".encode("utf-8"))
+        append_line(os.path.join(self.data, WRITTEN), f"{content_hash(text)} {path}\n".encode())
 
     # -- rejected evidence: never proposed again --------------------------------
     def rejected_fingerprints(self) -> set[str]:
@@ -147,7 +172,6 @@ class Context:
 
     def close(self) -> None:
         self.index.close()
-
 
 
 class _MovingArchive:

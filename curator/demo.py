@@ -54,8 +54,12 @@ def tidy_old(parent: str, now: float | None = None, keep_hours: float = KEEP_HOU
             mark = os.lstat(os.path.join(e.path, MARK))
         except OSError:
             continue
-        if not e.is_dir(follow_symlinks=False) or st.st_uid != os.getuid() or not stat.S_ISREG(mark.st_mode) \
-                or now - mark.st_mtime < keep_hours * 3600:
+        if (
+            not e.is_dir(follow_symlinks=False)
+            or st.st_uid != os.getuid()
+            or not stat.S_ISREG(mark.st_mode)
+            or now - mark.st_mtime < keep_hours * 3600
+        ):
             continue
         shutil.rmtree(e.path, ignore_errors=True)
         if not os.path.exists(e.path):
@@ -65,7 +69,10 @@ def tidy_old(parent: str, now: float | None = None, keep_hours: float = KEEP_HOU
 
 def make_project(root: str) -> dict:
     """Lay out the throwaway folders; return their paths."""
-    write_text(os.path.join(root, MARK), "a memcurate demo: removed by a later `memcurate demo` after a day\n")
+    write_text(
+        os.path.join(root, MARK),
+        "a memcurate demo: removed by a later `memcurate demo` after a day\n",
+    )
     project = os.path.join(root, "project")
     claude = os.path.join(root, "claude")
     os.makedirs(os.path.join(project, ".git"))  # a git root, so the hook finds the project
@@ -73,14 +80,22 @@ def make_project(root: str) -> dict:
     write_text(os.path.join(project, ".claude", "memcurate.yaml"), "backend: offline\n")
     transcript_dir = os.path.join(claude, "projects", project_key(os.path.realpath(project)))
     os.makedirs(transcript_dir)
-    return {"root": root, "project": project, "claude_config_dir": claude,
-            "transcript": os.path.join(transcript_dir, f"{DEMO_SESSION}.jsonl"),
-            "memory_root": os.path.join(transcript_dir, "memory")}
+    return {
+        "root": root,
+        "project": project,
+        "claude_config_dir": claude,
+        "transcript": os.path.join(transcript_dir, f"{DEMO_SESSION}.jsonl"),
+        "memory_root": os.path.join(transcript_dir, "memory"),
+    }
 
 
 def claude_env(layout: dict) -> dict:
     """The environment Claude Code gives its hooks in the demo: the session's folder and config dir."""
-    return {**os.environ, "CLAUDE_PROJECT_DIR": layout["project"], "CLAUDE_CONFIG_DIR": layout["claude_config_dir"]}
+    return {
+        **os.environ,
+        "CLAUDE_PROJECT_DIR": layout["project"],
+        "CLAUDE_CONFIG_DIR": layout["claude_config_dir"],
+    }
 
 
 def play_session(layout: dict, hook) -> None:
@@ -89,14 +104,20 @@ def play_session(layout: dict, hook) -> None:
     with open(asset(DEMO_TRANSCRIPT), "rb") as f:
         lines = f.read().splitlines(keepends=True)
     cut = [round(len(lines) * (i + 1) / PARTS) for i in range(PARTS)]
-    base = {"session_id": DEMO_SESSION, "transcript_path": layout["transcript"], "cwd": layout["project"]}
+    base = {
+        "session_id": DEMO_SESSION,
+        "transcript_path": layout["transcript"],
+        "cwd": layout["project"],
+    }
     env = claude_env(layout)
     start = 0
     for end in cut:
         with open(layout["transcript"], "ab") as out:
             out.writelines(lines[start:end])
         start = end
-        hook(json.dumps({**base, "hook_event_name": "Stop", "stop_hook_active": False}).encode(), env)
+        hook(
+            json.dumps({**base, "hook_event_name": "Stop", "stop_hook_active": False}).encode(), env
+        )
     hook(json.dumps({**base, "hook_event_name": "SessionEnd", "reason": "exit"}).encode(), env)
 
 
@@ -111,8 +132,15 @@ def seed(hook) -> dict:
     triages = layout["triages"] = []
     for tid in staging.triage_ids(data):
         doc = staging.load_triage(data, tid)
-        triages.append({"id": tid, "byte_range": doc["source"]["byte_range"],
-                        "categories": {n: c["score"] for n, c in doc["categories"].items() if c["triggered"]}})
+        triages.append(
+            {
+                "id": tid,
+                "byte_range": doc["source"]["byte_range"],
+                "categories": {
+                    n: c["score"] for n, c in doc["categories"].items() if c["triggered"]
+                },
+            }
+        )
     return layout
 
 
@@ -124,7 +152,9 @@ def describe(layout: dict) -> None:
         n = len(layout["removed_old"])
         print(f"              (removed {n} demo folder{'s' if n > 1 else ''} of earlier days)")
     print(f"project       {layout['project']}")
-    print(f"transcript    {layout['transcript']}  (fed to the hook in {PARTS} parts, then SessionEnd)")
+    print(
+        f"transcript    {layout['transcript']}  (fed to the hook in {PARTS} parts, then SessionEnd)"
+    )
     print(f"memory root   {layout['memory_root']}")
     print(f"staged        {len(layout['triages'])} triages in {data}/staging")
     for t in layout["triages"]:

@@ -87,7 +87,9 @@ class Engine(Context):
         """What an offline draft was made from, for the person who writes it: the suggested category, the
         session lines, for a runbook each failing command and its fix (reads the transcript for that)."""
         cand = StagedTriage(self.data, tid).candidate(cat)
-        return cards.evidence(cand.entry, cand.category, cand.triage.doc.get("source") or {}, self.cfg)
+        return cards.evidence(
+            cand.entry, cand.category, cand.triage.doc.get("source") or {}, self.cfg
+        )
 
     def preview(self, review: dict) -> dict[str, list[str]]:
         """What approving the candidate of `review` would move from MEMORY.md to the archive."""
@@ -201,7 +203,9 @@ class Engine(Context):
         not back too) or evidence file skipped."""
         from memcurate.curator.rules import candidates
 
-        return candidates.all(self.data, every=every, notes=notes, threshold=self.cfg["rules"]["threshold"])
+        return candidates.all(
+            self.data, every=every, notes=notes, threshold=self.cfg["rules"]["threshold"]
+        )
 
     def rule(self, key: str) -> dict:
         """A candidate (`rule/<key>`, `<key>` or a unique prefix) as the person reviews it: {candidate,
@@ -275,8 +279,16 @@ class Engine(Context):
 
         return store.folder(self.data)
 
-    def stage_proposal(self, kind: str, title: str, reason: str, ops: list[dict], *, source: str,
-                       finding: dict | None = None) -> str | None:
+    def stage_proposal(
+        self,
+        kind: str,
+        title: str,
+        reason: str,
+        ops: list[dict],
+        *,
+        source: str,
+        finding: dict | None = None,
+    ) -> str | None:
         """Stage a proposal of change `ops` (curator/library/changes.py); its id, None when the same kind,
         refs and base hashes are already proposed (pending, approved or rejected). ProposalError when invalid."""
         from memcurate.curator.proposals import store
@@ -396,8 +408,15 @@ class Engine(Context):
         the data dir; returns how many."""
         from memcurate.curator.categories import CATEGORIES
 
-        folders = [self.root, os.path.join(self.root, ARCHIVE_DIR), self.data, os.path.join(self.data, "offsets")]
-        folders += [os.path.join(self.root, *parts, c) for c in CATEGORIES for parts in ((), (ARCHIVE_DIR,))]
+        folders = [
+            self.root,
+            os.path.join(self.root, ARCHIVE_DIR),
+            self.data,
+            os.path.join(self.data, "offsets"),
+        ]
+        folders += [
+            os.path.join(self.root, *parts, c) for c in CATEGORIES for parts in ((), (ARCHIVE_DIR,))
+        ]
         return staging.clean_incoming(self.data) + sum(sweep_temps(f) for f in folders)
 
     def sweep_triage(self, tid: str) -> int:

@@ -33,14 +33,16 @@ import os
 
 from memcurate.curator.candidates import staging
 from memcurate.curator.drafting import cards
+from memcurate.curator.errors import DiskError
 from memcurate.curator.review.actions import Approval, Blocked, Conflict, Redecided, SaveFailed
-from memcurate.curator.verify.confidence import pulled_down
-from memcurate.curator.verify.checks import HOLD, Issue, held
 from memcurate.curator.util.atomic import NO_SPACE, failure, read_json
 from memcurate.curator.util.locks import LockBusy
-from memcurate.curator.errors import DiskError
+from memcurate.curator.verify.checks import HOLD, Issue, held
+from memcurate.curator.verify.confidence import pulled_down
 
-READ_ONLY = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})  # a folder memcurate may not write into
+READ_ONLY = frozenset(
+    {errno.EACCES, errno.EPERM, errno.EROFS}
+)  # a folder memcurate may not write into
 
 
 class _Stop(DiskError):
@@ -50,11 +52,28 @@ class _Stop(DiskError):
 def auto_approve(engine, *, on_event=None, min_confidence: float | None = None) -> dict:
     """Process and save everything pending that may be saved unattended; `min_confidence` (0..1)
     overrides the config's gate for this run."""
-    least = engine.cfg["auto_approve"]["min_confidence"] if min_confidence is None else min_confidence
-    summary: dict = {"min_confidence": least, "created": [], "updated": [], "deleted": [], "noop": [], "skipped": [],
-                     "blocked": [], "held": [], "unsure": [], "failed": [], "conflicts": [], "busy": [],
-                     "unreadable": [], "stopped": None, "left": [], "notes": [],
-                     "rules": {"written": [], "waiting": [], "failed": []}}
+    least = (
+        engine.cfg["auto_approve"]["min_confidence"] if min_confidence is None else min_confidence
+    )
+    summary: dict = {
+        "min_confidence": least,
+        "created": [],
+        "updated": [],
+        "deleted": [],
+        "noop": [],
+        "skipped": [],
+        "blocked": [],
+        "held": [],
+        "unsure": [],
+        "failed": [],
+        "conflicts": [],
+        "busy": [],
+        "unreadable": [],
+        "stopped": None,
+        "left": [],
+        "notes": [],
+        "rules": {"written": [], "waiting": [], "failed": []},
+    }
     engine.sweep_temps()
     unreadable: list = []
     tids = engine.pending(unreadable)
@@ -69,8 +88,12 @@ def auto_approve(engine, *, on_event=None, min_confidence: float | None = None) 
             summary["busy"].append(tid)
         except staging.StagingError as e:
             summary["failed"].append({"triage": tid, "category": None, "error": str(e)})
-        except OSError as e:  # a write outside a save (a draft, a state move): redone by the next run
-            if _read_only(engine, e):  # the memory root's lock refused (resume, save): nothing written there
+        except (
+            OSError
+        ) as e:  # a write outside a save (a draft, a state move): redone by the next run
+            if _read_only(
+                engine, e
+            ):  # the memory root's lock refused (resume, save): nothing written there
                 summary["stopped"] = _read_only(engine, e)
                 summary["left"].append({"triage": tid, "category": None})
             else:
@@ -80,7 +103,7 @@ def auto_approve(engine, *, on_event=None, min_confidence: float | None = None) 
         except _Stop:
             pass
         if summary["stopped"]:
-            summary["left"] += [{"triage": t, "category": None} for t in tids[n + 1:]]
+            summary["left"] += [{"triage": t, "category": None} for t in tids[n + 1 :]]
             break
     if not summary["stopped"]:
         _rules(engine, summary)
@@ -91,8 +114,16 @@ def exit_status(summary: dict) -> int:
     """1 when a draft or a save failed, a staged triage cannot be read or the run stopped (a full disk, a
     read-only memory folder), else 0 (nothing to do, or everything that could be saved was: candidates left
     for review are not failures)."""
-    return 1 if (summary["failed"] or summary["unreadable"] or summary.get("stopped")
-                 or summary.get("rules", {}).get("failed")) else 0
+    return (
+        1
+        if (
+            summary["failed"]
+            or summary["unreadable"]
+            or summary.get("stopped")
+            or summary.get("rules", {}).get("failed")
+        )
+        else 0
+    )
 
 
 def _read_only(engine, e: OSError) -> str | None:
@@ -100,14 +131,20 @@ def _read_only(engine, e: OSError) -> str | None:
     the folder named, and what to do; else None."""
     where = getattr(e, "filename", None)
     root = os.path.realpath(engine.root)
-    if e.errno not in READ_ONLY or not where or not os.path.realpath(where).startswith(root + os.sep):
+    if (
+        e.errno not in READ_ONLY
+        or not where
+        or not os.path.realpath(where).startswith(root + os.sep)
+    ):
         return None
     return _read_only_stop(failure(e))
 
 
 def _read_only_stop(why: str) -> str:
-    return (f"the memory folder is read-only ({why}): nothing more was written there; make it writable and "
-            "run again")
+    return (
+        f"the memory folder is read-only ({why}): nothing more was written there; make it writable and "
+        "run again"
+    )
 
 
 def _rules(engine, summary: dict) -> None:
@@ -137,14 +174,24 @@ def _rules(engine, summary: dict) -> None:
             continue
         hold = [i for i in view["issues"] if i["code"] in HOLD]
         if hold:  # an instruction to do harm: a person decides, as for a draft
-            done["waiting"].append({"id": rid, "sessions": cand.sessions,
-                                    "error": "held for a person: " + "; ".join(i["message"] for i in hold)})
+            done["waiting"].append(
+                {
+                    "id": rid,
+                    "sessions": cand.sessions,
+                    "error": "held for a person: " + "; ".join(i["message"] for i in hold),
+                }
+            )
             continue
         try:
             written = engine.approve_rule(rid, view)  # what was checked, or nothing
         except (RuleError, LockBusy) as e:
-            done["waiting"].append({"id": rid, "sessions": cand.sessions,
-                                    "error": str(e) or "another process is writing rules"})
+            done["waiting"].append(
+                {
+                    "id": rid,
+                    "sessions": cand.sessions,
+                    "error": str(e) or "another process is writing rules",
+                }
+            )
         except OSError as e:
             done["failed"].append({"id": rid, "error": failure(e)})
         else:
@@ -153,26 +200,41 @@ def _rules(engine, summary: dict) -> None:
 
 def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
     engine.sweep_triage(tid)
-    _record(summary, tid, engine.resume(tid), conflicts=False)  # a conflict there is left for review
+    _record(
+        summary, tid, engine.resume(tid), conflicts=False
+    )  # a conflict there is left for review
     ready = []
 
-    def seen(event) -> None:  # the categories the model skipped in this run (not those of an earlier one)
+    def seen(
+        event,
+    ) -> None:  # the categories the model skipped in this run (not those of an earlier one)
         if event.state == "skipped":
-            summary["skipped"].append({"triage": tid, "category": event.category,
-                                       "reason": event.detail.get("reason", "")})
-        elif event.state == "look-failed":  # nothing lost: its categories are drafted, the look is tried again
-            summary["notes"].append(f"{tid}: the second look at the session failed "
-                                    f"({event.detail.get('error', '')}); the next run tries it again")
+            summary["skipped"].append(
+                {
+                    "triage": tid,
+                    "category": event.category,
+                    "reason": event.detail.get("reason", ""),
+                }
+            )
+        elif (
+            event.state == "look-failed"
+        ):  # nothing lost: its categories are drafted, the look is tried again
+            summary["notes"].append(
+                f"{tid}: the second look at the session failed "
+                f"({event.detail.get('error', '')}); the next run tries it again"
+            )
         if on_event is not None:
             on_event(event)
 
     states = engine.process(tid, on_event=seen)
     cands = engine.candidates(tid) if {"failed", "ready"} & set(states.values()) else {}
-    sure: dict[str, float] = {}  # category -> the confidence it was saved with
+    sure: dict[str, float | None] = {}  # category -> the confidence it was saved with
     cards_allowed = bool(engine.cfg["auto_approve"].get("offline_cards"))
     for cat, state in states.items():
         if state == "failed":
-            summary["failed"].append({"triage": tid, "category": cat, "error": cands[cat].record.get("error", "")})
+            summary["failed"].append(
+                {"triage": tid, "category": cat, "error": cands[cat].record.get("error", "")}
+            )
         elif state == "ready":
             review, hold = _review(cands[cat])
             conf = review.get("confidence") or {}
@@ -181,13 +243,27 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
                 ready.append(cat)  # an unreadable review: the approval refuses it, saying why
             elif hold or (review.get("card") and not cards_allowed):
                 said = [f"{i.where}: {i.message}" for i in hold]
-                summary["held"].append({"triage": tid, "category": cat, "confidence": value,
-                                        "title": review.get("title", ""), "card": bool(review.get("card")),
-                                        "issues": said + ([cards.HELD] if review.get("card") and not cards_allowed
-                                                          else [])})
+                summary["held"].append(
+                    {
+                        "triage": tid,
+                        "category": cat,
+                        "confidence": value,
+                        "title": review.get("title", ""),
+                        "card": bool(review.get("card")),
+                        "issues": said
+                        + ([cards.HELD] if review.get("card") and not cards_allowed else []),
+                    }
+                )
             elif not review.get("blocked") and (value is None or value < summary["min_confidence"]):
-                summary["unsure"].append({"triage": tid, "category": cat, "title": review.get("title", ""),
-                                          "confidence": value, "why": _why(conf, summary["min_confidence"])})
+                summary["unsure"].append(
+                    {
+                        "triage": tid,
+                        "category": cat,
+                        "title": review.get("title", ""),
+                        "confidence": value,
+                        "why": _why(conf, summary["min_confidence"]),
+                    }
+                )
             else:
                 ready.append(cat)
                 sure[cat] = value
@@ -197,10 +273,22 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
     # between a redone decision and its save. The triage's saves share one MEMORY.md write.
     with engine.root_lock(wait=60):
         result = engine.approve_all(tid, ready)
-        again = [cat for cat, e in result.refused.items() if result.stopped is None
-                 and (isinstance(e, Redecided) or isinstance(e, Conflict) and _changed_by_memcurate(engine, tid, cat))]
-        for cat in again:  # a hand edit's conflict is for a person to see; memcurate's own is decided again
-            if not isinstance(result.refused.pop(cat), Redecided):  # (that one already was, against what was saved)
+        again = [
+            cat
+            for cat, e in result.refused.items()
+            if result.stopped is None
+            and (
+                isinstance(e, Redecided)
+                or isinstance(e, Conflict)
+                and _changed_by_memcurate(engine, tid, cat)
+            )
+        ]
+        for cat in (
+            again
+        ):  # a hand edit's conflict is for a person to see; memcurate's own is decided again
+            if not isinstance(
+                result.refused.pop(cat), Redecided
+            ):  # (that one already was, against what was saved)
                 engine.redecide(tid, cat)
         second = engine.approve_all(tid, again) if again else None
     _record(summary, tid, result, sure=sure)
@@ -222,17 +310,31 @@ def _why(conf: dict, least: float) -> list[dict]:
     """What pulled a confidence below the gate, strongest first; said so when nothing did (what speaks for
     the draft is not enough) or when no confidence was recorded."""
     if not conf:
-        return [{"name": "no confidence", "effect": 0.0,
-                 "why": "verified by a memcurate that recorded none: review it, or redo it in the TUI"}]
-    return pulled_down(conf) or [{"name": "not enough", "effect": 0.0,
-                                  "why": f"nothing pulled it down, but what speaks for it adds up to "
-                                         f"{conf['value']:.2f}, below {least:.2f}"}]
+        return [
+            {
+                "name": "no confidence",
+                "effect": 0.0,
+                "why": "verified by a memcurate that recorded none: review it, or redo it in the TUI",
+            }
+        ]
+    return pulled_down(conf) or [
+        {
+            "name": "not enough",
+            "effect": 0.0,
+            "why": f"nothing pulled it down, but what speaks for it adds up to "
+            f"{conf['value']:.2f}, below {least:.2f}",
+        }
+    ]
 
 
-def _record(summary: dict, tid: str, result: Approval, conflicts: bool = True, sure: dict | None = None) -> None:
+def _record(
+    summary: dict, tid: str, result: Approval, conflicts: bool = True, sure: dict | None = None
+) -> None:
     """Add an approval's outcome to the summary; _Stop once it found the disk full."""
     for saved in result.saved:
-        key = {"create": "created", "update": "updated", "delete": "deleted", "noop": "noop"}[saved.action]
+        key = {"create": "created", "update": "updated", "delete": "deleted", "noop": "noop"}[
+            saved.action
+        ]
         item = {"triage": tid, "category": saved.category, "path": saved.path}
         name = saved.name or saved.category  # the slot the confidence was recorded under
         if sure and sure.get(name) is not None:
@@ -240,15 +342,22 @@ def _record(summary: dict, tid: str, result: Approval, conflicts: bool = True, s
         summary[key].append(item)
     summary["notes"].extend(result.notes)
     for cat, e in result.refused.items():
-        if isinstance(e, SaveFailed) and e.errno in READ_ONLY:  # still approved: the next run saves it
+        if (
+            isinstance(e, SaveFailed) and e.errno in READ_ONLY
+        ):  # still approved: the next run saves it
             summary["stopped"] = summary["stopped"] or _read_only_stop(str(e))
             summary["left"].append({"triage": tid, "category": cat})
         elif isinstance(e, Conflict):
             if conflicts:
                 summary["conflicts"].append({"triage": tid, "category": cat, "error": str(e)})
         elif isinstance(e, Blocked):
-            summary["blocked"].append({"triage": tid, "category": cat,
-                                       "issues": [f"{i.where}: {i.message}" for i in e.issues]})
+            summary["blocked"].append(
+                {
+                    "triage": tid,
+                    "category": cat,
+                    "issues": [f"{i.where}: {i.message}" for i in e.issues],
+                }
+            )
         else:
             summary["failed"].append({"triage": tid, "category": cat, "error": str(e)})
     summary["left"] += [{"triage": tid, "category": cat} for cat in result.left]

@@ -14,8 +14,10 @@ import shlex
 REVIEW_FLAG = "--review-auto-memory"
 _CLI_MODULES = ("memcurate.curator.cli", "curator.cli")
 PLUGIN_COMMAND = "memcurate hook"  # the plugin expects memcurate on the PATH
-PLUGIN_DESCRIPTION = ("memcurate: capture memory candidates at the end of each turn, subagent, compaction and "
-                      "session; guard and review writes into memory; recall saved memories for a prompt")
+PLUGIN_DESCRIPTION = (
+    "memcurate: capture memory candidates at the end of each turn, subagent, compaction and "
+    "session; guard and review writes into memory; recall saved memories for a prompt"
+)
 
 # (event, matcher or None, timeout in seconds). The capture events read a transcript: up to 30 s.
 # The others run before a tool or a prompt, where Claude Code waits: 10 s. PostToolUse and
@@ -56,8 +58,13 @@ def plugin_hooks() -> dict:
 def render_plugin_hooks() -> str:
     doc = plugin_hooks()
     lines = [f'  "{event}": {json.dumps(value)}' for event, value in doc["hooks"].items()]
-    return ('{\n  "description": ' + json.dumps(doc["description"]) + ',\n  "hooks": {\n  '
-            + ",\n  ".join(lines) + "\n  }\n}\n")
+    return (
+        '{\n  "description": '
+        + json.dumps(doc["description"])
+        + ',\n  "hooks": {\n  '
+        + ",\n  ".join(lines)
+        + "\n  }\n}\n"
+    )
 
 
 def parse_command(command) -> dict | None:

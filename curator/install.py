@@ -41,10 +41,10 @@ import time
 from typing import Any
 
 from memcurate.curator import hook_entries
+from memcurate.curator.errors import DamagedError, Refusal
 from memcurate.curator.util import atomic, jsonsplice
 from memcurate.curator.util.locks import FileLock, LockBusy
 from memcurate.curator.util.paths import claude_config_dir, data_dir, settings_file, user_state_dir
-from memcurate.curator.errors import Refusal, DamagedError
 
 SCOPES = ("local", "project", "user")
 DEFAULT_SCOPE = "local"  # personal: this machine's path has no place in a file everyone commits
@@ -61,6 +61,7 @@ class InstallError(Refusal):
 
 # -- where ---------------------------------------------------------------------------------------
 
+
 def settings_path(scope: str, project, env=None) -> str:
     if scope not in SCOPES:
         raise InstallError(f"unknown scope {scope!r}: expected one of {', '.join(SCOPES)}")
@@ -75,7 +76,9 @@ def backups_dir(scope: str, project, env=None) -> str:
     return os.path.join(data_dir(project), "backups")
 
 
-def entry_point(argv0: str | None = None, which=shutil.which, executable: str | None = None) -> list[str]:
+def entry_point(
+    argv0: str | None = None, which=shutil.which, executable: str | None = None
+) -> list[str]:
     """The argv that runs this memcurate from anywhere: the console script this process runs from,
     else the `memcurate` on the PATH, else this interpreter with `-m memcurate.curator.cli`. Symlinks are
     kept as they are: pipx's ~/.local/bin/memcurate is a link that survives upgrades."""
@@ -96,21 +99,26 @@ def _runnable(path: str) -> bool:
 
 # -- reading and checking ------------------------------------------------------------------------------
 
+
 def _read(path: str) -> bytes | None:
     """The file's bytes, None when it does not exist."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
         if os.path.islink(path):
-            raise InstallError(f"{path}: a symbolic link to a missing file ({os.readlink(path)}); "
-                               "fix or remove the link") from None
+            raise InstallError(
+                f"{path}: a symbolic link to a missing file ({os.readlink(path)}); "
+                "fix or remove the link"
+            ) from None
         return None
     except OSError as e:
         raise InstallError(f"{path}: {e.strerror}") from None
     if not os.path.isfile(path):
         raise InstallError(f"{path}: not a regular file")
     if st.st_size > MAX_BYTES:
-        raise InstallError(f"{path}: {st.st_size} bytes, larger than a settings file can be ({MAX_BYTES})")
+        raise InstallError(
+            f"{path}: {st.st_size} bytes, larger than a settings file can be ({MAX_BYTES})"
+        )
     try:
         with open(path, "rb") as f:
             return f.read()
@@ -125,8 +133,10 @@ def parse(path: str, data: bytes | None) -> dict | None:
     if data is None:
         return None
     if data.startswith(BOM):
-        raise InstallError(f"{path}: starts with a UTF-8 byte order mark, which JSON does not allow; "
-                           "save it as UTF-8 without a BOM")
+        raise InstallError(
+            f"{path}: starts with a UTF-8 byte order mark, which JSON does not allow; "
+            "save it as UTF-8 without a BOM"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -136,7 +146,9 @@ def parse(path: str, data: bytes | None) -> dict | None:
     try:
         doc = json.loads(text, object_pairs_hook=_unique)
     except _Duplicate as e:
-        raise InstallError(f"{path}: the key {e} appears twice in one object; remove one of them") from None
+        raise InstallError(
+            f"{path}: the key {e} appears twice in one object; remove one of them"
+        ) from None
     except json.JSONDecodeError as e:
         raise InstallError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
     except RecursionError:
@@ -147,13 +159,13 @@ def parse(path: str, data: bytes | None) -> dict | None:
         return doc
     hooks = doc["hooks"]
     if not isinstance(hooks, dict):
-        raise InstallError(f"{path}: \"hooks\" is {_kind(hooks)}, not an object")
+        raise InstallError(f'{path}: "hooks" is {_kind(hooks)}, not an object')
     for event, groups in hooks.items():
         if not isinstance(groups, list):
             raise InstallError(f"{path}: hooks.{event} is {_kind(groups)}, not a list")
         for i, group in enumerate(groups):
             if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-                raise InstallError(f"{path}: hooks.{event}[{i}] has no \"hooks\" list")
+                raise InstallError(f'{path}: hooks.{event}[{i}] has no "hooks" list')
     return doc
 
 
@@ -174,8 +186,13 @@ def _unique(pairs: list) -> dict:
 
 
 def _kind(value) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), "a number")
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        type(None): "null",
+    }.get(type(value), "a number")
 
 
 def _mine(hook) -> dict | None:
@@ -195,6 +212,7 @@ def ours(doc: dict | None) -> dict[str, list[dict]]:
 
 
 # -- the edits --------------------------------------------------------------------------------------
+
 
 def _strip(groups: list) -> list:
     """An event's matcher groups without memcurate's hooks (a group left empty goes)."""
@@ -259,6 +277,7 @@ def _render(path: str, data: bytes | None, doc: dict) -> bytes:
 
 # -- the record of an install ---------------------------------------------------------------------
 
+
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -279,11 +298,20 @@ def _record(target: str, env=None) -> dict | None:
         doc = atomic.read_json(_record_path(target, env))
     except (OSError, ValueError):
         return None
-    if not (isinstance(doc, dict) and doc.get("target") == target and _is_digest(doc.get("after"))
-            and (doc.get("before") is None or _is_digest(doc["before"]))
-            and (doc.get("backup") is None or isinstance(doc["backup"], str))):
+    if not (
+        isinstance(doc, dict)
+        and doc.get("target") == target
+        and _is_digest(doc.get("after"))
+        and (doc.get("before") is None or _is_digest(doc["before"]))
+        and (doc.get("backup") is None or isinstance(doc["backup"], str))
+    ):
         return None
-    return {"target": target, "after": doc["after"], "before": doc.get("before"), "backup": doc.get("backup")}
+    return {
+        "target": target,
+        "after": doc["after"],
+        "before": doc.get("before"),
+        "backup": doc.get("backup"),
+    }
 
 
 def _is_digest(value) -> bool:
@@ -326,7 +354,9 @@ def _legacy(backups: str, target: str, base: bytes | None) -> dict | None:
     if old.get("before", "unknown") is None:
         return {"target": target, "after": old["after"], "before": None, "backup": None}
     backup = old.get("before")
-    if not isinstance(backup, str) or os.path.dirname(os.path.abspath(backup)) != os.path.abspath(backups):
+    if not isinstance(backup, str) or os.path.dirname(os.path.abspath(backup)) != os.path.abspath(
+        backups
+    ):
         return None
     try:
         with open(backup, "rb") as f:
@@ -364,6 +394,7 @@ def _backup(backups: str, name: str, data: bytes) -> str:
 
 # -- the change ----------------------------------------------------------------------------------------
 
+
 class _Change:
     """One locked change of a settings file: `decide(base bytes, doc)` says what the file becomes
     (bytes, or None to leave it); each distinct base that is replaced is backed up first."""
@@ -379,7 +410,9 @@ class _Change:
         self.notes: list[str] = []
 
     def lock(self) -> FileLock:
-        return FileLock(os.path.join(self.backups, "locks", f"settings-{_key(self.target)}.lock"), wait=10.0)
+        return FileLock(
+            os.path.join(self.backups, "locks", f"settings-{_key(self.target)}.lock"), wait=10.0
+        )
 
     def run(self, decide, then=None) -> bool:
         """Apply `decide`, then `then(wrote)` still under the lock; returns whether the file was written."""
@@ -391,8 +424,9 @@ class _Change:
                     then(wrote)
                 return wrote
         except LockBusy:
-            raise InstallError(f"{self.path}: another memcurate install or uninstall is changing it; "
-                               "try again") from None
+            raise InstallError(
+                f"{self.path}: another memcurate install or uninstall is changing it; try again"
+            ) from None
 
     def _run(self, decide) -> bool:
         def render(base: bytes | None) -> bytes | None:
@@ -405,13 +439,17 @@ class _Change:
             return new
 
         try:
-            current = _read(self.path)  # refuses a link to a missing file: never created behind a link
+            current = _read(
+                self.path
+            )  # refuses a link to a missing file: never created behind a link
             self.check_writable()
             mode = os.stat(self.target).st_mode & 0o7777 if current is not None else None
             return atomic.replace_if_unchanged(self.target, render, mode=mode)
         except atomic.Unsettled:
-            raise InstallError(f"{self.path}: another program kept changing it while memcurate wrote; "
-                               "nothing was lost: try again") from None
+            raise InstallError(
+                f"{self.path}: another program kept changing it while memcurate wrote; "
+                "nothing was lost: try again"
+            ) from None
         except OSError as e:
             raise InstallError(f"{self.path}: {atomic.failure(e)}") from None
 
@@ -423,8 +461,10 @@ class _Change:
         except OSError:
             return  # no file yet (or unreadable: _read says why)
         if not mode & stat.S_IWUSR or not os.access(self.target, os.W_OK):
-            raise InstallError(f"{self.path}: read-only (mode {mode:04o}); memcurate does not change a file its "
-                               "owner made read-only: make it writable (chmod u+w) and run again")
+            raise InstallError(
+                f"{self.path}: read-only (mode {mode:04o}); memcurate does not change a file its "
+                "owner made read-only: make it writable (chmod u+w) and run again"
+            )
 
     def remove(self, expected: bytes) -> bool:
         """Delete the file when it still holds `expected` (backed up first); False when it changed."""
@@ -444,8 +484,15 @@ class _Change:
 
 # -- install and uninstall -----------------------------------------------------------------------
 
-def install(project, scope: str = DEFAULT_SCOPE, *, review_auto_memory: bool = False,
-            entry: list[str] | None = None, env=None) -> dict:
+
+def install(
+    project,
+    scope: str = DEFAULT_SCOPE,
+    *,
+    review_auto_memory: bool = False,
+    entry: list[str] | None = None,
+    env=None,
+) -> dict:
     """Add memcurate's hooks to the settings file of `scope`; a report of what changed."""
     path = settings_path(scope, project, env)
     backups = backups_dir(scope, project, env)
@@ -466,16 +513,22 @@ def install(project, scope: str = DEFAULT_SCOPE, *, review_auto_memory: bool = F
             _record_install(change, env)
 
     wrote = change.run(decide, then=record)
-    report = _report("install", scope, path, change, command=command, review_auto_memory=review_auto_memory)
+    report = _report(
+        "install", scope, path, change, command=command, review_auto_memory=review_auto_memory
+    )
     after_doc = parse(path, change.result)
     had, has = ours(before_doc), ours(after_doc)
     report["added"] = [e for e in has if e not in had]
-    report["updated"] = [e for e in has if e in had and _groups_of(before_doc, e) != _groups_of(after_doc, e)]
+    report["updated"] = [
+        e for e in has if e in had and _groups_of(before_doc, e) != _groups_of(after_doc, e)
+    ]
     report["removed"] = [e for e in had if e not in has]
     report["created"] = wrote and change.base is None
     if scope == "project":
-        report["notes"].append(f"{path} is shared with everyone who clones the project and now holds this "
-                               f"machine's path ({command}); --scope local keeps it to you")
+        report["notes"].append(
+            f"{path} is shared with everyone who clones the project and now holds this "
+            f"machine's path ({command}); --scope local keeps it to you"
+        )
     if scope == "local" and wrote:
         report["gitignore"], note = ignore_local_settings(project, env)
         if note:
@@ -484,7 +537,11 @@ def install(project, scope: str = DEFAULT_SCOPE, *, review_auto_memory: bool = F
 
 
 def _groups_of(doc: dict | None, event: str) -> list:
-    return [g for g in ((doc or {}).get("hooks") or {}).get(event, []) if any(_mine(h) for h in g["hooks"])]
+    return [
+        g
+        for g in ((doc or {}).get("hooks") or {}).get(event, [])
+        if any(_mine(h) for h in g["hooks"])
+    ]
 
 
 def _record_install(change: _Change, env) -> None:
@@ -500,11 +557,17 @@ def _record_install(change: _Change, env) -> None:
     if change.result is None:  # (install always leaves a file)
         return
     try:
-        _set_record(change.target, {"after": _digest(change.result), "before": before, "backup": backup}, env)
+        _set_record(
+            change.target,
+            {"after": _digest(change.result), "before": before, "backup": backup},
+            env,
+        )
         _drop_legacy(change.backups, change.target)
     except OSError as e:  # installed all the same; uninstall will remove the entries in place
-        change.notes.append(f"the record of this install could not be kept ({atomic.failure(e)}): uninstall will "
-                            "remove memcurate's entries but cannot give back the bytes from before")
+        change.notes.append(
+            f"the record of this install could not be kept ({atomic.failure(e)}): uninstall will "
+            "remove memcurate's entries but cannot give back the bytes from before"
+        )
 
 
 def uninstall(project, scope: str = DEFAULT_SCOPE, *, env=None) -> dict:
@@ -533,14 +596,21 @@ def uninstall(project, scope: str = DEFAULT_SCOPE, *, env=None) -> dict:
             if without_ours(old_doc) == new:  # as install left it: the very bytes from before
                 how.update(restored=True, gave_back=list(ours(old_doc)))
                 return old
-        elif old_doc is not None:  # changed since: the older entries go back where nobody touched theirs
+        elif (
+            old_doc is not None
+        ):  # changed since: the older entries go back where nobody touched theirs
             new = _give_back(new, old_doc, how)
         return _render(path, base, new)
 
     current = _read(change.target)
     record = _record(change.target, env) or _legacy(backups, change.target, current)
-    created = record is not None and record["before"] is None and current is not None \
-        and record["after"] == _digest(current) and without_ours(parse(path, current) or {}) == {}
+    created = (
+        record is not None
+        and record["before"] is None
+        and current is not None
+        and record["after"] == _digest(current)
+        and without_ours(parse(path, current) or {}) == {}
+    )
     if created and current is not None and change.remove(current):
         report = _report("uninstall", scope, path, change, deleted=True)
         report.update(removed=list(ours(parse(path, current))), restored=True)
@@ -552,14 +622,20 @@ def uninstall(project, scope: str = DEFAULT_SCOPE, *, env=None) -> dict:
     report["restored"] = how.get("restored", False)
     report["gave_back"] = how.get("gave_back", [])
     if how.get("gave_back"):
-        report["notes"].append(f"gave back the memcurate entries the file held before install (of "
-                               f"{', '.join(how['gave_back'])}): an older install's, as they were")
+        report["notes"].append(
+            f"gave back the memcurate entries the file held before install (of "
+            f"{', '.join(how['gave_back'])}): an older install's, as they were"
+        )
     if how.get("kept_back"):
-        report["notes"].append(f"the older memcurate entries of {', '.join(how['kept_back'])} are not given back: "
-                               f"those hooks changed since install; the file as it was is in {how['backup']}")
+        report["notes"].append(
+            f"the older memcurate entries of {', '.join(how['kept_back'])} are not given back: "
+            f"those hooks changed since install; the file as it was is in {how['backup']}"
+        )
     if how.get("lost_backup"):
-        report["notes"].append(f"the backup of the file from before install ({how['lost_backup']}) is gone or "
-                               "changed: only memcurate's entries were removed")
+        report["notes"].append(
+            f"the backup of the file from before install ({how['lost_backup']}) is gone or "
+            "changed: only memcurate's entries were removed"
+        )
     return report
 
 
@@ -594,10 +670,19 @@ def _give_back(new: dict, old: dict, how: dict) -> dict:
 
 
 def _report(action: str, scope: str, path: str, change: _Change, **extra) -> dict:
-    return {"action": action, "scope": scope, "settings": path,
-            "target": change.target if change.target != os.path.abspath(path) else None,
-            "changed": change.result != change.base or extra.get("deleted", False),
-            "backup": change.backup, "added": [], "updated": [], "removed": [], "notes": list(change.notes), **extra}
+    return {
+        "action": action,
+        "scope": scope,
+        "settings": path,
+        "target": change.target if change.target != os.path.abspath(path) else None,
+        "changed": change.result != change.base or extra.get("deleted", False),
+        "backup": change.backup,
+        "added": [],
+        "updated": [],
+        "removed": [],
+        "notes": list(change.notes),
+        **extra,
+    }
 
 
 # -- git ignores the local settings, as Claude Code makes it ---------------------------------------------
@@ -618,19 +703,29 @@ def ignore_local_settings(project, env=None) -> tuple[str | None, str | None]:
     if ignored != 1:  # 0: ignored already; anything else: not a git work tree, or no git
         return None, None
     if _git(project, "ls-files", "--error-unmatch", "--", LOCAL_SETTINGS) == 0:
-        return None, (f"{LOCAL_SETTINGS} is tracked by git, so no ignore rule applies to it: it now holds this "
-                      "machine's path; `git rm --cached` it to keep it yours")
+        return None, (
+            f"{LOCAL_SETTINGS} is tracked by git, so no ignore rule applies to it: it now holds this "
+            "machine's path; `git rm --cached` it to keep it yours"
+        )
     excludes = _excludes_file(project, env)
     try:
-        atomic.replace_if_unchanged(os.path.realpath(excludes), _with_ignore_line,
-                                    mode=_mode_of(os.path.realpath(excludes)))
+        atomic.replace_if_unchanged(
+            os.path.realpath(excludes), _with_ignore_line, mode=_mode_of(os.path.realpath(excludes))
+        )
     except OSError as e:
-        return None, f"git may commit {LOCAL_SETTINGS}: could not add {IGNORE_LINE} to {atomic.failure(e)}"
+        return (
+            None,
+            f"git may commit {LOCAL_SETTINGS}: could not add {IGNORE_LINE} to {atomic.failure(e)}",
+        )
     if _git(project, "check-ignore", "-q", "--", LOCAL_SETTINGS) != 0:
-        return excludes, (f"{IGNORE_LINE} is in {excludes}, yet git does not ignore {LOCAL_SETTINGS}: "
-                          "core.excludesFile may point elsewhere")
-    return excludes, (f"git now ignores {LOCAL_SETTINGS} in every repository, as Claude Code makes it: "
-                      f"{IGNORE_LINE} is in {excludes}")
+        return excludes, (
+            f"{IGNORE_LINE} is in {excludes}, yet git does not ignore {LOCAL_SETTINGS}: "
+            "core.excludesFile may point elsewhere"
+        )
+    return excludes, (
+        f"git now ignores {LOCAL_SETTINGS} in every repository, as Claude Code makes it: "
+        f"{IGNORE_LINE} is in {excludes}"
+    )
 
 
 def _with_ignore_line(base: bytes | None) -> bytes | None:
@@ -638,7 +733,9 @@ def _with_ignore_line(base: bytes | None) -> bytes | None:
     base = base or b""
     if any(line.strip() == IGNORE_LINE.encode() for line in base.splitlines()):
         return None
-    return base + (b"\n" if base and not base.endswith(b"\n") else b"") + IGNORE_LINE.encode() + b"\n"
+    return (
+        base + (b"\n" if base and not base.endswith(b"\n") else b"") + IGNORE_LINE.encode() + b"\n"
+    )
 
 
 def _mode_of(path: str) -> int | None:
@@ -667,8 +764,22 @@ def _git_run(project: str, *args: str) -> subprocess.CompletedProcess | None:
     """git in `project`, none of its hooks or fsmonitor run (the project's .git/config is Claude's to write)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
-        return subprocess.run(["git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-C", project,
-                               *args], capture_output=True, timeout=GIT_TIMEOUT, env=env, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            [
+                "git",
+                "-c",
+                "core.fsmonitor=false",
+                "-c",
+                "core.hooksPath=/dev/null",
+                "-C",
+                project,
+                *args,
+            ],
+            capture_output=True,
+            timeout=GIT_TIMEOUT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
 
@@ -680,10 +791,13 @@ def _git(project: str, *args: str) -> int | None:
 
 def _git_output(project: str, *args: str) -> str:
     done = _git_run(project, *args)
-    return done.stdout.decode("utf-8", "replace") if done is not None and done.returncode == 0 else ""
+    return (
+        done.stdout.decode("utf-8", "replace") if done is not None and done.returncode == 0 else ""
+    )
 
 
 # -- where it is installed -----------------------------------------------------------------------
+
 
 def installed(project, env=None) -> list[dict]:
     """Where memcurate's hooks are installed, by scope: its settings file, the events, whether with
@@ -699,9 +813,15 @@ def installed(project, env=None) -> list[dict]:
         mine = ours(doc)
         if mine:
             commands = [c for cs in mine.values() for c in cs]
-            found.append({"scope": scope, "settings": path, "events": list(mine),
-                          "review_auto_memory": any(c["review_auto_memory"] for c in commands),
-                          "executables": sorted({c["executable"] for c in commands})})
+            found.append(
+                {
+                    "scope": scope,
+                    "settings": path,
+                    "events": list(mine),
+                    "review_auto_memory": any(c["review_auto_memory"] for c in commands),
+                    "executables": sorted({c["executable"] for c in commands}),
+                }
+            )
         plugins = (doc or {}).get("enabledPlugins")
         if isinstance(plugins, dict):
             for name, on in plugins.items():

@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import sys
 
-from memcurate.curator.util.redact import redact_all
 from memcurate.curator.commands import UserError, _print_json, open_engine, project_dir
 from memcurate.curator.drafting import DrafterUnavailable
 from memcurate.curator.review.items import Unresolved
 from memcurate.curator.util.paths import ARCHIVE_DIR, AutoMemoryOff, data_dir
+from memcurate.curator.util.redact import redact_all
 from memcurate.curator.util.textsafe import clean, one_line
 
 
@@ -24,7 +24,9 @@ def list_items(args) -> int:
             doc["drafting"] = engine.drafting_status()["line"]
             doc["drafted"] = engine.draft_pending()
         # masked as printed: a title, an issue or an error may quote a secret a file holds
-        doc["items"] = redact_all([i.as_dict() for i in (engine.review_items(every=args.all) if engine else [])])
+        doc["items"] = redact_all(
+            [i.as_dict() for i in (engine.review_items(every=args.all) if engine else [])]
+        )
         if not args.json:
             _print_list(doc)
         return 1 if doc.get("drafted", {}).get("failed") else 0
@@ -36,9 +38,13 @@ def list_items(args) -> int:
 def show(args) -> int:
     def body(engine, doc: dict) -> int:
         if engine is None:
-            raise Unresolved([{"id": args.id, "error": f"{args.id}: no such item (nothing staged here)"}])
+            raise Unresolved(
+                [{"id": args.id, "error": f"{args.id}: no such item (nothing staged here)"}]
+            )
         item, detail = engine.show_item(args.id)
-        doc.update(redact_all({"item": item.as_dict(), **detail}))  # masked as printed, whatever a file holds
+        doc.update(
+            redact_all({"item": item.as_dict(), **detail})
+        )  # masked as printed, whatever a file holds
         if not args.json:
             _print_show(doc)
         return 0
@@ -54,10 +60,17 @@ def approve(args) -> int:
         if not args.json:
             for o in outcomes:
                 if o.done:
-                    wrote = o.path or o.where  # a proposal names the files it changed, relative to the root
-                    print(f"saved    {o.id}  {o.action}  " + (one_line(wrote, 500) if wrote else "(nothing written)"))
+                    wrote = (
+                        o.path or o.where
+                    )  # a proposal names the files it changed, relative to the root
+                    print(
+                        f"saved    {o.id}  {o.action}  "
+                        + (one_line(wrote, 500) if wrote else "(nothing written)")
+                    )
             for cat, ids in _archived(outcomes).items():
-                print(f"archived {cat}: {', '.join(ids)} (moved from MEMORY.md to {ARCHIVE_DIR}/{cat}.md)")
+                print(
+                    f"archived {cat}: {', '.join(ids)} (moved from MEMORY.md to {ARCHIVE_DIR}/{cat}.md)"
+                )
         return _refused(doc)
 
     return _run(args, body, need_data=True)
@@ -65,7 +78,11 @@ def approve(args) -> int:
 
 def reject(args) -> int:
     def body(engine, doc: dict) -> int:
-        outcomes = engine.reject_items(args.ids, args.reason or "") if engine else _nothing_staged(args.ids)
+        outcomes = (
+            engine.reject_items(args.ids, args.reason or "")
+            if engine
+            else _nothing_staged(args.ids)
+        )
         doc["rejected"] = [o.id for o in outcomes if o.done]
         doc["refused"] = [{"id": o.id, "error": o.error} for o in outcomes if not o.done]
         if not args.json:
@@ -78,6 +95,7 @@ def reject(args) -> int:
 
 
 # -- the frame: engine, errors, the JSON document -------------------------------------------
+
 
 def _run(args, body, *, need_data: bool) -> int:
     """Run `body(engine, doc)` (engine None when the project has no data dir and `need_data` allows
@@ -138,13 +156,17 @@ def _archived(outcomes) -> dict[str, list[str]]:
 
 # -- text ------------------------------------------------------------------------------------
 
+
 def _print_list(doc: dict) -> None:
     drafted = doc.get("drafted")
     if drafted is not None:
         done = drafted.get("drafted", [])
         rules = sum(1 for d in done if d.startswith("rule/"))
-        print(f"drafted  {len(done) - rules} triage(s)" + (f" and {rules} rule(s)" if rules else "")
-              + f" with {one_line(doc['drafting'], 300)}")
+        print(
+            f"drafted  {len(done) - rules} triage(s)"
+            + (f" and {rules} rule(s)" if rules else "")
+            + f" with {one_line(doc['drafting'], 300)}"
+        )
         for tid in drafted.get("busy", []):
             print(f"  busy   {tid}: another process is working on it; try again")
         for f in drafted.get("failed", []):
@@ -153,9 +175,17 @@ def _print_list(doc: dict) -> None:
     if not items:
         print("nothing waits for review")
         return
-    rows = [(i["id"], i["kind"], _state(i), f"{i['category']} {i['action']}" if i["kind"] == "proposal" else i["category"],
-             "  -" if i["confidence"] is None else f"{i['confidence']:.2f}",
-             one_line(i["title"] or i["error"] or i["reason"], 100)) for i in items]
+    rows = [
+        (
+            i["id"],
+            i["kind"],
+            _state(i),
+            f"{i['category']} {i['action']}" if i["kind"] == "proposal" else i["category"],
+            "  -" if i["confidence"] is None else f"{i['confidence']:.2f}",
+            one_line(i["title"] or i["error"] or i["reason"], 100),
+        )
+        for i in items
+    ]
     widths = [max(len(r[c]) for r in rows + [_HEAD]) for c in range(5)]
     line = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
     print(line.format(*_HEAD).rstrip())
@@ -164,17 +194,29 @@ def _print_list(doc: dict) -> None:
         if item.get("rule"):
             print("    " + _rule_line(item))
         for issue in item["issues"]:
-            print(f"    {issue['severity']:<8} {one_line(issue['where'], 60)}: {one_line(issue['message'], 200)}")
-        if item["error"] and (item["title"] or len(item["error"]) > 100):  # a damaged record's whole why
+            print(
+                f"    {issue['severity']:<8} {one_line(issue['where'], 60)}: {one_line(issue['message'], 200)}"
+            )
+        if item["error"] and (
+            item["title"] or len(item["error"]) > 100
+        ):  # a damaged record's whole why
             print(f"    error    {one_line(item['error'], 200 if item['title'] else 600)}")
         if item.get("reason") and item["title"] and item["state"] in ("rejected", "skipped"):
-            print(f"    {'why':<8} {one_line(item['reason'], 300)}")  # why it was rejected or skipped
+            print(
+                f"    {'why':<8} {one_line(item['reason'], 300)}"
+            )  # why it was rejected or skipped
     counts: dict[str, int] = {}
     for i in items:
         counts[_state(i)] = counts.get(_state(i), 0) + 1
-    print("\n" + ", ".join(f"{n} {s}" for s, n in counts.items())
-          + ("; approve with: memcurate approve ID...  (any unique prefix of an ID will do)"
-             if counts.get("ready") else ""))
+    print(
+        "\n"
+        + ", ".join(f"{n} {s}" for s, n in counts.items())
+        + (
+            "; approve with: memcurate approve ID...  (any unique prefix of an ID will do)"
+            if counts.get("ready")
+            else ""
+        )
+    )
 
 
 _HEAD = ("ID", "KIND", "STATE", "CATEGORY", "CONF", "TITLE")
@@ -223,15 +265,21 @@ def _print_show(doc: dict) -> None:
             print(f"  {f['effect']:+.2f} {one_line(f['name'], 40)}: {one_line(f['why'], 200)}")
     print(f"issues      {len(item['issues']) or 'none'}")
     for issue in item["issues"]:
-        print(f"  {issue['severity']:<8} {one_line(issue['code'], 40)} {one_line(issue['where'], 60)}: "
-              f"{one_line(issue['message'], 300)}")
+        print(
+            f"  {issue['severity']:<8} {one_line(issue['code'], 40)} {one_line(issue['where'], 60)}: "
+            f"{one_line(issue['message'], 300)}"
+        )
     moved = doc.get("archive") or {}
     if moved:
-        print("MEMORY.md   approving moves to the archive: "
-              + "; ".join(f"{c}: {', '.join(ids)}" for c, ids in moved.items()))
+        print(
+            "MEMORY.md   approving moves to the archive: "
+            + "; ".join(f"{c}: {', '.join(ids)}" for c, ids in moved.items())
+        )
     elif doc.get("note"):
         print(f"MEMORY.md   {one_line(doc['note'], 300)}")
-    elif item["state"] == "ready" and item["kind"] == "memory":  # a write of Claude's archives nothing
+    elif (
+        item["state"] == "ready" and item["kind"] == "memory"
+    ):  # a write of Claude's archives nothing
         print("MEMORY.md   approving moves nothing to the archive")
     if decision.get("action") == "noop" and not decision.get("source_only"):
         print("\n--- the draft (a noop: approving writes nothing) ---")
@@ -251,20 +299,30 @@ def _print_rule_show(doc: dict) -> None:
     _print_head(item, "rule")
     print(f"rule        {one_line(rule['rule'], 300)}")
     print(f"topic       {one_line(rule['topic'], 60)}")
-    print(f"paths       {', '.join(one_line(p, 200) for p in rule['paths']) or '(none: a project-wide rule)'}")
-    print(f"file        {one_line(rule['file'], 300) or '-'}  ({one_line(doc['decision']['action'] or '-', 20)})")
+    print(
+        f"paths       {', '.join(one_line(p, 200) for p in rule['paths']) or '(none: a project-wide rule)'}"
+    )
+    print(
+        f"file        {one_line(rule['file'], 300) or '-'}  ({one_line(doc['decision']['action'] or '-', 20)})"
+    )
     for reason in doc["decision"].get("reasons") or []:
         print(f"            {one_line(reason, 200)}")
     for issue in item["issues"]:
-        print(f"  {issue['severity']:<8} {one_line(issue['where'], 60)}: {one_line(issue['message'], 300)}")
-    print(f"failure     {one_line(failure.get('kind', ''), 20)} ({one_line(failure.get('tool', ''), 20)}): "
-          f"{one_line(failure.get('signature', ''), 300)}")
+        print(
+            f"  {issue['severity']:<8} {one_line(issue['where'], 60)}: {one_line(issue['message'], 300)}"
+        )
+    print(
+        f"failure     {one_line(failure.get('kind', ''), 20)} ({one_line(failure.get('tool', ''), 20)}): "
+        f"{one_line(failure.get('signature', ''), 300)}"
+    )
     if failure.get("files"):
         print(f"  files     {', '.join(one_line(f, 200) for f in failure['files'])}")
     print(f"\n--- evidence: {len(doc['evidence'])} session(s) ---")
     for ev in doc["evidence"]:
-        print(f"{one_line(ev.get('at') or '?', 30)}  session {one_line(ev.get('session') or '?', 80)}"
-              f"  ({one_line(ev.get('source') or '', 20)})")
+        print(
+            f"{one_line(ev.get('at') or '?', 30)}  session {one_line(ev.get('session') or '?', 80)}"
+            f"  ({one_line(ev.get('source') or '', 20)})"
+        )
         if ev.get("command"):
             print(f"  command  {one_line(ev['command'], 300)}")
         lines = [line for line in clean(ev.get("error") or "").splitlines() if line.strip()]
@@ -272,11 +330,17 @@ def _print_rule_show(doc: dict) -> None:
             print(f"  {'error' if n == 0 else '':<8} {one_line(line, 200)}")
         fix = ev.get("fix") or {}
         if fix:
-            files = f" (edited {', '.join(one_line(f, 100) for f in fix.get('files') or [])})" if fix.get("files") else ""
+            files = (
+                f" (edited {', '.join(one_line(f, 100) for f in fix.get('files') or [])})"
+                if fix.get("files")
+                else ""
+            )
             print(f"  fix      {one_line(fix.get('text') or '', 300)}{files}")
     print(f"\n--- the rule file as approving would write it ({one_line(rule['file'], 300)}) ---")
     sys.stdout.write(_block(doc["text"]))
-    if doc.get("diff") and doc["decision"]["action"] == "extend":  # a new file's diff is the file again
+    if (
+        doc.get("diff") and doc["decision"]["action"] == "extend"
+    ):  # a new file's diff is the file again
         print(f"\n--- diff against {one_line(rule['file'], 300)} ---")
         sys.stdout.write(_block(doc["diff"]))
 
@@ -289,10 +353,14 @@ def _print_proposal_show(doc: dict) -> None:
     for reason in doc["decision"].get("reasons") or []:
         print(f"            {one_line(reason, 300)}")
     for issue in item["issues"]:
-        print(f"  {issue['severity']:<8} {one_line(issue['code'], 40)}: {one_line(issue['message'], 300)}")
+        print(
+            f"  {issue['severity']:<8} {one_line(issue['code'], 40)}: {one_line(issue['message'], 300)}"
+        )
     if item["state"] != "ready":
         decided = record.get("decision") or {}
-        print(f"decided     {one_line(decided.get('at') or '', 30)}  {one_line(item['where'] or item['reason'], 300)}")
+        print(
+            f"decided     {one_line(decided.get('at') or '', 30)}  {one_line(item['where'] or item['reason'], 300)}"
+        )
         return
     for f in doc.get("files") or []:
         print(f"\n--- {one_line(f.get('where') or '?', 300)} ---")
@@ -300,12 +368,21 @@ def _print_proposal_show(doc: dict) -> None:
 
 
 def _decision(item: dict, decision: dict) -> str:
-    action, where = decision.get("action") or item["action"], item["where"] or decision.get("target") or ""
+    action, where = (
+        decision.get("action") or item["action"],
+        item["where"] or decision.get("target") or "",
+    )
     if action == "create":
         return f"create {where}".rstrip()
     if action == "noop":
-        return (f"noop: {where} already says it" + (" (its sources gain this session)" if decision.get("source_only")
-                                                      else "")) if where else "noop"
+        return (
+            (
+                f"noop: {where} already says it"
+                + (" (its sources gain this session)" if decision.get("source_only") else "")
+            )
+            if where
+            else "noop"
+        )
     return f"{action} of {where}"
 
 

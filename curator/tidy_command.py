@@ -16,8 +16,15 @@ def tidy(args) -> int:
         records = {r["id"]: r for r in engine.proposals(every=True) if r.get("id") in staged}
     finally:
         engine.close()
-    rows = [{"id": pid, "kind": records.get(pid, {}).get("kind", ""), "title": records.get(pid, {}).get("title", ""),
-             "reason": records.get(pid, {}).get("reason", "")} for pid in staged]
+    rows = [
+        {
+            "id": pid,
+            "kind": records.get(pid, {}).get("kind", ""),
+            "title": records.get(pid, {}).get("title", ""),
+            "reason": records.get(pid, {}).get("reason", ""),
+        }
+        for pid in staged
+    ]
     if args.json:
         _print_json({"staged": rows, "notes": notes})
         return 0

@@ -41,7 +41,9 @@ def help_blocks(text: str) -> list[tuple[str, int, int]]:
             raise ValueError(f"line {i + 1}: a help marker must be followed by a fenced block")
         end = next((j for j in range(i + 2, len(lines)) if lines[j].startswith("```")), None)
         if end is None:
-            raise ValueError(f"line {i + 1}: the fenced block after the help marker is never closed")
+            raise ValueError(
+                f"line {i + 1}: the fenced block after the help marker is never closed"
+            )
         found.append((m[1], i + 2, end))
     return found
 
@@ -49,10 +51,23 @@ def help_blocks(text: str) -> list[tuple[str, int, int]]:
 def real_help(command: str) -> str:
     """What `command` prints at 80 columns, run from this checkout (`memcurate` is `python -m memcurate.curator.cli`)."""
     argv = shlex.split(command)
-    env = {**os.environ, "COLUMNS": "80", "LINES": "24", "NO_COLOR": "1",
-           "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
-    out = subprocess.run([sys.executable, "-m", "memcurate.curator.cli", *argv[1:]], capture_output=True, text=True,
-                         env=env, cwd=ROOT, timeout=60)
+    env = {
+        **os.environ,
+        "COLUMNS": "80",
+        "LINES": "24",
+        "NO_COLOR": "1",
+        "PYTHONPATH": os.pathsep.join(
+            p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
+        ),
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "memcurate.curator.cli", *argv[1:]],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+    )
     return out.stdout.rstrip("\n")
 
 

@@ -24,14 +24,20 @@ SESSION_END_INLINE_BYTES = 512 * 1024
 DEFERRED_ENV = "MEMCURATE_DEFERRED_PASS"  # set on the background pass: it triages whatever the size
 
 
-def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(), review_auto_memory=False) -> int:
+def handle(
+    payload: dict, project: str, data: str, *, env=None, session_dirs=(), review_auto_memory=False
+) -> int:
     event = payload["hook_event_name"]
     if payload.get("stop_hook_active") is True:
         # Claude is already continuing because a stop hook blocked; its bytes
         # wait for the next pass, and nothing here can add to a loop.
         log_line(data, event, "stop_hook_active: skipped; the bytes wait for the next pass")
         return 0
-    key = "agent_transcript_path" if event == "SubagentStop" and payload.get("agent_transcript_path") else "transcript_path"
+    key = (
+        "agent_transcript_path"
+        if event == "SubagentStop" and payload.get("agent_transcript_path")
+        else "transcript_path"
+    )
     transcript = payload.get(key)
     if not isinstance(transcript, str) or not transcript:
         log_line(data, event, f"no {key} in hook input: ignored")
@@ -44,7 +50,9 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
         return 0
     if key == "agent_transcript_path" and not os.path.lexists(transcript):
         # Compaction fires SubagentStop for an agent whose transcript is never written: nothing is lost.
-        log_line(data, event, "no agent transcript written (as after a compaction): nothing to triage")
+        log_line(
+            data, event, "no agent transcript written (as after a compaction): nothing to triage"
+        )
         return 0
     # Nothing is lost on a config error: the offsets do not move, so these bytes are triaged once it is fixed.
     cfg = hook_config.load(project, data, event, "nothing triaged")
@@ -59,16 +67,24 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
             return 0
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
     try:
-        report = capture(data, cfg, transcript, event=event, session_id=session,
-                         subagent=True if event == "SubagentStop" else None,
-                         may_read=lambda real: hook_may_read(real, project, env, resolved=True))
+        report = capture(
+            data,
+            cfg,
+            transcript,
+            event=event,
+            session_id=session,
+            subagent=True if event == "SubagentStop" else None,
+            may_read=lambda real: hook_may_read(real, project, env, resolved=True),
+        )
     except CaptureSkipped as e:
         log_line(data, event, str(e))
         return 0
     except LockBusy:
         log_line(data, event, f"another pass holds {transcript}; its bytes wait for the next pass")
         return 0
-    notes = _record_config_dir(payload.get("transcript_path"), transcript, project, data, env, session_dirs)
+    notes = _record_config_dir(
+        payload.get("transcript_path"), transcript, project, data, env, session_dirs
+    )
     start, end = report["byte_range"]
     triggered = [c["category"] for c in report["categories"] if c["triggered"]]
     message = f"{report['status']} bytes {start}..{end} of {report['transcript']}"
@@ -90,12 +106,20 @@ def _defer(payload: dict, pending: int, env) -> str:
     import subprocess
 
     child_env = {**(os.environ if env is None else env), DEFERRED_ENV: "1"}
-    why = (f"{pending} bytes not triaged yet, more than a SessionEnd pass does within Claude Code's 1.5 s budget "
-           f"({SESSION_END_INLINE_BYTES})")
+    why = (
+        f"{pending} bytes not triaged yet, more than a SessionEnd pass does within Claude Code's 1.5 s budget "
+        f"({SESSION_END_INLINE_BYTES})"
+    )
     try:
-        child = subprocess.Popen([sys.executable, "-m", "memcurate.curator.cli", "hook"], stdin=subprocess.PIPE,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                                 close_fds=True, env=child_env)
+        child = subprocess.Popen(
+            [sys.executable, "-m", "memcurate.curator.cli", "hook"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+            env=child_env,
+        )
         with child.stdin:
             child.stdin.write(json.dumps(payload).encode())
     except OSError as e:
@@ -114,10 +138,16 @@ def _hygiene(project: str, data: str, cfg: dict) -> None:
         log_line(data, "SessionEnd", f"could not start the hygiene check: {e}")
 
 
-def _record_config_dir(main: object, read: str, project: str, data: str, env, session_dirs) -> list[str]:
+def _record_config_dir(
+    main: object, read: str, project: str, data: str, env, session_dirs
+) -> list[str]:
     """Record the config dir this hook runs under when the session's own transcript (`main`; `read`
     is the one just read) proves it is this project's; returns the notes for the log line."""
-    if not isinstance(main, str) or not main or (main != read and hook_may_read(main, project, env)):
+    if (
+        not isinstance(main, str)
+        or not main
+        or (main != read and hook_may_read(main, project, env))
+    ):
         return []
     try:
         if record_config_dir(data, main, session_dirs, env):

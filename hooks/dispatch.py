@@ -20,7 +20,9 @@ from memcurate.curator.util.lazyre import LazyRegex
 from memcurate.curator.util.log import log_line
 from memcurate.curator.util.paths import data_dir, is_inside, project_root
 
-MAX_STDIN_BYTES = 1 << 20  # an event's input larger than this is ignored, except PreToolUse's (any size)
+MAX_STDIN_BYTES = (
+    1 << 20
+)  # an event's input larger than this is ignored, except PreToolUse's (any size)
 GUARDED_EVENT = "PreToolUse"
 # A JSON string, or one of the characters that shape a document: what tolerant() walks (compiled only then).
 _TOKEN = LazyRegex(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]')
@@ -35,8 +37,22 @@ FILTERED_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
 # looks for, so this first test never turns away what the handler would count.
 # "err!" for `npm ERR!`, "\ne   " for pytest's `E   assert 1 == 2` (the text is read with a "\n" in front);
 # tests/test_failure_hook.py checks the claim over looks_failed's fixtures.
-FAILURE_WORDS = ("fail", "error", "problem", "✕", "✗", "✘", "×", "●", "***", "panic", "traceback", "exception",
-                 "err!", "\ne   ")
+FAILURE_WORDS = (
+    "fail",
+    "error",
+    "problem",
+    "✕",
+    "✗",
+    "✘",
+    "×",
+    "●",
+    "***",
+    "panic",
+    "traceback",
+    "exception",
+    "err!",
+    "\ne   ",
+)
 
 # event -> the hooks module whose `handle` takes it, imported only for its own events: a guarded Write
 # does not pay for the capture's transcript reader, nor a Bash call for anything.
@@ -50,7 +66,9 @@ HANDLERS = {
     "PostToolUse": "failures",
     "PostToolUseFailure": "failures",
 }
-REVIEW_FLAG = "--review-auto-memory"  # `memcurate hook --review-auto-memory`: stage Claude's memory writes
+REVIEW_FLAG = (
+    "--review-auto-memory"  # `memcurate hook --review-auto-memory`: stage Claude's memory writes
+)
 
 
 def _read_stdin() -> bytes:
@@ -80,21 +98,34 @@ def run(stdin: bytes, env: dict | None = None, *, review_auto_memory: bool = Fal
                 problem, payload = "hook input is not a JSON object: ignored", None
             elif len(stdin) > MAX_STDIN_BYTES and payload.get("hook_event_name") != GUARDED_EVENT:
                 problem, payload = f"hook input larger than {MAX_STDIN_BYTES} bytes: ignored", None
-            elif payload.get("hook_event_name") in FILTERED_EVENTS and not _may_show_failure(payload, env):
+            elif payload.get("hook_event_name") in FILTERED_EVENTS and not _may_show_failure(
+                payload, env
+            ):
                 return 0
     start = session_dir(env)
     project = project_root(start)
     try:
         data = data_dir(project)  # only ever here: never in a folder the payload names
-    except OSError:  # the handlers still run (the guard must): their logs and caches are lost, not their checks
+    except (
+        OSError
+    ):  # the handlers still run (the guard must): their logs and caches are lost, not their checks
         data = data_dir(project, create=False)
     event = payload.get("hook_event_name") if payload else None
     event = event if isinstance(event, str) else "?"
     if problem:
-        found = tolerant(stdin) if payload is None and problem.startswith("hook input is not") else None
+        found = (
+            tolerant(stdin) if payload is None and problem.startswith("hook input is not") else None
+        )
         if found and found.get("hook_event_name") == GUARDED_EVENT and not env.get(CHILD_ENV):
-            return _guard_unreadable(found, problem.removesuffix(": ignored"), project, data, env, [start, project],
-                                     review_auto_memory)
+            return _guard_unreadable(
+                found,
+                problem.removesuffix(": ignored"),
+                project,
+                data,
+                env,
+                [start, project],
+                review_auto_memory,
+            )
         log_line(data, "hook", problem)
         return 0
     if env.get(CHILD_ENV):
@@ -112,25 +143,52 @@ def run(stdin: bytes, env: dict | None = None, *, review_auto_memory: bool = Fal
     try:
         # __import__, not importlib.import_module: importing importlib (and warnings) costs every call ~0.5 ms
         handler = __import__(f"{__package__}.{module}", fromlist=("handle",)).handle
-        return handler(payload, project, data, env=env, session_dirs=dirs, review_auto_memory=review_auto_memory)
-    except Exception as e:  # the hook must never break the session: log it where the project's log is
+        return handler(
+            payload,
+            project,
+            data,
+            env=env,
+            session_dirs=dirs,
+            review_auto_memory=review_auto_memory,
+        )
+    except (
+        Exception
+    ) as e:  # the hook must never break the session: log it where the project's log is
         log_line(data, event, f"internal error: {e.__class__.__name__}: {e}")
         tell_internal_error(e)
         if event == GUARDED_EVENT:  # the guard did not even start
-            from memcurate.curator.candidates.tool_edits import TOOLS  # here: the other events never need it
+            from memcurate.curator.candidates.tool_edits import (
+                TOOLS,  # here: the other events never need it
+            )
 
             if payload.get("tool_name") in TOOLS:
                 _deny_unchecked(e)
         return 0
 
 
-def _guard_unreadable(found: dict, problem: str, project: str, data: str, env, dirs: list[str],
-                      review_auto_memory: bool) -> int:
+def _guard_unreadable(
+    found: dict,
+    problem: str,
+    project: str,
+    data: str,
+    env,
+    dirs: list[str],
+    review_auto_memory: bool,
+) -> int:
     try:
         from .guard import check_unreadable
 
-        return check_unreadable(found.get("tool_name"), found["file_paths"], found.get("cwd"), problem, project,
-                                data, env=env, session_dirs=dirs, review_auto_memory=review_auto_memory)
+        return check_unreadable(
+            found.get("tool_name"),
+            found["file_paths"],
+            found.get("cwd"),
+            problem,
+            project,
+            data,
+            env=env,
+            session_dirs=dirs,
+            review_auto_memory=review_auto_memory,
+        )
     except Exception as e:
         log_line(data, GUARDED_EVENT, f"internal error: {e.__class__.__name__}: {e}")
         tell_internal_error(e)
@@ -140,10 +198,21 @@ def _guard_unreadable(found: dict, problem: str, project: str, data: str, env, d
 
 def _deny_unchecked(e: Exception) -> None:
     """The write guard could not run at all: every write is refused (it cannot tell which are memcurate's)."""
-    reason = (f"memcurate's write guard failed before it could check this write ({e.__class__.__name__}), so the "
-              "write is refused. Tell the person: the error is in .memcurate/log/memcurate.log.")
-    print(json.dumps({"hookSpecificOutput": {"hookEventName": GUARDED_EVENT, "permissionDecision": "deny",
-                                             "permissionDecisionReason": reason}}))
+    reason = (
+        f"memcurate's write guard failed before it could check this write ({e.__class__.__name__}), so the "
+        "write is refused. Tell the person: the error is in .memcurate/log/memcurate.log."
+    )
+    print(
+        json.dumps(
+            {
+                "hookSpecificOutput": {
+                    "hookEventName": GUARDED_EVENT,
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": reason,
+                }
+            }
+        )
+    )
 
 
 def tolerant(stdin: bytes) -> dict | None:
@@ -185,7 +254,12 @@ def tolerant(stdin: bytes) -> dict | None:
                 if isinstance(value, str):
                     if len(stack) == 1 and key in _TOP_KEYS:
                         found.setdefault(key, value)
-                    elif len(stack) == 2 and stack[-1] == "tool_input" and key == "file_path" and value:
+                    elif (
+                        len(stack) == 2
+                        and stack[-1] == "tool_input"
+                        and key == "file_path"
+                        and value
+                    ):
                         found["file_paths"].append(value)
                 key = None
             last = tok
@@ -214,7 +288,9 @@ def _may_show_failure(payload: dict, env) -> bool:
         response = payload.get("tool_response")
         if not isinstance(response, dict):
             return False
-        text = "\n".join(v for v in (response.get("stdout"), response.get("stderr")) if isinstance(v, str))
+        text = "\n".join(
+            v for v in (response.get("stdout"), response.get("stderr")) if isinstance(v, str)
+        )
         if not shows_failure_word(text):
             return False
     from .failures import wanted
@@ -262,8 +338,10 @@ def _payload_cwd(payload: dict, project: str) -> list[str]:
 
 def tell_internal_error(e: Exception) -> None:
     """The one stderr line of an internal error (its log line says more)."""
-    print(f"memcurate hook: internal error ({e.__class__.__name__}); see .memcurate/log/memcurate.log",
-          file=sys.stderr)
+    print(
+        f"memcurate hook: internal error ({e.__class__.__name__}); see .memcurate/log/memcurate.log",
+        file=sys.stderr,
+    )
 
 
 def main(args: list[str] | None = None) -> int:
@@ -273,8 +351,11 @@ def main(args: list[str] | None = None) -> int:
         return run(stdin, review_auto_memory=REVIEW_FLAG in (args or ()))
     except Exception as e:  # before the project was known (unreadable stdin, unwritable data dir…)
         try:
-            log_line(data_dir(project_root(session_dir(os.environ))), "hook",
-                     f"internal error: {e.__class__.__name__}: {e}")
+            log_line(
+                data_dir(project_root(session_dir(os.environ))),
+                "hook",
+                f"internal error: {e.__class__.__name__}: {e}",
+            )
         except Exception:
             pass
         tell_internal_error(e)

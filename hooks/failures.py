@@ -15,7 +15,9 @@ from memcurate.curator.util.log import log_line
 
 # Claude Code's wrapper around a failed Bash call's output: "Error: …", an "Exit code N" line,
 # a <tool_use_error> tag.
-_WRAPPER = LazyRegex(r"\A\s*(?:Error: )?(?:<tool_use_error>)?(?:Exit code -?\d+[ \t]*(?:\r?\n|\Z))?")
+_WRAPPER = LazyRegex(
+    r"\A\s*(?:Error: )?(?:<tool_use_error>)?(?:Exit code -?\d+[ \t]*(?:\r?\n|\Z))?"
+)
 _TAG_END = "</tool_use_error>"
 
 
@@ -60,7 +62,9 @@ def wanted(payload: dict) -> bool:
     return classify(_command(payload)) is not None and looks_failed(output)
 
 
-def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(), review_auto_memory=False) -> int:
+def handle(
+    payload: dict, project: str, data: str, *, env=None, session_dirs=(), review_auto_memory=False
+) -> int:
     event = payload["hook_event_name"]
     output = output_of(payload)
     if not output:
@@ -76,14 +80,25 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
 
     command = _command(payload)
     found = failures(command, output, project=project, limit=cfg["rules"]["per_output"])
-    transcript = payload.get("transcript_path") if isinstance(payload.get("transcript_path"), str) else ""
+    transcript = (
+        payload.get("transcript_path") if isinstance(payload.get("transcript_path"), str) else ""
+    )
     session, at = ledger.session_for(payload.get("session_id"), transcript), now_iso()
     for f in found:
         try:
-            r = ledger.record(data, f, session=session, at=at, command=command, error=f.excerpt or output,
-                              source="hook", transcript=transcript, threshold=cfg["rules"]["threshold"],
-                              max_entries=cfg["rules"]["ledger_max_entries"],
-                              max_bytes=cfg["rules"]["ledger_max_bytes"])
+            r = ledger.record(
+                data,
+                f,
+                session=session,
+                at=at,
+                command=command,
+                error=f.excerpt or output,
+                source="hook",
+                transcript=transcript,
+                threshold=cfg["rules"]["threshold"],
+                max_entries=cfg["rules"]["ledger_max_entries"],
+                max_bytes=cfg["rules"]["ledger_max_bytes"],
+            )
         except OSError as e:
             log_line(data, event, f"failure {ledger.PREFIX}{f.key} not counted: {e.strerror or e}")
             continue

@@ -32,7 +32,9 @@ def start_check(project: str, data: str, cfg: dict, spawn=None) -> bool:
     stamp = os.path.join(data, STAMP)
     os.close(os.open(stamp, os.O_WRONLY | os.O_CREAT, file_mode(stamp)))
     os.utime(stamp)
-    (spawn or _spawn)([sys.executable, "-m", "memcurate.curator.cli", "check", "--quiet", "--project", project])
+    (spawn or _spawn)(
+        [sys.executable, "-m", "memcurate.curator.cli", "check", "--quiet", "--project", project]
+    )
     return True
 
 
@@ -40,5 +42,12 @@ def _spawn(argv: list[str]) -> None:
     import subprocess
 
     env = {**os.environ, CHILD_ENV: "1"}
-    subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                     start_new_session=True, close_fds=True, env=env)
+    subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+        env=env,
+    )

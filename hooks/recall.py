@@ -19,7 +19,9 @@ from . import hook_config
 EVENT = "UserPromptSubmit"
 
 
-def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(), review_auto_memory=False) -> int:
+def handle(
+    payload: dict, project: str, data: str, *, env=None, session_dirs=(), review_auto_memory=False
+) -> int:
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         log_line(data, EVENT, "recall: no prompt in hook input: nothing recalled")
@@ -36,7 +38,9 @@ def handle(payload: dict, project: str, data: str, *, env=None, session_dirs=(),
     from memcurate.curator.memory.recall.answer import recall
 
     session = payload.get("session_id") if isinstance(payload.get("session_id"), str) else ""
-    transcript = payload.get("transcript_path") if isinstance(payload.get("transcript_path"), str) else ""
+    transcript = (
+        payload.get("transcript_path") if isinstance(payload.get("transcript_path"), str) else ""
+    )
     result = recall(project, data, cfg, prompt, session, env=env, transcript=transcript)
     log_line(data, EVENT, "recall: " + "; ".join([result.note, *result.problems]))
     if result.context:

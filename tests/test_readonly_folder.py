@@ -81,8 +81,10 @@ def test_the_text_report_says_the_folder_is_read_only_and_what_was_left(project,
     memory = setup(project, tmp_path)
     stage(project, tmp_path, 1)
     monkeypatch.setattr(os, "open", ReadOnlyFolder(memory))
-    code, out, _ = run(project, capsys)
+    code, out, err = run(project, capsys)
     assert code == 1
+    said = err.strip().splitlines()[-1]
+    assert said.startswith("memcurate: stopped: ") and READ_ONLY in said, said  # nothing failed: no "; " first
     lines = out.splitlines()
     assert "created   0" in lines and "failed    0" in lines
     assert any(ln.startswith("left ") and "next run" in ln for ln in lines)

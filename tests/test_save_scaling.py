@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from memcurate.curator.engine import Engine
 from memcurate.curator.memory import memfile, memory_md
 from memcurate.curator.memory.index import MemoryIndex
 from memcurate.curator.memory.index.watcher import inotify_available
-from memcurate.curator.memory.store import MemoryStore
+from memcurate.curator.memory.store import MemoryStore, content_hash
 
 needs_inotify = pytest.mark.skipif(not inotify_available(), reason="a save costs O(1) where a watch says what "
                                                                    "changed (Linux inotify); elsewhere a stat a file")
@@ -127,6 +128,14 @@ def test_a_memory_edited_by_hand_after_it_was_indexed_is_read_again(tmp_path, wa
         ix.refresh()
         ix.refresh("decision")  # the second check: watched from now on where it can be
         assert ix.get("decision", "seed-00007").title.startswith("Seeded memory 7 ")
+        # an archived memory (a delete's: in .archive/decision/, where no watch is) edited in place too
+        retired = store.update(replace(doc("decision", 9), status="archived"),
+                               content_hash((path.parent / "seed-00009.md").read_bytes()))
+        ix.refresh("decision")
+        before = Path(retired).read_text()
+        write_in_place(Path(retired), before.replace("Seeded memory 9 about", "Edited memory 9 about"))
+        ix.refresh("decision")
+        assert ix.get("decision", "seed-00009").title.startswith("Edited memory 9 ")
         before = path.read_text()
         after = before.replace("Seeded memory 7 about", "Edited memory 7 about")
         assert len(after) == len(before)

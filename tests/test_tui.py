@@ -682,7 +682,9 @@ def test_help_lists_every_key(project, memory):
     async def scenario(pilot):
         await press(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
-        text = "\n".join(text_of(s) for s in app.screen.query(Static))
+        from test_tui_library import plain_of  # the body is a key table and the notes, not one Text
+
+        text = "\n".join(plain_of(s) for s in app.screen.query(Static))
         for _, keys, _, description in REVIEW_ACTIONS:
             assert f"{display.get(keys, keys)}  {description}" in text, keys
         await press(pilot, "escape")

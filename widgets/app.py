@@ -47,13 +47,47 @@ from memcurate.curator.util.private import make_dirs
 from memcurate.curator.util.textsafe import one_line
 
 from .footer import NARROW, TidyFooter, fit_footer
-from .messages import (ActionDone, BudgetsLoaded, DetailLoaded, DraftingDescribed, EngineReady, ItemsLoaded,
-                       PipelineEvent, StagingChanged)
-from .panels import (BudgetsView, DocumentView, DraftingLine, GraduationView, IssuesView, ProgressView, card_evidence,
-                     rule_issues)
-from .queue import (CLAUDE, CLAUDE_WRITES, FILTER_CATEGORIES, GROUPS, PROPOSAL, PROPOSALS, ROW_KINDS, RULE, RULES,
-                    SEVERITIES, QueueTable, group_of, is_claude, is_memory, kind_item, matches, queue_title, sort_key,
-                    unknown_words)
+from .messages import (
+    ActionDone,
+    BudgetsLoaded,
+    DetailLoaded,
+    DraftingDescribed,
+    EngineReady,
+    ItemsLoaded,
+    PipelineEvent,
+    StagingChanged,
+)
+from .panels import (
+    BudgetsView,
+    DocumentView,
+    DraftingLine,
+    GraduationView,
+    IssuesView,
+    ProgressView,
+    card_evidence,
+    rule_issues,
+)
+from .queue import (
+    CLAUDE,
+    CLAUDE_WRITES,
+    FILTER_CATEGORIES,
+    GROUPS,
+    PROPOSAL,
+    PROPOSALS,
+    ROW_KINDS,
+    RULE,
+    RULES,
+    SEVERITIES,
+    QueueTable,
+    group_of,
+    is_claude,
+    is_memory,
+    kind_item,
+    matches,
+    queue_title,
+    sort_key,
+    unknown_words,
+)
 from .reasons import why_not_now
 
 if TYPE_CHECKING:
@@ -65,13 +99,25 @@ WAITING = frozenset(("triaged", *staging.IN_FLIGHT))  # states the pipeline has 
 STALE = ("stale",)  # what the detail panels show when it must be read again, whatever is selected
 SELECT_SETTLE = 0.03  # seconds the cursor rests on a row before its document is read
 LOADING = "loading…"  # the queue's title until the engine is up and the first load is shown
-STARTING = "starting: the keys work once the queue has loaded"  # why a key is greyed out before the engine
-NOT_ON_SCREEN = "the draft is not on screen yet: press the key again once the document panel shows it"
-NARROW_HIDDEN = frozenset(("edit_external",))  # the footer's keys left out there (help still lists them)
-TIGHT = 100  # columns below which the footer leaves out TIGHT_HIDDEN too (at 80, ? Help and q Quit fit)
-TIGHT_HIDDEN = frozenset(("change_action", "retry_memory"))  # keys for a row in one state or another
+STARTING = (
+    "starting: the keys work once the queue has loaded"  # why a key is greyed out before the engine
+)
+NOT_ON_SCREEN = (
+    "the draft is not on screen yet: press the key again once the document panel shows it"
+)
+NARROW_HIDDEN = frozenset(
+    ("edit_external",)
+)  # the footer's keys left out there (help still lists them)
+TIGHT = (
+    100  # columns below which the footer leaves out TIGHT_HIDDEN too (at 80, ? Help and q Quit fit)
+)
+TIGHT_HIDDEN = frozenset(
+    ("change_action", "retry_memory")
+)  # keys for a row in one state or another
 AGE_TICK = 60.0  # seconds between updates of the age column (it counts in minutes after the first)
-ENGINE_FALLBACK = 1.0  # seconds after mounting: the engine starts even if no frame hook came (first paint ~0.3 s)
+ENGINE_FALLBACK = (
+    1.0  # seconds after mounting: the engine starts even if no frame hook came (first paint ~0.3 s)
+)
 
 # (action, keys, description) for the keys the issue fixes, in help order
 REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
@@ -90,13 +136,20 @@ REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
 
 
 ACTION_NAMES = frozenset(action for action, *_ in REVIEW_ACTIONS)
-STARTING_GREYED = ACTION_NAMES - {"show_help", "quit"}  # until EngineReady: help and quit work from the first frame
-ALWAYS = frozenset(("filter_queue", "open_library", "show_help", "quit"))  # keys that apply whatever is selected
+STARTING_GREYED = ACTION_NAMES - {
+    "show_help",
+    "quit",
+}  # until EngineReady: help and quit work from the first frame
+ALWAYS = frozenset(
+    ("filter_queue", "open_library", "show_help", "quit")
+)  # keys that apply whatever is selected
 KEY_ACTIONS = {keys: action for action, keys, *_ in REVIEW_ACTIONS}
 # What a person is told on pressing a key that does not apply to a write of Claude's own: approving writes
 # exactly what Claude wrote, so there is nothing to edit, no action to choose and no draft to retry.
-_AS_WRITTEN = ("Claude's own write is approved or rejected as Claude wrote it: r rejects it (say why), "
-               "then ask Claude to write it again")
+_AS_WRITTEN = (
+    "Claude's own write is approved or rejected as Claude wrote it: r rejects it (say why), "
+    "then ask Claude to write it again"
+)
 NOT_FOR_CLAUDE = {
     "edit_memory": _AS_WRITTEN,
     "edit_external": _AS_WRITTEN,
@@ -114,22 +167,28 @@ NOT_FOR_PROPOSAL = {
     "change_action": f"a proposal has no action to choose: {_AS_PROPOSED}",
     "retry_memory": f"a proposal was not drafted: there is nothing to retry; {_AS_PROPOSED}",
 }
-NOT_FOR = {CLAUDE: NOT_FOR_CLAUDE, RULE: NOT_FOR_RULE, PROPOSAL: NOT_FOR_PROPOSAL}  # a row's category -> the keys that do not apply, and why
-HELP_NOTES = ["Rows are grouped by triage: the session column names the Claude Code session it read (the first 8 "
-              "characters of its id) on the group's first row, │ on the others. A greyed key says why when pressed.",
-              "Rows of category claude are Claude's own memory writes, held for your review "
-              "(memcurate hook --review-auto-memory): a writes exactly that file, r rejects it; "
-              "they cannot be edited, and A leaves them to you one by one.",
-              "Rows of category rule are failures that recurred across sessions: a writes the rule into "
-              ".claude/rules/memcurate/<topic>.md, e edits its text, topic and paths, r rejects it (never "
-              "proposed again); A leaves them to you one by one.",
-              "Drafted offline (no model), a draft is an evidence card: text quoted from the session by rules, "
-              "shown with the lines it came from, the category they suggest and a runbook's error → fix. e opens it "
-              "pre-filled with the evidence beside it: write the fact in your own words. --auto-approve leaves "
-              "cards you have not written to you (unless auto_approve.offline_cards is true).",
-              "Rows of category proposal are changes to existing memories (update, merge, archive, adopt, unlink) "
-              "found by memcurate check, tidy or the library: a applies the diff shown, e edits the memory file "
-              "it writes, r rejects it (never proposed again for the same files)."]
+NOT_FOR = {
+    CLAUDE: NOT_FOR_CLAUDE,
+    RULE: NOT_FOR_RULE,
+    PROPOSAL: NOT_FOR_PROPOSAL,
+}  # a row's category -> the keys that do not apply, and why
+HELP_NOTES = [
+    "Rows are grouped by triage: the session column names the Claude Code session it read (the first 8 "
+    "characters of its id) on the group's first row, │ on the others. A greyed key says why when pressed.",
+    "Rows of category claude are Claude's own memory writes, held for your review "
+    "(memcurate hook --review-auto-memory): a writes exactly that file, r rejects it; "
+    "they cannot be edited, and A leaves them to you one by one.",
+    "Rows of category rule are failures that recurred across sessions: a writes the rule into "
+    ".claude/rules/memcurate/<topic>.md, e edits its text, topic and paths, r rejects it (never "
+    "proposed again); A leaves them to you one by one.",
+    "Drafted offline (no model), a draft is an evidence card: text quoted from the session by rules, "
+    "shown with the lines it came from, the category they suggest and a runbook's error → fix. e opens it "
+    "pre-filled with the evidence beside it: write the fact in your own words. --auto-approve leaves "
+    "cards you have not written to you (unless auto_approve.offline_cards is true).",
+    "Rows of category proposal are changes to existing memories (update, merge, archive, adopt, unlink) "
+    "found by memcurate check, tidy or the library: a applies the diff shown, e edits the memory file "
+    "it writes, r rejects it (never proposed again for the same files).",
+]
 
 
 def _key_display(keys: str) -> str:
@@ -139,13 +198,23 @@ def _key_display(keys: str) -> str:
 class MemcurateApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "memcurate"
-    BINDINGS = [Binding(keys, action, label, tooltip=desc, key_display=_key_display(keys))
-                for action, keys, label, desc in REVIEW_ACTIONS]
+    BINDINGS = [
+        Binding(keys, action, label, tooltip=desc, key_display=_key_display(keys))
+        for action, keys, label, desc in REVIEW_ACTIONS
+    ]
 
-    def __init__(self, engine_factory: Callable[[], Engine], *, watch: bool = True, run_pipeline: bool = True,
-                 clock: Callable[[], float] | None = None, editor: str | None = None,
-                 subtitle: str | None = None, drafting: Callable[[], dict] | None = None,
-                 project: str | None = None) -> None:
+    def __init__(
+        self,
+        engine_factory: Callable[[], Engine],
+        *,
+        watch: bool = True,
+        run_pipeline: bool = True,
+        clock: Callable[[], float] | None = None,
+        editor: str | None = None,
+        subtitle: str | None = None,
+        drafting: Callable[[], dict] | None = None,
+        project: str | None = None,
+    ) -> None:
         super().__init__()
         self.subtitle = subtitle
         self.project = project  # the header's until the engine names it
@@ -162,7 +231,9 @@ class MemcurateApp(App):
         self.clock = clock
         self.editor = editor
         self.items: dict[str, list[Item]] = {}
-        self.outcomes: dict[str, TriageProgress] = {}  # every staged triage's skips and model use (the progress panel)
+        self.outcomes: dict[
+            str, TriageProgress
+        ] = {}  # every staged triage's skips and model use (the progress panel)
         self.overall = usage.empty()  # the model use of every staged triage
         self.filter_words: list[str] = []
         self.review: dict | None = None  # the selected item's review record
@@ -175,11 +246,15 @@ class MemcurateApp(App):
         self._progress_shown: tuple | None = None
         self._enabled_actions: tuple | None = None
         self._fitted: tuple = (False, frozenset())  # (narrow, the footer's hidden keys): _fit
-        self._dirty: set[str] | None = None  # triages to read again (None: all; the first load is due)
+        self._dirty: set[str] | None = (
+            None  # triages to read again (None: all; the first load is due)
+        )
         self._loading = False
         self._stop = threading.Event()
         self._work = threading.Event()  # the pipeline has something to look at
-        self.pipeline_idle = threading.Event()  # set while the pipeline waits for work (tests await it)
+        self.pipeline_idle = (
+            threading.Event()
+        )  # set while the pipeline waits for work (tests await it)
 
     # -- layout ---------------------------------------------------------------------
 
@@ -206,7 +281,11 @@ class MemcurateApp(App):
         whole width, the pipeline panel on one line, and the footer drops its spacing and the keys help still
         lists (NARROW_HIDDEN, and below TIGHT columns TIGHT_HIDDEN) so that ? Help and q Quit stay in sight."""
         narrow = width < NARROW
-        hidden = NARROW_HIDDEN | (TIGHT_HIDDEN if width < TIGHT else frozenset()) if narrow else frozenset()
+        hidden = (
+            NARROW_HIDDEN | (TIGHT_HIDDEN if width < TIGHT else frozenset())
+            if narrow
+            else frozenset()
+        )
         if (narrow, hidden) == self._fitted:
             return  # as laid out (the first layout is the wide one: a wide start does nothing here)
         self._fitted = (narrow, hidden)
@@ -222,11 +301,15 @@ class MemcurateApp(App):
         Placed at each notification: the pipeline panel grows and shrinks as categories are drafted."""
         screen = self.screen
         try:
-            rack = screen.query_one("ToastRack")  # textual's, by its type name (its class is private)
+            rack = screen.query_one(
+                "ToastRack"
+            )  # textual's, by its type name (its class is private)
             above = screen.query_one("#drafting").region.y if screen is self.screen_stack[0] else 0
         except NoMatches:
             return
-        lift = max(1, screen.size.height - above) if above else 1  # 1: textual's own margin elsewhere
+        lift = (
+            max(1, screen.size.height - above) if above else 1
+        )  # 1: textual's own margin elsewhere
         if rack.styles.margin.bottom != lift:
             rack.styles.margin = (0, 0, lift, 0)
 
@@ -238,7 +321,9 @@ class MemcurateApp(App):
         queue.border_title = LOADING
         if self.clock is None:  # a fixed clock (tests, snapshots): the ages never move
             self.set_interval(AGE_TICK, self._tick_ages)
-        self.set_timer(ENGINE_FALLBACK, self._after_first_frame)  # should textual not call the hook below
+        self.set_timer(
+            ENGINE_FALLBACK, self._after_first_frame
+        )  # should textual not call the hook below
 
     def post_display_hook(self) -> None:
         """After each frame written (textual): the first one starts the engine (the first paint is not
@@ -320,8 +405,12 @@ class MemcurateApp(App):
         for kind in ROW_KINDS:
             if tids is None or kind.key in tids:
                 try:
-                    items[kind.key] = [kind_item(i) for i in self.engine.review_items(kind=kind.kind)]
-                except Exception as e:  # the folder unreadable (one bad record is an error row): said, rows kept
+                    items[kind.key] = [
+                        kind_item(i) for i in self.engine.review_items(kind=kind.kind)
+                    ]
+                except (
+                    Exception
+                ) as e:  # the folder unreadable (one bad record is an error row): said, rows kept
                     self.post_message(ActionDone(f"cannot read {kind.what}: {e}", set(), "error"))
         self.post_message(ItemsLoaded(items, full=full, outcomes=outcomes))
 
@@ -356,8 +445,9 @@ class MemcurateApp(App):
     def _show_queue(self) -> None:
         table = self.query_one(QueueTable)
         table.sync(self.visible(), self.now)
-        table.border_title = queue_title(self.items) + (f" — filter: {' '.join(self.filter_words)}"
-                                                        if self.filter_words else "")
+        table.border_title = queue_title(self.items) + (
+            f" — filter: {' '.join(self.filter_words)}" if self.filter_words else ""
+        )
         rules = [i for i in self.items.get(RULES, []) if not i.is_error]
         self.query_one(GraduationView).show(sorted(rules, key=sort_key))
         self._selection_changed()
@@ -394,14 +484,22 @@ class MemcurateApp(App):
             self.refresh_bindings()
 
     def _show_progress(self, item: Item | None) -> None:
-        tid = item.tid if is_memory(item) else None  # Claude's writes and rules are not drafted by the pipeline
+        tid = (
+            item.tid if is_memory(item) else None
+        )  # Claude's writes and rules are not drafted by the pipeline
         rows = [i for i in self.items.get(tid, []) if not i.is_error] if tid else []
-        busy = sum(1 for t, v in self.items.items() if t != tid and any(i.state in staging.IN_FLIGHT for i in v))
+        busy = sum(
+            1
+            for t, v in self.items.items()
+            if t != tid and any(i.state in staging.IN_FLIGHT for i in v)
+        )
         outcome = (self.outcomes.get(tid) if tid else None) or TriageProgress()
         shown = (tid, rows, busy, outcome, self.overall)
         if shown != self._progress_shown:
             self._progress_shown = shown
-            self.query_one(ProgressView).show(tid, rows + list(outcome.skipped), busy, outcome.usage, self.overall)
+            self.query_one(ProgressView).show(
+                tid, rows + list(outcome.skipped), busy, outcome.usage, self.overall
+            )
 
     @work(thread=True, group="selection", exclusive=True)
     def _load_selection(self, key: tuple[str, str] | None, ready: bool, category: str = "") -> None:
@@ -496,20 +594,36 @@ class MemcurateApp(App):
         import watchfiles
 
         staging_dir, root = self.engine.staging_dir, self.engine.root
-        kinds = {self.engine.claude_writes_dir: CLAUDE_WRITES, self.engine.candidates_dir: RULES,
-                 self.engine.proposals_dir: PROPOSALS}  # folder -> rows' key
+        kinds = {
+            self.engine.claude_writes_dir: CLAUDE_WRITES,
+            self.engine.candidates_dir: RULES,
+            self.engine.proposals_dir: PROPOSALS,
+        }  # folder -> rows' key
         for folder in (staging_dir, *kinds, root):
             make_dirs(folder)
         prefixes = {folder + os.sep: key for folder, key in kinds.items()}
         try:
             # Short debounce: new work shows within the 300 ms the issue asks; a burst is one batch.
-            for changes in watchfiles.watch(staging_dir, *kinds, root, debounce=80, step=20,
-                                            stop_event=self._stop, rust_timeout=500, yield_on_timeout=False,
-                                            raise_interrupt=False):
+            for changes in watchfiles.watch(
+                staging_dir,
+                *kinds,
+                root,
+                debounce=80,
+                step=20,
+                stop_event=self._stop,
+                rust_timeout=500,
+                yield_on_timeout=False,
+                raise_interrupt=False,
+            ):
                 self._changed(changes, staging_dir + os.sep, prefixes)
         except Exception as e:
-            self.post_message(ActionDone(f"stopped watching for new work ({e}); restart memcurate to resume",
-                                         set(), "error"))
+            self.post_message(
+                ActionDone(
+                    f"stopped watching for new work ({e}); restart memcurate to resume",
+                    set(),
+                    "error",
+                )
+            )
 
     def _changed(self, changes, prefix: str, kinds: dict[str, str]) -> None:
         """`kinds`: the folder (with its separator) of each other kind of row -> the key its rows are kept under."""
@@ -518,10 +632,14 @@ class MemcurateApp(App):
         for _, path in changes:
             kind = next((key for folder, key in kinds.items() if path.startswith(folder)), None)
             if kind is not None:
-                if not os.path.basename(path).startswith("."):  # a record's temp file: its rename follows
-                    tids.add(kind)  # staged, updated, approved or rejected elsewhere: read them again
+                if not os.path.basename(path).startswith(
+                    "."
+                ):  # a record's temp file: its rename follows
+                    tids.add(
+                        kind
+                    )  # staged, updated, approved or rejected elsewhere: read them again
             elif path.startswith(prefix):
-                tid = path[len(prefix):].split(os.sep, 1)[0]
+                tid = path[len(prefix) :].split(os.sep, 1)[0]
                 if tid and not tid.startswith("."):
                     tids.add(tid)
             else:
@@ -531,7 +649,9 @@ class MemcurateApp(App):
     def on_staging_changed(self, message: StagingChanged) -> None:
         tids = message.tids
         if message.memory and tids is not None and CLAUDE_WRITES in self.items:
-            tids = tids | {CLAUDE_WRITES}  # their issues (a link in MEMORY.md) and conflicts follow the memory files
+            tids = tids | {
+                CLAUDE_WRITES
+            }  # their issues (a link in MEMORY.md) and conflicts follow the memory files
         if tids is None or tids:
             self._request_load(tids)
         if message.memory:
@@ -565,7 +685,9 @@ class MemcurateApp(App):
                         states = {c.state for c in engine.candidates(tid).values()}
                         if "approved" in states:  # a save a killed process left half-done
                             engine.resume(tid)
-                        if states & WAITING or not states:  # no candidate yet: its second look is due
+                        if (
+                            states & WAITING or not states
+                        ):  # no candidate yet: its second look is due
                             self._process(engine, tid)
                     except _Quitting:
                         abandoned = True
@@ -589,7 +711,12 @@ class MemcurateApp(App):
 
         def call() -> None:
             try:
-                engine.process(tid, on_event=lambda e: self.post_message(PipelineEvent(e.triage, e.category, e.state)))
+                engine.process(
+                    tid,
+                    on_event=lambda e: self.post_message(
+                        PipelineEvent(e.triage, e.category, e.state)
+                    ),
+                )
             except BaseException as e:  # handed to the worker, which says what went wrong
                 outcome.append(e)
             finally:
@@ -604,8 +731,11 @@ class MemcurateApp(App):
 
     def on_pipeline_event(self, message: PipelineEvent) -> None:
         if message.state == "look-failed":  # its keyword categories go on; the next run looks again
-            self.notify(f"the second look at the session of {message.tid} failed: the next run tries it again",
-                        severity="warning", markup=False)
+            self.notify(
+                f"the second look at the session of {message.tid} failed: the next run tries it again",
+                severity="warning",
+                markup=False,
+            )
         self._request_load({message.tid})
 
     # -- review actions -------------------------------------------------------------------
@@ -614,7 +744,9 @@ class MemcurateApp(App):
         """Grey out (None) what does not apply to the selection (why_not says why)."""
         if self.engine is None and action in STARTING_GREYED:
             return None  # starting (why_not says so)
-        if any(_library_open(self, s) for s in self.screen_stack):  # its keys (and its help's): the queue's wait
+        if any(
+            _library_open(self, s) for s in self.screen_stack
+        ):  # its keys (and its help's): the queue's wait
             return action == "quit" if action in ACTION_NAMES else True
         if action not in ACTION_NAMES or action in ALWAYS:
             return True
@@ -632,17 +764,30 @@ class MemcurateApp(App):
             if self.clean_items():
                 return None
             if unsure := self.unsure_items():
-                return (f"no drafted memory is free of issues at or above the --auto-approve gate: {len(unsure)} with "
-                        f"none {'is' if len(unsure) == 1 else 'are'} below confidence {self.gate():.2f} "
-                        "(auto_approve.min_confidence): approve them one by one with a")
+                return (
+                    f"no drafted memory is free of issues at or above the --auto-approve gate: {len(unsure)} with "
+                    f"none {'is' if len(unsure) == 1 else 'are'} below confidence {self.gate():.2f} "
+                    "(auto_approve.min_confidence): approve them one by one with a"
+                )
             return "no drafted memory is free of issues: approve them one by one with a (A takes only those with none)"
         if item is None:
             return "nothing selected: the queue is empty"
         why = NOT_FOR.get(item.category, {}).get(action)
-        if why is None and action == "approve_memory" and item.category == RULE and item.field("block"):
+        if (
+            why is None
+            and action == "approve_memory"
+            and item.category == RULE
+            and item.field("block")
+        ):
             why = f"this rule cannot be written: {item.field('block')}"
-        if why is None and action == "edit_memory" and item.category == PROPOSAL and self.review_key == item.key \
-                and self.review and self.review.get("text") is None:
+        if (
+            why is None
+            and action == "edit_memory"
+            and item.category == PROPOSAL
+            and self.review_key == item.key
+            and self.review
+            and self.review.get("text") is None
+        ):
             why = "this proposal writes no single memory file to edit: approve (a) or reject (r) it"
         if why is None:
             review = self.review if self.review_key == item.key else None
@@ -651,11 +796,19 @@ class MemcurateApp(App):
 
     def gate(self) -> float:
         """The confidence --auto-approve saves a draft at (auto_approve.min_confidence): A takes no less."""
-        return float(self.engine.cfg["auto_approve"]["min_confidence"]) if self.engine is not None else 1.0
+        return (
+            float(self.engine.cfg["auto_approve"]["min_confidence"])
+            if self.engine is not None
+            else 1.0
+        )
 
     def _no_issues(self) -> list[Item]:
-        return [i for rows in self.items.values() for i in rows
-                if i.state == "ready" and not i.blocks and not i.advisories and is_memory(i)]
+        return [
+            i
+            for rows in self.items.values()
+            for i in rows
+            if i.state == "ready" and not i.blocks and not i.advisories and is_memory(i)
+        ]
 
     def clean_items(self) -> list[Item]:
         """What `A` approves: what --auto-approve would save, drafted memories with no issue at all (an offline
@@ -684,7 +837,9 @@ class MemcurateApp(App):
         # textual's own Keys and Quit.
         for action, keys, label, desc in REVIEW_ACTIONS:
             if action not in ("show_help", "quit") and self.check_action(action, ()):
-                yield SystemCommand(desc, f"key {_key_display(keys)} · {label}", getattr(self, f"action_{action}"))
+                yield SystemCommand(
+                    desc, f"key {_key_display(keys)} · {label}", getattr(self, f"action_{action}")
+                )
 
     def _applicable(self, action: str, *, reviewed: bool = False) -> Item | None:
         """The selection, when `action` applies to it (on_key said why not) and, with `reviewed`, when the
@@ -734,7 +889,11 @@ class MemcurateApp(App):
                 self._save_edit(item, before, text)
 
         ev = self.review.get("evidence")
-        side = card_evidence(ev, bool(self.review.get("card")), editing=True) if isinstance(ev, dict) else None
+        side = (
+            card_evidence(ev, bool(self.review.get("card")), editing=True)
+            if isinstance(ev, dict)
+            else None
+        )
         heading = f"{'offline card ' if side else ''}{item.category}: {item.title}"
         self.push_screen(EditorScreen(heading, self.review["text"], evidence=side), done)
 
@@ -752,8 +911,11 @@ class MemcurateApp(App):
             if edit is not None:
                 self.post_message(ActionDone(f"rule edited: {one_line(edit.rule, 80)}", {RULES}))
 
-        current = RuleEdit(str(view.get("rule") or ""), str(view.get("topic") or ""),
-                           tuple(str(p) for p in view.get("paths") or ()))
+        current = RuleEdit(
+            str(view.get("rule") or ""),
+            str(view.get("topic") or ""),
+            tuple(str(p) for p in view.get("paths") or ()),
+        )
         self.push_screen(RuleEditScreen(f"“{one_line(item.title, 60)}”", current, save), done)
 
     def action_edit_external(self) -> None:
@@ -803,11 +965,20 @@ class MemcurateApp(App):
             if yes:
                 self._approve_all(clean)
 
-        held = [i for rows in self.items.values() for i in rows
-                if is_memory(i) and i.state == "ready" and (i.blocks or i.advisories)]
-        self.push_screen(ConfirmDialog(f"Approve {len(clean)} memor{'y' if len(clean) == 1 else 'ies'} "
-                                       "with no issues at all?",
-                                       body=approve_all_list(clean, held, self.unsure_items(), self.gate())), done)
+        held = [
+            i
+            for rows in self.items.values()
+            for i in rows
+            if is_memory(i) and i.state == "ready" and (i.blocks or i.advisories)
+        ]
+        self.push_screen(
+            ConfirmDialog(
+                f"Approve {len(clean)} memor{'y' if len(clean) == 1 else 'ies'} "
+                "with no issues at all?",
+                body=approve_all_list(clean, held, self.unsure_items(), self.gate()),
+            ),
+            done,
+        )
 
     def action_filter_queue(self) -> None:
         from .dialogs import FilterDialog
@@ -818,8 +989,12 @@ class MemcurateApp(App):
             words = value.lower().split()
             if unknown := unknown_words(words):
                 known = " ".join((*FILTER_CATEGORIES, *SEVERITIES))
-                self.notify(f"unknown filter word{'s' if len(unknown) > 1 else ''}: {' '.join(unknown)} "
-                            f"(known: {known}); the filter is unchanged", severity="error", markup=False)
+                self.notify(
+                    f"unknown filter word{'s' if len(unknown) > 1 else ''}: {' '.join(unknown)} "
+                    f"(known: {known}); the filter is unchanged",
+                    severity="error",
+                    markup=False,
+                )
                 return
             self.filter_words = words
             self._show_queue()
@@ -830,7 +1005,9 @@ class MemcurateApp(App):
         # Back from it, the queue is read again: an adopt or a tidy there stages proposals for review here.
         from .library import LibraryScreen
 
-        self.push_screen(LibraryScreen(self.engine, now=self.now), lambda _: self._request_load(None))
+        self.push_screen(
+            LibraryScreen(self.engine, now=self.now), lambda _: self._request_load(None)
+        )
 
     def action_show_help(self) -> None:
         from .dialogs import HelpScreen
@@ -854,9 +1031,15 @@ class MemcurateApp(App):
         try:
             if what == "approve":
                 seen = kw.get("seen")
-                result = self.engine.approve(tid, cat, seen=text_hash(seen["text"]) if seen else None)
+                result = self.engine.approve(
+                    tid, cat, seen=text_hash(seen["text"]) if seen else None
+                )
                 saved = result.saved[0]
-                text = f"{saved.action}: {self.engine.store.relpath(saved.path)}" if saved.path else "noop: nothing to write"
+                text = (
+                    f"{saved.action}: {self.engine.store.relpath(saved.path)}"
+                    if saved.path
+                    else "noop: nothing to write"
+                )
                 if result.notes:
                     text += "\n" + "\n".join(result.notes)
             elif what == "reject":
@@ -864,7 +1047,9 @@ class MemcurateApp(App):
                 text = f"rejected {cat}"
             elif what == "edit":
                 record = self.engine.edit(tid, cat, kw["text"])
-                text = "edited: " + ("BLOCKED — see the issues" if record["blocked"] else "no blocking issue")
+                text = "edited: " + (
+                    "BLOCKED — see the issues" if record["blocked"] else "no blocking issue"
+                )
             elif what == "change":
                 record = self.engine.change_action(tid, cat, kw["action"])
                 text = f"now {record['decision']['action']}"
@@ -875,9 +1060,16 @@ class MemcurateApp(App):
                 raise ValueError(what)
             self.post_message(ActionDone(text, {tid}))
         except LockBusy:
-            self.post_message(ActionDone(f"{what} {cat}: the triage is busy (being drafted); try again in a moment",
-                                         {tid}, "warning"))
-        except Exception as e:  # ReviewError (Blocked, Conflict), a full disk, a damaged file: said, not fatal
+            self.post_message(
+                ActionDone(
+                    f"{what} {cat}: the triage is busy (being drafted); try again in a moment",
+                    {tid},
+                    "warning",
+                )
+            )
+        except (
+            Exception
+        ) as e:  # ReviewError (Blocked, Conflict), a full disk, a damaged file: said, not fatal
             self.post_message(ActionDone(f"{what} {cat}: {e}", {tid}, "error"))
 
     def _review_claude_write(self, what: str, item: Item, reason: str) -> None:
@@ -895,8 +1087,14 @@ class MemcurateApp(App):
                 raise ValueError(what)
             self.post_message(ActionDone(text, reload))
         except LockBusy:
-            self.post_message(ActionDone(f"{what} {item.tid}: busy (Claude is staging a write, or a save is under "
-                                         "way); try again in a moment", reload, "warning"))
+            self.post_message(
+                ActionDone(
+                    f"{what} {item.tid}: busy (Claude is staging a write, or a save is under "
+                    "way); try again in a moment",
+                    reload,
+                    "warning",
+                )
+            )
         except Exception as e:  # ClaudeWriteError (WriteConflict, BLOCK, not pending), a full disk: said, not fatal
             self.post_message(ActionDone(f"{what} {item.tid}: {e}", reload, "error"))
 
@@ -915,8 +1113,12 @@ class MemcurateApp(App):
                 raise ValueError(what)
             self.post_message(ActionDone(text, reload))
         except LockBusy:
-            self.post_message(ActionDone(f"{what} {item.tid}: busy; try again in a moment", reload, "warning"))
-        except Exception as e:  # the plan's error, a rule file that changed, a full disk: said, not fatal
+            self.post_message(
+                ActionDone(f"{what} {item.tid}: busy; try again in a moment", reload, "warning")
+            )
+        except (
+            Exception
+        ) as e:  # the plan's error, a rule file that changed, a full disk: said, not fatal
             self.post_message(ActionDone(f"{what} {item.tid}: {e}", reload, "error"))
 
     def _review_proposal(self, what: str, item: Item, **kw) -> None:
@@ -929,7 +1131,9 @@ class MemcurateApp(App):
                 text = f"applied: {', '.join(record['decision'].get('written') or []) or 'nothing to write'}"
             elif what == "edit":
                 view = self.engine.edit_proposal(key, kw["text"])
-                text = "edited: " + ("BLOCKED — see the issues" if view["issues"] else "no blocking issue")
+                text = "edited: " + (
+                    "BLOCKED — see the issues" if view["issues"] else "no blocking issue"
+                )
             elif what == "reject":
                 self.engine.reject_proposal(key, kw.get("reason", ""))
                 text = f"rejected: it is not proposed again ({one_line(item.title, 60)})"
@@ -937,7 +1141,9 @@ class MemcurateApp(App):
                 raise ValueError(what)
             self.post_message(ActionDone(text, reload))
         except LockBusy:
-            self.post_message(ActionDone(f"{what} {item.tid}: busy; try again in a moment", reload, "warning"))
+            self.post_message(
+                ActionDone(f"{what} {item.tid}: busy; try again in a moment", reload, "warning")
+            )
         except Exception as e:  # files changed since (stale), a BLOCK, a full disk: said, not fatal
             self.post_message(ActionDone(f"{what} {item.tid}: {e}", reload, "error"))
 
@@ -954,12 +1160,19 @@ class MemcurateApp(App):
                 refused += len(result.refused)
             except Exception:  # busy or unreadable: left for review, counted below
                 refused += len(cats)
-        self.post_message(ActionDone(f"approved {saved}" + (f", {refused} left for review" if refused else ""),
-                                     set(by_tid), "warning" if refused else "information"))
+        self.post_message(
+            ActionDone(
+                f"approved {saved}" + (f", {refused} left for review" if refused else ""),
+                set(by_tid),
+                "warning" if refused else "information",
+            )
+        )
 
     def on_action_done(self, message: ActionDone) -> None:
         self.notify(message.text, severity=message.severity, markup=False)
-        self._shown = STALE  # read the selection's review and budgets again, even with nothing selected
+        self._shown = (
+            STALE  # read the selection's review and budgets again, even with nothing selected
+        )
         self._request_load(message.tids)
 
 
@@ -996,7 +1209,9 @@ def _archiving(item: Item | None) -> tuple[str, str] | None:
 def _placeholder(item: Item | None) -> str:
     if item is None:
         return "Nothing waiting for review. New work appears here as Claude Code sessions end."
-    if item.is_error and is_claude(item):  # unreadable, or damaged (a forged target): never acted on
+    if item.is_error and is_claude(
+        item
+    ):  # unreadable, or damaged (a forged target): never acted on
         return f"This staged write of Claude's cannot be read or does not check out: {item.error}"
     if item.is_error and item.category == RULE:
         return f"This rule candidate cannot be read or does not check out: {item.error}"
@@ -1009,16 +1224,31 @@ def _placeholder(item: Item | None) -> str:
     return f"{item.category}: {item.state}…"
 
 
-def make_app(project, *, engine_factory: Callable[[], Engine] | None = None, watch: bool = True,
-             run_pipeline: bool = True, clock: Callable[[], float] | None = None,
-             editor: str | None = None, subtitle: str | None = None,
-             drafting: Callable[[], dict] | None = None) -> MemcurateApp:
+def make_app(
+    project,
+    *,
+    engine_factory: Callable[[], Engine] | None = None,
+    watch: bool = True,
+    run_pipeline: bool = True,
+    clock: Callable[[], float] | None = None,
+    editor: str | None = None,
+    subtitle: str | None = None,
+    drafting: Callable[[], dict] | None = None,
+) -> MemcurateApp:
     """The app for one project. Tests pass an engine factory (a tmp project, a fake drafter),
     `watch=False`, `run_pipeline=False`, a fixed `clock`, `subtitle` and `drafting` (what the
     backend line says, else Engine.drafting_status) for deterministic screens."""
     factory = engine_factory or (lambda: _engine(project))
-    return MemcurateApp(factory, watch=watch, run_pipeline=run_pipeline, clock=clock, editor=editor,
-                        subtitle=subtitle, drafting=drafting, project=os.fspath(project))
+    return MemcurateApp(
+        factory,
+        watch=watch,
+        run_pipeline=run_pipeline,
+        clock=clock,
+        editor=editor,
+        subtitle=subtitle,
+        drafting=drafting,
+        project=os.fspath(project),
+    )
 
 
 def _engine(project) -> Engine:
@@ -1031,4 +1261,3 @@ def run(project) -> int:
     app = make_app(project)
     app.run()
     return app.return_code or 0
-

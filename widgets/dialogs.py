@@ -39,11 +39,18 @@ DIALOG_CSS = """
 class ConfirmDialog(ModalScreen[bool]):
     """A yes/no question; `body`: what saying yes acts on, listed under it (scrolls when long)."""
 
-    DEFAULT_CSS = DIALOG_CSS.format(name="ConfirmDialog") + """
+    DEFAULT_CSS = (
+        DIALOG_CSS.format(name="ConfirmDialog")
+        + """
     ConfirmDialog > Vertical.listing { width: 110; max-width: 95%; }
     ConfirmDialog #confirm-body { height: auto; max-height: 24; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("y", "confirm", "Yes"), Binding("n", "cancel", "No")]
+    )
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("y", "confirm", "Yes"),
+        Binding("n", "cancel", "No"),
+    ]
 
     def __init__(self, question: str, body: RenderableType | None = None) -> None:
         super().__init__()
@@ -69,7 +76,9 @@ class ConfirmDialog(ModalScreen[bool]):
         self.dismiss(False)
 
 
-def approve_all_list(clean: list[Item], held: list[Item], unsure: list[Item] = (), least: float = 0.0) -> Table:
+def approve_all_list(
+    clean: list[Item], held: list[Item], unsure: list[Item] = (), least: float = 0.0
+) -> Table:
     """What approve-all saves, one memory a line: its category, title, confidence and issues (none: that is
     what A takes); then how many drafts it leaves to be reviewed one by one: with issues (`held`), and with
     none but a confidence below `least`, the gate --auto-approve holds them at (`unsure`)."""
@@ -80,22 +89,44 @@ def approve_all_list(clean: list[Item], held: list[Item], unsure: list[Item] = (
     table.add_column("issues", no_wrap=True)
     for item in sorted(clean, key=sort_key):
         conf = f"{item.confidence:.2f}" if item.confidence is not None else "—"
-        table.add_row(item.category, Text(one_line(item.title, 200) or "(untitled)"), conf, Text("none", style="green"))
+        table.add_row(
+            item.category,
+            Text(one_line(item.title, 200) or "(untitled)"),
+            conf,
+            Text("none", style="green"),
+        )
     if held:
         blocked = sum(1 for i in held if i.blocks)
-        table.add_row("", Text(f"left for review one by one: {len(held)} with issues ({blocked} BLOCK, "
-                               f"{len(held) - blocked} ADVISORY only)", style="dim"), "", "")
+        table.add_row(
+            "",
+            Text(
+                f"left for review one by one: {len(held)} with issues ({blocked} BLOCK, "
+                f"{len(held) - blocked} ADVISORY only)",
+                style="dim",
+            ),
+            "",
+            "",
+        )
     if unsure:
-        table.add_row("", Text(f"left for review one by one: {len(unsure)} with no issue but a confidence below "
-                               f"{least:.2f}, where --auto-approve holds them too (auto_approve.min_confidence)",
-                               style="dim"), "", "")
+        table.add_row(
+            "",
+            Text(
+                f"left for review one by one: {len(unsure)} with no issue but a confidence below "
+                f"{least:.2f}, where --auto-approve holds them too (auto_approve.min_confidence)",
+                style="dim",
+            ),
+            "",
+            "",
+        )
     return table
 
 
 class TextDialog(ModalScreen[str | None]):
     """A dialog that returns text (what its input holds when Enter is pressed), None when cancelled."""
 
-    DEFAULT_CSS = DIALOG_CSS.format(name="TextDialog")  # a type selector: it styles the subclasses too
+    DEFAULT_CSS = DIALOG_CSS.format(
+        name="TextDialog"
+    )  # a type selector: it styles the subclasses too
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -115,30 +146,45 @@ class ReasonDialog(TextDialog):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Text(f"Reject {self.what}?"), classes="dialog-title")
-            yield Input(placeholder="reason (optional) — Enter to reject, Esc to cancel", id="reason")
+            yield Input(
+                placeholder="reason (optional) — Enter to reject, Esc to cancel", id="reason"
+            )
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Reject", variant="error", id="reject")
                 yield Button("Cancel", id="cancel")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(self.query_one("#reason", Input).value.strip() if event.button.id == "reject" else None)
+        self.dismiss(
+            self.query_one("#reason", Input).value.strip() if event.button.id == "reject" else None
+        )
 
 
 class ActionDialog(TextDialog):
     """Change the proposed action: returns create / update / noop (or delete where offered)."""
 
-    HELP = {"create": "a new memory file", "update": "merge into the closest existing memory",
-            "noop": "save nothing: the memory is already known", "delete": "retire the existing memory"}
+    HELP = {
+        "create": "a new memory file",
+        "update": "merge into the closest existing memory",
+        "noop": "save nothing: the memory is already known",
+        "delete": "retire the existing memory",
+    }
 
-    def __init__(self, current: str, choices: tuple[str, ...] = ("create", "update", "noop")) -> None:
+    def __init__(
+        self, current: str, choices: tuple[str, ...] = ("create", "update", "noop")
+    ) -> None:
         super().__init__()
         self.current, self.choices = current, choices
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Text(f"Change the action (now: {self.current})"), classes="dialog-title")
-            yield OptionList(*[Option(Text.assemble((c, "bold"), f"  {self.HELP[c]}"), id=c) for c in self.choices],
-                             id="actions")
+            yield OptionList(
+                *[
+                    Option(Text.assemble((c, "bold"), f"  {self.HELP[c]}"), id=c)
+                    for c in self.choices
+                ],
+                id="actions",
+            )
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
@@ -159,10 +205,19 @@ class FilterDialog(TextDialog):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label("Filter by category or severity", classes="dialog-title")
-            yield Input(self.current, placeholder="e.g. decision block — empty shows everything", id="filter")
-            yield Static(Text(f"categories: {' '.join(FILTER_CATEGORIES)}\nseverities: {' '.join(SEVERITIES)}\n"
-                              "a word may be a category's start (tech, session); several are alternatives",
-                              style="dim"), id="filter-hint")
+            yield Input(
+                self.current,
+                placeholder="e.g. decision block — empty shows everything",
+                id="filter",
+            )
+            yield Static(
+                Text(
+                    f"categories: {' '.join(FILTER_CATEGORIES)}\nseverities: {' '.join(SEVERITIES)}\n"
+                    "a word may be a category's start (tech, session); several are alternatives",
+                    style="dim",
+                ),
+                id="filter-hint",
+            )
 
 
 _ID_LINE = re.compile(r"^id:[^\n]*$", re.MULTILINE)
@@ -179,14 +234,20 @@ def follow_title(before: str, after: str, action: str) -> tuple[str, str]:
     if new.title == old.title or new.id != old.id or action not in ("create", "update"):
         return after, ""
     if action == "update":
-        return after, (f"the title changed, the file keeps its name {old.id}.md: this updates an existing memory "
-                       "(c changes the action to create a new one)")
+        return after, (
+            f"the title changed, the file keeps its name {old.id}.md: this updates an existing memory "
+            "(c changes the action to create a new one)"
+        )
     slug = memfile.slugify(new.title)
     end = after.find("\n---", 3)  # the front matter's closing line: the id is replaced there only
     if slug == old.id or end < 0:
         return after, ""
     head, n = _ID_LINE.subn(f"id: {slug}", after[:end], count=1)
-    return (head + after[end:], f"the file name follows the new title: {slug}.md") if n else (after, "")
+    return (
+        (head + after[end:], f"the file name follows the new title: {slug}.md")
+        if n
+        else (after, "")
+    )
 
 
 class EditorScreen(ModalScreen[str | None]):
@@ -199,7 +260,10 @@ class EditorScreen(ModalScreen[str | None]):
     EditorScreen #editor-problems { height: auto; max-height: 8; color: $error; }
     EditorScreen .dialog-title { width: 100%; text-style: bold; }
     """
-    BINDINGS = [Binding("ctrl+s", "save", "Save", priority=True), Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save", priority=True),
+        Binding("escape", "cancel", "Cancel"),
+    ]
 
     def __init__(self, title: str, text: str, evidence: list[RenderableType] | None = None) -> None:
         """`evidence`: what the text was made from (an offline card's), shown beside the editor while editing."""
@@ -208,8 +272,15 @@ class EditorScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            hint = " — write it in your own words, the evidence is on the right" if self.evidence else ""
-            yield Label(Text(f"Editing {self.heading}{hint} — Ctrl+S saves, Esc cancels"), classes="dialog-title")
+            hint = (
+                " — write it in your own words, the evidence is on the right"
+                if self.evidence
+                else ""
+            )
+            yield Label(
+                Text(f"Editing {self.heading}{hint} — Ctrl+S saves, Esc cancels"),
+                classes="dialog-title",
+            )
             if self.evidence:
                 with Horizontal(id="editor-body"):
                     yield TextArea(self.text, id="editor", soft_wrap=True)
@@ -240,7 +311,9 @@ class EditorScreen(ModalScreen[str | None]):
             if discard:
                 self.dismiss(None)
 
-        self.app.push_screen(ConfirmDialog("Discard your changes? (n or Esc goes back to the editor)"), done)
+        self.app.push_screen(
+            ConfirmDialog("Discard your changes? (n or Esc goes back to the editor)"), done
+        )
 
 
 def document_problems(text: str) -> list[str]:
@@ -278,7 +351,10 @@ class RuleEditScreen(ModalScreen[RuleEdit | None]):
     RuleEditScreen #rule-paths { height: 6; }
     RuleEditScreen #rule-problems { height: auto; color: $error; }
     """
-    BINDINGS = [Binding("ctrl+s", "save", "Save", priority=True), Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save", priority=True),
+        Binding("escape", "cancel", "Cancel"),
+    ]
 
     def __init__(self, heading: str, current: RuleEdit, save: Callable[[RuleEdit], object]) -> None:
         super().__init__()
@@ -286,7 +362,10 @@ class RuleEditScreen(ModalScreen[RuleEdit | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text(f"Editing the rule {self.heading} — Ctrl+S saves, Esc cancels"), classes="dialog-title")
+            yield Label(
+                Text(f"Editing the rule {self.heading} — Ctrl+S saves, Esc cancels"),
+                classes="dialog-title",
+            )
             yield Label("Rule (a short imperative: what to do or avoid)")
             yield TextArea(self.current.rule, id="rule-text", soft_wrap=True)
             yield Label("Topic (the file .claude/rules/memcurate/<topic>.md)")
@@ -300,9 +379,11 @@ class RuleEditScreen(ModalScreen[RuleEdit | None]):
 
     def edited(self) -> RuleEdit:
         paths = self.query_one("#rule-paths", TextArea).text.splitlines()
-        return RuleEdit(self.query_one("#rule-text", TextArea).text.strip(),
-                        self.query_one("#rule-topic", Input).value.strip(),
-                        tuple(p.strip() for p in paths if p.strip()))
+        return RuleEdit(
+            self.query_one("#rule-text", TextArea).text.strip(),
+            self.query_one("#rule-topic", Input).value.strip(),
+            tuple(p.strip() for p in paths if p.strip()),
+        )
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.action_save()
@@ -316,7 +397,9 @@ class RuleEditScreen(ModalScreen[RuleEdit | None]):
             self.save(edit)
         except ValueError as e:  # invalid: the reason, and nothing saved
             self.post_message(RuleEditSaved(edit, str(e)))
-        except Exception as e:  # a full disk, a damaged candidate: said here, the edit kept in the dialog
+        except (
+            Exception
+        ) as e:  # a full disk, a damaged candidate: said here, the edit kept in the dialog
             self.post_message(RuleEditSaved(edit, f"could not save: {e}"))
         else:
             self.post_message(RuleEditSaved(edit))
@@ -332,19 +415,26 @@ class RuleEditScreen(ModalScreen[RuleEdit | None]):
 
 
 class HelpScreen(ModalScreen[None]):
-    DEFAULT_CSS = DIALOG_CSS.format(name="HelpScreen") + """
+    DEFAULT_CSS = (
+        DIALOG_CSS.format(name="HelpScreen")
+        + """
     HelpScreen > Vertical { height: 90%; }  /* help is long: the dialog takes the height, the body what is left */
     HelpScreen #help-body { height: 1fr; }  /* so the hint under it stays in sight, whatever the height */
     HelpScreen #help-hint { margin-top: 1; }
     """
+    )
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
 
-    def __init__(self, bindings: list[tuple[str, str]], notes: list[str] = (), title: str = "Keys") -> None:
+    def __init__(
+        self, bindings: list[tuple[str, str]], notes: list[str] = (), title: str = "Keys"
+    ) -> None:
         super().__init__()
         self.rows, self.notes, self.heading = bindings, list(notes), title
 
     def compose(self) -> ComposeResult:
-        keys = Table.grid(padding=(0, 2))  # a description that wraps keeps its indent, beside its key
+        keys = Table.grid(
+            padding=(0, 2)
+        )  # a description that wraps keeps its indent, beside its key
         keys.add_column(justify="right", style="bold", width=12, no_wrap=True)
         keys.add_column(ratio=1)
         for key, what in self.rows:

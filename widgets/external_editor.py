@@ -23,8 +23,11 @@ def edit_externally(app: App, text: str, editor: str | None = None) -> str | Non
         with open(path, encoding="utf-8") as f:
             edited = f.read()
     except SuspendNotSupported:  # no terminal to hand over (Textual Web, a headless driver)
-        app.notify("cannot hand the terminal to an editor here: press e to edit in the app",
-                   severity="error", markup=False)
+        app.notify(
+            "cannot hand the terminal to an editor here: press e to edit in the app",
+            severity="error",
+            markup=False,
+        )
         return None
     except (OSError, ValueError) as e:  # not found, $EDITOR with an unclosed quote, text not UTF-8
         app.notify(f"could not run {editor}: {e}", severity="error", markup=False)
@@ -35,6 +38,8 @@ def edit_externally(app: App, text: str, editor: str | None = None) -> str | Non
         except OSError:
             pass
     if code != 0:
-        app.notify(f"{editor} exited with {code}: nothing changed", severity="warning", markup=False)
+        app.notify(
+            f"{editor} exited with {code}: nothing changed", severity="warning", markup=False
+        )
         return None
     return edited

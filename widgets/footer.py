@@ -30,7 +30,13 @@ class TidyFooter(Footer):
         first: dict[str, tuple] = {}
         for _, binding, enabled, tooltip in self.screen.active_bindings.values():
             if binding.show and binding.action not in first:
-                first[binding.action] = (binding.key, binding.action, binding.description, enabled, tooltip)
+                first[binding.action] = (
+                    binding.key,
+                    binding.action,
+                    binding.description,
+                    enabled,
+                    tooltip,
+                )
         return [v for action, v in first.items() if action not in self.hidden]
 
     def _update_in_place(self) -> bool:
@@ -41,8 +47,9 @@ class TidyFooter(Footer):
         keys = [k for k in shown if not k.has_class("-command-palette")]
         wanted = self._wanted()
         palette = self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE
-        if [(k.key, k.action, k.description) for k in keys] != [w[:3] for w in wanted] or \
-                palette != (len(keys) < len(shown)):
+        if [(k.key, k.action, k.description) for k in keys] != [
+            w[:3] for w in wanted
+        ] or palette != (len(keys) < len(shown)):
             return False
         for key, (_, _, _, enabled, tooltip) in zip(keys, wanted, strict=True):
             if key._disabled == enabled:  # FooterKey keeps it so (textual has no setter)

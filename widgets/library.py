@@ -23,8 +23,8 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Header, Input, Static
 from textual.worker import get_current_worker
 
-from memcurate.curator.util.redact import redact_text
 from memcurate.curator.library.entries import CLAUDE, is_line_ref
+from memcurate.curator.util.redact import redact_text
 from memcurate.curator.util.textsafe import clean as display
 
 from .external_editor import edit_externally
@@ -37,26 +37,50 @@ LIBRARY_ACTIONS = [  # (action, keys, footer label, what it does)
     ("edit_memory", "e", "Edit", "Edit the memory here (re-verified on save)"),
     ("edit_external", "E", "$EDITOR", "Edit the memory in $EDITOR"),
     ("archive_memory", "a", "Archive", "Archive the memory (shows the change first)"),
-    ("delete_memory", "d", "Delete", "Delete the memory (a copy goes to the trash; shows the change first)"),
-    ("adopt_memory", "A", "Adopt", "Make Claude's own memory a memcurate memory (a proposal to review)"),
+    (
+        "delete_memory",
+        "d",
+        "Delete",
+        "Delete the memory (a copy goes to the trash; shows the change first)",
+    ),
+    (
+        "adopt_memory",
+        "A",
+        "Adopt",
+        "Make Claude's own memory a memcurate memory (a proposal to review)",
+    ),
     ("tidy_library", "t", "Tidy", "Propose merging near-duplicate and conflicting memories"),
     ("toggle_memory_md", "m", "MEMORY.md", "Show MEMORY.md as Claude Code loads it"),
     ("toggle_archived", "h", "Archived", "Show or hide archived memories"),
     ("focus_search", "slash", "Search", "Search every memory as you type"),
     ("library_help", "question_mark", "Help", "Show the library's keys"),
-    ("back", "escape", "Back", "Back: to the list from MEMORY.md or the search, else to the review queue"),
+    (
+        "back",
+        "escape",
+        "Back",
+        "Back: to the list from MEMORY.md or the search, else to the review queue",
+    ),
 ]
-NARROW_HIDDEN = frozenset(("edit_external", "toggle_archived", "tidy_library"))  # footer keys help still lists
+NARROW_HIDDEN = frozenset(
+    ("edit_external", "toggle_archived", "tidy_library")
+)  # footer keys help still lists
 # The review queue's keys mean something else here, or nothing: said when pressed, and in help.
-HELP_NOTES = ["These are the library's keys. a archives and A adopts here: in the review queue a approves a "
-              "draft and A approves every clean one. Archive and delete show the change and ask first.",
-              "The queue's other keys (r reject, c action, x retry) do nothing here: Esc goes back to the queue."]
+HELP_NOTES = [
+    "These are the library's keys. a archives and A adopts here: in the review queue a approves a "
+    "draft and A approves every clean one. Archive and delete show the change and ask first.",
+    "The queue's other keys (r reject, c action, x retry) do nothing here: Esc goes back to the queue.",
+]
 KEY_ACTIONS = {keys: action for action, keys, *_ in LIBRARY_ACTIONS}
-ON_SELECTION = frozenset(("edit_memory", "edit_external", "archive_memory", "delete_memory", "adopt_memory"))
-SEARCH_LIMIT = 500  # the best matches (a first letter matches nearly everything): the table narrows to them
+ON_SELECTION = frozenset(
+    ("edit_memory", "edit_external", "archive_memory", "delete_memory", "adopt_memory")
+)
+SEARCH_LIMIT = (
+    500  # the best matches (a first letter matches nearly everything): the table narrows to them
+)
 
 
 # -- what the workers post ---------------------------------------------------------------------
+
 
 class LibraryChanged(Message):
     """The memory root changed (the app's watcher): read the library again."""
@@ -117,8 +141,10 @@ def _key_display(keys: str) -> str:
 
 class LibraryScreen(Screen):
     CSS_PATH = "library.tcss"
-    BINDINGS = [Binding(keys, action, label, tooltip=desc, key_display=_key_display(keys))
-                for action, keys, label, desc in LIBRARY_ACTIONS]
+    BINDINGS = [
+        Binding(keys, action, label, tooltip=desc, key_display=_key_display(keys))
+        for action, keys, label, desc in LIBRARY_ACTIONS
+    ]
 
     def __init__(self, engine, *, now: float | None = None) -> None:
         super().__init__()
@@ -130,14 +156,18 @@ class LibraryScreen(Screen):
         self.view_ref: str | None = None
         self.query_text = ""
         self.found_count = 0  # how many refs the last search gave
-        self.narrowed: str | None = None  # the query the table shows the finds of ("" none: everything)
+        self.narrowed: str | None = (
+            None  # the query the table shows the finds of ("" none: everything)
+        )
         self.loaded = False
         self._enabled: tuple | None = None
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="")
-        yield Input(placeholder="search every memory — / to search, Enter or ↓ to the list, Esc back",
-                    id="library-search")
+        yield Input(
+            placeholder="search every memory — / to search, Enter or ↓ to the list, Esc back",
+            id="library-search",
+        )
         with ContentSwitcher(initial="library-list", id="library-body"):
             with Horizontal(id="library-list"):
                 yield LibraryTable(id="library-table", now=self.now)
@@ -275,7 +305,9 @@ class LibraryScreen(Screen):
             return  # the cursor has moved on
         self.view = message.view
         if message.view is None:
-            self._show_doc(Text(f"Cannot read {display(message.ref)}: {display(message.error)}", style="red"))
+            self._show_doc(
+                Text(f"Cannot read {display(message.ref)}: {display(message.error)}", style="red")
+            )
         else:
             self._show_doc(self._document(message.view))
         self._refresh_keys()
@@ -294,12 +326,19 @@ class LibraryScreen(Screen):
         if entry.broken:
             parts.append(Text(f"Cannot be read as a memory: {display(entry.broken)}", style="red"))
         for f in self.flags.get(entry.ref, ()):
-            parts.append(Text.assemble((f" {f.severity} ", FLAG_STYLE.get(f.severity, "")),
-                                       f" {display(f.message)}"))
+            parts.append(
+                Text.assemble(
+                    (f" {f.severity} ", FLAG_STYLE.get(f.severity, "")), f" {display(f.message)}"
+                )
+            )
         shown = redact_text(text)  # a key on screen is a key leaked (a shared screen, a recording)
         if shown != text:
-            parts.append(Text("A secret in it is hidden here: e opens the text as saved, to take it out.",
-                              style="bold red"))
+            parts.append(
+                Text(
+                    "A secret in it is hidden here: e opens the text as saved, to take it out.",
+                    style="bold red",
+                )
+            )
         lexer = "markdown" if entry.where.endswith(".md") and not is_line_ref(entry.ref) else "text"
         parts += [Text(""), Syntax(display(shown), lexer, theme="ansi_dark", word_wrap=True)]
         return Group(*parts)
@@ -351,8 +390,10 @@ class LibraryScreen(Screen):
         """What a key of the review queue's the library does not have would do there (not here), or None."""
         for binding in getattr(self.app, "BINDINGS", ()):
             if isinstance(binding, Binding) and binding.key == key and binding.action != "quit":
-                return (f"{binding.key_display or key} is the review queue's {binding.description} key: it does "
-                        "nothing in the library; Esc goes back to the queue, ? lists the library's keys")
+                return (
+                    f"{binding.key_display or key} is the review queue's {binding.description} key: it does "
+                    "nothing in the library; Esc goes back to the queue, ? lists the library's keys"
+                )
         return None
 
     def action_library_help(self) -> None:
@@ -379,14 +420,20 @@ class LibraryScreen(Screen):
         table = self.table
         table.set_show_archived(not table.show_archived)
         self._title()
-        self.notify("archived memories shown (dimmed)" if table.show_archived else "archived memories hidden",
-                    markup=False)
+        self.notify(
+            "archived memories shown (dimmed)"
+            if table.show_archived
+            else "archived memories hidden",
+            markup=False,
+        )
 
     def action_toggle_memory_md(self) -> None:
         switcher = self.query_one(ContentSwitcher)
         if switcher.current == "library-list":
             switcher.current = "library-memory-md"
-            self.query_one("#memory-md-body", Static).update(Text("reading MEMORY.md…", style="dim"))
+            self.query_one("#memory-md-body", Static).update(
+                Text("reading MEMORY.md…", style="dim")
+            )
             self._read_memory_md()
         else:
             switcher.current = "library-list"
@@ -406,7 +453,9 @@ class LibraryScreen(Screen):
             body.update(Text(f"Cannot read MEMORY.md: {display(message.error)}", style="red"))
         else:
             body.update(render_load_view(message.view))
-            self.query_one("#library-memory-md").border_title = summary(message.view).plain  # kept in sight
+            self.query_one("#library-memory-md").border_title = summary(
+                message.view
+            ).plain  # kept in sight
 
     # -- editing -------------------------------------------------------------------------------------
 
@@ -418,6 +467,7 @@ class LibraryScreen(Screen):
     def _saver(self, entry, base_hash: str):
         def save(text: str) -> None:  # in the editor's worker
             self.engine.edit_memory(entry.ref, text, base_hash)
+
         return save
 
     def _open_editor(self, entry, view: dict, text: str, error: str = "") -> None:
@@ -425,9 +475,16 @@ class LibraryScreen(Screen):
             if saved is not None:
                 self.post_message(LibraryDone(f"saved {entry.ref}"))
 
-        self.app.push_screen(MemoryEditor(f"{entry.category}: {entry.title}", text,
-                                          self._saver(entry, view["hash"]), check=entry.owner != CLAUDE,
-                                          error=error), done)
+        self.app.push_screen(
+            MemoryEditor(
+                f"{entry.category}: {entry.title}",
+                text,
+                self._saver(entry, view["hash"]),
+                check=entry.owner != CLAUDE,
+                error=error,
+            ),
+            done,
+        )
 
     def action_edit_memory(self) -> None:
         if picked := self._editing("edit_memory"):
@@ -446,7 +503,9 @@ class LibraryScreen(Screen):
     def _save_external(self, entry, view: dict, text: str) -> None:
         try:
             self._saver(entry, view["hash"])(text)
-        except Exception as e:  # refused (changed since, BLOCK): the text is kept, in the editor, to retry
+        except (
+            Exception
+        ) as e:  # refused (changed since, BLOCK): the text is kept, in the editor, to retry
             self.post_message(EditRefused(entry, view, text, str(e) or type(e).__name__))
             return
         self.post_message(LibraryDone(f"saved {entry.ref}"))
@@ -459,7 +518,10 @@ class LibraryScreen(Screen):
     def action_archive_memory(self) -> None:
         if not self.why_not("archive_memory"):
             entry = self.selected()
-            self._plan(f"Archive {entry.ref}?", [{"op": "archive", "ref": entry.ref, "base_hash": entry.hash}])
+            self._plan(
+                f"Archive {entry.ref}?",
+                [{"op": "archive", "ref": entry.ref, "base_hash": entry.hash}],
+            )
 
     def action_delete_memory(self) -> None:
         if self.why_not("delete_memory"):
@@ -493,7 +555,9 @@ class LibraryScreen(Screen):
             if yes:
                 self._apply(message.ops, planned.fingerprint)
 
-        self.app.push_screen(ChangeConfirm(message.question, [dict(f) for f in planned.files]), done)
+        self.app.push_screen(
+            ChangeConfirm(message.question, [dict(f) for f in planned.files]), done
+        )
 
     @work(thread=True, group="library-action")
     def _apply(self, ops: list[dict], fingerprint: str) -> None:
@@ -516,8 +580,11 @@ class LibraryScreen(Screen):
         except Exception as e:
             self.post_message(LibraryDone(f"cannot adopt {ref}: {e}", "error", reload=False))
             return
-        text = (f"proposed: proposal/{pid} — review it in the queue (Esc)" if pid
-                else f"{ref} already has a proposal to adopt it: see the queue")
+        text = (
+            f"proposed: proposal/{pid} — review it in the queue (Esc)"
+            if pid
+            else f"{ref} already has a proposal to adopt it: see the queue"
+        )
         self.post_message(LibraryDone(text, reload=False))
 
     def action_tidy_library(self) -> None:
@@ -532,8 +599,11 @@ class LibraryScreen(Screen):
             self.post_message(LibraryDone(f"tidy failed: {e}", "error", reload=False))
             return
         n = len(pids)
-        text = (f"tidy: {n} proposal{'' if n == 1 else 's'} to review in the queue (Esc)" if n
-                else "tidy: nothing to merge")
+        text = (
+            f"tidy: {n} proposal{'' if n == 1 else 's'} to review in the queue (Esc)"
+            if n
+            else "tidy: nothing to merge"
+        )
         self.post_message(LibraryDone(text, reload=False))
 
     def on_library_done(self, message: LibraryDone) -> None:

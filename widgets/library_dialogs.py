@@ -33,8 +33,15 @@ class MemoryEditor(EditorScreen):
     the text stays in the editor to fix or copy. `check`: a memcurate memory's text is checked as a memory
     document before it is handed over (Claude's own files have no such form). Returns the text saved."""
 
-    def __init__(self, title: str, text: str, save: Callable[[str], object], *, check: bool = True,
-                 error: str = "") -> None:
+    def __init__(
+        self,
+        title: str,
+        text: str,
+        save: Callable[[str], object],
+        *,
+        check: bool = True,
+        error: str = "",
+    ) -> None:
         super().__init__(title, text)
         self.save, self.check, self.error = save, check, error
 
@@ -58,7 +65,9 @@ class MemoryEditor(EditorScreen):
     def _save(self, text: str) -> None:
         try:
             self.save(text)
-        except Exception as e:  # ChangeError (changed since, BLOCK), a full disk: said, the text kept
+        except (
+            Exception
+        ) as e:  # ChangeError (changed since, BLOCK), a full disk: said, the text kept
             self.post_message(MemoryEditSaved(text, str(e) or type(e).__name__))
         else:
             self.post_message(MemoryEditSaved(text))
@@ -85,9 +94,16 @@ class ChangeConfirm(ConfirmDialog):
     def compose(self) -> ComposeResult:
         parts: list = []
         for f in self.files:
-            parts += [Text(display(str(f.get("where", ""))), style="bold"),
-                      Syntax(display(str(f.get("diff") or "")).rstrip("\n"), "diff", theme="ansi_dark",
-                             word_wrap=True), Text("")]
+            parts += [
+                Text(display(str(f.get("where", ""))), style="bold"),
+                Syntax(
+                    display(str(f.get("diff") or "")).rstrip("\n"),
+                    "diff",
+                    theme="ansi_dark",
+                    word_wrap=True,
+                ),
+                Text(""),
+            ]
         with Vertical():
             yield Label(Text(self.question), classes="dialog-title")
             with VerticalScroll(id="change-diff"):

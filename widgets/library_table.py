@@ -29,9 +29,18 @@ from memcurate.curator.util.textsafe import one_line
 
 GROUP_ORDER = (*CATEGORIES, CLAUDE)
 # What a check finding (curator/hygiene Finding.code) is called in the flags column, kept short.
-FLAG_LABEL = {"stale-file": "stale", "stale-command": "stale", "stale-symbol": "stale", "churn": "churn",
-              "contradiction": "contra", "duplicate": "dup", "secret": "secret", "over-limit": "cut",
-              "missing-link": "link", "unlinked": "unlinked"}
+FLAG_LABEL = {
+    "stale-file": "stale",
+    "stale-command": "stale",
+    "stale-symbol": "stale",
+    "churn": "churn",
+    "contradiction": "contra",
+    "duplicate": "dup",
+    "secret": "secret",
+    "over-limit": "cut",
+    "missing-link": "link",
+    "unlinked": "unlinked",
+}
 SEVERITY_RANK = {"high": 0, "medium": 1, "low": 2}
 FLAG_STYLE = {"high": "bold white on red", "medium": "black on yellow", "low": "cyan"}
 # (name, width); the title takes what the others leave
@@ -44,7 +53,9 @@ class Row:
 
     ref: str
     group: str
-    label: str  # the category column: the group, or "claude line" for a line of Claude's in MEMORY.md
+    label: (
+        str  # the category column: the group, or "claude line" for a line of Claude's in MEMORY.md
+    )
     title: str
     updated: str  # ISO UTC: the age column, worked out when the row is drawn
     sources: str
@@ -52,7 +63,9 @@ class Row:
     archived: bool
     claude: bool
     broken: bool
-    line: int = 0  # its MEMORY.md line (a line of Claude's: where it is; a file: the first line linking it)
+    line: int = (
+        0  # its MEMORY.md line (a line of Claude's: where it is; a file: the first line linking it)
+    )
 
 
 def make_row(entry, findings=()) -> Row:
@@ -61,15 +74,25 @@ def make_row(entry, findings=()) -> Row:
     worst: dict[str, str] = {}
     for f in findings:
         label = FLAG_LABEL.get(f.code, f.code)
-        if label not in worst or SEVERITY_RANK.get(f.severity, 3) < SEVERITY_RANK.get(worst[label], 3):
+        if label not in worst or SEVERITY_RANK.get(f.severity, 3) < SEVERITY_RANK.get(
+            worst[label], 3
+        ):
             worst[label] = f.severity
     flags = tuple(sorted(worst.items(), key=lambda kv: (SEVERITY_RANK.get(kv[1], 3), kv[0])))
     group = entry.category if entry.category in GROUP_ORDER else CLAUDE
-    return Row(ref=entry.ref, group=group, label=f"{CLAUDE} line" if is_line_ref(entry.ref) else group,
-               title=one_line(entry.title or entry.where or entry.ref, 400), updated=entry.updated,
-               sources=(f"{len(sources)} · {sources[0][:8]}" if sources else "—"), flags=flags,
-               archived=entry.status == "archived", claude=entry.owner == CLAUDE, broken=bool(entry.broken),
-               line=entry.line)
+    return Row(
+        ref=entry.ref,
+        group=group,
+        label=f"{CLAUDE} line" if is_line_ref(entry.ref) else group,
+        title=one_line(entry.title or entry.where or entry.ref, 400),
+        updated=entry.updated,
+        sources=(f"{len(sources)} · {sources[0][:8]}" if sources else "—"),
+        flags=flags,
+        archived=entry.status == "archived",
+        claude=entry.owner == CLAUDE,
+        broken=bool(entry.broken),
+        line=entry.line,
+    )
 
 
 def fit(text: str, width: int) -> str:
@@ -80,7 +103,7 @@ def fit(text: str, width: int) -> str:
     if width < 8:
         return text[: max(0, width - 1)] + "…"
     tail = (width - 1) // 3
-    return text[: width - 1 - tail] + "…" + text[len(text) - tail:]
+    return text[: width - 1 - tail] + "…" + text[len(text) - tail :]
 
 
 def widths(total: int) -> list[int]:
@@ -105,10 +128,18 @@ def row_cells(row: Row, total: int, now: float | None = None) -> list[tuple[str,
     """(text, style) pieces of a row, exactly `total` cells wide together: plain strings, no markup."""
     cols = widths(total)
     claude = "magenta" if row.claude else ""
-    pieces = [(_cell("C" if row.claude else "", cols[0]), "bold magenta"), (" ", ""),
-              (_cell(row.label, cols[1]), claude), (" ", ""),
-              (_cell(fit(row.title, cols[2]), cols[2]), "red" if row.broken else ""), (" ", ""),
-              (_cell(age(row.updated, now), cols[3]), ""), (" ", ""), (_cell(row.sources, cols[4]), "dim"), (" ", "")]
+    pieces = [
+        (_cell("C" if row.claude else "", cols[0]), "bold magenta"),
+        (" ", ""),
+        (_cell(row.label, cols[1]), claude),
+        (" ", ""),
+        (_cell(fit(row.title, cols[2]), cols[2]), "red" if row.broken else ""),
+        (" ", ""),
+        (_cell(age(row.updated, now), cols[3]), ""),
+        (" ", ""),
+        (_cell(row.sources, cols[4]), "dim"),
+        (" ", ""),
+    ]
     room = cols[5]
     for label, severity in row.flags:  # the worst first: what does not fit is the least urgent
         if room <= 0:
@@ -137,9 +168,14 @@ class LibraryTable(ScrollView, can_focus=True):
     `narrow(refs)` keeps those found by a search, `show_archived` shows or hides the archived ones. The
     cursor stays on its memory through both while the memory is still shown."""
 
-    BINDINGS = [Binding("up,k", "cursor_up", "Up", show=False), Binding("down,j", "cursor_down", "Down", show=False),
-                Binding("pageup", "page_up", show=False), Binding("pagedown", "page_down", show=False),
-                Binding("home", "first", show=False), Binding("end", "last", show=False)]
+    BINDINGS = [
+        Binding("up,k", "cursor_up", "Up", show=False),
+        Binding("down,j", "cursor_down", "Down", show=False),
+        Binding("pageup", "page_up", show=False),
+        Binding("pagedown", "page_down", show=False),
+        Binding("home", "first", show=False),
+        Binding("end", "last", show=False),
+    ]
     COMPONENT_CLASSES = {"library-table--header", "library-table--group", "library-table--cursor"}
     DEFAULT_CSS = """
     LibraryTable { height: 1fr; }
@@ -162,7 +198,9 @@ class LibraryTable(ScrollView, can_focus=True):
         self.groups: list[tuple[str, list[Row]]] = []  # the rows of each group, in order
         self.found: set[str] | None = None  # the refs a search found; None: no search
         self.show_archived = True
-        self.lines: list[Row | tuple[str, int]] = []  # rows and group headings (group, count), as drawn
+        self.lines: list[
+            Row | tuple[str, int]
+        ] = []  # rows and group headings (group, count), as drawn
         self.entries: list[int] = []  # the line of each row shown, in order
         self.cursor = 0  # an index into `entries`
         self._highlighted: str | None = None
@@ -170,9 +208,13 @@ class LibraryTable(ScrollView, can_focus=True):
     # -- what is shown --------------------------------------------------------------
 
     def show(self, rows: list[Row]) -> None:
-        rows = sorted(rows, key=lambda r: (r.line, r.ref))  # Claude's lines share MEMORY.md's time: in its order
+        rows = sorted(
+            rows, key=lambda r: (r.line, r.ref)
+        )  # Claude's lines share MEMORY.md's time: in its order
         rows.sort(key=lambda r: r.updated, reverse=True)  # newest first within a group
-        rows.sort(key=lambda r: (GROUP_ORDER.index(r.group), r.archived, r.label))  # Claude's files, then its lines
+        rows.sort(
+            key=lambda r: (GROUP_ORDER.index(r.group), r.archived, r.label)
+        )  # Claude's files, then its lines
         self.rows = rows
         groups: dict[str, list[Row]] = {}
         for row in rows:
@@ -203,7 +245,11 @@ class LibraryTable(ScrollView, can_focus=True):
         entries: list[int] = []
         position = None
         for group, rows in self.groups:
-            kept = [r for r in rows if (archived or not r.archived) and (found is None or r.ref in found)]
+            kept = [
+                r
+                for r in rows
+                if (archived or not r.archived) and (found is None or r.ref in found)
+            ]
             if not kept:
                 continue
             lines.append((group, len(kept)))
@@ -286,7 +332,9 @@ class LibraryTable(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         if y == 0:
-            names = " ".join(_cell(name, w) for (name, _), w in zip(COLUMNS, widths(width), strict=True))
+            names = " ".join(
+                _cell(name, w) for (name, _), w in zip(COLUMNS, widths(width), strict=True)
+            )
             return self._strip(names, width, self.get_component_rich_style("library-table--header"))
         index = int(self.scroll_y) + y - 1
         if index >= len(self.lines):
@@ -296,19 +344,30 @@ class LibraryTable(ScrollView, can_focus=True):
         line = self.lines[index]
         if isinstance(line, tuple):
             group, count = line
-            return self._strip(f"{group} · {count}", width, self.get_component_rich_style("library-table--group"))
+            return self._strip(
+                f"{group} · {count}", width, self.get_component_rich_style("library-table--group")
+            )
         base = self.rich_style
         if self.entries and index == self.entries[self.cursor]:
             base = base + self.get_component_rich_style("library-table--cursor")
         if line.archived:
             base = base + _style("dim")
-        return Strip([Segment(piece, base + _style(style) if style else base)
-                      for piece, style in row_cells(line, width, self.now)], width)
+        return Strip(
+            [
+                Segment(piece, base + _style(style) if style else base)
+                for piece, style in row_cells(line, width, self.now)
+            ],
+            width,
+        )
 
     def empty_text(self) -> str:
         if not self.rows:
             return "No memories yet."
-        return "Nothing matches the search." if self.found is not None else "Every memory is archived (h shows them)."
+        return (
+            "Nothing matches the search."
+            if self.found is not None
+            else "Every memory is archived (h shows them)."
+        )
 
     def _strip(self, text: str, width: int, style: Style) -> Strip:
         return Strip([Segment(set_cell_size(text, width), self.rich_style + style)], width)

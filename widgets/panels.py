@@ -24,7 +24,9 @@ from memcurate.curator.util.textsafe import clean as display
 from memcurate.curator.util.textsafe import one_line
 
 if TYPE_CHECKING:
-    from rich.syntax import Syntax  # imported where a document is shown: pygments is not needed for the first frame
+    from rich.syntax import (
+        Syntax,  # imported where a document is shown: pygments is not needed for the first frame
+    )
 
 SEVERITY_STYLE = {"BLOCK": "bold red", "ADVISORY": "yellow"}
 # A factor's why that names an issue as "code (where): message": the message starting with its where again
@@ -61,14 +63,20 @@ class DocumentView(VerticalScroll):
             where = str(decision.get("target_path") or decision.get("target") or "")
             if root and os.path.isabs(where) and not os.path.relpath(where, root).startswith(".."):
                 where = os.path.relpath(where, root)
-            parts += [Text(f"Diff against {display(where)}", style="bold"),
-                      Syntax(display(decision["diff"]), "diff", theme="ansi_dark", word_wrap=True), Text("")]
-        parts += [Text("Document", style="bold"),
-                  Syntax(display(review.get("text", "")), "markdown", theme="ansi_dark", word_wrap=True)]
-        if review.get("evidence") is not None:  # an offline card: what it was made from, under its text
+            parts += [
+                Text(f"Diff against {display(where)}", style="bold"),
+                Syntax(display(decision["diff"]), "diff", theme="ansi_dark", word_wrap=True),
+                Text(""),
+            ]
+        parts += [
+            Text("Document", style="bold"),
+            Syntax(display(review.get("text", "")), "markdown", theme="ansi_dark", word_wrap=True),
+        ]
+        if (
+            review.get("evidence") is not None
+        ):  # an offline card: what it was made from, under its text
             parts += [Text("")] + card_evidence(review["evidence"], bool(review.get("card")))
         body.update(Group(*parts))
-
 
     def show_claude_write(self, view: dict) -> None:
         """A write of Claude's own held for review (Engine.claude_write's view): what it is, the diff against
@@ -76,22 +84,39 @@ class DocumentView(VerticalScroll):
         from rich.syntax import Syntax
 
         where, tool = display(str(view.get("where", ""))), display(str(view.get("tool", "")))
-        parts = [Text.assemble(("Claude's own write: ", "bold"), (where, "bold"),
-                               (f" ({tool} into its auto-memory folder, held for your review as "
-                                f"{display(str(view.get('review_id', '')))})", "dim"))]
+        parts = [
+            Text.assemble(
+                ("Claude's own write: ", "bold"),
+                (where, "bold"),
+                (
+                    f" ({tool} into its auto-memory folder, held for your review as "
+                    f"{display(str(view.get('review_id', '')))})",
+                    "dim",
+                ),
+            )
+        ]
         if where == "MEMORY.md":
-            parts.append(Text("Approving writes Claude's lines; memcurate's sections are kept as they are then.",
-                              style="dim"))
+            parts.append(
+                Text(
+                    "Approving writes Claude's lines; memcurate's sections are kept as they are then.",
+                    style="dim",
+                )
+            )
         if view.get("base_hash") is None:
             parts.append(Text("A new file: nothing was there when Claude wrote it.", style="dim"))
         elif view.get("diff"):
-            parts += [Text(""), Text(f"Diff against {where} as it was", style="bold"),
-                      Syntax(display(view["diff"]), "diff", theme="ansi_dark", word_wrap=True)]
+            parts += [
+                Text(""),
+                Text(f"Diff against {where} as it was", style="bold"),
+                Syntax(display(view["diff"]), "diff", theme="ansi_dark", word_wrap=True),
+            ]
         lexer = "markdown" if where.endswith(".md") else "text"
-        parts += [Text(""), Text("What approving writes", style="bold"),
-                  Syntax(display(str(view.get("text", ""))), lexer, theme="ansi_dark", word_wrap=True)]
+        parts += [
+            Text(""),
+            Text("What approving writes", style="bold"),
+            Syntax(display(str(view.get("text", ""))), lexer, theme="ansi_dark", word_wrap=True),
+        ]
         self.query_one("#document-body", Static).update(Group(*parts))
-
 
     def show_rule(self, view: dict) -> None:
         """A rule-graduation candidate (Engine.rule's view): the rule, where it applies, the rule file as
@@ -100,38 +125,71 @@ class DocumentView(VerticalScroll):
         plan = view.get("plan") or {}
         paths = [display(str(p)) for p in view.get("paths") or []]
         where = display(str(plan.get("file") or ""))
-        parts = [Text.assemble(("Rule", "bold"), (f" (topic {display(str(view.get('topic') or ''))})", "dim")),
-                 Text(display(str(view.get("rule") or ""))),
-                 Text("applies to: " + ", ".join(paths) if paths else "applies project-wide (no paths)", style="dim"),
-                 Text("")]
+        parts = [
+            Text.assemble(
+                ("Rule", "bold"), (f" (topic {display(str(view.get('topic') or ''))})", "dim")
+            ),
+            Text(display(str(view.get("rule") or ""))),
+            Text(
+                "applies to: " + ", ".join(paths) if paths else "applies project-wide (no paths)",
+                style="dim",
+            ),
+            Text(""),
+        ]
         action = plan.get("action")
         if plan.get("error"):
-            parts.append(Text(f"Cannot be written: {display(str(plan['error']))}", style="bold red"))
+            parts.append(
+                Text(f"Cannot be written: {display(str(plan['error']))}", style="bold red")
+            )
         elif action == "noop":
-            parts.append(Text.assemble(("The rule is already in ", "bold"), (where, "bold"),
-                                       (": approving writes nothing", "dim")))
+            parts.append(
+                Text.assemble(
+                    ("The rule is already in ", "bold"),
+                    (where, "bold"),
+                    (": approving writes nothing", "dim"),
+                )
+            )
         elif action == "extend":
-            parts += [Text.assemble(("Approving extends ", "bold"), (where, "bold"), (": the diff", "dim")),
-                      _syntax(str(plan.get("diff") or ""), "diff")]
+            parts += [
+                Text.assemble(
+                    ("Approving extends ", "bold"), (where, "bold"), (": the diff", "dim")
+                ),
+                _syntax(str(plan.get("diff") or ""), "diff"),
+            ]
         else:
-            parts += [Text.assemble(("Approving writes ", "bold"), (where, "bold"), (" (a new file)", "dim")),
-                      _syntax(str(plan.get("after") or ""), "markdown")]
+            parts += [
+                Text.assemble(
+                    ("Approving writes ", "bold"), (where, "bold"), (" (a new file)", "dim")
+                ),
+                _syntax(str(plan.get("after") or ""), "markdown"),
+            ]
         parts += [Text("")] + evidence(view.get("candidate"))
         self.query_one("#document-body", Static).update(Group(*parts))
-
 
     def show_proposal(self, view: dict) -> None:
         """A proposal (Engine.proposal's view): what and why, then the diff of every file approving changes."""
         record, planned = view.get("record") or {}, view.get("planned") or {}
-        parts = [Text.assemble(("Proposal: ", "bold"), (display(str(record.get("title", ""))), "bold"),
-                               (f" ({display(str(record.get('kind', '')))}, from {display(str(record.get('source', '')))})",
-                                "dim")),
-                 Text(display(str(record.get("reason") or "")))]
+        parts = [
+            Text.assemble(
+                ("Proposal: ", "bold"),
+                (display(str(record.get("title", ""))), "bold"),
+                (
+                    f" ({display(str(record.get('kind', '')))}, from {display(str(record.get('source', '')))})",
+                    "dim",
+                ),
+            ),
+            Text(display(str(record.get("reason") or ""))),
+        ]
         if record.get("edit") is not None:
             parts.append(Text("Edited by you: approving writes your text.", style="dim"))
         for f in planned.get("files") or []:
-            parts += [Text(""), Text.assemble(("Approving changes ", "bold"), (display(str(f.get("where", ""))), "bold")),
-                      _syntax(str(f.get("diff") or "(unchanged)"), "diff")]
+            parts += [
+                Text(""),
+                Text.assemble(
+                    ("Approving changes ", "bold"), (display(str(f.get("where", ""))), "bold")
+                ),
+                _syntax(str(f.get("diff") or "(unchanged)"), "diff"),
+            ]
         self.query_one("#document-body", Static).update(Group(*parts))
 
 
@@ -147,15 +205,27 @@ def evidence(candidate) -> list:
     failure = getattr(candidate, "failure", None) or {}
     occurrences = [o for o in getattr(candidate, "occurrences", None) or [] if isinstance(o, dict)]
     n = len(occurrences)
-    head = Text.assemble(("Evidence", "bold"),
-                         (f" — failed the same way in {n} session{'' if n == 1 else 's'}", "dim"))
-    out = [head, Text.assemble(("kind ", "dim"), display(str(failure.get("kind", ""))), ("  tool ", "dim"),
-                               display(str(failure.get("tool", "")))),
-           Text.assemble(("signature ", "dim"), display(str(failure.get("signature", ""))))]
+    head = Text.assemble(
+        ("Evidence", "bold"),
+        (f" — failed the same way in {n} session{'' if n == 1 else 's'}", "dim"),
+    )
+    out = [
+        head,
+        Text.assemble(
+            ("kind ", "dim"),
+            display(str(failure.get("kind", ""))),
+            ("  tool ", "dim"),
+            display(str(failure.get("tool", ""))),
+        ),
+        Text.assemble(("signature ", "dim"), display(str(failure.get("signature", "")))),
+    ]
     for o in occurrences:
         at = str(o.get("at") or "")[:16].replace("T", " ")
-        lines = Text.assemble(("\n", ""), (f"{at} ", "bold"),
-                              (f"session {display(str(o.get('session') or ''))}", "dim"))
+        lines = Text.assemble(
+            ("\n", ""),
+            (f"{at} ", "bold"),
+            (f"session {display(str(o.get('session') or ''))}", "dim"),
+        )
         if o.get("command"):
             lines.append("\n$ ", style="dim")
             lines.append(display(str(o["command"])))
@@ -179,11 +249,16 @@ def card_evidence(ev: dict, card: bool, editing: bool = False) -> list[Text]:
     """An offline card's evidence (Engine.card_evidence): the category suggested, the session lines it was
     made from, a runbook's failing commands with their fixes, and while `editing` the text around the lines.
     `card`: no person has written it yet (else it was drafted offline and edited since)."""
-    head = Text.assemble(("Offline card", "bold yellow"),
-                         (f" — suggested category: {display(str(ev.get('category') or ''))}", "bold"))
-    said = ("Quoted from the session by rules, not a memory yet: write the fact in your own words"
-            + ("." if editing else " (e opens it pre-filled, with this evidence beside it).") if card else
-            "Drafted offline and edited by you since. What it was made from:")
+    head = Text.assemble(
+        ("Offline card", "bold yellow"),
+        (f" — suggested category: {display(str(ev.get('category') or ''))}", "bold"),
+    )
+    said = (
+        "Quoted from the session by rules, not a memory yet: write the fact in your own words"
+        + ("." if editing else " (e opens it pre-filled, with this evidence beside it).")
+        if card
+        else "Drafted offline and edited by you since. What it was made from:"
+    )
     out = [head, Text(said, style="dim")]
     if ev.get("statement"):
         out.append(Text.assemble(("The second look said: ", "bold"), display(str(ev["statement"]))))
@@ -193,14 +268,27 @@ def card_evidence(ev: dict, card: bool, editing: bool = False) -> list[Text]:
     for x in lines:
         turn = f"turn {x['turn']} · " if x.get("turn") is not None else ""
         keys = ", ".join(display(str(k)) for k in x.get("keywords") or [])
-        out.append(Text.assemble((f"{turn}{display(str(x.get('speaker') or ''))}", "dim"),
-                                 (f"  [{keys}]" if keys else "", "dim"), "\n", display(str(x.get("text") or ""))))
+        out.append(
+            Text.assemble(
+                (f"{turn}{display(str(x.get('speaker') or ''))}", "dim"),
+                (f"  [{keys}]" if keys else "", "dim"),
+                "\n",
+                display(str(x.get("text") or "")),
+            )
+        )
     pairs = [x for x in ev.get("pairs") or [] if isinstance(x, dict)]
     if pairs:
         out.append(Text("Error → fix", style="bold"))
     for x in pairs:
-        out.append(Text.assemble(("failed: ", "red"), display(str(x.get("error") or "")), "\n",
-                                 ("fixed:  ", "green"), display(str(x.get("fix") or ""))))
+        out.append(
+            Text.assemble(
+                ("failed: ", "red"),
+                display(str(x.get("error") or "")),
+                "\n",
+                ("fixed:  ", "green"),
+                display(str(x.get("fix") or "")),
+            )
+        )
     if ev.get("note"):
         out.append(Text(display(str(ev["note"])), style="dim"))
     if editing and ev.get("excerpt"):
@@ -217,7 +305,13 @@ def rule_issues(view: dict | None) -> list[dict]:
     plan = (view or {}).get("plan") or {}
     if not plan.get("error"):
         return []
-    return [{"severity": "BLOCK", "where": str(plan.get("file") or "rule"), "message": str(plan["error"])}]
+    return [
+        {
+            "severity": "BLOCK",
+            "where": str(plan.get("file") or "rule"),
+            "message": str(plan["error"]),
+        }
+    ]
 
 
 def issue_parts(issue: dict) -> tuple[str, str]:
@@ -226,8 +320,12 @@ def issue_parts(issue: dict) -> tuple[str, str]:
     "## Verification")."""
     where, message = str(issue.get("where") or ""), str(issue.get("message") or "")
     for said in (str(issue.get("severity") or ""), where):
-        if said and message.startswith(said) and message[len(said):len(said) + 1] in (" ", ":", ""):
-            message = message[len(said):].lstrip(" :—-") or message
+        if (
+            said
+            and message.startswith(said)
+            and message[len(said) : len(said) + 1] in (" ", ":", "")
+        ):
+            message = message[len(said) :].lstrip(" :—-") or message
     return where, message
 
 
@@ -253,9 +351,15 @@ class IssuesView(Static):
             outcome = str(attempt.get("outcome", ""))
             lines.append(f"{'DRAFTING':<9}", style="dim")
             lines.append(f"{display(str(attempt.get('model', '')))}: ", style="bold")
-            lines.append(outcome, style="green" if outcome == "ok" else "red" if outcome == "failed" else "dim")
-            extra = [f"{attempt['retries']} retries" if attempt.get("retries") else "", _elapsed(attempt.get("elapsed")),
-                     display(str(attempt.get("error") or ""))]
+            lines.append(
+                outcome,
+                style="green" if outcome == "ok" else "red" if outcome == "failed" else "dim",
+            )
+            extra = [
+                f"{attempt['retries']} retries" if attempt.get("retries") else "",
+                _elapsed(attempt.get("elapsed")),
+                display(str(attempt.get("error") or "")),
+            ]
             lines.append("".join(f" · {e}" for e in extra if e))
             lines.append("\n")
         for issue in (review or {}).get("issues", []):
@@ -281,7 +385,10 @@ def confidence_lines(conf: dict | None) -> Text:
     out.append(f"{'CONF':<9}", style="bold")
     out.append(f"{conf['value']:.2f}", style="bold")
     factors = [f for f in conf.get("factors") or [] if isinstance(f, dict)]
-    out.append("".join(f" · {display(str(f.get('name', '')))} {f.get('effect', 0):+.2f}" for f in factors), style="dim")
+    out.append(
+        "".join(f" · {display(str(f.get('name', '')))} {f.get('effect', 0):+.2f}" for f in factors),
+        style="dim",
+    )
     out.append("\n")
     for f in sorted((f for f in factors if f.get("effect", 0) < 0), key=lambda f: f["effect"]):
         out.append(f"{'':<9}{f['effect']:+.2f} {display(str(f.get('name', '')))}: ", style="yellow")
@@ -319,7 +426,9 @@ class ProgressView(Static):
 
     DEFAULT_CSS = "ProgressView { height: auto; }"
 
-    compact = False  # a narrow terminal: the triage's categories counted by stage on one line, no table
+    compact = (
+        False  # a narrow terminal: the triage's categories counted by stage on one line, no table
+    )
     _last: tuple | None = None
 
     def set_compact(self, compact: bool) -> None:
@@ -328,12 +437,25 @@ class ProgressView(Static):
             if self._last is not None:
                 self.show(*self._last)
 
-    def show(self, tid: str | None, items: list[Item], busy_elsewhere: int, used: dict | None = None,
-             overall: dict | None = None) -> None:
+    def show(
+        self,
+        tid: str | None,
+        items: list[Item],
+        busy_elsewhere: int,
+        used: dict | None = None,
+        overall: dict | None = None,
+    ) -> None:
         self._last = (tid, items, busy_elsewhere, used, overall)
         table = Table(box=None, pad_edge=False, expand=True, show_edge=False)
-        for name, kw in (("category", {}), ("draft", {}), ("verify", {}), ("model", {}), ("time", {"justify": "right"}),
-                         ("tokens", {"justify": "right"}), ("retries", {"justify": "right"})):
+        for name, kw in (
+            ("category", {}),
+            ("draft", {}),
+            ("verify", {}),
+            ("model", {}),
+            ("time", {"justify": "right"}),
+            ("tokens", {"justify": "right"}),
+            ("retries", {"justify": "right"}),
+        ):
             table.add_column(name, style="bold" if name == "category" else "", **kw)
         for item in items:
             draft, verify = _stages(item.state)
@@ -344,30 +466,51 @@ class ProgressView(Static):
                 name += f" #{item.category.rpartition('-')[2]}"
             if item.field("found_by") == "second_look":
                 name += " (2nd look)"  # the keywords missed it: a model's reading of the session found it
-            table.add_row(name,
-                          draft, verify, display(_model(item)), _elapsed(item.field("elapsed")),
-                          "" if tokens == (None, None) else f"{tokens[0] or 0}/{tokens[1] or 0}",
-                          str(item.field("retries") or 0))
+            table.add_row(
+                name,
+                draft,
+                verify,
+                display(_model(item)),
+                _elapsed(item.field("elapsed")),
+                "" if tokens == (None, None) else f"{tokens[0] or 0}/{tokens[1] or 0}",
+                str(item.field("retries") or 0),
+            )
         title = Text(f"Pipeline — {tid}" if tid else "Pipeline", style="bold")
         if self.compact and items:  # e.g. "Pipeline — <tid>: 4 ready · 1 verifying · 1 failed"
             counts: dict[str, int] = {}
             for item in items:
                 counts[item.state] = counts.get(item.state, 0) + 1
             title.append(": " + " · ".join(f"{n} {state}" for state, n in counts.items()), style="")
-        foot = Text(f"{busy_elsewhere} other triage(s) being drafted" if busy_elsewhere else "", style="dim")
+        foot = Text(
+            f"{busy_elsewhere} other triage(s) being drafted" if busy_elsewhere else "", style="dim"
+        )
         # Model use, once there is any (the offline drafter makes no call): this triage's, then every triage's.
-        for label, total in (("this triage", used), ("all triages", overall if overall != used else None)):
+        for label, total in (
+            ("this triage", used),
+            ("all triages", overall if overall != used else None),
+        ):
             if total and (total.get("calls") or total.get("tokens_in")):
                 foot.append(("\n" if foot.plain else "") + f"{label}: {describe(total)}")
         skipped = [i for i in items if i.state == "skipped"]
         for item in skipped:  # why the model found nothing durable there: final, never saved
-            name = CATEGORIES[item.category].section if item.category in CATEGORIES else item.category
-            foot.append(("\n" if foot.plain else "") + f"{name} skipped: {display(str(item.field('reason') or ''))}")
+            name = (
+                CATEGORIES[item.category].section if item.category in CATEGORIES else item.category
+            )
+            foot.append(
+                ("\n" if foot.plain else "")
+                + f"{name} skipped: {display(str(item.field('reason') or ''))}"
+            )
         idle = Text("Nothing in progress.", style="dim")
         if self.compact:
             self.update(Group(title, foot) if foot.plain else title)
             return
-        self.update(Group(title, table, foot) if items else Group(title, idle, foot) if foot.plain else Group(title, idle))
+        self.update(
+            Group(title, table, foot)
+            if items
+            else Group(title, idle, foot)
+            if foot.plain
+            else Group(title, idle)
+        )
 
 
 def _stages(state: str) -> tuple[Text, Text]:
@@ -392,7 +535,9 @@ class DraftingLine(Static):
 
     def show(self, info: dict) -> None:
         style = "dim" if info.get("available", True) else "bold red"
-        lines = [Text(display(str(info.get("line", ""))), style=style)]  # config text: never raw escapes
+        lines = [
+            Text(display(str(info.get("line", ""))), style=style)
+        ]  # config text: never raw escapes
         lines += [Text(f"⚠ {display(w)}", style="yellow") for w in info.get("warnings", [])]
         table = info.get("deprecation_table", "available")
         if table != "available":
@@ -436,8 +581,10 @@ class BudgetsView(Static):
             if moves.get(name):
                 out.append(f"  ↳ {len(moves[name])} to the archive\n", style="bold yellow")
         t = usage["total"]
-        out.append(f"{t['lines']}/{t['max_lines']} lines, {t['chars'] / 1000:.1f}k/{t['max_chars'] / 1000:g}k chars",
-                   style="dim")
+        out.append(
+            f"{t['lines']}/{t['max_lines']} lines, {t['chars'] / 1000:.1f}k/{t['max_chars'] / 1000:g}k chars",
+            style="dim",
+        )
         self.update(out)
 
 
@@ -457,10 +604,19 @@ class GraduationView(Static):
         if shown == self._shown:
             return  # an update lays the screen out again
         self._shown = shown
-        title = Text.assemble(("Rule graduation", "bold"), (f" {len(items)}" if items else "", "dim"))
+        title = Text.assemble(
+            ("Rule graduation", "bold"), (f" {len(items)}" if items else "", "dim")
+        )
         if not items:
             self.update(Group(title, Text("Nothing recurring yet.", style="dim")))
             return
-        lines = [Text.assemble((f"{i.field('sessions', 0)}× ", "cyan"), one_line(i.title, 200), no_wrap=True,
-                               overflow="ellipsis") for i in items]
+        lines = [
+            Text.assemble(
+                (f"{i.field('sessions', 0)}× ", "cyan"),
+                one_line(i.title, 200),
+                no_wrap=True,
+                overflow="ellipsis",
+            )
+            for i in items
+        ]
         self.update(Group(title, *lines))

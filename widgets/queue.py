@@ -25,13 +25,32 @@ CATEGORY_ORDER = {name: i for i, name in enumerate(CATEGORIES)}
 SEVERITIES = ("block", "advisory", "clean", "failed")
 # The session column names each triage's session (its first 8 hex) on the first of its rows, "│" on the
 # others: a triage's rows read as one group. The category is shown whole (session_summary takes 15).
-COLUMNS = (("session", 8), ("category", 15), ("title", None), ("action", 9), ("conf", 4), ("issues", 11), ("age", 4))
+COLUMNS = (
+    ("session", 8),
+    ("category", 15),
+    ("title", None),
+    ("action", 9),
+    ("conf", 4),
+    ("issues", 11),
+    ("age", 4),
+)
 # A table narrower than COMPACT_BELOW (an 80-column terminal) leaves out the age and shows a category in 10: the
 # title keeps 24 characters or more there.
 COMPACT_BELOW = 96
-COMPACT_COLUMNS = (("session", 8), ("category", 10), ("title", None), ("action", 9), ("conf", 4), ("issues", 11))
-SHORT_CATEGORY = {"session_summary": "summary"}  # the one category longer than 10 characters, said short
-CACHED_SCREENS = 3  # the table keeps the rendered lines of this many screens (textual's default: 1,000 lines)
+COMPACT_COLUMNS = (
+    ("session", 8),
+    ("category", 10),
+    ("title", None),
+    ("action", 9),
+    ("conf", 4),
+    ("issues", 11),
+)
+SHORT_CATEGORY = {
+    "session_summary": "summary"
+}  # the one category longer than 10 characters, said short
+CACHED_SCREENS = (
+    3  # the table keeps the rendered lines of this many screens (textual's default: 1,000 lines)
+)
 SAME_GROUP = "│"  # the session cell of a triage's second and later rows
 CLAUDE_WRITES = "claude/"  # where the app keeps their rows, beside the triages (their ids start so, not with digits)
 RULE = "rule"  # the category column of a rule-graduation candidate (a failure that recurred across sessions)
@@ -51,10 +70,14 @@ class RowKind:
     what: str  # how its rows are named when they cannot be read
 
 
-ROW_KINDS = (RowKind(CLAUDE, CLAUDE_WRITES, CLAUDE_WRITE_KIND, "Claude's staged writes"),
-             RowKind(RULE, RULES, RULE_KIND, "the rule candidates"),
-             RowKind(PROPOSAL, PROPOSALS, PROPOSAL_KIND, "the proposals"))
-GROUPS = {k.category: k.key for k in ROW_KINDS}  # a row's category -> its key (a memory's: its triage's id)
+ROW_KINDS = (
+    RowKind(CLAUDE, CLAUDE_WRITES, CLAUDE_WRITE_KIND, "Claude's staged writes"),
+    RowKind(RULE, RULES, RULE_KIND, "the rule candidates"),
+    RowKind(PROPOSAL, PROPOSALS, PROPOSAL_KIND, "the proposals"),
+)
+GROUPS = {
+    k.category: k.key for k in ROW_KINDS
+}  # a row's category -> its key (a memory's: its triage's id)
 _CATEGORY = {k.kind: k.category for k in ROW_KINDS}
 
 
@@ -69,9 +92,19 @@ def kind_item(item: ReviewItem) -> Item:
     blocks = [i for i in item.issues if i.get("severity") == "BLOCK"]
     if blocks:
         record["block"] = str(blocks[0].get("message") or "")
-    return Item(item.id, _CATEGORY[item.kind], item.state, title=item.title, action=item.action,
-                blocks=max(severities.count("BLOCK"), int(item.blocked)), advisories=severities.count("ADVISORY"),
-                created=item.created, session=item.session, error=item.error, record=record)
+    return Item(
+        item.id,
+        _CATEGORY[item.kind],
+        item.state,
+        title=item.title,
+        action=item.action,
+        blocks=max(severities.count("BLOCK"), int(item.blocked)),
+        advisories=severities.count("ADVISORY"),
+        created=item.created,
+        session=item.session,
+        error=item.error,
+        record=record,
+    )
 
 
 def group_of(item: Item) -> str:
@@ -93,7 +126,11 @@ def row_key(item: Item) -> str:
 
 
 def sort_key(item: Item) -> tuple:
-    return (item.tid, CATEGORY_ORDER.get(base(item.category), -1), item.category)  # a category's facts in turn
+    return (
+        item.tid,
+        CATEGORY_ORDER.get(base(item.category), -1),
+        item.category,
+    )  # a category's facts in turn
 
 
 # Every word the filter takes for a category: the six categories, then the other kinds of rows (claude, rule,
@@ -104,7 +141,11 @@ FILTER_CATEGORIES = (*CATEGORIES, *GROUPS)
 def unknown_words(words: list[str]) -> list[str]:
     """The filter words no row can ever match (neither a severity nor the start of a category's name): a typo
     would empty the queue and read as "nothing waiting"."""
-    return [w for w in words if w not in SEVERITIES and not any(c.startswith(w) for c in FILTER_CATEGORIES)]
+    return [
+        w
+        for w in words
+        if w not in SEVERITIES and not any(c.startswith(w) for c in FILTER_CATEGORIES)
+    ]
 
 
 def matches(item: Item, words: list[str]) -> bool:
@@ -115,9 +156,12 @@ def matches(item: Item, words: list[str]) -> bool:
     if cats and not any(item.category.startswith(w) for w in cats):
         return False
     if sevs:
-        have = {"block" if item.blocks else "", "advisory" if item.advisories else "",
-                "failed" if item.state in ("failed", "error") else "",
-                "clean" if item.state == "ready" and not item.blocks and not item.advisories else ""}
+        have = {
+            "block" if item.blocks else "",
+            "advisory" if item.advisories else "",
+            "failed" if item.state in ("failed", "error") else "",
+            "clean" if item.state == "ready" and not item.blocks and not item.advisories else "",
+        }
         return any(s in have for s in sevs)
     return True
 
@@ -128,27 +172,43 @@ def queue_title(items: dict[str, list[Item]]) -> str:
     ready = sum(1 for i in rows if i.state == "ready")
     drafting = sum(1 for i in rows if i.state in DRAFTING)
     failed = sum(1 for i in rows if i.state == "failed" or i.is_error)
-    return (f"Pending {len(rows)} — {ready} ready · {drafting} drafting"
-            + (f" · {failed} failed" if failed else ""))
+    return f"Pending {len(rows)} — {ready} ready · {drafting} drafting" + (
+        f" · {failed} failed" if failed else ""
+    )
 
 
 DRAFTING = frozenset(("triaged", *IN_FLIGHT))  # a row not drafted yet, or being drafted
 
 
-def cells(item: Item, now: float | None, *, first: bool = True, title: str | None = None) -> tuple[Text, ...]:
+def cells(
+    item: Item, now: float | None, *, first: bool = True, title: str | None = None
+) -> tuple[Text, ...]:
     """A row's cells; `first`: the first row of its group (its session is named there); `title`: the title
     as it fits its column (fit_title), else the whole title."""
     group = Text(short_session(item), style="bold") if first else Text(SAME_GROUP, style="dim")
     if item.is_error:
-        return (group, Text("error", style="bold red"), Text(one_line(item.error, 200), style="red"), Text("—"),
-                Text(""), Text(""), Text(age(item.created, now) if item.created else ""))
+        return (
+            group,
+            Text("error", style="bold red"),
+            Text(one_line(item.error, 200), style="red"),
+            Text("—"),
+            Text(""),
+            Text(""),
+            Text(age(item.created, now) if item.created else ""),
+        )
     shown = one_line(item.title, TITLE_MAX) if title is None else title
-    title_cell = Text(shown or f"({item.category} — {item.state})", style="" if item.title else "dim italic")
+    title_cell = Text(
+        shown or f"({item.category} — {item.state})", style="" if item.title else "dim italic"
+    )
     if item.category == RULE:  # in place of an action: how many sessions the failure recurred in
         action = Text(f"seen {item.field('sessions', 0)}×", style="cyan")
     elif item.state == "ready":
-        action = Text(item.action or "?", style={"create": "green", "update": "cyan", "noop": "dim",
-                                                 "delete": "magenta"}.get(item.action, ""))
+        action = Text(
+            item.action or "?",
+            style={"create": "green", "update": "cyan", "noop": "dim", "delete": "magenta"}.get(
+                item.action, ""
+            ),
+        )
     elif item.state == "failed":
         action = Text("failed", style="bold red")
     else:
@@ -159,9 +219,18 @@ def cells(item: Item, now: float | None, *, first: bool = True, title: str | Non
     if item.advisories:
         if badges:
             badges.append(" ")
-        badges.append(f"ADV{item.advisories if item.advisories > 1 else ''}", style="black on yellow")
-    return (group, Text(item.category), title_cell, action, confidence_cell(item.confidence), badges,
-            Text(age(item.created, now)))
+        badges.append(
+            f"ADV{item.advisories if item.advisories > 1 else ''}", style="black on yellow"
+        )
+    return (
+        group,
+        Text(item.category),
+        title_cell,
+        action,
+        confidence_cell(item.confidence),
+        badges,
+        Text(age(item.created, now)),
+    )
 
 
 def short_category(category: str) -> str:
@@ -201,12 +270,12 @@ def fit_title(title: str, width: int, shared: int = 0) -> str:
     if len(title) <= width:
         return title
     if shared < width - 1:
-        return title[:width - 1] + "…"
+        return title[: width - 1] + "…"
     head = max(4, width // 3)
-    rest = title[max(head, shared - 3):]
+    rest = title[max(head, shared - 3) :]
     room = width - head - 1
     if len(rest) > room:
-        rest = rest[:room - 1] + "…"
+        rest = rest[: room - 1] + "…"
     return title[:head] + "…" + rest
 
 
@@ -222,7 +291,10 @@ class QueueTable(DataTable):
     when it can, so the cursor stays put while work streams in. What each row shows is kept as its view
     (item, first of its group, title as fitted, age): a row is redrawn only when its view changes."""
 
-    BINDINGS = [Binding("j", "cursor_down", "Down", show=False), Binding("k", "cursor_up", "Up", show=False)]
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+    ]
     DEFAULT_CSS = "QueueTable { height: 1fr; }"
 
     def __init__(self, *args, **kw) -> None:
@@ -230,7 +302,9 @@ class QueueTable(DataTable):
         self.shown: list[Item] = []
         self.views: dict[str, tuple] = {}  # row key -> what the row shows (_views)
         self.title_width = 20
-        self.now: float | None = None  # the clock the ages were last shown with (None: the real one)
+        self.now: float | None = (
+            None  # the clock the ages were last shown with (None: the real one)
+        )
         self.spec = COLUMNS  # the columns shown (COMPACT_COLUMNS in a narrow table)
         self._rendered_at = 0  # DataTable's update count when its render caches were last emptied
 
@@ -254,8 +328,12 @@ class QueueTable(DataTable):
         until 1,000 newer ones push them out (tens of thousands of objects every collection walks). Here the
         caches hold what a few screens need."""
         lines = CACHED_SCREENS * max(self.size.height, 16)
-        for cache, size in ((self._row_render_cache, lines), (self._row_renderable_cache, lines),
-                            (self._line_cache, lines), (self._cell_render_cache, lines * len(self.spec))):
+        for cache, size in (
+            (self._row_render_cache, lines),
+            (self._row_renderable_cache, lines),
+            (self._line_cache, lines),
+            (self._cell_render_cache, lines * len(self.spec)),
+        ):
             cache.maxsize = size
             cache.clear()  # LRUCache decides it is full once: emptied, it counts again
 
@@ -293,8 +371,12 @@ class QueueTable(DataTable):
         views = {}
         for item, first in zip(items, firsts(items), strict=True):
             title = one_line(item.title, TITLE_MAX)
-            views[row_key(item)] = (item, first, fit_title(title, self.title_width, shared.get(title, 0)),
-                                    age(item.created, now) if item.created else "")
+            views[row_key(item)] = (
+                item,
+                first,
+                fit_title(title, self.title_width, shared.get(title, 0)),
+                age(item.created, now) if item.created else "",
+            )
         return views
 
     def _cells(self, view: tuple, now: float | None) -> tuple[Text, ...]:
@@ -303,7 +385,7 @@ class QueueTable(DataTable):
         if self.spec is COLUMNS:
             return row
         category = row[1] if item.is_error else Text(short_category(item.category))
-        return (row[0], category, *row[2:len(self.spec)])
+        return (row[0], category, *row[2 : len(self.spec)])
 
     def _relayout(self, spec: tuple) -> None:
         """Show `spec`'s columns: the rows drawn again, the cursor kept on its row."""
@@ -312,7 +394,9 @@ class QueueTable(DataTable):
         self.clear(columns=True)
         self._add_columns()
         self._bound_caches()
-        self._rebuild(self.shown, self._views(self.shown, self.now), self.now, keep=current, row=max(row, 0))
+        self._rebuild(
+            self.shown, self._views(self.shown, self.now), self.now, keep=current, row=max(row, 0)
+        )
 
     def sync(self, items: list[Item], now: float | None) -> None:
         """Show `items` (already filtered and sorted)."""
@@ -357,8 +441,15 @@ class QueueTable(DataTable):
         self._drop_stale_renders()
         return changed
 
-    def _rebuild(self, items: list[Item], views: dict[str, tuple], now: float | None, *, keep: Item | None = None,
-                 row: int | None = None) -> None:
+    def _rebuild(
+        self,
+        items: list[Item],
+        views: dict[str, tuple],
+        now: float | None,
+        *,
+        keep: Item | None = None,
+        row: int | None = None,
+    ) -> None:
         """All rows anew; the cursor stays on the selected row (`keep`, at `row`, when the table was cleared)."""
         current = keep or self.selected()
         row = self.cursor_row if row is None else row

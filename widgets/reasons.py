@@ -56,7 +56,11 @@ def _state_reason(item: Item, doing: str, action: str) -> str:
 def _first_block(item: Item, review: dict | None) -> str:
     if item.field("block"):
         return one_line(str(item.field("block")), 160)
-    blocks = [i for i in (review or {}).get("issues", []) if isinstance(i, dict) and i.get("severity") == "BLOCK"]
+    blocks = [
+        i
+        for i in (review or {}).get("issues", [])
+        if isinstance(i, dict) and i.get("severity") == "BLOCK"
+    ]
     if blocks:
         more = f" (and {len(blocks) - 1} more)" if len(blocks) > 1 else ""
         return issue_text(blocks[0]) + more

@@ -32,12 +32,16 @@ class StagedTriage:
 
     def candidates(self) -> dict[str, Candidate]:
         """Every triggered category with its current state (the state log read once)."""
-        return {cat: Candidate(self, cat, rec)
-                for cat, rec in staging.category_states(self.data, self.tid, self.doc).items()}
+        return {
+            cat: Candidate(self, cat, rec)
+            for cat, rec in staging.category_states(self.data, self.tid, self.doc).items()
+        }
 
     def candidate(self, category: str) -> Candidate:
         """One candidate; staging.NotACategory for a category this triage did not trigger."""
-        return Candidate(self, category, staging.category_state(self.data, self.tid, category, self.doc))
+        return Candidate(
+            self, category, staging.category_state(self.data, self.tid, category, self.doc)
+        )
 
     def claim(self, engine, wait: float = 0.0) -> Claim:
         return Claim(engine, self.tid, wait)
@@ -100,20 +104,33 @@ class Candidate:
     def fingerprint(self) -> str:
         """What the candidate was drafted from: once rejected, it is not proposed again from it (whatever its slot)."""
         entry = self.entry
-        parts = [self.category] + [s.get("text", "") for s in entry.get("snippets", [])] + [entry.get("excerpt", "")]
+        parts = (
+            [self.category]
+            + [s.get("text", "") for s in entry.get("snippets", [])]
+            + [entry.get("excerpt", "")]
+        )
         return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
     def evidence(self) -> str:
         """The transcript text a draft's claims are checked against."""
         entry = self.entry
-        return "\n".join([entry.get("excerpt", "")] + [s.get("text", "") for s in entry.get("snippets", [])])
+        return "\n".join(
+            [entry.get("excerpt", "")] + [s.get("text", "") for s in entry.get("snippets", [])]
+        )
 
     # -- moves ---------------------------------------------------------------------
 
     def move(self, state: str, **extra) -> dict:
         """Move to `state` (StagingError when the life cycle forbids it), keeping the record's fields."""
-        self.record = staging.set_state(self.triage.data, self.tid, self.name, state, doc=self.triage.doc,
-                                        current=self.record, **extra)
+        self.record = staging.set_state(
+            self.triage.data,
+            self.tid,
+            self.name,
+            state,
+            doc=self.triage.doc,
+            current=self.record,
+            **extra,
+        )
         return self.record
 
     # -- files ---------------------------------------------------------------------

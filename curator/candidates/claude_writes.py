@@ -32,13 +32,13 @@ import time
 import zlib
 
 from memcurate.curator.candidates.tool_edits import EditFailed, after
-from memcurate.curator.util.redact import redact
+from memcurate.curator.errors import DamagedError, Refusal, StaleError
 from memcurate.curator.util.atomic import read_json, write_json
+from memcurate.curator.util.locks import FileLock
 from memcurate.curator.util.paths import is_inside, resolve_memory_root
 from memcurate.curator.util.record_folder import record_ids, resolve
-from memcurate.curator.util.locks import FileLock
+from memcurate.curator.util.redact import redact
 from memcurate.curator.util.stamps import content_hash, now_iso
-from memcurate.curator.errors import Refusal, StaleError, DamagedError
 
 FOLDER = "claude-writes"
 LOCK = os.path.join("locks", "claude-writes.lock")
@@ -74,7 +74,9 @@ def memory_folder(project, cfg: dict, data, env=None) -> str:
     its own memory when memory.root puts memcurate's elsewhere. The only folder a staged write may go to."""
     location = resolve_memory_root(project, cfg, data, env)
     if location["source"] == "config":
-        location = resolve_memory_root(project, {**cfg, "memory": {**cfg["memory"], "root": "auto"}}, data, env)
+        location = resolve_memory_root(
+            project, {**cfg, "memory": {**cfg["memory"], "root": "auto"}}, data, env
+        )
     return os.path.realpath(location["path"])
 
 
@@ -92,8 +94,10 @@ def name_problem(where) -> str | None:
     if not where.endswith(".md"):
         return f"{where!r:.120} is not a Markdown file (.md): Claude's memory files are"
     if where != MEMORY_MD and not is_topic(where):
-        return (f"{where!r:.120} is not a memory file of Claude's (memcurate's own files, hidden names and "
-                "folders deeper than three are not)")
+        return (
+            f"{where!r:.120} is not a memory file of Claude's (memcurate's own files, hidden names and "
+            "folders deeper than three are not)"
+        )
     return None
 
 
@@ -127,16 +131,28 @@ def read_disk(path: str) -> str | None:
         raise WriteRefused(f"{path} is not UTF-8 text (byte {e.start})") from None
 
 
-def stage(data, *, tool: str, tool_input: dict, path: str, folder: str, session_id: str = "",
-          max_bytes: int = 262144) -> dict:
+def stage(
+    data,
+    *,
+    tool: str,
+    tool_input: dict,
+    path: str,
+    folder: str,
+    session_id: str = "",
+    max_bytes: int = 262144,
+) -> dict:
     """Stage one Write/Edit/MultiEdit of Claude's into `path` (resolved, inside the auto-memory folder
     `folder`) and return its record; WriteRefused when it is not staged (nothing is written)."""
-    session_id = session_id.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate cannot be stored
+    session_id = session_id.encode("utf-8", "replace").decode(
+        "utf-8"
+    )  # a lone surrogate cannot be stored
     where = os.path.relpath(path, folder).replace(os.sep, "/")
     try:
         where.encode("utf-8")
     except UnicodeEncodeError:
-        raise WriteRefused(f"the file name {where!r:.120} cannot be written as UTF-8; nothing was staged") from None
+        raise WriteRefused(
+            f"the file name {where!r:.120} cannot be written as UTF-8; nothing was staged"
+        ) from None
     try:
         if target(where, folder) != path:
             raise Damaged(f"{path} is not {where} in {folder}")
@@ -152,20 +168,33 @@ def stage(data, *, tool: str, tool_input: dict, path: str, folder: str, session_
         try:
             size = len(text.encode("utf-8"))
         except UnicodeEncodeError as e:  # a lone surrogate: no file can hold it
-            raise WriteRefused(f"the file would hold a character that cannot be written as UTF-8 (at character "
-                          f"{e.start}: a lone surrogate); nothing was staged") from None
+            raise WriteRefused(
+                f"the file would hold a character that cannot be written as UTF-8 (at character "
+                f"{e.start}: a lone surrogate); nothing was staged"
+            ) from None
         if size > max_bytes:
-            raise WriteRefused(f"the file would be {size:,} bytes, more than the {max_bytes:,} a memory write may "
-                          "be (hooks.review_max_bytes); nothing was staged: keep memories short")
+            raise WriteRefused(
+                f"the file would be {size:,} bytes, more than the {max_bytes:,} a memory write may "
+                "be (hooks.review_max_bytes); nothing was staged: keep memories short"
+            )
         stored, found = redact(text)
         # a secret redacted by an earlier call stays one while its tag is in the text (an Edit applies to it)
         kept = [k for k in (record or {}).get("secrets") or () if f"[REDACTED:{k}]" in stored]
         now = now_iso()
         if record is None:
-            record = {"id": _new_id(data, path), "created": now, "session_id": session_id, "tools": [],
-                      "path": path, "folder": folder, "where": where,
-                      "base_hash": None if base is None else content_hash(base),
-                      "base_text": None if base is None else redact(base)[0], "state": PENDING, "history": []}
+            record = {
+                "id": _new_id(data, path),
+                "created": now,
+                "session_id": session_id,
+                "tools": [],
+                "path": path,
+                "folder": folder,
+                "where": where,
+                "base_hash": None if base is None else content_hash(base),
+                "base_text": None if base is None else redact(base)[0],
+                "state": PENDING,
+                "history": [],
+            }
             if where == MEMORY_MD and base is not None:
                 record["base_claude_hash"] = claude_part_hash(base)
             move = "staged"
@@ -190,7 +219,7 @@ def claude_part_hash(text: str) -> str | None:
         return None
     parts, pos = [], 0
     for sec in parsed.sections.values():
-        parts.append(parsed.text[pos:sec.start])
+        parts.append(parsed.text[pos : sec.start])
         pos = sec.end
     parts.append(parsed.text[pos:])
     return content_hash("\n".join(p.strip("\r\n") for p in parts if p.strip("\r\n")))
@@ -234,7 +263,15 @@ def unreadable(data, memory_dir: str | None = None) -> list[tuple[str, str]]:
     return scan(data, memory_dir)[1]
 
 
-_TYPES = {"id": str, "path": str, "folder": str, "where": str, "text": str, "state": str, "history": list}
+_TYPES = {
+    "id": str,
+    "path": str,
+    "folder": str,
+    "where": str,
+    "text": str,
+    "state": str,
+    "history": list,
+}
 
 
 def _read(data, wid: str, memory_dir: str | None = None) -> dict:
@@ -246,11 +283,18 @@ def _read(data, wid: str, memory_dir: str | None = None) -> dict:
         raise ClaudeWriteError(f"no staged write {PREFIX}{wid}") from None
     except (OSError, ValueError) as e:
         raise ClaudeWriteError(f"staged write {PREFIX}{wid} cannot be read: {e}") from None
-    if not isinstance(record, dict) or any(not isinstance(record.get(k), t) for k, t in _TYPES.items()) \
-            or record["id"] != wid:
-        raise ClaudeWriteError(f"staged write {PREFIX}{wid} is malformed (fix or delete {record_path(data, wid)})")
+    if (
+        not isinstance(record, dict)
+        or any(not isinstance(record.get(k), t) for k, t in _TYPES.items())
+        or record["id"] != wid
+    ):
+        raise ClaudeWriteError(
+            f"staged write {PREFIX}{wid} is malformed (fix or delete {record_path(data, wid)})"
+        )
     why = _damage(record)
-    if not why and memory_dir is not None and record["state"] == PENDING:  # a decided one is never acted on
+    if (
+        not why and memory_dir is not None and record["state"] == PENDING
+    ):  # a decided one is never acted on
         try:
             path = target(record["where"], memory_dir)
         except Damaged as e:
@@ -260,7 +304,9 @@ def _read(data, wid: str, memory_dir: str | None = None) -> dict:
                 why = f"it names {record['path']}, but {record['where']} in Claude's memory folder is {path}"
             record = {**record, "path": path, "folder": memory_dir}
     if why:
-        raise Damaged(f"staged write {PREFIX}{wid} does not check out: {why} (delete {record_path(data, wid)})")
+        raise Damaged(
+            f"staged write {PREFIX}{wid} does not check out: {why} (delete {record_path(data, wid)})"
+        )
     return record
 
 
@@ -277,7 +323,9 @@ def _damage(record: dict) -> str:
     return ""
 
 
-def pending_for(data, path: str, known: list[dict] | None = None, *, memory_dir: str | None = None) -> dict | None:
+def pending_for(
+    data, path: str, known: list[dict] | None = None, *, memory_dir: str | None = None
+) -> dict | None:
     """The pending record of the target `path`, None when there is none (among `known` when given, else
     among the records that check out against `memory_dir`)."""
     for record in records(data, memory_dir) if known is None else known:
@@ -289,8 +337,11 @@ def pending_for(data, path: str, known: list[dict] | None = None, *, memory_dir:
 def find(data, wid: str, memory_dir: str | None = None) -> dict:
     """The record whose id is `wid` (with or without `claude/`) or starts with it; ClaudeWriteError when
     none or several do, Damaged when it does not check out against Claude's memory folder `memory_dir`."""
-    return _read(data, resolve(wid, record_ids(folder(data)), PREFIX, "staged write", ClaudeWriteError),
-                 memory_dir)
+    return _read(
+        data,
+        resolve(wid, record_ids(folder(data)), PREFIX, "staged write", ClaudeWriteError),
+        memory_dir,
+    )
 
 
 def move(data, record: dict, state: str, why: str = "", **fields) -> dict:
@@ -299,7 +350,12 @@ def move(data, record: dict, state: str, why: str = "", **fields) -> dict:
     if record["state"] != PENDING:
         raise ClaudeWriteError(f"{PREFIX}{record['id']} is {record['state']}, not pending")
     now = now_iso()
-    record = {**record, **fields, "state": state, "updated": now,
-              "history": record["history"] + [{"state": state, "at": now, "why": why}]}
+    record = {
+        **record,
+        **fields,
+        "state": state,
+        "updated": now,
+        "history": record["history"] + [{"state": state, "at": now, "why": why}],
+    }
     write_json(record_path(data, record["id"]), record)
     return record

@@ -15,19 +15,22 @@ import errno
 import os
 import zlib
 
+from memcurate.curator.errors import DamagedError
 from memcurate.curator.util.atomic import read_json, write_json
 from memcurate.curator.util.locks import FileLock
 from memcurate.curator.util.safe_open import Refused, open_regular
-from memcurate.curator.errors import DamagedError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs the hook milliseconds at import
-    from typing import BinaryIO, Callable
+    from collections.abc import Callable
+    from typing import BinaryIO
 
 HEAD_BYTES = 4096
 MAX_PASSES = 50
 ASKS_THE_PERSON = frozenset({"AskUserQuestion", "ExitPlanMode"})
-LOOK_MIN_WORDS = 10  # words the person wrote since the last look that make one worth its tokens, with no cue
+LOOK_MIN_WORDS = (
+    10  # words the person wrote since the last look that make one worth its tokens, with no cue
+)
 
 _rules_cache: dict = {}
 
@@ -70,8 +73,20 @@ def _head_crc(f: BinaryIO, length: object) -> int:
 
 
 def _fresh_state(path: str) -> dict:
-    return {"transcript": path, "offset": 0, "head_len": 0, "head_crc": 0, "turns": 0, "digest": {}, "passes": [],
-            "look_from": 0, "look_turns": 0, "look_found": [], "look_checked": 0, "look_words": 0}
+    return {
+        "transcript": path,
+        "offset": 0,
+        "head_len": 0,
+        "head_crc": 0,
+        "turns": 0,
+        "digest": {},
+        "passes": [],
+        "look_from": 0,
+        "look_turns": 0,
+        "look_found": [],
+        "look_checked": 0,
+        "look_words": 0,
+    }
 
 
 def segment_due(cfg: dict, event: str, subagent: bool, unlooked: int) -> bool:
@@ -80,8 +95,13 @@ def segment_due(cfg: dict, event: str, subagent: bool, unlooked: int) -> bool:
     then a long session is looked at in segments as it goes. A byte count: the hook pays nothing more."""
     look = cfg.get("second_look") or {}
     segment = look.get("segment_bytes") or 0
-    return (not subagent and bool(look.get("enabled")) and event not in look.get("events", ())
-            and bool(segment) and unlooked >= segment)
+    return (
+        not subagent
+        and bool(look.get("enabled"))
+        and event not in look.get("events", ())
+        and bool(segment)
+        and unlooked >= segment
+    )
 
 
 def wants_second_look(cfg: dict, event: str, subagent: bool, unlooked: int = 0) -> bool:
@@ -134,8 +154,14 @@ def _load_state(state_path: str, path: str) -> tuple[dict, str | None]:
     except FileNotFoundError:
         return _fresh_state(path), None
     except (OSError, ValueError) as e:
-        return _fresh_state(path), f"offset state unreadable, starting over ({e.__class__.__name__})"
-    if not isinstance(st, dict) or not isinstance(st.get("offset"), int) or st.get("transcript") != path:
+        return _fresh_state(
+            path
+        ), f"offset state unreadable, starting over ({e.__class__.__name__})"
+    if (
+        not isinstance(st, dict)
+        or not isinstance(st.get("offset"), int)
+        or st.get("transcript") != path
+    ):
         return _fresh_state(path), "offset state malformed, starting over"
     return st, None
 
@@ -149,9 +175,18 @@ def _triage_id(first_timestamp: str, path: str, start: int, kind: str, head_crc:
     return f"{stamp}-{zlib.crc32(key):08x}"
 
 
-def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: str = "",
-            subagent: bool | None = None, summary: bool | None = None, lock_wait: float | None = None,
-            may_read: "Callable[[str], str | None] | None" = None) -> dict:
+def capture(
+    data: str,
+    cfg: dict,
+    transcript: str,
+    *,
+    event: str,
+    session_id: str = "",
+    subagent: bool | None = None,
+    summary: bool | None = None,
+    lock_wait: float | None = None,
+    may_read: Callable[[str], str | None] | None = None,
+) -> dict:
     """Triage the new bytes of `transcript`; stage a triage when a category triggers.
 
     Returns a report: status (staged | no-trigger | nothing-new), the byte
@@ -166,8 +201,17 @@ def capture(data: str, cfg: dict, transcript: str, *, event: str, session_id: st
     path = os.path.abspath(transcript)
     f = _open(path, may_read)
     with f:
-        return _capture(data, cfg, path, f, event=event, session_id=session_id, subagent=subagent,
-                        summary=summary, lock_wait=lock_wait)
+        return _capture(
+            data,
+            cfg,
+            path,
+            f,
+            event=event,
+            session_id=session_id,
+            subagent=subagent,
+            summary=summary,
+            lock_wait=lock_wait,
+        )
 
 
 def _open(path: str, may_read) -> BinaryIO:
@@ -184,8 +228,18 @@ def _open(path: str, may_read) -> BinaryIO:
         raise CaptureSkipped(f"transcript unreadable: {path}: {e.strerror}") from None
 
 
-def _capture(data: str, cfg: dict, path: str, f: BinaryIO, *, event: str, session_id: str,
-             subagent: bool | None, summary: bool | None, lock_wait: float | None) -> dict:
+def _capture(
+    data: str,
+    cfg: dict,
+    path: str,
+    f: BinaryIO,
+    *,
+    event: str,
+    session_id: str,
+    subagent: bool | None,
+    summary: bool | None,
+    lock_wait: float | None,
+) -> dict:
     if subagent is None:
         subagent = is_subagent_transcript(path)
     if summary is None:
@@ -229,10 +283,18 @@ def _capture(data: str, cfg: dict, path: str, f: BinaryIO, *, event: str, sessio
 
         digest = Digest(state.get("digest"))
         rules = rules_for(cfg)
-        reader = TranscriptReader(f, start, turn_base=state.get("turns", 0), limit=size,
-                                  max_line_bytes=cfg["triage"]["max_line_bytes"], outputs_of=rules.error_tools,
-                                  max_message_chars=rules.max_message_chars)
-        t = Triage(rules, digest, subagent=subagent, path=f)  # its quotes of a summary: from the same descriptor
+        reader = TranscriptReader(
+            f,
+            start,
+            turn_base=state.get("turns", 0),
+            limit=size,
+            max_line_bytes=cfg["triage"]["max_line_bytes"],
+            outputs_of=rules.error_tools,
+            max_message_chars=rules.max_message_chars,
+        )
+        t = Triage(
+            rules, digest, subagent=subagent, path=f
+        )  # its quotes of a summary: from the same descriptor
         first_ts = last_ts = ""
         words = 0  # the person wrote, in these bytes: whether a look is worth its tokens
         try:
@@ -261,26 +323,45 @@ def _capture(data: str, cfg: dict, path: str, f: BinaryIO, *, event: str, sessio
         head_len = min(end, HEAD_BYTES)
         head_crc = _head_crc(f, head_len)  # 0 for an empty stretch (head_len 0)
         # Categories the keywords found since the last look: the look adds only others.
-        found = sorted(set(state.get("look_found") or ()) | {n for n in triggered if n != "session_summary"})
+        found = sorted(
+            set(state.get("look_found") or ()) | {n for n in triggered if n != "session_summary"}
+        )
         # Whether a look is worth its tokens, as triage tells: since the last look, some cue scored, the session's
         # activity makes a summary, or the person wrote LOOK_MIN_WORDS words or more. A stretch with none of these
         # (an empty session, a greeting) is not sent; its bytes wait for the next look, read with what follows.
         words += _offset(state, "look_words")
-        worth = words >= LOOK_MIN_WORDS or result["session_summary"].get("triggered") is True or any(
-            (c.get("score") or 0) > 0 for n, c in result.items() if n != "session_summary" and isinstance(c, dict))
+        worth = (
+            words >= LOOK_MIN_WORDS
+            or result["session_summary"].get("triggered") is True
+            or any(
+                (c.get("score") or 0) > 0
+                for n, c in result.items()
+                if n != "session_summary" and isinstance(c, dict)
+            )
+        )
         request = None
         if look and look_from < end and worth:
-            request = {"byte_range": [look_from, end], "turn_base": state.get("look_turns", 0), "already": found}
+            request = {
+                "byte_range": [look_from, end],
+                "turn_base": state.get("look_turns", 0),
+                "already": found,
+            }
         elif look and look_from < end:
-            notes.append(f"no second look: nothing worth a call in bytes {look_from}..{end} (no cue scored, "
-                         f"fewer than {LOOK_MIN_WORDS} words from the person)")
+            notes.append(
+                f"no second look: nothing worth a call in bytes {look_from}..{end} (no cue scored, "
+                f"fewer than {LOOK_MIN_WORDS} words from the person)"
+            )
         tid = None
         if triggered or request:
-            from memcurate.curator.candidates import staging  # only when there is something to stage
+            from memcurate.curator.candidates import (
+                staging,  # only when there is something to stage
+            )
 
             kind = "summary" if end == start else "bytes"
             # A summary made with no new bytes sorts after the last record it summarises.
-            tid = _triage_id(first_ts or state.get("last_timestamp", ""), path, start, kind, head_crc)
+            tid = _triage_id(
+                first_ts or state.get("last_timestamp", ""), path, start, kind, head_crc
+            )
             doc = {
                 "format": staging.FORMAT,
                 "id": tid,
@@ -305,12 +386,17 @@ def _capture(data: str, cfg: dict, path: str, f: BinaryIO, *, event: str, sessio
         if t.failed_runs:  # after the triage is staged; it never fails the capture (a note instead)
             from memcurate.curator.rules.transcript_failures import record_runs
 
-            notes += record_runs(data, cfg, t.failed_runs, session=session_id or state.get("session", ""),
-                                 transcript=path)
+            notes += record_runs(
+                data,
+                cfg,
+                t.failed_runs,
+                session=session_id or state.get("session", ""),
+                transcript=path,
+            )
 
         # Only now, with the triage safely staged, move the offset past these bytes.
         summarised = summary and result["session_summary"].get("skipped") is None
-        passes = (state.get("passes") or [])[-(MAX_PASSES - 1):] + [[start, end, tid, event]]
+        passes = (state.get("passes") or [])[-(MAX_PASSES - 1) :] + [[start, end, tid, event]]
         new_state = {
             "transcript": path,
             "offset": end,
@@ -331,16 +417,22 @@ def _capture(data: str, cfg: dict, path: str, f: BinaryIO, *, event: str, sessio
         # Not fsynced: losing it to a power cut only repeats the last pass, whose
         # triage id is already staged and so is not staged twice.
         write_json(state_path, new_state, durable=False, compact=True)
-        return _report(path, "staged" if tid else "no-trigger", start, end, tid, result, reader.stats, notes)
+        return _report(
+            path, "staged" if tid else "no-trigger", start, end, tid, result, reader.stats, notes
+        )
 
 
 def _cut_notes(stats) -> list[str]:
     """One note per message scored only in part (the first few, then how many more)."""
-    notes = [f"{'user message' if c['kind'] == 'user' else 'assistant reply'} at turn {c['turn']}: "
-             f"{c['bytes'] / 1e6:.1f} MB, scored the first and last {c['kept']:,} characters"
-             for c in stats.cut[:3]]
+    notes = [
+        f"{'user message' if c['kind'] == 'user' else 'assistant reply'} at turn {c['turn']}: "
+        f"{c['bytes'] / 1e6:.1f} MB, scored the first and last {c['kept']:,} characters"
+        for c in stats.cut[:3]
+    ]
     if stats.cut_count > len(notes):
-        notes.append(f"{stats.cut_count - len(notes)} more messages scored in part (see the triage's stats)")
+        notes.append(
+            f"{stats.cut_count - len(notes)} more messages scored in part (see the triage's stats)"
+        )
     return notes
 
 
@@ -350,7 +442,10 @@ def _report(path, status, start, end, tid, result, stats, notes) -> dict:
         "status": status,
         "byte_range": [start, end],
         "triage": tid,
-        "categories": [{"category": n, "score": c["score"], "triggered": c["triggered"]} for n, c in result.items()],
+        "categories": [
+            {"category": n, "score": c["score"], "triggered": c["triggered"]}
+            for n, c in result.items()
+        ],
         "stats": stats.as_dict() if stats else None,
         "notes": notes,
     }

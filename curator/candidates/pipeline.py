@@ -28,14 +28,14 @@ from typing import TYPE_CHECKING
 from memcurate.curator.candidates import same_fact, second_look, staging, usage
 from memcurate.curator.candidates.candidate import Candidate, StagedTriage, text_hash
 from memcurate.curator.candidates.staging import now_iso
-from memcurate.curator.util.redact import find_secrets, marker, redact, redact_text
 from memcurate.curator.categories import ONE_PER_SESSION
-from memcurate.curator.memory import memfile
 from memcurate.curator.drafting import cards
-from memcurate.curator.verify import confidence
-from memcurate.curator.verify.decide import Decision, Existing, decide, sessions
-from memcurate.curator.verify.checks import VERIFIER, Issue, blocking, verify
+from memcurate.curator.memory import memfile
 from memcurate.curator.util.atomic import read_json
+from memcurate.curator.util.redact import find_secrets, marker, redact, redact_text
+from memcurate.curator.verify import confidence
+from memcurate.curator.verify.checks import VERIFIER, Issue, blocking, verify
+from memcurate.curator.verify.decide import Decision, Existing, decide, sessions
 
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
     from memcurate.curator.context import Context
@@ -59,12 +59,24 @@ def existing_for(engine: Context, doc: memfile.MemoryDoc) -> list[Existing]:
     out: list[Existing] = []
     from memcurate.curator.memory.store import UnsafePathError, content_hash
 
-    ids = [c.id for c in engine.index.candidates(doc.category, f"{doc.title}\n{doc.description}\n{doc.body}", limit=5)]
+    ids = [
+        c.id
+        for c in engine.index.candidates(
+            doc.category, f"{doc.title}\n{doc.description}\n{doc.body}", limit=5
+        )
+    ]
     try:
         if doc.id not in ids and os.path.exists(engine.store.locate(doc.category, doc.id)):
             ids.append(doc.id)  # the memory the draft's own id names is always compared with
-        if doc.category in ONE_PER_SESSION:  # and the summary of the same session, whatever its words
-            ids += [i for s in sessions(doc) for i in engine.store.citing(doc.category, s) if i not in ids]
+        if (
+            doc.category in ONE_PER_SESSION
+        ):  # and the summary of the same session, whatever its words
+            ids += [
+                i
+                for s in sessions(doc)
+                for i in engine.store.citing(doc.category, s)
+                if i not in ids
+            ]
     except UnsafePathError:
         pass  # verification blocks such an id
     for cid in ids:
@@ -102,9 +114,18 @@ def claude_existing(engine: Context, doc: memfile.MemoryDoc) -> list[Existing]:
     return out
 
 
-def settle(engine: Context, cand: Candidate, decision: Decision, draft_text: str, *, file_text: str | None = None,
-           near: list[Existing] | None = None, drafting_issues: list[Issue] | None = None,
-           drafter: dict | None = None, **extra) -> dict:
+def settle(
+    engine: Context,
+    cand: Candidate,
+    decision: Decision,
+    draft_text: str,
+    *,
+    file_text: str | None = None,
+    near: list[Existing] | None = None,
+    drafting_issues: list[Issue] | None = None,
+    drafter: dict | None = None,
+    **extra,
+) -> dict:
     """Verify the file to be written, record the decision, its issues and its confidence, and move the
     candidate to `ready` (with `extra` on its state line). `near` holds the memories the decision was just
     made against; without it they are found again, so an edit verified later, or in another process, is
@@ -129,25 +150,55 @@ def settle(engine: Context, cand: Candidate, decision: Decision, draft_text: str
         except memfile.MemoryFormatError:
             near = []
     entry = cand.entry
-    issues = verify(given, category=cand.category, evidence=cand.evidence(), action=decision.action, target=target,
-                    near=[{"id": e.id, "title": e.doc.title, "text": f"{e.doc.title}\n{e.doc.body}"} for e in near],
-                    score=entry.get("score"), threshold=entry.get("threshold"), cfg=engine.cfg, entry=entry)
-    if withheld and given == text:  # verified again after the secret went: it stays blocked until edited
-        issues += [Issue("BLOCK", "secret", "text", f"a secret was in this text ({kind}): it was not kept, "
-                         f"{marker(kind)} shows where; write what is meant there before saving")
-                   for kind in withheld]
+    issues = verify(
+        given,
+        category=cand.category,
+        evidence=cand.evidence(),
+        action=decision.action,
+        target=target,
+        near=[
+            {"id": e.id, "title": e.doc.title, "text": f"{e.doc.title}\n{e.doc.body}"} for e in near
+        ],
+        score=entry.get("score"),
+        threshold=entry.get("threshold"),
+        cfg=engine.cfg,
+        entry=entry,
+    )
+    if (
+        withheld and given == text
+    ):  # verified again after the secret went: it stays blocked until edited
+        issues += [
+            Issue(
+                "BLOCK",
+                "secret",
+                "text",
+                f"a secret was in this text ({kind}): it was not kept, "
+                f"{marker(kind)} shows where; write what is meant there before saving",
+            )
+            for kind in withheld
+        ]
     kept, shown, concerns_apply, said = _carried(cand, drafting_issues, drafter, text, file_text)
     issues += shown
-    record = {"decision": {k: v for k, v in decision.as_dict().items() if k != "text"},
-              "issues": [{**i.as_dict(), "message": redact_text(i.message)} for i in issues],
-              "blocked": bool(blocking(issues)),
-              "title": doc.title if doc is not None else "", "text_hash": text_hash(text), "verified": now_iso(),
-              "drafting_issues": [i.as_dict() for i in kept], "concerns_apply": concerns_apply, "drafter": said,
-              # what the drafter said is about its own text, as the verifier's concerns: not a person's edit
-              "confidence": _confidence(engine, cand, decision.action, doc, issues, said if concerns_apply else {})}
+    record = {
+        "decision": {k: v for k, v in decision.as_dict().items() if k != "text"},
+        "issues": [{**i.as_dict(), "message": redact_text(i.message)} for i in issues],
+        "blocked": bool(blocking(issues)),
+        "title": doc.title if doc is not None else "",
+        "text_hash": text_hash(text),
+        "verified": now_iso(),
+        "drafting_issues": [i.as_dict() for i in kept],
+        "concerns_apply": concerns_apply,
+        "drafter": said,
+        # what the drafter said is about its own text, as the verifier's concerns: not a person's edit
+        "confidence": _confidence(
+            engine, cand, decision.action, doc, issues, said if concerns_apply else {}
+        ),
+    }
     if withheld:
         record["withheld"] = withheld
-    record = cards.marked(record)  # an offline card says so, and carries its advisory (counted on the state line)
+    record = cards.marked(
+        record
+    )  # an offline card says so, and carries its advisory (counted on the state line)
     cand.write_review(text, record)
     cand.move("ready", **summary(record), **extra)
     return record
@@ -168,11 +219,21 @@ def _withheld(cand: Candidate, text: str, file_text: str | None) -> tuple[str, l
         prev = read_json(cand.files.review)
     except (OSError, ValueError):
         return text, []
-    kinds = prev.get("withheld") if isinstance(prev, dict) and prev.get("text_hash") == text_hash(text) else None
+    kinds = (
+        prev.get("withheld")
+        if isinstance(prev, dict) and prev.get("text_hash") == text_hash(text)
+        else None
+    )
     return text, [k for k in kinds if isinstance(k, str)] if isinstance(kinds, list) else []
 
 
-def _carried(cand: Candidate, given: list[Issue] | None, drafter: dict | None, text: str, file_text: str | None):
+def _carried(
+    cand: Candidate,
+    given: list[Issue] | None,
+    drafter: dict | None,
+    text: str,
+    file_text: str | None,
+):
     """(the drafting issues kept, those shown now, whether the verifier's concerns apply, what the drafter
     said of its draft: {confidence, weak}).
 
@@ -189,21 +250,37 @@ def _carried(cand: Candidate, given: list[Issue] | None, drafter: dict | None, t
         said = prev.get("drafter") if isinstance(prev.get("drafter"), dict) else {}
     except (OSError, ValueError, TypeError, AttributeError):
         return [], [], False, {}
-    applies = file_text is None or (prev.get("concerns_apply") is True and prev.get("text_hash") == text_hash(text))
+    applies = file_text is None or (
+        prev.get("concerns_apply") is True and prev.get("text_hash") == text_hash(text)
+    )
     return kept, [i for i in kept if applies or i.code != VERIFIER], applies, said
 
 
-def _confidence(engine: Context, cand: Candidate, action: str, doc: memfile.MemoryDoc | None, issues: list[Issue],
-                said: dict) -> dict:
+def _confidence(
+    engine: Context,
+    cand: Candidate,
+    action: str,
+    doc: memfile.MemoryDoc | None,
+    issues: list[Issue],
+    said: dict,
+) -> dict:
     """The draft's confidence (curator/verify/confidence.py) from what verification gathered. The offline
     drafter's own text (quoted from the session) is checked against the category's cues."""
     offline = said.get("model") == "offline"
     cues = engine.cfg["categories"].get(cand.category, {}).get("keywords") or () if offline else ()
-    return confidence.assess(category=cand.category, entry=cand.entry, body=doc.body if doc is not None else "",
-                             action=action, sources=len(doc.sources) if doc is not None else 0, issues=issues,
-                             weak=said.get("weak") or [], model_confidence=said.get("confidence"), cues=cues,
-                             title=doc.title if doc is not None else "",
-                             description=doc.description if doc is not None else "")
+    return confidence.assess(
+        category=cand.category,
+        entry=cand.entry,
+        body=doc.body if doc is not None else "",
+        action=action,
+        sources=len(doc.sources) if doc is not None else 0,
+        issues=issues,
+        weak=said.get("weak") or [],
+        model_confidence=said.get("confidence"),
+        cues=cues,
+        title=doc.title if doc is not None else "",
+        description=doc.description if doc is not None else "",
+    )
 
 
 def _occupant(engine: Context, doc: memfile.MemoryDoc) -> dict | None:
@@ -222,12 +299,21 @@ def summary(record: dict) -> dict:
     """What a queue row shows of a review record; it goes on the category's `ready` state line,
     so a list of candidates reads one file per triage."""
     sev = [i["severity"] for i in record["issues"]]
-    return {"action": record["decision"]["action"], "blocked": record["blocked"], "title": record.get("title", ""),
-            "blocks": sev.count("BLOCK"), "advisories": sev.count("ADVISORY"), "verified": record["verified"],
-            "confidence": record["confidence"]["value"], "card": bool(record.get("card"))}
+    return {
+        "action": record["decision"]["action"],
+        "blocked": record["blocked"],
+        "title": record.get("title", ""),
+        "blocks": sev.count("BLOCK"),
+        "advisories": sev.count("ADVISORY"),
+        "verified": record["verified"],
+        "confidence": record["confidence"]["value"],
+        "card": bool(record.get("card")),
+    }
 
 
-def process(engine: Context, tid: str, *, only: list[str] | None = None, on_event=None) -> dict[str, str]:
+def process(
+    engine: Context, tid: str, *, only: list[str] | None = None, on_event=None
+) -> dict[str, str]:
     """Draft, verify and decide every category of a triage that needs it. Returns category → state.
 
     Raises LockBusy when another process (or another thread) holds the triage.
@@ -262,7 +348,11 @@ def process(engine: Context, tid: str, *, only: list[str] | None = None, on_even
                     cand.move("skipped", reason=unread[cat])
                     emit(Event(tid, cat, "skipped", {"reason": unread[cat]}))
                     continue
-                if fate != "draft" and cand.state == "triaged" and cand.category not in ONE_PER_SESSION:
+                if (
+                    fate != "draft"
+                    and cand.state == "triaged"
+                    and cand.category not in ONE_PER_SESSION
+                ):
                     if fate == "skip":
                         cand.move("skipped", reason=why)
                         emit(Event(tid, cat, "skipped", {"reason": why}))
@@ -295,7 +385,11 @@ def near_memories(engine: Context, cand: Candidate) -> tuple[dict, ...]:
         return ()
     entry = cand.entry
     look = entry.get("look") if isinstance(entry.get("look"), dict) else {}
-    text = f"{look.get('statement', '')}\n{look.get('why', '')}" if look else str(entry.get("excerpt") or "")[:2000]
+    text = (
+        f"{look.get('statement', '')}\n{look.get('why', '')}"
+        if look
+        else str(entry.get("excerpt") or "")[:2000]
+    )
     try:
         found = engine.index.candidates(cand.category, text, limit=NEAR_DRAFT)
     except (sqlite3.Error, OSError, StoreError):
@@ -307,7 +401,9 @@ def near_memories(engine: Context, cand: Candidate) -> tuple[dict, ...]:
                 doc = memfile.parse(f.read())
         except (OSError, UnicodeDecodeError, memfile.MemoryFormatError):
             continue
-        out.append({"id": c.id, "title": doc.title, "description": doc.description, "body": doc.body})
+        out.append(
+            {"id": c.id, "title": doc.title, "description": doc.description, "body": doc.body}
+        )
     return tuple(out)
 
 
@@ -320,21 +416,35 @@ def _draft_all(engine: Context, todo: list[Candidate], emit) -> None:
     requests = {}
     for cand in todo:
         alias = cfg["categories"][cand.category]["model"]
-        requests[cand.name] = DraftRequest(triage_id=cand.tid, category=cand.category, entry=cand.entry,
-                                           source=cand.triage.doc["source"], model_alias=alias,
-                                           model_id=cfg["models"][alias], now=engine.now(),
-                                           candidates=near_memories(engine, cand))
+        requests[cand.name] = DraftRequest(
+            triage_id=cand.tid,
+            category=cand.category,
+            entry=cand.entry,
+            source=cand.triage.doc["source"],
+            model_alias=alias,
+            model_id=cfg["models"][alias],
+            now=engine.now(),
+            candidates=near_memories(engine, cand),
+        )
         if cand.state == "triaged":
-            cand.move("drafting", started=now_iso(), model="offline" if engine.drafter.name == "offline" else alias)
+            cand.move(
+                "drafting",
+                started=now_iso(),
+                model="offline" if engine.drafter.name == "offline" else alias,
+            )
         emit(Event(cand.tid, cand.name, "drafting", {"model": alias}))
-    input_cap.apply(engine, todo, requests)  # each draft within its share of drafting.max_input_tokens
+    input_cap.apply(
+        engine, todo, requests
+    )  # each draft within its share of drafting.max_input_tokens
 
     # One deadline for the triage's whole drafting: each call has its own timeout, and the chain starts
     # no call that would outlive the deadline, so retries and fallbacks happen inside it.
     deadline = Deadline(float(d["deadline_seconds"]))
     chain = Chain.from_config(cfg, engine.drafter)
-    pool = ThreadPoolExecutor(max_workers=max(1, min(int(d["concurrency"]), len(todo))),
-                              thread_name_prefix="memcurate-draft")
+    pool = ThreadPoolExecutor(
+        max_workers=max(1, min(int(d["concurrency"]), len(todo))),
+        thread_name_prefix="memcurate-draft",
+    )
     futures = {pool.submit(_draft_one, engine, chain, requests[c.name], deadline): c for c in todo}
     # A backend that overruns its own timeout is not waited for past this.
     grace = min(DEADLINE_GRACE, deadline.seconds * 0.25)
@@ -349,15 +459,20 @@ def _draft_all(engine: Context, todo: list[Candidate], emit) -> None:
             if not done and left <= 0:
                 for fut in pending:
                     cand = futures[fut]
-                    cand.move("failed", error=f"timed out: the triage's drafting deadline ({deadline.seconds:g} s) "
-                                              "passed before this draft finished")
+                    cand.move(
+                        "failed",
+                        error=f"timed out: the triage's drafting deadline ({deadline.seconds:g} s) "
+                        "passed before this draft finished",
+                    )
                     emit(Event(cand.tid, cand.name, "failed", {"error": "timeout"}))
                 break
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-DEADLINE_GRACE = 5.0  # seconds past the deadline for a call that overran its own timeout (then it fails)
+DEADLINE_GRACE = (
+    5.0  # seconds past the deadline for a call that overran its own timeout (then it fails)
+)
 
 
 @dataclass
@@ -365,8 +480,12 @@ class Drafted:
     """What a drafting worker hands back: the chain's outcome, and the advisories of how it was made."""
 
     outcome: ChainResult
-    issues: list = field(default_factory=list)  # verify.Issue: fallback provenance, the verifier's concerns
-    verifier: dict | None = None  # the verification call's model, time, retries, error (for the state line)
+    issues: list = field(
+        default_factory=list
+    )  # verify.Issue: fallback provenance, the verifier's concerns
+    verifier: dict | None = (
+        None  # the verification call's model, time, retries, error (for the state line)
+    )
 
 
 def _draft_one(engine: Context, chain, request, deadline) -> Drafted:
@@ -381,10 +500,17 @@ def _draft_one(engine: Context, chain, request, deadline) -> Drafted:
     if result.ok:
         _redact_draft(result)  # before anything is written, or sent to the verifier
         concerns = verifier_error = None
-        if engine.cfg["verify"]["llm"] and outcome.attempts[-1]["model"] != OFFLINE and hasattr(engine.drafter, "check"):
-            concerns, verifier_error, drafted.verifier = _model_check(engine, chain, request, result.text, deadline,
-                                                                     outcome.usage)
-        drafted.issues = drafting_issues(outcome.fallback, outcome.offline_fallback, concerns, verifier_error)
+        if (
+            engine.cfg["verify"]["llm"]
+            and outcome.attempts[-1]["model"] != OFFLINE
+            and hasattr(engine.drafter, "check")
+        ):
+            concerns, verifier_error, drafted.verifier = _model_check(
+                engine, chain, request, result.text, deadline, outcome.usage
+            )
+        drafted.issues = drafting_issues(
+            outcome.fallback, outcome.offline_fallback, concerns, verifier_error
+        )
     return drafted
 
 
@@ -402,7 +528,9 @@ def _model_check(engine: Context, chain, request, text: str, deadline, usage):
         info["error"] = "no time left before the triage's deadline"
         return None, info["error"], info
     t0 = time.monotonic()
-    result, results, _ = chain.retrying(lambda: safe_call(engine.drafter.check, req, alias, text), deadline)
+    result, results, _ = chain.retrying(
+        lambda: safe_call(engine.drafter.check, req, alias, text), deadline
+    )
     for r in results:
         usage.add_usage(r)
     info.update(elapsed=round(time.monotonic() - t0, 3), retries=len(results) - 1)
@@ -419,8 +547,13 @@ def _finish(engine: Context, cand: Candidate, drafted: Drafted, emit) -> None:
     result = outcome.result
     # The usage of every call made for the category this time (retries, fallbacks, the verifier) is added
     # to the sums its line carries from earlier runs (a retry from the TUI); and each step.
-    timing = {"model": result.model, "elapsed": round(outcome.elapsed, 3), **usage.add_call(cand.record, outcome.usage),
-              "retries": outcome.retries, "attempts": outcome.attempts}
+    timing = {
+        "model": result.model,
+        "elapsed": round(outcome.elapsed, 3),
+        **usage.add_call(cand.record, outcome.usage),
+        "retries": outcome.retries,
+        "attempts": outcome.attempts,
+    }
     if drafted.verifier is not None:
         timing["verifier"] = drafted.verifier
     if result.notes:  # what the drafter wants said (a redaction, a model with no known price)
@@ -441,16 +574,33 @@ def _finish(engine: Context, cand: Candidate, drafted: Drafted, emit) -> None:
     try:
         existing = existing_for(engine, result.doc)
         decision = decide(result.doc, existing, now=engine.now(), cfg=engine.cfg)
-        record = settle(engine, cand, decision, result.text, near=existing, drafting_issues=drafted.issues,
-                        drafter={"confidence": result.confidence, "weak": list(result.weak),
-                                 "model": result.model})
+        record = settle(
+            engine,
+            cand,
+            decision,
+            result.text,
+            near=existing,
+            drafting_issues=drafted.issues,
+            drafter={
+                "confidence": result.confidence,
+                "weak": list(result.weak),
+                "model": result.model,
+            },
+        )
     except OSError:
         raise  # a write failed (a full disk): the category stays `verifying`, redone by the next run
     except Exception as e:
         cand.move("failed", error=f"verification failed: {e.__class__.__name__}: {e}")
         emit(Event(tid, cat, "failed", {"error": str(e)}))
         return
-    emit(Event(tid, cat, "ready", {"action": record["decision"]["action"], "blocked": record["blocked"]}))
+    emit(
+        Event(
+            tid,
+            cat,
+            "ready",
+            {"action": record["decision"]["action"], "blocked": record["blocked"]},
+        )
+    )
 
 
 def _redact_draft(result) -> None:
@@ -460,7 +610,10 @@ def _redact_draft(result) -> None:
     doc, found = memfile.redact_document(result.doc)
     if not found and not find_secrets(result.text):
         return
-    result.doc, result.text = doc, memfile.render(doc)  # rendered anew: no text outside the fields is kept
+    result.doc, result.text = (
+        doc,
+        memfile.render(doc),
+    )  # rendered anew: no text outside the fields is kept
     kinds = ", ".join(sorted(found)) or "outside the document's fields"
     result.notes.append(f"redacted what the drafter left of a secret ({kinds})")
 
@@ -486,4 +639,3 @@ def pending_triages(data: str, unreadable: list | None = None) -> list[str]:
                 due.add(tid)
     # A triage whose look is due goes first: the keyword categories of earlier passes wait for it.
     return [t for t in out if t in due] + [t for t in out if t not in due]
-

@@ -32,7 +32,9 @@ class Item:
     session: str = ""  # the Claude Code session the triage read
     updated: str = ""
     error: str = ""
-    record: dict = dataclass_field(default_factory=dict)  # the state record (model, timings, retries...)
+    record: dict = dataclass_field(
+        default_factory=dict
+    )  # the state record (model, timings, retries...)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -53,13 +55,20 @@ class Item:
 
 
 def _item(tid: str, doc: dict, rec: dict) -> Item:
-    return Item(tid, rec["category"], rec["state"], title=str(rec.get("title") or ""),
-                action=str(rec.get("action") or "") if rec["state"] == "ready" else "",
-                blocks=int(rec.get("blocks") or (1 if rec.get("blocked") else 0)),
-                advisories=int(rec.get("advisories") or 0), created=str(doc.get("created", "")),
-                session=str(doc.get("session") or ""),
-                updated=str(rec.get("updated", "")), error=str(rec.get("error") or rec.get("conflict") or ""),
-                record={k: v for k, v in rec.items() if k != "history"})
+    return Item(
+        tid,
+        rec["category"],
+        rec["state"],
+        title=str(rec.get("title") or ""),
+        action=str(rec.get("action") or "") if rec["state"] == "ready" else "",
+        blocks=int(rec.get("blocks") or (1 if rec.get("blocked") else 0)),
+        advisories=int(rec.get("advisories") or 0),
+        created=str(doc.get("created", "")),
+        session=str(doc.get("session") or ""),
+        updated=str(rec.get("updated", "")),
+        error=str(rec.get("error") or rec.get("conflict") or ""),
+        record={k: v for k, v in rec.items() if k != "history"},
+    )
 
 
 @dataclass(frozen=True)
@@ -96,12 +105,24 @@ class Board:
             if doc is None:
                 full = staging.load_triage(self.data, tid)
                 # what reading the states needs: not the snippets and excerpts (kilobytes a triage)
-                doc = {"created": full.get("created", ""), "session": (full.get("source") or {}).get("session"),
-                       "categories": {
-                    name: {"triggered": True, **({"found_by": cat["found_by"]} if cat.get("found_by") else {})}
-                    for name, cat in full["categories"].items() if isinstance(cat, dict) and cat.get("triggered")},
-                    "look": usage.add(usage.empty(), (full.get("second_look") or {}).get("record") or {})}
-                if not staging.look_due(full):  # until its second look is made, it may still gain categories
+                doc = {
+                    "created": full.get("created", ""),
+                    "session": (full.get("source") or {}).get("session"),
+                    "categories": {
+                        name: {
+                            "triggered": True,
+                            **({"found_by": cat["found_by"]} if cat.get("found_by") else {}),
+                        }
+                        for name, cat in full["categories"].items()
+                        if isinstance(cat, dict) and cat.get("triggered")
+                    },
+                    "look": usage.add(
+                        usage.empty(), (full.get("second_look") or {}).get("record") or {}
+                    ),
+                }
+                if not staging.look_due(
+                    full
+                ):  # until its second look is made, it may still gain categories
                     self._docs[tid] = doc
             states = staging.category_states(self.data, tid, doc)
         except staging.StagingError as e:
@@ -111,14 +132,18 @@ class Board:
                 return []
             # said relative to the data dir: the person knows which project this is
             return [Item(tid, "", "error", error=str(e).replace(os.path.join(self.data, ""), ""))]
-        self._outcomes[tid] = TriageProgress(tuple(_item(tid, doc, rec) for rec in states.values() if rec["state"] == "skipped"),
-                                      usage.of_triage(self.data, tid, states, doc["look"]))
+        self._outcomes[tid] = TriageProgress(
+            tuple(_item(tid, doc, rec) for rec in states.values() if rec["state"] == "skipped"),
+            usage.of_triage(self.data, tid, states, doc["look"]),
+        )
         return [_item(tid, doc, rec) for rec in states.values() if rec["state"] in wanted]
 
     def load(self, tids=None, wanted=staging.PENDING) -> dict[str, list[Item]]:
         """tid -> its candidates in the states `wanted` (default: waiting), for `tids` (default: every
         staged triage)."""
-        return {tid: self.items_of(tid, wanted) for tid in (self.triage_ids() if tids is None else tids)}
+        return {
+            tid: self.items_of(tid, wanted) for tid in (self.triage_ids() if tids is None else tids)
+        }
 
 
 @functools.lru_cache(maxsize=4096)

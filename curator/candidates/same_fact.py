@@ -19,8 +19,8 @@ from memcurate.curator.candidates.candidate import Candidate
 from memcurate.curator.candidates.staging import StagingError
 from memcurate.curator.categories import CATEGORIES, NAMES, base
 from memcurate.curator.memory import memfile
-from memcurate.curator.verify.decide import similarity, unattributed
 from memcurate.curator.verify.checks import similarity as text_similarity
+from memcurate.curator.verify.decide import similarity, unattributed
 
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
     from memcurate.curator.context import Context
@@ -34,7 +34,9 @@ def same_fact(a: memfile.MemoryDoc, b: memfile.MemoryDoc, strong_at: float) -> b
     (when no sentence states the fact well, each draft's title is made from its own topic words)."""
     if " ".join(a.title.lower().split()) == " ".join(b.title.lower().split()):
         return True
-    return similarity(a, b) >= strong_at or text_similarity(_statement(a), _statement(b)) >= strong_at
+    return (
+        similarity(a, b) >= strong_at or text_similarity(_statement(a), _statement(b)) >= strong_at
+    )
 
 
 def _statement(doc: memfile.MemoryDoc) -> str:
@@ -54,7 +56,13 @@ def fold(engine: Context, cands: dict[str, Candidate]) -> list[tuple[str, str]]:
                 docs[cat] = memfile.parse(cand.review()["text"])
             except (StagingError, memfile.MemoryFormatError):
                 continue  # unreadable or blocked: nothing to compare; the review says why
-    order = sorted(docs, key=lambda c: (cands[c].state not in HELD, NAMES.index(base(c)) if base(c) in NAMES else len(NAMES)))
+    order = sorted(
+        docs,
+        key=lambda c: (
+            cands[c].state not in HELD,
+            NAMES.index(base(c)) if base(c) in NAMES else len(NAMES),
+        ),
+    )
     keepers: list[str] = []
     skipped = []
     for cat in order:
@@ -64,8 +72,10 @@ def fold(engine: Context, cands: dict[str, Candidate]) -> list[tuple[str, str]]:
             keepers.append(cat)
             continue
         held = "saved" if cands[keeper].state in HELD else "kept"
-        reason = (f"the same fact as this session's {keeper} “{docs[keeper].title[:80]}” "
-                  f"({held} as {keeper}/{docs[keeper].id})")
+        reason = (
+            f"the same fact as this session's {keeper} “{docs[keeper].title[:80]}” "
+            f"({held} as {keeper}/{docs[keeper].id})"
+        )
         cands[cat].move("skipped", reason=reason, same_as=f"{keeper}/{docs[keeper].id}")
         skipped.append((cat, reason))
     return skipped

@@ -32,9 +32,8 @@ again once, by the next run (another process), never in a loop.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 import os
+from typing import TYPE_CHECKING, Any
 
 from memcurate.curator.candidates import staging, usage
 from memcurate.curator.candidates.candidate import StagedTriage
@@ -48,7 +47,9 @@ if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
 
 CLAUDE_BACKENDS = ("anthropic", "claude-cli")
 MIN_ROOM = 1000  # characters of digest below which a look is not worth a call
-EVIDENCE_EXCERPTS = 2  # a fact's evidence: at most this many keyword excerpts' worth of cited entries
+EVIDENCE_EXCERPTS = (
+    2  # a fact's evidence: at most this many keyword excerpts' worth of cited entries
+)
 
 
 def run(engine: Context, triage: StagedTriage) -> dict | None:
@@ -61,7 +62,14 @@ def run(engine: Context, triage: StagedTriage) -> dict | None:
     if request["record"].get("state") == "failed" and request["record"].get("pid") == os.getpid():
         return None  # it failed in this run: the next one tries again
     look = _look(engine, triage, request)
-    look.update({"format": 1, "byte_range": request.get("byte_range"), "updated": now_iso(), "pid": os.getpid()})
+    look.update(
+        {
+            "format": 1,
+            "byte_range": request.get("byte_range"),
+            "updated": now_iso(),
+            "pid": os.getpid(),
+        }
+    )
     staging.write_second_look(engine.data, triage.tid, look)
     triage.doc = staging.load_triage(engine.data, triage.tid)
     return look
@@ -71,17 +79,28 @@ def _look(engine: Context, triage: StagedTriage, request: dict) -> dict:
     """The record of one attempt: state (done | failed | off), what was found, added and confirmed, usage so far."""
     cfg = engine.cfg
     if not cfg["second_look"]["enabled"]:
-        return {"state": "off", "reason": "second_look.enabled is false: nothing sent", "added": {}, "calls": 0}
+        return {
+            "state": "off",
+            "reason": "second_look.enabled is false: nothing sent",
+            "added": {},
+            "calls": 0,
+        }
     drafter = engine.drafter
     if drafter.name not in CLAUDE_BACKENDS or not hasattr(drafter, "second_look"):
-        return {"state": "off", "reason": f"backend {drafter.name}: only a Claude backend takes a second look",
-                "added": {}, "calls": 0}
+        return {
+            "state": "off",
+            "reason": f"backend {drafter.name}: only a Claude backend takes a second look",
+            "added": {},
+            "calls": 0,
+        }
     before = request["record"]  # an earlier attempt's, read with the triage
     record = usage.add(usage.empty(), before)  # a retry adds its call to the first one's
     record["attempts"] = int(before.get("attempts", 0)) + 1
     doc = triage.doc
-    already = sorted(set(request.get("already") or ()) | {
-        n for n, c in doc["categories"].items() if isinstance(c, dict) and c.get("triggered")})
+    already = sorted(
+        set(request.get("already") or ())
+        | {n for n, c in doc["categories"].items() if isinstance(c, dict) and c.get("triggered")}
+    )
     source = doc.get("source") or {}
     from memcurate.curator.drafting import input_cap
 
@@ -89,17 +108,35 @@ def _look(engine: Context, triage: StagedTriage, request: dict) -> dict:
     overhead = input_cap.look_overhead(tuple(already))
     room = input_cap.look_room(cfg, overhead, spent)
     if room < MIN_ROOM:
-        return {**record, "state": "off", "added": {}, "reason": "drafting.max_input_tokens leaves the second "
-                f"look no room ({room:,} characters): nothing sent"}
+        return {
+            **record,
+            "state": "off",
+            "added": {},
+            "reason": "drafting.max_input_tokens leaves the second "
+            f"look no room ({room:,} characters): nothing sent",
+        }
     try:
         from memcurate.curator.capture.digest import digest
 
         start, end = request["byte_range"]
-        d = digest(source.get("transcript", ""), cfg, (start, end), max_chars=room,
-                   turn_base=int(request.get("turn_base") or 0), subagent=bool(source.get("subagent")))
+        d = digest(
+            source.get("transcript", ""),
+            cfg,
+            (start, end),
+            max_chars=room,
+            turn_base=int(request.get("turn_base") or 0),
+            subagent=bool(source.get("subagent")),
+        )
     except (OSError, KeyError, TypeError, ValueError) as e:
-        why = e.strerror if isinstance(e, OSError) and e.strerror else f"{e.__class__.__name__}: {e}"
-        return {**record, "state": "failed", "error": one_line(f"transcript unreadable: {why}"), "added": {}}
+        why = (
+            e.strerror if isinstance(e, OSError) and e.strerror else f"{e.__class__.__name__}: {e}"
+        )
+        return {
+            **record,
+            "state": "failed",
+            "error": one_line(f"transcript unreadable: {why}"),
+            "added": {},
+        }
     # One call per segment, in order, while the look's share of the cap (two thirds of it) holds the call.
     budget = input_cap.look_budget(cfg, spent)
     sent = [s for s in d.segments if s.entries]
@@ -109,11 +146,22 @@ def _look(engine: Context, triage: StagedTriage, request: dict) -> dict:
             break
         segments.append(s)
         used += overhead + len(s.text)
-    left = sent[len(segments):]
-    record.update(chars=sum(len(s.text) for s in segments), left_out=sum(len(s.text) for s in left),
-                  segments=len(segments), segments_left_out=len(left), already=already)
+    left = sent[len(segments) :]
+    record.update(
+        chars=sum(len(s.text) for s in segments),
+        left_out=sum(len(s.text) for s in left),
+        segments=len(segments),
+        segments_left_out=len(left),
+        already=already,
+    )
     if not segments:
-        return {**record, "state": "done", "findings": [], "added": {}, "note": "nothing written in this stretch"}
+        return {
+            **record,
+            "state": "done",
+            "findings": [],
+            "added": {},
+            "note": "nothing written in this stretch",
+        }
 
     from memcurate.curator.drafting import LookRequest, LookResult
 
@@ -122,9 +170,15 @@ def _look(engine: Context, triage: StagedTriage, request: dict) -> dict:
     dropped: list[str] = []
     models = []
     for s in segments:
-        ask = LookRequest(triage_id=triage.tid, activity=s.text, turns=frozenset(e.turn for e in s.entries),
-                          entries=frozenset(e.n for e in s.entries), already=tuple(already), model_alias=alias,
-                          model_id=str(cfg["models"].get(alias, alias)))
+        ask = LookRequest(
+            triage_id=triage.tid,
+            activity=s.text,
+            turns=frozenset(e.turn for e in s.entries),
+            entries=frozenset(e.n for e in s.entries),
+            already=tuple(already),
+            model_alias=alias,
+            model_id=str(cfg["models"].get(alias, alias)),
+        )
         try:
             result = drafter.second_look(ask)
         except Exception as e:  # a drafter must not raise; if one does, the look failed
@@ -134,11 +188,21 @@ def _look(engine: Context, triage: StagedTriage, request: dict) -> dict:
         record["sent_chars"] = int(record.get("sent_chars") or spent) + overhead + len(s.text)
         record["elapsed"] = round(float(record.get("elapsed") or 0) + result.elapsed, 3)
         models.append(result.model)
-        if result.error:  # the whole look is tried again by the next run: findings of one segment are not kept
-            return {**record, "model": result.model, "state": "failed", "error": result.error, "added": {}}
+        if (
+            result.error
+        ):  # the whole look is tried again by the next run: findings of one segment are not kept
+            return {
+                **record,
+                "model": result.model,
+                "state": "failed",
+                "error": result.error,
+                "added": {},
+            }
         dropped += result.dropped
         for f in result.findings:
-            if not any(x["category"] == f["category"] and x["statement"] == f["statement"] for x in facts):
+            if not any(
+                x["category"] == f["category"] and x["statement"] == f["statement"] for x in facts
+            ):
                 facts.append(f)
     by_n = {e.n: e for e in d.entries}
     slots, over = _slots(facts)
@@ -146,17 +210,28 @@ def _look(engine: Context, triage: StagedTriage, request: dict) -> dict:
     entries = {name: _entry(f, by_n, cfg) for name, f in slots.items()}
     # A fact of a category this triage's keywords triggered confirms it; any other is added (a category only an
     # earlier pass flagged, a hint, is not this triage's: its fact is drafted here, as an added slot).
-    mine = {n for n, c in triage.doc["categories"].items() if isinstance(c, dict) and c.get("triggered")}
+    mine = {
+        n for n, c in triage.doc["categories"].items() if isinstance(c, dict) and c.get("triggered")
+    }
     added = {c: e for c, e in entries.items() if c not in mine}
     confirmed = {c: e for c, e in entries.items() if c in mine}
-    return {**record, "model": models[-1], "state": "done", "findings": facts, "dropped": dropped, "added": added,
-            "confirmed": confirmed}
+    return {
+        **record,
+        "model": models[-1],
+        "state": "done",
+        "findings": facts,
+        "dropped": dropped,
+        "added": added,
+        "confirmed": confirmed,
+    }
 
 
 WAIT_HOURS = 12.0  # how long a Stop's keyword categories wait for a look over their bytes before being drafted
 
 
-def keyword_fate(engine: Context, triage: StagedTriage, now: float | None = None) -> tuple[str, str]:
+def keyword_fate(
+    engine: Context, triage: StagedTriage, now: float | None = None
+) -> tuple[str, str]:
     """What becomes of the keyword categories of a triage that asked for no look of its own (a Stop's pass),
     when a Claude backend drafts and the look is on: the look at the session's end, or at its next segment,
     reads these bytes, and a keyword excerpt is no evidence to draft from (issue 23). ("wait", why) while a
@@ -170,8 +245,13 @@ def keyword_fate(engine: Context, triage: StagedTriage, now: float | None = None
     doc = triage.doc
     source = doc.get("source") or {}
     look = engine.cfg["second_look"]
-    if isinstance(doc.get("second_look"), dict) or not look["enabled"] or source.get("subagent") \
-            or engine.drafter.name not in CLAUDE_BACKENDS or not hasattr(engine.drafter, "second_look"):
+    if (
+        isinstance(doc.get("second_look"), dict)
+        or not look["enabled"]
+        or source.get("subagent")
+        or engine.drafter.name not in CLAUDE_BACKENDS
+        or not hasattr(engine.drafter, "second_look")
+    ):
         return "draft", ""
     try:
         start, end = int(source["byte_range"][0]), int(source["byte_range"][1])
@@ -189,7 +269,10 @@ def keyword_fate(engine: Context, triage: StagedTriage, now: float | None = None
         request = other.get("second_look")
         if not isinstance(request, dict):
             if other.get("event") in look["events"]:
-                return "draft", ""  # a session's end passed with no look over these bytes (offline then): none comes
+                return (
+                    "draft",
+                    "",
+                )  # a session's end passed with no look over these bytes (offline then): none comes
             continue
         try:
             lo, hi = request["byte_range"]
@@ -198,17 +281,27 @@ def keyword_fate(engine: Context, triage: StagedTriage, now: float | None = None
         except (KeyError, TypeError, ValueError):
             continue
         if staging.look_due(other):
-            return "wait", f"the second look over bytes {lo}..{hi} (triage {tid}) reads these bytes first"
+            return (
+                "wait",
+                f"the second look over bytes {lo}..{hi} (triage {tid}) reads these bytes first",
+            )
         if read_it_all(request.get("record")):
-            return "skip", (f"the second look over bytes {lo}..{hi} read this stretch: the facts it found are "
-                            f"drafted in triage {tid} (a keyword excerpt is not drafted from)")
+            return "skip", (
+                f"the second look over bytes {lo}..{hi} read this stretch: the facts it found are "
+                f"drafted in triage {tid} (a keyword excerpt is not drafted from)"
+            )
         return "draft", ""
     try:
-        age = (time.time() if now is None else now) - calendar.timegm(time.strptime(doc["created"], "%Y-%m-%dT%H:%M:%SZ"))
+        age = (time.time() if now is None else now) - calendar.timegm(
+            time.strptime(doc["created"], "%Y-%m-%dT%H:%M:%SZ")
+        )
     except (KeyError, TypeError, ValueError):
         return "draft", ""
     if age < WAIT_HOURS * 3600:
-        return "wait", "the second look at the session's end (or at its next segment) reads these bytes first"
+        return (
+            "wait",
+            "the second look at the session's end (or at its next segment) reads these bytes first",
+        )
     return "draft", ""
 
 
@@ -222,8 +315,10 @@ def _slots(facts: list[dict]) -> tuple[dict[str, dict], list[str]]:
     for f in facts:
         n = count[f["category"]] = count.get(f["category"], 0) + 1
         if n > FACTS_MAX:
-            over.append(f"{f['category']}: past the {FACTS_MAX} facts of a category a look keeps: "
-                        f"{one_line(f['statement'], 80)}")
+            over.append(
+                f"{f['category']}: past the {FACTS_MAX} facts of a category a look keeps: "
+                f"{one_line(f['statement'], 80)}"
+            )
             continue
         slots[slot(f["category"], n)] = f
     return slots, over
@@ -236,8 +331,11 @@ def read_it_all(record) -> bool:
     if not isinstance(record, dict) or record.get("state") != "done":
         return False
     try:
-        return int(record.get("segments") or 0) >= 1 and not int(record.get("segments_left_out") or 0) \
+        return (
+            int(record.get("segments") or 0) >= 1
+            and not int(record.get("segments_left_out") or 0)
             and not record.get("left_out")
+        )
     except (TypeError, ValueError):
         return False
 
@@ -254,23 +352,38 @@ def unconfirmed(doc: dict) -> dict[str, str]:
     record = request.get("record")
     if not isinstance(record, dict) or record.get("state") != "done":
         return {}
-    looked: Any = record.get("byte_range") or request.get("byte_range")  # checked below, as it is read
+    looked: Any = record.get("byte_range") or request.get(
+        "byte_range"
+    )  # checked below, as it is read
     ours: Any = (doc.get("source") or {}).get("byte_range")
     try:  # the record is the data dir's, which Claude can write: one that does not check out skips nothing
         if not read_it_all(record):
             return {}  # nothing sent (the model read nothing), or a stretch unread: the keywords may be right there
-        if not (int(looked[0]) <= int(ours[0]) and (looked[1] is None or int(looked[1]) >= int(ours[1]))):
+        if not (
+            int(looked[0]) <= int(ours[0]) and (looked[1] is None or int(looked[1]) >= int(ours[1]))
+        ):
             return {}
     except (TypeError, ValueError, IndexError, KeyError):
         return {}
     confirmed = c if isinstance(c := record.get("confirmed"), dict) else {}
-    named = {str(line).split(":", 1)[0] for line in record.get("dropped") or ()}  # an answer about it, not valid
-    reason = ("the second look read the whole session and found nothing durable for this category "
-              "(the keywords' excerpt was not confirmed)")
-    return {name: reason for name, cat in doc["categories"].items()
-            if isinstance(cat, dict) and cat.get("triggered") and not cat.get("found_by")
-            and not cat.get("confirmed_by") and name not in confirmed and name not in named
-            and name not in ONE_PER_SESSION}
+    named = {
+        str(line).split(":", 1)[0] for line in record.get("dropped") or ()
+    }  # an answer about it, not valid
+    reason = (
+        "the second look read the whole session and found nothing durable for this category "
+        "(the keywords' excerpt was not confirmed)"
+    )
+    return {
+        name: reason
+        for name, cat in doc["categories"].items()
+        if isinstance(cat, dict)
+        and cat.get("triggered")
+        and not cat.get("found_by")
+        and not cat.get("confirmed_by")
+        and name not in confirmed
+        and name not in named
+        and name not in ONE_PER_SESSION
+    }
 
 
 def _entry(finding: dict, by_n: dict, cfg: dict) -> dict:
@@ -294,24 +407,45 @@ def _entry(finding: dict, by_n: dict, cfg: dict) -> dict:
             text = bound(text, limit)  # as the digest cuts its entries
         kept.append((e.n, text))
         used += len(text) + 1
-    cited = [n for n, _ in kept]  # in the order cited: the most telling first (an input cap drops from the end)
+    cited = [
+        n for n, _ in kept
+    ]  # in the order cited: the most telling first (an input cap drops from the end)
     blocks = [text for _, text in sorted(kept)]
     if left:
-        blocks.append(f"[… {left} more cited entr{'y' if left == 1 else 'ies'} left out: the evidence bound …]")
+        blocks.append(
+            f"[… {left} more cited entr{'y' if left == 1 else 'ies'} left out: the evidence bound …]"
+        )
     turns = sorted({by_n[n].turn for n in cited})
-    look = {"statement": finding["statement"], "why": finding.get("why") or "",
-            "how_to_apply": finding.get("how_to_apply") or "", "entries": cited,
-            "confidence": finding.get("confidence")}
-    return {"score": None,  # no keyword score: verification's weak-evidence advisory does not apply
-            "category": finding["category"],
-            "signals": {"second_look": True},
-            "why": finding["statement"], "turns": turns, "entries": cited, "look": look,
-            # One line per cited entry, for what confidence counts (who said it, what kind of entry: a typed
-            # prompt, an answer, a plan...); the draft's prompt shows the entries themselves, not these lines again.
-            "snippets": [{"turn": by_n[n].turn, "speaker": by_n[n].who, "kind": by_n[n].kind, "weight": 1.0,
-                          "keywords": [], "text": one_line(by_n[n].text, int(cfg["triage"]["snippet_chars"]))}
-                         for n in cited],
-            "excerpt": "\n".join(blocks)}
+    look = {
+        "statement": finding["statement"],
+        "why": finding.get("why") or "",
+        "how_to_apply": finding.get("how_to_apply") or "",
+        "entries": cited,
+        "confidence": finding.get("confidence"),
+    }
+    return {
+        "score": None,  # no keyword score: verification's weak-evidence advisory does not apply
+        "category": finding["category"],
+        "signals": {"second_look": True},
+        "why": finding["statement"],
+        "turns": turns,
+        "entries": cited,
+        "look": look,
+        # One line per cited entry, for what confidence counts (who said it, what kind of entry: a typed
+        # prompt, an answer, a plan...); the draft's prompt shows the entries themselves, not these lines again.
+        "snippets": [
+            {
+                "turn": by_n[n].turn,
+                "speaker": by_n[n].who,
+                "kind": by_n[n].kind,
+                "weight": 1.0,
+                "keywords": [],
+                "text": one_line(by_n[n].text, int(cfg["triage"]["snippet_chars"])),
+            }
+            for n in cited
+        ],
+        "excerpt": "\n".join(blocks),
+    }
 
 
 def evidence_chars(cfg: dict) -> int:

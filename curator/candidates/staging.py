@@ -31,15 +31,19 @@ import time
 from collections import Counter, namedtuple
 
 from memcurate.curator.categories import base
+from memcurate.curator.errors import Refusal
 from memcurate.curator.util.atomic import append_line, dump_json, read_json, sweep_temps, write_json
 from memcurate.curator.util.stamps import now_iso
-from memcurate.curator.errors import Refusal
 
 FORMAT = 1
 STAGING = "staging"
 STATE_LOG = "state.log"
 SECOND_LOOK = "second_look.json"
-CONFIRMED_KEYS = ("look", "excerpt", "entries")  # what a look's confirmation gives a keyword category (its snippets stay)
+CONFIRMED_KEYS = (
+    "look",
+    "excerpt",
+    "entries",
+)  # what a look's confirmation gives a keyword category (its snippets stay)
 LOOK_ATTEMPTS = 2  # a failed second look is tried again once, by the next run: never in a loop
 INCOMING = ".incoming"
 
@@ -64,14 +68,25 @@ TRANSITIONS: dict[str, tuple[str, ...]] = {
 }
 STATES: tuple[str, ...] = tuple(TRANSITIONS)
 # What each state means to a person (`memcurate status`).
-STATE_MEANING = {"triaged": "found by the hook, not drafted yet", "drafting": "being drafted (or left half-done)",
-                 "drafted": "drafted, not verified yet", "verifying": "being verified",
-                 "ready": "drafted and verified: waiting for your review", "approved": "approved, being saved",
-                 "failed": "drafting failed: retry with x in the TUI", "rejected": "rejected", "saved": "saved",
-                 "skipped": "nothing durable, or another category holds its fact"}
+STATE_MEANING = {
+    "triaged": "found by the hook, not drafted yet",
+    "drafting": "being drafted (or left half-done)",
+    "drafted": "drafted, not verified yet",
+    "verifying": "being verified",
+    "ready": "drafted and verified: waiting for your review",
+    "approved": "approved, being saved",
+    "failed": "drafting failed: retry with x in the TUI",
+    "rejected": "rejected",
+    "saved": "saved",
+    "skipped": "nothing durable, or another category holds its fact",
+}
 FINAL: frozenset[str] = frozenset(s for s, moves in TRANSITIONS.items() if not moves)
 PENDING: frozenset[str] = frozenset(s for s in STATES if s not in FINAL)
-IN_FLIGHT: tuple[str, ...] = ("drafting", "drafted", "verifying")  # a drafting step under way (or left half-done)
+IN_FLIGHT: tuple[str, ...] = (
+    "drafting",
+    "drafted",
+    "verifying",
+)  # a drafting step under way (or left half-done)
 
 
 class StagingError(Refusal):
@@ -102,9 +117,11 @@ class CandidateFiles(namedtuple("CandidateFiles", "file draft review")):
 
 def candidate_files(data, triage_id: str, category: str) -> CandidateFiles:
     folder = triage_dir(data, triage_id)
-    return CandidateFiles(os.path.join(folder, "drafts", f"{category}.md"),
-                          os.path.join(folder, "drafts", f"{category}.draft.md"),
-                          os.path.join(folder, "review", f"{category}.json"))
+    return CandidateFiles(
+        os.path.join(folder, "drafts", f"{category}.md"),
+        os.path.join(folder, "drafts", f"{category}.draft.md"),
+        os.path.join(folder, "review", f"{category}.json"),
+    )
 
 
 def claim_path(data, triage_id: str) -> str:
@@ -145,7 +162,9 @@ def _rmtree(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _state_record(category: str, state: str, stamp: str, history: list | None = None, **extra) -> dict:
+def _state_record(
+    category: str, state: str, stamp: str, history: list | None = None, **extra
+) -> dict:
     hist = list(history or [])
     hist.append([state, stamp])
     return {"category": category, "state": state, "updated": stamp, "history": hist[-50:], **extra}
@@ -194,7 +213,11 @@ def load_triage(data, triage_id: str) -> dict:
         raise StagingError(f"{path}: missing") from None
     except (OSError, ValueError) as e:
         raise StagingError(f"{path}: unreadable ({e})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("categories"), dict) or doc.get("id") != triage_id:
+    if (
+        not isinstance(doc, dict)
+        or not isinstance(doc.get("categories"), dict)
+        or doc.get("id") != triage_id
+    ):
         raise StagingError(f"{path}: not a memcurate triage")
     if isinstance(doc.get("second_look"), dict):
         _merge_second_look(doc, read_second_look(data, triage_id))
@@ -231,20 +254,35 @@ def _merge_second_look(doc: dict, look: dict | None) -> None:
     doc["second_look"] = {**doc["second_look"], "record": look or {}}
     for name, entry in ((look or {}).get("added") or {}).items():
         cat = doc["categories"].get(name)
-        if cat is None and isinstance(name, str) and base(name) != name:  # a further fact: its slot, "decision-2"
+        if (
+            cat is None and isinstance(name, str) and base(name) != name
+        ):  # a further fact: its slot, "decision-2"
             cat = {"triggered": False}
         if isinstance(entry, dict) and isinstance(cat, dict) and not cat.get("triggered"):
-            doc["categories"][name] = {**cat, **entry, "category": base(name), "triggered": True,
-                                       "found_by": "second_look"}
+            doc["categories"][name] = {
+                **cat,
+                **entry,
+                "category": base(name),
+                "triggered": True,
+                "found_by": "second_look",
+            }
     # A category the keywords triggered and the look confirmed is drafted from the look's statement and
     # the digest entries it cited (its excerpt in triage.json stays as triage wrote it); one the look did
     # not confirm keeps its keyword excerpt.
     confirmed = (look or {}).get("confirmed")
-    for name, entry in (confirmed.items() if isinstance(confirmed, dict) else ()):
+    for name, entry in confirmed.items() if isinstance(confirmed, dict) else ():
         cat = doc["categories"].get(name)
-        if isinstance(entry, dict) and isinstance(cat, dict) and cat.get("triggered") and not cat.get("found_by"):
-            doc["categories"][name] = {**cat, **{k: entry[k] for k in CONFIRMED_KEYS if k in entry},
-                                       "confirmed_by": "second_look"}
+        if (
+            isinstance(entry, dict)
+            and isinstance(cat, dict)
+            and cat.get("triggered")
+            and not cat.get("found_by")
+        ):
+            doc["categories"][name] = {
+                **cat,
+                **{k: entry[k] for k in CONFIRMED_KEYS if k in entry},
+                "confirmed_by": "second_look",
+            }
 
 
 def look_due(doc: dict) -> bool:
@@ -280,8 +318,12 @@ def _read_log(path: str) -> dict[str, dict]:
             rec = json.loads(line)
         except ValueError:
             continue
-        if (not isinstance(rec, dict) or rec.get("state") not in TRANSITIONS
-                or not isinstance(rec.get("category"), str) or not isinstance(rec.get("updated"), str)):
+        if (
+            not isinstance(rec, dict)
+            or rec.get("state") not in TRANSITIONS
+            or not isinstance(rec.get("category"), str)
+            or not isinstance(rec.get("updated"), str)
+        ):
             continue
         before = latest.get(rec["category"])
         history = before["history"] if before else []
@@ -306,7 +348,9 @@ def category_states(data, triage_id: str, doc: dict | None = None) -> dict[str, 
         if isinstance(cat, dict) and cat.get("triggered"):
             # A category the second look found says so on its every state line (the moves keep it).
             found = {"found_by": cat["found_by"]} if cat.get("found_by") else {}
-            rec = out[name] = latest.get(name) or _state_record(name, "triaged", doc.get("created", ""), **found)
+            rec = out[name] = latest.get(name) or _state_record(
+                name, "triaged", doc.get("created", ""), **found
+            )
             if name in latest:
                 rec["history"] = ([["triaged", doc.get("created", "")]] + rec["history"])[-50:]
     return out
@@ -319,8 +363,16 @@ def category_state(data, triage_id: str, category: str, doc: dict | None = None)
     return category_states(data, triage_id, doc)[category]
 
 
-def set_state(data, triage_id: str, category: str, state: str, *, doc: dict | None = None,
-              current: dict | None = None, **extra) -> dict:
+def set_state(
+    data,
+    triage_id: str,
+    category: str,
+    state: str,
+    *,
+    doc: dict | None = None,
+    current: dict | None = None,
+    **extra,
+) -> dict:
     """Move one category to `state`, keeping its fields; refuse a move the life cycle does not allow.
 
     `doc` is the triage and `current` the category's record when the caller has them already
@@ -329,7 +381,7 @@ def set_state(data, triage_id: str, category: str, state: str, *, doc: dict | No
     _triggered(doc, triage_id, category)
     rec = current or category_state(data, triage_id, category, doc)
     now = rec.get("state")
-    if state not in TRANSITIONS.get(now, ()):
+    if state not in TRANSITIONS.get(str(now), ()):
         raise StagingError(f"{triage_id}/{category}: cannot go from {now} to {state}")
     kept = {k: v for k, v in rec.items() if k not in ("category", "state", "updated", "history")}
     kept.update(extra)
@@ -352,6 +404,9 @@ def counts(data) -> dict:
                 by_state[rec["state"]] += 1
         except StagingError:
             errors += 1
-    return {"triages": triages, "unreadable": errors,
-            "by_state": {s: by_state[s] for s in STATES if by_state[s]},
-            "pending": sum(n for s, n in by_state.items() if s in PENDING)}
+    return {
+        "triages": triages,
+        "unreadable": errors,
+        "by_state": {s: by_state[s] for s in STATES if by_state[s]},
+        "pending": sum(n for s, n in by_state.items() if s in PENDING),
+    }

@@ -76,4 +76,8 @@ def _edit(current: str | None, edit: object) -> str:
         raise EditFailed("old_string was not found in the file")
     if count > 1 and edit.get("replace_all") is not True:
         raise EditFailed(f"old_string is found {count} times; give more context or set replace_all")
-    return current.replace(old, new) if edit.get("replace_all") is True else current.replace(old, new, 1)
+    return (
+        current.replace(old, new)
+        if edit.get("replace_all") is True
+        else current.replace(old, new, 1)
+    )

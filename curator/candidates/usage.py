@@ -12,10 +12,9 @@ The totals read only state logs and that small file: never triage.json (kilobyte
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from memcurate.curator.candidates import staging
-
 from memcurate.curator.util.usage import COUNTS, KEYS  # noqa: F401 (KEYS re-exported)
 
 
@@ -57,7 +56,9 @@ def second_look(data, tid: str) -> dict:
         return empty()
 
 
-def of_triage(data, tid: str, states: Mapping[str, Mapping] | None = None, look: Mapping | None = None) -> dict:
+def of_triage(
+    data, tid: str, states: Mapping[str, Mapping] | None = None, look: Mapping | None = None
+) -> dict:
     """The sums over a triage's categories (their last state lines) and its second look. `states` are
     the category records and `look` the look's record ({} for none) when the caller has read them."""
     if states is None:
@@ -93,6 +94,8 @@ def describe(total: Mapping) -> str:
 
     # no cost with calls made: a model without a known price (or a backend that does not say)
     cost = f"${total['cost_usd']:.4f}" if total.get("cost_usd") else "cost unknown"
-    return (f"{k(total.get('tokens_in', 0))} in / {k(total.get('tokens_out', 0))} out, cache "
-            f"{k(total.get('cache_read_tokens', 0))} read / {k(total.get('cache_write_tokens', 0))} written, "
-            f"{cost}, {total.get('calls', 0)} call(s)")
+    return (
+        f"{k(total.get('tokens_in', 0))} in / {k(total.get('tokens_out', 0))} out, cache "
+        f"{k(total.get('cache_read_tokens', 0))} read / {k(total.get('cache_write_tokens', 0))} written, "
+        f"{cost}, {total.get('calls', 0)} call(s)"
+    )

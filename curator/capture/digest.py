@@ -35,45 +35,106 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from memcurate.curator.util.redact import redact_text
 from memcurate.curator.capture.transcript import TranscriptReader, head, tail
 from memcurate.curator.capture.triage import WRITE_TOOLS, command_signature, error_line, session_cwd
 from memcurate.curator.util.paths import project_relative
+from memcurate.curator.util.redact import redact_text
 from memcurate.curator.util.safe_open import open_regular
 from memcurate.curator.util.textsafe import clean, one_line
 
 DEFAULT_MAX_CHARS = 60000  # per segment, as the second look's second_look.max_chars
-MIN_MAX_CHARS = 500  # a smaller bound is taken as this: an entry must fit in a segment with its label
+MIN_MAX_CHARS = (
+    500  # a smaller bound is taken as this: an entry must fit in a segment with its label
+)
 ASK, PLAN = "AskUserQuestion", "ExitPlanMode"
 # Characters an entry keeps at most, by kind (after redaction; a longer text keeps its head and tail).
-LIMITS = {"user": 6000, "command": 600, "queued": 2000, "answer": 2000, "plan": 12000, "plan_rejected": 4000,
-          "rejection": 1500, "assistant": 2500, "report": 8000, "failed": 500, "fixed": 900}
+LIMITS = {
+    "user": 6000,
+    "command": 600,
+    "queued": 2000,
+    "answer": 2000,
+    "plan": 12000,
+    "plan_rejected": 4000,
+    "rejection": 1500,
+    "assistant": 2500,
+    "report": 8000,
+    "failed": 500,
+    "fixed": 900,
+}
 CODE_LINES = 6  # a code block in the assistant's prose longer than this is folded to one line
-RECORD_BYTES = 4 << 20  # a tool record read again whole (an answer, a plan, a queued prompt) is at most this long
+RECORD_BYTES = (
+    4 << 20
+)  # a tool record read again whole (an answer, a plan, a queued prompt) is at most this long
 FILES_SHOWN = 15  # files named per segment; the rest counted
 MAX_FIX_FILES = 6
 MAX_FIX_COMMANDS = 3
 FIX_TURNS = 1  # a failure pairs with a run that passes in its turn or the next one
 
-_REJECTED = ("The user doesn't want to proceed with this tool use", "The user doesn't want to take this action")
+_REJECTED = (
+    "The user doesn't want to proceed with this tool use",
+    "The user doesn't want to take this action",
+)
 _USER_SAID = "the user said:"
 _NOTE = "\n\nNote: The user's next message"
-_ANSWERED = re.compile(r"^Your questions have been answered:\s*(.*?)\s*(?:\.\s*You can now continue.*)?$", re.S)
-_COMMAND = re.compile(r"<command-name>\s*(.*?)\s*</command-name>.*?<command-args>(.*?)</command-args>", re.S)
+_ANSWERED = re.compile(
+    r"^Your questions have been answered:\s*(.*?)\s*(?:\.\s*You can now continue.*)?$", re.S
+)
+_COMMAND = re.compile(
+    r"<command-name>\s*(.*?)\s*</command-name>.*?<command-args>(.*?)</command-args>", re.S
+)
 _NOT_USER_WORDS = ("<task-notification>", "<bash-notification>")
 _IMAGE_ONLY = re.compile(r"^(?:\s*\[Image #\d+\]\s*)+$")
 _SENTENCE = re.compile(r"(?<=[.!?:])\s+(?=\S)")
-_NARRATION = ("let me", "let's", "now let", "now i", "i'll", "i will", "i'm going to", "i am going to", "i need to",
-              "i can see", "i see", "looking at", "next,", "next i", "first,", "first i", "then i", "now,",
-              "time to", "moving on")
-_FILLERS = frozenset({"now", "first", "next", "then", "great", "perfect", "good", "ok", "okay", "alright",
-                      "excellent", "awesome", "nice", "so", "right", "sure"})
+_NARRATION = (
+    "let me",
+    "let's",
+    "now let",
+    "now i",
+    "i'll",
+    "i will",
+    "i'm going to",
+    "i am going to",
+    "i need to",
+    "i can see",
+    "i see",
+    "looking at",
+    "next,",
+    "next i",
+    "first,",
+    "first i",
+    "then i",
+    "now,",
+    "time to",
+    "moving on",
+)
+_FILLERS = frozenset(
+    {
+        "now",
+        "first",
+        "next",
+        "then",
+        "great",
+        "perfect",
+        "good",
+        "ok",
+        "okay",
+        "alright",
+        "excellent",
+        "awesome",
+        "nice",
+        "so",
+        "right",
+        "sure",
+    }
+)
 # The assistant asking for a secret ("Can you paste the password here?"): the short reply that follows is
 # the secret itself, bare, which no pattern can tell from a word (curator/util/redact.py needs a cue).
-_ASKS_SECRET = re.compile(r"(?i)\b(?:password|passphrase|passcode|pin|token|api[ -]?key|credentials?|secret)\b"
-                          r"[^\n]{0,160}(?:\?|\b(?:paste|send|share|give|enter|type)\b)"
-                          r"|\b(?:paste|send|share|give|enter|type)\b[^\n]{0,80}\b(?:password|passphrase|passcode|"
-                          r"pin|token|api[ -]?key|credentials?|secret)\b")
+_ASKS_SECRET = re.compile(
+    r"(?i)\b(?:password|passphrase|passcode|pin|token|api[ -]?key|credentials?|secret)\b"
+    r"[^\n]{0,160}(?:\?|\b(?:paste|send|share|give|enter|type)\b)"
+    r"|\b(?:paste|send|share|give|enter|type)\b[^\n]{0,80}\b(?:password|passphrase|passcode|"
+    r"pin|token|api[ -]?key|credentials?|secret)\b"
+)
 # A word of the reply that may be the secret: six characters or more, letters with a digit or a sign beside
 # them ("Buksemand-IoT", a network's name, has neither).
 _SECRET_WORD = re.compile(r"(?=\S*[A-Za-z])(?=\S*[0-9!@#$%^&*+=~])\S{6,}")
@@ -88,18 +149,61 @@ def masked_reply(text: str, asked: str) -> str:
     return _SECRET_WORD.sub("[REDACTED:password]", text)
 
 
-_REASON = re.compile(r"(?i)\b(?:because|since|so that|due to|to avoid|otherwise|in order to|the reason|which means)\b")
-_RULE_WORDS = re.compile(r"(?i)\b(?:instead|rather than|must|never|always|don't|do not|can't|cannot|won't|should)\b")
+_REASON = re.compile(
+    r"(?i)\b(?:because|since|so that|due to|to avoid|otherwise|in order to|the reason|which means)\b"
+)
+_RULE_WORDS = re.compile(
+    r"(?i)\b(?:instead|rather than|must|never|always|don't|do not|can't|cannot|won't|should)\b"
+)
 _MARKER = re.compile(r"^\s*(?:[-*•>]+|\d+[.)]|#+)\s+")
-_STATUS = re.compile(r"(?i)^[\W_]*(?:(?:all|the)\s+)?(?:\d+\s+)?(?:(?:unit|integration|e2e)\s+)?(?:tests?|specs?|checks?"
-                    r"|builds?|lint(?:ing|er|ers)?|type ?checks?|compilation)\b[^.!?]{0,60}\b(?:pass(?:es|ed|ing)?"
-                    r"|succeed(?:s|ed)?|green|clean|compiles?|works?|working|ok)\b")
-_EXCLAMATION = re.compile(r"^[\W_]*(?:\w+[\W_]+){0,2}\w*!+[\W_]*$")  # "Perfect!", "Much cleaner!", "✅ Done!"
-_ERROR_WORDS = re.compile(r"(?i)error|exception|fail|fatal|cannot|can't|not found|no such|denied|refused|invalid"
-                          r"|missing|unknown|undefined|timed out|blocked")
-_READ_ONLY = frozenset({"jobs", "ps", "ls", "cat", "head", "tail", "grep", "rg", "find", "pwd", "echo", "which", "wc", "tree",
-                        "less", "file", "stat", "sed", "awk", "du", "df", "env", "printenv", "type", "whoami", "date",
-                        "git status", "git diff", "git log", "git show", "git branch", "git remote"})
+_STATUS = re.compile(
+    r"(?i)^[\W_]*(?:(?:all|the)\s+)?(?:\d+\s+)?(?:(?:unit|integration|e2e)\s+)?(?:tests?|specs?|checks?"
+    r"|builds?|lint(?:ing|er|ers)?|type ?checks?|compilation)\b[^.!?]{0,60}\b(?:pass(?:es|ed|ing)?"
+    r"|succeed(?:s|ed)?|green|clean|compiles?|works?|working|ok)\b"
+)
+_EXCLAMATION = re.compile(
+    r"^[\W_]*(?:\w+[\W_]+){0,2}\w*!+[\W_]*$"
+)  # "Perfect!", "Much cleaner!", "✅ Done!"
+_ERROR_WORDS = re.compile(
+    r"(?i)error|exception|fail|fatal|cannot|can't|not found|no such|denied|refused|invalid"
+    r"|missing|unknown|undefined|timed out|blocked"
+)
+_READ_ONLY = frozenset(
+    {
+        "jobs",
+        "ps",
+        "ls",
+        "cat",
+        "head",
+        "tail",
+        "grep",
+        "rg",
+        "find",
+        "pwd",
+        "echo",
+        "which",
+        "wc",
+        "tree",
+        "less",
+        "file",
+        "stat",
+        "sed",
+        "awk",
+        "du",
+        "df",
+        "env",
+        "printenv",
+        "type",
+        "whoami",
+        "date",
+        "git status",
+        "git diff",
+        "git log",
+        "git show",
+        "git branch",
+        "git remote",
+    }
+)
 
 
 @dataclass
@@ -115,16 +219,31 @@ class DigestEntry:
     end_line: int  # the last line of its records (a reply's blocks, a failure through its fix)
     offset: int  # byte offset of that record; orders the entries and places them in segments
     end: int  # byte offset just past its last record
-    also: tuple[int, ...] = ()  # lines of records that said the same again (a queued prompt then delivered)
+    also: tuple[
+        int, ...
+    ] = ()  # lines of records that said the same again (a queued prompt then delivered)
     ref: int = 0  # for `fixed`: the n of the failure it fixes
-    span_start: int = -1  # for `fixed`: where its evidence starts (the failure); else its own offset
-    context: str = ""  # for `fixed`: the failure's error, said again when that failure is in another segment
+    span_start: int = (
+        -1
+    )  # for `fixed`: where its evidence starts (the failure); else its own offset
+    context: str = (
+        ""  # for `fixed`: the failure's error, said again when that failure is in another segment
+    )
 
     def label(self) -> str:
-        return {"user": f"{self.who}:", "command": f"{self.who} command:", "queued": f"{self.who} (queued):",
-                "answer": "user answered:", "plan": "plan approved:", "plan_rejected": "plan rejected:",
-                "rejection": "user rejected", "assistant": "assistant:", "report": "assistant (end of turn):",
-                "failed": "failed:", "fixed": f"fixed [{self.ref}]" if self.ref else "fixed"}[self.kind]
+        return {
+            "user": f"{self.who}:",
+            "command": f"{self.who} command:",
+            "queued": f"{self.who} (queued):",
+            "answer": "user answered:",
+            "plan": "plan approved:",
+            "plan_rejected": "plan rejected:",
+            "rejection": "user rejected",
+            "assistant": "assistant:",
+            "report": "assistant (end of turn):",
+            "failed": "failed:",
+            "fixed": f"fixed [{self.ref}]" if self.ref else "fixed",
+        }[self.kind]
 
     def render(self, context: bool = False) -> str:
         text = self.text
@@ -176,11 +295,12 @@ class Digest:
 
 # -- text ----------------------------------------------------------------------
 
+
 def bound(text: str, limit: int) -> str:
     """`text` within `limit` characters: its head and its tail around a mark, cut at white space."""
     if len(text) <= limit:
         return text
-    first = head(text, limit * 2 // 3) or text[:limit * 2 // 3]
+    first = head(text, limit * 2 // 3) or text[: limit * 2 // 3]
     last = tail(text, limit - len(first) - 8)
     return f"{first} […] {last}" if last else first + " […]"
 
@@ -234,8 +354,8 @@ def prose(text: str) -> str:
         if not any(c.isalnum() for c in s):
             continue  # blank lines, rules, a lone emoji
         marker = _MARKER.match(line)
-        lead = marker.group(0) if marker else line[:len(line) - len(line.lstrip())]
-        kept = [p for p in _SENTENCE.split(line[len(lead):].strip()) if not _is_narration(p)]
+        lead = marker.group(0) if marker else line[: len(line) - len(line.lstrip())]
+        kept = [p for p in _SENTENCE.split(line[len(lead) :].strip()) if not _is_narration(p)]
         if kept:
             out.append(lead + " ".join(kept))
     if code is not None:
@@ -270,11 +390,18 @@ def _norm(text: str) -> str:
 
 
 _PARTS = re.compile(r"&&|\|\||;|\n|\|")
-_SETUP = frozenset({"cd", "echo", "export", "set", "source", ".", "sleep", "true", "printf", "pushd", "popd", "["})
+_SETUP = frozenset(
+    {"cd", "echo", "export", "set", "source", ".", "sleep", "true", "printf", "pushd", "popd", "["}
+)
 
 
 def _read_only(sig: str) -> bool:
-    return not sig or sig in _READ_ONLY or " ".join(sig.split()[:2]) in _READ_ONLY or sig.split()[0] in _READ_ONLY
+    return (
+        not sig
+        or sig in _READ_ONLY
+        or " ".join(sig.split()[:2]) in _READ_ONLY
+        or sig.split()[0] in _READ_ONLY
+    )
 
 
 def _alike(a: str, b: str) -> bool:
@@ -302,6 +429,7 @@ def shown_command(command: str, limit: int = 160) -> str:
 
 
 # -- reading -------------------------------------------------------------------
+
 
 class _Lines:
     """Line numbers of byte offsets, counted once over the file (offsets asked for in any order)."""
@@ -351,7 +479,11 @@ def _tool_input(f, start: int, end: int, tool_id: str) -> dict:
         try:
             rec = json.loads(line)
             for b in rec["message"]["content"]:
-                if isinstance(b, dict) and b.get("id") == tool_id and isinstance(b.get("input"), dict):
+                if (
+                    isinstance(b, dict)
+                    and b.get("id") == tool_id
+                    and isinstance(b.get("input"), dict)
+                ):
                     return b["input"]
         except (ValueError, RecursionError, UnicodeDecodeError, KeyError, TypeError):
             continue
@@ -367,7 +499,9 @@ def _result_text(rec: dict, tool_id: str) -> str:
             if isinstance(c, str):
                 return c
             if isinstance(c, list):
-                return "\n".join(x["text"] for x in c if isinstance(x, dict) and isinstance(x.get("text"), str))
+                return "\n".join(
+                    x["text"] for x in c if isinstance(x, dict) and isinstance(x.get("text"), str)
+                )
     return ""
 
 
@@ -376,7 +510,7 @@ def _reason(text: str) -> str:
     i = text.find(_USER_SAID)
     if i < 0:
         return ""
-    said = text[i + len(_USER_SAID):]
+    said = text[i + len(_USER_SAID) :]
     j = said.find(_NOTE)
     return (said[:j] if j >= 0 else said).strip()
 
@@ -394,13 +528,18 @@ def _answers(rec: dict | None, text: str) -> str:
             continue
         answer = result["answers"].get(q.get("question"))
         for o in q.get("options") or ():
-            if isinstance(o, dict) and isinstance(answer, str) and o.get("label") in answer.split(", ") \
-                    and isinstance(o.get("description"), str):
+            if (
+                isinstance(o, dict)
+                and isinstance(answer, str)
+                and o.get("label") in answer.split(", ")
+                and isinstance(o.get("description"), str)
+            ):
                 chosen.append(f"{o['label']}: {o['description']}")
     return f"{said} (chosen: {'; '.join(chosen)})" if chosen else said
 
 
 # -- the digest ----------------------------------------------------------------
+
 
 class _Builder:
     def __init__(self, f, cfg: dict, *, subagent: bool, project: str | None) -> None:
@@ -411,14 +550,29 @@ class _Builder:
         # shell moves that, and a look's range starts anywhere in the session.
         self.project = os.fspath(project) if project is not None else session_cwd(f)
         self.entries: list[DigestEntry] = []
-        self.seen: dict[str, int] = {}  # normalised text -> index in entries: a repeat is not a new entry
-        self.calls: dict[str, tuple[str, str, int, int]] = {}  # tool id -> (name, target, reply start, end)
+        self.seen: dict[
+            str, int
+        ] = {}  # normalised text -> index in entries: a repeat is not a new entry
+        self.calls: dict[
+            str, tuple[str, str, int, int]
+        ] = {}  # tool id -> (name, target, reply start, end)
         self.pending: dict[str, dict] = {}  # command signature -> the failure not fixed yet
         self.writes: list[tuple[int, str]] = []  # (offset, path) of each write that succeeded
         self.turn_report: int | None = None  # index of the turn's last assistant entry: its report
 
-    def add(self, kind: str, who: str, text: str, turn: int, start: int, end: int, *, dedupe: bool = True,
-            limit: int = 0, **extra) -> DigestEntry | None:
+    def add(
+        self,
+        kind: str,
+        who: str,
+        text: str,
+        turn: int,
+        start: int,
+        end: int,
+        *,
+        dedupe: bool = True,
+        limit: int = 0,
+        **extra,
+    ) -> DigestEntry | None:
         if kind in ("user", "queued"):
             text = masked_reply(text, self.asked())
         text = _prepared(text, limit or LIMITS[kind])
@@ -459,7 +613,14 @@ class _Builder:
         elif kind == "command":
             m = _COMMAND.search(e.text)
             if m and m.group(2).strip():
-                self.add("command", self.who, f"{m.group(1)} {m.group(2).strip()}", e.turn, e.start, e.end)
+                self.add(
+                    "command",
+                    self.who,
+                    f"{m.group(1)} {m.group(2).strip()}",
+                    e.turn,
+                    e.start,
+                    e.end,
+                )
         elif kind == "assistant":
             self.assistant(e)
         elif kind == "tool_result":
@@ -479,7 +640,9 @@ class _Builder:
         text = prose(e.text)
         if text:
             # Kept at a report's length until a later reply of the turn shows it was not the last.
-            added = self.add("assistant", "assistant", text, e.turn, e.start, e.end, limit=LIMITS["report"])
+            added = self.add(
+                "assistant", "assistant", text, e.turn, e.start, e.end, limit=LIMITS["report"]
+            )
             if added is not None:
                 if self.turn_report is not None:
                     earlier = self.entries[self.turn_report]
@@ -522,15 +685,28 @@ class _Builder:
             plan = _tool_input(self.f, rstart, rend, e.tool_use_id).get("plan")
             plan = plan if isinstance(plan, str) else ""
             said = f'user said: "{reason}"' if reason else "no reason given"
-            self.add("plan_rejected", "user", f"({said})\n{bound(plan.strip(), LIMITS['plan_rejected'] // 2)}",
-                     e.turn, e.start, e.end)
+            self.add(
+                "plan_rejected",
+                "user",
+                f"({said})\n{bound(plan.strip(), LIMITS['plan_rejected'] // 2)}",
+                e.turn,
+                e.start,
+                e.end,
+            )
             return
         what = name or "a tool call"
         if target:
             path = self.relative(target) if name in WRITE_TOOLS else None
             what = f"{what} of {path}" if path else f"{what}: {one_line(target, 200)}"
-        self.add("rejection", "user", f'{what}: "{reason}"' if reason else what, e.turn, e.start, e.end,
-                 dedupe=False)
+        self.add(
+            "rejection",
+            "user",
+            f'{what}: "{reason}"' if reason else what,
+            e.turn,
+            e.start,
+            e.end,
+            dedupe=False,
+        )
 
     def command(self, e, command: str) -> None:
         sig = signature(command)
@@ -541,19 +717,34 @@ class _Builder:
             run = self.pending.get(sig)
             if run is not None and (said == run["said"] or run["count"] >= 3):
                 return  # the same failure again: one entry says it
-            added = self.add("failed", "tool", f"{shown_command(command)} -> {said}", e.turn, e.start, e.end,
-                             dedupe=False)
+            added = self.add(
+                "failed",
+                "tool",
+                f"{shown_command(command)} -> {said}",
+                e.turn,
+                e.start,
+                e.end,
+                dedupe=False,
+            )
             if added is None:
                 return
             if run is None:
-                self.pending[sig] = {"index": len(self.entries) - 1, "said": said, "files": {}, "ran": [], "count": 1,
-                                     "command": command}
+                self.pending[sig] = {
+                    "index": len(self.entries) - 1,
+                    "said": said,
+                    "files": {},
+                    "ran": [],
+                    "count": 1,
+                    "command": command,
+                }
             else:
                 run.update(said=said, count=run["count"] + 1)
             return
         run = self.pending.get(sig)
         if run is not None and e.turn - self.entries[run["index"]].turn > FIX_TURNS:
-            del self.pending[sig]  # passing turns later, after other work: nothing says what fixed it
+            del self.pending[
+                sig
+            ]  # passing turns later, after other work: nothing says what fixed it
             run = None
         elif run is not None and not run["files"] and not _alike(run["command"], command):
             run = None  # only the program is the same (`ssh host "…"`, `gh issue close 54`): another command
@@ -571,8 +762,18 @@ class _Builder:
             parts.append("ran " + "; ".join(f"`{c}`" for c in run["ran"]))
         how = f"by: {'; '.join(parts)};" if parts else "with nothing else changed;"
         failed = self.entries[run["index"]]
-        self.add("fixed", "tool", f"{how} passed: {shown_command(command)}", e.turn, e.start, e.end, dedupe=False,
-                 ref=run["index"] + 1, context=one_line(run["said"], 160), span_start=failed.offset)
+        self.add(
+            "fixed",
+            "tool",
+            f"{how} passed: {shown_command(command)}",
+            e.turn,
+            e.start,
+            e.end,
+            dedupe=False,
+            ref=run["index"] + 1,
+            context=one_line(run["said"], 160),
+            span_start=failed.offset,
+        )
 
     def queued(self, e) -> None:
         rec = _record(self.f, e.start, e.end)
@@ -585,20 +786,35 @@ class _Builder:
             att = rec.get("attachment")
             if isinstance(att, dict) and att.get("type") == "queued_command":
                 text = att.get("prompt")
-        if not isinstance(text, str) or text.lstrip().startswith(("/", *_NOT_USER_WORDS)) or _IMAGE_ONLY.match(text):
+        if (
+            not isinstance(text, str)
+            or text.lstrip().startswith(("/", *_NOT_USER_WORDS))
+            or _IMAGE_ONLY.match(text)
+        ):
             return
         self.add("queued", self.who, text, e.turn, e.start, e.end)
 
 
-def digest(path, cfg: dict, byte_range: "tuple[int, int | None] | None" = None, *, max_chars: int | None = None,
-           turn_base: int = 0, subagent: bool | None = None, project: str | None = None) -> Digest:
+def digest(
+    path,
+    cfg: dict,
+    byte_range: tuple[int, int | None] | None = None,
+    *,
+    max_chars: int | None = None,
+    turn_base: int = 0,
+    subagent: bool | None = None,
+    project: str | None = None,
+) -> Digest:
     """The digest of `path` (a path, or a transcript file already open) between the offsets of `byte_range`
     (the whole file by default; an end of None is the file's end), in segments of at most `max_chars`.
 
     `project`: the folder written paths are made relative to (writes outside it are not listed); by
     default the folder the session started in (the transcript's first `cwd`). `subagent`: the "user" is a parent agent (by default,
     from an `agent-*.jsonl` name). OSError when the transcript cannot be read."""
-    limit = max(int(max_chars or (cfg.get("digest") or {}).get("max_chars") or DEFAULT_MAX_CHARS), MIN_MAX_CHARS)
+    limit = max(
+        int(max_chars or (cfg.get("digest") or {}).get("max_chars") or DEFAULT_MAX_CHARS),
+        MIN_MAX_CHARS,
+    )
     start, end = byte_range or (0, None)
     name = path if isinstance(path, str) else getattr(path, "name", "")
     if subagent is None:
@@ -609,14 +825,30 @@ def digest(path, cfg: dict, byte_range: "tuple[int, int | None] | None" = None, 
         return _digest(f, name, cfg, start, end, limit, turn_base, subagent, project)
 
 
-def _digest(f, name, cfg: dict, start: int, end: int | None, limit: int, turn_base: int, subagent: bool,
-            project: str | None) -> Digest:
+def _digest(
+    f,
+    name,
+    cfg: dict,
+    start: int,
+    end: int | None,
+    limit: int,
+    turn_base: int,
+    subagent: bool,
+    project: str | None,
+) -> Digest:
     t = cfg["triage"]
     b = _Builder(f, cfg, subagent=subagent, project=project)
-    reader = TranscriptReader(f, start, turn_base=turn_base, limit=end, max_line_bytes=t["max_line_bytes"],
-                              outputs_of=b.error_tools, max_message_chars=t["max_message_chars"])
-    for e in reader:
-        b.feed(e)
+    reader = TranscriptReader(
+        f,
+        start,
+        turn_base=turn_base,
+        limit=end,
+        max_line_bytes=t["max_line_bytes"],
+        outputs_of=b.error_tools,
+        max_message_chars=t["max_message_chars"],
+    )
+    for read in reader:
+        b.feed(read)
     b.end_turn()
     lines = _Lines(f)
     entries = b.entries
@@ -632,6 +864,7 @@ def _digest(f, name, cfg: dict, start: int, end: int | None, limit: int, turn_ba
 
 
 # -- segments --------------------------------------------------------------------
+
 
 def _files_line(files: list[str], room: int) -> str:
     """The files a segment wrote, in one line of at most `room` characters (the rest counted)."""
@@ -650,8 +883,9 @@ def _size(e: DigestEntry) -> int:
     return len(e.render(context=True)) + 1
 
 
-def _segments(entries: list[DigestEntry], writes: list[tuple[int, str]], start: int, end: int,
-              limit: int) -> list[Segment]:
+def _segments(
+    entries: list[DigestEntry], writes: list[tuple[int, str]], start: int, end: int, limit: int
+) -> list[Segment]:
     """Entries grouped in segments of at most `limit` characters, cut where a user turn starts (inside a
     turn only when one turn is longer than that), the byte range partitioned between them."""
     files_room = min(FILES_SHOWN * 60, limit // 8)
@@ -670,11 +904,17 @@ def _segments(entries: list[DigestEntry], writes: list[tuple[int, str]], start: 
             g = groups[-1]
             cut = len(g)
             if not turn_starts:
-                while cut > 0 and g[cut - 1].turn == e.turn and g[cut - 1].kind not in ("user", "command"):
+                while (
+                    cut > 0
+                    and g[cut - 1].turn == e.turn
+                    and g[cut - 1].kind not in ("user", "command")
+                ):
                     cut -= 1
                 if cut > 0 and g[cut - 1].turn == e.turn:
                     cut -= 1  # the turn's own prompt goes with it
-            carried = g[cut:] if 0 < cut < len(g) and sum(map(_size, g[cut:])) + size <= room else []
+            carried = (
+                g[cut:] if 0 < cut < len(g) and sum(map(_size, g[cut:])) + size <= room else []
+            )
             if carried:
                 del g[cut:]
             groups.append(carried)
@@ -691,7 +931,7 @@ def _segments(entries: list[DigestEntry], writes: list[tuple[int, str]], start: 
         lo, hi = bounds[i], bounds[i + 1]
         files = list(dict.fromkeys(p for o, p in writes if lo <= o < hi))
         numbers = {e.n for e in g}
-        blocks = [e.render(context=e.ref and e.ref not in numbers) for e in g]
+        blocks = [e.render(context=bool(e.ref) and e.ref not in numbers) for e in g]
         line = _files_line(files, files_room) if files else ""
         if line:
             blocks.append(line)

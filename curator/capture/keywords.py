@@ -17,7 +17,9 @@ from memcurate.curator.util.lazyre import LazyRegex
 
 _WORD = LazyRegex(r"\w+")
 
-_ASCII_LITERAL = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ',-_:;/!&%@#=<>\"")
+_ASCII_LITERAL = set(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ',-_:;/!&%@#=<>\""
+)
 
 
 class _Literals:
@@ -113,17 +115,17 @@ def _sequence_requirements(p: str) -> list[tuple[str, ...]]:
         close_run(run)
         run = ""
         if c == "(":
-            j = _group_end(p, i)
-            if j is None:
+            end = _group_end(p, i)
+            if end is None:
                 return reqs
-            optional = j + 1 < len(p) and p[j + 1] in "?*{"
+            optional = end + 1 < len(p) and p[end + 1] in "?*{"
             lookaround = p.startswith(("(?=", "(?!", "(?<=", "(?<!"), i)
             if not optional and not lookaround:
-                inner = p[i + 3:j] if p.startswith("(?:", i) else p[i + 1:j]
+                inner = p[i + 3 : end] if p.startswith("(?:", i) else p[i + 1 : end]
                 group = anchors(inner)
                 if group:
                     reqs.append(group)
-            i = j + 1
+            i = end + 1
         elif c == "[":
             j = p.find("]", i + 2)
             i = (j if j > 0 else len(p)) + 1
@@ -194,6 +196,7 @@ def _alternatives(p: str, i: int, limit: int) -> tuple[set[str] | None, int]:
 
 def _sequence(p: str, i: int, limit: int) -> tuple[set[str] | None, int]:
     acc = {""}
+    item: set[str] | None
     while i < len(p) and p[i] not in "|)":
         c = p[i]
         if c in _LITERAL:
@@ -211,7 +214,7 @@ def _sequence(p: str, i: int, limit: int) -> tuple[set[str] | None, int]:
             i += 1
         elif c == "[":  # a class of plain characters, as in "obbligatori[oa]": one of them
             j = p.find("]", i + 1)
-            chars = p[i + 1:j] if j > i + 1 else ""
+            chars = p[i + 1 : j] if j > i + 1 else ""
             if not chars or "-" in chars or not all(ch in _LITERAL for ch in chars):
                 return None, i  # ranges, negations, escapes
             item, i = {ch.lower() for ch in chars}, j + 1
@@ -229,9 +232,11 @@ def _sequence(p: str, i: int, limit: int) -> tuple[set[str] | None, int]:
 
 
 # Words in almost every message: a phrase is indexed by another of its words when it has one.
-_COMMON = frozenset("""a an the and or but not no to of in on at for with from by as is are be was it its this that
+_COMMON = frozenset(
+    """a an the and or but not no to of in on at for with from by as is are be was it its this that
 these those we you i he she they let lets let's do does did can will would should could have has had just like
-what when if so than then there here all any some more don doesn didn isn aren won""".split())
+what when if so than then there here all any some more don doesn didn isn aren won""".split()
+)
 
 
 def anchor_words(phrase_list: list[str] | None) -> list[str] | None:
@@ -239,8 +244,12 @@ def anchor_words(phrase_list: list[str] | None) -> list[str] | None:
     more, else its longest; None when a phrase has no word."""
     if not phrase_list:
         return None
-    words = {max(_WORD.rx.findall(p), key=lambda w: (len(w) > 2 and w not in _COMMON, len(w)), default="")
-             for p in phrase_list}
+    words = {
+        max(
+            _WORD.rx.findall(p), key=lambda w: (len(w) > 2 and w not in _COMMON, len(w)), default=""
+        )
+        for p in phrase_list
+    }
     return None if "" in words else sorted(words)
 
 
@@ -266,7 +275,9 @@ class Keyword:
 
     __slots__ = ("category", "pattern", "weak", "needs", "phrases", "words", "regex", "index")
 
-    def __init__(self, category: str, pattern: str, weak: bool, analysis: dict | None = None) -> None:
+    def __init__(
+        self, category: str, pattern: str, weak: bool, analysis: dict | None = None
+    ) -> None:
         a = analysis or analyse(pattern)
         self.category = category
         self.pattern = pattern
@@ -283,7 +294,9 @@ class Keyword:
         Phrases may report overlapping matches where a regex would not; callers
         count a keyword once per line, so that does not change a score.
         """
-        if self.phrases is None or len(lowered) != len(text):  # lower() changed lengths: let the regex align
+        if self.phrases is None or len(lowered) != len(
+            text
+        ):  # lower() changed lengths: let the regex align
             for m in self.regex.finditer(text):
                 yield m.start(), m.group(0).lower()
             return
@@ -291,7 +304,9 @@ class Keyword:
             n = len(phrase)
             i = lowered.find(phrase)
             while i >= 0:
-                if not (i and _is_word(lowered[i - 1])) and not (i + n < len(lowered) and _is_word(lowered[i + n])):
+                if not (i and _is_word(lowered[i - 1])) and not (
+                    i + n < len(lowered) and _is_word(lowered[i + n])
+                ):
                     yield i, phrase
                 i = lowered.find(phrase, i + 1)
 
@@ -312,13 +327,18 @@ _FIELD, _SET, _ALT = "|", "~", "^"
 
 def _record(kw: Keyword) -> str:
     needs = _SET.join(_ALT.join(alts) for alts in kw.needs)
-    return _FIELD.join([kw.category, "w" if kw.weak else "", needs, _ALT.join(kw.phrases or ()), kw.pattern])
+    return _FIELD.join(
+        [kw.category, "w" if kw.weak else "", needs, _ALT.join(kw.phrases or ()), kw.pattern]
+    )
 
 
 def _from_record(record: str) -> Keyword:
     category, weak, needs, found, pattern = record.split(_FIELD, 4)
-    analysis = {"needs": [alts.split(_ALT) for alts in needs.split(_SET)] if needs else [],
-                "phrases": found.split(_ALT) if found else None, "words": None}
+    analysis = {
+        "needs": [alts.split(_ALT) for alts in needs.split(_SET)] if needs else [],
+        "phrases": found.split(_ALT) if found else None,
+        "words": None,
+    }
     return Keyword(category, pattern, bool(weak), analysis)
 
 
@@ -352,11 +372,13 @@ class KeywordSet:
         self._built: list[Keyword | None] = list(keywords)
         self._records: list[str] = []
         self.by_literal = {lit: ",".join(map(str, ids)) for lit, ids in by_literal.items()}
-        self._by_word: dict[str, str] | None = {w: ",".join(map(str, ids)) for w, ids in by_word.items()}
+        self._by_word: dict[str, str] | None = {
+            w: ",".join(map(str, ids)) for w, ids in by_word.items()
+        }
         self._words = ("", "")
 
     @classmethod
-    def from_index(cls, data: dict) -> "KeywordSet":
+    def from_index(cls, data: dict) -> KeywordSet:
         """The set `index_data` describes; its keywords, and its word index, built on first use."""
         s = cls.__new__(cls)
         s._records = data["records"]
@@ -368,12 +390,19 @@ class KeywordSet:
     def index_data(self) -> dict:
         """This set as the config cache keeps it: plain JSON types, few and flat, quick to load (see from_index)."""
         by_word = self.by_word
-        return {"records": [_record(kw) for kw in self.keywords], "always": self.always, "by_literal": self.by_literal,
-                "words": " ".join(by_word), "word_ids": " ".join(by_word.values())}
+        return {
+            "records": [_record(kw) for kw in self.keywords],
+            "always": self.always,
+            "by_literal": self.by_literal,
+            "words": " ".join(by_word),
+            "word_ids": " ".join(by_word.values()),
+        }
 
     @property
     def by_word(self) -> dict[str, str]:
-        if self._by_word is None:  # words are \w+ and positions digits and commas: neither holds a space
+        if (
+            self._by_word is None
+        ):  # words are \w+ and positions digits and commas: neither holds a space
             words, ids = self._words
             self._by_word = dict(zip(words.split(" "), ids.split(" "))) if words else {}
         return self._by_word
@@ -390,7 +419,9 @@ class KeywordSet:
 
     def candidates(self, lowered: str) -> list[Keyword]:
         """The keywords that may match `lowered` (a lowercased message), in their configured order."""
-        hit = [ids for lit, ids in self.by_literal.items() if lit in lowered]  # the hot loop: kept lean
+        hit = [
+            ids for lit, ids in self.by_literal.items() if lit in lowered
+        ]  # the hot loop: kept lean
         by_word = self.by_word
         if by_word:
             hit.extend(by_word[w] for w in by_word.keys() & _WORD.rx.findall(lowered))

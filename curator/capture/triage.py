@@ -456,7 +456,7 @@ class Triage:
         d = self.digest
         if d.project is None:
             self._learn_project()
-        path = project_relative(target, d.project)
+        path = project_relative(target, d.project or "")
         if path is None or len(d.files) >= Digest.MAX_FILES:
             return
         path = redact_text(path)  # after the cut to the project: a redaction cannot move a path out of it

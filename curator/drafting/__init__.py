@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from memcurate.curator.errors import Refusal
 from memcurate.curator.util.stamps import now_iso
 from memcurate.curator.util.usage import KEYS
-from memcurate.curator.errors import Refusal
 
 if TYPE_CHECKING:
     from memcurate.curator.memory.memfile import MemoryDoc
@@ -72,14 +73,28 @@ class DraftRequest:
     now: str = field(default_factory=now_iso)
 
     @classmethod
-    def from_triage(cls, triage: Mapping, category: str, cfg: Mapping, *, candidates=None,
-                    now: str | None = None) -> "DraftRequest":
+    def from_triage(
+        cls,
+        triage: Mapping,
+        category: str,
+        cfg: Mapping,
+        *,
+        candidates=None,
+        now: str | None = None,
+    ) -> DraftRequest:
         """The request for `category` of a staged triage document (staging.load_triage)."""
         alias, model = model_for(cfg, category)
         entry = (triage.get("categories") or {}).get(category) or {}
-        return cls(triage_id=str(triage.get("id", "")), category=category, entry=entry,
-                   source=triage.get("source") or {}, model_alias=alias, model_id=model,
-                   candidates=tuple(candidates or ()), now=now or now_iso())
+        return cls(
+            triage_id=str(triage.get("id", "")),
+            category=category,
+            entry=entry,
+            source=triage.get("source") or {},
+            model_alias=alias,
+            model_id=model,
+            candidates=tuple(candidates or ()),
+            now=now or now_iso(),
+        )
 
     @property
     def snippets(self) -> list:
@@ -120,7 +135,7 @@ class ModelCall:
     retry_after: float | None = None
     fatal: bool = False
 
-    def add_usage(self, call: "ModelCall", *, calls: int = 1) -> None:
+    def add_usage(self, call: ModelCall, *, calls: int = 1) -> None:
         """Add `call`'s usage into this one's sums, counting it as `calls` model calls (0 offline):
         a ModelCall also serves as the sum over a category's retries, fallbacks and verification."""
         for key in USAGE[:-1]:
@@ -141,7 +156,7 @@ class DraftResult(ModelCall):
     filler, and the draft's confidence (curator/verify/confidence.py) counts it.
     """
 
-    doc: "MemoryDoc | None"
+    doc: MemoryDoc | None
     text: str
     model: str
     notes: list[str] = field(default_factory=list)
@@ -279,24 +294,42 @@ def choose(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Choice:
     via = ", ANTHROPIC_BASE_URL set" if env.get("ANTHROPIC_BASE_URL", "").strip() else ""
     if configured == "anthropic":
         if not key:
-            return Choice(configured, "anthropic", "no ANTHROPIC_API_KEY", unavailable=(
-                "backend: anthropic, but ANTHROPIC_API_KEY is not set; export your API key (and "
-                "ANTHROPIC_BASE_URL for a gateway), or use backend: claude-cli or offline"))
+            return Choice(
+                configured,
+                "anthropic",
+                "no ANTHROPIC_API_KEY",
+                unavailable=(
+                    "backend: anthropic, but ANTHROPIC_API_KEY is not set; export your API key (and "
+                    "ANTHROPIC_BASE_URL for a gateway), or use backend: claude-cli or offline"
+                ),
+            )
         return Choice(configured, "anthropic", "ANTHROPIC_API_KEY set" + via)
     claude = shutil.which("claude", path=env.get("PATH", "")) or ""
     if configured == "claude-cli":
         if not claude:
-            return Choice(configured, "claude-cli", "no claude on the PATH", unavailable=(
-                "backend: claude-cli, but no `claude` executable is on the PATH; install Claude Code "
-                "(and log in), or use backend: offline"))
+            return Choice(
+                configured,
+                "claude-cli",
+                "no claude on the PATH",
+                unavailable=(
+                    "backend: claude-cli, but no `claude` executable is on the PATH; install Claude Code "
+                    "(and log in), or use backend: offline"
+                ),
+            )
         return Choice(configured, "claude-cli", "claude on the PATH", executable=claude)
     if configured != "auto":
-        return Choice(configured, configured, "", unavailable=(
-            f"unknown backend {configured!r}; expected one of {', '.join(BACKENDS)}"))
+        return Choice(
+            configured,
+            configured,
+            "",
+            unavailable=(f"unknown backend {configured!r}; expected one of {', '.join(BACKENDS)}"),
+        )
     if key:
         return Choice(configured, "anthropic", "ANTHROPIC_API_KEY set" + via)
     if claude:
-        return Choice(configured, "claude-cli", "no ANTHROPIC_API_KEY, claude on the PATH", executable=claude)
+        return Choice(
+            configured, "claude-cli", "no ANTHROPIC_API_KEY, claude on the PATH", executable=claude
+        )
     return Choice(configured, "offline", "no ANTHROPIC_API_KEY, no claude on the PATH")
 
 
@@ -338,19 +371,31 @@ def describe(cfg: Mapping, env: Mapping[str, str] = os.environ) -> dict:
     else:
         where = f" ({choice.executable})" if choice.executable else ""
         line = f"drafting: {choice.backend}{where} — {choice.reason}; models: {_models_phrase(choice.backend, models)}"
-    return {"configured": choice.configured, "backend": choice.backend, "why": choice.why,
-            "executable": choice.executable, "available": not choice.unavailable,
-            "unavailable": choice.unavailable, "models": models, "line": line, **checked}
+    return {
+        "configured": choice.configured,
+        "backend": choice.backend,
+        "why": choice.why,
+        "executable": choice.executable,
+        "available": not choice.unavailable,
+        "unavailable": choice.unavailable,
+        "models": models,
+        "line": line,
+        **checked,
+    }
 
 
 def _models_phrase(backend: str, models: Mapping[str, Mapping[str, str]]) -> str:
-    """"decision/constraint sonnet, others haiku": categories grouped by model, the largest group
+    """ "decision/constraint sonnet, others haiku": categories grouped by model, the largest group
     last as "others". The anthropic backend sends the id, the claude CLI the alias."""
     if backend == "offline":
         return "none (the offline drafter uses no model)"
     groups: dict[str, list[str]] = {}
     for cat, m in models.items():
-        name = f"{m['alias']} ({m['id']})" if backend == "anthropic" and m["id"] != m["alias"] else m["alias"]
+        name = (
+            f"{m['alias']} ({m['id']})"
+            if backend == "anthropic" and m["id"] != m["alias"]
+            else m["alias"]
+        )
         groups.setdefault(name, []).append(cat)
     if len(groups) == 1:
         return f"all {next(iter(groups))}"
@@ -360,17 +405,38 @@ def _models_phrase(backend: str, models: Mapping[str, Mapping[str, str]]) -> str
 
 
 def _anthropic(cfg: Mapping, reason: str, env: Mapping[str, str]) -> Drafter:
-    from memcurate.curator.drafting.anthropic_backend import AnthropicDrafter  # lazily: the SDK's import costs seconds
+    from memcurate.curator.drafting.anthropic_backend import (
+        AnthropicDrafter,  # lazily: the SDK's import costs seconds
+    )
 
     return AnthropicDrafter(cfg, reason=reason, env=env)
 
 
 def _claude_cli(executable: str, cfg: Mapping, reason: str) -> Drafter:
-    from memcurate.curator.drafting.claude_cli import ClaudeCliDrafter  # lazily: the offline path never loads it
+    from memcurate.curator.drafting.claude_cli import (
+        ClaudeCliDrafter,  # lazily: the offline path never loads it
+    )
 
     return ClaudeCliDrafter(executable, cfg, reason=reason)
 
 
-__all__ = ["BACKENDS", "CheckResult", "Checker", "Choice", "DraftRequest", "DraftResult", "Drafter",
-           "DrafterUnavailable", "LookRequest", "LookResult", "ModelCall", "RuleRequest", "RuleResult", "USAGE", "choose", "describe", "get_drafter",
-           "model_for"]
+__all__ = [
+    "BACKENDS",
+    "CheckResult",
+    "Checker",
+    "Choice",
+    "DraftRequest",
+    "DraftResult",
+    "Drafter",
+    "DrafterUnavailable",
+    "LookRequest",
+    "LookResult",
+    "ModelCall",
+    "RuleRequest",
+    "RuleResult",
+    "USAGE",
+    "choose",
+    "describe",
+    "get_drafter",
+    "model_for",
+]

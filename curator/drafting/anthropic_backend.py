@@ -30,10 +30,20 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Mapping
+from collections.abc import Mapping
 
-from memcurate.curator.drafting import (CheckResult, DraftRequest, DraftResult, LookRequest, LookResult, MergeRequest, ModelCall,
-                              RuleRequest, RuleResult, prices)
+from memcurate.curator.drafting import (
+    CheckResult,
+    DraftRequest,
+    DraftResult,
+    LookRequest,
+    LookResult,
+    MergeRequest,
+    ModelCall,
+    RuleRequest,
+    RuleResult,
+    prices,
+)
 from memcurate.curator.drafting import prompt as prompts
 from memcurate.curator.drafting.claude_cli import timeout_for
 from memcurate.curator.util.textsafe import one_line
@@ -52,7 +62,11 @@ UNFORCED = frozenset({"claude-sonnet-5-5", "claude-opus-5-5"})
 
 def max_tokens_for(cfg: Mapping) -> int:
     value = (cfg.get("drafting") or {}).get("max_tokens")
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else MAX_TOKENS
+    return (
+        value
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0
+        else MAX_TOKENS
+    )
 
 
 class AnthropicDrafter:
@@ -60,7 +74,9 @@ class AnthropicDrafter:
 
     name = "anthropic"
 
-    def __init__(self, cfg: Mapping, reason: str = "backend: anthropic", env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, cfg: Mapping, reason: str = "backend: anthropic", env: Mapping[str, str] | None = None
+    ) -> None:
         import anthropic  # lazily: only this backend pays for the SDK
 
         self.reason = reason
@@ -69,39 +85,81 @@ class AnthropicDrafter:
         # Only what `env` sets (get_drafter's environment, the process's by default); unset, the SDK's own
         # defaults apply (its api.anthropic.com).
         env = os.environ if env is None else env
-        given = {arg: env[name].strip() for arg, name in (("api_key", "ANTHROPIC_API_KEY"),
-                                                          ("base_url", "ANTHROPIC_BASE_URL"))
-                 if env.get(name, "").strip()}
+        given = {
+            arg: env[name].strip()
+            for arg, name in (("api_key", "ANTHROPIC_API_KEY"), ("base_url", "ANTHROPIC_BASE_URL"))
+            if env.get(name, "").strip()
+        }
         # No retries in the SDK: the pipeline's policy retries (with jitter, within the triage's deadline).
-        self.client = anthropic.Anthropic(timeout=self.timeout, max_retries=0, api_key=given.get("api_key"),
-                                          base_url=given.get("base_url"))
+        self.client = anthropic.Anthropic(
+            timeout=self.timeout,
+            max_retries=0,
+            api_key=given.get("api_key"),
+            base_url=given.get("base_url"),
+        )
         self._lock = threading.Lock()  # the drafting threads share what is learned below
         self._unpriced: set[str] = set()  # models already said to have no known price
         self._unforced: set[str] = set(UNFORCED)  # model families that refuse a forced tool
 
     def request_args(self, request: DraftRequest) -> dict:
-        return self._args(request, prompts.SYSTEM_PROMPT, TOOL, "Record the drafted memory, or skip with a reason.",
-                          prompts.schema(request.category), prompts.user_prompt(request))
+        return self._args(
+            request,
+            prompts.SYSTEM_PROMPT,
+            TOOL,
+            "Record the drafted memory, or skip with a reason.",
+            prompts.schema(request.category),
+            prompts.user_prompt(request),
+        )
 
     def check_args(self, request: DraftRequest, text: str) -> dict:
-        return self._args(request, prompts.CHECK_SYSTEM_PROMPT, CHECK_TOOL, "Record your concerns about the drafted "
-                          "memory.", prompts.check_schema(), prompts.check_prompt(request, text))
+        return self._args(
+            request,
+            prompts.CHECK_SYSTEM_PROMPT,
+            CHECK_TOOL,
+            "Record your concerns about the drafted memory.",
+            prompts.check_schema(),
+            prompts.check_prompt(request, text),
+        )
 
     def look_args(self, request: LookRequest) -> dict:
-        return self._args(request, prompts.LOOK_SYSTEM_PROMPT, LOOK_TOOL, "Record which categories the session "
-                          "holds, with the digest entries that show each.", prompts.look_schema(),
-                          prompts.look_prompt(request.activity, request.already))
+        return self._args(
+            request,
+            prompts.LOOK_SYSTEM_PROMPT,
+            LOOK_TOOL,
+            "Record which categories the session holds, with the digest entries that show each.",
+            prompts.look_schema(),
+            prompts.look_prompt(request.activity, request.already),
+        )
 
     def rule_args(self, request: RuleRequest) -> dict:
-        return self._args(request, prompts.RULE_SYSTEM_PROMPT, RULE_TOOL, "Record the rule, or skip with a reason.",
-                          prompts.rule_schema(), prompts.rule_prompt(request.evidence))
+        return self._args(
+            request,
+            prompts.RULE_SYSTEM_PROMPT,
+            RULE_TOOL,
+            "Record the rule, or skip with a reason.",
+            prompts.rule_schema(),
+            prompts.rule_prompt(request.evidence),
+        )
 
     def merge_args(self, request: MergeRequest) -> dict:
-        return self._args(request, prompts.MERGE_SYSTEM_PROMPT, MERGE_TOOL, "Record the merged memory, or skip "
-                          "with a reason.", prompts.schema(request.category), prompts.merge_prompt(request))
+        return self._args(
+            request,
+            prompts.MERGE_SYSTEM_PROMPT,
+            MERGE_TOOL,
+            "Record the merged memory, or skip with a reason.",
+            prompts.schema(request.category),
+            prompts.merge_prompt(request),
+        )
 
-    def _args(self, request: DraftRequest | LookRequest | RuleRequest | MergeRequest, system: str, tool: str, description: str, schema: dict,
-              content: str) -> dict:
+    def _args(
+        self,
+        request: DraftRequest | LookRequest | RuleRequest | MergeRequest,
+        system: str,
+        tool: str,
+        description: str,
+        schema: dict,
+        content: str,
+    ) -> dict:
         model = request.model_id or request.model_alias
         forced = prices.family(model) not in self._unforced
         if not forced:
@@ -141,7 +199,9 @@ class AnthropicDrafter:
         result = LookResult(model=request.model_id or request.model_alias or "anthropic")
 
         def answer(message):
-            prompts.fill_findings(result, request, "anthropic", lambda: _tool_input(message, LOOK_TOOL))
+            prompts.fill_findings(
+                result, request, "anthropic", lambda: _tool_input(message, LOOK_TOOL)
+            )
 
         return self._call(lambda: self.look_args(request), result, answer)
 
@@ -156,7 +216,9 @@ class AnthropicDrafter:
 
     def merge(self, request: MergeRequest) -> DraftResult:
         """One Messages API call on memories that say the same thing: the one memory they make."""
-        result = DraftResult(doc=None, text="", model=request.model_id or request.model_alias or "anthropic")
+        result = DraftResult(
+            doc=None, text="", model=request.model_id or request.model_alias or "anthropic"
+        )
 
         def answer(message):
             prompts.fill(result, request, "anthropic", lambda: _tool_input(message, MERGE_TOOL))
@@ -193,9 +255,13 @@ class AnthropicDrafter:
     def _price(self, result: DraftResult | LookResult | RuleResult | CheckResult) -> None:
         """The call's cost from the price table; a model with no known price records none, and says so
         once per drafter (on the first such result: it goes on the category's state line)."""
-        cost = prices.cost_usd(result.model, uncached_in=result.tokens_in - result.cache_read_tokens
-                               - result.cache_write_tokens, out=result.tokens_out,
-                               cache_write=result.cache_write_tokens, cache_read=result.cache_read_tokens)
+        cost = prices.cost_usd(
+            result.model,
+            uncached_in=result.tokens_in - result.cache_read_tokens - result.cache_write_tokens,
+            out=result.tokens_out,
+            cache_write=result.cache_write_tokens,
+            cache_read=result.cache_read_tokens,
+        )
         if cost is not None:
             result.cost_usd = cost
             return
@@ -203,8 +269,10 @@ class AnthropicDrafter:
             first = result.model not in self._unpriced
             self._unpriced.add(result.model)
         if first and hasattr(result, "notes"):
-            result.notes.append(f"no price known for model {result.model}: its calls record no cost "
-                                "(curator/drafting/prices.py)")
+            result.notes.append(
+                f"no price known for model {result.model}: its calls record no cost "
+                "(curator/drafting/prices.py)"
+            )
 
     def _error(self, e: Exception) -> str:
         """One line: what the API (or the network) said."""
@@ -216,7 +284,9 @@ class AnthropicDrafter:
             body = e.body.get("error") if isinstance(e.body, dict) else None
             kind = body.get("type", "") if isinstance(body, dict) else ""
             said = body.get("message", "") if isinstance(body, dict) else ""
-            return one_line(f"anthropic: {e.status_code} {kind + ': ' if kind else ''}{said or e.message}")
+            return one_line(
+                f"anthropic: {e.status_code} {kind + ': ' if kind else ''}{said or e.message}"
+            )
         if isinstance(e, anthropic.APIConnectionError):
             return one_line(f"anthropic: cannot reach the API ({e.__cause__ or e})")
         return one_line(f"anthropic drafter failed: {e.__class__.__name__}: {e}")
@@ -224,11 +294,19 @@ class AnthropicDrafter:
 
 def _tool_input(message, tool: str):
     """The tool's input; with an unforced tool, a JSON answer given as text instead. ValueError for neither."""
-    answer = next((b.input for b in message.content if getattr(b, "type", "") == "tool_use"
-                   and getattr(b, "name", "") == tool), None)
+    answer = next(
+        (
+            b.input
+            for b in message.content
+            if getattr(b, "type", "") == "tool_use" and getattr(b, "name", "") == tool
+        ),
+        None,
+    )
     if answer is not None:
         return answer
-    text = "\n".join(getattr(b, "text", "") for b in message.content if getattr(b, "type", "") == "text")
+    text = "\n".join(
+        getattr(b, "text", "") for b in message.content if getattr(b, "type", "") == "text"
+    )
     try:
         if text.strip():
             return prompts.parse_json_text(text)
@@ -241,8 +319,11 @@ def _refuses_forced_tool(e: Exception) -> bool:
     """A 400 that says the model does not take a forced tool_choice."""
     import anthropic
 
-    return (isinstance(e, anthropic.BadRequestError) and "tool_choice" in str(e.message)
-            and any(w in str(e.message).lower() for w in ("forc", "not supported", "unsupported")))
+    return (
+        isinstance(e, anthropic.BadRequestError)
+        and "tool_choice" in str(e.message)
+        and any(w in str(e.message).lower() for w in ("forc", "not supported", "unsupported"))
+    )
 
 
 def _classify(e: Exception, result: ModelCall) -> None:
@@ -253,11 +334,17 @@ def _classify(e: Exception, result: ModelCall) -> None:
         result.retryable = True
         return
     if not isinstance(e, anthropic.APIStatusError):
-        result.retryable = False  # a bug or a request the SDK refused to build: the same again fails the same
+        result.retryable = (
+            False  # a bug or a request the SDK refused to build: the same again fails the same
+        )
         return
     said = e.response.headers.get("x-should-retry")
     status = e.status_code
-    result.retryable = said == "true" if said in ("true", "false") else (status in TRANSIENT_STATUSES or status >= 500)
+    result.retryable = (
+        said == "true"
+        if said in ("true", "false")
+        else (status in TRANSIENT_STATUSES or status >= 500)
+    )
     result.retry_after = retry_after(e.response.headers)
     result.fatal = status in FATAL_STATUSES or "credit balance" in str(e.message).lower()
 

@@ -14,16 +14,18 @@ Once a person edited the text it is a normal draft: no mark, no hold.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from memcurate.curator.util.redact import redact_text
 from memcurate.curator.util.textsafe import clean, one_line
 
 OFFLINE = "offline"  # the drafter model the pipeline records for the offline drafter's drafts
 CARD = "offline-card"  # the ADVISORY issue's code
-CARD_MESSAGE = ("an offline evidence card, not a memory yet: the text is quoted from the session by rules; "
-                "write the fact in your own words (e edits it, with the evidence beside it); "
-                "--auto-approve holds it unless auto_approve.offline_cards is true")
+CARD_MESSAGE = (
+    "an offline evidence card, not a memory yet: the text is quoted from the session by rules; "
+    "write the fact in your own words (e edits it, with the evidence beside it); "
+    "--auto-approve holds it unless auto_approve.offline_cards is true"
+)
 HELD = "offline card, write it in the TUI or set auto_approve.offline_cards: true"
 
 MAX_LINES = 12  # evidence lines a card shows
@@ -55,7 +57,11 @@ def marked(record: dict) -> dict:
     issues carry the CARD advisory (once)."""
     card = is_card(record)
     out = {**record, "card": card}
-    issues = [i for i in record.get("issues") or [] if not (isinstance(i, Mapping) and i.get("code") == CARD)]
+    issues = [
+        i
+        for i in record.get("issues") or []
+        if not (isinstance(i, Mapping) and i.get("code") == CARD)
+    ]
     out["issues"] = issues + ([card_issue().as_dict()] if card else [])
     return out
 
@@ -78,16 +84,32 @@ def evidence(entry: Mapping, category: str, source: Mapping, cfg: dict | None = 
     for s in entry.get("snippets") or []:
         if not isinstance(s, Mapping) or not isinstance(s.get("text"), str):
             continue
-        turn = s.get("turn") if isinstance(s.get("turn"), int) and not isinstance(s.get("turn"), bool) else None
+        turn = (
+            s.get("turn")
+            if isinstance(s.get("turn"), int) and not isinstance(s.get("turn"), bool)
+            else None
+        )
         keywords = [_text(k, 60) for k in s.get("keywords") or [] if isinstance(k, str)][:6]
-        lines.append({"turn": turn, "speaker": _text(s.get("speaker"), 20), "keywords": keywords,
-                      "text": _text(s["text"], LINE_CHARS)})
+        lines.append(
+            {
+                "turn": turn,
+                "speaker": _text(s.get("speaker"), 20),
+                "keywords": keywords,
+                "text": _text(s["text"], LINE_CHARS),
+            }
+        )
         if len(lines) >= MAX_LINES:
             break
     look = raw_look if isinstance(raw_look := entry.get("look"), Mapping) else {}
     excerpt = raw if isinstance(raw := entry.get("excerpt"), str) else ""
-    out = {"category": _text(cat, 40), "statement": _text(look.get("statement"), LINE_CHARS), "lines": lines,
-           "pairs": [], "excerpt": redact_text(clean(excerpt))[:EXCERPT_CHARS], "note": ""}
+    out = {
+        "category": _text(cat, 40),
+        "statement": _text(look.get("statement"), LINE_CHARS),
+        "lines": lines,
+        "pairs": [],
+        "excerpt": redact_text(clean(excerpt))[:EXCERPT_CHARS],
+        "note": "",
+    }
     if cat == "runbook":
         out["pairs"], out["note"] = _pairs(source, cfg)
     return out
@@ -99,14 +121,23 @@ def _pairs(source: Mapping, cfg: dict | None) -> tuple[list[dict], str]:
     from memcurate.curator.capture.digest import digest
 
     path, span = source.get("transcript"), source.get("byte_range")
-    if not isinstance(path, str) or not (isinstance(span, list) and len(span) == 2
-                                         and all(isinstance(x, int) for x in span)):
+    if not isinstance(path, str) or not (
+        isinstance(span, list) and len(span) == 2 and all(isinstance(x, int) for x in span)
+    ):
         return [], "the triage names no transcript range: the error → fix pair is not known"
     try:
         d = digest(path, cfg or {}, (span[0], span[1]), subagent=source.get("subagent") is True)
     except (OSError, KeyError, ValueError) as e:
-        return [], f"the transcript cannot be read ({one_line(str(e), 160)}): the error → fix pair is not known"
+        return (
+            [],
+            f"the transcript cannot be read ({one_line(str(e), 160)}): the error → fix pair is not known",
+        )
     failed = {e.n: e for e in d.entries if e.kind == "failed"}
-    pairs = [{"error": _text(failed[e.ref].text, LINE_CHARS), "fix": _text(e.text, LINE_CHARS)}
-             for e in d.entries if e.kind == "fixed" and e.ref in failed]
-    return pairs[:MAX_PAIRS], ("" if pairs else "the session shows no failing command that later passed")
+    pairs = [
+        {"error": _text(failed[e.ref].text, LINE_CHARS), "fix": _text(e.text, LINE_CHARS)}
+        for e in d.entries
+        if e.kind == "fixed" and e.ref in failed
+    ]
+    return pairs[:MAX_PAIRS], (
+        "" if pairs else "the session shows no failing command that later passed"
+    )

@@ -40,30 +40,53 @@ import subprocess
 import tempfile
 import threading
 import time
-from typing import Mapping
+from collections.abc import Mapping
 
-from memcurate.curator.drafting import (CheckResult, DraftRequest, DraftResult, LookRequest, LookResult, MergeRequest, ModelCall,
-                              RuleRequest, RuleResult)
+from memcurate.curator.drafting import (
+    CheckResult,
+    DraftRequest,
+    DraftResult,
+    LookRequest,
+    LookResult,
+    MergeRequest,
+    ModelCall,
+    RuleRequest,
+    RuleResult,
+)
 from memcurate.curator.drafting import prompt as prompts
 from memcurate.curator.util.child_env import CHILD_ENV
 from memcurate.curator.util.textsafe import one_line
 
-_LIVE: set[int] = set()  # process groups of the children running now (a group's id is its leader's pid)
+_LIVE: set[int] = (
+    set()
+)  # process groups of the children running now (a group's id is its leader's pid)
 _LIVE_LOCK = threading.Lock()
 
 # What the CLI says (in `result`, or on stderr) about a failure, by what to do about it.
-_FATAL = re.compile(r"/login|not logged in|invalid api key|credit balance|authenticat|oauth|"
-                    r"disabled .*access|unknown option|unknown argument|error: option", re.I)
-_LIMIT = re.compile(r"usage limit|hit your limit|limit reached\|", re.I)  # resets in hours: not worth waiting for
-_TRANSIENT = re.compile(r"overloaded|rate.?limit|timed? ?out|timeout|econnreset|socket hang up|connection|"
-                        r"network|internal server error|server error|service unavailable|bad gateway", re.I)
+_FATAL = re.compile(
+    r"/login|not logged in|invalid api key|credit balance|authenticat|oauth|"
+    r"disabled .*access|unknown option|unknown argument|error: option",
+    re.I,
+)
+_LIMIT = re.compile(
+    r"usage limit|hit your limit|limit reached\|", re.I
+)  # resets in hours: not worth waiting for
+_TRANSIENT = re.compile(
+    r"overloaded|rate.?limit|timed? ?out|timeout|econnreset|socket hang up|connection|"
+    r"network|internal server error|server error|service unavailable|bad gateway",
+    re.I,
+)
 _STATUS = re.compile(r"API Error:?\s*\(?(\d{3})\b")
 
 # Claude Code's environment variables (its reference; checked against 2.1.328) every child gets, in its
 # environment and in `--settings` (the `env` of the person's settings.json wins over the environment, the
 # flag's over both; only a managed policy's over the flag).
-CLAUDE_OVERRIDES = {"CLAUDE_CODE_MAX_RETRIES": "0", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
-                    "DISABLE_AUTOUPDATER": "1"}
+CLAUDE_OVERRIDES = {
+    "CLAUDE_CODE_MAX_RETRIES": "0",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "DISABLE_AUTOUPDATER": "1",
+}
 # The person's settings.json `env` beats the process environment (checked: 2.1.328 retried a 401 seven times
 # with only the environment's override), so the overrides go in `--settings` too. `disableAllHooks`: the
 # person's hooks (memcurate's own among them, and any other) do not run in memcurate's children: they cost
@@ -90,15 +113,26 @@ class ClaudeCliDrafter:
         self.timeout = timeout_for(cfg)
         self.reason = reason
 
-    def argv(self, model_alias: str, schema: dict, system: str = prompts.SYSTEM_PROMPT) -> list[str]:
-        return [self.executable, "-p",
-                "--output-format", "json",
-                "--json-schema", json.dumps(schema, separators=(",", ":")),
-                "--model", model_alias or "sonnet",  # the alias: the CLI maps it to the current model
-                "--no-session-persistence",
-                "--tools", "",  # "" disables every tool
-                "--settings", _SETTINGS,  # over the person's settings, under a managed policy
-                "--system-prompt", system]
+    def argv(
+        self, model_alias: str, schema: dict, system: str = prompts.SYSTEM_PROMPT
+    ) -> list[str]:
+        return [
+            self.executable,
+            "-p",
+            "--output-format",
+            "json",
+            "--json-schema",
+            json.dumps(schema, separators=(",", ":")),
+            "--model",
+            model_alias or "sonnet",  # the alias: the CLI maps it to the current model
+            "--no-session-persistence",
+            "--tools",
+            "",  # "" disables every tool
+            "--settings",
+            _SETTINGS,  # over the person's settings, under a managed policy
+            "--system-prompt",
+            system,
+        ]
 
     def draft(self, request: DraftRequest) -> DraftResult:
         result = DraftResult(doc=None, text="", model=request.model_alias or "claude-cli")
@@ -107,8 +141,14 @@ class ClaudeCliDrafter:
             prompts.fill(result, request, "claude CLI", lambda: _answer(envelope))
 
         # argv first: an unknown category raises there, before any child is started
-        return self._call(lambda: (self.argv(request.model_alias, prompts.schema(request.category)),
-                                   prompts.user_prompt(request)), result, answer)
+        return self._call(
+            lambda: (
+                self.argv(request.model_alias, prompts.schema(request.category)),
+                prompts.user_prompt(request),
+            ),
+            result,
+            answer,
+        )
 
     def check(self, request: DraftRequest, text: str) -> CheckResult:
         result = CheckResult(model=request.model_alias or "claude-cli")
@@ -119,8 +159,16 @@ class ClaudeCliDrafter:
             except ValueError as e:
                 result.error = one_line(f"claude CLI verifier answer rejected: {e}")
 
-        return self._call(lambda: (self.argv(request.model_alias, prompts.check_schema(), system=prompts.CHECK_SYSTEM_PROMPT),
-                                   prompts.check_prompt(request, text)), result, answer)
+        return self._call(
+            lambda: (
+                self.argv(
+                    request.model_alias, prompts.check_schema(), system=prompts.CHECK_SYSTEM_PROMPT
+                ),
+                prompts.check_prompt(request, text),
+            ),
+            result,
+            answer,
+        )
 
     def second_look(self, request: LookRequest) -> LookResult:
         """One `claude -p` child on a stretch of the session: which categories hold something durable."""
@@ -129,8 +177,16 @@ class ClaudeCliDrafter:
         def answer(envelope):
             prompts.fill_findings(result, request, "claude CLI", lambda: _answer(envelope))
 
-        return self._call(lambda: (self.argv(request.model_alias, prompts.look_schema(), system=prompts.LOOK_SYSTEM_PROMPT),
-                                   prompts.look_prompt(request.activity, request.already)), result, answer)
+        return self._call(
+            lambda: (
+                self.argv(
+                    request.model_alias, prompts.look_schema(), system=prompts.LOOK_SYSTEM_PROMPT
+                ),
+                prompts.look_prompt(request.activity, request.already),
+            ),
+            result,
+            answer,
+        )
 
     def rule(self, request: RuleRequest) -> RuleResult:
         """One `claude -p` child on a graduation candidate's evidence: the rule that would prevent it."""
@@ -139,8 +195,16 @@ class ClaudeCliDrafter:
         def answer(envelope):
             prompts.fill_rule(result, "claude CLI", lambda: _answer(envelope))
 
-        return self._call(lambda: (self.argv(request.model_alias, prompts.rule_schema(), system=prompts.RULE_SYSTEM_PROMPT),
-                                   prompts.rule_prompt(request.evidence)), result, answer)
+        return self._call(
+            lambda: (
+                self.argv(
+                    request.model_alias, prompts.rule_schema(), system=prompts.RULE_SYSTEM_PROMPT
+                ),
+                prompts.rule_prompt(request.evidence),
+            ),
+            result,
+            answer,
+        )
 
     def merge(self, request: MergeRequest) -> DraftResult:
         """One `claude -p` child on memories that say the same thing: the one memory they make."""
@@ -149,9 +213,18 @@ class ClaudeCliDrafter:
         def answer(envelope):
             prompts.fill(result, request, "claude CLI", lambda: _answer(envelope))
 
-        return self._call(lambda: (self.argv(request.model_alias, prompts.schema(request.category),
-                                             system=prompts.MERGE_SYSTEM_PROMPT), prompts.merge_prompt(request)),
-                          result, answer)
+        return self._call(
+            lambda: (
+                self.argv(
+                    request.model_alias,
+                    prompts.schema(request.category),
+                    system=prompts.MERGE_SYSTEM_PROMPT,
+                ),
+                prompts.merge_prompt(request),
+            ),
+            result,
+            answer,
+        )
 
     def _call(self, build, result: ModelCall, answer):
         """One child: usage onto `result`, then `answer(envelope)` completes it. Never raises."""
@@ -182,8 +255,15 @@ class ClaudeCliDrafter:
         cwd = tempfile.mkdtemp(prefix="memcurate-claude-")
         try:
             with _LIVE_LOCK:
-                proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        cwd=cwd, env=env, start_new_session=True)
+                proc = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    cwd=cwd,
+                    env=env,
+                    start_new_session=True,
+                )
                 _LIVE.add(proc.pid)
             try:
                 out, err = proc.communicate(stdin.encode("utf-8", "replace"), timeout=self.timeout)
@@ -202,7 +282,9 @@ def child_env(parent: Mapping[str, str]) -> dict[str, str]:
     """The environment of a `claude` child: the parent's (its login, PATH, proxy), memcurate's recursion
     guard and CLAUDE_OVERRIDES."""
     env = {**parent, **CLAUDE_OVERRIDES, CHILD_ENV: "1"}
-    env.pop("CLAUDECODE", None)  # set inside a Claude Code session; the CLI refuses to nest under it
+    env.pop(
+        "CLAUDECODE", None
+    )  # set inside a Claude Code session; the CLI refuses to nest under it
     return env
 
 
@@ -246,7 +328,9 @@ def _envelope(out: str) -> dict | None:
             value = json.loads(c)
         except ValueError:
             continue
-        if isinstance(value, dict) and ("result" in value or "structured_output" in value or "is_error" in value):
+        if isinstance(value, dict) and (
+            "result" in value or "structured_output" in value or "is_error" in value
+        ):
             return value
     return None
 
@@ -254,12 +338,20 @@ def _envelope(out: str) -> dict | None:
 def _answer(envelope: dict):
     """The model's JSON answer: the structured output, else the JSON in the result text."""
     answer = envelope.get("structured_output")
-    return answer if isinstance(answer, dict) else prompts.parse_json_text(str(envelope.get("result") or ""))
+    return (
+        answer
+        if isinstance(answer, dict)
+        else prompts.parse_json_text(str(envelope.get("result") or ""))
+    )
 
 
 def _classify(envelope: dict | None, err: str, code: int, result: ModelCall) -> None:
     """Whether a failed child is worth retrying, or fatal for the backend (see the module's docstring)."""
-    said = " ".join(str(envelope.get(k) or "") for k in ("result", "subtype", "error")) if envelope else err
+    said = (
+        " ".join(str(envelope.get(k) or "") for k in ("result", "subtype", "error"))
+        if envelope
+        else err
+    )
     status = envelope.get("api_error_status") if envelope else None
     if not isinstance(status, int) or isinstance(status, bool):
         m = _STATUS.search(said)
@@ -281,9 +373,14 @@ def _usage(envelope: dict, result: ModelCall) -> None:
         v = usage.get(key)
         return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
 
-    result.tokens_in = n("input_tokens") + n("cache_creation_input_tokens") + n("cache_read_input_tokens")
+    result.tokens_in = (
+        n("input_tokens") + n("cache_creation_input_tokens") + n("cache_read_input_tokens")
+    )
     result.tokens_out = n("output_tokens")
-    result.cache_read_tokens, result.cache_write_tokens = n("cache_read_input_tokens"), n("cache_creation_input_tokens")
+    result.cache_read_tokens, result.cache_write_tokens = (
+        n("cache_read_input_tokens"),
+        n("cache_creation_input_tokens"),
+    )
     cost = envelope.get("total_cost_usd")
     if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0:
         result.cost_usd = float(cost)
@@ -294,7 +391,9 @@ def _failure(envelope: dict | None, out: str, err: str, code: int) -> str:
     if envelope is not None and (envelope.get("is_error") is True or code != 0):
         said = envelope.get("result") if isinstance(envelope.get("result"), str) else ""
         said = said or str(envelope.get("subtype") or "")
-        return one_line(f"claude CLI error: {said or 'no message'}" + (f" (exit {code})" if code else ""))
+        return one_line(
+            f"claude CLI error: {said or 'no message'}" + (f" (exit {code})" if code else "")
+        )
     if code != 0:
         last = next((line for line in reversed(err.strip().splitlines()) if line.strip()), "")
         return one_line(f"claude CLI exited with status {code}" + (f": {last}" if last else ""))

@@ -23,7 +23,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from typing import TYPE_CHECKING, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from memcurate.curator.drafting import DraftRequest
 from memcurate.curator.drafting import prompt as prompts
@@ -48,7 +49,9 @@ def call_chars(system: str, schema: dict, prompt: str) -> int:
 
 def prompt_chars(request: DraftRequest) -> int:
     """What one draft sends, in characters."""
-    return call_chars(prompts.SYSTEM_PROMPT, prompts.schema(request.category), prompts.user_prompt(request))
+    return call_chars(
+        prompts.SYSTEM_PROMPT, prompts.schema(request.category), prompts.user_prompt(request)
+    )
 
 
 def cap_tokens(cfg: Mapping) -> int:
@@ -86,7 +89,9 @@ def look_budget(cfg: Mapping, spent_chars: int = 0) -> int | None:
 
 def look_overhead(already: tuple) -> int:
     """What a second look sends besides the session's activity, in characters."""
-    return call_chars(prompts.LOOK_SYSTEM_PROMPT, prompts.look_schema(), prompts.look_prompt("", already))
+    return call_chars(
+        prompts.LOOK_SYSTEM_PROMPT, prompts.look_schema(), prompts.look_prompt("", already)
+    )
 
 
 def apply(engine: Context, todo: list, requests: dict[str, DraftRequest]) -> None:
@@ -97,15 +102,26 @@ def apply(engine: Context, todo: list, requests: dict[str, DraftRequest]) -> Non
     for cand in list(todo):
         look = (cand.triage.doc.get("second_look") or {}).get("record") or {}
         spent = sent if isinstance(sent := look.get("sent_chars"), int) else 0  # what the look sent
-        triggered = sum(1 for c in cand.triage.doc["categories"].values() if isinstance(c, dict) and c.get("triggered"))
+        triggered = sum(
+            1
+            for c in cand.triage.doc["categories"].values()
+            if isinstance(c, dict) and c.get("triggered")
+        )
         # With the verification pass on, each draft is sent twice (drafted, then checked): two shares.
-        share = share_tokens(engine.cfg, triggered * (2 if engine.cfg["verify"]["llm"] else 1), spent)
+        share = share_tokens(
+            engine.cfg, triggered * (2 if engine.cfg["verify"]["llm"] else 1), spent
+        )
         request, cut = fit(requests[cand.name], share * CHARS_PER_TOKEN)
-        if prompt_chars(request) > share * CHARS_PER_TOKEN:  # not even the prompt without evidence fits
+        if (
+            prompt_chars(request) > share * CHARS_PER_TOKEN
+        ):  # not even the prompt without evidence fits
             todo.remove(cand)
             need = -(-prompt_chars(request) // CHARS_PER_TOKEN) * triggered
-            cand.move("failed", error=f"drafting.max_input_tokens is too small: {triggered} draft(s) of this "
-                                      f"triage need at least {need:,} tokens")
+            cand.move(
+                "failed",
+                error=f"drafting.max_input_tokens is too small: {triggered} draft(s) of this "
+                f"triage need at least {need:,} tokens",
+            )
         elif cut:
             requests[cand.name] = request
             cand.move("drafting", input_cut={"chars": cut, "share_tokens": share})
@@ -126,12 +142,16 @@ def fit(request: DraftRequest, limit: int) -> tuple[DraftRequest, int]:
     cut_excerpt = _cut(excerpt, excerpt_room)
     out = _with(request, cut_excerpt, kept_snippets)
     over = prompt_chars(out) - limit
-    while over > 0 and excerpt_room > 0:  # a marker or a fence line counted short: take it from the excerpt
+    while (
+        over > 0 and excerpt_room > 0
+    ):  # a marker or a fence line counted short: take it from the excerpt
         excerpt_room = max(0, excerpt_room - over - MARK_ROOM)
         out = _with(request, _cut(excerpt, excerpt_room), kept_snippets)
         over = prompt_chars(out) - limit
     if over > 0:  # still too large: the evidence goes whole, and the prompt says so
-        out = _with(request, marker(len(excerpt) + sum(len(str(s.get("text", ""))) for s in snippets)), [])
+        out = _with(
+            request, marker(len(excerpt) + sum(len(str(s.get("text", ""))) for s in snippets)), []
+        )
     kept = len(out.excerpt) + sum(len(str(s.get("text", ""))) for s in out.snippets)
     whole = len(excerpt) + sum(len(str(s.get("text", ""))) for s in snippets)
     return out, max(1, whole - kept)
@@ -147,7 +167,7 @@ def _fit_entries(request: DraftRequest, limit: int) -> tuple[DraftRequest, int]:
     excerpt = request.excerpt
     marks = list(_ENTRY.finditer(excerpt))
     ends = [m.start() for m in marks[1:]] + [len(excerpt)]
-    blocks = {int(m.group(1)): excerpt[m.start():e].rstrip("\n") for m, e in zip(marks, ends)}
+    blocks = {int(m.group(1)): excerpt[m.start() : e].rstrip("\n") for m, e in zip(marks, ends)}
     order = [n for n in request.entry["look"]["entries"] if n in blocks] or list(blocks)
     for keep in range(len(order) - 1, 0, -1):
         chosen = set(order[:keep])
@@ -166,7 +186,9 @@ def _fit_entries(request: DraftRequest, limit: int) -> tuple[DraftRequest, int]:
 
 
 def _with(request: DraftRequest, excerpt: str, snippets: list) -> DraftRequest:
-    return dataclasses.replace(request, entry={**request.entry, "excerpt": excerpt, "snippets": snippets})
+    return dataclasses.replace(
+        request, entry={**request.entry, "excerpt": excerpt, "snippets": snippets}
+    )
 
 
 def _cut(text: str, room: int) -> str:
@@ -174,7 +196,7 @@ def _cut(text: str, room: int) -> str:
     if len(text) <= room:
         return text
     keep = max(0, room - MARK_ROOM)
-    head, tail = text[:keep - keep // 3], text[len(text) - keep // 3:] if keep // 3 else ""
+    head, tail = text[: keep - keep // 3], text[len(text) - keep // 3 :] if keep // 3 else ""
     return f"{head}\n{marker(len(text) - len(head) - len(tail))}\n{tail}".strip("\n")
 
 
@@ -188,10 +210,10 @@ def _cut_snippets(snippets: list, room: int) -> list:
             used += line
             continue
         text = str(s.get("text", ""))
-        rest = sum(len(str(r.get("text", ""))) for r in snippets[i + 1:])
+        rest = sum(len(str(r.get("text", ""))) for r in snippets[i + 1 :])
         left = room - used - (line - len(text)) - MARK_ROOM
         if left > 0 or rest or text:
-            kept = text[:max(0, left)]
+            kept = text[: max(0, left)]
             out.append({**s, "text": f"{kept} {marker(len(text) - len(kept) + rest)}".strip()})
         break
     return out

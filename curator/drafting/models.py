@@ -14,7 +14,7 @@ import ast
 import functools
 import importlib.util
 import os
-from typing import Mapping
+from collections.abc import Mapping
 
 UNAVAILABLE = "deprecation table unavailable (the anthropic SDK's deprecated_models.py was not found or not understood)"
 
@@ -37,9 +37,15 @@ def _assigned(path: str, name: str) -> ast.expr | None:
     except (OSError, SyntaxError, ValueError):
         return None
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
             return node.value
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == name
+        ):
             return node.value
     return None
 
@@ -48,12 +54,18 @@ def _assigned(path: str, name: str) -> ast.expr | None:
 def deprecated_models(sdk: str | None = None) -> dict[str, str] | None:
     """model id -> end of life ("November 30th, 2026"), as the SDK says; None when it cannot be read."""
     sdk = sdk or sdk_dir()
-    node = _assigned(os.path.join(sdk, "_data", "deprecated_models.py"), "DEPRECATED_MODELS") if sdk else None
+    node = (
+        _assigned(os.path.join(sdk, "_data", "deprecated_models.py"), "DEPRECATED_MODELS")
+        if sdk
+        else None
+    )
     try:
         table = ast.literal_eval(node) if node is not None else None
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
-    if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in table.items()):
+    if not isinstance(table, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in table.items()
+    ):
         return None
     return table
 
@@ -66,9 +78,15 @@ def known_models(sdk: str | None = None) -> tuple[str, ...] | None:
     if node is None:
         return None
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and sub.value.id == "Literal":
+        if (
+            isinstance(sub, ast.Subscript)
+            and isinstance(sub.value, ast.Name)
+            and sub.value.id == "Literal"
+        ):
             items = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
-            ids = tuple(i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str))
+            ids = tuple(
+                i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)
+            )
             return ids or None
     return None
 
@@ -81,7 +99,9 @@ def newest_of_family(model_id: str, sdk: str | None = None) -> str | None:
         return None
     prefix = f"claude-{parts[1]}-"
     gone = deprecated_models(sdk) or {}
-    return next((m for m in known_models(sdk) or () if m.startswith(prefix) and m not in gone), None)
+    return next(
+        (m for m in known_models(sdk) or () if m.startswith(prefix) and m not in gone), None
+    )
 
 
 def check(models: Mapping, sdk: str | None = None) -> dict:
@@ -97,6 +117,8 @@ def check(models: Mapping, sdk: str | None = None) -> dict:
             continue
         newer = newest_of_family(str(model_id), sdk)
         fix = f"map {alias} to {newer}" if newer else f"map {alias} to a current model"
-        warnings.append(f"models.{alias}: {model_id} is deprecated (end of life {end}, says the anthropic SDK); "
-                        f"{fix} in your config")
+        warnings.append(
+            f"models.{alias}: {model_id} is deprecated (end of life {end}, says the anthropic SDK); "
+            f"{fix} in your config"
+        )
     return {"warnings": warnings, "deprecation_table": "available"}

@@ -59,10 +59,20 @@ def price_for(model: str) -> Price | None:
     return PRICES.get(family(model))
 
 
-def cost_usd(model: str, *, uncached_in: int, out: int, cache_write: int, cache_read: int) -> float | None:
+def cost_usd(
+    model: str, *, uncached_in: int, out: int, cache_write: int, cache_read: int
+) -> float | None:
     """What one call cost; None when the model's price is unknown."""
     p = price_for(model)
     if p is None:
         return None
-    return round((uncached_in * p.input + out * p.output + cache_write * p.cache_write
-                  + cache_read * p.cache_read) / 1_000_000, 8)
+    return round(
+        (
+            uncached_in * p.input
+            + out * p.output
+            + cache_write * p.cache_write
+            + cache_read * p.cache_read
+        )
+        / 1_000_000,
+        8,
+    )

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping
 
 from memcurate.curator.drafting import Drafter, DraftRequest, DraftResult, ModelCall
 from memcurate.curator.util.textsafe import one_line
@@ -62,7 +62,9 @@ class ChainResult:
 
     result: DraftResult
     attempts: list[dict] = field(default_factory=list)
-    usage: ModelCall = field(default_factory=ModelCall)  # the sums over every call made for the category
+    usage: ModelCall = field(
+        default_factory=ModelCall
+    )  # the sums over every call made for the category
     elapsed: float = 0.0  # the time the drafter calls took, as each reported it (waits excluded)
 
     @property
@@ -98,8 +100,16 @@ class Step:
 class Chain:
     """The steps one category goes through, and the retry policy of each."""
 
-    def __init__(self, drafter, fallback: list[str], models: Mapping[str, str], *, retries: int,
-                 backoff: Backoff, call_timeout: float) -> None:
+    def __init__(
+        self,
+        drafter,
+        fallback: list[str],
+        models: Mapping[str, str],
+        *,
+        retries: int,
+        backoff: Backoff,
+        call_timeout: float,
+    ) -> None:
         self.drafter, self.fallback, self.models = drafter, list(fallback), dict(models)
         self.retries, self.backoff, self.call_timeout = max(0, retries), backoff, call_timeout
 
@@ -110,9 +120,14 @@ class Chain:
         d = cfg["drafting"]
         # `backend: offline` has no model to fall back from (and its drafter does not fail for want of one).
         chained = getattr(drafter, "name", "") != OFFLINE and cfg.get("backend") != OFFLINE
-        return cls(drafter, d.get("fallback", []) if chained else [], cfg.get("models") or {},
-                   retries=int(d["retries"]), backoff=Backoff(float(d["backoff_seconds"]), sleep=sleep, random=rand),
-                   call_timeout=timeout_for(cfg))
+        return cls(
+            drafter,
+            d.get("fallback", []) if chained else [],
+            cfg.get("models") or {},
+            retries=int(d["retries"]),
+            backoff=Backoff(float(d["backoff_seconds"]), sleep=sleep, random=rand),
+            call_timeout=timeout_for(cfg),
+        )
 
     def steps(self, request: DraftRequest) -> list[Step]:
         name = getattr(self.drafter, "name", "")
@@ -129,22 +144,36 @@ class Chain:
             if model in tried:  # the same model again: its own retries were its chance
                 continue
             tried.add(model)
-            steps.append(Step(alias, self.drafter, replace(request, model_alias=alias, model_id=model)))
+            steps.append(
+                Step(alias, self.drafter, replace(request, model_alias=alias, model_id=model))
+            )
         return steps
 
     def run(self, request: DraftRequest, deadline: Deadline) -> ChainResult:
-        outcome = ChainResult(result=DraftResult(doc=None, text="", model=request.model_alias, error="nothing was tried"))
+        outcome = ChainResult(
+            result=DraftResult(
+                doc=None, text="", model=request.model_alias, error="nothing was tried"
+            )
+        )
         fatal = False
         for step in self.steps(request):
             if not step.offline and (fatal or deadline.left() < self.call_timeout):
-                why = "the backend cannot draft now" if fatal else "no time left before the triage's deadline"
+                why = (
+                    "the backend cannot draft now"
+                    if fatal
+                    else "no time left before the triage's deadline"
+                )
                 outcome.attempts.append({"model": step.label, "outcome": "not tried", "error": why})
                 continue
             t0 = deadline.clock()
             result, record, busy = self.attempt(step, deadline, outcome.usage)
             outcome.elapsed += busy
-            attempt = {"model": step.label, "outcome": "ok" if result.error is None else "failed", **record,
-                       "elapsed": round(deadline.clock() - t0, 3)}
+            attempt = {
+                "model": step.label,
+                "outcome": "ok" if result.error is None else "failed",
+                **record,
+                "elapsed": round(deadline.clock() - t0, 3),
+            }
             if result.skipped and result.error is None:
                 attempt["outcome"] = "skipped"
             if result.error:
@@ -155,18 +184,23 @@ class Chain:
                 break  # a draft, or the model's skip: the model decided
             fatal = fatal or result.fatal
         if outcome.result.error is not None and len(outcome.attempts) > 1:
-            outcome.result.error = one_line("; ".join(f"{a['model']}: {a['error']}" for a in outcome.attempts), 600)
+            outcome.result.error = one_line(
+                "; ".join(f"{a['model']}: {a['error']}" for a in outcome.attempts), 600
+            )
         return outcome
 
-    def attempt(self, step: Step, deadline: Deadline, usage: ModelCall) -> tuple[DraftResult, dict, float]:
+    def attempt(
+        self, step: Step, deadline: Deadline, usage: ModelCall
+    ) -> tuple[DraftResult, dict, float]:
         """One step: its calls, retried while worth it and while the deadline allows.
         (result, its record, the time its calls took)."""
         if step.offline:  # no network, nothing transient: one call
             result = safe_call(step.drafter.draft, step.request, step.label)
             usage.add_usage(result, calls=0)
             return result, {"retries": 0}, result.elapsed
-        result, results, waits = self.retrying(lambda: safe_call(step.drafter.draft, step.request, step.label),
-                                               deadline)
+        result, results, waits = self.retrying(
+            lambda: safe_call(step.drafter.draft, step.request, step.label), deadline
+        )
         for r in results:
             usage.add_usage(r)
         if result.error is not None:
@@ -202,5 +236,10 @@ def safe_call(call, request: DraftRequest, label: str, *args):
     try:
         return call(request, *args)
     except Exception as e:
-        return DraftResult(doc=None, text="", model=label, error=one_line(f"{e.__class__.__name__}: {e}"),
-                           retryable=False)
+        return DraftResult(
+            doc=None,
+            text="",
+            model=label,
+            error=one_line(f"{e.__class__.__name__}: {e}"),
+            retryable=False,
+        )

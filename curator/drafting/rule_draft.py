@@ -17,26 +17,49 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
-from memcurate.curator.util.redact import redact_text
 from memcurate.curator.rules import ledger, rulefile
+from memcurate.curator.util.redact import redact_text
 from memcurate.curator.util.textsafe import one_line
 
-TOPICS = {"test": "testing", "lint": "lint", "type": "types", "build": "build", "runtime": "runtime",
-          "command": "commands"}
+TOPICS = {
+    "test": "testing",
+    "lint": "lint",
+    "type": "types",
+    "build": "build",
+    "runtime": "runtime",
+    "command": "commands",
+}
 # When the kind is missing, the tool says it.
-_TOOL_TOPICS = {**{t: "testing" for t in ("pytest", "jest", "vitest", "mocha", "unittest", "rspec")},
-                **{t: "lint" for t in ("ruff", "eslint", "flake8", "pylint", "clippy", "golangci-lint", "shellcheck")},
-                **{t: "types" for t in ("mypy", "pyright", "tsc")}}
+_TOOL_TOPICS = {
+    **{t: "testing" for t in ("pytest", "jest", "vitest", "mocha", "unittest", "rspec")},
+    **{
+        t: "lint"
+        for t in ("ruff", "eslint", "flake8", "pylint", "clippy", "golangci-lint", "shellcheck")
+    },
+    **{t: "types" for t in ("mypy", "pyright", "tsc")},
+}
 # Folders whose files are never the project's own evidence.
-_FOREIGN = ("node_modules", "site-packages", "dist-packages", ".venv", "venv", "__pycache__", ".git", "target", ".tox")
+_FOREIGN = (
+    "node_modules",
+    "site-packages",
+    "dist-packages",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".git",
+    "target",
+    ".tox",
+)
 MAX_GLOBS = 10
 _MESSAGE_MAX = 100
 # What a rule never quotes: the signature's placeholders (<tmp>, <n>...), a redaction, a comment marker.
 _NOISE = re.compile(r"<[a-z_]{1,12}>|\[REDACTED|<!--|-->")
 # An absolute path (someone's home, a system folder): a rule names only the file (group 1).
-_ABS_PATH = re.compile(r"(?<![\w.:/~])(?:file://)?(?:~|[A-Za-z]:)?[/\\](?:[^\s'\"`:/\\]+[/\\])+([^\s'\"`:/\\]+)")
+_ABS_PATH = re.compile(
+    r"(?<![\w.:/~])(?:file://)?(?:~|[A-Za-z]:)?[/\\](?:[^\s'\"`:/\\]+[/\\])+([^\s'\"`:/\\]+)"
+)
 # A temp folder's path (a fix that names one names what changes on every run).
 _TEMP_PATH = re.compile(r"(?:/tmp|/var/folders|/private/var|\\Temp)/\S+|pytest-of-", re.I)
 _SUBJECT_MAX = 80
@@ -51,7 +74,9 @@ def _get(candidate, name: str, default=None):
 def topic_for(failure: Mapping) -> str:
     """The topic (file name) a failure's rule goes under: by its kind, else by its tool."""
     kind = str(failure.get("kind") or "")
-    return TOPICS.get(kind) or _TOOL_TOPICS.get(str(failure.get("tool") or "").lower()) or "commands"
+    return (
+        TOPICS.get(kind) or _TOOL_TOPICS.get(str(failure.get("tool") or "").lower()) or "commands"
+    )
 
 
 def _project_file(path) -> str | None:
@@ -63,7 +88,11 @@ def _project_file(path) -> str | None:
     while p.startswith("./"):
         p = p[2:]
     parts = p.split("/")
-    if p.startswith(("/", "~")) or re.match(r"[A-Za-z]:", p) or any(x in ("", ".", "..") for x in parts):
+    if (
+        p.startswith(("/", "~"))
+        or re.match(r"[A-Za-z]:", p)
+        or any(x in ("", ".", "..") for x in parts)
+    ):
         return None
     if any(x in _FOREIGN for x in parts[:-1]):
         return None
@@ -82,7 +111,12 @@ def literal_glob(name: str) -> str | None:
     that name and no other; None when no escaping does so for every matcher: `!` or `#` opening it
     (a negation, a comment), a backslash (rulefile refuses it), or a brace with a comma (minimatch
     expands braces before it reads classes: `[{]a,b[}]` would become two patterns)."""
-    if not name or name[0] in "!#" or "\\" in name or ("," in name and ("{" in name or "}" in name)):
+    if (
+        not name
+        or name[0] in "!#"
+        or "\\" in name
+        or ("," in name and ("{" in name or "}" in name))
+    ):
         return None
     return "".join(f"[{c}]" if c in _GLOB_SPECIAL else c for c in name)
 
@@ -93,7 +127,9 @@ def suggest_paths(files) -> list[str]:
     several extensions in one folder one brace glob, a file at the top the file itself. No files
     (or only files outside the project) give [] : a project-wide rule. A name goes into a glob only
     escaped (literal_glob): a file named `*` or `{src,..}` matches itself, never other files."""
-    groups: dict[str, list[str]] = {}  # top folder, escaped -> extensions ("" none), in order of relevance
+    groups: dict[
+        str, list[str]
+    ] = {}  # top folder, escaped -> extensions ("" none), in order of relevance
     singles: list[str] = []
     for f in files or ():
         p = _project_file(f)
@@ -116,7 +152,11 @@ def suggest_paths(files) -> list[str]:
         # A folder whose name holds a brace never meets a brace group in one glob: `*.{py,ts}`
         # after `[{]a[}]` could pair the wrong braces in a matcher that expands braces first.
         braced = "{" in top or "}" in top
-        if "" in exts or not all(re.fullmatch(r"[A-Za-z0-9_+-]{1,12}", e) for e in exts) or (braced and len(exts) > 1):
+        if (
+            "" in exts
+            or not all(re.fullmatch(r"[A-Za-z0-9_+-]{1,12}", e) for e in exts)
+            or (braced and len(exts) > 1)
+        ):
             globs.append(f"{top}/**")
         elif len(exts) == 1:
             globs.append(f"{top}/**/*.{exts[0]}")
@@ -137,12 +177,16 @@ def suggest_paths(files) -> list[str]:
 # The verbs a fix starts with when said as an instruction ("use ...", "run ..."), also narrated in
 # their -ing form ("fixed it by using ...").
 # Not "check", "read", "look", "see": a look around is a step of the investigation, not what fixed it.
-_VERBS = ("use run set add pass call install avoid keep make import mock wrap create remove replace pin quote "
-          "declare annotate cast rename delete mark await export convert give put return handle specify start stop "
-          "close open load write build clean reset restart activate update upgrade downgrade move change "
-          "switch guard escape sort include exclude skip configure define register patch seed wait ensure lock "
-          "initialize initialise").split()
-_DOUBLED = frozenset({"run", "set", "pin", "put", "wrap", "skip", "stop", "reset"})  # running, not runing
+_VERBS = (
+    "use run set add pass call install avoid keep make import mock wrap create remove replace pin quote "
+    "declare annotate cast rename delete mark await export convert give put return handle specify start stop "
+    "close open load write build clean reset restart activate update upgrade downgrade move change "
+    "switch guard escape sort include exclude skip configure define register patch seed wait ensure lock "
+    "initialize initialise"
+).split()
+_DOUBLED = frozenset(
+    {"run", "set", "pin", "put", "wrap", "skip", "stop", "reset"}
+)  # running, not runing
 
 
 def _gerund(verb: str) -> str:
@@ -159,9 +203,13 @@ _LEADS = re.compile(
     r"(?:(?:i|we)(?:'ve| have)?\s+)?(?:(?:fixed|solved|resolved)\s+(?:it|this|that|the \w+(?: \w+)?)\s+by\s+"
     r"|(?:the\s+)?(?:fix|solution|answer)\s+(?:is|was)\s+(?:to\s+)?"
     r"|(?:it|this|the \w+)\s+(?:needs?|needed)\s+to\s+|(?:we|you|i)\s+(?:need|needed|have|had|must|should)\s+to\s+"
-    r"|(?:we|you)\s+(?:must|should)\s+)", re.I)
+    r"|(?:we|you)\s+(?:must|should)\s+)",
+    re.I,
+)
 # "I'll use tmp_path instead": a fix said as the next step. Not "I'll check ...": that is a step, not a fix.
-_NEXT = re.compile(r"^(?:i|we)(?:'ll| will)\s+(?!check\b|read\b|look\b|see\b|try\b|investigate\b)", re.I)
+_NEXT = re.compile(
+    r"^(?:i|we)(?:'ll| will)\s+(?!check\b|read\b|look\b|see\b|try\b|investigate\b)", re.I
+)
 _SENTENCES = 3  # a fix's instruction is among its first sentences
 
 
@@ -190,8 +238,13 @@ def fix_instruction(text) -> str | None:
 
 def _instruction(sentence: str) -> str | None:
     """`sentence` as an instruction when it starts with one's verb (or its -ing form), else None."""
-    if not sentence or "?" in sentence or _NOISE.search(sentence) or _TEMP_PATH.search(sentence) \
-            or _NARRATED.search(sentence):
+    if (
+        not sentence
+        or "?" in sentence
+        or _NOISE.search(sentence)
+        or _TEMP_PATH.search(sentence)
+        or _NARRATED.search(sentence)
+    ):
         return None
     first, _, rest = sentence.partition(" ")
     word = first.lower().strip(",:;")
@@ -242,14 +295,27 @@ def _test_file(failure: Mapping) -> str:
     if "::" in test:
         return _project_file(test.split("::", 1)[0]) or ""
     files = [f for f in failure.get("files") or () if _project_file(f)]
-    return next((f for f in files if re.search(r"(^|/)(tests?|spec|__tests__)/|(^|/)test_|_test\.|\.(test|spec)\.", f)),
-                "")
+    return next(
+        (
+            f
+            for f in files
+            if re.search(r"(^|/)(tests?|spec|__tests__)/|(^|/)test_|_test\.|\.(test|spec)\.", f)
+        ),
+        "",
+    )
 
 
 # The signature's placeholders (curator/rules/normalise.py) as a reader says them: dropping the message
 # that holds one left "Guard against Error"; printing it left "<tmp>" in the rule.
-_PLACEHOLDERS = {"n": "N", "dur": "N s", "hex": "an id", "uuid": "an id", "addr": "an address", "ip": "an IP address",
-                 "time": "a time"}
+_PLACEHOLDERS = {
+    "n": "N",
+    "dur": "N s",
+    "hex": "an id",
+    "uuid": "an id",
+    "addr": "an address",
+    "ip": "an IP address",
+    "time": "a time",
+}
 _TEMP_TOKEN = re.compile(r"(:\s*)?(['\"]?)<tmp>[^\s'\"`]*\2")
 _PLACEHOLDER = re.compile(r"<([a-z_]{1,12})>")
 _ERRNO = re.compile(r"^\[Errno (?:<n>|\d+)\]\s*")
@@ -269,9 +335,13 @@ def _readable(message: str) -> str:
 def _what(failure: Mapping) -> str:
     """What failed, briefly: the error type and/or a short message; "" when the failure says neither."""
     error = one_line(str(failure.get("error_type") or ""), 60)
-    message = one_line(_ABS_PATH.sub(r"\1", redact_text(str(failure.get("message") or ""))), _MESSAGE_MAX)
+    message = one_line(
+        _ABS_PATH.sub(r"\1", redact_text(str(failure.get("message") or ""))), _MESSAGE_MAX
+    )
     specific = error and error.lower() not in _GENERIC_ERRORS
-    if _MARKS.search(message) or (specific and (len(message) > _MESSAGE_MAX // 2 or "<tmp>" in message)):
+    if _MARKS.search(message) or (
+        specific and (len(message) > _MESSAGE_MAX // 2 or "<tmp>" in message)
+    ):
         # a secret's trace, a marker, a long message or one about a temp path: the error type says it
         message = ""
     message = one_line(_readable(message), _MESSAGE_MAX).replace("`", "'")
@@ -288,9 +358,14 @@ def _command_for(failure: Mapping, candidate) -> str:
     test_file = _test_file(failure)
     if tool == "pytest" and test_file:
         return f"pytest {test_file}"
-    commands = [one_line(str(o.get("command") or ""), 200) for o in _get(candidate, "occurrences") or []
-                if isinstance(o, Mapping)]
-    commands = [c for c in commands if c and len(c) <= 80 and not re.search(r"(^|[\s=])/|~/|\[REDACTED", c)]
+    commands = [
+        one_line(str(o.get("command") or ""), 200)
+        for o in _get(candidate, "occurrences") or []
+        if isinstance(o, Mapping)
+    ]
+    commands = [
+        c for c in commands if c and len(c) <= 80 and not re.search(r"(^|[\s=])/|~/|\[REDACTED", c)
+    ]
     return min(commands, key=len) if commands else tool
 
 
@@ -319,7 +394,9 @@ def offline(candidate) -> dict:
     kind = str(failure.get("kind") or "")
     tool = str(failure.get("tool") or "") or "the command"
     what = _what(failure)
-    with_what = f" with {what}" if what else ""  # a failure that says nothing more: not "with an error"
+    with_what = (
+        f" with {what}" if what else ""
+    )  # a failure that says nothing more: not "with an error"
     test = str(failure.get("test") or "")
     subject = _code(_test_name(test)) if test else _code(tool, 40)
     instruction = fix_instruction(fix.get("text"))
@@ -328,15 +405,19 @@ def offline(candidate) -> dict:
     if instruction:
         rule = f"{instruction}: without it {subject} failed{with_what} {_times(n)}."
     elif fix.get("files") and changed:
-        rule = (f"When {subject} fails{with_what}, look at {_code(changed)} first: "
-                f"changing it fixed this {_times(n)}.")
+        rule = (
+            f"When {subject} fails{with_what}, look at {_code(changed)} first: "
+            f"changing it fixed this {_times(n)}."
+        )
     elif kind == "test":
         after = f" after changing {_code(changed)}" if changed else ""
         rule = f"Run {_code(command)}{after}: {subject} has failed{with_what} {_times(n)}."
     elif kind == "lint":
         where = _code(changed) if changed else "changed files"
-        rule = (f"Keep {where} clean of {_code(tool, 40)} {what or 'errors'}: run {_code(command)} before finishing; "
-                f"it has failed {_times(n)}.")
+        rule = (
+            f"Keep {where} clean of {_code(tool, 40)} {what or 'errors'}: run {_code(command)} before finishing; "
+            f"it has failed {_times(n)}."
+        )
     elif kind in ("type", "build"):
         after = f" after changing {_code(changed)}" if changed else " after changing code"
         rule = f"Run {_code(command)}{after}: it has failed{with_what} {_times(n)}."
@@ -350,13 +431,19 @@ def offline(candidate) -> dict:
         rule = rulefile.check_rule(rule)
     except ValueError:  # a secret or a marker in the evidence: say less
         rule = f"Run {_code(tool, 40)} again after changing code: {subject} has failed {_times(n)}."
-    return {"rule": rule, "topic": topic_for(failure), "paths": suggest_paths(failure.get("files") or ())}
+    return {
+        "rule": rule,
+        "topic": topic_for(failure),
+        "paths": suggest_paths(failure.get("files") or ()),
+    }
 
 
 # -- the model's rule ------------------------------------------------------------------------------
 
 CLAUDE_BACKENDS = ("anthropic", "claude-cli")
-RULE_MODEL_CATEGORY = "runbook"  # a rule is a runbook's lesson: drafted with that category's model (haiku)
+RULE_MODEL_CATEGORY = (
+    "runbook"  # a rule is a runbook's lesson: drafted with that category's model (haiku)
+)
 EVIDENCE_SESSIONS = 5  # the most recent sessions shown to the model
 _EXCERPT_MAX = 600
 
@@ -366,8 +453,10 @@ def evidence(candidate, suggested: Mapping | None = None) -> str:
     fix) and the offline rule; redacted again (the ledger's text already was), bounded."""
     failure = _get(candidate, "failure") or {}
     failure = failure if isinstance(failure, Mapping) else {}
-    lines = [f"Failure: {failure.get('kind') or '?'} by {failure.get('tool') or '?'}",
-             f"Signature: {one_line(str(failure.get('signature') or ''), 300)}"]
+    lines = [
+        f"Failure: {failure.get('kind') or '?'} by {failure.get('tool') or '?'}",
+        f"Signature: {one_line(str(failure.get('signature') or ''), 300)}",
+    ]
     for key, label in (("test", "Test"), ("error_type", "Error type"), ("message", "Message")):
         if failure.get(key):
             lines.append(f"{label}: {one_line(str(failure[key]), 300)}")
@@ -377,19 +466,33 @@ def evidence(candidate, suggested: Mapping | None = None) -> str:
     occurrences = [o for o in _get(candidate, "occurrences") or [] if isinstance(o, Mapping)]
     lines.append(f"Sessions it failed in: {_sessions(candidate)}")
     for o in occurrences[-EVIDENCE_SESSIONS:]:
-        lines += ["", f"Session {one_line(str(o.get('session') or '?'), 80)} at {one_line(str(o.get('at') or '?'), 30)}:",
-                  f"  command: {one_line(str(o.get('command') or ''), 300)}",
-                  "  error:", *("    " + line for line in ledger.cap(str(o.get("error") or ""), _EXCERPT_MAX, lines=True).splitlines())]
+        lines += [
+            "",
+            f"Session {one_line(str(o.get('session') or '?'), 80)} at {one_line(str(o.get('at') or '?'), 30)}:",
+            f"  command: {one_line(str(o.get('command') or ''), 300)}",
+            "  error:",
+            *(
+                "    " + line
+                for line in ledger.cap(
+                    str(o.get("error") or ""), _EXCERPT_MAX, lines=True
+                ).splitlines()
+            ),
+        ]
         fix = o.get("fix") if isinstance(o.get("fix"), Mapping) else None
         if fix:
             lines.append(f"  what fixed it: {one_line(str(fix.get('text') or ''), 400)}")
             if fix.get("files"):
-                lines.append(f"  files edited: {', '.join(one_line(str(f), 200) for f in list(fix['files'])[:10])}")
+                lines.append(
+                    f"  files edited: {', '.join(one_line(str(f), 200) for f in list(fix['files'])[:10])}"
+                )
             if fix.get("command"):
                 lines.append(f"  then passed: {one_line(str(fix['command']), 300)}")
     if suggested:
-        lines += ["", f"A rule written without a model: {suggested.get('rule', '')}",
-                  f"Its topic: {suggested.get('topic', '')}; its paths: {list(suggested.get('paths') or [])}"]
+        lines += [
+            "",
+            f"A rule written without a model: {suggested.get('rule', '')}",
+            f"Its topic: {suggested.get('topic', '')}; its paths: {list(suggested.get('paths') or [])}",
+        ]
     return redact_text("\n".join(lines))
 
 
@@ -418,8 +521,12 @@ def draft_rule(drafter, candidate, cfg: Mapping, *, usage=None, now: str | None 
     if name not in CLAUDE_BACKENDS or not callable(getattr(drafter, "rule", None)):
         return {**suggested, "by": "offline", "model": "", "at": at, "error": ""}
     alias, model_id = model_for(cfg, RULE_MODEL_CATEGORY)
-    request = RuleRequest(key=str(_get(candidate, "id") or ""), evidence=evidence(candidate, suggested),
-                          model_alias=alias, model_id=model_id)
+    request = RuleRequest(
+        key=str(_get(candidate, "id") or ""),
+        evidence=evidence(candidate, suggested),
+        model_alias=alias,
+        model_id=model_id,
+    )
     try:
         result = drafter.rule(request)
     except Exception as e:  # a backend must not raise; if one does, the offline rule stands
@@ -427,10 +534,18 @@ def draft_rule(drafter, candidate, cfg: Mapping, *, usage=None, now: str | None 
     if usage is not None:
         usage.add_usage(result)
     model = str(result.model or model_id or alias)
-    why = result.error or (f"{name} skipped: {result.skipped}" if result.skipped is not None else "")
+    why = result.error or (
+        f"{name} skipped: {result.skipped}" if result.skipped is not None else ""
+    )
     if not why:
         try:
-            return {**checked(result.answer or {}), "by": name, "model": model, "at": at, "error": ""}
+            return {
+                **checked(result.answer or {}),
+                "by": name,
+                "model": model,
+                "at": at,
+                "error": "",
+            }
         except ValueError as e:
             why = f"{name} answer rejected: {e}"
     return {**suggested, "by": "offline", "model": model, "at": at, "error": one_line(why)}

@@ -21,8 +21,20 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-CODES = ("stale-file", "stale-command", "stale-symbol", "churn", "contradiction", "duplicate", "secret",
-         "over-limit", "missing-link", "unlinked", "damaged", "section-removed")
+CODES = (
+    "stale-file",
+    "stale-command",
+    "stale-symbol",
+    "churn",
+    "contradiction",
+    "duplicate",
+    "secret",
+    "over-limit",
+    "missing-link",
+    "unlinked",
+    "damaged",
+    "section-removed",
+)
 SEVERITIES = ("high", "medium", "low")  # most urgent first: the order findings are shown in
 
 
@@ -43,8 +55,14 @@ class Finding:
 
     @classmethod
     def from_dict(cls, d: dict) -> Finding:
-        return cls(str(d["code"]), str(d["severity"]), tuple(d.get("refs") or ()), str(d.get("message", "")),
-                   dict(d.get("detail") or {}), d.get("proposal"))
+        return cls(
+            str(d["code"]),
+            str(d["severity"]),
+            tuple(d.get("refs") or ()),
+            str(d.get("message", "")),
+            dict(d.get("detail") or {}),
+            d.get("proposal"),
+        )
 
 
 def fix(kind: str, title: str, reason: str, ops: list[dict]) -> dict:

@@ -14,9 +14,8 @@ flag column (Engine.flags), with when and how many memories were checked.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import os
+from typing import TYPE_CHECKING
 
 from memcurate.curator.hygiene import DETECTORS, SEVERITIES, Finding
 from memcurate.curator.memory.memory_md.format import MemoryMdError
@@ -40,7 +39,9 @@ def run(engine: Context, *, stage: bool = True, summary: dict | None = None) -> 
     run, one line each: the others still ran)."""
     from memcurate.curator.library.carry_out import forget_trash
 
-    forget_trash(engine)  # the trash forgets what is older than library.trash_days, deleted or not since
+    forget_trash(
+        engine
+    )  # the trash forgets what is older than library.trash_days, deleted or not since
     findings: list[Finding] = []
     errors: list[str] = []
     for detect in DETECTORS:
@@ -53,13 +54,23 @@ def run(engine: Context, *, stage: bool = True, summary: dict | None = None) -> 
         findings = _stage_all(engine, findings, errors)
     else:
         findings = [_without_fix(f) for f in findings]
-    findings = [_redacted(f) for f in findings]  # a message may quote a memory: cached and printed below
+    findings = [
+        _redacted(f) for f in findings
+    ]  # a message may quote a memory: cached and printed below
     errors = [_shown(e) for e in errors]
     from memcurate.curator.library import catalog
 
     checked = len(catalog.entries(engine))
-    write_json(cache_path(engine.data), {"format": FORMAT, "at": now_iso(), "checked": checked, "errors": errors,
-                                         "findings": [f.to_dict() for f in findings]})
+    write_json(
+        cache_path(engine.data),
+        {
+            "format": FORMAT,
+            "at": now_iso(),
+            "checked": checked,
+            "errors": errors,
+            "findings": [f.to_dict() for f in findings],
+        },
+    )
     if summary is not None:
         summary.update(checked=checked, errors=errors)
     return findings
@@ -72,8 +83,14 @@ def _name(detect) -> str:
 def _without_fix(f: Finding) -> Finding:
     if "fix" not in f.detail:
         return f
-    return Finding(f.code, f.severity, f.refs, f.message, {k: v for k, v in f.detail.items() if k != "fix"},
-                   f.proposal)
+    return Finding(
+        f.code,
+        f.severity,
+        f.refs,
+        f.message,
+        {k: v for k, v in f.detail.items() if k != "fix"},
+        f.proposal,
+    )
 
 
 def _shown(value):
@@ -101,7 +118,9 @@ def _stage_all(engine: Context, findings: list[Finding], errors: list[str]) -> l
         key = json.dumps([spec["kind"], spec["ops"]], sort_keys=True, default=str) if spec else None
         if key is not None and same.get(key):
             bare = _without_fix(f)
-            out.append(Finding(bare.code, bare.severity, bare.refs, bare.message, bare.detail, same[key]))
+            out.append(
+                Finding(bare.code, bare.severity, bare.refs, bare.message, bare.detail, same[key])
+            )
             continue
         staged = _staged(engine, f, errors)
         if key is not None:
@@ -122,8 +141,15 @@ def _staged(engine: Context, f: Finding, errors: list[str]) -> Finding:
         return bare
     finding = {"code": f.code, "refs": list(f.refs)}
     try:
-        pid = proposal_store.stage(engine.data, spec["kind"], spec["title"], spec["reason"], spec["ops"], source="check",
-                                    finding=finding)
+        pid = proposal_store.stage(
+            engine.data,
+            spec["kind"],
+            spec["title"],
+            spec["reason"],
+            spec["ops"],
+            source="check",
+            finding=finding,
+        )
     except (ProposalError, OSError) as e:
         errors.append(f"{f.code} {', '.join(f.refs[:3])}: its proposal could not be staged: {e}")
         return bare
@@ -137,7 +163,9 @@ def known_proposal(engine: Context, spec: dict, code: str | None = None) -> str 
     spec's own), refs and base hashes as `spec`: the same finding on the same bytes, whatever its text."""
     from memcurate.curator.proposals.store import known
 
-    return known(engine.data, spec["kind"], spec["ops"], spec.get("code", "") if code is None else code)
+    return known(
+        engine.data, spec["kind"], spec["ops"], spec.get("code", "") if code is None else code
+    )
 
 
 def flags(data: str) -> dict[str, list[Finding]]:

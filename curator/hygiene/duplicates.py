@@ -23,16 +23,16 @@ from dataclasses import dataclass, field
 from memcurate.curator.categories import CATEGORIES, CLAUDE, ONE_PER_SESSION
 from memcurate.curator.hygiene import merging
 from memcurate.curator.hygiene import statements as said
+from memcurate.curator.hygiene.merging import CONTRADICTION, DUPLICATE  # noqa: F401 (a pair's kinds, used here and by callers)
 from memcurate.curator.hygiene.texts import text_of
 from memcurate.curator.library.entries import is_line_ref
-from memcurate.curator.hygiene.merging import CONTRADICTION, DUPLICATE  # noqa: F401 (a pair's kinds, used here and by callers)
 from memcurate.curator.memory import memfile
 from memcurate.curator.memory.front_matter import MemoryFormatError, split_front_matter
-from memcurate.curator.verify.decide import identifiers, unattributed
-from memcurate.curator.verify.decide import similarity as fact_similarity
-from memcurate.curator.verify.checks import content_words
 from memcurate.curator.util.stamps import content_hash
 from memcurate.curator.util.textsafe import one_line
+from memcurate.curator.verify.checks import content_words
+from memcurate.curator.verify.decide import identifiers, unattributed
+from memcurate.curator.verify.decide import similarity as fact_similarity
 
 DEFAULT_THRESHOLD = 0.6
 SUBJECT = 0.4  # subject words shared (Jaccard) for two memories to be about one thing and able to disagree
@@ -58,7 +58,9 @@ class Memo:
     ref: str
     owner: str
     category: str
-    doc: memfile.MemoryDoc  # a Claude file as a document of category "claude": title, description, body
+    doc: (
+        memfile.MemoryDoc
+    )  # a Claude file as a document of category "claude": title, description, body
     stamp: str  # updated (or created): newer is later
     words: frozenset
     hash: str = ""  # of the file's bytes: the base of any change proposed to it
@@ -73,7 +75,10 @@ class Memo:
 
     @property
     def whole(self) -> str:
-        return self.once("whole", lambda: unattributed(f"{self.doc.title}\n{self.doc.description}\n{self.doc.body}"))
+        return self.once(
+            "whole",
+            lambda: unattributed(f"{self.doc.title}\n{self.doc.description}\n{self.doc.body}"),
+        )
 
 
 def memo_of(entry, text: str) -> Memo | None:
@@ -89,9 +94,16 @@ def memo_of(entry, text: str) -> Memo | None:
             _, body = split_front_matter(text)
         except MemoryFormatError:
             body = text
-        doc = memfile.MemoryDoc(id=entry.ref, category=CLAUDE, title=entry.title or "",
-                                description=entry.description or "", tags=[], created=entry.created,
-                                updated=entry.updated, body=body.strip("\n"))
+        doc = memfile.MemoryDoc(
+            id=entry.ref,
+            category=CLAUDE,
+            title=entry.title or "",
+            description=entry.description or "",
+            tags=[],
+            created=entry.created,
+            updated=entry.updated,
+            body=body.strip("\n"),
+        )
     else:
         try:
             doc = memfile.parse(text)
@@ -100,8 +112,16 @@ def memo_of(entry, text: str) -> Memo | None:
         if doc.category not in CATEGORIES:
             return None
     words = content_words(unattributed(f"{doc.title}\n{doc.description}\n{doc.body}"))
-    return Memo(entry.ref, entry.owner, entry.category, doc, entry.updated or entry.created or "", frozenset(words),
-                getattr(entry, "hash", "") or content_hash(text), text)
+    return Memo(
+        entry.ref,
+        entry.owner,
+        entry.category,
+        doc,
+        entry.updated or entry.created or "",
+        frozenset(words),
+        getattr(entry, "hash", "") or content_hash(text),
+        text,
+    )
 
 
 def comparable(x: Memo, y: Memo) -> bool:
@@ -115,7 +135,9 @@ def candidates(memos: list[Memo]) -> set[tuple[int, int]]:
     postings: dict[str, list[int]] = defaultdict(list)
     rare: list[list[str]] = []
     for i, m in enumerate(memos):
-        words = sorted((w for w in m.words if 1 < df[w] <= MAX_DF), key=lambda w: (df[w], w))[:RARE_TERMS]
+        words = sorted((w for w in m.words if 1 < df[w] <= MAX_DF), key=lambda w: (df[w], w))[
+            :RARE_TERMS
+        ]
         rare.append(words)
         for w in words:
             postings[w].append(i)
@@ -128,14 +150,18 @@ def candidates(memos: list[Memo]) -> set[tuple[int, int]]:
     return out
 
 
-WHOLE_MIN_WORDS = 15  # below this the whole text is mostly boilerplate ("Not stated in the session")
+WHOLE_MIN_WORDS = (
+    15  # below this the whole text is mostly boilerplate ("Not stated in the session")
+)
 
 
 def score(x: Memo, y: Memo) -> float:
     """The decisions' similarity of two facts; the whole texts' when both are long enough to say more."""
     sim = fact_similarity(x.doc, y.doc)
     if min(len(x.words), len(y.words)) >= WHOLE_MIN_WORDS:
-        sim = max(sim, _jaccard(x.words, y.words))  # text_similarity(x.whole, y.whole), its words found once
+        sim = max(
+            sim, _jaccard(x.words, y.words)
+        )  # text_similarity(x.whole, y.whole), its words found once
     return sim
 
 
@@ -147,17 +173,29 @@ def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[
         if not comparable(x, y):
             continue
         old, new = (x, y) if (x.stamp, x.ref) <= (y.stamp, y.ref) else (y, x)
-        if _jaccard(x.words, y.words) < GATE and _jaccard(_subject_words(x), _subject_words(y)) < GATE:
+        if (
+            _jaccard(x.words, y.words) < GATE
+            and _jaccard(_subject_words(x), _subject_words(y)) < GATE
+        ):
             continue  # too little in common to say one thing, or to disagree on one: not worth scoring
         sim = score(old, new)
-        subject = _jaccard(_subject_words(old), _subject_words(new))  # text_similarity of the subjects
+        subject = _jaccard(
+            _subject_words(old), _subject_words(new)
+        )  # text_similarity of the subjects
         why = disagreement(old, new) if max(subject, sim) >= SUBJECT else None
         if why:
             out.append(Pair(old.ref, new.ref, round(max(sim, subject), 3), CONTRADICTION, why))
         elif sim >= threshold:
-            out.append(Pair(old.ref, new.ref, round(sim, 3), DUPLICATE,
-                            f"{sim:.0%} alike: {one_line(new.doc.title, 60)!r} says what "
-                            f"{one_line(old.doc.title, 60)!r} says"))
+            out.append(
+                Pair(
+                    old.ref,
+                    new.ref,
+                    round(sim, 3),
+                    DUPLICATE,
+                    f"{sim:.0%} alike: {one_line(new.doc.title, 60)!r} says what "
+                    f"{one_line(old.doc.title, 60)!r} says",
+                )
+            )
     return sorted(out, key=lambda p: (-p.score, p.a, p.b))
 
 
@@ -175,16 +213,28 @@ def _subject(m: Memo) -> str:
 
 # -- disagreement --------------------------------------------------------------
 
-_REPLACED = re.compile(r"\b(?:instead of|rather than|in place of|replaced?s?|replacing|no longer (?:use|using)|"
-                       r"switched (?:away )?from|migrated (?:away )?from|moved (?:away )?from|dropped|"
-                       r"deprecated|superseded)\b\s+(?:the\s+|a\s+|an\s+|by\s+|with\s+)?([`\w][\w./`+-]*)", re.I)
+_REPLACED = re.compile(
+    r"\b(?:instead of|rather than|in place of|replaced?s?|replacing|no longer (?:use|using)|"
+    r"switched (?:away )?from|migrated (?:away )?from|moved (?:away )?from|dropped|"
+    r"deprecated|superseded)\b\s+(?:the\s+|a\s+|an\s+|by\s+|with\s+)?([`\w][\w./`+-]*)",
+    re.I,
+)
+
+
 def disagreement(old: Memo, new: Memo) -> str | None:
     """Why `new` contradicts `old` (one line), or None when they do not disagree."""
-    return _negation_flip(old, new) or _replaced(old, new) or _other_value(old, new) or _other_words(old, new)
+    return (
+        _negation_flip(old, new)
+        or _replaced(old, new)
+        or _other_value(old, new)
+        or _other_words(old, new)
+    )
 
 
 def _statements(m: Memo) -> list[tuple[frozenset, bool, str]]:
-    return m.once("statements", lambda: said.statements(f"{m.doc.title}\n{m.doc.description}\n{m.doc.body}"))
+    return m.once(
+        "statements", lambda: said.statements(f"{m.doc.title}\n{m.doc.description}\n{m.doc.body}")
+    )
 
 
 def _negation_flip(old: Memo, new: Memo) -> str | None:
@@ -192,8 +242,10 @@ def _negation_flip(old: Memo, new: Memo) -> str | None:
     for words, negated, s in _statements(new):
         for owords, onegated, o in olds:
             if said.flipped((words, negated), (owords, onegated)):
-                return (f"{'denies' if negated else 'asserts'} what the older one "
-                        f"{'asserts' if negated else 'denies'}: {one_line(s, 70)!r} vs {one_line(o, 70)!r}")
+                return (
+                    f"{'denies' if negated else 'asserts'} what the older one "
+                    f"{'asserts' if negated else 'denies'}: {one_line(s, 70)!r} vs {one_line(o, 70)!r}"
+                )
     return None
 
 
@@ -212,7 +264,10 @@ def _replaced(old: Memo, new: Memo) -> str | None:
 
 def _replaced_in(m: Memo) -> set[str]:
     """Words the older memory itself already says were replaced (it is not its choice then)."""
-    return m.once("replaced_names", lambda: {x.group(1).strip("`.").lower() for x in _REPLACED.finditer(m.whole)})
+    return m.once(
+        "replaced_names",
+        lambda: {x.group(1).strip("`.").lower() for x in _REPLACED.finditer(m.whole)},
+    )
 
 
 def _other_value(old: Memo, new: Memo) -> str | None:
@@ -231,12 +286,16 @@ def _other_words(old: Memo, new: Memo) -> str | None:
     "Keep logs for fourteen days"). Two such memories are not one: merged, the memory would say both.
     (The same clash in a detail of two memories that are one is left to the merge: the newer's stands.)"""
     new_main, old_main = _main(new), _main(old)
-    pairs = [(s, o) for s in new_main for o in _sentences(old)] + [(s, o) for s in _sentences(new) for o in old_main]
+    pairs = [(s, o) for s in new_main for o in _sentences(old)] + [
+        (s, o) for s in _sentences(new) for o in old_main
+    ]
     for s, o in pairs:
         clash = said.value_clash(s, o)
         if clash:
-            return (f"says {one_line(s, 70)!r} ({', '.join(sorted(clash[0]))}) where the older one says "
-                    f"{one_line(o, 70)!r} ({', '.join(sorted(clash[1]))})")
+            return (
+                f"says {one_line(s, 70)!r} ({', '.join(sorted(clash[0]))}) where the older one says "
+                f"{one_line(o, 70)!r} ({', '.join(sorted(clash[1]))})"
+            )
     return None
 
 
@@ -246,6 +305,7 @@ def _sentences(m: Memo) -> list[str]:
 
 def _main(m: Memo) -> list[str]:
     """A memory's main statements: its title, description and the first sentence of its first section."""
+
     def main() -> list[str]:
         first = next((text for text in m.doc.sections.values() if text.strip()), "")
         lead = said.statements(unattributed(first))[:1]
@@ -262,6 +322,7 @@ def _same_owner(old: Memo, new: Memo, setting: set[str]) -> bool:
 
 # -- over a project ------------------------------------------------------------
 
+
 def threshold_of(cfg: dict | None) -> float:
     return float(((cfg or {}).get("hygiene") or {}).get("duplicate_threshold", DEFAULT_THRESHOLD))
 
@@ -269,8 +330,14 @@ def threshold_of(cfg: dict | None) -> float:
 def memos(engine, entries=None) -> list[Memo]:
     """The comparable memories of the project (its library when `entries` is None), each parsed once."""
     out = []
-    for entry in engine.library() if entries is None else entries:
-        if is_line_ref(entry.ref) or getattr(entry, "broken", "") or getattr(entry, "status", "active") != "active":
+    from memcurate.curator.library import catalog
+
+    for entry in catalog.entries(engine) if entries is None else entries:
+        if (
+            is_line_ref(entry.ref)
+            or getattr(entry, "broken", False)
+            or getattr(entry, "status", "active") != "active"
+        ):
             continue
         text = text_of(engine, entry)
         memo = memo_of(entry, text) if text is not None else None
@@ -293,8 +360,10 @@ def detect(engine) -> list:
     comparable_memos = memos(engine)
     found = find_pairs(comparable_memos, threshold_of(engine.cfg))
     notes: list[str] = []
-    proposed = {tuple(sorted(s["refs"])): s for s in merging.specs(engine, found, comparable_memos, draft=False,
-                                                                 notes=notes)}
+    proposed = {
+        tuple(sorted(s["refs"])): s
+        for s in merging.specs(engine, found, comparable_memos, draft=False, notes=notes)
+    }
     out = []
     for group in merging.groups(found):
         spec = proposed.get(tuple(group))

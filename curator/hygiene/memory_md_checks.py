@@ -10,21 +10,24 @@ Claude's). Claude's lines are only ever proposed for removal (`drop_line`), neve
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import os
 import re
+from typing import TYPE_CHECKING
 
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.hygiene import Finding, fix
 from memcurate.curator.library.entries import CLAUDE, MEMCURATE, is_line_ref, line_hash, line_ref
 from memcurate.curator.memory.memory_md import claude_lines as md_lines
 from memcurate.curator.memory.memory_md.archive import read_archive
-from memcurate.curator.memory.memory_md.format import read_text
+from memcurate.curator.memory.memory_md.format import parse, read_text
 from memcurate.curator.memory.memory_md.loading import LoadView, load_view
-from memcurate.curator.memory.memory_md.format import parse
 from memcurate.curator.memory.memory_md.planning import plan
-from memcurate.curator.memory.memory_md.writing import budgets_from, limits_from, memory_md_path, removed_sections
+from memcurate.curator.memory.memory_md.writing import (
+    budgets_from,
+    limits_from,
+    memory_md_path,
+    removed_sections,
+)
 
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
     from memcurate.curator.context import Context
@@ -37,8 +40,13 @@ def claude_lines(view: LoadView):
     sections cannot be told apart (`view.error`), every line the view gives Claude that is no heading
     nor a marker: what Claude reads past the cut is still known."""
     if view.error:
-        return [ln for ln in view.lines if ln.owner == CLAUDE and ln.text.strip()
-                and not ln.text.lstrip().startswith(("#", "<!--"))]
+        return [
+            ln
+            for ln in view.lines
+            if ln.owner == CLAUDE
+            and ln.text.strip()
+            and not ln.text.lstrip().startswith(("#", "<!--"))
+        ]
     ours = {ln.number for ln in md_lines.claude_lines("\n".join(ln.text for ln in view.lines))}
     return [ln for ln in view.lines if ln.number in ours]
 
@@ -78,18 +86,27 @@ def section_removed(engine: Context, category: str) -> Finding:
     budget = budgets_from(engine.cfg).get(category, 0)
     begin = f"<!-- memcurate:begin section={category} budget={budget} -->"
     end = f"<!-- memcurate:end section={category} -->"
-    return Finding("section-removed", "medium", ("claude/MEMORY.md",),
-                   f"memcurate's {category} section was removed from MEMORY.md by someone else (Claude's "
-                   f"consolidation?): its memories are saved but not listed, and memcurate does not re-create it "
-                   f"on its own. To have it back, put these two lines where it should stand: {begin} {end}",
-                   {"category": category, "markers": [begin, end]})
+    return Finding(
+        "section-removed",
+        "medium",
+        ("claude/MEMORY.md",),
+        f"memcurate's {category} section was removed from MEMORY.md by someone else (Claude's "
+        f"consolidation?): its memories are saved but not listed, and memcurate does not re-create it "
+        f"on its own. To have it back, put these two lines where it should stand: {begin} {end}",
+        {"category": category, "markers": [begin, end]},
+    )
 
 
 def damaged(view: LoadView) -> Finding:
     """MEMORY.md whose memcurate sections cannot be read (a marker damaged by hand): said, never fixed."""
-    return Finding("damaged", "high", ("claude/MEMORY.md",),
-                   f"MEMORY.md cannot be read as memcurate keeps it ({view.error}): fix it by hand (its "
-                   "links are checked again once it reads)", {"error": view.error})
+    return Finding(
+        "damaged",
+        "high",
+        ("claude/MEMORY.md",),
+        f"MEMORY.md cannot be read as memcurate keeps it ({view.error}): fix it by hand (its "
+        "links are checked again once it reads)",
+        {"error": view.error},
+    )
 
 
 def over_limit(engine: Context, text: str, view: LoadView) -> list[Finding]:
@@ -99,13 +116,22 @@ def over_limit(engine: Context, text: str, view: LoadView) -> list[Finding]:
     mine = [ln for ln in past if ln.owner != CLAUDE and ln.text.startswith("- [")]
     theirs = [ln for ln in claude_lines(view) if not ln.loaded and not ln.dropped]
     limits = f"{view.max_lines} lines / {view.max_chars:,} characters"
-    message = (f"MEMORY.md is {view.total_lines} lines / {view.total_chars:,} characters as Claude Code counts them "
-               f"(comment lines not counted), past its load limit of {limits}: "
-               f"{_numbers(view.cut, past[-1].number if past else view.cut)} never loaded "
-               f"({len(mine)} of memcurate's entries, {len(theirs)} of Claude's lines)")
-    detail = {"cut": view.cut, "lines": view.total_lines, "chars": view.total_chars,
-              "max_lines": view.max_lines, "max_chars": view.max_chars, "warning": view.warning,
-              "claude_code": view.checked_against, "past_cut": [ln.number for ln in past]}
+    message = (
+        f"MEMORY.md is {view.total_lines} lines / {view.total_chars:,} characters as Claude Code counts them "
+        f"(comment lines not counted), past its load limit of {limits}: "
+        f"{_numbers(view.cut, past[-1].number if past else view.cut)} never loaded "
+        f"({len(mine)} of memcurate's entries, {len(theirs)} of Claude's lines)"
+    )
+    detail = {
+        "cut": view.cut,
+        "lines": view.total_lines,
+        "chars": view.total_chars,
+        "max_lines": view.max_lines,
+        "max_chars": view.max_chars,
+        "warning": view.warning,
+        "claude_code": view.checked_against,
+        "past_cut": [ln.number for ln in past],
+    }
     refs: list[str] = []
     ops: list[dict] = []
     if not view.error:
@@ -113,15 +139,21 @@ def over_limit(engine: Context, text: str, view: LoadView) -> list[Finding]:
         shrunk = plan(text, [], budgets_from(engine.cfg), view.max_lines, view.max_chars)
         for cat, entries in shrunk.archived.items():
             for e in entries:
-                if os.path.isfile(os.path.join(engine.root, e.path)):  # a stat: its bytes are not needed
+                if os.path.isfile(
+                    os.path.join(engine.root, e.path)
+                ):  # a stat: its bytes are not needed
                     refs.append(f"{cat}/{e.id}")
                     # only the line moves: the memory stays active (as a section over its budget does)
                     ops.append({"op": "archive_line", "ref": f"{cat}/{e.id}"})
-        still = load_view(shrunk.text, view.max_lines, view.max_chars) if shrunk.over_limit else None
+        still = (
+            load_view(shrunk.text, view.max_lines, view.max_chars) if shrunk.over_limit else None
+        )
         if still is not None:
             # Only the person can trim Claude's own lines: proposed, never done.
             for ln in claude_lines(still):
-                if not ln.loaded and not ln.dropped:  # a comment line Claude Code drops costs nothing
+                if (
+                    not ln.loaded and not ln.dropped
+                ):  # a comment line Claude Code drops costs nothing
                     refs.append(line_ref(ln.text))
                     ops.append(drop_line(ln.text))
     if not refs:
@@ -133,13 +165,21 @@ def over_limit(engine: Context, text: str, view: LoadView) -> list[Finding]:
         dropped = len(ops) - archived
         said = []
         if archived:
-            said.append(f"move the {archived} oldest of memcurate's MEMORY.md lines to its archive files "
-                        "(the memories stay)")
+            said.append(
+                f"move the {archived} oldest of memcurate's MEMORY.md lines to its archive files "
+                "(the memories stay)"
+            )
         if dropped:
-            said.append(f"remove {dropped} of Claude's own lines past the cut (only you can decide that)")
-        finding_fix = fix(kind, f"Bring MEMORY.md within {limits}",
-                          f"MEMORY.md runs to line {view.lines[-1].number}; Claude Code stops reading "
-                          f"before line {view.cut}. Proposed: {' and '.join(said)}.", ops)
+            said.append(
+                f"remove {dropped} of Claude's own lines past the cut (only you can decide that)"
+            )
+        finding_fix = fix(
+            kind,
+            f"Bring MEMORY.md within {limits}",
+            f"MEMORY.md runs to line {view.lines[-1].number}; Claude Code stops reading "
+            f"before line {view.cut}. Proposed: {' and '.join(said)}.",
+            ops,
+        )
     if finding_fix:
         detail["fix"] = finding_fix
     return [Finding("over-limit", "high", tuple(dict.fromkeys(refs)), message, detail)]
@@ -154,24 +194,51 @@ def missing_links(engine: Context, view: LoadView) -> list[Finding]:
         m = _ENTRY.match(ln.text)
         if m and not os.path.exists(os.path.join(root, m.group(1), f"{m.group(2)}.md")):
             ref = f"{m.group(1)}/{m.group(2)}"
-            findings.append(Finding(
-                "missing-link", "medium", (ref,),
-                f"MEMORY.md line {ln.number} links {ref}.md, which does not exist",
-                {"line": ln.number, "target": f"{ref}.md",
-                 "fix": fix("unlink", f"Remove the MEMORY.md entry of the missing {ref}.md",
+            findings.append(
+                Finding(
+                    "missing-link",
+                    "medium",
+                    (ref,),
+                    f"MEMORY.md line {ln.number} links {ref}.md, which does not exist",
+                    {
+                        "line": ln.number,
+                        "target": f"{ref}.md",
+                        "fix": fix(
+                            "unlink",
+                            f"Remove the MEMORY.md entry of the missing {ref}.md",
                             f"Line {ln.number} of MEMORY.md links {ref}.md, but there is no such file; Claude "
-                            "would follow a dead link.", [{"op": "delete", "ref": ref, "base_hash": None}])}))
+                            "would follow a dead link.",
+                            [{"op": "delete", "ref": ref, "base_hash": None}],
+                        ),
+                    },
+                )
+            )
     for cl in md_lines.claude_lines("\n".join(x.text for x in view.lines)):
-        gone = [cl.target] if cl.target and not os.path.exists(os.path.join(root, cl.target)) else []
+        gone = (
+            [cl.target] if cl.target and not os.path.exists(os.path.join(root, cl.target)) else []
+        )
         if gone:
             ref = line_ref(cl.text)
-            findings.append(Finding(
-                "missing-link", "medium", (ref,),
-                f"MEMORY.md line {cl.number} (Claude's) links {gone[0]}, which does not exist",
-                {"line": cl.number, "target": gone[0], "targets": gone,
-                 "fix": fix("unlink", f"Remove Claude's MEMORY.md line linking the missing {gone[0]}",
+            findings.append(
+                Finding(
+                    "missing-link",
+                    "medium",
+                    (ref,),
+                    f"MEMORY.md line {cl.number} (Claude's) links {gone[0]}, which does not exist",
+                    {
+                        "line": cl.number,
+                        "target": gone[0],
+                        "targets": gone,
+                        "fix": fix(
+                            "unlink",
+                            f"Remove Claude's MEMORY.md line linking the missing {gone[0]}",
                             f"Line {cl.number} of MEMORY.md, one of Claude's own, links {', '.join(gone)}, which "
-                            "does not exist. Only you can remove one of Claude's lines.", [drop_line(cl.text)])}))
+                            "does not exist. Only you can remove one of Claude's lines.",
+                            [drop_line(cl.text)],
+                        ),
+                    },
+                )
+            )
     return findings
 
 
@@ -185,23 +252,43 @@ def unlinked(engine: Context, text: str, removed=()) -> list[Finding]:
     from memcurate.curator.library import catalog
 
     for entry in catalog.entries(engine):
-        if entry.status != "active" or entry.broken or is_line_ref(entry.ref) or entry.where in linked:
+        if (
+            entry.status != "active"
+            or entry.broken
+            or is_line_ref(entry.ref)
+            or entry.where in linked
+        ):
             continue
         if entry.owner == MEMCURATE and entry.where.split("/", 1)[0] in removed:
             continue
         if entry.owner == MEMCURATE:
-            findings.append(Finding(
-                "unlinked", "low", (entry.ref,),
-                f"{entry.where} is an active memory that no MEMORY.md line links: Claude never sees it",
-                {"where": entry.where,
-                 "fix": fix("update", f"Link {entry.ref} from MEMORY.md",
+            findings.append(
+                Finding(
+                    "unlinked",
+                    "low",
+                    (entry.ref,),
+                    f"{entry.where} is an active memory that no MEMORY.md line links: Claude never sees it",
+                    {
+                        "where": entry.where,
+                        "fix": fix(
+                            "update",
+                            f"Link {entry.ref} from MEMORY.md",
                             f"{entry.where} is active, but no line of MEMORY.md (nor its archive) links it, so "
                             "Claude never loads it. Proposed: its entry in its section.",
-                            [{"op": "add_line", "ref": entry.ref}])}))
+                            [{"op": "add_line", "ref": entry.ref}],
+                        ),
+                    },
+                )
+            )
         elif entry.owner == CLAUDE:
-            findings.append(Finding(
-                "unlinked", "low", (entry.ref,),
-                f"{entry.where} (Claude's) is linked from no MEMORY.md line; press adopt in the library to "
-                "make it a memcurate memory with its line",
-                {"where": entry.where}))
+            findings.append(
+                Finding(
+                    "unlinked",
+                    "low",
+                    (entry.ref,),
+                    f"{entry.where} (Claude's) is linked from no MEMORY.md line; press adopt in the library to "
+                    "make it a memcurate memory with its line",
+                    {"where": entry.where},
+                )
+            )
     return findings

@@ -5,27 +5,28 @@ others archived; a contradiction's older memory archived. The proposals only: no
 Pairs and memories are duplicates.py's (Pair, Memo): read by their fields here (duplicates imports this).
 """
 
-
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 import re
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from memcurate.curator.categories import CLAUDE
 from memcurate.curator.drafting.offline.text import sentences
 from memcurate.curator.hygiene import statements as said
 from memcurate.curator.memory import memfile
-from memcurate.curator.verify.decide import merge as merge_onto
-from memcurate.curator.verify.decide import merge_sources, unattributed
 from memcurate.curator.util.stamps import now_iso
 from memcurate.curator.util.textsafe import one_line
+from memcurate.curator.verify.decide import merge as merge_onto
+from memcurate.curator.verify.decide import merge_sources, unattributed
 
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
     from memcurate.curator.context import Context
 
-DUPLICATE, CONTRADICTION = "duplicate", "contradiction"  # a pair's kinds (duplicates.Pair), the findings' codes
+DUPLICATE, CONTRADICTION = (
+    "duplicate",
+    "contradiction",
+)  # a pair's kinds (duplicates.Pair), the findings' codes
 REWORDED = 0.8  # words shared (Jaccard) for an older sentence to be one the newer already says
 LISTED = 3  # sentences named in a reason; the rest counted
 
@@ -52,7 +53,10 @@ def groups(pairs: list) -> list[list[str]]:
 
 # -- the structural merge ------------------------------------------------------
 
-def merged(members: list, now: str) -> tuple[memfile.MemoryDoc, list[tuple[str, str]], list[tuple[str, str]]]:
+
+def merged(
+    members: list, now: str
+) -> tuple[memfile.MemoryDoc, list[tuple[str, str]], list[tuple[str, str]]]:
     """The members (memcurate's, one category) merged onto the newest: (document, dropped, reworded),
     dropped and reworded as (ref, sentence): an older sentence the newer contradicts, and one it
     already says in other words. A sentence said by both is kept once."""
@@ -82,17 +86,26 @@ def merged(members: list, now: str) -> tuple[memfile.MemoryDoc, list[tuple[str, 
                     elif verdict == "reworded":
                         reworded.append((older.ref, s))
                     elif not name:
-                        dropped.append((older.ref, s))  # text before any heading: no section to put it in
+                        dropped.append(
+                            (older.ref, s)
+                        )  # text before any heading: no section to put it in
                     else:
                         keep.append(s)
                 if keep or not line.strip():
                     lines.append(" ".join(keep) if line.strip() else "")
             kept[name] = "\n".join(lines).strip()
-        filtered = replace(older.doc, body=memfile.join_sections({k: v for k, v in kept.items() if k and v}))
+        filtered = replace(
+            older.doc, body=memfile.join_sections({k: v for k, v in kept.items() if k and v})
+        )
         doc = merge_onto(doc, filtered, now)
-    doc = replace(doc, created=min((m.doc.created for m in members if m.doc.created), default=doc.created),
-                  sources=merge_sources(*(m.doc.sources for m in ordered)), updated=now, status="active",
-                  tags=list(dict.fromkeys(t for m in ordered for t in m.doc.tags))[: memfile.TAGS_MAX])
+    doc = replace(
+        doc,
+        created=min((m.doc.created for m in members if m.doc.created), default=doc.created),
+        sources=merge_sources(*(m.doc.sources for m in ordered)),
+        updated=now,
+        status="active",
+        tags=list(dict.fromkeys(t for m in ordered for t in m.doc.tags))[: memfile.TAGS_MAX],
+    )
     return doc, dropped, reworded
 
 
@@ -118,16 +131,21 @@ def _against(sentence: str, known, known_values) -> str | None:
     return None
 
 
-def _said_again(text: str, structural: memfile.MemoryDoc, dropped: list[tuple[str, str]]) -> str | None:
+def _said_again(
+    text: str, structural: memfile.MemoryDoc, dropped: list[tuple[str, str]]
+) -> str | None:
     """A value of a sentence the structural merge left out (the newer says otherwise) that the model's
     merge says again, when the structural merge does not say it: the first such value, else None."""
     if not dropped:
         return None
-    def loose(text: str) -> set[str]:  # "two or three days": a number without its unit is the number too
+
+    def loose(text: str) -> frozenset[str]:  # "two or three days": a number without its unit is too
         values, _ = said.said_values(unattributed(text))
         return values | {v.split()[0] for v in values}
 
-    def said_in(doc: memfile.MemoryDoc) -> set[str]:  # not the front matter: its stamps and turns are no values
+    def said_in(
+        doc: memfile.MemoryDoc,
+    ) -> frozenset[str]:  # not the front matter's stamps and turns
         return loose(f"{doc.title}\n{doc.description}\n{doc.body}")
 
     kept, drafted = said_in(structural), said_in(memfile.parse(text))
@@ -147,7 +165,10 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*[a-z%]*")
 
 # -- proposals -----------------------------------------------------------------
 
-def specs(engine: Context, found: list, memos: list, *, draft: bool = True, notes: list[str] | None = None) -> list[dict]:
+
+def specs(
+    engine: Context, found: list, memos: list, *, draft: bool = True, notes: list[str] | None = None
+) -> list[dict]:
     """The proposals tidy would stage, each {kind, title, reason, ops, code, refs}: a merge per group of
     duplicates, an archive per contradiction. `draft`: let a Claude backend draft each merge not
     proposed yet. `notes` gains one line per group tidy leaves to the person (Claude's files)."""
@@ -167,35 +188,52 @@ def specs(engine: Context, found: list, memos: list, *, draft: bool = True, note
     return out
 
 
-def merge_spec(engine: Context, members: list, now: str, *, draft: bool = True,
-               notes: list[str] | None = None) -> dict | None:
+def merge_spec(
+    engine: Context, members: list, now: str, *, draft: bool = True, notes: list[str] | None = None
+) -> dict | None:
     """One group's merge proposal, or None when fewer than two of memcurate's memories of one category
     are in it (a Claude file is merged by adopting it first)."""
     claude = [m.ref for m in members if m.owner == CLAUDE]
     ours = [m for m in members if m.owner != CLAUDE]
-    category = max({m.category for m in ours} or {""}, key=lambda c: sum(m.category == c for m in ours))
+    category = max(
+        {m.category for m in ours} or {""}, key=lambda c: sum(m.category == c for m in ours)
+    )
     ours = [m for m in ours if m.category == category]
     if len(ours) < 2:
         if notes is not None and claude:
-            notes.append(f"{', '.join(m.ref for m in members)} say the same; "
-                         f"{', '.join(claude)} is Claude's own: adopt it to merge")
+            notes.append(
+                f"{', '.join(m.ref for m in members)} say the same; "
+                f"{', '.join(claude)} is Claude's own: adopt it to merge"
+            )
         return None
     doc, dropped, reworded = merged(ours, now)
     target = max(ours, key=lambda m: (m.stamp, m.ref))
     others = sorted((m for m in ours if m is not target), key=lambda m: m.ref)
-    ops = [{"op": "write", "ref": target.ref, "base_hash": target.hash, "text": memfile.render(doc)}]
+    ops = [
+        {"op": "write", "ref": target.ref, "base_hash": target.hash, "text": memfile.render(doc)}
+    ]
     ops += [{"op": "archive", "ref": m.ref, "base_hash": m.hash} for m in others]
     ops.append({"op": "add_line", "ref": target.ref})  # its MEMORY.md line says what the merge says
-    spec = {"kind": "merge", "code": DUPLICATE, "refs": [m.ref for m in members],
-            "title": one_line(f"Merge {len(ours)} memories that say the same: {target.doc.title}", 160),
-            "ops": ops}
+    spec = {
+        "kind": "merge",
+        "code": DUPLICATE,
+        "refs": [m.ref for m in members],
+        "title": one_line(f"Merge {len(ours)} memories that say the same: {target.doc.title}", 160),
+        "ops": ops,
+    }
     drafted = ""
     if draft and not _known(engine, spec):
         text, drafted = model_merge(engine, ours, doc)
         stale = _said_again(text, doc, dropped) if text else None
         if stale:  # the model put back what the newer replaced: the memory would say both
-            text, drafted = "", one_line(f"Merged without a model: its merge says {stale!r}, which the newer "
-                                         "memory replaces.", 300)
+            text, drafted = (
+                "",
+                one_line(
+                    f"Merged without a model: its merge says {stale!r}, which the newer "
+                    "memory replaces.",
+                    300,
+                ),
+            )
         if text:
             ops[0]["text"] = text
     spec["reason"] = _merge_reason(target, others, claude, dropped, reworded, drafted)
@@ -204,17 +242,23 @@ def merge_spec(engine: Context, members: list, now: str, *, draft: bool = True,
 
 def _merge_reason(target, others: list, claude: list[str], dropped, reworded, drafted: str) -> str:
     """Why, and what the merge leaves out (the proposal keeps 600 characters: the most telling first)."""
-    parts = [f"They say the same: merged onto {target.ref} (the newest); {', '.join(m.ref for m in others)} "
-             "archived (files kept)."]
+    parts = [
+        f"They say the same: merged onto {target.ref} (the newest); {', '.join(m.ref for m in others)} "
+        "archived (files kept)."
+    ]
     if claude:
-        parts.append(f"{', '.join(claude)} {'are' if len(claude) > 1 else 'is'} Claude's own, alike: adopt it to merge.")
+        parts.append(
+            f"{', '.join(claude)} {'are' if len(claude) > 1 else 'is'} Claude's own, alike: adopt it to merge."
+        )
     if drafted:
         parts.append(drafted)
     if dropped:
         parts.append("Left out, the newer says otherwise: " + _listed(dropped) + ".")
     if reworded:
-        parts.append(f"Left out, said by the newer in other words: {len(reworded)} sentence"
-                     f"{'s' if len(reworded) > 1 else ''}.")
+        parts.append(
+            f"Left out, said by the newer in other words: {len(reworded)} sentence"
+            f"{'s' if len(reworded) > 1 else ''}."
+        )
     return " ".join(parts)
 
 
@@ -228,13 +272,22 @@ def archive_spec(old, new, pair, *, notes: list[str] | None = None) -> dict | No
     older is Claude's own (edit or adopt it in the library)."""
     if old.owner == CLAUDE:
         if notes is not None:
-            notes.append(f"{new.ref} contradicts {old.ref} ({pair.why}); {old.ref} is Claude's own: edit or adopt it")
+            notes.append(
+                f"{new.ref} contradicts {old.ref} ({pair.why}); {old.ref} is Claude's own: edit or adopt it"
+            )
         return None
-    return {"kind": "archive", "code": CONTRADICTION, "refs": [old.ref, new.ref],
-            "title": one_line(f"Archive {old.ref}: contradicted by the newer {new.ref}", 160),
-            "reason": one_line(f"{new.ref} (newer) {pair.why}. Archive {old.ref} if the newer is right; "
-                               "reject this and edit one of them otherwise.", 600),
-            "ops": [{"op": "archive", "ref": old.ref, "base_hash": old.hash}]}
+    return {
+        "kind": "archive",
+        "code": CONTRADICTION,
+        "refs": [old.ref, new.ref],
+        "title": one_line(f"Archive {old.ref}: contradicted by the newer {new.ref}", 160),
+        "reason": one_line(
+            f"{new.ref} (newer) {pair.why}. Archive {old.ref} if the newer is right; "
+            "reject this and edit one of them otherwise.",
+            600,
+        ),
+        "ops": [{"op": "archive", "ref": old.ref, "base_hash": old.hash}],
+    }
 
 
 def _known(engine: Context, spec: dict) -> bool:
@@ -261,20 +314,36 @@ def model_merge(engine: Context, members: list, structural: memfile.MemoryDoc) -
 
     alias, model_id = model_for(engine.cfg, structural.category)
     ordered = sorted(members, key=lambda m: (m.stamp, m.ref), reverse=True)
-    request = MergeRequest(category=structural.category, memories=tuple(m.text for m in ordered),
-                           merged=memfile.render(structural), now=structural.updated, model_alias=alias,
-                           model_id=model_id)
+    request = MergeRequest(
+        category=structural.category,
+        memories=tuple(m.text for m in ordered),
+        merged=memfile.render(structural),
+        now=structural.updated,
+        model_alias=alias,
+        model_id=model_id,
+    )
     try:
         result = drafter.merge(request)
     except Exception as e:  # a backend must not raise; if one does, the structural merge stands
-        result = DraftResult(doc=None, text="", model=model_id or alias, error=f"{e.__class__.__name__}: {e}")
+        result = DraftResult(
+            doc=None, text="", model=model_id or alias, error=f"{e.__class__.__name__}: {e}"
+        )
     why = result.error or (f"skipped: {result.skipped}" if result.skipped is not None else "")
     if not why and result.doc is not None:
-        doc = replace(structural, title=result.doc.title, description=result.doc.description,
-                      tags=result.doc.tags, body=result.doc.body)
+        doc = replace(
+            structural,
+            title=result.doc.title,
+            description=result.doc.description,
+            tags=result.doc.tags,
+            body=result.doc.body,
+        )
         text = memfile.render(doc)
-        blocks = [i for i in verify(text, category=doc.category, cfg=engine.cfg) if i.severity == BLOCK]
+        blocks = [
+            i for i in verify(text, category=doc.category, cfg=engine.cfg) if i.severity == BLOCK
+        ]
         if not blocks:
             return text, f"Drafted by {name} ({result.model or alias})."
         why = "; ".join(i.message for i in blocks[:2])
-    return "", one_line(f"Merged without a model: {name}'s merge was not used ({why or 'no answer'}).", 300)
+    return "", one_line(
+        f"Merged without a model: {name}'s merge was not used ({why or 'no answer'}).", 300
+    )

@@ -20,8 +20,22 @@ GIT_TIMEOUT = 30.0
 SYMBOL_BATCH = 200
 WALK_FILES = 5000
 WALK_FILE_BYTES = 1 << 20
-SKIP_DIRS = frozenset({"node_modules", ".git", ".memcurate", "__pycache__", ".venv", "venv", "dist", "build",
-                       "target", ".tox", ".mypy_cache", ".pytest_cache"})
+SKIP_DIRS = frozenset(
+    {
+        "node_modules",
+        ".git",
+        ".memcurate",
+        "__pycache__",
+        ".venv",
+        "venv",
+        "dist",
+        "build",
+        "target",
+        ".tox",
+        ".mypy_cache",
+        ".pytest_cache",
+    }
+)
 _MAKE_TARGET = re.compile(r"^([^\s:=#%][^:=#%]*?)\s*::?(?!=)", re.M)
 _REQ_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _JUST_RECIPE = re.compile(r"^@?([A-Za-z0-9_][A-Za-z0-9_-]*)(?:\s[^:=\n]*)?:(?!=)", re.M)
@@ -39,8 +53,13 @@ class ProjectFacts:
         """git's stdout, None when git is missing, fails or times out."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         try:
-            done = subprocess.run(["git", "-C", self.project, *args], capture_output=True, timeout=GIT_TIMEOUT,
-                                  input=text.encode() if text is not None else None, env=env)
+            done = subprocess.run(
+                ["git", "-C", self.project, *args],
+                capture_output=True,
+                timeout=GIT_TIMEOUT,
+                input=text.encode() if text is not None else None,
+                env=env,
+            )
         except (OSError, subprocess.SubprocessError):
             return None
         if done.returncode not in (0, 1):  # 1: git grep found nothing
@@ -65,7 +84,10 @@ class ProjectFacts:
         if not self.git:
             return None
         out = self._git("log", "--all", "--pretty=format:", "--name-only", "-z")
-        return frozenset(p.strip("\n") for p in (out or "").split("\0") if p.strip("\n")) | self.tracked
+        return (
+            frozenset(p.strip("\n") for p in (out or "").split("\0") if p.strip("\n"))
+            | self.tracked
+        )
 
     @cached_property
     def has_files(self) -> bool:
@@ -82,16 +104,27 @@ class ProjectFacts:
         """The project's files, relative: the tracked ones with git, else a bounded walk."""
         if self.git:
             return self.tracked
-        return frozenset(os.path.relpath(p, self.project).replace(os.sep, "/") for p in self._walk())
+        return frozenset(
+            os.path.relpath(p, self.project).replace(os.sep, "/") for p in self._walk()
+        )
 
     def ends_with(self, rel: str, paths=None) -> bool:
         """Whether some file of the project (of `paths`, when given) is `rel` or ends with `/rel`: a path
         said relative to a subfolder (`src/x.py` of `pkg/src/x.py`)."""
         paths = self.files if paths is None else paths
         cache = self.__dict__.setdefault("_suffixes", {})
-        if id(paths) not in cache:  # every tail at a `/` of every file, once: one look-up per path asked
-            cache[id(paths)] = (paths, {"/".join(parts[i:]) for p in paths
-                                        for parts in [p.split("/")] for i in range(len(parts))})
+        if (
+            id(paths) not in cache
+        ):  # every tail at a `/` of every file, once: one look-up per path asked
+            cache[id(paths)] = (
+                paths,
+                {
+                    "/".join(parts[i:])
+                    for p in paths
+                    for parts in [p.split("/")]
+                    for i in range(len(parts))
+                },
+            )
         return rel in cache[id(paths)][1]
 
     def _module_roots(self, root: str) -> list[str]:
@@ -108,7 +141,12 @@ class ProjectFacts:
         for f in self.files:
             parts = f.split("/")
             for i in range(min(len(parts), 3)):
-                if parts[i] == root + ".py" and i == len(parts) - 1 or parts[i] == root and i < len(parts) - 1:
+                if (
+                    parts[i] == root + ".py"
+                    and i == len(parts) - 1
+                    or parts[i] == root
+                    and i < len(parts) - 1
+                ):
                     base = "/".join(parts[:i])
                     if base not in bases:
                         bases.append(base)
@@ -139,17 +177,30 @@ class ProjectFacts:
             for group in (data.get("dependency-groups") or {}).values():
                 specs += [g for g in group or [] if isinstance(g, str)]
             poetry = (data.get("tool") or {}).get("poetry") or {}
-            specs += list(poetry.get("dependencies") or {}) + list(poetry.get("dev-dependencies") or {})
-            names |= {m.group(0) for s in specs if isinstance(s, str) and (m := _REQ_NAME.match(s.strip()))}
+            specs += list(poetry.get("dependencies") or {}) + list(
+                poetry.get("dev-dependencies") or {}
+            )
+            names |= {
+                m.group(0)
+                for s in specs
+                if isinstance(s, str) and (m := _REQ_NAME.match(s.strip()))
+            }
         for f in sorted(self.files):
             if "/" not in f and f.startswith("requirements") and f.endswith(".txt"):
                 text = (self._read(f) or ("", ""))[1]
-                names |= {m.group(0) for line in text.splitlines() if (m := _REQ_NAME.match(line.strip()))}
+                names |= {
+                    m.group(0) for line in text.splitlines() if (m := _REQ_NAME.match(line.strip()))
+                }
         found = self._read("package.json")
         if found:
             try:
                 data = json.loads(found[1])
-                for key in ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies"):
+                for key in (
+                    "dependencies",
+                    "devDependencies",
+                    "peerDependencies",
+                    "optionalDependencies",
+                ):
                     if isinstance(data.get(key), dict):
                         names |= {n.rsplit("/", 1)[-1] for n in data[key]}
             except (ValueError, AttributeError):
@@ -177,7 +228,7 @@ class ProjectFacts:
             return found
         if self.git:
             for i in range(0, len(want), SYMBOL_BATCH):
-                batch = want[i:i + SYMBOL_BATCH]
+                batch = want[i : i + SYMBOL_BATCH]
                 args = ["grep", "-I", "-F", "-o", "-h", "--no-color"]
                 for s in batch:
                     args += ["-e", s]
@@ -226,7 +277,9 @@ class ProjectFacts:
     def _read(self, *names: str) -> tuple[str, str] | None:
         for name in names:
             try:
-                with open(os.path.join(self.project, name), encoding="utf-8", errors="replace") as f:
+                with open(
+                    os.path.join(self.project, name), encoding="utf-8", errors="replace"
+                ) as f:
                     return name, f.read(WALK_FILE_BYTES)
             except OSError:
                 continue
@@ -281,7 +334,12 @@ class ProjectFacts:
         if bases:
             return False
         ever = self.ever or frozenset()
-        if any(p == rel + ".py" or p.endswith("/" + rel + ".py") or p.startswith(rel + "/")
-               or ("/" + rel + "/") in p for p in ever):
+        if any(
+            p == rel + ".py"
+            or p.endswith("/" + rel + ".py")
+            or p.startswith(rel + "/")
+            or ("/" + rel + "/") in p
+            for p in ever
+        ):
             return False
         return None

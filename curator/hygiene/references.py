@@ -16,10 +16,9 @@ approved marker resolves its finding (churn is measured from `updated`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import os
 import re
+from typing import TYPE_CHECKING
 
 from memcurate.curator.hygiene import Finding, fix
 from memcurate.curator.hygiene.project_facts import ProjectFacts
@@ -36,28 +35,40 @@ _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I)
 # A Markdown link's target is relative to the memory file (MEMORY.md's `[x](decision/x.md)`), not the project:
 # a link that leads nowhere is the missing-link finding's
 _LINK_TARGET = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
-_PATH = re.compile(r"(?<![\w/.~$@-])((?:\.{1,2}/)?[\w.-]+(?:/[\w.-]+)+\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])")
-_COMMAND = re.compile(r"^(?:(make|just)\s+([A-Za-z0-9_][\w.-]*)|npm run\s+([\w:.-]+)|"
-                      r"(?:uv run\s+)?python3?\s+-m\s+([A-Za-z_][\w.]*)|uv run\s+([\w./-]+\.py))\b")
+_PATH = re.compile(
+    r"(?<![\w/.~$@-])((?:\.{1,2}/)?[\w.-]+(?:/[\w.-]+)+\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])"
+)
+_COMMAND = re.compile(
+    r"^(?:(make|just)\s+([A-Za-z0-9_][\w.-]*)|npm run\s+([\w:.-]+)|"
+    r"(?:uv run\s+)?python3?\s+-m\s+([A-Za-z_][\w.]*)|uv run\s+([\w./-]+\.py))\b"
+)
 _CAMEL = re.compile(r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\Z")
-_HUMP = re.compile(r"[A-Z][a-z0-9]+")  # a capital and lowercase after it: PostgreSQL has one, MemoryIndex two
+_HUMP = re.compile(
+    r"[A-Z][a-z0-9]+"
+)  # a capital and lowercase after it: PostgreSQL has one, MemoryIndex two
 # CamelCase words that name products and languages, not the project's code
-_PRODUCTS = frozenset("""github gitlab bitbucket javascript typescript coffeescript postgresql postgres mysql
+_PRODUCTS = frozenset(
+    """github gitlab bitbucket javascript typescript coffeescript postgresql postgres mysql
 mariadb mongodb sqlite dynamodb cockroachdb clickhouse elasticsearch opensearch redis rabbitmq fastapi graphql
 openai chatgpt anthropic claudecode vscode intellij pycharm webstorm jetbrains macos ios ipados watchos tvos
 iphone ipad youtube linkedin facebook whatsapp wordpress cloudflare cloudfront digitalocean netlify vercel
 nextjs nodejs reactjs vuejs sveltekit nuxtjs tailwindcss pytorch tensorflow numpy scipy matplotlib
 powershell devops gitops sharepoint onedrive dropbox bigquery snowflake dbt jupyterlab homebrew
 testflight xcode appstore playstation microsoft openapi oauth webassembly webrtc websocket websockets
-localstorage pubsub mcpserver""".split())
+localstorage pubsub mcpserver""".split()
+)
 _CALL = re.compile(r"([a-z_][a-z0-9_]*)\(.*\)?\Z")
 _DOTTED = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+(?:\(\))?\Z")
-_FILE_EXTS = frozenset("md py json yaml yml toml txt js ts tsx jsx sh cfg ini lock html css rs go java rb c h "
-                       "cpp log csv sql env".split())
+_FILE_EXTS = frozenset(
+    "md py json yaml yml toml txt js ts tsx jsx sh cfg ini lock html css rs go java rb c h "
+    "cpp log csv sql env".split()
+)
 MARKER = "memcurate"
 NOTES = ("no longer exists", "command target gone", "not in the project", "changed a lot since")
 # memcurate's marker (and the first form, without the "memcurate: " prefix, which the same notes make plain)
-_MARK = re.compile(r" ?\*\*\[(?:" + MARKER + r": )?(" + "|".join(map(re.escape, NOTES)) + r"): `([^`\n]+)`\]\*\*")
+_MARK = re.compile(
+    r" ?\*\*\[(?:" + MARKER + r": )?(" + "|".join(map(re.escape, NOTES)) + r"): `([^`\n]+)`\]\*\*"
+)
 CHURN_LINES = 200
 CHURN_SHARE = 0.5
 CHURN_MIN = 20  # a ten-line file rewritten is not news
@@ -68,7 +79,7 @@ def detect(engine: Context) -> list[Finding]:
     if not facts.has_files:
         return []
     texts = [t for t in memory_texts(engine) if t.entry.status == "active"]
-    refs = {t.ref: scan(t.text[t.body_start:], engine.project) for t in texts}
+    refs = {t.ref: scan(t.text[t.body_start :], engine.project) for t in texts}
     for r in refs.values():
         r["symbols"] = [s for s in r["symbols"] if _own_symbol(s, facts)]
     found = facts.symbols_found({s.rsplit(".", 1)[-1] for r in refs.values() for s in r["symbols"]})
@@ -78,23 +89,37 @@ def detect(engine: Context) -> list[Finding]:
         marked = r["marked"]
         start = len(findings)
         findings += _stale_files(t, r["paths"], facts, marked.get("no longer exists", set()))
-        findings += _stale_commands(t, [c for c in r["commands"] if c[0] not in marked.get("command target gone", ())],
-                                    facts)
+        findings += _stale_commands(
+            t,
+            [c for c in r["commands"] if c[0] not in marked.get("command target gone", ())],
+            facts,
+        )
         shown = marked.get("not in the project", ())
         names = (s.rsplit(".", 1)[-1] for s in r["symbols"])
         missing = [name for name in names if name not in found and name not in shown]
         if missing:
-            findings.append(_finding(t, "stale-symbol", "low", missing,
-                                     f"names {_list(missing)}, found nowhere in the project's files",
-                                     "not in the project"))
+            findings.append(
+                _finding(
+                    t,
+                    "stale-symbol",
+                    "low",
+                    missing,
+                    f"names {_list(missing)}, found nowhere in the project's files",
+                    "not in the project",
+                )
+            )
         findings += _churn(t, r["paths"], facts)
         _one_change(t, findings[start:])
     return findings
 
 
 # The note each finding's markers carry (NOTES, by the finding's code).
-NOTE_OF = {"stale-file": "no longer exists", "stale-command": "command target gone",
-         "stale-symbol": "not in the project", "churn": "changed a lot since"}
+NOTE_OF = {
+    "stale-file": "no longer exists",
+    "stale-command": "command target gone",
+    "stale-symbol": "not in the project",
+    "churn": "changed a lot since",
+}
 
 
 def _one_change(t: Text, found: list[Finding]) -> None:
@@ -105,7 +130,9 @@ def _one_change(t: Text, found: list[Finding]) -> None:
     fixed = [f for f in found if f.detail.get("fix")]
     if len(fixed) < 2:
         return
-    archive = next((f.detail["fix"] for f in fixed if f.detail["fix"]["kind"] in ("archive", "unlink")), None)
+    archive = next(
+        (f.detail["fix"] for f in fixed if f.detail["fix"]["kind"] in ("archive", "unlink")), None
+    )
     if archive is None:
         text = t.text
         for f in fixed:
@@ -113,10 +140,14 @@ def _one_change(t: Text, found: list[Finding]) -> None:
         if t.entry.owner == MEMCURATE:
             text = stamped(text, now_iso())
         codes = ", ".join(f.code.replace("-", " ") for f in fixed)
-        archive = fix("update", f"Review {t.ref}: {codes}",
-                      f"{t.entry.where}: " + "; ".join(f.message.split(") ", 1)[-1] for f in fixed)
-                      + ". Proposed: the sentences naming them marked for you to edit.",
-                      [{"op": "write", "ref": t.ref, "base_hash": t.entry.hash, "text": text}])
+        archive = fix(
+            "update",
+            f"Review {t.ref}: {codes}",
+            f"{t.entry.where}: "
+            + "; ".join(f.message.split(") ", 1)[-1] for f in fixed)
+            + ". Proposed: the sentences naming them marked for you to edit.",
+            [{"op": "write", "ref": t.ref, "base_hash": t.entry.hash, "text": text}],
+        )
     for f in fixed:
         f.detail["fix"] = archive
 
@@ -229,7 +260,7 @@ def mark(text: str, start: int, needles: list[str], note: str) -> str:
             continue
         eol = text.find("\n", at)
         eol = len(text) if eol < 0 else eol
-        m = re.search(r"[.!?](?=\s|$)", text[at + len(needle):eol])
+        m = re.search(r"[.!?](?=\s|$)", text[at + len(needle) : eol])
         end = at + len(needle) + m.end() if m else eol
         text = text[:end] + f" **[{MARKER}: {note}: `{needle}`]**" + text[end:]
     return text
@@ -258,32 +289,56 @@ def stamped(text: str, when: str) -> str:
     return memfile.render(replace(doc, updated=when))
 
 
-def _finding(t: Text, code: str, severity: str, named: list[str], what: str, note: str, *,
-             archive: bool = False, extra: dict | None = None) -> Finding:
+def _finding(
+    t: Text,
+    code: str,
+    severity: str,
+    named: list[str],
+    what: str,
+    note: str,
+    *,
+    archive: bool = False,
+    extra: dict | None = None,
+) -> Finding:
     where = t.entry.where if not t.is_line else f"MEMORY.md line {t.entry.line}"
     message = f"{t.ref} ({where}) {what}"
     detail = {"where": where, "named": named, **(extra or {})}
     if t.is_line:
         if archive:
-            detail["fix"] = fix("unlink", f"Remove Claude's MEMORY.md line about {named[0]}",
-                                f"Claude's line {t.entry.line} of MEMORY.md {what}.",
-                                [{"op": "drop_line", "ref": t.ref, "base_hash": line_hash(t.text)}])
+            detail["fix"] = fix(
+                "unlink",
+                f"Remove Claude's MEMORY.md line about {named[0]}",
+                f"Claude's line {t.entry.line} of MEMORY.md {what}.",
+                [{"op": "drop_line", "ref": t.ref, "base_hash": line_hash(t.text)}],
+            )
     elif archive:
-        detail["fix"] = fix("archive", f"Archive {t.ref}: what it names is gone",
-                            f"{t.entry.where} {what}. Proposed: archive it (the file is kept).",
-                            [{"op": "archive", "ref": t.ref, "base_hash": t.entry.hash}])
-    elif _holds_secret(t.text):  # its secret proposal comes first: a record never holds the key, and
-        detail["waits_for"] = "secret"  # redacting it here would take the key's bytes under another title
+        detail["fix"] = fix(
+            "archive",
+            f"Archive {t.ref}: what it names is gone",
+            f"{t.entry.where} {what}. Proposed: archive it (the file is kept).",
+            [{"op": "archive", "ref": t.ref, "base_hash": t.entry.hash}],
+        )
+    elif _holds_secret(
+        t.text
+    ):  # its secret proposal comes first: a record never holds the key, and
+        detail["waits_for"] = (
+            "secret"  # redacting it here would take the key's bytes under another title
+        )
         message += " (its proposal waits until the secret in it is removed)"
     else:
         marked = mark(t.text, t.body_start, named, note)
         if t.entry.owner == MEMCURATE and (marked != t.text or code == "churn"):
-            marked = stamped(marked, now_iso())  # reviewed now: churn counts from here, marked or not
+            marked = stamped(
+                marked, now_iso()
+            )  # reviewed now: churn counts from here, marked or not
         if marked != t.text:
-            detail["fix"] = fix("update", f"Review {t.ref}: {code.replace('-', ' ')}",
-                                f"{t.entry.where} {what}. Proposed: the sentences naming them marked for you "
-                                "to edit.", [{"op": "write", "ref": t.ref, "base_hash": t.entry.hash,
-                                              "text": marked}])
+            detail["fix"] = fix(
+                "update",
+                f"Review {t.ref}: {code.replace('-', ' ')}",
+                f"{t.entry.where} {what}. Proposed: the sentences naming them marked for you "
+                "to edit.",
+                [{"op": "write", "ref": t.ref, "base_hash": t.entry.hash, "text": marked}],
+            )
     return Finding(code, severity, (t.ref,), message, detail)
 
 
@@ -303,10 +358,16 @@ def _holds_secret(text: str) -> bool:
     return bool(find_secrets(text))
 
 
-def _stale_files(t: Text, paths: list[str], facts: ProjectFacts, marked=frozenset()) -> list[Finding]:
+def _stale_files(
+    t: Text, paths: list[str], facts: ProjectFacts, marked=frozenset()
+) -> list[Finding]:
     # stale only when it is nowhere: not at the project's root, not beside another file the memory names,
     # and no file of the project ends with it (said relative to a subfolder)
-    gone = [p for p in paths if not any(facts.exists(r) for r in _resolved(p, paths)) and not facts.ends_with(p)]
+    gone = [
+        p
+        for p in paths
+        if not any(facts.exists(r) for r in _resolved(p, paths)) and not facts.ends_with(p)
+    ]
     if not gone:
         return []
     ever = facts.ever
@@ -315,8 +376,12 @@ def _stale_files(t: Text, paths: list[str], facts: ProjectFacts, marked=frozense
         if not gone:
             return []
         severity = "medium"
-    tracked = [p for p in gone if ever is not None and
-               (any(r in ever for r in _resolved(p, paths)) or facts.ends_with(p, ever))]
+    tracked = [
+        p
+        for p in gone
+        if ever is not None
+        and (any(r in ever for r in _resolved(p, paths)) or facts.ends_with(p, ever))
+    ]
     if ever is not None:
         severity = "medium" if tracked else "low"
     # archived only when all it names is gone and each was the project's once (git tracked it); a path
@@ -326,8 +391,18 @@ def _stale_files(t: Text, paths: list[str], facts: ProjectFacts, marked=frozense
         gone = [p for p in gone if p not in marked]
         if not gone:
             return []
-    return [_finding(t, "stale-file", severity, gone, _gone_said(gone, tracked, ever is not None),
-                     "no longer exists", archive=every, extra={"ever_tracked": tracked})]
+    return [
+        _finding(
+            t,
+            "stale-file",
+            severity,
+            gone,
+            _gone_said(gone, tracked, ever is not None),
+            "no longer exists",
+            archive=every,
+            extra={"ever_tracked": tracked},
+        )
+    ]
 
 
 def _gone_said(gone: list[str], tracked: list[str], with_git: bool) -> str:
@@ -337,11 +412,15 @@ def _gone_said(gone: list[str], tracked: list[str], with_git: bool) -> str:
     never = [p for p in gone if p not in was]
     said = []
     if was:
-        said.append(f"{_list(was)}, which no longer exist{'s' if len(was) == 1 else ''} in the project")
+        said.append(
+            f"{_list(was)}, which no longer exist{'s' if len(was) == 1 else ''} in the project"
+        )
     if never:
         one = len(never) == 1
-        said.append(f"{_list(never)}, which {'is' if one else 'are'} not in the project "
-                    f"(git never had {'it' if one else 'them'})")
+        said.append(
+            f"{_list(never)}, which {'is' if one else 'are'} not in the project "
+            f"(git never had {'it' if one else 'them'})"
+        )
     return "names " + "; and ".join(said)
 
 
@@ -350,16 +429,31 @@ def _stale_commands(t: Text, commands: list, facts: ProjectFacts) -> list[Findin
     for code, (tool, target, script, module, pyfile) in commands:
         if tool == "make":
             name, targets = facts.make_targets
-            problem = ("there is no Makefile" if name is None
-                       else None if targets is None or target in targets else f"{name} has no target {target}")
+            problem = (
+                "there is no Makefile"
+                if name is None
+                else None
+                if targets is None or target in targets
+                else f"{name} has no target {target}"
+            )
         elif tool == "just":
             name, targets = facts.just_recipes
-            problem = ("there is no justfile" if name is None
-                       else None if targets is None or target in targets else f"{name} has no recipe {target}")
+            problem = (
+                "there is no justfile"
+                if name is None
+                else None
+                if targets is None or target in targets
+                else f"{name} has no recipe {target}"
+            )
         elif script:
             name, scripts = facts.npm_scripts
-            problem = ("there is no package.json" if name is None
-                       else None if scripts is None or script in scripts else f"package.json has no script {script}")
+            problem = (
+                "there is no package.json"
+                if name is None
+                else None
+                if scripts is None or script in scripts
+                else f"package.json has no script {script}"
+            )
         elif module:
             problem = f"no module {module}" if facts.module_exists(module) is False else None
         else:
@@ -369,8 +463,17 @@ def _stale_commands(t: Text, commands: list, facts: ProjectFacts) -> list[Findin
             why.append(problem)
     if not stale:
         return []
-    return [_finding(t, "stale-command", "medium", stale, f"names {_list(stale)}, but {'; '.join(why[:3])}",
-                     "command target gone", extra={"why": why})]
+    return [
+        _finding(
+            t,
+            "stale-command",
+            "medium",
+            stale,
+            f"names {_list(stale)}, but {'; '.join(why[:3])}",
+            "command target gone",
+            extra={"why": why},
+        )
+    ]
 
 
 def _churn(t: Text, paths: list[str], facts: ProjectFacts) -> list[Finding]:
@@ -389,6 +492,14 @@ def _churn(t: Text, paths: list[str], facts: ProjectFacts) -> list[Finding]:
         return []
     named = [p for p, _, _ in moved]
     said = ", ".join(f"`{p}` ({c} lines changed, {n} now)" for p, c, n in moved[:3])
-    return [_finding(t, "churn", "low", named, f"was written before {said} changed a lot: review it",
-                     "changed a lot since", extra={"changes": [{"path": p, "changed": c, "lines": n}
-                                                               for p, c, n in moved]})]
+    return [
+        _finding(
+            t,
+            "churn",
+            "low",
+            named,
+            f"was written before {said} changed a lot: review it",
+            "changed a lot since",
+            extra={"changes": [{"path": p, "changed": c, "lines": n} for p, c, n in moved]},
+        )
+    ]

@@ -9,23 +9,31 @@ from collections import defaultdict
 from functools import lru_cache
 
 from memcurate.curator.drafting.offline.text import sentences
-from memcurate.curator.verify.decide import unattributed
 from memcurate.curator.verify.checks import content_words
+from memcurate.curator.verify.decide import unattributed
 
-_NEGATION = re.compile(r"\b(?:not|never|no longer|don't|do not|doesn't|does not|mustn't|must not|shouldn't|"
-                       r"should not|avoid|stop using|stopped using|cannot|can't|won't|isn't|aren't)\b", re.I)
+_NEGATION = re.compile(
+    r"\b(?:not|never|no longer|don't|do not|doesn't|does not|mustn't|must not|shouldn't|"
+    r"should not|avoid|stop using|stopped using|cannot|can't|won't|isn't|aren't)\b",
+    re.I,
+)
 # A setting and its value: "timeout = 30", "max_retries: 5", "workers is 4", "Python 3.12", "timeout 30s".
 # A bare "word N" is not one ("page 4", "note 6" count or name things), unless N is a version or has a unit.
-_VALUE = re.compile(r"\b([A-Za-z][\w.-]{2,})\b(?:\s*(?:=|:)\s*|\s+(?:is|are|to|of|at)\s+)`?(v?\d+(?:\.\d+)*[a-z%]*)\b`?"
-                    r"|\b([A-Za-z][\w.-]{2,})\s+`?(v?\d+\.\d+(?:\.\d+)*|\d+(?:ms|s|m|h|kb|mb|gb|%))(?![\w.])`?")
+_VALUE = re.compile(
+    r"\b([A-Za-z][\w.-]{2,})\b(?:\s*(?:=|:)\s*|\s+(?:is|are|to|of|at)\s+)`?(v?\d+(?:\.\d+)*[a-z%]*)\b`?"
+    r"|\b([A-Za-z][\w.-]{2,})\s+`?(v?\d+\.\d+(?:\.\d+)*|\d+(?:ms|s|m|h|kb|mb|gb|%))(?![\w.])`?"
+)
 # Words before a number that count things, not settings: two memories counting differently do not disagree.
-_NOT_SETTINGS = frozenset("""turn turns line lines session sessions step steps page item items issue issues pr
+_NOT_SETTINGS = frozenset(
+    """turn turns line lines session sessions step steps page item items issue issues pr
 commit commits test tests file files run runs times minute minutes hour hours day days week weeks month months
-year years and the for with from after before about over under than top last first next only""".split())
+year years and the for with from after before about over under than top last first next only""".split()
+)
 
 
-_POLARITY_WORDS = frozenset({"avoid", "stop", "stopped", "longer", "never", "don't", "doesn't", "cannot", "can't",
-                             "won't"})
+_POLARITY_WORDS = frozenset(
+    {"avoid", "stop", "stopped", "longer", "never", "don't", "doesn't", "cannot", "can't", "won't"}
+)
 SAME_STATEMENT = 0.75  # words shared (Jaccard) for two sentences to make one statement
 
 
@@ -57,8 +65,10 @@ def flipped(a: tuple[frozenset, bool], b: tuple[frozenset, bool]) -> bool:
     return na != nb and bool(wa) and len(wa & wb) / len(wa | wb) >= SAME_STATEMENT
 
 
-_VERBS = frozenset("set sets use uses using keep keeps raise raised lower lowered increase increased bump bumped "
-                   "change changed need needs require requires run runs pin pinned".split())
+_VERBS = frozenset(
+    "set sets use uses using keep keeps raise raised lower lowered increase increased bump bumped "
+    "change changed need needs require requires run runs pin pinned".split()
+)
 _OWNER_WORDS = re.compile(r"((?:[A-Za-z][\w-]*[ \t]+){1,2})\Z")
 
 
@@ -71,13 +81,14 @@ def values(text: str) -> dict[str, set[str]]:
         key = (match.group(1) or match.group(3)).lower()
         if key not in _NOT_SETTINGS and not key.isdigit():
             out[" ".join([*_owner(text, match.start()), key])].add(
-                (match.group(2) or match.group(4)).lower().lstrip("v"))
+                (match.group(2) or match.group(4)).lower().lstrip("v")
+            )
     return out
 
 
 def _owner(text: str, start: int) -> list[str]:
     """The content words (at most two) right before a setting's name, in its sentence: what it belongs to."""
-    m = _OWNER_WORDS.search(text[max(0, start - 80):start])
+    m = _OWNER_WORDS.search(text[max(0, start - 80) : start])
     owner: list[str] = []
     for word in reversed(m.group(1).split() if m else []):
         if not content_words(word) or word.lower() in _NOT_SETTINGS or word.lower() in _VERBS:
@@ -91,11 +102,15 @@ def conflicts(ov: dict[str, set[str]], nv: dict[str, set[str]]) -> list[str]:
     return [key for key in sorted(set(ov) & set(nv)) if not ov[key] & nv[key]]
 
 
-def other_value(ov: dict[str, set[str]], nv: dict[str, set[str]], keys: list[str] | None = None) -> str | None:
+def other_value(
+    ov: dict[str, set[str]], nv: dict[str, set[str]], keys: list[str] | None = None
+) -> str | None:
     """A setting both give a value, with no value in common (of `keys`, when given): why, in one line."""
     for key in conflicts(ov, nv) if keys is None else keys:
-        return (f"gives {key} = {', '.join(sorted(nv[key]))} where the older one says "
-                f"{', '.join(sorted(ov[key]))}")
+        return (
+            f"gives {key} = {', '.join(sorted(nv[key]))} where the older one says "
+            f"{', '.join(sorted(ov[key]))}"
+        )
     return None
 
 
@@ -105,16 +120,52 @@ def other_value(ov: dict[str, set[str]], nv: dict[str, set[str]], keys: list[str
 # version, or a name (a capitalised word inside a sentence, an identifier). Counts of evidence ("seen in
 # 2 files", "turn 3") are not values: two memories counting differently do not disagree.
 
-_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-         "seventeen eighteen nineteen").split()
-_TENS = {w: 10 * i for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if i > 1}
-NUMBER_WORDS: dict[str, int] = {**{w: i for i, w in enumerate(_ONES)}, **_TENS, "dozen": 12, "once": 1, "twice": 2}
+_ONES = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen"
+).split()
+_TENS = {
+    w: 10 * i
+    for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split())
+    if i > 1
+}
+NUMBER_WORDS: dict[str, int] = {
+    **{w: i for i, w in enumerate(_ONES)},
+    **_TENS,
+    "dozen": 12,
+    "once": 1,
+    "twice": 2,
+}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
-_UNITS = {"ms": "ms", "millisecond": "ms", "s": "second", "sec": "second", "second": "second", "m": "minute",
-          "min": "minute", "minute": "minute", "h": "hour", "hr": "hour", "hour": "hour", "d": "day", "day": "day",
-          "week": "week", "month": "month", "year": "year", "kb": "kb", "mb": "mb", "gb": "gb", "tb": "tb",
-          "%": "percent", "percent": "percent", "time": "time", "x": "time"}
-_FREQUENCIES = frozenset("hourly daily nightly weekly fortnightly biweekly monthly quarterly yearly annually".split())
+_UNITS = {
+    "ms": "ms",
+    "millisecond": "ms",
+    "s": "second",
+    "sec": "second",
+    "second": "second",
+    "m": "minute",
+    "min": "minute",
+    "minute": "minute",
+    "h": "hour",
+    "hr": "hour",
+    "hour": "hour",
+    "d": "day",
+    "day": "day",
+    "week": "week",
+    "month": "month",
+    "year": "year",
+    "kb": "kb",
+    "mb": "mb",
+    "gb": "gb",
+    "tb": "tb",
+    "%": "percent",
+    "percent": "percent",
+    "time": "time",
+    "x": "time",
+}
+_FREQUENCIES = frozenset(
+    "hourly daily nightly weekly fortnightly biweekly monthly quarterly yearly annually".split()
+)
 _EVIDENCE = frozenset("turn session file line commit step page item issue pr test".split())
 _TOKEN = re.compile(r"`[^`\n]+`|\d+(?:\.\d+)*[a-z%]*|%|[A-Za-z][\w'.-]*[A-Za-z0-9]|[A-Za-z]")
 _OPENS = re.compile(r"(?:^|[.!?:;(\"'*#>-]|\n)\s*\Z")
@@ -157,7 +208,11 @@ def said_values(sentence: str) -> tuple[frozenset[str], str]:
 def _noun(word: str) -> str:
     """A unit or a counted noun, singular: "days" -> "day", "PRs" -> "pr"."""
     word = word.lower()
-    return word[:-1] if word.endswith("s") and (word[:-1] in _UNITS or word[:-1] in _EVIDENCE) else word
+    return (
+        word[:-1]
+        if word.endswith("s") and (word[:-1] in _UNITS or word[:-1] in _EVIDENCE)
+        else word
+    )
 
 
 def _number_at(toks: list, i: int) -> tuple[str | None, int]:
@@ -188,10 +243,10 @@ def _is_name(sentence: str, tok) -> bool:
         return False
     if word.startswith("`") or re.search(r"[a-z][A-Z]|[A-Z]{2}|_|\w\.\w", word):
         return len(word) > 1
-    return word[0].isupper() and word != "I" and not _OPENS.search(sentence[:tok.start()])
+    return word[0].isupper() and word != "I" and not _OPENS.search(sentence[: tok.start()])
 
 
-def value_clash(a: str, b: str) -> tuple[set[str], set[str]] | None:
+def value_clash(a: str, b: str) -> tuple[frozenset[str], frozenset[str]] | None:
     """(a's values, b's values) when two sentences say one statement but give it other values ("keep logs
     for seven days" / "for fourteen days", "deploys go through Alice" / "through Bob"): what each gives that
     the other does not. None when they say different things, or agree."""

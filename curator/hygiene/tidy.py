@@ -24,8 +24,15 @@ def tidy(engine: Context, *, notes: list[str] | None = None) -> list[str]:
     memos = duplicates.memos(engine)
     found = duplicates.find_pairs(memos, duplicates.threshold_of(engine.cfg))
     for spec in merging.specs(engine, found, memos, notes=notes):
-        pid = proposal_store.stage(engine.data, spec["kind"], spec["title"], spec["reason"], spec["ops"], source="tidy",
-                                    finding={"code": spec["code"], "refs": spec["refs"]})
+        pid = proposal_store.stage(
+            engine.data,
+            spec["kind"],
+            spec["title"],
+            spec["reason"],
+            spec["ops"],
+            source="tidy",
+            finding={"code": spec["code"], "refs": spec["refs"]},
+        )
         if pid is not None:
             staged.append(pid)
     return staged

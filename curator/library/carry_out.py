@@ -13,15 +13,21 @@ Also the file fact planning shares: a file's bytes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import os
 import time
+from typing import TYPE_CHECKING
 
+from memcurate.curator.errors import Refusal, StaleError
 from memcurate.curator.library.entries import CLAUDE
 from memcurate.curator.memory import memfile, memory_md
-from memcurate.curator.util.atomic import failure, fsync_dir, is_temp_name, replace_if_unchanged, write_bytes, write_new
-from memcurate.curator.errors import Refusal, StaleError
+from memcurate.curator.util.atomic import (
+    failure,
+    fsync_dir,
+    is_temp_name,
+    replace_if_unchanged,
+    write_bytes,
+    write_new,
+)
 
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
     from memcurate.curator.context import Context
@@ -49,9 +55,11 @@ def run(engine: Context, w) -> list[str]:
 
     trash: list[str] = []
     if any(c[0] == "trash" for c in w.copies):
-        forget_trash(engine)  # before this run's copies: none of them goes before the file it keeps is removed
+        forget_trash(
+            engine
+        )  # before this run's copies: none of them goes before the file it keeps is removed
     try:
-        for kind, where, path, data, dest in w.copies:
+        for kind, where, _path, data, dest in w.copies:
             if kind == "trash":
                 trash.append(_trash(engine, where, data))
             else:
@@ -65,9 +73,15 @@ def run(engine: Context, w) -> list[str]:
     except (_Moved, ConflictError) as e:
         raise Stopped(f"{e}; stopped there, nothing lost: look at it again") from None
     except OSError as e:
-        raise Stopped(f"{failure(e)}; stopped there, nothing lost (copies are made before anything is "
-                      "removed): free space, then apply again", e.errno) from None
-    except (StoreError, ValueError) as e:  # MemoryMdError is a ValueError, and so is a folder where a file was
+        raise Stopped(
+            f"{failure(e)}; stopped there, nothing lost (copies are made before anything is "
+            "removed): free space, then apply again",
+            e.errno,
+        ) from None
+    except (
+        StoreError,
+        ValueError,
+    ) as e:  # MemoryMdError is a ValueError, and so is a folder where a file was
         raise Stopped(f"{e}; stopped there, nothing lost") from None
     finally:
         _reindex(engine, w)
@@ -84,7 +98,9 @@ def _trash(engine: Context, where: str, data: bytes) -> str:
     stamp = engine.now().replace("-", "").replace(":", "")
     base = os.path.join(folder, f"{stamp}-{where.replace('/', '__')}")
     path, n = base, 1
-    while os.path.lexists(path):  # under the root lock: no other memcurate names a trash copy meanwhile
+    while os.path.lexists(
+        path
+    ):  # under the root lock: no other memcurate names a trash copy meanwhile
         n += 1
         path = f"{base}.{n}"
     write_bytes(path, data, mode=0o600)
@@ -169,7 +185,9 @@ def _remove(path: str, data: bytes, where: str) -> None:
     so the file is first renamed aside (atomic: from then on a write of Claude's makes a new file at
     `path`, which stays), then compared; one that is not the bytes planned against is put back and the
     step fails ("changed since"; the trash copy stays too)."""
-    aside = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.memcurate-removing-{os.getpid()}")
+    aside = os.path.join(
+        os.path.dirname(path), f".{os.path.basename(path)}.memcurate-removing-{os.getpid()}"
+    )
     try:
         os.rename(path, aside)
     except FileNotFoundError:
@@ -178,8 +196,10 @@ def _remove(path: str, data: bytes, where: str) -> None:
         try:
             os.link(aside, path)  # back where it was, unless a newer file took its name meanwhile
         except FileExistsError:
-            raise _Moved(f"{where}: {CHANGED}, and written again since: the version before is kept at "
-                         f"{aside}") from None
+            raise _Moved(
+                f"{where}: {CHANGED}, and written again since: the version before is kept at "
+                f"{aside}"
+            ) from None
         os.unlink(aside)
         fsync_dir(os.path.dirname(path))
         raise _Moved(f"{where}: {CHANGED}; its copy is kept")
@@ -204,7 +224,9 @@ def _reindex(engine: Context, w) -> None:
 
     from memcurate.curator.memory.store import StoreError
 
-    for category in sorted(w.categories) + ([CLAUDE] if w.claude else []):  # CLAUDE: Claude's topic files
+    for category in sorted(w.categories) + (
+        [CLAUDE] if w.claude else []
+    ):  # CLAUDE: Claude's topic files
         try:
             engine.index.refresh(category)
         except (sqlite3.Error, OSError, StoreError):

@@ -8,14 +8,22 @@ the bytes on disk now, with their hash.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import os
 import posixpath
+from typing import TYPE_CHECKING
 
 from memcurate.curator.categories import CATEGORIES
-from memcurate.curator.library.entries import (CLAUDE, MEMCURATE, MEMORY_MD, Entry, LibraryError, file_ref, line_hash,
-                                     line_ref, parse_ref)
+from memcurate.curator.library.entries import (
+    CLAUDE,
+    MEMCURATE,
+    MEMORY_MD,
+    Entry,
+    LibraryError,
+    file_ref,
+    line_hash,
+    line_ref,
+    parse_ref,
+)
 from memcurate.curator.memory import claude_topics
 from memcurate.curator.util.stamps import content_hash
 from memcurate.curator.util.textsafe import one_line
@@ -60,9 +68,23 @@ class _MemoryMd:
 
 def _line_entry(md: _MemoryMd, root: str, line) -> Entry:
     where = line.target or MEMORY_MD
-    return Entry(line_ref(line.text), CLAUDE, CLAUDE, _shown(line.title, 120), _shown(line.description, 200),
-                 where, os.path.join(root, *where.split("/")), "active", md.stamp, md.stamp, (), (),
-                 line_hash(line.text), line.number, "")
+    return Entry(
+        line_ref(line.text),
+        CLAUDE,
+        CLAUDE,
+        _shown(line.title, 120),
+        _shown(line.description, 200),
+        where,
+        os.path.join(root, *where.split("/")),
+        "active",
+        md.stamp,
+        md.stamp,
+        (),
+        (),
+        line_hash(line.text),
+        line.number,
+        "",
+    )
 
 
 def _shown(text: str, limit: int) -> str:
@@ -73,8 +95,23 @@ def _shown(text: str, limit: int) -> str:
 
 
 def _md_broken(md: _MemoryMd, root: str, why: str) -> Entry:
-    return Entry(file_ref(MEMORY_MD), CLAUDE, CLAUDE, MEMORY_MD, "", MEMORY_MD, md.path, "active", md.stamp,
-                 md.stamp, (), (), "", 1, one_line(why))
+    return Entry(
+        file_ref(MEMORY_MD),
+        CLAUDE,
+        CLAUDE,
+        MEMORY_MD,
+        "",
+        MEMORY_MD,
+        md.path,
+        "active",
+        md.stamp,
+        md.stamp,
+        (),
+        (),
+        "",
+        1,
+        one_line(why),
+    )
 
 
 def entries(engine: Context) -> list[Entry]:
@@ -86,24 +123,70 @@ def entries(engine: Context) -> list[Entry]:
     links = md.links
     out = []
     base = root.rstrip(os.sep) + os.sep
-    for category, name, id, title, description, status, created, updated, sources, tags, h, broken, mtime_ns \
-            in engine.index.rows():  # 10,000 of them: plain concatenation, text cleaned only when it needs it
+    for (
+        category,
+        name,
+        id,
+        title,
+        description,
+        status,
+        created,
+        updated,
+        sources,
+        tags,
+        h,
+        broken,
+        mtime_ns,
+    ) in (
+        engine.index.rows()
+    ):  # 10,000 of them: plain concatenation, text cleaned only when it needs it
         if category == CLAUDE:
             when = claude_topics.stamp(mtime_ns) if mtime_ns else (created or "")
-            out.append(Entry(file_ref(name), CLAUDE, CLAUDE, title or name, description or "", name,
-                             os.path.join(root, *name.split("/")), "active", when, when, (), (), h or "",
-                             links.get(name, 0), broken or ""))
+            out.append(
+                Entry(
+                    file_ref(name),
+                    CLAUDE,
+                    CLAUDE,
+                    title or name,
+                    description or "",
+                    name,
+                    os.path.join(root, *name.split("/")),
+                    "active",
+                    when,
+                    when,
+                    (),
+                    (),
+                    h or "",
+                    links.get(name, 0),
+                    broken or "",
+                )
+            )
             continue
         id = id or name.rsplit("/", 1)[-1].removesuffix(".md")
-        where = posixpath.normpath(f"{category}/{name}")  # an archived one's: .archive/<category>/<id>.md
+        where = posixpath.normpath(
+            f"{category}/{name}"
+        )  # an archived one's: .archive/<category>/<id>.md
         title = title or id
         description = description or ""
-        out.append(Entry(f"{category}/{id}", MEMCURATE, category,
-                         title if title.isprintable() else one_line(title, 120),
-                         description if description.isprintable() else one_line(description, 200), where,
-                         base + where, status or "active", created or "", updated or "",
-                         tuple(sources.split()) if sources else (), tuple(tags.split()) if tags else (), h or "",
-                         links.get(where, 0) if links else 0, broken or ""))
+        out.append(
+            Entry(
+                f"{category}/{id}",
+                MEMCURATE,
+                category,
+                title if title.isprintable() else one_line(title, 120),
+                description if description.isprintable() else one_line(description, 200),
+                where,
+                base + where,
+                status or "active",
+                created or "",
+                updated or "",
+                tuple(sources.split()) if sources else (),
+                tuple(tags.split()) if tags else (),
+                h or "",
+                links.get(where, 0) if links else 0,
+                broken or "",
+            )
+        )
     out.sort(key=lambda e: (_ORDER.get(e.category, 99), e.where))
     if md.error:
         out.append(_md_broken(md, root, md.error))
@@ -172,7 +255,9 @@ def _memory(engine: Context, ref: str, category: str, id: str) -> dict:
             where = store.relpath(path).replace(os.sep, "/")
         else:  # listed as broken: still readable, so it can be looked at and removed
             path = os.path.join(store.category_dir(category), f"{id}.md")
-            bad_name = store.check_file(category, f"{id}.md")[2] or "file name is not a valid memory id"
+            bad_name = (
+                store.check_file(category, f"{id}.md")[2] or "file name is not a valid memory id"
+            )
             if not is_inside(os.path.realpath(path), os.path.realpath(engine.root)):
                 raise UnsafePathError(f"{path}: the file is a link leading outside the memory root")
     except UnsafePathError as e:
@@ -186,14 +271,43 @@ def _memory(engine: Context, ref: str, category: str, id: str) -> dict:
         doc = store.parse_bytes(path, data, category, id)
     except BrokenMemoryError as e:
         e_text = data.decode("utf-8", errors="replace")
-        entry = Entry(ref, MEMCURATE, category, id, "", where, path, "active", "", "", (), (), h, line,
-                      one_line(e.reason))
+        entry = Entry(
+            ref,
+            MEMCURATE,
+            category,
+            id,
+            "",
+            where,
+            path,
+            "active",
+            "",
+            "",
+            (),
+            (),
+            h,
+            line,
+            one_line(e.reason),
+        )
         return {"entry": entry, "text": e_text, "hash": h}
     from memcurate.curator.memory.index.schema import session_ids
 
-    entry = Entry(ref, MEMCURATE, category, one_line(doc.title, 120), one_line(doc.description, 200), where,
-                  path, doc.status, doc.created, doc.updated, tuple(session_ids(doc.sources)), tuple(doc.tags),
-                  h, line, "")
+    entry = Entry(
+        ref,
+        MEMCURATE,
+        category,
+        one_line(doc.title, 120),
+        one_line(doc.description, 200),
+        where,
+        path,
+        doc.status,
+        doc.created,
+        doc.updated,
+        tuple(session_ids(doc.sources)),
+        tuple(doc.tags),
+        h,
+        line,
+        "",
+    )
     return {"entry": entry, "text": data.decode("utf-8"), "hash": h}
 
 
@@ -203,8 +317,10 @@ def _topic(engine: Context, ref: str, where: str) -> dict:
         md = _MemoryMd(root)
         if md.text is None and not md.error:
             raise LibraryError(f"{ref}: no such memory (any more)")
-        raise LibraryError(f"{ref}: MEMORY.md is not one memory: its lines of Claude's are "
-                           f"claude/MEMORY.md#<hash>" + (f" ({md.error})" if md.error else ""))
+        raise LibraryError(
+            f"{ref}: MEMORY.md is not one memory: its lines of Claude's are "
+            f"claude/MEMORY.md#<hash>" + (f" ({md.error})" if md.error else "")
+        )
     path, problem = claude_topics.check_file(root, where)
     if problem:
         raise LibraryError(f"{ref}: {problem}")
@@ -219,12 +335,42 @@ def _topic(engine: Context, ref: str, where: str) -> dict:
     try:
         text = claude_topics.decode(path, data)
     except claude_topics.TopicError as e:
-        entry = Entry(ref, CLAUDE, CLAUDE, where, "", where, path, "active", when, when, (), (), h,
-                      md.links.get(where, 0), e.reason)
+        entry = Entry(
+            ref,
+            CLAUDE,
+            CLAUDE,
+            where,
+            "",
+            where,
+            path,
+            "active",
+            when,
+            when,
+            (),
+            (),
+            h,
+            md.links.get(where, 0),
+            e.reason,
+        )
         return {"entry": entry, "text": data.decode("utf-8", errors="replace"), "hash": h}
     title, description, _type, _body = claude_topics.describe(where, text)
-    entry = Entry(ref, CLAUDE, CLAUDE, title, description, where, path, "active", when, when, (), (), h,
-                  md.links.get(where, 0), "")
+    entry = Entry(
+        ref,
+        CLAUDE,
+        CLAUDE,
+        title,
+        description,
+        where,
+        path,
+        "active",
+        when,
+        when,
+        (),
+        (),
+        h,
+        md.links.get(where, 0),
+        "",
+    )
     return {"entry": entry, "text": text, "hash": h}
 
 
@@ -237,7 +383,9 @@ def _line(engine: Context, ref: str) -> dict:
     try:
         lines = md.lines()
     except MemoryMdError as e:
-        raise LibraryError(f"{ref}: which lines of MEMORY.md are Claude's is not known: {e}") from None
+        raise LibraryError(
+            f"{ref}: which lines of MEMORY.md are Claude's is not known: {e}"
+        ) from None
     for line in lines:
         if line_ref(line.text) == ref:
             entry = _line_entry(md, engine.root, line)

@@ -44,23 +44,30 @@ from __future__ import annotations
 import difflib
 import json
 import os
-from typing import TYPE_CHECKING, Any, cast
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, cast
 
+from memcurate.curator.errors import Refusal
 from memcurate.curator.library.carry_out import CHANGED, Stopped, read_bytes, run
 from memcurate.curator.library.entries import CLAUDE, MEMORY_MD, parse_ref
 from memcurate.curator.memory import memfile, memory_md
-from memcurate.curator.memory.memory_md.archive import archive_add, archive_drop, archive_path, archive_replace_line
+from memcurate.curator.memory.memory_md.archive import (
+    archive_add,
+    archive_drop,
+    archive_path,
+    archive_replace_line,
+)
 from memcurate.curator.util.paths import ARCHIVE_DIR, is_inside
 from memcurate.curator.util.stamps import content_hash
-from memcurate.curator.errors import Refusal
 
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
     from memcurate.curator.context import Context
 
 OPS = ("write", "archive", "delete", "drop_line", "replace_line", "add_line", "archive_line")
 _LINE_OPS = ("add_line", "archive_line")  # MEMORY.md only: no base hash, the file is not written
-CLAUDE_ARCHIVE = f"{ARCHIVE_DIR}/{CLAUDE}"  # where Claude's archived topic files go, under the memory root
+CLAUDE_ARCHIVE = (
+    f"{ARCHIVE_DIR}/{CLAUDE}"  # where Claude's archived topic files go, under the memory root
+)
 
 
 class ChangeError(Refusal):
@@ -86,7 +93,9 @@ class Planned:
     errors: list[str]
     fingerprint: str
     issues: list[dict] = field(default_factory=list)  # ADVISORY issues of the memories written
-    notes: list[str] = field(default_factory=list)  # what MEMORY.md's plan did beyond the ops (over budget...)
+    notes: list[str] = field(
+        default_factory=list
+    )  # what MEMORY.md's plan did beyond the ops (over budget...)
     _work: _Work | None = field(default=None, repr=False)
 
     def as_dict(self) -> dict:
@@ -94,9 +103,16 @@ class Planned:
         op (its text) and is redacted here."""
         from memcurate.curator.util.redact import redact_text
 
-        return {"files": self.files, "errors": [redact_text(e) for e in self.errors], "fingerprint": self.fingerprint,
-                "issues": [{k: redact_text(v) if isinstance(v, str) else v for k, v in i.items()} for i in self.issues],
-                "notes": [redact_text(n) for n in self.notes]}
+        return {
+            "files": self.files,
+            "errors": [redact_text(e) for e in self.errors],
+            "fingerprint": self.fingerprint,
+            "issues": [
+                {k: redact_text(v) if isinstance(v, str) else v for k, v in i.items()}
+                for i in self.issues
+            ],
+            "notes": [redact_text(n) for n in self.notes],
+        }
 
 
 @dataclass
@@ -112,14 +128,21 @@ class Applied:
 
 # -- planning --------------------------------------------------------------------------
 
+
 @dataclass
 class _Work:
     """The steps apply carries out, in its order (see the module's doc)."""
 
-    copies: list = field(default_factory=list)  # (kind "trash" | "archive", where, path, bytes, dest or None)
-    writes: list = field(default_factory=list)  # ("memory", where, doc, base_hash, text parsed) | ("file", where,
+    copies: list = field(
+        default_factory=list
+    )  # (kind "trash" | "archive", where, path, bytes, dest or None)
+    writes: list = field(
+        default_factory=list
+    )  # ("memory", where, doc, base_hash, text parsed) | ("file", where,
     #                                               path, before, after)
-    md_changes: list = field(default_factory=list)  # memory_md changes (upsert, archive, remove, drop_line,
+    md_changes: list = field(
+        default_factory=list
+    )  # memory_md changes (upsert, archive, remove, drop_line,
     #                                                   replace_line): MEMORY.md written once with all of them
     removals: list = field(default_factory=list)  # (where, path, bytes expected)
     categories: set = field(default_factory=set)  # memcurate categories touched (reindexed)
@@ -136,7 +159,9 @@ class _State:
         self.after: dict[str, bytes | None] = {}  # where -> planned bytes
         self.errors: list[str] = []
         self.issues: list[dict] = []
-        self.line_files: dict[str, int] = {}  # archive file -> its write in work.writes (line edits add up)
+        self.line_files: dict[
+            str, int
+        ] = {}  # archive file -> its write in work.writes (line edits add up)
         self.work = _Work()
 
     def path(self, where: str) -> str:
@@ -170,17 +195,30 @@ def plan(engine: Context, ops) -> Planned:
     for where, after in st.after.items():
         before = st.before[where]
         if after != before:
-            files.append({"where": where, "before": _shown(before), "after": _shown(after),
-                          "diff": _diff(where, before, after)})
-    files.sort(key=lambda f: f["where"] == MEMORY_MD or f["where"].startswith(ARCHIVE_DIR + "/"))  # the memories first
-    afters = [[f["where"], None if (data := st.after[f["where"]]) is None else content_hash(data)] for f in files]
+            files.append(
+                {
+                    "where": where,
+                    "before": _shown(before),
+                    "after": _shown(after),
+                    "diff": _diff(where, before, after),
+                }
+            )
+    files.sort(
+        key=lambda f: f["where"] == MEMORY_MD or f["where"].startswith(ARCHIVE_DIR + "/")
+    )  # the memories first
+    afters = [
+        [f["where"], None if (data := st.after[f["where"]]) is None else content_hash(data)]
+        for f in files
+    ]
     fingerprint = content_hash(json.dumps(afters))
     return Planned(files, st.errors, fingerprint, st.issues, notes, st.work)
 
 
 def _plan_op(st: _State, op) -> None:
     if not isinstance(op, dict) or op.get("op") not in OPS:
-        raise ValueError(f"not a change op: {op!r:.120} (expected a dict with op one of {', '.join(OPS)})")
+        raise ValueError(
+            f"not a change op: {op!r:.120} (expected a dict with op one of {', '.join(OPS)})"
+        )
     kind, ref = op["op"], cast(str, op.get("ref"))  # parse_ref refuses anything but a ref's text
     owner, category, rest = parse_ref(ref)
     base = op.get("base_hash")
@@ -188,10 +226,14 @@ def _plan_op(st: _State, op) -> None:
         raise ValueError(f"{ref}: base_hash must be a hash or null")
     if owner == CLAUDE and rest.startswith(MEMORY_MD + "#"):
         if kind not in ("drop_line", "delete", "replace_line"):
-            raise ValueError(f"{ref}: a line of Claude's can only be dropped (drop_line), redacted "
-                             "(replace_line), or adopted")
+            raise ValueError(
+                f"{ref}: a line of Claude's can only be dropped (drop_line), redacted "
+                "(replace_line), or adopted"
+            )
         if not base or not base.startswith(rest.rpartition("#")[2]):
-            raise ValueError(f"{ref}: a line change needs the hash of the line's text (base_hash) that the ref names")
+            raise ValueError(
+                f"{ref}: a line change needs the hash of the line's text (base_hash) that the ref names"
+            )
         st.read(MEMORY_MD)
         if kind == "replace_line":
             st.work.md_changes.append(("replace_line", base, _line_text(st, ref, op), None))
@@ -202,14 +244,20 @@ def _plan_op(st: _State, op) -> None:
         raise ValueError(f"{ref}: drop_line takes a line of Claude's (claude/MEMORY.md#<hash>)")
     if kind == "replace_line":
         if not isinstance(base, str) or not base:
-            raise ValueError(f"{ref}: replace_line needs the hash of the line it replaces (base_hash)")
+            raise ValueError(
+                f"{ref}: replace_line needs the hash of the line it replaces (base_hash)"
+            )
         if owner == CLAUDE and rest.startswith(ARCHIVE_DIR + "/"):
             _plan_archive_line(st, ref, rest, base, _line_text(st, ref, op))
         elif owner == CLAUDE:
-            raise ValueError(f"{ref}: replace_line takes a line of MEMORY.md, an entry line or an archive file")
+            raise ValueError(
+                f"{ref}: replace_line takes a line of MEMORY.md, an entry line or an archive file"
+            )
         else:
             st.read(MEMORY_MD)
-            st.work.md_changes.append(("replace_line", base, _line_text(st, ref, op), f"{category}/{rest}"))
+            st.work.md_changes.append(
+                ("replace_line", base, _line_text(st, ref, op), f"{category}/{rest}")
+            )
         return
     if owner == CLAUDE:
         _plan_claude_file(st, kind, ref, rest, base, op)
@@ -226,14 +274,18 @@ def _line_text(st: _State, ref: str, op: dict) -> str:
         raise ValueError(f"{ref}: replace_line needs the line's new text (one line)")
     secrets = find_secrets(text)
     if secrets:
-        raise ValueError(f"{ref}: a secret is present ({', '.join(secrets)}): remove it before saving")
+        raise ValueError(
+            f"{ref}: a secret is present ({', '.join(secrets)}): remove it before saving"
+        )
     return text
 
 
 def _plan_archive_line(st: _State, ref: str, where: str, base: str, text: str) -> None:
     """A line of an archive file rewritten (memory_md/archive.py), every other byte of it kept."""
     path = st.path(where)
-    if not where.endswith(".md") or not is_inside(os.path.realpath(path), os.path.realpath(st.root)):
+    if not where.endswith(".md") or not is_inside(
+        os.path.realpath(path), os.path.realpath(st.root)
+    ):
         raise ValueError(f"{ref}: {where} is not an archive file under the memory root")
     current = st.read(where)
     if where in st.after and where not in st.line_files:
@@ -247,7 +299,9 @@ def _plan_archive_line(st: _State, ref: str, where: str, base: str, text: str) -
     except memory_md.MemoryMdError as e:
         st.errors.append(f"{ref}: {e}")
         return
-    if where in st.line_files:  # another line of the same file: one write, from the bytes first read
+    if (
+        where in st.line_files
+    ):  # another line of the same file: one write, from the bytes first read
         i = st.line_files[where]
         st.work.writes[i] = st.work.writes[i][:4] + (after,)
     else:
@@ -286,12 +340,20 @@ def _text(data: bytes, where: str) -> str:
 
 # -- memcurate's memories
 
+
 def _plan_memory(st: _State, kind: str, ref: str, category: str, id: str, base, op: dict) -> None:
     engine = st.engine
-    path = engine.store.locate(category, id)  # UnsafePathError (a ValueError): a link leading outside
+    path = engine.store.locate(
+        category, id
+    )  # UnsafePathError (a ValueError): a link leading outside
     where = engine.store.relpath(path).replace(os.sep, "/")
-    if kind in _LINE_OPS and st.read(where) is None:  # a memory an earlier op of the set writes (or moves)
-        for other in (engine.store.path_for(category, id), engine.store.path_for(category, id, archived=True)):
+    if (
+        kind in _LINE_OPS and st.read(where) is None
+    ):  # a memory an earlier op of the set writes (or moves)
+        for other in (
+            engine.store.path_for(category, id),
+            engine.store.path_for(category, id, archived=True),
+        ):
             if st.after.get(engine.store.relpath(other).replace(os.sep, "/")) is not None:
                 path, where = other, engine.store.relpath(other).replace(os.sep, "/")
     current = st.read(where)
@@ -343,10 +405,14 @@ def _doc(data: bytes | None, where: str, ref: str):
     try:
         return memfile.parse(_text(data, where))
     except memfile.MemoryFormatError as e:
-        raise ValueError(f"{ref}: {where} cannot be read as a memory ({e}): fix or delete it") from None
+        raise ValueError(
+            f"{ref}: {where} cannot be read as a memory ({e}): fix or delete it"
+        ) from None
 
 
-def _plan_memory_write(st: _State, ref: str, category: str, id: str, where: str, base, current, text) -> None:
+def _plan_memory_write(
+    st: _State, ref: str, category: str, id: str, where: str, base, current, text
+) -> None:
     from memcurate.curator.verify.checks import ADVISORY, BLOCK, verify
 
     if not isinstance(text, str):
@@ -360,10 +426,14 @@ def _plan_memory_write(st: _State, ref: str, category: str, id: str, where: str,
         doc = memfile.parse(text)
     except memfile.MemoryFormatError:
         doc = None  # verify said why
-    errors = [f"{ref}: {i.message}" if i.message.startswith(i.where) else f"{ref}: {i.where}: {i.message}"
-              for i in blocks]
+    errors = [
+        f"{ref}: {i.message}" if i.message.startswith(i.where) else f"{ref}: {i.where}: {i.message}"
+        for i in blocks
+    ]
     if doc is not None and doc.id != id:
-        errors.append(f"{ref}: id {doc.id!r:.100} must be the file name {id!r} (a new id is a new memory)")
+        errors.append(
+            f"{ref}: id {doc.id!r:.100} must be the file name {id!r} (a new id is a new memory)"
+        )
     if errors or doc is None:  # (no doc: verify's BLOCK says why)
         st.errors += errors or [f"{ref}: not a memory file"]
         return
@@ -381,11 +451,16 @@ def _plan_memory_write(st: _State, ref: str, category: str, id: str, where: str,
     if doc.status == "archived":
         if old is None or old.status != "archived":
             st.work.md_changes.append(("archive", line))
-    elif old is None or old.status == "archived" or (old.title, old.description) != (doc.title, doc.description):
+    elif (
+        old is None
+        or old.status == "archived"
+        or (old.title, old.description) != (doc.title, doc.description)
+    ):
         st.work.md_changes.append(("upsert", line))
 
 
 # -- Claude's topic files
+
 
 def _claude_where(st: _State, ref: str, where: str) -> str:
     """The checked path of Claude's topic file `where`: a Markdown file of the root that is none of
@@ -404,7 +479,9 @@ def _plan_claude_file(st: _State, kind: str, ref: str, where: str, base, op: dic
     from memcurate.curator.util.redact import find_secrets
 
     if kind in _LINE_OPS:
-        raise ValueError(f"{ref}: {kind} takes a memcurate memory; a file of Claude's is adopted first")
+        raise ValueError(
+            f"{ref}: {kind} takes a memcurate memory; a file of Claude's is adopted first"
+        )
     path = _claude_where(st, ref, where)
     current = st.read(where)
     if kind != "write" and base is None:
@@ -418,7 +495,9 @@ def _plan_claude_file(st: _State, kind: str, ref: str, where: str, base, op: dic
             raise ValueError(f"{ref}: write needs the file's text")
         secrets = find_secrets(text)
         if secrets:
-            st.errors.append(f"{ref}: a secret is present ({', '.join(secrets)}): remove it before saving")
+            st.errors.append(
+                f"{ref}: a secret is present ({', '.join(secrets)}): remove it before saving"
+            )
             return
         after = text.encode("utf-8")
         st.work.writes.append(("file", where, path, current, after))
@@ -431,7 +510,9 @@ def _plan_claude_file(st: _State, kind: str, ref: str, where: str, base, op: dic
         dest = f"{CLAUDE_ARCHIVE}/{where}"
         there = st.read(dest)
         if there is not None and there != current:
-            st.errors.append(f"{ref}: {dest} already exists with other content: move or delete it first")
+            st.errors.append(
+                f"{ref}: {dest} already exists with other content: move or delete it first"
+            )
             return
         st.work.copies.append(("archive", where, path, current, dest))
         st.work.removals.append((where, path, current))
@@ -440,6 +521,7 @@ def _plan_claude_file(st: _State, kind: str, ref: str, where: str, base, op: dic
 
 
 # -- MEMORY.md and the archive files
+
 
 def _plan_memory_md(st: _State) -> list[str]:
     """MEMORY.md and the archive files after the ops' changes and dropped lines; the plan's notes."""
@@ -455,8 +537,13 @@ def _plan_memory_md(st: _State) -> list[str]:
         return []
     notes: list[str] = []
     try:
-        p = memory_md.plan(text, w.md_changes, memory_md.budgets_from(engine.cfg),
-                           *memory_md.limits_from(engine.cfg), parsed=parsed)
+        p = memory_md.plan(
+            text,
+            w.md_changes,
+            memory_md.budgets_from(engine.cfg),
+            *memory_md.limits_from(engine.cfg),
+            parsed=parsed,
+        )
     except memory_md.MemoryMdError as e:
         st.errors.append(f"{MEMORY_MD}: {e}")
         return []
@@ -500,12 +587,22 @@ def _diff(where: str, before: bytes | None, after: bytes | None) -> str:
 
     old = "" if before is None else before.decode("utf-8", "replace")
     new = "" if after is None else after.decode("utf-8", "replace")
-    return redact_diff("".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                                    "/dev/null" if before is None else f"a/{where}",
-                                                    "/dev/null" if after is None else f"b/{where}")), old, new)
+    return redact_diff(
+        "".join(
+            difflib.unified_diff(
+                old.splitlines(keepends=True),
+                new.splitlines(keepends=True),
+                "/dev/null" if before is None else f"a/{where}",
+                "/dev/null" if after is None else f"b/{where}",
+            )
+        ),
+        old,
+        new,
+    )
 
 
 # -- applying --------------------------------------------------------------------------
+
 
 def apply(engine: Context, ops, fingerprint: str | None = None) -> Applied:
     """Carry `ops` out under the root lock (see the module's doc). ChangeError when any op is in error,
@@ -515,8 +612,10 @@ def apply(engine: Context, ops, fingerprint: str | None = None) -> Applied:
         if planned.errors:
             raise ChangeError(planned.errors)
         if fingerprint is not None and fingerprint != planned.fingerprint:
-            raise ChangeError(f"the files {CHANGED} or shown: this change would now do something else; "
-                              "look at it again")
+            raise ChangeError(
+                f"the files {CHANGED} or shown: this change would now do something else; "
+                "look at it again"
+            )
         try:
             trash = run(engine, planned._work)
         except Stopped as e:

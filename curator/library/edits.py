@@ -9,9 +9,8 @@ applied only over the bytes the person opened (`base_hash`), else ChangeError sa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from memcurate.curator.library.changes import ChangeError, apply
 from memcurate.curator.library.entries import CLAUDE, MEMORY_MD, parse_ref
@@ -37,22 +36,38 @@ def edit(engine: Context, ref: str, text: str, base_hash: str) -> dict:
 
     owner, category, rest = _ref(ref)
     if owner == CLAUDE and rest.startswith(MEMORY_MD + "#"):
-        raise ChangeError(f"{ref}: a line of Claude's is not edited here: adopt it, or edit MEMORY.md")
+        raise ChangeError(
+            f"{ref}: a line of Claude's is not edited here: adopt it, or edit MEMORY.md"
+        )
     issues = []
     if owner != CLAUDE:
-        issues = verify(text, category=category, cfg=engine.cfg)  # the plan checks the bytes it replaces
+        issues = verify(
+            text, category=category, cfg=engine.cfg
+        )  # the plan checks the bytes it replaces
         blocks = [i for i in issues if i.severity == BLOCK]
         if blocks:
             raise ChangeError([i.message for i in blocks])
         doc = memfile.parse(text)
         old, old_hash = _current(engine, category, rest)
-        if old is not None and old_hash == base_hash and replace(old, updated=doc.updated) == doc:  # nothing to write
-            return {"ref": ref, "written": [], "trash": [], "hash": base_hash,
-                    "issues": [i.as_dict() for i in issues if i.severity == ADVISORY]}
+        if (
+            old is not None and old_hash == base_hash and replace(old, updated=doc.updated) == doc
+        ):  # nothing to write
+            return {
+                "ref": ref,
+                "written": [],
+                "trash": [],
+                "hash": base_hash,
+                "issues": [i.as_dict() for i in issues if i.severity == ADVISORY],
+            }
         text = memfile.render(replace(doc, updated=engine.now()))
     done = apply(engine, [{"op": "write", "ref": ref, "base_hash": base_hash, "text": text}])
-    return {"ref": ref, "written": done.written, "trash": done.trash, "hash": content_hash(text),
-            "issues": [i.as_dict() for i in issues if i.severity == ADVISORY]}
+    return {
+        "ref": ref,
+        "written": done.written,
+        "trash": done.trash,
+        "hash": content_hash(text),
+        "issues": [i.as_dict() for i in issues if i.severity == ADVISORY],
+    }
 
 
 def _current(engine: Context, category: str, id: str):

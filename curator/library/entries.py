@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 
 from memcurate.curator.categories import CATEGORIES, CLAUDE
+from memcurate.curator.errors import Refusal
 from memcurate.curator.util.paths import ARCHIVE_DIR
 from memcurate.curator.util.stamps import content_hash
-from memcurate.curator.errors import Refusal
 
 MEMCURATE = "memcurate"
 MEMORY_MD = "MEMORY.md"
@@ -81,25 +81,41 @@ def parse_ref(ref) -> tuple[str, str, str]:
         raise ValueError(f"not a library ref: {ref!r:.120}")
     head, sep, rest = ref.partition("/")
     if not sep or not rest:
-        raise ValueError(f"not a library ref: {ref!r:.120} (expected <category>/<id> or claude/<path>)")
+        raise ValueError(
+            f"not a library ref: {ref!r:.120} (expected <category>/<id> or claude/<path>)"
+        )
     if head == CLAUDE:
         if "#" in rest:
             if not _LINE_REF.match(rest):
-                raise ValueError(f"not a library ref: {ref!r:.120} (a line of Claude's is claude/MEMORY.md#<12 hex>)")
+                raise ValueError(
+                    f"not a library ref: {ref!r:.120} (a line of Claude's is claude/MEMORY.md#<12 hex>)"
+                )
             return CLAUDE, CLAUDE, rest
         parts = rest.split("/")
-        if parts[0] == ARCHIVE_DIR:  # a file archived by memcurate (its lines are redacted in place)
+        if (
+            parts[0] == ARCHIVE_DIR
+        ):  # a file archived by memcurate (its lines are redacted in place)
             parts = parts[1:]
-        if (not rest.endswith(".md") or rest.startswith("/") or any(p in ("", ".", "..") for p in parts)
-                or any(p.startswith(".") for p in parts)):
-            raise ValueError(f"not a library ref: {ref!r:.120} (a topic file of Claude's is claude/<path>.md "
-                             "inside the memory root)")
+        if (
+            not rest.endswith(".md")
+            or rest.startswith("/")
+            or any(p in ("", ".", "..") for p in parts)
+            or any(p.startswith(".") for p in parts)
+        ):
+            raise ValueError(
+                f"not a library ref: {ref!r:.120} (a topic file of Claude's is claude/<path>.md "
+                "inside the memory root)"
+            )
         return CLAUDE, CLAUDE, rest
     if head not in CATEGORIES:
-        raise ValueError(f"not a library ref: {ref!r:.120} (unknown category {head!r:.40}; expected one of "
-                         f"{', '.join(CATEGORIES)} or {CLAUDE})")
+        raise ValueError(
+            f"not a library ref: {ref!r:.120} (unknown category {head!r:.40}; expected one of "
+            f"{', '.join(CATEGORIES)} or {CLAUDE})"
+        )
     if "/" in rest or rest.startswith(".") or rest.endswith(".md"):
         # a file whose name is no valid id is still named (listed as broken, and can be removed)
-        raise ValueError(f"not a library ref: {ref!r:.120} (a memory is <category>/<id>, its file "
-                         f"<category>/<id>.md)")
+        raise ValueError(
+            f"not a library ref: {ref!r:.120} (a memory is <category>/<id>, its file "
+            f"<category>/<id>.md)"
+        )
     return MEMCURATE, head, rest

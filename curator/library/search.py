@@ -9,9 +9,8 @@ parentheses are words or nothing, never an error.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import re
+from typing import TYPE_CHECKING
 
 from memcurate.curator.library.entries import CLAUDE, file_ref, line_ref, memory_ref
 
@@ -45,9 +44,13 @@ def search(engine: Context, query: str, limit: int = 500) -> list[str]:
 
         return [e.ref for e in catalog.entries(engine)]
     ranked = sum(len(w) for w in _WORD.findall(query)) >= RANKED_FROM
-    refs = [file_ref(name) if category == CLAUDE else  # an archived memory's name is a path: its id ends it
-            memory_ref(category, name.rsplit("/", 1)[-1].removesuffix(".md"))
-            for category, name, _score in engine.index.search(expr, limit, ranked)]
+    refs = [
+        file_ref(name)
+        if category == CLAUDE
+        # an archived memory's name is a path: its id ends it
+        else memory_ref(category, name.rsplit("/", 1)[-1].removesuffix(".md"))
+        for category, name, _score in engine.index.search(expr, limit, ranked)
+    ]
     needle = " ".join(query.split()).lower()
     if needle and len(refs) < limit:
         refs += [r for r in _lines_holding(engine, needle) if r not in refs]
@@ -56,8 +59,13 @@ def search(engine: Context, query: str, limit: int = 500) -> list[str]:
 
 def _lines_holding(engine: Context, needle: str) -> list[str]:
     """Claude's lines holding `needle` as they are shown: a secret in one is never found by its value."""
-    from memcurate.curator.util.redact import redact_text
     from memcurate.curator.library.catalog import claude_lines
+    from memcurate.curator.util.redact import redact_text
 
-    return list(dict.fromkeys(line_ref(line.text) for line in claude_lines(engine.root)
-                              if needle in " ".join(redact_text(line.text).split()).lower()))
+    return list(
+        dict.fromkeys(
+            line_ref(line.text)
+            for line in claude_lines(engine.root)
+            if needle in " ".join(redact_text(line.text).split()).lower()
+        )
+    )

@@ -39,7 +39,9 @@ def migrate(root) -> tuple[list[str], list[str]]:
     left: list[str] = []
     legacy = os.path.join(root, LEGACY_ARCHIVE_DIR)
     marker = os.path.join(root, ARCHIVE_DIR, MARKER)
-    looked = os.path.exists(marker)  # this memcurate never archives into a category folder: once is enough
+    looked = os.path.exists(
+        marker
+    )  # this memcurate never archives into a category folder: once is enough
     for category in () if looked else CATEGORIES:
         folder = os.path.join(root, category)
         for name in _files(folder):
@@ -49,7 +51,13 @@ def migrate(root) -> tuple[list[str], list[str]]:
     if _is_dir(legacy):
         for category in CATEGORIES:
             if _regular(os.path.join(legacy, f"{category}.md")):
-                _move(root, f"{LEGACY_ARCHIVE_DIR}/{category}.md", f"{ARCHIVE_DIR}/{category}.md", moved, left)
+                _move(
+                    root,
+                    f"{LEGACY_ARCHIVE_DIR}/{category}.md",
+                    f"{ARCHIVE_DIR}/{category}.md",
+                    moved,
+                    left,
+                )
         claude = os.path.join(legacy, CLAUDE)
         if _is_dir(claude):
             for folder, dirs, files in os.walk(claude):
@@ -102,8 +110,12 @@ def _archived_memory(path: str, category: str, id: str) -> bool:
         fields, _ = light_fields(data.decode("utf-8"))
     except (OSError, UnicodeDecodeError, MemoryFormatError):
         return False
-    return (len(data) <= MAX_FILE_BYTES and fields.get("status") == "archived" and fields.get("id") == id
-            and fields.get("category") == category)
+    return (
+        len(data) <= MAX_FILE_BYTES
+        and fields.get("status") == "archived"
+        and fields.get("id") == id
+        and fields.get("category") == category
+    )
 
 
 def _move(root: str, src_where: str, dest_where: str, moved: list[str], left: list[str]) -> None:
@@ -113,7 +125,9 @@ def _move(root: str, src_where: str, dest_where: str, moved: list[str], left: li
         st = os.lstat(src)
         with open(src, "rb") as f:
             data = f.read()
-        if not write_new(dest, data):  # made whole, fsynced and linked into place: never over a file
+        if not write_new(
+            dest, data
+        ):  # made whole, fsynced and linked into place: never over a file
             with open(dest, "rb") as f:
                 if f.read() != data:
                     left.append(src_where)
@@ -129,7 +143,7 @@ def _move(root: str, src_where: str, dest_where: str, moved: list[str], left: li
 
 def _prune(top: str) -> None:
     """Remove the folders under `top` (and `top`) left empty; a folder holding anything stays."""
-    for folder, _dirs, _files_ in os.walk(top, topdown=False):
+    for folder, _dirs, _files in os.walk(top, topdown=False):
         try:
             os.rmdir(folder)
         except OSError:

@@ -19,10 +19,10 @@ import re
 import stat as stat_mod
 
 from memcurate.curator.categories import CATEGORIES, CLAUDE
+from memcurate.curator.errors import DamagedError
 from memcurate.curator.memory.front_matter import MAX_FILE_BYTES
 from memcurate.curator.util.paths import ARCHIVE_DIR, LEGACY_ARCHIVE_DIR, is_inside
 from memcurate.curator.util.stamps import STAMP_FORMAT
-from memcurate.curator.errors import DamagedError
 
 DEPTH = 3
 MEMORY_MD = "MEMORY.md"
@@ -47,16 +47,20 @@ class TopicError(DamagedError):
 def is_topic(where: str) -> bool:
     """Whether `where` (posix, relative to the root) names a place a topic file of Claude's may be."""
     parts = where.split("/")
-    return (where.endswith(".md") and 0 < len(parts) <= DEPTH and parts[0] not in _SKIP_TOP
-            and not any(p in ("", ".", "..") or p.startswith(".") for p in parts))
+    return (
+        where.endswith(".md")
+        and 0 < len(parts) <= DEPTH
+        and parts[0] not in _SKIP_TOP
+        and not any(p in ("", ".", "..") or p.startswith(".") for p in parts)
+    )
 
 
 def stat_files(root: str, names=None) -> list[tuple[str, os.stat_result | None]]:
     """(where, lstat-followed stat or None) of every topic file (or of just `names`), unsorted; folders
     that are links are not entered (a loop, or a folder elsewhere). Like MemoryStore.stat_files: raw and
     fast for the index's freshness check; `check_file` says whether a new one may be read."""
+    out: list[tuple[str, os.stat_result | None]] = []
     if names is not None:
-        out = []
         for where in names:
             if is_topic(where):
                 try:
@@ -64,7 +68,6 @@ def stat_files(root: str, names=None) -> list[tuple[str, os.stat_result | None]]
                 except OSError:
                     out.append((where, None))
         return out
-    out: list[tuple[str, os.stat_result | None]] = []
 
     def walk(folder: str, prefix: str, depth: int) -> None:
         try:
@@ -88,7 +91,9 @@ def stat_files(root: str, names=None) -> list[tuple[str, os.stat_result | None]]
                 try:
                     out.append((prefix + name, entry.stat()))
                 except OSError:
-                    out.append((prefix + name, None))  # a dangling link, unreadable: check_file says which
+                    out.append(
+                        (prefix + name, None)
+                    )  # a dangling link, unreadable: check_file says which
 
     walk(root, "", 1)
     return out
@@ -96,8 +101,11 @@ def stat_files(root: str, names=None) -> list[tuple[str, os.stat_result | None]]
 
 def list_files(root: str) -> list[tuple[str, str]]:
     """(where, absolute path) of every regular topic file, sorted by where."""
-    return sorted((w, os.path.join(root, w)) for w, st in stat_files(root)
-                  if st is not None and stat_mod.S_ISREG(st.st_mode))
+    return sorted(
+        (w, os.path.join(root, w))
+        for w, st in stat_files(root)
+        if st is not None and stat_mod.S_ISREG(st.st_mode)
+    )
 
 
 def check_file(root: str, where: str) -> tuple[str, str | None]:
@@ -167,8 +175,10 @@ def split(text: str) -> tuple[dict[str, str], str]:
                     fields[key.strip()] = _unquote(value)
                     parent = key.strip()
                 elif parent == "metadata" and key.strip() == "type":
-                    fields["metadata.type"] = _unquote(value)  # Claude Code 2.1's key, read before `type`
-            return fields, "\n".join(lines[i + 1:])
+                    fields["metadata.type"] = _unquote(
+                        value
+                    )  # Claude Code 2.1's key, read before `type`
+            return fields, "\n".join(lines[i + 1 :])
     return {}, t
 
 
@@ -207,5 +217,14 @@ def document(where: str, text: str, mtime_ns: int):
 
     title, description, kind, body = describe(where, text)
     when = stamp(mtime_ns)
-    return MemoryDoc(id=where, category=CLAUDE, title=title, description=description, tags=[], created=when,
-                     updated=when, type=kind, body=body)
+    return MemoryDoc(
+        id=where,
+        category=CLAUDE,
+        title=title,
+        description=description,
+        tags=[],
+        created=when,
+        updated=when,
+        type=kind,
+        body=body,
+    )

@@ -31,7 +31,7 @@ def split_front_matter(text: str) -> tuple[str, str]:
         raise MemoryFormatError("line 1: expected '---' alone opening the front matter")
     for i in range(1, len(lines)):
         if lines[i].strip() == "---":
-            return "\n".join(lines[1:i]), "\n".join(lines[i + 1:])
+            return "\n".join(lines[1:i]), "\n".join(lines[i + 1 :])
     raise MemoryFormatError("front matter is not closed by a '---' line")
 
 
@@ -51,8 +51,10 @@ def light_fields(text: str) -> tuple[dict[str, str], str]:
     in_metadata = False
     for line in fm.split("\n"):
         if in_metadata and line.startswith((" ", "\t")):
-            if line.strip().startswith("type:"):  # Claude Code 2.1 reads metadata.type first: so do we
-                meta_type = line.strip()[len("type:"):].strip()
+            if line.strip().startswith(
+                "type:"
+            ):  # Claude Code 2.1 reads metadata.type first: so do we
+                meta_type = line.strip()[len("type:") :].strip()
             continue
         in_metadata = line.rstrip() == "metadata:"
         key, sep, value = line.partition(":")
@@ -68,13 +70,19 @@ def light_fields(text: str) -> tuple[dict[str, str], str]:
                 out[key] = v
         elif value.startswith("'") and value.endswith("'") and len(value) >= 2:
             out[key] = value[1:-1].replace("''", "'")
-        elif _STAMP.match(value) or (value[:1].isalpha() and value.lower() not in _YAML_WORDS
-                                     and ": " not in value and " #" not in value):
+        elif _STAMP.match(value) or (
+            value[:1].isalpha()
+            and value.lower() not in _YAML_WORDS
+            and ": " not in value
+            and " #" not in value
+        ):
             out[key] = value
     if meta_type is not None:
         fields, _ = light_fields(f"---\ntype: {meta_type}\n---\n")
         if "type" in fields:
             out["type"] = fields["type"]
         else:
-            out.pop("type", None)  # a metadata.type not read plainly: no type rather than the top-level one
+            out.pop(
+                "type", None
+            )  # a metadata.type not read plainly: no type rather than the top-level one
     return out, body.strip("\n")

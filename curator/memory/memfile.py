@@ -14,8 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from memcurate.curator.categories import CATEGORIES
-from memcurate.curator.util.redact import redact
 from memcurate.curator.memory.front_matter import _STAMP, MemoryFormatError, split_front_matter  # noqa: F401 (re-exported)
+from memcurate.curator.util.redact import redact
 
 ID_MAX = 80
 TITLE_MAX = 120
@@ -25,17 +25,29 @@ TYPES = ("user", "feedback", "project", "reference")
 STATUSES = ("active", "archived")
 # The keys in the order written: `name` and `metadata: {type}` are Claude Code 2.1's own keys (its memory prompt
 # asks for name, description, metadata.type), the top-level `type` is kept for older Claude Code.
-FIELD_ORDER = ("id", "name", "category", "title", "description", "type", "metadata", "tags", "created", "updated",
-               "sources", "status")
+FIELD_ORDER = (
+    "id",
+    "name",
+    "category",
+    "title",
+    "description",
+    "type",
+    "metadata",
+    "tags",
+    "created",
+    "updated",
+    "sources",
+    "status",
+)
 SOURCES_HEAD = 1  # the first session a memory came from is kept...
-SOURCES_TAIL = 4  # ...and the newest few: the front matter is injected too and must not grow without bound
+SOURCES_TAIL = (
+    4  # ...and the newest few: the front matter is injected too and must not grow without bound
+)
 
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _TAG = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.,/()'+-]*$")  # needs no quotes in YAML
 _HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$")
-
-
 
 
 @dataclass
@@ -71,13 +83,14 @@ def cap_sources(sources: list[dict]) -> list[dict]:
     if len(sources) <= SOURCES_HEAD + SOURCES_TAIL:
         return sources
     dropped = sources[SOURCES_HEAD:-SOURCES_TAIL]
-    more = sum(1 + (s.get("more") if isinstance(s.get("more"), int) else 0) for s in dropped)
+    more = sum(1 + (m if isinstance(m := s.get("more"), int) else 0) for s in dropped)
     first_tail = dict(sources[-SOURCES_TAIL])
-    first_tail["more"] = more + (first_tail.get("more") if isinstance(first_tail.get("more"), int) else 0)
-    return sources[:SOURCES_HEAD] + [first_tail] + sources[-SOURCES_TAIL + 1:]
+    first_tail["more"] = more + (m if isinstance(m := first_tail.get("more"), int) else 0)
+    return sources[:SOURCES_HEAD] + [first_tail] + sources[-SOURCES_TAIL + 1 :]
 
 
 # -- writing -------------------------------------------------------------------
+
 
 def _scalar(v) -> str:
     if isinstance(v, bool) or v is None:
@@ -85,8 +98,11 @@ def _scalar(v) -> str:
     if isinstance(v, int):
         return str(v)
     s = str(v)
-    if _PLAIN.match(s) and s.lower() not in ("yes", "no", "on", "off", "true", "false", "null", "y", "n") \
-            and not s.replace(".", "").isdigit():
+    if (
+        _PLAIN.match(s)
+        and s.lower() not in ("yes", "no", "on", "off", "true", "false", "null", "y", "n")
+        and not s.replace(".", "").isdigit()
+    ):
         return s
     return json.dumps(s, ensure_ascii=False)
 
@@ -118,8 +134,14 @@ def render(doc: MemoryDoc) -> str:
                 turns = src.get("turns")
                 if turns:
                     lines.append(f"    turns: {_flow(turns)}")
-                if isinstance(src.get("more"), int) and not isinstance(src.get("more"), bool) and src["more"] > 0:
-                    lines.append(f"    more: {src['more']}")  # sessions between the first and this one, not listed
+                if (
+                    isinstance(src.get("more"), int)
+                    and not isinstance(src.get("more"), bool)
+                    and src["more"] > 0
+                ):
+                    lines.append(
+                        f"    more: {src['more']}"
+                    )  # sessions between the first and this one, not listed
         else:
             lines.append(f"{key}: {_scalar(value)}")
     lines.append("---")
@@ -128,6 +150,7 @@ def render(doc: MemoryDoc) -> str:
 
 
 # -- reading -------------------------------------------------------------------
+
 
 def parse(text: str) -> MemoryDoc:
     """Parse a memory file. Structure errors raise MemoryFormatError; content rules are `problems`."""
@@ -158,17 +181,30 @@ def _canonical(text: str, fm_text: str, body: str) -> MemoryDoc | None:
             else:
                 key, sep, value = line.partition(": ")
                 if key == "tags" and value.startswith("[") and value.endswith("]"):
-                    fields[key] = [_plain_or_json(t, True) for t in value[1:-1].split(", ")] if value != "[]" else []
+                    fields[key] = (
+                        [_plain_or_json(t, True) for t in value[1:-1].split(", ")]
+                        if value != "[]"
+                        else []
+                    )
                 elif sep:
                     fields[key] = _plain_or_json(value)
                 elif line not in ("metadata:", "sources:"):
                     return None
                 else:
                     key = line[:-1]
-        doc = MemoryDoc(id=fields["id"], category=fields["category"], title=fields["title"],
-                        description=fields["description"], type=meta_type if meta_type is not None else fields["type"],
-                        tags=fields["tags"], created=fields["created"], updated=fields["updated"], sources=sources,
-                        status=fields["status"] or "active", body=body.strip("\n"))
+        doc = MemoryDoc(
+            id=fields["id"],
+            category=fields["category"],
+            title=fields["title"],
+            description=fields["description"],
+            type=meta_type if meta_type is not None else fields["type"],
+            tags=fields["tags"],
+            created=fields["created"],
+            updated=fields["updated"],
+            sources=sources,
+            status=fields["status"] or "active",
+            body=body.strip("\n"),
+        )
     except (ValueError, KeyError, TypeError):
         return None
     return doc if render(doc) == text else None
@@ -182,7 +218,12 @@ def _plain_or_json(value: str, flow: bool = False) -> str:
         v = json.loads(value)
         if isinstance(v, str):
             return v
-    elif value[:1].isalpha() and _PLAIN.match(value) and value == value.rstrip() and not (flow and "," in value):
+    elif (
+        value[:1].isalpha()
+        and _PLAIN.match(value)
+        and value == value.rstrip()
+        and not (flow and "," in value)
+    ):
         return value
     raise ValueError(value)
 
@@ -197,7 +238,9 @@ def _parse_yaml(fm_text: str, body: str) -> MemoryDoc:
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"front matter line {mark.line + 2}" if mark else "front matter"
-        raise MemoryFormatError(f"{where}: invalid YAML ({getattr(e, 'problem', None) or e})") from None
+        raise MemoryFormatError(
+            f"{where}: invalid YAML ({getattr(e, 'problem', None) or e})"
+        ) from None
     if not isinstance(fm, dict):
         raise MemoryFormatError("front matter: expected key: value lines")
     unknown = sorted(str(k) for k in fm if k not in FIELD_ORDER)
@@ -228,17 +271,27 @@ def _parse_yaml(fm_text: str, body: str) -> MemoryDoc:
     if meta_type is not None:
         if not isinstance(meta_type, str):
             raise MemoryFormatError("front matter: metadata: type: expected text")
-        doc_type = meta_type  # what Claude Code 2.1 reads: a hand edit or forgery that disagrees loses
+        doc_type = (
+            meta_type  # what Claude Code 2.1 reads: a hand edit or forgery that disagrees loses
+        )
     stamps = {}
     for key in ("created", "updated"):
         v = fm.get(key, "")
         # YAML reads an unquoted ISO stamp as a datetime: write it back the way we write it
         stamps[key] = v.strftime("%Y-%m-%dT%H:%M:%SZ") if hasattr(v, "strftime") else str(v or "")
-    return MemoryDoc(id=text_field("id"), category=text_field("category"), title=text_field("title"),
-                     description=text_field("description"), type=doc_type,
-                     tags=[str(t) for t in tags], created=stamps["created"], updated=stamps["updated"],
-                     sources=[dict(s) for s in sources], status=text_field("status") or "active",
-                     body=body.strip("\n"))
+    return MemoryDoc(
+        id=text_field("id"),
+        category=text_field("category"),
+        title=text_field("title"),
+        description=text_field("description"),
+        type=doc_type,
+        tags=[str(t) for t in tags],
+        created=stamps["created"],
+        updated=stamps["updated"],
+        sources=[dict(s) for s in sources],
+        status=text_field("status") or "active",
+        body=body.strip("\n"),
+    )
 
 
 def split_sections(body: str) -> dict[str, str]:
@@ -268,16 +321,24 @@ def join_sections(sections: dict[str, str]) -> str:
 
 # -- content rules -------------------------------------------------------------
 
+
 def problems(doc: MemoryDoc, *, file_name: str | None = None) -> list[tuple[str, str]]:
     """What makes a document invalid, as (where, what) pairs. Empty when it is valid."""
     out: list[tuple[str, str]] = []
     if not _SLUG.fullmatch(doc.id) or len(doc.id) > ID_MAX:
-        out.append(("id", f"must be lowercase words joined by '-' (a-z, 0-9), at most {ID_MAX} characters; "
-                          f"found {doc.id!r:.100}"))
+        out.append(
+            (
+                "id",
+                f"must be lowercase words joined by '-' (a-z, 0-9), at most {ID_MAX} characters; "
+                f"found {doc.id!r:.100}",
+            )
+        )
     if file_name is not None and file_name != f"{doc.id}.md":
         out.append(("id", f"must equal the file name: {file_name!r} holds id {doc.id!r:.100}"))
     if doc.category not in CATEGORIES:
-        out.append(("category", f"must be one of {', '.join(CATEGORIES)}; found {doc.category!r:.60}"))
+        out.append(
+            ("category", f"must be one of {', '.join(CATEGORIES)}; found {doc.category!r:.60}")
+        )
     for key, limit in (("title", TITLE_MAX), ("description", DESCRIPTION_MAX)):
         value = getattr(doc, key)
         if not value.strip():
@@ -290,16 +351,26 @@ def problems(doc: MemoryDoc, *, file_name: str | None = None) -> list[tuple[str,
         out.append(("tags", f"must hold 1 to {TAGS_MAX} tags; found {len(doc.tags)}"))
     bad_tags = [t for t in doc.tags if not _TAG.fullmatch(t) or len(t) > 40]
     if bad_tags:
-        out.append(("tags", f"must be lowercase words; found {', '.join(repr(t) for t in bad_tags[:3])}"))
+        out.append(
+            ("tags", f"must be lowercase words; found {', '.join(repr(t) for t in bad_tags[:3])}")
+        )
     for key in ("created", "updated"):
         if not _STAMP.fullmatch(getattr(doc, key)):
-            out.append((key, f"must be a UTC time like 2026-11-22T10:04:00Z; found {getattr(doc, key)!r:.40}"))
+            out.append(
+                (
+                    key,
+                    f"must be a UTC time like 2026-11-22T10:04:00Z; found {getattr(doc, key)!r:.40}",
+                )
+            )
     if doc.status not in STATUSES:
         out.append(("status", f"must be active or archived; found {doc.status!r:.40}"))
     for i, src in enumerate(doc.sources):
         turns = src.get("turns", [])
-        if not isinstance(src.get("session", ""), str) or not isinstance(turns, list) \
-                or not all(isinstance(t, int) for t in turns):
+        if (
+            not isinstance(src.get("session", ""), str)
+            or not isinstance(turns, list)
+            or not all(isinstance(t, int) for t in turns)
+        ):
             out.append((f"sources[{i}]", "must be {session: text, turns: [numbers]}"))
     out += _control_problems(doc, {k for k, _ in out})
     if doc.category in CATEGORIES:
@@ -323,12 +394,20 @@ def _control_problems(doc: MemoryDoc, already: set[str]) -> list[tuple[str, str]
     for key in ("id", "category", "title", "description", "type", "created", "updated", "status"):
         value = getattr(doc, key)
         if isinstance(value, str) and _CONTROL.search(value) and key not in already:
-            out.append((key, f"must not contain control characters or line breaks; found {value!r:.60}"))
+            out.append(
+                (key, f"must not contain control characters or line breaks; found {value!r:.60}")
+            )
     if "tags" not in already and any(isinstance(t, str) and _CONTROL.search(t) for t in doc.tags):
         out.append(("tags", "must not contain control characters or line breaks"))
     for i, src in enumerate(doc.sources):
-        if isinstance(src, dict) and isinstance(src.get("session"), str) and _CONTROL.search(src["session"]):
-            out.append((f"sources[{i}]", "session must not contain control characters or line breaks"))
+        if (
+            isinstance(src, dict)
+            and isinstance(src.get("session"), str)
+            and _CONTROL.search(src["session"])
+        ):
+            out.append(
+                (f"sources[{i}]", "session must not contain control characters or line breaks")
+            )
     return out
 
 
@@ -358,10 +437,13 @@ def redact_document(doc: MemoryDoc, *, keep_id: bool = False) -> tuple[MemoryDoc
     a secret, or a lowercased piece of one found elsewhere in the document, is dropped (the id
     is made again from the redacted title, unless `keep_id`: the index keeps the file's name).
     """
-    sources = [s.get("session") for s in doc.sources if isinstance(s, dict)]
-    whole = [getattr(doc, k) for k in _DOC_FIELDS] + [doc.id, *doc.tags, *sources]
+    sessions = [s.get("session") for s in doc.sources if isinstance(s, dict)]
+    whole = [getattr(doc, k) for k in _DOC_FIELDS] + [doc.id, *doc.tags, *sessions]
     if not redact("\n".join(v for v in whole if isinstance(v, str)))[1]:
-        return doc, Counter()  # the common case, in one call: the fields joined hold every match they hold apart
+        return (
+            doc,
+            Counter(),
+        )  # the common case, in one call: the fields joined hold every match they hold apart
 
     found: Counter = Counter()
     removed: list[str] = []
@@ -374,8 +456,10 @@ def redact_document(doc: MemoryDoc, *, keep_id: bool = False) -> tuple[MemoryDoc
         return out
 
     fields = {k: clean(getattr(doc, k)) for k in _DOC_FIELDS}
-    sources = [{**s, "session": clean(s["session"])} if isinstance(s, dict) and "session" in s else s
-               for s in doc.sources]
+    sources = [
+        {**s, "session": clean(s["session"])} if isinstance(s, dict) and "session" in s else s
+        for s in doc.sources
+    ]
     tags = [t for t in doc.tags if clean(t) == t]
     id_held_secret = clean(doc.id) != doc.id
     if not found:
@@ -386,7 +470,9 @@ def redact_document(doc: MemoryDoc, *, keep_id: bool = False) -> tuple[MemoryDoc
         w = word.lower()
         return any(t in w or (len(w) >= 8 and w in t) for t in traces)
 
-    tags = [t for t in tags if not traced(t)] or [str(fields["category"]).replace("_", "-") or "memory"]
+    tags = [t for t in tags if not traced(t)] or [
+        str(fields["category"]).replace("_", "-") or "memory"
+    ]
     doc_id = doc.id
     if not keep_id and (id_held_secret or traced(doc_id)):
         doc_id = slugify(fields["title"])

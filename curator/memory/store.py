@@ -34,13 +34,13 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.errors import DamagedError, Refusal, StaleError
 from memcurate.curator.memory import memfile
 from memcurate.curator.memory.front_matter import MAX_FILE_BYTES
 from memcurate.curator.util.atomic import fsync_dir, write_text
 from memcurate.curator.util.locks import FileLock
 from memcurate.curator.util.paths import ARCHIVE_DIR, ARCHIVED_PREFIX, ROOT_LOCK_NAME, archived_name
 from memcurate.curator.util.stamps import content_hash, now_iso
-from memcurate.curator.errors import Refusal, StaleError, DamagedError
 
 
 class StoreError(Refusal):
@@ -101,7 +101,11 @@ class DeleteNotAllowedError(StoreError):
 
 def valid_id(id) -> bool:
     """memfile's slug rule: lowercase words of [a-z0-9] joined by '-', at most memfile.ID_MAX characters."""
-    return isinstance(id, str) and 0 < len(id) <= memfile.ID_MAX and memfile._SLUG.fullmatch(id) is not None
+    return (
+        isinstance(id, str)
+        and 0 < len(id) <= memfile.ID_MAX
+        and memfile._SLUG.fullmatch(id) is not None
+    )
 
 
 def _inside(path: str, root: str) -> bool:
@@ -132,12 +136,16 @@ class MemoryStore:
     def category_dir(self, category: str) -> str:
         """`<root>/<category>`; UnsafePathError for an unknown category or one whose folder leads outside."""
         if not isinstance(category, str) or category not in CATEGORIES:
-            raise UnsafePathError(f"unknown memory category {category!r:.100}: "
-                                  f"expected one of {', '.join(CATEGORIES)}")
+            raise UnsafePathError(
+                f"unknown memory category {category!r:.100}: "
+                f"expected one of {', '.join(CATEGORIES)}"
+            )
         folder = os.path.join(self.root, category)
         if not _inside(os.path.realpath(folder), self._real_root()):
-            raise UnsafePathError(f"{folder}: the category folder leads outside the memory root "
-                                  f"({os.path.realpath(folder)})")
+            raise UnsafePathError(
+                f"{folder}: the category folder leads outside the memory root "
+                f"({os.path.realpath(folder)})"
+            )
         return folder
 
     def archived_dir(self, category: str) -> str:
@@ -145,8 +153,10 @@ class MemoryStore:
         self.category_dir(category)  # UnsafePathError for an unknown category
         folder = os.path.join(self.root, ARCHIVE_DIR, category)
         if not _inside(os.path.realpath(folder), self._real_root()):
-            raise UnsafePathError(f"{folder}: the archive folder leads outside the memory root "
-                                  f"({os.path.realpath(folder)})")
+            raise UnsafePathError(
+                f"{folder}: the archive folder leads outside the memory root "
+                f"({os.path.realpath(folder)})"
+            )
         return folder
 
     def path_for(self, category: str, id: str, *, archived: bool = False) -> str:
@@ -154,12 +164,16 @@ class MemoryStore:
         the root."""
         folder = self.archived_dir(category) if archived else self.category_dir(category)
         if not valid_id(id):
-            raise UnsafePathError(f"invalid memory id {id!r:.100}: expected lowercase words of a-z and 0-9 "
-                                  f"joined by '-', at most {memfile.ID_MAX} characters")
+            raise UnsafePathError(
+                f"invalid memory id {id!r:.100}: expected lowercase words of a-z and 0-9 "
+                f"joined by '-', at most {memfile.ID_MAX} characters"
+            )
         path = os.path.join(folder, f"{id}.md")
         if not _inside(os.path.realpath(path), self._real_root()):
-            raise UnsafePathError(f"{path}: the file is a link leading outside the memory root "
-                                  f"({os.path.realpath(path)})")
+            raise UnsafePathError(
+                f"{path}: the file is a link leading outside the memory root "
+                f"({os.path.realpath(path)})"
+            )
         return path
 
     def home(self, doc: memfile.MemoryDoc) -> str:
@@ -201,7 +215,9 @@ class MemoryStore:
         except OSError as e:
             raise BrokenMemoryError(path, f"cannot be read ({e.strerror or e})") from None
         if len(data) > MAX_FILE_BYTES:
-            raise BrokenMemoryError(path, f"is larger than {MAX_FILE_BYTES} bytes: not a memory file")
+            raise BrokenMemoryError(
+                path, f"is larger than {MAX_FILE_BYTES} bytes: not a memory file"
+            )
         return data
 
     @staticmethod
@@ -209,17 +225,26 @@ class MemoryStore:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise BrokenMemoryError(path, f"is not UTF-8 text (byte {e.start})", content_hash(data)) from None
+            raise BrokenMemoryError(
+                path, f"is not UTF-8 text (byte {e.start})", content_hash(data)
+            ) from None
         try:
             doc = memfile.parse(text)
         except memfile.MemoryFormatError as e:
             raise BrokenMemoryError(path, str(e), content_hash(data)) from None
         if doc.id != id:
-            raise BrokenMemoryError(path, f"front matter: id {doc.id!r:.100} does not match the file name "
-                                          f"{id}.md", content_hash(data))
+            raise BrokenMemoryError(
+                path,
+                f"front matter: id {doc.id!r:.100} does not match the file name {id}.md",
+                content_hash(data),
+            )
         if doc.category != category:
-            raise BrokenMemoryError(path, f"front matter: category {doc.category!r:.60} does not match the "
-                                          f"folder {category}/", content_hash(data))
+            raise BrokenMemoryError(
+                path,
+                f"front matter: category {doc.category!r:.60} does not match the "
+                f"folder {category}/",
+                content_hash(data),
+            )
         return doc
 
     def exists(self, category: str, id: str) -> bool:
@@ -259,7 +284,9 @@ class MemoryStore:
         write_text(path, text)
         return path
 
-    def update(self, doc: memfile.MemoryDoc, base_hash: str, *, parsed_from: str | None = None) -> str:
+    def update(
+        self, doc: memfile.MemoryDoc, base_hash: str, *, parsed_from: str | None = None
+    ) -> str:
         """Replace the memory file with `doc` if it is still the version hashed `base_hash`.
 
         ConflictError when the file changed since, is missing, or is broken. Nothing is written when the
@@ -268,8 +295,12 @@ class MemoryStore:
         path, text = self._checked(doc, parsed_from)
         old = self.locate(doc.category, doc.id)
         current = self._expect(old, doc.category, doc.id, base_hash)
-        if current != doc or path != old:  # the same memory (a re-save, an older file's form) is not written:
-            write_text(path, text)  # its mtime, the age Claude Code shows, stays (older forms change with content)
+        if (
+            current != doc or path != old
+        ):  # the same memory (a re-save, an older file's form) is not written:
+            write_text(
+                path, text
+            )  # its mtime, the age Claude Code shows, stays (older forms change with content)
         if path != old:  # archived or restored: moved, the new file durable before the old one goes
             self._remove(old, base_hash)
         return path
@@ -292,7 +323,9 @@ class MemoryStore:
         """
         path = self.locate(category, id)
         if not CATEGORIES[category].delete_allowed:
-            raise DeleteNotAllowedError(f"{path}: memories of category {category!r} are never deleted")
+            raise DeleteNotAllowedError(
+                f"{path}: memories of category {category!r} are never deleted"
+            )
         current = self._expect(path, category, id, base_hash)
         if current.status == "archived":
             return path
@@ -316,7 +349,9 @@ class MemoryStore:
 
     # -- listing -------------------------------------------------------------------
 
-    def scan(self, categories=None) -> Iterator[tuple[str, str, str, memfile.MemoryDoc | BrokenMemoryError]]:
+    def scan(
+        self, categories=None
+    ) -> Iterator[tuple[str, str, str, memfile.MemoryDoc | BrokenMemoryError]]:
         """(category, id, path, document or BrokenMemoryError) for every memory file, sorted.
 
         Only the known category folders and their archive folders (`.archive/<category>/`) are looked at
@@ -329,8 +364,12 @@ class MemoryStore:
             try:
                 entries = self.list_files(category)
             except UnsafePathError as e:
-                yield category, "", os.path.join(self.root, category), BrokenMemoryError(
-                    os.path.join(self.root, category), str(e))
+                yield (
+                    category,
+                    "",
+                    os.path.join(self.root, category),
+                    BrokenMemoryError(os.path.join(self.root, category), str(e)),
+                )
                 continue
             for id, path, problem in entries:
                 if problem:
@@ -386,8 +425,10 @@ class MemoryStore:
                 except OSError as e:
                     problem = f"cannot be read ({e.strerror or e})"
                 if problem is None and not valid_id(id):
-                    problem = (f"file name is not a valid memory id (lowercase words of a-z and 0-9 joined "
-                               f"by '-', at most {memfile.ID_MAX} characters)")
+                    problem = (
+                        f"file name is not a valid memory id (lowercase words of a-z and 0-9 joined "
+                        f"by '-', at most {memfile.ID_MAX} characters)"
+                    )
                 out.append((id, path, problem))
         out.sort(key=lambda t: t[0])
         return out
@@ -401,7 +442,9 @@ class MemoryStore:
             if problem is None and needle:
                 try:
                     with open(path, "rb") as f:
-                        head = f.read(16384).split(b"\n---", 1)[0]  # the front matter, where sources are
+                        head = f.read(16384).split(b"\n---", 1)[
+                            0
+                        ]  # the front matter, where sources are
                 except OSError:
                     continue
                 if needle in head:
@@ -419,13 +462,22 @@ class MemoryStore:
                 folder = self.archived_dir(category)
             except UnsafePathError:
                 return out  # check_file reports it when the index asks for the files it knows
-            return out + [(archived_name(category, n), st) for n, st in self._stat_folder(folder, None)]
+            return out + [
+                (archived_name(category, n), st) for n, st in self._stat_folder(folder, None)
+            ]
         plain = [n for n in names if not n.startswith(ARCHIVED_PREFIX)]
         out = self._stat_folder(self.category_dir(category), plain) if plain else []
         for n in names:
             if n.startswith(ARCHIVED_PREFIX):
                 try:
-                    out.append((n, os.stat(os.path.join(self.root, ARCHIVE_DIR, category, _archived_file(n)))))
+                    out.append(
+                        (
+                            n,
+                            os.stat(
+                                os.path.join(self.root, ARCHIVE_DIR, category, _archived_file(n))
+                            ),
+                        )
+                    )
                 except (OSError, ValueError):
                     out.append((n, None))
         return out
@@ -438,18 +490,21 @@ class MemoryStore:
             return [] if names is None else [(n, None) for n in names]
         stat = os.stat
         try:
-            listed = [n for n in (os.listdir(dfd) if names is None else names)
-                      if n[:1] != "." and n.endswith(".md") and "/" not in n]
+            listed = [
+                n
+                for n in (os.listdir(dfd) if names is None else names)
+                if n[:1] != "." and n.endswith(".md") and "/" not in n
+            ]
             try:  # the common case in one comprehension: a stat is ~4 µs, the loop around it counts too
                 return [(n, stat(n, dir_fd=dfd)) for n in listed]
             except OSError:
                 pass
-            out = []
+            out: list[tuple[str, os.stat_result | None]] = []
             for n in listed:
                 try:
                     out.append((n, stat(n, dir_fd=dfd)))
-                except OSError:
-                    out.append((n, None))  # vanished, a dangling link, unreadable: check_file says which
+                except OSError:  # vanished, a dangling link, unreadable: check_file says which
+                    out.append((n, None))
             return out
         finally:
             os.close(dfd)
@@ -466,15 +521,26 @@ class MemoryStore:
         folder); problem None when it may be read as memory `id`. The same checks as `list_files`."""
         if name.startswith(ARCHIVED_PREFIX):
             file = _archived_file(name)
-            id, path = file.removesuffix(".md"), os.path.join(self.root, ARCHIVE_DIR, category, file)
+            id, path = (
+                file.removesuffix(".md"),
+                os.path.join(self.root, ARCHIVE_DIR, category, file),
+            )
         else:
             id, path = name.removesuffix(".md"), os.path.join(self.root, category, name)
         if not valid_id(id):
-            return id, path, (f"file name is not a valid memory id (lowercase words of a-z and 0-9 joined "
-                              f"by '-', at most {memfile.ID_MAX} characters)")
+            return (
+                id,
+                path,
+                (
+                    f"file name is not a valid memory id (lowercase words of a-z and 0-9 joined "
+                    f"by '-', at most {memfile.ID_MAX} characters)"
+                ),
+            )
         if os.path.islink(path) and not _inside(os.path.realpath(path), self._real_root()):
             return id, path, "is a link leading outside the memory root"
-        if name.startswith(ARCHIVED_PREFIX) and not _inside(os.path.realpath(path), self._real_root()):
+        if name.startswith(ARCHIVED_PREFIX) and not _inside(
+            os.path.realpath(path), self._real_root()
+        ):
             return id, path, "is in an archive folder leading outside the memory root"
         return id, path, None
 

@@ -14,9 +14,8 @@ it would write is read by the instruction detector: a finding is an ADVISORY `in
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import os
+from typing import TYPE_CHECKING
 
 from memcurate.curator.proposals import store
 from memcurate.curator.proposals.store import PENDING, PREFIX, ProposalError
@@ -34,9 +33,19 @@ def issues_of(planned: dict | None) -> list[dict]:
     for error in (planned or {}).get("errors") or ():
         text = str(error)
         stale = ChangeError(text).changed
-        out.append({"severity": "BLOCK", "code": "stale" if stale else "change", "where": "",
-                    "message": text + (" (the proposal is stale: reject it; the next check proposes afresh)"
-                                       if stale else "")})
+        out.append(
+            {
+                "severity": "BLOCK",
+                "code": "stale" if stale else "change",
+                "where": "",
+                "message": text
+                + (
+                    " (the proposal is stale: reject it; the next check proposes afresh)"
+                    if stale
+                    else ""
+                ),
+            }
+        )
     return out
 
 
@@ -51,7 +60,9 @@ def damage(engine: Context, record: dict) -> str:
         try:
             owner, category, rest = parse_ref(op["ref"])
             if owner != CLAUDE:
-                path = engine.store.locate(category, rest)  # UnsafePathError (a ValueError): a link leading out
+                path = engine.store.locate(
+                    category, rest
+                )  # UnsafePathError (a ValueError): a link leading out
             else:
                 path = os.path.join(root, *(MEMORY_MD if "#" in rest else rest).split("/"))
         except ValueError as e:
@@ -65,8 +76,10 @@ def damage(engine: Context, record: dict) -> str:
 def _damaged(engine: Context, record: dict) -> None:
     why = damage(engine, record)
     if why:
-        raise ProposalError(f"{PREFIX}{record['id']} does not check out, never acted on: {why} "
-                            f"(delete {store.record_path(engine.data, record['id'])})")
+        raise ProposalError(
+            f"{PREFIX}{record['id']} does not check out, never acted on: {why} "
+            f"(delete {store.record_path(engine.data, record['id'])})"
+        )
 
 
 def instruction_issues(record: dict) -> list[dict]:
@@ -74,7 +87,9 @@ def instruction_issues(record: dict) -> list[dict]:
     (curator/util/instructions.py): MEMORY.md and Claude's files are loaded into every session."""
     from memcurate.curator.verify.checks import instruction_issues as found
 
-    parts = [(op["ref"], op["text"]) for op in store.ops_of(record) if isinstance(op.get("text"), str)]
+    parts = [
+        (op["ref"], op["text"]) for op in store.ops_of(record) if isinstance(op.get("text"), str)
+    ]
     return [i.as_dict() for i in found(parts)]
 
 
@@ -88,7 +103,11 @@ def view(engine: Context, pid: str) -> dict:
     from memcurate.curator.library import changes
 
     planned = changes.plan(engine, store.ops_of(record)).as_dict()
-    return {"record": record, "planned": planned, "issues": issues_of(planned) + instruction_issues(record)}
+    return {
+        "record": record,
+        "planned": planned,
+        "issues": issues_of(planned) + instruction_issues(record),
+    }
 
 
 def _fingerprint(seen: dict | str | None) -> str | None:
@@ -116,18 +135,27 @@ def approve(engine: Context, pid: str, seen: dict | str | None = None) -> dict:
         try:
             applied = changes.apply(engine, ops, fingerprint)
         except ChangeError as e:
-            raise ProposalError(f"{PREFIX}{pid}: {e}; nothing was written (show it again to see the files now)") \
-                from None
-        return store.mark_approved(engine.data, pid, held=True, written=list(applied.written),
-                                   trash=list(applied.trash), edited=record.get("edit") is not None)
+            raise ProposalError(
+                f"{PREFIX}{pid}: {e}; nothing was written (show it again to see the files now)"
+            ) from None
+        return store.mark_approved(
+            engine.data,
+            pid,
+            held=True,
+            written=list(applied.written),
+            trash=list(applied.trash),
+            edited=record.get("edit") is not None,
+        )
 
 
 def the_write(ops: list[dict]) -> dict:
     """The one op writing a memory file, for an edit; ProposalError when there is not exactly one."""
     writes = [op for op in ops if op.get("op") == "write"]
     if len(writes) != 1:
-        raise ProposalError("only a proposal that writes one memory file can be edited"
-                            + (f" (this one writes {len(writes)})" if writes else " (this one writes none)"))
+        raise ProposalError(
+            "only a proposal that writes one memory file can be edited"
+            + (f" (this one writes {len(writes)})" if writes else " (this one writes none)")
+        )
     return writes[0]
 
 
@@ -141,7 +169,9 @@ def edit(engine: Context, pid: str, text: str) -> dict:
         raise ProposalError("the edited text is empty")
     secrets = find_secrets(text)
     if secrets:
-        raise ProposalError(f"a secret is present ({', '.join(secrets)}): remove it before saving; nothing was stored")
+        raise ProposalError(
+            f"a secret is present ({', '.join(secrets)}): remove it before saving; nothing was stored"
+        )
     record = store.find(engine.data, pid)
     ops = [dict(op) for op in store.ops_of(record)]
     the_write(ops)["text"] = text if text.endswith("\n") else text + "\n"

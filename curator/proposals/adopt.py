@@ -14,9 +14,8 @@ Claude's that linked it dropped. A line that links a topic file adopts that file
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import re
+from typing import TYPE_CHECKING
 
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.proposals.store import ProposalError
@@ -27,14 +26,22 @@ if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
 DEFAULT_CATEGORY = "decision"
 WHY_SECTIONS = frozenset({"Rationale", "Reason", "Impact", "Why deferred"})
 _HEADING_LINE = re.compile(r"^(#{1,2})(?=[ \t])", re.M)  # would open a section of the memory file
-_LEADING_HEADING = re.compile(r"\A#{1,6}[ \t][^\n]*\n*")  # the file's own title: the memory's title says it
+_LEADING_HEADING = re.compile(
+    r"\A#{1,6}[ \t][^\n]*\n*"
+)  # the file's own title: the memory's title says it
 
 
 def adopt(engine: Context, ref: str) -> str:
     """Stage the adoption of Claude's memory `ref` (claude/<path> or claude/MEMORY.md#<hash>); the
     proposal's id (the one already proposed, when it is). ProposalError when `ref` is not Claude's or
     names nothing adoptable; LibraryError when it is gone."""
-    from memcurate.curator.library.entries import CLAUDE, MEMORY_MD, file_ref, is_line_ref, parse_ref
+    from memcurate.curator.library.entries import (
+        CLAUDE,
+        MEMORY_MD,
+        file_ref,
+        is_line_ref,
+        parse_ref,
+    )
 
     try:
         owner, _, _ = parse_ref(ref)
@@ -53,28 +60,47 @@ def adopt(engine: Context, ref: str) -> str:
     if is_line_ref(ref):
         linked = file_ref(entry.where) if entry.where != MEMORY_MD else ""
         if linked and any(e.ref == linked for e in entries):
-            return adopt(engine, linked)  # the line is the index of a topic file: the file is the memory
+            return adopt(
+                engine, linked
+            )  # the line is the index of a topic file: the file is the memory
         source = from_line(entry)
         retire = [{"op": "drop_line", "ref": ref, "base_hash": entry.hash}]
     else:
         source = from_file(entry.where, got["text"])
         retire = [{"op": "archive", "ref": ref, "base_hash": entry.hash}]
-        retire += [{"op": "drop_line", "ref": e.ref, "base_hash": e.hash} for e in entries
-                   if is_line_ref(e.ref) and e.where == entry.where]
+        retire += [
+            {"op": "drop_line", "ref": e.ref, "base_hash": e.hash}
+            for e in entries
+            if is_line_ref(e.ref) and e.where == entry.where
+        ]
     category = category_of(engine.cfg, source)
     taken = {e.ref.partition("/")[2] for e in entries if e.owner != CLAUDE}
     mid = unique_id(source["name"], taken, lambda i: engine.store.exists(category, i))
-    text = memory_text(engine, source, category, mid, created=entry.created or engine.now())  # the file's mtime
+    text = memory_text(
+        engine, source, category, mid, created=entry.created or engine.now()
+    )  # the file's mtime
     new_ref = f"{category}/{mid}"
-    ops: list[dict] = [{"op": "write", "ref": new_ref, "base_hash": None, "text": text},
-                       {"op": "add_line", "ref": new_ref}, *retire]
+    ops: list[dict] = [
+        {"op": "write", "ref": new_ref, "base_hash": None, "text": text},
+        {"op": "add_line", "ref": new_ref},
+        *retire,
+    ]
     what = "MEMORY.md line" if is_line_ref(ref) else f"topic file {entry.where}"
     pid = store.stage(
-        engine.data, "adopt", f"Adopt Claude's {what} as {new_ref}",
+        engine.data,
+        "adopt",
+        f"Adopt Claude's {what} as {new_ref}",
         f"Claude's own {what} becomes a memcurate memory ({category}) with front matter, sections and its "
-        "MEMORY.md line; Claude's version is " + ("dropped from MEMORY.md." if is_line_ref(ref) else
-                                                  "archived (bytes kept) and its lines unlinked."),
-        ops, source="library", finding=None)
+        "MEMORY.md line; Claude's version is "
+        + (
+            "dropped from MEMORY.md."
+            if is_line_ref(ref)
+            else "archived (bytes kept) and its lines unlinked."
+        ),
+        ops,
+        source="library",
+        finding=None,
+    )
     if pid is None:
         known = store.by_key(engine.data, "adopt", ops)
         if known is None:  # staged and gone between the two looks: the person sees it next time
@@ -85,13 +111,19 @@ def adopt(engine: Context, ref: str) -> str:
 
 # -- Claude's text -> what the memory is made of -----------------------------------------------------
 
+
 def from_file(where: str, text: str) -> dict:
     """{name, description, type, body} of a topic file, read as the library reads it (its front matter's
     name and description, else its first heading and sentence)."""
     from memcurate.curator.memory.claude_topics import describe
 
     name, description, kind, body = describe(where, text)
-    return {"name": name, "description": description, "type": kind, "body": body.replace("\r\n", "\n")}
+    return {
+        "name": name,
+        "description": description,
+        "type": kind,
+        "body": body.replace("\r\n", "\n"),
+    }
 
 
 def from_line(entry) -> dict:
@@ -114,11 +146,18 @@ def category_of(cfg: dict, source: dict) -> str:
         lowered = line.lower()
         if not lowered.strip():
             continue
-        hit = {kw.category: (0.5 if kw.weak else 1.0) for kw in keywords.candidates(lowered)
-               if next(kw.find(line, lowered), None) is not None}
+        hit = {
+            kw.category: (0.5 if kw.weak else 1.0)
+            for kw in keywords.candidates(lowered)
+            if next(kw.find(line, lowered), None) is not None
+        }
         for cat, w in hit.items():
             scores[cat] = scores.get(cat, 0.0) + w
-    best = max(scores.items(), key=lambda kv: (kv[1], kv[0] == DEFAULT_CATEGORY), default=(DEFAULT_CATEGORY, 0))
+    best = max(
+        scores.items(),
+        key=lambda kv: (kv[1], kv[0] == DEFAULT_CATEGORY),
+        default=(DEFAULT_CATEGORY, 0),
+    )
     return best[0] if best[1] > 0 else DEFAULT_CATEGORY
 
 
@@ -136,13 +175,22 @@ def unique_id(name: str, taken: set[str], exists) -> str:
 
 def memory_text(engine: Context, source: dict, category: str, mid: str, *, created: str) -> str:
     """The memory file: front matter completed, Claude's text in the category's sections, secrets redacted."""
-    from memcurate.curator.util.redact import redact_text
     from memcurate.curator.drafting.offline.tags import make_tags
     from memcurate.curator.drafting.offline.text import sentences
-    from memcurate.curator.memory.memfile import DESCRIPTION_MAX, TITLE_MAX, MemoryDoc, join_sections, render
+    from memcurate.curator.memory.memfile import (
+        DESCRIPTION_MAX,
+        TITLE_MAX,
+        MemoryDoc,
+        join_sections,
+        render,
+    )
+    from memcurate.curator.util.redact import redact_text
     from memcurate.curator.util.textsafe import one_line
 
-    body = _LEADING_HEADING.sub("", redact_text(source["body"]).strip(), count=1).strip() or source["name"]
+    body = (
+        _LEADING_HEADING.sub("", redact_text(source["body"]).strip(), count=1).strip()
+        or source["name"]
+    )
     prose = " ".join(line for line in body.splitlines() if not line.lstrip().startswith("#"))
     said = [s for s in sentences(prose) if s.strip()] or [one_line(body, 300)]
     title = one_line(redact_text(source["name"]), TITLE_MAX)
@@ -152,9 +200,18 @@ def memory_text(engine: Context, source: dict, category: str, mid: str, *, creat
     for n, name in enumerate(required[1:], 1):
         sections[name] = _sentence_for(name, said, n)
     tags = make_tags([title, description, body], category) or [category.replace("_", "-")]
-    doc = MemoryDoc(id=mid, category=category, title=title, description=description, tags=tags[:12],
-                    created=created, updated=engine.now(), sources=[], status="active",
-                    body=join_sections(sections))
+    doc = MemoryDoc(
+        id=mid,
+        category=category,
+        title=title,
+        description=description,
+        tags=tags[:12],
+        created=created,
+        updated=engine.now(),
+        sources=[],
+        status="active",
+        body=join_sections(sections),
+    )
     return render(doc)
 
 

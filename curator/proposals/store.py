@@ -26,13 +26,13 @@ import json
 import os
 import time
 
+from memcurate.curator.errors import Refusal
 from memcurate.curator.util.atomic import write_json
-from memcurate.curator.util.record_folder import record_ids, resolve
 from memcurate.curator.util.locks import FileLock
 from memcurate.curator.util.private import make_dirs
+from memcurate.curator.util.record_folder import record_ids, resolve
 from memcurate.curator.util.stamps import content_hash, now_iso
 from memcurate.curator.util.textsafe import one_line
-from memcurate.curator.errors import Refusal
 
 FOLDER = "proposals"
 PREFIX = "proposal/"  # how a review id names a proposal
@@ -73,7 +73,9 @@ def key(kind: str, ops: list[dict], code: str = "") -> str:
 def same_key(kind: str, ops: list[dict], code: str = "") -> str:
     """The first half of `key`: what staging is idempotent on."""
     pairs = sorted({(str(op.get("ref", "")), str(op.get("base_hash") or "")) for op in ops})
-    return content_hash(json.dumps([kind, str(code or ""), [r for r, _ in pairs], [h for _, h in pairs]]))[:8]
+    return content_hash(
+        json.dumps([kind, str(code or ""), [r for r, _ in pairs], [h for _, h in pairs]])
+    )[:8]
 
 
 def _key_of(pid: str) -> str:
@@ -94,8 +96,14 @@ def check_ops(ops) -> list[dict]:
     if not isinstance(ops, list) or not ops:
         raise ProposalError("a proposal's ops must be a non-empty list")
     for n, op in enumerate(ops):
-        if not (isinstance(op, dict) and isinstance(op.get("op"), str) and isinstance(op.get("ref"), str)):
-            raise ProposalError(f"op {n + 1} is not a change op with `op` and `ref`: {one_line(repr(op), 120)}")
+        if not (
+            isinstance(op, dict)
+            and isinstance(op.get("op"), str)
+            and isinstance(op.get("ref"), str)
+        ):
+            raise ProposalError(
+                f"op {n + 1} is not a change op with `op` and `ref`: {one_line(repr(op), 120)}"
+            )
         if op["op"] not in OPS:
             raise ProposalError(f"op {n + 1}: {op['op']!r:.40} is not one of {', '.join(OPS)}")
         try:
@@ -108,8 +116,16 @@ def check_ops(ops) -> list[dict]:
     return ops
 
 
-def stage(data, kind: str, title: str, reason: str, ops: list[dict], *, source: str,
-          finding: dict | None = None) -> str | None:
+def stage(
+    data,
+    kind: str,
+    title: str,
+    reason: str,
+    ops: list[dict],
+    *,
+    source: str,
+    finding: dict | None = None,
+) -> str | None:
     """Write a pending proposal; its id, or None when one of the same kind and finding code for the same
     refs and base hashes, or the very same ops, is already known in any state. A pending proposal of the
     same kind, finding code and refs planned against other bytes is superseded (rejected, naming the new
@@ -128,9 +144,21 @@ def stage(data, kind: str, title: str, reason: str, ops: list[dict], *, source: 
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         pid = f"{stamp}-{k}"
         now = now_iso()
-        doc = {"format": FORMAT, "id": pid, "kind": kind, "state": PENDING, "created": now, "updated": now,
-               "title": _said(title, TITLE_LIMIT), "reason": _said(reason, REASON_LIMIT), "source": source,
-               "finding": found, "ops": ops, "edit": None, "decision": None}
+        doc = {
+            "format": FORMAT,
+            "id": pid,
+            "kind": kind,
+            "state": PENDING,
+            "created": now,
+            "updated": now,
+            "title": _said(title, TITLE_LIMIT),
+            "reason": _said(reason, REASON_LIMIT),
+            "source": source,
+            "finding": found,
+            "ops": ops,
+            "edit": None,
+            "decision": None,
+        }
         make_dirs(folder(data))
         write_json(record_path(data, pid), doc)
         if found is not None:
@@ -153,8 +181,11 @@ def _supersede(data, new: dict) -> None:
         except ProposalError:
             continue
         found = old.get("finding")
-        if old["state"] != PENDING or not isinstance(found, dict) or \
-                (old["kind"], found.get("code"), sorted(found.get("refs") or ())) != want:
+        if (
+            old["state"] != PENDING
+            or not isinstance(found, dict)
+            or (old["kind"], found.get("code"), sorted(found.get("refs") or ())) != want
+        ):
             continue
         try:
             mark_rejected(data, pid, f"superseded by {PREFIX}{new['id']}")
@@ -196,7 +227,10 @@ def _finding(finding: dict | None) -> dict | None:
         return None
     if not isinstance(finding, dict):
         raise ProposalError("a proposal's finding must be a mapping {code, refs} or None")
-    return {"code": str(finding.get("code", "")), "refs": [str(r) for r in finding.get("refs") or ()]}
+    return {
+        "code": str(finding.get("code", "")),
+        "refs": [str(r) for r in finding.get("refs") or ()],
+    }
 
 
 def _damage(doc) -> str:
@@ -234,7 +268,9 @@ def read(data, pid: str) -> dict:
     except FileNotFoundError:
         raise ProposalError(f"no proposal {PREFIX}{pid}") from None
     except (OSError, ValueError) as e:
-        raise ProposalError(f"{path}: unreadable ({e.__class__.__name__}); fix or delete it") from None
+        raise ProposalError(
+            f"{path}: unreadable ({e.__class__.__name__}); fix or delete it"
+        ) from None
     why = _damage(doc) or ("" if doc.get("id") == pid else f"holds id {doc.get('id')!r}")
     if why:
         raise ProposalError(f"{path}: {why} (hand-edited?); fix or delete it")
@@ -305,6 +341,7 @@ def mark_approved(data, pid: str, *, held: bool = False, **decision) -> dict:
     def fn(doc):
         doc["state"] = APPROVED
         doc["decision"] = {"at": now_iso(), **decision}
+
     return change(data, pid, fn, held=held)
 
 
@@ -312,6 +349,7 @@ def mark_rejected(data, pid: str, reason: str = "") -> dict:
     def fn(doc):
         doc["state"] = REJECTED
         doc["decision"] = {"at": now_iso(), "reason": _said(reason, REASON_LIMIT)}
+
     return change(data, pid, fn)
 
 

@@ -14,17 +14,16 @@ written is recognised by its content rather than written twice.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from memcurate.curator.candidates import staging
 from memcurate.curator.candidates.candidate import Candidate, Claim, StagedTriage, text_hash
 from memcurate.curator.candidates.pipeline import existing_for, process, settle
+from memcurate.curator.errors import DiskError, Refusal, StaleError
 from memcurate.curator.memory import memfile
-from memcurate.curator.verify.decide import Decision, DecisionError, choose, decide
 from memcurate.curator.verify.checks import Issue, blocking
-from memcurate.curator.errors import Refusal, StaleError, DiskError
+from memcurate.curator.verify.decide import Decision, DecisionError, choose, decide
 
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
     from memcurate.curator.context import Context
@@ -84,7 +83,9 @@ class Approval:
     archived: dict[str, list[str]] = field(default_factory=dict)  # category -> ids
     notes: list[str] = field(default_factory=list)
     stopped: OSError | None = None  # the write that found the disk full: nothing more was tried
-    left: list[str] = field(default_factory=list)  # approved, not finished once stopped: the next run does
+    left: list[str] = field(
+        default_factory=list
+    )  # approved, not finished once stopped: the next run does
 
 
 def _require(cand: Candidate | None, key: tuple[str, str], *states: str) -> Candidate:
@@ -110,16 +111,25 @@ def edit(engine: Context, tid: str, cat: str, text: str) -> dict:
     with Claim(engine, tid, wait=5):
         cand = _candidate(engine, tid, cat, "ready")
         review = cand.review()
-        return settle(engine, cand, Decision(**review["decision"], text=text), review["draft"], file_text=text)
+        return settle(
+            engine, cand, Decision(**review["decision"], text=text), review["draft"], file_text=text
+        )
 
 
-def approve(engine: Context, tid: str, cat: str, text: str | None = None, seen: str | None = None) -> Approval:
+def approve(
+    engine: Context, tid: str, cat: str, text: str | None = None, seen: str | None = None
+) -> Approval:
     """Save one candidate: the reviewed text, or `text` when the person edited it (verified again).
     `seen`: the text_hash of the text the person was shown; when the text under review differs now (redrafted,
     edited elsewhere), Changed and nothing saved. ReviewError (Blocked, Conflict) when it cannot be saved."""
     with Claim(engine, tid, wait=5):
-        if seen is not None and text_hash(_candidate(engine, tid, cat, "ready").review()["text"]) != seen:
-            raise Changed(f"{tid}/{cat}: the draft changed since it was shown: look at it again; nothing was saved")
+        if (
+            seen is not None
+            and text_hash(_candidate(engine, tid, cat, "ready").review()["text"]) != seen
+        ):
+            raise Changed(
+                f"{tid}/{cat}: the draft changed since it was shown: look at it again; nothing was saved"
+            )
         if text is not None:
             edit(engine, tid, cat, text)
         result = approve_all(engine, tid, [cat])
@@ -155,8 +165,13 @@ def _approved(engine: Context, cand: Candidate) -> dict:
     if d["target"] and (d["action"] in ("update", "delete") or d.get("source_only")):
         t = engine.target_state(cand.category, d["target"], d["base_hash"])
         if not t["exists"] or not t["hash_matches"]:
-            record = settle(engine, cand, Decision(**d, text=review["text"]), review["draft"],
-                            file_text=review["text"])
+            record = settle(
+                engine,
+                cand,
+                Decision(**d, text=review["text"]),
+                review["draft"],
+                file_text=review["text"],
+            )
             issues = [Issue(**i) for i in record["issues"]]
     elif d["action"] == "create":
         _saved_since(engine, cand, review)
@@ -185,9 +200,18 @@ def _saved_since(engine: Context, cand: Candidate, review: dict) -> None:
     if again.action == "create":
         return
     settle(engine, cand, again, review["draft"], near=existing)
-    raise Redecided([Issue("BLOCK", "conflict", "action", f"{again.target!r} was saved since this draft was decided "
-                           f"and says the same: now {again.action} of {again.target!r} "
-                           f"({'; '.join(again.reasons)}); review it and approve again")])
+    raise Redecided(
+        [
+            Issue(
+                "BLOCK",
+                "conflict",
+                "action",
+                f"{again.target!r} was saved since this draft was decided "
+                f"and says the same: now {again.action} of {again.target!r} "
+                f"({'; '.join(again.reasons)}); review it and approve again",
+            )
+        ]
+    )
 
 
 def resume(engine: Context, tid: str) -> Approval:
@@ -213,11 +237,15 @@ def _save(engine: Context, todo: list[tuple[Candidate, dict]], result: Approval)
     done: list[tuple[Saved, Candidate]] = []
     with engine.root_lock(wait=30):
         try:
-            current = memory_md.read_current(engine.root)  # a damaged MEMORY.md stops the save before any write
+            current = memory_md.read_current(
+                engine.root
+            )  # a damaged MEMORY.md stops the save before any write
         except memory_md.MemoryMdError as e:
             for cand, _ in todo:
                 cand.move("ready", error=f"MEMORY.md: {e}")
-                result.refused[cand.name] = ReviewError(f"{e}: fix MEMORY.md by hand, then approve again")
+                result.refused[cand.name] = ReviewError(
+                    f"{e}: fix MEMORY.md by hand, then approve again"
+                )
             return
         for cand, review in todo:
             cat = cand.name  # the slot: what the person approved, and what a refusal is said of
@@ -232,10 +260,17 @@ def _save(engine: Context, todo: list[tuple[Candidate, dict]], result: Approval)
             except (StoreError, memfile.MemoryFormatError) as e:
                 # The store refuses the text (verification let something through): back to review,
                 # blocked, saying why; the other saves go on, and nothing stays stuck `approved`.
-                cand.move("ready", error=str(e), blocked=True, blocks=max(1, int(cand.record.get("blocks") or 0)))
+                cand.move(
+                    "ready",
+                    error=str(e),
+                    blocked=True,
+                    blocks=max(1, int(cand.record.get("blocks") or 0)),
+                )
                 result.refused[cat] = Blocked([Issue("BLOCK", "refused", "file", str(e))])
                 continue
-            except OSError as e:  # this one stays `approved`; the others go on, unless the disk is full
+            except (
+                OSError
+            ) as e:  # this one stays `approved`; the others go on, unless the disk is full
                 result.refused[cat] = SaveFailed(e)
                 if e.errno in NO_SPACE:
                     result.stopped = e
@@ -252,13 +287,19 @@ def _save(engine: Context, todo: list[tuple[Candidate, dict]], result: Approval)
                     result.stopped = e
                 for saved, cand in done:
                     if saved.action != "noop":
-                        result.refused[cand.name] = SaveFailed(e, "written, but MEMORY.md is not updated: ")
-        elif changes:  # stopped: the files written stay `approved`, and the next run lists them in MEMORY.md
+                        result.refused[cand.name] = SaveFailed(
+                            e, "written, but MEMORY.md is not updated: "
+                        )
+        elif (
+            changes
+        ):  # stopped: the files written stay `approved`, and the next run lists them in MEMORY.md
             result.left += [cand.name for s, cand in done if s.action != "noop"]
         if changes and plan is None:
             done = [(s, cand) for s, cand in done if s.action == "noop"]
     if plan:
-        result.archived = {c: [line.id for line in lines] for c, lines in plan.archived.items() if lines}
+        result.archived = {
+            c: [line.id for line in lines] for c, lines in plan.archived.items() if lines
+        }
         result.notes = list(plan.notes)
     for saved, cand in done:
         cand.move("saved", path=saved.path, saved_action=saved.action)
@@ -304,21 +345,29 @@ def _write_memory(engine: Context, cand: Candidate, review: dict):
             engine.store.update(mem, d["base_hash"], parsed_from=text)
             engine.record_written(path, written)
     except ConflictError as e:
-        record = settle(engine, cand, Decision(**d, text=text), review["draft"], file_text=text, conflict=str(e))
+        record = settle(
+            engine, cand, Decision(**d, text=text), review["draft"], file_text=text, conflict=str(e)
+        )
         issues = [Issue(**i) for i in record["issues"] if i["severity"] == "BLOCK"]
         raise Conflict(issues or [Issue("BLOCK", "conflict", "action", f"{path}: {e}")]) from None
-    if action == "noop":  # the target with the draft's source added: its MEMORY.md line is unchanged
+    if (
+        action == "noop"
+    ):  # the target with the draft's source added: its MEMORY.md line is unchanged
         return Saved(cat, action, path, name=cand.name), None
     if action == "delete":
         return Saved(cat, action, path, name=cand.name), ("remove", mem.category, mem.id)
-    return Saved(cat, action, path, name=cand.name), ("upsert", memory_md.IndexLine(mem.id, mem.category, mem.title,
-                                                                    mem.description))
+    return Saved(cat, action, path, name=cand.name), (
+        "upsert",
+        memory_md.IndexLine(mem.id, mem.category, mem.title, mem.description),
+    )
 
 
 def _already_written(path: str, text: str) -> bool:
     try:
         with open(path, "rb") as f:
-            return f.read() == text.encode("utf-8")  # bytes: a file a hand edit left not UTF-8 is simply other
+            return f.read() == text.encode(
+                "utf-8"
+            )  # bytes: a file a hand edit left not UTF-8 is simply other
     except OSError:
         return False
 
@@ -351,11 +400,16 @@ def _decide_again(engine: Context, tid: str, cat: str, choice) -> dict:
 
 def redecide(engine: Context, tid: str, cat: str) -> dict:
     """Decide again (after a conflict): the draft is kept."""
-    return _decide_again(engine, tid, cat, lambda d, ex: decide(d, ex, now=engine.now(), cfg=engine.cfg))
+    return _decide_again(
+        engine, tid, cat, lambda d, ex: decide(d, ex, now=engine.now(), cfg=engine.cfg)
+    )
 
 
-def change_action(engine: Context, tid: str, cat: str, action: str, target: str | None = None) -> dict:
+def change_action(
+    engine: Context, tid: str, cat: str, action: str, target: str | None = None
+) -> dict:
     """Make the candidate a create, update, noop (or delete where allowed); ReviewError if the rules forbid it."""
+
     def choice(draft, existing):
         try:
             return choose(action, draft, existing, now=engine.now(), cfg=engine.cfg, target=target)
@@ -377,9 +431,17 @@ def preview(engine: Context, review: dict) -> dict[str, list[str]]:
         mem = memfile.parse(review["text"])
     except memfile.MemoryFormatError:
         return {}
-    change = (("remove", mem.category, mem.id) if action == "delete" else
-              ("upsert", memory_md.IndexLine(mem.id, mem.category, mem.title, mem.description)))
+    change = (
+        ("remove", mem.category, mem.id)
+        if action == "delete"
+        else ("upsert", memory_md.IndexLine(mem.id, mem.category, mem.title, mem.description))
+    )
     old, parsed = memory_md.read_current(engine.root)
-    plan = memory_md.plan(old or "", [change], memory_md.budgets_from(engine.cfg),
-                          *memory_md.limits_from(engine.cfg), parsed=parsed)
+    plan = memory_md.plan(
+        old or "",
+        [change],
+        memory_md.budgets_from(engine.cfg),
+        *memory_md.limits_from(engine.cfg),
+        parsed=parsed,
+    )
     return {c: [line.id for line in lines] for c, lines in plan.archived.items() if lines}

@@ -16,21 +16,25 @@ redacted (a record staged before the text was stored redacted may hold a secret)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import difflib
 import os
+from typing import TYPE_CHECKING
 
 from memcurate.curator.candidates import claude_writes
-from memcurate.curator.candidates.claude_writes import PENDING, ClaudeWriteError, WriteConflict, WriteRefused
-from memcurate.curator.util.redact import redact_all, redact_text
+from memcurate.curator.candidates.claude_writes import (
+    PENDING,
+    ClaudeWriteError,
+    WriteConflict,
+    WriteRefused,
+)
 from memcurate.curator.memory.memory_md.format import MemoryMdError
 from memcurate.curator.memory.memory_md.planning import keep_sections
 from memcurate.curator.review.claude_write_checks import check, is_memory_md
 from memcurate.curator.review.items import CLAUDE_WRITE
-from memcurate.curator.verify.checks import blocking
 from memcurate.curator.util.atomic import write_text
+from memcurate.curator.util.redact import redact_all, redact_text
 from memcurate.curator.util.stamps import content_hash
+from memcurate.curator.verify.checks import blocking
 
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
     from memcurate.curator.context import Context
@@ -53,17 +57,29 @@ def view(engine: Context, wid: str) -> dict:
     the file when it was staged) and `issues` (as dicts), every text redacted."""
     record = claude_writes.find(engine.data, wid, memory_dir(engine))
     issues = [redact_all(i.as_dict()) for i in check(record, engine.cfg, engine.data)]
-    shown = {**record, "text": redact_text(record["text"]),
-             "base_text": None if record.get("base_text") is None else redact_text(record["base_text"])}
-    return {**shown, "review_id": claude_writes.PREFIX + record["id"], "diff": diff(shown), "issues": issues}
+    shown = {
+        **record,
+        "text": redact_text(record["text"]),
+        "base_text": None if record.get("base_text") is None else redact_text(record["base_text"]),
+    }
+    return {
+        **shown,
+        "review_id": claude_writes.PREFIX + record["id"],
+        "diff": diff(shown),
+        "issues": issues,
+    }
 
 
 def diff(record: dict) -> str:
     where = record["where"]
-    return "".join(difflib.unified_diff((record.get("base_text") or "").splitlines(keepends=True),
-                                        record["text"].splitlines(keepends=True),
-                                        fromfile=f"a/{where}" if record.get("base_text") is not None else "/dev/null",
-                                        tofile=f"b/{where}"))
+    return "".join(
+        difflib.unified_diff(
+            (record.get("base_text") or "").splitlines(keepends=True),
+            record["text"].splitlines(keepends=True),
+            fromfile=f"a/{where}" if record.get("base_text") is not None else "/dev/null",
+            tofile=f"b/{where}",
+        )
+    )
 
 
 def approve(engine: Context, wid: str) -> dict:
@@ -76,7 +92,9 @@ def approve(engine: Context, wid: str) -> dict:
             raise ClaudeWriteError(f"{rid} is {record['state']}, not pending")
         blocked = blocking(check(record, engine.cfg, engine.data))
         if blocked:
-            raise ClaudeWriteError(f"{rid} cannot be saved: " + "; ".join(f"{i.where}: {i.message}" for i in blocked))
+            raise ClaudeWriteError(
+                f"{rid} cannot be saved: " + "; ".join(f"{i.where}: {i.message}" for i in blocked)
+            )
         try:
             current = claude_writes.read_disk(record["path"])
         except WriteRefused as e:
@@ -86,7 +104,9 @@ def approve(engine: Context, wid: str) -> dict:
             _check_base(record, current, rid)
             os.makedirs(os.path.dirname(record["path"]), exist_ok=True)
             write_text(record["path"], text)
-        return claude_writes.move(engine.data, record, "saved", "approved", saved_hash=content_hash(text))
+        return claude_writes.move(
+            engine.data, record, "saved", "approved", saved_hash=content_hash(text)
+        )
 
 
 def _final_text(record: dict, current: str | None, rid: str) -> str:
@@ -95,27 +115,40 @@ def _final_text(record: dict, current: str | None, rid: str) -> str:
     try:
         return keep_sections(record["text"], current)
     except MemoryMdError as e:
-        raise ClaudeWriteError(f"{rid}: MEMORY.md cannot be merged with memcurate's sections: {e}") from None
+        raise ClaudeWriteError(
+            f"{rid}: MEMORY.md cannot be merged with memcurate's sections: {e}"
+        ) from None
 
 
 def _check_base(record: dict, current: str | None, rid: str) -> None:
     base = record.get("base_text")
     if is_memory_md(record) and base is not None and current is not None:
-        if record.get("base_claude_hash"):  # Claude's part to the byte: a person's whitespace edit is a change
+        if record.get(
+            "base_claude_hash"
+        ):  # Claude's part to the byte: a person's whitespace edit is a change
             same = claude_writes.claude_part_hash(current) == record["base_claude_hash"]
         else:  # staged by an older memcurate, its base kept whole
-            same = claude_writes.claude_part_hash(current) == claude_writes.claude_part_hash(base) is not None
+            same = (
+                claude_writes.claude_part_hash(current)
+                == claude_writes.claude_part_hash(base)
+                is not None
+            )
     else:
-        same = (current is None and base is None) or (current is not None and
-                                                      content_hash(current) == record.get("base_hash"))
+        same = (current is None and base is None) or (
+            current is not None and content_hash(current) == record.get("base_hash")
+        )
     if not same:
         now = "was deleted" if current is None else ("was created" if base is None else "changed")
-        raise WriteConflict(f"{rid}: {record['where']} {now} since Claude's write was staged; nothing was written. "
-                       "Reject it, or look at the file and ask Claude to write it again")
+        raise WriteConflict(
+            f"{rid}: {record['where']} {now} since Claude's write was staged; nothing was written. "
+            "Reject it, or look at the file and ask Claude to write it again"
+        )
 
 
 def reject(engine: Context, wid: str, reason: str = "") -> dict:
     """Mark a staged write rejected with the person's reason; nothing is written."""
     with claude_writes.lock(engine.data):
         record = claude_writes.find(engine.data, wid, memory_dir(engine))
-        return claude_writes.move(engine.data, record, "rejected", reason.strip()[:500] or "rejected")
+        return claude_writes.move(
+            engine.data, record, "rejected", reason.strip()[:500] or "rejected"
+        )

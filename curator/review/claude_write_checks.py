@@ -40,7 +40,7 @@ def front_matter(text: str) -> tuple[dict | None, str | None]:
     lines = text.split("\n")
     if lines[0].rstrip("\r") != "---":
         return None, "the first line opens front matter but is not exactly ---"
-    for i, line in enumerate(lines[1:], 1):
+    for i, line in enumerate(lines[1:], 1):  # noqa: B007 (i: the closing line, read after the loop)
         if line.rstrip("\r") == "---":
             break
     else:
@@ -65,26 +65,51 @@ def check(record: dict, cfg: dict, data, records: list[dict] | None = None) -> l
     issues = secret_issues(text, [(where, text)])
     redacted = record.get("secrets") or []
     if redacted:
-        issues.append(Issue(BLOCK, "secret", where, f"Claude's write held a secret ({', '.join(redacted)}), kept "
-                            "redacted: it cannot be saved; reject it and ask Claude to write it without the secret"))
+        issues.append(
+            Issue(
+                BLOCK,
+                "secret",
+                where,
+                f"Claude's write held a secret ({', '.join(redacted)}), kept "
+                "redacted: it cannot be saved; reject it and ask Claude to write it without the secret",
+            )
+        )
     fields, why = front_matter(text)
     if why:
         issues.append(Issue(BLOCK, "front-matter", f"{where}: front matter", why))
     elif fields is not None:
         missing = [f for f in FIELDS if not (isinstance(fields.get(f), str) and fields[f].strip())]
         if missing:
-            issues.append(Issue(ADVISORY, "front-matter", f"{where}: front matter",
-                                f"no {', '.join(missing)}: Claude Code's memory files carry name, description "
-                                f"and type ({' | '.join(TYPES)})"))
+            issues.append(
+                Issue(
+                    ADVISORY,
+                    "front-matter",
+                    f"{where}: front matter",
+                    f"no {', '.join(missing)}: Claude Code's memory files carry name, description "
+                    f"and type ({' | '.join(TYPES)})",
+                )
+            )
         elif fields["type"] not in TYPES:
-            issues.append(Issue(ADVISORY, "front-matter", f"{where}: type",
-                                f"type is {fields['type']!r:.40}; Claude Code's types are {' | '.join(TYPES)}"))
+            issues.append(
+                Issue(
+                    ADVISORY,
+                    "front-matter",
+                    f"{where}: type",
+                    f"type is {fields['type']!r:.40}; Claude Code's types are {' | '.join(TYPES)}",
+                )
+            )
     if is_memory_md(record):
         issues += _budget_issues(record, cfg)
     elif where.endswith(".md") and not _linked(record, data, records):
-        issues.append(Issue(ADVISORY, "unlinked", where,
-                            f"no line of MEMORY.md links to {where}: Claude Code loads only MEMORY.md, so Claude "
-                            "finds this file only by chance; add a line that links to it"))
+        issues.append(
+            Issue(
+                ADVISORY,
+                "unlinked",
+                where,
+                f"no line of MEMORY.md links to {where}: Claude Code loads only MEMORY.md, so Claude "
+                "finds this file only by chance; add a line that links to it",
+            )
+        )
     return issues
 
 
@@ -96,8 +121,15 @@ def _budget_issues(record: dict, cfg: dict) -> list[Issue]:
     seen = loaded(text, *limits_from(cfg))
     if not seen.cut:
         return []
-    return [Issue(ADVISORY, "budget", FILE_NAME, "MEMORY.md would be past Claude Code's load limit, what is past "
-                                                 f"the cut is not loaded; Claude Code would say: {seen.why}")]
+    return [
+        Issue(
+            ADVISORY,
+            "budget",
+            FILE_NAME,
+            "MEMORY.md would be past Claude Code's load limit, what is past "
+            f"the cut is not loaded; Claude Code would say: {seen.why}",
+        )
+    ]
 
 
 def _linked(record: dict, data, records: list[dict] | None) -> bool:

@@ -20,7 +20,11 @@ READY = "ready"
 ERROR = "error"
 # Kinds' names (ReviewItem.kind) a front end names without importing the kind (the TUI's start: rows by kind)
 CLAUDE_WRITE, RULE = "claude-write", "rule"
-FINAL = ("saved", "rejected", "skipped")  # shown by `list --all` only; an id of one is never acted on
+FINAL = (
+    "saved",
+    "rejected",
+    "skipped",
+)  # shown by `list --all` only; an id of one is never acted on
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,9 @@ class ReviewItem:
     created: str = ""
     error: str = ""  # why it failed, or why it cannot be read
     reason: str = ""  # why it was rejected or skipped
-    rule: dict | None = None  # a rule candidate's count, kind, signature, paths, topic, file (kind `rule` only)
+    rule: dict | None = (
+        None  # a rule candidate's count, kind, signature, paths, topic, file (kind `rule` only)
+    )
 
     @property
     def approvable(self) -> bool:
@@ -67,7 +73,9 @@ class Outcome:
     path: str = ""  # the file written (absolute), "" for a noop or a rejection
     where: str = ""  # the same, relative to the memory root
     error: str = ""
-    archived: dict[str, list[str]] = field(default_factory=dict)  # category -> ids moved to the archive
+    archived: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # category -> ids moved to the archive
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -164,4 +172,6 @@ def why_not_approvable(item: ReviewItem) -> str | None:
 
 def damaged(item: ReviewItem) -> str:
     """Why an item in state `error` (its record cannot be read, or does not check out) is never acted on."""
-    return "cannot be read or does not check out, never acted on" + (f": {item.error}" if item.error else "")
+    return "cannot be read or does not check out, never acted on" + (
+        f": {item.error}" if item.error else ""
+    )

@@ -7,8 +7,15 @@ reject one) registered in KINDS below; its ids carry its own prefix (`claude/…
 
 from __future__ import annotations
 
-from memcurate.curator.review.items import ERROR, Outcome, ReviewItem, damaged, resolve, why_not_approvable
 from memcurate.curator.review.claude_write_kind import ClaudeWriteKind
+from memcurate.curator.review.items import (
+    ERROR,
+    Outcome,
+    ReviewItem,
+    damaged,
+    resolve,
+    why_not_approvable,
+)
 from memcurate.curator.review.memory_kind import MemoryKind
 from memcurate.curator.review.proposal_kind import ProposalKind
 from memcurate.curator.review.rule_kind import RuleKind
@@ -42,7 +49,9 @@ def draft(engine) -> dict:
 
 def show(engine, query: str) -> tuple[ReviewItem, dict]:
     """The item `query` names and what approving it would write (Unresolved when none)."""
-    [item] = resolve([query], items(engine, every=True), lambda i: damaged(i) if i.state == ERROR else None)
+    [item] = resolve(
+        [query], items(engine, every=True), lambda i: damaged(i) if i.state == ERROR else None
+    )
     return item, kind_of(item).show(engine, item)
 
 
@@ -51,7 +60,9 @@ def approve(engine, queries: list[str]) -> list[Outcome]:
     unknown, ambiguous or not approvable. The items of a kind go together (for memories, the items of
     one triage share one MEMORY.md write); a refusal at save time is that item's Outcome."""
     chosen = resolve(queries, items(engine, every=True), why_not_approvable)
-    if any(i.kind != RuleKind.name for i in chosen):  # a rule goes to the project, not the memory root
+    if any(
+        i.kind != RuleKind.name for i in chosen
+    ):  # a rule goes to the project, not the memory root
         engine.check_saving()  # auto memory off: refused before anything is approved (AutoMemoryOff)
     done: list[Outcome] = []
     for kind in KINDS:
@@ -64,6 +75,7 @@ def approve(engine, queries: list[str]) -> list[Outcome]:
 def reject(engine, queries: list[str], reason: str = "") -> list[Outcome]:
     """Reject the items `queries` name, all or none (Unresolved as for approve); a rejected item is
     not proposed again from the same evidence."""
+
     def why_not(item: ReviewItem) -> str | None:
         if item.state in kind_of(item).rejectable:
             return None
@@ -73,4 +85,3 @@ def reject(engine, queries: list[str], reason: str = "") -> list[Outcome]:
 
     chosen = resolve(queries, items(engine, every=True), why_not)
     return [kind_of(i).reject(engine, i, reason) for i in chosen]
-

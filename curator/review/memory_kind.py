@@ -33,12 +33,25 @@ class MemoryKind:
     def _item(self, engine, row) -> ReviewItem:
         if row.is_error:  # a triage that cannot be read: named, so it can be fixed or deleted
             return ReviewItem(row.tid, self.name, "error", error=row.error)
-        item = ReviewItem(f"{row.tid}/{row.category}", self.name, row.state, category=row.category,
-                          title=row.title, session=row.session, created=row.created, error=row.error,
-                          blocked=bool(row.blocks), reason=str(row.field("reason") or ""))
+        item = ReviewItem(
+            f"{row.tid}/{row.category}",
+            self.name,
+            row.state,
+            category=row.category,
+            title=row.title,
+            session=row.session,
+            created=row.created,
+            error=row.error,
+            blocked=bool(row.blocks),
+            reason=str(row.field("reason") or ""),
+        )
         if row.state == "saved":
             path = row.field("path") or ""
-            return _with(item, action=row.field("saved_action") or "", where=engine.store.relpath(path) if path else "")
+            return _with(
+                item,
+                action=row.field("saved_action") or "",
+                where=engine.store.relpath(path) if path else "",
+            )
         if row.state not in ("ready", "approved"):
             return item
         try:
@@ -46,17 +59,24 @@ class MemoryKind:
         except (OSError, ValueError) as e:
             return _with(item, error=f"review record unreadable ({e})")
         decision = review.get("decision") or {}
-        return _with(item, action=decision.get("action") or row.action, confidence=row.confidence,
-                     issues=tuple(review.get("issues") or ()), blocked=bool(review.get("blocked")),
-                     where=_where(engine, row, decision))
+        return _with(
+            item,
+            action=decision.get("action") or row.action,
+            confidence=row.confidence,
+            issues=tuple(review.get("issues") or ()),
+            blocked=bool(review.get("blocked")),
+            where=_where(engine, row, decision),
+        )
 
     def show(self, engine, item: ReviewItem) -> dict:
         tid, cat = _key(item)
         try:
             review = engine.review(tid, cat)
         except staging.StagingError:
-            raise ReviewError(f"{item.id} is {item.state}: nothing drafted to show"
-                              + (" (memcurate list --draft drafts it)" if item.state == "triaged" else "")) from None
+            raise ReviewError(
+                f"{item.id} is {item.state}: nothing drafted to show"
+                + (" (memcurate list --draft drafts it)" if item.state == "triaged" else "")
+            ) from None
         decision = review["decision"]
         try:
             archive = engine.preview(review) if item.state == "ready" else {}
@@ -64,9 +84,14 @@ class MemoryKind:
             archive, note = {}, f"MEMORY.md: {e}"
         else:
             note = ""
-        return {"text": review["text"], "decision": decision, "diff": decision.get("diff") or "",
-                "confidence": review.get("confidence") or {}, "archive": archive,
-                **({"note": note} if note else {})}
+        return {
+            "text": review["text"],
+            "decision": decision,
+            "diff": decision.get("diff") or "",
+            "confidence": review.get("confidence") or {},
+            "archive": archive,
+            **({"note": note} if note else {}),
+        }
 
     def approve(self, engine, items: list[ReviewItem]) -> list[Outcome]:
         by_triage: dict[str, list[str]] = {}
@@ -82,12 +107,24 @@ class MemoryKind:
                 continue
             for saved in result.saved:
                 path = saved.path or ""
-                out.append(Outcome(f"{tid}/{saved.category}", True, saved.action, path,
-                                   engine.store.relpath(path) if path else "", archived=result.archived))
-            out += [Outcome(f"{tid}/{c}", False, error=str(e) or e.__class__.__name__)
-                    for c, e in result.refused.items()]
-            out += [Outcome(f"{tid}/{c}", False, error="left for the next run: " + str(result.stopped))
-                    for c in result.left]
+                out.append(
+                    Outcome(
+                        f"{tid}/{saved.category}",
+                        True,
+                        saved.action,
+                        path,
+                        engine.store.relpath(path) if path else "",
+                        archived=result.archived,
+                    )
+                )
+            out += [
+                Outcome(f"{tid}/{c}", False, error=str(e) or e.__class__.__name__)
+                for c, e in result.refused.items()
+            ]
+            out += [
+                Outcome(f"{tid}/{c}", False, error="left for the next run: " + str(result.stopped))
+                for c in result.left
+            ]
         return out
 
     def reject(self, engine, item: ReviewItem, reason: str) -> Outcome:
@@ -134,7 +171,9 @@ def _where(engine, row, decision: dict) -> str:
     try:
         if decision.get("target"):
             return engine.store.relpath(engine.store.locate(base(row.category), decision["target"]))
-        with open(staging.candidate_files(engine.data, row.tid, row.category).file, encoding="utf-8") as f:
+        with open(
+            staging.candidate_files(engine.data, row.tid, row.category).file, encoding="utf-8"
+        ) as f:
             doc = memfile.parse(f.read())
         return engine.store.relpath(engine.store.home(doc))
     except (OSError, ValueError, StoreError):  # a bad id or front matter: its BLOCK issue says why

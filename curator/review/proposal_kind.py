@@ -11,14 +11,25 @@ own call: `proposal`, `approve_proposal`, `reject_proposal`.
 
 from __future__ import annotations
 
-from memcurate.curator.proposals.store import APPROVED, PENDING, PREFIX, REJECTED, ProposalError, scan
 from memcurate.curator.proposals.actions import damage
+from memcurate.curator.proposals.store import (
+    APPROVED,
+    PENDING,
+    PREFIX,
+    REJECTED,
+    ProposalError,
+    scan,
+)
 from memcurate.curator.review.items import ERROR, READY, Outcome, ReviewItem, attempt
 from memcurate.curator.util.locks import LockBusy
 
 KIND = "proposal"
 STATES = {PENDING: READY, APPROVED: "saved", REJECTED: "rejected"}
-_REFUSED = (ProposalError, LockBusy, OSError)  # what refuses an approval or a rejection: said, never raised
+_REFUSED = (
+    ProposalError,
+    LockBusy,
+    OSError,
+)  # what refuses an approval or a rejection: said, never raised
 
 
 class ProposalKind:
@@ -28,27 +39,50 @@ class ProposalKind:
     def items(self, engine, every: bool) -> list[ReviewItem]:
         records, damaged = scan(engine.data)
         out = [self._item(engine, r) for r in records if every or r["state"] == PENDING]
-        out += [ReviewItem(PREFIX + pid, self.name, ERROR, category=KIND, error=why) for pid, why in damaged]
+        out += [
+            ReviewItem(PREFIX + pid, self.name, ERROR, category=KIND, error=why)
+            for pid, why in damaged
+        ]
         return out
 
     def _item(self, engine, record: dict) -> ReviewItem:
         state = STATES[record["state"]]
         decision = record.get("decision") or {}
-        base = dict(id=PREFIX + record["id"], kind=self.name, state=state, category=KIND, title=record["title"],
-                    action=record["kind"], created=record["created"], reason=str(decision.get("reason") or ""))
+        base = dict(
+            id=PREFIX + record["id"],
+            kind=self.name,
+            state=state,
+            category=KIND,
+            title=record["title"],
+            action=record["kind"],
+            created=record["created"],
+            reason=str(decision.get("reason") or ""),
+        )
         if state != READY:
             return ReviewItem(**base, where=", ".join(decision.get("written") or ()))
         why = damage(engine, record)
         if why:  # an op reaching outside the memory root: named, never planned nor applied
-            return ReviewItem(**{**base, "state": ERROR}, error=f"{record['id']}: does not check out: {why}")
+            return ReviewItem(
+                **{**base, "state": ERROR}, error=f"{record['id']}: does not check out: {why}"
+            )
         try:
             view = engine.proposal(record["id"])
-        except (ProposalError, ValueError, KeyError, OSError) as e:  # a hand-edited op, an unreadable root: named
-            return ReviewItem(**{**base, "state": ERROR}, error=f"{record['id']}: cannot be planned: {e}")
+        except (
+            ProposalError,
+            ValueError,
+            KeyError,
+            OSError,
+        ) as e:  # a hand-edited op, an unreadable root: named
+            return ReviewItem(
+                **{**base, "state": ERROR}, error=f"{record['id']}: cannot be planned: {e}"
+            )
         files = (view["planned"] or {}).get("files") or ()
-        return ReviewItem(**base, issues=tuple(view["issues"]),
-                          blocked=any(i["severity"] == "BLOCK" for i in view["issues"]),
-                          where=", ".join(f["where"] for f in files))
+        return ReviewItem(
+            **base,
+            issues=tuple(view["issues"]),
+            blocked=any(i["severity"] == "BLOCK" for i in view["issues"]),
+            where=", ".join(f["where"] for f in files),
+        )
 
     def show(self, engine, item: ReviewItem) -> dict:
         view = engine.proposal(item.id)
@@ -61,10 +95,16 @@ class ProposalKind:
             reasons.append(f"found by {record['source']}: {f['code']} ({', '.join(f['refs'])})")
         if record.get("edit") is not None:
             reasons.append("edited by you: approving writes your text")
-        return {"text": writes[0].get("text", "") if len(writes) == 1 else "",
-                "diff": "".join(f.get("diff") or "" for f in files), "files": files, "confidence": {},
-                "archive": {}, "fingerprint": planned.get("fingerprint"), "proposal": record,
-                "decision": {"action": record["kind"], "target": item.where, "reasons": reasons}}
+        return {
+            "text": writes[0].get("text", "") if len(writes) == 1 else "",
+            "diff": "".join(f.get("diff") or "" for f in files),
+            "files": files,
+            "confidence": {},
+            "archive": {},
+            "fingerprint": planned.get("fingerprint"),
+            "proposal": record,
+            "decision": {"action": record["kind"], "target": item.where, "reasons": reasons},
+        }
 
     def approve(self, engine, items: list[ReviewItem]) -> list[Outcome]:
         def one(item: ReviewItem) -> Outcome:

@@ -17,24 +17,24 @@ different rule, topic, paths, file, or file text now is refused, nothing written
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import json
 import os
-
-from memcurate.curator.rules import candidates, ledger, rulefile
+from typing import TYPE_CHECKING
 
 from memcurate.curator.drafting import rule_draft as draft
+from memcurate.curator.errors import Refusal
+from memcurate.curator.rules import candidates, ledger, rulefile
 from memcurate.curator.util.locks import FileLock
 from memcurate.curator.util.stamps import content_hash
-from memcurate.curator.errors import Refusal
 
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
     from memcurate.curator.context import Context
 
 PREFIX = ledger.PREFIX
 PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
-LOCK = "rule-files.lock"  # in the data dir's locks/: one writer of .claude/rules/memcurate/ at a time
+LOCK = (
+    "rule-files.lock"  # in the data dir's locks/: one writer of .claude/rules/memcurate/ at a time
+)
 LOCK_WAIT = 30.0  # seconds an approval or a rejection waits for another one to finish
 
 
@@ -45,21 +45,35 @@ class RuleError(Refusal, ValueError):
 
 def key_of(query: str) -> str:
     """`rule/<key>` or `<key>` → `<key>`."""
-    return query[len(PREFIX):] if query.startswith(PREFIX) else query
+    return query[len(PREFIX) :] if query.startswith(PREFIX) else query
 
 
 def find(engine: Context, query: str) -> candidates.RuleCandidate:
     """The candidate `query` names (`rule/<key>`, `<key>`, or a unique prefix of either)."""
     key = key_of(query.strip())
     damaged: list[str] = []
-    threshold = engine.cfg["rules"]["threshold"]  # the ledger, not the record, says whether it recurred
-    found = candidates.load(engine.data, key, notes=damaged, threshold=threshold) if ledger.is_key(key) else None
+    threshold = engine.cfg["rules"][
+        "threshold"
+    ]  # the ledger, not the record, says whether it recurred
+    found = (
+        candidates.load(engine.data, key, notes=damaged, threshold=threshold)
+        if ledger.is_key(key)
+        else None
+    )
     if found is not None:
         return found
-    record = [n for n in damaged if n.startswith(ledger.candidate_path(engine.data, key) + ": ")] if damaged else []
+    record = (
+        [n for n in damaged if n.startswith(ledger.candidate_path(engine.data, key) + ": ")]
+        if damaged
+        else []
+    )
     if record:  # its record is there but damaged: say so, not "no such candidate"
         raise RuleError(record[0])
-    matches = [c for c in candidates.all(engine.data, every=True, threshold=threshold) if key and c.id.startswith(key)]
+    matches = [
+        c
+        for c in candidates.all(engine.data, every=True, threshold=threshold)
+        if key and c.id.startswith(key)
+    ]
     if len(matches) == 1:
         return matches[0]
     if matches:
@@ -73,7 +87,11 @@ def text(cand) -> dict:
     drafted = cand.draft if cand.draft and cand.draft.get("by") != "offline" else None
     chosen = cand.edit or drafted
     if chosen and chosen.get("rule"):  # its fields' types were checked when the record was loaded
-        return {"rule": chosen["rule"], "topic": chosen.get("topic") or "", "paths": list(chosen.get("paths") or [])}
+        return {
+            "rule": chosen["rule"],
+            "topic": chosen.get("topic") or "",
+            "paths": list(chosen.get("paths") or []),
+        }
     return draft.offline(cand)
 
 
@@ -82,7 +100,11 @@ def written(cand) -> dict:
     it would be reviewed for a rejected one, or one approved before the decision kept it."""
     decision = cand.decision or {}
     if cand.state == APPROVED and decision.get("rule"):
-        return {"rule": decision["rule"], "topic": decision.get("topic") or "", "paths": list(decision.get("paths") or [])}
+        return {
+            "rule": decision["rule"],
+            "topic": decision.get("topic") or "",
+            "paths": list(decision.get("paths") or []),
+        }
     return text(cand)
 
 
@@ -119,8 +141,13 @@ def view_of(engine: Context, cand) -> dict:
     its `issues` when pending (see `issues`)."""
     chosen = written(cand)
     shown = plan_dict(plan(engine, cand, chosen))
-    return {"candidate": cand, **chosen, "plan": shown, "since": since_written(cand),
-            "issues": issues(chosen, shown) if cand.state == PENDING else []}
+    return {
+        "candidate": cand,
+        **chosen,
+        "plan": shown,
+        "since": since_written(cand),
+        "issues": issues(chosen, shown) if cand.state == PENDING else [],
+    }
 
 
 def issues(chosen: dict, shown: dict) -> list[dict]:
@@ -129,9 +156,23 @@ def issues(chosen: dict, shown: dict) -> list[dict]:
     session it applies to, like a memory: a person decides, --auto-approve holds it)."""
     from memcurate.curator.verify.checks import instruction_issues
 
-    out = [{"severity": "BLOCK", "code": "rule-file", "where": shown["file"] or chosen["topic"],
-            "message": shown["error"]}] if shown["error"] else []
-    parts = [("rule", chosen["rule"]), ("topic", chosen["topic"]), ("paths", " ".join(chosen["paths"]))]
+    out = (
+        [
+            {
+                "severity": "BLOCK",
+                "code": "rule-file",
+                "where": shown["file"] or chosen["topic"],
+                "message": shown["error"],
+            }
+        ]
+        if shown["error"]
+        else []
+    )
+    parts = [
+        ("rule", chosen["rule"]),
+        ("topic", chosen["topic"]),
+        ("paths", " ".join(chosen["paths"])),
+    ]
     return out + [i.as_dict() for i in instruction_issues(parts)]
 
 
@@ -139,8 +180,15 @@ def fingerprint(shown: dict) -> str:
     """One hash of what a `view` shows the person: the rule, topic and paths, and the plan's file,
     action and the file's text before and after (the diff is made of them)."""
     p = shown.get("plan") or {}
-    doc = [shown.get("rule"), shown.get("topic"), list(shown.get("paths") or []),
-           p.get("file"), p.get("action"), p.get("before"), p.get("after")]
+    doc = [
+        shown.get("rule"),
+        shown.get("topic"),
+        list(shown.get("paths") or []),
+        p.get("file"),
+        p.get("action"),
+        p.get("before"),
+        p.get("after"),
+    ]
     return content_hash(json.dumps(doc, ensure_ascii=False))
 
 
@@ -150,7 +198,9 @@ def approve(engine: Context, query: str, seen: dict | str | None = None) -> dict
     would write now differs, RuleError and nothing written; None approves what `view` shows now.
     RuleError also when it is not pending, when the plan has an error, or when the file changed."""
     with _lock(engine):
-        cand = find(engine, query)  # read again under the lock: another approval or an edit may just have finished
+        cand = find(
+            engine, query
+        )  # read again under the lock: another approval or an edit may just have finished
         rid = PREFIX + cand.id
         if cand.state != PENDING:
             raise RuleError(f"{rid} is {cand.state}, not pending")
@@ -159,7 +209,9 @@ def approve(engine: Context, query: str, seen: dict | str | None = None) -> dict
         if seen is not None:
             want = seen if isinstance(seen, str) else fingerprint(seen)
             if fingerprint({**chosen, "plan": plan_dict(p)}) != want:
-                raise RuleError(f"{rid}: the rule or its file changed since you looked: look again; nothing was written")
+                raise RuleError(
+                    f"{rid}: the rule or its file changed since you looked: look again; nothing was written"
+                )
         if p.error:
             raise RuleError(f"{rid} cannot be written: {p.error}")
         try:
@@ -168,23 +220,37 @@ def approve(engine: Context, query: str, seen: dict | str | None = None) -> dict
             raise RuleError(f"{rid}: {e}; nothing was written") from None
         rel = os.path.relpath(path, engine.project)
         try:
-            kept = {"rule": rulefile.check_rule(chosen["rule"]), "topic": rulefile.topic_name(chosen["topic"]),
-                    "paths": rulefile.check_paths(chosen["paths"])}  # as the plan wrote them
+            kept = {
+                "rule": rulefile.check_rule(chosen["rule"]),
+                "topic": rulefile.topic_name(chosen["topic"]),
+                "paths": rulefile.check_paths(chosen["paths"]),
+            }  # as the plan wrote them
             candidates.mark_approved(engine.data, cand.id, rel, cand.sessions, kept)
-        except ValueError as e:  # its record damaged meanwhile: the rule is written; approving again marks it
-            raise RuleError(f"{rid}: the rule is in {rel}, but the candidate could not be marked approved: {e}") from None
+        except (
+            ValueError
+        ) as e:  # its record damaged meanwhile: the rule is written; approving again marks it
+            raise RuleError(
+                f"{rid}: the rule is in {rel}, but the candidate could not be marked approved: {e}"
+            ) from None
         return {"id": rid, "file": rel, "path": path, "action": p.action, "sessions": cand.sessions}
 
 
 def edit(engine: Context, query: str, rule: str, topic: str, paths: list[str]) -> dict:
     """Store the person's text for a pending candidate, validated first (ValueError with the reason,
     nothing stored); what it would now write (as `view`)."""
-    chosen = {"rule": rulefile.check_rule(rule), "topic": rulefile.topic_name(topic),
-              "paths": rulefile.check_paths(paths)}  # ValueError with the reason
-    with _lock(engine):  # never between an approval's reading and its marking: its file would keep the old text
+    chosen = {
+        "rule": rulefile.check_rule(rule),
+        "topic": rulefile.topic_name(topic),
+        "paths": rulefile.check_paths(paths),
+    }  # ValueError with the reason
+    with _lock(
+        engine
+    ):  # never between an approval's reading and its marking: its file would keep the old text
         cand = find(engine, query)
         if cand.state != PENDING:
-            raise ValueError(f"{PREFIX}{cand.id} is {cand.state}: only a pending rule can be edited")
+            raise ValueError(
+                f"{PREFIX}{cand.id} is {cand.state}: only a pending rule can be edited"
+            )
         candidates.set_edit(engine.data, cand.id, chosen)  # ValueError when decided meanwhile
     return view(engine, cand.id)
 
@@ -216,11 +282,15 @@ def draft_all(engine: Context) -> dict:
         return done
     for cand in todo:
         rid = PREFIX + cand.id
-        result = draft.draft_rule(engine.drafter, cand, engine.cfg)  # never raises: offline on failure
+        result = draft.draft_rule(
+            engine.drafter, cand, engine.cfg
+        )  # never raises: offline on failure
         if result.get("by") == "offline" and not result.get("error"):
             break  # no Claude backend after all: the offline text stays computed when shown
         try:
-            candidates.set_draft(engine.data, cand.id, result)  # a failed call's offline text, with why
+            candidates.set_draft(
+                engine.data, cand.id, result
+            )  # a failed call's offline text, with why
         except ValueError as e:  # decided, or its record damaged, meanwhile
             done["failed"].append({"id": rid, "error": str(e)})
             continue

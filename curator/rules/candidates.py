@@ -69,8 +69,18 @@ def _note(notes: list | None, text: str) -> None:
 
 
 # The fields of a record's parts a reader relies on, and their types (a part may lack one).
-_PART_TYPES = {"rule": str, "topic": str, "paths": list, "by": str, "model": str, "at": str, "error": str,
-               "file": str, "sessions": int, "reason": str}
+_PART_TYPES = {
+    "rule": str,
+    "topic": str,
+    "paths": list,
+    "by": str,
+    "model": str,
+    "at": str,
+    "error": str,
+    "file": str,
+    "sessions": int,
+    "reason": str,
+}
 
 
 def _part(doc: dict, name: str) -> tuple[dict | None, str]:
@@ -84,8 +94,11 @@ def _part(doc: dict, name: str) -> tuple[dict | None, str]:
         got = value.get(field_name)
         if got is None:
             continue
-        if not isinstance(got, kind) or isinstance(got, bool) or (
-                kind is list and any(not isinstance(p, str) for p in got)):  # `all` is this module's
+        if (
+            not isinstance(got, kind)
+            or isinstance(got, bool)
+            or (kind is list and isinstance(got, list) and any(not isinstance(p, str) for p in got))
+        ):  # `all` is this module's
             want = "a list of strings" if kind is list else f"a {kind.__name__}"
             return None, f"{name}.{field_name} is not {want}"
     return value, ""
@@ -99,16 +112,23 @@ def unbacked(key: str, failure: dict | None, sessions: int, threshold: int) -> s
 
     if failure is None:
         return f"the failure ledger ({ledger.FAILURES_DIR}/{key}/) holds no failure of this key"
-    if failure["key"] != key or Failure(kind=failure["kind"], tool=failure["tool"],
-                                        signature=failure["signature"]).key != key:
+    if (
+        failure["key"] != key
+        or Failure(kind=failure["kind"], tool=failure["tool"], signature=failure["signature"]).key
+        != key
+    ):
         return f"the failure ledger's {ledger.FAILURES_DIR}/{key}/{ledger.FAILURE_FILE} is of another signature"
     if sessions < threshold:
-        return (f"the failure ledger saw it in {sessions} session{'' if sessions == 1 else 's'}, fewer than the "
-                f"threshold {threshold} (rules.threshold)")
+        return (
+            f"the failure ledger saw it in {sessions} session{'' if sessions == 1 else 's'}, fewer than the "
+            f"threshold {threshold} (rules.threshold)"
+        )
     return ""
 
 
-def load(data, key: str, *, notes: list | None = None, threshold: int | None = None) -> RuleCandidate | None:
+def load(
+    data, key: str, *, notes: list | None = None, threshold: int | None = None
+) -> RuleCandidate | None:
     """The candidate `key` with its evidence from the ledger; None when there is none (or its record
     is damaged: named in `notes`). Given `threshold`, a pending record the ledger does not back is damaged."""
     if not ledger.is_key(key):
@@ -125,24 +145,42 @@ def load(data, key: str, *, notes: list | None = None, threshold: int | None = N
             _note(notes, f"{ledger.candidate_path(data, key)}: {why} (hand-edited?), skipped")
             return None
     found: list[str] = []
-    failure = ledger.failure(data, key, notes=found)  # read once: the backing check and the evidence
+    failure = ledger.failure(
+        data, key, notes=found
+    )  # read once: the backing check and the evidence
     count = ledger.sessions(data, key)
     if threshold is not None and doc["state"] == "pending":
         why = unbacked(key, failure, count, threshold)
         if why:
-            _note(notes, f"{ledger.candidate_path(data, key)}: {why}: not a recurring failure, never proposed "
-                         "(delete the file)")
+            _note(
+                notes,
+                f"{ledger.candidate_path(data, key)}: {why}: not a recurring failure, never proposed "
+                "(delete the file)",
+            )
             return None
     occurrences = ledger.occurrences(data, key, notes=found)
     if notes is not None:
         notes.extend(found)
-    return RuleCandidate(id=key, state=doc["state"], failure=failure or {}, occurrences=occurrences, **parts,
-                         created=str(doc.get("created", "")), updated=str(doc.get("updated", "")), notes=found,
-                         sessions=count)
+    return RuleCandidate(
+        id=key,
+        state=doc["state"],
+        failure=failure or {},
+        occurrences=occurrences,
+        **parts,
+        created=str(doc.get("created", "")),
+        updated=str(doc.get("updated", "")),
+        notes=found,
+        sessions=count,
+    )
 
 
-def all(data, *, every: bool = False, notes: list | None = None,  # noqa: A001 (the design's name)
-        threshold: int | None = None) -> list[RuleCandidate]:
+def all(
+    data,
+    *,
+    every: bool = False,
+    notes: list | None = None,  # noqa: A001 (the design's name)
+    threshold: int | None = None,
+) -> list[RuleCandidate]:
     """The pending candidates (every state with `every`), oldest first. Damaged records (with `threshold`,
     pending ones the ledger does not back too) are skipped and named in `notes`."""
     folder = os.path.join(os.fspath(data), ledger.CANDIDATES_DIR)
@@ -212,12 +250,15 @@ def mark_approved(data, key: str, file: str, sessions: int, text: dict | None = 
     def change(doc):
         doc["state"] = "approved"
         doc["decision"] = {"at": now_iso(), "file": file, "sessions": int(sessions), **written}
+
     return _change(data, key, change)
 
 
 def mark_rejected(data, key: str, reason: str = "") -> dict:
     """Never propose this signature again; the reason is kept."""
+
     def change(doc):
         doc["state"] = "rejected"
         doc["decision"] = {"at": now_iso(), "reason": ledger.cap(reason, 400)}
+
     return _change(data, key, change)

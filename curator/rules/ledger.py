@@ -28,10 +28,10 @@ import json
 import os
 import time
 
-from memcurate.curator.util.redact import redact_text
 from memcurate.curator.util.atomic import dump_json, is_temp_name, write_json, write_new
 from memcurate.curator.util.lazyre import LazyRegex
 from memcurate.curator.util.private import make_dirs
+from memcurate.curator.util.redact import redact_text
 from memcurate.curator.util.safe_open import open_regular
 from memcurate.curator.util.stamps import now_iso
 from memcurate.curator.util.textsafe import clean, one_line
@@ -52,7 +52,9 @@ DEFAULT_MAX_ENTRIES = 2000
 DEFAULT_MAX_BYTES = 1 << 20
 TALLY_FILE = ".tally.json"  # in failures/: the ledger's running size (see _grown); no key's name
 RECOUNT_EVERY = 256  # files recorded between two recounts of the ledger, whatever the tally says
-LOW_WATER = 0.9  # a ledger past a cap is cut to this share of it: a flood does not recount on every record
+LOW_WATER = (
+    0.9  # a ledger past a cap is cut to this share of it: a flood does not recount on every record
+)
 KEY_LENGTH = 12
 _HEX = frozenset("0123456789abcdef")
 _UNSAFE = LazyRegex(r"[^A-Za-z0-9_-]")
@@ -74,6 +76,7 @@ class Recorded:
 
 # -- names -------------------------------------------------------------------------------------------
 
+
 def is_key(key: object) -> bool:
     return isinstance(key, str) and len(key) == KEY_LENGTH and _HEX.issuperset(key)
 
@@ -85,10 +88,12 @@ def session_name(session: str) -> str:
     session = session or "unknown"
     if _SAFE_SESSION.rx.fullmatch(session) and session != "failure":
         return session
-    from memcurate.curator.rules.signature import sha256_hex  # the hook's own SHA-256: hashlib loads OpenSSL
+    from memcurate.curator.rules.signature import (
+        sha256_hex,  # the hook's own SHA-256: hashlib loads OpenSSL
+    )
 
     digest = sha256_hex(session.encode("utf-8", "surrogatepass"))[:12]
-    return f"{_UNSAFE.sub('_', session)[:MAX_SESSION - 13]}.{digest}"
+    return f"{_UNSAFE.sub('_', session)[: MAX_SESSION - 13]}.{digest}"
 
 
 def session_for(session_id: object, transcript: object = "") -> str:
@@ -118,6 +123,7 @@ def candidate_path(data, key: str) -> str:
 
 # -- what goes on disk -------------------------------------------------------------------------------
 
+
 def cap(text: str, limit: int, *, lines: bool = False) -> str:
     """`text` redacted, then cut to `limit` characters (redact first: a cut could split a secret and
     keep half of it). `lines` keeps line breaks (an error excerpt); else one line."""
@@ -129,16 +135,22 @@ def cap(text: str, limit: int, *, lines: bool = False) -> str:
 
 
 def _files(files) -> list[str]:
-    return [one_line(redact_text(f), 300) for f in list(files or ())[:MAX_FILES] if isinstance(f, str) and f]
+    return [
+        one_line(redact_text(f), 300)
+        for f in list(files or ())[:MAX_FILES]
+        if isinstance(f, str) and f
+    ]
 
 
 def clean_fix(fix: dict | None) -> dict | None:
     """A fix as it is stored: {"text", "files", "command"}, redacted and capped; None stays None."""
     if not fix:
         return None
-    return {"text": cap(str(fix.get("text") or ""), MAX_FIX),
-            "files": _files(fix.get("files")),
-            "command": cap(str(fix.get("command") or ""), MAX_COMMAND)}
+    return {
+        "text": cap(str(fix.get("text") or ""), MAX_FIX),
+        "files": _files(fix.get("files")),
+        "command": cap(str(fix.get("command") or ""), MAX_COMMAND),
+    }
 
 
 def _failure_doc(failure, at: str) -> dict:
@@ -154,6 +166,7 @@ def _failure_doc(failure, at: str) -> dict:
 
 
 # -- recording ---------------------------------------------------------------------------------------
+
 
 class Tally:
     """The running tally (failures/.tally.json) held in memory while one pass records many failures (a
@@ -172,10 +185,22 @@ class Tally:
         self.dirty = False
 
 
-def record(data, failure, *, session: str, at: str, command: str, error: str, source: str,
-           transcript: str = "", fix: dict | None = None, threshold: int,
-           max_entries: int = DEFAULT_MAX_ENTRIES, max_bytes: int = DEFAULT_MAX_BYTES,
-           tally: Tally | None = None) -> Recorded:
+def record(
+    data,
+    failure,
+    *,
+    session: str,
+    at: str,
+    command: str,
+    error: str,
+    source: str,
+    transcript: str = "",
+    fix: dict | None = None,
+    threshold: int,
+    max_entries: int = DEFAULT_MAX_ENTRIES,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    tally: Tally | None = None,
+) -> Recorded:
     """Count `failure` (a signature.Failure) once for `session`; stage its candidate at `threshold`.
 
     A session that already counted it gains nothing but, when `fix` is given and its occurrence has
@@ -184,10 +209,16 @@ def record(data, failure, *, session: str, at: str, command: str, error: str, so
     flushes once at its end. Raises OSError when the data dir cannot be written (the caller logs it)."""
     key = failure.key
     folder = failure_dir(data, key)
-    occurrence = {"session": one_line(session, 200), "at": at or now_iso(), "source": source,
-                  "command": cap(command, MAX_COMMAND), "error": cap(error, MAX_ERROR, lines=True),
-                  "files": _files(getattr(failure, "files", ())), "transcript": transcript or "",
-                  "fix": clean_fix(fix)}
+    occurrence: dict = {
+        "session": one_line(session, 200),
+        "at": at or now_iso(),
+        "source": source,
+        "command": cap(command, MAX_COMMAND),
+        "error": cap(error, MAX_ERROR, lines=True),
+        "files": _files(getattr(failure, "files", ())),
+        "transcript": transcript or "",
+        "fix": clean_fix(fix),
+    }
     name = os.path.join(folder, f"{session_name(session)}.json")
     body = dump_json(occurrence)
     for attempt in (0, 1):
@@ -208,7 +239,9 @@ def record(data, failure, *, session: str, at: str, command: str, error: str, so
     count = sessions(data, key)
     staged = count >= threshold and stage(data, key)
     if new:
-        _grown(data, added[0] + 1, added[1] + len(body), max_entries, max_bytes, keep=key, tally=tally)
+        _grown(
+            data, added[0] + 1, added[1] + len(body), max_entries, max_bytes, keep=key, tally=tally
+        )
     return Recorded(key, new, count, staged)
 
 
@@ -220,8 +253,16 @@ def stage(data, key: str) -> bool:
         return False
     make_dirs(os.path.dirname(path))
     stamp = now_iso()
-    doc = {"format": CANDIDATE_FORMAT, "id": key, "state": "pending", "created": stamp, "updated": stamp,
-           "draft": None, "edit": None, "decision": None}
+    doc = {
+        "format": CANDIDATE_FORMAT,
+        "id": key,
+        "state": "pending",
+        "created": stamp,
+        "updated": stamp,
+        "draft": None,
+        "edit": None,
+        "decision": None,
+    }
     return write_new(path, dump_json(doc))
 
 
@@ -230,15 +271,18 @@ def add_fix(data, key: str, session: str, fix: dict) -> bool:
     Returns whether the occurrence changed: False when it does not exist or already holds this fix."""
     path = os.path.join(failure_dir(data, key), f"{session_name(session)}.json")
     doc = read_object(path, None)
-    fix = clean_fix(fix)
-    if doc is None or not fix or doc.get("fix") == fix:
+    cleaned = clean_fix(fix)
+    if doc is None or not cleaned or doc.get("fix") == cleaned:
         return False
-    doc["fix"] = fix
-    write_json(path, doc, durable=False)  # as every ledger file: a fix lost to a power cut is only a fix
+    doc["fix"] = cleaned
+    write_json(
+        path, doc, durable=False
+    )  # as every ledger file: a fix lost to a power cut is only a fix
     return True
 
 
 # -- reading -----------------------------------------------------------------------------------------
+
 
 def _session_files(folder: str) -> list[str]:
     try:
@@ -291,7 +335,17 @@ def _typed(doc: dict, texts: tuple[str, ...]) -> dict:
     return out
 
 
-_FAILURE_TEXTS = ("kind", "tool", "signature", "test", "error_type", "message", "excerpt", "key", "first_seen")
+_FAILURE_TEXTS = (
+    "kind",
+    "tool",
+    "signature",
+    "test",
+    "error_type",
+    "message",
+    "excerpt",
+    "key",
+    "first_seen",
+)
 _OCCURRENCE_TEXTS = ("session", "at", "source", "command", "error", "transcript")
 
 
@@ -322,12 +376,15 @@ def failure(data, key: str, *, notes: list | None = None) -> dict | None:
 def keys(data) -> list[str]:
     """Every signature the ledger holds."""
     try:
-        return sorted(n for n in os.listdir(os.path.join(os.fspath(data), FAILURES_DIR)) if is_key(n))
+        return sorted(
+            n for n in os.listdir(os.path.join(os.fspath(data), FAILURES_DIR)) if is_key(n)
+        )
     except OSError:
         return []
 
 
 # -- forgetting --------------------------------------------------------------------------------------
+
 
 def prune(data, days: float, *, now: float | None = None) -> list[str]:
     """Forget the signatures that never became candidates and that no session has seen for `days`
@@ -393,15 +450,27 @@ def _tallies(data) -> list[_Tally]:
                     t.files += 1
                     t.bytes += st.st_size
                     t.newest = max(t.newest, st.st_mtime)
-                    t.sessions += f.name.endswith(".json") and f.name != FAILURE_FILE and not is_temp_name(f.name)
+                    t.sessions += (
+                        f.name.endswith(".json")
+                        and f.name != FAILURE_FILE
+                        and not is_temp_name(f.name)
+                    )
         except OSError:
             continue  # forgotten meanwhile
         out.append(t)
     return out
 
 
-def _grown(data, files: int, size: int, max_entries: int, max_bytes: int, *, keep: str,
-           tally: Tally | None = None) -> None:
+def _grown(
+    data,
+    files: int,
+    size: int,
+    max_entries: int,
+    max_bytes: int,
+    *,
+    keep: str,
+    tally: Tally | None = None,
+) -> None:
     """Count what a record added in the running tally (failures/.tally.json); past a cap, or every
     RECOUNT_EVERY files, recount the ledger and enforce its caps. The tally makes a record cost one
     small read and write, not a stat of every file (with a pass's `tally`, not even that); it may lag
@@ -414,8 +483,13 @@ def _grown(data, files: int, size: int, max_entries: int, max_bytes: int, *, kee
         if tally is not None:
             tally.counts, tally.loaded = before, True
     after = None if before is None else [before[0] + files, before[1] + size]
-    if after is None or after[0] > max_entries or after[1] > max_bytes or (
-            after[0] // RECOUNT_EVERY != before[0] // RECOUNT_EVERY):
+    if (
+        before is None
+        or after is None
+        or after[0] > max_entries
+        or after[1] > max_bytes
+        or (after[0] // RECOUNT_EVERY != before[0] // RECOUNT_EVERY)
+    ):
         enforce_caps(data, max_entries, max_bytes, keep=keep)  # it writes the exact tally
         if tally is not None:
             tally.loaded = tally.dirty = False
@@ -428,8 +502,12 @@ def _grown(data, files: int, size: int, max_entries: int, max_bytes: int, *, kee
 
 def _write_tally(data, counts: list[int]) -> None:
     try:
-        write_json(os.path.join(os.fspath(data), FAILURES_DIR, TALLY_FILE), {"files": counts[0], "bytes": counts[1]},
-                   durable=False, compact=True)
+        write_json(
+            os.path.join(os.fspath(data), FAILURES_DIR, TALLY_FILE),
+            {"files": counts[0], "bytes": counts[1]},
+            durable=False,
+            compact=True,
+        )
     except OSError:
         pass  # the next record recounts
 
@@ -443,7 +521,8 @@ def _read_tally(path: str) -> list[int] | None:
     except (OSError, ValueError):
         return None
     tally = [doc.get(k) for k in ("files", "bytes")] if isinstance(doc, dict) else []
-    return tally if len(tally) == 2 and all(type(v) is int and v >= 0 for v in tally) else None
+    counts = [v for v in tally if type(v) is int and v >= 0]
+    return counts if len(counts) == 2 else None
 
 
 def enforce_caps(data, max_entries: int, max_bytes: int, *, keep: str = "") -> list[str]:
@@ -456,7 +535,9 @@ def enforce_caps(data, max_entries: int, max_bytes: int, *, keep: str = "") -> l
     tallies = _tallies(data)
     files, size = sum(t.files for t in tallies), sum(t.bytes for t in tallies)
     gone = []
-    if files > max_entries or size > max_bytes:  # then down to the low-water mark: room for the next records
+    if (
+        files > max_entries or size > max_bytes
+    ):  # then down to the low-water mark: room for the next records
         max_entries, max_bytes = int(max_entries * LOW_WATER), int(max_bytes * LOW_WATER)
     for t in sorted(tallies, key=lambda t: (t.sessions, t.newest, t.key)):
         if files <= max_entries and size <= max_bytes:

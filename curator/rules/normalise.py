@@ -27,18 +27,58 @@ _TEMP = LazyRegex(
     r"|(?:/private)?/tmp(?:/[^\s'\"`:,;)\]}>]*)?"
     r"|(?:/private)?/var/tmp(?:/[^\s'\"`:,;)\]}>]*)?"
     r"|[^\s'\"`(\[{<]*pytest-of-[^/\s]+/pytest-\d+(?:/[^\s'\"`:,;)\]}>]*)?"
-    r"|%TEMP%(?:\\[^\s'\"`:,;)\]}>]*)?)")
+    r"|%TEMP%(?:\\[^\s'\"`:,;)\]}>]*)?)"
+)
 # A home folder's path: /Users/<u>/…, /home/<u>/…, C:\Users\<u>\…
-_HOME = LazyRegex(r"(?:/Users|/home|[A-Za-z]:\\Users)[/\\][^/\\\s'\"`]+(?:[/\\][^\s'\"`:,;()\[\]{}<>]*)?")
+_HOME = LazyRegex(
+    r"(?:/Users|/home|[A-Za-z]:\\Users)[/\\][^/\\\s'\"`]+(?:[/\\][^\s'\"`:,;()\[\]{}<>]*)?"
+)
 # The folders a project's tree usually starts with: a home path is cut in front of the first one.
-_TAIL_DIRS = ("src", "lib", "libs", "test", "tests", "spec", "specs", "internal", "cmd", "pkg", "app", "apps",
-              "packages", "crates", "scripts", "examples", "docs", "bin", "components", "pages", "public")
+_TAIL_DIRS = (
+    "src",
+    "lib",
+    "libs",
+    "test",
+    "tests",
+    "spec",
+    "specs",
+    "internal",
+    "cmd",
+    "pkg",
+    "app",
+    "apps",
+    "packages",
+    "crates",
+    "scripts",
+    "examples",
+    "docs",
+    "bin",
+    "components",
+    "pages",
+    "public",
+)
 # Places that are never the project's own files.
-_FOREIGN = ("site-packages/", "dist-packages/", "node_modules/", "/usr/", "/opt/homebrew/", "/.cargo/registry/",
-            "/go/pkg/mod/", "/rustc/", "/.rustup/", "/lib/python", "<frozen ", "<string>", "<stdin>", "node:")
+_FOREIGN = (
+    "site-packages/",
+    "dist-packages/",
+    "node_modules/",
+    "/usr/",
+    "/opt/homebrew/",
+    "/.cargo/registry/",
+    "/go/pkg/mod/",
+    "/rustc/",
+    "/.rustup/",
+    "/lib/python",
+    "<frozen ",
+    "<string>",
+    "<stdin>",
+    "node:",
+)
 
 _OBJECT_AT = LazyRegex(r"<([\w.]+) object at 0x[0-9a-fA-F]+>")
-_UUID = LazyRegex(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+_UUID = LazyRegex(
+    r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+)
 _ADDR = LazyRegex(r"\b0x[0-9a-fA-F]+\b")
 # A network address: IPv4, IPv6 (with a "::" or all eight groups, and a digit), a MAC. Replaced before the
 # numbers, which would leave `(<n>.0.5)` of `(10.0.0.5)`: another host is the same failure.
@@ -46,19 +86,25 @@ _IP = LazyRegex(
     r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\w)"
     r"|(?<![\w:])(?:[0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2}(?![\w:])"
     r"|(?<![\w:])(?=[0-9a-fA-F:]*\d)(?=[0-9a-fA-F:]*::|(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F])"
-    r"(?:[0-9a-fA-F]{1,4}|:)(?:[0-9a-fA-F]{0,4}:){1,7}[0-9a-fA-F]{0,4}(?![\w:])")
+    r"(?:[0-9a-fA-F]{1,4}|:)(?:[0-9a-fA-F]{0,4}:){1,7}[0-9a-fA-F]{0,4}(?![\w:])"
+)
 # A hash or id: 7+ hex characters with at least one digit (a word of only letters, `deadbeef`-like, stays).
-_HEX = LazyRegex(r"(?<![\w-])(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,}(?![\w-])|(?<![\w.])\d{9,}(?![\w.])")
+_HEX = LazyRegex(
+    r"(?<![\w-])(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,}(?![\w-])|(?<![\w.])\d{9,}(?![\w.])"
+)
 _TIME = LazyRegex(
     r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
     r"|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"
-    r"|\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),? \d{1,2} \w{3} \d{4}\b")
+    r"|\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),? \d{1,2} \w{3} \d{4}\b"
+)
 _DURATION = LazyRegex(
     r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|msec|s|sec|secs|seconds?|m|min|mins|minutes?|h|µs|us|ns)\b"
-    r"(?:\s?\d+(?:\.\d+)?\s?(?:ms|s|sec))?")
+    r"(?:\s?\d+(?:\.\d+)?\s?(?:ms|s|sec))?"
+)
 # file:line[:col] and file(line,col), and "line N[, column M]": where in the file is not what failed.
-_LINE_COL = LazyRegex(r"(?<=[\w\]\)])(?::\d+){1,2}(?=\b|$)|(?<=\w)\(\d+(?:,\s?\d+)?\)|\b(line|column|col)\s+\d+",
-                      0)
+_LINE_COL = LazyRegex(
+    r"(?<=[\w\]\)])(?::\d+){1,2}(?=\b|$)|(?<=\w)\(\d+(?:,\s?\d+)?\)|\b(line|column|col)\s+\d+", 0
+)
 # Any other number standing alone (not inside an identifier, a code or a parametrize id).
 _NUMBER = LazyRegex(r"(?<![\w.\-\[])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?%?(?![\w\]])")
 _SPACE = LazyRegex(r"\s+")
@@ -86,10 +132,12 @@ def relative(path: str, project: str = "") -> str:
         root = project.rstrip("/") + "/"
         for prefix in (root, "/private" + root):
             if p.startswith(prefix):
-                return p[len(prefix):]
+                return p[len(prefix) :]
         if p == project.rstrip("/"):
             return "."
-    if p.startswith(("/Users/", "/home/")) or (len(p) > 3 and p[1:3] == ":/" and p[3:9] == "Users/"):
+    if p.startswith(("/Users/", "/home/")) or (
+        len(p) > 3 and p[1:3] == ":/" and p[3:9] == "Users/"
+    ):
         return _tail(p) or p
     if p.startswith("./"):
         return p[2:]

@@ -36,10 +36,10 @@ import re
 import unicodedata
 from dataclasses import asdict, dataclass
 
-from memcurate.curator.util.redact import find_secrets
+from memcurate.curator.errors import Refusal
 from memcurate.curator.util.atomic import failure, replace_if_unchanged
 from memcurate.curator.util.paths import RULES_DIR, is_inside
-from memcurate.curator.errors import Refusal
+from memcurate.curator.util.redact import find_secrets
 
 RULE_MAX = 300  # characters of one rule (one bullet, one line)
 TOPIC_MAX = 40  # characters of a topic's file name, before `.md`
@@ -51,7 +51,9 @@ MAX_SIBLINGS = 50  # <topic>.md, <topic>-2.md ... <topic>-50.md
 _KEY = re.compile(r"[0-9a-f]{8,64}")
 MARKER = re.compile(r"<!-- memcurate:rule/([0-9a-f]{8,64}) -->")
 # Names some systems refuse as file names whatever their extension.
-_RESERVED = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))})
+_RESERVED = frozenset(
+    {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
+)
 _FENCE = re.compile(r"^ {0,3}(```|~~~)", re.M)
 
 
@@ -80,13 +82,14 @@ class RulePlan:
 
 # -- validation ------------------------------------------------------------------------------------
 
+
 def marker(key: str) -> str:
     return f"<!-- memcurate:rule/{key} -->"
 
 
 def check_key(key: str) -> str:
     """The candidate's key (`rule/` prefix allowed); ValueError for anything else."""
-    key = key[len("rule/"):] if isinstance(key, str) and key.startswith("rule/") else key
+    key = key[len("rule/") :] if isinstance(key, str) and key.startswith("rule/") else key
     if not isinstance(key, str) or not _KEY.fullmatch(key):
         raise ValueError(f"not a rule key: {str(key)[:80]!r}")
     return key
@@ -108,7 +111,9 @@ def check_rule(text) -> str:
         raise ValueError("the rule holds an HTML comment marker (<!-- or -->)")
     secrets = find_secrets(text)
     if secrets:
-        raise ValueError(f"the rule holds a secret ({', '.join(secrets)}); a secret never goes into a rules file")
+        raise ValueError(
+            f"the rule holds a secret ({', '.join(secrets)}); a secret never goes into a rules file"
+        )
     return text
 
 
@@ -158,12 +163,17 @@ def topic_name(topic) -> str:
 
 # -- the file format -------------------------------------------------------------------------------
 
+
 def front_matter(paths: list[str]) -> str:
     """`paths:` front matter for `paths` (each a JSON string, which YAML reads as the same string);
     "" for a project-wide rule."""
     if not paths:
         return ""
-    return "---\npaths:\n" + "".join(f"  - {json.dumps(g, ensure_ascii=False)}\n" for g in paths) + "---\n"
+    return (
+        "---\npaths:\n"
+        + "".join(f"  - {json.dumps(g, ensure_ascii=False)}\n" for g in paths)
+        + "---\n"
+    )
 
 
 def read_front_matter(text: str):
@@ -175,7 +185,12 @@ def read_front_matter(text: str):
         doc = yaml.safe_load(text)
     except yaml.YAMLError:
         return None
-    if not isinstance(doc, dict) or set(doc) != {"paths"} or not isinstance(doc["paths"], list) or not doc["paths"]:
+    if (
+        not isinstance(doc, dict)
+        or set(doc) != {"paths"}
+        or not isinstance(doc["paths"], list)
+        or not doc["paths"]
+    ):
         return None
     if not all(isinstance(g, str) and g for g in doc["paths"]):
         return None
@@ -213,8 +228,11 @@ def parse(text: str) -> tuple[list[str] | None, str]:
             return None, "its front matter is not closed by a `---` line"
         paths = read_front_matter("".join(lines[1:end]))
         if paths is None:
-            return None, "its front matter does not parse as a `paths:` list of globs (and nothing else)"
-        body = "".join(lines[end + 1:])
+            return (
+                None,
+                "its front matter does not parse as a `paths:` list of globs (and nothing else)",
+            )
+        body = "".join(lines[end + 1 :])
     elif text.lstrip().startswith("---"):
         return None, "its front matter does not start on the first line"
     if not MARKER.search(body):
@@ -235,11 +253,12 @@ def _rules_in(text: str) -> list[str]:
         line = line.strip()
         m = MARKER.search(line)
         if m and line.startswith(("- ", "* ")):
-            out.append(_normal(line[2:m.start()]))
+            out.append(_normal(line[2 : m.start()]))
     return out
 
 
 # -- planning and writing --------------------------------------------------------------------------
+
 
 def folder(project) -> str:
     return os.path.join(os.fspath(project), RULES_DIR)
@@ -309,8 +328,12 @@ def _diff(before: str | None, after: str, rel: str) -> str:
     """The unified diff, as `diff -u` prints it: a last line without a newline is followed by
     `\\ No newline at end of file`, else it would run into the next line of the diff."""
     out = []
-    for line in difflib.unified_diff(_lines(before or ""), _lines(after),
-                                     fromfile="/dev/null" if before is None else f"a/{rel}", tofile=f"b/{rel}"):
+    for line in difflib.unified_diff(
+        _lines(before or ""),
+        _lines(after),
+        fromfile="/dev/null" if before is None else f"a/{rel}",
+        tofile=f"b/{rel}",
+    ):
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
 
@@ -323,8 +346,16 @@ def plan(project, key: str, rule: str, topic: str, paths) -> RulePlan:
 
     def failed(error: str, file: str | None = None) -> RulePlan:
         path = os.path.join(where, file or f"{name}.md")
-        return RulePlan(path=path, rel=os.path.relpath(path, project), action="", before=None, after="", diff="",
-                        error=error, key=str(key))
+        return RulePlan(
+            path=path,
+            rel=os.path.relpath(path, project),
+            action="",
+            before=None,
+            after="",
+            diff="",
+            error=error,
+            key=str(key),
+        )
 
     try:
         key, rule, paths = check_key(key), check_rule(rule), check_paths(paths)
@@ -335,30 +366,55 @@ def plan(project, key: str, rule: str, topic: str, paths) -> RulePlan:
         return failed(error)
     files = _existing(where)
     said, norm = marker(key), _normal(rule)
-    for file, text in files.items():  # the same rule already written, by key or by text: nothing to do
+    for (
+        file,
+        text,
+    ) in files.items():  # the same rule already written, by key or by text: nothing to do
         if said in text or norm in _rules_in(text):
             path = os.path.join(where, file)
-            return RulePlan(path=path, rel=os.path.relpath(path, project), action="noop", before=text, after=text,
-                            diff="", key=key)
+            return RulePlan(
+                path=path,
+                rel=os.path.relpath(path, project),
+                action="noop",
+                before=text,
+                after=text,
+                diff="",
+                key=key,
+            )
     for n in range(1, MAX_SIBLINGS + 1):
         file = f"{name}.md" if n == 1 else f"{name}-{n}.md"
         path = os.path.join(where, file)
         rel = os.path.relpath(path, project)
-        text, why = (files[file], "") if file in files else _read(path)
+        found, why = (files[file], "") if file in files else _read(path)
         if why:
             return failed(f"{rel} is left alone: {why}", file)
-        if text is None:
+        if found is None:
             after = render(key, rule, name, paths)
-            return RulePlan(path=path, rel=rel, action="create", before=None, after=after,
-                            diff=_diff(None, after, rel), key=key)
+            return RulePlan(
+                path=path,
+                rel=rel,
+                action="create",
+                before=None,
+                after=after,
+                diff=_diff(None, after, rel),
+                key=key,
+            )
+        text = found
         have, why = parse(text)
         if have is None or why:
             return failed(f"{rel} is left alone: {why}; fix or move it by hand", file)
         if (not paths and not have) or (paths and have and set(paths) <= set(have)):
             nl = newline_of(text)  # the file's own line endings: nothing else in it changes
             after = text + ("" if text.endswith("\n") else nl) + bullet(key, rule, nl)
-            return RulePlan(path=path, rel=rel, action="extend", before=text, after=after,
-                            diff=_diff(text, after, rel), key=key)
+            return RulePlan(
+                path=path,
+                rel=rel,
+                action="extend",
+                before=text,
+                after=after,
+                diff=_diff(text, after, rel),
+                key=key,
+            )
         # other paths: never widen that file's rules; the next sibling
     return failed(f"{MAX_SIBLINGS} files of topic {name!r} already hold rules for other paths")
 
@@ -390,7 +446,9 @@ def write(plan: RulePlan) -> str:
     if os.path.islink(plan.path):
         raise RuleFileError(f"{plan.rel} is a symlink now: nothing written")
     mode = None
-    if plan.before is not None:  # an extended file keeps its permissions (a file made 0600 stays so)
+    if (
+        plan.before is not None
+    ):  # an extended file keeps its permissions (a file made 0600 stays so)
         try:
             mode = os.lstat(plan.path).st_mode & 0o7777
         except FileNotFoundError:
@@ -404,7 +462,9 @@ def write(plan: RulePlan) -> str:
         if current == after and expected != after:
             return None  # another process wrote exactly this plan meanwhile
         if current != expected:
-            raise RuleFileError(f"{plan.rel} changed since the rule was planned: nothing written; look again")
+            raise RuleFileError(
+                f"{plan.rel} changed since the rule was planned: nothing written; look again"
+            )
         return after
 
     try:

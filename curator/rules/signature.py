@@ -62,30 +62,90 @@ _CLASSIFY = LazyRegex(
     r"(?P<tool>pytest|py\.test|jest|vitest|mocha|tox|nox|rspec|phpunit|ctest|mypy|dmypy|basedpyright|pyright|tsc"
     r"|vue-tsc|ruff|flake8|pylint|eslint|golangci-lint|staticcheck|shellcheck|stylelint|rubocop|unittest|go|cargo"
     r"|npm|pnpm|yarn|bun|make|deno|ty|biome|black|prettier|dotnet|swift|gradlew|gradle|mvnw|mvn)(?![\w.-])"
-    r"(?P<rest>[^;&|\n)]*)")
-_SIMPLE = {"pytest": "test", "py.test": "test", "jest": "test", "vitest": "test", "mocha": "test", "tox": "test",
-           "nox": "test", "rspec": "test", "phpunit": "test", "ctest": "test", "unittest": "test",
-           "mypy": "type", "dmypy": "type", "pyright": "type", "basedpyright": "type", "tsc": "type",
-           "vue-tsc": "type", "ruff": "lint", "flake8": "lint", "pylint": "lint", "eslint": "lint",
-           "golangci-lint": "lint", "staticcheck": "lint", "shellcheck": "lint", "stylelint": "lint",
-           "rubocop": "lint"}
+    r"(?P<rest>[^;&|\n)]*)"
+)
+_SIMPLE = {
+    "pytest": "test",
+    "py.test": "test",
+    "jest": "test",
+    "vitest": "test",
+    "mocha": "test",
+    "tox": "test",
+    "nox": "test",
+    "rspec": "test",
+    "phpunit": "test",
+    "ctest": "test",
+    "unittest": "test",
+    "mypy": "type",
+    "dmypy": "type",
+    "pyright": "type",
+    "basedpyright": "type",
+    "tsc": "type",
+    "vue-tsc": "type",
+    "ruff": "lint",
+    "flake8": "lint",
+    "pylint": "lint",
+    "eslint": "lint",
+    "golangci-lint": "lint",
+    "staticcheck": "lint",
+    "shellcheck": "lint",
+    "stylelint": "lint",
+    "rubocop": "lint",
+}
 _SUB = {
     "go": {"test": "test", "vet": "lint", "build": "build", "install": "build"},
-    "cargo": {"test": "test", "nextest": "test", "t": "test", "clippy": "lint", "fmt": "lint", "build": "build",
-              "b": "build", "check": "build", "c": "build"},
+    "cargo": {
+        "test": "test",
+        "nextest": "test",
+        "t": "test",
+        "clippy": "lint",
+        "fmt": "lint",
+        "build": "build",
+        "b": "build",
+        "check": "build",
+        "c": "build",
+    },
     "deno": {"test": "test", "lint": "lint", "check": "type", "fmt": "lint"},
     "ty": {"check": "type"},
     "biome": {"check": "lint", "lint": "lint", "ci": "lint"},
     "dotnet": {"test": "test", "build": "build"},
     "swift": {"test": "test", "build": "build"},
     "gradle": {"test": "test", "check": "test", "build": "build"},
-    "mvn": {"test": "test", "verify": "test", "compile": "build", "package": "build", "install": "build"},
+    "mvn": {
+        "test": "test",
+        "verify": "test",
+        "compile": "build",
+        "package": "build",
+        "install": "build",
+    },
 }
-_ALIASES = {"py.test": "pytest", "gradlew": "gradle", "mvnw": "mvn", "dmypy": "mypy", "basedpyright": "pyright"}
-_SCRIPT_KINDS = (("test", "test"), ("spec", "test"), ("lint", "lint"), ("format", "lint"), ("fmt", "lint"),
-                 ("prettier", "lint"), ("eslint", "lint"), ("typecheck", "type"), ("type-check", "type"),
-                 ("types", "type"), ("tsc", "type"), ("check-types", "type"), ("mypy", "type"),
-                 ("build", "build"), ("compile", "build"), ("check", "lint"), ("ci", "test"), ("verify", "test"))
+_ALIASES = {
+    "py.test": "pytest",
+    "gradlew": "gradle",
+    "mvnw": "mvn",
+    "dmypy": "mypy",
+    "basedpyright": "pyright",
+}
+_SCRIPT_KINDS = (
+    ("test", "test"),
+    ("spec", "test"),
+    ("lint", "lint"),
+    ("format", "lint"),
+    ("fmt", "lint"),
+    ("prettier", "lint"),
+    ("eslint", "lint"),
+    ("typecheck", "type"),
+    ("type-check", "type"),
+    ("types", "type"),
+    ("tsc", "type"),
+    ("check-types", "type"),
+    ("mypy", "type"),
+    ("build", "build"),
+    ("compile", "build"),
+    ("check", "lint"),
+    ("ci", "test"),
+    ("verify", "test"),
+)
 
 # A checker's output that still shows a failure after it was piped through tail or head (exit status 0).
 _LOOKS_FAILED = LazyRegex(
@@ -93,7 +153,8 @@ _LOOKS_FAILED = LazyRegex(
     r"|Found [1-9]\d* errors?|[✕✗×] |^ *● |error\[E\d|^error(?:\[|:)|Traceback \(most recent call last\)"
     r"|npm ERR!|^npm error |\*\*\* \[|test result: FAILED|^E {3}|panicked at|^panic: |:\d+: error:| - error[ :]"
     r"|Tests?: +\d+ failed|[1-9]\d* tests? failed",
-    8)  # re.MULTILINE
+    8,
+)  # re.MULTILINE
 
 
 def classify(command: str) -> tuple[str, str] | None:
@@ -115,11 +176,17 @@ def _kind(tool: str, words: list[str]) -> str | None:
     sub = next((w for w in words if not w.startswith("-")), "")
     if tool in ("npm", "pnpm", "yarn", "bun"):
         if sub in ("run", "run-script") and len(words) > 1:
-            sub = next((w for w in words[words.index(sub) + 1:] if not w.startswith("-")), "")
+            sub = next((w for w in words[words.index(sub) + 1 :] if not w.startswith("-")), "")
         elif sub in ("t", "tst"):
             sub = "test"
-        return next((k for word, k in _SCRIPT_KINDS if sub == word or sub.startswith((word + ":", word + "-"))),
-                    None)
+        return next(
+            (
+                k
+                for word, k in _SCRIPT_KINDS
+                if sub == word or sub.startswith((word + ":", word + "-"))
+            ),
+            None,
+        )
     if tool == "make":
         target = sub.lower()
         return next((k for word, k in _SCRIPT_KINDS if target.startswith(word)), "build")
@@ -141,8 +208,13 @@ def looks_failed(output: str) -> bool:
     return _LOOKS_FAILED.search(output) is not None
 
 
-class Failure(namedtuple("Failure", "kind tool signature test error_type message files excerpt",
-                          defaults=("", "", "", (), ""))):
+class Failure(
+    namedtuple(
+        "Failure",
+        "kind tool signature test error_type message files excerpt",
+        defaults=("", "", "", (), ""),
+    )
+):
     """One distinct failure. `signature` is what recurs; `excerpt` is raw (redacted) output.
 
     A named tuple, not a dataclass: `dataclasses` (with `inspect`) costs the hook ≈10 ms to import."""
@@ -173,8 +245,20 @@ def sha256_hex(data: bytes) -> str:
 
 # Parsers of known tools, tests first (the most telling), then types, builds, lints; each returns [] for an
 # output it does not know. An output can hold several tools' (`npm run check`): all are asked.
-_PARSERS = (python.pytest, python.unittest, js.jest, js.vitest, go.test, rust.cargo, js.tsc, pycheck.mypy,
-            pycheck.pyright, go.compile_errors, pycheck.lint, js.eslint)
+_PARSERS = (
+    python.pytest,
+    python.unittest,
+    js.jest,
+    js.vitest,
+    go.test,
+    rust.cargo,
+    js.tsc,
+    pycheck.mypy,
+    pycheck.pyright,
+    go.compile_errors,
+    pycheck.lint,
+    js.eslint,
+)
 # Asked in turn when no tool's parser found anything: a wrapper's own error, then an uncaught exception.
 _FALLBACKS = (js.npm, generic.make, python.traceback, js.node, go.panic)
 
@@ -187,26 +271,34 @@ def _bound(output: str) -> str:
     # Cut at line ends so no half line is parsed as a whole one.
     head = head[: head.rfind("\n") + 1] or head
     nl = tail.find("\n")
-    return head + "\n" + (tail[nl + 1:] if nl >= 0 else tail)
+    return head + "\n" + (tail[nl + 1 :] if nl >= 0 else tail)
 
 
 def _lines(output: str) -> list[str]:
     lines = clean(_bound(output)).replace("\r", "\n").split("\n")
     # Claude Code puts "Exit code N" in front of a failed command's output; alone, it is all there is to go on.
     start = 0
-    while start < len(lines) and (not lines[start].strip() or lines[start].startswith("Exit code ")):
+    while start < len(lines) and (
+        not lines[start].strip() or lines[start].startswith("Exit code ")
+    ):
         start += 1
     return lines[start:] or [x for x in lines if x.strip()][:1]
 
 
-def _signature(kind: str, tool: str, test: str, error_type: str, message: str, files: tuple[str, ...]) -> str:
+def _signature(
+    kind: str, tool: str, test: str, error_type: str, message: str, files: tuple[str, ...]
+) -> str:
     if kind == "test":
         parts = [tool, test, f"{error_type}:" if error_type and message else error_type, message]
     elif kind == "lint" and error_type:
         parts = [tool, error_type]
     elif kind == "runtime":
-        parts = [tool, f"{error_type}:" if error_type and message else error_type, message,
-                 f"@ {files[0]}" if files else ""]
+        parts = [
+            tool,
+            f"{error_type}:" if error_type and message else error_type,
+            message,
+            f"@ {files[0]}" if files else "",
+        ]
     else:  # type, build, command, and a lint finding without a code
         parts = [tool, f"{error_type}:" if error_type and message else error_type, message]
     return " ".join(p for p in parts if p)
@@ -223,8 +315,16 @@ def _finish(found: Found, project: str, redact) -> Failure:
     excerpt = redact(clean("\n".join(x.rstrip() for x in found.excerpt)).strip())
     if len(excerpt) > EXCERPT_LIMIT:
         excerpt = excerpt[: EXCERPT_LIMIT - 1] + "…"
-    return Failure(kind=found.kind, tool=tool, signature=signature, test=test, error_type=error_type, message=msg,
-                   files=files, excerpt=excerpt)
+    return Failure(
+        kind=found.kind,
+        tool=tool,
+        signature=signature,
+        test=test,
+        error_type=error_type,
+        message=msg,
+        files=files,
+        excerpt=excerpt,
+    )
 
 
 def failures(command: str, output: str, *, project: str = "", limit: int = 3) -> list[Failure]:
@@ -250,7 +350,9 @@ def failures(command: str, output: str, *, project: str = "", limit: int = 3) ->
         found = parse(out)
     if not found:
         found = generic.command(out)
-    from memcurate.curator.util.redact import redact_text  # only now: a passing command never pays for it
+    from memcurate.curator.util.redact import (
+        redact_text,  # only now: a passing command never pays for it
+    )
 
     result: list[Failure] = []
     seen: set[tuple[str, str]] = set()

@@ -14,12 +14,29 @@ from memcurate.curator.util.stamps import now_iso
 
 # A colon ends a sentence too: "Let me look at the store:" announces the tool call that follows it.
 _SENTENCE_END = LazyRegex(r"(?<=[.!?:])\s+")
-_NARRATION = ("let me", "let's", "now let", "now i'll", "now i will", "i'll run", "i will run", "next,", "i see",
-              "it looks like", "it seems", "looking at", "great", "perfect", "excellent")
+_NARRATION = (
+    "let me",
+    "let's",
+    "now let",
+    "now i'll",
+    "now i will",
+    "i'll run",
+    "i will run",
+    "next,",
+    "i see",
+    "it looks like",
+    "it seems",
+    "looking at",
+    "great",
+    "perfect",
+    "excellent",
+)
 _STAMP = LazyRegex(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
 
 
-def record_runs(data: str, cfg: dict, runs: list[dict], *, session: str, transcript: str) -> list[str]:
+def record_runs(
+    data: str, cfg: dict, runs: list[dict], *, session: str, transcript: str
+) -> list[str]:
     """Count the failures of `runs` (Triage.failed_runs) for `session`; returns the notes for the log."""
     rc = cfg["rules"]
     if not runs or not rc["enabled"]:
@@ -46,7 +63,8 @@ def _record(data: str, rc: dict, runs: list[dict], session: str, transcript: str
         found = parsed.get((run["command"], run["output"]))
         if found is None:
             found = parsed[(run["command"], run["output"])] = failures(
-                run["command"], run["output"], project=project, limit=rc["per_output"])
+                run["command"], run["output"], project=project, limit=rc["per_output"]
+            )
         for f in found:
             fixed += bool(fix)
             if f.key not in plan:
@@ -58,10 +76,21 @@ def _record(data: str, rc: dict, runs: list[dict], session: str, transcript: str
     tally = ledger.Tally()
     try:
         for f, run, fix in plan.values():
-            r = ledger.record(data, f, session=session, at=stamp(run["at"]), command=run["command"],
-                              error=f.excerpt or run["output"], source="transcript", transcript=transcript,
-                              fix=fix, threshold=rc["threshold"], max_entries=rc["ledger_max_entries"],
-                              max_bytes=rc["ledger_max_bytes"], tally=tally)
+            r = ledger.record(
+                data,
+                f,
+                session=session,
+                at=stamp(run["at"]),
+                command=run["command"],
+                error=f.excerpt or run["output"],
+                source="transcript",
+                transcript=transcript,
+                fix=fix,
+                threshold=rc["threshold"],
+                max_entries=rc["ledger_max_entries"],
+                max_bytes=rc["ledger_max_bytes"],
+                tally=tally,
+            )
             counted += r.new
             if r.staged:
                 staged.append(ledger.PREFIX + r.key)
@@ -69,7 +98,9 @@ def _record(data: str, rc: dict, runs: list[dict], session: str, transcript: str
         tally.flush(data)
     if not counted and not staged:
         return []
-    note = f"failures counted toward rules: {counted}" + (f", {fixed} with their fix" if fixed else "")
+    note = f"failures counted toward rules: {counted}" + (
+        f", {fixed} with their fix" if fixed else ""
+    )
     return [note + (f"; staged {', '.join(staged)}" if staged else "")]
 
 
@@ -79,8 +110,11 @@ def fix_of(run: dict, project: str) -> dict | None:
     fix = run.get("fix")
     if not fix:
         return None
-    return {"text": first_sentences(_messages(fix.get("said") or ())), "files": _relative(fix.get("files") or [], project),
-            "command": fix.get("command") or ""}
+    return {
+        "text": first_sentences(_messages(fix.get("said") or ())),
+        "files": _relative(fix.get("files") or [], project),
+        "command": fix.get("command") or "",
+    }
 
 
 def _messages(said) -> str:
@@ -104,7 +138,7 @@ def first_sentences(text: str, count: int = 2) -> str:
 def _relative(files: list[str], project: str) -> list[str]:
     """Edited files relative to the project when inside it (as a rule's paths are)."""
     root = project.rstrip(os.sep) + os.sep
-    return [f[len(root):] if f.startswith(root) else f for f in files]
+    return [f[len(root) :] if f.startswith(root) else f for f in files]
 
 
 def stamp(timestamp: str) -> str:

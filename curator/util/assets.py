@@ -11,7 +11,9 @@ _found: str | None = None
 def assets_dir() -> str:
     global _found
     if _found is None:
-        here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # the curator package (dev/ links to it)
+        here = os.path.dirname(
+            os.path.dirname(os.path.realpath(__file__))
+        )  # the curator package (dev/ links to it)
         # A wheel carries assets inside the package (pyproject's force-include);
         # a checkout or an editable install has them beside the package.
         candidates = (os.path.join(here, "_assets"), os.path.join(os.path.dirname(here), "assets"))
@@ -20,7 +22,9 @@ def assets_dir() -> str:
                 _found = c
                 break
         else:
-            raise FileNotFoundError(f"memcurate's assets folder is missing (looked in {' and '.join(candidates)})")
+            raise FileNotFoundError(
+                f"memcurate's assets folder is missing (looked in {' and '.join(candidates)})"
+            )
     return _found
 
 

@@ -11,8 +11,8 @@ import json
 import os
 import time
 
-from memcurate.curator.util.private import FILE_MODE, file_mode, is_private, make_dirs
 from memcurate.curator.errors import BusyError
+from memcurate.curator.util.private import FILE_MODE, file_mode, is_private, make_dirs
 
 _counter = 0
 # A write failing with one of these means no other write will succeed either (full disk, quota,
@@ -110,7 +110,9 @@ def _temp_file(path: str, data: bytes, durable: bool, mode: int | None = None) -
     try:
         make_dirs(os.path.dirname(path) or ".")
         tmp = _temp_name(path)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644 if mode is None else mode & 0o600)
+        fd = os.open(
+            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644 if mode is None else mode & 0o600
+        )
     except OSError as e:
         raise _named(e, path) from None
     try:
@@ -118,7 +120,7 @@ def _temp_file(path: str, data: bytes, durable: bool, mode: int | None = None) -
             os.fchmod(fd, mode)
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         if durable:
             os.fsync(fd)
     except BaseException as e:
@@ -144,7 +146,9 @@ def _unlink(path: str) -> None:
         pass
 
 
-def write_bytes(path, data: bytes, *, durable: bool = True, sync_dir: bool = True, mode: int | None = None) -> None:
+def write_bytes(
+    path, data: bytes, *, durable: bool = True, sync_dir: bool = True, mode: int | None = None
+) -> None:
     """Write `data` to `path` through a temp file in the same folder and a rename.
 
     A killed process leaves either the old file or the new one, never a mix.
@@ -197,7 +201,9 @@ def dump_json(obj, *, compact: bool = False) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
 
 
-def write_json(path, obj, *, durable: bool = True, compact: bool = False, sync_dir: bool = True) -> None:
+def write_json(
+    path, obj, *, durable: bool = True, compact: bool = False, sync_dir: bool = True
+) -> None:
     write_bytes(path, dump_json(obj, compact=compact), durable=durable, sync_dir=sync_dir)
 
 
@@ -212,7 +218,9 @@ def append_line(path, line: bytes) -> None:
     if lock is None:
         import threading
 
-        lock = _locks.setdefault("append", threading.Lock())  # setdefault: one lock even if two threads race here
+        lock = _locks.setdefault(
+            "append", threading.Lock()
+        )  # setdefault: one lock even if two threads race here
     with lock:  # one line at a time within a process (drafting threads share a log)
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, file_mode(path))
         try:
@@ -221,7 +229,7 @@ def append_line(path, line: bytes) -> None:
                 line = b"\n" + line
             view = memoryview(line)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
         finally:
             os.close(fd)
 
@@ -266,7 +274,7 @@ def replace_if_unchanged(path, render, *, tries: int = 20, mode: int | None = No
                 late = _read_fd(fd)
                 if not late.startswith(disk):
                     continue  # rewritten in place meanwhile: render again
-                seen, extra = late, late[len(disk):]
+                seen, extra = late, late[len(disk) :]
                 if extra:
                     _append(tmp, extra)  # appended meanwhile: at the end of ours too, not yet shown
             if not _put(tmp, path, fd):
@@ -285,7 +293,9 @@ def replace_if_unchanged(path, render, *, tries: int = 20, mode: int | None = No
                 _unlink(tmp)
     if carry is not None and carry.extra:
         _append(path, carry.extra)  # what a replaced file gained is kept, if out of place
-    raise Unsettled(f"{path}: another program kept changing it ({tries} tries); nothing of its changes was lost")
+    raise Unsettled(
+        f"{path}: another program kept changing it ({tries} tries); nothing of its changes was lost"
+    )
 
 
 def _settle(fd: int, seen: bytes, base: bytes, ours: bytes, render, carry, appended: bool):
@@ -357,13 +367,17 @@ class _Carry:
 
     def __init__(self, ours: bytes, kept: bytes, base: bytes) -> None:
         self.ours, self.kept = ours, kept
-        self.extra = kept[len(base):] if kept.startswith(base) else None  # what they appended
+        self.extra = kept[len(base) :] if kept.startswith(base) else None  # what they appended
 
     def __call__(self, current: bytes | None) -> bytes | None:
         if current is not None and current.startswith(self.ours):
-            return self.kept + current[len(self.ours):]  # ours, perhaps appended to since: theirs first
+            return (
+                self.kept + current[len(self.ours) :]
+            )  # ours, perhaps appended to since: theirs first
         if self.extra is not None:
-            return (current or b"") + self.extra  # ours was replaced by yet another version: theirs after it
+            return (
+                current or b""
+            ) + self.extra  # ours was replaced by yet another version: theirs after it
         return current  # two other writers each rewrote an older version: the later one wins
 
 
@@ -373,7 +387,7 @@ def _append(path: str, data: bytes) -> None:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
 

@@ -89,13 +89,15 @@ class _Layout:
         """`value` as JSON, its inner lines indented from `indent` (the indentation of its first line)."""
         if self.unit is None:
             return json.dumps(value, ensure_ascii=False)
-        return json.dumps(value, ensure_ascii=False, indent=self.unit).replace("\n", self.newline + indent)
+        return json.dumps(value, ensure_ascii=False, indent=self.unit).replace(
+            "\n", self.newline + indent
+        )
 
     def separator(self, node: _Node) -> str:
         """What the file puts between two items of `node` (a comma and its white space)."""
         if len(node.items) > 1:
-            return self.text[node.items[-2][1]:node.items[-1][0]]
-        gap = self.text[node.start + 1:node.items[0][0]]
+            return self.text[node.items[-2][1] : node.items[-1][0]]
+        gap = self.text[node.start + 1 : node.items[0][0]]
         return "," + gap if "\n" in gap else ", "
 
 

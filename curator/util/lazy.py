@@ -12,6 +12,7 @@ from __future__ import annotations
 
 def lazy_names(package: str, homes: dict[str, str]):
     """A module __getattr__ for `package` that imports `name` from `package.<homes[name]>` when first asked."""
+
     def __getattr__(name: str):
         home = homes.get(name)
         if home is None:

@@ -9,28 +9,34 @@ from __future__ import annotations
 
 import re
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs the hook milliseconds at import
+    from typing import Any
+
 
 class LazyRegex:
+    """A pattern, of text or of bytes, compiled the first time it is used."""
+
     __slots__ = ("pattern", "flags", "_compiled")
 
-    def __init__(self, pattern: str, flags: int = 0) -> None:
+    def __init__(self, pattern: str | bytes, flags: int = 0) -> None:
         self.pattern = pattern
         self.flags = flags
-        self._compiled: re.Pattern[str] | None = None
+        self._compiled: re.Pattern[Any] | None = None
 
     @property
-    def rx(self) -> re.Pattern[str]:
+    def rx(self) -> re.Pattern[Any]:
         if self._compiled is None:
             self._compiled = re.compile(self.pattern, self.flags)
         return self._compiled
 
-    def search(self, text: str, *a):
+    def search(self, text: Any, *a):
         return self.rx.search(text, *a)
 
-    def match(self, text: str, *a):
+    def match(self, text: Any, *a):
         return self.rx.match(text, *a)
 
-    def finditer(self, text: str, *a):
+    def finditer(self, text: Any, *a):
         return self.rx.finditer(text, *a)
 
     def sub(self, repl, text: str, count: int = 0) -> str:

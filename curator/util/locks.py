@@ -6,8 +6,8 @@ import fcntl
 import os
 import time
 
-from memcurate.curator.util.private import file_mode, make_dirs
 from memcurate.curator.errors import BusyError
+from memcurate.curator.util.private import file_mode, make_dirs
 
 
 class LockBusy(BusyError):
@@ -26,7 +26,7 @@ class FileLock:
         self.wait = wait
         self.fd = -1
 
-    def __enter__(self) -> "FileLock":
+    def __enter__(self) -> FileLock:
         make_dirs(os.path.dirname(self.path) or ".")
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, file_mode(self.path))
         deadline = time.monotonic() + self.wait
@@ -98,11 +98,15 @@ class SharedLock:
 
     def acquire(self, wait: float = 0.0) -> None:
         deadline = time.monotonic() + wait
-        if not (self._owner.acquire(timeout=wait) if wait > 0 else self._owner.acquire(blocking=False)):
+        if not (
+            self._owner.acquire(timeout=wait) if wait > 0 else self._owner.acquire(blocking=False)
+        ):
             raise LockBusy(self.path)
         try:
             if self._depth == 0:
-                self._file = FileLock(self.path, wait=max(0.0, deadline - time.monotonic())).__enter__()
+                self._file = FileLock(
+                    self.path, wait=max(0.0, deadline - time.monotonic())
+                ).__enter__()
                 self._holder = self._ident()
             self._depth += 1
         except BaseException:
@@ -121,7 +125,7 @@ class SharedLock:
                 file.__exit__(None, None, None)
         self._owner.release()
 
-    def held(self, wait: float = 0.0) -> "_Held":
+    def held(self, wait: float = 0.0) -> _Held:
         """The lock as a context manager: `with lock.held(wait=5): ...`."""
         return _Held(self, wait)
 

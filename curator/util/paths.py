@@ -17,9 +17,9 @@ import json
 import os
 import sys
 
+from memcurate.curator.errors import Refusal
 from memcurate.curator.util.atomic import read_json, write_json, write_text
 from memcurate.curator.util.private import DATA_DIR_NAME, make_dirs, tighten
-from memcurate.curator.errors import Refusal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs the hook milliseconds at import
@@ -31,7 +31,9 @@ ROOT_LOCK_NAME = ".memcurate.lock"
 # no room for (`.archive/<category>.md`) and Claude's archived topic files (`.archive/claude/...`). A dot
 # folder: Claude Code 2.1's recall lists every .md of the memory folder to its selector, except in dot folders.
 ARCHIVE_DIR = ".archive"
-LEGACY_ARCHIVE_DIR = "archive"  # where memcurate before 2.1 archived: moved to ARCHIVE_DIR on the next locked write
+LEGACY_ARCHIVE_DIR = (
+    "archive"  # where memcurate before 2.1 archived: moved to ARCHIVE_DIR on the next locked write
+)
 # An archived memory's name in its category's listing (the index keys files by category and name): a path
 # from the category folder, `../.archive/<category>/<id>.md`, so that joined to the folder it names the file.
 ARCHIVED_PREFIX = f"../{ARCHIVE_DIR}/"
@@ -39,14 +41,19 @@ ARCHIVED_PREFIX = f"../{ARCHIVE_DIR}/"
 
 def archived_name(category: str, file: str) -> str:
     return f"{ARCHIVED_PREFIX}{category}/{file}"
+
+
 CONFIG_DIR_RECORD = "claude-config-dir.json"
 # The one folder of rule files memcurate writes, relative to the project (docs/design.md §4); the write guard
 # keeps Claude out of it and nothing else under .claude/rules/ is ever touched.
 RULES_DIR = os.path.join(".claude", "rules", "memcurate")
 MAX_SETTINGS_BYTES = 1 << 20
 # Claude Code's managed (policy) settings: the highest layer, which no user setting overrides.
-MANAGED_SETTINGS = ("/Library/Application Support/ClaudeCode/managed-settings.json" if sys.platform == "darwin"
-                    else "/etc/claude-code/managed-settings.json")
+MANAGED_SETTINGS = (
+    "/Library/Application Support/ClaudeCode/managed-settings.json"
+    if sys.platform == "darwin"
+    else "/etc/claude-code/managed-settings.json"
+)
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
@@ -94,7 +101,9 @@ def data_dir(project, *, create: bool = True) -> str:
 
 def claude_config_dir(env=None) -> str:
     env = os.environ if env is None else env
-    return os.path.abspath(env.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude"))
+    return os.path.abspath(
+        env.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    )
 
 
 PROJECT_KEY_MAX = 200  # Claude Code's MTe: a longer key is cut here and a hash added
@@ -107,8 +116,12 @@ def project_key(project) -> str:
     dashes); a key over 200 units is cut to 200 and gets '-' and the base-36 absolute value of the path's
     32-bit Java string hash. A folder named any other way is one Claude Code never reads."""
     path = os.path.abspath(os.fspath(project))
-    units = path.encode("utf-16-le", "surrogatepass")  # a byte the file system could not decode stays one unit
-    key = "".join(c if c.isascii() and c.isalnum() else "-" * (2 if ord(c) > 0xFFFF else 1) for c in path)
+    units = path.encode(
+        "utf-16-le", "surrogatepass"
+    )  # a byte the file system could not decode stays one unit
+    key = "".join(
+        c if c.isascii() and c.isalnum() else "-" * (2 if ord(c) > 0xFFFF else 1) for c in path
+    )
     if len(key) <= PROJECT_KEY_MAX:
         return key
     return f"{key[:PROJECT_KEY_MAX]}-{_base36(abs(_string_hash(units)))}"
@@ -168,6 +181,7 @@ def resolve_target(path: str, cwd: str) -> str:
 
 # -- the repository -------------------------------------------------------------------
 
+
 def main_worktree(start) -> str:
     """The root of the main worktree of the repository holding `start`; `start` itself outside git.
 
@@ -203,7 +217,7 @@ def _main_of_linked(worktree: str, dotgit: str) -> str | None:
     text = _read_small(dotgit)
     if not text or not text.startswith("gitdir:"):
         return None
-    gitdir = os.path.realpath(os.path.join(worktree, text[len("gitdir:"):].strip()))
+    gitdir = os.path.realpath(os.path.join(worktree, text[len("gitdir:") :].strip()))
     common = _read_small(os.path.join(gitdir, "commondir"))
     back = _read_small(os.path.join(gitdir, "gitdir"))
     if not common or not back:
@@ -219,6 +233,7 @@ def _main_of_linked(worktree: str, dotgit: str) -> str | None:
 
 # -- Claude Code's settings -----------------------------------------------------------------
 
+
 def _settings(path: str) -> dict:
     """A Claude Code settings file; {} when missing or unreadable (Claude Code skips those too)."""
     try:
@@ -232,14 +247,21 @@ def _settings(path: str) -> dict:
 def settings_file(scope: str, project, config_dir: str) -> str:
     """Claude Code's settings file of a scope: policy, local (personal), project (shared) or user."""
     claude = os.path.join(os.fspath(project), ".claude")
-    return {"policy": MANAGED_SETTINGS, "local": os.path.join(claude, "settings.local.json"),
-            "project": os.path.join(claude, "settings.json"), "user": os.path.join(config_dir, "settings.json")}[scope]
+    return {
+        "policy": MANAGED_SETTINGS,
+        "local": os.path.join(claude, "settings.local.json"),
+        "project": os.path.join(claude, "settings.json"),
+        "user": os.path.join(config_dir, "settings.json"),
+    }[scope]
 
 
 def settings_layers(project, config_dir: str) -> list[tuple[str, str, dict]]:
     """(scope, file, settings) from the highest precedence down: policy, local, project, user."""
-    return [(scope, path, _settings(path))
-            for scope in ("policy", "local", "project", "user") for path in [settings_file(scope, project, config_dir)]]
+    return [
+        (scope, path, _settings(path))
+        for scope in ("policy", "local", "project", "user")
+        for path in [settings_file(scope, project, config_dir)]
+    ]
 
 
 def user_state_dir(env=None) -> str:
@@ -274,11 +296,14 @@ def auto_memory_state(layers, env=None) -> tuple[bool, str]:
         return True, f"CLAUDE_CODE_DISABLE_AUTO_MEMORY={env['CLAUDE_CODE_DISABLE_AUTO_MEMORY']}"
     for _scope, path, doc in layers:
         if isinstance(doc.get("autoMemoryEnabled"), bool):
-            return doc["autoMemoryEnabled"], f"autoMemoryEnabled: {str(doc['autoMemoryEnabled']).lower()} in {path}"
+            return doc[
+                "autoMemoryEnabled"
+            ], f"autoMemoryEnabled: {str(doc['autoMemoryEnabled']).lower()} in {path}"
     return True, "default"
 
 
 # -- the config dir the hook saw -----------------------------------------------------------------
+
 
 def recorded_config_dir(data) -> str | None:
     """The config dir the hook last proved Claude Code runs this project under (None: no usable record)."""
@@ -286,8 +311,12 @@ def recorded_config_dir(data) -> str | None:
         path = read_json(os.path.join(os.fspath(data), CONFIG_DIR_RECORD)).get("path")
     except (OSError, ValueError, AttributeError):
         return None
-    if isinstance(path, str) and os.path.isabs(path) and "\0" not in path \
-            and os.path.isdir(os.path.join(path, "projects")):
+    if (
+        isinstance(path, str)
+        and os.path.isabs(path)
+        and "\0" not in path
+        and os.path.isdir(os.path.join(path, "projects"))
+    ):
         return path
     return None
 
@@ -334,12 +363,15 @@ def hook_may_read(path: str, project, env=None, *, resolved: bool = False) -> st
 
 # -- the memory root ---------------------------------------------------------------------------------
 
+
 def _config_dir(data, env) -> tuple[str, str]:
     """Claude Code's config dir for this project, and where that came from."""
     recorded = recorded_config_dir(data) if data is not None else None
     if recorded:
         return recorded, f"recorded by the hook in {os.path.join(data, CONFIG_DIR_RECORD)}"
-    return claude_config_dir(env), "CLAUDE_CONFIG_DIR" if env.get("CLAUDE_CONFIG_DIR") else "default"
+    return claude_config_dir(env), "CLAUDE_CONFIG_DIR" if env.get(
+        "CLAUDE_CONFIG_DIR"
+    ) else "default"
 
 
 def resolve_memory_root(project, cfg: dict, data=None, env=None) -> dict:
@@ -356,29 +388,52 @@ def resolve_memory_root(project, cfg: dict, data=None, env=None) -> dict:
     config_dir, config_dir_from = _config_dir(data, env)
     layers = settings_layers(project, config_dir)
     enabled, why = auto_memory_state(layers, env)
-    doc: dict[str, Any] = {"claude_config_dir": config_dir, "claude_config_dir_from": config_dir_from,
-           "auto_memory": {"enabled": enabled, "why": why}, "notes": []}
+    doc: dict[str, Any] = {
+        "claude_config_dir": config_dir,
+        "claude_config_dir_from": config_dir_from,
+        "auto_memory": {"enabled": enabled, "why": why},
+        "notes": [],
+    }
     configured = cfg["memory"]["root"]
     if configured != "auto":
         p = os.path.expanduser(configured)
-        return {**doc, "path": p if os.path.isabs(p) else os.path.join(project, p), "source": "config",
-                "from": "memory.root in memcurate's config"}
+        return {
+            **doc,
+            "path": p if os.path.isabs(p) else os.path.join(project, p),
+            "source": "config",
+            "from": "memory.root in memcurate's config",
+        }
     for scope, path, settings in layers:
         if "autoMemoryDirectory" not in settings:
             continue
         if scope == "project":
-            doc["notes"].append(f"autoMemoryDirectory in {path} ignored: Claude Code does not take it "
-                                "from the shared project settings")
+            doc["notes"].append(
+                f"autoMemoryDirectory in {path} ignored: Claude Code does not take it "
+                "from the shared project settings"
+            )
             continue
         value = _memory_directory(settings["autoMemoryDirectory"])
         if value:
-            return {**doc, "path": value, "source": "autoMemoryDirectory", "from": f"autoMemoryDirectory in {path}"}
+            return {
+                **doc,
+                "path": value,
+                "source": "autoMemoryDirectory",
+                "from": f"autoMemoryDirectory in {path}",
+            }
         doc["notes"].append(f"autoMemoryDirectory in {path} ignored: not an absolute or ~/ path")
     main = main_worktree(project)
-    where = (f"the repository at {main}" if os.path.exists(os.path.join(main, ".git"))
-             else f"the folder {main} (not a git repository)")
-    return {**doc, "path": os.path.join(config_dir, "projects", project_key(main), "memory"), "source": "derived",
-            "from": f"derived from {where}", "repository": main}
+    where = (
+        f"the repository at {main}"
+        if os.path.exists(os.path.join(main, ".git"))
+        else f"the folder {main} (not a git repository)"
+    )
+    return {
+        **doc,
+        "path": os.path.join(config_dir, "projects", project_key(main), "memory"),
+        "source": "derived",
+        "from": f"derived from {where}",
+        "repository": main,
+    }
 
 
 def memory_root(project, cfg: dict, data=None) -> str:
@@ -393,4 +448,5 @@ def check_saving(location: dict) -> None:
     raise AutoMemoryOff(
         f"Claude Code's auto memory is off ({location['auto_memory']['why']}), so it would never load memories "
         f"saved in {location['path']}: nothing saved. Set memory.root in .claude/memcurate.yaml to the folder "
-        "to save into, or turn auto memory on")
+        "to save into, or turn auto memory on"
+    )

@@ -81,7 +81,10 @@ def tighten(folder) -> int:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     todo.append(entry.path)
-                elif entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mode & _LOOSE:
+                elif (
+                    entry.is_file(follow_symlinks=False)
+                    and entry.stat(follow_symlinks=False).st_mode & _LOOSE
+                ):
                     changed += _fix(entry.path, FILE_MODE, 0)
             except OSError:
                 pass

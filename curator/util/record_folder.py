@@ -19,7 +19,7 @@ def record_ids(folder: str) -> list[str]:
 def resolve(query: str, ids: list[str], prefix: str, what: str, error: type[Exception]) -> str:
     """The id `query` names among `ids` (with or without `prefix`, whole or a unique beginning of one);
     `error` saying why when none or several do."""
-    q = query[len(prefix):] if query.startswith(prefix) else query
+    q = query[len(prefix) :] if query.startswith(prefix) else query
     if not q or "/" in q or os.sep in q or q.startswith("."):
         raise error(f"no {what} {prefix}{q}")
     if q in ids:

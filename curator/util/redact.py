@@ -21,6 +21,7 @@ from memcurate.curator.util.lazyre import LazyRegex
 
 _B64 = r"A-Za-z0-9+/"
 
+
 def marker(kind: str) -> str:
     """What stands where a secret of `kind` was."""
     return f"[REDACTED:{kind}]"
@@ -41,86 +42,171 @@ class _Rule:
 
     __slots__ = ("kind", "hints", "regex", "lowercase", "keep", "after", "value")
 
-    def __init__(self, kind: str, hints: tuple[str, ...], pattern: str, *, flags: int = 0, lowercase: bool = False,
-                 keep: tuple[int, ...] = (), after: str = "", value: tuple[int, ...] = ()) -> None:
-        self.kind, self.hints, self.lowercase, self.keep, self.after = kind, hints, lowercase, keep, after
+    def __init__(
+        self,
+        kind: str,
+        hints: tuple[str, ...],
+        pattern: str,
+        *,
+        flags: int = 0,
+        lowercase: bool = False,
+        keep: tuple[int, ...] = (),
+        after: str = "",
+        value: tuple[int, ...] = (),
+    ) -> None:
+        self.kind, self.hints, self.lowercase, self.keep, self.after = (
+            kind,
+            hints,
+            lowercase,
+            keep,
+            after,
+        )
         self.value = value
         self.regex = LazyRegex(pattern, flags)
 
 
 # Order matters: specific formats first, the generic assignment last.
 _RULES: list[_Rule] = [
-    _Rule("private-key", ("private key",),
-          r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-          r"(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[\sA-Za-z0-9+/=:,.\-\\]*)", flags=re.S),
+    _Rule(
+        "private-key",
+        ("private key",),
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[\sA-Za-z0-9+/=:,.\-\\]*)",
+        flags=re.S,
+    ),
     _Rule("anthropic-key", ("sk-ant-",), r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_\-]{20,}"),
-    _Rule("openai-key", ("sk-",), r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
-    _Rule("aws-access-key", ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"),
-          r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}(?![A-Z0-9])"),
-    _Rule("aws-secret-key", ("secret",),
-          r"(?<![a-z0-9])(aws_?secret_?access_?key|aws_?secret|secret_?access_?key)(\"?\s*[:=]\s*[\"']?)"
-          r"[a-z0-9+/]{40}(?![a-z0-9+/])", lowercase=True, keep=(1, 2)),
-    _Rule("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-          r"gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}"),
+    _Rule(
+        "openai-key", ("sk-",), r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"
+    ),
+    _Rule(
+        "aws-access-key",
+        ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"),
+        r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}(?![A-Z0-9])",
+    ),
+    _Rule(
+        "aws-secret-key",
+        ("secret",),
+        r"(?<![a-z0-9])(aws_?secret_?access_?key|aws_?secret|secret_?access_?key)(\"?\s*[:=]\s*[\"']?)"
+        r"[a-z0-9+/]{40}(?![a-z0-9+/])",
+        lowercase=True,
+        keep=(1, 2),
+    ),
+    _Rule(
+        "github-token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        r"gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}",
+    ),
     _Rule("gitlab-token", ("glpat-",), r"glpat-[A-Za-z0-9_\-]{20,}"),
     # A digit is required: "xoxo-gossip-girl" is not a token; real ones carry numeric ids.
     _Rule("slack-token", ("xox",), r"xox[abposre]-(?=[A-Za-z0-9\-]{0,80}[0-9])[A-Za-z0-9\-]{10,}"),
     _Rule("google-api-key", ("aiza",), r"AIza[0-9A-Za-z_\-]{35}"),
-    _Rule("stripe-key", ("_live_", "_test_"), r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    _Rule(
+        "stripe-key",
+        ("_live_", "_test_"),
+        r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
+    ),
     _Rule("jwt", ("eyj",), r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-    _Rule("bearer-token", ("bearer",), r"(?<![a-z0-9])(bearer\s+)[a-z0-9._~+/\-]{20,}=*", lowercase=True, keep=(1,)),
-    _Rule("url-credentials", ("://",), r"(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]*://[^\s:/@\[\]]+:)[^\s@/\[\]]+@",
-          lowercase=True, keep=(1,), after="@"),
+    _Rule(
+        "bearer-token",
+        ("bearer",),
+        r"(?<![a-z0-9])(bearer\s+)[a-z0-9._~+/\-]{20,}=*",
+        lowercase=True,
+        keep=(1,),
+    ),
+    _Rule(
+        "url-credentials",
+        ("://",),
+        r"(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]*://[^\s:/@\[\]]+:)[^\s@/\[\]]+@",
+        lowercase=True,
+        keep=(1,),
+        after="@",
+    ),
 ]
 
 # `password=...`, `API_KEY: ...`, `"client_secret": "..."`; the value (group 4) is what goes.
 # The match starts at the secret-ish word: "DB_PASSWORD=x" matches from "password".
 _ASSIGNMENT = _Rule(
-    "password", ("pass", "pwd", "secret", "token", "key", "credential"),
+    "password",
+    ("pass", "pwd", "secret", "token", "key", "credential"),
     r"((?:password|passwd|passphrase|pwd|secret|token|api[_\-]?key|apikey"
     r"|access[_\-]?key|private[_\-]?key|credentials?)[a-z0-9_.\-]*)"
-    r"([\"']?[ \t]*(?::|=|=>)[ \t]*)([\"'`]?)([^\s\"'`,;)}\]]{4,})", lowercase=True, keep=(1, 2, 3), value=(4,))
+    r"([\"']?[ \t]*(?::|=|=>)[ \t]*)([\"'`]?)([^\s\"'`,;)}\]]{4,})",
+    lowercase=True,
+    keep=(1, 2, 3),
+    value=(4,),
+)
 
 # Said in prose: "my password is: x", "the token is `x`", "the API key for staging was 'x'".
 # After "is:" any value goes; a quoted one may hold spaces (a passphrase); a bare one must
 # hold a digit, so "the password is wrong" and "the token is expired" stay. A PIN is digits
 # (so "the numpy pin is 1.26.4" stays).
 _VALUE_END = r"[^\s\"'`,;)}\]]{3,}[^\s\"'`,;)}\].!?:]"
-_SAID = r" {1,4}(?:is|was)(?:[ \t]+(?:now|still|set[ \t]+to))?"  # prose: blanks before "is" are spaces
-_SAID_REACH = 64  # from the end of a hint to " is": the longest "s for the <30 characters>" and blanks
+_SAID = (
+    r" {1,4}(?:is|was)(?:[ \t]+(?:now|still|set[ \t]+to))?"  # prose: blanks before "is" are spaces
+)
+_SAID_REACH = (
+    64  # from the end of a hint to " is": the longest "s for the <30 characters>" and blanks
+)
 _SPOKEN_RULES = (
-    _Rule("password", ("pass", "secret", "token", "key"),
-          r"(?<![a-z0-9])((?:password|passphrase|passcode|passwd|secret(?:[ _\-]?key)?|token|api[ _\-]?key"
-          r"|access[ _\-]?key|private[ _\-]?key)s?"
-          r"(?:[ \t]{1,4}(?:for|to|of)[ \t]{1,4}(?:the[ \t]{1,4}|my[ \t]{1,4}|our[ \t]{1,4})?[a-z0-9_.\-]{1,30})?"
-          + _SAID + ")"
-          rf"(?:([ \t]*:[ \t]*[\"'`]?)({_VALUE_END})|([ \t]+[\"'`])([^\"'`\n]{{4,200}})(?=[\"'`])"
-          rf"|([ \t]+)(?=[^\s\"'`,;)}}\]]{{0,80}}[0-9])({_VALUE_END}))",  # the digit in the value itself
-          lowercase=True, keep=(1, 2, 4, 6), value=(3, 5, 7)),
-    _Rule("password", ("pin ",),
-          r"(?<![a-z0-9])(pin(?: code)?" + _SAID + r"[ \t]*:?[ \t]*[\"'`]?)([0-9]{4,12})(?![0-9a-z]|\.[0-9])",
-          lowercase=True, keep=(1,), value=(2,)),
+    _Rule(
+        "password",
+        ("pass", "secret", "token", "key"),
+        r"(?<![a-z0-9])((?:password|passphrase|passcode|passwd|secret(?:[ _\-]?key)?|token|api[ _\-]?key"
+        r"|access[ _\-]?key|private[ _\-]?key)s?"
+        r"(?:[ \t]{1,4}(?:for|to|of)[ \t]{1,4}(?:the[ \t]{1,4}|my[ \t]{1,4}|our[ \t]{1,4})?[a-z0-9_.\-]{1,30})?"
+        + _SAID
+        + ")"
+        rf"(?:([ \t]*:[ \t]*[\"'`]?)({_VALUE_END})|([ \t]+[\"'`])([^\"'`\n]{{4,200}})(?=[\"'`])"
+        rf"|([ \t]+)(?=[^\s\"'`,;)}}\]]{{0,80}}[0-9])({_VALUE_END}))",  # the digit in the value itself
+        lowercase=True,
+        keep=(1, 2, 4, 6),
+        value=(3, 5, 7),
+    ),
+    _Rule(
+        "password",
+        ("pin ",),
+        r"(?<![a-z0-9])(pin(?: code)?"
+        + _SAID
+        + r"[ \t]*:?[ \t]*[\"'`]?)([0-9]{4,12})(?![0-9a-z]|\.[0-9])",
+        lowercase=True,
+        keep=(1,),
+        value=(2,),
+    ),
 )
 # A login written out: "admin @Gizmo99.55", "root / hunter22", "login admin: s3cret!" (a router's, a
 # server's). The value needs a letter and a digit (so "root 10.0.0.1" and "admin panel" stay) and a blank
 # or ':' / '/' before it (so "ssh root@db1" stays).
-_LOGIN = _Rule("password", ("admin", "root"),
-               r"(?<![a-z0-9_\-])((?:admin|root)(?:[ \t]*[:/][ \t]*|[ \t]+@?[ \t]*))"
-               r"(?=[^\s\"'`,;)}\]]{0,80}[0-9])(?=[^\s\"'`,;)}\]]{0,80}[a-z])"
-               r"([^\s\"'`,;)}\]]{5,}[^\s\"'`,;)}\].!?:])",
-               lowercase=True, keep=(1,), value=(2,))
-_SAFE_VALUE = LazyRegex(r"(?i)^(?:none|null|nil|true|false|undefined|\*+|x+|\.\.\.|<.*|\[redacted.*|\$.*|os\..*"
-                        r"|process\..*|env\..*|.*\(.*)$")
-_ENV_NAME = LazyRegex(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")  # "the token is `GITHUB_TOKEN`": a name, not a value
+_LOGIN = _Rule(
+    "password",
+    ("admin", "root"),
+    r"(?<![a-z0-9_\-])((?:admin|root)(?:[ \t]*[:/][ \t]*|[ \t]+@?[ \t]*))"
+    r"(?=[^\s\"'`,;)}\]]{0,80}[0-9])(?=[^\s\"'`,;)}\]]{0,80}[a-z])"
+    r"([^\s\"'`,;)}\]]{5,}[^\s\"'`,;)}\].!?:])",
+    lowercase=True,
+    keep=(1,),
+    value=(2,),
+)
+_SAFE_VALUE = LazyRegex(
+    r"(?i)^(?:none|null|nil|true|false|undefined|\*+|x+|\.\.\.|<.*|\[redacted.*|\$.*|os\..*"
+    r"|process\..*|env\..*|.*\(.*)$"
+)
+_ENV_NAME = LazyRegex(
+    r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"
+)  # "the token is `GITHUB_TOKEN`": a name, not a value
 
 # A bare 40-character AWS secret is redacted only beside an access key id:
 # alone, such a string is as likely a hash or an id.
-_AWS_SECRET_BARE = _Rule("aws-secret-key", (), rf"(?<![{_B64}])(?=[{_B64}]*[a-z])(?=[{_B64}]*[A-Z])(?=[{_B64}]*[0-9/+])"
-                         rf"[{_B64}]{{40}}(?![{_B64}=])")
+_AWS_SECRET_BARE = _Rule(
+    "aws-secret-key",
+    (),
+    rf"(?<![{_B64}])(?=[{_B64}]*[a-z])(?=[{_B64}]*[A-Z])(?=[{_B64}]*[0-9/+])"
+    rf"[{_B64}]{{40}}(?![{_B64}=])",
+)
 
 
 def _apply(rule: _Rule, text: str, found: Counter, removed: list[str] | None = None) -> str:
     subject = text
+    pattern: re.Pattern
     if rule.lowercase:
         subject = text.lower()
         if len(subject) != len(text):  # rare Unicode whose lowercase has another length
@@ -138,8 +224,8 @@ def _apply(rule: _Rule, text: str, found: Counter, removed: list[str] | None = N
         found[rule.kind] += 1
         if removed is not None:
             removed.append(text[start:end])
-        kept = "".join(text[m.start(g):m.end(g)] for g in rule.keep)
-        out.append(text[pos:m.start()])
+        kept = "".join(text[m.start(g) : m.end(g)] for g in rule.keep)
+        out.append(text[pos : m.start()])
         out.append(f"{kept}{marker(rule.kind)}{rule.after}")
         pos = m.end()
     if not out:
@@ -249,7 +335,9 @@ def redact_diff(diff: str, *texts: str) -> str:
     secrets: list[str] = []
     for text in texts:
         redact(text, secrets)
-    for piece in sorted({p.strip() for s in secrets for p in s.splitlines()}, key=len, reverse=True):
+    for piece in sorted(
+        {p.strip() for s in secrets for p in s.splitlines()}, key=len, reverse=True
+    ):
         if len(piece) >= 4:
             diff = diff.replace(piece, "[REDACTED]")
     return diff

@@ -17,7 +17,8 @@ from memcurate.curator.errors import DamagedError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import BinaryIO, Callable
+    from collections.abc import Callable
+    from typing import BinaryIO
 
 
 class Refused(DamagedError, OSError):
@@ -27,11 +28,16 @@ class Refused(DamagedError, OSError):
 
 # O_NOFOLLOW: a final symlink is refused, not followed; O_NONBLOCK: a FIFO or a device never blocks the open
 # (nor a read: only a regular file is read). Platforms without a flag get 0 (and the checks that follow).
-_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-               | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_NOCTTY", 0)
+)
 
 
-def open_regular(path: str, may_read: "Callable[[str], str | None] | None" = None) -> BinaryIO:
+def open_regular(path: str, may_read: Callable[[str], str | None] | None = None) -> BinaryIO:
     """`path` opened once for reading, the opened file checked by its descriptor: everything that follows
     reads from it, so the file checked is the file read, whatever the path points to meanwhile.
 

@@ -10,14 +10,14 @@ ADVISORY issues here too (`drafting_issues`); BLOCK stays deterministic.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Mapping
 
-from memcurate.curator.util.redact import find_secrets
 from memcurate.curator.memory import memfile
+from memcurate.curator.util.instructions import find_instructions
+from memcurate.curator.util.redact import find_secrets
 from memcurate.curator.verify.confidence import grounding
 from memcurate.curator.verify.form import flaws
-from memcurate.curator.util.instructions import find_instructions
 
 BLOCK = "BLOCK"
 ADVISORY = "ADVISORY"
@@ -30,12 +30,14 @@ OFFLINE_FALLBACK = "offline-fallback"
 HOLD = frozenset({"instruction", OFFLINE_FALLBACK})
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]{2,}")
-_STOP = frozenset("""
+_STOP = frozenset(
+    """
 the and for with that this from have has had was were are not but you your our their they them then than
 into onto when what which while will would should could can may might must also only just more most such
 very been being over under about after before there here its it's does did done use used using make made
 all any each other some same both few many much one two three new now out off per via yet how why who
-""".split())
+""".split()
+)
 
 
 @dataclass(frozen=True)
@@ -62,9 +64,19 @@ def similarity(a: str, b: str) -> float:
     return len(wa & wb) / len(wa | wb)
 
 
-def verify(text: str, *, category: str, evidence: str = "", action: str = "create",
-           target: dict | None = None, near: list[dict] | None = None, score: float | None = None,
-           threshold: float | None = None, cfg: dict | None = None, entry: Mapping | None = None) -> list[Issue]:
+def verify(
+    text: str,
+    *,
+    category: str,
+    evidence: str = "",
+    action: str = "create",
+    target: dict | None = None,
+    near: list[dict] | None = None,
+    score: float | None = None,
+    threshold: float | None = None,
+    cfg: dict | None = None,
+    entry: Mapping | None = None,
+) -> list[Issue]:
     """The issues of one draft.
 
     `entry`: the triage's category entry. For a draft of the model's second look (the entry has `look`, the
@@ -87,11 +99,21 @@ def verify(text: str, *, category: str, evidence: str = "", action: str = "creat
         doc = None
     if doc is not None:
         for where, what in memfile.problems(doc):
-            code = "section" if where.startswith("## ") else ("id" if where == "id" else "front-matter")
+            code = (
+                "section"
+                if where.startswith("## ")
+                else ("id" if where == "id" else "front-matter")
+            )
             issues.append(Issue(BLOCK, code, where, f"{where} {what}"))
         if doc.category != category and doc.category:
-            issues.append(Issue(BLOCK, "front-matter", "category",
-                                f"category is {doc.category!r} but this draft is for {category!r}"))
+            issues.append(
+                Issue(
+                    BLOCK,
+                    "front-matter",
+                    "category",
+                    f"category is {doc.category!r} but this draft is for {category!r}",
+                )
+            )
 
     parts = _parts(text)
     issues += secret_issues(text, parts)
@@ -100,16 +122,36 @@ def verify(text: str, *, category: str, evidence: str = "", action: str = "creat
     t = target or {}
     if t.get("unreadable"):
         # the file the save would write over is no memory (a bad hand edit): a person fixes it first
-        issues.append(Issue(BLOCK, "unreadable", t.get("where") or t.get("path", "file"),
-                            f"{t['unreadable']}: fix or delete the file"))
-    elif action in ("update", "delete") or (action == "noop" and t):  # a noop given a target records a source on it
+        issues.append(
+            Issue(
+                BLOCK,
+                "unreadable",
+                t.get("where") or t.get("path", "file"),
+                f"{t['unreadable']}: fix or delete the file",
+            )
+        )
+    elif action in ("update", "delete") or (
+        action == "noop" and t
+    ):  # a noop given a target records a source on it
         if not t.get("exists"):
-            issues.append(Issue(BLOCK, "target-missing", "action",
-                                f"the memory to {action if action != 'noop' else 'add the source to'} no longer "
-                                f"exists ({t.get('path', 'unknown')})"))
+            issues.append(
+                Issue(
+                    BLOCK,
+                    "target-missing",
+                    "action",
+                    f"the memory to {action if action != 'noop' else 'add the source to'} no longer "
+                    f"exists ({t.get('path', 'unknown')})",
+                )
+            )
         elif not t.get("hash_matches", True):
-            issues.append(Issue(BLOCK, "conflict", "action",
-                                f"{t.get('path', 'the memory')} changed since this draft was made: redo the {action}"))
+            issues.append(
+                Issue(
+                    BLOCK,
+                    "conflict",
+                    "action",
+                    f"{t.get('path', 'the memory')} changed since this draft was made: redo the {action}",
+                )
+            )
 
     if doc is None:
         return issues
@@ -125,23 +167,48 @@ def verify(text: str, *, category: str, evidence: str = "", action: str = "creat
         words = content_words(claim_text)
         support = len(words & content_words(evidence)) / len(words) if words else 1.0
         if support < float(v.get("min_support", 0.35)):
-            issues.append(Issue(ADVISORY, "unsupported", "body",
-                                f"only {support:.0%} of the draft's words appear in the transcript excerpt: "
-                                "check its claims against the session"))
+            issues.append(
+                Issue(
+                    ADVISORY,
+                    "unsupported",
+                    "body",
+                    f"only {support:.0%} of the draft's words appear in the transcript excerpt: "
+                    "check its claims against the session",
+                )
+            )
     if action == "create":
         for other in near or []:
             sim = similarity(f"{doc.title}\n{body}", other.get("text", ""))
             if sim >= float(v.get("near_duplicate", 0.6)):
-                issues.append(Issue(ADVISORY, "near-duplicate", "text",
-                                    f"{sim:.0%} alike with existing memory {other.get('id')!r} "
-                                    f"({other.get('title', '')[:80]}): consider updating it instead"))
+                issues.append(
+                    Issue(
+                        ADVISORY,
+                        "near-duplicate",
+                        "text",
+                        f"{sim:.0%} alike with existing memory {other.get('id')!r} "
+                        f"({other.get('title', '')[:80]}): consider updating it instead",
+                    )
+                )
     issues += recall_size_issues(memfile.render(doc))
     limit = int(v.get("max_body_chars", 4000))
     if len(body) > limit:
-        issues.append(Issue(ADVISORY, "overlong", "body", f"the body is {len(body)} characters; keep it under {limit}"))
+        issues.append(
+            Issue(
+                ADVISORY,
+                "overlong",
+                "body",
+                f"the body is {len(body)} characters; keep it under {limit}",
+            )
+        )
     if score is not None and threshold is not None and score < threshold + 0.1:
-        issues.append(Issue(ADVISORY, "low-score", "triage",
-                            f"triage score {score:.2f} is close to the threshold {threshold:.2f}: weak evidence"))
+        issues.append(
+            Issue(
+                ADVISORY,
+                "low-score",
+                "triage",
+                f"triage score {score:.2f} is close to the threshold {threshold:.2f}: weak evidence",
+            )
+        )
     return issues
 
 
@@ -158,9 +225,16 @@ def recall_size_issues(file_text: str) -> list[Issue]:
     if size <= RECALL_BYTES and lines <= RECALL_LINES:
         return []
     what = f"{size} bytes" if size > RECALL_BYTES else f"{lines} lines"
-    return [Issue(ADVISORY, "recall-cut", "file", f"the file is {what}: Claude Code's recall shows only its first "
-                                                  f"{RECALL_BYTES} bytes or {RECALL_LINES} lines; shorten it, one fact "
-                                                  "per memory")]
+    return [
+        Issue(
+            ADVISORY,
+            "recall-cut",
+            "file",
+            f"the file is {what}: Claude Code's recall shows only its first "
+            f"{RECALL_BYTES} bytes or {RECALL_LINES} lines; shorten it, one fact "
+            "per memory",
+        )
+    ]
 
 
 def _grounding_issues(ground) -> list[Issue]:
@@ -168,12 +242,27 @@ def _grounding_issues(ground) -> list[Issue]:
     paths and commands it holds that none of the cited entries does."""
     if not ground.cited or ground.missing:
         lacking = ", ".join(f"[{n}]" for n in ground.missing) or "none cited"
-        return [Issue(ADVISORY, "unsupported", "evidence", f"the entries the fact rests on are not in its evidence "
-                      f"({lacking}): check its claims against the session")]
+        return [
+            Issue(
+                ADVISORY,
+                "unsupported",
+                "evidence",
+                f"the entries the fact rests on are not in its evidence "
+                f"({lacking}): check its claims against the session",
+            )
+        ]
     if ground.unfound:
-        shown = ", ".join(u.strip("`")[:40] for u in ground.unfound[:5]) + (", …" if len(ground.unfound) > 5 else "")
-        return [Issue(ADVISORY, "unsupported", "body", f"not in the entries it cites: {shown}: check these against "
-                      "the session")]
+        shown = ", ".join(u.strip("`")[:40] for u in ground.unfound[:5]) + (
+            ", …" if len(ground.unfound) > 5 else ""
+        )
+        return [
+            Issue(
+                ADVISORY,
+                "unsupported",
+                "body",
+                f"not in the entries it cites: {shown}: check these against the session",
+            )
+        ]
     return []
 
 
@@ -197,11 +286,26 @@ def _parts(text: str) -> list[tuple[str, str]]:
 
 def secret_issues(text: str, parts: list[tuple[str, str]] | None = None) -> list[Issue]:
     """A BLOCK for each secret still in the file, front matter included, naming the field or section."""
-    issues = [Issue(BLOCK, "secret", where, f"a secret is still present in {where} ({kind}): remove it before saving")
-              for where, part in (parts or _parts(text)) for kind in find_secrets(part)]
+    issues = [
+        Issue(
+            BLOCK,
+            "secret",
+            where,
+            f"a secret is still present in {where} ({kind}): remove it before saving",
+        )
+        for where, part in (parts or _parts(text))
+        for kind in find_secrets(part)
+    ]
     if not issues:  # one that only the whole text shows (split across parts) blocks too
-        issues = [Issue(BLOCK, "secret", "text", f"a secret is still present ({kind}): remove it before saving")
-                  for kind in find_secrets(text)]
+        issues = [
+            Issue(
+                BLOCK,
+                "secret",
+                "text",
+                f"a secret is still present ({kind}): remove it before saving",
+            )
+            for kind in find_secrets(text)
+        ]
     return issues
 
 
@@ -212,25 +316,50 @@ def instruction_issues(parts: list[tuple[str, str]]) -> list[Issue]:
     for where, part in parts:
         for what, quote in find_instructions(part):
             found.setdefault(what, ([], quote))[0].append(where)
-    return [Issue(ADVISORY, "instruction", ", ".join(wheres), f"tells the agent to {what} (“{quote}”): "
-                  "a person must approve it; --auto-approve leaves it pending")
-            for what, (wheres, quote) in found.items()]
+    return [
+        Issue(
+            ADVISORY,
+            "instruction",
+            ", ".join(wheres),
+            f"tells the agent to {what} (“{quote}”): "
+            "a person must approve it; --auto-approve leaves it pending",
+        )
+        for what, (wheres, quote) in found.items()
+    ]
 
 
-def drafting_issues(fallback: str | None, offline: bool, concerns: list[dict] | None,
-                    verifier_error: str | None = None) -> list[Issue]:
+def drafting_issues(
+    fallback: str | None,
+    offline: bool,
+    concerns: list[dict] | None,
+    verifier_error: str | None = None,
+) -> list[Issue]:
     """The ADVISORY issues of how a draft was made: where it came from when not from the category's own
     model, and the model verifier's concerns (each {kind, where, message}), or why it could not say."""
     issues = []
     if fallback:
-        issues.append(Issue(ADVISORY, OFFLINE_FALLBACK if offline else FALLBACK, "drafting",
-                            f"{fallback}" + (": a person must approve it; --auto-approve leaves it pending" if offline
-                                             else "")))
+        issues.append(
+            Issue(
+                ADVISORY,
+                OFFLINE_FALLBACK if offline else FALLBACK,
+                "drafting",
+                f"{fallback}"
+                + (
+                    ": a person must approve it; --auto-approve leaves it pending"
+                    if offline
+                    else ""
+                ),
+            )
+        )
     if verifier_error:
-        issues.append(Issue(ADVISORY, VERIFIER, "verifier", f"verifier unavailable: {verifier_error}"))
+        issues.append(
+            Issue(ADVISORY, VERIFIER, "verifier", f"verifier unavailable: {verifier_error}")
+        )
     for c in concerns or []:
         where = f"verifier: {c['where']}" if c.get("where") else "verifier"
-        issues.append(Issue(ADVISORY, VERIFIER, where, f"{c.get('kind', 'concern')}: {c['message']}"))
+        issues.append(
+            Issue(ADVISORY, VERIFIER, where, f"{c.get('kind', 'concern')}: {c['message']}")
+        )
     return issues
 
 

@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Iterable, Mapping, NamedTuple
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.memory.memfile import split_sections
@@ -110,12 +111,19 @@ def specifics(text: str) -> list[str]:
 # Digest kinds (curator/capture/digest.py) that are the person's own: typed, or decided through a tool.
 USERS_KINDS = frozenset({"user", "answer", "plan", "plan_rejected", "rejection", "queued"})
 TYPED = frozenset({"user", "queued"})  # of those, what the person typed (or pasted) into the prompt
-_NOTIFICATION = ("<task-notification>", "<bash-notification>", "<system-reminder>", "[Request interrupted")
+_NOTIFICATION = (
+    "<task-notification>",
+    "<bash-notification>",
+    "<system-reminder>",
+    "[Request interrupted",
+)
 _TEMPLATED = ("<command-name>", "<command-message>", "<command-args>")
 _ENTRY = re.compile(r"^\[(\d+)\] ", re.M)  # a digest entry as the look's excerpt renders it
 # A line of something pasted rather than typed: indented, padded, a log or trace line, a table row, a rule.
-_PASTED_LINE = re.compile(r"^(?: {4,}|\t)|\S {10,}\S|\d\d:\d\d:\d\d|^\s*(?:\[[A-Z]+\]|at |File \"|Traceback|E |\|)"
-                          r"|[_=─━│┃•]{3,}|^\s*[│┃├└┌•]")
+_PASTED_LINE = re.compile(
+    r"^(?: {4,}|\t)|\S {10,}\S|\d\d:\d\d:\d\d|^\s*(?:\[[A-Z]+\]|at |File \"|Traceback|E |\|)"
+    r"|[_=─━│┃•]{3,}|^\s*[│┃├└┌•]"
+)
 _HEADING = re.compile(r"^#{1,4} ", re.M)
 # A short acronym (CI, API, PRs, HTTP): the field's vocabulary, not a fact of the session to ground.
 _VOCABULARY = re.compile(r"[A-Z]{2,5}s?")
@@ -150,12 +158,20 @@ def cited_blocks(entry: Mapping) -> dict[int, str]:
     raw = entry.get("excerpt")
     excerpt = raw if isinstance(raw, str) else ""
     marks = list(_ENTRY.finditer(excerpt))
-    blocks = {int(m.group(1)): excerpt[m.start():marks[i + 1].start() if i + 1 < len(marks) else len(excerpt)]
-              for i, m in enumerate(marks)}
+    blocks = {
+        int(m.group(1)): excerpt[
+            m.start() : marks[i + 1].start() if i + 1 < len(marks) else len(excerpt)
+        ]
+        for i, m in enumerate(marks)
+    }
     ns = [n for n in look.get("entries") or () if isinstance(n, int)]
     snips = _snippets(entry)
     for i, s in enumerate(snips):
-        n = s.get("n") if isinstance(s.get("n"), int) else (ns[i] if len(snips) == len(ns) else None)
+        n = (
+            s.get("n")
+            if isinstance(s.get("n"), int)
+            else (ns[i] if len(snips) == len(ns) else None)
+        )
         if n is not None and n not in blocks and isinstance(s.get("text"), str):
             blocks[n] = s["text"]
     return blocks
@@ -173,7 +189,9 @@ def _in(item: str, text: str) -> bool:
     if re.search(r"(?<![\w])" + re.escape(x) + r"(?![\w])", text):
         return True
     words = re.findall(r"\w[\w.-]*\w|\w", x) if item.startswith("`") else []
-    return bool(words) and all(re.search(r"(?<![\w])" + re.escape(w) + r"(?![\w])", text) for w in words)
+    return bool(words) and all(
+        re.search(r"(?<![\w])" + re.escape(w) + r"(?![\w])", text) for w in words
+    )
 
 
 def grounding(entry: Mapping, claim: str) -> Grounding | None:
@@ -186,10 +204,19 @@ def grounding(entry: Mapping, claim: str) -> Grounding | None:
     cited = tuple(n for n in look["entries"] if isinstance(n, int))
     blocks = cited_blocks(entry)
     text = _norm("\n".join(blocks[n] for n in cited if n in blocks))
-    items = tuple({_norm(i).strip().rstrip(".,;:"): i for i in specifics(_ENTRY.sub("", claim))
-                   if not _VOCABULARY.fullmatch(i)}.values())
-    return Grounding(cited, tuple(n for n in cited if n not in blocks), items,
-                     tuple(i for i in items if not _in(i, text)))
+    items = tuple(
+        {
+            _norm(i).strip().rstrip(".,;:"): i
+            for i in specifics(_ENTRY.sub("", claim))
+            if not _VOCABULARY.fullmatch(i)
+        }.values()
+    )
+    return Grounding(
+        cited,
+        tuple(n for n in cited if n not in blocks),
+        items,
+        tuple(i for i in items if not _in(i, text)),
+    )
 
 
 def pasted(text: str) -> bool:
@@ -198,12 +225,18 @@ def pasted(text: str) -> bool:
     if len(text) < 400 or len(lines) < 5:
         return False
     marked = sum(1 for ln in lines if _PASTED_LINE.search(ln))
-    return (marked >= 5 and marked >= 0.4 * len(lines)) or (len(text) >= 1500 and len(_HEADING.findall(text)) >= 3)
+    return (marked >= 5 and marked >= 0.4 * len(lines)) or (
+        len(text) >= 1500 and len(_HEADING.findall(text)) >= 3
+    )
 
 
 def _kind(snip: Mapping) -> str:
     kind = snip.get("kind")
-    return kind if isinstance(kind, str) else ("user" if snip.get("speaker") == "user" else str(snip.get("speaker")))
+    return (
+        kind
+        if isinstance(kind, str)
+        else ("user" if snip.get("speaker") == "user" else str(snip.get("speaker")))
+    )
 
 
 def _own_words(snip: Mapping, full: str) -> str | None:
@@ -214,7 +247,9 @@ def _own_words(snip: Mapping, full: str) -> str | None:
         return "a templated prompt"
     if any(t in text for t in _NOTIFICATION):
         return "a notification"
-    if _kind(snip) in TYPED and pasted(text):  # a plan or an answer is long and structured by nature
+    if _kind(snip) in TYPED and pasted(
+        text
+    ):  # a plan or an answer is long and structured by nature
         return "pasted text"
     return None
 
@@ -226,14 +261,25 @@ def _factor(name: str, effect: float, why: str) -> dict:
 def _evidence(entry: Mapping) -> list[dict]:
     score, threshold = entry.get("score"), entry.get("threshold")
     if (entry.get("signals") or {}).get("second_look"):
-        return [_factor("evidence", WEIGHTS["second_look"], "found by the model's second look at the session "
-                        "(no keyword score): " + str(entry.get("why") or "")[:160])]
+        return [
+            _factor(
+                "evidence",
+                WEIGHTS["second_look"],
+                "found by the model's second look at the session "
+                "(no keyword score): " + str(entry.get("why") or "")[:160],
+            )
+        ]
     if not isinstance(score, (int, float)) or not isinstance(threshold, (int, float)):
         return []
     margin = (score - threshold) / (1 - threshold) if threshold < 1 else 1.0
     margin = min(1.0, max(0.0, margin))
-    return [_factor("evidence", WEIGHTS["evidence"] * (2 * margin - 1),
-                    f"triage score {score:.2f} against the threshold {threshold:.2f}")]
+    return [
+        _factor(
+            "evidence",
+            WEIGHTS["evidence"] * (2 * margin - 1),
+            f"triage score {score:.2f} against the threshold {threshold:.2f}",
+        )
+    ]
 
 
 def _snippets(entry: Mapping) -> list[Mapping]:
@@ -250,22 +296,47 @@ def _agreement(snips: list[Mapping]) -> list[dict]:
     beyond = max(0, lines - 1) + max(0, cues - 1) + max(0, speakers - 1)
     what = f"{lines} snippet(s), {cues} distinct cue(s), {speakers} speaker(s)"
     if not beyond:
-        return [_factor("agreement", WEIGHTS["agreement_alone"], f"{what}: nothing else points at it")]
-    return [_factor("agreement", min(WEIGHTS["agreement_max"], WEIGHTS["agreement_step"] * beyond), f"{what} agree")]
+        return [
+            _factor("agreement", WEIGHTS["agreement_alone"], f"{what}: nothing else points at it")
+        ]
+    return [
+        _factor(
+            "agreement",
+            min(WEIGHTS["agreement_max"], WEIGHTS["agreement_step"] * beyond),
+            f"{what} agree",
+        )
+    ]
 
 
-def _users_words(snips: list[Mapping], category: str, body: str = "", blocks: Mapping[int, str] | None = None,
-                 cited: tuple[int, ...] = ()) -> list[dict]:
-    if not snips or category == "session_summary":  # a summary comes from activity: whose words is not the point
+def _users_words(
+    snips: list[Mapping],
+    category: str,
+    body: str = "",
+    blocks: Mapping[int, str] | None = None,
+    cited: tuple[int, ...] = (),
+) -> list[dict]:
+    if (
+        not snips or category == "session_summary"
+    ):  # a summary comes from activity: whose words is not the point
         return []
     # The speaker the draft's own statement is quoted from, when it says so ("(the assistant, turn 4)"): a
     # user elsewhere in the evidence does not make an assistant's sentence the user's word.
     quoted = _QUOTED.search(_statement(body, category))
     if quoted is not None and quoted.group(1) != "user":
-        snips = ([{"speaker": "parent"}] if quoted.group(1) == "parent agent"
-                 else [s for s in snips if s.get("speaker") != "user"] or [{"speaker": "assistant"}])
-    full = [(blocks or {}).get(s["n"] if isinstance(s.get("n"), int) else (cited[i] if len(cited) == len(snips)
-                                                                          else -1), "") for i, s in enumerate(snips)]
+        snips = (
+            [{"speaker": "parent"}]
+            if quoted.group(1) == "parent agent"
+            else [s for s in snips if s.get("speaker") != "user"] or [{"speaker": "assistant"}]
+        )
+    full = [
+        (blocks or {}).get(
+            s["n"]
+            if isinstance(s.get("n"), int)
+            else (cited[i] if len(cited) == len(snips) else -1),
+            "",
+        )
+        for i, s in enumerate(snips)
+    ]
     theirs = [(s, f) for s, f in zip(snips, full) if s.get("speaker") == "user"]
     not_own = [why for s, f in theirs if (why := _own_words(s, f))]
     own = [s for s, f in theirs if _kind(s) in USERS_KINDS and not _own_words(s, f)]
@@ -273,16 +344,35 @@ def _users_words(snips: list[Mapping], category: str, body: str = "", blocks: Ma
     if turns:
         kinds = sorted({_kind(s) for s in own})
         said = "said" if kinds == ["user"] else "said or decided (" + ", ".join(kinds) + ")"
-        return [_factor("user's words", WEIGHTS["user"], f"the user {said} it (turn " + ", ".join(map(str, turns[:4]))
-                        + ")")]
+        return [
+            _factor(
+                "user's words",
+                WEIGHTS["user"],
+                f"the user {said} it (turn " + ", ".join(map(str, turns[:4])) + ")",
+            )
+        ]
     if all(s.get("speaker") == "parent" for s in snips):
-        return [_factor("user's words", WEIGHTS["parent_only"], "only a parent agent's prompt to this subagent "
-                        "says it: context handed down, not something the session established")]
+        return [
+            _factor(
+                "user's words",
+                WEIGHTS["parent_only"],
+                "only a parent agent's prompt to this subagent "
+                "says it: context handed down, not something the session established",
+            )
+        ]
     if category in USERS_CALL:
-        what = f"only {', '.join(sorted(set(not_own)))} and the assistant's words" if not_own else \
-            "only the assistant's words (or tool output)"
-        return [_factor("user's words", WEIGHTS["assistant_only"],
-                        f"{what} support it; a {category} is the user's to state")]
+        what = (
+            f"only {', '.join(sorted(set(not_own)))} and the assistant's words"
+            if not_own
+            else "only the assistant's words (or tool output)"
+        )
+        return [
+            _factor(
+                "user's words",
+                WEIGHTS["assistant_only"],
+                f"{what} support it; a {category} is the user's to state",
+            )
+        ]
     return []
 
 
@@ -291,15 +381,28 @@ def _specificity(body: str, category: str) -> list[dict]:
     if not found:
         if category in GENERAL_OK:
             return []
-        return [_factor("specificity", WEIGHTS["specific_none"], "no path, command, identifier or number in the body")]
+        return [
+            _factor(
+                "specificity",
+                WEIGHTS["specific_none"],
+                "no path, command, identifier or number in the body",
+            )
+        ]
     shown = ", ".join(f.strip("`")[:30] for f in found[:3]) + (", …" if len(found) > 3 else "")
-    return [_factor("specificity", min(WEIGHTS["specific_max"], WEIGHTS["specific_step"] * len(found)),
-                    f"{len(found)} specific item(s): {shown}")]
+    return [
+        _factor(
+            "specificity",
+            min(WEIGHTS["specific_max"], WEIGHTS["specific_step"] * len(found)),
+            f"{len(found)} specific item(s): {shown}",
+        )
+    ]
 
 
 def _repeats(action: str, sources: int) -> list[dict]:
     if action in ("update", "noop"):
-        return [_factor("repeats", WEIGHTS["repeat"], f"an existing memory already says it ({action})")]
+        return [
+            _factor("repeats", WEIGHTS["repeat"], f"an existing memory already says it ({action})")
+        ]
     if sources > 1:
         return [_factor("repeats", WEIGHTS["repeat"], f"seen in {sources} sources")]
     return []
@@ -322,13 +425,23 @@ def _fit(category: str, body: str, cues: tuple[str, ...]) -> list[dict]:
         return []
     if found:
         return []
-    return [_factor("fit", WEIGHTS["unfit"], f"the {first} quoted does not say a {category.replace('_', ' ')} "
-                                              "in the words one is stated in")]
+    return [
+        _factor(
+            "fit",
+            WEIGHTS["unfit"],
+            f"the {first} quoted does not say a {category.replace('_', ' ')} "
+            "in the words one is stated in",
+        )
+    ]
 
 
 def _statement(body: str, category: str) -> str:
     """The first required section (the decision, the rule…): where a draft states its fact."""
-    return split_sections(body).get(CATEGORIES[category].required[0], "") if category in CATEGORIES else ""
+    return (
+        split_sections(body).get(CATEGORIES[category].required[0], "")
+        if category in CATEGORIES
+        else ""
+    )
 
 
 _QUOTED = re.compile(r"\((?:the )?(user|assistant|parent agent)\b[^)]*\bturn\b")
@@ -346,36 +459,91 @@ def _model(confidence: float | None, ground: Grounding | None = None) -> list[di
     if confidence <= center:
         return [_factor("model", WEIGHTS["model_grounded"] * (confidence - center) / center, said)]
     share = ground.share
-    scale = WEIGHTS["model_nothing_specific"] if share is None else share ** 2  # one miss among many costs little
-    why = said if scale == 1 else f"{said}, counted at {scale:.0%}: " + (
-        "the draft names nothing to check against the cited entries" if share is None
-        else "the cited entries do not bear out all it names")
-    return [_factor("model", WEIGHTS["model_grounded"] * (confidence - center) / (1 - center) * scale, why)]
+    scale = (
+        WEIGHTS["model_nothing_specific"] if share is None else share**2
+    )  # one miss among many costs little
+    why = (
+        said
+        if scale == 1
+        else f"{said}, counted at {scale:.0%}: "
+        + (
+            "the draft names nothing to check against the cited entries"
+            if share is None
+            else "the cited entries do not bear out all it names"
+        )
+    )
+    return [
+        _factor(
+            "model", WEIGHTS["model_grounded"] * (confidence - center) / (1 - center) * scale, why
+        )
+    ]
 
 
 def _grounding(ground: Grounding | None) -> list[dict]:
     if ground is None:
         return []
     if not ground.cited:
-        return [_factor("grounding", WEIGHTS["cited_missing"], "the model's fact cites no entry of the session")]
+        return [
+            _factor(
+                "grounding",
+                WEIGHTS["cited_missing"],
+                "the model's fact cites no entry of the session",
+            )
+        ]
     if ground.missing:
-        return [_factor("grounding", WEIGHTS["cited_missing"], "the evidence lacks cited entr"
-                        + ("y " if len(ground.missing) == 1 else "ies ") + ", ".join(f"[{n}]" for n in ground.missing))]
+        return [
+            _factor(
+                "grounding",
+                WEIGHTS["cited_missing"],
+                "the evidence lacks cited entr"
+                + ("y " if len(ground.missing) == 1 else "ies ")
+                + ", ".join(f"[{n}]" for n in ground.missing),
+            )
+        ]
     if not ground.items:
-        return [_factor("grounding", 0.0, "the draft names no path, number, name or command to check "
-                        "against the cited entries")]
+        return [
+            _factor(
+                "grounding",
+                0.0,
+                "the draft names no path, number, name or command to check "
+                "against the cited entries",
+            )
+        ]
     if not ground.unfound:
-        return [_factor("grounding", WEIGHTS["grounded"], f"all {len(ground.items)} specific item(s) are in the "
-                        "cited entries")]
-    shown = ", ".join(u.strip("`")[:40] for u in ground.unfound[:4]) + (", …" if len(ground.unfound) > 4 else "")
-    return [_factor("grounding", max(WEIGHTS["ungrounded_max"], WEIGHTS["ungrounded_step"] * len(ground.unfound)),
-                    f"{len(ground.unfound)} of {len(ground.items)} specific item(s) are in none of the cited "
-                    f"entries: {shown}")]
+        return [
+            _factor(
+                "grounding",
+                WEIGHTS["grounded"],
+                f"all {len(ground.items)} specific item(s) are in the cited entries",
+            )
+        ]
+    shown = ", ".join(u.strip("`")[:40] for u in ground.unfound[:4]) + (
+        ", …" if len(ground.unfound) > 4 else ""
+    )
+    return [
+        _factor(
+            "grounding",
+            max(WEIGHTS["ungrounded_max"], WEIGHTS["ungrounded_step"] * len(ground.unfound)),
+            f"{len(ground.unfound)} of {len(ground.items)} specific item(s) are in none of the cited "
+            f"entries: {shown}",
+        )
+    ]
 
 
-def assess(*, category: str, entry: Mapping, body: str, action: str, sources: int = 1, issues: Iterable = (),
-           weak: Iterable[str] = (), model_confidence: float | None = None, cues: Iterable[str] = (),
-           title: str = "", description: str = "") -> dict:
+def assess(
+    *,
+    category: str,
+    entry: Mapping,
+    body: str,
+    action: str,
+    sources: int = 1,
+    issues: Iterable = (),
+    weak: Iterable[str] = (),
+    model_confidence: float | None = None,
+    cues: Iterable[str] = (),
+    title: str = "",
+    description: str = "",
+) -> dict:
     """{"value": 0..1, "factors": [{name, effect, why}]} of one draft.
 
     `entry` is the triage's category entry (score, threshold, snippets); `body` the memory's Markdown body;
@@ -388,23 +556,43 @@ def assess(*, category: str, entry: Mapping, body: str, action: str, sources: in
     look = look_of(entry)
     ground = grounding(entry, f"{title}\n{description}\n{body}") if look is not None else None
     cited = ground.cited if ground is not None else ()
-    factors = (_evidence(entry) + _grounding(ground) + ([] if look is not None else _agreement(snips))
-               + _users_words(snips, category, body, cited_blocks(entry) if look is not None else None, cited)
-               + _specificity(body, category) + _repeats(action, sources) + _fit(category, body, tuple(cues)))
+    factors = (
+        _evidence(entry)
+        + _grounding(ground)
+        + ([] if look is not None else _agreement(snips))
+        + _users_words(
+            snips, category, body, cited_blocks(entry) if look is not None else None, cited
+        )
+        + _specificity(body, category)
+        + _repeats(action, sources)
+        + _fit(category, body, tuple(cues))
+    )
     issues = list(issues)
     # A weakness that verification also flags (a "Not stated" Rationale is a vacuous section too) counts once,
     # as the advisory: one gap in a draft, not two.
-    flagged = {str(i.where).removeprefix("## ").strip().lower() for i in issues if i.severity != "BLOCK"}
-    factors += [_factor("weak", WEIGHTS["weak"], line) for line in weak
-                if line.partition(":")[0].strip().lower() not in flagged]
+    flagged = {
+        str(i.where).removeprefix("## ").strip().lower() for i in issues if i.severity != "BLOCK"
+    }
+    factors += [
+        _factor("weak", WEIGHTS["weak"], line)
+        for line in weak
+        if line.partition(":")[0].strip().lower() not in flagged
+    ]
     for i in issues:
         if i.severity == "BLOCK":
             factors.append(_factor("block", WEIGHTS["block"], f"{i.code} ({i.where}): {i.message}"))
         elif i.code == "offline-fallback":
-            factors.append(_factor("offline fallback", WEIGHTS["offline_fallback"],
-                                   "drafted offline after the Claude backend failed"))
+            factors.append(
+                _factor(
+                    "offline fallback",
+                    WEIGHTS["offline_fallback"],
+                    "drafted offline after the Claude backend failed",
+                )
+            )
         elif i.code not in NOT_COUNTED and not (i.code == "unsupported" and ground is not None):
-            factors.append(_factor("advisory", WEIGHTS["advisory"], f"{i.code} ({i.where}): {i.message}"))
+            factors.append(
+                _factor("advisory", WEIGHTS["advisory"], f"{i.code} ({i.where}): {i.message}")
+            )
     factors += _model(model_confidence, ground)
     value = WEIGHTS["base"] + sum(f["effect"] for f in factors)
     return {"value": round(min(1.0, max(0.0, value)), 2), "factors": factors}
@@ -412,5 +600,6 @@ def assess(*, category: str, entry: Mapping, body: str, action: str, sources: in
 
 def pulled_down(conf: Mapping) -> list[dict]:
     """The factors that lowered a confidence, the strongest first: why a draft was held."""
-    return sorted((f for f in conf.get("factors") or [] if f.get("effect", 0) < 0), key=lambda f: f["effect"])
-
+    return sorted(
+        (f for f in conf.get("factors") or [] if f.get("effect", 0) < 0), key=lambda f: f["effect"]
+    )

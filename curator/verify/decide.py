@@ -18,10 +18,10 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 
 from memcurate.curator.categories import CATEGORIES, CLAUDE, LATEST_SECTIONS, ONE_PER_SESSION
+from memcurate.curator.errors import Refusal
 from memcurate.curator.memory import memfile
 from memcurate.curator.verify.checks import content_words
 from memcurate.curator.verify.checks import similarity as text_similarity
-from memcurate.curator.errors import Refusal
 
 ACTIONS = ("create", "update", "noop", "delete")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -45,13 +45,17 @@ class Decision:
     target: str | None = None  # id of the memory updated, deleted or duplicated
     target_path: str | None = None
     base_hash: str | None = None
-    text: str = ""  # the file to write: the draft (create), the merge (update), the retired file (delete)
+    text: str = (
+        ""  # the file to write: the draft (create), the merge (update), the retired file (delete)
+    )
     diff: str = ""
     similarity: float = 0.0
     reasons: list[str] = field(default_factory=list)
     # The memories it was decided against: one saved since that says the same makes a create decided again.
     compared: list[str] = field(default_factory=list)
-    source_only: bool = False  # a noop that records the draft's source on its target (a repeat is worth knowing)
+    source_only: bool = (
+        False  # a noop that records the draft's source on its target (a repeat is worth knowing)
+    )
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -81,7 +85,9 @@ _IDENT = re.compile(r"[\w./:-]*(?:[a-zA-Z][._/:][a-zA-Z0-9]|_[a-zA-Z0-9]|[a-z][A
 
 
 def identifiers(text: str) -> set[str]:
-    return {w for w in (m.group(0).strip(".-/:").lower() for m in _IDENT.finditer(text)) if len(w) > 3}
+    return {
+        w for w in (m.group(0).strip(".-/:").lower() for m in _IDENT.finditer(text)) if len(w) > 3
+    }
 
 
 def similarity(doc: memfile.MemoryDoc, other: memfile.MemoryDoc) -> float:
@@ -114,7 +120,11 @@ def says_the_same(draft: memfile.MemoryDoc, theirs: memfile.MemoryDoc) -> bool:
 
 
 def sessions(doc: memfile.MemoryDoc) -> set[str]:
-    return {s["session"] for s in doc.sources if isinstance(s, dict) and isinstance(s.get("session"), str)}
+    return {
+        s["session"]
+        for s in doc.sources
+        if isinstance(s, dict) and isinstance(s.get("session"), str)
+    }
 
 
 def merge_sources(*lists: list[dict]) -> list[dict]:
@@ -124,7 +134,9 @@ def merge_sources(*lists: list[dict]) -> list[dict]:
     for src in (s for sources in lists for s in sources):
         if not isinstance(src, dict) or not isinstance(src.get("session"), str):
             continue
-        turns = [t for t in src.get("turns") or [] if isinstance(t, int) and not isinstance(t, bool)]
+        turns = [
+            t for t in src.get("turns") or [] if isinstance(t, int) and not isinstance(t, bool)
+        ]
         have = out.setdefault(src["session"], {**src, "turns": []})
         known = have["turns"] + turns
         have["turns"] = [min(known), max(known)] if known else []
@@ -157,12 +169,28 @@ def unified_diff(old: str, new: str, path: str) -> str:
     """The diff a decision shows and stages, redacted (the memory on disk may hold a secret)."""
     from memcurate.curator.util.redact import redact_diff
 
-    return redact_diff("".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                                    fromfile=f"a/{path}", tofile=f"b/{path}")), old, new)
+    return redact_diff(
+        "".join(
+            difflib.unified_diff(
+                old.splitlines(keepends=True),
+                new.splitlines(keepends=True),
+                fromfile=f"a/{path}",
+                tofile=f"b/{path}",
+            )
+        ),
+        old,
+        new,
+    )
 
 
-def decide(draft: memfile.MemoryDoc, existing: list[Existing], *, now: str, cfg: dict | None = None,
-           proposed: str | None = None) -> Decision:
+def decide(
+    draft: memfile.MemoryDoc,
+    existing: list[Existing],
+    *,
+    now: str,
+    cfg: dict | None = None,
+    proposed: str | None = None,
+) -> Decision:
     """The action for `draft` among `existing` memories of its category.
 
     `proposed` is someone's wish (the drafter's, or the person's `c` key);
@@ -173,16 +201,24 @@ def decide(draft: memfile.MemoryDoc, existing: list[Existing], *, now: str, cfg:
     compared = [e.id for e in existing]
     theirs = [e for e in existing if e.owner == CLAUDE]
     existing = [e for e in existing if e.owner != CLAUDE]  # only memcurate's are updated or deleted
-    scored = sorted(((similarity(draft, e.doc), e) for e in existing if e.doc.status == "active"),
-                    key=lambda p: -p[0])
+    scored = sorted(
+        ((similarity(draft, e.doc), e) for e in existing if e.doc.status == "active"),
+        key=lambda p: -p[0],
+    )
     strong = [e for s, e in scored if s >= strong_at]
     if proposed is not None:
         return choose(proposed, draft, existing, now=now, cfg=cfg)
     same = next((e for e in theirs if says_the_same(draft, e.doc)), None)
     if same is not None and not (scored and identical(draft, scored[0][1].doc)):
-        decision = Decision("noop", same.id, same.path, same.hash, memfile.render(draft),
-                            similarity=similarity(draft, same.doc),
-                            reasons=[f"Claude's own memory {same.id!r} says the same: nothing to save"])
+        decision = Decision(
+            "noop",
+            same.id,
+            same.path,
+            same.hash,
+            memfile.render(draft),
+            similarity=similarity(draft, same.doc),
+            reasons=[f"Claude's own memory {same.id!r} says the same: nothing to save"],
+        )
     else:
         decision = _decide(draft, existing, scored, strong, now)
     decision.compared = compared
@@ -197,75 +233,167 @@ def _decide(draft, existing, scored, strong, now) -> Decision:
     if same_id is not None:
         # A memory already has this id: creating would collide, so the draft goes onto it.
         if identical(draft, same_id.doc):
-            return _noop(draft, same_id, best_sim, now, f"identical to existing memory {same_id.id!r}")
-        return _update(draft, same_id, similarity(draft, same_id.doc), now,
-                       [f"an existing memory has the same id {same_id.id!r}"])
+            return _noop(
+                draft, same_id, best_sim, now, f"identical to existing memory {same_id.id!r}"
+            )
+        return _update(
+            draft,
+            same_id,
+            similarity(draft, same_id.doc),
+            now,
+            [f"an existing memory has the same id {same_id.id!r}"],
+        )
     if draft.category in ONE_PER_SESSION:
         # A later pass over a session (the hook triages as it goes) updates the summary of its earlier ones.
         mine = sessions(draft)
         same = [(s, e) for s, e in scored if mine & sessions(e.doc)]
         if same:
             s, e = same[0]
-            return _update(draft, e, s, now, [f"{e.id!r} already summarises this session "
-                                              f"({', '.join(sorted(mine & sessions(e.doc)))[:60]})"])
+            return _update(
+                draft,
+                e,
+                s,
+                now,
+                [
+                    f"{e.id!r} already summarises this session "
+                    f"({', '.join(sorted(mine & sessions(e.doc)))[:60]})"
+                ],
+            )
     if len(strong) == 1:
-        return _update(draft, strong[0], best_sim, now,
-                       [f"{best_sim:.0%} alike with existing memory {strong[0].id!r}"])
-    reasons = ["no existing memory of this category is alike"] if not strong else [
-        f"{len(strong)} existing memories are alike ({', '.join(e.id for e in strong[:3])}): "
-        "none is clearly the one to update"]
+        return _update(
+            draft,
+            strong[0],
+            best_sim,
+            now,
+            [f"{best_sim:.0%} alike with existing memory {strong[0].id!r}"],
+        )
+    reasons = (
+        ["no existing memory of this category is alike"]
+        if not strong
+        else [
+            f"{len(strong)} existing memories are alike ({', '.join(e.id for e in strong[:3])}): "
+            "none is clearly the one to update"
+        ]
+    )
     return Decision("create", text=memfile.render(draft), similarity=best_sim, reasons=reasons)
 
 
-def _update(draft: memfile.MemoryDoc, target: Existing, sim: float, now: str, reasons: list[str]) -> Decision:
+def _update(
+    draft: memfile.MemoryDoc, target: Existing, sim: float, now: str, reasons: list[str]
+) -> Decision:
     merged = merge(target.doc, draft, now)
     text = memfile.render(merged)
     rel = f"{target.doc.category}/{target.id}.md"
     if memfile.render(replace(merged, updated=target.doc.updated)) == memfile.render(target.doc):
         # nothing new at all, not even a source: a noop, said as one
-        return Decision("noop", target.id, target.path, target.hash, target.text, similarity=sim,
-                        reasons=reasons + ["the draft adds nothing to it"])
-    return Decision("update", target.id, target.path, target.hash, text, unified_diff(target.text, text, rel),
-                    similarity=sim, reasons=reasons)
+        return Decision(
+            "noop",
+            target.id,
+            target.path,
+            target.hash,
+            target.text,
+            similarity=sim,
+            reasons=reasons + ["the draft adds nothing to it"],
+        )
+    return Decision(
+        "update",
+        target.id,
+        target.path,
+        target.hash,
+        text,
+        unified_diff(target.text, text, rel),
+        similarity=sim,
+        reasons=reasons,
+    )
 
 
-def _noop(draft: memfile.MemoryDoc, target: Existing, sim: float, now: str, reason: str) -> Decision:
+def _noop(
+    draft: memfile.MemoryDoc, target: Existing, sim: float, now: str, reason: str
+) -> Decision:
     """The same fact again: nothing to save, except the draft's session among the target's sources
     (a fact seen again is worth knowing), written without touching the text."""
     sources = merge_sources(target.doc.sources, draft.sources)
     if sources == merge_sources(target.doc.sources):
-        return Decision("noop", target.id, target.path, target.hash, target.text, similarity=sim, reasons=[reason])
+        return Decision(
+            "noop",
+            target.id,
+            target.path,
+            target.hash,
+            target.text,
+            similarity=sim,
+            reasons=[reason],
+        )
     text = memfile.render(replace(target.doc, sources=sources, updated=now))
     rel = f"{target.doc.category}/{target.id}.md"
-    seen = ", ".join(sorted(sessions(draft) - sessions(target.doc)))[:80] or "the same session, other turns"
-    return Decision("noop", target.id, target.path, target.hash, text, unified_diff(target.text, text, rel),
-                    similarity=sim, reasons=[reason, f"seen again ({seen}): its source is recorded"],
-                    source_only=True)
+    seen = (
+        ", ".join(sorted(sessions(draft) - sessions(target.doc)))[:80]
+        or "the same session, other turns"
+    )
+    return Decision(
+        "noop",
+        target.id,
+        target.path,
+        target.hash,
+        text,
+        unified_diff(target.text, text, rel),
+        similarity=sim,
+        reasons=[reason, f"seen again ({seen}): its source is recorded"],
+        source_only=True,
+    )
 
 
-def choose(action: str, draft: memfile.MemoryDoc, existing: list[Existing], *, now: str,
-           cfg: dict | None = None, target: str | None = None) -> Decision:
+def choose(
+    action: str,
+    draft: memfile.MemoryDoc,
+    existing: list[Existing],
+    *,
+    now: str,
+    cfg: dict | None = None,
+    target: str | None = None,
+) -> Decision:
     """Force an action (the person's choice), where the rules allow it; DecisionError otherwise."""
     if action not in ACTIONS:
         raise DecisionError(f"unknown action {action!r}: expected one of {', '.join(ACTIONS)}")
-    existing = [e for e in existing if e.owner != CLAUDE]  # Claude's files change only through adopt
+    existing = [
+        e for e in existing if e.owner != CLAUDE
+    ]  # Claude's files change only through adopt
     by_id = {e.id: e for e in existing}
     if target is None and existing:
         target = max(existing, key=lambda e: similarity(draft, e.doc)).id
     chosen = by_id.get(target) if target else None
     if action == "create":
-        return Decision("create", text=memfile.render(draft), reasons=["chosen: create a new memory"])
+        return Decision(
+            "create", text=memfile.render(draft), reasons=["chosen: create a new memory"]
+        )
     if action == "noop":
-        return Decision("noop", chosen.id if chosen else None, chosen.path if chosen else None,
-                        chosen.hash if chosen else None, reasons=["chosen: save nothing"])
+        return Decision(
+            "noop",
+            chosen.id if chosen else None,
+            chosen.path if chosen else None,
+            chosen.hash if chosen else None,
+            reasons=["chosen: save nothing"],
+        )
     if chosen is None:
-        raise DecisionError(f"cannot {action}: there is no existing memory of category {draft.category!r} to {action}")
+        raise DecisionError(
+            f"cannot {action}: there is no existing memory of category {draft.category!r} to {action}"
+        )
     if action == "update":
-        return _update(draft, chosen, similarity(draft, chosen.doc), now, [f"chosen: update {chosen.id!r}"])
+        return _update(
+            draft, chosen, similarity(draft, chosen.doc), now, [f"chosen: update {chosen.id!r}"]
+        )
     if not CATEGORIES[draft.category].delete_allowed:
-        raise DecisionError(f"cannot delete: memories of category {draft.category!r} are never deleted")
+        raise DecisionError(
+            f"cannot delete: memories of category {draft.category!r} are never deleted"
+        )
     retired = replace(chosen.doc, status="archived", updated=now)
     text = memfile.render(retired)
     rel = f"{chosen.doc.category}/{chosen.id}.md"
-    return Decision("delete", chosen.id, chosen.path, chosen.hash, text, unified_diff(chosen.text, text, rel),
-                    reasons=[f"chosen: retire {chosen.id!r} (its file kept, marked archived, in .archive/)"])
+    return Decision(
+        "delete",
+        chosen.id,
+        chosen.path,
+        chosen.hash,
+        text,
+        unified_diff(chosen.text, text, rel),
+        reasons=[f"chosen: retire {chosen.id!r} (its file kept, marked archived, in .archive/)"],
+    )

@@ -27,8 +27,8 @@ from memcurate.curator.drafting.offline.statements import (
     strip_interjections,
 )
 from memcurate.curator.drafting.offline.text import bounded_line, finish, norm
-from memcurate.curator.verify.form import is_chatter, is_foreign
 from memcurate.curator.errors import MemcurateError
+from memcurate.curator.verify.form import is_chatter, is_foreign
 
 # What a required section says when the session does not state it: the least that is true, never filler.
 # The recipe lists it in the draft's `weak` too ("Rationale: no reason stated in the session").
@@ -44,20 +44,32 @@ class NotStated(NoEvidence):
 
 
 _BOOST = {
-    "decision": re.compile(r"\b(?:let's (?:go with|use|keep|switch|stick|just)|we(?:'ll| will) (?:go with|use)|decided|"
-                           r"go with|settled on|chose|should (?:use|change|switch|modify|run)|no need|"
-                           r"(?:we|i) don't need|we're not doing|instead of|rather than|combine)\b", re.I),
-    "constraint": re.compile(r"\b(?:must|never|can't|cannot|no (?:network|access)|only|not (?:allowed|available|"
-                             r"supported)|requires?|blocked|denied|doesn't|didn't|won't)\b", re.I),
-    "tech_debt": re.compile(r"\b(?:todo|for now|later|defer(?:red)?|leave .{1,60} out|left out|out of (?:this|the) "
-                            r"(?:change|scope)|temporar|hack|known (?:issue|problem|limitation)"
-                            r"|allow .{1,40} failures)\b", re.I),
+    "decision": re.compile(
+        r"\b(?:let's (?:go with|use|keep|switch|stick|just)|we(?:'ll| will) (?:go with|use)|decided|"
+        r"go with|settled on|chose|should (?:use|change|switch|modify|run)|no need|"
+        r"(?:we|i) don't need|we're not doing|instead of|rather than|combine)\b",
+        re.I,
+    ),
+    "constraint": re.compile(
+        r"\b(?:must|never|can't|cannot|no (?:network|access)|only|not (?:allowed|available|"
+        r"supported)|requires?|blocked|denied|doesn't|didn't|won't)\b",
+        re.I,
+    ),
+    "tech_debt": re.compile(
+        r"\b(?:todo|for now|later|defer(?:red)?|leave .{1,60} out|left out|out of (?:this|the) "
+        r"(?:change|scope)|temporar|hack|known (?:issue|problem|limitation)"
+        r"|allow .{1,40} failures)\b",
+        re.I,
+    ),
     "preference": GENERAL,
 }
 
 
-_ERROR_MESSAGE = re.compile(r"^(?:\w*(?:error|exception|warning|fatal|failed|failure)\b\s*[:!]|traceback\b|"
-                            r"E\s{1,3}\w+(?:\.\w+)*(?:Error|Exception)\b)", re.I)
+_ERROR_MESSAGE = re.compile(
+    r"^(?:\w*(?:error|exception|warning|fatal|failed|failure)\b\s*[:!]|traceback\b|"
+    r"E\s{1,3}\w+(?:\.\w+)*(?:Error|Exception)\b)",
+    re.I,
+)
 
 
 def shape_factor(s: Sent, category: str) -> float:
@@ -109,7 +121,9 @@ def main_statement(ev: Evidence, category: str, **kw) -> Sent:
     return main
 
 
-def pick_main(ev: Evidence, category: str, *, speakers: tuple[str, ...] = (), chatter: bool = False) -> Sent | None:
+def pick_main(
+    ev: Evidence, category: str, *, speakers: tuple[str, ...] = (), chatter: bool = False
+) -> Sent | None:
     texts = [s for s in ev.sents if s.kind != "error" and substantive(s.text)]
     pool = [s for s in texts if s.weight > 0] or texts
     if speakers and any(s.speaker in speakers for s in pool):
@@ -118,14 +132,27 @@ def pick_main(ev: Evidence, category: str, *, speakers: tuple[str, ...] = (), ch
     pool = [s for s in pool if chatter or not is_chatter(strip_interjections(s.text))]
     if not pool:
         return None
-    return max(pool, key=lambda s: (max(s.weight, 0.05) * shape_factor(s, category),
-                                    -s.order[0], -s.order[1], -s.order[2]))
+    return max(
+        pool,
+        key=lambda s: (
+            max(s.weight, 0.05) * shape_factor(s, category),
+            -s.order[0],
+            -s.order[1],
+            -s.order[2],
+        ),
+    )
 
 
 def usable(s: Sent) -> bool:
     t = strip_interjections(s.text)
-    return not (is_fluff(s.text) or NARRATION.match(t) or len(t.split()) < 3 or is_lead_in(t) or is_codeish(t)
-                or is_chatter(t))
+    return not (
+        is_fluff(s.text)
+        or NARRATION.match(t)
+        or len(t.split()) < 3
+        or is_lead_in(t)
+        or is_codeish(t)
+        or is_chatter(t)
+    )
 
 
 def body_text(s: Sent) -> str:
@@ -133,7 +160,9 @@ def body_text(s: Sent) -> str:
 
 
 def attribution(s: Sent) -> str:
-    who = {"user": "the user", "parent": "the parent agent", "assistant": "the assistant"}.get(s.speaker, s.speaker)
+    who = {"user": "the user", "parent": "the parent agent", "assistant": "the assistant"}.get(
+        s.speaker, s.speaker
+    )
     return f"{who}, turn {s.turn}" if s.turn else who
 
 
@@ -157,7 +186,9 @@ def dedupe(sents: list[Sent], used: list[Sent]) -> list[Sent]:
     out = []
     for s in sents:
         n = norm(s.text)
-        if id(s) in ids or any(n == o or (len(o) > 30 and len(n) > 30 and (n in o or o in n)) for o in seen):
+        if id(s) in ids or any(
+            n == o or (len(o) > 30 and len(n) > 30 and (n in o or o in n)) for o in seen
+        ):
             continue
         seen.append(n)
         ids.add(id(s))
@@ -169,7 +200,11 @@ def supporting(ev: Evidence, main: Sent, *, turns: int = 1) -> list[Sent]:
     """Sentences that may support `main`: its block first, then its turn and the next ones."""
     near = ev.near(main, lines=3)
     ids = {id(s) for s in near}
-    rest = [s for s in ev.sents if id(s) not in ids and s is not main and 0 <= s.turn - main.turn <= turns]
+    rest = [
+        s
+        for s in ev.sents
+        if id(s) not in ids and s is not main and 0 <= s.turn - main.turn <= turns
+    ]
     return near + rest
 
 
@@ -177,10 +212,14 @@ def other_notes(ev: Evidence, used: list[Sent]) -> list[str]:
     """Other statements of the evidence: the draft keeps to one, the reviewer may want another."""
     lines = {s.line for s in used}
     out = []
-    for s in sorted((s for s in ev.keyed() if s.kind != "error"), key=lambda s: (-s.weight, s.order)):
+    for s in sorted(
+        (s for s in ev.keyed() if s.kind != "error"), key=lambda s: (-s.weight, s.order)
+    ):
         if s.line in lines or not usable(s):
             continue
         lines.add(s.line)
-        out.append(f"also in the evidence, not drafted: turn {s.turn} ({s.speaker}): "
-                   f"{bounded_line(strip_interjections(s.text), 140)}")
+        out.append(
+            f"also in the evidence, not drafted: turn {s.turn} ({s.speaker}): "
+            f"{bounded_line(strip_interjections(s.text), 140)}"
+        )
     return out[:4]

@@ -13,7 +13,13 @@ import re
 from dataclasses import dataclass, field
 
 from memcurate.curator.drafting.offline.statements import is_fluff
-from memcurate.curator.drafting.offline.text import LEAD_MARKERS, clean_segment, fold, segments, sentences
+from memcurate.curator.drafting.offline.text import (
+    LEAD_MARKERS,
+    clean_segment,
+    fold,
+    segments,
+    sentences,
+)
 from memcurate.curator.util.textsafe import clean
 
 MAX_SNIPPETS = 24  # the triage keeps 6; more is hostile input
@@ -92,12 +98,22 @@ def parse_snippets(raw) -> list[Snip]:
             continue
         turn, weight = s.get("turn"), s.get("weight")
         kws = raw_kws if isinstance(raw_kws := s.get("keywords"), list) else []
-        out.append(Snip(turn=turn if isinstance(turn, int) and not isinstance(turn, bool) and turn >= 0 else 0,
-                        speaker=str(s.get("speaker") or "")[:20],
-                        weight=float(weight) if isinstance(weight, (int, float)) and not isinstance(weight, bool)
-                        and weight == weight and 0 <= weight < 1e6 else 1.0,
-                        keywords=tuple(str(k).lower()[:120] for k in kws[:12] if isinstance(k, str)),
-                        text=clean(s["text"][:MAX_SNIPPET_CHARS])))
+        out.append(
+            Snip(
+                turn=turn
+                if isinstance(turn, int) and not isinstance(turn, bool) and turn >= 0
+                else 0,
+                speaker=str(s.get("speaker") or "")[:20],
+                weight=float(weight)
+                if isinstance(weight, (int, float))
+                and not isinstance(weight, bool)
+                and weight == weight
+                and 0 <= weight < 1e6
+                else 1.0,
+                keywords=tuple(str(k).lower()[:120] for k in kws[:12] if isinstance(k, str)),
+                text=clean(s["text"][:MAX_SNIPPET_CHARS]),
+            )
+        )
     return out
 
 
@@ -163,12 +179,25 @@ class Evidence:
                 return snip
         return None
 
-    def _add_line(self, bi: int, li: int, block: Block, raw: str, snip: Snip | None, heading: str) -> None:
+    def _add_line(
+        self, bi: int, li: int, block: Block, raw: str, snip: Snip | None, heading: str
+    ) -> None:
         if block.speaker == "error":
             text = fold(clean(_ERROR_PREFIX.sub("", raw.strip())))
             if text:
-                self.sents.append(Sent(text, block.turn, "error", (bi, li, 0), snip.weight if snip else 0.0,
-                                       snip is not None, heading, False, "error"))
+                self.sents.append(
+                    Sent(
+                        text,
+                        block.turn,
+                        "error",
+                        (bi, li, 0),
+                        snip.weight if snip else 0.0,
+                        snip is not None,
+                        heading,
+                        False,
+                        "error",
+                    )
+                )
             return
         item = bool(LEAD_MARKERS.match(raw.strip())) and not raw.strip().startswith("#")
         folded = block.kind in ("prompt", "reply")
@@ -190,8 +219,19 @@ class Evidence:
                     keys.add(first)
         kind = block.kind if block.kind in ("prompt", "reply") else "message"
         for k, x in enumerate(sents):
-            self.sents.append(Sent(x, block.turn, block.speaker, (bi, li, k), weights[k], k in keys, heading, item,
-                                   kind))
+            self.sents.append(
+                Sent(
+                    x,
+                    block.turn,
+                    block.speaker,
+                    (bi, li, k),
+                    weights[k],
+                    k in keys,
+                    heading,
+                    item,
+                    kind,
+                )
+            )
 
     # -- queries ---------------------------------------------------------------
     def keyed(self) -> list[Sent]:
@@ -200,7 +240,11 @@ class Evidence:
     def near(self, s: Sent, *, lines: int = 2) -> list[Sent]:
         """Sentences around `s`: the rest of its line, and `lines` lines either side in its block."""
         b, li, _ = s.order
-        return [t for t in self.sents if t is not s and t.order[0] == b and abs(t.order[1] - li) <= lines]
+        return [
+            t
+            for t in self.sents
+            if t is not s and t.order[0] == b and abs(t.order[1] - li) <= lines
+        ]
 
     def previous(self, s: Sent) -> Sent | None:
         """The sentence just before `s` in its block."""

@@ -18,15 +18,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memcurate.curator.util.redact import find_secrets
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.drafting.offline.choosing import Draft
 from memcurate.curator.drafting.offline.statements import REQUEST
 from memcurate.curator.drafting.offline.tags import SCAFFOLD, subject_words
 from memcurate.curator.drafting.offline.text import bounded_line, lower_first, norm, sentence_case
 from memcurate.curator.drafting.offline.titles import DESCRIPTION_SOFT, TITLE_SOFT, title_from
+from memcurate.curator.util.redact import find_secrets
 from memcurate.curator.verify.form import (
     IMPERATIVE as _IMPERATIVE,
+)
+from memcurate.curator.verify.form import (
     description_flaws,
     is_chatter,
     is_foreign,
@@ -36,16 +38,31 @@ from memcurate.curator.verify.form import (
 )
 
 # A title made from the topic: "Decision on ci.yml and pyright".
-_TOPIC_TITLE = {"decision": "Decision on", "constraint": "Limit on", "runbook": "Fixing",
-                "tech_debt": "Deferred work on", "preference": "Preference about", "session_summary": "Work on"}
+_TOPIC_TITLE = {
+    "decision": "Decision on",
+    "constraint": "Limit on",
+    "runbook": "Fixing",
+    "tech_debt": "Deferred work on",
+    "preference": "Preference about",
+    "session_summary": "Work on",
+}
 # When the memory applies, the description's opening.
-_WHEN = {"decision": "When changing", "constraint": "When working with", "runbook": "When troubleshooting",
-         "tech_debt": "When touching", "preference": "When working on", "session_summary": "When resuming work on"}
+_WHEN = {
+    "decision": "When changing",
+    "constraint": "When working with",
+    "runbook": "When troubleshooting",
+    "tech_debt": "When touching",
+    "preference": "When working on",
+    "session_summary": "When resuming work on",
+}
 TOPIC_TITLE_WEAK = "title: no statement of the fact, made from the topic"
 FOREIGN_WEAK = "title: the evidence is not in English, made from the names it holds"
 # A clause that leans on the sentence it was cut from ("otherwise anyone can …", "it's simpler because …").
-_DANGLING = re.compile(r"^(?:otherwise|so that|so|because|since|as|which|and|but|or|then|to|thus|hence|due to|"
-                       r"whereas|while|unless)\b", re.I)
+_DANGLING = re.compile(
+    r"^(?:otherwise|so that|so|because|since|as|which|and|but|or|then|to|thus|hence|due to|"
+    r"whereas|while|unless)\b",
+    re.I,
+)
 
 
 @dataclass
@@ -56,14 +73,23 @@ class Finished:
     skipped: str | None = None
 
 
-def topic(tags: list[str], category: str, texts: Sequence[str] = (), *, names_only: bool = False) -> str:
+def topic(
+    tags: list[str], category: str, texts: Sequence[str] = (), *, names_only: bool = False
+) -> str:
     """The draft's subject in a few words: its names and nouns ("ci.yml and pyright"); '' when it names none."""
-    words = subject_words([t for t in tags if t != category.replace("_", "-")], list(texts), names_only=names_only)
+    words = subject_words(
+        [t for t in tags if t != category.replace("_", "-")], list(texts), names_only=names_only
+    )
     return " and ".join(words[:2])
 
 
 def _states(title: str, category: str) -> bool:
-    return bool(title) and not title_flaws(title, category) and not is_foreign(title) and not is_chatter(title)
+    return (
+        bool(title)
+        and not title_flaws(title, category)
+        and not is_foreign(title)
+        and not is_chatter(title)
+    )
 
 
 def _candidates(d: Draft, category: str) -> list[str]:
@@ -77,8 +103,12 @@ def _candidates(d: Draft, category: str) -> list[str]:
     if category != "session_summary":
         main = SCAFFOLD.sub(" ", d.sections.get(CATEGORIES[category].required[0], ""))
         # The session's statements, not what a person asked for ("Fix GitHub issue #396: …" is the request).
-        out += [title_from(s.lstrip("> "), category) for s in section_sentences(main)
-                if not REQUEST.match(s) and (category in ("decision", "preference") or not _IMPERATIVE.match(s))]
+        out += [
+            title_from(s.lstrip("> "), category)
+            for s in section_sentences(main)
+            if not REQUEST.match(s)
+            and (category in ("decision", "preference") or not _IMPERATIVE.match(s))
+        ]
     return out
 
 
@@ -88,7 +118,10 @@ def _title(d: Draft, category: str, tags: list[str], weak: list[str]) -> str | N
         if _states(t, category):
             return t
     texts = list(d.sections.values())
-    foreign = any(is_foreign(s) for s in section_sentences(d.sections.get(CATEGORIES[category].required[0], "")))
+    foreign = any(
+        is_foreign(s)
+        for s in section_sentences(d.sections.get(CATEGORIES[category].required[0], ""))
+    )
     subject = topic(tags, category, texts, names_only=foreign)
     if not subject:
         return None
@@ -97,7 +130,7 @@ def _title(d: Draft, category: str, tags: list[str], weak: list[str]) -> str | N
 
 
 def _lower(s: str) -> str:
-    """"It is less work" -> "it is less work"; names stay ("PreToolUse", "JWT", "`x`")."""
+    """ "It is less work" -> "it is less work"; names stay ("PreToolUse", "JWT", "`x`")."""
     first = s.split(" ", 1)[0]
     return lower_first(s) if first[1:].islower() or len(first) == 1 else s
 
@@ -108,15 +141,25 @@ def _description(d: Draft, title: str, category: str, tags: list[str], weak: lis
     if category == "runbook" and title.startswith("Fix ") and len(title) < 90:
         when = f"When {_lower(title[4:])} appears"  # "When KeyError: slice(None, 8000) appears"
     extra = d.description.strip().rstrip(".")
-    extra = re.sub(r":\s+[^:]*,[^:]*$", "", extra)  # "… on its own: the dependency, the auth module, …"
-    if not extra or norm(extra) == norm(d.title) or norm(extra) in norm(title) or description_flaws(extra) \
-            or _DANGLING.match(extra) or is_foreign(extra):
+    extra = re.sub(
+        r":\s+[^:]*,[^:]*$", "", extra
+    )  # "… on its own: the dependency, the auth module, …"
+    if (
+        not extra
+        or norm(extra) == norm(d.title)
+        or norm(extra) in norm(title)
+        or description_flaws(extra)
+        or _DANGLING.match(extra)
+        or is_foreign(extra)
+    ):
         # A clause cut from its sentence cannot stand alone: say what the memory is, the fact itself (a summary's
         # title and a topic title say nothing the line does not already show).
         topical = TOPIC_TITLE_WEAK in weak or FOREIGN_WEAK in weak
         extra = "" if topical or category == "session_summary" or not when else title
     line = f"{when}: {_lower(extra)}" if when and extra else when or title
-    if find_secrets(line) and not find_secrets(extra):  # "… total_input_tokens: updated …" reads as a secret
+    if find_secrets(line) and not find_secrets(
+        extra
+    ):  # "… total_input_tokens: updated …" reads as a secret
         line = when
     return bounded_line(line, DESCRIPTION_SOFT)
 
@@ -124,14 +167,24 @@ def _description(d: Draft, title: str, category: str, tags: list[str], weak: lis
 def finish_draft(d: Draft, category: str, tags: list[str]) -> Finished:
     """The title, the description and what is weak in `d`; `skipped` says why there is no memory here."""
     main = CATEGORIES[category].required[0]
-    flawed = [f for f in section_flaws(category, main, d.sections.get(main, ""))
-              if f.code in ("section-chatter", "section-vacuous")]
+    flawed = [
+        f
+        for f in section_flaws(category, main, d.sections.get(main, ""))
+        if f.code in ("section-chatter", "section-vacuous")
+    ]
     weak = list(d.weak)
     what = category.replace("_", " ")
     if flawed:
-        return Finished("", "", weak, skipped=f"nothing in the evidence states a {what}: {flawed[0].message}")
+        return Finished(
+            "", "", weak, skipped=f"nothing in the evidence states a {what}: {flawed[0].message}"
+        )
     title = _title(d, category, tags, weak)
     if title is None:
-        return Finished("", "", weak, skipped=f"no sentence of the evidence states a {what}, and it names no "
-                                              "subject to title one by")
+        return Finished(
+            "",
+            "",
+            weak,
+            skipped=f"no sentence of the evidence states a {what}, and it names no "
+            "subject to title one by",
+        )
     return Finished(title, _description(d, title, category, tags, weak), weak)

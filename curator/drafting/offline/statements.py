@@ -9,22 +9,34 @@ from dataclasses import dataclass
 
 from memcurate.curator.drafting.offline.text import finish, inside_code
 
-_INTERJ_PUNCT = (r"right|good|nice|cool|great|perfect|excellent|done|agreed|yes|yep|sure|thanks|thank you|"
-                 r"indeed|correct|exactly|awesome|hmm+|ugh|oops|whoa|alright|fair enough|found it|got it|"
-                 r"good (?:catch|point|idea|question)|that's (?:a )?(?:great|good) (?:catch|point|idea|question)|"
-                 r"you'?re (?:absolutely |totally |completely |quite )?right|you are (?:absolutely )?right|"
-                 r"oh no|all done|success|experiment complete")
-_INTERJ_SPACE = (r"ok(?:ay)?|so|well|also|anyway|and|but|now|hey(?: claude)?|hi|oh|ah|wait|actually|then|"
-                 r"basically|honestly|in general|in short|plus")
-_INTERJ = re.compile(rf"^(?:(?:(?:{_INTERJ_PUNCT})\s*[!,.:;—–-]+\s*)"
-                     rf"|(?:(?:{_INTERJ_SPACE})(?:\s*[!,.:;—–]+\s*|\s+)))+", re.I)
-_LABEL = re.compile(r"^(?:hiccup|note|nb|warning|caveat|gotcha|important|heads up|update|fyi|tip|bonus|key insight|"
-                    r"takeaway|summary|result|tl;?dr|(?:one|another|one more|a|last|final|quick|small) "
-                    r"(?:change|thing|note|request|point|nit|tweak))\s*:\s*", re.I)
+_INTERJ_PUNCT = (
+    r"right|good|nice|cool|great|perfect|excellent|done|agreed|yes|yep|sure|thanks|thank you|"
+    r"indeed|correct|exactly|awesome|hmm+|ugh|oops|whoa|alright|fair enough|found it|got it|"
+    r"good (?:catch|point|idea|question)|that's (?:a )?(?:great|good) (?:catch|point|idea|question)|"
+    r"you'?re (?:absolutely |totally |completely |quite )?right|you are (?:absolutely )?right|"
+    r"oh no|all done|success|experiment complete"
+)
+_INTERJ_SPACE = (
+    r"ok(?:ay)?|so|well|also|anyway|and|but|now|hey(?: claude)?|hi|oh|ah|wait|actually|then|"
+    r"basically|honestly|in general|in short|plus"
+)
+_INTERJ = re.compile(
+    rf"^(?:(?:(?:{_INTERJ_PUNCT})\s*[!,.:;—–-]+\s*)"
+    rf"|(?:(?:{_INTERJ_SPACE})(?:\s*[!,.:;—–]+\s*|\s+)))+",
+    re.I,
+)
+_LABEL = re.compile(
+    r"^(?:hiccup|note|nb|warning|caveat|gotcha|important|heads up|update|fyi|tip|bonus|key insight|"
+    r"takeaway|summary|result|tl;?dr|(?:one|another|one more|a|last|final|quick|small) "
+    r"(?:change|thing|note|request|point|nit|tweak))\s*:\s*",
+    re.I,
+)
 
 
-_MERGED_HEADING = re.compile(r"^(?i:summary|overview|changes made|results?|done)\s+"
-                             r"(?=(?:I|I've|I'm|The|All|Both|We|This)\b)")
+_MERGED_HEADING = re.compile(
+    r"^(?i:summary|overview|changes made|results?|done)\s+"
+    r"(?=(?:I|I've|I'm|The|All|Both|We|This)\b)"
+)
 
 
 def strip_interjections(text: str) -> str:
@@ -41,17 +53,30 @@ NARRATION = re.compile(
     r"fix|run|update|verify|first)|i'm going to|i can see|i see\b|looking at|i understand|now i (?:understand|see|can)"
     r"|based on (?:my|the|your) |here's |here is |i've (?:successfully )?(?:completed|finished) (?:the|all)"
     r"|i should (?:either|first|check|look)|the user (?:wants|is asking|asked)|this (?:means|shows|confirms) "
-    r"|(?:great|perfect|good)[!,.]? (?:so|now) |it looks like (?:the|we|i) (?:need|should))\b", re.I)
-REQUEST = re.compile(r"^(?:(?:can|could|would|will) you\b"
-                      r"|please (?!always|never|don't|do not|keep|avoid|use|make sure)"
-                      r"|i(?:'d| would) like (?:your help|you to help|some help|help)|help me\b|hey claude\b)", re.I)
-GENERAL = re.compile(r"\b(?:always|never|in general|from now on|every (?:time|new)|prefer|i'd rather|rather than|"
-                      r"by default|whenever|please (?:don't|do not|avoid|keep)|(?:don't|do not) (?:ever )?(?:use|add|"
-                      r"push|commit|change|touch|create|write|run|merge))\b", re.I)
-REASON = re.compile(r"\b(?:because|since|so that|due to|as it|which (?:is|means|makes)|to avoid|otherwise|"
-                     r"in order to|the reason|that way|less work|simpler|cleaner|faster|safer|more reliable|"
-                     r"better fit|more efficient|easier|would mean)\b", re.I)
-TRADEOFF = re.compile(r"\b(?:trade-?offs?|downside|drawback|the cost is|at the cost|caveat)\b", re.I)
+    r"|(?:great|perfect|good)[!,.]? (?:so|now) |it looks like (?:the|we|i) (?:need|should))\b",
+    re.I,
+)
+REQUEST = re.compile(
+    r"^(?:(?:can|could|would|will) you\b"
+    r"|please (?!always|never|don't|do not|keep|avoid|use|make sure)"
+    r"|i(?:'d| would) like (?:your help|you to help|some help|help)|help me\b|hey claude\b)",
+    re.I,
+)
+GENERAL = re.compile(
+    r"\b(?:always|never|in general|from now on|every (?:time|new)|prefer|i'd rather|rather than|"
+    r"by default|whenever|please (?:don't|do not|avoid|keep)|(?:don't|do not) (?:ever )?(?:use|add|"
+    r"push|commit|change|touch|create|write|run|merge))\b",
+    re.I,
+)
+REASON = re.compile(
+    r"\b(?:because|since|so that|due to|as it|which (?:is|means|makes)|to avoid|otherwise|"
+    r"in order to|the reason|that way|less work|simpler|cleaner|faster|safer|more reliable|"
+    r"better fit|more efficient|easier|would mean)\b",
+    re.I,
+)
+TRADEOFF = re.compile(
+    r"\b(?:trade-?offs?|downside|drawback|the cost is|at the cost|caveat)\b", re.I
+)
 
 
 def is_fluff(s: str) -> bool:
@@ -68,9 +93,26 @@ def is_fluff(s: str) -> bool:
 def is_codeish(s: str) -> bool:
     """Pasted code, diffs, markup or tables rather than prose."""
     t = s.strip()
-    if t.startswith(("diff --git", "@@", "+++", "--- ", "index ", "$ ", ">>> ", "|", "def ", "class ", "import ")):
+    if t.startswith(
+        (
+            "diff --git",
+            "@@",
+            "+++",
+            "--- ",
+            "index ",
+            "$ ",
+            ">>> ",
+            "|",
+            "def ",
+            "class ",
+            "import ",
+        )
+    ):
         return True
-    if any(m in t for m in ("```", "{%", "<!--", "___", '"""')) or len(re.findall(r"</?\w+[^>]*>", t)) >= 2:
+    if (
+        any(m in t for m in ("```", "{%", "<!--", "___", '"""'))
+        or len(re.findall(r"</?\w+[^>]*>", t)) >= 2
+    ):
         return True
     prose = re.sub(r"`[^`]*`", "x", t)
     if re.search(r"\b\w+ = [\w.]+\(|\bdef \w+\(|=\s*\{|\w\.\w+\([^)]*\) as \w+:", prose):
@@ -88,11 +130,15 @@ def is_heading(s: str) -> bool:
     """Title Case words ending a line or a lead-in: "Benefits of Using the Component", "GitHub Action Updates"."""
     t = s.strip().rstrip(":.!").strip()
     t = re.sub(r"`[^`]*`", "Code", t).rsplit(": ", 1)[-1]
-    if any(re.search(r"\d", tok) for tok in t.split()[:-1]):  # "Tests on Python 3.12 and 3.13" is prose
+    if any(
+        re.search(r"\d", tok) for tok in t.split()[:-1]
+    ):  # "Tests on Python 3.12 and 3.13" is prose
         return False
     words = [w for w in re.findall(r"[A-Za-z][\w'-]*", t)]
     big = [w for w in words if w.lower() not in _SMALL]
-    return 2 <= len(words) <= 8 and len(big) >= 2 and all(w[0].isupper() for w in big) and "`" not in t
+    return (
+        2 <= len(words) <= 8 and len(big) >= 2 and all(w[0].isupper() for w in big) and "`" not in t
+    )
 
 
 def is_lead_in(s: str) -> bool:
@@ -100,15 +146,21 @@ def is_lead_in(s: str) -> bool:
 
 
 # A lead-in ending in one of these only announces what follows ("The changes made were:").
-WEAK_END = frozenset("now it that to the following includes include are is made were was this these so because "
-                      "found below changes".split())
+WEAK_END = frozenset(
+    "now it that to the following includes include are is made were was this these so because "
+    "found below changes".split()
+)
 
 
 _REASON_CLAUSE = re.compile(
     r"(?:,\s*|\s+)(?:and |but )?(because|since|so that|due to|as it|which (?:is|means|makes|would|keeps)|"
-    r"to avoid|otherwise|in order to)\b", re.I)
+    r"to avoid|otherwise|in order to)\b",
+    re.I,
+)
 _LEADING_REASON = re.compile(r"^(?:since|because|as|now that|given that)\s+(.{6,}?),\s+(.+)$", re.I)
-_SO_CLAUSE = re.compile(r"^(.{6,}?),?\s+so\s+(?=(?:we|i|you|it|the|this|that|they|tests?|all)\b)(.+)$", re.I)
+_SO_CLAUSE = re.compile(
+    r"^(.{6,}?),?\s+so\s+(?=(?:we|i|you|it|the|this|that|they|tests?|all)\b)(.+)$", re.I
+)
 
 
 @dataclass
@@ -125,14 +177,16 @@ def split_reason(text: str) -> Clauses:
     if m:
         return Clauses(core=m.group(2), reason="because " + m.group(1))
     # "not due to the tests but because …": a reason denied is part of the statement; the next one is its reason.
-    m = next((m for m in _REASON_CLAUSE.finditer(s) if not re.search(r"\bnot$", s[:m.start()])), None)
+    m = next(
+        (m for m in _REASON_CLAUSE.finditer(s) if not re.search(r"\bnot$", s[: m.start()])), None
+    )
     if m and m.start() >= 8 and not inside_code(s, m.start()):
-        core, rest = s[: m.start()], s[m.start():].lstrip(" ,")
+        core, rest = s[: m.start()], s[m.start() :].lstrip(" ,")
         rest = re.sub(r"^(?:and|but)\s+", "", rest, flags=re.I)
         cons = ""
         k = re.search(r",\s+so\s+", rest)
         if k:
-            rest, cons = rest[: k.start()], rest[k.end():]
+            rest, cons = rest[: k.start()], rest[k.end() :]
         return Clauses(core=core.rstrip(" ,"), reason=rest, consequence=cons)
     m = _SO_CLAUSE.match(s)
     if m:
@@ -143,9 +197,16 @@ def split_reason(text: str) -> Clauses:
 def reason_sentence(clause: str) -> str:
     """A reason clause ("which is less work") as a sentence of its own ("It is less work.")."""
     c = clause.strip().rstrip(",;")
-    rules = ((r"^(?:because|since|as)\s+(?:of\s+)?", ""), (r"^which is\b", "It is"), (r"^which means\b", "This means"),
-             (r"^which makes\b", "This makes"), (r"^which would\b", "It would"), (r"^which keeps\b", "This keeps"),
-             (r"^as it\b", "It"), (r"^due to\b", "Due to"))
+    rules = (
+        (r"^(?:because|since|as)\s+(?:of\s+)?", ""),
+        (r"^which is\b", "It is"),
+        (r"^which means\b", "This means"),
+        (r"^which makes\b", "This makes"),
+        (r"^which would\b", "It would"),
+        (r"^which keeps\b", "This keeps"),
+        (r"^as it\b", "It"),
+        (r"^due to\b", "Due to"),
+    )
     for pat, rep in rules:
         new = re.sub(pat, rep, c, count=1, flags=re.I)
         if new != c:

@@ -8,7 +8,8 @@ import re
 MAX_TAGS = 6
 
 
-_STOP = frozenset("""
+_STOP = frozenset(
+    """
 a about above after again against all also am an and any are aren't as at be because been before being below
 between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each few
 for from further had hadn't has hasn't have haven't having he her here hers herself him himself his how i i'd i'll
@@ -29,15 +30,41 @@ run runs running ran call calls called file files code line lines case cases par
 instead rather without within whether though although however therefore thus hence less more most
 stated reason request context words confirmed failing reported problems steps step find went away
 repeat investigation check passes pass passing re-run rerun
-""".split())
-_TAG_FILE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py|js|mjs|ts|tsx|jsx|html|css|scss|md|json|ya?ml|"
-                       r"toml|sh|go|rs|java|rb|sql|cfg|ini|lock|txt|c|h|cpp|kt|swift|vue|jsonl))\b")
+""".split()
+)
+_TAG_FILE = re.compile(
+    r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.(?:py|js|mjs|ts|tsx|jsx|html|css|scss|md|json|ya?ml|"
+    r"toml|sh|go|rs|java|rb|sql|cfg|ini|lock|txt|c|h|cpp|kt|swift|vue|jsonl))\b"
+)
 _TAG_DOTTED = re.compile(r"(?<![\w/.-])([a-z_][a-z0-9_]+(?:\.[a-z_][a-z0-9_]+)+)(?![\w/-])")
-_TAG_CAPS = re.compile(r"(?<![\w`/.-])([A-Z][a-z0-9]*[A-Z][A-Za-z0-9]*|[A-Z]{2,}[0-9]*|[A-Z][a-z]+[0-9]+)(?![\w`/-])")
+_TAG_CAPS = re.compile(
+    r"(?<![\w`/.-])([A-Z][a-z0-9]*[A-Z][A-Za-z0-9]*|[A-Z]{2,}[0-9]*|[A-Z][a-z]+[0-9]+)(?![\w`/-])"
+)
 _TAG_WORD = re.compile(r"(?<![\w`/.-])([a-z][a-z0-9]*(?:[-_][a-z0-9]+)*)(?![\w`/])")
 _TAG_OK = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
-_CAPS_STOP = frozenset({"i", "ok", "todo", "fixme", "id", "ids", "url", "pr", "eg", "ie", "vs", "etc", "tl", "dr",
-                        "note", "yes", "no", "e", "re"})
+_CAPS_STOP = frozenset(
+    {
+        "i",
+        "ok",
+        "todo",
+        "fixme",
+        "id",
+        "ids",
+        "url",
+        "pr",
+        "eg",
+        "ie",
+        "vs",
+        "etc",
+        "tl",
+        "dr",
+        "note",
+        "yes",
+        "no",
+        "e",
+        "re",
+    }
+)
 
 
 def _tag_norm(t: str) -> str:
@@ -66,7 +93,8 @@ SCAFFOLD = re.compile(
     r"(?:passes|is gone)|Reported problems:|Files changed:|Later in the session:|Anything that needs it fails:|"
     r"Work has to stay within it, as stated[^:]*:|Turn \d+:|The (?:assistant|user) agreed \(turn \d+\):|"
     r"Find what changed before|went away|Repeat the investigation of the session|A failure that the session fixed|"
-    r"The session ended without a closing summary from the assistant|Not stated in the session's prompts")
+    r"The session ended without a closing summary from the assistant|Not stated in the session's prompts"
+)
 
 
 def make_tags(texts: list[str], category: str) -> list[str]:
@@ -77,8 +105,15 @@ def make_tags(texts: list[str], category: str) -> list[str]:
 
     def add(tag: str, w: float) -> None:
         tag = _tag_norm(tag)
-        if not tag or not _TAG_OK.match(tag) or len(tag) > 40 or tag.replace(".", "").isdigit() or tag in _STOP \
-                or tag in _CAPS_STOP or len(tag) < 2:
+        if (
+            not tag
+            or not _TAG_OK.match(tag)
+            or len(tag) > 40
+            or tag.replace(".", "").isdigit()
+            or tag in _STOP
+            or tag in _CAPS_STOP
+            or len(tag) < 2
+        ):
             return
         scores[tag] = scores.get(tag, 0.0) + w
         first.setdefault(tag, len(first))
@@ -91,7 +126,9 @@ def make_tags(texts: list[str], category: str) -> list[str]:
                     continue
                 span = span.split("(")[0].rstrip("/")
                 span = span.rsplit("/", 1)[-1].lstrip(".-@")
-                if re.fullmatch(r"[A-Za-z0-9_.-]{2,40}", span) and not re.fullmatch(r"[-_.]*", span):
+                if re.fullmatch(r"[A-Za-z0-9_.-]{2,40}", span) and not re.fullmatch(
+                    r"[-_.]*", span
+                ):
                     add(span, 3.0)
                 continue
             for m in _TAG_FILE.finditer(part):
@@ -121,15 +158,20 @@ def make_tags(texts: list[str], category: str) -> list[str]:
 
 
 # Words that are no subject: adjectives, adverbs and verbs the tags pick up ("prefer", "small", "modify", "rest").
-_NOT_SUBJECT = frozenset("""prefer small large big modify rest take least most complex simple simpler cleaner clean
+_NOT_SUBJECT = frozenset(
+    """prefer small large big modify rest take least most complex simple simpler cleaner clean
 quick equal latest nested proper actual current existing full real whole easy hard faster slower potentially accurate
 specific possible available required broken direct launch keep leave avoid allow stop start create implement remove
 replace include handle return open close show save load write read build move switch choose pick idea success
 particular completely accordingly remaining much enough sure likely certain important main different same other
 another previous next further entire overall single multiple several various extra additional separate
-minimal means requires needs decision constraint runbook preference tech-debt tech_debt debt session summary limit fixing deferred""".split())
-_DETERMINER = re.compile(r"\b(?:the|a|an|this|that|these|those|its|their|our|your|my|each|every|all|any|no|some|"
-                         r"of|for|on|in|with|to|from|about|by)\s+(?:[\w.-]+\s+){0,2}$", re.I)
+minimal means requires needs decision constraint runbook preference tech-debt tech_debt debt session summary limit fixing deferred""".split()
+)
+_DETERMINER = re.compile(
+    r"\b(?:the|a|an|this|that|these|those|its|their|our|your|my|each|every|all|any|no|some|"
+    r"of|for|on|in|with|to|from|about|by)\s+(?:[\w.-]+\s+){0,2}$",
+    re.I,
+)
 
 
 def subject_words(tags: list[str], texts: list[str], *, names_only: bool = False) -> list[str]:
@@ -149,15 +191,31 @@ def subject_words(tags: list[str], texts: list[str], *, names_only: bool = False
             continue
         forms = [m.group(0) for m in found]
         written = next((f for f in forms if f != f.lower()), forms[0])
-        coded = any(text[:m.start()].count("`") % 2 for m in found)
+        coded = any(text[: m.start()].count("`") % 2 for m in found)
         # A proper noun ("Hermes") is capitalized everywhere and somewhere mid-sentence, outside a Title Case heading.
         proper = all(f[:1].isupper() for f in forms) and any(
-            re.search(r"[a-z,;]\s+$", text[:m.start()]) and not re.search(r"\b[A-Z][\w-]*\s+$", text[:m.start()])
-            and not re.match(r"\s+[A-Z]", text[m.end():]) for m in found)
-        if re.search(r"[._/\d]", tag) or coded or any(re.search(r".[A-Z]", f) for f in forms) or proper:
+            re.search(r"[a-z,;]\s+$", text[: m.start()])
+            and not re.search(r"\b[A-Z][\w-]*\s+$", text[: m.start()])
+            and not re.match(r"\s+[A-Z]", text[m.end() :])
+            for m in found
+        )
+        if (
+            re.search(r"[._/\d]", tag)
+            or coded
+            or any(re.search(r".[A-Z]", f) for f in forms)
+            or proper
+        ):
             names.append(written)
-        elif not names_only and not re.search(r"(?:ing|ed|ly|ous|ful|ive|able|ible|less|est)$", tag) \
-                and (tag in tags and tag.endswith("s") and not tag.endswith("ss") or re.search(r"(?:tion|ment|ness|ity|ance|ence|ism)$", tag)
-                     or any(_DETERMINER.search(text[max(0, m.start() - 60):m.start()]) for m in found)):
+        elif (
+            not names_only
+            and not re.search(r"(?:ing|ed|ly|ous|ful|ive|able|ible|less|est)$", tag)
+            and (
+                tag in tags
+                and tag.endswith("s")
+                and not tag.endswith("ss")
+                or re.search(r"(?:tion|ment|ness|ity|ance|ence|ism)$", tag)
+                or any(_DETERMINER.search(text[max(0, m.start() - 60) : m.start()]) for m in found)
+            )
+        ):
             nouns.append(tag)
     return names + nouns

@@ -28,9 +28,11 @@ LEAD_MARKERS = re.compile(r"^(?:[-*•+]\s+|\d{1,3}[.)]\s+|#{1,6}\s+|>\s*)+")
 # Inline list items and headings of text that was folded onto one line.
 _INLINE_ITEM = re.compile(r"(?<=[.:!?)*])\s+(?=(?:\d{1,2}[.)]|[-•])\s+\S)|\s+(?=#{2,6}\s)")
 # In text the triage folded onto one line, list items follow anything: "… class 2. **System …", "… - **Steps**".
-_FOLDED_ITEM = re.compile(r"\s+(?=\d{1,2}\.\s+(?:\*\*|[A-Z`]))|\s+(?=[-•]\s+(?:\*\*|`))|\s+(?=#{2,6}\s)"
-                          r"|(?<=[.:!?*])\s+(?=[-•]\s+[A-Z])"
-                          r"|\s+[-•]\s+(?=[*`]|[A-Z](?!ixed|ix |ecause|aused|hich))")
+_FOLDED_ITEM = re.compile(
+    r"\s+(?=\d{1,2}\.\s+(?:\*\*|[A-Z`]))|\s+(?=[-•]\s+(?:\*\*|`))|\s+(?=#{2,6}\s)"
+    r"|(?<=[.:!?*])\s+(?=[-•]\s+[A-Z])"
+    r"|\s+[-•]\s+(?=[*`]|[A-Z](?!ixed|ix |ecause|aused|hich))"
+)
 
 
 def _demark(part: str) -> str:
@@ -39,7 +41,9 @@ def _demark(part: str) -> str:
     part = _INLINE_HEADING.sub("", part)
     part = _STRAY_BACKSLASH.sub("", part)
     if not part.isascii():
-        part = "".join(ch for ch in part if unicodedata.category(ch) != "So" and ch not in "\ufe0f\u200d")
+        part = "".join(
+            ch for ch in part if unicodedata.category(ch) != "So" and ch not in "\ufe0f\u200d"
+        )
     return part
 
 
@@ -66,8 +70,30 @@ def segments(line: str, *, folded: bool = False) -> list[str]:
 
 
 _SPLIT = re.compile(r"([.!?…]+)([\"'”’)\]]*)\s+(?=[\"'“‘(\[`*]*([A-Za-z0-9`]))")
-_ABBREV = frozenset({"e.g", "i.e", "etc", "vs", "cf", "approx", "no", "fig", "mr", "mrs", "dr", "st", "eg", "ie",
-                     "al", "resp", "incl", "min", "max", "ca"})
+_ABBREV = frozenset(
+    {
+        "e.g",
+        "i.e",
+        "etc",
+        "vs",
+        "cf",
+        "approx",
+        "no",
+        "fig",
+        "mr",
+        "mrs",
+        "dr",
+        "st",
+        "eg",
+        "ie",
+        "al",
+        "resp",
+        "incl",
+        "min",
+        "max",
+        "ca",
+    }
+)
 
 
 def sentences(text: str) -> list[str]:
@@ -81,16 +107,23 @@ def sentences(text: str) -> list[str]:
         k = bisect_right(starts, m.start()) - 1
         if k >= 0 and m.start() < spans[k][1]:  # inside `code`
             continue
-        before = text[start:m.start()].split()
+        before = text[start : m.start()].split()
         last = before[-1].lower().lstrip("([\"'").rstrip(".") if before else ""
-        if m.group(1) == "." and (last in _ABBREV or (last.isdigit() and len(last) <= 2 and len(before) == 1)
-                                  or (len(last) == 1 and last.isalpha())):
+        if m.group(1) == "." and (
+            last in _ABBREV
+            or (last.isdigit() and len(last) <= 2 and len(before) == 1)
+            or (len(last) == 1 and last.isalpha())
+        ):
             continue
         # People type "done. also …": a lowercase start ends a sentence only after a real one.
         # A name may start lowercase ("Firmware downloaded. pip3 is blocked", "Nothing pushed. `auth/x` has").
-        nxt = text[m.end():].split(None, 1)[0]
+        nxt = text[m.end() :].split(None, 1)[0]
         name = nxt.startswith("`") or re.search(r"[\d_/]", nxt)
-        if m.group(3).islower() and not name and (len(before) < 3 or m.group(1) not in (".", "!", "?")):
+        if (
+            m.group(3).islower()
+            and not name
+            and (len(before) < 3 or m.group(1) not in (".", "!", "?"))
+        ):
             continue
         piece = text[start:end].strip()
         if piece:
@@ -134,9 +167,11 @@ def trim_truncated(s: str) -> str:
     return _balanced(body[:k] if k > 20 else body) + " …"
 
 
-_CONNECTORS = frozenset("and or but with the a an of to for in on at by from as that which who so than via into "
-                        "when while if because since its their our your this these those is are was were be "
-                        "also just then how what why where about".split())
+_CONNECTORS = frozenset(
+    "and or but with the a an of to for in on at by from as that which who so than via into "
+    "when while if because since its their our your this these those is are was were be "
+    "also just then how what why where about".split()
+)
 
 
 def shorten(s: str, limit: int, *, ellipsis: bool = False) -> str:
@@ -150,15 +185,24 @@ def shorten(s: str, limit: int, *, ellipsis: bool = False) -> str:
         if k >= limit * 0.5:
             cut = max(cut, k)
     if cut < 0:
-        strong = [m.start() for m in re.finditer(r" (?:and|or|but|that|which|so|because|when|if|while) ", head)
-                  if m.start() >= limit * 0.5]
-        weak = [m.start() for m in re.finditer(r" (?:with|to|for|from|by|in|on) ", head) if m.start() >= limit * 0.5]
+        strong = [
+            m.start()
+            for m in re.finditer(r" (?:and|or|but|that|which|so|because|when|if|while) ", head)
+            if m.start() >= limit * 0.5
+        ]
+        weak = [
+            m.start()
+            for m in re.finditer(r" (?:with|to|for|from|by|in|on) ", head)
+            if m.start() >= limit * 0.5
+        ]
         cut = (strong or weak or [head.rfind(" ")])[-1]
         if cut < limit * 0.4:
             cut = len(head)
     out = head[:cut].rstrip(" ,;:-–—(")
     words = out.split(" ")
-    while len(words) > 3 and (words[-1].lower().strip(",") in _CONNECTORS or words[-1].lower() in ("i.e", "e.g")):
+    while len(words) > 3 and (
+        words[-1].lower().strip(",") in _CONNECTORS or words[-1].lower() in ("i.e", "e.g")
+    ):
         words.pop()
     out = _balanced(" ".join(words).rstrip(" ,;:-–—("))
     return out + (" …" if ellipsis else "")
@@ -178,14 +222,21 @@ def sentence_case(s: str) -> str:
     if s and s[0].islower():
         first = s.split(" ", 1)[0]
         # A name keeps its case: "pip3", "ci.yml", "getUser", "`x`".
-        if not any(c in first for c in "._/()`=") and not any(c.isupper() or c.isdigit() for c in first[1:]):
+        if not any(c in first for c in "._/()`=") and not any(
+            c.isupper() or c.isdigit() for c in first[1:]
+        ):
             return s[0].upper() + s[1:]
     return s
 
 
 def lower_first(s: str) -> str:
-    """"It is less work" -> "it is less work", but "JWT is" and "`x`" stay."""
-    if len(s) > 1 and s[0].isupper() and not s[1].isupper() and s.split(" ", 1)[0] not in ("I", "I'm", "I've", "I'd"):
+    """ "It is less work" -> "it is less work", but "JWT is" and "`x`" stay."""
+    if (
+        len(s) > 1
+        and s[0].isupper()
+        and not s[1].isupper()
+        and s.split(" ", 1)[0] not in ("I", "I'm", "I've", "I'd")
+    ):
         return s[0].lower() + s[1:]
     return s
 
@@ -241,7 +292,9 @@ def safe_body(body: str) -> str:
     out = []
     for line in body.split("\n"):
         stripped = line.lstrip()
-        if stripped.startswith(("#", "```", "~~~")) or re.match(r"^(?:-{3,}|={3,}|\*{3,}|_{3,})\s*$", stripped):
+        if stripped.startswith(("#", "```", "~~~")) or re.match(
+            r"^(?:-{3,}|={3,}|\*{3,}|_{3,})\s*$", stripped
+        ):
             line = line[: len(line) - len(stripped)] + "\\" + stripped
         out.append(line)
     return "\n".join(out)

@@ -45,9 +45,13 @@ from memcurate.curator.util.lazy import lazy_names
 # module of this package (folders.py, schema.py) without loading the store, the watcher and the rest.
 _HOMES = {
     "MemoryIndex": "memory_index",
-    "Candidate": "search", "Entry": "search",
+    "Candidate": "search",
+    "Entry": "search",
     "RefreshStats": "freshness",
-    "draft_text": "terms", "match_expression": "terms", "query_terms": "terms", "text_hash": "terms",
+    "draft_text": "terms",
+    "match_expression": "terms",
+    "query_terms": "terms",
+    "text_hash": "terms",
 }
 __all__ = sorted(_HOMES)
 

@@ -10,7 +10,11 @@ import sqlite3
 from memcurate.curator.memory.index.schema import SCHEMA_VERSION, create
 from memcurate.curator.util.private import make_dirs, own_file
 
-_BUSY_CODES = (5, 6, 15)  # SQLITE_BUSY, SQLITE_LOCKED, SQLITE_PROTOCOL (WAL contention): wait, never rebuild
+_BUSY_CODES = (
+    5,
+    6,
+    15,
+)  # SQLITE_BUSY, SQLITE_LOCKED, SQLITE_PROTOCOL (WAL contention): wait, never rebuild
 
 
 def is_busy(e: sqlite3.Error) -> bool:
@@ -27,23 +31,33 @@ class Database:
     def __init__(self, path: str, root: str, busy_timeout: float) -> None:
         self.path = path
         self.busy_timeout = busy_timeout
-        self.in_memory = False  # the database file could not be used: this process indexes in memory
+        self.in_memory = (
+            False  # the database file could not be used: this process indexes in memory
+        )
         self.resets = 0  # times the database file was found unusable, deleted and rebuilt
-        self.on_reset = lambda: None  # called when the connection is dropped: what was known of it is void
+        self.on_reset = lambda: (
+            None
+        )  # called when the connection is dropped: what was known of it is void
         self._conn: sqlite3.Connection | None = None
         self._db_ino: int | None = None
         self._real_root = os.path.realpath(root)
 
     def _connect(self, path: str) -> sqlite3.Connection:
         if path != ":memory:":
-            own_file(path)  # 0600 before SQLite opens it: its -wal, -shm and -journal files take the same mode
-        conn = sqlite3.connect(path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
+            own_file(
+                path
+            )  # 0600 before SQLite opens it: its -wal, -shm and -journal files take the same mode
+        conn = sqlite3.connect(
+            path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+        )
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             if path != ":memory:":
                 if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                     conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = NORMAL")  # a cache: losing the last commit to a power cut is fine
+                conn.execute(
+                    "PRAGMA synchronous = NORMAL"
+                )  # a cache: losing the last commit to a power cut is fine
             self._ensure_schema(conn)
         except BaseException:
             conn.close()
@@ -65,11 +79,14 @@ class Database:
                 # another schema or another memory root: start over (it is a cache)
                 # virtual tables first: dropping one drops its shadow tables
                 for where in ("sql LIKE 'CREATE VIRTUAL TABLE%'", "name NOT LIKE 'sqlite_%'"):
-                    for (table,) in conn.execute(f"SELECT name FROM sqlite_master WHERE type = 'table' AND {where}"
-                                                 ).fetchall():
+                    for (table,) in conn.execute(
+                        f"SELECT name FROM sqlite_master WHERE type = 'table' AND {where}"
+                    ).fetchall():
                         conn.execute(f'DROP TABLE IF EXISTS "{table}"')
                 create(conn)
-                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('root', ?)", (self._real_root,))
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('root', ?)", (self._real_root,)
+                )
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:

@@ -24,18 +24,23 @@ import sqlite3
 import stat
 import time
 
+from memcurate.curator.errors import MemcurateError
 from memcurate.curator.memory.index.schema import SCHEMA_VERSION
 from memcurate.curator.memory.memory_md.entry import ID_PATTERN
 from memcurate.curator.util.paths import ARCHIVE_DIR, archived_name
-from memcurate.curator.errors import MemcurateError
 
 KEY = "folder:"  # meta key prefix, one per category
-RECHECK_NS = 3600 * 10**9  # a category trusted by its folder stamp is still checked whole this often
+RECHECK_NS = (
+    3600 * 10**9
+)  # a category trusted by its folder stamp is still checked whole this often
 
 
 def _folders(root: str, category: str) -> tuple[tuple[str, str], ...]:
     """(folder, prefix of its names in the index) of a category: its folder, and its archive folder."""
-    return (os.path.join(root, category), ""), (os.path.join(root, ARCHIVE_DIR, category), archived_name(category, ""))
+    return (os.path.join(root, category), ""), (
+        os.path.join(root, ARCHIVE_DIR, category),
+        archived_name(category, ""),
+    )
 
 
 def _stamp(root: str, category: str) -> tuple[int, ...]:
@@ -51,14 +56,22 @@ def _stamp(root: str, category: str) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _stale(conn: sqlite3.Connection, root: str, categories: list[str], now: int) -> dict[str, tuple[int, ...]]:
+def _stale(
+    conn: sqlite3.Connection, root: str, categories: list[str], now: int
+) -> dict[str, tuple[int, ...]]:
     """category -> its folders' stamp now, for each category not trusted as indexed."""
-    known = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE ?", (KEY + "%",)).fetchall())
+    known = dict(
+        conn.execute("SELECT key, value FROM meta WHERE key LIKE ?", (KEY + "%",)).fetchall()
+    )
     stale: dict[str, tuple[int, ...]] = {}
     for cat in categories:
         stamp = _stamp(root, cat)
         old = known.get(KEY + cat, "").split(":")
-        if len(old) == len(stamp) + 1 and old[:-1] == [str(v) for v in stamp] and now - int(old[-1]) < RECHECK_NS:
+        if (
+            len(old) == len(stamp) + 1
+            and old[:-1] == [str(v) for v in stamp]
+            and now - int(old[-1]) < RECHECK_NS
+        ):
             continue
         stale[cat] = stamp
     return stale
@@ -71,7 +84,9 @@ def _kept(cat: str, stamp: tuple[int, ...], now: int) -> tuple[str, str] | None:
     return KEY + cat, ":".join(str(v) for v in (*stamp, now))
 
 
-MAX_UNINDEXED = 20  # files a reader reads itself in changed folders; more, and the index is brought up to date
+MAX_UNINDEXED = (
+    20  # files a reader reads itself in changed folders; more, and the index is brought up to date
+)
 RACY_NS = 2_000_000_000  # a signature or stamp younger than this (vs the mtime) is not trusted: freshness.py too
 _NAME = re.compile(rf"{ID_PATTERN}\.md")
 
@@ -101,7 +116,9 @@ def open_for_reading(path: str, root: str, categories: list[str], busy_timeout: 
         return None
     conn = None
     try:
-        conn = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(
+            path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
             row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
             if row is not None and row[0] == os.path.realpath(root):
@@ -115,8 +132,8 @@ def open_for_reading(path: str, root: str, categories: list[str], busy_timeout: 
                     changed, gone = diff
                     if changed or gone:
                         found.changed[cat], found.gone[cat] = changed, gone
-                    elif _kept(cat, stamp, now):
-                        settled.append(_kept(cat, stamp, now))
+                    elif kept := _kept(cat, stamp, now):
+                        settled.append(kept)
                 if sum(map(len, found.changed.values())) <= MAX_UNINDEXED:
                     _settle(conn, settled)
                     return conn, found
@@ -131,12 +148,18 @@ class _Doubt(MemcurateError):
     """Something in a folder the fast path does not judge: the full path does."""
 
 
-def _unindexed(conn: sqlite3.Connection, root: str, category: str) -> tuple[list[str], set[str]] | None:
+def _unindexed(
+    conn: sqlite3.Connection, root: str, category: str
+) -> tuple[list[str], set[str]] | None:
     """(names new or changed since indexed, names indexed but gone) of a category's folders, by stat
     signature as the index takes it; None for an entry the fast path does not judge (a link, a file
     that is not regular, a name that is no memory id)."""
-    known = {r[0]: r[1:] for r in conn.execute(
-        "SELECT name, mtime_ns, ctime_ns, size, ino FROM files WHERE category = ?", (category,))}
+    known = {
+        r[0]: r[1:]
+        for r in conn.execute(
+            "SELECT name, mtime_ns, ctime_ns, size, ino FROM files WHERE category = ?", (category,)
+        )
+    }
     changed: list[str] = []
     seen: set[str] = set()
     for folder, prefix in _folders(root, category):
@@ -148,11 +171,18 @@ def _unindexed(conn: sqlite3.Connection, root: str, category: str) -> tuple[list
             names = [n for n in os.listdir(dfd) if n[:1] != "." and n.endswith(".md")]
             for name in names:
                 try:
-                    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)  # no path joins: ~2 µs a file
+                    st = os.stat(
+                        name, dir_fd=dfd, follow_symlinks=False
+                    )  # no path joins: ~2 µs a file
                 except FileNotFoundError:
                     continue  # gone while we looked
                 seen.add(prefix + name)
-                if known.get(prefix + name) == (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino):
+                if known.get(prefix + name) == (
+                    st.st_mtime_ns,
+                    st.st_ctime_ns,
+                    st.st_size,
+                    st.st_ino,
+                ):
                     continue
                 if not stat.S_ISREG(st.st_mode) or not _NAME.fullmatch(name):
                     return None
@@ -167,7 +197,9 @@ def _settle(conn: sqlite3.Connection, rows: list[tuple[str, str]]) -> None:
     if not rows:
         return
     try:
-        conn.execute("PRAGMA synchronous = NORMAL")  # as the indexer's own connection: a cache, no fsync a commit
+        conn.execute(
+            "PRAGMA synchronous = NORMAL"
+        )  # as the indexer's own connection: a cache, no fsync a commit
         conn.execute("BEGIN IMMEDIATE")
         conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", rows)
         conn.execute("COMMIT")
@@ -187,8 +219,13 @@ def refresh_changed(db, freshness, root: str, categories: list[str]) -> list[str
     for cat in stale:
         freshness.full_check(cat)
     # changes left unwritten (busy) or a folder changed within the timestamp granularity: check again next time
-    keep = [row for cat, stamp in stale.items() if not freshness.pending.get(cat)
-            for row in [_kept(cat, stamp, now)] if row]
+    keep = [
+        row
+        for cat, stamp in stale.items()
+        if not freshness.pending.get(cat)
+        for row in [_kept(cat, stamp, now)]
+        if row
+    ]
     if keep:
         try:
             db.guarded(_write, db, keep)

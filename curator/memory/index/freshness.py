@@ -43,15 +43,24 @@ import sqlite3
 import time
 from dataclasses import dataclass, field
 
+from memcurate.curator.errors import BusyError
+from memcurate.curator.memory import claude_topics
 from memcurate.curator.memory.index.database import Database, is_busy
 from memcurate.curator.memory.index.folders import RACY_NS
-from memcurate.curator.memory import claude_topics
 from memcurate.curator.memory.index.schema import CLAUDE, NO_SIG, Change, insert, remove
 from memcurate.curator.memory.index.watcher import ALL, Watcher, inotify_available
-from memcurate.curator.memory.store import BrokenMemoryError, MemoryStore, MissingMemoryError, UnsafePathError, content_hash
-from memcurate.curator.errors import BusyError
+from memcurate.curator.memory.store import (
+    BrokenMemoryError,
+    MemoryStore,
+    MissingMemoryError,
+    UnsafePathError,
+    content_hash,
+)
+from memcurate.curator.util.paths import ARCHIVE_DIR, archived_name
 
-RESCAN_INTERVAL = 60.0  # a watched category is still checked whole this often (events a watch cannot see)
+RESCAN_INTERVAL = (
+    60.0  # a watched category is still checked whole this often (events a watch cannot see)
+)
 BATCH = 400  # files per write transaction while indexing many
 
 
@@ -63,7 +72,9 @@ class RefreshStats:
     restamped: int = 0  # signature changed, same bytes: not parsed again
     removed: int = 0  # gone from disk, dropped from the index
     unchanged: int = 0
-    broken: list[tuple[str, str]] = field(default_factory=list)  # (path, reason): listed, not indexed
+    broken: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # (path, reason): listed, not indexed
     pending: int = 0  # changes not written because the database stayed busy (served from memory)
     seconds: float = 0.0
 
@@ -122,8 +133,15 @@ def _regular(st: os.stat_result) -> bool:
 class Freshness:
     """What this process knows of each category's files, and the checks that bring the index in line with them."""
 
-    def __init__(self, store: MemoryStore, db: Database, *, check_interval: float, watch: bool | None,
-                 rescan_interval: float) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        db: Database,
+        *,
+        check_interval: float,
+        watch: bool | None,
+        rescan_interval: float,
+    ) -> None:
         self.store = store
         self.db = db
         self.check_interval = check_interval
@@ -136,7 +154,9 @@ class Freshness:
         self._full_at: dict[str, float] = {}  # category -> when it was last checked whole
         self._known: dict[str, dict[str, _Known]] = {}
         self._checked_at: dict[str, float] = {}
-        self.pending: dict[str, dict[str, Change | None]] = {}  # category -> name -> change (None: removed)
+        self.pending: dict[
+            str, dict[str, Change | None]
+        ] = {}  # category -> name -> change (None: removed)
         db.on_reset = self.forget
 
     def close(self) -> None:
@@ -170,7 +190,9 @@ class Freshness:
 
     def fresh(self, category: str) -> None:
         """Make the index right for `category` before reading it (see the module's notes)."""
-        self.db.guarded(self.db.conn)  # first: a database replaced by another process resets what we know
+        self.db.guarded(
+            self.db.conn
+        )  # first: a database replaced by another process resets what we know
         if self.check_interval > 0:
             last = self._checked_at.get(category)
             if last is not None and time.monotonic() - last < self.check_interval:
@@ -188,14 +210,24 @@ class Freshness:
         if w is not None:
             w.drain(self._dirty)
         full_at = self._full_at.get(category)
-        if not (w is not None and w.watching(category) and full_at is not None
-                and time.monotonic() - full_at < self.rescan_interval
-                and not self.pending.get(category) and category in self._known):
+        if not (
+            w is not None
+            and w.watching(category)
+            and full_at is not None
+            and time.monotonic() - full_at < self.rescan_interval
+            and not self.pending.get(category)
+            and category in self._known
+        ):
             return None
         names = self._dirty.pop(category, set())
         if names is ALL:
             return None
-        stats = self.db.guarded(self._sync, category, names) if names else RefreshStats(categories=[category])
+        names = names | self._archived(category)
+        stats = (
+            self.db.guarded(self._sync, category, names)
+            if names
+            else RefreshStats(categories=[category])
+        )
         if self.pending.get(category):
             return stats  # the database stayed busy: the next check is a whole one
         known = self._known[category]
@@ -209,7 +241,9 @@ class Freshness:
         self.db.guarded(self.db.conn)
         self._dirty.pop(category, None)
         self._scans[category] = self._scans.get(category, 0) + 1
-        if self.watch and self._scans[category] >= 2 and category != CLAUDE:  # from the second check on: a long-lived index
+        if (
+            self.watch and self._scans[category] >= 2 and category != CLAUDE
+        ):  # from the second check on: a long-lived index
             try:
                 folder = self.store.category_dir(category)
             except UnsafePathError:
@@ -229,9 +263,15 @@ class Freshness:
     def _load_known(self, category: str) -> dict[str, _Known]:
         known = self._known.get(category)
         if known is None:
-            rows = self.db.conn().execute(
-                "SELECT name, mtime_ns, ctime_ns, size, ino, checked_ns, hash, broken FROM files "
-                "WHERE category = ?", (category,)).fetchall()
+            rows = (
+                self.db.conn()
+                .execute(
+                    "SELECT name, mtime_ns, ctime_ns, size, ino, checked_ns, hash, broken FROM files "
+                    "WHERE category = ?",
+                    (category,),
+                )
+                .fetchall()
+            )
             known = {r[0]: _Known((r[1], r[2], r[3], r[4]), r[5], r[6], r[7]) for r in rows}
             self._known[category] = known
         return known
@@ -247,7 +287,9 @@ class Freshness:
         checked_ns = time.time_ns()
         try:
             listing = self._stat_files(category, names)
-        except UnsafePathError as e:  # a category folder leading outside the root: nothing in it is read
+        except (
+            UnsafePathError
+        ) as e:  # a category folder leading outside the root: nothing in it is read
             listing = []
             stats.broken.append((os.path.join(self.store.root, category), str(e)))
         changes: list[Change] = []
@@ -269,12 +311,18 @@ class Freshness:
         fast = 0
         for name, st in listing:
             k = get(name)
-            if k is not None and st is not None and k.trusted and k.sig == (
-                    st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino):
+            if (
+                k is not None
+                and st is not None
+                and k.trusted
+                and k.sig == (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+            ):
                 seen.add(name)
                 fast += 1
                 if k.broken:
-                    stats.broken.append((_join(os.path.join(self.store.root, category), name), k.broken))
+                    stats.broken.append(
+                        (_join(os.path.join(self.store.root, category), name), k.broken)
+                    )
                 continue
             # the slow path: new, changed or racy
             if st is None or not _regular(st):
@@ -322,7 +370,11 @@ class Freshness:
                 flush()
         stats.files += fast
         stats.unchanged += fast
-        removed = [name for name in (known if names is None else names) if name in known and name not in seen]
+        removed = [
+            name
+            for name in (known if names is None else names)
+            if name in known and name not in seen
+        ]
         stats.removed = len(removed)
         if changes or removed or self.pending.get(category):
             try:
@@ -331,7 +383,7 @@ class Freshness:
                 stale.update(self._write(category, changes, removed))
                 self.pending.pop(category, None)
             except _Busy:
-                pending = {c.name: c for c in changes if not c.restamp}
+                pending: dict[str, Change | None] = {c.name: c for c in changes if not c.restamp}
                 pending.update({n: None for n in removed})
                 self.pending[category] = pending
                 stats.pending = len(pending)
@@ -345,6 +397,17 @@ class Freshness:
         stats.broken.sort()
         stats.seconds = time.perf_counter() - t0
         return stats
+
+    def _archived(self, category: str) -> set[str]:
+        """The index names of the category's archived memories, known or in its archive folder: the watch is
+        on the category folder alone, so these few (a delete's) are checked each time."""
+        prefix = archived_name(category, "")
+        known = {n for n in self._known.get(category, ()) if n.startswith(prefix)}
+        try:
+            listed = os.listdir(os.path.join(self.store.root, ARCHIVE_DIR, category))
+        except OSError:
+            listed = []
+        return known | {prefix + n for n in listed if n.endswith(".md") and not n.startswith(".")}
 
     def _mark_dirty(self, category: str, names: set[str]) -> None:
         current = self._dirty.get(category, set())
@@ -373,8 +436,11 @@ class Freshness:
                 if ch.sig is not NO_SIG and _current_sig(_join(folder, ch.name)) != ch.sig:
                     stale.add(ch.name)
                 elif ch.restamp:
-                    conn.execute("UPDATE files SET mtime_ns = ?, ctime_ns = ?, size = ?, ino = ?, checked_ns = ? "
-                                 "WHERE category = ? AND name = ?", (*ch.sig, ch.checked_ns, category, ch.name))
+                    conn.execute(
+                        "UPDATE files SET mtime_ns = ?, ctime_ns = ?, size = ?, ino = ?, checked_ns = ? "
+                        "WHERE category = ? AND name = ?",
+                        (*ch.sig, ch.checked_ns, category, ch.name),
+                    )
                 else:
                     remove(conn, category, ch.name)
                     insert(conn, category, ch)

@@ -25,18 +25,28 @@ class Row(NamedTuple):
     mtime_ns: int  # 0 when unknown (read from the files, the database busy)
 
 
-_COLUMNS = ("category, name, id, title, description, status, created, updated, coalesce(sources, ''), "
-            "coalesce(tags, ''), hash, broken, mtime_ns")
+_COLUMNS = (
+    "category, name, id, title, description, status, created, updated, coalesce(sources, ''), "
+    "coalesce(tags, ''), hash, broken, mtime_ns"
+)
 
 
 def rows(conn: sqlite3.Connection, categories: list[str]) -> list[Row]:
     marks = ",".join("?" * len(categories))
-    return [*map(Row._make, conn.execute(
-        f"SELECT {_COLUMNS} FROM files WHERE category IN ({marks}) ORDER BY category, name", categories))]
+    return [
+        *map(
+            Row._make,
+            conn.execute(
+                f"SELECT {_COLUMNS} FROM files WHERE category IN ({marks}) ORDER BY category, name",
+                categories,
+            ),
+        )
+    ]
 
 
-def search(conn: sqlite3.Connection, categories: list[str], match: str, limit: int,
-           ranked: bool = True) -> list[tuple[str, str, float]]:
+def search(
+    conn: sqlite3.Connection, categories: list[str], match: str, limit: int, ranked: bool = True
+) -> list[tuple[str, str, float]]:
     """(category, name, -bm25) of the best `limit` matches of each category, best first overall. Not
     `ranked`: the first `limit` matches, score 0 (ranking every memory holding a word that begins with one
     letter costs 3-4x the search, to order a list that says nothing yet)."""
@@ -45,9 +55,14 @@ def search(conn: sqlite3.Connection, categories: list[str], match: str, limit: i
     for category in categories:
         fts = fts_table(category)
         score, order = (f"bm25({fts}, {weights})", "ORDER BY s ") if ranked else ("0.0", "")
-        found += [(category, name, -score) for name, score in conn.execute(
-            f"SELECT f.name, {score} AS s FROM {fts} JOIN files f ON f.doc = {fts}.rowid "
-            f"WHERE {fts} MATCH ? {order}LIMIT ?", (match, limit))]
+        found += [
+            (category, name, -score)
+            for name, score in conn.execute(
+                f"SELECT f.name, {score} AS s FROM {fts} JOIN files f ON f.doc = {fts}.rowid "
+                f"WHERE {fts} MATCH ? {order}LIMIT ?",
+                (match, limit),
+            )
+        ]
     found.sort(key=lambda t: (-t[2], t[0], t[1]))
     return found[:limit]
 
@@ -57,9 +72,12 @@ def rows_of_files(store_or_index, categories: list[str]) -> list[Row]:
     return _from_files(store_or_index, categories, rows)
 
 
-def search_files(index, categories: list[str], match: str, limit: int,
-                 ranked: bool = True) -> list[tuple[str, str, float]]:
-    found = _from_files(index, categories, lambda conn, cats: search(conn, cats, match, limit, ranked))
+def search_files(
+    index, categories: list[str], match: str, limit: int, ranked: bool = True
+) -> list[tuple[str, str, float]]:
+    found = _from_files(
+        index, categories, lambda conn, cats: search(conn, cats, match, limit, ranked)
+    )
     found.sort(key=lambda t: (-t[2], t[0], t[1]))
     return found[:limit]
 

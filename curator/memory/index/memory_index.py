@@ -8,27 +8,51 @@ import threading
 
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.memory import memfile
-from memcurate.curator.memory.index import folders
+from memcurate.curator.memory.index import folders, library_rows
 from memcurate.curator.memory.index.database import Database, is_busy
-from memcurate.curator.memory.index import library_rows
 from memcurate.curator.memory.index.freshness import RESCAN_INTERVAL, Freshness, RefreshStats
-from memcurate.curator.memory.index.schema import CLAUDE, INDEXED
-from memcurate.curator.memory.index.search import Candidate, Entry, entry_of, files_db, find_candidates, get_entry, pending_db
-from memcurate.curator.memory.index.terms import draft_text, match_expression, query_terms, text_hash
+from memcurate.curator.memory.index.schema import CLAUDE, INDEXED, Change
+from memcurate.curator.memory.index.search import (
+    Candidate,
+    Entry,
+    entry_of,
+    files_db,
+    find_candidates,
+    get_entry,
+    pending_db,
+)
+from memcurate.curator.memory.index.terms import (
+    draft_text,
+    query_terms,
+    text_hash,
+)
 from memcurate.curator.memory.store import BrokenMemoryError, MemoryStore, MissingMemoryError
+
 
 class MemoryIndex:
     """Full-text index of a MemoryStore's files, kept in `db_path` (a cache: rebuilt when lost)."""
 
-    def __init__(self, db_path, store: MemoryStore, *, busy_timeout: float = 2.0,
-                 check_interval: float = 0.0, watch: bool | None = None,
-                 rescan_interval: float = RESCAN_INTERVAL) -> None:
+    def __init__(
+        self,
+        db_path,
+        store: MemoryStore,
+        *,
+        busy_timeout: float = 2.0,
+        check_interval: float = 0.0,
+        watch: bool | None = None,
+        rescan_interval: float = RESCAN_INTERVAL,
+    ) -> None:
         self.db_path = os.fspath(db_path)
         self.store = store
         self._lock = threading.RLock()  # one connection, shared by this object's callers' threads
         self._db = Database(self.db_path, store.root, busy_timeout)
-        self._freshness = Freshness(store, self._db, check_interval=check_interval, watch=watch,
-                                    rescan_interval=rescan_interval)
+        self._freshness = Freshness(
+            store,
+            self._db,
+            check_interval=check_interval,
+            watch=watch,
+            rescan_interval=rescan_interval,
+        )
 
     @property
     def in_memory(self) -> bool:
@@ -63,12 +87,15 @@ class MemoryIndex:
         """Check whole only the categories whose folder changed since their last such check: the cheap
         freshness of a one-shot reader (folders.py says what it trades); returns those categories."""
         with self._lock:
-            return folders.refresh_changed(self._db, self._freshness, self.store.root, list(CATEGORIES))
+            return folders.refresh_changed(
+                self._db, self._freshness, self.store.root, list(CATEGORIES)
+            )
 
     def reading(self, fn, *args):
         """fn(connection, *args) in one read transaction (every statement sees one snapshot): for a search
         of its own over the indexed tables (recall). Busy and unusable databases are the caller's to handle."""
         with self._lock:
+
             def run():
                 conn = self._db.conn()
                 conn.execute("BEGIN")
@@ -77,10 +104,12 @@ class MemoryIndex:
                 finally:
                     if conn.in_transaction:
                         conn.execute("COMMIT")
+
             return self._db.guarded(run)
 
-    def candidates(self, category: str, text, limit: int = 5, *,
-                   include_archived: bool = False) -> list[Candidate]:
+    def candidates(
+        self, category: str, text, limit: int = 5, *, include_archived: bool = False
+    ) -> list[Candidate]:
         """Existing memories of `category` most like `text`, best first.
 
         `text` is the draft's title, description and body (one per line, see
@@ -101,14 +130,18 @@ class MemoryIndex:
         with self._lock:
             try:
                 self._freshness.fresh(category)
-                return self._db.guarded(self._query, category, terms, ident, limit, include_archived)
+                return self._db.guarded(
+                    self._query, category, terms, ident, limit, include_archived
+                )
             except sqlite3.OperationalError as e:
                 if not is_busy(e):
                     raise
                 # even reading stayed locked past the timeout: answer from the files themselves
                 mem = files_db(self.store, category)
                 try:
-                    return find_candidates(mem, self._folder(category), category, terms, ident, limit, include_archived)
+                    return find_candidates(
+                        mem, self._folder(category), category, terms, ident, limit, include_archived
+                    )
                 finally:
                     mem.close()
 
@@ -122,7 +155,9 @@ class MemoryIndex:
                 self._freshness.fresh(category)
                 change = self._freshness.pending.get(category, {}).get(name, False)
                 if change is not False:
-                    return entry_of(change.doc, path, change.hash) if change and change.doc else None
+                    if isinstance(change, Change) and change.doc:
+                        return entry_of(change.doc, path, change.hash)
+                    return None
                 return self._db.guarded(lambda: get_entry(self._db.conn(), category, name, path))
             except sqlite3.OperationalError as e:
                 if not is_busy(e):
@@ -146,15 +181,21 @@ class MemoryIndex:
         """Every indexed file of every category and of Claude's topic files (each checked first), broken
         ones included: one query, for the library's listing."""
         with self._lock:
-            return self._over_all(library_rows.rows, lambda cats: library_rows.rows_of_files(self, cats))
+            return self._over_all(
+                library_rows.rows, lambda cats: library_rows.rows_of_files(self, cats)
+            )
 
-    def search(self, match: str, limit: int = 500, ranked: bool = True) -> list[tuple[str, str, float]]:
+    def search(
+        self, match: str, limit: int = 500, ranked: bool = True
+    ) -> list[tuple[str, str, float]]:
         """(category, file name, score) of the files whose text matches the FTS5 expression `match`,
         over every category and Claude's topic files, best first (score: -bm25, higher is better); not
         `ranked`, the first `limit` found (library_rows.search says when that is worth it)."""
         with self._lock:
-            return self._over_all(lambda conn, cats: library_rows.search(conn, cats, match, limit, ranked),
-                                  lambda cats: library_rows.search_files(self, cats, match, limit, ranked))
+            return self._over_all(
+                lambda conn, cats: library_rows.search(conn, cats, match, limit, ranked),
+                lambda cats: library_rows.search_files(self, cats, match, limit, ranked),
+            )
 
     def _over_all(self, read, from_files):
         """read(connection, categories) over every category made fresh; a category whose changes wait
@@ -180,19 +221,23 @@ class MemoryIndex:
                 finally:
                     if conn.in_transaction:
                         conn.execute("COMMIT")
+
             return self._db.guarded(run)
         except sqlite3.OperationalError as e:
             if not is_busy(e):
                 raise
             return from_files(list(INDEXED))
 
-    def _query(self, category: str, terms: list[str], ident: str | None, limit: int,
-               include_archived: bool) -> list[Candidate]:
+    def _query(
+        self, category: str, terms: list[str], ident: str | None, limit: int, include_archived: bool
+    ) -> list[Candidate]:
         pending = self._freshness.pending.get(category)
         # changes not written yet (the write lock stayed busy): search a private copy that holds them
         conn = pending_db(self._db.conn(), category, pending) if pending else self._db.conn()
         try:
-            return find_candidates(conn, self._folder(category), category, terms, ident, limit, include_archived)
+            return find_candidates(
+                conn, self._folder(category), category, terms, ident, limit, include_archived
+            )
         finally:
             if pending:
                 conn.close()

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 import sqlite3
 
-from memcurate.curator.memory.memfile import redact_document
-from memcurate.curator.util.redact import redact_text
 from memcurate.curator.categories import CATEGORIES, CLAUDE
 from memcurate.curator.memory.index.terms import doc_terms, text_hash, words
+from memcurate.curator.memory.memfile import redact_document
+from memcurate.curator.util.redact import redact_text
 
 SCHEMA_VERSION = 3  # 3: the library's fields (description, created, updated, sources, tags); Claude's topic files
 INDEXED = (*CATEGORIES, CLAUDE)  # every FTS5 table
@@ -45,8 +45,11 @@ _SCHEMA = [
     "CREATE INDEX IF NOT EXISTS files_status ON files(category, status)",
     """CREATE TABLE IF NOT EXISTS terms(category TEXT NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL,
         PRIMARY KEY(category, term)) WITHOUT ROWID""",
-] + [f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts_table(c)} USING fts5(title, description, tags, body, "
-     f"tokenize = '{_TOKENIZE}')" for c in INDEXED]
+] + [
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts_table(c)} USING fts5(title, description, tags, body, "
+    f"tokenize = '{_TOKENIZE}')"
+    for c in INDEXED
+]
 
 
 def create(conn: sqlite3.Connection) -> None:
@@ -81,42 +84,70 @@ def insert(conn: sqlite3.Connection, category: str, ch: Change) -> None:
     same = text_hash(d.title, d.body) if d else None
     if d is not None:
         d = redact_document(d, keep_id=True)[0]
-    library = (d.description, d.created, d.updated, " ".join(session_ids(d.sources)), " ".join(d.tags)) if d else (
-        None,) * 5
+    library = (
+        (d.description, d.created, d.updated, " ".join(session_ids(d.sources)), " ".join(d.tags))
+        if d
+        else (None,) * 5
+    )
     cur = conn.execute(
         "INSERT INTO files(category, name, mtime_ns, ctime_ns, size, ino, checked_ns, hash, id, title, status, "
         "text_hash, description, created, updated, sources, tags, broken) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (category, ch.name, *ch.sig, ch.checked_ns, ch.hash, d.id if d else None, d.title if d else None,
-         d.status if d else None, same, *library,
-         ch.broken and redact_text(ch.broken)))  # a reason may quote the file
+        (
+            category,
+            ch.name,
+            *ch.sig,
+            ch.checked_ns,
+            ch.hash,
+            d.id if d else None,
+            d.title if d else None,
+            d.status if d else None,
+            same,
+            *library,
+            ch.broken and redact_text(ch.broken),
+        ),
+    )  # a reason may quote the file
     if d is None:
         return
-    conn.execute(f"INSERT INTO {fts_table(category)}(rowid, title, description, tags, body) VALUES (?, ?, ?, ?, ?)",
-                 (cur.lastrowid, d.title, d.description, " ".join(d.tags), d.body))
-    conn.executemany("INSERT INTO terms(category, term, df) VALUES (?, ?, 1) "
-                     "ON CONFLICT(category, term) DO UPDATE SET df = df + 1",
-                     [(category, t) for t in doc_terms(d)])
+    conn.execute(
+        f"INSERT INTO {fts_table(category)}(rowid, title, description, tags, body) VALUES (?, ?, ?, ?, ?)",
+        (cur.lastrowid, d.title, d.description, " ".join(d.tags), d.body),
+    )
+    conn.executemany(
+        "INSERT INTO terms(category, term, df) VALUES (?, ?, 1) "
+        "ON CONFLICT(category, term) DO UPDATE SET df = df + 1",
+        [(category, t) for t in doc_terms(d)],
+    )
 
 
 def session_ids(sources) -> list[str]:
     """The session ids of a document's sources, once each, in order (a space inside one would split it)."""
     ids = (s.get("session") for s in sources if isinstance(s, dict))
-    return list(dict.fromkeys(i for i in ids if isinstance(i, str) and i and not any(c.isspace() for c in i)))
+    return list(
+        dict.fromkeys(
+            i for i in ids if isinstance(i, str) and i and not any(c.isspace() for c in i)
+        )
+    )
 
 
 def remove(conn: sqlite3.Connection, category: str, name: str) -> None:
-    row = conn.execute("SELECT doc, broken FROM files WHERE category = ? AND name = ?", (category, name)).fetchone()
+    row = conn.execute(
+        "SELECT doc, broken FROM files WHERE category = ? AND name = ?", (category, name)
+    ).fetchone()
     if row is None:
         return
     doc, broken = row
     if broken is None:
         fts = fts_table(category)
-        old = conn.execute(f"SELECT title, description, tags, body FROM {fts} WHERE rowid = ?", (doc,)).fetchone()
+        old = conn.execute(
+            f"SELECT title, description, tags, body FROM {fts} WHERE rowid = ?", (doc,)
+        ).fetchone()
         if old is not None:
             # rows left at 0 cost nothing and are reused when the word comes back
-            conn.executemany("UPDATE terms SET df = df - 1 WHERE category = ? AND term = ?",
-                             [(category, t) for t in set(words("\n".join(old)))])
+            conn.executemany(
+                "UPDATE terms SET df = df - 1 WHERE category = ? AND term = ?",
+                [(category, t) for t in set(words("\n".join(old)))],
+            )
             conn.execute(f"DELETE FROM {fts} WHERE rowid = ?", (doc,))
     conn.execute("DELETE FROM files WHERE doc = ?", (doc,))
 

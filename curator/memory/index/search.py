@@ -21,7 +21,15 @@ import sqlite3
 from dataclasses import dataclass
 
 from memcurate.curator.memory import claude_topics, memfile
-from memcurate.curator.memory.index.schema import CLAUDE, NO_SIG, WEIGHTS, Change, fts_table, insert, memory_db
+from memcurate.curator.memory.index.schema import (
+    CLAUDE,
+    NO_SIG,
+    WEIGHTS,
+    Change,
+    fts_table,
+    insert,
+    memory_db,
+)
 from memcurate.curator.memory.index.terms import match_expression
 from memcurate.curator.memory.store import MemoryStore, content_hash
 
@@ -69,8 +77,15 @@ def entry_of(d: memfile.MemoryDoc, path: str, h: str) -> Entry:
     return Entry(d.id, d.category, d.title, d.description, list(d.tags), d.status, path, h, d.body)
 
 
-def find_candidates(conn: sqlite3.Connection, folder: str, category: str, terms: list[str], ident: str | None,
-                    limit: int, include_archived: bool) -> list[Candidate]:
+def find_candidates(
+    conn: sqlite3.Connection,
+    folder: str,
+    category: str,
+    terms: list[str],
+    ident: str | None,
+    limit: int,
+    include_archived: bool,
+) -> list[Candidate]:
     """The best `limit` memories of `category` (their files in `folder`) for `terms`, an identical one first."""
     # one read transaction: every statement sees the same snapshot, even while another process
     # replaces rows between them (a row id found by MATCH must still name its file row)
@@ -82,34 +97,65 @@ def find_candidates(conn: sqlite3.Connection, folder: str, category: str, terms:
             conn.execute("COMMIT")
 
 
-def _search_in(conn: sqlite3.Connection, folder: str, category: str, terms: list[str], ident: str | None,
-               limit: int, include_archived: bool) -> list[Candidate]:
+def _search_in(
+    conn: sqlite3.Connection,
+    folder: str,
+    category: str,
+    terms: list[str],
+    ident: str | None,
+    limit: int,
+    include_archived: bool,
+) -> list[Candidate]:
     rows: dict[int, float] = {}
     same: set[int] = set()
     if ident is not None:
-        same = {r[0] for r in conn.execute(
-            "SELECT doc FROM files WHERE category = ? AND text_hash = ? AND broken IS NULL", (category, ident))}
+        same = {
+            r[0]
+            for r in conn.execute(
+                "SELECT doc FROM files WHERE category = ? AND text_hash = ? AND broken IS NULL",
+                (category, ident),
+            )
+        }
     chosen = _choose_terms(conn, category, terms)
     if chosen:
-        extra = 0 if include_archived else conn.execute(
-            "SELECT count(*) FROM files WHERE category = ? AND status = 'archived'", (category,)).fetchone()[0]
+        extra = (
+            0
+            if include_archived
+            else conn.execute(
+                "SELECT count(*) FROM files WHERE category = ? AND status = 'archived'", (category,)
+            ).fetchone()[0]
+        )
         fts = fts_table(category)
         weights = ", ".join(str(w) for w in WEIGHTS)
-        rows = dict(conn.execute(
-            f"SELECT rowid, bm25({fts}, {weights}) AS s FROM {fts} WHERE {fts} MATCH ? ORDER BY s LIMIT ?",
-            (match_expression(chosen), limit + extra + len(same))).fetchall())
+        rows = dict(
+            conn.execute(
+                f"SELECT rowid, bm25({fts}, {weights}) AS s FROM {fts} WHERE {fts} MATCH ? ORDER BY s LIMIT ?",
+                (match_expression(chosen), limit + extra + len(same)),
+            ).fetchall()
+        )
     docs = list(rows) + [d for d in same if d not in rows]
     if not docs:
         return []
     marks = ",".join("?" * len(docs))
     found = []
     for doc, name, id, title, status, h in conn.execute(
-            f"SELECT doc, name, id, title, status, hash FROM files WHERE doc IN ({marks})", docs):
+        f"SELECT doc, name, id, title, status, hash FROM files WHERE doc IN ({marks})", docs
+    ):
         if status != "active" and not include_archived:
             continue
         score = -rows[doc] if doc in rows else 0.0
-        found.append(Candidate(id, category, title, score, os.path.normpath(os.path.join(folder, name)), doc in same,
-                               status, h or ""))
+        found.append(
+            Candidate(
+                id,
+                category,
+                title,
+                score,
+                os.path.normpath(os.path.join(folder, name)),
+                doc in same,
+                status,
+                h or "",
+            )
+        )
     found.sort(key=lambda c: (not c.identical, -c.score, c.id))
     return found[:limit]
 
@@ -119,8 +165,12 @@ def _choose_terms(conn: sqlite3.Connection, category: str, terms: list[str]) -> 
     if not terms:
         return []
     marks = ",".join("?" * len(terms))
-    df = dict(conn.execute(f"SELECT term, df FROM terms WHERE category = ? AND term IN ({marks})",
-                           (category, *terms)).fetchall())
+    df = dict(
+        conn.execute(
+            f"SELECT term, df FROM terms WHERE category = ? AND term IN ({marks})",
+            (category, *terms),
+        ).fetchall()
+    )
     n = conn.execute("SELECT count(*) FROM files WHERE category = ?", (category,)).fetchone()[0]
     ceiling = max(25, COMMON * n)  # a small category costs nothing to search: keep more words
     # words the index has never seen keep their place (a stemmed form may still match)
@@ -129,7 +179,9 @@ def _choose_terms(conn: sqlite3.Connection, category: str, terms: list[str]) -> 
     return chosen or [terms[i] for i in ranked[:3]]  # only common words: the three least common
 
 
-def pending_db(conn: sqlite3.Connection, category: str, pending: dict[str, Change | None]) -> sqlite3.Connection:
+def pending_db(
+    conn: sqlite3.Connection, category: str, pending: dict[str, Change | None]
+) -> sqlite3.Connection:
     """The category as it is on disk, when its changes could not be written: indexed rows minus what
     changed, plus the changes, in a private in-memory database."""
     mem = memory_db()
@@ -138,15 +190,39 @@ def pending_db(conn: sqlite3.Connection, category: str, pending: dict[str, Chang
         rows = conn.execute(
             f"SELECT f.name, f.mtime_ns, f.ctime_ns, f.size, f.ino, f.checked_ns, f.hash, f.id, d.title, "
             f"d.description, d.tags, d.body, f.status, f.created, f.updated, f.sources FROM files f "
-            f"JOIN {fts} d ON d.rowid = f.doc WHERE f.category = ? AND f.broken IS NULL", (category,)).fetchall()
+            f"JOIN {fts} d ON d.rowid = f.doc WHERE f.category = ? AND f.broken IS NULL",
+            (category,),
+        ).fetchall()
         mem.execute("BEGIN")
-        for name, *sig, checked, h, id, title, desc, tags, body, status, created, updated, sources in rows:
+        for (
+            name,
+            *sig,
+            checked,
+            h,
+            id,
+            title,
+            desc,
+            tags,
+            body,
+            status,
+            created,
+            updated,
+            sources,
+        ) in rows:
             if name in pending:
                 continue
-            doc = memfile.MemoryDoc(id=id, category=category, title=title, description=desc,
-                                    tags=tags.split() if tags else [], created=created or "",
-                                    updated=updated or "", status=status, body=body,
-                                    sources=[{"session": s} for s in (sources or "").split()])
+            doc = memfile.MemoryDoc(
+                id=id,
+                category=category,
+                title=title,
+                description=desc,
+                tags=tags.split() if tags else [],
+                created=created or "",
+                updated=updated or "",
+                status=status,
+                body=body,
+                sources=[{"session": s} for s in (sources or "").split()],
+            )
             insert(mem, category, Change(name, tuple(sig), checked, h, doc=doc))
         for ch in pending.values():
             if ch is not None and ch.doc is not None:
@@ -166,15 +242,19 @@ def files_db(store: MemoryStore, category: str) -> sqlite3.Connection:
         for where, path in claude_topics.list_files(store.root):
             try:
                 data = claude_topics.read_bytes(path)
-                doc = claude_topics.document(where, claude_topics.decode(path, data), os.stat(path).st_mtime_ns)
+                doc = claude_topics.document(
+                    where, claude_topics.decode(path, data), os.stat(path).st_mtime_ns
+                )
             except (OSError, claude_topics.TopicError):
                 continue
             insert(mem, category, Change(where, NO_SIG, 0, content_hash(data), doc=doc))
         mem.execute("COMMIT")
         return mem
-    for _cat, id, path, doc in store.scan([category]):
+    for _cat, _id, path, doc in store.scan([category]):
         if isinstance(doc, memfile.MemoryDoc):
-            insert(mem, category, Change(store.listing_name(category, path), NO_SIG, 0, "", doc=doc))
+            insert(
+                mem, category, Change(store.listing_name(category, path), NO_SIG, 0, "", doc=doc)
+            )
     mem.execute("COMMIT")
     return mem
 
@@ -184,7 +264,8 @@ def get_entry(conn: sqlite3.Connection, category: str, name: str, path: str) -> 
     row = conn.execute(
         f"SELECT f.id, f.title, f.status, f.hash, d.description, d.tags, d.body FROM files f "
         f"JOIN {fts_table(category)} d ON d.rowid = f.doc WHERE f.category = ? AND f.name = ? AND f.broken IS NULL",
-        (category, name)).fetchone()
+        (category, name),
+    ).fetchone()
     if row is None:
         return None
     rid, title, status, h, desc, tags, body = row

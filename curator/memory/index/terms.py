@@ -11,7 +11,8 @@ from memcurate.curator.categories import CATEGORIES
 DRAFT_TERMS = 60  # words considered from a draft
 _WORD = re.compile(r"[^\W_]+")  # a unicode61 token: letters and digits; '_' separates
 
-_STOP = frozenset("""
+_STOP = frozenset(
+    """
 a about above after again against all also am an and any are aren as at be because been before being
 below between both but by can cannot could did didn do does doesn doing don down during each else
 etc few for from further get got had has have having he her here hers him his how i if in into is
@@ -19,7 +20,8 @@ isn it its itself just let me more most must my no nor not now of off on once on
 ours out over own same she should so some such than that the their them then there these they this
 those through to too under until up upon us use used using very via was we were what when where
 which while who whom why will with would yes yet you your
-""".split())
+""".split()
+)
 
 
 def _norm(text: str) -> str:

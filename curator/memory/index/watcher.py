@@ -9,8 +9,18 @@ _IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x40, 0x80, 0x100, 0x200
 _IN_DELETE_SELF, _IN_MOVE_SELF = 0x400, 0x800
 _IN_Q_OVERFLOW, _IN_IGNORED, _IN_ONLYDIR = 0x4000, 0x8000, 0x01000000
 _IN_NONBLOCK, _IN_CLOEXEC = 0o4000, 0o2000000
-_WATCH_MASK = (_IN_MODIFY | _IN_ATTRIB | _IN_CLOSE_WRITE | _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE
-               | _IN_DELETE | _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_ONLYDIR)
+_WATCH_MASK = (
+    _IN_MODIFY
+    | _IN_ATTRIB
+    | _IN_CLOSE_WRITE
+    | _IN_MOVED_FROM
+    | _IN_MOVED_TO
+    | _IN_CREATE
+    | _IN_DELETE
+    | _IN_DELETE_SELF
+    | _IN_MOVE_SELF
+    | _IN_ONLYDIR
+)
 ALL = None  # "every file of the category may have changed"
 
 
@@ -76,11 +86,11 @@ class Watcher:
             pos = 0
             while pos + header.size <= len(buf):
                 wd, mask, _cookie, length = header.unpack_from(buf, pos)
-                name = buf[pos + header.size:pos + header.size + length].rstrip(b"\0")
+                name = buf[pos + header.size : pos + header.size + length].rstrip(b"\0")
                 pos += header.size + length
                 if mask & _IN_Q_OVERFLOW:
-                    for category in list(self._wd_of):
-                        dirty[category] = ALL
+                    for folder in list(self._wd_of):
+                        dirty[folder] = ALL
                     continue
                 category = self._by_wd.get(wd)
                 if category is None:
@@ -92,9 +102,15 @@ class Watcher:
                         del self._wd_of[category]
                     dirty[category] = ALL
                     continue
-                if not name.endswith(b".md") or name.startswith(b".") or dirty.get(category, ()) is ALL:
+                if (
+                    not name.endswith(b".md")
+                    or name.startswith(b".")
+                    or dirty.get(category, ()) is ALL
+                ):
                     continue  # temp files of atomic writes, editors' swap files: not memories
-                dirty.setdefault(category, set()).add(os.fsdecode(name))
+                names = dirty.setdefault(category, set())
+                if names is not ALL:  # (always: an ALL category went on above)
+                    names.add(os.fsdecode(name))
 
 
 def inotify_available() -> bool:

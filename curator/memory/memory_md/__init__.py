@@ -32,11 +32,21 @@ from memcurate.curator.util.lazy import lazy_names
 # loading the planning and writing modules (and the staging they import).
 _HOMES = {
     "read_archive": "archive",
-    "LoadView": "loading", "load_view": "loading", "Loaded": "loaded",
-    "IndexLine": "format", "MemoryMdError": "format", "parse": "format", "render_section": "format",
-    "measure": "planning", "plan": "planning",
-    "apply": "writing", "budgets_from": "writing", "limits_from": "loaded", "memory_md_path": "writing",
-    "read_current": "writing", "usage": "writing",
+    "LoadView": "loading",
+    "load_view": "loading",
+    "Loaded": "loaded",
+    "IndexLine": "format",
+    "MemoryMdError": "format",
+    "parse": "format",
+    "render_section": "format",
+    "measure": "planning",
+    "plan": "planning",
+    "apply": "writing",
+    "budgets_from": "writing",
+    "limits_from": "loaded",
+    "memory_md_path": "writing",
+    "read_current": "writing",
+    "usage": "writing",
 }
 __all__ = sorted(_HOMES)
 

@@ -15,12 +15,11 @@ import os
 import re
 
 from memcurate.curator.categories import CATEGORIES
-from memcurate.curator.util.paths import ARCHIVE_DIR
 from memcurate.curator.memory.memory_md.format import (
     EM_DASH,
+    GONE,
     ID_PATTERN,
     LINK_TEXT,
-    GONE,
     IndexLine,
     MemoryMdError,
     line_digest,
@@ -28,9 +27,12 @@ from memcurate.curator.memory.memory_md.format import (
     rewrite_lines,
     unescape,
 )
+from memcurate.curator.util.paths import ARCHIVE_DIR
 
 # An archive entry links from .archive/ back to the memory file: ../<category>/<id>.md
-_ARCHIVE_ENTRY = re.compile(rf"- \[({LINK_TEXT})\]\((?:\.\./)?([a-z_]+)/({ID_PATTERN})\.md\)(?: {EM_DASH} (.*))?\Z")
+_ARCHIVE_ENTRY = re.compile(
+    rf"- \[({LINK_TEXT})\]\((?:\.\./)?([a-z_]+)/({ID_PATTERN})\.md\)(?: {EM_DASH} (.*))?\Z"
+)
 
 
 def archive_path(memory_root, category: str) -> str:
@@ -42,9 +44,11 @@ def archive_path(memory_root, category: str) -> str:
 def archive_header(category: str) -> str:
     # Two kinds of lines land here: past the section's budget (the memory itself unchanged, in <category>/),
     # and archived memories (their files moved to .archive/<category>/): the header says both.
-    return (f"# Archived from MEMORY.md: {CATEGORIES[category].section} (newest first: lines past the "
-            f"section's budget, their memories unchanged in {category}/; and archived memories, their files in "
-            f"{ARCHIVE_DIR}/{category}/)\n")
+    return (
+        f"# Archived from MEMORY.md: {CATEGORIES[category].section} (newest first: lines past the "
+        f"section's budget, their memories unchanged in {category}/; and archived memories, their files in "
+        f"{ARCHIVE_DIR}/{category}/)\n"
+    )
 
 
 def _archive_entry(line: str, category: str) -> IndexLine | None:
@@ -78,7 +82,9 @@ def archive_add(text: str | None, category: str, batch: list[IndexLine]) -> str:
         head += nl
     ids = {e.id for e in batch}
     if _names_any(rest, category, ids):
-        rest = "".join(ln for ln in re.split(r"(?<=\n)", rest) if ln and _archive_id(ln, category) not in ids)
+        rest = "".join(
+            ln for ln in re.split(r"(?<=\n)", rest) if ln and _archive_id(ln, category) not in ids
+        )
     if rest and not rest.endswith("\n"):
         rest += nl
     return head + "".join(e.markdown("../") + nl for e in batch) + rest
@@ -89,7 +95,9 @@ def archive_drop(text: str, category: str, ids) -> str:
     ids = set(ids)
     if not _names_any(text, category, ids):
         return text  # the common case (a saved memory that was never archived): no line parsed
-    return "".join(ln for ln in re.split(r"(?<=\n)", text) if ln and _archive_id(ln, category) not in ids)
+    return "".join(
+        ln for ln in re.split(r"(?<=\n)", text) if ln and _archive_id(ln, category) not in ids
+    )
 
 
 def _names_any(text: str, category: str, ids) -> bool:

@@ -59,7 +59,7 @@ def claude_lines(text: str) -> list[ClaudeLine]:
         m = _LINK.search(s)
         if m:
             title = unescape(m.group(1)).strip()
-            description = _JOIN.sub("", s[m.end():]).strip()
+            description = _JOIN.sub("", s[m.end() :]).strip()
             target = link_target(m.group(2))
         else:
             title, description, target = _BULLET.sub("", s, count=1), "", ""

@@ -33,9 +33,9 @@ import re
 from dataclasses import dataclass
 
 from memcurate.curator.categories import CATEGORIES, NAMES
+from memcurate.curator.errors import DamagedError
 from memcurate.curator.memory.memfile import DESCRIPTION_MAX, TITLE_MAX
 from memcurate.curator.memory.memory_md.entry import EM_DASH, ID_PATTERN, LINK_TEXT, unescape  # noqa: F401 (re-exported)
-from memcurate.curator.errors import DamagedError
 
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 _ENTRY = re.compile(rf"- \[({LINK_TEXT})\]\(([a-z_]+)/({ID_PATTERN})\.md\)(?: {EM_DASH} (.*))?\Z")
@@ -54,6 +54,7 @@ class MemoryMdError(DamagedError, ValueError):
 
 # -- files ---------------------------------------------------------------------
 
+
 def read_text(path: str) -> str | None:
     """The file's text, None when it does not exist; MemoryMdError when it is not UTF-8."""
     try:
@@ -69,10 +70,13 @@ def utf8_text(path: str, data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise MemoryMdError(f"{path}: not UTF-8 text (byte {e.start}); memcurate will not rewrite it") from None
+        raise MemoryMdError(
+            f"{path}: not UTF-8 text (byte {e.start}); memcurate will not rewrite it"
+        ) from None
 
 
 # -- entries -------------------------------------------------------------------
+
 
 def clean(text: str, limit: int) -> str:
     """One safe line of plain text: no control characters or line breaks, at most `limit` characters."""
@@ -99,9 +103,13 @@ class IndexLine:
     def normalized(self) -> IndexLine:
         """Checked id and category, titles and descriptions cleaned (MemoryMdError when unusable)."""
         if self.category not in CATEGORIES:
-            raise MemoryMdError(f"unknown category {self.category!r:.60} (known: {', '.join(NAMES)})")
+            raise MemoryMdError(
+                f"unknown category {self.category!r:.60} (known: {', '.join(NAMES)})"
+            )
         if not isinstance(self.id, str) or not _SLUG.match(self.id) or len(self.id) > 80:
-            raise MemoryMdError(f"id {self.id!r:.100} is not lowercase words joined by '-' (a-z, 0-9, at most 80)")
+            raise MemoryMdError(
+                f"id {self.id!r:.100} is not lowercase words joined by '-' (a-z, 0-9, at most 80)"
+            )
         title = clean(self.title, TITLE_MAX) or self.id
         description = clean(self.description, DESCRIPTION_MAX)
         if title == self.title and description == self.description:
@@ -121,6 +129,7 @@ class IndexLine:
 
 
 # -- parsing -------------------------------------------------------------------
+
 
 @dataclass
 class Section:
@@ -149,7 +158,7 @@ class Parsed:
         """Claude's part of the file: the text with every memcurate span cut out."""
         parts, pos = [], 0
         for sec in self.sections.values():
-            parts.append(self.text[pos:sec.start])
+            parts.append(self.text[pos : sec.start])
             pos = sec.end
         parts.append(self.text[pos:])
         return "".join(parts)
@@ -221,7 +230,7 @@ def parse(text: str) -> Parsed:
             line = text[pos:]
         elif nl > pos and text[nl - 1] == "\r":
             term = "\r\n"
-            line = text[pos:nl - 1]
+            line = text[pos : nl - 1]
         else:
             term = "\n"
             line = text[pos:nl]
@@ -238,46 +247,75 @@ def parse(text: str) -> Parsed:
             if marker is not None:
                 kind, name, _ = marker
                 if kind == "begin":
-                    raise line_error(lineno, f"begin marker for section {name!r} inside section {cur[0]!r} opened "
-                                             f"at line {cur[3]} (nested sections, or that section's end marker is "
-                                             "missing)")
+                    raise line_error(
+                        lineno,
+                        f"begin marker for section {name!r} inside section {cur[0]!r} opened "
+                        f"at line {cur[3]} (nested sections, or that section's end marker is "
+                        "missing)",
+                    )
                 if name != cur[0]:
-                    raise line_error(lineno, f"end marker for section {name!r} closes section {cur[0]!r} "
-                                             f"opened at line {cur[3]}")
-                sections[name] = Section(name, cur[1], cur[2], nxt, cur[3], lineno, cur[4], cur[5], term)
+                    raise line_error(
+                        lineno,
+                        f"end marker for section {name!r} closes section {cur[0]!r} "
+                        f"opened at line {cur[3]}",
+                    )
+                sections[name] = Section(
+                    name, cur[1], cur[2], nxt, cur[3], lineno, cur[4], cur[5], term
+                )
                 cur = None
                 continue
             if line.startswith("- ["):
                 e = _ENTRY.match(line.rstrip())
                 if e is None:
-                    raise line_error(lineno, f"inside section {cur[0]!r}: not an index entry "
-                                             f"('- [title](category/id.md) {EM_DASH} description'): {s!r:.120}")
+                    raise line_error(
+                        lineno,
+                        f"inside section {cur[0]!r}: not an index entry "
+                        f"('- [title](category/id.md) {EM_DASH} description'): {s!r:.120}",
+                    )
                 title, category, id_, description = e.groups()
                 if category != cur[0]:
-                    raise line_error(lineno, f"inside section {cur[0]!r}: entry links to {category}/{id_}.md "
-                                             f"(another category)")
+                    raise line_error(
+                        lineno,
+                        f"inside section {cur[0]!r}: entry links to {category}/{id_}.md "
+                        f"(another category)",
+                    )
                 if id_ in cur[6]:
-                    raise line_error(lineno, f"inside section {cur[0]!r}: entry {id_!r} appears twice "
-                                             f"(first at line {cur[6][id_]})")
+                    raise line_error(
+                        lineno,
+                        f"inside section {cur[0]!r}: entry {id_!r} appears twice "
+                        f"(first at line {cur[6][id_]})",
+                    )
                 cur[6][id_] = lineno
-                cur[4].append(IndexLine(id_, category, unescape(title), unescape(description or "")))
+                cur[4].append(
+                    IndexLine(id_, category, unescape(title), unescape(description or ""))
+                )
                 continue
             if _HEADING.match(s) and not cur[7] and not cur[4]:
                 cur[7] = True
                 continue
-            raise line_error(lineno, f"inside section {cur[0]!r}: a line memcurate does not own "
-                                     f"(only its heading and index entries belong between the markers): {s!r:.120}")
+            raise line_error(
+                lineno,
+                f"inside section {cur[0]!r}: a line memcurate does not own "
+                f"(only its heading and index entries belong between the markers): {s!r:.120}",
+            )
         if fence is not None:
             if fence[0] in line:
                 stripped = line.rstrip(" \t")
                 body = stripped.lstrip(" ")
-                if (len(stripped) - len(body) <= 3 and len(body) >= fence[1] and body.strip(fence[0]) == ""):
+                if (
+                    len(stripped) - len(body) <= 3
+                    and len(body) >= fence[1]
+                    and body.strip(fence[0]) == ""
+                ):
                     fence = None
                     continue
             s = line.strip()
             if s.startswith("<!--") and "memcurate:" in s and not isinstance(_marker(s), str):
-                raise line_error(lineno, f"memcurate marker inside a code fence opened at line {fence[2]}: memcurate "
-                                         "does not guess whether it is an example or a section (is the fence closed?)")
+                raise line_error(
+                    lineno,
+                    f"memcurate marker inside a code fence opened at line {fence[2]}: memcurate "
+                    "does not guess whether it is an example or a section (is the fence closed?)",
+                )
             continue
         if "``" in line or "~~" in line:
             f = _FENCE_OPEN.match(line)
@@ -290,17 +328,27 @@ def parse(text: str) -> Parsed:
             if kind == "end":
                 raise line_error(lineno, f"end marker for section {name!r} without a begin marker")
             if name in sections:
-                raise line_error(lineno, f"section {name!r} appears twice (first at line {sections[name].line})")
+                raise line_error(
+                    lineno, f"section {name!r} appears twice (first at line {sections[name].line})"
+                )
             cur = [name, budget, start, lineno, [], term or newline, {}, False]
     if cur is not None:
         raise line_error(cur[3], f"begin marker for section {cur[0]!r} has no end marker")
     return Parsed(text, sections, newline, fence[2] if fence else None)
 
 
-def render_section(category: str, budget: int, entries: list[IndexLine], newline: str = "\n",
-                   tail: str | None = None) -> str:
+def render_section(
+    category: str,
+    budget: int,
+    entries: list[IndexLine],
+    newline: str = "\n",
+    tail: str | None = None,
+) -> str:
     """A section's text: markers, heading, entries; ends with `tail` (default: `newline`)."""
-    lines = [f"<!-- memcurate:begin section={category} budget={budget} -->", f"## {CATEGORIES[category].section}"]
+    lines = [
+        f"<!-- memcurate:begin section={category} budget={budget} -->",
+        f"## {CATEGORIES[category].section}",
+    ]
     lines.extend(e.markdown() for e in entries)
     lines.append(f"<!-- memcurate:end section={category} -->")
     return newline.join(lines) + (newline if tail is None else tail)
@@ -308,16 +356,19 @@ def render_section(category: str, budget: int, entries: list[IndexLine], newline
 
 # -- Claude's writes to MEMORY.md ------------------------------------------------------
 
+
 def section_spans(text: str) -> dict[str, str]:
     """category -> the exact text of its memcurate section, markers included (not its last line break);
     MemoryMdError when `text` cannot be read."""
     p = parse(text)
-    return {c: p.text[s.start:s.end].rstrip("\r\n") for c, s in p.sections.items()}
+    return {c: p.text[s.start : s.end].rstrip("\r\n") for c, s in p.sections.items()}
 
 
 # -- single lines (a line of Claude's dropped or redacted, a line of an archive file redacted) ----------
 
-GONE = "changed since it was read"  # the words a caller (curator/library/changes) tells a conflict by
+GONE = (
+    "changed since it was read"  # the words a caller (curator/library/changes) tells a conflict by
+)
 
 
 def line_digest(line: str) -> str:
@@ -335,15 +386,15 @@ def rewrite_lines(text: str, numbers, new: str | None) -> str:
     if new is not None and ("\n" in new or "\r" in new):
         raise MemoryMdError(f"a replacement line cannot hold a line break: {new!r:.120}")
     bom = "\ufeff" if text.startswith("\ufeff") else ""
-    lines = text[len(bom):].split("\n")  # each keeps its "\r"; its break follows it
+    lines = text[len(bom) :].split("\n")  # each keeps its "\r"; its break follows it
     last = len(lines)
     if new is not None:
         for n in numbers:
             raw = lines[n - 1]
             body = raw.strip()
             if body:
-                lead = raw[:len(raw) - len(raw.lstrip())]
-                lines[n - 1] = lead + new.strip() + raw[len(raw.rstrip()):]
+                lead = raw[: len(raw) - len(raw.lstrip())]
+                lines[n - 1] = lead + new.strip() + raw[len(raw.rstrip()) :]
         return bom + "\n".join(lines)
     out = [line for n, line in enumerate(lines, 1) if n not in numbers or n == last]
     if last in numbers:

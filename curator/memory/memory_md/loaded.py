@@ -32,8 +32,10 @@ FILE_NAME = "MEMORY.md"
 DROPPED, LOADED, CUT = "dropped", "loaded", "cut"  # what Claude Code does with a line of the file
 
 # JavaScript's String.prototype.trim: its WhiteSpace and LineTerminator (a byte-order mark included).
-_JS_SPACE = "\t\n\x0b\x0c\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
-            "\u2028\u2029\u202f\u205f\u3000\ufeff"
+_JS_SPACE = (
+    "\t\n\x0b\x0c\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 _FRONT_MATTER = re.compile(r"---\s*\n[\s\S]*?---\s*\n?")
 _COMMENT = re.compile(r"<!--[\s\S]*?-->")
 _COMMENT_START = re.compile(r" {0,3}<!--")
@@ -93,8 +95,12 @@ def _without_comments(lines: list[str], first: int) -> list[tuple[int, str]]:
         if fence is not None:
             out.append((first + i, line))
             stripped = body.strip()
-            if len(body) - len(body.lstrip(" ")) <= 3 and stripped and set(stripped) == {fence[0]} \
-                    and len(stripped) >= fence[1]:
+            if (
+                len(body) - len(body.lstrip(" ")) <= 3
+                and stripped
+                and set(stripped) == {fence[0]}
+                and len(stripped) >= fence[1]
+            ):
                 fence = None
             i += 1
             continue
@@ -128,7 +134,11 @@ def _without_comments(lines: list[str], first: int) -> list[tuple[int, str]]:
         else:
             m = _LIST_ITEM.match(body)
             if m and (list_indent is None or indent < list_indent):
-                list_indent = len(m.group(0)) if m.group(3).strip(" \t") == "" and len(m.group(3)) <= 4 else indent + 2
+                list_indent = (
+                    len(m.group(0))
+                    if m.group(3).strip(" \t") == "" and len(m.group(3)) <= 4
+                    else indent + 2
+                )
         out.append((first + i, line))
         blank_before = not body.strip()
         i += 1
@@ -141,8 +151,13 @@ def _cleaned(text: str) -> str:
     text = _ASCII_CONTROLS.sub("", _BREAKS.sub("\n", text))
     if text.isascii():
         return text
-    drop = {ord(c): None for c in set(text) if ord(c) > 0x7F and ord(c) not in _KEEP_FORMAT
-            and unicodedata.category(c) in ("Cc", "Cf", "Co", "Cn", "Cs")}
+    drop = {
+        ord(c): None
+        for c in set(text)
+        if ord(c) > 0x7F
+        and ord(c) not in _KEEP_FORMAT
+        and unicodedata.category(c) in ("Cc", "Cf", "Co", "Cn", "Cs")
+    }
     return text.translate(drop) if drop else text
 
 
@@ -158,9 +173,11 @@ def _shortened(text: str, n: int) -> str:
     count UTF-16 units, so an emoji counts two and a cut may split one; the contract suite checks it)."""
     if utf16_len(text) <= n:
         return text
-    head = text.encode("utf-16-le", "surrogatepass")[:2 * (n - 1)].decode("utf-16-le", "surrogatepass")
+    head = text.encode("utf-16-le", "surrogatepass")[: 2 * (n - 1)].decode(
+        "utf-16-le", "surrogatepass"
+    )
     m = re.search(r"\s\S*$", head)
-    word = head[:m.start()].rstrip() if m else ""
+    word = head[: m.start()].rstrip() if m else ""
     return (word if utf16_len(word) > n / 2 else head.rstrip()) + "\u2026"
 
 
@@ -175,7 +192,9 @@ def loaded(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) ->
         fm = _FRONT_MATTER.match(body)
         if fm:
             first = fm.group(0).count("\n") + (0 if fm.group(0).endswith("\n") else 1)
-            rest_of_line = len(_split(body[:fm.end()])[-1]) if not fm.group(0).endswith("\n") else 0
+            rest_of_line = (
+                len(_split(body[: fm.end()])[-1]) if not fm.group(0).endswith("\n") else 0
+            )
             if rest_of_line:  # the closing --- has text after it on its line: that line stays
                 first -= 1
             for n in range(first):
@@ -195,15 +214,24 @@ def loaded(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) ->
     total_lines, total_chars = trimmed.count("\n") + 1, utf16_len(trimmed)
     over_lines, over_chars = total_lines > max_lines, total_chars > max_chars
     if not over_lines and not over_chars:
-        return Loaded(_cleaned(trimmed), total_lines if trimmed else 0, False, "", tuple(states), total_lines,
-                      total_chars)
+        return Loaded(
+            _cleaned(trimmed),
+            total_lines if trimmed else 0,
+            False,
+            "",
+            tuple(states),
+            total_lines,
+            total_chars,
+        )
     k = "\n".join(trimmed.split("\n")[:max_lines]) if over_lines else trimmed
     if utf16_len(k) > max_chars:
         units = k.encode("utf-16-le")
-        upto = len(units[:2 * (max_chars + 1)].decode("utf-16-le", "ignore"))  # characters starting by max_chars
+        upto = len(
+            units[: 2 * (max_chars + 1)].decode("utf-16-le", "ignore")
+        )  # characters starting by max_chars
         z = k.rfind("\n", 0, upto)
-        k = k[:z] if z > 0 else units[:2 * max_chars].decode("utf-16-le", "ignore")
-    kept_lines = k.count("\n") + 1 if trimmed[len(k):len(k) + 1] == "\n" else 0
+        k = k[:z] if z > 0 else units[: 2 * max_chars].decode("utf-16-le", "ignore")
+    kept_lines = k.count("\n") + 1 if trimmed[len(k) : len(k) + 1] == "\n" else 0
     # Which lines of the file are loaded whole: the kept lines' pieces up to the end of `k`.
     pos, end = 0, lead + len(k)
     for n, piece in kept:
@@ -211,22 +239,33 @@ def loaded(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) ->
             states[n] = CUT
         pos += len(piece)
     nxt = trimmed.find("\n", len(k) + 1)
-    next_line = trimmed[len(k) + 1:nxt if nxt >= 0 else None].strip(_JS_SPACE)
+    next_line = trimmed[len(k) + 1 : nxt if nxt >= 0 else None].strip(_JS_SPACE)
     if kept_lines == 0:
         lost = f"everything after the first {len(k)} characters of line 1 was cut off"
     else:
-        lost = (f"{total_lines - kept_lines} of {total_lines} lines were cut off, starting at line {kept_lines + 1}"
-                + (f' ("{_shortened(next_line, 80)}")' if next_line else ""))
+        lost = (
+            f"{total_lines - kept_lines} of {total_lines} lines were cut off, starting at line {kept_lines + 1}"
+            + (f' ("{_shortened(next_line, 80)}")' if next_line else "")
+        )
     if over_chars and not over_lines:
         size = f"{_size(total_chars)} (limit: {_size(max_chars)}) \u2014 index entries are too long"
     elif over_lines and not over_chars:
         size = f"{total_lines} lines (limit: {max_lines})"
     else:
         size = f"{total_lines} lines and {_size(total_chars)}"
-    why = (f"{FILE_NAME} is {size}. Only part of it was loaded: {lost}. Keep index entries to one line under "
-           "~200 chars; move detail into topic files.")
-    return Loaded(_cleaned(k + "\n\n> WARNING: " + why), kept_lines, True, why, tuple(states), total_lines,
-                  total_chars)
+    why = (
+        f"{FILE_NAME} is {size}. Only part of it was loaded: {lost}. Keep index entries to one line under "
+        "~200 chars; move detail into topic files."
+    )
+    return Loaded(
+        _cleaned(k + "\n\n> WARNING: " + why),
+        kept_lines,
+        True,
+        why,
+        tuple(states),
+        total_lines,
+        total_chars,
+    )
 
 
 def fits(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) -> bool:

@@ -15,7 +15,15 @@ from dataclasses import asdict, dataclass, field
 
 from memcurate.curator.categories import CLAUDE
 from memcurate.curator.memory.memory_md.format import MemoryMdError, parse
-from memcurate.curator.memory.memory_md.loaded import CHECKED_AGAINST, CUT, DROPPED, LOADED, MAX_CHARS, MAX_LINES, loaded
+from memcurate.curator.memory.memory_md.loaded import (
+    CHECKED_AGAINST,
+    CUT,
+    DROPPED,
+    LOADED,
+    MAX_CHARS,
+    MAX_LINES,
+    loaded,
+)
 
 
 @dataclass(frozen=True)
@@ -31,7 +39,9 @@ class LoadLine:
 class LoadView:
     lines: list[LoadLine]
     cut: int | None  # the first line not loaded, None when all are
-    sections: dict[str, dict] = field(default_factory=dict)  # category -> {used, budget, loaded, line}
+    sections: dict[str, dict] = field(
+        default_factory=dict
+    )  # category -> {used, budget, loaded, line}
     total_lines: int = 0  # as Claude Code counts them (comment lines not counted)
     total_chars: int = 0  # UTF-16 code units, counted the same way
     max_lines: int = MAX_LINES
@@ -51,8 +61,12 @@ class LoadView:
         return asdict(self)
 
 
-def load_view(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS,
-              budgets: dict[str, int] | None = None) -> LoadView:
+def load_view(
+    text: str,
+    max_lines: int = MAX_LINES,
+    max_chars: int = MAX_CHARS,
+    budgets: dict[str, int] | None = None,
+) -> LoadView:
     """The view of `text` (MEMORY.md's content; "" when there is none). `budgets` (category -> lines)
     default to those written in the begin markers."""
     error = ""
@@ -66,7 +80,12 @@ def load_view(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS,
         for cat, sec in parsed.sections.items():
             spans.append((sec.line, sec.end_line, cat))
             budget = (budgets or {}).get(cat, sec.budget)
-            sections[cat] = {"used": len(sec.entries), "budget": budget, "loaded": 0, "line": sec.line}
+            sections[cat] = {
+                "used": len(sec.entries),
+                "budget": budget,
+                "loaded": 0,
+                "line": sec.line,
+            }
     seen = loaded(text, max_lines, max_chars)
     raw = text.split("\n")
     if raw and raw[-1] == "":
@@ -77,7 +96,11 @@ def load_view(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS,
         state = seen.lines[i - 1] if i <= len(seen.lines) else LOADED
         while span_i < len(spans) and spans[span_i][1] < i:
             span_i += 1
-        owner = spans[span_i][2] if span_i < len(spans) and spans[span_i][0] <= i <= spans[span_i][1] else CLAUDE
+        owner = (
+            spans[span_i][2]
+            if span_i < len(spans) and spans[span_i][0] <= i <= spans[span_i][1]
+            else CLAUDE
+        )
         shown = piece[:-1] if piece.endswith("\r") else piece
         if i == 1:
             shown = shown.removeprefix("\ufeff")
@@ -85,5 +108,14 @@ def load_view(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS,
             sections[owner]["loaded"] += 1
         lines.append(LoadLine(i, shown, owner, state == LOADED, state == DROPPED))
     cut = next((ln.number for ln, s in zip(lines, seen.lines) if s == CUT), None)
-    return LoadView(lines, cut, sections, seen.total_lines if text.strip() else 0, seen.total_chars,
-                    max_lines, max_chars, error, seen.why)
+    return LoadView(
+        lines,
+        cut,
+        sections,
+        seen.total_lines if text.strip() else 0,
+        seen.total_chars,
+        max_lines,
+        max_chars,
+        error,
+        seen.why,
+    )

@@ -43,9 +43,13 @@ class Plan:
     """What a change would do to MEMORY.md. Nothing is written by `plan`."""
 
     text: str  # the new MEMORY.md
-    archived: dict[str, list[IndexLine]]  # per category, newest first: entries that move to the archive
+    archived: dict[
+        str, list[IndexLine]
+    ]  # per category, newest first: entries that move to the archive
     notes: list[str]  # what happened beyond the changes themselves, in words
-    unarchive: dict[str, list[str]] = field(default_factory=dict)  # ids apply() drops from the archive
+    unarchive: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # ids apply() drops from the archive
     lines: int = 0  # as Claude Code counts them (comment lines not counted)
     chars: int = 0  # UTF-16 code units, counted the same way
     over_limit: bool = False  # Claude Code would still cut it with memcurate's sections empty
@@ -64,20 +68,29 @@ def _separator(before: str, nl: str) -> str:
     if not before:
         return ""
     if not before.endswith("\n"):
-        last = before[before.rfind("\n") + 1:]
+        last = before[before.rfind("\n") + 1 :]
         return nl if not last.strip() else nl + nl
     body = before[:-1]
-    last = body[body.rfind("\n") + 1:]
+    last = body[body.rfind("\n") + 1 :]
     return "" if not last.strip() else nl
 
 
 def _limits_text(over_lines: bool, over_chars: bool, max_lines: int, max_chars: int) -> str:
-    parts = ([f"{max_lines} lines"] if over_lines else []) + ([f"{max_chars} characters"] if over_chars else [])
+    parts = ([f"{max_lines} lines"] if over_lines else []) + (
+        [f"{max_chars} characters"] if over_chars else []
+    )
     return " and ".join(parts) or f"{max_lines} lines and {max_chars} characters"
 
 
-def plan(text: str, changes, budgets: dict[str, int], max_lines: int = MAX_LINES,
-         max_chars: int = MAX_CHARS, *, parsed: Parsed | None = None) -> Plan:
+def plan(
+    text: str,
+    changes,
+    budgets: dict[str, int],
+    max_lines: int = MAX_LINES,
+    max_chars: int = MAX_CHARS,
+    *,
+    parsed: Parsed | None = None,
+) -> Plan:
     """The new MEMORY.md after `changes`, within budgets and limits; nothing is written.
 
     `changes`: ("upsert", IndexLine) puts the entry at the top of its section (replacing the entry
@@ -94,13 +107,19 @@ def plan(text: str, changes, budgets: dict[str, int], max_lines: int = MAX_LINES
     changes = list(changes)
     lines_ops = [c for c in changes if isinstance(c, (tuple, list)) and c and c[0] in _LINE_CHANGES]
     if lines_ops:
-        changes = [c for c in changes if not (isinstance(c, (tuple, list)) and c and c[0] in _LINE_CHANGES)]
+        changes = [
+            c for c in changes if not (isinstance(c, (tuple, list)) and c and c[0] in _LINE_CHANGES)
+        ]
         p, entry_edits = _claude_line_changes(p, lines_ops)
     else:
         entry_edits = []
     text = p.text
     lists: dict[str, list[IndexLine]] = {cat: list(sec.entries) for cat, sec in p.sections.items()}
-    for cat, k, entry in entry_edits:  # an entry line rewritten where it stands (its section re-rendered)
+    for (
+        cat,
+        k,
+        entry,
+    ) in entry_edits:  # an entry line rewritten where it stands (its section re-rendered)
         lists[cat][k] = entry
     touched: dict[str, dict[str, str]] = {}  # category -> id -> last operation
     moved: dict[str, list[IndexLine]] = {}  # category -> entries archived by an "archive" change
@@ -126,12 +145,14 @@ def plan(text: str, changes, budgets: dict[str, int], max_lines: int = MAX_LINES
             elif op == "remove" and len(change) == 3:
                 cat, id_ = change[1], change[2]
                 IndexLine(id_, cat, "", "").normalized()  # checks category and id
-                lst = lists.get(cat)
-                if lst:
-                    lists[cat] = [e for e in lst if e.id != id_]
+                kept = lists.get(cat)
+                if kept:
+                    lists[cat] = [e for e in kept if e.id != id_]
             else:
-                raise MemoryMdError(f"expected ('upsert', IndexLine), ('archive', IndexLine) or ('remove', category, "
-                                    f"id), found {change!r:.120}")
+                raise MemoryMdError(
+                    f"expected ('upsert', IndexLine), ('archive', IndexLine) or ('remove', category, "
+                    f"id), found {change!r:.120}"
+                )
         except MemoryMdError as e:
             raise MemoryMdError(f"change {i}: {e}") from None
         touched.setdefault(cat, {})[id_] = op
@@ -145,8 +166,12 @@ def plan(text: str, changes, budgets: dict[str, int], max_lines: int = MAX_LINES
 
     new_cats = [c for c in NAMES if c not in p.sections and lists.get(c)]
     order = list(p.sections) + new_cats
-    archived: dict[str, list[IndexLine]] = {  # the last of each id, unless a later change brought it back
-        cat: list({e.id: e for e in lst if touched[cat].get(e.id) == "archive"}.values()) for cat, lst in moved.items()}
+    archived: dict[
+        str, list[IndexLine]
+    ] = {  # the last of each id, unless a later change brought it back
+        cat: list({e.id: e for e in lst if touched[cat].get(e.id) == "archive"}.values())
+        for cat, lst in moved.items()
+    }
     notes: list[str] = []
     for cat in order:
         b = budget_of(cat)
@@ -155,8 +180,10 @@ def plan(text: str, changes, budgets: dict[str, int], max_lines: int = MAX_LINES
             k = len(lst) - b
             archived.setdefault(cat, []).extend(lst[b:])
             del lst[b:]
-            notes.append(f"{cat}: {k} {'entry' if k == 1 else 'entries'} over its budget of {b} lines; "
-                         f"moved the {'oldest' if k == 1 else f'{k} oldest'} to {ARCHIVE_DIR}/{cat}.md")
+            notes.append(
+                f"{cat}: {k} {'entry' if k == 1 else 'entries'} over its budget of {b} lines; "
+                f"moved the {'oldest' if k == 1 else f'{k} oldest'} to {ARCHIVE_DIR}/{cat}.md"
+            )
 
     # The file as pieces: Claude's text between sections, and each section (original bytes while untouched).
     pieces: list[str] = []
@@ -166,18 +193,25 @@ def plan(text: str, changes, budgets: dict[str, int], max_lines: int = MAX_LINES
     tails: dict[str, str] = {}
     prev = 0
     for cat, sec in p.sections.items():
-        pieces.append(text[prev:sec.start])
+        pieces.append(text[prev : sec.start])
         b = budget_of(cat)
         nls[cat], tails[cat] = sec.newline, sec.tail
         dirty[cat] = lists[cat] != sec.entries or b != sec.budget
         index[cat] = len(pieces)
-        pieces.append(render_section(cat, b, lists[cat], sec.newline, sec.tail) if dirty[cat] else text[sec.start:sec.end])
+        pieces.append(
+            render_section(cat, b, lists[cat], sec.newline, sec.tail)
+            if dirty[cat]
+            else text[sec.start : sec.end]
+        )
         prev = sec.end
     pieces.append(text[prev:])
     if new_cats:
         if p.open_fence is not None:
-            raise line_error(p.open_fence, "a code fence opened here is never closed, so a memcurate section added at "
-                                           "the end of MEMORY.md would read as code; close the fence")
+            raise line_error(
+                p.open_fence,
+                "a code fence opened here is never closed, so a memcurate section added at "
+                "the end of MEMORY.md would read as code; close the fence",
+            )
         sep = _separator("".join(pieces), p.newline)
         for cat in new_cats:
             pieces.append(sep)
@@ -200,45 +234,66 @@ def plan(text: str, changes, budgets: dict[str, int], max_lines: int = MAX_LINES
                 candidates = [c for c in order if lists[c]]
                 if not candidates:
                     break
-                cat = max(candidates,
-                          key=lambda c: (len(lists[c]) / max(budget_of(c), 1), len(lists[c]), NAMES.index(c)))
+                cat = max(
+                    candidates,
+                    key=lambda c: (
+                        len(lists[c]) / max(budget_of(c), 1),
+                        len(lists[c]),
+                        NAMES.index(c),
+                    ),
+                )
                 entry = lists[cat].pop()
                 archived.setdefault(cat, []).insert(0, entry)
-                lines_over, chars_over = lines_over - 1, chars_over - utf16_len(entry.markdown()) - 1
+                lines_over, chars_over = (
+                    lines_over - 1,
+                    chars_over - utf16_len(entry.markdown()) - 1,
+                )
                 touched_now.add(cat)
             if not touched_now:
                 over_limit = True
                 break
             for cat in touched_now:
-                pieces[index[cat]] = render_section(cat, budget_of(cat), lists[cat], nls[cat], tails[cat])
+                pieces[index[cat]] = render_section(
+                    cat, budget_of(cat), lists[cat], nls[cat], tails[cat]
+                )
             seen = loaded("".join(pieces), max_lines, max_chars)
         why = _limits_text(over_lines, over_chars, max_lines, max_chars)
         for cat in order:
             if len(lists[cat]) < before[cat]:
-                notes.append(f"shrank {cat} from {before[cat]} to {len(lists[cat])} lines to stay within {why}; "
-                             f"the oldest moved to {ARCHIVE_DIR}/{cat}.md")
+                notes.append(
+                    f"shrank {cat} from {before[cat]} to {len(lists[cat])} lines to stay within {why}; "
+                    f"the oldest moved to {ARCHIVE_DIR}/{cat}.md"
+                )
     new_text = "".join(pieces)
     lines, chars = seen.total_lines if new_text.strip() else 0, seen.total_chars
     if over_limit:
         ours = set(index.values())
-        claude_lines, claude_chars = measure("".join(x for i, x in enumerate(pieces) if i not in ours))
-        notes.append(f"MEMORY.md is {lines} lines and {chars} characters as Claude Code loads it even with "
-                     f"memcurate's sections empty (limits: {max_lines} lines, {max_chars} characters); Claude's own "
-                     f"lines take {claude_lines} lines and {claude_chars} characters. memcurate keeps its sections "
-                     "with no entries and does not touch Claude's lines")
+        claude_lines, claude_chars = measure(
+            "".join(x for i, x in enumerate(pieces) if i not in ours)
+        )
+        notes.append(
+            f"MEMORY.md is {lines} lines and {chars} characters as Claude Code loads it even with "
+            f"memcurate's sections empty (limits: {max_lines} lines, {max_chars} characters); Claude's own "
+            f"lines take {claude_lines} lines and {claude_chars} characters. memcurate keeps its sections "
+            "with no entries and does not touch Claude's lines"
+        )
     for cat, entries in archived.items():
         fresh = [e.id for e in entries if touched.get(cat, {}).get(e.id) == "upsert"]
         if fresh:
             shown = ", ".join(fresh[:5]) + (f" and {len(fresh) - 5} more" if len(fresh) > 5 else "")
-            notes.append(f"{cat}: no room in MEMORY.md for {shown} from this change: "
-                         f"{'it goes' if len(fresh) == 1 else 'they go'} straight to {ARCHIVE_DIR}/{cat}.md")
+            notes.append(
+                f"{cat}: no room in MEMORY.md for {shown} from this change: "
+                f"{'it goes' if len(fresh) == 1 else 'they go'} straight to {ARCHIVE_DIR}/{cat}.md"
+            )
     unarchive: dict[str, list[str]] = {}
     for cat, ids in touched.items():
         gone = {e.id for e in archived.get(cat, ())}
         keep = [i for i in ids if i not in gone]
         if keep:
             unarchive[cat] = keep
-    return Plan(new_text, archived, notes, unarchive, lines, chars, over_limit, new_text != original)
+    return Plan(
+        new_text, archived, notes, unarchive, lines, chars, over_limit, new_text != original
+    )
 
 
 _LINE_CHANGES = ("drop_line", "replace_line")
@@ -262,13 +317,23 @@ def _claude_line_changes(p: Parsed, changes) -> tuple[Parsed, list[tuple[str, in
                     raise MemoryMdError(f"that line of Claude's is gone ({GONE})")
                 text = rewrite_lines(text, hits, None)
                 raw = text[1:].split("\n") if text.startswith("\ufeff") else text.split("\n")
-                owned = {n for s in parse(text).sections.values() for n in range(s.line, s.end_line + 1)}
-            elif (op == "replace_line" and len(change) == 4 and isinstance(change[1], str)
-                  and isinstance(change[2], str) and (change[3] is None or isinstance(change[3], str))):
+                owned = {
+                    n for s in parse(text).sections.values() for n in range(s.line, s.end_line + 1)
+                }
+            elif (
+                op == "replace_line"
+                and len(change) == 4
+                and isinstance(change[1], str)
+                and isinstance(change[2], str)
+                and (change[3] is None or isinstance(change[3], str))
+            ):
                 _, base, new, ref = change
                 if ref is None:
-                    hits = {n for n, line in enumerate(raw, 1)
-                            if n not in owned and line.strip() and line_digest(line) == base}
+                    hits = {
+                        n
+                        for n, line in enumerate(raw, 1)
+                        if n not in owned and line.strip() and line_digest(line) == base
+                    }
                     if not hits:
                         raise MemoryMdError(f"that line of Claude's is gone ({GONE})")
                     text = rewrite_lines(text, hits, new)
@@ -276,27 +341,41 @@ def _claude_line_changes(p: Parsed, changes) -> tuple[Parsed, list[tuple[str, in
                     continue
                 edits.append(_entry_edit(parse(text), raw, base, new, ref))
             else:
-                raise MemoryMdError(f"expected ('drop_line', base) or ('replace_line', base, text, ref or None), "
-                                    f"found {change!r:.120}")
+                raise MemoryMdError(
+                    f"expected ('drop_line', base) or ('replace_line', base, text, ref or None), "
+                    f"found {change!r:.120}"
+                )
         except MemoryMdError as e:
             raise MemoryMdError(f"line change {i}: {e}") from None
     return (parse(text) if text != p.text else p), edits
 
 
-def _entry_edit(p: Parsed, raw: list[str], base: str, new: str, ref: str) -> tuple[str, int, IndexLine]:
+def _entry_edit(
+    p: Parsed, raw: list[str], base: str, new: str, ref: str
+) -> tuple[str, int, IndexLine]:
     """(category, index, entry): the entry of `ref` whose line hashes to `base`, as `new` has it."""
     cat, _, id_ = ref.partition("/")
     sec = p.sections.get(cat)
     k = next((k for k, e in enumerate(sec.entries) if e.id == id_), None) if sec else None
-    if k is None:
+    if k is None or sec is None:
         raise MemoryMdError(f"{ref} has no line in MEMORY.md ({GONE})")
-    lines = [raw[n - 1].strip() for n in range(sec.line + 1, sec.end_line) if raw[n - 1].strip().startswith("- [")]
+    lines = [
+        raw[n - 1].strip()
+        for n in range(sec.line + 1, sec.end_line)
+        if raw[n - 1].strip().startswith("- [")
+    ]
     if line_digest(lines[k]) != base:
         raise MemoryMdError(f"the MEMORY.md line of {ref} {GONE}")
     m = _ENTRY.match(new.strip())
     if m is None or (m.group(2), m.group(3)) != (cat, id_):
-        raise MemoryMdError(f"{new!r:.120} is not an entry line of {ref} ('- [title]({ref}.md) {EM_DASH} description')")
-    return cat, k, IndexLine(id_, cat, unescape(m.group(1)), unescape(m.group(4) or "")).normalized()
+        raise MemoryMdError(
+            f"{new!r:.120} is not an entry line of {ref} ('- [title]({ref}.md) {EM_DASH} description')"
+        )
+    return (
+        cat,
+        k,
+        IndexLine(id_, cat, unescape(m.group(1)), unescape(m.group(4) or "")).normalized(),
+    )
 
 
 def keep_sections(text: str, now: str | None) -> str:
@@ -306,15 +385,19 @@ def keep_sections(text: str, now: str | None) -> str:
     mine, current = parse(text), parse(now or "")
     parts, pos = [], 0
     for cat, sec in mine.sections.items():
-        parts.append(mine.text[pos:sec.start])
+        parts.append(mine.text[pos : sec.start])
         if cat in current.sections:
             cur = current.sections[cat]
-            parts.append(current.text[cur.start:cur.end].rstrip("\r\n") + (sec.tail or ""))
+            parts.append(current.text[cur.start : cur.end].rstrip("\r\n") + (sec.tail or ""))
         pos = sec.end
     parts.append(mine.text[pos:])
     out = "".join(parts)
     for cat, cur in current.sections.items():
         if cat in mine.sections:
             continue
-        out += _separator(out, mine.newline) + current.text[cur.start:cur.end].rstrip("\r\n") + mine.newline
+        out += (
+            _separator(out, mine.newline)
+            + current.text[cur.start : cur.end].rstrip("\r\n")
+            + mine.newline
+        )
     return out

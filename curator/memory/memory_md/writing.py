@@ -26,9 +26,21 @@ import os
 from dataclasses import replace
 
 from memcurate.curator.categories import NAMES
-from memcurate.curator.memory.memory_md.archive import archive_add, archive_drop, archive_path, read_archive
+from memcurate.curator.memory.memory_md.archive import (
+    archive_add,
+    archive_drop,
+    archive_path,
+    read_archive,
+)
 from memcurate.curator.memory.memory_md.claude_lines import links_of_claude
-from memcurate.curator.memory.memory_md.format import IndexLine, MemoryMdError, Parsed, parse, read_text, utf8_text
+from memcurate.curator.memory.memory_md.format import (
+    IndexLine,
+    MemoryMdError,
+    Parsed,
+    parse,
+    read_text,
+    utf8_text,
+)
 from memcurate.curator.memory.memory_md.loaded import limits_from, loaded  # noqa: F401 (limits_from re-exported)
 from memcurate.curator.memory.memory_md.planning import Plan, plan
 from memcurate.curator.util.atomic import Unsettled, replace_if_unchanged, write_text
@@ -37,14 +49,18 @@ FILE_NAME = "MEMORY.md"
 
 
 def budgets_from(cfg: dict) -> dict[str, int]:
-    return {name: cfg["categories"][name]["budget"] for name in NAMES if name in cfg.get("categories", {})}
+    return {
+        name: cfg["categories"][name]["budget"]
+        for name in NAMES
+        if name in cfg.get("categories", {})
+    }
 
 
 def memory_md_path(memory_root) -> str:
     return os.path.join(os.fspath(memory_root), FILE_NAME)
 
 
-def read_current(memory_root) -> tuple[str | None, "Parsed"]:
+def read_current(memory_root) -> tuple[str | None, Parsed]:
     """MEMORY.md as it is (None when missing) and parsed; MemoryMdError (naming the file) when damaged.
 
     A save calls this before it writes anything, and hands the result to `apply`.
@@ -57,7 +73,9 @@ def read_current(memory_root) -> tuple[str | None, "Parsed"]:
         raise MemoryMdError(f"{path}: {e}") from None
 
 
-def apply(memory_root, cfg: dict, changes, *, current: tuple | None = None, restore: tuple = ()) -> Plan:
+def apply(
+    memory_root, cfg: dict, changes, *, current: tuple | None = None, restore: tuple = ()
+) -> Plan:
     """Plan `changes` against `<root>/MEMORY.md` and carry the plan out; `current` is what
     `read_current` gave, if the caller has it. Upserts follow the module's coexistence rules;
     `restore`: categories whose removed section a person asked to re-create. The caller holds the root's lock, which keeps other
@@ -85,16 +103,26 @@ def apply(memory_root, cfg: dict, changes, *, current: tuple | None = None, rest
         except MemoryMdError as e:
             raise MemoryMdError(f"{path}: {e}") from None
         result.notes[:0] = notes
-        for apath, t in _archive_adds(root, result):  # before MEMORY.md: an entry is in both, never in neither
+        for apath, t in _archive_adds(
+            root, result
+        ):  # before MEMORY.md: an entry is in both, never in neither
             write_text(apath, t)
         plans.append(result)
-        return result.text.encode("utf-8") if result.changed or (data is None and result.text) else None
+        return (
+            result.text.encode("utf-8")
+            if result.changed or (data is None and result.text)
+            else None
+        )
 
     try:
         replace_if_unchanged(path, render)
     except Unsettled as e:
-        raise MemoryMdError(f"{e}; its section entries may lag until the next run finishes the save") from None
-    final = plans[-1]  # a last render may find the file as it stands right (what others appended kept)
+        raise MemoryMdError(
+            f"{e}; its section entries may lag until the next run finishes the save"
+        ) from None
+    final = plans[
+        -1
+    ]  # a last render may find the file as it stands right (what others appended kept)
     result = next((p for p in reversed(plans) if p.changed), final)
     result = replace(result, text=final.text, lines=final.lines, chars=final.chars)
     for apath, t in _archive_drops(root, result, [p for p in plans if p is not final]):
@@ -102,7 +130,9 @@ def apply(memory_root, cfg: dict, changes, *, current: tuple | None = None, rest
     return result
 
 
-def removed_sections(root: str, parsed: Parsed, exists: bool = True, saving: dict | None = None) -> list[str]:
+def removed_sections(
+    root: str, parsed: Parsed, exists: bool = True, saving: dict | None = None
+) -> list[str]:
     """The categories whose section someone else removed from an existing MEMORY.md: no section in it, yet
     memory files of that category in the root that nothing else lists (Claude's own lines, the archive
     file) other than `saving`'s (category -> ids saved now): memcurate wrote that section when it saved them."""
@@ -117,8 +147,9 @@ def removed_sections(root: str, parsed: Parsed, exists: bool = True, saving: dic
             names = os.listdir(os.path.join(root, cat))
         except OSError:
             continue
-        others = {f"{cat}/{n}" for n in names if n.endswith(".md") and not n.startswith(".")} - \
-            {f"{cat}/{i}.md" for i in (saving or {}).get(cat, ())}
+        others = {f"{cat}/{n}" for n in names if n.endswith(".md") and not n.startswith(".")} - {
+            f"{cat}/{i}.md" for i in (saving or {}).get(cat, ())
+        }
         if others:
             theirs = links_of_claude(parsed.text) if theirs is None else theirs
             others -= set(theirs) | {e.path for e in read_archive(root, cat)}
@@ -130,8 +161,14 @@ def removed_sections(root: str, parsed: Parsed, exists: bool = True, saving: dic
 def coexist(root: str, exists: bool, parsed: Parsed, changes, restore=()) -> tuple[list, list[str]]:
     """`changes` as the module's coexistence rules leave them, and notes saying what they held back."""
     changes = list(changes)
-    ups = [c[1] for c in changes if isinstance(c, (tuple, list)) and len(c) == 2 and c[0] == "upsert"
-           and isinstance(c[1], IndexLine)]
+    ups = [
+        c[1]
+        for c in changes
+        if isinstance(c, (tuple, list))
+        and len(c) == 2
+        and c[0] == "upsert"
+        and isinstance(c[1], IndexLine)
+    ]
     if not ups:
         return changes, []
     theirs = links_of_claude(parsed.text)
@@ -142,18 +179,22 @@ def coexist(root: str, exists: bool, parsed: Parsed, changes, restore=()) -> tup
     listed = {(cat, e.id) for cat, sec in parsed.sections.items() for e in sec.entries}
     out, notes = [], []
     for c in changes:
-        e = c[1] if isinstance(c, (tuple, list)) and len(c) == 2 and c[0] == "upsert" else None
-        if not isinstance(e, IndexLine):
+        up = c[1] if isinstance(c, (tuple, list)) and len(c) == 2 and c[0] == "upsert" else None
+        if not isinstance(up, IndexLine):
             out.append(c)
-        elif f"{e.category}/{e.id}.md" in theirs:
-            notes.append(f"{e.category}/{e.id}: not listed in memcurate's section: Claude's own line "
-                         f"{theirs[f'{e.category}/{e.id}.md']} of MEMORY.md links it")
-            if (e.category, e.id) in listed:
-                out.append(("remove", e.category, e.id))
-        elif e.category in removed:
-            notes.append(f"{e.category}/{e.id}: saved, not listed: memcurate's {e.category} section was removed "
-                         "from MEMORY.md by someone else (Claude's consolidation?); it is re-created only when "
-                         "you ask (`memcurate check` says how)")
+        elif f"{up.category}/{up.id}.md" in theirs:
+            notes.append(
+                f"{up.category}/{up.id}: not listed in memcurate's section: Claude's own line "
+                f"{theirs[f'{up.category}/{up.id}.md']} of MEMORY.md links it"
+            )
+            if (up.category, up.id) in listed:
+                out.append(("remove", up.category, up.id))
+        elif up.category in removed:
+            notes.append(
+                f"{up.category}/{up.id}: saved, not listed: memcurate's {up.category} section was removed "
+                "from MEMORY.md by someone else (Claude's consolidation?); it is re-created only when "
+                "you ask (`memcurate check` says how)"
+            )
         else:
             out.append(c)
     return out, notes
@@ -212,15 +253,28 @@ def usage(memory_root, cfg: dict) -> dict:
     except MemoryMdError as e:
         raise MemoryMdError(f"{path}: {e}") from None
     budgets = budgets_from(cfg)
-    cats = {name: {"used": len(p.sections[name].entries) if name in p.sections else 0,
-                   "budget": budgets.get(name, p.sections[name].budget if name in p.sections else 0)}
-            for name in NAMES}
+    cats = {
+        name: {
+            "used": len(p.sections[name].entries) if name in p.sections else 0,
+            "budget": budgets.get(name, p.sections[name].budget if name in p.sections else 0),
+        }
+        for name in NAMES
+    }
     max_lines, max_chars = limits_from(cfg)
     seen = loaded(text, max_lines, max_chars)
     removed = removed_sections(os.fspath(memory_root), p, os.path.exists(path))
     for name in removed:
         cats[name]["removed"] = True
-    return {"sections": cats, "removed": removed,
-            "total": {"lines": seen.total_lines if text.strip() else 0, "chars": seen.total_chars,
-                      "max_lines": max_lines, "max_chars": max_chars, "entries": sum(c["used"] for c in cats.values()),
-                      "cut": seen.cut, "bytes": len(text.encode("utf-8"))}}
+    return {
+        "sections": cats,
+        "removed": removed,
+        "total": {
+            "lines": seen.total_lines if text.strip() else 0,
+            "chars": seen.total_chars,
+            "max_lines": max_lines,
+            "max_chars": max_chars,
+            "entries": sum(c["used"] for c in cats.values()),
+            "cut": seen.cut,
+            "bytes": len(text.encode("utf-8")),
+        },
+    }

@@ -30,7 +30,9 @@ def skip_reason(prompt: str, cfg: dict) -> str | None:
     folded = " ".join(text.lower().strip(" .!?,;:").split())
     if folded in {a.lower() for a in cfg["triage"]["acknowledgements"]}:
         return "acknowledgement"
-    from memcurate.curator.memory.index.terms import words  # only now: a slash command or "yes" never loads the index
+    from memcurate.curator.memory.index.terms import (
+        words,  # only now: a slash command or "yes" never loads the index
+    )
 
     if len(set(words(text[:2000]))) < cfg["recall"]["min_words"]:
         return "too few content words"

@@ -6,21 +6,21 @@ import datetime as dt
 import os
 import sqlite3
 
-from memcurate.curator.util.redact import redact_text
 from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.errors import Refusal
 from memcurate.curator.memory.front_matter import MAX_FILE_BYTES, light_fields
 from memcurate.curator.memory.index import folders
 from memcurate.curator.memory.index.schema import INDEX_FILE
 from memcurate.curator.memory.index.terms import words
+from memcurate.curator.memory.memory_md.loaded import limits_from
 from memcurate.curator.memory.recall import claude_recall, skip_reason
 from memcurate.curator.memory.recall.context import Memory, render
-from memcurate.curator.memory.memory_md.loaded import limits_from
 from memcurate.curator.memory.recall.loaded import loaded_entries
 from memcurate.curator.memory.recall.lookup import Hit, prompt_words, search
 from memcurate.curator.memory.recall.seen import Seen
 from memcurate.curator.util.instructions import find_instructions
 from memcurate.curator.util.paths import resolve_memory_root
-from memcurate.curator.errors import Refusal
+from memcurate.curator.util.redact import redact_text
 
 NEW_WORDS = 3  # a loaded memory's body must hold this many words its MEMORY.md line lacks to be worth giving
 
@@ -37,11 +37,22 @@ class Recall:
         self.given: list[str] = []  # <category>/<id> of the memories in it
         self.note = note  # what happened, for the log line (never the prompt's text)
         self.problems: list[str] = []
-        self.withheld: list[str] = []  # "<category>/<id> (what it asks for)": read as an instruction, not given
+        self.withheld: list[
+            str
+        ] = []  # "<category>/<id> (what it asks for)": read as an instruction, not given
 
 
-def recall(project, data: str, cfg: dict, prompt: str, session_id: str = "", *, env=None,
-           now: dt.datetime | None = None, transcript: str = "") -> Recall:
+def recall(
+    project,
+    data: str,
+    cfg: dict,
+    prompt: str,
+    session_id: str = "",
+    *,
+    env=None,
+    now: dt.datetime | None = None,
+    transcript: str = "",
+) -> Recall:
     """`transcript`: the session's transcript (the hook's transcript_path), read from where the last
     prompt stopped for what Claude Code's own recall gave it (claude_recall.py)."""
     rc = cfg["recall"]
@@ -57,15 +68,21 @@ def recall(project, data: str, cfg: dict, prompt: str, session_id: str = "", *, 
     seen = Seen(data, session_id)
     mode = _claude_mode(seen, transcript, env, out.problems)
     try:
-        hits = _search(root, data, prompt, rc["max_memories"] * 3 + len(seen.ids) + len(seen.surfaced))
+        hits = _search(
+            root, data, prompt, rc["max_memories"] * 3 + len(seen.ids) + len(seen.surfaced)
+        )
     except (sqlite3.Error, OSError, IndexUnusable) as e:
         out.problems.append(f"index unusable ({e.__class__.__name__}: {e}): nothing recalled")
         out.note = "index unusable"
         return out
-    loaded, problem = loaded_entries(root, *limits_from(cfg)) if not mode else ({}, None)  # recall mode: not loaded
+    loaded, problem = (
+        loaded_entries(root, *limits_from(cfg)) if not mode else ({}, None)
+    )  # recall mode: not loaded
     if problem:
         out.problems.append(problem)
-    surfaced = {k for p in seen.surfaced for k in claude_recall.same_file_keys(p)} if mode else set()
+    surfaced = (
+        {k for p in seen.surfaced for k in claude_recall.same_file_keys(p)} if mode else set()
+    )
     # Claude Code's selector may pick any file it is offered, this very turn: giving one of those too could
     # put a memory in front of Claude twice, so memcurate gives only what its selector is not shown.
     its_own = {os.path.join(root, name) for name in claude_recall.offered(root)} if mode else set()
@@ -78,7 +95,9 @@ def recall(project, data: str, cfg: dict, prompt: str, session_id: str = "", *, 
             continue
         path = os.path.join(root, hit.category, hit.name)
         if mode and (path in its_own or claude_recall.same_file_keys(path) & surfaced):
-            by_claude.append(hit.key)  # Claude Code's own recall can pick it, or gave it this session
+            by_claude.append(
+                hit.key
+            )  # Claude Code's own recall can pick it, or gave it this session
             continue
         m = _read(root, hit, hit.key in loaded, out.problems)
         if m is None or (m.loaded and not _adds(m.body, loaded[hit.key])):
@@ -88,7 +107,7 @@ def recall(project, data: str, cfg: dict, prompt: str, session_id: str = "", *, 
             out.withheld.append(f"{hit.key} ({found[0][0]})")
             continue
         memories.append(m)
-    out.context, out.given = render(memories, rc["max_chars"], now or dt.datetime.now(dt.timezone.utc))
+    out.context, out.given = render(memories, rc["max_chars"], now or dt.datetime.now(dt.UTC))
     if out.given or seen.dirty:
         try:
             seen.add(out.given)
@@ -96,16 +115,26 @@ def recall(project, data: str, cfg: dict, prompt: str, session_id: str = "", *, 
         except OSError as e:
             out.problems.append(f"session record not written ({e.strerror or e}): may repeat")
     repeats = sum(1 for h in hits if h.key in seen and h.key not in out.given)
-    out.note = (f"gave {len(out.given)} ({', '.join(out.given)}), {len(out.context)} characters" if out.given
-                else "nothing given" if out.withheld else "nothing relevant")
+    out.note = (
+        f"gave {len(out.given)} ({', '.join(out.given)}), {len(out.context)} characters"
+        if out.given
+        else "nothing given"
+        if out.withheld
+        else "nothing relevant"
+    )
     out.note += f"; {repeats} already given in this session" if repeats else ""
     if mode:
         out.note += f"; Claude Code recalls by itself ({mode}): MEMORY.md not loaded"
-        out.note += (f", {len(by_claude)} its own recall is shown or surfaced not given ({', '.join(by_claude)})"
-                     if by_claude else "")
+        out.note += (
+            f", {len(by_claude)} its own recall is shown or surfaced not given ({', '.join(by_claude)})"
+            if by_claude
+            else ""
+        )
     if out.withheld:
-        out.note += (f"; withheld {len(out.withheld)} that read as an instruction to the agent "
-                     f"({', '.join(out.withheld)}): edit or remove the file")
+        out.note += (
+            f"; withheld {len(out.withheld)} that read as an instruction to the agent "
+            f"({', '.join(out.withheld)}): edit or remove the file"
+        )
     return out
 
 
@@ -135,11 +164,15 @@ def _search(root: str, data: str, prompt: str, per_category: int) -> list[Hit]:
         return []
     path = os.path.join(data, INDEX_FILE)
     fast = folders.open_for_reading(path, root, list(CATEGORIES))
-    if fast is not None:  # the usual case: the index as it is, and the few files saved since read here
+    if (
+        fast is not None
+    ):  # the usual case: the index as it is, and the few files saved since read here
         conn, unindexed = fast
         try:
             conn.execute("BEGIN")  # one read transaction: every statement sees one snapshot
-            return search(conn, terms, per_category, unindexed, lambda cat, name: _words_of(root, cat, name))
+            return search(
+                conn, terms, per_category, unindexed, lambda cat, name: _words_of(root, cat, name)
+            )
         except sqlite3.Error:
             pass  # the full path below checks the database, rebuilds it if it must
         finally:
@@ -174,14 +207,20 @@ def _words_of(root: str, category: str, name: str) -> tuple[str, set[str]] | Non
         fields, body = _load(os.path.normpath(os.path.join(root, category, name)))
     except (OSError, ValueError):
         return None
-    if fields.get("id") != name.rsplit("/", 1)[-1][:-3] or fields.get("category") != category:  # archived: a path
+    if (
+        fields.get("id") != name.rsplit("/", 1)[-1][:-3] or fields.get("category") != category
+    ):  # archived: a path
         return None
-    return fields["id"], set(words(" ".join((fields.get("title", ""), fields.get("description", ""), body))))
+    return fields["id"], set(
+        words(" ".join((fields.get("title", ""), fields.get("description", ""), body)))
+    )
 
 
 def _read(root: str, hit: Hit, loaded: bool, problems: list[str]) -> Memory | None:
     """The memory as its file says now; None (and a problem) when it is gone, broken or unreadable."""
-    path = os.path.normpath(os.path.join(root, hit.category, hit.name))  # an archived one's name climbs to .archive/
+    path = os.path.normpath(
+        os.path.join(root, hit.category, hit.name)
+    )  # an archived one's name climbs to .archive/
     try:
         fields, body = _load(path)
     except FileNotFoundError:
@@ -189,16 +228,32 @@ def _read(root: str, hit: Hit, loaded: bool, problems: list[str]) -> Memory | No
     except (OSError, ValueError) as e:
         problems.append(f"{hit.key}: not given ({e.__class__.__name__}: {e})")
         return None
-    if fields.get("id") != hit.id or fields.get("category") != hit.category or not fields.get("title"):
-        problems.append(f"{hit.key}: not given (its front matter names another memory, or no title)")
+    if (
+        fields.get("id") != hit.id
+        or fields.get("category") != hit.category
+        or not fields.get("title")
+    ):
+        problems.append(
+            f"{hit.key}: not given (its front matter names another memory, or no title)"
+        )
         return None
-    return Memory(key=hit.key, category=hit.category, title=redact_text(fields["title"]),
-                  description=redact_text(fields.get("description", "")), updated=fields.get("updated", ""),
-                  path=path, body=redact_text(body), loaded=loaded, status=fields.get("status", "active"))
+    return Memory(
+        key=hit.key,
+        category=hit.category,
+        title=redact_text(fields["title"]),
+        description=redact_text(fields.get("description", "")),
+        updated=fields.get("updated", ""),
+        path=path,
+        body=redact_text(body),
+        loaded=loaded,
+        status=fields.get("status", "active"),
+    )
 
 
 # section headings are structure, not content
-_HEADINGS = frozenset(w for c in CATEGORIES.values() for name in c.required + c.optional for w in words(name))
+_HEADINGS = frozenset(
+    w for c in CATEGORIES.values() for name in c.required + c.optional for w in words(name)
+)
 
 
 def _adds(body: str, line: str) -> bool:

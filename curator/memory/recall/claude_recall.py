@@ -31,7 +31,9 @@ import unicodedata
 ENV_SWITCH = "CLAUDE_MEMORY_STORES"
 ATTACHMENT = "relevant_memories"
 CHUNK = 4 << 20  # bytes of the transcript read at a time
-READ_MAX = 16 << 20  # bytes of new transcript read per prompt at most (~20 ms): the rest on the next prompts
+READ_MAX = (
+    16 << 20
+)  # bytes of new transcript read per prompt at most (~20 ms): the rest on the next prompts
 _NEEDLE = b'"' + ATTACHMENT.encode() + b'"'
 OFFERED_MAX = 200  # files the selector is shown, newest first
 _NOT_OFFERED_TOP = frozenset(("logs", "sessions", "proposals"))
@@ -58,7 +60,10 @@ def offered(root: str, limit: int = OFFERED_MAX) -> list[str]:
             if e.name.startswith("."):
                 continue
             name = f"{rel}/{e.name}" if rel else e.name
-            if not rel and unicodedata.normalize("NFC", e.name).rstrip(". ").lower() in _NOT_OFFERED_TOP:
+            if (
+                not rel
+                and unicodedata.normalize("NFC", e.name).rstrip(". ").lower() in _NOT_OFFERED_TOP
+            ):
                 continue
             try:
                 if e.is_dir(follow_symlinks=False):
@@ -93,7 +98,9 @@ def scan(path: str, offset: int, read_max: int = READ_MAX) -> tuple[int, list[st
             if end == 0:
                 if want < CHUNK or len(chunk) < want:
                     break  # a line still being written (or past this call's share): read it whole next time
-                end = len(chunk)  # one line longer than a chunk: no attachment line is; skip its bytes
+                end = len(
+                    chunk
+                )  # one line longer than a chunk: no attachment line is; skip its bytes
             elif end < len(chunk):
                 f.seek(offset + end)
             if _NEEDLE in chunk:
@@ -116,12 +123,17 @@ def _surfaced(line: bytes) -> list[str] | None:
         obj = json.loads(line)
     except ValueError:
         return None
-    att = obj.get("attachment") if isinstance(obj, dict) and obj.get("type") == "attachment" else None
+    att = (
+        obj.get("attachment") if isinstance(obj, dict) and obj.get("type") == "attachment" else None
+    )
     if not isinstance(att, dict) or att.get("type") != ATTACHMENT:
         return None
     memories = att.get("memories")
-    return [m["path"] for m in memories if isinstance(m, dict) and isinstance(m.get("path"), str)] \
-        if isinstance(memories, list) else []
+    return (
+        [m["path"] for m in memories if isinstance(m, dict) and isinstance(m.get("path"), str)]
+        if isinstance(memories, list)
+        else []
+    )
 
 
 def same_file_keys(path: str) -> set[str]:

@@ -12,15 +12,24 @@ import os
 import re
 
 from memcurate.curator.memory.memory_md.entry import EM_DASH, ID_PATTERN, LINK_TEXT, unescape
-from memcurate.curator.memory.memory_md.loaded import FILE_NAME, LOADED, MAX_CHARS, MAX_LINES, loaded
+from memcurate.curator.memory.memory_md.loaded import (
+    FILE_NAME,
+    LOADED,
+    MAX_CHARS,
+    MAX_LINES,
+    loaded,
+)
 
 MEMORY_MD = FILE_NAME
 READ_MAX = 4 << 20  # Claude Code skips a MEMORY.md larger than this (4 MiB): then nothing is loaded
-_ENTRY = re.compile(rf"\s*- \[({LINK_TEXT})\]\(([a-z_]+)/({ID_PATTERN})\.md\)(?: {EM_DASH} (.*))?\s*\Z")
+_ENTRY = re.compile(
+    rf"\s*- \[({LINK_TEXT})\]\(([a-z_]+)/({ID_PATTERN})\.md\)(?: {EM_DASH} (.*))?\s*\Z"
+)
 
 
-def loaded_entries(root: str, max_lines: int = MAX_LINES,
-                   max_chars: int = MAX_CHARS) -> tuple[dict[str, str], str | None]:
+def loaded_entries(
+    root: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS
+) -> tuple[dict[str, str], str | None]:
     """({"<category>/<id>": the entry's text as Claude reads it}, problem): the memcurate entries in the
     loaded part of `<root>/MEMORY.md`. No file: nothing loaded. A file that cannot be read or is not
     UTF-8: what can be read of it, and the problem for the log."""

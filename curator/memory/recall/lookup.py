@@ -54,8 +54,9 @@ def prompt_words(prompt: str) -> list[str]:
     return list(out)
 
 
-def search(conn: sqlite3.Connection, prompt: list[str], per_category: int, unindexed=None,
-           words_of=None) -> list[Hit]:
+def search(
+    conn: sqlite3.Connection, prompt: list[str], per_category: int, unindexed=None, words_of=None
+) -> list[Hit]:
     """The relevant memories for the prompt's words `prompt`, best first (at most `per_category` looked
     at in each category). Runs inside the caller's read transaction. `unindexed` (folders.Unindexed):
     files added or changed since the index saw them, scored from `words_of(category, name)` (their id
@@ -65,7 +66,12 @@ def search(conn: sqlite3.Connection, prompt: list[str], per_category: int, unind
     stale = set()
     extra: list[tuple[str, str, str, set[str]]] = []
     if unindexed:
-        stale = {(c, n) for part in (unindexed.changed, unindexed.gone) for c, names in part.items() for n in names}
+        stale = {
+            (c, n)
+            for part in (unindexed.changed, unindexed.gone)
+            for c, names in part.items()
+            for n in names
+        }
         for cat, names in unindexed.changed.items():
             for name in names:
                 got = words_of(cat, name)
@@ -75,19 +81,30 @@ def search(conn: sqlite3.Connection, prompt: list[str], per_category: int, unind
     if not n:
         return []
     marks = ",".join("?" * len(prompt))
-    df = dict(conn.execute(f"SELECT term, sum(df) FROM terms WHERE term IN ({marks}) GROUP BY term", prompt))
+    df = dict(
+        conn.execute(
+            f"SELECT term, sum(df) FROM terms WHERE term IN ({marks}) GROUP BY term", prompt
+        )
+    )
     unseen = [w for w in prompt if not df.get(w)]
     if unseen:
         for cat in CATEGORIES:
             fts = fts_table(cat)
-            query = " UNION ALL ".join(f"SELECT ?, count(*) FROM {fts} WHERE {fts} MATCH ?" for _ in unseen)
-            for w, count in conn.execute(query, [x for w in unseen for x in (w, match_expression([w]))]):
+            query = " UNION ALL ".join(
+                f"SELECT ?, count(*) FROM {fts} WHERE {fts} MATCH ?" for _ in unseen
+            )
+            for w, count in conn.execute(
+                query, [x for u in unseen for x in (u, match_expression([u]))]
+            ):
                 df[w] = df.get(w, 0) + count
     for *_, held in extra:
         for w in prompt:
             if w in held:
                 df[w] = df.get(w, 0) + 1
-    idf = {w: math.log(1 + (n - min(df.get(w, 0), n) + 0.5) / (min(df.get(w, 0), n) + 0.5)) for w in prompt}
+    idf = {
+        w: math.log(1 + (n - min(df.get(w, 0), n) + 0.5) / (min(df.get(w, 0), n) + 0.5))
+        for w in prompt
+    }
     total = sum(idf.values())
     if total <= 0:
         return []
@@ -98,9 +115,18 @@ def search(conn: sqlite3.Connection, prompt: list[str], per_category: int, unind
             return None
         return Hit(cat, name, id, score, tuple(matched), round(coverage, 3))
 
-    hits = [h for h in (hit(cat, name, id, 0.0, [w for w in prompt if w in held]) for cat, name, id, held in extra) if h]
+    hits = [
+        h
+        for h in (
+            hit(cat, name, id, 0.0, [w for w in prompt if w in held])
+            for cat, name, id, held in extra
+        )
+        if h
+    ]
     ceiling = max(25, COMMON * n)
-    searched = sorted((w for w in prompt if 0 < df.get(w, 0) <= ceiling), key=lambda w: df[w])[:MAX_TERMS]
+    searched = sorted((w for w in prompt if 0 < df.get(w, 0) <= ceiling), key=lambda w: df[w])[
+        :MAX_TERMS
+    ]
     if len(searched) >= MIN_MATCHED:
         hits += _indexed_hits(conn, searched, per_category, stale, hit)
     if not hits:
@@ -109,25 +135,37 @@ def search(conn: sqlite3.Connection, prompt: list[str], per_category: int, unind
     return [h for h in hits if h.coverage >= NEAR_BEST * hits[0].coverage]
 
 
-def _indexed_hits(conn: sqlite3.Connection, searched: list[str], per_category: int, stale: set, hit) -> list[Hit]:
+def _indexed_hits(
+    conn: sqlite3.Connection, searched: list[str], per_category: int, stale: set, hit
+) -> list[Hit]:
     """Each category's best few by bm25 for the words `searched`, with the words each one holds (one
     query per category), as `hit` judges them; rows of files in `stale` are not what the files say now."""
     weights = ", ".join(str(w) for w in WEIGHTS)
     hits: list[Hit] = []
     for cat in CATEGORIES:
         fts = fts_table(cat)
-        rows = conn.execute(f"SELECT rowid, bm25({fts}, {weights}) AS s FROM {fts} WHERE {fts} MATCH ? "
-                            f"ORDER BY s LIMIT ?", (match_expression(searched), per_category)).fetchall()
+        rows = conn.execute(
+            f"SELECT rowid, bm25({fts}, {weights}) AS s FROM {fts} WHERE {fts} MATCH ? "
+            f"ORDER BY s LIMIT ?",
+            (match_expression(searched), per_category),
+        ).fetchall()
         if not rows:
             continue
         ids = ",".join(str(int(r[0])) for r in rows)
         held: dict[int, list[str]] = {}
-        query = " UNION ALL ".join(f"SELECT ?, rowid FROM {fts} WHERE {fts} MATCH ? AND rowid IN ({ids})"
-                                   for _ in searched)
-        for w, rowid in conn.execute(query, [x for w in searched for x in (w, match_expression([w]))]):
+        query = " UNION ALL ".join(
+            f"SELECT ?, rowid FROM {fts} WHERE {fts} MATCH ? AND rowid IN ({ids})" for _ in searched
+        )
+        for w, rowid in conn.execute(
+            query, [x for s in searched for x in (s, match_expression([s]))]
+        ):
             held.setdefault(rowid, []).append(w)
-        files = {doc: (name, id) for doc, name, id in conn.execute(
-            f"SELECT doc, name, id FROM files WHERE doc IN ({ids}) AND broken IS NULL")}
+        files = {
+            doc: (name, id)
+            for doc, name, id in conn.execute(
+                f"SELECT doc, name, id FROM files WHERE doc IN ({ids}) AND broken IS NULL"
+            )
+        }
         for rowid, score in rows:
             if rowid not in files or (cat, files[rowid][0]) in stale:
                 continue

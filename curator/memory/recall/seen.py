@@ -34,7 +34,9 @@ class Seen:
         self.ids: list[str] = []
         self.transcript = ""  # the transcript read so far, and up to which byte
         self.offset = 0
-        self.surfaced: list[str] = []  # memory files Claude Code's own recall gave this session (absolute)
+        self.surfaced: list[
+            str
+        ] = []  # memory files Claude Code's own recall gave this session (absolute)
         self.claude_recalls = False  # a relevant_memories attachment was seen in this session
         self.dirty = False  # read_to noted something save has not written yet
         if session_id:
@@ -48,8 +50,12 @@ class Seen:
             if isinstance(ids, list):
                 self.ids = [i for i in ids if isinstance(i, str)]
             claude = record.get("claude")
-            if isinstance(claude, dict) and isinstance(claude.get("transcript"), str) \
-                    and isinstance(claude.get("offset"), int) and isinstance(claude.get("surfaced"), list):
+            if (
+                isinstance(claude, dict)
+                and isinstance(claude.get("transcript"), str)
+                and isinstance(claude.get("offset"), int)
+                and isinstance(claude.get("surfaced"), list)
+            ):
                 self.transcript, self.offset = claude["transcript"], max(0, claude["offset"])
                 self.surfaced = [p for p in claude["surfaced"] if isinstance(p, str)]
                 self.claude_recalls = claude.get("recalls") is True
@@ -85,8 +91,12 @@ class Seen:
         make_dirs(self.folder)
         record: dict = {"given": self.ids}
         if self.transcript:
-            record["claude"] = {"transcript": self.transcript, "offset": self.offset, "surfaced": self.surfaced,
-                                "recalls": self.claude_recalls}
+            record["claude"] = {
+                "transcript": self.transcript,
+                "offset": self.offset,
+                "surfaced": self.surfaced,
+                "recalls": self.claude_recalls,
+            }
         write_json(self.path, record, durable=False, compact=True)
         self.dirty = False
         if new:

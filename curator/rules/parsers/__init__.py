@@ -15,8 +15,17 @@ class Found:
 
     __slots__ = ("kind", "tool", "test", "error_type", "message", "files", "excerpt")
 
-    def __init__(self, kind: str, tool: str, *, test: str = "", error_type: str = "", message: str = "",
-                 files=(), excerpt=()) -> None:
+    def __init__(
+        self,
+        kind: str,
+        tool: str,
+        *,
+        test: str = "",
+        error_type: str = "",
+        message: str = "",
+        files=(),
+        excerpt=(),
+    ) -> None:
         self.kind, self.tool, self.test, self.error_type = kind, tool, test, error_type
         self.message, self.files, self.excerpt = message, list(files), list(excerpt)
 

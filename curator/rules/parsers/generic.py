@@ -10,29 +10,82 @@ _ERRORISH = LazyRegex(
     r"\b(?:error|errors|fatal|failed|failure|fail|cannot|can't|could not|couldn't|not found|no such|denied|refused"
     r"|invalid|unknown|unable|exception|panic|timed out|not allowed|permission|missing|syntax|blocked|rejected"
     r"|no matches|bad|unmatched|not a|does not|doesn't|did not|already exists|undefined|unrecognized)\b",
-    2)  # re.IGNORECASE
+    2,
+)  # re.IGNORECASE
 _SEGMENTS = LazyRegex(r"\s*(?:&&|\|\||;|\||\n)\s*")
 # Words in front of the program that do not name it.
 _PREFIX = frozenset({"sudo", "time", "env", "command", "exec", "nohup", "builtin", "nice"})
 # Prefixes that run another program: what follows is the program.
-_RUNNERS = {"uv": "run", "poetry": "run", "pipx": "run", "pnpm": "exec", "hatch": "run", "pdm": "run",
-            "rye": "run", "bundle": "exec", "nix": "-c"}
+_RUNNERS = {
+    "uv": "run",
+    "poetry": "run",
+    "pipx": "run",
+    "pnpm": "exec",
+    "hatch": "run",
+    "pdm": "run",
+    "rye": "run",
+    "bundle": "exec",
+    "nix": "-c",
+}
 _LAUNCHERS = frozenset({"npx", "bunx", "pnpx"})
 # Programs whose second word is a subcommand worth keeping (`git checkout`, `npm run build`).
-_SUBCOMMANDS = frozenset({"git", "npm", "pnpm", "yarn", "bun", "cargo", "go", "docker", "gh", "kubectl", "uv",
-                          "pip", "pip3", "poetry", "make", "brew", "apt", "apt-get", "helm", "terraform", "dotnet",
-                          "deno", "rustup", "conda", "systemctl", "gcloud", "aws", "az", "mix", "gradle", "mvn",
-                          "ssh", "tmux", "claude", "nix"})
-_NOT_FAILURE = ("The user doesn't want to proceed", "[Request interrupted by user", "This command requires approval",
-                "requires approval", "User rejected",
-                # Claude Code's sandbox and a broken hook of the user's: nothing the project's code did
-                "For security, Claude Code may only", "PreToolUse:Bash hook error",
-                # a hook of the user's refused the command: its policy, not the command failing
-                "blocked by hook")
+_SUBCOMMANDS = frozenset(
+    {
+        "git",
+        "npm",
+        "pnpm",
+        "yarn",
+        "bun",
+        "cargo",
+        "go",
+        "docker",
+        "gh",
+        "kubectl",
+        "uv",
+        "pip",
+        "pip3",
+        "poetry",
+        "make",
+        "brew",
+        "apt",
+        "apt-get",
+        "helm",
+        "terraform",
+        "dotnet",
+        "deno",
+        "rustup",
+        "conda",
+        "systemctl",
+        "gcloud",
+        "aws",
+        "az",
+        "mix",
+        "gradle",
+        "mvn",
+        "ssh",
+        "tmux",
+        "claude",
+        "nix",
+    }
+)
+_NOT_FAILURE = (
+    "The user doesn't want to proceed",
+    "[Request interrupted by user",
+    "This command requires approval",
+    "requires approval",
+    "User rejected",
+    # Claude Code's sandbox and a broken hook of the user's: nothing the project's code did
+    "For security, Claude Code may only",
+    "PreToolUse:Bash hook error",
+    # a hook of the user's refused the command: its policy, not the command failing
+    "blocked by hook",
+)
 # A wrapper's line that only says the real error is elsewhere (above it, in the script's own output).
-_WRAPPER = LazyRegex(r"^(?:make(?:\[\d+\])?: \*\*\* \[.*\] Error \d+|npm (?:ERR!|error) |> |ELIFECYCLE"
-                     r"|error Command failed with exit code|\s*ERR_PNPM_\w+|Exit code \d+$"
-                     r"|(?:stderr|stdout) \| |[✓✔] )")  # the last two: a test runner's console output, a pass
+_WRAPPER = LazyRegex(
+    r"^(?:make(?:\[\d+\])?: \*\*\* \[.*\] Error \d+|npm (?:ERR!|error) |> |ELIFECYCLE"
+    r"|error Command failed with exit code|\s*ERR_PNPM_\w+|Exit code \d+$"
+    r"|(?:stderr|stdout) \| |[✓✔] )"
+)  # the last two: a test runner's console output, a pass
 _MAKE = LazyRegex(r"^make(?:\[\d+\])?: \*\*\* (?!\[)(.*?)\.?\s*(?:Stop\.)?\s*$")
 _WORD = LazyRegex(r"^[a-z][a-z0-9:_-]*$")
 
@@ -50,7 +103,7 @@ def _words(segment: str) -> list[str]:
     while words:
         first = words[0].rsplit("/", 1)[-1]
         if first in _RUNNERS and len(words) > 2 and _RUNNERS[first] in words[1:3]:
-            words = words[words.index(_RUNNERS[first], 1) + 1:]
+            words = words[words.index(_RUNNERS[first], 1) + 1 :]
             if words and words[0] == "--":
                 words.pop(0)
             continue
@@ -70,11 +123,20 @@ def program(command: str, error_line: str = "") -> str:
     low = error_line.lower()
     for words in candidates:  # the segment the error line names
         name = words[0].rsplit("/", 1)[-1].lower()
-        if name and (low.startswith(name + ":") or f":{name}:" in low or f" {name}:" in low or f"{name}: " in low):
+        if name and (
+            low.startswith(name + ":")
+            or f":{name}:" in low
+            or f" {name}:" in low
+            or f"{name}: " in low
+        ):
             chosen = words
             break
     if not chosen:
-        useful = [c for c in candidates if c[0] not in ("cd", "echo", "export", "set", "source", ".", "mkdir")]
+        useful = [
+            c
+            for c in candidates
+            if c[0] not in ("cd", "echo", "export", "set", "source", ".", "mkdir")
+        ]
         chosen = (useful or candidates or [[]])[0]
     if not chosen:
         return "sh"
@@ -82,14 +144,38 @@ def program(command: str, error_line: str = "") -> str:
     out = [name]
     if name in _SUBCOMMANDS and len(chosen) > 1 and _WORD.match(chosen[1]):
         out.append(chosen[1])
-        if chosen[1] in ("run", "exec", "run-script") and len(chosen) > 2 and _WORD.match(chosen[2]):
+        if (
+            chosen[1] in ("run", "exec", "run-script")
+            and len(chosen) > 2
+            and _WORD.match(chosen[2])
+        ):
             out.append(chosen[2])
     return " ".join(out)[:60]
 
 
 # Words that say something failed but not what: a line of only these (and numbers) names no lesson.
-_BARE = frozenset({"error", "errors", "fail", "failed", "failure", "fatal", "exit", "code", "status", "warning",
-                   "the", "and", "with", "see", "above", "details", "for", "more"})
+_BARE = frozenset(
+    {
+        "error",
+        "errors",
+        "fail",
+        "failed",
+        "failure",
+        "fatal",
+        "exit",
+        "code",
+        "status",
+        "warning",
+        "the",
+        "and",
+        "with",
+        "see",
+        "above",
+        "details",
+        "for",
+        "more",
+    }
+)
 _WORDS = LazyRegex(r"[A-Za-z_]{3,}")
 
 
@@ -128,7 +214,9 @@ def command(out: Output) -> list[Found]:
     i, line = first_error(out.lines)
     if i < 0 or not _ERRORISH.search(line) or not says_what(line):
         return []
-    return [Found("command", program(out.command, line), message=line, excerpt=out.lines[i:i + 3])]
+    return [
+        Found("command", program(out.command, line), message=line, excerpt=out.lines[i : i + 3])
+    ]
 
 
 def make(out: Output) -> list[Found]:

@@ -21,8 +21,12 @@ def _said(lines: list[str], start: int) -> tuple[str, list[str], list[str]]:
     """What a test said (its `file_test.go:12: message`, testify's `Error:`) from `start` on, the lines
     that say it, and the files they name."""
     msg, excerpt, files = "", [], []
-    for line in lines[start:start + 30]:
-        if _RUN.match(line) or _FAIL.match(line) or line.startswith(("--- PASS", "--- SKIP", "FAIL", "ok ")):
+    for line in lines[start : start + 30]:
+        if (
+            _RUN.match(line)
+            or _FAIL.match(line)
+            or line.startswith(("--- PASS", "--- SKIP", "FAIL", "ok "))
+        ):
             break
         s = _SAID.match(line)
         if s and not msg:
@@ -54,12 +58,22 @@ def test(out: Output) -> list[Found]:
     for i, name in failed:
         if any(other.startswith(name + "/") for other in names):
             continue  # a parent fails because its subtest did: the subtest is the lesson
-        run = next((j for j, x in enumerate(lines) if (r := _RUN.match(x)) and r.group(1) == name), None)
+        run = next(
+            (j for j, x in enumerate(lines) if (r := _RUN.match(x)) and r.group(1) == name), None
+        )
         msg, excerpt, files = _said(lines, run + 1) if run is not None else ("", [], [])
         if not msg:
             msg, excerpt, files = _said(lines, i + 1)
-        found.append(Found("test", "go", test=f"{pkg}.{name}" if pkg else name, message=msg, files=files,
-                           excerpt=[lines[i].strip()] + excerpt[:3]))
+        found.append(
+            Found(
+                "test",
+                "go",
+                test=f"{pkg}.{name}" if pkg else name,
+                message=msg,
+                files=files,
+                excerpt=[lines[i].strip()] + excerpt[:3],
+            )
+        )
     return found
 
 
@@ -75,8 +89,16 @@ def compile_errors(out: Output) -> list[Found]:
             continue
         code = m.group(5) or "" if golangci else ""
         msg = m.group(4) if golangci or not m.group(5) else f"{m.group(4)} ({m.group(5)})"
-        found.append(Found(kind, "golangci-lint" if golangci else "go", error_type=code, message=msg,
-                           files=[m.group(1)], excerpt=[line]))
+        found.append(
+            Found(
+                kind,
+                "golangci-lint" if golangci else "go",
+                error_type=code,
+                message=msg,
+                files=[m.group(1)],
+                excerpt=[line],
+            )
+        )
     return found
 
 
@@ -87,7 +109,15 @@ def panic(out: Output) -> list[Found]:
     for i, line in enumerate(lines):
         m = _PANIC.match(line)
         if m:
-            files = [f.group(1) for f in map(_FRAME.match, lines[i + 1:i + 80]) if f]
-            return [Found("runtime", "go", error_type="panic", message=m.group(1), files=files,
-                          excerpt=lines[i:i + 4])]
+            files = [f.group(1) for f in map(_FRAME.match, lines[i + 1 : i + 80]) if f]
+            return [
+                Found(
+                    "runtime",
+                    "go",
+                    error_type="panic",
+                    message=m.group(1),
+                    files=files,
+                    excerpt=lines[i : i + 4],
+                )
+            ]
     return []

@@ -6,7 +6,7 @@ from memcurate.curator.util.lazyre import LazyRegex
 
 from . import Found, Output
 
-# mypy: `x.py:3: error: Argument 1 has incompatible type "str"; expected "int"  [arg-type]`
+# what mypy prints: `x.py:3: error: Argument 1 has incompatible type "str"; expected "int"  [arg-type]`
 _MYPY = LazyRegex(r"^(\S+?\.pyi?):(\d+)(?::\d+)?: error: (.*?)(?:\s+\[([\w-]+)\])?\s*$")
 # pyright: `  /abs/x.py:184:17 - error: Type of "v" is unknown (reportUnknownVariableType)`
 _PYRIGHT = LazyRegex(r"^\s*(\S+?\.pyi?):(\d+):(\d+) - error: (.*?)(?: \((report\w+)\))?\s*$")
@@ -25,8 +25,16 @@ def mypy(out: Output) -> list[Found]:
     for line in out.lines:
         m = _MYPY.match(line)
         if m:
-            found.append(Found("type", "mypy", error_type=m.group(4) or "", message=m.group(3), files=[m.group(1)],
-                               excerpt=[line]))
+            found.append(
+                Found(
+                    "type",
+                    "mypy",
+                    error_type=m.group(4) or "",
+                    message=m.group(3),
+                    files=[m.group(1)],
+                    excerpt=[line],
+                )
+            )
     return found
 
 
@@ -41,15 +49,19 @@ def pyright(out: Output) -> list[Found]:
             continue
         rule, msg, excerpt = m.group(5) or "", m.group(4), [line]
         if not rule:  # a long message goes on over indented lines; the rule ends the last one
-            for nxt in lines[i + 1:i + 6]:
-                if _PYRIGHT.match(nxt) or not nxt[:1].isspace():  # pyright indents with no-break spaces
+            for nxt in lines[i + 1 : i + 6]:
+                if (
+                    _PYRIGHT.match(nxt) or not nxt[:1].isspace()
+                ):  # pyright indents with no-break spaces
                     break
                 excerpt.append(nxt)
                 r = _PYRIGHT_RULE.search(nxt)
                 if r:
                     rule = r.group(1)
                     break
-        found.append(Found("type", tool, error_type=rule, message=msg, files=[m.group(1)], excerpt=excerpt))
+        found.append(
+            Found("type", tool, error_type=rule, message=msg, files=[m.group(1)], excerpt=excerpt)
+        )
     return found
 
 
@@ -57,25 +69,53 @@ def lint(out: Output) -> list[Found]:
     """ruff, flake8, pylint: the tool is the command's when it names one of them."""
     if ".py" not in out.text:
         return []
-    tool = out.tool if out.tool in ("ruff", "flake8", "pylint") else ("ruff" if "ruff" in out.command else
-                                                                     "flake8" if "flake8" in out.command else
-                                                                     "pylint" if "pylint" in out.command else "")
+    tool = (
+        out.tool
+        if out.tool in ("ruff", "flake8", "pylint")
+        else (
+            "ruff"
+            if "ruff" in out.command
+            else "flake8"
+            if "flake8" in out.command
+            else "pylint"
+            if "pylint" in out.command
+            else ""
+        )
+    )
     lines, found = out.lines, []
     full_format = tool == "ruff" or "-->" in out.text
     for i, line in enumerate(lines):
         m = _LINE.match(line)
         if m:
             msg = m.group(5)
-            if tool == "pylint" or (msg.endswith(")") and m.group(4)[0] in "CRWEF" and len(m.group(4)) == 5):
+            if tool == "pylint" or (
+                msg.endswith(")") and m.group(4)[0] in "CRWEF" and len(m.group(4)) == 5
+            ):
                 msg = msg.rsplit(" (", 1)[0] if msg.endswith(")") else msg
-            found.append(Found("lint", tool or "flake8", error_type=m.group(4), message=msg, files=[m.group(1)],
-                               excerpt=[line]))
+            found.append(
+                Found(
+                    "lint",
+                    tool or "flake8",
+                    error_type=m.group(4),
+                    message=msg,
+                    files=[m.group(1)],
+                    excerpt=[line],
+                )
+            )
             continue
         if full_format:
             h = _RUFF_HEAD.match(line)
             if h and i + 1 < len(lines):
-                a = next((_ARROW.match(x) for x in lines[i + 1:i + 3] if _ARROW.match(x)), None)
+                a = next((_ARROW.match(x) for x in lines[i + 1 : i + 3] if _ARROW.match(x)), None)
                 if a and a.group(1).endswith((".py", ".pyi", ".ipynb")):
-                    found.append(Found("lint", "ruff", error_type=h.group(1), message=h.group(2), files=[a.group(1)],
-                                       excerpt=[line, a.group(0)]))
+                    found.append(
+                        Found(
+                            "lint",
+                            "ruff",
+                            error_type=h.group(1),
+                            message=h.group(2),
+                            files=[a.group(1)],
+                            excerpt=[line, a.group(0)],
+                        )
+                    )
     return found

@@ -12,8 +12,10 @@ _SUMMARY = LazyRegex(r"^(FAILED|ERROR) (\S+?)(?: - (.*))?$")
 _SECTION = LazyRegex(r"^_{2,} (.+?) _{2,}$")
 # Where a failure surfaced: `tests/x.py:32: TypeError` (the last one is the innermost)
 _WHERE = LazyRegex(r"^(\S+?\.py):(\d+): ([A-Za-z_][\w.]*)$")
-_EXC = LazyRegex(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Iteration|Timeout)"
-                 r"|[A-Za-z_][\w.]*\.[A-Z]\w*)(?::\s?(.*))?$")
+_EXC = LazyRegex(
+    r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Iteration|Timeout)"
+    r"|[A-Za-z_][\w.]*\.[A-Z]\w*)(?::\s?(.*))?$"
+)
 _FRAME = LazyRegex(r'^\s*File "([^"]+)", line (\d+)')
 _NOT_FOUND = LazyRegex(r"^ERROR: (file or directory not found|not found|usage): ?(.*)$")
 _CLOSING = LazyRegex(r"^=+ (.*\b(?:no tests ran|deselected|errors?|failed)\b.*?) =+$")
@@ -30,7 +32,7 @@ def _sections(lines: list[str]) -> list[dict]:
             name = m.group(1).strip()
             for prefix in ("ERROR at setup of ", "ERROR at teardown of ", "ERROR collecting "):
                 if name.startswith(prefix):
-                    name = name[len(prefix):]
+                    name = name[len(prefix) :]
             cur = {"name": name, "e": [], "where": [], "lines": []}
             out.append(cur)
             continue
@@ -77,14 +79,28 @@ def _split(summary_msg: str) -> tuple[str, str]:
 
 
 def pytest(out: Output) -> list[Found]:
-    if "pytest" not in out.command and not any(mark in out.text for mark in (
-            "FAILED", "ERROR", "test session starts", "no tests ran", "while loading conftest")):
+    if "pytest" not in out.command and not any(
+        mark in out.text
+        for mark in (
+            "FAILED",
+            "ERROR",
+            "test session starts",
+            "no tests ran",
+            "while loading conftest",
+        )
+    ):
         return []  # (pytest's own command may show only a failure's section: `pytest -x | head`)
     lines, command = out.lines, out.command
     summary = [m for m in map(_SUMMARY.match, lines) if m]
-    is_pytest = bool(summary) and any("::" in m.group(2) or m.group(2).endswith(".py") for m in summary)
-    if not (is_pytest or "pytest" in command or "while loading conftest" in out.text
-            or any(("test session starts" in x or "short test summary" in x) for x in lines[:400])):
+    is_pytest = bool(summary) and any(
+        "::" in m.group(2) or m.group(2).endswith(".py") for m in summary
+    )
+    if not (
+        is_pytest
+        or "pytest" in command
+        or "while loading conftest" in out.text
+        or any(("test session starts" in x or "short test summary" in x) for x in lines[:400])
+    ):
         return []
     found: list[Found] = []
     sections = _sections(lines)
@@ -99,33 +115,69 @@ def pytest(out: Output) -> list[Found]:
             etype = etype or etype2
         files = [test.split("::", 1)[0]] + ([w[0] for w in reversed(sec["where"])] if sec else [])
         excerpt = [m.group(0)] + (sec["lines"][:6] if sec else [])
-        found.append(Found("test", "pytest", test=test, error_type=etype, message=msg, files=files, excerpt=excerpt))
+        found.append(
+            Found(
+                "test",
+                "pytest",
+                test=test,
+                error_type=etype,
+                message=msg,
+                files=files,
+                excerpt=excerpt,
+            )
+        )
     if not found:
         for sec in sections:
             if not (sec["e"] or sec["where"]):
                 continue
             etype, msg = _error(sec)
             files = [w[0] for w in reversed(sec["where"])]
-            found.append(Found("test", "pytest", test=sec["name"], error_type=etype, message=msg, files=files,
-                               excerpt=sec["lines"][:6]))
+            found.append(
+                Found(
+                    "test",
+                    "pytest",
+                    test=sec["name"],
+                    error_type=etype,
+                    message=msg,
+                    files=files,
+                    excerpt=sec["lines"][:6],
+                )
+            )
     if not found:
         for i, line in enumerate(lines):
             c = _CONFTEST.match(line)
             if c:  # a conftest that does not import stops the whole run
-                e = next((x[1:].strip() for x in lines[i + 1:i + 30] if x.startswith("E ")), "")
+                e = next((x[1:].strip() for x in lines[i + 1 : i + 30] if x.startswith("E ")), "")
                 etype, msg = _split(e)
-                found.append(Found("test", "pytest", test=c.group(1), error_type=etype, message=msg,
-                                   files=[c.group(1)], excerpt=[line, "E   " + e]))
+                found.append(
+                    Found(
+                        "test",
+                        "pytest",
+                        test=c.group(1),
+                        error_type=etype,
+                        message=msg,
+                        files=[c.group(1)],
+                        excerpt=[line, "E   " + e],
+                    )
+                )
                 break
     if not found:
         for line in lines:
             m = _NOT_FOUND.match(line)
             if m:
-                found.append(Found("test", "pytest", message=f"{m.group(1)}: {m.group(2)}".strip(": "),
-                                   excerpt=[line]))
+                found.append(
+                    Found(
+                        "test",
+                        "pytest",
+                        message=f"{m.group(1)}: {m.group(2)}".strip(": "),
+                        excerpt=[line],
+                    )
+                )
                 break
     if not found:
-        for line in reversed(lines[-50:]):  # the closing line: "no tests ran", "205 deselected in 0.58s"
+        for line in reversed(
+            lines[-50:]
+        ):  # the closing line: "no tests ran", "205 deselected in 0.58s"
             m = _CLOSING.match(line)
             if m:
                 found.append(Found("test", "pytest", message=m.group(1), excerpt=[line]))
@@ -143,8 +195,8 @@ def unittest(out: Output) -> list[Found]:
         m = _UNITTEST.match(line)
         if not m:
             continue
-        block = []
-        for nxt in lines[i + 1:i + 80]:
+        block: list[str] = []
+        for nxt in lines[i + 1 : i + 80]:
             if nxt.startswith(("=====", "-----")) and block:
                 if nxt.startswith("=====") or len(block) > 2:
                     break
@@ -155,8 +207,17 @@ def unittest(out: Output) -> list[Found]:
         etype, msg, files = tb if tb else ("", "", [])
         # Python 3.11+ prints the full id in the parentheses: `test_x (pkg.TestX.test_x)`
         test = m.group(3) if m.group(3).endswith("." + m.group(2)) else f"{m.group(3)}.{m.group(2)}"
-        found.append(Found("test", "unittest", test=test, error_type=etype, message=msg, files=files,
-                           excerpt=[line] + [b for b in block if b.strip() and not b.startswith("---")][-3:]))
+        found.append(
+            Found(
+                "test",
+                "unittest",
+                test=test,
+                error_type=etype,
+                message=msg,
+                files=files,
+                excerpt=[line] + [b for b in block if b.strip() and not b.startswith("---")][-3:],
+            )
+        )
     return found
 
 
@@ -170,7 +231,7 @@ def traceback_parts(lines: list[str]) -> tuple[str, str, list[str]] | None:
     if start is None:
         return None
     frames: list[str] = []
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         f = _FRAME.match(line)
         if f:
             frames.append(f.group(1))
@@ -193,6 +254,17 @@ def traceback(out: Output) -> list[Found]:
     if not tb or not (tb[0] or tb[1]):
         return []
     etype, msg, files = tb
-    last = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].startswith(etype or msg)), len(lines) - 1)
-    return [Found("runtime", "python", error_type=etype, message=msg, files=files,
-                  excerpt=lines[max(0, last - 4):last + 1])]
+    last = next(
+        (i for i in range(len(lines) - 1, -1, -1) if lines[i].startswith(etype or msg)),
+        len(lines) - 1,
+    )
+    return [
+        Found(
+            "runtime",
+            "python",
+            error_type=etype,
+            message=msg,
+            files=files,
+            excerpt=lines[max(0, last - 4) : last + 1],
+        )
+    ]

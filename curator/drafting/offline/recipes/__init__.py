@@ -25,12 +25,19 @@ from memcurate.curator.drafting.offline.recipes.runbook import draft_runbook
 from memcurate.curator.drafting.offline.recipes.session_summary import draft_session_summary
 from memcurate.curator.drafting.offline.recipes.tech_debt import draft_tech_debt
 
-_FROM_EVIDENCE = {"decision": draft_decision, "constraint": draft_constraint, "runbook": draft_runbook,
-                  "tech_debt": draft_tech_debt, "preference": draft_preference}
+_FROM_EVIDENCE = {
+    "decision": draft_decision,
+    "constraint": draft_constraint,
+    "runbook": draft_runbook,
+    "tech_debt": draft_tech_debt,
+    "preference": draft_preference,
+}
 
 
 def draft(category: str, snippets: list[Snip], excerpt: str, *, subagent: bool) -> Draft:
     """The draft of `category` (a known category) from a triage entry's snippets and excerpt."""
-    if category == "session_summary":  # read from the prompts and the last reply, not from sentences
+    if (
+        category == "session_summary"
+    ):  # read from the prompts and the last reply, not from sentences
         return draft_session_summary(excerpt, snippets, subagent=subagent)
     return _FROM_EVIDENCE[category](Evidence(snippets, excerpt))

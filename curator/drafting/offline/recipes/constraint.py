@@ -15,16 +15,23 @@ from memcurate.curator.drafting.offline.choosing import (
     usable,
 )
 from memcurate.curator.drafting.offline.evidence import Evidence
-from memcurate.curator.drafting.offline.statements import reason_sentence, split_reason, strip_interjections
+from memcurate.curator.drafting.offline.statements import (
+    reason_sentence,
+    split_reason,
+    strip_interjections,
+)
 from memcurate.curator.drafting.offline.tags import content_words
 from memcurate.curator.drafting.offline.text import finish, inside_code
 from memcurate.curator.drafting.offline.titles import describe, title_from, with_heading
 
-_WORKAROUND = re.compile(r"^(?:make|use|set|skip|mark|run|add|put|keep|only|instead"
-                         r"|i'll (?:mark|make|set|add|skip|use)"
-                         r"|(?:it |they |this )?can be "
-                         r"(?:enabled|disabled|configured|set|overridden|bypassed|skipped))\b"
-                         r"|\b(?:skip unless|only when|instead|via `|can be (?:enabled|disabled|configured))", re.I)
+_WORKAROUND = re.compile(
+    r"^(?:make|use|set|skip|mark|run|add|put|keep|only|instead"
+    r"|i'll (?:mark|make|set|add|skip|use)"
+    r"|(?:it |they |this )?can be "
+    r"(?:enabled|disabled|configured|set|overridden|bypassed|skipped))\b"
+    r"|\b(?:skip unless|only when|instead|via `|can be (?:enabled|disabled|configured))",
+    re.I,
+)
 
 
 def draft_constraint(ev: Evidence) -> Draft:
@@ -44,8 +51,10 @@ def draft_constraint(ev: Evidence) -> Draft:
     topic = content_words(f"{main.heading} {text}")
     same_line = [s for s in ev.sents if s.line == main.line and s.order > main.order]
     near = ev.near(main, lines=1)
-    keyed = sorted((s for s in ev.sents if s.weight > 0 and s.kind != "error" and s.line != main.line),
-                   key=lambda s: (-s.weight, s.order))
+    keyed = sorted(
+        (s for s in ev.sents if s.weight > 0 and s.kind != "error" and s.line != main.line),
+        key=lambda s: (-s.weight, s.order),
+    )
     for s in dedupe(same_line + near + keyed, used):
         if not usable(s) or s.text.endswith("?"):
             continue
@@ -71,7 +80,9 @@ def draft_constraint(ev: Evidence) -> Draft:
             used.append(s)
     weak: list[str] = []
     if not impact:
-        nxt = next((s for s in ev.after(main) if usable(s) and s.turn == main.turn and s not in used), None)
+        nxt = next(
+            (s for s in ev.after(main) if usable(s) and s.turn == main.turn and s not in used), None
+        )
         if cl.reason:
             impact.append(reason_sentence(cl.reason))
         elif nxt:
@@ -84,5 +95,11 @@ def draft_constraint(ev: Evidence) -> Draft:
     if workaround:
         sections["Workaround"] = " ".join(workaround)
     title = title_from(text, "constraint", sent=main)
-    return Draft(title, describe(title, reason_sentence(cl.reason) if cl.reason else
-                                 ("" if weak else impact[0])), sections, used, other_notes(ev, used), weak)
+    return Draft(
+        title,
+        describe(title, reason_sentence(cl.reason) if cl.reason else ("" if weak else impact[0])),
+        sections,
+        used,
+        other_notes(ev, used),
+        weak,
+    )

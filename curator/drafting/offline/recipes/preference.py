@@ -15,11 +15,24 @@ from memcurate.curator.drafting.offline.choosing import (
     usable,
 )
 from memcurate.curator.drafting.offline.evidence import Evidence
-from memcurate.curator.drafting.offline.statements import REASON, reason_sentence, split_reason, strip_interjections
-from memcurate.curator.drafting.offline.text import bullets, finish, lower_first, quote, third_person
+from memcurate.curator.drafting.offline.statements import (
+    REASON,
+    reason_sentence,
+    split_reason,
+    strip_interjections,
+)
+from memcurate.curator.drafting.offline.text import (
+    bullets,
+    finish,
+    lower_first,
+    quote,
+    third_person,
+)
 from memcurate.curator.drafting.offline.titles import describe, title_from
 
-_ASK_TAIL = re.compile(r"^(.{12,}?),\s+(?:so\s+)?(?:can|could|would) you (?:please )?(.{8,}?)\??$", re.I)
+_ASK_TAIL = re.compile(
+    r"^(.{12,}?),\s+(?:so\s+)?(?:can|could|would) you (?:please )?(.{8,}?)\??$", re.I
+)
 
 
 def draft_preference(ev: Evidence) -> Draft:
@@ -34,8 +47,13 @@ def draft_preference(ev: Evidence) -> Draft:
         pref_words = finish(asked)
         reason.append(f"In the user's words: {quote(finish(said))}")
         np = re.search(r"\b(?:those|these|the)\s+((?:[\w-]+\s+){0,4}[\w-]+s)\b", said)
-        title = title_from(re.sub(r"\b(?:them|those)\b", np.group(1), asked, count=1) if np else f"{said}: {asked}",
-                           "preference", sent=main)
+        title = title_from(
+            re.sub(r"\b(?:them|those)\b", np.group(1), asked, count=1)
+            if np
+            else f"{said}: {asked}",
+            "preference",
+            sent=main,
+        )
         why = said
     else:
         cl = split_reason(text)
@@ -63,12 +81,27 @@ def draft_preference(ev: Evidence) -> Draft:
             weak.append("Reason: no reason stated in the session")
     sections["Reason"] = " ".join(reason)
     # Examples: what the preference led to, in the same message or the reply to it.
-    examples = [s for s in ev.near(main, lines=2) if usable(s) and s not in used and s.user
-                and re.search(r"\b(?:skip|use|instead|so|e\.g\.|for example|like)\b", s.text, re.I)]
-    reply = [s for s in ev.sents if s.speaker == "assistant" and s.turn == main.turn and usable(s)
-             and s.order > main.order and not re.match(r"^you'?re (?:absolutely )?right", s.text, re.I)]
+    examples = [
+        s
+        for s in ev.near(main, lines=2)
+        if usable(s)
+        and s not in used
+        and s.user
+        and re.search(r"\b(?:skip|use|instead|so|e\.g\.|for example|like)\b", s.text, re.I)
+    ]
+    reply = [
+        s
+        for s in ev.sents
+        if s.speaker == "assistant"
+        and s.turn == main.turn
+        and usable(s)
+        and s.order > main.order
+        and not re.match(r"^you'?re (?:absolutely )?right", s.text, re.I)
+    ]
     ex = dedupe(examples + reply[:1], used)[:2]
     if ex:
         sections["Examples"] = bullets([body_text(s) for s in ex])
         used += ex
-    return Draft(title, describe(title, third_person(why)), sections, used, other_notes(ev, used), weak)
+    return Draft(
+        title, describe(title, third_person(why)), sections, used, other_notes(ev, used), weak
+    )

@@ -42,35 +42,87 @@ from memcurate.curator.drafting.offline.text import (
 from memcurate.curator.drafting.offline.titles import TITLE_SOFT, describe, title_from
 from memcurate.curator.verify.form import section_flaws
 
-_ERROR_NAMED = re.compile(r"(?:^|[\s(])(?<!except )(?<!raise )([A-Za-z_][\w.]*(?:Error|Exception|Exit))"
-                          r"(?::\s+(.+)|\s*$)")
+_ERROR_NAMED = re.compile(
+    r"(?:^|[\s(])(?<!except )(?<!raise )([A-Za-z_][\w.]*(?:Error|Exception|Exit))"
+    r"(?::\s+(.+)|\s*$)"
+)
 _PYTEST_NODE = re.compile(r"(\S+\.py)::(\S+?)\s+(?:FAILED|ERROR)\b")
 _LINT = re.compile(r"(\S+\.\w+):\d+(?::\d+)?\s*[-:]?\s*(error|warning)\b:?\s*(.+)", re.I)
-_FIX = re.compile(r"\b(?:fix(?:ed|es)? by|the fix (?:is|was)|to fix (?:this|it|the)|the solution (?:is|was)|"
-                  r"solved by|resolved by|workaround|added|adding|changed|changing|replaced|replacing|updated|"
-                  r"updating|removed|removing|moved|switched|installed|renamed|wrapped|set `|now (?:uses|sets|calls)|"
-                  r"use[sd]? `|using `|by (?:adding|changing|using|setting|removing))\b", re.I)
-_FIX_VERBS = ("modify", "add", "change", "replace", "remove", "set", "update", "use", "move", "pass", "call", "rename",
-              "wrap", "install", "create", "mark", "clean", "delete", "switch", "make", "mock", "patch", "skip",
-              "stop", "import", "annotate", "cast", "revert", "pin", "upgrade", "downgrade", "configure")
-_INTENT = re.compile(r"^(?:i should|i'll|i will|i need to|we need to|we should|let me|let's)\s+(?:now\s+|just\s+)?"
-                     rf"((?:{'|'.join(_FIX_VERBS)})\b.*)$", re.I)
-_VERIFY = re.compile(r"\b(?:all (?:the )?(?:\d+ )?(?:[\w-]+ ){0,2}tests? (?:are |now )*(?:pass|passing)|"
-                     r"\d+ (?:[\w-]+ )?tests? pass(?:ed|es|ing)?|"
-                     r"(?:now|all) (?:pass(?:es|ing)?|works?|working|green)|works now|pass(?:es)? now|"
-                     r"(?:is|are) (?:now )?(?:passing|green)|(?:has|have) been (?:resolved|fixed)|\b0 errors|"
-                     r"no (?:more )?(?:errors|failures)|type checker is happy|succeed(?:s|ed)?)\b", re.I)
-_NEGATED = re.compile(r"\b(?:but|except|still|yet)\b.{0,60}\b(?:errors?|fail\w*|issues?|broken)\b", re.I)
-_CAUSE = re.compile(r"\b(?:root cause|the (?:issue|problem|bug|cause|error) (?:is|was)|caused by|turns out|"
-                    r"(?:fail(?:ing|s|ed)?|broke(?:n)?|break(?:s|ing)?) (?:\w+ ){0,3}because|because of|due to|"
-                    r"because|it looks like|determines that)\b", re.I)
-_SYMPTOM = re.compile(r"\b(?:fail(?:ing|s|ed|ure)?|errors?|broken|broke|unhappy|crash(?:es|ed)?|doesn't work|"
-                      r"not working|exception|traceback|timeout|timed out|hangs?|issues?|problems?|warnings?)\b", re.I)
+_FIX = re.compile(
+    r"\b(?:fix(?:ed|es)? by|the fix (?:is|was)|to fix (?:this|it|the)|the solution (?:is|was)|"
+    r"solved by|resolved by|workaround|added|adding|changed|changing|replaced|replacing|updated|"
+    r"updating|removed|removing|moved|switched|installed|renamed|wrapped|set `|now (?:uses|sets|calls)|"
+    r"use[sd]? `|using `|by (?:adding|changing|using|setting|removing))\b",
+    re.I,
+)
+_FIX_VERBS = (
+    "modify",
+    "add",
+    "change",
+    "replace",
+    "remove",
+    "set",
+    "update",
+    "use",
+    "move",
+    "pass",
+    "call",
+    "rename",
+    "wrap",
+    "install",
+    "create",
+    "mark",
+    "clean",
+    "delete",
+    "switch",
+    "make",
+    "mock",
+    "patch",
+    "skip",
+    "stop",
+    "import",
+    "annotate",
+    "cast",
+    "revert",
+    "pin",
+    "upgrade",
+    "downgrade",
+    "configure",
+)
+_INTENT = re.compile(
+    r"^(?:i should|i'll|i will|i need to|we need to|we should|let me|let's)\s+(?:now\s+|just\s+)?"
+    rf"((?:{'|'.join(_FIX_VERBS)})\b.*)$",
+    re.I,
+)
+_VERIFY = re.compile(
+    r"\b(?:all (?:the )?(?:\d+ )?(?:[\w-]+ ){0,2}tests? (?:are |now )*(?:pass|passing)|"
+    r"\d+ (?:[\w-]+ )?tests? pass(?:ed|es|ing)?|"
+    r"(?:now|all) (?:pass(?:es|ing)?|works?|working|green)|works now|pass(?:es)? now|"
+    r"(?:is|are) (?:now )?(?:passing|green)|(?:has|have) been (?:resolved|fixed)|\b0 errors|"
+    r"no (?:more )?(?:errors|failures)|type checker is happy|succeed(?:s|ed)?)\b",
+    re.I,
+)
+_NEGATED = re.compile(
+    r"\b(?:but|except|still|yet)\b.{0,60}\b(?:errors?|fail\w*|issues?|broken)\b", re.I
+)
+_CAUSE = re.compile(
+    r"\b(?:root cause|the (?:issue|problem|bug|cause|error) (?:is|was)|caused by|turns out|"
+    r"(?:fail(?:ing|s|ed)?|broke(?:n)?|break(?:s|ing)?) (?:\w+ ){0,3}because|because of|due to|"
+    r"because|it looks like|determines that)\b",
+    re.I,
+)
+_SYMPTOM = re.compile(
+    r"\b(?:fail(?:ing|s|ed|ure)?|errors?|broken|broke|unhappy|crash(?:es|ed)?|doesn't work|"
+    r"not working|exception|traceback|timeout|timed out|hangs?|issues?|problems?|warnings?)\b",
+    re.I,
+)
 _FIX_BY = re.compile(r"\b(?:fix(?:ed|es)? by|the fix|by (?:adding|changing|using|setting))\b", re.I)
 _FIXED_LABEL = re.compile(r"^(?:fixed|resolved|solved|addressed)\s+([^:]{3,60}?):\s", re.I)
 
 
-_INSIGHT = re.compile(r"\b(?:understand|found|see|spotted|identified) the (?:issue|problem|bug|cause)\b", re.I)
+_INSIGHT = re.compile(
+    r"\b(?:understand|found|see|spotted|identified) the (?:issue|problem|bug|cause)\b", re.I
+)
 
 
 def _after_insight(ev: Evidence, s: Sent) -> bool:
@@ -85,8 +137,12 @@ def _cause_text(text: str) -> str:
     m = re.match(r"^([^:`]{3,50}):\s+(.+)$", t)
     if m and len(m.group(1).split()) <= 5 and len(m.group(2).split()) >= 4:
         t = m.group(2)
-    t = re.sub(r"^(?:found it[.!]\s*)?(?:the )?(?:root cause|issue|problem|bug|cause) (?:is|was) (?:that )?", "", t,
-               flags=re.I)
+    t = re.sub(
+        r"^(?:found it[.!]\s*)?(?:the )?(?:root cause|issue|problem|bug|cause) (?:is|was) (?:that )?",
+        "",
+        t,
+        flags=re.I,
+    )
     return sentence_case(t)
 
 
@@ -139,15 +195,23 @@ def _is_step(s: Sent, ev: Evidence) -> bool:
     if _CAUSE.search(t) and not _FIX_BY.search(t):
         return False
     m = _INTENT.match(t.rstrip(":"))
-    if m and re.search(r"\b(?:a plan|look|understand|investigate|check|see|find out|debug)\b", m.group(1), re.I):
+    if m and re.search(
+        r"\b(?:a plan|look|understand|investigate|check|see|find out|debug)\b", m.group(1), re.I
+    ):
         return False
     if m:
         # A plan counts as a step when it is concrete (names code) or answers "how to fix this".
         prev = ev.previous(s)
         prev2 = ev.previous(prev) if prev is not None else None
-        return "`" in t or any(p is not None and re.search(r"\b(?:to fix|the fix|the issue|fix th)", p.text, re.I)
-                               for p in (prev, prev2))
-    if is_lead_in(t) or NARRATION.match(t) or re.match(r"^(?:i need to|i should|i'll|let me|we need to)\b", t, re.I):
+        return "`" in t or any(
+            p is not None and re.search(r"\b(?:to fix|the fix|the issue|fix th)", p.text, re.I)
+            for p in (prev, prev2)
+        )
+    if (
+        is_lead_in(t)
+        or NARRATION.match(t)
+        or re.match(r"^(?:i need to|i should|i'll|let me|we need to)\b", t, re.I)
+    ):
         return False
     return bool(_FIX.search(t))
 
@@ -160,11 +224,23 @@ def draft_runbook(ev: Evidence) -> Draft:
     text_keyed = [s for s in ev.sents if s.kind != "error" and s.weight > 0]
     top = max(text_keyed, key=lambda s: (s.weight, -s.order[0])) if text_keyed else None
     err = errors[0] if errors else None
-    anchor_err = err if err and _informative_error(err) >= 2 and (top is None or err.turn == top.turn
-                                                                   or err.weight >= top.weight) else None
+    anchor_err = (
+        err
+        if err
+        and _informative_error(err) >= 2
+        and (top is None or err.turn == top.turn or err.weight >= top.weight)
+        else None
+    )
     used: list[Sent] = []
-    causes = [s for s in ev.sents if s.kind != "error" and s.speaker == "assistant" and usable(s)
-              and not _VERIFY.search(s.text) and (_CAUSE.search(s.text) or _after_insight(ev, s))]
+    causes = [
+        s
+        for s in ev.sents
+        if s.kind != "error"
+        and s.speaker == "assistant"
+        and usable(s)
+        and not _VERIFY.search(s.text)
+        and (_CAUSE.search(s.text) or _after_insight(ev, s))
+    ]
     causes = dedupe(sorted(causes, key=lambda s: (-s.weight, s.order)), [])[:2]
     causes.sort(key=lambda s: s.order)
     labels: list[str] = []
@@ -180,24 +256,39 @@ def draft_runbook(ev: Evidence) -> Draft:
     for t in turns:
         for s in ev.turn_prompt(t):
             st = strip_interjections(s.text)
-            if is_codeish(st) and ":" in st:  # "A couple of tests are unhappy now: ___ <pasted output>"
+            if (
+                is_codeish(st) and ":" in st
+            ):  # "A couple of tests are unhappy now: ___ <pasted output>"
                 st = st.split(":", 1)[0]
-            if _SYMPTOM.search(st) and not is_fluff(st) and not is_codeish(st) and len(st.split()) >= 4 \
-                    and len(st) < 300:
+            if (
+                _SYMPTOM.search(st)
+                and not is_fluff(st)
+                and not is_codeish(st)
+                and len(st.split()) >= 4
+                and len(st) < 300
+            ):
                 report = (s, st)
                 break
         if report:
             break
     if report:
         s, st = report
-        names = list(dict.fromkeys(n for p in ev.turn_prompt(s.turn) for n in re.findall(r"\btest_\w+", p.text)))
+        names = list(
+            dict.fromkeys(
+                n for p in ev.turn_prompt(s.turn) for n in re.findall(r"\btest_\w+", p.text)
+            )
+        )
         line = finish(st)
         if names and not any(n in line for n in names):
             line = line.rstrip(".") + f" ({', '.join(inline_code(n) for n in names[:3])})."
         symptom.append(f"{line} ({attribution(s)})")
         used.append(s)
-    if err and (anchor_err is not None or not causes or (top is not None and err.turn == top.turn)
-                or err.turn in {c.turn for c in causes}):
+    if err and (
+        anchor_err is not None
+        or not causes
+        or (top is not None and err.turn == top.turn)
+        or err.turn in {c.turn for c in causes}
+    ):
         symptom.append(f"The failing run reported: {inline_code(bounded_line(err.text, 240))}")
         used.append(err)
     cause_used_as_symptom = None
@@ -211,8 +302,14 @@ def draft_runbook(ev: Evidence) -> Draft:
         cause_used_as_symptom = sym
         used.append(sym)
     if not symptom:
-        cand = [s for s in ev.sents if s.kind != "error" and usable(s) and _SYMPTOM.search(s.text)
-                and not _VERIFY.search(s.text)]
+        cand = [
+            s
+            for s in ev.sents
+            if s.kind != "error"
+            and usable(s)
+            and _SYMPTOM.search(s.text)
+            and not _VERIFY.search(s.text)
+        ]
         cand.sort(key=lambda s: (-s.weight, s.order))
         if cand:
             symptom.append(body_text(cand[0]))
@@ -231,8 +328,15 @@ def draft_runbook(ev: Evidence) -> Draft:
                 steps.append(st)
         used.append(s)
     if not steps:
-        rest = [s for s in ev.sents if s.weight > 0 and s.kind != "error" and usable(s) and s not in used
-                and not _VERIFY.search(s.text)]
+        rest = [
+            s
+            for s in ev.sents
+            if s.weight > 0
+            and s.kind != "error"
+            and usable(s)
+            and s not in used
+            and not _VERIFY.search(s.text)
+        ]
         for s in dedupe(causes[-1:] + rest, used)[:3]:
             steps.append(body_text(s))
             used.append(s)
@@ -244,23 +348,40 @@ def draft_runbook(ev: Evidence) -> Draft:
         weak.append("Steps: no fix stated in the session, only its cause")
 
     # Verification: the line that says it passes now.
-    verify = [s for s in ev.sents if s.kind != "error" and s.speaker == "assistant" and not is_fluff(s.text)
-              and _VERIFY.search(s.text) and not _NEGATED.search(s.text) and not NARRATION.match(
-                  strip_interjections(s.text))]
+    verify = [
+        s
+        for s in ev.sents
+        if s.kind != "error"
+        and s.speaker == "assistant"
+        and not is_fluff(s.text)
+        and _VERIFY.search(s.text)
+        and not _NEGATED.search(s.text)
+        and not NARRATION.match(strip_interjections(s.text))
+    ]
     rerun = ""
     if err is not None and err in used:
         m = _PYTEST_NODE.search(err.text)
         command = inline_code(f"pytest {m.group(1)}::{m.group(2)}") if m else ""
-        rerun = (f"Re-run {command} and check it passes." if m else
-                 f"Re-run the command that failed with {inline_code(bounded_line(err.text, 160))} "
-                 "and check it passes.")
+        rerun = (
+            f"Re-run {command} and check it passes."
+            if m
+            else f"Re-run the command that failed with {inline_code(bounded_line(err.text, 160))} "
+            "and check it passes."
+        )
     checks: list[tuple[Sent, str]] = []
     for v in verify:
         line = finish(strip_interjections(v.text))
-        if is_lead_in(strip_interjections(v.text)):  # "The workflow now passes completely:" and its items
-            items = [finish(strip_interjections(s.text)).rstrip(".") for s in ev.sents
-                     if s.order[0] == v.order[0] and s.order[1] > v.order[1] and len(s.text) < 80
-                     and re.search(r"\bpass|\bok\b|green|0 errors", s.text, re.I)][:4]
+        if is_lead_in(
+            strip_interjections(v.text)
+        ):  # "The workflow now passes completely:" and its items
+            items = [
+                finish(strip_interjections(s.text)).rstrip(".")
+                for s in ev.sents
+                if s.order[0] == v.order[0]
+                and s.order[1] > v.order[1]
+                and len(s.text) < 80
+                and re.search(r"\bpass|\bok\b|green|0 errors", s.text, re.I)
+            ][:4]
             if items:
                 line = line.rstrip(".") + ": " + "; ".join(items) + "."
             elif len(line.split()) < 4 or line.rstrip(".").split()[-1].lower() in WEAK_END:
@@ -269,17 +390,24 @@ def draft_runbook(ev: Evidence) -> Draft:
     checks.sort(key=lambda c: (-bool(re.search(r"\d", c[1])), -c[0].weight, -c[0].order[0]))
     if checks:
         v, line = checks[0]
-        verification = line + (" " + rerun if rerun and err is not None and _PYTEST_NODE.search(err.text) else "")
+        verification = line + (
+            " " + rerun if rerun and err is not None and _PYTEST_NODE.search(err.text) else ""
+        )
         used.append(v)
         if not form_flaws_free(verification):
-            weak.append("Verification: the session says the tests pass, not how the fix was checked")
+            weak.append(
+                "Verification: the session says the tests pass, not how the fix was checked"
+            )
     elif rerun:
         verification = rerun
     else:
         verification = NOT_STATED
         weak.append("Verification: how the fix was checked is not stated in the session")
-    sections = {"Symptom": "\n\n".join(symptom), "Steps": bullets(steps, numbered=True),
-                "Verification": verification}
+    sections = {
+        "Symptom": "\n\n".join(symptom),
+        "Steps": bullets(steps, numbered=True),
+        "Verification": verification,
+    }
     cause_text = [body_text(s) for s in causes if s is not cause_used_as_symptom]
     if cause_used_as_symptom is not None:
         reason = split_reason(_cause_text(cause_used_as_symptom.text)).reason
@@ -304,10 +432,19 @@ def draft_runbook(ev: Evidence) -> Draft:
     else:
         title = title_from(steps[0], "runbook")
     title = sentence_case(shorten(title, TITLE_SOFT).rstrip(".:;, "))
-    return Draft(title, describe(title, "" if weak and steps[0] == NOT_STATED else steps[0]), sections, used,
-                 other_notes(ev, used), weak)
+    return Draft(
+        title,
+        describe(title, "" if weak and steps[0] == NOT_STATED else steps[0]),
+        sections,
+        used,
+        other_notes(ev, used),
+        weak,
+    )
 
 
 def form_flaws_free(verification: str) -> bool:
     """A Verification a reviewer keeps: it names how the fix was checked, not only that tests pass."""
-    return not any(f.code == "verification-bare" for f in section_flaws("runbook", "Verification", verification))
+    return not any(
+        f.code == "verification-bare"
+        for f in section_flaws("runbook", "Verification", verification)
+    )

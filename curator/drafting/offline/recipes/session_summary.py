@@ -30,18 +30,27 @@ from memcurate.curator.drafting.offline.text import (
     shorten,
 )
 from memcurate.curator.drafting.offline.titles import TITLE_SOFT, describe, title_from
-from memcurate.curator.verify.form import is_chatter, is_foreign, title_flaws
 from memcurate.curator.util.textsafe import clean
+from memcurate.curator.verify.form import is_chatter, is_foreign, title_flaws
 
 NO_NEXT_STEP = "No next step was stated in the session."
 
 
-_NEXT = re.compile(r"\b(?:next time|next steps?|todo|to-do|follow-?ups?|left for|still (?:need|to do)|"
-                   r"remaining (?:work|issues|steps)|not yet|open questions?|before deploying|later)\b", re.I)
-_NEXT_HEAD = re.compile(r"\b(?:left for next time|next steps?|todo|to do next|remaining work|follow-?ups?|"
-                        r"still to do|what's left)\b\s*:", re.I)
-_ASKS = re.compile(r"\b(?:let's|please|can you|could you|would you|i think we should|we should|i want|i'd like|"
-                   r"go with|make sure|i prefer|i'd rather)\b", re.I)
+_NEXT = re.compile(
+    r"\b(?:next time|next steps?|todo|to-do|follow-?ups?|left for|still (?:need|to do)|"
+    r"remaining (?:work|issues|steps)|not yet|open questions?|before deploying|later)\b",
+    re.I,
+)
+_NEXT_HEAD = re.compile(
+    r"\b(?:left for next time|next steps?|todo|to do next|remaining work|follow-?ups?|"
+    r"still to do|what's left)\b\s*:",
+    re.I,
+)
+_ASKS = re.compile(
+    r"\b(?:let's|please|can you|could you|would you|i think we should|we should|i want|i'd like|"
+    r"go with|make sure|i prefer|i'd rather)\b",
+    re.I,
+)
 _RULES = re.compile(r"\b(?:must|never|always|don't|do not|should|need to)\b", re.I)
 _PASTED = re.compile(r"\s(?:_{3,}|`{3}|={3,}|-{5,})")
 
@@ -52,7 +61,11 @@ def _ask_score(x: str) -> float:
 
 def _summary_parts(excerpt: str, snippets: list[Snip]):
     blocks = parse_excerpt(clean(excerpt[:MAX_EXCERPT_CHARS]))
-    prompts = [(b.turn, " ".join(b.lines)) for b in blocks if b.kind == "prompt" and b.speaker in ("user", "parent")]
+    prompts = [
+        (b.turn, " ".join(b.lines))
+        for b in blocks
+        if b.kind == "prompt" and b.speaker in ("user", "parent")
+    ]
     if not prompts:
         prompts = [(s.turn, s.text) for s in snippets if s.speaker in ("user", "parent")]
     reply = next(((b.turn, " ".join(b.lines)) for b in blocks if b.kind == "reply"), None)
@@ -87,20 +100,33 @@ def _prose(text: str, *, folded: bool = True) -> list[str]:
     for seg in segments(text, folded=folded):
         for x in sentences(seg):
             x2 = strip_interjections(x)
-            if not is_fluff(x) and not NARRATION.match(x2) and len(x2.split()) >= 3 and not is_codeish(x2):
+            if (
+                not is_fluff(x)
+                and not NARRATION.match(x2)
+                and len(x2.split()) >= 3
+                and not is_codeish(x2)
+            ):
                 out.append(x2)
     return out
 
 
-_PREAMBLE = re.compile(r"^(?:you are|you're|you have been|you've been|context\b|this is an? |the parent |"
-                       r"background\b|note that|remember)", re.I)
+_PREAMBLE = re.compile(
+    r"^(?:you are|you're|you have been|you've been|context\b|this is an? |the parent |"
+    r"background\b|note that|remember)",
+    re.I,
+)
 
 
 _PAST = r"(?:\w+ed|built|made|wrote|rewrote|ran|set|put|found|split|kept|got|began|brought|cut|sent|shipped|left)"
-_DID = re.compile(rf"^(?:(?:now|so|and),? )?(?:i|we)(?:'ve| have)?\s+(?:now |also |just |then )?(?:successfully |fully |"
-                  rf"completely )?(?={_PAST}\b)", re.I)
-_BEEN = re.compile(rf"^(.{{6,80}}?) (?:has|have) (?:now |also )?been (?:successfully |fully |completely )?({_PAST})\b(.*)$",
-                   re.I)
+_DID = re.compile(
+    rf"^(?:(?:now|so|and),? )?(?:i|we)(?:'ve| have)?\s+(?:now |also |just |then )?(?:successfully |fully |"
+    rf"completely )?(?={_PAST}\b)",
+    re.I,
+)
+_BEEN = re.compile(
+    rf"^(.{{6,80}}?) (?:has|have) (?:now |also )?been (?:successfully |fully |completely )?({_PAST})\b(.*)$",
+    re.I,
+)
 
 
 def done_statement(x: str) -> str:
@@ -109,7 +135,7 @@ def done_statement(x: str) -> str:
     t = strip_interjections(x).strip()
     m = _DID.match(t)
     if m:
-        t = t[m.end():]
+        t = t[m.end() :]
     else:
         m = _BEEN.match(t)
         if m:
@@ -119,8 +145,11 @@ def done_statement(x: str) -> str:
 
 # A head that only counts or holds the work ("`auth/x` has six commits on top of `trunk`: a, b, c"): the work is
 # the list after it.
-_HOLDER = re.compile(r"\b(?:has|have|contains?|includes?|holds?|brings?|with|adds?)\b.*\b(?:commits?|changes?|files?|"
-                     r"prs?|fixes|parts?|things|items?|features?)\b", re.I)
+_HOLDER = re.compile(
+    r"\b(?:has|have|contains?|includes?|holds?|brings?|with|adds?)\b.*\b(?:commits?|changes?|files?|"
+    r"prs?|fixes|parts?|things|items?|features?)\b",
+    re.I,
+)
 
 
 def _title_phrase(x: str) -> str:
@@ -129,7 +158,7 @@ def _title_phrase(x: str) -> str:
     x = x.replace("**", "").rstrip(".")
     k = x.find(": ")
     if k > 0 and not inside_code(x, k):
-        head, tail = x[:k], x[k + 2:]
+        head, tail = x[:k], x[k + 2 :]
         items = [i.strip() for i in re.split(r",\s+(?:and\s+)?|\s+and\s+", tail) if i.strip()]
         if len(items) >= 3:
             x = f"{items[0]} and {items[1]}" if _HOLDER.search(head) else head
@@ -150,7 +179,9 @@ def _done_title(outcome: list[str], items: list[str], files: list[str]) -> str:
             return t
     if names:
         shown = names[:3] + ([f"{len(names) - 3} more"] if len(names) > 3 else [])
-        return "Changed " + (", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0])
+        return "Changed " + (
+            ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]
+        )
     return ""
 
 
@@ -175,12 +206,16 @@ def draft_session_summary(excerpt: str, snippets: list[Snip], *, subagent: bool 
             goal_lines.append(" ".join(picked) + (f" ({who}, turn {turn})" if turn else ""))
             # A subagent's brief opens with its role ("You are alice, …"): the title is the task.
             topical = [x for x in ss if not _PREAMBLE.match(x)] or ss
-            title_src = re.sub(r"^(?:your )?task\b\s*(?:\([^)]*\))?[\s:]*", "", topical[0], flags=re.I)
+            title_src = re.sub(
+                r"^(?:your )?task\b\s*(?:\([^)]*\))?[\s:]*", "", topical[0], flags=re.I
+            )
             title_next = topical[1] if len(topical) > 1 else ""
         elif len(goal_lines) < 4:
             best = max(ss[:5], key=lambda x: (_ask_score(x), -ss.index(x)))
-            goal_lines.append((f"Turn {turn}: " if turn else "") + finish(shorten(best, 240, ellipsis=True)
-                                                                        if len(best) > 240 else best))
+            goal_lines.append(
+                (f"Turn {turn}: " if turn else "")
+                + finish(shorten(best, 240, ellipsis=True) if len(best) > 240 else best)
+            )
     if not goal_lines and prompts:
         goal_lines.append(finish(shorten(fold(prompts[0][1]), 300, ellipsis=True)))
         title_src = goal_lines[0]
@@ -191,26 +226,38 @@ def draft_session_summary(excerpt: str, snippets: list[Snip], *, subagent: bool 
     in_next = False
     for seg in segments(reply[1], folded=True) if reply else []:
         if in_next:
-            next_steps += [finish(strip_interjections(x)) for x in sentences(seg) if not is_fluff(x)]
+            next_steps += [
+                finish(strip_interjections(x)) for x in sentences(seg) if not is_fluff(x)
+            ]
             continue
         m = _NEXT_HEAD.search(seg)
         if m:
             in_next = True
-            tail = seg[m.end():].strip()
+            tail = seg[m.end() :].strip()
             if tail:
                 next_steps.append(finish(tail))
             seg = seg[: m.start()].strip()
         for x in sentences(seg):
             x2 = strip_interjections(x)
-            if is_fluff(x) or NARRATION.match(x2) or is_codeish(x2) or len(x2.split()) < (2 if not outcome else 3) \
-                    or is_heading(x2):
+            if (
+                is_fluff(x)
+                or NARRATION.match(x2)
+                or is_codeish(x2)
+                or len(x2.split()) < (2 if not outcome else 3)
+                or is_heading(x2)
+            ):
                 continue
             label = re.match(r"^[^:`]{3,50}:\s", x2)
             if is_lead_in(x2):
                 words = x2.rstrip(":").split()
                 prose_words = re.findall(r"[A-Za-z]{2,}", re.sub(r"`[^`]*`", "", x2))
-                if len(prose_words) >= 4 and ": " not in x2 and words[-1].lower() not in WEAK_END \
-                        and len(outcome) < 2 and not items:
+                if (
+                    len(prose_words) >= 4
+                    and ": " not in x2
+                    and words[-1].lower() not in WEAK_END
+                    and len(outcome) < 2
+                    and not items
+                ):
                     outcome.append(finish(x2))
                 continue
             if label and len(items) < 5:
@@ -221,8 +268,11 @@ def draft_session_summary(excerpt: str, snippets: list[Snip], *, subagent: bool 
         next_steps = [finish(x) for x in _prose(reply[1]) if _NEXT.search(x)][:3]
     if not next_steps:
         for turn, text in prompts[1:]:
-            next_steps += [f"{finish(x)} ({who}, turn {turn})" for x in _prose(text)
-                           if re.search(r"\b(?:next time|later|follow-?up|todo)\b", x, re.I)]
+            next_steps += [
+                f"{finish(x)} ({who}, turn {turn})"
+                for x in _prose(text)
+                if re.search(r"\b(?:next time|later|follow-?up|todo)\b", x, re.I)
+            ]
     # What was done, as facts; a bare progress report ("All six tasks done.") says nothing the items don't.
     outcome = [y for y in (finish(done_statement(x)) for x in outcome) if not is_chatter(y)]
     items = [finish(done_statement(x)) for x in items if not is_chatter(x)]
@@ -264,12 +314,17 @@ def draft_session_summary(excerpt: str, snippets: list[Snip], *, subagent: bool 
     if not title and title_src:
         title = title_from(title_src, "session_summary")
         if len(title.split()) < 4 and title_next and not title_next.endswith("?"):
-            title = shorten(f"{title}: {lower_first(title_from(title_next, 'session_summary'))}", TITLE_SOFT)
+            title = shorten(
+                f"{title}: {lower_first(title_from(title_next, 'session_summary'))}", TITLE_SOFT
+            )
     if title_flaws(title, "session_summary"):
         title = ""  # the drafter names the topic instead, and says the title is weak
     turns = [t for t, _ in prompts] + ([reply[0]] if reply else [])
     used = [Sent("", t, "user", (0, 0, 0)) for t in turns if t]
     # The MEMORY.md line adds the outcome to a goal title, or the goal to an outcome title.
-    extra = outcome[0] if norm(title) not in norm(outcome[0]) else (goal_lines[0].rsplit(" (", 1)[0]
-                                                                      if goal_lines else "")
+    extra = (
+        outcome[0]
+        if norm(title) not in norm(outcome[0])
+        else (goal_lines[0].rsplit(" (", 1)[0] if goal_lines else "")
+    )
     return Draft(title, describe(title, "" if foreign else extra), sections, used, weak=weak)
