@@ -321,9 +321,9 @@ def _defaults(path: str) -> tuple[dict, list[str], bool | None]:
     text = _read_text(path)
     if text not in _built_defaults:
         cfg = _read_yaml(path, text)
+        cfg = _check(cfg, cfg, path, ()) if isinstance(cfg, dict) else None  # the schema checks itself
         if not isinstance(cfg, dict):
             raise ConfigError(f"{path}: expected a mapping at the top level")
-        cfg = _check(cfg, cfg, path, ())
         _semantic_checks(cfg, path)
         _built_defaults.clear()  # one set of defaults per process, in practice: keep only the latest
         _built_defaults[text] = (cfg, *_layer_guard(cfg))
