@@ -3,7 +3,7 @@ XDG_STATE_HOME point at temporary folders for every test (DESIGN §4)."""
 
 from __future__ import annotations
 
-import copy
+import fcntl
 import json
 import os
 import shutil
@@ -12,58 +12,44 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_TRANSCRIPTS = ROOT.parent / "shared" / "transcripts"
 
 
-def _memoize_yaml_parsing() -> None:
-    """Parse each distinct YAML text once per test session: yaml.safe_load (pure Python here) costs ~0.1 s
-    for config.default.yaml, and every in-process config.build reads it again. A parse is a pure function
-    of its text, so a deep copy of the first result is what a fresh parse returns; errors are not cached
-    (they raise again), and streams other than str go through untouched."""
-    parse = yaml.safe_load
-    parsed: dict[str, object] = {}
+# -- tests that must run alone -------------------------------------------------------------------------
+# The suite runs on two xdist workers per core (pyproject's addopts, pytest_xdist_auto_num_workers). A test
+# marked `serial` measures time or otherwise needs the machine to itself: while it runs (setup, call and
+# teardown), no other worker runs a test.
+# Every test takes the run's lock shared, a serial one exclusively; a serial test first closes a gate that
+# the others pass on their way to the lock, so they cannot keep it shared forever by taking turns.
 
-    def safe_load(stream):
-        if not isinstance(stream, str):
-            return parse(stream)
-        if stream not in parsed:
-            parsed[stream] = parse(stream)
-        return copy.deepcopy(parsed[stream])
-
-    yaml.safe_load = safe_load
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: two workers per core. A test mostly waits (memcurate processes, pseudo-terminals, Textual's
+    timers): on two cores, four workers ran the suite in 5.2 minutes where two took 6.7."""
+    return 2 * len(os.sched_getaffinity(0))
 
 
-def _memoize_config_builds() -> None:
-    """Build each distinct set of config layers once per test session: config.build derives the triage's
-    keyword sets (~0.1 s) on every call, and in-process tests build the same defaults hundreds of times.
-    The key is every layer's path and bytes (build reads nothing else), the result a deep copy; a layer
-    that fails to build raises again, as nothing is cached for it."""
-    from memcurate.curator import config
-
-    build = config.build
-    built: dict[tuple, dict] = {}
-
-    def layer(path: str) -> bytes | None:
-        try:
-            with open(path, "rb") as f:
-                return f.read()
-        except OSError:
-            return None
-
-    def memoized(paths: list[str]) -> dict:
-        key = tuple((str(p), os.path.isfile(p), layer(p)) for p in paths)
-        if key not in built:
-            built[key] = build(paths)
-        return copy.deepcopy(built[key])
-
-    config.build = memoized
+def _run_lock(config: pytest.Config) -> str | None:
+    """The lock file this run's workers share (in the run's base temp folder); None for a serial run."""
+    if not hasattr(config, "workerinput"):
+        return None
+    return os.path.join(os.path.dirname(config.option.basetemp), "serial.lock")
 
 
-_memoize_yaml_parsing()
-_memoize_config_builds()
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    path = _run_lock(item.config)
+    if path is None:
+        return (yield)
+    alone = item.get_closest_marker("serial") is not None
+    with open(path + ".gate", "a") as gate, open(path, "a") as lock:
+        fcntl.flock(gate, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        if not alone:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        return (yield)  # closing the files lets both locks go
 
 
 CARDS_SAVED = "auto_approve:\n  offline_cards: true\n"  # the user layer's opt-in (see isolated_home)

@@ -298,6 +298,7 @@ OVERLOADED = envelope(is_error=True, api_error_status=529, usage={}, total_cost_
     envelope(is_error=True, result="API Error: Rate limit reached", usage={}, total_cost_usd=0),  # no status: the text
     "",  # no output at all: a timeout below
 ], ids=["529-overloaded", "rate-limit-text", "timeout"])
+@pytest.mark.serial  # the retried fake CLI, a Python child, must start and answer within 1.2 s
 def test_a_transient_cli_error_is_retried(fake, project, tmp_path, monkeypatch, transient):
     if transient == "":
         fake.reply(envelope(structured_output=GOOD))

@@ -112,6 +112,7 @@ def test_a_parents_environment_and_the_persons_settings_do_not_turn_them_back_on
 
 
 @pytest.mark.parametrize("settings", [None, {"CLAUDE_CODE_MAX_RETRIES": "10"}], ids=["defaults", "settings-retries"])
+@pytest.mark.serial  # the fake CLI, a Python child, must answer well within 2.4 s: not under a neighbour's load
 @pytest.mark.parametrize("case", list(REAL))
 def test_a_bad_key_no_credit_or_no_login_is_reported_as_such_at_once_and_not_retried(cli, project, tmp_path,
                                                                                   monkeypatch, case, settings):

@@ -504,6 +504,7 @@ def test_budgets_come_from_the_config(tmp_path, project):
     assert archive_ids(tmp_path, "runbook") == ["r0"]
 
 
+@pytest.mark.serial  # a 10 ms budget: measured with the machine to itself
 def test_a_plan_over_130_entries_is_fast():
     text = full_sections("".join(f"note {i}\n" for i in range(40)))
     parsed = parse(text)

@@ -99,18 +99,34 @@ def keyword_sets(cfg: dict) -> tuple[KeywordSet, KeywordSet]:
     return keywords, KeywordSet([Keyword("reason", p, False) for p in cfg["triage"]["reason_words"]])
 
 
-def keyword_check(cfg: dict) -> int:
-    """A checksum of the keyword lists an index was built from: a few joins, whatever their length."""
+def _keyword_text(cfg: dict) -> str:
+    """The keyword lists an index is built from, as one text: a few joins, whatever their length."""
     cats = cfg["categories"]
     parts = [_INDEX_FORMAT, *("\x1e".join(cats[n][key]) for n in TEXT_SCORED for key in ("keywords", "weak_keywords")),
              "\x1e".join(cfg["triage"]["reason_words"])]
-    return zlib.crc32("\x1f".join(parts).encode("utf-8", "surrogatepass"))
+    return "\x1f".join(parts)
+
+
+def keyword_check(cfg: dict) -> int:
+    """A checksum of the keyword lists an index was built from."""
+    return zlib.crc32(_keyword_text(cfg).encode("utf-8", "surrogatepass"))
+
+
+_indexes: dict[str, dict] = {}  # derive's answers in this process, by _keyword_text (exact, unlike the checksum)
 
 
 def derive(cfg: dict) -> dict:
-    """What the config cache keeps for the triage: the keyword index ready-made (see Rules)."""
-    keywords, reasons = keyword_sets(cfg)
-    return {"check": keyword_check(cfg), "keywords": keywords.index_data(), "reasons": reasons.index_data()}
+    """What the config cache keeps for the triage: the keyword index ready-made (see Rules). Analysing every
+    pattern costs ~50 ms; a process builds its config many times over the same keywords, so it is done once
+    per keyword lists. The answer is shared: a caller copies it before changing it (config.build does)."""
+    text = _keyword_text(cfg)
+    if text not in _indexes:
+        keywords, reasons = keyword_sets(cfg)
+        if len(_indexes) >= 4:  # a config edited while the TUI runs: keep a few, not every edit's
+            _indexes.clear()
+        _indexes[text] = {"check": zlib.crc32(text.encode("utf-8", "surrogatepass")),
+                          "keywords": keywords.index_data(), "reasons": reasons.index_data()}
+    return _indexes[text]
 
 
 # -- the raw filter ----------------------------------------------------------
