@@ -22,7 +22,7 @@ from memcurate.curator.util.paths import project_key
 DEMO_TRANSCRIPT = os.path.join("demo", "session.jsonl")
 DEMO_SESSION = "5e55a1d0-de70-4c1a-9a5e-000000000001"
 PARTS = 3  # the transcript is fed to the hook in growing parts, as Claude Code writes it
-# What the demo says of its drafts: it runs offline, and offline drafts are evidence cards (curator/drafting/cards.py).
+# What the demo says of its drafts: it runs offline, and offline drafts are evidence cards (curator/candidates/cards.py).
 OFFLINE_CARDS = (
     "offline       the demo drafts with no model: each draft is an evidence card (the session's lines, the",
     "              category they suggest, a runbook's error → fix) for you to write as a memory in the TUI:",

@@ -14,7 +14,7 @@ import os
 from memcurate.curator.candidates import pipeline, staging
 from memcurate.curator.candidates.candidate import Claim, StagedTriage, read_review
 from memcurate.curator.context import REJECTED, WRITTEN, Context  # noqa: F401 (the record names, re-exported)
-from memcurate.curator.drafting import cards
+from memcurate.curator.candidates import cards
 from memcurate.curator.memory import memory_md
 from memcurate.curator.review import actions
 from memcurate.curator.util.atomic import sweep_temps
@@ -80,7 +80,7 @@ class Engine(Context):
 
     def review(self, tid: str, cat: str) -> dict:
         """A ready candidate's review record, with `text` (the file to be written) and `draft`; `card` says
-        whether it is an offline evidence card no person has written yet (curator/drafting/cards.py)."""
+        whether it is an offline evidence card no person has written yet (curator/candidates/cards.py)."""
         return cards.marked(read_review(self.data, tid, cat))
 
     def card_evidence(self, tid: str, cat: str) -> dict:

@@ -5,7 +5,7 @@ the rest for review, and reports what happened (a category the model
 skipped, finding nothing durable, is listed with its reason). A draft carrying an issue a
 person must see (verify.HOLD: an instruction to the agent to do harm) is
 never saved unattended: it stays pending, listed under "held". So is an
-offline evidence card (curator/drafting/cards.py: the offline drafter's text,
+offline evidence card (curator/candidates/cards.py: the offline drafter's text,
 which no person has written yet), with "offline card, write it in the TUI or
 set auto_approve.offline_cards: true", unless that key is true. Nor is a draft
 whose confidence (curator/verify/confidence.py) is below the gate
@@ -32,7 +32,7 @@ import errno
 import os
 
 from memcurate.curator.candidates import staging
-from memcurate.curator.drafting import cards
+from memcurate.curator.candidates import cards
 from memcurate.curator.errors import DiskError
 from memcurate.curator.review.actions import Approval, Blocked, Conflict, Redecided, SaveFailed
 from memcurate.curator.util.atomic import NO_SPACE, failure, read_json

@@ -21,7 +21,7 @@ from memcurate.curator.candidates import staging
 from memcurate.curator.demo import OFFLINE_CARDS
 from memcurate.curator.engine import Engine
 from memcurate.curator.headless import auto_approve, exit_status
-from memcurate.curator.drafting import cards
+from memcurate.curator.candidates import cards
 
 CATEGORIES = {"decision", "constraint", "runbook", "tech_debt", "preference", "session_summary"}
 HELD = "offline card, write it in the TUI or set auto_approve.offline_cards: true"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import io
 import gc
 import os
 import shlex
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import claude_transcripts, run_hook
+from rich.console import Console
 from textual.widgets import Input, OptionList, Static, TextArea
 from tui_helpers import engine_factory, settle, tui, until, watching
 
@@ -155,8 +157,15 @@ def row_text(app, index: int) -> dict[str, str]:
 
 
 def text_of(widget: Static) -> str:
+    """What a Static shows, as plain text: its Text, or any other renderable (a Group) drawn wide."""
     content = widget.content
-    return getattr(content, "plain", str(content))
+    if hasattr(content, "plain"):
+        return content.plain
+    if isinstance(content, str):
+        return content
+    console = Console(width=1000, record=True, file=io.StringIO())
+    console.print(content)
+    return console.export_text()
 
 
 async def select(pilot, cat: str, tid: str | None = None) -> None:

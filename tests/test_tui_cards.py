@@ -17,7 +17,7 @@ from tui_helpers import tui
 
 from memcurate.curator.drafting.offline import OfflineDrafter
 from memcurate.curator.memory import memfile
-from memcurate.curator.drafting import cards
+from memcurate.curator.candidates import cards
 from memcurate.widgets.dialogs import EditorScreen
 from memcurate.widgets.panels import DocumentView
 

@@ -41,7 +41,7 @@ from textual.worker import get_current_worker
 from memcurate.curator.candidates import staging, usage
 from memcurate.curator.candidates.candidate import text_hash
 from memcurate.curator.candidates.queue import Item, TriageProgress
-from memcurate.curator.drafting import cards
+from memcurate.curator.candidates import cards
 from memcurate.curator.util.locks import LockBusy
 from memcurate.curator.util.private import make_dirs
 from memcurate.curator.util.textsafe import one_line
