@@ -22,9 +22,9 @@ import os
 import re
 
 from memcurate.curator import __version__
+from memcurate.curator.errors import Refusal
 from memcurate.curator.util.assets import asset
 from memcurate.curator.util.atomic import write_json
-from memcurate.curator.errors import Refusal
 
 CACHE_NAME = "config.cache.json"
 GUARD = "guard"  # cfg["_derived"]["guard"], and a cached error's: what the write guard reads
@@ -36,10 +36,14 @@ _REGEX_LISTS = {"keywords", "weak_keywords", "reason_words"}
 # Keys the schema no longer has, and why: a user or project layer that still sets one loads, with a warning
 # (cfg["_derived"]["warnings"], see warnings()), where any other unknown key is an error (a typo, most often).
 RETIRED = {
-    ("second_look", "turns_per_category"): "unused since the second look cites digest entries (issue 23); "
-                                           "remove it",
+    (
+        "second_look",
+        "turns_per_category",
+    ): "unused since the second look cites digest entries (issue 23); remove it",
 }
-MIN_SEGMENT_BYTES = 1 << 16  # second_look.segment_bytes: below this a look's prompt outweighs the session it reads
+MIN_SEGMENT_BYTES = (
+    1 << 16
+)  # second_look.segment_bytes: below this a look's prompt outweighs the session it reads
 
 
 class ConfigError(Refusal):
@@ -74,8 +78,15 @@ def _stamp(path: str) -> list | None:
 
 
 def _type_name(v: object) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "true or false", int: "a whole number",
-            float: "a number", type(None): "nothing (null)"}.get(type(v), type(v).__name__)
+    return {
+        dict: "a mapping",
+        list: "a list",
+        str: "a string",
+        bool: "true or false",
+        int: "a whole number",
+        float: "a number",
+        type(None): "nothing (null)",
+    }.get(type(v), type(v).__name__)
 
 
 def _fits(default: object, value: object) -> bool:
@@ -104,14 +115,22 @@ def _check(default: object, value: object, where: str, keypath: tuple[str, ...])
                 merged[k] = _check(sample, v, where, keypath + (k,))
             else:
                 known = ", ".join(sorted(default)) or "none"
-                raise ConfigError(f"{where}: {'.'.join(keypath + (k,))}: unknown key (known here: {known})")
+                raise ConfigError(
+                    f"{where}: {'.'.join(keypath + (k,))}: unknown key (known here: {known})"
+                )
         return merged
     if not _fits(default, value):
-        raise ConfigError(f"{where}: {dotted}: expected {_type_name(default)}, found {_type_name(value)} ({value!r:.60})")
-    if isinstance(default, list):
+        raise ConfigError(
+            f"{where}: {dotted}: expected {_type_name(default)}, found {_type_name(value)} ({value!r:.60})"
+        )
+    if isinstance(default, list) and isinstance(
+        value, list
+    ):  # (_fits: a list where the default is one)
         for i, item in enumerate(value):
             if not isinstance(item, str):
-                raise ConfigError(f"{where}: {dotted}[{i}]: expected a string, found {_type_name(item)}")
+                raise ConfigError(
+                    f"{where}: {dotted}[{i}]: expected a string, found {_type_name(item)}"
+                )
             if keypath and keypath[-1] in _REGEX_LISTS:
                 _check_regex(item, where, f"{dotted}[{i}]")
     if isinstance(value, float) and isinstance(default, float):
@@ -123,62 +142,97 @@ def _check_regex(pattern: str, where: str, dotted: str) -> None:
     try:
         re.compile(pattern)
     except re.error as e:
-        raise ConfigError(f"{where}: {dotted}: expected a regular expression, found {pattern!r} ({e})") from None
+        raise ConfigError(
+            f"{where}: {dotted}: expected a regular expression, found {pattern!r} ({e})"
+        ) from None
 
 
 def _semantic_checks(cfg: dict, where: str) -> None:
     from memcurate.curator.categories import NAMES  # the slow path only: the hook reads the cache
 
     if cfg["backend"] not in BACKENDS:
-        raise ConfigError(f"{where}: backend: expected one of {', '.join(BACKENDS)}, found {cfg['backend']!r}")
+        raise ConfigError(
+            f"{where}: backend: expected one of {', '.join(BACKENDS)}, found {cfg['backend']!r}"
+        )
     _drafting_checks(cfg, where)
     if not 0 <= cfg["auto_approve"]["min_confidence"] <= 1:
-        raise ConfigError(f"{where}: auto_approve.min_confidence: expected a number from 0 to 1, "
-                          f"found {cfg['auto_approve']['min_confidence']}")
+        raise ConfigError(
+            f"{where}: auto_approve.min_confidence: expected a number from 0 to 1, "
+            f"found {cfg['auto_approve']['min_confidence']}"
+        )
     if not 0 < cfg["hygiene"]["duplicate_threshold"] <= 1:
-        raise ConfigError(f"{where}: hygiene.duplicate_threshold: expected a number above 0, at most 1, "
-                          f"found {cfg['hygiene']['duplicate_threshold']}")
+        raise ConfigError(
+            f"{where}: hygiene.duplicate_threshold: expected a number above 0, at most 1, "
+            f"found {cfg['hygiene']['duplicate_threshold']}"
+        )
     if cfg["library"]["trash_days"] < 0:
-        raise ConfigError(f"{where}: library.trash_days: expected a whole number of days, at least 0, "
-                          f"found {cfg['library']['trash_days']}")
+        raise ConfigError(
+            f"{where}: library.trash_days: expected a whole number of days, at least 0, "
+            f"found {cfg['library']['trash_days']}"
+        )
     if cfg["hooks"]["review_max_bytes"] < 1024:
-        raise ConfigError(f"{where}: hooks.review_max_bytes: expected at least 1024, "
-                          f"found {cfg['hooks']['review_max_bytes']}")
+        raise ConfigError(
+            f"{where}: hooks.review_max_bytes: expected at least 1024, "
+            f"found {cfg['hooks']['review_max_bytes']}"
+        )
     _recall_checks(cfg["recall"], where)
     _rules_checks(cfg["rules"], where)
     cr = cfg["triage"]["correction"]
-    for key, value in [*((f"weights.{k}", v) for k, v in cr["weights"].items()), ("confirmed", cr["confirmed"])]:
+    for key, value in [
+        *((f"weights.{k}", v) for k, v in cr["weights"].items()),
+        ("confirmed", cr["confirmed"]),
+    ]:
         if value < 0:
-            raise ConfigError(f"{where}: triage.correction.{key}: expected a number at least 0, found {value}")
+            raise ConfigError(
+                f"{where}: triage.correction.{key}: expected a number at least 0, found {value}"
+            )
     for name in NAMES:
         if name not in cfg["categories"]:
             raise ConfigError(f"{where}: categories.{name}: missing")
         c = cfg["categories"][name]
         if c["model"] not in cfg["models"]:
             raise ConfigError(
-                f"{where}: categories.{name}.model: expected one of {', '.join(cfg['models'])}, found {c['model']!r}")
+                f"{where}: categories.{name}.model: expected one of {', '.join(cfg['models'])}, found {c['model']!r}"
+            )
         if not 0 <= c["threshold"] <= 1:
-            raise ConfigError(f"{where}: categories.{name}.threshold: expected a number from 0 to 1, found {c['threshold']}")
+            raise ConfigError(
+                f"{where}: categories.{name}.threshold: expected a number from 0 to 1, found {c['threshold']}"
+            )
         if c["budget"] < 1:
-            raise ConfigError(f"{where}: categories.{name}.budget: expected at least 1 line, found {c['budget']}")
+            raise ConfigError(
+                f"{where}: categories.{name}.budget: expected at least 1 line, found {c['budget']}"
+            )
         if c["saturation"] <= 0:
-            raise ConfigError(f"{where}: categories.{name}.saturation: expected a positive number, found {c['saturation']}")
+            raise ConfigError(
+                f"{where}: categories.{name}.saturation: expected a positive number, found {c['saturation']}"
+            )
 
 
 def _recall_checks(rc: dict, where: str) -> None:
     """recall's bounds: Claude Code caps a hook's additionalContext at 10,000 characters."""
     for key, low, high in (("max_chars", 1, 10_000), ("max_memories", 1, 20), ("min_words", 1, 50)):
         if not low <= rc[key] <= high:
-            raise ConfigError(f"{where}: recall.{key}: expected a whole number from {low} to {high}, found {rc[key]}")
+            raise ConfigError(
+                f"{where}: recall.{key}: expected a whole number from {low} to {high}, found {rc[key]}"
+            )
 
 
 def _rules_checks(rc: dict, where: str) -> None:
     """Rule graduation's bounds: one session is no recurrence; the ledger's caps neither starve it nor let
     a project's config (which Claude can write) lift them out of reach."""
-    for key, low, high in (("threshold", 2, None), ("per_output", 1, 10), ("forget_after_days", 1, None),
-                           ("ledger_max_entries", 100, 100_000), ("ledger_max_bytes", 1 << 16, 1 << 26)):
+    for key, low, high in (
+        ("threshold", 2, None),
+        ("per_output", 1, 10),
+        ("forget_after_days", 1, None),
+        ("ledger_max_entries", 100, 100_000),
+        ("ledger_max_bytes", 1 << 16, 1 << 26),
+    ):
         if rc[key] < low or (high is not None and rc[key] > high):
-            expected = f"a whole number from {low} to {high}" if high else f"a whole number of at least {low}"
+            expected = (
+                f"a whole number from {low} to {high}"
+                if high
+                else f"a whole number of at least {low}"
+            )
             raise ConfigError(f"{where}: rules.{key}: expected {expected}, found {rc[key]}")
 
 
@@ -188,30 +242,44 @@ def _drafting_checks(cfg: dict, where: str) -> None:
     d, aliases = cfg["drafting"], ", ".join(cfg["models"])
     for i, alias in enumerate(d["fallback"]):
         if alias != "offline" and alias not in cfg["models"]:
-            raise ConfigError(f"{where}: drafting.fallback[{i}]: expected offline or one of {aliases}, found {alias!r}")
+            raise ConfigError(
+                f"{where}: drafting.fallback[{i}]: expected offline or one of {aliases}, found {alias!r}"
+            )
     for section in ("second_look", "verify"):
         if cfg[section]["model"] not in cfg["models"]:
-            raise ConfigError(f"{where}: {section}.model: expected one of {aliases}, found {cfg[section]['model']!r}")
+            raise ConfigError(
+                f"{where}: {section}.model: expected one of {aliases}, found {cfg[section]['model']!r}"
+            )
     _look_checks(cfg["second_look"], where)
     if d["max_input_tokens"] < 0:
-        raise ConfigError(f"{where}: drafting.max_input_tokens: expected 0 (no cap) or a positive whole number, "
-                          f"found {d['max_input_tokens']}")
+        raise ConfigError(
+            f"{where}: drafting.max_input_tokens: expected 0 (no cap) or a positive whole number, "
+            f"found {d['max_input_tokens']}"
+        )
     for key in ("timeout_seconds", "deadline_seconds"):
         if d[key] <= 0:
-            raise ConfigError(f"{where}: drafting.{key}: expected a positive number of seconds, found {d[key]}")
+            raise ConfigError(
+                f"{where}: drafting.{key}: expected a positive number of seconds, found {d[key]}"
+            )
     if d["deadline_seconds"] < d["timeout_seconds"]:
-        raise ConfigError(f"{where}: drafting.deadline_seconds: expected at least drafting.timeout_seconds "
-                          f"({d['timeout_seconds']:g}), found {d['deadline_seconds']:g}")
+        raise ConfigError(
+            f"{where}: drafting.deadline_seconds: expected at least drafting.timeout_seconds "
+            f"({d['timeout_seconds']:g}), found {d['deadline_seconds']:g}"
+        )
 
 
 def _look_checks(look: dict, where: str) -> None:
     """The second look's bounds: a segment of digest worth a call, and a segment of transcript worth a look
     (the hook reads segment_bytes from the cache: a tiny one would ask for a look after every turn)."""
     if look["max_chars"] < 1000:
-        raise ConfigError(f"{where}: second_look.max_chars: expected at least 1000, found {look['max_chars']}")
+        raise ConfigError(
+            f"{where}: second_look.max_chars: expected at least 1000, found {look['max_chars']}"
+        )
     if look["segment_bytes"] and look["segment_bytes"] < MIN_SEGMENT_BYTES:
-        raise ConfigError(f"{where}: second_look.segment_bytes: expected 0 (only at second_look.events) or at "
-                          f"least {MIN_SEGMENT_BYTES}, found {look['segment_bytes']}")
+        raise ConfigError(
+            f"{where}: second_look.segment_bytes: expected 0 (only at second_look.events) or at "
+            f"least {MIN_SEGMENT_BYTES}, found {look['segment_bytes']}"
+        )
 
 
 def _read_text(path: str) -> str:
@@ -244,8 +312,10 @@ def _renamed(layer: object, where: str) -> object:
     layer = dict(layer)
     old = layer.pop("hook")
     if not isinstance(old, dict):
-        raise ConfigError(f"{where}: hook: expected a mapping, found {_type_name(old)} (hook: is the old "
-                          "spelling of hooks:)")
+        raise ConfigError(
+            f"{where}: hook: expected a mapping, found {_type_name(old)} (hook: is the old "
+            "spelling of hooks:)"
+        )
     new = layer.get("hooks", {})
     layer["hooks"] = {**old, **new} if isinstance(new, dict) else new
     return layer
@@ -258,7 +328,7 @@ def _retired(layer: object, where: str) -> tuple[object, list[str]]:
     warnings = []
     for keypath, why in RETIRED.items():
         *parents, key = keypath
-        section = layer
+        section: object = layer
         for name in parents:
             section = section.get(name) if isinstance(section, dict) else None
         if isinstance(section, dict) and key in section:
@@ -301,13 +371,18 @@ def build(paths: list[str]) -> dict:
             continue
         checked, retired = _retired(_renamed(layer, path), path)
         notes += retired
-        cfg = _check(cfg, checked, path, ())
+        merged = _check(cfg, checked, path, ())
+        if not isinstance(merged, dict):  # (_check refuses a layer that is no mapping)
+            raise ConfigError(f"{path}: not a mapping of settings")
+        cfg = merged
         _semantic_checks(cfg, path)
         more, on = _layer_guard(_renamed(layer, path))
         roots, review = roots + [r for r in more if r not in roots], review or bool(on)
     cfg["hooks"] = {**cfg["hooks"], "review_auto_memory": review}
     cfg["_derived"] = {**_derive(cfg), GUARD: {"roots": roots}, "warnings": notes}
-    return copy.deepcopy(cfg)  # the caller's to change: nothing of it is shared with _built_defaults
+    return copy.deepcopy(
+        cfg
+    )  # the caller's to change: nothing of it is shared with _built_defaults
 
 
 # The default layer parsed and checked, by its text: a process (an engine, the TUI, a test run) builds its
@@ -321,7 +396,9 @@ def _defaults(path: str) -> tuple[dict, list[str], bool | None]:
     text = _read_text(path)
     if text not in _built_defaults:
         cfg = _read_yaml(path, text)
-        cfg = _check(cfg, cfg, path, ()) if isinstance(cfg, dict) else None  # the schema checks itself
+        cfg = (
+            _check(cfg, cfg, path, ()) if isinstance(cfg, dict) else None
+        )  # the schema checks itself
         if not isinstance(cfg, dict):
             raise ConfigError(f"{path}: expected a mapping at the top level")
         _semantic_checks(cfg, path)
@@ -375,13 +452,27 @@ def _cached_roots(cached: object) -> list[str]:
     found: list = []
     cfg = cached.get("config")
     if isinstance(cfg, dict):
-        found.append((cfg.get("memory") or {}).get("root") if isinstance(cfg.get("memory"), dict) else None)
-        guard = (cfg.get("_derived") or {}).get(GUARD) if isinstance(cfg.get("_derived"), dict) else None
-        found += guard.get("roots", []) if isinstance(guard, dict) and isinstance(guard.get("roots"), list) else []
+        found.append(
+            (cfg.get("memory") or {}).get("root") if isinstance(cfg.get("memory"), dict) else None
+        )
+        guard = (
+            (cfg.get("_derived") or {}).get(GUARD)
+            if isinstance(cfg.get("_derived"), dict)
+            else None
+        )
+        found += (
+            guard.get("roots", [])
+            if isinstance(guard, dict) and isinstance(guard.get("roots"), list)
+            else []
+        )
     guard = cached.get(GUARD)
     if isinstance(guard, dict) and isinstance(guard.get("roots"), list):
         found += guard["roots"]
-    return list(dict.fromkeys(r for r in found if isinstance(r, str) and r and r != "auto" and "\0" not in r))
+    return list(
+        dict.fromkeys(
+            r for r in found if isinstance(r, str) and r and r != "auto" and "\0" not in r
+        )
+    )
 
 
 def _derive(cfg: dict) -> dict:
@@ -435,33 +526,65 @@ def _write_cache(cache: str | None, doc: dict) -> None:
 
 def _guard_ok(guard: dict) -> bool:
     roots = guard.get("roots")
-    return (isinstance(roots, list) and all(isinstance(r, str) for r in roots)
-            and guard.get("review_auto_memory") in (True, False, None))
+    return (
+        isinstance(roots, list)
+        and all(isinstance(r, str) for r in roots)
+        and guard.get("review_auto_memory") in (True, False, None)
+    )
 
 
 # What the hooks read from a cached config, and its type ([str]: a list of strings; a dict: its keys, checked
 # the same way). A cache holding anything else is rebuilt: the hook must not trust it, nor fail on it.
 _NUM = (int, float)
 _STRS = [str]
-_CATEGORY = {"budget": int, "model": str, "threshold": _NUM, "saturation": _NUM, "speakers": dict,
-             "keywords": _STRS, "weak_keywords": _STRS}
+_CATEGORY = {
+    "budget": int,
+    "model": str,
+    "threshold": _NUM,
+    "saturation": _NUM,
+    "speakers": dict,
+    "keywords": _STRS,
+    "weak_keywords": _STRS,
+}
 HOOK_KEYS: dict = {
     "memory": {"root": str},
     "backend": str,
     "models": dict,
-    "hooks": {"review_auto_memory": bool, "review_max_bytes": int, "lock_wait_seconds": _NUM,
-              "summary_events": _STRS},
+    "hooks": {
+        "review_auto_memory": bool,
+        "review_max_bytes": int,
+        "lock_wait_seconds": _NUM,
+        "summary_events": _STRS,
+    },
     "recall": {"enabled": bool, "max_chars": int, "max_memories": int, "min_words": int},
     "memory_md": {"max_lines": int, "max_bytes": int},
     "hygiene": {"interval_minutes": _NUM},
-    "rules": {"enabled": bool, "threshold": int, "per_output": int, "forget_after_days": int,
-              "ledger_max_entries": int, "ledger_max_bytes": int},
+    "rules": {
+        "enabled": bool,
+        "threshold": int,
+        "per_output": int,
+        "forget_after_days": int,
+        "ledger_max_entries": int,
+        "ledger_max_bytes": int,
+    },
     "second_look": {"enabled": bool, "events": _STRS, "max_chars": int, "segment_bytes": int},
-    "triage": {"reason_words": _STRS, "reason_weight": _NUM, "weak_weight": _NUM, "line_cap": _NUM,
-               "acknowledgements": _STRS, "narration": _STRS, "narration_fillers": _STRS,
-               "narration_max_words": int, "snippets_per_category": int, "snippet_chars": int,
-               "excerpt_chars": int, "context_lines": int, "max_line_bytes": int, "max_message_chars": int,
-               "correction": {"openers": _STRS, "concessions": _STRS, "weights": dict, "confirmed": _NUM}},
+    "triage": {
+        "reason_words": _STRS,
+        "reason_weight": _NUM,
+        "weak_weight": _NUM,
+        "line_cap": _NUM,
+        "acknowledgements": _STRS,
+        "narration": _STRS,
+        "narration_fillers": _STRS,
+        "narration_max_words": int,
+        "snippets_per_category": int,
+        "snippet_chars": int,
+        "excerpt_chars": int,
+        "context_lines": int,
+        "max_line_bytes": int,
+        "max_message_chars": int,
+        "correction": {"openers": _STRS, "concessions": _STRS, "weights": dict, "confirmed": _NUM},
+    },
     "categories": {},  # filled below: every category's keys
     "_derived": {"triage": dict, GUARD: {"roots": _STRS}},
 }
@@ -474,10 +597,17 @@ def cache_problem(cfg: object) -> str | None:
 
     try:
         problem = _shape(HOOK_KEYS, cfg, ())
+        if problem or not isinstance(cfg, dict):
+            return problem or "not a mapping"
         for name in NAMES:
-            extra = {"runbook": {"error_tools": _STRS, "error_fix_weight": _NUM},
-                     "session_summary": {"activity": dict, "ignored_tools": _STRS, "subagents": bool}}.get(name, {})
-            problem = problem or _shape({**_CATEGORY, **extra}, cfg["categories"].get(name), ("categories", name))
+            extras: dict[str, dict[str, object]] = {
+                "runbook": {"error_tools": _STRS, "error_fix_weight": _NUM},
+                "session_summary": {"activity": dict, "ignored_tools": _STRS, "subagents": bool},
+            }
+            extra = extras.get(name, {})
+            problem = problem or _shape(
+                {**_CATEGORY, **extra}, cfg["categories"].get(name), ("categories", name)
+            )
         if problem:
             return problem
         if cfg["hooks"]["review_max_bytes"] < 1024:
@@ -503,7 +633,9 @@ def _shape(spec: object, value: object, keypath: tuple[str, ...]) -> str | None:
                 return problem
         return None
     if isinstance(spec, list):
-        ok = isinstance(value, list) and set(map(type, value)) <= {str}  # C speed: keyword lists are long
+        ok = isinstance(value, list) and set(map(type, value)) <= {
+            str
+        }  # C speed: keyword lists are long
         return None if ok else f"{dotted}: not a list of strings"
     types = spec if isinstance(spec, tuple) else (spec,)
     if isinstance(value, bool) != (bool in types) or not isinstance(value, types):

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import os
 
-from memcurate.curator.candidates import pipeline, staging
+from memcurate.curator.candidates import cards, pipeline, staging
 from memcurate.curator.candidates.candidate import Claim, StagedTriage, read_review
 from memcurate.curator.context import REJECTED, WRITTEN, Context  # noqa: F401 (the record names, re-exported)
-from memcurate.curator.candidates import cards
 from memcurate.curator.memory import memory_md
 from memcurate.curator.review import actions
 from memcurate.curator.util.atomic import sweep_temps

@@ -31,8 +31,7 @@ from __future__ import annotations
 import errno
 import os
 
-from memcurate.curator.candidates import staging
-from memcurate.curator.candidates import cards
+from memcurate.curator.candidates import cards, staging
 from memcurate.curator.errors import DiskError
 from memcurate.curator.review.actions import Approval, Blocked, Conflict, Redecided, SaveFailed
 from memcurate.curator.util.atomic import NO_SPACE, failure, read_json

@@ -24,6 +24,7 @@ SHARED_TRANSCRIPTS = ROOT.parent / "shared" / "transcripts"
 # Every test takes the run's lock shared, a serial one exclusively; a serial test first closes a gate that
 # the others pass on their way to the lock, so they cannot keep it shared forever by taking turns.
 
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: two workers per core. A test mostly waits (memcurate processes, pseudo-terminals, Textual's
@@ -52,7 +53,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
         return (yield)  # closing the files lets both locks go
 
 
-CARDS_SAVED = "auto_approve:\n  offline_cards: true\n"  # the user layer's opt-in (see isolated_home)
+CARDS_SAVED = (
+    "auto_approve:\n  offline_cards: true\n"  # the user layer's opt-in (see isolated_home)
+)
 
 
 @pytest.fixture(autouse=True)
@@ -61,7 +64,9 @@ def isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))  # install's backups of user settings
+    monkeypatch.setenv(
+        "XDG_STATE_HOME", str(home / ".local" / "state")
+    )  # install's backups of user settings
     # What Claude Code sets for its hooks and sessions must not leak in from a session running the tests.
     # The SessionEnd hook starts a detached `memcurate check` (hooks/hygiene.py) that writes into the data
     # dir whenever it gets to it: off for every test (the user's config layer), on where a test says so.
@@ -70,7 +75,12 @@ def isolated_home(tmp_path_factory, monkeypatch):
     # The suite's tests of saving draft offline, the offline drafter standing in for a model: they opt in to
     # saving offline cards unattended; tests/test_offline_cards.py takes it out to test the default (held).
     user_config.write_text(f"hygiene:\n  interval_minutes: 0\n{CARDS_SAVED}")
-    for name in ("MEMCURATE_CHILD", "ANTHROPIC_API_KEY", "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_DISABLE_AUTO_MEMORY"):
+    for name in (
+        "MEMCURATE_CHILD",
+        "ANTHROPIC_API_KEY",
+        "CLAUDE_PROJECT_DIR",
+        "CLAUDE_CODE_DISABLE_AUTO_MEMORY",
+    ):
         monkeypatch.delenv(name, raising=False)
     return home
 
@@ -120,18 +130,41 @@ def project(tmp_path) -> Path:
 
 def memcurate_exe() -> list[str]:
     """The installed console script when there is one, else the module (same code)."""
-    exe = shutil.which("memcurate", path=os.path.dirname(sys.executable)) or shutil.which("memcurate")
+    exe = shutil.which("memcurate", path=os.path.dirname(sys.executable)) or shutil.which(
+        "memcurate"
+    )
     return [exe] if exe else [sys.executable, "-m", "memcurate.curator.cli"]
 
 
-def run_hook(payload, *, cwd: Path, env: dict | None = None, raw: bytes | None = None,
-             timeout: float = 60, args: list[str] = ()) -> subprocess.CompletedProcess:
+def run_hook(
+    payload,
+    *,
+    cwd: Path,
+    env: dict | None = None,
+    raw: bytes | None = None,
+    timeout: float = 60,
+    args: list[str] = (),
+) -> subprocess.CompletedProcess:
     """Run the real `memcurate hook [args]` process with `payload` (or `raw` bytes) on stdin."""
     data = raw if raw is not None else json.dumps(payload).encode()
-    return subprocess.run(memcurate_exe() + ["hook", *args], input=data, cwd=cwd, capture_output=True,
-                          env={**os.environ, **(env or {})}, timeout=timeout)
+    return subprocess.run(
+        memcurate_exe() + ["hook", *args],
+        input=data,
+        cwd=cwd,
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+    )
 
 
-def run_cli(*args: str, cwd: Path, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(memcurate_exe() + list(args), cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=timeout)
+def run_cli(
+    *args: str, cwd: Path, env: dict | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        memcurate_exe() + list(args),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+    )

@@ -27,8 +27,18 @@ class Failing:
         return self.inner.draft(request)
 
 
-def backend_engine(project: Path, tmp_path: Path, backend: str, *, retries: int = 0, timeout: float = 60.0,
-                   fallback: str = "[]", deadline: float = 600.0, verify: bool = False, **drafting) -> Engine:
+def backend_engine(
+    project: Path,
+    tmp_path: Path,
+    backend: str,
+    *,
+    retries: int = 0,
+    timeout: float = 60.0,
+    fallback: str = "[]",
+    deadline: float = 600.0,
+    verify: bool = False,
+    **drafting,
+) -> Engine:
     """An engine whose project drafts with `backend`, no backoff, the memory root in tmp_path; no
     fallback chain unless `fallback` (YAML) says, no model verifier unless `verify` (`drafting`: more
     keys of the config's drafting section)."""
@@ -38,7 +48,8 @@ def backend_engine(project: Path, tmp_path: Path, backend: str, *, retries: int 
         f"drafting:\n  retries: {retries}\n  backoff_seconds: 0.0\n  timeout_seconds: {timeout}\n"
         f"  fallback: {fallback}\n  deadline_seconds: {deadline}\n"
         + "".join(f"  {k}: {v}\n" for k, v in drafting.items())
-        + f"verify:\n  llm: {'true' if verify else 'false'}\n")
+        + f"verify:\n  llm: {'true' if verify else 'false'}\n"
+    )
     return Engine(project, clock=lambda: NOW)
 
 

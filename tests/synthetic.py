@@ -12,8 +12,7 @@ class Transcript:
     """Records the way Claude Code writes them: one JSON object a line; the
     blocks of one assistant reply are separate records sharing message.id."""
 
-    def __init__(self, session: str = DEFAULT_SESSION,
-                 stamp: str = "2025-07-14T22:59") -> None:
+    def __init__(self, session: str = DEFAULT_SESSION, stamp: str = "2025-07-14T22:59") -> None:
         self.session = session
         self.stamp = stamp
         self.records: list[dict] = []
@@ -21,33 +20,59 @@ class Transcript:
 
     def _base(self, rtype: str) -> dict:
         self._n += 1
-        return {"parentUuid": f"uuid-{self._n - 1}" if self._n > 1 else None, "isSidechain": False,
-                "userType": "external", "cwd": "/home/dev/app", "sessionId": self.session, "version": "1.0.51",
-                "type": rtype, "uuid": f"uuid-{self._n}",
-                "timestamp": f"{self.stamp}:{self._n % 60:02d}.{self._n:03d}Z"}
+        return {
+            "parentUuid": f"uuid-{self._n - 1}" if self._n > 1 else None,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": "/home/dev/app",
+            "sessionId": self.session,
+            "version": "1.0.51",
+            "type": rtype,
+            "uuid": f"uuid-{self._n}",
+            "timestamp": f"{self.stamp}:{self._n % 60:02d}.{self._n:03d}Z",
+        }
 
-    def user(self, text: str) -> "Transcript":
+    def user(self, text: str) -> Transcript:
         r = self._base("user")
         r["message"] = {"role": "user", "content": text}
         self.records.append(r)
         return self
 
-    def assistant(self, *blocks: dict) -> "Transcript":
+    def assistant(self, *blocks: dict) -> Transcript:
         mid = f"msg_{self.session[:8]}_{self._n}"
         for b in blocks:
             r = self._base("assistant")
-            r["message"] = {"id": mid, "type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514",
-                            "content": [b], "stop_reason": None, "usage": {"input_tokens": 4, "output_tokens": 5}}
+            r["message"] = {
+                "id": mid,
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-20250514",
+                "content": [b],
+                "stop_reason": None,
+                "usage": {"input_tokens": 4, "output_tokens": 5},
+            }
             r["requestId"] = f"req_{mid}"
             self.records.append(r)
         return self
 
-    def result(self, tool_use_id: str, content: str, *, is_error: bool = False) -> "Transcript":
+    def result(self, tool_use_id: str, content: str, *, is_error: bool = False) -> Transcript:
         r = self._base("user")
-        r["message"] = {"role": "user", "content": [
-            {"tool_use_id": tool_use_id, "type": "tool_result", "content": content, "is_error": is_error}]}
-        r["toolUseResult"] = {"stdout": "" if is_error else content, "stderr": content if is_error else "",
-                              "interrupted": False}
+        r["message"] = {
+            "role": "user",
+            "content": [
+                {
+                    "tool_use_id": tool_use_id,
+                    "type": "tool_result",
+                    "content": content,
+                    "is_error": is_error,
+                }
+            ],
+        }
+        r["toolUseResult"] = {
+            "stdout": "" if is_error else content,
+            "stderr": content if is_error else "",
+            "interrupted": False,
+        }
         self.records.append(r)
         return self
 

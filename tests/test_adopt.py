@@ -67,12 +67,18 @@ def staged(engine: Engine, pid: str) -> dict:
 def test_adopting_a_topic_file_stages_one_proposal_that_writes_a_valid_memory(proj):
     pid = proj.adopt("claude/debugging.md")
     record = staged(proj, pid)
-    assert record["kind"] == "adopt" and record["state"] == "pending" and record["source"] == "library"
+    assert (
+        record["kind"] == "adopt" and record["state"] == "pending" and record["source"] == "library"
+    )
     write, add, archive, drop = record["ops"]
     assert write["op"] == "write" and write["base_hash"] is None
     assert add == {"op": "add_line", "ref": write["ref"]}
     assert archive["op"] == "archive" and archive["ref"] == "claude/debugging.md"
-    assert drop == {"op": "drop_line", "ref": line_ref(LINK), "base_hash": proj.library_entry(line_ref(LINK))["hash"]}
+    assert drop == {
+        "op": "drop_line",
+        "ref": line_ref(LINK),
+        "base_hash": proj.library_entry(line_ref(LINK))["hash"],
+    }
     doc = memfile.parse(write["text"])
     assert write["ref"] == f"{doc.category}/{doc.id}" == "runbook/flaky-upload-test-on-ci"
     assert doc.title == "Flaky upload test on CI"
@@ -105,7 +111,11 @@ def test_a_plain_line_becomes_a_memory_and_only_that_line_is_dropped(proj):
     line = "- Prefer small pull requests, because reviews go faster"
     pid = proj.adopt(line_ref(line))
     write, add, drop = staged(proj, pid)["ops"]
-    assert drop == {"op": "drop_line", "ref": line_ref(line), "base_hash": proj.library_entry(line_ref(line))["hash"]}
+    assert drop == {
+        "op": "drop_line",
+        "ref": line_ref(line),
+        "base_hash": proj.library_entry(line_ref(line))["hash"],
+    }
     doc = memfile.parse(write["text"])
     assert doc.title == "Prefer small pull requests, because reviews go faster"
     assert not blocking(verify(write["text"], category=doc.category, cfg=proj.cfg))
@@ -116,7 +126,9 @@ def test_claudes_feedback_becomes_a_preference(proj):
     write = staged(proj, proj.adopt("claude/commits.md"))["ops"][0]
     doc = memfile.parse(write["text"])
     assert (doc.category, doc.type, doc.id) == ("preference", "feedback", "short-commit-messages")
-    assert doc.sections["Reason"] == "The log view cuts them."  # the reason Claude gave, as a sentence
+    assert (
+        doc.sections["Reason"] == "The log view cuts them."
+    )  # the reason Claude gave, as a sentence
     assert not blocking(verify(write["text"], category="preference", cfg=proj.cfg))
 
 
@@ -145,8 +157,13 @@ def test_the_adoption_is_one_diff_and_approving_it_keeps_every_other_byte(proj):
     assert files[new]["before"] is None and "+title: Flaky upload test on CI" in files[new]["diff"]
     md = files["MEMORY.md"]["diff"]
     assert f"-{LINK}" in md  # Claude's line that linked the file, dropped
-    assert "+- [Flaky upload test on CI](runbook/flaky-upload-test-on-ci.md)" in md  # the memory's own line
-    assert files["debugging.md"]["after"] is None and files[".archive/claude/debugging.md"]["after"] == TOPIC
+    assert (
+        "+- [Flaky upload test on CI](runbook/flaky-upload-test-on-ci.md)" in md
+    )  # the memory's own line
+    assert (
+        files["debugging.md"]["after"] is None
+        and files[".archive/claude/debugging.md"]["after"] == TOPIC
+    )
 
     proj.approve_proposal(pid, view)
     root = proj.root
@@ -162,10 +179,14 @@ def test_the_adoption_is_one_diff_and_approving_it_keeps_every_other_byte(proj):
 
     outside = parse(after).outside()
     assert outside.replace("\n", "") == MEMORY_MD.replace(LINK + "\n", "").replace("\n", "")
-    assert outside.startswith("# Project memory\n\n- The staging server is reset every Monday at 06:00 UTC\n"
-                              "- Prefer small pull requests, because reviews go faster\n")
+    assert outside.startswith(
+        "# Project memory\n\n- The staging server is reset every Monday at 06:00 UTC\n"
+        "- Prefer small pull requests, because reviews go faster\n"
+    )
     assert proj.proposals(every=True)[0]["state"] == "approved"
-    assert "flaky-upload-test-on-ci" in {e.ref.partition("/")[2] for e in proj.library() if e.owner == "memcurate"}
+    assert "flaky-upload-test-on-ci" in {
+        e.ref.partition("/")[2] for e in proj.library() if e.owner == "memcurate"
+    }
 
 
 def test_the_person_edits_the_memory_before_approving(proj):
@@ -188,5 +209,13 @@ def test_an_edit_that_breaks_the_memory_blocks_the_approval(proj):
         proj.approve_proposal(pid, view)
     assert not os.path.exists(os.path.join(proj.root, "preference"))
     with pytest.raises(ProposalError, match="writes none"):
-        proj.edit_proposal(proj.stage_proposal("archive", "a", "", [{"op": "archive", "ref": "claude/x.md",
-                                                                     "base_hash": "0" * 64}], source="check"), "x")
+        proj.edit_proposal(
+            proj.stage_proposal(
+                "archive",
+                "a",
+                "",
+                [{"op": "archive", "ref": "claude/x.md", "base_hash": "0" * 64}],
+                source="check",
+            ),
+            "x",
+        )

@@ -34,17 +34,31 @@ def recall_scan(root: Path) -> list[str]:
     for p in sorted(root.rglob("*.md")):
         parts = p.relative_to(root).parts
         top = unicodedata.normalize("NFC", parts[0]).rstrip(". ").lower()
-        if p.is_file() and not any(x.startswith(".") for x in parts) and top not in RECALL_SKIPPED_TOP:
+        if (
+            p.is_file()
+            and not any(x.startswith(".") for x in parts)
+            and top not in RECALL_SKIPPED_TOP
+        ):
             out.append("/".join(parts))
     return out
 
 
 def doc(id="use-jwt-for-api-auth", category="decision", **kw) -> memfile.MemoryDoc:
-    body = {"decision": "## Decision\nUse JWT tokens for the public API.\n\n## Rationale\nThe API is stateless.",
-            "constraint": "## Rule\nCI jobs cannot reach the internet.\n\n## Impact\nTests use fixtures."}[category]
-    fields = dict(id=id, category=category, title="Use JWT for API authentication",
-                  description="Stateless JWT tokens chosen for the public API", tags=["auth"], created=STAMP,
-                  updated=STAMP, sources=[{"session": "s1"}], body=body)
+    body = {
+        "decision": "## Decision\nUse JWT tokens for the public API.\n\n## Rationale\nThe API is stateless.",
+        "constraint": "## Rule\nCI jobs cannot reach the internet.\n\n## Impact\nTests use fixtures.",
+    }[category]
+    fields = dict(
+        id=id,
+        category=category,
+        title="Use JWT for API authentication",
+        description="Stateless JWT tokens chosen for the public API",
+        tags=["auth"],
+        created=STAMP,
+        updated=STAMP,
+        sources=[{"session": "s1"}],
+        body=body,
+    )
     fields.update(kw)
     return memfile.MemoryDoc(**fields)
 
@@ -53,7 +67,9 @@ def doc(id="use-jwt-for-api-auth", category="decision", **kw) -> memfile.MemoryD
 def engine(project, tmp_path):
     root = tmp_path / "memory"
     (project / ".claude").mkdir(exist_ok=True)
-    (project / ".claude" / "memcurate.yaml").write_text(f"backend: offline\nmemory:\n  root: {root}\n")
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: offline\nmemory:\n  root: {root}\n"
+    )
     root.mkdir()
     e = Engine(project, clock=lambda: STAMP)
     yield e
@@ -93,9 +109,18 @@ def test_a_restored_memory_moves_back_to_its_category_folder(engine):
 def old_layout(root: Path) -> dict[str, bytes]:
     """What memcurate before 2.1 left: an archived memory in its category folder (the older front matter),
     its archive entry files, a Claude file it archived, and a file of someone else's in archive/."""
-    archived = memfile.render(doc(id="no-network", category="constraint", title="No network in CI",
-                                  description="CI runners cannot reach the internet", status="archived"))
-    archived = archived.replace("name: no-network\n", "").replace("metadata:\n  type: project\n", "")
+    archived = memfile.render(
+        doc(
+            id="no-network",
+            category="constraint",
+            title="No network in CI",
+            description="CI runners cannot reach the internet",
+            status="archived",
+        )
+    )
+    archived = archived.replace("name: no-network\n", "").replace(
+        "metadata:\n  type: project\n", ""
+    )
     files = {
         "constraint/no-network.md": archived.encode(),
         "archive/decision.md": "# Archived from MEMORY.md\n\n- [Old](../decision/old.md) \u2014 o\n".encode(),
@@ -113,35 +138,53 @@ def old_layout(root: Path) -> dict[str, bytes]:
     return files
 
 
-def test_an_older_layout_moves_on_the_next_locked_write_bytes_kept_and_claudes_files_untouched(engine):
+def test_an_older_layout_moves_on_the_next_locked_write_bytes_kept_and_claudes_files_untouched(
+    engine,
+):
     root = Path(engine.root)
     files = old_layout(root)
-    assert "constraint/no-network.md" in recall_scan(root) and "archive/decision.md" in recall_scan(root)
+    assert "constraint/no-network.md" in recall_scan(root) and "archive/decision.md" in recall_scan(
+        root
+    )
     with engine.root_lock():
         pass
-    moves = {"constraint/no-network.md": ".archive/constraint/no-network.md",
-             "archive/decision.md": ".archive/decision.md",
-             "archive/claude/notes/old.md": ".archive/claude/notes/old.md"}
+    moves = {
+        "constraint/no-network.md": ".archive/constraint/no-network.md",
+        "archive/decision.md": ".archive/decision.md",
+        "archive/claude/notes/old.md": ".archive/claude/notes/old.md",
+    }
     for old, new in moves.items():
         assert not (root / old).exists()
         assert (root / new).read_bytes() == files[old] and (root / new).stat().st_mtime == OLD_TIME
     assert (root / "archive" / "someone-else.md").read_bytes() == files["archive/someone-else.md"]
     assert (root / "notes" / "api.md").read_bytes() == files["notes/api.md"]
     assert (root / "decision" / "use-jwt-for-api-auth.md").exists()  # active: stays
-    assert recall_scan(root) == ["archive/someone-else.md", "decision/use-jwt-for-api-auth.md", "notes/api.md"]
+    assert recall_scan(root) == [
+        "archive/someone-else.md",
+        "decision/use-jwt-for-api-auth.md",
+        "notes/api.md",
+    ]
     [entry] = [e for e in engine.library() if e.ref == "constraint/no-network"]
     assert entry.status == "archived"
     assert [e.id for e in memory_md.read_archive(engine.root, "decision")] == ["old"]
-    assert (root / ".archive" / ".layout").exists()  # the category folders are not read through again
+    assert (
+        root / ".archive" / ".layout"
+    ).exists()  # the category folders are not read through again
 
-    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and "memcurate.lock" not in p.name}
-    fresh = Engine(engine.project, clock=lambda: STAMP)  # a new process: the move is looked for again
+    before = {
+        p: p.read_bytes() for p in root.rglob("*") if p.is_file() and "memcurate.lock" not in p.name
+    }
+    fresh = Engine(
+        engine.project, clock=lambda: STAMP
+    )  # a new process: the move is looked for again
     try:
         with fresh.root_lock():
             pass
     finally:
         fresh.close()
-    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and "memcurate.lock" not in p.name} == before
+    assert {
+        p: p.read_bytes() for p in root.rglob("*") if p.is_file() and "memcurate.lock" not in p.name
+    } == before
 
 
 def test_a_move_cut_short_is_finished_and_one_that_would_overwrite_is_left(engine):
@@ -151,11 +194,15 @@ def test_a_move_cut_short_is_finished_and_one_that_would_overwrite_is_left(engin
     files = old_layout(root)
     # a crash after the copy, before the removal: the copy is there with the same bytes
     (root / ".archive" / "constraint").mkdir(parents=True)
-    (root / ".archive" / "constraint" / "no-network.md").write_bytes(files["constraint/no-network.md"])
+    (root / ".archive" / "constraint" / "no-network.md").write_bytes(
+        files["constraint/no-network.md"]
+    )
     # another file already where an entry file would go
     (root / ".archive" / "decision.md").write_bytes(b"other bytes\n")
     moved, left = archive_layout.migrate(root)
-    assert "constraint/no-network.md" in moved and not (root / "constraint" / "no-network.md").exists()
+    assert (
+        "constraint/no-network.md" in moved and not (root / "constraint" / "no-network.md").exists()
+    )
     assert left == ["archive/decision.md"]
     assert (root / "archive" / "decision.md").read_bytes() == files["archive/decision.md"]
     assert (root / ".archive" / "decision.md").read_bytes() == b"other bytes\n"
@@ -163,10 +210,19 @@ def test_a_move_cut_short_is_finished_and_one_that_would_overwrite_is_left(engin
 
 def test_nothing_archived_is_offered_to_claude_codes_recall(engine):
     root = Path(engine.root)
-    keep = save(engine, doc(id="keep-this", description="Stateless JWT tokens kept for the public API"))
+    keep = save(
+        engine, doc(id="keep-this", description="Stateless JWT tokens kept for the public API")
+    )
     assert keep
-    h = save(engine, doc(id="no-network", category="constraint", title="No network in CI",
-                         description="CI runners cannot reach the internet"))
+    h = save(
+        engine,
+        doc(
+            id="no-network",
+            category="constraint",
+            title="No network in CI",
+            description="CI runners cannot reach the internet",
+        ),
+    )
     engine.archive_memory("constraint/no-network", h)
     (root / "notes").mkdir()
     (root / "notes" / "debugging.md").write_bytes(b"# Debugging\nrun with -x\n")
@@ -180,25 +236,48 @@ def test_nothing_archived_is_offered_to_claude_codes_recall(engine):
 
 # -- the guard keeps Claude out of .archive/ -------------------------------------------------------
 
+
 def call_guard(project: Path, file_path: str) -> str:
-    p = {"hook_event_name": "PreToolUse", "session_id": "s-1", "tool_name": "Write",
-         "tool_input": {"file_path": file_path, "content": "x"}, "cwd": str(project)}
+    p = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s-1",
+        "tool_name": "Write",
+        "tool_input": {"file_path": file_path, "content": "x"},
+        "cwd": str(project),
+    }
     out, err = io.StringIO(), io.StringIO()
     old = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err
     try:
-        assert dispatch.run(json.dumps(p).encode(), {**os.environ, "CLAUDE_PROJECT_DIR": str(project)},
-                            review_auto_memory=False) == 0
+        assert (
+            dispatch.run(
+                json.dumps(p).encode(),
+                {**os.environ, "CLAUDE_PROJECT_DIR": str(project)},
+                review_auto_memory=False,
+            )
+            == 0
+        )
     finally:
         sys.stdout, sys.stderr = old
     return out.getvalue()
 
 
-@pytest.mark.parametrize("rel", [".archive/decision/x.md", ".archive/decision.md", ".archive/claude/notes.md",
-                                 "archive/decision.md"])
+@pytest.mark.parametrize(
+    "rel",
+    [
+        ".archive/decision/x.md",
+        ".archive/decision.md",
+        ".archive/claude/notes.md",
+        "archive/decision.md",
+    ],
+)
 def test_the_guard_denies_claude_writes_into_the_archive(project, rel):
     root = Path(resolve_memory_root(project, config.load(project))["path"])
     root.mkdir(parents=True)
     out = call_guard(project, str(root / rel))
-    assert out and "managed by memcurate" in json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert (
+        out
+        and "managed by memcurate"
+        in json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+    )
     assert call_guard(project, str(root / "notes.md")) == ""  # Claude's own topic file: allowed

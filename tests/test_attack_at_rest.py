@@ -28,10 +28,10 @@ from memcurate.curator.memory import memfile
 from memcurate.curator.proposals import store
 from memcurate.curator.proposals.store import ProposalError
 from memcurate.curator.review.actions import Blocked
-from memcurate.curator.verify.decide import Existing, decide
 from memcurate.curator.util.assets import asset
 from memcurate.curator.util.paths import data_dir
 from memcurate.curator.util.stamps import content_hash
+from memcurate.curator.verify.decide import Existing, decide
 from memcurate.widgets.dialogs import EditorScreen
 
 AWS = "AKIAZ3MXQ7RT4PLW8KJD"
@@ -57,7 +57,9 @@ def memory(tmp_path) -> Path:
 
 def offline(project: Path, memory: Path, extra: str = "") -> None:
     (project / ".claude").mkdir(parents=True, exist_ok=True)
-    (project / ".claude" / "memcurate.yaml").write_text(f"backend: offline\nmemory:\n  root: {memory}\n{extra}")
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: offline\nmemory:\n  root: {memory}\n{extra}"
+    )
 
 
 def sweep(project: Path, secrets=SECRETS) -> int:
@@ -69,7 +71,11 @@ def sweep(project: Path, secrets=SECRETS) -> int:
     for folder, dirs, names in os.walk(data):
         for d in dirs:
             st = os.lstat(os.path.join(folder, d))
-            assert stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o700, (folder, d, oct(st.st_mode))
+            assert stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o700, (
+                folder,
+                d,
+                oct(st.st_mode),
+            )
         for n in names:
             path = os.path.join(folder, n)
             st = os.lstat(path)
@@ -84,22 +90,33 @@ def sweep(project: Path, secrets=SECRETS) -> int:
 
 def secret_session() -> Transcript:
     """A session where a person pastes credentials while deciding something durable."""
-    return (Transcript()
-            .user(f"We decided to go with postgres because it is simpler to operate. The deploy key is {AWS} "
-                  f"and the CI token is {GHP}, use them for the release.")
-            .assistant(text(f"Understood: postgres it is; I will use {AWS} for the deploy and {GHP} for CI."))
-            .user("Also we decided to always tag releases from main, because hotfix branches drift.")
-            .assistant(text("Noted: releases are tagged from main.")))
+    return (
+        Transcript()
+        .user(
+            f"We decided to go with postgres because it is simpler to operate. The deploy key is {AWS} "
+            f"and the CI token is {GHP}, use them for the release."
+        )
+        .assistant(
+            text(f"Understood: postgres it is; I will use {AWS} for the deploy and {GHP} for CI.")
+        )
+        .user("Also we decided to always tag releases from main, because hotfix branches drift.")
+        .assistant(text("Noted: releases are tagged from main."))
+    )
 
 
 def hook_stop(project: Path, transcript: Path) -> None:
-    payload = {"session_id": "0b5e6a34-1111-4222-8333-444455556666", "transcript_path": str(transcript),
-               "cwd": str(project), "hook_event_name": "Stop"}
+    payload = {
+        "session_id": "0b5e6a34-1111-4222-8333-444455556666",
+        "transcript_path": str(transcript),
+        "cwd": str(project),
+        "hook_event_name": "Stop",
+    }
     p = run_hook(payload, cwd=project)
     assert p.returncode == 0 and p.stderr == b"", p.stderr
 
 
 # -- the hook, and the drafting after it --------------------------------------------------------
+
 
 def test_the_hook_and_drafting_leave_no_secret_and_nothing_readable_by_others(project, memory):
     offline(project, memory)
@@ -107,24 +124,35 @@ def test_the_hook_and_drafting_leave_no_secret_and_nothing_readable_by_others(pr
     hook_stop(project, path)
     (tid,) = staging.triage_ids(project / ".memcurate")
     assert sweep(project) >= 3  # .gitignore, the triage, the offsets, the log...
-    listed = run_cli("list", "--draft", "--json", cwd=project)  # the offline drafter: drafts, reviews, the index
+    listed = run_cli(
+        "list", "--draft", "--json", cwd=project
+    )  # the offline drafter: drafts, reviews, the index
     assert listed.returncode == 0, listed.stderr
     assert [i for i in json.loads(listed.stdout)["items"] if i["state"] == "ready"]
     assert not any(s in listed.stdout for s in SECRETS)
-    assert (project / ".memcurate" / "index.sqlite").exists() and list((project / ".memcurate").rglob("*.md"))
+    assert (project / ".memcurate" / "index.sqlite").exists() and list(
+        (project / ".memcurate").rglob("*.md")
+    )
     sweep(project)
 
 
-def test_a_data_dir_an_older_memcurate_left_readable_is_tightened_and_no_link_is_followed(project, memory,
-                                                                                          tmp_path):
+def test_a_data_dir_an_older_memcurate_left_readable_is_tightened_and_no_link_is_followed(
+    project, memory, tmp_path
+):
     offline(project, memory)
     data = project / ".memcurate"
     (data / "staging" / "20250101T000000Z-old" / "drafts").mkdir(parents=True, mode=0o755)
-    for p in (data, data / "staging", data / "staging" / "20250101T000000Z-old",
-              data / "staging" / "20250101T000000Z-old" / "drafts"):
+    for p in (
+        data,
+        data / "staging",
+        data / "staging" / "20250101T000000Z-old",
+        data / "staging" / "20250101T000000Z-old" / "drafts",
+    ):
         p.chmod(0o755)
     (data / ".gitignore").write_text("*\n")
-    (data / "staging" / "20250101T000000Z-old" / "drafts" / "decision.md").write_text("old session text\n")
+    (data / "staging" / "20250101T000000Z-old" / "drafts" / "decision.md").write_text(
+        "old session text\n"
+    )
     (data / "log").mkdir(mode=0o755)
     (data / "log" / "memcurate.log").write_text("an old line\n")
     outside = tmp_path / "someone-elses.txt"
@@ -140,6 +168,7 @@ def test_a_data_dir_an_older_memcurate_left_readable_is_tightened_and_no_link_is
 
 # -- a person's edit -------------------------------------------------------------------------
 
+
 def stage_demo(project: Path, memory: Path) -> str:
     engine = engine_factory(project, memory)()
     try:
@@ -150,7 +179,9 @@ def stage_demo(project: Path, memory: Path) -> str:
         engine.close()
 
 
-def test_a_tui_edit_holding_a_token_is_staged_redacted_shown_with_the_marker_and_stays_blocked(project, memory):
+def test_a_tui_edit_holding_a_token_is_staged_redacted_shown_with_the_marker_and_stays_blocked(
+    project, memory
+):
     tid = stage_demo(project, memory)
     app = tui(project, memory)
 
@@ -173,7 +204,9 @@ def test_a_tui_edit_holding_a_token_is_staged_redacted_shown_with_the_marker_and
         staged = read_review(data_dir(project), tid, "decision")
         assert GHP not in staged["text"] and "[REDACTED:github-token]" in staged["text"]
         assert staged["blocked"] and any(i["code"] == "secret" for i in staged["issues"])
-        assert "[REDACTED:github-token]" in app.review["text"] and GHP not in app.review["text"]  # on screen
+        assert (
+            "[REDACTED:github-token]" in app.review["text"] and GHP not in app.review["text"]
+        )  # on screen
         row = [i for i in app.query_one("QueueTable").shown if i.category == "decision"][0]
         assert row.blocks
         await pilot.press("a")  # approving is refused: nothing is written
@@ -188,7 +221,9 @@ def test_a_tui_edit_holding_a_token_is_staged_redacted_shown_with_the_marker_and
     sweep(project)
 
 
-def test_an_edit_saved_again_with_the_marker_stays_blocked_until_the_person_writes_what_is_meant(project, memory):
+def test_an_edit_saved_again_with_the_marker_stays_blocked_until_the_person_writes_what_is_meant(
+    project, memory
+):
     tid = stage_demo(project, memory)
     engine = engine_factory(project, memory)()
     try:
@@ -197,7 +232,9 @@ def test_an_edit_saved_again_with_the_marker_stays_blocked_until_the_person_writ
         assert record["blocked"]
         staged = engine.review(tid, "decision")["text"]
         assert AWS not in staged and "[REDACTED:aws-access-key]" in staged
-        assert engine.edit(tid, "decision", staged)["blocked"]  # opened and saved unchanged: still blocked
+        assert engine.edit(tid, "decision", staged)[
+            "blocked"
+        ]  # opened and saved unchanged: still blocked
         with pytest.raises(Blocked):
             engine.approve(tid, "decision")
         assert not list(memory.glob("*/*.md"))
@@ -211,8 +248,10 @@ def test_an_edit_saved_again_with_the_marker_stays_blocked_until_the_person_writ
 def test_a_proposal_edit_holding_a_secret_is_refused_and_nothing_is_stored(project, memory):
     engine = lib_engine(project, memory)
     try:
-        ops = [{"op": "write", "ref": "decision/x", "base_hash": None, "text": "old\n"},
-               {"op": "add_line", "ref": "decision/x"}]
+        ops = [
+            {"op": "write", "ref": "decision/x", "base_hash": None, "text": "old\n"},
+            {"op": "add_line", "ref": "decision/x"},
+        ]
         pid = engine.stage_proposal("adopt", "Adopt", "", ops, source="library")
         with pytest.raises(ProposalError, match="a secret is present"):
             engine.edit_proposal(pid, f"old\nThe token is {GHP}\n")
@@ -224,6 +263,7 @@ def test_a_proposal_edit_holding_a_secret_is_refused_and_nothing_is_stored(proje
 
 # -- the trash ------------------------------------------------------------------------------
 
+
 def lib_engine(project: Path, memory: Path, extra: str = ""):
     from memcurate.curator.engine import Engine
 
@@ -233,9 +273,17 @@ def lib_engine(project: Path, memory: Path, extra: str = ""):
 
 
 def secret_memory(engine) -> str:
-    doc = memfile.MemoryDoc(id="deploy-key", category="decision", title="Deploy key", description="How we deploy",
-                            tags=["deploy"], created=STAMP, updated=STAMP, sources=[{"session": "s1"}],
-                            body=f"## Decision\nDeploy with the key {AWS} from the box.\n\n## Rationale\nOne box.")
+    doc = memfile.MemoryDoc(
+        id="deploy-key",
+        category="decision",
+        title="Deploy key",
+        description="How we deploy",
+        tags=["deploy"],
+        created=STAMP,
+        updated=STAMP,
+        sources=[{"session": "s1"}],
+        body=f"## Decision\nDeploy with the key {AWS} from the box.\n\n## Rationale\nOne box.",
+    )
     path = engine.store.create(doc)
     return content_hash(Path(path).read_bytes())
 
@@ -250,20 +298,30 @@ def test_a_deleted_memory_and_a_deleted_claude_file_reach_the_trash_redacted(pro
         done2 = engine.delete_memory("claude/ci-notes.md", content_hash(claude.read_bytes()))
         assert not (memory / "decision" / "deploy-key.md").exists() and not claude.exists()
         (mine,), (claudes,) = done.trash, done2.trash
-        assert "Deploy with the key [REDACTED:aws-access-key] from the box" in Path(mine).read_text()
-        assert Path(claudes).read_text() == "# CI\nThe CI token is [REDACTED:github-token]\nRun make ci.\n"
+        assert (
+            "Deploy with the key [REDACTED:aws-access-key] from the box" in Path(mine).read_text()
+        )
+        assert (
+            Path(claudes).read_text()
+            == "# CI\nThe CI token is [REDACTED:github-token]\nRun make ci.\n"
+        )
     finally:
         engine.close()
     sweep(project)
 
 
-def test_the_trash_forgets_copies_older_than_trash_days_when_a_copy_is_put_there_and_on_check(project, memory):
+def test_the_trash_forgets_copies_older_than_trash_days_when_a_copy_is_put_there_and_on_check(
+    project, memory
+):
     """And a copy an older memcurate kept whole is redacted when it is kept."""
     engine = lib_engine(project, memory, "library:\n  trash_days: 2\n")
     trash = Path(engine.data) / "trash"
     try:
         trash.mkdir(mode=0o700)  # as memcurate made them
-        old, young = trash / "20250101T000000Z-decision__old.md", trash / "20250101T000000Z-decision__young.md"
+        old, young = (
+            trash / "20250101T000000Z-decision__old.md",
+            trash / "20250101T000000Z-decision__young.md",
+        )
         for p, days in ((old, 3), (young, 1)):
             p.write_text(f"gone memory, deployed with {AWS}\n")  # kept whole by an older memcurate
             p.chmod(0o600)
@@ -271,7 +329,9 @@ def test_the_trash_forgets_copies_older_than_trash_days_when_a_copy_is_put_there
         h = secret_memory(engine)
         (copy,) = engine.delete_memory("decision/deploy-key", h).trash
         assert sorted(trash.iterdir()) == sorted([young, Path(copy)])  # the 3-day-old copy went
-        assert young.read_text() == "gone memory, deployed with [REDACTED:aws-access-key]\n"  # the young one kept,
+        assert (
+            young.read_text() == "gone memory, deployed with [REDACTED:aws-access-key]\n"
+        )  # the young one kept,
         assert young.stat().st_mtime < time.time() - DAY / 2  # redacted, its age unchanged
         os.utime(young, (time.time() - 3 * DAY, time.time() - 3 * DAY))
         engine.check()
@@ -281,7 +341,9 @@ def test_the_trash_forgets_copies_older_than_trash_days_when_a_copy_is_put_there
     sweep(project)
 
 
-def test_with_trash_days_0_every_file_of_a_change_set_is_in_the_trash_before_it_is_removed(project, memory):
+def test_with_trash_days_0_every_file_of_a_change_set_is_in_the_trash_before_it_is_removed(
+    project, memory
+):
     """Forgetting never takes the copy of a file the same change removes: Claude's bytes stay somewhere."""
     engine = lib_engine(project, memory, "library:\n  trash_days: 0\n")
     try:
@@ -291,9 +353,20 @@ def test_with_trash_days_0_every_file_of_a_change_set_is_in_the_trash_before_it_
         earlier.parent.mkdir(parents=True, exist_ok=True)
         earlier.write_text("older\n")
         os.utime(earlier, (time.time() - 60, time.time() - 60))
-        done = engine.apply_changes([{"op": "delete", "ref": f"claude/{n}", "base_hash": content_hash(
-            (memory / n).read_bytes())} for n in ("a.md", "b.md")])
-        assert sorted(Path(p).read_text() for p in done.trash) == ["# A\nnotes a\n", "# B\nnotes b\n"]
+        done = engine.apply_changes(
+            [
+                {
+                    "op": "delete",
+                    "ref": f"claude/{n}",
+                    "base_hash": content_hash((memory / n).read_bytes()),
+                }
+                for n in ("a.md", "b.md")
+            ]
+        )
+        assert sorted(Path(p).read_text() for p in done.trash) == [
+            "# A\nnotes a\n",
+            "# B\nnotes b\n",
+        ]
         assert not earlier.exists() and all(Path(p).exists() for p in done.trash)
     finally:
         engine.close()
@@ -308,6 +381,7 @@ def test_trash_days_must_be_a_whole_number_of_days(project, memory, value):
 
 # -- what is shown and printed ------------------------------------------------------------------
 
+
 def test_show_list_and_status_mask_a_secret_planted_in_staging(project, memory):
     """Staging is Claude-writable: a secret put in a staged draft or its state line is never printed."""
     tid = stage_demo(project, memory)
@@ -315,9 +389,18 @@ def test_show_list_and_status_mask_a_secret_planted_in_staging(project, memory):
     Path(files.file).write_text(Path(files.file).read_text() + f"\nThe token is {GHP}\n")
     with open(Path(files.file).parent.parent / "state.log", "a") as f:
         rec = staging.category_state(data_dir(project), tid, "decision")
-        f.write(json.dumps({**{k: v for k, v in rec.items() if k != "history"}, "title": f"Key {AWS}"}) + "\n")
-    for args in (("show", f"{tid}/decision"), ("show", f"{tid}/decision", "--json"), ("list",), ("list", "--json"),
-                 ("status",), ("status", "--json")):
+        f.write(
+            json.dumps({**{k: v for k, v in rec.items() if k != "history"}, "title": f"Key {AWS}"})
+            + "\n"
+        )
+    for args in (
+        ("show", f"{tid}/decision"),
+        ("show", f"{tid}/decision", "--json"),
+        ("list",),
+        ("list", "--json"),
+        ("status",),
+        ("status", "--json"),
+    ):
         out = run_cli(*args, cwd=project)
         assert out.returncode == 0, out.stderr
         assert not any(s in out.stdout + out.stderr for s in SECRETS), args
@@ -326,13 +409,28 @@ def test_show_list_and_status_mask_a_secret_planted_in_staging(project, memory):
 
 def test_an_update_decided_against_a_memory_holding_a_secret_shows_no_secret_in_its_diff():
     def doc(id, body):
-        return memfile.MemoryDoc(id=id, category="decision", title="Use JWT for API authentication",
-                                 description="Use JWT for API authentication", tags=["auth", "api"], created=STAMP,
-                                 updated=STAMP, body=body)
+        return memfile.MemoryDoc(
+            id=id,
+            category="decision",
+            title="Use JWT for API authentication",
+            description="Use JWT for API authentication",
+            tags=["auth", "api"],
+            created=STAMP,
+            updated=STAMP,
+            body=body,
+        )
 
-    old = doc("jwt-auth", f"## Decision\nUse JWT tokens for the public API.\n\n## Rationale\nSigned with {AWS}.")
-    new = doc("use-jwt", "## Decision\nUse JWT tokens for the public API.\n\n## Rationale\nSigned with a key. "
-                         "Tokens expire after one hour.")
-    d = decide(new, [Existing(old.id, "/m/decision/jwt-auth.md", "h", old, memfile.render(old))], now=STAMP)
+    old = doc(
+        "jwt-auth",
+        f"## Decision\nUse JWT tokens for the public API.\n\n## Rationale\nSigned with {AWS}.",
+    )
+    new = doc(
+        "use-jwt",
+        "## Decision\nUse JWT tokens for the public API.\n\n## Rationale\nSigned with a key. "
+        "Tokens expire after one hour.",
+    )
+    d = decide(
+        new, [Existing(old.id, "/m/decision/jwt-auth.md", "h", old, memfile.render(old))], now=STAMP
+    )
     assert d.action == "update" and d.diff
     assert AWS not in d.diff and "[REDACTED:aws-access-key]" in d.diff

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from memcurate.curator import config
-from memcurate.curator.rules import ledger
 from memcurate.curator.drafting import rule_draft as draft
+from memcurate.curator.rules import ledger
 from memcurate.curator.rules.signature import Failure
 
 # -- two readings of a `paths:` glob -----------------------------------------------------------------------
@@ -32,7 +32,7 @@ def _expand_braces_first(glob: str) -> list[str]:
         elif c == "}" and depth:
             depth -= 1
             if depth == 0:
-                body, parts, level, last = glob[start + 1:i], [], 0, 0
+                body, parts, level, last = glob[start + 1 : i], [], 0, 0
                 for j, d in enumerate(body):
                     level += (d == "{") - (d == "}")
                     if d == "," and level == 0:
@@ -40,8 +40,12 @@ def _expand_braces_first(glob: str) -> list[str]:
                         last = j + 1
                 if parts:
                     parts.append(body[last:])
-                    return [x for p in parts for x in _expand_braces_first(glob[:start] + p + glob[i + 1:])]
-                return [glob[:i + 1] + x for x in _expand_braces_first(glob[i + 1:])]
+                    return [
+                        x
+                        for p in parts
+                        for x in _expand_braces_first(glob[:start] + p + glob[i + 1 :])
+                    ]
+                return [glob[: i + 1] + x for x in _expand_braces_first(glob[i + 1 :])]
     return [glob]
 
 
@@ -51,7 +55,7 @@ def _regex(glob: str, braces: bool) -> str:
     out, i, closers = [], 0, []
     while i < len(glob):
         c = glob[i]
-        if braces and c in "+@*?" and glob[i + 1:i + 2] == "(" and ")" in glob[i:]:
+        if braces and c in "+@*?" and glob[i + 1 : i + 2] == "(" and ")" in glob[i:]:
             out.append("(?:")
             closers.append({"+": ")+", "@": ")", "*": ")*", "?": ")?"}[c])
             i += 2
@@ -80,15 +84,17 @@ def _regex(glob: str, braces: bool) -> str:
         elif c == "?":
             out.append("[^/]")
             i += 1
-        elif c == "[" and "]" in glob[i + 2:]:
+        elif c == "[" and "]" in glob[i + 2 :]:
             end = glob.index("]", i + 2)  # a `]` first in a class is the character
-            inner = glob[i + 1:end]
+            inner = glob[i + 1 : end]
             neg = inner[:1] in ("!", "^")
             out.append("[" + ("^" if neg else "") + re.escape(inner[1:] if neg else inner) + "]")
             i = end + 1
         elif braces and c == "{" and "}" in glob[i:]:
             end = glob.index("}", i)
-            out.append("(?:" + "|".join(_regex(p, braces) for p in glob[i + 1:end].split(",")) + ")")
+            out.append(
+                "(?:" + "|".join(_regex(p, braces) for p in glob[i + 1 : end].split(",")) + ")"
+            )
             i = end + 1
         else:
             out.append(re.escape(c))
@@ -106,15 +112,58 @@ def matches(glob: str, path: str) -> bool:
 
 
 # Files of a project that a file name must not reach.
-OTHERS = ["src/a.py", "a.py", "b.py", "x/b.py", "lib/b.py", "a/c.py", "b/c.py", "c.py", "ab/c.py", "a/d.py",
-          "b/d.py", "xz/e.py", "x(y)z/e.py", "x(y))z/e.py", "xyyz/e.py", "a/f.py", "f.py", "g.py", "x/g.py",
-          "q.py", "s/h.py", "src/i.ts", "'q'.py", "t/j.py", "tx/j.py", "src/k.py", "srcsrc/k.py", "a", "b"]
+OTHERS = [
+    "src/a.py",
+    "a.py",
+    "b.py",
+    "x/b.py",
+    "lib/b.py",
+    "a/c.py",
+    "b/c.py",
+    "c.py",
+    "ab/c.py",
+    "a/d.py",
+    "b/d.py",
+    "xz/e.py",
+    "x(y)z/e.py",
+    "x(y))z/e.py",
+    "xyyz/e.py",
+    "a/f.py",
+    "f.py",
+    "g.py",
+    "x/g.py",
+    "q.py",
+    "s/h.py",
+    "src/i.ts",
+    "'q'.py",
+    "t/j.py",
+    "tx/j.py",
+    "src/k.py",
+    "srcsrc/k.py",
+    "a",
+    "b",
+]
 
 
-@pytest.mark.parametrize("name", [
-    "*/b.py", "*", "?.py", "[ab]/c.py", "a|b/d.py", "x(y)+z/e.py", "{a}/f.py", "**/g.py", "'q'.py",
-    "s*/h.py", "src*/i.ts", "t?/j.py", "+(src)/k.py", "@(a|b)",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "*/b.py",
+        "*",
+        "?.py",
+        "[ab]/c.py",
+        "a|b/d.py",
+        "x(y)+z/e.py",
+        "{a}/f.py",
+        "**/g.py",
+        "'q'.py",
+        "s*/h.py",
+        "src*/i.ts",
+        "t?/j.py",
+        "+(src)/k.py",
+        "@(a|b)",
+    ],
+)
 def test_a_file_name_in_a_glob_matches_only_itself(name):
     globs = draft.suggest_paths([name])
     assert globs, f"{name!r} gave no glob"
@@ -133,21 +182,37 @@ def test_a_file_name_no_escaping_makes_literal_gives_no_glob_that_reaches_other_
 
 
 def test_ordinary_file_names_keep_their_globs():
-    assert draft.suggest_paths(["tests/test_store.py", "src/app/main.ts", "src/app/util.tsx", "Makefile"]) == \
-        ["tests/**/*.py", "src/**/*.{ts,tsx}", "Makefile"]
+    assert draft.suggest_paths(
+        ["tests/test_store.py", "src/app/main.ts", "src/app/util.tsx", "Makefile"]
+    ) == ["tests/**/*.py", "src/**/*.{ts,tsx}", "Makefile"]
 
 
 # -- the ledger's caps -----------------------------------------------------------------------------------------
 
+
 def failure(n: int | str) -> Failure:
-    return Failure(kind="command", tool="sh", signature=f"sh error: invented failure number {n}",
-                   message=f"invented failure number {n}", files=("src/app.py",),
-                   excerpt=f"error: invented failure number {n} " + "x" * 200)
+    return Failure(
+        kind="command",
+        tool="sh",
+        signature=f"sh error: invented failure number {n}",
+        message=f"invented failure number {n}",
+        files=("src/app.py",),
+        excerpt=f"error: invented failure number {n} " + "x" * 200,
+    )
 
 
 def rec(data: str, n, session: str, **caps) -> ledger.Recorded:
-    return ledger.record(data, failure(n), session=session, at="2026-01-01T10:00:00Z", command="make",
-                         error=failure(n).excerpt, source="hook", threshold=3, **caps)
+    return ledger.record(
+        data,
+        failure(n),
+        session=session,
+        at="2026-01-01T10:00:00Z",
+        command="make",
+        error=failure(n).excerpt,
+        source="hook",
+        threshold=3,
+        **caps,
+    )
 
 
 def ledger_size(data: str) -> tuple[int, int]:
@@ -172,9 +237,14 @@ def data(tmp_path) -> str:
 
 
 @pytest.mark.parametrize("cap", ["entries", "bytes"])
-def test_a_flood_of_new_failures_keeps_the_ledger_within_its_caps_forgetting_the_rarest_and_oldest(cap, data):
-    caps = {"max_entries": 120, "max_bytes": 1 << 30} if cap == "entries" else \
-        {"max_entries": 100_000, "max_bytes": 64 * 1024}
+def test_a_flood_of_new_failures_keeps_the_ledger_within_its_caps_forgetting_the_rarest_and_oldest(
+    cap, data
+):
+    caps = (
+        {"max_entries": 120, "max_bytes": 1 << 30}
+        if cap == "entries"
+        else {"max_entries": 100_000, "max_bytes": 64 * 1024}
+    )
     # What is worth keeping: a failure seen in three sessions (its candidate staged), one seen in two.
     for s in ("s1", "s2", "s3"):
         rec(data, "staged", s, **caps)
@@ -202,10 +272,17 @@ def test_within_the_caps_nothing_is_forgotten(data):
     assert sorted(keys) == ledger.keys(data)
 
 
-@pytest.mark.parametrize("key,value,ok", [
-    ("ledger_max_entries", 2000, True), ("ledger_max_entries", 99, False), ("ledger_max_entries", 10**9, False),
-    ("ledger_max_bytes", 1 << 20, True), ("ledger_max_bytes", 1000, False), ("ledger_max_bytes", 1 << 40, False),
-])
+@pytest.mark.parametrize(
+    "key,value,ok",
+    [
+        ("ledger_max_entries", 2000, True),
+        ("ledger_max_entries", 99, False),
+        ("ledger_max_entries", 10**9, False),
+        ("ledger_max_bytes", 1 << 20, True),
+        ("ledger_max_bytes", 1000, False),
+        ("ledger_max_bytes", 1 << 40, False),
+    ],
+)
 def test_the_caps_are_config_keys_a_project_cannot_lift_out_of_reach(key, value, ok, project):
     (project / ".claude").mkdir()
     (project / ".claude" / "memcurate.yaml").write_text(f"rules:\n  {key}: {value}\n")
@@ -230,8 +307,12 @@ def test_a_fifo_planted_as_the_running_tally_neither_blocks_nor_lifts_the_caps(d
     tally.unlink()
     os.mkfifo(tally)
     done: list = []
-    t = threading.Thread(target=lambda: done.append(
-        [rec(data, f"more-{i}", "s1", max_entries=100, max_bytes=1 << 30) for i in range(60)]), daemon=True)
+    t = threading.Thread(
+        target=lambda: done.append(
+            [rec(data, f"more-{i}", "s1", max_entries=100, max_bytes=1 << 30) for i in range(60)]
+        ),
+        daemon=True,
+    )
     t.start()
     t.join(10)
     if not done:
@@ -251,10 +332,17 @@ def test_the_failure_hook_keeps_the_ledger_within_the_configured_cap(project):
     (project / ".claude" / "memcurate.yaml").write_text("rules:\n  ledger_max_entries: 100\n")
     data = str(project / ".memcurate")
     for i in range(150):
-        doc = {"session_id": "hostile", "transcript_path": "", "cwd": str(project),
-               "hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "make"},
-               "tool_use_id": f"toolu_{i}", "error": f"Exit code 1\nerror: cannot find module mod_{i}",
-               "is_interrupt": False}
+        doc = {
+            "session_id": "hostile",
+            "transcript_path": "",
+            "cwd": str(project),
+            "hook_event_name": "PostToolUseFailure",
+            "tool_name": "Bash",
+            "tool_input": {"command": "make"},
+            "tool_use_id": f"toolu_{i}",
+            "error": f"Exit code 1\nerror: cannot find module mod_{i}",
+            "is_interrupt": False,
+        }
         assert dispatch.run(json.dumps(doc).encode(), {"CLAUDE_PROJECT_DIR": str(project)}) == 0
     keys = ledger.keys(data)
     assert len(keys) > 10  # counted, not turned away

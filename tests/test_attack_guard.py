@@ -36,11 +36,24 @@ def setup(project):
     return project, root
 
 
-def hook(project: Path, tool: str | None, tool_input: dict | None, *, args=(), raw: bytes | None = None,
-         cwd=None, env: dict | None = None) -> tuple[str | None, str]:
+def hook(
+    project: Path,
+    tool: str | None,
+    tool_input: dict | None,
+    *,
+    args=(),
+    raw: bytes | None = None,
+    cwd=None,
+    env: dict | None = None,
+) -> tuple[str | None, str]:
     """Run the real hook; (the deny reason or None, stderr)."""
-    p = run_hook(payload(tool, tool_input, cwd or project), cwd=project, raw=raw, args=list(args),
-                 env={"CLAUDE_PROJECT_DIR": str(project), **(env or {})})
+    p = run_hook(
+        payload(tool, tool_input, cwd or project),
+        cwd=project,
+        raw=raw,
+        args=list(args),
+        env={"CLAUDE_PROJECT_DIR": str(project), **(env or {})},
+    )
     assert p.returncode == 0
     return decision(p.stdout.decode()), p.stderr.decode()
 
@@ -55,39 +68,64 @@ def log(project: Path) -> str:
 
 # -- 1. the data dir ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("path,cwd", [
-    ("{project}/.memcurate/claude-writes/abc123.json", None),
-    ("{project}/.memcurate/rules/pytest-e1.json", None),
-    ("{project}/.memcurate/config.cache.json", None),
-    ("{project}/.memcurate/claude-config-dir.json", None),
-    ("{project}/.memcurate/proposals/p1.json", None),
-    (".memcurate/staging/t1/state.jsonl", "{project}"),
-    ("../.memcurate/backups/x", "{project}/src"),
-    ("{project}/src/../.memcurate/config.cache.json", None),
-    ("{project}/data-link/config.cache.json", None),
-], ids=["claude-writes", "rules", "cache", "config-dir-record", "proposals", "relative", "relative-up", "dotdot",
-        "symlink"])
+
+@pytest.mark.parametrize(
+    "path,cwd",
+    [
+        ("{project}/.memcurate/claude-writes/abc123.json", None),
+        ("{project}/.memcurate/rules/pytest-e1.json", None),
+        ("{project}/.memcurate/config.cache.json", None),
+        ("{project}/.memcurate/claude-config-dir.json", None),
+        ("{project}/.memcurate/proposals/p1.json", None),
+        (".memcurate/staging/t1/state.jsonl", "{project}"),
+        ("../.memcurate/backups/x", "{project}/src"),
+        ("{project}/src/../.memcurate/config.cache.json", None),
+        ("{project}/data-link/config.cache.json", None),
+    ],
+    ids=[
+        "claude-writes",
+        "rules",
+        "cache",
+        "config-dir-record",
+        "proposals",
+        "relative",
+        "relative-up",
+        "dotdot",
+        "symlink",
+    ],
+)
 def test_writes_into_the_data_dir_are_denied(setup, path, cwd):
     project, _ = setup
     (project / "data-link").symlink_to(project / ".memcurate", target_is_directory=True)
     fill = {"project": project}
-    reason, _ = hook(project, "Write", write(path.format(**fill), "{}"), cwd=(cwd or "{project}").format(**fill))
+    reason, _ = hook(
+        project, "Write", write(path.format(**fill), "{}"), cwd=(cwd or "{project}").format(**fill)
+    )
     assert reason is not None and ".memcurate" in reason and "only memcurate writes" in reason
 
 
 # -- 2. the config is the person's --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("tool,path", [
-    ("Write", "{project}/.claude/memcurate.yaml"),
-    ("Edit", "{home}/.config/memcurate/config.yaml"),
-    ("MultiEdit", "~/.config/memcurate/config.yaml"),
-], ids=["project-layer", "user-layer", "user-layer-home-relative"])
+
+@pytest.mark.parametrize(
+    "tool,path",
+    [
+        ("Write", "{project}/.claude/memcurate.yaml"),
+        ("Edit", "{home}/.config/memcurate/config.yaml"),
+        ("MultiEdit", "~/.config/memcurate/config.yaml"),
+    ],
+    ids=["project-layer", "user-layer", "user-layer-home-relative"],
+)
 def test_writes_of_memcurates_config_are_denied(setup, tool, path):
     project, _ = setup
     target = path.format(project=project, home=os.environ["HOME"])
-    tool_input = {"file_path": target, "content": "hooks: {review_auto_memory: false}\n",
-                  "old_string": "interval_minutes: 0", "new_string": "interval_minutes: 1",
-                  "edits": [{"old_string": "interval_minutes: 0", "new_string": "interval_minutes: 1"}]}
+    tool_input = {
+        "file_path": target,
+        "content": "hooks: {review_auto_memory: false}\n",
+        "old_string": "interval_minutes: 0",
+        "new_string": "interval_minutes: 1",
+        "edits": [{"old_string": "interval_minutes: 0", "new_string": "interval_minutes: 1"}],
+    }
     reason, _ = hook(project, tool, tool_input)
     assert reason is not None and "ask the person" in reason and "editor" in reason
 
@@ -95,7 +133,10 @@ def test_writes_of_memcurates_config_are_denied(setup, tool, path):
 def test_memcurates_state_outside_the_project_is_denied(setup):
     """The install records and settings backups that `memcurate uninstall` gives back to Claude Code."""
     project, _ = setup
-    for path in ("~/.local/state/memcurate/backups/installed.json", "~/.local/state/memcurate/backups/x.bak"):
+    for path in (
+        "~/.local/state/memcurate/backups/installed.json",
+        "~/.local/state/memcurate/backups/x.bak",
+    ):
         reason, _ = hook(project, "Write", write(path, "{}"))
         assert reason is not None and "state folder" in reason
 
@@ -107,9 +148,21 @@ def test_memory_root_only_adds_a_protected_folder(setup):
     (project / ".claude" / "memcurate.yaml").write_text("memory:\n  root: team-memory\n")
     assert "memory root" in hook(project, "Write", write(project / "team-memory" / "notes.md"))[0]
     assert OWN in hook(project, "Write", write(root / "decision" / "x.md"))[0]
-    assert OWN in hook(project, "Edit", {"file_path": str(root / "archive" / "decision.md"), "old_string": "a",
-                                         "new_string": "b"})[0]
-    assert "sections of MEMORY.md" in hook(project, "Write", write(root / "MEMORY.md", "# mine\n"))[0]
+    assert (
+        OWN
+        in hook(
+            project,
+            "Edit",
+            {
+                "file_path": str(root / "archive" / "decision.md"),
+                "old_string": "a",
+                "new_string": "b",
+            },
+        )[0]
+    )
+    assert (
+        "sections of MEMORY.md" in hook(project, "Write", write(root / "MEMORY.md", "# mine\n"))[0]
+    )
     assert hook(project, "Write", write(root / "notes.md"))[0] is None
 
 
@@ -141,6 +194,7 @@ def test_the_config_dir_record_only_adds_a_protected_folder(setup, tmp_path):
 
 # -- 3. a damaged or forged cache -----------------------------------------------------------------------------
 
+
 def _forge(project: Path, change) -> None:
     cache = project / ".memcurate" / config.CACHE_NAME
     doc = json.loads(cache.read_text())
@@ -148,14 +202,25 @@ def _forge(project: Path, change) -> None:
     cache.write_text(json.dumps(doc))
 
 
-@pytest.mark.parametrize("change,rebuilt", [
-    (lambda d: d["config"]["memory"].update(root="/nowhere/else"), False),
-    (lambda d: d.update(config={}), True),
-    (lambda d: d["config"]["hooks"].pop("review_auto_memory"), True),
-    (lambda d: d["config"].update(memory="auto"), True),
-    (lambda d: d["config"]["rules"].pop("ledger_max_entries"), True),
-    (lambda d: d["config"]["rules"].update(ledger_max_bytes="lots"), True),
-], ids=["root-moved", "empty-config", "key-missing", "wrong-type", "ledger-cap-missing", "ledger-cap-wrong-type"])
+@pytest.mark.parametrize(
+    "change,rebuilt",
+    [
+        (lambda d: d["config"]["memory"].update(root="/nowhere/else"), False),
+        (lambda d: d.update(config={}), True),
+        (lambda d: d["config"]["hooks"].pop("review_auto_memory"), True),
+        (lambda d: d["config"].update(memory="auto"), True),
+        (lambda d: d["config"]["rules"].pop("ledger_max_entries"), True),
+        (lambda d: d["config"]["rules"].update(ledger_max_bytes="lots"), True),
+    ],
+    ids=[
+        "root-moved",
+        "empty-config",
+        "key-missing",
+        "wrong-type",
+        "ledger-cap-missing",
+        "ledger-cap-wrong-type",
+    ],
+)
 def test_a_forged_cache_does_not_open_the_guard(setup, change, rebuilt):
     """A cache whose key still matches but whose config moves memory.root changes nothing (a root only adds
     a protected folder); one emptied or of the wrong shape is rebuilt from the YAML layers."""
@@ -163,11 +228,16 @@ def test_a_forged_cache_does_not_open_the_guard(setup, change, rebuilt):
     _forge(project, change)
     reason, err = hook(project, "Write", write(root / "decision" / "x.md"))
     assert reason is not None and OWN in reason and err == ""
-    assert "sections of MEMORY.md" in hook(project, "Write", write(root / "MEMORY.md", "# mine\n"))[0]
+    assert (
+        "sections of MEMORY.md" in hook(project, "Write", write(root / "MEMORY.md", "# mine\n"))[0]
+    )
     assert hook(project, "Write", write(project / "src" / "app.py"))[0] is None
     if rebuilt:
         doc = json.loads((project / ".memcurate" / config.CACHE_NAME).read_text())
-        assert doc["config"]["memory"]["root"] == "auto" and config.cache_problem(doc["config"]) is None
+        assert (
+            doc["config"]["memory"]["root"] == "auto"
+            and config.cache_problem(doc["config"]) is None
+        )
 
 
 # -- 4. a config error --------------------------------------------------------------------------------------
@@ -186,8 +256,12 @@ def test_a_config_error_denies_guarded_writes_and_says_what_to_fix(setup):
     project, root = setup
     yaml = project / ".claude" / "memcurate.yaml"
     yaml.write_text(BAD_VALUE)
-    for target in (root / "decision" / "x.md", project / ".claude" / "rules" / "memcurate" / "x.md",
-                   project / ".memcurate" / "rules" / "k.json", yaml):
+    for target in (
+        root / "decision" / "x.md",
+        project / ".claude" / "rules" / "memcurate" / "x.md",
+        project / ".memcurate" / "rules" / "k.json",
+        yaml,
+    ):
         reason, _ = hook(project, "Write", write(target))
         assert reason is not None, target
     reason, _ = hook(project, "Write", write(root / "MEMORY.md", "# Claude's notes only\n"))
@@ -204,7 +278,9 @@ def test_a_config_error_in_review_mode_denies_memory_writes_naming_the_key(setup
     yaml.write_text("hooks:\n  review_auto_memory: true\n" + BAD_VALUE)
     reason, _ = hook(project, "Write", write(root / "notes.md", "new\n"))
     assert reason is not None and str(yaml) in reason and "recall.max_chars" in reason
-    reason, _ = hook(project, "Write", write(root / "notes.md", "new\n"), args=["--review-auto-memory"])
+    reason, _ = hook(
+        project, "Write", write(root / "notes.md", "new\n"), args=["--review-auto-memory"]
+    )
     assert reason is not None and "recall.max_chars" in reason
     assert (root / "notes.md").read_text() == "old note\n"
     assert hook(project, "Write", write(project / "src" / "app.py"))[0] is None
@@ -219,16 +295,20 @@ def test_an_unreadable_config_layer_keeps_the_auto_memory_folder_guarded(setup):
     reason, _ = hook(project, "Write", write(root / "notes.md"))
     assert reason is not None and "memcurate.yaml" in reason
     assert hook(project, "Write", write(project / "src" / "app.py"))[0] is None
-    (project / ".claude" / "memcurate.yaml").write_text("memory:\n  root: team-memory\n" + BAD_VALUE)
+    (project / ".claude" / "memcurate.yaml").write_text(
+        "memory:\n  root: team-memory\n" + BAD_VALUE
+    )
     assert hook(project, "Write", write(project / "team-memory" / "x.md"))[0] is not None
     assert hook(project, "Write", write(root / "notes.md"))[0] is None
 
 
 # -- 5. input the guard cannot read -------------------------------------------------------------------------
 
+
 def _raw(project: Path, tool_input: dict, **extra) -> bytes:
-    return json.dumps(payload("Write", tool_input, project, **extra), ensure_ascii=False).encode("utf-8",
-                                                                                                 "surrogatepass")
+    return json.dumps(payload("Write", tool_input, project, **extra), ensure_ascii=False).encode(
+        "utf-8", "surrogatepass"
+    )
 
 
 def test_an_oversized_input_is_still_guarded(setup):
@@ -240,7 +320,10 @@ def test_an_oversized_input_is_still_guarded(setup):
     assert reason is not None and "sections of MEMORY.md" in reason
     reason, _ = hook(project, None, None, raw=_raw(project, write(root / "decision" / "x.md", big)))
     assert reason is not None and OWN in reason
-    assert hook(project, None, None, raw=_raw(project, write(project / "src" / "big.py", big)))[0] is None
+    assert (
+        hook(project, None, None, raw=_raw(project, write(project / "src" / "big.py", big)))[0]
+        is None
+    )
     stop = json.dumps({"hook_event_name": "Stop", "session_id": "s", "padding": big}).encode()
     p = run_hook(None, cwd=project, raw=stop, env={"CLAUDE_PROJECT_DIR": str(project)})
     assert (p.returncode, p.stdout, p.stderr) == (0, b"", b"")
@@ -251,8 +334,12 @@ def test_invalid_utf8_is_read_tolerantly(setup):
     """Bytes that are not UTF-8 in a Write's content: the target is still found; denied into memcurate's
     files (the guard cannot read the content to decide), passed anywhere else."""
     project, root = setup
-    for target, denied in ((root / "decision" / "x.md", True), (root / "MEMORY.md", True),
-                           (project / "src" / "app.py", False), (root / "notes.md", False)):
+    for target, denied in (
+        (root / "decision" / "x.md", True),
+        (root / "MEMORY.md", True),
+        (project / "src" / "app.py", False),
+        (root / "notes.md", False),
+    ):
         raw = _raw(project, write(target, "CONTENT")).replace(b"CONTENT", b"bad \xff\xfe bytes")
         reason, _ = hook(project, None, None, raw=raw)
         assert (reason is not None) == denied, target
@@ -270,17 +357,23 @@ def test_an_input_whose_target_cannot_be_found_is_denied(setup):
     A Stop input that is not JSON stays ignored."""
     project, root = setup
     raw = _raw(project, write(root / "decision" / "x.md"))
-    cut = raw[:raw.index(b'"file_path"')] + b'"file_\xff'
+    cut = raw[: raw.index(b'"file_path"')] + b'"file_\xff'
     reason, _ = hook(project, None, None, raw=cut)
     assert reason is not None and "could not tell which file" in reason
     # the same cut after file_path: the path is found, the target guarded
-    cut = raw[:raw.index(b'"content"')] + b'"content": "\xff'
+    cut = raw[: raw.index(b'"content"')] + b'"content": "\xff'
     reason, _ = hook(project, None, None, raw=cut)
     assert reason is not None and "may be one of memcurate's files" in reason
-    cut = _raw(project, write(project / "src" / "app.py")).replace(b'"content"', b'"content": "\xff", "x"')
+    cut = _raw(project, write(project / "src" / "app.py")).replace(
+        b'"content"', b'"content": "\xff", "x"'
+    )
     assert hook(project, None, None, raw=cut)[0] is None
-    p = run_hook(None, cwd=project, raw=b'{"hook_event_name": "Stop", "session_id": "s", \xff',
-                 env={"CLAUDE_PROJECT_DIR": str(project)})
+    p = run_hook(
+        None,
+        cwd=project,
+        raw=b'{"hook_event_name": "Stop", "session_id": "s", \xff',
+        env={"CLAUDE_PROJECT_DIR": str(project)},
+    )
     assert (p.returncode, p.stdout) == (0, b"")
 
 
@@ -295,7 +388,9 @@ def test_a_lone_surrogate_in_the_path_is_denied_where_it_may_lead(setup):
 def test_a_lone_surrogate_in_review_mode_is_denied_not_passed(setup):
     """Staging a content that is no text fails inside memcurate: the write is denied, not let through."""
     project, root = setup
-    reason, _ = hook(project, "Write", write(root / "notes.md", "a\ud800b"), args=["--review-auto-memory"])
+    reason, _ = hook(
+        project, "Write", write(root / "notes.md", "a\ud800b"), args=["--review-auto-memory"]
+    )
     assert reason is not None
     assert (root / "notes.md").read_text() == "old note\n"
 
@@ -304,14 +399,20 @@ def test_an_internal_error_while_staging_denies(setup):
     """Anything failing while the guard stages a write (here: the records folder is a file) denies it."""
     project, root = setup
     (project / ".memcurate" / "claude-writes").write_text("not a folder")
-    reason, err = hook(project, "Write", write(root / "notes.md", "new\n"), args=["--review-auto-memory"])
+    reason, err = hook(
+        project, "Write", write(root / "notes.md", "new\n"), args=["--review-auto-memory"]
+    )
     assert reason is not None and "internal error" in reason
     assert "internal error" in err
     assert (root / "notes.md").read_text() == "old note\n"
-    assert hook(project, "Write", write(project / "src" / "app.py"), args=["--review-auto-memory"])[0] is None
+    assert (
+        hook(project, "Write", write(project / "src" / "app.py"), args=["--review-auto-memory"])[0]
+        is None
+    )
 
 
 # -- 6. file systems that ignore case ------------------------------------------------------------------------
+
 
 def test_case_insensitive_file_systems_are_compared_folded(setup, monkeypatch):
     """On macOS and Windows `.MEMCURATE/`, `Decision/` or `.Claude/MemCurate.yaml` are the same files as
@@ -323,8 +424,12 @@ def test_case_insensitive_file_systems_are_compared_folded(setup, monkeypatch):
 
     project, root = setup
     monkeypatch.setattr(guard, "CASE_FOLDING", True, raising=False)
-    for target in (project / ".MEMCURATE" / "config.cache.json", root / "Decision" / "x.md",
-                   project / ".Claude" / "MemCurate.yaml", project / ".claude" / "Rules" / "MEMCURATE" / "x.md"):
+    for target in (
+        project / ".MEMCURATE" / "config.cache.json",
+        root / "Decision" / "x.md",
+        project / ".Claude" / "MemCurate.yaml",
+        project / ".claude" / "Rules" / "MEMCURATE" / "x.md",
+    ):
         out, _ = call(project, payload("Write", write(target), project))
         assert decision(out) is not None, target
     assert call(project, payload("Write", write(root / "Notes.md"), project))[0] == ""
@@ -340,11 +445,15 @@ def test_a_data_dir_that_cannot_be_made_does_not_open_the_guard(setup):
     (project / ".memcurate").write_text("not a folder")
     reason, _ = hook(project, "Write", write(root / "decision" / "x.md"))
     assert reason is not None and OWN in reason
-    assert hook(project, "Write", write(project / ".claude" / "rules" / "memcurate" / "x.md"))[0] is not None
+    assert (
+        hook(project, "Write", write(project / ".claude" / "rules" / "memcurate" / "x.md"))[0]
+        is not None
+    )
     assert hook(project, "Write", write(project / "src" / "app.py"))[0] is None
 
 
 # -- 7. memcurate's hooks in Claude Code's settings -------------------------------------------------------------
+
 
 def test_writes_that_switch_memcurates_hooks_off_are_denied(setup):
     """memcurate installed in the project's local settings: removing its entries, changing their matcher,
@@ -357,14 +466,23 @@ def test_writes_that_switch_memcurates_hooks_off_are_denied(setup):
     text = settings.read_text()
     doc = json.loads(text)
     without = {**doc, "hooks": {e: g for e, g in doc["hooks"].items() if e != "PreToolUse"}}
-    for tool_input in (write(settings, json.dumps(without)),
-                       write(settings, json.dumps({**doc, "disableAllHooks": True})),
-                       write(settings, text[:-3]),
-                       {"file_path": str(settings), "old_string": '"Write|Edit"', "new_string": '"Read"'}):
+    for tool_input in (
+        write(settings, json.dumps(without)),
+        write(settings, json.dumps({**doc, "disableAllHooks": True})),
+        write(settings, text[:-3]),
+        {"file_path": str(settings), "old_string": '"Write|Edit"', "new_string": '"Read"'},
+    ):
         reason, _ = hook(project, "Edit" if "old_string" in tool_input else "Write", tool_input)
         assert reason is not None and "memcurate's hooks" in reason, tool_input
     assert hook(project, "Write", write(settings, json.dumps({**doc, "model": "opus"})))[0] is None
-    assert hook(project, "Write", write(project / ".claude" / "settings.json", '{"disableAllHooks": false}'))[0] is None
+    assert (
+        hook(
+            project,
+            "Write",
+            write(project / ".claude" / "settings.json", '{"disableAllHooks": false}'),
+        )[0]
+        is None
+    )
     assert json.loads(settings.read_text()) == doc
 
 
@@ -379,8 +497,11 @@ def test_a_linked_worktree_guards_the_main_worktrees_files_too(tmp_path):
     (gitdir / "commondir").write_text("../..\n")
     (gitdir / "gitdir").write_text(f"{wt / '.git'}\n")
     (wt / ".git").write_text(f"gitdir: {gitdir}\n")
-    for target in (main / ".memcurate" / "config.cache.json", main / ".claude" / "rules" / "memcurate" / "x.md",
-                   wt / ".memcurate" / "config.cache.json"):
+    for target in (
+        main / ".memcurate" / "config.cache.json",
+        main / ".claude" / "rules" / "memcurate" / "x.md",
+        wt / ".memcurate" / "config.cache.json",
+    ):
         reason, _ = hook(wt, "Write", write(target))
         assert reason is not None and "only memcurate writes" in reason, target
     assert "ask the person" in hook(wt, "Write", write(main / ".claude" / "memcurate.yaml"))[0]

@@ -50,13 +50,21 @@ def cli(project: Path, *args: str) -> subprocess.CompletedProcess:
 
 def commands(path: Path) -> list[str]:
     doc_ = json.loads(path.read_text())
-    return [h["command"] for groups in doc_.get("hooks", {}).values() for g in groups for h in g["hooks"]]
+    return [
+        h["command"]
+        for groups in doc_.get("hooks", {}).values()
+        for g in groups
+        for h in g["hooks"]
+    ]
 
 
 # -- 1. a read-only settings file ---------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("action", ["install", "uninstall"])
-def test_a_settings_file_its_owner_made_read_only_is_refused_with_one_line_and_left_as_it_was(project, action):
+def test_a_settings_file_its_owner_made_read_only_is_refused_with_one_line_and_left_as_it_was(
+    project, action
+):
     path = local(project)
     data = put(path, SETTINGS)
     path.chmod(0o444)  # as root the system would let memcurate write it anyway
@@ -72,10 +80,13 @@ def test_a_settings_file_its_owner_made_read_only_is_refused_with_one_line_and_l
 
 # -- 2. an older install's entries ------------------------------------------------------------------
 
+
 def test_install_then_uninstall_gives_back_an_older_installs_entries_byte_for_byte(project):
     original = put(local(project), SETTINGS)
     assert cli(project, "install").returncode == 0
-    assert OLDER not in commands(local(project))  # replaced while installed: never two memcurates at once
+    assert OLDER not in commands(
+        local(project)
+    )  # replaced while installed: never two memcurates at once
     res = cli(project, "uninstall")
     assert res.returncode == 0, res.stderr
     assert local(project).read_bytes() == original
@@ -84,15 +95,26 @@ def test_install_then_uninstall_gives_back_an_older_installs_entries_byte_for_by
 def test_uninstall_after_another_change_still_gives_back_the_older_entries(project):
     put(local(project), SETTINGS)
     assert cli(project, "install").returncode == 0
-    local(project).write_text(local(project).read_text().replace('"model": "opus"', '"model": "sonnet"'))
+    local(project).write_text(
+        local(project).read_text().replace('"model": "opus"', '"model": "sonnet"')
+    )
     res = cli(project, "uninstall")
     assert res.returncode == 0, res.stderr
-    assert json.loads(local(project).read_text()) == json.loads(SETTINGS.replace('"opus"', '"sonnet"'))
-    assert local(project).read_text().startswith('{\n  "model": "sonnet",\n  "hooks": {\n    "Stop": [\n'
-                                                  '      {"hooks": [{"type": "command", "command": "notify-send done"}]},')
+    assert json.loads(local(project).read_text()) == json.loads(
+        SETTINGS.replace('"opus"', '"sonnet"')
+    )
+    assert (
+        local(project)
+        .read_text()
+        .startswith(
+            '{\n  "model": "sonnet",\n  "hooks": {\n    "Stop": [\n'
+            '      {"hooks": [{"type": "command", "command": "notify-send done"}]},'
+        )
+    )
 
 
 # -- 3. git ignores the local settings --------------------------------------------------------------
+
 
 def git(project: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", "-C", str(project), *args], capture_output=True, text=True)
@@ -118,7 +140,9 @@ def test_install_creating_the_local_settings_makes_git_ignore_it_as_claude_code_
     assert "git now ignores .claude/settings.local.json" in res.stderr
     for args in (["uninstall"], ["install"], ["install", "--review-auto-memory"]):
         assert cli(repo, *args).returncode == 0
-    assert excludes().read_text() == "*.swp\n**/.claude/settings.local.json\n"  # never twice; uninstall keeps it
+    assert (
+        excludes().read_text() == "*.swp\n**/.claude/settings.local.json\n"
+    )  # never twice; uninstall keeps it
 
 
 def test_a_repository_that_already_ignores_it_leaves_gits_files_alone(repo):
@@ -130,7 +154,12 @@ def test_a_repository_that_already_ignores_it_leaves_gits_files_alone(repo):
 
 def test_the_excludes_file_git_is_configured_with_is_the_one_written(repo):
     mine = Path(os.environ["HOME"]) / "dotfiles" / "gitignore"
-    assert subprocess.run(["git", "config", "--global", "core.excludesFile", "~/dotfiles/gitignore"]).returncode == 0
+    assert (
+        subprocess.run(
+            ["git", "config", "--global", "core.excludesFile", "~/dotfiles/gitignore"]
+        ).returncode
+        == 0
+    )
     assert cli(repo, "install").returncode == 0
     assert mine.read_text() == "**/.claude/settings.local.json\n" and not excludes().exists()
     assert git(repo, "check-ignore", "-q", ".claude/settings.local.json").returncode == 0
@@ -138,14 +167,22 @@ def test_the_excludes_file_git_is_configured_with_is_the_one_written(repo):
 
 # -- 4. tidy never merges two values into one memory ----------------------------------------------------
 
-SEVEN = doc("keep-logs-seven-days", "Keep application logs for seven days",
-            "Application logs are kept for seven days, then deleted by the log shipper.",
-            "Disk on the log hosts is small and old logs were never read.", stamp="2026-09-01T10:00:00Z",
-            session="s-old")
-FOURTEEN = doc("keep-logs-fourteen-days", "Keep application logs for fourteen days",
-               "Application logs are kept for fourteen days, then deleted by the log shipper.",
-               "Disk on the log hosts is small and old logs were never read.", stamp="2026-11-01T10:00:00Z",
-               session="s-new")
+SEVEN = doc(
+    "keep-logs-seven-days",
+    "Keep application logs for seven days",
+    "Application logs are kept for seven days, then deleted by the log shipper.",
+    "Disk on the log hosts is small and old logs were never read.",
+    stamp="2026-09-01T10:00:00Z",
+    session="s-old",
+)
+FOURTEEN = doc(
+    "keep-logs-fourteen-days",
+    "Keep application logs for fourteen days",
+    "Application logs are kept for fourteen days, then deleted by the log shipper.",
+    "Disk on the log hosts is small and old logs were never read.",
+    stamp="2026-11-01T10:00:00Z",
+    session="s-new",
+)
 
 
 @pytest.fixture
@@ -174,7 +211,10 @@ def test_two_memories_giving_another_value_in_words_are_a_contradiction_never_a_
     before = files_of(tidy_project.root)
     [record] = staged(Path(tidy_project.project))
     assert record["kind"] == "archive" and [op["op"] for op in record["ops"]] == ["archive"]
-    assert record["ops"][0]["ref"] == "decision/keep-logs-seven-days" and "fourteen" in record["reason"]
+    assert (
+        record["ops"][0]["ref"] == "decision/keep-logs-seven-days"
+        and "fourteen" in record["reason"]
+    )
     assert files_of(tidy_project.root) == before  # nothing changes until the person approves
     check = cli(Path(tidy_project.project), "check", "--json")
     codes = [f["code"] for f in json.loads(check.stdout)["findings"]]
@@ -183,42 +223,73 @@ def test_two_memories_giving_another_value_in_words_are_a_contradiction_never_a_
 
 def test_the_same_value_in_digits_and_in_words_still_merges(tidy_project):
     save(tidy_project, SEVEN)
-    save(tidy_project, doc("logs-kept-7-days", "Application logs are kept 7 days",
-                           "Application logs are kept for 7 days, then deleted by the log shipper.",
-                           "Disk on the log hosts is small and old logs were never read.",
-                           stamp="2026-11-01T10:00:00Z", session="s-new"))
+    save(
+        tidy_project,
+        doc(
+            "logs-kept-7-days",
+            "Application logs are kept 7 days",
+            "Application logs are kept for 7 days, then deleted by the log shipper.",
+            "Disk on the log hosts is small and old logs were never read.",
+            stamp="2026-11-01T10:00:00Z",
+            session="s-new",
+        ),
+    )
     [record] = staged(Path(tidy_project.project))
     assert record["kind"] == "merge"
 
 
 def detail(mid: str, days: str, stamp: str, session: str):
-    return doc(mid, "Ship application logs to the central store",
-               "Every service ships its application logs to the central log store through the shipper.\n"
-               f"Shipped logs are compressed after {days} days.",
-               "One place to search logs across services during incidents.", stamp=stamp, session=session)
+    return doc(
+        mid,
+        "Ship application logs to the central store",
+        "Every service ships its application logs to the central log store through the shipper.\n"
+        f"Shipped logs are compressed after {days} days.",
+        "One place to search logs across services during incidents.",
+        stamp=stamp,
+        session=session,
+    )
 
 
 def test_a_detail_said_with_another_value_is_left_out_of_the_merge_not_said_twice(tidy_project):
     save(tidy_project, detail("ship-logs-centrally", "two", "2026-09-01T10:00:00Z", "s-old"))
-    save(tidy_project, detail("logs-go-to-the-central-store", "three", "2026-11-01T10:00:00Z", "s-new"))
+    save(
+        tidy_project,
+        detail("logs-go-to-the-central-store", "three", "2026-11-01T10:00:00Z", "s-new"),
+    )
     [record] = staged(Path(tidy_project.project))
     assert record["kind"] == "merge"
     [write] = [op for op in record["ops"] if op["op"] == "write"]
     body = memfile.parse(write["text"]).body
     assert "after three days" in body and "two days" not in body
-    assert "compressed after two days" in record["reason"]  # said: left out, the newer says otherwise
+    assert (
+        "compressed after two days" in record["reason"]
+    )  # said: left out, the newer says otherwise
 
 
 def test_a_models_merge_that_says_both_values_is_not_used(fake, tidy_project):  # noqa: F811
     (Path(tidy_project.project) / ".claude" / "memcurate.yaml").write_text(
-        "backend: claude-cli\ndrafting:\n  retries: 0\n  backoff_seconds: 0.0\n  fallback: []\n")
+        "backend: claude-cli\ndrafting:\n  retries: 0\n  backoff_seconds: 0.0\n  fallback: []\n"
+    )
     save(tidy_project, detail("ship-logs-centrally", "two", "2026-09-01T10:00:00Z", "s-old"))
-    save(tidy_project, detail("logs-go-to-the-central-store", "three", "2026-11-01T10:00:00Z", "s-new"))
-    fake.reply(envelope(structured_output={
-        "skip": False, "title": "Ship application logs to the central store", "description": "Where logs go",
-        "tags": ["logs"], "sections": {"Decision": "Services ship logs to the central store; shipped logs are "
-                                                   "compressed after two or three days.",
-                                       "Rationale": "One place to search logs across services."}}))
+    save(
+        tidy_project,
+        detail("logs-go-to-the-central-store", "three", "2026-11-01T10:00:00Z", "s-new"),
+    )
+    fake.reply(
+        envelope(
+            structured_output={
+                "skip": False,
+                "title": "Ship application logs to the central store",
+                "description": "Where logs go",
+                "tags": ["logs"],
+                "sections": {
+                    "Decision": "Services ship logs to the central store; shipped logs are "
+                    "compressed after two or three days.",
+                    "Rationale": "One place to search logs across services.",
+                },
+            }
+        )
+    )
     [record] = staged(Path(tidy_project.project))
     [write] = [op for op in record["ops"] if op["op"] == "write"]
     body = memfile.parse(write["text"]).body

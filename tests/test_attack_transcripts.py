@@ -25,16 +25,27 @@ SESSION = "0b5e6a34-1111-4222-8333-444455556666"
 
 def session(tag: str) -> bytes:
     """A short session that triggers `decision`, naming `tag`."""
-    return (Transcript()
-            .user(f"We decided to go with {tag} because it is simpler to operate than the alternatives.")
-            .assistant(text(f"Understood: we will use {tag}, since it keeps the deployment simpler."),
-                       tool("toolu_a1", "Bash", command="ls"))
-            .result("toolu_a1", "README.md\nsrc")
-            .assistant(text("Done."))).bytes()
+    return (
+        Transcript()
+        .user(
+            f"We decided to go with {tag} because it is simpler to operate than the alternatives."
+        )
+        .assistant(
+            text(f"Understood: we will use {tag}, since it keeps the deployment simpler."),
+            tool("toolu_a1", "Bash", command="ls"),
+        )
+        .result("toolu_a1", "README.md\nsrc")
+        .assistant(text("Done."))
+    ).bytes()
 
 
 def payload(transcript, project: Path) -> dict:
-    return {"session_id": SESSION, "transcript_path": str(transcript), "cwd": str(project), "hook_event_name": "Stop"}
+    return {
+        "session_id": SESSION,
+        "transcript_path": str(transcript),
+        "cwd": str(project),
+        "hook_event_name": "Stop",
+    }
 
 
 def log_lines(project: Path) -> list[str]:
@@ -50,7 +61,11 @@ def staged(project: Path) -> list[str]:
 def leaked(project: Path) -> list[str]:
     """The files of the data dir that hold the secret word."""
     d = project / ".memcurate"
-    return [str(p) for p in d.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()] if d.is_dir() else []
+    return (
+        [str(p) for p in d.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+        if d.is_dir()
+        else []
+    )
 
 
 @pytest.fixture
@@ -64,8 +79,13 @@ def outside(tmp_path) -> Path:
 
 def handle(project: Path, transcript) -> int:
     """The capture hook in-process (as the dispatcher calls it)."""
-    return hooks_capture.handle(payload(transcript, project), str(project), data_dir(project), env=dict(os.environ),
-                                session_dirs=[str(project)])
+    return hooks_capture.handle(
+        payload(transcript, project),
+        str(project),
+        data_dir(project),
+        env=dict(os.environ),
+        session_dirs=[str(project)],
+    )
 
 
 def swap_at_check(monkeypatch, swap) -> list[bool]:
@@ -85,6 +105,7 @@ def swap_at_check(monkeypatch, swap) -> list[bool]:
 
 # -- final symlinks: never followed --------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("target", ["outside", "inside-the-project"])
 def test_a_final_symlink_is_never_followed(target, tmp_path, project, outside):
     """The real hook process: a transcript path that is a symlink is not read, wherever it points
@@ -99,11 +120,12 @@ def test_a_final_symlink_is_never_followed(target, tmp_path, project, outside):
     p = run_hook(payload(link, project), cwd=project, timeout=30)
     assert p.returncode == 0 and p.stdout == b"" and p.stderr == b"", p.stderr
     assert staged(project) == [] and leaked(project) == []
-    line, = log_lines(project)
+    (line,) = log_lines(project)
     assert "not read" in line or "not followed" in line, line
 
 
 # -- swapped between the check and the open -------------------------------------------------------------
+
 
 @pytest.mark.parametrize("how", ["final-symlink", "folder-symlink"])
 def test_a_path_swapped_after_the_check_is_not_read(how, monkeypatch, tmp_path, project, outside):
@@ -126,7 +148,9 @@ def test_a_path_swapped_after_the_check_is_not_read(how, monkeypatch, tmp_path, 
     assert handle(project, path) == 0
     assert done  # the swap happened
     assert staged(project) == [] and leaked(project) == []
-    assert any("not read" in ln or "not followed" in ln for ln in log_lines(project)), log_lines(project)
+    assert any("not read" in ln or "not followed" in ln for ln in log_lines(project)), log_lines(
+        project
+    )
 
 
 def _in_thread(fn, seconds: float = 10):
@@ -154,7 +178,9 @@ def _release(fifo: Path) -> None:
 
 
 @pytest.mark.parametrize("swapped_in", ["fifo", "symlink-outside"])
-def test_every_byte_of_a_pass_is_read_from_the_file_opened(swapped_in, monkeypatch, tmp_path, project, outside):
+def test_every_byte_of_a_pass_is_read_from_the_file_opened(
+    swapped_in, monkeypatch, tmp_path, project, outside
+):
     """Once the capture has started (here: as it takes its lock), the path is swapped for a FIFO or a
     symlink out: the pass neither blocks nor reads it, and triages the transcript it checked."""
     folder = claude_transcripts()
@@ -189,6 +215,7 @@ def test_every_byte_of_a_pass_is_read_from_the_file_opened(swapped_in, monkeypat
 
 # -- FIFOs and devices never block ---------------------------------------------------------------------------
 
+
 def test_a_fifo_transcript_returns_promptly_with_a_log_line(tmp_path, project):
     """The real hook process, given a FIFO nobody writes to: it returns at once and says why."""
     fifo = claude_transcripts() / "s.jsonl"
@@ -198,7 +225,7 @@ def test_a_fifo_transcript_returns_promptly_with_a_log_line(tmp_path, project):
     finally:
         _release(fifo)
     assert p.returncode == 0 and p.stdout == b"" and p.stderr == b"", p.stderr
-    line, = log_lines(project)
+    (line,) = log_lines(project)
     assert "not a regular file" in line, line
     assert staged(project) == []
 
@@ -214,7 +241,9 @@ def test_a_later_read_of_a_transcript_never_blocks_on_a_fifo(tmp_path, read):
     fifo = tmp_path / "s.jsonl"
     os.mkfifo(fifo)
     try:
-        finished, result = _in_thread(lambda: read_entries(str(fifo)) if read == "reader" else digest(str(fifo), cfg))
+        finished, result = _in_thread(
+            lambda: read_entries(str(fifo)) if read == "reader" else digest(str(fifo), cfg)
+        )
     finally:
         _release(fifo)
     assert finished, "reading a FIFO blocked"
@@ -223,7 +252,10 @@ def test_a_later_read_of_a_transcript_never_blocks_on_a_fifo(tmp_path, read):
 
 # -- what still works ----------------------------------------------------------------------------------------
 
-def test_a_regular_transcript_is_still_read_also_through_a_symlinked_projects_folder(tmp_path, project):
+
+def test_a_regular_transcript_is_still_read_also_through_a_symlinked_projects_folder(
+    tmp_path, project
+):
     """The real hook process: Claude Code's projects folder reached through a symlink (a moved config
     dir, a dotfiles checkout) is still Claude Code's projects folder."""
     real_projects = tmp_path / "elsewhere" / "projects"
@@ -233,9 +265,11 @@ def test_a_regular_transcript_is_still_read_also_through_a_symlinked_projects_fo
     (config / "projects").symlink_to(real_projects, target_is_directory=True)
     path = config / "projects" / "-home-dev-app" / "s.jsonl"
     path.write_bytes(session("postgres"))
-    p = run_hook(payload(path, project), cwd=project, env={"CLAUDE_CONFIG_DIR": str(config)}, timeout=60)
+    p = run_hook(
+        payload(path, project), cwd=project, env={"CLAUDE_CONFIG_DIR": str(config)}, timeout=60
+    )
     assert p.returncode == 0 and p.stderr == b"", p.stderr
-    line, = log_lines(project)
+    (line,) = log_lines(project)
     assert "staged bytes" in line, line
     assert len(staged(project)) == 1
 

@@ -49,13 +49,18 @@ def test_quick_mode_runs_and_its_figures_are_computed_from_the_labels(tmp_path, 
     for split, figures in result["splits"].items():
         rows = [r for r in result["drafts"] if r["split"] == split]
         after = figures["after"]
-        assert after["drafts"] == len(rows) and after["keep"] == sum(r["label"] == "keep" for r in rows)
+        assert after["drafts"] == len(rows) and after["keep"] == sum(
+            r["label"] == "keep" for r in rows
+        )
         through = [r for r in rows if r["after"] >= result["gate"]]
         assert after["through_gate"] == len(through)
-        assert after["keep_rate"] == (round(sum(r["label"] == "keep" for r in through) / len(through), 3)
-                                      if through else None)
-        assert after["auc_keep_delete"] == cb.auc([r["after"] for r in rows if r["label"] == "keep"],
-                                                  [r["after"] for r in rows if r["label"] == "delete"])
+        assert after["keep_rate"] == (
+            round(sum(r["label"] == "keep" for r in through) / len(through), 3) if through else None
+        )
+        assert after["auc_keep_delete"] == cb.auc(
+            [r["after"] for r in rows if r["label"] == "keep"],
+            [r["after"] for r in rows if r["label"] == "delete"],
+        )
 
     # the same drafts labelled otherwise give other figures: every draft kept, nothing to rank against
     def keep_all(doc):
@@ -64,37 +69,69 @@ def test_quick_mode_runs_and_its_figures_are_computed_from_the_labels(tmp_path, 
                 d["label"] = "keep"
 
     other = tmp_path / "other.json"
-    assert cb.main(["--quick", "--labels", str(labels_copy(tmp_path, keep_all)), "--json-out", str(other)]) == 0
+    assert (
+        cb.main(
+            ["--quick", "--labels", str(labels_copy(tmp_path, keep_all)), "--json-out", str(other)]
+        )
+        == 0
+    )
     for figures in json.loads(other.read_text())["splits"].values():
-        assert figures["after"]["keep_rate"] in (1.0, None) and figures["after"]["auc_keep_delete"] is None
+        assert (
+            figures["after"]["keep_rate"] in (1.0, None)
+            and figures["after"]["auc_keep_delete"] is None
+        )
 
 
 def test_auc_counts_ties_half_and_needs_both_sides():
-    assert cb.auc([0.9, 0.8], [0.1]) == 1.0 and cb.auc([0.5], [0.5]) == 0.5 and cb.auc([0.2], [0.9, 0.1]) == 0.5
+    assert (
+        cb.auc([0.9, 0.8], [0.1]) == 1.0
+        and cb.auc([0.5], [0.5]) == 0.5
+        and cb.auc([0.2], [0.9, 0.1]) == 0.5
+    )
     assert cb.auc([], [0.3]) is None
 
 
-@pytest.mark.parametrize("change, says", [
-    (lambda doc: doc["sessions"][0]["drafts"][0].update(label="maybe"), "needs a label of"),
-    (lambda doc: doc["sessions"][0]["drafts"][0].update(cites=[]), "cites must be"),
-    (lambda doc: doc["sessions"][0]["drafts"][0]["answer"].update(confidence=1.5), "confidence must be"),
-    (lambda doc: doc["sessions"][0]["drafts"][1].update(id=doc["sessions"][0]["drafts"][0]["id"]), "an id of its own"),
-    (lambda doc: doc.update(version=2), "not a calibration labels file"),
-])
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        (lambda doc: doc["sessions"][0]["drafts"][0].update(label="maybe"), "needs a label of"),
+        (lambda doc: doc["sessions"][0]["drafts"][0].update(cites=[]), "cites must be"),
+        (
+            lambda doc: doc["sessions"][0]["drafts"][0]["answer"].update(confidence=1.5),
+            "confidence must be",
+        ),
+        (
+            lambda doc: doc["sessions"][0]["drafts"][1].update(
+                id=doc["sessions"][0]["drafts"][0]["id"]
+            ),
+            "an id of its own",
+        ),
+        (lambda doc: doc.update(version=2), "not a calibration labels file"),
+    ],
+)
 def test_a_label_file_not_in_the_format_is_refused(tmp_path, capsys, change, says):
-    assert cb.main(["--labels", str(labels_copy(tmp_path, change)), "--json-out", str(tmp_path / "r.json")]) == 2
+    assert (
+        cb.main(
+            ["--labels", str(labels_copy(tmp_path, change)), "--json-out", str(tmp_path / "r.json")]
+        )
+        == 2
+    )
     assert says in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()
 
 
 @needs_shared
-@pytest.mark.parametrize("line, says", [(10 ** 6, "past the transcript's"), (2, "holds no digest entry")])
+@pytest.mark.parametrize(
+    "line, says", [(10**6, "past the transcript's"), (2, "holds no digest entry")]
+)
 def test_a_label_citing_a_line_that_holds_nothing_is_refused(tmp_path, capsys, line, says):
     def cite(doc):
         doc["sessions"][0]["drafts"][0]["cites"] = [line]
 
     first = json.loads(cb.LABELS.read_text())["sessions"][0]
-    assert not cb._digest(SHARED / first["transcript"]).at_line(2)  # the session's line 2 is no entry
+    assert not cb._digest(SHARED / first["transcript"]).at_line(
+        2
+    )  # the session's line 2 is no entry
     assert cb.main(["--check", "--labels", str(labels_copy(tmp_path, cite))]) == 2
     err = capsys.readouterr().err
     assert first["drafts"][0]["id"] in err and says in err

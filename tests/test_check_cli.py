@@ -18,10 +18,15 @@ KEY = "AKIAIOSFODNN7EXAMPLE"
 
 
 def memory(cat: str, id_: str, title: str, body: str) -> str:
-    sections = {"decision": ("Decision", "Rationale"), "runbook": ("Symptom", "Steps", "Verification")}[cat]
-    text = (f"---\nid: {id_}\ncategory: {cat}\ntitle: {title}\ndescription: {title}\ntype: project\n"
-            f"tags: [test]\ncreated: 2020-01-01T00:00:00Z\nupdated: 2020-01-01T00:00:00Z\nsources:\n"
-            f"  - session: s1\n    turns: [1, 2]\nstatus: active\n---\n")
+    sections = {
+        "decision": ("Decision", "Rationale"),
+        "runbook": ("Symptom", "Steps", "Verification"),
+    }[cat]
+    text = (
+        f"---\nid: {id_}\ncategory: {cat}\ntitle: {title}\ndescription: {title}\ntype: project\n"
+        f"tags: [test]\ncreated: 2020-01-01T00:00:00Z\nupdated: 2020-01-01T00:00:00Z\nsources:\n"
+        f"  - session: s1\n    turns: [1, 2]\nstatus: active\n---\n"
+    )
     for i, name in enumerate(sections):
         text += f"## {name}\n{body if i == 0 else 'Because it was needed.'}\n"
     return text
@@ -40,7 +45,9 @@ def messy(tmp_path) -> dict:
     git(project, "init", "-q")
     git(project, "config", "user.email", "t@example.com")
     git(project, "config", "user.name", "t")
-    (project / ".claude" / "memcurate.yaml").write_text(f"backend: offline\nmemory:\n  root: {root}\n")
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: offline\nmemory:\n  root: {root}\n"
+    )
     (project / "src" / "auth.py").write_text("def login():\n    return 1\n")
     (project / "src" / "db.py").write_text("def connect():\n    return 2\n")
     git(project, "add", "-A")
@@ -49,29 +56,50 @@ def messy(tmp_path) -> dict:
     git(project, "commit", "-qam", "drop auth")
     (root / "decision").mkdir()
     (root / "runbook").mkdir()
-    (root / "decision" / "login-lives-in-auth.md").write_text(memory(
-        "decision", "login-lives-in-auth", "Login lives in the auth module",
-        "Login is handled in `src/auth.py`, next to `src/db.py`. Keep it there."))
+    (root / "decision" / "login-lives-in-auth.md").write_text(
+        memory(
+            "decision",
+            "login-lives-in-auth",
+            "Login lives in the auth module",
+            "Login is handled in `src/auth.py`, next to `src/db.py`. Keep it there.",
+        )
+    )
     same = "Use SQLite in memory for the tests, never a real database server."
-    (root / "decision" / "sqlite-for-tests.md").write_text(memory(
-        "decision", "sqlite-for-tests", "Use SQLite in memory for tests", same))
-    (root / "decision" / "tests-use-sqlite.md").write_text(memory(
-        "decision", "tests-use-sqlite", "Tests use SQLite in memory", same))
+    (root / "decision" / "sqlite-for-tests.md").write_text(
+        memory("decision", "sqlite-for-tests", "Use SQLite in memory for tests", same)
+    )
+    (root / "decision" / "tests-use-sqlite.md").write_text(
+        memory("decision", "tests-use-sqlite", "Tests use SQLite in memory", same)
+    )
     (root / "debugging.md").write_text(f"# Debugging\nThe staging AWS key is {KEY} for now.\n")
-    entries = [f"- [{t}](decision/{i}.md) — {t}" for i, t in (
-        ("login-lives-in-auth", "Login lives in the auth module"), ("sqlite-for-tests", "Use SQLite in memory"),
-        ("tests-use-sqlite", "Tests use SQLite in memory"))]
-    md = (["# Notes", "- [Debugging](debugging.md) — how we debug"]
-          + ["<!-- memcurate:begin section=decision budget=40 -->", "## Key Decisions", *entries,
-             "<!-- memcurate:end section=decision -->"]
-          + [f"- Claude remembers fact {i}" for i in range(200)])
+    entries = [
+        f"- [{t}](decision/{i}.md) — {t}"
+        for i, t in (
+            ("login-lives-in-auth", "Login lives in the auth module"),
+            ("sqlite-for-tests", "Use SQLite in memory"),
+            ("tests-use-sqlite", "Tests use SQLite in memory"),
+        )
+    ]
+    md = (
+        ["# Notes", "- [Debugging](debugging.md) — how we debug"]
+        + [
+            "<!-- memcurate:begin section=decision budget=40 -->",
+            "## Key Decisions",
+            *entries,
+            "<!-- memcurate:end section=decision -->",
+        ]
+        + [f"- Claude remembers fact {i}" for i in range(200)]
+    )
     (root / "MEMORY.md").write_text("\n".join(md) + "\n")
     return {"project": project, "root": root}
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and p.name != ".memcurate.lock"}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != ".memcurate.lock"
+    }
 
 
 def check_json(capsys, project: Path) -> dict:
@@ -95,35 +123,56 @@ def test_check_finds_each_problem_and_changes_nothing(messy, capsys):
     assert stale["refs"] == ["decision/login-lives-in-auth"] and stale["severity"] == "medium"
     assert "`src/auth.py`" in stale["message"] and "src/db.py" not in stale["message"]
     [secret] = [f for f in found["secret"] if f["refs"] == ["claude/debugging.md"]]
-    assert secret["severity"] == "high" and "debugging.md line 2" in secret["message"] and KEY not in json.dumps(doc)
+    assert (
+        secret["severity"] == "high"
+        and "debugging.md line 2" in secret["message"]
+        and KEY not in json.dumps(doc)
+    )
     [over] = found["over-limit"]
     assert over["severity"] == "high" and line_ref("- Claude remembers fact 199") in over["refs"]
-    assert all(f["proposal"] for f in doc["findings"] if f["code"] in ("stale-file", "secret", "over-limit"))
+    assert all(
+        f["proposal"]
+        for f in doc["findings"]
+        if f["code"] in ("stale-file", "secret", "over-limit")
+    )
     assert doc["counts"]["high"] == sum(f["severity"] == "high" for f in doc["findings"])
     assert snapshot(messy["root"]) == before  # nothing under the memory root changed
     # Again: the same proposals, none staged twice.
     proposals = sorted(p.name for p in (messy["project"] / ".memcurate" / "proposals").iterdir())
     again = check_json(capsys, messy["project"])
-    assert sorted(p.name for p in (messy["project"] / ".memcurate" / "proposals").iterdir()) == proposals
+    assert (
+        sorted(p.name for p in (messy["project"] / ".memcurate" / "proposals").iterdir())
+        == proposals
+    )
     assert [f["proposal"] for f in again["findings"]] == [f["proposal"] for f in doc["findings"]]
 
 
-@pytest.mark.xfail(importlib.util.find_spec("memcurate.curator.hygiene.duplicates") is None
-                   or not hasattr(importlib.import_module("memcurate.curator.hygiene.duplicates"), "detect"),
-                   reason="part E's duplicates.detect is not in DETECTORS yet (the integrator turns this on)",
-                   strict=True)
+@pytest.mark.xfail(
+    importlib.util.find_spec("memcurate.curator.hygiene.duplicates") is None
+    or not hasattr(importlib.import_module("memcurate.curator.hygiene.duplicates"), "detect"),
+    reason="part E's duplicates.detect is not in DETECTORS yet (the integrator turns this on)",
+    strict=True,
+)
 def test_check_finds_the_two_memories_that_say_the_same_thing(messy, capsys):
     found = codes(check_json(capsys, messy["project"]))
-    assert any(set(f["refs"]) == {"decision/sqlite-for-tests", "decision/tests-use-sqlite"}
-               for f in found.get("duplicate", []))
+    assert any(
+        set(f["refs"]) == {"decision/sqlite-for-tests", "decision/tests-use-sqlite"}
+        for f in found.get("duplicate", [])
+    )
 
 
-@pytest.mark.skipif(importlib.util.find_spec("memcurate.curator.library.changes") is None,
-                    reason="part B's curator/library/changes.py applies proposals: not merged here yet")
+@pytest.mark.skipif(
+    importlib.util.find_spec("memcurate.curator.library.changes") is None,
+    reason="part B's curator/library/changes.py applies proposals: not merged here yet",
+)
 def test_approving_the_secrets_proposal_removes_the_key(messy, capsys):
     doc = check_json(capsys, messy["project"])
-    [secret] = [f for f in doc["findings"] if f["code"] == "secret" and f["refs"] == ["claude/debugging.md"]]
-    assert main(["approve", f"proposal/{secret['proposal']}", "--project", str(messy["project"])]) == 0
+    [secret] = [
+        f for f in doc["findings"] if f["code"] == "secret" and f["refs"] == ["claude/debugging.md"]
+    ]
+    assert (
+        main(["approve", f"proposal/{secret['proposal']}", "--project", str(messy["project"])]) == 0
+    )
     text = (messy["root"] / "debugging.md").read_text()
     assert KEY not in text and "[REDACTED:" in text and text.startswith("# Debugging\n")
 
@@ -131,7 +180,11 @@ def test_approving_the_secrets_proposal_removes_the_key(messy, capsys):
 def test_check_text_output_groups_by_severity_with_proposal_ids(messy, capsys):
     assert main(["check", "--project", str(messy["project"])]) == 0
     out = capsys.readouterr().out
-    assert out.index("HIGH") < out.index("MEDIUM") and "proposal/" in out and "memcurate show proposal/" in out
+    assert (
+        out.index("HIGH") < out.index("MEDIUM")
+        and "proposal/" in out
+        and "memcurate show proposal/" in out
+    )
     assert main(["check", "--quiet", "--project", str(messy["project"])]) == 0
     assert capsys.readouterr().out == ""
 
@@ -141,8 +194,12 @@ def test_an_empty_project_proves_nothing_stale(tmp_path, capsys):
     project, root = tmp_path / "p", tmp_path / "m"
     (project / ".claude").mkdir(parents=True)
     (root / "decision").mkdir(parents=True)
-    (project / ".claude" / "memcurate.yaml").write_text(f"backend: offline\nmemory:\n  root: {root}\n")
-    (root / "decision" / "x.md").write_text(memory("decision", "x", "X", "See `app/auth.py` and `MemoryIndex`."))
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: offline\nmemory:\n  root: {root}\n"
+    )
+    (root / "decision" / "x.md").write_text(
+        memory("decision", "x", "X", "See `app/auth.py` and `MemoryIndex`.")
+    )
     (root / "MEMORY.md").write_text("- [X](decision/x.md) — X\n")
     doc = check_json(capsys, project)
     assert doc["findings"] == [] and doc["checked"] >= 1
@@ -170,9 +227,14 @@ def test_two_updates_of_one_memory_are_two_proposals(messy, capsys):
     """A stale command and a stale symbol in one memory: one proposal marks both (two, each based on the same
     bytes, would have the person approve one and see the other refused)."""
     project = messy["project"]
-    (messy["root"] / "decision" / "login-lives-in-auth.md").write_text(memory(
-        "decision", "login-lives-in-auth", "Login lives in the auth module",
-        "Run `make login-tests` before touching `LoginGateway` in `src/db.py`. Keep it there."))
+    (messy["root"] / "decision" / "login-lives-in-auth.md").write_text(
+        memory(
+            "decision",
+            "login-lives-in-auth",
+            "Login lives in the auth module",
+            "Run `make login-tests` before touching `LoginGateway` in `src/db.py`. Keep it there.",
+        )
+    )
     (project / "Makefile").write_text("test:\n\ttrue\n")
     git(project, "add", "-A")
     git(project, "commit", "-qm", "make")
@@ -180,10 +242,15 @@ def test_two_updates_of_one_memory_are_two_proposals(messy, capsys):
     [command], [symbol] = found["stale-command"], found["stale-symbol"]
     assert command["proposal"] and command["proposal"] == symbol["proposal"]
     [op] = proposal_of(project, command["proposal"])["ops"]
-    assert "command target gone: `make login-tests`" in op["text"] and "not in the project: `LoginGateway`" in op["text"]
+    assert (
+        "command target gone: `make login-tests`" in op["text"]
+        and "not in the project: `LoginGateway`" in op["text"]
+    )
     again = codes(check_json(capsys, project))  # idempotent: the same two
-    assert [again["stale-command"][0]["proposal"], again["stale-symbol"][0]["proposal"]] == \
-        [command["proposal"], symbol["proposal"]]
+    assert [again["stale-command"][0]["proposal"], again["stale-symbol"][0]["proposal"]] == [
+        command["proposal"],
+        symbol["proposal"],
+    ]
 
 
 def test_a_proposal_for_bytes_edited_since_is_superseded(messy, capsys):
@@ -193,11 +260,17 @@ def test_a_proposal_for_bytes_edited_since_is_superseded(messy, capsys):
     [second] = codes(check_json(capsys, project))["stale-file"]
     assert second["proposal"] != first["proposal"]
     old = proposal_of(project, first["proposal"])
-    assert old["state"] == "rejected" and old["decision"]["reason"] == f"superseded by proposal/{second['proposal']}"
+    assert (
+        old["state"] == "rejected"
+        and old["decision"]["reason"] == f"superseded by proposal/{second['proposal']}"
+    )
     assert proposal_of(project, second["proposal"])["state"] == "pending"
-    pending = [p for p in (project / ".memcurate" / "proposals").iterdir()
-               if json.loads(p.read_text())["state"] == "pending"
-               and json.loads(p.read_text())["finding"]["code"] == "stale-file"]
+    pending = [
+        p
+        for p in (project / ".memcurate" / "proposals").iterdir()
+        if json.loads(p.read_text())["state"] == "pending"
+        and json.loads(p.read_text())["finding"]["code"] == "stale-file"
+    ]
     assert [p.stem for p in pending] == [second["proposal"]]
 
 
@@ -205,9 +278,17 @@ def test_a_damaged_marker_still_reports_the_limit_and_check_exits_0(tmp_path, ca
     project, root = tmp_path / "p", tmp_path / "m"
     (project / ".claude").mkdir(parents=True)
     root.mkdir()
-    (project / ".claude" / "memcurate.yaml").write_text(f"backend: offline\nmemory:\n  root: {root}\n")
-    md = (["# Notes", "<!-- memcurate:begin section=decision budget=40 -->", "## Key Decisions"]  # never closed
-          + [f"- Claude remembers fact {i}" for i in range(227)])
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: offline\nmemory:\n  root: {root}\n"
+    )
+    md = (
+        [
+            "# Notes",
+            "<!-- memcurate:begin section=decision budget=40 -->",
+            "## Key Decisions",
+        ]  # never closed
+        + [f"- Claude remembers fact {i}" for i in range(227)]
+    )
     assert len(md) == 230
     before = "\n".join(md) + "\n"
     (root / "MEMORY.md").write_text(before)
@@ -215,10 +296,18 @@ def test_a_damaged_marker_still_reports_the_limit_and_check_exits_0(tmp_path, ca
     found = codes(doc)
     [over] = found["over-limit"]
     # The marker is a comment line Claude Code drops: 229 lines as it counts them, 29 past the cut.
-    assert over["severity"] == "high" and "229 lines" in over["message"] and "29 of Claude's lines" in over["message"]
+    assert (
+        over["severity"] == "high"
+        and "229 lines" in over["message"]
+        and "29 of Claude's lines" in over["message"]
+    )
     assert line_ref("- Claude remembers fact 226") in over["refs"]
     [damaged] = found["damaged"]
-    assert damaged["severity"] == "high" and "fix it by hand" in damaged["message"] and damaged["proposal"] is None
+    assert (
+        damaged["severity"] == "high"
+        and "fix it by hand" in damaged["message"]
+        and damaged["proposal"] is None
+    )
     assert (root / "MEMORY.md").read_text() == before
     assert main(["check", "--project", str(project)]) == 0
     assert "could not" not in capsys.readouterr().err
@@ -228,22 +317,43 @@ def test_two_findings_that_make_the_same_change_share_one_proposal(messy, capsys
     """A memory naming a deleted file and a symbol found nowhere: stale-file and stale-symbol both archive
     it. One proposal, which both findings name: approving it is the one change, nothing refused."""
     project = messy["project"]
-    (messy["root"] / "decision" / "login-lives-in-auth.md").write_text(memory(
-        "decision", "login-lives-in-auth", "Login lives in the auth module",
-        "Login is `LoginGateway` in `src/auth.py`. Keep it there."))
+    (messy["root"] / "decision" / "login-lives-in-auth.md").write_text(
+        memory(
+            "decision",
+            "login-lives-in-auth",
+            "Login lives in the auth module",
+            "Login is `LoginGateway` in `src/auth.py`. Keep it there.",
+        )
+    )
     found = codes(check_json(capsys, project))
     [file], [symbol] = found["stale-file"], found["stale-symbol"]
-    pending = [p.stem for p in (project / ".memcurate" / "proposals").iterdir()
-               if json.loads(p.read_text())["state"] == "pending"
-               and json.loads(p.read_text())["finding"]["code"] in ("stale-file", "stale-symbol")]
-    assert file["proposal"] == symbol["proposal"] and pending == [file["proposal"]], (file, symbol, pending)
+    pending = [
+        p.stem
+        for p in (project / ".memcurate" / "proposals").iterdir()
+        if json.loads(p.read_text())["state"] == "pending"
+        and json.loads(p.read_text())["finding"]["code"] in ("stale-file", "stale-symbol")
+    ]
+    assert file["proposal"] == symbol["proposal"] and pending == [file["proposal"]], (
+        file,
+        symbol,
+        pending,
+    )
 
 
 def test_a_file_git_never_had_is_not_said_to_no_longer_exist(messy, capsys):
     project = messy["project"]
-    (messy["root"] / "decision" / "login-lives-in-auth.md").write_text(memory(
-        "decision", "login-lives-in-auth", "Login lives in the auth module",
-        "Login is handled in `src/auth.py` and `src/never.py`. Keep it there."))
+    (messy["root"] / "decision" / "login-lives-in-auth.md").write_text(
+        memory(
+            "decision",
+            "login-lives-in-auth",
+            "Login lives in the auth module",
+            "Login is handled in `src/auth.py` and `src/never.py`. Keep it there.",
+        )
+    )
     [stale] = codes(check_json(capsys, project))["stale-file"]
-    assert "`src/auth.py`, which no longer exists in the project" in stale["message"], stale["message"]
-    assert "`src/never.py`, which is not in the project (git never had it)" in stale["message"], stale["message"]
+    assert "`src/auth.py`, which no longer exists in the project" in stale["message"], stale[
+        "message"
+    ]
+    assert "`src/never.py`, which is not in the project (git never had it)" in stale["message"], (
+        stale["message"]
+    )

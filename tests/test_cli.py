@@ -22,15 +22,24 @@ SUBCOMMANDS = ("hook", "triage", "status", "install", "uninstall", "demo")
 def session(tag: str = "postgres", stamp: str = "2025-07-14T22:59") -> Transcript:
     """Triggers decision and tech_debt; busy enough for a session summary."""
     t = Transcript(session="5d7c2f10-aaaa-4bbb-8ccc-ddddeeeeffff", stamp=stamp)
-    t.user(f"We decided to go with {tag} because it is simpler to operate. Leave the old importer as a TODO for now.")
-    t.assistant(text("I'll look at the code."), tool("t1", "Read", file_path="/home/dev/app/db.py"),
-                tool("t2", "Grep", pattern="engine"))
+    t.user(
+        f"We decided to go with {tag} because it is simpler to operate. Leave the old importer as a TODO for now."
+    )
+    t.assistant(
+        text("I'll look at the code."),
+        tool("t1", "Read", file_path="/home/dev/app/db.py"),
+        tool("t2", "Grep", pattern="engine"),
+    )
     t.result("t1", "import sqlite3").result("t2", "db.py:3")
-    t.assistant(tool("t3", "Edit", file_path="/home/dev/app/db.py", old_string="a", new_string="b"),
-                tool("t4", "Bash", command="pytest -q"))
+    t.assistant(
+        tool("t3", "Edit", file_path="/home/dev/app/db.py", old_string="a", new_string="b"),
+        tool("t4", "Bash", command="pytest -q"),
+    )
     t.result("t3", "ok").result("t4", "5 passed")
     t.user("Now please also update the README for the switch.")
-    t.assistant(text(f"Switched to {tag}; the README says so. The old importer is left as a TODO for now."))
+    t.assistant(
+        text(f"Switched to {tag}; the README says so. The old importer is left as a TODO for now.")
+    )
     return t
 
 
@@ -69,6 +78,7 @@ def transcripts(tmp_path) -> Path:
 
 # -- version, help, usage ---------------------------------------------------------
 
+
 def test_version(project):
     p = run_cli("--version", cwd=project)
     assert p.returncode == 0
@@ -83,7 +93,9 @@ def test_help_lists_the_subcommands(project):
     assert "--project" in p.stdout
 
 
-@pytest.mark.parametrize("args", [("--no-such-option",), ("triage",), ("frobnicate",), ("status", "--bogus")])
+@pytest.mark.parametrize(
+    "args", [("--no-such-option",), ("triage",), ("frobnicate",), ("status", "--bogus")]
+)
 def test_usage_errors_exit_2(args, project):
     p = run_cli(*args, cwd=project)
     assert p.returncode == 2
@@ -93,6 +105,7 @@ def test_usage_errors_exit_2(args, project):
 
 
 # -- triage (backfill) ----------------------------------------------------------------
+
 
 def test_triage_json_stages_and_reports_every_category(project, transcripts):
     a = session("postgres").write(transcripts / "a.jsonl")
@@ -112,12 +125,15 @@ def test_triage_json_stages_and_reports_every_category(project, transcripts):
         assert {"decision", "tech_debt", "session_summary"} <= triggered
         assert t["triage"]
         ids.append(t["triage"])
-        staged_doc = json.loads((data_of(project) / "staging" / t["triage"] / "triage.json").read_text())
+        staged_doc = json.loads(
+            (data_of(project) / "staging" / t["triage"] / "triage.json").read_text()
+        )
         assert staged_doc["source"]["transcript"] == t["transcript"]
         assert {n for n, c in staged_doc["categories"].items() if c["triggered"]} == triggered
         assert set(staging.category_states(str(data_of(project)), t["triage"])) == triggered
-        assert {r["state"] for r in staging.category_states(str(data_of(project)), t["triage"]).values()} \
-            == {"triaged"}
+        assert {
+            r["state"] for r in staging.category_states(str(data_of(project)), t["triage"]).values()
+        } == {"triaged"}
     assert staged(project) == sorted(ids)
     assert (data_of(project) / ".gitignore").read_text() == "*\n"
 
@@ -162,7 +178,9 @@ def test_triage_mixed_paths_stage_the_good_ones(json_out, project, transcripts):
     assert p.returncode == 1
     assert "Traceback" not in p.stderr
     assert len(staged(project)) == 1
-    doc = json.loads((data_of(project) / "staging" / staged(project)[0] / "triage.json").read_text())
+    doc = json.loads(
+        (data_of(project) / "staging" / staged(project)[0] / "triage.json").read_text()
+    )
     assert doc["source"]["transcript"] == str(good)
     if json_out:
         reports = json.loads(p.stdout)["triages"]
@@ -182,6 +200,7 @@ def test_triage_json_error_still_explained_on_stderr(project, transcripts):
 
 
 # -- status -------------------------------------------------------------------------------
+
 
 def _expected_counts(project: Path, tids: list[str] | None = None) -> dict:
     """Each triggered category's state: its last line in the state log when it has moved, else `triaged`."""
@@ -218,59 +237,112 @@ def test_status_counts_what_is_staged(project, transcripts):
 
     text = run_cli("status", cwd=project)
     assert text.returncode == 0
-    assert f"triages      2 staged (a session, or a stretch of one), {sum(expected.values())} categories" \
+    assert (
+        f"triages      2 staged (a session, or a stretch of one), {sum(expected.values())} categories"
         in text.stdout
-    assert f"pending      {doc['pending']} categories not yet saved, rejected or skipped" in text.stdout
+    )
+    assert (
+        f"pending      {doc['pending']} categories not yet saved, rejected or skipped"
+        in text.stdout
+    )
     assert "   1  drafting   being drafted" in text.stdout  # each state says what it means
     assert "model use    no model call yet" in text.stdout  # not "$0.0000, 0 call(s)"
 
 
 def test_auto_approve_says_which_backend_drafted(project, transcripts, tmp_path):
     (project / ".claude").mkdir()
-    (project / ".claude" / "memcurate.yaml").write_text(f"backend: offline\nmemory:\n  root: {tmp_path / 'm'}\n")
-    assert run_cli("triage", str(session("postgres").write(transcripts / "a.jsonl")), cwd=project).returncode == 0
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: offline\nmemory:\n  root: {tmp_path / 'm'}\n"
+    )
+    assert (
+        run_cli(
+            "triage", str(session("postgres").write(transcripts / "a.jsonl")), cwd=project
+        ).returncode
+        == 0
+    )
     doc = json.loads(run_cli("--auto-approve", "--json", cwd=project).stdout)
     assert doc["drafting"].startswith("drafting: offline — backend: offline") and doc["created"]
-    text = run_cli("--auto-approve", cwd=project).stdout  # nothing left: the line still says what would draft
+    text = run_cli(
+        "--auto-approve", cwd=project
+    ).stdout  # nothing left: the line still says what would draft
     assert "\ndrafting     offline — backend: offline; models: none" in text
 
 
 def test_status_counts_skips_and_totals_the_model_use_per_triage_and_overall(project, transcripts):
     first, second = stage_two(project, transcripts, "claude-cli")  # a backfill asks for a look
     data = str(data_of(project))
-    call = {"tokens_in": 1500, "tokens_out": 150, "cache_read_tokens": 300, "cache_write_tokens": 200, "calls": 1}
+    call = {
+        "tokens_in": 1500,
+        "tokens_out": 150,
+        "cache_read_tokens": 300,
+        "cache_write_tokens": 200,
+        "calls": 1,
+    }
     staging.set_state(data, first, "decision", "drafting")
-    staging.set_state(data, first, "decision", "skipped", reason="only task chatter", cost_usd=0.01, **call)
+    staging.set_state(
+        data, first, "decision", "skipped", reason="only task chatter", cost_usd=0.01, **call
+    )
     staging.set_state(data, first, "tech_debt", "drafting")
     staging.set_state(data, first, "tech_debt", "drafted", cost_usd=0.02, **{**call, "calls": 2})
     staging.set_state(data, second, "decision", "drafting")
-    staging.set_state(data, second, "decision", "failed", error="timed out", **call)  # no cost known
-    (data_of(project) / "staging" / first / "second_look.json").write_text(json.dumps(
-        {"tokens_in": 4000, "tokens_out": 100, "cost_usd": 0.005, "calls": 1}))
+    staging.set_state(
+        data, second, "decision", "failed", error="timed out", **call
+    )  # no cost known
+    (data_of(project) / "staging" / first / "second_look.json").write_text(
+        json.dumps({"tokens_in": 4000, "tokens_out": 100, "cost_usd": 0.005, "calls": 1})
+    )
 
     doc = json.loads(run_cli("status", "--json", cwd=project).stdout)
     assert doc["by_state"]["skipped"] == 1
-    assert doc["pending"] == sum(n for s, n in doc["by_state"].items() if s != "skipped")  # a skip is final
+    assert doc["pending"] == sum(
+        n for s, n in doc["by_state"].items() if s != "skipped"
+    )  # a skip is final
     per = doc["usage"]["triages"]
-    assert per[first] == {"tokens_in": 7000, "tokens_out": 400, "cache_read_tokens": 600, "cache_write_tokens": 400,
-                          "calls": 4, "cost_usd": pytest.approx(0.035)}
-    assert per[second] == {"tokens_in": 1500, "tokens_out": 150, "cache_read_tokens": 300, "cache_write_tokens": 200,
-                           "calls": 1, "cost_usd": 0}
-    assert doc["usage"]["overall"] == {"tokens_in": 8500, "tokens_out": 550, "cache_read_tokens": 900,
-                                       "cache_write_tokens": 600, "calls": 5, "cost_usd": pytest.approx(0.035)}
+    assert per[first] == {
+        "tokens_in": 7000,
+        "tokens_out": 400,
+        "cache_read_tokens": 600,
+        "cache_write_tokens": 400,
+        "calls": 4,
+        "cost_usd": pytest.approx(0.035),
+    }
+    assert per[second] == {
+        "tokens_in": 1500,
+        "tokens_out": 150,
+        "cache_read_tokens": 300,
+        "cache_write_tokens": 200,
+        "calls": 1,
+        "cost_usd": 0,
+    }
+    assert doc["usage"]["overall"] == {
+        "tokens_in": 8500,
+        "tokens_out": 550,
+        "cache_read_tokens": 900,
+        "cache_write_tokens": 600,
+        "calls": 5,
+        "cost_usd": pytest.approx(0.035),
+    }
 
     text = run_cli("status", cwd=project).stdout
     assert "     1  skipped    nothing durable" in text
-    assert "model use    8,500 in / 550 out, cache 900 read / 600 written, $0.0350, 5 call(s)" in text
+    assert (
+        "model use    8,500 in / 550 out, cache 900 read / 600 written, $0.0350, 5 call(s)" in text
+    )
 
 
-def test_status_names_a_triage_whose_second_look_record_is_damaged_and_counts_the_others(project, transcripts):
+def test_status_names_a_triage_whose_second_look_record_is_damaged_and_counts_the_others(
+    project, transcripts
+):
     first, second = stage_two(project, transcripts, "claude-cli")  # a backfill asks for a look
-    (data_of(project) / "staging" / second / "second_look.json").write_text("{not json")  # a hand edit
+    (data_of(project) / "staging" / second / "second_look.json").write_text(
+        "{not json"
+    )  # a hand edit
     p = run_cli("status", "--json", cwd=project)
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
-    assert doc["unreadable"] == 1 and doc["triages"] == 2 and doc["pending"] > 0  # the other triage still counts
+    assert (
+        doc["unreadable"] == 1 and doc["triages"] == 2 and doc["pending"] > 0
+    )  # the other triage still counts
     assert doc["usage"]["triages"][second]["calls"] == 0
 
 
@@ -298,8 +370,11 @@ def test_status_counts_an_unreadable_state_log_as_unreadable(project, transcript
     assert text.returncode == 0 and "1 unreadable" in text.stdout
 
 
-@pytest.mark.parametrize("garbage", [b"not json at all {", b"[1, 2]", b'{"id": "other", "categories": {}}', b""],
-                         ids=["not-json", "not-an-object", "wrong-id", "empty"])
+@pytest.mark.parametrize(
+    "garbage",
+    [b"not json at all {", b"[1, 2]", b'{"id": "other", "categories": {}}', b""],
+    ids=["not-json", "not-an-object", "wrong-id", "empty"],
+)
 def test_status_counts_a_garbage_triage_json_as_unreadable(garbage, project, transcripts):
     first, second = stage_two(project, transcripts)
     expected = _expected_counts(project, [second])
@@ -314,12 +389,18 @@ def test_status_counts_a_garbage_triage_json_as_unreadable(garbage, project, tra
 # -- config errors ------------------------------------------------------------------------------
 
 BAD_CONFIGS = {
-    "unknown-key": ("categories:\n  decision:\n    thresold: 0.3\n",
-                    ["categories.decision.thresold", "unknown key", "threshold"]),
-    "wrong-type": ("categories:\n  decision:\n    threshold: high\n",
-                   ["categories.decision.threshold", "expected a number", "found a string", "high"]),
-    "wrong-nested-type": ("hook:\n  summary_events: SessionEnd\n",
-                          ["hooks.summary_events", "expected a list", "found a string"]),
+    "unknown-key": (
+        "categories:\n  decision:\n    thresold: 0.3\n",
+        ["categories.decision.thresold", "unknown key", "threshold"],
+    ),
+    "wrong-type": (
+        "categories:\n  decision:\n    threshold: high\n",
+        ["categories.decision.threshold", "expected a number", "found a string", "high"],
+    ),
+    "wrong-nested-type": (
+        "hook:\n  summary_events: SessionEnd\n",
+        ["hooks.summary_events", "expected a list", "found a string"],
+    ),
 }
 
 
@@ -341,7 +422,9 @@ def test_bad_user_config_is_named(project, transcripts, isolated_home):
     cfg = isolated_home / ".config" / "memcurate" / "config.yaml"
     cfg.parent.mkdir(parents=True, exist_ok=True)
     cfg.write_text("hook:\n  lock_wait_seconds: [1]\n")
-    line = one_line_error(run_cli("triage", str(session().write(transcripts / "a.jsonl")), cwd=project))
+    line = one_line_error(
+        run_cli("triage", str(session().write(transcripts / "a.jsonl")), cwd=project)
+    )
     assert str(cfg) in line and "hooks.lock_wait_seconds" in line and "expected a number" in line
 
 
@@ -352,7 +435,12 @@ def test_hook_with_bad_config_loses_nothing(case, project, transcripts):
     cfg.parent.mkdir()
     cfg.write_text(body)
     path = session().write(transcripts / "a.jsonl")
-    hook_input = {"session_id": "s", "transcript_path": str(path), "cwd": str(project), "hook_event_name": "Stop"}
+    hook_input = {
+        "session_id": "s",
+        "transcript_path": str(path),
+        "cwd": str(project),
+        "hook_event_name": "Stop",
+    }
     p = run_hook(hook_input, cwd=project)
     assert p.returncode == 0 and p.stdout == b""
     assert b"Traceback" not in p.stderr
@@ -372,6 +460,7 @@ def test_hook_with_bad_config_loses_nothing(case, project, transcripts):
 
 
 # -- --project ---------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("command", [("status",), ("status", "--json"), ("triage", "x.jsonl")])
 def test_project_that_does_not_exist(command, tmp_path, project):
@@ -403,6 +492,7 @@ def test_project_option_chooses_the_data_dir(tmp_path, project, transcripts):
 
 # -- terminal output is data --------------------------------------------------------------------
 
+
 def _strings(obj):
     if isinstance(obj, str):
         yield obj
@@ -418,12 +508,22 @@ def _strings(obj):
 @pytest.mark.parametrize("no_color", [True, False], ids=["NO_COLOR", "color-allowed"])
 def test_escapes_in_the_transcript_never_reach_output_or_staging(no_color, project, transcripts):
     t = Transcript(session="5d7c2f10-aaaa-4bbb-8ccc-ddddeeeeffff")
-    t.user("We decided to use \x1b[31mred\x1b[0m [bold red]alerts[/bold red] because it is simpler. "
-           "\x1b]8;;http://evil.example\x07link\x1b]8;;\x07 \x1b[2J\x07\x08")
-    t.assistant(text("\x1b[1mWe will use\x1b[22m the [link=http://evil.example]alerts[/link] module "
-                     "because it is simpler; that is the decision."))
+    t.user(
+        "We decided to use \x1b[31mred\x1b[0m [bold red]alerts[/bold red] because it is simpler. "
+        "\x1b]8;;http://evil.example\x07link\x1b]8;;\x07 \x1b[2J\x07\x08"
+    )
+    t.assistant(
+        text(
+            "\x1b[1mWe will use\x1b[22m the [link=http://evil.example]alerts[/link] module "
+            "because it is simpler; that is the decision."
+        )
+    )
     path = t.write(transcripts / "ansi-\x1b[31mname.jsonl")
-    env = {"NO_COLOR": "1"} if no_color else {"FORCE_COLOR": "1", "TERM": "xterm-256color", "NO_COLOR": ""}
+    env = (
+        {"NO_COLOR": "1"}
+        if no_color
+        else {"FORCE_COLOR": "1", "TERM": "xterm-256color", "NO_COLOR": ""}
+    )
     p = run_cli("triage", str(path), cwd=project, env=env)
     assert p.returncode == 0, p.stderr
     assert "\x1b" not in p.stdout and "\x1b" not in p.stderr
@@ -467,8 +567,15 @@ def test_the_engine_imports_no_ui():
     import sys
 
     names = [m.name for m in pkgutil.walk_packages(curator.__path__, "memcurate.curator.")]
-    code = (f"import importlib, sys\nfor n in {names!r}: importlib.import_module(n)\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual' or m.startswith('memcurate.widgets')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=Path(curator.__file__).parent.parent)
+    code = (
+        f"import importlib, sys\nfor n in {names!r}: importlib.import_module(n)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual' or m.startswith('memcurate.widgets')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(curator.__file__).parent.parent,
+    )
     assert out.stdout.strip() == "[]" and len(names) > 20

@@ -21,7 +21,7 @@ from memcurate.curator.drafting import DraftRequest, LookRequest, MergeRequest, 
 from memcurate.curator.drafting.claude_cli import ClaudeCliDrafter
 
 RECORD_ENV = 'rec = {"argv": sys.argv[1:], "stdin": sys.stdin.read(), "cwd": os.getcwd(),'
-AS_CLAUDE_CODE = r'''
+AS_CLAUDE_CODE = r"""
 settings_env = dict(os.environ)  # what Claude Code acts on: the process, its user settings' env, --settings
 user = os.path.join(os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~/.claude"), "settings.json")
 if os.path.exists(user):
@@ -33,21 +33,49 @@ if os.environ.get("FAKE_API_FAILS") and settings_env.get("CLAUDE_CODE_MAX_RETRIE
     with open(os.environ["FAKE_RECORD"], "a") as f:
         f.write(json.dumps(rec) + "\n")
     time.sleep(60)  # ten retries with backoff: about three minutes before the CLI answers
-'''
+"""
 
 # What Claude Code 2.1.328 printed (its JSON result, trimmed) with CLAUDE_CODE_MAX_RETRIES=0, against a
 # Messages API that answered 401 / a credit error, and with no key and no login at all.
 REAL = {
-    "bad-key": (envelope(is_error=True, subtype="success", api_error_status=401, api_error_type="authentication_error",
-                         terminal_reason="api_error", result="Invalid API key · Fix external API key", usage={},
-                         total_cost_usd=0), "Invalid API key · Fix external API key"),
-    "no-credit": (envelope(is_error=True, subtype="success", api_error_status=400,
-                           api_error_type="invalid_request_error", terminal_reason="api_error",
-                           result="Credit balance is too low", usage={}, total_cost_usd=0),
-                  "Credit balance is too low"),
-    "not-logged-in": (envelope(is_error=True, subtype="success", api_error_status=None, terminal_reason="api_error",
-                               result="Not logged in · Please run /login", usage={}, total_cost_usd=0),
-                      "Not logged in · Please run /login"),
+    "bad-key": (
+        envelope(
+            is_error=True,
+            subtype="success",
+            api_error_status=401,
+            api_error_type="authentication_error",
+            terminal_reason="api_error",
+            result="Invalid API key · Fix external API key",
+            usage={},
+            total_cost_usd=0,
+        ),
+        "Invalid API key · Fix external API key",
+    ),
+    "no-credit": (
+        envelope(
+            is_error=True,
+            subtype="success",
+            api_error_status=400,
+            api_error_type="invalid_request_error",
+            terminal_reason="api_error",
+            result="Credit balance is too low",
+            usage={},
+            total_cost_usd=0,
+        ),
+        "Credit balance is too low",
+    ),
+    "not-logged-in": (
+        envelope(
+            is_error=True,
+            subtype="success",
+            api_error_status=None,
+            terminal_reason="api_error",
+            result="Not logged in · Please run /login",
+            usage={},
+            total_cost_usd=0,
+        ),
+        "Not logged in · Please run /login",
+    ),
 }
 
 
@@ -57,9 +85,13 @@ def cli(fake, monkeypatch):  # noqa: F811 (the fixture)
     exe = Path(fake.path)
     text = exe.read_text()
     assert RECORD_ENV in text and "record = os.environ" in text
-    text = text.replace("record = os.environ", AS_CLAUDE_CODE.strip("\n") + "\nrecord = os.environ", 1)
+    text = text.replace(
+        "record = os.environ", AS_CLAUDE_CODE.strip("\n") + "\nrecord = os.environ", 1
+    )
     exe.write_text(text)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")  # the person's login, which must reach the child
+    monkeypatch.setenv(
+        "ANTHROPIC_API_KEY", "sk-ant-test"
+    )  # the person's login, which must reach the child
     return fake
 
 
@@ -72,17 +104,52 @@ def user_settings(env: dict) -> None:
 
 def every_kind_of_call(drafter: ClaudeCliDrafter) -> None:
     """A draft, a check, a second look, a rule and a merge: one child each."""
-    entry = {"score": 5, "threshold": 3, "snippets": [{"turn": 1, "speaker": "user", "weight": 1.0, "keywords": ["jwt"],
-                                                      "text": "Let's go with JWT"}], "excerpt": "Let's go with JWT"}
-    request = DraftRequest(triage_id="t", category="decision", entry=entry, source={"session": "s"}, now=NOW,
-                           model_alias="sonnet")
+    entry = {
+        "score": 5,
+        "threshold": 3,
+        "snippets": [
+            {
+                "turn": 1,
+                "speaker": "user",
+                "weight": 1.0,
+                "keywords": ["jwt"],
+                "text": "Let's go with JWT",
+            }
+        ],
+        "excerpt": "Let's go with JWT",
+    }
+    request = DraftRequest(
+        triage_id="t",
+        category="decision",
+        entry=entry,
+        source={"session": "s"},
+        now=NOW,
+        model_alias="sonnet",
+    )
     drafter.draft(request)
     drafter.check(request, "# A memory\n")
-    drafter.second_look(LookRequest(triage_id="t", activity="[1] user: Let's go with JWT", turns=frozenset({1}),
-                                    model_alias="sonnet"))
-    drafter.rule(RuleRequest(key="k", evidence="pytest failed twice on the same import", model_alias="sonnet"))
-    drafter.merge(MergeRequest(category="decision", memories=("# One\n", "# Two\n"), merged="# One\n", now=NOW,
-                               model_alias="sonnet"))
+    drafter.second_look(
+        LookRequest(
+            triage_id="t",
+            activity="[1] user: Let's go with JWT",
+            turns=frozenset({1}),
+            model_alias="sonnet",
+        )
+    )
+    drafter.rule(
+        RuleRequest(
+            key="k", evidence="pytest failed twice on the same import", model_alias="sonnet"
+        )
+    )
+    drafter.merge(
+        MergeRequest(
+            category="decision",
+            memories=("# One\n", "# Two\n"),
+            merged="# One\n",
+            now=NOW,
+            model_alias="sonnet",
+        )
+    )
 
 
 def test_every_kind_of_child_runs_with_claude_codes_retries_off(cli):
@@ -92,42 +159,71 @@ def test_every_kind_of_child_runs_with_claude_codes_retries_off(cli):
     for call in calls:
         for env in (call["process_env"], call["effective"]):
             assert env["CLAUDE_CODE_MAX_RETRIES"] == "0"
-            assert (env["DISABLE_TELEMETRY"], env["DISABLE_ERROR_REPORTING"], env["DISABLE_AUTOUPDATER"]) == ("1",) * 3
+            assert (
+                env["DISABLE_TELEMETRY"],
+                env["DISABLE_ERROR_REPORTING"],
+                env["DISABLE_AUTOUPDATER"],
+            ) == ("1",) * 3
             assert env["MEMCURATE_CHILD"] == "1" and "CLAUDECODE" not in env
-            assert env["ANTHROPIC_API_KEY"] == "sk-ant-test"  # the rest of the parent's environment is kept
+            assert (
+                env["ANTHROPIC_API_KEY"] == "sk-ant-test"
+            )  # the rest of the parent's environment is kept
 
 
 def test_a_parents_environment_and_the_persons_settings_do_not_turn_them_back_on(cli, monkeypatch):
     monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "5")
     monkeypatch.setenv("DISABLE_TELEMETRY", "")
-    user_settings({"CLAUDE_CODE_MAX_RETRIES": "10", "DISABLE_AUTOUPDATER": "0", "ANTHROPIC_MODEL": "opus"})
+    user_settings(
+        {"CLAUDE_CODE_MAX_RETRIES": "10", "DISABLE_AUTOUPDATER": "0", "ANTHROPIC_MODEL": "opus"}
+    )
     every_kind_of_call(ClaudeCliDrafter(cli.path, {"drafting": {"timeout_seconds": 30}}))
     calls = cli.calls()
     assert len(calls) == 5
     for call in calls:
-        assert call["process_env"]["CLAUDE_CODE_MAX_RETRIES"] == "0" and call["process_env"]["DISABLE_TELEMETRY"] == "1"
+        assert (
+            call["process_env"]["CLAUDE_CODE_MAX_RETRIES"] == "0"
+            and call["process_env"]["DISABLE_TELEMETRY"] == "1"
+        )
         effective = call["effective"]
-        assert (effective["CLAUDE_CODE_MAX_RETRIES"], effective["DISABLE_AUTOUPDATER"]) == ("0", "1")
+        assert (effective["CLAUDE_CODE_MAX_RETRIES"], effective["DISABLE_AUTOUPDATER"]) == (
+            "0",
+            "1",
+        )
         assert effective["ANTHROPIC_MODEL"] == "opus"  # the person's other settings stay theirs
 
 
-@pytest.mark.parametrize("settings", [None, {"CLAUDE_CODE_MAX_RETRIES": "10"}], ids=["defaults", "settings-retries"])
+@pytest.mark.parametrize(
+    "settings", [None, {"CLAUDE_CODE_MAX_RETRIES": "10"}], ids=["defaults", "settings-retries"]
+)
 @pytest.mark.serial  # the fake CLI, a Python child, must answer well within 2.4 s: not under a neighbour's load
 @pytest.mark.parametrize("case", list(REAL))
-def test_a_bad_key_no_credit_or_no_login_is_reported_as_such_at_once_and_not_retried(cli, project, tmp_path,
-                                                                                  monkeypatch, case, settings):
+def test_a_bad_key_no_credit_or_no_login_is_reported_as_such_at_once_and_not_retried(
+    cli, project, tmp_path, monkeypatch, case, settings
+):
     reply, said = REAL[case]
     cli.reply(reply, exit=1)
     monkeypatch.setenv("FAKE_API_FAILS", "1")
     if settings:
         user_settings(settings)
-    engine = backend_engine(project, tmp_path, "claude-cli", retries=2, timeout=3.0, fallback="[haiku, offline]")
+    engine = backend_engine(
+        project, tmp_path, "claude-cli", retries=2, timeout=3.0, fallback="[haiku, offline]"
+    )
     (tid,) = stage(engine)
-    assert engine.process(tid, only=["decision"])["decision"] == "ready"  # the offline draft, held for a person
-    assert len(cli.calls()) == 1  # fatal for the backend: neither asked again nor asked of the next model
+    assert (
+        engine.process(tid, only=["decision"])["decision"] == "ready"
+    )  # the offline draft, held for a person
+    assert (
+        len(cli.calls()) == 1
+    )  # fatal for the backend: neither asked again nor asked of the next model
     rec = decision(engine, tid)
     assert rec["model"] == "offline" and rec["retries"] == 0
     first, haiku, offline = rec["attempts"]
     assert first["outcome"] == "failed" and first["error"] == f"claude CLI error: {said} (exit 1)"
-    assert first["elapsed"] < 2.4  # the CLI's answer, well within the 2.4 s a call may take here: not a timeout
-    assert (haiku["outcome"], haiku["error"], offline["outcome"]) == ("not tried", "the backend cannot draft now", "ok")
+    assert (
+        first["elapsed"] < 2.4
+    )  # the CLI's answer, well within the 2.4 s a call may take here: not a timeout
+    assert (haiku["outcome"], haiku["error"], offline["outcome"]) == (
+        "not tried",
+        "the backend cannot draft now",
+        "ok",
+    )

@@ -31,12 +31,24 @@ def test_each_error_in_the_table_is_said_with_its_exit_code(tmp_path, command, s
     home.mkdir()
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "NO_COLOR": "1", "COLUMNS": "200"}
     args = shlex.split(command)[1:]
-    done = subprocess.run([sys.executable, "-c", "import sys; from memcurate.curator.cli import main; "
-                           "sys.exit(main())", *args], cwd=project, env=env, capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from memcurate.curator.cli import main; sys.exit(main())",
+            *args,
+        ],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
     assert said in last, f"{command}: stderr ends {last!r}"
     assert done.returncode == code, f"{command}: exit {done.returncode}\n{done.stderr}"
     assert "Traceback" not in done.stderr
     memory = home / ".claude" / "projects"
-    assert not memory.exists() or not any(p.is_file() for p in memory.rglob("*")), "a refused command wrote memory"
+    assert not memory.exists() or not any(p.is_file() for p in memory.rglob("*")), (
+        "a refused command wrote memory"
+    )

@@ -11,15 +11,25 @@ from pathlib import Path
 
 import pytest
 from conftest import claude_transcripts, run_cli
-
 from test_proposals import claude, proj  # noqa: F401 (fixtures)
 
 from memcurate.curator import install as installer
 
 
 def _memcurate(*args: str, cwd, stdout) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "import sys; from memcurate.curator.cli import main; sys.exit(main())", *args], cwd=cwd, stdout=stdout,
-                          stderr=subprocess.PIPE, text=True, timeout=60)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from memcurate.curator.cli import main; sys.exit(main())",
+            *args,
+        ],
+        cwd=cwd,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_a_reader_that_leaves_early_gets_no_traceback_and_no_internal_error(tmp_path):
@@ -101,8 +111,22 @@ def test_help_says_bare_memcurate_opens_the_tui_and_what_auto_approve_saves(proj
     assert "save everything pending" not in flat
 
 
-@pytest.mark.parametrize("command", ["triage", "status", "install", "uninstall", "demo", "check", "tidy", "list",
-                                     "show", "approve", "reject"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "triage",
+        "status",
+        "install",
+        "uninstall",
+        "demo",
+        "check",
+        "tidy",
+        "list",
+        "show",
+        "approve",
+        "reject",
+    ],
+)
 def test_each_command_help_has_a_description_and_an_example(project, command):
     said = run_cli(command, "--help", cwd=project).stdout
     usage, description = said.split("\n\n")[:2]
@@ -114,8 +138,10 @@ def test_each_command_help_has_a_description_and_an_example(project, command):
 def test_an_unknown_option_is_reported_by_its_command(project):
     p = run_cli("list", "--bogus", cwd=project)
     assert p.returncode == 2
-    assert "usage: memcurate list" in p.stderr and "memcurate list: error: unrecognized arguments: --bogus" \
-        in p.stderr, p.stderr
+    assert (
+        "usage: memcurate list" in p.stderr
+        and "memcurate list: error: unrecognized arguments: --bogus" in p.stderr
+    ), p.stderr
 
 
 def test_auto_approve_says_what_waits_that_it_never_saves(claude, capsys):  # noqa: F811 (the fixture)
@@ -124,7 +150,10 @@ def test_auto_approve_says_what_waits_that_it_never_saves(claude, capsys):  # no
     code, doc = cli_json(capsys, "--auto-approve", "--project", claude["project"])
     assert doc["waiting"] == {"proposals": 1, "claude_writes": 0}, doc.get("waiting")
     code, out, _ = cli(capsys, "--auto-approve", "--project", claude["project"])
-    assert "waiting   1 proposal(s) of changes to saved memories for your review, never saved headless" in out
+    assert (
+        "waiting   1 proposal(s) of changes to saved memories for your review, never saved headless"
+        in out
+    )
 
 
 def test_the_demo_removes_its_own_folders_of_earlier_days_and_nothing_else(tmp_path):
@@ -155,9 +184,14 @@ def test_a_project_without_git_is_not_called_a_repository(tmp_path):
 
 
 def test_the_archive_files_header_says_where_the_memories_are():
-    from memcurate.curator.memory.memory_md.archive import archive_add
     from memcurate.curator.memory.memory_md import IndexLine
+    from memcurate.curator.memory.memory_md.archive import archive_add
 
-    head = archive_add(None, "decision", [IndexLine("use-jwt", "decision", "Use JWT", "stateless")]).splitlines()[0]
-    assert "unchanged in decision/" in head and "archived memories, their files in .archive/decision/" in head, head
+    head = archive_add(
+        None, "decision", [IndexLine("use-jwt", "decision", "Use JWT", "stateless")]
+    ).splitlines()[0]
+    assert (
+        "unchanged in decision/" in head
+        and "archived memories, their files in .archive/decision/" in head
+    ), head
     assert "the memory files themselves are unchanged" not in head

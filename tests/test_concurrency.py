@@ -70,7 +70,8 @@ def roomy_engine(project: Path, tmp_path: Path) -> Engine:
     (project / ".claude").mkdir(exist_ok=True)
     (project / ".claude" / "memcurate.yaml").write_text(
         f"backend: offline\nmemory:\n  root: {tmp_path / 'memory'}\ndrafting:\n  backoff_seconds: 0.0\n"
-        f"memory_md:\n  max_lines: 100000\n  max_bytes: 10000000\ncategories:\n{budgets}")
+        f"memory_md:\n  max_lines: 100000\n  max_bytes: 10000000\ncategories:\n{budgets}"
+    )
     return Engine(project)
 
 
@@ -82,8 +83,11 @@ class Template:
         (self.tid,) = stage(engine)
         assert set(engine.process(self.tid).values()) == {"ready"}
         folder = Path(staging.triage_dir(engine.data, self.tid))
-        self.files = {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*")
-                      if p.is_file() and p.name != ".claim"}
+        self.files = {
+            str(p.relative_to(folder)): p.read_bytes()
+            for p in folder.rglob("*")
+            if p.is_file() and p.name != ".claim"
+        }
         self.engine = engine
         self.cats = sorted(staging.category_states(engine.data, self.tid))
 
@@ -100,7 +104,12 @@ class Template:
             if rel == "triage.json":
                 data = data.replace(self.tid.encode(), tid.encode())
             elif rel == f"drafts/{cat}.md":
-                data = re.sub(rb"(?m)^id: .*$", f"id: r{n:04d}-{cat.replace('_', '-')}".encode(), data, count=1)
+                data = re.sub(
+                    rb"(?m)^id: .*$",
+                    f"id: r{n:04d}-{cat.replace('_', '-')}".encode(),
+                    data,
+                    count=1,
+                )
                 data = _own_words(data, n)
             (folder / rel).write_bytes(data)
         return tid
@@ -117,14 +126,20 @@ def _own_words(text: bytes, n: int) -> bytes:
         return re.sub(r"\b([A-Za-z]{4,})\b", lambda m: f"{m.group(1)}x{n:04d}", t)
 
     doc.title = own(doc.title)[:120]
-    doc.body = "\n".join(line if line.startswith("## ") else own(line) for line in doc.body.split("\n"))
+    doc.body = "\n".join(
+        line if line.startswith("## ") else own(line) for line in doc.body.split("\n")
+    )
     doc.sources = [{**s, "session": f"00000000-0000-4000-8000-{n:012d}"} for s in doc.sources]
     return memfile.render(doc).encode("utf-8")
 
 
 def start_approver(project: Path) -> subprocess.Popen:
-    p = subprocess.Popen([sys.executable, "-c", APPROVER, str(project)], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", APPROVER, str(project)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert p.stdout.readline() == "ready\n"
     return p
 
@@ -147,6 +162,7 @@ def saved_memory(path: str) -> tuple[str, str]:
 
 # -- the claim and the root lock: per thread ------------------------------------------------------
 
+
 def other_thread(fn):
     """Run `fn` in another thread; returns (what it returned or raised, seconds it took)."""
     out = {}
@@ -165,7 +181,9 @@ def other_thread(fn):
     return out["value"], out["seconds"]
 
 
-def test_a_claim_is_reentrant_in_its_thread_and_held_against_other_threads_and_processes(project, tmp_path):
+def test_a_claim_is_reentrant_in_its_thread_and_held_against_other_threads_and_processes(
+    project, tmp_path
+):
     engine = roomy_engine(project, tmp_path)
     tid = "20260101T000000Z-0000abcd"
     claim_file = os.path.join(staging.triage_dir(engine.data, tid), ".claim")
@@ -177,7 +195,9 @@ def test_a_claim_is_reentrant_in_its_thread_and_held_against_other_threads_and_p
     with engine.claim(tid):
         with engine.claim(tid):  # the same thread again: no deadlock
             value, seconds = other_thread(lambda: take(0.3))
-            assert isinstance(value, LockBusy) and seconds >= 0.3  # another thread waited, then gave up
+            assert (
+                isinstance(value, LockBusy) and seconds >= 0.3
+            )  # another thread waited, then gave up
         # one level left: still held, against this engine's other threads and against other processes
         assert isinstance(other_thread(lambda: take(0))[0], LockBusy)
         with pytest.raises(LockBusy):
@@ -214,6 +234,7 @@ def test_another_thread_waiting_for_the_root_lock_gets_it_when_released(project,
 
 # -- two threads and two processes approving one triage -------------------------------------------
 
+
 def test_two_threads_and_two_processes_approving_one_triage_lose_nothing(project, tmp_path):
     """500 approvals: each round, two threads on one engine (as the TUI's workers are) and two
     processes each approve a different candidate of one triage at the same moment."""
@@ -248,8 +269,12 @@ def test_two_threads_and_two_processes_approving_one_triage_lose_nothing(project
         stop(procs)
     saved = [saved_memory(r["path"]) for r in results if "path" in r]
     memory = Path(engine.root)
-    assert sorted(listed(memory)) == sorted(saved)  # every approved memory is listed in MEMORY.md, once
-    assert {(p.parent.name, p.stem) for p in memory.glob("*/*.md")} == set(saved)  # and its file exists
+    assert sorted(listed(memory)) == sorted(
+        saved
+    )  # every approved memory is listed in MEMORY.md, once
+    assert {(p.parent.name, p.stem) for p in memory.glob("*/*.md")} == set(
+        saved
+    )  # and its file exists
     errors = [r["error"] for r in results if "error" in r]
     assert not errors, errors[:5]
     assert len(set(saved)) == 500
@@ -260,6 +285,7 @@ def test_two_threads_and_two_processes_approving_one_triage_lose_nothing(project
 
 # -- Claude's own writes to MEMORY.md while memcurate saves ---------------------------------------
 
+
 def test_lines_claude_appends_while_two_processes_save_are_all_kept_in_order(project, tmp_path):
     engine = roomy_engine(project, tmp_path)
     template = Template(engine)
@@ -268,17 +294,24 @@ def test_lines_claude_appends_while_two_processes_save_are_all_kept_in_order(pro
     md = memory / "MEMORY.md"
     stop_file = tmp_path / "stop-appending"
     work = [template.copy(n) for n in range(24)]
-    appender = subprocess.Popen([sys.executable, "-c", APPENDER, str(md), str(stop_file)], stdout=subprocess.PIPE,
-                                text=True)
+    appender = subprocess.Popen(
+        [sys.executable, "-c", APPENDER, str(md), str(stop_file)], stdout=subprocess.PIPE, text=True
+    )
     procs = []
     try:
         assert appender.stdout.readline() == "started\n"
         procs = [start_approver(project) for _ in range(2)]
-        for i, tid in enumerate(work):  # each process approves its triages' candidates one at a time
+        for i, tid in enumerate(
+            work
+        ):  # each process approves its triages' candidates one at a time
             p = procs[i % 2]
             p.stdin.write("".join(f"{tid} {cat}\n" for cat in template.cats))
             p.stdin.flush()
-        results = [json.loads(p.stdout.readline()) for p in procs for _ in range(len(work) // 2 * len(template.cats))]
+        results = [
+            json.loads(p.stdout.readline())
+            for p in procs
+            for _ in range(len(work) // 2 * len(template.cats))
+        ]
     finally:
         stop(procs)
         stop_file.write_text("")
@@ -288,7 +321,9 @@ def test_lines_claude_appends_while_two_processes_save_are_all_kept_in_order(pro
     text = md.read_text()
     notes = [int(n) for n in NOTE.findall(text)]
     assert appended > 50
-    assert sorted(notes) == list(range(appended)), [(i, n) for i, n in enumerate(notes) if n != i][:10]
+    assert sorted(notes) == list(range(appended)), [(i, n) for i, n in enumerate(notes) if n != i][
+        :10
+    ]
     assert notes == list(range(appended))  # every line Claude appended, once, in order
     saved = sorted(saved_memory(r["path"]) for r in results)
     assert len(saved) == len(work) * len(template.cats)
@@ -296,6 +331,7 @@ def test_lines_claude_appends_while_two_processes_save_are_all_kept_in_order(pro
 
 
 # -- the compare-and-replace itself ---------------------------------------------------------------
+
 
 def upper(data: bytes | None) -> bytes:
     return (data or b"").upper()
@@ -346,7 +382,10 @@ def test_lines_appended_while_ours_is_made_go_at_its_end(tmp_path):
 
     assert atomic.replace_if_unchanged(path, render)
     assert path.read_bytes() == b"claude 1\n<OURS>\nclaude 2\n"
-    assert seen == [b"claude 1\n<ours>\n", b"claude 1\n<OURS>\nclaude 2\n"]  # then checked as it stands
+    assert seen == [
+        b"claude 1\n<ours>\n",
+        b"claude 1\n<OURS>\nclaude 2\n",
+    ]  # then checked as it stands
 
 
 def test_lines_appended_while_ours_is_made_that_change_it_are_rendered_again(tmp_path):
@@ -389,7 +428,9 @@ def late_writes(monkeypatch, path: Path, data: bytes, mode: str = "ab", then: by
     return opener
 
 
-def test_lines_written_into_the_replaced_file_after_the_rename_are_kept_in_order(tmp_path, monkeypatch):
+def test_lines_written_into_the_replaced_file_after_the_rename_are_kept_in_order(
+    tmp_path, monkeypatch
+):
     path = tmp_path / "MEMORY.md"
     path.write_bytes(b"claude 1\n<ours>\n")
     opener = late_writes(monkeypatch, path, b"claude 2\n", then=b"claude 3\n")
@@ -402,7 +443,9 @@ def test_lines_written_into_the_replaced_file_after_the_rename_are_kept_in_order
     assert path.read_bytes() == b"claude 1\n<OURS>\nclaude 2\nclaude 3\n"
 
 
-def test_lines_written_into_the_replaced_file_that_change_it_are_rendered_again(tmp_path, monkeypatch):
+def test_lines_written_into_the_replaced_file_that_change_it_are_rendered_again(
+    tmp_path, monkeypatch
+):
     path = tmp_path / "MEMORY.md"
     path.write_bytes(b"<ours 0>\nclaude 1\n")
     opener = late_writes(monkeypatch, path, b"claude 2\n")
@@ -418,7 +461,9 @@ def test_lines_written_into_the_replaced_file_that_change_it_are_rendered_again(
 def test_a_rewrite_of_the_replaced_file_after_the_rename_is_rendered_again(tmp_path, monkeypatch):
     path = tmp_path / "MEMORY.md"
     path.write_bytes(b"claude: draft\n<ours>\n")
-    opener = late_writes(monkeypatch, path, b"claude: final\n<ours>\n", mode="r+b")  # same size, in place
+    opener = late_writes(
+        monkeypatch, path, b"claude: final\n<ours>\n", mode="r+b"
+    )  # same size, in place
 
     def render(data):
         opener()
@@ -441,11 +486,15 @@ def test_a_file_that_never_holds_still_is_an_error_and_nothing_is_lost(tmp_path)
 
     with pytest.raises(atomic.Unsettled, match="kept changing"):
         atomic.replace_if_unchanged(path, render, tries=5)
-    assert path.read_bytes() == b"0\n1\n2\n3\n4\n5\n"  # each of its versions was seen; none overwritten
+    assert (
+        path.read_bytes() == b"0\n1\n2\n3\n4\n5\n"
+    )  # each of its versions was seen; none overwritten
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
-def test_lines_of_a_replaced_file_are_kept_even_when_the_file_never_holds_still(tmp_path, monkeypatch):
+def test_lines_of_a_replaced_file_are_kept_even_when_the_file_never_holds_still(
+    tmp_path, monkeypatch
+):
     path = tmp_path / "MEMORY.md"
     path.write_bytes(b"claude 1\n<ours>\n")
     opener = late_writes(monkeypatch, path, b"claude 2\n")
@@ -461,7 +510,9 @@ def test_lines_of_a_replaced_file_are_kept_even_when_the_file_never_holds_still(
 
     with pytest.raises(atomic.Unsettled):
         atomic.replace_if_unchanged(path, render, tries=2)
-    assert path.read_bytes() == b"theirs\nclaude 2\n"  # the line written into the replaced file is kept
+    assert (
+        path.read_bytes() == b"theirs\nclaude 2\n"
+    )  # the line written into the replaced file is kept
 
 
 def test_memory_md_apply_keeps_a_line_appended_after_its_rename(tmp_path, monkeypatch):
@@ -475,20 +526,31 @@ def test_memory_md_apply_keeps_a_line_appended_after_its_rename(tmp_path, monkey
         return real_plan(*a, **kw)
 
     monkeypatch.setattr(memory_md.writing, "plan", plan)  # the plan apply calls
-    result = memory_md.apply(tmp_path, {"categories": {"decision": {"budget": 40}}},
-                             [("upsert", memory_md.IndexLine("a", "decision", "A", "why"))])
+    result = memory_md.apply(
+        tmp_path,
+        {"categories": {"decision": {"budget": 40}}},
+        [("upsert", memory_md.IndexLine("a", "decision", "A", "why"))],
+    )
     text = path.read_text()
     assert memory_md.parse(text).outside().startswith("# Claude's notes\n- one\n- two\n")
     assert [e.id for e in memory_md.parse(text).sections["decision"].entries] == ["a"]
     assert result.text == text
 
 
-def test_an_entry_a_first_plan_archived_leaves_the_archive_when_the_plan_written_keeps_it(tmp_path, monkeypatch):
+def test_an_entry_a_first_plan_archived_leaves_the_archive_when_the_plan_written_keeps_it(
+    tmp_path, monkeypatch
+):
     """Claude trims its notes while memcurate plans: the first plan (many notes, over the line limit)
     moves the oldest entry to the archive, the plan made again keeps it listed: it is in one place."""
-    cfg = {"categories": {"decision": {"budget": 40}}, "memory_md": {"max_lines": 17, "max_bytes": 25000}}  # 18 loaded
-    section = memory_md.plan("", [("upsert", memory_md.IndexLine(f"e{i}", "decision", f"E{i}", "why"))
-                                  for i in range(1, 6)], {"decision": 40}).text
+    cfg = {
+        "categories": {"decision": {"budget": 40}},
+        "memory_md": {"max_lines": 17, "max_bytes": 25000},
+    }  # 18 loaded
+    section = memory_md.plan(
+        "",
+        [("upsert", memory_md.IndexLine(f"e{i}", "decision", f"E{i}", "why")) for i in range(1, 6)],
+        {"decision": 40},
+    ).text
     notes = "".join(f"- note {i}\n" for i in range(10))
     path = tmp_path / "MEMORY.md"
     path.write_text(notes + "\n" + section)
@@ -503,9 +565,17 @@ def test_an_entry_a_first_plan_archived_leaves_the_archive_when_the_plan_written
         return real_plan(text, *a, **kw)
 
     monkeypatch.setattr(memory_md.writing, "plan", plan)  # the plan apply calls
-    result = memory_md.apply(tmp_path, cfg, [("upsert", memory_md.IndexLine("e6", "decision", "E6", "why"))])
+    result = memory_md.apply(
+        tmp_path, cfg, [("upsert", memory_md.IndexLine("e6", "decision", "E6", "why"))]
+    )
     assert len(calls) >= 2 and not result.archived
-    assert [e.id for e in memory_md.parse(path.read_text()).sections["decision"].entries] == \
-        ["e6", "e5", "e4", "e3", "e2", "e1"]
+    assert [e.id for e in memory_md.parse(path.read_text()).sections["decision"].entries] == [
+        "e6",
+        "e5",
+        "e4",
+        "e3",
+        "e2",
+        "e1",
+    ]
     assert path.read_text().startswith("- note 0\n\n")
     assert [e.id for e in memory_md.read_archive(tmp_path, "decision")] == []

@@ -14,7 +14,11 @@ ZEBRA = "we took the zebra crossing"
 
 
 def decision_cues(cfg: dict, text: str) -> list[str]:
-    return [kw.pattern for kw in Rules(cfg).keywords.candidates(text.lower()) if kw.category == "decision"]
+    return [
+        kw.pattern
+        for kw in Rules(cfg).keywords.candidates(text.lower())
+        if kw.category == "decision"
+    ]
 
 
 @pytest.mark.serial  # a time budget: measured with the machine to itself
@@ -26,7 +30,9 @@ def test_building_the_same_layers_again_costs_next_to_nothing(tmp_path):
         t0 = time.perf_counter()
         config.build(paths)
         best = min(best, time.perf_counter() - t0)
-    assert best < 0.02, f"a second build took {best * 1000:.0f} ms"  # ~0.5 ms; parsing and analysing: ~150
+    assert best < 0.02, (
+        f"a second build took {best * 1000:.0f} ms"
+    )  # ~0.5 ms; parsing and analysing: ~150
 
 
 def test_each_build_is_the_callers_own_and_a_changed_keyword_list_gets_its_own_index(tmp_path):

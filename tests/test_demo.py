@@ -54,6 +54,7 @@ def records() -> list[dict]:
 
 # -- the transcript ------------------------------------------------------------
 
+
 def test_every_line_is_a_record_the_reader_accepts():
     reader = TranscriptReader(DEMO)
     entries = list(reader)
@@ -65,7 +66,15 @@ def test_every_line_is_a_record_the_reader_accepts():
     assert stats.records["user"] > 0 and stats.records["assistant"] > 0
     for rtype in ("system", "file-history-snapshot"):
         assert stats.records[rtype] > 0, f"no {rtype} bookkeeping records"
-    for kind in ("user", "assistant", "tool_result", "meta", "command", "command_output", "bookkeeping"):
+    for kind in (
+        "user",
+        "assistant",
+        "tool_result",
+        "meta",
+        "command",
+        "command_output",
+        "bookkeeping",
+    ):
         assert stats.entries[kind] > 0, f"no {kind} entries"
     assert stats.user_turns >= 10
     assert stats.session_ids == {DEMO_SESSION}
@@ -76,9 +85,22 @@ def test_the_records_have_claude_codes_shapes():
     recs = records()
     convo = [r for r in recs if r["type"] in ("user", "assistant", "system")]
     for r in convo:
-        assert {"parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "uuid",
-                "timestamp"} <= r.keys()
-        assert r["sessionId"] == DEMO_SESSION and r["cwd"] == "/home/dev/acme-api" and r["version"] == "2.1.100"
+        assert {
+            "parentUuid",
+            "isSidechain",
+            "userType",
+            "cwd",
+            "sessionId",
+            "version",
+            "gitBranch",
+            "uuid",
+            "timestamp",
+        } <= r.keys()
+        assert (
+            r["sessionId"] == DEMO_SESSION
+            and r["cwd"] == "/home/dev/acme-api"
+            and r["version"] == "2.1.100"
+        )
         assert r["timestamp"].startswith("2026-11-20T")
     # uuids are unique, and every parent is an earlier record
     seen: set[str] = set()
@@ -101,23 +123,37 @@ def test_the_records_have_claude_codes_shapes():
                 tool_uses[content[0]["id"]] = content[0]["name"]
     assert blocks["thinking"] >= 1 and blocks["text"] >= 1 and blocks["tool_use"] >= 15
     assert all(len(v) == 1 for v in requests.values())
-    assert any(n > 1 for n in Counter(r["message"]["id"] for r in recs if r["type"] == "assistant").values())
+    assert any(
+        n > 1
+        for n in Counter(r["message"]["id"] for r in recs if r["type"] == "assistant").values()
+    )
 
     # every tool_use has one tool_result, with a toolUseResult sibling
-    results = [(b, r) for r in recs if r["type"] == "user" and isinstance(r["message"]["content"], list)
-               for b in r["message"]["content"] if b["type"] == "tool_result"]
+    results = [
+        (b, r)
+        for r in recs
+        if r["type"] == "user" and isinstance(r["message"]["content"], list)
+        for b in r["message"]["content"]
+        if b["type"] == "tool_result"
+    ]
     assert sorted(b["tool_use_id"] for b, _ in results) == sorted(tool_uses)
     assert all("toolUseResult" in r for _, r in results)
     assert any("<system-reminder>" in b["content"] for b, _ in results)
 
     # a failing Bash run, and a later successful one
-    bash = [(b.get("is_error") is True) for b, _ in results if tool_uses[b["tool_use_id"]] == "Bash"]
-    assert True in bash and False in bash[bash.index(True) + 1:]
+    bash = [
+        (b.get("is_error") is True) for b, _ in results if tool_uses[b["tool_use_id"]] == "Bash"
+    ]
+    assert True in bash and False in bash[bash.index(True) + 1 :]
 
     # an isMeta caveat, a slash command, and the bookkeeping Claude Code writes
     assert any(r.get("isMeta") for r in recs if r["type"] == "user")
-    assert any(isinstance(r["message"]["content"], str) and r["message"]["content"].startswith("<command-name>/")
-               for r in recs if r["type"] == "user")
+    assert any(
+        isinstance(r["message"]["content"], str)
+        and r["message"]["content"].startswith("<command-name>/")
+        for r in recs
+        if r["type"] == "user"
+    )
     assert any(r["type"] == "file-history-snapshot" and r["isSnapshotUpdate"] for r in recs)
 
 
@@ -128,6 +164,7 @@ def test_the_fake_secrets_are_in_the_transcript():
 
 
 # -- triage of the whole file -------------------------------------------------------
+
 
 def test_triaging_the_whole_file_triggers_every_category(project):
     data = data_dir(project)
@@ -147,10 +184,15 @@ def test_triaging_the_whole_file_triggers_every_category(project):
     runbook = cats["runbook"]
     assert runbook["signals"]["errors"] >= 1 and runbook["signals"]["fixed"] >= 1
     summary = cats["session_summary"]["signals"]
-    assert summary["tool_uses"] >= 15 and summary["distinct_tools"] >= 4 and summary["user_turns"] >= 10
+    assert (
+        summary["tool_uses"] >= 15
+        and summary["distinct_tools"] >= 4
+        and summary["user_turns"] >= 10
+    )
 
 
 # -- memcurate demo ---------------------------------------------------------------
+
 
 def _under(path: str, root: str) -> bool:
     path, root = os.path.realpath(path), os.path.realpath(root)
@@ -193,8 +235,9 @@ def test_demo_stays_in_its_own_folder_and_shows_every_category(demo, isolated_ho
     assert len(doc["triages"]) >= 3  # the session arrives in parts, as Claude Code writes it
 
     # nothing under the (isolated) home: the demo never touches the person's real folders
-    assert [p.relative_to(isolated_home) for p in Path(isolated_home).rglob("*") if p.is_file()] == [
-        Path(".config/memcurate/config.yaml")]  # the fixture's, and nothing else
+    assert [
+        p.relative_to(isolated_home) for p in Path(isolated_home).rglob("*") if p.is_file()
+    ] == [Path(".config/memcurate/config.yaml")]  # the fixture's, and nothing else
 
 
 def test_demo_never_writes_the_fake_secrets(demo):

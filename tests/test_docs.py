@@ -62,7 +62,9 @@ def anchors(path: Path) -> set[str]:
 
 
 def links(path: Path) -> list[str]:
-    return [target for line in prose(path.read_text(encoding="utf-8")) for target in LINK.findall(line)]
+    return [
+        target for line in prose(path.read_text(encoding="utf-8")) for target in LINK.findall(line)
+    ]
 
 
 def broken_links(path: Path) -> list[str]:
@@ -94,8 +96,10 @@ def test_the_readme_keeps_the_quick_start_commands_ci_runs():
     lines = README.read_text(encoding="utf-8").split("\n")
     marker = lines.index("<!-- ci:test -->")
     assert lines[marker + 1] == "```sh"
-    assert lines[marker + 2] == ("pip install -e '.[test]' && npm ci --prefix tests/contract --no-audit --no-fund "
-                                  "&& python -m pytest")
+    assert lines[marker + 2] == (
+        "pip install -e '.[test]' && npm ci --prefix tests/contract --no-audit --no-fund "
+        "&& python -m pytest"
+    )
     assert "minutes" in lines[marker - 2], "the test command says how long it takes"
     assert "pip install . && memcurate demo --auto-approve" in lines[:marker]
 
@@ -117,8 +121,11 @@ def test_the_readme_links_to_every_page_of_the_docs():
 
 
 def test_every_design_section_the_code_cites_has_its_heading():
-    sections = {int(m[1]) for line in prose((DOCS / "design.md").read_text(encoding="utf-8"))
-                if (m := re.match(r"^## §(\d+)\. ", line))}
+    sections = {
+        int(m[1])
+        for line in prose((DOCS / "design.md").read_text(encoding="utf-8"))
+        if (m := re.match(r"^## §(\d+)\. ", line))
+    }
     cited: dict[int, list[str]] = {}
     stale = []
     for folder in ("curator", "hooks", "widgets"):
@@ -136,14 +143,17 @@ def test_every_design_section_the_code_cites_has_its_heading():
 
 
 def test_the_help_quoted_in_the_docs_is_what_memcurate_prints():
-    quoted = [(doc, command, "\n".join(lines[start:end]))
-              for doc in markdown_files()
-              for lines in [doc.read_text(encoding="utf-8").split("\n")]
-              for command, start, end in HELP.help_blocks("\n".join(lines))]
+    quoted = [
+        (doc, command, "\n".join(lines[start:end]))
+        for doc in markdown_files()
+        for lines in [doc.read_text(encoding="utf-8").split("\n")]
+        for command, start, end in HELP.help_blocks("\n".join(lines))
+    ]
     assert quoted, "the docs quote some CLI help"
     for doc, command, text in quoted:
         assert text == HELP.real_help(command), (
-            f"{doc.relative_to(ROOT)}: `{command}` prints something else now; run `python docs/update_help.py`")
+            f"{doc.relative_to(ROOT)}: `{command}` prints something else now; run `python docs/update_help.py`"
+        )
 
 
 def test_the_configuration_reference_has_every_key_with_its_default():
@@ -156,7 +166,11 @@ def test_the_configuration_reference_has_every_key_with_its_default():
     def leaves(d: dict, prefix: str = ""):
         for key, value in d.items():
             path = prefix + key
-            if isinstance(value, dict) and key not in ("speakers", "weights") and not prefix.endswith("activity."):
+            if (
+                isinstance(value, dict)
+                and key not in ("speakers", "weights")
+                and not prefix.endswith("activity.")
+            ):
                 yield from leaves(value, path + ".")
             else:
                 yield path

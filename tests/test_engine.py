@@ -28,7 +28,8 @@ def make_engine(project: Path, tmp_path: Path, **kw) -> Engine:
     root = tmp_path / "memory"
     (project / ".claude").mkdir(exist_ok=True)
     (project / ".claude" / "memcurate.yaml").write_text(
-        f"backend: offline\nmemory:\n  root: {root}\ndrafting:\n  backoff_seconds: 0.0\n")
+        f"backend: offline\nmemory:\n  root: {root}\ndrafting:\n  backoff_seconds: 0.0\n"
+    )
     return Engine(project, clock=lambda: "2026-11-22T10:04:00Z", **kw)
 
 
@@ -39,17 +40,28 @@ def stage(engine: Engine, transcript: str = DEMO) -> list[str]:
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
-            and not p.name.startswith(".memcurate")}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.name.startswith(".memcurate")
+    }
 
 
 def test_auto_approve_saves_every_clean_draft_and_a_second_run_changes_nothing(project, tmp_path):
     engine = make_engine(project, tmp_path)
     (tid,) = stage(engine)
-    summary = auto_approve(engine, min_confidence=0.0)  # every clean draft: the gate is tests/test_confidence_gate.py's
+    summary = auto_approve(
+        engine, min_confidence=0.0
+    )  # every clean draft: the gate is tests/test_confidence_gate.py's
     created = summary["created"]
-    assert {c["category"] for c in created} == {"decision", "constraint", "runbook", "tech_debt", "preference",
-                                                 "session_summary"}
+    assert {c["category"] for c in created} == {
+        "decision",
+        "constraint",
+        "runbook",
+        "tech_debt",
+        "preference",
+        "session_summary",
+    }
     assert not summary["failed"] and not summary["blocked"]
     root = tmp_path / "memory"
     for c in created:
@@ -65,13 +77,18 @@ def test_auto_approve_saves_every_clean_draft_and_a_second_run_changes_nothing(p
     assert {r["state"] for r in staging.category_states(engine.data, tid).values()} == {"saved"}
 
 
-def test_a_failing_category_is_marked_failed_while_the_others_go_on_and_retry_works(project, tmp_path):
+def test_a_failing_category_is_marked_failed_while_the_others_go_on_and_retry_works(
+    project, tmp_path
+):
     engine = make_engine(project, tmp_path, drafter=Failing({"runbook"}))
     (tid,) = stage(engine)
     states = engine.process(tid)
     assert states["runbook"] == "failed" and states["decision"] == "ready"
     rec = staging.category_states(engine.data, tid)["runbook"]
-    assert rec["error"] == "the model said no (after 3 attempts)" and rec["retries"] == engine.cfg["drafting"]["retries"]
+    assert (
+        rec["error"] == "the model said no (after 3 attempts)"
+        and rec["retries"] == engine.cfg["drafting"]["retries"]
+    )
     engine._drafter = OfflineDrafter()
     assert engine.retry(tid, "runbook")["runbook"] == "ready"
 
@@ -92,14 +109,18 @@ def test_a_draft_that_hangs_times_out_and_nothing_hangs(project, tmp_path):
     drafter = Hanging()
     engine = make_engine(project, tmp_path, drafter=drafter)
     engine.cfg["drafting"]["timeout_seconds"] = 0.3
-    engine.cfg["drafting"]["deadline_seconds"] = 0.3  # a drafter that ignores its timeout: the deadline ends it
+    engine.cfg["drafting"]["deadline_seconds"] = (
+        0.3  # a drafter that ignores its timeout: the deadline ends it
+    )
     (tid,) = stage(engine)
     try:
         states = engine.process(tid)
     finally:
         drafter.release.set()
     assert set(states.values()) == {"failed"}
-    assert all("timed out" in r["error"] for r in staging.category_states(engine.data, tid).values())
+    assert all(
+        "timed out" in r["error"] for r in staging.category_states(engine.data, tid).values()
+    )
 
 
 def ready(engine, tid, cat):
@@ -116,7 +137,9 @@ def test_a_block_prevents_approval_until_an_edit_fixes_it(project, tmp_path):
         engine.approve(tid, "decision", broken)
     assert staging.category_states(engine.data, tid)["decision"]["state"] == "ready"
     assert not (tmp_path / "memory" / "decision").exists()
-    record = engine.edit(tid, "decision", review["text"].replace("## Decision\n", "## Decision\nEdited. "))
+    record = engine.edit(
+        tid, "decision", review["text"].replace("## Decision\n", "## Decision\nEdited. ")
+    )
     assert not record["blocked"]
     (saved,) = engine.approve(tid, "decision").saved
     assert "Edited. " in Path(saved.path).read_text()
@@ -145,9 +168,12 @@ def test_update_racing_a_hand_edit_is_a_reported_conflict(project, tmp_path):
     path = next((tmp_path / "memory" / "decision").glob("*.md"))
     # The same decision again, from a second session: an UPDATE of the saved memory.
     second = tmp_path / "second.jsonl"
-    second.write_bytes(Path(DEMO).read_bytes()
-                       .replace(b"5e55a1d0-de70-4c1a-9a5e-000000000001", b"5e55a1d0-de70-4c1a-9a5e-000000000002")
-                       .replace(b"on its own", b"on its own, and tokens rotate weekly"))
+    second.write_bytes(
+        Path(DEMO)
+        .read_bytes()
+        .replace(b"5e55a1d0-de70-4c1a-9a5e-000000000001", b"5e55a1d0-de70-4c1a-9a5e-000000000002")
+        .replace(b"on its own", b"on its own, and tokens rotate weekly")
+    )
     report = capture(engine.data, engine.cfg, str(second), event="backfill", summary=True)
     tid2 = report["triage"]
     review = ready(engine, tid2, "decision")
@@ -198,14 +224,18 @@ def test_memory_files_never_leave_the_memory_root(project, tmp_path):
     engine = make_engine(project, tmp_path)
     (tid,) = stage(engine)
     review = ready(engine, tid, "decision")
-    hostile = review["text"].replace(f"id: {memfile.parse(review['text']).id}", "id: ../../../etc/evil")
+    hostile = review["text"].replace(
+        f"id: {memfile.parse(review['text']).id}", "id: ../../../etc/evil"
+    )
     with pytest.raises(Blocked):
         engine.approve(tid, "decision", hostile)
     assert not any("evil" in str(p) for p in tmp_path.rglob("*"))
     assert content_hash(b"x") == content_hash("x")
 
 
-def test_a_resumed_save_of_hand_edited_text_recognises_the_written_file(project, tmp_path, monkeypatch):
+def test_a_resumed_save_of_hand_edited_text_recognises_the_written_file(
+    project, tmp_path, monkeypatch
+):
     """The store writes the canonical form of an edit; resuming must recognise it, not call it a conflict."""
     engine = make_engine(project, tmp_path)
     (tid,) = stage(engine)
@@ -225,7 +255,9 @@ def test_a_resumed_save_of_hand_edited_text_recognises_the_written_file(project,
     assert staging.category_states(engine.data, tid)["decision"]["state"] == "saved"
 
 
-def test_approving_a_triage_at_once_saves_the_clean_ones_and_refuses_the_blocked_one(project, tmp_path):
+def test_approving_a_triage_at_once_saves_the_clean_ones_and_refuses_the_blocked_one(
+    project, tmp_path
+):
     engine = make_engine(project, tmp_path)
     (tid,) = stage(engine)
     review = ready(engine, tid, "decision")
@@ -252,10 +284,16 @@ def test_auto_approve_sweeps_temp_files_that_killed_writers_left(project, tmp_pa
     gone.wait()  # a pid with no process behind it
     root = tmp_path / "memory"
     (root / "decision").mkdir(parents=True)
-    left = [root / f".MEMORY.md.{gone.pid}.3.tmp", root / "decision" / f".x.md.{gone.pid}.1.tmp",
-            Path(engine.data) / f".rejected.json.{gone.pid}.2.tmp"]
-    kept = [root / f".MEMORY.md.{os.getppid()}.4.tmp",  # a live writer's
-            root / "notes.tmp", root / ".hand-made.tmp"]  # not names memcurate makes
+    left = [
+        root / f".MEMORY.md.{gone.pid}.3.tmp",
+        root / "decision" / f".x.md.{gone.pid}.1.tmp",
+        Path(engine.data) / f".rejected.json.{gone.pid}.2.tmp",
+    ]
+    kept = [
+        root / f".MEMORY.md.{os.getppid()}.4.tmp",  # a live writer's
+        root / "notes.tmp",
+        root / ".hand-made.tmp",
+    ]  # not names memcurate makes
     for p in left + kept:
         p.write_text("half")
         os.utime(p, (time.time() - 60, time.time() - 60))
@@ -275,13 +313,17 @@ def test_an_edit_is_checked_against_the_memories_as_they_are_now_in_any_process(
     assert review["decision"]["action"] == "create"
     assert "near-duplicate" not in {i["code"] for i in review["issues"]}
     doc = memfile.parse(review["text"])
-    drafting.store.create(replace(doc, id="an-earlier-twin", title=doc.title + " (earlier)"))  # saved meanwhile
+    drafting.store.create(
+        replace(doc, id="an-earlier-twin", title=doc.title + " (earlier)")
+    )  # saved meanwhile
     for engine in (drafting, Engine(project, clock=lambda: "2026-11-22T10:04:00Z")):
         record = engine.edit(tid, "decision", review["text"])
         assert "near-duplicate" in {i["code"] for i in record["issues"]}
 
 
-def test_a_text_the_store_refuses_goes_back_to_review_and_the_others_are_saved(project, tmp_path, monkeypatch):
+def test_a_text_the_store_refuses_goes_back_to_review_and_the_others_are_saved(
+    project, tmp_path, monkeypatch
+):
     from memcurate.curator.memory.store import InvalidMemoryError, MemoryStore
 
     engine = make_engine(project, tmp_path)
@@ -291,7 +333,9 @@ def test_a_text_the_store_refuses_goes_back_to_review_and_the_others_are_saved(p
 
     def refuse_decisions(self, doc, **kw):
         if doc.category == "decision":
-            raise InvalidMemoryError(os.path.join(self.root, "decision", f"{doc.id}.md"), [("title", "refused")])
+            raise InvalidMemoryError(
+                os.path.join(self.root, "decision", f"{doc.id}.md"), [("title", "refused")]
+            )
         return real(self, doc, **kw)
 
     monkeypatch.setattr(MemoryStore, "create", refuse_decisions)
@@ -299,6 +343,10 @@ def test_a_text_the_store_refuses_goes_back_to_review_and_the_others_are_saved(p
     assert [b["category"] for b in summary["blocked"]] == ["decision"]
     assert len(summary["created"]) == 5
     rec = staging.category_states(engine.data, tid)["decision"]
-    assert rec["state"] == "ready" and rec["blocked"] and "refused" in rec["error"]  # not stuck `approved`
+    assert (
+        rec["state"] == "ready" and rec["blocked"] and "refused" in rec["error"]
+    )  # not stuck `approved`
     monkeypatch.undo()
-    assert [c["category"] for c in auto_approve(engine)["created"]] == ["decision"]  # nothing wedged
+    assert [c["category"] for c in auto_approve(engine)["created"]] == [
+        "decision"
+    ]  # nothing wedged

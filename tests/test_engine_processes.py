@@ -33,14 +33,24 @@ DEMO = Path(asset(os.path.join("demo", "session.jsonl")))
 
 def setup_project(project: Path, memory: Path) -> None:
     (project / ".claude").mkdir(exist_ok=True)
-    (project / ".claude" / "memcurate.yaml").write_text(f"backend: offline\nmemory:\n  root: {memory}\n")
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: offline\nmemory:\n  root: {memory}\n"
+    )
 
 
 def feed(project: Path, transcript: Path, session: str, env: dict | None = None) -> None:
     """What Claude Code does: Stop at the end of the turn, SessionEnd at the end of the session."""
     for event in ("Stop", "SessionEnd"):
-        p = run_hook({"hook_event_name": event, "session_id": session, "transcript_path": str(transcript),
-                      "cwd": str(project)}, cwd=project, env=env)
+        p = run_hook(
+            {
+                "hook_event_name": event,
+                "session_id": session,
+                "transcript_path": str(transcript),
+                "cwd": str(project),
+            },
+            cwd=project,
+            env=env,
+        )
         assert p.returncode == 0 and p.stdout == b"", p.stderr
 
 
@@ -58,12 +68,17 @@ def session_text(path: Path) -> str:
 
 
 def memory_files(memory: Path) -> list[Path]:
-    return sorted(p for p in memory.glob("*/*.md") if p.parent.name != ".archive")  # the archive entry files
+    return sorted(
+        p for p in memory.glob("*/*.md") if p.parent.name != ".archive"
+    )  # the archive entry files
 
 
 def snapshot(memory: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(memory)): p.read_bytes() for p in sorted(memory.rglob("*"))
-            if p.is_file() and not p.name.startswith(".")}
+    return {
+        str(p.relative_to(memory)): p.read_bytes()
+        for p in sorted(memory.rglob("*"))
+        if p.is_file() and not p.name.startswith(".")
+    }
 
 
 def check_memory(memory: Path, *, complete: bool = True) -> None:
@@ -78,24 +93,40 @@ def check_memory(memory: Path, *, complete: bool = True) -> None:
     assert len(listed) == len(set(listed))
     usage = memory_md.usage(str(memory), cfg)
     assert all(u["used"] <= u["budget"] for u in usage["sections"].values())
-    assert usage["total"]["lines"] <= 200 and usage["total"]["chars"] <= 25000 and not usage["total"]["cut"]
-    archived = {(c, e.id) for c in memfile.CATEGORIES for e in memory_md.read_archive(str(memory), c)}
+    assert (
+        usage["total"]["lines"] <= 200
+        and usage["total"]["chars"] <= 25000
+        and not usage["total"]["cut"]
+    )
+    archived = {
+        (c, e.id) for c in memfile.CATEGORIES for e in memory_md.read_archive(str(memory), c)
+    }
     files = memory_files(memory)
     assert files or not complete, "no memory file to check"
     for path in files:
         doc = memfile.parse(path.read_text())
         assert memfile.problems(doc, file_name=path.name) == [], path
-        assert not complete or (doc.category, doc.id) in listed or (doc.category, doc.id) in archived \
+        assert (
+            not complete
+            or (doc.category, doc.id) in listed
+            or (doc.category, doc.id) in archived
             or doc.status == "archived"
+        )
 
 
 @needs_shared
 def test_every_shared_main_session_end_to_end(project, tmp_path):
     memory = tmp_path / "memory"
     setup_project(project, memory)
-    sessions = [p for p in shared_transcripts() if not p.name.startswith("agent-") and "subagents" not in p.parts]
+    sessions = [
+        p
+        for p in shared_transcripts()
+        if not p.name.startswith("agent-") and "subagents" not in p.parts
+    ]
     texts = {}
-    env = shared_config_env(tmp_path)  # the hook reads transcripts only from Claude's projects folder
+    env = shared_config_env(
+        tmp_path
+    )  # the hook reads transcripts only from Claude's projects folder
     for path in sessions:
         feed(project, path, path.stem, env)
         texts[path.stem] = " " + " ".join(words(session_text(path))) + " "
@@ -111,18 +142,26 @@ def test_every_shared_main_session_end_to_end(project, tmp_path):
         # an UPDATE merges sessions: the text comes from the sessions it names
         source = "".join(texts[s["session"]] for s in doc.sources)
         for name in memfile.CATEGORIES[doc.category].required:
-            if doc.sections[name].startswith(NOT_STATED):  # the drafter says the session did not state it
+            if doc.sections[name].startswith(
+                NOT_STATED
+            ):  # the drafter says the session did not state it
                 continue
             text = re.sub(r"\((?:the )?(?:user|assistant|parent)[^)]*\)", " ", doc.sections[name])
             quoted = []
             for part in [text, *re.findall(r"“([^”]+)”", text)]:  # the section, and what it quotes
                 w = words(part)
                 n = min(4, len(w))
-                quoted += [" ".join(w[i:i + n]) for i in range(len(w) - n + 1)]
-            assert any(f" {q} " in source for q in quoted), (path.name, name, doc.sections[name][:200])
+                quoted += [" ".join(w[i : i + n]) for i in range(len(w) - n + 1)]
+            assert any(f" {q} " in source for q in quoted), (
+                path.name,
+                name,
+                doc.sections[name][:200],
+            )
     check_memory(memory)
     before = snapshot(memory)
-    again = json.loads(run_cli("--auto-approve", "--json", "--min-confidence", "0", cwd=project).stdout)
+    again = json.loads(
+        run_cli("--auto-approve", "--json", "--min-confidence", "0", cwd=project).stdout
+    )
     assert not again["created"] and not again["updated"]
     assert snapshot(memory) == before
 
@@ -134,8 +173,11 @@ def stage_work(project: Path, memory: Path, tmp_path: Path, copies: int) -> None
     for i in range(copies):
         session = f"5e55a1d0-de70-4c1a-9a5e-{i:012d}"
         path = claude_transcripts() / f"{session}.jsonl"
-        path.write_bytes(raw.replace(b"5e55a1d0-de70-4c1a-9a5e-000000000001", session.encode())
-                         .replace(b"JWT", f"JWT{i}".encode()))
+        path.write_bytes(
+            raw.replace(b"5e55a1d0-de70-4c1a-9a5e-000000000001", session.encode()).replace(
+                b"JWT", f"JWT{i}".encode()
+            )
+        )
         feed(project, path, session)
 
 
@@ -143,8 +185,15 @@ def test_eight_processes_at_once_save_each_memory_exactly_once(project, tmp_path
     memory = tmp_path / "memory"
     stage_work(project, memory, tmp_path, copies=3)
     # the gate open (--min-confidence 0): these are about processes at once, not what is sure enough
-    procs = [subprocess.Popen(memcurate_exe() + ["--auto-approve", "--json", "--min-confidence", "0"], cwd=project, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE) for _ in range(8)]
+    procs = [
+        subprocess.Popen(
+            memcurate_exe() + ["--auto-approve", "--json", "--min-confidence", "0"],
+            cwd=project,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(8)
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0] * 8, [e for _, e in outs]
     summaries = [json.loads(o) for o, _ in outs]
@@ -156,7 +205,10 @@ def test_eight_processes_at_once_save_each_memory_exactly_once(project, tmp_path
     status = json.loads(run_cli("status", "--json", cwd=project).stdout)
     assert status["pending"] == 0
     # status shows MEMORY.md's budgets: what is listed, against each section's limit
-    listed = sum(len(s.entries) for s in memory_md.parse((memory / "MEMORY.md").read_text()).sections.values())
+    listed = sum(
+        len(s.entries)
+        for s in memory_md.parse((memory / "MEMORY.md").read_text()).sections.values()
+    )
     assert sum(u["used"] for u in status["memory_md"]["sections"].values()) == listed
     assert status["memory_md"]["sections"]["decision"]["budget"] == 40
     text = run_cli("status", cwd=project).stdout
@@ -169,8 +221,12 @@ def test_killed_at_random_moments_never_leaves_a_truncated_file(project, tmp_pat
     stage_work(project, memory, tmp_path, copies=4)
     rng = random.Random(7)
     for _ in range(12):
-        p = subprocess.Popen(memcurate_exe() + ["--auto-approve", "--min-confidence", "0"], cwd=project, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
+        p = subprocess.Popen(
+            memcurate_exe() + ["--auto-approve", "--min-confidence", "0"],
+            cwd=project,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             p.wait(timeout=rng.uniform(0.05, 1.5))
         except subprocess.TimeoutExpired:
@@ -185,18 +241,23 @@ def test_killed_at_random_moments_never_leaves_a_truncated_file(project, tmp_pat
     assert len(memory_files(memory)) >= 6
 
 
-@pytest.mark.parametrize("title", ["../../etc/passwd", "/abs/path", "a\x00b", "line\nbreak", "---\nid: evil"])
+@pytest.mark.parametrize(
+    "title", ["../../etc/passwd", "/abs/path", "a\x00b", "line\nbreak", "---\nid: evil"]
+)
 def test_hostile_titles_in_a_session_cannot_write_outside_the_memory_root(project, tmp_path, title):
     memory = tmp_path / "memory"
     setup_project(project, memory)
-    raw = DEMO.read_text().replace("Let's go with JWT", json.dumps(title)[1:-1] + " Let's go with JWT")
+    raw = DEMO.read_text().replace(
+        "Let's go with JWT", json.dumps(title)[1:-1] + " Let's go with JWT"
+    )
     path = claude_transcripts() / "hostile.jsonl"
     path.write_text(raw)
     feed(project, path, "hostile")
     p = run_cli("--auto-approve", "--json", cwd=project)
     assert p.returncode == 0, p.stderr
     written = {q for q in tmp_path.rglob("*") if q.is_file()}
-    assert all(str(q).startswith((str(memory), str(project), str(tmp_path / "home")))
-               for q in written)
+    assert all(
+        str(q).startswith((str(memory), str(project), str(tmp_path / "home"))) for q in written
+    )
     check_memory(memory)
     assert time.time()  # the run finished

@@ -18,12 +18,20 @@ import pytest
 from conftest import ROOT, claude_transcripts
 from synthetic import Transcript, text, tool
 
-from memcurate import curator
-from memcurate import hooks
+from memcurate import curator, hooks
 from memcurate.curator import errors
-from memcurate.curator.errors import BusyError, DamagedError, DiskError, MemcurateError, Refusal, StaleError
+from memcurate.curator.errors import (
+    BusyError,
+    DamagedError,
+    DiskError,
+    MemcurateError,
+    Refusal,
+    StaleError,
+)
 
-BUILTIN_EXCEPTIONS = {n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
+BUILTIN_EXCEPTIONS = {
+    n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)
+}
 
 
 def modules() -> list[str]:
@@ -62,38 +70,53 @@ def test_no_class_anywhere_in_the_source_derives_from_a_builtin_exception_alone(
     assert bad == ["curator/errors.py: MemcurateError"], bad  # the family's root alone
 
 
-@pytest.mark.parametrize("where, name, family", [
-    ("memcurate.curator.memory.store", "ConflictError", StaleError),
-    ("memcurate.curator.candidates.claude_writes", "WriteConflict", StaleError),
-    ("memcurate.curator.review.actions", "Changed", StaleError),
-    ("memcurate.curator.util.locks", "LockBusy", BusyError),
-    ("memcurate.curator.memory.store", "BrokenMemoryError", DamagedError),
-    ("memcurate.curator.memory.front_matter", "MemoryFormatError", DamagedError),
-    ("memcurate.curator.review.actions", "SaveFailed", DiskError),
-    ("memcurate.curator.config", "ConfigError", Refusal),
-    ("memcurate.curator.commands", "UserError", Refusal),
-])
+@pytest.mark.parametrize(
+    "where, name, family",
+    [
+        ("memcurate.curator.memory.store", "ConflictError", StaleError),
+        ("memcurate.curator.candidates.claude_writes", "WriteConflict", StaleError),
+        ("memcurate.curator.review.actions", "Changed", StaleError),
+        ("memcurate.curator.util.locks", "LockBusy", BusyError),
+        ("memcurate.curator.memory.store", "BrokenMemoryError", DamagedError),
+        ("memcurate.curator.memory.front_matter", "MemoryFormatError", DamagedError),
+        ("memcurate.curator.review.actions", "SaveFailed", DiskError),
+        ("memcurate.curator.config", "ConfigError", Refusal),
+        ("memcurate.curator.commands", "UserError", Refusal),
+    ],
+)
 def test_a_caller_acts_on_the_family_it_catches(where, name, family):
     assert issubclass(getattr(importlib.import_module(where), name), family)
 
 
-@pytest.mark.parametrize("where, name, builtin", [
-    ("memcurate.curator.memory.store", "MissingMemoryError", FileNotFoundError),
-    ("memcurate.curator.memory.store", "UnsafePathError", ValueError),
-    ("memcurate.curator.util.safe_open", "Refused", OSError),
-    ("memcurate.curator.util.atomic", "Unsettled", OSError),
-    ("memcurate.curator.library.entries", "LibraryError", KeyError),
-    ("memcurate.curator.verify.decide", "DecisionError", ValueError),
-    ("memcurate.curator.memory.memory_md.format", "MemoryMdError", ValueError),
-])
+@pytest.mark.parametrize(
+    "where, name, builtin",
+    [
+        ("memcurate.curator.memory.store", "MissingMemoryError", FileNotFoundError),
+        ("memcurate.curator.memory.store", "UnsafePathError", ValueError),
+        ("memcurate.curator.util.safe_open", "Refused", OSError),
+        ("memcurate.curator.util.atomic", "Unsettled", OSError),
+        ("memcurate.curator.library.entries", "LibraryError", KeyError),
+        ("memcurate.curator.verify.decide", "DecisionError", ValueError),
+        ("memcurate.curator.memory.memory_md.format", "MemoryMdError", ValueError),
+    ],
+)
 def test_existing_except_clauses_still_catch(where, name, builtin):
     cls = getattr(importlib.import_module(where), name)
     assert issubclass(cls, builtin) and issubclass(cls, MemcurateError)
 
 
 def test_the_families_are_few_and_each_says_what_a_caller_does():
-    families = [c for c in vars(errors).values() if inspect.isclass(c) and issubclass(c, MemcurateError)]
-    assert set(families) == {MemcurateError, Refusal, StaleError, BusyError, DamagedError, DiskError}
+    families = [
+        c for c in vars(errors).values() if inspect.isclass(c) and issubclass(c, MemcurateError)
+    ]
+    assert set(families) == {
+        MemcurateError,
+        Refusal,
+        StaleError,
+        BusyError,
+        DamagedError,
+        DiskError,
+    }
     assert all(c.__doc__ and len(c.__doc__) > 60 for c in families)
 
 
@@ -109,16 +132,33 @@ def test_the_hook_path_still_loads_no_ui_no_sdk_and_no_yaml(tmp_path, project):
     """A real Stop hook, twice (the second with the config cache warm): curator.errors is loaded, the heavy
     packages are not."""
     path = claude_transcripts() / "s.jsonl"
-    t = (Transcript(stamp="2025-07-14T22:59")
-         .user("We decided to go with postgres because it is simpler to operate than the alternatives.")
-         .assistant(text("Understood: we will use postgres."), tool("toolu_a1", "Bash", command="ls"))
-         .result("toolu_a1", "README.md\nsrc").assistant(text("Done.")))
+    t = (
+        Transcript(stamp="2025-07-14T22:59")
+        .user(
+            "We decided to go with postgres because it is simpler to operate than the alternatives."
+        )
+        .assistant(
+            text("Understood: we will use postgres."), tool("toolu_a1", "Bash", command="ls")
+        )
+        .result("toolu_a1", "README.md\nsrc")
+        .assistant(text("Done."))
+    )
     path.write_bytes(t.bytes())
-    event = {"session_id": "0b5e6a34-1111-4222-8333-444455556666", "transcript_path": str(path),
-             "cwd": str(project), "hook_event_name": "Stop"}
+    event = {
+        "session_id": "0b5e6a34-1111-4222-8333-444455556666",
+        "transcript_path": str(path),
+        "cwd": str(project),
+        "hook_event_name": "Stop",
+    }
     for round_ in range(2):
-        p = subprocess.run([sys.executable, "-c", _PROBE], input=json.dumps(event).encode(), cwd=project,
-                           capture_output=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT / "dev")})
+        p = subprocess.run(
+            [sys.executable, "-c", _PROBE],
+            input=json.dumps(event).encode(),
+            cwd=project,
+            capture_output=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": str(ROOT / "dev")},
+        )
         assert p.returncode == 0, p.stderr
         report = json.loads(p.stdout.decode().rpartition("\n")[2])
         assert report["rc"] == 0

@@ -11,16 +11,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from synthetic import pytest_failure
 
 from memcurate.curator import config
 from memcurate.curator.rules import candidates, ledger
 from memcurate.hooks import dispatch
 from memcurate.hooks.failures import strip_wrapper
-from synthetic import pytest_failure
 
 ROOT = Path(__file__).resolve().parent.parent
-SESSIONS = ("0b5e6a34-1111-4222-8333-444455556666", "7c1d2e3f-2222-4333-8444-555566667777",
-            "9e8d7c6b-3333-4444-8555-666677778888")
+SESSIONS = (
+    "0b5e6a34-1111-4222-8333-444455556666",
+    "7c1d2e3f-2222-4333-8444-555566667777",
+    "9e8d7c6b-3333-4444-8555-666677778888",
+)
 
 
 RUNS = [pytest_failure(3), pytest_failure(17), pytest_failure(250)]
@@ -28,18 +31,37 @@ RUNS = [pytest_failure(3), pytest_failure(17), pytest_failure(250)]
 
 def failed(session: str, output: str, command: str = "uv run pytest -x", **extra) -> dict:
     """A PostToolUseFailure payload as Claude Code sends it for a Bash call that exited non-zero."""
-    return {"session_id": session, "transcript_path": f"/home/dev/.claude/projects/-home-dev-app/{session}.jsonl",
-            "cwd": "/home/dev/app", "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
-            "tool_input": {"command": command, "description": "Run the tests"}, "tool_use_id": "toolu_01",
-            "error": f"Exit code 1\n{output}", "is_interrupt": False, **extra}
+    return {
+        "session_id": session,
+        "transcript_path": f"/home/dev/.claude/projects/-home-dev-app/{session}.jsonl",
+        "cwd": "/home/dev/app",
+        "hook_event_name": "PostToolUseFailure",
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "Run the tests"},
+        "tool_use_id": "toolu_01",
+        "error": f"Exit code 1\n{output}",
+        "is_interrupt": False,
+        **extra,
+    }
 
 
 def passed(session: str, command: str, stdout: str, stderr: str = "") -> dict:
     """A PostToolUse payload for a Bash call that exited 0."""
-    return {"session_id": session, "transcript_path": f"/home/dev/.claude/projects/-home-dev-app/{session}.jsonl",
-            "cwd": "/home/dev/app", "hook_event_name": "PostToolUse", "tool_name": "Bash",
-            "tool_input": {"command": command}, "tool_use_id": "toolu_02",
-            "tool_response": {"stdout": stdout, "stderr": stderr, "interrupted": False, "isImage": False}}
+    return {
+        "session_id": session,
+        "transcript_path": f"/home/dev/.claude/projects/-home-dev-app/{session}.jsonl",
+        "cwd": "/home/dev/app",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        "tool_use_id": "toolu_02",
+        "tool_response": {
+            "stdout": stdout,
+            "stderr": stderr,
+            "interrupted": False,
+            "isImage": False,
+        },
+    }
 
 
 def run(project: Path, doc: dict) -> int:
@@ -90,12 +112,18 @@ def test_a_piped_checker_that_exited_0_still_counts_its_failures(project):
     assert len(keys) == 1 and ledger.sessions(data(project), keys[0]) == 1
 
 
-@pytest.mark.parametrize("command, stdout", [
-    ("ls -la", "total 8\ndrwxr-xr-x 2 dev dev 4096 app\n"),
-    ("uv run pytest -q", "........ [100%]\n8 passed in 0.12s\n"),  # a checker that passed
-    ("cat notes.md", "## Error handling\nEvery failure is logged.\n"),  # failure words, no checker
-    ("grep -rn FAILED .", "tests/x.py:3: FAILED = 1\n"),
-])
+@pytest.mark.parametrize(
+    "command, stdout",
+    [
+        ("ls -la", "total 8\ndrwxr-xr-x 2 dev dev 4096 app\n"),
+        ("uv run pytest -q", "........ [100%]\n8 passed in 0.12s\n"),  # a checker that passed
+        (
+            "cat notes.md",
+            "## Error handling\nEvery failure is logged.\n",
+        ),  # failure words, no checker
+        ("grep -rn FAILED .", "tests/x.py:3: FAILED = 1\n"),
+    ],
+)
 def test_other_bash_calls_leave_no_trace(project, command, stdout):
     assert run(project, passed(SESSIONS[0], command, stdout)) == 0
     assert not (project / ".memcurate").exists()
@@ -110,9 +138,14 @@ print(json.dumps({"rc": rc, "modules": sorted(sys.modules)}))
 
 
 def probe(project: Path, doc: dict) -> set[str]:
-    p = subprocess.run([sys.executable, "-c", PROBE], input=json.dumps(doc).encode(), capture_output=True,
-                       cwd=project, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT / "dev"),
-                                                     "CLAUDE_PROJECT_DIR": str(project)})
+    p = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        input=json.dumps(doc).encode(),
+        capture_output=True,
+        cwd=project,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "dev"), "CLAUDE_PROJECT_DIR": str(project)},
+    )
     assert p.returncode == 0, p.stderr
     report = json.loads(p.stdout)
     assert report["rc"] == 0
@@ -121,10 +154,26 @@ def probe(project: Path, doc: dict) -> set[str]:
 
 def test_plain_bash_calls_import_nothing_beyond_the_dispatcher(project):
     plain = probe(project, passed(SESSIONS[0], "ls", "a\nb\n"))
-    assert not {"memcurate.hooks.failures", "memcurate.curator.rules", "memcurate.curator.config", "memcurate.hooks.hook_config"} & plain
+    assert (
+        not {
+            "memcurate.hooks.failures",
+            "memcurate.curator.rules",
+            "memcurate.curator.config",
+            "memcurate.hooks.hook_config",
+        }
+        & plain
+    )
     wordy = probe(project, passed(SESSIONS[0], "cat notes.md", "## Error handling\n"))
     assert "memcurate.curator.rules.signature" in wordy  # asked whether it is a checker: it is not
-    assert not {"memcurate.curator.rules.ledger", "memcurate.curator.config", "memcurate.curator.util.redact", "yaml"} & wordy
+    assert (
+        not {
+            "memcurate.curator.rules.ledger",
+            "memcurate.curator.config",
+            "memcurate.curator.util.redact",
+            "yaml",
+        }
+        & wordy
+    )
     run(project, failed(SESSIONS[1], RUNS[1]))  # the config cache is made once (with yaml)
     counted = probe(project, failed(SESSIONS[0], RUNS[0]))
     assert "memcurate.curator.rules.ledger" in counted and len(ledger.keys(data(project))) == 1
@@ -146,8 +195,16 @@ def test_session_stand_in_from_the_transcript_when_the_payload_has_no_id(project
 
     [f] = failures("uv run pytest -x", RUNS[0])
     assert f.key == key
-    again = ledger.record(data(project), f, session=ledger.session_for(sid, doc["transcript_path"]), at="",
-                          command="uv run pytest -x", error="E", source="transcript", threshold=3)
+    again = ledger.record(
+        data(project),
+        f,
+        session=ledger.session_for(sid, doc["transcript_path"]),
+        at="",
+        command="uv run pytest -x",
+        error="E",
+        source="transcript",
+        threshold=3,
+    )
     assert not again.new and again.sessions == 1
 
 
@@ -174,12 +231,34 @@ def test_a_failed_command_no_parser_knows_counts_as_one_failure(project):
     assert len(keys) == 1 and ledger.failure(data(project), keys[0])["kind"] == "command"
 
 
-@pytest.mark.parametrize("doc", [
-    {"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": "rm -rf /", "error": "Exit code 1\nx"},
-    {"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "x"}, "error": 42},
-    {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "pytest"}, "tool_response": "FAILED"},
-    {"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_response": {"stdout": "FAILED"}},
-])
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {
+            "hook_event_name": "PostToolUseFailure",
+            "tool_name": "Bash",
+            "tool_input": "rm -rf /",
+            "error": "Exit code 1\nx",
+        },
+        {
+            "hook_event_name": "PostToolUseFailure",
+            "tool_name": "Bash",
+            "tool_input": {"command": "x"},
+            "error": 42,
+        },
+        {
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "pytest"},
+            "tool_response": "FAILED",
+        },
+        {
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Read",
+            "tool_response": {"stdout": "FAILED"},
+        },
+    ],
+)
 def test_odd_payloads_are_ignored_without_an_error(project, doc, capsys):
     assert run(project, doc) == 0
     assert "internal error" not in capsys.readouterr().err
@@ -193,24 +272,42 @@ def test_a_data_dir_that_cannot_be_written_is_one_log_line_and_the_session_goes_
     assert "not counted" in log(project)[-1]
 
 
-@pytest.mark.parametrize("error, output", [
-    ("Exit code 1\nFAILED x", "FAILED x"),
-    ("Error: Exit code 2\nboom", "boom"),
-    ("Error: File does not exist.", "File does not exist."),
-    ("<tool_use_error>Bash operation blocked</tool_use_error>", "Bash operation blocked"),
-    ("plain output", "plain output"),
-])
+@pytest.mark.parametrize(
+    "error, output",
+    [
+        ("Exit code 1\nFAILED x", "FAILED x"),
+        ("Error: Exit code 2\nboom", "boom"),
+        ("Error: File does not exist.", "File does not exist."),
+        ("<tool_use_error>Bash operation blocked</tool_use_error>", "Bash operation blocked"),
+        ("plain output", "plain output"),
+    ],
+)
 def test_claude_codes_wrapper_is_stripped(error, output):
     assert strip_wrapper(error) == output
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("rules:\n  threshold: 1\n", "rules.threshold: expected a whole number of at least 2, found 1"),
-    ("rules:\n  per_output: 11\n", "rules.per_output: expected a whole number from 1 to 10, found 11"),
-    ("rules:\n  per_output: 0\n", "rules.per_output: expected a whole number from 1 to 10, found 0"),
-    ("rules:\n  enabled: sometimes\n", "rules.enabled: expected true or false"),
-    ("rules:\n  forget_after_days: 0\n", "rules.forget_after_days: expected a whole number of at least 1"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            "rules:\n  threshold: 1\n",
+            "rules.threshold: expected a whole number of at least 2, found 1",
+        ),
+        (
+            "rules:\n  per_output: 11\n",
+            "rules.per_output: expected a whole number from 1 to 10, found 11",
+        ),
+        (
+            "rules:\n  per_output: 0\n",
+            "rules.per_output: expected a whole number from 1 to 10, found 0",
+        ),
+        ("rules:\n  enabled: sometimes\n", "rules.enabled: expected true or false"),
+        (
+            "rules:\n  forget_after_days: 0\n",
+            "rules.forget_after_days: expected a whole number of at least 1",
+        ),
+    ],
+)
 def test_rules_config_errors_name_the_key(project, text, expected):
     (project / ".claude").mkdir()
     path = project / ".claude" / "memcurate.yaml"
@@ -222,15 +319,23 @@ def test_rules_config_errors_name_the_key(project, text, expected):
 
 def test_rules_defaults():
     cfg = config.load(ROOT)
-    assert cfg["rules"] == {"enabled": True, "threshold": 3, "per_output": 3, "auto_approve": False,
-                            "forget_after_days": 180, "ledger_max_entries": 2000, "ledger_max_bytes": 1 << 20}
+    assert cfg["rules"] == {
+        "enabled": True,
+        "threshold": 3,
+        "per_output": 3,
+        "auto_approve": False,
+        "forget_after_days": 180,
+        "ledger_max_entries": 2000,
+        "ledger_max_bytes": 1 << 20,
+    }
 
 
 def test_the_dispatchers_word_filter_passes_every_output_looks_failed_accepts():
     """FAILURE_WORDS claims a superset of what signature.looks_failed finds: checked line by line over its
     fixtures (a line alone is what `| tail -1` leaves), and on the two outputs it once turned away."""
-    from memcurate.curator.rules.signature import looks_failed
     from test_signatures import DATA
+
+    from memcurate.curator.rules.signature import looks_failed
 
     samples = ["npm ERR! code ELIFECYCLE", "E   assert 1 == 2", "E   AssertionError: x"]
     for path in DATA.glob("*.txt"):
@@ -240,6 +345,10 @@ def test_the_dispatchers_word_filter_passes_every_output_looks_failed_accepts():
     assert len(accepted) > 50
     assert [s for s in accepted if not dispatch.shows_failure_word(s)] == []
     for out in ("npm ERR! code ELIFECYCLE\nnpm ERR! errno 1", "E   assert 1 == 2\n1 passed"):
-        payload = {"hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "npm test 2>&1 | tail -3"},
-                   "tool_response": {"stdout": out, "stderr": ""}}
+        payload = {
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "npm test 2>&1 | tail -3"},
+            "tool_response": {"stdout": out, "stderr": ""},
+        }
         assert dispatch._may_show_failure(payload, {}), out

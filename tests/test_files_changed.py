@@ -33,7 +33,11 @@ from memcurate.curator.util.paths import project_key
 REAL = Path(__file__).parent / "data" / "claude_2_1_328_writes.jsonl"
 PROJECT, OUTSIDE = "/home/dev/calc-app", "/home/dev/scratch"
 SESSION = "8be629f7-48a5-4c3b-9180-d13012619beb"
-WRITTEN = ["src/pkg/after_cd.py", "calc.py", "src/pkg/util.py"]  # in the order the session wrote them
+WRITTEN = [
+    "src/pkg/after_cd.py",
+    "calc.py",
+    "src/pkg/util.py",
+]  # in the order the session wrote them
 
 
 def git(project: Path, *args: str) -> None:
@@ -75,7 +79,7 @@ def test_the_digest_lists_the_same_files_for_the_session_and_for_a_look_after_th
     raw = REAL.read_bytes()
     start = raw.index(b'"name":"Write","input":{"file_path":"/home/dev/calc-app/src/pkg/util.py"')
     start = raw.rindex(b"\n", 0, start) + 1
-    assert json.loads(raw[start:raw.index(b"\n", start)])["cwd"] == PROJECT + "/src/pkg"
+    assert json.loads(raw[start : raw.index(b"\n", start)])["cwd"] == PROJECT + "/src/pkg"
     assert digest(str(REAL), cfg, (start, None)).files_changed == ["src/pkg/util.py", "calc.py"]
 
 
@@ -85,7 +89,9 @@ def test_a_project_behind_a_symbolic_link_and_dot_dot_paths(cfg, tmp_path):
     link = tmp_path / "link"
     link.symlink_to(real.parent)
     text = REAL.read_text().replace(f"{PROJECT}/src/pkg/util.py", f"{real}/src/pkg/util.py")
-    text = text.replace(f"{PROJECT}/calc.py", f"{PROJECT}/src/../calc.py").replace(PROJECT, str(link / "calc-app"))
+    text = text.replace(f"{PROJECT}/calc.py", f"{PROJECT}/src/../calc.py").replace(
+        PROJECT, str(link / "calc-app")
+    )
     path = tmp_path / "s.jsonl"
     path.write_text(text)
     assert summary_files(cfg, path) == WRITTEN
@@ -104,12 +110,26 @@ def test_check_finds_every_file_the_summary_names(tmp_path):
     (outside / "notes.py").write_text("z = 2\n")
     git(project, "init", "-q")
     git(project, "add", "-A")
-    git(project, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "the session's work")
-    transcript = session_in(Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / project_key(project), project,
-                            outside)
+    git(
+        project,
+        "-c",
+        "user.email=t@example.com",
+        "-c",
+        "user.name=t",
+        "commit",
+        "-qm",
+        "the session's work",
+    )
+    transcript = session_in(
+        Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / project_key(project), project, outside
+    )
     for event in ("Stop", "SessionEnd"):
-        doc = {"session_id": SESSION, "transcript_path": str(transcript), "cwd": str(project),
-               "hook_event_name": event}
+        doc = {
+            "session_id": SESSION,
+            "transcript_path": str(transcript),
+            "cwd": str(project),
+            "hook_event_name": event,
+        }
         p = run_hook(doc, cwd=project)
         assert p.returncode == 0 and p.stderr == b"", p.stderr
     p = run_cli("--auto-approve", "--json", "--min-confidence", "0", cwd=project)

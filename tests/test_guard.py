@@ -42,8 +42,14 @@ def setup(project):
 
 
 def payload(tool: str, tool_input: dict, cwd, **extra) -> dict:
-    return {"hook_event_name": "PreToolUse", "session_id": "s-1", "tool_name": tool, "tool_input": tool_input,
-            "cwd": str(cwd), **extra}
+    return {
+        "hook_event_name": "PreToolUse",
+        "session_id": "s-1",
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "cwd": str(cwd),
+        **extra,
+    }
 
 
 def call(project, p: dict, *, review: bool = False, raw: bytes | None = None) -> tuple[str, str]:
@@ -52,8 +58,11 @@ def call(project, p: dict, *, review: bool = False, raw: bytes | None = None) ->
     old = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err
     try:
-        code = dispatch.run(raw if raw is not None else json.dumps(p).encode(),
-                            {**os.environ, "CLAUDE_PROJECT_DIR": str(project)}, review_auto_memory=review)
+        code = dispatch.run(
+            raw if raw is not None else json.dumps(p).encode(),
+            {**os.environ, "CLAUDE_PROJECT_DIR": str(project)},
+            review_auto_memory=review,
+        )
     finally:
         sys.stdout, sys.stderr = old
     assert code == 0
@@ -66,8 +75,13 @@ def decision(stdout: str) -> str | None:
         return None
     doc = json.loads(stdout)
     reason = doc["hookSpecificOutput"]["permissionDecisionReason"]
-    assert doc == {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                          "permissionDecisionReason": reason}}
+    assert doc == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
     assert isinstance(reason, str) and reason
     return reason
 
@@ -93,7 +107,13 @@ TABLE = [
     ("relative source file", "Write", "src/app.py", "{project}", None),
     ("home-relative", "MultiEdit", "~/.claude/projects/{key}/memory/constraint/x.md", None, OWN),
     ("rules folder", "Write", "{project}/.claude/rules/memcurate/testing.md", None, "rules folder"),
-    ("rules through ..", "Edit", "{project}/src/../.claude/rules/memcurate/x.md", None, "rules folder"),
+    (
+        "rules through ..",
+        "Edit",
+        "{project}/src/../.claude/rules/memcurate/x.md",
+        None,
+        "rules folder",
+    ),
     ("other rules", "Write", "{project}/.claude/rules/style.md", None, None),
     ("a project source file", "Edit", "{project}/src/app.py", None, None),
 ]
@@ -106,8 +126,13 @@ def fill(s: str, project: Path, root: Path) -> str:
 @pytest.mark.parametrize("name,tool,path,cwd,expected", TABLE, ids=[row[0] for row in TABLE])
 def test_guard_table(setup, name, tool, path, cwd, expected):
     project, root = setup
-    tool_input = {"file_path": fill(path, project, root), "content": "x", "old_string": "a", "new_string": "b",
-                  "edits": [{"old_string": "a", "new_string": "b"}]}
+    tool_input = {
+        "file_path": fill(path, project, root),
+        "content": "x",
+        "old_string": "a",
+        "new_string": "b",
+        "edits": [{"old_string": "a", "new_string": "b"}],
+    }
     out, err = call(project, payload(tool, tool_input, fill(cwd or "{project}", project, root)))
     reason = decision(out)
     assert err == ""
@@ -121,22 +146,59 @@ def edit(old: str, new: str, path) -> dict:
     return {"file_path": str(path), "old_string": old, "new_string": new}
 
 
-@pytest.mark.parametrize("tool,make,denied", [
-    ("Edit", lambda p: edit("- a last note of Claude's", "- a changed note", p), False),
-    ("Edit", lambda p: edit("# Claude's notes\n", "# Claude's notes\n- new line\n", p), False),
-    ("Edit", lambda p: edit("stateless tokens", "stateful tokens", p), True),
-    ("Edit", lambda p: edit("<!-- memcurate:end section=decision -->\n", "", p), True),
-    ("Write", lambda p: {"file_path": str(p), "content": MEMORY_MD + "- appended by Claude\n"}, False),
-    ("Write", lambda p: {"file_path": str(p), "content": "# Claude's notes only\n"}, True),
-    ("MultiEdit", lambda p: {"file_path": str(p), "edits": [
-        {"old_string": "make all", "new_string": "make build"},
-        {"old_string": "## Key Decisions", "new_string": "## Decisions"}]}, True),
-    ("MultiEdit", lambda p: {"file_path": str(p), "edits": [
-        {"old_string": "make all", "new_string": "make build"},
-        {"old_string": "a last note", "new_string": "the last note"}]}, False),
-    ("Edit", lambda p: edit("not in the file", "x", p), False),  # Claude Code's Edit fails it anyway
-], ids=["claude-line", "claude-insert", "entry", "marker", "write-keeps", "write-drops", "multi-in", "multi-out",
-        "no-match"])
+@pytest.mark.parametrize(
+    "tool,make,denied",
+    [
+        ("Edit", lambda p: edit("- a last note of Claude's", "- a changed note", p), False),
+        ("Edit", lambda p: edit("# Claude's notes\n", "# Claude's notes\n- new line\n", p), False),
+        ("Edit", lambda p: edit("stateless tokens", "stateful tokens", p), True),
+        ("Edit", lambda p: edit("<!-- memcurate:end section=decision -->\n", "", p), True),
+        (
+            "Write",
+            lambda p: {"file_path": str(p), "content": MEMORY_MD + "- appended by Claude\n"},
+            False,
+        ),
+        ("Write", lambda p: {"file_path": str(p), "content": "# Claude's notes only\n"}, True),
+        (
+            "MultiEdit",
+            lambda p: {
+                "file_path": str(p),
+                "edits": [
+                    {"old_string": "make all", "new_string": "make build"},
+                    {"old_string": "## Key Decisions", "new_string": "## Decisions"},
+                ],
+            },
+            True,
+        ),
+        (
+            "MultiEdit",
+            lambda p: {
+                "file_path": str(p),
+                "edits": [
+                    {"old_string": "make all", "new_string": "make build"},
+                    {"old_string": "a last note", "new_string": "the last note"},
+                ],
+            },
+            False,
+        ),
+        (
+            "Edit",
+            lambda p: edit("not in the file", "x", p),
+            False,
+        ),  # Claude Code's Edit fails it anyway
+    ],
+    ids=[
+        "claude-line",
+        "claude-insert",
+        "entry",
+        "marker",
+        "write-keeps",
+        "write-drops",
+        "multi-in",
+        "multi-out",
+        "no-match",
+    ],
+)
 def test_memory_md_edits_inside_sections_are_denied(setup, tool, make, denied):
     project, root = setup
     out, _ = call(project, payload(tool, make(root / "MEMORY.md"), project))
@@ -147,8 +209,11 @@ def test_memory_md_edits_inside_sections_are_denied(setup, tool, make, denied):
     assert (root / "MEMORY.md").read_text() == MEMORY_MD  # the guard itself never writes it
 
 
-@pytest.mark.parametrize("tool_input", [{}, {"file_path": 3}, {"file_path": "/tmp/a\0b"}, "not an object",
-                                        {"file_path": ""}], ids=["missing", "number", "nul", "string", "empty"])
+@pytest.mark.parametrize(
+    "tool_input",
+    [{}, {"file_path": 3}, {"file_path": "/tmp/a\0b"}, "not an object", {"file_path": ""}],
+    ids=["missing", "number", "nul", "string", "empty"],
+)
 def test_malformed_tool_input_passes_and_logs(setup, tool_input):
     project, _ = setup
     out, err = call(project, payload("Write", tool_input, project))
@@ -168,14 +233,25 @@ def test_configured_root_elsewhere_is_guarded_whole(setup):
     project, auto = setup
     (project / ".claude").mkdir(exist_ok=True)
     (project / ".claude" / "memcurate.yaml").write_text("memory:\n  root: team-memory\n")
-    out, _ = call(project, payload("Write", {"file_path": str(project / "team-memory" / "notes.md"),
-                                             "content": "x"}, project))
+    out, _ = call(
+        project,
+        payload(
+            "Write",
+            {"file_path": str(project / "team-memory" / "notes.md"), "content": "x"},
+            project,
+        ),
+    )
     assert "memory root" in decision(out)
     # memory.root only adds a protected folder: memcurate's parts of Claude Code's own auto-memory folder
     # stay guarded (a config in Claude's reach must not open them), Claude's own files there pass.
-    out, _ = call(project, payload("Write", {"file_path": str(auto / "decision" / "x.md"), "content": "x"}, project))
+    out, _ = call(
+        project,
+        payload("Write", {"file_path": str(auto / "decision" / "x.md"), "content": "x"}, project),
+    )
     assert OWN in decision(out)
-    out, _ = call(project, payload("Write", {"file_path": str(auto / "notes.md"), "content": "x"}, project))
+    out, _ = call(
+        project, payload("Write", {"file_path": str(auto / "notes.md"), "content": "x"}, project)
+    )
     assert out == ""
 
 
@@ -196,16 +272,24 @@ def test_internal_error_fails_closed_where_it_guards(setup, monkeypatch, rel, de
     if denied:
         assert "internal error" in decision(out)
     assert err.count("\n") == 1 and "internal error" in err
-    assert "internal error: RuntimeError: bug" in (project / ".memcurate" / "log" / "memcurate.log").read_text()
+    assert (
+        "internal error: RuntimeError: bug"
+        in (project / ".memcurate" / "log" / "memcurate.log").read_text()
+    )
 
 
-@pytest.mark.parametrize("rel,expected", [("decision/x.md", OWN), ("notes.md", None), ("MEMORY.md", None)])
+@pytest.mark.parametrize(
+    "rel,expected", [("decision/x.md", OWN), ("notes.md", None), ("MEMORY.md", None)]
+)
 def test_real_process(setup, rel, expected):
     """The real `memcurate hook` process prints exactly the deny JSON, or nothing, and exits 0."""
     project, root = setup
     content = MEMORY_MD + "- more\n" if rel == "MEMORY.md" else "x"
-    p = run_hook(payload("Write", {"file_path": str(root / rel), "content": content}, project), cwd=project,
-                 env={"CLAUDE_PROJECT_DIR": str(project)})
+    p = run_hook(
+        payload("Write", {"file_path": str(root / rel), "content": content}, project),
+        cwd=project,
+        env={"CLAUDE_PROJECT_DIR": str(project)},
+    )
     assert p.returncode == 0 and p.stderr == b""
     reason = decision(p.stdout.decode())
     assert (reason is None) if expected is None else (expected in reason)
@@ -213,8 +297,12 @@ def test_real_process(setup, rel, expected):
 
 def test_real_process_review_flag_stages(setup):
     project, root = setup
-    p = run_hook(payload("Write", {"file_path": str(root / "notes.md"), "content": "new note\n"}, project),
-                 cwd=project, env={"CLAUDE_PROJECT_DIR": str(project)}, args=["--review-auto-memory"])
+    p = run_hook(
+        payload("Write", {"file_path": str(root / "notes.md"), "content": "new note\n"}, project),
+        cwd=project,
+        env={"CLAUDE_PROJECT_DIR": str(project)},
+        args=["--review-auto-memory"],
+    )
     assert p.returncode == 0 and p.stderr == b""
     assert "queued for the person's approval as claude/" in decision(p.stdout.decode())
     assert (root / "notes.md").read_text() == "old note\n"
@@ -228,9 +316,16 @@ sys.stdout.write("\\n" + json.dumps({"rc": rc, "modules": sorted(sys.modules)}))
 """
 
 
-@pytest.mark.parametrize("rel,args", [("src/app.py", []), ("memory/decision/x.md", []),
-                                      ("memory/MEMORY.md", []), ("memory/notes.md", ["--review-auto-memory"])],
-                         ids=["pass", "deny", "memory-md", "stage"])
+@pytest.mark.parametrize(
+    "rel,args",
+    [
+        ("src/app.py", []),
+        ("memory/decision/x.md", []),
+        ("memory/MEMORY.md", []),
+        ("memory/notes.md", ["--review-auto-memory"]),
+    ],
+    ids=["pass", "deny", "memory-md", "stage"],
+)
 def test_guard_path_imports_stay_light(setup, rel, args):
     """Every guard decision, staging included, loads no yaml, sqlite, textual, rich, anthropic or widgets."""
     import subprocess
@@ -240,11 +335,19 @@ def test_guard_path_imports_stay_light(setup, rel, args):
     project, root = setup
     target = project / rel if rel.startswith("src") else root.parent / rel
     content = MEMORY_MD + "- more\n" if rel.endswith("MEMORY.md") else "x\n"
-    config.load(project, project / ".memcurate")  # the config cache exists, as after any earlier hook call
-    p = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=project, capture_output=True, timeout=60,
-                       input=json.dumps(payload("Write", {"file_path": str(target), "content": content},
-                                                project)).encode(),
-                       env={**os.environ, "PYTHONPATH": str(ROOT / "dev"), "CLAUDE_PROJECT_DIR": str(project)})
+    config.load(
+        project, project / ".memcurate"
+    )  # the config cache exists, as after any earlier hook call
+    p = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args],
+        cwd=project,
+        capture_output=True,
+        timeout=60,
+        input=json.dumps(
+            payload("Write", {"file_path": str(target), "content": content}, project)
+        ).encode(),
+        env={**os.environ, "PYTHONPATH": str(ROOT / "dev"), "CLAUDE_PROJECT_DIR": str(project)},
+    )
     assert p.returncode == 0, p.stderr
     out, _, probe = p.stdout.decode().rpartition("\n")
     assert (decision(out) is None) == (rel in ("src/app.py", "memory/MEMORY.md"))

@@ -39,15 +39,18 @@ def setup(project: Path, tmp_path: Path) -> Path:
         f"backend: offline\nmemory:\n  root: {memory}\ndrafting:\n  backoff_seconds: 0.0\n"
         # these sessions are reworded to make memories of their own: what is tested is the failures, not the gate
         # (nor the hold on offline cards: set here too, as a test that undoes its monkeypatches reads the real home)
-        "auto_approve:\n  min_confidence: 0.0\n  offline_cards: true\n")
+        "auto_approve:\n  min_confidence: 0.0\n  offline_cards: true\n"
+    )
     return memory
 
 
-_WORDS = ("JWT PyJWT argon2 passlib tokens token sessions session Postgres SQLite trunk mobile summarizer refresh "
-          "login dependencies dependency package packages commits commit tests test database network CI runners "
-          "VPC secret environment cookies security team review email password hashes request requests service "
-          "startup deploy docs emails account 401 routes projects OperationalError connection server internal db "
-          "asking user first new add").split()
+_WORDS = (
+    "JWT PyJWT argon2 passlib tokens token sessions session Postgres SQLite trunk mobile summarizer refresh "
+    "login dependencies dependency package packages commits commit tests test database network CI runners "
+    "VPC secret environment cookies security team review email password hashes request requests service "
+    "startup deploy docs emails account 401 routes projects OperationalError connection server internal db "
+    "asking user first new add"
+).split()
 _WORD = re.compile(r"\b(" + "|".join(map(re.escape, _WORDS)) + r")\b")
 
 
@@ -58,7 +61,9 @@ def _reword(obj, n: int):
     if isinstance(obj, list):
         return [_reword(x, n) for x in obj]
     if isinstance(obj, dict):
-        return {k: _reword(v, n) if k in ("content", "text", "input") else v for k, v in obj.items()}
+        return {
+            k: _reword(v, n) if k in ("content", "text", "input") else v for k, v in obj.items()
+        }
     return obj
 
 
@@ -71,7 +76,8 @@ def stage(project: Path, tmp_path: Path, n: int, *, same: bool = False, replace:
             if "message" in r:
                 r["message"] = _reword(r["message"], n)
     raw = "".join(json.dumps(r) + "\n" for r in records).replace(
-        DEMO_SESSION.decode(), f"5e55a1d0-de70-4c1a-9a5e-{n:012d}")
+        DEMO_SESSION.decode(), f"5e55a1d0-de70-4c1a-9a5e-{n:012d}"
+    )
     for old, new in replace:
         raw = raw.replace(old, new)
     path = tmp_path / "sessions" / f"{n}.jsonl"
@@ -96,11 +102,14 @@ def run(project: Path, capsys, *extra: str) -> tuple[int, str, str]:
 
 def states(project: Path) -> dict[str, dict[str, str]]:
     data = os.path.join(project, ".memcurate")
-    return {tid: {c: r["state"] for c, r in staging.category_states(data, tid).items()}
-            for tid in staging.triage_ids(data)}
+    return {
+        tid: {c: r["state"] for c, r in staging.category_states(data, tid).items()}
+        for tid in staging.triage_ids(data)
+    }
 
 
 # -- defect 7: one bad byte ---------------------------------------------------------------
+
 
 def corrupt(path: Path) -> int:
     """Put one byte that is not UTF-8 into a memory file's body, the way a bad hand edit does."""
@@ -148,7 +157,13 @@ def test_an_update_whose_target_turned_to_bad_bytes_is_blocked_naming_it(project
     engine = Engine(project)
     try:
         # the same decision from a second session, with more said: an UPDATE of the saved memory
-        tid = stage(project, tmp_path, 2, same=True, replace=(("on its own", "on its own, and tokens rotate weekly"),))
+        tid = stage(
+            project,
+            tmp_path,
+            2,
+            same=True,
+            replace=(("on its own", "on its own, and tokens rotate weekly"),),
+        )
         engine.process(tid)
         decision = engine.review(tid, "decision")["decision"]
     finally:
@@ -165,7 +180,9 @@ def test_an_update_whose_target_turned_to_bad_bytes_is_blocked_naming_it(project
     assert target.parent == memory / "decision"
 
 
-def test_a_memory_md_that_is_not_utf8_refuses_the_saves_that_need_it_and_drafting_goes_on(project, tmp_path):
+def test_a_memory_md_that_is_not_utf8_refuses_the_saves_that_need_it_and_drafting_goes_on(
+    project, tmp_path
+):
     memory = setup(project, tmp_path)
     memory.mkdir()
     damaged = b"# Claude's notes\n- caf\xe9 au lait\n"
@@ -180,13 +197,16 @@ def test_a_memory_md_that_is_not_utf8_refuses_the_saves_that_need_it_and_draftin
     assert all("MEMORY.md" in f["error"] and "byte 22" in f["error"] for f in summary["failed"])
     assert (memory / "MEMORY.md").read_bytes() == damaged
     assert not memory_files(memory)
-    assert set(states(project)[tid].values()) == {"ready"}  # drafted and verified: waiting for the fix
+    assert set(states(project)[tid].values()) == {
+        "ready"
+    }  # drafted and verified: waiting for the fix
     (memory / "MEMORY.md").write_bytes(damaged.replace(b"\xe9", b"e"))
     p = run_cli("--auto-approve", "--json", cwd=project)
     assert p.returncode == 0 and len(json.loads(p.stdout)["created"]) == 6
 
 
 # -- defect 8: exit status, unreadable triages, failed drafts -----------------------------------
+
 
 def test_every_save_failing_exits_1(project, tmp_path, capsys, monkeypatch):
     memory = setup(project, tmp_path)
@@ -231,8 +251,11 @@ def test_nothing_to_do_and_only_blocked_candidates_exit_0(project, tmp_path, cap
     engine = Engine(project)
     try:
         engine.process(tid)
-        engine.edit(tid, "decision", engine.review(tid, "decision")["text"]
-             .replace("## Rationale", "## Thoughts"))
+        engine.edit(
+            tid,
+            "decision",
+            engine.review(tid, "decision")["text"].replace("## Rationale", "## Thoughts"),
+        )
     finally:
         engine.close()
     code, out, _ = run(project, capsys, "--json")
@@ -250,7 +273,11 @@ def test_every_unreadable_staged_triage_is_named_and_the_rest_is_saved(project, 
     (root / "20250101T000001Z-emptydir").mkdir()
     (root / "20250101T000002Z-notatriage").mkdir()
     (root / "20250101T000002Z-notatriage" / "triage.json").write_text('{"id": "something else"}')
-    names = {"20250101T000000Z-garbage0", "20250101T000001Z-emptydir", "20250101T000002Z-notatriage"}
+    names = {
+        "20250101T000000Z-garbage0",
+        "20250101T000001Z-emptydir",
+        "20250101T000002Z-notatriage",
+    }
     p = run_cli("--auto-approve", "--json", cwd=project)
     assert p.returncode == 1, p.stderr
     summary = json.loads(p.stdout)
@@ -270,6 +297,7 @@ def test_every_unreadable_staged_triage_is_named_and_the_rest_is_saved(project, 
 
 # -- defect 8: a disk that fills up mid-run --------------------------------------------------
 
+
 class FullDisk:
     """atomic._temp_file, where every file written whole is made, failing with ENOSPC from the `after`+1-th write
     into the memory root on (and for every write anywhere once the disk is full)."""
@@ -283,7 +311,9 @@ class FullDisk:
     def __call__(self, path, data, durable, mode=None):
         path = os.fspath(path)
         into_root = path.startswith(self.memory + os.sep)
-        if self.refused or (into_root and sum(p.startswith(self.memory) for p in self.ok) >= self.after):
+        if self.refused or (
+            into_root and sum(p.startswith(self.memory) for p in self.ok) >= self.after
+        ):
             self.refused.append(path)
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
         self.ok.append(path)
@@ -310,7 +340,9 @@ def test_a_disk_that_fills_up_mid_run(project, tmp_path, capsys, monkeypatch, af
     code, out, err = run(project, capsys, "--json")
     assert code == 1 and "Traceback" not in err and "No space left on device" in err
     summary = json.loads(out)
-    assert len(disk.refused) == 1  # stopped at the first refused write, rather than failing on and on
+    assert (
+        len(disk.refused) == 1
+    )  # stopped at the first refused write, rather than failing on and on
     assert "No space left on device" in summary["stopped"]
     failed = summary["failed"]
     assert failed and all("No space left on device" in f["error"] for f in failed)
@@ -319,7 +351,10 @@ def test_a_disk_that_fills_up_mid_run(project, tmp_path, capsys, monkeypatch, af
     assert len(saved) == (6 if after >= 7 else 0)
     # every candidate accounted for, once: saved, failed, or left for the next run
     pairs = [(c["triage"], c["category"]) for c in saved + failed] + [
-        (x["triage"], c) for x in summary["left"] for c in ([x["category"]] if x["category"] else CATEGORIES)]
+        (x["triage"], c)
+        for x in summary["left"]
+        for c in ([x["category"]] if x["category"] else CATEGORIES)
+    ]
     assert sorted(pairs) == sorted((t, c) for t in tids for c in CATEGORIES)
     # what the summary calls saved is saved: on disk, listed in MEMORY.md, its state `saved`
     if saved:
@@ -344,8 +379,9 @@ def test_a_disk_that_fills_up_mid_run(project, tmp_path, capsys, monkeypatch, af
     assert len(files) == len(listed) == 12
 
 
-def test_the_text_summary_of_a_full_disk_lists_the_saved_the_failed_and_the_stop(project, tmp_path, capsys,
-                                                                                 monkeypatch):
+def test_the_text_summary_of_a_full_disk_lists_the_saved_the_failed_and_the_stop(
+    project, tmp_path, capsys, monkeypatch
+):
     memory = setup(project, tmp_path)
     stage(project, tmp_path, 1, same=True)
     stage(project, tmp_path, 2)
@@ -357,7 +393,10 @@ def test_the_text_summary_of_a_full_disk_lists_the_saved_the_failed_and_the_stop
     assert "created   6" in lines
     assert "failed    1  (retry in the TUI)" in lines
     assert any(ln.startswith("left ") for ln in lines)
-    assert any(ln.startswith("stopped ") and "No space left on device" in ln and "next run" in ln for ln in lines)
+    assert any(
+        ln.startswith("stopped ") and "No space left on device" in ln and "next run" in ln
+        for ln in lines
+    )
 
 
 def test_a_write_that_really_fails_names_its_file_and_leaves_nothing_behind(tmp_path):
@@ -392,9 +431,19 @@ def test_verify_blocks_a_file_in_the_way_that_is_no_memory_for_any_action():
     from memcurate.curator.verify.checks import verify
 
     text = "not even a memory"  # the target's issue does not depend on the text
-    target = {"exists": True, "hash_matches": False, "path": "/m/decision/x.md", "where": "decision/x.md",
-              "unreadable": "is not UTF-8 text (byte 7)"}
+    target = {
+        "exists": True,
+        "hash_matches": False,
+        "path": "/m/decision/x.md",
+        "where": "decision/x.md",
+        "unreadable": "is not UTF-8 text (byte 7)",
+    }
     for action in ("create", "update", "delete"):
-        issues = [i for i in verify(text, category="decision", action=action, target=target) if i.code == "unreadable"]
+        issues = [
+            i
+            for i in verify(text, category="decision", action=action, target=target)
+            if i.code == "unreadable"
+        ]
         assert [(i.severity, i.where, i.message) for i in issues] == [
-            ("BLOCK", "decision/x.md", "is not UTF-8 text (byte 7): fix or delete the file")]
+            ("BLOCK", "decision/x.md", "is not UTF-8 text (byte 7): fix or delete the file")
+        ]

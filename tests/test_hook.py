@@ -31,32 +31,48 @@ REAL = "-Users-dain-workspace-claude-code-log-sample/37f83ec9-f2ea-42a9-925e-0d5
 
 def decision_session(tag: str = "postgres", stamp: str = "2025-07-14T22:59") -> Transcript:
     """A short session that triggers `decision` (and mentions `tag` in it)."""
-    return (Transcript(stamp=stamp)
-            .user(f"We decided to go with {tag} because it is simpler to operate than the alternatives.")
-            .assistant(text(f"Understood: we will use {tag}, since it keeps the deployment simpler."),
-                       tool("toolu_a1", "Bash", command="ls"))
-            .result("toolu_a1", "README.md\nsrc")
-            .assistant(text("Done.")))
+    return (
+        Transcript(stamp=stamp)
+        .user(
+            f"We decided to go with {tag} because it is simpler to operate than the alternatives."
+        )
+        .assistant(
+            text(f"Understood: we will use {tag}, since it keeps the deployment simpler."),
+            tool("toolu_a1", "Bash", command="ls"),
+        )
+        .result("toolu_a1", "README.md\nsrc")
+        .assistant(text("Done."))
+    )
 
 
 def busy_session(tag: str = "cache", stamp: str = "2025-07-14T22:59") -> Transcript:
     """A session with enough activity for a session summary, and a decision."""
     t = Transcript(stamp=stamp)
     t.user(f"Please refactor the {tag} layer; we decided to switch to Redis because it is faster.")
-    t.assistant(text("I'll read the code first."), tool("toolu_r1", "Read", file_path="/home/dev/app/cache.py"),
-                tool("toolu_g1", "Grep", pattern="cache"))
+    t.assistant(
+        text("I'll read the code first."),
+        tool("toolu_r1", "Read", file_path="/home/dev/app/cache.py"),
+        tool("toolu_g1", "Grep", pattern="cache"),
+    )
     t.result("toolu_r1", "class Cache: ...").result("toolu_g1", "cache.py:1")
-    t.assistant(tool("toolu_e1", "Edit", file_path="/home/dev/app/cache.py", old_string="a", new_string="b"),
-                tool("toolu_b1", "Bash", command="pytest -q"))
+    t.assistant(
+        tool(
+            "toolu_e1", "Edit", file_path="/home/dev/app/cache.py", old_string="a", new_string="b"
+        ),
+        tool("toolu_b1", "Bash", command="pytest -q"),
+    )
     t.result("toolu_e1", "ok").result("toolu_b1", "3 passed")
     t.user("Great, now also update the docs for the new cache please.")
-    t.assistant(tool("toolu_w1", "Write", file_path="/home/dev/app/docs/cache.md", content="# Cache"))
+    t.assistant(
+        tool("toolu_w1", "Write", file_path="/home/dev/app/docs/cache.md", content="# Cache")
+    )
     t.result("toolu_w1", "ok")
     t.assistant(text(f"The {tag} layer now uses Redis and the docs describe it."))
     return t
 
 
 # -- looking at the project's data dir ------------------------------------------
+
 
 def data_of(project: Path) -> Path:
     return project / ".memcurate"
@@ -98,12 +114,20 @@ def offset_state(project: Path) -> dict:
 
 
 def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
-    return {str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+    return {
+        str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in root.rglob("*")
+        if p.is_file()
+    }
 
 
 def payload(event: str, transcript, project: Path, **extra) -> dict:
-    doc = {"session_id": "0b5e6a34-1111-4222-8333-444455556666", "transcript_path": str(transcript),
-           "cwd": str(project), "hook_event_name": event}
+    doc = {
+        "session_id": "0b5e6a34-1111-4222-8333-444455556666",
+        "transcript_path": str(transcript),
+        "cwd": str(project),
+        "hook_event_name": event,
+    }
     doc.update(extra)
     return doc
 
@@ -148,6 +172,7 @@ def assert_passes_tile(project: Path, size: int) -> list[list]:
 
 # -- 1. hostile input ------------------------------------------------------------
 
+
 def _huge_line(path: Path, size: int = 50 * 1024 * 1024) -> None:
     head = b'{"type":"user","message":{"role":"user","content":"'
     tail = b'"}}\n'
@@ -177,9 +202,11 @@ BAD_CONTENT = {
     "invalid-utf8": lambda p: p.write_bytes(
         b'{"type":"user","message":{"role":"user","content":"caf\xe9 \xff\xfe we decided"}}\n'
         b"\xff\xfe\xfd not utf-8 at all\n"
-        b"\xc3\x28\xa0\xa1\n"),
+        b"\xc3\x28\xa0\xa1\n"
+    ),
     "arrays-and-numbers": lambda p: p.write_bytes(
-        b'[1, 2, 3]\n42\n-1.5e3\n"a string"\nnull\ntrue\n[{"type": "user"}]\n'),
+        b'[1, 2, 3]\n42\n-1.5e3\n"a string"\nnull\ntrue\n[{"type": "user"}]\n'
+    ),
 }
 
 
@@ -215,10 +242,22 @@ def _input_for(case: str, tmp_path: Path, project: Path):
     raise AssertionError(case)
 
 
-@pytest.mark.parametrize("case", [
-    "empty-stdin", "not-json", "stdin-not-utf8", "json-array", "json-number", "no-transcript-path",
-    "transcript-path-not-a-string", "missing-file", "directory", "zero-byte-file", "unknown-event",
-])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "empty-stdin",
+        "not-json",
+        "stdin-not-utf8",
+        "json-array",
+        "json-number",
+        "no-transcript-path",
+        "transcript-path-not-a-string",
+        "missing-file",
+        "directory",
+        "zero-byte-file",
+        "unknown-event",
+    ],
+)
 def test_hostile_hook_input_is_logged_and_ignored(case, tmp_path, project):
     doc, raw = _input_for(case, tmp_path, project)
     p = run_hook(doc, cwd=project, raw=raw)
@@ -275,13 +314,28 @@ def test_huge_line_is_not_held_in_memory(tmp_path, project):
         f.write(json.dumps(payload("Stop", path, project)).encode())
     # Measured from a small launcher: a child forked straight from pytest would count
     # pytest's own pages (RSS before exec) in its peak.
-    launcher = ("import os, subprocess, sys\n"
-                "with open(sys.argv[1], 'rb') as i, open(sys.argv[2], 'wb') as o:\n"
-                "    p = subprocess.Popen(sys.argv[3:], stdin=i, stdout=o, stderr=subprocess.DEVNULL)\n"
-                "    _, status, usage = os.wait4(p.pid, 0)\n"
-                "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n")
-    res = subprocess.run([sys.executable, "-c", launcher, str(tmp_path / "stdin.json"), str(tmp_path / "out"),
-                          *memcurate_exe(), "hook"], cwd=project, capture_output=True, text=True, check=True)
+    launcher = (
+        "import os, subprocess, sys\n"
+        "with open(sys.argv[1], 'rb') as i, open(sys.argv[2], 'wb') as o:\n"
+        "    p = subprocess.Popen(sys.argv[3:], stdin=i, stdout=o, stderr=subprocess.DEVNULL)\n"
+        "    _, status, usage = os.wait4(p.pid, 0)\n"
+        "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n"
+    )
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            launcher,
+            str(tmp_path / "stdin.json"),
+            str(tmp_path / "out"),
+            *memcurate_exe(),
+            "hook",
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     code, maxrss = map(int, res.stdout.split())
     assert code == 0
     assert (tmp_path / "out").read_bytes() == b""
@@ -303,19 +357,28 @@ def huge_message_session(size: int = 10_000_000) -> Transcript:
     its end, a pasted log in between (with one emoji: decoded whole, it would take 4 bytes a character)."""
     lines, n = ["2025-07-14 10:00:00 INFO import started 🚀"], 0
     while n < size:
-        lines.append(f"2025-07-14 10:00:{n % 60:02d} INFO worker {n % 7} imported batch {n} in {n % 97} ms")
+        lines.append(
+            f"2025-07-14 10:00:{n % 60:02d} INFO worker {n % 7} imported batch {n} in {n % 97} ms"
+        )
         n += len(lines[-1]) + 1
-    return (Transcript().user("\n".join([HUGE_HEAD, *lines, HUGE_TAIL]))
-            .assistant(text("Noted: postgres, and fixtures for scratch files.")))
+    return (
+        Transcript()
+        .user("\n".join([HUGE_HEAD, *lines, HUGE_TAIL]))
+        .assistant(text("Noted: postgres, and fixtures for scratch files."))
+    )
 
 
-def test_a_huge_message_is_scored_from_its_ends_and_the_log_says_what_was_skipped(tmp_path, project):
+def test_a_huge_message_is_scored_from_its_ends_and_the_log_says_what_was_skipped(
+    tmp_path, project
+):
     """One 10 MB message: what its (bounded) head and tail state still triggers, and the hook's log line
     and the triage's stats say which message was scored only in part."""
     path = huge_message_session().write(claude_dir(tmp_path) / "huge-message.jsonl")
     hook("Stop", path, project)
     line = log_lines(project)[-1]
-    assert re.search(r"; user message at turn 1: 10\.\d MB, scored the first and last 8,192 characters", line), line
+    assert re.search(
+        r"; user message at turn 1: 10\.\d MB, scored the first and last 8,192 characters", line
+    ), line
     assert offset_state(project)["offset"] == path.stat().st_size
     (tid,) = staged(project)
     doc = triage_doc(project, tid)
@@ -323,7 +386,9 @@ def test_a_huge_message_is_scored_from_its_ends_and_the_log_says_what_was_skippe
     assert "decided to go with postgres" in doc["categories"]["decision"]["excerpt"]
     assert "I prefer them because" in doc["categories"]["preference"]["excerpt"]
     (cut,) = doc["stats"]["cut_messages"]
-    assert (cut["turn"], cut["kind"], cut["kept"]) == (1, "user", 8192) and cut["chars"] > 10_000_000
+    assert (cut["turn"], cut["kind"], cut["kept"]) == (1, "user", 8192) and cut[
+        "chars"
+    ] > 10_000_000
 
 
 def test_capturing_a_huge_message_keeps_memory_bounded(tmp_path, project):
@@ -363,11 +428,12 @@ def test_deeply_nested_line_is_a_bad_line_not_an_internal_error(tmp_path, projec
 
 # -- 2. a growing transcript -------------------------------------------------------
 
+
 def _grow_and_check(project: Path, path: Path, data: bytes, cuts: list[int]) -> None:
     """Write `data` up to each cut, Stop after each, SessionEnd at the end."""
     for cut in cuts + [len(data)]:
         with open(path, "ab") as f:
-            f.write(data[path.stat().st_size if path.exists() else 0:cut])
+            f.write(data[path.stat().st_size if path.exists() else 0 : cut])
         hook("Stop", path, project)
         state = offset_state(project)
         done = data[:cut]
@@ -385,10 +451,12 @@ def _grow_and_check(project: Path, path: Path, data: bytes, cuts: list[int]) -> 
         after = snapshot(data_of(project))
         log = "log/memcurate.log"
         assert set(after) == set(before)
-        assert {k: v for k, v in after.items() if k != log} == {k: v for k, v in before.items() if k != log}
+        assert {k: v for k, v in after.items() if k != log} == {
+            k: v for k, v in before.items() if k != log
+        }
         assert after[log][0].startswith(before[log][0])
-        assert after[log][0][len(before[log][0]):].count(b"\n") == 1
-        assert b"nothing-new" in after[log][0][len(before[log][0]):]
+        assert after[log][0][len(before[log][0]) :].count(b"\n") == 1
+        assert b"nothing-new" in after[log][0][len(before[log][0]) :]
         before = after
 
 
@@ -401,7 +469,7 @@ def test_growing_real_transcript_is_triaged_once(mid_line, tmp_path, project):
     if mid_line:  # end each part half-way through the line that follows
         a = (a + data.index(b"\n", a)) // 2
         b = (b + data.index(b"\n", b)) // 2
-        assert data[a - 1:a] != b"\n" and data[b - 1:b] != b"\n"
+        assert data[a - 1 : a] != b"\n" and data[b - 1 : b] != b"\n"
     path = claude_dir(tmp_path) / os.path.basename(REAL)
     _grow_and_check(project, path, data, [a, b])
     assert staged(project), "the real session triggers at least one category"
@@ -419,6 +487,7 @@ def test_growing_synthetic_transcript_waits_for_an_unfinished_line(tmp_path, pro
 
 
 # -- 3. shrunk / replaced transcript ----------------------------------------------------
+
 
 @pytest.mark.parametrize("how", ["shrunk", "replaced"])
 def test_rewritten_transcript_is_triaged_anew(how, tmp_path, project):
@@ -456,7 +525,9 @@ def test_rewritten_transcript_with_same_first_timestamp_is_not_lost(tmp_path, pr
     decision_session("kafka").write(path)
     hook("Stop", path, project)
     new = decision_session("sqlite")
-    new.user("Also: please never push to main directly, it is a protected branch and must not be touched.")
+    new.user(
+        "Also: please never push to main directly, it is a protected branch and must not be touched."
+    )
     with open(path, "r+b") as f:
         f.truncate(0)
         f.write(new.bytes())
@@ -468,20 +539,33 @@ def test_rewritten_transcript_with_same_first_timestamp_is_not_lost(tmp_path, pr
 
 # -- 4. concurrency ------------------------------------------------------------------------
 
+
 def test_concurrent_hooks_triage_each_byte_once(tmp_path, project):
     # Parts of a few hundred KB, so that the six passes really contend for the lock.
-    parts = [busy_session().bytes() * 60, decision_session("kafka").bytes() * 80, busy_session("queue").bytes() * 60]
+    parts = [
+        busy_session().bytes() * 60,
+        decision_session("kafka").bytes() * 80,
+        busy_session("queue").bytes() * 60,
+    ]
     data = b"".join(parts)
     cuts = [len(parts[0]), len(parts[0]) + len(parts[1]), len(data)]
     path = claude_dir(tmp_path) / "race.jsonl"
     path.write_bytes(b"")
     for cut in cuts:
         with open(path, "ab") as f:
-            f.write(data[path.stat().st_size:cut])
+            f.write(data[path.stat().st_size : cut])
         before = len(log_lines(project))
         body = json.dumps(payload("Stop", path, project)).encode()
-        procs = [subprocess.Popen(memcurate_exe() + ["hook"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, cwd=project) for _ in range(6)]
+        procs = [
+            subprocess.Popen(
+                memcurate_exe() + ["hook"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=project,
+            )
+            for _ in range(6)
+        ]
         outs = [p.communicate(body, timeout=120) for p in procs]
         assert [p.returncode for p in procs] == [0] * 6
         assert all(o == (b"", b"") for o in outs), outs
@@ -495,6 +579,7 @@ def test_concurrent_hooks_triage_each_byte_once(tmp_path, project):
 
 
 # -- 5. guards -----------------------------------------------------------------------------
+
 
 def test_stop_hook_active_leaves_the_bytes_for_later(tmp_path, project):
     path = decision_session().write(claude_dir(tmp_path) / "s.jsonl")
@@ -520,8 +605,9 @@ def test_calls_from_memcurate_children_are_ignored(tmp_path, project):
 def test_subagent_stop_reads_the_agent_transcript(tmp_path, project):
     folder = claude_dir(tmp_path)
     main = decision_session("kafka").write(folder / "0b5e6a34-1111-4222-8333-444455556666.jsonl")
-    agent = decision_session("sqlite").write(folder / "0b5e6a34-1111-4222-8333-444455556666" / "subagents"
-                                             / "agent-a1b2c3.jsonl")
+    agent = decision_session("sqlite").write(
+        folder / "0b5e6a34-1111-4222-8333-444455556666" / "subagents" / "agent-a1b2c3.jsonl"
+    )
     hook("SubagentStop", main, project, agent_transcript_path=str(agent), stop_hook_active=False)
     [tid] = staged(project)
     doc = triage_doc(project, tid)
@@ -558,6 +644,7 @@ def test_unknown_event_is_logged_by_name(tmp_path, project):
 
 
 # -- 6. every real transcript ------------------------------------------------------------------
+
 
 def _rel(p: Path) -> str:
     return str(p.relative_to(shared(".")))
@@ -612,17 +699,27 @@ def test_hook_path_imports_stay_light(tmp_path, project):
         if round_:
             with open(path, "ab") as f:
                 f.write(decision_session("kafka").bytes())
-        p = subprocess.run([sys.executable, "-c", _PROBE], input=json.dumps(payload("Stop", path, project)).encode(),
-                           cwd=project, capture_output=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT / "dev")})
+        p = subprocess.run(
+            [sys.executable, "-c", _PROBE],
+            input=json.dumps(payload("Stop", path, project)).encode(),
+            cwd=project,
+            capture_output=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": str(ROOT / "dev")},
+        )
         assert p.returncode == 0, p.stderr
         hook_out, _, probe = p.stdout.decode().rpartition("\n")
         assert hook_out == ""  # the hook itself printed nothing
         report = json.loads(probe)
         assert report["rc"] == 0
-        assert "staged bytes" in log_lines(project)[-1]  # the whole path ran: read, triage, redact, stage
+        assert (
+            "staged bytes" in log_lines(project)[-1]
+        )  # the whole path ran: read, triage, redact, stage
         seen.append(report["modules"])
     assert (data_of(project) / "config.cache.json").is_file()
     for name in ("textual", "rich", "anthropic", "widgets"):
         assert not _loaded(seen[0], name), f"{name} loaded on the hook path"
     for name in HEAVY:
-        assert not _loaded(seen[1], name), f"{name} loaded on the hook path with a warm config cache"
+        assert not _loaded(seen[1], name), (
+            f"{name} loaded on the hook path with a warm config cache"
+        )

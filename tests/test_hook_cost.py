@@ -24,20 +24,48 @@ from memcurate.curator.rules import ledger
 # What an incremental Stop pass may load of memcurate: the dispatcher, the capture handler and what they stand on
 # (staging only when a category triggers). A module added here is paid for by every Claude Code turn.
 STOP_MODULES = {
-    "memcurate", "memcurate.curator.cli", "memcurate.hooks", "memcurate.hooks.dispatch", "memcurate.hooks.capture",
-    "memcurate.hooks.hook_config", "memcurate.curator", "memcurate.curator.errors", "memcurate.curator.config",
-    "memcurate.curator.categories", "memcurate.curator.capture", "memcurate.curator.candidates.incremental",
-    "memcurate.curator.capture.transcript", "memcurate.curator.capture.triage", "memcurate.curator.capture.keywords",
-    "memcurate.curator.util.redact", "memcurate.curator.candidates", "memcurate.curator.candidates.staging",
-    "memcurate.curator.util", "memcurate.curator.util.assets",
-    "memcurate.curator.util.atomic", "memcurate.curator.util.child_env", "memcurate.curator.util.lazyre",
-    "memcurate.curator.util.locks", "memcurate.curator.util.log", "memcurate.curator.util.paths",
-    "memcurate.curator.util.private", "memcurate.curator.util.safe_open", "memcurate.curator.util.stamps",
+    "memcurate",
+    "memcurate.curator.cli",
+    "memcurate.hooks",
+    "memcurate.hooks.dispatch",
+    "memcurate.hooks.capture",
+    "memcurate.hooks.hook_config",
+    "memcurate.curator",
+    "memcurate.curator.errors",
+    "memcurate.curator.config",
+    "memcurate.curator.categories",
+    "memcurate.curator.capture",
+    "memcurate.curator.candidates.incremental",
+    "memcurate.curator.capture.transcript",
+    "memcurate.curator.capture.triage",
+    "memcurate.curator.capture.keywords",
+    "memcurate.curator.util.redact",
+    "memcurate.curator.candidates",
+    "memcurate.curator.candidates.staging",
+    "memcurate.curator.util",
+    "memcurate.curator.util.assets",
+    "memcurate.curator.util.atomic",
+    "memcurate.curator.util.child_env",
+    "memcurate.curator.util.lazyre",
+    "memcurate.curator.util.locks",
+    "memcurate.curator.util.log",
+    "memcurate.curator.util.paths",
+    "memcurate.curator.util.private",
+    "memcurate.curator.util.safe_open",
+    "memcurate.curator.util.stamps",
     "memcurate.curator.util.textsafe",
 }
 # Standard modules the Stop pass has no use for: importlib (with warnings) for one dynamic import, and the
 # ones that cost milliseconds to load.
-NOT_ON_THE_STOP_PATH = ("importlib", "warnings", "typing", "dataclasses", "inspect", "hashlib", "argparse")
+NOT_ON_THE_STOP_PATH = (
+    "importlib",
+    "warnings",
+    "typing",
+    "dataclasses",
+    "inspect",
+    "hashlib",
+    "argparse",
+)
 
 _PROBE = """
 import json, re, sys
@@ -58,8 +86,13 @@ sys.stdout.write("\\n" + json.dumps({"rc": rc, "new": sorted(set(sys.modules) - 
 def _probe(project: Path, transcript: Path | None, doc: dict | None = None) -> dict:
     """One hook process (a Stop on `transcript`, else `doc`): what it loaded and the patterns it compiled."""
     doc = doc or payload("Stop", transcript, project)
-    p = subprocess.run([sys.executable, "-c", _PROBE], input=json.dumps(doc).encode(), cwd=project,
-                       capture_output=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-c", _PROBE],
+        input=json.dumps(doc).encode(),
+        cwd=project,
+        capture_output=True,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     hook_out, _, report = p.stdout.decode().rpartition("\n")
     assert hook_out == ""
@@ -75,7 +108,9 @@ def test_an_incremental_stop_pass_loads_only_the_capture_path(project):
     with open(path, "ab") as f:
         f.write(decision_session("kafka").bytes())
     doc = _probe(project, path)
-    assert "staged bytes" in log_lines(project)[-1]  # the whole pass ran: read, triage, redact, stage
+    assert (
+        "staged bytes" in log_lines(project)[-1]
+    )  # the whole pass ran: read, triage, redact, stage
     ours = {m for m in doc["new"] if m.startswith("memcurate")}
     assert ours <= STOP_MODULES, f"the Stop pass loads more: {sorted(ours - STOP_MODULES)}"
     assert not [m for m in NOT_ON_THE_STOP_PATH if m in doc["new"]]
@@ -92,21 +127,32 @@ def test_a_stop_with_nothing_new_compiles_no_regular_expression(project):
 
 def test_counting_a_failure_never_loads_hashlib(project):
     doc = _probe(project, None, failed(SESSIONS[0], RUNS[0]))
-    assert "hashlib" not in doc["new"]  # it loads OpenSSL: ~5 ms of every hook that counts a failure
+    assert (
+        "hashlib" not in doc["new"]
+    )  # it loads OpenSSL: ~5 ms of every hook that counts a failure
     (key,) = ledger.keys(project / ".memcurate")
     f = ledger.failure(project / ".memcurate", key)
-    assert key == hashlib.sha256(f"{f['kind']}\0{f['signature']}".encode()).hexdigest()[:12]  # keys on disk hold
+    assert (
+        key == hashlib.sha256(f"{f['kind']}\0{f['signature']}".encode()).hexdigest()[:12]
+    )  # keys on disk hold
 
 
 # -- a transcript's failures ----------------------------------------------------------------------------
 
+
 def _failing(t: Transcript, n: int, module: str, command: str = "uv run python -m app") -> None:
     t.assistant(tool(f"f{n}", "Bash", command=command))
-    t.result(f"f{n}", f"Exit code 1\nTraceback (most recent call last):\n  File \"app/main.py\", line 3, in <module>\n"
-                      f"    import {module}\nModuleNotFoundError: No module named '{module}'", is_error=True)
+    t.result(
+        f"f{n}",
+        f'Exit code 1\nTraceback (most recent call last):\n  File "app/main.py", line 3, in <module>\n'
+        f"    import {module}\nModuleNotFoundError: No module named '{module}'",
+        is_error=True,
+    )
 
 
-def _passing(t: Transcript, n: int, edited: str, said: str, command: str = "uv run python -m app") -> None:
+def _passing(
+    t: Transcript, n: int, edited: str, said: str, command: str = "uv run python -m app"
+) -> None:
     t.assistant(text(said), tool(f"e{n}", "Edit", file_path=edited, old_string="a", new_string="b"))
     t.result(f"e{n}", "The file has been updated.")
     t.assistant(tool(f"p{n}", "Bash", command=command))
@@ -117,7 +163,9 @@ def _capture(project: Path, t: Transcript, sid: str) -> dict:
     data = project / ".memcurate"
     data.mkdir(exist_ok=True)
     path = t.write(project / "transcripts" / f"{sid}.jsonl")
-    return capture(str(data), config.load(project, str(data)), str(path), event="Stop", session_id=sid)
+    return capture(
+        str(data), config.load(project, str(data)), str(path), event="Stop", session_id=sid
+    )
 
 
 def _count_writes(monkeypatch) -> list[str]:
@@ -141,7 +189,9 @@ def test_a_transcripts_failures_update_the_ledgers_tally_once(project, monkeypat
     for n, module in enumerate(modules):
         _failing(t, n, module, command=f"uv run python -m app.{module}")
     data = project / ".memcurate"
-    ledger.enforce_caps(data, 1000, 1 << 20)  # the ledger's tally exists, as after its first failure
+    ledger.enforce_caps(
+        data, 1000, 1 << 20
+    )  # the ledger's tally exists, as after its first failure
     written = _count_writes(monkeypatch)
     report = _capture(project, t, "s-tally")
     assert len(ledger.keys(data)) == len(modules)
@@ -156,9 +206,16 @@ def test_a_failure_fixed_twice_in_a_pass_is_written_once_with_its_last_fix(proje
     t = Transcript(session="s-fix")
     t.user("Please run the app and fix what fails")
     _failing(t, 1, "alpha")
-    _passing(t, 1, str(project / "app" / "one.py"), "The import was wrong. I moved it into the package.")
+    _passing(
+        t, 1, str(project / "app" / "one.py"), "The import was wrong. I moved it into the package."
+    )
     _failing(t, 2, "alpha")
-    _passing(t, 2, str(project / "app" / "two.py"), "The module was missing from the lock file. I added it.")
+    _passing(
+        t,
+        2,
+        str(project / "app" / "two.py"),
+        "The module was missing from the lock file. I added it.",
+    )
     written = _count_writes(monkeypatch)
     _capture(project, t, "s-fix")
     data = project / ".memcurate"

@@ -19,23 +19,36 @@ from memcurate.curator.util.stamps import content_hash
 
 def section(cat: str, ids: list[str], budget: int = 40) -> list[str]:
     heading = {"decision": "Key Decisions", "runbook": "Runbooks"}[cat]
-    return ([f"<!-- memcurate:begin section={cat} budget={budget} -->", f"## {heading}"]
-            + [f"- [Memory {i}]({cat}/{i}.md) — about {i}" for i in ids]
-            + [f"<!-- memcurate:end section={cat} -->"])
+    return (
+        [f"<!-- memcurate:begin section={cat} budget={budget} -->", f"## {heading}"]
+        + [f"- [Memory {i}]({cat}/{i}.md) — about {i}" for i in ids]
+        + [f"<!-- memcurate:end section={cat} -->"]
+    )
 
 
 # -- load_view ----------------------------------------------------------------------------
 
+
 def test_load_view_marks_owners_and_the_line_cut():
-    lines = ["# Claude's notes", "- a note of Claude's", ""] + section("decision", ["a", "b"]) + [
-        f"- later note {i}" for i in range(10)]
+    lines = (
+        ["# Claude's notes", "- a note of Claude's", ""]
+        + section("decision", ["a", "b"])
+        + [f"- later note {i}" for i in range(10)]
+    )
     view = load_view("\n".join(lines) + "\n", max_lines=8, max_chars=25000)
     owners = [ln.owner for ln in view.lines]
-    assert owners[:3] == ["claude"] * 3 and owners[3:8] == ["decision"] * 5 and set(owners[8:]) == {"claude"}
+    assert (
+        owners[:3] == ["claude"] * 3
+        and owners[3:8] == ["decision"] * 5
+        and set(owners[8:]) == {"claude"}
+    )
     # the marker lines (4 and 8) are dropped by Claude Code, not counted: the 8 loaded lines end at line 10
     assert [ln.number for ln in view.lines if ln.dropped] == [4, 8]
-    assert view.cut == 11 and [ln.loaded for ln in view.lines] == [True] * 3 + [False] + [True] * 3 + [False] + \
-        [True] * 2 + [False] * 8
+    assert (
+        view.cut == 11
+        and [ln.loaded for ln in view.lines]
+        == [True] * 3 + [False] + [True] * 3 + [False] + [True] * 2 + [False] * 8
+    )
     assert [ln.number for ln in view.past_cut()] == list(range(11, 19))
     assert view.sections["decision"] == {"used": 2, "budget": 40, "loaded": 2, "line": 4}
     assert view.total_lines == 16 and not view.error
@@ -65,6 +78,7 @@ def test_engine_memory_md_view_uses_the_config_limits(project_with_root):
 
 # -- the check ------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def project_with_root(tmp_path) -> tuple[Path, Path]:
     """A git project whose memory root is a folder beside it (config memory.root)."""
@@ -73,7 +87,9 @@ def project_with_root(tmp_path) -> tuple[Path, Path]:
     (project / ".claude").mkdir(parents=True)
     root.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
-    (project / ".claude" / "memcurate.yaml").write_text(f"backend: offline\nmemory:\n  root: {root}\n")
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: offline\nmemory:\n  root: {root}\n"
+    )
     return project, root
 
 
@@ -82,7 +98,9 @@ def engine_of(project: Path) -> Engine:
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def by_code(findings: list[Finding], code: str) -> list[Finding]:
@@ -100,17 +118,23 @@ def test_over_limit_names_the_lines_past_the_cut_and_proposes_only(project_with_
     [f] = by_code(engine_of(project).check(stage=False), "over-limit")
     assert f.severity == "high" and "load limit of 200 lines" in f.message
     # the two marker lines are not loaded lines: 200 loaded lines end at line 202
-    assert "lines 203-220 are never loaded (0 of memcurate's entries, 18 of Claude's lines)" in f.message
+    assert (
+        "lines 203-220 are never loaded (0 of memcurate's entries, 18 of Claude's lines)"
+        in f.message
+    )
     assert f.detail["past_cut"] == list(range(203, 221))
     # memcurate's own entries go first, then Claude's lines still past the cut once those are archived
     assert set(f.refs[:2]) == {"decision/old", "decision/new"}
-    assert [op["op"] for op in f.detail.get("fix", {}).get("ops", [])] == []  # not staged: no fix kept
+    assert [
+        op["op"] for op in f.detail.get("fix", {}).get("ops", [])
+    ] == []  # not staged: no fix kept
     assert line_ref("- Claude's note 214") in f.refs and line_ref("- Claude's note 0") not in f.refs
     assert snapshot(root) == before
 
 
 def test_the_over_limit_fix_moves_memcurates_oldest_lines_first_and_drops_claudes_lines_only_when_needed(
-        project_with_root):
+    project_with_root,
+):
     from memcurate.curator.hygiene import memory_md_checks
 
     project, root = project_with_root
@@ -118,7 +142,9 @@ def test_the_over_limit_fix_moves_memcurates_oldest_lines_first_and_drops_claude
     for i in range(5):
         (root / "decision" / f"m{i}.md").write_text(f"memory {i}\n")
     claude = [f"- Claude's note {i}" for i in range(197)]
-    (root / "MEMORY.md").write_text("\n".join(claude + section("decision", [f"m{i}" for i in range(5)])) + "\n")
+    (root / "MEMORY.md").write_text(
+        "\n".join(claude + section("decision", [f"m{i}" for i in range(5)])) + "\n"
+    )
     [f] = memory_md_checks.detect(engine_of(project))
     ops = f.detail["fix"]["ops"]
     assert f.detail["fix"]["kind"] == "archive"
@@ -134,15 +160,22 @@ def test_missing_links_of_both_owners(project_with_root):
     (root / "decision").mkdir()
     (root / "decision" / "here.md").write_text("x\n")
     (root / "debugging.md").write_text("# notes\n")
-    lines = ["- [Debugging](debugging.md) — fine", "- [Old notes](old%20notes.md#top) — gone",
-             "- see [docs](https://example.com/x.md)"] + section("decision", ["here", "gone"])
+    lines = [
+        "- [Debugging](debugging.md) — fine",
+        "- [Old notes](old%20notes.md#top) — gone",
+        "- see [docs](https://example.com/x.md)",
+    ] + section("decision", ["here", "gone"])
     (root / "MEMORY.md").write_text("\n".join(lines) + "\n")
     found = by_code(memory_md_checks.detect(engine_of(project)), "missing-link")
-    assert [f.refs for f in found] == [("decision/gone",), (line_ref("- [Old notes](old%20notes.md#top) — gone"),)]
+    assert [f.refs for f in found] == [
+        ("decision/gone",),
+        (line_ref("- [Old notes](old%20notes.md#top) — gone"),),
+    ]
     assert found[0].message == "MEMORY.md line 7 links decision/gone.md, which does not exist"
     assert "line 2 (Claude's) links old notes.md" in found[1].message
-    assert found[1].detail["fix"]["ops"] == [{"op": "drop_line", "ref": found[1].refs[0],
-                                              "base_hash": content_hash(lines[1])}]
+    assert found[1].detail["fix"]["ops"] == [
+        {"op": "drop_line", "ref": found[1].refs[0], "base_hash": content_hash(lines[1])}
+    ]
 
 
 def test_check_caches_its_findings_for_the_flags(project_with_root):
@@ -153,13 +186,16 @@ def test_check_caches_its_findings_for_the_flags(project_with_root):
     findings = engine.check(stage=False)
     flags = engine.flags()
     ref = line_ref("- [Gone](gone.md) — x")
-    assert [f.code for f in flags[ref]] == ["missing-link"] and flags[ref] == by_code(findings, "missing-link")
+    assert [f.code for f in flags[ref]] == ["missing-link"] and flags[ref] == by_code(
+        findings, "missing-link"
+    )
     assert "fix" not in flags[ref][0].detail
     Path(engine.data, "check.json").write_text("{not json")
     assert engine.flags() == {}
 
 
 # -- the SessionEnd pass ---------------------------------------------------------------------
+
 
 def test_session_end_starts_one_background_check_per_interval(tmp_path):
     from memcurate.hooks import hygiene
@@ -169,8 +205,12 @@ def test_session_end_starts_one_background_check_per_interval(tmp_path):
     cfg = {"hygiene": {"interval_minutes": 60}}
     assert hygiene.start_check("/p", data, cfg, spawn=started.append)
     assert not hygiene.start_check("/p", data, cfg, spawn=started.append)  # within the hour
-    assert started == [[started[0][0], "-m", "memcurate.curator.cli", "check", "--quiet", "--project", "/p"]]
+    assert started == [
+        [started[0][0], "-m", "memcurate.curator.cli", "check", "--quiet", "--project", "/p"]
+    ]
     old = os.path.getmtime(os.path.join(data, hygiene.STAMP)) - 3601
     os.utime(os.path.join(data, hygiene.STAMP), (old, old))
     assert hygiene.start_check("/p", data, cfg, spawn=started.append) and len(started) == 2
-    assert not hygiene.start_check("/p", data, {"hygiene": {"interval_minutes": 0}}, spawn=started.append)
+    assert not hygiene.start_check(
+        "/p", data, {"hygiene": {"interval_minutes": 0}}, spawn=started.append
+    )

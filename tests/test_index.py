@@ -26,34 +26,55 @@ SECTIONS = {
 }
 
 MEMORIES = {
-    ("decision", "use-jwt-for-api-auth"): ("Use JWT for API authentication",
-                                           "Stateless JWT tokens chosen over server sessions for the public API",
-                                           "Use signed JWT bearer tokens for every public API endpoint.",
-                                           "Sessions need sticky load balancing; JWT tokens keep the API stateless."),
-    ("decision", "postgres-over-mysql"): ("Postgres over MySQL for the ledger",
-                                          "Postgres chosen for the ledger service database",
-                                          "The ledger service stores balances in Postgres.",
-                                          "We need transactional DDL and strict constraints on balances."),
-    ("decision", "redis-page-cache"): ("Cache rendered pages in Redis",
-                                       "Rendered pages cached in Redis for ten minutes",
-                                       "Cache rendered HTML pages in Redis with a ten minute TTL.",
-                                       "Rendering is slow and pages change rarely."),
-    ("decision", "monorepo-workspaces"): ("One monorepo with workspaces",
-                                          "A single repository with package workspaces",
-                                          "Keep the web app, the API and shared packages in one monorepo.",
-                                          "Atomic changes across packages; one CI pipeline."),
-    ("constraint", "no-network-in-ci"): ("No network in CI",
-                                         "CI runners have no outbound network access",
-                                         "CI jobs cannot reach the internet.",
-                                         "Tests must use fixtures, never live API calls."),
+    ("decision", "use-jwt-for-api-auth"): (
+        "Use JWT for API authentication",
+        "Stateless JWT tokens chosen over server sessions for the public API",
+        "Use signed JWT bearer tokens for every public API endpoint.",
+        "Sessions need sticky load balancing; JWT tokens keep the API stateless.",
+    ),
+    ("decision", "postgres-over-mysql"): (
+        "Postgres over MySQL for the ledger",
+        "Postgres chosen for the ledger service database",
+        "The ledger service stores balances in Postgres.",
+        "We need transactional DDL and strict constraints on balances.",
+    ),
+    ("decision", "redis-page-cache"): (
+        "Cache rendered pages in Redis",
+        "Rendered pages cached in Redis for ten minutes",
+        "Cache rendered HTML pages in Redis with a ten minute TTL.",
+        "Rendering is slow and pages change rarely.",
+    ),
+    ("decision", "monorepo-workspaces"): (
+        "One monorepo with workspaces",
+        "A single repository with package workspaces",
+        "Keep the web app, the API and shared packages in one monorepo.",
+        "Atomic changes across packages; one CI pipeline.",
+    ),
+    ("constraint", "no-network-in-ci"): (
+        "No network in CI",
+        "CI runners have no outbound network access",
+        "CI jobs cannot reach the internet.",
+        "Tests must use fixtures, never live API calls.",
+    ),
 }
 
 
 def make(category, id, title, description, first, second, **kw) -> memfile.MemoryDoc:
     names = SECTIONS[category]
-    body = memfile.join_sections({names[0]: first, names[1]: second, **{n: "Done." for n in names[2:]}})
-    return memfile.MemoryDoc(id=id, category=category, title=title, description=description,
-                             tags=kw.pop("tags", ["project"]), created=STAMP, updated=STAMP, body=body, **kw)
+    body = memfile.join_sections(
+        {names[0]: first, names[1]: second, **{n: "Done." for n in names[2:]}}
+    )
+    return memfile.MemoryDoc(
+        id=id,
+        category=category,
+        title=title,
+        description=description,
+        tags=kw.pop("tags", ["project"]),
+        created=STAMP,
+        updated=STAMP,
+        body=body,
+        **kw,
+    )
 
 
 @pytest.fixture
@@ -92,19 +113,28 @@ def hand_write(store: MemoryStore, category: str, id: str, text: str) -> str:
 
 # -- ranking ---------------------------------------------------------------------------------
 
+
 def test_finds_the_right_candidate_among_several(index):
-    found = index.candidates("decision", "Authenticate API calls with JWT\nbearer tokens instead of sessions")
+    found = index.candidates(
+        "decision", "Authenticate API calls with JWT\nbearer tokens instead of sessions"
+    )
     assert found and found[0].id == "use-jwt-for-api-auth" and found[0].category == "decision"
     assert found[0].path.endswith("decision/use-jwt-for-api-auth.md") and found[0].score > 0
     assert found[0].title == "Use JWT for API authentication" and len(found[0].hash) == 64
-    found = index.candidates("decision", "Which database for the ledger\nPostgres transactional DDL")
+    found = index.candidates(
+        "decision", "Which database for the ledger\nPostgres transactional DDL"
+    )
     assert found[0].id == "postgres-over-mysql"
-    assert "no-network-in-ci" not in ids(index.candidates("decision", "No network in CI"))  # other category
+    assert "no-network-in-ci" not in ids(
+        index.candidates("decision", "No network in CI")
+    )  # other category
 
 
 def test_an_identical_document_ranks_first_and_is_marked(index, store):
     d, _ = store.read("decision", "redis-page-cache")
-    draft = memfile.MemoryDoc(**{**d.__dict__, "id": "new-draft", "description": "another description"})
+    draft = memfile.MemoryDoc(
+        **{**d.__dict__, "id": "new-draft", "description": "another description"}
+    )
     found = index.candidates("decision", draft)
     assert found[0].id == "redis-page-cache" and found[0].identical
     assert not any(c.identical for c in found[1:])
@@ -125,10 +155,32 @@ def test_stop_words_only_or_empty_text_finds_nothing(index):
     assert index.candidates("decision", "the and of to a") == []
 
 
-@pytest.mark.parametrize("hostile", [
-    '"', '""', "'", "*", "AND", "OR NOT", "NEAR(a b)", "title: x", "{title body}: jwt", "jwt*", "^jwt",
-    'jwt" OR "x', "(((", ")", "-", "a:b:c", "\x00", "jwt\x00tokens", "ドキュメント", "x" * 5000, "col:jwt OR title:",
-])
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        '"',
+        '""',
+        "'",
+        "*",
+        "AND",
+        "OR NOT",
+        "NEAR(a b)",
+        "title: x",
+        "{title body}: jwt",
+        "jwt*",
+        "^jwt",
+        'jwt" OR "x',
+        "(((",
+        ")",
+        "-",
+        "a:b:c",
+        "\x00",
+        "jwt\x00tokens",
+        "ドキュメント",
+        "x" * 5000,
+        "col:jwt OR title:",
+    ],
+)
 def test_hostile_query_text_never_reaches_match_raw(index, hostile):
     found = index.candidates("decision", hostile)
     assert isinstance(found, list)
@@ -136,13 +188,16 @@ def test_hostile_query_text_never_reaches_match_raw(index, hostile):
 
 def test_match_expression_quotes_every_term():
     assert match_expression(["jwt", 'a"b', "or"]) == '"jwt" OR "a""b" OR "or"'
-    assert query_terms("The JWT tokens AND sessions\n(desc) NEAR OR\n## Decision\ntokens tokens", "decision") == [
-        "jwt", "tokens", "sessions", "desc", "near"]
+    assert query_terms(
+        "The JWT tokens AND sessions\n(desc) NEAR OR\n## Decision\ntokens tokens", "decision"
+    ) == ["jwt", "tokens", "sessions", "desc", "near"]
 
 
 def test_archived_memories_are_left_out_unless_asked(tmp_path, watch):
     store = MemoryStore(tmp_path / "memory")
-    store.create(make("constraint", "no-network-in-ci", *MEMORIES[("constraint", "no-network-in-ci")]))
+    store.create(
+        make("constraint", "no-network-in-ci", *MEMORIES[("constraint", "no-network-in-ci")])
+    )
     _, h = store.read("constraint", "no-network-in-ci")
     with MemoryIndex(tmp_path / "index.sqlite", store, watch=watch) as ix:
         assert ids(ix.candidates("constraint", "network CI")) == ["no-network-in-ci"]
@@ -163,15 +218,23 @@ def test_unknown_category_and_hostile_ids(index):
 
 # -- freshness ---------------------------------------------------------------------------------
 
+
 def test_notices_a_hand_edit_without_a_rebuild(index, store):
     assert index.candidates("decision", "kubernetes operators") == []
     index.candidates("decision", "warm up: a second check starts watching")
     d, _ = store.read("decision", "monorepo-workspaces")
-    text = memfile.render(memfile.MemoryDoc(**{**d.__dict__, "title": "Kubernetes operators in one monorepo"}))
+    text = memfile.render(
+        memfile.MemoryDoc(**{**d.__dict__, "title": "Kubernetes operators in one monorepo"})
+    )
     hand_write(store, "decision", "monorepo-workspaces", text)
     found = index.candidates("decision", "kubernetes operators")
-    assert ids(found) == ["monorepo-workspaces"] and found[0].title == "Kubernetes operators in one monorepo"
-    assert index.get("decision", "monorepo-workspaces").title == "Kubernetes operators in one monorepo"
+    assert (
+        ids(found) == ["monorepo-workspaces"]
+        and found[0].title == "Kubernetes operators in one monorepo"
+    )
+    assert (
+        index.get("decision", "monorepo-workspaces").title == "Kubernetes operators in one monorepo"
+    )
 
 
 def test_notices_a_same_size_edit_within_the_same_second(index, store):
@@ -182,27 +245,45 @@ def test_notices_a_same_size_edit_within_the_same_second(index, store):
     text = Path(path).read_text()
     assert "Redis" in text
     hand_write(store, "decision", "redis-page-cache", text.replace("Redis", "Valky"))
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size, same mtime: only the bytes differ
+    os.utime(
+        path, ns=(st.st_atime_ns, st.st_mtime_ns)
+    )  # same size, same mtime: only the bytes differ
     assert ids(index.candidates("decision", "Valky")) == ["redis-page-cache"]
 
 
 def test_notices_added_and_deleted_files(index, store):
     assert index.candidates("runbook", "flaky test timeout") == []
     index.candidates("decision", "warm up")
-    store.create(make("runbook", "flaky-timeout", "Flaky test timeout in CI", "Raise the pytest timeout",
-                      "A test times out under load.", "Raise the timeout to 30 s."))
+    store.create(
+        make(
+            "runbook",
+            "flaky-timeout",
+            "Flaky test timeout in CI",
+            "Raise the pytest timeout",
+            "A test times out under load.",
+            "Raise the timeout to 30 s.",
+        )
+    )
     assert ids(index.candidates("runbook", "flaky test timeout")) == ["flaky-timeout"]
     # a file copied in by hand, not through the store
-    d = make("runbook", "disk-full", "Disk full on the runner", "Clean docker images", "No space left on device.",
-             "Run docker system prune.")
+    d = make(
+        "runbook",
+        "disk-full",
+        "Disk full on the runner",
+        "Clean docker images",
+        "No space left on device.",
+        "Run docker system prune.",
+    )
     with open(os.path.join(store.root, "runbook", "disk-full.md"), "w") as f:
         f.write(memfile.render(d))
     assert ids(index.candidates("runbook", "no space left on device docker")) == ["disk-full"]
     os.unlink(os.path.join(store.root, "decision", "use-jwt-for-api-auth.md"))
     assert "use-jwt-for-api-auth" not in ids(index.candidates("decision", "JWT tokens API"))
     assert index.get("decision", "use-jwt-for-api-auth") is None
-    os.rename(os.path.join(store.root, "decision", "redis-page-cache.md"),
-              os.path.join(store.root, "decision", ".redis-page-cache.md.bak"))
+    os.rename(
+        os.path.join(store.root, "decision", "redis-page-cache.md"),
+        os.path.join(store.root, "decision", ".redis-page-cache.md.bak"),
+    )
     assert "redis-page-cache" not in ids(index.candidates("decision", "Redis pages cache"))
 
 
@@ -213,7 +294,9 @@ def test_a_folder_deleted_and_made_again(index, store):
     index.candidates("constraint", "network")
     shutil.rmtree(os.path.join(store.root, "constraint"))
     assert index.candidates("constraint", "network CI") == []
-    store.create(make("constraint", "no-network-in-ci", *MEMORIES[("constraint", "no-network-in-ci")]))
+    store.create(
+        make("constraint", "no-network-in-ci", *MEMORIES[("constraint", "no-network-in-ci")])
+    )
     assert ids(index.candidates("constraint", "network CI")) == ["no-network-in-ci"]
 
 
@@ -224,7 +307,10 @@ def test_broken_files_are_listed_not_indexed_and_come_back_when_fixed(index, sto
     with open(os.path.join(store.root, "decision", "My Notes.md"), "w") as f:
         f.write("ledger notes\n")
     stats = index.refresh()
-    assert sorted(os.path.basename(p) for p, _ in stats.broken) == ["My Notes.md", "postgres-over-mysql.md"]
+    assert sorted(os.path.basename(p) for p, _ in stats.broken) == [
+        "My Notes.md",
+        "postgres-over-mysql.md",
+    ]
     assert all(reason for _, reason in stats.broken)
     assert "postgres-over-mysql" not in ids(index.candidates("decision", "Postgres ledger"))
     assert index.get("decision", "postgres-over-mysql") is None
@@ -238,12 +324,20 @@ def test_refresh_counts(tmp_path, store):
     with MemoryIndex(tmp_path / "index.sqlite", store, watch=False) as ix:
         first = ix.refresh()
         assert (first.files, first.indexed, first.unchanged, first.removed) == (5, 5, 0, 0)
-        assert first.categories == ["decision", "constraint", "runbook", "tech_debt", "preference",
-                                    "session_summary"]
+        assert first.categories == [
+            "decision",
+            "constraint",
+            "runbook",
+            "tech_debt",
+            "preference",
+            "session_summary",
+        ]
         os.unlink(os.path.join(store.root, "decision", "redis-page-cache.md"))
         again = ix.refresh("decision")
         assert (again.files, again.removed) == (3, 1)
-    with MemoryIndex(tmp_path / "index.sqlite", store, watch=False) as ix:  # a new process: nothing to parse
+    with MemoryIndex(
+        tmp_path / "index.sqlite", store, watch=False
+    ) as ix:  # a new process: nothing to parse
         later = ix.refresh()
         assert later.indexed == 0 and later.files == 4
 
@@ -266,19 +360,26 @@ def test_check_interval_trades_freshness_for_speed(tmp_path, store):
     with MemoryIndex(tmp_path / "index.sqlite", store, watch=False, check_interval=3600) as ix:
         ix.candidates("decision", "JWT")
         os.unlink(os.path.join(store.root, "decision", "use-jwt-for-api-auth.md"))
-        assert "use-jwt-for-api-auth" in ids(ix.candidates("decision", "JWT tokens"))  # not checked yet
+        assert "use-jwt-for-api-auth" in ids(
+            ix.candidates("decision", "JWT tokens")
+        )  # not checked yet
         ix.refresh("decision")
         assert "use-jwt-for-api-auth" not in ids(ix.candidates("decision", "JWT tokens"))
 
 
 def test_get(index, store):
     e = index.get("decision", "use-jwt-for-api-auth")
-    assert e.title == "Use JWT for API authentication" and e.tags == ["project"] and e.status == "active"
+    assert (
+        e.title == "Use JWT for API authentication"
+        and e.tags == ["project"]
+        and e.status == "active"
+    )
     assert e.hash == store.read("decision", "use-jwt-for-api-auth")[1] and "## Decision" in e.body
     assert index.get("decision", "not-there") is None
 
 
 # -- a lost, corrupt or shared database --------------------------------------------------------
+
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "zero", "deleted"])
 def test_survives_a_corrupted_or_lost_database(tmp_path, store, damage):
@@ -327,7 +428,9 @@ def test_an_unwritable_place_falls_back_to_memory(tmp_path, store):
 def test_a_database_of_another_root_or_schema_is_rebuilt(tmp_path, store):
     db = tmp_path / "index.sqlite"
     other = MemoryStore(tmp_path / "other")
-    other.create(make("decision", "other-thing", "Other thing", "elsewhere", "JWT elsewhere", "because"))
+    other.create(
+        make("decision", "other-thing", "Other thing", "elsewhere", "JWT elsewhere", "because")
+    )
     with MemoryIndex(db, other, watch=False) as ix:
         assert ids(ix.candidates("decision", "JWT")) == ["other-thing"]
     with MemoryIndex(db, store, watch=False) as ix:
@@ -347,8 +450,16 @@ def test_two_connections_at_once(tmp_path, store, watch):
         assert ids(a.candidates("decision", "JWT tokens"))[0] == "use-jwt-for-api-auth"
         assert ids(b.candidates("decision", "JWT tokens"))[0] == "use-jwt-for-api-auth"
         for i in range(3):
-            store.create(make("decision", f"queue-choice-{i}", f"Kafka queue choice {i}", "Kafka for events",
-                              f"Use Kafka partitions {i}.", "Ordering per key."))
+            store.create(
+                make(
+                    "decision",
+                    f"queue-choice-{i}",
+                    f"Kafka queue choice {i}",
+                    "Kafka for events",
+                    f"Use Kafka partitions {i}.",
+                    "Ordering per key.",
+                )
+            )
             assert f"queue-choice-{i}" in ids(a.candidates("decision", f"Kafka queue choice {i}"))
             assert f"queue-choice-{i}" in ids(b.candidates("decision", f"Kafka queue choice {i}"))
         os.unlink(os.path.join(store.root, "decision", "queue-choice-0.md"))
@@ -367,10 +478,24 @@ def test_a_write_lock_held_elsewhere_does_not_break_a_lookup(tmp_path, store):
         other.execute("BEGIN IMMEDIATE")  # another process in the middle of a long write
         try:
             d, _ = store.read("decision", "redis-page-cache")
-            hand_write(store, "decision", "redis-page-cache",
-                       memfile.render(memfile.MemoryDoc(**{**d.__dict__, "title": "Memcached for rendered pages"})))
-            store.create(make("decision", "grpc-internal", "gRPC between internal services", "gRPC inside",
-                              "Internal calls use gRPC.", "Typed contracts."))
+            hand_write(
+                store,
+                "decision",
+                "redis-page-cache",
+                memfile.render(
+                    memfile.MemoryDoc(**{**d.__dict__, "title": "Memcached for rendered pages"})
+                ),
+            )
+            store.create(
+                make(
+                    "decision",
+                    "grpc-internal",
+                    "gRPC between internal services",
+                    "gRPC inside",
+                    "Internal calls use gRPC.",
+                    "Typed contracts.",
+                )
+            )
             os.unlink(os.path.join(store.root, "decision", "monorepo-workspaces.md"))
             assert ids(ix.candidates("decision", "memcached rendered")) == ["redis-page-cache"]
             assert ids(ix.candidates("decision", "gRPC internal services"))[0] == "grpc-internal"
@@ -397,7 +522,9 @@ def test_a_database_locked_even_for_reading_falls_back_to_the_files(tmp_path, st
     try:
         with MemoryIndex(db, store, busy_timeout=0.05, watch=False) as ix:
             assert ids(ix.candidates("decision", "JWT tokens"))[0] == "use-jwt-for-api-auth"
-            assert ix.get("decision", "use-jwt-for-api-auth").title == "Use JWT for API authentication"
+            assert (
+                ix.get("decision", "use-jwt-for-api-auth").title == "Use JWT for API authentication"
+            )
             assert ix.refresh().files == 5
     finally:
         other.execute("ROLLBACK")
@@ -430,12 +557,21 @@ CHILD = textwrap.dedent("""
 
 def test_two_processes_at_once(tmp_path, store):
     db = tmp_path / "data" / "index.sqlite"
-    procs = [subprocess.Popen([sys.executable, "-c", CHILD, store.root, str(db), tag], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for tag in ("alpha", "beta")]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, store.root, str(db), tag],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag in ("alpha", "beta")
+    ]
     with MemoryIndex(db, store, busy_timeout=5) as ix:
         deadline = time.monotonic() + 60
         while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
-            assert ids(ix.candidates("decision", "JWT tokens public API"))[0] == "use-jwt-for-api-auth"
+            assert (
+                ids(ix.candidates("decision", "JWT tokens public API"))[0] == "use-jwt-for-api-auth"
+            )
         outs = [p.communicate(timeout=60) for p in procs]
         for p, (out, err) in zip(procs, outs, strict=True):
             assert p.returncode == 0 and out.strip() == "ok", err
@@ -443,7 +579,9 @@ def test_two_processes_at_once(tmp_path, store):
         assert len([c for c in found if "-note-" in c.id]) == 50
     with MemoryIndex(db, store, watch=False) as fresh:
         stats = fresh.refresh()
-        assert stats.indexed == 0 and stats.files == 55  # what the processes wrote is all there, nothing stale
+        assert (
+            stats.indexed == 0 and stats.files == 55
+        )  # what the processes wrote is all there, nothing stale
 
 
 def test_a_watched_lookup_looks_only_at_what_changed(tmp_path, store, monkeypatch):
@@ -468,7 +606,9 @@ def test_a_watched_lookup_looks_only_at_what_changed(tmp_path, store, monkeypatc
         d, h = store.read("decision", "postgres-over-mysql")
         store.update(memfile.MemoryDoc(**{**d.__dict__, "title": "CockroachDB for the ledger"}), h)
         assert ids(ix.candidates("decision", "CockroachDB ledger"))[0] == "postgres-over-mysql"
-        assert calls == [("decision", ["postgres-over-mysql.md"])]  # the temp file of the atomic write is ignored
+        assert calls == [
+            ("decision", ["postgres-over-mysql.md"])
+        ]  # the temp file of the atomic write is ignored
 
 
 def test_one_shot_use_never_loads_the_watcher(tmp_path, store):

@@ -57,7 +57,10 @@ def put(path: Path, data: bytes | str) -> bytes:
 
 
 def commands(doc: dict) -> dict[str, list[str]]:
-    return {event: [h["command"] for g in groups for h in g["hooks"]] for event, groups in doc["hooks"].items()}
+    return {
+        event: [h["command"] for g in groups for h in g["hooks"]]
+        for event, groups in doc["hooks"].items()
+    }
 
 
 def test_install_adds_one_group_per_event_and_keeps_every_other_hook(project):
@@ -66,16 +69,28 @@ def test_install_adds_one_group_per_event_and_keeps_every_other_hook(project):
     doc = json.loads(settings(project).read_text())
     assert report["changed"] and set(report["added"]) == set(hook_entries.EVENTS)
     for event, matcher, timeout in hook_entries.ENTRIES:
-        mine = [g for g in doc["hooks"][event] if any(h["command"] == f"{FAKE} hook" for h in g["hooks"])]
-        assert mine == [{**({"matcher": matcher} if matcher else {}),
-                         "hooks": [{"type": "command", "command": f"{FAKE} hook", "timeout": timeout}]}]
+        mine = [
+            g
+            for g in doc["hooks"][event]
+            if any(h["command"] == f"{FAKE} hook" for h in g["hooks"])
+        ]
+        assert mine == [
+            {
+                **({"matcher": matcher} if matcher else {}),
+                "hooks": [{"type": "command", "command": f"{FAKE} hook", "timeout": timeout}],
+            }
+        ]
     before = json.loads(SETTINGS)
     assert doc["hooks"]["Stop"][0] == before["hooks"]["Stop"][0]
     assert doc["hooks"]["PreToolUse"][0] == before["hooks"]["PreToolUse"][0]
     assert doc["hooks"]["Notification"] == []
     assert [k for k in doc] == [k for k in before]  # key order kept
     text = settings(project).read_text()
-    for untouched in ('"env": {"FOO": "b\\u00e4r"}', '"cleanupPeriodDays": 3e1', '"permissions": {"allow": ["Bash(npm test:*)"], "deny": []}'):
+    for untouched in (
+        '"env": {"FOO": "b\\u00e4r"}',
+        '"cleanupPeriodDays": 3e1',
+        '"permissions": {"allow": ["Bash(npm test:*)"], "deny": []}',
+    ):
         assert untouched in text  # not re-rendered: an escape, a number and a layout of theirs stay
 
 
@@ -87,14 +102,18 @@ def test_install_then_uninstall_gives_back_the_same_bytes(project):
     assert report["restored"] and set(report["removed"]) == set(hook_entries.EVENTS)
 
 
-def test_uninstall_after_another_change_removes_only_memcurates_entries_in_the_files_layout(project):
+def test_uninstall_after_another_change_removes_only_memcurates_entries_in_the_files_layout(
+    project,
+):
     original = put(settings(project), SETTINGS.replace("  ", "\t"))
     setup.install(project, "local", entry=[FAKE])
     changed = settings(project).read_text().replace('"model": "opus"', '"model": "sonnet"')
     settings(project).write_text(changed)  # the person (or Claude Code) changed something since
     report = setup.uninstall(project, "local")
     assert not report["restored"]
-    assert settings(project).read_bytes() == original.replace(b'"model": "opus"', b'"model": "sonnet"')
+    assert settings(project).read_bytes() == original.replace(
+        b'"model": "opus"', b'"model": "sonnet"'
+    )
 
 
 def test_install_twice_equals_once(project):
@@ -121,12 +140,19 @@ def test_the_cli_says_already_installed(project):
 def test_a_reinstall_from_another_path_replaces_the_old_entries_where_they_stand(project):
     original = put(settings(project), SETTINGS)
     setup.install(project, "local", entry=["/old/venv/bin/memcurate"])
-    report = setup.install(project, "local", entry=["/usr/bin/python3", "-m", "memcurate.curator.cli"], review_auto_memory=True)
+    report = setup.install(
+        project,
+        "local",
+        entry=["/usr/bin/python3", "-m", "memcurate.curator.cli"],
+        review_auto_memory=True,
+    )
     doc = json.loads(settings(project).read_text())
     new = "/usr/bin/python3 -m memcurate.curator.cli hook --review-auto-memory"
     assert commands(doc)["Stop"] == ["notify-send done", new]
     assert commands(doc)["PreToolUse"] == ["~/bin/guard-bash", new]
-    assert all(cmds.count(new) == 1 for e, cmds in commands(doc).items() if e in hook_entries.EVENTS)
+    assert all(
+        cmds.count(new) == 1 for e, cmds in commands(doc).items() if e in hook_entries.EVENTS
+    )
     assert not any("/old/venv" in c for cmds in commands(doc).values() for c in cmds)
     assert set(report["updated"]) == set(hook_entries.EVENTS) and not report["added"]
     setup.uninstall(project, "local")  # the reinstall kept the bytes from before the first install
@@ -140,17 +166,32 @@ def test_a_reinstall_keeps_memcurates_group_where_it_stands(project):
     doc["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "added-later"}]})
     settings(project).write_text(json.dumps(doc, indent=2))
     setup.install(project, "local", entry=[FAKE])
-    assert commands(json.loads(settings(project).read_text()))["Stop"] == ["notify-send done", f"{FAKE} hook",
-                                                                           "added-later"]
+    assert commands(json.loads(settings(project).read_text()))["Stop"] == [
+        "notify-send done",
+        f"{FAKE} hook",
+        "added-later",
+    ]
 
 
 def test_memcurate_hooks_sharing_a_group_with_others_are_taken_out_of_it(project):
-    doc = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say hi"},
-                                         {"type": "command", "command": "/x/memcurate hook", "timeout": 30}]}]}}
+    doc = {
+        "hooks": {
+            "Stop": [
+                {
+                    "hooks": [
+                        {"type": "command", "command": "say hi"},
+                        {"type": "command", "command": "/x/memcurate hook", "timeout": 30},
+                    ]
+                }
+            ]
+        }
+    }
     original = put(settings(project), json.dumps(doc, indent=2))
     setup.install(project, "local", entry=[FAKE])
     assert commands(json.loads(settings(project).read_text()))["Stop"] == ["say hi", f"{FAKE} hook"]
-    setup.uninstall(project, "local")  # the older entry was there before install: it comes back, where it was
+    setup.uninstall(
+        project, "local"
+    )  # the older entry was there before install: it comes back, where it was
     assert settings(project).read_bytes() == original
 
 
@@ -161,9 +202,18 @@ BAD = {
     "not UTF-8": (b'{"model": "\xff"}', "not UTF-8"),
     "top level a list": (b"[1, 2]", "top level is a list, not an object"),
     "hooks a list": (b'{"hooks": []}', '"hooks" is a list, not an object'),
-    "event not a list": (b'{"hooks": {"Stop": {"hooks": []}}}', "hooks.Stop is an object, not a list"),
-    "group without hooks": (b'{"hooks": {"Stop": [{"matcher": ""}]}}', r'hooks.Stop\[0\] has no "hooks" list'),
-    "group not an object": (b'{"hooks": {"Stop": ["memcurate hook"]}}', r'hooks.Stop\[0\] has no "hooks" list'),
+    "event not a list": (
+        b'{"hooks": {"Stop": {"hooks": []}}}',
+        "hooks.Stop is an object, not a list",
+    ),
+    "group without hooks": (
+        b'{"hooks": {"Stop": [{"matcher": ""}]}}',
+        r'hooks.Stop\[0\] has no "hooks" list',
+    ),
+    "group not an object": (
+        b'{"hooks": {"Stop": ["memcurate hook"]}}',
+        r'hooks.Stop\[0\] has no "hooks" list',
+    ),
     "duplicate key": (b'{"hooks": {"Stop": [], "Stop": []}}', "'Stop' appears twice"),
 }
 
@@ -175,10 +225,15 @@ def test_a_file_memcurate_cannot_read_is_refused_and_left_as_it_was(project, cas
     path = settings(project)
     put(path, data)
     if action == "uninstall" and case == "duplicate key":
-        data = put(path, b'{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "memcurate hook"}]}], '
-                         b'"Stop": [{"hooks": [{"type": "command", "command": "memcurate hook"}]}]}}')
+        data = put(
+            path,
+            b'{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "memcurate hook"}]}], '
+            b'"Stop": [{"hooks": [{"type": "command", "command": "memcurate hook"}]}]}}',
+        )
     with pytest.raises(setup.InstallError, match=why) as e:
-        getattr(setup, action)(project, "local", **({"entry": [FAKE]} if action == "install" else {}))
+        getattr(setup, action)(
+            project, "local", **({"entry": [FAKE]} if action == "install" else {})
+        )
     assert str(path) in str(e.value)
     assert path.read_bytes() == data
     backups = Path(setup.backups_dir("local", project))
@@ -206,16 +261,23 @@ def test_every_change_keeps_a_backup_of_the_previous_bytes_readable_by_its_owner
     assert stat.S_IMODE(os.stat(first["backup"]).st_mode) == 0o600
 
 
-def test_user_scope_writes_claude_config_dir_settings_and_backs_up_in_the_state_dir(project, isolated_home):
+def test_user_scope_writes_claude_config_dir_settings_and_backs_up_in_the_state_dir(
+    project, isolated_home
+):
     path = isolated_home / ".claude" / "settings.json"
     put(path, '{"model": "opus"}\n')
     report = setup.install(project, "user", entry=[FAKE])
     assert report["settings"] == str(path) and "hooks" in json.loads(path.read_text())
-    assert Path(report["backup"]).parent == isolated_home / ".local" / "state" / "memcurate" / "backups"
+    assert (
+        Path(report["backup"]).parent
+        == isolated_home / ".local" / "state" / "memcurate" / "backups"
+    )
     assert not (project / ".claude").exists()
 
 
-@pytest.mark.parametrize("scope, rel", [("local", ".claude/settings.local.json"), ("project", ".claude/settings.json")])
+@pytest.mark.parametrize(
+    "scope, rel", [("local", ".claude/settings.local.json"), ("project", ".claude/settings.json")]
+)
 def test_project_scopes_write_their_own_file(project, scope, rel):
     report = setup.install(project, scope, entry=[FAKE])
     assert report["settings"] == str(project / rel) and report["created"]
@@ -240,7 +302,9 @@ def test_a_file_install_created_goes_with_uninstall(project):
     assert (project / ".claude").is_dir()  # the folder may hold the person's other files: it stays
 
 
-def test_an_empty_hooks_object_left_by_uninstall_goes_but_the_file_stays_when_it_holds_more(project):
+def test_an_empty_hooks_object_left_by_uninstall_goes_but_the_file_stays_when_it_holds_more(
+    project,
+):
     setup.install(project, "local", entry=[FAKE])
     doc = json.loads(settings(project).read_text())
     doc["model"] = "haiku"  # added after install: the file is no longer install's alone
@@ -306,9 +370,15 @@ def test_a_change_made_while_memcurate_writes_is_kept(project, monkeypatch):
 
 def test_two_installs_at_once_leave_one_valid_file(project):
     put(settings(project), SETTINGS)
-    procs = [subprocess.Popen(memcurate_exe() + ["install", "--project", str(project)] + flag, cwd=project,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for flag in ([], ["--review-auto-memory"], [], ["--review-auto-memory"])]
+    procs = [
+        subprocess.Popen(
+            memcurate_exe() + ["install", "--project", str(project)] + flag,
+            cwd=project,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for flag in ([], ["--review-auto-memory"], [], ["--review-auto-memory"])
+    ]
     codes = [p.wait(timeout=120) for p in procs]
     for p in procs:
         p.stdout.close()
@@ -331,10 +401,14 @@ def test_uninstall_when_nothing_is_installed_says_so(project):
 
 
 def test_json_output_is_one_document(project):
-    res = run_cli("install", "--json", "--review-auto-memory", "--project", str(project), cwd=project)
+    res = run_cli(
+        "install", "--json", "--review-auto-memory", "--project", str(project), cwd=project
+    )
     doc = json.loads(res.stdout)
     assert doc["action"] == "install" and doc["scope"] == "local" and doc["review_auto_memory"]
-    assert doc["command"].endswith(" hook --review-auto-memory") and set(doc["added"]) == set(hook_entries.EVENTS)
+    assert doc["command"].endswith(" hook --review-auto-memory") and set(doc["added"]) == set(
+        hook_entries.EVENTS
+    )
 
 
 def test_status_says_where_the_hooks_are_installed_and_with_review_mode(project):
@@ -342,33 +416,63 @@ def test_status_says_where_the_hooks_are_installed_and_with_review_mode(project)
     put(settings(project, "project"), '{"enabledPlugins": {"memcurate@memcurate": true}}')
     res = run_cli("status", "--json", "--project", str(project), cwd=project)
     found = json.loads(res.stdout)["hooks_installed"]
-    assert {"scope": "user", "settings": setup.settings_path("user", project), "events": list(hook_entries.EVENTS),
-            "review_auto_memory": True, "executables": [FAKE]} in found
-    assert {"scope": "project", "settings": str(settings(project, "project")), "plugin": "memcurate@memcurate"} in found
+    assert {
+        "scope": "user",
+        "settings": setup.settings_path("user", project),
+        "events": list(hook_entries.EVENTS),
+        "review_auto_memory": True,
+        "executables": [FAKE],
+    } in found
+    assert {
+        "scope": "project",
+        "settings": str(settings(project, "project")),
+        "plugin": "memcurate@memcurate",
+    } in found
     text = run_cli("status", "--project", str(project), cwd=project).stdout
-    assert re.search(r"^hooks +project: .*settings.json: plugin memcurate@memcurate enabled$", text, re.M)
+    assert re.search(
+        r"^hooks +project: .*settings.json: plugin memcurate@memcurate enabled$", text, re.M
+    )
     assert re.search(r"^ +user: .*settings.json \(8 events, review mode\)$", text, re.M)
 
 
 # -- the command that is written runs ---------------------------------------------------------------
 
+
 def _run_written(project: Path, event: str, **payload) -> subprocess.CompletedProcess:
     doc = json.loads(settings(project).read_text())
     command = doc["hooks"][event][-1]["hooks"][0]["command"]
-    stdin = json.dumps({"hook_event_name": event, "session_id": "s1", "cwd": str(project), **payload})
-    return subprocess.run(command, shell=True, input=stdin, text=True, capture_output=True, cwd=project,
-                          env={**os.environ, "CLAUDE_PROJECT_DIR": str(project)}, timeout=60)
+    stdin = json.dumps(
+        {"hook_event_name": event, "session_id": "s1", "cwd": str(project), **payload}
+    )
+    return subprocess.run(
+        command,
+        shell=True,
+        input=stdin,
+        text=True,
+        capture_output=True,
+        cwd=project,
+        env={**os.environ, "CLAUDE_PROJECT_DIR": str(project)},
+        timeout=60,
+    )
 
 
 def test_the_command_installed_by_the_console_script_runs(project, tmp_path):
     script = memcurate_exe()
     if len(script) != 1:
         pytest.skip("no memcurate console script beside this interpreter")
-    res = subprocess.run(script + ["install", "--review-auto-memory"], cwd=project, capture_output=True, text=True,
-                         env={**os.environ, "PATH": "/usr/bin:/bin"}, timeout=60)
+    res = subprocess.run(
+        script + ["install", "--review-auto-memory"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
     assert res.returncode == 0, res.stderr
     doc = json.loads(settings(project).read_text())
-    assert commands(doc)["Stop"] == [f"{script[0]} hook --review-auto-memory"]  # its own path, absolute
+    assert commands(doc)["Stop"] == [
+        f"{script[0]} hook --review-auto-memory"
+    ]  # its own path, absolute
     transcript = tmp_path / "t.jsonl"
     transcript.write_text("")
     ran = _run_written(project, "Stop", transcript_path=str(transcript))
@@ -389,6 +493,7 @@ def test_the_module_fallback_command_runs(project):
 
 # -- finding the entry point ----------------------------------------------------------------------
 
+
 def _script(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("#!/bin/sh\n")
@@ -406,37 +511,58 @@ def test_the_entry_point_is_the_console_script_this_process_runs_from_links_kept
 
 def test_the_entry_point_falls_back_to_the_path_then_to_the_module(tmp_path):
     on_path = _script(tmp_path / "bin" / "memcurate")
-    assert setup.entry_point("/usr/lib/python3/pytest", which=lambda name: str(on_path)) == [str(on_path)]
+    assert setup.entry_point("/usr/lib/python3/pytest", which=lambda name: str(on_path)) == [
+        str(on_path)
+    ]
     not_executable = tmp_path / "other" / "memcurate"
     _script(not_executable).chmod(0o644)
-    assert setup.entry_point(str(not_executable), which=lambda name: None, executable="/venv/bin/python") == \
-        ["/venv/bin/python", "-m", "memcurate.curator.cli"]
+    assert setup.entry_point(
+        str(not_executable), which=lambda name: None, executable="/venv/bin/python"
+    ) == ["/venv/bin/python", "-m", "memcurate.curator.cli"]
 
 
 def test_a_path_with_spaces_is_quoted_for_the_shell():
     command = hook_entries.command_for(["/home/me/My Tools/memcurate"], True)
     assert command == "'/home/me/My Tools/memcurate' hook --review-auto-memory"
-    assert hook_entries.parse_command(command) == {"executable": "/home/me/My Tools/memcurate",
-                                                   "review_auto_memory": True}
+    assert hook_entries.parse_command(command) == {
+        "executable": "/home/me/My Tools/memcurate",
+        "review_auto_memory": True,
+    }
 
 
-@pytest.mark.parametrize("command, mine", [
-    ("memcurate hook", True), ("/a/b/memcurate hook --review-auto-memory", True),
-    ("/usr/bin/python3 -m memcurate.curator.cli hook", True), ("memcurate status", False),
-    ("my-memcurate hook", False), ("echo memcurate hook", False), ("memcurate-hook", False), ("'unclosed", False),
-])
+@pytest.mark.parametrize(
+    "command, mine",
+    [
+        ("memcurate hook", True),
+        ("/a/b/memcurate hook --review-auto-memory", True),
+        ("/usr/bin/python3 -m memcurate.curator.cli hook", True),
+        ("memcurate status", False),
+        ("my-memcurate hook", False),
+        ("echo memcurate hook", False),
+        ("memcurate-hook", False),
+        ("'unclosed", False),
+    ],
+)
 def test_memcurates_entries_are_told_by_their_command(command, mine):
     assert (hook_entries.parse_command(command) is not None) is mine
 
 
 # -- the plugin -----------------------------------------------------------------------------------
 
+
 def test_the_plugins_hooks_json_is_the_table():
     text = (ROOT / "hooks" / "hooks.json").read_text()
-    assert text == hook_entries.render_plugin_hooks(), "regenerate: python -m memcurate.curator.hook_entries > hooks/hooks.json"
+    assert text == hook_entries.render_plugin_hooks(), (
+        "regenerate: python -m memcurate.curator.hook_entries > hooks/hooks.json"
+    )
     doc = json.loads(text)
     assert set(doc["hooks"]) == set(hook_entries.EVENTS)
-    assert all(h["command"] == "memcurate hook" for g in doc["hooks"].values() for grp in g for h in grp["hooks"])
+    assert all(
+        h["command"] == "memcurate hook"
+        for g in doc["hooks"].values()
+        for grp in g
+        for h in grp["hooks"]
+    )
 
 
 def test_the_plugin_manifest_names_this_version():
@@ -460,6 +586,7 @@ def test_the_slash_command_lists_what_waits_for_review():
 
 # -- the record of an install: outside the data dir, a backup given back only when it is the one saved ------
 
+
 def _user_record(project: Path) -> Path:
     [record] = (Path(os.environ["XDG_STATE_HOME"]) / "memcurate" / "installs").glob("*.json")
     return record
@@ -479,11 +606,14 @@ def test_a_backup_changed_in_the_data_dir_brings_back_no_hook(project):
     original = put(settings(project), SETTINGS)
     report = setup.install(project, "local", entry=[FAKE])
     forged = json.loads(SETTINGS)
-    forged["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "bash -m memcurate.curator.cli hook"}]})
+    forged["hooks"]["Stop"].append(
+        {"hooks": [{"type": "command", "command": "bash -m memcurate.curator.cli hook"}]}
+    )
     Path(report["backup"]).write_text(json.dumps(forged, indent=2))
     installed = hashlib.sha256(settings(project).read_bytes()).hexdigest()
     (Path(report["backup"]).parent / "installed.json").write_text(
-        json.dumps({str(settings(project)): {"after": installed, "before": report["backup"]}}))
+        json.dumps({str(settings(project)): {"after": installed, "before": report["backup"]}})
+    )
     out = setup.uninstall(project, "local")
     assert "memcurate.curator.cli" not in settings(project).read_text()
     assert json.loads(settings(project).read_bytes()) == json.loads(original)
@@ -497,7 +627,8 @@ def test_an_older_memcurates_record_in_the_data_dir_still_gives_the_bytes_back(p
     installed = json.loads(record.read_text())["after"]
     record.unlink()  # as an older memcurate left it: its record in the backups dir
     (Path(report["backup"]).parent / "installed.json").write_text(
-        json.dumps({str(settings(project)): {"after": installed, "before": report["backup"]}}))
+        json.dumps({str(settings(project)): {"after": installed, "before": report["backup"]}})
+    )
     assert setup.uninstall(project, "local")["restored"]
     assert settings(project).read_bytes() == original
     assert json.loads((Path(report["backup"]).parent / "installed.json").read_text()) == {}

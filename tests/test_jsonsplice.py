@@ -22,10 +22,16 @@ def test_what_does_not_change_keeps_its_bytes():
 def test_removed_members_go_with_their_separators_and_added_ones_follow_the_layout():
     doc = json.loads(TEXT)
     assert splice(TEXT, {"b": doc["b"], "c": doc["c"]}) == '{\n\t"b": {"x": true},\n\t"c": 1E3\n}\n'
-    assert splice(TEXT, {"a": doc["a"], "b": doc["b"]}) == '{\n\t"a": [1, 2.50, "\\u00e9"],\n\t"b": {"x": true}\n}\n'
+    assert (
+        splice(TEXT, {"a": doc["a"], "b": doc["b"]})
+        == '{\n\t"a": [1, 2.50, "\\u00e9"],\n\t"b": {"x": true}\n}\n'
+    )
     assert splice(TEXT, {**doc, "d": {"y": [1]}}) == TEXT.replace(
-        '1E3\n}', '1E3,\n\t"d": {\n\t\t"y": [\n\t\t\t1\n\t\t]\n\t}\n}')
-    assert splice(TEXT, {**doc, "a": [1, 2.5, "é", 3]}) == TEXT.replace('"\\u00e9"]', '"\\u00e9", 3]')  # inline stays inline
+        "1E3\n}", '1E3,\n\t"d": {\n\t\t"y": [\n\t\t\t1\n\t\t]\n\t}\n}'
+    )
+    assert splice(TEXT, {**doc, "a": [1, 2.5, "é", 3]}) == TEXT.replace(
+        '"\\u00e9"]', '"\\u00e9", 3]'
+    )  # inline stays inline
 
 
 def test_a_crlf_file_keeps_its_line_breaks():

@@ -14,10 +14,15 @@ class Killed(BaseException):
 
 
 def states(engine, tid: str) -> dict[str, tuple[str, str | None]]:
-    return {c: (r["state"], r.get("same_as")) for c, r in staging.category_states(engine.data, tid).items()}
+    return {
+        c: (r["state"], r.get("same_as"))
+        for c, r in staging.category_states(engine.data, tid).items()
+    }
 
 
-def test_a_holder_killed_after_its_last_draft_and_before_the_fold_ends_as_the_clean_run(project, tmp_path, monkeypatch):
+def test_a_holder_killed_after_its_last_draft_and_before_the_fold_ends_as_the_clean_run(
+    project, tmp_path, monkeypatch
+):
     # Every two drafts of the triage state one fact here (tests/test_same_fact.py tests that judgement), so the
     # clean run keeps the decision and skips the others as the same fact.
     monkeypatch.setattr(pipeline.same_fact, "same_fact", lambda a, b, strong_at: True)
@@ -26,7 +31,9 @@ def test_a_holder_killed_after_its_last_draft_and_before_the_fold_ends_as_the_cl
     clean.process(tid)
     want = states(clean, tid)
     assert want["decision"] == ("ready", None)
-    assert want["session_summary"][0] == "skipped" and want["session_summary"][1].startswith("decision/"), want
+    assert want["session_summary"][0] == "skipped" and want["session_summary"][1].startswith(
+        "decision/"
+    ), want
 
     other = tmp_path / "b" / "project"
     (other / ".git").mkdir(parents=True)
@@ -42,6 +49,8 @@ def test_a_holder_killed_after_its_last_draft_and_before_the_fold_ends_as_the_cl
             killed.process(tid)
     assert {s for s, _ in states(killed, tid).values()} == {"ready"}
 
-    resumed = make_engine(other, tmp_path / "b")  # the next process, as `memcurate --auto-approve` starts one
+    resumed = make_engine(
+        other, tmp_path / "b"
+    )  # the next process, as `memcurate --auto-approve` starts one
     resumed.process(tid)
     assert states(resumed, tid) == want

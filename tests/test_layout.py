@@ -10,7 +10,9 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-COMPOSITION_ROOT = "memcurate.curator.cli"  # the one engine module that hands hooks/ and widgets/ their work
+COMPOSITION_ROOT = (
+    "memcurate.curator.cli"  # the one engine module that hands hooks/ and widgets/ their work
+)
 
 
 def module_name(path: Path) -> str:
@@ -69,7 +71,10 @@ def test_the_hooks_import_no_ui_and_no_sdk():
 def test_curator_modules_form_no_import_cycle():
     graph = sources("curator")
     known = set(graph)
-    edges = {m: {n for n in names if n in known and n != m and not m.startswith(n + ".")} for m, names in graph.items()}
+    edges = {
+        m: {n for n in names if n in known and n != m and not m.startswith(n + ".")}
+        for m, names in graph.items()
+    }
     state: dict[str, int] = {}
     path: list[str] = []
 
@@ -78,7 +83,7 @@ def test_curator_modules_form_no_import_cycle():
         path.append(m)
         for n in sorted(edges[m]):
             if state.get(n) == 1:
-                raise AssertionError("import cycle: " + " → ".join(path[path.index(n):] + [n]))
+                raise AssertionError("import cycle: " + " → ".join(path[path.index(n) :] + [n]))
             if n not in state:
                 visit(n)
         path.pop()
@@ -94,8 +99,11 @@ def layers() -> list[set[str]]:
     doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- layers: top first -->\n```\n(.*?)```", doc, re.S)
     assert block, "docs/architecture.md has no layers block"
-    return [{n.strip() for n in re.split(r"\s{2,}", line.strip())[0].split(",")}
-            for line in block.group(1).splitlines() if line.strip()]
+    return [
+        {n.strip() for n in re.split(r"\s{2,}", line.strip())[0].split(",")}
+        for line in block.group(1).splitlines()
+        if line.strip()
+    ]
 
 
 def unit(module: str) -> str | None:
@@ -112,7 +120,9 @@ def test_every_package_imports_only_from_the_layers_below_it():
     rank = {name: i for i, layer in enumerate(layers()) for name in layer}
     graph = {**sources("curator"), **sources("hooks"), **sources("widgets")}
     units = {u for m in graph if (u := unit(m)) and m != "memcurate.curator"}
-    assert not units - set(rank), f"docs/architecture.md's layers do not place {sorted(units - set(rank))}"
+    assert not units - set(rank), (
+        f"docs/architecture.md's layers do not place {sorted(units - set(rank))}"
+    )
     wrong = []
     for mod, names in sorted(graph.items()):
         here = unit(mod)

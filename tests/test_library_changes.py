@@ -20,15 +20,21 @@ from memcurate.curator.util.stamps import content_hash
 
 STAMP = "2026-11-22T10:04:00Z"
 LATER = "2026-11-23T09:00:00Z"
-BODY = "## Decision\nUse JWT tokens for the public API.\n\n## Rationale\nThe API must stay stateless."
-CLAUDE_MD = ("# Project memory\r\n\r\n- The build uses make, not npm  \r\n- See [debugging](debugging.md)\r\n"
-             "- The build uses make, not npm\r\n\r\n## Notes\r\nlast line without a break")
+BODY = (
+    "## Decision\nUse JWT tokens for the public API.\n\n## Rationale\nThe API must stay stateless."
+)
+CLAUDE_MD = (
+    "# Project memory\r\n\r\n- The build uses make, not npm  \r\n- See [debugging](debugging.md)\r\n"
+    "- The build uses make, not npm\r\n\r\n## Notes\r\nlast line without a break"
+)
 
 
 def make_engine(project: Path, tmp_path: Path) -> Engine:
     root = tmp_path / "memory"
     (project / ".claude").mkdir(exist_ok=True)
-    (project / ".claude" / "memcurate.yaml").write_text(f"backend: offline\nmemory:\n  root: {root}\n")
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: offline\nmemory:\n  root: {root}\n"
+    )
     return Engine(project, clock=lambda: LATER)
 
 
@@ -40,9 +46,17 @@ def engine(project, tmp_path):
 
 
 def doc(id="use-jwt-for-api-auth", **kw) -> memfile.MemoryDoc:
-    fields = dict(id=id, category="decision", title="Use JWT for API authentication",
-                  description="Stateless JWT chosen over server sessions", tags=["auth"], created=STAMP,
-                  updated=STAMP, sources=[{"session": "s1"}], body=BODY)
+    fields = dict(
+        id=id,
+        category="decision",
+        title="Use JWT for API authentication",
+        description="Stateless JWT chosen over server sessions",
+        tags=["auth"],
+        created=STAMP,
+        updated=STAMP,
+        sources=[{"session": "s1"}],
+        body=BODY,
+    )
     fields.update(kw)
     return memfile.MemoryDoc(**fields)
 
@@ -60,8 +74,11 @@ def root(engine) -> Path:
 
 def tree(engine) -> dict[str, bytes]:
     r = root(engine)
-    return {str(p.relative_to(r)): p.read_bytes() for p in sorted(r.rglob("*"))
-            if p.is_file() and not p.name.startswith(".")}
+    return {
+        str(p.relative_to(r)): p.read_bytes()
+        for p in sorted(r.rglob("*"))
+        if p.is_file() and not p.name.startswith(".")
+    }
 
 
 def md(engine) -> str:
@@ -70,20 +87,26 @@ def md(engine) -> str:
 
 # -- plan -------------------------------------------------------------------------------
 
+
 def test_plan_shows_each_file_and_memory_md_and_writes_nothing(engine):
     h = save(engine, doc())
     before = tree(engine)
     new = memfile.render(doc(title="Use signed JWT for API authentication"))
-    planned = engine.plan_changes([{"op": "write", "ref": "decision/use-jwt-for-api-auth", "base_hash": h,
-                                    "text": new}])
+    planned = engine.plan_changes(
+        [{"op": "write", "ref": "decision/use-jwt-for-api-auth", "base_hash": h, "text": new}]
+    )
     assert planned.errors == []
     by = {f["where"]: f for f in planned.files}
     assert set(by) == {"decision/use-jwt-for-api-auth.md", "MEMORY.md"}
     assert by["decision/use-jwt-for-api-auth.md"]["after"] == new
     assert "+- [Use signed JWT for API authentication]" in by["MEMORY.md"]["diff"]
     assert tree(engine) == before
-    assert engine.plan_changes([{"op": "write", "ref": "decision/use-jwt-for-api-auth", "base_hash": h,
-                                 "text": new}]).fingerprint == planned.fingerprint
+    assert (
+        engine.plan_changes(
+            [{"op": "write", "ref": "decision/use-jwt-for-api-auth", "base_hash": h, "text": new}]
+        ).fingerprint
+        == planned.fingerprint
+    )
 
 
 def test_plan_errors_name_the_op_and_why(engine):
@@ -91,13 +114,48 @@ def test_plan_errors_name_the_op_and_why(engine):
     bad = memfile.render(doc(body="## Decision\nUse JWT."))  # Rationale missing: a BLOCK
     secret = memfile.render(doc(body=BODY + "\nThe key is AKIAIOSFODNN7EXAMPLE."))
     for ops, expected in [
-        ([{"op": "write", "ref": "decision/use-jwt-for-api-auth", "base_hash": h, "text": bad}], "Rationale"),
-        ([{"op": "write", "ref": "decision/use-jwt-for-api-auth", "base_hash": h, "text": secret}], "secret"),
-        ([{"op": "archive", "ref": "decision/use-jwt-for-api-auth", "base_hash": "0" * 64}], "changed since"),
+        (
+            [{"op": "write", "ref": "decision/use-jwt-for-api-auth", "base_hash": h, "text": bad}],
+            "Rationale",
+        ),
+        (
+            [
+                {
+                    "op": "write",
+                    "ref": "decision/use-jwt-for-api-auth",
+                    "base_hash": h,
+                    "text": secret,
+                }
+            ],
+            "secret",
+        ),
+        (
+            [{"op": "archive", "ref": "decision/use-jwt-for-api-auth", "base_hash": "0" * 64}],
+            "changed since",
+        ),
         ([{"op": "delete", "ref": "decision/gone", "base_hash": h}], "no longer exists"),
-        ([{"op": "write", "ref": "decision/use-jwt-for-api-auth", "base_hash": None,
-           "text": memfile.render(doc())}], "already exists"),
-        ([{"op": "write", "ref": "decision/other-id", "base_hash": None, "text": memfile.render(doc())}], "file name"),
+        (
+            [
+                {
+                    "op": "write",
+                    "ref": "decision/use-jwt-for-api-auth",
+                    "base_hash": None,
+                    "text": memfile.render(doc()),
+                }
+            ],
+            "already exists",
+        ),
+        (
+            [
+                {
+                    "op": "write",
+                    "ref": "decision/other-id",
+                    "base_hash": None,
+                    "text": memfile.render(doc()),
+                }
+            ],
+            "file name",
+        ),
         ([{"op": "archive", "ref": "claude/../etc.md", "base_hash": h}], "not a library ref"),
         ([{"op": "frobnicate", "ref": "decision/use-jwt-for-api-auth"}], "not a change op"),
     ]:
@@ -109,6 +167,7 @@ def test_plan_errors_name_the_op_and_why(engine):
 
 # -- memcurate's memories ------------------------------------------------------------------
 
+
 def test_edit_re_verifies_stamps_updated_and_follows_a_new_title_in_memory_md(engine):
     h = save(engine, doc())
     save(engine, doc(id="newer-one", title="A newer decision"))
@@ -116,10 +175,14 @@ def test_edit_re_verifies_stamps_updated_and_follows_a_new_title_in_memory_md(en
     result = engine.edit_memory("decision/use-jwt-for-api-auth", text, h)
     saved = memfile.parse((root(engine) / "decision" / "use-jwt-for-api-auth.md").read_text())
     assert saved.title == "Use signed JWT for API authentication" and saved.updated == LATER
-    assert result["hash"] == content_hash((root(engine) / "decision" / "use-jwt-for-api-auth.md").read_bytes())
+    assert result["hash"] == content_hash(
+        (root(engine) / "decision" / "use-jwt-for-api-auth.md").read_bytes()
+    )
     entries = memory_md.parse(md(engine)).sections["decision"].entries
-    assert [(e.id, e.title) for e in entries] == [("use-jwt-for-api-auth", "Use signed JWT for API authentication"),
-                                                   ("newer-one", "A newer decision")]
+    assert [(e.id, e.title) for e in entries] == [
+        ("use-jwt-for-api-auth", "Use signed JWT for API authentication"),
+        ("newer-one", "A newer decision"),
+    ]
     with pytest.raises(ChangeError, match="changed since") as e:  # the version opened is gone
         engine.edit_memory("decision/use-jwt-for-api-auth", text, h)
     assert e.value.changed
@@ -129,9 +192,13 @@ def test_an_edit_with_a_block_is_refused_with_the_issues_and_writes_nothing(engi
     h = save(engine, doc())
     before = tree(engine)
     with pytest.raises(ChangeError, match="Rationale"):
-        engine.edit_memory("decision/use-jwt-for-api-auth", memfile.render(doc(body="## Decision\nUse JWT.")), h)
+        engine.edit_memory(
+            "decision/use-jwt-for-api-auth", memfile.render(doc(body="## Decision\nUse JWT.")), h
+        )
     with pytest.raises(ChangeError, match="category"):
-        engine.edit_memory("decision/use-jwt-for-api-auth", memfile.render(doc(category="constraint")), h)
+        engine.edit_memory(
+            "decision/use-jwt-for-api-auth", memfile.render(doc(category="constraint")), h
+        )
     assert tree(engine) == before
 
 
@@ -142,9 +209,15 @@ def test_archive_moves_the_line_to_the_archive_and_keeps_the_file(engine):
     assert memfile.parse(path.read_text()) == replace(doc(), status="archived")
     assert not (root(engine) / "decision" / "use-jwt-for-api-auth.md").exists()
     assert "use-jwt-for-api-auth" not in md(engine)
-    assert [e.id for e in memory_md.read_archive(engine.root, "decision")] == ["use-jwt-for-api-auth"]
-    assert set(done.written) == {"decision/use-jwt-for-api-auth.md", ".archive/decision/use-jwt-for-api-auth.md",
-                                 "MEMORY.md", ".archive/decision.md"}  # the file moved: gone from one, in the other
+    assert [e.id for e in memory_md.read_archive(engine.root, "decision")] == [
+        "use-jwt-for-api-auth"
+    ]
+    assert set(done.written) == {
+        "decision/use-jwt-for-api-auth.md",
+        ".archive/decision/use-jwt-for-api-auth.md",
+        "MEMORY.md",
+        ".archive/decision.md",
+    }  # the file moved: gone from one, in the other
     assert done.trash == []
 
 
@@ -155,7 +228,9 @@ def test_archive_line_moves_only_the_line_and_the_memory_stays_active(engine):
     done = engine.apply_changes([{"op": "archive_line", "ref": "decision/use-jwt-for-api-auth"}])
     assert path.read_bytes() == before  # not retired: only MEMORY.md had no room for it
     assert "use-jwt-for-api-auth" not in md(engine)
-    assert [e.id for e in memory_md.read_archive(engine.root, "decision")] == ["use-jwt-for-api-auth"]
+    assert [e.id for e in memory_md.read_archive(engine.root, "decision")] == [
+        "use-jwt-for-api-auth"
+    ]
     assert set(done.written) == {"MEMORY.md", ".archive/decision.md"}
 
 
@@ -172,7 +247,9 @@ def test_delete_removes_file_and_line_and_keeps_a_trash_copy(engine):
 def test_an_archived_memory_can_be_deleted_and_leaves_the_archive_too(engine):
     h = save(engine, doc())
     engine.archive_memory("decision/use-jwt-for-api-auth", h)
-    archived = content_hash((root(engine) / ".archive" / "decision" / "use-jwt-for-api-auth.md").read_bytes())
+    archived = content_hash(
+        (root(engine) / ".archive" / "decision" / "use-jwt-for-api-auth.md").read_bytes()
+    )
     engine.delete_memory("decision/use-jwt-for-api-auth", archived)
     assert memory_md.read_archive(engine.root, "decision") == []
     assert not (root(engine) / "decision" / "use-jwt-for-api-auth.md").exists()
@@ -180,6 +257,7 @@ def test_an_archived_memory_can_be_deleted_and_leaves_the_archive_too(engine):
 
 
 # -- Claude's own files and lines ----------------------------------------------------------
+
 
 def claude_file(engine, where="debugging.md", data=b"# Debugging\r\nRun tests with -x\r\n") -> str:
     p = root(engine) / where
@@ -195,7 +273,9 @@ def test_a_claude_file_archived_keeps_its_bytes_under_dot_archive_claude(engine)
     done = engine.archive_memory("claude/notes/debugging.md", h)
     assert not (root(engine) / "notes" / "debugging.md").exists()
     assert (root(engine) / ".archive" / "claude" / "notes" / "debugging.md").read_bytes() == data
-    assert (root(engine) / "MEMORY.md").read_bytes() == CLAUDE_MD.encode()  # Claude's lines untouched
+    assert (
+        root(engine) / "MEMORY.md"
+    ).read_bytes() == CLAUDE_MD.encode()  # Claude's lines untouched
     assert set(done.written) == {"notes/debugging.md", ".archive/claude/notes/debugging.md"}
 
 
@@ -225,13 +305,20 @@ def test_drop_line_removes_exactly_that_line_and_every_copy_of_it_byte_for_byte(
     text = CLAUDE_MD + "\r\n\r\n" + with_ours.replace("\n", "\r\n")
     (root(engine) / "MEMORY.md").write_bytes(text.encode())
     line = "- The build uses make, not npm"
-    done = engine.apply_changes([{"op": "drop_line", "ref": line_ref(line), "base_hash": line_hash(line)}])
-    assert [Path(p).read_bytes() for p in done.trash] == [text.encode()]  # Claude's lines are never lost
+    done = engine.apply_changes(
+        [{"op": "drop_line", "ref": line_ref(line), "base_hash": line_hash(line)}]
+    )
+    assert [Path(p).read_bytes() for p in done.trash] == [
+        text.encode()
+    ]  # Claude's lines are never lost
     expected = text.replace("- The build uses make, not npm  \r\n", "").replace(
-        "- The build uses make, not npm\r\n", "")
+        "- The build uses make, not npm\r\n", ""
+    )
     assert (root(engine) / "MEMORY.md").read_bytes() == expected.encode()
     with pytest.raises(ChangeError, match="changed since"):  # gone now
-        engine.apply_changes([{"op": "drop_line", "ref": line_ref(line), "base_hash": line_hash(line)}])
+        engine.apply_changes(
+            [{"op": "drop_line", "ref": line_ref(line), "base_hash": line_hash(line)}]
+        )
 
 
 def test_drop_line_of_the_last_line_without_a_break_keeps_the_rest(engine):
@@ -247,32 +334,51 @@ def test_adopt_like_change_set_is_one_diff_and_one_apply(engine):
     h = claude_file(engine)
     (root(engine) / "MEMORY.md").write_bytes(CLAUDE_MD.encode())
     link = "- See [debugging](debugging.md)"
-    ops = [{"op": "write", "ref": "decision/use-jwt-for-api-auth", "base_hash": None, "text": memfile.render(doc())},
-           {"op": "add_line", "ref": "decision/use-jwt-for-api-auth"},
-           {"op": "archive", "ref": "claude/debugging.md", "base_hash": h},
-           {"op": "drop_line", "ref": line_ref(link), "base_hash": line_hash(link)}]
+    ops = [
+        {
+            "op": "write",
+            "ref": "decision/use-jwt-for-api-auth",
+            "base_hash": None,
+            "text": memfile.render(doc()),
+        },
+        {"op": "add_line", "ref": "decision/use-jwt-for-api-auth"},
+        {"op": "archive", "ref": "claude/debugging.md", "base_hash": h},
+        {"op": "drop_line", "ref": line_ref(link), "base_hash": line_hash(link)},
+    ]
     planned = engine.plan_changes(ops)
     assert planned.errors == []
-    assert [f["where"] for f in planned.files] == ["decision/use-jwt-for-api-auth.md", "debugging.md",
-                                                   ".archive/claude/debugging.md", "MEMORY.md"]
+    assert [f["where"] for f in planned.files] == [
+        "decision/use-jwt-for-api-auth.md",
+        "debugging.md",
+        ".archive/claude/debugging.md",
+        "MEMORY.md",
+    ]
     engine.apply_changes(ops, planned.fingerprint)
     after = (root(engine) / "MEMORY.md").read_bytes().decode()
     assert link not in after and "(decision/use-jwt-for-api-auth.md)" in after
-    assert after.startswith(CLAUDE_MD.replace(link + "\r\n", ""))  # Claude's other bytes as they were
+    assert after.startswith(
+        CLAUDE_MD.replace(link + "\r\n", "")
+    )  # Claude's other bytes as they were
 
 
 # -- refused: what changed since it was shown ---------------------------------------------------
 
+
 def test_a_hand_edit_between_plan_and_apply_is_refused_and_writes_nothing(engine):
     h = save(engine, doc())
     claude_h = claude_file(engine)
-    ops = [{"op": "archive", "ref": "claude/debugging.md", "base_hash": claude_h},
-           {"op": "archive", "ref": "decision/use-jwt-for-api-auth", "base_hash": h}]
+    ops = [
+        {"op": "archive", "ref": "claude/debugging.md", "base_hash": claude_h},
+        {"op": "archive", "ref": "decision/use-jwt-for-api-auth", "base_hash": h},
+    ]
     planned = engine.plan_changes(ops)
     path = root(engine) / "decision" / "use-jwt-for-api-auth.md"
     path.write_text(path.read_text().replace("stateless", "stateless and fast"))
     before = tree(engine)
-    for seen in (planned.fingerprint, None):  # refused by the fingerprint, and by the base hash alone
+    for seen in (
+        planned.fingerprint,
+        None,
+    ):  # refused by the fingerprint, and by the base hash alone
         with pytest.raises(ChangeError, match="changed since"):
             engine.apply_changes(ops, seen)
         assert tree(engine) == before
@@ -317,21 +423,29 @@ def _archive_in_process(project, tmp, h, queue):
         queue.put(str(e))
 
 
-def test_two_processes_archiving_the_same_memory_one_wins_the_other_is_told_it_changed(engine, project, tmp_path):
+def test_two_processes_archiving_the_same_memory_one_wins_the_other_is_told_it_changed(
+    engine, project, tmp_path
+):
     h = save(engine, doc())
     ctx = multiprocessing.get_context("fork")
     queue = ctx.Queue()
-    procs = [ctx.Process(target=_archive_in_process, args=(str(project), str(tmp_path), h, queue)) for _ in range(2)]
+    procs = [
+        ctx.Process(target=_archive_in_process, args=(str(project), str(tmp_path), h, queue))
+        for _ in range(2)
+    ]
     for p in procs:
         p.start()
     for p in procs:
         p.join(60)
     results = sorted(queue.get(timeout=5) for _ in procs)
     assert results[1] == "ok" and "changed since" in results[0]
-    assert [e.id for e in memory_md.read_archive(engine.root, "decision")] == ["use-jwt-for-api-auth"]
+    assert [e.id for e in memory_md.read_archive(engine.root, "decision")] == [
+        "use-jwt-for-api-auth"
+    ]
 
 
 # -- a full disk loses nothing -------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("fail_at", [1, 2, 3])
 def test_a_full_disk_at_any_write_loses_nothing(engine, monkeypatch, fail_at):
@@ -339,8 +453,10 @@ def test_a_full_disk_at_any_write_loses_nothing(engine, monkeypatch, fail_at):
     claude_h = claude_file(engine)
     data = (root(engine) / "decision" / "use-jwt-for-api-auth.md").read_bytes()
     claude_data = (root(engine) / "debugging.md").read_bytes()
-    ops = [{"op": "delete", "ref": "decision/use-jwt-for-api-auth", "base_hash": h},
-           {"op": "archive", "ref": "claude/debugging.md", "base_hash": claude_h}]
+    ops = [
+        {"op": "delete", "ref": "decision/use-jwt-for-api-auth", "base_hash": h},
+        {"op": "archive", "ref": "claude/debugging.md", "base_hash": claude_h},
+    ]
     real, calls = atomic._temp_file, []
 
     def full(path, *a, **kw):
@@ -363,6 +479,7 @@ def test_a_full_disk_at_any_write_loses_nothing(engine, monkeypatch, fail_at):
 
 # -- the library sees what changed ------------------------------------------------------------
 
+
 def test_the_library_lists_what_a_change_left(engine):
     h = save(engine, doc())
     claude_h = claude_file(engine)
@@ -375,7 +492,9 @@ def test_the_library_lists_what_a_change_left(engine):
     archived = by_ref["decision/use-jwt-for-api-auth"].hash
     text = memfile.render(replace(doc(), status="archived", title="JWT for the API, retired"))
     engine.edit_memory("decision/use-jwt-for-api-auth", text, archived)
-    assert {e.ref: e.title for e in engine.library()}["decision/use-jwt-for-api-auth"] == "JWT for the API, retired"
+    assert {e.ref: e.title for e in engine.library()}[
+        "decision/use-jwt-for-api-auth"
+    ] == "JWT for the API, retired"
     assert engine.library_search("retired") == ["decision/use-jwt-for-api-auth"]
     assert "use-jwt-for-api-auth" not in md(engine)  # an archived memory stays out of MEMORY.md
 
@@ -393,8 +512,11 @@ def test_a_claude_ref_never_leads_outside_the_root_or_onto_memcurate_files(engin
     claude_file(engine)
     (root(engine) / "linked.md").symlink_to(outside)
     h = content_hash(outside.read_bytes())
-    for ref, expected in [("claude/linked.md", "leads outside"), ("claude/decision/x.md", "not a topic file"),
-                          ("claude/archive/claude/debugging.md", "not a topic file")]:
+    for ref, expected in [
+        ("claude/linked.md", "leads outside"),
+        ("claude/decision/x.md", "not a topic file"),
+        ("claude/archive/claude/debugging.md", "not a topic file"),
+    ]:
         with pytest.raises(ChangeError, match=expected):
             engine.delete_memory(ref, h)
     assert outside.read_bytes() == b"not Claude's memory\n"

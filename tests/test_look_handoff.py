@@ -20,9 +20,20 @@ from test_second_look import Looking, end_session, engine_with
 from memcurate.curator.candidates import staging
 from memcurate.curator.drafting import prompt as prompts
 
-QUESTIONS = [{"question": "Which queue backend?", "header": "Queue", "multiSelect": False, "options": [
-    {"label": "Redis", "description": "Already runs in production; no new service to operate"},
-    {"label": "RabbitMQ", "description": "Durable, but one more service"}]}]
+QUESTIONS = [
+    {
+        "question": "Which queue backend?",
+        "header": "Queue",
+        "multiSelect": False,
+        "options": [
+            {
+                "label": "Redis",
+                "description": "Already runs in production; no new service to operate",
+            },
+            {"label": "RabbitMQ", "description": "Durable, but one more service"},
+        ],
+    }
+]
 CHOSEN = '"Which queue backend?"="Redis" (chosen: Redis: Already runs in production; no new service to operate)'
 
 
@@ -37,11 +48,21 @@ class Citing(Looking):
         self.requests: dict = {}
 
     def second_look(self, request):
-        entries = [(int(line[1:line.index("]")]), line) for line in request.activity.splitlines()
-                   if line.startswith("[") and "]" in line and line[1:line.index("]")].isdigit()]
-        self.answer = {"findings": [
-            {"category": c, "entries": [n for n, line in entries if words in line], "statement": said}
-            for c, (words, said) in self.cites.items()]}
+        entries = [
+            (int(line[1 : line.index("]")]), line)
+            for line in request.activity.splitlines()
+            if line.startswith("[") and "]" in line and line[1 : line.index("]")].isdigit()
+        ]
+        self.answer = {
+            "findings": [
+                {
+                    "category": c,
+                    "entries": [n for n, line in entries if words in line],
+                    "statement": said,
+                }
+                for c, (words, said) in self.cites.items()
+            ]
+        }
         return super().second_look(request)
 
     def draft(self, request):
@@ -54,13 +75,25 @@ def look_record(engine, tid: str) -> dict:
     return json.loads(Path(staging.second_look_path(engine.data, tid)).read_text())
 
 
-def test_an_answer_given_through_askuserquestion_reaches_the_decision_draft_through_the_look(project, tmp_path):
-    t = Transcript().user("Add a job queue for the mailer.").assistant(tool("q1", "AskUserQuestion", questions=QUESTIONS))
-    answer(t, "q1", 'Your questions have been answered: "Which queue backend?"="Redis". You can now continue with '
-           "these answers in mind.", {"questions": QUESTIONS, "answers": {"Which queue backend?": "Redis"},
-                                      "annotations": {}})
+def test_an_answer_given_through_askuserquestion_reaches_the_decision_draft_through_the_look(
+    project, tmp_path
+):
+    t = (
+        Transcript()
+        .user("Add a job queue for the mailer.")
+        .assistant(tool("q1", "AskUserQuestion", questions=QUESTIONS))
+    )
+    answer(
+        t,
+        "q1",
+        'Your questions have been answered: "Which queue backend?"="Redis". You can now continue with '
+        "these answers in mind.",
+        {"questions": QUESTIONS, "answers": {"Which queue backend?": "Redis"}, "annotations": {}},
+    )
     t.assistant(text("The mailer jobs now go through a Redis queue."))
-    fake = Citing({"decision": ("chosen: Redis", "The job queue uses Redis: it already runs in production.")})
+    fake = Citing(
+        {"decision": ("chosen: Redis", "The job queue uses Redis: it already runs in production.")}
+    )
     engine = engine_with(project, tmp_path, fake)
     end_session(engine, t.write(tmp_path / "s.jsonl"))
     (tid,) = engine.pending()
@@ -77,11 +110,24 @@ def test_an_answer_given_through_askuserquestion_reaches_the_decision_draft_thro
 
 
 def test_two_categories_found_in_one_turn_get_each_their_own_evidence(project, tmp_path):
-    t = Transcript().user("Add the CSV export of orders. Keep the page size at 20 for the mobile client, always.")
-    t.assistant(text("Added the CSV export. It still loads every row into memory; that stays until the export "
-                     "job is rewritten next quarter."))
-    fake = Citing({"preference": ("page size at 20", "The mobile client wants pages of 20."),
-                   "tech_debt": ("loads every row", "The CSV export loads every row into memory until the rewrite.")})
+    t = Transcript().user(
+        "Add the CSV export of orders. Keep the page size at 20 for the mobile client, always."
+    )
+    t.assistant(
+        text(
+            "Added the CSV export. It still loads every row into memory; that stays until the export "
+            "job is rewritten next quarter."
+        )
+    )
+    fake = Citing(
+        {
+            "preference": ("page size at 20", "The mobile client wants pages of 20."),
+            "tech_debt": (
+                "loads every row",
+                "The CSV export loads every row into memory until the rewrite.",
+            ),
+        }
+    )
     engine = engine_with(project, tmp_path, fake)
     end_session(engine, t.write(tmp_path / "s.jsonl"))
     (tid,) = engine.pending()
@@ -107,28 +153,47 @@ def jwt_session(tmp_path: Path) -> Path:
     return t.write(tmp_path / "s.jsonl")
 
 
-def test_a_keyword_category_the_look_confirms_is_drafted_from_the_entries_it_cites(project, tmp_path):
-    fake = Citing({"decision": ("use JWT because", "API auth uses JWT: sessions would need a sessions table.")})
+def test_a_keyword_category_the_look_confirms_is_drafted_from_the_entries_it_cites(
+    project, tmp_path
+):
+    fake = Citing(
+        {
+            "decision": (
+                "use JWT because",
+                "API auth uses JWT: sessions would need a sessions table.",
+            )
+        }
+    )
     engine = engine_with(project, tmp_path, fake)
     end_session(engine, jwt_session(tmp_path))
     (tid,) = engine.pending()
     keyword = staging.load_triage(engine.data, tid)["categories"]["decision"]
-    assert keyword["triggered"] and "second_look" not in keyword.get("signals", {})  # the keywords found it
+    assert keyword["triggered"] and "second_look" not in keyword.get(
+        "signals", {}
+    )  # the keywords found it
     engine.process(tid)
 
     (ask,) = fake.looks
-    assert "decision" in ask.already and "(unconfirmed)" in prompts.look_prompt(ask.activity, ask.already)
+    assert "decision" in ask.already and "(unconfirmed)" in prompts.look_prompt(
+        ask.activity, ask.already
+    )
     look = look_record(engine, tid)
     assert list(look["confirmed"]) == ["decision"] and look["added"] == {}
     request = fake.requests["decision"]
-    assert request.excerpt == f"[1] user: {JWT}"  # the cited entry, whole, in place of the keyword excerpt
+    assert (
+        request.excerpt == f"[1] user: {JWT}"
+    )  # the cited entry, whole, in place of the keyword excerpt
     assert "API auth uses JWT: sessions would need a sessions table." in fake.prompts["decision"]
     assert "Fridays" not in request.excerpt
     cand = engine.candidates(tid)["decision"]
     assert cand.entry["confirmed_by"] == "second_look" and "found_by" not in cand.entry
-    assert cand.entry["score"] == keyword["score"]  # still the keywords' trigger, with the look's evidence
+    assert (
+        cand.entry["score"] == keyword["score"]
+    )  # still the keywords' trigger, with the look's evidence
     on_disk = json.loads(Path(staging.triage_dir(engine.data, tid), "triage.json").read_text())
-    assert on_disk["categories"]["decision"]["excerpt"] == keyword["excerpt"]  # triage.json as triage wrote it
+    assert (
+        on_disk["categories"]["decision"]["excerpt"] == keyword["excerpt"]
+    )  # triage.json as triage wrote it
 
 
 def test_a_keyword_category_the_look_could_not_confirm_keeps_its_keyword_excerpt(project, tmp_path):
@@ -150,7 +215,10 @@ def test_a_keyword_category_the_look_could_not_confirm_keeps_its_keyword_excerpt
 def test_a_cited_entry_past_the_evidence_bound_is_left_out_whole_and_counted(project, tmp_path):
     t = Transcript()
     for i in range(6):
-        t.user(f"Constraint {i}: the build box has {i} GB of swap. " + "It cannot be changed by us. " * 60)
+        t.user(
+            f"Constraint {i}: the build box has {i} GB of swap. "
+            + "It cannot be changed by us. " * 60
+        )
         t.assistant(text(f"Noted constraint {i}."))
     fake = Citing({"constraint": ("Constraint", "The build box's limits cannot be changed.")})
     engine = engine_with(project, tmp_path, fake, "triage:\n  excerpt_chars: 2000\n")
@@ -158,24 +226,38 @@ def test_a_cited_entry_past_the_evidence_bound_is_left_out_whole_and_counted(pro
     (tid,) = engine.pending()
     engine.process(tid)
     excerpt = fake.requests["constraint"].excerpt
-    assert len(excerpt) <= 2 * 2000 + 100 and "more cited entries left out: the evidence bound" in excerpt
-    kept = [line for line in excerpt.splitlines() if line[:2] == "[" + line[1:2] and line[1:2].isdigit()]
-    assert len(kept) == 2 and all(line.rstrip().endswith("It cannot be changed by us.") for line in kept)  # whole entries
+    assert (
+        len(excerpt) <= 2 * 2000 + 100
+        and "more cited entries left out: the evidence bound" in excerpt
+    )
+    kept = [
+        line for line in excerpt.splitlines() if line[:2] == "[" + line[1:2] and line[1:2].isdigit()
+    ]
+    assert len(kept) == 2 and all(
+        line.rstrip().endswith("It cannot be changed by us.") for line in kept
+    )  # whole entries
 
 
 def test_under_a_tight_cap_the_last_cited_entries_are_left_out_whole():
     from memcurate.curator.drafting import DraftRequest
     from memcurate.curator.drafting.input_cap import fit, prompt_chars
 
-    blocks = {1: "[1] user: " + "keep the v1 API for the mobile client. " * 20,
-              4: "[4] assistant: " + "the adapter maps v1 onto v2. " * 20,
-              7: "[7] user answered: " + '"Which API?"="v1 stays until the apps update". ' * 10}
-    entry = {"excerpt": "\n".join(blocks.values()), "snippets": [{"turn": 1, "speaker": "user", "text": "x"}],
-             "look": {"statement": "v1 stays for the mobile apps", "entries": [7, 1, 4]}}
+    blocks = {
+        1: "[1] user: " + "keep the v1 API for the mobile client. " * 20,
+        4: "[4] assistant: " + "the adapter maps v1 onto v2. " * 20,
+        7: "[7] user answered: " + '"Which API?"="v1 stays until the apps update". ' * 10,
+    }
+    entry = {
+        "excerpt": "\n".join(blocks.values()),
+        "snippets": [{"turn": 1, "speaker": "user", "text": "x"}],
+        "look": {"statement": "v1 stays for the mobile apps", "entries": [7, 1, 4]},
+    }
     request = DraftRequest("t", "constraint", entry, {"session": "s"}, now="2026-11-22T10:04:00Z")
     out, cut = fit(request, prompt_chars(request) - len(blocks[4]) + 100)
     assert blocks[7] in out.excerpt and blocks[1] in out.excerpt  # cited first: kept, whole
-    assert "[4] assistant" not in out.excerpt and "characters cut: per-triage input cap" in out.excerpt
+    assert (
+        "[4] assistant" not in out.excerpt and "characters cut: per-triage input cap" in out.excerpt
+    )
     assert cut >= len(blocks[4])
     only, _ = fit(request, prompt_chars(request) - len(blocks[4]) - len(blocks[1]) + 100)
     assert blocks[7] in only.excerpt and "[1] user" not in only.excerpt

@@ -47,30 +47,57 @@ class Looking:
 def turn(t: Transcript, i: int) -> None:
     """One turn of work: the user's request, a failing run, a read, an edit, a question answered, a report."""
     t.user(f"Step {i}: make the store create its folder before saving record batch {i}")
-    t.assistant(text("Running the store tests first."),
-                tool(f"toolu_{i}a", "Bash", command="pytest tests/test_store.py"))
+    t.assistant(
+        text("Running the store tests first."),
+        tool(f"toolu_{i}a", "Bash", command="pytest tests/test_store.py"),
+    )
     t.result(f"toolu_{i}a", pytest_failure(i), is_error=True)
     t.assistant(tool(f"toolu_{i}b", "Read", file_path="/home/dev/app/app/store.py"))
-    t.result(f"toolu_{i}b", "".join(f"{n:>4}\tdef save_{n}(self, doc):  # writes one batch\n" for n in range(12)))
-    t.assistant(tool(f"toolu_{i}c", "Edit", file_path="/home/dev/app/app/store.py",
-                     old_string="    def save(self, doc):",
-                     new_string="    def save(self, doc):\n        os.makedirs(self.root, exist_ok=True)"))
+    t.result(
+        f"toolu_{i}b",
+        "".join(f"{n:>4}\tdef save_{n}(self, doc):  # writes one batch\n" for n in range(12)),
+    )
+    t.assistant(
+        tool(
+            f"toolu_{i}c",
+            "Edit",
+            file_path="/home/dev/app/app/store.py",
+            old_string="    def save(self, doc):",
+            new_string="    def save(self, doc):\n        os.makedirs(self.root, exist_ok=True)",
+        )
+    )
     t.result(f"toolu_{i}c", "The file /home/dev/app/app/store.py has been updated.")
     ask = f"Keep batch {i} in the same folder?"
-    questions = [{"question": ask, "header": "Folder", "multiSelect": False,
-                  "options": [{"label": "Yes", "description": "One folder per store"}, {"label": "No"}]}]
+    questions = [
+        {
+            "question": ask,
+            "header": "Folder",
+            "multiSelect": False,
+            "options": [{"label": "Yes", "description": "One folder per store"}, {"label": "No"}],
+        }
+    ]
     t.assistant(tool(f"toolu_{i}d", "AskUserQuestion", questions=questions))
-    t.result(f"toolu_{i}d", f'Your questions have been answered: "{ask}"="Yes". You can now continue with these '
-             "answers in mind.")
-    t.records[-1]["toolUseResult"] = {"questions": questions, "answers": {ask: "Yes"}, "annotations": {}}
+    t.result(
+        f"toolu_{i}d",
+        f'Your questions have been answered: "{ask}"="Yes". You can now continue with these '
+        "answers in mind.",
+    )
+    t.records[-1]["toolUseResult"] = {
+        "questions": questions,
+        "answers": {ask: "Yes"},
+        "annotations": {},
+    }
     t.assistant(text(f"Batch {i} is saved; the store creates its folder first and the tests pass."))
 
 
-def setup(project: Path, tmp_path: Path, extra: str = "", backend: str = "claude-cli", drafter=None) -> Engine:
+def setup(
+    project: Path, tmp_path: Path, extra: str = "", backend: str = "claude-cli", drafter=None
+) -> Engine:
     (project / ".claude").mkdir(exist_ok=True)
     (project / ".claude" / "memcurate.yaml").write_text(
         f"backend: {backend}\nmemory:\n  root: {tmp_path / 'memory'}\ndrafting:\n  retries: 0\n"
-        f"second_look:\n  segment_bytes: {SEGMENT}\n{extra}")
+        f"second_look:\n  segment_bytes: {SEGMENT}\n{extra}"
+    )
     return Engine(project, drafter=drafter or Looking(), clock=lambda: NOW)
 
 
@@ -112,9 +139,13 @@ def test_a_session_grown_past_a_segment_gets_a_look_per_segment_each_byte_once(p
 
     for tid in engine.pending():
         engine.process(tid)
-    assert len(fake.looks) == len(ranges) and all("user answered" in ask.activity for ask in fake.looks)
+    assert len(fake.looks) == len(ranges) and all(
+        "user answered" in ask.activity for ask in fake.looks
+    )
     seen = [n for ask in fake.looks for n in range(60) if f"Step {n}:" in ask.activity]
-    assert len(seen) == len(set(seen)) and sorted(seen) == list(range(len(seen)))  # each turn looked at once
+    assert len(seen) == len(set(seen)) and sorted(seen) == list(
+        range(len(seen))
+    )  # each turn looked at once
     turns = [n for ask in fake.looks for n in ask.turns]
     assert len(turns) == len(set(turns))  # no turn in two looks
 
@@ -140,7 +171,10 @@ def test_below_a_segment_stop_asks_for_none_and_the_end_asks_for_all(project, tm
 def test_segment_bytes_0_looks_only_at_the_configured_events(project, tmp_path):
     engine = setup(project, tmp_path)
     (project / ".claude" / "memcurate.yaml").write_text(
-        (project / ".claude" / "memcurate.yaml").read_text().replace(f"segment_bytes: {SEGMENT}", "segment_bytes: 0"))
+        (project / ".claude" / "memcurate.yaml")
+        .read_text()
+        .replace(f"segment_bytes: {SEGMENT}", "segment_bytes: 0")
+    )
     engine = Engine(project, drafter=Looking(), clock=lambda: NOW)
     path = tmp_path / "s.jsonl"
     grow(engine, path, range(30), Transcript())
@@ -148,7 +182,9 @@ def test_segment_bytes_0_looks_only_at_the_configured_events(project, tmp_path):
 
 
 @pytest.mark.parametrize("backend", ["offline", "auto"])
-def test_an_offline_backend_never_asks_and_checks_once_a_segment(project, tmp_path, monkeypatch, backend):
+def test_an_offline_backend_never_asks_and_checks_once_a_segment(
+    project, tmp_path, monkeypatch, backend
+):
     """`auto` with neither ANTHROPIC_API_KEY nor `claude` here drafts offline; finding that out is asked
     once a segment, not after every turn (it imports the drafting module: milliseconds the hook saves)."""
     import memcurate.curator.drafting
@@ -158,7 +194,9 @@ def test_an_offline_backend_never_asks_and_checks_once_a_segment(project, tmp_pa
     monkeypatch.setenv("PATH", str(empty))
     calls = []
     choose = memcurate.curator.drafting.choose
-    monkeypatch.setattr(memcurate.curator.drafting, "choose", lambda cfg, *a: calls.append(1) or choose(cfg, *a))
+    monkeypatch.setattr(
+        memcurate.curator.drafting, "choose", lambda cfg, *a: calls.append(1) or choose(cfg, *a)
+    )
     engine = setup(project, tmp_path, backend=backend)
     path = tmp_path / "s.jsonl"
     grow(engine, path, range(40), Transcript())
@@ -177,7 +215,9 @@ def test_a_subagent_transcript_never_asks(project, tmp_path):
     assert path.stat().st_size > SEGMENT and asked(engine) == []
 
 
-def test_through_the_hook_a_stop_past_a_segment_asks_and_the_end_asks_for_the_rest(project, tmp_path):
+def test_through_the_hook_a_stop_past_a_segment_asks_and_the_end_asks_for_the_rest(
+    project, tmp_path
+):
     """The real hook process reads segment_bytes from its cached config."""
     setup(project, tmp_path)
     path, t = claude_transcripts() / "0b5e6a34-1111-4222-8333-444455556666.jsonl", Transcript()
@@ -186,8 +226,15 @@ def test_through_the_hook_a_stop_past_a_segment_asks_and_the_end_asks_for_the_re
     t.write(path)
 
     def hook(event: str) -> None:
-        p = run_hook({"session_id": t.session, "transcript_path": str(path), "cwd": str(project),
-                      "hook_event_name": event}, cwd=project)
+        p = run_hook(
+            {
+                "session_id": t.session,
+                "transcript_path": str(path),
+                "cwd": str(project),
+                "hook_event_name": event,
+            },
+            cwd=project,
+        )
         assert p.returncode == 0 and p.stderr == b"", p.stderr
 
     hook("Stop")
@@ -210,25 +257,32 @@ def test_through_the_hook_a_stop_past_a_segment_asks_and_the_end_asks_for_the_re
 
 # -- the config: the new key's bounds, and the retired turns_per_category -----------------------------------
 
+
 def write_config(project: Path, text: str) -> None:
     (project / ".claude").mkdir(exist_ok=True)
     (project / ".claude" / "memcurate.yaml").write_text(text)
 
 
-@pytest.mark.parametrize("value,ok", [(0, True), (65536, True), (2_000_000, True), (65535, False), (-1, False)])
+@pytest.mark.parametrize(
+    "value,ok", [(0, True), (65536, True), (2_000_000, True), (65535, False), (-1, False)]
+)
 def test_segment_bytes_is_0_or_at_least_64_kib(project, value, ok):
     write_config(project, f"second_look:\n  segment_bytes: {value}\n")
     if ok:
         assert config.load(project)["second_look"]["segment_bytes"] == value
     else:
-        with pytest.raises(config.ConfigError, match=r"memcurate\.yaml: second_look\.segment_bytes: expected 0 "):
+        with pytest.raises(
+            config.ConfigError, match=r"memcurate\.yaml: second_look\.segment_bytes: expected 0 "
+        ):
             config.load(project)
 
 
 def test_a_config_still_setting_turns_per_category_loads_with_a_warning(project):
     write_config(project, "second_look:\n  turns_per_category: 3\n  max_chars: 5000\n")
     cfg = config.load(project)
-    assert cfg["second_look"]["max_chars"] == 5000 and "turns_per_category" not in cfg["second_look"]
+    assert (
+        cfg["second_look"]["max_chars"] == 5000 and "turns_per_category" not in cfg["second_look"]
+    )
     (warning,) = config.warnings(cfg)
     assert "memcurate.yaml: second_look.turns_per_category: unused" in warning
     p = run_cli("status", cwd=project)

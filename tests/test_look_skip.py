@@ -24,8 +24,11 @@ READ_ALL = "the second look read the whole session and found nothing durable"
 
 def keyword_categories(engine: Engine, tid: str) -> set[str]:
     doc = staging.load_triage(engine.data, tid)
-    return {n for n, c in doc["categories"].items() if isinstance(c, dict) and c.get("triggered")
-            and not c.get("found_by")}
+    return {
+        n
+        for n, c in doc["categories"].items()
+        if isinstance(c, dict) and c.get("triggered") and not c.get("found_by")
+    }
 
 
 def skipped_by_look(engine: Engine, tid: str, category: str) -> bool:
@@ -35,7 +38,9 @@ def skipped_by_look(engine: Engine, tid: str, category: str) -> bool:
     return rec["state"] == "skipped" and READ_ALL in rec.get("reason", "")
 
 
-def test_an_unconfirmed_keyword_category_is_skipped_with_the_reason_when_the_look_read_everything(project, tmp_path):
+def test_an_unconfirmed_keyword_category_is_skipped_with_the_reason_when_the_look_read_everything(
+    project, tmp_path
+):
     fake = Citing({})
     engine = engine_with(project, tmp_path, fake)
     end_session(engine, jwt_session(tmp_path))
@@ -47,11 +52,16 @@ def test_an_unconfirmed_keyword_category_is_skipped_with_the_reason_when_the_loo
 
     look = look_record(engine, tid)
     assert look["state"] == "done" and look["segments_left_out"] == 0 and look["confirmed"] == {}
-    assert fake.drafts == [] and states == {c: "skipped" for c in keyword}  # no draft call from junk
+    assert fake.drafts == [] and states == {
+        c: "skipped" for c in keyword
+    }  # no draft call from junk
     rec = staging.category_states(engine.data, tid)["decision"]
     assert READ_ALL in rec["reason"]
     assert [h[0] for h in rec["history"]] == ["triaged", "skipped"]
-    assert any(e.category == "decision" and e.state == "skipped" and READ_ALL in e.detail["reason"] for e in events)
+    assert any(
+        e.category == "decision" and e.state == "skipped" and READ_ALL in e.detail["reason"]
+        for e in events
+    )
     assert engine.pending() == []  # final: never drafted later either
     engine.process(tid)
     assert fake.drafts == [] and len(fake.looks) == 1
@@ -67,17 +77,29 @@ def test_headless_lists_the_skip_with_its_reason(project, tmp_path):
 
 
 def test_a_confirmed_category_is_drafted_from_the_looks_entries_and_the_unconfirmed_one_beside_it_skipped(
-        project, tmp_path):
-    fake = Citing({"decision": ("use JWT because", "API auth uses JWT: sessions would need a sessions table.")})
+    project, tmp_path
+):
+    fake = Citing(
+        {
+            "decision": (
+                "use JWT because",
+                "API auth uses JWT: sessions would need a sessions table.",
+            )
+        }
+    )
     engine = engine_with(project, tmp_path, fake)
     t = Transcript().user(JWT + " Leave the old session middleware as a TODO for now.")
     t.assistant(text("Switched to JWT. The old session middleware is left as a TODO for now."))
     end_session(engine, t.write(tmp_path / "s.jsonl"))
     (tid,) = engine.pending()
     others = keyword_categories(engine, tid) - {"decision"}
-    assert "tech_debt" in others  # "as a TODO for now": the keywords flagged it, the look did not confirm it
+    assert (
+        "tech_debt" in others
+    )  # "as a TODO for now": the keywords flagged it, the look did not confirm it
     engine.process(tid)
-    assert fake.drafts == ["decision"] and fake.requests["decision"].excerpt.startswith(f"[1] user: {JWT}")
+    assert fake.drafts == ["decision"] and fake.requests["decision"].excerpt.startswith(
+        f"[1] user: {JWT}"
+    )
     assert not skipped_by_look(engine, tid, "decision")
     assert others and all(skipped_by_look(engine, tid, c) for c in others)
 
@@ -88,7 +110,9 @@ def test_a_category_the_look_named_in_an_answer_it_dropped_is_drafted(project, t
     end_session(engine, jwt_session(tmp_path))
     (tid,) = engine.pending()
     engine.process(tid)
-    assert look_record(engine, tid)["dropped"] and "decision" in fake.drafts  # an answer about it, not valid
+    assert (
+        look_record(engine, tid)["dropped"] and "decision" in fake.drafts
+    )  # an answer about it, not valid
 
 
 def test_after_a_failed_look_the_keyword_category_is_drafted_from_its_excerpt(project, tmp_path):
@@ -107,7 +131,9 @@ def long_decided_session(tmp_path: Path) -> Path:
     t = Transcript().user(JWT)
     t.assistant(text("Decision recorded: we'll go with JWT for the API."))
     for i in range(40):
-        t.user(f"Step {i}: please rename the field number {i} in the orders model to something clearer")
+        t.user(
+            f"Step {i}: please rename the field number {i} in the orders model to something clearer"
+        )
         t.assistant(text(f"Renamed field {i} in the orders model and updated its callers."))
     return t.write(tmp_path / "s.jsonl")
 
@@ -116,14 +142,18 @@ def test_when_the_look_left_a_segment_out_the_keyword_category_is_drafted(projec
     fake = Looking()
     engine_with(project, tmp_path, fake, "second_look:\n  max_chars: 1000\n")
     cfg = project / ".claude" / "memcurate.yaml"
-    cfg.write_text(cfg.read_text().replace("  retries: 0\n", "  retries: 0\n  max_input_tokens: 2800\n"))
+    cfg.write_text(
+        cfg.read_text().replace("  retries: 0\n", "  retries: 0\n  max_input_tokens: 2800\n")
+    )
     engine = Engine(project, drafter=fake, clock=lambda: NOW)
     end_session(engine, long_decided_session(tmp_path))
     (tid,) = engine.pending()
     assert "decision" in keyword_categories(engine, tid)
     engine.process(tid)
     look = look_record(engine, tid)
-    assert look["state"] == "done" and look["segments_left_out"] > 0  # the model did not read it all
+    assert (
+        look["state"] == "done" and look["segments_left_out"] > 0
+    )  # the model did not read it all
     assert "decision" in fake.drafts and not skipped_by_look(engine, tid, "decision")
 
 
@@ -146,7 +176,10 @@ def test_with_the_offline_backend_the_keyword_category_is_drafted(project, tmp_p
     (tid,) = engine.pending()
     offline = Engine(project, drafter=OfflineDrafter(), clock=lambda: NOW)
     states = offline.process(tid)
-    assert look_record(offline, tid)["state"] == "off" and states["decision"] not in ("skipped", "triaged")
+    assert look_record(offline, tid)["state"] == "off" and states["decision"] not in (
+        "skipped",
+        "triaged",
+    )
 
 
 def test_with_second_look_disabled_at_drafting_the_keyword_category_is_drafted(project, tmp_path):
@@ -185,5 +218,10 @@ def test_a_look_record_that_does_not_check_out_skips_nothing():
     good = {"state": "done", "segments": 1, "byte_range": [0, 100]}
     doc = {"second_look": {"record": good}, "source": {"byte_range": [0, 100]}, "categories": cats}
     assert list(unconfirmed(doc)) == ["decision"]  # the record as a look writes it
-    for bad in ({"segments": "x"}, {"segments_left_out": "x"}, {"byte_range": "0-100"}, {"byte_range": [0]}):
+    for bad in (
+        {"segments": "x"},
+        {"segments_left_out": "x"},
+        {"byte_range": "0-100"},
+        {"byte_range": [0]},
+    ):
         assert unconfirmed({**doc, "second_look": {"record": {**good, **bad}}}) == {}, bad

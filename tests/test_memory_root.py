@@ -23,13 +23,19 @@ from memcurate.curator.candidates import staging
 from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.engine import Engine
 from memcurate.curator.util.assets import asset
-from memcurate.curator.util.paths import CONFIG_DIR_RECORD, AutoMemoryOff, main_worktree, project_key
+from memcurate.curator.util.paths import (
+    CONFIG_DIR_RECORD,
+    AutoMemoryOff,
+    main_worktree,
+    project_key,
+)
 
 DEMO = Path(asset(os.path.join("demo", "session.jsonl")))
 SESSION = "5e55a1d0-de70-4c1a-9a5e-000000000001"
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
 
 def config_dir() -> Path:
     return Path(os.environ["CLAUDE_CONFIG_DIR"])
@@ -49,23 +55,39 @@ def session_file(folder: Path, n: int = 1) -> Path:
     """The demo session (it drafts offline into every category), as session number `n`."""
     session = f"5e55a1d0-de70-4c1a-9a5e-{n:012d}"
     path = folder / f"{session}.jsonl"
-    path.write_bytes(DEMO.read_bytes().replace(SESSION.encode(), session.encode())
-                     .replace(b"JWT", f"JWT{n}".encode()))
+    path.write_bytes(
+        DEMO.read_bytes()
+        .replace(SESSION.encode(), session.encode())
+        .replace(b"JWT", f"JWT{n}".encode())
+    )
     return path
 
 
 def decision_session(tag: str = "postgres") -> Transcript:
-    return (Transcript()
-            .user(f"We decided to go with {tag} because it is simpler to operate than the alternatives.")
-            .assistant(text(f"Understood: we will use {tag}, since it keeps the deployment simpler."),
-                       tool("toolu_a1", "Bash", command="ls"))
-            .result("toolu_a1", "README.md\nsrc")
-            .assistant(text("Done.")))
+    return (
+        Transcript()
+        .user(
+            f"We decided to go with {tag} because it is simpler to operate than the alternatives."
+        )
+        .assistant(
+            text(f"Understood: we will use {tag}, since it keeps the deployment simpler."),
+            tool("toolu_a1", "Bash", command="ls"),
+        )
+        .result("toolu_a1", "README.md\nsrc")
+        .assistant(text("Done."))
+    )
 
 
-def hook(cwd: Path, transcript, event: str = "Stop", env: dict | None = None, **extra) -> subprocess.CompletedProcess:
+def hook(
+    cwd: Path, transcript, event: str = "Stop", env: dict | None = None, **extra
+) -> subprocess.CompletedProcess:
     """One hook call from a session in `cwd` (Claude Code runs hooks there and names it in the payload)."""
-    doc = {"session_id": SESSION, "transcript_path": str(transcript), "cwd": str(cwd), "hook_event_name": event}
+    doc = {
+        "session_id": SESSION,
+        "transcript_path": str(transcript),
+        "cwd": str(cwd),
+        "hook_event_name": event,
+    }
     doc.update(extra)
     p = run_hook(doc, cwd=cwd, env=env)
     assert p.returncode == 0 and p.stdout == b"" and p.stderr == b"", p.stderr
@@ -90,7 +112,9 @@ def auto_approve(cwd: Path, env: dict | None = None) -> dict:
 
 
 def saved_paths(summary: dict) -> list[str]:
-    return [i["path"] for k in ("created", "updated", "deleted") for i in summary[k] if i.get("path")]
+    return [
+        i["path"] for k in ("created", "updated", "deleted") for i in summary[k] if i.get("path")
+    ]
 
 
 def log_lines(project: Path) -> list[str]:
@@ -103,8 +127,14 @@ def staged(project: Path) -> list[str]:
 
 
 def git(*args: str, cwd: Path) -> None:
-    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    env = {
+        **os.environ,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
     subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, timeout=60)
 
 
@@ -124,6 +154,7 @@ def repo(tmp_path) -> dict[str, Path]:
 
 
 # -- the root never moves ------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("kind", ["missing", "relative", "foreign", "another-project", "worktree"])
 def test_no_hook_payload_moves_the_memory_root(kind, repo, tmp_path):
@@ -165,9 +196,16 @@ def test_sessions_in_two_worktrees_and_a_subfolder_save_into_one_folder(repo):
     # Claude Code keeps each session's transcript under the folder it started in...
     feed(main, session_file(claude_transcripts(project_key(main)), 1))
     feed(wt, session_file(claude_transcripts(project_key(wt)), 2))
-    feed(sub, session_file(claude_transcripts(project_key(sub)), 3), env={"CLAUDE_PROJECT_DIR": str(sub)})
+    feed(
+        sub,
+        session_file(claude_transcripts(project_key(sub)), 3),
+        env={"CLAUDE_PROJECT_DIR": str(sub)},
+    )
     # ...and one auto-memory folder for the whole repository.
-    first, second = auto_approve(main), auto_approve(wt)  # main saves its own and the subfolder's session
+    first, second = (
+        auto_approve(main),
+        auto_approve(wt),
+    )  # main saves its own and the subfolder's session
     saved = saved_paths(first) + saved_paths(second)
     assert first["created"] and all(p.startswith(str(root) + os.sep) for p in saved), saved
     assert not derived(wt).exists() and not derived(sub).exists()
@@ -176,7 +214,9 @@ def test_sessions_in_two_worktrees_and_a_subfolder_save_into_one_folder(repo):
     assert not first["failed"] and not second["failed"]
 
 
-def _hand_made(tmp_path: Path, *, relative: bool = False, back: str | None = None) -> tuple[Path, Path]:
+def _hand_made(
+    tmp_path: Path, *, relative: bool = False, back: str | None = None
+) -> tuple[Path, Path]:
     """The files `git worktree add` leaves, written by hand: <main>/.git/worktrees/w and <wt>/.git."""
     main, wt = tmp_path / "main", tmp_path / "linked"
     gitdir = main / ".git" / "worktrees" / "w"
@@ -218,6 +258,7 @@ def test_a_git_file_that_does_not_point_back_keeps_its_own_folder(tmp_path):
 
 # -- autoMemoryDirectory -----------------------------------------------------------------------------
 
+
 def _settings(path: Path, **doc) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc))
@@ -239,20 +280,28 @@ def test_auto_memory_directory_from_user_settings_with_a_tilde(project, isolated
 def test_local_settings_win_over_user_settings(project, tmp_path):
     offline(project)
     _settings(config_dir() / "settings.json", autoMemoryDirectory=str(tmp_path / "user-choice"))
-    _settings(project / ".claude" / "settings.local.json", autoMemoryDirectory=str(tmp_path / "local-choice"))
+    _settings(
+        project / ".claude" / "settings.local.json",
+        autoMemoryDirectory=str(tmp_path / "local-choice"),
+    )
     doc = status(project)
     assert doc["memory_root"] == str(tmp_path / "local-choice")
     assert str(project / ".claude" / "settings.local.json") in doc["memory_root_from"]
 
 
-@pytest.mark.parametrize("where,value", [("project", "/tmp/evil"), ("user", "relative/folder"),
-                                         ("local", "~user/folder")])
+@pytest.mark.parametrize(
+    "where,value",
+    [("project", "/tmp/evil"), ("user", "relative/folder"), ("local", "~user/folder")],
+)
 def test_auto_memory_directory_claude_code_would_not_take_is_ignored(where, value, project):
     # The docs: accepted from policy, local and user settings, not from the shared project settings
     # (a cloned repository must not redirect memory writes); the path must be absolute or start with ~/.
     offline(project)
-    path = {"project": project / ".claude" / "settings.json", "user": config_dir() / "settings.json",
-            "local": project / ".claude" / "settings.local.json"}[where]
+    path = {
+        "project": project / ".claude" / "settings.json",
+        "user": config_dir() / "settings.json",
+        "local": project / ".claude" / "settings.local.json",
+    }[where]
     _settings(path, autoMemoryDirectory=value)
     doc = status(project)
     assert doc["memory_root"] == str(derived(project))
@@ -281,7 +330,9 @@ def _switch_off(case: str, project: Path) -> dict:
 
 
 @pytest.mark.parametrize("case", sorted(OFF))
-def test_auto_memory_off_refuses_to_save_with_one_clear_line_and_capture_still_stages(case, project):
+def test_auto_memory_off_refuses_to_save_with_one_clear_line_and_capture_still_stages(
+    case, project
+):
     offline(project)
     env = _switch_off(case, project)
     feed(project, session_file(claude_transcripts(project_key(project))), env=env)
@@ -308,7 +359,9 @@ def test_the_environment_variable_set_to_0_turns_auto_memory_on_over_the_setting
 
 def test_with_auto_memory_off_a_configured_memory_root_still_saves(project, tmp_path):
     (project / ".claude").mkdir()
-    (project / ".claude" / "memcurate.yaml").write_text(f"backend: offline\nmemory:\n  root: {tmp_path / 'mine'}\n")
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: offline\nmemory:\n  root: {tmp_path / 'mine'}\n"
+    )
     env = {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}
     feed(project, session_file(claude_transcripts(project_key(project))), env=env)
     saved = saved_paths(auto_approve(project, env))
@@ -334,6 +387,7 @@ def test_approving_in_the_tui_with_auto_memory_off_marks_nothing_approved(projec
 
 # -- the config dir the hook ran under ---------------------------------------------------------------
 
+
 def test_the_hook_records_its_config_dir_only_for_this_projects_transcripts(project, tmp_path):
     offline(project)
     alt = tmp_path / "alt-claude"
@@ -358,6 +412,7 @@ def test_the_hook_records_its_config_dir_only_for_this_projects_transcripts(proj
 
 # -- what the hook may open ---------------------------------------------------------------------------
 
+
 def _hostile_transcript(case: str, project: Path, tmp_path: Path) -> str:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -377,8 +432,12 @@ def _hostile_transcript(case: str, project: Path, tmp_path: Path) -> str:
     raise AssertionError(case)
 
 
-@pytest.mark.parametrize("case", ["outside", "symlink-out-of-projects", "dotdot-out-of-projects", "relative"])
-def test_the_hook_reads_no_file_outside_claudes_projects_folder_and_the_project(case, project, tmp_path):
+@pytest.mark.parametrize(
+    "case", ["outside", "symlink-out-of-projects", "dotdot-out-of-projects", "relative"]
+)
+def test_the_hook_reads_no_file_outside_claudes_projects_folder_and_the_project(
+    case, project, tmp_path
+):
     transcript = _hostile_transcript(case, project, tmp_path)
     hook(project, transcript)
     [line] = log_lines(project)
@@ -403,7 +462,12 @@ def test_the_hook_reads_transcripts_inside_the_project_and_triage_reads_any_path
 @pytest.mark.parametrize("bad", ["\x00", "\ud800"], ids=["nul", "lone-surrogate"])
 def test_a_nul_or_a_lone_surrogate_in_a_path_is_a_clean_skip(key, bad, project):
     good = decision_session().write(claude_transcripts() / "s.jsonl")
-    doc = {"session_id": SESSION, "transcript_path": str(good), "cwd": str(project), "hook_event_name": "Stop"}
+    doc = {
+        "session_id": SESSION,
+        "transcript_path": str(good),
+        "cwd": str(project),
+        "hook_event_name": "Stop",
+    }
     doc[key] += bad
     p = run_hook(doc, cwd=project)
     assert p.returncode == 0 and p.stdout == b"" and p.stderr == b"", p.stderr
@@ -414,12 +478,20 @@ def test_a_nul_or_a_lone_surrogate_in_a_path_is_a_clean_skip(key, bad, project):
 
 # -- where the hook creates its data dir ---------------------------------------------------------------
 
+
 def test_a_payload_cwd_outside_the_project_creates_nothing_there(project, tmp_path):
     other = tmp_path / "other"
     (other / ".git").mkdir(parents=True)
     path = decision_session().write(claude_transcripts() / "s.jsonl")
-    p = run_hook({"session_id": SESSION, "transcript_path": str(path), "cwd": str(other), "hook_event_name": "Stop"},
-                 cwd=project)
+    p = run_hook(
+        {
+            "session_id": SESSION,
+            "transcript_path": str(path),
+            "cwd": str(other),
+            "hook_event_name": "Stop",
+        },
+        cwd=project,
+    )
     assert p.returncode == 0 and p.stderr == b""
     assert not (other / ".memcurate").exists()
     assert len(staged(project)) == 1
@@ -430,19 +502,36 @@ def test_claude_project_dir_names_the_project(project, tmp_path):
     (other / ".git").mkdir(parents=True)
     neutral.mkdir()
     path = decision_session().write(claude_transcripts() / "s.jsonl")
-    p = run_hook({"session_id": SESSION, "transcript_path": str(path), "cwd": str(other), "hook_event_name": "Stop"},
-                 cwd=neutral, env={"CLAUDE_PROJECT_DIR": str(project / "src")})
+    p = run_hook(
+        {
+            "session_id": SESSION,
+            "transcript_path": str(path),
+            "cwd": str(other),
+            "hook_event_name": "Stop",
+        },
+        cwd=neutral,
+        env={"CLAUDE_PROJECT_DIR": str(project / "src")},
+    )
     # CLAUDE_PROJECT_DIR must be a folder: a missing one falls back to the hook's cwd.
     assert p.returncode == 0 and p.stderr == b""
     assert (neutral / ".memcurate").is_dir() and not (other / ".memcurate").exists()
     (project / "src").mkdir()
-    p = run_hook({"session_id": SESSION, "transcript_path": str(path), "cwd": str(other), "hook_event_name": "Stop"},
-                 cwd=neutral, env={"CLAUDE_PROJECT_DIR": str(project / "src")})
+    p = run_hook(
+        {
+            "session_id": SESSION,
+            "transcript_path": str(path),
+            "cwd": str(other),
+            "hook_event_name": "Stop",
+        },
+        cwd=neutral,
+        env={"CLAUDE_PROJECT_DIR": str(project / "src")},
+    )
     assert p.returncode == 0 and p.stderr == b""
     assert len(staged(project)) == 1 and not (other / ".memcurate").exists()
 
 
 # -- the demo ---------------------------------------------------------------------------------------------
+
 
 def test_demo_auto_approve_saves_into_its_own_folder(tmp_path, isolated_home):
     home_before = sorted(isolated_home.rglob("*"))  # the fixture's user config only

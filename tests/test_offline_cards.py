@@ -17,11 +17,10 @@ import pytest
 from conftest import run_cli
 from test_engine import make_engine, stage
 
-from memcurate.curator.candidates import staging
+from memcurate.curator.candidates import cards, staging
 from memcurate.curator.demo import OFFLINE_CARDS
 from memcurate.curator.engine import Engine
 from memcurate.curator.headless import auto_approve, exit_status
-from memcurate.curator.candidates import cards
 
 CATEGORIES = {"decision", "constraint", "runbook", "tech_debt", "preference", "session_summary"}
 HELD = "offline card, write it in the TUI or set auto_approve.offline_cards: true"
@@ -51,11 +50,15 @@ def rewritten(text: str) -> str:
     head, sep, body = text.partition("\n---\n")
     lines = body.split("\n")
     first = next(i for i, line in enumerate(lines) if line and not line.startswith("#"))
-    lines[first] = "Access tokens are JWTs, HS256, valid 15 minutes; any API instance verifies them alone."
+    lines[first] = (
+        "Access tokens are JWTs, HS256, valid 15 minutes; any API instance verifies them alone."
+    )
     return head + sep + "\n".join(lines)
 
 
-def test_an_offline_draft_is_a_card_marked_for_a_person_until_the_person_rewrites_it(project, tmp_path):
+def test_an_offline_draft_is_a_card_marked_for_a_person_until_the_person_rewrites_it(
+    project, tmp_path
+):
     engine, tid = drafted(project, tmp_path)
     for cat in CATEGORIES:
         review = engine.review(tid, cat)
@@ -64,25 +67,34 @@ def test_an_offline_draft_is_a_card_marked_for_a_person_until_the_person_rewrite
         assert issue["severity"] == "ADVISORY" and "your own words" in issue["message"]
         assert not review["blocked"]  # a valid memory file: a person can approve it as it is
 
-    same = engine.edit(tid, "decision", engine.review(tid, "decision")["text"])  # saved unchanged: still the card
+    same = engine.edit(
+        tid, "decision", engine.review(tid, "decision")["text"]
+    )  # saved unchanged: still the card
     assert cards.is_card(same) and engine.review(tid, "decision")["card"]
 
     engine.edit(tid, "decision", rewritten(engine.review(tid, "decision")["text"]))
     review = engine.review(tid, "decision")
     assert review["card"] is False and cards.CARD not in [i["code"] for i in review["issues"]]
-    assert cards.is_offline(review)  # still known to come from the offline drafter: its evidence stays at hand
+    assert cards.is_offline(
+        review
+    )  # still known to come from the offline drafter: its evidence stays at hand
     engine.close()
 
 
 def test_auto_approve_holds_every_unwritten_card_by_default_and_saves_the_one_a_person_wrote(
-        project, tmp_path, default_user):
+    project, tmp_path, default_user
+):
     engine, tid = drafted(project, tmp_path)
     summary = auto_approve(engine, min_confidence=0.0)
     assert summary["created"] == [] and memory_files(tmp_path / "memory") == []
     held = {h["category"]: h for h in summary["held"]}
     assert set(held) == CATEGORIES
     for cat, h in held.items():
-        assert h["card"] is True and h["issues"] == [HELD] and h["title"] == engine.review(tid, cat)["title"]
+        assert (
+            h["card"] is True
+            and h["issues"] == [HELD]
+            and h["title"] == engine.review(tid, cat)["title"]
+        )
     assert not summary["unsure"] and exit_status(summary) == 0  # held for a person is no failure
     assert {r["state"] for r in staging.category_states(engine.data, tid).values()} == {"ready"}
 
@@ -95,7 +107,9 @@ def test_auto_approve_holds_every_unwritten_card_by_default_and_saves_the_one_a_
     engine.close()
 
 
-def test_offline_cards_true_lets_auto_approve_save_cards_through_the_gate(project, tmp_path, default_user):
+def test_offline_cards_true_lets_auto_approve_save_cards_through_the_gate(
+    project, tmp_path, default_user
+):
     make_engine(project, tmp_path).close()  # its project config, to which the person adds the key
     cfg = project / ".claude" / "memcurate.yaml"
     cfg.write_text(cfg.read_text() + "auto_approve:\n  offline_cards: true\n")
@@ -119,12 +133,16 @@ def test_the_text_and_json_summaries_say_why_cards_were_held(project, tmp_path, 
     assert all(h["card"] and HELD in h["issues"] for h in doc["held"])
 
 
-def test_a_cards_evidence_is_its_lines_its_category_and_for_a_runbook_the_error_and_its_fix(project, tmp_path):
+def test_a_cards_evidence_is_its_lines_its_category_and_for_a_runbook_the_error_and_its_fix(
+    project, tmp_path
+):
     engine, tid = drafted(project, tmp_path)
     ev = engine.card_evidence(tid, "runbook")
     assert ev["category"] == "runbook"
-    assert any("root cause" in line["text"] and line["turn"] == 4 and line["speaker"] == "assistant"
-               for line in ev["lines"])
+    assert any(
+        "root cause" in line["text"] and line["turn"] == 4 and line["speaker"] == "assistant"
+        for line in ev["lines"]
+    )
     (pair,) = ev["pairs"]
     assert "pytest tests/test_auth.py" in pair["error"] and "OperationalError" in pair["error"]
     assert "tests/conftest.py" in pair["fix"] and "passed: python -m pytest" in pair["fix"]
@@ -138,10 +156,21 @@ def test_a_cards_evidence_is_its_lines_its_category_and_for_a_runbook_the_error_
 
 
 def test_a_runbook_card_whose_transcript_is_gone_says_so_and_keeps_its_lines(tmp_path):
-    entry = {"snippets": [{"turn": 2, "speaker": "tool", "weight": 2.0, "keywords": ["error-fix"],
-                           "text": "error, then fixed: ModuleNotFoundError: No module named 'yaml'"}],
-             "excerpt": "[turn 2 · tool]\nerror: ModuleNotFoundError"}
-    ev = cards.evidence(entry, "runbook", {"transcript": str(tmp_path / "gone.jsonl"), "byte_range": [0, 100]}, {})
+    entry = {
+        "snippets": [
+            {
+                "turn": 2,
+                "speaker": "tool",
+                "weight": 2.0,
+                "keywords": ["error-fix"],
+                "text": "error, then fixed: ModuleNotFoundError: No module named 'yaml'",
+            }
+        ],
+        "excerpt": "[turn 2 · tool]\nerror: ModuleNotFoundError",
+    }
+    ev = cards.evidence(
+        entry, "runbook", {"transcript": str(tmp_path / "gone.jsonl"), "byte_range": [0, 100]}, {}
+    )
     assert ev["pairs"] == [] and "cannot be read" in ev["note"]
     assert ev["lines"][0]["text"].endswith("No module named 'yaml'")
 
@@ -149,12 +178,26 @@ def test_a_runbook_card_whose_transcript_is_gone_says_so_and_keeps_its_lines(tmp
 def test_evidence_staged_with_a_secret_is_shown_redacted(tmp_path):
     """Staging is within reach of Claude's side: a secret written into a triage's snippets is not shown."""
     key = "sk-ant-api03-" + "Zq7" * 20
-    entry = {"category": "constraint", "snippets": [{"turn": 1, "speaker": "user", "keywords": ["must"],
-                                                     "text": f"use the key {key} for every call"}],
-             "excerpt": f"export ANTHROPIC_API_KEY={key}", "look": {"statement": f"the key is {key}"}}
+    entry = {
+        "category": "constraint",
+        "snippets": [
+            {
+                "turn": 1,
+                "speaker": "user",
+                "keywords": ["must"],
+                "text": f"use the key {key} for every call",
+            }
+        ],
+        "excerpt": f"export ANTHROPIC_API_KEY={key}",
+        "look": {"statement": f"the key is {key}"},
+    }
     ev = cards.evidence(entry, "constraint-2", {}, {})
     assert ev["category"] == "constraint"  # a slot's entry names its base category
-    assert key not in json.dumps(ev) and "[REDACTED:" in ev["lines"][0]["text"] and "[REDACTED:" in ev["excerpt"]
+    assert (
+        key not in json.dumps(ev)
+        and "[REDACTED:" in ev["lines"][0]["text"]
+        and "[REDACTED:" in ev["excerpt"]
+    )
 
 
 def test_the_demo_says_its_drafts_are_cards_and_that_auto_approve_held_them(tmp_path, default_user):
@@ -163,7 +206,12 @@ def test_the_demo_says_its_drafts_are_cards_and_that_auto_approve_held_them(tmp_
     for line in OFFLINE_CARDS:
         assert line in p.stdout
     assert "Write them in the TUI: memcurate --project " in p.stdout
-    assert "created   0" in p.stdout and "cards     9 offline cards held for you to write in the TUI" in p.stdout
-    root = next(line.split()[-1] for line in p.stdout.splitlines() if line.startswith("demo folder"))
+    assert (
+        "created   0" in p.stdout
+        and "cards     9 offline cards held for you to write in the TUI" in p.stdout
+    )
+    root = next(
+        line.split()[-1] for line in p.stdout.splitlines() if line.startswith("demo folder")
+    )
     assert os.path.isdir(root)
     shutil.rmtree(root, ignore_errors=True)

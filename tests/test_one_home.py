@@ -8,9 +8,11 @@ from memcurate.curator.proposals.actions import issues_of
 
 
 def test_a_proposal_is_stale_only_when_a_file_moved_under_it():
-    errors = ["decision/x: section 'Rationale' is missing (required for decision)",
-              f"claude/debugging.md: debugging.md {CHANGED}",
-              f"claude/notes.md: notes.md no longer exists ({CHANGED})"]
+    errors = [
+        "decision/x: section 'Rationale' is missing (required for decision)",
+        f"claude/debugging.md: debugging.md {CHANGED}",
+        f"claude/notes.md: notes.md no longer exists ({CHANGED})",
+    ]
     assert [i["code"] for i in issues_of({"errors": errors})] == ["change", "stale", "stale"]
     assert all(i["severity"] == "BLOCK" for i in issues_of({"errors": errors}))
 
@@ -19,4 +21,6 @@ def test_the_filter_names_each_kind_of_row_once():
     from memcurate.widgets.dialogs import FILTER_CATEGORIES
     from memcurate.widgets.queue import GROUPS
 
-    assert len(FILTER_CATEGORIES) == len(set(FILTER_CATEGORIES)) and set(GROUPS) <= set(FILTER_CATEGORIES)
+    assert len(FILTER_CATEGORIES) == len(set(FILTER_CATEGORIES)) and set(GROUPS) <= set(
+        FILTER_CATEGORIES
+    )

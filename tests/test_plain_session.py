@@ -23,8 +23,10 @@ from memcurate.curator.candidates.incremental import capture
 
 SESSION = "8be629f7-48a5-4c3b-9180-d13012619beb"
 CWD = "/home/dev/notes-app"
-PROMPT = ("We use SQLite not Postgres because it's a single-machine tool; never add a server dependency. "
-          "Please fix the failing test.")
+PROMPT = (
+    "We use SQLite not Postgres because it's a single-machine tool; never add a server dependency. "
+    "Please fix the failing test."
+)
 TEST = "python -m pytest -q tests/test_store.py"
 FAILED = """Exit code 1
 F..                                                                      [100%]
@@ -52,10 +54,19 @@ class Claude2128(Transcript):
             r["promptId"] = "9856cd3a-4ed7-4a95-ad53-5e68b7c67e33"
         return r
 
-    def failed(self, tool_use_id: str, content: str) -> "Claude2128":
+    def failed(self, tool_use_id: str, content: str) -> Claude2128:
         r = self._base("user")
-        r["message"] = {"role": "user", "content": [
-            {"type": "tool_result", "content": content, "is_error": True, "tool_use_id": tool_use_id}]}
+        r["message"] = {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "content": content,
+                    "is_error": True,
+                    "tool_use_id": tool_use_id,
+                }
+            ],
+        }
         r["toolUseResult"] = f"Error: {content}"
         self.records.append(r)
         return self
@@ -64,19 +75,33 @@ class Claude2128(Transcript):
 def plain_session() -> Claude2128:
     t = Claude2128(session=SESSION, stamp="2026-11-27T13:25")
     t.user(PROMPT)
-    t.assistant(text("I'll run the failing test first."),
-                tool("toolu_01", "Bash", command=TEST, description="Run the failing test"))
+    t.assistant(
+        text("I'll run the failing test first."),
+        tool("toolu_01", "Bash", command=TEST, description="Run the failing test"),
+    )
     t.failed("toolu_01", FAILED)
     t.assistant(tool("toolu_02", "Read", file_path=f"{CWD}/app/store.py"))
-    t.result("toolu_02", "1\timport sqlite3\n2\n3\tdef open_db(path):\n4\t    return sqlite3.connect(path)\n")
-    t.assistant(text("The database's folder does not exist yet when it connects."),
-                tool("toolu_03", "Edit", file_path=f"{CWD}/app/store.py", replace_all=False,
-                     old_string="    return sqlite3.connect(path)",
-                     new_string="    path.parent.mkdir(parents=True, exist_ok=True)\n    return sqlite3.connect(path)"))
+    t.result(
+        "toolu_02",
+        "1\timport sqlite3\n2\n3\tdef open_db(path):\n4\t    return sqlite3.connect(path)\n",
+    )
+    t.assistant(
+        text("The database's folder does not exist yet when it connects."),
+        tool(
+            "toolu_03",
+            "Edit",
+            file_path=f"{CWD}/app/store.py",
+            replace_all=False,
+            old_string="    return sqlite3.connect(path)",
+            new_string="    path.parent.mkdir(parents=True, exist_ok=True)\n    return sqlite3.connect(path)",
+        ),
+    )
     t.result("toolu_03", f"The file {CWD}/app/store.py has been updated successfully.")
     t.assistant(tool("toolu_04", "Bash", command=TEST, description="Rerun the test"))
     t.result("toolu_04", PASSED)
-    t.assistant(text("`open_db` now creates the database's folder before connecting; the test passes."))
+    t.assistant(
+        text("`open_db` now creates the database's folder before connecting; the test passes.")
+    )
     return t
 
 
@@ -119,7 +144,9 @@ def test_offline_drafting_makes_an_evidence_card_of_each(staged):
     assert "never add a server dependency" in engine.review(tid, "constraint")["text"]
     runbook = engine.review(tid, "runbook")["text"]
     assert "unable to open database file" in runbook  # the symptom, from the failing run
-    assert "creates the database's folder before connecting" in runbook  # the fix, from the assistant's words
+    assert (
+        "creates the database's folder before connecting" in runbook
+    )  # the fix, from the assistant's words
 
 
 def runbook_score(tmp_path: Path, name: str, *, edit: bool) -> dict:
@@ -128,7 +155,11 @@ def runbook_score(tmp_path: Path, name: str, *, edit: bool) -> dict:
     t.assistant(tool("toolu_01", "Bash", command=TEST))
     t.failed("toolu_01", FAILED)
     if edit:
-        t.assistant(tool("toolu_02", "Edit", file_path=f"{CWD}/app/store.py", old_string="a", new_string="b"))
+        t.assistant(
+            tool(
+                "toolu_02", "Edit", file_path=f"{CWD}/app/store.py", old_string="a", new_string="b"
+            )
+        )
         t.result("toolu_02", f"The file {CWD}/app/store.py has been updated successfully.")
     t.assistant(tool("toolu_03", "Bash", command=TEST))
     t.result("toolu_03", PASSED)

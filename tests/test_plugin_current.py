@@ -32,12 +32,21 @@ def log_lines(project: Path) -> list[str]:
 
 def staged_ranges(project: Path) -> list[list[int]]:
     d = project / ".memcurate" / "staging"
-    docs = [json.loads((d / n / "triage.json").read_text()) for n in sorted(os.listdir(d)) if not n.startswith(".")]
+    docs = [
+        json.loads((d / n / "triage.json").read_text())
+        for n in sorted(os.listdir(d))
+        if not n.startswith(".")
+    ]
     return [doc["source"]["byte_range"] for doc in docs]
 
 
 def call(event: str, transcript: Path, project: Path, **extra):
-    doc = {"session_id": SESSION, "transcript_path": str(transcript), "cwd": str(project), "hook_event_name": event}
+    doc = {
+        "session_id": SESSION,
+        "transcript_path": str(transcript),
+        "cwd": str(project),
+        "hook_event_name": event,
+    }
     p = run_hook({**doc, **extra}, cwd=project)
     assert (p.returncode, p.stdout, p.stderr) == (0, b"", b""), p.stderr
     return p
@@ -45,9 +54,13 @@ def call(event: str, transcript: Path, project: Path, **extra):
 
 def session(words: int = 0) -> Transcript:
     """A session that triggers a decision; `words` more words of the person's at the end."""
-    t = (Transcript(stamp="2025-07-14T22:59")
-         .user("We decided to go with postgres because it is simpler to operate than the alternatives.")
-         .assistant(text("Understood: we will use postgres, since it keeps the deployment simpler.")))
+    t = (
+        Transcript(stamp="2025-07-14T22:59")
+        .user(
+            "We decided to go with postgres because it is simpler to operate than the alternatives."
+        )
+        .assistant(text("Understood: we will use postgres, since it keeps the deployment simpler."))
+    )
     if words:
         t.user(" ".join(f"word{i % 977}" for i in range(words)))
         t.assistant(text("Noted."))
@@ -56,33 +69,44 @@ def session(words: int = 0) -> Transcript:
 
 # -- the skill ----------------------------------------------------------------------------------------------
 
+
 def test_the_command_is_a_skill_named_for_its_folder():
     assert not (ROOT / "commands").exists(), "commands/ is the legacy form of skills/"
     fields, body = front_matter(ROOT / "skills" / "memcurate" / "SKILL.md")
     assert fields["name"] == "memcurate" and fields["description"]
-    assert fields["disable-model-invocation"] == "true"  # the person's list, not Claude's to run on its own
+    assert (
+        fields["disable-model-invocation"] == "true"
+    )  # the person's list, not Claude's to run on its own
     assert fields["allowed-tools"] == "Bash(memcurate list *)"
     assert "!`memcurate list`" in body
 
 
 def test_no_permission_rule_uses_the_deprecated_suffix():
-    shipped = [*ROOT.joinpath("skills").rglob("*.md"), *ROOT.joinpath("commands").rglob("*.md"),
-               ROOT / "hooks" / "hooks.json",
-               *ROOT.joinpath("curator").rglob("*.py"), *ROOT.joinpath("hooks").rglob("*.py")]
+    shipped = [
+        *ROOT.joinpath("skills").rglob("*.md"),
+        *ROOT.joinpath("commands").rglob("*.md"),
+        ROOT / "hooks" / "hooks.json",
+        *ROOT.joinpath("curator").rglob("*.py"),
+        *ROOT.joinpath("hooks").rglob("*.py"),
+    ]
     found = {str(p.relative_to(ROOT)): LEGACY_RULE.findall(p.read_text()) for p in shipped}
     assert {k: v for k, v in found.items() if v} == {}
 
 
 # -- the hook matchers --------------------------------------------------------------------------------------
 
+
 def test_hook_matchers_name_only_tools_claude_code_has():
     tools = {t for _e, matcher, _t in hook_entries.ENTRIES if matcher for t in matcher.split("|")}
     assert tools == {"Write", "Edit", "Bash"}
     plugin = json.loads((ROOT / "hooks" / "hooks.json").read_text())
-    assert "MultiEdit" not in json.dumps(plugin) and "MultiEdit" not in json.dumps(hook_entries.groups("x"))
+    assert "MultiEdit" not in json.dumps(plugin) and "MultiEdit" not in json.dumps(
+        hook_entries.groups("x")
+    )
 
 
 # -- SubagentStop after a compaction -----------------------------------------------------------------------
+
 
 def test_subagent_stop_for_an_agent_transcript_never_written_is_a_quiet_note(project):
     folder = claude_transcripts()
@@ -92,10 +116,13 @@ def test_subagent_stop_for_an_agent_transcript_never_written_is_a_quiet_note(pro
     [line] = log_lines(project)
     assert "SubagentStop:" in line and "nothing to triage" in line
     assert not re.search(r"not found|error|unreadable", line, re.I)
-    assert not (project / ".memcurate" / "offsets").exists()  # the main transcript waits for its own Stop
+    assert not (
+        project / ".memcurate" / "offsets"
+    ).exists()  # the main transcript waits for its own Stop
 
 
 # -- SessionEnd within the plugin's 1.5 s budget ------------------------------------------------------------
+
 
 def test_session_end_triages_a_turns_bytes_itself(project):
     path = session().write(claude_transcripts() / "s.jsonl")
@@ -128,5 +155,7 @@ def test_session_end_hands_a_long_untriaged_tail_to_a_background_pass(project):
     done = log_lines(project)[1:]
     assert len(done) == 1 and f"SessionEnd: staged bytes 0..{size}" in done[0], done
     assert staged_ranges(project) == [[0, size]]
-    call("SessionEnd", path, project, reason="exit")  # nothing left: the next pass is an ordinary one
+    call(
+        "SessionEnd", path, project, reason="exit"
+    )  # nothing left: the next pass is an ordinary one
     assert "background" not in log_lines(project)[-1]

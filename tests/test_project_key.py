@@ -23,40 +23,41 @@ from memcurate.curator.util.paths import project_key
 DEMO_SESSION = "5e55a1d0-de70-4c1a-9a5e-000000000001"
 
 OBSERVED = [  # (project folder, the folder under projects/ that claude 2.1.328 wrote)
+    pytest.param("/tmp/ccpaths/run/p/short.proj", "-tmp-ccpaths-run-p-short-proj", id="short"),
     pytest.param(
-        '/tmp/ccpaths/run/p/short.proj',
-        '-tmp-ccpaths-run-p-short-proj',
-        id='short'),
+        "/tmp/ccpaths/run/p/b200/seg00.name_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/seg0"
+        "1.name_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/seg02.name_xxxxxxxxxxxxxxxxxxxxx",
+        "-tmp-ccpaths-run-p-b200-seg00-name-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-seg0"
+        "1-name-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-seg02-name-xxxxxxxxxxxxxxxxxxxxx",
+        id="len200",
+    ),
     pytest.param(
-        '/tmp/ccpaths/run/p/b200/seg00.name_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/seg0'
-        '1.name_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/seg02.name_xxxxxxxxxxxxxxxxxxxxx',
-        '-tmp-ccpaths-run-p-b200-seg00-name-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-seg0'
-        '1-name-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-seg02-name-xxxxxxxxxxxxxxxxxxxxx',
-        id='len200'),
+        "/tmp/ccpaths/run/p/b201/seg00.name_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/seg0"
+        "1.name_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/seg02.name_xxxxxxxxxxxxxxxxxxxxx"
+        "x",
+        "-tmp-ccpaths-run-p-b201-seg00-name-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-seg0"
+        "1-name-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-seg02-name-xxxxxxxxxxxxxxxxxxxxx"
+        "-tbbtz7",
+        id="len201",
+    ),
     pytest.param(
-        '/tmp/ccpaths/run/p/b201/seg00.name_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/seg0'
-        '1.name_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/seg02.name_xxxxxxxxxxxxxxxxxxxxx'
-        'x',
-        '-tmp-ccpaths-run-p-b201-seg00-name-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-seg0'
-        '1-name-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-seg02-name-xxxxxxxxxxxxxxxxxxxxx'
-        '-tbbtz7',
-        id='len201'),
+        "/tmp/ccpaths/run/p/long_Proj/seg00.name_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+        "/seg01.name_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/seg02.name_xxxxxxxxxxxxxxxx"
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/seg03.name_xxxx",
+        "-tmp-ccpaths-run-p-long-Proj-seg00-name-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+        "-seg01-name-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-seg02-name-xxxxxxxxxxxxxxxx"
+        "-tdijzf",
+        id="long",
+    ),
     pytest.param(
-        '/tmp/ccpaths/run/p/long_Proj/seg00.name_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'
-        '/seg01.name_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/seg02.name_xxxxxxxxxxxxxxxx'
-        'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/seg03.name_xxxx',
-        '-tmp-ccpaths-run-p-long-Proj-seg00-name-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'
-        '-seg01-name-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-seg02-name-xxxxxxxxxxxxxxxx'
-        '-tdijzf',
-        id='long'),
-    pytest.param(
-        '/tmp/ccpaths/run/p/caf\u00e9-\U0001F600-\u4e2d/seg00.name_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/'
-        'seg01.name_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/seg02.name_xxxxxxxxxxxxxxxxx'
-        'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
-        '-tmp-ccpaths-run-p-caf-------seg00-name-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'
-        '-seg01-name-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-seg02-name-xxxxxxxxxxxxxxxx'
-        '-bse74l',
-        id='unicode'),
+        "/tmp/ccpaths/run/p/caf\u00e9-\U0001f600-\u4e2d/seg00.name_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/"
+        "seg01.name_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/seg02.name_xxxxxxxxxxxxxxxxx"
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "-tmp-ccpaths-run-p-caf-------seg00-name-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+        "-seg01-name-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-seg02-name-xxxxxxxxxxxxxxxx"
+        "-bse74l",
+        id="unicode",
+    ),
 ]
 
 
@@ -87,14 +88,22 @@ def test_a_long_projects_memories_go_to_the_folder_claude_code_reads(tmp_path):
     transcript.write_bytes(demo.read_bytes())
     env = {"CLAUDE_CONFIG_DIR": str(alt)}
     for event in ("Stop", "SessionEnd"):
-        doc = {"session_id": DEMO_SESSION, "transcript_path": str(transcript), "cwd": str(project),
-               "hook_event_name": event}
+        doc = {
+            "session_id": DEMO_SESSION,
+            "transcript_path": str(transcript),
+            "cwd": str(project),
+            "hook_event_name": event,
+        }
         p = run_hook(doc, cwd=project, env=env)
         assert p.returncode == 0 and p.stderr == b"", p.stderr
-    p = run_cli("status", "--json", cwd=project)  # without CLAUDE_CONFIG_DIR: the hook's record names it
+    p = run_cli(
+        "status", "--json", cwd=project
+    )  # without CLAUDE_CONFIG_DIR: the hook's record names it
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["memory_root"] == str(folder / "memory")
     p = run_cli("--auto-approve", "--json", cwd=project)
     assert p.returncode == 0, p.stderr
-    saved = [i["path"] for k in ("created", "updated") for i in json.loads(p.stdout)[k] if i.get("path")]
+    saved = [
+        i["path"] for k in ("created", "updated") for i in json.loads(p.stdout)[k] if i.get("path")
+    ]
     assert saved and all(s.startswith(str(folder / "memory") + os.sep) for s in saved)

@@ -30,17 +30,37 @@ def archive_op(ref="claude/debugging.md", base="a" * 64) -> list[dict]:
 
 def test_staging_is_idempotent_by_kind_refs_and_base_hashes(proj):
     e = proj["engine"]
-    pid = e.stage_proposal("archive", "Archive debugging notes", "No line links it", archive_op(), source="check",
-                           finding={"code": "unlinked", "refs": ["claude/debugging.md"]})
+    pid = e.stage_proposal(
+        "archive",
+        "Archive debugging notes",
+        "No line links it",
+        archive_op(),
+        source="check",
+        finding={"code": "unlinked", "refs": ["claude/debugging.md"]},
+    )
     assert pid and pid.endswith(store.key("archive", archive_op(), "unlinked"))
-    assert e.stage_proposal("archive", "Another title", "other words", archive_op(), source="tidy") is None
+    assert (
+        e.stage_proposal("archive", "Another title", "other words", archive_op(), source="tidy")
+        is None
+    )
     # another base (the file changed) or another kind is another proposal
-    assert e.stage_proposal("archive", "Archive debugging notes", "", archive_op(base="b" * 64), source="check")
+    assert e.stage_proposal(
+        "archive", "Archive debugging notes", "", archive_op(base="b" * 64), source="check"
+    )
     assert e.stage_proposal("unlink", "Unlink", "", archive_op(), source="check")
     [record] = [r for r in e.proposals() if r["id"] == pid]  # one second: ids sort by their key
-    assert record == {**record, "format": 1, "kind": "archive", "state": "pending", "source": "check",
-                      "title": "Archive debugging notes", "reason": "No line links it", "edit": None,
-                      "decision": None, "finding": {"code": "unlinked", "refs": ["claude/debugging.md"]}}
+    assert record == {
+        **record,
+        "format": 1,
+        "kind": "archive",
+        "state": "pending",
+        "source": "check",
+        "title": "Archive debugging notes",
+        "reason": "No line links it",
+        "edit": None,
+        "decision": None,
+        "finding": {"code": "unlinked", "refs": ["claude/debugging.md"]},
+    }
     assert e.proposal_counts() == {"pending": 3, "approved": 0, "rejected": 0, "damaged": 0}
 
 
@@ -70,8 +90,13 @@ def test_bad_proposals_are_refused_before_anything_is_written(proj):
 def test_a_secret_in_a_finding_is_not_stored_in_the_record(proj):
     e = proj["engine"]
     key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-    pid = e.stage_proposal("update", f"Remove the token {key}", f"claude/x.md holds {key}", archive_op(),
-                           source="check")
+    pid = e.stage_proposal(
+        "update",
+        f"Remove the token {key}",
+        f"claude/x.md holds {key}",
+        archive_op(),
+        source="check",
+    )
     text = open(store.record_path(proj["data"], pid), encoding="utf-8").read()
     assert key not in text and "REDACTED" in text
 
@@ -107,7 +132,10 @@ def test_an_id_prefix_finds_one_proposal_and_an_ambiguous_one_says_so(proj):
 
 def test_an_edit_replaces_the_text_of_the_one_memory_file_written(proj):
     e = proj["engine"]
-    ops = [{"op": "write", "ref": "decision/x", "base_hash": None, "text": "old\n"}, {"op": "add_line", "ref": "decision/x"}]
+    ops = [
+        {"op": "write", "ref": "decision/x", "base_hash": None, "text": "old\n"},
+        {"op": "add_line", "ref": "decision/x"},
+    ]
     pid = e.stage_proposal("adopt", "Adopt", "", ops, source="library")
     store.set_edit(proj["data"], pid, [{**ops[0], "text": "new\n"}, ops[1]])
     record = store.find(proj["data"], pid)
@@ -117,8 +145,10 @@ def test_an_edit_replaces_the_text_of_the_one_memory_file_written(proj):
 
 # -- through the CLI, on a real change: archiving a topic file of Claude's --------------------------------
 
-TOPIC = "---\nname: Debugging notes\ndescription: How the flaky test was found\ntype: project\n---\n" \
-        "The flaky test needs TMPDIR=/var/tmp [bold]on CI[/bold] \x1b[31mred\x1b[0m.\n"
+TOPIC = (
+    "---\nname: Debugging notes\ndescription: How the flaky test was found\ntype: project\n---\n"
+    "The flaky test needs TMPDIR=/var/tmp [bold]on CI[/bold] \x1b[31mred\x1b[0m.\n"
+)
 MEMORY_MD = "# Memory\n\n- [Debugging notes](debugging.md) — how the flaky test was found\n- Use uv, not pip\n"
 
 
@@ -132,9 +162,14 @@ def claude(proj) -> dict:
         f.write(MEMORY_MD)
     e = proj["engine"]
     base = e.library_entry("claude/debugging.md")["hash"]
-    proj["pid"] = e.stage_proposal("archive", "Archive Claude's debugging notes", "Nothing refers to it any more",
-                                   archive_op(base=base), source="check",
-                                   finding={"code": "stale-file", "refs": ["claude/debugging.md"]})
+    proj["pid"] = e.stage_proposal(
+        "archive",
+        "Archive Claude's debugging notes",
+        "Nothing refers to it any more",
+        archive_op(base=base),
+        source="check",
+        finding={"code": "stale-file", "refs": ["claude/debugging.md"]},
+    )
     return proj
 
 
@@ -153,7 +188,7 @@ def cli_json(capsys, *args: str) -> tuple[int, dict]:
 
 def files_of(root: str) -> dict[str, bytes]:
     out = {}
-    for folder, dirs, names in os.walk(root):
+    for folder, _dirs, names in os.walk(root):
         for n in names:
             if not n.startswith("."):
                 path = os.path.join(folder, n)
@@ -166,14 +201,18 @@ def test_list_show_and_approve_a_proposal_through_the_cli(claude, capsys):
     p, pid = claude["project"], "proposal/" + claude["pid"]
     code, doc = cli_json(capsys, "list", "--project", p)
     [item] = [i for i in doc["items"] if i["kind"] == "proposal"]
-    assert code == 0 and item["id"] == pid and item["state"] == "ready" and item["action"] == "archive"
+    assert (
+        code == 0 and item["id"] == pid and item["state"] == "ready" and item["action"] == "archive"
+    )
     assert item["title"] == "Archive Claude's debugging notes" and not item["blocked"]
     code, out, _ = cli(capsys, "list", "--project", p)
     assert pid in out and "proposal archive" in out
 
     code, out, _ = cli(capsys, "show", pid, "--project", p)
     assert code == 0 and "Nothing refers to it any more" in out and "stale-file" in out
-    assert "-The flaky test needs TMPDIR=/var/tmp [bold]on CI[/bold] red." in out  # the file leaves its place
+    assert (
+        "-The flaky test needs TMPDIR=/var/tmp [bold]on CI[/bold] red." in out
+    )  # the file leaves its place
     assert "\x1b" not in out  # terminal output is data: the escape in Claude's file is not sent
     code, shown = cli_json(capsys, "show", pid, "--project", p)
     assert {f["where"] for f in shown["files"]} >= {"debugging.md"} and shown["fingerprint"]
@@ -183,7 +222,9 @@ def test_list_show_and_approve_a_proposal_through_the_cli(claude, capsys):
     assert code == 0 and [s["id"] for s in doc["saved"]] == [pid]
     after = files_of(claude["root"])
     assert "debugging.md" not in after
-    assert after[os.path.join(".archive", "claude", "debugging.md")] == before["debugging.md"]  # bytes kept
+    assert (
+        after[os.path.join(".archive", "claude", "debugging.md")] == before["debugging.md"]
+    )  # bytes kept
     code, doc = cli_json(capsys, "status", "--project", p)
     assert doc["proposals"] == {"pending": 0, "approved": 1, "rejected": 0, "damaged": 0}
     code, doc = cli_json(capsys, "list", "--all", "--project", p)
@@ -191,7 +232,9 @@ def test_list_show_and_approve_a_proposal_through_the_cli(claude, capsys):
 
 
 def test_approving_in_text_names_the_files_it_changed(claude, capsys):
-    code, out, _ = cli(capsys, "approve", "proposal/" + claude["pid"], "--project", claude["project"])
+    code, out, _ = cli(
+        capsys, "approve", "proposal/" + claude["pid"], "--project", claude["project"]
+    )
     assert code == 0 and "(nothing written)" not in out
     assert ".archive/claude/debugging.md" in out and "debugging.md" in out
 
@@ -204,7 +247,12 @@ def test_reject_through_the_cli_records_the_reason_and_writes_nothing(claude, ca
     assert files_of(claude["root"]) == before
     assert store.find(claude["data"], pid)["decision"]["reason"] == "I still read it"
     e = claude["engine"]
-    assert e.stage_proposal("archive", "Archive it", "", store.find(claude["data"], pid)["ops"], source="check") is None
+    assert (
+        e.stage_proposal(
+            "archive", "Archive it", "", store.find(claude["data"], pid)["ops"], source="check"
+        )
+        is None
+    )
     code, doc = cli_json(capsys, "approve", pid, "--project", p)
     assert code == 1 and "already rejected" in doc["errors"][0]["error"]
 
@@ -237,7 +285,9 @@ def test_an_approval_refuses_what_the_person_did_not_see(claude):
     assert e.proposals(every=True)[0]["state"] == "approved"
 
 
-def test_a_proposal_whose_ops_cannot_be_planned_is_an_error_item_not_a_crash(claude, capsys, monkeypatch):
+def test_a_proposal_whose_ops_cannot_be_planned_is_an_error_item_not_a_crash(
+    claude, capsys, monkeypatch
+):
     from memcurate.curator.library.entries import LibraryError
 
     def broken(context, ops):

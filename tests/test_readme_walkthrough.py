@@ -31,7 +31,12 @@ def walkthrough() -> list[str]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
-    return [line.split("  #", 1)[0].strip() for block in blocks for line in block.splitlines() if line.strip()]
+    return [
+        line.split("  #", 1)[0].strip()
+        for block in blocks
+        for line in block.splitlines()
+        if line.strip()
+    ]
 
 
 def shim(folder: Path) -> Path:
@@ -51,14 +56,26 @@ def test_a_new_user_follows_the_readme_on_their_own_project(tmp_path):
     key = project_key(str(project.resolve()))
     sessions = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / key
     sessions.mkdir(parents=True)
-    shutil.copy(asset(os.path.join("demo", "session.jsonl")), sessions / f"{SESSION}.jsonl")  # a session they had
+    shutil.copy(
+        asset(os.path.join("demo", "session.jsonl")), sessions / f"{SESSION}.jsonl"
+    )  # a session they had
     # The user's config as a newcomer has it: none (the suite's own opt-ins out), and no model reachable: no
     # `claude` on this PATH and no API key, so `backend: auto` drafts offline and nothing is billed.
-    tools = sorted({os.path.dirname(shutil.which(t)) for t in ("bash", "git")})  # what the commands need
+    tools = sorted(
+        {os.path.dirname(shutil.which(t)) for t in ("bash", "git")}
+    )  # what the commands need
     path = os.pathsep.join([str(shim(tmp_path / "bin")), *tools])
-    offline = "backend: offline\n" if shutil.which("claude", path=path) else ""  # a `claude` beside git: no calls
-    (home / ".config" / "memcurate" / "config.yaml").write_text("hygiene: {interval_minutes: 0}\n" + offline)
-    env = {**os.environ, "PATH": path, "PYTHONPATH": os.pathsep.join([str(ROOT / "dev"), os.environ.get("PYTHONPATH", "")])}
+    offline = (
+        "backend: offline\n" if shutil.which("claude", path=path) else ""
+    )  # a `claude` beside git: no calls
+    (home / ".config" / "memcurate" / "config.yaml").write_text(
+        "hygiene: {interval_minutes: 0}\n" + offline
+    )
+    env = {
+        **os.environ,
+        "PATH": path,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "dev"), os.environ.get("PYTHONPATH", "")]),
+    }
 
     commands = walkthrough()
     assert commands[0].startswith("pipx install ./memcurate") and "memcurate install" in commands
@@ -72,24 +89,41 @@ def test_a_new_user_follows_the_readme_on_their_own_project(tmp_path):
         if command == "memcurate":
             continue  # the TUI needs a terminal; `memcurate list --draft` below drafts as it would
         command = command.replace(EXAMPLE_KEY, key)
-        command = EXAMPLE_ID.sub(lambda m: ids[m[1]], command)
-        out = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+        command = EXAMPLE_ID.sub(lambda m, ids=ids: ids[m[1]], command)
+        out = subprocess.run(
+            ["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+        )
         assert out.returncode == 0, f"`{command}` exited {out.returncode}: {out.stderr}"
         ran.append((command, out.stdout))
         if command.startswith("memcurate list"):
-            listed = subprocess.run(["bash", "-c", "memcurate list --json"], cwd=cwd, env=env, capture_output=True,
-                                    text=True, timeout=120)
-            ids = {item["category"]: item["id"] for item in json.loads(listed.stdout)["items"]
-                   if item["state"] == "ready" and not item["blocked"]}
+            listed = subprocess.run(
+                ["bash", "-c", "memcurate list --json"],
+                cwd=cwd,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            ids = {
+                item["category"]: item["id"]
+                for item in json.loads(listed.stdout)["items"]
+                if item["state"] == "ready" and not item["blocked"]
+            }
             assert "decision" in ids, listed.stdout
 
     said = dict(ran)
     assert "memcurate install" in said and "memcurate status" in said
     settings = json.loads((project / ".claude" / "settings.local.json").read_text())
     assert "Stop" in settings["hooks"] and "UserPromptSubmit" in settings["hooks"]
-    assert "offline" in said["memcurate status"]  # which backend drafts, and why, before anything is drafted
+    assert (
+        "offline" in said["memcurate status"]
+    )  # which backend drafts, and why, before anything is drafted
     approved = next(c for c in said if c.startswith("memcurate approve"))
     memory = sessions / "memory"
     saved = list((memory / "decision").glob("*.md"))
-    assert len(saved) == 1 and saved[0].name in said[approved]  # approve names where it saved the memory
-    assert saved[0].stem in (memory / "MEMORY.md").read_text()  # and the index Claude Code loads links it
+    assert (
+        len(saved) == 1 and saved[0].name in said[approved]
+    )  # approve names where it saved the memory
+    assert (
+        saved[0].stem in (memory / "MEMORY.md").read_text()
+    )  # and the index Claude Code loads links it

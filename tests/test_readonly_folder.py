@@ -42,19 +42,27 @@ def accounted(summary: dict, tids: list[str]) -> list[tuple[str, str]]:
     """(triage, category) of every candidate the summary names: saved, failed or left (a whole triage left
     names all its categories)."""
     saved = summary["created"] + summary["updated"] + summary["failed"]
-    return sorted([(c["triage"], c["category"]) for c in saved]
-                  + [(x["triage"], c) for x in summary["left"] for c in ([x["category"]] if x["category"]
-                                                                          else CATEGORIES)])
+    return sorted(
+        [(c["triage"], c["category"]) for c in saved]
+        + [
+            (x["triage"], c)
+            for x in summary["left"]
+            for c in ([x["category"]] if x["category"] else CATEGORIES)
+        ]
+    )
 
 
 @pytest.mark.parametrize("lock_file", [False, True], ids=["first-run", "lock-file-there"])
-def test_a_read_only_memory_folder_stops_the_run_and_loses_nothing(project, tmp_path, capsys, monkeypatch,
-                                                                   lock_file):
+def test_a_read_only_memory_folder_stops_the_run_and_loses_nothing(
+    project, tmp_path, capsys, monkeypatch, lock_file
+):
     """The lock file cannot be made (a first run), or it is there from an earlier run and every memory file's
     write is refused: either way the run stops on the folder, lists every candidate as left, exits 1, and the
     next run (the folder writable again) saves them all."""
     memory = setup(project, tmp_path)
-    if lock_file:  # an earlier run made it: the lock is taken, the writes into the folder are refused
+    if (
+        lock_file
+    ):  # an earlier run made it: the lock is taken, the writes into the folder are refused
         memory.mkdir()
         (memory / ".memcurate.lock").touch()
     tids = [stage(project, tmp_path, 1, same=True), stage(project, tmp_path, 2)]
@@ -67,7 +75,9 @@ def test_a_read_only_memory_folder_stops_the_run_and_loses_nothing(project, tmp_
     assert READ_ONLY in summary["stopped"] and str(memory) in summary["stopped"]
     assert not summary["created"] and not summary["failed"]  # nothing saved, nothing called failed
     assert accounted(summary, tids) == sorted((t, c) for t in tids for c in CATEGORIES)
-    assert len(folder.refused) <= 6  # stopped on the folder, not tried again and again for every triage
+    assert (
+        len(folder.refused) <= 6
+    )  # stopped on the folder, not tried again and again for every triage
     assert not [p for p in memory.rglob("*") if p.is_file() and p.name != ".memcurate.lock"]
 
     monkeypatch.undo()  # writable again: the next run saves what was left
@@ -77,14 +87,18 @@ def test_a_read_only_memory_folder_stops_the_run_and_loses_nothing(project, tmp_
     assert len(list((memory).glob("*/*.md"))) == 12
 
 
-def test_the_text_report_says_the_folder_is_read_only_and_what_was_left(project, tmp_path, capsys, monkeypatch):
+def test_the_text_report_says_the_folder_is_read_only_and_what_was_left(
+    project, tmp_path, capsys, monkeypatch
+):
     memory = setup(project, tmp_path)
     stage(project, tmp_path, 1)
     monkeypatch.setattr(os, "open", ReadOnlyFolder(memory))
     code, out, err = run(project, capsys)
     assert code == 1
     said = err.strip().splitlines()[-1]
-    assert said.startswith("memcurate: stopped: ") and READ_ONLY in said, said  # nothing failed: no "; " first
+    assert said.startswith("memcurate: stopped: ") and READ_ONLY in said, (
+        said
+    )  # nothing failed: no "; " first
     lines = out.splitlines()
     assert "created   0" in lines and "failed    0" in lines
     assert any(ln.startswith("left ") and "next run" in ln for ln in lines)
@@ -99,11 +113,16 @@ def _as_nobody() -> list[str] | None:
     return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 
-@pytest.mark.skipif(_as_nobody() is None, reason="needs root and setpriv, to run memcurate as an unprivileged user "
-                                                 "(root writes into a chmod 555 folder)")
+@pytest.mark.skipif(
+    _as_nobody() is None,
+    reason="needs root and setpriv, to run memcurate as an unprivileged user "
+    "(root writes into a chmod 555 folder)",
+)
 def test_a_folder_the_user_may_not_write_into_as_the_kernel_refuses_it():
     """The real thing: memcurate run by an unprivileged user whose memory folder is not writable."""
-    base = Path(tempfile.mkdtemp(prefix="memcurate-readonly-"))  # pytest's own folder is root's alone (0700)
+    base = Path(
+        tempfile.mkdtemp(prefix="memcurate-readonly-")
+    )  # pytest's own folder is root's alone (0700)
     try:
         base.chmod(0o755)
         project = base / "project"
@@ -116,11 +135,29 @@ def test_a_folder_the_user_may_not_write_into_as_the_kernel_refuses_it():
         for p in [base, *base.rglob("*")]:
             os.chown(p, 65534, 65534, follow_symlinks=False)
         memory.chmod(0o555)
-        env = {**os.environ, "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-               "XDG_CONFIG_HOME": str(home / ".config")}
+        env = {
+            **os.environ,
+            "HOME": str(home),
+            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+        }
         code = "import sys; from memcurate.curator.cli import main; sys.exit(main(sys.argv[1:]))"
-        r = subprocess.run([*_as_nobody(), sys.executable, "-c", code, "--auto-approve", "--json", "--project",
-                            str(project)], capture_output=True, text=True, env=env, timeout=120)
+        r = subprocess.run(
+            [
+                *_as_nobody(),
+                sys.executable,
+                "-c",
+                code,
+                "--auto-approve",
+                "--json",
+                "--project",
+                str(project),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
         assert r.returncode == 1 and "Traceback" not in r.stderr and r.stdout, r.stderr
         summary = json.loads(r.stdout)
         assert READ_ONLY in summary["stopped"]

@@ -22,22 +22,28 @@ from memcurate.curator.memory.recall import context, skip_reason
 from memcurate.curator.memory.recall.answer import Recall, recall
 from memcurate.curator.util.log import read_log
 
-NOW = dt.datetime(2026, 12, 1, 12, 0, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 12, 1, 12, 0, 0, tzinfo=dt.UTC)
 SAMPLE = "-Users-dain-workspace-claude-code-log-sample/"
-SESSIONS = [SAMPLE + "aa5c5ada-4f1e-4b7f-9d1f-c496b3badde5.jsonl",  # a failing cache-version test
-            SAMPLE + "12a546d1-83a7-49a6-abba-5400db340b43.jsonl",  # sidechain messages in the timeline
-            SAMPLE + "fe869ecb-c176-478f-9734-7e4b8ef12cff.jsonl",  # the GitHub action, pyright in converter.py
-            "-src-experiments-claude_p/2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl"]  # WebSearch in -p mode
-UNRELATED = ["write a haiku about autumn leaves and the sea",
-             "set up a kubernetes ingress for the payments service with TLS",
-             "please refactor the login handler to use async database calls",
-             "add a dark mode toggle to the settings page",
-             # share two to four words with saved memories, by chance: below the relevance floor
-             "add type hints to the timeline messages module",
-             "run the failing tests in parallel with pytest-xdist"]
+SESSIONS = [
+    SAMPLE + "aa5c5ada-4f1e-4b7f-9d1f-c496b3badde5.jsonl",  # a failing cache-version test
+    SAMPLE + "12a546d1-83a7-49a6-abba-5400db340b43.jsonl",  # sidechain messages in the timeline
+    SAMPLE
+    + "fe869ecb-c176-478f-9734-7e4b8ef12cff.jsonl",  # the GitHub action, pyright in converter.py
+    "-src-experiments-claude_p/2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl",
+]  # WebSearch in -p mode
+UNRELATED = [
+    "write a haiku about autumn leaves and the sea",
+    "set up a kubernetes ingress for the payments service with TLS",
+    "please refactor the login handler to use async database calls",
+    "add a dark mode toggle to the settings page",
+    # share two to four words with saved memories, by chance: below the relevance floor
+    "add type hints to the timeline messages module",
+    "run the failing tests in parallel with pytest-xdist",
+]
 
 
 # -- a project whose memories were saved from real sessions ---------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory) -> Path:
@@ -63,7 +69,8 @@ def make_project(base: Path, extra: str = "") -> Path:
     (project / ".git").mkdir(parents=True, exist_ok=True)
     (project / ".claude").mkdir(exist_ok=True)
     (project / ".claude" / "memcurate.yaml").write_text(
-        f"backend: offline\nmemory:\n  root: {base / 'memory'}\n{extra}")
+        f"backend: offline\nmemory:\n  root: {base / 'memory'}\n{extra}"
+    )
     return project
 
 
@@ -91,15 +98,25 @@ def memory_root(project: Path) -> Path:
 
 
 @needs_shared
-@pytest.mark.parametrize("prompt, expected", [
-    ("the cache invalidation version mismatch test is failing again",
-     "runbook/fix-failing-test-cache-invalidation-version-mismatch"),
-    ("how do we render sidechain messages in the timeline", "runbook/fix-failing-test-timeline-system-messages"),
-    ("can WebSearch be used in -p mode without asking for permission?",
-     "constraint/websearch-tool-available-but-requires-user-permission-grant"),
-    ("fix the pyright errors in converter.py", "runbook/fix-error-in-converter-py"),
-    ("update the github action workflow", "session_summary/updated-the-github-action"),
-])
+@pytest.mark.parametrize(
+    "prompt, expected",
+    [
+        (
+            "the cache invalidation version mismatch test is failing again",
+            "runbook/fix-failing-test-cache-invalidation-version-mismatch",
+        ),
+        (
+            "how do we render sidechain messages in the timeline",
+            "runbook/fix-failing-test-timeline-system-messages",
+        ),
+        (
+            "can WebSearch be used in -p mode without asking for permission?",
+            "constraint/websearch-tool-available-but-requires-user-permission-grant",
+        ),
+        ("fix the pyright errors in converter.py", "runbook/fix-error-in-converter-py"),
+        ("update the github action workflow", "session_summary/updated-the-github-action"),
+    ],
+)
 def test_a_prompt_about_a_saved_session_recalls_its_memory_first(proj, prompt, expected):
     r = run(proj, prompt)
     assert r.given and r.given[0].startswith(expected), (r.given, r.note)
@@ -158,15 +175,38 @@ def test_memories_loaded_by_memory_md_come_without_their_summary_and_the_others_
     # Past the load cut (MEMORY.md's first lines only): title, description and body.
     past = run(proj, prompt, session="past", memory_md__max_lines=3)
     block = past.context.split("\n## ")[1]
-    assert doc.description in block and "already loaded" not in block and doc.sections["Symptom"] in block
+    assert (
+        doc.description in block
+        and "already loaded" not in block
+        and doc.sections["Symptom"] in block
+    )
 
 
 # -- synthetic memories: exact control over MEMORY.md, bodies and status ----------------------------------
 
-def write_memory(root: Path, category: str, id: str, title: str, body: str, *, description: str = "",
-                 status: str = "active", updated: str = "2026-11-20T08:00:00Z") -> Path:
-    doc = memfile.MemoryDoc(id=id, category=category, title=title, description=description or f"When {title}",
-                            tags=["recall"], created=updated, updated=updated, status=status, body=body)
+
+def write_memory(
+    root: Path,
+    category: str,
+    id: str,
+    title: str,
+    body: str,
+    *,
+    description: str = "",
+    status: str = "active",
+    updated: str = "2026-11-20T08:00:00Z",
+) -> Path:
+    doc = memfile.MemoryDoc(
+        id=id,
+        category=category,
+        title=title,
+        description=description or f"When {title}",
+        tags=["recall"],
+        created=updated,
+        updated=updated,
+        status=status,
+        body=body,
+    )
     path = root / category / f"{id}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(memfile.render(doc))
@@ -178,9 +218,11 @@ def entry(category: str, id: str, title: str, description: str = "") -> str:
 
 
 def runbook_body(words: str, extra: str = "") -> str:
-    return (f"## Symptom\nThe {words} job fails with a timeout.\n\n## Steps\n1. Restart the {words} worker "
-            f"with the drain flag.\n2. Clear the stale lock file.\n\n## Verification\nThe {words} job "
-            f"passes again.{extra}")
+    return (
+        f"## Symptom\nThe {words} job fails with a timeout.\n\n## Steps\n1. Restart the {words} worker "
+        f"with the drain flag.\n2. Clear the stale lock file.\n\n## Verification\nThe {words} job "
+        f"passes again.{extra}"
+    )
 
 
 @pytest.fixture
@@ -191,20 +233,49 @@ def synth(tmp_path) -> Path:
 
 def test_past_the_cut_archived_and_unlisted_memories_come_in_full(synth):
     root = memory_root(synth)
-    write_memory(root, "runbook", "zorblat-loaded", "Zorblat queue stalls", runbook_body("zorblat queue"))
-    write_memory(root, "runbook", "zorblat-past", "Zorblat queue restarts", runbook_body("zorblat queue restart"))
-    write_memory(root, "runbook", "zorblat-archived", "Zorblat queue archive", runbook_body("zorblat queue old"),
-                 status="archived")
+    write_memory(
+        root, "runbook", "zorblat-loaded", "Zorblat queue stalls", runbook_body("zorblat queue")
+    )
+    write_memory(
+        root,
+        "runbook",
+        "zorblat-past",
+        "Zorblat queue restarts",
+        runbook_body("zorblat queue restart"),
+    )
+    write_memory(
+        root,
+        "runbook",
+        "zorblat-archived",
+        "Zorblat queue archive",
+        runbook_body("zorblat queue old"),
+        status="archived",
+    )
     filler = [f"- Claude's own note {i}" for i in range(10)]
-    (root / "MEMORY.md").write_text("\n".join(
-        [entry("runbook", "zorblat-loaded", "Zorblat queue stalls"), *filler,
-         entry("runbook", "zorblat-past", "Zorblat queue restarts")]) + "\n")
+    (root / "MEMORY.md").write_text(
+        "\n".join(
+            [
+                entry("runbook", "zorblat-loaded", "Zorblat queue stalls"),
+                *filler,
+                entry("runbook", "zorblat-past", "Zorblat queue restarts"),
+            ]
+        )
+        + "\n"
+    )
     r = run(synth, "the zorblat queue job fails with a timeout again", memory_md__max_lines=5)
-    assert set(r.given) == {"runbook/zorblat-loaded", "runbook/zorblat-past", "runbook/zorblat-archived"}
+    assert set(r.given) == {
+        "runbook/zorblat-loaded",
+        "runbook/zorblat-past",
+        "runbook/zorblat-archived",
+    }
     blocks = {b.split("\n", 1)[0]: b for b in r.context.split("\n## ")[1:]}
     assert "already loaded" in blocks["Zorblat queue stalls"]
-    assert "When Zorblat queue stalls" not in blocks["Zorblat queue stalls"]  # its line: Claude has it
-    assert "When Zorblat queue restarts" in blocks["Zorblat queue restarts"]  # past the cut: in full
+    assert (
+        "When Zorblat queue stalls" not in blocks["Zorblat queue stalls"]
+    )  # its line: Claude has it
+    assert (
+        "When Zorblat queue restarts" in blocks["Zorblat queue restarts"]
+    )  # past the cut: in full
     assert "runbook, archived" in blocks["Zorblat queue archive"]
     assert "When Zorblat queue archive" in blocks["Zorblat queue archive"]
     for b in blocks.values():
@@ -213,9 +284,18 @@ def test_past_the_cut_archived_and_unlisted_memories_come_in_full(synth):
 
 def test_a_loaded_memory_whose_body_adds_nothing_is_not_given(synth):
     root = memory_root(synth)
-    title, desc = "Pin frobnicator to version 3", "frobnicator version 3 pinned for the widget build"
-    write_memory(root, "decision", "pin-frobnicator", title, "## Decision\nPin frobnicator version 3.\n\n"
-                 "## Rationale\nThe widget build.", description=desc)
+    title, desc = (
+        "Pin frobnicator to version 3",
+        "frobnicator version 3 pinned for the widget build",
+    )
+    write_memory(
+        root,
+        "decision",
+        "pin-frobnicator",
+        title,
+        "## Decision\nPin frobnicator version 3.\n\n## Rationale\nThe widget build.",
+        description=desc,
+    )
     (root / "MEMORY.md").write_text(entry("decision", "pin-frobnicator", title, desc) + "\n")
     r = run(synth, "which frobnicator version does the widget build pin?")
     assert r.given == [] and r.context == ""
@@ -226,18 +306,49 @@ def test_a_loaded_memory_whose_body_adds_nothing_is_not_given(synth):
 
 def test_the_budget_holds_with_a_huge_body_and_ten_matches(synth):
     root = memory_root(synth)
-    huge = "\n".join(f"Line {i}: the quasar relay drops packets when the buffer overflows. "
-                     f"Increase the window for quasar relay {i}." for i in range(3000))
-    write_memory(root, "runbook", "quasar-huge", "Quasar relay drops packets", runbook_body("quasar relay", huge))
+    huge = "\n".join(
+        f"Line {i}: the quasar relay drops packets when the buffer overflows. "
+        f"Increase the window for quasar relay {i}."
+        for i in range(3000)
+    )
+    write_memory(
+        root,
+        "runbook",
+        "quasar-huge",
+        "Quasar relay drops packets",
+        runbook_body("quasar relay", huge),
+    )
     for i in range(10):
-        write_memory(root, "runbook", f"quasar-{i}", f"Quasar relay drops packets {i}",
-                     runbook_body(f"quasar relay buffer {i}"))
-    for i, topic in enumerate(["kiln", "ferry", "gable", "mosaic", "tundra", "walnut", "cobalt", "lantern"] * 4):
-        write_memory(root, "decision", f"other-{i}", f"Keep the {topic} service {i} small",
-                     f"## Decision\nThe {topic} service {i} stays small.\n\n## Rationale\nFewer moving parts.")
+        write_memory(
+            root,
+            "runbook",
+            f"quasar-{i}",
+            f"Quasar relay drops packets {i}",
+            runbook_body(f"quasar relay buffer {i}"),
+        )
+    for i, topic in enumerate(
+        ["kiln", "ferry", "gable", "mosaic", "tundra", "walnut", "cobalt", "lantern"] * 4
+    ):
+        write_memory(
+            root,
+            "decision",
+            f"other-{i}",
+            f"Keep the {topic} service {i} small",
+            f"## Decision\nThe {topic} service {i} stays small.\n\n## Rationale\nFewer moving parts.",
+        )
     prompt = "the quasar relay drops packets when the buffer overflows"
-    for budget, most, fit in ((2000, 3, 3), (10_000, 3, 3), (1300, 5, 4)):  # 1300: room for four heads
-        r = run(synth, prompt, session=f"b-{budget}", recall__max_chars=budget, recall__max_memories=most)
+    for budget, most, fit in (
+        (2000, 3, 3),
+        (10_000, 3, 3),
+        (1300, 5, 4),
+    ):  # 1300: room for four heads
+        r = run(
+            synth,
+            prompt,
+            session=f"b-{budget}",
+            recall__max_chars=budget,
+            recall__max_memories=most,
+        )
         assert 0 < len(r.context) <= budget
         assert r.given[0] == "runbook/quasar-huge"
         # the huge body is cut to fit, at a boundary, and leaves room for the others: it cannot starve them
@@ -249,19 +360,33 @@ def test_the_budget_holds_with_a_huge_body_and_ten_matches(synth):
 def test_bodies_are_cut_at_a_line_or_sentence_boundary():
     text = "First line of the body.\nSecond line, longer, with two sentences. The second one ends here.\nThird."
     assert context.cut(text, 1000) == text
-    assert context.cut(text, 30) == "First line of the body." + context.CUT  # a line break, when near
-    assert context.cut(text, 60) == "First line of the body.\nSecond line, longer, with two" + context.CUT
-    assert context.cut("One sentence here. Another sentence that runs on and on and on.", 30) == \
-        "One sentence here." + context.CUT
+    assert (
+        context.cut(text, 30) == "First line of the body." + context.CUT
+    )  # a line break, when near
+    assert (
+        context.cut(text, 60)
+        == "First line of the body.\nSecond line, longer, with two" + context.CUT
+    )
+    assert (
+        context.cut("One sentence here. Another sentence that runs on and on and on.", 30)
+        == "One sentence here." + context.CUT
+    )
     for n in range(0, len(text) + 5):
         assert len(context.cut(text, n)) <= n
 
 
-@pytest.mark.parametrize("prompt, why", [
-    ("yes", "acknowledgement"), ("Continue.", "acknowledgement"), ("ok", "acknowledgement"),
-    ("looks good!", "acknowledgement"), ("/compact keep the zorblat notes", "slash command"),
-    ("fix it", "too few content words"), ("what about zorblat?", "too few content words"),
-])
+@pytest.mark.parametrize(
+    "prompt, why",
+    [
+        ("yes", "acknowledgement"),
+        ("Continue.", "acknowledgement"),
+        ("ok", "acknowledgement"),
+        ("looks good!", "acknowledgement"),
+        ("/compact keep the zorblat notes", "slash command"),
+        ("fix it", "too few content words"),
+        ("what about zorblat?", "too few content words"),
+    ],
+)
 def test_trivial_prompts_are_skipped(synth, prompt, why):
     cfg = config.load(synth)
     assert skip_reason(prompt, cfg) == why
@@ -270,14 +395,23 @@ def test_trivial_prompts_are_skipped(synth, prompt, why):
 
 
 def test_recall_can_be_turned_off(synth):
-    write_memory(memory_root(synth), "runbook", "zorblat", "Zorblat queue stalls", runbook_body("zorblat queue"))
+    write_memory(
+        memory_root(synth),
+        "runbook",
+        "zorblat",
+        "Zorblat queue stalls",
+        runbook_body("zorblat queue"),
+    )
     assert run(synth, "the zorblat queue job fails with a timeout").given
-    off = run(synth, "the zorblat queue job fails with a timeout", session="s-2", recall__enabled=False)
+    off = run(
+        synth, "the zorblat queue job fails with a timeout", session="s-2", recall__enabled=False
+    )
     assert off.context == "" and off.note.startswith("off")
 
 
-@pytest.mark.parametrize("key, value", [("max_chars", 0), ("max_chars", 10_001), ("max_memories", 0),
-                                        ("min_words", 0)])
+@pytest.mark.parametrize(
+    "key, value", [("max_chars", 0), ("max_chars", 10_001), ("max_memories", 0), ("min_words", 0)]
+)
 def test_recall_bounds_are_validated(synth, key, value):
     (synth / ".claude" / "memcurate.yaml").write_text(f"recall:\n  {key}: {value}\n")
     with pytest.raises(config.ConfigError, match=f"recall.{key}"):
@@ -289,8 +423,13 @@ def test_a_memory_saved_after_the_last_call_is_found_and_a_removed_one_is_not_gi
     write_memory(root, "runbook", "zorblat", "Zorblat queue stalls", runbook_body("zorblat queue"))
     prompt = "the quibble parser rejects unicode input files"
     assert run(synth, prompt).given == []
-    write_memory(root, "decision", "quibble-parser", "Quibble parser reads unicode input",
-                 "## Decision\nThe quibble parser decodes input files as UTF-8.\n\n## Rationale\nUnicode files.")
+    write_memory(
+        root,
+        "decision",
+        "quibble-parser",
+        "Quibble parser reads unicode input",
+        "## Decision\nThe quibble parser decodes input files as UTF-8.\n\n## Rationale\nUnicode files.",
+    )
     assert run(synth, prompt, session="s-2").given == ["decision/quibble-parser"]
     (root / "decision" / "quibble-parser.md").unlink()
     assert run(synth, prompt, session="s-3").given == []
@@ -298,11 +437,17 @@ def test_a_memory_saved_after_the_last_call_is_found_and_a_removed_one_is_not_gi
 
 def test_damaged_files_mean_fewer_results_never_an_error(synth):
     root = memory_root(synth)
-    write_memory(root, "runbook", "zorblat-good", "Zorblat queue stalls", runbook_body("zorblat queue"))
-    bad = write_memory(root, "runbook", "zorblat-bad", "Zorblat queue stalls badly", runbook_body("zorblat queue"))
+    write_memory(
+        root, "runbook", "zorblat-good", "Zorblat queue stalls", runbook_body("zorblat queue")
+    )
+    bad = write_memory(
+        root, "runbook", "zorblat-bad", "Zorblat queue stalls badly", runbook_body("zorblat queue")
+    )
     prompt = "the zorblat queue job fails with a timeout"
     assert len(run(synth, prompt).given) == 2  # indexed, both
-    os.utime(root / "runbook", ns=(10**18, 10**18))  # the folder's stamp is old enough to be trusted ...
+    os.utime(
+        root / "runbook", ns=(10**18, 10**18)
+    )  # the folder's stamp is old enough to be trusted ...
     assert len(run(synth, prompt, session="s-1b").given) == 2
     bad.write_bytes(b"\xff\xfe not a memory any more")  # ... and an edit in place does not move it
     (root / "MEMORY.md").write_bytes(b"\xff\xfe\n" + entry("runbook", "x", "y").encode())
@@ -316,20 +461,40 @@ def test_damaged_files_mean_fewer_results_never_an_error(synth):
 
 
 def test_light_fields_read_what_render_writes_and_leave_out_what_they_cannot():
-    doc = memfile.MemoryDoc(id="a-b", category="decision", title='Use "quotes": yes', description="plain words",
-                            tags=["x"], created="2026-11-20T08:00:00Z", updated="2026-11-21T08:00:00Z", body="## D\nb")
+    doc = memfile.MemoryDoc(
+        id="a-b",
+        category="decision",
+        title='Use "quotes": yes',
+        description="plain words",
+        tags=["x"],
+        created="2026-11-20T08:00:00Z",
+        updated="2026-11-21T08:00:00Z",
+        body="## D\nb",
+    )
     fields, body = light_fields(memfile.render(doc))
     assert fields["title"] == 'Use "quotes": yes' and fields["description"] == "plain words"
-    assert fields["updated"] == "2026-11-21T08:00:00Z" and fields["status"] == "active" and body == "## D\nb"
+    assert (
+        fields["updated"] == "2026-11-21T08:00:00Z"
+        and fields["status"] == "active"
+        and body == "## D\nb"
+    )
     odd, _ = light_fields("---\ntitle: 'it''s'\nstatus: yes\ncount: 12\nnote: a # b\n---\n")
     assert odd == {"title": "it's"}
 
 
 # -- the real hook process ---------------------------------------------------------------------------------
 
-def hook_payload(prompt: str, project: Path, session: str = "0b5e6a34-1111-4222-8333-444455556666") -> dict:
-    return {"session_id": session, "transcript_path": str(project / "t.jsonl"), "cwd": str(project),
-            "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+
+def hook_payload(
+    prompt: str, project: Path, session: str = "0b5e6a34-1111-4222-8333-444455556666"
+) -> dict:
+    return {
+        "session_id": session,
+        "transcript_path": str(project / "t.jsonl"),
+        "cwd": str(project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
 
 
 def test_the_hook_process_prints_claude_codes_json_or_nothing(synth):
@@ -343,8 +508,12 @@ def test_the_hook_process_prints_claude_codes_json_or_nothing(synth):
     assert spec["hookEventName"] == "UserPromptSubmit"
     assert f"Saved as {root / 'runbook' / 'zorblat.md'}" in spec["additionalContext"]
     assert len(spec["additionalContext"]) <= 2000
-    for prompt in ("the zorblat queue job fails with a timeout",  # the same session: given already
-                   "write a haiku about autumn leaves", "yes", "/clear"):
+    for prompt in (
+        "the zorblat queue job fails with a timeout",  # the same session: given already
+        "write a haiku about autumn leaves",
+        "yes",
+        "/clear",
+    ):
         p = run_hook(hook_payload(prompt, synth), cwd=synth)
         assert (p.returncode, p.stdout, p.stderr) == (0, b"", b""), prompt
     lines = [x for x in read_log(synth / ".memcurate") if "UserPromptSubmit" in x]
@@ -352,10 +521,15 @@ def test_the_hook_process_prints_claude_codes_json_or_nothing(synth):
     assert "autumn" not in "\n".join(lines)  # the log never holds the prompt's text
 
 
-@pytest.mark.parametrize("raw", [b'{"hook_event_name": "UserPromptSubmit", "prompt": 7}',
-                                 b'{"hook_event_name": "UserPromptSubmit"}',
-                                 b'{"hook_event_name": "UserPromptSubmit", "prompt": "zorblat queue fails", '
-                                 b'"session_id": ["x"]}'])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"hook_event_name": "UserPromptSubmit", "prompt": 7}',
+        b'{"hook_event_name": "UserPromptSubmit"}',
+        b'{"hook_event_name": "UserPromptSubmit", "prompt": "zorblat queue fails", '
+        b'"session_id": ["x"]}',
+    ],
+)
 def test_malformed_prompt_input_is_one_log_line_and_nothing_on_stdout(synth, raw):
     p = run_hook(None, cwd=synth, raw=raw)
     assert (p.returncode, p.stdout, p.stderr) == (0, b"", b"")
@@ -376,14 +550,34 @@ def test_the_recall_hook_path_imports_no_yaml_and_no_ui(synth):
     import sys
 
     from conftest import ROOT
-    write_memory(memory_root(synth), "runbook", "zorblat", "Zorblat queue stalls", runbook_body("zorblat queue"))
-    os.utime(memory_root(synth) / "runbook", ns=(10**18, 10**18))  # a folder stamp old enough to be trusted
-    assert run(synth, "the zorblat queue job fails with a timeout", session="warm-up").given  # indexes it
-    p = subprocess.run([sys.executable, "-c", _PROBE], cwd=synth, capture_output=True, timeout=60,
-                       input=json.dumps(hook_payload("the zorblat queue job fails with a timeout", synth)).encode(),
-                       env={**os.environ, "PYTHONPATH": str(ROOT / "dev")})
+
+    write_memory(
+        memory_root(synth),
+        "runbook",
+        "zorblat",
+        "Zorblat queue stalls",
+        runbook_body("zorblat queue"),
+    )
+    os.utime(
+        memory_root(synth) / "runbook", ns=(10**18, 10**18)
+    )  # a folder stamp old enough to be trusted
+    assert run(
+        synth, "the zorblat queue job fails with a timeout", session="warm-up"
+    ).given  # indexes it
+    p = subprocess.run(
+        [sys.executable, "-c", _PROBE],
+        cwd=synth,
+        capture_output=True,
+        timeout=60,
+        input=json.dumps(
+            hook_payload("the zorblat queue job fails with a timeout", synth)
+        ).encode(),
+        env={**os.environ, "PYTHONPATH": str(ROOT / "dev")},
+    )
     hook_out, _, probe = p.stdout.decode().rpartition("\n")
-    assert "zorblat.md" in json.loads(hook_out)["hookSpecificOutput"]["additionalContext"]  # indexed and recalled
+    assert (
+        "zorblat.md" in json.loads(hook_out)["hookSpecificOutput"]["additionalContext"]
+    )  # indexed and recalled
     modules = json.loads(probe)["modules"]
     for name in ("yaml", "textual", "rich", "anthropic", "widgets"):
         assert not any(m == name or m.startswith(name + ".") for m in modules), name
@@ -396,22 +590,42 @@ def test_a_memory_saved_since_the_index_looked_is_recalled_without_loading_the_i
     import sys
 
     from conftest import ROOT
+
     root = memory_root(synth)
     write_memory(root, "runbook", "zorblat", "Zorblat queue stalls", runbook_body("zorblat queue"))
-    gone = write_memory(root, "runbook", "zorblat-old", "Zorblat queue stalled once", runbook_body("zorblat queue"))
-    assert len(run(synth, "the zorblat queue job fails with a timeout", session="warm-up").given) == 2  # indexed
-    write_memory(root, "decision", "quibble-parser", "Quibble parser reads unicode input",
-                 "## Decision\nThe quibble parser decodes input files as UTF-8.\n\n## Rationale\nUnicode files.")
+    gone = write_memory(
+        root, "runbook", "zorblat-old", "Zorblat queue stalled once", runbook_body("zorblat queue")
+    )
+    assert (
+        len(run(synth, "the zorblat queue job fails with a timeout", session="warm-up").given) == 2
+    )  # indexed
+    write_memory(
+        root,
+        "decision",
+        "quibble-parser",
+        "Quibble parser reads unicode input",
+        "## Decision\nThe quibble parser decodes input files as UTF-8.\n\n## Rationale\nUnicode files.",
+    )
     gone.unlink()
-    prompts = ["the quibble parser rejects unicode input files", "the zorblat queue job fails with a timeout"]
+    prompts = [
+        "the quibble parser rejects unicode input files",
+        "the zorblat queue job fails with a timeout",
+    ]
     for i, prompt in enumerate(prompts):
-        p = subprocess.run([sys.executable, "-c", _PROBE], cwd=synth, capture_output=True, timeout=60,
-                           input=json.dumps({**hook_payload(prompt, synth), "session_id": f"p-{i}"}).encode(),
-                           env={**os.environ, "PYTHONPATH": str(ROOT / "dev")})
+        p = subprocess.run(
+            [sys.executable, "-c", _PROBE],
+            cwd=synth,
+            capture_output=True,
+            timeout=60,
+            input=json.dumps({**hook_payload(prompt, synth), "session_id": f"p-{i}"}).encode(),
+            env={**os.environ, "PYTHONPATH": str(ROOT / "dev")},
+        )
         hook_out, _, probe = p.stdout.decode().rpartition("\n")
         context = json.loads(hook_out)["hookSpecificOutput"]["additionalContext"]
         assert ("quibble-parser.md" in context) == (i == 0) and "zorblat-old.md" not in context
         modules = json.loads(probe)["modules"]
-        assert "yaml" not in modules and "memcurate.curator.memory.index.memory_index" not in modules
+        assert (
+            "yaml" not in modules and "memcurate.curator.memory.index.memory_index" not in modules
+        )
     # in-process, the same answer (the index itself is left for the engine to bring up to date)
     assert run(synth, prompts[0], session="s-9").given == ["decision/quibble-parser"]

@@ -17,8 +17,22 @@ from memcurate.curator.engine import Engine
 from memcurate.curator.util.locks import FileLock
 from memcurate.hooks.dispatch import run as hook
 
-ITEM_KEYS = {"id", "kind", "state", "category", "title", "action", "confidence", "issues", "blocked", "where",
-             "session", "created", "error", "reason"}
+ITEM_KEYS = {
+    "id",
+    "kind",
+    "state",
+    "category",
+    "title",
+    "action",
+    "confidence",
+    "issues",
+    "blocked",
+    "where",
+    "session",
+    "created",
+    "error",
+    "reason",
+}
 
 
 def cli(capsys, *args: str) -> tuple[int, str, str]:
@@ -55,7 +69,9 @@ def drafted(seeded, capsys) -> dict:
 
 def item(layout: dict, category: str, nth: int = 0) -> dict:
     """The nth item (by id) of a category in the drafted demo."""
-    return sorted((i for i in layout["items"].values() if i["category"] == category), key=lambda i: i["id"])[nth]
+    return sorted(
+        (i for i in layout["items"].values() if i["category"] == category), key=lambda i: i["id"]
+    )[nth]
 
 
 def staging_files(data: str) -> dict[str, bytes]:
@@ -68,15 +84,21 @@ def staging_files(data: str) -> dict[str, bytes]:
 
 
 def memories(root: str) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in Path(root).glob("*/*.md") if p.parent.name != "archive")
+    return sorted(
+        str(p.relative_to(root)) for p in Path(root).glob("*/*.md") if p.parent.name != "archive"
+    )
 
 
 def states(layout: dict) -> dict[str, str]:
-    return {f"{tid}/{cat}": rec["state"] for tid in staging.triage_ids(layout["data"])
-            for cat, rec in staging.category_states(layout["data"], tid).items()}
+    return {
+        f"{tid}/{cat}": rec["state"]
+        for tid in staging.triage_ids(layout["data"])
+        for cat, rec in staging.category_states(layout["data"], tid).items()
+    }
 
 
 # -- list ------------------------------------------------------------------------------------
+
 
 def test_list_shows_what_is_triaged_and_never_drafts(seeded, capsys):
     before = staging_files(seeded["data"])
@@ -85,8 +107,11 @@ def test_list_shows_what_is_triaged_and_never_drafts(seeded, capsys):
     code, doc, _ = cli_json(capsys, "list", "--project", seeded["project"])
     assert code == 0
     assert staging_files(seeded["data"]) == before  # read-only: nothing drafted, nothing moved
-    expected = {f"{t}/{c}" for t in staging.triage_ids(seeded["data"])
-                for c in staging.category_states(seeded["data"], t)}
+    expected = {
+        f"{t}/{c}"
+        for t in staging.triage_ids(seeded["data"])
+        for c in staging.category_states(seeded["data"], t)
+    }
     assert {i["id"] for i in doc["items"]} == expected and len(expected) == 9
     assert {i["state"] for i in doc["items"]} == {"triaged"}
     for i in doc["items"]:
@@ -115,24 +140,34 @@ def test_list_after_drafting_shows_ready_items_with_confidence_and_issues(drafte
         assert 0 <= i["confidence"] <= 1 and i["action"] == "create"
         assert i["where"].startswith(f"{cat}/") and i["where"].endswith(".md")
     runbook = item(drafted, "runbook")  # its form advisory, and the mark of an offline card
-    assert [(x["severity"], x["code"]) for x in runbook["issues"]][-1] == ("ADVISORY", "offline-card")
+    assert [(x["severity"], x["code"]) for x in runbook["issues"]][-1] == (
+        "ADVISORY",
+        "offline-card",
+    )
     assert [x["severity"] for x in runbook["issues"]] == ["ADVISORY", "ADVISORY"]
 
     code, out, _ = cli(capsys, "list", "--project", drafted["project"])
     lines = out.splitlines()
     head = lines[0]
     assert head.split() == ["ID", "KIND", "STATE", "CATEGORY", "CONF", "TITLE"]
-    rows = [line for line in lines[1:] if line and not line.startswith(" ") and "ready" in line.split()[:3]]
+    rows = [
+        line
+        for line in lines[1:]
+        if line and not line.startswith(" ") and "ready" in line.split()[:3]
+    ]
     assert len(rows) == 9
     for i in items:  # aligned: every title starts under TITLE
         row = next(r for r in rows if r.startswith(i["id"] + " "))
-        assert row[head.index("TITLE"):].startswith(i["title"][:50])
-        assert row[head.index("CONF"):].startswith(f"{i['confidence']:.2f}")
+        assert row[head.index("TITLE") :].startswith(i["title"][:50])
+        assert row[head.index("CONF") :].startswith(f"{i['confidence']:.2f}")
     issue_line = lines[lines.index(next(r for r in rows if r.startswith(runbook["id"]))) + 1]
-    assert issue_line.startswith("    ADVISORY") and runbook["issues"][0]["message"][:40] in issue_line
+    assert (
+        issue_line.startswith("    ADVISORY") and runbook["issues"][0]["message"][:40] in issue_line
+    )
 
 
 # -- show and approve ------------------------------------------------------------------------
+
 
 def test_approve_saves_exactly_what_show_showed(drafted, capsys):
     dec = item(drafted, "decision")
@@ -149,7 +184,9 @@ def test_approve_saves_exactly_what_show_showed(drafted, capsys):
     code, doc, err = cli_json(capsys, "approve", prefix, "--project", drafted["project"])
     assert (code, err, doc["refused"]) == (0, "", [])
     [saved] = doc["saved"]
-    assert saved["id"] == dec["id"] and saved["action"] == "create" and saved["where"] == dec["where"]
+    assert (
+        saved["id"] == dec["id"] and saved["action"] == "create" and saved["where"] == dec["where"]
+    )
     root = drafted["memory_root"]
     assert Path(saved["path"]) == Path(root) / dec["where"]
     assert Path(saved["path"]).read_text(encoding="utf-8") == shown["text"]
@@ -184,8 +221,10 @@ def test_show_of_an_update_has_the_diff_and_a_conflict_is_refused_alone(drafted,
     assert cli(capsys, "approve", dec["id"], "--project", drafted["project"])[0] == 0
     saved = root / dec["where"]
     # The person trims the memory by hand; the same session, played again, says it in full.
-    saved.write_text(saved.read_text(encoding="utf-8").replace("The assistant agreed", "The assistant said"),
-                     encoding="utf-8")
+    saved.write_text(
+        saved.read_text(encoding="utf-8").replace("The assistant agreed", "The assistant said"),
+        encoding="utf-8",
+    )
     again = dict(drafted, transcript=drafted["transcript"].replace("000000000001", "000000000002"))
     demo.play_session(again, hook)
     code, doc, _ = cli_json(capsys, "list", "--draft", "--project", drafted["project"])
@@ -200,13 +239,21 @@ def test_show_of_an_update_has_the_diff_and_a_conflict_is_refused_alone(drafted,
     assert "+The assistant agreed" in text
 
     # Changed again before the approval: that one is refused as a conflict, the other is saved.
-    saved.write_text(saved.read_text(encoding="utf-8") + "\nOne more line by hand.\n", encoding="utf-8")
+    saved.write_text(
+        saved.read_text(encoding="utf-8") + "\nOne more line by hand.\n", encoding="utf-8"
+    )
     other = next(i for i in doc["items"] if i["category"] == "constraint" and i["state"] == "ready")
-    code, doc, err = cli_json(capsys, "approve", update["id"], other["id"], "--project", drafted["project"])
+    code, doc, err = cli_json(
+        capsys, "approve", update["id"], other["id"], "--project", drafted["project"]
+    )
     assert code == 1
     assert [s["id"] for s in doc["saved"]] == [other["id"]]
     assert [r["id"] for r in doc["refused"]] == [update["id"]]
-    assert err.count("\n") == 1 and update["id"] in err and "by hand" in saved.read_text(encoding="utf-8")
+    assert (
+        err.count("\n") == 1
+        and update["id"] in err
+        and "by hand" in saved.read_text(encoding="utf-8")
+    )
 
 
 def test_a_noop_says_it_writes_nothing(drafted, capsys):
@@ -224,20 +271,26 @@ def test_a_noop_says_it_writes_nothing(drafted, capsys):
 def test_show_never_prints_escape_sequences_from_a_hand_edited_draft(drafted, capsys):
     dec = item(drafted, "decision")
     path = Path(staging.candidate_files(drafted["data"], *dec["id"].split("/")).file)
-    path.write_text(path.read_text(encoding="utf-8") + "\x1b]0;owned\x07\x1b[31mred\x1b[0m\n", encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8") + "\x1b]0;owned\x07\x1b[31mred\x1b[0m\n", encoding="utf-8"
+    )
     code, text, _ = cli(capsys, "show", dec["id"], "--project", drafted["project"])
     assert code == 0 and "\x1b" not in text and "\x07" not in text and "red" in text
 
 
 # -- refusals: all or nothing ----------------------------------------------------------------
 
+
 @pytest.fixture
 def mixed(seeded, capsys) -> dict:
     """One triage drafted (its decision ready, its preference BLOCKed by an edit), the others triaged."""
     engine = Engine(seeded["project"])
     try:
-        tid = next(t for t in staging.triage_ids(seeded["data"])
-                   if "decision" in staging.category_states(seeded["data"], t))
+        tid = next(
+            t
+            for t in staging.triage_ids(seeded["data"])
+            if "decision" in staging.category_states(seeded["data"], t)
+        )
         engine.process(tid)
         text = engine.review(tid, "preference")["text"]
         engine.edit(tid, "preference", text.split("## Reason")[0])  # a required section gone: BLOCK
@@ -248,12 +301,15 @@ def mixed(seeded, capsys) -> dict:
     return seeded
 
 
-@pytest.mark.parametrize("bad, says", [
-    ("nope", "no such item"),
-    ("2026", "ambiguous"),
-    ("triaged", "not drafted yet"),
-    ("blocked", "BLOCK"),
-])
+@pytest.mark.parametrize(
+    "bad, says",
+    [
+        ("nope", "no such item"),
+        ("2026", "ambiguous"),
+        ("triaged", "not drafted yet"),
+        ("blocked", "BLOCK"),
+    ],
+)
 def test_a_bad_id_approves_nothing(mixed, capsys, bad, says):
     bad = mixed.get(bad, bad)
     before = states(mixed)
@@ -279,25 +335,36 @@ def test_a_blocked_item_can_be_rejected_and_a_busy_triage_is_a_clear_error(mixed
         code, doc, err = cli_json(capsys, "approve", mixed["ready"], "--project", mixed["project"])
     assert code == 1 and "another process is working on it; try again" in err
     assert doc["refused"][0]["id"] == mixed["ready"] and states(mixed)[mixed["ready"]] == "ready"
-    code, out, err = cli(capsys, "reject", mixed["blocked"], "--reason", "not a preference",
-                         "--project", mixed["project"])
+    code, out, err = cli(
+        capsys,
+        "reject",
+        mixed["blocked"],
+        "--reason",
+        "not a preference",
+        "--project",
+        mixed["project"],
+    )
     assert (code, err) == (0, "") and out.strip() == f"rejected {mixed['blocked']}"
     assert states(mixed)[mixed["blocked"]] == "rejected"
 
 
 # -- reject ----------------------------------------------------------------------------------
 
+
 def test_a_rejected_item_is_not_listed_nor_proposed_again(drafted, capsys):
     rb = item(drafted, "runbook")
-    code, doc, err = cli_json(capsys, "reject", rb["id"], "--reason", "no command named", "--project",
-                              drafted["project"])
+    code, doc, err = cli_json(
+        capsys, "reject", rb["id"], "--reason", "no command named", "--project", drafted["project"]
+    )
     assert (code, doc["rejected"], doc["refused"], err) == (0, [rb["id"]], [], "")
     code, doc, _ = cli_json(capsys, "list", "--project", drafted["project"])
     assert rb["id"] not in {i["id"] for i in doc["items"]}
     code, doc, _ = cli_json(capsys, "list", "--all", "--project", drafted["project"])
     gone = next(i for i in doc["items"] if i["id"] == rb["id"])
     assert gone["state"] == "rejected" and gone["reason"] == "no command named"
-    _, out, _ = cli(capsys, "list", "--all", "--project", drafted["project"])  # in words too: why it went
+    _, out, _ = cli(
+        capsys, "list", "--all", "--project", drafted["project"]
+    )  # in words too: why it went
     assert "    why      no command named" in out.split(rb["id"], 1)[1].split("\n20", 1)[0], out
     _, out, _ = cli(capsys, "show", rb["id"], "--project", drafted["project"])
     assert "state       rejected\nwhy         no command named\n" in out, out
@@ -315,7 +382,10 @@ def test_a_rejected_item_is_not_listed_nor_proposed_again(drafted, capsys):
 
 # -- exit codes, --json, --project, the real console script ----------------------------------
 
-@pytest.mark.parametrize("args", [["approve"], ["reject"], ["show"], ["list", "--bogus"], ["show", "a", "b"]])
+
+@pytest.mark.parametrize(
+    "args", [["approve"], ["reject"], ["show"], ["list", "--bogus"], ["show", "a", "b"]]
+)
 def test_usage_errors_exit_2(drafted, capsys, args):
     code, out, err = cli(capsys, *args, "--project", drafted["project"])
     assert code == 2 and out == "" and "usage:" in err
@@ -356,6 +426,8 @@ def test_a_save_leaves_the_index_current_for_the_recall_hook(drafted, capsys):
     engine = Engine(drafted["project"])
     root = engine.root
     engine.close()
-    conn, unindexed = folders.open_for_reading(os.path.join(drafted["data"], "index.sqlite"), root, list(CATEGORIES))
+    conn, unindexed = folders.open_for_reading(
+        os.path.join(drafted["data"], "index.sqlite"), root, list(CATEGORIES)
+    )
     conn.close()
     assert not unindexed, (unindexed.changed, unindexed.gone)

@@ -53,11 +53,20 @@ def app(project) -> Path:
 
 def fail_in_session(project: Path, session: str, command: str, output: str) -> None:
     """A Bash call of Claude Code's that failed, through the real hook (PostToolUseFailure)."""
-    payload = {"hook_event_name": "PostToolUseFailure", "session_id": session, "cwd": str(project),
-               "transcript_path": str(claude_transcripts() / f"{session}.jsonl"), "tool_name": "Bash",
-               "tool_input": {"command": command, "description": "Run the tests"},
-               "tool_use_id": f"toolu_{session[-6:]}", "error": f"Exit code 1\n{output}", "is_interrupt": False}
-    assert hook(json.dumps(payload).encode(), {**os.environ, "CLAUDE_PROJECT_DIR": str(project)}) == 0
+    payload = {
+        "hook_event_name": "PostToolUseFailure",
+        "session_id": session,
+        "cwd": str(project),
+        "transcript_path": str(claude_transcripts() / f"{session}.jsonl"),
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "Run the tests"},
+        "tool_use_id": f"toolu_{session[-6:]}",
+        "error": f"Exit code 1\n{output}",
+        "is_interrupt": False,
+    }
+    assert (
+        hook(json.dumps(payload).encode(), {**os.environ, "CLAUDE_PROJECT_DIR": str(project)}) == 0
+    )
 
 
 def rules_of(doc: dict) -> list[dict]:
@@ -65,7 +74,10 @@ def rules_of(doc: dict) -> list[dict]:
 
 
 def rule_files(project: Path) -> dict[str, str]:
-    return {str(p.relative_to(project)): p.read_text() for p in (project / ".claude" / "rules").rglob("*.md")}
+    return {
+        str(p.relative_to(project)): p.read_text()
+        for p in (project / ".claude" / "rules").rglob("*.md")
+    }
 
 
 def covered(project: Path, globs: list[str]) -> set[str]:
@@ -87,10 +99,14 @@ def approve_and_check_one_file(capsys, project: Path, rid: str) -> tuple[str, st
 def test_three_sessions_of_one_pytest_failure_graduate_to_one_rule(app, capsys):
     for n in range(3):
         fail_in_session(app, f"sess-{n}", COMMAND, pytest_failure(n))
-        fail_in_session(app, f"sess-{n}", COMMAND, pytest_failure(n + 10))  # a retry in the session: not counted
+        fail_in_session(
+            app, f"sess-{n}", COMMAND, pytest_failure(n + 10)
+        )  # a retry in the session: not counted
     code, doc, _ = cli_json(capsys, "list", "--project", str(app))
     [item] = rules_of(doc)
-    assert item["state"] == "ready" and item["rule"]["count"] == 3 and item["rule"]["kind"] == "test"
+    assert (
+        item["state"] == "ready" and item["rule"]["count"] == 3 and item["rule"]["kind"] == "test"
+    )
     name, body = approve_and_check_one_file(capsys, app, item["id"])
 
     fail_in_session(app, "sess-3", COMMAND, pytest_failure(3))  # after graduation
@@ -106,7 +122,11 @@ def test_three_sessions_of_one_pytest_failure_graduate_to_one_rule(app, capsys):
         fail_in_session(app, f"other-{n}", "pytest tests/test_cli.py", other_output(n))
     code, doc, _ = cli_json(capsys, "list", "--project", str(app))
     [other] = rules_of(doc)
-    assert other["id"] != item["id"] and "test_help" in other["rule"]["signature"] and other["rule"]["count"] == 3
+    assert (
+        other["id"] != item["id"]
+        and "test_help" in other["rule"]["signature"]
+        and other["rule"]["count"] == 3
+    )
     code, out, err = cli(capsys, "reject", other["id"], "--project", str(app))
     assert code == 0, err
     for n in range(3, 5):
@@ -114,7 +134,11 @@ def test_three_sessions_of_one_pytest_failure_graduate_to_one_rule(app, capsys):
     code, doc, _ = cli_json(capsys, "list", "--project", str(app))
     assert rules_of(doc) == []
     code, doc, _ = cli_json(capsys, "status", "--project", str(app))
-    assert (doc["rules"]["pending"], doc["rules"]["approved"], doc["rules"]["rejected"]) == (0, 1, 1)
+    assert (doc["rules"]["pending"], doc["rules"]["approved"], doc["rules"]["rejected"]) == (
+        0,
+        1,
+        1,
+    )
     assert rule_files(app) == {name: body}
 
 
@@ -124,9 +148,16 @@ def session_transcript(n: int) -> Transcript:
     t.user("Run the tests and fix what fails.")
     t.assistant(tool(f"t{n}a", "Bash", command=COMMAND))
     t.result(f"t{n}a", f"Exit code 1\n{pytest_failure(n)}", is_error=True)
-    t.assistant(text("The store writes into a folder that does not exist yet: I create it before saving."),
-                tool(f"t{n}b", "Edit", file_path="/home/dev/app/app/store.py", old_string="with open(",
-                     new_string="os.makedirs(self.root, exist_ok=True)\n        with open("))
+    t.assistant(
+        text("The store writes into a folder that does not exist yet: I create it before saving."),
+        tool(
+            f"t{n}b",
+            "Edit",
+            file_path="/home/dev/app/app/store.py",
+            old_string="with open(",
+            new_string="os.makedirs(self.root, exist_ok=True)\n        with open(",
+        ),
+    )
     t.result(f"t{n}b", "The file /home/dev/app/app/store.py has been updated.")
     t.assistant(tool(f"t{n}c", "Bash", command=COMMAND))
     t.result(f"t{n}c", "12 passed in 0.4s")
@@ -150,8 +181,15 @@ def test_two_approvals_at_once_write_once(app, capsys):
         fail_in_session(app, f"sess-{n}", COMMAND, pytest_failure(n))
     code, doc, _ = cli_json(capsys, "list", "--project", str(app))
     [item] = rules_of(doc)
-    procs = [subprocess.Popen(memcurate_exe() + ["approve", item["id"], "--project", str(app)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            memcurate_exe() + ["approve", item["id"], "--project", str(app)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     results = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
     for p in procs:
         p.stdout.close()

@@ -24,24 +24,52 @@ MARKER = re.compile(r"<!-- memcurate:rule/([0-9a-f]{12}) -->")
 
 
 def store_failure(message: str = "No such file or directory: <tmp>/data.json") -> Failure:
-    return Failure(kind="test", tool="pytest",
-                   signature=f"pytest tests/test_store.py::test_save FileNotFoundError {message}",
-                   test="tests/test_store.py::test_save", error_type="FileNotFoundError", message=message,
-                   files=("tests/test_store.py", "app/store.py"),
-                   excerpt="E   FileNotFoundError: [Errno 2] No such file or directory: '/tmp/pytest-7/data.json'")
+    return Failure(
+        kind="test",
+        tool="pytest",
+        signature=f"pytest tests/test_store.py::test_save FileNotFoundError {message}",
+        test="tests/test_store.py::test_save",
+        error_type="FileNotFoundError",
+        message=message,
+        files=("tests/test_store.py", "app/store.py"),
+        excerpt="E   FileNotFoundError: [Errno 2] No such file or directory: '/tmp/pytest-7/data.json'",
+    )
 
 
 def lint_failure() -> Failure:
-    return Failure(kind="lint", tool="ruff", signature="ruff E501 line too long", error_type="E501",
-                   message="line too long", files=("app/cli.py",), excerpt="app/cli.py:12:89: E501 Line too long (97 > 88)")
+    return Failure(
+        kind="lint",
+        tool="ruff",
+        signature="ruff E501 line too long",
+        error_type="E501",
+        message="line too long",
+        files=("app/cli.py",),
+        excerpt="app/cli.py:12:89: E501 Line too long (97 > 88)",
+    )
 
 
-def seen(data: str, failure: Failure, n: int, *, first: int = 0, error: str | None = None, fix: dict | None = None):
+def seen(
+    data: str,
+    failure: Failure,
+    n: int,
+    *,
+    first: int = 0,
+    error: str | None = None,
+    fix: dict | None = None,
+):
     """`failure` seen in sessions first..first+n-1 (one occurrence each, as the hook records them)."""
     for i in range(first, first + n):
-        ledger.record(data, failure, session=f"session-{i}", at=f"2026-11-2{i % 10}T10:00:00Z",
-                      command="uv run pytest -x", error=failure.excerpt if error is None else error,
-                      source="hook", fix=fix, threshold=3)
+        ledger.record(
+            data,
+            failure,
+            session=f"session-{i}",
+            at=f"2026-11-2{i % 10}T10:00:00Z",
+            command="uv run pytest -x",
+            error=failure.excerpt if error is None else error,
+            source="hook",
+            fix=fix,
+            threshold=3,
+        )
 
 
 @pytest.fixture
@@ -54,7 +82,12 @@ def proj(project) -> dict:
     (project / ".claude" / "memcurate.yaml").write_text("backend: offline\n")
     data = str(project / ".memcurate")
     seen(data, store_failure(), 3)
-    return {"project": str(project), "data": data, "key": store_failure().key, "rules": project / ".claude" / "rules"}
+    return {
+        "project": str(project),
+        "data": data,
+        "key": store_failure().key,
+        "rules": project / ".claude" / "rules",
+    }
 
 
 def rule_items(doc: dict) -> list[dict]:
@@ -72,6 +105,7 @@ def front_matter(text: str) -> dict:
 
 # -- list / show ---------------------------------------------------------------------------------
 
+
 def test_list_shows_a_candidate_with_its_count_rule_and_file(proj, capsys):
     code, doc, _ = cli_json(capsys, "list", "--project", proj["project"])
     assert code == 0
@@ -79,25 +113,40 @@ def test_list_shows_a_candidate_with_its_count_rule_and_file(proj, capsys):
     assert item["id"] == f"rule/{proj['key']}" and item["state"] == "ready" and not item["blocked"]
     r = item["rule"]
     assert r["count"] == 3 and r["kind"] == "test" and "test_save" in r["signature"]
-    assert r["file"].startswith(".claude/rules/memcurate/") and r["file"].endswith(".md") and r["topic"]
+    assert (
+        r["file"].startswith(".claude/rules/memcurate/")
+        and r["file"].endswith(".md")
+        and r["topic"]
+    )
     assert item["title"] == r["rule"] and r["rule"]
     code, out, _ = cli(capsys, "list", "--project", proj["project"])
     assert f"rule/{proj['key']}" in out and "3 sessions" in out and r["file"] in out
 
 
 def test_show_prints_the_rule_file_the_diff_and_the_evidence_escaped(proj, capsys):
-    seen(proj["data"], store_failure(), 1, first=3, error="E   FileNotFoundError \x1b[31m[bold]red[/bold]\x1b[0m")
+    seen(
+        proj["data"],
+        store_failure(),
+        1,
+        first=3,
+        error="E   FileNotFoundError \x1b[31m[bold]red[/bold]\x1b[0m",
+    )
     code, doc, _ = cli_json(capsys, "show", f"rule/{proj['key'][:5]}", "--project", proj["project"])
     assert code == 0 and len(doc["evidence"]) == 4 and doc["rule"]["count"] == 4
-    assert doc["decision"]["action"] == "create" and MARKER.search(doc["text"]).group(1) == proj["key"]
+    assert (
+        doc["decision"]["action"] == "create" and MARKER.search(doc["text"]).group(1) == proj["key"]
+    )
     code, out, _ = cli(capsys, "show", f"rule/{proj['key']}", "--project", proj["project"])
     assert code == 0
     assert "evidence: 4 session(s)" in out and "session-0" in out and "uv run pytest -x" in out
-    assert "\x1b" not in out and "[bold]red[/bold]" in out  # data: the escape goes, the markup is plain text
+    assert (
+        "\x1b" not in out and "[bold]red[/bold]" in out
+    )  # data: the escape goes, the markup is plain text
     assert f"<!-- memcurate:rule/{proj['key']} -->" in out
 
 
 # -- approve -------------------------------------------------------------------------------------
+
 
 def test_approve_writes_one_rule_file_and_a_recurrence_adds_evidence_not_a_copy(proj, capsys):
     code, out, err = cli(capsys, "approve", f"rule/{proj['key']}", "--project", proj["project"])
@@ -110,19 +159,26 @@ def test_approve_writes_one_rule_file_and_a_recurrence_adds_evidence_not_a_copy(
     assert any(Path(proj["project"]).glob(g) for g in globs)
     assert any(p.name == "test_store.py" for g in globs for p in Path(proj["project"]).glob(g))
 
-    seen(proj["data"], store_failure(), 2, first=3)  # the failure comes back after the rule was written
+    seen(
+        proj["data"], store_failure(), 2, first=3
+    )  # the failure comes back after the rule was written
     assert rule_files(proj["rules"]) == {name: body}
     code, doc, _ = cli_json(capsys, "status", "--project", proj["project"])
     assert doc["rules"]["approved"] == 1 and doc["rules"]["pending"] == 0
-    assert doc["rules"]["recurring"] == [{"id": f"rule/{proj['key']}", "file": f".claude/rules/{name}",
-                                         "sessions": 5, "since": 2}]
+    assert doc["rules"]["recurring"] == [
+        {"id": f"rule/{proj['key']}", "file": f".claude/rules/{name}", "sessions": 5, "since": 2}
+    ]
     code, out, _ = cli(capsys, "status", "--project", proj["project"])
     assert "seen in 2 sessions since it was written" in out
     code, out, err = cli(capsys, "approve", f"rule/{proj['key']}", "--project", proj["project"])
     assert code == 1 and "already saved" in err and rule_files(proj["rules"]) == {name: body}
     code, doc, _ = cli_json(capsys, "list", "--all", "--project", proj["project"])
     [item] = rule_items(doc)
-    assert item["state"] == "saved" and item["rule"]["count"] == 5 and item["where"] == f".claude/rules/{name}"
+    assert (
+        item["state"] == "saved"
+        and item["rule"]["count"] == 5
+        and item["where"] == f".claude/rules/{name}"
+    )
 
 
 def test_a_rule_approved_needs_no_memory_root(proj, capsys, monkeypatch):
@@ -144,7 +200,11 @@ def test_a_file_that_cannot_be_extended_blocks_the_rule_and_is_never_touched(pro
     before = rule_files(proj["rules"])
     code, doc, _ = cli_json(capsys, "list", "--project", proj["project"])
     [item] = rule_items(doc)
-    assert item["blocked"] and item["issues"][0]["severity"] == "BLOCK" and item["issues"][0]["message"]
+    assert (
+        item["blocked"]
+        and item["issues"][0]["severity"] == "BLOCK"
+        and item["issues"][0]["message"]
+    )
     code, out, err = cli(capsys, "approve", item["id"], "--project", proj["project"])
     assert code == 1 and "BLOCK" in err and rule_files(proj["rules"]) == before
     engine = Engine(proj["project"])
@@ -157,23 +217,40 @@ def test_a_file_that_cannot_be_extended_blocks_the_rule_and_is_never_touched(pro
 
 # -- edit ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("paths, why", [(["/etc/**"], "relative"), (["../outside/*.py"], ".."), ([""], "empty"),
-                                        (["tests/\n- evil"], "control character")])
+
+@pytest.mark.parametrize(
+    "paths, why",
+    [
+        (["/etc/**"], "relative"),
+        (["../outside/*.py"], ".."),
+        ([""], "empty"),
+        (["tests/\n- evil"], "control character"),
+    ],
+)
 def test_an_invalid_edit_is_refused_with_its_reason_and_nothing_stored(proj, paths, why):
     path = Path(ledger.candidate_path(proj["data"], proj["key"]))
     before = path.read_bytes()
     engine = Engine(proj["project"])
     with pytest.raises(ValueError, match=re.escape(why)):
-        engine.edit_rule(proj["key"], "Use the tmp_path fixture for files a test writes.", "testing", paths)
+        engine.edit_rule(
+            proj["key"], "Use the tmp_path fixture for files a test writes.", "testing", paths
+        )
     engine.close()
     assert path.read_bytes() == before
 
 
 def test_an_edited_rule_is_what_approving_writes(proj, capsys):
     engine = Engine(proj["project"])
-    view = engine.edit_rule(f"rule/{proj['key']}", "Use the tmp_path fixture for files a test writes.",
-                            "Test Files", ["tests/**/*.py"])
-    assert view["rule"] == "Use the tmp_path fixture for files a test writes." and view["plan"]["error"] == ""
+    view = engine.edit_rule(
+        f"rule/{proj['key']}",
+        "Use the tmp_path fixture for files a test writes.",
+        "Test Files",
+        ["tests/**/*.py"],
+    )
+    assert (
+        view["rule"] == "Use the tmp_path fixture for files a test writes."
+        and view["plan"]["error"] == ""
+    )
     done = engine.approve_rule(proj["key"])
     engine.close()
     text = (Path(proj["project"]) / done["file"]).read_text()
@@ -185,15 +262,28 @@ def test_an_edited_rule_is_what_approving_writes(proj, capsys):
 
 # -- reject ----------------------------------------------------------------------------------------
 
+
 def test_a_rejected_signature_is_never_proposed_again(proj, capsys):
-    code, out, err = cli(capsys, "reject", f"rule/{proj['key']}", "--reason", "flaky on CI", "--project", proj["project"])
+    code, out, err = cli(
+        capsys,
+        "reject",
+        f"rule/{proj['key']}",
+        "--reason",
+        "flaky on CI",
+        "--project",
+        proj["project"],
+    )
     assert code == 0 and f"rejected rule/{proj['key']}" in out
     seen(proj["data"], store_failure(), 3, first=3)
     code, doc, _ = cli_json(capsys, "list", "--project", proj["project"])
     assert rule_items(doc) == []
     code, doc, _ = cli_json(capsys, "list", "--all", "--project", proj["project"])
     [item] = rule_items(doc)
-    assert item["state"] == "rejected" and item["reason"] == "flaky on CI" and item["rule"]["count"] == 6
+    assert (
+        item["state"] == "rejected"
+        and item["reason"] == "flaky on CI"
+        and item["rule"]["count"] == 6
+    )
     assert not proj["rules"].exists()
     code, out, err = cli(capsys, "approve", f"rule/{proj['key']}", "--project", proj["project"])
     assert code == 1 and "already rejected" in err and not proj["rules"].exists()
@@ -201,15 +291,24 @@ def test_a_rejected_signature_is_never_proposed_again(proj, capsys):
 
 # -- status ----------------------------------------------------------------------------------------
 
+
 def test_status_counts_signatures_and_candidates_and_lists_the_pending(proj, capsys):
     seen(proj["data"], lint_failure(), 1)  # tracked, below the threshold
     code, doc, _ = cli_json(capsys, "status", "--project", proj["project"])
     r = doc["rules"]
     assert r["tracked"] == 2 and (r["pending"], r["approved"], r["rejected"]) == (1, 0, 0)
     [c] = r["candidates"]
-    assert c["id"] == f"rule/{proj['key']}" and c["sessions"] == 3 and c["kind"] == "test" and c["rule"]
+    assert (
+        c["id"] == f"rule/{proj['key']}"
+        and c["sessions"] == 3
+        and c["kind"] == "test"
+        and c["rule"]
+    )
     code, out, _ = cli(capsys, "status", "--project", proj["project"])
-    assert "rules        2 failure signature(s) tracked; candidates: 1 pending, 0 approved, 0 rejected" in out
+    assert (
+        "rules        2 failure signature(s) tracked; candidates: 1 pending, 0 approved, 0 rejected"
+        in out
+    )
     assert f"rule/{proj['key']}  3 sessions  test" in out
 
 
@@ -221,6 +320,7 @@ def test_status_of_a_project_without_failures_says_nothing_of_rules(project, cap
 
 
 # -- the engine ------------------------------------------------------------------------------------
+
 
 def test_an_engine_start_forgets_old_signatures_below_the_threshold(proj):
     seen(proj["data"], lint_failure(), 1)
@@ -258,7 +358,9 @@ def test_an_approval_while_another_writes_is_refused_and_the_rule_written_once(p
     write, second = rulefile.write, {}
 
     def write_while_another_approves(plan):
-        if "tried" not in second:  # once: the second approval's own write, when nothing kept it out, goes on
+        if (
+            "tried" not in second
+        ):  # once: the second approval's own write, when nothing kept it out, goes on
             second["tried"] = True
             other = Engine(proj["project"])
             try:
@@ -281,18 +383,28 @@ def test_an_approval_while_another_writes_is_refused_and_the_rule_written_once(p
 
 # -- headless ----------------------------------------------------------------------------------------
 
+
 def test_headless_leaves_rules_for_a_person_and_says_how_many_wait(proj, capsys):
     code, doc, _ = cli_json(capsys, "--auto-approve", "--project", proj["project"])
-    assert code == 0 and doc["rules"] == {"written": [], "failed": [],
-                                          "waiting": [{"id": f"rule/{proj['key']}", "sessions": 3, "error": ""}]}
+    assert code == 0 and doc["rules"] == {
+        "written": [],
+        "failed": [],
+        "waiting": [{"id": f"rule/{proj['key']}", "sessions": 3, "error": ""}],
+    }
     assert not proj["rules"].exists()
     code, out, _ = cli(capsys, "--auto-approve", "--project", proj["project"])
-    assert code == 0 and "rules     1 wait for review" in out and f"rule/{proj['key']}  3 sessions" in out
+    assert (
+        code == 0
+        and "rules     1 wait for review" in out
+        and f"rule/{proj['key']}  3 sessions" in out
+    )
     assert candidates.load(proj["data"], proj["key"]).state == "pending"
 
 
 def test_headless_with_rules_auto_approve_writes_what_can_be_written(proj, capsys):
-    (Path(proj["project"]) / ".claude" / "memcurate.yaml").write_text("backend: offline\nrules:\n  auto_approve: true\n")
+    (Path(proj["project"]) / ".claude" / "memcurate.yaml").write_text(
+        "backend: offline\nrules:\n  auto_approve: true\n"
+    )
     other = lint_failure()
     seen(proj["data"], other, 3)
     engine = Engine(proj["project"])
@@ -303,12 +415,17 @@ def test_headless_with_rules_auto_approve_writes_what_can_be_written(proj, capsy
     code, doc, _ = cli_json(capsys, "--auto-approve", "--project", proj["project"])
     assert code == 0
     [written] = doc["rules"]["written"]
-    assert written["id"] == f"rule/{proj['key']}" and (Path(proj["project"]) / written["file"]).is_file()
+    assert (
+        written["id"] == f"rule/{proj['key']}"
+        and (Path(proj["project"]) / written["file"]).is_file()
+    )
     [waiting] = doc["rules"]["waiting"]
     assert waiting["id"] == f"rule/{other.key}" and "left alone" in waiting["error"]
     assert blocked.read_bytes() == b"# the team's lint notes, not memcurate's\n"
     assert candidates.load(proj["data"], other.key).state == "pending"
-    code, doc, _ = cli_json(capsys, "--auto-approve", "--project", proj["project"])  # a second run writes nothing new
+    code, doc, _ = cli_json(
+        capsys, "--auto-approve", "--project", proj["project"]
+    )  # a second run writes nothing new
     assert code == 0 and doc["rules"]["written"] == [] and len(doc["rules"]["waiting"]) == 1
 
 
@@ -327,10 +444,13 @@ def test_a_hand_damaged_record_is_named_and_the_others_still_listed(proj, capsys
 
 # -- drafting with Claude ----------------------------------------------------------------------------
 
+
 def test_list_draft_asks_claude_for_the_rule_text_and_approving_writes_it(proj, capsys, fake):
     (Path(proj["project"]) / ".claude" / "memcurate.yaml").write_text("backend: claude-cli\n")
     rule = "Create the store's folder before the first write; tests start from an empty tmp_path."
-    fake.reply(envelope(structured_output={"rule": rule, "topic": "storage", "paths": ["app/**/*.py"]}))
+    fake.reply(
+        envelope(structured_output={"rule": rule, "topic": "storage", "paths": ["app/**/*.py"]})
+    )
     code, doc, err = cli_json(capsys, "list", "--draft", "--project", proj["project"])
     assert code == 0, err
     assert doc["drafted"]["drafted"] == [f"rule/{proj['key']}"] and len(fake.calls()) == 1
@@ -338,12 +458,16 @@ def test_list_draft_asks_claude_for_the_rule_text_and_approving_writes_it(proj, 
     assert item["title"] == rule and item["rule"]["paths"] == ["app/**/*.py"]
     assert item["rule"]["file"] == ".claude/rules/memcurate/storage.md"
     assert candidates.load(proj["data"], proj["key"]).draft["by"] == "claude-cli"
-    code, doc, err = cli_json(capsys, "list", "--draft", "--project", proj["project"])  # drafted once
+    code, doc, err = cli_json(
+        capsys, "list", "--draft", "--project", proj["project"]
+    )  # drafted once
     assert doc["drafted"]["drafted"] == [] and len(fake.calls()) == 1
     code, out, err = cli(capsys, "approve", item["id"], "--project", proj["project"])
     assert code == 0, err
     text = (Path(proj["project"]) / ".claude/rules/memcurate/storage.md").read_text()
-    assert f"- {rule} <!-- memcurate:rule/{proj['key']} -->" in text and front_matter(text)["paths"] == ["app/**/*.py"]
+    assert f"- {rule} <!-- memcurate:rule/{proj['key']} -->" in text and front_matter(text)[
+        "paths"
+    ] == ["app/**/*.py"]
 
 
 def test_a_failed_rule_call_keeps_the_offline_text_and_says_why(proj, capsys, fake):
@@ -359,6 +483,7 @@ def test_a_failed_rule_call_keeps_the_offline_text_and_says_why(proj, capsys, fa
 
 # -- approving writes what the person saw ------------------------------------------------------------
 
+
 def test_approving_what_was_shown_writes_it(proj):
     engine = Engine(proj["project"])
     shown = engine.rule(proj["key"])
@@ -372,12 +497,23 @@ def test_a_draft_stored_after_the_rule_was_shown_is_refused_and_nothing_written(
     what they approve."""
     engine = Engine(proj["project"])
     shown = engine.rule(proj["key"])
-    candidates.set_draft(proj["data"], proj["key"], {"rule": "Never save outside tmp_path in a test.",
-                                                     "topic": "testing", "paths": ["tests/**/*.py"],
-                                                     "by": "claude", "model": "m", "at": "2026-11-30T10:00:00Z"})
+    candidates.set_draft(
+        proj["data"],
+        proj["key"],
+        {
+            "rule": "Never save outside tmp_path in a test.",
+            "topic": "testing",
+            "paths": ["tests/**/*.py"],
+            "by": "claude",
+            "model": "m",
+            "at": "2026-11-30T10:00:00Z",
+        },
+    )
     with pytest.raises(RuleError, match="changed since you looked: look again"):
         engine.approve_rule(proj["key"], seen=shown)
-    assert not proj["rules"].exists() and candidates.load(proj["data"], proj["key"]).state == "pending"
+    assert (
+        not proj["rules"].exists() and candidates.load(proj["data"], proj["key"]).state == "pending"
+    )
     again = engine.rule(proj["key"])  # looked again: the draft is shown, and approving it writes it
     engine.approve_rule(proj["key"], seen=rule_actions_fingerprint(again))
     engine.close()
@@ -391,8 +527,15 @@ def test_a_file_extended_by_another_approval_after_the_rule_was_shown_is_refused
     seen(proj["data"], store_failure("other message"), 3, first=5)
     other = store_failure("other message").key
     engine = Engine(proj["project"])
-    engine.edit_rule(other, "Check the data folder exists before saving.", "testing", ["tests/**/*.py"])
-    engine.edit_rule(proj["key"], "Use the tmp_path fixture for files a test writes.", "testing", ["tests/**/*.py"])
+    engine.edit_rule(
+        other, "Check the data folder exists before saving.", "testing", ["tests/**/*.py"]
+    )
+    engine.edit_rule(
+        proj["key"],
+        "Use the tmp_path fixture for files a test writes.",
+        "testing",
+        ["tests/**/*.py"],
+    )
     shown = engine.rule(proj["key"])
     assert shown["plan"]["action"] == "create"
     engine.approve_rule(other)  # from a script: what `show` shows now
@@ -416,7 +559,9 @@ def test_an_edit_waits_for_an_approval_under_way_and_is_then_refused(proj, monke
 
     def write_while_edited(plan):
         try:
-            Engine(proj["project"]).edit_rule(proj["key"], "Something else entirely.", "testing", [])
+            Engine(proj["project"]).edit_rule(
+                proj["key"], "Something else entirely.", "testing", []
+            )
             edit["stored"] = True
         except LockBusy as e:
             edit["refused"] = e
@@ -433,14 +578,23 @@ def test_an_edit_waits_for_an_approval_under_way_and_is_then_refused(proj, monke
 
 # -- hand damage ---------------------------------------------------------------------------------
 
+
 def every_view(proj, capsys, rid: str) -> dict:
     """list, list --all, status and show (plain and --json) on the project, and the TUI's rule items:
     each exits 0 (or 1 with a one-line error for show) and none raises. Returns show's JSON (or {})."""
-    for args in (("list",), ("list", "--all"), ("status",), ("list", "--json"), ("status", "--json")):
+    for args in (
+        ("list",),
+        ("list", "--all"),
+        ("status",),
+        ("list", "--json"),
+        ("status", "--json"),
+    ):
         code, out, err = cli(capsys, *args, "--project", proj["project"])
         assert code == 0 and "Traceback" not in err, (args, err)
     code, out, err = cli(capsys, "show", rid, "--project", proj["project"])
-    assert code in (0, 1) and "Traceback" not in err and (code == 0 or rid in err or "rules/" in err), err
+    assert (
+        code in (0, 1) and "Traceback" not in err and (code == 0 or rid in err or "rules/" in err)
+    ), err
     engine = Engine(proj["project"])
     try:
         items = engine.review_items(every=True, kind="rule")
@@ -451,15 +605,32 @@ def every_view(proj, capsys, rid: str) -> dict:
     return json.loads(out) if code == 0 else {}
 
 
-@pytest.mark.parametrize("part,value,why", [
-    ("edit", {"rule": 5, "topic": 7, "paths": "abc"}, "edit.rule is not a str"),
-    ("edit", {"rule": "Create the folder first.", "topic": "store", "paths": [1, 2]}, "edit.paths is not a list of strings"),
-    ("edit", {"rule": "Create the folder first.", "topic": "store", "paths": {"a": 1}}, "edit.paths is not a list"),
-    ("draft", {"rule": ["t"], "topic": "testing", "paths": [], "by": "claude-cli"}, "draft.rule is not a str"),
-    ("edit", "Create the folder first.", "edit is a str, not a mapping"),
-    ("decision", {"at": "x", "file": 5, "sessions": 3}, "decision.file is not a str"),
-])
-def test_a_hand_damaged_rule_text_is_an_error_naming_the_file_never_made_up_globs(proj, capsys, part, value, why):
+@pytest.mark.parametrize(
+    "part,value,why",
+    [
+        ("edit", {"rule": 5, "topic": 7, "paths": "abc"}, "edit.rule is not a str"),
+        (
+            "edit",
+            {"rule": "Create the folder first.", "topic": "store", "paths": [1, 2]},
+            "edit.paths is not a list of strings",
+        ),
+        (
+            "edit",
+            {"rule": "Create the folder first.", "topic": "store", "paths": {"a": 1}},
+            "edit.paths is not a list",
+        ),
+        (
+            "draft",
+            {"rule": ["t"], "topic": "testing", "paths": [], "by": "claude-cli"},
+            "draft.rule is not a str",
+        ),
+        ("edit", "Create the folder first.", "edit is a str, not a mapping"),
+        ("decision", {"at": "x", "file": 5, "sessions": 3}, "decision.file is not a str"),
+    ],
+)
+def test_a_hand_damaged_rule_text_is_an_error_naming_the_file_never_made_up_globs(
+    proj, capsys, part, value, why
+):
     path = Path(ledger.candidate_path(proj["data"], proj["key"]))
     doc = json.loads(path.read_text())
     doc[part] = value
@@ -476,19 +647,44 @@ def test_a_hand_damaged_rule_text_is_an_error_naming_the_file_never_made_up_glob
         code, out, err = cli(capsys, command, rid, "--project", proj["project"])
         assert code == 1 and "Traceback" not in err and rid in err, (command, err)
     engine = Engine(proj["project"])
-    with pytest.raises(RuleError, match=re.escape(why)):  # the engine's own calls name the damage too
+    with pytest.raises(
+        RuleError, match=re.escape(why)
+    ):  # the engine's own calls name the damage too
         engine.rule(rid)
     engine.close()
-    assert path.read_bytes() == before and not proj["rules"].exists()  # nothing written, nothing lost
+    assert (
+        path.read_bytes() == before and not proj["rules"].exists()
+    )  # nothing written, nothing lost
 
 
 def test_hand_damaged_ledger_files_are_read_as_text_not_crashed_on(proj, capsys):
     folder = Path(ledger.failure_dir(proj["data"], proj["key"]))
-    f = store_failure()  # the signature stays the key's (else the ledger backs no rule: test_attack_records)
-    (folder / "failure.json").write_text(json.dumps({"kind": f.kind, "signature": f.signature, "key": f.key,
-                                                     "files": "tests/a.py", "tool": None, "message": 7}))
-    (folder / "session-1.json").write_text(json.dumps({"session": ["x"], "at": 3, "command": [1],
-                                                       "error": {"e": 1}, "fix": {"text": 5, "files": "app/x.py"}}))
+    f = (
+        store_failure()
+    )  # the signature stays the key's (else the ledger backs no rule: test_attack_records)
+    (folder / "failure.json").write_text(
+        json.dumps(
+            {
+                "kind": f.kind,
+                "signature": f.signature,
+                "key": f.key,
+                "files": "tests/a.py",
+                "tool": None,
+                "message": 7,
+            }
+        )
+    )
+    (folder / "session-1.json").write_text(
+        json.dumps(
+            {
+                "session": ["x"],
+                "at": 3,
+                "command": [1],
+                "error": {"e": 1},
+                "fix": {"text": 5, "files": "app/x.py"},
+            }
+        )
+    )
     (folder / "session-2.json").write_text(json.dumps({"fix": "not a fix", "files": {"a": 1}}))
     rid = f"rule/{proj['key']}"
     shown = every_view(proj, capsys, rid)
@@ -504,7 +700,10 @@ def test_a_damaged_session_file_counts_as_the_threshold_counted_it_and_is_named(
     folder = Path(ledger.failure_dir(proj["data"], proj["key"]))
     (folder / "session-1.json").write_text("{not json")
     cand = candidates.load(proj["data"], proj["key"])
-    assert cand.sessions == ledger.sessions(proj["data"], proj["key"]) == 3 and len(cand.occurrences) == 2
+    assert (
+        cand.sessions == ledger.sessions(proj["data"], proj["key"]) == 3
+        and len(cand.occurrences) == 2
+    )
     code, doc, _ = cli_json(capsys, "show", f"rule/{proj['key']}", "--project", proj["project"])
     assert code == 0 and doc["rule"]["count"] == 3
     assert any("session-1.json" in r and "unreadable" in r for r in doc["decision"]["reasons"])
@@ -515,13 +714,31 @@ def test_an_approved_rule_shows_the_text_written_not_one_worked_out_again(proj, 
     assert code == 0
     [file] = rule_files(proj["rules"]).values()
     # A later session says what fixed it: the offline text would now be another rule.
-    seen(proj["data"], store_failure(), 1, first=3, fix={"text": "Use the tmp_path fixture for the data file.",
-                                                         "files": ["tests/test_store.py"], "command": ""})
+    seen(
+        proj["data"],
+        store_failure(),
+        1,
+        first=3,
+        fix={
+            "text": "Use the tmp_path fixture for the data file.",
+            "files": ["tests/test_store.py"],
+            "command": "",
+        },
+    )
     from memcurate.curator.review.rule_actions import text
+
     cand = candidates.load(proj["data"], proj["key"])
     assert text(cand)["rule"].startswith("Use the tmp_path fixture")
     code, doc, _ = cli_json(capsys, "list", "--all", "--project", proj["project"])
     [item] = rule_items(doc)
-    assert item["state"] == "saved" and item["title"] in file.decode() and item["rule"]["rule"] == item["title"]
+    assert (
+        item["state"] == "saved"
+        and item["title"] in file.decode()
+        and item["rule"]["rule"] == item["title"]
+    )
     assert not item["title"].startswith("Use the tmp_path fixture")
-    assert cand.decision["rule"] == item["title"] and cand.decision["topic"] and "paths" in cand.decision
+    assert (
+        cand.decision["rule"] == item["title"]
+        and cand.decision["topic"]
+        and "paths" in cand.decision
+    )

@@ -22,10 +22,16 @@ SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
 def a_failure(message: str = "No such file or directory: <tmp>/cache.json") -> Failure:
-    return Failure(kind="test", tool="pytest", signature=f"pytest tests/test_store.py::test_save FileNotFoundError {message}",
-                   test="tests/test_store.py::test_save", error_type="FileNotFoundError", message=message,
-                   files=("tests/test_store.py", "curator/store.py"),
-                   excerpt="E   FileNotFoundError: [Errno 2] No such file or directory: '/tmp/pytest-7/cache.json'")
+    return Failure(
+        kind="test",
+        tool="pytest",
+        signature=f"pytest tests/test_store.py::test_save FileNotFoundError {message}",
+        test="tests/test_store.py::test_save",
+        error_type="FileNotFoundError",
+        message=message,
+        files=("tests/test_store.py", "curator/store.py"),
+        excerpt="E   FileNotFoundError: [Errno 2] No such file or directory: '/tmp/pytest-7/cache.json'",
+    )
 
 
 def rec(data, f, session, **kw):
@@ -72,23 +78,40 @@ def test_the_threshold_is_the_configured_one(data):
 
 def test_session_ids_become_safe_file_names_one_per_id(data):
     f = a_failure()
-    ids = ["../../etc/passwd", "failure", "x" * 200, "x" * 80 + "y", "a.b", "a_b", "0f4c2a9e-7b1d-4c3e-9a55-2d8e6f1b3c47"]
+    ids = [
+        "../../etc/passwd",
+        "failure",
+        "x" * 200,
+        "x" * 80 + "y",
+        "a.b",
+        "a_b",
+        "0f4c2a9e-7b1d-4c3e-9a55-2d8e6f1b3c47",
+    ]
     for s in ids:
         assert rec(data, f, s).new, s  # each id its own session: none taken for another's
     names = sorted(os.listdir(ledger.failure_dir(data, f.key)))
     assert "failure.json" in names and len(names) == len(ids) + 1
-    assert {"a_b.json", "0f4c2a9e-7b1d-4c3e-9a55-2d8e6f1b3c47.json"} <= set(names)  # safe ids are used as they are
+    assert {"a_b.json", "0f4c2a9e-7b1d-4c3e-9a55-2d8e6f1b3c47.json"} <= set(
+        names
+    )  # safe ids are used as they are
     for name in names:
         stem = name.removesuffix(".json")
-        assert len(stem) <= 80 and stem.replace(".", "").replace("_", "").replace("-", "").isalnum(), name
-    assert ledger.session_name("a.b").startswith("a_b.") and ledger.session_name("failure") != "failure"
+        assert (
+            len(stem) <= 80 and stem.replace(".", "").replace("_", "").replace("-", "").isalnum()
+        ), name
+    assert (
+        ledger.session_name("a.b").startswith("a_b.")
+        and ledger.session_name("failure") != "failure"
+    )
     assert ledger.sessions(data, f.key) == len(ids)
     assert not rec(data, f, "a.b").new  # and the same id again is the same session
 
 
 def test_a_rejected_or_approved_signature_is_never_staged_again(data):
-    for message, decide in (("one", lambda k: candidates.mark_rejected(data, k, "noise")),
-                            ("two", lambda k: candidates.mark_approved(data, k, ".claude/rules/memcurate/t.md", 3))):
+    for message, decide in (
+        ("one", lambda k: candidates.mark_rejected(data, k, "noise")),
+        ("two", lambda k: candidates.mark_approved(data, k, ".claude/rules/memcurate/t.md", 3)),
+    ):
         f = a_failure(message)
         for s in ("a", "b", "c"):
             rec(data, f, s)
@@ -103,12 +126,31 @@ def test_a_rejected_or_approved_signature_is_never_staged_again(data):
 
 
 def test_redacted_and_capped_before_touching_the_disk(data, tmp_path):
-    f = Failure(kind="runtime", tool="python", signature=f"python RuntimeError token {SECRET}",
-                error_type="RuntimeError", message=f"token {SECRET}", excerpt=f"RuntimeError: token {SECRET}\n" * 40)
-    rec(data, f, "s1", command=f"curl -H 'Authorization: token {SECRET}' " + "x" * 500,
-        error=f"Error: bad token {SECRET}\n" + "line\n" * 400)
-    ledger.add_fix(data, f.key, "s1", {"text": f"I rotated {SECRET} and it passed " + "y" * 900,
-                                       "files": ["app.py"], "command": "python app.py"})
+    f = Failure(
+        kind="runtime",
+        tool="python",
+        signature=f"python RuntimeError token {SECRET}",
+        error_type="RuntimeError",
+        message=f"token {SECRET}",
+        excerpt=f"RuntimeError: token {SECRET}\n" * 40,
+    )
+    rec(
+        data,
+        f,
+        "s1",
+        command=f"curl -H 'Authorization: token {SECRET}' " + "x" * 500,
+        error=f"Error: bad token {SECRET}\n" + "line\n" * 400,
+    )
+    ledger.add_fix(
+        data,
+        f.key,
+        "s1",
+        {
+            "text": f"I rotated {SECRET} and it passed " + "y" * 900,
+            "files": ["app.py"],
+            "command": "python app.py",
+        },
+    )
     rec(data, f, "s2", threshold=2)
     for path in Path(data).rglob("*"):
         if path.is_file():
@@ -121,7 +163,11 @@ def test_redacted_and_capped_before_touching_the_disk(data, tmp_path):
 
 def test_add_fix_changes_only_an_existing_occurrence(data):
     f = a_failure()
-    fix = {"text": "Created the cache folder first.", "files": ["curator/store.py"], "command": "uv run pytest"}
+    fix = {
+        "text": "Created the cache folder first.",
+        "files": ["curator/store.py"],
+        "command": "uv run pytest",
+    }
     assert not ledger.add_fix(data, f.key, "s1", fix)  # nothing recorded yet
     rec(data, f, "s1")
     assert ledger.add_fix(data, f.key, "s1", fix)
@@ -138,7 +184,9 @@ def test_a_writer_killed_half_way_leaves_nothing_counted(data):
     f = a_failure()
     rec(data, f, "s1")
     folder = ledger.failure_dir(data, f.key)
-    Path(folder, ".s2.json.999999.1.tmp").write_text('{"session": "s2", "at": "')  # killed before its link
+    Path(folder, ".s2.json.999999.1.tmp").write_text(
+        '{"session": "s2", "at": "'
+    )  # killed before its link
     assert ledger.sessions(data, f.key) == 1
     assert [o["session"] for o in ledger.occurrences(data, f.key)] == ["s1"]
     assert rec(data, f, "s2").new  # the session counts once it really is written
@@ -159,7 +207,10 @@ def test_damaged_files_are_skipped_with_a_note_and_nothing_else_is_lost(data):
     record = Path(ledger.candidate_path(data, f.key))
     record.write_text('{"state": "maybe"}')
     notes = []
-    assert candidates.load(data, f.key, notes=notes) is None and "not a rule candidate record" in notes[0]
+    assert (
+        candidates.load(data, f.key, notes=notes) is None
+        and "not a rule candidate record" in notes[0]
+    )
     assert candidates.all(data, every=True, notes=notes) == []
     later = rec(data, f, "s4")  # a damaged record is never replaced by a fresh one
     assert later.sessions == 4 and not later.staged and record.read_text() == '{"state": "maybe"}'
@@ -171,22 +222,41 @@ def test_candidate_changes(data):
     f = a_failure()
     for s in ("s1", "s2", "s3"):
         rec(data, f, s)
-    draft = {"rule": "Create the cache folder before saving.", "topic": "testing", "paths": ["tests/**"],
-             "by": "claude-cli", "model": "haiku", "at": "2026-01-05T00:00:00Z", "error": ""}
+    draft = {
+        "rule": "Create the cache folder before saving.",
+        "topic": "testing",
+        "paths": ["tests/**"],
+        "by": "claude-cli",
+        "model": "haiku",
+        "at": "2026-01-05T00:00:00Z",
+        "error": "",
+    }
     candidates.set_draft(data, f.key, draft)
     c = candidates.load(data, f.key)
     assert text(c) == {"rule": draft["rule"], "topic": "testing", "paths": ["tests/**"]}
-    candidates.set_edit(data, f.key, {"rule": "Call ensure_cache() first.", "topic": "store", "paths": []})
+    candidates.set_edit(
+        data, f.key, {"rule": "Call ensure_cache() first.", "topic": "store", "paths": []}
+    )
     c = candidates.load(data, f.key)
     assert text(c) == {"rule": "Call ensure_cache() first.", "topic": "store", "paths": []}
     assert c.draft["rule"] == draft["rule"]
     candidates.set_edit(data, f.key, None)
     assert text(candidates.load(data, f.key))["rule"] == draft["rule"]
-    for paths in ("tests/**", {"tests/**": 1}, [1]):  # never made-up globs from a string's letters or a dict's keys
+    for paths in (
+        "tests/**",
+        {"tests/**": 1},
+        [1],
+    ):  # never made-up globs from a string's letters or a dict's keys
         with pytest.raises(ValueError, match="paths must be a list of globs"):
-            candidates.set_edit(data, f.key, {"rule": "Call ensure_cache() first.", "topic": "store", "paths": paths})
+            candidates.set_edit(
+                data,
+                f.key,
+                {"rule": "Call ensure_cache() first.", "topic": "store", "paths": paths},
+            )
     doc = candidates.mark_approved(data, f.key, ".claude/rules/memcurate/store.md", 3)
-    assert doc["state"] == "approved" and doc["decision"]["file"] == ".claude/rules/memcurate/store.md"
+    assert (
+        doc["state"] == "approved" and doc["decision"]["file"] == ".claude/rules/memcurate/store.md"
+    )
     with pytest.raises(ValueError, match="already approved"):
         candidates.mark_rejected(data, f.key, "changed my mind")
     with pytest.raises(ValueError, match="no rule candidate"):
@@ -210,8 +280,14 @@ print(json.dumps([r.new, r.staged]))
 
 def race(data, sessions: list[str], tmp_path) -> list[list[bool]]:
     go = tmp_path / f"go-{len(os.listdir(tmp_path))}"
-    procs = [subprocess.Popen([sys.executable, "-c", RACER, str(ROOT), data, s, str(go)], stdout=subprocess.PIPE,
-                              text=True) for s in sessions]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, str(ROOT), data, s, str(go)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for s in sessions
+    ]
     go.touch()
     results = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
     assert all(p.returncode == 0 for p in procs)
@@ -263,7 +339,9 @@ def test_prune_never_loses_an_occurrence_recorded_while_it_decides(data, monkeyp
     rename = os.rename
     moved = []
 
-    def hook_records_first(src, dst):  # a hook links this session's file just before the folder goes aside
+    def hook_records_first(
+        src, dst
+    ):  # a hook links this session's file just before the folder goes aside
         if not moved:
             moved.append(src)
             rec(data, f, "s2")
@@ -274,7 +352,9 @@ def test_prune_never_loses_an_occurrence_recorded_while_it_decides(data, monkeyp
     monkeypatch.setattr(ledger.os, "rename", rename)
     assert sorted(o["session"] for o in ledger.occurrences(data, f.key)) == ["s1", "s2"]
     assert ledger.sessions(data, f.key) == 2 and ledger.failure(data, f.key)["key"] == f.key
-    assert not [n for n in os.listdir(os.path.join(data, ledger.FAILURES_DIR)) if n.startswith(".pruned")]
+    assert not [
+        n for n in os.listdir(os.path.join(data, ledger.FAILURES_DIR)) if n.startswith(".pruned")
+    ]
 
 
 def test_prune_looks_only_at_the_folder_of_a_signature_seen_lately(data, monkeypatch):

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import needs_shared, shared
 from test_engine import DEMO, make_engine, stage
+from test_verify_decide import NOW, doc, existing
 
 from memcurate.curator.candidates import staging
 from memcurate.curator.candidates.incremental import capture
@@ -17,13 +18,18 @@ from memcurate.curator.headless import auto_approve as gated_auto_approve
 from memcurate.curator.memory import memfile
 from memcurate.curator.review.actions import Redecided
 from memcurate.curator.verify.decide import decide, merge_sources, similarity
-from test_verify_decide import NOW, doc, existing
 
 OTHER = "11111111-2222-4333-8444-555555555555"
-RUN_ON_ALL_PUSH = "-Users-dain-workspace-claude-code-log-sample/fe869ecb-c176-478f-9734-7e4b8ef12cff.jsonl"
+RUN_ON_ALL_PUSH = (
+    "-Users-dain-workspace-claude-code-log-sample/fe869ecb-c176-478f-9734-7e4b8ef12cff.jsonl"
+)
 # two runbooks of one project, each a different failing test: they share "fix failing test" and nothing else
-CACHE_TEST = "-Users-dain-workspace-claude-code-log-sample/aa5c5ada-4f1e-4b7f-9d1f-c496b3badde5.jsonl"
-TIMELINE_TEST = "-Users-dain-workspace-claude-code-log-sample/12a546d1-83a7-49a6-abba-5400db340b43.jsonl"
+CACHE_TEST = (
+    "-Users-dain-workspace-claude-code-log-sample/aa5c5ada-4f1e-4b7f-9d1f-c496b3badde5.jsonl"
+)
+TIMELINE_TEST = (
+    "-Users-dain-workspace-claude-code-log-sample/12a546d1-83a7-49a6-abba-5400db340b43.jsonl"
+)
 
 
 def auto_approve(engine):
@@ -54,10 +60,20 @@ def saved_docs(root: Path) -> list[memfile.MemoryDoc]:
 
 
 def test_sources_stay_one_entry_per_session_with_one_range_of_turns():
-    merged = merge_sources([{"session": "a", "turns": [2, 4]}, {"session": "b", "turns": [1, 1]}],
-                           [{"session": "a", "turns": [7, 9]}, {"session": "a", "turns": [3, 3]},
-                            {"session": "c"}, {"session": "b", "turns": [1, 1]}])
-    assert merged == [{"session": "a", "turns": [2, 9]}, {"session": "b", "turns": [1, 1]}, {"session": "c"}]
+    merged = merge_sources(
+        [{"session": "a", "turns": [2, 4]}, {"session": "b", "turns": [1, 1]}],
+        [
+            {"session": "a", "turns": [7, 9]},
+            {"session": "a", "turns": [3, 3]},
+            {"session": "c"},
+            {"session": "b", "turns": [1, 1]},
+        ],
+    )
+    assert merged == [
+        {"session": "a", "turns": [2, 9]},
+        {"session": "b", "turns": [1, 1]},
+        {"session": "c"},
+    ]
 
 
 def test_the_same_fact_from_another_session_is_one_memory_with_both_sources(project, tmp_path):
@@ -92,7 +108,9 @@ def test_a_second_triage_of_one_session_updates_its_summary(project, tmp_path):
     summaries = [d for d in saved_docs(tmp_path / "memory") if d.category == "session_summary"]
     assert len(summaries) == 1, [d.id for d in summaries]
     assert [s["session"] for s in summaries[0].sources] == [summaries[0].sources[0]["session"]]
-    assert any(e["category"] == "session_summary" for e in second["updated"] + second["noop"]), second
+    assert any(e["category"] == "session_summary" for e in second["updated"] + second["noop"]), (
+        second
+    )
 
 
 def test_two_drafts_pending_at_once_save_the_fact_once_in_the_tui_path(project, tmp_path):
@@ -104,7 +122,9 @@ def test_two_drafts_pending_at_once_save_the_fact_once_in_the_tui_path(project, 
     first, second = staging.triage_ids(engine.data)
     engine.process(first)
     engine.process(second)
-    assert engine.review(second, "decision")["decision"]["action"] == "create"  # nothing was saved yet
+    assert (
+        engine.review(second, "decision")["decision"]["action"] == "create"
+    )  # nothing was saved yet
     paraphrase(engine, second)
     engine.approve(first, "decision")
     with pytest.raises(Redecided, match="was saved since"):
@@ -124,13 +144,15 @@ def test_two_drafts_pending_at_once_save_the_fact_once_in_auto_approve(project, 
         engine.process(tid)  # drafted and decided, nothing saved: every one a create
     paraphrase(engine, staging.triage_ids(engine.data)[1])
     summary = auto_approve(engine)
-    assert len(summary["created"]) == 6 and not summary["conflicts"] and not summary["failed"], summary
+    assert len(summary["created"]) == 6 and not summary["conflicts"] and not summary["failed"], (
+        summary
+    )
     assert len(saved_docs(tmp_path / "memory")) == 6
 
 
 @needs_shared
 def test_a_fact_drafted_in_two_categories_of_one_triage_is_kept_in_one(project, tmp_path):
-    """"I think we should run it on all push?" is drafted as a decision and as a preference: the decision
+    """ "I think we should run it on all push?" is drafted as a decision and as a preference: the decision
     keeps it, and the preference is skipped with a reason naming it."""
     engine = make_engine(project, tmp_path)
     stage(engine, str(shared(RUN_ON_ALL_PUSH)))
@@ -158,22 +180,35 @@ def test_different_facts_that_share_words_are_not_merged(project, tmp_path):
 def test_a_paraphrase_naming_the_same_things_is_the_same_fact_and_other_names_are_not():
     """Real titles and statements (10-box-os, claude-code-log): one fact said with and without "let's"
     and a quote, one fact naming the same test, and two tests that only share "fix failing test"."""
-    a = doc(title="Use this one instead and modify the rest accordingly",
-            body="## Decision\nLet's use this one instead and modify the rest accordingly.\n\nConfirmed by the "
-                 "assistant, turn 4: “That orange-red (#D96E4B) is much better - it's warm, professional.”\n\n"
-                 "## Rationale\nIt is warm.")
-    b = doc(title="Let's use this one instead and modify the rest accordingly",
-            body="## Decision\n> Let's use this one instead and modify the rest accordingly.\n\n## Rationale\nWarm.")
+    a = doc(
+        title="Use this one instead and modify the rest accordingly",
+        body="## Decision\nLet's use this one instead and modify the rest accordingly.\n\nConfirmed by the "
+        "assistant, turn 4: “That orange-red (#D96E4B) is much better - it's warm, professional.”\n\n"
+        "## Rationale\nIt is warm.",
+    )
+    b = doc(
+        title="Let's use this one instead and modify the rest accordingly",
+        body="## Decision\n> Let's use this one instead and modify the rest accordingly.\n\n## Rationale\nWarm.",
+    )
     assert similarity(a, b) >= 0.6
-    cache = doc(title="Fix failing test cache invalidation version mismatch", category="runbook",
-                body="## Symptom\nThe failing run reported: `test/test_cache.py::TestCacheManager::"
-                     "test_cache_invalidation_version_mismatch FAILED`\n\n## Steps\n1. x\n\n## Verification\ny")
-    cache2 = doc(title="Cache version mismatch test fails", category="runbook",
-                 body="## Symptom\n`test/test_cache.py::TestCacheManager::test_cache_invalidation_version_mismatch`"
-                      " fails after the version bump\n\n## Steps\n1. x\n\n## Verification\ny")
-    timeline = doc(title="Fix failing test timeline system messages chromium", category="runbook",
-                   body="## Symptom\nThe failing run reported: `test/test_timeline_browser.py::TestTimelineBrowser::"
-                        "test_timeline_system_messages[chromium] FAILED`\n\n## Steps\n1. x\n\n## Verification\ny")
+    cache = doc(
+        title="Fix failing test cache invalidation version mismatch",
+        category="runbook",
+        body="## Symptom\nThe failing run reported: `test/test_cache.py::TestCacheManager::"
+        "test_cache_invalidation_version_mismatch FAILED`\n\n## Steps\n1. x\n\n## Verification\ny",
+    )
+    cache2 = doc(
+        title="Cache version mismatch test fails",
+        category="runbook",
+        body="## Symptom\n`test/test_cache.py::TestCacheManager::test_cache_invalidation_version_mismatch`"
+        " fails after the version bump\n\n## Steps\n1. x\n\n## Verification\ny",
+    )
+    timeline = doc(
+        title="Fix failing test timeline system messages chromium",
+        category="runbook",
+        body="## Symptom\nThe failing run reported: `test/test_timeline_browser.py::TestTimelineBrowser::"
+        "test_timeline_system_messages[chromium] FAILED`\n\n## Steps\n1. x\n\n## Verification\ny",
+    )
     assert similarity(cache, cache2) >= 0.6
     assert similarity(cache, timeline) < 0.6
     d = decide(cache2, [existing(cache, "/m/runbook/fix-failing-test.md")], now=NOW)
@@ -186,7 +221,10 @@ def test_an_identical_draft_from_a_new_session_records_its_source_without_changi
     assert (d.action, d.target, d.source_only) == ("noop", "jwt-auth", True)
     written = memfile.parse(d.text)
     assert written.body == old.body and written.title == old.title
-    assert written.sources == [{"session": "s1", "turns": [2, 3]}, {"session": "s2", "turns": [5, 6]}]
+    assert written.sources == [
+        {"session": "s1", "turns": [2, 3]},
+        {"session": "s2", "turns": [5, 6]},
+    ]
     again = decide(doc(sources=[{"session": "s1", "turns": [2, 3]}]), [existing(old)], now=NOW)
     assert again.action == "noop" and not again.source_only  # nothing new at all: nothing to write
 

@@ -17,22 +17,35 @@ from memcurate.curator.memory.index import MemoryIndex
 from memcurate.curator.memory.index.watcher import inotify_available
 from memcurate.curator.memory.store import MemoryStore, content_hash
 
-needs_inotify = pytest.mark.skipif(not inotify_available(), reason="a save costs O(1) where a watch says what "
-                                                                   "changed (Linux inotify); elsewhere a stat a file")
+needs_inotify = pytest.mark.skipif(
+    not inotify_available(),
+    reason="a save costs O(1) where a watch says what "
+    "changed (Linux inotify); elsewhere a stat a file",
+)
 STORED = 5000
 CATS = ("decision", "constraint", "runbook", "tech_debt", "preference")
 
 
 def doc(cat: str, i: int, title: str = "") -> memfile.MemoryDoc:
     words = f"seeded{i} topic{i % 97} word{i % 89}"
-    required = {"decision": ("Decision", "Rationale"), "constraint": ("Rule", "Impact"),
-                "runbook": ("Symptom", "Steps", "Verification"), "tech_debt": ("Description", "Why deferred"),
-                "preference": ("Preference", "Reason")}[cat]
-    return memfile.MemoryDoc(id=f"seed-{i:05d}", category=cat, title=title or f"Seeded memory {i} about {words}",
-                             description=f"What seeded memory {i} says about {words}.", tags=["seeded"],
-                             created="2026-01-02T03:04:05Z", updated="2026-01-02T03:04:05Z",
-                             sources=[{"session": f"seed-{i}", "turns": [1]}],
-                             body=memfile.join_sections({name: f"It says {words} plainly." for name in required}))
+    required = {
+        "decision": ("Decision", "Rationale"),
+        "constraint": ("Rule", "Impact"),
+        "runbook": ("Symptom", "Steps", "Verification"),
+        "tech_debt": ("Description", "Why deferred"),
+        "preference": ("Preference", "Reason"),
+    }[cat]
+    return memfile.MemoryDoc(
+        id=f"seed-{i:05d}",
+        category=cat,
+        title=title or f"Seeded memory {i} about {words}",
+        description=f"What seeded memory {i} says about {words}.",
+        tags=["seeded"],
+        created="2026-01-02T03:04:05Z",
+        updated="2026-01-02T03:04:05Z",
+        sources=[{"session": f"seed-{i}", "turns": [1]}],
+        body=memfile.join_sections({name: f"It says {words} plainly." for name in required}),
+    )
 
 
 def seed(project: Path, memory: Path, n: int) -> None:
@@ -48,7 +61,9 @@ def seed(project: Path, memory: Path, n: int) -> None:
     engine = Engine(project)
     try:
         memory_md.apply(memory, engine.cfg, lines)
-        with engine.root_lock():  # as after any earlier save: an older archive layout looked for, once
+        with (
+            engine.root_lock()
+        ):  # as after any earlier save: an older archive layout looked for, once
             pass
     finally:
         engine.close()
@@ -60,8 +75,14 @@ class Counted:
     def __init__(self, monkeypatch) -> None:
         self.n = 0
         self.on = False
-        for mod, name in ((os, "stat"), (os, "lstat"), (os, "open"), (builtins, "open"), (os, "scandir"),
-                          (os, "listdir")):
+        for mod, name in (
+            (os, "stat"),
+            (os, "lstat"),
+            (os, "open"),
+            (builtins, "open"),
+            (os, "scandir"),
+            (os, "listdir"),
+        ):
             monkeypatch.setattr(mod, name, self.wrap(getattr(mod, name), name == "listdir"))
 
     def wrap(self, fn, by_entries: bool):
@@ -70,6 +91,7 @@ class Counted:
             if self.on:
                 self.n += len(out) if by_entries else 1
             return out
+
         return counted
 
 
@@ -95,7 +117,9 @@ def files_looked_at(tmp_path: Path, monkeypatch, stored: int) -> int:
     finally:
         engine.close()
     assert len(result.saved) == 6 and not result.refused
-    assert sum(len(list((memory / c).glob("*.md"))) for c in (*CATS, "session_summary")) == stored + 6
+    assert (
+        sum(len(list((memory / c).glob("*.md"))) for c in (*CATS, "session_summary")) == stored + 6
+    )
     return counted.n
 
 
@@ -105,7 +129,9 @@ def test_a_save_at_5000_stored_memories_looks_at_as_many_files_as_at_50(tmp_path
     archive: the cost grew with the store. Now a save looks at its own files and a few around them."""
     small = files_looked_at(tmp_path / "small", monkeypatch, 50)
     large = files_looked_at(tmp_path / "large", monkeypatch, STORED)
-    assert large <= small * 1.1 + 20, f"{large} files looked at with {STORED} stored, {small} with 50"
+    assert large <= small * 1.1 + 20, (
+        f"{large} files looked at with {STORED} stored, {small} with 50"
+    )
 
 
 def write_in_place(path: Path, text: str) -> None:
@@ -116,7 +142,9 @@ def write_in_place(path: Path, text: str) -> None:
         f.truncate()
 
 
-@pytest.mark.parametrize("watch", [False, pytest.param(True, marks=needs_inotify)], ids=["stat", "watch"])
+@pytest.mark.parametrize(
+    "watch", [False, pytest.param(True, marks=needs_inotify)], ids=["stat", "watch"]
+)
 def test_a_memory_edited_by_hand_after_it_was_indexed_is_read_again(tmp_path, watch):
     """The index's cache of a file (its signature, its parse) is dropped the moment the file changes: an edit
     in place of the same size, right after a save's refresh, is what the next refresh and lookup see."""
@@ -129,11 +157,15 @@ def test_a_memory_edited_by_hand_after_it_was_indexed_is_read_again(tmp_path, wa
         ix.refresh("decision")  # the second check: watched from now on where it can be
         assert ix.get("decision", "seed-00007").title.startswith("Seeded memory 7 ")
         # an archived memory (a delete's: in .archive/decision/, where no watch is) edited in place too
-        retired = store.update(replace(doc("decision", 9), status="archived"),
-                               content_hash((path.parent / "seed-00009.md").read_bytes()))
+        retired = store.update(
+            replace(doc("decision", 9), status="archived"),
+            content_hash((path.parent / "seed-00009.md").read_bytes()),
+        )
         ix.refresh("decision")
         before = Path(retired).read_text()
-        write_in_place(Path(retired), before.replace("Seeded memory 9 about", "Edited memory 9 about"))
+        write_in_place(
+            Path(retired), before.replace("Seeded memory 9 about", "Edited memory 9 about")
+        )
         ix.refresh("decision")
         assert ix.get("decision", "seed-00009").title.startswith("Edited memory 9 ")
         before = path.read_text()

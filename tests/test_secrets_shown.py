@@ -18,7 +18,9 @@ def proposal_files(project) -> str:
 
 
 def secret_pid(doc: dict) -> str:
-    [f] = [f for f in doc["findings"] if f["code"] == "secret" and f["refs"] == ["claude/debugging.md"]]
+    [f] = [
+        f for f in doc["findings"] if f["code"] == "secret" and f["refs"] == ["claude/debugging.md"]
+    ]
     return "proposal/" + f["proposal"]
 
 
@@ -26,7 +28,11 @@ def test_the_secret_proposal_shows_its_change_without_the_key(messy, capsys):  #
     pid = secret_pid(check_json(capsys, messy["project"]))
     assert main(["show", pid, "--project", str(messy["project"])]) == 0
     out = capsys.readouterr().out
-    assert KEY not in out and "-The staging AWS key is [REDACTED" in out and "+The staging AWS key is" in out
+    assert (
+        KEY not in out
+        and "-The staging AWS key is [REDACTED" in out
+        and "+The staging AWS key is" in out
+    )
     assert main(["show", pid, "--json", "--project", str(messy["project"])]) == 0
     shown = capsys.readouterr().out
     assert KEY not in shown
@@ -38,37 +44,71 @@ def test_a_plan_that_removes_a_private_key_shows_none_of_it(messy):  # noqa: F81
     from memcurate.curator.util.stamps import content_hash
 
     engine = Engine(str(messy["project"]))
-    pem = ("-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(f"MIIEowIBAAKCAQEA{i:02d}abcdefghijklmnopqrstu"
-                                                           for i in range(12)) + "\n-----END RSA PRIVATE KEY-----\n")
+    pem = (
+        "-----BEGIN RSA PRIVATE KEY-----\n"
+        + "\n".join(f"MIIEowIBAAKCAQEA{i:02d}abcdefghijklmnopqrstu" for i in range(12))
+        + "\n-----END RSA PRIVATE KEY-----\n"
+    )
     data = ((messy["root"] / "debugging.md").read_text() + pem).encode()
     (messy["root"] / "debugging.md").write_bytes(data)
-    ops = [{"op": "write", "ref": "claude/debugging.md", "base_hash": content_hash(data),
-            "text": "# Debugging\nThe staging AWS key is in the vault.\n"}]
+    ops = [
+        {
+            "op": "write",
+            "ref": "claude/debugging.md",
+            "base_hash": content_hash(data),
+            "text": "# Debugging\nThe staging AWS key is in the vault.\n",
+        }
+    ]
     planned = engine.plan_changes(ops).as_dict()
     assert not planned["errors"] and planned["files"][0]["diff"].startswith("--- a/debugging.md")
     text = json.dumps(planned)
-    assert KEY not in text and "MIIEowIBAAKCAQEA" not in text and "-The staging AWS key is [REDACTED" in text
+    assert (
+        KEY not in text
+        and "MIIEowIBAAKCAQEA" not in text
+        and "-The staging AWS key is [REDACTED" in text
+    )
 
 
 def test_a_stale_file_proposal_never_stores_a_file_holding_a_secret(messy, capsys):  # noqa: F811
     path = messy["root"] / "debugging.md"
-    path.write_text(path.read_text() + "Login is in `src/auth.py`, next to `src/db.py`.\n")  # one since deleted
+    path.write_text(
+        path.read_text() + "Login is in `src/auth.py`, next to `src/db.py`.\n"
+    )  # one since deleted
     doc = check_json(capsys, messy["project"])
-    [stale] = [f for f in doc["findings"] if f["code"] == "stale-file" and f["refs"] == ["claude/debugging.md"]]
+    [stale] = [
+        f
+        for f in doc["findings"]
+        if f["code"] == "stale-file" and f["refs"] == ["claude/debugging.md"]
+    ]
     assert "waits until the secret" in stale["message"] and stale["proposal"] is None
     assert secret_pid(doc)  # the secret's own proposal is there, and it stores the text redacted
-    assert KEY not in proposal_files(messy["project"]) and KEY in path.read_text()  # Claude's bytes untouched
+    assert (
+        KEY not in proposal_files(messy["project"]) and KEY in path.read_text()
+    )  # Claude's bytes untouched
 
 
-def test_finding_messages_are_redacted_before_they_are_cached_or_printed(messy, capsys, monkeypatch):  # noqa: F811
+def test_finding_messages_are_redacted_before_they_are_cached_or_printed(
+    messy, capsys, monkeypatch
+):  # noqa: F811
     def quoting(engine):
-        return [Finding("contradiction", "medium", ("decision/sqlite-for-tests",),
-                        f"says the key is {KEY}, the other one does not",
-                        {"why": [f"one says the token is `{KEY}`"], "where": "decision/sqlite-for-tests.md"})]
+        return [
+            Finding(
+                "contradiction",
+                "medium",
+                ("decision/sqlite-for-tests",),
+                f"says the key is {KEY}, the other one does not",
+                {
+                    "why": [f"one says the token is `{KEY}`"],
+                    "where": "decision/sqlite-for-tests.md",
+                },
+            )
+        ]
 
     monkeypatch.setattr(check, "DETECTORS", (*check.DETECTORS, quoting))
     doc = check_json(capsys, messy["project"])
-    assert any(f["code"] == "contradiction" and "[REDACTED" in f["message"] for f in doc["findings"])
+    assert any(
+        f["code"] == "contradiction" and "[REDACTED" in f["message"] for f in doc["findings"]
+    )
     assert KEY not in json.dumps(doc)
     assert KEY not in (messy["project"] / ".memcurate" / check.CACHE).read_text()
     assert main(["check", "--project", str(messy["project"])]) == 0

@@ -11,19 +11,35 @@ from memcurate.curator.util.atomic import write_bytes
 
 
 def doc(tid: str, triggered=("decision", "runbook")) -> dict:
-    cats = {n: {"score": 0.9 if n in triggered else 0.1, "threshold": 0.5, "triggered": n in triggered}
-            for n in dict.fromkeys(("decision", "constraint", "runbook", *triggered))}
-    return {"format": staging.FORMAT, "id": tid, "created": "2026-11-22T10:00:00Z", "event": "Stop",
-            "source": {"session": "s", "transcript": "/t.jsonl", "subagent": False, "byte_range": [0, 10],
-                       "turns": [1, 2]},
-            "stats": {}, "categories": cats}
+    cats = {
+        n: {"score": 0.9 if n in triggered else 0.1, "threshold": 0.5, "triggered": n in triggered}
+        for n in dict.fromkeys(("decision", "constraint", "runbook", *triggered))
+    }
+    return {
+        "format": staging.FORMAT,
+        "id": tid,
+        "created": "2026-11-22T10:00:00Z",
+        "event": "Stop",
+        "source": {
+            "session": "s",
+            "transcript": "/t.jsonl",
+            "subagent": False,
+            "byte_range": [0, 10],
+            "turns": [1, 2],
+        },
+        "stats": {},
+        "categories": cats,
+    }
 
 
 def test_a_triage_appears_whole_and_its_triggered_categories_start_triaged(tmp_path):
     folder = staging.stage(tmp_path, doc("20261122T100000Z-aaaa0001"))
     assert folder and os.path.isdir(folder)
     assert staging.triage_ids(tmp_path) == ["20261122T100000Z-aaaa0001"]
-    assert staging.load_triage(tmp_path, "20261122T100000Z-aaaa0001")["source"]["byte_range"] == [0, 10]
+    assert staging.load_triage(tmp_path, "20261122T100000Z-aaaa0001")["source"]["byte_range"] == [
+        0,
+        10,
+    ]
     states = staging.category_states(tmp_path, "20261122T100000Z-aaaa0001")
     assert sorted(states) == ["decision", "runbook"]
     assert all(r["state"] == "triaged" and r["history"][0][0] == "triaged" for r in states.values())
@@ -35,15 +51,27 @@ def test_a_triage_appears_whole_and_its_triggered_categories_start_triaged(tmp_p
 
 def test_the_same_triage_is_never_staged_twice(tmp_path):
     assert staging.stage(tmp_path, doc("20261122T100000Z-aaaa0001"))
-    assert staging.stage(tmp_path, doc("20261122T100000Z-aaaa0001", triggered=("constraint",))) is None
-    assert sorted(staging.category_states(tmp_path, "20261122T100000Z-aaaa0001")) == ["decision", "runbook"]
+    assert (
+        staging.stage(tmp_path, doc("20261122T100000Z-aaaa0001", triggered=("constraint",))) is None
+    )
+    assert sorted(staging.category_states(tmp_path, "20261122T100000Z-aaaa0001")) == [
+        "decision",
+        "runbook",
+    ]
 
 
 def test_ids_sort_by_time(tmp_path):
-    for tid in ("20261122T120000Z-bbbb0002", "20261121T090000Z-cccc0003", "20261122T100000Z-aaaa0001"):
+    for tid in (
+        "20261122T120000Z-bbbb0002",
+        "20261121T090000Z-cccc0003",
+        "20261122T100000Z-aaaa0001",
+    ):
         staging.stage(tmp_path, doc(tid))
-    assert staging.triage_ids(tmp_path) == ["20261121T090000Z-cccc0003", "20261122T100000Z-aaaa0001",
-                                            "20261122T120000Z-bbbb0002"]
+    assert staging.triage_ids(tmp_path) == [
+        "20261121T090000Z-cccc0003",
+        "20261122T100000Z-aaaa0001",
+        "20261122T120000Z-bbbb0002",
+    ]
 
 
 def test_the_life_cycle(tmp_path):
@@ -51,8 +79,15 @@ def test_the_life_cycle(tmp_path):
     staging.stage(tmp_path, doc(tid))
     for state in ("drafting", "drafted", "verifying", "ready", "approved", "saved"):
         rec = staging.set_state(tmp_path, tid, "decision", state)
-    assert [h[0] for h in rec["history"]] == ["triaged", "drafting", "drafted", "verifying", "ready", "approved",
-                                              "saved"]
+    assert [h[0] for h in rec["history"]] == [
+        "triaged",
+        "drafting",
+        "drafted",
+        "verifying",
+        "ready",
+        "approved",
+        "saved",
+    ]
     with pytest.raises(staging.StagingError, match="cannot go from saved to drafting"):
         staging.set_state(tmp_path, tid, "decision", "drafting")
     with pytest.raises(staging.StagingError, match="cannot go from triaged to saved"):
@@ -72,9 +107,16 @@ def test_counts_by_state_and_unreadable_triages(tmp_path):
     staging.set_state(tmp_path, "20261122T100000Z-aaaa0001", "decision", "rejected")
     os.makedirs(os.path.join(tmp_path, "staging", "20261122T120000Z-dead0003"))  # no triage.json
     staging.stage(tmp_path, doc("20261122T130000Z-dead0004"))
-    os.makedirs(os.path.join(tmp_path, "staging", "20261122T130000Z-dead0004", "state.log"))  # not a file
+    os.makedirs(
+        os.path.join(tmp_path, "staging", "20261122T130000Z-dead0004", "state.log")
+    )  # not a file
     c = staging.counts(tmp_path)
-    assert c == {"triages": 4, "unreadable": 2, "by_state": {"triaged": 2, "rejected": 1}, "pending": 2}
+    assert c == {
+        "triages": 4,
+        "unreadable": 2,
+        "by_state": {"triaged": 2, "rejected": 1},
+        "pending": 2,
+    }
     with pytest.raises(staging.StagingError, match="missing"):
         staging.category_states(tmp_path, "20261122T120000Z-dead0003")
     with pytest.raises(staging.StagingError, match="unreadable"):
@@ -93,7 +135,9 @@ def test_a_move_cut_short_by_a_kill_is_skipped_and_the_next_one_counts(tmp_path)
     assert staging.category_state(tmp_path, tid, "decision") == rec
     assert [h[0] for h in rec["history"]] == ["triaged", "drafting", "drafted"]
     with open(log, "ab") as f:  # lines that are not state records, however they got there
-        f.write(b'\x00garbage\n[1, 2]\n{"category": "decision", "state": "exploded", "updated": "x"}\n')
+        f.write(
+            b'\x00garbage\n[1, 2]\n{"category": "decision", "state": "exploded", "updated": "x"}\n'
+        )
     assert staging.category_state(tmp_path, tid, "decision")["state"] == "drafted"
     assert staging.set_state(tmp_path, tid, "decision", "verifying")["state"] == "verifying"
 

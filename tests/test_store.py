@@ -30,10 +30,17 @@ BODIES = {
 
 
 def doc(id="use-jwt-for-api-auth", category="decision", **kw) -> memfile.MemoryDoc:
-    fields = dict(id=id, category=category, title="Use JWT for API authentication",
-                  description="Stateless JWT chosen over server sessions for the public API", tags=["auth", "api"],
-                  created=STAMP, updated=STAMP, sources=[{"session": "s1", "turns": [12, 15]}],
-                  body=BODIES.get(category, BODIES["decision"]))
+    fields = dict(
+        id=id,
+        category=category,
+        title="Use JWT for API authentication",
+        description="Stateless JWT chosen over server sessions for the public API",
+        tags=["auth", "api"],
+        created=STAMP,
+        updated=STAMP,
+        sources=[{"session": "s1", "turns": [12, 15]}],
+        body=BODIES.get(category, BODIES["decision"]),
+    )
     fields.update(kw)
     return memfile.MemoryDoc(**fields)
 
@@ -44,35 +51,80 @@ def store(tmp_path) -> MemoryStore:
 
 
 def files_under(path) -> list[str]:
-    return sorted(os.path.relpath(os.path.join(d, f), path) for d, _, fs in os.walk(path) for f in fs)
+    return sorted(
+        os.path.relpath(os.path.join(d, f), path) for d, _, fs in os.walk(path) for f in fs
+    )
 
 
 # -- paths -----------------------------------------------------------------------------
 
+
 def test_path_for_is_category_and_id_inside_the_root(store):
-    assert store.path_for("decision", "use-jwt") == os.path.join(store.root, "decision", "use-jwt.md")
+    assert store.path_for("decision", "use-jwt") == os.path.join(
+        store.root, "decision", "use-jwt.md"
+    )
     assert store.path_for("tech_debt", "a" * 80).endswith("tech_debt/" + "a" * 80 + ".md")
 
 
-@pytest.mark.parametrize("bad_id", [
-    "../x", "../../etc/passwd", "/etc/passwd", "a\x00b", "a\nb", "abc\n", "a/b", "a\\b", "a" * 81, "a" * 200, "",
-    "A", "Use-JWT", "a--b", "-a", "a-", "a.md", ".hidden", "a b", "é", None, 5, ["a"],
-])
+@pytest.mark.parametrize(
+    "bad_id",
+    [
+        "../x",
+        "../../etc/passwd",
+        "/etc/passwd",
+        "a\x00b",
+        "a\nb",
+        "abc\n",
+        "a/b",
+        "a\\b",
+        "a" * 81,
+        "a" * 200,
+        "",
+        "A",
+        "Use-JWT",
+        "a--b",
+        "-a",
+        "a-",
+        "a.md",
+        ".hidden",
+        "a b",
+        "é",
+        None,
+        5,
+        ["a"],
+    ],
+)
 def test_hostile_ids_are_refused(store, bad_id):
     with pytest.raises(UnsafePathError):
         store.path_for("decision", bad_id)
 
 
-@pytest.mark.parametrize("bad_category", [
-    "../decision", "decision/..", "/etc", "archive", "Decision", "", ".", "..", "decision\x00", "decision\n",
-    None, "memory", "decision/../constraint",
-])
+@pytest.mark.parametrize(
+    "bad_category",
+    [
+        "../decision",
+        "decision/..",
+        "/etc",
+        "archive",
+        "Decision",
+        "",
+        ".",
+        "..",
+        "decision\x00",
+        "decision\n",
+        None,
+        "memory",
+        "decision/../constraint",
+    ],
+)
 def test_hostile_categories_are_refused(store, bad_category):
     with pytest.raises(UnsafePathError):
         store.path_for(bad_category, "use-jwt")
 
 
-def test_a_category_folder_linked_outside_the_root_is_refused_and_nothing_is_written(store, tmp_path):
+def test_a_category_folder_linked_outside_the_root_is_refused_and_nothing_is_written(
+    store, tmp_path
+):
     outside = tmp_path / "outside"
     outside.mkdir()
     os.makedirs(store.root)
@@ -86,7 +138,9 @@ def test_a_category_folder_linked_outside_the_root_is_refused_and_nothing_is_wri
     with pytest.raises(UnsafePathError):
         store.read("decision", "use-jwt-for-api-auth")
     found = list(store.scan())
-    assert [(c, i) for c, i, _, d in found] == [("decision", "")] and isinstance(found[0][3], BrokenMemoryError)
+    assert [(c, i) for c, i, _, d in found] == [("decision", "")] and isinstance(
+        found[0][3], BrokenMemoryError
+    )
 
 
 def test_a_file_linked_outside_the_root_is_refused(store, tmp_path):
@@ -108,7 +162,9 @@ def test_a_category_folder_linked_inside_the_root_is_fine(store):
     os.symlink(os.path.join(store.root, "shared-decisions"), os.path.join(store.root, "decision"))
     path = store.create(doc())
     assert os.path.isfile(os.path.join(store.root, "shared-decisions", "use-jwt-for-api-auth.md"))
-    assert store.read("decision", "use-jwt-for-api-auth")[0] == doc() and path.startswith(store.root)
+    assert store.read("decision", "use-jwt-for-api-auth")[0] == doc() and path.startswith(
+        store.root
+    )
 
 
 def test_a_root_that_is_itself_a_link_is_fine(tmp_path):
@@ -122,6 +178,7 @@ def test_a_root_that_is_itself_a_link_is_fine(tmp_path):
 
 # -- create / read -------------------------------------------------------------------------
 
+
 def test_create_then_read_gives_the_same_document_and_the_hash_of_the_bytes(store):
     d = doc()
     path = store.create(d)
@@ -131,14 +188,18 @@ def test_create_then_read_gives_the_same_document_and_the_hash_of_the_bytes(stor
     assert data == memfile.render(d).encode()
     back, h = store.read("decision", d.id)
     assert back == d and h == content_hash(data) == content_hash(memfile.render(d))
-    assert files_under(store.root) == ["decision/use-jwt-for-api-auth.md"]  # no temp file left behind
+    assert files_under(store.root) == [
+        "decision/use-jwt-for-api-auth.md"
+    ]  # no temp file left behind
 
 
 def test_create_refuses_an_existing_file(store):
     store.create(doc())
     with pytest.raises(ConflictError, match="already exists"):
         store.create(doc(title="Another"))
-    assert store.read("decision", "use-jwt-for-api-auth")[0].title == "Use JWT for API authentication"
+    assert (
+        store.read("decision", "use-jwt-for-api-auth")[0].title == "Use JWT for API authentication"
+    )
 
 
 def test_create_refuses_over_a_broken_file(store):
@@ -151,18 +212,21 @@ def test_create_refuses_over_a_broken_file(store):
     assert Path(path).read_text() == "no front matter, my notes\n"
 
 
-@pytest.mark.parametrize("change, where", [
-    (dict(body="## Decision\nOnly half of it."), "## Rationale"),
-    (dict(title=""), "title"),
-    (dict(title="Two\nlines"), "title"),
-    (dict(title="x\n---\nid: evil"), "title"),
-    (dict(tags=[]), "tags"),
-    (dict(tags=["Bad Tag"]), "tags"),
-    (dict(created="yesterday"), "created"),
-    (dict(updated="2026-11-22T10:04:00Z\n"), "updated"),
-    (dict(status="deleted"), "status"),
-    (dict(type="memo"), "type"),
-])
+@pytest.mark.parametrize(
+    "change, where",
+    [
+        (dict(body="## Decision\nOnly half of it."), "## Rationale"),
+        (dict(title=""), "title"),
+        (dict(title="Two\nlines"), "title"),
+        (dict(title="x\n---\nid: evil"), "title"),
+        (dict(tags=[]), "tags"),
+        (dict(tags=["Bad Tag"]), "tags"),
+        (dict(created="yesterday"), "created"),
+        (dict(updated="2026-11-22T10:04:00Z\n"), "updated"),
+        (dict(status="deleted"), "status"),
+        (dict(type="memo"), "type"),
+    ],
+)
 def test_invalid_documents_are_never_written(store, change, where):
     with pytest.raises(InvalidMemoryError) as e:
         store.create(doc(**change))
@@ -201,11 +265,13 @@ def test_read_reports_missing_and_broken_files(store):
             store.read("decision", name)
         assert e.value.path.endswith(f"decision/{name}.md") and e.value.reason
         assert e.value.hash == content_hash(data)
-    assert "does not match the file name" in str(pytest.raises(BrokenMemoryError, store.read, "decision",
-                                                                "other-id").value)
+    assert "does not match the file name" in str(
+        pytest.raises(BrokenMemoryError, store.read, "decision", "other-id").value
+    )
 
 
 # -- update / retire -----------------------------------------------------------------------
+
 
 def test_update_with_the_hash_that_was_read(store):
     store.create(doc())
@@ -230,7 +296,9 @@ def test_update_after_a_hand_edit_is_a_conflict_and_keeps_the_hand_edit(store):
     # redo: read again, update with the new hash
     again, h2 = store.read("decision", "use-jwt-for-api-auth")
     store.update(replace(again, description="merged"), h2)
-    assert "A line the person added by hand." in store.read("decision", "use-jwt-for-api-auth")[0].body
+    assert (
+        "A line the person added by hand." in store.read("decision", "use-jwt-for-api-auth")[0].body
+    )
 
 
 def test_update_of_a_deleted_file_is_a_conflict_and_writes_nothing(store):
@@ -264,7 +332,9 @@ def test_retire_archives_and_moves_the_file_to_the_archive_folder(store):
     c = doc(id="no-network", category="constraint", title="No network in CI")
     path = store.create(c)
     _, h = store.read("constraint", "no-network")
-    archived = os.path.join(store.root, ".archive", "constraint", "no-network.md")  # out of Claude Code's recall
+    archived = os.path.join(
+        store.root, ".archive", "constraint", "no-network.md"
+    )  # out of Claude Code's recall
     assert store.retire("constraint", "no-network", h) == archived and not os.path.exists(path)
     path = archived
     back, h2 = store.read("constraint", "no-network")
@@ -293,12 +363,15 @@ def test_the_lock_is_one_file_lock_for_the_root(store):
     with lock:
         with pytest.raises(LockBusy), store.lock(wait=0):
             pass
-        store.create(doc())  # the store never takes the lock itself: no deadlock inside the caller's
+        store.create(
+            doc()
+        )  # the store never takes the lock itself: no deadlock inside the caller's
     with store.lock(wait=0):
         pass
 
 
 # -- scan --------------------------------------------------------------------------------
+
 
 def test_scan_lists_memories_and_broken_files_and_skips_the_rest(store):
     store.create(doc())

@@ -14,7 +14,12 @@ SAMPLE = "-Users-dain-workspace-claude-code-log-sample/"
 
 
 def rec(kind: str, **fields) -> dict:
-    base = {"type": kind, "sessionId": "s-1", "uuid": fields.pop("uuid", "u"), "timestamp": "2026-11-20T10:00:00Z"}
+    base = {
+        "type": kind,
+        "sessionId": "s-1",
+        "uuid": fields.pop("uuid", "u"),
+        "timestamp": "2026-11-20T10:00:00Z",
+    }
     return {**base, **fields}
 
 
@@ -23,7 +28,9 @@ def user(text, **kw) -> dict:
 
 
 def assistant(mid: str, *blocks) -> list[dict]:
-    return [rec("assistant", message={"id": mid, "role": "assistant", "content": [b]}) for b in blocks]
+    return [
+        rec("assistant", message={"id": mid, "role": "assistant", "content": [b]}) for b in blocks
+    ]
 
 
 def result(tool_id: str, text: str, error: bool = False) -> dict:
@@ -80,25 +87,41 @@ def test_system_reminders_are_stripped_from_tool_results():
 
 @needs_shared
 def test_bookkeeping_records_carry_no_conversation():
-    _, stats = read_entries(shared("-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl"))
-    bookkeeping = sum(stats.records[k] for k in ("permission-mode", "attachment", "file-history-snapshot",
-                                                  "last-prompt", "system"))
+    _, stats = read_entries(
+        shared("-experiments-worktrees/ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl")
+    )
+    bookkeeping = sum(
+        stats.records[k]
+        for k in ("permission-mode", "attachment", "file-history-snapshot", "last-prompt", "system")
+    )
     assert stats.entries["bookkeeping"] == bookkeeping == 73
     assert stats.user_turns == 2
 
 
 @needs_shared
 def test_subagent_transcript_and_summary_only_file():
-    _, stats = read_entries(shared("-src-experiments-claude_p/29ccd257-68b1-427f-ae5f-6524b7cb6f20/subagents/agent-a2271d1.jsonl"))
-    assert stats.entries["assistant"] == 10 and stats.entries["tool_result"] == 24 and stats.user_turns == 1
+    _, stats = read_entries(
+        shared(
+            "-src-experiments-claude_p/29ccd257-68b1-427f-ae5f-6524b7cb6f20/subagents/agent-a2271d1.jsonl"
+        )
+    )
+    assert (
+        stats.entries["assistant"] == 10
+        and stats.entries["tool_result"] == 24
+        and stats.user_turns == 1
+    )
     entries, stats = read_entries(shared(SAMPLE + "4e27c414-a885-46a0-b5c8-d58e1417377d.jsonl"))
     assert [e.kind for e in entries] == ["bookkeeping"] and stats.user_turns == 0
 
 
 def test_reading_from_an_offset_continues_turn_numbers(tmp_path):
     path = tmp_path / "t.jsonl"
-    records = [user("first question about the parser"), *assistant("m1", {"type": "text", "text": "Answer one."}),
-               user("second question about the cache"), *assistant("m2", {"type": "text", "text": "Answer two."})]
+    records = [
+        user("first question about the parser"),
+        *assistant("m1", {"type": "text", "text": "Answer one."}),
+        user("second question about the cache"),
+        *assistant("m2", {"type": "text", "text": "Answer two."}),
+    ]
     write(path, records)
     whole, stats = read_entries(path)
     assert [e.turn for e in whole] == [1, 1, 2, 2]
@@ -110,17 +133,28 @@ def test_reading_from_an_offset_continues_turn_numbers(tmp_path):
 
 def test_tool_results_arriving_inside_a_reply_follow_it(tmp_path):
     path = tmp_path / "t.jsonl"
-    records = [user("run the tests please"),
-               *assistant("m1", {"type": "text", "text": "Running them."},
-                          {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pytest"}}),
-               result("t1", "1 failed", error=True),
-               *assistant("m1", {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "pytest -x"}}),
-               result("t2", "ok")]
+    records = [
+        user("run the tests please"),
+        *assistant(
+            "m1",
+            {"type": "text", "text": "Running them."},
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pytest"}},
+        ),
+        result("t1", "1 failed", error=True),
+        *assistant(
+            "m1",
+            {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "pytest -x"}},
+        ),
+        result("t2", "ok"),
+    ]
     write(path, records)
     entries, _ = read_entries(path)
     assert [e.kind for e in entries] == ["user", "assistant", "tool_result", "tool_result"]
     reply = entries[1]
-    assert [(t.name, t.target) for t in reply.tool_uses] == [("Bash", "pytest"), ("Bash", "pytest -x")]
+    assert [(t.name, t.target) for t in reply.tool_uses] == [
+        ("Bash", "pytest"),
+        ("Bash", "pytest -x"),
+    ]
     assert entries[2].is_error and not entries[3].is_error
 
 
@@ -136,15 +170,18 @@ def test_partial_last_line_waits_for_the_rest(tmp_path):
     assert len(entries) == 2 and stats.end == os.path.getsize(path)
 
 
-@pytest.mark.parametrize("line, reason", [
-    (b"{not json\n", "not_json"),
-    (b"\xff\xfe\xfd garbage\n", "not_utf8"),
-    (b"[1, 2, 3]\n", "not_object"),
-    (b"42\n", "not_object"),
-    (b'{"no": "type"}\n', "no_type"),
-    (b'{"type": "assistant", "message": "a string"}\n', "bad_shape"),
-    (b'{"type": "user", "message": {"content": 7}}\n', "bad_shape"),
-])
+@pytest.mark.parametrize(
+    "line, reason",
+    [
+        (b"{not json\n", "not_json"),
+        (b"\xff\xfe\xfd garbage\n", "not_utf8"),
+        (b"[1, 2, 3]\n", "not_object"),
+        (b"42\n", "not_object"),
+        (b'{"no": "type"}\n', "no_type"),
+        (b'{"type": "assistant", "message": "a string"}\n', "bad_shape"),
+        (b'{"type": "user", "message": {"content": 7}}\n', "bad_shape"),
+    ],
+)
 def test_bad_lines_are_skipped_and_counted(tmp_path, line, reason):
     path = tmp_path / "t.jsonl"
     good = (json.dumps(user("a fine prompt here")) + "\n").encode()
@@ -181,22 +218,41 @@ def test_a_huge_message_is_read_from_its_ends_and_the_stats_say_so(tmp_path):
     prompt = _long("HEAD: we decided on postgres.", "TAIL: deploys wait for Monday.", 5000)
     blocks = [{"type": "text", "text": f"Part {i}: " + _long("", "", 100)} for i in range(20)]
     output = "<local-command-stdout>" + _long("", "", 5000) + "</local-command-stdout>"
-    write(path, [user(prompt), *assistant("m1", *blocks), user("and a short one stays whole"), user(output)])
+    write(
+        path,
+        [
+            user(prompt),
+            *assistant("m1", *blocks),
+            user("and a short one stays whole"),
+            user(output),
+        ],
+    )
     entries, stats = read_entries(path, max_message_chars=2000)
     u, a, short, out = entries
     assert u.text.startswith("HEAD: we decided on postgres.\nmiddle line 0 ")
     assert u.text.endswith("\nmiddle line 4999 of a pasted log\nTAIL: deploys wait for Monday.")
-    assert a.text.startswith("Part 0: \nmiddle line 0 ") and a.text.endswith("middle line 99 of a pasted log")
+    assert a.text.startswith("Part 0: \nmiddle line 0 ") and a.text.endswith(
+        "middle line 99 of a pasted log"
+    )
     for e in (u, a):
         assert len(e.text) <= 2100
         assert "middle line 2500 " not in e.text and "Part 10:" not in e.text
         assert "characters not scored …]" in e.text
     assert short.text == "and a short one stays whole"
-    assert out.kind == "command_output" and len(out.text) <= 2100  # bounded, and never scored: not noted
-    assert [(c["turn"], c["kind"], c["kept"]) for c in stats.cut] == [(1, "user", 1000), (1, "assistant", 1000)]
-    assert stats.cut[0]["chars"] == pytest.approx(len(prompt), rel=0.05)  # bytes of what was never decoded
+    assert (
+        out.kind == "command_output" and len(out.text) <= 2100
+    )  # bounded, and never scored: not noted
+    assert [(c["turn"], c["kind"], c["kept"]) for c in stats.cut] == [
+        (1, "user", 1000),
+        (1, "assistant", 1000),
+    ]
+    assert stats.cut[0]["chars"] == pytest.approx(
+        len(prompt), rel=0.05
+    )  # bytes of what was never decoded
     assert stats.cut[0]["bytes"] == u.end - u.start and stats.cut[1]["bytes"] == a.end - a.start
-    assert stats.as_dict()["cut_messages"] == stats.cut and stats.as_dict()["cut_message_count"] == 2
+    assert (
+        stats.as_dict()["cut_messages"] == stats.cut and stats.as_dict()["cut_message_count"] == 2
+    )
 
     # A nonsensical bound still reads every record (only the message texts are cut).
     entries, _ = read_entries(path, max_message_chars=0)
@@ -213,7 +269,9 @@ KEY = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(KEY_LINES) + "\n-----END R
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2
 
 
-@pytest.mark.parametrize("where", ["token-at-head-cut", "token-at-tail-cut", "key-at-head-cut", "key-at-tail-cut"])
+@pytest.mark.parametrize(
+    "where", ["token-at-head-cut", "token-at-tail-cut", "key-at-head-cut", "key-at-tail-cut"]
+)
 @pytest.mark.parametrize("size", [10_000, 100_000], ids=["decoded", "cut-before-decoding"])
 def test_a_cut_never_keeps_part_of_a_secret(tmp_path, where, size):
     """The head and tail of a huge message are cut at white space, and a tail never starts inside a key
@@ -259,8 +317,15 @@ def test_a_huge_line_is_cut_before_decoding_and_keeps_its_ends_exactly(tmp_path,
 def test_a_huge_tool_output_keeps_its_head_and_no_trace_of_the_cut(tmp_path):
     path = tmp_path / "t.jsonl"
     output = "Error: the build failed\n" + "line of build output\n" * 20_000
-    write(path, [*assistant("m1", {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "make"}}),
-                 result("t1", output, error=True)])
+    write(
+        path,
+        [
+            *assistant(
+                "m1", {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "make"}}
+            ),
+            result("t1", output, error=True),
+        ],
+    )
     (_, res), stats = read_entries(path, max_message_chars=2000)
     assert res.is_error and res.text.startswith("Error: the build failed\nline of build output\n")
     assert res.text.isprintable() or res.text.replace("\n", "").isprintable()
@@ -270,7 +335,10 @@ def test_a_huge_tool_output_keeps_its_head_and_no_trace_of_the_cut(tmp_path):
 def test_user_text_kinds(tmp_path):
     path = tmp_path / "t.jsonl"
     records = [
-        user("Caveat: The messages below were generated by the user while running local commands.", isMeta=True),
+        user(
+            "Caveat: The messages below were generated by the user while running local commands.",
+            isMeta=True,
+        ),
         user("<command-name>/clear</command-name>\n<command-message>clear</command-message>"),
         user("<local-command-stdout></local-command-stdout>"),
         user("<bash-input>uv run pytest</bash-input>"),
@@ -281,8 +349,16 @@ def test_user_text_kinds(tmp_path):
     ]
     write(path, records)
     entries, stats = read_entries(path)
-    assert [e.kind for e in entries] == ["meta", "command", "command_output", "command", "command_output",
-                                         "interrupt", "user", "bookkeeping"]
+    assert [e.kind for e in entries] == [
+        "meta",
+        "command",
+        "command_output",
+        "command",
+        "command_output",
+        "interrupt",
+        "user",
+        "bookkeeping",
+    ]
     assert entries[6].text == "Please keep functions small"
     assert stats.user_turns == 1
 
@@ -305,20 +381,27 @@ def test_skipping_other_tools_output_changes_nothing_else():
         assert [key(e) for e in lean] == [key(e) for e in full], path
         for a, b in zip(full, lean, strict=True):
             if a.kind != "tool_result" or lean_stats.skipped == 0 or b.text:
-                assert (a.text, a.is_error, [t.name for t in a.tool_uses]) == \
-                       (b.text, b.is_error, [t.name for t in b.tool_uses]), path
+                assert (a.text, a.is_error, [t.name for t in a.tool_uses]) == (
+                    b.text,
+                    b.is_error,
+                    [t.name for t in b.tool_uses],
+                ), path
         assert lean_stats.user_turns == full_stats.user_turns and lean_stats.end == full_stats.end
         skipped_total += lean_stats.skipped
     assert skipped_total > 50  # it does skip: most bytes are file contents that Reads returned
 
 
-@pytest.mark.parametrize("raw, cleaned", [
-    ("plain text\nwith\ttabs", "plain text\nwith\ttabs"),
-    ("line\u2028separator", "lineseparator"),
-    ("bell\x07 and del\x7f", "bell and del"),
-    ("crlf\r\nline", "crlf\nline"),
-    ("\x1b]8;;http://evil\x07link\x1b]8;;\x07", "link"),
-])
+@pytest.mark.parametrize(
+    "raw, cleaned",
+    [
+        ("plain text\nwith\ttabs", "plain text\nwith\ttabs"),
+        ("line\u2028separator", "lineseparator"),
+        ("bell\x07 and del\x7f", "bell and del"),
+        ("crlf\r\nline", "crlf\nline"),
+        ("\x1b]8;;http://evil\x07link\x1b]8;;\x07", "link"),
+    ],
+)
 def test_clean(raw, cleaned):
     from memcurate.curator.util.textsafe import clean
+
     assert clean(raw) == cleaned

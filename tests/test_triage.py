@@ -32,13 +32,17 @@ def text(t: str) -> dict:
     return {"type": "text", "text": t}
 
 
-DECISION_LINE = "We decided to use JWT instead of server sessions because the API must stay stateless."
+DECISION_LINE = (
+    "We decided to use JWT instead of server sessions because the API must stay stateless."
+)
 
 
 def test_a_decision_with_its_reason_triggers(tmp_path, rules):
     path = tmp_path / "t.jsonl"
-    write(path, [user("How should the API authenticate clients?"),
-                 *assistant("m1", text(DECISION_LINE))])
+    write(
+        path,
+        [user("How should the API authenticate clients?"), *assistant("m1", text(DECISION_LINE))],
+    )
     res, _ = triage_file(path, rules)
     d = res["decision"]
     assert d["triggered"] and d["score"] >= d["threshold"]
@@ -51,30 +55,59 @@ def test_a_decision_with_its_reason_triggers(tmp_path, rules):
 
 def test_the_reason_word_raises_the_weight(tmp_path, rules):
     with_reason, without = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    write(with_reason, [user("question one here"), *assistant("m1", text("We decided to keep Postgres because it is simpler."))])
-    write(without, [user("question one here"), *assistant("m1", text("We decided to keep Postgres."))])
+    write(
+        with_reason,
+        [
+            user("question one here"),
+            *assistant("m1", text("We decided to keep Postgres because it is simpler.")),
+        ],
+    )
+    write(
+        without, [user("question one here"), *assistant("m1", text("We decided to keep Postgres."))]
+    )
     a, _ = triage_file(with_reason, rules)
     b, _ = triage_file(without, rules)
     assert a["decision"]["score"] > b["decision"]["score"] > 0
 
 
-@pytest.mark.parametrize("where", ["tool_result", "thinking", "system_reminder", "meta", "code_block", "inline_code",
-                                   "command_output"])
+@pytest.mark.parametrize(
+    "where",
+    [
+        "tool_result",
+        "thinking",
+        "system_reminder",
+        "meta",
+        "code_block",
+        "inline_code",
+        "command_output",
+    ],
+)
 def test_text_outside_the_conversation_does_not_score(tmp_path, rules, where):
-    loud = "We decided to go with X instead of Y because reasons. TODO: for now this is a hack. " \
-           "I prefer tabs, please don't use spaces. The root cause was the cache; this fixed it."
+    loud = (
+        "We decided to go with X instead of Y because reasons. TODO: for now this is a hack. "
+        "I prefer tabs, please don't use spaces. The root cause was the cache; this fixed it."
+    )
     prompt = user("please look at the build output")
     if where == "tool_result":
-        records = [prompt, *assistant("m1", {"type": "tool_use", "id": "t1", "name": "Read", "input": {}}),
-                   result("t1", loud)]
+        records = [
+            prompt,
+            *assistant("m1", {"type": "tool_use", "id": "t1", "name": "Read", "input": {}}),
+            result("t1", loud),
+        ]
     elif where == "thinking":
-        records = [prompt, *assistant("m1", {"type": "thinking", "thinking": loud, "signature": "x"})]
+        records = [
+            prompt,
+            *assistant("m1", {"type": "thinking", "thinking": loud, "signature": "x"}),
+        ]
     elif where == "system_reminder":
         records = [user(f"<system-reminder>{loud}</system-reminder>look at this please")]
     elif where == "meta":
         records = [user(loud, isMeta=True)]
     elif where == "code_block":
-        records = [prompt, *assistant("m1", text("Here it is:\n```\n" + loud.replace(". ", ".\n") + "\n```"))]
+        records = [
+            prompt,
+            *assistant("m1", text("Here it is:\n```\n" + loud.replace(". ", ".\n") + "\n```")),
+        ]
     elif where == "inline_code":
         records = [prompt, *assistant("m1", text(f"Output: `{loud}`"))]
     else:
@@ -83,7 +116,8 @@ def test_text_outside_the_conversation_does_not_score(tmp_path, rules, where):
     write(path, records)
     res, _ = triage_file(path, rules, summary=False)
     assert {n: res[n]["score"] for n in NAMES if n != "session_summary"} == {
-        n: 0.0 for n in NAMES if n != "session_summary"}
+        n: 0.0 for n in NAMES if n != "session_summary"
+    }
 
 
 def test_acknowledgements_and_one_word_turns_do_not_score(tmp_path, rules):
@@ -96,12 +130,24 @@ def test_acknowledgements_and_one_word_turns_do_not_score(tmp_path, rules):
 
 def test_narration_does_not_score_but_statements_do(tmp_path, rules):
     path = tmp_path / "t.jsonl"
-    write(path, [user("fix the failing test please"),
-                 *assistant("m1", text("Let me fix the root cause of the failing test."))])
+    write(
+        path,
+        [
+            user("fix the failing test please"),
+            *assistant("m1", text("Let me fix the root cause of the failing test.")),
+        ],
+    )
     res, _ = triage_file(path, rules, summary=False)
     assert res["runbook"]["score"] == 0
-    write(path, [user("fix the failing test please"),
-                 *assistant("m1", text("The root cause was a stale cache key; clearing it fixed the test."))])
+    write(
+        path,
+        [
+            user("fix the failing test please"),
+            *assistant(
+                "m1", text("The root cause was a stale cache key; clearing it fixed the test.")
+            ),
+        ],
+    )
     res, _ = triage_file(path, rules, summary=False)
     assert res["runbook"]["score"] > 0
 
@@ -116,8 +162,10 @@ def test_weak_keywords_alone_never_trigger(tmp_path, rules):
 
 
 def test_a_subagent_brief_is_no_persons_preference(tmp_path, rules):
-    brief = ("You are bob. Please don't use the network. I prefer short reports. "
-             "The main branch is `master`, not `main`. Do not push.")
+    brief = (
+        "You are bob. Please don't use the network. I prefer short reports. "
+        "The main branch is `master`, not `main`. Do not push."
+    )
     path = tmp_path / "agent-x.jsonl"
     write(path, [user(brief), *assistant("m1", text("Understood."))])
     sub, _ = triage_file(path, rules, subagent=True, summary=False)
@@ -129,26 +177,51 @@ def test_a_subagent_brief_is_no_persons_preference(tmp_path, rules):
 def test_an_error_and_its_fix_count_for_runbooks(tmp_path, rules):
     path = tmp_path / "t.jsonl"
     bash = lambda i, cmd: {"type": "tool_use", "id": i, "name": "Bash", "input": {"command": cmd}}  # noqa: E731
-    write(path, [user("make the suite green"),
-                 *assistant("m1", bash("t1", "pytest")),
-                 result("t1", "E   ImportError: no module named foo\n1 failed", error=True),
-                 *assistant("m2", bash("t2", "pytest")),
-                 result("t2", "12 passed")])
+    write(
+        path,
+        [
+            user("make the suite green"),
+            *assistant("m1", bash("t1", "pytest")),
+            result("t1", "E   ImportError: no module named foo\n1 failed", error=True),
+            *assistant("m2", bash("t2", "pytest")),
+            result("t2", "12 passed"),
+        ],
+    )
     res, _ = triage_file(path, rules, summary=False)
     rb = res["runbook"]
     assert rb["signals"]["errors"] == 1 and rb["signals"]["fixed"] == 1
-    assert any(s["keywords"] == ["error-fix"] and "ImportError" in s["text"] for s in rb.get("snippets", [])) \
+    assert (
+        any(
+            s["keywords"] == ["error-fix"] and "ImportError" in s["text"]
+            for s in rb.get("snippets", [])
+        )
         or rb["score"] > 0
+    )
 
 
 def test_session_summary_only_when_asked_and_substantive(tmp_path, rules):
     path = tmp_path / "t.jsonl"
-    tools = [{"type": "tool_use", "id": f"t{i}", "name": name, "input": {"file_path": f"/work/app/src/f{i}.py"}}
-             for i, name in enumerate(["Read", "Edit", "Bash", "Grep", "Write"] * 4)]
-    write(path, [user("Add pagination to the list endpoint", cwd="/work/app"), *assistant("m1", *tools),
-                 *[result(f"t{i}", "ok") for i in range(len(tools))],
-                 user("Now document it in the README"),
-                 *assistant("m2", text("Done: pagination added, README updated; next, add tests for page size."))])
+    tools = [
+        {
+            "type": "tool_use",
+            "id": f"t{i}",
+            "name": name,
+            "input": {"file_path": f"/work/app/src/f{i}.py"},
+        }
+        for i, name in enumerate(["Read", "Edit", "Bash", "Grep", "Write"] * 4)
+    ]
+    write(
+        path,
+        [
+            user("Add pagination to the list endpoint", cwd="/work/app"),
+            *assistant("m1", *tools),
+            *[result(f"t{i}", "ok") for i in range(len(tools))],
+            user("Now document it in the README"),
+            *assistant(
+                "m2", text("Done: pagination added, README updated; next, add tests for page size.")
+            ),
+        ],
+    )
     res, _ = triage_file(path, rules, summary=False)
     assert not res["session_summary"]["triggered"] and "skipped" in res["session_summary"]
     res, _ = triage_file(path, rules, summary=True)
@@ -157,7 +230,9 @@ def test_session_summary_only_when_asked_and_substantive(tmp_path, rules):
     assert s["signals"] == {"tool_uses": 20, "distinct_tools": 5, "user_turns": 2}
     assert "[turn 1 · user] Add pagination to the list endpoint" in s["excerpt"]
     assert "next, add tests for page size" in s["excerpt"]
-    assert "[files changed] src/f1.py, src/f4.py, src/f6.py" in s["excerpt"]  # relative to the session's folder
+    assert (
+        "[files changed] src/f1.py, src/f4.py, src/f6.py" in s["excerpt"]
+    )  # relative to the session's folder
     tiny = tmp_path / "tiny.jsonl"
     write(tiny, [user("Warmup"), *assistant("m1", text("Ready."))])
     res, _ = triage_file(tiny, rules, summary=True)
@@ -168,28 +243,44 @@ def test_snippets_are_redacted_bounded_and_unique(tmp_path, rules):
     secret = "sk-ant-api03-" + "Q" * 40
     line = f"We decided to rotate the key {secret} because it leaked."
     path = tmp_path / "t.jsonl"
-    write(path, [user("what now?"), *assistant("m1", text(line)), *assistant("m2", text(line)),
-                 *assistant("m3", text("We decided " + "very " * 400 + "long."))])
+    write(
+        path,
+        [
+            user("what now?"),
+            *assistant("m1", text(line)),
+            *assistant("m2", text(line)),
+            *assistant("m3", text("We decided " + "very " * 400 + "long.")),
+        ],
+    )
     res, _ = triage_file(path, rules)
     doc = json.dumps(res)
     assert secret not in doc and "[REDACTED:anthropic-key]" in doc
     snippets = res["decision"]["snippets"]
-    assert len(snippets) == 2 and len({s["text"] for s in snippets}) == 2  # the repeated line is one snippet
+    assert (
+        len(snippets) == 2 and len({s["text"] for s in snippets}) == 2
+    )  # the repeated line is one snippet
     assert all(len(s["text"]) <= rules.snippet_chars for s in snippets)
     assert len(res["decision"]["excerpt"]) <= rules.excerpt_chars
 
 
 # -- keyword requirements ------------------------------------------------------
 
-@pytest.mark.parametrize("pattern, needs", [
-    ("decided", [("decided",)]),
-    ("(?:is|are) not (?:allowed|available)", [("is", "are"), ("not",), ("allowed", "available")]),
-    ("todo(?! list)", [("todo",)]),
-    ("tech(?:nical)? debt", [("tech",), ("debt",)]),
-    ("(?:as a )?temporar(?:y|ily)", [("temporar",)]),
-    ("a|b", []),  # single letters say nothing: no filter
-    ("(?:x|yy)+", []),  # a repeated group is not required text
-])
+
+@pytest.mark.parametrize(
+    "pattern, needs",
+    [
+        ("decided", [("decided",)]),
+        (
+            "(?:is|are) not (?:allowed|available)",
+            [("is", "are"), ("not",), ("allowed", "available")],
+        ),
+        ("todo(?! list)", [("todo",)]),
+        ("tech(?:nical)? debt", [("tech",), ("debt",)]),
+        ("(?:as a )?temporar(?:y|ily)", [("temporar",)]),
+        ("a|b", []),  # single letters say nothing: no filter
+        ("(?:x|yy)+", []),  # a repeated group is not required text
+    ],
+)
 def test_requirements(pattern, needs):
     assert requirements(pattern) == needs
 
@@ -207,8 +298,14 @@ def _conversation_lines() -> list[str]:
 def test_requirements_never_hide_a_match(rules):
     """Soundness: whenever a keyword's pattern matches a line, the cheap filter lets it through."""
     lines = _conversation_lines() + [
-        "We'll go with Redis", "I'd rather not", "is `main`, not `trunk`", "Wait, stop", "TODO: later",
-        "the main branch is master", "requires approval", "replacing the old parser with a new one",
+        "We'll go with Redis",
+        "I'd rather not",
+        "is `main`, not `trunk`",
+        "Wait, stop",
+        "TODO: later",
+        "the main branch is master",
+        "requires approval",
+        "replacing the old parser with a new one",
     ]
     keywords = rules.keywords.keywords + rules.reasons.keywords
     # Every text a plain-phrase keyword stands for, in a sentence (its requirements are worked out apart).
@@ -220,25 +317,38 @@ def test_requirements_never_hide_a_match(rules):
             if rx.search(line):
                 assert kw.may_match(line.lower()), (kw.regex.pattern, line)
                 matched.add(kw.regex.pattern)
-    assert len(matched) >= len(keywords) // 3  # the lines put a good share of the keywords to the test
+    assert (
+        len(matched) >= len(keywords) // 3
+    )  # the lines put a good share of the keywords to the test
 
 
-@pytest.mark.parametrize("pattern, expected", [
-    ("root cause", ["root cause"]),
-    ("requires?", ["require", "requires"]),
-    ("(?:does not|doesn't) (?:support|work)", ["does not support", "does not work", "doesn't support",
-                                                "doesn't work"]),
-    ("tech(?:nical)? debt", ["tech debt", "technical debt"]),
-    ("(?:as a )?temporar(?:y|ily)", ["as a temporarily", "as a temporary", "temporarily", "temporary"]),
-    ("obbligatori[oa]", ["obbligatoria", "obbligatorio"]),
-    ("standardi[sz]ed? on", ["standardise on", "standardised on", "standardize on", "standardized on"]),
-    ("[a-z]+ on", None),  # a range, repeated: a regex
-    ("[^x]y", None),
-    ("todo(?! list)", None),
-    ("replac(?:e|ed) (?:\\S+ ){0,4}with", None),
-    ("(?:x|yy)+", None),
-    ("a?", None),  # may match nothing: not a phrase
-])
+@pytest.mark.parametrize(
+    "pattern, expected",
+    [
+        ("root cause", ["root cause"]),
+        ("requires?", ["require", "requires"]),
+        (
+            "(?:does not|doesn't) (?:support|work)",
+            ["does not support", "does not work", "doesn't support", "doesn't work"],
+        ),
+        ("tech(?:nical)? debt", ["tech debt", "technical debt"]),
+        (
+            "(?:as a )?temporar(?:y|ily)",
+            ["as a temporarily", "as a temporary", "temporarily", "temporary"],
+        ),
+        ("obbligatori[oa]", ["obbligatoria", "obbligatorio"]),
+        (
+            "standardi[sz]ed? on",
+            ["standardise on", "standardised on", "standardize on", "standardized on"],
+        ),
+        ("[a-z]+ on", None),  # a range, repeated: a regex
+        ("[^x]y", None),
+        ("todo(?! list)", None),
+        ("replac(?:e|ed) (?:\\S+ ){0,4}with", None),
+        ("(?:x|yy)+", None),
+        ("a?", None),  # may match nothing: not a phrase
+    ],
+)
 def test_phrases(pattern, expected):
     assert phrases(pattern) == expected
 
@@ -246,8 +356,14 @@ def test_phrases(pattern, expected):
 @needs_shared
 def test_phrases_found_without_regex_agree_with_the_regex(rules):
     """On every line of the real transcripts, a phrase keyword matches exactly where its regex does."""
-    lines = _conversation_lines() + ["Root cause: x", "the root causes", "rootcause", "so-called root cause_x",
-                                     "It doesn't work, it does not support it", "requires requires"]
+    lines = _conversation_lines() + [
+        "Root cause: x",
+        "the root causes",
+        "rootcause",
+        "so-called root cause_x",
+        "It doesn't work, it does not support it",
+        "requires requires",
+    ]
     keywords = [kw for kw in rules.keywords.keywords + rules.reasons.keywords if kw.phrases]
     assert len(keywords) > 60
     for kw in keywords:
@@ -265,7 +381,10 @@ def test_keyword_without_requirements_always_runs():
 
 
 def test_candidates_keep_the_configured_order():
-    kws = [Keyword("decision", p, weak=False) for p in ("decided", "(?:x|yy)+", "instead of", "we decided")]
+    kws = [
+        Keyword("decision", p, weak=False)
+        for p in ("decided", "(?:x|yy)+", "instead of", "we decided")
+    ]
     assert KeywordSet(kws).candidates("we decided this instead of that") == kws
     assert KeywordSet(kws).candidates("nothing here") == [kws[1]]
 
@@ -276,12 +395,22 @@ def test_the_cached_index_finds_what_each_pattern_finds(tmp_path):
     config.load(tmp_path, data)
     cfg = config.load(tmp_path, data)
     ready, fresh = Rules(cfg), Rules({k: v for k, v in cfg.items() if k != "_derived"})
-    lines = [f"So {p} here." for kw in fresh.keywords.keywords + fresh.reasons.keywords for p in kw.phrases or ()]
-    lines += ["We need explicit approval", "all 12 tests pass", "TODO: skip the flaky tests", "nothing at all"]
+    lines = [
+        f"So {p} here."
+        for kw in fresh.keywords.keywords + fresh.reasons.keywords
+        for p in kw.phrases or ()
+    ]
+    lines += [
+        "We need explicit approval",
+        "all 12 tests pass",
+        "TODO: skip the flaky tests",
+        "nothing at all",
+    ]
     for line in lines:
         for a, b in ((ready.keywords, fresh.keywords), (ready.reasons, fresh.reasons)):
-            assert [(kw.index, kw.pattern, kw.weak) for kw in a.candidates(line.lower())] == \
-                   [(kw.index, kw.pattern, kw.weak) for kw in b.candidates(line.lower())], line
+            assert [(kw.index, kw.pattern, kw.weak) for kw in a.candidates(line.lower())] == [
+                (kw.index, kw.pattern, kw.weak) for kw in b.candidates(line.lower())
+            ], line
 
 
 def test_keywords_changed_after_loading_are_not_found_through_a_stale_index(tmp_path):
@@ -295,14 +424,16 @@ def test_keywords_changed_after_loading_are_not_found_through_a_stale_index(tmp_
 
 # -- agreement with hand labels ------------------------------------------------
 
+
 @needs_shared
 def test_triage_agrees_with_hand_labels(rules):
     """Category precision and recall over the real transcripts of the tune part, against
     tests/data/triage_labels.json (keys are paths under ../shared/)."""
     labels = json.loads(LABELS.read_text())["labels"]
     shared = SHARED_TRANSCRIPTS.parent
-    assert {k for k in labels if k.startswith("transcripts/")} == \
-        {str(p.relative_to(shared)) for p in shared_transcripts()}
+    assert {k for k in labels if k.startswith("transcripts/")} == {
+        str(p.relative_to(shared)) for p in shared_transcripts()
+    }
     assert all(v["part"] in ("tune", "holdout") for v in labels.values())
     tune = {k: v for k, v in labels.items() if v["part"] == "tune" and (shared / k).is_file()}
     tp = fp = fn = 0
@@ -323,6 +454,8 @@ def test_triage_agrees_with_hand_labels(rules):
     assert recall >= 0.80, report
 
 
-@pytest.mark.parametrize("line", ["a `b` c", "`x`", "a ` b", "a `b` c `d", "``", "a `b` `c` d", "no ticks", "`a``b`"])
+@pytest.mark.parametrize(
+    "line", ["a `b` c", "`x`", "a ` b", "a `b` c `d", "``", "a `b` `c` d", "no ticks", "`a``b`"]
+)
 def test_inline_code_is_masked_like_a_code_span(line):
     assert mask_inline_code(line) == re.sub(r"`[^`\n]*`", "CODE", line)

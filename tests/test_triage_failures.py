@@ -15,8 +15,10 @@ from memcurate.curator import config
 from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.rules import candidates, ledger
 
-SAID = ("The test fails because the cache folder does not exist. I'll create it in Store.save before "
-        "writing. Then the save works.")
+SAID = (
+    "The test fails because the cache folder does not exist. I'll create it in Store.save before "
+    "writing. Then the save works."
+)
 
 
 def session(project: Path, sid: str, output: str, *, fixed: bool = True) -> Path:
@@ -25,8 +27,16 @@ def session(project: Path, sid: str, output: str, *, fixed: bool = True) -> Path
     t.assistant(tool("t1", "Bash", command="uv run pytest -x"))
     t.result("t1", "Exit code 1\n" + output, is_error=True)
     if fixed:
-        t.assistant(text("Let me look at the store. " + SAID),
-                    tool("t2", "Edit", file_path=str(project / "app" / "store.py"), old_string="a", new_string="b"))
+        t.assistant(
+            text("Let me look at the store. " + SAID),
+            tool(
+                "t2",
+                "Edit",
+                file_path=str(project / "app" / "store.py"),
+                old_string="a",
+                new_string="b",
+            ),
+        )
         t.result("t2", "The file has been updated.")
         t.assistant(tool("t3", "Bash", command="uv run pytest -x"))
         t.result("t3", "12 passed in 0.31s")
@@ -36,7 +46,9 @@ def session(project: Path, sid: str, output: str, *, fixed: bool = True) -> Path
 def triage(project: Path, path: Path, sid: str = "") -> dict:
     data = project / ".memcurate"
     data.mkdir(exist_ok=True)
-    return capture(str(data), config.load(project, str(data)), str(path), event="Stop", session_id=sid)
+    return capture(
+        str(data), config.load(project, str(data)), str(path), event="Stop", session_id=sid
+    )
 
 
 def data(project: Path) -> str:
@@ -49,12 +61,23 @@ def test_a_failure_and_its_fix_are_counted_from_the_transcript(project):
     keys = ledger.keys(data(project))
     assert len(keys) == 1
     (occ,) = ledger.occurrences(data(project), keys[0])
-    assert occ["source"] == "transcript" and occ["session"] == SESSIONS[0] and occ["transcript"] == str(path)
-    assert occ["at"].startswith("2025-07-14T22:59:") and occ["at"].endswith("Z") and len(occ["at"]) == 20
+    assert (
+        occ["source"] == "transcript"
+        and occ["session"] == SESSIONS[0]
+        and occ["transcript"] == str(path)
+    )
+    assert (
+        occ["at"].startswith("2025-07-14T22:59:")
+        and occ["at"].endswith("Z")
+        and len(occ["at"]) == 20
+    )
     assert occ["command"] == "uv run pytest -x" and "FileNotFoundError" in occ["error"]
-    assert occ["fix"] == {"text": "The test fails because the cache folder does not exist. I'll create it in "
-                                  "Store.save before writing.",
-                          "files": ["app/store.py"], "command": "uv run pytest -x"}
+    assert occ["fix"] == {
+        "text": "The test fails because the cache folder does not exist. I'll create it in "
+        "Store.save before writing.",
+        "files": ["app/store.py"],
+        "command": "uv run pytest -x",
+    }
     assert any("failures counted toward rules: 1, 1 with their fix" in n for n in report["notes"])
     triage(project, path)  # nothing new: nothing counted again
     assert ledger.sessions(data(project), keys[0]) == 1
@@ -126,7 +149,13 @@ def test_each_message_of_the_assistant_ends_a_sentence_and_narration_is_left_out
     rule quoted the narration after the fix."""
     from memcurate.curator.rules.transcript_failures import fix_of
 
-    said = ["I see the issue. I need to remove the duplicated function in plugins.go:", "Now let me build again:",
-            "It looks like there are some interface mismatches:", "Perfect! The build passes."]
+    said = [
+        "I see the issue. I need to remove the duplicated function in plugins.go:",
+        "Now let me build again:",
+        "It looks like there are some interface mismatches:",
+        "Perfect! The build passes.",
+    ]
     fix = fix_of({"fix": {"said": said, "files": [], "command": "go build ./..."}}, "/p")
-    assert fix["text"] == "I need to remove the duplicated function in plugins.go. The build passes."
+    assert (
+        fix["text"] == "I need to remove the duplicated function in plugins.go. The build passes."
+    )

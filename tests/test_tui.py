@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import io
 import gc
+import io
 import os
 import shlex
 import shutil
@@ -27,21 +27,35 @@ from tui_helpers import engine_factory, settle, tui, until, watching
 
 from memcurate.curator.candidates import staging
 from memcurate.curator.candidates.candidate import read_review
-from memcurate.curator.candidates.pipeline import process
 from memcurate.curator.candidates.incremental import capture
+from memcurate.curator.candidates.pipeline import process
 from memcurate.curator.drafting import DraftResult
 from memcurate.curator.drafting.offline import OfflineDrafter
 from memcurate.curator.memory import memfile, memory_md
 from memcurate.curator.util.assets import asset
 from memcurate.curator.util.paths import data_dir
 from memcurate.widgets.app import REVIEW_ACTIONS
-from memcurate.widgets.dialogs import ActionDialog, ConfirmDialog, EditorScreen, FilterDialog, HelpScreen, ReasonDialog
+from memcurate.widgets.dialogs import (
+    ActionDialog,
+    ConfirmDialog,
+    EditorScreen,
+    FilterDialog,
+    HelpScreen,
+    ReasonDialog,
+)
 from memcurate.widgets.footer import TidyFooter
 from memcurate.widgets.panels import DocumentView
 from memcurate.widgets.queue import COLUMNS, QueueTable
 
 DEMO = Path(asset(os.path.join("demo", "session.jsonl")))
-DEMO_CATEGORIES = ["decision", "constraint", "runbook", "tech_debt", "preference", "session_summary"]
+DEMO_CATEGORIES = [
+    "decision",
+    "constraint",
+    "runbook",
+    "tech_debt",
+    "preference",
+    "session_summary",
+]
 SIZE = (160, 50)
 
 
@@ -51,6 +65,7 @@ def memory(tmp_path) -> Path:
 
 
 # -- setting up staged work ---------------------------------------------------------------
+
 
 def stage_demo(project: Path, memory: Path, *, drafted: bool = False) -> str:
     """Stage the bundled demo session (one triage, six categories); `drafted`: run the pipeline too."""
@@ -84,7 +99,9 @@ def state_of(project: Path, tid: str, cat: str) -> dict:
 
 def memory_files(memory: Path) -> list[str]:
     """The memory files written, as category/file.md."""
-    return sorted(str(p.relative_to(memory)) for p in memory.glob("*/*.md") if p.parent.name != "archive")
+    return sorted(
+        str(p.relative_to(memory)) for p in memory.glob("*/*.md") if p.parent.name != "archive"
+    )
 
 
 def listed(memory: Path) -> set[tuple[str, str]]:
@@ -127,12 +144,15 @@ class Titled:
 
 # -- driving the app ---------------------------------------------------------------------
 
+
 def run(app, scenario, size=SIZE) -> None:
     """Run `scenario(pilot)` against `app` once its first load and drafting have settled."""
+
     async def main() -> None:
         async with app.run_test(size=size) as pilot:
             await settle(pilot)
             await scenario(pilot)
+
     asyncio.run(main())
 
 
@@ -152,8 +172,10 @@ def row(app, cat: str):
 
 def row_text(app, index: int) -> dict[str, str]:
     """The plain text of each cell of a row, as the queue shows it, by column name."""
-    return {name: getattr(cell, "plain", str(cell))
-            for (name, _), cell in zip(COLUMNS, table(app).get_row_at(index), strict=True)}
+    return {
+        name: getattr(cell, "plain", str(cell))
+        for (name, _), cell in zip(COLUMNS, table(app).get_row_at(index), strict=True)
+    }
 
 
 def text_of(widget: Static) -> str:
@@ -224,7 +246,10 @@ def no_suspend(app) -> None:
 
 # -- 1. approve -----------------------------------------------------------------------------
 
-def test_approve_saves_the_selected_memory_lists_it_in_memory_md_and_the_row_leaves(project, memory):
+
+def test_approve_saves_the_selected_memory_lists_it_in_memory_md_and_the_row_leaves(
+    project, memory
+):
     tid = stage_demo(project, memory)
     app = tui(project, memory)
 
@@ -246,6 +271,7 @@ def test_approve_saves_the_selected_memory_lists_it_in_memory_md_and_the_row_lea
 
 
 # -- 2. edit in the app ----------------------------------------------------------------------
+
 
 def test_edit_in_the_app_changes_the_staged_text_and_approving_writes_the_edit(project, memory):
     tid = stage_demo(project, memory, drafted=True)
@@ -272,7 +298,9 @@ def test_edit_in_the_app_changes_the_staged_text_and_approving_writes_the_edit(p
     run(app, scenario)
 
 
-def test_an_edit_that_breaks_the_front_matter_keeps_the_editor_open_and_changes_nothing(project, memory):
+def test_an_edit_that_breaks_the_front_matter_keeps_the_editor_open_and_changes_nothing(
+    project, memory
+):
     tid = stage_demo(project, memory, drafted=True)
     before = staged_text(project, tid, "decision")
     app = tui(project, memory)
@@ -299,12 +327,15 @@ def test_an_edit_that_breaks_the_front_matter_keeps_the_editor_open_and_changes_
 
 # -- 3. $EDITOR -----------------------------------------------------------------------------------
 
+
 def write_editor(tmp_path: Path, line: str, code: int = 0) -> str:
     """A stand-in for $EDITOR: appends `line` to the file it is given, exits with `code`."""
     script = tmp_path / f"editor-{code}.py"
-    script.write_text("import sys\n"
-                      f"with open(sys.argv[1], 'a', encoding='utf-8') as f:\n    f.write({line + chr(10)!r})\n"
-                      f"sys.exit({code})\n")
+    script.write_text(
+        "import sys\n"
+        f"with open(sys.argv[1], 'a', encoding='utf-8') as f:\n    f.write({line + chr(10)!r})\n"
+        f"sys.exit({code})\n"
+    )
     return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
 
 
@@ -340,7 +371,9 @@ def test_an_external_editor_that_fails_changes_nothing(project, memory, tmp_path
     run(app, scenario)
 
 
-def test_external_editor_where_the_terminal_cannot_be_handed_over_does_not_crash(project, memory, tmp_path):
+def test_external_editor_where_the_terminal_cannot_be_handed_over_does_not_crash(
+    project, memory, tmp_path
+):
     tid = stage_demo(project, memory, drafted=True)
     before = staged_text(project, tid, "runbook")
     app = tui(project, memory, editor=write_editor(tmp_path, "Edited in $EDITOR."))
@@ -356,6 +389,7 @@ def test_external_editor_where_the_terminal_cannot_be_handed_over_does_not_crash
 
 
 # -- 4. reject --------------------------------------------------------------------------------
+
 
 def test_reject_with_a_reason_marks_the_category_rejected_and_writes_nothing(project, memory):
     tid = stage_demo(project, memory, drafted=True)
@@ -393,17 +427,24 @@ def test_escape_in_the_reject_dialog_rejects_nothing(project, memory):
 
 # -- 5. approve everything clean ------------------------------------------------------------------
 
+
 def test_approve_all_saves_every_clean_memory_and_leaves_those_with_issues(project, memory):
     tid = stage_demo(project, memory, drafted=True)
-    blocked = edit_staged(project, memory, tid, "decision", lambda t: t.replace("## Rationale", "## Thoughts"))
+    blocked = edit_staged(
+        project, memory, tid, "decision", lambda t: t.replace("## Rationale", "## Thoughts")
+    )
     assert blocked["blocked"]
     long = "\n\n" + "A paragraph the reviewer should shorten. " * 110
     advised = edit_staged(project, memory, tid, "tech_debt", lambda t: t.rstrip("\n") + long + "\n")
     assert not advised["blocked"] and any(i["code"] == "overlong" for i in advised["issues"])
     # the runbook's Verification says only that the tests pass: an advisory (form.py), so not clean
     clean = [c for c in DEMO_CATEGORIES if c not in ("decision", "tech_debt", "runbook")]
-    for cat in clean:  # written by a person: no longer an offline card (an unwritten card is never clean)
-        assert not edit_staged(project, memory, tid, cat, lambda t: t.rstrip("\n") + " Checked by hand.\n")["issues"]
+    for (
+        cat
+    ) in clean:  # written by a person: no longer an offline card (an unwritten card is never clean)
+        assert not edit_staged(
+            project, memory, tid, cat, lambda t: t.rstrip("\n") + " Checked by hand.\n"
+        )["issues"]
     app = tui(project, memory)
 
     async def scenario(pilot):
@@ -441,6 +482,7 @@ def test_approve_all_answered_no_saves_nothing(project, memory):
 
 # -- 6. retry ------------------------------------------------------------------------------------
 
+
 def test_retry_drafts_a_failed_category_again(project, memory):
     tid = stage_demo(project, memory)
     drafter = Failing({"runbook"})
@@ -468,9 +510,12 @@ def test_retry_drafts_a_failed_category_again(project, memory):
 
 # -- 7. a BLOCK -------------------------------------------------------------------------------------
 
+
 def test_a_block_prevents_approval_until_an_edit_in_the_app_fixes_it(project, memory):
     tid = stage_demo(project, memory, drafted=True)
-    edit_staged(project, memory, tid, "decision", lambda t: t.replace("## Rationale", "## Thoughts"))
+    edit_staged(
+        project, memory, tid, "decision", lambda t: t.replace("## Rationale", "## Thoughts")
+    )
     app = tui(project, memory)
 
     async def scenario(pilot):
@@ -503,16 +548,25 @@ def test_a_block_prevents_approval_until_an_edit_in_the_app_fixes_it(project, me
 
 # -- 8. live: the real hook stages while the app runs ------------------------------------------------
 
+
 def feed(project: Path, transcript: Path, session: str) -> None:
     """What Claude Code does: Stop at the end of the turn, SessionEnd at the end of the session."""
     for event in ("Stop", "SessionEnd"):
-        p = run_hook({"hook_event_name": event, "session_id": session, "transcript_path": str(transcript),
-                      "cwd": str(project)}, cwd=project)
+        p = run_hook(
+            {
+                "hook_event_name": event,
+                "session_id": session,
+                "transcript_path": str(transcript),
+                "cwd": str(project),
+            },
+            cwd=project,
+        )
         assert p.returncode == 0 and p.stdout == b"", p.stderr
 
 
-def test_a_triage_the_hook_stages_while_the_app_runs_appears_and_is_drafted_without_a_key(project, memory,
-                                                                                          tmp_path):
+def test_a_triage_the_hook_stages_while_the_app_runs_appears_and_is_drafted_without_a_key(
+    project, memory, tmp_path
+):
     session = "5e55a1d0-de70-4c1a-9a5e-000000000001"
     transcript = claude_transcripts() / f"{session}.jsonl"
     shutil.copyfile(DEMO, transcript)
@@ -540,6 +594,7 @@ def test_a_triage_the_hook_stages_while_the_app_runs_appears_and_is_drafted_with
 
 # -- 9. a malformed staging file ---------------------------------------------------------------------
 
+
 def test_a_malformed_triage_is_an_error_row_and_the_app_keeps_working(project, memory):
     tid = stage_demo(project, memory)
     bad = "20261122T120000Z-deadbeef"
@@ -558,8 +613,14 @@ def test_a_malformed_triage_is_an_error_row_and_the_app_keeps_working(project, m
 
         await select(pilot, "", bad)
         assert "cannot be read" in text_of(app.query_one(DocumentView).query_one(Static))
-        for action in ("approve_memory", "edit_memory", "edit_external", "reject_memory", "change_action",
-                       "retry_memory"):
+        for action in (
+            "approve_memory",
+            "edit_memory",
+            "edit_external",
+            "reject_memory",
+            "change_action",
+            "retry_memory",
+        ):
             assert app.check_action(action, ()) is None, action
         await press(pilot, "a", "r", "e", "x", "c")
         assert not app.screen.is_modal and len(table(app).shown) == 7
@@ -586,7 +647,9 @@ def test_markup_and_escapes_in_a_title_show_literally(project, memory):
     async def scenario(pilot):
         assert row(app, "decision").title == MARKUP  # what the draft says, escape and all
         index = shown(app).index("decision")
-        cell = row_text(app, index)["title"]  # the cell is text: no markup applied, no escape (cut to its column)
+        cell = row_text(app, index)[
+            "title"
+        ]  # the cell is text: no markup applied, no escape (cut to its column)
         assert len(cell) > 20 and literal.startswith(cell.rstrip("…"))
         on_screen = table(app).render_line(1 + index).text  # line 0 is the header
         assert "[bold red]x[/] [link=http" in on_screen and "\x1b" not in on_screen
@@ -594,18 +657,26 @@ def test_markup_and_escapes_in_a_title_show_literally(project, memory):
         assert app.review["text"] == staged_text(project, tid, "decision")  # the document is shown
         await press(pilot, "r")  # the reject dialog names the title, literally
         assert isinstance(app.screen, ReasonDialog)
-        assert "[bold red]x[/] [link=http://evil]" in text_of(app.screen.query_one(".dialog-title", Static))
+        assert "[bold red]x[/] [link=http://evil]" in text_of(
+            app.screen.query_one(".dialog-title", Static)
+        )
         await type_text(pilot, "[/]")
         await press(pilot, "enter")
-        assert (state_of(project, tid, "decision")["state"], state_of(project, tid, "decision")["reason"]) == \
-            ("rejected", "[/]")
+        assert (
+            state_of(project, tid, "decision")["state"],
+            state_of(project, tid, "decision")["reason"],
+        ) == ("rejected", "[/]")
         assert "decision" not in shown(app) and len(shown(app)) == 5  # and the app goes on
 
     run(app, scenario, size=(200, 50))
 
 
-@pytest.mark.parametrize("title", ["Use JWT \x1b[31mnow\x1b[0m", "Use JWT\tnow"], ids=["escape", "tab"])
-def test_a_title_with_a_control_character_is_blocked_not_stuck_half_approved(project, memory, title):
+@pytest.mark.parametrize(
+    "title", ["Use JWT \x1b[31mnow\x1b[0m", "Use JWT\tnow"], ids=["escape", "tab"]
+)
+def test_a_title_with_a_control_character_is_blocked_not_stuck_half_approved(
+    project, memory, title
+):
     tid = stage_demo(project, memory)
     app = tui(project, memory, drafter=Titled(title))
 
@@ -614,12 +685,15 @@ def test_a_title_with_a_control_character_is_blocked_not_stuck_half_approved(pro
         await press(pilot, "a")
         rec = state_of(project, tid, "decision")
         assert rec["state"] == "ready", rec["state"]  # refused: not saved, not left `approved`
-        assert row(app, "decision").blocks and app.check_action("reject_memory", ()) is True  # shown blocked
+        assert (
+            row(app, "decision").blocks and app.check_action("reject_memory", ()) is True
+        )  # shown blocked
 
     run(app, scenario)
 
 
 # -- 11. change the action -----------------------------------------------------------------------------
+
 
 def test_changing_the_action_to_noop_then_approving_writes_no_file(project, memory):
     tid = stage_demo(project, memory, drafted=True)
@@ -649,9 +723,12 @@ def test_changing_the_action_to_noop_then_approving_writes_no_file(project, memo
 
 # -- 12. filter and help ---------------------------------------------------------------------------------
 
+
 def test_filter_shows_only_matching_rows_and_an_empty_filter_shows_all(project, memory):
     tid = stage_demo(project, memory, drafted=True)
-    edit_staged(project, memory, tid, "runbook", lambda t: t.replace("## Steps", "## Things"))  # a BLOCK
+    edit_staged(
+        project, memory, tid, "runbook", lambda t: t.replace("## Steps", "## Things")
+    )  # a BLOCK
     app = tui(project, memory)
 
     async def scenario(pilot):
@@ -704,6 +781,7 @@ def test_help_lists_every_key(project, memory):
 
 # -- the command palette and the mouse --------------------------------------------------------------
 
+
 def test_the_command_palette_offers_the_review_actions_that_apply(project, memory):
     from textual.command import CommandPalette
 
@@ -735,12 +813,15 @@ def test_a_click_selects_a_row(project, memory):
         await pilot.click(QueueTable, offset=(20, target + 2))  # +2: the border and the header row
         await settle(pilot)
         assert app.selected().category == "tech_debt"
-        assert app.review_key == app.selected().key and "tech_debt" in app.review["text"]  # its document shown
+        assert (
+            app.review_key == app.selected().key and "tech_debt" in app.review["text"]
+        )  # its document shown
 
     run(app, scenario)
 
 
 # -- work another process holds ------------------------------------------------------------------
+
 
 class Gated:
     """An offline drafter that waits for a gate: drafting stays in progress until the test opens it."""
@@ -761,19 +842,33 @@ def test_the_drafting_chain_of_the_selection_shows_in_its_issues_and_model_colum
     from memcurate.widgets.panels import _model
 
     tid = stage_demo(project, memory, drafted=True)
-    chain = [{"model": "sonnet", "outcome": "failed", "retries": 2, "elapsed": 3.5,
-              "error": "anthropic: 529 overloaded_error: Overloaded (after 3 attempts)"},
-             {"model": "haiku", "outcome": "ok", "retries": 0, "elapsed": 1.25}]
-    staging.set_state(str(data_dir(project)), tid, "decision", "ready", model="claude-haiku-4-5", attempts=chain)
+    chain = [
+        {
+            "model": "sonnet",
+            "outcome": "failed",
+            "retries": 2,
+            "elapsed": 3.5,
+            "error": "anthropic: 529 overloaded_error: Overloaded (after 3 attempts)",
+        },
+        {"model": "haiku", "outcome": "ok", "retries": 0, "elapsed": 1.25},
+    ]
+    staging.set_state(
+        str(data_dir(project)), tid, "decision", "ready", model="claude-haiku-4-5", attempts=chain
+    )
     app = tui(project, memory, run_pipeline=False)
 
     async def scenario(pilot):
         await select(pilot, "decision")
         issues = text_of(app.query_one("#issues", Static))
-        assert "DRAFTING sonnet: failed · 2 retries · 3.5s · anthropic: 529 overloaded_error" in issues
+        assert (
+            "DRAFTING sonnet: failed · 2 retries · 3.5s · anthropic: 529 overloaded_error" in issues
+        )
         assert "DRAFTING haiku: ok · 1.2s" in issues
         assert _model(row(app, "decision")) == "sonnet→haiku"
-        assert _model(Item(tid, "runbook", "ready", record={"model": "haiku", "attempts": chain[1:]})) == "haiku"
+        assert (
+            _model(Item(tid, "runbook", "ready", record={"model": "haiku", "attempts": chain[1:]}))
+            == "haiku"
+        )
 
     run(app, scenario)
 
@@ -782,7 +877,9 @@ def test_the_progress_of_a_triage_another_process_holds_shows_live(project, memo
     tid = stage_demo(project, memory)
     app = tui(project, memory, watch=True, run_pipeline=False)
     gated = Gated()
-    other = engine_factory(project, memory, drafter=gated)()  # the other holder: its own engine and claim
+    other = engine_factory(
+        project, memory, drafter=gated
+    )()  # the other holder: its own engine and claim
 
     async def scenario(pilot):
         await watching(pilot)
@@ -816,7 +913,9 @@ def test_the_footer_lets_go_of_the_keys_it_replaces(project, memory):
     place: none is replaced, so none is left behind (textual keeps replaced keys' caches alive: a long-running
     app would grow without bound)."""
     tid = stage_demo(project, memory, drafted=True)
-    edit_staged(project, memory, tid, "runbook", lambda t: t.replace("## Steps", "## Things"))  # a BLOCK
+    edit_staged(
+        project, memory, tid, "runbook", lambda t: t.replace("## Steps", "## Things")
+    )  # a BLOCK
     app = tui(project, memory)
 
     def greyed(footer) -> dict[str, bool]:
@@ -836,7 +935,9 @@ def test_the_footer_lets_go_of_the_keys_it_replaces(project, memory):
         assert list(footer.query("FooterKey")) == keys
         gc.collect()
         alive = [o for o in gc.get_objects() if type(o).__name__ == "FooterKey"]
-        assert len(alive) == len(keys), f"{len(alive) - len(keys)} footer keys replaced and still alive"
+        assert len(alive) == len(keys), (
+            f"{len(alive) - len(keys)} footer keys replaced and still alive"
+        )
 
     run(app, scenario)
 
@@ -845,7 +946,9 @@ def test_each_draft_shows_its_confidence_in_the_queue_and_why_in_its_issues(proj
     tid = stage_demo(project, memory, drafted=True)
     # An edit that adds an advisory (an overlong body) lowers the decision's confidence, and says why.
     before = read_review(data_dir(project), tid, "decision")["confidence"]["value"]
-    record = edit_staged(project, memory, tid, "decision", lambda t: t + "\n" + "Padding words. " * 400)
+    record = edit_staged(
+        project, memory, tid, "decision", lambda t: t + "\n" + "Padding words. " * 400
+    )
     after = record["confidence"]
     assert after["value"] < before
     app = tui(project, memory, run_pipeline=False)
@@ -859,6 +962,8 @@ def test_each_draft_shows_its_confidence_in_the_queue_and_why_in_its_issues(proj
             assert other.confidence == conf
         issues = text_of(app.query_one("#issues", Static))
         assert f"CONF     {after['value']:.2f} · evidence " in issues
-        assert "-0.25 advisory: overlong (body): the body is" in issues  # the factor that pulled it down, and why
+        assert (
+            "-0.25 advisory: overlong (body): the body is" in issues
+        )  # the factor that pulled it down, and why
 
     run(app, scenario)

@@ -15,9 +15,9 @@ from test_tui import open_editor, press, run, select, stage_demo, staged_text
 from textual.widgets import Static
 from tui_helpers import tui
 
+from memcurate.curator.candidates import cards
 from memcurate.curator.drafting.offline import OfflineDrafter
 from memcurate.curator.memory import memfile
-from memcurate.curator.candidates import cards
 from memcurate.widgets.dialogs import EditorScreen
 from memcurate.widgets.panels import DocumentView
 
@@ -48,7 +48,9 @@ class Modelled:
         return result
 
 
-def test_a_selected_card_shows_its_evidence_and_the_editor_keeps_it_beside_the_text(project, tmp_path):
+def test_a_selected_card_shows_its_evidence_and_the_editor_keeps_it_beside_the_text(
+    project, tmp_path
+):
     memory = tmp_path / "memory"
     tid = stage_demo(project, memory, drafted=True)
     app = tui(project, memory)
@@ -60,9 +62,14 @@ def test_a_selected_card_shows_its_evidence_and_the_editor_keeps_it_beside_the_t
         assert "write the fact in your own words" in shown
         assert "root cause" in shown  # a session line it was made from
         assert "Error → fix" in shown
-        assert "failed: python -m pytest tests/test_auth.py -q -> E sqlalchemy.exc.OperationalError" in shown
+        assert (
+            "failed: python -m pytest tests/test_auth.py -q -> E sqlalchemy.exc.OperationalError"
+            in shown
+        )
         assert "fixed:  by: Edit tests/conftest.py; passed: python -m pytest -q" in shown
-        assert shown.index("Document") < shown.index("Offline card")  # the text first, its evidence under it
+        assert shown.index("Document") < shown.index(
+            "Offline card"
+        )  # the text first, its evidence under it
         assert "an offline evidence card" in issues(app)
 
         await select(pilot, "decision")
@@ -90,7 +97,9 @@ def test_a_card_the_person_wrote_is_a_normal_draft_with_its_evidence_still_shown
         await press(pilot, "ctrl+s")
         assert not isinstance(app.screen, EditorScreen)
         staged, old_id = staged_text(project, tid, "decision"), memfile.parse(text).id
-        new_id = memfile.parse(staged).id  # the title changed: the new memory's file name follows it (issue 26)
+        new_id = memfile.parse(
+            staged
+        ).id  # the title changed: the new memory's file name follows it (issue 26)
         assert new_id == memfile.slugify(memfile.parse(text).title) != old_id
         assert staged == text.replace(f"id: {old_id}", f"id: {new_id}", 1)
         assert app.review["card"] is False and not cards.is_card(app.review)

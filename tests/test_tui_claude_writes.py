@@ -25,7 +25,13 @@ from tui_helpers import tui, until, watching
 from memcurate.curator.candidates import claude_writes
 from memcurate.curator.engine import Engine
 from memcurate.widgets.app import NOT_FOR_CLAUDE
-from memcurate.widgets.dialogs import ActionDialog, ConfirmDialog, EditorScreen, HelpScreen, ReasonDialog
+from memcurate.widgets.dialogs import (
+    ActionDialog,
+    ConfirmDialog,
+    EditorScreen,
+    HelpScreen,
+    ReasonDialog,
+)
 from memcurate.widgets.panels import DocumentView, IssuesView
 
 
@@ -35,12 +41,16 @@ def review(setup):
     its auto memory (the TUI helpers would otherwise point it elsewhere)."""
     project, root = setup
     (project / ".claude").mkdir(exist_ok=True)
-    (project / ".claude" / "memcurate.yaml").write_text("backend: offline\ndrafting:\n  backoff_seconds: 0.0\n")
+    (project / ".claude" / "memcurate.yaml").write_text(
+        "backend: offline\ndrafting:\n  backoff_seconds: 0.0\n"
+    )
     return project, root
 
 
 def app_for(project: Path, **kw):
-    return tui(project, project / "unused", **kw)  # the config above wins: the memory argument is not used
+    return tui(
+        project, project / "unused", **kw
+    )  # the config above wins: the memory argument is not used
 
 
 def document(app) -> str:
@@ -80,16 +90,31 @@ async def select_title(pilot, title: str) -> None:
 
 def test_a_staged_write_shows_in_the_queue_with_its_text_diff_and_issues(review):
     project, root = review
-    edit = stage(project, "Edit", {"file_path": str(root / "notes.md"), "old_string": "old", "new_string": "new"})
+    edit = stage(
+        project,
+        "Edit",
+        {"file_path": str(root / "notes.md"), "old_string": "old", "new_string": "new"},
+    )
     write = stage(project, "Write", {"file_path": str(root / "build.md"), "content": TOPIC})
-    secret = stage(project, "Write", {"file_path": str(root / "aws.md"), "content": "key AKIA" + "ABCDEFGHIJKLMNOP\n"})
+    secret = stage(
+        project,
+        "Write",
+        {"file_path": str(root / "aws.md"), "content": "key AKIA" + "ABCDEFGHIJKLMNOP\n"},
+    )
     app = app_for(project)
 
     async def scenario(pilot):
         assert shown(app) == ["claude"] * 3
-        assert {i.tid for i in table(app).shown} == {edit, write, secret}  # the ids memcurate approve takes
-        assert sorted(claude_rows(app)) == [("aws.md", "create"), ("build commands", "create"),
-                                            ("notes.md", "update")]
+        assert {i.tid for i in table(app).shown} == {
+            edit,
+            write,
+            secret,
+        }  # the ids memcurate approve takes
+        assert sorted(claude_rows(app)) == [
+            ("aws.md", "create"),
+            ("build commands", "create"),
+            ("notes.md", "update"),
+        ]
         assert table(app).border_title.startswith("Pending 3")
         rows = [i.title for i in table(app).shown]
         assert "BLOCK" in row_text(app, rows.index("aws.md"))["issues"]
@@ -109,7 +134,9 @@ def test_a_staged_write_shows_in_the_queue_with_its_text_diff_and_issues(review)
         assert "A new file" in document(app) and "AKIA" + "ABCDEFGHIJKLMNOP" not in document(app)
         assert "[REDACTED:aws-access-key]" in document(app)
         assert "BLOCK" in text_of(app.query_one(IssuesView))
-        assert app.check_action("approve_memory", ()) is None  # a BLOCK greys out approve, as for a memory
+        assert (
+            app.check_action("approve_memory", ()) is None
+        )  # a BLOCK greys out approve, as for a memory
         await press(pilot, "a")
         assert not (root / "aws.md").exists() and len(shown(app)) == 3
 
@@ -136,15 +163,24 @@ def test_a_writes_exactly_the_file_and_the_row_goes(review):
 
 def test_a_on_an_edit_of_memory_md_keeps_memcurates_sections(review):
     project, root = review
-    stage(project, "Edit", {"file_path": str(root / "MEMORY.md"), "old_string": "- a last note of Claude's",
-                            "new_string": "- a last note of Claude's, edited"})
+    stage(
+        project,
+        "Edit",
+        {
+            "file_path": str(root / "MEMORY.md"),
+            "old_string": "- a last note of Claude's",
+            "new_string": "- a last note of Claude's, edited",
+        },
+    )
     app = app_for(project)
 
     async def scenario(pilot):
         await select(pilot, "claude")
         assert "memcurate's sections are kept" in document(app)
         await press(pilot, "a")
-        assert (root / "MEMORY.md").read_text() == MEMORY_MD.replace("Claude's\n", "Claude's, edited\n")
+        assert (root / "MEMORY.md").read_text() == MEMORY_MD.replace(
+            "Claude's\n", "Claude's, edited\n"
+        )
 
     run(app, scenario)
 
@@ -158,7 +194,9 @@ def test_r_with_a_reason_writes_nothing_and_keeps_the_reason(review):
         await select(pilot, "claude")
         await press(pilot, "r")
         assert isinstance(app.screen, ReasonDialog)
-        assert "Claude's write “build commands”" in text_of(app.screen.query_one(".dialog-title", Static))
+        assert "Claude's write “build commands”" in text_of(
+            app.screen.query_one(".dialog-title", Static)
+        )
         await type_text(pilot, "we build with nix now")
         await press(pilot, "enter")
         rec = only_record(project)
@@ -170,13 +208,19 @@ def test_r_with_a_reason_writes_nothing_and_keeps_the_reason(review):
 
 def test_a_conflict_is_said_and_nothing_is_written(review):
     project, root = review
-    stage(project, "Edit", {"file_path": str(root / "notes.md"), "old_string": "old", "new_string": "new"})
+    stage(
+        project,
+        "Edit",
+        {"file_path": str(root / "notes.md"), "old_string": "old", "new_string": "new"},
+    )
     app = app_for(project)
     told = said(app)
 
     async def scenario(pilot):
         await select(pilot, "claude")
-        (root / "notes.md").write_text("changed by hand\n")  # after staging, before the person approves
+        (root / "notes.md").write_text(
+            "changed by hand\n"
+        )  # after staging, before the person approves
         await press(pilot, "a")
         message, severity = told[-1]
         assert severity == "error" and "notes.md changed since Claude's write was staged" in message
@@ -190,16 +234,29 @@ def test_a_conflict_is_said_and_nothing_is_written(review):
 def test_keys_that_do_not_apply_are_greyed_out_and_say_why(review):
     project, root = review
     stage(project, "Write", {"file_path": str(root / "topic.md"), "content": TOPIC})
-    stage(project, "Edit", {"file_path": str(root / "MEMORY.md"), "old_string": "# Claude's notes\n",
-                            "new_string": "# Claude's notes\n- [topic](topic.md)\n"})
+    stage(
+        project,
+        "Edit",
+        {
+            "file_path": str(root / "MEMORY.md"),
+            "old_string": "# Claude's notes\n",
+            "new_string": "# Claude's notes\n- [topic](topic.md)\n",
+        },
+    )
     app = app_for(project)
     told = said(app)
 
     async def scenario(pilot):
         await select_title(pilot, "build commands")
-        assert text_of(app.query_one(IssuesView)) == "No issues."  # clean: MEMORY.md's pending write links it
-        for action, key in (("edit_memory", "e"), ("edit_external", "E"), ("change_action", "c"),
-                            ("retry_memory", "x")):
+        assert (
+            text_of(app.query_one(IssuesView)) == "No issues."
+        )  # clean: MEMORY.md's pending write links it
+        for action, key in (
+            ("edit_memory", "e"),
+            ("edit_external", "E"),
+            ("change_action", "c"),
+            ("retry_memory", "x"),
+        ):
             assert app.check_action(action, ()) is None, action  # greyed out in the footer
             await press(pilot, key)
             assert not isinstance(app.screen, (EditorScreen, ActionDialog)), key
@@ -218,15 +275,22 @@ def test_keys_that_do_not_apply_are_greyed_out_and_say_why(review):
     run(app, scenario)
 
 
-def test_a_write_the_hook_stages_while_the_app_runs_appears_and_goes_when_approved_elsewhere(review):
+def test_a_write_the_hook_stages_while_the_app_runs_appears_and_goes_when_approved_elsewhere(
+    review,
+):
     project, root = review
     app = app_for(project, watch=True)
     target = root / "deploy.md"
 
     async def hook(tool: str, tool_input: dict) -> str:
         """Claude Code runs `memcurate hook --review-auto-memory` on a PreToolUse: the deny's reason."""
-        p = await asyncio.to_thread(run_hook, payload(tool, tool_input, project), cwd=project,
-                                    env={"CLAUDE_PROJECT_DIR": str(project)}, args=["--review-auto-memory"])
+        p = await asyncio.to_thread(
+            run_hook,
+            payload(tool, tool_input, project),
+            cwd=project,
+            env={"CLAUDE_PROJECT_DIR": str(project)},
+            args=["--review-auto-memory"],
+        )
         assert p.returncode == 0 and p.stderr == b""
         return json.loads(p.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
 
@@ -241,9 +305,13 @@ def test_a_write_the_hook_stages_while_the_app_runs_appears_and_goes_when_approv
         assert "+Build with `make all`" not in document(app)  # a new file: the text, no diff
         assert "Build with `make all`" in document(app)
         # Claude edits the file again: the same pending write, its new text on screen
-        assert item.tid in await hook("Edit", {"file_path": str(target), "old_string": "make all",
-                                               "new_string": "make everything"})
-        await until(pilot, lambda: "make everything" in document(app), "the selected write's new text")
+        assert item.tid in await hook(
+            "Edit",
+            {"file_path": str(target), "old_string": "make all", "new_string": "make everything"},
+        )
+        await until(
+            pilot, lambda: "make everything" in document(app), "the selected write's new text"
+        )
         assert [i.tid for i in table(app).shown] == [item.tid]
         # approved from a script meanwhile: the row goes without a key pressed here
         await asyncio.to_thread(lambda: Engine(project).approve_claude_write(item.tid))
@@ -263,12 +331,18 @@ def test_markup_and_escapes_in_claudes_text_show_literally(review):
     app = app_for(project)
 
     async def scenario(pilot):
-        assert row_text(app, 0)["title"] == markup  # the front matter's name, as text: no markup applied
+        assert (
+            row_text(app, 0)["title"] == markup
+        )  # the front matter's name, as text: no markup applied
         on_screen = table(app).render_line(1).text  # line 0 is the header
         assert markup in on_screen and "\x1b" not in on_screen
         await select(pilot, "claude")
         shown_text = document(app)
-        assert f"body {markup} red" in shown_text and "\x1b" not in shown_text and "\x07" not in shown_text
+        assert (
+            f"body {markup} red" in shown_text
+            and "\x1b" not in shown_text
+            and "\x07" not in shown_text
+        )
         await press(pilot, "r")
         assert markup in text_of(app.screen.query_one(".dialog-title", Static))
         await press(pilot, "escape")
@@ -280,7 +354,9 @@ def test_markup_and_escapes_in_claudes_text_show_literally(review):
 def test_an_unreadable_staged_write_is_an_error_row_and_the_others_still_review(review):
     project, root = review
     stage(project, "Write", {"file_path": str(root / "build.md"), "content": TOPIC})
-    (project / ".memcurate" / "claude-writes" / "20200101T000000Z-broken00.json").write_text("{not json")
+    (project / ".memcurate" / "claude-writes" / "20200101T000000Z-broken00.json").write_text(
+        "{not json"
+    )
     app = app_for(project)
 
     async def scenario(pilot):
@@ -288,7 +364,10 @@ def test_an_unreadable_staged_write_is_an_error_row_and_the_others_still_review(
         assert bad.tid == "claude/20200101T000000Z-broken00" and "cannot be read" in bad.error
         await select(pilot, "claude", bad.tid)
         assert "This staged write of Claude's cannot be read" in document(app)
-        assert app.check_action("approve_memory", ()) is None and app.check_action("reject_memory", ()) is None
+        assert (
+            app.check_action("approve_memory", ()) is None
+            and app.check_action("reject_memory", ()) is None
+        )
         await select_title(pilot, "build commands")
         await press(pilot, "a")
         assert (root / "build.md").read_text() == TOPIC

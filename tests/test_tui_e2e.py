@@ -29,8 +29,9 @@ from memcurate.curator.util.assets import asset
 
 pyte = pytest.importorskip("pyte")  # in the `test` extra; without it the test cannot read a screen
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "openpty") or sys.platform == "win32",
-                                reason="needs a Unix pseudo-terminal")
+pytestmark = pytest.mark.skipif(
+    not hasattr(os, "openpty") or sys.platform == "win32", reason="needs a Unix pseudo-terminal"
+)
 
 COLS, ROWS = 160, 45
 TIMEOUT = 30.0
@@ -41,7 +42,9 @@ SESSION = "5e55a1d0-de70-4c1a-9a5e-0000000e2e01"
 class Terminal:
     """A program running in a pseudo-terminal, its output kept on a pyte screen."""
 
-    def __init__(self, argv: list[str], *, cwd: Path, env: dict, cols: int = COLS, rows: int = ROWS) -> None:
+    def __init__(
+        self, argv: list[str], *, cwd: Path, env: dict, cols: int = COLS, rows: int = ROWS
+    ) -> None:
         import fcntl
         import struct
         import termios
@@ -49,12 +52,23 @@ class Terminal:
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         # The size comes from the terminal only: COLUMNS/LINES would override it.
-        env = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES", "NO_COLOR") and not k.startswith("TEXTUAL")}
+        env = {
+            k: v
+            for k, v in env.items()
+            if k not in ("COLUMNS", "LINES", "NO_COLOR") and not k.startswith("TEXTUAL")
+        }
         env["TERM"] = "xterm-256color"
 
         try:  # a session of its own (no preexec_fn: pytest may run threads), the pty on stdin/out/err
-            self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=slave,
+                stdout=slave,
+                stderr=slave,
+                start_new_session=True,
+            )
         finally:
             os.close(slave)
         self.fd = master
@@ -114,12 +128,21 @@ def stage_demo(project: Path, memory: Path, tmp_path: Path) -> Path:
     Stop at the end of the turn, SessionEnd at the end of the session (what `feed()` does in
     test_engine_processes.py)."""
     (project / ".claude").mkdir()
-    (project / ".claude" / "memcurate.yaml").write_text(f"backend: offline\nmemory:\n  root: {memory}\n")
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: offline\nmemory:\n  root: {memory}\n"
+    )
     transcript = claude_transcripts() / f"{SESSION}.jsonl"
     shutil.copyfile(DEMO, transcript)
     for event in ("Stop", "SessionEnd"):
-        p = run_hook({"hook_event_name": event, "session_id": SESSION, "transcript_path": str(transcript),
-                      "cwd": str(project)}, cwd=project)
+        p = run_hook(
+            {
+                "hook_event_name": event,
+                "session_id": SESSION,
+                "transcript_path": str(transcript),
+                "cwd": str(project),
+            },
+            cwd=project,
+        )
         assert p.returncode == 0 and p.stdout == b"", p.stderr
     return project / ".memcurate"
 
@@ -146,30 +169,55 @@ def test_review_the_demo_in_a_terminal_approve_and_quit(project, tmp_path):
     memory = tmp_path / "memory"
     data = stage_demo(project, memory, tmp_path)
     staged = staging.triage_ids(str(data))
-    assert len(staged) == 2  # the turn's triage (5 categories) and the session end's (session_summary)
+    assert (
+        len(staged) == 2
+    )  # the turn's triage (5 categories) and the session end's (session_summary)
 
-    term = Terminal(memcurate_exe() + ["--project", str(project)], cwd=project, env=dict(os.environ))
+    term = Terminal(
+        memcurate_exe() + ["--project", str(project)], cwd=project, env=dict(os.environ)
+    )
     try:
         # The queue: the demo's six memories, drafted by the app's pipeline, each a `create`.
-        screen = term.wait_for("six ready memories in the queue", lambda s: "Pending 6" in s and len(
-            [r for r in queue_rows(s) if len(r) >= 4 and r[3] == "create"]) == 6)
+        screen = term.wait_for(
+            "six ready memories in the queue",
+            lambda s: (
+                "Pending 6" in s
+                and len([r for r in queue_rows(s) if len(r) >= 4 and r[3] == "create"]) == 6
+            ),
+        )
         # Grouped by triage, each group's first row naming the session: the turn's five, the session end's one.
         groups = [r[0] for r in queue_rows(screen)]
         assert groups == [SESSION[:8], "│", "│", "│", "│", SESSION[:8]], groups
         rows = [r[1:] for r in queue_rows(screen)]
-        assert [r[0] for r in rows] == ["decision", "constraint", "runbook", "tech_debt", "preference",
-                                        "session_summary"]
-        records = {cat: rec for tid in staged for cat, rec in staging.category_states(str(data), tid).items()}
+        assert [r[0] for r in rows] == [
+            "decision",
+            "constraint",
+            "runbook",
+            "tech_debt",
+            "preference",
+            "session_summary",
+        ]
+        records = {
+            cat: rec
+            for tid in staged
+            for cat, rec in staging.category_states(str(data), tid).items()
+        }
         assert sorted(r["state"] for r in records.values()) == ["ready"] * 6
         for cat, title, *_ in rows:
             full = records[cat]["title"]
-            assert len(title) >= 12 and full.startswith(title.rstrip("…")), (cat, title, full)  # cut to the column
+            assert len(title) >= 12 and full.startswith(title.rstrip("…")), (
+                cat,
+                title,
+                full,
+            )  # cut to the column
         assert rows[0][1].startswith("Use JWT: short-lived")
         assert "Login with JWT access" in screen  # the session summary, titled by the work it did
         assert not list(memory.glob("*/*.md"))
 
         # The first row is selected: its document shows on the right (its front matter fills the pane's top).
-        term.wait_for("the decision's document", lambda s: "category: decision" in s and "metadata:" in s)
+        term.wait_for(
+            "the decision's document", lambda s: "category: decision" in s and "metadata:" in s
+        )
 
         # `a` approves it: its file appears in the memory root, its row leaves the queue.
         term.press("a")
@@ -178,8 +226,14 @@ def test_review_the_demo_in_a_terminal_approve_and_quit(project, tmp_path):
         doc = memfile.parse(saved.read_text())
         assert doc.category == "decision" and doc.title == records["decision"]["title"]
         # (a frame is written line by line: wait for the whole of it)
-        term.wait_for("the decision gone from the queue", lambda s: "Pending 5" in s and [r[1] for r in queue_rows(s)]
-                      == ["constraint", "runbook", "tech_debt", "preference", "session_summary"])
+        term.wait_for(
+            "the decision gone from the queue",
+            lambda s: (
+                "Pending 5" in s
+                and [r[1] for r in queue_rows(s)]
+                == ["constraint", "runbook", "tech_debt", "preference", "session_summary"]
+            ),
+        )
         term.wait_for("the notification of the save", lambda s: "create:" in s)
         assert doc.id in (memory / "MEMORY.md").read_text()
 
@@ -195,20 +249,26 @@ def test_quitting_while_claude_drafts_does_not_wait_for_it(project, tmp_path):
     once (exit 0), the children are killed, and the drafts left half-done are there for the next run."""
     memory = tmp_path / "memory"
     data = stage_demo(project, memory, tmp_path)
-    (project / ".claude" / "memcurate.yaml").write_text(f"backend: claude-cli\nmemory:\n  root: {memory}\n")
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: claude-cli\nmemory:\n  root: {memory}\n"
+    )
     bin_dir, pids = tmp_path / "bin", tmp_path / "pids"
     bin_dir.mkdir()
     pids.mkdir()
     fake = bin_dir / "claude"
-    fake.write_text(f"#!{sys.executable}\nimport os, sys, time\nsys.stdin.read()\n"
-                    f"open(os.path.join({str(pids)!r}, str(os.getpid())), 'w').close()\ntime.sleep(600)\n")
+    fake.write_text(
+        f"#!{sys.executable}\nimport os, sys, time\nsys.stdin.read()\n"
+        f"open(os.path.join({str(pids)!r}, str(os.getpid())), 'w').close()\ntime.sleep(600)\n"
+    )
     fake.chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
     env.pop("ANTHROPIC_API_KEY", None)
 
     term = Terminal(memcurate_exe() + ["--project", str(project)], cwd=project, env=env)
     try:
-        term.wait_for("the drafts running", lambda s: "running" in s and len(list(pids.iterdir())) >= 2)
+        term.wait_for(
+            "the drafts running", lambda s: "running" in s and len(list(pids.iterdir())) >= 2
+        )
         running = [int(p.name) for p in pids.iterdir()]
         term.press("q")
         assert term.wait_exit() == 0  # well before the children would have answered
@@ -217,9 +277,14 @@ def test_quitting_while_claude_drafts_does_not_wait_for_it(project, tmp_path):
             running = [pid for pid in running if _alive(pid)]
             term._pump(0.05)
         assert running == []
-        states = {c: r["state"] for tid in staging.triage_ids(str(data))
-                  for c, r in staging.category_states(str(data), tid).items()}
-        assert "drafting" in states.values() and not list(memory.glob("*/*.md"))  # resumed by the next run
+        states = {
+            c: r["state"]
+            for tid in staging.triage_ids(str(data))
+            for c, r in staging.category_states(str(data), tid).items()
+        }
+        assert "drafting" in states.values() and not list(
+            memory.glob("*/*.md")
+        )  # resumed by the next run
     finally:
         term.close()
 

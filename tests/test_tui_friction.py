@@ -8,8 +8,20 @@ from __future__ import annotations
 import threading
 
 import pytest
-from test_tui import (edit_staged, memory_files, open_editor, press, row, run, select, shown, stage_demo, staged_text,
-                      table, text_of)
+from test_tui import (
+    edit_staged,
+    memory_files,
+    open_editor,
+    press,
+    row,
+    run,
+    select,
+    shown,
+    stage_demo,
+    staged_text,
+    table,
+    text_of,
+)
 from test_tui_claude_writes import said
 from test_tui_library import drain, open_library, plain_of
 from textual.widgets import ContentSwitcher, Static
@@ -35,14 +47,19 @@ async def review_done(pilot) -> None:
     """Until the review worker (the person's action) is done, whatever the selection worker does meanwhile."""
     app = pilot.app
     await pilot.pause()
-    if busy := [w for w in app.workers if w.group == "review"]:  # none given, textual would await every worker
+    if busy := [
+        w for w in app.workers if w.group == "review"
+    ]:  # none given, textual would await every worker
         await app.workers.wait_for_complete(busy)
     await pilot.pause()
 
 
 # -- 1. approve acts on what the person has seen -----------------------------------------------------------
 
-def test_approve_before_the_draft_is_on_screen_is_refused_with_why_and_saves_nothing(project, memory):
+
+def test_approve_before_the_draft_is_on_screen_is_refused_with_why_and_saves_nothing(
+    project, memory
+):
     tid = stage_demo(project, memory, drafted=True)
     app = tui(project, memory)
     told = said(app)
@@ -66,7 +83,10 @@ def test_approve_before_the_draft_is_on_screen_is_refused_with_why_and_saves_not
             told.clear()
             await pilot.press("a")
             await review_done(pilot)
-            assert any(m.startswith("the draft is not on screen yet") and sev == "warning" for m, sev in told), told
+            assert any(
+                m.startswith("the draft is not on screen yet") and sev == "warning"
+                for m, sev in told
+            ), told
             assert memory_files(memory) == []
         finally:
             gate.set()
@@ -87,13 +107,17 @@ def test_a_draft_changed_since_it_was_shown_is_not_approved(project, memory):
     async def scenario(pilot):
         await select(pilot, "constraint")
         shown_text = app.review["text"]
-        edit_staged(project, memory, tid, "constraint", lambda t: t.rstrip("\n") + " Changed elsewhere.\n")
+        edit_staged(
+            project, memory, tid, "constraint", lambda t: t.rstrip("\n") + " Changed elsewhere.\n"
+        )
         assert staged_text(project, tid, "constraint") != shown_text
         told.clear()
         await press(pilot, "a")
         assert memory_files(memory) == []
         assert any("changed since it was shown" in m and sev == "error" for m, sev in told), told
-        await select(pilot, "constraint")  # read again: the new text is on screen, and approving it saves it
+        await select(
+            pilot, "constraint"
+        )  # read again: the new text is on screen, and approving it saves it
         await press(pilot, "a")
         (path,) = memory_files(memory)
         assert "Changed elsewhere." in (memory / path).read_text()
@@ -102,6 +126,7 @@ def test_a_draft_changed_since_it_was_shown_is_not_approved(project, memory):
 
 
 # -- 2. an unknown filter word is an error ----------------------------------------------------------------
+
 
 def test_an_unknown_filter_word_is_said_and_the_previous_filter_kept(project, memory):
     stage_demo(project, memory, drafted=True)
@@ -130,6 +155,7 @@ def test_an_unknown_filter_word_is_said_and_the_previous_filter_kept(project, me
 
 # -- 3. Esc from MEMORY.md goes back to the library ----------------------------------------------------------
 
+
 def test_escape_from_the_memory_md_view_goes_back_to_the_library_then_the_queue(project, memory):
     memory.mkdir(parents=True)
     (memory / "MEMORY.md").write_text("- Claude's own note\n", encoding="utf-8")
@@ -153,19 +179,31 @@ def test_escape_from_the_memory_md_view_goes_back_to_the_library_then_the_queue(
 
 # -- 4. A takes what --auto-approve would ------------------------------------------------------------------
 
+
 def test_approve_clean_leaves_what_the_auto_approve_gate_holds_and_says_so(project, memory):
     (project / ".claude").mkdir(parents=True)
     (project / ".claude" / "memcurate.yaml").write_text(
         f"backend: offline\nmemory:\n  root: {memory}\ndrafting:\n  backoff_seconds: 0.0\n"
-        "auto_approve:\n  min_confidence: 0.9\n  offline_cards: false\n")  # (the tests' own config saves cards)
+        "auto_approve:\n  min_confidence: 0.9\n  offline_cards: false\n"
+    )  # (the tests' own config saves cards)
     tid = stage_demo(project, memory, drafted=True)
-    for cat in ("constraint", "preference", "session_summary"):  # written by a person: no issue left
-        assert not edit_staged(project, memory, tid, cat, lambda t: t.rstrip("\n") + " Checked by hand.\n")["issues"]
+    for cat in (
+        "constraint",
+        "preference",
+        "session_summary",
+    ):  # written by a person: no issue left
+        assert not edit_staged(
+            project, memory, tid, cat, lambda t: t.rstrip("\n") + " Checked by hand.\n"
+        )["issues"]
     app = tui(project, memory)
     offered: list[str] = []
 
     async def scenario(pilot):
-        below = [c for c in ("constraint", "preference", "session_summary") if row(app, c).confidence < 0.9]
+        below = [
+            c
+            for c in ("constraint", "preference", "session_summary")
+            if row(app, c).confidence < 0.9
+        ]
         assert below and len(below) < 3  # the gate falls between them
         await press(pilot, "A")
         assert isinstance(app.screen, ConfirmDialog)
@@ -188,6 +226,7 @@ def test_approve_clean_leaves_what_the_auto_approve_gate_holds_and_says_so(proje
 
 
 # -- 5. an edited title gets its file name -----------------------------------------------------------------
+
 
 def test_an_edited_title_names_the_new_memory_file(project, memory):
     tid = stage_demo(project, memory, drafted=True)
@@ -215,21 +254,32 @@ def test_an_edited_title_names_the_new_memory_file(project, memory):
 def test_an_update_keeps_its_file_name_and_says_so():
     from memcurate.widgets.dialogs import follow_title
 
-    before = ("---\nid: jwt-choice\ncategory: decision\ntitle: We chose JWT\ndescription: d\ntype: project\n"
-              "tags: []\ncreated: 2026-11-01T10:00:00Z\nupdated: 2026-11-01T10:00:00Z\nstatus: active\n---\n"
-              "## Decision\nJWT.\n")
+    before = (
+        "---\nid: jwt-choice\ncategory: decision\ntitle: We chose JWT\ndescription: d\ntype: project\n"
+        "tags: []\ncreated: 2026-11-01T10:00:00Z\nupdated: 2026-11-01T10:00:00Z\nstatus: active\n---\n"
+        "## Decision\nJWT.\n"
+    )
     after = before.replace("title: We chose JWT", "title: We chose signed cookies")
     text, note = follow_title(before, after, "update")
-    assert text == after and "keeps its name jwt-choice.md" in note and "updates an existing memory" in note
+    assert (
+        text == after
+        and "keeps its name jwt-choice.md" in note
+        and "updates an existing memory" in note
+    )
     text, note = follow_title(before, after, "create")
-    assert memfile.parse(text).id == "we-chose-signed-cookies" and note.endswith("we-chose-signed-cookies.md")
+    assert memfile.parse(text).id == "we-chose-signed-cookies" and note.endswith(
+        "we-chose-signed-cookies.md"
+    )
     renamed = after.replace("id: jwt-choice", "id: my-own-name")  # an id the person set is theirs
     assert follow_title(before, renamed, "create") == (renamed, "")
 
 
 # -- 6. at 100×30 -----------------------------------------------------------------------------------------
 
-def test_at_100_by_30_the_budgets_footer_keys_and_help_hint_stay_in_sight(snap_compare, project, tmp_path):
+
+def test_at_100_by_30_the_budgets_footer_keys_and_help_hint_stay_in_sight(
+    snap_compare, project, tmp_path
+):
     from test_tui_snapshots import app_for, no_tmp_paths, review_queue
 
     from memcurate.widgets.panels import BudgetsView
@@ -243,7 +293,11 @@ def test_at_100_by_30_the_budgets_footer_keys_and_help_hint_stay_in_sight(snap_c
         no_tmp_paths(pilot.app, tmp_path)
         budgets = pilot.app.query_one(BudgetsView)
         assert budgets.size.width >= 30 and "MEMORY.md budgets" in plain_of(budgets)
-        in_sight = [k.key for k in pilot.app.screen.query("FooterKey") if k.region.width and k.region.right <= 100]
+        in_sight = [
+            k.key
+            for k in pilot.app.screen.query("FooterKey")
+            if k.region.width and k.region.right <= 100
+        ]
         assert {"question_mark", "q"} <= set(in_sight), in_sight
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)

@@ -25,7 +25,10 @@ def memory(tmp_path):
 
 # -- 1. one meaning per key, or a screen that says what its key means ------------------------------------------
 
-def test_the_library_has_its_own_help_naming_archive_and_adopt_and_what_they_mean_in_the_queue(project, memory):
+
+def test_the_library_has_its_own_help_naming_archive_and_adopt_and_what_they_mean_in_the_queue(
+    project, memory
+):
     app = tui(project, memory, run_pipeline=False)
 
     async def scenario(pilot):
@@ -38,8 +41,12 @@ def test_the_library_has_its_own_help_naming_archive_and_adopt_and_what_they_mea
         assert "Archive" in rows["a"] and "Approve" not in rows["a"]
         assert "Claude's own memory" in rows["A"]
         assert "in the review queue a approves" in " ".join(body.split())
-        footer = [k.key for k in app.screen.query("FooterKey")] + [k.key for k in screen.query("FooterKey")]
-        assert "r" not in footer and "c" not in footer  # the queue's keys are not offered behind the library
+        footer = [k.key for k in app.screen.query("FooterKey")] + [
+            k.key for k in screen.query("FooterKey")
+        ]
+        assert (
+            "r" not in footer and "c" not in footer
+        )  # the queue's keys are not offered behind the library
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is screen
@@ -47,7 +54,9 @@ def test_the_library_has_its_own_help_naming_archive_and_adopt_and_what_they_mea
     run(app, scenario)
 
 
-def test_a_queue_key_pressed_in_the_library_says_it_does_nothing_there_and_does_nothing(project, memory):
+def test_a_queue_key_pressed_in_the_library_says_it_does_nothing_there_and_does_nothing(
+    project, memory
+):
     app = tui(project, memory, run_pipeline=False)
     told = said(app)
 
@@ -60,7 +69,9 @@ def test_a_queue_key_pressed_in_the_library_says_it_does_nothing_there_and_does_
             assert app.screen is screen  # no reject dialog, no action dialog
         words = [m for m, sev in told if sev == "warning"]
         assert len(words) == 3, told
-        assert words[0].startswith("r is the review queue's Reject key: it does nothing in the library")
+        assert words[0].startswith(
+            "r is the review queue's Reject key: it does nothing in the library"
+        )
         assert all("Esc goes back to the queue" in m for m in words)
 
     run(app, scenario)
@@ -71,13 +82,16 @@ def test_the_library_footer_keeps_help_and_back_in_sight_at_100_columns(project,
 
     async def scenario(pilot):
         screen = await open_library(pilot)
-        in_sight = [k.key for k in screen.query("FooterKey") if k.region.width and k.region.right <= 100]
+        in_sight = [
+            k.key for k in screen.query("FooterKey") if k.region.width and k.region.right <= 100
+        ]
         assert {"question_mark", "escape", "a", "A", "d"} <= set(in_sight), in_sight
 
     run(app, scenario, size=(100, 30))
 
 
 # -- 2. dialog titles wrap at a word -----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("size", [(100, 30), (160, 48)])
 def test_a_long_dialog_title_wraps_at_a_word_inside_its_dialog(project, memory, size):
@@ -86,7 +100,10 @@ def test_a_long_dialog_title_wraps_at_a_word_inside_its_dialog(project, memory, 
     long = "Use JWT: short-lived access tokens, fifteen minutes, HS256, signed with a secret from the environment"
 
     async def scenario(pilot):
-        for dialog in (ReasonDialog(f"decision “{long}”"), ConfirmDialog(f"Approve {long} and every other one?")):
+        for dialog in (
+            ReasonDialog(f"decision “{long}”"),
+            ConfirmDialog(f"Approve {long} and every other one?"),
+        ):
             app.push_screen(dialog)
             await settle(pilot)
             title = dialog.query_one(".dialog-title", Label)
@@ -102,6 +119,7 @@ def test_a_long_dialog_title_wraps_at_a_word_inside_its_dialog(project, memory, 
 
 # -- 3. toasts clear of the pipeline panel ---------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("size", [(100, 30), (160, 48)])
 def test_a_toast_does_not_cover_the_pipeline_panel_or_the_drafting_line(project, memory, size):
     stage_demo(project, memory, drafted=True)
@@ -114,8 +132,11 @@ def test_a_toast_does_not_cover_the_pipeline_panel_or_the_drafting_line(project,
 
     async def scenario(pilot):
         await select(pilot, "decision")
-        app.notify("a notification long enough to take three lines of a toast at a narrow width, as the "
-                   "warnings a greyed key gives do", severity="warning")
+        app.notify(
+            "a notification long enough to take three lines of a toast at a narrow width, as the "
+            "warnings a greyed key gives do",
+            severity="warning",
+        )
         await settle(pilot)
         toasts = [t for t in app.screen.query("Toast") if t.region.height]
         assert toasts

@@ -14,11 +14,11 @@ from textual.widgets import ContentSwitcher, Input, Static, TextArea
 from tui_helpers import engine_factory, settle, tui
 
 from memcurate.curator.candidates.queue import age
+from memcurate.curator.library.entries import Entry
 from memcurate.curator.memory import memfile
 from memcurate.curator.memory.memory_md.format import parse as parse_memory_md
 from memcurate.widgets.library import LibraryScreen
 from memcurate.widgets.library_dialogs import ChangeConfirm, MemoryEditor
-from memcurate.curator.library.entries import Entry
 from memcurate.widgets.library_table import LibraryTable, fit, make_row, row_text
 from memcurate.widgets.messages import StagingChanged
 from memcurate.widgets.queue import QueueTable
@@ -33,12 +33,20 @@ def memory(tmp_path) -> Path:
     return m
 
 
-def memory_doc(mid: str, title: str, body_words: str = "", *, category: str = "decision",
-           status: str = "active") -> str:
-    return (f"---\nid: {mid}\ncategory: {category}\ntitle: {title}\ndescription: {title} in one line\n"
+def memory_doc(
+    mid: str,
+    title: str,
+    body_words: str = "",
+    *,
+    category: str = "decision",
+    status: str = "active",
+) -> str:
+    return (
+        f"---\nid: {mid}\ncategory: {category}\ntitle: {title}\ndescription: {title} in one line\n"
         f"type: project\ntags: [library]\ncreated: 2026-11-01T10:00:00Z\nupdated: 2026-11-01T10:00:00Z\n"
         f"sources:\n  - session: 0d3a8e6f-290f-4105-a327-a2496e5e2a83\n    turns: [1]\nstatus: {status}\n---\n"
-        f"## Decision\n{title}. {body_words}\n\n## Rationale\nIt was the simplest choice that works.\n")
+        f"## Decision\n{title}. {body_words}\n\n## Rationale\nIt was the simplest choice that works.\n"
+    )
 
 
 def save_memories(project: Path, memory: Path, docs: dict[str, str]) -> None:
@@ -47,7 +55,10 @@ def save_memories(project: Path, memory: Path, docs: dict[str, str]) -> None:
     try:
         ops = []
         for ref, text in docs.items():
-            ops += [{"op": "write", "ref": ref, "base_hash": None, "text": text}, {"op": "add_line", "ref": ref}]
+            ops += [
+                {"op": "write", "ref": ref, "base_hash": None, "text": text},
+                {"op": "add_line", "ref": ref},
+            ]
         engine.apply_changes(ops)
     finally:
         engine.close()
@@ -64,6 +75,7 @@ def run(app, scenario, size=SIZE) -> None:
         async with app.run_test(size=size) as pilot:
             await settle(pilot)
             await scenario(pilot)
+
     asyncio.run(main())
 
 
@@ -88,7 +100,9 @@ async def drain(pilot, screen) -> None:
     for _ in range(200):
         await pilot.pause()
         busy = [w for w in screen.workers if w.is_running] if hasattr(screen, "workers") else []
-        busy += [w for w in pilot.app.workers if w.is_running and w.group not in ("watch", "pipeline")]
+        busy += [
+            w for w in pilot.app.workers if w.is_running and w.group not in ("watch", "pipeline")
+        ]
         if not busy:
             await pilot.pause()
             return
@@ -97,6 +111,7 @@ async def drain(pilot, screen) -> None:
 
 
 # -- the table, on its own ------------------------------------------------------------------------
+
 
 def test_a_long_title_keeps_its_end_so_two_titles_with_the_same_start_differ():
     a = "Use the retry budget of the upload client for every call to the storage service in region A"
@@ -107,16 +122,34 @@ def test_a_long_title_keeps_its_end_so_two_titles_with_the_same_start_differ():
 
 
 def test_a_row_is_text_not_markup_and_carries_no_escape_sequence():
-    entry = Entry(ref="decision/x", owner="memcurate", category="decision",
-                  title="[bold red]not markup[/] \x1b[31mred\x1b[0m", description="", where="decision/x.md",
-                  path="/m/decision/x.md", status="active", created="2026-11-01T10:00:00Z",
-                  updated="2026-11-01T10:00:00Z", sources=(), tags=(), hash="", line=0, broken="")
+    entry = Entry(
+        ref="decision/x",
+        owner="memcurate",
+        category="decision",
+        title="[bold red]not markup[/] \x1b[31mred\x1b[0m",
+        description="",
+        where="decision/x.md",
+        path="/m/decision/x.md",
+        status="active",
+        created="2026-11-01T10:00:00Z",
+        updated="2026-11-01T10:00:00Z",
+        sources=(),
+        tags=(),
+        hash="",
+        line=0,
+        broken="",
+    )
     text = row_text(make_row(entry), 120)
     assert "[bold red]not markup[/]" in text.plain
-    assert "\x1b" not in text.plain and not text.spans[2:3] or all(s.style != "bold red" for s in text.spans)
+    assert (
+        "\x1b" not in text.plain
+        and not text.spans[2:3]
+        or all(s.style != "bold red" for s in text.spans)
+    )
 
 
 # -- MEMORY.md as Claude loads it ------------------------------------------------------------------
+
 
 def test_memory_md_view_marks_the_load_cut_on_a_memory_md_of_250_lines(project, memory):
     lines = [f"- Claude's own note number {n}" for n in range(1, 251)]
@@ -204,8 +237,11 @@ def test_the_library_lists_every_memory_grouped_with_claudes_own_last(project, m
 
     async def scenario(pilot):
         screen = await open_library(pilot)
-        assert refs_shown(screen) == ["decision/keep-sessions-in-redis", "decision/use-jwt-for-api-auth",
-                                      "claude/debugging.md"]
+        assert refs_shown(screen) == [
+            "decision/keep-sessions-in-redis",
+            "decision/use-jwt-for-api-auth",
+            "claude/debugging.md",
+        ]
         assert [r.claude for r in screen.table.shown()] == [False, False, True]
         await pick(pilot, screen, "claude/debugging.md")
         doc = plain_of(screen.query_one("#library-doc", Static))
@@ -214,14 +250,22 @@ def test_the_library_lists_every_memory_grouped_with_claudes_own_last(project, m
     run(app, scenario)
 
 
-def test_claudes_lines_are_listed_in_memory_md_order_after_its_files_and_ages_stay_short(project, memory):
+def test_claudes_lines_are_listed_in_memory_md_order_after_its_files_and_ages_stay_short(
+    project, memory
+):
     with_memories(project, memory)
     md = memory / "MEMORY.md"
-    lines = [f"- Claude remembers fact {i}" for i in range(12)]  # hashes in another order than the file's
+    lines = [
+        f"- Claude remembers fact {i}" for i in range(12)
+    ]  # hashes in another order than the file's
     md.write_text("\n".join(lines) + "\n" + md.read_text(encoding="utf-8"), encoding="utf-8")
     old = memory / "decision" / "keep-sessions-in-redis.md"
-    old.write_text(re.sub(r"(?m)^updated: .*$", "updated: 2019-01-01T00:00:00Z", old.read_text(encoding="utf-8")),
-                   encoding="utf-8")  # seven years old: an age of "7y", not a number of days the column cuts
+    old.write_text(
+        re.sub(
+            r"(?m)^updated: .*$", "updated: 2019-01-01T00:00:00Z", old.read_text(encoding="utf-8")
+        ),
+        encoding="utf-8",
+    )  # seven years old: an age of "7y", not a number of days the column cuts
     app = tui(project, memory, run_pipeline=False)
 
     async def scenario(pilot):
@@ -238,9 +282,13 @@ def test_claudes_lines_are_listed_in_memory_md_order_after_its_files_and_ages_st
 def test_a_secret_in_a_memory_is_never_shown_on_screen(project, memory):
     key = "AKIAIOSFODNN7EXAMPLE"
     with_memories(project, memory)
-    (memory / "debugging.md").write_text(f"# Debugging\nThe staging AWS key is {key} for now.\n", encoding="utf-8")
+    (memory / "debugging.md").write_text(
+        f"# Debugging\nThe staging AWS key is {key} for now.\n", encoding="utf-8"
+    )
     md = memory / "MEMORY.md"
-    md.write_text(f"- the key {key} opens staging\n" + md.read_text(encoding="utf-8"), encoding="utf-8")
+    md.write_text(
+        f"- the key {key} opens staging\n" + md.read_text(encoding="utf-8"), encoding="utf-8"
+    )
     app = tui(project, memory, run_pipeline=False)
 
     async def scenario(pilot):
@@ -256,23 +304,33 @@ def test_a_secret_in_a_memory_is_never_shown_on_screen(project, memory):
     run(app, scenario)
 
 
-def test_edit_in_the_app_saves_the_memory_and_its_memory_md_line_follows_the_new_title(project, memory):
+def test_edit_in_the_app_saves_the_memory_and_its_memory_md_line_follows_the_new_title(
+    project, memory
+):
     with_memories(project, memory)
     app = tui(project, memory, run_pipeline=False)
     path = memory / "decision" / "use-jwt-for-api-auth.md"
 
     async def scenario(pilot):
         screen, editor, area = await edit_jwt(pilot)
-        area.load_text(area.text.replace("title: Use JWT for API authentication", "title: Use JWT for the public API"))
+        area.load_text(
+            area.text.replace(
+                "title: Use JWT for API authentication", "title: Use JWT for the public API"
+            )
+        )
         await pilot.press("ctrl+s")
         await drain(pilot, editor)
         await drain(pilot, screen)
         assert app.screen is screen
         saved = memfile.parse(path.read_text(encoding="utf-8"))
         assert saved.title == "Use JWT for the public API"
-        assert sorted(memory_md_ids(memory)["decision"]) == ["keep-sessions-in-redis", "use-jwt-for-api-auth"]
-        assert "[Use JWT for the public API](decision/use-jwt-for-api-auth.md)" in \
-            (memory / "MEMORY.md").read_text(encoding="utf-8")
+        assert sorted(memory_md_ids(memory)["decision"]) == [
+            "keep-sessions-in-redis",
+            "use-jwt-for-api-auth",
+        ]
+        assert "[Use JWT for the public API](decision/use-jwt-for-api-auth.md)" in (
+            memory / "MEMORY.md"
+        ).read_text(encoding="utf-8")
         assert "Use JWT for the public API" in [r.title for r in screen.table.shown()]  # reloaded
 
     run(app, scenario)
@@ -307,7 +365,11 @@ def test_an_edit_that_blocks_is_refused_with_the_reason_and_the_text_kept(projec
     async def scenario(pilot):
         before = path.read_bytes()
         screen, editor, area = await edit_jwt(pilot)
-        area.load_text(area.text.replace("It was the simplest choice that works.", "Key sk-ant-api03-" + "x" * 90))
+        area.load_text(
+            area.text.replace(
+                "It was the simplest choice that works.", "Key sk-ant-api03-" + "x" * 90
+            )
+        )
         await pilot.press("ctrl+s")
         await drain(pilot, editor)
         assert app.screen is editor and "sk-ant-api03-" in area.text
@@ -317,7 +379,9 @@ def test_an_edit_that_blocks_is_refused_with_the_reason_and_the_text_kept(projec
     run(app, scenario)
 
 
-def test_archive_shows_the_diff_then_moves_the_line_to_the_archive_and_keeps_the_file(project, memory):
+def test_archive_shows_the_diff_then_moves_the_line_to_the_archive_and_keeps_the_file(
+    project, memory
+):
     with_memories(project, memory)
     app = tui(project, memory, run_pipeline=False)
 
@@ -331,10 +395,16 @@ def test_archive_shows_the_diff_then_moves_the_line_to_the_archive_and_keeps_the
         assert "MEMORY.md" in [f["where"] for f in dialog.files]
         await pilot.press("y")
         await drain(pilot, screen)
-        doc = memfile.parse((memory / ".archive" / "decision" / "use-jwt-for-api-auth.md").read_text(encoding="utf-8"))
+        doc = memfile.parse(
+            (memory / ".archive" / "decision" / "use-jwt-for-api-auth.md").read_text(
+                encoding="utf-8"
+            )
+        )
         assert doc.status == "archived"
         assert memory_md_ids(memory)["decision"] == ["keep-sessions-in-redis"]
-        assert "use-jwt-for-api-auth" in (memory / ".archive" / "decision.md").read_text(encoding="utf-8")
+        assert "use-jwt-for-api-auth" in (memory / ".archive" / "decision.md").read_text(
+            encoding="utf-8"
+        )
         row = next(r for r in screen.table.shown() if r.ref == "decision/use-jwt-for-api-auth")
         assert row.archived
         await pilot.press("h")  # archived ones hidden
@@ -381,8 +451,11 @@ def test_a_key_that_does_not_apply_says_why(project, memory):
         await pilot.press("A")
         await drain(pilot, screen)
         assert any("already memcurate's" in n for n in notes(app))
-        assert list(Path(app.engine.proposals_dir).glob("*.json")) == [] if Path(app.engine.proposals_dir).exists() \
+        assert (
+            list(Path(app.engine.proposals_dir).glob("*.json")) == []
+            if Path(app.engine.proposals_dir).exists()
             else True
+        )
 
     run(app, scenario)
 
@@ -408,11 +481,18 @@ def test_adopt_stages_a_proposal_for_claudes_own_file_and_changes_nothing(projec
 
 def test_search_narrows_as_you_type_and_clearing_it_shows_everything_again(project, memory):
     with_memories(project, memory)
-    save_memories(project, memory, {
-        "decision/rotate-keys-monthly": memory_doc("rotate-keys-monthly", "Rotate signing keys monthly", "Keys."),
-        "decision/prefer-postgres-for-reports": memory_doc("prefer-postgres-for-reports",
-                                                           "Prefer Postgres for reports", "Reporting."),
-    })
+    save_memories(
+        project,
+        memory,
+        {
+            "decision/rotate-keys-monthly": memory_doc(
+                "rotate-keys-monthly", "Rotate signing keys monthly", "Keys."
+            ),
+            "decision/prefer-postgres-for-reports": memory_doc(
+                "prefer-postgres-for-reports", "Prefer Postgres for reports", "Reporting."
+            ),
+        },
+    )
     app = tui(project, memory, run_pipeline=False)
 
     async def scenario(pilot):
@@ -426,7 +506,9 @@ def test_search_narrows_as_you_type_and_clearing_it_shows_everything_again(proje
         for letter in "redis":
             await pilot.press(letter)
             await drain(pilot, screen)
-            assert screen.table.found is not None and screen.query_text == "redis"[:len(counts) + 1]
+            assert (
+                screen.table.found is not None and screen.query_text == "redis"[: len(counts) + 1]
+            )
             counts.append(len(refs_shown(screen)))
         assert counts == sorted(counts, reverse=True) and counts[0] > counts[-1]
         assert refs_shown(screen) == ["decision/keep-sessions-in-redis"]
@@ -435,7 +517,9 @@ def test_search_narrows_as_you_type_and_clearing_it_shows_everything_again(proje
             await pilot.press("backspace")
             await drain(pilot, screen)
         assert refs_shown(screen) == everything
-        assert screen.table.selected().ref == "decision/keep-sessions-in-redis"  # the cursor stayed on it
+        assert (
+            screen.table.selected().ref == "decision/keep-sessions-in-redis"
+        )  # the cursor stayed on it
         await pilot.press("a", "u", "t", "h")  # a prefix: authentication
         await drain(pilot, screen)
         assert refs_shown(screen) == ["decision/use-jwt-for-api-auth"]
@@ -446,11 +530,21 @@ def test_search_narrows_as_you_type_and_clearing_it_shows_everything_again(proje
 
 
 def test_tidy_proposes_merging_two_memories_that_say_the_same_thing(project, memory):
-    text = "Stateless JWT tokens signed with RS256 for every public API call, verified by the gateway."
-    save_memories(project, memory, {
-        "decision/use-jwt-for-api-auth": memory_doc("use-jwt-for-api-auth", "Use JWT for API authentication", text),
-        "decision/jwt-for-the-api": memory_doc("jwt-for-the-api", "Use JWT for API authentication", text),
-    })
+    text = (
+        "Stateless JWT tokens signed with RS256 for every public API call, verified by the gateway."
+    )
+    save_memories(
+        project,
+        memory,
+        {
+            "decision/use-jwt-for-api-auth": memory_doc(
+                "use-jwt-for-api-auth", "Use JWT for API authentication", text
+            ),
+            "decision/jwt-for-the-api": memory_doc(
+                "jwt-for-the-api", "Use JWT for API authentication", text
+            ),
+        },
+    )
     app = tui(project, memory, run_pipeline=False)
     before = {p: p.read_bytes() for p in memory.rglob("*") if p.is_file()}
 
@@ -461,7 +555,9 @@ def test_tidy_proposes_merging_two_memories_that_say_the_same_thing(project, mem
         pending = app.engine.proposals()
         assert [p["kind"] for p in pending] == ["merge"]
         assert any("tidy: 1 proposal to review" in n for n in notes(app))
-        assert {p: p.read_bytes() for p in memory.rglob("*") if p.is_file()} == before  # only proposed
+        assert {
+            p: p.read_bytes() for p in memory.rglob("*") if p.is_file()
+        } == before  # only proposed
 
     run(app, scenario)
 
@@ -473,7 +569,9 @@ def test_a_memory_change_the_app_sees_reloads_the_open_library(project, memory):
     async def scenario(pilot):
         screen = await open_library(pilot)
         assert "claude/notes.md" not in refs_shown(screen)
-        (memory / "notes.md").write_text("# Notes\nA note Claude wrote meanwhile.\n", encoding="utf-8")
+        (memory / "notes.md").write_text(
+            "# Notes\nA note Claude wrote meanwhile.\n", encoding="utf-8"
+        )
         app.post_message(StagingChanged(set(), memory=True))  # what the app's watcher posts
         await settle(pilot)
         await drain(pilot, screen)
@@ -482,12 +580,16 @@ def test_a_memory_change_the_app_sees_reloads_the_open_library(project, memory):
     run(app, scenario)
 
 
-def test_a_refused_external_edit_opens_the_editor_on_the_text_with_why(project, memory, monkeypatch):
+def test_a_refused_external_edit_opens_the_editor_on_the_text_with_why(
+    project, memory, monkeypatch
+):
     """The save runs in a worker; its refusal comes back as a message (EditRefused), and the editor opens
     on the person's text with the reason, nothing lost."""
     with_memories(project, memory)
     broken = "not a memory any more\n"
-    monkeypatch.setattr("memcurate.widgets.library.edit_externally", lambda app, text, editor: broken)
+    monkeypatch.setattr(
+        "memcurate.widgets.library.edit_externally", lambda app, text, editor: broken
+    )
     app = tui(project, memory, run_pipeline=False)
 
     async def scenario(pilot):

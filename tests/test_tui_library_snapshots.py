@@ -14,6 +14,7 @@ from pathlib import Path
 from test_tui_library import drain, memory_doc, save_memories
 from test_tui_snapshots import SIZE, app_for, no_tmp_paths
 from tui_helpers import FIXED_NOW, engine_factory, settle
+
 from memcurate.widgets.library import LibraryScreen
 
 KEY = "sk-ant-api03-" + "Q7v" * 30  # a key Claude wrote into its own notes
@@ -28,21 +29,42 @@ def pin_mtimes(memory: Path, age_seconds: int) -> None:
 def flagged_library(project: Path, memory: Path) -> None:
     """memcurate's memories (two that say the same thing, one archived) and Claude's own (a topic file
     holding a key, a note, a line linking a file that is gone), checked: the findings are the flags."""
-    same = "Stateless JWT tokens signed with RS256 for every public API call, verified by the gateway."
-    save_memories(project, memory, {
-        "decision/use-jwt-for-api-auth": memory_doc("use-jwt-for-api-auth", "Use JWT for API authentication", same),
-        "decision/jwt-for-the-api": memory_doc("jwt-for-the-api", "Use JWT for API authentication", same),
-        "decision/keep-sessions-in-redis": memory_doc("keep-sessions-in-redis", "Keep sessions in Redis [bold]x[/]",
-                                                      "Shared by every worker."),
-        "decision/old-session-cookies": memory_doc("old-session-cookies", "Session cookies for the admin UI",
-                                                   "Replaced since.", status="archived"),
-    })
+    same = (
+        "Stateless JWT tokens signed with RS256 for every public API call, verified by the gateway."
+    )
+    save_memories(
+        project,
+        memory,
+        {
+            "decision/use-jwt-for-api-auth": memory_doc(
+                "use-jwt-for-api-auth", "Use JWT for API authentication", same
+            ),
+            "decision/jwt-for-the-api": memory_doc(
+                "jwt-for-the-api", "Use JWT for API authentication", same
+            ),
+            "decision/keep-sessions-in-redis": memory_doc(
+                "keep-sessions-in-redis",
+                "Keep sessions in Redis [bold]x[/]",
+                "Shared by every worker.",
+            ),
+            "decision/old-session-cookies": memory_doc(
+                "old-session-cookies",
+                "Session cookies for the admin UI",
+                "Replaced since.",
+                status="archived",
+            ),
+        },
+    )
     (memory / "deploy-notes.md").write_text(
         f"---\nname: Deploy notes\ndescription: how the staging deploy works\ntype: project\n---\n"
-        f"Deploy with the staging token {KEY}.\n", encoding="utf-8")
+        f"Deploy with the staging token {KEY}.\n",
+        encoding="utf-8",
+    )
     with open(memory / "MEMORY.md", "a", encoding="utf-8") as f:
-        f.write("\n- [Deploy notes](deploy-notes.md) — how the staging deploy works\n"
-                "- [Old runbook](old-runbook.md) — gone since\n- Always run the tests with -x\n")
+        f.write(
+            "\n- [Deploy notes](deploy-notes.md) — how the staging deploy works\n"
+            "- [Old runbook](old-runbook.md) — gone since\n- Always run the tests with -x\n"
+        )
     pin_mtimes(memory, 3 * 86400)
     engine = engine_factory(project, memory)()
     try:
@@ -75,10 +97,17 @@ def test_memory_md_view_with_the_cut(snap_compare, project, tmp_path):
     memory.mkdir()
     notes = [f"- Claude's own note number {n}\n" for n in range(1, 241)]
     (memory / "MEMORY.md").write_text("".join(notes[:188]), encoding="utf-8")
-    save_memories(project, memory, {  # memcurate's section after Claude's lines, just before the cut
-        f"decision/{mid}": memory_doc(mid, title) for mid, title in (
-            ("use-jwt-for-api-auth", "Use JWT for API authentication"),
-            ("keep-sessions-in-redis", "Keep sessions in Redis"))})
+    save_memories(
+        project,
+        memory,
+        {  # memcurate's section after Claude's lines, just before the cut
+            f"decision/{mid}": memory_doc(mid, title)
+            for mid, title in (
+                ("use-jwt-for-api-auth", "Use JWT for API authentication"),
+                ("keep-sessions-in-redis", "Keep sessions in Redis"),
+            )
+        },
+    )
     with open(memory / "MEMORY.md", "a", encoding="utf-8") as f:
         f.write("".join(notes[188:]))
     pin_mtimes(memory, 86400)

@@ -7,11 +7,26 @@ import asyncio
 import dataclasses
 import io
 
-from test_tui import (DEMO, Failing, memory,  # noqa: F401 (memory: the fixture)
-                      edit_staged, memory_files, open_editor, press, row_text, run, select,
-                      stage_demo, staged_text, state_of, table, text_of, type_text)
-from test_tui_claude_writes import said
 from rich.console import Console
+from test_tui import (  # noqa: F401 (memory: the fixture)
+    DEMO,
+    Failing,
+    edit_staged,
+    memory,
+    memory_files,
+    open_editor,
+    press,
+    row_text,
+    run,
+    select,
+    stage_demo,
+    staged_text,
+    state_of,
+    table,
+    text_of,
+    type_text,
+)
+from test_tui_claude_writes import said
 from textual.widgets import Static, TextArea
 from textual.widgets._toast import Toast
 from tui_helpers import FIXED_NOW, engine_factory, settle, tui
@@ -29,13 +44,18 @@ DEMO_SESSION = "5e55a1d0-de70-4c1a-9a5e-000000000001"
 OTHER_SESSION = "0b0e0f00-1111-4222-8333-944445555666"
 # Two decision titles that share their first 90 characters: cut at the end, both would read the same.
 ALIKE = "When the API gateway rejects a request with 401 right after the token refresh succeeded, check first "
-ALIKE_TITLES = (ALIKE + "the clock skew between the gateway and the issuer", ALIKE + "the audience claim of the token")
+ALIKE_TITLES = (
+    ALIKE + "the clock skew between the gateway and the issuer",
+    ALIKE + "the audience claim of the token",
+)
 
 
 def stage_other_session(project, memory, tmp_path, *, drafted: bool = True) -> str:
     """The demo transcript again, as another session (another triage, another session id)."""
     other = tmp_path / "other.jsonl"
-    other.write_text(DEMO.read_text(encoding="utf-8").replace(DEMO_SESSION, OTHER_SESSION), encoding="utf-8")
+    other.write_text(
+        DEMO.read_text(encoding="utf-8").replace(DEMO_SESSION, OTHER_SESSION), encoding="utf-8"
+    )
     engine = engine_factory(project, memory)()
     try:
         report = capture(engine.data, engine.cfg, str(other), event="backfill", summary=True)
@@ -70,6 +90,7 @@ def toasts(told) -> list[str]:
 
 # -- 1. a key that cannot act says why -------------------------------------------------------------
 
+
 def test_keys_on_a_row_still_to_be_drafted_say_so_and_change_nothing(project, memory):
     tid = stage_demo(project, memory)
     app = tui(project, memory, run_pipeline=False)
@@ -81,7 +102,9 @@ def test_keys_on_a_row_still_to_be_drafted_say_so_and_change_nothing(project, me
             told.clear()
             await press(pilot, key)
             assert len(told) == 1 and "waiting to be drafted" in told[0][0], (key, told)
-        assert state_of(project, tid, "decision")["state"] == "triaged" and memory_files(memory) == []
+        assert (
+            state_of(project, tid, "decision")["state"] == "triaged" and memory_files(memory) == []
+        )
         assert app.check_action("approve_memory", ()) is None  # greyed out in the footer too
 
     run(app, scenario)
@@ -96,8 +119,9 @@ def test_keys_on_a_failed_draft_say_it_failed_and_what_to_do(project, memory):
         await select(pilot, "runbook")
         await press(pilot, "a")
         (message,) = toasts(told)
-        assert message.startswith("drafting runbook failed (the model said no") and message.endswith(
-            "): x retries it, r rejects it")
+        assert message.startswith(
+            "drafting runbook failed (the model said no"
+        ) and message.endswith("): x retries it, r rejects it")
         told.clear()
         await select(pilot, "decision")
         await press(pilot, "x")  # retry a draft that did not fail
@@ -108,7 +132,9 @@ def test_keys_on_a_failed_draft_say_it_failed_and_what_to_do(project, memory):
 
 def test_approving_a_blocked_draft_names_the_block(project, memory):
     tid = stage_demo(project, memory, drafted=True)
-    edit_staged(project, memory, tid, "decision", lambda t: t.replace("## Rationale", "## Thoughts"))
+    edit_staged(
+        project, memory, tid, "decision", lambda t: t.replace("## Rationale", "## Thoughts")
+    )
     app = tui(project, memory)
     told = said(app)
 
@@ -130,9 +156,11 @@ def test_keys_with_nothing_selected_or_nothing_clean_say_why(project, memory):
         assert app.selected() is None
         await press(pilot, "a")
         await press(pilot, "A")
-        assert toasts(told) == ["nothing selected: the queue is empty",
-                                "no drafted memory is free of issues: approve them one by one with a "
-                                "(A takes only those with none)"]
+        assert toasts(told) == [
+            "nothing selected: the queue is empty",
+            "no drafted memory is free of issues: approve them one by one with a "
+            "(A takes only those with none)",
+        ]
         told.clear()
         await press(pilot, "slash")  # a key that always applies says nothing
         assert isinstance(app.screen, FilterDialog) and told == []
@@ -141,6 +169,7 @@ def test_keys_with_nothing_selected_or_nothing_clean_say_why(project, memory):
 
 
 # -- 2. the queue's title ---------------------------------------------------------------------------
+
 
 def test_the_queue_title_counts_ready_drafting_and_failed(project, memory, tmp_path):
     stage_demo(project, memory)
@@ -162,7 +191,10 @@ def test_the_queue_title_counts_ready_drafting_and_failed(project, memory, tmp_p
 
 # -- 3. rows: session, grouping, whole categories, titles that tell apart --------------------------
 
-def test_rows_name_their_session_once_per_triage_and_show_the_category_whole(project, memory, tmp_path):
+
+def test_rows_name_their_session_once_per_triage_and_show_the_category_whole(
+    project, memory, tmp_path
+):
     first = stage_demo(project, memory, drafted=True)
     second = stage_other_session(project, memory, tmp_path)
     app = tui(project, memory)
@@ -200,10 +232,12 @@ def test_two_titles_alike_for_longer_than_their_column_differ_on_screen(project,
         assert shown_titles[0] != shown_titles[1], shown_titles
         on_screen = [table(app).render_line(1 + n).text for n in decisions]
         assert on_screen[0] != on_screen[1]
-        for n, t in zip(decisions, shown_titles, strict=True):  # its start, an ellipsis, what tells it apart
+        for n, t in zip(
+            decisions, shown_titles, strict=True
+        ):  # its start, an ellipsis, what tells it apart
             head, tail = t.split("…", 1)
             full = table(app).shown[n].title
-            assert full.startswith(head) and tail.rstrip("…") in full[len(ALIKE) - 3:]
+            assert full.startswith(head) and tail.rstrip("…") in full[len(ALIKE) - 3 :]
 
     run(app, scenario)
 
@@ -218,15 +252,23 @@ def test_fit_title_cuts_at_the_end_while_the_difference_shows():
     n = shared_prefixes([x, y])[x]
     fitted = fit_title(x, 30, n), fit_title(y, 30, n)
     assert fitted[0] != fitted[1] and all(len(f) == 30 for f in fitted)
-    assert shared_prefixes([x, x])[x] == 0  # the same title twice is not told apart (nothing to tell)
+    assert (
+        shared_prefixes([x, x])[x] == 0
+    )  # the same title twice is not told apart (nothing to tell)
 
 
 # -- 4. approve-all lists what it saves ---------------------------------------------------------------
 
+
 def test_approve_all_lists_each_memory_it_saves_before_asking(project, memory):
     tid = stage_demo(project, memory, drafted=True)
-    edit_staged(project, memory, tid, "decision", lambda t: t.replace("## Rationale", "## Thoughts"))  # BLOCK
-    for cat in ("constraint", "preference"):  # written by a person: no longer offline cards, so clean
+    edit_staged(
+        project, memory, tid, "decision", lambda t: t.replace("## Rationale", "## Thoughts")
+    )  # BLOCK
+    for cat in (
+        "constraint",
+        "preference",
+    ):  # written by a person: no longer offline cards, so clean
         edit_staged(project, memory, tid, cat, lambda t: t.rstrip("\n") + " Checked by hand.\n")
     app = tui(project, memory)
 
@@ -251,6 +293,7 @@ def test_approve_all_lists_each_memory_it_saves_before_asking(project, memory):
 
 # -- 5. the editor asks before dropping an edit -----------------------------------------------------------
 
+
 def test_leaving_the_editor_with_unsaved_changes_asks_first(project, memory):
     tid = stage_demo(project, memory, drafted=True)
     before = staged_text(project, tid, "decision")
@@ -266,9 +309,13 @@ def test_leaving_the_editor_with_unsaved_changes_asks_first(project, memory):
         await type_text(pilot, "typed ")
         edited = area.text
         await press(pilot, "escape")
-        assert isinstance(app.screen, ConfirmDialog) and "Discard" in text_of(app.screen.query_one(".dialog-title"))
+        assert isinstance(app.screen, ConfirmDialog) and "Discard" in text_of(
+            app.screen.query_one(".dialog-title")
+        )
         await press(pilot, "n")  # back to the editor, the edit kept
-        assert isinstance(app.screen, EditorScreen) and app.screen.query_one(TextArea).text == edited
+        assert (
+            isinstance(app.screen, EditorScreen) and app.screen.query_one(TextArea).text == edited
+        )
         await press(pilot, "escape")
         await press(pilot, "y")  # discarded: the editor closes, nothing staged changed
         assert not isinstance(app.screen, (EditorScreen, ConfirmDialog))
@@ -279,12 +326,15 @@ def test_leaving_the_editor_with_unsaved_changes_asks_first(project, memory):
 
 # -- 6. toasts do not cover the budgets ----------------------------------------------------------------------
 
+
 def test_a_toast_does_not_cover_the_budgets(project, memory):
     stage_demo(project, memory, drafted=True)
     app = tui(project, memory)
 
     async def main() -> None:
-        async with app.run_test(size=(160, 50), notifications=True) as pilot:  # run() leaves toasts out
+        async with app.run_test(
+            size=(160, 50), notifications=True
+        ) as pilot:  # run() leaves toasts out
             await settle(pilot)
             await scenario(pilot)
 
@@ -302,6 +352,7 @@ def test_a_toast_does_not_cover_the_budgets(project, memory):
 
 # -- 7. the age column ticks --------------------------------------------------------------------------------
 
+
 def test_the_age_column_ticks_without_redrawing_the_other_cells(project, memory):
     stage_demo(project, memory, drafted=True)
     app = tui(project, memory)
@@ -317,7 +368,9 @@ def test_the_age_column_ticks_without_redrawing_the_other_cells(project, memory)
             return real(row_key, column_key, value, **kw)
 
         queue.update_cell = spy
-        later = FIXED_NOW + 10 * 365 * 86400  # staged now, in real time: ten years on from the fixed clock
+        later = (
+            FIXED_NOW + 10 * 365 * 86400
+        )  # staged now, in real time: ten years on from the fixed clock
         assert queue.tick_ages(later) == len(queue.shown)
         assert set(updated) == {"age"}
         assert {row_text(app, n)["age"] for n in range(len(queue.shown))} != ages
@@ -350,6 +403,7 @@ def test_the_age_timer_runs_only_on_the_real_clock(project, memory):
 
 # -- 8. the filter's hint --------------------------------------------------------------------------------------
 
+
 def test_the_filter_hint_names_every_category_and_severity(project, memory):
     app = tui(project, memory)
 
@@ -364,6 +418,7 @@ def test_the_filter_hint_names_every_category_and_severity(project, memory):
 
 # -- 9. the palette lists each action once ---------------------------------------------------------------------
 
+
 def test_the_palette_lists_each_review_action_once(project, memory):
     stage_demo(project, memory, drafted=True)
     app = tui(project, memory)
@@ -373,7 +428,7 @@ def test_the_palette_lists_each_review_action_once(project, memory):
         commands = list(app.get_system_commands(app.screen))
         titles = [c.title for c in commands]
         assert len(titles) == len(set(titles)), titles
-        for action, keys, label, desc in REVIEW_ACTIONS:
+        for action, _keys, label, desc in REVIEW_ACTIONS:
             if action in ("show_help", "quit"):
                 continue  # textual's own Keys and Quit (once: the titles are unique)
             if app.check_action(action, ()):
@@ -385,16 +440,23 @@ def test_the_palette_lists_each_review_action_once(project, memory):
 
 # -- 10. an issue does not repeat its heading ----------------------------------------------------------------------
 
+
 def test_a_block_in_the_issues_panel_does_not_repeat_its_heading(project, memory):
     tid = stage_demo(project, memory, drafted=True)
-    edit_staged(project, memory, tid, "runbook", lambda t: t.replace("## Verification", "## Checking"))
+    edit_staged(
+        project, memory, tid, "runbook", lambda t: t.replace("## Verification", "## Checking")
+    )
     app = tui(project, memory)
 
     async def scenario(pilot):
         await select(pilot, "runbook")
         issues = app.review["issues"]
-        block = next(i for i in issues if i["severity"] == "BLOCK" and i["where"] == "## Verification")
-        assert block["message"].startswith("## Verification")  # what verification says, heading and all
+        block = next(
+            i for i in issues if i["severity"] == "BLOCK" and i["where"] == "## Verification"
+        )
+        assert block["message"].startswith(
+            "## Verification"
+        )  # what verification says, heading and all
         panel = text_of(app.query_one(IssuesView))
         line = next(line for line in panel.splitlines() if line.startswith("BLOCK"))
         assert line.count("## Verification") == 1 and "required section is missing" in line, panel
@@ -405,7 +467,16 @@ def test_a_block_in_the_issues_panel_does_not_repeat_its_heading(project, memory
 
 def test_an_issue_said_in_one_line_drops_what_its_heading_says():
     """The BLOCK a toast names is cut by the same function as the panel's line."""
-    issue = {"severity": "BLOCK", "where": "## Verification", "message": "## Verification required section is missing"}
+    issue = {
+        "severity": "BLOCK",
+        "where": "## Verification",
+        "message": "## Verification required section is missing",
+    }
     assert issue_text(issue) == "## Verification: required section is missing"
-    assert issue_text({"severity": "BLOCK", "where": "", "message": "BLOCK: a secret"}) == "a secret"
-    assert issue_text({"severity": "BLOCK", "where": "title", "message": "titles say what"}) == "title: titles say what"
+    assert (
+        issue_text({"severity": "BLOCK", "where": "", "message": "BLOCK: a secret"}) == "a secret"
+    )
+    assert (
+        issue_text({"severity": "BLOCK", "where": "title", "message": "titles say what"})
+        == "title: titles say what"
+    )

@@ -14,8 +14,10 @@ from tui_helpers import engine_factory, tui
 from memcurate.widgets.app import NOT_FOR_PROPOSAL
 from memcurate.widgets.dialogs import ReasonDialog
 
-TOPIC = ("---\nname: Short commit messages\ndescription: Keep commit subjects under 60 characters\ntype: feedback\n"
-         "---\nKeep commit subjects under 60 characters because the log view [bold]cuts[/bold] them.\n")
+TOPIC = (
+    "---\nname: Short commit messages\ndescription: Keep commit subjects under 60 characters\ntype: feedback\n"
+    "---\nKeep commit subjects under 60 characters because the log view [bold]cuts[/bold] them.\n"
+)
 MEMORY_MD = "# Memory\n\n- [Commits](commits.md) — short subjects\n- Use uv, not pip\n"
 
 
@@ -47,7 +49,9 @@ def test_a_proposal_row_shows_its_diff_and_a_applies_it(adopted):
         assert "Approving changes preference/short-commit-messages.md" in text
         assert "-- [Commits](commits.md) — short subjects" in text  # Claude's line, dropped
         assert "[bold]cuts[/bold]" in text  # markup in Claude's file is shown as data
-        assert not app.check_action("change_action", ()) and not app.check_action("retry_memory", ())
+        assert not app.check_action("change_action", ()) and not app.check_action(
+            "retry_memory", ()
+        )
         await press(pilot, "c")
         assert (NOT_FOR_PROPOSAL["change_action"], "warning") in notes
         await press(pilot, "a")
@@ -71,7 +75,9 @@ def test_r_rejects_a_proposal_with_the_reason_and_writes_nothing(adopted):
         await pilot.press(*"keep it Claude's")
         await press(pilot, "enter")
         assert shown(app) == []
-        assert (memory / "commits.md").read_text() == TOPIC and (memory / "MEMORY.md").read_text() == MEMORY_MD
+        assert (memory / "commits.md").read_text() == TOPIC and (
+            memory / "MEMORY.md"
+        ).read_text() == MEMORY_MD
         [record] = app.engine.proposals(every=True)
         assert (record["state"], record["decision"]["reason"]) == ("rejected", "keep it Claude's")
 
@@ -91,6 +97,11 @@ def test_e_edits_the_memory_file_the_proposal_writes_and_a_writes_the_edit(adopt
         await press(pilot, "ctrl+s")
         assert "Edited by a person." in document(app)  # the diff shown is the edited one
         await press(pilot, "a")
-        assert (memory / "preference" / "short-commit-messages.md").read_text().rstrip().endswith("Edited by a person.")
+        assert (
+            (memory / "preference" / "short-commit-messages.md")
+            .read_text()
+            .rstrip()
+            .endswith("Edited by a person.")
+        )
 
     run(app, scenario)

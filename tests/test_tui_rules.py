@@ -61,16 +61,33 @@ def proj(project, tmp_path) -> tuple[Path, Path]:
     return project, memory
 
 
-def seen_output(project: Path, n: int, command: str, output: str, *, error: str | None = None,
-                fix: dict | None = None) -> ledger.Recorded:
+def seen_output(
+    project: Path,
+    n: int,
+    command: str,
+    output: str,
+    *,
+    error: str | None = None,
+    fix: dict | None = None,
+) -> ledger.Recorded:
     """The failure `output` shows, in session n, recorded by the real ledger as the failure hook records it."""
     [failure] = failures(command, output, project=str(project))
-    return ledger.record(data_dir(project), failure, session=f"session-{n}", at=f"2026-11-1{n}T09:3{n}:00Z",
-                         command=command, error=failure.excerpt if error is None else error, source="hook",
-                         fix=fix, threshold=3)
+    return ledger.record(
+        data_dir(project),
+        failure,
+        session=f"session-{n}",
+        at=f"2026-11-1{n}T09:3{n}:00Z",
+        command=command,
+        error=failure.excerpt if error is None else error,
+        source="hook",
+        fix=fix,
+        threshold=3,
+    )
 
 
-def seen(project: Path, n: int, *, error: str | None = None, fix: dict | None = None) -> ledger.Recorded:
+def seen(
+    project: Path, n: int, *, error: str | None = None, fix: dict | None = None
+) -> ledger.Recorded:
     """The pytest failure in session n (another temp path and duration each time)."""
     return seen_output(project, n, COMMAND, PYTEST.format(n=n), error=error, fix=fix)
 
@@ -80,9 +97,16 @@ def recurring(project: Path) -> str:
     the candidate's key."""
     seen(project, 1)
     seen(project, 2)
-    done = seen(project, 3, error="E   FileNotFoundError: [bold red]no data dir[/bold red] \x1b[31mred\x1b[0m",
-                fix={"text": "create the data dir in a fixture first", "files": ["tests/test_store.py"],
-                     "command": COMMAND})
+    done = seen(
+        project,
+        3,
+        error="E   FileNotFoundError: [bold red]no data dir[/bold red] \x1b[31mred\x1b[0m",
+        fix={
+            "text": "create the data dir in a fixture first",
+            "files": ["tests/test_store.py"],
+            "command": COMMAND,
+        },
+    )
     assert done.staged and done.sessions == 3
     return done.key
 
@@ -113,6 +137,7 @@ def candidate(project: Path, key: str):
 
 # -- the row, the panel and the evidence ---------------------------------------------------------
 
+
 def test_a_failure_seen_in_three_sessions_is_a_rule_row_with_its_evidence_and_in_the_panel(proj):
     project, memory = proj
     seen(project, 1)
@@ -133,7 +158,9 @@ def test_a_failure_seen_in_three_sessions_is_a_rule_row_with_its_evidence_and_in
         assert item.tid == f"rule/{key}"  # the id memcurate approve takes
         rule = app.engine.rule(key)["rule"]
         cells = row_text(app, 0)
-        assert rule and rule.startswith(cells["title"].rstrip("…"))  # the rule text is the title (fitted)
+        assert rule and rule.startswith(
+            cells["title"].rstrip("…")
+        )  # the rule text is the title (fitted)
         assert cells["action"] == "seen 3×"
         panel = graduation(app)
         assert "Rule graduation 1" in panel and "3× " + rule[:10] in panel
@@ -141,7 +168,9 @@ def test_a_failure_seen_in_three_sessions_is_a_rule_row_with_its_evidence_and_in
         await select(pilot, "rule")
         text = document(app)
         topic_file = app.engine.rule(key)["plan"]["file"]
-        assert f"Approving writes {topic_file} (a new file)" in text and topic_file.startswith(".claude/rules/memcurate/")
+        assert f"Approving writes {topic_file} (a new file)" in text and topic_file.startswith(
+            ".claude/rules/memcurate/"
+        )
         assert "applies to: tests/" in text
         assert f"<!-- memcurate:rule/{key} -->" in text  # the file as approving writes it
         assert "failed the same way in 3 sessions" in text
@@ -158,6 +187,7 @@ def test_a_failure_seen_in_three_sessions_is_a_rule_row_with_its_evidence_and_in
 
 # -- a, e, r -----------------------------------------------------------------------------------
 
+
 def test_a_writes_the_rule_file_names_it_and_the_row_goes(proj):
     project, key, app, told = with_candidate(proj)
 
@@ -165,7 +195,9 @@ def test_a_writes_the_rule_file_names_it_and_the_row_goes(proj):
         await select(pilot, "rule")
         view = app.engine.rule(key)
         await press(pilot, "a")
-        assert rule_files(project) == {view["plan"]["file"].removeprefix(".claude/rules/"): view["plan"]["after"]}
+        assert rule_files(project) == {
+            view["plan"]["file"].removeprefix(".claude/rules/"): view["plan"]["after"]
+        }
         text = (project / view["plan"]["file"]).read_text()
         assert view["rule"] in text and "paths:" in text and "tests/" in text
         assert candidate(project, key).state == "approved"
@@ -186,20 +218,37 @@ def test_a_refuses_a_rule_drafted_after_it_was_shown_and_the_row_shows_the_draft
         await select(pilot, "rule")
         offline = app.engine.rule(key)["rule"]
         assert table(app).shown[0].title == offline and offline in document(app)
-        candidates.set_draft(data_dir(project), key, {"rule": drafted, "topic": "testing",
-                                                      "paths": ["tests/**/*.py"], "by": "claude", "model": "m",
-                                                      "at": "2026-11-20T10:00:00Z"})
+        candidates.set_draft(
+            data_dir(project),
+            key,
+            {
+                "rule": drafted,
+                "topic": "testing",
+                "paths": ["tests/**/*.py"],
+                "by": "claude",
+                "model": "m",
+                "at": "2026-11-20T10:00:00Z",
+            },
+        )
         await press(pilot, "a")
         assert told[-1][1] == "error" and "changed since you looked: look again" in told[-1][0]
-        assert not (project / ".claude" / "rules").exists() and candidate(project, key).state == "pending"
+        assert (
+            not (project / ".claude" / "rules").exists()
+            and candidate(project, key).state == "pending"
+        )
         assert table(app).shown[0].title == drafted and drafted in document(app)
         await press(pilot, "a")  # now seen: written
-        assert drafted in "".join(rule_files(project).values()) and candidate(project, key).state == "approved"
+        assert (
+            drafted in "".join(rule_files(project).values())
+            and candidate(project, key).state == "approved"
+        )
 
     run(app, scenario)
 
 
-async def edit_dialog(pilot, rule: str | None = None, topic: str | None = None, paths: str | None = None):
+async def edit_dialog(
+    pilot, rule: str | None = None, topic: str | None = None, paths: str | None = None
+):
     """Open the rule edit dialog, change what is given, and save (Ctrl+S)."""
     await press(pilot, "e")
     screen = pilot.app.screen
@@ -230,8 +279,11 @@ def test_e_changes_the_text_topic_and_paths_and_a_writes_the_edited_rule(proj):
         new = "Create the data folder in a fixture before a test saves into it"
         await edit_dialog(pilot, rule=new, topic="Test Data", paths="tests/**/*.py\napp/store.py\n")
         assert not isinstance(app.screen, RuleEditScreen)
-        assert candidate(project, key).edit == {"rule": new, "topic": "test-data",
-                                                "paths": ["tests/**/*.py", "app/store.py"]}
+        assert candidate(project, key).edit == {
+            "rule": new,
+            "topic": "test-data",
+            "paths": ["tests/**/*.py", "app/store.py"],
+        }
         assert table(app).shown[0].title == new
         assert "Approving writes .claude/rules/memcurate/test-data.md" in document(app)
 
@@ -249,7 +301,9 @@ def test_an_invalid_glob_is_refused_in_the_dialog_with_its_reason_and_nothing_is
 
     async def scenario(pilot):
         await select(pilot, "rule")
-        screen = await edit_dialog(pilot, rule="Something else entirely", paths="tests/**/*.py\n/etc/*.conf\n")
+        screen = await edit_dialog(
+            pilot, rule="Something else entirely", paths="tests/**/*.py\n/etc/*.conf\n"
+        )
         assert app.screen is screen  # still open, with the reason
         problem = text_of(screen.query_one("#rule-problems"))
         assert "'/etc/*.conf' is not relative to the project" in problem
@@ -276,7 +330,10 @@ def test_r_with_a_reason_rejects_it_and_the_failure_is_not_proposed_again(proj):
         assert shown(app) == [] and "Nothing recurring yet." in graduation(app)
         assert told[-1][1] == "information" and "rejected the rule" in told[-1][0]
         rejected = candidate(project, key)
-        assert rejected.state == "rejected" and rejected.decision["reason"] == "flaky machine, not a lesson"
+        assert (
+            rejected.state == "rejected"
+            and rejected.decision["reason"] == "flaky machine, not a lesson"
+        )
 
     run(app, scenario)
     assert not seen(project, 4).staged  # a fourth session: counted, never proposed again
@@ -289,6 +346,7 @@ def test_r_with_a_reason_rejects_it_and_the_failure_is_not_proposed_again(proj):
 
 
 # -- keys that do not apply ---------------------------------------------------------------------
+
 
 def test_keys_that_do_not_apply_to_a_rule_are_greyed_out_and_say_why(proj):
     _, _, app, told = with_candidate(proj)
@@ -330,12 +388,15 @@ def test_a_rule_whose_file_cannot_be_written_shows_why_and_a_is_greyed(proj):
         assert told[-1][1] == "warning" and told[-1][0].startswith("this rule cannot be written:")
         assert "is not a folder" in told[-1][0]
         assert candidate(project, key).state == "pending"
-        assert (project / ".claude" / "rules" / "memcurate").read_text() == "a file where the rules folder goes\n"
+        assert (
+            project / ".claude" / "rules" / "memcurate"
+        ).read_text() == "a file where the rules folder goes\n"
 
     run(app, scenario)
 
 
 # -- live --------------------------------------------------------------------------------------
+
 
 def test_a_candidate_staged_while_the_app_runs_appears_and_leaves_when_decided_elsewhere(proj):
     project, memory = proj

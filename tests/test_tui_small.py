@@ -19,7 +19,9 @@ from memcurate.widgets.panels import BudgetsView, DocumentView, IssuesView, Prog
 
 
 def footer_keys_in_sight(app, width: int) -> set[str]:
-    return {k.key for k in app.screen.query("FooterKey") if k.region.width and k.region.right <= width}
+    return {
+        k.key for k in app.screen.query("FooterKey") if k.region.width and k.region.right <= width
+    }
 
 
 def titles_cut_below(app, least: int) -> list[str]:
@@ -36,7 +38,9 @@ def titles_cut_below(app, least: int) -> list[str]:
 def check_small(app, width: int, least_title: int) -> None:
     assert {"question_mark", "q"} <= footer_keys_in_sight(app, width)
     q = table(app)
-    assert q.virtual_size.width <= q.scrollable_content_region.width  # every column in sight, none scrolled off
+    assert (
+        q.virtual_size.width <= q.scrollable_content_region.width
+    )  # every column in sight, none scrolled off
     assert q.region.width == width  # the whole width: the panels stack
     assert not titles_cut_below(app, least_title), titles_cut_below(app, least_title)
     document = app.query_one(DocumentView)
@@ -44,9 +48,15 @@ def check_small(app, width: int, least_title: int) -> None:
     assert "Document" in plain_of(document.query_one("#document-body", Static))
     assert app.query_one(IssuesView).region.height >= 3
     budgets = app.query_one(BudgetsView)
-    assert budgets.region.width >= 30 and budgets.region.height >= 4 and "MEMORY.md budgets" in plain_of(budgets)
+    assert (
+        budgets.region.width >= 30
+        and budgets.region.height >= 4
+        and "MEMORY.md budgets" in plain_of(budgets)
+    )
     progress = app.query_one(ProgressView)
-    assert progress.region.height >= 1 and "6 ready" in plain_of(progress)  # the pipeline, on one line
+    assert progress.region.height >= 1 and "6 ready" in plain_of(
+        progress
+    )  # the pipeline, on one line
 
 
 def test_at_80_by_24_titles_document_issues_pipeline_budgets_and_footer_keys_fit(project, tmp_path):
@@ -58,7 +68,9 @@ def test_at_80_by_24_titles_document_issues_pipeline_budgets_and_footer_keys_fit
         check_small(app, 80, 20)
         q = table(app)
         assert "age" not in q.columns
-        assert "summary" in [q.get_row_at(n)[1].plain for n in range(len(q.shown))]  # session_summary, said short
+        assert "summary" in [
+            q.get_row_at(n)[1].plain for n in range(len(q.shown))
+        ]  # session_summary, said short
 
     run(app, scenario, size=(80, 24))
 
@@ -70,8 +82,15 @@ def test_at_100_by_30_titles_keep_30_characters_and_every_column(project, tmp_pa
 
     async def scenario(pilot):
         check_small(app, 100, 30)
-        assert [c.value for c in table(app).columns] == ["session", "category", "title", "action", "conf", "issues",
-                                                         "age"]
+        assert [c.value for c in table(app).columns] == [
+            "session",
+            "category",
+            "title",
+            "action",
+            "conf",
+            "issues",
+            "age",
+        ]
 
     run(app, scenario, size=(100, 30))
 
@@ -88,7 +107,9 @@ def test_from_wide_to_80_and_back_the_cursor_stays_on_its_row(project, tmp_path)
             await pilot.resize_terminal(*size)
             await settle(pilot)
             assert app.selected().key == before
-            assert ("age" in table(app).columns) == (size[0] >= 96)  # the columns follow the width, both ways
+            assert ("age" in table(app).columns) == (
+                size[0] >= 96
+            )  # the columns follow the width, both ways
 
     run(app, scenario, size=(160, 45))
 
@@ -99,7 +120,7 @@ def help_lines(app) -> list[str]:
     console = Console(width=static.content_region.width, record=True, file=io.StringIO())
     console.print(static.content)
     lines = console.export_text().splitlines()
-    return lines[:lines.index("")]
+    return lines[: lines.index("")]
 
 
 def test_help_at_80_by_24_scrolls_and_says_so_in_sight(project, tmp_path):
@@ -112,7 +133,9 @@ def test_help_at_80_by_24_scrolls_and_says_so_in_sight(project, tmp_path):
         body, hint = app.screen.query_one("#help-body"), app.screen.query_one("#help-hint")
         assert "scroll" in str(hint.render())
         dialog = app.screen.query_one("HelpScreen > Vertical")
-        assert hint.region.height == 1 and dialog.content_region.contains_region(hint.region)  # not cut off
+        assert hint.region.height == 1 and dialog.content_region.contains_region(
+            hint.region
+        )  # not cut off
         assert body.max_scroll_y > 0
         await press(pilot, "pagedown")
         assert body.scroll_y > 0
@@ -148,7 +171,9 @@ def test_moving_onto_a_blocked_row_greys_approve_in_the_same_footer_keys(project
         assert approve.has_class("-disabled")  # greyed where it does not apply
         await press(pilot, "k")
         assert not approve.has_class("-disabled")
-        assert list(app.screen.query("FooterKey")) == keys  # the same widgets: none rebuilt, none left behind
+        assert (
+            list(app.screen.query("FooterKey")) == keys
+        )  # the same widgets: none rebuilt, none left behind
 
     run(app, scenario, size=(160, 45))
 

@@ -65,13 +65,17 @@ class Timed:
 
 # -- staging, pinned ------------------------------------------------------------------
 
+
 def stage(engine, transcript: str, tid: str, age_seconds: int) -> str:
     """Capture `transcript` and move the triage to the fixed id `tid`, staged `age_seconds` before
     the app's fixed clock. The id capture derives covers the transcript's absolute path, which is
     not the same in another checkout or tmp dir."""
     report = capture(engine.data, engine.cfg, transcript, event="backfill", summary=True)
     assert report["status"] == "staged", report
-    src, dst = staging.triage_dir(engine.data, report["triage"]), staging.triage_dir(engine.data, tid)
+    src, dst = (
+        staging.triage_dir(engine.data, report["triage"]),
+        staging.triage_dir(engine.data, tid),
+    )
     os.rename(src, dst)
     path = Path(dst) / "triage.json"
     doc = json.loads(path.read_text(encoding="utf-8"))
@@ -90,8 +94,10 @@ def pin(engine, tid: str) -> None:
         lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
         for rec in lines:
             rec.update({k: STAMP for k in STAMPS if k in rec})
-        log.write_text("".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n" for r in lines),
-                       encoding="utf-8")
+        log.write_text(
+            "".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n" for r in lines),
+            encoding="utf-8",
+        )
     for path in sorted((folder / "review").glob("*.json")):
         rec = json.loads(path.read_text(encoding="utf-8"))
         rec["verified"] = STAMP
@@ -102,8 +108,10 @@ def edited_demo(folder: Path) -> str:
     """The demo session under another session id, its decision given one more reason."""
     text = Path(DEMO).read_text(encoding="utf-8")
     text = text.replace(DEMO_SESSION, DEMO_SESSION[:-1] + "2")
-    text = text.replace("verify a token on its own.",
-                        "verify a token on its own, and rotating the secret logs everyone out at once.")
+    text = text.replace(
+        "verify a token on its own.",
+        "verify a token on its own, and rotating the secret logs everyone out at once.",
+    )
     assert text.count("rotating the secret") == 1
     path = folder / "resumed.jsonl"
     path.write_text(text, encoding="utf-8")
@@ -118,17 +126,24 @@ def review_queue(project: Path, memory: Path) -> None:
         stage(engine, DEMO, T1, age_seconds=2 * 3600 + 600)
         engine.process(T1)
         runbook = engine.review(T1, "runbook")["text"]
-        assert engine.edit(T1, "runbook", runbook.replace("## Verification", "## Checked"))["blocked"]
+        assert engine.edit(T1, "runbook", runbook.replace("## Verification", "## Checked"))[
+            "blocked"
+        ]
         debt = engine.review(T1, "tech_debt")["text"]
-        rewritten = debt[:debt.index("## Description")] + (  # the reviewer's own words, not the session's
+        rewritten = debt[
+            : debt.index("## Description")
+        ] + (  # the reviewer's own words, not the session's
             "## Description\nThe mailer retries with a fixed pause and no jitter; bursts hammer the relay.\n\n"
             "## Why deferred\nNobody owns the relay configuration until procurement signs the vendor contract.\n\n"
             "## Suggested fix\nExponential backoff with jitter, capped at five attempts, then a dead-letter queue. "
-            "Grafana alerts page the on-call engineer twice nightly.\n")
+            "Grafana alerts page the on-call engineer twice nightly.\n"
+        )
         record = engine.edit(T1, "tech_debt", rewritten)
         # the description still names the retry subject the new body no longer shares a word with
-        assert not record["blocked"] and [i["code"] for i in record["issues"]] == ["description-unselectable",
-                                                                                   "unsupported"]
+        assert not record["blocked"] and [i["code"] for i in record["issues"]] == [
+            "description-unselectable",
+            "unsupported",
+        ]
         pin(engine, T1)
     finally:
         engine.close()
@@ -162,6 +177,7 @@ async def select(pilot, tid: str, category: str) -> None:
 
 
 # -- the snapshots ----------------------------------------------------------------------
+
 
 def test_queue_with_block_and_advisory_badges(snap_compare, project, tmp_path):
     memory = tmp_path / "memory"
@@ -215,8 +231,12 @@ def test_issues_of_a_blocked_candidate(snap_compare, project, tmp_path):
 def write_log(engine, tid: str, lines: list[dict]) -> None:
     """A state log as a pipeline mid-run leaves it (one compact JSON line per move)."""
     path = Path(staging.triage_dir(engine.data, tid)) / staging.STATE_LOG
-    path.write_text("".join(json.dumps({"updated": STAMP, **line}, separators=(",", ":")) + "\n" for line in lines),
-                    encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps({"updated": STAMP, **line}, separators=(",", ":")) + "\n" for line in lines
+        ),
+        encoding="utf-8",
+    )
 
 
 def test_pipeline_progress_mid_run(snap_compare, project, tmp_path):
@@ -228,29 +248,76 @@ def test_pipeline_progress_mid_run(snap_compare, project, tmp_path):
         sonnet, haiku = engine.cfg["models"]["sonnet"], engine.cfg["models"]["haiku"]
     finally:
         engine.close()
-    drafted = {"model": haiku, "elapsed": 3.418, "tokens_in": 2140, "tokens_out": 512, "retries": 0, "calls": 1,
-               "cost_usd": 0.004700}
-    write_log(engine, T1, [
-        {"category": "decision", "state": "drafting", "started": STAMP},
-        {"category": "constraint", "state": "drafting", "started": STAMP},
-        {"category": "runbook", "state": "drafting", "started": STAMP},
-        {"category": "tech_debt", "state": "drafting", "started": STAMP},
-        {"category": "preference", "state": "drafting", "started": STAMP},
-        {"category": "session_summary", "state": "drafting", "started": STAMP},
-        {"category": "runbook", "state": "drafted", "started": STAMP, **drafted},
-        {"category": "tech_debt", "state": "drafted", "started": STAMP, **drafted, "elapsed": 2.93, "tokens_in": 1877,
-         "tokens_out": 406, "retries": 1},
-        {"category": "tech_debt", "state": "verifying", "started": STAMP, **drafted, "elapsed": 2.93,
-         "tokens_in": 1877, "tokens_out": 406, "retries": 1},
-        {"category": "preference", "state": "failed", "started": STAMP, "model": haiku, "elapsed": 61.2,
-         "tokens_in": 0, "tokens_out": 0, "retries": 2,
-         "error": "anthropic: 529 overloaded_error: Overloaded (after 3 attempts)"},
-        {"category": "session_summary", "state": "skipped", "started": STAMP, "model": haiku, "elapsed": 1.2,
-         "tokens_in": 1650, "tokens_out": 38, "retries": 0, "calls": 1, "cost_usd": 0.00184,
-         "reason": "only task chatter, nothing durable"},
-    ])
+    drafted = {
+        "model": haiku,
+        "elapsed": 3.418,
+        "tokens_in": 2140,
+        "tokens_out": 512,
+        "retries": 0,
+        "calls": 1,
+        "cost_usd": 0.004700,
+    }
+    write_log(
+        engine,
+        T1,
+        [
+            {"category": "decision", "state": "drafting", "started": STAMP},
+            {"category": "constraint", "state": "drafting", "started": STAMP},
+            {"category": "runbook", "state": "drafting", "started": STAMP},
+            {"category": "tech_debt", "state": "drafting", "started": STAMP},
+            {"category": "preference", "state": "drafting", "started": STAMP},
+            {"category": "session_summary", "state": "drafting", "started": STAMP},
+            {"category": "runbook", "state": "drafted", "started": STAMP, **drafted},
+            {
+                "category": "tech_debt",
+                "state": "drafted",
+                "started": STAMP,
+                **drafted,
+                "elapsed": 2.93,
+                "tokens_in": 1877,
+                "tokens_out": 406,
+                "retries": 1,
+            },
+            {
+                "category": "tech_debt",
+                "state": "verifying",
+                "started": STAMP,
+                **drafted,
+                "elapsed": 2.93,
+                "tokens_in": 1877,
+                "tokens_out": 406,
+                "retries": 1,
+            },
+            {
+                "category": "preference",
+                "state": "failed",
+                "started": STAMP,
+                "model": haiku,
+                "elapsed": 61.2,
+                "tokens_in": 0,
+                "tokens_out": 0,
+                "retries": 2,
+                "error": "anthropic: 529 overloaded_error: Overloaded (after 3 attempts)",
+            },
+            {
+                "category": "session_summary",
+                "state": "skipped",
+                "started": STAMP,
+                "model": haiku,
+                "elapsed": 1.2,
+                "tokens_in": 1650,
+                "tokens_out": 38,
+                "retries": 0,
+                "calls": 1,
+                "cost_usd": 0.00184,
+                "reason": "only task chatter, nothing durable",
+            },
+        ],
+    )
     write_log(engine, T2, [{"category": "decision", "state": "drafting", "started": STAMP}])
-    assert sonnet  # the decision drafts with sonnet: its drafting line has no model yet, as in the pipeline
+    assert (
+        sonnet
+    )  # the decision drafts with sonnet: its drafting line has no model yet, as in the pipeline
     app = app_for(project, memory)
 
     async def run_before(pilot):
@@ -267,21 +334,60 @@ def test_budgets_with_archive_preview(snap_compare, project, tmp_path):
         f"backend: offline\nmemory:\n  root: {memory}\ndrafting:\n  backoff_seconds: 0.0\n"
         "categories:\n"
         "  decision: {budget: 2}\n  constraint: {budget: 4}\n  runbook: {budget: 2}\n"
-        "  tech_debt: {budget: 3}\n  preference: {budget: 5}\n  session_summary: {budget: 3}\n")
+        "  tech_debt: {budget: 3}\n  preference: {budget: 5}\n  session_summary: {budget: 3}\n"
+    )
     engine = engine_factory(project, memory, Timed())()
     try:
         entries = [
-            ("decision", "use-postgres-for-the-job-queue", "Use Postgres for the job queue", "One database to run"),
-            ("decision", "keep-the-monolith-for-now", "Keep the monolith for now", "Two people cannot run ten services"),
-            ("constraint", "ci-has-no-network", "CI has no network", "The runners sit in a locked-down VPC"),
-            ("runbook", "fix-flaky-migrations", "Fix flaky migrations", "Run them under one advisory lock"),
-            ("runbook", "rotate-the-signing-key", "Rotate the signing key", "Two keys valid for one hour"),
-            ("tech_debt", "retry-loop-in-the-mailer", "Retry loop in the mailer", "Fixed backoff, no jitter"),
-            ("session_summary", "set-up-the-repository", "Set up the repository", "Skeleton, CI and docs"),
+            (
+                "decision",
+                "use-postgres-for-the-job-queue",
+                "Use Postgres for the job queue",
+                "One database to run",
+            ),
+            (
+                "decision",
+                "keep-the-monolith-for-now",
+                "Keep the monolith for now",
+                "Two people cannot run ten services",
+            ),
+            (
+                "constraint",
+                "ci-has-no-network",
+                "CI has no network",
+                "The runners sit in a locked-down VPC",
+            ),
+            (
+                "runbook",
+                "fix-flaky-migrations",
+                "Fix flaky migrations",
+                "Run them under one advisory lock",
+            ),
+            (
+                "runbook",
+                "rotate-the-signing-key",
+                "Rotate the signing key",
+                "Two keys valid for one hour",
+            ),
+            (
+                "tech_debt",
+                "retry-loop-in-the-mailer",
+                "Retry loop in the mailer",
+                "Fixed backoff, no jitter",
+            ),
+            (
+                "session_summary",
+                "set-up-the-repository",
+                "Set up the repository",
+                "Skeleton, CI and docs",
+            ),
         ]
         with engine.root_lock():
-            memory_md.apply(engine.root, engine.cfg,
-                            [("upsert", memory_md.IndexLine(i, c, t, d)) for c, i, t, d in reversed(entries)])
+            memory_md.apply(
+                engine.root,
+                engine.cfg,
+                [("upsert", memory_md.IndexLine(i, c, t, d)) for c, i, t, d in reversed(entries)],
+            )
         stage(engine, DEMO, T1, age_seconds=3 * 86400)
         engine.process(T1)
         pin(engine, T1)
@@ -315,7 +421,9 @@ def test_error_row_for_a_malformed_triage(snap_compare, project, tmp_path):
     review_queue(project, memory)
     broken = Path(staging.triage_dir(project / ".memcurate", BROKEN))
     broken.mkdir()
-    (broken / "triage.json").write_text('{"format": 1, "id": "someone else\'s"}\n', encoding="utf-8")
+    (broken / "triage.json").write_text(
+        '{"format": 1, "id": "someone else\'s"}\n', encoding="utf-8"
+    )
     app = themed(tui(project, memory, run_pipeline=False))
 
     async def run_before(pilot):
@@ -355,8 +463,15 @@ def stage_claude_write(engine, wid: str, age_seconds: int, **kw) -> None:
     record = claude_writes.stage(engine.data, **kw)
     os.unlink(claude_writes.record_path(engine.data, record["id"]))
     stamp = iso(FIXED_NOW - age_seconds)
-    record.update(id=wid, created=stamp, updated=stamp, history=[{**h, "at": stamp} for h in record["history"]])
-    Path(claude_writes.record_path(engine.data, wid)).write_text(json.dumps(record), encoding="utf-8")
+    record.update(
+        id=wid,
+        created=stamp,
+        updated=stamp,
+        history=[{**h, "at": stamp} for h in record["history"]],
+    )
+    Path(claude_writes.record_path(engine.data, wid)).write_text(
+        json.dumps(record), encoding="utf-8"
+    )
 
 
 def test_a_claude_write_selected(snap_compare, project, tmp_path):
@@ -364,21 +479,46 @@ def test_a_claude_write_selected(snap_compare, project, tmp_path):
     (selected: its diff against the file and the text approving writes, an ADVISORY) and a BLOCKed Write."""
     memory = tmp_path / "memory"
     review_queue(project, memory)
-    auto = tmp_path / "claude-memory"  # Claude Code's auto-memory folder (memory.root puts memcurate's elsewhere)
+    auto = (
+        tmp_path / "claude-memory"
+    )  # Claude Code's auto-memory folder (memory.root puts memcurate's elsewhere)
     auto.mkdir()
     # where Claude Code's settings put it: a held write goes only to Claude's folder as resolved now
-    (project / ".claude" / "settings.local.json").write_text(json.dumps({"autoMemoryDirectory": str(auto)}))
-    deploy = ("---\nname: deploy steps\ndescription: how a release reaches production\ntype: project\n---\n"
-              "Tag the release, then run `make deploy ENV=prod`.\n")
+    (project / ".claude" / "settings.local.json").write_text(
+        json.dumps({"autoMemoryDirectory": str(auto)})
+    )
+    deploy = (
+        "---\nname: deploy steps\ndescription: how a release reaches production\ntype: project\n---\n"
+        "Tag the release, then run `make deploy ENV=prod`.\n"
+    )
     (auto / "deploy.md").write_text(deploy, encoding="utf-8")
     engine = engine_factory(project, memory)()
     try:
-        stage_claude_write(engine, W1, 300, tool="Edit", path=str(auto / "deploy.md"), folder=str(auto),
-                           tool_input={"file_path": str(auto / "deploy.md"), "old_string": "`make deploy ENV=prod`.",
-                                       "new_string": "`make deploy ENV=prod`;\nroll back with `make rollback`."})
-        stage_claude_write(engine, W2, 120, tool="Write", path=str(auto / "aws.md"), folder=str(auto),
-                           tool_input={"file_path": str(auto / "aws.md"),
-                                       "content": "The deploy key is AKIA" + "ABCDEFGHIJKLMNOP\n"})
+        stage_claude_write(
+            engine,
+            W1,
+            300,
+            tool="Edit",
+            path=str(auto / "deploy.md"),
+            folder=str(auto),
+            tool_input={
+                "file_path": str(auto / "deploy.md"),
+                "old_string": "`make deploy ENV=prod`.",
+                "new_string": "`make deploy ENV=prod`;\nroll back with `make rollback`.",
+            },
+        )
+        stage_claude_write(
+            engine,
+            W2,
+            120,
+            tool="Write",
+            path=str(auto / "aws.md"),
+            folder=str(auto),
+            tool_input={
+                "file_path": str(auto / "aws.md"),
+                "content": "The deploy key is AKIA" + "ABCDEFGHIJKLMNOP\n",
+            },
+        )
     finally:
         engine.close()
     app = app_for(project, memory)
@@ -391,8 +531,10 @@ def test_a_claude_write_selected(snap_compare, project, tmp_path):
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
-MYPY = ('app/store.py:{n}: error: Incompatible return value type (got "int", expected "str")  [return-value]\n'
-        "Found 1 error in 1 file (checked {n} source files)\n")
+MYPY = (
+    'app/store.py:{n}: error: Incompatible return value type (got "int", expected "str")  [return-value]\n'
+    "Found 1 error in 1 file (checked {n} source files)\n"
+)
 
 
 def test_a_rule_candidate_selected(snap_compare, project, tmp_path):
@@ -405,8 +547,12 @@ def test_a_rule_candidate_selected(snap_compare, project, tmp_path):
     proj_files(project)
     engine_factory(project, memory)  # the offline config
     keys = [recurring(project)]
-    keys += [seen_output(project, n, "uv run mypy app", MYPY.format(n=n + 10)).key for n in range(1, 5)]
-    for key in keys:  # the stamps the ledger gives a candidate are real time: pinned before the clock
+    keys += [
+        seen_output(project, n, "uv run mypy app", MYPY.format(n=n + 10)).key for n in range(1, 5)
+    ]
+    for (
+        key
+    ) in keys:  # the stamps the ledger gives a candidate are real time: pinned before the clock
         path = Path(ledger.candidate_path(project / ".memcurate", key))
         doc = json.loads(path.read_text(encoding="utf-8"))
         doc["created"] = doc["updated"] = iso(FIXED_NOW - 3600)

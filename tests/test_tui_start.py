@@ -37,8 +37,15 @@ def drafted_demo(project: Path, memory: Path) -> int:
 
 
 def app_over(project: Path, factory):
-    return make_app(project, engine_factory=factory, watch=False, run_pipeline=False, clock=lambda: FIXED_NOW,
-                    subtitle="project", drafting=lambda: FIXED_DRAFTING)
+    return make_app(
+        project,
+        engine_factory=factory,
+        watch=False,
+        run_pipeline=False,
+        clock=lambda: FIXED_NOW,
+        subtitle="project",
+        drafting=lambda: FIXED_DRAFTING,
+    )
 
 
 def said(app) -> list[str]:
@@ -114,18 +121,36 @@ def test_an_engine_that_cannot_be_built_ends_the_app_with_why(project):
 
     asyncio.run(scenario())
     assert app.return_code == 1
-    assert [str(kw.get("message")) for kw in exits] == ["memcurate: cannot start: memory.root: [not a folder]"]
+    assert [str(kw.get("message")) for kw in exits] == [
+        "memcurate: cannot start: memory.root: [not a folder]"
+    ]
 
 
 def test_the_start_path_imports_nothing_only_the_engine_needs():
     """What `memcurate` imports before the TUI's first frame (cli, commands, the app module): no engine,
     no config YAML, no SQLite, no watcher, no dialog widgets, no syntax highlighter."""
-    later = ["memcurate.curator.engine", "yaml", "sqlite3", "watchfiles", "memcurate.curator.memory.index", "memcurate.curator.candidates.pipeline",
-             "memcurate.curator.candidates.incremental", "memcurate.curator.verify.checks", "memcurate.curator.drafting", "memcurate.widgets.library",
-             "memcurate.widgets.dialogs", "rich.syntax", "pygments"]
-    code = ("import json, sys\nimport memcurate.curator.cli, memcurate.curator.commands, memcurate.widgets.app\n"
-            f"print(json.dumps([m for m in {later!r} if m in sys.modules]))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    later = [
+        "memcurate.curator.engine",
+        "yaml",
+        "sqlite3",
+        "watchfiles",
+        "memcurate.curator.memory.index",
+        "memcurate.curator.candidates.pipeline",
+        "memcurate.curator.candidates.incremental",
+        "memcurate.curator.verify.checks",
+        "memcurate.curator.drafting",
+        "memcurate.widgets.library",
+        "memcurate.widgets.dialogs",
+        "rich.syntax",
+        "pygments",
+    ]
+    code = (
+        "import json, sys\nimport memcurate.curator.cli, memcurate.curator.commands, memcurate.widgets.app\n"
+        f"print(json.dumps([m for m in {later!r} if m in sys.modules]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
     assert json.loads(out.stdout) == []
 
 

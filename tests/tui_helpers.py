@@ -11,8 +11,12 @@ from memcurate.widgets.app import MemcurateApp, make_app
 BACKGROUND = ("watch", "pipeline")  # groups that run for the app's whole life
 FIXED_NOW = 1795000000.0  # 2026-11-18: ages on screen do not move
 # What the backend line says in tests (the real one names the machine's PATH and the SDK's table).
-FIXED_DRAFTING = {"line": "drafting: offline — backend: offline; models: none (the offline drafter uses no model)",
-                  "available": True, "warnings": [], "deprecation_table": "available"}
+FIXED_DRAFTING = {
+    "line": "drafting: offline — backend: offline; models: none (the offline drafter uses no model)",
+    "available": True,
+    "warnings": [],
+    "deprecation_table": "available",
+}
 
 
 def engine_factory(project: Path, memory: Path, drafter=None):
@@ -20,7 +24,9 @@ def engine_factory(project: Path, memory: Path, drafter=None):
     (project / ".claude").mkdir(parents=True, exist_ok=True)
     cfg = project / ".claude" / "memcurate.yaml"
     if not cfg.exists():
-        cfg.write_text(f"backend: offline\nmemory:\n  root: {memory}\ndrafting:\n  backoff_seconds: 0.0\n")
+        cfg.write_text(
+            f"backend: offline\nmemory:\n  root: {memory}\ndrafting:\n  backoff_seconds: 0.0\n"
+        )
     return lambda: Engine(project, clock=lambda: "2026-11-22T10:04:00Z", drafter=drafter)
 
 

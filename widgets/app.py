@@ -38,10 +38,9 @@ from textual.css.query import NoMatches
 from textual.widgets import DataTable, Header
 from textual.worker import get_current_worker
 
-from memcurate.curator.candidates import staging, usage
+from memcurate.curator.candidates import cards, staging, usage
 from memcurate.curator.candidates.candidate import text_hash
 from memcurate.curator.candidates.queue import Item, TriageProgress
-from memcurate.curator.candidates import cards
 from memcurate.curator.util.locks import LockBusy
 from memcurate.curator.util.private import make_dirs
 from memcurate.curator.util.textsafe import one_line

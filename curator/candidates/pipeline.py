@@ -25,11 +25,10 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memcurate.curator.candidates import same_fact, second_look, staging, usage
+from memcurate.curator.candidates import cards, same_fact, second_look, staging, usage
 from memcurate.curator.candidates.candidate import Candidate, StagedTriage, text_hash
 from memcurate.curator.candidates.staging import now_iso
 from memcurate.curator.categories import ONE_PER_SESSION
-from memcurate.curator.candidates import cards
 from memcurate.curator.memory import memfile
 from memcurate.curator.util.atomic import read_json
 from memcurate.curator.util.redact import find_secrets, marker, redact, redact_text

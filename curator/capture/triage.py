@@ -18,31 +18,37 @@ import zlib
 from bisect import bisect_right
 
 from memcurate.curator.capture.keywords import Keyword, KeywordSet
-from memcurate.curator.util.redact import redact_text
 from memcurate.curator.categories import NAMES, TEXT_SCORED
 from memcurate.curator.util.lazyre import LazyRegex
 from memcurate.curator.util.paths import project_relative
+from memcurate.curator.util.redact import redact_text
 from memcurate.curator.util.textsafe import one_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterable
+    from collections.abc import Iterable
+    from typing import BinaryIO
 
     from memcurate.curator.capture.transcript import Entry
 
-_ERROR_LINE = LazyRegex(r"(?i)(?:(?:error|exception)\b|\b(?:failed|failure|traceback|fatal|cannot|not found|no such)\b)")
+_ERROR_LINE = LazyRegex(
+    r"(?i)(?:(?:error|exception)\b|\b(?:failed|failure|traceback|fatal|cannot|not found|no such)\b)"
+)
 _PUNCT = ".,;:!?'\"()[]{}-–—…*_`~"
 MAX_FAILED_RUNS = 50  # of one pass, kept for rule graduation
 MAX_FIX_NOTES = 5  # files, and assistant texts, noted per failing run
 # The assistant's words around a fix, as runbook snippets: below a keyword line, so they fill only the slots
 # keyword lines leave (a session that says how it fixed something in plain words has none).
 FIX_WORDS_WEIGHT = 0.5
-WRITE_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})  # MultiEdit: older transcripts
+WRITE_TOOLS = frozenset(
+    {"Edit", "MultiEdit", "Write", "NotebookEdit"}
+)  # MultiEdit: older transcripts
 MAX_CWD_RECORD = 4 << 20  # the session's folder is looked for in records up to this long ...
 HEAD_RECORDS = 50  # ... among the first few (Claude Code writes it on its first prompt)
 
 
 # -- rules -------------------------------------------------------------------
+
 
 class Rules:
     """The triage settings of a config, ready to use."""
@@ -93,17 +99,27 @@ _INDEX_FORMAT = "1"  # of the ready-made keyword index (KeywordSet.index_data): 
 def keyword_sets(cfg: dict) -> tuple[KeywordSet, KeywordSet]:
     """The category keywords and the reason words of a config, each pattern analysed now (see keywords.py)."""
     cats = cfg["categories"]
-    keywords = KeywordSet([Keyword(n, p, weak) for n in TEXT_SCORED
-                           for weak, key in ((False, "keywords"), (True, "weak_keywords"))
-                           for p in cats[n][key]])
-    return keywords, KeywordSet([Keyword("reason", p, False) for p in cfg["triage"]["reason_words"]])
+    keywords = KeywordSet(
+        [
+            Keyword(n, p, weak)
+            for n in TEXT_SCORED
+            for weak, key in ((False, "keywords"), (True, "weak_keywords"))
+            for p in cats[n][key]
+        ]
+    )
+    return keywords, KeywordSet(
+        [Keyword("reason", p, False) for p in cfg["triage"]["reason_words"]]
+    )
 
 
 def _keyword_text(cfg: dict) -> str:
     """The keyword lists an index is built from, as one text: a few joins, whatever their length."""
     cats = cfg["categories"]
-    parts = [_INDEX_FORMAT, *("\x1e".join(cats[n][key]) for n in TEXT_SCORED for key in ("keywords", "weak_keywords")),
-             "\x1e".join(cfg["triage"]["reason_words"])]
+    parts = [
+        _INDEX_FORMAT,
+        *("\x1e".join(cats[n][key]) for n in TEXT_SCORED for key in ("keywords", "weak_keywords")),
+        "\x1e".join(cfg["triage"]["reason_words"]),
+    ]
     return "\x1f".join(parts)
 
 
@@ -112,7 +128,9 @@ def keyword_check(cfg: dict) -> int:
     return zlib.crc32(_keyword_text(cfg).encode("utf-8", "surrogatepass"))
 
 
-_indexes: dict[str, dict] = {}  # derive's answers in this process, by _keyword_text (exact, unlike the checksum)
+_indexes: dict[
+    str, dict
+] = {}  # derive's answers in this process, by _keyword_text (exact, unlike the checksum)
 
 
 def derive(cfg: dict) -> dict:
@@ -124,12 +142,16 @@ def derive(cfg: dict) -> dict:
         keywords, reasons = keyword_sets(cfg)
         if len(_indexes) >= 4:  # a config edited while the TUI runs: keep a few, not every edit's
             _indexes.clear()
-        _indexes[text] = {"check": zlib.crc32(text.encode("utf-8", "surrogatepass")),
-                          "keywords": keywords.index_data(), "reasons": reasons.index_data()}
+        _indexes[text] = {
+            "check": zlib.crc32(text.encode("utf-8", "surrogatepass")),
+            "keywords": keywords.index_data(),
+            "reasons": reasons.index_data(),
+        }
     return _indexes[text]
 
 
 # -- the raw filter ----------------------------------------------------------
+
 
 def scoring_lines(text: str) -> list[str]:
     """The lines of a message that may score: code blocks out, blank lines out."""
@@ -192,10 +214,12 @@ def error_line(output: str) -> str:
     for ln in lines:
         if not ln.lower().startswith("exit code") and _ERROR_LINE.search(ln):
             return ln
-    return next((ln for ln in lines if not ln.lower().startswith("exit code")), lines[0] if lines else "")
+    return next(
+        (ln for ln in lines if not ln.lower().startswith("exit code")), lines[0] if lines else ""
+    )
 
 
-def is_narration(line: str, rules: "Rules") -> bool:
+def is_narration(line: str, rules: Rules) -> bool:
     """An assistant line that only announces its next step: "Now let me check the tests"."""
     words = line.lower().split()
     if len(words) > rules.narration_max_words:
@@ -227,10 +251,24 @@ def is_noise_prompt(text: str, acks: set[str]) -> bool:
 
 # -- snippets and the digest ---------------------------------------------------
 
-class Snippet:
-    __slots__ = ("category", "weight", "turn", "speaker", "text", "keywords", "context", "prompt", "seq", "lo")
 
-    def __init__(self, category, weight, turn, speaker, text, keywords, context, prompt, seq, lo=0) -> None:
+class Snippet:
+    __slots__ = (
+        "category",
+        "weight",
+        "turn",
+        "speaker",
+        "text",
+        "keywords",
+        "context",
+        "prompt",
+        "seq",
+        "lo",
+    )
+
+    def __init__(
+        self, category, weight, turn, speaker, text, keywords, context, prompt, seq, lo=0
+    ) -> None:
         self.category = category
         self.weight = weight
         self.turn = turn
@@ -242,12 +280,17 @@ class Snippet:
         self.seq = seq  # position in the transcript, to order the excerpt
         self.lo = lo  # index of the message line that context starts at
 
-    def __lt__(self, other: "Snippet") -> bool:
+    def __lt__(self, other: Snippet) -> bool:
         return (self.weight, -self.seq) < (other.weight, -other.seq)
 
     def as_dict(self) -> dict:
-        return {"turn": self.turn, "speaker": self.speaker, "weight": round(self.weight, 3),
-                "keywords": self.keywords, "text": self.text}
+        return {
+            "turn": self.turn,
+            "speaker": self.speaker,
+            "weight": round(self.weight, 3),
+            "keywords": self.keywords,
+            "text": self.text,
+        }
 
 
 class Digest:
@@ -266,9 +309,13 @@ class Digest:
         self.tool_uses: int = int(d.get("tool_uses", 0))
         self.tools: list[str] = list(d.get("tools", []))
         self.user_turns: int = int(d.get("user_turns", 0))
-        self.prompts: list[list[int]] = [list(p) for p in d.get("prompts", [])]  # [turn, start, end]: the first few
+        self.prompts: list[list[int]] = [
+            list(p) for p in d.get("prompts", [])
+        ]  # [turn, start, end]: the first few
         self.last_prompt: list[int] = list(d.get("last_prompt", []))
-        self.outcome: list[int] = list(d.get("outcome", []))  # [turn, start, end] of the last reply with text
+        self.outcome: list[int] = list(
+            d.get("outcome", [])
+        )  # [turn, start, end] of the last reply with text
         # Files written (the tool said so) inside the project, relative to it: what a summary's reader and
         # `memcurate check` (hygiene/references.py) can find. Entries of an older state may be absolute.
         self.files: list[str] = list(d.get("files", []))
@@ -281,12 +328,21 @@ class Digest:
         self.rejected: bool = bool(d.get("rejected", False))
 
     def as_dict(self) -> dict:
-        return {"tool_uses": self.tool_uses, "tools": self.tools, "user_turns": self.user_turns,
-                "prompts": self.prompts, "last_prompt": self.last_prompt, "outcome": self.outcome,
-                "files": self.files, "project": self.project, "rejected": self.rejected}
+        return {
+            "tool_uses": self.tool_uses,
+            "tools": self.tools,
+            "user_turns": self.user_turns,
+            "prompts": self.prompts,
+            "last_prompt": self.last_prompt,
+            "outcome": self.outcome,
+            "files": self.files,
+            "project": self.project,
+            "rejected": self.rejected,
+        }
 
 
 # -- triage ------------------------------------------------------------------
+
 
 class Triage:
     """Score a stream of entries. Feed entries with `add`, then call `result`.
@@ -295,8 +351,14 @@ class Triage:
     summary quotes.
     """
 
-    def __init__(self, rules: Rules, digest: Digest | None = None, *, subagent: bool = False,
-                 path: str | None = None) -> None:
+    def __init__(
+        self,
+        rules: Rules,
+        digest: Digest | None = None,
+        *,
+        subagent: bool = False,
+        path: str | BinaryIO | None = None,
+    ) -> None:
         self.r = rules
         self.path = path
         # In a subagent transcript the "user" is the parent agent: its brief states
@@ -304,14 +366,22 @@ class Triage:
         self.user_speaker = "parent" if subagent else "user"
         self.totals = {n: 0.0 for n in TEXT_SCORED}
         self.hits = {n: 0 for n in TEXT_SCORED}
-        self.strong = {n: 0 for n in TEXT_SCORED}  # lines with a strong keyword: weak ones never trigger alone
+        self.strong = {
+            n: 0 for n in TEXT_SCORED
+        }  # lines with a strong keyword: weak ones never trigger alone
         self.top: dict[str, list[Snippet]] = {n: [] for n in NAMES}
         self.digest = digest or Digest()
         self.seq = 0
-        self.prompt_entry: "Entry | None" = None  # the current turn's prompt, redacted only if a snippet needs it
+        self.prompt_entry: Entry | None = (
+            None  # the current turn's prompt, redacted only if a snippet needs it
+        )
         self.prompt_cache: tuple[int, str] | None = None
-        self.tool_calls: dict[str, tuple[str, str, str]] = {}  # tool_use id -> (name, command signature, command)
-        self.writes: dict[str, str] = {}  # tool_use id -> the file a write tool was asked to change, until it answers
+        self.tool_calls: dict[
+            str, tuple[str, str, str]
+        ] = {}  # tool_use id -> (name, command signature, command)
+        self.writes: dict[
+            str, str
+        ] = {}  # tool_use id -> the file a write tool was asked to change, until it answers
         # (name, signature) -> [turn, error line, edits seen at its last failure]
         self.pending_errors: dict[tuple[str, str], list] = {}
         # (name, program) -> [turn, error line, edits seen at its last failure, failures]: an error that recurs
@@ -323,13 +393,15 @@ class Triage:
         # after a fix still to come: what fixed it (see _error_fixed)
         self.fix_words: list[tuple[int, int, int, str]] = []
         self.after_fix: float | None = None
-        self.last_user: tuple[int, bool] | None = None  # (turn, already a correction) of the last user message
+        self.last_user: tuple[int, bool] | None = (
+            None  # (turn, already a correction) of the last user message
+        )
         self.errors = 0
         self.fixes = 0
         self.turns: list[int] = []  # first and last turn seen
 
     # -- feeding ---------------------------------------------------------
-    def add(self, e: "Entry") -> None:
+    def add(self, e: Entry) -> None:
         self.seq += 1
         if e.turn and (not self.turns or e.turn != self.turns[-1]):
             self.turns = [self.turns[0] if self.turns else e.turn, e.turn]
@@ -341,7 +413,7 @@ class Triage:
         elif kind == "tool_result":
             self._tool_result(e)
 
-    def _user(self, e: "Entry") -> None:
+    def _user(self, e: Entry) -> None:
         d = self.digest
         d.user_turns += 1
         rejected, d.rejected = d.rejected, False
@@ -354,7 +426,9 @@ class Triage:
             first = next(iter(scoring_lines(e.text[:400])), "").lower().replace("\u2019", "'")
             opener = opens_with(first, self.r.correction_openers)
             if opener or rejected:
-                self._correction(1.0, ["rejected tool use"] if rejected and not opener else [opener])
+                self._correction(
+                    1.0, ["rejected tool use"] if rejected and not opener else [opener]
+                )
         span = [e.turn, e.start, e.end]
         if len(d.prompts) < Digest.MAX_PROMPTS:
             d.prompts.append(span)
@@ -368,7 +442,7 @@ class Triage:
             self.prompt_cache = (e.turn, one_line(redact_text(e.text), 400)) if e else (0, "")
         return self.prompt_cache
 
-    def _assistant(self, e: "Entry") -> None:
+    def _assistant(self, e: Entry) -> None:
         d = self.digest
         for tu in e.tool_uses:
             if tu.name in self.r.error_tools:
@@ -382,7 +456,9 @@ class Triage:
                 self.edits += 1
                 self._while_failing("files", tu.target)
                 if tu.target:
-                    self.writes[tu.id] = tu.target  # a change once its result says so (see _tool_result)
+                    self.writes[tu.id] = (
+                        tu.target
+                    )  # a change once its result says so (see _tool_result)
         if len(self.tool_calls) > 2000:  # results follow their calls closely; forget old ids
             self.tool_calls = dict(list(self.tool_calls.items())[-500:])
         if len(self.writes) > 2000:
@@ -396,11 +472,15 @@ class Triage:
                 first = next(iter(scoring_lines(e.text[:200])), "").lower().replace("\u2019", "'")
                 concession = opens_with(first.lstrip("*_ "), self.r.concessions)
                 if concession and turn == e.turn:
-                    self._correction(self.r.correction_confirmed, [f"conceded: {concession}"], counted)
+                    self._correction(
+                        self.r.correction_confirmed, [f"conceded: {concession}"], counted
+                    )
             self._score_text(e.text, "assistant", e.turn)
-            self._note_fix_words(e)  # after the keywords: a line they quote stays quoted with its keywords
+            self._note_fix_words(
+                e
+            )  # after the keywords: a line they quote stays quoted with its keywords
 
-    def _tool_result(self, e: "Entry") -> None:
+    def _tool_result(self, e: Entry) -> None:
         written = self.writes.pop(e.tool_use_id, None)
         if e.rejected:  # of any tool: the user overrode what the assistant proposed
             self.digest.rejected = True
@@ -419,8 +499,18 @@ class Triage:
             self.errors += 1
             if len(self.failed_runs) < MAX_FAILED_RUNS:
                 output = f"{e.text}\n…\n{e.tail}" if e.tail else e.text
-                self.failed_runs.append({"command": command, "output": output, "at": e.timestamp, "call": call,
-                                         "program": program, "files": [], "said": [], "fix": None})
+                self.failed_runs.append(
+                    {
+                        "command": command,
+                        "output": output,
+                        "at": e.timestamp,
+                        "call": call,
+                        "program": program,
+                        "files": [],
+                        "said": [],
+                        "fix": None,
+                    }
+                )
             line = ""
             if call not in self.pending_errors:
                 self.fix_words = []  # a new failure: words said before it are not about its fix
@@ -432,9 +522,16 @@ class Triage:
             if seen:
                 seen[2], seen[3] = self.edits, seen[3] + 1
             else:
-                self.failing[program] = [e.turn, line or self.pending_errors[call][1], self.edits, 1]
+                self.failing[program] = [
+                    e.turn,
+                    line or self.pending_errors[call][1],
+                    self.edits,
+                    1,
+                ]
             return
-        for run in self.failed_runs:  # the same command, or program, now passes: what came between fixed it
+        for run in (
+            self.failed_runs
+        ):  # the same command, or program, now passes: what came between fixed it
             if run["fix"] is None and (run["call"] == call or run["program"] == program):
                 run["fix"] = {"said": run.pop("said"), "files": run["files"], "command": command}
         if call in self.pending_errors:
@@ -451,7 +548,7 @@ class Triage:
             del self.failing[program]
             self._error_fixed(seen[0], seen[1], "error-stopped-after-edit")
 
-    def _written(self, target: str, e: "Entry") -> None:
+    def _written(self, target: str, e: Entry) -> None:
         """Note a file a write tool changed, relative to the project; one outside it is left out."""
         d = self.digest
         if d.project is None:
@@ -459,7 +556,9 @@ class Triage:
         path = project_relative(target, d.project or "")
         if path is None or len(d.files) >= Digest.MAX_FILES:
             return
-        path = redact_text(path)  # after the cut to the project: a redaction cannot move a path out of it
+        path = redact_text(
+            path
+        )  # after the cut to the project: a redaction cannot move a path out of it
         if path not in d.files:
             d.files.append(path)
 
@@ -470,7 +569,12 @@ class Triage:
     def _while_failing(self, what: str, value: str) -> None:
         """Note an edited file or the assistant's words for each failing run not fixed yet (a few each)."""
         for run in self.failed_runs:
-            if run["fix"] is None and value and value not in run[what] and len(run[what]) < MAX_FIX_NOTES:
+            if (
+                run["fix"] is None
+                and value
+                and value not in run[what]
+                and len(run[what]) < MAX_FIX_NOTES
+            ):
                 run[what].append(value)
 
     def _error_fixed(self, turn: int, first: str, why: str, edited: bool = True) -> None:
@@ -483,12 +587,35 @@ class Triage:
         self.totals["runbook"] += weight
         self.hits["runbook"] += 1
         self.strong["runbook"] += 1
-        self._offer(Snippet("runbook", weight, turn, "tool", f"error, then fixed: {first}",
-                            [why], [f"error: {first}"], self._prompt(), self.seq))
+        self._offer(
+            Snippet(
+                "runbook",
+                weight,
+                turn,
+                "tool",
+                f"error, then fixed: {first}",
+                [why],
+                [f"error: {first}"],
+                self._prompt(),
+                self.seq,
+            )
+        )
         if edited:
             for seq, at, lo, line in self.fix_words:
-                self._offer_fix_words(Snippet("runbook", FIX_WORDS_WEIGHT, at, "assistant", line, ["fix"], [line],
-                                              self._prompt(), seq, lo))
+                self._offer_fix_words(
+                    Snippet(
+                        "runbook",
+                        FIX_WORDS_WEIGHT,
+                        at,
+                        "assistant",
+                        line,
+                        ["fix"],
+                        [line],
+                        self._prompt(),
+                        seq,
+                        lo,
+                    )
+                )
             self.after_fix = FIX_WORDS_WEIGHT
         self.fix_words = []
 
@@ -497,22 +624,36 @@ class Triage:
         if all(other.text != s.text for other in self.top["runbook"]):
             self._offer(s)
 
-    def _note_fix_words(self, e: "Entry") -> None:
+    def _note_fix_words(self, e: Entry) -> None:
         """While a run fails, the assistant's words (their first line that is not narration) may say the fix."""
         fixing = self.after_fix is not None
         if not (self.pending_errors or self.failing or fixing):
             return
-        lines = scoring_lines(redact_text(e.text[:2000]))  # redacted as _score_text quotes a message
+        lines = scoring_lines(
+            redact_text(e.text[:2000])
+        )  # redacted as _score_text quotes a message
         lo = next((i for i, ln in enumerate(lines) if not is_narration(ln, self.r)), None)
         if lo is None:
             return
         line = one_line(lines[lo], self.r.snippet_chars)
         if fixing:  # the words right after a fix: what it was, that it passes
-            self._offer_fix_words(Snippet("runbook", self.after_fix, e.turn, "assistant", line, ["fix"], [line],
-                                          self._prompt(), self.seq, lo))
+            self._offer_fix_words(
+                Snippet(
+                    "runbook",
+                    self.after_fix,
+                    e.turn,
+                    "assistant",
+                    line,
+                    ["fix"],
+                    [line],
+                    self._prompt(),
+                    self.seq,
+                    lo,
+                )
+            )
             self.after_fix = None
         else:  # the last few
-            self.fix_words = [*self.fix_words[1 - MAX_FIX_NOTES:], (self.seq, e.turn, lo, line)]
+            self.fix_words = [*self.fix_words[1 - MAX_FIX_NOTES :], (self.seq, e.turn, lo, line)]
 
     def _correction(self, weight: float, words: list[str], counted: bool = False) -> None:
         """The user's message of this turn corrected the assistant: a preference, and weight toward a decision.
@@ -534,13 +675,26 @@ class Triage:
                 self.strong[name] += 1
             line = one_line(text, self.r.snippet_chars)
             same = next((s for s in self.top[name] if s.text == line), None)
-            if same is not None:  # a concession confirms the snippet the opener made: one snippet, both reasons
+            if (
+                same is not None
+            ):  # a concession confirms the snippet the opener made: one snippet, both reasons
                 same.weight += w
                 same.keywords = [*same.keywords, *words]
                 heapq.heapify(self.top[name])
             else:
-                self._offer(Snippet(name, w, turn, self.user_speaker, line, ["correction", *words], [line],
-                                    (turn, ""), self.seq))
+                self._offer(
+                    Snippet(
+                        name,
+                        w,
+                        turn,
+                        self.user_speaker,
+                        line,
+                        ["correction", *words],
+                        [line],
+                        (turn, ""),
+                        self.seq,
+                    )
+                )
         if self.last_user is not None:
             self.last_user = (self.last_user[0], True)
 
@@ -592,7 +746,9 @@ class Triage:
 
         lowered = "\n".join(masked).lower()
         reasons = r.reasons.candidates(lowered)
-        flags = [bool(ln) and any(next(kw.find(ln, ln.lower()), None) for kw in reasons) for ln in masked]
+        flags = [
+            bool(ln) and any(next(kw.find(ln, ln.lower()), None) for kw in reasons) for ln in masked
+        ]
         n = len(flags)
         scored: list[tuple[str, int, float, list[str]]] = []
         for (name, i), (strong, weak) in sorted(found.items(), key=lambda kv: (kv[0][1], kv[0][0])):
@@ -614,8 +770,20 @@ class Triage:
             lo, hi = max(0, i - k), min(len(clean_lines), i + k + 1)
             context = [one_line(x, r.snippet_chars) for x in clean_lines[lo:hi]]
             prompt = self._prompt() if speaker == "assistant" else (turn, "")
-            self._offer(Snippet(name, w, turn, speaker, one_line(clean_lines[i], r.snippet_chars),
-                                words, context, prompt, self.seq, lo))
+            self._offer(
+                Snippet(
+                    name,
+                    w,
+                    turn,
+                    speaker,
+                    one_line(clean_lines[i], r.snippet_chars),
+                    words,
+                    context,
+                    prompt,
+                    self.seq,
+                    lo,
+                )
+            )
 
     def _offer(self, s: Snippet) -> None:
         heap = self.top[s.category]
@@ -641,7 +809,11 @@ class Triage:
 
     def summary_score(self) -> tuple[float, dict]:
         d = self.digest
-        values = {"tool_uses": d.tool_uses, "distinct_tools": len(d.tools), "user_turns": d.user_turns}
+        values = {
+            "tool_uses": d.tool_uses,
+            "distinct_tools": len(d.tools),
+            "user_turns": d.user_turns,
+        }
         score = 0.0
         for key, spec in self.r.activity.items():
             score += float(spec["weight"]) * min(1.0, values[key] / float(spec["full"]))
@@ -661,16 +833,27 @@ class Triage:
             score, values = self.summary_score()
             out["session_summary"] = self._summary(score, values)
         else:
-            why = ("subagent transcripts are not summarised" if summary
-                   else "summaries are made at the end of a session")
-            out["session_summary"] = {"score": 0.0, "threshold": r.threshold["session_summary"], "triggered": False,
-                                      "skipped": why}
+            why = (
+                "subagent transcripts are not summarised"
+                if summary
+                else "summaries are made at the end of a session"
+            )
+            out["session_summary"] = {
+                "score": 0.0,
+                "threshold": r.threshold["session_summary"],
+                "triggered": False,
+                "skipped": why,
+            }
         return out
 
     def _category(self, name: str, score: float, signals: dict, *, eligible: bool = True) -> dict:
         threshold = self.r.threshold[name]
-        entry = {"score": round(score, 3), "threshold": threshold,
-                 "triggered": eligible and score > 0 and score >= threshold, "signals": signals}
+        entry = {
+            "score": round(score, 3),
+            "threshold": threshold,
+            "triggered": eligible and score > 0 and score >= threshold,
+            "signals": signals,
+        }
         if entry["triggered"] and name != "session_summary":
             snippets = sorted(self.top[name], key=lambda s: -s.weight)
             entry["snippets"] = [s.as_dict() for s in snippets]
@@ -684,7 +867,9 @@ class Triage:
         from memcurate.curator.capture.transcript import TranscriptReader
 
         try:
-            for e in TranscriptReader(self.path, span[1], limit=span[2], max_message_chars=self.r.max_message_chars):
+            for e in TranscriptReader(
+                self.path, span[1], limit=span[2], max_message_chars=self.r.max_message_chars
+            ):
                 if e.kind in ("user", "assistant") and e.text:
                     # Redact, then cut (see _prompt); one_line keeps the head.
                     return one_line(redact_text(e.text), limit)
@@ -703,16 +888,26 @@ class Triage:
         prompts = [(s[0], self._read_span(s, 600)) for s in spans]
         prompts = [(t, p) for t, p in prompts if p]
         outcome = (d.outcome[0], self._read_span(d.outcome, 1200)) if d.outcome else None
-        snippets = [{"turn": t, "speaker": "user", "text": one_line(p, self.r.snippet_chars)} for t, p in prompts]
+        snippets = [
+            {"turn": t, "speaker": "user", "text": one_line(p, self.r.snippet_chars)}
+            for t, p in prompts
+        ]
         if outcome and outcome[1]:
-            snippets.append({"turn": outcome[0], "speaker": "assistant",
-                             "text": one_line(outcome[1], self.r.snippet_chars)})
+            snippets.append(
+                {
+                    "turn": outcome[0],
+                    "speaker": "assistant",
+                    "text": one_line(outcome[1], self.r.snippet_chars),
+                }
+            )
         entry["snippets"] = snippets
         lines = [f"[turn {t} · user] {p}" for t, p in prompts]
         files = self.files_changed()
         if files:
             lines.append("[files changed] " + ", ".join(one_line(f, 200) for f in files))
-        lines.append(f"[activity] {d.tool_uses} tool uses ({', '.join(d.tools)}), {d.user_turns} user turns")
+        lines.append(
+            f"[activity] {d.tool_uses} tool uses ({', '.join(d.tools)}), {d.user_turns} user turns"
+        )
         if outcome and outcome[1]:
             lines.append(f"[turn {outcome[0]} · assistant, last reply] {outcome[1]}")
         entry["excerpt"] = _bounded("\n\n".join(lines), self.r.excerpt_chars)
@@ -758,7 +953,7 @@ def _first_cwd(fd: int) -> str:
     return ""
 
 
-def excerpt(snippets: "Iterable[Snippet]", limit: int) -> str:
+def excerpt(snippets: Iterable[Snippet], limit: int) -> str:
     """The snippets' context in transcript order (by `seq`): one block per message, each turn's prompt once.
     Triage and the second look (curator/candidates/second_look.py) both quote evidence this way."""
     parts: list[str] = []
@@ -778,7 +973,9 @@ def excerpt(snippets: "Iterable[Snippet]", limit: int) -> str:
         elif prompt and turn != last_prompt_turn:
             parts.append(f"[turn {turn} · user] {prompt}")
             last_prompt_turn = turn
-        parts.append(f"[turn {s.turn} · {s.speaker}]\n" + "\n".join(lines[k] for k in sorted(lines)))
+        parts.append(
+            f"[turn {s.turn} · {s.speaker}]\n" + "\n".join(lines[k] for k in sorted(lines))
+        )
     return _bounded("\n\n".join(parts), limit)
 
 
@@ -786,8 +983,15 @@ def _bounded(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def triage_entries(entries: "Iterable[Entry]", rules: Rules, *, summary: bool = True, subagent: bool = False,
-                   digest: Digest | None = None, path: str | None = None) -> tuple[dict, Triage]:
+def triage_entries(
+    entries: Iterable[Entry],
+    rules: Rules,
+    *,
+    summary: bool = True,
+    subagent: bool = False,
+    digest: Digest | None = None,
+    path: str | None = None,
+) -> tuple[dict, Triage]:
     """Score all `entries`; return the per-category result and the Triage (for its digest and turns)."""
     t = Triage(rules, digest, subagent=subagent, path=path or getattr(entries, "path", None))
     for e in entries:

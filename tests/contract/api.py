@@ -25,9 +25,17 @@ END_TEXT = "Done."  # a conversation request after the script ran out
 
 ERRORS = {
     401: (401, "authentication_error", "invalid x-api-key"),
-    402: (400, "invalid_request_error", "Your credit balance is too low to access the Anthropic API. "
-                                        "Please go to Plans & Billing to upgrade or purchase credits."),
-    429: (429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
+    402: (
+        400,
+        "invalid_request_error",
+        "Your credit balance is too low to access the Anthropic API. "
+        "Please go to Plans & Billing to upgrade or purchase credits.",
+    ),
+    429: (
+        429,
+        "rate_limit_error",
+        "Number of request tokens has exceeded your per-minute rate limit",
+    ),
     529: (529, "overloaded_error", "Overloaded"),
 }
 
@@ -93,11 +101,20 @@ def is_memory_selector(body: dict) -> bool:
 class ScriptedAPI:
     """The server: start(), `.url` for ANTHROPIC_BASE_URL, `.requests` after the run, stop()."""
 
-    def __init__(self, script: list[Turn] | None = None, status: int | None = None, side=is_side_request,
-                 side_answer=None, answer_after=None, answer_after_timeout: float = 30.0):
+    def __init__(
+        self,
+        script: list[Turn] | None = None,
+        status: int | None = None,
+        side=is_side_request,
+        side_answer=None,
+        answer_after=None,
+        answer_after_timeout: float = 30.0,
+    ):
         self.script = list(script or [])
         self.status = status
-        self.side_request = side  # body -> bool: answered with side_answer(body) (SIDE_TEXT), not from the script
+        self.side_request = (
+            side  # body -> bool: answered with side_answer(body) (SIDE_TEXT), not from the script
+        )
         self.side_answer = side_answer or (lambda body: SIDE_TEXT)
         # answer_after: body -> bool. The conversation is answered only once a side request it matches came
         # (or answer_after_timeout passed): Claude Code's recall selector runs beside the turn, and a
@@ -113,7 +130,7 @@ class ScriptedAPI:
         self._thread: threading.Thread | None = None
 
     # -- lifecycle
-    def start(self) -> "ScriptedAPI":
+    def start(self) -> ScriptedAPI:
         api = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -133,7 +150,9 @@ class ScriptedAPI:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-api", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="scripted-api", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -169,8 +188,10 @@ class ScriptedAPI:
         lines = []
         for r in self.requests:
             kind = "conversation" if r.scripted else "side"
-            lines.append(f"{r.method} {r.path} [{kind}] model={r.body.get('model')} "
-                         f"messages={len(r.body.get('messages') or [])} tools={len(r.body.get('tools') or [])}")
+            lines.append(
+                f"{r.method} {r.path} [{kind}] model={r.body.get('model')} "
+                f"messages={len(r.body.get('messages') or [])} tools={len(r.body.get('tools') or [])}"
+            )
         return "\n".join(lines) or "(no request reached the API)"
 
     # -- serving
@@ -182,21 +203,38 @@ class ScriptedAPI:
         except json.JSONDecodeError:
             body = {}
         path = h.path
-        scripted = h.command == "POST" and path.split("?")[0].endswith("/v1/messages") and not self.side_request(body)
-        if self.answer_after is not None and not scripted and h.command == "POST" and self.answer_after(body):
+        scripted = (
+            h.command == "POST"
+            and path.split("?")[0].endswith("/v1/messages")
+            and not self.side_request(body)
+        )
+        if (
+            self.answer_after is not None
+            and not scripted
+            and h.command == "POST"
+            and self.answer_after(body)
+        ):
             self.awaited.set()
         if self.answer_after is not None and scripted:
             self.awaited.wait(self.answer_after_timeout)
         with self._lock:
             turn = None
             if scripted and self.status is None:
-                turn = self.script[self._served] if self._served < len(self.script) else Turn(END_TEXT)
+                turn = (
+                    self.script[self._served] if self._served < len(self.script) else Turn(END_TEXT)
+                )
                 self._served += 1
-            self.requests.append(Request(h.command, path, dict(h.headers.items()), body, raw, scripted))
+            self.requests.append(
+                Request(h.command, path, dict(h.headers.items()), body, raw, scripted)
+            )
             ids = [next(self._ids) for _ in range(1 + len(turn.tools if turn else []))]
         if self.status is not None:
-            status, kind, message = ERRORS.get(self.status, (self.status, "api_error", "scripted error"))
-            return self._json(h, status, {"type": "error", "error": {"type": kind, "message": message}})
+            status, kind, message = ERRORS.get(
+                self.status, (self.status, "api_error", "scripted error")
+            )
+            return self._json(
+                h, status, {"type": "error", "error": {"type": kind, "message": message}}
+            )
         if h.command == "HEAD":  # a connectivity probe (/api/hello): headers only
             h.send_response(200)
             h.send_header("content-length", "0")
@@ -206,7 +244,9 @@ class ScriptedAPI:
         if path.split("?")[0].endswith("/count_tokens"):
             return self._json(h, 200, {"input_tokens": max(1, len(raw) // 4)})
         if not path.split("?")[0].endswith("/v1/messages"):
-            return self._json(h, 404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
+            return self._json(
+                h, 404, {"type": "error", "error": {"type": "not_found_error", "message": path}}
+            )
         turn = turn or Turn(self.side_answer(body))
         message = self._message(turn, ids, body.get("model") or MODEL)
         if body.get("stream"):
@@ -220,10 +260,19 @@ class ScriptedAPI:
         if turn.text:
             content.append({"type": "text", "text": turn.text})
         for n, tool in zip(ids[1:], turn.tools):
-            content.append({"type": "tool_use", "id": f"toolu_{n:04d}", "name": tool.name, "input": tool.input})
-        return {"id": f"msg_{ids[0]:04d}", "type": "message", "role": "assistant", "model": model,
-                "content": content, "stop_reason": "tool_use" if turn.tools else "end_turn", "stop_sequence": None,
-                "usage": {"input_tokens": 10, "output_tokens": 10}}
+            content.append(
+                {"type": "tool_use", "id": f"toolu_{n:04d}", "name": tool.name, "input": tool.input}
+            )
+        return {
+            "id": f"msg_{ids[0]:04d}",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": content,
+            "stop_reason": "tool_use" if turn.tools else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 10},
+        }
 
     @staticmethod
     def _json(h: BaseHTTPRequestHandler, status: int, payload: dict) -> None:
@@ -238,23 +287,64 @@ class ScriptedAPI:
     @staticmethod
     def _stream(h: BaseHTTPRequestHandler, message: dict) -> None:
         """The Messages API's streaming events for `message` (text_delta and input_json_delta)."""
-        start = dict(message, content=[], stop_reason=None, usage={"input_tokens": 10, "output_tokens": 1})
+        start = dict(
+            message, content=[], stop_reason=None, usage={"input_tokens": 10, "output_tokens": 1}
+        )
         events = [_sse("message_start", {"type": "message_start", "message": start})]
         for i, block in enumerate(message["content"]):
             if block["type"] == "text":
-                events.append(_sse("content_block_start", {"type": "content_block_start", "index": i,
-                                                           "content_block": {"type": "text", "text": ""}}))
-                events.append(_sse("content_block_delta", {"type": "content_block_delta", "index": i,
-                                                           "delta": {"type": "text_delta", "text": block["text"]}}))
+                events.append(
+                    _sse(
+                        "content_block_start",
+                        {
+                            "type": "content_block_start",
+                            "index": i,
+                            "content_block": {"type": "text", "text": ""},
+                        },
+                    )
+                )
+                events.append(
+                    _sse(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": i,
+                            "delta": {"type": "text_delta", "text": block["text"]},
+                        },
+                    )
+                )
             else:
                 head = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-                events.append(_sse("content_block_start", {"type": "content_block_start", "index": i,
-                                                           "content_block": head}))
-                events.append(_sse("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {
-                    "type": "input_json_delta", "partial_json": json.dumps(block["input"])}}))
+                events.append(
+                    _sse(
+                        "content_block_start",
+                        {"type": "content_block_start", "index": i, "content_block": head},
+                    )
+                )
+                events.append(
+                    _sse(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": i,
+                            "delta": {
+                                "type": "input_json_delta",
+                                "partial_json": json.dumps(block["input"]),
+                            },
+                        },
+                    )
+                )
             events.append(_sse("content_block_stop", {"type": "content_block_stop", "index": i}))
-        events.append(_sse("message_delta", {"type": "message_delta", "delta": {
-            "stop_reason": message["stop_reason"], "stop_sequence": None}, "usage": {"output_tokens": 10}}))
+        events.append(
+            _sse(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                    "usage": {"output_tokens": 10},
+                },
+            )
+        )
         events.append(_sse("message_stop", {"type": "message_stop"}))
         data = b"".join(events)
         h.send_response(200)

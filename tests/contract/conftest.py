@@ -25,23 +25,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from contract.api import ScriptedAPI, Turn
 
+from contract.api import ScriptedAPI, Turn
 from memcurate.curator.util.log import read_log
 from memcurate.curator.util.paths import data_dir
 
 HERE = Path(__file__).resolve().parent
 PINNED_BIN = HERE / "node_modules" / "@anthropic-ai" / "claude-code" / "bin" / "claude.exe"
-PINNED_VERSION = json.loads((HERE / "package.json").read_text())["dependencies"]["@anthropic-ai/claude-code"]
+PINNED_VERSION = json.loads((HERE / "package.json").read_text())["dependencies"][
+    "@anthropic-ai/claude-code"
+]
 REQUIRED = os.environ.get("MEMCURATE_CONTRACT") == "required"
 RUN_TIMEOUT = 90  # one print-mode run; a scripted one takes a few seconds
 # memcurate's config for these runs: drafting offline (no model of memcurate's own is reachable, and the
 # scripted API must see Claude Code's requests only), hygiene's detached check off.
-CONTRACT_CONFIG = "backend: offline\nhygiene:\n  interval_minutes: 0\nauto_approve:\n  offline_cards: true\n"
+CONTRACT_CONFIG = (
+    "backend: offline\nhygiene:\n  interval_minutes: 0\nauto_approve:\n  offline_cards: true\n"
+)
 
 
 def pytest_configure(config) -> None:
-    config.addinivalue_line("markers", "contract: drives the real Claude Code (tests/contract, package.json pin)")
+    config.addinivalue_line(
+        "markers", "contract: drives the real Claude Code (tests/contract, package.json pin)"
+    )
 
 
 def pytest_collection_modifyitems(config, items) -> None:
@@ -54,7 +60,9 @@ def memcurate_exe() -> str:
     """The `memcurate` console script of the Python running the tests (the venv's bin)."""
     exe = Path(sys.executable).parent / "memcurate"
     if not exe.exists():
-        pytest.fail(f"no memcurate console script beside {sys.executable}: pip install -e '.[test]' first")
+        pytest.fail(
+            f"no memcurate console script beside {sys.executable}: pip install -e '.[test]' first"
+        )
     return str(exe)
 
 
@@ -63,14 +71,28 @@ def _version_problem(path: str) -> str | None:
     if not os.access(path, os.X_OK):
         return f"{path} is not installed"
     try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
-                             env={"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp"),
-                                  "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1"})
+        out = subprocess.run(
+            [path, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+            env={
+                "PATH": "/usr/bin:/bin",
+                "HOME": os.environ.get("HOME", "/tmp"),
+                "DISABLE_AUTOUPDATER": "1",
+                "DISABLE_TELEMETRY": "1",
+            },
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"{path} --version did not answer: {e}"
     if out.returncode != 0:
-        return f"{path} --version exited {out.returncode}: {(out.stderr or out.stdout).strip()[:300]}"
-    if not os.environ.get("MEMCURATE_CLAUDE_BIN") and not out.stdout.startswith(PINNED_VERSION + " "):
+        return (
+            f"{path} --version exited {out.returncode}: {(out.stderr or out.stdout).strip()[:300]}"
+        )
+    if not os.environ.get("MEMCURATE_CLAUDE_BIN") and not out.stdout.startswith(
+        PINNED_VERSION + " "
+    ):
         return f"{path} is {out.stdout.strip()!r}, package.json pins {PINNED_VERSION}: run npm ci again"
     return None
 
@@ -82,16 +104,22 @@ def find_claude() -> tuple[str, str | None]:
     if os.environ.get("MEMCURATE_CLAUDE_BIN"):
         chosen = os.environ["MEMCURATE_CLAUDE_BIN"]
         return chosen, _version_problem(chosen)
-    candidates = [str(PINNED_BIN), *sorted(str(p) for p in (HERE / "node_modules" / "@anthropic-ai").glob(
-        "claude-code-*/claude"))]
+    candidates = [
+        str(PINNED_BIN),
+        *sorted(
+            str(p) for p in (HERE / "node_modules" / "@anthropic-ai").glob("claude-code-*/claude")
+        ),
+    ]
     problems = []
     for path in candidates:
         problem = _version_problem(path)
         if problem is None:
             return path, None
         problems.append(problem)
-    return str(PINNED_BIN), (f"the real Claude Code {PINNED_VERSION} is not installed "
-                             f"(run `npm ci --prefix tests/contract --no-audit --no-fund`): {'; '.join(problems)}")
+    return str(PINNED_BIN), (
+        f"the real Claude Code {PINNED_VERSION} is not installed "
+        f"(run `npm ci --prefix tests/contract --no-audit --no-fund`): {'; '.join(problems)}"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -116,9 +144,18 @@ def claude_home(isolated_home) -> Path:
 
 
 def git(folder: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "dev", "GIT_AUTHOR_EMAIL": "dev@example.com",
-                        "GIT_COMMITTER_NAME": "dev", "GIT_COMMITTER_EMAIL": "dev@example.com"})
+    subprocess.run(
+        ["git", "-C", str(folder), *args],
+        check=True,
+        capture_output=True,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "dev",
+            "GIT_AUTHOR_EMAIL": "dev@example.com",
+            "GIT_COMMITTER_NAME": "dev",
+            "GIT_COMMITTER_EMAIL": "dev@example.com",
+        },
+    )
 
 
 def make_project(folder: Path) -> Path:
@@ -152,10 +189,18 @@ def mc(shim, claude_home):
     """mc(*args, project=DIR, check=True): the memcurate CLI as a person runs it, in the private home."""
 
     def run(*args: str, project: Path, check: bool = True) -> subprocess.CompletedProcess:
-        p = subprocess.run([str(shim), *args], cwd=project, capture_output=True, text=True, timeout=120,
-                           env=clean_env({"PATH": f"{shim.parent}:{clean_env()['PATH']}"}))
+        p = subprocess.run(
+            [str(shim), *args],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=clean_env({"PATH": f"{shim.parent}:{clean_env()['PATH']}"}),
+        )
         if check and p.returncode != 0:
-            raise AssertionError(f"memcurate {shlex.join(args)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
+            raise AssertionError(
+                f"memcurate {shlex.join(args)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}"
+            )
         return p
 
     return run
@@ -170,11 +215,22 @@ def installed(cproject, mc) -> Path:
 
 def clean_env(extra: dict | None = None) -> dict:
     """Only what a run needs: nothing of the session running the tests leaks into Claude Code."""
-    env = {name: os.environ[name] for name in ("HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME")}
-    env.update(PATH=f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin", LANG="C.UTF-8",
-               DISABLE_TELEMETRY="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",
-               DISABLE_ERROR_REPORTING="1", IS_SANDBOX="1")
-    if os.environ.get("PYTHONPATH"):  # a worktree's code first, also for the hooks Claude Code starts
+    env = {
+        name: os.environ[name]
+        for name in ("HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
+    }
+    env.update(
+        PATH=f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        LANG="C.UTF-8",
+        DISABLE_TELEMETRY="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+        DISABLE_ERROR_REPORTING="1",
+        IS_SANDBOX="1",
+    )
+    if os.environ.get(
+        "PYTHONPATH"
+    ):  # a worktree's code first, also for the hooks Claude Code starts
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     env.update(extra or {})
     return env
@@ -249,8 +305,10 @@ class Run:
         """What the client did, for a failure message."""
         tail = "\n".join(json.dumps(e)[:300] for e in self.events[-4:])
         hooks = ", ".join(f"{h.event}->{h.rc}" for h in self.hooks) or "(none)"
-        return (f"claude exited {self.returncode} in {self.seconds:.1f}s\nrequests:\n{self.api.describe()}\n"
-                f"hooks run: {hooks}\nlast events:\n{tail}\nstderr: {self.stderr.strip()[-1500:]}")
+        return (
+            f"claude exited {self.returncode} in {self.seconds:.1f}s\nrequests:\n{self.api.describe()}\n"
+            f"hooks run: {hooks}\nlast events:\n{tail}\nstderr: {self.stderr.strip()[-1500:]}"
+        )
 
 
 def read_hooks(folder: Path) -> list[HookCall]:
@@ -262,9 +320,14 @@ def read_hooks(folder: Path) -> list[HookCall]:
             payload = json.loads(f.read_text() or "{}")
         except json.JSONDecodeError:
             payload = {"unparsed": f.read_text()}
-        calls.append(HookCall(payload, int(rc_file.read_text()) if rc_file.exists() else None,
-                              Path(f"{base}.out").read_text() if Path(f"{base}.out").exists() else "",
-                              Path(f"{base}.err").read_text() if Path(f"{base}.err").exists() else ""))
+        calls.append(
+            HookCall(
+                payload,
+                int(rc_file.read_text()) if rc_file.exists() else None,
+                Path(f"{base}.out").read_text() if Path(f"{base}.out").exists() else "",
+                Path(f"{base}.err").read_text() if Path(f"{base}.err").exists() else "",
+            )
+        )
     return calls
 
 
@@ -277,26 +340,56 @@ def run_claude(claude_bin, claude_home, shim, tmp_path):
     for them)."""
     runs = iter(range(1, 1000))
 
-    def run(prompt: str, script: list[Turn] | None = None, *, cwd: Path, args: tuple[str, ...] = (),
-            env: dict | None = None, status: int | None = None, timeout: float = RUN_TIMEOUT,
-            api_options: dict | None = None) -> Run:
+    def run(
+        prompt: str,
+        script: list[Turn] | None = None,
+        *,
+        cwd: Path,
+        args: tuple[str, ...] = (),
+        env: dict | None = None,
+        status: int | None = None,
+        timeout: float = RUN_TIMEOUT,
+        api_options: dict | None = None,
+    ) -> Run:
         hook_log = tmp_path / f"hooks-{next(runs)}"
         hook_log.mkdir()
         api = ScriptedAPI(script, status=status, **(api_options or {})).start()
-        full_env = clean_env({"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "test",
-                              "MEMCURATE_HOOK_LOG": str(hook_log)})
+        full_env = clean_env(
+            {
+                "ANTHROPIC_BASE_URL": api.url,
+                "ANTHROPIC_API_KEY": "test",
+                "MEMCURATE_HOOK_LOG": str(hook_log),
+            }
+        )
         full_env["PATH"] = f"{shim.parent}:{full_env['PATH']}"
         full_env.update(env or {})
-        argv = [claude_bin, "-p", prompt, "--output-format", "stream-json", "--verbose",
-                "--dangerously-skip-permissions", *args]
+        argv = [
+            claude_bin,
+            "-p",
+            prompt,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--dangerously-skip-permissions",
+            *args,
+        ]
         start = time.monotonic()
         try:
-            p = subprocess.run(argv, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout,
-                               stdin=subprocess.DEVNULL)
+            p = subprocess.run(
+                argv,
+                cwd=cwd,
+                env=full_env,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+            )
         except subprocess.TimeoutExpired as e:
             api.stop()
-            raise AssertionError(f"claude -p did not finish in {timeout}s; requests:\n{api.describe()}\n"
-                                 f"stderr: {e.stderr!r}") from None
+            raise AssertionError(
+                f"claude -p did not finish in {timeout}s; requests:\n{api.describe()}\n"
+                f"stderr: {e.stderr!r}"
+            ) from None
         finally:
             api.stop()
         events = []
@@ -305,6 +398,15 @@ def run_claude(claude_bin, claude_home, shim, tmp_path):
                 events.append(json.loads(line))
             except json.JSONDecodeError:
                 events.append({"type": "unparsed", "line": line})
-        return Run(Path(cwd), p.returncode, p.stdout, p.stderr, events, api, read_hooks(hook_log), time.monotonic() - start)
+        return Run(
+            Path(cwd),
+            p.returncode,
+            p.stdout,
+            p.stderr,
+            events,
+            api,
+            read_hooks(hook_log),
+            time.monotonic() - start,
+        )
 
     return run

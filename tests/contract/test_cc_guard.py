@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 from contract.api import ToolUse, Turn
-
 from memcurate.curator import config
 from memcurate.curator.util.paths import data_dir, memory_root
 
@@ -35,17 +34,25 @@ def result_text(block: dict) -> str:
     return str(content)
 
 
-def test_a_denied_write_into_the_memory_root_reaches_the_model_as_a_tool_error(installed, run_claude):
+def test_a_denied_write_into_the_memory_root_reaches_the_model_as_a_tool_error(
+    installed, run_claude
+):
     target = auto_memory(installed) / "decision" / "use-sqlite.md"
-    script = [Turn("Saving a memory.", [ToolUse("Write", {"file_path": str(target), "content": "We use SQLite.\n"})]),
-              Turn("Understood.")]
+    script = [
+        Turn(
+            "Saving a memory.",
+            [ToolUse("Write", {"file_path": str(target), "content": "We use SQLite.\n"})],
+        ),
+        Turn("Understood."),
+    ]
     run = run_claude("Remember that we use SQLite.", script, cwd=installed)
     assert run.returncode == 0, run.explain()
     block = tool_result(run, "toolu_0002")
     said = result_text(block)
     assert block.get("is_error") is True, f"the denied Write came back as a success: {block}"
     assert "managed by memcurate" in said and "memcurate's decision category" in said, (
-        f"the guard's reason did not reach the model; the tool_result says: {said!r}")
+        f"the guard's reason did not reach the model; the tool_result says: {said!r}"
+    )
     assert not target.exists(), f"Claude Code wrote {target} although the guard denied it"
     pre = [h for h in run.hooks if h.event == "PreToolUse"]
     assert pre and '"permissionDecision": "deny"' in pre[0].stdout, [h.stdout for h in pre]
@@ -55,18 +62,27 @@ def test_review_mode_holds_claudes_memory_write_until_approved(cproject, mc, run
     mc("install", "--project", str(cproject), "--review-auto-memory", project=cproject)
     target = auto_memory(cproject) / "feedback_tabs.md"
     content = "---\nname: tabs\ndescription: the person indents with tabs\nmetadata:\n  type: feedback\n---\n\nTabs.\n"
-    script = [Turn("Saving a memory.", [ToolUse("Write", {"file_path": str(target), "content": content})]),
-              Turn("Queued.")]
+    script = [
+        Turn(
+            "Saving a memory.", [ToolUse("Write", {"file_path": str(target), "content": content})]
+        ),
+        Turn("Queued."),
+    ]
     run = run_claude("Remember that I indent with tabs.", script, cwd=cproject)
     assert run.returncode == 0, run.explain()
     said = result_text(tool_result(run, "toolu_0002"))
-    assert "queued for the person's approval" in said, f"review mode's answer did not reach the model: {said!r}"
+    assert "queued for the person's approval" in said, (
+        f"review mode's answer did not reach the model: {said!r}"
+    )
     assert not target.exists(), f"review mode let Claude Code write {target} before approval"
 
     wid = said.split("approval as ", 1)[1].split(" ", 1)[0]
     items = json.loads(mc("list", "--json", project=cproject).stdout)["items"]
     held = [i for i in items if i["id"] == wid]
     assert held and held[0]["kind"] == "claude-write" and held[0]["where"] == target.name, (
-        f"`memcurate list` does not show the held write {wid} of {target.name}: {items}")
+        f"`memcurate list` does not show the held write {wid} of {target.name}: {items}"
+    )
     mc("approve", wid, project=cproject)
-    assert target.read_text() == content, "approving the held write did not write exactly what Claude asked to"
+    assert target.read_text() == content, (
+        "approving the held write did not write exactly what Claude asked to"
+    )

@@ -24,20 +24,30 @@ def plugin_dir(tmp_path: Path) -> Path:
 
 def test_the_plugin_loads_and_its_hooks_and_skill_work(cproject, run_claude, tmp_path):
     plugin = plugin_dir(tmp_path)
-    run = run_claude("/memcurate:memcurate", [Turn("Here is the list.")], cwd=cproject,
-                     args=("--plugin-dir", str(plugin)))
+    run = run_claude(
+        "/memcurate:memcurate",
+        [Turn("Here is the list.")],
+        cwd=cproject,
+        args=("--plugin-dir", str(plugin)),
+    )
     assert run.returncode == 0, run.explain()
-    init = next((e for e in run.events if e.get("type") == "system" and e.get("subtype") == "init"), {})
+    init = next(
+        (e for e in run.events if e.get("type") == "system" and e.get("subtype") == "init"), {}
+    )
     names = [p.get("name") if isinstance(p, dict) else p for p in init.get("plugins", [])]
     assert "memcurate" in names, f"the plugin did not load: plugins {init.get('plugins')}"
     assert "memcurate:memcurate" in init.get("slash_commands", []), (
-        f"no namespaced skill /memcurate:memcurate: {init.get('slash_commands')}")
+        f"no namespaced skill /memcurate:memcurate: {init.get('slash_commands')}"
+    )
     fired = {h.event for h in run.hooks}
-    assert {"UserPromptSubmit", "Stop", "SessionEnd"} <= fired, f"the plugin's hooks did not run: {fired}"
+    assert {"UserPromptSubmit", "Stop", "SessionEnd"} <= fired, (
+        f"the plugin's hooks did not run: {fired}"
+    )
     assert all(h.rc == 0 for h in run.hooks), [(h.event, h.rc, h.stderr) for h in run.hooks if h.rc]
     first = run.api.conversation[0].text
     assert "nothing waits for review" in first, (
-        "the skill's `memcurate list` output did not reach the model:\n" + first[-2000:])
+        "the skill's `memcurate list` output did not reach the model:\n" + first[-2000:]
+    )
 
 
 def test_the_plugins_guard_denies_a_write_into_memcurates_folders(cproject, run_claude, tmp_path):
@@ -45,10 +55,19 @@ def test_the_plugins_guard_denies_a_write_into_memcurates_folders(cproject, run_
 
     plugin = plugin_dir(tmp_path)
     target = auto_memory(cproject) / "decision" / "forged.md"
-    script = [Turn("Saving.", [ToolUse("Write", {"file_path": str(target), "content": "---\nid: forged\n---\n"})]),
-              Turn("Done.")]
-    run = run_claude("Save a decision memory.", script, cwd=cproject, args=("--plugin-dir", str(plugin)))
+    script = [
+        Turn(
+            "Saving.",
+            [ToolUse("Write", {"file_path": str(target), "content": "---\nid: forged\n---\n"})],
+        ),
+        Turn("Done."),
+    ]
+    run = run_claude(
+        "Save a decision memory.", script, cwd=cproject, args=("--plugin-dir", str(plugin))
+    )
     assert run.returncode == 0, run.explain()
-    assert not target.exists(), "the plugin's guard let Claude write into memcurate's decision folder"
+    assert not target.exists(), (
+        "the plugin's guard let Claude write into memcurate's decision folder"
+    )
     result = run.api.conversation[1].text
     assert "is_error" in result and "memcurate" in result, result[-1500:]

@@ -14,14 +14,15 @@ from pathlib import Path
 
 from contract.api import ToolUse, Turn, is_memory_selector, is_side_request
 from contract.test_cc_recall import STEP, save_memory
-
 from memcurate.curator import config
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.memory.recall import claude_recall
 from memcurate.curator.util.paths import data_dir, memory_root
 
 RECALL_MODE = {"CLAUDE_MEMORY_STORES": "1"}  # any value but blanks turns the mode on (2.1.328)
-LISTED = re.compile(r"^- (?:\[(?P<type>[a-z]+)\] )?(?P<path>.+?) \((?P<mtime>[0-9T:.Z-]+)\)(?:: (?P<desc>.*))?$")
+LISTED = re.compile(
+    r"^- (?:\[(?P<type>[a-z]+)\] )?(?P<path>.+?) \((?P<mtime>[0-9T:.Z-]+)\)(?:: (?P<desc>.*))?$"
+)
 
 
 def root_of(project: Path) -> Path:
@@ -30,10 +31,13 @@ def root_of(project: Path) -> Path:
 
 def selector(picks: list[str]) -> dict:
     """api_options: the selector's requests answered with `picks`, the rest of the API as usual."""
-    return {"side": lambda body: is_side_request(body) or is_memory_selector(body),
-            "answer_after": is_memory_selector,
-            "side_answer": lambda body: json.dumps({"selected_memories": picks}) if is_memory_selector(body)
-            else "ok"}
+    return {
+        "side": lambda body: is_side_request(body) or is_memory_selector(body),
+        "answer_after": is_memory_selector,
+        "side_answer": lambda body: (
+            json.dumps({"selected_memories": picks}) if is_memory_selector(body) else "ok"
+        ),
+    }
 
 
 def shown(run) -> list[dict]:
@@ -54,15 +58,25 @@ def archived_memory(project: Path) -> str:
 
     engine = Engine(project)
     try:
-        doc = memfile.MemoryDoc(id="use-postgres", category="decision", title="Use Postgres",
-                                description="Postgres chosen for the jobs queue (outdated)", tags=["db"],
-                                created="2026-11-01T08:00:00Z", updated="2026-11-01T08:00:00Z",
-                                body="## Decision\nUse Postgres.\n\n## Rationale\nA server was planned.")
+        doc = memfile.MemoryDoc(
+            id="use-postgres",
+            category="decision",
+            title="Use Postgres",
+            description="Postgres chosen for the jobs queue (outdated)",
+            tags=["db"],
+            created="2026-11-01T08:00:00Z",
+            updated="2026-11-01T08:00:00Z",
+            body="## Decision\nUse Postgres.\n\n## Rationale\nA server was planned.",
+        )
         engine.store.create(doc)
-        engine.archive_memory("decision/use-postgres", engine.library_entry("decision/use-postgres")["hash"])
+        engine.archive_memory(
+            "decision/use-postgres", engine.library_entry("decision/use-postgres")["hash"]
+        )
     finally:
         engine.close()
-    found = [str(p.relative_to(root_of(project))) for p in root_of(project).rglob("use-postgres.md")]
+    found = [
+        str(p.relative_to(root_of(project))) for p in root_of(project).rglob("use-postgres.md")
+    ]
     assert found == [".archive/decision/use-postgres.md"], found
     return found[0]
 
@@ -71,38 +85,70 @@ def test_the_selector_is_shown_exactly_what_memcurate_models(installed, run_clau
     save_memory(installed)  # memcurate's: front matter with its type and description
     archived_memory(installed)
     root = root_of(installed)
-    names = (".archive/decision/old-choice.md", "logs/today.md", "Logs./x.md", "notes/own.md", "MEMORY.md",
-             "sub/MEMORY.md", "team/x.md", "deep/a/b/y.md", "notes/.hidden.md", "z.MD", "sessions/s.md")
+    names = (
+        ".archive/decision/old-choice.md",
+        "logs/today.md",
+        "Logs./x.md",
+        "notes/own.md",
+        "MEMORY.md",
+        "sub/MEMORY.md",
+        "team/x.md",
+        "deep/a/b/y.md",
+        "notes/.hidden.md",
+        "z.MD",
+        "sessions/s.md",
+    )
     for age, name in enumerate(names):  # distinct mtimes: the listing's order is newest first
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text("- a line\n")
         os.utime(root / name, (1_900_000_000 - age, 1_900_000_000 - age))
-    run = run_claude("which queue do we use for the nightly jobs?", [Turn("Hello.")], cwd=installed,
-                     env=RECALL_MODE, api_options=selector([]))
+    run = run_claude(
+        "which queue do we use for the nightly jobs?",
+        [Turn("Hello.")],
+        cwd=installed,
+        env=RECALL_MODE,
+        api_options=selector([]),
+    )
     assert run.returncode == 0, run.explain()
     listed = shown(run)
     assert [r["path"] for r in listed] == claude_recall.offered(str(root)), (
         "Claude Code's selector was shown other files than claude_recall.offered models (its scan rule "
-        f"changed?): {listed}")
+        f"changed?): {listed}"
+    )
     ours = next(r for r in listed if r["path"] == "runbook/zorblat-queue-stalls.md")
-    assert ours["type"] == CATEGORIES["runbook"].claude_type and ours["desc"] == "When the zorblat queue job fails with a timeout", (
-        f"Claude Code read memcurate's front matter differently: {ours}")
-    assert not any("use-postgres" in r["path"] or r["path"].startswith(".archive/") for r in listed), (
-        f"Claude Code's selector was shown an archived memory: {listed}")
+    assert (
+        ours["type"] == CATEGORIES["runbook"].claude_type
+        and ours["desc"] == "When the zorblat queue job fails with a timeout"
+    ), f"Claude Code read memcurate's front matter differently: {ours}"
+    assert not any(
+        "use-postgres" in r["path"] or r["path"].startswith(".archive/") for r in listed
+    ), f"Claude Code's selector was shown an archived memory: {listed}"
 
 
 def test_in_recall_mode_memcurate_leaves_a_memory_to_claude_codes_selector(installed, run_claude):
     save_memory(installed)
-    script = [Turn("Checking.", [ToolUse("Bash", {"command": "true", "description": "nothing"})]), Turn("Done.")]
-    run = run_claude("the zorblat queue job fails with a timeout again", script, cwd=installed, env=RECALL_MODE,
-                     api_options=selector(["runbook/zorblat-queue-stalls.md"]))
+    script = [
+        Turn("Checking.", [ToolUse("Bash", {"command": "true", "description": "nothing"})]),
+        Turn("Done."),
+    ]
+    run = run_claude(
+        "the zorblat queue job fails with a timeout again",
+        script,
+        cwd=installed,
+        env=RECALL_MODE,
+        api_options=selector(["runbook/zorblat-queue-stalls.md"]),
+    )
     assert run.returncode == 0, run.explain()
     hook = [h for h in run.hooks if h.event == "UserPromptSubmit"]
-    assert hook and STEP not in hook[0].stdout, "memcurate gave a memory Claude Code's selector is shown"
+    assert hook and STEP not in hook[0].stdout, (
+        "memcurate gave a memory Claude Code's selector is shown"
+    )
     log = "\n".join(run.memcurate_log())
     assert "Claude Code recalls by itself (CLAUDE_MEMORY_STORES is set)" in log, log
     said = [r.text.count(STEP) for r in run.api.conversation]
-    assert said and said[-1] == 1, (f"the memory Claude Code's selector picked should reach the model once "
-                                    f"(per request: {said})\n{run.explain()}")
+    assert said and said[-1] == 1, (
+        f"the memory Claude Code's selector picked should reach the model once "
+        f"(per request: {said})\n{run.explain()}"
+    )
     transcript = next(Path(os.environ["CLAUDE_CONFIG_DIR"]).glob("projects/*/*.jsonl")).read_text()
     assert '"relevant_memories"' in transcript, "Claude Code wrote no relevant_memories attachment"
