@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from memcurate.curator.categories import CATEGORIES, CLAUDE, ONE_PER_SESSION
 from memcurate.curator.hygiene import merging
@@ -33,6 +34,9 @@ from memcurate.curator.util.textsafe import one_line
 from memcurate.curator.verify.checks import content_words
 from memcurate.curator.verify.decide import identifiers, unattributed
 from memcurate.curator.verify.decide import similarity as fact_similarity
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 DEFAULT_THRESHOLD = 0.6
 SUBJECT = 0.4  # subject words shared (Jaccard) for two memories to be about one thing and able to disagree
@@ -327,7 +331,7 @@ def threshold_of(cfg: dict | None) -> float:
     return float(((cfg or {}).get("hygiene") or {}).get("duplicate_threshold", DEFAULT_THRESHOLD))
 
 
-def memos(engine, entries=None) -> list[Memo]:
+def memos(engine: Context, entries=None) -> list[Memo]:
     """The comparable memories of the project (its library when `entries` is None), each parsed once."""
     out = []
     from memcurate.curator.library import catalog
@@ -346,12 +350,12 @@ def memos(engine, entries=None) -> list[Memo]:
     return out
 
 
-def pairs(engine, entries=None) -> list[Pair]:
+def pairs(engine: Context, entries=None) -> list[Pair]:
     """Near-duplicate and contradicting pairs among the project's memories, most alike first."""
     return find_pairs(memos(engine, entries), threshold_of(engine.cfg))
 
 
-def detect(engine) -> list:
+def detect(engine: Context) -> list:
     """The check's findings: each group of near-duplicates and each contradiction, carrying tidy's
     proposal (merged structurally: the check runs in the background and asks no model). A group tidy
     cannot merge (one of Claude's files with one memory of ours) is a finding that proposes nothing."""

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memcurate.curator.categories import CLAUDE
 from memcurate.curator.library.entries import Entry, is_line_ref
 from memcurate.curator.memory.front_matter import MAX_FILE_BYTES
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 _FRONT = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?^---[ \t]*\r?$\n?", re.S | re.M)
 
@@ -33,10 +37,12 @@ class Text:
         return m.end() if m else 0
 
 
-def memory_texts(engine, entries=None) -> list[Text]:
+def memory_texts(engine: Context, entries=None) -> list[Text]:
     """Every readable memory of the library (archived ones too; of `entries` when given), with its text."""
+    from memcurate.curator.library import catalog
+
     out = []
-    for entry in engine.library() if entries is None else entries:
+    for entry in catalog.entries(engine) if entries is None else entries:
         if entry.broken:
             continue
         text = text_of(engine, entry)
@@ -45,7 +51,7 @@ def memory_texts(engine, entries=None) -> list[Text]:
     return out
 
 
-def text_of(engine, entry) -> str | None:
+def text_of(engine: Context, entry) -> str | None:
     """The entry's text (a MEMORY.md line of Claude's: the line); None when it is gone or unreadable since
     listed (the next run sees it). memcurate's files are read straight from the path the index gave, not
     parsed: the one who needs the document parses it, once (library_entry would parse each file and
@@ -60,7 +66,9 @@ def text_of(engine, entry) -> str | None:
             )  # its line breaks as they are
         except (OSError, UnicodeDecodeError):
             return None
+    from memcurate.curator.library import catalog
+
     try:
-        return engine.library_entry(entry.ref)["text"]
+        return catalog.entry(engine, entry.ref)["text"]
     except (LookupError, OSError, ValueError):  # LibraryError (a KeyError): gone since the listing
         return None
