@@ -107,16 +107,24 @@ def test_the_text_report_says_the_folder_is_read_only_and_what_was_left(
 
 
 def _as_nobody() -> list[str] | None:
-    """setpriv's prefix running a command as nobody (uid and gid 65534), when root can use it."""
+    """setpriv's prefix running this interpreter's memcurate as nobody (uid and gid 65534), when root can
+    use it and nobody can import memcurate with it (a virtual environment in a folder private to root,
+    as CI's mktemp -d makes, is not nobody's to read)."""
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         return None
-    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    probe = [*prefix, sys.executable, "-c", "import yaml, memcurate.curator.cli"]
+    try:
+        usable = subprocess.run(probe, capture_output=True, cwd="/", timeout=60).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        usable = False
+    return prefix if usable else None
 
 
 @pytest.mark.skipif(
     _as_nobody() is None,
-    reason="needs root and setpriv, to run memcurate as an unprivileged user "
-    "(root writes into a chmod 555 folder)",
+    reason="needs root and setpriv, and an interpreter nobody may use, to run memcurate as an "
+    "unprivileged user (root writes into a chmod 555 folder)",
 )
 def test_a_folder_the_user_may_not_write_into_as_the_kernel_refuses_it():
     """The real thing: memcurate run by an unprivileged user whose memory folder is not writable."""
