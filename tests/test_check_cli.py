@@ -357,3 +357,34 @@ def test_a_file_git_never_had_is_not_said_to_no_longer_exist(messy, capsys):
     assert "`src/never.py`, which is not in the project (git never had it)" in stale["message"], (
         stale["message"]
     )
+
+
+def test_the_check_reads_memory_md_once_for_all_of_claudes_lines(tmp_path, monkeypatch):
+    """Claude's MEMORY.md lines are read for the check in one pass, not MEMORY.md once per line
+    (which made a check quadratic in the lines Claude keeps there)."""
+    import builtins
+
+    from test_engine import make_engine
+
+    from memcurate.curator.hygiene.texts import memory_texts
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    engine = make_engine(project, tmp_path)
+    root = Path(engine.root)
+    root.mkdir(parents=True, exist_ok=True)
+    lines = [f"- note {n}: the build uses flag -O{n % 3}" for n in range(60)]
+    (root / "MEMORY.md").write_text("# Notes\n\n" + "\n".join(lines) + "\n")
+    md = str(root / "MEMORY.md")
+    opened = []
+    real_open = builtins.open
+
+    def counting(file, *a, **kw):
+        if str(file) == md:
+            opened.append(file)
+        return real_open(file, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", counting)
+    texts = memory_texts(engine)
+    assert sorted(t.text for t in texts) == sorted(lines)
+    assert len(opened) <= 2, f"MEMORY.md was read {len(opened)} times for {len(lines)} lines"

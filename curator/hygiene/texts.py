@@ -42,10 +42,16 @@ def memory_texts(engine: Context, entries=None) -> list[Text]:
     from memcurate.curator.library import catalog
 
     out = []
+    lines: dict[str, str] | None = None  # Claude's MEMORY.md lines, read once for all of them
     for entry in catalog.entries(engine) if entries is None else entries:
         if entry.broken:
             continue
-        text = text_of(engine, entry)
+        if is_line_ref(entry.ref):
+            if lines is None:
+                lines = catalog.line_texts(engine)
+            text = lines.get(entry.ref)
+        else:
+            text = text_of(engine, entry)
         if text is not None:
             out.append(Text(entry, text))
     return out

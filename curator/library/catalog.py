@@ -228,6 +228,20 @@ def entry(engine: Context, ref: str) -> dict:
     return _topic(engine, ref, rest)
 
 
+def line_texts(engine: Context) -> dict[str, str]:
+    """Claude's lines of MEMORY.md by ref, MEMORY.md read once ({} when it is missing, unreadable, or which
+    lines are Claude's is not known): what `entry` gives of each line, for all of them at once."""
+    from memcurate.curator.memory.memory_md.format import MemoryMdError
+
+    md = _MemoryMd(engine.root)
+    if md.error:
+        return {}
+    try:
+        return {line_ref(line.text): line.text for line in md.lines()}
+    except MemoryMdError:
+        return {}
+
+
 def _read(path: str, ref: str) -> bytes:
     from memcurate.curator.memory.front_matter import MAX_FILE_BYTES
 
