@@ -419,6 +419,11 @@ def _print_installed(found: list[dict]) -> None:
         else:
             review = ", review mode" if f["review_auto_memory"] else ""
             print(f"{head}{where} ({len(f['events'])} events{review})")
+            if f.get("outdated"):
+                print(
+                    "             written by an older memcurate (`-m curator.cli`), which this one no "
+                    f"longer answers: run `memcurate install --scope {f['scope']}` again"
+                )
 
 
 def _drafts(data: str) -> list[dict]:

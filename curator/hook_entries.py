@@ -68,10 +68,10 @@ def render_plugin_hooks() -> str:
 
 
 def parse_command(command) -> dict | None:
-    """What a hook command of memcurate's says ({"executable", "review_auto_memory"}), None when the
-    command is not memcurate's: an executable named `memcurate`, or an interpreter with
+    """What a hook command of memcurate's says ({"executable", "review_auto_memory", "outdated"}), None
+    when the command is not memcurate's: an executable named `memcurate`, or an interpreter with
     `-m memcurate.curator.cli` (or `-m curator.cli`, as installs before the package was named
-    `memcurate` wrote it, so they can still be found and replaced), followed by `hook`."""
+    `memcurate` wrote it: `outdated`, it fails now, and is found so it can be replaced), then `hook`."""
     if not isinstance(command, str):
         return None
     try:
@@ -84,7 +84,8 @@ def parse_command(command) -> dict | None:
         rest = words[4:]
     else:
         return None
-    return {"executable": words[0], "review_auto_memory": REVIEW_FLAG in rest}
+    outdated = len(words) >= 3 and words[1] == "-m" and words[2] != _CLI_MODULES[0]
+    return {"executable": words[0], "review_auto_memory": REVIEW_FLAG in rest, "outdated": outdated}
 
 
 def command_for(entry: list[str], review_auto_memory: bool) -> str:

@@ -820,6 +820,7 @@ def installed(project, env=None) -> list[dict]:
                     "events": list(mine),
                     "review_auto_memory": any(c["review_auto_memory"] for c in commands),
                     "executables": sorted({c["executable"] for c in commands}),
+                    "outdated": any(c["outdated"] for c in commands),
                 }
             )
         plugins = (doc or {}).get("enabledPlugins")

@@ -422,6 +422,7 @@ def test_status_says_where_the_hooks_are_installed_and_with_review_mode(project)
         "events": list(hook_entries.EVENTS),
         "review_auto_memory": True,
         "executables": [FAKE],
+        "outdated": False,
     } in found
     assert {
         "scope": "project",
@@ -527,6 +528,7 @@ def test_a_path_with_spaces_is_quoted_for_the_shell():
     assert hook_entries.parse_command(command) == {
         "executable": "/home/me/My Tools/memcurate",
         "review_auto_memory": True,
+        "outdated": False,
     }
 
 
@@ -632,3 +634,21 @@ def test_an_older_memcurates_record_in_the_data_dir_still_gives_the_bytes_back(p
     assert setup.uninstall(project, "local")["restored"]
     assert settings(project).read_bytes() == original
     assert json.loads((Path(report["backup"]).parent / "installed.json").read_text()) == {}
+
+
+def test_status_says_an_older_install_s_hooks_need_installing_again(project):
+    """An install made before the code moved under the `memcurate` package ran `-m curator.cli hook`,
+    which fails now: status says so and how to fix it, and installing again replaces it in place."""
+    path = settings(project, "local")
+    old = "/usr/bin/python3 -m curator.cli hook"
+    put(path, json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": old}]}]}}))
+    res = run_cli("status", "--project", str(project), cwd=project)
+    assert (
+        "written by an older memcurate" in res.stdout
+        and "memcurate install --scope local" in res.stdout
+    )
+    [found] = [f for f in setup.installed(project) if f["scope"] == "local"]
+    assert found["outdated"] is True
+    setup.install(project, "local", entry=[FAKE])
+    [found] = [f for f in setup.installed(project) if f["scope"] == "local"]
+    assert found["outdated"] is False and old not in path.read_text()
