@@ -213,9 +213,8 @@ def entry_of(draft: dict, d: Digest) -> dict:
     by_n = {e.n: e for e in d.entries}
     snips = entry.get("snippets") or []
     for n, s in zip(entry["look"]["entries"], snips):
-        s.setdefault(
-            "kind", by_n[n].kind
-        )  # the lead adds it to the look's snippets; until then, here
+        # the lead adds it to the look's snippets; until then, here
+        s.setdefault("kind", by_n[n].kind)
         if "text" not in s:
             s["text"] = one_line(by_n[n].text, int(cfg["triage"]["snippet_chars"]))
     return entry

@@ -117,9 +117,8 @@ def main(argv: list[str]) -> int:
     wall = median([w for w, _, _ in after])
     rss = max(r for _, r, _ in [first, *after])
     failed = [c for _, _, c in [first, *after] if c != 0]
-    targeted = (
-        n >= 10_000
-    )  # the target is the 10,000's: a smaller store's time is mostly the start-up
+    # the target is the 10,000's: a smaller store's time is mostly the start-up
+    targeted = n >= 10_000
     ok = wall < TARGET_S and not failed
     verdict = (
         f"target < {TARGET_S:g} s: {'PASS' if ok else 'FAIL'}"

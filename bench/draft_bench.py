@@ -62,12 +62,10 @@ RESULTS = os.path.join(B.RESULTS, "draft.json")
 TARGET_ONE_ROUND = 1.3  # x one call: six categories at the default concurrency
 TARGET_THREE_ROUNDS = (2.9, 3.45)  # x one call: six categories, concurrency 2
 BACKENDS = ("anthropic", "claude-cli")
-CATEGORY = re.compile(
-    r"^Category: (\w+)", re.M
-)  # the first line of every draft prompt (prompt.user_prompt)
-LOOK_HINTS = re.compile(
-    r"^Keyword hints for this stretch \(unconfirmed\): (.*)\.$", re.M
-)  # prompt.look_prompt
+# the first line of every draft prompt (prompt.user_prompt)
+CATEGORY = re.compile(r"^Category: (\w+)", re.M)
+# prompt.look_prompt
+LOOK_HINTS = re.compile(r"^Keyword hints for this stretch \(unconfirmed\): (.*)\.$", re.M)
 DIGEST_ENTRY = re.compile(r"^\[(\d+)\] ", re.M)  # an entry of the digest (capture/digest.py)
 CACHE_TTL = 300.0  # seconds a cached prompt prefix lives (the API's ephemeral cache)
 USAGE_KEYS = (

@@ -240,9 +240,8 @@ class Project:
         return json.loads(p.stdout) if "--json" in args else {}
 
     def save(self) -> dict:
-        return self.run(
-            "--auto-approve", "--json", "--min-confidence", "0"
-        )  # every draft: duplicates, not the gate
+        # every draft: duplicates, not the gate
+        return self.run("--auto-approve", "--json", "--min-confidence", "0")
 
     def memories(self) -> list[dict]:
         out = []
@@ -350,9 +349,8 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(figures, f, indent=1)
     say(f"figures: {RESULTS}")
     empty = [mode for mode, judged in figures.items() if not judged["memories"]]
-    if (
-        empty
-    ):  # nothing saved: no pair could be found, so the figures say nothing (a held or gated draft)
+    # nothing saved: no pair could be found, so the figures say nothing (a held or gated draft)
+    if empty:
         say(f"duplicates_bench: no memory saved in {', '.join(empty)}: the bench measured nothing")
         return 1
     return 0

@@ -293,9 +293,8 @@ def seed_store(site: Site, n: int, seed: int = 7) -> None:
         lines.append(("upsert", memory_md.IndexLine(doc.id, cat, doc.title, doc.description)))
     e = site.engine()
     memory_md.apply(site.memory, e.cfg, lines)
-    with (
-        e.root_lock()
-    ):  # as after any earlier save: an older archive layout looked for once, not in the timing
+    # as after any earlier save: an older archive layout looked for once, not in the timing
+    with e.root_lock():
         pass
     e.close()
 

@@ -50,9 +50,8 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 if str(ROOT) not in sys.path:
-    sys.path.insert(
-        0, str(ROOT / "dev")
-    )  # the checkout's engine, as draft_bench and gate_bench run it
+    # the checkout's engine, as draft_bench and gate_bench run it
+    sys.path.insert(0, str(ROOT / "dev"))
 
 from memcurate.curator.drafting.claude_cli import ClaudeCliDrafter  # noqa: E402
 from memcurate.curator.drafting.input_cap import CHARS_PER_TOKEN, TOOL_CHARS  # noqa: E402
@@ -78,9 +77,8 @@ _WORDS = {
     "preference": "terse commit messages wanted",
     "session_summary": "migration finished, docs next",
 }
-_ENTRY = re.compile(
-    r"^\[(\d+)\] ", re.M
-)  # an entry of the look's digest segment (curator/capture/digest.py)
+# an entry of the look's digest segment (curator/capture/digest.py)
+_ENTRY = re.compile(r"^\[(\d+)\] ", re.M)
 
 
 def normalise(text: str) -> str:
@@ -321,9 +319,8 @@ class Run:
     states: dict[str, dict[str, str]]
     look: dict[str, dict]
     notes: list[str]
-    cfg: dict = dataclasses.field(
-        default_factory=dict
-    )  # the project's config, as the engine read it
+    # the project's config, as the engine read it
+    cfg: dict = dataclasses.field(default_factory=dict)
 
 
 def project_config(memory: Path, *, verify: bool) -> str:
@@ -690,9 +687,8 @@ def measure(
     if digest is not None:
         try:
             raw = digest_text(digest, path, run.cfg)
-        except (
-            Exception
-        ) as e:  # the digest is another change's work in progress: say it, measure the rest
+        # the digest is another change's work in progress: say it, measure the rest
+        except Exception as e:
             info["notes"].append(f"digest failed: {e.__class__.__name__}: {e}")
             print(f"{PROG}: {session.short}: digest failed: {e.__class__.__name__}: {e}")
             return rows, info

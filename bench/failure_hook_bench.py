@@ -110,9 +110,8 @@ def main(argv: list[str] | None = None) -> int:
             return s
 
         def threshold() -> hb.Sample:
-            test = "test_" + "".join(
-                chr(97 + int(d)) for d in str(count["n"])
-            )  # a new signature each call
+            # a new signature each call
+            test = "test_" + "".join(chr(97 + int(d)) for d in str(count["n"]))
             for session in ("earlier-a", "earlier-b"):
                 hook(failure(session, test), "threshold (before)")
             return hook(failure("third", test), "threshold")

@@ -58,13 +58,14 @@ DEFAULT_VENV = os.path.join(BENCH, ".venv")
 RESULTS = os.path.join(BENCH, "results", "hook.json")
 STAMP_NAME = "memcurate-bench.stamp"
 
+# a change here means: reinstall
 HASHED = (
     "curator",
     "hooks",
     "widgets",
     "assets",
     "pyproject.toml",
-)  # a change here means: reinstall
+)
 BUILD_ITEMS = ("pyproject.toml", "README.md", "LICENSE", "curator", "hooks", "widgets", "assets")
 
 # Engine names the bench relies on (it never imports the engine: it only runs it).
@@ -211,9 +212,8 @@ def ensure_install(venv: str, force: bool) -> str:
                 env,
             )
             if r.returncode == 0 and _pip(py, ["check"], env).returncode != 0:
-                r = _pip(
-                    py, ["install", "--quiet", "--compile", build], env
-                )  # the dependencies changed
+                # the dependencies changed
+                r = _pip(py, ["install", "--quiet", "--compile", build], env)
         if r.returncode != 0:
             say(r.stdout)
             die(f"pip install into {rel} failed (see above)")
@@ -509,9 +509,8 @@ class Synth:
             src = self._enlarge(src)
         m = _OWN_UUID.search(src)
         if self.last_uuid and '"parentUuid":null' in src:
-            src = src.replace(
-                '"parentUuid":null', f'"parentUuid":"{self.last_uuid}"', 1
-            )  # one long session
+            # one long session
+            src = src.replace('"parentUuid":null', f'"parentUuid":"{self.last_uuid}"', 1)
         out = _ID.sub(self._sub, src)
         if m:
             self.last_uuid = self.ids.get(m.group(1), self.last_uuid)

@@ -270,9 +270,8 @@ def main() -> int:
         edit_no = 0
         for mode, watch in (("watch", None), ("stat", False)):
             index = MemoryIndex(db, store, watch=watch)
-            for c in (
-                cats
-            ):  # warm: as a long-running TUI or runner is (the second check starts watching)
+            # warm: as a long-running TUI or runner is (the second check starts watching)
+            for c in cats:
                 index.candidates(c, probe)
                 index.candidates(c, probe)
             watching = index._freshness.watcher is not None
@@ -297,9 +296,8 @@ def main() -> int:
                 marker = f"handedit{edit_no}zq"
                 edit_no += 1
                 text = path.read_text(encoding="utf-8").rstrip("\n") + f" Also {marker} now.\n"
-                with open(
-                    path, "w", encoding="utf-8"
-                ) as f:  # in place, as an editor that truncates and writes
+                # in place, as an editor that truncates and writes
+                with open(path, "w", encoding="utf-8") as f:
                     f.write(text)
                 t0 = time.perf_counter()
                 found = index.candidates(c, f"{marker}\n\n{d.title}")

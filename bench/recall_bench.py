@@ -215,9 +215,8 @@ def main(argv: list[str]) -> int:
             added += 1
             from memcurate.curator.memory import memfile
 
-            word = bl.code_word(
-                added
-            )  # each added memory its own word: the prompt is about it alone
+            # each added memory its own word: the prompt is about it alone
+            word = bl.code_word(added)
             d = memfile.MemoryDoc(
                 id=f"bench-added-{added}",
                 category="runbook",
@@ -235,9 +234,8 @@ def main(argv: list[str]) -> int:
             s = hook(f"zephyrine gateway {word} drops quorum heartbeats again", path, "after add")
             if not indexed:
                 index_runbooks()
-            past = (
-                time.time_ns() - 3 * 10**9
-            )  # as if the prompt came a little later: the stamp is kept
+            # as if the prompt came a little later: the stamp is kept
+            past = time.time_ns() - 3 * 10**9
             os.utime(os.path.join(root, "runbook"), ns=(past, past))
             hook(target.title, target_path, "settle")
             return s

@@ -223,9 +223,10 @@ def bench_app_class():
             self.on_frame = None  # callable(t) -> True when done; called after every frame written
             self.marks: dict[str, float] = {}  # first time of each event since the bench reset it
 
+        # textual: "called immediately after a display is done"
         def post_display_hook(
             self,
-        ) -> None:  # textual: "called immediately after a display is done"
+        ) -> None:
             super().post_display_hook()  # the app's own: its first frame starts the engine
             t = now()
             self.frames += 1
@@ -332,20 +333,19 @@ def stager(project: str) -> int:
     def timed(real):
         def rename(src, dst, *a, **kw):
             if os.path.dirname(os.fspath(dst)) in targets:
-                renames.append(
-                    now()
-                )  # it appears within this call: counting from before it is conservative
+                # it appears within this call: counting from before it is conservative
+                renames.append(now())
             return real(src, dst, *a, **kw)
 
         return rename
 
+    # a triage folder; a record (atomic write)
     os.rename, os.replace = (
         timed(os.rename),
         timed(os.replace),
-    )  # a triage folder; a record (atomic write)
-    auto = os.path.join(
-        os.path.dirname(project), "claude-memory"
-    )  # Claude Code's auto-memory folder
+    )
+    # Claude Code's auto-memory folder
+    auto = os.path.join(os.path.dirname(project), "claude-memory")
     print("ready", flush=True)
     for line in sys.stdin:
         renames.clear()
@@ -459,9 +459,8 @@ async def measure_landing(
                     landed |= hit["tids"]
                 if r == 0 or r == rounds:
                     out.setdefault("objects", []).append(live_objects())
-            if (
-                not claude
-            ):  # the landed triages leave, as when every row of theirs is approved or rejected
+            # the landed triages leave, as when every row of theirs is approved or rejected
+            if not claude:
                 out["objects"].append(await leave(app, table, site.project, landed))
         return out
     finally:
@@ -536,9 +535,8 @@ async def measure_keys(
         rows_shown = asyncio.Event()
         first: dict = {}
 
-        def all_rows(
-            t: float, app=app, first=first, rows_shown=rows_shown
-        ) -> bool:  # this instance's
+        # this instance's
+        def all_rows(t: float, app=app, first=first, rows_shown=rows_shown) -> bool:
             if len(app.query_one(QueueTable).shown) < expected:
                 return False
             first["t"] = t
@@ -674,9 +672,8 @@ def spawn_in_pty(argv: list[str], env: dict, cwd: str) -> tuple[subprocess.Popen
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
 
-    def controlling_tty() -> (
-        None
-    ):  # as a shell's child: the terminal is its session's (safe: no threads yet)
+    # as a shell's child: the terminal is its session's (safe: no threads yet)
+    def controlling_tty() -> None:
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
     t0 = now()
@@ -1165,9 +1162,8 @@ def main(argv: list[str] | None = None) -> int:
         help=f"run only this figure ({', '.join(FIGURES)}); repeat for more (default: all)",
     )
     B.common_args(ap, RESULTS)
-    ap.add_argument(
-        "--stager", metavar="PROJECT", help=argparse.SUPPRESS
-    )  # internal: the staging process
+    # internal: the staging process
+    ap.add_argument("--stager", metavar="PROJECT", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.stager:
         return stager(args.stager)

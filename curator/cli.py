@@ -18,9 +18,8 @@ def main(argv: list[str] | None = None) -> int:
         # The hot path: every Claude Code turn. No argparse, no yaml, nothing else.
         from memcurate.hooks.dispatch import main as hook_main
 
-        code = hook_main(
-            argv[1:]
-        )  # --review-auto-memory: the write guard stages Claude's memory writes
+        # --review-auto-memory: the write guard stages Claude's memory writes
+        code = hook_main(argv[1:])
         if as_command:
             # Every file is closed and every write done: skip the interpreter's
             # teardown, ~5 ms of the hook's budget here.

@@ -84,12 +84,13 @@ def triage(args) -> int:
             report = capture(data, cfg, path, event="backfill", summary=True)
         except (CaptureSkipped, LockBusy) as e:
             failed += 1
+            # a file name can hold escape sequences: never echo them raw
             msg = one_line(
                 str(e)
                 if isinstance(e, CaptureSkipped)
                 else f"another process is triaging {path}; try again",
                 1000,
-            )  # a file name can hold escape sequences: never echo them raw
+            )
             reports.append(
                 {
                     "transcript": os.path.abspath(path),
@@ -98,9 +99,8 @@ def triage(args) -> int:
                     "categories": [],
                 }
             )
-            print(
-                f"memcurate: {msg}", file=sys.stderr
-            )  # with --json too: stdout is the document, stderr the reason
+            # with --json too: stdout is the document, stderr the reason
+            print(f"memcurate: {msg}", file=sys.stderr)
             continue
         reports.append(report)
         if not args.json:
@@ -191,9 +191,8 @@ def status(args) -> int:
         doc["config_error"] = str(e)
     from memcurate.curator.install import installed
 
-    doc["hooks_installed"] = installed(
-        project
-    )  # where Claude Code runs memcurate's hooks: scopes, review mode
+    # where Claude Code runs memcurate's hooks: scopes, review mode
+    doc["hooks_installed"] = installed(project)
     if args.json:
         _print_json(doc)
         return 0
@@ -253,9 +252,8 @@ def status(args) -> int:
         )
         for name, u in md["sections"].items():
             print(f"  {name:<16}{u['used']:>3}/{u['budget']}")
-        if md.get(
-            "removed"
-        ):  # by someone else, e.g. Claude Code's consolidation: memcurate does not re-add it
+        # by someone else, e.g. Claude Code's consolidation: memcurate does not re-add it
+        if md.get("removed"):
             print(
                 f"  removed by someone else: {', '.join(md['removed'])} (new memories saved, not listed; "
                 "`memcurate check` shows the marker lines to paste back)"
@@ -347,9 +345,8 @@ def install(args) -> int:
     """`memcurate install` and `memcurate uninstall`."""
     from memcurate.curator import install as setup
 
-    project = project_dir(
-        args
-    )  # the user scope's file is not the project's; its --project is unused
+    # the user scope's file is not the project's; its --project is unused
+    project = project_dir(args)
     try:
         if args.command == "install":
             report = setup.install(project, args.scope, review_auto_memory=args.review_auto_memory)

@@ -41,9 +41,8 @@ RETIRED = {
         "turns_per_category",
     ): "unused since the second look cites digest entries (issue 23); remove it",
 }
-MIN_SEGMENT_BYTES = (
-    1 << 16
-)  # second_look.segment_bytes: below this a look's prompt outweighs the session it reads
+# second_look.segment_bytes: below this a look's prompt outweighs the session it reads
+MIN_SEGMENT_BYTES = 1 << 16
 
 
 class ConfigError(Refusal):
@@ -123,9 +122,8 @@ def _check(default: object, value: object, where: str, keypath: tuple[str, ...])
         raise ConfigError(
             f"{where}: {dotted}: expected {_type_name(default)}, found {_type_name(value)} ({value!r:.60})"
         )
-    if isinstance(default, list) and isinstance(
-        value, list
-    ):  # (_fits: a list where the default is one)
+    # (_fits: a list where the default is one)
+    if isinstance(default, list) and isinstance(value, list):
         for i, item in enumerate(value):
             if not isinstance(item, str):
                 raise ConfigError(
@@ -380,9 +378,8 @@ def build(paths: list[str]) -> dict:
         roots, review = roots + [r for r in more if r not in roots], review or bool(on)
     cfg["hooks"] = {**cfg["hooks"], "review_auto_memory": review}
     cfg["_derived"] = {**_derive(cfg), GUARD: {"roots": roots}, "warnings": notes}
-    return copy.deepcopy(
-        cfg
-    )  # the caller's to change: nothing of it is shared with _built_defaults
+    # the caller's to change: nothing of it is shared with _built_defaults
+    return copy.deepcopy(cfg)
 
 
 # The default layer parsed and checked, by its text: a process (an engine, the TUI, a test run) builds its
@@ -396,9 +393,8 @@ def _defaults(path: str) -> tuple[dict, list[str], bool | None]:
     text = _read_text(path)
     if text not in _built_defaults:
         cfg = _read_yaml(path, text)
-        cfg = (
-            _check(cfg, cfg, path, ()) if isinstance(cfg, dict) else None
-        )  # the schema checks itself
+        # the schema checks itself
+        cfg = _check(cfg, cfg, path, ()) if isinstance(cfg, dict) else None
         if not isinstance(cfg, dict):
             raise ConfigError(f"{path}: expected a mapping at the top level")
         _semantic_checks(cfg, path)

@@ -131,9 +131,8 @@ class Context:
         """The lock of a triage's claim (`path`), one per triage for all the threads of this engine."""
         lock = self.claims.get(triage_id)
         if lock is None:
-            lock = self.claims.setdefault(
-                triage_id, SharedLock(path)
-            )  # setdefault: one even if two threads race
+            # setdefault: one even if two threads race
+            lock = self.claims.setdefault(triage_id, SharedLock(path))
         return lock
 
     def written(self) -> dict[str, str]:

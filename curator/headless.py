@@ -39,9 +39,8 @@ from memcurate.curator.util.locks import LockBusy
 from memcurate.curator.verify.checks import HOLD, Issue, held
 from memcurate.curator.verify.confidence import pulled_down
 
-READ_ONLY = frozenset(
-    {errno.EACCES, errno.EPERM, errno.EROFS}
-)  # a folder memcurate may not write into
+# a folder memcurate may not write into
+READ_ONLY = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 
 
 class _Stop(DiskError):
@@ -87,12 +86,10 @@ def auto_approve(engine, *, on_event=None, min_confidence: float | None = None) 
             summary["busy"].append(tid)
         except staging.StagingError as e:
             summary["failed"].append({"triage": tid, "category": None, "error": str(e)})
-        except (
-            OSError
-        ) as e:  # a write outside a save (a draft, a state move): redone by the next run
-            if _read_only(
-                engine, e
-            ):  # the memory root's lock refused (resume, save): nothing written there
+        # a write outside a save (a draft, a state move): redone by the next run
+        except OSError as e:
+            # the memory root's lock refused (resume, save): nothing written there
+            if _read_only(engine, e):
                 summary["stopped"] = _read_only(engine, e)
                 summary["left"].append({"triage": tid, "category": None})
             else:
@@ -199,14 +196,14 @@ def _rules(engine, summary: dict) -> None:
 
 def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
     engine.sweep_triage(tid)
-    _record(
-        summary, tid, engine.resume(tid), conflicts=False
-    )  # a conflict there is left for review
+    # a conflict there is left for review
+    _record(summary, tid, engine.resume(tid), conflicts=False)
     ready = []
 
+    # the categories the model skipped in this run (not those of an earlier one)
     def seen(
         event,
-    ) -> None:  # the categories the model skipped in this run (not those of an earlier one)
+    ) -> None:
         if event.state == "skipped":
             summary["skipped"].append(
                 {
@@ -215,9 +212,8 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
                     "reason": event.detail.get("reason", ""),
                 }
             )
-        elif (
-            event.state == "look-failed"
-        ):  # nothing lost: its categories are drafted, the look is tried again
+        # nothing lost: its categories are drafted, the look is tried again
+        elif event.state == "look-failed":
             summary["notes"].append(
                 f"{tid}: the second look at the session failed "
                 f"({event.detail.get('error', '')}); the next run tries it again"
@@ -282,12 +278,10 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
                 and _changed_by_memcurate(engine, tid, cat)
             )
         ]
-        for cat in (
-            again
-        ):  # a hand edit's conflict is for a person to see; memcurate's own is decided again
-            if not isinstance(
-                result.refused.pop(cat), Redecided
-            ):  # (that one already was, against what was saved)
+        # a hand edit's conflict is for a person to see; memcurate's own is decided again
+        for cat in again:
+            # (that one already was, against what was saved)
+            if not isinstance(result.refused.pop(cat), Redecided):
                 engine.redecide(tid, cat)
         second = engine.approve_all(tid, again) if again else None
     _record(summary, tid, result, sure=sure)
@@ -341,9 +335,8 @@ def _record(
         summary[key].append(item)
     summary["notes"].extend(result.notes)
     for cat, e in result.refused.items():
-        if (
-            isinstance(e, SaveFailed) and e.errno in READ_ONLY
-        ):  # still approved: the next run saves it
+        # still approved: the next run saves it
+        if isinstance(e, SaveFailed) and e.errno in READ_ONLY:
             summary["stopped"] = summary["stopped"] or _read_only_stop(str(e))
             summary["left"].append({"triage": tid, "category": cat})
         elif isinstance(e, Conflict):

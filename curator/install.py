@@ -439,9 +439,8 @@ class _Change:
             return new
 
         try:
-            current = _read(
-                self.path
-            )  # refuses a link to a missing file: never created behind a link
+            # refuses a link to a missing file: never created behind a link
+            current = _read(self.path)
             self.check_writable()
             mode = os.stat(self.target).st_mode & 0o7777 if current is not None else None
             return atomic.replace_if_unchanged(self.target, render, mode=mode)
@@ -596,9 +595,8 @@ def uninstall(project, scope: str = DEFAULT_SCOPE, *, env=None) -> dict:
             if without_ours(old_doc) == new:  # as install left it: the very bytes from before
                 how.update(restored=True, gave_back=list(ours(old_doc)))
                 return old
-        elif (
-            old_doc is not None
-        ):  # changed since: the older entries go back where nobody touched theirs
+        # changed since: the older entries go back where nobody touched theirs
+        elif old_doc is not None:
             new = _give_back(new, old_doc, how)
         return _render(path, base, new)
 

@@ -42,9 +42,8 @@ def show(args) -> int:
                 [{"id": args.id, "error": f"{args.id}: no such item (nothing staged here)"}]
             )
         item, detail = engine.show_item(args.id)
-        doc.update(
-            redact_all({"item": item.as_dict(), **detail})
-        )  # masked as printed, whatever a file holds
+        # masked as printed, whatever a file holds
+        doc.update(redact_all({"item": item.as_dict(), **detail}))
         if not args.json:
             _print_show(doc)
         return 0
@@ -60,9 +59,8 @@ def approve(args) -> int:
         if not args.json:
             for o in outcomes:
                 if o.done:
-                    wrote = (
-                        o.path or o.where
-                    )  # a proposal names the files it changed, relative to the root
+                    # a proposal names the files it changed, relative to the root
+                    wrote = o.path or o.where
                     print(
                         f"saved    {o.id}  {o.action}  "
                         + (one_line(wrote, 500) if wrote else "(nothing written)")
@@ -197,14 +195,12 @@ def _print_list(doc: dict) -> None:
             print(
                 f"    {issue['severity']:<8} {one_line(issue['where'], 60)}: {one_line(issue['message'], 200)}"
             )
-        if item["error"] and (
-            item["title"] or len(item["error"]) > 100
-        ):  # a damaged record's whole why
+        # a damaged record's whole why
+        if item["error"] and (item["title"] or len(item["error"]) > 100):
             print(f"    error    {one_line(item['error'], 200 if item['title'] else 600)}")
         if item.get("reason") and item["title"] and item["state"] in ("rejected", "skipped"):
-            print(
-                f"    {'why':<8} {one_line(item['reason'], 300)}"
-            )  # why it was rejected or skipped
+            # why it was rejected or skipped
+            print(f"    {'why':<8} {one_line(item['reason'], 300)}")
     counts: dict[str, int] = {}
     for i in items:
         counts[_state(i)] = counts.get(_state(i), 0) + 1
@@ -277,9 +273,8 @@ def _print_show(doc: dict) -> None:
         )
     elif doc.get("note"):
         print(f"MEMORY.md   {one_line(doc['note'], 300)}")
-    elif (
-        item["state"] == "ready" and item["kind"] == "memory"
-    ):  # a write of Claude's archives nothing
+    # a write of Claude's archives nothing
+    elif item["state"] == "ready" and item["kind"] == "memory":
         print("MEMORY.md   approving moves nothing to the archive")
     if decision.get("action") == "noop" and not decision.get("source_only"):
         print("\n--- the draft (a noop: approving writes nothing) ---")
@@ -338,9 +333,8 @@ def _print_rule_show(doc: dict) -> None:
             print(f"  fix      {one_line(fix.get('text') or '', 300)}{files}")
     print(f"\n--- the rule file as approving would write it ({one_line(rule['file'], 300)}) ---")
     sys.stdout.write(_block(doc["text"]))
-    if (
-        doc.get("diff") and doc["decision"]["action"] == "extend"
-    ):  # a new file's diff is the file again
+    # a new file's diff is the file again
+    if doc.get("diff") and doc["decision"]["action"] == "extend":
         print(f"\n--- diff against {one_line(rule['file'], 300)} ---")
         sys.stdout.write(_block(doc["diff"]))
 

@@ -20,9 +20,8 @@ from memcurate.curator.util.lazyre import LazyRegex
 from memcurate.curator.util.log import log_line
 from memcurate.curator.util.paths import data_dir, is_inside, project_root
 
-MAX_STDIN_BYTES = (
-    1 << 20
-)  # an event's input larger than this is ignored, except PreToolUse's (any size)
+# an event's input larger than this is ignored, except PreToolUse's (any size)
+MAX_STDIN_BYTES = 1 << 20
 GUARDED_EVENT = "PreToolUse"
 # A JSON string, or one of the characters that shape a document: what tolerant() walks (compiled only then).
 _TOKEN = LazyRegex(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:,]')
@@ -106,9 +105,8 @@ def run(stdin: bytes, env: dict | None = None, *, review_auto_memory: bool = Fal
     project = project_root(start)
     try:
         data = data_dir(project)  # only ever here: never in a folder the payload names
-    except (
-        OSError
-    ):  # the handlers still run (the guard must): their logs and caches are lost, not their checks
+    # the handlers still run (the guard must): their logs and caches are lost, not their checks
+    except OSError:
         data = data_dir(project, create=False)
     event = payload.get("hook_event_name") if payload else None
     event = event if isinstance(event, str) else "?"
@@ -151,9 +149,8 @@ def run(stdin: bytes, env: dict | None = None, *, review_auto_memory: bool = Fal
             session_dirs=dirs,
             review_auto_memory=review_auto_memory,
         )
-    except (
-        Exception
-    ) as e:  # the hook must never break the session: log it where the project's log is
+    # the hook must never break the session: log it where the project's log is
+    except Exception as e:
         log_line(data, event, f"internal error: {e.__class__.__name__}: {e}")
         tell_internal_error(e)
         if event == GUARDED_EVENT:  # the guard did not even start

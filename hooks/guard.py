@@ -93,9 +93,8 @@ class Places:
             dict.fromkeys(os.path.realpath(p) for p in (user_state_dir(env), user_state_dir({})))
         )
         self.config_dirs = [claude_config_dir(env)]
-        recorded = recorded_config_dir(
-            data
-        )  # the data dir is Claude's to write: this only adds a folder
+        # the data dir is Claude's to write: this only adds a folder
+        recorded = recorded_config_dir(data)
         if recorded and os.path.realpath(recorded) != os.path.realpath(self.config_dirs[0]):
             self.config_dirs.append(recorded)
         # memcurate's parts are guarded in these (derived from the repository, with no settings read)...
@@ -490,9 +489,8 @@ def _sections_reason(
         if review:  # an edit applies to what is staged for the file, when something is
             from memcurate.curator.candidates.claude_writes import pending_for
 
-            staged = pending_for(
-                data, target, memory_dir=folder
-            )  # a record that checks out, never a forged one
+            # a record that checks out, never a forged one
+            staged = pending_for(data, target, memory_dir=folder)
             base = staged["text"] if staged else base
         before = section_spans(base or "")
     except (MemoryMdError, OSError):

@@ -64,9 +64,8 @@ def isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv(
-        "XDG_STATE_HOME", str(home / ".local" / "state")
-    )  # install's backups of user settings
+    # install's backups of user settings
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
     # What Claude Code sets for its hooks and sessions must not leak in from a session running the tests.
     # The SessionEnd hook starts a detached `memcurate check` (hooks/hygiene.py) that writes into the data
     # dir whenever it gets to it: off for every test (the user's config layer), on where a test says so.

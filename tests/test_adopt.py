@@ -126,9 +126,8 @@ def test_claudes_feedback_becomes_a_preference(proj):
     write = staged(proj, proj.adopt("claude/commits.md"))["ops"][0]
     doc = memfile.parse(write["text"])
     assert (doc.category, doc.type, doc.id) == ("preference", "feedback", "short-commit-messages")
-    assert (
-        doc.sections["Reason"] == "The log view cuts them."
-    )  # the reason Claude gave, as a sentence
+    # the reason Claude gave, as a sentence
+    assert doc.sections["Reason"] == "The log view cuts them."
     assert not blocking(verify(write["text"], category="preference", cfg=proj.cfg))
 
 
@@ -157,9 +156,8 @@ def test_the_adoption_is_one_diff_and_approving_it_keeps_every_other_byte(proj):
     assert files[new]["before"] is None and "+title: Flaky upload test on CI" in files[new]["diff"]
     md = files["MEMORY.md"]["diff"]
     assert f"-{LINK}" in md  # Claude's line that linked the file, dropped
-    assert (
-        "+- [Flaky upload test on CI](runbook/flaky-upload-test-on-ci.md)" in md
-    )  # the memory's own line
+    # the memory's own line
+    assert "+- [Flaky upload test on CI](runbook/flaky-upload-test-on-ci.md)" in md
     assert (
         files["debugging.md"]["after"] is None
         and files[".archive/claude/debugging.md"]["after"] == TOPIC

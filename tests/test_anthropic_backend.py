@@ -27,10 +27,11 @@ from memcurate.curator.memory import memfile
 from memcurate.curator.util.assets import asset
 
 MODELS = config.build([asset("config.default.yaml")])["models"]
+# what a decision is drafted with; the fallback and verifier model
 MODEL, HAIKU = (
     MODELS["sonnet"],
     MODELS["haiku"],
-)  # what a decision is drafted with; the fallback and verifier model
+)
 USAGE = {
     "input_tokens": 1000,
     "cache_creation_input_tokens": 200,
@@ -142,9 +143,8 @@ class Server:
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 if status != 200:
-                    self.send_header(
-                        "retry-after-ms", server.retry_after_ms
-                    )  # honoured by memcurate's retries
+                    # honoured by memcurate's retries
+                    self.send_header("retry-after-ms", server.retry_after_ms)
                     self.send_header("retry-after", "0")
                 self.end_headers()
                 self.wfile.write(data)
@@ -196,9 +196,8 @@ def test_a_tool_answer_becomes_a_verified_draft_with_tokens_and_cache_use(
         or headers.get("authorization") == "Bearer sk-ant-test-key"
     )
     body = req["body"]
-    assert (
-        body["model"] == MODEL and body["max_tokens"] == 2048
-    )  # the category's model id, the default cap
+    # the category's model id, the default cap
+    assert body["model"] == MODEL and body["max_tokens"] == 2048
     # Sonnet 5.5 refuses a forced tool (a 400): the tool is offered, and the system prompt asks for it.
     assert MODEL == "claude-sonnet-5-5" and body["tool_choice"] == {"type": "auto"}
     assert body["system"] == [
@@ -241,9 +240,8 @@ def test_a_transient_error_is_retried_honouring_retry_after(server, project, tmp
     engine = engine_for(project, tmp_path)
     tid, state = draft_decision(engine)
     assert state == "ready" and len(server.requests) == 2
-    assert (
-        server.requests[1]["headers"]["x-stainless-retry-count"] == "0"
-    )  # memcurate's retry, not the SDK's
+    # memcurate's retry, not the SDK's
+    assert server.requests[1]["headers"]["x-stainless-retry-count"] == "0"
     rec = decision(engine, tid)
     # no backoff configured: the wait is the server's retry-after
     assert rec["attempts"] == [
@@ -276,9 +274,8 @@ def test_a_bad_key_is_not_retried(server, project, tmp_path):
     server.replies = [error(401, "authentication_error", "invalid x-api-key")]
     engine = backend_engine(project, tmp_path, "anthropic", retries=2, fallback="[haiku]")
     tid, state = draft_decision(engine)
-    assert (
-        state == "failed" and len(server.requests) == 1
-    )  # no retry, and no other model of the same key
+    # no retry, and no other model of the same key
+    assert state == "failed" and len(server.requests) == 1
     assert (
         decision(engine, tid)["error"]
         == "sonnet: anthropic: 401 authentication_error: invalid x-api-key; "
@@ -501,22 +498,19 @@ def test_a_dated_model_id_is_priced_as_its_family_and_an_unknown_one_records_no_
     dated, unknown = message(GOOD), message(GOOD)
     dated["model"], unknown["model"] = "claude-haiku-4-5-20251001", "claude-nova-9"
     server.replies = [(200, dated), (200, unknown), (200, unknown)]
-    engine = engine_for(
-        project, tmp_path, retries=0
-    )  # a decision's answer fails other categories: not asked again
+    # a decision's answer fails other categories: not asked again
+    engine = engine_for(project, tmp_path, retries=0)
     (tid,) = stage(engine)
     engine.process(tid, only=["decision"])
     rec = decision(engine, tid)
-    assert rec["cost_usd"] == pytest.approx(
-        (1000 * 1 + 150 * 5 + 200 * 1.25 + 300 * 0.10) / 1e6
-    )  # haiku 4.5
+    # haiku 4.5
+    assert rec["cost_usd"] == pytest.approx((1000 * 1 + 150 * 5 + 200 * 1.25 + 300 * 0.10) / 1e6)
 
     cats = [c for c in staging.category_states(engine.data, tid) if c != "decision"][:2]
     engine.process(tid, only=cats)
     recs = [staging.category_states(engine.data, tid)[c] for c in cats]
-    assert all(
-        "cost_usd" not in r and r["calls"] == 1 and r["tokens_in"] == 1500 for r in recs
-    )  # no wrong cost
+    # no wrong cost
+    assert all("cost_usd" not in r and r["calls"] == 1 and r["tokens_in"] == 1500 for r in recs)
     said = [
         n for r in recs for n in r.get("notes", []) if "no price known for model claude-nova-9" in n
     ]
@@ -562,18 +556,15 @@ def test_a_huge_triage_sends_at_most_the_input_cap_and_says_what_was_cut(server,
     engine.process(tid)
     look, *drafts = server.requests  # a backfill asks for a second look at the session, made first
     assert look["body"]["tools"][0]["name"] == "record_findings" and len(drafts) == n > 1
-    assert (
-        sum(sent_chars(r) for r in server.requests) <= cap * CHARS_PER_TOKEN
-    )  # the whole triage, every call
-    assert (
-        sent_chars(look) <= cap * CHARS_PER_TOKEN * 2 // 3
-    )  # the look takes at most 2/3; the drafts share the rest
+    # the whole triage, every call
+    assert sum(sent_chars(r) for r in server.requests) <= cap * CHARS_PER_TOKEN
+    # the look takes at most 2/3; the drafts share the rest
+    assert sent_chars(look) <= cap * CHARS_PER_TOKEN * 2 // 3
     for req in drafts:
         prompt = req["body"]["messages"][0]["content"]
         assert "characters cut: per-triage input cap …]" in prompt
-        assert (
-            "BEGIN-" in prompt and "END-" in prompt
-        )  # the excerpt keeps its beginning and its end
+        # the excerpt keeps its beginning and its end
+        assert "BEGIN-" in prompt and "END-" in prompt
     spent = -(-staging.read_second_look(engine.data, tid)["sent_chars"] // CHARS_PER_TOKEN)
     for rec in staging.category_states(engine.data, tid).values():
         assert (
@@ -614,9 +605,10 @@ def test_an_unchanged_transcript_costs_nothing_the_second_time(server, project, 
 
     skip = (200, message({"skip": True, "reason": "only task chatter, nothing durable"}))
 
+    # the second look confirms what the keywords flagged (so it is drafted) and adds nothing
     def confirmed(
         body,
-    ):  # the second look confirms what the keywords flagged (so it is drafted) and adds nothing
+    ):
         said = body["messages"][0]["content"]
         flagged = (
             said.split("Keyword hints for this stretch (unconfirmed): ", 1)[1]
@@ -665,9 +657,8 @@ def test_an_unchanged_transcript_costs_nothing_the_second_time(server, project, 
     assert again["triages"][0]["status"] == "nothing-new"
     assert run_headless(str(project), False) == 0
     text = capsys.readouterr().out
-    assert (
-        "skipped" not in text
-    )  # nothing skipped in this run: the earlier skips are not reported again
+    # nothing skipped in this run: the earlier skips are not reported again
+    assert "skipped" not in text
     assert len(server.requests) == calls and usage.totals(data) == totals
 
 
@@ -717,9 +708,8 @@ def test_the_verifier_adds_its_concerns_as_advisories_and_its_usage_to_the_sums(
     assert state == "ready"
     draft_call, check_call = server.requests
     body = check_call["body"]
-    assert (
-        body["model"] == engine.cfg["models"]["haiku"] == "claude-haiku-5-5"
-    )  # verify.model: haiku, which takes
+    # verify.model: haiku, which takes
+    assert body["model"] == engine.cfg["models"]["haiku"] == "claude-haiku-5-5"
     assert body["tool_choice"] == {"type": "tool", "name": "record_concerns"}  # a forced tool
     assert body["system"][0]["text"] == prompts.CHECK_SYSTEM_PROMPT
     assert body["tools"][0]["input_schema"] == prompts.check_schema()
@@ -741,11 +731,12 @@ def test_the_verifier_adds_its_concerns_as_advisories_and_its_usage_to_the_sums(
     ]
     assert not review["blocked"]  # never a BLOCK
     rec = decision(engine, tid)
+    # the draft's and the check's
     assert (rec["calls"], rec["tokens_in"], rec["tokens_out"]) == (
         2,
         3000,
         300,
-    )  # the draft's and the check's
+    )
     assert rec["verifier"]["model"] == "haiku" and rec["verifier"]["concerns"] == 2
 
 
@@ -831,9 +822,8 @@ def test_with_the_verification_pass_on_the_cap_still_bounds_the_triage(server, p
     engine = backend_engine(project, tmp_path, "anthropic", verify=True, max_input_tokens=cap)
     (tid,) = stage(engine)
     n = swell(engine, tid, 200_000)
-    states = engine.process(
-        tid
-    )  # the server answers every category with the decision: only it is drafted
+    # the server answers every category with the decision: only it is drafted
+    states = engine.process(tid)
     assert states["decision"] == "ready"
     checks = [r for r in server.requests if r["body"]["tools"][0]["name"] == "record_concerns"]
     assert (

@@ -167,16 +167,14 @@ def test_an_older_layout_moves_on_the_next_locked_write_bytes_kept_and_claudes_f
     [entry] = [e for e in engine.library() if e.ref == "constraint/no-network"]
     assert entry.status == "archived"
     assert [e.id for e in memory_md.read_archive(engine.root, "decision")] == ["old"]
-    assert (
-        root / ".archive" / ".layout"
-    ).exists()  # the category folders are not read through again
+    # the category folders are not read through again
+    assert (root / ".archive" / ".layout").exists()
 
     before = {
         p: p.read_bytes() for p in root.rglob("*") if p.is_file() and "memcurate.lock" not in p.name
     }
-    fresh = Engine(
-        engine.project, clock=lambda: STAMP
-    )  # a new process: the move is looked for again
+    # a new process: the move is looked for again
+    fresh = Engine(engine.project, clock=lambda: STAMP)
     try:
         with fresh.root_lock():
             pass

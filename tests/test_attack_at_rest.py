@@ -124,9 +124,8 @@ def test_the_hook_and_drafting_leave_no_secret_and_nothing_readable_by_others(pr
     hook_stop(project, path)
     (tid,) = staging.triage_ids(project / ".memcurate")
     assert sweep(project) >= 3  # .gitignore, the triage, the offsets, the log...
-    listed = run_cli(
-        "list", "--draft", "--json", cwd=project
-    )  # the offline drafter: drafts, reviews, the index
+    # the offline drafter: drafts, reviews, the index
+    listed = run_cli("list", "--draft", "--json", cwd=project)
     assert listed.returncode == 0, listed.stderr
     assert [i for i in json.loads(listed.stdout)["items"] if i["state"] == "ready"]
     assert not any(s in listed.stdout for s in SECRETS)
@@ -204,9 +203,8 @@ def test_a_tui_edit_holding_a_token_is_staged_redacted_shown_with_the_marker_and
         staged = read_review(data_dir(project), tid, "decision")
         assert GHP not in staged["text"] and "[REDACTED:github-token]" in staged["text"]
         assert staged["blocked"] and any(i["code"] == "secret" for i in staged["issues"])
-        assert (
-            "[REDACTED:github-token]" in app.review["text"] and GHP not in app.review["text"]
-        )  # on screen
+        # on screen
+        assert "[REDACTED:github-token]" in app.review["text"] and GHP not in app.review["text"]
         row = [i for i in app.query_one("QueueTable").shown if i.category == "decision"][0]
         assert row.blocks
         await pilot.press("a")  # approving is refused: nothing is written
@@ -329,9 +327,8 @@ def test_the_trash_forgets_copies_older_than_trash_days_when_a_copy_is_put_there
         h = secret_memory(engine)
         (copy,) = engine.delete_memory("decision/deploy-key", h).trash
         assert sorted(trash.iterdir()) == sorted([young, Path(copy)])  # the 3-day-old copy went
-        assert (
-            young.read_text() == "gone memory, deployed with [REDACTED:aws-access-key]\n"
-        )  # the young one kept,
+        # the young one kept,
+        assert young.read_text() == "gone memory, deployed with [REDACTED:aws-access-key]\n"
         assert young.stat().st_mtime < time.time() - DAY / 2  # redacted, its age unchanged
         os.utime(young, (time.time() - 3 * DAY, time.time() - 3 * DAY))
         engine.check()

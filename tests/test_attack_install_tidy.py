@@ -84,9 +84,8 @@ def test_a_settings_file_its_owner_made_read_only_is_refused_with_one_line_and_l
 def test_install_then_uninstall_gives_back_an_older_installs_entries_byte_for_byte(project):
     original = put(local(project), SETTINGS)
     assert cli(project, "install").returncode == 0
-    assert OLDER not in commands(
-        local(project)
-    )  # replaced while installed: never two memcurates at once
+    # replaced while installed: never two memcurates at once
+    assert OLDER not in commands(local(project))
     res = cli(project, "uninstall")
     assert res.returncode == 0, res.stderr
     assert local(project).read_bytes() == original
@@ -140,9 +139,8 @@ def test_install_creating_the_local_settings_makes_git_ignore_it_as_claude_code_
     assert "git now ignores .claude/settings.local.json" in res.stderr
     for args in (["uninstall"], ["install"], ["install", "--review-auto-memory"]):
         assert cli(repo, *args).returncode == 0
-    assert (
-        excludes().read_text() == "*.swp\n**/.claude/settings.local.json\n"
-    )  # never twice; uninstall keeps it
+    # never twice; uninstall keeps it
+    assert excludes().read_text() == "*.swp\n**/.claude/settings.local.json\n"
 
 
 def test_a_repository_that_already_ignores_it_leaves_gits_files_alone(repo):
@@ -261,9 +259,8 @@ def test_a_detail_said_with_another_value_is_left_out_of_the_merge_not_said_twic
     [write] = [op for op in record["ops"] if op["op"] == "write"]
     body = memfile.parse(write["text"]).body
     assert "after three days" in body and "two days" not in body
-    assert (
-        "compressed after two days" in record["reason"]
-    )  # said: left out, the newer says otherwise
+    # said: left out, the newer says otherwise
+    assert "compressed after two days" in record["reason"]
 
 
 def test_a_models_merge_that_says_both_values_is_not_used(fake, tidy_project):  # noqa: F811

@@ -129,9 +129,8 @@ def test_a_label_citing_a_line_that_holds_nothing_is_refused(tmp_path, capsys, l
         doc["sessions"][0]["drafts"][0]["cites"] = [line]
 
     first = json.loads(cb.LABELS.read_text())["sessions"][0]
-    assert not cb._digest(SHARED / first["transcript"]).at_line(
-        2
-    )  # the session's line 2 is no entry
+    # the session's line 2 is no entry
+    assert not cb._digest(SHARED / first["transcript"]).at_line(2)
     assert cb.main(["--check", "--labels", str(labels_copy(tmp_path, cite))]) == 2
     err = capsys.readouterr().err
     assert first["drafts"][0]["id"] in err and says in err

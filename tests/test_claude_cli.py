@@ -179,10 +179,11 @@ def test_structured_output_becomes_a_verified_draft_with_its_tokens_and_cost(
     rec = decision(engine, tid)
     assert rec["state"] == "ready" and rec["model"] == "sonnet"
     assert (rec["tokens_in"], rec["tokens_out"], rec["cost_usd"]) == (1500, 150, 0.0123)
+    # the CLI's prompt caching
     assert (rec["cache_read_tokens"], rec["cache_write_tokens"]) == (
         300,
         200,
-    )  # the CLI's prompt caching
+    )
     review = engine.review(tid, "decision")
     doc = memfile.parse(review["text"])
     assert memfile.problems(doc) == []
@@ -277,10 +278,11 @@ def test_a_skip_ends_the_category_skipped_with_the_models_reason(fake, project, 
 def gone(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:
+            # a zombie is dead, awaiting its reaper
             return f.read().rsplit(")", 1)[1].split()[0] in (
                 "Z",
                 "X",
-            )  # a zombie is dead, awaiting its reaper
+            )
     except FileNotFoundError:
         return True
 
@@ -354,15 +356,13 @@ def test_an_injected_instruction_gives_at_most_a_verified_draft(fake, project, t
     }  # normal verification names what it says
     assert Path("/etc/passwd").read_bytes() == passwd
     assert not (tmp_path / "memory").exists()  # nothing saved without approval
-    assert (
-        outside(tmp_path) == before
-    )  # nothing but memcurate's own data dir (and the fake's record) changed
+    # nothing but memcurate's own data dir (and the fake's record) changed
+    assert outside(tmp_path) == before
 
     from memcurate.curator.headless import auto_approve
 
-    summary = auto_approve(
-        engine
-    )  # headless: such a draft is held for a person, never saved unattended
+    # headless: such a draft is held for a person, never saved unattended
+    summary = auto_approve(engine)
     assert [h["category"] for h in summary["held"]] == ["decision"] and summary["created"] == []
     assert (
         Path("/etc/passwd").read_bytes() == passwd
@@ -374,9 +374,8 @@ def test_draft_never_raises_and_the_drafter_reads_the_configured_timeout(fake):
     d = get_drafter({"backend": "claude-cli", "drafting": {"timeout_seconds": 120}})
     assert isinstance(d, ClaudeCliDrafter) and d.timeout == 119.0
     r = d.draft(DraftRequest(triage_id="t", category="nope", entry={}, source={}, now=NOW))
-    assert (
-        r.error and "KeyError" in r.error and not fake.calls()
-    )  # no child for a request that cannot be drafted
+    # no child for a request that cannot be drafted
+    assert r.error and "KeyError" in r.error and not fake.calls()
 
 
 def test_no_claude_on_the_path_is_one_line_to_act_on_not_an_internal_error(project, tmp_path):
@@ -557,9 +556,8 @@ def test_the_models_own_confidence_is_read_into_the_drafts_confidence(
     fake.reply(envelope(structured_output=answer))
     engine = engine_for(project, tmp_path)
     (tid,) = stage(engine)
-    assert (
-        engine.process(tid, only=["decision"])["decision"] == "ready"
-    )  # a bad confidence is never an error
+    # a bad confidence is never an error
+    assert engine.process(tid, only=["decision"])["decision"] == "ready"
     review = engine.review(tid, "decision")
     assert review["drafter"]["confidence"] == read
     model = [f for f in review["confidence"]["factors"] if f["name"] == "model"]

@@ -21,12 +21,13 @@ from memcurate.curator.hygiene import check
 from memcurate.curator.memory.memory_md import IndexLine, apply, parse, usage
 
 # As Claude Code writes it when MEMORY.md is missing: its own topic files at the top level, one pointer each.
+# no final \n
 CLAUDE_INDEX = (
     "- [Prefers terse answers](user_terse.md) \u2014 no trailing summaries; the diff speaks for itself\n"
     "- [Merge freeze](project_merge_freeze.md) \u2014 non-critical merges frozen after 2026-11-26 "
     "(mobile release cut)\n"
     "- [Auth is JWT](decision/use-jwt-for-api-auth.md) \u2014 stateless tokens; see the file"
-)  # no final \n
+)
 
 
 def claude_file(root: Path, name: str, type_: str, description: str, body: str) -> None:
@@ -106,9 +107,8 @@ JWT = IndexLine("use-jwt-for-api-auth", "decision", "Use JWT for API authenticat
 def test_claudes_index_gains_memcurates_section_and_keeps_every_byte(shared):
     p = save(shared, SQLITE, JWT)
     text = (memory_root(shared) / "MEMORY.md").read_text()
-    assert text.startswith(
-        CLAUDE_INDEX + "\n"
-    )  # Claude's bytes as they were; only a line break to end its last
+    # Claude's bytes as they were; only a line break to end its last
+    assert text.startswith(CLAUDE_INDEX + "\n")
     section = parse(text).sections["decision"]
     assert [e.id for e in section.entries] == [
         "use-sqlite"
@@ -133,9 +133,8 @@ def test_memcurates_own_line_goes_when_claude_links_the_file_itself(shared):
         root / "MEMORY.md"
     ).read_text() + "- [JWT auth](decision/use-jwt-for-api-auth.md) \u2014 tokens\n"
     (root / "MEMORY.md").write_text(text)
-    save(
-        shared, JWT
-    )  # an update of it: memcurate's line goes, Claude's stays, the file is listed once
+    # an update of it: memcurate's line goes, Claude's stays, the file is listed once
+    save(shared, JWT)
     after = (root / "MEMORY.md").read_text()
     assert after.count("decision/use-jwt-for-api-auth.md") == 1 and after.endswith(
         "\u2014 tokens\n"
@@ -156,9 +155,8 @@ def consolidate(project: Path) -> str:
 def test_a_section_the_consolidation_removed_is_not_re_added(shared):
     root = memory_root(shared)
     save(shared, SQLITE, IndexLine("pin-ruff", "decision", "Pin ruff", "one lint version"))
-    rewritten = consolidate(
-        shared
-    )  # pin-ruff's line is gone with the section; use-sqlite is Claude's line now
+    # pin-ruff's line is gone with the section; use-sqlite is Claude's line now
+    rewritten = consolidate(shared)
     p = save(shared, IndexLine("use-uv", "decision", "Use uv for installs", "fast, locked"))
     assert (root / "MEMORY.md").read_text() == rewritten  # not re-created: no fight over the file
     assert any("decision section was removed from MEMORY.md by someone else" in n for n in p.notes)

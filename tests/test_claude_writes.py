@@ -74,9 +74,8 @@ def test_review_mode_end_to_end_through_the_real_commands(setup):
     approved = run_cli("approve", item["id"][:14], cwd=project)  # a unique prefix will do
     assert approved.returncode == 0, approved.stderr
     assert target.read_text() == TOPIC  # exactly what Claude meant to write
-    assert (
-        root / "MEMORY.md"
-    ).read_text() == MEMORY_MD  # Claude's index and memcurate's sections untouched
+    # Claude's index and memcurate's sections untouched
+    assert (root / "MEMORY.md").read_text() == MEMORY_MD
     after = json.loads(run_cli("list", "--json", cwd=project).stdout)["items"]
     assert [i for i in after if i["kind"] == "claude-write"] == []
 
@@ -320,9 +319,8 @@ def test_memory_md_over_the_load_limit_is_advised(setup):
 def test_reject_writes_nothing_and_keeps_the_reason(setup):
     project, root = setup
     wid = stage(project, "Write", {"file_path": str(root / "x.md"), "content": "x\n"})
-    Engine(project).reject_claude_write(
-        wid[len("claude/") : 12], reason="not worth keeping"
-    )  # a unique prefix
+    # a unique prefix
+    Engine(project).reject_claude_write(wid[len("claude/") : 12], reason="not worth keeping")
     rec = only_record(project)
     assert rec["state"] == "rejected" and rec["history"][-1]["why"] == "not worth keeping"
     assert not (root / "x.md").exists()

@@ -262,9 +262,8 @@ def test_auto_approve_says_which_backend_drafted(project, transcripts, tmp_path)
     )
     doc = json.loads(run_cli("--auto-approve", "--json", cwd=project).stdout)
     assert doc["drafting"].startswith("drafting: offline — backend: offline") and doc["created"]
-    text = run_cli(
-        "--auto-approve", cwd=project
-    ).stdout  # nothing left: the line still says what would draft
+    # nothing left: the line still says what would draft
+    text = run_cli("--auto-approve", cwd=project).stdout
     assert "\ndrafting     offline — backend: offline; models: none" in text
 
 
@@ -285,18 +284,16 @@ def test_status_counts_skips_and_totals_the_model_use_per_triage_and_overall(pro
     staging.set_state(data, first, "tech_debt", "drafting")
     staging.set_state(data, first, "tech_debt", "drafted", cost_usd=0.02, **{**call, "calls": 2})
     staging.set_state(data, second, "decision", "drafting")
-    staging.set_state(
-        data, second, "decision", "failed", error="timed out", **call
-    )  # no cost known
+    # no cost known
+    staging.set_state(data, second, "decision", "failed", error="timed out", **call)
     (data_of(project) / "staging" / first / "second_look.json").write_text(
         json.dumps({"tokens_in": 4000, "tokens_out": 100, "cost_usd": 0.005, "calls": 1})
     )
 
     doc = json.loads(run_cli("status", "--json", cwd=project).stdout)
     assert doc["by_state"]["skipped"] == 1
-    assert doc["pending"] == sum(
-        n for s, n in doc["by_state"].items() if s != "skipped"
-    )  # a skip is final
+    # a skip is final
+    assert doc["pending"] == sum(n for s, n in doc["by_state"].items() if s != "skipped")
     per = doc["usage"]["triages"]
     assert per[first] == {
         "tokens_in": 7000,
@@ -334,15 +331,13 @@ def test_status_names_a_triage_whose_second_look_record_is_damaged_and_counts_th
     project, transcripts
 ):
     first, second = stage_two(project, transcripts, "claude-cli")  # a backfill asks for a look
-    (data_of(project) / "staging" / second / "second_look.json").write_text(
-        "{not json"
-    )  # a hand edit
+    # a hand edit
+    (data_of(project) / "staging" / second / "second_look.json").write_text("{not json")
     p = run_cli("status", "--json", cwd=project)
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
-    assert (
-        doc["unreadable"] == 1 and doc["triages"] == 2 and doc["pending"] > 0
-    )  # the other triage still counts
+    # the other triage still counts
+    assert doc["unreadable"] == 1 and doc["triages"] == 2 and doc["pending"] > 0
     assert doc["usage"]["triages"][second]["calls"] == 0
 
 

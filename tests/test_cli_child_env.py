@@ -89,9 +89,8 @@ def cli(fake, monkeypatch):  # noqa: F811 (the fixture)
         "record = os.environ", AS_CLAUDE_CODE.strip("\n") + "\nrecord = os.environ", 1
     )
     exe.write_text(text)
-    monkeypatch.setenv(
-        "ANTHROPIC_API_KEY", "sk-ant-test"
-    )  # the person's login, which must reach the child
+    # the person's login, which must reach the child
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
     return fake
 
 
@@ -165,9 +164,8 @@ def test_every_kind_of_child_runs_with_claude_codes_retries_off(cli):
                 env["DISABLE_AUTOUPDATER"],
             ) == ("1",) * 3
             assert env["MEMCURATE_CHILD"] == "1" and "CLAUDECODE" not in env
-            assert (
-                env["ANTHROPIC_API_KEY"] == "sk-ant-test"
-            )  # the rest of the parent's environment is kept
+            # the rest of the parent's environment is kept
+            assert env["ANTHROPIC_API_KEY"] == "sk-ant-test"
 
 
 def test_a_parents_environment_and_the_persons_settings_do_not_turn_them_back_on(cli, monkeypatch):
@@ -209,19 +207,16 @@ def test_a_bad_key_no_credit_or_no_login_is_reported_as_such_at_once_and_not_ret
         project, tmp_path, "claude-cli", retries=2, timeout=3.0, fallback="[haiku, offline]"
     )
     (tid,) = stage(engine)
-    assert (
-        engine.process(tid, only=["decision"])["decision"] == "ready"
-    )  # the offline draft, held for a person
-    assert (
-        len(cli.calls()) == 1
-    )  # fatal for the backend: neither asked again nor asked of the next model
+    # the offline draft, held for a person
+    assert engine.process(tid, only=["decision"])["decision"] == "ready"
+    # fatal for the backend: neither asked again nor asked of the next model
+    assert len(cli.calls()) == 1
     rec = decision(engine, tid)
     assert rec["model"] == "offline" and rec["retries"] == 0
     first, haiku, offline = rec["attempts"]
     assert first["outcome"] == "failed" and first["error"] == f"claude CLI error: {said} (exit 1)"
-    assert (
-        first["elapsed"] < 2.4
-    )  # the CLI's answer, well within the 2.4 s a call may take here: not a timeout
+    # the CLI's answer, well within the 2.4 s a call may take here: not a timeout
+    assert first["elapsed"] < 2.4
     assert (haiku["outcome"], haiku["error"], offline["outcome"]) == (
         "not tried",
         "the backend cannot draft now",

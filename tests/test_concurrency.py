@@ -195,9 +195,8 @@ def test_a_claim_is_reentrant_in_its_thread_and_held_against_other_threads_and_p
     with engine.claim(tid):
         with engine.claim(tid):  # the same thread again: no deadlock
             value, seconds = other_thread(lambda: take(0.3))
-            assert (
-                isinstance(value, LockBusy) and seconds >= 0.3
-            )  # another thread waited, then gave up
+            # another thread waited, then gave up
+            assert isinstance(value, LockBusy) and seconds >= 0.3
         # one level left: still held, against this engine's other threads and against other processes
         assert isinstance(other_thread(lambda: take(0))[0], LockBusy)
         with pytest.raises(LockBusy):
@@ -269,12 +268,10 @@ def test_two_threads_and_two_processes_approving_one_triage_lose_nothing(project
         stop(procs)
     saved = [saved_memory(r["path"]) for r in results if "path" in r]
     memory = Path(engine.root)
-    assert sorted(listed(memory)) == sorted(
-        saved
-    )  # every approved memory is listed in MEMORY.md, once
-    assert {(p.parent.name, p.stem) for p in memory.glob("*/*.md")} == set(
-        saved
-    )  # and its file exists
+    # every approved memory is listed in MEMORY.md, once
+    assert sorted(listed(memory)) == sorted(saved)
+    # and its file exists
+    assert {(p.parent.name, p.stem) for p in memory.glob("*/*.md")} == set(saved)
     errors = [r["error"] for r in results if "error" in r]
     assert not errors, errors[:5]
     assert len(set(saved)) == 500
@@ -301,9 +298,8 @@ def test_lines_claude_appends_while_two_processes_save_are_all_kept_in_order(pro
     try:
         assert appender.stdout.readline() == "started\n"
         procs = [start_approver(project) for _ in range(2)]
-        for i, tid in enumerate(
-            work
-        ):  # each process approves its triages' candidates one at a time
+        # each process approves its triages' candidates one at a time
+        for i, tid in enumerate(work):
             p = procs[i % 2]
             p.stdin.write("".join(f"{tid} {cat}\n" for cat in template.cats))
             p.stdin.flush()
@@ -461,9 +457,8 @@ def test_lines_written_into_the_replaced_file_that_change_it_are_rendered_again(
 def test_a_rewrite_of_the_replaced_file_after_the_rename_is_rendered_again(tmp_path, monkeypatch):
     path = tmp_path / "MEMORY.md"
     path.write_bytes(b"claude: draft\n<ours>\n")
-    opener = late_writes(
-        monkeypatch, path, b"claude: final\n<ours>\n", mode="r+b"
-    )  # same size, in place
+    # same size, in place
+    opener = late_writes(monkeypatch, path, b"claude: final\n<ours>\n", mode="r+b")
 
     def render(data):
         opener()
@@ -486,9 +481,8 @@ def test_a_file_that_never_holds_still_is_an_error_and_nothing_is_lost(tmp_path)
 
     with pytest.raises(atomic.Unsettled, match="kept changing"):
         atomic.replace_if_unchanged(path, render, tries=5)
-    assert (
-        path.read_bytes() == b"0\n1\n2\n3\n4\n5\n"
-    )  # each of its versions was seen; none overwritten
+    # each of its versions was seen; none overwritten
+    assert path.read_bytes() == b"0\n1\n2\n3\n4\n5\n"
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
 
 
@@ -510,9 +504,8 @@ def test_lines_of_a_replaced_file_are_kept_even_when_the_file_never_holds_still(
 
     with pytest.raises(atomic.Unsettled):
         atomic.replace_if_unchanged(path, render, tries=2)
-    assert (
-        path.read_bytes() == b"theirs\nclaude 2\n"
-    )  # the line written into the replaced file is kept
+    # the line written into the replaced file is kept
+    assert path.read_bytes() == b"theirs\nclaude 2\n"
 
 
 def test_memory_md_apply_keeps_a_line_appended_after_its_rename(tmp_path, monkeypatch):

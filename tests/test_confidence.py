@@ -215,9 +215,8 @@ def test_a_gap_the_drafter_lists_and_verification_flags_counts_once():
     assert both["value"] == conf(issues=[vacuous])["value"] < conf(weak=weak)["value"]
     assert [f["name"] for f in both["factors"]].count("weak") == 0
     other = Issue(ADVISORY, "section-vacuous", "## Alternatives", "Alternatives states nothing")
-    assert (
-        conf(weak=weak, issues=[other])["value"] < conf(issues=[other])["value"]
-    )  # another section: both count
+    # another section: both count
+    assert conf(weak=weak, issues=[other])["value"] < conf(issues=[other])["value"]
 
 
 def test_an_offline_quote_that_does_not_state_its_category_lowers_it():
@@ -228,9 +227,8 @@ def test_an_offline_quote_that_does_not_state_its_category_lowers_it():
     beside = "## Decision\nThe tests took 3 seconds (the user, turn 3)\n\n## Rationale\nNo table."
     assert not [f for f in conf(body=chose, cues=cues)["factors"] if f["name"] == "fit"]
     assert factor(conf(body=beside, cues=cues), "fit")["effect"] < 0
-    assert (
-        conf(body=beside, cues=cues)["value"] < conf(body=beside)["value"]
-    )  # no cues given: not checked
+    # no cues given: not checked
+    assert conf(body=beside, cues=cues)["value"] < conf(body=beside)["value"]
     runbook = (
         "## Symptom\nE   AssertionError (the user, turn 3)\n\n## Steps\n1. x\n\n## Verification\ny"
     )

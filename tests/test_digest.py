@@ -100,9 +100,8 @@ def test_every_user_message_is_numbered_and_the_turn_report_is_marked(cfg, tmp_p
 
 
 def test_the_turns_report_has_more_room_than_the_replies_before_it(cfg, tmp_path):
-    long = (
-        "The parser keeps blank lines inside code fences since the renderer needs them. " * 60
-    )  # ~4,800 chars
+    # ~4,800 chars
+    long = "The parser keeps blank lines inside code fences since the renderer needs them. " * 60
     t = (
         Transcript()
         .user("Review the parser.")
@@ -245,12 +244,10 @@ def test_a_prompt_queued_while_claude_worked_is_kept_once_however_it_was_deliver
         f"[2] user (queued): {said}",
         "[3] user (queued): and tag it v2",
     ]
-    assert d.entries[1].line == 3 and d.entries[1].also == (
-        6,
-    )  # the enqueue, and the attachment that repeated it
-    assert d.entries[2].line == 7 and d.entries[2].also == (
-        9,
-    )  # the enqueue, and the user message it became
+    # the enqueue, and the attachment that repeated it
+    assert d.entries[1].line == 3 and d.entries[1].also == (6,)
+    # the enqueue, and the user message it became
+    assert d.entries[2].line == 7 and d.entries[2].also == (9,)
     assert d.at_line(6) == d.at_line(3) == [d.entries[1]] and d.at_line(5) == []
     assert d.holding("NEVER push to main   directly") == [d.entries[1]]
 
@@ -442,9 +439,8 @@ def test_a_fix_in_another_segment_says_what_failed(cfg, tmp_path):
         "[9] fixed [2] (it failed with: internal/config/validation.go:376:15: undefined: ValidationError) by: Edit "
         "internal/config/validation.go; passed: go build ./..."
     )
-    assert (
-        "(it failed with" not in digest(write(t, tmp_path), cfg).text
-    )  # in one segment, [2] says it
+    # in one segment, [2] says it
+    assert "(it failed with" not in digest(write(t, tmp_path), cfg).text
 
 
 def test_a_run_that_passes_turns_later_is_no_fix_and_a_banner_is_not_the_error(cfg, tmp_path):

@@ -131,16 +131,14 @@ def check_draft(result: DraftResult, triage: dict, category: str) -> memfile.Mem
         text = sections[name]
         if category == "session_summary" and name == "Next steps" and text.startswith(NO_NEXT_STEP):
             continue
-        if text.startswith(
-            (NOT_STATED, "The session ended without")
-        ):  # not stated: said so, not filled
+        # not stated: said so, not filled
+        if text.startswith((NOT_STATED, "The session ended without")):
             assert name in weak, (name, result.weak)
             continue
         ok, why = grounded(text, evidence)
         assert ok, f"{category} ## {name}: {why}\n\n{result.text}"
-    if (
-        TOPIC_TITLE_WEAK in result.weak
-    ):  # no sentence stated the fact: the title names the topic, from the tags
+    # no sentence stated the fact: the title names the topic, from the tags
+    if TOPIC_TITLE_WEAK in result.weak:
         assert all(t in evidence.lower() for t in doc.title.lower().split()[2:] if t != "and"), (
             doc.title
         )
@@ -196,9 +194,8 @@ def test_every_triggered_category_of_a_real_session_drafts_from_its_evidence(
     drafter = OfflineDrafter()
     for category in triggered(triage):
         result = drafter.draft(request(triage, category))
-        if (
-            result.skipped
-        ):  # the evidence states nothing of the category (only chatter): said, not drafted
+        # the evidence states nothing of the category (only chatter): said, not drafted
+        if result.skipped:
             assert (
                 result.doc is None
                 and result.error is None
@@ -433,9 +430,8 @@ def test_get_drafter_resolution(tmp_path):
     )
 
     d = get_drafter({"backend": "auto"}, env={"PATH": str(with_claude), "ANTHROPIC_API_KEY": "k"})
-    assert (
-        d.name == "anthropic" and "ANTHROPIC_API_KEY set" in d.reason
-    )  # a key wins over the claude CLI
+    # a key wins over the claude CLI
+    assert d.name == "anthropic" and "ANTHROPIC_API_KEY set" in d.reason
 
     d = get_drafter({"backend": "auto"}, env={"PATH": f"{empty}{os.pathsep}{with_claude}"})
     assert (

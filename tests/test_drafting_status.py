@@ -162,9 +162,8 @@ def test_an_unavailable_backend_is_said_in_the_line(tmp_path, backend, env, says
     d = describe(cfg, env)
     assert not d["available"] and says in d["unavailable"]
     assert d["line"] == f"drafting: UNAVAILABLE ({backend}) — {d['unavailable']}"
-    assert (
-        choose(cfg, env).unavailable == d["unavailable"]
-    )  # the one chooser: get_drafter raises the same
+    # the one chooser: get_drafter raises the same
+    assert choose(cfg, env).unavailable == d["unavailable"]
 
 
 def test_the_drafter_built_is_the_one_described(tmp_path):
@@ -227,9 +226,8 @@ def test_the_tui_shows_the_backend_line_and_the_deprecation_warning(tmp_path, mo
     monkeypatch.setenv("PATH", f"{claude.parent}{os.pathsep}{os.environ['PATH']}")
 
     async def scenario() -> str:
-        app = tui(
-            project, tmp_path / "memory", drafting=None, run_pipeline=False
-        )  # the engine describes it
+        # the engine describes it
+        app = tui(project, tmp_path / "memory", drafting=None, run_pipeline=False)
         async with app.run_test(size=(160, 45)) as pilot:
             await settle(pilot)
             return "\n".join(t.plain for t in app.query_one(DraftingLine).content.renderables)

@@ -50,9 +50,8 @@ def tree(root: Path) -> dict[str, bytes]:
 def test_auto_approve_saves_every_clean_draft_and_a_second_run_changes_nothing(project, tmp_path):
     engine = make_engine(project, tmp_path)
     (tid,) = stage(engine)
-    summary = auto_approve(
-        engine, min_confidence=0.0
-    )  # every clean draft: the gate is tests/test_confidence_gate.py's
+    # every clean draft: the gate is tests/test_confidence_gate.py's
+    summary = auto_approve(engine, min_confidence=0.0)
     created = summary["created"]
     assert {c["category"] for c in created} == {
         "decision",
@@ -313,9 +312,8 @@ def test_an_edit_is_checked_against_the_memories_as_they_are_now_in_any_process(
     assert review["decision"]["action"] == "create"
     assert "near-duplicate" not in {i["code"] for i in review["issues"]}
     doc = memfile.parse(review["text"])
-    drafting.store.create(
-        replace(doc, id="an-earlier-twin", title=doc.title + " (earlier)")
-    )  # saved meanwhile
+    # saved meanwhile
+    drafting.store.create(replace(doc, id="an-earlier-twin", title=doc.title + " (earlier)"))
     for engine in (drafting, Engine(project, clock=lambda: "2026-11-22T10:04:00Z")):
         record = engine.edit(tid, "decision", review["text"])
         assert "near-duplicate" in {i["code"] for i in record["issues"]}
@@ -343,9 +341,8 @@ def test_a_text_the_store_refuses_goes_back_to_review_and_the_others_are_saved(
     assert [b["category"] for b in summary["blocked"]] == ["decision"]
     assert len(summary["created"]) == 5
     rec = staging.category_states(engine.data, tid)["decision"]
-    assert (
-        rec["state"] == "ready" and rec["blocked"] and "refused" in rec["error"]
-    )  # not stuck `approved`
+    # not stuck `approved`
+    assert rec["state"] == "ready" and rec["blocked"] and "refused" in rec["error"]
     monkeypatch.undo()
     assert [c["category"] for c in auto_approve(engine)["created"]] == [
         "decision"

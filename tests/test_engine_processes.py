@@ -68,9 +68,8 @@ def session_text(path: Path) -> str:
 
 
 def memory_files(memory: Path) -> list[Path]:
-    return sorted(
-        p for p in memory.glob("*/*.md") if p.parent.name != ".archive"
-    )  # the archive entry files
+    # the archive entry files
+    return sorted(p for p in memory.glob("*/*.md") if p.parent.name != ".archive")
 
 
 def snapshot(memory: Path) -> dict[str, bytes]:
@@ -124,9 +123,8 @@ def test_every_shared_main_session_end_to_end(project, tmp_path):
         if not p.name.startswith("agent-") and "subagents" not in p.parts
     ]
     texts = {}
-    env = shared_config_env(
-        tmp_path
-    )  # the hook reads transcripts only from Claude's projects folder
+    # the hook reads transcripts only from Claude's projects folder
+    env = shared_config_env(tmp_path)
     for path in sessions:
         feed(project, path, path.stem, env)
         texts[path.stem] = " " + " ".join(words(session_text(path))) + " "
@@ -142,9 +140,8 @@ def test_every_shared_main_session_end_to_end(project, tmp_path):
         # an UPDATE merges sessions: the text comes from the sessions it names
         source = "".join(texts[s["session"]] for s in doc.sources)
         for name in memfile.CATEGORIES[doc.category].required:
-            if doc.sections[name].startswith(
-                NOT_STATED
-            ):  # the drafter says the session did not state it
+            # the drafter says the session did not state it
+            if doc.sections[name].startswith(NOT_STATED):
                 continue
             text = re.sub(r"\((?:the )?(?:user|assistant|parent)[^)]*\)", " ", doc.sections[name])
             quoted = []

@@ -123,15 +123,12 @@ def test_own_draft_is_the_facts_category_in_the_triage_holding_its_line():
     )
     rows = {r["id"]: r for r in eb.reach(facts, run, offsets)}
     assert rows["a"]["own"] and rows["a"]["via"] == ["draft:decision", "look"]
-    assert (
-        rows["b"]["some"] and rows["b"]["own_sent"] and not rows["b"]["own"]
-    )  # its category's draft lacks it
-    assert (
-        rows["c"]["some"] and not rows["c"]["own_sent"] and not rows["c"]["own"]
-    )  # no preference draft
-    assert (
-        rows["d"]["triage"] == "t2" and rows["d"]["some"] and not rows["d"]["own"]
-    )  # t1's draft is not its own
+    # its category's draft lacks it
+    assert rows["b"]["some"] and rows["b"]["own_sent"] and not rows["b"]["own"]
+    # no preference draft
+    assert rows["c"]["some"] and not rows["c"]["own_sent"] and not rows["c"]["own"]
+    # t1's draft is not its own
+    assert rows["d"]["triage"] == "t2" and rows["d"]["some"] and not rows["d"]["own"]
     assert rows["e"]["via"] == ["look"] and not rows["e"]["own"]  # the look alone is not a draft
     assert not rows["f"]["some"] and not rows["f"]["own"]
 

@@ -23,6 +23,7 @@ def _session(tmp_path: Path) -> tuple[Path, list[dict]]:
     """A shared folder with one transcript holding each kind of record, and a correct fact for each."""
     t = Transcript()
     t.user("Use Postgres for the job queue, not Redis: we already back it up nightly.")  # line 1
+    # line 2
     t.assistant(
         tool(
             "toolu_q",
@@ -31,18 +32,19 @@ def _session(tmp_path: Path) -> tuple[Path, list[dict]]:
                 {"question": "Which port?", "options": [{"label": "8080"}, {"label": "9090"}]}
             ],
         )
-    )  # line 2
+    )
     t.result("toolu_q", 'Your questions have been answered: "Which port?"="9090".')  # line 3
     t.assistant(tool("toolu_e", "Edit", file_path="app.py"))  # line 4
+    # line 5
     t.result(
         "toolu_e",
         "The user doesn't want to proceed with this tool use. The tool use was rejected. "
         "To tell you how to proceed, the user said:\nkeep the config in settings.toml",
         is_error=True,
-    )  # line 5
-    t.assistant(
-        text("The flaky test was a   race on the temp dir;\nfixed with a per-test folder.")
-    )  # line 6
+    )
+    # line 6
+    t.assistant(text("The flaky test was a   race on the temp dir;\nfixed with a per-test folder."))
+    # line 7
     t.records.append(
         {
             "type": "queue-operation",
@@ -50,7 +52,7 @@ def _session(tmp_path: Path) -> tuple[Path, list[dict]]:
             "sessionId": t.session,
             "content": "also never push to main directly",
         }
-    )  # line 7
+    )
     t.write(tmp_path / "transcripts" / "s.jsonl")
     facts = [
         {

@@ -298,9 +298,8 @@ def test_a_stretch_the_keywords_find_nothing_in_is_not_worth_a_look_and_waits_fo
     path = t.write(tmp_path / "s.jsonl")
     report = end(engine, path)
     assert report["status"] == "no-trigger" and any("no second look" in n for n in report["notes"])
-    t.user("thanks").assistant(
-        text("You're welcome!")
-    )  # still nothing worth a call: the words add up
+    # still nothing worth a call: the words add up
+    t.user("thanks").assistant(text("You're welcome!"))
     report = end(engine, t.write(path))
     assert report["status"] == "no-trigger" and any(
         "no second look: nothing worth a call in bytes 0.." in n for n in report["notes"]
@@ -347,9 +346,8 @@ def test_a_stops_keyword_category_waits_for_the_look_and_is_not_drafted_from_its
     end_session(engine, path, event="Stop")
     (stop,) = staging.triage_ids(engine.data)
     events = []
-    assert (
-        engine.process(stop, on_event=events.append)["decision"] == "triaged"
-    )  # waiting: no call made
+    # waiting: no call made
+    assert engine.process(stop, on_event=events.append)["decision"] == "triaged"
     assert fake.drafts == [] and [e.state for e in events] == ["waiting"]
     assert "second look at the session's end" in events[0].detail["reason"]
 
@@ -384,9 +382,8 @@ def test_offline_a_stops_keyword_category_is_drafted_at_once(project, tmp_path):
     path = t.assistant(text("Keeping Postgres for the reports.")).write(tmp_path / "s.jsonl")
     end_session(engine, path, event="Stop")
     (stop,) = staging.triage_ids(engine.data)
-    assert (
-        engine.process(stop)["decision"] != "triaged"
-    )  # no look will come: drafted from its excerpt
+    # no look will come: drafted from its excerpt
+    assert engine.process(stop)["decision"] != "triaged"
 
 
 def test_when_the_look_fails_for_good_the_stops_category_is_drafted_from_its_excerpt(

@@ -133,9 +133,8 @@ def test_a_faithful_paraphrase_of_the_cited_entry_is_supported_and_the_models_ra
     assert "unsupported" not in codes(issues)
     assert factor(conf, "grounding")["effect"] == WEIGHTS["grounded"]
     assert "specific item(s) are in the cited entries" in factor(conf, "grounding")["why"]
-    assert (
-        conf["value"] >= GATE
-    )  # the issue's well-grounded constraint rated 0.80 ended at 0.39, held
+    # the issue's well-grounded constraint rated 0.80 ended at 0.39, held
+    assert conf["value"] >= GATE
     # the same paraphrase as a keyword excerpt's draft (no look) is checked as before: by word overlap, its
     # snippets counted as agreement and the user's words, the model's rating weighed ±WEIGHTS["model"]
     keyword = {
@@ -159,9 +158,8 @@ def test_a_model_unsure_of_its_grounded_draft_is_believed_and_stays_below_the_ga
         judged(draft(PARAPHRASE), e, model=0.45)[1],
     )
     assert factor(unsure, "model")["effect"] < 0 < factor(sure, "model")["effect"]
-    assert (
-        unsure["value"] < GATE <= sure["value"]
-    )  # the issue's draft rated 0.45 reached 0.82 and was saved
+    # the issue's draft rated 0.45 reached 0.82 and was saved
+    assert unsure["value"] < GATE <= sure["value"]
     assert sure["value"] - unsure["value"] >= 0.3  # the rating carries real weight
 
 

@@ -335,9 +335,8 @@ def test_guard_path_imports_stay_light(setup, rel, args):
     project, root = setup
     target = project / rel if rel.startswith("src") else root.parent / rel
     content = MEMORY_MD + "- more\n" if rel.endswith("MEMORY.md") else "x\n"
-    config.load(
-        project, project / ".memcurate"
-    )  # the config cache exists, as after any earlier hook call
+    # the config cache exists, as after any earlier hook call
+    config.load(project, project / ".memcurate")
     p = subprocess.run(
         [sys.executable, "-c", _PROBE, *args],
         cwd=project,

@@ -340,9 +340,8 @@ def test_a_disk_that_fills_up_mid_run(project, tmp_path, capsys, monkeypatch, af
     code, out, err = run(project, capsys, "--json")
     assert code == 1 and "Traceback" not in err and "No space left on device" in err
     summary = json.loads(out)
-    assert (
-        len(disk.refused) == 1
-    )  # stopped at the first refused write, rather than failing on and on
+    # stopped at the first refused write, rather than failing on and on
+    assert len(disk.refused) == 1
     assert "No space left on device" in summary["stopped"]
     failed = summary["failed"]
     assert failed and all("No space left on device" in f["error"] for f in failed)

@@ -712,9 +712,8 @@ def test_hook_path_imports_stay_light(tmp_path, project):
         assert hook_out == ""  # the hook itself printed nothing
         report = json.loads(probe)
         assert report["rc"] == 0
-        assert (
-            "staged bytes" in log_lines(project)[-1]
-        )  # the whole path ran: read, triage, redact, stage
+        # the whole path ran: read, triage, redact, stage
+        assert "staged bytes" in log_lines(project)[-1]
         seen.append(report["modules"])
     assert (data_of(project) / "config.cache.json").is_file()
     for name in ("textual", "rich", "anthropic", "widgets"):

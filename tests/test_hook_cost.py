@@ -108,9 +108,8 @@ def test_an_incremental_stop_pass_loads_only_the_capture_path(project):
     with open(path, "ab") as f:
         f.write(decision_session("kafka").bytes())
     doc = _probe(project, path)
-    assert (
-        "staged bytes" in log_lines(project)[-1]
-    )  # the whole pass ran: read, triage, redact, stage
+    # the whole pass ran: read, triage, redact, stage
+    assert "staged bytes" in log_lines(project)[-1]
     ours = {m for m in doc["new"] if m.startswith("memcurate")}
     assert ours <= STOP_MODULES, f"the Stop pass loads more: {sorted(ours - STOP_MODULES)}"
     assert not [m for m in NOT_ON_THE_STOP_PATH if m in doc["new"]]
@@ -127,14 +126,12 @@ def test_a_stop_with_nothing_new_compiles_no_regular_expression(project):
 
 def test_counting_a_failure_never_loads_hashlib(project):
     doc = _probe(project, None, failed(SESSIONS[0], RUNS[0]))
-    assert (
-        "hashlib" not in doc["new"]
-    )  # it loads OpenSSL: ~5 ms of every hook that counts a failure
+    # it loads OpenSSL: ~5 ms of every hook that counts a failure
+    assert "hashlib" not in doc["new"]
     (key,) = ledger.keys(project / ".memcurate")
     f = ledger.failure(project / ".memcurate", key)
-    assert (
-        key == hashlib.sha256(f"{f['kind']}\0{f['signature']}".encode()).hexdigest()[:12]
-    )  # keys on disk hold
+    # keys on disk hold
+    assert key == hashlib.sha256(f"{f['kind']}\0{f['signature']}".encode()).hexdigest()[:12]
 
 
 # -- a transcript's failures ----------------------------------------------------------------------------
@@ -189,9 +186,8 @@ def test_a_transcripts_failures_update_the_ledgers_tally_once(project, monkeypat
     for n, module in enumerate(modules):
         _failing(t, n, module, command=f"uv run python -m app.{module}")
     data = project / ".memcurate"
-    ledger.enforce_caps(
-        data, 1000, 1 << 20
-    )  # the ledger's tally exists, as after its first failure
+    # the ledger's tally exists, as after its first failure
+    ledger.enforce_caps(data, 1000, 1 << 20)
     written = _count_writes(monkeypatch)
     report = _capture(project, t, "s-tally")
     assert len(ledger.keys(data)) == len(modules)

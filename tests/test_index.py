@@ -125,9 +125,8 @@ def test_finds_the_right_candidate_among_several(index):
         "decision", "Which database for the ledger\nPostgres transactional DDL"
     )
     assert found[0].id == "postgres-over-mysql"
-    assert "no-network-in-ci" not in ids(
-        index.candidates("decision", "No network in CI")
-    )  # other category
+    # other category
+    assert "no-network-in-ci" not in ids(index.candidates("decision", "No network in CI"))
 
 
 def test_an_identical_document_ranks_first_and_is_marked(index, store):
@@ -245,9 +244,8 @@ def test_notices_a_same_size_edit_within_the_same_second(index, store):
     text = Path(path).read_text()
     assert "Redis" in text
     hand_write(store, "decision", "redis-page-cache", text.replace("Redis", "Valky"))
-    os.utime(
-        path, ns=(st.st_atime_ns, st.st_mtime_ns)
-    )  # same size, same mtime: only the bytes differ
+    # same size, same mtime: only the bytes differ
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert ids(index.candidates("decision", "Valky")) == ["redis-page-cache"]
 
 
@@ -335,9 +333,8 @@ def test_refresh_counts(tmp_path, store):
         os.unlink(os.path.join(store.root, "decision", "redis-page-cache.md"))
         again = ix.refresh("decision")
         assert (again.files, again.removed) == (3, 1)
-    with MemoryIndex(
-        tmp_path / "index.sqlite", store, watch=False
-    ) as ix:  # a new process: nothing to parse
+    # a new process: nothing to parse
+    with MemoryIndex(tmp_path / "index.sqlite", store, watch=False) as ix:
         later = ix.refresh()
         assert later.indexed == 0 and later.files == 4
 
@@ -360,9 +357,8 @@ def test_check_interval_trades_freshness_for_speed(tmp_path, store):
     with MemoryIndex(tmp_path / "index.sqlite", store, watch=False, check_interval=3600) as ix:
         ix.candidates("decision", "JWT")
         os.unlink(os.path.join(store.root, "decision", "use-jwt-for-api-auth.md"))
-        assert "use-jwt-for-api-auth" in ids(
-            ix.candidates("decision", "JWT tokens")
-        )  # not checked yet
+        # not checked yet
+        assert "use-jwt-for-api-auth" in ids(ix.candidates("decision", "JWT tokens"))
         ix.refresh("decision")
         assert "use-jwt-for-api-auth" not in ids(ix.candidates("decision", "JWT tokens"))
 
@@ -579,9 +575,8 @@ def test_two_processes_at_once(tmp_path, store):
         assert len([c for c in found if "-note-" in c.id]) == 50
     with MemoryIndex(db, store, watch=False) as fresh:
         stats = fresh.refresh()
-        assert (
-            stats.indexed == 0 and stats.files == 55
-        )  # what the processes wrote is all there, nothing stale
+        # what the processes wrote is all there, nothing stale
+        assert stats.indexed == 0 and stats.files == 55
 
 
 def test_a_watched_lookup_looks_only_at_what_changed(tmp_path, store, monkeypatch):

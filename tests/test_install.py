@@ -189,9 +189,8 @@ def test_memcurate_hooks_sharing_a_group_with_others_are_taken_out_of_it(project
     original = put(settings(project), json.dumps(doc, indent=2))
     setup.install(project, "local", entry=[FAKE])
     assert commands(json.loads(settings(project).read_text()))["Stop"] == ["say hi", f"{FAKE} hook"]
-    setup.uninstall(
-        project, "local"
-    )  # the older entry was there before install: it comes back, where it was
+    # the older entry was there before install: it comes back, where it was
+    setup.uninstall(project, "local")
     assert settings(project).read_bytes() == original
 
 

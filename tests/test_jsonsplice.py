@@ -29,9 +29,10 @@ def test_removed_members_go_with_their_separators_and_added_ones_follow_the_layo
     assert splice(TEXT, {**doc, "d": {"y": [1]}}) == TEXT.replace(
         "1E3\n}", '1E3,\n\t"d": {\n\t\t"y": [\n\t\t\t1\n\t\t]\n\t}\n}'
     )
+    # inline stays inline
     assert splice(TEXT, {**doc, "a": [1, 2.5, "é", 3]}) == TEXT.replace(
         '"\\u00e9"]', '"\\u00e9", 3]'
-    )  # inline stays inline
+    )
 
 
 def test_a_crlf_file_keeps_its_line_breaks():

@@ -49,8 +49,7 @@ def test_a_holder_killed_after_its_last_draft_and_before_the_fold_ends_as_the_cl
             killed.process(tid)
     assert {s for s, _ in states(killed, tid).values()} == {"ready"}
 
-    resumed = make_engine(
-        other, tmp_path / "b"
-    )  # the next process, as `memcurate --auto-approve` starts one
+    # the next process, as `memcurate --auto-approve` starts one
+    resumed = make_engine(other, tmp_path / "b")
     resumed.process(tid)
     assert states(resumed, tid) == want

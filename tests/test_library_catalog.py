@@ -211,9 +211,8 @@ def test_a_hand_damaged_memory_file_is_an_entry_with_why_it_is_broken(engine):
     bad.write_text("x")
     broken = by_ref(engine)["decision/Not An Id"]
     assert "not a valid memory id" in broken.broken
-    assert (
-        engine.library_entry(broken.ref)["text"] == "x"
-    )  # still readable, so it can be looked at and removed
+    # still readable, so it can be looked at and removed
+    assert engine.library_entry(broken.ref)["text"] == "x"
 
 
 def test_claude_files_added_changed_and_removed_are_seen_by_the_next_call(engine):
@@ -264,9 +263,8 @@ def test_an_index_of_the_previous_schema_is_rebuilt_with_the_library_fields(engi
     db = engine.index.db_path
     engine.close()
     os.unlink(db)
-    conn = sqlite3.connect(
-        db
-    )  # the layout of schema 2: no library fields, no table for Claude's files
+    # the layout of schema 2: no library fields, no table for Claude's files
+    conn = sqlite3.connect(db)
     conn.executescript("""
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE files(doc INTEGER PRIMARY KEY, category TEXT NOT NULL, name TEXT NOT NULL,

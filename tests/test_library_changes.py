@@ -273,9 +273,8 @@ def test_a_claude_file_archived_keeps_its_bytes_under_dot_archive_claude(engine)
     done = engine.archive_memory("claude/notes/debugging.md", h)
     assert not (root(engine) / "notes" / "debugging.md").exists()
     assert (root(engine) / ".archive" / "claude" / "notes" / "debugging.md").read_bytes() == data
-    assert (
-        root(engine) / "MEMORY.md"
-    ).read_bytes() == CLAUDE_MD.encode()  # Claude's lines untouched
+    # Claude's lines untouched
+    assert (root(engine) / "MEMORY.md").read_bytes() == CLAUDE_MD.encode()
     assert set(done.written) == {"notes/debugging.md", ".archive/claude/notes/debugging.md"}
 
 
@@ -356,9 +355,8 @@ def test_adopt_like_change_set_is_one_diff_and_one_apply(engine):
     engine.apply_changes(ops, planned.fingerprint)
     after = (root(engine) / "MEMORY.md").read_bytes().decode()
     assert link not in after and "(decision/use-jwt-for-api-auth.md)" in after
-    assert after.startswith(
-        CLAUDE_MD.replace(link + "\r\n", "")
-    )  # Claude's other bytes as they were
+    # Claude's other bytes as they were
+    assert after.startswith(CLAUDE_MD.replace(link + "\r\n", ""))
 
 
 # -- refused: what changed since it was shown ---------------------------------------------------
@@ -375,10 +373,11 @@ def test_a_hand_edit_between_plan_and_apply_is_refused_and_writes_nothing(engine
     path = root(engine) / "decision" / "use-jwt-for-api-auth.md"
     path.write_text(path.read_text().replace("stateless", "stateless and fast"))
     before = tree(engine)
+    # refused by the fingerprint, and by the base hash alone
     for seen in (
         planned.fingerprint,
         None,
-    ):  # refused by the fingerprint, and by the base hash alone
+    ):
         with pytest.raises(ChangeError, match="changed since"):
             engine.apply_changes(ops, seen)
         assert tree(engine) == before

@@ -204,9 +204,8 @@ def test_a_draft_near_claudes_topic_file_is_created_with_the_advisory_naming_it(
             and advice[0]["severity"] == "ADVISORY"
         )
         with pytest.raises(MemcurateError):  # refused, as memcurate refuses
-            engine.change_action(
-                tid, "decision", "update", "claude/auth-notes.md"
-            )  # never Claude's file
+            # never Claude's file
+            engine.change_action(tid, "decision", "update", "claude/auth-notes.md")
         assert (tmp_path / "m2" / "auth-notes.md").read_text() == near
     finally:
         engine.close()

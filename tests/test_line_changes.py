@@ -150,9 +150,8 @@ def test_a_redacted_line_must_still_hold_the_bytes_it_was_planned_against(proj):
     with pytest.raises(ChangeError) as e:
         engine.apply_changes([op])
     assert e.value.changed
-    with pytest.raises(
-        ChangeError, match="secret"
-    ):  # the new text is checked like any text written
+    # the new text is checked like any text written
+    with pytest.raises(ChangeError, match="secret"):
         engine.apply_changes([dict(op, text=line)])
     engine.close()
 

@@ -168,9 +168,8 @@ def test_a_keyword_category_the_look_confirms_is_drafted_from_the_entries_it_cit
     end_session(engine, jwt_session(tmp_path))
     (tid,) = engine.pending()
     keyword = staging.load_triage(engine.data, tid)["categories"]["decision"]
-    assert keyword["triggered"] and "second_look" not in keyword.get(
-        "signals", {}
-    )  # the keywords found it
+    # the keywords found it
+    assert keyword["triggered"] and "second_look" not in keyword.get("signals", {})
     engine.process(tid)
 
     (ask,) = fake.looks
@@ -180,20 +179,17 @@ def test_a_keyword_category_the_look_confirms_is_drafted_from_the_entries_it_cit
     look = look_record(engine, tid)
     assert list(look["confirmed"]) == ["decision"] and look["added"] == {}
     request = fake.requests["decision"]
-    assert (
-        request.excerpt == f"[1] user: {JWT}"
-    )  # the cited entry, whole, in place of the keyword excerpt
+    # the cited entry, whole, in place of the keyword excerpt
+    assert request.excerpt == f"[1] user: {JWT}"
     assert "API auth uses JWT: sessions would need a sessions table." in fake.prompts["decision"]
     assert "Fridays" not in request.excerpt
     cand = engine.candidates(tid)["decision"]
     assert cand.entry["confirmed_by"] == "second_look" and "found_by" not in cand.entry
-    assert (
-        cand.entry["score"] == keyword["score"]
-    )  # still the keywords' trigger, with the look's evidence
+    # still the keywords' trigger, with the look's evidence
+    assert cand.entry["score"] == keyword["score"]
     on_disk = json.loads(Path(staging.triage_dir(engine.data, tid), "triage.json").read_text())
-    assert (
-        on_disk["categories"]["decision"]["excerpt"] == keyword["excerpt"]
-    )  # triage.json as triage wrote it
+    # triage.json as triage wrote it
+    assert on_disk["categories"]["decision"]["excerpt"] == keyword["excerpt"]
 
 
 def test_a_keyword_category_the_look_could_not_confirm_keeps_its_keyword_excerpt(project, tmp_path):
@@ -233,9 +229,10 @@ def test_a_cited_entry_past_the_evidence_bound_is_left_out_whole_and_counted(pro
     kept = [
         line for line in excerpt.splitlines() if line[:2] == "[" + line[1:2] and line[1:2].isdigit()
     ]
+    # whole entries
     assert len(kept) == 2 and all(
         line.rstrip().endswith("It cannot be changed by us.") for line in kept
-    )  # whole entries
+    )
 
 
 def test_under_a_tight_cap_the_last_cited_entries_are_left_out_whole():

@@ -143,9 +143,8 @@ def test_a_session_grown_past_a_segment_gets_a_look_per_segment_each_byte_once(p
         "user answered" in ask.activity for ask in fake.looks
     )
     seen = [n for ask in fake.looks for n in range(60) if f"Step {n}:" in ask.activity]
-    assert len(seen) == len(set(seen)) and sorted(seen) == list(
-        range(len(seen))
-    )  # each turn looked at once
+    # each turn looked at once
+    assert len(seen) == len(set(seen)) and sorted(seen) == list(range(len(seen)))
     turns = [n for ask in fake.looks for n in ask.turns]
     assert len(turns) == len(set(turns))  # no turn in two looks
 

@@ -93,9 +93,8 @@ def test_a_confirmed_category_is_drafted_from_the_looks_entries_and_the_unconfir
     end_session(engine, t.write(tmp_path / "s.jsonl"))
     (tid,) = engine.pending()
     others = keyword_categories(engine, tid) - {"decision"}
-    assert (
-        "tech_debt" in others
-    )  # "as a TODO for now": the keywords flagged it, the look did not confirm it
+    # "as a TODO for now": the keywords flagged it, the look did not confirm it
+    assert "tech_debt" in others
     engine.process(tid)
     assert fake.drafts == ["decision"] and fake.requests["decision"].excerpt.startswith(
         f"[1] user: {JWT}"
@@ -110,9 +109,8 @@ def test_a_category_the_look_named_in_an_answer_it_dropped_is_drafted(project, t
     end_session(engine, jwt_session(tmp_path))
     (tid,) = engine.pending()
     engine.process(tid)
-    assert (
-        look_record(engine, tid)["dropped"] and "decision" in fake.drafts
-    )  # an answer about it, not valid
+    # an answer about it, not valid
+    assert look_record(engine, tid)["dropped"] and "decision" in fake.drafts
 
 
 def test_after_a_failed_look_the_keyword_category_is_drafted_from_its_excerpt(project, tmp_path):
@@ -151,9 +149,8 @@ def test_when_the_look_left_a_segment_out_the_keyword_category_is_drafted(projec
     assert "decision" in keyword_categories(engine, tid)
     engine.process(tid)
     look = look_record(engine, tid)
-    assert (
-        look["state"] == "done" and look["segments_left_out"] > 0
-    )  # the model did not read it all
+    # the model did not read it all
+    assert look["state"] == "done" and look["segments_left_out"] > 0
     assert "decision" in fake.drafts and not skipped_by_look(engine, tid, "decision")
 
 

@@ -217,9 +217,8 @@ def test_a_re_save_a_check_and_a_line_already_there_leave_the_mtimes_alone(engin
         "decision/use-jwt-for-api-auth", memfile.render(doc()), content_hash(HAND_EDITED.encode())
     )
     engine.check(stage=False)
-    engine.apply_changes(
-        [{"op": "add_line", "ref": "decision/use-jwt-for-api-auth"}]
-    )  # the line is there already
+    # the line is there already
+    engine.apply_changes([{"op": "add_line", "ref": "decision/use-jwt-for-api-auth"}])
     assert {p: p.stat().st_mtime for p in files} == before and path.read_text() == HAND_EDITED
 
 

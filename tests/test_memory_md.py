@@ -153,9 +153,8 @@ def test_untouched_sections_keep_their_bytes():
     text = "top\n" + decision + "\nmiddle\n"
     p = plan(text, up(entry("x", "runbook")), BUDGETS)
     assert p.text.startswith(text) and "section=runbook" in p.text
-    p = plan(
-        text, up(entry("y")), BUDGETS
-    )  # touched: re-rendered, keeping its CRLF and its missing tail
+    # touched: re-rendered, keeping its CRLF and its missing tail
+    p = plan(text, up(entry("y")), BUDGETS)
     sec = p.text[len("top\n") : -len("\nmiddle\n")]
     assert sec == (
         "<!-- memcurate:begin section=decision budget=40 -->\r\n## Key Decisions\r\n"
@@ -263,9 +262,8 @@ def odd_memory_md(cats=NAMES) -> str:
     return "".join(parts)
 
 
-@pytest.mark.parametrize(
-    "max_lines", [200, 36]
-)  # 36: 28 loaded lines with empty sections (markers are not
+# 36: 28 loaded lines with empty sections (markers are not
+@pytest.mark.parametrize("max_lines", [200, 36])
 # loaded), so the limit shrinks too
 def test_claude_lines_survive_many_changes_with_overflows_byte_for_byte(tmp_path, max_lines):
     root = tmp_path / "memory"
@@ -447,9 +445,8 @@ def test_overflow_moves_the_oldest_to_the_archive_newest_first_and_dedupes(tmp_p
     assert "- [Title of a](../decision/a.md) — Why a matters\n" in archive
     apply(tmp_path, cfg, up(entry("e")))
     assert archive_ids(tmp_path) == ["b", "a"]  # the newest archived on top
-    apply(
-        tmp_path, cfg, up(entry("a", title="A is back"))
-    )  # back into MEMORY.md: leaves the archive
+    # back into MEMORY.md: leaves the archive
+    apply(tmp_path, cfg, up(entry("a", title="A is back")))
     assert ids((tmp_path / "MEMORY.md").read_text()) == ["a", "e", "d"]
     assert archive_ids(tmp_path) == ["c", "b"]
     apply(tmp_path, cfg, up(entry("f"), entry("g"), entry("h")))
@@ -494,9 +491,8 @@ def test_the_archive_is_written_before_memory_md(tmp_path, monkeypatch):
         real(path, text, **kw)
 
     def crashing(path, render, **kw):
-        render(
-            (tmp_path / "MEMORY.md").read_bytes()
-        )  # what is written to MEMORY.md is rendered first
+        # what is written to MEMORY.md is rendered first
+        render((tmp_path / "MEMORY.md").read_bytes())
         order.append(str(path))
         raise OSError("disk full")  # a crash between the two writes
 
@@ -618,9 +614,8 @@ def test_usage_numbers(tmp_path, project):
     assert u["sections"]["runbook"] == {"used": 1, "budget": 20}
     assert u["sections"]["preference"] == {"used": 0, "budget": 15}
     data = (tmp_path / "MEMORY.md").read_bytes()
-    seen = loaded(
-        data.decode()
-    )  # Claude Code drops the 4 marker lines and the blank line after an end marker
+    # Claude Code drops the 4 marker lines and the blank line after an end marker
+    seen = loaded(data.decode())
     assert seen.total_lines == data.count(b"\n") - 5 and not seen.cut
     assert u["total"] == {
         "lines": seen.total_lines,

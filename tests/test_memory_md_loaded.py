@@ -106,12 +106,10 @@ def test_comment_lines_are_not_counted_200_real_lines_and_40_marker_lines_fit():
 
 def test_25000_utf16_units_fit_one_more_cuts_at_the_line_break_before():
     m = model()
-    fits = (
-        UNITS_200 * 124 + "y" * 100 + EMOJI * 50 + "\n"
-    )  # 25,000 units (the last line break is trimmed)
-    assert (
-        len(fits.encode("utf-8")) > 25_300 and len(fits) < 24_900
-    )  # an emoji: 4 bytes, 1 character, 2 units
+    # 25,000 units (the last line break is trimmed)
+    fits = UNITS_200 * 124 + "y" * 100 + EMOJI * 50 + "\n"
+    # an emoji: 4 bytes, 1 character, 2 units
+    assert len(fits.encode("utf-8")) > 25_300 and len(fits) < 24_900
     got = m.loaded(fits)
     assert not got.cut and got.total_chars == 25_000
     over = UNITS_200 * 124 + "y" * 101 + EMOJI * 50 + "\n"  # 25,001
@@ -121,9 +119,8 @@ def test_25000_utf16_units_fit_one_more_cuts_at_the_line_break_before():
     )
     assert got.text.startswith(UNITS_200 * 123 + UNITS_200[:-1] + "\n\n> WARNING: ")
     assert got.lines == (m.LOADED,) * 124 + (m.CUT,)
-    at_break = (
-        UNITS_200 * 124 + "y" * 200 + "\ntail\n"
-    )  # a line break at unit 25,000: the line before it stays
+    # a line break at unit 25,000: the line before it stays
+    at_break = UNITS_200 * 124 + "y" * 200 + "\ntail\n"
     assert m.loaded(at_break).lines_kept == 125 and m.loaded(at_break).first_cut() == 126
 
 
@@ -174,9 +171,8 @@ def over_limit(project: Path) -> list:
 def test_check_says_over_limit_exactly_when_claude_code_would_cut(project_with_root):
     project, root = project_with_root
     md = root / "MEMORY.md"
-    md.write_text(
-        real_lines_with_markers()
-    )  # 240 lines in the file, 200 loaded: Claude loads all of it
+    # 240 lines in the file, 200 loaded: Claude loads all of it
+    md.write_text(real_lines_with_markers())
     assert over_limit(project) == []
     md.write_text(real_lines_with_markers() + "note 200\n")
     [f] = over_limit(project)
@@ -189,14 +185,12 @@ def test_check_says_over_limit_exactly_when_claude_code_would_cut(project_with_r
     assert [op["op"] for op in f.detail["fix"]["ops"]] == ["drop_line"] and f.refs == (
         line_ref("note 200"),
     )
-    md.write_text(
-        UNITS_200 * 124 + "y" * 101 + EMOJI * 50 + "\n", encoding="utf-8"
-    )  # 125 lines, 25,001 units
+    # 125 lines, 25,001 units
+    md.write_text(UNITS_200 * 124 + "y" * 101 + EMOJI * 50 + "\n", encoding="utf-8")
     [f] = over_limit(project)
     assert f.detail["past_cut"] == [125] and f.detail["chars"] == 25_001
-    md.write_text(
-        UNITS_200 * 124 + "y" * 100 + EMOJI * 50 + "\n", encoding="utf-8"
-    )  # 25,000 units: all loaded
+    # 25,000 units: all loaded
+    md.write_text(UNITS_200 * 124 + "y" * 100 + EMOJI * 50 + "\n", encoding="utf-8")
     assert over_limit(project) == []
 
 
@@ -240,9 +234,8 @@ def test_budgets_keep_memory_md_within_what_claude_code_loads():
     seen = model().loaded(p.text)
     assert not seen.cut and p.text.startswith(claude)
     kept = p.text.count("](decision/")
-    assert (
-        0 < kept < 40 and len(p.archived["decision"]) == 40 - kept
-    )  # shrank, not emptied (bytes do not count)
+    # shrank, not emptied (bytes do not count)
+    assert 0 < kept < 40 and len(p.archived["decision"]) == 40 - kept
     # one more entry line than kept would be cut: the budget fills the room Claude Code gives
     one_more = plan(claude, changes[: kept + 1], BUDGETS, 200, 10**9).text
     assert model().loaded(one_more).cut

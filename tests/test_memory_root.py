@@ -202,10 +202,11 @@ def test_sessions_in_two_worktrees_and_a_subfolder_save_into_one_folder(repo):
         env={"CLAUDE_PROJECT_DIR": str(sub)},
     )
     # ...and one auto-memory folder for the whole repository.
+    # main saves its own and the subfolder's session
     first, second = (
         auto_approve(main),
         auto_approve(wt),
-    )  # main saves its own and the subfolder's session
+    )
     saved = saved_paths(first) + saved_paths(second)
     assert first["created"] and all(p.startswith(str(root) + os.sep) for p in saved), saved
     assert not derived(wt).exists() and not derived(sub).exists()

@@ -67,17 +67,15 @@ def test_an_offline_draft_is_a_card_marked_for_a_person_until_the_person_rewrite
         assert issue["severity"] == "ADVISORY" and "your own words" in issue["message"]
         assert not review["blocked"]  # a valid memory file: a person can approve it as it is
 
-    same = engine.edit(
-        tid, "decision", engine.review(tid, "decision")["text"]
-    )  # saved unchanged: still the card
+    # saved unchanged: still the card
+    same = engine.edit(tid, "decision", engine.review(tid, "decision")["text"])
     assert cards.is_card(same) and engine.review(tid, "decision")["card"]
 
     engine.edit(tid, "decision", rewritten(engine.review(tid, "decision")["text"]))
     review = engine.review(tid, "decision")
     assert review["card"] is False and cards.CARD not in [i["code"] for i in review["issues"]]
-    assert cards.is_offline(
-        review
-    )  # still known to come from the offline drafter: its evidence stays at hand
+    # still known to come from the offline drafter: its evidence stays at hand
+    assert cards.is_offline(review)
     engine.close()
 
 

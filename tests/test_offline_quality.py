@@ -178,9 +178,8 @@ def test_a_reason_the_session_never_gave_is_said_and_listed_weak_not_filled():
     assert result.ok
     assert result.doc.sections["Rationale"] == NOT_STATED
     assert "Rationale: no reason stated in the session" in result.weak
-    assert "section-vacuous" in advisories(
-        result, "decision"
-    )  # so a person's empty edit is flagged too
+    # so a person's empty edit is flagged too
+    assert "section-vacuous" in advisories(result, "decision")
 
 
 def test_a_runbook_with_no_fix_is_skipped_not_told_to_find_what_changed():

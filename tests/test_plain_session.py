@@ -144,9 +144,8 @@ def test_offline_drafting_makes_an_evidence_card_of_each(staged):
     assert "never add a server dependency" in engine.review(tid, "constraint")["text"]
     runbook = engine.review(tid, "runbook")["text"]
     assert "unable to open database file" in runbook  # the symptom, from the failing run
-    assert (
-        "creates the database's folder before connecting" in runbook
-    )  # the fix, from the assistant's words
+    # the fix, from the assistant's words
+    assert "creates the database's folder before connecting" in runbook
 
 
 def runbook_score(tmp_path: Path, name: str, *, edit: bool) -> dict:

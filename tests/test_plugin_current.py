@@ -74,9 +74,8 @@ def test_the_command_is_a_skill_named_for_its_folder():
     assert not (ROOT / "commands").exists(), "commands/ is the legacy form of skills/"
     fields, body = front_matter(ROOT / "skills" / "memcurate" / "SKILL.md")
     assert fields["name"] == "memcurate" and fields["description"]
-    assert (
-        fields["disable-model-invocation"] == "true"
-    )  # the person's list, not Claude's to run on its own
+    # the person's list, not Claude's to run on its own
+    assert fields["disable-model-invocation"] == "true"
     assert fields["allowed-tools"] == "Bash(memcurate list *)"
     assert "!`memcurate list`" in body
 
@@ -116,9 +115,8 @@ def test_subagent_stop_for_an_agent_transcript_never_written_is_a_quiet_note(pro
     [line] = log_lines(project)
     assert "SubagentStop:" in line and "nothing to triage" in line
     assert not re.search(r"not found|error|unreadable", line, re.I)
-    assert not (
-        project / ".memcurate" / "offsets"
-    ).exists()  # the main transcript waits for its own Stop
+    # the main transcript waits for its own Stop
+    assert not (project / ".memcurate" / "offsets").exists()
 
 
 # -- SessionEnd within the plugin's 1.5 s budget ------------------------------------------------------------
@@ -155,7 +153,6 @@ def test_session_end_hands_a_long_untriaged_tail_to_a_background_pass(project):
     done = log_lines(project)[1:]
     assert len(done) == 1 and f"SessionEnd: staged bytes 0..{size}" in done[0], done
     assert staged_ranges(project) == [[0, size]]
-    call(
-        "SessionEnd", path, project, reason="exit"
-    )  # nothing left: the next pass is an ordinary one
+    # nothing left: the next pass is an ordinary one
+    call("SessionEnd", path, project, reason="exit")
     assert "background" not in log_lines(project)[-1]

@@ -96,9 +96,8 @@ def test_a_long_projects_memories_go_to_the_folder_claude_code_reads(tmp_path):
         }
         p = run_hook(doc, cwd=project, env=env)
         assert p.returncode == 0 and p.stderr == b"", p.stderr
-    p = run_cli(
-        "status", "--json", cwd=project
-    )  # without CLAUDE_CONFIG_DIR: the hook's record names it
+    # without CLAUDE_CONFIG_DIR: the hook's record names it
+    p = run_cli("status", "--json", cwd=project)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["memory_root"] == str(folder / "memory")
     p = run_cli("--auto-approve", "--json", cwd=project)

@@ -210,9 +210,8 @@ def test_list_show_and_approve_a_proposal_through_the_cli(claude, capsys):
 
     code, out, _ = cli(capsys, "show", pid, "--project", p)
     assert code == 0 and "Nothing refers to it any more" in out and "stale-file" in out
-    assert (
-        "-The flaky test needs TMPDIR=/var/tmp [bold]on CI[/bold] red." in out
-    )  # the file leaves its place
+    # the file leaves its place
+    assert "-The flaky test needs TMPDIR=/var/tmp [bold]on CI[/bold] red." in out
     assert "\x1b" not in out  # terminal output is data: the escape in Claude's file is not sent
     code, shown = cli_json(capsys, "show", pid, "--project", p)
     assert {f["where"] for f in shown["files"]} >= {"debugging.md"} and shown["fingerprint"]
@@ -222,9 +221,8 @@ def test_list_show_and_approve_a_proposal_through_the_cli(claude, capsys):
     assert code == 0 and [s["id"] for s in doc["saved"]] == [pid]
     after = files_of(claude["root"])
     assert "debugging.md" not in after
-    assert (
-        after[os.path.join(".archive", "claude", "debugging.md")] == before["debugging.md"]
-    )  # bytes kept
+    # bytes kept
+    assert after[os.path.join(".archive", "claude", "debugging.md")] == before["debugging.md"]
     code, doc = cli_json(capsys, "status", "--project", p)
     assert doc["proposals"] == {"pending": 0, "approved": 1, "rejected": 0, "damaged": 0}
     code, doc = cli_json(capsys, "list", "--all", "--project", p)

@@ -56,18 +56,15 @@ def test_a_new_user_follows_the_readme_on_their_own_project(tmp_path):
     key = project_key(str(project.resolve()))
     sessions = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / key
     sessions.mkdir(parents=True)
-    shutil.copy(
-        asset(os.path.join("demo", "session.jsonl")), sessions / f"{SESSION}.jsonl"
-    )  # a session they had
+    # a session they had
+    shutil.copy(asset(os.path.join("demo", "session.jsonl")), sessions / f"{SESSION}.jsonl")
     # The user's config as a newcomer has it: none (the suite's own opt-ins out), and no model reachable: no
     # `claude` on this PATH and no API key, so `backend: auto` drafts offline and nothing is billed.
-    tools = sorted(
-        {os.path.dirname(shutil.which(t)) for t in ("bash", "git")}
-    )  # what the commands need
+    # what the commands need
+    tools = sorted({os.path.dirname(shutil.which(t)) for t in ("bash", "git")})
     path = os.pathsep.join([str(shim(tmp_path / "bin")), *tools])
-    offline = (
-        "backend: offline\n" if shutil.which("claude", path=path) else ""
-    )  # a `claude` beside git: no calls
+    # a `claude` beside git: no calls
+    offline = "backend: offline\n" if shutil.which("claude", path=path) else ""
     (home / ".config" / "memcurate" / "config.yaml").write_text(
         "hygiene: {interval_minutes: 0}\n" + offline
     )
@@ -115,15 +112,12 @@ def test_a_new_user_follows_the_readme_on_their_own_project(tmp_path):
     assert "memcurate install" in said and "memcurate status" in said
     settings = json.loads((project / ".claude" / "settings.local.json").read_text())
     assert "Stop" in settings["hooks"] and "UserPromptSubmit" in settings["hooks"]
-    assert (
-        "offline" in said["memcurate status"]
-    )  # which backend drafts, and why, before anything is drafted
+    # which backend drafts, and why, before anything is drafted
+    assert "offline" in said["memcurate status"]
     approved = next(c for c in said if c.startswith("memcurate approve"))
     memory = sessions / "memory"
     saved = list((memory / "decision").glob("*.md"))
-    assert (
-        len(saved) == 1 and saved[0].name in said[approved]
-    )  # approve names where it saved the memory
-    assert (
-        saved[0].stem in (memory / "MEMORY.md").read_text()
-    )  # and the index Claude Code loads links it
+    # approve names where it saved the memory
+    assert len(saved) == 1 and saved[0].name in said[approved]
+    # and the index Claude Code loads links it
+    assert saved[0].stem in (memory / "MEMORY.md").read_text()

@@ -60,9 +60,8 @@ def test_a_read_only_memory_folder_stops_the_run_and_loses_nothing(
     write is refused: either way the run stops on the folder, lists every candidate as left, exits 1, and the
     next run (the folder writable again) saves them all."""
     memory = setup(project, tmp_path)
-    if (
-        lock_file
-    ):  # an earlier run made it: the lock is taken, the writes into the folder are refused
+    # an earlier run made it: the lock is taken, the writes into the folder are refused
+    if lock_file:
         memory.mkdir()
         (memory / ".memcurate.lock").touch()
     tids = [stage(project, tmp_path, 1, same=True), stage(project, tmp_path, 2)]
@@ -75,9 +74,8 @@ def test_a_read_only_memory_folder_stops_the_run_and_loses_nothing(
     assert READ_ONLY in summary["stopped"] and str(memory) in summary["stopped"]
     assert not summary["created"] and not summary["failed"]  # nothing saved, nothing called failed
     assert accounted(summary, tids) == sorted((t, c) for t in tids for c in CATEGORIES)
-    assert (
-        len(folder.refused) <= 6
-    )  # stopped on the folder, not tried again and again for every triage
+    # stopped on the folder, not tried again and again for every triage
+    assert len(folder.refused) <= 6
     assert not [p for p in memory.rglob("*") if p.is_file() and p.name != ".memcurate.lock"]
 
     monkeypatch.undo()  # writable again: the next run saves what was left
@@ -96,9 +94,8 @@ def test_the_text_report_says_the_folder_is_read_only_and_what_was_left(
     code, out, err = run(project, capsys)
     assert code == 1
     said = err.strip().splitlines()[-1]
-    assert said.startswith("memcurate: stopped: ") and READ_ONLY in said, (
-        said
-    )  # nothing failed: no "; " first
+    # nothing failed: no "; " first
+    assert said.startswith("memcurate: stopped: ") and READ_ONLY in said, said
     lines = out.splitlines()
     assert "created   0" in lines and "failed    0" in lines
     assert any(ln.startswith("left ") and "next run" in ln for ln in lines)
@@ -128,9 +125,8 @@ def _as_nobody() -> list[str] | None:
 )
 def test_a_folder_the_user_may_not_write_into_as_the_kernel_refuses_it():
     """The real thing: memcurate run by an unprivileged user whose memory folder is not writable."""
-    base = Path(
-        tempfile.mkdtemp(prefix="memcurate-readonly-")
-    )  # pytest's own folder is root's alone (0700)
+    # pytest's own folder is root's alone (0700)
+    base = Path(tempfile.mkdtemp(prefix="memcurate-readonly-"))
     try:
         base.chmod(0o755)
         project = base / "project"

@@ -270,12 +270,10 @@ def test_past_the_cut_archived_and_unlisted_memories_come_in_full(synth):
     }
     blocks = {b.split("\n", 1)[0]: b for b in r.context.split("\n## ")[1:]}
     assert "already loaded" in blocks["Zorblat queue stalls"]
-    assert (
-        "When Zorblat queue stalls" not in blocks["Zorblat queue stalls"]
-    )  # its line: Claude has it
-    assert (
-        "When Zorblat queue restarts" in blocks["Zorblat queue restarts"]
-    )  # past the cut: in full
+    # its line: Claude has it
+    assert "When Zorblat queue stalls" not in blocks["Zorblat queue stalls"]
+    # past the cut: in full
+    assert "When Zorblat queue restarts" in blocks["Zorblat queue restarts"]
     assert "runbook, archived" in blocks["Zorblat queue archive"]
     assert "When Zorblat queue archive" in blocks["Zorblat queue archive"]
     for b in blocks.values():
@@ -337,11 +335,12 @@ def test_the_budget_holds_with_a_huge_body_and_ten_matches(synth):
             f"## Decision\nThe {topic} service {i} stays small.\n\n## Rationale\nFewer moving parts.",
         )
     prompt = "the quasar relay drops packets when the buffer overflows"
+    # 1300: room for four heads
     for budget, most, fit in (
         (2000, 3, 3),
         (10_000, 3, 3),
         (1300, 5, 4),
-    ):  # 1300: room for four heads
+    ):
         r = run(
             synth,
             prompt,
@@ -360,9 +359,8 @@ def test_the_budget_holds_with_a_huge_body_and_ten_matches(synth):
 def test_bodies_are_cut_at_a_line_or_sentence_boundary():
     text = "First line of the body.\nSecond line, longer, with two sentences. The second one ends here.\nThird."
     assert context.cut(text, 1000) == text
-    assert (
-        context.cut(text, 30) == "First line of the body." + context.CUT
-    )  # a line break, when near
+    # a line break, when near
+    assert context.cut(text, 30) == "First line of the body." + context.CUT
     assert (
         context.cut(text, 60)
         == "First line of the body.\nSecond line, longer, with two" + context.CUT
@@ -445,9 +443,8 @@ def test_damaged_files_mean_fewer_results_never_an_error(synth):
     )
     prompt = "the zorblat queue job fails with a timeout"
     assert len(run(synth, prompt).given) == 2  # indexed, both
-    os.utime(
-        root / "runbook", ns=(10**18, 10**18)
-    )  # the folder's stamp is old enough to be trusted ...
+    # the folder's stamp is old enough to be trusted ...
+    os.utime(root / "runbook", ns=(10**18, 10**18))
     assert len(run(synth, prompt, session="s-1b").given) == 2
     bad.write_bytes(b"\xff\xfe not a memory any more")  # ... and an edit in place does not move it
     (root / "MEMORY.md").write_bytes(b"\xff\xfe\n" + entry("runbook", "x", "y").encode())
@@ -558,12 +555,10 @@ def test_the_recall_hook_path_imports_no_yaml_and_no_ui(synth):
         "Zorblat queue stalls",
         runbook_body("zorblat queue"),
     )
-    os.utime(
-        memory_root(synth) / "runbook", ns=(10**18, 10**18)
-    )  # a folder stamp old enough to be trusted
-    assert run(
-        synth, "the zorblat queue job fails with a timeout", session="warm-up"
-    ).given  # indexes it
+    # a folder stamp old enough to be trusted
+    os.utime(memory_root(synth) / "runbook", ns=(10**18, 10**18))
+    # indexes it
+    assert run(synth, "the zorblat queue job fails with a timeout", session="warm-up").given
     p = subprocess.run(
         [sys.executable, "-c", _PROBE],
         cwd=synth,
@@ -575,9 +570,8 @@ def test_the_recall_hook_path_imports_no_yaml_and_no_ui(synth):
         env={**os.environ, "PYTHONPATH": str(ROOT / "dev")},
     )
     hook_out, _, probe = p.stdout.decode().rpartition("\n")
-    assert (
-        "zorblat.md" in json.loads(hook_out)["hookSpecificOutput"]["additionalContext"]
-    )  # indexed and recalled
+    # indexed and recalled
+    assert "zorblat.md" in json.loads(hook_out)["hookSpecificOutput"]["additionalContext"]
     modules = json.loads(probe)["modules"]
     for name in ("yaml", "textual", "rich", "anthropic", "widgets"):
         assert not any(m == name or m.startswith(name + ".") for m in modules), name
@@ -596,9 +590,10 @@ def test_a_memory_saved_since_the_index_looked_is_recalled_without_loading_the_i
     gone = write_memory(
         root, "runbook", "zorblat-old", "Zorblat queue stalled once", runbook_body("zorblat queue")
     )
+    # indexed
     assert (
         len(run(synth, "the zorblat queue job fails with a timeout", session="warm-up").given) == 2
-    )  # indexed
+    )
     write_memory(
         root,
         "decision",

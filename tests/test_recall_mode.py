@@ -123,9 +123,8 @@ def test_the_env_switch_is_any_value_but_blanks():
 
 def test_in_recall_mode_what_claude_codes_selector_is_shown_is_left_to_it(two):
     r = recall_in(two, "env", env={"CLAUDE_MEMORY_STORES": "1"})
-    assert (
-        r.given == [] and r.context == ""
-    )  # both are among the 200 newest: its selector may pick them
+    # both are among the 200 newest: its selector may pick them
+    assert r.given == [] and r.context == ""
     assert (
         "2 its own recall is shown or surfaced not given (runbook/zorblat-a, runbook/zorblat-b)"
         in r.note
@@ -175,9 +174,8 @@ def test_offered_follows_claude_codes_scan(tmp_path):
 def test_in_recall_mode_memory_md_is_not_taken_as_loaded(two):
     crowd(memory_root(two), ["runbook/zorblat-a.md", "runbook/zorblat-b.md"])
     usual = recall_in(two, "usual")
-    assert (
-        "Its line in MEMORY.md is already loaded" in usual.context
-    )  # MEMORY.md loaded: bodies only
+    # MEMORY.md loaded: bodies only
+    assert "Its line in MEMORY.md is already loaded" in usual.context
     r = recall_in(two, "env", env={"CLAUDE_MEMORY_STORES": '["/srv/team"]'})
     assert set(r.given) == {"runbook/zorblat-a", "runbook/zorblat-b"}
     assert "already loaded" not in r.context and "When Zorblat queue stalls" in r.context  # in full
@@ -196,9 +194,8 @@ def test_a_memory_claude_code_surfaced_itself_is_not_given_again(two, tmp_path):
     )
     r = recall_in(two, SESSION, transcript=t)  # no env switch: the attachment says the mode is on
     assert r.given == ["runbook/zorblat-b"]
-    assert (
-        "When Zorblat queue restarts" in r.context
-    )  # MEMORY.md is not loaded in this mode: in full
+    # MEMORY.md is not loaded in this mode: in full
+    assert "When Zorblat queue restarts" in r.context
     assert "1 its own recall is shown or surfaced not given (runbook/zorblat-a)" in r.note
     # another session whose transcript holds no attachment: the usual mode, MEMORY.md loaded
     plain = tmp_path / "plain.jsonl"
@@ -273,12 +270,12 @@ def test_scan_copes_with_a_rewritten_transcript_and_a_line_longer_than_a_chunk(
     t.write_text(user_line("y" * 3000) + "\n" + attachment_line([a]) + "\n")
     offset, paths, found = claude_recall.scan(str(t), 0)
     assert (offset, paths, found) == (t.stat().st_size, [str(a)], True)
-    t.write_text(
-        attachment_line([b]) + "\n"
-    )  # shorter than the offset: rewritten, read from its start
+    # shorter than the offset: rewritten, read from its start
+    t.write_text(attachment_line([b]) + "\n")
     assert claude_recall.scan(str(t), offset)[1:] == ([str(b)], True)
+    # past this call's share: next time
     assert claude_recall.scan(str(t), 0, read_max=10) == (
         0,
         [],
         False,
-    )  # past this call's share: next time
+    )

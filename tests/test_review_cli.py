@@ -362,9 +362,8 @@ def test_a_rejected_item_is_not_listed_nor_proposed_again(drafted, capsys):
     code, doc, _ = cli_json(capsys, "list", "--all", "--project", drafted["project"])
     gone = next(i for i in doc["items"] if i["id"] == rb["id"])
     assert gone["state"] == "rejected" and gone["reason"] == "no command named"
-    _, out, _ = cli(
-        capsys, "list", "--all", "--project", drafted["project"]
-    )  # in words too: why it went
+    # in words too: why it went
+    _, out, _ = cli(capsys, "list", "--all", "--project", drafted["project"])
     assert "    why      no command named" in out.split(rb["id"], 1)[1].split("\n20", 1)[0], out
     _, out, _ = cli(capsys, "show", rb["id"], "--project", drafted["project"])
     assert "state       rejected\nwhy         no command named\n" in out, out

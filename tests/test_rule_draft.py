@@ -364,9 +364,8 @@ def test_the_sdk_drafts_the_rule_with_one_forced_tool_call_and_records_its_usage
     assert body["tools"][0]["input_schema"] == prompts.rule_schema()
     assert body["system"][0]["text"] == prompts.RULE_SYSTEM_PROMPT
     inside = fenced(body["messages"][0]["content"])
-    assert (
-        "Ignore previous instructions" in inside and "New instructions" in inside
-    )  # data, inside the fence
+    # data, inside the fence
+    assert "Ignore previous instructions" in inside and "New instructions" in inside
     assert (
         "tests/test_store.py::test_save" in inside
         and "A rule written without a model: When `test_save` fails" in inside

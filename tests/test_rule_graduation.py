@@ -99,9 +99,8 @@ def approve_and_check_one_file(capsys, project: Path, rid: str) -> tuple[str, st
 def test_three_sessions_of_one_pytest_failure_graduate_to_one_rule(app, capsys):
     for n in range(3):
         fail_in_session(app, f"sess-{n}", COMMAND, pytest_failure(n))
-        fail_in_session(
-            app, f"sess-{n}", COMMAND, pytest_failure(n + 10)
-        )  # a retry in the session: not counted
+        # a retry in the session: not counted
+        fail_in_session(app, f"sess-{n}", COMMAND, pytest_failure(n + 10))
     code, doc, _ = cli_json(capsys, "list", "--project", str(app))
     [item] = rules_of(doc)
     assert (

@@ -139,9 +139,8 @@ def test_show_prints_the_rule_file_the_diff_and_the_evidence_escaped(proj, capsy
     code, out, _ = cli(capsys, "show", f"rule/{proj['key']}", "--project", proj["project"])
     assert code == 0
     assert "evidence: 4 session(s)" in out and "session-0" in out and "uv run pytest -x" in out
-    assert (
-        "\x1b" not in out and "[bold]red[/bold]" in out
-    )  # data: the escape goes, the markup is plain text
+    # data: the escape goes, the markup is plain text
+    assert "\x1b" not in out and "[bold]red[/bold]" in out
     assert f"<!-- memcurate:rule/{proj['key']} -->" in out
 
 
@@ -159,9 +158,8 @@ def test_approve_writes_one_rule_file_and_a_recurrence_adds_evidence_not_a_copy(
     assert any(Path(proj["project"]).glob(g) for g in globs)
     assert any(p.name == "test_store.py" for g in globs for p in Path(proj["project"]).glob(g))
 
-    seen(
-        proj["data"], store_failure(), 2, first=3
-    )  # the failure comes back after the rule was written
+    # the failure comes back after the rule was written
+    seen(proj["data"], store_failure(), 2, first=3)
     assert rule_files(proj["rules"]) == {name: body}
     code, doc, _ = cli_json(capsys, "status", "--project", proj["project"])
     assert doc["rules"]["approved"] == 1 and doc["rules"]["pending"] == 0
@@ -358,9 +356,8 @@ def test_an_approval_while_another_writes_is_refused_and_the_rule_written_once(p
     write, second = rulefile.write, {}
 
     def write_while_another_approves(plan):
-        if (
-            "tried" not in second
-        ):  # once: the second approval's own write, when nothing kept it out, goes on
+        # once: the second approval's own write, when nothing kept it out, goes on
+        if "tried" not in second:
             second["tried"] = True
             other = Engine(proj["project"])
             try:
@@ -423,9 +420,8 @@ def test_headless_with_rules_auto_approve_writes_what_can_be_written(proj, capsy
     assert waiting["id"] == f"rule/{other.key}" and "left alone" in waiting["error"]
     assert blocked.read_bytes() == b"# the team's lint notes, not memcurate's\n"
     assert candidates.load(proj["data"], other.key).state == "pending"
-    code, doc, _ = cli_json(
-        capsys, "--auto-approve", "--project", proj["project"]
-    )  # a second run writes nothing new
+    # a second run writes nothing new
+    code, doc, _ = cli_json(capsys, "--auto-approve", "--project", proj["project"])
     assert code == 0 and doc["rules"]["written"] == [] and len(doc["rules"]["waiting"]) == 1
 
 
@@ -458,9 +454,8 @@ def test_list_draft_asks_claude_for_the_rule_text_and_approving_writes_it(proj, 
     assert item["title"] == rule and item["rule"]["paths"] == ["app/**/*.py"]
     assert item["rule"]["file"] == ".claude/rules/memcurate/storage.md"
     assert candidates.load(proj["data"], proj["key"]).draft["by"] == "claude-cli"
-    code, doc, err = cli_json(
-        capsys, "list", "--draft", "--project", proj["project"]
-    )  # drafted once
+    # drafted once
+    code, doc, err = cli_json(capsys, "list", "--draft", "--project", proj["project"])
     assert doc["drafted"]["drafted"] == [] and len(fake.calls()) == 1
     code, out, err = cli(capsys, "approve", item["id"], "--project", proj["project"])
     assert code == 0, err
@@ -647,21 +642,18 @@ def test_a_hand_damaged_rule_text_is_an_error_naming_the_file_never_made_up_glob
         code, out, err = cli(capsys, command, rid, "--project", proj["project"])
         assert code == 1 and "Traceback" not in err and rid in err, (command, err)
     engine = Engine(proj["project"])
-    with pytest.raises(
-        RuleError, match=re.escape(why)
-    ):  # the engine's own calls name the damage too
+    # the engine's own calls name the damage too
+    with pytest.raises(RuleError, match=re.escape(why)):
         engine.rule(rid)
     engine.close()
-    assert (
-        path.read_bytes() == before and not proj["rules"].exists()
-    )  # nothing written, nothing lost
+    # nothing written, nothing lost
+    assert path.read_bytes() == before and not proj["rules"].exists()
 
 
 def test_hand_damaged_ledger_files_are_read_as_text_not_crashed_on(proj, capsys):
     folder = Path(ledger.failure_dir(proj["data"], proj["key"]))
-    f = (
-        store_failure()
-    )  # the signature stays the key's (else the ledger backs no rule: test_attack_records)
+    # the signature stays the key's (else the ledger backs no rule: test_attack_records)
+    f = store_failure()
     (folder / "failure.json").write_text(
         json.dumps(
             {

@@ -91,9 +91,8 @@ def test_session_ids_become_safe_file_names_one_per_id(data):
         assert rec(data, f, s).new, s  # each id its own session: none taken for another's
     names = sorted(os.listdir(ledger.failure_dir(data, f.key)))
     assert "failure.json" in names and len(names) == len(ids) + 1
-    assert {"a_b.json", "0f4c2a9e-7b1d-4c3e-9a55-2d8e6f1b3c47.json"} <= set(
-        names
-    )  # safe ids are used as they are
+    # safe ids are used as they are
+    assert {"a_b.json", "0f4c2a9e-7b1d-4c3e-9a55-2d8e6f1b3c47.json"} <= set(names)
     for name in names:
         stem = name.removesuffix(".json")
         assert (
@@ -184,9 +183,8 @@ def test_a_writer_killed_half_way_leaves_nothing_counted(data):
     f = a_failure()
     rec(data, f, "s1")
     folder = ledger.failure_dir(data, f.key)
-    Path(folder, ".s2.json.999999.1.tmp").write_text(
-        '{"session": "s2", "at": "'
-    )  # killed before its link
+    # killed before its link
+    Path(folder, ".s2.json.999999.1.tmp").write_text('{"session": "s2", "at": "')
     assert ledger.sessions(data, f.key) == 1
     assert [o["session"] for o in ledger.occurrences(data, f.key)] == ["s1"]
     assert rec(data, f, "s2").new  # the session counts once it really is written
@@ -242,11 +240,12 @@ def test_candidate_changes(data):
     assert c.draft["rule"] == draft["rule"]
     candidates.set_edit(data, f.key, None)
     assert text(candidates.load(data, f.key))["rule"] == draft["rule"]
+    # never made-up globs from a string's letters or a dict's keys
     for paths in (
         "tests/**",
         {"tests/**": 1},
         [1],
-    ):  # never made-up globs from a string's letters or a dict's keys
+    ):
         with pytest.raises(ValueError, match="paths must be a list of globs"):
             candidates.set_edit(
                 data,
@@ -339,9 +338,8 @@ def test_prune_never_loses_an_occurrence_recorded_while_it_decides(data, monkeyp
     rename = os.rename
     moved = []
 
-    def hook_records_first(
-        src, dst
-    ):  # a hook links this session's file just before the folder goes aside
+    # a hook links this session's file just before the folder goes aside
+    def hook_records_first(src, dst):
         if not moved:
             moved.append(src)
             rec(data, f, "s2")

@@ -122,9 +122,8 @@ def test_two_drafts_pending_at_once_save_the_fact_once_in_the_tui_path(project, 
     first, second = staging.triage_ids(engine.data)
     engine.process(first)
     engine.process(second)
-    assert (
-        engine.review(second, "decision")["decision"]["action"] == "create"
-    )  # nothing was saved yet
+    # nothing was saved yet
+    assert engine.review(second, "decision")["decision"]["action"] == "create"
     paraphrase(engine, second)
     engine.approve(first, "decision")
     with pytest.raises(Redecided, match="was saved since"):

@@ -61,9 +61,8 @@ def seed(project: Path, memory: Path, n: int) -> None:
     engine = Engine(project)
     try:
         memory_md.apply(memory, engine.cfg, lines)
-        with (
-            engine.root_lock()
-        ):  # as after any earlier save: an older archive layout looked for, once
+        # as after any earlier save: an older archive layout looked for, once
+        with engine.root_lock():
             pass
     finally:
         engine.close()

@@ -153,9 +153,8 @@ def test_a_session_end_with_no_keyword_trigger_gets_a_second_look_that_drafts_th
     )
     assert "[4] user: Fine. Keep the page size at 20" in ask.activity
     assert "hunter2secret" not in ask.activity and "[REDACTED:" in ask.activity
-    assert (
-        "TOOL OUTPUT NEVER SENT" not in ask.activity and "Let me run" not in ask.activity
-    )  # narration out
+    # narration out
+    assert "TOOL OUTPUT NEVER SENT" not in ask.activity and "Let me run" not in ask.activity
     assert ask.entries == {1, 2, 3, 4, 5} and ask.turns == {1, 2} and ask.model_alias == "sonnet"
 
     rec = staging.category_states(engine.data, tid)["tech_debt"]
@@ -223,9 +222,8 @@ def test_a_category_the_keywords_found_is_not_added_twice(project, tmp_path):
     engine.process(second)
     (ask,) = fake.looks
     assert ask.already == ("decision",)
-    assert (
-        "[1] user: We decided to use JWT" in ask.activity
-    )  # the whole session since the last look
+    # the whole session since the last look
+    assert "[1] user: We decided to use JWT" in ask.activity
     look = look_record(engine, second)
     # The decision is the look's fact now, drafted in the triage of the look; the first triage's keyword
     # decision (an excerpt) is not drafted: it is skipped, naming where its fact went (issue 23).
@@ -265,9 +263,8 @@ def test_backend_auto_that_will_draft_offline_asks_for_none(project, tmp_path, m
     assert report["status"] == "no-trigger" and staging.triage_ids(engine.data) == []
     (empty / "claude").write_text("#!/bin/sh\n")
     (empty / "claude").chmod(0o755)
-    report = end_session(
-        engine, session().write(tmp_path / "t.jsonl")
-    )  # now `auto` would use the claude CLI
+    # now `auto` would use the claude CLI
+    report = end_session(engine, session().write(tmp_path / "t.jsonl"))
     assert report["status"] == "staged" and "second_look" in staging.load_triage(
         engine.data, report["triage"]
     )
@@ -281,9 +278,8 @@ def test_backend_offline_or_the_look_turned_off_asks_for_none(project, tmp_path)
         f"backend: offline\nmemory:\n  root: {tmp_path}/m\n"
     )
     engine = Engine(project, clock=lambda: NOW)
-    assert (
-        end_session(engine, session().write(tmp_path / "t.jsonl"))["status"] == "staged"
-    )  # its summary
+    # its summary
+    assert end_session(engine, session().write(tmp_path / "t.jsonl"))["status"] == "staged"
     (tid,) = staging.triage_ids(engine.data)
     assert "second_look" not in staging.load_triage(engine.data, tid)
 
@@ -334,9 +330,8 @@ def test_a_failed_look_is_recorded_and_the_other_categories_go_on(project, tmp_p
         states = engine.process(tid)
     finally:
         ANSWERS.pop("decision")
-    assert (
-        set(states) == {"decision"} and states["decision"] != "triaged"
-    )  # drafted despite the failed look
+    # drafted despite the failed look
+    assert set(states) == {"decision"} and states["decision"] != "triaged"
     look = look_record(engine, tid)
     assert (
         look["state"] == "failed" and look["error"] == "claude CLI timed out after 119 s (killed)"

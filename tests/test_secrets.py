@@ -311,9 +311,8 @@ def test_secret_cut_by_the_summary_quote_is_not_half_kept(project, transcripts):
         + "x " * 2990
     )
     cut = len(prompt) - 6000
-    assert (
-        prompt.index(GITHUB) < cut < prompt.index(GITHUB) + len(GITHUB) - 14
-    )  # the cut is inside the token
+    # the cut is inside the token
+    assert prompt.index(GITHUB) < cut < prompt.index(GITHUB) + len(GITHUB) - 14
     t = Transcript(session="9c1d2e3f-0000-4111-8222-333344445555").user(prompt)
     t.assistant(
         text("Reading."),

@@ -71,9 +71,8 @@ def test_a_plan_that_removes_a_private_key_shows_none_of_it(messy):  # noqa: F81
 
 def test_a_stale_file_proposal_never_stores_a_file_holding_a_secret(messy, capsys):  # noqa: F811
     path = messy["root"] / "debugging.md"
-    path.write_text(
-        path.read_text() + "Login is in `src/auth.py`, next to `src/db.py`.\n"
-    )  # one since deleted
+    # one since deleted
+    path.write_text(path.read_text() + "Login is in `src/auth.py`, next to `src/db.py`.\n")
     doc = check_json(capsys, messy["project"])
     [stale] = [
         f
@@ -82,14 +81,14 @@ def test_a_stale_file_proposal_never_stores_a_file_holding_a_secret(messy, capsy
     ]
     assert "waits until the secret" in stale["message"] and stale["proposal"] is None
     assert secret_pid(doc)  # the secret's own proposal is there, and it stores the text redacted
-    assert (
-        KEY not in proposal_files(messy["project"]) and KEY in path.read_text()
-    )  # Claude's bytes untouched
+    # Claude's bytes untouched
+    assert KEY not in proposal_files(messy["project"]) and KEY in path.read_text()
 
 
+# noqa: F811
 def test_finding_messages_are_redacted_before_they_are_cached_or_printed(
     messy, capsys, monkeypatch
-):  # noqa: F811
+):
     def quoting(engine):
         return [
             Finding(

@@ -572,9 +572,8 @@ def test_a_secret_in_an_error_never_reaches_the_signature_or_the_excerpt():
 
 def test_a_megabyte_of_output_is_read_only_at_its_ends():
     command, output = _case("pytest_typeerror")
-    noise = (
-        "PASSED tests/test_many.py::test_ok\n" * 40_000
-    )  # ~1.4 MB between the head and the summary
+    # ~1.4 MB between the head and the summary
+    noise = "PASSED tests/test_many.py::test_ok\n" * 40_000
     big = output.replace("=================================== FAILURES", noise + "=== FAILURES", 1)
     assert len(big) > 1_000_000
     found = failures(command, big, project=PROJECT)

@@ -107,9 +107,8 @@ def test_counts_by_state_and_unreadable_triages(tmp_path):
     staging.set_state(tmp_path, "20261122T100000Z-aaaa0001", "decision", "rejected")
     os.makedirs(os.path.join(tmp_path, "staging", "20261122T120000Z-dead0003"))  # no triage.json
     staging.stage(tmp_path, doc("20261122T130000Z-dead0004"))
-    os.makedirs(
-        os.path.join(tmp_path, "staging", "20261122T130000Z-dead0004", "state.log")
-    )  # not a file
+    # not a file
+    os.makedirs(os.path.join(tmp_path, "staging", "20261122T130000Z-dead0004", "state.log"))
     c = staging.counts(tmp_path)
     assert c == {
         "triages": 4,

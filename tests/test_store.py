@@ -332,9 +332,8 @@ def test_retire_archives_and_moves_the_file_to_the_archive_folder(store):
     c = doc(id="no-network", category="constraint", title="No network in CI")
     path = store.create(c)
     _, h = store.read("constraint", "no-network")
-    archived = os.path.join(
-        store.root, ".archive", "constraint", "no-network.md"
-    )  # out of Claude Code's recall
+    # out of Claude Code's recall
+    archived = os.path.join(store.root, ".archive", "constraint", "no-network.md")
     assert store.retire("constraint", "no-network", h) == archived and not os.path.exists(path)
     path = archived
     back, h2 = store.read("constraint", "no-network")
@@ -363,9 +362,8 @@ def test_the_lock_is_one_file_lock_for_the_root(store):
     with lock:
         with pytest.raises(LockBusy), store.lock(wait=0):
             pass
-        store.create(
-            doc()
-        )  # the store never takes the lock itself: no deadlock inside the caller's
+        # the store never takes the lock itself: no deadlock inside the caller's
+        store.create(doc())
     with store.lock(wait=0):
         pass
 

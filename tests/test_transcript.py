@@ -239,16 +239,14 @@ def test_a_huge_message_is_read_from_its_ends_and_the_stats_say_so(tmp_path):
         assert "middle line 2500 " not in e.text and "Part 10:" not in e.text
         assert "characters not scored …]" in e.text
     assert short.text == "and a short one stays whole"
-    assert (
-        out.kind == "command_output" and len(out.text) <= 2100
-    )  # bounded, and never scored: not noted
+    # bounded, and never scored: not noted
+    assert out.kind == "command_output" and len(out.text) <= 2100
     assert [(c["turn"], c["kind"], c["kept"]) for c in stats.cut] == [
         (1, "user", 1000),
         (1, "assistant", 1000),
     ]
-    assert stats.cut[0]["chars"] == pytest.approx(
-        len(prompt), rel=0.05
-    )  # bytes of what was never decoded
+    # bytes of what was never decoded
+    assert stats.cut[0]["chars"] == pytest.approx(len(prompt), rel=0.05)
     assert stats.cut[0]["bytes"] == u.end - u.start and stats.cut[1]["bytes"] == a.end - a.start
     assert (
         stats.as_dict()["cut_messages"] == stats.cut and stats.as_dict()["cut_message_count"] == 2

@@ -230,9 +230,8 @@ def test_session_summary_only_when_asked_and_substantive(tmp_path, rules):
     assert s["signals"] == {"tool_uses": 20, "distinct_tools": 5, "user_turns": 2}
     assert "[turn 1 · user] Add pagination to the list endpoint" in s["excerpt"]
     assert "next, add tests for page size" in s["excerpt"]
-    assert (
-        "[files changed] src/f1.py, src/f4.py, src/f6.py" in s["excerpt"]
-    )  # relative to the session's folder
+    # relative to the session's folder
+    assert "[files changed] src/f1.py, src/f4.py, src/f6.py" in s["excerpt"]
     tiny = tmp_path / "tiny.jsonl"
     write(tiny, [user("Warmup"), *assistant("m1", text("Ready."))])
     res, _ = triage_file(tiny, rules, summary=True)
@@ -256,9 +255,8 @@ def test_snippets_are_redacted_bounded_and_unique(tmp_path, rules):
     doc = json.dumps(res)
     assert secret not in doc and "[REDACTED:anthropic-key]" in doc
     snippets = res["decision"]["snippets"]
-    assert (
-        len(snippets) == 2 and len({s["text"] for s in snippets}) == 2
-    )  # the repeated line is one snippet
+    # the repeated line is one snippet
+    assert len(snippets) == 2 and len({s["text"] for s in snippets}) == 2
     assert all(len(s["text"]) <= rules.snippet_chars for s in snippets)
     assert len(res["decision"]["excerpt"]) <= rules.excerpt_chars
 
@@ -317,9 +315,8 @@ def test_requirements_never_hide_a_match(rules):
             if rx.search(line):
                 assert kw.may_match(line.lower()), (kw.regex.pattern, line)
                 matched.add(kw.regex.pattern)
-    assert (
-        len(matched) >= len(keywords) // 3
-    )  # the lines put a good share of the keywords to the test
+    # the lines put a good share of the keywords to the test
+    assert len(matched) >= len(keywords) // 3
 
 
 @pytest.mark.parametrize(

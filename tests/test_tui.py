@@ -439,9 +439,8 @@ def test_approve_all_saves_every_clean_memory_and_leaves_those_with_issues(proje
     assert not advised["blocked"] and any(i["code"] == "overlong" for i in advised["issues"])
     # the runbook's Verification says only that the tests pass: an advisory (form.py), so not clean
     clean = [c for c in DEMO_CATEGORIES if c not in ("decision", "tech_debt", "runbook")]
-    for (
-        cat
-    ) in clean:  # written by a person: no longer an offline card (an unwritten card is never clean)
+    # written by a person: no longer an offline card (an unwritten card is never clean)
+    for cat in clean:
         assert not edit_staged(
             project, memory, tid, cat, lambda t: t.rstrip("\n") + " Checked by hand.\n"
         )["issues"]
@@ -685,9 +684,8 @@ def test_a_title_with_a_control_character_is_blocked_not_stuck_half_approved(
         await press(pilot, "a")
         rec = state_of(project, tid, "decision")
         assert rec["state"] == "ready", rec["state"]  # refused: not saved, not left `approved`
-        assert (
-            row(app, "decision").blocks and app.check_action("reject_memory", ()) is True
-        )  # shown blocked
+        # shown blocked
+        assert row(app, "decision").blocks and app.check_action("reject_memory", ()) is True
 
     run(app, scenario)
 
@@ -726,9 +724,8 @@ def test_changing_the_action_to_noop_then_approving_writes_no_file(project, memo
 
 def test_filter_shows_only_matching_rows_and_an_empty_filter_shows_all(project, memory):
     tid = stage_demo(project, memory, drafted=True)
-    edit_staged(
-        project, memory, tid, "runbook", lambda t: t.replace("## Steps", "## Things")
-    )  # a BLOCK
+    # a BLOCK
+    edit_staged(project, memory, tid, "runbook", lambda t: t.replace("## Steps", "## Things"))
     app = tui(project, memory)
 
     async def scenario(pilot):
@@ -813,9 +810,8 @@ def test_a_click_selects_a_row(project, memory):
         await pilot.click(QueueTable, offset=(20, target + 2))  # +2: the border and the header row
         await settle(pilot)
         assert app.selected().category == "tech_debt"
-        assert (
-            app.review_key == app.selected().key and "tech_debt" in app.review["text"]
-        )  # its document shown
+        # its document shown
+        assert app.review_key == app.selected().key and "tech_debt" in app.review["text"]
 
     run(app, scenario)
 
@@ -877,9 +873,8 @@ def test_the_progress_of_a_triage_another_process_holds_shows_live(project, memo
     tid = stage_demo(project, memory)
     app = tui(project, memory, watch=True, run_pipeline=False)
     gated = Gated()
-    other = engine_factory(
-        project, memory, drafter=gated
-    )()  # the other holder: its own engine and claim
+    # the other holder: its own engine and claim
+    other = engine_factory(project, memory, drafter=gated)()
 
     async def scenario(pilot):
         await watching(pilot)
@@ -913,9 +908,8 @@ def test_the_footer_lets_go_of_the_keys_it_replaces(project, memory):
     place: none is replaced, so none is left behind (textual keeps replaced keys' caches alive: a long-running
     app would grow without bound)."""
     tid = stage_demo(project, memory, drafted=True)
-    edit_staged(
-        project, memory, tid, "runbook", lambda t: t.replace("## Steps", "## Things")
-    )  # a BLOCK
+    # a BLOCK
+    edit_staged(project, memory, tid, "runbook", lambda t: t.replace("## Steps", "## Things"))
     app = tui(project, memory)
 
     def greyed(footer) -> dict[str, bool]:
@@ -962,8 +956,7 @@ def test_each_draft_shows_its_confidence_in_the_queue_and_why_in_its_issues(proj
             assert other.confidence == conf
         issues = text_of(app.query_one("#issues", Static))
         assert f"CONF     {after['value']:.2f} · evidence " in issues
-        assert (
-            "-0.25 advisory: overlong (body): the body is" in issues
-        )  # the factor that pulled it down, and why
+        # the factor that pulled it down, and why
+        assert "-0.25 advisory: overlong (body): the body is" in issues
 
     run(app, scenario)

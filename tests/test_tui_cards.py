@@ -67,9 +67,8 @@ def test_a_selected_card_shows_its_evidence_and_the_editor_keeps_it_beside_the_t
             in shown
         )
         assert "fixed:  by: Edit tests/conftest.py; passed: python -m pytest -q" in shown
-        assert shown.index("Document") < shown.index(
-            "Offline card"
-        )  # the text first, its evidence under it
+        # the text first, its evidence under it
+        assert shown.index("Document") < shown.index("Offline card")
         assert "an offline evidence card" in issues(app)
 
         await select(pilot, "decision")
@@ -97,9 +96,8 @@ def test_a_card_the_person_wrote_is_a_normal_draft_with_its_evidence_still_shown
         await press(pilot, "ctrl+s")
         assert not isinstance(app.screen, EditorScreen)
         staged, old_id = staged_text(project, tid, "decision"), memfile.parse(text).id
-        new_id = memfile.parse(
-            staged
-        ).id  # the title changed: the new memory's file name follows it (issue 26)
+        # the title changed: the new memory's file name follows it (issue 26)
+        new_id = memfile.parse(staged).id
         assert new_id == memfile.slugify(memfile.parse(text).title) != old_id
         assert staged == text.replace(f"id: {old_id}", f"id: {new_id}", 1)
         assert app.review["card"] is False and not cards.is_card(app.review)

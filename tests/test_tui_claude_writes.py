@@ -48,9 +48,8 @@ def review(setup):
 
 
 def app_for(project: Path, **kw):
-    return tui(
-        project, project / "unused", **kw
-    )  # the config above wins: the memory argument is not used
+    # the config above wins: the memory argument is not used
+    return tui(project, project / "unused", **kw)
 
 
 def document(app) -> str:
@@ -134,9 +133,8 @@ def test_a_staged_write_shows_in_the_queue_with_its_text_diff_and_issues(review)
         assert "A new file" in document(app) and "AKIA" + "ABCDEFGHIJKLMNOP" not in document(app)
         assert "[REDACTED:aws-access-key]" in document(app)
         assert "BLOCK" in text_of(app.query_one(IssuesView))
-        assert (
-            app.check_action("approve_memory", ()) is None
-        )  # a BLOCK greys out approve, as for a memory
+        # a BLOCK greys out approve, as for a memory
+        assert app.check_action("approve_memory", ()) is None
         await press(pilot, "a")
         assert not (root / "aws.md").exists() and len(shown(app)) == 3
 
@@ -218,9 +216,8 @@ def test_a_conflict_is_said_and_nothing_is_written(review):
 
     async def scenario(pilot):
         await select(pilot, "claude")
-        (root / "notes.md").write_text(
-            "changed by hand\n"
-        )  # after staging, before the person approves
+        # after staging, before the person approves
+        (root / "notes.md").write_text("changed by hand\n")
         await press(pilot, "a")
         message, severity = told[-1]
         assert severity == "error" and "notes.md changed since Claude's write was staged" in message
@@ -248,9 +245,8 @@ def test_keys_that_do_not_apply_are_greyed_out_and_say_why(review):
 
     async def scenario(pilot):
         await select_title(pilot, "build commands")
-        assert (
-            text_of(app.query_one(IssuesView)) == "No issues."
-        )  # clean: MEMORY.md's pending write links it
+        # clean: MEMORY.md's pending write links it
+        assert text_of(app.query_one(IssuesView)) == "No issues."
         for action, key in (
             ("edit_memory", "e"),
             ("edit_external", "E"),
@@ -331,9 +327,8 @@ def test_markup_and_escapes_in_claudes_text_show_literally(review):
     app = app_for(project)
 
     async def scenario(pilot):
-        assert (
-            row_text(app, 0)["title"] == markup
-        )  # the front matter's name, as text: no markup applied
+        # the front matter's name, as text: no markup applied
+        assert row_text(app, 0)["title"] == markup
         on_screen = table(app).render_line(1).text  # line 0 is the header
         assert markup in on_screen and "\x1b" not in on_screen
         await select(pilot, "claude")

@@ -169,9 +169,8 @@ def test_review_the_demo_in_a_terminal_approve_and_quit(project, tmp_path):
     memory = tmp_path / "memory"
     data = stage_demo(project, memory, tmp_path)
     staged = staging.triage_ids(str(data))
-    assert (
-        len(staged) == 2
-    )  # the turn's triage (5 categories) and the session end's (session_summary)
+    # the turn's triage (5 categories) and the session end's (session_summary)
+    assert len(staged) == 2
 
     term = Terminal(
         memcurate_exe() + ["--project", str(project)], cwd=project, env=dict(os.environ)
@@ -205,11 +204,12 @@ def test_review_the_demo_in_a_terminal_approve_and_quit(project, tmp_path):
         assert sorted(r["state"] for r in records.values()) == ["ready"] * 6
         for cat, title, *_ in rows:
             full = records[cat]["title"]
+            # cut to the column
             assert len(title) >= 12 and full.startswith(title.rstrip("…")), (
                 cat,
                 title,
                 full,
-            )  # cut to the column
+            )
         assert rows[0][1].startswith("Use JWT: short-lived")
         assert "Login with JWT access" in screen  # the session summary, titled by the work it did
         assert not list(memory.glob("*/*.md"))
@@ -282,9 +282,8 @@ def test_quitting_while_claude_drafts_does_not_wait_for_it(project, tmp_path):
             for tid in staging.triage_ids(str(data))
             for c, r in staging.category_states(str(data), tid).items()
         }
-        assert "drafting" in states.values() and not list(
-            memory.glob("*/*.md")
-        )  # resumed by the next run
+        # resumed by the next run
+        assert "drafting" in states.values() and not list(memory.glob("*/*.md"))
     finally:
         term.close()
 

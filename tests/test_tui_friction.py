@@ -115,9 +115,8 @@ def test_a_draft_changed_since_it_was_shown_is_not_approved(project, memory):
         await press(pilot, "a")
         assert memory_files(memory) == []
         assert any("changed since it was shown" in m and sev == "error" for m, sev in told), told
-        await select(
-            pilot, "constraint"
-        )  # read again: the new text is on screen, and approving it saves it
+        # read again: the new text is on screen, and approving it saves it
+        await select(pilot, "constraint")
         await press(pilot, "a")
         (path,) = memory_files(memory)
         assert "Changed elsewhere." in (memory / path).read_text()
@@ -182,16 +181,18 @@ def test_escape_from_the_memory_md_view_goes_back_to_the_library_then_the_queue(
 
 def test_approve_clean_leaves_what_the_auto_approve_gate_holds_and_says_so(project, memory):
     (project / ".claude").mkdir(parents=True)
+    # (the tests' own config saves cards)
     (project / ".claude" / "memcurate.yaml").write_text(
         f"backend: offline\nmemory:\n  root: {memory}\ndrafting:\n  backoff_seconds: 0.0\n"
         "auto_approve:\n  min_confidence: 0.9\n  offline_cards: false\n"
-    )  # (the tests' own config saves cards)
+    )
     tid = stage_demo(project, memory, drafted=True)
+    # written by a person: no issue left
     for cat in (
         "constraint",
         "preference",
         "session_summary",
-    ):  # written by a person: no issue left
+    ):
         assert not edit_staged(
             project, memory, tid, cat, lambda t: t.rstrip("\n") + " Checked by hand.\n"
         )["issues"]

@@ -44,9 +44,8 @@ def test_the_library_has_its_own_help_naming_archive_and_adopt_and_what_they_mea
         footer = [k.key for k in app.screen.query("FooterKey")] + [
             k.key for k in screen.query("FooterKey")
         ]
-        assert (
-            "r" not in footer and "c" not in footer
-        )  # the queue's keys are not offered behind the library
+        # the queue's keys are not offered behind the library
+        assert "r" not in footer and "c" not in footer
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is screen

@@ -260,12 +260,13 @@ def test_claudes_lines_are_listed_in_memory_md_order_after_its_files_and_ages_st
     ]  # hashes in another order than the file's
     md.write_text("\n".join(lines) + "\n" + md.read_text(encoding="utf-8"), encoding="utf-8")
     old = memory / "decision" / "keep-sessions-in-redis.md"
+    # seven years old: an age of "7y", not a number of days the column cuts
     old.write_text(
         re.sub(
             r"(?m)^updated: .*$", "updated: 2019-01-01T00:00:00Z", old.read_text(encoding="utf-8")
         ),
         encoding="utf-8",
-    )  # seven years old: an age of "7y", not a number of days the column cuts
+    )
     app = tui(project, memory, run_pipeline=False)
 
     async def scenario(pilot):
@@ -517,9 +518,8 @@ def test_search_narrows_as_you_type_and_clearing_it_shows_everything_again(proje
             await pilot.press("backspace")
             await drain(pilot, screen)
         assert refs_shown(screen) == everything
-        assert (
-            screen.table.selected().ref == "decision/keep-sessions-in-redis"
-        )  # the cursor stayed on it
+        # the cursor stayed on it
+        assert screen.table.selected().ref == "decision/keep-sessions-in-redis"
         await pilot.press("a", "u", "t", "h")  # a prefix: authentication
         await drain(pilot, screen)
         assert refs_shown(screen) == ["decision/use-jwt-for-api-auth"]

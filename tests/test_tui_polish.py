@@ -232,9 +232,8 @@ def test_two_titles_alike_for_longer_than_their_column_differ_on_screen(project,
         assert shown_titles[0] != shown_titles[1], shown_titles
         on_screen = [table(app).render_line(1 + n).text for n in decisions]
         assert on_screen[0] != on_screen[1]
-        for n, t in zip(
-            decisions, shown_titles, strict=True
-        ):  # its start, an ellipsis, what tells it apart
+        # its start, an ellipsis, what tells it apart
+        for n, t in zip(decisions, shown_titles, strict=True):
             head, tail = t.split("…", 1)
             full = table(app).shown[n].title
             assert full.startswith(head) and tail.rstrip("…") in full[len(ALIKE) - 3 :]
@@ -252,9 +251,8 @@ def test_fit_title_cuts_at_the_end_while_the_difference_shows():
     n = shared_prefixes([x, y])[x]
     fitted = fit_title(x, 30, n), fit_title(y, 30, n)
     assert fitted[0] != fitted[1] and all(len(f) == 30 for f in fitted)
-    assert (
-        shared_prefixes([x, x])[x] == 0
-    )  # the same title twice is not told apart (nothing to tell)
+    # the same title twice is not told apart (nothing to tell)
+    assert shared_prefixes([x, x])[x] == 0
 
 
 # -- 4. approve-all lists what it saves ---------------------------------------------------------------
@@ -262,13 +260,15 @@ def test_fit_title_cuts_at_the_end_while_the_difference_shows():
 
 def test_approve_all_lists_each_memory_it_saves_before_asking(project, memory):
     tid = stage_demo(project, memory, drafted=True)
+    # BLOCK
     edit_staged(
         project, memory, tid, "decision", lambda t: t.replace("## Rationale", "## Thoughts")
-    )  # BLOCK
+    )
+    # written by a person: no longer offline cards, so clean
     for cat in (
         "constraint",
         "preference",
-    ):  # written by a person: no longer offline cards, so clean
+    ):
         edit_staged(project, memory, tid, cat, lambda t: t.rstrip("\n") + " Checked by hand.\n")
     app = tui(project, memory)
 
@@ -332,9 +332,8 @@ def test_a_toast_does_not_cover_the_budgets(project, memory):
     app = tui(project, memory)
 
     async def main() -> None:
-        async with app.run_test(
-            size=(160, 50), notifications=True
-        ) as pilot:  # run() leaves toasts out
+        # run() leaves toasts out
+        async with app.run_test(size=(160, 50), notifications=True) as pilot:
             await settle(pilot)
             await scenario(pilot)
 
@@ -368,9 +367,8 @@ def test_the_age_column_ticks_without_redrawing_the_other_cells(project, memory)
             return real(row_key, column_key, value, **kw)
 
         queue.update_cell = spy
-        later = (
-            FIXED_NOW + 10 * 365 * 86400
-        )  # staged now, in real time: ten years on from the fixed clock
+        # staged now, in real time: ten years on from the fixed clock
+        later = FIXED_NOW + 10 * 365 * 86400
         assert queue.tick_ages(later) == len(queue.shown)
         assert set(updated) == {"age"}
         assert {row_text(app, n)["age"] for n in range(len(queue.shown))} != ages
@@ -454,9 +452,8 @@ def test_a_block_in_the_issues_panel_does_not_repeat_its_heading(project, memory
         block = next(
             i for i in issues if i["severity"] == "BLOCK" and i["where"] == "## Verification"
         )
-        assert block["message"].startswith(
-            "## Verification"
-        )  # what verification says, heading and all
+        # what verification says, heading and all
+        assert block["message"].startswith("## Verification")
         panel = text_of(app.query_one(IssuesView))
         line = next(line for line in panel.splitlines() if line.startswith("BLOCK"))
         assert line.count("## Verification") == 1 and "required section is missing" in line, panel

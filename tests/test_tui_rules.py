@@ -158,9 +158,8 @@ def test_a_failure_seen_in_three_sessions_is_a_rule_row_with_its_evidence_and_in
         assert item.tid == f"rule/{key}"  # the id memcurate approve takes
         rule = app.engine.rule(key)["rule"]
         cells = row_text(app, 0)
-        assert rule and rule.startswith(
-            cells["title"].rstrip("…")
-        )  # the rule text is the title (fitted)
+        # the rule text is the title (fitted)
+        assert rule and rule.startswith(cells["title"].rstrip("…"))
         assert cells["action"] == "seen 3×"
         panel = graduation(app)
         assert "Rule graduation 1" in panel and "3× " + rule[:10] in panel

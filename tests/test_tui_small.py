@@ -38,9 +38,8 @@ def titles_cut_below(app, least: int) -> list[str]:
 def check_small(app, width: int, least_title: int) -> None:
     assert {"question_mark", "q"} <= footer_keys_in_sight(app, width)
     q = table(app)
-    assert (
-        q.virtual_size.width <= q.scrollable_content_region.width
-    )  # every column in sight, none scrolled off
+    # every column in sight, none scrolled off
+    assert q.virtual_size.width <= q.scrollable_content_region.width
     assert q.region.width == width  # the whole width: the panels stack
     assert not titles_cut_below(app, least_title), titles_cut_below(app, least_title)
     document = app.query_one(DocumentView)
@@ -54,9 +53,8 @@ def check_small(app, width: int, least_title: int) -> None:
         and "MEMORY.md budgets" in plain_of(budgets)
     )
     progress = app.query_one(ProgressView)
-    assert progress.region.height >= 1 and "6 ready" in plain_of(
-        progress
-    )  # the pipeline, on one line
+    # the pipeline, on one line
+    assert progress.region.height >= 1 and "6 ready" in plain_of(progress)
 
 
 def test_at_80_by_24_titles_document_issues_pipeline_budgets_and_footer_keys_fit(project, tmp_path):
@@ -107,9 +105,8 @@ def test_from_wide_to_80_and_back_the_cursor_stays_on_its_row(project, tmp_path)
             await pilot.resize_terminal(*size)
             await settle(pilot)
             assert app.selected().key == before
-            assert ("age" in table(app).columns) == (
-                size[0] >= 96
-            )  # the columns follow the width, both ways
+            # the columns follow the width, both ways
+            assert ("age" in table(app).columns) == (size[0] >= 96)
 
     run(app, scenario, size=(160, 45))
 
@@ -133,9 +130,8 @@ def test_help_at_80_by_24_scrolls_and_says_so_in_sight(project, tmp_path):
         body, hint = app.screen.query_one("#help-body"), app.screen.query_one("#help-hint")
         assert "scroll" in str(hint.render())
         dialog = app.screen.query_one("HelpScreen > Vertical")
-        assert hint.region.height == 1 and dialog.content_region.contains_region(
-            hint.region
-        )  # not cut off
+        # not cut off
+        assert hint.region.height == 1 and dialog.content_region.contains_region(hint.region)
         assert body.max_scroll_y > 0
         await press(pilot, "pagedown")
         assert body.scroll_y > 0
@@ -171,9 +167,8 @@ def test_moving_onto_a_blocked_row_greys_approve_in_the_same_footer_keys(project
         assert approve.has_class("-disabled")  # greyed where it does not apply
         await press(pilot, "k")
         assert not approve.has_class("-disabled")
-        assert (
-            list(app.screen.query("FooterKey")) == keys
-        )  # the same widgets: none rebuilt, none left behind
+        # the same widgets: none rebuilt, none left behind
+        assert list(app.screen.query("FooterKey")) == keys
 
     run(app, scenario, size=(160, 45))
 

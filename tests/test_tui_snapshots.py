@@ -315,9 +315,8 @@ def test_pipeline_progress_mid_run(snap_compare, project, tmp_path):
         ],
     )
     write_log(engine, T2, [{"category": "decision", "state": "drafting", "started": STAMP}])
-    assert (
-        sonnet
-    )  # the decision drafts with sonnet: its drafting line has no model yet, as in the pipeline
+    # the decision drafts with sonnet: its drafting line has no model yet, as in the pipeline
+    assert sonnet
     app = app_for(project, memory)
 
     async def run_before(pilot):
@@ -479,9 +478,8 @@ def test_a_claude_write_selected(snap_compare, project, tmp_path):
     (selected: its diff against the file and the text approving writes, an ADVISORY) and a BLOCKed Write."""
     memory = tmp_path / "memory"
     review_queue(project, memory)
-    auto = (
-        tmp_path / "claude-memory"
-    )  # Claude Code's auto-memory folder (memory.root puts memcurate's elsewhere)
+    # Claude Code's auto-memory folder (memory.root puts memcurate's elsewhere)
+    auto = tmp_path / "claude-memory"
     auto.mkdir()
     # where Claude Code's settings put it: a held write goes only to Claude's folder as resolved now
     (project / ".claude" / "settings.local.json").write_text(
@@ -550,9 +548,8 @@ def test_a_rule_candidate_selected(snap_compare, project, tmp_path):
     keys += [
         seen_output(project, n, "uv run mypy app", MYPY.format(n=n + 10)).key for n in range(1, 5)
     ]
-    for (
-        key
-    ) in keys:  # the stamps the ledger gives a candidate are real time: pinned before the clock
+    # the stamps the ledger gives a candidate are real time: pinned before the clock
+    for key in keys:
         path = Path(ledger.candidate_path(project / ".memcurate", key))
         doc = json.loads(path.read_text(encoding="utf-8"))
         doc["created"] = doc["updated"] = iso(FIXED_NOW - 3600)

@@ -25,9 +25,8 @@ def doc(
     body="## Decision\nUse JWT tokens for the public API.\n\n## Rationale\nThe API must stay stateless.",
     **kw,
 ) -> memfile.MemoryDoc:
-    description = kw.pop(
-        "description", "Stateless JWT tokens chosen for the public API"
-    )  # not the title again
+    # not the title again
+    description = kw.pop("description", "Stateless JWT tokens chosen for the public API")
     return memfile.MemoryDoc(
         id=id,
         category=category,
@@ -379,9 +378,8 @@ def test_a_planted_instruction_is_held_by_auto_approve_and_never_saved(project, 
     assert all(any("tells the agent to" in i for i in h["issues"]) for h in summary["held"])
     data = project / ".memcurate"
     for h in summary["held"]:
-        assert (
-            staging.category_state(str(data), h["triage"], h["category"])["state"] == "ready"
-        )  # pending
+        # pending
+        assert staging.category_state(str(data), h["triage"], h["category"])["state"] == "ready"
         review = read_review(str(data), h["triage"], h["category"])
         assert any(
             i["code"] == "instruction" and i["severity"] == ADVISORY for i in review["issues"]

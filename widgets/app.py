@@ -104,15 +104,13 @@ STARTING = (
 NOT_ON_SCREEN = (
     "the draft is not on screen yet: press the key again once the document panel shows it"
 )
-NARROW_HIDDEN = frozenset(
-    ("edit_external",)
-)  # the footer's keys left out there (help still lists them)
+# the footer's keys left out there (help still lists them)
+NARROW_HIDDEN = frozenset(("edit_external",))
 TIGHT = (
     100  # columns below which the footer leaves out TIGHT_HIDDEN too (at 80, ? Help and q Quit fit)
 )
-TIGHT_HIDDEN = frozenset(
-    ("change_action", "retry_memory")
-)  # keys for a row in one state or another
+# keys for a row in one state or another
+TIGHT_HIDDEN = frozenset(("change_action", "retry_memory"))
 AGE_TICK = 60.0  # seconds between updates of the age column (it counts in minutes after the first)
 ENGINE_FALLBACK = (
     1.0  # seconds after mounting: the engine starts even if no frame hook came (first paint ~0.3 s)
@@ -139,9 +137,8 @@ STARTING_GREYED = ACTION_NAMES - {
     "show_help",
     "quit",
 }  # until EngineReady: help and quit work from the first frame
-ALWAYS = frozenset(
-    ("filter_queue", "open_library", "show_help", "quit")
-)  # keys that apply whatever is selected
+# keys that apply whatever is selected
+ALWAYS = frozenset(("filter_queue", "open_library", "show_help", "quit"))
 KEY_ACTIONS = {keys: action for action, keys, *_ in REVIEW_ACTIONS}
 # What a person is told on pressing a key that does not apply to a write of Claude's own: approving writes
 # exactly what Claude wrote, so there is nothing to edit, no action to choose and no draft to retry.
@@ -251,9 +248,8 @@ class MemcurateApp(App):
         self._loading = False
         self._stop = threading.Event()
         self._work = threading.Event()  # the pipeline has something to look at
-        self.pipeline_idle = (
-            threading.Event()
-        )  # set while the pipeline waits for work (tests await it)
+        # set while the pipeline waits for work (tests await it)
+        self.pipeline_idle = threading.Event()
 
     # -- layout ---------------------------------------------------------------------
 
@@ -300,15 +296,13 @@ class MemcurateApp(App):
         Placed at each notification: the pipeline panel grows and shrinks as categories are drafted."""
         screen = self.screen
         try:
-            rack = screen.query_one(
-                "ToastRack"
-            )  # textual's, by its type name (its class is private)
+            # textual's, by its type name (its class is private)
+            rack = screen.query_one("ToastRack")
             above = screen.query_one("#drafting").region.y if screen is self.screen_stack[0] else 0
         except NoMatches:
             return
-        lift = (
-            max(1, screen.size.height - above) if above else 1
-        )  # 1: textual's own margin elsewhere
+        # 1: textual's own margin elsewhere
+        lift = max(1, screen.size.height - above) if above else 1
         if rack.styles.margin.bottom != lift:
             rack.styles.margin = (0, 0, lift, 0)
 
@@ -320,9 +314,8 @@ class MemcurateApp(App):
         queue.border_title = LOADING
         if self.clock is None:  # a fixed clock (tests, snapshots): the ages never move
             self.set_interval(AGE_TICK, self._tick_ages)
-        self.set_timer(
-            ENGINE_FALLBACK, self._after_first_frame
-        )  # should textual not call the hook below
+        # should textual not call the hook below
+        self.set_timer(ENGINE_FALLBACK, self._after_first_frame)
 
     def post_display_hook(self) -> None:
         """After each frame written (textual): the first one starts the engine (the first paint is not
@@ -407,9 +400,8 @@ class MemcurateApp(App):
                     items[kind.key] = [
                         kind_item(i) for i in self.engine.review_items(kind=kind.kind)
                     ]
-                except (
-                    Exception
-                ) as e:  # the folder unreadable (one bad record is an error row): said, rows kept
+                # the folder unreadable (one bad record is an error row): said, rows kept
+                except Exception as e:
                     self.post_message(ActionDone(f"cannot read {kind.what}: {e}", set(), "error"))
         self.post_message(ItemsLoaded(items, full=full, outcomes=outcomes))
 
@@ -483,9 +475,8 @@ class MemcurateApp(App):
             self.refresh_bindings()
 
     def _show_progress(self, item: Item | None) -> None:
-        tid = (
-            item.tid if is_memory(item) else None
-        )  # Claude's writes and rules are not drafted by the pipeline
+        # Claude's writes and rules are not drafted by the pipeline
+        tid = item.tid if is_memory(item) else None
         rows = [i for i in self.items.get(tid, []) if not i.is_error] if tid else []
         busy = sum(
             1
@@ -631,12 +622,10 @@ class MemcurateApp(App):
         for _, path in changes:
             kind = next((key for folder, key in kinds.items() if path.startswith(folder)), None)
             if kind is not None:
-                if not os.path.basename(path).startswith(
-                    "."
-                ):  # a record's temp file: its rename follows
-                    tids.add(
-                        kind
-                    )  # staged, updated, approved or rejected elsewhere: read them again
+                # a record's temp file: its rename follows
+                if not os.path.basename(path).startswith("."):
+                    # staged, updated, approved or rejected elsewhere: read them again
+                    tids.add(kind)
             elif path.startswith(prefix):
                 tid = path[len(prefix) :].split(os.sep, 1)[0]
                 if tid and not tid.startswith("."):
@@ -684,9 +673,8 @@ class MemcurateApp(App):
                         states = {c.state for c in engine.candidates(tid).values()}
                         if "approved" in states:  # a save a killed process left half-done
                             engine.resume(tid)
-                        if (
-                            states & WAITING or not states
-                        ):  # no candidate yet: its second look is due
+                        # no candidate yet: its second look is due
+                        if states & WAITING or not states:
                             self._process(engine, tid)
                     except _Quitting:
                         abandoned = True
@@ -743,9 +731,8 @@ class MemcurateApp(App):
         """Grey out (None) what does not apply to the selection (why_not says why)."""
         if self.engine is None and action in STARTING_GREYED:
             return None  # starting (why_not says so)
-        if any(
-            _library_open(self, s) for s in self.screen_stack
-        ):  # its keys (and its help's): the queue's wait
+        # its keys (and its help's): the queue's wait
+        if any(_library_open(self, s) for s in self.screen_stack):
             return action == "quit" if action in ACTION_NAMES else True
         if action not in ACTION_NAMES or action in ALWAYS:
             return True
@@ -1066,9 +1053,8 @@ class MemcurateApp(App):
                     "warning",
                 )
             )
-        except (
-            Exception
-        ) as e:  # ReviewError (Blocked, Conflict), a full disk, a damaged file: said, not fatal
+        # ReviewError (Blocked, Conflict), a full disk, a damaged file: said, not fatal
+        except Exception as e:
             self.post_message(ActionDone(f"{what} {cat}: {e}", {tid}, "error"))
 
     def _review_claude_write(self, what: str, item: Item, reason: str) -> None:
@@ -1115,9 +1101,8 @@ class MemcurateApp(App):
             self.post_message(
                 ActionDone(f"{what} {item.tid}: busy; try again in a moment", reload, "warning")
             )
-        except (
-            Exception
-        ) as e:  # the plan's error, a rule file that changed, a full disk: said, not fatal
+        # the plan's error, a rule file that changed, a full disk: said, not fatal
+        except Exception as e:
             self.post_message(ActionDone(f"{what} {item.tid}: {e}", reload, "error"))
 
     def _review_proposal(self, what: str, item: Item, **kw) -> None:
@@ -1208,9 +1193,8 @@ def _archiving(item: Item | None) -> tuple[str, str] | None:
 def _placeholder(item: Item | None) -> str:
     if item is None:
         return "Nothing waiting for review. New work appears here as Claude Code sessions end."
-    if item.is_error and is_claude(
-        item
-    ):  # unreadable, or damaged (a forged target): never acted on
+    # unreadable, or damaged (a forged target): never acted on
+    if item.is_error and is_claude(item):
         return f"This staged write of Claude's cannot be read or does not check out: {item.error}"
     if item.is_error and item.category == RULE:
         return f"This rule candidate cannot be read or does not check out: {item.error}"

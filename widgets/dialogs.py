@@ -124,9 +124,8 @@ def approve_all_list(
 class TextDialog(ModalScreen[str | None]):
     """A dialog that returns text (what its input holds when Enter is pressed), None when cancelled."""
 
-    DEFAULT_CSS = DIALOG_CSS.format(
-        name="TextDialog"
-    )  # a type selector: it styles the subclasses too
+    # a type selector: it styles the subclasses too
+    DEFAULT_CSS = DIALOG_CSS.format(name="TextDialog")
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -397,9 +396,8 @@ class RuleEditScreen(ModalScreen[RuleEdit | None]):
             self.save(edit)
         except ValueError as e:  # invalid: the reason, and nothing saved
             self.post_message(RuleEditSaved(edit, str(e)))
-        except (
-            Exception
-        ) as e:  # a full disk, a damaged candidate: said here, the edit kept in the dialog
+        # a full disk, a damaged candidate: said here, the edit kept in the dialog
+        except Exception as e:
             self.post_message(RuleEditSaved(edit, f"could not save: {e}"))
         else:
             self.post_message(RuleEditSaved(edit))
@@ -432,9 +430,8 @@ class HelpScreen(ModalScreen[None]):
         self.rows, self.notes, self.heading = bindings, list(notes), title
 
     def compose(self) -> ComposeResult:
-        keys = Table.grid(
-            padding=(0, 2)
-        )  # a description that wraps keeps its indent, beside its key
+        # a description that wraps keeps its indent, beside its key
+        keys = Table.grid(padding=(0, 2))
         keys.add_column(justify="right", style="bold", width=12, no_wrap=True)
         keys.add_column(ratio=1)
         for key, what in self.rows:

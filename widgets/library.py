@@ -61,9 +61,8 @@ LIBRARY_ACTIONS = [  # (action, keys, footer label, what it does)
         "Back: to the list from MEMORY.md or the search, else to the review queue",
     ),
 ]
-NARROW_HIDDEN = frozenset(
-    ("edit_external", "toggle_archived", "tidy_library")
-)  # footer keys help still lists
+# footer keys help still lists
+NARROW_HIDDEN = frozenset(("edit_external", "toggle_archived", "tidy_library"))
 # The review queue's keys mean something else here, or nothing: said when pressed, and in help.
 HELP_NOTES = [
     "These are the library's keys. a archives and A adopts here: in the review queue a approves a "
@@ -453,9 +452,8 @@ class LibraryScreen(Screen):
             body.update(Text(f"Cannot read MEMORY.md: {display(message.error)}", style="red"))
         else:
             body.update(render_load_view(message.view))
-            self.query_one("#library-memory-md").border_title = summary(
-                message.view
-            ).plain  # kept in sight
+            # kept in sight
+            self.query_one("#library-memory-md").border_title = summary(message.view).plain
 
     # -- editing -------------------------------------------------------------------------------------
 
@@ -503,9 +501,8 @@ class LibraryScreen(Screen):
     def _save_external(self, entry, view: dict, text: str) -> None:
         try:
             self._saver(entry, view["hash"])(text)
-        except (
-            Exception
-        ) as e:  # refused (changed since, BLOCK): the text is kept, in the editor, to retry
+        # refused (changed since, BLOCK): the text is kept, in the editor, to retry
+        except Exception as e:
             self.post_message(EditRefused(entry, view, text, str(e) or type(e).__name__))
             return
         self.post_message(LibraryDone(f"saved {entry.ref}"))

@@ -65,9 +65,8 @@ class MemoryEditor(EditorScreen):
     def _save(self, text: str) -> None:
         try:
             self.save(text)
-        except (
-            Exception
-        ) as e:  # ChangeError (changed since, BLOCK), a full disk: said, the text kept
+        # ChangeError (changed since, BLOCK), a full disk: said, the text kept
+        except Exception as e:
             self.post_message(MemoryEditSaved(text, str(e) or type(e).__name__))
         else:
             self.post_message(MemoryEditSaved(text))

@@ -208,13 +208,11 @@ class LibraryTable(ScrollView, can_focus=True):
     # -- what is shown --------------------------------------------------------------
 
     def show(self, rows: list[Row]) -> None:
-        rows = sorted(
-            rows, key=lambda r: (r.line, r.ref)
-        )  # Claude's lines share MEMORY.md's time: in its order
+        # Claude's lines share MEMORY.md's time: in its order
+        rows = sorted(rows, key=lambda r: (r.line, r.ref))
         rows.sort(key=lambda r: r.updated, reverse=True)  # newest first within a group
-        rows.sort(
-            key=lambda r: (GROUP_ORDER.index(r.group), r.archived, r.label)
-        )  # Claude's files, then its lines
+        # Claude's files, then its lines
+        rows.sort(key=lambda r: (GROUP_ORDER.index(r.group), r.archived, r.label))
         self.rows = rows
         groups: dict[str, list[Row]] = {}
         for row in rows:

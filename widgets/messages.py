@@ -18,9 +18,8 @@ class ItemsLoaded(Message):
     def __init__(self, items: dict, full: bool, outcomes: dict | None = None) -> None:
         super().__init__()
         self.items, self.full = items, full  # tid -> list[Item]; full: every staged triage was read
-        self.outcomes = (
-            outcomes or {}
-        )  # tid -> queue.TriageProgress (skips, model use) of the triages read
+        # tid -> queue.TriageProgress (skips, model use) of the triages read
+        self.outcomes = outcomes or {}
 
 
 class DetailLoaded(Message):

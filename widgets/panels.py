@@ -72,9 +72,8 @@ class DocumentView(VerticalScroll):
             Text("Document", style="bold"),
             Syntax(display(review.get("text", "")), "markdown", theme="ansi_dark", word_wrap=True),
         ]
-        if (
-            review.get("evidence") is not None
-        ):  # an offline card: what it was made from, under its text
+        # an offline card: what it was made from, under its text
+        if review.get("evidence") is not None:
             parts += [Text("")] + card_evidence(review["evidence"], bool(review.get("card")))
         body.update(Group(*parts))
 

@@ -126,11 +126,12 @@ def row_key(item: Item) -> str:
 
 
 def sort_key(item: Item) -> tuple:
+    # a category's facts in turn
     return (
         item.tid,
         CATEGORY_ORDER.get(base(item.category), -1),
         item.category,
-    )  # a category's facts in turn
+    )
 
 
 # Every word the filter takes for a category: the six categories, then the other kinds of rows (claude, rule,

@@ -143,9 +143,8 @@ def stage(
 ) -> dict:
     """Stage one Write/Edit/MultiEdit of Claude's into `path` (resolved, inside the auto-memory folder
     `folder`) and return its record; WriteRefused when it is not staged (nothing is written)."""
-    session_id = session_id.encode("utf-8", "replace").decode(
-        "utf-8"
-    )  # a lone surrogate cannot be stored
+    # a lone surrogate cannot be stored
+    session_id = session_id.encode("utf-8", "replace").decode("utf-8")
     where = os.path.relpath(path, folder).replace(os.sep, "/")
     try:
         where.encode("utf-8")
@@ -292,9 +291,8 @@ def _read(data, wid: str, memory_dir: str | None = None) -> dict:
             f"staged write {PREFIX}{wid} is malformed (fix or delete {record_path(data, wid)})"
         )
     why = _damage(record)
-    if (
-        not why and memory_dir is not None and record["state"] == PENDING
-    ):  # a decided one is never acted on
+    # a decided one is never acted on
+    if not why and memory_dir is not None and record["state"] == PENDING:
         try:
             path = target(record["where"], memory_dir)
         except Damaged as e:

@@ -292,9 +292,8 @@ def _capture(
             outputs_of=rules.error_tools,
             max_message_chars=rules.max_message_chars,
         )
-        t = Triage(
-            rules, digest, subagent=subagent, path=f
-        )  # its quotes of a summary: from the same descriptor
+        # its quotes of a summary: from the same descriptor
+        t = Triage(rules, digest, subagent=subagent, path=f)
         first_ts = last_ts = ""
         words = 0  # the person wrote, in these bytes: whether a look is worth its tokens
         try:

@@ -67,9 +67,8 @@ def existing_for(engine: Context, doc: memfile.MemoryDoc) -> list[Existing]:
     try:
         if doc.id not in ids and os.path.exists(engine.store.locate(doc.category, doc.id)):
             ids.append(doc.id)  # the memory the draft's own id names is always compared with
-        if (
-            doc.category in ONE_PER_SESSION
-        ):  # and the summary of the same session, whatever its words
+        # and the summary of the same session, whatever its words
+        if doc.category in ONE_PER_SESSION:
             ids += [
                 i
                 for s in sessions(doc)
@@ -163,9 +162,8 @@ def settle(
         cfg=engine.cfg,
         entry=entry,
     )
-    if (
-        withheld and given == text
-    ):  # verified again after the secret went: it stays blocked until edited
+    # verified again after the secret went: it stays blocked until edited
+    if withheld and given == text:
         issues += [
             Issue(
                 "BLOCK",
@@ -195,9 +193,8 @@ def settle(
     }
     if withheld:
         record["withheld"] = withheld
-    record = cards.marked(
-        record
-    )  # an offline card says so, and carries its advisory (counted on the state line)
+    # an offline card says so, and carries its advisory (counted on the state line)
+    record = cards.marked(record)
     cand.write_review(text, record)
     cand.move("ready", **summary(record), **extra)
     return record
@@ -432,9 +429,8 @@ def _draft_all(engine: Context, todo: list[Candidate], emit) -> None:
                 model="offline" if engine.drafter.name == "offline" else alias,
             )
         emit(Event(cand.tid, cand.name, "drafting", {"model": alias}))
-    input_cap.apply(
-        engine, todo, requests
-    )  # each draft within its share of drafting.max_input_tokens
+    # each draft within its share of drafting.max_input_tokens
+    input_cap.apply(engine, todo, requests)
 
     # One deadline for the triage's whole drafting: each call has its own timeout, and the chain starts
     # no call that would outlive the deadline, so retries and fallbacks happen inside it.
@@ -479,9 +475,8 @@ class Drafted:
     """What a drafting worker hands back: the chain's outcome, and the advisories of how it was made."""
 
     outcome: ChainResult
-    issues: list = field(
-        default_factory=list
-    )  # verify.Issue: fallback provenance, the verifier's concerns
+    # verify.Issue: fallback provenance, the verifier's concerns
+    issues: list = field(default_factory=list)
     verifier: dict | None = (
         None  # the verification call's model, time, retries, error (for the state line)
     )
@@ -609,10 +604,11 @@ def _redact_draft(result) -> None:
     doc, found = memfile.redact_document(result.doc)
     if not found and not find_secrets(result.text):
         return
+    # rendered anew: no text outside the fields is kept
     result.doc, result.text = (
         doc,
         memfile.render(doc),
-    )  # rendered anew: no text outside the fields is kept
+    )
     kinds = ", ".join(sorted(found)) or "outside the document's fields"
     result.notes.append(f"redacted what the drafter left of a secret ({kinds})")
 

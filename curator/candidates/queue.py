@@ -32,9 +32,8 @@ class Item:
     session: str = ""  # the Claude Code session the triage read
     updated: str = ""
     error: str = ""
-    record: dict = dataclass_field(
-        default_factory=dict
-    )  # the state record (model, timings, retries...)
+    # the state record (model, timings, retries...)
+    record: dict = dataclass_field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -120,9 +119,8 @@ class Board:
                         usage.empty(), (full.get("second_look") or {}).get("record") or {}
                     ),
                 }
-                if not staging.look_due(
-                    full
-                ):  # until its second look is made, it may still gain categories
+                # until its second look is made, it may still gain categories
+                if not staging.look_due(full):
                     self._docs[tid] = doc
             states = staging.category_states(self.data, tid, doc)
         except staging.StagingError as e:

@@ -188,9 +188,8 @@ def _look(engine: Context, triage: StagedTriage, request: dict) -> dict:
         record["sent_chars"] = int(record.get("sent_chars") or spent) + overhead + len(s.text)
         record["elapsed"] = round(float(record.get("elapsed") or 0) + result.elapsed, 3)
         models.append(result.model)
-        if (
-            result.error
-        ):  # the whole look is tried again by the next run: findings of one segment are not kept
+        # the whole look is tried again by the next run: findings of one segment are not kept
+        if result.error:
             return {
                 **record,
                 "model": result.model,
@@ -269,10 +268,11 @@ def keyword_fate(
         request = other.get("second_look")
         if not isinstance(request, dict):
             if other.get("event") in look["events"]:
+                # a session's end passed with no look over these bytes (offline then): none comes
                 return (
                     "draft",
                     "",
-                )  # a session's end passed with no look over these bytes (offline then): none comes
+                )
             continue
         try:
             lo, hi = request["byte_range"]
@@ -352,9 +352,8 @@ def unconfirmed(doc: dict) -> dict[str, str]:
     record = request.get("record")
     if not isinstance(record, dict) or record.get("state") != "done":
         return {}
-    looked: Any = record.get("byte_range") or request.get(
-        "byte_range"
-    )  # checked below, as it is read
+    # checked below, as it is read
+    looked: Any = record.get("byte_range") or request.get("byte_range")
     ours: Any = (doc.get("source") or {}).get("byte_range")
     try:  # the record is the data dir's, which Claude can write: one that does not check out skips nothing
         if not read_it_all(record):

@@ -39,11 +39,12 @@ FORMAT = 1
 STAGING = "staging"
 STATE_LOG = "state.log"
 SECOND_LOOK = "second_look.json"
+# what a look's confirmation gives a keyword category (its snippets stay)
 CONFIRMED_KEYS = (
     "look",
     "excerpt",
     "entries",
-)  # what a look's confirmation gives a keyword category (its snippets stay)
+)
 LOOK_ATTEMPTS = 2  # a failed second look is tried again once, by the next run: never in a loop
 INCOMING = ".incoming"
 
@@ -82,11 +83,12 @@ STATE_MEANING = {
 }
 FINAL: frozenset[str] = frozenset(s for s, moves in TRANSITIONS.items() if not moves)
 PENDING: frozenset[str] = frozenset(s for s in STATES if s not in FINAL)
+# a drafting step under way (or left half-done)
 IN_FLIGHT: tuple[str, ...] = (
     "drafting",
     "drafted",
     "verifying",
-)  # a drafting step under way (or left half-done)
+)
 
 
 class StagingError(Refusal):
@@ -254,9 +256,8 @@ def _merge_second_look(doc: dict, look: dict | None) -> None:
     doc["second_look"] = {**doc["second_look"], "record": look or {}}
     for name, entry in ((look or {}).get("added") or {}).items():
         cat = doc["categories"].get(name)
-        if (
-            cat is None and isinstance(name, str) and base(name) != name
-        ):  # a further fact: its slot, "decision-2"
+        # a further fact: its slot, "decision-2"
+        if cat is None and isinstance(name, str) and base(name) != name:
             cat = {"triggered": False}
         if isinstance(entry, dict) and isinstance(cat, dict) and not cat.get("triggered"):
             doc["categories"][name] = {

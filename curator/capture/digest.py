@@ -62,9 +62,8 @@ LIMITS = {
     "fixed": 900,
 }
 CODE_LINES = 6  # a code block in the assistant's prose longer than this is folded to one line
-RECORD_BYTES = (
-    4 << 20
-)  # a tool record read again whole (an answer, a plan, a queued prompt) is at most this long
+# a tool record read again whole (an answer, a plan, a queued prompt) is at most this long
+RECORD_BYTES = 4 << 20
 FILES_SHOWN = 15  # files named per segment; the rest counted
 MAX_FIX_FILES = 6
 MAX_FIX_COMMANDS = 3
@@ -161,9 +160,8 @@ _STATUS = re.compile(
     r"|builds?|lint(?:ing|er|ers)?|type ?checks?|compilation)\b[^.!?]{0,60}\b(?:pass(?:es|ed|ing)?"
     r"|succeed(?:s|ed)?|green|clean|compiles?|works?|working|ok)\b"
 )
-_EXCLAMATION = re.compile(
-    r"^[\W_]*(?:\w+[\W_]+){0,2}\w*!+[\W_]*$"
-)  # "Perfect!", "Much cleaner!", "✅ Done!"
+# "Perfect!", "Much cleaner!", "✅ Done!"
+_EXCLAMATION = re.compile(r"^[\W_]*(?:\w+[\W_]+){0,2}\w*!+[\W_]*$")
 _ERROR_WORDS = re.compile(
     r"(?i)error|exception|fail|fatal|cannot|can't|not found|no such|denied|refused|invalid"
     r"|missing|unknown|undefined|timed out|blocked"
@@ -223,9 +221,8 @@ class DigestEntry:
         int, ...
     ] = ()  # lines of records that said the same again (a queued prompt then delivered)
     ref: int = 0  # for `fixed`: the n of the failure it fixes
-    span_start: int = (
-        -1
-    )  # for `fixed`: where its evidence starts (the failure); else its own offset
+    # for `fixed`: where its evidence starts (the failure); else its own offset
+    span_start: int = -1
     context: str = (
         ""  # for `fixed`: the failure's error, said again when that failure is in another segment
     )

@@ -294,9 +294,8 @@ class Keyword:
         Phrases may report overlapping matches where a regex would not; callers
         count a keyword once per line, so that does not change a score.
         """
-        if self.phrases is None or len(lowered) != len(
-            text
-        ):  # lower() changed lengths: let the regex align
+        # lower() changed lengths: let the regex align
+        if self.phrases is None or len(lowered) != len(text):
             for m in self.regex.finditer(text):
                 yield m.start(), m.group(0).lower()
             return
@@ -400,9 +399,8 @@ class KeywordSet:
 
     @property
     def by_word(self) -> dict[str, str]:
-        if (
-            self._by_word is None
-        ):  # words are \w+ and positions digits and commas: neither holds a space
+        # words are \w+ and positions digits and commas: neither holds a space
+        if self._by_word is None:
             words, ids = self._words
             self._by_word = dict(zip(words.split(" "), ids.split(" "))) if words else {}
         return self._by_word

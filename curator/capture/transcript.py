@@ -233,9 +233,8 @@ def _lines(
         if not line:
             break
         length, ended = len(line), line.endswith(b"\n")
-        if (
-            not ended and pos + length < limit
-        ):  # longer than a chunk: find its end, then read it once
+        # longer than a chunk: find its end, then read it once
+        if not ended and pos + length < limit:
             line = b""
             end, ended = _line_end(f, pos + length, limit)
             length = end - pos
@@ -536,9 +535,8 @@ class TranscriptReader:
         self.stats = ReadStats(start)
         self.outputs_of = outputs_of
         self.max_message_chars = max(max_message_chars, MIN_MESSAGE_CHARS)
-        self.keep_bytes = (
-            2 * self.max_message_chars
-        )  # of a huge string's ends, enough for Window's half
+        # of a huge string's ends, enough for Window's half
+        self.keep_bytes = 2 * self.max_message_chars
         self.window: Window | None = None  # the text of the reply being grouped
         self.tool_names: dict[str, str] = {}  # tool_use id -> tool name, for outputs_of
 
@@ -696,9 +694,8 @@ class TranscriptReader:
             if t == "text" and isinstance(b.get("text"), str):
                 window.add_text(b["text"], "\n\n")
             elif t == "thinking" and isinstance(b.get("thinking"), str):
-                room = self.max_message_chars - len(
-                    reply.thinking
-                )  # never scored: its head is plenty
+                # never scored: its head is plenty
+                room = self.max_message_chars - len(reply.thinking)
                 if room > 0:
                     reply.thinking += b["thinking"][:room]
             elif t == "tool_use":
@@ -761,9 +758,8 @@ class TranscriptReader:
                 self.turn += 1
                 self.stats.user_turns += 1
             out.append(Entry(kind, self.turn, pos, end, text=text, timestamp=ts, session_id=sid))
-            if (
-                window and window.cut and kind == "user"
-            ):  # other kinds are never scored: nothing to say
+            # other kinds are never scored: nothing to say
+            if window and window.cut and kind == "user":
                 self.stats.note_cut(out[-1], window)
         return out
 

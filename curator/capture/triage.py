@@ -40,9 +40,8 @@ MAX_FIX_NOTES = 5  # files, and assistant texts, noted per failing run
 # The assistant's words around a fix, as runbook snippets: below a keyword line, so they fill only the slots
 # keyword lines leave (a session that says how it fixed something in plain words has none).
 FIX_WORDS_WEIGHT = 0.5
-WRITE_TOOLS = frozenset(
-    {"Edit", "MultiEdit", "Write", "NotebookEdit"}
-)  # MultiEdit: older transcripts
+# MultiEdit: older transcripts
+WRITE_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 MAX_CWD_RECORD = 4 << 20  # the session's folder is looked for in records up to this long ...
 HEAD_RECORDS = 50  # ... among the first few (Claude Code writes it on its first prompt)
 
@@ -313,9 +312,8 @@ class Digest:
             list(p) for p in d.get("prompts", [])
         ]  # [turn, start, end]: the first few
         self.last_prompt: list[int] = list(d.get("last_prompt", []))
-        self.outcome: list[int] = list(
-            d.get("outcome", [])
-        )  # [turn, start, end] of the last reply with text
+        # [turn, start, end] of the last reply with text
+        self.outcome: list[int] = list(d.get("outcome", []))
         # Files written (the tool said so) inside the project, relative to it: what a summary's reader and
         # `memcurate check` (hygiene/references.py) can find. Entries of an older state may be absolute.
         self.files: list[str] = list(d.get("files", []))
@@ -456,9 +454,8 @@ class Triage:
                 self.edits += 1
                 self._while_failing("files", tu.target)
                 if tu.target:
-                    self.writes[tu.id] = (
-                        tu.target
-                    )  # a change once its result says so (see _tool_result)
+                    # a change once its result says so (see _tool_result)
+                    self.writes[tu.id] = tu.target
         if len(self.tool_calls) > 2000:  # results follow their calls closely; forget old ids
             self.tool_calls = dict(list(self.tool_calls.items())[-500:])
         if len(self.writes) > 2000:
@@ -476,9 +473,8 @@ class Triage:
                         self.r.correction_confirmed, [f"conceded: {concession}"], counted
                     )
             self._score_text(e.text, "assistant", e.turn)
-            self._note_fix_words(
-                e
-            )  # after the keywords: a line they quote stays quoted with its keywords
+            # after the keywords: a line they quote stays quoted with its keywords
+            self._note_fix_words(e)
 
     def _tool_result(self, e: Entry) -> None:
         written = self.writes.pop(e.tool_use_id, None)
@@ -529,9 +525,8 @@ class Triage:
                     1,
                 ]
             return
-        for run in (
-            self.failed_runs
-        ):  # the same command, or program, now passes: what came between fixed it
+        # the same command, or program, now passes: what came between fixed it
+        for run in self.failed_runs:
             if run["fix"] is None and (run["call"] == call or run["program"] == program):
                 run["fix"] = {"said": run.pop("said"), "files": run["files"], "command": command}
         if call in self.pending_errors:
@@ -556,9 +551,8 @@ class Triage:
         path = project_relative(target, d.project or "")
         if path is None or len(d.files) >= Digest.MAX_FILES:
             return
-        path = redact_text(
-            path
-        )  # after the cut to the project: a redaction cannot move a path out of it
+        # after the cut to the project: a redaction cannot move a path out of it
+        path = redact_text(path)
         if path not in d.files:
             d.files.append(path)
 
@@ -629,9 +623,8 @@ class Triage:
         fixing = self.after_fix is not None
         if not (self.pending_errors or self.failing or fixing):
             return
-        lines = scoring_lines(
-            redact_text(e.text[:2000])
-        )  # redacted as _score_text quotes a message
+        # redacted as _score_text quotes a message
+        lines = scoring_lines(redact_text(e.text[:2000]))
         lo = next((i for i, ln in enumerate(lines) if not is_narration(ln, self.r)), None)
         if lo is None:
             return
@@ -675,9 +668,8 @@ class Triage:
                 self.strong[name] += 1
             line = one_line(text, self.r.snippet_chars)
             same = next((s for s in self.top[name] if s.text == line), None)
-            if (
-                same is not None
-            ):  # a concession confirms the snippet the opener made: one snippet, both reasons
+            # a concession confirms the snippet the opener made: one snippet, both reasons
+            if same is not None:
                 same.weight += w
                 same.keywords = [*same.keywords, *words]
                 heapq.heapify(self.top[name])

@@ -57,9 +57,8 @@ from memcurate.curator.drafting import prompt as prompts
 from memcurate.curator.util.child_env import CHILD_ENV
 from memcurate.curator.util.textsafe import one_line
 
-_LIVE: set[int] = (
-    set()
-)  # process groups of the children running now (a group's id is its leader's pid)
+# process groups of the children running now (a group's id is its leader's pid)
+_LIVE: set[int] = set()
 _LIVE_LOCK = threading.Lock()
 
 # What the CLI says (in `result`, or on stderr) about a failure, by what to do about it.
@@ -68,9 +67,8 @@ _FATAL = re.compile(
     r"disabled .*access|unknown option|unknown argument|error: option",
     re.I,
 )
-_LIMIT = re.compile(
-    r"usage limit|hit your limit|limit reached\|", re.I
-)  # resets in hours: not worth waiting for
+# resets in hours: not worth waiting for
+_LIMIT = re.compile(r"usage limit|hit your limit|limit reached\|", re.I)
 _TRANSIENT = re.compile(
     r"overloaded|rate.?limit|timed? ?out|timeout|econnreset|socket hang up|connection|"
     r"network|internal server error|server error|service unavailable|bad gateway",
@@ -282,9 +280,8 @@ def child_env(parent: Mapping[str, str]) -> dict[str, str]:
     """The environment of a `claude` child: the parent's (its login, PATH, proxy), memcurate's recursion
     guard and CLAUDE_OVERRIDES."""
     env = {**parent, **CLAUDE_OVERRIDES, CHILD_ENV: "1"}
-    env.pop(
-        "CLAUDECODE", None
-    )  # set inside a Claude Code session; the CLI refuses to nest under it
+    # set inside a Claude Code session; the CLI refuses to nest under it
+    env.pop("CLAUDECODE", None)
     return env
 
 

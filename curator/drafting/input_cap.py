@@ -112,9 +112,8 @@ def apply(engine: Context, todo: list, requests: dict[str, DraftRequest]) -> Non
             engine.cfg, triggered * (2 if engine.cfg["verify"]["llm"] else 1), spent
         )
         request, cut = fit(requests[cand.name], share * CHARS_PER_TOKEN)
-        if (
-            prompt_chars(request) > share * CHARS_PER_TOKEN
-        ):  # not even the prompt without evidence fits
+        # not even the prompt without evidence fits
+        if prompt_chars(request) > share * CHARS_PER_TOKEN:
             todo.remove(cand)
             need = -(-prompt_chars(request) // CHARS_PER_TOKEN) * triggered
             cand.move(
@@ -142,9 +141,8 @@ def fit(request: DraftRequest, limit: int) -> tuple[DraftRequest, int]:
     cut_excerpt = _cut(excerpt, excerpt_room)
     out = _with(request, cut_excerpt, kept_snippets)
     over = prompt_chars(out) - limit
-    while (
-        over > 0 and excerpt_room > 0
-    ):  # a marker or a fence line counted short: take it from the excerpt
+    # a marker or a fence line counted short: take it from the excerpt
+    while over > 0 and excerpt_room > 0:
         excerpt_room = max(0, excerpt_room - over - MARK_ROOM)
         out = _with(request, _cut(excerpt, excerpt_room), kept_snippets)
         over = prompt_chars(out) - limit

@@ -226,9 +226,8 @@ def to_document(answer, request: DraftRequest) -> memfile.MemoryDoc:
         if text is not None and not isinstance(text, str):
             raise ValueError(f"the answer's section {name!r} is not text")
         if text and text.strip():
-            sections[name] = safe_body(
-                clean(text).strip()
-            )  # a heading inside a section cannot split it
+            # a heading inside a section cannot split it
+            sections[name] = safe_body(clean(text).strip())
         elif name in cat.required:
             raise ValueError(f"the answer has no {name!r} section, which a {cat.name} requires")
     doc = memfile.MemoryDoc(
@@ -310,9 +309,8 @@ def parse_json_text(text: str):
 
 # -- the second look at a session (curator/candidates/second_look.py) -----------------------------
 
-LOOK_CATEGORIES = tuple(
-    n for n in CATEGORIES if n != "session_summary"
-)  # a summary comes from activity
+# a summary comes from activity
+LOOK_CATEGORIES = tuple(n for n in CATEGORIES if n != "session_summary")
 
 LOOK_SYSTEM_PROMPT = (
     """\
@@ -392,9 +390,8 @@ def look_schema() -> dict:
 def look_prompt(activity: str, already: tuple = ()) -> str:
     """The prompt of a second look: the categories keyword triage flagged (hints, never taken as found), the
     session digest fenced as data."""
-    flagged = (
-        ", ".join(c for c in already if c in LOOK_CATEGORIES) or "none"
-    )  # a summary is not the look's
+    # a summary is not the look's
+    flagged = ", ".join(c for c in already if c in LOOK_CATEGORIES) or "none"
     return "\n".join(
         [
             f"Keyword hints for this stretch (unconfirmed): {flagged}.",

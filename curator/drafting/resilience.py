@@ -62,9 +62,8 @@ class ChainResult:
 
     result: DraftResult
     attempts: list[dict] = field(default_factory=list)
-    usage: ModelCall = field(
-        default_factory=ModelCall
-    )  # the sums over every call made for the category
+    # the sums over every call made for the category
+    usage: ModelCall = field(default_factory=ModelCall)
     elapsed: float = 0.0  # the time the drafter calls took, as each reported it (waits excluded)
 
     @property

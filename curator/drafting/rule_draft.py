@@ -184,9 +184,8 @@ _VERBS = (
     "switch guard escape sort include exclude skip configure define register patch seed wait ensure lock "
     "initialize initialise"
 ).split()
-_DOUBLED = frozenset(
-    {"run", "set", "pin", "put", "wrap", "skip", "stop", "reset"}
-)  # running, not runing
+# running, not runing
+_DOUBLED = frozenset({"run", "set", "pin", "put", "wrap", "skip", "stop", "reset"})
 
 
 def _gerund(verb: str) -> str:
@@ -394,9 +393,8 @@ def offline(candidate) -> dict:
     kind = str(failure.get("kind") or "")
     tool = str(failure.get("tool") or "") or "the command"
     what = _what(failure)
-    with_what = (
-        f" with {what}" if what else ""
-    )  # a failure that says nothing more: not "with an error"
+    # a failure that says nothing more: not "with an error"
+    with_what = f" with {what}" if what else ""
     test = str(failure.get("test") or "")
     subject = _code(_test_name(test)) if test else _code(tool, 40)
     instruction = fix_instruction(fix.get("text"))

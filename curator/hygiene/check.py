@@ -39,9 +39,8 @@ def run(engine: Context, *, stage: bool = True, summary: dict | None = None) -> 
     run, one line each: the others still ran)."""
     from memcurate.curator.library.carry_out import forget_trash
 
-    forget_trash(
-        engine
-    )  # the trash forgets what is older than library.trash_days, deleted or not since
+    # the trash forgets what is older than library.trash_days, deleted or not since
+    forget_trash(engine)
     findings: list[Finding] = []
     errors: list[str] = []
     for detect in DETECTORS:

@@ -62,9 +62,8 @@ class Memo:
     ref: str
     owner: str
     category: str
-    doc: (
-        memfile.MemoryDoc
-    )  # a Claude file as a document of category "claude": title, description, body
+    # a Claude file as a document of category "claude": title, description, body
+    doc: memfile.MemoryDoc
     stamp: str  # updated (or created): newer is later
     words: frozenset
     hash: str = ""  # of the file's bytes: the base of any change proposed to it
@@ -163,9 +162,8 @@ def score(x: Memo, y: Memo) -> float:
     """The decisions' similarity of two facts; the whole texts' when both are long enough to say more."""
     sim = fact_similarity(x.doc, y.doc)
     if min(len(x.words), len(y.words)) >= WHOLE_MIN_WORDS:
-        sim = max(
-            sim, _jaccard(x.words, y.words)
-        )  # text_similarity(x.whole, y.whole), its words found once
+        # text_similarity(x.whole, y.whole), its words found once
+        sim = max(sim, _jaccard(x.words, y.words))
     return sim
 
 
@@ -183,9 +181,8 @@ def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[
         ):
             continue  # too little in common to say one thing, or to disagree on one: not worth scoring
         sim = score(old, new)
-        subject = _jaccard(
-            _subject_words(old), _subject_words(new)
-        )  # text_similarity of the subjects
+        # text_similarity of the subjects
+        subject = _jaccard(_subject_words(old), _subject_words(new))
         why = disagreement(old, new) if max(subject, sim) >= SUBJECT else None
         if why:
             out.append(Pair(old.ref, new.ref, round(max(sim, subject), 3), CONTRADICTION, why))

@@ -139,9 +139,8 @@ def over_limit(engine: Context, text: str, view: LoadView) -> list[Finding]:
         shrunk = plan(text, [], budgets_from(engine.cfg), view.max_lines, view.max_chars)
         for cat, entries in shrunk.archived.items():
             for e in entries:
-                if os.path.isfile(
-                    os.path.join(engine.root, e.path)
-                ):  # a stat: its bytes are not needed
+                # a stat: its bytes are not needed
+                if os.path.isfile(os.path.join(engine.root, e.path)):
                     refs.append(f"{cat}/{e.id}")
                     # only the line moves: the memory stays active (as a section over its budget does)
                     ops.append({"op": "archive_line", "ref": f"{cat}/{e.id}"})
@@ -151,9 +150,8 @@ def over_limit(engine: Context, text: str, view: LoadView) -> list[Finding]:
         if still is not None:
             # Only the person can trim Claude's own lines: proposed, never done.
             for ln in claude_lines(still):
-                if (
-                    not ln.loaded and not ln.dropped
-                ):  # a comment line Claude Code drops costs nothing
+                # a comment line Claude Code drops costs nothing
+                if not ln.loaded and not ln.dropped:
                     refs.append(line_ref(ln.text))
                     ops.append(drop_line(ln.text))
     if not refs:

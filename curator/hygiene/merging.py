@@ -23,10 +23,11 @@ from memcurate.curator.verify.decide import merge_sources, unattributed
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
     from memcurate.curator.context import Context
 
+# a pair's kinds (duplicates.Pair), the findings' codes
 DUPLICATE, CONTRADICTION = (
     "duplicate",
     "contradiction",
-)  # a pair's kinds (duplicates.Pair), the findings' codes
+)
 REWORDED = 0.8  # words shared (Jaccard) for an older sentence to be one the newer already says
 LISTED = 3  # sentences named in a reason; the rest counted
 
@@ -86,9 +87,8 @@ def merged(
                     elif verdict == "reworded":
                         reworded.append((older.ref, s))
                     elif not name:
-                        dropped.append(
-                            (older.ref, s)
-                        )  # text before any heading: no section to put it in
+                        # text before any heading: no section to put it in
+                        dropped.append((older.ref, s))
                     else:
                         keep.append(s)
                 if keep or not line.strip():
@@ -143,9 +143,10 @@ def _said_again(
         values, _ = said.said_values(unattributed(text))
         return values | {v.split()[0] for v in values}
 
+    # not the front matter's stamps and turns
     def said_in(
         doc: memfile.MemoryDoc,
-    ) -> frozenset[str]:  # not the front matter's stamps and turns
+    ) -> frozenset[str]:
         return loose(f"{doc.title}\n{doc.description}\n{doc.body}")
 
     kept, drafted = said_in(structural), said_in(memfile.parse(text))

@@ -113,9 +113,8 @@ class ProjectFacts:
         said relative to a subfolder (`src/x.py` of `pkg/src/x.py`)."""
         paths = self.files if paths is None else paths
         cache = self.__dict__.setdefault("_suffixes", {})
-        if (
-            id(paths) not in cache
-        ):  # every tail at a `/` of every file, once: one look-up per path asked
+        # every tail at a `/` of every file, once: one look-up per path asked
+        if id(paths) not in cache:
             cache[id(paths)] = (
                 paths,
                 {

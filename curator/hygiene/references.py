@@ -43,9 +43,8 @@ _COMMAND = re.compile(
     r"(?:uv run\s+)?python3?\s+-m\s+([A-Za-z_][\w.]*)|uv run\s+([\w./-]+\.py))\b"
 )
 _CAMEL = re.compile(r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\Z")
-_HUMP = re.compile(
-    r"[A-Z][a-z0-9]+"
-)  # a capital and lowercase after it: PostgreSQL has one, MemoryIndex two
+# a capital and lowercase after it: PostgreSQL has one, MemoryIndex two
+_HUMP = re.compile(r"[A-Z][a-z0-9]+")
 # CamelCase words that name products and languages, not the project's code
 _PRODUCTS = frozenset(
     """github gitlab bitbucket javascript typescript coffeescript postgresql postgres mysql
@@ -318,9 +317,8 @@ def _finding(
             f"{t.entry.where} {what}. Proposed: archive it (the file is kept).",
             [{"op": "archive", "ref": t.ref, "base_hash": t.entry.hash}],
         )
-    elif _holds_secret(
-        t.text
-    ):  # its secret proposal comes first: a record never holds the key, and
+    # its secret proposal comes first: a record never holds the key, and
+    elif _holds_secret(t.text):
         detail["waits_for"] = (
             "secret"  # redacting it here would take the key's bytes under another title
         )
@@ -328,9 +326,8 @@ def _finding(
     else:
         marked = mark(t.text, t.body_start, named, note)
         if t.entry.owner == MEMCURATE and (marked != t.text or code == "churn"):
-            marked = stamped(
-                marked, now_iso()
-            )  # reviewed now: churn counts from here, marked or not
+            # reviewed now: churn counts from here, marked or not
+            marked = stamped(marked, now_iso())
         if marked != t.text:
             detail["fix"] = fix(
                 "update",

@@ -124,9 +124,8 @@ def _memory_md(engine: Context, find_secrets, redact_text) -> list[Finding]:
         return []
     if not text or not find_secrets(text):
         return []
-    parts = (text[1:] if text.startswith("\ufeff") else text).split(
-        "\n"
-    )  # numbered as memory_md numbers them
+    # numbered as memory_md numbers them
+    parts = (text[1:] if text.startswith("\ufeff") else text).split("\n")
     hits = [i for i, line in enumerate(parts) if find_secrets(line)]
     kinds = sorted({k for i in hits for k in find_secrets(parts[i])}) or find_secrets(text)
     owned: dict[int, str] | None
@@ -140,9 +139,8 @@ def _memory_md(engine: Context, find_secrets, redact_text) -> list[Finding]:
     refs: list[str] = []
     for i in hits if owned is not None else ():
         line = parts[i].strip()
-        if i + 1 not in (
-            owned or {}
-        ):  # Claude's: the line redacted, every other byte of the file as it was
+        # Claude's: the line redacted, every other byte of the file as it was
+        if i + 1 not in (owned or {}):
             refs.append(line_ref(line))
             ops.setdefault(refs[-1], _replace(refs[-1], line, redact_text(line)))
             continue

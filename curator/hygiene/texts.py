@@ -67,9 +67,8 @@ def text_of(engine: Context, entry) -> str | None:
         try:
             with open(entry.path, "rb") as f:
                 data = f.read(MAX_FILE_BYTES + 1)
-            return (
-                data.decode("utf-8") if len(data) <= MAX_FILE_BYTES else None
-            )  # its line breaks as they are
+            # its line breaks as they are
+            return data.decode("utf-8") if len(data) <= MAX_FILE_BYTES else None
         except (OSError, UnicodeDecodeError):
             return None
     from memcurate.curator.library import catalog

@@ -55,9 +55,8 @@ def run(engine: Context, w) -> list[str]:
 
     trash: list[str] = []
     if any(c[0] == "trash" for c in w.copies):
-        forget_trash(
-            engine
-        )  # before this run's copies: none of them goes before the file it keeps is removed
+        # before this run's copies: none of them goes before the file it keeps is removed
+        forget_trash(engine)
     try:
         for kind, where, _path, data, dest in w.copies:
             if kind == "trash":
@@ -78,10 +77,11 @@ def run(engine: Context, w) -> list[str]:
             "removed): free space, then apply again",
             e.errno,
         ) from None
+    # MemoryMdError is a ValueError, and so is a folder where a file was
     except (
         StoreError,
         ValueError,
-    ) as e:  # MemoryMdError is a ValueError, and so is a folder where a file was
+    ) as e:
         raise Stopped(f"{e}; stopped there, nothing lost") from None
     finally:
         _reindex(engine, w)
@@ -98,9 +98,8 @@ def _trash(engine: Context, where: str, data: bytes) -> str:
     stamp = engine.now().replace("-", "").replace(":", "")
     base = os.path.join(folder, f"{stamp}-{where.replace('/', '__')}")
     path, n = base, 1
-    while os.path.lexists(
-        path
-    ):  # under the root lock: no other memcurate names a trash copy meanwhile
+    # under the root lock: no other memcurate names a trash copy meanwhile
+    while os.path.lexists(path):
         n += 1
         path = f"{base}.{n}"
     write_bytes(path, data, mode=0o600)
@@ -224,9 +223,8 @@ def _reindex(engine: Context, w) -> None:
 
     from memcurate.curator.memory.store import StoreError
 
-    for category in sorted(w.categories) + (
-        [CLAUDE] if w.claude else []
-    ):  # CLAUDE: Claude's topic files
+    # CLAUDE: Claude's topic files
+    for category in sorted(w.categories) + ([CLAUDE] if w.claude else []):
         try:
             engine.index.refresh(category)
         except (sqlite3.Error, OSError, StoreError):

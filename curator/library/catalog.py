@@ -123,6 +123,7 @@ def entries(engine: Context) -> list[Entry]:
     links = md.links
     out = []
     base = root.rstrip(os.sep) + os.sep
+    # 10,000 of them: plain concatenation, text cleaned only when it needs it
     for (
         category,
         name,
@@ -137,9 +138,7 @@ def entries(engine: Context) -> list[Entry]:
         h,
         broken,
         mtime_ns,
-    ) in (
-        engine.index.rows()
-    ):  # 10,000 of them: plain concatenation, text cleaned only when it needs it
+    ) in engine.index.rows():
         if category == CLAUDE:
             when = claude_topics.stamp(mtime_ns) if mtime_ns else (created or "")
             out.append(
@@ -163,9 +162,8 @@ def entries(engine: Context) -> list[Entry]:
             )
             continue
         id = id or name.rsplit("/", 1)[-1].removesuffix(".md")
-        where = posixpath.normpath(
-            f"{category}/{name}"
-        )  # an archived one's: .archive/<category>/<id>.md
+        # an archived one's: .archive/<category>/<id>.md
+        where = posixpath.normpath(f"{category}/{name}")
         title = title or id
         description = description or ""
         out.append(

@@ -93,9 +93,8 @@ class Planned:
     errors: list[str]
     fingerprint: str
     issues: list[dict] = field(default_factory=list)  # ADVISORY issues of the memories written
-    notes: list[str] = field(
-        default_factory=list
-    )  # what MEMORY.md's plan did beyond the ops (over budget...)
+    # what MEMORY.md's plan did beyond the ops (over budget...)
+    notes: list[str] = field(default_factory=list)
     _work: _Work | None = field(default=None, repr=False)
 
     def as_dict(self) -> dict:
@@ -133,16 +132,13 @@ class Applied:
 class _Work:
     """The steps apply carries out, in its order (see the module's doc)."""
 
-    copies: list = field(
-        default_factory=list
-    )  # (kind "trash" | "archive", where, path, bytes, dest or None)
-    writes: list = field(
-        default_factory=list
-    )  # ("memory", where, doc, base_hash, text parsed) | ("file", where,
+    # (kind "trash" | "archive", where, path, bytes, dest or None)
+    copies: list = field(default_factory=list)
+    # ("memory", where, doc, base_hash, text parsed) | ("file", where,
+    writes: list = field(default_factory=list)
     #                                               path, before, after)
-    md_changes: list = field(
-        default_factory=list
-    )  # memory_md changes (upsert, archive, remove, drop_line,
+    # memory_md changes (upsert, archive, remove, drop_line,
+    md_changes: list = field(default_factory=list)
     #                                                   replace_line): MEMORY.md written once with all of them
     removals: list = field(default_factory=list)  # (where, path, bytes expected)
     categories: set = field(default_factory=set)  # memcurate categories touched (reindexed)
@@ -203,9 +199,8 @@ def plan(engine: Context, ops) -> Planned:
                     "diff": _diff(where, before, after),
                 }
             )
-    files.sort(
-        key=lambda f: f["where"] == MEMORY_MD or f["where"].startswith(ARCHIVE_DIR + "/")
-    )  # the memories first
+    # the memories first
+    files.sort(key=lambda f: f["where"] == MEMORY_MD or f["where"].startswith(ARCHIVE_DIR + "/"))
     afters = [
         [f["where"], None if (data := st.after[f["where"]]) is None else content_hash(data)]
         for f in files
@@ -299,9 +294,8 @@ def _plan_archive_line(st: _State, ref: str, where: str, base: str, text: str) -
     except memory_md.MemoryMdError as e:
         st.errors.append(f"{ref}: {e}")
         return
-    if (
-        where in st.line_files
-    ):  # another line of the same file: one write, from the bytes first read
+    # another line of the same file: one write, from the bytes first read
+    if where in st.line_files:
         i = st.line_files[where]
         st.work.writes[i] = st.work.writes[i][:4] + (after,)
     else:
@@ -343,13 +337,11 @@ def _text(data: bytes, where: str) -> str:
 
 def _plan_memory(st: _State, kind: str, ref: str, category: str, id: str, base, op: dict) -> None:
     engine = st.engine
-    path = engine.store.locate(
-        category, id
-    )  # UnsafePathError (a ValueError): a link leading outside
+    # UnsafePathError (a ValueError): a link leading outside
+    path = engine.store.locate(category, id)
     where = engine.store.relpath(path).replace(os.sep, "/")
-    if (
-        kind in _LINE_OPS and st.read(where) is None
-    ):  # a memory an earlier op of the set writes (or moves)
+    # a memory an earlier op of the set writes (or moves)
+    if kind in _LINE_OPS and st.read(where) is None:
         for other in (
             engine.store.path_for(category, id),
             engine.store.path_for(category, id, archived=True),

@@ -41,17 +41,15 @@ def edit(engine: Context, ref: str, text: str, base_hash: str) -> dict:
         )
     issues = []
     if owner != CLAUDE:
-        issues = verify(
-            text, category=category, cfg=engine.cfg
-        )  # the plan checks the bytes it replaces
+        # the plan checks the bytes it replaces
+        issues = verify(text, category=category, cfg=engine.cfg)
         blocks = [i for i in issues if i.severity == BLOCK]
         if blocks:
             raise ChangeError([i.message for i in blocks])
         doc = memfile.parse(text)
         old, old_hash = _current(engine, category, rest)
-        if (
-            old is not None and old_hash == base_hash and replace(old, updated=doc.updated) == doc
-        ):  # nothing to write
+        # nothing to write
+        if old is not None and old_hash == base_hash and replace(old, updated=doc.updated) == doc:
             return {
                 "ref": ref,
                 "written": [],

@@ -92,9 +92,8 @@ def parse_ref(ref) -> tuple[str, str, str]:
                 )
             return CLAUDE, CLAUDE, rest
         parts = rest.split("/")
-        if (
-            parts[0] == ARCHIVE_DIR
-        ):  # a file archived by memcurate (its lines are redacted in place)
+        # a file archived by memcurate (its lines are redacted in place)
+        if parts[0] == ARCHIVE_DIR:
             parts = parts[1:]
         if (
             not rest.endswith(".md")

@@ -39,9 +39,8 @@ def migrate(root) -> tuple[list[str], list[str]]:
     left: list[str] = []
     legacy = os.path.join(root, LEGACY_ARCHIVE_DIR)
     marker = os.path.join(root, ARCHIVE_DIR, MARKER)
-    looked = os.path.exists(
-        marker
-    )  # this memcurate never archives into a category folder: once is enough
+    # this memcurate never archives into a category folder: once is enough
+    looked = os.path.exists(marker)
     for category in () if looked else CATEGORIES:
         folder = os.path.join(root, category)
         for name in _files(folder):
@@ -125,9 +124,8 @@ def _move(root: str, src_where: str, dest_where: str, moved: list[str], left: li
         st = os.lstat(src)
         with open(src, "rb") as f:
             data = f.read()
-        if not write_new(
-            dest, data
-        ):  # made whole, fsynced and linked into place: never over a file
+        # made whole, fsynced and linked into place: never over a file
+        if not write_new(dest, data):
             with open(dest, "rb") as f:
                 if f.read() != data:
                     left.append(src_where)

@@ -91,9 +91,8 @@ def stat_files(root: str, names=None) -> list[tuple[str, os.stat_result | None]]
                 try:
                     out.append((prefix + name, entry.stat()))
                 except OSError:
-                    out.append(
-                        (prefix + name, None)
-                    )  # a dangling link, unreadable: check_file says which
+                    # a dangling link, unreadable: check_file says which
+                    out.append((prefix + name, None))
 
     walk(root, "", 1)
     return out
@@ -175,9 +174,8 @@ def split(text: str) -> tuple[dict[str, str], str]:
                     fields[key.strip()] = _unquote(value)
                     parent = key.strip()
                 elif parent == "metadata" and key.strip() == "type":
-                    fields["metadata.type"] = _unquote(
-                        value
-                    )  # Claude Code 2.1's key, read before `type`
+                    # Claude Code 2.1's key, read before `type`
+                    fields["metadata.type"] = _unquote(value)
             return fields, "\n".join(lines[i + 1 :])
     return {}, t
 

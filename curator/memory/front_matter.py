@@ -51,9 +51,8 @@ def light_fields(text: str) -> tuple[dict[str, str], str]:
     in_metadata = False
     for line in fm.split("\n"):
         if in_metadata and line.startswith((" ", "\t")):
-            if line.strip().startswith(
-                "type:"
-            ):  # Claude Code 2.1 reads metadata.type first: so do we
+            # Claude Code 2.1 reads metadata.type first: so do we
+            if line.strip().startswith("type:"):
                 meta_type = line.strip()[len("type:") :].strip()
             continue
         in_metadata = line.rstrip() == "metadata:"
@@ -82,7 +81,6 @@ def light_fields(text: str) -> tuple[dict[str, str], str]:
         if "type" in fields:
             out["type"] = fields["type"]
         else:
-            out.pop(
-                "type", None
-            )  # a metadata.type not read plainly: no type rather than the top-level one
+            # a metadata.type not read plainly: no type rather than the top-level one
+            out.pop("type", None)
     return out, body.strip("\n")

@@ -139,9 +139,8 @@ def render(doc: MemoryDoc) -> str:
                     and not isinstance(src.get("more"), bool)
                     and src["more"] > 0
                 ):
-                    lines.append(
-                        f"    more: {src['more']}"
-                    )  # sessions between the first and this one, not listed
+                    # sessions between the first and this one, not listed
+                    lines.append(f"    more: {src['more']}")
         else:
             lines.append(f"{key}: {_scalar(value)}")
     lines.append("---")
@@ -440,10 +439,11 @@ def redact_document(doc: MemoryDoc, *, keep_id: bool = False) -> tuple[MemoryDoc
     sessions = [s.get("session") for s in doc.sources if isinstance(s, dict)]
     whole = [getattr(doc, k) for k in _DOC_FIELDS] + [doc.id, *doc.tags, *sessions]
     if not redact("\n".join(v for v in whole if isinstance(v, str)))[1]:
+        # the common case, in one call: the fields joined hold every match they hold apart
         return (
             doc,
             Counter(),
-        )  # the common case, in one call: the fields joined hold every match they hold apart
+        )
 
     found: Counter = Counter()
     removed: list[str] = []

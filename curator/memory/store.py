@@ -295,12 +295,10 @@ class MemoryStore:
         path, text = self._checked(doc, parsed_from)
         old = self.locate(doc.category, doc.id)
         current = self._expect(old, doc.category, doc.id, base_hash)
-        if (
-            current != doc or path != old
-        ):  # the same memory (a re-save, an older file's form) is not written:
-            write_text(
-                path, text
-            )  # its mtime, the age Claude Code shows, stays (older forms change with content)
+        # the same memory (a re-save, an older file's form) is not written:
+        if current != doc or path != old:
+            # its mtime, the age Claude Code shows, stays (older forms change with content)
+            write_text(path, text)
         if path != old:  # archived or restored: moved, the new file durable before the old one goes
             self._remove(old, base_hash)
         return path

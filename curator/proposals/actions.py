@@ -60,9 +60,8 @@ def damage(engine: Context, record: dict) -> str:
         try:
             owner, category, rest = parse_ref(op["ref"])
             if owner != CLAUDE:
-                path = engine.store.locate(
-                    category, rest
-                )  # UnsafePathError (a ValueError): a link leading out
+                # UnsafePathError (a ValueError): a link leading out
+                path = engine.store.locate(category, rest)
             else:
                 path = os.path.join(root, *(MEMORY_MD if "#" in rest else rest).split("/"))
         except ValueError as e:

@@ -26,9 +26,8 @@ if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
 DEFAULT_CATEGORY = "decision"
 WHY_SECTIONS = frozenset({"Rationale", "Reason", "Impact", "Why deferred"})
 _HEADING_LINE = re.compile(r"^(#{1,2})(?=[ \t])", re.M)  # would open a section of the memory file
-_LEADING_HEADING = re.compile(
-    r"\A#{1,6}[ \t][^\n]*\n*"
-)  # the file's own title: the memory's title says it
+# the file's own title: the memory's title says it
+_LEADING_HEADING = re.compile(r"\A#{1,6}[ \t][^\n]*\n*")
 
 
 def adopt(engine: Context, ref: str) -> str:
@@ -60,9 +59,8 @@ def adopt(engine: Context, ref: str) -> str:
     if is_line_ref(ref):
         linked = file_ref(entry.where) if entry.where != MEMORY_MD else ""
         if linked and any(e.ref == linked for e in entries):
-            return adopt(
-                engine, linked
-            )  # the line is the index of a topic file: the file is the memory
+            # the line is the index of a topic file: the file is the memory
+            return adopt(engine, linked)
         source = from_line(entry)
         retire = [{"op": "drop_line", "ref": ref, "base_hash": entry.hash}]
     else:
@@ -76,9 +74,8 @@ def adopt(engine: Context, ref: str) -> str:
     category = category_of(engine.cfg, source)
     taken = {e.ref.partition("/")[2] for e in entries if e.owner != CLAUDE}
     mid = unique_id(source["name"], taken, lambda i: engine.store.exists(category, i))
-    text = memory_text(
-        engine, source, category, mid, created=entry.created or engine.now()
-    )  # the file's mtime
+    # the file's mtime
+    text = memory_text(engine, source, category, mid, created=entry.created or engine.now())
     new_ref = f"{category}/{mid}"
     ops: list[dict] = [
         {"op": "write", "ref": new_ref, "base_hash": None, "text": text},

@@ -83,9 +83,8 @@ class Approval:
     archived: dict[str, list[str]] = field(default_factory=dict)  # category -> ids
     notes: list[str] = field(default_factory=list)
     stopped: OSError | None = None  # the write that found the disk full: nothing more was tried
-    left: list[str] = field(
-        default_factory=list
-    )  # approved, not finished once stopped: the next run does
+    # approved, not finished once stopped: the next run does
+    left: list[str] = field(default_factory=list)
 
 
 def _require(cand: Candidate | None, key: tuple[str, str], *states: str) -> Candidate:
@@ -237,9 +236,8 @@ def _save(engine: Context, todo: list[tuple[Candidate, dict]], result: Approval)
     done: list[tuple[Saved, Candidate]] = []
     with engine.root_lock(wait=30):
         try:
-            current = memory_md.read_current(
-                engine.root
-            )  # a damaged MEMORY.md stops the save before any write
+            # a damaged MEMORY.md stops the save before any write
+            current = memory_md.read_current(engine.root)
         except memory_md.MemoryMdError as e:
             for cand, _ in todo:
                 cand.move("ready", error=f"MEMORY.md: {e}")
@@ -268,9 +266,8 @@ def _save(engine: Context, todo: list[tuple[Candidate, dict]], result: Approval)
                 )
                 result.refused[cat] = Blocked([Issue("BLOCK", "refused", "file", str(e))])
                 continue
-            except (
-                OSError
-            ) as e:  # this one stays `approved`; the others go on, unless the disk is full
+            # this one stays `approved`; the others go on, unless the disk is full
+            except OSError as e:
                 result.refused[cat] = SaveFailed(e)
                 if e.errno in NO_SPACE:
                     result.stopped = e
@@ -290,9 +287,8 @@ def _save(engine: Context, todo: list[tuple[Candidate, dict]], result: Approval)
                         result.refused[cand.name] = SaveFailed(
                             e, "written, but MEMORY.md is not updated: "
                         )
-        elif (
-            changes
-        ):  # stopped: the files written stay `approved`, and the next run lists them in MEMORY.md
+        # stopped: the files written stay `approved`, and the next run lists them in MEMORY.md
+        elif changes:
             result.left += [cand.name for s, cand in done if s.action != "noop"]
         if changes and plan is None:
             done = [(s, cand) for s, cand in done if s.action == "noop"]
@@ -350,9 +346,8 @@ def _write_memory(engine: Context, cand: Candidate, review: dict):
         )
         issues = [Issue(**i) for i in record["issues"] if i["severity"] == "BLOCK"]
         raise Conflict(issues or [Issue("BLOCK", "conflict", "action", f"{path}: {e}")]) from None
-    if (
-        action == "noop"
-    ):  # the target with the draft's source added: its MEMORY.md line is unchanged
+    # the target with the draft's source added: its MEMORY.md line is unchanged
+    if action == "noop":
         return Saved(cat, action, path, name=cand.name), None
     if action == "delete":
         return Saved(cat, action, path, name=cand.name), ("remove", mem.category, mem.id)
@@ -365,9 +360,8 @@ def _write_memory(engine: Context, cand: Candidate, review: dict):
 def _already_written(path: str, text: str) -> bool:
     try:
         with open(path, "rb") as f:
-            return f.read() == text.encode(
-                "utf-8"
-            )  # bytes: a file a hand edit left not UTF-8 is simply other
+            # bytes: a file a hand edit left not UTF-8 is simply other
+            return f.read() == text.encode("utf-8")
     except OSError:
         return False
 

@@ -123,9 +123,8 @@ def _final_text(record: dict, current: str | None, rid: str) -> str:
 def _check_base(record: dict, current: str | None, rid: str) -> None:
     base = record.get("base_text")
     if is_memory_md(record) and base is not None and current is not None:
-        if record.get(
-            "base_claude_hash"
-        ):  # Claude's part to the byte: a person's whitespace edit is a change
+        # Claude's part to the byte: a person's whitespace edit is a change
+        if record.get("base_claude_hash"):
             same = claude_writes.claude_part_hash(current) == record["base_claude_hash"]
         else:  # staged by an older memcurate, its base kept whole
             same = (

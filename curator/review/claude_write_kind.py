@@ -47,10 +47,11 @@ class ClaudeWriteKind:
                     else "",
                 )
             )
+        # unreadable or damaged: named, so it can be deleted, never acted on
         for (
             wid,
             why,
-        ) in unreadable:  # unreadable or damaged: named, so it can be deleted, never acted on
+        ) in unreadable:
             out.append(ReviewItem(claude_writes.PREFIX + wid, self.name, "error", error=why))
         return out
 

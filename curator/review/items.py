@@ -20,11 +20,12 @@ READY = "ready"
 ERROR = "error"
 # Kinds' names (ReviewItem.kind) a front end names without importing the kind (the TUI's start: rows by kind)
 CLAUDE_WRITE, RULE = "claude-write", "rule"
+# shown by `list --all` only; an id of one is never acted on
 FINAL = (
     "saved",
     "rejected",
     "skipped",
-)  # shown by `list --all` only; an id of one is never acted on
+)
 
 
 @dataclass(frozen=True)
@@ -73,9 +74,8 @@ class Outcome:
     path: str = ""  # the file written (absolute), "" for a noop or a rejection
     where: str = ""  # the same, relative to the memory root
     error: str = ""
-    archived: dict[str, list[str]] = field(
-        default_factory=dict
-    )  # category -> ids moved to the archive
+    # category -> ids moved to the archive
+    archived: dict[str, list[str]] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -60,9 +60,8 @@ def approve(engine, queries: list[str]) -> list[Outcome]:
     unknown, ambiguous or not approvable. The items of a kind go together (for memories, the items of
     one triage share one MEMORY.md write); a refusal at save time is that item's Outcome."""
     chosen = resolve(queries, items(engine, every=True), why_not_approvable)
-    if any(
-        i.kind != RuleKind.name for i in chosen
-    ):  # a rule goes to the project, not the memory root
+    # a rule goes to the project, not the memory root
+    if any(i.kind != RuleKind.name for i in chosen):
         engine.check_saving()  # auto memory off: refused before anything is approved (AutoMemoryOff)
     done: list[Outcome] = []
     for kind in KINDS:

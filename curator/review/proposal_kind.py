@@ -25,11 +25,12 @@ from memcurate.curator.util.locks import LockBusy
 
 KIND = "proposal"
 STATES = {PENDING: READY, APPROVED: "saved", REJECTED: "rejected"}
+# what refuses an approval or a rejection: said, never raised
 _REFUSED = (
     ProposalError,
     LockBusy,
     OSError,
-)  # what refuses an approval or a rejection: said, never raised
+)
 
 
 class ProposalKind:
@@ -67,12 +68,13 @@ class ProposalKind:
             )
         try:
             view = engine.proposal(record["id"])
+        # a hand-edited op, an unreadable root: named
         except (
             ProposalError,
             ValueError,
             KeyError,
             OSError,
-        ) as e:  # a hand-edited op, an unreadable root: named
+        ) as e:
             return ReviewItem(
                 **{**base, "state": ERROR}, error=f"{record['id']}: cannot be planned: {e}"
             )

@@ -198,9 +198,8 @@ def approve(engine: Context, query: str, seen: dict | str | None = None) -> dict
     would write now differs, RuleError and nothing written; None approves what `view` shows now.
     RuleError also when it is not pending, when the plan has an error, or when the file changed."""
     with _lock(engine):
-        cand = find(
-            engine, query
-        )  # read again under the lock: another approval or an edit may just have finished
+        # read again under the lock: another approval or an edit may just have finished
+        cand = find(engine, query)
         rid = PREFIX + cand.id
         if cand.state != PENDING:
             raise RuleError(f"{rid} is {cand.state}, not pending")
@@ -226,9 +225,8 @@ def approve(engine: Context, query: str, seen: dict | str | None = None) -> dict
                 "paths": rulefile.check_paths(chosen["paths"]),
             }  # as the plan wrote them
             candidates.mark_approved(engine.data, cand.id, rel, cand.sessions, kept)
-        except (
-            ValueError
-        ) as e:  # its record damaged meanwhile: the rule is written; approving again marks it
+        # its record damaged meanwhile: the rule is written; approving again marks it
+        except ValueError as e:
             raise RuleError(
                 f"{rid}: the rule is in {rel}, but the candidate could not be marked approved: {e}"
             ) from None
@@ -243,9 +241,8 @@ def edit(engine: Context, query: str, rule: str, topic: str, paths: list[str]) -
         "topic": rulefile.topic_name(topic),
         "paths": rulefile.check_paths(paths),
     }  # ValueError with the reason
-    with _lock(
-        engine
-    ):  # never between an approval's reading and its marking: its file would keep the old text
+    # never between an approval's reading and its marking: its file would keep the old text
+    with _lock(engine):
         cand = find(engine, query)
         if cand.state != PENDING:
             raise ValueError(
@@ -282,15 +279,13 @@ def draft_all(engine: Context) -> dict:
         return done
     for cand in todo:
         rid = PREFIX + cand.id
-        result = draft.draft_rule(
-            engine.drafter, cand, engine.cfg
-        )  # never raises: offline on failure
+        # never raises: offline on failure
+        result = draft.draft_rule(engine.drafter, cand, engine.cfg)
         if result.get("by") == "offline" and not result.get("error"):
             break  # no Claude backend after all: the offline text stays computed when shown
         try:
-            candidates.set_draft(
-                engine.data, cand.id, result
-            )  # a failed call's offline text, with why
+            # a failed call's offline text, with why
+            candidates.set_draft(engine.data, cand.id, result)
         except ValueError as e:  # decided, or its record damaged, meanwhile
             done["failed"].append({"id": rid, "error": str(e)})
             continue

@@ -30,11 +30,12 @@ from memcurate.curator.util.textsafe import one_line
 
 KIND = RULE
 STATES = {PENDING: READY, APPROVED: "saved", REJECTED: "rejected"}
+# what refuses an approval or a rejection: said, never raised
 _REFUSED = (
     RuleError,
     LockBusy,
     OSError,
-)  # what refuses an approval or a rejection: said, never raised
+)
 
 
 class RuleKind:

@@ -94,11 +94,12 @@ def _part(doc: dict, name: str) -> tuple[dict | None, str]:
         got = value.get(field_name)
         if got is None:
             continue
+        # `all` is this module's
         if (
             not isinstance(got, kind)
             or isinstance(got, bool)
             or (kind is list and isinstance(got, list) and any(not isinstance(p, str) for p in got))
-        ):  # `all` is this module's
+        ):
             want = "a list of strings" if kind is list else f"a {kind.__name__}"
             return None, f"{name}.{field_name} is not {want}"
     return value, ""
@@ -145,9 +146,8 @@ def load(
             _note(notes, f"{ledger.candidate_path(data, key)}: {why} (hand-edited?), skipped")
             return None
     found: list[str] = []
-    failure = ledger.failure(
-        data, key, notes=found
-    )  # read once: the backing check and the evidence
+    # read once: the backing check and the evidence
+    failure = ledger.failure(data, key, notes=found)
     count = ledger.sessions(data, key)
     if threshold is not None and doc["state"] == "pending":
         why = unbacked(key, failure, count, threshold)

@@ -275,9 +275,8 @@ def add_fix(data, key: str, session: str, fix: dict) -> bool:
     if doc is None or not cleaned or doc.get("fix") == cleaned:
         return False
     doc["fix"] = cleaned
-    write_json(
-        path, doc, durable=False
-    )  # as every ledger file: a fix lost to a power cut is only a fix
+    # as every ledger file: a fix lost to a power cut is only a fix
+    write_json(path, doc, durable=False)
     return True
 
 
@@ -535,9 +534,8 @@ def enforce_caps(data, max_entries: int, max_bytes: int, *, keep: str = "") -> l
     tallies = _tallies(data)
     files, size = sum(t.files for t in tallies), sum(t.bytes for t in tallies)
     gone = []
-    if (
-        files > max_entries or size > max_bytes
-    ):  # then down to the low-water mark: room for the next records
+    # then down to the low-water mark: room for the next records
+    if files > max_entries or size > max_bytes:
         max_entries, max_bytes = int(max_entries * LOW_WATER), int(max_bytes * LOW_WATER)
     for t in sorted(tallies, key=lambda t: (t.sessions, t.newest, t.key)):
         if files <= max_entries and size <= max_bytes:

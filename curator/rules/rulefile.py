@@ -366,10 +366,11 @@ def plan(project, key: str, rule: str, topic: str, paths) -> RulePlan:
         return failed(error)
     files = _existing(where)
     said, norm = marker(key), _normal(rule)
+    # the same rule already written, by key or by text: nothing to do
     for (
         file,
         text,
-    ) in files.items():  # the same rule already written, by key or by text: nothing to do
+    ) in files.items():
         if said in text or norm in _rules_in(text):
             path = os.path.join(where, file)
             return RulePlan(
@@ -446,9 +447,8 @@ def write(plan: RulePlan) -> str:
     if os.path.islink(plan.path):
         raise RuleFileError(f"{plan.rel} is a symlink now: nothing written")
     mode = None
-    if (
-        plan.before is not None
-    ):  # an extended file keeps its permissions (a file made 0600 stays so)
+    # an extended file keeps its permissions (a file made 0600 stays so)
+    if plan.before is not None:
         try:
             mode = os.lstat(plan.path).st_mode & 0o7777
         except FileNotFoundError:

@@ -148,13 +148,14 @@ _SCRIPT_KINDS = (
 )
 
 # A checker's output that still shows a failure after it was piped through tail or head (exit status 0).
+# re.MULTILINE
 _LOOKS_FAILED = LazyRegex(
     r"\b[1-9]\d* (?:failed|failing|failures?|errors?|problems?)\b|^FAILED\b|^FAIL\b|^ *FAIL |error TS\d|^--- FAIL"
     r"|Found [1-9]\d* errors?|[✕✗×] |^ *● |error\[E\d|^error(?:\[|:)|Traceback \(most recent call last\)"
     r"|npm ERR!|^npm error |\*\*\* \[|test result: FAILED|^E {3}|panicked at|^panic: |:\d+: error:| - error[ :]"
     r"|Tests?: +\d+ failed|[1-9]\d* tests? failed",
     8,
-)  # re.MULTILINE
+)
 
 
 def classify(command: str) -> tuple[str, str] | None:

@@ -11,9 +11,8 @@ _found: str | None = None
 def assets_dir() -> str:
     global _found
     if _found is None:
-        here = os.path.dirname(
-            os.path.dirname(os.path.realpath(__file__))
-        )  # the curator package (dev/ links to it)
+        # the curator package (dev/ links to it)
+        here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
         # A wheel carries assets inside the package (pyproject's force-include);
         # a checkout or an editable install has them beside the package.
         candidates = (os.path.join(here, "_assets"), os.path.join(os.path.dirname(here), "assets"))

@@ -218,9 +218,8 @@ def append_line(path, line: bytes) -> None:
     if lock is None:
         import threading
 
-        lock = _locks.setdefault(
-            "append", threading.Lock()
-        )  # setdefault: one lock even if two threads race here
+        # setdefault: one lock even if two threads race here
+        lock = _locks.setdefault("append", threading.Lock())
     with lock:  # one line at a time within a process (drafting threads share a log)
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, file_mode(path))
         try:
@@ -371,13 +370,11 @@ class _Carry:
 
     def __call__(self, current: bytes | None) -> bytes | None:
         if current is not None and current.startswith(self.ours):
-            return (
-                self.kept + current[len(self.ours) :]
-            )  # ours, perhaps appended to since: theirs first
+            # ours, perhaps appended to since: theirs first
+            return self.kept + current[len(self.ours) :]
         if self.extra is not None:
-            return (
-                current or b""
-            ) + self.extra  # ours was replaced by yet another version: theirs after it
+            # ours was replaced by yet another version: theirs after it
+            return (current or b"") + self.extra
         return current  # two other writers each rewrote an older version: the later one wins
 
 

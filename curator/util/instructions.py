@@ -204,9 +204,8 @@ _PATTERNS = (
 
 def find_instructions(text: str) -> list[tuple[str, str]]:
     """(what it asks for, the words that ask it) for each dangerous instruction in `text`."""
-    low = " ".join(
-        text.lower().split()
-    )  # the hints' spaces stand for any whitespace, as the patterns' \s+
+    # the hints' spaces stand for any whitespace, as the patterns' \s+
+    low = " ".join(text.lower().split())
     out: list[tuple[str, str]] = []
     for p in _PATTERNS:
         if not any(h in low for h in p.hints) or (p.also and not any(h in low for h in p.also)):

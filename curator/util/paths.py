@@ -116,9 +116,8 @@ def project_key(project) -> str:
     dashes); a key over 200 units is cut to 200 and gets '-' and the base-36 absolute value of the path's
     32-bit Java string hash. A folder named any other way is one Claude Code never reads."""
     path = os.path.abspath(os.fspath(project))
-    units = path.encode(
-        "utf-16-le", "surrogatepass"
-    )  # a byte the file system could not decode stays one unit
+    # a byte the file system could not decode stays one unit
+    units = path.encode("utf-16-le", "surrogatepass")
     key = "".join(
         c if c.isascii() and c.isalnum() else "-" * (2 if ord(c) > 0xFFFF else 1) for c in path
     )

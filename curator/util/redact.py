@@ -190,9 +190,8 @@ _SAFE_VALUE = LazyRegex(
     r"(?i)^(?:none|null|nil|true|false|undefined|\*+|x+|\.\.\.|<.*|\[redacted.*|\$.*|os\..*"
     r"|process\..*|env\..*|.*\(.*)$"
 )
-_ENV_NAME = LazyRegex(
-    r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"
-)  # "the token is `GITHUB_TOKEN`": a name, not a value
+# "the token is `GITHUB_TOKEN`": a name, not a value
+_ENV_NAME = LazyRegex(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 
 # A bare 40-character AWS secret is redacted only beside an access key id:
 # alone, such a string is as likely a hash or an id.

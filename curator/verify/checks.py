@@ -130,9 +130,8 @@ def verify(
                 f"{t['unreadable']}: fix or delete the file",
             )
         )
-    elif action in ("update", "delete") or (
-        action == "noop" and t
-    ):  # a noop given a target records a source on it
+    # a noop given a target records a source on it
+    elif action in ("update", "delete") or (action == "noop" and t):
         if not t.get("exists"):
             issues.append(
                 Issue(

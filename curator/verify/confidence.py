@@ -247,9 +247,8 @@ def _own_words(snip: Mapping, full: str) -> str | None:
         return "a templated prompt"
     if any(t in text for t in _NOTIFICATION):
         return "a notification"
-    if _kind(snip) in TYPED and pasted(
-        text
-    ):  # a plan or an answer is long and structured by nature
+    # a plan or an answer is long and structured by nature
+    if _kind(snip) in TYPED and pasted(text):
         return "pasted text"
     return None
 
@@ -315,9 +314,8 @@ def _users_words(
     blocks: Mapping[int, str] | None = None,
     cited: tuple[int, ...] = (),
 ) -> list[dict]:
-    if (
-        not snips or category == "session_summary"
-    ):  # a summary comes from activity: whose words is not the point
+    # a summary comes from activity: whose words is not the point
+    if not snips or category == "session_summary":
         return []
     # The speaker the draft's own statement is quoted from, when it says so ("(the assistant, turn 4)"): a
     # user elsewhere in the evidence does not make an assistant's sentence the user's word.
@@ -459,9 +457,8 @@ def _model(confidence: float | None, ground: Grounding | None = None) -> list[di
     if confidence <= center:
         return [_factor("model", WEIGHTS["model_grounded"] * (confidence - center) / center, said)]
     share = ground.share
-    scale = (
-        WEIGHTS["model_nothing_specific"] if share is None else share**2
-    )  # one miss among many costs little
+    # one miss among many costs little
+    scale = WEIGHTS["model_nothing_specific"] if share is None else share**2
     why = (
         said
         if scale == 1

@@ -371,9 +371,8 @@ def section_flaws(category: str, name: str, text: str) -> list[Flaw]:
         return [
             Flaw("section-vacuous", where, f"{name} says nothing: the session did not state it")
         ]
-    verification = (
-        category == "runbook" and name == "Verification"
-    )  # an outcome by nature: checked below
+    # an outcome by nature: checked below
+    verification = category == "runbook" and name == "Verification"
     if not verification and all(is_chatter(s) for s in sents):
         out.append(
             Flaw(

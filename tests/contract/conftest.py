@@ -228,9 +228,8 @@ def clean_env(extra: dict | None = None) -> dict:
         DISABLE_ERROR_REPORTING="1",
         IS_SANDBOX="1",
     )
-    if os.environ.get(
-        "PYTHONPATH"
-    ):  # a worktree's code first, also for the hooks Claude Code starts
+    # a worktree's code first, also for the hooks Claude Code starts
+    if os.environ.get("PYTHONPATH"):
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     env.update(extra or {})
     return env

@@ -45,9 +45,8 @@ def named_root(run) -> str:
 def test_the_memory_root_is_the_folder_claude_code_names(tmp_path, claude_home, run_claude, deep):
     base = tmp_path / ("a-rather-long-folder-name-" * 3 if deep else "")
     project = make_project((base / ("b" * 70) / ("c" * 70) if deep else base) / "notes-app")
-    assert (
-        len(str(project)) > 200
-    ) == deep  # Claude Code's limit on the key, not memcurate's constant
+    # Claude Code's limit on the key, not memcurate's constant
+    assert (len(str(project)) > 200) == deep
     run = run_claude("hello there", [Turn("Hello.")], cwd=project)
     assert run.returncode == 0, run.explain()
     named = named_root(run).rstrip("/")

@@ -140,9 +140,8 @@ def check_look(r) -> None:
         r.findings[0]["statement"] == "The app uses SQLite, not Postgres."
         and r.findings[0]["confidence"] == 0.8
     )
-    assert any(d.startswith("constraint") and "9" in d for d in r.dropped), (
-        r.dropped
-    )  # [9] is not in the digest
+    # [9] is not in the digest
+    assert any(d.startswith("constraint") and "9" in d for d in r.dropped), r.dropped
 
 
 def check_concerns(r) -> None:
@@ -313,9 +312,8 @@ def test_each_call_kind_reaches_the_model_as_memcurates_prompts_and_comes_back_t
     )
     assert result.error is None, said
     check(result)
-    assert len(api.conversation) == 1 and api.unserved == 0, (
-        said
-    )  # the tool call ends the child: one request
+    # the tool call ends the child: one request
+    assert len(api.conversation) == 1 and api.unserved == 0, said
     request = api.conversation[0]
     assert system in system_text(request), (
         f"{kind}: memcurate's system prompt is not the request's system\n{said}"

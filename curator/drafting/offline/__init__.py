@@ -81,9 +81,8 @@ class OfflineDrafter:
         try:
             doc, notes, weak = self._draft(request)
             text = memfile.render(doc)
-            if find_secrets(
-                text
-            ):  # defence in depth: every part was redacted, the whole is checked too
+            # defence in depth: every part was redacted, the whole is checked too
+            if find_secrets(text):
                 doc = memfile.parse(redact_text(text))
                 text = memfile.render(doc)
                 notes.append("redacted a secret that survived into the draft")
@@ -171,9 +170,8 @@ class OfflineDrafter:
         # A title made from the topic is made from these tags: it adds none of its own.
         topical = TOPIC_TITLE_WEAK in done.weak or FOREIGN_WEAK in done.weak
         tags = make_tags(([] if topical else [title]) + list(sections.values()), category)
-        if (
-            FOREIGN_WEAK in done.weak
-        ):  # words of a language the drafter cannot read are no tags; names are
+        # words of a language the drafter cannot read are no tags; names are
+        if FOREIGN_WEAK in done.weak:
             names = {
                 w.lower() for w in subject_words(tags, list(sections.values()), names_only=True)
             }

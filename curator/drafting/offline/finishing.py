@@ -141,9 +141,8 @@ def _description(d: Draft, title: str, category: str, tags: list[str], weak: lis
     if category == "runbook" and title.startswith("Fix ") and len(title) < 90:
         when = f"When {_lower(title[4:])} appears"  # "When KeyError: slice(None, 8000) appears"
     extra = d.description.strip().rstrip(".")
-    extra = re.sub(
-        r":\s+[^:]*,[^:]*$", "", extra
-    )  # "… on its own: the dependency, the auth module, …"
+    # "… on its own: the dependency, the auth module, …"
+    extra = re.sub(r":\s+[^:]*,[^:]*$", "", extra)
     if (
         not extra
         or norm(extra) == norm(d.title)
@@ -157,9 +156,8 @@ def _description(d: Draft, title: str, category: str, tags: list[str], weak: lis
         topical = TOPIC_TITLE_WEAK in weak or FOREIGN_WEAK in weak
         extra = "" if topical or category == "session_summary" or not when else title
     line = f"{when}: {_lower(extra)}" if when and extra else when or title
-    if find_secrets(line) and not find_secrets(
-        extra
-    ):  # "… total_input_tokens: updated …" reads as a secret
+    # "… total_input_tokens: updated …" reads as a secret
+    if find_secrets(line) and not find_secrets(extra):
         line = when
     return bounded_line(line, DESCRIPTION_SOFT)
 

@@ -130,9 +130,8 @@ def is_heading(s: str) -> bool:
     """Title Case words ending a line or a lead-in: "Benefits of Using the Component", "GitHub Action Updates"."""
     t = s.strip().rstrip(":.!").strip()
     t = re.sub(r"`[^`]*`", "Code", t).rsplit(": ", 1)[-1]
-    if any(
-        re.search(r"\d", tok) for tok in t.split()[:-1]
-    ):  # "Tests on Python 3.12 and 3.13" is prose
+    # "Tests on Python 3.12 and 3.13" is prose
+    if any(re.search(r"\d", tok) for tok in t.split()[:-1]):
         return False
     words = [w for w in re.findall(r"[A-Za-z][\w'-]*", t)]
     big = [w for w in words if w.lower() not in _SMALL]

@@ -10,11 +10,12 @@ import sqlite3
 from memcurate.curator.memory.index.schema import SCHEMA_VERSION, create
 from memcurate.curator.util.private import make_dirs, own_file
 
+# SQLITE_BUSY, SQLITE_LOCKED, SQLITE_PROTOCOL (WAL contention): wait, never rebuild
 _BUSY_CODES = (
     5,
     6,
     15,
-)  # SQLITE_BUSY, SQLITE_LOCKED, SQLITE_PROTOCOL (WAL contention): wait, never rebuild
+)
 
 
 def is_busy(e: sqlite3.Error) -> bool:
@@ -35,18 +36,16 @@ class Database:
             False  # the database file could not be used: this process indexes in memory
         )
         self.resets = 0  # times the database file was found unusable, deleted and rebuilt
-        self.on_reset = lambda: (
-            None
-        )  # called when the connection is dropped: what was known of it is void
+        # called when the connection is dropped: what was known of it is void
+        self.on_reset = lambda: None
         self._conn: sqlite3.Connection | None = None
         self._db_ino: int | None = None
         self._real_root = os.path.realpath(root)
 
     def _connect(self, path: str) -> sqlite3.Connection:
         if path != ":memory:":
-            own_file(
-                path
-            )  # 0600 before SQLite opens it: its -wal, -shm and -journal files take the same mode
+            # 0600 before SQLite opens it: its -wal, -shm and -journal files take the same mode
+            own_file(path)
         conn = sqlite3.connect(
             path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
         )
@@ -55,9 +54,8 @@ class Database:
             if path != ":memory:":
                 if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                     conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute(
-                    "PRAGMA synchronous = NORMAL"
-                )  # a cache: losing the last commit to a power cut is fine
+                # a cache: losing the last commit to a power cut is fine
+                conn.execute("PRAGMA synchronous = NORMAL")
             self._ensure_schema(conn)
         except BaseException:
             conn.close()

@@ -30,9 +30,8 @@ from memcurate.curator.memory.memory_md.entry import ID_PATTERN
 from memcurate.curator.util.paths import ARCHIVE_DIR, archived_name
 
 KEY = "folder:"  # meta key prefix, one per category
-RECHECK_NS = (
-    3600 * 10**9
-)  # a category trusted by its folder stamp is still checked whole this often
+# a category trusted by its folder stamp is still checked whole this often
+RECHECK_NS = 3600 * 10**9
 
 
 def _folders(root: str, category: str) -> tuple[tuple[str, str], ...]:
@@ -171,9 +170,8 @@ def _unindexed(
             names = [n for n in os.listdir(dfd) if n[:1] != "." and n.endswith(".md")]
             for name in names:
                 try:
-                    st = os.stat(
-                        name, dir_fd=dfd, follow_symlinks=False
-                    )  # no path joins: ~2 µs a file
+                    # no path joins: ~2 µs a file
+                    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
                 except FileNotFoundError:
                     continue  # gone while we looked
                 seen.add(prefix + name)
@@ -197,9 +195,8 @@ def _settle(conn: sqlite3.Connection, rows: list[tuple[str, str]]) -> None:
     if not rows:
         return
     try:
-        conn.execute(
-            "PRAGMA synchronous = NORMAL"
-        )  # as the indexer's own connection: a cache, no fsync a commit
+        # as the indexer's own connection: a cache, no fsync a commit
+        conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("BEGIN IMMEDIATE")
         conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", rows)
         conn.execute("COMMIT")

@@ -72,9 +72,8 @@ class RefreshStats:
     restamped: int = 0  # signature changed, same bytes: not parsed again
     removed: int = 0  # gone from disk, dropped from the index
     unchanged: int = 0
-    broken: list[tuple[str, str]] = field(
-        default_factory=list
-    )  # (path, reason): listed, not indexed
+    # (path, reason): listed, not indexed
+    broken: list[tuple[str, str]] = field(default_factory=list)
     pending: int = 0  # changes not written because the database stayed busy (served from memory)
     seconds: float = 0.0
 
@@ -190,9 +189,8 @@ class Freshness:
 
     def fresh(self, category: str) -> None:
         """Make the index right for `category` before reading it (see the module's notes)."""
-        self.db.guarded(
-            self.db.conn
-        )  # first: a database replaced by another process resets what we know
+        # first: a database replaced by another process resets what we know
+        self.db.guarded(self.db.conn)
         if self.check_interval > 0:
             last = self._checked_at.get(category)
             if last is not None and time.monotonic() - last < self.check_interval:
@@ -241,9 +239,8 @@ class Freshness:
         self.db.guarded(self.db.conn)
         self._dirty.pop(category, None)
         self._scans[category] = self._scans.get(category, 0) + 1
-        if (
-            self.watch and self._scans[category] >= 2 and category != CLAUDE
-        ):  # from the second check on: a long-lived index
+        # from the second check on: a long-lived index
+        if self.watch and self._scans[category] >= 2 and category != CLAUDE:
             try:
                 folder = self.store.category_dir(category)
             except UnsafePathError:
@@ -287,9 +284,8 @@ class Freshness:
         checked_ns = time.time_ns()
         try:
             listing = self._stat_files(category, names)
-        except (
-            UnsafePathError
-        ) as e:  # a category folder leading outside the root: nothing in it is read
+        # a category folder leading outside the root: nothing in it is read
+        except UnsafePathError as e:
             listing = []
             stats.broken.append((os.path.join(self.store.root, category), str(e)))
         changes: list[Change] = []

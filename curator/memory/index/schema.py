@@ -89,6 +89,7 @@ def insert(conn: sqlite3.Connection, category: str, ch: Change) -> None:
         if d
         else (None,) * 5
     )
+    # a reason may quote the file
     cur = conn.execute(
         "INSERT INTO files(category, name, mtime_ns, ctime_ns, size, ino, checked_ns, hash, id, title, status, "
         "text_hash, description, created, updated, sources, tags, broken) "
@@ -106,7 +107,7 @@ def insert(conn: sqlite3.Connection, category: str, ch: Change) -> None:
             *library,
             ch.broken and redact_text(ch.broken),
         ),
-    )  # a reason may quote the file
+    )
     if d is None:
         return
     conn.execute(

@@ -226,9 +226,8 @@ def loaded(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) ->
     k = "\n".join(trimmed.split("\n")[:max_lines]) if over_lines else trimmed
     if utf16_len(k) > max_chars:
         units = k.encode("utf-16-le")
-        upto = len(
-            units[: 2 * (max_chars + 1)].decode("utf-16-le", "ignore")
-        )  # characters starting by max_chars
+        # characters starting by max_chars
+        upto = len(units[: 2 * (max_chars + 1)].decode("utf-16-le", "ignore"))
         z = k.rfind("\n", 0, upto)
         k = k[:z] if z > 0 else units[: 2 * max_chars].decode("utf-16-le", "ignore")
     kept_lines = k.count("\n") + 1 if trimmed[len(k) : len(k) + 1] == "\n" else 0

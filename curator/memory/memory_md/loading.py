@@ -39,9 +39,8 @@ class LoadLine:
 class LoadView:
     lines: list[LoadLine]
     cut: int | None  # the first line not loaded, None when all are
-    sections: dict[str, dict] = field(
-        default_factory=dict
-    )  # category -> {used, budget, loaded, line}
+    # category -> {used, budget, loaded, line}
+    sections: dict[str, dict] = field(default_factory=dict)
     total_lines: int = 0  # as Claude Code counts them (comment lines not counted)
     total_chars: int = 0  # UTF-16 code units, counted the same way
     max_lines: int = MAX_LINES

@@ -47,9 +47,8 @@ class Plan:
         str, list[IndexLine]
     ]  # per category, newest first: entries that move to the archive
     notes: list[str]  # what happened beyond the changes themselves, in words
-    unarchive: dict[str, list[str]] = field(
-        default_factory=dict
-    )  # ids apply() drops from the archive
+    # ids apply() drops from the archive
+    unarchive: dict[str, list[str]] = field(default_factory=dict)
     lines: int = 0  # as Claude Code counts them (comment lines not counted)
     chars: int = 0  # UTF-16 code units, counted the same way
     over_limit: bool = False  # Claude Code would still cut it with memcurate's sections empty
@@ -115,11 +114,12 @@ def plan(
         entry_edits = []
     text = p.text
     lists: dict[str, list[IndexLine]] = {cat: list(sec.entries) for cat, sec in p.sections.items()}
+    # an entry line rewritten where it stands (its section re-rendered)
     for (
         cat,
         k,
         entry,
-    ) in entry_edits:  # an entry line rewritten where it stands (its section re-rendered)
+    ) in entry_edits:
         lists[cat][k] = entry
     touched: dict[str, dict[str, str]] = {}  # category -> id -> last operation
     moved: dict[str, list[IndexLine]] = {}  # category -> entries archived by an "archive" change

@@ -103,9 +103,8 @@ def apply(
         except MemoryMdError as e:
             raise MemoryMdError(f"{path}: {e}") from None
         result.notes[:0] = notes
-        for apath, t in _archive_adds(
-            root, result
-        ):  # before MEMORY.md: an entry is in both, never in neither
+        # before MEMORY.md: an entry is in both, never in neither
+        for apath, t in _archive_adds(root, result):
             write_text(apath, t)
         plans.append(result)
         return (

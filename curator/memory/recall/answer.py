@@ -75,9 +75,8 @@ def recall(
         out.problems.append(f"index unusable ({e.__class__.__name__}: {e}): nothing recalled")
         out.note = "index unusable"
         return out
-    loaded, problem = (
-        loaded_entries(root, *limits_from(cfg)) if not mode else ({}, None)
-    )  # recall mode: not loaded
+    # recall mode: not loaded
+    loaded, problem = loaded_entries(root, *limits_from(cfg)) if not mode else ({}, None)
     if problem:
         out.problems.append(problem)
     surfaced = (
@@ -95,9 +94,8 @@ def recall(
             continue
         path = os.path.join(root, hit.category, hit.name)
         if mode and (path in its_own or claude_recall.same_file_keys(path) & surfaced):
-            by_claude.append(
-                hit.key
-            )  # Claude Code's own recall can pick it, or gave it this session
+            # Claude Code's own recall can pick it, or gave it this session
+            by_claude.append(hit.key)
             continue
         m = _read(root, hit, hit.key in loaded, out.problems)
         if m is None or (m.loaded and not _adds(m.body, loaded[hit.key])):
@@ -164,9 +162,8 @@ def _search(root: str, data: str, prompt: str, per_category: int) -> list[Hit]:
         return []
     path = os.path.join(data, INDEX_FILE)
     fast = folders.open_for_reading(path, root, list(CATEGORIES))
-    if (
-        fast is not None
-    ):  # the usual case: the index as it is, and the few files saved since read here
+    # the usual case: the index as it is, and the few files saved since read here
+    if fast is not None:
         conn, unindexed = fast
         try:
             conn.execute("BEGIN")  # one read transaction: every statement sees one snapshot
@@ -207,9 +204,8 @@ def _words_of(root: str, category: str, name: str) -> tuple[str, set[str]] | Non
         fields, body = _load(os.path.normpath(os.path.join(root, category, name)))
     except (OSError, ValueError):
         return None
-    if (
-        fields.get("id") != name.rsplit("/", 1)[-1][:-3] or fields.get("category") != category
-    ):  # archived: a path
+    # archived: a path
+    if fields.get("id") != name.rsplit("/", 1)[-1][:-3] or fields.get("category") != category:
         return None
     return fields["id"], set(
         words(" ".join((fields.get("title", ""), fields.get("description", ""), body)))
@@ -218,9 +214,8 @@ def _words_of(root: str, category: str, name: str) -> tuple[str, set[str]] | Non
 
 def _read(root: str, hit: Hit, loaded: bool, problems: list[str]) -> Memory | None:
     """The memory as its file says now; None (and a problem) when it is gone, broken or unreadable."""
-    path = os.path.normpath(
-        os.path.join(root, hit.category, hit.name)
-    )  # an archived one's name climbs to .archive/
+    # an archived one's name climbs to .archive/
+    path = os.path.normpath(os.path.join(root, hit.category, hit.name))
     try:
         fields, body = _load(path)
     except FileNotFoundError:

@@ -31,9 +31,8 @@ import unicodedata
 ENV_SWITCH = "CLAUDE_MEMORY_STORES"
 ATTACHMENT = "relevant_memories"
 CHUNK = 4 << 20  # bytes of the transcript read at a time
-READ_MAX = (
-    16 << 20
-)  # bytes of new transcript read per prompt at most (~20 ms): the rest on the next prompts
+# bytes of new transcript read per prompt at most (~20 ms): the rest on the next prompts
+READ_MAX = 16 << 20
 _NEEDLE = b'"' + ATTACHMENT.encode() + b'"'
 OFFERED_MAX = 200  # files the selector is shown, newest first
 _NOT_OFFERED_TOP = frozenset(("logs", "sessions", "proposals"))
@@ -98,9 +97,8 @@ def scan(path: str, offset: int, read_max: int = READ_MAX) -> tuple[int, list[st
             if end == 0:
                 if want < CHUNK or len(chunk) < want:
                     break  # a line still being written (or past this call's share): read it whole next time
-                end = len(
-                    chunk
-                )  # one line longer than a chunk: no attachment line is; skip its bytes
+                # one line longer than a chunk: no attachment line is; skip its bytes
+                end = len(chunk)
             elif end < len(chunk):
                 f.seek(offset + end)
             if _NEEDLE in chunk:

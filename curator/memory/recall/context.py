@@ -68,9 +68,8 @@ Memory = namedtuple(
 
 def age(updated: str, now: dt.datetime) -> str:
     try:
-        then = dt.datetime.fromisoformat(
-            updated
-        )  # not strptime: its _strptime module costs the hook ~3 ms
+        # not strptime: its _strptime module costs the hook ~3 ms
+        then = dt.datetime.fromisoformat(updated)
     except ValueError:
         return "updated at an unknown time"
     if then.tzinfo is None:
@@ -98,9 +97,8 @@ def _head(m: Memory, now: dt.datetime) -> str:
         lines.append("Its line in MEMORY.md is already loaded; the rest of it:")
     elif m.description.strip():
         lines.append(one_line(m.description, 300))
-    return (
-        quoted(clean("\n".join(lines))) + "\n"
-    )  # clean: the path comes from config, a \r in it is no line
+    # clean: the path comes from config, a \r in it is no line
+    return quoted(clean("\n".join(lines))) + "\n"
 
 
 def body(m: Memory, limit: int | None = None) -> str:
@@ -190,9 +188,8 @@ def render(memories: list[Memory], budget: int, now: dt.datetime) -> tuple[str, 
     frame = len(HEADER.format(mark=mark) + END.format(mark=mark))
     while chosen:
         heads = [_head(m, now) for m in chosen]
-        room = (
-            budget - frame - sum(len(h) for h in heads) - len(chosen)
-        )  # a line break after each body
+        # a line break after each body
+        room = budget - frame - sum(len(h) for h in heads) - len(chosen)
         if room < 0:
             chosen.pop()
             continue
@@ -209,9 +206,8 @@ def render(memories: list[Memory], budget: int, now: dt.datetime) -> tuple[str, 
             del chosen[dropped]
             continue
         inner = "".join(parts)
-        while (
-            token in inner
-        ):  # the memories cannot hold the END line: a token they hold is drawn again
+        # the memories cannot hold the END line: a token they hold is drawn again
+        while token in inner:
             token = os.urandom(TOKEN_BYTES).hex()
         mark = f"MEMORIES-{token}"
         out = HEADER.format(mark=mark) + inner + END.format(mark=mark)

@@ -6,12 +6,13 @@ from memcurate.curator.util.lazyre import LazyRegex
 
 from . import Found, Output
 
+# re.IGNORECASE
 _ERRORISH = LazyRegex(
     r"\b(?:error|errors|fatal|failed|failure|fail|cannot|can't|could not|couldn't|not found|no such|denied|refused"
     r"|invalid|unknown|unable|exception|panic|timed out|not allowed|permission|missing|syntax|blocked|rejected"
     r"|no matches|bad|unmatched|not a|does not|doesn't|did not|already exists|undefined|unrecognized)\b",
     2,
-)  # re.IGNORECASE
+)
 _SEGMENTS = LazyRegex(r"\s*(?:&&|\|\||;|\||\n)\s*")
 # Words in front of the program that do not name it.
 _PREFIX = frozenset({"sudo", "time", "env", "command", "exec", "nohup", "builtin", "nice"})
@@ -81,11 +82,12 @@ _NOT_FAILURE = (
     "blocked by hook",
 )
 # A wrapper's line that only says the real error is elsewhere (above it, in the script's own output).
+# the last two: a test runner's console output, a pass
 _WRAPPER = LazyRegex(
     r"^(?:make(?:\[\d+\])?: \*\*\* \[.*\] Error \d+|npm (?:ERR!|error) |> |ELIFECYCLE"
     r"|error Command failed with exit code|\s*ERR_PNPM_\w+|Exit code \d+$"
     r"|(?:stderr|stdout) \| |[✓✔] )"
-)  # the last two: a test runner's console output, a pass
+)
 _MAKE = LazyRegex(r"^make(?:\[\d+\])?: \*\*\* (?!\[)(.*?)\.?\s*(?:Stop\.)?\s*$")
 _WORD = LazyRegex(r"^[a-z][a-z0-9:_-]*$")
 

@@ -50,9 +50,8 @@ def pyright(out: Output) -> list[Found]:
         rule, msg, excerpt = m.group(5) or "", m.group(4), [line]
         if not rule:  # a long message goes on over indented lines; the rule ends the last one
             for nxt in lines[i + 1 : i + 6]:
-                if (
-                    _PYRIGHT.match(nxt) or not nxt[:1].isspace()
-                ):  # pyright indents with no-break spaces
+                # pyright indents with no-break spaces
+                if _PYRIGHT.match(nxt) or not nxt[:1].isspace():
                     break
                 excerpt.append(nxt)
                 r = _PYRIGHT_RULE.search(nxt)

@@ -175,9 +175,8 @@ def pytest(out: Output) -> list[Found]:
                 )
                 break
     if not found:
-        for line in reversed(
-            lines[-50:]
-        ):  # the closing line: "no tests ran", "205 deselected in 0.58s"
+        # the closing line: "no tests ran", "205 deselected in 0.58s"
+        for line in reversed(lines[-50:]):
             m = _CLOSING.match(line)
             if m:
                 found.append(Found("test", "pytest", message=m.group(1), excerpt=[line]))

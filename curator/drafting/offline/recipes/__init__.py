@@ -36,8 +36,7 @@ _FROM_EVIDENCE = {
 
 def draft(category: str, snippets: list[Snip], excerpt: str, *, subagent: bool) -> Draft:
     """The draft of `category` (a known category) from a triage entry's snippets and excerpt."""
-    if (
-        category == "session_summary"
-    ):  # read from the prompts and the last reply, not from sentences
+    # read from the prompts and the last reply, not from sentences
+    if category == "session_summary":
         return draft_session_summary(excerpt, snippets, subagent=subagent)
     return _FROM_EVIDENCE[category](Evidence(snippets, excerpt))

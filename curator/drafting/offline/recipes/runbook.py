@@ -256,9 +256,8 @@ def draft_runbook(ev: Evidence) -> Draft:
     for t in turns:
         for s in ev.turn_prompt(t):
             st = strip_interjections(s.text)
-            if (
-                is_codeish(st) and ":" in st
-            ):  # "A couple of tests are unhappy now: ___ <pasted output>"
+            # "A couple of tests are unhappy now: ___ <pasted output>"
+            if is_codeish(st) and ":" in st:
                 st = st.split(":", 1)[0]
             if (
                 _SYMPTOM.search(st)
@@ -371,9 +370,8 @@ def draft_runbook(ev: Evidence) -> Draft:
     checks: list[tuple[Sent, str]] = []
     for v in verify:
         line = finish(strip_interjections(v.text))
-        if is_lead_in(
-            strip_interjections(v.text)
-        ):  # "The workflow now passes completely:" and its items
+        # "The workflow now passes completely:" and its items
+        if is_lead_in(strip_interjections(v.text)):
             items = [
                 finish(strip_interjections(s.text)).rstrip(".")
                 for s in ev.sents
