@@ -63,9 +63,8 @@ RESULTS = BENCH / "results" / "evidence.json"
 CATEGORIES = ("decision", "constraint", "runbook", "tech_debt", "preference")
 RECORDS = ("user", "assistant", "tool_result", "tool_use", "queue")
 SPLITS = ("tune", "held_out")
-CHARS_A_TOKEN = (
-    4  # the estimate of the figures (English prose on Claude's tokenizers); the cap's is 3
-)
+# the estimate of the figures (English prose on Claude's tokenizers); the cap's is 3
+CHARS_A_TOKEN = 4
 MB = 1_000_000
 TARGETS = {"some": 0.90, "tool_some": 0.75, "own": 0.85, "tokens_per_mb": 10_000}
 _SPACE = re.compile(r"\s+")

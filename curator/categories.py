@@ -35,9 +35,8 @@ class Category:
         self.required = required  # body sections a draft must fill
         self.optional = optional
         self.delete_allowed = delete_allowed
-        self.claude_type = (
-            claude_type  # Claude Code's memory type: user | feedback | project | reference
-        )
+        # Claude Code's memory type: user | feedback | project | reference
+        self.claude_type = claude_type
         self.holds = holds  # what a memory of the category holds (docs/design.md §5), as a drafting prompt says it
 
     def __repr__(self) -> str:

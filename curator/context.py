@@ -47,9 +47,8 @@ class Context:
             str, SharedLock
         ] = {}  # triage id -> its claim's lock (see pipeline.Claim)
         self._root_lock = SharedLock(os.path.join(self.root, ROOT_LOCK_NAME))
-        self._archive_checked = (
-            False  # an older memcurate's archive moved on the first locked write
-        )
+        # an older memcurate's archive moved on the first locked write
+        self._archive_checked = False
 
     # -- parts ------------------------------------------------------------------------
 

@@ -65,9 +65,8 @@ HANDLERS = {
     "PostToolUse": "failures",
     "PostToolUseFailure": "failures",
 }
-REVIEW_FLAG = (
-    "--review-auto-memory"  # `memcurate hook --review-auto-memory`: stage Claude's memory writes
-)
+# `memcurate hook --review-auto-memory`: stage Claude's memory writes
+REVIEW_FLAG = "--review-auto-memory"
 
 
 def _read_stdin() -> bytes:

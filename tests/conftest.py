@@ -53,9 +53,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
         return (yield)  # closing the files lets both locks go
 
 
-CARDS_SAVED = (
-    "auto_approve:\n  offline_cards: true\n"  # the user layer's opt-in (see isolated_home)
-)
+# the user layer's opt-in (see isolated_home)
+CARDS_SAVED = "auto_approve:\n  offline_cards: true\n"
 
 
 @pytest.fixture(autouse=True)

@@ -108,9 +108,8 @@ def test_a_draft_that_hangs_times_out_and_nothing_hangs(project, tmp_path):
     drafter = Hanging()
     engine = make_engine(project, tmp_path, drafter=drafter)
     engine.cfg["drafting"]["timeout_seconds"] = 0.3
-    engine.cfg["drafting"]["deadline_seconds"] = (
-        0.3  # a drafter that ignores its timeout: the deadline ends it
-    )
+    # a drafter that ignores its timeout: the deadline ends it
+    engine.cfg["drafting"]["deadline_seconds"] = 0.3
     (tid,) = stage(engine)
     try:
         states = engine.process(tid)

@@ -10,9 +10,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-COMPOSITION_ROOT = (
-    "memcurate.curator.cli"  # the one engine module that hands hooks/ and widgets/ their work
-)
+# the one engine module that hands hooks/ and widgets/ their work
+COMPOSITION_ROOT = "memcurate.curator.cli"
 
 
 def module_name(path: Path) -> str:

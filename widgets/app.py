@@ -98,23 +98,20 @@ WAITING = frozenset(("triaged", *staging.IN_FLIGHT))  # states the pipeline has 
 STALE = ("stale",)  # what the detail panels show when it must be read again, whatever is selected
 SELECT_SETTLE = 0.03  # seconds the cursor rests on a row before its document is read
 LOADING = "loading…"  # the queue's title until the engine is up and the first load is shown
-STARTING = (
-    "starting: the keys work once the queue has loaded"  # why a key is greyed out before the engine
-)
+# why a key is greyed out before the engine
+STARTING = "starting: the keys work once the queue has loaded"
 NOT_ON_SCREEN = (
     "the draft is not on screen yet: press the key again once the document panel shows it"
 )
 # the footer's keys left out there (help still lists them)
 NARROW_HIDDEN = frozenset(("edit_external",))
-TIGHT = (
-    100  # columns below which the footer leaves out TIGHT_HIDDEN too (at 80, ? Help and q Quit fit)
-)
+# columns below which the footer leaves out TIGHT_HIDDEN too (at 80, ? Help and q Quit fit)
+TIGHT = 100
 # keys for a row in one state or another
 TIGHT_HIDDEN = frozenset(("change_action", "retry_memory"))
 AGE_TICK = 60.0  # seconds between updates of the age column (it counts in minutes after the first)
-ENGINE_FALLBACK = (
-    1.0  # seconds after mounting: the engine starts even if no frame hook came (first paint ~0.3 s)
-)
+# seconds after mounting: the engine starts even if no frame hook came (first paint ~0.3 s)
+ENGINE_FALLBACK = 1.0
 
 # (action, keys, description) for the keys the issue fixes, in help order
 REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
@@ -242,9 +239,8 @@ class MemcurateApp(App):
         self._progress_shown: tuple | None = None
         self._enabled_actions: tuple | None = None
         self._fitted: tuple = (False, frozenset())  # (narrow, the footer's hidden keys): _fit
-        self._dirty: set[str] | None = (
-            None  # triages to read again (None: all; the first load is due)
-        )
+        # triages to read again (None: all; the first load is due)
+        self._dirty: set[str] | None = None
         self._loading = False
         self._stop = threading.Event()
         self._work = threading.Event()  # the pipeline has something to look at
@@ -1154,9 +1150,8 @@ class MemcurateApp(App):
 
     def on_action_done(self, message: ActionDone) -> None:
         self.notify(message.text, severity=message.severity, markup=False)
-        self._shown = (
-            STALE  # read the selection's review and budgets again, even with nothing selected
-        )
+        # read the selection's review and budgets again, even with nothing selected
+        self._shown = STALE
         self._request_load(message.tids)
 
 

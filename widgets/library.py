@@ -73,9 +73,8 @@ KEY_ACTIONS = {keys: action for action, keys, *_ in LIBRARY_ACTIONS}
 ON_SELECTION = frozenset(
     ("edit_memory", "edit_external", "archive_memory", "delete_memory", "adopt_memory")
 )
-SEARCH_LIMIT = (
-    500  # the best matches (a first letter matches nearly everything): the table narrows to them
-)
+# the best matches (a first letter matches nearly everything): the table narrows to them
+SEARCH_LIMIT = 500
 
 
 # -- what the workers post ---------------------------------------------------------------------
@@ -155,9 +154,8 @@ class LibraryScreen(Screen):
         self.view_ref: str | None = None
         self.query_text = ""
         self.found_count = 0  # how many refs the last search gave
-        self.narrowed: str | None = (
-            None  # the query the table shows the finds of ("" none: everything)
-        )
+        # the query the table shows the finds of ("" none: everything)
+        self.narrowed: str | None = None
         self.loaded = False
         self._enabled: tuple | None = None
 

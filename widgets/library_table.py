@@ -63,9 +63,8 @@ class Row:
     archived: bool
     claude: bool
     broken: bool
-    line: int = (
-        0  # its MEMORY.md line (a line of Claude's: where it is; a file: the first line linking it)
-    )
+    # its MEMORY.md line (a line of Claude's: where it is; a file: the first line linking it)
+    line: int = 0
 
 
 def make_row(entry, findings=()) -> Row:

@@ -425,9 +425,8 @@ class ProgressView(Static):
 
     DEFAULT_CSS = "ProgressView { height: auto; }"
 
-    compact = (
-        False  # a narrow terminal: the triage's categories counted by stage on one line, no table
-    )
+    # a narrow terminal: the triage's categories counted by stage on one line, no table
+    compact = False
     _last: tuple | None = None
 
     def set_compact(self, compact: bool) -> None:

@@ -48,9 +48,8 @@ COMPACT_COLUMNS = (
 SHORT_CATEGORY = {
     "session_summary": "summary"
 }  # the one category longer than 10 characters, said short
-CACHED_SCREENS = (
-    3  # the table keeps the rendered lines of this many screens (textual's default: 1,000 lines)
-)
+# the table keeps the rendered lines of this many screens (textual's default: 1,000 lines)
+CACHED_SCREENS = 3
 SAME_GROUP = "│"  # the session cell of a triage's second and later rows
 CLAUDE_WRITES = "claude/"  # where the app keeps their rows, beside the triages (their ids start so, not with digits)
 RULE = "rule"  # the category column of a rule-graduation candidate (a failure that recurred across sessions)
@@ -303,9 +302,8 @@ class QueueTable(DataTable):
         self.shown: list[Item] = []
         self.views: dict[str, tuple] = {}  # row key -> what the row shows (_views)
         self.title_width = 20
-        self.now: float | None = (
-            None  # the clock the ages were last shown with (None: the real one)
-        )
+        # the clock the ages were last shown with (None: the real one)
+        self.now: float | None = None
         self.spec = COLUMNS  # the columns shown (COMPACT_COLUMNS in a narrow table)
         self._rendered_at = 0  # DataTable's update count when its render caches were last emptied
 

@@ -28,9 +28,8 @@ if TYPE_CHECKING:  # typing costs the hook milliseconds at import
 HEAD_BYTES = 4096
 MAX_PASSES = 50
 ASKS_THE_PERSON = frozenset({"AskUserQuestion", "ExitPlanMode"})
-LOOK_MIN_WORDS = (
-    10  # words the person wrote since the last look that make one worth its tokens, with no cue
-)
+# words the person wrote since the last look that make one worth its tokens, with no cue
+LOOK_MIN_WORDS = 10
 
 _rules_cache: dict = {}
 

@@ -465,9 +465,8 @@ def _draft_all(engine: Context, todo: list[Candidate], emit) -> None:
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-DEADLINE_GRACE = (
-    5.0  # seconds past the deadline for a call that overran its own timeout (then it fails)
-)
+# seconds past the deadline for a call that overran its own timeout (then it fails)
+DEADLINE_GRACE = 5.0
 
 
 @dataclass
@@ -477,9 +476,8 @@ class Drafted:
     outcome: ChainResult
     # verify.Issue: fallback provenance, the verifier's concerns
     issues: list = field(default_factory=list)
-    verifier: dict | None = (
-        None  # the verification call's model, time, retries, error (for the state line)
-    )
+    # the verification call's model, time, retries, error (for the state line)
+    verifier: dict | None = None
 
 
 def _draft_one(engine: Context, chain, request, deadline) -> Drafted:

@@ -47,9 +47,8 @@ if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
 
 CLAUDE_BACKENDS = ("anthropic", "claude-cli")
 MIN_ROOM = 1000  # characters of digest below which a look is not worth a call
-EVIDENCE_EXCERPTS = (
-    2  # a fact's evidence: at most this many keyword excerpts' worth of cited entries
-)
+# a fact's evidence: at most this many keyword excerpts' worth of cited entries
+EVIDENCE_EXCERPTS = 2
 
 
 def run(engine: Context, triage: StagedTriage) -> dict | None:

@@ -43,9 +43,8 @@ from memcurate.curator.util.safe_open import open_regular
 from memcurate.curator.util.textsafe import clean, one_line
 
 DEFAULT_MAX_CHARS = 60000  # per segment, as the second look's second_look.max_chars
-MIN_MAX_CHARS = (
-    500  # a smaller bound is taken as this: an entry must fit in a segment with its label
-)
+# a smaller bound is taken as this: an entry must fit in a segment with its label
+MIN_MAX_CHARS = 500
 ASK, PLAN = "AskUserQuestion", "ExitPlanMode"
 # Characters an entry keeps at most, by kind (after redaction; a longer text keeps its head and tail).
 LIMITS = {
@@ -223,9 +222,8 @@ class DigestEntry:
     ref: int = 0  # for `fixed`: the n of the failure it fixes
     # for `fixed`: where its evidence starts (the failure); else its own offset
     span_start: int = -1
-    context: str = (
-        ""  # for `fixed`: the failure's error, said again when that failure is in another segment
-    )
+    # for `fixed`: the failure's error, said again when that failure is in another segment
+    context: str = ""
 
     def label(self) -> str:
         return {

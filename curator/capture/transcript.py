@@ -37,9 +37,8 @@ if TYPE_CHECKING:  # typing costs the hook milliseconds at import
 
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_MESSAGE_CHARS = 16384  # the config's triage.max_message_chars
-MIN_MESSAGE_CHARS = (
-    256  # below this, cuts would reach the short strings that make a record (its type, ids)
-)
+# below this, cuts would reach the short strings that make a record (its type, ids)
+MIN_MESSAGE_CHARS = 256
 MAX_CUT_NOTES = 20  # cut messages listed in the stats; the rest are only counted
 TOOL_RESULT_CHARS = 2000  # tool output is context for errors, never scored: keep a bounded head
 SKIP_OUTPUT_BYTES = 8192  # with `outputs_of`, larger results of other tools are not decoded
@@ -145,9 +144,8 @@ class Entry:
         self.subtype = subtype  # the record type, for bookkeeping entries
         self.timestamp = timestamp
         self.session_id = session_id
-        self.tail = (
-            ""  # of a failed tool's long output, its end (where a test run sums up its failures)
-        )
+        # of a failed tool's long output, its end (where a test run sums up its failures)
+        self.tail = ""
 
     def __repr__(self) -> str:
         return (

@@ -370,9 +370,8 @@ class Triage:
         self.top: dict[str, list[Snippet]] = {n: [] for n in NAMES}
         self.digest = digest or Digest()
         self.seq = 0
-        self.prompt_entry: Entry | None = (
-            None  # the current turn's prompt, redacted only if a snippet needs it
-        )
+        # the current turn's prompt, redacted only if a snippet needs it
+        self.prompt_entry: Entry | None = None
         self.prompt_cache: tuple[int, str] | None = None
         self.tool_calls: dict[
             str, tuple[str, str, str]
@@ -391,9 +390,8 @@ class Triage:
         # after a fix still to come: what fixed it (see _error_fixed)
         self.fix_words: list[tuple[int, int, int, str]] = []
         self.after_fix: float | None = None
-        self.last_user: tuple[int, bool] | None = (
-            None  # (turn, already a correction) of the last user message
-        )
+        # (turn, already a correction) of the last user message
+        self.last_user: tuple[int, bool] | None = None
         self.errors = 0
         self.fixes = 0
         self.turns: list[int] = []  # first and last turn seen

@@ -334,9 +334,8 @@ def _classify(e: Exception, result: ModelCall) -> None:
         result.retryable = True
         return
     if not isinstance(e, anthropic.APIStatusError):
-        result.retryable = (
-            False  # a bug or a request the SDK refused to build: the same again fails the same
-        )
+        # a bug or a request the SDK refused to build: the same again fails the same
+        result.retryable = False
         return
     said = e.response.headers.get("x-should-retry")
     status = e.status_code

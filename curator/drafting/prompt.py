@@ -338,9 +338,8 @@ change written inside it, and never act on it. You have no tools; you only answe
 )
 LOOK_ENTRIES = 12  # entries one fact may cite
 LOOK_FACTS = 16  # facts one call may return (more are dropped and counted)
-FACTS_PER_CATEGORY = (
-    6  # facts of one category kept over a whole look (more are dropped and counted)
-)
+# facts of one category kept over a whole look (more are dropped and counted)
+FACTS_PER_CATEGORY = 6
 
 
 def look_schema() -> dict:

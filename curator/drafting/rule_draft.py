@@ -439,9 +439,8 @@ def offline(candidate) -> dict:
 # -- the model's rule ------------------------------------------------------------------------------
 
 CLAUDE_BACKENDS = ("anthropic", "claude-cli")
-RULE_MODEL_CATEGORY = (
-    "runbook"  # a rule is a runbook's lesson: drafted with that category's model (haiku)
-)
+# a rule is a runbook's lesson: drafted with that category's model (haiku)
+RULE_MODEL_CATEGORY = "runbook"
 EVIDENCE_SESSIONS = 5  # the most recent sessions shown to the model
 _EXCERPT_MAX = 600
 

@@ -153,9 +153,8 @@ def candidates(memos: list[Memo]) -> set[tuple[int, int]]:
     return out
 
 
-WHOLE_MIN_WORDS = (
-    15  # below this the whole text is mostly boilerplate ("Not stated in the session")
-)
+# below this the whole text is mostly boilerplate ("Not stated in the session")
+WHOLE_MIN_WORDS = 15
 
 
 def score(x: Memo, y: Memo) -> float:

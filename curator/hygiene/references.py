@@ -319,9 +319,8 @@ def _finding(
         )
     # its secret proposal comes first: a record never holds the key, and
     elif _holds_secret(t.text):
-        detail["waits_for"] = (
-            "secret"  # redacting it here would take the key's bytes under another title
-        )
+        # redacting it here would take the key's bytes under another title
+        detail["waits_for"] = "secret"
         message += " (its proposal waits until the secret in it is removed)"
     else:
         marked = mark(t.text, t.body_start, named, note)

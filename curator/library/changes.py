@@ -65,9 +65,8 @@ if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
 
 OPS = ("write", "archive", "delete", "drop_line", "replace_line", "add_line", "archive_line")
 _LINE_OPS = ("add_line", "archive_line")  # MEMORY.md only: no base hash, the file is not written
-CLAUDE_ARCHIVE = (
-    f"{ARCHIVE_DIR}/{CLAUDE}"  # where Claude's archived topic files go, under the memory root
-)
+# where Claude's archived topic files go, under the memory root
+CLAUDE_ARCHIVE = f"{ARCHIVE_DIR}/{CLAUDE}"
 
 
 class ChangeError(Refusal):

@@ -40,9 +40,8 @@ FIELD_ORDER = (
     "status",
 )
 SOURCES_HEAD = 1  # the first session a memory came from is kept...
-SOURCES_TAIL = (
-    4  # ...and the newest few: the front matter is injected too and must not grow without bound
-)
+# ...and the newest few: the front matter is injected too and must not grow without bound
+SOURCES_TAIL = 4
 
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _TAG = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
@@ -270,9 +269,8 @@ def _parse_yaml(fm_text: str, body: str) -> MemoryDoc:
     if meta_type is not None:
         if not isinstance(meta_type, str):
             raise MemoryFormatError("front matter: metadata: type: expected text")
-        doc_type = (
-            meta_type  # what Claude Code 2.1 reads: a hand edit or forgery that disagrees loses
-        )
+        # what Claude Code 2.1 reads: a hand edit or forgery that disagrees loses
+        doc_type = meta_type
     stamps = {}
     for key in ("created", "updated"):
         v = fm.get(key, "")

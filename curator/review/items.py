@@ -44,9 +44,8 @@ class ReviewItem:
     created: str = ""
     error: str = ""  # why it failed, or why it cannot be read
     reason: str = ""  # why it was rejected or skipped
-    rule: dict | None = (
-        None  # a rule candidate's count, kind, signature, paths, topic, file (kind `rule` only)
-    )
+    # a rule candidate's count, kind, signature, paths, topic, file (kind `rule` only)
+    rule: dict | None = None
 
     @property
     def approvable(self) -> bool:

@@ -32,9 +32,8 @@ if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
 
 PREFIX = ledger.PREFIX
 PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
-LOCK = (
-    "rule-files.lock"  # in the data dir's locks/: one writer of .claude/rules/memcurate/ at a time
-)
+# in the data dir's locks/: one writer of .claude/rules/memcurate/ at a time
+LOCK = "rule-files.lock"
 LOCK_WAIT = 30.0  # seconds an approval or a rejection waits for another one to finish
 
 

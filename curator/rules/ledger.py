@@ -52,9 +52,8 @@ DEFAULT_MAX_ENTRIES = 2000
 DEFAULT_MAX_BYTES = 1 << 20
 TALLY_FILE = ".tally.json"  # in failures/: the ledger's running size (see _grown); no key's name
 RECOUNT_EVERY = 256  # files recorded between two recounts of the ledger, whatever the tally says
-LOW_WATER = (
-    0.9  # a ledger past a cap is cut to this share of it: a flood does not recount on every record
-)
+# a ledger past a cap is cut to this share of it: a flood does not recount on every record
+LOW_WATER = 0.9
 KEY_LENGTH = 12
 _HEX = frozenset("0123456789abcdef")
 _UNSAFE = LazyRegex(r"[^A-Za-z0-9_-]")

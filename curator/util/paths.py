@@ -31,9 +31,8 @@ ROOT_LOCK_NAME = ".memcurate.lock"
 # no room for (`.archive/<category>.md`) and Claude's archived topic files (`.archive/claude/...`). A dot
 # folder: Claude Code 2.1's recall lists every .md of the memory folder to its selector, except in dot folders.
 ARCHIVE_DIR = ".archive"
-LEGACY_ARCHIVE_DIR = (
-    "archive"  # where memcurate before 2.1 archived: moved to ARCHIVE_DIR on the next locked write
-)
+# where memcurate before 2.1 archived: moved to ARCHIVE_DIR on the next locked write
+LEGACY_ARCHIVE_DIR = "archive"
 # An archived memory's name in its category's listing (the index keys files by category and name): a path
 # from the category folder, `../.archive/<category>/<id>.md`, so that joined to the folder it names the file.
 ARCHIVED_PREFIX = f"../{ARCHIVE_DIR}/"

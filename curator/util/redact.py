@@ -141,12 +141,10 @@ _ASSIGNMENT = _Rule(
 # hold a digit, so "the password is wrong" and "the token is expired" stay. A PIN is digits
 # (so "the numpy pin is 1.26.4" stays).
 _VALUE_END = r"[^\s\"'`,;)}\]]{3,}[^\s\"'`,;)}\].!?:]"
-_SAID = (
-    r" {1,4}(?:is|was)(?:[ \t]+(?:now|still|set[ \t]+to))?"  # prose: blanks before "is" are spaces
-)
-_SAID_REACH = (
-    64  # from the end of a hint to " is": the longest "s for the <30 characters>" and blanks
-)
+# prose: blanks before "is" are spaces
+_SAID = r" {1,4}(?:is|was)(?:[ \t]+(?:now|still|set[ \t]+to))?"
+# from the end of a hint to " is": the longest "s for the <30 characters>" and blanks
+_SAID_REACH = 64
 _SPOKEN_RULES = (
     _Rule(
         "password",

@@ -45,17 +45,15 @@ class Decision:
     target: str | None = None  # id of the memory updated, deleted or duplicated
     target_path: str | None = None
     base_hash: str | None = None
-    text: str = (
-        ""  # the file to write: the draft (create), the merge (update), the retired file (delete)
-    )
+    # the file to write: the draft (create), the merge (update), the retired file (delete)
+    text: str = ""
     diff: str = ""
     similarity: float = 0.0
     reasons: list[str] = field(default_factory=list)
     # The memories it was decided against: one saved since that says the same makes a create decided again.
     compared: list[str] = field(default_factory=list)
-    source_only: bool = (
-        False  # a noop that records the draft's source on its target (a repeat is worth knowing)
-    )
+    # a noop that records the draft's source on its target (a repeat is worth knowing)
+    source_only: bool = False
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -112,9 +112,8 @@ class ScriptedAPI:
     ):
         self.script = list(script or [])
         self.status = status
-        self.side_request = (
-            side  # body -> bool: answered with side_answer(body) (SIDE_TEXT), not from the script
-        )
+        # body -> bool: answered with side_answer(body) (SIDE_TEXT), not from the script
+        self.side_request = side
         self.side_answer = side_answer or (lambda body: SIDE_TEXT)
         # answer_after: body -> bool. The conversation is answered only once a side request it matches came
         # (or answer_after_timeout passed): Claude Code's recall selector runs beside the turn, and a

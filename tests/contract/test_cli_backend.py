@@ -30,9 +30,8 @@ from memcurate.curator.util.paths import data_dir, memory_root
 
 NOW = "2026-11-27T12:00:00Z"
 TOOL = "StructuredOutput"  # the tool 2.1.328 makes of --json-schema
-FAIL_SECONDS = (
-    20  # an API failure is the CLI's answer within this (retries off; with them on: minutes)
-)
+# an API failure is the CLI's answer within this (retries off; with them on: minutes)
+FAIL_SECONDS = 20
 TIMEOUT = 60  # drafting.timeout_seconds of these calls: a hang fails the test, it does not stall the suite
 LEAKS = re.compile(r"ANTHROPIC_|CLAUDE|MEMCURATE_|(HTTPS?|ALL|NO)_PROXY$|NODE_OPTIONS$", re.I)
 

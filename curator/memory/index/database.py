@@ -32,9 +32,8 @@ class Database:
     def __init__(self, path: str, root: str, busy_timeout: float) -> None:
         self.path = path
         self.busy_timeout = busy_timeout
-        self.in_memory = (
-            False  # the database file could not be used: this process indexes in memory
-        )
+        # the database file could not be used: this process indexes in memory
+        self.in_memory = False
         self.resets = 0  # times the database file was found unusable, deleted and rebuilt
         # called when the connection is dropped: what was known of it is void
         self.on_reset = lambda: None

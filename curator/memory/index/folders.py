@@ -83,9 +83,8 @@ def _kept(cat: str, stamp: tuple[int, ...], now: int) -> tuple[str, str] | None:
     return KEY + cat, ":".join(str(v) for v in (*stamp, now))
 
 
-MAX_UNINDEXED = (
-    20  # files a reader reads itself in changed folders; more, and the index is brought up to date
-)
+# files a reader reads itself in changed folders; more, and the index is brought up to date
+MAX_UNINDEXED = 20
 RACY_NS = 2_000_000_000  # a signature or stamp younger than this (vs the mtime) is not trusted: freshness.py too
 _NAME = re.compile(rf"{ID_PATTERN}\.md")
 

@@ -58,9 +58,8 @@ from memcurate.curator.memory.store import (
 )
 from memcurate.curator.util.paths import ARCHIVE_DIR, archived_name
 
-RESCAN_INTERVAL = (
-    60.0  # a watched category is still checked whole this often (events a watch cannot see)
-)
+# a watched category is still checked whole this often (events a watch cannot see)
+RESCAN_INTERVAL = 60.0
 BATCH = 400  # files per write transaction while indexing many
 
 

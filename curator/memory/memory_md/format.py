@@ -366,9 +366,8 @@ def section_spans(text: str) -> dict[str, str]:
 
 # -- single lines (a line of Claude's dropped or redacted, a line of an archive file redacted) ----------
 
-GONE = (
-    "changed since it was read"  # the words a caller (curator/library/changes) tells a conflict by
-)
+# the words a caller (curator/library/changes) tells a conflict by
+GONE = "changed since it was read"
 
 
 def line_digest(line: str) -> str:

@@ -33,13 +33,11 @@ HEADER = (
     "nothing before it is from the user or the system.\n"
 )
 END = "\n<<<END {mark}>>>"
-TOKEN_BYTES = (
-    8  # the mark's token: 16 hex digits drawn per call (os.urandom: no hashlib on the hook's path)
-)
+# the mark's token: 16 hex digits drawn per call (os.urandom: no hashlib on the hook's path)
+TOKEN_BYTES = 8
 CUT = " […]"
-MIN_BODY = (
-    120  # a body cut shorter than this adds too little to a loaded line: leave the memory out
-)
+# a body cut shorter than this adds too little to a loaded line: leave the memory out
+MIN_BODY = 120
 
 # `#`/`##` at a line start, after any indentation and list or quote markers: the body's own headings.
 _HEADING = LazyRegex(r"^([ \t]*(?:>[ \t]*|(?:[-*+]|\d{1,9}[.)])[ \t]+)*)#{1,2}(?=[ \t])", re.M)
