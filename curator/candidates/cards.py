@@ -30,6 +30,7 @@ HELD = "offline card, write it in the TUI or set auto_approve.offline_cards: tru
 
 MAX_LINES = 12  # evidence lines a card shows
 MAX_PAIRS = 5  # error → fix pairs a runbook card shows
+MAX_CONTEXT_BYTES = 8 << 20  # how far back of its bytes a card reads for a failure fixed in them
 LINE_CHARS = 600
 EXCERPT_CHARS = 4000
 
@@ -125,8 +126,11 @@ def _pairs(source: Mapping, cfg: dict | None) -> tuple[list[dict], str]:
         isinstance(span, list) and len(span) == 2 and all(isinstance(x, int) for x in span)
     ):
         return [], "the triage names no transcript range: the error → fix pair is not known"
+    start = source.get("context_from")
+    if not (isinstance(start, int) and 0 <= span[0] - start <= MAX_CONTEXT_BYTES):
+        start = span[0]  # a failure fixed here, read by an earlier pass: its pair starts there
     try:
-        d = digest(path, cfg or {}, (span[0], span[1]), subagent=source.get("subagent") is True)
+        d = digest(path, cfg or {}, (start, span[1]), subagent=source.get("subagent") is True)
     except (OSError, KeyError, ValueError) as e:
         return (
             [],

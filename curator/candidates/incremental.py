@@ -292,7 +292,7 @@ def _capture(
             max_message_chars=rules.max_message_chars,
         )
         # its quotes of a summary: from the same descriptor
-        t = Triage(rules, digest, subagent=subagent, path=f)
+        t = Triage(rules, digest, subagent=subagent, path=f, open_runs=state.get("open"))
         first_ts = last_ts = ""
         words = 0  # the person wrote, in these bytes: whether a look is worth its tokens
         try:
@@ -375,6 +375,9 @@ def _capture(
                 "stats": reader.stats.as_dict(),
                 "categories": result,
             }
+            if t.fixed_from is not None and t.fixed_from < start:
+                # a fix here of a failure an earlier pass read: its evidence starts there
+                doc["source"]["context_from"] = t.fixed_from
             if request:
                 doc["second_look"] = request  # done later, by whoever drafts (never the hook)
                 notes.append(f"second look asked for bytes {look_from}..{end}")
@@ -404,6 +407,8 @@ def _capture(
             "session": session_id or state.get("session", ""),
             "last_timestamp": last_ts or state.get("last_timestamp", ""),
             "digest": {} if summarised else t.digest.as_dict(),
+            # a failure whose fix comes in the next pass (the next turn, or bytes not flushed yet)
+            "open": t.open_state(),
             "passes": passes,
             "look_from": end if request else look_from,
             "look_turns": reader.turn if request else state.get("look_turns", 0),

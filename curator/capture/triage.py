@@ -341,6 +341,20 @@ class Digest:
 
 # -- triage ------------------------------------------------------------------
 
+MAX_OPEN_CALLS = 50  # error-tool calls and writes a pass leaves unanswered, carried to the next
+MAX_OPEN_RUNS = 20  # failing runs carried to the next pass
+
+
+def _count(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 1 << 53
+
+
+def _rows(value: object, size: int, most: int) -> list[list]:
+    """The last `most` rows of `value` that are lists of `size` items; none when it is not a list."""
+    if not isinstance(value, list):
+        return []
+    return [r for r in value[-most:] if isinstance(r, list) and len(r) == size]
+
 
 class Triage:
     """Score a stream of entries. Feed entries with `add`, then call `result`.
@@ -356,6 +370,7 @@ class Triage:
         *,
         subagent: bool = False,
         path: str | BinaryIO | None = None,
+        open_runs: object = None,
     ) -> None:
         self.r = rules
         self.path = path
@@ -373,15 +388,14 @@ class Triage:
         # the current turn's prompt, redacted only if a snippet needs it
         self.prompt_entry: Entry | None = None
         self.prompt_cache: tuple[int, str] | None = None
-        self.tool_calls: dict[
-            str, tuple[str, str, str]
-        ] = {}  # tool_use id -> (name, command signature, command)
+        # tool_use id -> (name, command signature, command, byte offset of the call)
+        self.tool_calls: dict[str, tuple[str, str, str, int]] = {}
         self.writes: dict[
             str, str
         ] = {}  # tool_use id -> the file a write tool was asked to change, until it answers
-        # (name, signature) -> [turn, error line, edits seen at its last failure]
+        # (name, signature) -> [turn, error line, edits seen at its last failure, its byte offset]
         self.pending_errors: dict[tuple[str, str], list] = {}
-        # (name, program) -> [turn, error line, edits seen at its last failure, failures]: an error that recurs
+        # (name, program) -> [turn, error line, edits at its last failure, failures, offset]: an error that recurs
         self.failing: dict[tuple[str, str], list] = {}
         self.edits = 0  # file edits seen so far
         # Failing runs of the error tools and what fixed them, for rule graduation (curator/rules/transcript_failures.py)
@@ -395,6 +409,64 @@ class Triage:
         self.errors = 0
         self.fixes = 0
         self.turns: list[int] = []  # first and last turn seen
+        # the byte offset of the earliest failure a fix in these bytes got past: where its evidence starts
+        self.fixed_from: int | None = None
+        self._resume(open_runs)
+
+    # -- what a pass leaves open for the next ------------------------------
+    def open_state(self) -> dict:
+        """The runs still failing and the error-tool calls not answered yet, for the offset state: a Stop
+        hook's pass ends with the turn, and the fix of a failure (or the result of a call Claude Code had
+        not flushed yet) often comes in the next. Bounded; its only text is the redacted error lines and
+        the fix's words."""
+        unanswered = list(self.tool_calls.items())[-MAX_OPEN_CALLS:]
+        return {
+            "edits": self.edits,
+            "calls": [[i, *v] for i, v in unanswered],
+            "writes": [[i, v] for i, v in list(self.writes.items())[-MAX_OPEN_CALLS:]],
+            "pending": [[*k, *v] for k, v in list(self.pending_errors.items())[-MAX_OPEN_RUNS:]],
+            "failing": [[*k, *v] for k, v in list(self.failing.items())[-MAX_OPEN_RUNS:]],
+            "fix_words": [[turn, lo, line] for _, turn, lo, line in self.fix_words],
+        }
+
+    def _resume(self, state: object) -> None:
+        """Take up what the last pass left open. The state is in the data dir, in Claude's reach: what is
+        not the shape open_state writes is dropped, and the text is bounded and redacted again."""
+        if not isinstance(state, dict):
+            return
+        edits = state.get("edits")
+        if isinstance(edits, int) and not isinstance(edits, bool) and edits >= 0:
+            self.edits = edits
+        for row in _rows(state.get("calls"), 5, MAX_OPEN_CALLS):
+            i, name, sig, command, at = row
+            if (
+                all(isinstance(x, str) for x in row[:4])
+                and name in self.r.error_tools
+                and _count(at)
+            ):
+                self.tool_calls[i] = (name, sig[:2000], command[:4000], at)
+        for row in _rows(state.get("writes"), 2, MAX_OPEN_CALLS):
+            if all(isinstance(x, str) for x in row):
+                self.writes[row[0]] = row[1][:4000]
+        for key, target, size in (
+            ("pending", self.pending_errors, 6),
+            ("failing", self.failing, 7),
+        ):
+            for row in _rows(state.get(key), size, MAX_OPEN_RUNS):
+                name, sig, turn, line, *counts = row
+                if (
+                    isinstance(name, str)
+                    and isinstance(sig, str)
+                    and isinstance(line, str)
+                    and all(_count(x) for x in (turn, *counts))
+                ):
+                    line = one_line(redact_text(line[:400]), 200)
+                    target[(name, sig[:2000])] = [turn, line, *counts]
+        for row in _rows(state.get("fix_words"), 3, MAX_FIX_NOTES):
+            turn, lo, line = row
+            if _count(turn) and _count(lo) and isinstance(line, str):
+                line = one_line(redact_text(line[:1000]), self.r.snippet_chars)
+                self.fix_words.append((0, turn, lo, line))
 
     # -- feeding ---------------------------------------------------------
     def add(self, e: Entry) -> None:
@@ -442,7 +514,12 @@ class Triage:
         d = self.digest
         for tu in e.tool_uses:
             if tu.name in self.r.error_tools:
-                self.tool_calls[tu.id] = (tu.name, command_signature(tu.target), tu.target)
+                self.tool_calls[tu.id] = (
+                    tu.name,
+                    command_signature(tu.target),
+                    tu.target,
+                    e.start,
+                )
             if tu.name in self.r.ignored_tools:
                 continue
             d.tool_uses += 1
@@ -484,7 +561,7 @@ class Triage:
             if not e.is_error:
                 self._written(written, e)
             return
-        name, signature, command = self.tool_calls.get(e.tool_use_id, ("", "", ""))
+        name, signature, command, called = self.tool_calls.pop(e.tool_use_id, ("", "", "", 0))
         call = (name, signature)
         if name not in self.r.error_tools:
             return
@@ -509,7 +586,7 @@ class Triage:
             if call not in self.pending_errors:
                 self.fix_words = []  # a new failure: words said before it are not about its fix
                 line = one_line(redact_text(error_line(e.text)), 200)
-                self.pending_errors[call] = [e.turn, line, self.edits]
+                self.pending_errors[call] = [e.turn, line, self.edits, called]
             else:
                 self.pending_errors[call][2] = self.edits
             seen = self.failing.get(program)
@@ -521,6 +598,7 @@ class Triage:
                     line or self.pending_errors[call][1],
                     self.edits,
                     1,
+                    called,
                 ]
             return
         # the same command, or program, now passes: what came between fixed it
@@ -529,8 +607,9 @@ class Triage:
                 run["fix"] = {"said": run.pop("said"), "files": run["files"], "command": command}
         if call in self.pending_errors:
             # The same command got past an earlier error: an error and the turns that fixed it.
-            turn, first, edits = self.pending_errors.pop(call)
+            turn, first, edits, at = self.pending_errors.pop(call)
             self.failing.pop(program, None)
+            self._fixed_at(at)
             # Edited, then rerun: the failing run fixed (a test made to pass). Rerun alone: a retry got past it.
             edited = self.edits > edits
             self._error_fixed(turn, first, "error-fix" if edited else "error-retried", edited)
@@ -539,7 +618,12 @@ class Triage:
         if seen and seen[3] >= 2 and self.edits > seen[2]:
             # An error that kept coming back is gone after a file was edited: the edit fixed it.
             del self.failing[program]
+            self._fixed_at(seen[4])
             self._error_fixed(seen[0], seen[1], "error-stopped-after-edit")
+
+    def _fixed_at(self, offset: int) -> None:
+        if self.fixed_from is None or offset < self.fixed_from:
+            self.fixed_from = offset
 
     def _written(self, target: str, e: Entry) -> None:
         """Note a file a write tool changed, relative to the project; one outside it is left out."""
