@@ -360,24 +360,25 @@ def _capture(
             tid = _triage_id(
                 first_ts or state.get("last_timestamp", ""), path, start, kind, head_crc
             )
+            source = {
+                "session": session_id or state.get("session", ""),
+                "transcript": path,
+                "subagent": subagent,
+                "byte_range": [start, end],
+                "turns": t.turns or ([state.get("turns", 0)] * 2),
+            }
+            if t.fixed_from is not None and t.fixed_from < start:
+                # a fix here of a failure an earlier pass read: its evidence starts there
+                source["context_from"] = t.fixed_from
             doc = {
                 "format": staging.FORMAT,
                 "id": tid,
                 "created": staging.now_iso(),
                 "event": event,
-                "source": {
-                    "session": session_id or state.get("session", ""),
-                    "transcript": path,
-                    "subagent": subagent,
-                    "byte_range": [start, end],
-                    "turns": t.turns or ([state.get("turns", 0)] * 2),
-                },
+                "source": source,
                 "stats": reader.stats.as_dict(),
                 "categories": result,
             }
-            if t.fixed_from is not None and t.fixed_from < start:
-                # a fix here of a failure an earlier pass read: its evidence starts there
-                doc["source"]["context_from"] = t.fixed_from
             if request:
                 doc["second_look"] = request  # done later, by whoever drafts (never the hook)
                 notes.append(f"second look asked for bytes {look_from}..{end}")
