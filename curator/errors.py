@@ -1,6 +1,6 @@
 """One family for every error memcurate raises, grouped by what a caller does about it.
 
-Every exception class in curator/ and hooks/ derives from `MemcurateError` (tests/test_errors.py checks), through
+Every exception class in curator/ and hooks/ derives from `MemcurateError` (tests/engine/test_errors.py checks), through
 one of the families below. A module's own umbrella error (StoreError, ReviewError, ...) is a `Refusal`, the
 general case: show the message. A subclass that asks for something more specific also joins that family
 (store.ConflictError is a StoreError and a `StaleError`), so a caller that redoes, retries or skips catches the

@@ -7,7 +7,7 @@ A quoted block is a fenced block right after a marker line naming the command:
     usage: memcurate list ...
     ```
 
-tests/test_docs.py fails when a block differs from what `memcurate ...` prints at 80 columns;
+tests/engine/test_docs.py fails when a block differs from what `memcurate ...` prints at 80 columns;
 `python docs/update_help.py` rewrites every block in README.md and docs/**.md from the real output.
 """
 

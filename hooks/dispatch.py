@@ -35,7 +35,7 @@ FILTERED_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
 # Words one of which every failing output shows (lowercased); a superset of what signature.looks_failed
 # looks for, so this first test never turns away what the handler would count.
 # "err!" for `npm ERR!`, "\ne   " for pytest's `E   assert 1 == 2` (the text is read with a "\n" in front);
-# tests/test_failure_hook.py checks the claim over looks_failed's fixtures.
+# tests/engine/test_failure_hook.py checks the claim over looks_failed's fixtures.
 FAILURE_WORDS = (
     "fail",
     "error",

@@ -15,6 +15,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_TRANSCRIPTS = ROOT.parent / "shared" / "transcripts"
+TESTS = ROOT / "tests"
+DATA = TESTS / "data"
+# The suite's layers: engine (no Textual), tui (Pilot), snapshots (a few deterministic screens); contract is a
+# package. Their modules share helpers across folders (`from test_engine import stage`): every folder is on
+# the path from the start, so an import does not depend on which folder pytest collected first.
+LAYERS = ("engine", "tui", "snapshots")
+for _layer in LAYERS:
+    if str(TESTS / _layer) not in sys.path:
+        sys.path.insert(0, str(TESTS / _layer))
 
 
 # -- tests that must run alone -------------------------------------------------------------------------
@@ -30,6 +39,14 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: two workers per core. A test mostly waits (memcurate processes, pseudo-terminals, Textual's
     timers): on two cores, four workers ran the suite in 5.2 minutes where two took 6.7."""
     return 2 * len(os.sched_getaffinity(0))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow layers first (Pilot, snapshots, the real Claude Code: seconds a test), then the engine's
+    many short tests: workers hand out tests in this order, so the last minute is not one worker finishing
+    a TUI test while the others wait."""
+    slow = (TESTS / "tui", TESTS / "snapshots", TESTS / "contract")
+    items.sort(key=lambda item: not any(item.path.is_relative_to(d) for d in slow))
 
 
 def _run_lock(config: pytest.Config) -> str | None:
@@ -71,7 +88,7 @@ def isolated_home(tmp_path_factory, monkeypatch):
     user_config = home / ".config" / "memcurate" / "config.yaml"
     user_config.parent.mkdir(parents=True)
     # The suite's tests of saving draft offline, the offline drafter standing in for a model: they opt in to
-    # saving offline cards unattended; tests/test_offline_cards.py takes it out to test the default (held).
+    # saving offline cards unattended; tests/engine/test_offline_cards.py takes it out to test the default (held).
     user_config.write_text(f"hygiene:\n  interval_minutes: 0\n{CARDS_SAVED}")
     for name in (
         "MEMCURATE_CHILD",

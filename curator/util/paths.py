@@ -110,7 +110,7 @@ PROJECT_KEY_MAX = 200  # Claude Code's MTe: a longer key is cut here and a hash 
 
 def project_key(project) -> str:
     """Claude Code's folder name for a project, as Claude Code 2.1.328 makes it (read in its bundled JS and
-    checked against the binary, tests/test_project_key.py): every UTF-16 code unit of the absolute path
+    checked against the binary, tests/engine/test_project_key.py): every UTF-16 code unit of the absolute path
     that is not an ASCII letter or digit becomes '-' (a character outside the BMP is two units, so two
     dashes); a key over 200 units is cut to 200 and gets '-' and the base-36 absolute value of the path's
     32-bit Java string hash. A folder named any other way is one Claude Code never reads."""

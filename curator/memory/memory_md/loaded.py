@@ -13,7 +13,7 @@ recall all ask this module). Checked against Claude Code 2.1.328 (its native bin
 
 To re-check a new Claude Code: put a MEMORY.md in the memory folder of a private HOME, run `claude -p` against
 a scripted Messages API on 127.0.0.1, and compare the MEMORY.md text in its first request with
-`loaded(text).text` (tests/test_memory_md_loaded.py holds the cases and what 2.1.328 loaded of them).
+`loaded(text).text` (tests/engine/test_memory_md_loaded.py holds the cases and what 2.1.328 loaded of them).
 
 Pure and small (no file access, standard library only): the recall hook imports it.
 """

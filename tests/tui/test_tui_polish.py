@@ -1,5 +1,5 @@
 """The review screen respects the reviewer (issue 14, item 5): each point a new user tripped over on real
-drafts, driven through Pilot on a tmp project with the offline drafter (tests/test_tui.py's helpers)."""
+drafts, driven through Pilot on a tmp project with the offline drafter (tests/tui/test_tui.py's helpers)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import needs_shared
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import calibration_bench as cb  # noqa: E402
 
 SHARED = cb.SHARED

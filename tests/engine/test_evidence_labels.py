@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import ROOT
-from tests.synthetic import Transcript, text, tool
+from conftest import ROOT
+from synthetic import Transcript, text, tool
 
 SHARED = ROOT.parent / "shared"
 _spec = importlib.util.spec_from_file_location(

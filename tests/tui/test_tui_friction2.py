@@ -1,7 +1,7 @@
 """More TUI friction a new user hits (issue 26, Build §3): the library says what its keys mean there (a
 archives and A adopts, where the queue's approve) and the queue's other keys say they do nothing there; dialog
 titles wrap at a word instead of being cut; toasts stand clear of the pipeline panel. Pilot tests on a tmp
-project with the offline drafter (tests/test_tui.py's helpers)."""
+project with the offline drafter (tests/tui/test_tui.py's helpers)."""
 
 from __future__ import annotations
 

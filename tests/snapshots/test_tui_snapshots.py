@@ -9,8 +9,8 @@ with `process`). What staging records from the real world is pinned before the a
 - the drafter's elapsed time (measured: the progress panel's time column) is fixed;
 - stamps in state.log and review/*.json (`updated`, `started`, `verified`) are fixed.
 
-Regenerate with `pytest tests/test_tui_snapshots.py --snapshot-update`, then look at the
-SVGs in tests/__snapshots__/test_tui_snapshots/.
+Regenerate with `pytest tests/snapshots/test_tui_snapshots.py --snapshot-update`, then look at the
+SVGs in tests/snapshots/__snapshots__/test_tui_snapshots/.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from memcurate.widgets.queue import QueueTable
 
 DEMO = asset(os.path.join("demo", "session.jsonl"))
 SIZE = (160, 50)
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def drafted_demo(project: Path, memory: Path) -> int:

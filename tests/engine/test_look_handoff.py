@@ -2,7 +2,7 @@
 entries for each category with the statement it found, and each draft of a category it found or confirmed
 carries that statement and those entries, whole, as its evidence. A keyword category the look did not
 confirm keeps its keyword excerpt when the look could not read the whole session (it is skipped when the
-look read it all: tests/test_look_skip.py).
+look read it all: tests/engine/test_look_skip.py).
 
 The drafter is a fake Claude backend (as in test_second_look.py) whose look cites the entries holding
 given words, and whose drafts record the prompt the real backends would send (prompt.user_prompt).
@@ -193,7 +193,7 @@ def test_a_keyword_category_the_look_confirms_is_drafted_from_the_entries_it_cit
 
 
 def test_a_keyword_category_the_look_could_not_confirm_keeps_its_keyword_excerpt(project, tmp_path):
-    """A look that failed (or read only part of the session: tests/test_look_skip.py) leaves the keyword
+    """A look that failed (or read only part of the session: tests/engine/test_look_skip.py) leaves the keyword
     category drafted from its own excerpt; one that read everything and did not confirm it skips it."""
     fake = Citing({})
     fake.error = "claude CLI timed out after 119 s (killed)"

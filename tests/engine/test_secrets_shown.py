@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 
+from test_check_cli import KEY, check_json, messy  # noqa: F401 (the fixture)
+
 from memcurate.curator.cli import main
 from memcurate.curator.engine import Engine
 from memcurate.curator.hygiene import Finding, check
-from tests.test_check_cli import KEY, check_json, messy  # noqa: F401 (the fixture)
 
 
 def proposal_files(project) -> str:

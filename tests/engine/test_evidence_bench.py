@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from synthetic import Transcript, text, tool
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import evidence_bench as eb  # noqa: E402
 
 DECIDED = (
@@ -65,7 +65,7 @@ def test_a_quote_sent_counts_and_one_sent_nowhere_does_not(tmp_path):
         fact("s-2", "constraint", HIDDEN, line_of(path, "third_party"), "tool_result", "Read"),
     )
     # The oracle look confirms the decision (its quote is in the digest): a keyword category a look that read
-    # the whole session did not confirm is not drafted (tests/test_look_skip.py).
+    # the whole session did not confirm is not drafted (tests/engine/test_look_skip.py).
     run = eb.run_session(path, facts, tmp_path / "site", look="oracle")
     rows = {r["id"]: r for r in eb.reach(facts, run, eb.line_offsets(path))}
 

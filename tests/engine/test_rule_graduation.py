@@ -25,7 +25,7 @@ COMMAND = "uv run pytest -x tests/test_store.py"
 
 def other_output(n: int) -> str:
     """Another test failing the same way in every session (its numbers differ)."""
-    return f"""tests/test_cli.py F                                                      [100%]
+    return f"""tests/engine/test_cli.py F                                                      [100%]
 
 =================================== FAILURES ===================================
 __________________________________ test_help ___________________________________
@@ -34,16 +34,16 @@ __________________________________ test_help ___________________________________
 >       assert run("--help").code == 0
 E       AssertionError: assert {n + 1} == 0
 
-tests/test_cli.py:{7 + n}: AssertionError
+tests/engine/test_cli.py:{7 + n}: AssertionError
 =========================== short test summary info ============================
-FAILED tests/test_cli.py::test_help - AssertionError: assert {n + 1} == 0
+FAILED tests/engine/test_cli.py::test_help - AssertionError: assert {n + 1} == 0
 ============================== 1 failed in 0.{n}1s ===============================
 """
 
 
 @pytest.fixture
 def app(project) -> Path:
-    for rel in ("tests/test_store.py", "tests/test_cli.py", "app/store.py", "app/cli.py"):
+    for rel in ("tests/test_store.py", "tests/engine/test_cli.py", "app/store.py", "app/cli.py"):
         (project / rel).parent.mkdir(parents=True, exist_ok=True)
         (project / rel).write_text("# code\n")
     (project / ".claude").mkdir()
@@ -118,7 +118,7 @@ def test_three_sessions_of_one_pytest_failure_graduate_to_one_rule(app, capsys):
 
     # Another signature, rejected: two more sessions do not bring it back.
     for n in range(3):
-        fail_in_session(app, f"other-{n}", "pytest tests/test_cli.py", other_output(n))
+        fail_in_session(app, f"other-{n}", "pytest tests/engine/test_cli.py", other_output(n))
     code, doc, _ = cli_json(capsys, "list", "--project", str(app))
     [other] = rules_of(doc)
     assert (
@@ -129,7 +129,7 @@ def test_three_sessions_of_one_pytest_failure_graduate_to_one_rule(app, capsys):
     code, out, err = cli(capsys, "reject", other["id"], "--project", str(app))
     assert code == 0, err
     for n in range(3, 5):
-        fail_in_session(app, f"other-{n}", "pytest tests/test_cli.py", other_output(n))
+        fail_in_session(app, f"other-{n}", "pytest tests/engine/test_cli.py", other_output(n))
     code, doc, _ = cli_json(capsys, "list", "--project", str(app))
     assert rules_of(doc) == []
     code, doc, _ = cli_json(capsys, "status", "--project", str(app))

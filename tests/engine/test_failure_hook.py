@@ -18,7 +18,7 @@ from memcurate.curator.rules import candidates, ledger
 from memcurate.hooks import dispatch
 from memcurate.hooks.failures import strip_wrapper
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SESSIONS = (
     "0b5e6a34-1111-4222-8333-444455556666",
     "7c1d2e3f-2222-4333-8444-555566667777",

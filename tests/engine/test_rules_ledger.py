@@ -17,7 +17,7 @@ from memcurate.curator.review.rule_actions import text
 from memcurate.curator.rules import candidates, ledger
 from memcurate.curator.rules.signature import Failure
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
@@ -266,7 +266,7 @@ def test_candidate_changes(data):
 RACER = """
 import os, sys, json
 sys.path.insert(0, sys.argv[1])
-from tests.test_rules_ledger import a_failure
+from test_rules_ledger import a_failure
 from memcurate.curator.rules import ledger
 go = sys.argv[4]
 while not os.path.exists(go):
@@ -281,7 +281,7 @@ def race(data, sessions: list[str], tmp_path) -> list[list[bool]]:
     go = tmp_path / f"go-{len(os.listdir(tmp_path))}"
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", RACER, str(ROOT), data, s, str(go)],
+            [sys.executable, "-c", RACER, str(Path(__file__).parent), data, s, str(go)],
             stdout=subprocess.PIPE,
             text=True,
         )

@@ -2,8 +2,8 @@
 check's flags, and MEMORY.md as Claude Code loads it with the cut. Deterministic: a fixed size, theme and
 clock, no watcher, no pipeline; the stamps of memories and Claude's files are pinned to the fixed clock.
 
-Regenerate with `pytest tests/test_tui_library_snapshots.py --snapshot-update`, then look at the SVGs in
-tests/__snapshots__/test_tui_library_snapshots/.
+Regenerate with `pytest tests/snapshots/test_tui_library_snapshots.py --snapshot-update`, then look at the SVGs in
+tests/snapshots/__snapshots__/test_tui_library_snapshots/.
 """
 
 from __future__ import annotations

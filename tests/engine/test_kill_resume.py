@@ -23,7 +23,7 @@ def states(engine, tid: str) -> dict[str, tuple[str, str | None]]:
 def test_a_holder_killed_after_its_last_draft_and_before_the_fold_ends_as_the_clean_run(
     project, tmp_path, monkeypatch
 ):
-    # Every two drafts of the triage state one fact here (tests/test_same_fact.py tests that judgement), so the
+    # Every two drafts of the triage state one fact here (tests/engine/test_same_fact.py tests that judgement), so the
     # clean run keeps the decision and skips the others as the same fact.
     monkeypatch.setattr(pipeline.same_fact, "same_fact", lambda a, b, strong_at: True)
     clean = make_engine(project, tmp_path)

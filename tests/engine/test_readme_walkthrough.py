@@ -19,7 +19,7 @@ from pathlib import Path
 from memcurate.curator.util.assets import asset
 from memcurate.curator.util.paths import project_key
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SECTION = "## Your own project in five minutes"
 EXAMPLE_KEY = "-home-me-code-myproject"  # the README's example: the project /home/me/code/myproject
 EXAMPLE_ID = re.compile(r"\b\d{8}T\d{6}Z-[0-9a-f]{8}/(\w+)")

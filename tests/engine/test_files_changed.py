@@ -30,7 +30,7 @@ from memcurate.curator.capture.transcript import TranscriptReader
 from memcurate.curator.capture.triage import Rules, triage_entries
 from memcurate.curator.util.paths import project_key
 
-REAL = Path(__file__).parent / "data" / "claude_2_1_328_writes.jsonl"
+REAL = Path(__file__).parents[1] / "data" / "claude_2_1_328_writes.jsonl"
 PROJECT, OUTSIDE = "/home/dev/calc-app", "/home/dev/scratch"
 SESSION = "8be629f7-48a5-4c3b-9180-d13012619beb"
 WRITTEN = [

@@ -16,7 +16,7 @@ from memcurate.curator.capture.transcript import TranscriptReader
 from memcurate.curator.capture.triage import Rules, mask_inline_code, triage_entries
 from memcurate.curator.categories import NAMES
 
-LABELS = Path(__file__).parent / "data" / "triage_labels.json"
+LABELS = Path(__file__).parents[1] / "data" / "triage_labels.json"
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """The TUI friction a new user hits (issue 26, Build §3): approve acts on what the person has seen, a key
 pressed too soon is refused with why, an unknown filter word is an error, Esc from MEMORY.md goes back to the
 library, A takes what --auto-approve would, an edited title names the new file, and 100×30 still works.
-Pilot tests on a tmp project with the offline drafter (tests/test_tui.py's helpers)."""
+Pilot tests on a tmp project with the offline drafter (tests/tui/test_tui.py's helpers)."""
 
 from __future__ import annotations
 
@@ -275,33 +275,7 @@ def test_an_update_keeps_its_file_name_and_says_so():
     assert follow_title(before, renamed, "create") == (renamed, "")
 
 
-# -- 6. at 100×30 -----------------------------------------------------------------------------------------
-
-
-def test_at_100_by_30_the_budgets_footer_keys_and_help_hint_stay_in_sight(
-    snap_compare, project, tmp_path
-):
-    from test_tui_snapshots import app_for, no_tmp_paths, review_queue
-
-    from memcurate.widgets.panels import BudgetsView
-
-    memory = tmp_path / "memory"
-    review_queue(project, memory)
-    app = app_for(project, memory)
-
-    async def run_before(pilot):
-        await settle(pilot)
-        no_tmp_paths(pilot.app, tmp_path)
-        budgets = pilot.app.query_one(BudgetsView)
-        assert budgets.size.width >= 30 and "MEMORY.md budgets" in plain_of(budgets)
-        in_sight = [
-            k.key
-            for k in pilot.app.screen.query("FooterKey")
-            if k.region.width and k.region.right <= 100
-        ]
-        assert {"question_mark", "q"} <= set(in_sight), in_sight
-
-    assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
+# -- 6. at 100×30 (its snapshot: tests/snapshots/test_tui_small_snapshots.py) ------------------------
 
 
 def test_help_at_100_by_30_scrolls_and_says_so(project, memory):

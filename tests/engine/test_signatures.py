@@ -92,7 +92,7 @@ def test_unknown_output_gives_one_generic_failure_and_empty_gives_none():
 
 # ---- the table: real outputs (tests/data/failures/, each with a note of its source) ----------------------------
 
-DATA = __import__("pathlib").Path(__file__).parent / "data" / "failures"
+DATA = __import__("pathlib").Path(__file__).parents[1] / "data" / "failures"
 PROJECT = "/Users/dain/workspace/claude-code-log"
 
 

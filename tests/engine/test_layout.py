@@ -9,7 +9,7 @@ import ast
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # the one engine module that hands hooks/ and widgets/ their work
 COMPOSITION_ROOT = "memcurate.curator.cli"
 

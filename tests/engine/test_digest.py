@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import needs_shared
+from synthetic import Transcript, text, tool
 
 from memcurate.curator import config
 from memcurate.curator.capture.digest import Digest, digest, prose
 from memcurate.curator.capture.transcript import TranscriptReader
-from tests.conftest import needs_shared
-from tests.synthetic import Transcript, text, tool
 
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 PROJECT = "/home/dev/app"  # the cwd synthetic records carry
 REJECTED = (
     "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "

@@ -9,14 +9,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_duplicates import filler, found
+from test_duplicates import memory as dup_memory
 
 from memcurate.curator.cli import main
 from memcurate.curator.engine import Engine
 from memcurate.curator.hygiene import references
 from memcurate.curator.hygiene.duplicates import CONTRADICTION
 from memcurate.curator.hygiene.references import scan
-from tests.test_duplicates import filler, found
-from tests.test_duplicates import memory as dup_memory
 
 
 def memory(id_: str, body: str) -> str:

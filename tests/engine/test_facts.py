@@ -3,7 +3,7 @@ them; each fact is a candidate of its own (a slot: "decision", "decision-2"), dr
 and cited entries with the saved memories near it, reviewed and saved on its own, and written as Claude
 Code writes its memories: the fact, then a **Why:** and a **How to apply:** line.
 
-The drafter is a fake Claude backend (tests/test_second_look.py) whose look answers what a model reading the
+The drafter is a fake Claude backend (tests/engine/test_second_look.py) whose look answers what a model reading the
 digest would, and whose drafts answer in the fact format, completed by the real code (prompt.fill)."""
 
 from __future__ import annotations

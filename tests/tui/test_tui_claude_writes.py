@@ -3,7 +3,7 @@ as category `claude`, with the text approving writes, its diff and issues; `a` a
 them through the Engine; the keys that do not apply are greyed out and say why.
 
 The memory root here is Claude Code's own auto-memory folder (no memory.root in the config), as in
-tests/test_claude_writes.py, whose `stage` calls the real hook function in review mode.
+tests/engine/test_claude_writes.py, whose `stage` calls the real hook function in review mode.
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ def tree(root: Path) -> dict[str, bytes]:
 def test_auto_approve_saves_every_clean_draft_and_a_second_run_changes_nothing(project, tmp_path):
     engine = make_engine(project, tmp_path)
     (tid,) = stage(engine)
-    # every clean draft: the gate is tests/test_confidence_gate.py's
+    # every clean draft: the gate is tests/engine/test_confidence_gate.py's
     summary = auto_approve(engine, min_confidence=0.0)
     created = summary["created"]
     assert {c["category"] for c in created} == {
