@@ -184,7 +184,7 @@ def status(args) -> int:
         try:
             from memcurate.curator.memory import memory_md
 
-            doc["memory_md"] = memory_md.usage(doc["memory_root"], cfg)
+            doc["memory_md"] = memory_md.usage(doc["memory_root"], cfg).as_dict()
         except Exception as e:  # a damaged MEMORY.md is reported, not fatal to status
             doc["memory_md_error"] = str(e)
     except config.ConfigError as e:

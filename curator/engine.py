@@ -94,7 +94,7 @@ class Engine(Context):
         """What approving the candidate of `review` would move from MEMORY.md to the archive."""
         return actions.preview(self, review)
 
-    def budgets(self) -> dict:
+    def budgets(self) -> memory_md.Budgets:
         """MEMORY.md's sections against their budgets (MemoryMdError when it is damaged)."""
         return memory_md.usage(self.root, self.cfg)
 

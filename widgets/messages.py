@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
+
+if TYPE_CHECKING:
+    from memcurate.curator.memory.memory_md import Budgets
 
 
 class StagingChanged(Message):
@@ -29,7 +34,7 @@ class DetailLoaded(Message):
 
 
 class BudgetsLoaded(Message):
-    def __init__(self, usage: dict | None, moves: dict, key, error: str = "") -> None:
+    def __init__(self, usage: Budgets | None, moves: dict, key, error: str = "") -> None:
         super().__init__()
         self.usage, self.moves, self.key, self.error = usage, moves, key, error
 

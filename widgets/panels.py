@@ -24,9 +24,10 @@ from memcurate.curator.util.textsafe import clean as display
 from memcurate.curator.util.textsafe import one_line
 
 if TYPE_CHECKING:
-    from rich.syntax import (
-        Syntax,  # imported where a document is shown: pygments is not needed for the first frame
-    )
+    # imported where a document is shown: pygments is not needed for the first frame
+    from rich.syntax import Syntax
+
+    from memcurate.curator.memory.memory_md import Budgets
 
 SEVERITY_STYLE = {"BLOCK": "bold red", "ADVISORY": "yellow"}
 # A factor's why that names an issue as "code (where): message": the message starting with its where again
@@ -553,7 +554,7 @@ class BudgetsView(Static):
     def on_resize(self) -> None:
         self.show(*self._last)  # the meters take the width there is
 
-    def show(self, usage: dict | None, moves: dict, error: str = "") -> None:
+    def show(self, usage: Budgets | None, moves: dict, error: str = "") -> None:
         self._last = (usage, moves, error)
         out = Text("MEMORY.md budgets\n", style="bold")
         if error:
@@ -567,20 +568,20 @@ class BudgetsView(Static):
         # the meter takes what the labels leave: 16 for the name, 8 for the count (what moves to the archive
         # has a line of its own: beside them it wrapped in the panel's width at 160 columns)
         width = max(3, min(16, self.content_size.width - 24))
-        for name, sec in usage["sections"].items():
-            used, budget = sec["used"], max(sec["budget"], 1)
+        for name, sec in usage.sections.items():
+            used, budget = sec.used, max(sec.budget, 1)
             filled = min(width, round(width * used / budget))
             style = "red" if used >= budget else "yellow" if used >= 0.8 * budget else "green"
             out.append(f"{CATEGORIES[name].section[:15]:<15} ")
             out.append("█" * filled, style=style)
             out.append("░" * (width - filled), style="dim")
-            out.append(f" {used:>3}/{sec['budget']:<3}")
+            out.append(f" {used:>3}/{sec.budget:<3}")
             out.append("\n")
             if moves.get(name):
                 out.append(f"  ↳ {len(moves[name])} to the archive\n", style="bold yellow")
-        t = usage["total"]
+        t = usage.total
         out.append(
-            f"{t['lines']}/{t['max_lines']} lines, {t['chars'] / 1000:.1f}k/{t['max_chars'] / 1000:g}k chars",
+            f"{t.lines}/{t.max_lines} lines, {t.chars / 1000:.1f}k/{t.max_chars / 1000:g}k chars",
             style="dim",
         )
         self.update(out)

@@ -161,7 +161,7 @@ def test_a_section_the_consolidation_removed_is_not_re_added(shared):
     assert (root / "MEMORY.md").read_text() == rewritten  # not re-created: no fight over the file
     assert any("decision section was removed from MEMORY.md by someone else" in n for n in p.notes)
     assert (root / "decision" / "use-uv.md").is_file()  # the memory itself is saved
-    u = usage(root, cfg(shared))
+    u = usage(root, cfg(shared)).as_dict()
     assert u["removed"] == ["decision"] and u["sections"]["decision"]["removed"] is True
     found = findings(shared)
     assert [(f.code, f.refs) for f in found] == [

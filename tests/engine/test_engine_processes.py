@@ -91,12 +91,8 @@ def check_memory(memory: Path, *, complete: bool = True) -> None:
     listed = [(e.category, e.id) for s in parsed.sections.values() for e in s.entries]
     assert len(listed) == len(set(listed))
     usage = memory_md.usage(str(memory), cfg)
-    assert all(u["used"] <= u["budget"] for u in usage["sections"].values())
-    assert (
-        usage["total"]["lines"] <= 200
-        and usage["total"]["chars"] <= 25000
-        and not usage["total"]["cut"]
-    )
+    assert all(u.used <= u.budget for u in usage.sections.values())
+    assert usage.total.lines <= 200 and usage.total.chars <= 25000 and not usage.total.cut
     archived = {
         (c, e.id) for c in memfile.CATEGORIES for e in memory_md.read_archive(str(memory), c)
     }

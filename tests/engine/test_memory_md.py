@@ -594,7 +594,7 @@ def test_apply_on_a_missing_memory_md(tmp_path):
 
 def test_usage_numbers(tmp_path, project):
     cfg = config.load(project)
-    assert usage(tmp_path, cfg) == {
+    assert usage(tmp_path, cfg).as_dict() == {
         "sections": {n: {"used": 0, "budget": BUDGETS[n]} for n in NAMES},
         "removed": [],
         "total": {
@@ -609,7 +609,7 @@ def test_usage_numbers(tmp_path, project):
     }
     (tmp_path / "MEMORY.md").write_text("# Claude\nnote\n")
     apply(tmp_path, cfg, up(entry("a"), entry("b"), entry("r", "runbook")))
-    u = usage(tmp_path, cfg)
+    u = usage(tmp_path, cfg).as_dict()
     assert u["sections"]["decision"] == {"used": 2, "budget": 40}
     assert u["sections"]["runbook"] == {"used": 1, "budget": 20}
     assert u["sections"]["preference"] == {"used": 0, "budget": 15}
@@ -639,7 +639,7 @@ def test_budgets_come_from_the_config(tmp_path, project):
         25000,
     )
     apply(tmp_path, cfg, up(*[entry(f"r{i}", "runbook") for i in range(3)]))
-    assert usage(tmp_path, cfg)["sections"]["runbook"] == {"used": 2, "budget": 2}
+    assert usage(tmp_path, cfg).as_dict()["sections"]["runbook"] == {"used": 2, "budget": 2}
     assert archive_ids(tmp_path, "runbook") == ["r0"]
 
 

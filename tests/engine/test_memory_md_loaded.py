@@ -245,8 +245,8 @@ def test_status_reports_lines_and_characters_as_loaded(tmp_path):
     (tmp_path / "MEMORY.md").write_text(real_lines_with_markers())
     total = usage(
         tmp_path, {"categories": {}, "memory_md": {"max_lines": 200, "max_bytes": 25000}}
-    )["total"]
-    assert (total["lines"], total["max_lines"], total["max_chars"], total["cut"]) == (
+    ).total
+    assert (total.lines, total.max_lines, total.max_chars, total.cut) == (
         200,
         200,
         25_000,

@@ -47,6 +47,9 @@ _HOMES = {
     "memory_md_path": "writing",
     "read_current": "writing",
     "usage": "writing",
+    "Budgets": "writing",
+    "SectionUse": "writing",
+    "LoadTotals": "writing",
 }
 __all__ = sorted(_HOMES)
 

@@ -23,7 +23,7 @@ pointers to newly important memories"). Two rules, applied to memcurate's entry 
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from dataclasses import asdict, dataclass, replace
 
 from memcurate.curator.categories import NAMES
 from memcurate.curator.memory.memory_md.archive import (
@@ -238,13 +238,54 @@ def _archive_drops(root: str, result: Plan, earlier: list[Plan]) -> list[tuple[s
     return writes
 
 
-def usage(memory_root, cfg: dict) -> dict:
-    """MEMORY.md's budgets for `memcurate status`:
-    {"sections": {name: {"used": n, "budget": b}} (every category, in category order),
-     "total": {"lines", "chars", "max_lines", "max_chars", "entries", "cut", "bytes"}}: lines and characters
-    as Claude Code counts them (loaded.py), `cut` whether it would cut the file, `bytes` the file's size.
-    `removed`: the categories whose section someone else removed (`removed_sections`; such a section's
-    entry also says "removed": True). A missing MEMORY.md counts as empty; MemoryMdError (naming the file and line) when it is damaged."""
+@dataclass(frozen=True)
+class SectionUse:
+    """A MEMORY.md section against its budget; `removed`: someone else removed the section."""
+
+    used: int
+    budget: int
+    removed: bool = False
+
+
+@dataclass(frozen=True)
+class LoadTotals:
+    """MEMORY.md's lines and characters as Claude Code counts them (loaded.py) against its limits; `cut`
+    whether Claude Code would cut it, `bytes` the file's size, `entries` every section's lines."""
+
+    lines: int
+    chars: int
+    max_lines: int
+    max_chars: int
+    entries: int
+    cut: bool
+    bytes: int
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """MEMORY.md's budgets (`memcurate status`, the TUI's budgets panel): every category's section in
+    category order, the sections someone else removed (`removed_sections`), and the totals."""
+
+    sections: dict[str, SectionUse]
+    removed: list[str]
+    total: LoadTotals
+
+    def as_dict(self) -> dict:
+        """The shape `status --json` prints: a section's "removed" only when it was removed."""
+        return {
+            "sections": {
+                name: {"used": s.used, "budget": s.budget}
+                | ({"removed": True} if s.removed else {})
+                for name, s in self.sections.items()
+            },
+            "removed": list(self.removed),
+            "total": asdict(self.total),
+        }
+
+
+def usage(memory_root, cfg: dict) -> Budgets:
+    """MEMORY.md's budgets. A missing MEMORY.md counts as empty; MemoryMdError (naming the file and line)
+    when it is damaged."""
     path = memory_md_path(memory_root)
     text = read_text(path) or ""
     try:
@@ -252,28 +293,27 @@ def usage(memory_root, cfg: dict) -> dict:
     except MemoryMdError as e:
         raise MemoryMdError(f"{path}: {e}") from None
     budgets = budgets_from(cfg)
-    cats = {
-        name: {
-            "used": len(p.sections[name].entries) if name in p.sections else 0,
-            "budget": budgets.get(name, p.sections[name].budget if name in p.sections else 0),
-        }
+    removed = removed_sections(os.fspath(memory_root), p, os.path.exists(path))
+    sections = {
+        name: SectionUse(
+            used=len(p.sections[name].entries) if name in p.sections else 0,
+            budget=budgets.get(name, p.sections[name].budget if name in p.sections else 0),
+            removed=name in removed,
+        )
         for name in NAMES
     }
     max_lines, max_chars = limits_from(cfg)
     seen = loaded(text, max_lines, max_chars)
-    removed = removed_sections(os.fspath(memory_root), p, os.path.exists(path))
-    for name in removed:
-        cats[name]["removed"] = True
-    return {
-        "sections": cats,
-        "removed": removed,
-        "total": {
-            "lines": seen.total_lines if text.strip() else 0,
-            "chars": seen.total_chars,
-            "max_lines": max_lines,
-            "max_chars": max_chars,
-            "entries": sum(c["used"] for c in cats.values()),
-            "cut": seen.cut,
-            "bytes": len(text.encode("utf-8")),
-        },
-    }
+    return Budgets(
+        sections=sections,
+        removed=removed,
+        total=LoadTotals(
+            lines=seen.total_lines if text.strip() else 0,
+            chars=seen.total_chars,
+            max_lines=max_lines,
+            max_chars=max_chars,
+            entries=sum(s.used for s in sections.values()),
+            cut=seen.cut,
+            bytes=len(text.encode("utf-8")),
+        ),
+    )
