@@ -19,6 +19,10 @@ from memcurate.curator.review import actions
 from memcurate.curator.util.atomic import sweep_temps
 from memcurate.curator.util.paths import ARCHIVE_DIR
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memcurate.curator.library.entries import Opened
+
 
 class Engine(Context):
     """The verbs front ends call, over one project's Context."""
@@ -348,8 +352,8 @@ class Engine(Context):
 
         return catalog.entries(self)
 
-    def library_entry(self, ref: str) -> dict:
-        """{"entry", "text", "hash"} of the memory `ref` names, read now; LibraryError when it is gone."""
+    def library_entry(self, ref: str) -> Opened:
+        """The memory `ref` names, read now (entry, text, hash); LibraryError when it is gone."""
         from memcurate.curator.library import catalog
 
         return catalog.entry(self, ref)

@@ -23,7 +23,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Header, Input, Static
 from textual.worker import get_current_worker
 
-from memcurate.curator.library.entries import CLAUDE, is_line_ref
+from memcurate.curator.library.entries import CLAUDE, Opened, is_line_ref
 from memcurate.curator.util.redact import redact_text
 from memcurate.curator.util.textsafe import clean as display
 
@@ -98,9 +98,9 @@ class SearchDone(Message):
 
 
 class EntryRead(Message):
-    def __init__(self, ref: str, view: dict | None, error: str = "") -> None:
+    def __init__(self, ref: str, view: Opened | None, error: str = "") -> None:
         super().__init__()
-        self.ref, self.view, self.error = ref, view, error  # view: Engine.library_entry's dict
+        self.ref, self.view, self.error = ref, view, error  # view: Engine.library_entry's Opened
 
 
 class MemoryMdRead(Message):
@@ -120,7 +120,7 @@ class ChangePlanned(Message):
 class EditRefused(Message):
     """A save in a worker was refused (changed since, a BLOCK): the editor opens again on the person's text."""
 
-    def __init__(self, entry, view: dict, text: str, error: str) -> None:
+    def __init__(self, entry, view: Opened, text: str, error: str) -> None:
         super().__init__()
         self.entry, self.view, self.text, self.error = entry, view, text, error
 
@@ -150,7 +150,7 @@ class LibraryScreen(Screen):
         self.now = now  # the app's fixed clock in tests; None: real time
         self.entries: dict = {}  # ref -> Entry
         self.flags: dict = {}  # ref -> the last check's findings (Engine.flags)
-        self.view: dict | None = None  # the selected memory as read: {"entry", "text", "hash"}
+        self.view: Opened | None = None  # the selected memory as read
         self.view_ref: str | None = None
         self.query_text = ""
         self.found_count = 0  # how many refs the last search gave
@@ -309,8 +309,8 @@ class LibraryScreen(Screen):
             self._show_doc(self._document(message.view))
         self._refresh_keys()
 
-    def _document(self, view: dict):
-        entry, text = view["entry"], str(view.get("text") or "")
+    def _document(self, view: Opened):
+        entry, text = view.entry, view.text
         owner = "Claude's own" if entry.owner == CLAUDE else "memcurate's"
         head = Text.assemble((display(entry.ref), "bold"), (f"  {owner}, {entry.status}", "dim"))
         facts = Text(style="dim")
@@ -466,7 +466,7 @@ class LibraryScreen(Screen):
 
         return save
 
-    def _open_editor(self, entry, view: dict, text: str, error: str = "") -> None:
+    def _open_editor(self, entry, view: Opened, text: str, error: str = "") -> None:
         def done(saved: str | None) -> None:
             if saved is not None:
                 self.post_message(LibraryDone(f"saved {entry.ref}"))
@@ -475,7 +475,7 @@ class LibraryScreen(Screen):
             MemoryEditor(
                 f"{entry.category}: {entry.title}",
                 text,
-                self._saver(entry, view["hash"]),
+                self._saver(entry, view.hash),
                 check=entry.owner != CLAUDE,
                 error=error,
             ),
@@ -485,20 +485,20 @@ class LibraryScreen(Screen):
     def action_edit_memory(self) -> None:
         if picked := self._editing("edit_memory"):
             entry, view = picked
-            self._open_editor(entry, view, view["text"])
+            self._open_editor(entry, view, view.text)
 
     def action_edit_external(self) -> None:
         if not (picked := self._editing("edit_external")):
             return
         entry, view = picked
-        text = edit_externally(self.app, view["text"], getattr(self.app, "editor", None))
-        if text is not None and text != view["text"]:
+        text = edit_externally(self.app, view.text, getattr(self.app, "editor", None))
+        if text is not None and text != view.text:
             self._save_external(entry, view, text)
 
     @work(thread=True, group="library-action")
-    def _save_external(self, entry, view: dict, text: str) -> None:
+    def _save_external(self, entry, view: Opened, text: str) -> None:
         try:
-            self._saver(entry, view["hash"])(text)
+            self._saver(entry, view.hash)(text)
         # refused (changed since, BLOCK): the text is kept, in the editor, to retry
         except Exception as e:
             self.post_message(EditRefused(entry, view, text, str(e) or type(e).__name__))

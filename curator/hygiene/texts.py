@@ -74,6 +74,6 @@ def text_of(engine: Context, entry) -> str | None:
     from memcurate.curator.library import catalog
 
     try:
-        return catalog.entry(engine, entry.ref)["text"]
+        return catalog.entry(engine, entry.ref).text
     except (LookupError, OSError, ValueError):  # LibraryError (a KeyError): gone since the listing
         return None

@@ -19,6 +19,7 @@ from memcurate.curator.library.entries import (
     MEMORY_MD,
     Entry,
     LibraryError,
+    Opened,
     file_ref,
     line_hash,
     line_ref,
@@ -212,9 +213,8 @@ def claude_lines(root: str) -> list:
         return []
 
 
-def entry(engine: Context, ref: str) -> dict:
-    """{"entry": Entry, "text": the file's text (a Claude line: the line), "hash"}, read now; LibraryError
-    naming the ref when it names nothing (any more)."""
+def entry(engine: Context, ref: str) -> Opened:
+    """The memory `ref` names, read now; LibraryError naming the ref when it names nothing (any more)."""
     try:
         owner, category, rest = parse_ref(ref)
     except ValueError as e:
@@ -255,7 +255,7 @@ def _read(path: str, ref: str) -> bytes:
     return data
 
 
-def _memory(engine: Context, ref: str, category: str, id: str) -> dict:
+def _memory(engine: Context, ref: str, category: str, id: str) -> Opened:
     from memcurate.curator.memory.store import BrokenMemoryError, UnsafePathError, valid_id
     from memcurate.curator.util.paths import is_inside
 
@@ -300,7 +300,7 @@ def _memory(engine: Context, ref: str, category: str, id: str) -> dict:
             line,
             one_line(e.reason),
         )
-        return {"entry": entry, "text": e_text, "hash": h}
+        return Opened(entry, e_text, h)
     from memcurate.curator.memory.index.schema import session_ids
 
     entry = Entry(
@@ -320,10 +320,10 @@ def _memory(engine: Context, ref: str, category: str, id: str) -> dict:
         line,
         "",
     )
-    return {"entry": entry, "text": data.decode("utf-8"), "hash": h}
+    return Opened(entry, data.decode("utf-8"), h)
 
 
-def _topic(engine: Context, ref: str, where: str) -> dict:
+def _topic(engine: Context, ref: str, where: str) -> Opened:
     root = engine.root
     if where == MEMORY_MD:
         md = _MemoryMd(root)
@@ -364,7 +364,7 @@ def _topic(engine: Context, ref: str, where: str) -> dict:
             md.links.get(where, 0),
             e.reason,
         )
-        return {"entry": entry, "text": data.decode("utf-8", errors="replace"), "hash": h}
+        return Opened(entry, data.decode("utf-8", errors="replace"), h)
     title, description, _type, _body = claude_topics.describe(where, text)
     entry = Entry(
         ref,
@@ -383,10 +383,10 @@ def _topic(engine: Context, ref: str, where: str) -> dict:
         md.links.get(where, 0),
         "",
     )
-    return {"entry": entry, "text": text, "hash": h}
+    return Opened(entry, text, h)
 
 
-def _line(engine: Context, ref: str) -> dict:
+def _line(engine: Context, ref: str) -> Opened:
     from memcurate.curator.memory.memory_md.format import MemoryMdError
 
     md = _MemoryMd(engine.root)
@@ -401,5 +401,5 @@ def _line(engine: Context, ref: str) -> dict:
     for line in lines:
         if line_ref(line.text) == ref:
             entry = _line_entry(md, engine.root, line)
-            return {"entry": entry, "text": line.text, "hash": entry.hash}
+            return Opened(entry, line.text, entry.hash)
     raise LibraryError(f"{ref}: no such line of Claude's in MEMORY.md (any more)")

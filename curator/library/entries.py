@@ -52,6 +52,16 @@ class Entry:
     broken: str  # "" or why it cannot be read
 
 
+@dataclass(frozen=True)
+class Opened:
+    """A memory read now to act on (Engine.library_entry): its entry, the text (a Claude line: the line
+    itself), and the hash a change must name as its base."""
+
+    entry: Entry
+    text: str
+    hash: str
+
+
 def memory_ref(category: str, id: str) -> str:
     return f"{category}/{id}"
 

@@ -53,7 +53,7 @@ def adopt(engine: Context, ref: str) -> str:
 
     entries = catalog.entries(engine)
     got = catalog.entry(engine, ref)
-    entry = got["entry"]
+    entry = got.entry
     if entry.broken:
         raise ProposalError(f"{ref} cannot be read: {entry.broken}")
     if is_line_ref(ref):
@@ -64,7 +64,7 @@ def adopt(engine: Context, ref: str) -> str:
         source = from_line(entry)
         retire = [{"op": "drop_line", "ref": ref, "base_hash": entry.hash}]
     else:
-        source = from_file(entry.where, got["text"])
+        source = from_file(entry.where, got.text)
         retire = [{"op": "archive", "ref": ref, "base_hash": entry.hash}]
         retire += [
             {"op": "drop_line", "ref": e.ref, "base_hash": e.hash}

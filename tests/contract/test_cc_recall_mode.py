@@ -70,7 +70,7 @@ def archived_memory(project: Path) -> str:
         )
         engine.store.create(doc)
         engine.archive_memory(
-            "decision/use-postgres", engine.library_entry("decision/use-postgres")["hash"]
+            "decision/use-postgres", engine.library_entry("decision/use-postgres").hash
         )
     finally:
         engine.close()

@@ -77,7 +77,7 @@ def test_adopting_a_topic_file_stages_one_proposal_that_writes_a_valid_memory(pr
     assert drop == {
         "op": "drop_line",
         "ref": line_ref(LINK),
-        "base_hash": proj.library_entry(line_ref(LINK))["hash"],
+        "base_hash": proj.library_entry(line_ref(LINK)).hash,
     }
     doc = memfile.parse(write["text"])
     assert write["ref"] == f"{doc.category}/{doc.id}" == "runbook/flaky-upload-test-on-ci"
@@ -114,7 +114,7 @@ def test_a_plain_line_becomes_a_memory_and_only_that_line_is_dropped(proj):
     assert drop == {
         "op": "drop_line",
         "ref": line_ref(line),
-        "base_hash": proj.library_entry(line_ref(line))["hash"],
+        "base_hash": proj.library_entry(line_ref(line)).hash,
     }
     doc = memfile.parse(write["text"])
     assert doc.title == "Prefer small pull requests, because reviews go faster"

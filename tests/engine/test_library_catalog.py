@@ -149,11 +149,11 @@ def test_every_ref_round_trips_to_the_same_entry_read_from_the_file(engine):
         owner, category, rest = parse_ref(entry.ref)
         assert (owner, category) == (entry.owner, entry.category)
         got = engine.library_entry(entry.ref)
-        assert got["entry"] == entry and got["hash"] == entry.hash
+        assert got.entry == entry and got.hash == entry.hash
         if "#" in entry.ref:
-            assert got["text"] == MEMORY_MD.split("\n")[entry.line - 1]
+            assert got.text == MEMORY_MD.split("\n")[entry.line - 1]
         else:
-            assert got["text"] == open(entry.path, encoding="utf-8").read()
+            assert got.text == open(entry.path, encoding="utf-8").read()
 
 
 @pytest.mark.parametrize(
@@ -203,7 +203,7 @@ def test_a_hand_damaged_memory_file_is_an_entry_with_why_it_is_broken(engine):
     assert entry.ref == "decision/use-jwt-for-api-auth" and entry.broken
     assert entry.hash == content_hash(path.read_bytes())
     got = engine.library_entry(entry.ref)
-    assert got["entry"].broken and got["text"] == path.read_text()
+    assert got.entry.broken and got.text == path.read_text()
     path.write_bytes(b"---\nid: \xff\n---\n")
     (entry,) = engine.library()
     assert "UTF-8" in entry.broken
@@ -212,7 +212,7 @@ def test_a_hand_damaged_memory_file_is_an_entry_with_why_it_is_broken(engine):
     broken = by_ref(engine)["decision/Not An Id"]
     assert "not a valid memory id" in broken.broken
     # still readable, so it can be looked at and removed
-    assert engine.library_entry(broken.ref)["text"] == "x"
+    assert engine.library_entry(broken.ref).text == "x"
 
 
 def test_claude_files_added_changed_and_removed_are_seen_by_the_next_call(engine):
@@ -243,7 +243,7 @@ def test_secrets_in_claudes_files_and_lines_are_not_shown_in_the_listing(engine)
     listing = engine.library()
     assert len(listing) == 2 and not any(AWS_ID in str(e) for e in listing)
     assert engine.library_search(AWS_ID) == []  # the index holds it redacted
-    assert AWS_ID in engine.library_entry("claude/keys.md")["text"]  # the file itself, to act on
+    assert AWS_ID in engine.library_entry("claude/keys.md").text  # the file itself, to act on
 
 
 def test_a_damaged_memory_md_is_listed_broken_and_its_lines_are_not_guessed(engine):

@@ -161,7 +161,7 @@ def claude(proj) -> dict:
     with open(os.path.join(root, "MEMORY.md"), "w") as f:
         f.write(MEMORY_MD)
     e = proj["engine"]
-    base = e.library_entry("claude/debugging.md")["hash"]
+    base = e.library_entry("claude/debugging.md").hash
     proj["pid"] = e.stage_proposal(
         "archive",
         "Archive Claude's debugging notes",
