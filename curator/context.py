@@ -22,6 +22,10 @@ from memcurate.curator.util.paths import (
 )
 from memcurate.curator.util.stamps import now_iso
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memcurate.curator.settings import Settings
+
 REJECTED = "rejected.json"
 WRITTEN = "written.log"
 
@@ -51,6 +55,13 @@ class Context:
         self._archive_checked = False
 
     # -- parts ------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        """The config's typed, read-only view (curator/settings.py)."""
+        from memcurate.curator.settings import settings
+
+        return settings(self.cfg)
 
     @property
     def drafter(self):

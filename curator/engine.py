@@ -38,7 +38,7 @@ class Engine(Context):
         from memcurate.curator.rules import ledger
         from memcurate.curator.util.log import log_line
 
-        days = (self.cfg.get("rules") or {}).get("forget_after_days", 180)
+        days = self.settings.rules.forget_after_days
         try:
             if os.path.isdir(os.path.join(self.data, ledger.FAILURES_DIR)):
                 ledger.prune(self.data, days)
@@ -207,7 +207,7 @@ class Engine(Context):
         from memcurate.curator.rules import candidates
 
         return candidates.all(
-            self.data, every=every, notes=notes, threshold=self.cfg["rules"]["threshold"]
+            self.data, every=every, notes=notes, threshold=self.settings.rules.threshold
         )
 
     def rule(self, key: str) -> dict:

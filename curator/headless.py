@@ -51,7 +51,7 @@ def auto_approve(engine, *, on_event=None, min_confidence: float | None = None) 
     """Process and save everything pending that may be saved unattended; `min_confidence` (0..1)
     overrides the config's gate for this run."""
     least = (
-        engine.cfg["auto_approve"]["min_confidence"] if min_confidence is None else min_confidence
+        engine.settings.auto_approve.min_confidence if min_confidence is None else min_confidence
     )
     summary: dict = {
         "min_confidence": least,
@@ -157,7 +157,7 @@ def _rules(engine, summary: dict) -> None:
         drafted = {"failed": [{"id": "rules", "error": str(e)}]}
     for f in drafted["failed"]:
         summary["notes"].append(f"{f['id']}: drafted offline ({f['error']})")
-    auto = bool((engine.cfg.get("rules") or {}).get("auto_approve"))
+    auto = engine.settings.rules.auto_approve
     for cand in engine.rule_candidates():
         rid = "rule/" + cand.id
         if not auto:
@@ -224,7 +224,7 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
     states = engine.process(tid, on_event=seen)
     cands = engine.candidates(tid) if {"failed", "ready"} & set(states.values()) else {}
     sure: dict[str, float | None] = {}  # category -> the confidence it was saved with
-    cards_allowed = bool(engine.cfg["auto_approve"].get("offline_cards"))
+    cards_allowed = engine.settings.auto_approve.offline_cards
     for cat, state in states.items():
         if state == "failed":
             summary["failed"].append(

@@ -778,11 +778,7 @@ class MemcurateApp(App):
 
     def gate(self) -> float:
         """The confidence --auto-approve saves a draft at (auto_approve.min_confidence): A takes no less."""
-        return (
-            float(self.engine.cfg["auto_approve"]["min_confidence"])
-            if self.engine is not None
-            else 1.0
-        )
+        return self.engine.settings.auto_approve.min_confidence if self.engine is not None else 1.0
 
     def _no_issues(self) -> list[Item]:
         return [

@@ -493,7 +493,7 @@ def _draft_one(engine: Context, chain, request, deadline) -> Drafted:
         _redact_draft(result)  # before anything is written, or sent to the verifier
         concerns = verifier_error = None
         if (
-            engine.cfg["verify"]["llm"]
+            engine.settings.verify.llm
             and outcome.attempts[-1]["model"] != OFFLINE
             and hasattr(engine.drafter, "check")
         ):
@@ -513,8 +513,8 @@ def _model_check(engine: Context, chain, request, text: str, deadline, usage):
 
     from memcurate.curator.drafting.resilience import safe_call
 
-    alias = engine.cfg["verify"]["model"]
-    req = replace(request, model_alias=alias, model_id=engine.cfg["models"].get(alias, alias))
+    alias = engine.settings.verify.model
+    req = replace(request, model_alias=alias, model_id=engine.settings.model_id(alias))
     info: dict = {"model": alias}
     if deadline.left() < chain.call_timeout:
         info["error"] = "no time left before the triage's deadline"

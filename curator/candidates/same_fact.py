@@ -48,7 +48,7 @@ def fold(engine: Context, cands: dict[str, Candidate]) -> list[tuple[str, str]]:
     """Skip the ready drafts among a triage's candidates (category -> Candidate, moved in place) whose
     fact another of its categories keeps; returns (category, reason) of each skipped. Call it under
     the triage's claim."""
-    strong_at = float(engine.cfg["verify"].get("near_duplicate", 0.6))
+    strong_at = engine.settings.verify.near_duplicate
     docs = {}
     for cat, cand in cands.items():
         if cand.state in HELD or cand.state == "ready":

@@ -242,10 +242,10 @@ def keyword_fate(
 
     doc = triage.doc
     source = doc.get("source") or {}
-    look = engine.cfg["second_look"]
+    look = engine.settings.second_look
     if (
         isinstance(doc.get("second_look"), dict)
-        or not look["enabled"]
+        or not look.enabled
         or source.get("subagent")
         or engine.drafter.name not in CLAUDE_BACKENDS
         or not hasattr(engine.drafter, "second_look")
@@ -266,7 +266,7 @@ def keyword_fate(
             continue
         request = other.get("second_look")
         if not isinstance(request, dict):
-            if other.get("event") in look["events"]:
+            if other.get("event") in look.events:
                 # a session's end passed with no look over these bytes (offline then): none comes
                 return (
                     "draft",

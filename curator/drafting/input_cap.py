@@ -109,7 +109,7 @@ def apply(engine: Context, todo: list, requests: dict[str, DraftRequest]) -> Non
         )
         # With the verification pass on, each draft is sent twice (drafted, then checked): two shares.
         share = share_tokens(
-            engine.cfg, triggered * (2 if engine.cfg["verify"]["llm"] else 1), spent
+            engine.cfg, triggered * (2 if engine.settings.verify.llm else 1), spent
         )
         request, cut = fit(requests[cand.name], share * CHARS_PER_TOKEN)
         # not even the prompt without evidence fits

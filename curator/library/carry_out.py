@@ -118,7 +118,7 @@ def forget_trash(engine: Context, now: float | None = None) -> int:
     their mtime; returns how many went. Called before a change set puts a copy in the trash, and by
     `memcurate check`. Only files (and links, never followed) directly in the trash are removed. A copy
     kept that holds a secret (an older memcurate's, kept whole) is redacted in place, its age kept."""
-    days = (engine.cfg.get("library") or {}).get("trash_days", 30)
+    days = engine.settings.library.trash_days
     folder = os.path.join(engine.data, TRASH_DIR)
     cutoff = (time.time() if now is None else now) - days * DAY
     removed = 0

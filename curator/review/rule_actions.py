@@ -51,9 +51,8 @@ def find(engine: Context, query: str) -> candidates.RuleCandidate:
     """The candidate `query` names (`rule/<key>`, `<key>`, or a unique prefix of either)."""
     key = key_of(query.strip())
     damaged: list[str] = []
-    threshold = engine.cfg["rules"][
-        "threshold"
-    ]  # the ledger, not the record, says whether it recurred
+    # the ledger, not the record, says whether it recurred
+    threshold = engine.settings.rules.threshold
     found = (
         candidates.load(engine.data, key, notes=damaged, threshold=threshold)
         if ledger.is_key(key)
@@ -272,7 +271,7 @@ def draft_all(engine: Context) -> dict:
     {drafted: [ids], failed: [{id, error}]}. Offline there is nothing to do: the offline text is
     computed when the candidate is shown."""
     done: dict = {"drafted": [], "failed": []}
-    pending = candidates.all(engine.data, threshold=engine.cfg["rules"]["threshold"])
+    pending = candidates.all(engine.data, threshold=engine.settings.rules.threshold)
     todo = [c for c in pending if c.state == PENDING and c.draft is None]
     if not todo or getattr(engine.drafter, "name", "") == "offline":
         return done
