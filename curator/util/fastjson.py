@@ -1,0 +1,82 @@
+"""JSON on the hook's path without the `json` package.
+
+Importing `json` compiles six regular expressions and loads four modules: ~4 ms of every hook call, a
+sixth of a bare interpreter start. Its parsing and its compact output are done by the C scanner and
+encoder of `_json`, which `json` itself calls; this calls them directly. Whatever they do not take the
+usual way (bytes with a BOM or in UTF-16/32, any error) is handed to `json`, so every result and every
+exception is the one `json.loads` / `json.dumps` gives.
+"""
+
+from __future__ import annotations
+
+import _json
+
+# JSON's white space (what json.decoder's WHITESPACE matches)
+_WS = " \t\n\r"
+_CONSTANTS = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}
+
+
+class _Decoder:
+    """What `_json.make_scanner` reads of a decoder: json.JSONDecoder()'s defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = _CONSTANTS.__getitem__
+
+
+# (typeshed wants a make_scanner as its context: the C code reads only these attributes)
+_scan = _json.make_scanner(_Decoder())  # type: ignore[arg-type]
+
+
+def _refuse(o: object) -> object:
+    raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
+
+
+def loads(s: str | bytes | bytearray):
+    """json.loads(s)."""
+    if isinstance(s, (bytes, bytearray)):
+        # json.detect_encoding: anything but BOM-less UTF-8 starts with one of these
+        if s[:1] in (b"\x00", b"\xef", b"\xfe", b"\xff") or s[1:2] == b"\x00":
+            return _slow_loads(s)
+        try:
+            text = s.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            return _slow_loads(s)
+    elif isinstance(s, str):
+        text = s
+    else:
+        return _slow_loads(s)
+    start = len(text) - len(text.lstrip(_WS)) if text[:1] in _WS else 0
+    try:
+        obj, end = _scan(text, start)
+    except Exception:  # StopIteration, or an error the scanner cannot word without json.decoder
+        return _slow_loads(s)
+    if end != len(text) and text[end:].strip(_WS):
+        return _slow_loads(s)  # extra data
+    return obj
+
+
+def _slow_loads(s):
+    import json
+
+    return json.loads(s)
+
+
+def dumps_compact(obj: object) -> str:
+    """json.dumps(obj, ensure_ascii=False, separators=(",", ":"))."""
+    if isinstance(obj, str):
+        return _json.encode_basestring(obj)
+    # markers (new each call, as json's: an error leaves them behind), default, string encoder, indent,
+    # separators, sort_keys, skipkeys, allow_nan, as json.JSONEncoder passes them
+    encode = _json.make_encoder(
+        {}, _refuse, _json.encode_basestring, None, ":", ",", False, False, True
+    )
+    try:
+        return "".join(encode(obj, 0))
+    except Exception:
+        import json
+
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
