@@ -159,3 +159,18 @@ def test_a_stop_pass_that_stages_nothing_loads_neither_json_nor_copy(project, gr
     assert ("no-trigger bytes" if grown else "nothing-new bytes") in log_lines(project)[-1]
     assert "memcurate.curator.capture.triage" in new or not grown  # the pass did read and triage
     assert not {"json", "json.decoder", "json.encoder", "copy"} & set(new)
+
+
+def test_fastjson_without_the_c_accelerator_is_json():
+    # a Python whose json has no _json (not CPython): the same answers, from json's own code
+    probe = (
+        "import sys\nsys.modules['_json'] = None\nimport json\n"
+        "from memcurate.curator.util import fastjson\n"
+        'doc = \'{"a": [1, 2.5, "\\\\u00e9"]}\'\n'
+        "assert fastjson.loads(doc) == json.loads(doc) == {'a': [1, 2.5, 'é']}\n"
+        "assert fastjson.dumps_compact({'a': 'é'}) == '{\"a\":\"é\"}'\n"
+        "try:\n    fastjson.loads('[1,')\nexcept json.JSONDecodeError as e:\n    print(e)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "Expecting value: line 1 column 4 (char 3)"

@@ -9,7 +9,10 @@ exception is the one `json.loads` / `json.dumps` gives.
 
 from __future__ import annotations
 
-import _json
+try:
+    import _json
+except ImportError:  # a Python without json's C accelerator (not CPython): json does it all
+    _json = None  # type: ignore[assignment]
 
 # JSON's white space (what json.decoder's WHITESPACE matches)
 _WS = " \t\n\r"
@@ -28,7 +31,7 @@ class _Decoder:
 
 
 # (typeshed wants a make_scanner as its context: the C code reads only these attributes)
-_scan = _json.make_scanner(_Decoder())  # type: ignore[arg-type]
+_scan = _json.make_scanner(_Decoder()) if _json else None  # type: ignore[arg-type]
 
 
 def _refuse(o: object) -> object:
@@ -37,6 +40,8 @@ def _refuse(o: object) -> object:
 
 def loads(s: str | bytes | bytearray):
     """json.loads(s)."""
+    if _scan is None:
+        return _slow_loads(s)
     if isinstance(s, (bytes, bytearray)):
         # json.detect_encoding: anything but BOM-less UTF-8 starts with one of these
         if s[:1] in (b"\x00", b"\xef", b"\xfe", b"\xff") or s[1:2] == b"\x00":
@@ -67,16 +72,18 @@ def _slow_loads(s):
 
 def dumps_compact(obj: object) -> str:
     """json.dumps(obj, ensure_ascii=False, separators=(",", ":"))."""
-    if isinstance(obj, str):
-        return _json.encode_basestring(obj)
-    # markers (new each call, as json's: an error leaves them behind), default, string encoder, indent,
-    # separators, sort_keys, skipkeys, allow_nan, as json.JSONEncoder passes them
-    encode = _json.make_encoder(
-        {}, _refuse, _json.encode_basestring, None, ":", ",", False, False, True
-    )
-    try:
-        return "".join(encode(obj, 0))
-    except Exception:
-        import json
+    if _json is not None:
+        if isinstance(obj, str):
+            return _json.encode_basestring(obj)
+        # markers (new each call, as json's: an error leaves them behind), default, string encoder,
+        # indent, separators, sort_keys, skipkeys, allow_nan, as json.JSONEncoder passes them
+        encode = _json.make_encoder(
+            {}, _refuse, _json.encode_basestring, None, ":", ",", False, False, True
+        )
+        try:
+            return "".join(encode(obj, 0))
+        except Exception:
+            pass
+    import json
 
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
