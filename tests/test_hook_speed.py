@@ -1,6 +1,5 @@
 """The Stop hook without the `json` package (issue 25 §6): fastjson parses and writes as `json` does, errors
-included, and a Stop pass that stages nothing never imports `json` (nor `copy`): each costs every Claude Code
-turn milliseconds. (bench/hook_bench.py measures the time; these keep the structure.)"""
+included, and a Stop pass never imports `json` (nor `copy`): each costs every Claude Code turn milliseconds. (bench/hook_bench.py measures the time; these keep the structure.)"""
 
 from __future__ import annotations
 
@@ -101,14 +100,32 @@ OBJECTS = [
 ]
 
 
-@pytest.mark.parametrize("obj", OBJECTS)
-def test_fastjson_dumps_compact_gives_what_json_dumps_gives(obj):
-    def compact(o):
-        return json.dumps(o, ensure_ascii=False, separators=(",", ":"))
+def compact(o):
+    return json.dumps(o, ensure_ascii=False, separators=(",", ":"))
 
+
+def indented(o):
+    return json.dumps(o, ensure_ascii=False, indent=1)
+
+
+@pytest.mark.parametrize("obj", OBJECTS)
+def test_fastjson_dumps_gives_what_json_dumps_gives(obj):
     assert outcome(fastjson.dumps_compact, obj) == outcome(compact, obj)
+    assert outcome(fastjson.dumps_indented, obj) == outcome(indented, obj)
     if obj is OBJECTS[-2]:  # an error leaves nothing behind that fails the next call
         assert fastjson.dumps_compact([[1]]) == "[[1]]"
+        assert fastjson.dumps_indented([[1]]) == "[\n [\n  1\n ]\n]"
+
+
+def test_a_staged_triage_is_written_as_json_writes_it(project):
+    # the staged document as the hook writes it (fastjson) and as json.dumps(indent=1) would
+    path = claude_transcripts() / "s.jsonl"
+    path.write_bytes(busy_session().bytes())
+    _probe(project, path)
+    (doc_path,) = (project / ".memcurate" / "staging").glob("*/triage.json")
+    text = doc_path.read_text()
+    assert text == indented(json.loads(text)) + "\n"
+    assert '"categories": {' in text
 
 
 _PROBE = """
@@ -158,6 +175,17 @@ def test_a_stop_pass_that_stages_nothing_loads_neither_json_nor_copy(project, gr
     new = _probe(project, path)
     assert ("no-trigger bytes" if grown else "nothing-new bytes") in log_lines(project)[-1]
     assert "memcurate.curator.capture.triage" in new or not grown  # the pass did read and triage
+    assert not {"json", "json.decoder", "json.encoder", "copy"} & set(new)
+
+
+def test_a_stop_pass_that_stages_loads_no_json_either(project):
+    path = claude_transcripts() / "s.jsonl"
+    path.write_bytes(plain_turn().bytes())
+    _probe(project, path)  # the first call builds the config cache
+    with open(path, "ab") as f:
+        f.write(busy_session().bytes())
+    new = _probe(project, path)
+    assert "staged bytes" in log_lines(project)[-1]
     assert not {"json", "json.decoder", "json.encoder", "copy"} & set(new)
 
 

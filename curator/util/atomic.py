@@ -198,9 +198,7 @@ def write_text(path, text: str, *, durable: bool = True) -> None:
 def dump_json(obj, *, compact: bool = False) -> bytes:
     if compact:
         return (fastjson.dumps_compact(obj) + "\n").encode("utf-8")
-    import json  # indented: json's Python encoder (the hook's compact writes never need it)
-
-    return (json.dumps(obj, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+    return (fastjson.dumps_indented(obj) + "\n").encode("utf-8")
 
 
 def write_json(

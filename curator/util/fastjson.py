@@ -70,6 +70,78 @@ def _slow_loads(s):
     return json.loads(s)
 
 
+def dumps_indented(obj: object) -> str:
+    """json.dumps(obj, ensure_ascii=False, indent=1): json's Python encoder (the C one does not indent)
+    over the C string encoder. What it does not take the usual way (an error) is json's to say."""
+    if _json is not None:
+        chunks: list[str] = []
+        try:
+            _indented(obj, chunks, "\n", set())
+            return "".join(chunks)
+        except Exception:
+            pass
+    import json
+
+    return json.dumps(obj, ensure_ascii=False, indent=1)
+
+
+def _indented(o: object, out: list[str], nl: str, open_: set[int]) -> None:
+    """`o` as json's _make_iterencode writes it with indent 1, separators "," and ": " (`nl`: the newline
+    and indent of this level; `open_`: the containers being written, for json's circular check)."""
+    if isinstance(o, str):
+        out.append(_json.encode_basestring(o))
+    elif o is None or o is True or o is False:
+        out.append("null" if o is None else "true" if o else "false")
+    elif isinstance(o, int):
+        out.append(int.__repr__(o))
+    elif isinstance(o, float):
+        out.append(_float(o))
+    elif isinstance(o, (list, tuple, dict)):
+        if not o:
+            out.append("{}" if isinstance(o, dict) else "[]")
+            return
+        if id(o) in open_:
+            raise ValueError("Circular reference detected")
+        open_.add(id(o))
+        inner = nl + " "
+        if isinstance(o, dict):
+            out.append("{")
+            for i, (k, v) in enumerate(o.items()):
+                out.append(("," if i else "") + inner + _json.encode_basestring(_key(k)) + ": ")
+                _indented(v, out, inner, open_)
+            out.append(nl + "}")
+        else:
+            out.append("[")
+            for i, v in enumerate(o):
+                out.append(("," if i else "") + inner)
+                _indented(v, out, inner, open_)
+            out.append(nl + "]")
+        open_.discard(id(o))
+    else:
+        _refuse(o)
+
+
+def _float(f: float) -> str:
+    if f != f:
+        return "NaN"
+    if f in (float("inf"), float("-inf")):
+        return "Infinity" if f > 0 else "-Infinity"
+    return float.__repr__(f)
+
+
+def _key(k: object) -> str:
+    """A key as json writes it (skipkeys off)."""
+    if isinstance(k, str):
+        return k
+    if k is None or k is True or k is False:
+        return "null" if k is None else "true" if k else "false"
+    if isinstance(k, int):
+        return int.__repr__(k)
+    if isinstance(k, float):
+        return _float(k)
+    raise TypeError(f"keys must be str, int, float, bool or None, not {k.__class__.__name__}")
+
+
 def dumps_compact(obj: object) -> str:
     """json.dumps(obj, ensure_ascii=False, separators=(",", ":"))."""
     if _json is not None:
