@@ -9,6 +9,8 @@ process, hook JSON on stdin) and measures, in one interleaved loop so that
 machine drift hits every scenario alike:
 
   bare          `python -c pass` with the interpreter of the console script
+  empty script  the console script with an entry point that does nothing (pip's wrapper imports `re`)
+  imports only  the same, importing what an incremental pass loads: the floor under the pass itself
   no-op         a Stop call with no new transcript bytes
   incremental   the transcript grew by one turn (4-10 new records) since the last call
   first call    a transcript the data dir has never seen (the largest shared ones, ~1.2 MB)
@@ -817,9 +819,18 @@ class Bench:
             die(f"hook call '{label}' stopped at byte {end} of {size}: {line}")
 
 
-def empty_console_script(exe: str, work: str) -> str | None:
-    """The executable's own console-script wrapper with an entry point that does nothing: what any
-    console script costs before memcurate's code runs (the wrapper itself imports `re`)."""
+# What an incremental Stop pass imports (tests/test_hook_cost.py's STOP_MODULES, staging aside): the
+# "imports only" row is the console script importing them and returning, the floor under a pass.
+PASS_IMPORTS = (
+    "from memcurate.hooks import capture, dispatch",
+    "from memcurate.curator.capture import transcript, triage",
+)
+
+
+def empty_console_script(exe: str, work: str, imports: tuple[str, ...] = ()) -> str | None:
+    """The executable's own console-script wrapper with an entry point that does nothing (but run
+    `imports`): what any console script costs before memcurate's code runs (the wrapper itself
+    imports `re`), and with `imports`, what loading a pass's modules adds."""
     try:
         with open(exe, encoding="utf-8") as f:
             text = f.read(1 << 16)
@@ -828,9 +839,12 @@ def empty_console_script(exe: str, work: str) -> str | None:
     m = re.search(r"^from ([\w.]+) import (\w+)$", text, re.M)
     if not text.startswith("#!") or not m:
         return None
-    path = os.path.join(work, "empty-console-script")
+    path = os.path.join(work, "imports-console-script" if imports else "empty-console-script")
+    body = "".join(f"    {line}\n" for line in imports)
     with open(path, "w", encoding="utf-8") as f:
-        f.write(text[: m.start()] + f"def {m.group(2)}():\n    return 0\n" + text[m.end() + 1 :])
+        f.write(
+            text[: m.start()] + f"def {m.group(2)}():\n{body}    return 0\n" + text[m.end() + 1 :]
+        )
     os.chmod(path, 0o755)
     return path
 
@@ -1063,10 +1077,13 @@ def run(args) -> int:
                 "note: cannot derive an empty console script from the executable; that row is left out"
             )
         jobs = [("bare", bench.bare)]
+        imports = empty_console_script(exe, work, PASS_IMPORTS) if empty else None
         if empty:
             jobs.append(
                 ("empty_script", lambda: bench.plain([empty, "hook"], "empty console script"))
             )
+        if imports:
+            jobs.append(("imports", lambda: bench.plain([imports, "hook"], "imports only")))
         jobs += [
             ("noop", lambda: bench.hook(grow, grow_path, grow_session, "no-op", ("nothing-new",))),
             ("incremental", incremental),
@@ -1190,6 +1207,9 @@ def run(args) -> int:
     if "empty_script" in scen:
         results["empty_script"] = summarize(scen["empty_script"], bare_med)
         rows.append(("empty console script (entry-point floor)", "empty_script", None))
+    if "imports" in scen:
+        results["imports"] = summarize(scen["imports"], bare_med)
+        rows.append(("console script + a pass's imports only", "imports", None))
     results["cold_config"] = summarize(cold_samples, bare_med)
     rows.append(("cold config (fresh data dir, 8 records)", "cold_config", None))
     results["noop"] = summarize(scen["noop"], bare_med)

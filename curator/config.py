@@ -16,13 +16,12 @@ what the write guard can still learn from each layer (guard_of_layers).
 
 from __future__ import annotations
 
-import copy
-import json
 import os
 import re
 
 from memcurate.curator import __version__
 from memcurate.curator.errors import Refusal
+from memcurate.curator.util import fastjson
 from memcurate.curator.util.assets import asset
 from memcurate.curator.util.atomic import write_json
 
@@ -379,6 +378,8 @@ def build(paths: list[str]) -> dict:
     cfg["hooks"] = {**cfg["hooks"], "review_auto_memory": review}
     cfg["_derived"] = {**_derive(cfg), GUARD: {"roots": roots}, "warnings": notes}
     # the caller's to change: nothing of it is shared with _built_defaults
+    import copy  # here: the hook reads the cache, and copy loads weakref
+
     return copy.deepcopy(cfg)
 
 
@@ -492,7 +493,7 @@ def load(project, data_dir=None) -> dict:
     if cache is not None:
         try:
             with open(cache, "rb") as f:
-                cached = json.loads(f.read())
+                cached = fastjson.loads(f.read())
         except (OSError, ValueError, RecursionError):
             cached = None
         if isinstance(cached, dict) and cached.get("key") == key:

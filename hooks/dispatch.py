@@ -11,10 +11,10 @@ neither block a stop nor loop.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
+from memcurate.curator.util import fastjson
 from memcurate.curator.util.child_env import CHILD_ENV
 from memcurate.curator.util.lazyre import LazyRegex
 from memcurate.curator.util.log import log_line
@@ -86,7 +86,7 @@ def run(stdin: bytes, env: dict | None = None, *, review_auto_memory: bool = Fal
         problem = "empty hook input: ignored"
     else:
         try:
-            payload = json.loads(stdin)
+            payload = fastjson.loads(stdin)
         except UnicodeDecodeError:
             problem = "hook input is not UTF-8: ignored"
         except (ValueError, RecursionError) as e:
@@ -194,6 +194,8 @@ def _guard_unreadable(
 
 def _deny_unchecked(e: Exception) -> None:
     """The write guard could not run at all: every write is refused (it cannot tell which are memcurate's)."""
+    import json  # here, and in tolerant(): a hook input that parses needs only fastjson
+
     reason = (
         f"memcurate's write guard failed before it could check this write ({e.__class__.__name__}), so the "
         "write is refused. Tell the person: the error is in .memcurate/log/memcurate.log."
@@ -217,6 +219,8 @@ def tolerant(stdin: bytes) -> dict | None:
     surrogate escapes (os functions take them back as those bytes); JSON that does not parse is walked
     string by string, keeping track of nesting, so that a key inside a string or deeper down never counts.
     None when nothing is found."""
+    import json
+
     text = stdin.decode("utf-8", "surrogateescape")
     try:
         doc = json.loads(text)
@@ -265,6 +269,8 @@ def tolerant(stdin: bytes) -> dict | None:
 def _json_string(token: str | None) -> str | None:
     if token is None:
         return None
+    import json
+
     try:
         value = json.loads(token)
     except (ValueError, RecursionError):

@@ -25,13 +25,13 @@ triggered categories, and a confirmed one with the look's evidence.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections import Counter, namedtuple
 
 from memcurate.curator.categories import base
 from memcurate.curator.errors import Refusal
+from memcurate.curator.util import fastjson
 from memcurate.curator.util.atomic import append_line, dump_json, read_json, sweep_temps, write_json
 from memcurate.curator.util.stamps import now_iso
 
@@ -316,7 +316,7 @@ def _read_log(path: str) -> dict[str, dict]:
     latest: dict[str, dict] = {}
     for line in data.split(b"\n")[:-1]:  # what follows the last line break is unfinished
         try:
-            rec = json.loads(line)
+            rec = fastjson.loads(line)
         except ValueError:
             continue
         if (

@@ -21,11 +21,11 @@ however large one message is.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter
 
+from memcurate.curator.util import fastjson
 from memcurate.curator.util.lazyre import LazyRegex
 from memcurate.curator.util.safe_open import open_regular
 from memcurate.curator.util.textsafe import clean
@@ -246,7 +246,7 @@ def _lines(
             continue
         if not ended:
             try:
-                json.loads(_shrink(line, keep))
+                fastjson.loads(_shrink(line, keep))
             except (ValueError, RecursionError):
                 break  # a record still being written: leave it for the next read
         stats.lines += 1
@@ -570,7 +570,7 @@ class TranscriptReader:
                         yield skipped
                     continue
             try:
-                rec = json.loads(_shrink(raw, self.keep_bytes).decode("utf-8"))
+                rec = fastjson.loads(_shrink(raw, self.keep_bytes).decode("utf-8"))
             except UnicodeDecodeError:
                 stats.bad_lines["not_utf8"] += 1
                 continue

@@ -12,13 +12,13 @@ for how keyword patterns avoid being compiled when they cannot match.
 from __future__ import annotations
 
 import heapq
-import json
 import os
 import zlib
 from bisect import bisect_right
 
 from memcurate.curator.capture.keywords import Keyword, KeywordSet
 from memcurate.curator.categories import NAMES, TEXT_SCORED
+from memcurate.curator.util import fastjson
 from memcurate.curator.util.lazyre import LazyRegex
 from memcurate.curator.util.paths import project_relative
 from memcurate.curator.util.redact import redact_text
@@ -1018,7 +1018,7 @@ def _first_cwd(fd: int) -> str:
         pos += len(line) + 1
         if b'"cwd"' in line:
             try:
-                rec = json.loads(line)
+                rec = fastjson.loads(line)
             except ValueError:
                 continue
             cwd = rec.get("cwd") if isinstance(rec, dict) else None

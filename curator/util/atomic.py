@@ -7,11 +7,11 @@ Kept free of pathlib and tempfile: the hook imports it on every turn.
 from __future__ import annotations
 
 import errno
-import json
 import os
 import time
 
 from memcurate.curator.errors import BusyError
+from memcurate.curator.util import fastjson
 from memcurate.curator.util.private import FILE_MODE, file_mode, is_private, make_dirs
 
 _counter = 0
@@ -197,8 +197,8 @@ def write_text(path, text: str, *, durable: bool = True) -> None:
 
 def dump_json(obj, *, compact: bool = False) -> bytes:
     if compact:
-        return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-    return (json.dumps(obj, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+        return (fastjson.dumps_compact(obj) + "\n").encode("utf-8")
+    return (fastjson.dumps_indented(obj) + "\n").encode("utf-8")
 
 
 def write_json(
@@ -391,4 +391,4 @@ def _append(path: str, data: bytes) -> None:
 
 def read_json(path):
     with open(path, "rb") as f:
-        return json.loads(f.read())
+        return fastjson.loads(f.read())

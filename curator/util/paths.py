@@ -13,11 +13,11 @@ project's sessions there.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 from memcurate.curator.errors import Refusal
+from memcurate.curator.util import fastjson
 from memcurate.curator.util.atomic import read_json, write_json, write_text
 from memcurate.curator.util.private import DATA_DIR_NAME, make_dirs, tighten
 
@@ -236,7 +236,7 @@ def _settings(path: str) -> dict:
     """A Claude Code settings file; {} when missing or unreadable (Claude Code skips those too)."""
     try:
         with open(path, "rb") as f:
-            doc = json.loads(f.read(MAX_SETTINGS_BYTES))
+            doc = fastjson.loads(f.read(MAX_SETTINGS_BYTES))
     except (OSError, ValueError):
         return {}
     return doc if isinstance(doc, dict) else {}

@@ -46,6 +46,7 @@ STOP_MODULES = {
     "memcurate.curator.util.assets",
     "memcurate.curator.util.atomic",
     "memcurate.curator.util.child_env",
+    "memcurate.curator.util.fastjson",
     "memcurate.curator.util.lazyre",
     "memcurate.curator.util.locks",
     "memcurate.curator.util.log",
