@@ -40,6 +40,7 @@ class ClaudeWriteKind:
     label = CLAUDE  # the queue's category column
     what = "Claude's staged writes"
     noun = "Claude's write"
+    one = "staged write of Claude's"
     rejectable = frozenset({READY})
 
     def folders(self, engine: Context) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ READY = "ready"
 # proposal leaving the memory root): listed with why (`error`), never shown as a change nor acted on.
 ERROR = "error"
 # Kinds' names (ReviewItem.kind) a front end names without importing the kind (the TUI's start: rows by kind)
-CLAUDE_WRITE, RULE = "claude-write", "rule"
+MEMORY, CLAUDE_WRITE, RULE = "memory", "claude-write", "rule"
 # shown by `list --all` only; an id of one is never acted on
 FINAL = (
     "saved",
@@ -173,6 +173,7 @@ class Kind(Protocol):
     label: str  # what the queue's category column says for it ("" for memories: their category)
     what: str  # how its items are named when they cannot be read ("the rule candidates")
     noun: str  # one item, as a dialog names it ("Claude's write"; "" for memories: their category)
+    one: str  # one item in a sentence ("This staged write of Claude's cannot be read")
     rejectable: frozenset[str]  # the states from which an item of this kind may be rejected
 
     def folders(self, engine: Context) -> tuple[str, ...]:

@@ -60,6 +60,7 @@ class ProposalKind:
     label = KIND  # the queue's category column
     what = "the proposals"
     noun = "proposal"
+    one = "proposal"
     rejectable = frozenset({READY})
 
     def folders(self, engine: Context) -> tuple[str, ...]:

@@ -62,6 +62,7 @@ class RuleKind:
     label = KIND  # the queue's category column
     what = "the rule candidates"
     noun = "rule"
+    one = "rule candidate"
     rejectable = frozenset({READY})
 
     def folders(self, engine: Context) -> tuple[str, ...]:
