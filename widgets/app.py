@@ -831,7 +831,7 @@ class MemcurateApp(App):
         item = self.selected()
         if item is None or not self.check_action(action, ()):
             return None
-        if reviewed and (self.review_key != item.key or not self.review):
+        if reviewed and (self.review_key != item.key or self.detail is None):
             self.notify(NOT_ON_SCREEN, severity="warning", markup=False)
             return None
         return item
