@@ -65,7 +65,8 @@ def claude_case(project: Path, root: Path):
     (project / ".claude" / "memcurate.yaml").write_text("backend: offline\n")
     wid = stage(project, "Write", {"file_path": str(root / "build.md"), "content": TOPIC})
 
-    def change(engine: Engine) -> None:  # Claude writes the same file again: the record's text changes
+    # Claude writes the same file again: the record's text changes
+    def change(engine: Engine) -> None:
         again = TOPIC.replace("make all", "make everything")
         stage(project, "Write", {"file_path": str(root / "build.md"), "content": again})
 
@@ -97,12 +98,12 @@ def proposal_case(project: Path, tmp_path: Path):
     engine = engine_factory(project, memory)()
     pid = engine.adopt("claude/commits.md")
 
-    def change(engine: Engine) -> None:  # the person's edit of the text it writes: a new plan
-        text = engine.proposal(pid)["planned"]["files"]
+    # the person's edit of the text it writes: a new plan
+    def change(engine: Engine) -> None:
         view = engine.proposal(pid)
         [write] = [op for op in view["record"]["ops"] if op.get("op") == "write"]
         engine.edit_proposal(pid, write["text"].replace("60 characters", "50 characters"))
-        assert text != engine.proposal(pid)["planned"]["files"]
+        assert view["planned"]["files"] != engine.proposal(pid)["planned"]["files"]
 
     return engine, f"proposal/{pid}", change, (memory / "preference").exists
 

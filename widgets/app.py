@@ -449,12 +449,9 @@ class MemcurateApp(App):
         table.border_title = queue_title(self.items) + (
             f" — filter: {' '.join(self.filter_words)}" if self.filter_words else ""
         )
-        rules = [
-            i
-            for rows in self.items.values()
-            for i in rows
-            if kind_name(i) == RULE and not i.is_error
-        ]
+        # the graduation panel counts the rule kind's rows
+        group = self.kinds[RULE].prefix if RULE in self.kinds else None
+        rules = [i for i in self.items.get(group, []) if not i.is_error] if group else []
         self.query_one(GraduationView).show(sorted(rules, key=sort_key))
         self._selection_changed()
 
@@ -978,8 +975,9 @@ class MemcurateApp(App):
             if value is None:
                 return
             words = value.lower().split()
-            if unknown := unknown_words(words):
-                known = " ".join((*FILTER_CATEGORIES, *SEVERITIES))
+            labels = tuple(k.label for k in self.row_kinds if k.label not in FILTER_CATEGORIES)
+            if unknown := unknown_words(words, labels):
+                known = " ".join((*FILTER_CATEGORIES, *labels, *SEVERITIES))
                 self.notify(
                     f"unknown filter word{'s' if len(unknown) > 1 else ''}: {' '.join(unknown)} "
                     f"(known: {known}); the filter is unchanged",

@@ -1,9 +1,10 @@
 """What waits for review, whatever its kind: one item shape, its ids, and how an id given on the
 command line finds its item.
 
-A kind (a drafted memory, a staged write of Claude's own, a rule candidate) is a small object that
-lists its items and acts on them through the Engine (the `Kind` protocol below); the registry of
-kinds is curator/review/kinds.py. Ids are unique across kinds: a memory's is `<triage id>/<category>`
+A kind (a drafted memory, a staged write of Claude's own, a rule candidate, a proposal) is a small
+object that lists its items, shows one as a Detail and acts on them over the project's Context (the
+`Kind` protocol below): the only way either front end acts on a reviewable thing, through the
+Engine's generic verbs. The registry of kinds is curator/review/kinds.py. Ids are unique across kinds: a memory's is `<triage id>/<category>`
 (a triage id starts with its time, digits), the others carry their kind's prefix (`claude/`, `rule/`).
 """
 
@@ -35,7 +36,7 @@ FINAL = (
 @dataclass(frozen=True)
 class ReviewItem:
     id: str
-    kind: str  # memory | claude-write | rule
+    kind: str  # the kind's name: memory | claude-write | rule | proposal
     state: str  # the kind's state: `ready` is what a person approves; FINAL ones are done
     category: str = ""
     title: str = ""
