@@ -94,10 +94,6 @@ class Engine(Context):
             cand.entry, cand.category, cand.triage.doc.get("source") or {}, self.cfg
         )
 
-    def preview(self, review: dict) -> dict[str, list[str]]:
-        """What approving the candidate of `review` would move from MEMORY.md to the archive."""
-        return actions.preview(self, review)
-
     def budgets(self) -> memory_md.Budgets:
         """MEMORY.md's sections against their budgets (MemoryMdError when it is damaged)."""
         return memory_md.usage(self.root, self.cfg)
@@ -127,7 +123,19 @@ class Engine(Context):
     def redecide(self, tid: str, cat: str) -> dict:
         return actions.redecide(self, tid, cat)
 
-    # -- review from a script: the items of every kind (curator/review/kinds.py) -----------
+    # -- review: the items of every kind (curator/review/kinds.py), the front ends' one path --------
+
+    def review_kinds(self) -> tuple:
+        """The registered kinds (items.Kind): a front end lists, shows and acts through the verbs below."""
+        from memcurate.curator.review import kinds
+
+        return kinds.KINDS
+
+    def review_folders(self) -> dict[str, str]:
+        """Every kind's folder -> its name: what a front end watches to list a kind's items again."""
+        from memcurate.curator.review import kinds
+
+        return kinds.folders_of(self)
 
     def review_items(self, every: bool = False, kind: str | None = None) -> list:
         """What waits for review, of every kind or of `kind` (with `every`, what is done too): ReviewItems."""
@@ -135,45 +143,50 @@ class Engine(Context):
 
         return kinds.items(self, every, kind)
 
+    def find_items(self, queries: list[str], action: str = "") -> list:
+        """The items `queries` name (ids or unique prefixes), all or none (items.Unresolved), each one
+        `action` (items.APPROVE, REJECT; "": show) may act on."""
+        from memcurate.curator.review import kinds
+
+        return kinds.find(self, queries, action)
+
+    def detail(self, item):
+        """What approving `item` would write as the person sees it (items.Detail, with its fingerprint)."""
+        from memcurate.curator.review import kinds
+
+        return kinds.detail(self, item)
+
+    def approve_items(self, items: list, seen: dict[str, str] | None = None) -> list:
+        """Approve `items`; `seen`: id -> the Detail.fingerprint shown (changed since: refused). Outcomes."""
+        from memcurate.curator.review import kinds
+
+        return kinds.approve(self, items, seen)
+
+    def reject_items(self, items: list, reason: str = "") -> list:
+        """Reject `items`; Outcomes, one per item."""
+        from memcurate.curator.review import kinds
+
+        return kinds.reject(self, items, reason)
+
+    def edit_item(self, item, value):
+        """The person's edit of `item` (Detail.editor: its text, or its kind's fields), verified again."""
+        from memcurate.curator.review import kinds
+
+        return kinds.edit(self, item, value)
+
+    def why_not(self, action: str, item, detail=None) -> str | None:
+        """Why `action` (items.APPROVE, EDIT...) does not apply to `item`'s kind; None when it does."""
+        from memcurate.curator.review import kinds
+
+        return kinds.why_not(action, item, detail)
+
     def draft_pending(self) -> dict:
         """Draft what waits to be drafted, saving nothing: {drafted, busy, failed}."""
         from memcurate.curator.review import kinds
 
         return kinds.draft(self)
 
-    def show_item(self, query: str) -> tuple:
-        """(the item `query` names, what approving it would write); items.Unresolved when none."""
-        from memcurate.curator.review import kinds
-
-        return kinds.show(self, query)
-
-    def approve_items(self, queries: list[str]) -> list:
-        """Approve the items named, all or none (items.Unresolved); Outcomes, one per item."""
-        from memcurate.curator.review import kinds
-
-        return kinds.approve(self, queries)
-
-    def reject_items(self, queries: list[str], reason: str = "") -> list:
-        """Reject the items named, all or none (items.Unresolved); Outcomes, one per item."""
-        from memcurate.curator.review import kinds
-
-        return kinds.reject(self, queries, reason)
-
     # -- Claude's own memory writes, staged in review mode (claude/<id>) --------------------
-
-    @property
-    def claude_writes_dir(self) -> str:
-        """Where Claude's staged writes appear (what a front end watches)."""
-        from memcurate.curator.candidates import claude_writes
-
-        return claude_writes.folder(self.data)
-
-    def claude_writes(self) -> list[dict]:
-        """Every staged write of Claude's (pending, saved, rejected) that checks out against Claude's memory
-        folder as it is now, oldest first (the others are review items in state `error`)."""
-        from memcurate.curator.review import claude_write_actions
-
-        return claude_write_actions.records(self)
 
     def claude_write(self, wid: str) -> dict:
         """One staged write (`wid`, with or without `claude/`, or a unique prefix) with its text, diff and issues."""
@@ -181,10 +194,10 @@ class Engine(Context):
 
         return claude_write_actions.view(self, wid)
 
-    def approve_claude_write(self, wid: str) -> dict:
+    def approve_claude_write(self, wid: str, seen: str | None = None) -> dict:
         from memcurate.curator.review import claude_write_actions
 
-        return claude_write_actions.approve(self, wid)
+        return claude_write_actions.approve(self, wid, seen)
 
     def reject_claude_write(self, wid: str, reason: str = "") -> dict:
         from memcurate.curator.review import claude_write_actions
@@ -231,12 +244,6 @@ class Engine(Context):
         from memcurate.curator.review import rule_actions
 
         return rule_actions.edit(self, key, rule, topic, paths)
-
-    def reject_rule(self, key: str, reason: str = "") -> None:
-        """Reject it: its signature is never proposed again."""
-        from memcurate.curator.review import rule_actions
-
-        rule_actions.reject(self, key, reason)
 
     def draft_rules(self) -> dict:
         """The Claude backend drafts pending candidates without a draft: {drafted, failed}; offline, nothing."""

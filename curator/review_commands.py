@@ -12,7 +12,7 @@ import sys
 
 from memcurate.curator.commands import UserError, _print_json, open_engine, project_dir
 from memcurate.curator.drafting import DrafterUnavailable
-from memcurate.curator.review.items import Unresolved
+from memcurate.curator.review.items import APPROVE, REJECT, Unresolved
 from memcurate.curator.util.paths import ARCHIVE_DIR, AutoMemoryOff, data_dir
 from memcurate.curator.util.redact import redact_all
 from memcurate.curator.util.textsafe import clean, one_line
@@ -41,9 +41,9 @@ def show(args) -> int:
             raise Unresolved(
                 [{"id": args.id, "error": f"{args.id}: no such item (nothing staged here)"}]
             )
-        item, detail = engine.show_item(args.id)
+        [item] = engine.find_items([args.id])
         # masked as printed, whatever a file holds
-        doc.update(redact_all({"item": item.as_dict(), **detail}))
+        doc.update(redact_all({"item": item.as_dict(), **engine.detail(item).as_dict()}))
         if not args.json:
             _print_show(doc)
         return 0
@@ -53,7 +53,11 @@ def show(args) -> int:
 
 def approve(args) -> int:
     def body(engine, doc: dict) -> int:
-        outcomes = engine.approve_items(args.ids) if engine else _nothing_staged(args.ids)
+        outcomes = (
+            engine.approve_items(engine.find_items(args.ids, APPROVE))
+            if engine
+            else _nothing_staged(args.ids)
+        )
         doc["saved"] = [o.as_dict() for o in outcomes if o.done]
         doc["refused"] = [{"id": o.id, "error": o.error} for o in outcomes if not o.done]
         if not args.json:
@@ -77,7 +81,7 @@ def approve(args) -> int:
 def reject(args) -> int:
     def body(engine, doc: dict) -> int:
         outcomes = (
-            engine.reject_items(args.ids, args.reason or "")
+            engine.reject_items(engine.find_items(args.ids, REJECT), args.reason or "")
             if engine
             else _nothing_staged(args.ids)
         )

@@ -11,13 +11,13 @@ screen is painted (its config, SQLite index and imports are most of a start), an
 EngineReady starts everything else. Until then the queue says "loading…" and the
 review keys are greyed out ("starting"); tests await `app.ready()`.
 
-Two other kinds of rows sit beside the triages' memories, each under its own key
-(widgets/queue.py GROUPS): Claude's own memory writes held for review (`memcurate
-hook --review-auto-memory`, category `claude`, key `claude/`) and rule-graduation
-candidates (failures that recurred across sessions, category `rule`, key `rule/`).
-The watcher reports their folder's changes as that key, the load worker reads them
-through the Engine, and the keys act on them through it too; what does not apply to
-a kind is greyed out and says why (NOT_FOR).
+Every other kind of review (curator/review/kinds.py: Claude's own memory writes held
+for review, rule-graduation candidates, proposals...) sits beside the triages'
+memories, its rows kept under its kind's prefix (`claude/`) and labelled with its
+kind's label. The app knows no kind by name: the watcher reports a kind's folders as
+its prefix, the load worker lists its items through the Engine, the detail is the
+kind's typed Detail, and every key acts through the Engine's generic verbs; what does
+not apply to a kind is greyed out and says why (the kind's why_not).
 """
 
 from __future__ import annotations
@@ -38,9 +38,22 @@ from textual.css.query import NoMatches
 from textual.widgets import DataTable, Header
 from textual.worker import get_current_worker
 
-from memcurate.curator.candidates import cards, staging, usage
-from memcurate.curator.candidates.candidate import text_hash
+from memcurate.curator.candidates import staging, usage
 from memcurate.curator.candidates.queue import Item, TriageProgress
+from memcurate.curator.review.items import (
+    APPROVE,
+    CHANGE,
+    CLAUDE_WRITE,
+    EDIT,
+    EDIT_TEXT,
+    FIELDS,
+    REJECT,
+    RETRY,
+    RULE,
+    TEXT,
+    Detail,
+    Outcome,
+)
 from memcurate.curator.util.locks import LockBusy
 from memcurate.curator.util.private import make_dirs
 from memcurate.curator.util.textsafe import one_line
@@ -64,26 +77,18 @@ from .panels import (
     IssuesView,
     ProgressView,
     card_evidence,
-    rule_issues,
 )
 from .queue import (
-    CLAUDE,
-    CLAUDE_WRITES,
     FILTER_CATEGORIES,
-    GROUPS,
-    PROPOSAL,
-    PROPOSALS,
-    ROW_KINDS,
-    RULE,
-    RULES,
     SEVERITIES,
     QueueTable,
     group_of,
-    is_claude,
     is_memory,
     kind_item,
+    kind_name,
     matches,
     queue_title,
+    review_item,
     sort_key,
     unknown_words,
 )
@@ -91,6 +96,7 @@ from .reasons import why_not_now
 
 if TYPE_CHECKING:
     from memcurate.curator.engine import Engine
+    from memcurate.curator.review.items import Kind
 # The dialogs (.dialogs) are imported where a key opens one: their widgets (TextArea, Input, OptionList) are
 # a tenth of the imports before the first frame.
 
@@ -137,34 +143,30 @@ STARTING_GREYED = ACTION_NAMES - {
 # keys that apply whatever is selected
 ALWAYS = frozenset(("filter_queue", "open_library", "show_help", "quit"))
 KEY_ACTIONS = {keys: action for action, keys, *_ in REVIEW_ACTIONS}
-# What a person is told on pressing a key that does not apply to a write of Claude's own: approving writes
-# exactly what Claude wrote, so there is nothing to edit, no action to choose and no draft to retry.
-_AS_WRITTEN = (
-    "Claude's own write is approved or rejected as Claude wrote it: r rejects it (say why), "
-    "then ask Claude to write it again"
-)
-NOT_FOR_CLAUDE = {
-    "edit_memory": _AS_WRITTEN,
-    "edit_external": _AS_WRITTEN,
-    "change_action": "Claude's own write has no action to choose: approving writes exactly its text",
-    "retry_memory": "Claude's own write was not drafted by memcurate: there is nothing to retry",
+# The verb each review key asks an item's kind about (items.Kind.why_not): what does not apply to a kind
+# is greyed out and says why in the kind's words.
+VERBS = {
+    "approve_memory": APPROVE,
+    "edit_memory": EDIT,
+    "edit_external": EDIT_TEXT,
+    "reject_memory": REJECT,
+    "change_action": CHANGE,
+    "retry_memory": RETRY,
 }
-NOT_FOR_RULE = {
-    "edit_external": "a rule is edited here: e changes its text, topic and paths",
-    "change_action": "a rule has no action to choose: a writes it into its rule file, r rejects it",
-    "retry_memory": "a rule has nothing to retry: e changes its text, r rejects it",
-}
-_AS_PROPOSED = "a proposal is approved (a) or rejected (r) as a whole"
-NOT_FOR_PROPOSAL = {
-    "edit_external": "a proposal is edited here: e edits the memory file it writes",
-    "change_action": f"a proposal has no action to choose: {_AS_PROPOSED}",
-    "retry_memory": f"a proposal was not drafted: there is nothing to retry; {_AS_PROPOSED}",
-}
-NOT_FOR = {
-    CLAUDE: NOT_FOR_CLAUDE,
-    RULE: NOT_FOR_RULE,
-    PROPOSAL: NOT_FOR_PROPOSAL,
-}  # a row's category -> the keys that do not apply, and why
+# The built-in kinds' words for the keys that do not apply to them, by the key's action (tests compare what a
+# key says with them): read from the kinds' why_not, where they live.
+_NOT_FOR = {"NOT_FOR_CLAUDE": CLAUDE_WRITE, "NOT_FOR_RULE": RULE, "NOT_FOR_PROPOSAL": "proposal"}
+
+
+def __getattr__(name: str) -> dict[str, str]:
+    if name not in _NOT_FOR:
+        raise AttributeError(name)
+    from memcurate.curator.review.kinds import named
+
+    kind = named(_NOT_FOR[name])
+    return {a: why for a, verb in VERBS.items() if (why := kind.why_not(verb, None))}
+
+
 HELP_NOTES = [
     "Rows are grouped by triage: the session column names the Claude Code session it read (the first 8 "
     "characters of its id) on the group's first row, │ on the others. A greyed key says why when pressed.",
@@ -229,8 +231,12 @@ class MemcurateApp(App):
         ] = {}  # every staged triage's skips and model use (the progress panel)
         self.overall = usage.empty()  # the model use of every staged triage
         self.filter_words: list[str] = []
-        self.review: dict | None = None  # the selected item's review record
+        # the selected item as the person reviews it (its kind's Detail), once read
+        self.detail: Detail | None = None
         self.review_key: tuple[str, str] | None = None
+        # the registered kinds (the Engine's), and those whose rows are kept under their own prefix
+        self.kinds: dict[str, Kind] = {}
+        self.row_kinds: tuple[Kind, ...] = ()
         self._shown: tuple | None = STALE  # (key, state, verified) of what the detail panels show
         # What the issues and progress panels and the footer show: each is redrawn only when it changes
         # (a panel's update lays the whole screen out again; the footer's recompose rebuilds its keys,
@@ -246,6 +252,11 @@ class MemcurateApp(App):
         self._work = threading.Event()  # the pipeline has something to look at
         # set while the pipeline waits for work (tests await it)
         self.pipeline_idle = threading.Event()
+
+    @property
+    def review(self) -> dict | None:
+        """The selection's Detail as its kind's view (what the panels draw), once read."""
+        return self.detail.view if self.detail is not None else None
 
     # -- layout ---------------------------------------------------------------------
 
@@ -344,6 +355,8 @@ class MemcurateApp(App):
             self.exit(return_code=1, message=Text(f"memcurate: cannot start: {message.error}"))
             return
         self.engine, self.board = message.engine, message.board
+        self.kinds = {k.name: k for k in self.engine.review_kinds()}
+        self.row_kinds = tuple(k for k in self.kinds.values() if k.prefix)
         self.describe_drafting = self._drafting or self.engine.drafting_status
         if self.subtitle is None:
             self.sub_title = self.engine.project
@@ -384,17 +397,18 @@ class MemcurateApp(App):
     @work(thread=True, group="load")
     def _load(self, tids: set[str] | None) -> None:
         try:
-            items = self.board.load(None if tids is None else sorted(tids - set(GROUPS.values())))
+            groups = {k.prefix for k in self.row_kinds}
+            items = self.board.load(None if tids is None else sorted(tids - groups))
         except Exception as e:  # the staging dir itself unreadable: say so, keep what is shown
             self.post_message(ActionDone(f"cannot read the staging dir: {e}", set(), "error"))
             items = {}
         outcomes = {tid: self.board.outcome(tid) for tid in items}
         full = tids is None and bool(items)
-        for kind in ROW_KINDS:
-            if tids is None or kind.key in tids:
+        for kind in self.row_kinds:
+            if tids is None or kind.prefix in tids:
                 try:
-                    items[kind.key] = [
-                        kind_item(i) for i in self.engine.review_items(kind=kind.kind)
+                    items[kind.prefix] = [
+                        kind_item(i, kind) for i in self.engine.review_items(kind=kind.name)
                     ]
                 # the folder unreadable (one bad record is an error row): said, rows kept
                 except Exception as e:
@@ -435,7 +449,9 @@ class MemcurateApp(App):
         table.border_title = queue_title(self.items) + (
             f" — filter: {' '.join(self.filter_words)}" if self.filter_words else ""
         )
-        rules = [i for i in self.items.get(RULES, []) if not i.is_error]
+        # the graduation panel counts the rule kind's rows
+        group = self.kinds[RULE].prefix if RULE in self.kinds else None
+        rules = [i for i in self.items.get(group, []) if not i.is_error] if group else []
         self.query_one(GraduationView).show(sorted(rules, key=sort_key))
         self._selection_changed()
 
@@ -455,11 +471,11 @@ class MemcurateApp(App):
         shown = (key, item.state, item.field("verified")) if item else None
         if shown != self._shown:
             self._shown = shown
-            self.review, self.review_key = None, key
+            self.detail, self.review_key = None, key
             ready = item is not None and item.state == "ready"
             if not ready:
-                self.query_one(DocumentView).show(None, _placeholder(item))
-            self._load_selection(key, ready, item.category if item else "")
+                self.query_one(DocumentView).show(None, self._placeholder(item))
+            self._load_selection(item if ready else None)
         last = self._issues_shown
         if last is None or last[0] != item or last[1] is not self.review:
             self._issues_shown = (item, self.review)
@@ -488,69 +504,50 @@ class MemcurateApp(App):
             )
 
     @work(thread=True, group="selection", exclusive=True)
-    def _load_selection(self, key: tuple[str, str] | None, ready: bool, category: str = "") -> None:
-        """The selection's document and what approving it would archive (a write of Claude's: its text,
-        diff and issues; a rule: its file to be, its evidence and the plan's error, as issues; neither
-        archives anything). A held arrow key moves the cursor many times a second:
-        each move cancels the one before, which gives up after a short wait, so only where the cursor
-        stops is read."""
+    def _load_selection(self, item: Item | None) -> None:
+        """The selection's Detail, read through its kind (a ready row's; None: nothing to read), and
+        the budgets with what approving it would archive. A held arrow key moves the cursor many times
+        a second: each move cancels the one before, which gives up after a short wait, so only where
+        the cursor stops is read."""
         self._stop.wait(SELECT_SETTLE)
         if get_current_worker().is_cancelled:
             return
-        review = None
-        if ready:
+        detail = None
+        if item is not None:
             try:
-                if category == CLAUDE:
-                    review = self.engine.claude_write(key[0])
-                elif category == RULE:
-                    view = self.engine.rule(key[0])
-                    review = {**view, "issues": rule_issues(view)}
-                elif category == PROPOSAL:
-                    review = proposal_review(self.engine.proposal(key[0]))
-                else:
-                    review = self.engine.review(*key)
-                    if cards.is_offline(review):  # an offline card: its evidence is shown beside it
-                        review = {**review, "evidence": self._card_evidence(key)}
-                self.post_message(DetailLoaded(key, review))
-            except Exception as e:  # a malformed review file is shown, never fatal
-                self.post_message(DetailLoaded(key, None, str(e)))
-        self.post_message(self._budgets(key if review and category not in GROUPS else None, review))
-
-    def _card_evidence(self, key: tuple[str, str]) -> dict:
-        """In a worker: an offline card's evidence; what went wrong reading it is said in its place."""
-        try:
-            return self.engine.card_evidence(*key)
-        except Exception as e:  # a damaged triage: the card is still shown and can be written
-            return {"note": f"its evidence cannot be read: {one_line(str(e), 200)}"}
+                detail = self.engine.detail(review_item(item))
+                self.post_message(DetailLoaded(item.key, detail))
+            except Exception as e:  # a malformed record is shown, never fatal
+                self.post_message(DetailLoaded(item.key, None, str(e)))
+        self.post_message(self._budgets(item if is_memory(item) and detail else None, detail))
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
         item = self.selected()
         if item is None or item.key != message.key:
             return
-        self.review = message.review
-        if is_claude(item) and message.review is not None:
-            self.query_one(DocumentView).show_claude_write(message.review)
-        elif item.category == RULE and message.review is not None:
-            self.query_one(DocumentView).show_rule(message.review)
-        elif item.category == PROPOSAL and message.review is not None:
-            self.query_one(DocumentView).show_proposal(message.review)
+        self.detail = message.detail
+        if message.detail is not None:
+            self.query_one(DocumentView).show_detail(message.detail, root=self.engine.root)
         else:
-            self.query_one(DocumentView).show(message.review, message.error, root=self.engine.root)
-        self._issues_shown = (item, message.review)
-        self.query_one(IssuesView).show(item, message.review)
+            self.query_one(DocumentView).show(None, message.error)
+        self._issues_shown = (item, self.review)
+        self.query_one(IssuesView).show(item, self.review)
 
     @work(thread=True, group="budgets", exclusive=True)
-    def _load_budgets(self, key: tuple[str, str] | None) -> None:
-        self.post_message(self._budgets(key))
+    def _load_budgets(self, item: Item | None) -> None:
+        self.post_message(self._budgets(item))
 
-    def _budgets(self, key: tuple[str, str] | None, review: dict | None = None) -> BudgetsLoaded:
-        """In a worker: MEMORY.md's usage, and what approving `key` (whose `review` record may be
-        read already) would move to the archive."""
+    def _budgets(self, item: Item | None, detail: Detail | None = None) -> BudgetsLoaded:
+        """In a worker: MEMORY.md's usage, and what approving `item` (a ready memory; its `detail` may
+        be read already) would move to the archive."""
+        key = item.key if item is not None else None
         try:
             usage = self.engine.budgets()
-            if key and review is None:
-                review = self.engine.review(*key)
-            moves = self.engine.preview(review) if key else {}
+            if item is not None and detail is None:
+                detail = self.engine.detail(review_item(item))
+            if detail is not None and detail.note:  # MEMORY.md could not be read for its preview
+                return BudgetsLoaded(None, {}, key, detail.note.removeprefix("MEMORY.md: "))
+            moves = detail.archive if item is not None and detail is not None else {}
             return BudgetsLoaded(usage, moves, key)
         except Exception as e:  # a damaged MEMORY.md is reported in the panel
             return BudgetsLoaded(None, {}, key, str(e))
@@ -580,11 +577,13 @@ class MemcurateApp(App):
         import watchfiles
 
         staging_dir, root = self.engine.staging_dir, self.engine.root
+        prefixes = {k.name: k.prefix for k in self.row_kinds}
+        # folder -> its kind's rows' key
         kinds = {
-            self.engine.claude_writes_dir: CLAUDE_WRITES,
-            self.engine.candidates_dir: RULES,
-            self.engine.proposals_dir: PROPOSALS,
-        }  # folder -> rows' key
+            folder: prefixes[name]
+            for folder, name in self.engine.review_folders().items()
+            if prefixes.get(name)
+        }
         for folder in (staging_dir, *kinds, root):
             make_dirs(folder)
         prefixes = {folder + os.sep: key for folder, key in kinds.items()}
@@ -632,14 +631,14 @@ class MemcurateApp(App):
 
     def on_staging_changed(self, message: StagingChanged) -> None:
         tids = message.tids
-        if message.memory and tids is not None and CLAUDE_WRITES in self.items:
-            tids = tids | {
-                CLAUDE_WRITES
-            }  # their issues (a link in MEMORY.md) and conflicts follow the memory files
+        if message.memory and tids is not None:
+            # the other kinds' issues and plans (a link in MEMORY.md, a stale proposal) follow the memory files
+            tids = tids | {k.prefix for k in self.row_kinds if k.prefix in self.items}
         if tids is None or tids:
             self._request_load(tids)
         if message.memory:
-            self._load_budgets(_archiving(self.selected()))
+            selected = self.selected()
+            self._load_budgets(selected if _archiving(selected) else None)
             for screen in self.screen_stack:
                 if _library_open(self, screen):
                     from .library import LibraryChanged
@@ -736,7 +735,7 @@ class MemcurateApp(App):
 
     def why_not(self, action: str, item: Item | None) -> str | None:
         """Why `action` does not apply to `item`, in words the person is shown on pressing its key: starting,
-        nothing selected, its kind (NOT_FOR), its state (still drafting, failed, unreadable) or a BLOCK (which
+        nothing selected, its kind (the kind's why_not), its state (still drafting, failed, unreadable) or a BLOCK (which
         issue); None when it applies."""
         if self.engine is None and action in STARTING_GREYED:
             return STARTING
@@ -754,26 +753,25 @@ class MemcurateApp(App):
             return "no drafted memory is free of issues: approve them one by one with a (A takes only those with none)"
         if item is None:
             return "nothing selected: the queue is empty"
-        why = NOT_FOR.get(item.category, {}).get(action)
-        if (
-            why is None
-            and action == "approve_memory"
-            and item.category == RULE
-            and item.field("block")
-        ):
-            why = f"this rule cannot be written: {item.field('block')}"
-        if (
-            why is None
-            and action == "edit_memory"
-            and item.category == PROPOSAL
-            and self.review_key == item.key
-            and self.review
-            and self.review.get("text") is None
-        ):
-            why = "this proposal writes no single memory file to edit: approve (a) or reject (r) it"
+        detail = self.detail if self.review_key == item.key else None
+        why = self._kind_says(VERBS[action], item, detail) if action in VERBS else None
         if why is None:
-            review = self.review if self.review_key == item.key else None
-            why = why_not_now(action, item, review)
+            why = why_not_now(action, item, detail.view if detail is not None else None)
+        return why
+
+    def _kind_says(self, verb: str, item: Item, detail: Detail | None) -> str | None:
+        """Why the item's kind says `verb` does not apply (items.Kind.why_not); a kind's editor and the
+        pipeline's own keys (change the action, retry: a triage's drafts only) say the rest."""
+        kind = self.kinds.get(kind_name(item))
+        if kind is None:  # not loaded yet
+            return None
+        why = kind.why_not(verb, review_item(item), detail)
+        noun = kind.noun or item.category
+        if why is None and verb in (CHANGE, RETRY) and not is_memory(item):
+            why = f"a {noun} was not drafted by memcurate: approve (a) or reject (r) it"
+        if why is None and detail is not None and verb in (EDIT, EDIT_TEXT):
+            if not detail.editor or (verb == EDIT_TEXT and detail.editor != TEXT):
+                why = f"this {noun} has nothing to edit as text: approve (a) or reject (r) it"
         return why
 
     def gate(self) -> float:
@@ -826,16 +824,17 @@ class MemcurateApp(App):
         item = self.selected()
         if item is None or not self.check_action(action, ()):
             return None
-        if reviewed and (self.review_key != item.key or not self.review):
+        if reviewed and (self.review_key != item.key or self.detail is None):
             self.notify(NOT_ON_SCREEN, severity="warning", markup=False)
             return None
         return item
 
     def action_approve_memory(self) -> None:
-        """Approve what the document panel shows, and only that: the approval carries it (`seen`), and one
-        whose text changed since (redrafted, edited elsewhere) is refused with nothing saved."""
+        """Approve what the document panel shows, and only that: the approval carries its fingerprint
+        (`seen`), and one whose item changed since (redrafted, edited elsewhere) is refused with nothing
+        saved."""
         if item := self._applicable("approve_memory", reviewed=True):
-            self._run_review("approve", item, seen=self.review)
+            self._run_review("approve", item, seen=self.detail)
 
     def action_reject_memory(self) -> None:
         from .dialogs import ReasonDialog
@@ -847,7 +846,8 @@ class MemcurateApp(App):
             if reason is not None:
                 self._run_review("reject", item, reason=reason)
 
-        what = "Claude's write" if is_claude(item) else item.category
+        kind = self.kinds.get(kind_name(item))
+        what = (kind.noun if kind is not None else "") or item.category
         self.push_screen(ReasonDialog(f"{what} “{item.title or item.tid}”"), done)
 
     def action_edit_memory(self) -> None:
@@ -855,39 +855,42 @@ class MemcurateApp(App):
 
         if not (item := self._applicable("edit_memory", reviewed=True)):
             return
-        if item.category == RULE:
-            self._edit_rule(item)
-            return
-        if item.category == PROPOSAL and self.review.get("text") is None:
+        detail = self.detail
+        if detail is None or detail.editor not in (TEXT, FIELDS):
             return  # why_not said why
-        before = self.review["text"]
+        if detail.editor == FIELDS:
+            self._edit_fields(item, detail)
+            return
+        before = detail.text or ""
 
         def done(text: str | None) -> None:
             if text is not None:
-                self._save_edit(item, before, text)
+                self._save_edit(item, detail, before, text)
 
-        ev = self.review.get("evidence")
+        ev = detail.view.get("evidence")
         side = (
-            card_evidence(ev, bool(self.review.get("card")), editing=True)
+            card_evidence(ev, bool(detail.view.get("card")), editing=True)
             if isinstance(ev, dict)
             else None
         )
         heading = f"{'offline card ' if side else ''}{item.category}: {item.title}"
-        self.push_screen(EditorScreen(heading, self.review["text"], evidence=side), done)
+        self.push_screen(EditorScreen(heading, before, evidence=side), done)
 
-    def _edit_rule(self, item: Item) -> None:
-        """The rule edit dialog: its save (in the dialog's worker) is Engine.edit_rule, which refuses an
-        invalid edit with the reason; the dialog closes once it is saved."""
+    def _edit_fields(self, item: Item, detail: Detail) -> None:
+        """The rule edit dialog (Detail.editor FIELDS: a rule's text, topic and paths): its save (in the
+        dialog's worker) is the Engine's edit_item, which refuses an invalid edit with the reason; the
+        dialog closes once it is saved."""
         from .dialogs import RuleEdit, RuleEditScreen
 
-        key, view = item.tid, self.review
+        chosen, view, group = review_item(item), detail.view, group_of(item)
 
         def save(edit: RuleEdit) -> None:
-            self.engine.edit_rule(key, edit.rule, edit.topic, list(edit.paths))
+            fields = {"rule": edit.rule, "topic": edit.topic, "paths": list(edit.paths)}
+            self.engine.edit_item(chosen, fields)
 
         def done(edit: RuleEdit | None) -> None:
             if edit is not None:
-                self.post_message(ActionDone(f"rule edited: {one_line(edit.rule, 80)}", {RULES}))
+                self.post_message(ActionDone(f"rule edited: {one_line(edit.rule, 80)}", {group}))
 
         current = RuleEdit(
             str(view.get("rule") or ""),
@@ -901,14 +904,17 @@ class MemcurateApp(App):
             return
         from .external_editor import edit_externally
 
-        before = self.review["text"]
+        detail = self.detail
+        if detail is None or detail.text is None:
+            return
+        before = detail.text
         text = edit_externally(self, before, self.editor)
         if text is not None and text != before:
-            self._save_edit(item, before, text)
+            self._save_edit(item, detail, before, text)
 
-    def _save_edit(self, item: Item, before: str, text: str) -> None:
-        """Save an edit of a draft: a new memory's file name follows a title the person changed (said)."""
-        if is_memory(item):
+    def _save_edit(self, item: Item, detail: Detail, before: str, text: str) -> None:
+        """Save an edit of a text: a new memory's file name follows a title the person changed (said)."""
+        if detail.renames:
             from .dialogs import follow_title
 
             text, note = follow_title(before, text, item.action)
@@ -965,8 +971,9 @@ class MemcurateApp(App):
             if value is None:
                 return
             words = value.lower().split()
-            if unknown := unknown_words(words):
-                known = " ".join((*FILTER_CATEGORIES, *SEVERITIES))
+            labels = tuple(k.label for k in self.row_kinds if k.label not in FILTER_CATEGORIES)
+            if unknown := unknown_words(words, labels):
+                known = " ".join((*FILTER_CATEGORIES, *labels, *SEVERITIES))
                 self.notify(
                     f"unknown filter word{'s' if len(unknown) > 1 else ''}: {' '.join(unknown)} "
                     f"(known: {known}); the filter is unchanged",
@@ -995,154 +1002,72 @@ class MemcurateApp(App):
         self.push_screen(HelpScreen(rows, HELP_NOTES))
 
     @work(thread=True, group="review")
-    def _run_review(self, what: str, item: Item, **kw) -> None:
-        tid, cat = item.key
-        if is_claude(item):
-            self._review_claude_write(what, item, kw.get("reason", ""))
-            return
-        if item.category == RULE:
-            self._review_rule(what, item, kw.get("reason", ""), kw.get("seen"))
-            return
-        if item.category == PROPOSAL:
-            self._review_proposal(what, item, **kw)
-            return
+    def _run_review(self, what: str, row: Item, **kw) -> None:
+        """In the review worker: one action on the row's item through the Engine's generic verbs (change
+        the action and retry: a triage's draft's own). What it did, or why it was refused (changed since
+        it was shown, a BLOCK, a full disk), is said; nothing is fatal."""
+        item, reload = review_item(row), {group_of(row)}
+        name = row.category if is_memory(row) else row.tid  # how a toast names it
         try:
             if what == "approve":
                 seen = kw.get("seen")
-                result = self.engine.approve(
-                    tid, cat, seen=text_hash(seen["text"]) if seen else None
-                )
-                saved = result.saved[0]
-                text = (
-                    f"{saved.action}: {self.engine.store.relpath(saved.path)}"
-                    if saved.path
-                    else "noop: nothing to write"
-                )
-                if result.notes:
-                    text += "\n" + "\n".join(result.notes)
+                shown = {item.id: seen.fingerprint} if isinstance(seen, Detail) else None
+                [outcome] = self.engine.approve_items([item], shown)
             elif what == "reject":
-                self.engine.reject(tid, cat, kw["reason"])
-                text = f"rejected {cat}"
+                [outcome] = self.engine.reject_items([item], kw["reason"])
             elif what == "edit":
-                record = self.engine.edit(tid, cat, kw["text"])
-                text = "edited: " + (
-                    "BLOCKED — see the issues" if record["blocked"] else "no blocking issue"
-                )
+                outcome = self.engine.edit_item(item, kw["text"])
             elif what == "change":
-                record = self.engine.change_action(tid, cat, kw["action"])
-                text = f"now {record['decision']['action']}"
+                record = self.engine.change_action(*row.key, kw["action"])
+                outcome = Outcome(item.id, True, said=f"now {record['decision']['action']}")
             elif what == "retry":
-                state = self.engine.retry(tid, cat).get(cat)
-                text = f"retried {cat}: {state}"
+                state = self.engine.retry(*row.key).get(row.category)
+                outcome = Outcome(item.id, True, said=f"retried {row.category}: {state}")
             else:
                 raise ValueError(what)
-            self.post_message(ActionDone(text, {tid}))
         except LockBusy:
-            self.post_message(
-                ActionDone(
-                    f"{what} {cat}: the triage is busy (being drafted); try again in a moment",
-                    {tid},
-                    "warning",
-                )
-            )
-        # ReviewError (Blocked, Conflict), a full disk, a damaged file: said, not fatal
+            outcome = Outcome(item.id, False, busy=True)
+        # a refusal the kind raised, a full disk, a damaged file: said, not fatal
         except Exception as e:
-            self.post_message(ActionDone(f"{what} {cat}: {e}", {tid}, "error"))
-
-    def _review_claude_write(self, what: str, item: Item, reason: str) -> None:
-        """In the review worker: approve or reject a write of Claude's own through the Engine. A Conflict
-        (the file changed since it was staged) or a BLOCK is said, and nothing is written."""
-        reload = {CLAUDE_WRITES}
-        try:
-            if what == "approve":
-                record = self.engine.approve_claude_write(item.tid)
-                text = f"saved Claude's write: {record['where']}"
-            elif what == "reject":
-                self.engine.reject_claude_write(item.tid, reason)
-                text = f"rejected Claude's write: {item.field('where') or item.tid}"
-            else:
-                raise ValueError(what)
-            self.post_message(ActionDone(text, reload))
-        except LockBusy:
-            self.post_message(
-                ActionDone(
-                    f"{what} {item.tid}: busy (Claude is staging a write, or a save is under "
-                    "way); try again in a moment",
-                    reload,
-                    "warning",
-                )
-            )
-        except Exception as e:  # ClaudeWriteError (WriteConflict, BLOCK, not pending), a full disk: said, not fatal
-            self.post_message(ActionDone(f"{what} {item.tid}: {e}", reload, "error"))
-
-    def _review_rule(self, what: str, item: Item, reason: str, seen: dict | None = None) -> None:
-        """In the review worker: approve (write the rule file) or reject a rule candidate through the Engine.
-        Approving passes the review shown (`seen`): a rule or file changed since is refused, the row reloaded."""
-        reload, key = {RULES}, item.tid
-        try:
-            if what == "approve":
-                result = self.engine.approve_rule(key, seen)
-                text = f"rule written: {result['file']}"
-            elif what == "reject":
-                self.engine.reject_rule(key, reason)
-                text = f"rejected the rule: it is not proposed again ({one_line(item.title, 60)})"
-            else:
-                raise ValueError(what)
-            self.post_message(ActionDone(text, reload))
-        except LockBusy:
-            self.post_message(
-                ActionDone(f"{what} {item.tid}: busy; try again in a moment", reload, "warning")
-            )
-        # the plan's error, a rule file that changed, a full disk: said, not fatal
-        except Exception as e:
-            self.post_message(ActionDone(f"{what} {item.tid}: {e}", reload, "error"))
-
-    def _review_proposal(self, what: str, item: Item, **kw) -> None:
-        """In the review worker: approve (apply the diff shown: `seen`), edit or reject a proposal through the
-        Engine. Files changed since it was shown: refused, nothing written, the row reloaded."""
-        reload, key = {PROPOSALS}, item.tid
-        try:
-            if what == "approve":
-                record = self.engine.approve_proposal(key, kw.get("seen"))
-                text = f"applied: {', '.join(record['decision'].get('written') or []) or 'nothing to write'}"
-            elif what == "edit":
-                view = self.engine.edit_proposal(key, kw["text"])
-                text = "edited: " + (
-                    "BLOCKED — see the issues" if view["issues"] else "no blocking issue"
-                )
-            elif what == "reject":
-                self.engine.reject_proposal(key, kw.get("reason", ""))
-                text = f"rejected: it is not proposed again ({one_line(item.title, 60)})"
-            else:
-                raise ValueError(what)
-            self.post_message(ActionDone(text, reload))
-        except LockBusy:
-            self.post_message(
-                ActionDone(f"{what} {item.tid}: busy; try again in a moment", reload, "warning")
-            )
-        except Exception as e:  # files changed since (stale), a BLOCK, a full disk: said, not fatal
-            self.post_message(ActionDone(f"{what} {item.tid}: {e}", reload, "error"))
+            outcome = Outcome(item.id, False, error=str(e) or e.__class__.__name__)
+        if outcome.done:
+            self.post_message(ActionDone(outcome.said or f"{what} {name}: done", reload))
+        elif outcome.busy:
+            busy = f"{what} {name}: busy (another process is working on it); try again in a moment"
+            self.post_message(ActionDone(busy, reload, "warning"))
+        else:
+            self.post_message(ActionDone(f"{what} {name}: {outcome.error}", reload, "error"))
 
     @work(thread=True, group="review")
-    def _approve_all(self, items: list[Item]) -> None:
-        by_tid: dict[str, list[str]] = {}
-        for i in items:
-            by_tid.setdefault(i.tid, []).append(i.category)
-        saved = refused = 0
-        for tid, cats in by_tid.items():
-            try:
-                result = self.engine.approve_all(tid, cats)
-                saved += len(result.saved)
-                refused += len(result.refused)
-            except Exception:  # busy or unreadable: left for review, counted below
-                refused += len(cats)
+    def _approve_all(self, rows: list[Item]) -> None:
+        chosen = [review_item(r) for r in rows]
+        try:
+            outcomes = self.engine.approve_items(chosen)
+        except Exception:  # auto memory off, unreadable: left for review, counted below
+            outcomes = []
+        saved = sum(1 for o in outcomes if o.done)
+        refused = len(chosen) - saved
         self.post_message(
             ActionDone(
                 f"approved {saved}" + (f", {refused} left for review" if refused else ""),
-                set(by_tid),
+                {group_of(r) for r in rows},
                 "warning" if refused else "information",
             )
         )
+
+    def _placeholder(self, item: Item | None) -> str:
+        """What the document panel says for a row with nothing to show (not ready, or unreadable)."""
+        if item is None:
+            return "Nothing waiting for review. New work appears here as Claude Code sessions end."
+        kind = self.kinds.get(kind_name(item))
+        # unreadable, or damaged (a forged target): never acted on
+        if item.is_error and not is_memory(item) and kind is not None:
+            return f"This {kind.one} cannot be read or does not check out: {item.error}"
+        if item.is_error:
+            return f"This triage cannot be read: {item.error}"
+        if item.state == "failed":
+            return "Drafting failed: x retries, r rejects."
+        return f"{item.category}: {item.state}…"
 
     def on_action_done(self, message: ActionDone) -> None:
         self.notify(message.text, severity=message.severity, markup=False)
@@ -1162,40 +1087,10 @@ class _Quitting(Exception):
     """The app is quitting while a triage is being drafted: the pipeline worker leaves it."""
 
 
-def proposal_review(view: dict) -> dict:
-    """A proposal's view as the panels and keys use it: its issues, and `text` (what e edits: the memory file
-    it writes; None when it writes none, or several)."""
-    from memcurate.curator.proposals.actions import the_write
-    from memcurate.curator.proposals.store import ProposalError, ops_of
-
-    try:
-        text = the_write(ops_of(view["record"])).get("text")
-    except ProposalError:
-        text = None
-    return {**view, "text": text}
-
-
 def _archiving(item: Item | None) -> tuple[str, str] | None:
     """The key of the selection whose archive moves the budgets panel shows: a ready memory's (a write of
     Claude's moves nothing to the archive)."""
     return item.key if is_memory(item) and item.state == "ready" else None
-
-
-def _placeholder(item: Item | None) -> str:
-    if item is None:
-        return "Nothing waiting for review. New work appears here as Claude Code sessions end."
-    # unreadable, or damaged (a forged target): never acted on
-    if item.is_error and is_claude(item):
-        return f"This staged write of Claude's cannot be read or does not check out: {item.error}"
-    if item.is_error and item.category == RULE:
-        return f"This rule candidate cannot be read or does not check out: {item.error}"
-    if item.is_error and item.category == PROPOSAL:
-        return f"This proposal cannot be read or does not check out: {item.error}"
-    if item.is_error:
-        return f"This triage cannot be read: {item.error}"
-    if item.state == "failed":
-        return "Drafting failed: x retries, r rejects."
-    return f"{item.category}: {item.state}…"
 
 
 def make_app(

@@ -28,9 +28,11 @@ class ItemsLoaded(Message):
 
 
 class DetailLoaded(Message):
-    def __init__(self, key: tuple[str, str], review: dict | None, error: str = "") -> None:
+    """The selection's Detail (curator/review/items.py), or None and why it cannot be read."""
+
+    def __init__(self, key: tuple[str, str], detail, error: str = "") -> None:
         super().__init__()
-        self.key, self.review, self.error = key, review, error
+        self.key, self.detail, self.error = key, detail, error
 
 
 class BudgetsLoaded(Message):

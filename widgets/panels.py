@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rich.console import Group
@@ -20,6 +21,7 @@ from textual.widgets import Static
 from memcurate.curator.candidates.queue import Item
 from memcurate.curator.candidates.usage import describe
 from memcurate.curator.categories import CATEGORIES, base
+from memcurate.curator.review.items import CLAUDE_WRITE, MEMORY, RULE, Detail
 from memcurate.curator.util.textsafe import clean as display
 from memcurate.curator.util.textsafe import one_line
 
@@ -77,6 +79,32 @@ class DocumentView(VerticalScroll):
         if review.get("evidence") is not None:
             parts += [Text("")] + card_evidence(review["evidence"], bool(review.get("card")))
         body.update(Group(*parts))
+
+    def show_detail(self, detail: Detail, root: str | None = None) -> None:
+        """An item of any kind as the person reviews it (items.Detail): drawn by its kind's presenter
+        (PRESENTERS, by the kind's name), else as what approving writes, its diff and why."""
+        shown = PRESENTERS.get(detail.item.kind)
+        if shown is None:
+            self.show_generic(detail)
+        else:
+            shown(self, detail.view, root)
+
+    def show_generic(self, detail: Detail) -> None:
+        """A kind with no presenter of its own: what it is, why, the diff and the text approving writes."""
+        parts: list = [
+            Text.assemble(
+                (f"{display(detail.item.kind)}: ", "bold"),
+                (display(detail.item.title or detail.item.id), "bold"),
+                (f" ({display(detail.action)})" if detail.action else "", "dim"),
+            )
+        ]
+        parts += [Text(display(str(r))) for r in detail.decision.get("reasons") or ()]
+        if detail.diff:
+            parts += [Text(""), Text("Diff", style="bold"), _syntax(detail.diff, "diff")]
+        if detail.text is not None:
+            parts += [Text(""), Text("What approving writes", style="bold")]
+            parts.append(_syntax(detail.text, "markdown"))
+        self.query_one("#document-body", Static).update(Group(*parts))
 
     def show_claude_write(self, view: dict) -> None:
         """A write of Claude's own held for review (Engine.claude_write's view): what it is, the diff against
@@ -193,6 +221,16 @@ class DocumentView(VerticalScroll):
         self.query_one("#document-body", Static).update(Group(*parts))
 
 
+# A kind's own way of drawing its Detail's view (by the kind's name); a kind without one is drawn by
+# DocumentView.show_generic.
+PRESENTERS: dict[str, Callable[[DocumentView, dict, str | None], None]] = {
+    MEMORY: lambda view, review, root: view.show(review, root=root),
+    CLAUDE_WRITE: lambda view, review, root: view.show_claude_write(review),
+    RULE: lambda view, review, root: view.show_rule(review),
+    "proposal": lambda view, review, root: view.show_proposal(review),
+}
+
+
 def _syntax(text: str, lexer: str) -> Syntax:
     from rich.syntax import Syntax
 
@@ -294,24 +332,6 @@ def card_evidence(ev: dict, card: bool, editing: bool = False) -> list[Text]:
     if editing and ev.get("excerpt"):
         out += [Text("Around them", style="bold"), Text(display(str(ev["excerpt"])), style="dim")]
     return out
-
-
-def rule_issues(view: dict | None) -> list[dict]:
-    """A rule candidate's issues as the issues panel shows them: the one that stops approval is a rule
-    file that cannot be written (a bad glob, a topic that is no file name, a file that is not ours); an
-    instruction to do harm in its text is said too (Engine.rule's `issues`)."""
-    if (view or {}).get("issues") is not None:
-        return list(view["issues"])
-    plan = (view or {}).get("plan") or {}
-    if not plan.get("error"):
-        return []
-    return [
-        {
-            "severity": "BLOCK",
-            "where": str(plan.get("file") or "rule"),
-            "message": str(plan["error"]),
-        }
-    ]
 
 
 def issue_parts(issue: dict) -> tuple[str, str]:

@@ -1,12 +1,11 @@
 """The queue of what waits for review, updated in place as staging changes: one row per drafted memory,
-one per write of Claude's own held for review (category `claude`) and one per rule-graduation candidate
-(category `rule`) and one per proposal of a change to existing memories (category `proposal`). The other kinds
-are kept under their own key beside the triages (GROUPS)."""
+and one per item of every other kind of review (curator/review/kinds.py: Claude's own writes held for
+review, rule-graduation candidates, proposals...), kept under its kind's prefix beside the triages and
+shown with its kind's label as the category."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from rich.text import Text
 from textual.binding import Binding
@@ -15,10 +14,7 @@ from textual.widgets import DataTable
 from memcurate.curator.candidates.queue import Item, age
 from memcurate.curator.candidates.staging import IN_FLIGHT
 from memcurate.curator.categories import CATEGORIES, CLAUDE, base
-from memcurate.curator.review.items import CLAUDE_WRITE as CLAUDE_WRITE_KIND
-from memcurate.curator.review.items import RULE as RULE_KIND
-from memcurate.curator.review.items import ReviewItem
-from memcurate.curator.review.proposal_kind import KIND as PROPOSAL_KIND
+from memcurate.curator.review.items import MEMORY, ReviewItem
 from memcurate.curator.util.textsafe import one_line
 
 CATEGORY_ORDER = {name: i for i, name in enumerate(CATEGORIES)}
@@ -51,41 +47,23 @@ SHORT_CATEGORY = {
 # the table keeps the rendered lines of this many screens (textual's default: 1,000 lines)
 CACHED_SCREENS = 3
 SAME_GROUP = "│"  # the session cell of a triage's second and later rows
-CLAUDE_WRITES = "claude/"  # where the app keeps their rows, beside the triages (their ids start so, not with digits)
-RULE = "rule"  # the category column of a rule-graduation candidate (a failure that recurred across sessions)
-RULES = "rule/"  # where the app keeps their rows
-PROPOSAL = "proposal"  # the category column of a proposal (a change to existing memories: update, merge, adopt...)
-PROPOSALS = "proposal/"  # where the app keeps their rows
+# The built-in kinds other than memories, their queue label -> the prefix their rows are kept under: the
+# filter's words (the app learns every registered kind, and its label and prefix, from the Engine).
+GROUPS = {CLAUDE: "claude/", "rule": "rule/", "proposal": "proposal/"}
 
 
-@dataclass(frozen=True)
-class RowKind:
-    """A kind of row other than a triage's memories: listed by the Engine as review items of `kind`
-    (curator/review/kinds.py), kept under `key` beside the triages, shown as category `category`."""
-
-    category: str
-    key: str
-    kind: str
-    what: str  # how its rows are named when they cannot be read
-
-
-ROW_KINDS = (
-    RowKind(CLAUDE, CLAUDE_WRITES, CLAUDE_WRITE_KIND, "Claude's staged writes"),
-    RowKind(RULE, RULES, RULE_KIND, "the rule candidates"),
-    RowKind(PROPOSAL, PROPOSALS, PROPOSAL_KIND, "the proposals"),
-)
-GROUPS = {
-    k.category: k.key for k in ROW_KINDS
-}  # a row's category -> its key (a memory's: its triage's id)
-_CATEGORY = {k.kind: k.category for k in ROW_KINDS}
-
-
-def kind_item(item: ReviewItem) -> Item:
-    """A review item of another kind (a staged write of Claude's, a rule candidate) as a queue row: its review
-    id (`claude/<id>`, `rule/<key>`) in place of a triage; its title (the front matter's name or the file's
-    path, the rule's text); for a rule, the sessions its failure recurred in and why it cannot be written."""
+def kind_item(item: ReviewItem, kind) -> Item:
+    """A review item of a kind other than memories (items.Kind: a staged write of Claude's, a rule
+    candidate, a proposal...) as a queue row: its review id (`claude/<id>`) in place of a triage, the
+    kind's label as its category; the item itself, its kind and the key its rows are kept under in
+    its record; for a rule, the sessions its failure recurred in."""
     severities = [i.get("severity") for i in item.issues]
-    record: dict = {"where": item.where}
+    record: dict = {
+        "where": item.where,
+        "review_kind": kind.name,
+        "review_group": kind.prefix,
+        "review_item": item,
+    }
     if item.rule:
         record["sessions"] = item.rule.get("count", 0)
     blocks = [i for i in item.issues if i.get("severity") == "BLOCK"]
@@ -93,7 +71,7 @@ def kind_item(item: ReviewItem) -> Item:
         record["block"] = str(blocks[0].get("message") or "")
     return Item(
         item.id,
-        _CATEGORY[item.kind],
+        kind.label,
         item.state,
         title=item.title,
         action=item.action,
@@ -106,18 +84,39 @@ def kind_item(item: ReviewItem) -> Item:
     )
 
 
+def review_item(row: Item) -> ReviewItem:
+    """The review item a row shows (a triage's memory: built from the row)."""
+    item = row.field("review_item")
+    if isinstance(item, ReviewItem):
+        return item
+    return ReviewItem(
+        f"{row.tid}/{row.category}",
+        MEMORY,
+        row.state,
+        category=row.category,
+        title=row.title,
+        action=row.action,
+        confidence=row.confidence,
+        blocked=bool(row.blocks),
+        session=row.session,
+        created=row.created,
+        error=row.error,
+    )
+
+
+def kind_name(row: Item) -> str:
+    return str(row.field("review_kind") or MEMORY)
+
+
 def group_of(item: Item) -> str:
-    """Where the app keeps the row: under its kind's key, or its triage's id for a memory."""
-    return GROUPS.get(item.category, item.tid)
-
-
-def is_claude(item: Item | None) -> bool:
-    return item is not None and item.category == CLAUDE
+    """Where the app keeps the row: under its kind's prefix, or its triage's id for a memory."""
+    return str(item.field("review_group") or item.tid)
 
 
 def is_memory(item: Item | None) -> bool:
-    """A drafted memory of a triage (not a write of Claude's, not a rule candidate)."""
-    return item is not None and item.category not in GROUPS
+    """A drafted memory of a triage (its progress, its confidence against the gate), not an item of
+    another kind."""
+    return item is not None and not item.field("review_group")
 
 
 def row_key(item: Item) -> str:
@@ -134,18 +133,15 @@ def sort_key(item: Item) -> tuple:
 
 
 # Every word the filter takes for a category: the six categories, then the other kinds of rows (claude, rule,
-# proposal: ROW_KINDS, whether or not any is queued).
+# proposal: GROUPS, whether or not any is queued).
 FILTER_CATEGORIES = (*CATEGORIES, *GROUPS)
 
 
-def unknown_words(words: list[str]) -> list[str]:
-    """The filter words no row can ever match (neither a severity nor the start of a category's name): a typo
-    would empty the queue and read as "nothing waiting"."""
-    return [
-        w
-        for w in words
-        if w not in SEVERITIES and not any(c.startswith(w) for c in FILTER_CATEGORIES)
-    ]
+def unknown_words(words: list[str], more: tuple[str, ...] = ()) -> list[str]:
+    """The filter words no row can ever match (neither a severity nor the start of a category's name, nor
+    of a kind's label in `more`): a typo would empty the queue and read as "nothing waiting"."""
+    known = (*FILTER_CATEGORIES, *more)
+    return [w for w in words if w not in SEVERITIES and not any(c.startswith(w) for c in known)]
 
 
 def matches(item: Item, words: list[str]) -> bool:
@@ -200,7 +196,9 @@ def cells(
     title_cell = Text(
         shown or f"({item.category} — {item.state})", style="" if item.title else "dim italic"
     )
-    if item.category == RULE:  # in place of an action: how many sessions the failure recurred in
+    if (
+        item.field("sessions") is not None
+    ):  # in place of an action: the sessions a failure recurred in
         action = Text(f"seen {item.field('sessions', 0)}×", style="cyan")
     elif item.state == "ready":
         action = Text(

@@ -14,6 +14,7 @@ written is recognised by its content rather than written twice.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -137,9 +138,10 @@ def approve(
     return result
 
 
-def approve_all(engine: Context, tid: str, cats) -> Approval:
+def approve_all(engine: Context, tid: str, cats, seen: Mapping[str, str] | None = None) -> Approval:
     """Save several candidates of one triage, with one MEMORY.md write for all of them.
-    One that cannot be saved is refused (in the result) without stopping the others."""
+    One that cannot be saved is refused (in the result) without stopping the others; so is one whose
+    text is no longer what the person was shown (`seen`: category -> its text_hash then): Changed."""
     engine.check_saving()  # auto memory off: refused before anything is marked approved
     result = Approval()
     with Claim(engine, tid, wait=5):
@@ -148,6 +150,11 @@ def approve_all(engine: Context, tid: str, cats) -> Approval:
         for cat in cats:
             try:
                 cand = _require(cands.get(cat), (tid, cat), "ready")
+                if seen and cat in seen and text_hash(cand.review()["text"]) != seen[cat]:
+                    raise Changed(
+                        f"{tid}/{cat}: the draft changed since it was shown: look at it again; "
+                        "nothing was saved"
+                    )
                 todo.append((cand, _approved(engine, cand)))
             except ReviewError as e:
                 result.refused[cat] = e

@@ -17,6 +17,7 @@ redacted (a record staged before the text was stored redacted may hold a secret)
 from __future__ import annotations
 
 import difflib
+import json
 import os
 from typing import TYPE_CHECKING
 
@@ -57,17 +58,29 @@ def view(engine: Context, wid: str) -> dict:
     the file when it was staged) and `issues` (as dicts), every text redacted."""
     record = claude_writes.find(engine.data, wid, memory_dir(engine))
     issues = [redact_all(i.as_dict()) for i in check(record, engine.cfg, engine.data)]
-    shown = {
-        **record,
-        "text": redact_text(record["text"]),
-        "base_text": None if record.get("base_text") is None else redact_text(record["base_text"]),
-    }
+    shown = _shown(record)
     return {
         **shown,
         "review_id": claude_writes.PREFIX + record["id"],
         "diff": diff(shown),
         "issues": issues,
+        "fingerprint": fingerprint(shown),
     }
+
+
+def _shown(record: dict) -> dict:
+    return {
+        **record,
+        "text": redact_text(record["text"]),
+        "base_text": None if record.get("base_text") is None else redact_text(record["base_text"]),
+    }
+
+
+def fingerprint(shown: dict) -> str:
+    """One hash of what a `view` shows: the file, what Claude wrote and what was there before it (a
+    later write of Claude's to the same file replaces the record's text)."""
+    doc = [shown["where"], shown["text"], shown.get("base_text"), shown.get("base_hash")]
+    return content_hash(json.dumps(doc, ensure_ascii=False))
 
 
 def diff(record: dict) -> str:
@@ -82,14 +95,19 @@ def diff(record: dict) -> str:
     )
 
 
-def approve(engine: Context, wid: str) -> dict:
+def approve(engine: Context, wid: str, seen: str | None = None) -> dict:
     """Write the staged text into its target and mark it saved; the saved record. ClaudeWriteError when it
-    is not pending or has a BLOCK issue, WriteConflict when the target changed since it was staged."""
+    is not pending or has a BLOCK issue, WriteConflict when the target changed since it was staged, or
+    when the write is no longer what the person was shown (`seen`: the `view`'s fingerprint)."""
     with engine.root_lock(), claude_writes.lock(engine.data):
         record = claude_writes.find(engine.data, wid, memory_dir(engine))  # Damaged: never acted on
         rid = claude_writes.PREFIX + record["id"]
         if record["state"] != PENDING:
             raise ClaudeWriteError(f"{rid} is {record['state']}, not pending")
+        if seen is not None and fingerprint(_shown(record)) != seen:
+            raise WriteConflict(
+                f"{rid}: Claude's write changed since you looked: look again; nothing was written"
+            )
         blocked = blocking(check(record, engine.cfg, engine.data))
         if blocked:
             raise ClaudeWriteError(

@@ -1,25 +1,30 @@
 """What waits for review, whatever its kind: one item shape, its ids, and how an id given on the
 command line finds its item.
 
-A kind (a drafted memory, a staged write of Claude's own, a rule candidate) is a small object that
-lists its items and acts on them through the Engine (the `Kind` protocol below); the registry of
-kinds is curator/review/kinds.py. Ids are unique across kinds: a memory's is `<triage id>/<category>`
+A kind (a drafted memory, a staged write of Claude's own, a rule candidate, a proposal) is a small
+object that lists its items, shows one as a Detail and acts on them over the project's Context (the
+`Kind` protocol below): the only way either front end acts on a reviewable thing, through the
+Engine's generic verbs. The registry of kinds is curator/review/kinds.py. Ids are unique across kinds: a memory's is `<triage id>/<category>`
 (a triage id starts with its time, digits), the others carry their kind's prefix (`claude/`, `rule/`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from memcurate.curator.errors import Refusal
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 READY = "ready"
 # A record that cannot be read or does not check out (a forged target, a rule the ledger does not back, a
 # proposal leaving the memory root): listed with why (`error`), never shown as a change nor acted on.
 ERROR = "error"
 # Kinds' names (ReviewItem.kind) a front end names without importing the kind (the TUI's start: rows by kind)
-CLAUDE_WRITE, RULE = "claude-write", "rule"
+MEMORY, CLAUDE_WRITE, RULE = "memory", "claude-write", "rule"
 # shown by `list --all` only; an id of one is never acted on
 FINAL = (
     "saved",
@@ -31,7 +36,7 @@ FINAL = (
 @dataclass(frozen=True)
 class ReviewItem:
     id: str
-    kind: str  # memory | claude-write | rule
+    kind: str  # the kind's name: memory | claude-write | rule | proposal
     state: str  # the kind's state: `ready` is what a person approves; FINAL ones are done
     category: str = ""
     title: str = ""
@@ -65,7 +70,7 @@ class ReviewItem:
 
 @dataclass
 class Outcome:
-    """What an approval or a rejection did to one item: done, or refused with the reason."""
+    """What an approval, a rejection or an edit did to one item: done, or refused with the reason."""
 
     id: str
     done: bool
@@ -75,37 +80,130 @@ class Outcome:
     error: str = ""
     # category -> ids moved to the archive
     archived: dict[str, list[str]] = field(default_factory=dict)
+    # what a front end tells the person it did ("saved Claude's write: build.md"); not in as_dict
+    said: str = ""
+    # refused only because another process holds it: a try again later, not a fault
+    busy: bool = False
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        doc = asdict(self)
+        del doc["said"], doc["busy"]
+        return doc
 
 
-def attempt(item: ReviewItem, act, errors: tuple[type[BaseException], ...]) -> Outcome:
-    """`act(item)` (an approval or a rejection through the Engine, returning the item's Outcome), or the
-    item refused with the reason when it raises one of `errors`."""
+def attempt(
+    item: ReviewItem,
+    act,
+    errors: tuple[type[BaseException], ...],
+    busy: tuple[type[BaseException], ...] = (),
+) -> Outcome:
+    """`act(item)` (an action of the item's kind, returning its Outcome), or the item refused with the
+    reason when it raises one of `errors` (`busy` ones: held by another process)."""
     try:
         return act(item)
     except errors as e:
-        return Outcome(item.id, False, error=str(e) or e.__class__.__name__)
+        return Outcome(
+            item.id, False, error=str(e) or e.__class__.__name__, busy=isinstance(e, busy)
+        )
+
+
+# What a front end asks of an item (Kind.why_not): the verbs its keys and commands map to.
+APPROVE, REJECT, EDIT, EDIT_TEXT, CHANGE, RETRY = (
+    "approve",
+    "reject",
+    "edit",
+    "edit_text",  # the text edited outside (in $EDITOR), as plain text
+    "change_action",
+    "retry",
+)
+# How a Detail is edited (Detail.editor): its text, the kind's own fields, or not at all.
+TEXT, FIELDS = "text", "fields"
+
+
+@dataclass(frozen=True)
+class Detail:
+    """One item as the person reviews it, whatever its kind: what approving it would write (`text`, the
+    `diff`, the `decision`), its issues, and the `fingerprint` of all that: an approval passes the one
+    it was shown, and one whose item changed since is refused with nothing written."""
+
+    item: ReviewItem
+    # what approving writes, the one text `e` edits; None when it writes no single text
+    text: str | None
+    fingerprint: str
+    # action, target, reasons (a memory's: its whole decision record)
+    decision: dict = field(default_factory=dict)
+    diff: str = ""
+    issues: tuple[dict, ...] = ()
+    confidence: dict = field(default_factory=dict)
+    # category -> ids approving moves from MEMORY.md to the archive
+    archive: dict = field(default_factory=dict)
+    note: str = ""  # what could not be read beside it (a damaged MEMORY.md), said
+    editor: str = ""  # TEXT, FIELDS, or "" (nothing to edit)
+    # an edited title renames the file it creates (a new memory's name is its title's slug)
+    renames: bool = False
+    # the kind's own view of it, for its presenter (a rule's evidence, a proposal's files, an offline
+    # card's evidence), and what the kind adds to `memcurate show --json` (`shown`)
+    view: dict = field(default_factory=dict)
+    shown: dict = field(default_factory=dict)
+
+    @property
+    def action(self) -> str:
+        return str(self.decision.get("action") or self.item.action)
+
+    def as_dict(self) -> dict:
+        """`memcurate show --json`: {text, decision, diff, confidence, archive, note?, the kind's own}."""
+        doc = {
+            "text": self.text or "",
+            "decision": self.decision,
+            "diff": self.diff,
+            "confidence": self.confidence,
+            "archive": self.archive,
+            **({"note": self.note} if self.note else {}),
+        }
+        return {**doc, **self.shown}
 
 
 class Kind(Protocol):
-    """One kind of item waiting for review. Every action goes through the Engine's own methods (the
-    calls the TUI makes), never around them."""
+    """One kind of item waiting for review: the only way a front end (the TUI, the CLI, through the
+    Engine's generic verbs) acts on it. A new kind is one module with these, and one line in
+    curator/review/kinds.py's KINDS."""
 
     name: str
+    # its ids start so (`claude/`, `rule/`): a front end keeps its rows under it; "" for memories
+    prefix: str
+    label: str  # what the queue's category column says for it ("" for memories: their category)
+    what: str  # how its items are named when they cannot be read ("the rule candidates")
+    noun: str  # one item, as a dialog names it ("Claude's write"; "" for memories: their category)
+    one: str  # one item in a sentence ("This staged write of Claude's cannot be read")
     rejectable: frozenset[str]  # the states from which an item of this kind may be rejected
 
-    def items(self, engine, every: bool) -> list[ReviewItem]:
+    def folders(self, engine: Context) -> tuple[str, ...]:
+        """Where its records appear: what a front end watches to list them again."""
+
+    def items(self, engine: Context, every: bool) -> list[ReviewItem]:
         """The kind's items: those waiting (ready or not yet), and with `every` the FINAL ones too."""
 
-    def show(self, engine, item: ReviewItem) -> dict:
-        """What approving it would write: {text, decision, diff, confidence, archive}."""
+    def detail(self, engine: Context, item: ReviewItem) -> Detail:
+        """What approving it would write, as the person is shown it (Refusal when nothing can be)."""
 
-    def approve(self, engine, items: list[ReviewItem]) -> list[Outcome]:
-        """Approve approvable items; a refusal at save time is an Outcome with its error."""
+    def approve(
+        self, engine: Context, items: list[ReviewItem], seen: Mapping[str, str] | None = None
+    ) -> list[Outcome]:
+        """Approve approvable items; `seen`, id -> the Detail.fingerprint the person was shown: one
+        whose item changed since is refused. A refusal at save time is an Outcome with its error."""
 
-    def reject(self, engine, item: ReviewItem, reason: str) -> Outcome: ...
+    def reject(self, engine: Context, item: ReviewItem, reason: str) -> Outcome: ...
+
+    def edit(self, engine: Context, item: ReviewItem, value) -> Outcome:
+        """Store the person's edit (Detail.editor TEXT: the text; FIELDS: the kind's fields, a dict),
+        verified again; refused (an Outcome with its error) when the kind has nothing to edit."""
+
+    def why_not(
+        self, action: str, item: ReviewItem | None, detail: Detail | None = None
+    ) -> str | None:
+        """Why `action` (APPROVE, EDIT...) does not apply to the kind's items (or to `item`, or to
+        what `detail` shows), in the words a person is shown; None when it does. The item's state
+        (drafting, done, unreadable) is the front end's to say."""
 
 
 class Unresolved(Refusal):

@@ -5,14 +5,29 @@ A pending candidate is `ready` (it always has a text: the offline one until a mo
 BLOCKed when its rule file cannot be written as planned (the plan's error says why), with an ADVISORY
 `instruction` issue when its text tells the agent to do harm; approved ones are `saved`, rejected ones
 `rejected`; a record that cannot be read, or that the failure ledger does not back, is an `error` with
-why. Every action is the Engine's own call: `rule`, `approve_rule`, `reject_rule`, `draft_rules`.
+why. curator/review/rule_actions.py acts on it: view, approve, edit (text, topic, paths), reject, draft.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from memcurate.curator.review.items import READY, RULE, Outcome, ReviewItem, attempt
+from memcurate.curator.review import rule_actions
+from memcurate.curator.review.items import (
+    APPROVE,
+    CHANGE,
+    EDIT_TEXT,
+    FIELDS,
+    READY,
+    RETRY,
+    RULE,
+    Detail,
+    Outcome,
+    ReviewItem,
+    attempt,
+)
 from memcurate.curator.review.rule_actions import (
     APPROVED,
     PENDING,
@@ -24,9 +39,12 @@ from memcurate.curator.review.rule_actions import (
     view_of,
     written,
 )
-from memcurate.curator.rules import ledger
+from memcurate.curator.rules import candidates, ledger
 from memcurate.curator.util.locks import LockBusy
 from memcurate.curator.util.textsafe import one_line
+
+if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
+    from memcurate.curator.context import Context
 
 KIND = RULE
 STATES = {PENDING: READY, APPROVED: "saved", REJECTED: "rejected"}
@@ -40,15 +58,27 @@ _REFUSED = (
 
 class RuleKind:
     name = KIND
+    prefix = PREFIX
+    label = KIND  # the queue's category column
+    what = "the rule candidates"
+    noun = "rule"
+    one = "rule candidate"
     rejectable = frozenset({READY})
 
-    def items(self, engine, every: bool) -> list[ReviewItem]:
+    def folders(self, engine: Context) -> tuple[str, ...]:
+        return (os.path.join(engine.data, ledger.CANDIDATES_DIR),)
+
+    def items(self, engine: Context, every: bool) -> list[ReviewItem]:
         notes: list[str] = []
-        out = [self._item(engine, c) for c in engine.rule_candidates(every=every, notes=notes)]
+        found = candidates.all(
+            engine.data, every=every, notes=notes, threshold=engine.cfg["rules"]["threshold"]
+        )
+        out = [self._item(engine, c) for c in found]
+        [folder] = self.folders(engine)
         for note in notes:  # a damaged candidate record: named, so it can be fixed or deleted
             path, _, why = note.partition(": ")
             key = os.path.basename(path).removesuffix(".json")
-            if os.path.dirname(path) == engine.candidates_dir and ledger.is_key(key):
+            if os.path.dirname(path) == folder and ledger.is_key(key):
                 out.append(
                     ReviewItem(
                         PREFIX + key, self.name, "error", category=KIND, error=f"{path}: {why}"
@@ -56,7 +86,7 @@ class RuleKind:
                 )
         return out
 
-    def _item(self, engine, cand) -> ReviewItem:
+    def _item(self, engine: Context, cand) -> ReviewItem:
         state = STATES.get(cand.state, "error")
         decision = cand.decision or {}
         last = cand.occurrences[-1] if cand.occurrences else {}
@@ -89,8 +119,8 @@ class RuleKind:
             rule=_summary(cand, view, p["file"]),
         )
 
-    def show(self, engine, item: ReviewItem) -> dict:
-        view = engine.rule(item.id)
+    def detail(self, engine: Context, item: ReviewItem) -> Detail:
+        view = rule_actions.view(engine, item.id)
         p, cand = view["plan"], view["candidate"]
         reasons = [
             f"failed the same way in {cand.sessions} session{'' if cand.sessions == 1 else 's'}"
@@ -99,42 +129,78 @@ class RuleKind:
             reasons.append(recurred(view["since"]))
         if p["action"] == "noop" and item.state == READY:
             reasons.append("the rule is already in the file: approving writes nothing")
-        reasons += [
-            f"evidence skipped: {note}" for note in cand.notes
-        ]  # damaged files: named, so they can be fixed
-        return {
-            "text": p["after"] or "",
-            "diff": p["diff"] or "",
-            "confidence": {},
-            "archive": {},
-            "decision": {"action": p["action"], "target": p["file"], "reasons": reasons},
-            "rule": item.rule,
-            "failure": cand.failure,
-            "evidence": cand.occurrences,
-            "draft": cand.draft,
-            "edit": cand.edit,
-        }
+        # damaged files: named, so they can be fixed
+        reasons += [f"evidence skipped: {note}" for note in cand.notes]
+        return Detail(
+            item,
+            p["after"] or "",
+            rule_actions.fingerprint(view),
+            decision={"action": p["action"], "target": p["file"], "reasons": reasons},
+            diff=p["diff"] or "",
+            issues=tuple(view["issues"]),
+            editor=FIELDS,
+            view=view,
+            shown={
+                "rule": item.rule,
+                "failure": cand.failure,
+                "evidence": cand.occurrences,
+                "draft": cand.draft,
+                "edit": cand.edit,
+            },
+        )
 
-    def approve(self, engine, items: list[ReviewItem]) -> list[Outcome]:
+    def approve(
+        self, engine: Context, items: list[ReviewItem], seen: Mapping[str, str] | None = None
+    ) -> list[Outcome]:
         def one(item: ReviewItem) -> Outcome:
-            done = engine.approve_rule(item.id)
-            return Outcome(item.id, True, done["action"], done["path"], done["file"])
+            done = rule_actions.approve(engine, item.id, (seen or {}).get(item.id))
+            return Outcome(
+                item.id,
+                True,
+                done["action"],
+                done["path"],
+                done["file"],
+                said=f"rule written: {done['file']}",
+            )
 
-        return [attempt(item, one, _REFUSED) for item in items]
+        return [attempt(item, one, _REFUSED, (LockBusy,)) for item in items]
 
-    def reject(self, engine, item: ReviewItem, reason: str) -> Outcome:
+    def reject(self, engine: Context, item: ReviewItem, reason: str) -> Outcome:
         def one(item: ReviewItem) -> Outcome:
-            engine.reject_rule(item.id, reason)
-            return Outcome(item.id, True)
+            rule_actions.reject(engine, item.id, reason)
+            said = f"rejected the rule: it is not proposed again ({one_line(item.title, 60)})"
+            return Outcome(item.id, True, said=said)
 
-        return attempt(item, one, _REFUSED)
+        return attempt(item, one, _REFUSED, (LockBusy,))
 
-    def draft(self, engine) -> dict:
-        done = engine.draft_rules()
+    def edit(self, engine: Context, item: ReviewItem, value) -> Outcome:
+        """`value`: {rule, topic, paths}; ValueError with the reason when the edit is invalid (the
+        edit dialog says it and stays open)."""
+        rule_actions.edit(engine, item.id, value["rule"], value["topic"], list(value["paths"]))
+        return Outcome(item.id, True, said=f"rule edited: {one_line(value['rule'], 80)}")
+
+    def why_not(
+        self, action: str, item: ReviewItem | None, detail: Detail | None = None
+    ) -> str | None:
+        if action == APPROVE and item is not None:
+            blocks = [i for i in item.issues if i.get("severity") == "BLOCK"]
+            if blocks:
+                return f"this rule cannot be written: {blocks[0].get('message') or ''}"
+        return NOT_FOR.get(action)
+
+    def draft(self, engine: Context) -> dict:
+        done = rule_actions.draft_all(engine)
         return {
             "drafted": done["drafted"],
             "failed": [{"triage": f["id"], "error": f["error"]} for f in done["failed"]],
         }
+
+
+NOT_FOR = {
+    EDIT_TEXT: "a rule is edited here: e changes its text, topic and paths",
+    CHANGE: "a rule has no action to choose: a writes it into its rule file, r rejects it",
+    RETRY: "a rule has nothing to retry: e changes its text, r rejects it",
+}
 
 
 def _summary(cand, view: dict, file: str) -> dict:
