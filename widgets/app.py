@@ -42,9 +42,9 @@ from memcurate.curator.candidates import cards, staging, usage
 from memcurate.curator.candidates.candidate import text_hash
 from memcurate.curator.candidates.queue import Item, TriageProgress
 from memcurate.curator.util.locks import LockBusy
-from memcurate.curator.util.private import make_dirs
 from memcurate.curator.util.textsafe import one_line
 
+from . import watch
 from .footer import NARROW, TidyFooter, fit_footer
 from .messages import (
     ActionDone,
@@ -577,31 +577,22 @@ class MemcurateApp(App):
 
     @work(thread=True, group="watch")
     def _watch(self) -> None:
-        import watchfiles
-
-        staging_dir, root = self.engine.staging_dir, self.engine.root
-        kinds = {
-            self.engine.claude_writes_dir: CLAUDE_WRITES,
-            self.engine.candidates_dir: RULES,
-            self.engine.proposals_dir: PROPOSALS,
-        }  # folder -> rows' key
-        for folder in (staging_dir, *kinds, root):
-            make_dirs(folder)
-        prefixes = {folder + os.sep: key for folder, key in kinds.items()}
+        engine = self.engine
+        folders = watch.Folders(
+            engine.staging_dir,
+            engine.root,
+            {
+                engine.claude_writes_dir: CLAUDE_WRITES,
+                engine.candidates_dir: RULES,
+                engine.proposals_dir: PROPOSALS,
+            },
+        )
         try:
-            # Short debounce: new work shows within the 300 ms the issue asks; a burst is one batch.
-            for changes in watchfiles.watch(
-                staging_dir,
-                *kinds,
-                root,
-                debounce=80,
-                step=20,
-                stop_event=self._stop,
-                rust_timeout=500,
-                yield_on_timeout=False,
-                raise_interrupt=False,
-            ):
-                self._changed(changes, staging_dir + os.sep, prefixes)
+            watch.run(
+                folders,
+                self._stop,
+                lambda changed: self.post_message(StagingChanged(changed.keys, changed.memory)),
+            )
         except Exception as e:
             self.post_message(
                 ActionDone(
@@ -611,31 +602,10 @@ class MemcurateApp(App):
                 )
             )
 
-    def _changed(self, changes, prefix: str, kinds: dict[str, str]) -> None:
-        """`kinds`: the folder (with its separator) of each other kind of row -> the key its rows are kept under."""
-        tids: set[str] = set()
-        memory = False
-        for _, path in changes:
-            kind = next((key for folder, key in kinds.items() if path.startswith(folder)), None)
-            if kind is not None:
-                # a record's temp file: its rename follows
-                if not os.path.basename(path).startswith("."):
-                    # staged, updated, approved or rejected elsewhere: read them again
-                    tids.add(kind)
-            elif path.startswith(prefix):
-                tid = path[len(prefix) :].split(os.sep, 1)[0]
-                if tid and not tid.startswith("."):
-                    tids.add(tid)
-            else:
-                memory = True
-        self.post_message(StagingChanged(tids, memory))
-
     def on_staging_changed(self, message: StagingChanged) -> None:
         tids = message.tids
-        if message.memory and tids is not None and CLAUDE_WRITES in self.items:
-            tids = tids | {
-                CLAUDE_WRITES
-            }  # their issues (a link in MEMORY.md) and conflicts follow the memory files
+        if tids is not None:
+            tids = watch.to_read(watch.Changed(tids, message.memory), self.items, CLAUDE_WRITES)
         if tids is None or tids:
             self._request_load(tids)
         if message.memory:
