@@ -2,9 +2,10 @@
 
 Workers do the I/O and only post messages (widgets/messages.py); the handlers
 here change state. Each long-running job has its own worker group: `watch`
-(watchfiles over staging and the memory root), `load` (reading staged items),
-`pipeline` (drafting unclaimed triages), `selection` (the selected row's
-document and archive preview), `budgets`, `review` (the person's actions).
+(watchfiles over staging and the memory root: widgets/watch.py), `load` (reading
+staged items), `pipeline` (drafting unclaimed triages: widgets/drafting.py),
+`selection` (the selected row's document and archive preview), `budgets`,
+`review` (the person's actions).
 
 The first frame comes before the engine: `engine` builds it in a worker once the
 screen is painted (its config, SQLite index and imports are most of a start), and
@@ -45,6 +46,7 @@ from memcurate.curator.util.locks import LockBusy
 from memcurate.curator.util.textsafe import one_line
 
 from . import watch
+from .drafting import WAITING, Pipeline, PipelineEvent
 from .footer import NARROW, TidyFooter, fit_footer
 from .messages import (
     ActionDone,
@@ -53,7 +55,6 @@ from .messages import (
     DraftingDescribed,
     EngineReady,
     ItemsLoaded,
-    PipelineEvent,
     StagingChanged,
 )
 from .panels import (
@@ -94,7 +95,6 @@ if TYPE_CHECKING:
 # The dialogs (.dialogs) are imported where a key opens one: their widgets (TextArea, Input, OptionList) are
 # a tenth of the imports before the first frame.
 
-WAITING = frozenset(("triaged", *staging.IN_FLIGHT))  # states the pipeline has work in
 STALE = ("stale",)  # what the detail panels show when it must be read again, whatever is selected
 SELECT_SETTLE = 0.03  # seconds the cursor rests on a row before its document is read
 LOADING = "loading…"  # the queue's title until the engine is up and the first load is shown
@@ -243,9 +243,9 @@ class MemcurateApp(App):
         self._dirty: set[str] | None = None
         self._loading = False
         self._stop = threading.Event()
-        self._work = threading.Event()  # the pipeline has something to look at
+        self.pipeline = Pipeline(engine_factory, self.post_message, self._stop)
         # set while the pipeline waits for work (tests await it)
-        self.pipeline_idle = threading.Event()
+        self.pipeline_idle = self.pipeline.idle
 
     # -- layout ---------------------------------------------------------------------
 
@@ -352,7 +352,8 @@ class MemcurateApp(App):
         if self.watch_enabled:
             self._watch()
         if self.pipeline_enabled:
-            self._pipeline()  # the first load wakes it when a triage waits for drafting (on_items_loaded)
+            # the first load wakes it when a triage waits for drafting (on_items_loaded)
+            self.run_worker(self.pipeline.run, name="pipeline", group="pipeline", thread=True)
 
     async def ready(self) -> Engine | None:
         """Await the engine (tests: what a person can do once the queue has loaded needs it); None when it
@@ -362,7 +363,7 @@ class MemcurateApp(App):
 
     def on_unmount(self) -> None:
         self._stop.set()
-        self._work.set()
+        self.pipeline.wake()
 
     @property
     def now(self) -> float | None:
@@ -421,7 +422,7 @@ class MemcurateApp(App):
         if self._dirty is None or self._dirty:
             self._request_load(set() if self._dirty is not None else None)
         if any(i.state in WAITING for rows in message.items.values() for i in rows):
-            self._work.set()
+            self.pipeline.wake()
 
     def visible(self) -> list[Item]:
         rows = [i for tid in sorted(self.items) for i in self.items[tid]]
@@ -615,72 +616,6 @@ class MemcurateApp(App):
                     from .library import LibraryChanged
 
                     screen.post_message(LibraryChanged())
-
-    @work(thread=True, group="pipeline")
-    def _pipeline(self) -> None:
-        """Draft every triage no other process holds; a killed holder's work is picked up too."""
-        engine = self.engine_factory()
-        abandoned = False
-        try:
-            while not self._stop.is_set():
-                if not self._work.is_set():
-                    self.pipeline_idle.set()
-                self._work.wait()
-                self.pipeline_idle.clear()
-                self._work.clear()
-                try:
-                    tids = engine.pending()
-                except OSError:
-                    continue  # the load worker reports an unreadable staging dir
-                for tid in tids:
-                    if self._stop.is_set():
-                        return
-                    try:
-                        states = {c.state for c in engine.candidates(tid).values()}
-                        if "approved" in states:  # a save a killed process left half-done
-                            engine.resume(tid)
-                        # no candidate yet: its second look is due
-                        if states & WAITING or not states:
-                            self._process(engine, tid)
-                    except _Quitting:
-                        abandoned = True
-                        return
-                    except LockBusy:
-                        pass  # another process holds it: its progress shows through the watcher
-                    except staging.StagingError:
-                        pass  # shown as an error row
-                    except Exception as e:  # one triage's trouble must not stop the others
-                        self.post_message(ActionDone(f"drafting {tid} failed: {e}", {tid}, "error"))
-        finally:
-            if not abandoned:  # else its thread may still use it, until the process ends
-                engine.close()
-
-    def _process(self, engine: Engine, tid: str) -> None:
-        """`engine.process(tid)` in a daemon thread that this worker waits on. A model call can take
-        minutes, and a worker's thread is joined when the app exits (asyncio's default executor): on
-        quit the call is abandoned instead (_Quitting), and cli._leave ends the process without it;
-        what it leaves half-done in staging is resumed by the next run, as after any killed process."""
-        done, outcome = threading.Event(), []
-
-        def call() -> None:
-            try:
-                engine.process(
-                    tid,
-                    on_event=lambda e: self.post_message(
-                        PipelineEvent(e.triage, e.category, e.state)
-                    ),
-                )
-            except BaseException as e:  # handed to the worker, which says what went wrong
-                outcome.append(e)
-            finally:
-                done.set()
-
-        threading.Thread(target=call, name=f"memcurate-process-{tid}", daemon=True).start()
-        while not done.wait(0.1):
-            if self._stop.is_set():
-                raise _Quitting
-        if outcome:
-            raise outcome[0]
 
     def on_pipeline_event(self, message: PipelineEvent) -> None:
         if message.state == "look-failed":  # its keyword categories go on; the next run looks again
@@ -1130,10 +1065,6 @@ def _library_open(app: App, screen=None) -> bool:
     library is first opened (it is not on the start path), so before that no screen can be it."""
     library = sys.modules.get("memcurate.widgets.library")
     return library is not None and isinstance(screen or app.screen, library.LibraryScreen)
-
-
-class _Quitting(Exception):
-    """The app is quitting while a triage is being drafted: the pipeline worker leaves it."""
 
 
 def proposal_review(view: dict) -> dict:

@@ -34,14 +34,6 @@ class BudgetsLoaded(Message):
         self.usage, self.moves, self.key, self.error = usage, moves, key, error
 
 
-class PipelineEvent(Message):
-    """A category of a triage moved (drafting, drafted, ready, failed) in this app's pipeline."""
-
-    def __init__(self, tid: str, category: str, state: str) -> None:
-        super().__init__()
-        self.tid, self.category, self.state = tid, category, state
-
-
 class DraftingDescribed(Message):
     """Which backend and models draft, and why (curator.drafting.describe's dict)."""
 
