@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import DataTable, Header
@@ -46,6 +45,16 @@ from memcurate.curator.util.locks import LockBusy
 from memcurate.curator.util.textsafe import one_line
 
 from . import watch
+from .actions import (
+    ANYWHERE,
+    QUEUE,
+    QUEUE_ACTIONS,
+    QUEUE_HELP_EXTRA,
+    bindings,
+    by_key,
+    help_rows,
+    names,
+)
 from .drafting import WAITING, Pipeline, PipelineEvent
 from .footer import NARROW, TidyFooter, fit_footer
 from .messages import (
@@ -113,30 +122,14 @@ AGE_TICK = 60.0  # seconds between updates of the age column (it counts in minut
 # seconds after mounting: the engine starts even if no frame hook came (first paint ~0.3 s)
 ENGINE_FALLBACK = 1.0
 
-# (action, keys, description) for the keys the issue fixes, in help order
-REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
-    ("approve_memory", "a", "Approve", "Approve the selected memory"),
-    ("edit_memory", "e", "Edit", "Edit the memory here (validated on save)"),
-    ("edit_external", "E", "$EDITOR", "Edit the memory in $EDITOR"),
-    ("reject_memory", "r", "Reject", "Reject the memory (with an optional reason)"),
-    ("approve_clean", "A", "Approve clean", "Approve every memory draft with no issues at all"),
-    ("change_action", "c", "Action", "Change the action: create / update / noop"),
-    ("retry_memory", "x", "Retry", "Retry a failed category"),
-    ("filter_queue", "slash", "Filter", "Filter the queue by category or severity"),
-    ("open_library", "l", "Library", "Browse, search and tend every saved memory"),
-    ("show_help", "question_mark", "Help", "Show every key"),
-    ("quit", "q", "Quit", "Quit"),
-]
-
-
-ACTION_NAMES = frozenset(action for action, *_ in REVIEW_ACTIONS)
-STARTING_GREYED = ACTION_NAMES - {
-    "show_help",
-    "quit",
-}  # until EngineReady: help and quit work from the first frame
+# (action, keys, footer label, what it does) of each key (widgets/actions.py), as tests read them
+REVIEW_ACTIONS = [a.columns for a in QUEUE_ACTIONS]
+ACTION_NAMES = names(QUEUE_ACTIONS)
+# until EngineReady: help and quit work from the first frame
+STARTING_GREYED = ACTION_NAMES - names(QUEUE_ACTIONS, ANYWHERE)
 # keys that apply whatever is selected
-ALWAYS = frozenset(("filter_queue", "open_library", "show_help", "quit"))
-KEY_ACTIONS = {keys: action for action, keys, *_ in REVIEW_ACTIONS}
+ALWAYS = names(QUEUE_ACTIONS, ANYWHERE, QUEUE)
+KEY_ACTIONS = by_key(QUEUE_ACTIONS)
 # What a person is told on pressing a key that does not apply to a write of Claude's own: approving writes
 # exactly what Claude wrote, so there is nothing to edit, no action to choose and no draft to retry.
 _AS_WRITTEN = (
@@ -184,17 +177,10 @@ HELP_NOTES = [
 ]
 
 
-def _key_display(keys: str) -> str:
-    return keys.replace("slash", "/").replace("question_mark", "?")
-
-
 class MemcurateApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "memcurate"
-    BINDINGS = [
-        Binding(keys, action, label, tooltip=desc, key_display=_key_display(keys))
-        for action, keys, label, desc in REVIEW_ACTIONS
-    ]
+    BINDINGS = bindings(QUEUE_ACTIONS)
 
     def __init__(
         self,
@@ -466,7 +452,7 @@ class MemcurateApp(App):
             self._issues_shown = (item, self.review)
             self.query_one(IssuesView).show(item, self.review)
         self._show_progress(item)
-        enabled = tuple(bool(self.check_action(action, ())) for action, *_ in REVIEW_ACTIONS)
+        enabled = tuple(bool(self.check_action(a.action, ())) for a in QUEUE_ACTIONS)
         if enabled != self._enabled_actions:
             self._enabled_actions = enabled
             self.refresh_bindings()
@@ -722,10 +708,12 @@ class MemcurateApp(App):
         yield from super().get_system_commands(screen)
         # Each review action once, its help the key that runs it (not its title again); help and quit are
         # textual's own Keys and Quit.
-        for action, keys, label, desc in REVIEW_ACTIONS:
-            if action not in ("show_help", "quit") and self.check_action(action, ()):
+        for a in QUEUE_ACTIONS:
+            if a.where != ANYWHERE and self.check_action(a.action, ()):
                 yield SystemCommand(
-                    desc, f"key {_key_display(keys)} · {label}", getattr(self, f"action_{action}")
+                    a.description,
+                    f"key {a.display} · {a.label}",
+                    getattr(self, f"action_{a.action}"),
                 )
 
     def _applicable(self, action: str, *, reviewed: bool = False) -> Item | None:
@@ -899,9 +887,7 @@ class MemcurateApp(App):
     def action_show_help(self) -> None:
         from .dialogs import HelpScreen
 
-        rows = [(_key_display(keys), desc) for _, keys, _, desc in REVIEW_ACTIONS]
-        rows += [("↑ ↓ j k", "Move in the queue"), ("ctrl+p", "Command palette")]
-        self.push_screen(HelpScreen(rows, HELP_NOTES))
+        self.push_screen(HelpScreen(help_rows(QUEUE_ACTIONS, QUEUE_HELP_EXTRA), HELP_NOTES))
 
     @work(thread=True, group="review")
     def _run_review(self, what: str, item: Item, **kw) -> None:

@@ -16,7 +16,6 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
@@ -27,40 +26,22 @@ from memcurate.curator.library.entries import CLAUDE, is_line_ref
 from memcurate.curator.util.redact import redact_text
 from memcurate.curator.util.textsafe import clean as display
 
+from .actions import (
+    ENTRY,
+    LIBRARY_ACTIONS,
+    LIBRARY_HELP_EXTRA,
+    QUEUE_ACTIONS,
+    bindings,
+    by_key,
+    help_rows,
+    names,
+)
 from .external_editor import edit_externally
 from .footer import NARROW, TidyFooter, fit_footer
 from .library_dialogs import ChangeConfirm, MemoryEditor
 from .library_table import FLAG_STYLE, LibraryTable, make_row
 from .memory_md_view import render_load_view, summary
 
-LIBRARY_ACTIONS = [  # (action, keys, footer label, what it does)
-    ("edit_memory", "e", "Edit", "Edit the memory here (re-verified on save)"),
-    ("edit_external", "E", "$EDITOR", "Edit the memory in $EDITOR"),
-    ("archive_memory", "a", "Archive", "Archive the memory (shows the change first)"),
-    (
-        "delete_memory",
-        "d",
-        "Delete",
-        "Delete the memory (a copy goes to the trash; shows the change first)",
-    ),
-    (
-        "adopt_memory",
-        "A",
-        "Adopt",
-        "Make Claude's own memory a memcurate memory (a proposal to review)",
-    ),
-    ("tidy_library", "t", "Tidy", "Propose merging near-duplicate and conflicting memories"),
-    ("toggle_memory_md", "m", "MEMORY.md", "Show MEMORY.md as Claude Code loads it"),
-    ("toggle_archived", "h", "Archived", "Show or hide archived memories"),
-    ("focus_search", "slash", "Search", "Search every memory as you type"),
-    ("library_help", "question_mark", "Help", "Show the library's keys"),
-    (
-        "back",
-        "escape",
-        "Back",
-        "Back: to the list from MEMORY.md or the search, else to the review queue",
-    ),
-]
 # footer keys help still lists
 NARROW_HIDDEN = frozenset(("edit_external", "toggle_archived", "tidy_library"))
 # The review queue's keys mean something else here, or nothing: said when pressed, and in help.
@@ -69,10 +50,8 @@ HELP_NOTES = [
     "draft and A approves every clean one. Archive and delete show the change and ask first.",
     "The queue's other keys (r reject, c action, x retry) do nothing here: Esc goes back to the queue.",
 ]
-KEY_ACTIONS = {keys: action for action, keys, *_ in LIBRARY_ACTIONS}
-ON_SELECTION = frozenset(
-    ("edit_memory", "edit_external", "archive_memory", "delete_memory", "adopt_memory")
-)
+KEY_ACTIONS = by_key(LIBRARY_ACTIONS)
+ON_SELECTION = names(LIBRARY_ACTIONS, ENTRY)
 # the best matches (a first letter matches nearly everything): the table narrows to them
 SEARCH_LIMIT = 500
 
@@ -133,16 +112,9 @@ class LibraryDone(Message):
         self.text, self.severity, self.reload = text, severity, reload
 
 
-def _key_display(keys: str) -> str:
-    return {"slash": "/", "escape": "esc", "question_mark": "?"}.get(keys, keys)
-
-
 class LibraryScreen(Screen):
     CSS_PATH = "library.tcss"
-    BINDINGS = [
-        Binding(keys, action, label, tooltip=desc, key_display=_key_display(keys))
-        for action, keys, label, desc in LIBRARY_ACTIONS
-    ]
+    BINDINGS = bindings(LIBRARY_ACTIONS)
 
     def __init__(self, engine, *, now: float | None = None) -> None:
         super().__init__()
@@ -283,7 +255,7 @@ class LibraryScreen(Screen):
         self._refresh_keys()
 
     def _refresh_keys(self) -> None:
-        enabled = tuple(bool(self.check_action(action, ())) for action, *_ in LIBRARY_ACTIONS)
+        enabled = tuple(bool(self.check_action(a.action, ())) for a in LIBRARY_ACTIONS)
         if enabled != self._enabled:
             self._enabled = enabled
             self.refresh_bindings()
@@ -385,22 +357,21 @@ class LibraryScreen(Screen):
 
     def _queue_key(self, key: str) -> str | None:
         """What a key of the review queue's the library does not have would do there (not here), or None."""
-        for binding in getattr(self.app, "BINDINGS", ()):
-            if isinstance(binding, Binding) and binding.key == key and binding.action != "quit":
+        for a in QUEUE_ACTIONS:
+            if a.keys == key and a.action != "quit":
                 return (
-                    f"{binding.key_display or key} is the review queue's {binding.description} key: it does "
-                    "nothing in the library; Esc goes back to the queue, ? lists the library's keys"
+                    f"{a.display} is the review queue's {a.label} key: it does nothing in the "
+                    "library; Esc goes back to the queue, ? lists the library's keys"
                 )
         return None
 
-    def action_library_help(self) -> None:
+    def action_show_help(self) -> None:
         from .dialogs import HelpScreen
 
-        rows = [(_key_display(keys), desc) for _, keys, _, desc in LIBRARY_ACTIONS]
-        rows += [("↑ ↓ j k", "Move in the list"), ("q", "Quit")]
+        rows = help_rows(LIBRARY_ACTIONS, LIBRARY_HELP_EXTRA)
         self.app.push_screen(HelpScreen(rows, HELP_NOTES, title="Library keys"))
 
-    def action_back(self) -> None:
+    def action_go_back(self) -> None:
         """Esc goes back one step: from the search to the list, from the MEMORY.md view to the list, from the
         list to the review queue."""
         if isinstance(self.focused, Input):
