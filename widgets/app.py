@@ -58,6 +58,7 @@ from .actions import (
 from .drafting import WAITING, Pipeline, PipelineEvent
 from .footer import NARROW, TidyFooter, fit_footer
 from .messages import (
+    SAID,
     ActionDone,
     BudgetsLoaded,
     DetailLoaded,
@@ -314,10 +315,13 @@ class MemcurateApp(App):
 
     @work(thread=True, group="engine")
     def _start_engine(self) -> None:
+        import sqlite3  # the engine's index: loaded by it anyway, after the first frame
+
         try:
             engine = self.engine_factory()
             board = engine.board()
-        except Exception as e:  # a bad config, an unreadable data dir: said, and the app leaves
+        # a bad config, an unreadable data dir or index: said, and the app leaves
+        except (*SAID, sqlite3.Error) as e:
             self.post_message(EngineReady(None, None, str(e) or e.__class__.__name__))
             return
         self.post_message(EngineReady(engine, board))
@@ -372,7 +376,7 @@ class MemcurateApp(App):
     def _load(self, tids: set[str] | None) -> None:
         try:
             items = self.board.load(None if tids is None else sorted(tids - set(GROUPS.values())))
-        except Exception as e:  # the staging dir itself unreadable: say so, keep what is shown
+        except SAID as e:  # the staging dir itself unreadable: say so, keep what is shown
             self.post_message(ActionDone(f"cannot read the staging dir: {e}", set(), "error"))
             items = {}
         outcomes = {tid: self.board.outcome(tid) for tid in items}
@@ -384,7 +388,7 @@ class MemcurateApp(App):
                         kind_item(i) for i in self.engine.review_items(kind=kind.kind)
                     ]
                 # the folder unreadable (one bad record is an error row): said, rows kept
-                except Exception as e:
+                except SAID as e:
                     self.post_message(ActionDone(f"cannot read {kind.what}: {e}", set(), "error"))
         self.post_message(ItemsLoaded(items, full=full, outcomes=outcomes))
 
@@ -507,7 +511,7 @@ class MemcurateApp(App):
         """In a worker: an offline card's evidence; what went wrong reading it is said in its place."""
         try:
             return self.engine.card_evidence(*key)
-        except Exception as e:  # a damaged triage: the card is still shown and can be written
+        except SAID as e:  # a damaged triage: the card is still shown and can be written
             return {"note": f"its evidence cannot be read: {one_line(str(e), 200)}"}
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
@@ -539,7 +543,7 @@ class MemcurateApp(App):
                 review = self.engine.review(*key)
             moves = self.engine.preview(review) if key else {}
             return BudgetsLoaded(usage, moves, key)
-        except Exception as e:  # a damaged MEMORY.md is reported in the panel
+        except SAID as e:  # a damaged MEMORY.md is reported in the panel
             return BudgetsLoaded(None, {}, key, str(e))
 
     def on_budgets_loaded(self, message: BudgetsLoaded) -> None:
@@ -555,7 +559,7 @@ class MemcurateApp(App):
         deprecation table read as text (never an import of the SDK)."""
         try:
             info = self.describe_drafting()
-        except Exception as e:  # a status line must never stop the app
+        except SAID as e:  # an unreadable PATH entry or SDK table: the line says so
             info = {"line": f"drafting: cannot tell ({e})", "available": False}
         self.post_message(DraftingDescribed(info))
 
@@ -580,7 +584,8 @@ class MemcurateApp(App):
                 self._stop,
                 lambda changed: self.post_message(StagingChanged(changed.keys, changed.memory)),
             )
-        except Exception as e:
+        # a folder gone, too many watches (OSError); watchfiles' own failure is a RuntimeError
+        except (OSError, RuntimeError) as e:
             self.post_message(
                 ActionDone(
                     f"stopped watching for new work ({e}); restart memcurate to resume",
@@ -1020,6 +1025,8 @@ class MemcurateApp(App):
 
     @work(thread=True, group="review")
     def _approve_all(self, items: list[Item]) -> None:
+        import sqlite3  # the index a save updates: loaded with the engine
+
         by_tid: dict[str, list[str]] = {}
         for i in items:
             by_tid.setdefault(i.tid, []).append(i.category)
@@ -1029,7 +1036,7 @@ class MemcurateApp(App):
                 result = self.engine.approve_all(tid, cats)
                 saved += len(result.saved)
                 refused += len(result.refused)
-            except Exception:  # busy or unreadable: left for review, counted below
+            except (*SAID, sqlite3.Error):  # busy or unreadable: left for review, counted below
                 refused += len(cats)
         self.post_message(
             ActionDone(

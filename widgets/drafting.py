@@ -17,7 +17,7 @@ from textual.message import Message
 from memcurate.curator.candidates import staging
 from memcurate.curator.util.locks import LockBusy
 
-from .messages import ActionDone
+from .messages import SAID, ActionDone
 
 if TYPE_CHECKING:
     from memcurate.curator.engine import Engine
@@ -59,6 +59,8 @@ class Pipeline:
 
     def run(self) -> None:
         """Draft every triage no other process holds; a killed holder's work is picked up too."""
+        import sqlite3  # the index verification reads: loaded with the engine
+
         engine = self.engine_factory()
         abandoned = False
         try:
@@ -89,7 +91,8 @@ class Pipeline:
                         pass  # another process holds it: its progress shows through the watcher
                     except staging.StagingError:
                         pass  # shown as an error row
-                    except Exception as e:  # one triage's trouble must not stop the others
+                    # one triage's trouble must not stop the others
+                    except (*SAID, sqlite3.Error) as e:
                         self.post(ActionDone(f"drafting {tid} failed: {e}", {tid}, "error"))
         finally:
             if not abandoned:  # else its thread may still use it, until the process ends

@@ -11,6 +11,8 @@ never overwritten.
 
 from __future__ import annotations
 
+import sqlite3
+
 from rich.console import Group
 from rich.syntax import Syntax
 from rich.text import Text
@@ -41,6 +43,7 @@ from .footer import NARROW, TidyFooter, fit_footer
 from .library_dialogs import ChangeConfirm, MemoryEditor
 from .library_table import FLAG_STYLE, LibraryTable, make_row
 from .memory_md_view import render_load_view, summary
+from .messages import SAID
 
 # footer keys help still lists
 NARROW_HIDDEN = frozenset(("edit_external", "toggle_archived", "tidy_library"))
@@ -167,7 +170,8 @@ class LibraryScreen(Screen):
             entries = self.engine.library()
             flags = self.engine.flags()
             rows = [make_row(e, flags.get(e.ref, ())) for e in entries]
-        except Exception as e:  # the index or the memory root unreadable: said, what is shown kept
+        # the index or the memory root unreadable: said, what is shown kept
+        except (*SAID, sqlite3.Error) as e:
             self.post_message(LibraryLoaded({}, [], {}, str(e)))
             return
         if not get_current_worker().is_cancelled:
@@ -206,7 +210,8 @@ class LibraryScreen(Screen):
     def _search(self, query: str) -> None:
         try:
             refs = self.engine.library_search(query, limit=SEARCH_LIMIT)
-        except Exception as e:  # a query the index cannot take: said, the table as it was
+        # a query the index cannot take: said, the table as it was
+        except (*SAID, sqlite3.Error) as e:
             self.post_message(SearchDone(query, None, str(e)))
             return
         if not get_current_worker().is_cancelled:
@@ -264,7 +269,7 @@ class LibraryScreen(Screen):
     def _read(self, ref: str) -> None:
         try:
             view = self.engine.library_entry(ref)
-        except Exception as e:  # gone since the list was read, unreadable: said in the panel
+        except SAID as e:  # gone since the list was read, unreadable: said in the panel
             self.post_message(EntryRead(ref, None, str(e)))
             return
         self.post_message(EntryRead(ref, view))
@@ -412,7 +417,7 @@ class LibraryScreen(Screen):
     def _read_memory_md(self) -> None:
         try:
             self.post_message(MemoryMdRead(self.engine.memory_md_view()))
-        except Exception as e:  # a MEMORY.md that cannot be read: said in the panel
+        except SAID as e:  # a MEMORY.md that cannot be read: said in the panel
             self.post_message(MemoryMdRead(None, str(e)))
 
     def on_memory_md_read(self, message: MemoryMdRead) -> None:
@@ -470,8 +475,8 @@ class LibraryScreen(Screen):
     def _save_external(self, entry, view: dict, text: str) -> None:
         try:
             self._saver(entry, view["hash"])(text)
-        # refused (changed since, BLOCK): the text is kept, in the editor, to retry
-        except Exception as e:
+        # refused (changed since, BLOCK), a full disk: the text is kept, in the editor, to retry
+        except (*SAID, sqlite3.Error) as e:
             self.post_message(EditRefused(entry, view, text, str(e) or type(e).__name__))
             return
         self.post_message(LibraryDone(f"saved {entry.ref}"))
@@ -505,7 +510,7 @@ class LibraryScreen(Screen):
     def _plan(self, question: str, ops: list[dict]) -> None:
         try:
             planned = self.engine.plan_changes(ops)
-        except Exception as e:  # a ref gone since the list was read
+        except SAID as e:  # a ref gone since the list was read
             self.post_message(LibraryDone(f"cannot plan it: {e}", "error"))
             return
         self.post_message(ChangePlanned(question, ops, planned))
@@ -529,7 +534,8 @@ class LibraryScreen(Screen):
     def _apply(self, ops: list[dict], fingerprint: str) -> None:
         try:
             applied = self.engine.apply_changes(ops, fingerprint=fingerprint)
-        except Exception as e:  # changed since it was planned, a full disk: said, nothing written
+        # changed since it was planned, a full disk: said, nothing written
+        except (*SAID, sqlite3.Error) as e:
             self.post_message(LibraryDone(f"not changed: {e}", "error"))
             return
         written = ", ".join(applied.written) or "nothing"
@@ -543,7 +549,7 @@ class LibraryScreen(Screen):
     def _adopt(self, ref: str) -> None:
         try:
             pid = self.engine.adopt(ref)
-        except Exception as e:
+        except SAID as e:  # gone or changed since it was read, already memcurate's, a full disk
             self.post_message(LibraryDone(f"cannot adopt {ref}: {e}", "error", reload=False))
             return
         text = (
@@ -561,7 +567,8 @@ class LibraryScreen(Screen):
     def _tidy(self) -> None:
         try:
             pids = self.engine.tidy()
-        except Exception as e:
+        # the index or a memory unreadable, a full disk: said, nothing staged
+        except (*SAID, sqlite3.Error) as e:
             self.post_message(LibraryDone(f"tidy failed: {e}", "error", reload=False))
             return
         n = len(pids)

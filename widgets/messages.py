@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from textual.message import Message
 
+from memcurate.curator.errors import MemcurateError
+
+# What a worker says and goes on from: memcurate's own errors (curator/errors.py) and the system's refusals
+# (a full disk, a folder gone, no permission). Anything else is a bug, left to textual, which shows it.
+SAID = (MemcurateError, OSError)
+
 
 class StagingChanged(Message):
     """Files changed under the staging dir (`tids`: the triages touched; None: reload all) or in
