@@ -44,7 +44,6 @@ from memcurate.curator.candidates.queue import Item, TriageProgress
 from memcurate.curator.util.locks import LockBusy
 from memcurate.curator.util.textsafe import one_line
 
-from . import watch
 from .actions import (
     ANYWHERE,
     QUEUE,
@@ -568,6 +567,8 @@ class MemcurateApp(App):
 
     @work(thread=True, group="watch")
     def _watch(self) -> None:
+        from . import watch  # after the first frame: it is no part of the start
+
         engine = self.engine
         folders = watch.Folders(
             engine.staging_dir,
@@ -595,6 +596,8 @@ class MemcurateApp(App):
             )
 
     def on_staging_changed(self, message: StagingChanged) -> None:
+        from . import watch
+
         tids = message.tids
         if tids is not None:
             tids = watch.to_read(watch.Changed(tids, message.memory), self.items, CLAUDE_WRITES)
