@@ -2,9 +2,10 @@
 
 Workers do the I/O and only post messages (widgets/messages.py); the handlers
 here change state. Each long-running job has its own worker group: `watch`
-(watchfiles over staging and the memory root), `load` (reading staged items),
-`pipeline` (drafting unclaimed triages), `selection` (the selected row's
-document and archive preview), `budgets`, `review` (the person's actions).
+(watchfiles over staging and the memory root: widgets/watch.py), `load` (reading
+staged items), `pipeline` (drafting unclaimed triages: widgets/drafting.py),
+`selection` (the selected row's document and archive preview), `budgets`,
+`review` (the person's actions).
 
 The first frame comes before the engine: `engine` builds it in a worker once the
 screen is painted (its config, SQLite index and imports are most of a start), and
@@ -32,7 +33,6 @@ from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import DataTable, Header
@@ -55,18 +55,28 @@ from memcurate.curator.review.items import (
     Outcome,
 )
 from memcurate.curator.util.locks import LockBusy
-from memcurate.curator.util.private import make_dirs
 from memcurate.curator.util.textsafe import one_line
 
+from .actions import (
+    ANYWHERE,
+    QUEUE,
+    QUEUE_ACTIONS,
+    QUEUE_HELP_EXTRA,
+    bindings,
+    by_key,
+    help_rows,
+    names,
+)
+from .drafting import WAITING, Pipeline, PipelineEvent
 from .footer import NARROW, TidyFooter, fit_footer
 from .messages import (
+    SAID,
     ActionDone,
     BudgetsLoaded,
     DetailLoaded,
     DraftingDescribed,
     EngineReady,
     ItemsLoaded,
-    PipelineEvent,
     StagingChanged,
 )
 from .panels import (
@@ -100,7 +110,6 @@ if TYPE_CHECKING:
 # The dialogs (.dialogs) are imported where a key opens one: their widgets (TextArea, Input, OptionList) are
 # a tenth of the imports before the first frame.
 
-WAITING = frozenset(("triaged", *staging.IN_FLIGHT))  # states the pipeline has work in
 STALE = ("stale",)  # what the detail panels show when it must be read again, whatever is selected
 SELECT_SETTLE = 0.03  # seconds the cursor rests on a row before its document is read
 LOADING = "loading…"  # the queue's title until the engine is up and the first load is shown
@@ -119,30 +128,14 @@ AGE_TICK = 60.0  # seconds between updates of the age column (it counts in minut
 # seconds after mounting: the engine starts even if no frame hook came (first paint ~0.3 s)
 ENGINE_FALLBACK = 1.0
 
-# (action, keys, description) for the keys the issue fixes, in help order
-REVIEW_ACTIONS = [  # (action, keys, footer label, what it does)
-    ("approve_memory", "a", "Approve", "Approve the selected memory"),
-    ("edit_memory", "e", "Edit", "Edit the memory here (validated on save)"),
-    ("edit_external", "E", "$EDITOR", "Edit the memory in $EDITOR"),
-    ("reject_memory", "r", "Reject", "Reject the memory (with an optional reason)"),
-    ("approve_clean", "A", "Approve clean", "Approve every memory draft with no issues at all"),
-    ("change_action", "c", "Action", "Change the action: create / update / noop"),
-    ("retry_memory", "x", "Retry", "Retry a failed category"),
-    ("filter_queue", "slash", "Filter", "Filter the queue by category or severity"),
-    ("open_library", "l", "Library", "Browse, search and tend every saved memory"),
-    ("show_help", "question_mark", "Help", "Show every key"),
-    ("quit", "q", "Quit", "Quit"),
-]
-
-
-ACTION_NAMES = frozenset(action for action, *_ in REVIEW_ACTIONS)
-STARTING_GREYED = ACTION_NAMES - {
-    "show_help",
-    "quit",
-}  # until EngineReady: help and quit work from the first frame
+# (action, keys, footer label, what it does) of each key (widgets/actions.py), as tests read them
+REVIEW_ACTIONS = [a.columns for a in QUEUE_ACTIONS]
+ACTION_NAMES = names(QUEUE_ACTIONS)
+# until EngineReady: help and quit work from the first frame
+STARTING_GREYED = ACTION_NAMES - names(QUEUE_ACTIONS, ANYWHERE)
 # keys that apply whatever is selected
-ALWAYS = frozenset(("filter_queue", "open_library", "show_help", "quit"))
-KEY_ACTIONS = {keys: action for action, keys, *_ in REVIEW_ACTIONS}
+ALWAYS = names(QUEUE_ACTIONS, ANYWHERE, QUEUE)
+KEY_ACTIONS = by_key(QUEUE_ACTIONS)
 # The verb each review key asks an item's kind about (items.Kind.why_not): what does not apply to a kind
 # is greyed out and says why in the kind's words.
 VERBS = {
@@ -186,17 +179,10 @@ HELP_NOTES = [
 ]
 
 
-def _key_display(keys: str) -> str:
-    return keys.replace("slash", "/").replace("question_mark", "?")
-
-
 class MemcurateApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "memcurate"
-    BINDINGS = [
-        Binding(keys, action, label, tooltip=desc, key_display=_key_display(keys))
-        for action, keys, label, desc in REVIEW_ACTIONS
-    ]
+    BINDINGS = bindings(QUEUE_ACTIONS)
 
     def __init__(
         self,
@@ -249,9 +235,9 @@ class MemcurateApp(App):
         self._dirty: set[str] | None = None
         self._loading = False
         self._stop = threading.Event()
-        self._work = threading.Event()  # the pipeline has something to look at
+        self.pipeline = Pipeline(engine_factory, self.post_message, self._stop)
         # set while the pipeline waits for work (tests await it)
-        self.pipeline_idle = threading.Event()
+        self.pipeline_idle = self.pipeline.idle
 
     @property
     def review(self) -> dict | None:
@@ -339,10 +325,13 @@ class MemcurateApp(App):
 
     @work(thread=True, group="engine")
     def _start_engine(self) -> None:
+        import sqlite3  # the engine's index: loaded by it anyway, after the first frame
+
         try:
             engine = self.engine_factory()
             board = engine.board()
-        except Exception as e:  # a bad config, an unreadable data dir: said, and the app leaves
+        # a bad config, an unreadable data dir or index: said, and the app leaves
+        except (*SAID, sqlite3.Error) as e:
             self.post_message(EngineReady(None, None, str(e) or e.__class__.__name__))
             return
         self.post_message(EngineReady(engine, board))
@@ -365,7 +354,8 @@ class MemcurateApp(App):
         if self.watch_enabled:
             self._watch()
         if self.pipeline_enabled:
-            self._pipeline()  # the first load wakes it when a triage waits for drafting (on_items_loaded)
+            # the first load wakes it when a triage waits for drafting (on_items_loaded)
+            self.run_worker(self.pipeline.run, name="pipeline", group="pipeline", thread=True)
 
     async def ready(self) -> Engine | None:
         """Await the engine (tests: what a person can do once the queue has loaded needs it); None when it
@@ -375,7 +365,7 @@ class MemcurateApp(App):
 
     def on_unmount(self) -> None:
         self._stop.set()
-        self._work.set()
+        self.pipeline.wake()
 
     @property
     def now(self) -> float | None:
@@ -399,7 +389,7 @@ class MemcurateApp(App):
         try:
             groups = {k.prefix for k in self.row_kinds}
             items = self.board.load(None if tids is None else sorted(tids - groups))
-        except Exception as e:  # the staging dir itself unreadable: say so, keep what is shown
+        except SAID as e:  # the staging dir itself unreadable: say so, keep what is shown
             self.post_message(ActionDone(f"cannot read the staging dir: {e}", set(), "error"))
             items = {}
         outcomes = {tid: self.board.outcome(tid) for tid in items}
@@ -411,7 +401,7 @@ class MemcurateApp(App):
                         kind_item(i, kind) for i in self.engine.review_items(kind=kind.name)
                     ]
                 # the folder unreadable (one bad record is an error row): said, rows kept
-                except Exception as e:
+                except SAID as e:
                     self.post_message(ActionDone(f"cannot read {kind.what}: {e}", set(), "error"))
         self.post_message(ItemsLoaded(items, full=full, outcomes=outcomes))
 
@@ -435,7 +425,7 @@ class MemcurateApp(App):
         if self._dirty is None or self._dirty:
             self._request_load(set() if self._dirty is not None else None)
         if any(i.state in WAITING for rows in message.items.values() for i in rows):
-            self._work.set()
+            self.pipeline.wake()
 
     def visible(self) -> list[Item]:
         rows = [i for tid in sorted(self.items) for i in self.items[tid]]
@@ -481,7 +471,7 @@ class MemcurateApp(App):
             self._issues_shown = (item, self.review)
             self.query_one(IssuesView).show(item, self.review)
         self._show_progress(item)
-        enabled = tuple(bool(self.check_action(action, ())) for action, *_ in REVIEW_ACTIONS)
+        enabled = tuple(bool(self.check_action(a.action, ())) for a in QUEUE_ACTIONS)
         if enabled != self._enabled_actions:
             self._enabled_actions = enabled
             self.refresh_bindings()
@@ -549,7 +539,7 @@ class MemcurateApp(App):
                 return BudgetsLoaded(None, {}, key, detail.note.removeprefix("MEMORY.md: "))
             moves = detail.archive if item is not None and detail is not None else {}
             return BudgetsLoaded(usage, moves, key)
-        except Exception as e:  # a damaged MEMORY.md is reported in the panel
+        except SAID as e:  # a damaged MEMORY.md is reported in the panel
             return BudgetsLoaded(None, {}, key, str(e))
 
     def on_budgets_loaded(self, message: BudgetsLoaded) -> None:
@@ -565,7 +555,7 @@ class MemcurateApp(App):
         deprecation table read as text (never an import of the SDK)."""
         try:
             info = self.describe_drafting()
-        except Exception as e:  # a status line must never stop the app
+        except SAID as e:  # an unreadable PATH entry or SDK table: the line says so
             info = {"line": f"drafting: cannot tell ({e})", "available": False}
         self.post_message(DraftingDescribed(info))
 
@@ -574,34 +564,28 @@ class MemcurateApp(App):
 
     @work(thread=True, group="watch")
     def _watch(self) -> None:
-        import watchfiles
+        from . import watch  # after the first frame: it is no part of the start
 
-        staging_dir, root = self.engine.staging_dir, self.engine.root
+        engine = self.engine
         prefixes = {k.name: k.prefix for k in self.row_kinds}
-        # folder -> its kind's rows' key
-        kinds = {
-            folder: prefixes[name]
-            for folder, name in self.engine.review_folders().items()
-            if prefixes.get(name)
-        }
-        for folder in (staging_dir, *kinds, root):
-            make_dirs(folder)
-        prefixes = {folder + os.sep: key for folder, key in kinds.items()}
+        folders = watch.Folders(
+            engine.staging_dir,
+            engine.root,
+            # each kind's folder -> its rows' key
+            {
+                folder: prefixes[name]
+                for folder, name in engine.review_folders().items()
+                if prefixes.get(name)
+            },
+        )
         try:
-            # Short debounce: new work shows within the 300 ms the issue asks; a burst is one batch.
-            for changes in watchfiles.watch(
-                staging_dir,
-                *kinds,
-                root,
-                debounce=80,
-                step=20,
-                stop_event=self._stop,
-                rust_timeout=500,
-                yield_on_timeout=False,
-                raise_interrupt=False,
-            ):
-                self._changed(changes, staging_dir + os.sep, prefixes)
-        except Exception as e:
+            watch.run(
+                folders,
+                self._stop,
+                lambda changed: self.post_message(StagingChanged(changed.keys, changed.memory)),
+            )
+        # a folder gone, too many watches (OSError); watchfiles' own failure is a RuntimeError
+        except (OSError, RuntimeError) as e:
             self.post_message(
                 ActionDone(
                     f"stopped watching for new work ({e}); restart memcurate to resume",
@@ -610,30 +594,14 @@ class MemcurateApp(App):
                 )
             )
 
-    def _changed(self, changes, prefix: str, kinds: dict[str, str]) -> None:
-        """`kinds`: the folder (with its separator) of each other kind of row -> the key its rows are kept under."""
-        tids: set[str] = set()
-        memory = False
-        for _, path in changes:
-            kind = next((key for folder, key in kinds.items() if path.startswith(folder)), None)
-            if kind is not None:
-                # a record's temp file: its rename follows
-                if not os.path.basename(path).startswith("."):
-                    # staged, updated, approved or rejected elsewhere: read them again
-                    tids.add(kind)
-            elif path.startswith(prefix):
-                tid = path[len(prefix) :].split(os.sep, 1)[0]
-                if tid and not tid.startswith("."):
-                    tids.add(tid)
-            else:
-                memory = True
-        self.post_message(StagingChanged(tids, memory))
-
     def on_staging_changed(self, message: StagingChanged) -> None:
+        from . import watch
+
         tids = message.tids
-        if message.memory and tids is not None:
+        if tids is not None:
             # the other kinds' issues and plans (a link in MEMORY.md, a stale proposal) follow the memory files
-            tids = tids | {k.prefix for k in self.row_kinds if k.prefix in self.items}
+            follow = {k.prefix for k in self.row_kinds}
+            tids = watch.to_read(watch.Changed(tids, message.memory), self.items, follow)
         if tids is None or tids:
             self._request_load(tids)
         if message.memory:
@@ -644,72 +612,6 @@ class MemcurateApp(App):
                     from .library import LibraryChanged
 
                     screen.post_message(LibraryChanged())
-
-    @work(thread=True, group="pipeline")
-    def _pipeline(self) -> None:
-        """Draft every triage no other process holds; a killed holder's work is picked up too."""
-        engine = self.engine_factory()
-        abandoned = False
-        try:
-            while not self._stop.is_set():
-                if not self._work.is_set():
-                    self.pipeline_idle.set()
-                self._work.wait()
-                self.pipeline_idle.clear()
-                self._work.clear()
-                try:
-                    tids = engine.pending()
-                except OSError:
-                    continue  # the load worker reports an unreadable staging dir
-                for tid in tids:
-                    if self._stop.is_set():
-                        return
-                    try:
-                        states = {c.state for c in engine.candidates(tid).values()}
-                        if "approved" in states:  # a save a killed process left half-done
-                            engine.resume(tid)
-                        # no candidate yet: its second look is due
-                        if states & WAITING or not states:
-                            self._process(engine, tid)
-                    except _Quitting:
-                        abandoned = True
-                        return
-                    except LockBusy:
-                        pass  # another process holds it: its progress shows through the watcher
-                    except staging.StagingError:
-                        pass  # shown as an error row
-                    except Exception as e:  # one triage's trouble must not stop the others
-                        self.post_message(ActionDone(f"drafting {tid} failed: {e}", {tid}, "error"))
-        finally:
-            if not abandoned:  # else its thread may still use it, until the process ends
-                engine.close()
-
-    def _process(self, engine: Engine, tid: str) -> None:
-        """`engine.process(tid)` in a daemon thread that this worker waits on. A model call can take
-        minutes, and a worker's thread is joined when the app exits (asyncio's default executor): on
-        quit the call is abandoned instead (_Quitting), and cli._leave ends the process without it;
-        what it leaves half-done in staging is resumed by the next run, as after any killed process."""
-        done, outcome = threading.Event(), []
-
-        def call() -> None:
-            try:
-                engine.process(
-                    tid,
-                    on_event=lambda e: self.post_message(
-                        PipelineEvent(e.triage, e.category, e.state)
-                    ),
-                )
-            except BaseException as e:  # handed to the worker, which says what went wrong
-                outcome.append(e)
-            finally:
-                done.set()
-
-        threading.Thread(target=call, name=f"memcurate-process-{tid}", daemon=True).start()
-        while not done.wait(0.1):
-            if self._stop.is_set():
-                raise _Quitting
-        if outcome:
-            raise outcome[0]
 
     def on_pipeline_event(self, message: PipelineEvent) -> None:
         if message.state == "look-failed":  # its keyword categories go on; the next run looks again
@@ -811,10 +713,12 @@ class MemcurateApp(App):
         yield from super().get_system_commands(screen)
         # Each review action once, its help the key that runs it (not its title again); help and quit are
         # textual's own Keys and Quit.
-        for action, keys, label, desc in REVIEW_ACTIONS:
-            if action not in ("show_help", "quit") and self.check_action(action, ()):
+        for a in QUEUE_ACTIONS:
+            if a.where != ANYWHERE and self.check_action(a.action, ()):
                 yield SystemCommand(
-                    desc, f"key {_key_display(keys)} · {label}", getattr(self, f"action_{action}")
+                    a.description,
+                    f"key {a.display} · {a.label}",
+                    getattr(self, f"action_{a.action}"),
                 )
 
     def _applicable(self, action: str, *, reviewed: bool = False) -> Item | None:
@@ -997,9 +901,7 @@ class MemcurateApp(App):
     def action_show_help(self) -> None:
         from .dialogs import HelpScreen
 
-        rows = [(_key_display(keys), desc) for _, keys, _, desc in REVIEW_ACTIONS]
-        rows += [("↑ ↓ j k", "Move in the queue"), ("ctrl+p", "Command palette")]
-        self.push_screen(HelpScreen(rows, HELP_NOTES))
+        self.push_screen(HelpScreen(help_rows(QUEUE_ACTIONS, QUEUE_HELP_EXTRA), HELP_NOTES))
 
     @work(thread=True, group="review")
     def _run_review(self, what: str, row: Item, **kw) -> None:
@@ -1040,10 +942,13 @@ class MemcurateApp(App):
 
     @work(thread=True, group="review")
     def _approve_all(self, rows: list[Item]) -> None:
+        import sqlite3  # the index a save updates: loaded with the engine
+
         chosen = [review_item(r) for r in rows]
         try:
             outcomes = self.engine.approve_items(chosen)
-        except Exception:  # auto memory off, unreadable: left for review, counted below
+        # auto memory off, busy or unreadable: left for review, counted below
+        except (*SAID, sqlite3.Error):
             outcomes = []
         saved = sum(1 for o in outcomes if o.done)
         refused = len(chosen) - saved
@@ -1081,10 +986,6 @@ def _library_open(app: App, screen=None) -> bool:
     library is first opened (it is not on the start path), so before that no screen can be it."""
     library = sys.modules.get("memcurate.widgets.library")
     return library is not None and isinstance(screen or app.screen, library.LibraryScreen)
-
-
-class _Quitting(Exception):
-    """The app is quitting while a triage is being drafted: the pipeline worker leaves it."""
 
 
 def _archiving(item: Item | None) -> tuple[str, str] | None:

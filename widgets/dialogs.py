@@ -21,7 +21,7 @@ from memcurate.curator.candidates.queue import Item
 from memcurate.curator.memory import memfile
 from memcurate.curator.util.textsafe import one_line
 
-from .messages import RuleEditSaved
+from .messages import SAID, RuleEditSaved
 from .queue import FILTER_CATEGORIES, SEVERITIES, sort_key
 
 DIALOG_CSS = """
@@ -397,7 +397,7 @@ class RuleEditScreen(ModalScreen[RuleEdit | None]):
         except ValueError as e:  # invalid: the reason, and nothing saved
             self.post_message(RuleEditSaved(edit, str(e)))
         # a full disk, a damaged candidate: said here, the edit kept in the dialog
-        except Exception as e:
+        except SAID as e:
             self.post_message(RuleEditSaved(edit, f"could not save: {e}"))
         else:
             self.post_message(RuleEditSaved(edit))

@@ -11,12 +11,13 @@ never overwritten.
 
 from __future__ import annotations
 
+import sqlite3
+
 from rich.console import Group
 from rich.syntax import Syntax
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
@@ -27,40 +28,23 @@ from memcurate.curator.library.entries import CLAUDE, Opened, is_line_ref
 from memcurate.curator.util.redact import redact_text
 from memcurate.curator.util.textsafe import clean as display
 
+from .actions import (
+    ENTRY,
+    LIBRARY_ACTIONS,
+    LIBRARY_HELP_EXTRA,
+    QUEUE_ACTIONS,
+    bindings,
+    by_key,
+    help_rows,
+    names,
+)
 from .external_editor import edit_externally
 from .footer import NARROW, TidyFooter, fit_footer
 from .library_dialogs import ChangeConfirm, MemoryEditor
 from .library_table import FLAG_STYLE, LibraryTable, make_row
 from .memory_md_view import render_load_view, summary
+from .messages import SAID
 
-LIBRARY_ACTIONS = [  # (action, keys, footer label, what it does)
-    ("edit_memory", "e", "Edit", "Edit the memory here (re-verified on save)"),
-    ("edit_external", "E", "$EDITOR", "Edit the memory in $EDITOR"),
-    ("archive_memory", "a", "Archive", "Archive the memory (shows the change first)"),
-    (
-        "delete_memory",
-        "d",
-        "Delete",
-        "Delete the memory (a copy goes to the trash; shows the change first)",
-    ),
-    (
-        "adopt_memory",
-        "A",
-        "Adopt",
-        "Make Claude's own memory a memcurate memory (a proposal to review)",
-    ),
-    ("tidy_library", "t", "Tidy", "Propose merging near-duplicate and conflicting memories"),
-    ("toggle_memory_md", "m", "MEMORY.md", "Show MEMORY.md as Claude Code loads it"),
-    ("toggle_archived", "h", "Archived", "Show or hide archived memories"),
-    ("focus_search", "slash", "Search", "Search every memory as you type"),
-    ("library_help", "question_mark", "Help", "Show the library's keys"),
-    (
-        "back",
-        "escape",
-        "Back",
-        "Back: to the list from MEMORY.md or the search, else to the review queue",
-    ),
-]
 # footer keys help still lists
 NARROW_HIDDEN = frozenset(("edit_external", "toggle_archived", "tidy_library"))
 # The review queue's keys mean something else here, or nothing: said when pressed, and in help.
@@ -69,10 +53,8 @@ HELP_NOTES = [
     "draft and A approves every clean one. Archive and delete show the change and ask first.",
     "The queue's other keys (r reject, c action, x retry) do nothing here: Esc goes back to the queue.",
 ]
-KEY_ACTIONS = {keys: action for action, keys, *_ in LIBRARY_ACTIONS}
-ON_SELECTION = frozenset(
-    ("edit_memory", "edit_external", "archive_memory", "delete_memory", "adopt_memory")
-)
+KEY_ACTIONS = by_key(LIBRARY_ACTIONS)
+ON_SELECTION = names(LIBRARY_ACTIONS, ENTRY)
 # the best matches (a first letter matches nearly everything): the table narrows to them
 SEARCH_LIMIT = 500
 
@@ -133,16 +115,9 @@ class LibraryDone(Message):
         self.text, self.severity, self.reload = text, severity, reload
 
 
-def _key_display(keys: str) -> str:
-    return {"slash": "/", "escape": "esc", "question_mark": "?"}.get(keys, keys)
-
-
 class LibraryScreen(Screen):
     CSS_PATH = "library.tcss"
-    BINDINGS = [
-        Binding(keys, action, label, tooltip=desc, key_display=_key_display(keys))
-        for action, keys, label, desc in LIBRARY_ACTIONS
-    ]
+    BINDINGS = bindings(LIBRARY_ACTIONS)
 
     def __init__(self, engine, *, now: float | None = None) -> None:
         super().__init__()
@@ -195,7 +170,8 @@ class LibraryScreen(Screen):
             entries = self.engine.library()
             flags = self.engine.flags()
             rows = [make_row(e, flags.get(e.ref, ())) for e in entries]
-        except Exception as e:  # the index or the memory root unreadable: said, what is shown kept
+        # the index or the memory root unreadable: said, what is shown kept
+        except (*SAID, sqlite3.Error) as e:
             self.post_message(LibraryLoaded({}, [], {}, str(e)))
             return
         if not get_current_worker().is_cancelled:
@@ -234,7 +210,8 @@ class LibraryScreen(Screen):
     def _search(self, query: str) -> None:
         try:
             refs = self.engine.library_search(query, limit=SEARCH_LIMIT)
-        except Exception as e:  # a query the index cannot take: said, the table as it was
+        # a query the index cannot take: said, the table as it was
+        except (*SAID, sqlite3.Error) as e:
             self.post_message(SearchDone(query, None, str(e)))
             return
         if not get_current_worker().is_cancelled:
@@ -283,7 +260,7 @@ class LibraryScreen(Screen):
         self._refresh_keys()
 
     def _refresh_keys(self) -> None:
-        enabled = tuple(bool(self.check_action(action, ())) for action, *_ in LIBRARY_ACTIONS)
+        enabled = tuple(bool(self.check_action(a.action, ())) for a in LIBRARY_ACTIONS)
         if enabled != self._enabled:
             self._enabled = enabled
             self.refresh_bindings()
@@ -292,7 +269,7 @@ class LibraryScreen(Screen):
     def _read(self, ref: str) -> None:
         try:
             view = self.engine.library_entry(ref)
-        except Exception as e:  # gone since the list was read, unreadable: said in the panel
+        except SAID as e:  # gone since the list was read, unreadable: said in the panel
             self.post_message(EntryRead(ref, None, str(e)))
             return
         self.post_message(EntryRead(ref, view))
@@ -385,22 +362,21 @@ class LibraryScreen(Screen):
 
     def _queue_key(self, key: str) -> str | None:
         """What a key of the review queue's the library does not have would do there (not here), or None."""
-        for binding in getattr(self.app, "BINDINGS", ()):
-            if isinstance(binding, Binding) and binding.key == key and binding.action != "quit":
+        for a in QUEUE_ACTIONS:
+            if a.keys == key and a.action != "quit":
                 return (
-                    f"{binding.key_display or key} is the review queue's {binding.description} key: it does "
-                    "nothing in the library; Esc goes back to the queue, ? lists the library's keys"
+                    f"{a.display} is the review queue's {a.label} key: it does nothing in the "
+                    "library; Esc goes back to the queue, ? lists the library's keys"
                 )
         return None
 
-    def action_library_help(self) -> None:
+    def action_show_help(self) -> None:
         from .dialogs import HelpScreen
 
-        rows = [(_key_display(keys), desc) for _, keys, _, desc in LIBRARY_ACTIONS]
-        rows += [("↑ ↓ j k", "Move in the list"), ("q", "Quit")]
+        rows = help_rows(LIBRARY_ACTIONS, LIBRARY_HELP_EXTRA)
         self.app.push_screen(HelpScreen(rows, HELP_NOTES, title="Library keys"))
 
-    def action_back(self) -> None:
+    def action_go_back(self) -> None:
         """Esc goes back one step: from the search to the list, from the MEMORY.md view to the list, from the
         list to the review queue."""
         if isinstance(self.focused, Input):
@@ -441,7 +417,7 @@ class LibraryScreen(Screen):
     def _read_memory_md(self) -> None:
         try:
             self.post_message(MemoryMdRead(self.engine.memory_md_view()))
-        except Exception as e:  # a MEMORY.md that cannot be read: said in the panel
+        except SAID as e:  # a MEMORY.md that cannot be read: said in the panel
             self.post_message(MemoryMdRead(None, str(e)))
 
     def on_memory_md_read(self, message: MemoryMdRead) -> None:
@@ -499,8 +475,8 @@ class LibraryScreen(Screen):
     def _save_external(self, entry, view: Opened, text: str) -> None:
         try:
             self._saver(entry, view.hash)(text)
-        # refused (changed since, BLOCK): the text is kept, in the editor, to retry
-        except Exception as e:
+        # refused (changed since, BLOCK), a full disk: the text is kept, in the editor, to retry
+        except (*SAID, sqlite3.Error) as e:
             self.post_message(EditRefused(entry, view, text, str(e) or type(e).__name__))
             return
         self.post_message(LibraryDone(f"saved {entry.ref}"))
@@ -534,7 +510,7 @@ class LibraryScreen(Screen):
     def _plan(self, question: str, ops: list[dict]) -> None:
         try:
             planned = self.engine.plan_changes(ops)
-        except Exception as e:  # a ref gone since the list was read
+        except SAID as e:  # a ref gone since the list was read
             self.post_message(LibraryDone(f"cannot plan it: {e}", "error"))
             return
         self.post_message(ChangePlanned(question, ops, planned))
@@ -558,7 +534,8 @@ class LibraryScreen(Screen):
     def _apply(self, ops: list[dict], fingerprint: str) -> None:
         try:
             applied = self.engine.apply_changes(ops, fingerprint=fingerprint)
-        except Exception as e:  # changed since it was planned, a full disk: said, nothing written
+        # changed since it was planned, a full disk: said, nothing written
+        except (*SAID, sqlite3.Error) as e:
             self.post_message(LibraryDone(f"not changed: {e}", "error"))
             return
         written = ", ".join(applied.written) or "nothing"
@@ -572,7 +549,7 @@ class LibraryScreen(Screen):
     def _adopt(self, ref: str) -> None:
         try:
             pid = self.engine.adopt(ref)
-        except Exception as e:
+        except SAID as e:  # gone or changed since it was read, already memcurate's, a full disk
             self.post_message(LibraryDone(f"cannot adopt {ref}: {e}", "error", reload=False))
             return
         text = (
@@ -590,7 +567,8 @@ class LibraryScreen(Screen):
     def _tidy(self) -> None:
         try:
             pids = self.engine.tidy()
-        except Exception as e:
+        # the index or a memory unreadable, a full disk: said, nothing staged
+        except (*SAID, sqlite3.Error) as e:
             self.post_message(LibraryDone(f"tidy failed: {e}", "error", reload=False))
             return
         n = len(pids)

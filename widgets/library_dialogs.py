@@ -3,6 +3,7 @@ and confirming a change with the diff it makes."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 
 from rich.console import Group
@@ -17,6 +18,7 @@ from textual.widgets import Button, Label, Static, TextArea
 from memcurate.curator.util.textsafe import clean as display
 
 from .dialogs import ConfirmDialog, EditorScreen, document_problems
+from .messages import SAID
 
 
 class MemoryEditSaved(Message):
@@ -66,7 +68,7 @@ class MemoryEditor(EditorScreen):
         try:
             self.save(text)
         # ChangeError (changed since, BLOCK), a full disk: said, the text kept
-        except Exception as e:
+        except (*SAID, sqlite3.Error) as e:
             self.post_message(MemoryEditSaved(text, str(e) or type(e).__name__))
         else:
             self.post_message(MemoryEditSaved(text))

@@ -6,8 +6,14 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
+from memcurate.curator.errors import MemcurateError
+
 if TYPE_CHECKING:
     from memcurate.curator.memory.memory_md import Budgets
+
+# What a worker says and goes on from: memcurate's own errors (curator/errors.py) and the system's refusals
+# (a full disk, a folder gone, no permission). Anything else is a bug, left to textual, which shows it.
+SAID = (MemcurateError, OSError)
 
 
 class StagingChanged(Message):
@@ -39,14 +45,6 @@ class BudgetsLoaded(Message):
     def __init__(self, usage: Budgets | None, moves: dict, key, error: str = "") -> None:
         super().__init__()
         self.usage, self.moves, self.key, self.error = usage, moves, key, error
-
-
-class PipelineEvent(Message):
-    """A category of a triage moved (drafting, drafted, ready, failed) in this app's pipeline."""
-
-    def __init__(self, tid: str, category: str, state: str) -> None:
-        super().__init__()
-        self.tid, self.category, self.state = tid, category, state
 
 
 class DraftingDescribed(Message):
