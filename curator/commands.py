@@ -180,7 +180,7 @@ def status(args) -> int:
             describe,  # not on the TUI's start path (its dataclasses cost ~10 ms)
         )
 
-        doc["drafting"] = describe(cfg)  # which backend and models, and why; imports no SDK
+        doc["drafting"] = describe(cfg).as_dict()  # which backend and models, and why; no SDK
         try:
             from memcurate.curator.memory import memory_md
 
@@ -497,7 +497,7 @@ def run_headless(
     summary = {
         "project": project,
         "memory_root": engine.root,
-        "drafting": engine.drafting_status()["line"],
+        "drafting": engine.drafting_status().line,
         **summary,
     }
     # What --auto-approve never saves, so a person knows it waits: proposals and Claude's own writes.

@@ -21,6 +21,7 @@ from memcurate.curator.util.paths import ARCHIVE_DIR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from memcurate.curator.drafting import DraftingStatus
     from memcurate.curator.library.entries import Opened
 
 
@@ -405,7 +406,7 @@ class Engine(Context):
 
     # -- parts ------------------------------------------------------------------------
 
-    def drafting_status(self) -> dict:
+    def drafting_status(self) -> DraftingStatus:
         """Which backend and models draft here, and why, with warnings for deprecated model ids
         (curator.drafting.describe: builds no drafter, imports no SDK). It describes the config's
         choice: a drafter handed to the engine (tests) is not looked at."""

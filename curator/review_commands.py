@@ -21,7 +21,7 @@ from memcurate.curator.util.textsafe import clean, one_line
 def list_items(args) -> int:
     def body(engine, doc: dict) -> int:
         if args.draft:
-            doc["drafting"] = engine.drafting_status()["line"]
+            doc["drafting"] = engine.drafting_status().line
             doc["drafted"] = engine.draft_pending()
         # masked as printed: a title, an issue or an error may quote a secret a file holds
         doc["items"] = redact_all(

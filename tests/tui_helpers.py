@@ -5,18 +5,23 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from memcurate.curator.drafting import DraftingStatus
 from memcurate.curator.engine import Engine
 from memcurate.widgets.app import MemcurateApp, make_app
 
 BACKGROUND = ("watch", "pipeline")  # groups that run for the app's whole life
 FIXED_NOW = 1795000000.0  # 2026-11-18: ages on screen do not move
 # What the backend line says in tests (the real one names the machine's PATH and the SDK's table).
-FIXED_DRAFTING = {
-    "line": "drafting: offline — backend: offline; models: none (the offline drafter uses no model)",
-    "available": True,
-    "warnings": [],
-    "deprecation_table": "available",
-}
+FIXED_DRAFTING = DraftingStatus(
+    configured="offline",
+    backend="offline",
+    why="",
+    executable="",
+    available=True,
+    unavailable="",
+    models={},
+    line="drafting: offline — backend: offline; models: none (the offline drafter uses no model)",
+)
 
 
 def engine_factory(project: Path, memory: Path, drafter=None):

@@ -105,6 +105,7 @@ from .queue import (
 from .reasons import why_not_now
 
 if TYPE_CHECKING:
+    from memcurate.curator.drafting import DraftingStatus
     from memcurate.curator.engine import Engine
     from memcurate.curator.review.items import Kind
 # The dialogs (.dialogs) are imported where a key opens one: their widgets (TextArea, Input, OptionList) are
@@ -193,7 +194,7 @@ class MemcurateApp(App):
         clock: Callable[[], float] | None = None,
         editor: str | None = None,
         subtitle: str | None = None,
-        drafting: Callable[[], dict] | None = None,
+        drafting: Callable[[], DraftingStatus] | None = None,
         project: str | None = None,
     ) -> None:
         super().__init__()
@@ -205,7 +206,7 @@ class MemcurateApp(App):
         self.engine: Engine | None = None
         self.board = None
         self._drafting = drafting  # tests pass a fixed one; else the engine's drafting_status
-        self.describe_drafting: Callable[[], dict] | None = None
+        self.describe_drafting: Callable[[], DraftingStatus] | None = None
         self._engine_up = asyncio.Event()  # set once the engine is up and its first load asked for
         self._first_frame = True  # until the first frame is written (post_display_hook)
         self.watch_enabled, self.pipeline_enabled = watch, run_pipeline
@@ -556,7 +557,9 @@ class MemcurateApp(App):
         try:
             info = self.describe_drafting()
         except SAID as e:  # an unreadable PATH entry or SDK table: the line says so
-            info = {"line": f"drafting: cannot tell ({e})", "available": False}
+            from memcurate.curator.drafting import DraftingStatus
+
+            info = DraftingStatus.unknown(str(e))
         self.post_message(DraftingDescribed(info))
 
     def on_drafting_described(self, message: DraftingDescribed) -> None:
@@ -1003,7 +1006,7 @@ def make_app(
     clock: Callable[[], float] | None = None,
     editor: str | None = None,
     subtitle: str | None = None,
-    drafting: Callable[[], dict] | None = None,
+    drafting: Callable[[], DraftingStatus] | None = None,
 ) -> MemcurateApp:
     """The app for one project. Tests pass an engine factory (a tmp project, a fake drafter),
     `watch=False`, `run_pipeline=False`, a fixed `clock`, `subtitle` and `drafting` (what the

@@ -9,6 +9,7 @@ from textual.message import Message
 from memcurate.curator.errors import MemcurateError
 
 if TYPE_CHECKING:
+    from memcurate.curator.drafting import DraftingStatus
     from memcurate.curator.memory.memory_md import Budgets
 
 # What a worker says and goes on from: memcurate's own errors (curator/errors.py) and the system's refusals
@@ -48,9 +49,9 @@ class BudgetsLoaded(Message):
 
 
 class DraftingDescribed(Message):
-    """Which backend and models draft, and why (curator.drafting.describe's dict)."""
+    """Which backend and models draft, and why (curator.drafting.describe)."""
 
-    def __init__(self, info: dict) -> None:
+    def __init__(self, info: DraftingStatus) -> None:
         super().__init__()
         self.info = info
 

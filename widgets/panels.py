@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     # imported where a document is shown: pygments is not needed for the first frame
     from rich.syntax import Syntax
 
+    from memcurate.curator.drafting import DraftingStatus
     from memcurate.curator.memory.memory_md import Budgets
 
 SEVERITY_STYLE = {"BLOCK": "bold red", "ADVISORY": "yellow"}
@@ -552,15 +553,13 @@ class DraftingLine(Static):
 
     DEFAULT_CSS = "DraftingLine { height: auto; }"
 
-    def show(self, info: dict) -> None:
-        style = "dim" if info.get("available", True) else "bold red"
-        lines = [
-            Text(display(str(info.get("line", ""))), style=style)
-        ]  # config text: never raw escapes
-        lines += [Text(f"⚠ {display(w)}", style="yellow") for w in info.get("warnings", [])]
-        table = info.get("deprecation_table", "available")
-        if table != "available":
-            lines.append(Text(str(table), style="dim"))
+    def show(self, info: DraftingStatus) -> None:
+        style = "dim" if info.available else "bold red"
+        # config text: never raw escapes
+        lines = [Text(display(info.line), style=style)]
+        lines += [Text(f"⚠ {display(w)}", style="yellow") for w in info.warnings]
+        if info.deprecation_table != "available":
+            lines.append(Text(info.deprecation_table, style="dim"))
         self.update(Group(*lines))
 
 

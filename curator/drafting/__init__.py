@@ -355,11 +355,48 @@ def get_drafter(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Drafter:
     return OfflineDrafter(reason=choice.reason)
 
 
-def describe(cfg: Mapping, env: Mapping[str, str] = os.environ) -> dict:
-    """Which backend and models draft here, and why, as `status` and the TUI show it; builds no
-    drafter and imports no SDK. `line` is the one line ("drafting: claude-cli (/usr/bin/claude) —
-    backend: auto, no ANTHROPIC_API_KEY, claude on the PATH; models: decision/constraint sonnet,
-    others haiku"); `warnings` are configured model ids the SDK marks deprecated."""
+@dataclass(frozen=True)
+class DraftingStatus:
+    """Which backend and models draft here, and why, as `status` and the TUI show it. `line` is the one
+    line ("drafting: claude-cli (/usr/bin/claude) — backend: auto, no ANTHROPIC_API_KEY, claude on the
+    PATH; models: decision/constraint sonnet, others haiku"); `models` each category's {alias, id};
+    `warnings` the configured model ids the SDK marks deprecated; `deprecation_table` "available", or why
+    the SDK's table could not be read."""
+
+    configured: str
+    backend: str
+    why: str
+    executable: str
+    available: bool
+    unavailable: str
+    models: dict[str, dict[str, str]]
+    line: str
+    warnings: tuple[str, ...] = ()
+    deprecation_table: str = "available"
+
+    @classmethod
+    def unknown(cls, why: str) -> DraftingStatus:
+        """What is shown when the look itself failed: drafting cannot be told, and why."""
+        return cls("", "", "", "", False, why, {}, f"drafting: cannot tell ({why})")
+
+    def as_dict(self) -> dict:
+        """The shape `status --json` prints."""
+        return {
+            "configured": self.configured,
+            "backend": self.backend,
+            "why": self.why,
+            "executable": self.executable,
+            "available": self.available,
+            "unavailable": self.unavailable,
+            "models": self.models,
+            "line": self.line,
+            "warnings": list(self.warnings),
+            "deprecation_table": self.deprecation_table,
+        }
+
+
+def describe(cfg: Mapping, env: Mapping[str, str] = os.environ) -> DraftingStatus:
+    """Which backend and models draft here, and why; builds no drafter and imports no SDK."""
     from memcurate.curator.categories import NAMES
     from memcurate.curator.drafting.models import check
 
@@ -371,17 +408,18 @@ def describe(cfg: Mapping, env: Mapping[str, str] = os.environ) -> dict:
     else:
         where = f" ({choice.executable})" if choice.executable else ""
         line = f"drafting: {choice.backend}{where} — {choice.reason}; models: {_models_phrase(choice.backend, models)}"
-    return {
-        "configured": choice.configured,
-        "backend": choice.backend,
-        "why": choice.why,
-        "executable": choice.executable,
-        "available": not choice.unavailable,
-        "unavailable": choice.unavailable,
-        "models": models,
-        "line": line,
-        **checked,
-    }
+    return DraftingStatus(
+        configured=choice.configured,
+        backend=choice.backend,
+        why=choice.why,
+        executable=choice.executable,
+        available=not choice.unavailable,
+        unavailable=choice.unavailable,
+        models=models,
+        line=line,
+        warnings=tuple(checked["warnings"]),
+        deprecation_table=checked["deprecation_table"],
+    )
 
 
 def _models_phrase(backend: str, models: Mapping[str, Mapping[str, str]]) -> str:

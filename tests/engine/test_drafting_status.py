@@ -117,11 +117,11 @@ def test_the_line_says_which_backend_and_models_and_why(tmp_path):
     claude = claude_on_path(tmp_path / "bin")
 
     d = describe(cfg, {"PATH": f"{empty}{os.pathsep}{claude.parent}"})
-    assert d["line"] == (
+    assert d.line == (
         f"drafting: claude-cli ({claude}) — backend: auto, no ANTHROPIC_API_KEY, claude on the PATH; "
         "models: decision/constraint sonnet, others haiku"
     )
-    assert d["backend"] == "claude-cli" and d["available"] and d["executable"] == str(claude)
+    assert d.backend == "claude-cli" and d.available and d.executable == str(claude)
 
     d = describe(
         cfg,
@@ -131,14 +131,14 @@ def test_the_line_says_which_backend_and_models_and_why(tmp_path):
             "ANTHROPIC_BASE_URL": "http://127.0.0.1:1",
         },
     )
-    assert d["line"] == (
+    assert d.line == (
         "drafting: anthropic — backend: auto, ANTHROPIC_API_KEY set, ANTHROPIC_BASE_URL set; "
         "models: decision/constraint sonnet (claude-sonnet-5-5), others haiku (claude-haiku-5-5)"
     )
-    assert d["models"]["decision"] == {"alias": "sonnet", "id": "claude-sonnet-5-5"}
+    assert d.models["decision"] == {"alias": "sonnet", "id": "claude-sonnet-5-5"}
 
     d = describe(cfg, {"PATH": str(empty)})
-    assert d["line"].startswith(
+    assert d.line.startswith(
         "drafting: offline — backend: auto, no ANTHROPIC_API_KEY, no claude on the PATH"
     )
 
@@ -146,7 +146,7 @@ def test_the_line_says_which_backend_and_models_and_why(tmp_path):
         **cfg,
         "categories": {c: {**v, "model": "opus"} for c, v in cfg["categories"].items()},
     }
-    assert describe(one_model, {"PATH": str(claude.parent)})["line"].endswith("; models: all opus")
+    assert describe(one_model, {"PATH": str(claude.parent)}).line.endswith("; models: all opus")
 
 
 @pytest.mark.parametrize(
@@ -160,10 +160,10 @@ def test_an_unavailable_backend_is_said_in_the_line(tmp_path, backend, env, says
     cfg = {**default_cfg(), "backend": backend}
     env = {"PATH": str(tmp_path), **env}
     d = describe(cfg, env)
-    assert not d["available"] and says in d["unavailable"]
-    assert d["line"] == f"drafting: UNAVAILABLE ({backend}) — {d['unavailable']}"
+    assert not d.available and says in d.unavailable
+    assert d.line == f"drafting: UNAVAILABLE ({backend}) — {d.unavailable}"
     # the one chooser: get_drafter raises the same
-    assert choose(cfg, env).unavailable == d["unavailable"]
+    assert choose(cfg, env).unavailable == d.unavailable
 
 
 def test_the_drafter_built_is_the_one_described(tmp_path):
@@ -171,7 +171,7 @@ def test_the_drafter_built_is_the_one_described(tmp_path):
     claude = claude_on_path(tmp_path / "bin")
     for env in ({"PATH": str(claude.parent)}, {"PATH": str(tmp_path)}):
         d, drafter = describe(default_cfg(), env), get_drafter(default_cfg(), env)
-        assert drafter.name == d["backend"] and drafter.reason in d["line"]
+        assert drafter.name == d.backend and drafter.reason in d.line
 
 
 # -- status and the TUI ------------------------------------------------------------------
