@@ -187,24 +187,6 @@ class Engine(Context):
 
         return kinds.draft(self)
 
-    # -- Claude's own memory writes, staged in review mode (claude/<id>) --------------------
-
-    def claude_write(self, wid: str) -> dict:
-        """One staged write (`wid`, with or without `claude/`, or a unique prefix) with its text, diff and issues."""
-        from memcurate.curator.review import claude_write_actions
-
-        return claude_write_actions.view(self, wid)
-
-    def approve_claude_write(self, wid: str, seen: str | None = None) -> dict:
-        from memcurate.curator.review import claude_write_actions
-
-        return claude_write_actions.approve(self, wid, seen)
-
-    def reject_claude_write(self, wid: str, reason: str = "") -> dict:
-        from memcurate.curator.review import claude_write_actions
-
-        return claude_write_actions.reject(self, wid, reason)
-
     # -- rule graduation: failures that recur become rules (rule/<key>) ---------------------
 
     @property
@@ -239,12 +221,6 @@ class Engine(Context):
         from memcurate.curator.review import rule_actions
 
         return rule_actions.approve(self, key, seen)
-
-    def edit_rule(self, key: str, rule: str, topic: str, paths: list[str]) -> dict:
-        """Store the person's rule text, topic and paths (ValueError with the reason when invalid); as `rule`."""
-        from memcurate.curator.review import rule_actions
-
-        return rule_actions.edit(self, key, rule, topic, paths)
 
     def draft_rules(self) -> dict:
         """The Claude backend drafts pending candidates without a draft: {drafted, failed}; offline, nothing."""
@@ -312,37 +288,6 @@ class Engine(Context):
         from memcurate.curator.proposals import store
 
         return [r for r in store.scan(self.data)[0] if every or r["state"] == store.PENDING]
-
-    def proposal(self, pid: str) -> dict:
-        """One proposal (`proposal/<id>`, `<id>` or a unique prefix) as the person reviews it: {record,
-        planned: the plan of its ops (files with their diffs, errors, fingerprint), issues}."""
-        from memcurate.curator.proposals import actions
-
-        return actions.view(self, pid)
-
-    def approve_proposal(self, pid: str, seen=None) -> dict:
-        """Apply it (refused, nothing written, when what `proposal` showed, `seen`, is no longer what
-        would be written); the approved record. ProposalError."""
-        from memcurate.curator.proposals import actions
-
-        return actions.approve(self, pid, seen)
-
-    def edit_proposal(self, pid: str, text: str) -> dict:
-        """The person's text for the one memory file it writes, re-verified; as `proposal`."""
-        from memcurate.curator.proposals import actions
-
-        return actions.edit(self, pid, text)
-
-    def reject_proposal(self, pid: str, reason: str = "") -> dict:
-        from memcurate.curator.proposals import actions
-
-        return actions.reject(self, pid, reason)
-
-    def proposal_counts(self) -> dict[str, int]:
-        """How many proposals in each state (and `damaged`)."""
-        from memcurate.curator.proposals import store
-
-        return store.counts(self.data)
 
     def adopt(self, ref: str) -> str:
         """Stage an adopt proposal making one of Claude's memories (a topic file, a MEMORY.md line) a

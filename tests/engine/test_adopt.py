@@ -11,6 +11,7 @@ import pytest
 from memcurate.curator.engine import Engine
 from memcurate.curator.library.entries import line_ref
 from memcurate.curator.memory import memfile
+from memcurate.curator.proposals import actions as proposal_actions
 from memcurate.curator.proposals import store
 from memcurate.curator.proposals.store import ProposalError
 from memcurate.curator.verify.checks import blocking, verify
@@ -149,7 +150,7 @@ def test_only_claudes_memories_are_adopted(proj):
 
 def test_the_adoption_is_one_diff_and_approving_it_keeps_every_other_byte(proj):
     pid = proj.adopt("claude/debugging.md")
-    view = proj.proposal(pid)
+    view = proposal_actions.view(proj, pid)
     assert view["issues"] == []
     files = {f["where"]: f for f in view["planned"]["files"]}
     new = "runbook/flaky-upload-test-on-ci.md"
@@ -163,7 +164,7 @@ def test_the_adoption_is_one_diff_and_approving_it_keeps_every_other_byte(proj):
         and files[".archive/claude/debugging.md"]["after"] == TOPIC
     )
 
-    proj.approve_proposal(pid, view)
+    proposal_actions.approve(proj, pid, view)
     root = proj.root
     with open(os.path.join(root, ".archive", "claude", "debugging.md")) as f:
         assert f.read() == TOPIC  # Claude's bytes, kept
@@ -191,9 +192,9 @@ def test_the_person_edits_the_memory_before_approving(proj):
     pid = proj.adopt("claude/commits.md")
     text = store.find(proj.data, pid)["ops"][0]["text"]
     edited = text.replace("## Reason\n", "## Reason\nLong subjects are cut in the log view. ")
-    view = proj.edit_proposal(pid, edited)
+    view = proposal_actions.edit(proj, pid, edited)
     assert view["issues"] == [] and view["record"]["edit"][0]["text"] == edited
-    proj.approve_proposal(pid, view)
+    proposal_actions.approve(proj, pid, view)
     with open(os.path.join(proj.root, "preference", "short-commit-messages.md")) as f:
         assert "Long subjects are cut in the log view." in f.read()
 
@@ -201,13 +202,14 @@ def test_the_person_edits_the_memory_before_approving(proj):
 def test_an_edit_that_breaks_the_memory_blocks_the_approval(proj):
     pid = proj.adopt("claude/commits.md")
     text = store.find(proj.data, pid)["ops"][0]["text"]
-    view = proj.edit_proposal(pid, text.replace("## Reason", "## Notes"))
+    view = proposal_actions.edit(proj, pid, text.replace("## Reason", "## Notes"))
     assert view["issues"] and view["issues"][0]["severity"] == "BLOCK"
     with pytest.raises(ProposalError):
-        proj.approve_proposal(pid, view)
+        proposal_actions.approve(proj, pid, view)
     assert not os.path.exists(os.path.join(proj.root, "preference"))
     with pytest.raises(ProposalError, match="writes none"):
-        proj.edit_proposal(
+        proposal_actions.edit(
+            proj,
             proj.stage_proposal(
                 "archive",
                 "a",

@@ -25,6 +25,7 @@ from memcurate.curator.candidates.candidate import read_review
 from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.config import ConfigError
 from memcurate.curator.memory import memfile
+from memcurate.curator.proposals import actions as proposal_actions
 from memcurate.curator.proposals import store
 from memcurate.curator.proposals.store import ProposalError
 from memcurate.curator.review.actions import Blocked
@@ -252,7 +253,7 @@ def test_a_proposal_edit_holding_a_secret_is_refused_and_nothing_is_stored(proje
         ]
         pid = engine.stage_proposal("adopt", "Adopt", "", ops, source="library")
         with pytest.raises(ProposalError, match="a secret is present"):
-            engine.edit_proposal(pid, f"old\nThe token is {GHP}\n")
+            proposal_actions.edit(engine, pid, f"old\nThe token is {GHP}\n")
         assert store.ops_of(store.find(engine.data, pid))[0]["text"] == "old\n"
     finally:
         engine.close()

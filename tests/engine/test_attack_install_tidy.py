@@ -17,6 +17,7 @@ from test_tidy import doc, files_of, save
 
 from memcurate.curator.engine import Engine
 from memcurate.curator.memory import memfile
+from memcurate.curator.proposals import actions as proposal_actions
 
 OLDER = "/old/venv/bin/memcurate hook"
 SETTINGS = """{
@@ -198,7 +199,10 @@ def staged(project: Path) -> list[dict]:
     assert res.returncode == 0, res.stderr
     engine = Engine(project)
     try:
-        return [engine.proposal(row["id"])["record"] for row in json.loads(res.stdout)["staged"]]
+        return [
+            proposal_actions.view(engine, row["id"])["record"]
+            for row in json.loads(res.stdout)["staged"]
+        ]
     finally:
         engine.close()
 

@@ -19,6 +19,7 @@ from test_rule_review import seen, store_failure
 from memcurate.curator.candidates import claude_writes
 from memcurate.curator.candidates.claude_writes import WriteConflict, WriteRefused
 from memcurate.curator.engine import Engine
+from memcurate.curator.review import claude_write_actions
 from memcurate.curator.rules import ledger
 from memcurate.curator.util.stamps import content_hash
 
@@ -357,5 +358,5 @@ def test_a_whitespace_edit_of_claudes_lines_after_staging_is_a_conflict(setup, e
     assert person != MEMORY_MD
     (root / "MEMORY.md").write_text(person)
     with pytest.raises(WriteConflict, match="changed since"):
-        Engine(project).approve_claude_write(rid)
+        claude_write_actions.approve(Engine(project), rid)
     assert (root / "MEMORY.md").read_text() == person

@@ -12,6 +12,7 @@ from test_guard import MEMORY_MD, call, decision, payload, setup  # noqa: F401 (
 from memcurate.curator.candidates import claude_writes
 from memcurate.curator.candidates.claude_writes import ClaudeWriteError, WriteConflict
 from memcurate.curator.engine import Engine
+from memcurate.curator.review import claude_write_actions
 
 TOPIC = """---
 name: build commands
@@ -99,16 +100,16 @@ def test_write_is_denied_staged_and_saved_on_approve(setup):
         (wid, "claude-write", "build commands", "build.md", False)
     ]
     assert [i["code"] for i in items[0]["issues"]] == ["unlinked"]  # no MEMORY.md line links to it
-    view = engine.claude_write(wid)
+    view = claude_write_actions.view(engine, wid)
     assert (
         view["diff"].startswith("--- /dev/null\n+++ b/build.md\n")
         and "+type: project\n" in view["diff"]
     )
-    engine.approve_claude_write(wid)
+    claude_write_actions.approve(engine, wid)
     assert (root / "build.md").read_text() == TOPIC
     assert only_record(project)["state"] == "saved" and pending_writes(engine) == []
     with pytest.raises(ClaudeWriteError, match="saved, not pending"):
-        engine.approve_claude_write(wid)
+        claude_write_actions.approve(engine, wid)
 
 
 def test_edit_and_multiedit_stage_the_file_as_it_would_be(setup):
@@ -139,7 +140,7 @@ def test_edit_and_multiedit_stage_the_file_as_it_would_be(setup):
         "newer note!\n",
         ["Edit", "MultiEdit"],
     )
-    assert "-old note\n+newer note!\n" in Engine(project).claude_write(wid)["diff"]
+    assert "-old note\n+newer note!\n" in claude_write_actions.view(Engine(project), wid)["diff"]
     assert (root / "notes.md").read_text() == "old note\n"
 
 
@@ -195,7 +196,7 @@ def test_approve_is_a_conflict_when_the_file_changed(setup):
     (root / "notes.md").write_text("changed by hand\n")
     engine = Engine(project)
     with pytest.raises(WriteConflict, match="changed since"):
-        engine.approve_claude_write(wid)
+        claude_write_actions.approve(engine, wid)
     assert (root / "notes.md").read_text() == "changed by hand\n"
     assert only_record(project)["state"] == "pending"
 
@@ -205,7 +206,7 @@ def test_approve_of_a_new_file_is_a_conflict_when_one_appeared(setup):
     wid = stage(project, "Write", {"file_path": str(root / "fresh.md"), "content": "mine\n"})
     (root / "fresh.md").write_text("someone else's\n")
     with pytest.raises(WriteConflict, match="was created"):
-        Engine(project).approve_claude_write(wid)
+        claude_write_actions.approve(Engine(project), wid)
     assert (root / "fresh.md").read_text() == "someone else's\n"
 
 
@@ -229,7 +230,7 @@ def test_memory_md_approve_keeps_memcurates_sections_as_they_are_now(setup):
         "- [Fix flaky CI](runbook/fix-ci.md)\n<!-- memcurate:end section=runbook -->\n"
     )
     (root / "MEMORY.md").write_text(now)
-    Engine(project).approve_claude_write(wid)
+    claude_write_actions.approve(Engine(project), wid)
     saved = (root / "MEMORY.md").read_text()
     assert saved == now.replace(
         "- a last note of Claude's\n",
@@ -251,7 +252,7 @@ def test_memory_md_approve_is_a_conflict_when_claudes_part_changed(setup):
     )
     (root / "MEMORY.md").write_text(MEMORY_MD.replace("# Claude's notes", "# Notes"))
     with pytest.raises(WriteConflict):
-        Engine(project).approve_claude_write(wid)
+        claude_write_actions.approve(Engine(project), wid)
 
 
 def test_a_secret_blocks_approval(setup):
@@ -266,7 +267,7 @@ def test_a_secret_blocks_approval(setup):
         "secret"
     ]
     with pytest.raises(ClaudeWriteError, match="secret"):
-        engine.approve_claude_write(wid)
+        claude_write_actions.approve(engine, wid)
     assert not (root / "aws.md").exists()
 
 
@@ -320,7 +321,9 @@ def test_reject_writes_nothing_and_keeps_the_reason(setup):
     project, root = setup
     wid = stage(project, "Write", {"file_path": str(root / "x.md"), "content": "x\n"})
     # a unique prefix
-    Engine(project).reject_claude_write(wid[len("claude/") : 12], reason="not worth keeping")
+    claude_write_actions.reject(
+        Engine(project), wid[len("claude/") : 12], reason="not worth keeping"
+    )
     rec = only_record(project)
     assert rec["state"] == "rejected" and rec["history"][-1]["why"] == "not worth keeping"
     assert not (root / "x.md").exists()
@@ -332,11 +335,11 @@ def test_unknown_and_ambiguous_ids(setup):
     project, root = setup
     engine = Engine(project)
     with pytest.raises(ClaudeWriteError, match="no staged write"):
-        engine.claude_write("claude/nope")
+        claude_write_actions.view(engine, "claude/nope")
     stage(project, "Write", {"file_path": str(root / "a.md"), "content": "a\n"})
     stage(project, "Write", {"file_path": str(root / "b.md"), "content": "b\n"})
     with pytest.raises(ClaudeWriteError, match="ambiguous"):
-        engine.claude_write("claude/2")
+        claude_write_actions.view(engine, "claude/2")
 
 
 def test_status_counts_claude_writes(setup):

@@ -23,7 +23,8 @@ from test_tui_rules import proj_files, recurring
 from tui_helpers import engine_factory, tui
 
 from memcurate.curator.engine import Engine
-from memcurate.curator.review import kinds
+from memcurate.curator.proposals import actions as proposal_actions
+from memcurate.curator.review import kinds, rule_actions
 from memcurate.curator.review.items import (
     APPROVE,
     CHANGE,
@@ -80,7 +81,7 @@ def rule_case(project: Path, tmp_path: Path):
     key = recurring(project)
 
     def change(engine: Engine) -> None:
-        engine.edit_rule(key, "Create the data dir in a fixture first.", "testing", [])
+        rule_actions.edit(engine, key, "Create the data dir in a fixture first.", "testing", [])
 
     def saved() -> bool:
         return (project / ".claude" / "rules").exists() and any(
@@ -100,10 +101,10 @@ def proposal_case(project: Path, tmp_path: Path):
 
     # the person's edit of the text it writes: a new plan
     def change(engine: Engine) -> None:
-        view = engine.proposal(pid)
+        view = proposal_actions.view(engine, pid)
         [write] = [op for op in view["record"]["ops"] if op.get("op") == "write"]
-        engine.edit_proposal(pid, write["text"].replace("60 characters", "50 characters"))
-        assert view["planned"]["files"] != engine.proposal(pid)["planned"]["files"]
+        proposal_actions.edit(engine, pid, write["text"].replace("60 characters", "50 characters"))
+        assert view["planned"]["files"] != proposal_actions.view(engine, pid)["planned"]["files"]
 
     return engine, f"proposal/{pid}", change, (memory / "preference").exists
 

@@ -10,7 +10,9 @@ import os
 import pytest
 
 from memcurate.curator.engine import Engine
+from memcurate.curator.proposals import actions as proposal_actions
 from memcurate.curator.proposals import store
+from memcurate.curator.proposals import store as proposal_store
 from memcurate.curator.proposals.store import ProposalError
 
 
@@ -61,19 +63,24 @@ def test_staging_is_idempotent_by_kind_refs_and_base_hashes(proj):
         "decision": None,
         "finding": {"code": "unlinked", "refs": ["claude/debugging.md"]},
     }
-    assert e.proposal_counts() == {"pending": 3, "approved": 0, "rejected": 0, "damaged": 0}
+    assert proposal_store.counts(e.data) == {
+        "pending": 3,
+        "approved": 0,
+        "rejected": 0,
+        "damaged": 0,
+    }
 
 
 def test_a_rejected_proposal_is_never_staged_again_for_the_same_bytes(proj):
     e = proj["engine"]
     pid = e.stage_proposal("archive", "Archive it", "why", archive_op(), source="check")
-    e.reject_proposal("proposal/" + pid, "I still use it")
+    proposal_actions.reject(e, "proposal/" + pid, "I still use it")
     assert e.stage_proposal("archive", "Archive it", "why", archive_op(), source="check") is None
     assert e.proposals() == []
     [done] = e.proposals(every=True)
     assert done["state"] == "rejected" and done["decision"]["reason"] == "I still use it"
     with pytest.raises(ProposalError, match="already rejected"):
-        e.reject_proposal(pid)
+        proposal_actions.reject(e, pid)
 
 
 def test_bad_proposals_are_refused_before_anything_is_written(proj):
@@ -111,8 +118,8 @@ def test_a_hand_damaged_record_is_named_never_a_crash(proj):
     [(bad, why)] = store.scan(proj["data"])[1]
     assert bad == pid and path in why and "state" in why
     with pytest.raises(ProposalError, match="fix or delete"):
-        e.reject_proposal(pid)
-    assert e.proposal_counts()["damaged"] == 1
+        proposal_actions.reject(e, pid)
+    assert proposal_store.counts(e.data)["damaged"] == 1
     with open(path, "w") as f:
         f.write("{not json")
     assert path in store.scan(proj["data"])[1][0][1]
@@ -257,16 +264,18 @@ def test_reject_through_the_cli_records_the_reason_and_writes_nothing(claude, ca
 
 def test_an_approval_after_a_hand_edit_is_refused_and_writes_nothing(claude, capsys):
     p, pid = claude["project"], "proposal/" + claude["pid"]
-    seen = claude["engine"].proposal(pid)
+    seen = proposal_actions.view(claude["engine"], pid)
     with open(os.path.join(claude["root"], "debugging.md"), "a") as f:
         f.write("One more line, by hand.\n")
     before = files_of(claude["root"])
     with pytest.raises(ProposalError, match="nothing was written"):
-        claude["engine"].approve_proposal(pid, seen)
+        proposal_actions.approve(claude["engine"], pid, seen)
     code, doc = cli_json(capsys, "approve", pid, "--project", p)
     assert code == 1 and "BLOCK" in doc["errors"][0]["error"]
     assert files_of(claude["root"]) == before
-    view = claude["engine"].proposal(pid)  # shows the new state: stale, its base is gone
+    view = proposal_actions.view(
+        claude["engine"], pid
+    )  # shows the new state: stale, its base is gone
     assert view["record"]["state"] == "pending" and view["issues"][0]["code"] == "stale"
     code, doc = cli_json(capsys, "list", "--project", p)
     assert [i["blocked"] for i in doc["items"] if i["id"] == pid] == [True]
@@ -277,9 +286,9 @@ def test_an_approval_refuses_what_the_person_did_not_see(claude):
     e, pid = claude["engine"], claude["pid"]
     before = files_of(claude["root"])
     with pytest.raises(ProposalError, match="nothing was written"):
-        e.approve_proposal(pid, "0" * 64)
+        proposal_actions.approve(e, pid, "0" * 64)
     assert files_of(claude["root"]) == before and e.proposals()[0]["state"] == "pending"
-    e.approve_proposal(pid, e.proposal(pid))
+    proposal_actions.approve(e, pid, proposal_actions.view(e, pid))
     assert e.proposals(every=True)[0]["state"] == "approved"
 
 

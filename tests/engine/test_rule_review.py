@@ -15,6 +15,7 @@ from test_claude_cli import envelope, fake  # noqa: F401  (fake: a fixture)
 from test_review_cli import cli, cli_json
 
 from memcurate.curator.engine import Engine
+from memcurate.curator.review import rule_actions
 from memcurate.curator.review.rule_actions import RuleError
 from memcurate.curator.review.rule_actions import fingerprint as rule_actions_fingerprint
 from memcurate.curator.rules import candidates, ledger
@@ -230,8 +231,12 @@ def test_an_invalid_edit_is_refused_with_its_reason_and_nothing_stored(proj, pat
     before = path.read_bytes()
     engine = Engine(proj["project"])
     with pytest.raises(ValueError, match=re.escape(why)):
-        engine.edit_rule(
-            proj["key"], "Use the tmp_path fixture for files a test writes.", "testing", paths
+        rule_actions.edit(
+            engine,
+            proj["key"],
+            "Use the tmp_path fixture for files a test writes.",
+            "testing",
+            paths,
         )
     engine.close()
     assert path.read_bytes() == before
@@ -239,7 +244,8 @@ def test_an_invalid_edit_is_refused_with_its_reason_and_nothing_stored(proj, pat
 
 def test_an_edited_rule_is_what_approving_writes(proj, capsys):
     engine = Engine(proj["project"])
-    view = engine.edit_rule(
+    view = rule_actions.edit(
+        engine,
         f"rule/{proj['key']}",
         "Use the tmp_path fixture for files a test writes.",
         "Test Files",
@@ -255,7 +261,7 @@ def test_an_edited_rule_is_what_approving_writes(proj, capsys):
     assert "- Use the tmp_path fixture for files a test writes." in text
     assert front_matter(text)["paths"] == ["tests/**/*.py"]
     with pytest.raises(ValueError):  # decided: no more edits
-        Engine(proj["project"]).edit_rule(proj["key"], "Something else.", "testing", [])
+        rule_actions.edit(Engine(proj["project"]), proj["key"], "Something else.", "testing", [])
 
 
 # -- reject ----------------------------------------------------------------------------------------
@@ -522,10 +528,11 @@ def test_a_file_extended_by_another_approval_after_the_rule_was_shown_is_refused
     seen(proj["data"], store_failure("other message"), 3, first=5)
     other = store_failure("other message").key
     engine = Engine(proj["project"])
-    engine.edit_rule(
-        other, "Check the data folder exists before saving.", "testing", ["tests/**/*.py"]
+    rule_actions.edit(
+        engine, other, "Check the data folder exists before saving.", "testing", ["tests/**/*.py"]
     )
-    engine.edit_rule(
+    rule_actions.edit(
+        engine,
         proj["key"],
         "Use the tmp_path fixture for files a test writes.",
         "testing",
@@ -554,8 +561,8 @@ def test_an_edit_waits_for_an_approval_under_way_and_is_then_refused(proj, monke
 
     def write_while_edited(plan):
         try:
-            Engine(proj["project"]).edit_rule(
-                proj["key"], "Something else entirely.", "testing", []
+            rule_actions.edit(
+                Engine(proj["project"]), proj["key"], "Something else entirely.", "testing", []
             )
             edit["stored"] = True
         except LockBusy as e:

@@ -16,6 +16,7 @@ from test_claude_cli import fake  # noqa: F401 (fixture: the fake claude on the 
 from memcurate.curator.engine import Engine
 from memcurate.curator.hygiene import merging
 from memcurate.curator.memory import memfile
+from memcurate.curator.proposals import actions as proposal_actions
 
 SECTIONS = {"decision": ("Decision", "Rationale"), "constraint": ("Rule", "Impact")}
 
@@ -114,7 +115,7 @@ def test_tidy_stages_one_merge_and_changes_nothing_until_approved(proj):
     before = files_of(proj.root)
     [pid] = proj.tidy()
     assert files_of(proj.root) == before
-    view = proj.proposal(pid)
+    view = proposal_actions.view(proj, pid)
     record = view["record"]
     assert record["kind"] == "merge" and record["source"] == "tidy"
     assert record["finding"] == {
@@ -144,8 +145,8 @@ def test_tidy_stages_one_merge_and_changes_nothing_until_approved(proj):
 
 def test_approving_the_merge_writes_it_and_archives_the_others_with_memory_md_consistent(proj):
     [pid] = proj.tidy()
-    seen = proj.proposal(pid)
-    proj.approve_proposal(pid, seen)
+    seen = proposal_actions.view(proj, pid)
+    proposal_actions.approve(proj, pid, seen)
     new_text = open(os.path.join(proj.root, "decision", f"{NEW.id}.md"), encoding="utf-8").read()
     assert "Server sessions in Redis were considered." in new_text
     old = memfile.parse(
@@ -167,7 +168,7 @@ def test_approving_the_merge_writes_it_and_archives_the_others_with_memory_md_co
 def test_tidy_twice_stages_nothing_new_and_a_rejected_merge_is_not_proposed_again(proj):
     [pid] = proj.tidy()
     assert proj.tidy() == []
-    proj.reject_proposal(pid, "they differ")
+    proposal_actions.reject(proj, pid, "they differ")
     assert proj.tidy() == []
     assert len(proj.proposals(every=True)) == 1
 
@@ -200,7 +201,7 @@ def test_a_contradiction_is_an_archive_proposal_of_the_older(project):
         )
         save(engine, OTHER)
         [pid] = engine.tidy()
-        record = engine.proposal(pid)["record"]
+        record = proposal_actions.view(engine, pid)["record"]
         assert record["kind"] == "archive"
         assert [(op["op"], op["ref"]) for op in record["ops"]] == [
             ("archive", "decision/use-the-ci-cache")
@@ -221,7 +222,7 @@ def test_a_claude_file_is_never_archived_by_tidy_it_is_named(proj):
         )
     notes: list[str] = []
     [pid] = proj.tidy(notes=notes)
-    record = proj.proposal(pid)["record"]
+    record = proposal_actions.view(proj, pid)["record"]
     assert all(op["ref"] != "claude/auth-notes.md" for op in record["ops"])
     assert "claude/auth-notes.md" in record["reason"] and "adopt it to merge" in record["reason"]
 
@@ -289,7 +290,7 @@ def seeded(engine: Engine) -> Engine:
 
 
 def write_of(engine: Engine, pid: str) -> tuple[dict, memfile.MemoryDoc]:
-    record = engine.proposal(pid)["record"]
+    record = proposal_actions.view(engine, pid)["record"]
     [write] = [op for op in record["ops"] if op["op"] == "write"]
     return record, memfile.parse(write["text"])
 

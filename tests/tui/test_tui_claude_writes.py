@@ -24,6 +24,7 @@ from tui_helpers import tui, until, watching
 
 from memcurate.curator.candidates import claude_writes
 from memcurate.curator.engine import Engine
+from memcurate.curator.review import claude_write_actions
 from memcurate.widgets.app import NOT_FOR_CLAUDE
 from memcurate.widgets.dialogs import (
     ActionDialog,
@@ -310,7 +311,7 @@ def test_a_write_the_hook_stages_while_the_app_runs_appears_and_goes_when_approv
         )
         assert [i.tid for i in table(app).shown] == [item.tid]
         # approved from a script meanwhile: the row goes without a key pressed here
-        await asyncio.to_thread(lambda: Engine(project).approve_claude_write(item.tid))
+        await asyncio.to_thread(lambda: claude_write_actions.approve(Engine(project), item.tid))
         await until(pilot, lambda: shown(app) == [], "the approved write to leave the queue")
         assert target.read_text() == TOPIC.replace("make all", "make everything")
         assert claude_writes.records(project / ".memcurate")[0]["state"] == "saved"
