@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 from functools import lru_cache
 
 from memcurate.curator.drafting.offline.text import sentences
@@ -169,6 +170,9 @@ _FREQUENCIES = frozenset(
 _EVIDENCE = frozenset("turn session file line commit step page item issue pr test".split())
 _TOKEN = re.compile(r"`[^`\n]+`|\d+(?:\.\d+)*[a-z%]*|%|[A-Za-z][\w'.-]*[A-Za-z0-9]|[A-Za-z]")
 _OPENS = re.compile(r"(?:^|[.!?:;(\"'*#>-]|\n)\s*\Z")
+_DIGITS = re.compile(r"(\d+(?:\.\d+)*)[a-z%]*")
+_ATTACHED = re.compile(r"[\d.]+([a-z%]+)")  # a number's unit written onto it: "30s", "5%"
+_IDENTIFIER = re.compile(r"[a-z][A-Z]|[A-Z]{2}|_|\w\.\w")
 
 
 @lru_cache(maxsize=16384)
@@ -185,7 +189,7 @@ def said_values(sentence: str) -> tuple[frozenset[str], str]:
         if number is not None:
             prev = _noun(toks[i - 1].group(0)) if i else ""
             nxt = _noun(toks[j].group(0)) if j < len(toks) else ""
-            attached = re.fullmatch(r"[\d.]+([a-z%]+)", toks[j - 1].group(0).lower())
+            attached = _ATTACHED.fullmatch(toks[j - 1].group(0).lower())
             unit = _UNITS.get(attached.group(1)) if attached else _UNITS.get(nxt)
             end = j + (1 if unit and not attached else 0)
             if prev not in _EVIDENCE and nxt not in _EVIDENCE:
@@ -219,13 +223,13 @@ def _number_at(toks: list, i: int) -> tuple[str | None, int]:
     """The number that starts at token `i` (digits, or words: "twenty-one", "one hundred") and the index
     after it; (None, i) when none does."""
     word = toks[i].group(0).lower()
-    m = re.fullmatch(r"(\d+(?:\.\d+)*)[a-z%]*", word)
+    m = _DIGITS.fullmatch(word)
     if m:
         return m.group(1), i + 1
     total, j, seen = 0, i, False
     while j < len(toks):
         parts = toks[j].group(0).lower().split("-")
-        if all(p in NUMBER_WORDS for p in parts) and len(parts) <= 2:
+        if len(parts) <= 2 and all(p in NUMBER_WORDS for p in parts):
             total += sum(NUMBER_WORDS[p] for p in parts)
         elif parts[0] in _SCALES and len(parts) == 1 and seen:
             total = max(total, 1) * _SCALES[parts[0]]
@@ -241,21 +245,43 @@ def _is_name(sentence: str, tok) -> bool:
     word = tok.group(0)
     if _noun(word) in _EVIDENCE:
         return False
-    if word.startswith("`") or re.search(r"[a-z][A-Z]|[A-Z]{2}|_|\w\.\w", word):
+    if word.startswith("`") or _IDENTIFIER.search(word):
         return len(word) > 1
     return word[0].isupper() and word != "I" and not _OPENS.search(sentence[: tok.start()])
 
 
+@dataclass(frozen=True)
+class Said:
+    """A sentence as `value_clash` compares it, found once: a memory's sentences meet those of dozens."""
+
+    sentence: str
+    values: frozenset[str]  # the values it gives (said_values)
+    # the statement of the rest (the sentence with its values blanked); none when it gives no value
+    words: frozenset
+    negated: bool
+
+
+@lru_cache(maxsize=16384)
+def said_of(sentence: str) -> Said:
+    values, rest = said_values(sentence)
+    # a sentence without values clashes with none: its statement is never looked at
+    words, negated = statement(rest) if values else (frozenset(), False)
+    return Said(sentence, values, words, negated)
+
+
 def value_clash(a: str, b: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """`clash` of two sentences."""
+    return clash(said_of(a), said_of(b))
+
+
+def clash(a: Said, b: Said) -> tuple[frozenset[str], frozenset[str]] | None:
     """(a's values, b's values) when two sentences say one statement but give it other values ("keep logs
     for seven days" / "for fourteen days", "deploys go through Alice" / "through Bob"): what each gives that
     the other does not. None when they say different things, or agree."""
-    va, rest_a = said_values(a)
-    vb, rest_b = said_values(b)
-    only_a, only_b = va - vb, vb - va
+    only_a, only_b = a.values - b.values, b.values - a.values
     if not only_a or not only_b:
         return None
-    (wa, na), (wb, nb) = statement(rest_a), statement(rest_b)
-    if na != nb or not wa or not wb or len(wa & wb) / len(wa | wb) < SAME_STATEMENT:
+    wa, wb = a.words, b.words
+    if a.negated != b.negated or not wa or not wb or len(wa & wb) / len(wa | wb) < SAME_STATEMENT:
         return None
     return only_a, only_b
