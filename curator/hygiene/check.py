@@ -18,6 +18,7 @@ import os
 from typing import TYPE_CHECKING
 
 from memcurate.curator.hygiene import DETECTORS, SEVERITIES, Finding
+from memcurate.curator.hygiene.texts import library_entries, reading
 from memcurate.curator.memory.memory_md.format import MemoryMdError
 from memcurate.curator.util.atomic import read_json, write_json
 from memcurate.curator.util.stamps import now_iso
@@ -43,11 +44,14 @@ def run(engine: Context, *, stage: bool = True, summary: dict | None = None) -> 
     forget_trash(engine)
     findings: list[Finding] = []
     errors: list[str] = []
-    for detect in DETECTORS:
-        try:
-            findings.extend(detect(engine))
-        except (MemoryMdError, OSError, ValueError) as e:
-            errors.append(f"{_name(detect)}: {e}")
+    # the library listed and each memory read once, for every detector
+    with reading(engine):
+        for detect in DETECTORS:
+            try:
+                findings.extend(detect(engine))
+            except (MemoryMdError, OSError, ValueError) as e:
+                errors.append(f"{_name(detect)}: {e}")
+        checked = len(library_entries(engine))
     findings.sort(key=lambda f: (SEVERITIES.index(f.severity), f.code, f.refs))
     if stage:
         findings = _stage_all(engine, findings, errors)
@@ -57,9 +61,6 @@ def run(engine: Context, *, stage: bool = True, summary: dict | None = None) -> 
         _redacted(f) for f in findings
     ]  # a message may quote a memory: cached and printed below
     errors = [_shown(e) for e in errors]
-    from memcurate.curator.library import catalog
-
-    checked = len(catalog.entries(engine))
     write_json(
         cache_path(engine.data),
         {

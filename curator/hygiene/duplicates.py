@@ -25,15 +25,21 @@ from memcurate.curator.categories import CATEGORIES, CLAUDE, ONE_PER_SESSION
 from memcurate.curator.hygiene import merging
 from memcurate.curator.hygiene import statements as said
 from memcurate.curator.hygiene.merging import CONTRADICTION, DUPLICATE  # noqa: F401 (a pair's kinds, used here and by callers)
-from memcurate.curator.hygiene.texts import text_of
+from memcurate.curator.hygiene.texts import library_entries, text_of
 from memcurate.curator.library.entries import is_line_ref
 from memcurate.curator.memory import memfile
 from memcurate.curator.memory.front_matter import MemoryFormatError, split_front_matter
 from memcurate.curator.util.stamps import content_hash
 from memcurate.curator.util.textsafe import one_line
 from memcurate.curator.verify.checks import content_words
-from memcurate.curator.verify.decide import identifiers, unattributed
-from memcurate.curator.verify.decide import similarity as fact_similarity
+from memcurate.curator.verify.decide import (
+    FactWords,
+    fact_words,
+    identifiers,
+    jaccard,
+    similarity_of,
+    unattributed,
+)
 
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
     from memcurate.curator.context import Context
@@ -82,6 +88,11 @@ class Memo:
             "whole",
             lambda: unattributed(f"{self.doc.title}\n{self.doc.description}\n{self.doc.body}"),
         )
+
+    @property
+    def fact(self) -> FactWords:
+        """The words the decisions' similarity compares."""
+        return self.once("fact", lambda: fact_words(self.doc))
 
 
 def memo_of(entry, text: str) -> Memo | None:
@@ -159,10 +170,10 @@ WHOLE_MIN_WORDS = 15
 
 def score(x: Memo, y: Memo) -> float:
     """The decisions' similarity of two facts; the whole texts' when both are long enough to say more."""
-    sim = fact_similarity(x.doc, y.doc)
+    sim = similarity_of(x.fact, y.fact)
     if min(len(x.words), len(y.words)) >= WHOLE_MIN_WORDS:
         # text_similarity(x.whole, y.whole), its words found once
-        sim = max(sim, _jaccard(x.words, y.words))
+        sim = max(sim, jaccard(x.words, y.words))
     return sim
 
 
@@ -175,13 +186,13 @@ def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[
             continue
         old, new = (x, y) if (x.stamp, x.ref) <= (y.stamp, y.ref) else (y, x)
         if (
-            _jaccard(x.words, y.words) < GATE
-            and _jaccard(_subject_words(x), _subject_words(y)) < GATE
+            jaccard(x.words, y.words) < GATE
+            and jaccard(_subject_words(x), _subject_words(y)) < GATE
         ):
             continue  # too little in common to say one thing, or to disagree on one: not worth scoring
         sim = score(old, new)
         # text_similarity of the subjects
-        subject = _jaccard(_subject_words(old), _subject_words(new))
+        subject = jaccard(_subject_words(old), _subject_words(new))
         why = disagreement(old, new) if max(subject, sim) >= SUBJECT else None
         if why:
             out.append(Pair(old.ref, new.ref, round(max(sim, subject), 3), CONTRADICTION, why))
@@ -197,10 +208,6 @@ def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[
                 )
             )
     return sorted(out, key=lambda p: (-p.score, p.a, p.b))
-
-
-def _jaccard(a, b) -> float:
-    return len(a & b) / len(a | b) if a and b else 0.0
 
 
 def _subject_words(m: Memo) -> set[str]:
@@ -241,7 +248,8 @@ def _negation_flip(old: Memo, new: Memo) -> str | None:
     olds = _statements(old)
     for words, negated, s in _statements(new):
         for owords, onegated, o in olds:
-            if said.flipped((words, negated), (owords, onegated)):
+            # only a negated and an affirmed statement can flip
+            if negated != onegated and said.flipped((words, negated), (owords, onegated)):
                 return (
                     f"{'denies' if negated else 'asserts'} what the older one "
                     f"{'asserts' if negated else 'denies'}: {one_line(s, 70)!r} vs {one_line(o, 70)!r}"
@@ -251,12 +259,14 @@ def _negation_flip(old: Memo, new: Memo) -> str | None:
 
 def _replaced(old: Memo, new: Memo) -> str | None:
     """The newer says the older's choice was replaced: "instead of X", "no longer X", "replaced X"."""
-    choice = content_words(_subject(old)) | identifiers(_subject(old))
-    said = content_words(_subject(new))
+    choice = old.once("choice", lambda: _subject_words(old) | identifiers(_subject(old)))
+    said = _subject_words(new)
     for m in new.once("replaced", lambda: list(_REPLACED.finditer(new.whole))):
         named = m.group(1).strip("`.").lower()
         if named in choice and named not in _replaced_in(old):
-            if named in said and not _REPLACED.search(_subject(new)):
+            if named in said and not new.once(
+                "replaced_subject", lambda: bool(_REPLACED.search(_subject(new)))
+            ):
                 continue  # the newer's own subject names it as its choice too
             return f"says {one_line(m.group(0), 50)!r}, the older one's choice"
     return None
@@ -285,18 +295,25 @@ def _other_words(old: Memo, new: Memo) -> str | None:
     value: a number in words or digits, a duration, a version, a name ("Keep logs for seven days" /
     "Keep logs for fourteen days"). Two such memories are not one: merged, the memory would say both.
     (The same clash in a detail of two memories that are one is left to the merge: the newer's stands.)"""
-    new_main, old_main = _main(new), _main(old)
-    pairs = [(s, o) for s in new_main for o in _sentences(old)] + [
-        (s, o) for s in _sentences(new) for o in old_main
-    ]
+    new_main, old_main = _valued(new, "main", _main), _valued(old, "main", _main)
+    # a main statement without a value clashes with none: the other's sentences are not looked at then
+    pairs = [(s, o) for s in new_main for o in _valued(old, "sentences", _sentences)]
+    if old_main:
+        pairs += [(s, o) for s in _valued(new, "sentences", _sentences) for o in old_main]
     for s, o in pairs:
-        clash = said.value_clash(s, o)
+        clash = said.clash(s, o)
         if clash:
             return (
-                f"says {one_line(s, 70)!r} ({', '.join(sorted(clash[0]))}) where the older one says "
-                f"{one_line(o, 70)!r} ({', '.join(sorted(clash[1]))})"
+                f"says {one_line(s.sentence, 70)!r} ({', '.join(sorted(clash[0]))}) where the older "
+                f"one says {one_line(o.sentence, 70)!r} ({', '.join(sorted(clash[1]))})"
             )
     return None
+
+
+def _valued(m: Memo, key: str, of) -> list[said.Said]:
+    """The sentences `of` gives that give a value, each as `said.clash` compares it: the others clash
+    with none."""
+    return m.once("valued " + key, lambda: [x for x in map(said.said_of, of(m)) if x.values])
 
 
 def _sentences(m: Memo) -> list[str]:
@@ -315,9 +332,13 @@ def _main(m: Memo) -> list[str]:
 
 
 def _same_owner(old: Memo, new: Memo, setting: set[str]) -> bool:
-    a = {said._singular(w) for w in _subject_words(old)} - setting
-    b = {said._singular(w) for w in _subject_words(new)} - setting
-    return not a or not b or _jaccard(a, b) >= SUBJECT
+    a = _singular_subject(old) - setting
+    b = _singular_subject(new) - setting
+    return not a or not b or jaccard(a, b) >= SUBJECT
+
+
+def _singular_subject(m: Memo) -> set[str]:
+    return m.once("singular_subject", lambda: {said._singular(w) for w in _subject_words(m)})
 
 
 # -- over a project ------------------------------------------------------------
@@ -330,9 +351,7 @@ def threshold_of(cfg: dict | None) -> float:
 def memos(engine: Context, entries=None) -> list[Memo]:
     """The comparable memories of the project (its library when `entries` is None), each parsed once."""
     out = []
-    from memcurate.curator.library import catalog
-
-    for entry in catalog.entries(engine) if entries is None else entries:
+    for entry in library_entries(engine) if entries is None else entries:
         if (
             is_line_ref(entry.ref)
             or getattr(entry, "broken", False)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.hygiene import Finding, fix
+from memcurate.curator.hygiene.texts import library_entries
 from memcurate.curator.library.entries import CLAUDE, MEMCURATE, is_line_ref, line_hash, line_ref
 from memcurate.curator.memory.memory_md import claude_lines as md_lines
 from memcurate.curator.memory.memory_md.archive import read_archive
@@ -247,9 +248,7 @@ def unlinked(engine: Context, text: str, removed=()) -> list[Finding]:
     for cat in CATEGORIES:
         linked.update(e.path for e in read_archive(engine.root, cat))
     findings = []
-    from memcurate.curator.library import catalog
-
-    for entry in catalog.entries(engine):
+    for entry in library_entries(engine):
         if (
             entry.status != "active"
             or entry.broken

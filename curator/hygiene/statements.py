@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 from functools import lru_cache
 
 from memcurate.curator.drafting.offline.text import sentences
@@ -169,6 +170,14 @@ _FREQUENCIES = frozenset(
 _EVIDENCE = frozenset("turn session file line commit step page item issue pr test".split())
 _TOKEN = re.compile(r"`[^`\n]+`|\d+(?:\.\d+)*[a-z%]*|%|[A-Za-z][\w'.-]*[A-Za-z0-9]|[A-Za-z]")
 _OPENS = re.compile(r"(?:^|[.!?:;(\"'*#>-]|\n)\s*\Z")
+_DIGITS = re.compile(r"(\d+(?:\.\d+)*)[a-z%]*")
+_ATTACHED = re.compile(r"[\d.]+([a-z%]+)")  # a number's unit written onto it: "30s", "5%"
+_IDENTIFIER = re.compile(r"[a-z][A-Z]|[A-Z]{2}|_|\w\.\w")
+# What any value needs (a digit, `code`, an identifier's `_` or `a.b`), past the sentence's first letter
+# a capital (a name); else one of the words below.
+_MAYBE_VALUE = re.compile(r"[\d`_]|\w\.\w")
+_LETTERS = re.compile(r"[A-Za-z]+")
+_BLANK = re.compile(r"\s*")
 
 
 @lru_cache(maxsize=16384)
@@ -176,6 +185,8 @@ def said_values(sentence: str) -> tuple[frozenset[str], str]:
     """The values a sentence gives (normalised: "seven days" and "7 days" are "7 day") and the sentence
     with them blanked out (what it says of them). Kept for the sentences seen last: the check compares a
     memory with up to 2 x duplicates.MAX_CANDIDATES others, sentence by sentence, and this is its cost."""
+    if _gives_none(sentence):
+        return frozenset(), sentence
     toks = list(_TOKEN.finditer(sentence))
     values: set[str] = set()
     spans: list[tuple[int, int]] = []
@@ -185,7 +196,7 @@ def said_values(sentence: str) -> tuple[frozenset[str], str]:
         if number is not None:
             prev = _noun(toks[i - 1].group(0)) if i else ""
             nxt = _noun(toks[j].group(0)) if j < len(toks) else ""
-            attached = re.fullmatch(r"[\d.]+([a-z%]+)", toks[j - 1].group(0).lower())
+            attached = _ATTACHED.fullmatch(toks[j - 1].group(0).lower())
             unit = _UNITS.get(attached.group(1)) if attached else _UNITS.get(nxt)
             end = j + (1 if unit and not attached else 0)
             if prev not in _EVIDENCE and nxt not in _EVIDENCE:
@@ -205,6 +216,24 @@ def said_values(sentence: str) -> tuple[frozenset[str], str]:
     return frozenset(values), blanked
 
 
+def _gives_none(sentence: str) -> bool:
+    """True when `sentence` surely gives no value (most do not): no digit, code or identifier, no capital
+    but an opening one, no number or frequency word. Tokenising it would find none, at ten times the cost."""
+    if _MAYBE_VALUE.search(sentence):
+        return False
+    first = _LETTERS.search(sentence)
+    if first is None:
+        return True
+    start = first.start()
+    # a capital past the first letter may be a name; a first letter after anything but blanks too
+    if not _BLANK.fullmatch(sentence, 0, start) or not sentence[start + 1 :].islower():
+        return False
+    return not any(
+        w.lower() in NUMBER_WORDS or w.lower() in _FREQUENCIES
+        for w in _LETTERS.findall(sentence, start)
+    )
+
+
 def _noun(word: str) -> str:
     """A unit or a counted noun, singular: "days" -> "day", "PRs" -> "pr"."""
     word = word.lower()
@@ -219,13 +248,13 @@ def _number_at(toks: list, i: int) -> tuple[str | None, int]:
     """The number that starts at token `i` (digits, or words: "twenty-one", "one hundred") and the index
     after it; (None, i) when none does."""
     word = toks[i].group(0).lower()
-    m = re.fullmatch(r"(\d+(?:\.\d+)*)[a-z%]*", word)
+    m = _DIGITS.fullmatch(word)
     if m:
         return m.group(1), i + 1
     total, j, seen = 0, i, False
     while j < len(toks):
         parts = toks[j].group(0).lower().split("-")
-        if all(p in NUMBER_WORDS for p in parts) and len(parts) <= 2:
+        if len(parts) <= 2 and all(p in NUMBER_WORDS for p in parts):
             total += sum(NUMBER_WORDS[p] for p in parts)
         elif parts[0] in _SCALES and len(parts) == 1 and seen:
             total = max(total, 1) * _SCALES[parts[0]]
@@ -241,21 +270,43 @@ def _is_name(sentence: str, tok) -> bool:
     word = tok.group(0)
     if _noun(word) in _EVIDENCE:
         return False
-    if word.startswith("`") or re.search(r"[a-z][A-Z]|[A-Z]{2}|_|\w\.\w", word):
+    if word.startswith("`") or _IDENTIFIER.search(word):
         return len(word) > 1
     return word[0].isupper() and word != "I" and not _OPENS.search(sentence[: tok.start()])
 
 
+@dataclass(frozen=True)
+class Said:
+    """A sentence as `value_clash` compares it, found once: a memory's sentences meet those of dozens."""
+
+    sentence: str
+    values: frozenset[str]  # the values it gives (said_values)
+    # the statement of the rest (the sentence with its values blanked); none when it gives no value
+    words: frozenset
+    negated: bool
+
+
+@lru_cache(maxsize=16384)
+def said_of(sentence: str) -> Said:
+    values, rest = said_values(sentence)
+    # a sentence without values clashes with none: its statement is never looked at
+    words, negated = statement(rest) if values else (frozenset(), False)
+    return Said(sentence, values, words, negated)
+
+
 def value_clash(a: str, b: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """`clash` of two sentences."""
+    return clash(said_of(a), said_of(b))
+
+
+def clash(a: Said, b: Said) -> tuple[frozenset[str], frozenset[str]] | None:
     """(a's values, b's values) when two sentences say one statement but give it other values ("keep logs
     for seven days" / "for fourteen days", "deploys go through Alice" / "through Bob"): what each gives that
     the other does not. None when they say different things, or agree."""
-    va, rest_a = said_values(a)
-    vb, rest_b = said_values(b)
-    only_a, only_b = va - vb, vb - va
+    only_a, only_b = a.values - b.values, b.values - a.values
     if not only_a or not only_b:
         return None
-    (wa, na), (wb, nb) = statement(rest_a), statement(rest_b)
-    if na != nb or not wa or not wb or len(wa & wb) / len(wa | wb) < SAME_STATEMENT:
+    wa, wb = a.words, b.words
+    if a.negated != b.negated or not wa or not wb or len(wa & wb) / len(wa | wb) < SAME_STATEMENT:
         return None
     return only_a, only_b

@@ -1,10 +1,15 @@
 """The memories a check reads, each once: the library's entries (both owners) with their text, and
-where a memory file's body starts (the part a fix may mark)."""
+where a memory file's body starts (the part a fix may mark). Within `reading` (check.run), the library
+is listed and each file read once for every detector: at 10,000 memories each listing costs a third of
+a second and each reading of the files another."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memcurate.curator.categories import CLAUDE
@@ -37,13 +42,54 @@ class Text:
         return m.end() if m else 0
 
 
+@dataclass
+class _Read:
+    """What one check has read: the library's entries, and each file's text by (ref, where)."""
+
+    engine: object
+    entries: list[Entry] | None = None
+    texts: dict[tuple[str, str], str | None] = field(default_factory=dict)
+
+
+# per thread (a check may run in a worker of the TUI while its other threads read the library)
+_READ: ContextVar[_Read | None] = ContextVar("hygiene_read", default=None)
+
+
+@contextmanager
+def reading(engine: Context) -> Iterator[None]:
+    """Within it, `library_entries` and `text_of` of `engine` read the library once: what one check's detectors
+    see is one listing of it (none of them writes a memory)."""
+    token = _READ.set(_Read(engine))
+    try:
+        yield
+    finally:
+        _READ.reset(token)
+
+
+def _read(engine: Context) -> _Read | None:
+    read = _READ.get()
+    return read if read is not None and read.engine is engine else None
+
+
+def library_entries(engine: Context) -> list[Entry]:
+    """The library's entries (catalog.entries), listed once within `reading`."""
+    from memcurate.curator.library import catalog
+
+    read = _read(engine)
+    if read is None:
+        return catalog.entries(engine)
+    if read.entries is None:
+        read.entries = catalog.entries(engine)
+    return read.entries
+
+
 def memory_texts(engine: Context, entries=None) -> list[Text]:
     """Every readable memory of the library (archived ones too; of `entries` when given), with its text."""
     from memcurate.curator.library import catalog
 
     out = []
     lines: dict[str, str] | None = None  # Claude's MEMORY.md lines, read once for all of them
-    for entry in catalog.entries(engine) if entries is None else entries:
+    for entry in library_entries(engine) if entries is None else entries:
         if entry.broken:
             continue
         if is_line_ref(entry.ref):
@@ -58,6 +104,17 @@ def memory_texts(engine: Context, entries=None) -> list[Text]:
 
 
 def text_of(engine: Context, entry) -> str | None:
+    """`_text_of`, each file read once within `reading`."""
+    read = _read(engine)
+    if read is None:
+        return _text_of(engine, entry)
+    key = (entry.ref, getattr(entry, "where", ""))
+    if key not in read.texts:
+        read.texts[key] = _text_of(engine, entry)
+    return read.texts[key]
+
+
+def _text_of(engine: Context, entry) -> str | None:
     """The entry's text (a MEMORY.md line of Claude's: the line); None when it is gone or unreadable since
     listed (the next run sees it). memcurate's files are read straight from the path the index gave, not
     parsed: the one who needs the document parses it, once (library_entry would parse each file and

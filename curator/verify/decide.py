@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field, replace
 
 from memcurate.curator.categories import CATEGORIES, CLAUDE, LATEST_SECTIONS, ONE_PER_SESSION
 from memcurate.curator.errors import Refusal
 from memcurate.curator.memory import memfile
 from memcurate.curator.verify.checks import content_words
-from memcurate.curator.verify.checks import similarity as text_similarity
 
 ACTIONS = ("create", "update", "noop", "delete")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -79,7 +79,10 @@ def unattributed(text: str) -> str:
 
 
 # What names one thing: a path or file name, a dotted, snake_case or CamelCase name, a test id (a::b).
-_IDENT = re.compile(r"[\w./:-]*(?:[a-zA-Z][._/:][a-zA-Z0-9]|_[a-zA-Z0-9]|[a-z][A-Z])[\w./:-]*")
+# A match starts where a run of name characters does: the same matches, without trying every position.
+_IDENT = re.compile(
+    r"(?<![\w./:-])[\w./:-]*(?:[a-zA-Z][._/:][a-zA-Z0-9]|_[a-zA-Z0-9]|[a-z][A-Z])[\w./:-]*"
+)
 
 
 def identifiers(text: str) -> set[str]:
@@ -88,20 +91,50 @@ def identifiers(text: str) -> set[str]:
     }
 
 
+@dataclass(frozen=True)
+class FactWords:
+    """What `similarity` compares of one memory, found once: a check compares each memory with dozens."""
+
+    key: frozenset[str]  # the content words of its key text (title and first section)
+    title: frozenset[str]  # the content words of its title
+    names: frozenset[str]  # the identifiers its key text names
+
+
+def fact_words(doc: memfile.MemoryDoc) -> FactWords:
+    key = key_text(doc)
+    return FactWords(
+        frozenset(content_words(key)),
+        frozenset(content_words(doc.title)),
+        frozenset(identifiers(key)),
+    )
+
+
 def similarity(doc: memfile.MemoryDoc, other: memfile.MemoryDoc) -> float:
-    """How alike two memories' facts are (0..1): the words of their titles and first sections, or of
-    their titles alone when those say more (a quote added to one section dilutes the words), then the
-    things they name: a shared identifier (a file, a command, a test) pulls them together, names
-    that are all different push them apart ("fix failing test test_a" is not "fix failing test test_b")."""
-    a, b = key_text(doc), key_text(other)
-    sim = text_similarity(a, b)
-    if min(len(content_words(doc.title)), len(content_words(other.title))) >= 3:
-        sim = max(sim, text_similarity(doc.title, other.title))
-    ia, ib = identifiers(a), identifiers(b)
-    if ia and ib:
-        shared = len(ia & ib) / len(ia | ib)
+    """How alike two memories' facts are (0..1): `similarity_of` their words."""
+    return similarity_of(fact_words(doc), fact_words(other))
+
+
+def similarity_of(a: FactWords, b: FactWords) -> float:
+    """How alike two facts are (0..1): the words of their titles and first sections, or of their titles
+    alone when those say more (a quote added to one section dilutes the words), then the things they
+    name: a shared identifier (a file, a command, a test) pulls them together, names that are all
+    different push them apart ("fix failing test test_a" is not "fix failing test test_b")."""
+    sim = jaccard(a.key, b.key)
+    if min(len(a.title), len(b.title)) >= 3:
+        sim = max(sim, jaccard(a.title, b.title))
+    if a.names and b.names:
+        shared = len(a.names & b.names) / len(a.names | b.names)
         sim = sim + (1 - sim) * shared / 2 if shared else sim / 2
     return sim
+
+
+def jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:
+    """Words shared over all words (0..1; 0 when either has none): `checks.similarity` of two texts, from
+    their content words. The union is counted, not built: a check scores tens of thousands of pairs."""
+    if not a or not b:
+        return 0.0
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)
 
 
 def _norm(text: str) -> str:

@@ -1,0 +1,119 @@
+"""What `memcurate check` costs, by structure rather than by the clock: the library is listed once and
+each memory read and parsed once for every detector, and the duplicate decision derives a memory's
+words once, however many others it is compared with. (bench/check_bench.py measures the time at 10,000
+memories; these keep what it measured from coming back.)"""
+
+from __future__ import annotations
+
+import builtins
+import sys
+from pathlib import Path
+
+import pytest
+
+from memcurate.curator.engine import Engine
+from memcurate.curator.hygiene import check, duplicates
+from memcurate.curator.library import catalog
+from memcurate.curator.memory import memfile
+from memcurate.curator.verify import decide
+
+N = 40
+# every memory says the same things in the same words, and names two words of its own: each one is a
+# candidate of many others (they share rare words), and each pair is alike enough to be scored
+WORDS = (
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november".split()
+)
+
+
+def own(i: int) -> str:
+    return f"{WORDS[i % len(WORDS)]}{i}x {WORDS[(3 * i + 5) % len(WORDS)]}{i}y"
+
+
+def write(root: Path, mid: str, words: str) -> None:
+    doc = memfile.MemoryDoc(
+        id=mid,
+        category="decision",
+        title=f"Queue workers retry failed jobs with backoff {words}",
+        description=f"Retries of failed jobs back off exponentially {words}",
+        tags=["queue"],
+        created="2026-10-01T10:00:00Z",
+        updated="2026-10-01T10:00:00Z",
+        body=(
+            f"## Decision\nQueue workers retry failed jobs with exponential backoff {words}.\n\n"
+            "## Rationale\nImmediate retries hammered the payments gateway during outages."
+        ),
+    )
+    (root / "decision" / f"{mid}.md").write_text(memfile.render(doc))
+
+
+@pytest.fixture
+def store(project: Path, tmp_path: Path) -> tuple[Engine, Path]:
+    """A project whose memory root holds N alike decisions, two of them the very same fact."""
+    root = tmp_path / "memory"
+    (root / "decision").mkdir(parents=True)
+    (project / ".claude").mkdir()
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: offline\nmemory:\n  root: {root}\n"
+    )
+    for i in range(N):
+        write(root, f"m{i}", own(i))
+    write(root, "m0-again", own(0))
+    engine = Engine(str(project))
+    # the index built, as a check finds it after the first
+    check.run(engine, stage=False)
+    return engine, root
+
+
+def test_a_check_lists_the_library_once_and_reads_and_parses_each_memory_once(store, monkeypatch):
+    engine, root = store
+    listings, parsed, opened = [], [], []
+    entries, parse, open_ = catalog.entries, memfile.parse, builtins.open
+
+    def counted_entries(*a, **k):
+        listings.append(1)
+        return entries(*a, **k)
+
+    def counted_parse(text, *a, **k):
+        parsed.append(text)
+        return parse(text, *a, **k)
+
+    def counted_open(file, *a, **k):
+        # the check's own reads (the index reads a file written less than two seconds ago again)
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if caller.startswith("memcurate.curator.hygiene") and str(file).startswith(str(root)):
+            opened.append(str(file))
+        return open_(file, *a, **k)
+
+    monkeypatch.setattr(catalog, "entries", counted_entries)
+    monkeypatch.setattr(memfile, "parse", counted_parse)
+    monkeypatch.setattr(builtins, "open", counted_open)
+    findings = check.run(engine, stage=False)
+
+    assert any(f.code == "duplicate" and "decision/m0-again" in f.refs for f in findings)
+    assert len(listings) == 1
+    assert len(opened) == len(set(opened)) == N + 1
+    assert len(parsed) == len(set(parsed)) == N + 1
+
+
+def test_the_duplicate_decision_derives_each_memorys_words_once(store, monkeypatch):
+    engine, _root = store
+    keyed, scored = [], []
+    key_text, score = decide.key_text, duplicates.score
+
+    def counted_key_text(doc):
+        keyed.append(doc.id)
+        return key_text(doc)
+
+    def counted_score(x, y):
+        scored.append((x.ref, y.ref))
+        return score(x, y)
+
+    monkeypatch.setattr(decide, "key_text", counted_key_text)
+    monkeypatch.setattr(duplicates, "score", counted_score)
+    findings = check.run(engine, stage=False)
+
+    assert any(f.code == "duplicate" and "decision/m0-again" in f.refs for f in findings)
+    # many pairs were scored: each memory met several others...
+    assert len(scored) >= 4 * (N + 1)
+    # ...and its key text (title and first section) was found once, not once per pair
+    assert len(keyed) == len(set(keyed)) <= N + 1
