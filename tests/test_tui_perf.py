@@ -3,13 +3,19 @@ an engine that runs as long as the TUI keeps nothing of the triages it is done w
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 from test_concurrency import roomy_engine
 from test_engine import stage
 
 from memcurate.curator.util.locks import LockBusy
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_an_engine_keeps_no_claim_lock_for_a_triage_once_its_work_is_done(project, tmp_path):
@@ -51,3 +57,29 @@ def test_a_claim_still_shuts_out_other_threads_while_one_holds_it(project, tmp_p
         results.append("got it")
     assert results == ["got it"] and engine.claims == {}
     engine.close()
+
+
+def _start_modules(argv: list[str], cwd: Path) -> dict:
+    """What `memcurate <argv>` has imported when it hands over to the TUI (cli._review, stubbed), and the
+    project it hands over."""
+    code = (
+        "import json, sys\nfrom memcurate.curator import cli\n"
+        "cli._review = lambda p: print(json.dumps({'project': p, 'argparse': 'argparse' in sys.modules}))"
+        f" or 0\nsys.exit(cli.main({argv!r}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=cwd
+    )
+    return json.loads(out.stdout)
+
+
+def test_the_tui_command_lines_reach_the_app_without_building_the_parser(project):
+    """`memcurate` and `memcurate --project DIR` open the TUI without building the command line's parser
+    (its subcommands cost a tenth of the CPU before the first frame); the project is the one the parser
+    would have given (a subfolder: its git root)."""
+    sub = project / "src"
+    sub.mkdir()
+    for argv, cwd in (([], sub), (["--project", str(sub)], ROOT), ([f"--project={sub}"], ROOT)):
+        assert _start_modules(argv, cwd) == {"project": str(project), "argparse": False}, argv
+    # anything else is the parser's: its checks and errors stay as they were
+    assert _start_modules(["--project", str(sub), "--debug"], ROOT)["argparse"] is True
