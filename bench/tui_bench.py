@@ -23,10 +23,11 @@ checkout.
             calls `curator.candidates.claude_writes.stage`, as `memcurate hook
             --review-auto-memory` does on a PreToolUse): from the rename of its
             record into claude-writes/ to the first frame with its `claude` row.
-            Live objects (gc.get_objects() after gc.collect(), the app quiet) after the warm-up landing,
-            after the last, and once every row of the landed triages is rejected (another Engine, seen
-            through the watcher) and gone from the screen: a landing adds its rows, so only what stays
-            once they left is a leak. Per key press below too.
+            Live objects (gc.get_objects() after gc.collect(), the app quiet) once the warm-up landings
+            (WARMUP_LANDINGS, shown then rejected: what only the first landings load) left, after the last,
+            and once every row of the landed triages is rejected (another Engine, seen through the
+            watcher) and gone from the screen: a landing adds its rows, so only what stays once they left
+            is a leak. Per key press below too.
   keys      j / k / down / up with 2,004 pending items (one drafted demo triage
             copied under 333 more ids), each pressed with the app quiet: from the
             key event handed to the app, as its terminal driver does, to the end
@@ -71,6 +72,9 @@ PROG = "tui_bench"
 TARGET_LANDING_MS = 300.0
 TARGET_KEY_MS = 50.0
 TARGET_START_MS = 300.0
+# landings (5 rows each) shown and left before live objects are counted: the first ones load modules and
+# fill the queue's render caches (bounded: CACHED_SCREENS) once, ~10,000 objects whatever the rounds
+WARMUP_LANDINGS = 10
 COLS, ROWS = 160, 45
 QUEUE_ITEMS = 2000  # at least this many pending rows for the key presses
 RESULTS = os.path.join(B.RESULTS, "tui.json")
@@ -286,9 +290,11 @@ async def wait_quiet(app, gap: float, timeout: float = 60.0) -> None:
 
 
 def live_objects() -> int:
-    """Objects the garbage collector tracks (off the clock: ~0.1 s a million)."""
+    """Objects the garbage collector tracks once it has collected (off the clock: ~0.1 s a million):
+    without the collection, cycles not yet collected (each frame makes some) counted as kept."""
     import gc
 
+    gc.collect()
     return len(gc.get_objects())
 
 
@@ -384,8 +390,9 @@ async def measure_landing(
     from memcurate.curator.engine import Engine
     from memcurate.widgets.queue import QueueTable
 
-    # +1: a warm-up round
-    paths = [f"claude {n}" if claude else site.transcript(n, salt=5) for n in range(rounds + 1)]
+    # the warm-up landings first (WARMUP_LANDINGS; one for Claude's writes)
+    warm = 1 if claude else WARMUP_LANDINGS
+    paths = [f"claude {n}" if claude else site.transcript(n, salt=5) for n in range(rounds + warm)]
     env = B.clean_env(**{B.CHILD_FLAG: "1"})
     proc = subprocess.Popen(
         [sys.executable, "-I", "-B", os.path.abspath(__file__), "--stager", site.project],
@@ -406,11 +413,12 @@ async def measure_landing(
             "frame_after_load": [],
             "rows_at_landing": [],
         }
-        landed: set[str] = set()  # the triages of the measured rounds
+        landed: set[str] = set()  # the triages of the warm-up, then of the measured rounds
         async with app.run_test(headless=False, size=(COLS, ROWS)):
             table = app.query_one(QueueTable)
             await wait_quiet(app, 0.3)
-            for r, path in enumerate(paths):
+            for i, path in enumerate(paths):
+                r = i - warm + 1  # the measured rounds are 1..rounds
                 known = {i.tid for i in table.shown}
                 hit: dict = {}
                 fired = asyncio.Event()
@@ -428,7 +436,7 @@ async def measure_landing(
                 app.on_frame = on_frame
                 proc.stdin.write(path + "\n")
                 proc.stdin.flush()
-                await wait_event(fired, f"the row of demo copy {r}")
+                await wait_event(fired, f"the row of demo copy {i}")
                 reply = json.loads(await loop.run_in_executor(None, proc.stdout.readline))
                 if (
                     reply["status"] != "staged"
@@ -436,14 +444,14 @@ async def measure_landing(
                     or hit["tids"] != {reply["tid"]}
                 ):
                     progress(
-                        f"{PROG}: landing round {r}: staged {reply}, rows shown for {hit.get('tids')}"
+                        f"{PROG}: landing {i}: staged {reply}, rows shown for {hit.get('tids')}"
                     )
                     B.die(
                         PROG,
                         "a landing did not show as its row (inside run_test textual captures stderr: see above)",
                     )
                 t0 = reply["t_rename"]
-                if r:  # round 0 warms up
+                if r > 0:
                     out["latency"].append((hit["t"] - t0) * 1e3)
                     out["watch"].append((app.marks["watch"] - t0) * 1e3)
                     out["loaded"].append((app.marks["loaded"] - t0) * 1e3)
@@ -455,10 +463,17 @@ async def measure_landing(
                             f"{out['latency'][-1]:.0f} ms ({hit['title']})"
                         )
                 await wait_quiet(app, 0.2)  # its pipeline drafts it: off the clock
-                if r:
-                    landed |= hit["tids"]
-                if r == 0 or r == rounds:
-                    out.setdefault("objects", []).append(live_objects())
+                landed |= hit["tids"]
+                if r == 0:
+                    # The warm-up landings leave before the count starts: what the first landings load
+                    # once (modules, compiled patterns, render caches filled to their bounds) is not
+                    # a landing's, and the measured rounds start from the queue they found.
+                    if not claude:
+                        await leave(app, table, site.project, landed)
+                    landed = set()
+                    out["objects"] = [live_objects()]
+                if r == rounds:
+                    out["objects"].append(live_objects())
             # the landed triages leave, as when every row of theirs is approved or rejected
             if not claude:
                 out["objects"].append(await leave(app, table, site.project, landed))
@@ -1077,7 +1092,7 @@ def child(args) -> int:
         L = res["landing"]
         objects = L["live_objects_after_warmup_last_and_leaving"]
         say(
-            f"live Python objects (gc-tracked, app quiet): {objects[0]:,} after the warm-up landing, {objects[1]:,} "
+            f"live Python objects (gc-tracked, app quiet): {objects[0]:,} once the {WARMUP_LANDINGS} warm-up landings left, {objects[1]:,} "
             f"after the last: {L['live_objects_per_landing']:+,} per landing (each adds its "
             f"~{L['rows_per_landing']:g} rows to the queue); {objects[2]:,} once the landed triages left: "
             f"{L['live_objects_per_landing_once_left']:+,} per landing"

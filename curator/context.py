@@ -9,6 +9,7 @@ Context, typed so, so they cannot call back up into those verbs (mypy checks it 
 from __future__ import annotations
 
 import os
+import threading
 
 from memcurate.curator import config
 from memcurate.curator.util.atomic import append_line, read_json, write_json
@@ -47,9 +48,11 @@ class Context:
         self._drafter = drafter
         self.now = clock or now_iso
         # Locks held by one thread at a time, re-entrant in it: the TUI's workers share this engine.
-        self.claims: dict[
-            str, SharedLock
-        ] = {}  # triage id -> its claim's lock (see pipeline.Claim)
+        # triage id -> its claim's lock (candidate.Claim), while a claim uses it: a long-running engine
+        # (the TUI's, its pipeline's) keeps none for the triages it is done with.
+        self.claims: dict[str, SharedLock] = {}
+        self._claim_users: dict[str, int] = {}
+        self._claims_mutex = threading.Lock()
         self._root_lock = SharedLock(os.path.join(self.root, ROOT_LOCK_NAME))
         # an older memcurate's archive moved on the first locked write
         self._archive_checked = False
@@ -137,13 +140,24 @@ class Context:
                 + (f"; left {', '.join(left)} (other bytes already there)" if left else ""),
             )
 
-    def claim_lock(self, triage_id: str, path: str) -> SharedLock:
-        """The lock of a triage's claim (`path`), one per triage for all the threads of this engine."""
-        lock = self.claims.get(triage_id)
-        if lock is None:
-            # setdefault: one even if two threads race
-            lock = self.claims.setdefault(triage_id, SharedLock(path))
-        return lock
+    def enter_claim(self, triage_id: str, path: str) -> SharedLock:
+        """The lock of a triage's claim (`path`), one per triage for all the threads of this engine,
+        counted as used until `leave_claim`."""
+        with self._claims_mutex:
+            lock = self.claims.get(triage_id)
+            if lock is None:
+                lock = self.claims[triage_id] = SharedLock(path)
+            self._claim_users[triage_id] = self._claim_users.get(triage_id, 0) + 1
+            return lock
+
+    def leave_claim(self, triage_id: str) -> None:
+        """One claim done with the lock: the last one lets it go (no thread holds or waits for it)."""
+        with self._claims_mutex:
+            left = self._claim_users[triage_id] - 1
+            if left:
+                self._claim_users[triage_id] = left
+            else:
+                del self._claim_users[triage_id], self.claims[triage_id]
 
     def written(self) -> dict[str, str]:
         """path -> hash of the last version memcurate itself wrote there (tells its own writes from hand edits)."""

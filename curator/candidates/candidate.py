@@ -52,15 +52,24 @@ class Claim:
     engine waits for it like another process would (LockBusy after `wait`)."""
 
     def __init__(self, engine, triage_id: str, wait: float = 0.0) -> None:
-        self.lock = engine.claim_lock(triage_id, staging.claim_path(engine.data, triage_id))
-        self.wait = wait
+        self.engine, self.tid, self.wait = engine, triage_id, wait
 
     def __enter__(self) -> Claim:
-        self.lock.acquire(self.wait)
+        self.lock = self.engine.enter_claim(
+            self.tid, staging.claim_path(self.engine.data, self.tid)
+        )
+        try:
+            self.lock.acquire(self.wait)
+        except BaseException:
+            self.engine.leave_claim(self.tid)
+            raise
         return self
 
     def __exit__(self, *exc) -> None:
-        self.lock.release()
+        try:
+            self.lock.release()
+        finally:
+            self.engine.leave_claim(self.tid)
 
 
 class Candidate:

@@ -1,0 +1,85 @@
+"""What keeps the live review app light over a long session (issue 26 §4; bench/tui_bench.py measures it):
+an engine that runs as long as the TUI keeps nothing of the triages it is done with."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from test_concurrency import roomy_engine
+from test_engine import stage
+
+from memcurate.curator.util.locks import LockBusy
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_an_engine_keeps_no_claim_lock_for_a_triage_once_its_work_is_done(project, tmp_path):
+    """The TUI's engines live for hours and claim every triage that lands (drafting, each approval): the
+    lock of a claim goes with the last thread using it, so the engine does not grow by one per triage."""
+    engine = roomy_engine(project, tmp_path)
+    (tid,) = stage(engine)
+    states = engine.process(tid)
+    assert "ready" in states.values()
+    ready = sorted(cat for cat, state in states.items() if state == "ready")
+    engine.approve(tid, ready[0])
+    engine.reject(tid, ready[1], "not durable")
+    assert engine.claims == {}
+    engine.close()
+
+
+def test_a_claim_still_shuts_out_other_threads_while_one_holds_it(project, tmp_path):
+    """Letting the lock go with its last user must not let a second thread in beside the first: while one
+    thread holds the claim, another waiting for it gets LockBusy, and gets it once it is let go."""
+    engine = roomy_engine(project, tmp_path)
+    tid = "20260101T000000Z-0000abcd"
+    holding, release, results = threading.Event(), threading.Event(), []
+
+    def hold() -> None:
+        with engine.claim(tid):
+            holding.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(30)
+    with pytest.raises(LockBusy):
+        with engine.claim(tid, wait=0.05):
+            pass
+    assert list(engine.claims) == [tid]  # the holder's, kept while it is held
+    release.set()
+    holder.join(30)
+    with engine.claim(tid, wait=5):
+        results.append("got it")
+    assert results == ["got it"] and engine.claims == {}
+    engine.close()
+
+
+def _start_modules(argv: list[str], cwd: Path) -> dict:
+    """What `memcurate <argv>` has imported when it hands over to the TUI (cli._review, stubbed), and the
+    project it hands over."""
+    code = (
+        "import json, sys\nfrom memcurate.curator import cli\n"
+        "cli._review = lambda p: print(json.dumps({'project': p, 'argparse': 'argparse' in sys.modules}))"
+        f" or 0\nsys.exit(cli.main({argv!r}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=cwd
+    )
+    return json.loads(out.stdout)
+
+
+def test_the_tui_command_lines_reach_the_app_without_building_the_parser(project):
+    """`memcurate` and `memcurate --project DIR` open the TUI without building the command line's parser
+    (its subcommands cost a tenth of the CPU before the first frame); the project is the one the parser
+    would have given (a subfolder: its git root)."""
+    sub = project / "src"
+    sub.mkdir()
+    for argv, cwd in (([], sub), (["--project", str(sub)], ROOT), ([f"--project={sub}"], ROOT)):
+        assert _start_modules(argv, cwd) == {"project": str(project), "argparse": False}, argv
+    # anything else is the parser's: its checks and errors stay as they were
+    assert _start_modules(["--project", str(sub), "--debug"], ROOT)["argparse"] is True
