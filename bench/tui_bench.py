@@ -298,6 +298,27 @@ def live_objects() -> int:
     return len(gc.get_objects())
 
 
+def app_objects() -> int:
+    """Live objects once textual's and rich's bounded caches are emptied: what the app itself keeps. Those
+    caches hold up to their bound by design (`Strip.render_ansi` 16,384 entries, `cached_cell_len` 4,096,
+    textual's LRU and FIFO caches), so over 40 landings they grow without being a leak; an unbounded cache
+    (maxsize None) and every cache of memcurate's are left as they are, and count."""
+    import functools
+    import gc
+
+    from textual.cache import FIFOCache, LRUCache
+
+    gc.collect()
+    for o in gc.get_objects():
+        if isinstance(o, (LRUCache, FIFOCache)):
+            o.clear()
+        elif isinstance(o, functools._lru_cache_wrapper):
+            module = getattr(o, "__module__", "") or ""
+            if module.startswith(("textual", "rich")) and o.cache_info().maxsize:
+                o.cache_clear()
+    return live_objects()
+
+
 def settle_process(timeout: float = 10.0) -> None:
     """Between apps: the last app's garbage collected and its thread workers finished (the watcher
     stops within its 500 ms poll; the threads stay in asyncio's pool, so this waits until the process
@@ -472,11 +493,14 @@ async def measure_landing(
                         await leave(app, table, site.project, landed)
                     landed = set()
                     out["objects"] = [live_objects()]
+                    out["app_objects"] = [app_objects()]
                 if r == rounds:
                     out["objects"].append(live_objects())
+                    out["app_objects"].append(app_objects())
             # the landed triages leave, as when every row of theirs is approved or rejected
             if not claude:
                 out["objects"].append(await leave(app, table, site.project, landed))
+                out["app_objects"].append(app_objects())
         return out
     finally:
         proc.stdin.close()
@@ -934,6 +958,14 @@ def child(args) -> int:
             "live_objects_per_landing_once_left": round(
                 (landing["objects"][2] - landing["objects"][0]) / landing_rounds
             ),
+            # the same with textual's and rich's bounded caches emptied (app_objects): the app's own
+            "app_objects_after_warmup_last_and_leaving": landing["app_objects"],
+            "app_objects_per_landing": round(
+                (landing["app_objects"][1] - landing["app_objects"][0]) / landing_rounds
+            ),
+            "app_objects_per_landing_once_left": round(
+                (landing["app_objects"][2] - landing["app_objects"][0]) / landing_rounds
+            ),
             "rows_per_landing": round(
                 (max(landing["rows_at_landing"]) - min(landing["rows_at_landing"]))
                 / max(1, landing_rounds - 1),
@@ -1102,6 +1134,12 @@ def child(args) -> int:
                 else ""
             )
             + " (growth once they left means a leak: every gen-2 collection walks them all, on the app's thread)"
+        )
+        app_objects = L["app_objects_after_warmup_last_and_leaving"]
+        say(
+            f"  with textual's and rich's bounded caches emptied (the app's own): {app_objects[0]:,}, "
+            f"{app_objects[1]:,} after the last ({L['app_objects_per_landing']:+,} per landing), "
+            f"{app_objects[2]:,} once they left ({L['app_objects_per_landing_once_left']:+,} per landing)"
         )
     if "start" in only and not res["start"]["synchronized_frames"]:
         say(
