@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from memcurate.curator.candidates import staging
 from memcurate.curator.candidates.candidate import Candidate, Claim, StagedTriage, text_hash
-from memcurate.curator.candidates.pipeline import existing_for, process, settle
+from memcurate.curator.candidates.pipeline import existing_for, near_ids, process, settle
 from memcurate.curator.errors import DiskError, Refusal, StaleError
 from memcurate.curator.memory import memfile
 from memcurate.curator.verify.checks import Issue, blocking
@@ -192,7 +192,12 @@ def _saved_since(engine: Context, cand: Candidate, review: dict) -> None:
         draft = memfile.parse(review["text"])
     except memfile.MemoryFormatError:
         return  # blocked by verification anyway
-    existing = existing_for(engine, draft)
+    # What the decision compared with is known: only something new among the draft's nearest is read
+    # and decided against (what the index finds is looked up, not read, on every save).
+    near = near_ids(engine, draft)
+    if set(near.refs()) <= set(review["decision"].get("compared", ())):
+        return
+    existing = existing_for(engine, draft, near)
     if all(e.id in review["decision"].get("compared", ()) for e in existing):
         return
     again = decide(draft, existing, now=engine.now(), cfg=engine.cfg)
