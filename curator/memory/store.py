@@ -307,21 +307,31 @@ class MemoryStore:
             raise InvalidMemoryError(path, found)
         return path, text
 
-    def create(self, doc: memfile.MemoryDoc, *, parsed_from: str | None = None) -> str:
-        """Write a new memory file; ConflictError when one exists at its path. Returns the path."""
+    def create(
+        self, doc: memfile.MemoryDoc, *, parsed_from: str | None = None, sync_dir: bool = True
+    ) -> str:
+        """Write a new memory file; ConflictError when one exists at its path. Returns the path.
+        `sync_dir` False: its folder is not fsynced (the caller does, once for many files, before
+        anything names the file)."""
         path, text = self._checked(doc, parsed_from)
         if os.path.lexists(path) or os.path.lexists(self.locate(doc.category, doc.id)):
             raise ConflictError(path, "a memory with this id already exists")
-        write_text(path, text)
+        write_text(path, text, sync_dir=sync_dir)
         return path
 
     def update(
-        self, doc: memfile.MemoryDoc, base_hash: str, *, parsed_from: str | None = None
+        self,
+        doc: memfile.MemoryDoc,
+        base_hash: str,
+        *,
+        parsed_from: str | None = None,
+        sync_dir: bool = True,
     ) -> str:
         """Replace the memory file with `doc` if it is still the version hashed `base_hash`.
 
         ConflictError when the file changed since, is missing, or is broken. Nothing is written when the
-        file already holds `doc`. Returns the path.
+        file already holds `doc`. Returns the path. `sync_dir`: as for `create` (a file moved to or
+        from the archive has its folder fsynced whatever it says).
         """
         path, text = self._checked(doc, parsed_from)
         old = self.locate(doc.category, doc.id)
@@ -329,7 +339,7 @@ class MemoryStore:
         # the same memory (a re-save, an older file's form) is not written:
         if current != doc or path != old:
             # its mtime, the age Claude Code shows, stays (older forms change with content)
-            write_text(path, text)
+            write_text(path, text, sync_dir=sync_dir or path != old)
         if path != old:  # archived or restored: moved, the new file durable before the old one goes
             self._remove(old, base_hash)
         return path

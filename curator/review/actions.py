@@ -14,6 +14,7 @@ written is recognised by its content rather than written twice.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -244,9 +245,16 @@ class Batch:
         self.archived: dict[str, list[str]] = {}
         self.notes: list[str] = []
 
+    def touches(self, todo: list[tuple[Candidate, dict]]) -> bool:
+        """Whether one of `todo` changes a memory file the batch wrote (an update of a fact saved by an
+        earlier triage of the run): that save is finished first, so that no save waiting for MEMORY.md
+        ever finds its file changed under it (a kill in between would leave it a conflict)."""
+        paths = {saved.path for _, saved, _, _ in self.written if saved.path}
+        return any(review["decision"].get("target_path") in paths for _, review in todo)
+
     def publish(self, engine: Context) -> None:
         """MEMORY.md written once for every approval's saves, which are then marked saved."""
-        written, self.written = self.written, []
+        written, self.written, self.current = self.written, [], None
         try:
             plan = _publish(engine, written, self.current, self.stopped)
         except OSError:  # the root's lock refused: each stays `approved`, for the next run
@@ -254,7 +262,9 @@ class Batch:
                 result.left.append(cand.name)
             raise
         if plan:
-            self.archived, self.notes = _archived(plan), list(plan.notes)
+            for cat, ids in _archived(plan).items():
+                self.archived.setdefault(cat, []).extend(ids)
+            self.notes += plan.notes
 
 
 def _save(
@@ -271,6 +281,8 @@ def _save(
     if not todo:
         return
     with engine.root_lock(wait=30):
+        if batch is not None and batch.touches(todo):
+            batch.publish(engine)
         current = batch.current if batch is not None else None
         if current is None:
             try:
@@ -342,14 +354,23 @@ def _publish(engine: Context, written: list, current: tuple | None, stopped: OSE
     when it was not written). Stopped (a full disk): the files written stay `approved` and `left`, and
     the next run lists them in MEMORY.md."""
     from memcurate.curator.memory import memory_md
-    from memcurate.curator.util.atomic import NO_SPACE
+    from memcurate.curator.util.atomic import NO_SPACE, fsync_dir
 
+    # The memory files' renames made durable, a folder at a time, before MEMORY.md or a state names them
+    for folder in sorted({os.path.dirname(saved.path) for _, saved, _, _ in written if saved.path}):
+        fsync_dir(folder)
     changes = [change for *_, change in written if change]
     plan = None
     if changes and stopped is None:
         with engine.root_lock(wait=30):
             try:
-                plan = memory_md.apply(engine.root, engine.cfg, changes, current=current)
+                plan = memory_md.apply(
+                    engine.root,
+                    engine.cfg,
+                    changes,
+                    current=current,
+                    waiting=lambda: _waiting(engine),
+                )
             except (OSError, memory_md.MemoryMdError) as e:
                 for result, saved, cand, _ in written:
                     if getattr(e, "errno", None) in NO_SPACE:
@@ -369,6 +390,22 @@ def _publish(engine: Context, written: list, current: tuple | None, stopped: OSE
         result.saved.append(saved)
     _reindex(engine, {saved.category for _, saved, _, _ in written if saved.path})
     return plan
+
+
+def _waiting(engine: Context) -> dict[str, set[str]]:
+    """The memories approved and not saved yet, of every triage: category -> ids. Their files may be written
+    (a batch killed before its MEMORY.md write, or another process's still going), waiting for MEMORY.md:
+    not a section's entries that someone removed."""
+    out: dict[str, set[str]] = {}
+    for tid in staging.triage_ids(engine.data):
+        try:
+            for cand in StagedTriage(engine.data, tid).candidates().values():
+                if cand.state == "approved":
+                    mem = memfile.parse(cand.review()["text"])
+                    out.setdefault(mem.category, set()).add(mem.id)
+        except (staging.StagingError, memfile.MemoryFormatError, KeyError, TypeError):
+            continue  # unreadable: its files count as anyone's
+    return out
 
 
 def _archived(plan) -> dict[str, list[str]]:
@@ -406,11 +443,12 @@ def _write_memory(engine: Context, cand: Candidate, review: dict):
     try:
         if _already_written(path, written):
             pass  # a resumed save: the file is exactly what was approved
+        # (its folder fsynced by _publish, once for every file written, before MEMORY.md names it)
         elif action == "create":
-            engine.store.create(mem, parsed_from=text)
+            engine.store.create(mem, parsed_from=text, sync_dir=False)
             engine.record_written(path, written)
         else:  # update, delete: only over the version the decision was based on
-            engine.store.update(mem, d["base_hash"], parsed_from=text)
+            engine.store.update(mem, d["base_hash"], parsed_from=text, sync_dir=False)
             engine.record_written(path, written)
     except ConflictError as e:
         record = settle(
