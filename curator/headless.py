@@ -30,10 +30,19 @@ from __future__ import annotations
 
 import errno
 import os
+from contextlib import ExitStack
 
 from memcurate.curator.candidates import cards, staging
 from memcurate.curator.errors import DiskError
-from memcurate.curator.review.actions import Approval, Blocked, Conflict, Redecided, SaveFailed
+from memcurate.curator.review.actions import (
+    Approval,
+    Batch,
+    Blocked,
+    Conflict,
+    Redecided,
+    SaveFailed,
+    approve_all,
+)
 from memcurate.curator.util.atomic import NO_SPACE, failure, read_json
 from memcurate.curator.util.locks import LockBusy
 from memcurate.curator.verify.checks import HOLD, Issue, held
@@ -76,34 +85,75 @@ def auto_approve(engine, *, on_event=None, min_confidence: float | None = None) 
     unreadable: list = []
     tids = engine.pending(unreadable)
     summary["unreadable"] = [{"triage": tid, "error": why} for tid, why in unreadable]
-    for n, tid in enumerate(tids):
-        try:
-            # One claim over the whole triage, drafts and saves: another process skips it
-            # rather than contend for it category by category.
-            with engine.claim(tid):
-                _one_triage(engine, tid, summary, on_event)
-        except LockBusy:
-            summary["busy"].append(tid)
-        except staging.StagingError as e:
-            summary["failed"].append({"triage": tid, "category": None, "error": str(e)})
-        # a write outside a save (a draft, a state move): redone by the next run
-        except OSError as e:
-            # the memory root's lock refused (resume, save): nothing written there
-            if _read_only(engine, e):
-                summary["stopped"] = _read_only(engine, e)
-                summary["left"].append({"triage": tid, "category": None})
-            else:
-                summary["failed"].append({"triage": tid, "category": None, "error": failure(e)})
-            if e.errno in NO_SPACE:
-                summary["stopped"] = summary["stopped"] or failure(e)
-        except _Stop:
-            pass
+    for at in range(0, len(tids), TRIAGES_PER_WRITE):
+        _triages(engine, tids, at, summary, on_event)
         if summary["stopped"]:
-            summary["left"] += [{"triage": t, "category": None} for t in tids[n + 1 :]]
             break
     if not summary["stopped"]:
         _rules(engine, summary)
     return summary
+
+
+# Triages whose saves share one MEMORY.md write: their claims are held until it is written.
+TRIAGES_PER_WRITE = 64
+
+
+def _triages(engine, tids: list[str], at: int, summary: dict, on_event) -> None:
+    """Process and save the triages `tids[at:at + TRIAGES_PER_WRITE]`, MEMORY.md written once for all;
+    what is left once the run stops (the rest of `tids` too) is listed."""
+    batch = Batch()
+    done: list[tuple[str, Approval, dict]] = []
+    chunk = tids[at : at + TRIAGES_PER_WRITE]
+    tried = 0  # the triages of the chunk looked at
+    with ExitStack() as claims:
+        for tid in chunk:
+            tried += 1
+            try:
+                # One claim over the whole triage, drafts and saves (until MEMORY.md is written): another
+                # process skips it rather than contend for it category by category.
+                claims.enter_context(engine.claim(tid))
+                _one_triage(engine, tid, summary, on_event, batch, done)
+            except LockBusy:
+                summary["busy"].append(tid)
+            except staging.StagingError as e:
+                summary["failed"].append({"triage": tid, "category": None, "error": str(e)})
+            # a write outside a save (a draft, a state move): redone by the next run
+            except OSError as e:
+                # the memory root's lock refused (resume, save): nothing written there
+                if _read_only(engine, e):
+                    summary["stopped"] = _read_only(engine, e)
+                    summary["left"].append({"triage": tid, "category": None})
+                else:
+                    summary["failed"].append({"triage": tid, "category": None, "error": failure(e)})
+                if e.errno in NO_SPACE:
+                    summary["stopped"] = summary["stopped"] or failure(e)
+            except _Stop:
+                pass
+            if summary["stopped"] or batch.stopped is not None or _refused_read_only(done):
+                break
+        try:
+            batch.publish(engine)
+        except OSError as e:  # the root's lock refused: each save stays approved, for the next run
+            summary["stopped"] = summary["stopped"] or _read_only(engine, e) or failure(e)
+        summary["notes"].extend(batch.notes)
+        for tid, result, sure in done:
+            try:
+                _record(summary, tid, result, sure=sure)
+            except _Stop:
+                pass  # (every approval is recorded: what each left too)
+    if summary["stopped"]:
+        summary["left"] += [{"triage": t, "category": None} for t in tids[at + tried :]]
+
+
+def _refused_read_only(done: list[tuple[str, Approval, dict]]) -> bool:
+    """Whether the last triage's saves met a memory folder memcurate may not write: nothing more is tried."""
+    last = done[-1][0] if done else None
+    return any(
+        isinstance(e, SaveFailed) and e.errno in READ_ONLY
+        for tid, result, _ in done
+        if tid == last
+        for e in result.refused.values()
+    )
 
 
 def exit_status(summary: dict) -> int:
@@ -194,7 +244,11 @@ def _rules(engine, summary: dict) -> None:
             done["written"].append({"id": rid, "file": written["file"], "path": written["path"]})
 
 
-def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
+def _one_triage(
+    engine, tid: str, summary: dict, on_event, batch: Batch, done: list[tuple[str, Approval, dict]]
+) -> None:
+    """Process a triage and save what may be saved unattended into `batch`; its approvals (saved once
+    the batch is published) are added to `done`."""
     engine.sweep_triage(tid)
     # a conflict there is left for review
     _record(summary, tid, engine.resume(tid), conflicts=False)
@@ -265,9 +319,9 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
     if not ready:
         return
     # Decide-and-save under the memory root's lock: no other memcurate process writes
-    # between a redone decision and its save. The triage's saves share one MEMORY.md write.
+    # between a redone decision and its save. The batch's saves share one MEMORY.md write.
     with engine.root_lock(wait=60):
-        result = engine.approve_all(tid, ready)
+        result = approve_all(engine, tid, ready, batch=batch)
         again = [
             cat
             for cat, e in result.refused.items()
@@ -283,10 +337,10 @@ def _one_triage(engine, tid: str, summary: dict, on_event) -> None:
             # (that one already was, against what was saved)
             if not isinstance(result.refused.pop(cat), Redecided):
                 engine.redecide(tid, cat)
-        second = engine.approve_all(tid, again) if again else None
-    _record(summary, tid, result, sure=sure)
+        second = approve_all(engine, tid, again, batch=batch) if again else None
+    done.append((tid, result, sure))
     if second is not None:
-        _record(summary, tid, second, sure=sure)
+        done.append((tid, second, sure))
 
 
 def _review(cand) -> tuple[dict, list[Issue]]:

@@ -53,10 +53,52 @@ class Event:
     detail: dict = field(default_factory=dict)
 
 
-def existing_for(engine: Context, doc: memfile.MemoryDoc) -> list[Existing]:
-    """Existing memories of the draft's category that are worth comparing with it."""
+def existing_for(
+    engine: Context, doc: memfile.MemoryDoc, near: Near | None = None
+) -> list[Existing]:
+    """Existing memories of the draft's category that are worth comparing with it, read now; `near`:
+    what `near_ids` found for it, when the caller has looked already."""
+    from memcurate.curator.memory.store import content_hash
+
+    near = near_ids(engine, doc) if near is None else near
     out: list[Existing] = []
-    from memcurate.curator.memory.store import UnsafePathError, content_hash
+    for cid in near.ids:
+        path = engine.store.locate(doc.category, cid)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()  # read once: the text, its hash and its parse are of one version
+            text = data.decode("utf-8")
+            found = memfile.parse(text)
+        except (OSError, UnicodeDecodeError, memfile.MemoryFormatError):
+            continue  # a broken or vanished file is reported by the index, not compared with
+        out.append(Existing(cid, path, content_hash(data), found, text))
+    return out + claude_existing(near.claude)
+
+
+@dataclass
+class Near:
+    """The memories a draft is compared with, found but not read: the ids of its category's, and
+    Claude's topic files (index candidates)."""
+
+    ids: list[str]
+    claude: list
+
+    def refs(self) -> list[str]:
+        """Every id as a decision's `compared` lists it."""
+        from memcurate.curator.library.entries import file_ref
+
+        return self.ids + [file_ref(c.id) for c in self.claude]
+
+
+CLAUDE_NEAR = 3  # Claude's topic files compared with a draft, the most alike
+
+
+def near_ids(engine: Context, doc: memfile.MemoryDoc) -> Near:
+    """What `existing_for` reads: the index's candidates for the draft, the memory its own id names and,
+    for a category of one per session, the one citing the same session. No memory is read: a save
+    checks with these alone whether anything new is there to compare with."""
+    from memcurate.curator.library.entries import CLAUDE
+    from memcurate.curator.memory.store import UnsafePathError
 
     ids = [
         c.id
@@ -77,38 +119,27 @@ def existing_for(engine: Context, doc: memfile.MemoryDoc) -> list[Existing]:
             ]
     except UnsafePathError:
         pass  # verification blocks such an id
-    for cid in ids:
-        path = engine.store.locate(doc.category, cid)
-        try:
-            with open(path, "rb") as f:
-                data = f.read()  # read once: the text, its hash and its parse are of one version
-            text = data.decode("utf-8")
-            found = memfile.parse(text)
-        except (OSError, UnicodeDecodeError, memfile.MemoryFormatError):
-            continue  # a broken or vanished file is reported by the index, not compared with
-        out.append(Existing(cid, path, content_hash(data), found, text))
-    return out + claude_existing(engine, doc)
+    return Near(ids, engine.index.candidates(CLAUDE, doc, limit=CLAUDE_NEAR))
 
 
-CLAUDE_NEAR = 3  # Claude's topic files compared with a draft, the most alike
-
-
-def claude_existing(engine: Context, doc: memfile.MemoryDoc) -> list[Existing]:
-    """Claude's own topic files most like the draft (whatever its category), read now: compared with,
-    never changed (decide.py)."""
+def claude_existing(found: list) -> list[Existing]:
+    """Claude's own topic files most like the draft (index candidates, whatever its category), read now:
+    compared with, never changed (decide.py)."""
     from memcurate.curator.library.entries import CLAUDE, file_ref
     from memcurate.curator.memory import claude_topics
     from memcurate.curator.memory.store import content_hash
 
     out = []
-    for c in engine.index.candidates(CLAUDE, doc, limit=CLAUDE_NEAR):
+    for c in found:
         try:
             data = claude_topics.read_bytes(c.path)
             text = claude_topics.decode(c.path, data)
-            found = claude_topics.document(c.id, text, os.stat(c.path).st_mtime_ns)
+            found_doc = claude_topics.document(c.id, text, os.stat(c.path).st_mtime_ns)
         except (OSError, claude_topics.TopicError):
             continue  # gone or unreadable since it was indexed
-        out.append(Existing(file_ref(c.id), c.path, content_hash(data), found, text, owner=CLAUDE))
+        out.append(
+            Existing(file_ref(c.id), c.path, content_hash(data), found_doc, text, owner=CLAUDE)
+        )
     return out
 
 

@@ -47,6 +47,9 @@ _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _TAG = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.,/()'+-]*$")  # needs no quotes in YAML
 _HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$")
+# A session id (a UUID) YAML reads as text though it may start with a digit: not a number (dashes, and
+# four digits then a dash would be a date, eight are not), so the YAML-free reading takes it too
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 @dataclass
@@ -211,13 +214,13 @@ def _canonical(text: str, fm_text: str, body: str) -> MemoryDoc | None:
 def _plain_or_json(value: str, flow: bool = False) -> str:
     """A scalar as `_scalar` writes text, where YAML reads the same: a JSON string of printable ASCII (YAML
     folds U+2028 and refuses some characters JSON leaves as they are), or plain starting with a letter and
-    not ending in a blank (YAML drops it), in a `flow` list without a comma (YAML splits there); ValueError else."""
+    not ending in a blank (YAML drops it) or a session id (a UUID), in a `flow` list without a comma (YAML splits there); ValueError else."""
     if value.startswith('"') and value.isascii() and value.isprintable():
         v = json.loads(value)
         if isinstance(v, str):
             return v
     elif (
-        value[:1].isalpha()
+        (value[:1].isalpha() or _UUID.fullmatch(value))
         and _PLAIN.match(value)
         and value == value.rstrip()
         and not (flow and "," in value)

@@ -30,6 +30,7 @@ left on disk is `content_hash(memfile.render(doc))`.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -108,6 +109,14 @@ def valid_id(id) -> bool:
     )
 
 
+def _known(category) -> None:
+    """UnsafePathError for a category that is not one of memcurate's."""
+    if not isinstance(category, str) or category not in CATEGORIES:
+        raise UnsafePathError(
+            f"unknown memory category {category!r:.100}: expected one of {', '.join(CATEGORIES)}"
+        )
+
+
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
@@ -120,6 +129,7 @@ class MemoryStore:
         if not root or "\x00" in root:
             raise UnsafePathError(f"invalid memory root {root!r}")
         self.root = os.path.abspath(root)
+        self._real: str | None = None
 
     def __repr__(self) -> str:
         return f"MemoryStore({self.root!r})"
@@ -130,32 +140,53 @@ class MemoryStore:
         """The one lock of this memory root (`<root>/.memcurate.lock`); use it as a context manager."""
         return FileLock(os.path.join(self.root, ROOT_LOCK_NAME), wait=wait)
 
-    def _real_root(self) -> str:
-        return os.path.realpath(self.root)
+    def _real_root(self, fresh: bool = False) -> str:
+        """The root with its links resolved: once (a save checks a dozen paths against it), again before
+        a path is refused by it."""
+        if fresh or self._real is None:
+            self._real = os.path.realpath(self.root)
+        return self._real
+
+    def _outside(self, *parts: str) -> str | None:
+        """Where `<root>/<parts...>` really leads when that is outside the root, else None.
+
+        Resolved from the root's resolved path, one lstat a part (a link among them resolved whole):
+        `realpath` of the full path would lstat every folder above the root again, for each of the
+        dozen paths a save checks. Refused only after `realpath` from scratch agrees."""
+        parts = tuple(q for p in parts for q in p.split(os.sep) if q)
+        real = self._real_root()
+        for i, part in enumerate(parts):
+            path = os.path.join(real, part)
+            try:
+                link = stat.S_ISLNK(os.lstat(path).st_mode)
+            except OSError:
+                real = os.path.join(real, *parts[i:])  # nothing there: nothing leads elsewhere
+                break
+            real = os.path.realpath(path) if link else path
+        if _inside(real, self._real_root()):
+            return None
+        real = os.path.realpath(os.path.join(self.root, *parts))
+        return None if _inside(real, self._real_root(fresh=True)) else real
 
     def category_dir(self, category: str) -> str:
         """`<root>/<category>`; UnsafePathError for an unknown category or one whose folder leads outside."""
-        if not isinstance(category, str) or category not in CATEGORIES:
-            raise UnsafePathError(
-                f"unknown memory category {category!r:.100}: "
-                f"expected one of {', '.join(CATEGORIES)}"
-            )
+        _known(category)
         folder = os.path.join(self.root, category)
-        if not _inside(os.path.realpath(folder), self._real_root()):
+        real = self._outside(category)
+        if real is not None:
             raise UnsafePathError(
-                f"{folder}: the category folder leads outside the memory root "
-                f"({os.path.realpath(folder)})"
+                f"{folder}: the category folder leads outside the memory root ({real})"
             )
         return folder
 
     def archived_dir(self, category: str) -> str:
         """`<root>/.archive/<category>`, where archived memories are kept out of Claude Code's recall."""
-        self.category_dir(category)  # UnsafePathError for an unknown category
+        _known(category)
         folder = os.path.join(self.root, ARCHIVE_DIR, category)
-        if not _inside(os.path.realpath(folder), self._real_root()):
+        real = self._outside(ARCHIVE_DIR, category)
+        if real is not None:
             raise UnsafePathError(
-                f"{folder}: the archive folder leads outside the memory root "
-                f"({os.path.realpath(folder)})"
+                f"{folder}: the archive folder leads outside the memory root ({real})"
             )
         return folder
 
@@ -169,10 +200,10 @@ class MemoryStore:
                 f"joined by '-', at most {memfile.ID_MAX} characters"
             )
         path = os.path.join(folder, f"{id}.md")
-        if not _inside(os.path.realpath(path), self._real_root()):
+        real = self._outside(*((ARCHIVE_DIR,) if archived else ()), category, f"{id}.md")
+        if real is not None:
             raise UnsafePathError(
-                f"{path}: the file is a link leading outside the memory root "
-                f"({os.path.realpath(path)})"
+                f"{path}: the file is a link leading outside the memory root ({real})"
             )
         return path
 
@@ -276,21 +307,31 @@ class MemoryStore:
             raise InvalidMemoryError(path, found)
         return path, text
 
-    def create(self, doc: memfile.MemoryDoc, *, parsed_from: str | None = None) -> str:
-        """Write a new memory file; ConflictError when one exists at its path. Returns the path."""
+    def create(
+        self, doc: memfile.MemoryDoc, *, parsed_from: str | None = None, sync_dir: bool = True
+    ) -> str:
+        """Write a new memory file; ConflictError when one exists at its path. Returns the path.
+        `sync_dir` False: its folder is not fsynced (the caller does, once for many files, before
+        anything names the file)."""
         path, text = self._checked(doc, parsed_from)
         if os.path.lexists(path) or os.path.lexists(self.locate(doc.category, doc.id)):
             raise ConflictError(path, "a memory with this id already exists")
-        write_text(path, text)
+        write_text(path, text, sync_dir=sync_dir)
         return path
 
     def update(
-        self, doc: memfile.MemoryDoc, base_hash: str, *, parsed_from: str | None = None
+        self,
+        doc: memfile.MemoryDoc,
+        base_hash: str,
+        *,
+        parsed_from: str | None = None,
+        sync_dir: bool = True,
     ) -> str:
         """Replace the memory file with `doc` if it is still the version hashed `base_hash`.
 
         ConflictError when the file changed since, is missing, or is broken. Nothing is written when the
-        file already holds `doc`. Returns the path.
+        file already holds `doc`. Returns the path. `sync_dir`: as for `create` (a file moved to or
+        from the archive has its folder fsynced whatever it says).
         """
         path, text = self._checked(doc, parsed_from)
         old = self.locate(doc.category, doc.id)
@@ -298,7 +339,7 @@ class MemoryStore:
         # the same memory (a re-save, an older file's form) is not written:
         if current != doc or path != old:
             # its mtime, the age Claude Code shows, stays (older forms change with content)
-            write_text(path, text)
+            write_text(path, text, sync_dir=sync_dir or path != old)
         if path != old:  # archived or restored: moved, the new file durable before the old one goes
             self._remove(old, base_hash)
         return path
@@ -402,7 +443,6 @@ class MemoryStore:
             it = os.scandir(folder)
         except (FileNotFoundError, NotADirectoryError):
             return out
-        real_root = None
         with it:
             for entry in it:
                 name = entry.name
@@ -413,8 +453,7 @@ class MemoryStore:
                 problem = None
                 try:
                     if entry.is_symlink():
-                        real_root = real_root or self._real_root()
-                        if not _inside(os.path.realpath(path), real_root):
+                        if self._outside(os.path.relpath(path, self.root)) is not None:
                             problem = "is a link leading outside the memory root"
                     if problem is None and not _is_regular(entry.stat()):
                         continue  # a folder named x.md, a fifo...: not a memory file
@@ -534,10 +573,11 @@ class MemoryStore:
                     f"by '-', at most {memfile.ID_MAX} characters)"
                 ),
             )
-        if os.path.islink(path) and not _inside(os.path.realpath(path), self._real_root()):
+        if os.path.islink(path) and self._outside(os.path.relpath(path, self.root)) is not None:
             return id, path, "is a link leading outside the memory root"
-        if name.startswith(ARCHIVED_PREFIX) and not _inside(
-            os.path.realpath(path), self._real_root()
+        if (
+            name.startswith(ARCHIVED_PREFIX)
+            and self._outside(os.path.relpath(path, self.root)) is not None
         ):
             return id, path, "is in an archive folder leading outside the memory root"
         return id, path, None

@@ -14,13 +14,14 @@ written is recognised by its content rather than written twice.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memcurate.curator.candidates import staging
 from memcurate.curator.candidates.candidate import Candidate, Claim, StagedTriage, text_hash
-from memcurate.curator.candidates.pipeline import existing_for, process, settle
+from memcurate.curator.candidates.pipeline import existing_for, near_ids, process, settle
 from memcurate.curator.errors import DiskError, Refusal, StaleError
 from memcurate.curator.memory import memfile
 from memcurate.curator.verify.checks import Issue, blocking
@@ -138,8 +139,15 @@ def approve(
     return result
 
 
-def approve_all(engine: Context, tid: str, cats, seen: Mapping[str, str] | None = None) -> Approval:
-    """Save several candidates of one triage, with one MEMORY.md write for all of them.
+def approve_all(
+    engine: Context,
+    tid: str,
+    cats,
+    seen: Mapping[str, str] | None = None,
+    batch: Batch | None = None,
+) -> Approval:
+    """Save several candidates of one triage, with one MEMORY.md write for all of them (with `batch`:
+    for all of the batch's, at `batch.publish`, which fills the result's `saved`).
     One that cannot be saved is refused (in the result) without stopping the others; so is one whose
     text is no longer what the person was shown (`seen`: category -> its text_hash then): Changed."""
     engine.check_saving()  # auto memory off: refused before anything is marked approved
@@ -158,7 +166,7 @@ def approve_all(engine: Context, tid: str, cats, seen: Mapping[str, str] | None 
                 todo.append((cand, _approved(engine, cand)))
             except ReviewError as e:
                 result.refused[cat] = e
-        _save(engine, todo, result)
+        _save(engine, todo, result, batch)
     return result
 
 
@@ -199,7 +207,12 @@ def _saved_since(engine: Context, cand: Candidate, review: dict) -> None:
         draft = memfile.parse(review["text"])
     except memfile.MemoryFormatError:
         return  # blocked by verification anyway
-    existing = existing_for(engine, draft)
+    # What the decision compared with is known: only something new among the draft's nearest is read
+    # and decided against (what the index finds is looked up, not read, on every save).
+    near = near_ids(engine, draft)
+    if set(near.refs()) <= set(review["decision"].get("compared", ())):
+        return
+    existing = existing_for(engine, draft, near)
     if all(e.id in review["decision"].get("compared", ()) for e in existing):
         return
     again = decide(draft, existing, now=engine.now(), cfg=engine.cfg)
@@ -230,84 +243,186 @@ def resume(engine: Context, tid: str) -> Approval:
     return result
 
 
-def _save(engine: Context, todo: list[tuple[Candidate, dict]], result: Approval) -> None:
+class Batch:
+    """Approvals of several triages (an --auto-approve run's) published together: each approval writes
+    its memory files at once, and `publish` writes MEMORY.md and its archive once for all of them, then
+    marks them saved. Until then they stay `approved`, as within one approval: a process killed in between
+    leaves what `resume` finishes. The caller holds every triage's claim until `publish`."""
+
+    def __init__(self) -> None:
+        self.current: tuple | None = None  # MEMORY.md as read before the batch's first write
+        self.written: list[
+            tuple[Approval, Saved, Candidate, object]
+        ] = []  # with its MEMORY.md change
+        self.stopped: OSError | None = None  # the write that found the disk full
+        self.archived: dict[str, list[str]] = {}
+        self.notes: list[str] = []
+
+    def touches(self, todo: list[tuple[Candidate, dict]]) -> bool:
+        """Whether one of `todo` changes a memory file the batch wrote (an update of a fact saved by an
+        earlier triage of the run): that save is finished first, so that no save waiting for MEMORY.md
+        ever finds its file changed under it (a kill in between would leave it a conflict)."""
+        paths = {saved.path for _, saved, _, _ in self.written if saved.path}
+        return any(review["decision"].get("target_path") in paths for _, review in todo)
+
+    def publish(self, engine: Context) -> None:
+        """MEMORY.md written once for every approval's saves, which are then marked saved."""
+        written, self.written, self.current = self.written, [], None
+        try:
+            plan = _publish(engine, written, self.current, self.stopped)
+        except OSError:  # the root's lock refused: each stays `approved`, for the next run
+            for result, _saved, cand, _ in written:
+                result.left.append(cand.name)
+            raise
+        if plan:
+            for cat, ids in _archived(plan).items():
+                self.archived.setdefault(cat, []).extend(ids)
+            self.notes += plan.notes
+
+
+def _save(
+    engine: Context,
+    todo: list[tuple[Candidate, dict]],
+    result: Approval,
+    batch: Batch | None = None,
+) -> None:
     """Write the approved candidates' memory files, then MEMORY.md once, then mark them saved.
-    `todo` holds each approved candidate with its review record."""
+    `todo` holds each approved candidate with its review record. With `batch`, MEMORY.md waits for
+    `batch.publish`."""
     from memcurate.curator.memory import memory_md
-    from memcurate.curator.memory.store import StoreError
-    from memcurate.curator.util.atomic import NO_SPACE
 
     if not todo:
         return
-    changes: list = []
-    done: list[tuple[Saved, Candidate]] = []
     with engine.root_lock(wait=30):
-        try:
-            # a damaged MEMORY.md stops the save before any write
-            current = memory_md.read_current(engine.root)
-        except memory_md.MemoryMdError as e:
-            for cand, _ in todo:
-                cand.move("ready", error=f"MEMORY.md: {e}")
-                result.refused[cand.name] = ReviewError(
-                    f"{e}: fix MEMORY.md by hand, then approve again"
-                )
+        if batch is not None and batch.touches(todo):
+            batch.publish(engine)
+        current = batch.current if batch is not None else None
+        if current is None:
+            try:
+                # a damaged MEMORY.md stops the save before any write
+                current = memory_md.read_current(engine.root)
+            except memory_md.MemoryMdError as e:
+                for cand, _ in todo:
+                    cand.move("ready", error=f"MEMORY.md: {e}")
+                    result.refused[cand.name] = ReviewError(
+                        f"{e}: fix MEMORY.md by hand, then approve again"
+                    )
+                return
+        if batch is not None:
+            batch.current = current
+            result.stopped = result.stopped or batch.stopped
+        written = [
+            (result, saved, cand, change) for saved, cand, change in _write(engine, todo, result)
+        ]
+        if batch is not None:
+            batch.written += written
+            batch.stopped = batch.stopped or result.stopped
             return
-        for cand, review in todo:
-            cat = cand.name  # the slot: what the person approved, and what a refusal is said of
-            if result.stopped is not None:
-                result.left.append(cat)
-                continue
+        plan = _publish(engine, written, current, result.stopped)
+    if plan:
+        result.archived, result.notes = _archived(plan), list(plan.notes)
+
+
+def _write(engine: Context, todo: list[tuple[Candidate, dict]], result: Approval) -> list:
+    """The memory files of `todo` written (under the root's lock), each refusal or failure in `result`:
+    (Saved, candidate, its MEMORY.md change or None) of each written."""
+    from memcurate.curator.memory.store import StoreError
+    from memcurate.curator.util.atomic import NO_SPACE
+
+    done = []
+    for cand, review in todo:
+        cat = cand.name  # the slot: what the person approved, and what a refusal is said of
+        if result.stopped is not None:
+            result.left.append(cat)
+            continue
+        try:
+            saved, change = _write_memory(engine, cand, review)
+        except Conflict as e:
+            result.refused[cat] = e
+            continue
+        except (StoreError, memfile.MemoryFormatError) as e:
+            # The store refuses the text (verification let something through): back to review,
+            # blocked, saying why; the other saves go on, and nothing stays stuck `approved`.
+            cand.move(
+                "ready",
+                error=str(e),
+                blocked=True,
+                blocks=max(1, int(cand.record.get("blocks") or 0)),
+            )
+            result.refused[cat] = Blocked([Issue("BLOCK", "refused", "file", str(e))])
+            continue
+        # this one stays `approved`; the others go on, unless the disk is full
+        except OSError as e:
+            result.refused[cat] = SaveFailed(e)
+            if e.errno in NO_SPACE:
+                result.stopped = e
+            continue
+        done.append((saved, cand, change))
+    return done
+
+
+def _publish(engine: Context, written: list, current: tuple | None, stopped: OSError | None):
+    """MEMORY.md written once with the changes of `written` ((approval, Saved, candidate, change) of
+    each memory file written), then each marked saved in its approval; returns MEMORY.md's plan (None
+    when it was not written). Stopped (a full disk): the files written stay `approved` and `left`, and
+    the next run lists them in MEMORY.md."""
+    from memcurate.curator.memory import memory_md
+    from memcurate.curator.util.atomic import NO_SPACE, fsync_dir
+
+    # The memory files' renames made durable, a folder at a time, before MEMORY.md or a state names them
+    for folder in sorted({os.path.dirname(saved.path) for _, saved, _, _ in written if saved.path}):
+        fsync_dir(folder)
+    changes = [change for *_, change in written if change]
+    plan = None
+    if changes and stopped is None:
+        with engine.root_lock(wait=30):
             try:
-                saved, change = _write_memory(engine, cand, review)
-            except Conflict as e:
-                result.refused[cat] = e
-                continue
-            except (StoreError, memfile.MemoryFormatError) as e:
-                # The store refuses the text (verification let something through): back to review,
-                # blocked, saying why; the other saves go on, and nothing stays stuck `approved`.
-                cand.move(
-                    "ready",
-                    error=str(e),
-                    blocked=True,
-                    blocks=max(1, int(cand.record.get("blocks") or 0)),
+                plan = memory_md.apply(
+                    engine.root,
+                    engine.cfg,
+                    changes,
+                    current=current,
+                    waiting=lambda: _waiting(engine),
                 )
-                result.refused[cat] = Blocked([Issue("BLOCK", "refused", "file", str(e))])
-                continue
-            # this one stays `approved`; the others go on, unless the disk is full
-            except OSError as e:
-                result.refused[cat] = SaveFailed(e)
-                if e.errno in NO_SPACE:
-                    result.stopped = e
-                continue
-            done.append((saved, cand))
-            if change:
-                changes.append(change)
-        plan = None
-        if changes and result.stopped is None:
-            try:
-                plan = memory_md.apply(engine.root, engine.cfg, changes, current=current)
             except (OSError, memory_md.MemoryMdError) as e:
-                if getattr(e, "errno", None) in NO_SPACE:
-                    result.stopped = e
-                for saved, cand in done:
+                for result, saved, cand, _ in written:
+                    if getattr(e, "errno", None) in NO_SPACE:
+                        result.stopped = e
                     if saved.action != "noop":
                         result.refused[cand.name] = SaveFailed(
                             e, "written, but MEMORY.md is not updated: "
                         )
-        # stopped: the files written stay `approved`, and the next run lists them in MEMORY.md
-        elif changes:
-            result.left += [cand.name for s, cand in done if s.action != "noop"]
-        if changes and plan is None:
-            done = [(s, cand) for s, cand in done if s.action == "noop"]
-    if plan:
-        result.archived = {
-            c: [line.id for line in lines] for c, lines in plan.archived.items() if lines
-        }
-        result.notes = list(plan.notes)
-    for saved, cand in done:
+    elif changes:
+        for result, saved, cand, _ in written:
+            if saved.action != "noop":
+                result.left.append(cand.name)
+    if changes and plan is None:
+        written = [w for w in written if w[1].action == "noop"]
+    for result, saved, cand, _ in written:
         cand.move("saved", path=saved.path, saved_action=saved.action)
         result.saved.append(saved)
-    _reindex(engine, {s.category for s, _ in done if s.path})
+    _reindex(engine, {saved.category for _, saved, _, _ in written if saved.path})
+    return plan
+
+
+def _waiting(engine: Context) -> dict[str, set[str]]:
+    """The memories approved and not saved yet, of every triage: category -> ids. Their files may be written
+    (a batch killed before its MEMORY.md write, or another process's still going), waiting for MEMORY.md:
+    not a section's entries that someone removed."""
+    out: dict[str, set[str]] = {}
+    for tid in staging.triage_ids(engine.data):
+        try:
+            for cand in StagedTriage(engine.data, tid).candidates().values():
+                if cand.state == "approved":
+                    mem = memfile.parse(cand.review()["text"])
+                    out.setdefault(mem.category, set()).add(mem.id)
+        except (staging.StagingError, memfile.MemoryFormatError, KeyError, TypeError):
+            continue  # unreadable: its files count as anyone's
+    return out
+
+
+def _archived(plan) -> dict[str, list[str]]:
+    return {c: [line.id for line in lines] for c, lines in plan.archived.items() if lines}
 
 
 def _reindex(engine: Context, categories: set[str]) -> None:
@@ -341,11 +456,12 @@ def _write_memory(engine: Context, cand: Candidate, review: dict):
     try:
         if _already_written(path, written):
             pass  # a resumed save: the file is exactly what was approved
+        # (its folder fsynced by _publish, once for every file written, before MEMORY.md names it)
         elif action == "create":
-            engine.store.create(mem, parsed_from=text)
+            engine.store.create(mem, parsed_from=text, sync_dir=False)
             engine.record_written(path, written)
         else:  # update, delete: only over the version the decision was based on
-            engine.store.update(mem, d["base_hash"], parsed_from=text)
+            engine.store.update(mem, d["base_hash"], parsed_from=text, sync_dir=False)
             engine.record_written(path, written)
     except ConflictError as e:
         record = settle(

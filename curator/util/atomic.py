@@ -191,8 +191,8 @@ def write_new(path, data: bytes, *, durable: bool = True) -> bool:
     return made
 
 
-def write_text(path, text: str, *, durable: bool = True) -> None:
-    write_bytes(path, text.encode("utf-8"), durable=durable)
+def write_text(path, text: str, *, durable: bool = True, sync_dir: bool = True) -> None:
+    write_bytes(path, text.encode("utf-8"), durable=durable, sync_dir=sync_dir)
 
 
 def dump_json(obj, *, compact: bool = False) -> bytes:

@@ -19,6 +19,7 @@ from conftest import run_cli
 from fakes import Failing
 from test_engine_processes import check_memory, memory_files
 
+from memcurate.curator import headless
 from memcurate.curator.candidates import staging
 from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.cli import main
@@ -327,12 +328,18 @@ def outcome(memory: Path) -> tuple[set[str], set[tuple[str, str]]]:
     return files, {(e.category, e.id) for s in sections.values() for e in s.entries}
 
 
-@pytest.mark.parametrize("after", [0, 3, 6, 7, 9, 13])
-def test_a_disk_that_fills_up_mid_run(project, tmp_path, capsys, monkeypatch, after):
-    """Two triages of six new memories each: the first one processed writes its memory files and
-    MEMORY.md as writes 1-7 into the memory root, the second as 8-14. Whatever write the disk fills at:
-    the saves before it are listed, the one that failed says why, nothing more is tried, nothing on
-    disk is half-written, every candidate is accounted for, and the next run finishes the work."""
+@pytest.mark.parametrize(
+    "per_write, after",
+    [(1, 0), (1, 3), (1, 6), (1, 7), (1, 9), (1, 13), (64, 0), (64, 6), (64, 9), (64, 12)],
+)
+def test_a_disk_that_fills_up_mid_run(project, tmp_path, capsys, monkeypatch, per_write, after):
+    """Two triages of six new memories each. A MEMORY.md write a triage (`per_write` 1): the first one
+    processed writes its memory files and MEMORY.md as writes 1-7 into the memory root, the second as
+    8-14. One MEMORY.md write for both (the default): their memory files are writes 1-12, MEMORY.md 13.
+    Whatever write the disk fills at: the saves before it are listed, the one that failed says why,
+    nothing more is tried, nothing on disk is half-written, every candidate is accounted for, and the
+    next run finishes the work."""
+    monkeypatch.setattr(headless, "TRIAGES_PER_WRITE", per_write)
     memory = setup(project, tmp_path)
     tids = [stage(project, tmp_path, 1, same=True), stage(project, tmp_path, 2)]
     disk = FullDisk(memory, after)
@@ -345,9 +352,11 @@ def test_a_disk_that_fills_up_mid_run(project, tmp_path, capsys, monkeypatch, af
     assert "No space left on device" in summary["stopped"]
     failed = summary["failed"]
     assert failed and all("No space left on device" in f["error"] for f in failed)
-    assert len(failed) == (6 if after in (6, 13) else 1)  # MEMORY.md's write fails the triage's six
+    # MEMORY.md's write fails the memories written for it
+    writing_memory_md = {6: 6, 13: 6} if per_write == 1 else {12: 12}
+    assert len(failed) == writing_memory_md.get(after, 1)
     saved = summary["created"] + summary["updated"]
-    assert len(saved) == (6 if after >= 7 else 0)
+    assert len(saved) == (6 if per_write == 1 and after >= 7 else 0)
     # every candidate accounted for, once: saved, failed, or left for the next run
     pairs = [(c["triage"], c["category"]) for c in saved + failed] + [
         (x["triage"], c)
@@ -381,6 +390,9 @@ def test_a_disk_that_fills_up_mid_run(project, tmp_path, capsys, monkeypatch, af
 def test_the_text_summary_of_a_full_disk_lists_the_saved_the_failed_and_the_stop(
     project, tmp_path, capsys, monkeypatch
 ):
+    monkeypatch.setattr(
+        headless, "TRIAGES_PER_WRITE", 1
+    )  # the first triage saved before the disk fills
     memory = setup(project, tmp_path)
     stage(project, tmp_path, 1, same=True)
     stage(project, tmp_path, 2)

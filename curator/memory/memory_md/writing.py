@@ -23,6 +23,7 @@ pointers to newly important memories"). Two rules, applied to memcurate's entry 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 from memcurate.curator.categories import NAMES
@@ -74,11 +75,19 @@ def read_current(memory_root) -> tuple[str | None, Parsed]:
 
 
 def apply(
-    memory_root, cfg: dict, changes, *, current: tuple | None = None, restore: tuple = ()
+    memory_root,
+    cfg: dict,
+    changes,
+    *,
+    current: tuple | None = None,
+    restore: tuple = (),
+    waiting: Callable[[], dict[str, set[str]]] | None = None,
 ) -> Plan:
     """Plan `changes` against `<root>/MEMORY.md` and carry the plan out; `current` is what
     `read_current` gave, if the caller has it. Upserts follow the module's coexistence rules;
-    `restore`: categories whose removed section a person asked to re-create. The caller holds the root's lock, which keeps other
+    `restore`: categories whose removed section a person asked to re-create; `waiting`: the memories
+    memcurate wrote whose MEMORY.md change is still to come (category -> ids), asked for only when a
+    section looks removed (see `removed_sections`). The caller holds the root's lock, which keeps other
     memcurate processes out; Claude's own writes to MEMORY.md meanwhile are kept: the file is
     replaced only if it is still the one planned from, else planned again
     (`atomic.replace_if_unchanged`).
@@ -98,7 +107,7 @@ def apply(
         parsed = current[1] if current is not None and text == (current[0] or "") else None
         try:
             parsed = parsed if parsed is not None else parse(text)
-            kept, notes = coexist(root, data is not None, parsed, changes, restore)
+            kept, notes = coexist(root, data is not None, parsed, changes, restore, waiting)
             result = plan(text, kept, budgets, *limits, parsed=parsed)
         except MemoryMdError as e:
             raise MemoryMdError(f"{path}: {e}") from None
@@ -130,15 +139,22 @@ def apply(
 
 
 def removed_sections(
-    root: str, parsed: Parsed, exists: bool = True, saving: dict | None = None
+    root: str,
+    parsed: Parsed,
+    exists: bool = True,
+    saving: dict | None = None,
+    waiting: Callable[[], dict[str, set[str]]] | None = None,
 ) -> list[str]:
     """The categories whose section someone else removed from an existing MEMORY.md: no section in it, yet
     memory files of that category in the root that nothing else lists (Claude's own lines, the archive
-    file) other than `saving`'s (category -> ids saved now): memcurate wrote that section when it saved them."""
+    file) other than `saving`'s (category -> ids saved now) and `waiting()`'s (written, their MEMORY.md
+    change to come: an --auto-approve run writes its memory files before its one MEMORY.md write, and
+    one killed in between leaves them so): memcurate wrote that section when it saved them."""
     if not exists:
         return []
     out = []
     theirs = None
+    pending: dict[str, set[str]] | None = None
     for cat in NAMES:
         if cat in parsed.sections:
             continue
@@ -152,12 +168,17 @@ def removed_sections(
         if others:
             theirs = links_of_claude(parsed.text) if theirs is None else theirs
             others -= set(theirs) | {e.path for e in read_archive(root, cat)}
+        if others and waiting is not None:
+            pending = waiting() if pending is None else pending
+            others -= {f"{cat}/{i}.md" for i in pending.get(cat, ())}
         if others:
             out.append(cat)
     return out
 
 
-def coexist(root: str, exists: bool, parsed: Parsed, changes, restore=()) -> tuple[list, list[str]]:
+def coexist(
+    root: str, exists: bool, parsed: Parsed, changes, restore=(), waiting=None
+) -> tuple[list, list[str]]:
     """`changes` as the module's coexistence rules leave them, and notes saying what they held back."""
     changes = list(changes)
     ups = [
@@ -174,7 +195,7 @@ def coexist(root: str, exists: bool, parsed: Parsed, changes, restore=()) -> tup
     saving: dict[str, set[str]] = {}
     for e in ups:
         saving.setdefault(e.category, set()).add(e.id)
-    removed = set(removed_sections(root, parsed, exists, saving)) - set(restore)
+    removed = set(removed_sections(root, parsed, exists, saving, waiting)) - set(restore)
     listed = {(cat, e.id) for cat, sec in parsed.sections.items() for e in sec.entries}
     out, notes = [], []
     for c in changes:

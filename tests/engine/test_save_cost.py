@@ -1,0 +1,191 @@
+"""What an --auto-approve save costs in the calls that cost most (issue 25 §6), counted, not timed: fsyncs
+(each a few milliseconds on a loaded disk) and files opened, per save, bounded and flat in the store's size.
+And a run killed between its memory files and its one MEMORY.md write loses nothing."""
+
+from __future__ import annotations
+
+import builtins
+import os
+from pathlib import Path
+
+import pytest
+from test_headless_failures import setup, stage
+from test_save_scaling import CATS, seed
+
+from memcurate.curator.candidates import staging
+from memcurate.curator.engine import Engine
+from memcurate.curator.headless import auto_approve
+from memcurate.curator.memory import memory_md
+
+TRIAGES = 4  # six memories each
+
+
+class Costs:
+    """fsyncs, files opened, and replacements of MEMORY.md, counted while on."""
+
+    def __init__(self, monkeypatch, memory: Path) -> None:
+        self.fsyncs = self.opened = self.memory_md_writes = 0
+        self.on = False
+        target = str(memory / "MEMORY.md")
+        fsync, os_open, open_, replace, link = os.fsync, os.open, builtins.open, os.replace, os.link
+
+        def counted_fsync(fd):
+            self.fsyncs += self.on
+            return fsync(fd)
+
+        def counted_os_open(*a, **kw):
+            self.opened += self.on
+            return os_open(*a, **kw)
+
+        def counted_open(*a, **kw):
+            self.opened += self.on
+            return open_(*a, **kw)
+
+        def counted_replace(src, dst, *a, **kw):
+            self.memory_md_writes += self.on and os.fspath(dst) == target
+            return replace(src, dst, *a, **kw)
+
+        def counted_link(src, dst, *a, **kw):
+            self.memory_md_writes += self.on and os.fspath(dst) == target
+            return link(src, dst, *a, **kw)
+
+        monkeypatch.setattr(os, "fsync", counted_fsync)
+        monkeypatch.setattr(os, "open", counted_os_open)
+        monkeypatch.setattr(builtins, "open", counted_open)
+        monkeypatch.setattr(os, "replace", counted_replace)
+        monkeypatch.setattr(os, "link", counted_link)
+
+
+def distinct(n: int) -> tuple:
+    """Words of the demo session changed for session `n`, beyond stage's own, so that no fact of one session
+    is another's (an update of a memory saved earlier in the run finishes the run's saves so far first)."""
+    words = (
+        "failing",
+        "setup",
+        "auth",
+        "change",
+        "Leave",
+        "mobile",
+        "settled",
+        "re-authenticate",
+        "code",
+    )
+    return tuple((w, f"{w[:2]}z{n}z") for w in words) + (
+        ("DATABASE_URL", f"DATABASE_URL_{n}"),
+        ("conftest.py", f"conftest{n}.py"),
+    )
+
+
+def drafted(tmp_path: Path, stored: int) -> tuple[Path, Path, list[str]]:
+    """A project with `stored` memories (MEMORY.md listing the newest, the rest archived) and TRIAGES staged
+    sessions, drafted: ready to be saved."""
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    memory = setup(project, tmp_path)
+    seed(project, memory, stored)
+    tids = [stage(project, tmp_path, n, replace=distinct(n)) for n in range(1, TRIAGES + 1)]
+    engine = Engine(project)
+    try:
+        for tid in tids:
+            assert list(engine.process(tid).values()).count("ready") == 6
+    finally:
+        engine.close()
+    return project, memory, tids
+
+
+def saved_files(memory: Path) -> int:
+    return sum(len(list((memory / c).glob("*.md"))) for c in (*CATS, "session_summary"))
+
+
+def run_counted(tmp_path: Path, monkeypatch, stored: int) -> tuple[dict, Costs]:
+    """What one --auto-approve run over TRIAGES drafted sessions saved, and what it cost."""
+    project, memory, _ = drafted(tmp_path, stored)
+    engine = Engine(project)
+    try:
+        engine.index.refresh()  # its index built, its category folders watched from the second check on
+        engine.index.refresh()
+        costs = Costs(monkeypatch, memory)
+        costs.on = True
+        summary = auto_approve(engine)
+        costs.on = False
+        monkeypatch.undo()
+    finally:
+        engine.close()
+    assert len(summary["created"]) == 6 * TRIAGES
+    assert not summary["failed"] and not summary["conflicts"] and not summary["updated"]
+    assert saved_files(memory) == stored + 6 * TRIAGES
+    return summary, costs
+
+
+def test_a_run_writes_memory_md_once_and_each_save_costs_its_own_file(tmp_path, monkeypatch):
+    """Before, each triage of a run wrote MEMORY.md and the archive file of every category it touched, each
+    with two fsyncs (the file, its folder), and each memory file fsynced its folder: about 4.4 fsyncs a
+    save. Now a run writes them once, each folder is fsynced once, and a save costs the fsync of its own
+    memory file."""
+    summary, costs = run_counted(tmp_path, monkeypatch, 1000)
+    assert costs.memory_md_writes == 1
+    # one a memory file (its bytes, before its rename); once for the run: the six category folders (the
+    # renames), MEMORY.md and the archive files of the six categories (each the file and its folder)
+    saves = 6 * TRIAGES
+    bound = saves + 6 + 2 * (1 + 6)
+    assert costs.fsyncs <= bound, f"{costs.fsyncs} fsyncs for {saves} saves"
+
+
+def test_a_saves_fsyncs_and_files_opened_do_not_grow_with_the_store(tmp_path, monkeypatch):
+    """50 or 1,000 memories stored (MEMORY.md full, the archives written): the same fsyncs and files opened,
+    but for the archive files a full MEMORY.md writes once."""
+    _, small = run_counted(tmp_path / "small", monkeypatch, 50)
+    _, large = run_counted(tmp_path / "large", monkeypatch, 1000)
+    assert large.fsyncs <= small.fsyncs + 2 * 6, (small.fsyncs, large.fsyncs)
+    assert large.opened <= small.opened * 1.1 + 2 * 6, (small.opened, large.opened)
+    assert large.opened <= 40 * 6 * TRIAGES, f"{large.opened} files opened"
+
+
+class Killed(BaseException):
+    """The process killed where it was (not an error anything catches)."""
+
+
+def test_a_run_killed_before_its_memory_md_write_loses_nothing(tmp_path, monkeypatch):
+    """The run's memory files are written, then it is killed before MEMORY.md: the next run finishes every
+    save (MEMORY.md lists each memory once, each saved once), and Claude's own lines stay as they were."""
+    project, memory, tids = drafted(tmp_path, 50)
+    theirs = "- [Our deploy notes](deploy-notes.md) — written by Claude itself\n"
+    (memory / "MEMORY.md").write_text((memory / "MEMORY.md").read_text() + theirs)
+    apply = memory_md.apply
+
+    def killed(*a, **kw):
+        raise Killed
+
+    monkeypatch.setattr(memory_md, "apply", killed)
+    engine = Engine(project)
+    with pytest.raises(Killed):
+        auto_approve(engine)
+    engine.close()  # (what a kill leaves: the locks die with the process)
+    monkeypatch.setattr(memory_md, "apply", apply)
+    written = saved_files(memory)  # the memory files: written before MEMORY.md
+    assert written > 50
+    states = [r["state"] for t in tids for r in staging.category_states(engine.data, t).values()]
+    assert "saved" not in states and "approved" in states
+
+    engine = Engine(project)
+    try:
+        summary = auto_approve(engine)
+    finally:
+        engine.close()
+    assert not summary["failed"] and not summary["conflicts"]
+    assert saved_files(memory) == written  # nothing written twice
+    text = (memory / "MEMORY.md").read_text()
+    assert theirs in text
+    parsed = memory_md.parse(text)
+    listed = [e.id for s in parsed.sections.values() for e in s.entries]
+    archived = [e.id for c in parsed.sections for e in memory_md.read_archive(memory, c)]
+    for t in tids:
+        for rec in staging.category_states(engine.data, t).values():
+            assert rec["state"] in ("saved", "skipped"), rec
+    # (a session summary is saved, not listed)
+    new = [
+        p.stem for c in CATS for p in (memory / c).glob("*.md") if not p.stem.startswith("seed-")
+    ]
+    assert new
+    for i in new:
+        assert (listed + archived).count(i) == 1, i
