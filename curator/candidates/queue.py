@@ -88,6 +88,10 @@ class Board:
         self.data = data
         self._docs: dict[str, dict] = {}  # triage.json is written once: read once, kept slim
         self._outcomes: dict[str, TriageProgress] = {}
+        # Triages whose every category is final (saved, rejected, skipped): none is pending again, so a
+        # reload skips them and nothing of theirs is kept but what they cost (a long session's TUI
+        # otherwise keeps ~130 objects a triage it has seen decided).
+        self._done: set[str] = set()
 
     def outcome(self, tid: str) -> TriageProgress:
         """The skips and model use of a triage as last loaded."""
@@ -99,6 +103,8 @@ class Board:
     def items_of(self, tid: str, wanted=staging.PENDING) -> list[Item]:
         """The candidates of one triage in the states `wanted` (default: still waiting, not saved or
         rejected); an error row when the triage cannot be read; [] when it is gone."""
+        if tid in self._done and wanted == staging.PENDING:
+            return []
         try:
             doc = self._docs.get(tid)
             if doc is None:
@@ -130,10 +136,21 @@ class Board:
                 return []
             # said relative to the data dir: the person knows which project this is
             return [Item(tid, "", "error", error=str(e).replace(os.path.join(self.data, ""), ""))]
-        self._outcomes[tid] = TriageProgress(
+        progress = TriageProgress(
             tuple(_item(tid, doc, rec) for rec in states.values() if rec["state"] == "skipped"),
             usage.of_triage(self.data, tid, states, doc["look"]),
         )
+        if tid in self._docs and all(rec["state"] in staging.FINAL for rec in states.values()):
+            self._done.add(tid)
+            del self._docs[tid]
+            # what it cost stays in the overall figures; a decided triage's skips are shown no more
+            progress = TriageProgress(usage=progress.usage)
+            if progress.usage == usage.empty():
+                self._outcomes.pop(tid, None)
+            else:
+                self._outcomes[tid] = progress
+        else:
+            self._outcomes[tid] = progress
         return [_item(tid, doc, rec) for rec in states.values() if rec["state"] in wanted]
 
     def load(self, tids=None, wanted=staging.PENDING) -> dict[str, list[Item]]:

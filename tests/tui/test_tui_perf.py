@@ -10,12 +10,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from test_concurrency import roomy_engine
 from test_engine import stage
 
 from memcurate.curator.util.locks import LockBusy
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_an_engine_keeps_no_claim_lock_for_a_triage_once_its_work_is_done(project, tmp_path):
@@ -83,3 +82,34 @@ def test_the_tui_command_lines_reach_the_app_without_building_the_parser(project
         assert _start_modules(argv, cwd) == {"project": str(project), "argparse": False}, argv
     # anything else is the parser's: its checks and errors stay as they were
     assert _start_modules(["--project", str(sub), "--debug"], ROOT)["argparse"] is True
+
+
+def test_the_queue_keeps_nothing_of_a_triage_once_every_category_is_decided(
+    project, tmp_path, monkeypatch
+):
+    """The review queue (candidates/queue.py Board) reads every staged triage at a full reload: one whose
+    every category is saved, rejected or skipped is pending no more, so it is not read again and nothing
+    of it is kept (the TUI's live objects grew by ~130 a landed triage it had seen decided)."""
+    from memcurate.curator.candidates import queue, staging
+
+    engine = roomy_engine(project, tmp_path)
+    (tid,) = stage(engine)
+    states = engine.process(tid)
+    board = queue.Board(engine.data)
+    assert board.load()[tid], "its drafts wait for review"
+    for cat, state in states.items():
+        if state in staging.PENDING:
+            engine.reject(tid, cat, "not durable")
+    assert board.load() == {tid: []}
+    assert board._docs == {} and board._outcomes == {}  # offline: it cost nothing
+
+    reads = []
+    real = staging.category_states
+    monkeypatch.setattr(
+        staging, "category_states", lambda *a, **k: reads.append(a[1]) or real(*a, **k)
+    )
+    assert board.load() == {tid: []}
+    assert reads == []  # decided: not read again
+    every = board.load(wanted=staging.FINAL)[tid]  # what `list --all` shows still reads it
+    assert {i.state for i in every} == {"rejected"} | ({"skipped"} & set(states.values()))
+    engine.close()
