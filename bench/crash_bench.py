@@ -193,7 +193,7 @@ class Checker:
                 with open(md, encoding="utf-8") as f:
                     parsed = memory_md.parse(f.read())
                 listed = [(e.category, e.id) for s in parsed.sections.values() for e in s.entries]
-                usage = memory_md.usage(mem, self.cfg)
+                usage = memory_md.usage(mem, self.cfg).as_dict()
                 for name, u in usage["sections"].items():
                     if u["used"] > u["budget"]:
                         v.append(

@@ -231,7 +231,7 @@ def time_saves(site: Site, template: str, mode: str, profile: bool = False) -> d
     wall = time.perf_counter() - t0
     if prof:
         prof.disable()
-    usage = memory_md.usage(site.memory, engine.cfg)
+    usage = memory_md.usage(site.memory, engine.cfg).as_dict()
     in_archive = {c: len(memory_md.read_archive(site.memory, c)) for c in usage["sections"]}
     engine.close()
     left = len(pending_triages(site.data))
