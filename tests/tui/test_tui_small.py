@@ -190,9 +190,9 @@ def test_key_presses_and_reloads_leave_no_objects_behind(project, tmp_path):
             await settle(pilot)
 
     async def scenario(pilot):
-        await rounds(pilot, 10)  # warm: caches filled, every row drawn
+        await rounds(pilot, 6)  # warm: caches filled, every row drawn
         before = live_objects()
-        await rounds(pilot, 30)
-        assert (live_objects() - before) / 30 < 20
+        await rounds(pilot, 20)
+        assert (live_objects() - before) / 20 < 20
 
     run(app, scenario, size=(160, 45))
