@@ -411,10 +411,9 @@ class MemcurateApp(App):
         if message.full:
             self.items, self.outcomes = {}, {}
         self.outcomes.update(message.outcomes)
-        nothing = usage.empty()
         for tid, outcome in message.outcomes.items():
-            if not outcome.skipped and outcome.usage == nothing:
-                del self.outcomes[tid]  # no skip, no model use: it shows nothing beyond its rows
+            if outcome.blank:
+                del self.outcomes[tid]  # it shows nothing beyond its rows
         self.overall = usage.empty()
         for outcome in self.outcomes.values():
             usage.add(self.overall, outcome.usage)

@@ -78,6 +78,11 @@ class TriageProgress:
     skipped: tuple[Item, ...] = ()
     usage: dict = dataclass_field(default_factory=usage.empty)
 
+    @property
+    def blank(self) -> bool:
+        """No skip and no model use: it shows nothing beyond the triage's rows."""
+        return not self.skipped and self.usage == usage.empty()
+
 
 class Board:
     """The pending candidates of a data dir, by triage; `load` re-reads only the triages asked for.
@@ -136,19 +141,17 @@ class Board:
                 return []
             # said relative to the data dir: the person knows which project this is
             return [Item(tid, "", "error", error=str(e).replace(os.path.join(self.data, ""), ""))]
-        progress = TriageProgress(
-            tuple(_item(tid, doc, rec) for rec in states.values() if rec["state"] == "skipped"),
-            usage.of_triage(self.data, tid, states, doc["look"]),
-        )
+        cost = usage.of_triage(self.data, tid, states, doc["look"])
         if tid in self._docs and all(rec["state"] in staging.FINAL for rec in states.values()):
             self._done.add(tid)
             del self._docs[tid]
             # what it cost stays in the overall figures; a decided triage's skips are shown no more
-            progress = TriageProgress(usage=progress.usage)
-            if progress.usage == usage.empty():
-                self._outcomes.pop(tid, None)
-            else:
-                self._outcomes[tid] = progress
+            progress = TriageProgress(usage=cost)
+        else:
+            skipped = (_item(tid, doc, r) for r in states.values() if r["state"] == "skipped")
+            progress = TriageProgress(tuple(skipped), cost)
+        if progress.blank and tid in self._done:
+            self._outcomes.pop(tid, None)
         else:
             self._outcomes[tid] = progress
         return [_item(tid, doc, rec) for rec in states.values() if rec["state"] in wanted]
