@@ -181,52 +181,12 @@ class Engine(Context):
 
         return kinds.why_not(action, item, detail)
 
-    def draft_pending(self) -> dict:
-        """Draft what waits to be drafted, saving nothing: {drafted, busy, failed}."""
+    def draft_pending(self, kind: str | None = None) -> dict:
+        """Draft what waits to be drafted (of every kind, or of `kind`), saving nothing:
+        {drafted, busy, failed}."""
         from memcurate.curator.review import kinds
 
-        return kinds.draft(self)
-
-    # -- rule graduation: failures that recur become rules (rule/<key>) ---------------------
-
-    @property
-    def candidates_dir(self) -> str:
-        """Where graduation candidates appear (what a front end watches)."""
-        from memcurate.curator.rules import ledger
-
-        return os.path.join(self.data, ledger.CANDIDATES_DIR)
-
-    def rule_candidates(self, every: bool = False, notes: list | None = None) -> list:
-        """The pending RuleCandidates (with `every`, the approved and rejected ones too), oldest first;
-        `notes`, when given, gains a line for each damaged record (a pending one the failure ledger does
-        not back too) or evidence file skipped."""
-        from memcurate.curator.rules import candidates
-
-        return candidates.all(
-            self.data, every=every, notes=notes, threshold=self.settings.rules.threshold
-        )
-
-    def rule(self, key: str) -> dict:
-        """A candidate (`rule/<key>`, `<key>` or a unique prefix) as the person reviews it: {candidate,
-        rule, topic, paths, plan: {file, action, before, after, diff, error}, since}. RuleError when none."""
-        from memcurate.curator.review import rule_actions
-
-        return rule_actions.view(self, key)
-
-    def approve_rule(self, key: str, seen: dict | str | None = None) -> dict:
-        """Write its rule file and mark it approved: {id, file, path, action, sessions}. `seen`: what the
-        person was shown (the dict `rule` returned, or rule_actions.fingerprint of it); when approving would
-        now write something else, RuleError and nothing written. None approves what `rule` shows now.
-        RuleError also when it is not pending, cannot be written, or its file changed."""
-        from memcurate.curator.review import rule_actions
-
-        return rule_actions.approve(self, key, seen)
-
-    def draft_rules(self) -> dict:
-        """The Claude backend drafts pending candidates without a draft: {drafted, failed}; offline, nothing."""
-        from memcurate.curator.review import rule_actions
-
-        return rule_actions.draft_all(self)
+        return kinds.draft(self, kind)
 
     # -- hygiene: what is wrong with the memory already saved (curator/hygiene) ------------
 
@@ -258,13 +218,6 @@ class Engine(Context):
         return read_view(self)[1]
 
     # -- proposals: changes to existing memories, applied when approved (proposal/<id>) ------
-
-    @property
-    def proposals_dir(self) -> str:
-        """Where proposals appear (what a front end watches)."""
-        from memcurate.curator.proposals import store
-
-        return store.folder(self.data)
 
     def stage_proposal(
         self,
@@ -337,17 +290,6 @@ class Engine(Context):
         from memcurate.curator.library import edits
 
         return edits.edit(self, ref, text, base_hash)
-
-    def archive_memory(self, ref: str, base_hash: str):
-        from memcurate.curator.library import edits
-
-        return edits.archive(self, ref, base_hash)
-
-    def delete_memory(self, ref: str, base_hash: str):
-        """Copied to the trash, then removed (ChangeError when it changed since it was read)."""
-        from memcurate.curator.library import edits
-
-        return edits.delete(self, ref, base_hash)
 
     # -- parts ------------------------------------------------------------------------
 

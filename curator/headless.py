@@ -194,54 +194,49 @@ def _read_only_stop(why: str) -> str:
 
 
 def _rules(engine, summary: dict) -> None:
-    """Rule candidates: drafted by a Claude backend, then left for a person, unless `rules.auto_approve`
-    is true: then each one whose rule file can be written as planned is written (the rest wait, with why);
-    a rule whose text tells the agent to do harm (verify.HOLD) waits for a person like a held draft."""
+    """Rule candidates, through the review kinds' verbs like any item: drafted by a Claude backend,
+    then left for a person, unless `rules.auto_approve` is true: then each one whose rule file can be
+    written as planned is written (the rest wait, with why); a rule whose text tells the agent to do
+    harm (verify.HOLD) waits for a person like a held draft. Only a write the system refused fails."""
     from memcurate.curator.drafting import DrafterUnavailable
-    from memcurate.curator.review.rule_actions import RuleError
+    from memcurate.curator.errors import Refusal
+    from memcurate.curator.review.items import READY, RULE
 
     done = summary["rules"]
     try:
-        drafted = engine.draft_rules()
+        drafted = engine.draft_pending(RULE)
     except DrafterUnavailable as e:  # the offline text stands in: nothing is lost
-        drafted = {"failed": [{"id": "rules", "error": str(e)}]}
-    for f in drafted["failed"]:
-        summary["notes"].append(f"{f['id']}: drafted offline ({f['error']})")
+        drafted = {"failed": [{"triage": "rules", "error": str(e)}]}
+    for f in drafted.get("failed", []):
+        summary["notes"].append(f"{f['triage']}: drafted offline ({f['error']})")
     auto = engine.settings.rules.auto_approve
-    for cand in engine.rule_candidates():
-        rid = "rule/" + cand.id
+    for item in engine.review_items(kind=RULE):
+        if item.state != READY:  # a damaged record: `memcurate list` names it
+            continue
+        sessions = (item.rule or {}).get("count", 0)
+        waiting = {"id": item.id, "sessions": sessions, "error": ""}
         if not auto:
-            done["waiting"].append({"id": rid, "sessions": cand.sessions, "error": ""})
+            done["waiting"].append(waiting)
             continue
         try:
-            view = engine.rule(rid)
-        except RuleError as e:  # damaged since it was listed
-            done["waiting"].append({"id": rid, "sessions": cand.sessions, "error": str(e)})
+            shown = engine.detail(item)
+        except Refusal as e:  # damaged since it was listed
+            done["waiting"].append({**waiting, "error": str(e)})
             continue
-        hold = [i for i in view["issues"] if i["code"] in HOLD]
+        hold = [i for i in shown.issues if i["code"] in HOLD]
         if hold:  # an instruction to do harm: a person decides, as for a draft
-            done["waiting"].append(
-                {
-                    "id": rid,
-                    "sessions": cand.sessions,
-                    "error": "held for a person: " + "; ".join(i["message"] for i in hold),
-                }
-            )
+            why = "held for a person: " + "; ".join(i["message"] for i in hold)
+            done["waiting"].append({**waiting, "error": why})
             continue
-        try:
-            written = engine.approve_rule(rid, view)  # what was checked, or nothing
-        except (RuleError, LockBusy) as e:
-            done["waiting"].append(
-                {
-                    "id": rid,
-                    "sessions": cand.sessions,
-                    "error": str(e) or "another process is writing rules",
-                }
-            )
-        except OSError as e:
-            done["failed"].append({"id": rid, "error": failure(e)})
+        # what was checked, or nothing
+        [out] = engine.approve_items([item], {item.id: shown.fingerprint})
+        if out.done:
+            done["written"].append({"id": item.id, "file": out.where, "path": out.path})
+        elif out.failed:
+            done["failed"].append({"id": item.id, "error": out.error})
         else:
-            done["written"].append({"id": rid, "file": written["file"], "path": written["path"]})
+            why = "another process is writing rules" if out.busy else out.error
+            done["waiting"].append({**waiting, "error": why})
 
 
 def _one_triage(

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from memcurate.curator.errors import Refusal
+from memcurate.curator.util.atomic import failure
 
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
     from memcurate.curator.context import Context
@@ -84,10 +85,12 @@ class Outcome:
     said: str = ""
     # refused only because another process holds it: a try again later, not a fault
     busy: bool = False
+    # the system refused a write (a full disk, no permission): a fault, where a refusal is a decision
+    failed: bool = False
 
     def as_dict(self) -> dict:
         doc = asdict(self)
-        del doc["said"], doc["busy"]
+        del doc["said"], doc["busy"], doc["failed"]
         return doc
 
 
@@ -98,13 +101,16 @@ def attempt(
     busy: tuple[type[BaseException], ...] = (),
 ) -> Outcome:
     """`act(item)` (an action of the item's kind, returning its Outcome), or the item refused with the
-    reason when it raises one of `errors` (`busy` ones: held by another process)."""
+    reason when it raises one of `errors` (`busy` ones: held by another process; an OSError: the
+    system refused a write, said with the file and the OS's reason)."""
     try:
         return act(item)
     except errors as e:
-        return Outcome(
-            item.id, False, error=str(e) or e.__class__.__name__, busy=isinstance(e, busy)
-        )
+        if isinstance(e, busy):
+            return Outcome(item.id, False, error=str(e) or e.__class__.__name__, busy=True)
+        if isinstance(e, OSError):
+            return Outcome(item.id, False, error=failure(e), failed=True)
+        return Outcome(item.id, False, error=str(e) or e.__class__.__name__)
 
 
 # What a front end asks of an item (Kind.why_not): the verbs its keys and commands map to.

@@ -57,12 +57,12 @@ def items(engine: Context, every: bool = False, kind: str | None = None) -> list
     return sorted(found, key=lambda i: (3 if i.final else _ORDER.get(i.state, 1), i.blocked, i.id))
 
 
-def draft(engine: Context) -> dict:
-    """Draft what the kinds still have to draft (memories: the pipeline, saving nothing)."""
+def draft(engine: Context, kind: str | None = None) -> dict:
+    """Draft what the kinds (or `kind`) still have to draft (memories: the pipeline, saving nothing)."""
     done: dict = {}
-    for kind in KINDS:
-        if hasattr(kind, "draft"):
-            for key, value in kind.draft(engine).items():
+    for kind_ in KINDS:
+        if kind in (None, kind_.name) and hasattr(kind_, "draft"):
+            for key, value in kind_.draft(engine).items():
                 done.setdefault(key, []).extend(value)
     return done
 

@@ -194,7 +194,8 @@ def approve(engine: Context, query: str, seen: dict | str | None = None) -> dict
     """Write the candidate's rule into its topic file and mark it approved: {id, file, path, action,
     sessions}. `seen`, what the person was shown (a `view` or its `fingerprint`): when what approving
     would write now differs, RuleError and nothing written; None approves what `view` shows now.
-    RuleError also when it is not pending, when the plan has an error, or when the file changed."""
+    RuleError also when it is not pending, when the plan has an error, or when the file changed; an
+    OSError (the file and the system's reason) when the system refused the write."""
     with _lock(engine):
         # read again under the lock: another approval or an edit may just have finished
         cand = find(engine, query)
@@ -214,6 +215,11 @@ def approve(engine: Context, query: str, seen: dict | str | None = None) -> dict
         try:
             path = rulefile.write(p) if p.action != "noop" else p.path
         except rulefile.RuleFileError as e:
+            cause = e.__cause__
+            # the system refused the write (a full disk): a fault, said as such, not a refusal
+            if isinstance(cause, OSError) and cause.errno:
+                why = f"{cause.strerror}; {rid} not written"
+                raise OSError(cause.errno, why, cause.filename) from e
             raise RuleError(f"{rid}: {e}; nothing was written") from None
         rel = os.path.relpath(path, engine.project)
         try:

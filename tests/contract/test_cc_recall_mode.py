@@ -16,6 +16,7 @@ from contract.api import ToolUse, Turn, is_memory_selector, is_side_request
 from contract.test_cc_recall import STEP, save_memory
 from memcurate.curator import config
 from memcurate.curator.categories import CATEGORIES
+from memcurate.curator.library import edits
 from memcurate.curator.memory.recall import claude_recall
 from memcurate.curator.util.paths import data_dir, memory_root
 
@@ -69,8 +70,8 @@ def archived_memory(project: Path) -> str:
             body="## Decision\nUse Postgres.\n\n## Rationale\nA server was planned.",
         )
         engine.store.create(doc)
-        engine.archive_memory(
-            "decision/use-postgres", engine.library_entry("decision/use-postgres").hash
+        edits.archive(
+            engine, "decision/use-postgres", engine.library_entry("decision/use-postgres").hash
         )
     finally:
         engine.close()

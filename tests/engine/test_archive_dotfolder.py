@@ -16,6 +16,7 @@ import pytest
 
 from memcurate.curator import config
 from memcurate.curator.engine import Engine
+from memcurate.curator.library import edits
 from memcurate.curator.memory import memfile, memory_md
 from memcurate.curator.util.paths import resolve_memory_root
 from memcurate.curator.util.stamps import content_hash
@@ -85,7 +86,7 @@ def save(engine, d: memfile.MemoryDoc) -> str:
 def test_archiving_moves_the_file_into_the_dot_folder_and_the_library_still_has_it(engine):
     root = Path(engine.root)
     h = save(engine, doc())
-    engine.archive_memory("decision/use-jwt-for-api-auth", h)
+    edits.archive(engine, "decision/use-jwt-for-api-auth", h)
     moved = root / ".archive" / "decision" / "use-jwt-for-api-auth.md"
     assert not (root / "decision" / "use-jwt-for-api-auth.md").exists()
     assert memfile.parse(moved.read_text()).status == "archived"
@@ -98,7 +99,7 @@ def test_archiving_moves_the_file_into_the_dot_folder_and_the_library_still_has_
 def test_a_restored_memory_moves_back_to_its_category_folder(engine):
     root = Path(engine.root)
     h = save(engine, doc())
-    engine.archive_memory("decision/use-jwt-for-api-auth", h)
+    edits.archive(engine, "decision/use-jwt-for-api-auth", h)
     moved = root / ".archive" / "decision" / "use-jwt-for-api-auth.md"
     text = moved.read_text().replace("status: archived", "status: active")
     engine.edit_memory("decision/use-jwt-for-api-auth", text, content_hash(moved.read_bytes()))
@@ -221,10 +222,10 @@ def test_nothing_archived_is_offered_to_claude_codes_recall(engine):
             description="CI runners cannot reach the internet",
         ),
     )
-    engine.archive_memory("constraint/no-network", h)
+    edits.archive(engine, "constraint/no-network", h)
     (root / "notes").mkdir()
     (root / "notes" / "debugging.md").write_bytes(b"# Debugging\nrun with -x\n")
-    engine.archive_memory("claude/notes/debugging.md", content_hash(b"# Debugging\nrun with -x\n"))
+    edits.archive(engine, "claude/notes/debugging.md", content_hash(b"# Debugging\nrun with -x\n"))
     listed = recall_scan(root)
     assert listed == ["MEMORY.md", "decision/keep-this.md"]
     for rel in listed:

@@ -24,6 +24,7 @@ from memcurate.curator.candidates import staging
 from memcurate.curator.candidates.candidate import read_review
 from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.config import ConfigError
+from memcurate.curator.library import edits
 from memcurate.curator.memory import memfile
 from memcurate.curator.proposals import actions as proposal_actions
 from memcurate.curator.proposals import store
@@ -293,8 +294,8 @@ def test_a_deleted_memory_and_a_deleted_claude_file_reach_the_trash_redacted(pro
         h = secret_memory(engine)
         claude = memory / "ci-notes.md"
         claude.write_bytes(f"# CI\nThe CI token is {GHP}\nRun make ci.\n".encode())
-        done = engine.delete_memory("decision/deploy-key", h)
-        done2 = engine.delete_memory("claude/ci-notes.md", content_hash(claude.read_bytes()))
+        done = edits.delete(engine, "decision/deploy-key", h)
+        done2 = edits.delete(engine, "claude/ci-notes.md", content_hash(claude.read_bytes()))
         assert not (memory / "decision" / "deploy-key.md").exists() and not claude.exists()
         (mine,), (claudes,) = done.trash, done2.trash
         assert (
@@ -326,7 +327,7 @@ def test_the_trash_forgets_copies_older_than_trash_days_when_a_copy_is_put_there
             p.chmod(0o600)
             os.utime(p, (time.time() - days * DAY, time.time() - days * DAY))
         h = secret_memory(engine)
-        (copy,) = engine.delete_memory("decision/deploy-key", h).trash
+        (copy,) = edits.delete(engine, "decision/deploy-key", h).trash
         assert sorted(trash.iterdir()) == sorted([young, Path(copy)])  # the 3-day-old copy went
         # the young one kept,
         assert young.read_text() == "gone memory, deployed with [REDACTED:aws-access-key]\n"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from memcurate.curator.engine import Engine
+from memcurate.curator.library import edits
 from memcurate.curator.library.changes import ChangeError
 from memcurate.curator.library.entries import line_hash, line_ref
 from memcurate.curator.memory import memfile, memory_md
@@ -204,7 +205,7 @@ def test_an_edit_with_a_block_is_refused_with_the_issues_and_writes_nothing(engi
 
 def test_archive_moves_the_line_to_the_archive_and_keeps_the_file(engine):
     h = save(engine, doc())
-    done = engine.archive_memory("decision/use-jwt-for-api-auth", h)
+    done = edits.archive(engine, "decision/use-jwt-for-api-auth", h)
     path = root(engine) / ".archive" / "decision" / "use-jwt-for-api-auth.md"
     assert memfile.parse(path.read_text()) == replace(doc(), status="archived")
     assert not (root(engine) / "decision" / "use-jwt-for-api-auth.md").exists()
@@ -237,7 +238,7 @@ def test_archive_line_moves_only_the_line_and_the_memory_stays_active(engine):
 def test_delete_removes_file_and_line_and_keeps_a_trash_copy(engine):
     h = save(engine, doc())
     data = (root(engine) / "decision" / "use-jwt-for-api-auth.md").read_bytes()
-    done = engine.delete_memory("decision/use-jwt-for-api-auth", h)
+    done = edits.delete(engine, "decision/use-jwt-for-api-auth", h)
     assert not (root(engine) / "decision" / "use-jwt-for-api-auth.md").exists()
     assert "use-jwt-for-api-auth" not in md(engine)
     [copy] = done.trash
@@ -246,11 +247,11 @@ def test_delete_removes_file_and_line_and_keeps_a_trash_copy(engine):
 
 def test_an_archived_memory_can_be_deleted_and_leaves_the_archive_too(engine):
     h = save(engine, doc())
-    engine.archive_memory("decision/use-jwt-for-api-auth", h)
+    edits.archive(engine, "decision/use-jwt-for-api-auth", h)
     archived = content_hash(
         (root(engine) / ".archive" / "decision" / "use-jwt-for-api-auth.md").read_bytes()
     )
-    engine.delete_memory("decision/use-jwt-for-api-auth", archived)
+    edits.delete(engine, "decision/use-jwt-for-api-auth", archived)
     assert memory_md.read_archive(engine.root, "decision") == []
     assert not (root(engine) / "decision" / "use-jwt-for-api-auth.md").exists()
     assert not (root(engine) / ".archive" / "decision" / "use-jwt-for-api-auth.md").exists()
@@ -270,7 +271,7 @@ def test_a_claude_file_archived_keeps_its_bytes_under_dot_archive_claude(engine)
     data = b"# Debugging\r\nRun tests with -x \xe2\x80\x94 always\r\n"
     h = claude_file(engine, "notes/debugging.md", data)
     (root(engine) / "MEMORY.md").write_bytes(CLAUDE_MD.encode())
-    done = engine.archive_memory("claude/notes/debugging.md", h)
+    done = edits.archive(engine, "claude/notes/debugging.md", h)
     assert not (root(engine) / "notes" / "debugging.md").exists()
     assert (root(engine) / ".archive" / "claude" / "notes" / "debugging.md").read_bytes() == data
     # Claude's lines untouched
@@ -281,7 +282,7 @@ def test_a_claude_file_archived_keeps_its_bytes_under_dot_archive_claude(engine)
 def test_a_claude_file_deleted_keeps_its_bytes_in_the_trash(engine):
     data = b"# Debugging\nRun tests with -x\n"
     h = claude_file(engine, data=data)
-    done = engine.delete_memory("claude/debugging.md", h)
+    done = edits.delete(engine, "claude/debugging.md", h)
     assert not (root(engine) / "debugging.md").exists()
     assert [Path(p).read_bytes() for p in done.trash] == [data]
     assert oct(os.stat(done.trash[0]).st_mode & 0o777) == "0o600"
@@ -416,7 +417,7 @@ def test_a_fingerprint_that_is_not_what_apply_would_do_is_refused(engine):
 def _archive_in_process(project, tmp, h, queue):
     engine = make_engine(Path(project), Path(tmp))
     try:
-        engine.archive_memory("decision/use-jwt-for-api-auth", h)
+        edits.archive(engine, "decision/use-jwt-for-api-auth", h)
         queue.put("ok")
     except ChangeError as e:
         queue.put(str(e))
@@ -483,8 +484,8 @@ def test_the_library_lists_what_a_change_left(engine):
     h = save(engine, doc())
     claude_h = claude_file(engine)
     engine.library()  # the index is built before the changes: they must refresh it
-    engine.archive_memory("decision/use-jwt-for-api-auth", h)
-    engine.delete_memory("claude/debugging.md", claude_h)
+    edits.archive(engine, "decision/use-jwt-for-api-auth", h)
+    edits.delete(engine, "claude/debugging.md", claude_h)
     by_ref = {e.ref: e for e in engine.library()}
     assert by_ref["decision/use-jwt-for-api-auth"].status == "archived"
     assert "claude/debugging.md" not in by_ref
@@ -501,7 +502,7 @@ def test_the_library_lists_what_a_change_left(engine):
 def test_archiving_an_unlisted_memory_still_lists_it_in_the_archive(engine):
     engine.store.create(doc(id="never-listed"))
     h = content_hash(memfile.render(doc(id="never-listed")))
-    engine.archive_memory("decision/never-listed", h)
+    edits.archive(engine, "decision/never-listed", h)
     assert [e.id for e in memory_md.read_archive(engine.root, "decision")] == ["never-listed"]
 
 
@@ -517,5 +518,5 @@ def test_a_claude_ref_never_leads_outside_the_root_or_onto_memcurate_files(engin
         ("claude/archive/claude/debugging.md", "not a topic file"),
     ]:
         with pytest.raises(ChangeError, match=expected):
-            engine.delete_memory(ref, h)
+            edits.delete(engine, ref, h)
     assert outside.read_bytes() == b"not Claude's memory\n"

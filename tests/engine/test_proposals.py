@@ -91,7 +91,7 @@ def test_bad_proposals_are_refused_before_anything_is_written(proj):
         e.stage_proposal("archive", "t", "r", archive_op(), source="cron")
     with pytest.raises(ProposalError, match="op 1"):
         e.stage_proposal("archive", "t", "r", [{"ref": "x"}], source="check")
-    assert not os.path.exists(e.proposals_dir) or os.listdir(e.proposals_dir) == []
+    assert not os.path.exists(store.folder(e.data)) or os.listdir(store.folder(e.data)) == []
 
 
 def test_a_secret_in_a_finding_is_not_stored_in_the_record(proj):

@@ -3,6 +3,7 @@ status` on candidates staged through the real ledger (curator/rules/ledger.py)."
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -190,7 +191,7 @@ def test_a_rule_approved_needs_no_memory_root(proj, capsys, monkeypatch):
 
 def test_a_file_that_cannot_be_extended_blocks_the_rule_and_is_never_touched(proj, capsys):
     engine = Engine(proj["project"])
-    target = Path(proj["project"]) / engine.rule(proj["key"])["plan"]["file"]
+    target = Path(proj["project"]) / rule_actions.view(engine, proj["key"])["plan"]["file"]
     engine.close()
     target.parent.mkdir(parents=True)
     target.write_bytes(b"---\npaths: [unclosed\n---\n# mine\n")
@@ -208,7 +209,7 @@ def test_a_file_that_cannot_be_extended_blocks_the_rule_and_is_never_touched(pro
     assert code == 1 and "BLOCK" in err and rule_files(proj["rules"]) == before
     engine = Engine(proj["project"])
     with pytest.raises(RuleError, match="cannot be written"):
-        engine.approve_rule(proj["key"])
+        rule_actions.approve(engine, proj["key"])
     engine.close()
     assert rule_files(proj["rules"]) == before
     assert candidates.load(proj["data"], proj["key"]).state == "pending"
@@ -255,7 +256,7 @@ def test_an_edited_rule_is_what_approving_writes(proj, capsys):
         view["rule"] == "Use the tmp_path fixture for files a test writes."
         and view["plan"]["error"] == ""
     )
-    done = engine.approve_rule(proj["key"])
+    done = rule_actions.approve(engine, proj["key"])
     engine.close()
     text = (Path(proj["project"]) / done["file"]).read_text()
     assert "- Use the tmp_path fixture for files a test writes." in text
@@ -340,14 +341,16 @@ def test_an_engine_start_forgets_old_signatures_below_the_threshold(proj):
 
 def test_candidates_dir_is_where_candidates_appear(proj):
     engine = Engine(proj["project"])
-    assert os.listdir(engine.candidates_dir) == [f"{proj['key']}.json"]
-    assert [c.id for c in engine.rule_candidates()] == [proj["key"]]
+    assert os.listdir(os.path.join(engine.data, ledger.CANDIDATES_DIR)) == [f"{proj['key']}.json"]
+    assert [
+        c.id for c in candidates.all(engine.data, threshold=engine.settings.rules.threshold)
+    ] == [proj["key"]]
     engine.close()
 
 
 def test_drafting_offline_does_nothing(proj):
     engine = Engine(proj["project"])
-    assert engine.draft_rules() == {"drafted": [], "failed": []}
+    assert rule_actions.draft_all(engine) == {"drafted": [], "failed": []}
     engine.close()
     assert candidates.load(proj["data"], proj["key"]).draft is None
 
@@ -367,7 +370,7 @@ def test_an_approval_while_another_writes_is_refused_and_the_rule_written_once(p
             second["tried"] = True
             other = Engine(proj["project"])
             try:
-                second["done"] = other.approve_rule(proj["key"])
+                second["done"] = rule_actions.approve(other, proj["key"])
             except (LockBusy, RuleError) as e:
                 second["refused"] = e
             finally:
@@ -376,7 +379,7 @@ def test_an_approval_while_another_writes_is_refused_and_the_rule_written_once(p
 
     monkeypatch.setattr(rulefile, "write", write_while_another_approves)
     engine = Engine(proj["project"])
-    done = engine.approve_rule(proj["key"])
+    done = rule_actions.approve(engine, proj["key"])
     engine.close()
     assert "refused" in second, second
     [body] = rule_files(proj["rules"]).values()
@@ -411,7 +414,7 @@ def test_headless_with_rules_auto_approve_writes_what_can_be_written(proj, capsy
     other = lint_failure()
     seen(proj["data"], other, 3)
     engine = Engine(proj["project"])
-    blocked = Path(proj["project"]) / engine.rule(other.key)["plan"]["file"]
+    blocked = Path(proj["project"]) / rule_actions.view(engine, other.key)["plan"]["file"]
     engine.close()
     blocked.parent.mkdir(parents=True, exist_ok=True)
     blocked.write_bytes(b"# the team's lint notes, not memcurate's\n")
@@ -429,6 +432,36 @@ def test_headless_with_rules_auto_approve_writes_what_can_be_written(proj, capsy
     # a second run writes nothing new
     code, doc, _ = cli_json(capsys, "--auto-approve", "--project", proj["project"])
     assert code == 0 and doc["rules"]["written"] == [] and len(doc["rules"]["waiting"]) == 1
+
+
+def test_headless_a_full_disk_fails_the_rule_and_a_later_run_writes_it(proj, capsys, monkeypatch):
+    """A rule file the disk refuses is a failure (exit 1, the file and the system's reason), not a
+    rule waiting for a person; nothing is half-written, the candidate stays pending, and the next
+    run, with space again, writes it."""
+    from memcurate.curator.util import atomic
+
+    (Path(proj["project"]) / ".claude" / "memcurate.yaml").write_text(
+        "backend: offline\nrules:\n  auto_approve: true\n"
+    )
+    real = atomic._temp_file
+
+    def full(path, *a, **k):
+        if os.fspath(path).startswith(str(proj["rules"])):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(atomic, "_temp_file", full)
+    code, doc, _ = cli_json(capsys, "--auto-approve", "--project", proj["project"])
+    [failed] = doc["rules"]["failed"]
+    assert code == 1 and doc["rules"]["written"] == [] and doc["rules"]["waiting"] == []
+    assert failed["id"] == f"rule/{proj['key']}" and "No space left on device" in failed["error"]
+    assert str(proj["rules"]) in failed["error"]
+    assert not proj["rules"].exists() or rule_files(proj["rules"]) == {}
+    assert candidates.load(proj["data"], proj["key"]).state == "pending"
+    monkeypatch.setattr(atomic, "_temp_file", real)
+    code, doc, _ = cli_json(capsys, "--auto-approve", "--project", proj["project"])
+    assert code == 0 and [w["id"] for w in doc["rules"]["written"]] == [f"rule/{proj['key']}"]
+    assert candidates.load(proj["data"], proj["key"]).state == "approved"
 
 
 def test_a_hand_damaged_record_is_named_and_the_others_still_listed(proj, capsys):
@@ -487,8 +520,8 @@ def test_a_failed_rule_call_keeps_the_offline_text_and_says_why(proj, capsys, fa
 
 def test_approving_what_was_shown_writes_it(proj):
     engine = Engine(proj["project"])
-    shown = engine.rule(proj["key"])
-    done = engine.approve_rule(proj["key"], seen=shown)
+    shown = rule_actions.view(engine, proj["key"])
+    done = rule_actions.approve(engine, proj["key"], seen=shown)
     engine.close()
     assert (Path(proj["project"]) / done["file"]).read_text() == shown["plan"]["after"]
 
@@ -497,7 +530,7 @@ def test_a_draft_stored_after_the_rule_was_shown_is_refused_and_nothing_written(
     """The reviewer saw the offline text; a model's draft stored meanwhile (headless `list --draft`) is not
     what they approve."""
     engine = Engine(proj["project"])
-    shown = engine.rule(proj["key"])
+    shown = rule_actions.view(engine, proj["key"])
     candidates.set_draft(
         proj["data"],
         proj["key"],
@@ -511,12 +544,14 @@ def test_a_draft_stored_after_the_rule_was_shown_is_refused_and_nothing_written(
         },
     )
     with pytest.raises(RuleError, match="changed since you looked: look again"):
-        engine.approve_rule(proj["key"], seen=shown)
+        rule_actions.approve(engine, proj["key"], seen=shown)
     assert (
         not proj["rules"].exists() and candidates.load(proj["data"], proj["key"]).state == "pending"
     )
-    again = engine.rule(proj["key"])  # looked again: the draft is shown, and approving it writes it
-    engine.approve_rule(proj["key"], seen=rule_actions_fingerprint(again))
+    again = rule_actions.view(
+        engine, proj["key"]
+    )  # looked again: the draft is shown, and approving it writes it
+    rule_actions.approve(engine, proj["key"], seen=rule_actions_fingerprint(again))
     engine.close()
     [body] = rule_files(proj["rules"]).values()
     assert "Never save outside tmp_path in a test." in body.decode()
@@ -538,14 +573,14 @@ def test_a_file_extended_by_another_approval_after_the_rule_was_shown_is_refused
         "testing",
         ["tests/**/*.py"],
     )
-    shown = engine.rule(proj["key"])
+    shown = rule_actions.view(engine, proj["key"])
     assert shown["plan"]["action"] == "create"
-    engine.approve_rule(other)  # from a script: what `show` shows now
+    rule_actions.approve(engine, other)  # from a script: what `show` shows now
     before = rule_files(proj["rules"])
     with pytest.raises(RuleError, match="changed since you looked"):
-        engine.approve_rule(proj["key"], seen=shown)
+        rule_actions.approve(engine, proj["key"], seen=shown)
     assert rule_files(proj["rules"]) == before
-    assert engine.rule(proj["key"])["plan"]["action"] == "extend"
+    assert rule_actions.view(engine, proj["key"])["plan"]["action"] == "extend"
     engine.close()
 
 
@@ -571,7 +606,7 @@ def test_an_edit_waits_for_an_approval_under_way_and_is_then_refused(proj, monke
 
     monkeypatch.setattr(rulefile, "write", write_while_edited)
     engine = Engine(proj["project"])
-    engine.approve_rule(proj["key"])
+    rule_actions.approve(engine, proj["key"])
     engine.close()
     assert "refused" in edit, edit
     cand = candidates.load(proj["data"], proj["key"])
@@ -651,7 +686,7 @@ def test_a_hand_damaged_rule_text_is_an_error_naming_the_file_never_made_up_glob
     engine = Engine(proj["project"])
     # the engine's own calls name the damage too
     with pytest.raises(RuleError, match=re.escape(why)):
-        engine.rule(rid)
+        rule_actions.view(engine, rid)
     engine.close()
     # nothing written, nothing lost
     assert path.read_bytes() == before and not proj["rules"].exists()

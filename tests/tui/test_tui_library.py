@@ -17,6 +17,7 @@ from memcurate.curator.candidates.queue import age
 from memcurate.curator.library.entries import Entry
 from memcurate.curator.memory import memfile
 from memcurate.curator.memory.memory_md.format import parse as parse_memory_md
+from memcurate.curator.proposals import store as proposal_store
 from memcurate.widgets.library import LibraryScreen
 from memcurate.widgets.library_dialogs import ChangeConfirm, MemoryEditor
 from memcurate.widgets.library_table import LibraryTable, fit, make_row, row_text
@@ -453,8 +454,8 @@ def test_a_key_that_does_not_apply_says_why(project, memory):
         await drain(pilot, screen)
         assert any("already memcurate's" in n for n in notes(app))
         assert (
-            list(Path(app.engine.proposals_dir).glob("*.json")) == []
-            if Path(app.engine.proposals_dir).exists()
+            list(Path(proposal_store.folder(app.engine.data)).glob("*.json")) == []
+            if Path(proposal_store.folder(app.engine.data)).exists()
             else True
         )
 

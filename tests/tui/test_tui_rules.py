@@ -17,6 +17,7 @@ from test_tui_claude_writes import document, said
 from textual.widgets import Input, TextArea
 from tui_helpers import engine_factory, tui, until, watching
 
+from memcurate.curator.review import rule_actions
 from memcurate.curator.rules import candidates, ledger
 from memcurate.curator.rules.signature import failures
 from memcurate.curator.util.paths import data_dir
@@ -156,7 +157,7 @@ def test_a_failure_seen_in_three_sessions_is_a_rule_row_with_its_evidence_and_in
         assert shown(app) == ["rule"]
         [item] = table(app).shown
         assert item.tid == f"rule/{key}"  # the id memcurate approve takes
-        rule = app.engine.rule(key)["rule"]
+        rule = rule_actions.view(app.engine, key)["rule"]
         cells = row_text(app, 0)
         # the rule text is the title (fitted)
         assert rule and rule.startswith(cells["title"].rstrip("…"))
@@ -166,7 +167,7 @@ def test_a_failure_seen_in_three_sessions_is_a_rule_row_with_its_evidence_and_in
 
         await select(pilot, "rule")
         text = document(app)
-        topic_file = app.engine.rule(key)["plan"]["file"]
+        topic_file = rule_actions.view(app.engine, key)["plan"]["file"]
         assert f"Approving writes {topic_file} (a new file)" in text and topic_file.startswith(
             ".claude/rules/memcurate/"
         )
@@ -192,7 +193,7 @@ def test_a_writes_the_rule_file_names_it_and_the_row_goes(proj):
 
     async def scenario(pilot):
         await select(pilot, "rule")
-        view = app.engine.rule(key)
+        view = rule_actions.view(app.engine, key)
         await press(pilot, "a")
         assert rule_files(project) == {
             view["plan"]["file"].removeprefix(".claude/rules/"): view["plan"]["after"]
@@ -215,7 +216,7 @@ def test_a_refuses_a_rule_drafted_after_it_was_shown_and_the_row_shows_the_draft
 
     async def scenario(pilot):
         await select(pilot, "rule")
-        offline = app.engine.rule(key)["rule"]
+        offline = rule_actions.view(app.engine, key)["rule"]
         assert table(app).shown[0].title == offline and offline in document(app)
         candidates.set_draft(
             data_dir(project),
@@ -270,7 +271,10 @@ def test_e_changes_the_text_topic_and_paths_and_a_writes_the_edited_rule(proj):
         await press(pilot, "e")
         screen = app.screen
         assert isinstance(screen, RuleEditScreen)  # it opens on the text under review
-        assert screen.query_one("#rule-text", TextArea).text == app.engine.rule(key)["rule"]
+        assert (
+            screen.query_one("#rule-text", TextArea).text
+            == rule_actions.view(app.engine, key)["rule"]
+        )
         assert screen.query_one("#rule-paths", TextArea).text.startswith("tests/")
         await press(pilot, "escape")
         assert not isinstance(app.screen, RuleEditScreen) and candidate(project, key).edit is None
@@ -412,7 +416,7 @@ def test_a_candidate_staged_while_the_app_runs_appears_and_leaves_when_decided_e
         # approved in another terminal (memcurate approve): the row goes
         engine = engine_factory(project, memory)()
         try:
-            engine.approve_rule(key)
+            rule_actions.approve(engine, key)
         finally:
             engine.close()
         await until(pilot, lambda: shown(app) == [], "the approved candidate to leave")
