@@ -3,7 +3,6 @@ deprecation table read without importing the SDK, and the one line `status` and 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -14,11 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 from test_drafting import default_cfg, fake_claude
-from tui_helpers import settle, tui
 
 from memcurate.curator.drafting import choose, describe, get_drafter
 from memcurate.curator.drafting import models as sdk_models
-from memcurate.widgets.panels import DraftingLine
 
 
 def claude_on_path(folder: Path) -> Path:
@@ -218,20 +215,3 @@ def test_status_says_an_unavailable_backend(project):
         in p.stdout
     )
     assert "warning" not in p.stdout  # the shipped models are current
-
-
-def test_the_tui_shows_the_backend_line_and_the_deprecation_warning(tmp_path, monkeypatch):
-    project = deprecated_project(tmp_path / "project")
-    claude = claude_on_path(tmp_path / "bin")
-    monkeypatch.setenv("PATH", f"{claude.parent}{os.pathsep}{os.environ['PATH']}")
-
-    async def scenario() -> str:
-        # the engine describes it
-        app = tui(project, tmp_path / "memory", drafting=None, run_pipeline=False)
-        async with app.run_test(size=(160, 45)) as pilot:
-            await settle(pilot)
-            return "\n".join(t.plain for t in app.query_one(DraftingLine).content.renderables)
-
-    shown = asyncio.run(scenario())
-    assert f"drafting: claude-cli ({claude}) — backend: claude-cli, claude on the PATH" in shown
-    assert "⚠ models.sonnet: claude-sonnet-4-5 is deprecated" in shown

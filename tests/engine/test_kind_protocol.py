@@ -15,12 +15,11 @@ from pathlib import Path
 import pytest
 from test_claude_writes import TOPIC, stage
 from test_guard import setup  # noqa: F401 (a fixture)
-from test_tui import press, run, select, shown, stage_demo
-from test_tui_claude_writes import document, said
+from test_tui import stage_demo
 from test_tui_proposals import MEMORY_MD
 from test_tui_proposals import TOPIC as CLAUDE_TOPIC
 from test_tui_rules import proj_files, recurring
-from tui_helpers import engine_factory, tui
+from tui_helpers import engine_factory
 
 from memcurate.curator.engine import Engine
 from memcurate.curator.proposals import actions as proposal_actions
@@ -40,7 +39,7 @@ from memcurate.curator.review.items import (
 )
 
 VERBS = (APPROVE, REJECT, EDIT, EDIT_TEXT, CHANGE, RETRY)
-WIDGETS = Path(__file__).resolve().parent.parent / "widgets"
+WIDGETS = Path(__file__).resolve().parents[2] / "widgets"
 
 
 # -- one project per kind: its engine, the item's id, and a change that makes what was shown stale --------
@@ -264,57 +263,13 @@ def stage_note(project: Path, text: str) -> None:
     (folder / "n1.json").write_text(json.dumps(doc))
 
 
-@pytest.fixture
-def noted(project, tmp_path, monkeypatch):
-    monkeypatch.setattr(kinds, "KINDS", (*kinds.KINDS, NoteKind()))
-    stage_note(project, "Deploys happen on Fridays.\n")
-    return project, tmp_path / "memory"
-
-
-def test_a_new_kind_is_listed_shown_and_approved_by_key_in_the_tui(noted):
-    project, memory = noted
-    app = tui(project, memory)
-    told = said(app)
-
-    async def scenario(pilot):
-        assert shown(app) == ["note"]
-        await select(pilot, "note")
-        assert app.selected().tid == "note/n1"
-        text = document(app)
-        assert "a note to keep" in text and "Deploys happen on Fridays." in text
-        # a key its kind says does not apply is greyed out, and says why
-        assert app.check_action("change_action", ()) is None
-        await press(pilot, "c")
-        assert told[-1] == ("a note is kept or dropped as written", "warning")
-        await press(pilot, "a")
-        assert (project / "NOTES.md").read_text() == "Deploys happen on Fridays.\n"
-        assert told[-1] == ("note kept: NOTES.md", "information")
-        assert shown(app) == []
-
-    run(app, scenario)
-
-
-def test_a_new_kind_refuses_in_the_tui_what_changed_since_it_was_shown(noted):
-    project, memory = noted
-    app = tui(project, memory)
-    told = said(app)
-
-    async def scenario(pilot):
-        await select(pilot, "note")
-        stage_note(project, "Deploys happen on Mondays.\n")  # after it was shown
-        await press(pilot, "a")
-        assert not (project / "NOTES.md").exists()
-        message, severity = told[-1]
-        assert severity == "error" and "changed since you looked" in message
-
-    run(app, scenario)
-
-
 def test_no_widget_dispatches_on_a_kind():
     """The TUI acts on every kind through the Engine's generic verbs and the kind's why_not: no
     `category == <kind>` branch, no per-kind table of keys that do not apply."""
     found = []
-    for path in sorted(WIDGETS.glob("*.py")):
+    sources = sorted(WIDGETS.glob("*.py"))
+    assert len(sources) > 10  # the widgets package itself, not an empty folder
+    for path in sources:
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if re.search(r"\bcategory\s*(==|!=)|\bis_claude\(|^NOT_FOR_\w+\s*=", line):
                 found.append(f"{path.name}:{n}: {line.strip()}")
