@@ -41,6 +41,51 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return 2 * len(os.sched_getaffinity(0))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Before the workers start, rewrite every test module's asserts once, into pytest's own cache.
+    Each worker would otherwise rewrite all ~200 modules itself (~8 s of CPU each, four workers at
+    once, before any test runs); it reads the cache even where bytecode is not written."""
+    workers = getattr(config.option, "numprocesses", None)
+    if hasattr(config, "workerinput") or not workers or config.getoption("assertmode") != "rewrite":
+        return
+    import multiprocessing
+
+    from _pytest.assertion import rewrite
+
+    global _CONFIG
+    _CONFIG = config
+    stale = []
+    for fn in sorted(TESTS.rglob("*.py")):
+        if "node_modules" in fn.parts or not fn.name.startswith(("test_", "conftest")):
+            continue
+        pyc = rewrite.get_cache_dir(fn) / (fn.name[:-3] + rewrite.PYC_TAIL)
+        if rewrite._read_pyc(fn, pyc) is None:
+            stale.append(fn)
+    if stale:
+        # forked, so each child has this run's config; a failure only leaves a module to the workers
+        with multiprocessing.get_context("fork").Pool(len(os.sched_getaffinity(0))) as pool:
+            pool.map(_rewrite_one, stale, chunksize=4)
+
+
+_CONFIG: pytest.Config | None = None
+
+
+def _rewrite_one(fn: Path) -> None:
+    from _pytest.assertion import rewrite
+
+    try:
+        source_stat, co = rewrite._rewrite_test(fn, _CONFIG)
+        cache = rewrite.get_cache_dir(fn)
+        cache.mkdir(exist_ok=True)
+        pyc = cache / (fn.name[:-3] + rewrite.PYC_TAIL)
+        tmp = f"{pyc}.{os.getpid()}"
+        with open(tmp, "wb") as fp:
+            rewrite._write_pyc_fp(fp, source_stat, co)
+        os.replace(tmp, pyc)
+    except (OSError, SyntaxError):
+        pass
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The slow layers first (Pilot, snapshots, the real Claude Code: seconds a test), then the engine's
     many short tests: workers hand out tests in this order, so the last minute is not one worker finishing
