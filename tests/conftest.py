@@ -82,7 +82,7 @@ def _rewrite_one(fn: Path) -> None:
         with open(tmp, "wb") as fp:
             rewrite._write_pyc_fp(fp, source_stat, co)
         os.replace(tmp, pyc)
-    except (OSError, SyntaxError):
+    except Exception:  # left to the worker, which rewrites it itself and reports what is wrong
         pass
 
 
