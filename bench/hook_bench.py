@@ -4,15 +4,19 @@
     python bench/hook_bench.py            # full run (< 3 minutes)
     python bench/hook_bench.py --quick    # fewer rounds, one 100 MB call (< 40 s)
 
-Runs the installed `memcurate hook` console script as Claude Code would (a new
-process, hook JSON on stdin) and measures, in one interleaved loop so that
-machine drift hits every scenario alike:
+Runs the hook command `memcurate install` writes (asked of the install itself: `memcurate install
+--json` in a throwaway project) as Claude Code would (a new process, hook JSON on stdin) and measures,
+in one interleaved loop so that machine drift hits every scenario alike:
 
-  bare          `python -c pass` with the interpreter of the console script
-  empty script  the console script with an entry point that does nothing (pip's wrapper imports `re`)
+  bare          `python -c pass` with the interpreter of the hook command
+  empty entry   the hook command with nothing to run: its interpreter with `-c pass` (the command install
+                writes), or the console script with an entry point that does nothing (pip's wrapper
+                imports `re`)
   imports only  the same, importing what an incremental pass loads: the floor under the pass itself
   no-op         a Stop call with no new transcript bytes
   incremental   the transcript grew by one turn (4-10 new records) since the last call
+  incremental, console script   the same through `memcurate hook` (the plugin's command), when install
+                writes another
   first call    a transcript the data dir has never seen (the largest shared ones, ~1.2 MB)
 
 then the first call on the largest of those transcripts with one ~10 MB user
@@ -45,6 +49,7 @@ import platform
 import random
 import re
 import select
+import shlex
 import shutil
 import signal
 import statistics
@@ -272,6 +277,34 @@ def interpreter_of(exe: str) -> list[str]:
     return [sys.executable]
 
 
+def hook_command(exe: str, env: dict, work: str) -> list[str]:
+    """The hook command `exe install` writes into Claude Code's settings (its argv, `hook` included), asked
+    of the install itself in a throwaway project: what Claude Code runs is what is measured."""
+    project = os.path.join(work, "install-probe")
+    os.makedirs(os.path.join(project, ".git"))
+    r = subprocess.run(
+        [exe, "install", "--project", project, "--scope", "project", "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=project,
+    )
+    try:
+        command = json.loads(r.stdout)["command"]
+    except (ValueError, KeyError, TypeError):
+        die(
+            f"`{exe} install --json` did not say its command (exit {r.returncode}): {r.stderr[:500]}"
+        )
+    shutil.rmtree(project)
+    return shlex.split(command)
+
+
+def _runs_python(argv: list[str]) -> bool:
+    """Whether a hook command is an interpreter with its flags (`python -P -c …`), not a script."""
+    return len(argv) > 2 and argv[1].startswith("-")
+
+
 def describe_install(interp: list[str], env: dict) -> dict:
     """Where the hook's engine is imported from, and whether its .pyc files exist (an editable checkout
     under PYTHONDONTWRITEBYTECODE=1 recompiles every module on every run)."""
@@ -307,10 +340,13 @@ def describe_install(interp: list[str], env: dict) -> dict:
 
 
 class Sample:
-    __slots__ = ("wall", "rss", "code", "stdout", "stderr")
+    __slots__ = ("wall", "rss", "code", "stdout", "stderr", "cpu")
 
-    def __init__(self, wall: float, rss: int, code: int, stdout: bytes, stderr: bytes) -> None:
+    def __init__(
+        self, wall: float, rss: int, code: int, stdout: bytes, stderr: bytes, cpu: float = 0.0
+    ) -> None:
         self.wall, self.rss, self.code, self.stdout, self.stderr = wall, rss, code, stdout, stderr
+        self.cpu = cpu  # the child's user + system time: what other processes' load moves least
 
 
 # A tiny process that forks and execs every measured child. Linux charges a child's ru_maxrss with
@@ -352,7 +388,7 @@ while True:
     send(pid)
     _, status, usage = os.wait4(pid, 0)
     t1 = time.perf_counter()
-    send((t1 - t0, status, usage.ru_maxrss))
+    send((t1 - t0, status, usage.ru_maxrss, usage.ru_utime + usage.ru_stime))
 """
 
 
@@ -408,7 +444,7 @@ class Runner:
             os.kill(pid, signal.SIGKILL)
             self._read()
             die(f"`{' '.join(argv)}` timed out after {timeout:.0f} s")
-        wall, status, maxrss = result
+        wall, status, maxrss, cpu = result
         code = os.waitstatus_to_exitcode(status)
         with open(self.out, "rb") as f:
             out = f.read()
@@ -416,7 +452,7 @@ class Runner:
             err = f.read()
         if code == 127 and not out and not err:
             die(f"could not run `{' '.join(argv)}`")
-        return Sample(wall, maxrss * self.RSS_UNIT, code, out, err)
+        return Sample(wall, maxrss * self.RSS_UNIT, code, out, err, cpu)
 
 
 # -- transcripts ------------------------------------------------------------------
@@ -736,11 +772,9 @@ _LOG_STATUS = re.compile(r"\b(staged|no-trigger|nothing-new) bytes (\d+)\.\.(\d+
 
 
 class Bench:
-    def __init__(self, args, exe: str, interp: list[str], work: str) -> None:
+    def __init__(self, args, exe: str, work: str) -> None:
         self.args = args
         self.exe = exe
-        self.bare_argv = [*interp, "-c", "pass"]
-        self.hook_argv = [exe, "hook"]
         self.work = work
         home, claude, xdg = (os.path.join(work, d) for d in ("home", "claude", "xdg"))
         for d in (home, claude, xdg):
@@ -748,6 +782,10 @@ class Bench:
         self.claude = claude
         # Nothing may touch the real home: HOME, CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME are throwaway folders.
         self.env = _clean_env(HOME=home, CLAUDE_CONFIG_DIR=claude, XDG_CONFIG_HOME=xdg)
+        self.hook_argv = hook_command(exe, self.env, work)
+        interp = [self.hook_argv[0]] if _runs_python(self.hook_argv) else interpreter_of(exe)
+        self.interp = interp
+        self.bare_argv = [*interp, "-c", "pass"]
         self.runner = Runner(self.env, work)
         self.log_warned = False
         self.statuses: dict[str, dict[str, int]] = {}
@@ -776,9 +814,10 @@ class Bench:
         label: str,
         expect: tuple[str, ...],
         timeout: float = 120.0,
+        argv: list[str] | None = None,
     ) -> Sample:
         s = self.runner.run(
-            self.hook_argv, project.payload(transcript, session), project.dir, timeout
+            argv or self.hook_argv, project.payload(transcript, session), project.dir, timeout
         )
         problems = []
         if s.code != 0:
@@ -822,6 +861,7 @@ class Bench:
 # What an incremental Stop pass imports (tests/test_hook_cost.py's STOP_MODULES, staging aside): the
 # "imports only" row is the console script importing them and returning, the floor under a pass.
 PASS_IMPORTS = (
+    "from memcurate.curator import cli",
     "from memcurate.hooks import capture, dispatch",
     "from memcurate.curator.capture import transcript, triage",
 )
@@ -926,8 +966,11 @@ def report(
     return 1 if missed and strict else 0
 
 
-def summarize(samples: list[Sample], bare_median: float | None) -> dict:
+def summarize(
+    samples: list[Sample], bare_median: float | None, bare_cpu: float | None = None
+) -> dict:
     walls = sorted(s.wall for s in samples)
+    cpu = statistics.median(s.cpu for s in samples)
     rss = [s.rss for s in samples]
     med = statistics.median(walls)
     q = statistics.quantiles(walls, n=10) if len(walls) >= 2 else [walls[0]] * 9
@@ -938,6 +981,8 @@ def summarize(samples: list[Sample], bare_median: float | None) -> dict:
         "p10_ms": round(q[0] * 1e3, 2),
         "p90_ms": round(q[-1] * 1e3, 2),
         "ratio_to_bare": round(med / bare_median, 2) if bare_median else None,
+        "cpu_median_ms": round(cpu * 1e3, 2),
+        "cpu_ratio_to_bare": round(cpu / bare_cpu, 2) if bare_cpu else None,
         "peak_rss_mib": round(max(rss) / MIB, 1),
         "median_rss_mib": round(statistics.median(rss) / MIB, 1),
         "samples_ms": [round(s.wall * 1e3, 2) for s in samples],
@@ -964,8 +1009,6 @@ def run(args) -> int:
         exe = os.path.abspath(exe)
     else:
         exe = ensure_install(os.path.abspath(args.venv), args.reinstall)
-    interp = interpreter_of(exe)
-
     rounds = args.rounds or (30 if args.quick else 100)
     big_runs = args.big_runs or (1 if args.quick else 3)
     big_mb = args.big_mb
@@ -978,9 +1021,13 @@ def run(args) -> int:
     t_start = time.perf_counter()
     work = tempfile.mkdtemp(prefix="memcurate-bench-", dir=args.workdir)
     try:
-        bench = Bench(args, exe, interp, work)
+        bench = Bench(args, exe, work)
+        interp = bench.interp
         info = describe_install(interp, bench.env)
-        say(f"hook:   {exe} hook   (memcurate {info['version']}, engine in {info['engine']})")
+        say(
+            f"hook:   {shlex.join(bench.hook_argv)}   (as `memcurate install` writes it; memcurate "
+            f"{info['version']}, engine in {info['engine']})"
+        )
         say(f"bare:   {' '.join(bench.bare_argv)}   (Python {info['python']})")
         if info["editable"]:
             say(
@@ -1070,24 +1117,46 @@ def run(args) -> int:
             first.fresh_data_dir()
             return bench.hook(first, path, session, "first call", ("staged", "no-trigger"))
 
+        # The same growth, run through the console script (the plugin's `memcurate hook`): each call
+        # appends its own turn, so either command's call reads only the records it appended.
+        console = [exe, "hook"] if bench.hook_argv != [exe, "hook"] else None
+
+        def incremental_console() -> Sample:
+            lines = turns.records(rng.randint(4, 10))
+            with open(
+                grow_path, "a", encoding="utf-8", errors="surrogateescape", newline="\n"
+            ) as f:
+                f.write("\n".join(lines) + "\n")
+            return bench.hook(
+                grow, grow_path, grow_session, "incremental", ("staged", "no-trigger"), argv=console
+            )
+
         first_names = [f"first:{os.path.basename(path)}" for path, _ in first_paths]
-        empty = empty_console_script(exe, work)
-        if empty is None:
-            say(
-                "note: cannot derive an empty console script from the executable; that row is left out"
-            )
         jobs = [("bare", bench.bare)]
-        imports = empty_console_script(exe, work, PASS_IMPORTS) if empty else None
-        if empty:
-            jobs.append(
-                ("empty_script", lambda: bench.plain([empty, "hook"], "empty console script"))
-            )
-        if imports:
-            jobs.append(("imports", lambda: bench.plain([imports, "hook"], "imports only")))
+        if _runs_python(bench.hook_argv):
+            # the command with nothing to run (-c pass), then with a pass's imports only
+            flags, rest = bench.hook_argv[:2], bench.hook_argv[bench.hook_argv.index("-c") + 2 :]
+            empty_argv = [*flags, "-c", "pass", *rest]
+            imports_argv = [*flags, "-c", "; ".join(PASS_IMPORTS), *rest]
+        else:
+            empty = empty_console_script(exe, work)
+            imports = empty_console_script(exe, work, PASS_IMPORTS) if empty else None
+            empty_argv = [empty, "hook"] if empty else None
+            imports_argv = [imports, "hook"] if imports else None
+            if empty is None:
+                say(
+                    "note: cannot derive an empty console script from the executable; that row is left out"
+                )
+        if empty_argv:
+            jobs.append(("empty_script", lambda: bench.plain(empty_argv, "empty entry")))
+        if imports_argv:
+            jobs.append(("imports", lambda: bench.plain(imports_argv, "imports only")))
         jobs += [
             ("noop", lambda: bench.hook(grow, grow_path, grow_session, "no-op", ("nothing-new",))),
             ("incremental", incremental),
         ]
+        if console:
+            jobs.append(("incremental_console", incremental_console))
         jobs += [
             (n, (lambda p=p, s=s: first_call(p, s)))
             for n, (p, s) in zip(first_names, first_paths, strict=True)
@@ -1202,25 +1271,30 @@ def run(args) -> int:
             shutil.rmtree(work, ignore_errors=True)
 
     # -- report ----------------------------------------------------------------
-    results: dict = {"bare": summarize(scen["bare"], bare_med)}
+    # the same ratios in CPU time (user + system of each child): steadier while other work shares the machine
+    bare_cpu = statistics.median(s.cpu for s in scen["bare"])
+    results: dict = {"bare": summarize(scen["bare"], bare_med, bare_cpu)}
     rows = [("bare `python -c pass`", "bare", None)]
     if "empty_script" in scen:
-        results["empty_script"] = summarize(scen["empty_script"], bare_med)
-        rows.append(("empty console script (entry-point floor)", "empty_script", None))
+        results["empty_script"] = summarize(scen["empty_script"], bare_med, bare_cpu)
+        rows.append(("empty entry (the hook command's floor)", "empty_script", None))
     if "imports" in scen:
-        results["imports"] = summarize(scen["imports"], bare_med)
-        rows.append(("console script + a pass's imports only", "imports", None))
-    results["cold_config"] = summarize(cold_samples, bare_med)
+        results["imports"] = summarize(scen["imports"], bare_med, bare_cpu)
+        rows.append(("entry + a pass's imports only", "imports", None))
+    results["cold_config"] = summarize(cold_samples, bare_med, bare_cpu)
     rows.append(("cold config (fresh data dir, 8 records)", "cold_config", None))
-    results["noop"] = summarize(scen["noop"], bare_med)
+    results["noop"] = summarize(scen["noop"], bare_med, bare_cpu)
     rows.append(("no-op (no new bytes)", "noop", None))
-    inc = results["incremental"] = summarize(scen["incremental"], bare_med)
+    inc = results["incremental"] = summarize(scen["incremental"], bare_med, bare_cpu)
     inc["appended_bytes_median"] = int(statistics.median(appended))
     inc["target"] = f"<= {TARGET_INCREMENTAL} x bare"
     inc["pass"] = inc["ratio_to_bare"] <= TARGET_INCREMENTAL
     rows.append(("incremental (+4-10 records)", "incremental", inc["pass"]))
+    if "incremental_console" in scen:
+        results["incremental_console"] = summarize(scen["incremental_console"], bare_med, bare_cpu)
+        rows.append(("  the same via `memcurate hook` (console)", "incremental_console", None))
     for name, src in zip(first_names, firsts, strict=True):
-        r = results[name] = summarize(scen[name], bare_med)
+        r = results[name] = summarize(scen[name], bare_med, bare_cpu)
         r["bytes"] = os.path.getsize(src)
         r["target"] = f"<= {TARGET_FIRST} x bare"
         r["pass"] = r["ratio_to_bare"] <= TARGET_FIRST
@@ -1228,8 +1302,10 @@ def run(args) -> int:
             (f"first call {os.path.basename(src)[:8]} ({r['bytes'] / 1e6:.2f} MB)", name, r["pass"])
         )
     if huge:
-        first = results["huge_message_paired_first_call"] = summarize(huge_pairs, bare_med)
-        r = results["huge_message"] = summarize(huge_samples, bare_med)
+        first = results["huge_message_paired_first_call"] = summarize(
+            huge_pairs, bare_med, bare_cpu
+        )
+        r = results["huge_message"] = summarize(huge_samples, bare_med, bare_cpu)
         r.update(huge)
         r["ratio_to_first_call"] = round(r["median_ms"] / first["median_ms"], 2)
         r["rss_ratio_to_first_call"] = round(r["peak_rss_mib"] / first["peak_rss_mib"], 2)
@@ -1248,11 +1324,12 @@ def run(args) -> int:
             )
         )
     if big:
-        parse = results["synthetic_read_and_parse"] = summarize(parse_samples, bare_med)
+        parse = results["synthetic_read_and_parse"] = summarize(parse_samples, bare_med, bare_cpu)
         rows.append(("  read and json-parse each line of it", "synthetic_read_and_parse", None))
-        r = results["first:synthetic"] = summarize(big_samples, bare_med)
+        r = results["first:synthetic"] = summarize(big_samples, bare_med, bare_cpu)
         r.update(big)
         r["ratio_to_parse"] = round(r["median_ms"] / parse["median_ms"], 2)
+        r["cpu_ratio_to_parse"] = round(r["cpu_median_ms"] / parse["cpu_median_ms"], 2)
         r["target"] = (
             f"<= {TARGET_BIG_S} s, <= {TARGET_BIG_X_PARSE} x reading and parsing it and "
             f"<= {TARGET_BIG_RSS_MIB:.0f} MiB peak RSS"
@@ -1276,7 +1353,7 @@ def run(args) -> int:
         f"peak RSS floor of a spawned `true`: {bench.runner.rss_floor / MIB:.1f} MiB"
     )
     say()
-    head = f"{'scenario':<42} {'n':>3} {'median':>10} {'p10..p90 ms':>15} {'x bare':>7} {'peak RSS':>10}  target"
+    head = f"{'scenario':<42} {'n':>3} {'median':>10} {'p10..p90 ms':>15} {'x bare':>7} {'CPU x':>6} {'peak RSS':>10}  target"
     lines = []
     for label, key, ok in rows:
         r = results[key]
@@ -1298,14 +1375,14 @@ def run(args) -> int:
                 m_ok = "PASS" if r["pass_rss"] else "FAIL"
                 target = (
                     f"<= {TARGET_BIG_S:.0f} s {t_ok}, {r['ratio_to_parse']:.2f} x parse <= {TARGET_BIG_X_PARSE} "
-                    f"{p_ok}, <= {TARGET_BIG_RSS_MIB:.0f} MiB {m_ok}"
+                    f"{p_ok} (CPU {r['cpu_ratio_to_parse']:.2f} x), <= {TARGET_BIG_RSS_MIB:.0f} MiB {m_ok}"
                 )
             else:
                 limit = TARGET_INCREMENTAL if key == "incremental" else TARGET_FIRST
                 target = f"<= {limit} x bare  {'PASS' if ok else 'FAIL'}"
         lines.append(
             f"{label:<42} {r['n']:>3} {med_s:>10} {spread:>15} {r['ratio_to_bare']:>7.2f} "
-            f"{r['peak_rss_mib']:>6.1f} MiB  {target}".rstrip()
+            f"{r['cpu_ratio_to_bare'] or 0:>6.2f} {r['peak_rss_mib']:>6.1f} MiB  {target}".rstrip()
         )
     say(head)
     say("-" * max(len(x) for x in [head, *lines]))

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import os
 import sys
-from types import SimpleNamespace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `types` is an import the hook does not need
+    from types import SimpleNamespace
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,6 +64,8 @@ def _tui_args(argv: list[str]) -> SimpleNamespace | None:
         project = argv[0][len("--project=") :]
     else:
         return None
+    from types import SimpleNamespace
+
     return SimpleNamespace(
         command=None,
         project=project,

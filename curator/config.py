@@ -17,7 +17,6 @@ what the write guard can still learn from each layer (guard_of_layers).
 from __future__ import annotations
 
 import os
-import re
 
 from memcurate.curator import __version__
 from memcurate.curator.errors import Refusal
@@ -136,6 +135,8 @@ def _check(default: object, value: object, where: str, keypath: tuple[str, ...])
 
 
 def _check_regex(pattern: str, where: str, dotted: str) -> None:
+    import re  # here: the hook reads a cached config and never checks a pattern
+
     try:
         re.compile(pattern)
     except re.error as e:

@@ -2,7 +2,8 @@
 plugin's hooks/hooks.json (`python -m memcurate.curator.hook_entries` prints that file; a test keeps them equal).
 
 Also how to tell memcurate's own entries in a settings file from anyone else's: by their command,
-whatever path it carries (`<…>/memcurate hook …` or `<python> -m memcurate.curator.cli hook …`).
+whatever path it carries (`<python> -P -c '<RUN_CLI>' hook …` as install writes it, `<…>/memcurate hook …` or
+`<python> -m memcurate.curator.cli hook …` as older installs and the plugin do).
 """
 
 from __future__ import annotations
@@ -13,6 +14,11 @@ import shlex
 
 REVIEW_FLAG = "--review-auto-memory"
 _CLI_MODULES = ("memcurate.curator.cli", "curator.cli")
+# What `memcurate install` has the interpreter run: the CLI's main, as the `memcurate` console script does,
+# without pip's wrapper around it (which imports `re` first: a third of an interpreter start, paid by every
+# hook call). The arguments after it are the CLI's (`hook …`). With -P the hook's cwd (the project, in
+# Claude's reach) is not put on sys.path, so no file there can stand in for memcurate's modules.
+RUN_CLI = "from memcurate.curator.cli import main; main()"
 PLUGIN_COMMAND = "memcurate hook"  # the plugin expects memcurate on the PATH
 PLUGIN_DESCRIPTION = (
     "memcurate: capture memory candidates at the end of each turn, subagent, compaction and "
@@ -67,18 +73,26 @@ def render_plugin_hooks() -> str:
     )
 
 
+def interpreter_entry(python: str) -> list[str]:
+    """The argv that runs memcurate's CLI with the interpreter at `python` (see RUN_CLI)."""
+    return [python, "-P", "-c", RUN_CLI]
+
+
 def parse_command(command) -> dict | None:
     """What a hook command of memcurate's says ({"executable", "review_auto_memory", "outdated"}), None
-    when the command is not memcurate's: an executable named `memcurate`, or an interpreter with
-    `-m memcurate.curator.cli` (or `-m curator.cli`, as installs before the package was named
-    `memcurate` wrote it: `outdated`, it fails now, and is found so it can be replaced), then `hook`."""
+    when the command is not memcurate's: an interpreter running RUN_CLI (interpreter_entry), an executable
+    named `memcurate`, or an interpreter with `-m memcurate.curator.cli` (or `-m curator.cli`, as installs
+    before the package was named `memcurate` wrote it: `outdated`, it fails now, and is found so it can be
+    replaced), then `hook`."""
     if not isinstance(command, str):
         return None
     try:
         words = shlex.split(command)
     except ValueError:
         return None
-    if len(words) >= 2 and os.path.basename(words[0]) == "memcurate" and words[1] == "hook":
+    if len(words) >= 5 and words[1:4] == interpreter_entry("")[1:] and words[4] == "hook":
+        rest = words[5:]
+    elif len(words) >= 2 and os.path.basename(words[0]) == "memcurate" and words[1] == "hook":
         rest = words[2:]
     elif len(words) >= 4 and words[1] == "-m" and words[2] in _CLI_MODULES and words[3] == "hook":
         rest = words[4:]

@@ -105,14 +105,17 @@ def _defer(payload: dict, pending: int, env) -> str:
     import json
     import subprocess
 
+    from memcurate.curator.hook_entries import interpreter_entry
+
     child_env = {**(os.environ if env is None else env), DEFERRED_ENV: "1"}
     why = (
         f"{pending} bytes not triaged yet, more than a SessionEnd pass does within Claude Code's 1.5 s budget "
         f"({SESSION_END_INLINE_BYTES})"
     )
     try:
+        # as install runs the hook: with -m, the cwd (the project, Claude's to write) would come first on sys.path
         child = subprocess.Popen(
-            [sys.executable, "-m", "memcurate.curator.cli", "hook"],
+            [*interpreter_entry(sys.executable), "hook"],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -22,8 +22,6 @@ however large one message is.
 from __future__ import annotations
 
 import os
-import re
-from collections import Counter
 
 from memcurate.curator.util import fastjson
 from memcurate.curator.util.lazyre import LazyRegex
@@ -44,7 +42,7 @@ TOOL_RESULT_CHARS = 2000  # tool output is context for errors, never scored: kee
 SKIP_OUTPUT_BYTES = 8192  # with `outputs_of`, larger results of other tools are not decoded
 _CHUNK = 1 << 20
 
-_REMINDER = LazyRegex(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
+_REMINDER_OPEN, _REMINDER_CLOSE = "<system-reminder>", "</system-reminder>"
 _COMMAND = ("<command-name>", "<command-message>", "<command-args>", "<bash-input>")
 _COMMAND_OUTPUT = (
     "<local-command-stdout>",
@@ -153,6 +151,14 @@ class Entry:
         )
 
 
+class Tally(dict):
+    """Counts by name: a missing name counts 0 (collections.Counter's one behaviour used here, without
+    importing collections on the hook's path)."""
+
+    def __missing__(self, key: str) -> int:
+        return 0
+
+
 class ReadStats:
     __slots__ = (
         "start",
@@ -172,9 +178,9 @@ class ReadStats:
         self.start = start
         self.end = start  # the offset after the last consumed line: where the next read starts
         self.lines = 0
-        self.records: Counter = Counter()  # by record type
-        self.entries: Counter = Counter()  # by entry kind
-        self.bad_lines: Counter = Counter()  # by reason
+        self.records = Tally()  # by record type
+        self.entries = Tally()  # by entry kind
+        self.bad_lines = Tally()  # by reason
         self.user_turns = 0
         self.session_ids: set[str] = set()
         self.skipped = 0  # tool results not decoded (see TranscriptReader's outputs_of)
@@ -472,9 +478,21 @@ class Window:
 
 
 def strip_reminders(text: str) -> str:
-    if "<system-reminder>" in text:
-        text = _REMINDER.sub("", text)
-    return text
+    """`text` without its <system-reminder> blocks (one left open runs to the end)."""
+    start = text.find(_REMINDER_OPEN)
+    if start < 0:
+        return text
+    parts, pos = [], 0
+    while start >= 0:
+        parts.append(text[pos:start])
+        close = text.find(_REMINDER_CLOSE, start + len(_REMINDER_OPEN))
+        if close < 0:
+            pos = len(text)
+            break
+        pos = close + len(_REMINDER_CLOSE)
+        start = text.find(_REMINDER_OPEN, pos)
+    parts.append(text[pos:])
+    return "".join(parts)
 
 
 def _prepare(text: str) -> str:

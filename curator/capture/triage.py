@@ -11,10 +11,8 @@ for how keyword patterns avoid being compiled when they cannot match.
 
 from __future__ import annotations
 
-import heapq
 import os
 import zlib
-from bisect import bisect_right
 
 from memcurate.curator.capture.keywords import Keyword, KeywordSet
 from memcurate.curator.categories import NAMES, TEXT_SCORED
@@ -754,6 +752,8 @@ class Triage:
             if same is not None:
                 same.weight += w
                 same.keywords = [*same.keywords, *words]
+                import heapq  # (here and below: a pass with nothing to quote never loads it)
+
                 heapq.heapify(self.top[name])
             else:
                 self._offer(
@@ -798,6 +798,8 @@ class Triage:
         for kw in r.keywords.candidates(lowered):
             if float(r.speakers[kw.category].get(speaker, 1.0)) <= 0:
                 continue
+            from bisect import bisect_right  # (only for a message that may score)
+
             for pos, matched in kw.find(joined, lowered):
                 i = bisect_right(starts, pos) - 1
                 pair = found.setdefault((kw.category, i), ({}, {}))
@@ -860,6 +862,8 @@ class Triage:
             )
 
     def _offer(self, s: Snippet) -> None:
+        import heapq
+
         heap = self.top[s.category]
         for i, other in enumerate(heap):  # a repeated line is one snippet, at its best weight
             if other.text == s.text:

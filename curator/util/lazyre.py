@@ -1,17 +1,22 @@
-"""Regular expressions compiled on first use.
+"""Regular expressions compiled on first use, and `re` imported on first use.
 
 `re.compile` runs in Python and costs the hook ~0.1 ms per small pattern; most
 patterns are needed only when their input shows up (an ANSI escape, a
 secret's prefix, a keyword's anchor), so the hook compiles only those.
+Importing `re` itself (with enum, functools, collections) costs about a third of
+an interpreter start: a hook call whose new text needs no pattern never pays it.
 """
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs the hook milliseconds at import
+    import re
     from typing import Any
+
+# re's flags, as the patterns below are given them without importing re (re.I and re.S)
+IGNORECASE = 2
+DOTALL = 16
 
 
 class LazyRegex:
@@ -27,6 +32,8 @@ class LazyRegex:
     @property
     def rx(self) -> re.Pattern[Any]:
         if self._compiled is None:
+            import re
+
             self._compiled = re.compile(self.pattern, self.flags)
         return self._compiled
 

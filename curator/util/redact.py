@@ -14,10 +14,11 @@ Secrets said in prose ("my password is hunter2", "the token is `…`") go too.
 
 from __future__ import annotations
 
-import re
-from collections import Counter
+from memcurate.curator.util.lazyre import DOTALL, IGNORECASE, LazyRegex
 
-from memcurate.curator.util.lazyre import LazyRegex
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # re loads only when a text may hold a secret (lazyre.py)
+    import re
 
 _B64 = r"A-Za-z0-9+/"
 
@@ -72,7 +73,7 @@ _RULES: list[_Rule] = [
         ("private key",),
         r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
         r"(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[\sA-Za-z0-9+/=:,.\-\\]*)",
-        flags=re.S,
+        flags=DOTALL,
     ),
     _Rule("anthropic-key", ("sk-ant-",), r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_\-]{20,}"),
     _Rule(
@@ -201,13 +202,15 @@ _AWS_SECRET_BARE = _Rule(
 )
 
 
-def _apply(rule: _Rule, text: str, found: Counter, removed: list[str] | None = None) -> str:
+def _apply(rule: _Rule, text: str, found: dict[str, int], removed: list[str] | None = None) -> str:
     subject = text
     pattern: re.Pattern
     if rule.lowercase:
         subject = text.lower()
         if len(subject) != len(text):  # rare Unicode whose lowercase has another length
-            subject, pattern = text, re.compile(rule.regex.pattern, re.I | rule.regex.flags)
+            import re
+
+            subject, pattern = text, re.compile(rule.regex.pattern, IGNORECASE | rule.regex.flags)
         else:
             pattern = rule.regex.rx
     else:
@@ -218,7 +221,7 @@ def _apply(rule: _Rule, text: str, found: Counter, removed: list[str] | None = N
         start, end = _secret_span(rule, m)
         if rule.value and _placeholder(text[start:end]):
             continue
-        found[rule.kind] += 1
+        found[rule.kind] = found.get(rule.kind, 0) + 1
         if removed is not None:
             removed.append(text[start:end])
         kept = "".join(text[m.start(g) : m.end(g)] for g in rule.keep)
@@ -244,10 +247,11 @@ def _placeholder(value: str) -> bool:
     return bool(_SAFE_VALUE.match(value) or _ENV_NAME.match(value))
 
 
-def redact(text: str, removed: list[str] | None = None) -> tuple[str, Counter]:
-    """Return `text` with every secret replaced, and how many of each kind went.
+def redact(text: str, removed: list[str] | None = None) -> tuple[str, dict[str, int]]:
+    """Return `text` with every secret replaced, and how many of each kind went (only kinds found).
+    A dict, not a Counter: collections is no import of the hook's.
     `removed`, when given, receives each secret's text (to find its traces elsewhere, e.g. a tag)."""
-    found: Counter = Counter()
+    found: dict[str, int] = {}
     if not text:
         return text, found
     low = text.lower()
@@ -256,7 +260,7 @@ def redact(text: str, removed: list[str] | None = None) -> tuple[str, Counter]:
             if hint in low:
                 text = _apply(rule, text, found, removed)
                 break
-    if found["aws-access-key"]:
+    if found.get("aws-access-key"):
         text = _apply(_AWS_SECRET_BARE, text, found, removed)
     if _may_assign(low):
         text = _apply(_ASSIGNMENT, text, found, removed)

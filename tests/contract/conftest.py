@@ -10,7 +10,7 @@ Each run gets a clean environment: the private HOME, CLAUDE_CONFIG_DIR and XDG f
 autouse `isolated_home` made, telemetry, nonessential traffic and the auto-updater off, `IS_SANDBOX=1`
 so bypass mode is allowed as root, and a PATH whose `memcurate` is a shim (SHIM) of the venv's: install
 run through it writes the shim's path into the hooks, and it records each hook's payload, output and exit
-code around the real `memcurate hook`. The hooks log into the project's data dir: `Run.memcurate_log`.
+code around the command `memcurate install` writes (the venv's interpreter running the CLI). The hooks log into the project's data dir: `Run.memcurate_log`.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from contract.api import ScriptedAPI, Turn
+from memcurate.curator import hook_entries
 from memcurate.curator.util.log import read_log
 from memcurate.curator.util.paths import data_dir
 
@@ -54,16 +55,6 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if HERE in Path(str(item.fspath)).resolve().parents:
             item.add_marker(pytest.mark.contract)
-
-
-def memcurate_exe() -> str:
-    """The `memcurate` console script of the Python running the tests (the venv's bin)."""
-    exe = Path(sys.executable).parent / "memcurate"
-    if not exe.exists():
-        pytest.fail(
-            f"no memcurate console script beside {sys.executable}: pip install -e '.[test]' first"
-        )
-    return str(exe)
 
 
 def _version_problem(path: str) -> str | None:
@@ -179,7 +170,8 @@ def shim(tmp_path) -> Path:
     """The `memcurate` the runs use (SHIM below): first on their PATH, and the command install writes."""
     path = tmp_path / "bin" / "memcurate"
     path.parent.mkdir()
-    path.write_text(SHIM.format(python=sys.executable, real=memcurate_exe()))
+    real = hook_entries.interpreter_entry(sys.executable)
+    path.write_text(SHIM.format(python=sys.executable, real=real))
     path.chmod(0o755)
     return path
 
@@ -237,17 +229,20 @@ def clean_env(extra: dict | None = None) -> dict:
 
 SHIM = """#!{python}
 # memcurate as installed for the contract runs: `memcurate install` run through this file writes its path
-# into the hooks, so each hook's stdin, output and exit code are recorded around the real `memcurate hook`.
+# into the hooks, so each hook's stdin, output and exit code are recorded around the command install
+# writes otherwise (`real`: the interpreter running the CLI).
 import os, subprocess, sys, time
 real, log = {real!r}, os.environ.get("MEMCURATE_HOOK_LOG")
-if sys.argv[1:2] != ["hook"] or not log:  # in this process, so install writes this file's path
+if sys.argv[1:2] != ["hook"] or not log:  # in this process
+    from memcurate.curator import install
+    install.entry_point = lambda *a, **kw: [os.path.abspath(__file__)]  # install writes this file's path
     from memcurate.curator.cli import main
     sys.exit(main())
 data = sys.stdin.buffer.read()
 base = os.path.join(log, f"{{time.time_ns()}}-{{os.getpid()}}")
 with open(base + ".in", "wb") as f:
     f.write(data)
-p = subprocess.run([real, *sys.argv[1:]], input=data, capture_output=True)
+p = subprocess.run([*real, *sys.argv[1:]], input=data, capture_output=True)
 for ext, out in ((".out", p.stdout), (".err", p.stderr), (".rc", str(p.returncode).encode())):
     with open(base + ext, "wb") as f:
         f.write(out)

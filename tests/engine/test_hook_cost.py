@@ -221,3 +221,80 @@ def test_a_failure_fixed_twice_in_a_pass_is_written_once_with_its_last_fix(proje
     assert written.count(occurrence) == 1
     (occ,) = ledger.occurrences(data, key)
     assert occ["fix"]["files"] == ["app/two.py"] and "lock file" in occ["fix"]["text"]
+
+
+# -- what a turn's pass loads, started as `memcurate install` runs the hook ----------------------------
+
+# Standard modules a Stop pass over a plain turn (no cue, no failure, no secret) has no use for: `re` and what
+# it loads cost about a third of an interpreter start (util/lazyre.py), the others each a little.
+NOT_FOR_A_PLAIN_TURN = (
+    "re",
+    "enum",
+    "functools",
+    "collections",
+    "types",
+    "json",
+    "heapq",
+    "bisect",
+)
+_MODULES = "import sys\nsys.stderr.write(' '.join(sorted(sys.modules)))\n"
+
+
+def _loaded(project: Path, transcript: Path) -> set[str]:
+    """The modules a Stop hook started as install writes it loads beyond the interpreter's own start."""
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project)}
+    bare = subprocess.run(
+        [sys.executable, "-P", "-c", _MODULES], capture_output=True, text=True, env=env
+    )
+    code = "from memcurate.curator.cli import main\nmain(['hook'])\n" + _MODULES
+    ran = subprocess.run(
+        [sys.executable, "-P", "-c", code],
+        input=json.dumps(payload("Stop", transcript, project)),
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env=env,
+        timeout=60,
+    )
+    assert ran.returncode == 0 and ran.stdout == "", ran.stderr
+    return set(ran.stderr.split()) - set(bare.stderr.split())
+
+
+def test_a_turn_with_nothing_to_score_loads_no_pattern_machinery(project):
+    path = claude_transcripts() / "s.jsonl"
+    t = decision_session("kafka")
+    path.write_bytes(t.bytes())
+    _loaded(project, path)  # the first call builds the config cache, with yaml and re
+    # a plain turn: a question, a file read, a short answer
+    with open(path, "ab") as f:
+        f.write(
+            Transcript(session=t.session)
+            .user("Please open the README file of this project")
+            .assistant(text("Opening it."), tool("r1", "Read", file_path="/home/dev/app/README.md"))
+            .result("r1", "# app\n\nA small app.\n")
+            .assistant(text("It has one heading and a line of text."))
+            .bytes()
+        )
+    new = _loaded(project, path)
+    assert "no-trigger bytes" in log_lines(project)[-1]
+    assert not [m for m in NOT_FOR_A_PLAIN_TURN if m in new], sorted(new)
+    assert {m for m in new if m.startswith("memcurate")} <= STOP_MODULES
+
+
+def test_the_plain_scans_find_what_the_patterns_they_replace_found():
+    import random
+    import re
+
+    from memcurate.curator.capture.keywords import words
+    from memcurate.curator.capture.transcript import strip_reminders
+
+    rng = random.Random(5)
+    chars = "ab_9 -'\n\t.é漢→…\u2019\u00a0\u2003½²\ud800"
+    for _ in range(3000):
+        s = "".join(rng.choice(chars) for _ in range(rng.randint(0, 40)))
+        assert words(s) == re.findall(r"\w+", s), repr(s)
+    pieces = ["a", " ", "\n", "<system-reminder>", "</system-reminder>", "<system-", "reminder>"]
+    reminder = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
+    for _ in range(3000):
+        s = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert strip_reminders(s) == reminder.sub("", s), repr(s)

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import stat
 import subprocess
 import sys
@@ -456,10 +457,11 @@ def _run_written(project: Path, event: str, **payload) -> subprocess.CompletedPr
     )
 
 
-def test_the_command_installed_by_the_console_script_runs(project, tmp_path):
+def test_the_command_installed_by_the_console_script_runs_its_interpreter(project, tmp_path):
     script = memcurate_exe()
     if len(script) != 1:
         pytest.skip("no memcurate console script beside this interpreter")
+    python = Path(script[0]).read_text().splitlines()[0].removeprefix("#!")
     res = subprocess.run(
         script + ["install", "--review-auto-memory"],
         cwd=project,
@@ -470,9 +472,10 @@ def test_the_command_installed_by_the_console_script_runs(project, tmp_path):
     )
     assert res.returncode == 0, res.stderr
     doc = json.loads(settings(project).read_text())
+    # the interpreter the console script starts, running the CLI without pip's wrapper
     assert commands(doc)["Stop"] == [
-        f"{script[0]} hook --review-auto-memory"
-    ]  # its own path, absolute
+        shlex.join([python, "-P", "-c", hook_entries.RUN_CLI, "hook", "--review-auto-memory"])
+    ]
     transcript = tmp_path / "t.jsonl"
     transcript.write_text("")
     ran = _run_written(project, "Stop", transcript_path=str(transcript))
@@ -501,24 +504,37 @@ def _script(path: Path) -> Path:
     return path
 
 
-def test_the_entry_point_is_the_console_script_this_process_runs_from_links_kept(tmp_path):
+def test_the_entry_point_is_this_interpreter_links_kept(tmp_path):
+    base = _script(tmp_path / "python3.11")
+    venv_python = tmp_path / "pipx" / "venvs" / "memcurate" / "bin" / "python"
+    venv_python.parent.mkdir(parents=True)
+    venv_python.symlink_to(base)  # a venv's python: a link, through which its packages are found
+    assert setup.entry_point(executable=str(venv_python)) == [
+        str(venv_python),
+        "-P",
+        "-c",
+        hook_entries.RUN_CLI,
+    ]
+
+
+def test_without_an_interpreter_the_entry_point_is_the_console_script_then_the_path(tmp_path):
+    none = str(tmp_path / "no" / "python")
     real = _script(tmp_path / "pipx" / "venvs" / "memcurate" / "bin" / "memcurate")
     link = tmp_path / "local" / "bin" / "memcurate"
     link.parent.mkdir(parents=True)
     link.symlink_to(real)  # pipx's ~/.local/bin/memcurate: a link that survives upgrades
-    assert setup.entry_point(str(link), which=lambda name: None) == [str(link)]
-
-
-def test_the_entry_point_falls_back_to_the_path_then_to_the_module(tmp_path):
+    assert setup.entry_point(str(link), which=lambda name: None, executable=none) == [str(link)]
     on_path = _script(tmp_path / "bin" / "memcurate")
-    assert setup.entry_point("/usr/lib/python3/pytest", which=lambda name: str(on_path)) == [
-        str(on_path)
-    ]
+    assert setup.entry_point(
+        "/usr/lib/python3/pytest", which=lambda name: str(on_path), executable=none
+    ) == [str(on_path)]
     not_executable = tmp_path / "other" / "memcurate"
     _script(not_executable).chmod(0o644)
-    assert setup.entry_point(
-        str(not_executable), which=lambda name: None, executable="/venv/bin/python"
-    ) == ["/venv/bin/python", "-m", "memcurate.curator.cli"]
+    assert setup.entry_point(str(not_executable), which=lambda name: None, executable=none) == [
+        none,
+        "-m",
+        "memcurate.curator.cli",
+    ]
 
 
 def test_a_path_with_spaces_is_quoted_for_the_shell():
@@ -536,6 +552,9 @@ def test_a_path_with_spaces_is_quoted_for_the_shell():
     [
         ("memcurate hook", True),
         ("/a/b/memcurate hook --review-auto-memory", True),
+        ("'/my venv/bin/python' -P -c 'from memcurate.curator.cli import main; main()' hook", True),
+        ("python -P -c 'import os; main()' hook", False),
+        ("python -P -c 'from memcurate.curator.cli import main; main()' status", False),
         ("/usr/bin/python3 -m memcurate.curator.cli hook", True),
         ("memcurate status", False),
         ("my-memcurate hook", False),
