@@ -213,23 +213,20 @@ def _canonical(text: str, fm_text: str, body: str) -> MemoryDoc | None:
     return doc
 
 
-# The lines `render` writes before `sources`, each a prefix and its value (`metadata:` has none, `tags`
-# is a flow list: the value after its "[")
-_HEAD = tuple(
-    f"{key}: " if key else line
-    for key, line in (
-        ("id", ""),
-        ("name", ""),
-        ("category", ""),
-        ("title", ""),
-        ("description", ""),
-        ("type", ""),
-        ("", "metadata:"),
-        ("  type", ""),
-        ("", "tags: ["),
-        ("created", ""),
-        ("updated", ""),
-    )
+# The lines `render` writes before `sources`, in its order: each a key and the value after it, but
+# `metadata:` (the whole line) and `tags: [` (a flow list, read on)
+_HEAD = (
+    "id: ",
+    "name: ",
+    "category: ",
+    "title: ",
+    "description: ",
+    "type: ",
+    "metadata:",
+    "  type: ",
+    "tags: [",
+    "created: ",
+    "updated: ",
 )
 
 
@@ -261,9 +258,9 @@ def _sources(lines: list[str]) -> list[dict] | None:
 
 
 _YAML_WORDS = frozenset(("yes", "no", "on", "off", "true", "false", "null", "y", "n"))
-# a text `_written_plain` that starts with a letter and does not end in a blank (YAML drops it)
 # a JSON string of printable ASCII with nothing escaped (no quote, no backslash)
 _QUOTED = re.compile(r'"[ !#-\[\]-~]*"')
+# a text `_written_plain` that starts with a letter and does not end in a blank (YAML drops it)
 _PLAIN_TEXT = re.compile(r"[A-Za-z](?:[A-Za-z0-9 _.,/()'+-]*[A-Za-z0-9_.,/()'+-])?")
 
 
@@ -275,10 +272,11 @@ def _written_plain(s: str) -> bool:
 
 
 def _read_scalar(value: str, flow: bool = False) -> str:
-    """The text `_scalar` writes as `value`, where YAML reads the same: plain starting with a letter and
-    not ending in a blank, or a session id (a UUID), in a `flow` list without a comma (YAML splits
-    there); or a JSON string of printable ASCII (YAML folds U+2028 and refuses some characters JSON
-    leaves as they are) of a text not written plain. ValueError else."""
+    """The text `_scalar` writes as `value`, where YAML reads the same: plain starting with a letter
+    (YAML reads `0x1f`, `1_000`, `2026-01-02` as no text) and not ending in a blank, or a session id
+    (a UUID), in a `flow` list without a comma (YAML splits there); or a JSON string of printable ASCII
+    (YAML folds U+2028 and refuses some characters JSON leaves as they are) of a text not written
+    plain. ValueError else."""
     if value[:1] != '"':
         if (
             (_PLAIN_TEXT.fullmatch(value) or _UUID.fullmatch(value))
