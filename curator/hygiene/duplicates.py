@@ -16,9 +16,12 @@ the older). Each pair says why in one line.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from memcurate.curator.categories import CATEGORIES, CLAUDE, ONE_PER_SESSION
@@ -92,7 +95,11 @@ class Memo:
     @property
     def fact(self) -> FactWords:
         """The words the decisions' similarity compares."""
-        return self.once("fact", lambda: fact_words(self.doc))
+        # once, read without a call: every pair scored asks
+        fact = self.derived.get("fact")
+        if fact is None:
+            fact = self.derived["fact"] = fact_words(self.doc)
+        return fact
 
 
 def memo_of(entry, text: str) -> Memo | None:
@@ -144,23 +151,31 @@ def comparable(x: Memo, y: Memo) -> bool:
 
 
 def candidates(memos: list[Memo]) -> set[tuple[int, int]]:
-    """Index pairs (i < j) worth scoring: memories that share some of their rarest words."""
-    df: Counter = Counter(w for m in memos for w in m.words)
+    """Index pairs (i < j) worth scoring: memories that share some of their rarest words (two or more;
+    each memory's MAX_CANDIDATES sharing the most, the first met of those sharing as many)."""
+    df: Counter = Counter()
+    for m in memos:
+        df.update(m.words)
+    # the words that can tell which memories are alike: in two of them at least, in few
+    telling = {w for w, n in df.items() if 1 < n <= MAX_DF}
     postings: dict[str, list[int]] = defaultdict(list)
     rare: list[list[str]] = []
     for i, m in enumerate(memos):
-        words = sorted((w for w in m.words if 1 < df[w] <= MAX_DF), key=lambda w: (df[w], w))[
-            :RARE_TERMS
-        ]
+        words = sorted(m.words & telling, key=lambda w: (df[w], w))[:RARE_TERMS]
         rare.append(words)
         for w in words:
             postings[w].append(i)
     out: set[tuple[int, int]] = set()
     for i, words in enumerate(rare):
-        shared: Counter = Counter(j for w in words for j in postings[w] if j != i)
-        for j, n in shared.most_common(MAX_CANDIDATES):
-            if n >= 2:
-                out.add((min(i, j), max(i, j)))
+        shared: Counter = Counter(chain.from_iterable(postings[w] for w in words))
+        del shared[i]
+        # most_common(MAX_CANDIDATES) of those sharing two or more: a stable sort, so ties keep
+        # the order met
+        many = [(j, n) for j, n in shared.items() if n >= 2]
+        if len(many) > MAX_CANDIDATES:
+            many = heapq.nlargest(MAX_CANDIDATES, many, key=itemgetter(1))
+        for j, _n in many:
+            out.add((i, j) if i < j else (j, i))
     return out
 
 
@@ -184,15 +199,12 @@ def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[
         x, y = memos[i], memos[j]
         if not comparable(x, y):
             continue
-        old, new = (x, y) if (x.stamp, x.ref) <= (y.stamp, y.ref) else (y, x)
-        if (
-            jaccard(x.words, y.words) < GATE
-            and jaccard(_subject_words(x), _subject_words(y)) < GATE
-        ):
-            continue  # too little in common to say one thing, or to disagree on one: not worth scoring
-        sim = score(old, new)
         # text_similarity of the subjects
-        subject = jaccard(_subject_words(old), _subject_words(new))
+        subject = jaccard(_subject_words(x), _subject_words(y))
+        if subject < GATE and jaccard(x.words, y.words) < GATE:
+            continue  # too little in common to say one thing, or to disagree on one: not worth scoring
+        old, new = (x, y) if (x.stamp, x.ref) <= (y.stamp, y.ref) else (y, x)
+        sim = score(old, new)
         why = disagreement(old, new) if max(subject, sim) >= SUBJECT else None
         if why:
             out.append(Pair(old.ref, new.ref, round(max(sim, subject), 3), CONTRADICTION, why))
@@ -211,7 +223,11 @@ def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[
 
 
 def _subject_words(m: Memo) -> set[str]:
-    return m.once("subject_words", lambda: content_words(_subject(m)))
+    # once per memory, read without a call: every candidate pair asks
+    words = m.derived.get("subject_words")
+    if words is None:
+        words = m.derived["subject_words"] = content_words(_subject(m))
+    return words
 
 
 def _subject(m: Memo) -> str:

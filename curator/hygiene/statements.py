@@ -42,7 +42,11 @@ def statement(sentence: str) -> tuple[frozenset, bool]:
     """A sentence's content words (without the words that negate it; a verb's -s dropped: "uses" and
     "does not use" say one thing) and whether it is negated."""
     words = content_words(sentence) - _POLARITY_WORDS
-    return frozenset(_singular(w) for w in words), bool(_NEGATION.search(sentence))
+    # _singular of each, inline: a check finds the statements of thousands of memories
+    singular = frozenset(
+        w[:-1] if len(w) > 4 and w[-1] == "s" and w[-2] != "s" else w for w in words
+    )
+    return singular, bool(_NEGATION.search(sentence))
 
 
 def _singular(word: str) -> str:
@@ -51,13 +55,22 @@ def _singular(word: str) -> str:
 
 def statements(text: str) -> list[tuple[frozenset, bool, str]]:
     """(words, negated, sentence) of each sentence of `text` that says something (two words or more)."""
-    out = []
+    out: list[tuple[frozenset, bool, str]] = []
     for part in unattributed(text).split("\n"):
-        for s in sentences(part.strip(" -*#>")):
-            words, negated = statement(s)
-            if len(words) >= 2:
-                out.append((words, negated, s))
+        out += _line_statements(part)
     return out
+
+
+@lru_cache(maxsize=1024)
+def _line_statements(line: str) -> tuple[tuple[frozenset, bool, str], ...]:
+    """`statements` of one line. Kept for the lines seen last: a memory's main statements (its title,
+    description and lead) are lines of its whole text, whose statements were just found."""
+    out = []
+    for s in sentences(line.strip(" -*#>")):
+        words, negated = statement(s)
+        if len(words) >= 2:
+            out.append((words, negated, s))
+    return tuple(out)
 
 
 def flipped(a: tuple[frozenset, bool], b: tuple[frozenset, bool]) -> bool:

@@ -100,13 +100,7 @@ def _scalar(v) -> str:
     if isinstance(v, int):
         return str(v)
     s = str(v)
-    if (
-        _PLAIN.match(s)
-        and s.lower() not in ("yes", "no", "on", "off", "true", "false", "null", "y", "n")
-        and not s.replace(".", "").isdigit()
-    ):
-        return s
-    return json.dumps(s, ensure_ascii=False)
+    return s if _written_plain(s) else json.dumps(s, ensure_ascii=False)
 
 
 def _flow(items) -> str:
@@ -162,70 +156,146 @@ def parse(text: str) -> MemoryDoc:
 
 def _canonical(text: str, fm_text: str, body: str) -> MemoryDoc | None:
     """The document of a file exactly as `render` writes it, read without YAML (a fifth of the cost: the
-    check and an index build read every memory); None for any other text, which YAML reads. Proven by
-    rendering the document back to the same bytes; a plain value must start with a letter (YAML reads
-    `0x1f`, `1_000`, `2026-01-02` as no text, and `render` quotes the words it reads as booleans)."""
-    fields: dict = {}
-    sources: list[dict] = []
-    meta_type = None
-    key = ""
-    try:
-        for line in fm_text.split("\n"):
-            if line.startswith("  - session: "):
-                sources.append({"session": _plain_or_json(line[13:])})
-            elif line.startswith("    turns: [") and sources and line.endswith("]"):
-                sources[-1]["turns"] = [int(t) for t in line[12:-1].split(", ")]
-            elif line.startswith("    more: ") and sources:
-                sources[-1]["more"] = int(line[10:])
-            elif line.startswith("  type: ") and key == "metadata":
-                meta_type = _plain_or_json(line[8:])
-            else:
-                key, sep, value = line.partition(": ")
-                if key == "tags" and value.startswith("[") and value.endswith("]"):
-                    fields[key] = (
-                        [_plain_or_json(t, True) for t in value[1:-1].split(", ")]
-                        if value != "[]"
-                        else []
-                    )
-                elif sep:
-                    fields[key] = _plain_or_json(value)
-                elif line not in ("metadata:", "sources:"):
-                    return None
-                else:
-                    key = line[:-1]
-        doc = MemoryDoc(
-            id=fields["id"],
-            category=fields["category"],
-            title=fields["title"],
-            description=fields["description"],
-            type=meta_type if meta_type is not None else fields["type"],
-            tags=fields["tags"],
-            created=fields["created"],
-            updated=fields["updated"],
-            sources=sources,
-            status=fields["status"] or "active",
-            body=body.strip("\n"),
-        )
-    except (ValueError, KeyError, TypeError):
+    check and an index build read every memory); None for any other text, which YAML reads. Each line
+    must be the very line `render` writes for what it holds, in its order, each value as `_scalar`
+    writes it (`_read_scalar`): the text is the document's rendering, proven without rendering it again
+    (that doubled the cost of reading a memory)."""
+    lines = fm_text.split("\n")
+    # the fixed lines before `sources` (one line, or one and its entries), then `status`
+    if len(lines) < len(_HEAD) + 2:
         return None
-    return doc if render(doc) == text else None
+    try:
+        got = []
+        for line, prefix in zip(lines, _HEAD):
+            if not line.startswith(prefix):
+                return None
+            value = line[len(prefix) :]
+            # `metadata:` is the whole line; `tags: [` a flow list, read below
+            got.append(value if prefix[-1] != " " else _read_scalar(value))
+        sources = _sources(lines[len(_HEAD) : -1])
+        if sources is None or not lines[-1].startswith("status: "):
+            return None
+        status = _read_scalar(lines[-1][8:])
+        (
+            doc_id,
+            name,
+            category,
+            title,
+            description,
+            doc_type,
+            meta,
+            meta_type,
+            tags,
+            created,
+            updated,
+        ) = got
+        if meta or not tags.endswith("]") or name != doc_id or meta_type != doc_type:
+            return None
+        tag_list = [_read_scalar(t, True) for t in tags[:-1].split(", ")] if tags != "]" else []
+    except ValueError:
+        return None
+    doc = MemoryDoc(
+        id=doc_id,
+        category=category,
+        title=title,
+        description=description,
+        type=doc_type,
+        tags=tag_list,
+        created=created,
+        updated=updated,
+        sources=sources,
+        status=status,
+        body=body.strip("\n"),
+    )
+    # what render would write otherwise: the type a category gives, a status, the fences, the body
+    if doc.type != doc_type or not status or text != f"---\n{fm_text}\n---\n{doc.body}\n":
+        return None
+    return doc
 
 
-def _plain_or_json(value: str, flow: bool = False) -> str:
-    """A scalar as `_scalar` writes text, where YAML reads the same: a JSON string of printable ASCII (YAML
-    folds U+2028 and refuses some characters JSON leaves as they are), or plain starting with a letter and
-    not ending in a blank (YAML drops it) or a session id (a UUID), in a `flow` list without a comma (YAML splits there); ValueError else."""
-    if value.startswith('"') and value.isascii() and value.isprintable():
+# The lines `render` writes before `sources`, in its order: each a key and the value after it, but
+# `metadata:` (the whole line) and `tags: [` (a flow list, read on)
+_HEAD = (
+    "id: ",
+    "name: ",
+    "category: ",
+    "title: ",
+    "description: ",
+    "type: ",
+    "metadata:",
+    "  type: ",
+    "tags: [",
+    "created: ",
+    "updated: ",
+)
+
+
+def _sources(lines: list[str]) -> list[dict] | None:
+    """`sources` as `render` writes it (none: `sources: []`; else each entry's session, its turns when
+    any, what it stands for when more than itself, at most as many as `cap_sources` keeps); None else.
+    ValueError from a value `_scalar` does not write."""
+    if lines == ["sources: []"]:
+        return []
+    if lines[:1] != ["sources:"] or len(lines) < 2:
+        return None
+    out: list[dict] = []
+    for line in lines[1:]:
+        if line.startswith("  - session: "):
+            out.append({"session": _read_scalar(line[13:])})
+        elif line.startswith("    turns: [") and line.endswith("]") and out and len(out[-1]) == 1:
+            turns = [int(t) for t in line[12:-1].split(", ")]
+            if ", ".join(map(str, turns)) != line[12:-1]:
+                return None
+            out[-1]["turns"] = turns
+        elif line.startswith("    more: ") and out and "more" not in out[-1]:
+            more = int(line[10:])
+            if more <= 0 or str(more) != line[10:]:
+                return None
+            out[-1]["more"] = more
+        else:
+            return None
+    return out if len(out) <= SOURCES_HEAD + SOURCES_TAIL else None
+
+
+_YAML_WORDS = frozenset(("yes", "no", "on", "off", "true", "false", "null", "y", "n"))
+# a JSON string of printable ASCII with nothing escaped (no quote, no backslash)
+_QUOTED = re.compile(r'"[ !#-\[\]-~]*"')
+# a text `_written_plain` that starts with a letter and does not end in a blank (YAML drops it)
+_PLAIN_TEXT = re.compile(r"[A-Za-z](?:[A-Za-z0-9 _.,/()'+-]*[A-Za-z0-9_.,/()'+-])?")
+
+
+def _written_plain(s: str) -> bool:
+    """`_scalar` writes `s` as it is (YAML reads it as the same text)."""
+    return (
+        bool(_PLAIN.match(s)) and s.lower() not in _YAML_WORDS and not s.replace(".", "").isdigit()
+    )
+
+
+def _read_scalar(value: str, flow: bool = False) -> str:
+    """The text `_scalar` writes as `value`, where YAML reads the same: plain starting with a letter
+    (YAML reads `0x1f`, `1_000`, `2026-01-02` as no text) and not ending in a blank, or a session id
+    (a UUID), in a `flow` list without a comma (YAML splits there); or a JSON string of printable ASCII
+    (YAML folds U+2028 and refuses some characters JSON leaves as they are) of a text not written
+    plain. ValueError else."""
+    if value[:1] != '"':
+        if (
+            (_PLAIN_TEXT.fullmatch(value) or _UUID.fullmatch(value))
+            and value.lower() not in _YAML_WORDS
+            and not (flow and "," in value)
+        ):
+            return value
+    elif _QUOTED.fullmatch(value):
+        # nothing JSON escapes: the text between the quotes (a time stamp, a title with a colon)
+        if not _written_plain(value[1:-1]):
+            return value[1:-1]
+    elif value.isascii() and value.isprintable():
         v = json.loads(value)
-        if isinstance(v, str):
+        if (
+            isinstance(v, str)
+            and not _written_plain(v)
+            and json.dumps(v, ensure_ascii=False) == value
+        ):
             return v
-    elif (
-        (value[:1].isalpha() or _UUID.fullmatch(value))
-        and _PLAIN.match(value)
-        and value == value.rstrip()
-        and not (flow and "," in value)
-    ):
-        return value
     raise ValueError(value)
 
 

@@ -86,15 +86,16 @@ _MARK = re.compile(r"[a-zA-Z][._/:][a-zA-Z0-9]|_[a-zA-Z0-9]|[a-z][A-Z]")
 
 
 def identifiers(text: str) -> set[str]:
-    return {
-        w
-        for w in (
-            m.group(0).strip(".-/:").lower()
-            for m in _RUN.finditer(text)
-            if _MARK.search(m.group(0))
-        )
-        if len(w) > 3
-    }
+    out = set()
+    for run in _RUN.findall(text):
+        # a word of letters in one case, or capitalised, has no mark: most words (a third of the cost)
+        if run.isalpha() and (run.islower() or run.istitle() or run.isupper()):
+            continue
+        if _MARK.search(run):
+            name = run.strip(".-/:").lower()
+            if len(name) > 3:
+                out.add(name)
+    return out
 
 
 @dataclass(frozen=True)

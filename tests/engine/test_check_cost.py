@@ -13,6 +13,7 @@ import pytest
 
 from memcurate.curator.engine import Engine
 from memcurate.curator.hygiene import check, duplicates
+from memcurate.curator.hygiene import statements as said
 from memcurate.curator.library import catalog
 from memcurate.curator.memory import memfile
 from memcurate.curator.verify import decide
@@ -38,6 +39,7 @@ def write(root: Path, mid: str, words: str) -> None:
         tags=["queue"],
         created="2026-10-01T10:00:00Z",
         updated="2026-10-01T10:00:00Z",
+        sources=[{"session": f"s-{mid}", "turns": [2, 5]}],
         body=(
             f"## Decision\nQueue workers retry failed jobs with exponential backoff {words}.\n\n"
             "## Rationale\nImmediate retries hammered the payments gateway during outages."
@@ -117,3 +119,77 @@ def test_the_duplicate_decision_derives_each_memorys_words_once(store, monkeypat
     assert len(scored) >= 4 * (N + 1)
     # ...and its key text (title and first section) was found once, not once per pair
     assert len(keyed) == len(set(keyed)) <= N + 1
+
+
+def test_a_check_reads_each_memory_without_rendering_it_again(store, monkeypatch):
+    """memfile.parse reads what memcurate writes without YAML, and proves it line by line: rendering
+    every memory again to compare its bytes doubled the cost of reading it. What a check renders is
+    its proposals' text."""
+    engine, _root = store
+    parsed, rendered, scored, yaml_read = [], [], [], []
+    parse, render, score = memfile.parse, memfile.render, duplicates.score
+    parse_yaml = memfile._parse_yaml
+
+    def counted_parse_yaml(*a, **k):
+        yaml_read.append(1)
+        return parse_yaml(*a, **k)
+
+    def counted_parse(text, *a, **k):
+        parsed.append(text)
+        return parse(text, *a, **k)
+
+    def counted_render(doc, *a, **k):
+        rendered.append(doc.id)
+        return render(doc, *a, **k)
+
+    def counted_score(x, y):
+        scored.append((x.ref, y.ref))
+        return score(x, y)
+
+    monkeypatch.setattr(memfile, "parse", counted_parse)
+    monkeypatch.setattr(memfile, "render", counted_render)
+    monkeypatch.setattr(duplicates, "score", counted_score)
+    monkeypatch.setattr(memfile, "_parse_yaml", counted_parse_yaml)
+    findings = check.run(engine)
+
+    merges = [f for f in findings if f.code == "duplicate" and f.proposal]
+    assert any("decision/m0-again" in f.refs for f in merges)
+    assert len(parsed) == N + 1
+    assert not yaml_read
+    # the merge proposed, not the memories read
+    assert 1 <= len(rendered) <= len(merges)
+    # the pairs scored grow with the memories, not with their pairs
+    assert len(scored) <= (N + 1) * duplicates.MAX_CANDIDATES
+
+
+def test_the_duplicate_decision_cuts_each_line_into_sentences_once(store, monkeypatch):
+    """A contradiction is looked for in a memory's statements and in its main ones (title,
+    description, lead): the lines they share are cut into sentences once, not once for each."""
+    engine, root = store
+    # two memories of one subject that may disagree: their statements are looked at
+    for mid, verb in (("m-keep", "Keep"), ("m-drop", "Do not keep")):
+        doc = memfile.MemoryDoc(
+            id=mid,
+            category="decision",
+            title=f"{verb} the nightly payments export archive for audits",
+            description=f"{verb} the nightly payments export archive for the auditors",
+            tags=["audit"],
+            created="2026-10-02T10:00:00Z",
+            updated=f"2026-10-0{3 if mid == 'm-drop' else 2}T10:00:00Z",
+            body=f"## Decision\n{verb} the nightly payments export archive for audits.\n\n"
+            "## Rationale\nAuditors ask for the exports of the last quarter.",
+        )
+        (root / "decision" / f"{mid}.md").write_text(memfile.render(doc))
+    cut = []
+    sentences = said.sentences
+
+    def counted_sentences(text, *a, **k):
+        cut.append(text)
+        return sentences(text, *a, **k)
+
+    monkeypatch.setattr(said, "sentences", counted_sentences)
+    findings = check.run(engine, stage=False)
+
+    assert any(f.code == "contradiction" and "decision/m-drop" in f.refs for f in findings)
+    assert "Keep the nightly payments export archive for audits" in cut
+    assert len(cut) == len(set(cut))
