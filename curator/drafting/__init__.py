@@ -350,7 +350,7 @@ def get_drafter(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Drafter:
         return _anthropic(cfg, choice.reason, env)
     if choice.backend == "claude-cli":
         return _claude_cli(choice.executable, cfg, choice.reason)
-    from memcurate.curator.drafting.offline import OfflineDrafter
+    from memcurate.curator.drafting.offline.drafter import OfflineDrafter
 
     return OfflineDrafter(reason=choice.reason)
 

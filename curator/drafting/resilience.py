@@ -135,7 +135,7 @@ class Chain:
         tried = {request.model_id or own}
         for alias in self.fallback:
             if alias == OFFLINE:
-                from memcurate.curator.drafting.offline import OfflineDrafter
+                from memcurate.curator.drafting.offline.drafter import OfflineDrafter
 
                 steps.append(Step(OFFLINE, OfflineDrafter(reason="the fallback chain"), request))
                 break  # nothing comes after the drafter that cannot fail for want of a model
