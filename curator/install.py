@@ -45,6 +45,7 @@ from memcurate.curator.errors import DamagedError, Refusal
 from memcurate.curator.util import atomic, jsonsplice
 from memcurate.curator.util.locks import FileLock, LockBusy
 from memcurate.curator.util.paths import claude_config_dir, data_dir, settings_file, user_state_dir
+from memcurate.curator.util.safe_open import read_at_most
 
 SCOPES = ("local", "project", "user")
 DEFAULT_SCOPE = "local"  # personal: this machine's path has no place in a file everyone commits
@@ -339,7 +340,7 @@ def _before(record: dict | None) -> bytes | None:
         return None
     try:
         with open(record["backup"], "rb") as f:
-            data = f.read(MAX_BYTES + 1)
+            data = read_at_most(f, MAX_BYTES)
     except OSError:
         return None
     return data if _digest(data) == record["before"] else None
@@ -366,7 +367,7 @@ def _legacy(backups: str, target: str, base: bytes | None) -> dict | None:
         return None
     try:
         with open(backup, "rb") as f:
-            data = f.read(MAX_BYTES + 1)
+            data = read_at_most(f, MAX_BYTES)
         before_doc = json.loads(data.decode("utf-8")) if data.strip() else {}
     except (OSError, ValueError):
         return None

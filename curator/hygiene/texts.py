@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 from memcurate.curator.categories import CLAUDE
 from memcurate.curator.library.entries import Entry, is_line_ref
 from memcurate.curator.memory.front_matter import MAX_FILE_BYTES
+from memcurate.curator.util.safe_open import read_at_most
 
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
     from memcurate.curator.context import Context
 
-_PAGE = 1 << 16
 _FRONT = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?^---[ \t]*\r?$\n?", re.S | re.M)
 
 
@@ -123,15 +123,8 @@ def _text_of(engine: Context, entry) -> str | None:
     knows their encodings and lines."""
     if entry.owner != CLAUDE and getattr(entry, "path", ""):
         try:
-            # unbuffered, a page at a time: a buffer of MAX_FILE_BYTES made for each file cost five
-            # times the reading (a check reads every memory)
-            with open(entry.path, "rb", buffering=0) as f:
-                data = f.read(_PAGE)
-                while len(data) <= MAX_FILE_BYTES:
-                    more = f.read(min(_PAGE, MAX_FILE_BYTES + 1 - len(data)))
-                    if not more:
-                        break
-                    data += more
+            with open(entry.path, "rb") as f:
+                data = read_at_most(f, MAX_FILE_BYTES)
             # its line breaks as they are
             return data.decode("utf-8") if len(data) <= MAX_FILE_BYTES else None
         except (OSError, UnicodeDecodeError):

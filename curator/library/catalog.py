@@ -26,6 +26,7 @@ from memcurate.curator.library.entries import (
     parse_ref,
 )
 from memcurate.curator.memory import claude_topics
+from memcurate.curator.util.safe_open import read_at_most
 from memcurate.curator.util.stamps import content_hash
 from memcurate.curator.util.textsafe import one_line
 
@@ -245,7 +246,7 @@ def _read(path: str, ref: str) -> bytes:
 
     try:
         with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
+            data = read_at_most(f, MAX_FILE_BYTES)
     except (FileNotFoundError, NotADirectoryError):
         raise LibraryError(f"{ref}: no such memory (any more)") from None
     except OSError as e:

@@ -25,6 +25,7 @@ from memcurate.curator.categories import CATEGORIES, CLAUDE
 from memcurate.curator.memory.front_matter import MAX_FILE_BYTES, MemoryFormatError, light_fields
 from memcurate.curator.util.atomic import fsync_dir, write_new
 from memcurate.curator.util.paths import ARCHIVE_DIR, LEGACY_ARCHIVE_DIR
+from memcurate.curator.util.safe_open import read_at_most
 
 # Left in `.archive/` once the category folders were looked through: later runs skip them (a few stats).
 MARKER = ".layout"
@@ -103,7 +104,7 @@ def _archived_memory(path: str, category: str, id: str) -> bool:
         return False
     try:
         with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
+            data = read_at_most(f, MAX_FILE_BYTES)
         if b"status: archived" not in data:
             return False  # most files: no parse
         fields, _ = light_fields(data.decode("utf-8"))

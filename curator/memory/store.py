@@ -41,6 +41,7 @@ from memcurate.curator.memory.front_matter import MAX_FILE_BYTES
 from memcurate.curator.util.atomic import fsync_dir, write_text
 from memcurate.curator.util.locks import FileLock
 from memcurate.curator.util.paths import ARCHIVE_DIR, ARCHIVED_PREFIX, ROOT_LOCK_NAME, archived_name
+from memcurate.curator.util.safe_open import read_at_most
 from memcurate.curator.util.stamps import content_hash, now_iso
 
 
@@ -238,7 +239,7 @@ class MemoryStore:
     def read_bytes(self, path: str) -> bytes:
         try:
             with open(path, "rb") as f:
-                data = f.read(MAX_FILE_BYTES + 1)
+                data = read_at_most(f, MAX_FILE_BYTES)
         except FileNotFoundError:
             raise MissingMemoryError(path) from None
         except IsADirectoryError:

@@ -76,3 +76,21 @@ def opened_path(fd: int, path: str, st: os.stat_result) -> str | None:
     except OSError:
         return None
     return real if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino) else None
+
+
+_PAGE = 1 << 16
+
+
+def read_at_most(f: BinaryIO, limit: int) -> bytes:
+    """The file's bytes from where it is, up to `limit` + 1 of them (more than `limit`: too large, for
+    the caller to refuse), a page at a time: `read(limit + 1)` allocates that much whatever the file
+    holds, which cost several times the reading of a small memory file (a check reads them all)."""
+    chunks: list[bytes] = []
+    total = 0
+    while total <= limit:
+        more = f.read(min(_PAGE, limit + 1 - total))
+        if not more:
+            break
+        chunks.append(more)
+        total += len(more)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)

@@ -21,6 +21,7 @@ from memcurate.curator.memory.recall.seen import Seen
 from memcurate.curator.util.instructions import find_instructions
 from memcurate.curator.util.paths import resolve_memory_root
 from memcurate.curator.util.redact import redact_text
+from memcurate.curator.util.safe_open import read_at_most
 
 NEW_WORDS = 3  # a loaded memory's body must hold this many words its MEMORY.md line lacks to be worth giving
 
@@ -192,7 +193,7 @@ def _load(path: str) -> tuple[dict[str, str], str]:
     """(front matter fields, body) of a memory file, read without YAML; OSError or ValueError (too large,
     not UTF-8, no front matter: UnicodeDecodeError and MemoryFormatError are ValueErrors) when it cannot be."""
     with open(path, "rb") as f:
-        data = f.read(MAX_FILE_BYTES + 1)
+        data = read_at_most(f, MAX_FILE_BYTES)
     if len(data) > MAX_FILE_BYTES:
         raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
     return light_fields(data.decode("utf-8"))
