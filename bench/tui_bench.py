@@ -371,8 +371,9 @@ def stager(project: str) -> int:
         timed(os.rename),
         timed(os.replace),
     )
-    # Claude Code's auto-memory folder
-    auto = os.path.join(os.path.dirname(project), "claude-memory")
+    # Claude Code's auto-memory folder, as the write guard resolves it: a record naming any other folder
+    # is refused by the app as damaged (an error row, counted as failed in the queue's title)
+    auto = claude_writes.memory_folder(e.project, e.cfg, e.data)
     print("ready", flush=True)
     for line in sys.stdin:
         renames.clear()
