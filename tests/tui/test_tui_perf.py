@@ -4,6 +4,7 @@ an engine that runs as long as the TUI keeps nothing of the triages it is done w
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -140,3 +141,26 @@ def test_a_rule_that_keeps_recurring_shows_its_last_sessions_not_every_one(proj)
         assert "session session-5" in text  # the oldest of those shown
 
     run(app, scenario)
+
+
+def _compiled() -> int:
+    """The patterns in re's module cache (3.11: `_cache`; 3.12 adds `_cache2`)."""
+    return sum(len(getattr(re, name, {})) for name in ("_cache", "_cache2"))
+
+
+def test_drafting_a_new_session_compiles_no_pattern_for_each_of_its_words():
+    """The TUI's pipeline drafts every session that lands, in the app's process, for hours: the offline
+    drafter looks up each word of a draft's text (tags.subject_words). Had each lookup been a pattern
+    compiled for that word, re's module cache (512 patterns) would fill with one-off words, kept by the
+    app and pushing out the patterns every draft uses again."""
+    from memcurate.curator.drafting.offline.tags import subject_words
+
+    def draft_text(words: list[str]) -> str:
+        return "We chose " + ", ".join(f"the {w} module" for w in words) + " for the cache."
+
+    subject_words(["cache"], [draft_text(["parser", "loader"])])
+    before = _compiled()
+    fresh = [f"zq{n}x{n}" for n in range(40)]  # words no draft has used before
+    words = subject_words(["cache"], [draft_text(fresh)])
+    assert "zq7x7" in words  # still found, as written
+    assert _compiled() - before <= 2
