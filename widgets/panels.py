@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from memcurate.curator.memory.memory_md import Budgets
 
 SEVERITY_STYLE = {"BLOCK": "bold red", "ADVISORY": "yellow"}
+# The sessions a rule's evidence shows, the newest: a failure that keeps recurring would otherwise grow
+# its document (and what the app keeps of it) by a session's lines each time it lands again.
+EVIDENCE_SESSIONS = 5
 # A factor's why that names an issue as "code (where): message": the message starting with its where again
 _REPEATED = re.compile(r"\(([^()]+)\): \1(?=[ :])[ :]*")
 
@@ -239,11 +242,13 @@ def _syntax(text: str, lexer: str) -> Syntax:
 
 
 def evidence(candidate) -> list:
-    """A RuleCandidate's evidence: what recurred (kind, tool, signature) and each session it happened in:
-    when, the command, the error, and what fixed it when the transcript shows it."""
+    """A RuleCandidate's evidence: what recurred (kind, tool, signature) and the last EVIDENCE_SESSIONS
+    sessions it happened in (the ledger's order, oldest first): when, the command, the error, and what
+    fixed it when the transcript shows it."""
     failure = getattr(candidate, "failure", None) or {}
     occurrences = [o for o in getattr(candidate, "occurrences", None) or [] if isinstance(o, dict)]
     n = len(occurrences)
+    earlier = max(0, n - EVIDENCE_SESSIONS)
     head = Text.assemble(
         ("Evidence", "bold"),
         (f" — failed the same way in {n} session{'' if n == 1 else 's'}", "dim"),
@@ -258,7 +263,13 @@ def evidence(candidate) -> list:
         ),
         Text.assemble(("signature ", "dim"), display(str(failure.get("signature", "")))),
     ]
-    for o in occurrences:
+    if earlier:
+        out.append(
+            Text(
+                f"\n… {earlier} earlier session{'' if earlier == 1 else 's'} not shown", style="dim"
+            )
+        )
+    for o in occurrences[earlier:]:
         at = str(o.get("at") or "")[:16].replace("T", " ")
         lines = Text.assemble(
             ("\n", ""),

@@ -4,6 +4,7 @@ an engine that runs as long as the TUI keeps nothing of the triages it is done w
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -13,8 +14,13 @@ import pytest
 from conftest import ROOT
 from test_concurrency import roomy_engine
 from test_engine import stage
+from test_tui import run, select
+from test_tui_claude_writes import document
+from test_tui_rules import COMMAND, proj, seen  # noqa: F401  (proj: the fixture)
+from tui_helpers import tui
 
 from memcurate.curator.util.locks import LockBusy
+from memcurate.widgets.panels import EVIDENCE_SESSIONS
 
 
 def test_an_engine_keeps_no_claim_lock_for_a_triage_once_its_work_is_done(project, tmp_path):
@@ -113,3 +119,48 @@ def test_the_queue_keeps_nothing_of_a_triage_once_every_category_is_decided(
     every = board.load(wanted=staging.FINAL)[tid]  # what `list --all` shows still reads it
     assert {i.state for i in every} == {"rejected"} | ({"skipped"} & set(states.values()))
     engine.close()
+
+
+def test_a_rule_that_keeps_recurring_shows_its_last_sessions_not_every_one(proj):
+    """A failure that recurs in every session grows its rule's evidence by one session each time it lands:
+    the document shows the newest EVIDENCE_SESSIONS of them and says how many earlier ones it leaves out,
+    so what the panel draws (and the app keeps of it) stays the same size however often it recurs."""
+    project, memory = proj
+    sessions = EVIDENCE_SESSIONS + 4
+    for n in range(1, sessions + 1):
+        seen(project, n)
+    app = tui(project, memory)
+
+    async def scenario(pilot):
+        await select(pilot, "rule")
+        text = document(app)
+        assert f"failed the same way in {sessions} sessions" in text
+        assert "… 4 earlier sessions not shown" in text
+        assert text.count(f"$ {COMMAND}") == EVIDENCE_SESSIONS
+        assert f"session session-{sessions}" in text and "session session-4" not in text
+        assert "session session-5" in text  # the oldest of those shown
+
+    run(app, scenario)
+
+
+def _compiled() -> int:
+    """The patterns in re's module cache (3.11: `_cache`; 3.12 adds `_cache2`)."""
+    return sum(len(getattr(re, name, {})) for name in ("_cache", "_cache2"))
+
+
+def test_drafting_a_new_session_compiles_no_pattern_for_each_of_its_words():
+    """The TUI's pipeline drafts every session that lands, in the app's process, for hours: the offline
+    drafter looks up each word of a draft's text (tags.subject_words). Had each lookup been a pattern
+    compiled for that word, re's module cache (512 patterns) would fill with one-off words, kept by the
+    app and pushing out the patterns every draft uses again."""
+    from memcurate.curator.drafting.offline.tags import subject_words
+
+    def draft_text(words: list[str]) -> str:
+        return "We chose " + ", ".join(f"the {w} module" for w in words) + " for the cache."
+
+    subject_words(["cache"], [draft_text(["parser", "loader"])])
+    before = _compiled()
+    fresh = [f"zq{n}x{n}" for n in range(40)]  # words no draft has used before
+    words = subject_words(["cache"], [draft_text(fresh)])
+    assert "zq7x7" in words  # still found, as written
+    assert _compiled() - before <= 2

@@ -174,6 +174,38 @@ _DETERMINER = re.compile(
 )
 
 
+def _is_word(ch: str) -> bool:
+    """What `\\w` matches in a str pattern: a letter, a digit or a numeral, or `_`."""
+    return ch.isalnum() or ch == "_"
+
+
+def whole_word(tag: str, text: str, folded: str) -> list[tuple[int, int]]:
+    """Where `tag` stands in `text` as a word, any case (`(?<![\\w.-])tag(?![\\w-])`, re.I), as
+    spans; `folded` is text.lower(). Found with str.find, not a pattern compiled per word: a draft looks
+    up every word of its text, and each pattern would go to re's module cache (512 patterns), which a
+    long-running app (the TUI's pipeline) would keep full of one-off words, pushing out the patterns
+    that are used again."""
+    word = tag.lower()
+    if not word or not word.isascii() or len(folded) != len(text):
+        # where str.lower() may not fold as re.I does (another length, a non-ASCII word): the pattern
+        found = re.finditer(rf"(?<![\w.-]){re.escape(tag)}(?![\w-])", text, re.I)
+        return [m.span() for m in found]
+    spans = []
+    i = folded.find(word)
+    while i >= 0:
+        end = i + len(word)
+        before = folded[i - 1] if i else ""
+        after = folded[end] if end < len(folded) else ""
+        if not (before and (_is_word(before) or before in ".-")) and not (
+            after and (_is_word(after) or after == "-")
+        ):
+            spans.append((i, end))
+            i = folded.find(word, end)
+        else:
+            i = folded.find(word, i + 1)
+    return spans
+
+
 def subject_words(tags: list[str], texts: list[str], *, names_only: bool = False) -> list[str]:
     """The tags that name the draft's subject, as written: identifiers first (files, code, `JWT`, `getUser`,
     `orange-red`), then nouns (a word after a determiner or a preposition, or a plural); never a verb, an adjective,
@@ -183,21 +215,22 @@ def subject_words(tags: list[str], texts: list[str], *, names_only: bool = False
     nouns: list[str] = []
     # The tags first, then the text's other words: a short draft has few tags.
     words = [w.lower() for w in re.findall(r"[A-Za-z][\w.-]*[A-Za-z0-9]", text)]
+    folded = text.lower()
     for tag in dict.fromkeys(tags + [w for w in words if len(w) >= 4]):
         if tag in _NOT_SUBJECT or tag in _STOP:
             continue
-        found = [m for m in re.finditer(rf"(?<![\w.-]){re.escape(tag)}(?![\w-])", text, re.I)]
+        found = whole_word(tag, text, folded)
         if not found:
             continue
-        forms = [m.group(0) for m in found]
+        forms = [text[start:end] for start, end in found]
         written = next((f for f in forms if f != f.lower()), forms[0])
-        coded = any(text[: m.start()].count("`") % 2 for m in found)
+        coded = any(text[:start].count("`") % 2 for start, _ in found)
         # A proper noun ("Hermes") is capitalized everywhere and somewhere mid-sentence, outside a Title Case heading.
         proper = all(f[:1].isupper() for f in forms) and any(
-            re.search(r"[a-z,;]\s+$", text[: m.start()])
-            and not re.search(r"\b[A-Z][\w-]*\s+$", text[: m.start()])
-            and not re.match(r"\s+[A-Z]", text[m.end() :])
-            for m in found
+            re.search(r"[a-z,;]\s+$", text[:start])
+            and not re.search(r"\b[A-Z][\w-]*\s+$", text[:start])
+            and not re.match(r"\s+[A-Z]", text[end:])
+            for start, end in found
         )
         if (
             re.search(r"[._/\d]", tag)
@@ -214,7 +247,7 @@ def subject_words(tags: list[str], texts: list[str], *, names_only: bool = False
                 and tag.endswith("s")
                 and not tag.endswith("ss")
                 or re.search(r"(?:tion|ment|ness|ity|ance|ence|ism)$", tag)
-                or any(_DETERMINER.search(text[max(0, m.start() - 60) : m.start()]) for m in found)
+                or any(_DETERMINER.search(text[max(0, start - 60) : start]) for start, _ in found)
             )
         ):
             nouns.append(tag)
