@@ -192,11 +192,14 @@ class Freshness:
     def refresh(self, categories: list[str]) -> RefreshStats:
         """Bring `categories` in line: each checked whole, unless its watch says which files changed (then only
         those: a save's reindex costs its own files, not a stat of the folder); while the database stays
-        locked, list their files from the folders."""
+        locked, list their files from the folders. What a save run holds of them is written with what this
+        check finds, in one transaction a category."""
         total = RefreshStats()
+        hold = self.holding > 0
         for cat in categories:
             try:
-                stats = self._watched_check(cat) or self.full_check(cat)
+                stats = self._watched_check(cat, hold) or self.full_check(cat, hold)
+                self.flush(cat)
             except sqlite3.OperationalError as e:
                 if not is_busy(e):
                     raise

@@ -107,7 +107,6 @@ class MemoryIndex:
         if category is not None and category not in INDEXED:
             self.store.category_dir(category)  # raises UnsafePathError naming the categories
         with self._lock:
-            self._freshness.flush()
             return self._freshness.refresh([category] if category is not None else list(CATEGORIES))
 
     def refresh_changed_folders(self) -> list[str]:
