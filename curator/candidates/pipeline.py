@@ -428,7 +428,8 @@ def near_memories(engine: Context, cand: Candidate) -> tuple[dict, ...]:
         else str(entry.get("excerpt") or "")[:2000]
     )
     try:
-        found = engine.index.candidates(cand.category, text, limit=NEAR_DRAFT)
+        # (a save run's lookups list the memories it just saved beside the indexed best: these few suffice)
+        found = engine.index.candidates(cand.category, text, limit=NEAR_DRAFT)[:NEAR_DRAFT]
     except (sqlite3.Error, OSError, StoreError):
         return ()
     out = []
