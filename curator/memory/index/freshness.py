@@ -281,6 +281,21 @@ class Freshness:
                 remove(db, category, name)
         return True
 
+    def _unhold(self, category: str, pending: dict[str, Change | None]) -> None:
+        """The database stayed busy: what the run held of the category is served with `pending` (from its
+        private copy) and known as not written, so that the next check, a whole one, writes it too."""
+        held = self.held.pop(category, {})
+        self._close_held_db(category)
+        known = self._known.get(category, {})
+        for name, ch in held.items():
+            if ch is None:
+                known[name] = _Known(NO_SIG, 0, None, None)  # removed: the next check removes it
+                pending.setdefault(name, None)
+            else:
+                known.pop(name, None)
+                if not ch.restamp:
+                    pending.setdefault(name, ch)
+
     def held_db(self, category: str) -> sqlite3.Connection:
         """A private in-memory copy of the category's held changes (their texts alone), kept up to date as
         more are held."""
@@ -494,6 +509,7 @@ class Freshness:
             except _Busy:
                 pending: dict[str, Change | None] = {c.name: c for c in changes if not c.restamp}
                 pending.update({n: None for n in removed})
+                self._unhold(category, pending)
                 self.pending[category] = pending
                 stats.pending = len(pending)
         if stale and depth < 3:

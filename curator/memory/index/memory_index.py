@@ -266,7 +266,8 @@ class MemoryIndex:
             return with_held(
                 self._db.conn(),
                 self._freshness.held_db(category),
-                set(held),
+                # a held new signature leaves the row as it is: searched where it is
+                {n for n, c in held.items() if c is None or not c.restamp},
                 self._folder(category),
                 category,
                 terms,
