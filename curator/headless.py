@@ -106,6 +106,8 @@ def _triages(engine, tids: list[str], at: int, summary: dict, on_event) -> None:
     chunk = tids[at : at + TRIAGES_PER_WRITE]
     tried = 0  # the triages of the chunk looked at
     with ExitStack() as claims:
+        # the index's upkeep of the chunk's saves written together (MemoryIndex.holding)
+        claims.enter_context(engine.index.holding())
         for tid in chunk:
             tried += 1
             try:

@@ -89,6 +89,16 @@ class Near:
 
         return self.ids + [file_ref(c.id) for c in self.claude]
 
+    def without(self, refs) -> Near:
+        """Those not among `refs` (as a decision's `compared` lists them): the ones new to it."""
+        from memcurate.curator.library.entries import file_ref
+
+        seen = set(refs)
+        return Near(
+            [i for i in self.ids if i not in seen],
+            [c for c in self.claude if file_ref(c.id) not in seen],
+        )
+
 
 CLAUDE_NEAR = 3  # Claude's topic files compared with a draft, the most alike
 
@@ -418,7 +428,8 @@ def near_memories(engine: Context, cand: Candidate) -> tuple[dict, ...]:
         else str(entry.get("excerpt") or "")[:2000]
     )
     try:
-        found = engine.index.candidates(cand.category, text, limit=NEAR_DRAFT)
+        # (a save run's lookups list the memories it just saved beside the indexed best: these few suffice)
+        found = engine.index.candidates(cand.category, text, limit=NEAR_DRAFT)[:NEAR_DRAFT]
     except (sqlite3.Error, OSError, StoreError):
         return ()
     out = []

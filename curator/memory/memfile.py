@@ -147,11 +147,33 @@ def render(doc: MemoryDoc) -> str:
 # -- reading -------------------------------------------------------------------
 
 
+# Documents of the texts parsed lately, as `render` wrote them: a save run reads the same neighbours for
+# every draft near them. Each caller gets its own copy (a MemoryDoc is mutable).
+_PARSED: dict[str, MemoryDoc] = {}
+_PARSED_MAX = 1024
+
+
 def parse(text: str) -> MemoryDoc:
     """Parse a memory file. Structure errors raise MemoryFormatError; content rules are `problems`."""
+    doc = _PARSED.get(text)
+    if doc is not None:
+        return _copy(doc)
     fm_text, body = split_front_matter(text)
     doc = _canonical(text, fm_text, body)
-    return doc if doc is not None else _parse_yaml(fm_text, body)
+    if doc is None:
+        return _parse_yaml(fm_text, body)
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.clear()
+    _PARSED[text] = doc
+    return _copy(doc)
+
+
+def _copy(doc: MemoryDoc) -> MemoryDoc:
+    """A document no other caller holds: its lists and their entries its own."""
+    sources = [
+        {k: list(v) if isinstance(v, list) else v for k, v in s.items()} for s in doc.sources
+    ]
+    return replace(doc, tags=list(doc.tags), sources=sources)
 
 
 def _canonical(text: str, fm_text: str, body: str) -> MemoryDoc | None:

@@ -210,12 +210,17 @@ def _saved_since(engine: Context, cand: Candidate, review: dict) -> None:
     # What the decision compared with is known: only something new among the draft's nearest is read
     # and decided against (what the index finds is looked up, not read, on every save).
     near = near_ids(engine, draft)
-    if set(near.refs()) <= set(review["decision"].get("compared", ())):
+    new = near.without(review["decision"].get("compared", ()))
+    if not new.refs():
+        return
+    # A create stands against what it was decided against; when none of the new ones alone would make it
+    # something else (alike enough, identical, the same id or session), all of them together cannot either.
+    now = engine.now()
+    fresh = existing_for(engine, draft, new)
+    if not fresh or decide(draft, fresh, now=now, cfg=engine.cfg).action == "create":
         return
     existing = existing_for(engine, draft, near)
-    if all(e.id in review["decision"].get("compared", ()) for e in existing):
-        return
-    again = decide(draft, existing, now=engine.now(), cfg=engine.cfg)
+    again = decide(draft, existing, now=now, cfg=engine.cfg)
     if again.action == "create":
         return
     settle(engine, cand, again, review["draft"], near=existing)

@@ -107,13 +107,26 @@ class FactWords:
     names: frozenset[str]  # the identifiers its key text names
 
 
+# FactWords of the memories compared lately, by what they are found from: a save run compares each new
+# draft with the same neighbours (the memories it just saved), and a draft with each of them.
+_FACT_WORDS: dict[tuple[str, str, str], FactWords] = {}
+_FACT_WORDS_MAX = 2048
+
+
 def fact_words(doc: memfile.MemoryDoc) -> FactWords:
-    key = key_text(doc)
-    return FactWords(
-        frozenset(content_words(key)),
-        frozenset(content_words(doc.title)),
-        frozenset(identifiers(key)),
-    )
+    at = (doc.category, doc.title, doc.body)
+    found = _FACT_WORDS.get(at)
+    if found is None:
+        key = key_text(doc)
+        found = FactWords(
+            frozenset(content_words(key)),
+            frozenset(content_words(doc.title)),
+            frozenset(identifiers(key)),
+        )
+        if len(_FACT_WORDS) >= _FACT_WORDS_MAX:
+            _FACT_WORDS.clear()
+        _FACT_WORDS[at] = found
+    return found
 
 
 def similarity(doc: memfile.MemoryDoc, other: memfile.MemoryDoc) -> float:

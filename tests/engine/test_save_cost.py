@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ class Costs:
 
     def __init__(self, monkeypatch, memory: Path) -> None:
         self.fsyncs = self.opened = self.memory_md_writes = 0
+        self.index: IndexWrites | None = None
         self.on = False
         target = str(memory / "MEMORY.md")
         fsync, os_open, open_, replace, link = os.fsync, os.open, builtins.open, os.replace, os.link
@@ -54,6 +56,19 @@ class Costs:
         monkeypatch.setattr(builtins, "open", counted_open)
         monkeypatch.setattr(os, "replace", counted_replace)
         monkeypatch.setattr(os, "link", counted_link)
+
+
+class IndexWrites:
+    """The index's write transactions and the rows they write, counted on its connection."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.transactions = self.rows = 0
+        engine.index._db.conn().set_trace_callback(self.seen)
+
+    def seen(self, sql: str) -> None:
+        words = sql.split(None, 2)
+        self.transactions += words[:2] == ["BEGIN", "IMMEDIATE"]
+        self.rows += words[0] in ("INSERT", "UPDATE", "DELETE")
 
 
 def distinct(n: int) -> tuple:
@@ -105,6 +120,7 @@ def run_counted(tmp_path: Path, monkeypatch, stored: int) -> tuple[dict, Costs]:
         engine.index.refresh()  # its index built, its category folders watched from the second check on
         engine.index.refresh()
         costs = Costs(monkeypatch, memory)
+        costs.index = IndexWrites(engine)
         costs.on = True
         summary = auto_approve(engine)
         costs.on = False
@@ -189,3 +205,26 @@ def test_a_run_killed_before_its_memory_md_write_loses_nothing(tmp_path, monkeyp
     assert new
     for i in new:
         assert (listed + archived).count(i) == 1, i
+
+
+def test_a_runs_index_upkeep_is_written_together_and_holds_every_save(tmp_path, monkeypatch):
+    """Before, the lookup after each save wrote the file it found into the index in a transaction of its
+    own: about one write transaction and 130 rows a save (the word counts of its terms), 63 pages. Now a
+    run holds them and writes each category's together; and once it ends, the index on disk lists every
+    memory saved (another process finds them without indexing them itself)."""
+    project = tmp_path / "project"
+    summary, costs = run_counted(tmp_path, monkeypatch, 1000)
+    saves = 6 * TRIAGES
+    assert costs.index is not None
+    # one write transaction a category touched, written once the run's chunk is published
+    assert costs.index.transactions <= 6 + 1, f"{costs.index.transactions} for {saves} saves"
+    engine = Engine(project)
+    try:
+        with sqlite3.connect(engine.index.db_path) as db:
+            indexed = {
+                name[:-3] for (name,) in db.execute("SELECT name FROM files WHERE broken IS NULL")
+            }
+    finally:
+        engine.close()
+    saved = {Path(e["path"]).stem for e in summary["created"]}
+    assert len(saved) == saves and saved <= indexed, sorted(saved - indexed)

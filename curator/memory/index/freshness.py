@@ -28,6 +28,12 @@ category checks them all, for a status report or the broken-file list).
 - Claude's own topic files (the pseudo-category `claude`, claude_topics.py) are a few files spread over
   the root and its subfolders: never watched, checked whole (a walk that skips the category folders)
   before each lookup that reads them.
+- A save run (`MemoryIndex.holding()`: --auto-approve) holds a lookup's few changes in memory
+  rather than write each in a transaction of its own (a new file's words rewrite dozens of pages):
+  they are written together, `HELD_MAX` of a category at a time, at every other read and when the
+  run ends. Meanwhile a lookup searches the indexed rows without them and a private copy of them
+  alone (search.py: `with_held`), so what was just saved is found at once. A process killed before
+  they are written leaves files the next check indexes: the index is a cache.
 - Without inotify (macOS, `watch=False`), every lookup is a full check of
   its category: still exact, but linear in its size: at 10,000 memories the
   median lookup is ~12-20 ms here (the target's edge), and one category of
@@ -47,7 +53,14 @@ from memcurate.curator.errors import BusyError
 from memcurate.curator.memory import claude_topics
 from memcurate.curator.memory.index.database import Database, is_busy
 from memcurate.curator.memory.index.folders import RACY_NS
-from memcurate.curator.memory.index.schema import CLAUDE, NO_SIG, Change, insert, remove
+from memcurate.curator.memory.index.schema import (
+    CLAUDE,
+    NO_SIG,
+    Change,
+    insert,
+    memory_db,
+    remove,
+)
 from memcurate.curator.memory.index.watcher import ALL, Watcher, inotify_available
 from memcurate.curator.memory.store import (
     BrokenMemoryError,
@@ -61,6 +74,7 @@ from memcurate.curator.util.paths import ARCHIVE_DIR, archived_name
 # a watched category is still checked whole this often (events a watch cannot see)
 RESCAN_INTERVAL = 60.0
 BATCH = 400  # files per write transaction while indexing many
+HELD_MAX = 64  # a category's changes a save run holds in memory, then writes in one transaction
 
 
 @dataclass
@@ -155,6 +169,10 @@ class Freshness:
         self.pending: dict[
             str, dict[str, Change | None]
         ] = {}  # category -> name -> change (None: removed)
+        # holding(): a lookup's changes kept here, written together (flush); `known` already has them
+        self.holding = 0
+        self.held: dict[str, dict[str, Change | None]] = {}
+        self._held_dbs: dict[str, sqlite3.Connection] = {}  # category -> a private copy of its held
         db.on_reset = self.forget
 
     def close(self) -> None:
@@ -164,6 +182,7 @@ class Freshness:
 
     def forget(self) -> None:
         """What was known of a database this process no longer holds is void."""
+        self._drop_held()
         self._known.clear()
         self._checked_at.clear()
         self.pending.clear()
@@ -173,11 +192,14 @@ class Freshness:
     def refresh(self, categories: list[str]) -> RefreshStats:
         """Bring `categories` in line: each checked whole, unless its watch says which files changed (then only
         those: a save's reindex costs its own files, not a stat of the folder); while the database stays
-        locked, list their files from the folders."""
+        locked, list their files from the folders. What a save run holds of them is written with what this
+        check finds, in one transaction a category."""
         total = RefreshStats()
+        hold = self.holding > 0
         for cat in categories:
             try:
-                stats = self._watched_check(cat) or self.full_check(cat)
+                stats = self._watched_check(cat, hold) or self.full_check(cat, hold)
+                self.flush(cat)
             except sqlite3.OperationalError as e:
                 if not is_busy(e):
                     raise
@@ -186,19 +208,118 @@ class Freshness:
             total.add(stats)
         return total
 
-    def fresh(self, category: str) -> None:
-        """Make the index right for `category` before reading it (see the module's notes)."""
+    def fresh(self, category: str, *, hold: bool = False) -> None:
+        """Make the index right for `category` before reading it (see the module's notes). `hold`: a
+        lookup that searches the held changes too (`with_held`) may leave its few changes unwritten while
+        a save run holds them; any other reader finds every held change written first."""
         # first: a database replaced by another process resets what we know
         self.db.guarded(self.db.conn)
+        hold = hold and self.holding > 0
+        if not hold:
+            self.flush()
         if self.check_interval > 0:
             last = self._checked_at.get(category)
             if last is not None and time.monotonic() - last < self.check_interval:
                 return
-        if self._watched_check(category) is None:
-            self.full_check(category)
+        if self._watched_check(category, hold) is None:
+            self.full_check(category, hold)
         self._checked_at[category] = time.monotonic()
 
-    def _watched_check(self, category: str) -> RefreshStats | None:
+    def flush(self, only: str | None = None) -> None:
+        """Write every held change (of category `only`), one transaction a category. One that cannot be written
+        now (the write lock stayed busy, the file moved on since it was read) is forgotten and its file
+        looked at again by the next check."""
+        for category in list(self.held) if only is None else [only]:
+            if not self.held.get(category):
+                continue
+            held = self.held.pop(category)
+            self._close_held_db(category)
+            changes = [c for c in held.values() if c is not None]
+            removed = [n for n, c in held.items() if c is None]
+            try:
+                stale = self.db.guarded(self._write, category, changes, removed)
+            except (_Busy, sqlite3.Error):
+                stale = set(held)
+            if stale:
+                known = self._known.get(category, {})
+                for name in stale:
+                    # a removal not written is known again, so that the next check removes it
+                    if held.get(name) is None:
+                        known[name] = _Known(NO_SIG, 0, None, None)
+                    else:
+                        known.pop(name, None)
+                self._mark_dirty(category, set(stale))
+
+    def _hold(self, category: str, changes: list[Change], removed: list[str]) -> bool:
+        """Keep a lookup's changes in memory instead of writing them, as if written (`known` updated);
+        False (nothing kept) when they are too many: the caller writes them with those held before."""
+        held = self.held.setdefault(category, {})
+        if len(held) + len(changes) + len(removed) > HELD_MAX:
+            return False
+        known = self._load_known(category)
+        db = self._held_dbs.get(category)
+        for ch in changes:
+            before = held.get(ch.name)
+            if ch.restamp and before is not None and not before.restamp:
+                # the same bytes as the change held: it stays, with the new signature
+                ch = Change(ch.name, ch.sig, ch.checked_ns, before.hash, before.doc, before.broken)
+            held[ch.name] = ch
+            k = known.get(ch.name)
+            if ch.restamp and k is not None:
+                k.sig = ch.sig
+                k.stamp(ch.checked_ns)
+            else:
+                known[ch.name] = _Known(ch.sig, ch.checked_ns, ch.hash, ch.broken)
+            if db is not None and not ch.restamp:
+                remove(db, category, ch.name)
+                if ch.doc is not None:
+                    insert(db, category, ch)
+        for name in removed:
+            held[name] = None
+            known.pop(name, None)
+            if db is not None:
+                remove(db, category, name)
+        return True
+
+    def _unhold(self, category: str, pending: dict[str, Change | None]) -> None:
+        """The database stayed busy: what the run held of the category is served with `pending` (from its
+        private copy) and known as not written, so that the next check, a whole one, writes it too."""
+        held = self.held.pop(category, {})
+        self._close_held_db(category)
+        known = self._known.get(category, {})
+        for name, ch in held.items():
+            if ch is None:
+                known[name] = _Known(NO_SIG, 0, None, None)  # removed: the next check removes it
+                pending.setdefault(name, None)
+            else:
+                known.pop(name, None)
+                if not ch.restamp:
+                    pending.setdefault(name, ch)
+
+    def held_db(self, category: str) -> sqlite3.Connection:
+        """A private in-memory copy of the category's held changes (their texts alone), kept up to date as
+        more are held."""
+        db = self._held_dbs.get(category)
+        if db is None:
+            db = self._held_dbs[category] = memory_db()
+            for ch in self.held.get(category, {}).values():
+                if ch is not None and ch.doc is not None:
+                    insert(db, category, ch)
+        return db
+
+    def _close_held_db(self, category: str) -> None:
+        db = self._held_dbs.pop(category, None)
+        if db is not None:
+            db.close()
+
+    def _drop_held(self) -> None:
+        """Held changes of a database this process no longer holds: forgotten with what it knew, so the
+        next check finds their files again."""
+        self.held.clear()
+        for category in list(self._held_dbs):
+            self._close_held_db(category)
+
+    def _watched_check(self, category: str, hold: bool = False) -> RefreshStats | None:
         """The files the watch saw change synced, the rest known unchanged: the category's stats from what is
         known. None when the watch cannot vouch for the category (not watched, a rescan due, changes not
         written yet, a queue overflow): then it must be checked whole."""
@@ -221,7 +342,7 @@ class Freshness:
             return None
         names = names | self._archived(category)
         stats = (
-            self.db.guarded(self._sync, category, names)
+            self.db.guarded(self._sync, category, names, 0, hold)
             if names
             else RefreshStats(categories=[category])
         )
@@ -234,7 +355,7 @@ class Freshness:
         stats.broken = sorted((_join(folder, n), k.broken) for n, k in known.items() if k.broken)
         return stats
 
-    def full_check(self, category: str) -> RefreshStats:
+    def full_check(self, category: str, hold: bool = False) -> RefreshStats:
         self.db.guarded(self.db.conn)
         self._dirty.pop(category, None)
         self._scans[category] = self._scans.get(category, 0) + 1
@@ -252,7 +373,7 @@ class Freshness:
             except (OSError, AttributeError, ImportError):
                 self.watch = False  # no inotify here: every check is a stat of the folder
         started = time.monotonic()
-        stats = self.db.guarded(self._sync, category)
+        stats = self.db.guarded(self._sync, category, None, 0, hold)
         self._full_at[category] = started
         return stats
 
@@ -272,9 +393,11 @@ class Freshness:
             self._known[category] = known
         return known
 
-    def _sync(self, category: str, names: set[str] | None = None, depth: int = 0) -> RefreshStats:
+    def _sync(
+        self, category: str, names: set[str] | None = None, depth: int = 0, hold: bool = False
+    ) -> RefreshStats:
         """Compare the category folder (or only the files `names`) with what is known; read, parse and
-        write only what changed."""
+        write only what changed (`hold`: held in memory, while they are few; see `_hold`)."""
         t0 = time.perf_counter()
         stats = RefreshStats(categories=[category])
         if category not in self._known:
@@ -375,11 +498,18 @@ class Freshness:
             try:
                 if busy:
                     raise _Busy("busy earlier in this check")
-                stale.update(self._write(category, changes, removed))
+                if not (
+                    hold
+                    and not self.pending.get(category)
+                    and self._hold(category, changes, removed)
+                ):
+                    self.flush(category)  # too many to hold: those held before go first
+                    stale.update(self._write(category, changes, removed))
                 self.pending.pop(category, None)
             except _Busy:
                 pending: dict[str, Change | None] = {c.name: c for c in changes if not c.restamp}
                 pending.update({n: None for n in removed})
+                self._unhold(category, pending)
                 self.pending[category] = pending
                 stats.pending = len(pending)
         if stale and depth < 3:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.memory import memfile
@@ -20,6 +22,7 @@ from memcurate.curator.memory.index.search import (
     find_candidates,
     get_entry,
     pending_db,
+    with_held,
 )
 from memcurate.curator.memory.index.terms import (
     draft_text,
@@ -72,8 +75,31 @@ class MemoryIndex:
 
     def close(self) -> None:
         with self._lock:
+            self._flush()
             self._db.drop()
             self._freshness.close()
+
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """While in it, a lookup's few changes (the files a save run just wrote) are held in memory and
+        written together, rather than each in a transaction of its own (freshness.py); every other read
+        writes them first, and so does the end of it."""
+        with self._lock:
+            self._freshness.holding += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._freshness.holding -= 1
+                if not self._freshness.holding:
+                    self._flush()
+
+    def _flush(self) -> None:
+        """The held changes written; the index is a cache, so a failure costs their files a look later."""
+        try:
+            self._freshness.flush()
+        except (sqlite3.Error, OSError):
+            self._freshness.forget()
 
     def refresh(self, category: str | None = None) -> RefreshStats:
         """Bring the index in line with the files of `category` (default: every category; Claude's topic
@@ -87,6 +113,7 @@ class MemoryIndex:
         """Check whole only the categories whose folder changed since their last such check: the cheap
         freshness of a one-shot reader (folders.py says what it trades); returns those categories."""
         with self._lock:
+            self._freshness.flush()
             return folders.refresh_changed(
                 self._db, self._freshness, self.store.root, list(CATEGORIES)
             )
@@ -95,6 +122,7 @@ class MemoryIndex:
         """fn(connection, *args) in one read transaction (every statement sees one snapshot): for a search
         of its own over the indexed tables (recall). Busy and unusable databases are the caller's to handle."""
         with self._lock:
+            self._freshness.flush()
 
             def run():
                 conn = self._db.conn()
@@ -116,7 +144,8 @@ class MemoryIndex:
         `draft_text`), or the MemoryDoc itself, which also finds an identical
         memory (same title and body: listed first, `identical=True`). Ranked by
         bm25 over the draft's telling words. Archived memories only with
-        `include_archived`.
+        `include_archived`. While a save run holds its changes (`holding`), up to
+        twice `limit`: the best indexed, and the best of those held.
         """
         if category != CLAUDE:
             self.store.category_dir(category)  # UnsafePathError for an unknown category
@@ -129,7 +158,7 @@ class MemoryIndex:
             return []
         with self._lock:
             try:
-                self._freshness.fresh(category)
+                self._freshness.fresh(category, hold=True)
                 return self._db.guarded(
                     self._query, category, terms, ident, limit, include_archived
                 )
@@ -231,6 +260,21 @@ class MemoryIndex:
     def _query(
         self, category: str, terms: list[str], ident: str | None, limit: int, include_archived: bool
     ) -> list[Candidate]:
+        held = self._freshness.held.get(category)
+        if held:
+            # a save run's changes held in memory: the indexed rows but theirs, and a copy of them
+            return with_held(
+                self._db.conn(),
+                self._freshness.held_db(category),
+                # a held new signature leaves the row as it is: searched where it is
+                {n for n, c in held.items() if c is None or not c.restamp},
+                self._folder(category),
+                category,
+                terms,
+                ident,
+                limit,
+                include_archived,
+            )
         pending = self._freshness.pending.get(category)
         # changes not written yet (the write lock stayed busy): search a private copy that holds them
         conn = pending_db(self._db.conn(), category, pending) if pending else self._db.conn()

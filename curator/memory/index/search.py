@@ -8,8 +8,10 @@ least common when all are common). A word in most memories would add almost
 nothing to bm25 (its IDF is near zero) and would make every memory a match.
 Terms are quoted strings, OR-ed: user text never reaches MATCH as syntax.
 
-When the category's changes could not be written (the write lock stayed
-busy), the search runs on a private in-memory copy: the indexed rows minus
+While a save run holds the category's few changes in memory (freshness.py),
+the search runs on the indexed rows without those files and on a private copy
+of them alone (`with_held`). When the category's changes could not be written
+(the write lock stayed busy), the search runs on a private in-memory copy: the indexed rows minus
 what changed, plus the changes. When even reading stays locked, on the
 category's files parsed straight into such a copy.
 """
@@ -97,6 +99,35 @@ def find_candidates(
             conn.execute("COMMIT")
 
 
+def with_held(
+    conn: sqlite3.Connection,
+    held_db: sqlite3.Connection,
+    held: set[str],
+    folder: str,
+    category: str,
+    terms: list[str],
+    ident: str | None,
+    limit: int,
+    include_archived: bool,
+) -> list[Candidate]:
+    """The best `limit` indexed memories but the files `held` (changes not written yet), and the best
+    `limit` of those held (in `held_db`, a copy of them alone), searched for the same words: up to twice
+    `limit`, an identical one first. Two corpora's bm25 scores do not compare, so neither list cuts the
+    other: what was just saved is always among them when it matches."""
+    conn.execute("BEGIN")
+    try:
+        chosen = _choose_terms(conn, category, terms)
+        found = _search_in(
+            conn, folder, category, terms, ident, limit, include_archived, chosen, held
+        )
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")
+    found += _search_in(held_db, folder, category, terms, ident, limit, include_archived, chosen)
+    found.sort(key=lambda c: (not c.identical, -c.score, c.id))
+    return found
+
+
 def _search_in(
     conn: sqlite3.Connection,
     folder: str,
@@ -105,7 +136,11 @@ def _search_in(
     ident: str | None,
     limit: int,
     include_archived: bool,
+    chosen: list[str] | None = None,
+    skip: set[str] | frozenset[str] = frozenset(),
 ) -> list[Candidate]:
+    """The search (in the caller's transaction); `chosen`: the words to match, when another database's
+    document frequencies chose them; `skip`: file names left out."""
     rows: dict[int, float] = {}
     same: set[int] = set()
     if ident is not None:
@@ -116,7 +151,8 @@ def _search_in(
                 (category, ident),
             )
         }
-    chosen = _choose_terms(conn, category, terms)
+    if chosen is None:
+        chosen = _choose_terms(conn, category, terms)
     if chosen:
         extra = (
             0
@@ -130,7 +166,7 @@ def _search_in(
         rows = dict(
             conn.execute(
                 f"SELECT rowid, bm25({fts}, {weights}) AS s FROM {fts} WHERE {fts} MATCH ? ORDER BY s LIMIT ?",
-                (match_expression(chosen), limit + extra + len(same)),
+                (match_expression(chosen), limit + extra + len(same) + len(skip)),
             ).fetchall()
         )
     docs = list(rows) + [d for d in same if d not in rows]
@@ -141,7 +177,7 @@ def _search_in(
     for doc, name, id, title, status, h in conn.execute(
         f"SELECT doc, name, id, title, status, hash FROM files WHERE doc IN ({marks})", docs
     ):
-        if status != "active" and not include_archived:
+        if (status != "active" and not include_archived) or name in skip:
             continue
         score = -rows[doc] if doc in rows else 0.0
         found.append(
