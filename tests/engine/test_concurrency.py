@@ -27,6 +27,7 @@ from memcurate.curator.candidates import staging
 from memcurate.curator.categories import NAMES
 from memcurate.curator.engine import Engine
 from memcurate.curator.memory import memory_md
+from memcurate.curator.memory.memory_md import writing as md_writing
 from memcurate.curator.util import atomic
 from memcurate.curator.util.locks import FileLock, LockBusy
 
@@ -518,7 +519,7 @@ def test_memory_md_apply_keeps_a_line_appended_after_its_rename(tmp_path, monkey
         opener()
         return real_plan(*a, **kw)
 
-    monkeypatch.setattr(memory_md.writing, "plan", plan)  # the plan apply calls
+    monkeypatch.setattr(md_writing, "plan", plan)  # the plan apply calls
     result = memory_md.apply(
         tmp_path,
         {"categories": {"decision": {"budget": 40}}},
@@ -557,7 +558,7 @@ def test_an_entry_a_first_plan_archived_leaves_the_archive_when_the_plan_written
             os.replace(tmp_path / "theirs", path)
         return real_plan(text, *a, **kw)
 
-    monkeypatch.setattr(memory_md.writing, "plan", plan)  # the plan apply calls
+    monkeypatch.setattr(md_writing, "plan", plan)  # the plan apply calls
     result = memory_md.apply(
         tmp_path, cfg, [("upsert", memory_md.IndexLine("e6", "decision", "E6", "why"))]
     )
