@@ -53,14 +53,8 @@ class Rules:
     def __init__(self, cfg: dict) -> None:
         t = cfg["triage"]
         cats = cfg["categories"]
-        # The config cache carries the keyword index ready-made, worked out when the YAML was parsed;
-        # a config changed since (or a cache of an older format) has it built here.
-        ready = cfg.get("_derived", {}).get("triage")
-        if ready and ready.get("check") == keyword_check(cfg):
-            self.keywords = KeywordSet.from_index(ready["keywords"])
-            self.reasons = KeywordSet.from_index(ready["reasons"])
-        else:
-            self.keywords, self.reasons = keyword_sets(cfg)
+        self._cfg = cfg
+        self._sets: tuple[KeywordSet, KeywordSet] | None = None
         self.weak_weight = float(t["weak_weight"])
         self.threshold = {n: float(cats[n]["threshold"]) for n in NAMES}
         self.saturation = {n: float(cats[n]["saturation"]) for n in NAMES}
@@ -88,6 +82,30 @@ class Rules:
         self.activity = ss["activity"]
         self.summary_subagents = bool(ss["subagents"])
         self.ignored_tools = set(ss["ignored_tools"])
+
+    @property
+    def keywords(self) -> KeywordSet:
+        return (self._sets or self._keyword_sets())[0]
+
+    @property
+    def reasons(self) -> KeywordSet:
+        return (self._sets or self._keyword_sets())[1]
+
+    def _keyword_sets(self) -> tuple[KeywordSet, KeywordSet]:
+        """The keyword index, on the first message scored: a pass with no text to score never reads it. The
+        config carries it ready-made, worked out when the YAML was parsed (a cached config: parsed now from the
+        cache, see config.CachedIndex); a config changed since, or a cache of an older format, has it built."""
+        cfg = self._cfg
+        ready = cfg.get("_derived", {}).get("triage")
+        if ready and ready.get("check") == keyword_check(cfg):
+            load = getattr(ready, "load", None)  # a dict's own has no `load`
+            index = load() if load else ready
+            if index:
+                keywords = KeywordSet.from_index(index["keywords"])
+                self._sets = keywords, KeywordSet.from_index(index["reasons"])
+                return self._sets
+        self._sets = keyword_sets(cfg)
+        return self._sets
 
 
 _INDEX_FORMAT = "1"  # of the ready-made keyword index (KeywordSet.index_data): bump when it changes
