@@ -249,8 +249,9 @@ NOT_FOR_A_PLAIN_TURN = (
 _MODULES = "import sys\nsys.stderr.write(' '.join(sorted(sys.modules)))\n"
 
 
-def _loaded(project: Path, transcript: Path) -> set[str]:
-    """The modules a Stop hook started as install writes it loads beyond the interpreter's own start."""
+def _loaded(project: Path, transcript: Path | None, doc: dict | None = None) -> set[str]:
+    """The modules a Stop hook on `transcript` (else the hook given `doc`) started as install writes it loads
+    beyond the interpreter's own start."""
     env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project)}
     bare = subprocess.run(
         [sys.executable, "-P", "-c", _MODULES], capture_output=True, text=True, env=env
@@ -258,7 +259,7 @@ def _loaded(project: Path, transcript: Path) -> set[str]:
     code = "from memcurate.curator.cli import main\nmain(['hook'])\n" + _MODULES
     ran = subprocess.run(
         [sys.executable, "-P", "-c", code],
-        input=json.dumps(payload("Stop", transcript, project)),
+        input=json.dumps(doc or payload("Stop", transcript, project)),
         capture_output=True,
         text=True,
         cwd=project,
@@ -291,6 +292,47 @@ def test_a_turn_with_nothing_to_score_loads_no_pattern_machinery(project):
     assert ours <= PLAIN_TURN_MODULES, (
         f"a plain turn loads more: {sorted(ours - PLAIN_TURN_MODULES)}"
     )
+
+
+def test_a_guarded_write_loads_neither_re_nor_json(project):
+    """The write guard runs before every Write and Edit: a write of a source file loads no pattern machinery
+    and no `json` (fastjson reads the input and would write a deny as json.dumps does)."""
+    (project / "src").mkdir()
+    doc = {
+        "session_id": "s",
+        "cwd": str(project),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(project / "src" / "app.py"), "content": "x = 1\n"},
+    }
+    _loaded(project, None, doc)  # the first call builds the config cache, with yaml and re
+    new = _loaded(project, None, doc)
+    assert not [m for m in ("re", "json", "enum") if m in new], sorted(new)
+
+
+def test_recalls_text_and_the_instruction_check_compile_their_patterns_on_use():
+    """What recall renders its context with and the check for instructions to the agent (the guard's and
+    recall's) load no `re` until a pattern is used (recall's tokenizer, memory/index/terms.py, still does)."""
+    code = (
+        "import sys\nfrom memcurate.curator.memory.recall import context\n"
+        "from memcurate.curator.util import instructions\nprint('re' in sys.modules)"
+    )
+    ran = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True)
+    assert ran.returncode == 0 and ran.stdout == "False\n", ran.stderr
+
+
+def test_a_hooks_json_answer_is_the_text_json_dumps_gives():
+    from memcurate.curator.util import fastjson
+
+    for obj in (
+        {"hookSpecificOutput": {"permissionDecisionReason": "é \u2028 \ud800 \x00 <tag>"}},
+        ["a", 1, 2.5, None, True, {"": []}],
+        "only a string",
+    ):
+        for ascii_only in (True, False):
+            assert fastjson.dumps(obj, ensure_ascii=ascii_only) == json.dumps(
+                obj, ensure_ascii=ascii_only
+            )
 
 
 def test_the_plain_scans_find_what_the_patterns_they_replace_found():
