@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Failure capture as Claude Code runs it: a new `memcurate hook` process per PostToolUse /
-PostToolUseFailure of a Bash call.
+"""Failure capture as Claude Code runs it: a new process of the hook command `memcurate install` writes
+(hook_bench.hook_command) per PostToolUse / PostToolUseFailure of a Bash call.
 
     python bench/failure_hook_bench.py [--rounds N] [--reinstall] [--strict]
 
@@ -68,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
         os.makedirs(os.path.join(project, ".git"))
         env["CLAUDE_PROJECT_DIR"] = project
         data = os.path.join(project, ".memcurate")
+        # what `memcurate install` writes, as Claude Code runs it (hook_bench.hook_command)
+        hook_argv = hb.hook_command(exe, env, work)
+        if hb._runs_python(hook_argv):  # the bare start: that interpreter's
+            interp = [hook_argv[0]]
         runner = hb.Runner(env, work)
         count = {"n": 0}
 
@@ -102,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             )
 
         def hook(stdin: str, name: str) -> hb.Sample:
-            s = runner.run([exe, "hook"], stdin, project)
+            s = runner.run(hook_argv, stdin, project)
             if s.code != 0 or s.stderr or s.stdout:
                 hb.die(
                     f"{name}: exit {s.code}, stdout {s.stdout[:200]!r}, stderr {s.stderr[:300]!r}"
@@ -165,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         return hb.report(
             samples,
             TARGETS,
-            exe=exe,
+            exe=" ".join(hook_argv),
             interp=interp,
             rounds=args.rounds,
             json_out=args.json_out,

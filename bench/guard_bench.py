@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The write guard as Claude Code runs it: a new `memcurate hook` process per PreToolUse call.
+"""The write guard as Claude Code runs it: a new process of the hook command `memcurate install` writes
+(hook_bench.hook_command) per PreToolUse call.
 
     python bench/guard_bench.py [--rounds N] [--reinstall] [--strict]
 
@@ -73,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         os.makedirs(os.path.join(broken, ".claude"))
         with open(os.path.join(broken, ".claude", "memcurate.yaml"), "w") as f:
             f.write("recall:\n  max_chars: 99999\n")
+        # what `memcurate install` writes, as Claude Code runs it (hook_bench.hook_command)
+        hook = hb.hook_command(exe, env, work)
+        if hb._runs_python(hook):  # the bare start: that interpreter's
+            interp = [hook[0]]
         runner = hb.Runner(env, work)
         broken_runner = hb.Runner({**env, "CLAUDE_PROJECT_DIR": broken}, work)
 
@@ -93,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
 
         cases = {
             "pass": (
-                [exe, "hook"],
+                hook,
                 payload(
                     "pass",
                     "Write",
@@ -105,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                 False,
             ),
             "deny": (
-                [exe, "hook"],
+                hook,
                 payload(
                     "deny",
                     "Write",
@@ -114,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
                 True,
             ),
             "memory": (
-                [exe, "hook"],
+                hook,
                 payload(
                     "memory",
                     "Edit",
@@ -127,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                 False,
             ),
             "staged": (
-                [exe, "hook", "--review-auto-memory"],
+                [*hook, "--review-auto-memory"],
                 payload(
                     "staged",
                     "Edit",
@@ -140,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
                 True,
             ),
             "broken": (
-                [exe, "hook"],
+                hook,
                 payload(
                     "broken",
                     "Write",
@@ -200,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         return hb.report(
             samples,
             {"pass": TARGET, "deny": TARGET, "broken": TARGET},
-            exe=exe,
+            exe=" ".join(hook),
             interp=interp,
             rounds=args.rounds,
             json_out=args.json_out,

@@ -7,8 +7,8 @@
 Builds a throwaway project whose memory root holds N synthetic memories (default 5,000; word-varied
 with index_bench's generator: a Zipf-spread vocabulary and a long tail of project names, across the
 six categories) and a MEMORY.md (Claude's own lines, then each category's newest entries within its
-budget). Then runs the real `memcurate hook` console script of the non-editable bench install
-(bench/.venv, as hook_bench.py installs it), as Claude Code runs it: a new process, the hook JSON on
+budget). Then runs the hook command `memcurate install` writes (hook_bench.hook_command) from the
+non-editable bench install (bench/.venv, as hook_bench.py installs it), as Claude Code runs it: a new process, the hook JSON on
 stdin, its own peak RSS read with wait4 (hook_bench's spawner). One interleaved loop, order shuffled
 per round, so machine drift hits every scenario alike:
 
@@ -130,7 +130,15 @@ def main(argv: list[str]) -> int:
     if not bl.in_bench_venv():
         bl.reexec_in_venv(__file__, argv, reinstall=args.reinstall)
     info = bl.check_engine("recall_bench")
-    from hook_bench import MIB, Runner, interleave, interpreter_of, summarize
+    from hook_bench import (
+        MIB,
+        Runner,
+        _runs_python,
+        hook_command,
+        interleave,
+        interpreter_of,
+        summarize,
+    )
 
     rounds = args.rounds or (15 if args.quick else 40)
     rng = random.Random(args.seed)
@@ -147,7 +155,10 @@ def main(argv: list[str]) -> int:
         exe = bl.venv_memcurate()
         env = bl.clean_env(**dirs)
         runner = Runner(env, work)
-        bare_argv = [*interpreter_of(exe), "-c", "pass"]
+        # what `memcurate install` writes, as Claude Code runs it; the bare start: its interpreter's
+        hook_argv = hook_command(exe, env, work)
+        interp = [hook_argv[0]] if _runs_python(hook_argv) else interpreter_of(exe)
+        bare_argv = [*interp, "-c", "pass"]
         payloads = os.path.join(work, "payloads")
         os.makedirs(payloads)
         calls = 0
@@ -169,7 +180,7 @@ def main(argv: list[str]) -> int:
                     },
                     f,
                 )
-            s = runner.run([exe, "hook"], path, project)
+            s = runner.run(hook_argv, path, project)
             if s.code != 0 or s.stderr:
                 bl.die(
                     "recall_bench",
@@ -304,7 +315,7 @@ def main(argv: list[str]) -> int:
         "args": vars(args),
         "machine": bl.machine(),
         "memcurate": {**info, "git_commit": bl.git_commit(), "source_hash": bl.source_hash()},
-        "commands": {"bare": bare_argv, "hook": [exe, "hook"]},
+        "commands": {"bare": bare_argv, "hook": hook_argv},
         "target_x_bare": TARGET,
         "results": results,
         "pass": overall,

@@ -19,6 +19,12 @@ def main(argv: list[str] | None = None) -> int:
     as_command = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["hook"]:
+        if as_command:
+            # A process that lives milliseconds: the cycle collector's passes over what the imports and the
+            # config made (~2 ms, more than the pass) would free nothing (a pass leaves no cycles).
+            import gc
+
+            gc.disable()
         # The hot path: every Claude Code turn. No argparse, no yaml, nothing else.
         from memcurate.hooks.dispatch import main as hook_main
 

@@ -22,7 +22,7 @@ from memcurate.curator import __version__
 from memcurate.curator.errors import Refusal
 from memcurate.curator.util import fastjson
 from memcurate.curator.util.assets import asset
-from memcurate.curator.util.atomic import write_json
+from memcurate.curator.util.atomic import write_bytes
 
 CACHE_NAME = "config.cache.json"
 GUARD = "guard"  # cfg["_derived"]["guard"], and a cached error's: what the write guard reads
@@ -492,14 +492,19 @@ def load(project, data_dir=None) -> dict:
     cache = os.path.join(data_dir, CACHE_NAME) if data_dir else None
     cached = None
     if cache is not None:
+        index = b""
         try:
             with open(cache, "rb") as f:
-                cached = fastjson.loads(f.read())
+                # the config on the first line; the keyword index, three quarters of the bytes, after it
+                line, _, index = f.read().partition(b"\n")
+            cached = fastjson.loads(line)
         except (OSError, ValueError, RecursionError):
             cached = None
         if isinstance(cached, dict) and cached.get("key") == key:
             if "config" in cached and cache_problem(cached["config"]) is None:
-                return cached["config"]
+                cfg = cached["config"]
+                cfg["_derived"]["triage"] = CachedIndex(cfg["_derived"]["triage"], index)
+                return cfg
             error, guard = cached.get("error"), cached.get(GUARD)
             if isinstance(error, str) and isinstance(guard, dict) and _guard_ok(guard):
                 raise ConfigError(error, guard)
@@ -509,17 +514,64 @@ def load(project, data_dir=None) -> dict:
         guard = guard_of_layers(paths, cached)
         _write_cache(cache, {"key": key, "error": str(e), GUARD: guard})
         raise ConfigError(str(e), guard) from None
-    _write_cache(cache, {"key": key, "config": cfg})
+    ready = cfg["_derived"]["triage"]
+    head = {**cfg, "_derived": {**cfg["_derived"], "triage": {"check": ready["check"]}}}
+    _write_cache(cache, {"key": key, "config": head}, ready)
     return cfg
 
 
-def _write_cache(cache: str | None, doc: dict) -> None:
+def _write_cache(cache: str | None, doc: dict, index: dict | None = None) -> None:
+    """The cache as two lines of JSON: `doc`, then the keyword index (read by CachedIndex, when needed)."""
     if cache is None:
         return
+    lines = [fastjson.dumps_compact(doc)]
+    if index is not None:
+        lines.append(fastjson.dumps_compact(index))
     try:
-        write_json(cache, doc, durable=False)
+        write_bytes(cache, ("\n".join(lines) + "\n").encode("utf-8"), durable=False)
     except OSError:
         pass  # a cache we cannot write costs time, not correctness
+
+
+class CachedIndex(dict):
+    """The keyword index of a config read from the cache (its `_derived.triage`): the checksum of the keyword
+    lists it was built from, read with the config, and `load`, the index itself (~60 KB, the cache's second
+    line) parsed only when a pass has text to score (triage.Rules). The line is in Claude's reach like the rest:
+    one that is not an index of these keyword lists gives None, and the triage builds its own."""
+
+    def __init__(self, head: object, raw: bytes) -> None:
+        super().__init__(head if isinstance(head, dict) else {})
+        self._raw = raw
+
+    def load(self) -> dict | None:
+        try:
+            index = fastjson.loads(self._raw)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(index, dict) or index.get("check") != self.get("check"):
+            return None
+        for name in ("keywords", "reasons"):
+            if _index_problem(index.get(name)):
+                return None
+        return index
+
+
+def _index_problem(data: object) -> bool:
+    """Whether a keyword set's index (KeywordSet.index_data) is not of the shape KeywordSet.from_index reads."""
+    if not isinstance(data, dict):
+        return True
+    records, always, by_literal = data.get("records"), data.get("always"), data.get("by_literal")
+    return not (
+        isinstance(records, list)
+        and set(map(type, records)) <= {str}
+        and isinstance(always, list)
+        and set(map(type, always)) <= {int}
+        and all(0 <= i < len(records) for i in always)
+        and isinstance(by_literal, dict)
+        and set(map(type, by_literal.values())) <= {str}
+        and isinstance(data.get("words"), str)
+        and isinstance(data.get("word_ids"), str)
+    )
 
 
 def _guard_ok(guard: dict) -> bool:

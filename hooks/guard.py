@@ -31,12 +31,12 @@ resolution, nothing more.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 from memcurate.curator import config
 from memcurate.curator.candidates.tool_edits import TOOLS
+from memcurate.curator.util import fastjson
 from memcurate.curator.util.atomic import is_temp_name
 from memcurate.curator.util.log import log_line
 from memcurate.curator.util.paths import (
@@ -283,7 +283,7 @@ def check_unreadable(
 
 def deny(reason: str) -> None:
     print(
-        json.dumps(
+        fastjson.dumps(
             {
                 "hookSpecificOutput": {
                     "hookEventName": EVENT,
@@ -549,7 +549,7 @@ def _hook_switches(text: str | None) -> tuple[list[str], bool] | None:
     from memcurate.curator.hook_entries import parse_command
 
     try:
-        doc = json.loads(text) if text is not None else {}
+        doc = fastjson.loads(text) if text is not None else {}
     except (ValueError, RecursionError):
         return None
     if not isinstance(doc, dict):
@@ -562,7 +562,7 @@ def _hook_switches(text: str | None) -> tuple[list[str], bool] | None:
             for hook in entries if isinstance(entries, list) else ():
                 if isinstance(hook, dict) and parse_command(hook.get("command")):
                     found.append(
-                        json.dumps(
+                        fastjson.dumps(
                             [
                                 event,
                                 group.get("matcher"),

@@ -9,9 +9,9 @@ events and trivial prompts do not pay for SQLite.
 
 from __future__ import annotations
 
-import json
 import sys
 
+from memcurate.curator.util import fastjson
 from memcurate.curator.util.log import log_line
 
 from . import hook_config
@@ -45,5 +45,5 @@ def handle(
     log_line(data, EVENT, "recall: " + "; ".join([result.note, *result.problems]))
     if result.context:
         out = {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": result.context}}
-        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        sys.stdout.write(fastjson.dumps(out, ensure_ascii=False) + "\n")
     return 0

@@ -35,8 +35,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from memcurate.curator.capture.summary import session_cwd
 from memcurate.curator.capture.transcript import TranscriptReader, head, tail
-from memcurate.curator.capture.triage import WRITE_TOOLS, command_signature, error_line, session_cwd
+from memcurate.curator.capture.triage import WRITE_TOOLS, command_signature, error_line
 from memcurate.curator.util.paths import project_relative
 from memcurate.curator.util.redact import redact_text
 from memcurate.curator.util.safe_open import open_regular

@@ -11,15 +11,12 @@ for how keyword patterns avoid being compiled when they cannot match.
 
 from __future__ import annotations
 
-import os
 import zlib
 
-from memcurate.curator.capture.keywords import Keyword, KeywordSet
+from memcurate.curator.capture.keywords import KeywordSet
 from memcurate.curator.categories import NAMES, TEXT_SCORED
-from memcurate.curator.util import fastjson
 from memcurate.curator.util.lazyre import LazyRegex
 from memcurate.curator.util.paths import project_relative
-from memcurate.curator.util.redact import redact_text
 from memcurate.curator.util.textsafe import one_line
 
 TYPE_CHECKING = False
@@ -40,8 +37,14 @@ MAX_FIX_NOTES = 5  # files, and assistant texts, noted per failing run
 FIX_WORDS_WEIGHT = 0.5
 # MultiEdit: older transcripts
 WRITE_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
-MAX_CWD_RECORD = 4 << 20  # the session's folder is looked for in records up to this long ...
-HEAD_RECORDS = 50  # ... among the first few (Claude Code writes it on its first prompt)
+
+
+def _redacted(text: str) -> str:
+    """The text redacted (util/redact.py, loaded with the first text a pass quotes: a turn that scores
+    nothing never loads it)."""
+    from memcurate.curator.util.redact import redact_text
+
+    return redact_text(text)
 
 
 # -- rules -------------------------------------------------------------------
@@ -53,14 +56,8 @@ class Rules:
     def __init__(self, cfg: dict) -> None:
         t = cfg["triage"]
         cats = cfg["categories"]
-        # The config cache carries the keyword index ready-made, worked out when the YAML was parsed;
-        # a config changed since (or a cache of an older format) has it built here.
-        ready = cfg.get("_derived", {}).get("triage")
-        if ready and ready.get("check") == keyword_check(cfg):
-            self.keywords = KeywordSet.from_index(ready["keywords"])
-            self.reasons = KeywordSet.from_index(ready["reasons"])
-        else:
-            self.keywords, self.reasons = keyword_sets(cfg)
+        self._cfg = cfg
+        self._sets: tuple[KeywordSet, KeywordSet] | None = None
         self.weak_weight = float(t["weak_weight"])
         self.threshold = {n: float(cats[n]["threshold"]) for n in NAMES}
         self.saturation = {n: float(cats[n]["saturation"]) for n in NAMES}
@@ -89,23 +86,50 @@ class Rules:
         self.summary_subagents = bool(ss["subagents"])
         self.ignored_tools = set(ss["ignored_tools"])
 
+    @property
+    def keywords(self) -> KeywordSet:
+        return (self._sets or self._keyword_sets())[0]
+
+    @property
+    def reasons(self) -> KeywordSet:
+        return (self._sets or self._keyword_sets())[1]
+
+    def _keyword_sets(self) -> tuple[KeywordSet, KeywordSet]:
+        """The keyword index, on the first message scored: a pass with no text to score never reads it. The
+        config carries it ready-made, worked out when the YAML was parsed (a cached config: parsed now from the
+        cache, see config.CachedIndex); a config changed since, or a cache of an older format, has it built."""
+        cfg = self._cfg
+        ready = cfg.get("_derived", {}).get("triage")
+        if ready and ready.get("check") == keyword_check(cfg):
+            load = getattr(ready, "load", None)  # a dict's own has no `load`
+            index = load() if load else ready
+            if index:
+                keywords = KeywordSet.from_index(index["keywords"])
+                self._sets = keywords, KeywordSet.from_index(index["reasons"])
+                return self._sets
+        self._sets = keyword_sets(cfg)
+        return self._sets
+
 
 _INDEX_FORMAT = "1"  # of the ready-made keyword index (KeywordSet.index_data): bump when it changes
 
 
 def keyword_sets(cfg: dict) -> tuple[KeywordSet, KeywordSet]:
-    """The category keywords and the reason words of a config, each pattern analysed now (see keywords.py)."""
+    """The category keywords and the reason words of a config, each pattern analysed now (see keywords.py):
+    when the config is built, and for a config whose cached index does not check out."""
+    from memcurate.curator.capture.keyword_analysis import keyword
+
     cats = cfg["categories"]
     keywords = KeywordSet(
         [
-            Keyword(n, p, weak)
+            keyword(n, p, weak)
             for n in TEXT_SCORED
             for weak, key in ((False, "keywords"), (True, "weak_keywords"))
             for p in cats[n][key]
         ]
     )
     return keywords, KeywordSet(
-        [Keyword("reason", p, False) for p in cfg["triage"]["reason_words"]]
+        [keyword("reason", p, False) for p in cfg["triage"]["reason_words"]]
     )
 
 
@@ -458,12 +482,12 @@ class Triage:
                     and isinstance(line, str)
                     and all(_count(x) for x in (turn, *counts))
                 ):
-                    line = one_line(redact_text(line[:400]), 200)
+                    line = one_line(_redacted(line[:400]), 200)
                     target[(name, sig[:2000])] = [turn, line, *counts]
         for row in _rows(state.get("fix_words"), 3, MAX_FIX_NOTES):
             turn, lo, line = row
             if _count(turn) and _count(lo) and isinstance(line, str):
-                line = one_line(redact_text(line[:1000]), self.r.snippet_chars)
+                line = one_line(_redacted(line[:1000]), self.r.snippet_chars)
                 self.fix_words.append((0, turn, lo, line))
 
     # -- feeding ---------------------------------------------------------
@@ -505,7 +529,7 @@ class Triage:
         if self.prompt_cache is None:
             e = self.prompt_entry
             # Redact, then cut: a cut first could split a secret and keep half of it.
-            self.prompt_cache = (e.turn, one_line(redact_text(e.text), 400)) if e else (0, "")
+            self.prompt_cache = (e.turn, one_line(_redacted(e.text), 400)) if e else (0, "")
         return self.prompt_cache
 
     def _assistant(self, e: Entry) -> None:
@@ -583,7 +607,7 @@ class Triage:
             line = ""
             if call not in self.pending_errors:
                 self.fix_words = []  # a new failure: words said before it are not about its fix
-                line = one_line(redact_text(error_line(e.text)), 200)
+                line = one_line(_redacted(error_line(e.text)), 200)
                 self.pending_errors[call] = [e.turn, line, self.edits, called]
             else:
                 self.pending_errors[call][2] = self.edits
@@ -632,12 +656,14 @@ class Triage:
         if path is None or len(d.files) >= Digest.MAX_FILES:
             return
         # after the cut to the project: a redaction cannot move a path out of it
-        path = redact_text(path)
+        path = _redacted(path)
         if path not in d.files:
             d.files.append(path)
 
     def _learn_project(self) -> None:
         """The project, once per transcript (the digest keeps it): the folder the session started in."""
+        from memcurate.curator.capture.summary import session_cwd
+
         self.digest.project = session_cwd(self.path) if self.path is not None else ""
 
     def _while_failing(self, what: str, value: str) -> None:
@@ -704,7 +730,7 @@ class Triage:
         if not (self.pending_errors or self.failing or fixing):
             return
         # redacted as _score_text quotes a message
-        lines = scoring_lines(redact_text(e.text[:2000]))
+        lines = scoring_lines(_redacted(e.text[:2000]))
         lo = next((i for i, ln in enumerate(lines) if not is_narration(ln, self.r)), None)
         if lo is None:
             return
@@ -814,7 +840,7 @@ class Triage:
         # A message that scores is redacted whole and scored as redacted, so
         # snippets are cut from redacted lines: a secret is never split by a
         # cut (or spread over lines, like a key block) and half of it kept.
-        redacted = redact_text(text)
+        redacted = _redacted(text)
         if redacted != text:
             lines, masked, found = self._matches(redacted, speaker)
             if not found:
@@ -906,10 +932,12 @@ class Triage:
             signals = {"hits": self.hits[name], "strong_hits": self.strong[name]}
             if name == "runbook":
                 signals["errors"], signals["fixed"] = self.errors, self.fixes
-            out[name] = self._category(name, score, signals, eligible=self.strong[name] > 0)
+            out[name] = self.category(name, score, signals, eligible=self.strong[name] > 0)
         if summary and (r.summary_subagents or not subagent):
             score, values = self.summary_score()
-            out["session_summary"] = self._summary(score, values)
+            from memcurate.curator.capture.summary import session_summary
+
+            out["session_summary"] = session_summary(self, score, values)
         else:
             why = (
                 "subagent transcripts are not summarised"
@@ -924,7 +952,8 @@ class Triage:
             }
         return out
 
-    def _category(self, name: str, score: float, signals: dict, *, eligible: bool = True) -> dict:
+    def category(self, name: str, score: float, signals: dict, *, eligible: bool = True) -> dict:
+        """A category's entry of the result: snippets and excerpt when it triggered."""
         threshold = self.r.threshold[name]
         entry = {
             "score": round(score, 3),
@@ -935,130 +964,10 @@ class Triage:
         if entry["triggered"] and name != "session_summary":
             snippets = sorted(self.top[name], key=lambda s: -s.weight)
             entry["snippets"] = [s.as_dict() for s in snippets]
+            from memcurate.curator.capture.summary import excerpt
+
             entry["excerpt"] = excerpt(snippets, self.r.excerpt_chars)
         return entry
-
-    def _read_span(self, span: list[int], limit: int) -> str:
-        """The redacted text of the message at a [turn, start, end] span of the transcript."""
-        if not self.path or len(span) != 3:
-            return ""
-        from memcurate.curator.capture.transcript import TranscriptReader
-
-        try:
-            for e in TranscriptReader(
-                self.path, span[1], limit=span[2], max_message_chars=self.r.max_message_chars
-            ):
-                if e.kind in ("user", "assistant") and e.text:
-                    # Redact, then cut (see _prompt); one_line keeps the head.
-                    return one_line(redact_text(e.text), limit)
-        except OSError:
-            pass
-        return ""
-
-    def _summary(self, score: float, values: dict) -> dict:
-        d = self.digest
-        entry = self._category("session_summary", score, values)
-        if not entry["triggered"]:
-            return entry
-        spans = list(d.prompts)
-        if d.last_prompt and d.last_prompt not in spans:
-            spans.append(d.last_prompt)
-        prompts = [(s[0], self._read_span(s, 600)) for s in spans]
-        prompts = [(t, p) for t, p in prompts if p]
-        outcome = (d.outcome[0], self._read_span(d.outcome, 1200)) if d.outcome else None
-        snippets = [
-            {"turn": t, "speaker": "user", "text": one_line(p, self.r.snippet_chars)}
-            for t, p in prompts
-        ]
-        if outcome and outcome[1]:
-            snippets.append(
-                {
-                    "turn": outcome[0],
-                    "speaker": "assistant",
-                    "text": one_line(outcome[1], self.r.snippet_chars),
-                }
-            )
-        entry["snippets"] = snippets
-        lines = [f"[turn {t} · user] {p}" for t, p in prompts]
-        files = self.files_changed()
-        if files:
-            lines.append("[files changed] " + ", ".join(one_line(f, 200) for f in files))
-        lines.append(
-            f"[activity] {d.tool_uses} tool uses ({', '.join(d.tools)}), {d.user_turns} user turns"
-        )
-        if outcome and outcome[1]:
-            lines.append(f"[turn {outcome[0]} · assistant, last reply] {outcome[1]}")
-        entry["excerpt"] = _bounded("\n\n".join(lines), self.r.excerpt_chars)
-        return entry
-
-
-def session_cwd(source) -> str:
-    """The folder the session started in: the top-level `cwd` of the transcript's first record that has one
-    (a `cd` in Claude Code's shell moves the `cwd` of the records after it). `source` is a path or a file open
-    in binary (read with pread: its position is left alone); "" when the head of the file does not say."""
-    try:
-        if hasattr(source, "fileno"):
-            return _first_cwd(source.fileno())
-        with open(source, "rb") as f:
-            return _first_cwd(f.fileno())
-    except (OSError, TypeError):
-        return ""
-
-
-def _first_cwd(fd: int) -> str:
-    pos = 0
-    for _ in range(HEAD_RECORDS):
-        line = bytearray()
-        while True:  # the record at pos, whole, up to its newline (or the end of the file)
-            chunk = os.pread(fd, 1 << 16, pos + len(line))
-            cut = chunk.find(b"\n")
-            line += chunk if cut < 0 else chunk[:cut]
-            if cut >= 0 or not chunk:
-                break
-            if len(line) > MAX_CWD_RECORD:
-                return ""  # a record too long to look at before the first cwd
-        if not line and not chunk:
-            return ""
-        pos += len(line) + 1
-        if b'"cwd"' in line:
-            try:
-                rec = fastjson.loads(line)
-            except ValueError:
-                continue
-            cwd = rec.get("cwd") if isinstance(rec, dict) else None
-            if isinstance(cwd, str) and os.path.isabs(cwd) and "\0" not in cwd:
-                return cwd
-    return ""
-
-
-def excerpt(snippets: Iterable[Snippet], limit: int) -> str:
-    """The snippets' context in transcript order (by `seq`): one block per message, each turn's prompt once.
-    Triage and the second look (curator/candidates/second_look.py) both quote evidence this way."""
-    parts: list[str] = []
-    last_prompt_turn = None
-    by_message: dict[int, dict[int, str]] = {}
-    first: dict[int, Snippet] = {}
-    for s in sorted(snippets, key=lambda s: s.seq):
-        lines = by_message.setdefault(s.seq, {})
-        first.setdefault(s.seq, s)
-        for k, line in enumerate(s.context):
-            lines[s.lo + k] = line
-    for seq, lines in by_message.items():
-        s = first[seq]
-        turn, prompt = s.prompt
-        if s.speaker in ("user", "parent"):
-            last_prompt_turn = s.turn  # the prompt is this block itself
-        elif prompt and turn != last_prompt_turn:
-            parts.append(f"[turn {turn} · user] {prompt}")
-            last_prompt_turn = turn
-        parts.append(
-            f"[turn {s.turn} · {s.speaker}]\n" + "\n".join(lines[k] for k in sorted(lines))
-        )
-    return _bounded("\n\n".join(parts), limit)
-
-
-def _bounded(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def triage_entries(

@@ -159,3 +159,19 @@ def dumps_compact(obj: object) -> str:
     import json
 
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def dumps(obj: object, *, ensure_ascii: bool = True) -> str:
+    """json.dumps(obj) (or with ensure_ascii=False): the separators ", " and ": ", as a hook's answer."""
+    if _json is not None:
+        strings = _json.encode_basestring_ascii if ensure_ascii else _json.encode_basestring
+        if isinstance(obj, str):
+            return strings(obj)
+        encode = _json.make_encoder({}, _refuse, strings, None, ": ", ", ", False, False, True)
+        try:
+            return "".join(encode(obj, 0))
+        except Exception:
+            pass
+    import json
+
+    return json.dumps(obj, ensure_ascii=ensure_ascii)

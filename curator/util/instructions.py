@@ -20,9 +20,7 @@ time a text holds one of its literal hints, so keep the hints specific.
 
 from __future__ import annotations
 
-import re
-
-from memcurate.curator.util.lazyre import LazyRegex
+from memcurate.curator.util.lazyre import IGNORECASE, LazyRegex
 
 # Home, the root, or a top-level system folder, whole (optionally with a trailing / or /*).
 # Quoted or not; the end of a sentence after it ("… rm -rf ~.") ends it too, not a dot file ("~/.cache").
@@ -84,7 +82,12 @@ class _Pattern:
     def __init__(
         self, what: str, hints: tuple[str, ...], pattern: str, also: tuple[str, ...] = ()
     ) -> None:
-        self.what, self.hints, self.also, self.regex = what, hints, also, LazyRegex(pattern, re.I)
+        self.what, self.hints, self.also, self.regex = (
+            what,
+            hints,
+            also,
+            LazyRegex(pattern, IGNORECASE),
+        )
 
 
 _PATTERNS = (

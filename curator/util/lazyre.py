@@ -14,8 +14,9 @@ if TYPE_CHECKING:  # typing costs the hook milliseconds at import
     import re
     from typing import Any
 
-# re's flags, as the patterns below are given them without importing re (re.I and re.S)
+# re's flags, as the patterns below are given them without importing re (re.I, re.M and re.S)
 IGNORECASE = 2
+MULTILINE = 8
 DOTALL = 16
 
 

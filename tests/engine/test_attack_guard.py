@@ -197,9 +197,11 @@ def test_the_config_dir_record_only_adds_a_protected_folder(setup, tmp_path):
 
 def _forge(project: Path, change) -> None:
     cache = project / ".memcurate" / config.CACHE_NAME
-    doc = json.loads(cache.read_text())
+    # the config on the first line, the keyword index on the second (kept as it was)
+    head, _, index = cache.read_text().partition("\n")
+    doc = json.loads(head)
     change(doc)
-    cache.write_text(json.dumps(doc))
+    cache.write_text(json.dumps(doc) + "\n" + index)
 
 
 @pytest.mark.parametrize(
@@ -233,7 +235,9 @@ def test_a_forged_cache_does_not_open_the_guard(setup, change, rebuilt):
     )
     assert hook(project, "Write", write(project / "src" / "app.py"))[0] is None
     if rebuilt:
-        doc = json.loads((project / ".memcurate" / config.CACHE_NAME).read_text())
+        doc = json.loads(
+            (project / ".memcurate" / config.CACHE_NAME).read_text().partition("\n")[0]
+        )
         assert (
             doc["config"]["memory"]["root"] == "auto"
             and config.cache_problem(doc["config"]) is None

@@ -144,7 +144,11 @@ def test_cache_is_used_until_a_layer_changes(project, tmp_path, monkeypatch):
         raise AssertionError("YAML parsed although no layer changed")
 
     monkeypatch.setattr(config, "_read_yaml", no_yaml)
-    assert config.load(project, data) == first  # served from the JSON cache
+    cached = config.load(project, data)  # served from the JSON cache
+    # its keyword index parsed only when a pass has text to score (config.CachedIndex)
+    index = cached["_derived"]["triage"].load()
+    assert index == first["_derived"]["triage"]
+    assert {**cached, "_derived": {**cached["_derived"], "triage": index}} == first
 
     monkeypatch.undo()
     write(config.project_config_path(project), "backend: offline\n")

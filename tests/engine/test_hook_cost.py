@@ -39,8 +39,10 @@ STOP_MODULES = {
     "memcurate.curator.capture.transcript",
     "memcurate.curator.capture.triage",
     "memcurate.curator.capture.keywords",
-    "memcurate.curator.util.redact",
     "memcurate.curator.candidates",
+    # what a pass needs only when a line scores (redaction) or a category triggers (its excerpt, staging)
+    "memcurate.curator.util.redact",
+    "memcurate.curator.capture.summary",
     "memcurate.curator.candidates.staging",
     "memcurate.curator.util",
     "memcurate.curator.util.assets",
@@ -55,6 +57,13 @@ STOP_MODULES = {
     "memcurate.curator.util.safe_open",
     "memcurate.curator.util.stamps",
     "memcurate.curator.util.textsafe",
+}
+# What a Stop pass over a plain turn (no cue, no failure, no secret) loads of memcurate: no redaction, no quoting,
+# no staging, and never the analysis of keyword patterns (the config cache keeps its answers).
+PLAIN_TURN_MODULES = STOP_MODULES - {
+    "memcurate.curator.util.redact",
+    "memcurate.curator.capture.summary",
+    "memcurate.curator.candidates.staging",
 }
 # Standard modules the Stop pass has no use for: importlib (with warnings) for one dynamic import, and the
 # ones that cost milliseconds to load.
@@ -240,8 +249,9 @@ NOT_FOR_A_PLAIN_TURN = (
 _MODULES = "import sys\nsys.stderr.write(' '.join(sorted(sys.modules)))\n"
 
 
-def _loaded(project: Path, transcript: Path) -> set[str]:
-    """The modules a Stop hook started as install writes it loads beyond the interpreter's own start."""
+def _loaded(project: Path, transcript: Path | None, doc: dict | None = None) -> set[str]:
+    """The modules a Stop hook on `transcript` (else the hook given `doc`) started as install writes it loads
+    beyond the interpreter's own start."""
     env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project)}
     bare = subprocess.run(
         [sys.executable, "-P", "-c", _MODULES], capture_output=True, text=True, env=env
@@ -249,7 +259,7 @@ def _loaded(project: Path, transcript: Path) -> set[str]:
     code = "from memcurate.curator.cli import main\nmain(['hook'])\n" + _MODULES
     ran = subprocess.run(
         [sys.executable, "-P", "-c", code],
-        input=json.dumps(payload("Stop", transcript, project)),
+        input=json.dumps(doc or payload("Stop", transcript, project)),
         capture_output=True,
         text=True,
         cwd=project,
@@ -278,7 +288,51 @@ def test_a_turn_with_nothing_to_score_loads_no_pattern_machinery(project):
     new = _loaded(project, path)
     assert "no-trigger bytes" in log_lines(project)[-1]
     assert not [m for m in NOT_FOR_A_PLAIN_TURN if m in new], sorted(new)
-    assert {m for m in new if m.startswith("memcurate")} <= STOP_MODULES
+    ours = {m for m in new if m.startswith("memcurate")}
+    assert ours <= PLAIN_TURN_MODULES, (
+        f"a plain turn loads more: {sorted(ours - PLAIN_TURN_MODULES)}"
+    )
+
+
+def test_a_guarded_write_loads_neither_re_nor_json(project):
+    """The write guard runs before every Write and Edit: a write of a source file loads no pattern machinery
+    and no `json` (fastjson reads the input and would write a deny as json.dumps does)."""
+    (project / "src").mkdir()
+    doc = {
+        "session_id": "s",
+        "cwd": str(project),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(project / "src" / "app.py"), "content": "x = 1\n"},
+    }
+    _loaded(project, None, doc)  # the first call builds the config cache, with yaml and re
+    new = _loaded(project, None, doc)
+    assert not [m for m in ("re", "json", "enum") if m in new], sorted(new)
+
+
+def test_recalls_text_and_the_instruction_check_compile_their_patterns_on_use():
+    """What recall renders its context with and the check for instructions to the agent (the guard's and
+    recall's) load no `re` until a pattern is used (recall's tokenizer, memory/index/terms.py, still does)."""
+    code = (
+        "import sys\nfrom memcurate.curator.memory.recall import context\n"
+        "from memcurate.curator.util import instructions\nprint('re' in sys.modules)"
+    )
+    ran = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True)
+    assert ran.returncode == 0 and ran.stdout == "False\n", ran.stderr
+
+
+def test_a_hooks_json_answer_is_the_text_json_dumps_gives():
+    from memcurate.curator.util import fastjson
+
+    for obj in (
+        {"hookSpecificOutput": {"permissionDecisionReason": "é \u2028 \ud800 \x00 <tag>"}},
+        ["a", 1, 2.5, None, True, {"": []}],
+        "only a string",
+    ):
+        for ascii_only in (True, False):
+            assert fastjson.dumps(obj, ensure_ascii=ascii_only) == json.dumps(
+                obj, ensure_ascii=ascii_only
+            )
 
 
 def test_the_plain_scans_find_what_the_patterns_they_replace_found():
@@ -298,3 +352,104 @@ def test_the_plain_scans_find_what_the_patterns_they_replace_found():
     for _ in range(3000):
         s = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
         assert strip_reminders(s) == reminder.sub("", s), repr(s)
+
+
+# -- the keyword index: read from the config cache only when a pass scores text --------------------------
+
+_INDEX_PROBE = """
+import json, sys
+from memcurate.curator import config
+parsed = []
+real = config.CachedIndex.load
+def load(self):
+    parsed.append(len(self._raw))
+    return real(self)
+config.CachedIndex.load = load
+from memcurate.curator.cli import main
+rc = main(["hook"])
+sys.stdout.write(json.dumps({"rc": rc, "parsed": parsed}))
+"""
+
+
+def _index_probe(project: Path, transcript: Path) -> list[int]:
+    """One Stop hook process: the sizes of the keyword index lines it parsed."""
+    p = subprocess.run(
+        [sys.executable, "-c", _INDEX_PROBE],
+        input=json.dumps(payload("Stop", transcript, project)).encode(),
+        cwd=project,
+        capture_output=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["rc"] == 0
+    return doc["parsed"]
+
+
+def test_a_pass_with_no_text_to_score_never_parses_the_keyword_index(project):
+    path = claude_transcripts() / "s.jsonl"
+    t = decision_session("kafka")
+    path.write_bytes(t.bytes())
+    _index_probe(project, path)  # the first call builds the config cache
+    head, _, index = (project / ".memcurate" / config.CACHE_NAME).read_bytes().partition(b"\n")
+    # the config a hook parses on every call is a fraction of the cache
+    assert len(head) * 3 < len(index)
+    # a turn of tool calls and their output: nothing that scores
+    with open(path, "ab") as f:
+        f.write(
+            Transcript(session=t.session)
+            .assistant(tool("r1", "Read", file_path="/home/dev/app/README.md"))
+            .result("r1", "# app\n\nWe decided to use kafka.\n")
+            .bytes()
+        )
+    assert _index_probe(project, path) == []
+    assert "no-trigger bytes" in log_lines(project)[-1]
+    # a turn the person writes in: the index is read, once, and finds the cue
+    with open(path, "ab") as f:
+        f.write(decision_session("redis").bytes())
+    assert _index_probe(project, path) == [len(index)]
+    assert "staged bytes" in log_lines(project)[-1] and "(decision)" in log_lines(project)[-1]
+
+
+def _forged(check: int) -> dict[str, str]:
+    index = json.dumps({"check": check, "keywords": {"records": 5}, "reasons": {}})
+    out_of_range = {"records": ["decision||||x"], "always": [7], "by_literal": {}}
+    return {
+        "missing": "",
+        "not-json": "{half an index",
+        "not-a-mapping": "[]",
+        "wrong-shape": index,
+        "ids-out-of-range": json.dumps(
+            {"check": check, "keywords": {**out_of_range, "words": "", "word_ids": ""}}
+        ),
+        "other-check": json.dumps({"check": check + 1}),
+    }
+
+
+def test_a_forged_keyword_index_changes_nothing_a_pass_captures(project, tmp_path):
+    """The index line is in Claude's reach: one that is not an index of these keyword lists is not used (the
+    triage builds its own), so the pass stages what it stages with the index config.load wrote."""
+    path = busy_session().write(tmp_path / "t.jsonl")
+
+    def captured(data: Path) -> dict:
+        report = capture(str(data), config.load(project, str(data)), str(path), event="SessionEnd")
+        assert report["status"] == "staged"
+        tid = report["triage"]
+        return json.loads((data / "staging" / tid / "triage.json").read_text())["categories"]
+
+    good = tmp_path / "good"
+    good.mkdir()
+    config.load(project, str(good))  # the cache written
+    head, _, _ = (good / config.CACHE_NAME).read_text().partition("\n")
+    check = json.loads(head)["config"]["_derived"]["triage"]["check"]
+    expected = captured(good)
+    assert [n for n, c in expected.items() if c["triggered"]] == ["decision", "session_summary"]
+    for name, line in _forged(check).items():
+        data = tmp_path / name
+        data.mkdir()
+        (data / config.CACHE_NAME).write_text(head + "\n" + line)
+        cfg = config.load(project, str(data))
+        assert cfg["_derived"]["triage"].load() is None, (
+            name
+        )  # served from the cache, its index refused
+        assert captured(data) == expected, name

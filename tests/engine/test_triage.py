@@ -11,7 +11,8 @@ from conftest import SHARED_TRANSCRIPTS, needs_shared, shared_transcripts
 from test_transcript import assistant, result, user, write
 
 from memcurate.curator import config
-from memcurate.curator.capture.keywords import Keyword, KeywordSet, phrases, requirements
+from memcurate.curator.capture.keyword_analysis import keyword, phrases, requirements
+from memcurate.curator.capture.keywords import KeywordSet
 from memcurate.curator.capture.transcript import TranscriptReader
 from memcurate.curator.capture.triage import Rules, mask_inline_code, triage_entries
 from memcurate.curator.categories import NAMES
@@ -372,14 +373,14 @@ def test_phrases_found_without_regex_agree_with_the_regex(rules):
 
 
 def test_keyword_without_requirements_always_runs():
-    kw = Keyword("decision", "(?:x|yy)+", weak=False)
+    kw = keyword("decision", "(?:x|yy)+", weak=False)
     assert kw.needs == [] and kw.may_match("anything")
     assert KeywordSet([kw]).candidates("anything") == [kw]
 
 
 def test_candidates_keep_the_configured_order():
     kws = [
-        Keyword("decision", p, weak=False)
+        keyword("decision", p, weak=False)
         for p in ("decided", "(?:x|yy)+", "instead of", "we decided")
     ]
     assert KeywordSet(kws).candidates("we decided this instead of that") == kws

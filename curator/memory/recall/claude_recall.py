@@ -24,9 +24,10 @@ request.
 
 from __future__ import annotations
 
-import json
 import os
 import unicodedata
+
+from memcurate.curator.util import fastjson
 
 ENV_SWITCH = "CLAUDE_MEMORY_STORES"
 ATTACHMENT = "relevant_memories"
@@ -118,7 +119,7 @@ def scan(path: str, offset: int, read_max: int = READ_MAX) -> tuple[int, list[st
 def _surfaced(line: bytes) -> list[str] | None:
     """The paths of a relevant_memories attachment line; None when the line is no such attachment."""
     try:
-        obj = json.loads(line)
+        obj = fastjson.loads(line)
     except ValueError:
         return None
     att = (

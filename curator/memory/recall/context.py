@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import re
 from collections import namedtuple
 
-from memcurate.curator.util.lazyre import LazyRegex
+from memcurate.curator.util.lazyre import IGNORECASE, MULTILINE, LazyRegex
 from memcurate.curator.util.textsafe import clean, one_line
 
 TAG = "[memcurate recall]"
@@ -40,7 +39,7 @@ CUT = " […]"
 MIN_BODY = 120
 
 # `#`/`##` at a line start, after any indentation and list or quote markers: the body's own headings.
-_HEADING = LazyRegex(r"^([ \t]*(?:>[ \t]*|(?:[-*+]|\d{1,9}[.)])[ \t]+)*)#{1,2}(?=[ \t])", re.M)
+_HEADING = LazyRegex(r"^([ \t]*(?:>[ \t]*|(?:[-*+]|\d{1,9}[.)])[ \t]+)*)#{1,2}(?=[ \t])", MULTILINE)
 # A tag opening or closing: `<name`, `</name`, `<!`, `<?` (ASCII: the look-alike signs are made ASCII first,
 # which spares compiling a non-ASCII class on every call).
 _TAG = LazyRegex(r"<((?:/[ \t]*)?[A-Za-z!?][^<>\n]{0,200})(>?)")
@@ -52,9 +51,9 @@ _LOOKALIKES = {
 }  # fullwidth and small less-/greater-than
 # A speaker's turn at a line start (after indentation or quote markers), as transcripts and prompts write them.
 _TURN = LazyRegex(
-    r"^([ \t>]*)(Human|HUMAN|Assistant|ASSISTANT|User|USER|System|SYSTEM|H|A)([ \t]*):", re.M
+    r"^([ \t>]*)(Human|HUMAN|Assistant|ASSISTANT|User|USER|System|SYSTEM|H|A)([ \t]*):", MULTILINE
 )
-_OWN_TAG = LazyRegex(r"\[[ \t]*memcurate[ \t]+recall[ \t]*\]", re.I)
+_OWN_TAG = LazyRegex(r"\[[ \t]*memcurate[ \t]+recall[ \t]*\]", IGNORECASE)
 
 
 # key: <category>/<id>; updated: the ISO stamp as in the file; loaded: its MEMORY.md line is in the part
