@@ -42,7 +42,6 @@ from memcurate.curator.verify.decide import (
     jaccard,
     similarity_of,
     unattributed,
-    words_of,
 )
 
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
@@ -133,18 +132,16 @@ def memo_of(entry, text: str) -> Memo | None:
             return None
         if doc.category not in CATEGORIES:
             return None
-    # its words found once, for the candidates, the gate and the score alike
-    words = words_of(doc)
+    words = content_words(unattributed(f"{doc.title}\n{doc.description}\n{doc.body}"))
     return Memo(
         entry.ref,
         entry.owner,
         entry.category,
         doc,
         entry.updated or entry.created or "",
-        words.whole,
+        frozenset(words),
         getattr(entry, "hash", "") or content_hash(text),
         text,
-        {"fact": words.fact, "subject_words": words.subject},
     )
 
 

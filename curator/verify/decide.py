@@ -66,17 +66,11 @@ class DecisionError(Refusal, ValueError):
 _ATTRIBUTION = re.compile(r"\((?:the )?(?:user|assistant)[^)]*turn[^)]*\)", re.I)
 
 
-def key_text(doc: memfile.MemoryDoc, lead: str | None = None) -> str:
+def key_text(doc: memfile.MemoryDoc) -> str:
     """What a memory is about: its title and its first required section (the decision, the rule,
-    the symptom…), without "(the user, turn 2)" attributions that every draft shares. `lead`: that
-    section, when the caller has it."""
-    return unattributed(f"{doc.title}\n{_lead(doc) if lead is None else lead}")
-
-
-def _lead(doc: memfile.MemoryDoc) -> str:
-    """The key text after the title: the first required section, else the whole body."""
+    the symptom…), without "(the user, turn 2)" attributions that every draft shares."""
     first = CATEGORIES[doc.category].required[0] if doc.category in CATEGORIES else ""
-    return doc.sections.get(first, doc.body)
+    return unattributed(f"{doc.title}\n{doc.sections.get(first, doc.body)}")
 
 
 def unattributed(text: str) -> str:
@@ -120,52 +114,6 @@ def fact_words(doc: memfile.MemoryDoc) -> FactWords:
         frozenset(content_words(doc.title)),
         frozenset(identifiers(key)),
     )
-
-
-@dataclass(frozen=True)
-class Words:
-    """A memory's content words as a check compares it with dozens of others, found once."""
-
-    whole: frozenset[str]  # of its title, description and body, unattributed
-    subject: frozenset[str]  # of its title and description, unattributed
-    fact: FactWords  # what `similarity_of` compares
-
-
-def words_of(doc: memfile.MemoryDoc) -> Words:
-    """`Words` of a memory, its title and description read once (a union of its parts' words makes
-    each set), not once per set. Exact: no word spans a line break, and the parts are those of
-    `unattributed`'s own texts as long as no attribution spans two parts (then each set is found
-    from its own text)."""
-    title, description, lead = doc.title, doc.description, _lead(doc)
-    key = key_text(doc, lead)
-    names = frozenset(identifiers(key))
-    whole = f"{title}\n{description}\n{doc.body}"
-    if "(" in whole and (
-        _ATTRIBUTION.search(title)
-        or _spans(whole, (len(title), len(title) + 1 + len(description)))
-        or _spans(f"{title}\n{lead}", (len(title),))
-    ):
-        return Words(
-            frozenset(content_words(unattributed(whole))),
-            frozenset(content_words(unattributed(f"{title}\n{description}"))),
-            FactWords(frozenset(content_words(key)), frozenset(content_words(title)), names),
-        )
-    title_words = content_words(title)
-    subject = title_words | content_words(unattributed(description))
-    return Words(
-        frozenset(subject | content_words(unattributed(doc.body))),
-        frozenset(subject),
-        FactWords(
-            frozenset(title_words | content_words(unattributed(lead))),
-            frozenset(title_words),
-            names,
-        ),
-    )
-
-
-def _spans(text: str, breaks: tuple[int, ...]) -> bool:
-    """Whether an attribution in `text` runs over one of the line breaks at `breaks`."""
-    return any(m.start() < b < m.end() for m in _ATTRIBUTION.finditer(text) for b in breaks)
 
 
 def similarity(doc: memfile.MemoryDoc, other: memfile.MemoryDoc) -> float:
