@@ -272,9 +272,20 @@ def _written_plain(s: str) -> bool:
     )
 
 
-# a store's values repeat (categories, types, tags, time stamps): each is read once
-@lru_cache(maxsize=4096)
+_SHORT = 64  # the values kept, and so the memory kept, are short
+
+
 def _read_scalar(value: str, flow: bool = False) -> str:
+    """`_scalar_text`; a short value (a category, type, tag, time stamp: a store's repeat) read once."""
+    return _read_short(value, flow) if len(value) <= _SHORT else _scalar_text(value, flow)
+
+
+@lru_cache(maxsize=1024)
+def _read_short(value: str, flow: bool) -> str:
+    return _scalar_text(value, flow)
+
+
+def _scalar_text(value: str, flow: bool = False) -> str:
     """The text `_scalar` writes as `value`, where YAML reads the same: plain starting with a letter
     (YAML reads `0x1f`, `1_000`, `2026-01-02` as no text) and not ending in a blank, or a session id
     (a UUID), in a `flow` list without a comma (YAML splits there); or a JSON string of printable ASCII
