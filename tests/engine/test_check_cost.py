@@ -215,8 +215,11 @@ def test_the_cycle_collector_makes_no_pass_while_the_detectors_run(store, monkey
         finally:
             inside.clear()
 
+    assert detect in check.DETECTORS
+    monkeypatch.setattr(
+        check, "DETECTORS", tuple(watched_detect if d is detect else d for d in check.DETECTORS)
+    )
     # a collection every few allocations, as a large store makes them
-    monkeypatch.setattr(check, "DETECTORS", (*check.DETECTORS[:-1], watched_detect))
     threshold = gc.get_threshold()
     gc.set_threshold(10, 1, 1)
     gc.callbacks.append(counted)
