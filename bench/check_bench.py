@@ -62,8 +62,12 @@ def run_check(project: str) -> tuple[float, float, int]:
     code = (
         "import sys; from memcurate.curator.cli import main; sys.exit(main(['check', '--quiet']))"
     )
+    # a user's install has its .pyc files: without them every run compiles the engine from source
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     t0 = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-c", code], cwd=project, stdin=subprocess.DEVNULL)
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], cwd=project, stdin=subprocess.DEVNULL, env=env
+    )
     _pid, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - t0
     child.returncode = os.waitstatus_to_exitcode(status)

@@ -14,7 +14,10 @@ flag column (Engine.flags), with when and how many memories were checked.
 
 from __future__ import annotations
 
+import gc
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from memcurate.curator.hygiene import DETECTORS, SEVERITIES, Finding
@@ -45,7 +48,7 @@ def run(engine: Context, *, stage: bool = True, summary: dict | None = None) -> 
     findings: list[Finding] = []
     errors: list[str] = []
     # the library listed and each memory read once, for every detector
-    with reading(engine):
+    with reading(engine), _no_cycle_collection():
         for detect in DETECTORS:
             try:
                 findings.extend(detect(engine))
@@ -74,6 +77,21 @@ def run(engine: Context, *, stage: bool = True, summary: dict | None = None) -> 
     if summary is not None:
         summary.update(checked=checked, errors=errors)
     return findings
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """The cycle collector paused while the detectors run: they build the long-lived objects of every
+    memory (its document, words, statements) and drop them together at the end, and the collector's
+    passes over them as they grow found nothing to free at 10,000 memories, for a tenth of the
+    check's time. (What cycles the detectors leave are collected after.)"""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _name(detect) -> str:

@@ -159,9 +159,12 @@ def candidates(memos: list[Memo]) -> set[tuple[int, int]]:
     # the words that can tell which memories are alike: in two of them at least, in few
     telling = {w for w, n in df.items() if 1 < n <= MAX_DF}
     postings: dict[str, list[int]] = defaultdict(list)
+    # each telling word's place among them, rarest first (ties by the word): one sort of the
+    # vocabulary, then each memory's words sorted by a lookup instead of a key tuple per word
+    rank = {w: n for n, w in enumerate(sorted(telling, key=lambda w: (df[w], w)))}
     rare: list[list[str]] = []
     for i, m in enumerate(memos):
-        words = sorted(m.words & telling, key=lambda w: (df[w], w))[:RARE_TERMS]
+        words = sorted(m.words & telling, key=rank.__getitem__)[:RARE_TERMS]
         rare.append(words)
         for w in words:
             postings[w].append(i)
@@ -195,14 +198,23 @@ def score(x: Memo, y: Memo) -> float:
 def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[Pair]:
     """Every duplicate and contradicting pair among `memos`, most alike first."""
     out = []
+    # the gate below drops most candidate pairs (tens of thousands at 10,000 memories): its words are
+    # looked up once per memory, and its Jaccards are `jaccard`'s, inline
+    subjects = [_subject_words(m) for m in memos]
     for i, j in candidates(memos):
         x, y = memos[i], memos[j]
-        if not comparable(x, y):
-            continue
+        if x.category != y.category and x.owner != CLAUDE and y.owner != CLAUDE:
+            continue  # not comparable()
         # text_similarity of the subjects
-        subject = jaccard(_subject_words(x), _subject_words(y))
-        if subject < GATE and jaccard(x.words, y.words) < GATE:
-            continue  # too little in common to say one thing, or to disagree on one: not worth scoring
+        a, b = subjects[i], subjects[j]
+        shared = len(a & b) if a and b else 0
+        subject = shared / (len(a) + len(b) - shared) if shared else 0.0
+        if subject < GATE:
+            wa, wb = x.words, y.words
+            shared = len(wa & wb) if wa and wb else 0
+            if not shared or shared / (len(wa) + len(wb) - shared) < GATE:
+                # too little in common to say one thing, or to disagree on one: not worth scoring
+                continue
         old, new = (x, y) if (x.stamp, x.ref) <= (y.stamp, y.ref) else (y, x)
         sim = score(old, new)
         why = disagreement(old, new) if max(subject, sim) >= SUBJECT else None

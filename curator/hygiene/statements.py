@@ -24,6 +24,7 @@ _VALUE = re.compile(
     r"\b([A-Za-z][\w.-]{2,})\b(?:\s*(?:=|:)\s*|\s+(?:is|are|to|of|at)\s+)`?(v?\d+(?:\.\d+)*[a-z%]*)\b`?"
     r"|\b([A-Za-z][\w.-]{2,})\s+`?(v?\d+\.\d+(?:\.\d+)*|\d+(?:ms|s|m|h|kb|mb|gb|%))(?![\w.])`?"
 )
+_DIGIT = re.compile(r"\d")
 # Words before a number that count things, not settings: two memories counting differently do not disagree.
 _NOT_SETTINGS = frozenset(
     """turn turns line lines session sessions step steps page item items issue issues pr
@@ -91,6 +92,9 @@ def values(text: str) -> dict[str, set[str]]:
     what it belongs to, the words right before it ("payments client timeout"): the search client's
     timeout is another setting than the payments client's."""
     out: dict[str, set[str]] = defaultdict(set)
+    # each value holds a digit: a text without one (most) gives none, found without the search
+    if not _DIGIT.search(text):
+        return out
     for match in _VALUE.finditer(text):
         key = (match.group(1) or match.group(3)).lower()
         if key not in _NOT_SETTINGS and not key.isdigit():

@@ -12,6 +12,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.memory.front_matter import _STAMP, MemoryFormatError, split_front_matter  # noqa: F401 (re-exported)
@@ -293,7 +294,20 @@ def _written_plain(s: str) -> bool:
     )
 
 
+_SHORT = 64  # the values kept, and so the memory kept, are short
+
+
 def _read_scalar(value: str, flow: bool = False) -> str:
+    """`_scalar_text`; a short value (a category, type, tag, time stamp: a store's repeat) read once."""
+    return _read_short(value, flow) if len(value) <= _SHORT else _scalar_text(value, flow)
+
+
+@lru_cache(maxsize=1024)
+def _read_short(value: str, flow: bool) -> str:
+    return _scalar_text(value, flow)
+
+
+def _scalar_text(value: str, flow: bool = False) -> str:
     """The text `_scalar` writes as `value`, where YAML reads the same: plain starting with a letter
     (YAML reads `0x1f`, `1_000`, `2026-01-02` as no text) and not ending in a blank, or a session id
     (a UUID), in a `flow` list without a comma (YAML splits there); or a JSON string of printable ASCII
@@ -392,10 +406,13 @@ def split_sections(body: str) -> dict[str, str]:
     current = ""
     out[current] = []
     in_code = False
+    # a body without a fence has no code to skip, and only a line starting "##" can be a heading: the
+    # regex runs on those alone (a check splits every memory's sections)
+    fenced = "```" in body or "~~~" in body
     for line in body.split("\n"):
-        if line.lstrip().startswith(("```", "~~~")):
+        if fenced and line.lstrip().startswith(("```", "~~~")):
             in_code = not in_code
-        m = None if in_code else _HEADING.match(line)
+        m = _HEADING.match(line) if not in_code and line.startswith("##") else None
         if m:
             current = m.group(1).strip()
             out.setdefault(current, [])
