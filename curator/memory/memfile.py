@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.memory.front_matter import _STAMP, MemoryFormatError, split_front_matter  # noqa: F401 (re-exported)
+from memcurate.curator.util.recent import Recent
 from memcurate.curator.util.redact import redact
 
 ID_MAX = 80
@@ -150,8 +151,7 @@ def render(doc: MemoryDoc) -> str:
 
 # Documents of the texts parsed lately, as `render` wrote them: a save run reads the same neighbours for
 # every draft near them. Each caller gets its own copy (a MemoryDoc is mutable).
-_PARSED: dict[str, MemoryDoc] = {}
-_PARSED_MAX = 1024
+_PARSED = Recent(1024)
 
 
 def parse(text: str) -> MemoryDoc:
@@ -163,9 +163,7 @@ def parse(text: str) -> MemoryDoc:
     doc = _canonical(text, fm_text, body)
     if doc is None:
         return _parse_yaml(fm_text, body)
-    if len(_PARSED) >= _PARSED_MAX:
-        _PARSED.clear()
-    _PARSED[text] = doc
+    _PARSED.put(text, doc, len(text))
     return _copy(doc)
 
 

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 from memcurate.curator.categories import CATEGORIES, CLAUDE, LATEST_SECTIONS, ONE_PER_SESSION
 from memcurate.curator.errors import Refusal
 from memcurate.curator.memory import memfile
+from memcurate.curator.util.recent import Recent
 from memcurate.curator.verify.checks import content_words
 
 ACTIONS = ("create", "update", "noop", "delete")
@@ -109,8 +110,7 @@ class FactWords:
 
 # FactWords of the memories compared lately, by what they are found from: a save run compares each new
 # draft with the same neighbours (the memories it just saved), and a draft with each of them.
-_FACT_WORDS: dict[tuple[str, str, str], FactWords] = {}
-_FACT_WORDS_MAX = 2048
+_FACT_WORDS = Recent(2048)
 
 
 def fact_words(doc: memfile.MemoryDoc) -> FactWords:
@@ -123,9 +123,7 @@ def fact_words(doc: memfile.MemoryDoc) -> FactWords:
             frozenset(content_words(doc.title)),
             frozenset(identifiers(key)),
         )
-        if len(_FACT_WORDS) >= _FACT_WORDS_MAX:
-            _FACT_WORDS.clear()
-        _FACT_WORDS[at] = found
+        _FACT_WORDS.put(at, found, len(doc.title) + len(doc.body))
     return found
 
 

@@ -123,6 +123,16 @@ class _Known:
         self.trusted = self.sig[0] < checked_ns - RACY_NS and self.sig[1] < checked_ns - RACY_NS
 
 
+def _learn(known: dict, ch) -> None:
+    """What a change (written or held) tells of its file: a restamp only moves what is known."""
+    k = known.get(ch.name)
+    if ch.restamp and k is not None:
+        k.sig = ch.sig
+        k.stamp(ch.checked_ns)
+    else:
+        known[ch.name] = _Known(ch.sig, ch.checked_ns, ch.hash, ch.broken)
+
+
 def _current_sig(path: str) -> tuple[int, int, int, int] | None:
     try:
         return _signature(os.stat(path))
@@ -264,12 +274,7 @@ class Freshness:
                 # the same bytes as the change held: it stays, with the new signature
                 ch = Change(ch.name, ch.sig, ch.checked_ns, before.hash, before.doc, before.broken)
             held[ch.name] = ch
-            k = known.get(ch.name)
-            if ch.restamp and k is not None:
-                k.sig = ch.sig
-                k.stamp(ch.checked_ns)
-            else:
-                known[ch.name] = _Known(ch.sig, ch.checked_ns, ch.hash, ch.broken)
+            _learn(known, ch)
             if db is not None and not ch.restamp:
                 remove(db, category, ch.name)
                 if ch.doc is not None:
@@ -586,14 +591,8 @@ class Freshness:
                 conn.execute("ROLLBACK")
             raise
         for ch in changes:
-            if ch.name in stale:
-                continue
-            k = known.get(ch.name)
-            if ch.restamp and k is not None:
-                k.sig = ch.sig
-                k.stamp(ch.checked_ns)
-            else:
-                known[ch.name] = _Known(ch.sig, ch.checked_ns, ch.hash, ch.broken)
+            if ch.name not in stale:
+                _learn(known, ch)
         for name in removed:
             if name not in stale:
                 known.pop(name, None)

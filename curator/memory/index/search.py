@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from memcurate.curator.memory import claude_topics, memfile
@@ -79,6 +81,18 @@ def entry_of(d: memfile.MemoryDoc, path: str, h: str) -> Entry:
     return Entry(d.id, d.category, d.title, d.description, list(d.tags), d.status, path, h, d.body)
 
 
+@contextmanager
+def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction: every statement sees the same snapshot, even while another process
+    replaces rows between them (a row id found by MATCH must still name its file row)."""
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")
+
+
 def find_candidates(
     conn: sqlite3.Connection,
     folder: str,
@@ -89,14 +103,8 @@ def find_candidates(
     include_archived: bool,
 ) -> list[Candidate]:
     """The best `limit` memories of `category` (their files in `folder`) for `terms`, an identical one first."""
-    # one read transaction: every statement sees the same snapshot, even while another process
-    # replaces rows between them (a row id found by MATCH must still name its file row)
-    conn.execute("BEGIN")
-    try:
+    with _snapshot(conn):
         return _search_in(conn, folder, category, terms, ident, limit, include_archived)
-    finally:
-        if conn.in_transaction:
-            conn.execute("COMMIT")
 
 
 def with_held(
@@ -114,15 +122,11 @@ def with_held(
     `limit` of those held (in `held_db`, a copy of them alone), searched for the same words: up to twice
     `limit`, an identical one first. Two corpora's bm25 scores do not compare, so neither list cuts the
     other: what was just saved is always among them when it matches."""
-    conn.execute("BEGIN")
-    try:
+    with _snapshot(conn):
         chosen = _choose_terms(conn, category, terms)
         found = _search_in(
             conn, folder, category, terms, ident, limit, include_archived, chosen, held
         )
-    finally:
-        if conn.in_transaction:
-            conn.execute("COMMIT")
     found += _search_in(held_db, folder, category, terms, ident, limit, include_archived, chosen)
     found.sort(key=lambda c: (not c.identical, -c.score, c.id))
     return found
