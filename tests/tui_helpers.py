@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from scenarios import engine_factory
+
 from memcurate.curator.drafting import DraftingStatus
-from memcurate.curator.engine import Engine
 from memcurate.widgets.app import MemcurateApp, make_app
 
 BACKGROUND = ("watch", "pipeline")  # groups that run for the app's whole life
@@ -22,17 +23,6 @@ FIXED_DRAFTING = DraftingStatus(
     models={},
     line="drafting: offline — backend: offline; models: none (the offline drafter uses no model)",
 )
-
-
-def engine_factory(project: Path, memory: Path, drafter=None):
-    """Engines over `project` with an offline config whose memory root is `memory`."""
-    (project / ".claude").mkdir(parents=True, exist_ok=True)
-    cfg = project / ".claude" / "memcurate.yaml"
-    if not cfg.exists():
-        cfg.write_text(
-            f"backend: offline\nmemory:\n  root: {memory}\ndrafting:\n  backoff_seconds: 0.0\n"
-        )
-    return lambda: Engine(project, clock=lambda: "2026-11-22T10:04:00Z", drafter=drafter)
 
 
 def tui(project: Path, memory: Path, **kw) -> MemcurateApp:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from conftest import claude_transcripts, run_cli, run_hook
+from scenarios import engine_factory
 from synthetic import Transcript, text
-from tui_helpers import engine_factory
 
 from memcurate.curator import config
 from memcurate.curator.candidates import staging

@@ -13,13 +13,9 @@ import re
 from pathlib import Path
 
 import pytest
+from scenarios import CLAUDE_TOPIC, MEMORY_MD, engine_factory, proj_files, recurring, stage_demo
 from test_claude_writes import TOPIC, stage
 from test_guard import setup  # noqa: F401 (a fixture)
-from test_tui import stage_demo
-from test_tui_proposals import MEMORY_MD
-from test_tui_proposals import TOPIC as CLAUDE_TOPIC
-from test_tui_rules import proj_files, recurring
-from tui_helpers import engine_factory
 
 from memcurate.curator.engine import Engine
 from memcurate.curator.proposals import actions as proposal_actions

@@ -132,3 +132,26 @@ def test_every_package_imports_only_from_the_layers_below_it():
             if there in rank and there != here and rank[there] <= rank[here]:
                 wrong.append(f"{mod} imports {name} ({there} is not below {here})")
     assert not wrong, "imports that go sideways or up:\n" + "\n".join(wrong)
+
+
+def test_the_engine_tests_run_no_textual():
+    """tests/engine/ is the layer that runs without Textual: none of its modules imports textual or the
+    widgets, directly or through a shared test module (tests/*.py, another layer's test module)."""
+    tests = ROOT / "tests"
+    local = {p.stem: p for p in sorted(tests.glob("*.py")) + sorted(tests.glob("*/*.py"))}
+    ui = {"textual", "widgets"}
+    engine_tests = sorted((tests / "engine").glob("*.py"))
+    assert engine_tests
+    for start in engine_tests:
+        seen, todo = {start.stem}, [start]
+        while todo:
+            path = todo.pop()
+            names = imports(path) if path.is_relative_to(ROOT / "tests") else set()
+            names = {n for n in names if n}  # `from . import x` in a test module
+            bad = tops(names) & ui
+            assert not bad, f"{start.name} imports {sorted(bad)} through {path.name}"
+            for name in names:
+                head = name.split(".")[0]
+                if head in local and head not in seen:
+                    seen.add(head)
+                    todo.append(local[head])

@@ -1,5 +1,4 @@
-"""One home per concept: what a proposal's plan errors mean, the proposal already staged for a fix, the
-filter's words for a category."""
+"""One home per concept: what a proposal's plan errors mean, the proposal already staged for a fix."""
 
 from __future__ import annotations
 
@@ -15,12 +14,3 @@ def test_a_proposal_is_stale_only_when_a_file_moved_under_it():
     ]
     assert [i["code"] for i in issues_of({"errors": errors})] == ["change", "stale", "stale"]
     assert all(i["severity"] == "BLOCK" for i in issues_of({"errors": errors}))
-
-
-def test_the_filter_names_each_kind_of_row_once():
-    from memcurate.widgets.dialogs import FILTER_CATEGORIES
-    from memcurate.widgets.queue import GROUPS
-
-    assert len(FILTER_CATEGORIES) == len(set(FILTER_CATEGORIES)) and set(GROUPS) <= set(
-        FILTER_CATEGORIES
-    )

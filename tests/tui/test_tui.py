@@ -12,7 +12,6 @@ import contextlib
 import dataclasses
 import gc
 import io
-import os
 import shlex
 import shutil
 import sys
@@ -22,17 +21,16 @@ from pathlib import Path
 import pytest
 from conftest import claude_transcripts, run_hook
 from rich.console import Console
+from scenarios import DEMO, stage_demo
 from textual.widgets import Input, OptionList, Static, TextArea
 from tui_helpers import engine_factory, settle, tui, until, watching
 
 from memcurate.curator.candidates import staging
 from memcurate.curator.candidates.candidate import read_review
-from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.candidates.pipeline import process
 from memcurate.curator.drafting import DraftResult
 from memcurate.curator.drafting.offline import OfflineDrafter
 from memcurate.curator.memory import memfile, memory_md
-from memcurate.curator.util.assets import asset
 from memcurate.curator.util.paths import data_dir
 from memcurate.widgets.app import REVIEW_ACTIONS
 from memcurate.widgets.dialogs import (
@@ -47,7 +45,6 @@ from memcurate.widgets.footer import TidyFooter
 from memcurate.widgets.panels import DocumentView
 from memcurate.widgets.queue import COLUMNS, QueueTable
 
-DEMO = Path(asset(os.path.join("demo", "session.jsonl")))
 DEMO_CATEGORIES = [
     "decision",
     "constraint",
@@ -65,19 +62,6 @@ def memory(tmp_path) -> Path:
 
 
 # -- setting up staged work ---------------------------------------------------------------
-
-
-def stage_demo(project: Path, memory: Path, *, drafted: bool = False) -> str:
-    """Stage the bundled demo session (one triage, six categories); `drafted`: run the pipeline too."""
-    engine = engine_factory(project, memory)()
-    try:
-        report = capture(engine.data, engine.cfg, str(DEMO), event="backfill", summary=True)
-        assert report["status"] == "staged"
-        if drafted:
-            assert set(engine.process(report["triage"]).values()) == {"ready"}
-        return report["triage"]
-    finally:
-        engine.close()
 
 
 def edit_staged(project: Path, memory: Path, tid: str, cat: str, change) -> dict:

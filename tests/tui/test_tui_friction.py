@@ -291,3 +291,12 @@ def test_help_at_100_by_30_scrolls_and_says_so(project, memory):
         assert body.scroll_y > 0
 
     run(app, scenario, size=(100, 30))
+
+
+def test_the_filter_names_each_kind_of_row_once():
+    from memcurate.widgets.dialogs import FILTER_CATEGORIES
+    from memcurate.widgets.queue import GROUPS
+
+    assert len(FILTER_CATEGORIES) == len(set(FILTER_CATEGORIES)) and set(GROUPS) <= set(
+        FILTER_CATEGORIES
+    )

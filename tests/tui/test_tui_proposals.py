@@ -7,18 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from scenarios import CLAUDE_TOPIC as TOPIC
+from scenarios import MEMORY_MD
 from test_tui import cursor_to_end, open_editor, press, row, run, select, shown, table, type_text
 from test_tui_claude_writes import document, said
 from tui_helpers import engine_factory, tui
 
 from memcurate.widgets.app import NOT_FOR_PROPOSAL
 from memcurate.widgets.dialogs import ReasonDialog
-
-TOPIC = (
-    "---\nname: Short commit messages\ndescription: Keep commit subjects under 60 characters\ntype: feedback\n"
-    "---\nKeep commit subjects under 60 characters because the log view [bold]cuts[/bold] them.\n"
-)
-MEMORY_MD = "# Memory\n\n- [Commits](commits.md) — short subjects\n- Use uv, not pip\n"
 
 
 @pytest.fixture

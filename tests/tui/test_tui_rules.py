@@ -12,45 +12,18 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from scenarios import COMMAND, PYTEST, proj_files, recurring, seen, seen_output  # noqa: F401
 from test_tui import press, row_text, run, select, shown, table, text_of, type_text
 from test_tui_claude_writes import document, said
 from textual.widgets import Input, TextArea
 from tui_helpers import engine_factory, tui, until, watching
 
 from memcurate.curator.review import rule_actions
-from memcurate.curator.rules import candidates, ledger
-from memcurate.curator.rules.signature import failures
+from memcurate.curator.rules import candidates
 from memcurate.curator.util.paths import data_dir
 from memcurate.widgets.app import NOT_FOR_RULE
 from memcurate.widgets.dialogs import HelpScreen, ReasonDialog, RuleEditScreen
 from memcurate.widgets.panels import GraduationView, IssuesView
-
-# One pytest failure as sessions see it: the temp path and the duration differ every time.
-PYTEST = """============================= test session starts ==============================
-collected 3 items
-
-tests/test_store.py F..                                                  [100%]
-
-=================================== FAILURES ===================================
-__________________________________ test_save ___________________________________
-
-    def test_save():
->       save('/tmp/tmpq{n}x7/data.json')
-E       FileNotFoundError: [Errno 2] No such file or directory: '/tmp/tmpq{n}x7/data.json'
-
-tests/test_store.py:12: FileNotFoundError
-=========================== short test summary info ============================
-FAILED tests/test_store.py::test_save - FileNotFoundError: [Errno 2] No such file or directory: '/tmp/tmpq{n}x7/data.json'
-========================= 1 failed, 2 passed in 0.{n}3s =========================
-"""
-COMMAND = "uv run pytest -x"
-
-
-def proj_files(project: Path) -> None:
-    """The files the failures name."""
-    for rel in ("tests/test_store.py", "app/store.py"):
-        (project / rel).parent.mkdir(parents=True, exist_ok=True)
-        (project / rel).write_text("# code\n")
 
 
 @pytest.fixture
@@ -60,56 +33,6 @@ def proj(project, tmp_path) -> tuple[Path, Path]:
     memory = tmp_path / "memory"
     engine_factory(project, memory)  # writes the offline config
     return project, memory
-
-
-def seen_output(
-    project: Path,
-    n: int,
-    command: str,
-    output: str,
-    *,
-    error: str | None = None,
-    fix: dict | None = None,
-) -> ledger.Recorded:
-    """The failure `output` shows, in session n, recorded by the real ledger as the failure hook records it."""
-    [failure] = failures(command, output, project=str(project))
-    return ledger.record(
-        data_dir(project),
-        failure,
-        session=f"session-{n}",
-        at=f"2026-11-1{n}T09:3{n}:00Z",
-        command=command,
-        error=failure.excerpt if error is None else error,
-        source="hook",
-        fix=fix,
-        threshold=3,
-    )
-
-
-def seen(
-    project: Path, n: int, *, error: str | None = None, fix: dict | None = None
-) -> ledger.Recorded:
-    """The pytest failure in session n (another temp path and duration each time)."""
-    return seen_output(project, n, COMMAND, PYTEST.format(n=n), error=error, fix=fix)
-
-
-def recurring(project: Path) -> str:
-    """The failure seen in three sessions (the last with markup and an escape in its error, and its fix):
-    the candidate's key."""
-    seen(project, 1)
-    seen(project, 2)
-    done = seen(
-        project,
-        3,
-        error="E   FileNotFoundError: [bold red]no data dir[/bold red] \x1b[31mred\x1b[0m",
-        fix={
-            "text": "create the data dir in a fixture first",
-            "files": ["tests/test_store.py"],
-            "command": COMMAND,
-        },
-    )
-    assert done.staged and done.sessions == 3
-    return done.key
 
 
 def rule_files(project: Path) -> dict[str, str]:
