@@ -227,40 +227,67 @@ def _lines(
 ) -> Iterator[tuple[int, bytes]]:
     """Complete lines between `start` and `limit`, with their offsets.
 
-    A last line without a newline is taken only when it parses as a whole
-    record (a finished file); otherwise it is being written, and waits.
-    A line longer than `max_line` is skipped without being held in memory,
-    and a long line is held once (`readline` would hold it twice while
-    joining its pieces). (`keep`: see `_shrink`.)
+    Read a chunk at a time and split in C: a call per line costs more than the split. A last line
+    without a newline is taken only when it parses as a whole record (a finished file); otherwise it
+    is being written, and waits. A line longer than `max_line` is skipped without being held in
+    memory, and one longer than a chunk is held once (found first, then read whole). (`keep`: see
+    `_shrink`.)
     """
     f.seek(start)
-    pos = start
-    while pos < limit:
-        line = f.readline(min(_CHUNK, limit - pos))
-        if not line:
+    pos = at = start  # where the next line starts; how far the file is read
+    rest = b""  # the start of the next line, read but not ended
+    while at < limit:
+        chunk = f.read(min(_CHUNK, limit - at))
+        if not chunk:
             break
-        length, ended = len(line), line.endswith(b"\n")
-        # longer than a chunk: find its end, then read it once
-        if not ended and pos + length < limit:
-            line = b""
-            end, ended = _line_end(f, pos + length, limit)
+        at += len(chunk)
+        lines = chunk.split(b"\n")
+        if len(lines) == 1 and at < limit:
+            # no line ends in this chunk: find where it does, then read that line once
+            end, ended = _line_end(f, at, limit)
             length = end - pos
-            f.seek(pos if length - ended <= max_line else end)  # to read it, or to skip it
-            if length - ended <= max_line:
+            rest, at = b"", end
+            if length - ended > max_line:
+                stats.lines += 1
+                stats.bad_lines["too_long"] += 1
+                pos = end
+            else:
+                f.seek(pos)
                 line = f.read(length)
-        if length - ended > max_line:
+                if not ended:
+                    rest = line
+                    break
+                stats.lines += 1
+                yield pos, line
+                pos = end
+            f.seek(at)
+            continue
+        if rest:
+            lines[0] = rest + lines[0]
+        rest = lines.pop()
+        for line in lines:
+            length = len(line) + 1
+            stats.lines += 1
+            if length - 1 > max_line:
+                stats.bad_lines["too_long"] += 1
+            else:
+                yield pos, line + b"\n"
+            pos += length
+    if rest:
+        # a last line with no newline: taken only when it is a whole record
+        if len(rest) > max_line:
             stats.lines += 1
             stats.bad_lines["too_long"] += 1
-            pos += length
-            continue
-        if not ended:
+            pos += len(rest)
+        else:
             try:
-                fastjson.loads(_shrink(line, keep))
+                fastjson.loads(_shrink(rest, keep))
             except (ValueError, RecursionError):
-                break  # a record still being written: leave it for the next read
-        stats.lines += 1
-        yield pos, line
-        pos += length
+                pass  # a record still being written: leave it for the next read
+            else:
+                stats.lines += 1
+                yield pos, rest
+                pos += len(rest)
     stats.end = pos
 
 

@@ -849,11 +849,12 @@ class Triage:
         # (category, line) -> ({strong keyword: matched text}, {weak keyword: matched text});
         # a keyword counts once per line, however often it matches there.
         found: dict[tuple[str, int], tuple[dict, dict]] = {}
-        for kw in r.keywords.candidates(lowered):
+        candidates = r.keywords.candidates(lowered)
+        if candidates:
+            from bisect import bisect_right  # (only for a message that may score)
+        for kw in candidates:
             if float(r.speakers[kw.category].get(speaker, 1.0)) <= 0:
                 continue
-            from bisect import bisect_right  # (only for a message that may score)
-
             for pos, matched in kw.find(joined, lowered):
                 i = bisect_right(starts, pos) - 1
                 pair = found.setdefault((kw.category, i), ({}, {}))
