@@ -165,6 +165,7 @@ class KeywordSet:
             w: ",".join(map(str, ids)) for w, ids in by_word.items()
         }
         self._words = ("", "")
+        self._positions: dict[str, tuple[int, ...]] = {}  # an index entry's positions, read once
 
     @classmethod
     def from_index(cls, data: dict) -> KeywordSet:
@@ -174,6 +175,7 @@ class KeywordSet:
         s._built = [None] * len(s._records)
         s.always, s.by_literal = data["always"], data["by_literal"]
         s._by_word, s._words = None, (data["words"], data["word_ids"])
+        s._positions = {}
         return s
 
     def index_data(self) -> dict:
@@ -216,8 +218,12 @@ class KeywordSet:
         if not hit and not self.always:
             return []
         found = set(self.always)
+        positions = self._positions
         for ids in hit:
-            found.update(map(int, ids.split(",")))
+            at = positions.get(ids)
+            if at is None:
+                at = positions[ids] = tuple(map(int, ids.split(",")))
+            found.update(at)
         built = self._built
         out = []
         for i in sorted(found):

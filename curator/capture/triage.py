@@ -655,8 +655,10 @@ class Triage:
         d = self.digest
         if d.project is None:
             self._learn_project()
+        if len(d.files) >= Digest.MAX_FILES:  # (before the path's work: it may resolve links)
+            return
         path = project_relative(target, d.project or "")
-        if path is None or len(d.files) >= Digest.MAX_FILES:
+        if path is None:
             return
         # after the cut to the project: a redaction cannot move a path out of it
         path = _redacted(path)
