@@ -34,8 +34,8 @@ def words(text: str) -> list[str]:
     if text.isascii():
         return text.encode("ascii").translate(_ASCII_BREAK_BYTES).decode("ascii").split()
     # UTF-8 keeps ASCII bytes for ASCII characters only: the table leaves the others whole
-    text = text.encode("utf-8", "surrogatepass").translate(_ASCII_BREAK_BYTES)
-    text = text.decode("utf-8", "surrogatepass")
+    raw = text.encode("utf-8", "surrogatepass").translate(_ASCII_BREAK_BYTES)
+    text = raw.decode("utf-8", "surrogatepass")
     for c in set(text):
         if c > "\x7f" and not _is_word(c):
             text = text.replace(c, " ")
