@@ -420,6 +420,8 @@ class Triage:
         # (name, program) -> [turn, error line, edits at its last failure, failures, offset]: an error that recurs
         self.failing: dict[tuple[str, str], list] = {}
         self.edits = 0  # file edits seen so far
+        # (file written, project) -> the file relative to the project, None outside it (see _written)
+        self.relative: dict[tuple[str, str], str | None] = {}
         # Failing runs of the error tools and what fixed them, for rule graduation (curator/rules/transcript_failures.py)
         self.failed_runs: list[dict] = []
         # The assistant's words while a run fails, (seq, turn, line index, line), and the weight of the words
@@ -657,7 +659,14 @@ class Triage:
             self._learn_project()
         if len(d.files) >= Digest.MAX_FILES:  # (before the path's work: it may resolve links)
             return
-        path = project_relative(target, d.project or "")
+        # A session writes the same few files again and again: each resolved once a pass (it may
+        # read links on the disk)
+        key = (target, d.project or "")
+        path = self.relative.get(key, "")
+        if path == "":
+            if len(self.relative) > 4096:
+                self.relative.clear()
+            path = self.relative[key] = project_relative(*key)
         if path is None:
             return
         # after the cut to the project: a redaction cannot move a path out of it
