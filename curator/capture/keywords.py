@@ -15,21 +15,31 @@ from __future__ import annotations
 from memcurate.curator.util.lazyre import IGNORECASE, LazyRegex
 
 # ASCII characters that are not word characters (what `\w` leaves out): white space to `words`.
-_ASCII_BREAKS = {i: " " for i in range(128) if not (chr(i).isalnum() or chr(i) == "_")}
+_ASCII_BREAKS = {i for i in range(128) if not (chr(i).isalnum() or chr(i) == "_")}
 
 
 def _is_word(c: str) -> bool:
     return c.isalnum() or c == "_"
 
 
+# the same for ASCII bytes: bytes.translate with a table is a plain C loop, str.translate looks each
+# character up in a dict
+_ASCII_BREAK_BYTES = bytes(32 if i in _ASCII_BREAKS else i for i in range(256))
+
+
 def words(text: str) -> list[str]:
     r"""The runs of word characters in `text`, as `re.findall(r"\w+", text)` gives them: a word character
     is what `\w` takes (alphanumeric, or "_"). Without the regex a hook pass with no cue in its text never
     imports `re`; and on a long message, two C loops are faster than sre."""
-    table = _ASCII_BREAKS
-    if not text.isascii():
-        table = table | {ord(c): " " for c in set(text) if not _is_word(c) and c > "\x7f"}
-    return text.translate(table).split()
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_BREAK_BYTES).decode("ascii").split()
+    # UTF-8 keeps ASCII bytes for ASCII characters only: the table leaves the others whole
+    raw = text.encode("utf-8", "surrogatepass").translate(_ASCII_BREAK_BYTES)
+    text = raw.decode("utf-8", "surrogatepass")
+    for c in set(text):
+        if c > "\x7f" and not _is_word(c):
+            text = text.replace(c, " ")
+    return text.split()
 
 
 class Keyword:
@@ -107,6 +117,20 @@ def _from_record(record: str) -> Keyword:
     return Keyword(category, pattern, bool(weak), analysis)
 
 
+_last_words: list = [
+    "",
+    set(),
+]  # the last message's words: the keywords and the reasons look at it in turn
+
+
+def _words_of(lowered: str) -> set[str]:
+    """The set of words of `lowered`, worked out once for the keywords and the reasons (each a KeywordSet)
+    that look at the same message in turn."""
+    if lowered != _last_words[0]:
+        _last_words[:] = lowered, set(words(lowered))
+    return _last_words[1]
+
+
 class KeywordSet:
     """Keywords indexed so that one message is tested against each index entry once, not keyword by keyword.
 
@@ -141,6 +165,7 @@ class KeywordSet:
             w: ",".join(map(str, ids)) for w, ids in by_word.items()
         }
         self._words = ("", "")
+        self._positions: dict[str, tuple[int, ...]] = {}  # an index entry's positions, read once
 
     @classmethod
     def from_index(cls, data: dict) -> KeywordSet:
@@ -150,6 +175,7 @@ class KeywordSet:
         s._built = [None] * len(s._records)
         s.always, s.by_literal = data["always"], data["by_literal"]
         s._by_word, s._words = None, (data["words"], data["word_ids"])
+        s._positions = {}
         return s
 
     def index_data(self) -> dict:
@@ -188,12 +214,16 @@ class KeywordSet:
         ]  # the hot loop: kept lean
         by_word = self.by_word
         if by_word:
-            hit.extend(by_word[w] for w in by_word.keys() & words(lowered))
+            hit.extend(by_word[w] for w in by_word.keys() & _words_of(lowered))
         if not hit and not self.always:
             return []
         found = set(self.always)
+        positions = self._positions
         for ids in hit:
-            found.update(map(int, ids.split(",")))
+            at = positions.get(ids)
+            if at is None:
+                at = positions[ids] = tuple(map(int, ids.split(",")))
+            found.update(at)
         built = self._built
         out = []
         for i in sorted(found):

@@ -40,6 +40,9 @@ MIN_MESSAGE_CHARS = 256
 MAX_CUT_NOTES = 20  # cut messages listed in the stats; the rest are only counted
 TOOL_RESULT_CHARS = 2000  # tool output is context for errors, never scored: keep a bounded head
 SKIP_OUTPUT_BYTES = 8192  # with `outputs_of`, larger results of other tools are not decoded
+# with `outputs_of`, a tool result line longer than this is first looked at undecoded (_light_result):
+# below it, decoding costs little more than looking
+LIGHT_RESULT_BYTES = 1024
 _CHUNK = 1 << 20
 
 _REMINDER_OPEN, _REMINDER_CLOSE = "<system-reminder>", "</system-reminder>"
@@ -224,40 +227,67 @@ def _lines(
 ) -> Iterator[tuple[int, bytes]]:
     """Complete lines between `start` and `limit`, with their offsets.
 
-    A last line without a newline is taken only when it parses as a whole
-    record (a finished file); otherwise it is being written, and waits.
-    A line longer than `max_line` is skipped without being held in memory,
-    and a long line is held once (`readline` would hold it twice while
-    joining its pieces). (`keep`: see `_shrink`.)
+    Read a chunk at a time and split in C: a call per line costs more than the split. A last line
+    without a newline is taken only when it parses as a whole record (a finished file); otherwise it
+    is being written, and waits. A line longer than `max_line` is skipped without being held in
+    memory, and one longer than a chunk is held once (found first, then read whole). (`keep`: see
+    `_shrink`.)
     """
     f.seek(start)
-    pos = start
-    while pos < limit:
-        line = f.readline(min(_CHUNK, limit - pos))
-        if not line:
+    pos = at = start  # where the next line starts; how far the file is read
+    rest = b""  # the start of the next line, read but not ended
+    while at < limit:
+        chunk = f.read(min(_CHUNK, limit - at))
+        if not chunk:
             break
-        length, ended = len(line), line.endswith(b"\n")
-        # longer than a chunk: find its end, then read it once
-        if not ended and pos + length < limit:
-            line = b""
-            end, ended = _line_end(f, pos + length, limit)
+        at += len(chunk)
+        lines = chunk.split(b"\n")
+        if len(lines) == 1 and at < limit:
+            # no line ends in this chunk: find where it does, then read that line once
+            end, ended = _line_end(f, at, limit)
             length = end - pos
-            f.seek(pos if length - ended <= max_line else end)  # to read it, or to skip it
-            if length - ended <= max_line:
+            rest, at = b"", end
+            if length - ended > max_line:
+                stats.lines += 1
+                stats.bad_lines["too_long"] += 1
+                pos = end
+            else:
+                f.seek(pos)
                 line = f.read(length)
-        if length - ended > max_line:
+                if not ended:
+                    rest = line
+                    break
+                stats.lines += 1
+                yield pos, line
+                pos = end
+            f.seek(at)
+            continue
+        if rest:
+            lines[0] = rest + lines[0]
+        rest = lines.pop()
+        for line in lines:
+            length = len(line) + 1
+            stats.lines += 1
+            if length - 1 > max_line:
+                stats.bad_lines["too_long"] += 1
+            else:
+                yield pos, line + b"\n"
+            pos += length
+    if rest:
+        # a last line with no newline: taken only when it is a whole record
+        if len(rest) > max_line:
             stats.lines += 1
             stats.bad_lines["too_long"] += 1
-            pos += length
-            continue
-        if not ended:
+            pos += len(rest)
+        else:
             try:
-                fastjson.loads(_shrink(line, keep))
+                fastjson.loads(_shrink(rest, keep))
             except (ValueError, RecursionError):
-                break  # a record still being written: leave it for the next read
-        stats.lines += 1
-        yield pos, line
-        pos += length
+                pass  # a record still being written: leave it for the next read
+            else:
+                stats.lines += 1
+                yield pos, rest
+                pos += len(rest)
     stats.end = pos
 
 
@@ -576,16 +606,20 @@ class TranscriptReader:
         reply: Entry | None = None  # the assistant reply being grouped
         held: list[Entry] = []  # tool results that arrived while a reply was open
         for pos, raw in lines:
-            if self.outputs_of is not None and len(raw) > SKIP_OUTPUT_BYTES:
-                skipped = self._undecoded_result(raw, pos)
-                if skipped is not None:
-                    stats.records["user"] += 1
+            if self.outputs_of is not None and len(raw) > LIGHT_RESULT_BYTES:
+                # (the undecoded one first: what it takes keeps its entry as it was)
+                result = self._undecoded_result(raw, pos) if len(raw) > SKIP_OUTPUT_BYTES else None
+                if result is not None:
                     stats.skipped += 1
+                else:
+                    result = self._light_result(raw, pos)
+                if result is not None:
+                    stats.records["user"] += 1
                     if reply is not None:
-                        held.append(skipped)
+                        held.append(result)
                     else:
                         stats.entries["tool_result"] += 1
-                        yield skipped
+                        yield result
                     continue
             try:
                 rec = fastjson.loads(_shrink(raw, self.keep_bytes).decode("utf-8"))
@@ -673,6 +707,40 @@ class TranscriptReader:
             return None
         return Entry(
             "tool_result", self.turn, pos, pos + len(raw), tool_use_id=head[i:j].decode("ascii")
+        )
+
+    def _light_result(self, raw: bytes, pos: int) -> Entry | None:
+        """A tool result whose output nothing reads, its entry made without decoding it; None to decode.
+
+        Most of a transcript's bytes are tool output, and a result that is not a failure and not a
+        rejection is read only for its ids. A line is taken here only when it is, byte for byte, the
+        shape Claude Code writes, every part of it that a full parse reads checked at the structural
+        level (_light_shape): its record keys, the one tool_result block, its `is_error`, the head of
+        its output. Anything else (another shape, spaces, escapes where keys are, a failure, a tool not
+        seen called in this read, one whose output matters) is decoded as usual.
+
+        A quote inside a JSON string is always escaped, so a `"` the bytes show after a letter, a `,`
+        or a `:` is a delimiter: text an output holds cannot pose as a key. The bytes inside the output
+        and `toolUseResult` are not validated: a line broken there counts as this result, not as a
+        bad line (as the undecoded results above always have).
+        """
+        shape = _light_shape(raw)
+        if shape is None:
+            return None
+        tool_use_id, timestamp, session_id = shape
+        name = self.tool_names.get(tool_use_id)
+        if name is None:  # called before this read: what asks for it may be an earlier pass's
+            return None
+        if session_id:
+            self.stats.session_ids.add(session_id)
+        return Entry(
+            "tool_result",
+            self.turn,
+            pos,
+            pos + len(raw),
+            tool_use_id=tool_use_id,
+            timestamp=timestamp,
+            session_id=session_id,
         )
 
     def _close(self, reply: Entry, held: list[Entry]) -> Iterator[Entry]:
@@ -790,6 +858,156 @@ class TranscriptReader:
         for p in parts:
             window.add_text(p, "\n")
         return window
+
+
+# Claude Code's tool result line: the record's plain keys, then the message, its one block's plain keys,
+# then the output as one string; after it the record's plain keys and, last, `toolUseResult` (see
+# _light_shape).
+_MESSAGE = b'"message":{"role":"user","content":[{'
+_OUTPUT = b'"content":"'
+_CLOSE = b'}]},"'
+_NOT_ERROR = b'","is_error":false'
+_TOOL_USE_RESULT = b',"toolUseResult":'
+_LITERALS = (b"true", b"false", b"null")
+_CONTROLS = bytes(range(32))
+_REJECTED_HEAD = _REJECTED[:16].encode()
+
+
+def _plain_pairs(raw: bytes, i: int, end: int, into: dict[bytes, bytes]) -> bool:
+    """Add the pairs of `raw[i:end]` to `into`: `"key":value` pairs, comma separated, each value a string
+    without an escape or a literal (true, false, null). False when the bytes are anything else, or a key
+    comes twice (json.loads keeps the last: these checks could not see which), or a byte JSON refuses
+    (a control character, bytes that are not UTF-8) is there."""
+    region = raw[i:end]
+    if not region or b"\\" in region or len(region.translate(None, _CONTROLS)) != len(region):
+        return False
+    if not region.isascii():
+        try:
+            region.decode()
+        except UnicodeDecodeError:
+            return False
+    # No escape: every quote is a delimiter. `"a":"b","c":true` splits into
+    # '', 'a', ':', 'b', ',', 'c', ':true'.
+    parts = region.split(b'"')
+    n, j = len(parts), 1
+    if parts[0]:
+        return False
+    while j + 1 < n:
+        key, sep = parts[j], parts[j + 1]
+        if key in into:
+            return False
+        if sep == b":":
+            if j + 3 >= n:
+                return False
+            into[key] = b'"%s"' % parts[j + 2]
+            j += 4
+            if parts[j - 1] == b"" and j == n:
+                return True
+            if parts[j - 1] != b",":
+                return False
+            continue
+        more = sep.endswith(b",")
+        literal = sep[1:-1] if more else sep[1:]
+        if sep[:1] != b":" or literal not in _LITERALS:
+            return False
+        into[key] = literal
+        j += 2
+        if not more:
+            return j == n
+    return False
+
+
+def _light_shape(raw: bytes) -> tuple[str, str, str] | None:
+    """(tool_use_id, timestamp, sessionId) of a line that is a user record holding one tool_result
+    block, not an error, whose output (a string) does not start with what a rejection says; None for
+    any other line, or one these byte checks cannot vouch for (see TranscriptReader._light_result)."""
+    last = len(raw) - 1 if raw.endswith(b"\n") else len(raw)
+    if raw[:2] != b'{"' or raw[last - 1 : last] != b"}" or b"\x00" in raw:
+        return None
+    m = raw.find(_MESSAGE, 0, 4096)
+    o = raw.find(_OUTPUT, m, m + 1024) if m > 0 and raw[m - 1] == 0x2C else -1
+    if o < 0 or raw.count(b'"message":') != 1:
+        return None
+    top: dict[bytes, bytes] = {}
+    block: dict[bytes, bytes] = {}
+    body = o + len(_OUTPUT)
+    block_at = m + len(_MESSAGE)
+    if not (
+        _plain_pairs(raw, 1, m - 1, top)
+        and (block_at == o or (raw[o - 1] == 0x2C and _plain_pairs(raw, block_at, o - 1, block)))
+    ):
+        return None
+    if top.get(b"type") != b'"user"' or block.get(b"type") != b'"tool_result"':
+        return None
+    if block.get(b"is_error", b"false") != b"false" or b"content" in block:
+        return None
+    # The output's end: the first `}]},"` (its `,"` cannot be inside a string), right after its closing
+    # quote or after `"is_error":false`; every quote before it escaped, so the output is one string.
+    c = raw.find(_CLOSE, body)
+    if c < 0:
+        return None
+    if raw.endswith(_NOT_ERROR, body, c):
+        end = c - len(_NOT_ERROR)
+    elif raw[c - 1] == 0x22:
+        end = c - 1
+    else:
+        return None
+    if raw[end - 1] == 0x5C or (
+        raw.find(b'"', body, end) >= 0
+        and (
+            raw.count(b'"', body, end) != raw.count(b'\\"', body, end)
+            or raw.find(b'\\\\"', body, end) >= 0
+        )
+    ):
+        return None
+    # A rejection's text starts with "T" once reminders and control characters are dropped: an output
+    # whose first byte is another printable ASCII character (not an escape, not a reminder's "<") is
+    # none; one with a plain first 16 bytes, unlike a rejection's, neither.
+    first = raw[body : body + 1]
+    if not (b" " <= first <= b"~") or first in b"\\<":
+        return None
+    head = raw[body : body + 16]
+    if first == b"T" and (
+        len(head) < 16 or b"\\" in head or b"<" in head or head == _REJECTED_HEAD
+    ):
+        return None
+    # The record's keys after the message: plain ones up to `toolUseResult` (the last key Claude Code
+    # writes, or followed by plain ones to the end).
+    after = c + len(_CLOSE) - 1
+    rest = raw.find(_TOOL_USE_RESULT, after - 1, last)
+    if rest < 0:
+        if not _plain_pairs(raw, after, last - 1, top):
+            return None
+    elif rest > after - 1 and not _plain_pairs(raw, after, rest, top):
+        return None
+    else:
+        # an object, then the plain pairs that end the record (Claude Code writes a few), if any
+        k = raw.rfind(b"}", rest, last - 1)
+        more: dict[bytes, bytes] = {}
+        if k < 0 or (
+            k + 1 < last - 1
+            and (raw[k + 1] != 0x2C or not _plain_pairs(raw, k + 2, last - 1, more))
+        ):
+            return None
+        if any(key in top for key in more):
+            return None
+        top.update(more)
+    tool_use_id = block.get(b"tool_use_id")
+    if tool_use_id is None or tool_use_id[:1] != b'"':
+        return None
+    try:
+        return (
+            tool_use_id[1:-1].decode(),
+            _plain_str(top.get(b"timestamp")),
+            _plain_str(top.get(b"sessionId")),
+        )
+    except UnicodeDecodeError:
+        return None
+
+
+def _plain_str(value: bytes | None) -> str:
+    """The text of a plain string value `_plain_pairs` kept; "" for a literal or none (as `_str` gives)."""
+    return value[1:-1].decode() if value and value[:1] == b'"' else ""
 
 
 def _str(v) -> str:

@@ -420,11 +420,15 @@ class Triage:
         # (name, program) -> [turn, error line, edits at its last failure, failures, offset]: an error that recurs
         self.failing: dict[tuple[str, str], list] = {}
         self.edits = 0  # file edits seen so far
+        # (file written, project) -> the file relative to the project, None outside it (see _written)
+        self.relative: dict[tuple[str, str], str | None] = {}
         # Failing runs of the error tools and what fixed them, for rule graduation (curator/rules/transcript_failures.py)
         self.failed_runs: list[dict] = []
         # The assistant's words while a run fails, (seq, turn, line index, line), and the weight of the words
         # after a fix still to come: what fixed it (see _error_fixed)
         self.fix_words: list[tuple[int, int, int, str]] = []
+        # the words said since, not read yet: (seq, turn, text)
+        self.said: list[tuple[int, int, str]] = []
         self.after_fix: float | None = None
         # (turn, already a correction) of the last user message
         self.last_user: tuple[int, bool] | None = None
@@ -448,7 +452,7 @@ class Triage:
             "writes": [[i, v] for i, v in list(self.writes.items())[-MAX_OPEN_CALLS:]],
             "pending": [[*k, *v] for k, v in list(self.pending_errors.items())[-MAX_OPEN_RUNS:]],
             "failing": [[*k, *v] for k, v in list(self.failing.items())[-MAX_OPEN_RUNS:]],
-            "fix_words": [[turn, lo, line] for _, turn, lo, line in self.fix_words],
+            "fix_words": [[turn, lo, line] for _, turn, lo, line in self._fix_words()],
         }
 
     def _resume(self, state: object) -> None:
@@ -606,7 +610,8 @@ class Triage:
                 )
             line = ""
             if call not in self.pending_errors:
-                self.fix_words = []  # a new failure: words said before it are not about its fix
+                # a new failure: words said before it are not about its fix
+                self.fix_words, self.said = [], []
                 line = one_line(_redacted(error_line(e.text)), 200)
                 self.pending_errors[call] = [e.turn, line, self.edits, called]
             else:
@@ -652,8 +657,17 @@ class Triage:
         d = self.digest
         if d.project is None:
             self._learn_project()
-        path = project_relative(target, d.project or "")
-        if path is None or len(d.files) >= Digest.MAX_FILES:
+        if len(d.files) >= Digest.MAX_FILES:  # (before the path's work: it may resolve links)
+            return
+        # A session writes the same few files again and again: each resolved once a pass (it may
+        # read links on the disk)
+        key = (target, d.project or "")
+        path = self.relative.get(key, "")
+        if path == "":
+            if len(self.relative) > 4096:
+                self.relative.clear()
+            path = self.relative[key] = project_relative(*key)
+        if path is None:
             return
         # after the cut to the project: a redaction cannot move a path out of it
         path = _redacted(path)
@@ -701,7 +715,7 @@ class Triage:
             )
         )
         if edited:
-            for seq, at, lo, line in self.fix_words:
+            for seq, at, lo, line in self._fix_words():
                 self._offer_fix_words(
                     Snippet(
                         "runbook",
@@ -717,7 +731,7 @@ class Triage:
                     )
                 )
             self.after_fix = FIX_WORDS_WEIGHT
-        self.fix_words = []
+        self.fix_words, self.said = [], []
 
     def _offer_fix_words(self, s: Snippet) -> None:
         """A line of the fix's words, unless a keyword already quotes it."""
@@ -725,34 +739,59 @@ class Triage:
             self._offer(s)
 
     def _note_fix_words(self, e: Entry) -> None:
-        """While a run fails, the assistant's words (their first line that is not narration) may say the fix."""
+        """While a run fails, the assistant's words (their first line that is not narration) may say the fix.
+        Only the last few are ever used, and most failures are never fixed in a pass: the words are kept as
+        said and read (redacted, their line found) only when they are used (see _fix_words)."""
         fixing = self.after_fix is not None
         if not (self.pending_errors or self.failing or fixing):
             return
-        # redacted as _score_text quotes a message
-        lines = scoring_lines(_redacted(e.text[:2000]))
-        lo = next((i for i, ln in enumerate(lines) if not is_narration(ln, self.r)), None)
-        if lo is None:
+        if not fixing:  # the last few
+            self.said.append((self.seq, e.turn, e.text[:2000]))
+            if len(self.said) > 4 * MAX_FIX_NOTES:
+                self._fix_words()
             return
-        line = one_line(lines[lo], self.r.snippet_chars)
-        if fixing:  # the words right after a fix: what it was, that it passes
-            self._offer_fix_words(
-                Snippet(
-                    "runbook",
-                    self.after_fix,
-                    e.turn,
-                    "assistant",
-                    line,
-                    ["fix"],
-                    [line],
-                    self._prompt(),
-                    self.seq,
-                    lo,
-                )
+        found = self._fix_line(e.text[:2000])
+        if found is None:
+            return
+        lo, line = found
+        # the words right after a fix: what it was, that it passes
+        self._offer_fix_words(
+            Snippet(
+                "runbook",
+                self.after_fix,
+                e.turn,
+                "assistant",
+                line,
+                ["fix"],
+                [line],
+                self._prompt(),
+                self.seq,
+                lo,
             )
-            self.after_fix = None
-        else:  # the last few
-            self.fix_words = [*self.fix_words[1 - MAX_FIX_NOTES :], (self.seq, e.turn, lo, line)]
+        )
+        self.after_fix = None
+
+    def _fix_line(self, text: str) -> tuple[int, str] | None:
+        """The first line of the assistant's words that is not narration, and its index; None when none is.
+        Redacted as _score_text quotes a message."""
+        lines = scoring_lines(_redacted(text))
+        lo = next((i for i, ln in enumerate(lines) if not is_narration(ln, self.r)), None)
+        return None if lo is None else (lo, one_line(lines[lo], self.r.snippet_chars))
+
+    def _fix_words(self) -> list[tuple[int, int, int, str]]:
+        """The last MAX_FIX_NOTES of the words said while runs fail that have a line to quote, as (seq,
+        turn, line index, line): those said since last asked read newest first, until enough are found."""
+        if self.said:
+            found = []
+            for seq, turn, text in reversed(self.said):
+                line = self._fix_line(text)
+                if line is not None:
+                    found.append((seq, turn, *line))
+                    if len(found) == MAX_FIX_NOTES:
+                        break
+            self.fix_words = [*self.fix_words, *reversed(found)][-MAX_FIX_NOTES:]
+            self.said = []
+        return self.fix_words
 
     def _correction(self, weight: float, words: list[str], counted: bool = False) -> None:
         """The user's message of this turn corrected the assistant: a preference, and weight toward a decision.
@@ -821,11 +860,12 @@ class Triage:
         # (category, line) -> ({strong keyword: matched text}, {weak keyword: matched text});
         # a keyword counts once per line, however often it matches there.
         found: dict[tuple[str, int], tuple[dict, dict]] = {}
-        for kw in r.keywords.candidates(lowered):
+        candidates = r.keywords.candidates(lowered)
+        if candidates:
+            from bisect import bisect_right  # (only for a message that may score)
+        for kw in candidates:
             if float(r.speakers[kw.category].get(speaker, 1.0)) <= 0:
                 continue
-            from bisect import bisect_right  # (only for a message that may score)
-
             for pos, matched in kw.find(joined, lowered):
                 i = bisect_right(starts, pos) - 1
                 pair = found.setdefault((kw.category, i), ({}, {}))
