@@ -149,16 +149,17 @@ class MemoryIndex:
         """
         if category != CLAUDE:
             self.store.category_dir(category)  # UnsafePathError for an unknown category
-        ident = None
-        if isinstance(text, memfile.MemoryDoc):
-            ident = text_hash(text.title, text.body)
-            text = draft_text(text)
-        terms = query_terms(str(text), category)
-        if limit <= 0 or (not terms and ident is None):
+        if limit <= 0:
             return []
         with self._lock:
             try:
                 self._freshness.fresh(category, hold=True)
+                # none there (Claude's topic files, often): nothing to find, no words to weigh
+                if self._freshness.holds_none(category):
+                    return []
+                terms, ident = _query(text, category)
+                if not terms and ident is None:
+                    return []
                 return self._db.guarded(
                     self._query, category, terms, ident, limit, include_archived
                 )
@@ -166,6 +167,9 @@ class MemoryIndex:
                 if not is_busy(e):
                     raise
                 # even reading stayed locked past the timeout: answer from the files themselves
+                terms, ident = _query(text, category)
+                if not terms and ident is None:
+                    return []
                 mem = files_db(self.store, category)
                 try:
                     return find_candidates(
@@ -285,3 +289,10 @@ class MemoryIndex:
         finally:
             if pending:
                 conn.close()
+
+
+def _query(text, category: str) -> tuple[list[str], str | None]:
+    """(the words to search for, the identical-text hash or None) of a lookup's `text` (see `candidates`)."""
+    if isinstance(text, memfile.MemoryDoc):
+        return query_terms(draft_text(text), category), text_hash(text.title, text.body)
+    return query_terms(str(text), category), None

@@ -60,7 +60,7 @@ def create(conn: sqlite3.Connection) -> None:
 class Change:
     """A file to write into the index: its parsed document, or why it is broken, or only a new signature."""
 
-    __slots__ = ("name", "sig", "checked_ns", "hash", "doc", "broken", "restamp")
+    __slots__ = ("name", "sig", "checked_ns", "hash", "doc", "broken", "restamp", "_rows")
 
     def __init__(self, name, sig, checked_ns, hash, doc=None, broken=None, restamp=False):
         self.name = name
@@ -70,6 +70,19 @@ class Change:
         self.doc = doc
         self.broken = broken
         self.restamp = restamp
+        self._rows: tuple | None = None
+
+    def rows(self) -> tuple:
+        """(identical-text hash, the document redacted, its words) of a parsed file, worked out once: a
+        save run inserts a change twice (its private copy of what it holds, then the index)."""
+        if self._rows is None:
+            d = self.doc
+            self._rows = (
+                text_hash(d.title, d.body),
+                redact_document(d, keep_id=True)[0],
+                doc_terms(d),
+            )
+        return self._rows
 
 
 NO_SIG = (0, 0, 0, 0)
@@ -80,10 +93,7 @@ def insert(conn: sqlite3.Connection, category: str, ch: Change) -> None:
 
     The text is redacted on its way in: a secret typed into a memory by hand is a finding about
     that file, never a copy in the index. 'Identical' is still judged on the file's own text."""
-    d = ch.doc
-    same = text_hash(d.title, d.body) if d else None
-    if d is not None:
-        d = redact_document(d, keep_id=True)[0]
+    same, d, terms = ch.rows() if ch.doc is not None else (None, None, ())
     library = (
         (d.description, d.created, d.updated, " ".join(session_ids(d.sources)), " ".join(d.tags))
         if d
@@ -117,7 +127,7 @@ def insert(conn: sqlite3.Connection, category: str, ch: Change) -> None:
     conn.executemany(
         "INSERT INTO terms(category, term, df) VALUES (?, ?, 1) "
         "ON CONFLICT(category, term) DO UPDATE SET df = df + 1",
-        [(category, t) for t in doc_terms(d)],
+        [(category, t) for t in terms],
     )
 
 
