@@ -15,7 +15,8 @@ from memcurate.curator.memory.index.terms import doc_terms, text_hash, words
 from memcurate.curator.memory.memfile import redact_document
 from memcurate.curator.util.redact import redact_text
 
-SCHEMA_VERSION = 3  # 3: the library's fields (description, created, updated, sources, tags); Claude's topic files
+SCHEMA_VERSION = 4  # 3: the library's fields (description, created, updated, sources, tags); Claude's topic files;
+# 4: a file's row numbers never reused (a lookup since a mark: MemoryIndex.mark)
 INDEXED = (*CATEGORIES, CLAUDE)  # every FTS5 table
 INDEX_FILE = "index.sqlite"  # in the data dir: the index of its project's memory root
 WEIGHTS = (8.0, 4.0, 3.0, 1.0)  # bm25 column weights: title, description, tags, body (every search)
@@ -30,7 +31,7 @@ def fts_table(category: str) -> str:
 _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS files(
-        doc INTEGER PRIMARY KEY,       -- the rowid in fts_<category> when indexed
+        doc INTEGER PRIMARY KEY AUTOINCREMENT, -- the rowid in fts_<category>: a file written later has a larger one
         category TEXT NOT NULL,
         name TEXT NOT NULL,            -- file name: <id>.md
         mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, size INTEGER NOT NULL, ino INTEGER NOT NULL,
