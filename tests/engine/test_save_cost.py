@@ -303,3 +303,27 @@ def test_a_claude_topic_file_written_after_a_decision_is_still_seen_by_its_save(
     assert len(summary["created"]) == 6 * TRIAGES - 1
     # the one decision taken again looks its category up whole: no other save does
     assert n["whole"] == 1, n
+
+
+def test_a_saves_path_checks_walk_each_path_once(tmp_path, monkeypatch):
+    """Every path a save writes or reads is checked to lie inside the memory root, a link among its parts
+    resolved. Before, a memory file's check walked its category folder twice (the folder, then the folder
+    and the file): 36 lstats a save here. Now one walk checks both: 27."""
+    project, memory, _ = drafted(tmp_path, 50)
+    engine = Engine(project)
+    lstat, seen = os.lstat, [0]
+
+    def counted(*a, **kw):
+        seen[0] += 1
+        return lstat(*a, **kw)
+
+    try:
+        engine.index.refresh()
+        monkeypatch.setattr(os, "lstat", counted)
+        summary = auto_approve(engine)
+        monkeypatch.undo()
+    finally:
+        engine.close()
+    saves = len(summary["created"])
+    assert saves == 6 * TRIAGES
+    assert seen[0] <= 30 * saves, f"{seen[0] / saves:.1f} lstats a save"

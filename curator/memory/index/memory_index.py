@@ -201,6 +201,8 @@ class MemoryIndex:
         taken at `mark` has not seen. A file changed on disk since is indexed again by the check made first,
         so it is among them; one unchanged is not, whatever its rank now. None when `mark` is not of this
         database (rebuilt since, another one) or changes wait unwritten: then look the category up whole."""
+        if category != CLAUDE:
+            self.store.category_dir(category)  # UnsafePathError for an unknown category
         epoch, _, at = mark.partition(":")
         if not epoch or not at.isdigit() or limit <= 0:
             return None
