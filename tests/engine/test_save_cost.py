@@ -308,7 +308,7 @@ def test_a_claude_topic_file_written_after_a_decision_is_still_seen_by_its_save(
 def test_a_saves_path_checks_walk_each_path_once(tmp_path, monkeypatch):
     """Every path a save writes or reads is checked to lie inside the memory root, a link among its parts
     resolved. Before, a memory file's check walked its category folder twice (the folder, then the folder
-    and the file): 36 lstats a save here. Now one walk checks both: 27."""
+    and the file): 38 lstats a save here. Now one walk checks both: 27."""
     project, memory, _ = drafted(tmp_path, 50)
     engine = Engine(project)
     lstat, seen = os.lstat, [0]
