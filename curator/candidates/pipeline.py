@@ -103,19 +103,20 @@ class Near:
 CLAUDE_NEAR = 3  # Claude's topic files compared with a draft, the most alike
 
 
-def near_ids(engine: Context, doc: memfile.MemoryDoc) -> Near:
+def near_ids(engine: Context, doc: memfile.MemoryDoc, since: str = "") -> Near:
     """What `existing_for` reads: the index's candidates for the draft, the memory its own id names and,
     for a category of one per session, the one citing the same session. No memory is read: a save
-    checks with these alone whether anything new is there to compare with."""
+    checks with these alone whether anything new is there to compare with. `since`: a decision's
+    index mark: the index's candidates among what was indexed after it (what the decision has not seen),
+    where the index can tell."""
     from memcurate.curator.library.entries import CLAUDE
     from memcurate.curator.memory.store import UnsafePathError
 
-    ids = [
-        c.id
-        for c in engine.index.candidates(
-            doc.category, f"{doc.title}\n{doc.description}\n{doc.body}", limit=5
-        )
-    ]
+    def lookup(category: str, text, limit: int) -> list:
+        found = engine.index.candidates_since(category, text, since, limit) if since else None
+        return engine.index.candidates(category, text, limit=limit) if found is None else found
+
+    ids = [c.id for c in lookup(doc.category, f"{doc.title}\n{doc.description}\n{doc.body}", 5)]
     try:
         if doc.id not in ids and os.path.exists(engine.store.locate(doc.category, doc.id)):
             ids.append(doc.id)  # the memory the draft's own id names is always compared with
@@ -129,7 +130,7 @@ def near_ids(engine: Context, doc: memfile.MemoryDoc) -> Near:
             ]
     except UnsafePathError:
         pass  # verification blocks such an id
-    return Near(ids, engine.index.candidates(CLAUDE, doc, limit=CLAUDE_NEAR))
+    return Near(ids, lookup(CLAUDE, doc, CLAUDE_NEAR))
 
 
 def claude_existing(found: list) -> list[Existing]:
@@ -606,8 +607,10 @@ def _finish(engine: Context, cand: Candidate, drafted: Drafted, emit) -> None:
     emit(Event(tid, cat, "drafted", timing))
     cand.move("verifying")
     try:
+        mark = engine.index.mark()
         existing = existing_for(engine, result.doc)
         decision = decide(result.doc, existing, now=engine.now(), cfg=engine.cfg)
+        decision.index_mark = mark
         record = settle(
             engine,
             cand,

@@ -13,10 +13,10 @@ a preference, and a session summary last (a summary is about the session, not th
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from memcurate.curator.candidates.candidate import Candidate
-from memcurate.curator.candidates.staging import StagingError
 from memcurate.curator.categories import CATEGORIES, NAMES, base
 from memcurate.curator.memory import memfile
 from memcurate.curator.verify.checks import similarity as text_similarity
@@ -44,18 +44,74 @@ def _statement(doc: memfile.MemoryDoc) -> str:
     return unattributed(doc.sections.get(first, "")).replace(">", " ")
 
 
+# In a triage's folder: what the last fold compared (_inputs), so that a fold of the same texts in the same
+# states, which would skip nothing more (only a text or a state can), is not made again (--auto-approve
+# processes every triage drafted earlier). A forged or stale one only matches texts that were folded.
+FOLDED = "same_fact"
+
+
+def _texts(cands: dict[str, Candidate]) -> dict[str, str]:
+    """The text under review of each ready or held candidate that can be read."""
+    out = {}
+    for cat, cand in cands.items():
+        if cand.state in HELD or cand.state == "ready":
+            try:
+                with open(cand.files.file, encoding="utf-8") as f:
+                    out[cat] = f.read()
+            except (OSError, ValueError):
+                continue  # unreadable: nothing to compare; the review says why
+    return out
+
+
+def _inputs(cands: dict[str, Candidate], texts: dict[str, str], strong_at: float) -> str:
+    """What a fold's outcome depends on: the threshold, and each text compared with its state."""
+    import hashlib
+
+    h = hashlib.sha256(repr(strong_at).encode())
+    for cat in sorted(texts):
+        h.update(f"\0{cat}\0{cands[cat].state in HELD}\0".encode())
+        h.update(texts[cat].encode("utf-8"))
+    return h.hexdigest()
+
+
 def fold(engine: Context, cands: dict[str, Candidate]) -> list[tuple[str, str]]:
     """Skip the ready drafts among a triage's candidates (category -> Candidate, moved in place) whose
     fact another of its categories keeps; returns (category, reason) of each skipped. Call it under
     the triage's claim."""
+    from memcurate.curator.candidates.staging import triage_dir
+    from memcurate.curator.util.atomic import write_text
+
+    if not cands:
+        return []
     strong_at = engine.settings.verify.near_duplicate
+    texts = _texts(cands)
+    triage = next(iter(cands.values())).triage
+    mark = os.path.join(triage_dir(triage.data, triage.tid), FOLDED)
+    try:
+        with open(mark, encoding="utf-8") as f:
+            if f.read() == _inputs(cands, texts, strong_at):
+                return []
+    except (OSError, ValueError):
+        pass
+    skipped = _fold(cands, texts, strong_at)
+    left = {cat: t for cat, t in texts.items() if cands[cat].state != "skipped"}
+    try:
+        # not fsynced: one lost to a crash costs the next run this fold again
+        write_text(mark, _inputs(cands, left, strong_at), durable=False)
+    except OSError:
+        pass
+    return skipped
+
+
+def _fold(
+    cands: dict[str, Candidate], texts: dict[str, str], strong_at: float
+) -> list[tuple[str, str]]:
     docs = {}
-    for cat, cand in cands.items():
-        if cand.state in HELD or cand.state == "ready":
-            try:
-                docs[cat] = memfile.parse(cand.review()["text"])
-            except (StagingError, memfile.MemoryFormatError):
-                continue  # unreadable or blocked: nothing to compare; the review says why
+    for cat, text in texts.items():
+        try:
+            docs[cat] = memfile.parse(text)
+        except memfile.MemoryFormatError:
+            continue  # blocked: nothing to compare; the review says why
     order = sorted(
         docs,
         key=lambda c: (

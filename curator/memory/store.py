@@ -194,15 +194,20 @@ class MemoryStore:
     def path_for(self, category: str, id: str, *, archived: bool = False) -> str:
         """The file of memory `id` in `category` (`archived`: in its archive folder), checked to lie inside
         the root."""
-        folder = self.archived_dir(category) if archived else self.category_dir(category)
+        _known(category)
+        folder = self.archived_dir if archived else self.category_dir
         if not valid_id(id):
+            folder(category)  # a folder leading out is said first
             raise UnsafePathError(
                 f"invalid memory id {id!r:.100}: expected lowercase words of a-z and 0-9 "
                 f"joined by '-', at most {memfile.ID_MAX} characters"
             )
-        path = os.path.join(folder, f"{id}.md")
-        real = self._outside(*((ARCHIVE_DIR,) if archived else ()), category, f"{id}.md")
+        where = (ARCHIVE_DIR, category) if archived else (category,)
+        path = os.path.join(self.root, *where, f"{id}.md")
+        # one walk checks the folder and the file: the folder again (to name it) only when it leads out
+        real = self._outside(*where, f"{id}.md")
         if real is not None:
+            folder(category)
             raise UnsafePathError(
                 f"{path}: the file is a link leading outside the memory root ({real})"
             )

@@ -208,9 +208,13 @@ def _saved_since(engine: Context, cand: Candidate, review: dict) -> None:
     except memfile.MemoryFormatError:
         return  # blocked by verification anyway
     # What the decision compared with is known: only something new among the draft's nearest is read
-    # and decided against (what the index finds is looked up, not read, on every save).
-    near = near_ids(engine, draft)
-    new = near.without(review["decision"].get("compared", ()))
+    # and decided against (what the index finds is looked up, not read, on every save). With the index's
+    # mark of the decision, only what was indexed since is looked among: a save's cost does not grow
+    # with the store.
+    decided = review["decision"]
+    mark = decided.get("index_mark")
+    near = near_ids(engine, draft, mark if isinstance(mark, str) else "")
+    new = near.without(decided.get("compared", ()))
     if not new.refs():
         return
     # A create stands against what it was decided against; when none of the new ones alone would make it
@@ -219,8 +223,11 @@ def _saved_since(engine: Context, cand: Candidate, review: dict) -> None:
     fresh = existing_for(engine, draft, new)
     if not fresh or decide(draft, fresh, now=now, cfg=engine.cfg).action == "create":
         return
-    existing = existing_for(engine, draft, near)
+    # decided again against everything near it now, as a draft is
+    mark = engine.index.mark()
+    existing = existing_for(engine, draft)
     again = decide(draft, existing, now=now, cfg=engine.cfg)
+    again.index_mark = mark
     if again.action == "create":
         return
     settle(engine, cand, again, review["draft"], near=existing)
@@ -516,8 +523,11 @@ def _decide_again(engine: Context, tid: str, cat: str, choice) -> dict:
         cand = _candidate(engine, tid, cat, "ready")
         review = cand.review()
         draft = memfile.parse(review["draft"])
+        mark = engine.index.mark()
         existing = existing_for(engine, draft)
-        return settle(engine, cand, choice(draft, existing), review["draft"], near=existing)
+        decision = choice(draft, existing)
+        decision.index_mark = mark
+        return settle(engine, cand, decision, review["draft"], near=existing)
 
 
 def redecide(engine: Context, tid: str, cat: str) -> dict:

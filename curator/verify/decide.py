@@ -53,6 +53,8 @@ class Decision:
     reasons: list[str] = field(default_factory=list)
     # The memories it was decided against: one saved since that says the same makes a create decided again.
     compared: list[str] = field(default_factory=list)
+    # where the index stood before that lookup (MemoryIndex.mark): what is new since is found from it alone
+    index_mark: str = ""
     # a noop that records the draft's source on its target (a repeat is worth knowing)
     source_only: bool = False
 

@@ -16,7 +16,7 @@ from test_save_scaling import CATS, seed
 from memcurate.curator.candidates import staging
 from memcurate.curator.engine import Engine
 from memcurate.curator.headless import auto_approve
-from memcurate.curator.memory import memory_md
+from memcurate.curator.memory import memfile, memory_md
 
 TRIAGES = 4  # six memories each
 
@@ -228,3 +228,102 @@ def test_a_runs_index_upkeep_is_written_together_and_holds_every_save(tmp_path, 
         engine.close()
     saved = {Path(e["path"]).stem for e in summary["created"]}
     assert len(saved) == saves and saved <= indexed, sorted(saved - indexed)
+
+
+def counted_lookups(monkeypatch, engine: Engine) -> dict[str, int]:
+    """Calls of the index's whole lookups (any category, Claude's topic files apart), of its queries of
+    Claude's files, and of same_fact's comparison, counted from now on."""
+    from memcurate.curator.candidates import same_fact
+    from memcurate.curator.memory.index.memory_index import MemoryIndex
+    from memcurate.curator.memory.index.schema import CLAUDE
+
+    n = {"whole": 0, "claude queries": 0, "compared": 0}
+    whole, query, compare = MemoryIndex.candidates, MemoryIndex._query, same_fact.same_fact
+
+    def candidates(self, category, *a, **kw):
+        n["whole"] += category != CLAUDE
+        return whole(self, category, *a, **kw)
+
+    def _query(self, category, *a, **kw):
+        n["claude queries"] += category == CLAUDE
+        return query(self, category, *a, **kw)
+
+    def same(*a, **kw):
+        n["compared"] += 1
+        return compare(*a, **kw)
+
+    monkeypatch.setattr(MemoryIndex, "candidates", candidates)
+    monkeypatch.setattr(MemoryIndex, "_query", _query)
+    monkeypatch.setattr(same_fact, "same_fact", same)
+    return n
+
+
+def test_a_saves_duplicate_check_looks_only_at_what_was_indexed_since_its_decision(
+    tmp_path, monkeypatch
+):
+    """Before, each save looked its draft up again in its whole category, and in Claude's topic files, a
+    bm25 query over every memory stored (its cost grew with the store), and folded its triage's drafts
+    again. Now a decision keeps the index's mark, a save looks only among what was indexed since (the run's
+    own saves, a hand edit, Claude's writes), Claude's files are not queried when there are none, and a
+    triage whose drafts were folded is not folded again."""
+    project, memory, _ = drafted(tmp_path, 1000)
+    engine = Engine(project)
+    try:
+        n = counted_lookups(monkeypatch, engine)
+        summary = auto_approve(engine)
+    finally:
+        engine.close()
+    assert len(summary["created"]) == 6 * TRIAGES and not summary["failed"], summary
+    assert n == {"whole": 0, "claude queries": 0, "compared": 0}, n
+
+
+def test_a_claude_topic_file_written_after_a_decision_is_still_seen_by_its_save(
+    tmp_path, monkeypatch
+):
+    """What the mark leaves out is only what the decision saw: a topic file Claude writes after the drafts
+    were decided, saying what one of them says, makes that save a noop (Claude's says it), looked up
+    whole again only for it."""
+    project, memory, tids = drafted(tmp_path, 1000)
+    engine = Engine(project)
+    try:
+        review = engine.review(tids[0], "decision")
+        draft = memfile.parse(review["text"])
+        (memory / "notes").mkdir()
+        (memory / "notes" / "decided.md").write_text(
+            f"---\nname: {draft.title}\ndescription: {draft.description}\n---\n\n{draft.body}\n"
+        )
+        n = counted_lookups(monkeypatch, engine)
+        summary = auto_approve(engine)
+    finally:
+        engine.close()
+    assert {(e["triage"], e["category"]) for e in summary["noop"]} == {(tids[0], "decision")}, (
+        summary["noop"]
+    )
+    assert not (memory / "decision" / f"{draft.id}.md").exists()
+    assert len(summary["created"]) == 6 * TRIAGES - 1
+    # the one decision taken again looks its category up whole: no other save does
+    assert n["whole"] == 1, n
+
+
+def test_a_saves_path_checks_walk_each_path_once(tmp_path, monkeypatch):
+    """Every path a save writes or reads is checked to lie inside the memory root, a link among its parts
+    resolved. Before, a memory file's check walked its category folder twice (the folder, then the folder
+    and the file): 38 lstats a save here. Now one walk checks both: 27."""
+    project, memory, _ = drafted(tmp_path, 50)
+    engine = Engine(project)
+    lstat, seen = os.lstat, [0]
+
+    def counted(*a, **kw):
+        seen[0] += 1
+        return lstat(*a, **kw)
+
+    try:
+        engine.index.refresh()
+        monkeypatch.setattr(os, "lstat", counted)
+        summary = auto_approve(engine)
+        monkeypatch.undo()
+    finally:
+        engine.close()
+    saves = len(summary["created"])
+    assert saves == 6 * TRIAGES
+    assert seen[0] <= 30 * saves, f"{seen[0] / saves:.1f} lstats a save"

@@ -84,6 +84,11 @@ class Database:
                 conn.execute(
                     "INSERT OR REPLACE INTO meta(key, value) VALUES ('root', ?)", (self._real_root,)
                 )
+                # this database's own name: a mark taken of another one (since rebuilt) is not its
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('epoch', ?)",
+                    (os.urandom(8).hex(),),
+                )
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:

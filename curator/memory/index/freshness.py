@@ -69,7 +69,7 @@ from memcurate.curator.memory.store import (
     UnsafePathError,
     content_hash,
 )
-from memcurate.curator.util.paths import ARCHIVE_DIR, archived_name
+from memcurate.curator.util.paths import ARCHIVE_DIR, ARCHIVED_PREFIX, archived_name
 
 # a watched category is still checked whole this often (events a watch cannot see)
 RESCAN_INTERVAL = 60.0
@@ -123,6 +123,27 @@ class _Known:
         self.trusted = self.sig[0] < checked_ns - RACY_NS and self.sig[1] < checked_ns - RACY_NS
 
 
+class _KnownFiles(dict):
+    """A category's `_Known` by file name, with the names of its archived memories (ARCHIVED_PREFIX) kept
+    apart as they come and go: a watched check looks at those few each time, without a pass over every
+    name (which grows with the store)."""
+
+    def __init__(self, items=()) -> None:
+        super().__init__()
+        self.archived: set[str] = set()
+        for name, k in items:
+            self[name] = k
+
+    def __setitem__(self, name: str, k: _Known) -> None:
+        if name.startswith(ARCHIVED_PREFIX):
+            self.archived.add(name)
+        super().__setitem__(name, k)
+
+    def pop(self, name, *default):
+        self.archived.discard(name)
+        return super().pop(name, *default)
+
+
 def _learn(known: dict, ch) -> None:
     """What a change (written or held) tells of its file: a restamp only moves what is known."""
     k = known.get(ch.name)
@@ -174,7 +195,7 @@ class Freshness:
         self._dirty: dict[str, set[str] | None] = {}
         self._scans: dict[str, int] = {}
         self._full_at: dict[str, float] = {}  # category -> when it was last checked whole
-        self._known: dict[str, dict[str, _Known]] = {}
+        self._known: dict[str, _KnownFiles] = {}
         self._checked_at: dict[str, float] = {}
         self.pending: dict[
             str, dict[str, Change | None]
@@ -235,6 +256,17 @@ class Freshness:
             self.full_check(category, hold)
         self._checked_at[category] = time.monotonic()
 
+    def holds_none(self, category: str) -> bool:
+        """After `fresh`: no file of `category` is known, held or waiting to be written, so a lookup
+        finds nothing (a category not loaded yet is not known to be empty)."""
+        known = self._known.get(category)
+        return (
+            known is not None
+            and not known
+            and not self.held.get(category)
+            and not self.pending.get(category)
+        )
+
     def flush(self, only: str | None = None) -> None:
         """Write every held change (of category `only`), one transaction a category. One that cannot be written
         now (the write lock stayed busy, the file moved on since it was read) is forgotten and its file
@@ -251,7 +283,7 @@ class Freshness:
             except (_Busy, sqlite3.Error):
                 stale = set(held)
             if stale:
-                known = self._known.get(category, {})
+                known: dict[str, _Known] = self._known.get(category, {})
                 for name in stale:
                     # a removal not written is known again, so that the next check removes it
                     if held.get(name) is None:
@@ -273,6 +305,7 @@ class Freshness:
             if ch.restamp and before is not None and not before.restamp:
                 # the same bytes as the change held: it stays, with the new signature
                 ch = Change(ch.name, ch.sig, ch.checked_ns, before.hash, before.doc, before.broken)
+                ch._rows = before._rows
             held[ch.name] = ch
             _learn(known, ch)
             if db is not None and not ch.restamp:
@@ -291,7 +324,7 @@ class Freshness:
         private copy) and known as not written, so that the next check, a whole one, writes it too."""
         held = self.held.pop(category, {})
         self._close_held_db(category)
-        known = self._known.get(category, {})
+        known: dict[str, _Known] = self._known.get(category, {})
         for name, ch in held.items():
             if ch is None:
                 known[name] = _Known(NO_SIG, 0, None, None)  # removed: the next check removes it
@@ -382,7 +415,7 @@ class Freshness:
         self._full_at[category] = started
         return stats
 
-    def _load_known(self, category: str) -> dict[str, _Known]:
+    def _load_known(self, category: str) -> _KnownFiles:
         known = self._known.get(category)
         if known is None:
             rows = (
@@ -394,7 +427,9 @@ class Freshness:
                 )
                 .fetchall()
             )
-            known = {r[0]: _Known((r[1], r[2], r[3], r[4]), r[5], r[6], r[7]) for r in rows}
+            known = _KnownFiles(
+                (r[0], _Known((r[1], r[2], r[3], r[4]), r[5], r[6], r[7])) for r in rows
+            )
             self._known[category] = known
         return known
 
@@ -532,7 +567,8 @@ class Freshness:
         """The index names of the category's archived memories, known or in its archive folder: the watch is
         on the category folder alone, so these few (a delete's) are checked each time."""
         prefix = archived_name(category, "")
-        known = {n for n in self._known.get(category, ()) if n.startswith(prefix)}
+        files = self._known.get(category)
+        known = {n for n in files.archived if n.startswith(prefix)} if files is not None else set()
         try:
             listed = os.listdir(os.path.join(self.store.root, ARCHIVE_DIR, category))
         except OSError:

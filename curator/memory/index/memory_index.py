@@ -149,16 +149,17 @@ class MemoryIndex:
         """
         if category != CLAUDE:
             self.store.category_dir(category)  # UnsafePathError for an unknown category
-        ident = None
-        if isinstance(text, memfile.MemoryDoc):
-            ident = text_hash(text.title, text.body)
-            text = draft_text(text)
-        terms = query_terms(str(text), category)
-        if limit <= 0 or (not terms and ident is None):
+        if limit <= 0:
             return []
         with self._lock:
             try:
                 self._freshness.fresh(category, hold=True)
+                # none there (Claude's topic files, often): nothing to find, no words to weigh
+                if self._freshness.holds_none(category):
+                    return []
+                terms, ident = _query(text, category)
+                if not terms and ident is None:
+                    return []
                 return self._db.guarded(
                     self._query, category, terms, ident, limit, include_archived
                 )
@@ -166,6 +167,9 @@ class MemoryIndex:
                 if not is_busy(e):
                     raise
                 # even reading stayed locked past the timeout: answer from the files themselves
+                terms, ident = _query(text, category)
+                if not terms and ident is None:
+                    return []
                 mem = files_db(self.store, category)
                 try:
                     return find_candidates(
@@ -173,6 +177,56 @@ class MemoryIndex:
                     )
                 finally:
                     mem.close()
+
+    def mark(self) -> str:
+        """Where the index stands now, for `candidates_since`: this database's name and the last row number
+        it gave a file (row numbers are never reused: a file written, or written again, later gets a
+        larger one). Take it before a lookup; "" when the index cannot say (a lookup since it is then whole)."""
+        with self._lock:
+            try:
+                return self._db.guarded(self._mark)
+            except sqlite3.Error:
+                return ""
+
+    def _mark(self) -> str:
+        conn = self._db.conn()
+        epoch = conn.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
+        seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'files'").fetchone()
+        return f"{epoch[0]}:{seq[0] if seq else 0}" if epoch else ""
+
+    def candidates_since(
+        self, category: str, text, mark: str, limit: int = 5
+    ) -> list[Candidate] | None:
+        """`candidates` among the memories indexed since `mark` (and those a save run holds): what a decision
+        taken at `mark` has not seen. A file changed on disk since is indexed again by the check made first,
+        so it is among them; one unchanged is not, whatever its rank now. None when `mark` is not of this
+        database (rebuilt since, another one) or changes wait unwritten: then look the category up whole."""
+        if category != CLAUDE:
+            self.store.category_dir(category)  # UnsafePathError for an unknown category
+        epoch, _, at = mark.partition(":")
+        if not epoch or not at.isdigit() or limit <= 0:
+            return None
+        with self._lock:
+            try:
+                self._freshness.fresh(category, hold=True)
+                if self._freshness.pending.get(category):
+                    return None
+                if self._freshness.holds_none(category):
+                    return []
+
+                def run():
+                    if self._mark().partition(":")[0] != epoch:
+                        return None
+                    terms, ident = _query(text, category)
+                    if not terms and ident is None:
+                        return []
+                    return self._query(category, terms, ident, limit, False, int(at))
+
+                return self._db.guarded(run)
+            except sqlite3.OperationalError as e:
+                if not is_busy(e):
+                    raise
+                return None
 
     def get(self, category: str, id: str) -> Entry | None:
         """The memory `id` of `category` as indexed (its folder checked first); None when there is no
@@ -258,7 +312,13 @@ class MemoryIndex:
             return from_files(list(INDEXED))
 
     def _query(
-        self, category: str, terms: list[str], ident: str | None, limit: int, include_archived: bool
+        self,
+        category: str,
+        terms: list[str],
+        ident: str | None,
+        limit: int,
+        include_archived: bool,
+        since: int = 0,
     ) -> list[Candidate]:
         held = self._freshness.held.get(category)
         if held:
@@ -274,14 +334,22 @@ class MemoryIndex:
                 ident,
                 limit,
                 include_archived,
+                since,
             )
         pending = self._freshness.pending.get(category)
         # changes not written yet (the write lock stayed busy): search a private copy that holds them
         conn = pending_db(self._db.conn(), category, pending) if pending else self._db.conn()
         try:
             return find_candidates(
-                conn, self._folder(category), category, terms, ident, limit, include_archived
+                conn, self._folder(category), category, terms, ident, limit, include_archived, since
             )
         finally:
             if pending:
                 conn.close()
+
+
+def _query(text, category: str) -> tuple[list[str], str | None]:
+    """(the words to search for, the identical-text hash or None) of a lookup's `text` (see `candidates`)."""
+    if isinstance(text, memfile.MemoryDoc):
+        return query_terms(draft_text(text), category), text_hash(text.title, text.body)
+    return query_terms(str(text), category), None

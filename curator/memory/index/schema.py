@@ -15,7 +15,8 @@ from memcurate.curator.memory.index.terms import doc_terms, text_hash, words
 from memcurate.curator.memory.memfile import redact_document
 from memcurate.curator.util.redact import redact_text
 
-SCHEMA_VERSION = 3  # 3: the library's fields (description, created, updated, sources, tags); Claude's topic files
+SCHEMA_VERSION = 4  # 3: the library's fields (description, created, updated, sources, tags); Claude's topic files;
+# 4: a file's row numbers never reused (a lookup since a mark: MemoryIndex.mark)
 INDEXED = (*CATEGORIES, CLAUDE)  # every FTS5 table
 INDEX_FILE = "index.sqlite"  # in the data dir: the index of its project's memory root
 WEIGHTS = (8.0, 4.0, 3.0, 1.0)  # bm25 column weights: title, description, tags, body (every search)
@@ -30,7 +31,7 @@ def fts_table(category: str) -> str:
 _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS files(
-        doc INTEGER PRIMARY KEY,       -- the rowid in fts_<category> when indexed
+        doc INTEGER PRIMARY KEY AUTOINCREMENT, -- the rowid in fts_<category>: a file written later has a larger one
         category TEXT NOT NULL,
         name TEXT NOT NULL,            -- file name: <id>.md
         mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, size INTEGER NOT NULL, ino INTEGER NOT NULL,
@@ -60,7 +61,7 @@ def create(conn: sqlite3.Connection) -> None:
 class Change:
     """A file to write into the index: its parsed document, or why it is broken, or only a new signature."""
 
-    __slots__ = ("name", "sig", "checked_ns", "hash", "doc", "broken", "restamp")
+    __slots__ = ("name", "sig", "checked_ns", "hash", "doc", "broken", "restamp", "_rows")
 
     def __init__(self, name, sig, checked_ns, hash, doc=None, broken=None, restamp=False):
         self.name = name
@@ -70,6 +71,19 @@ class Change:
         self.doc = doc
         self.broken = broken
         self.restamp = restamp
+        self._rows: tuple | None = None
+
+    def rows(self) -> tuple:
+        """(identical-text hash, the document redacted, its words) of a parsed file, worked out once: a
+        save run inserts a change twice (its private copy of what it holds, then the index)."""
+        if self._rows is None:
+            d = self.doc
+            self._rows = (
+                text_hash(d.title, d.body),
+                redact_document(d, keep_id=True)[0],
+                doc_terms(d),
+            )
+        return self._rows
 
 
 NO_SIG = (0, 0, 0, 0)
@@ -80,10 +94,7 @@ def insert(conn: sqlite3.Connection, category: str, ch: Change) -> None:
 
     The text is redacted on its way in: a secret typed into a memory by hand is a finding about
     that file, never a copy in the index. 'Identical' is still judged on the file's own text."""
-    d = ch.doc
-    same = text_hash(d.title, d.body) if d else None
-    if d is not None:
-        d = redact_document(d, keep_id=True)[0]
+    same, d, terms = ch.rows() if ch.doc is not None else (None, None, ())
     library = (
         (d.description, d.created, d.updated, " ".join(session_ids(d.sources)), " ".join(d.tags))
         if d
@@ -117,7 +128,7 @@ def insert(conn: sqlite3.Connection, category: str, ch: Change) -> None:
     conn.executemany(
         "INSERT INTO terms(category, term, df) VALUES (?, ?, 1) "
         "ON CONFLICT(category, term) DO UPDATE SET df = df + 1",
-        [(category, t) for t in doc_terms(d)],
+        [(category, t) for t in terms],
     )
 
 

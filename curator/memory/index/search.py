@@ -101,10 +101,14 @@ def find_candidates(
     ident: str | None,
     limit: int,
     include_archived: bool,
+    since: int = 0,
 ) -> list[Candidate]:
-    """The best `limit` memories of `category` (their files in `folder`) for `terms`, an identical one first."""
+    """The best `limit` memories of `category` (their files in `folder`) for `terms`, an identical one first;
+    `since`: only rows written after that row number (MemoryIndex.mark)."""
     with _snapshot(conn):
-        return _search_in(conn, folder, category, terms, ident, limit, include_archived)
+        return _search_in(
+            conn, folder, category, terms, ident, limit, include_archived, since=since
+        )
 
 
 def with_held(
@@ -117,15 +121,17 @@ def with_held(
     ident: str | None,
     limit: int,
     include_archived: bool,
+    since: int = 0,
 ) -> list[Candidate]:
-    """The best `limit` indexed memories but the files `held` (changes not written yet), and the best
-    `limit` of those held (in `held_db`, a copy of them alone), searched for the same words: up to twice
-    `limit`, an identical one first. Two corpora's bm25 scores do not compare, so neither list cuts the
-    other: what was just saved is always among them when it matches."""
+    """The best `limit` indexed memories but the files `held` (changes not written yet; `since`: of the
+    rows written after that row number), and the best `limit` of those held (in `held_db`, a copy of them
+    alone), searched for the same words: up to twice `limit`, an identical one first. Two corpora's bm25
+    scores do not compare, so neither list cuts the other: what was just saved is always among them when
+    it matches."""
     with _snapshot(conn):
         chosen = _choose_terms(conn, category, terms)
         found = _search_in(
-            conn, folder, category, terms, ident, limit, include_archived, chosen, held
+            conn, folder, category, terms, ident, limit, include_archived, chosen, held, since
         )
     found += _search_in(held_db, folder, category, terms, ident, limit, include_archived, chosen)
     found.sort(key=lambda c: (not c.identical, -c.score, c.id))
@@ -142,17 +148,20 @@ def _search_in(
     include_archived: bool,
     chosen: list[str] | None = None,
     skip: set[str] | frozenset[str] = frozenset(),
+    since: int = 0,
 ) -> list[Candidate]:
     """The search (in the caller's transaction); `chosen`: the words to match, when another database's
-    document frequencies chose them; `skip`: file names left out."""
+    document frequencies chose them; `skip`: file names left out; `since`: only the rows written after
+    that row number (FTS5 seeks past the rest: what a lookup costs then does not grow with the store)."""
     rows: dict[int, float] = {}
     same: set[int] = set()
     if ident is not None:
         same = {
             r[0]
             for r in conn.execute(
-                "SELECT doc FROM files WHERE category = ? AND text_hash = ? AND broken IS NULL",
-                (category, ident),
+                "SELECT doc FROM files WHERE category = ? AND text_hash = ? AND broken IS NULL "
+                "AND doc > ?",
+                (category, ident, since),
             )
         }
     if chosen is None:
@@ -169,8 +178,9 @@ def _search_in(
         weights = ", ".join(str(w) for w in WEIGHTS)
         rows = dict(
             conn.execute(
-                f"SELECT rowid, bm25({fts}, {weights}) AS s FROM {fts} WHERE {fts} MATCH ? ORDER BY s LIMIT ?",
-                (match_expression(chosen), limit + extra + len(same) + len(skip)),
+                f"SELECT rowid, bm25({fts}, {weights}) AS s FROM {fts} WHERE {fts} MATCH ? "
+                "AND rowid > ? ORDER BY s LIMIT ?",
+                (match_expression(chosen), since, limit + extra + len(same) + len(skip)),
             ).fetchall()
         )
     docs = list(rows) + [d for d in same if d not in rows]
