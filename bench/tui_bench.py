@@ -28,7 +28,7 @@ checkout.
             and once every row of the landed triages is rejected (another Engine, seen through the
             watcher) and gone from the screen: a landing adds its rows, so only what stays once they left
             is a leak. Per key press below too (over each app's presses, from
-            textual's and rich's bounded caches emptied: counted with them as the
+            the bounded caches (textual's, rich's, memcurate's Recent) emptied: counted with them as the
             presses fill them again, and emptied again).
   keys      j / k / down / up with 2,004 pending items (one drafted demo triage
             copied under 333 more ids), each pressed with the app quiet: from the
@@ -41,9 +41,12 @@ checkout.
             frame that shows the queue's title (the app's first paint: "loading…"
             while the engine comes up), then to the first frame whose title counts
             the rows ("Pending N"), next to a bare `python -c pass` in the same
-            terminal and to `python -c "import textual.app"` (the framework's
+            terminal, to `python -c "import textual.app"` (the framework's
             floor: any textual app's first paint costs at least its import; the
-            report gives first paint minus floor). Target: first paint, demo
+            process leaves with os._exit, so its teardown is not counted: the
+            app's first paint has none) and to a textual app of one Static that
+            leaves at its first frame (what painting anything costs with textual);
+            the report gives first paint minus each. Target: first paint, demo
             project, median <= 300 ms.
 
     python bench/tui_bench.py --only start --start-runs 10   # the start alone: about 1 minute
@@ -85,7 +88,19 @@ QUEUE_ITEMS = 2000  # at least this many pending rows for the key presses
 RESULTS = os.path.join(B.RESULTS, "tui.json")
 TERM_ENV = {"TERM": "xterm-256color"}
 QUEUE_LOADING = "loading…".encode()  # the queue's title until the engine is up (widgets/app.py)
-FLOOR_CODE = "import gc; gc.disable(); import textual.app"
+# the floors leave with os._exit: the interpreter's teardown (~70 ms of textual's modules) is no part of a paint
+FLOOR_CODE = "import gc; gc.disable(); import textual.app; import os; os._exit(0)"
+# a textual app of one Static, to the end of its first frame (the collector off, as memcurate starts)
+APP_FLOOR_CODE = """import gc, os; gc.disable()
+from textual.app import App
+from textual.widgets import Static
+class Floor(App):
+    def compose(self):
+        yield Static("loading…")
+    def post_display_hook(self):
+        os._exit(0)
+Floor().run()
+"""
 SYNC_QUERY, SYNC_REPLY, SYNC_END = b"\x1b[?2026$p", b"\x1b[?2026;2$y", b"\x1b[?2026l"
 FIGURES = ("start", "keys", "landing")  # c, b, a: what --only picks
 now = time.monotonic  # CLOCK_MONOTONIC on Linux: one clock for every process of the machine
@@ -305,19 +320,24 @@ def live_objects() -> int:
 
 
 def app_objects() -> int:
-    """Live objects once textual's and rich's bounded caches are emptied: what the app itself keeps. Those
-    caches hold up to their bound by design (`Strip.render_ansi` 16,384 entries, `cached_cell_len` 4,096,
-    textual's LRU and FIFO caches), so over 40 landings they grow without being a leak; an unbounded cache
-    (maxsize None) and every cache of memcurate's are left as they are, and count."""
+    """Live objects once the bounded caches are emptied: what the app itself keeps. Those caches hold up to
+    their bound by design (`Strip.render_ansi` 16,384 entries, `cached_cell_len` 4,096, textual's LRU and
+    FIFO caches; memcurate's `Recent`: 1,024 parsed memories and 2,048 drafts' fact words, which the
+    pipeline fills as it drafts each landing, ~40 objects a landing), so over 40 landings they grow without
+    being a leak; an unbounded cache (maxsize None) is left as it is, and counts."""
     import functools
     import gc
 
     from textual.cache import FIFOCache, LRUCache
 
+    from memcurate.curator.util.recent import Recent
+
     gc.collect()
     for o in gc.get_objects():
         if isinstance(o, (LRUCache, FIFOCache)):
             o.clear()
+        elif isinstance(o, Recent):
+            o._found.clear()
         elif isinstance(o, functools._lru_cache_wrapper):
             module = getattr(o, "__module__", "") or ""
             if module.startswith(("textual", "rich")) and o.cache_info().maxsize:
@@ -600,7 +620,7 @@ async def measure_keys(
             await wait_quiet(app, 0.2)
             table.move_cursor(row=len(table.shown) // 2)
             await wait_quiet(app, 0.1)
-            # with textual's and rich's bounded caches emptied (app_objects), then as they are: the presses
+            # with the bounded caches emptied (app_objects), then as they are: the presses
             # fill those caches again up to their bounds, which the second count includes
             app0 = app_objects()
             objects0 = live_objects()
@@ -907,8 +927,16 @@ def child(args) -> int:
             )
         env = B.clean_env()
         # "floor": the framework's import alone (with the collector off, as memcurate starts), which any
+        # first paint of a textual app costs; "app floor": a one-Static textual app to its first frame
         # first paint of a textual app costs
-        scenarios = [("bare", None), ("floor", None), ("demo", small.project), ("2k", big.project)]
+        scenarios = [
+            ("bare", None),
+            ("floor", None),
+            ("app floor", None),
+            ("demo", small.project),
+            ("2k", big.project),
+        ]
+        codes = {"bare": "pass", "floor": FLOOR_CODE, "app floor": APP_FLOOR_CODE}
         starts: dict[str, list] = {name: [] for name, _ in scenarios}
         items = {"demo": small_items, "2k": expected}
         rng = random.Random(args.seed)
@@ -917,11 +945,7 @@ def child(args) -> int:
             rng.shuffle(order)
             for name, project in order:
                 res = (
-                    {
-                        "paint": time_bare(
-                            interp, env, work, FLOOR_CODE if name == "floor" else "pass"
-                        )
-                    }
+                    {"paint": time_bare(interp, env, work, codes[name])}
                     if project is None
                     else time_first_paint(exe, project, env, items[name])
                 )
@@ -978,7 +1002,7 @@ def child(args) -> int:
             "live_objects_per_landing_once_left": round(
                 (landing["objects"][2] - landing["objects"][0]) / landing_rounds
             ),
-            # the same with textual's and rich's bounded caches emptied (app_objects): the app's own
+            # the same with the bounded caches emptied (app_objects): the app's own
             "app_objects_after_warmup_last_and_leaving": landing["app_objects"],
             "app_objects_per_landing": round(
                 (landing["app_objects"][1] - landing["app_objects"][0]) / landing_rounds
@@ -1021,10 +1045,13 @@ def child(args) -> int:
     if "start" in only:
         bare = stats([x["paint"] for x in starts["bare"]])
         floor = stats([x["paint"] for x in starts["floor"]])
+        app_floor = stats([x["paint"] for x in starts["app floor"]])
         res["start"] = {
             "bare_ms": bare,
             # `import textual.app` alone, to exit: what any textual app's first paint costs here
             "textual_import_floor_ms": floor,
+            # a one-Static textual app to its first frame: what painting anything with textual costs
+            "textual_app_floor_ms": app_floor,
             "demo_items": small_items,
             "big_items": expected,
             "demo_paint_ms": stats([x["paint"] for x in starts["demo"]]),
@@ -1046,6 +1073,9 @@ def child(args) -> int:
         }
         res["start"]["demo_paint_over_floor_ms"] = round(
             res["start"]["demo_paint_ms"]["median"] - floor["median"], 1
+        )
+        res["start"]["demo_paint_over_app_floor_ms"] = round(
+            res["start"]["demo_paint_ms"]["median"] - app_floor["median"], 1
         )
         checks.append(("start", res["start"]["demo_paint_ms"]["median"], TARGET_START_MS))
     verdicts = {name: value <= target for name, value, target in checks}
@@ -1146,6 +1176,11 @@ def child(args) -> int:
             S["textual_import_floor_ms"],
             extra=f"first paint minus floor: {S['demo_paint_over_floor_ms']:+.0f} ms (medians)",
         )
+        row(
+            "     a one-Static textual app, to its first frame",
+            S["textual_app_floor_ms"],
+            extra=f"first paint minus it: {S['demo_paint_over_app_floor_ms']:+.0f} ms (medians)",
+        )
     say()
     if "keys" in only:
         say(
@@ -1155,7 +1190,7 @@ def child(args) -> int:
         K = res["keys"]
         say(
             f"live Python objects per key press (gc-tracked, app quiet, over {K['presses'] // instances} "
-            f"presses an app): {K['live_objects_per_press']:+,}; with textual's and rich's bounded caches "
+            f"presses an app): {K['live_objects_per_press']:+,}; with the bounded caches "
             f"emptied (the app's own): {K['app_objects_per_press']:+,}"
         )
     if "landing" in only:
@@ -1175,7 +1210,7 @@ def child(args) -> int:
         )
         app_objects = L["app_objects_after_warmup_last_and_leaving"]
         say(
-            f"  with textual's and rich's bounded caches emptied (the app's own): {app_objects[0]:,}, "
+            f"  with the bounded caches (textual's, rich's, memcurate's Recent) emptied (the app's own): {app_objects[0]:,}, "
             f"{app_objects[1]:,} after the last ({L['app_objects_per_landing']:+,} per landing), "
             f"{app_objects[2]:,} once they left ({L['app_objects_per_landing_once_left']:+,} per landing)"
         )

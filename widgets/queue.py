@@ -9,7 +9,9 @@ import os
 
 from rich.text import Text
 from textual.binding import Binding
+from textual.geometry import Size
 from textual.widgets import DataTable
+from textual.widgets._data_table import DuplicateKey, Row, RowKey
 
 from memcurate.curator.candidates.queue import Item, age
 from memcurate.curator.candidates.staging import IN_FLIGHT
@@ -312,8 +314,46 @@ class QueueTable(DataTable):
         self.call_after_refresh(self.fit_title)
 
     def _add_columns(self) -> None:
+        # labels as Text: a str label is parsed as markup, whose emoji table (~5 ms) the first frame waited for
         for name, width in self.spec:
-            self.add_column(name, key=name, width=width or 20)
+            self.add_column(Text(name), key=name, width=width or 20)
+
+    def _update_dimensions(self, new_rows) -> None:
+        """textual measures every cell of every new row for the widths of auto-width columns (2,000 rows:
+        14,000 measures, most of the time before they show); every column here has its width set and
+        every row one line, so only the table's size is left to compute. textual is pinned: this is the
+        end of its own _update_dimensions."""
+        if any(c.auto_width for c in self.columns.values()) or self._labelled_row_exists:
+            super()._update_dimensions(new_rows)
+            return
+        width = sum(c.get_render_width(self) for c in self.columns.values())
+        header = self.header_height if self.show_header else 0
+        self.virtual_size = Size(
+            width + self._row_label_column_width, self._total_row_height + header
+        )
+
+    def _append_rows(self, rows: list[tuple[str, tuple[Text, ...]]]) -> None:
+        """textual's add_row for many rows at once: what it does once per row (the cursor set again and its
+        watchers run, an idle prompt, the columns ordered twice) done once. textual is pinned: these are
+        add_row's own steps, for one-line rows without labels."""
+        if not rows:
+            return
+        keys = [c.key for c in self.ordered_columns]
+        empty = not self.rows
+        for key, row in rows:
+            row_key = RowKey(key)
+            if row_key in self._row_locations:
+                raise DuplicateKey(f"The row key {row_key!r} already exists.")
+            self._row_locations[row_key] = len(self.rows)
+            self._data[row_key] = dict(zip(keys, row, strict=True))
+            self.rows[row_key] = Row(row_key, 1)
+            self._new_rows.add(row_key)
+        self._require_update_dimensions = True
+        self.cursor_coordinate = self.cursor_coordinate
+        if empty and self.columns and self.show_cursor and self.cursor_type != "none":
+            self._highlight_cursor()  # a row for the cursor where there was none: RowHighlighted
+        self._update_count += 1
+        self.check_idle()
 
     def on_resize(self) -> None:
         self._bound_caches()
@@ -415,8 +455,7 @@ class QueueTable(DataTable):
             if self.views.get(k) != views[k]:
                 for (column, _), value in zip(self.spec, self._cells(views[k], now), strict=True):
                     self.update_cell(k, column, value)
-        for item in added:
-            self.add_row(*self._cells(views[row_key(item)], now), key=row_key(item))
+        self._append_rows([(row_key(i), self._cells(views[row_key(i)], now)) for i in added])
         self.shown, self.views = list(items), views
         if current is not None and row_key(current) not in new_keys:
             self.move_cursor(row=min(self.cursor_row, len(items) - 1))
@@ -451,8 +490,7 @@ class QueueTable(DataTable):
         current = keep or self.selected()
         row = self.cursor_row if row is None else row
         self.clear()
-        for item in items:
-            self.add_row(*self._cells(views[row_key(item)], now), key=row_key(item))
+        self._append_rows([(row_key(i), self._cells(views[row_key(i)], now)) for i in items])
         self.shown, self.views = list(items), views
         if current is not None:
             keys = [row_key(i) for i in items]

@@ -3,6 +3,7 @@ an engine that runs as long as the TUI keeps nothing of the triages it is done w
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import subprocess
@@ -164,3 +165,101 @@ def test_drafting_a_new_session_compiles_no_pattern_for_each_of_its_words():
     words = subject_words(["cache"], [draft_text(fresh)])
     assert "zq7x7" in words  # still found, as written
     assert _compiled() - before <= 2
+
+
+def test_the_first_frame_waits_for_no_markup_emoji_table(project, tmp_path):
+    """The queue's column labels are plain text: given as strings, each would be read as markup, and the
+    first one loads rich's emoji table (a dict of ~3,600 names, ~5 ms) before the first frame can be
+    written. The engine is built after the first frame: what is imported when it is built came before."""
+    code = (
+        "import asyncio, json, sys\n"
+        "from memcurate.widgets.app import make_app\n"
+        "seen = []\n"
+        "def factory():\n"
+        "    seen.append('rich._emoji_codes' in sys.modules)\n"
+        "    raise OSError('no engine needed')\n"
+        f"app = make_app({str(project)!r}, engine_factory=factory, watch=False, run_pipeline=False)\n"
+        "async def main():\n"
+        "    async with app.run_test(size=(160, 45)):\n"
+        "        await app.ready()\n"
+        "asyncio.run(main())\n"
+        "print(json.dumps(seen))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    assert json.loads(out.stdout.splitlines()[-1]) == [False]
+
+
+def _items(triages: int) -> list:
+    """`triages` drafted triages of five ready rows each, as the queue shows them."""
+    from memcurate.curator.candidates.queue import Item
+    from memcurate.widgets.queue import sort_key
+
+    rows = [
+        Item(
+            f"20261120T{n // 60:02d}{n % 60:02d}00Z-{n:08x}",
+            category,
+            "ready",
+            title=f"{category} fact number {n}",
+            action="create",
+            created="2026-11-20T00:00:00Z",
+            session=f"{n:08x}-0000",
+            record={"confidence": 0.8},
+        )
+        for n in range(triages)
+        for category in ("decision", "constraint", "runbook", "tech_debt", "preference")
+    ]
+    return sorted(rows, key=sort_key)
+
+
+def test_a_long_queue_is_filled_without_measuring_its_cells(monkeypatch):
+    """textual's DataTable measures every cell of every new row for its auto-width columns (2,000 rows:
+    14,000 measures, most of the time before they show); the queue's columns all have a width of their own,
+    so its rows go in at once and no cell is measured. The rows, the cursor on the first of them and the
+    row highlighted (what the document panel follows) are as before."""
+    from textual.app import App
+    from textual.widgets import DataTable, _data_table
+
+    from memcurate.widgets.queue import QueueTable, row_key
+
+    measured = []
+    real = _data_table.measure
+    monkeypatch.setattr(
+        _data_table, "measure", lambda *a, **k: measured.append(a[1]) or real(*a, **k)
+    )
+    highlighted: list[int] = []
+
+    class Queue(App):
+        def compose(self):
+            yield QueueTable()
+
+        def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+            highlighted.append(event.cursor_row)
+
+    items = _items(200)
+    app = Queue()
+
+    async def scenario() -> None:
+        async with app.run_test(size=(160, 45)) as pilot:
+            await pilot.pause()
+            table = app.query_one(QueueTable)
+            measured.clear()
+            table.sync(items, None)
+            await pilot.pause()
+            assert measured == []
+            assert table.row_count == len(items) == 1000
+            assert [k.value for k in list(table.rows)[:3]] == [row_key(i) for i in items[:3]]
+            assert table.selected() == items[0] and highlighted == [0]
+            assert table.virtual_size.height == len(items) + 1  # the rows and the header
+            # a landing: its rows appended, the cursor where it was
+            table.move_cursor(row=10)
+            await pilot.pause()
+            more = items + _items(201)[-5:]
+            table.sync(more, None)
+            await pilot.pause()
+            assert measured == [] and table.row_count == len(more)
+            assert table.selected() == items[10]
+            assert table.get_row_at(len(more) - 1)[2].plain == more[-1].title
+
+    asyncio.run(scenario())
