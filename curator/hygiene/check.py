@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from memcurate.curator.hygiene import DETECTORS, SEVERITIES, Finding, forked
-from memcurate.curator.hygiene.texts import library_entries, reading
+from memcurate.curator.hygiene.texts import library_entries, memory_texts, reading
 from memcurate.curator.memory.memory_md.format import MemoryMdError
 from memcurate.curator.util.atomic import read_json, write_json
 from memcurate.curator.util.stamps import now_iso
@@ -83,10 +83,12 @@ _Detected = list[tuple[list[Finding], list[str]]]
 def _detected(engine: Context, memories: int) -> _Detected:
     """Each detector's findings and error (none or one line), in DETECTORS' order. With two CPUs and a
     store large enough, the last detector (duplicates: two thirds of the time) runs here while a
-    forked child runs the others (each reading the memories it needs)."""
+    forked child runs the others."""
     *others, last = DETECTORS
     if not forked.worth_it(memories):
         return _run_each(engine, DETECTORS)
+    # every memory read here first: the child and duplicates' own children find them read
+    memory_texts(engine)
     with forked.Child(lambda: _run_each(engine, others)) as child:
         mine = _run_each(engine, [last])
         return child.result() + mine
