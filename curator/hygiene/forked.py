@@ -4,8 +4,8 @@ memories is mostly per-memory and per-pair work, and a machine has two cores or 
 The child is a fork, so it reads what the parent has built (memories, their words) without a copy
 or a pickle; only its result comes back through a pipe, pickled. Nothing is cached on disk: what the
 child computes lives as long as the check. The same work runs in the parent instead (`serial`) with
-one CPU, a small store (forking costs more than it saves), no `fork` on the platform, or other
-threads running (the TUI calls the engine from worker threads: a fork copies their locks held).
+one CPU or every core busy (the load average), a small store (forking costs more than it saves), no
+`fork` on the platform, or other threads running (the TUI calls the engine from worker threads: a fork copies their locks held).
 
 What the child raises is raised again in the parent (a bug is a bug, an OSError is the detector's
 error as it is serially); a child that dies without a result is a WorkerError: never a silent miss.
@@ -47,9 +47,19 @@ def cpus() -> int:
 
 def worth_it(items: int) -> bool:
     """Whether `items` memories' work is shared with a forked child (see the module's docstring)."""
-    return (
-        items >= MIN_ITEMS and hasattr(os, "fork") and threading.active_count() == 1 and cpus() >= 2
-    )
+    if items < MIN_ITEMS or not hasattr(os, "fork") or threading.active_count() != 1:
+        return False
+    n = cpus()
+    # not every core busy, on the last minute's average: on a busy machine a child only competes for
+    # the cores, and its fork and pickles are a fifth more work
+    return n >= 2 and _load() < n
+
+
+def _load() -> float:
+    try:
+        return os.getloadavg()[0]
+    except OSError:  # not known here
+        return 0.0
 
 
 class Child(Generic[T]):
