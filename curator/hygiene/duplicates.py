@@ -25,7 +25,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from memcurate.curator.categories import CATEGORIES, CLAUDE, ONE_PER_SESSION
-from memcurate.curator.hygiene import merging
+from memcurate.curator.hygiene import forked, merging
 from memcurate.curator.hygiene import statements as said
 from memcurate.curator.hygiene.merging import CONTRADICTION, DUPLICATE  # noqa: F401 (a pair's kinds, used here and by callers)
 from memcurate.curator.hygiene.texts import library_entries, text_of
@@ -197,11 +197,27 @@ def score(x: Memo, y: Memo) -> float:
 
 def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[Pair]:
     """Every duplicate and contradicting pair among `memos`, most alike first."""
-    out = []
     # the gate below drops most candidate pairs (tens of thousands at 10,000 memories): its words are
     # looked up once per memory, and its Jaccards are `jaccard`'s, inline
     subjects = [_subject_words(m) for m in memos]
-    for i, j in candidates(memos):
+    todo = list(candidates(memos))
+    if not forked.worth_it(len(memos)):
+        out = _scored(memos, subjects, todo, threshold)
+    else:
+        # every other pair scored by a forked child: it reads the memories as they are here, and
+        # sends back only the few pairs it finds (their order is the sort's below)
+        with forked.Child(lambda: _scored(memos, subjects, todo[1::2], threshold)) as child:
+            out = _scored(memos, subjects, todo[::2], threshold)
+            out += child.result()
+    return sorted(out, key=lambda p: (-p.score, p.a, p.b))
+
+
+def _scored(
+    memos: list[Memo], subjects: list[set[str]], todo: list[tuple[int, int]], threshold: float
+) -> list[Pair]:
+    """The pairs among the candidate pairs `todo` (indexes of `memos`) that are alike or disagree."""
+    out = []
+    for i, j in todo:
         x, y = memos[i], memos[j]
         if x.category != y.category and x.owner != CLAUDE and y.owner != CLAUDE:
             continue  # not comparable()
@@ -231,7 +247,7 @@ def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[
                     f"{one_line(old.doc.title, 60)!r} says",
                 )
             )
-    return sorted(out, key=lambda p: (-p.score, p.a, p.b))
+    return out
 
 
 def _subject_words(m: Memo) -> set[str]:
@@ -378,19 +394,85 @@ def threshold_of(cfg: dict | None) -> float:
 
 def memos(engine: Context, entries=None) -> list[Memo]:
     """The comparable memories of the project (its library when `entries` is None), each parsed once."""
-    out = []
-    for entry in library_entries(engine) if entries is None else entries:
-        if (
+    todo = [
+        entry
+        for entry in (library_entries(engine) if entries is None else entries)
+        if not (
             is_line_ref(entry.ref)
             or getattr(entry, "broken", False)
             or getattr(entry, "status", "active") != "active"
-        ):
-            continue
-        text = text_of(engine, entry)
-        memo = memo_of(entry, text) if text is not None else None
-        if memo is not None:
-            out.append(memo)
+        )
+    ]
+    if not forked.worth_it(len(todo)):
+        return [memo for entry in todo if (memo := _memo(engine, entry)) is not None]
+    # the latter half read and parsed by a forked child, with the words every pair compares, sent
+    # back packed (a text per set of words: a tenth of the cost of pickling the sets); the former here
+    cut = len(todo) // 2
+    with forked.Child(lambda: [_packed(engine, entry) for entry in todo[cut:]]) as child:
+        mine = [_compared(_memo(engine, entry)) for entry in todo[:cut]]
+        theirs = child.result()
+    out = [m for m in mine if m is not None]
+    for entry, packed in zip(todo[cut:], theirs):
+        if packed is not None:
+            out.append(_unpacked(entry, packed))
     return out
+
+
+def _memo(engine: Context, entry) -> Memo | None:
+    text = text_of(engine, entry)
+    return memo_of(entry, text) if text is not None else None
+
+
+_Packed = tuple[str, dict, str, str, str, str, str, str]
+
+
+def _compared(m: Memo | None) -> Memo | None:
+    """`m` with the words every candidate pair compares found now."""
+    if m is not None:
+        _subject_words(m)
+        m.fact  # noqa: B018 (found and kept)
+    return m
+
+
+def _packed(engine: Context, entry) -> _Packed | None:
+    """What a forked child sends of an entry's memo: its text, its document's fields, its hash and its
+    sets of words, each one text (words hold no NUL)."""
+    m = _memo(engine, entry)
+    if m is None:
+        return None
+    fact = m.fact
+    return (
+        m.text,
+        vars(m.doc),
+        m.hash,
+        "\0".join(m.words),
+        "\0".join(_subject_words(m)),
+        "\0".join(fact.key),
+        "\0".join(fact.title),
+        "\0".join(fact.names),
+    )
+
+
+def _unpacked(entry, packed: _Packed) -> Memo:
+    """The memo `_packed` sent, as memo_of made it of `entry`."""
+    text, fields, digest, words, subject, key, title, names = packed
+    memo = Memo(
+        entry.ref,
+        entry.owner,
+        entry.category,
+        memfile.MemoryDoc(**fields),
+        entry.updated or entry.created or "",
+        _words(words),
+        digest,
+        text,
+    )
+    memo.derived["subject_words"] = set(_words(subject))
+    memo.derived["fact"] = FactWords(_words(key), _words(title), _words(names))
+    return memo
+
+
+def _words(packed: str) -> frozenset[str]:
+    return frozenset(packed.split("\0")) if packed else frozenset()
 
 
 def pairs(engine: Context, entries=None) -> list[Pair]:

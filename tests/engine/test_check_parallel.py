@@ -1,0 +1,142 @@
+"""`memcurate check` with its work shared with forked children (curator/hygiene/forked.py): the same
+findings, in the same order, as the check run in one process; a child that fails is an error the person
+sees, never findings silently missing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memcurate.curator.engine import Engine
+from memcurate.curator.hygiene import duplicates, forked
+
+KEY = "AKIAIOSFODNN7EXAMPLE"
+TOPICS = "queue cache billing search upload export import render deploy backup".split()
+
+
+def memory(id_: str, title: str, body: str) -> str:
+    return (
+        f"---\nid: {id_}\ncategory: decision\ntitle: {title}\ndescription: {title}\ntype: project\n"
+        f"tags: [test]\ncreated: 2020-01-01T00:00:00Z\nupdated: 2020-01-0{1 + len(id_) % 8}T00:00:00Z\n"
+        f"sources:\n  - session: s1\n    turns: [1, 2]\nstatus: active\n---\n"
+        f"## Decision\n{body}\n## Rationale\nBecause it was needed.\n"
+    )
+
+
+def git(project: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(project), *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    """A project with a file a memory names since deleted, a secret, near-duplicates, a contradiction
+    and memories about other things."""
+    project, root = tmp_path / "project", tmp_path / "memory"
+    (project / ".claude").mkdir(parents=True)
+    (project / "src").mkdir()
+    (root / "decision").mkdir(parents=True)
+    git(project, "init", "-q")
+    git(project, "config", "user.email", "t@example.com")
+    git(project, "config", "user.name", "t")
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: offline\nmemory:\n  root: {root}\n"
+    )
+    (project / "src" / "auth.py").write_text("def login():\n    return 1\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "first")
+    (project / "src" / "auth.py").unlink()
+    git(project, "commit", "-qam", "drop auth")
+
+    def put(id_: str, title: str, body: str) -> None:
+        (root / "decision" / f"{id_}.md").write_text(memory(id_, title, body))
+
+    put("login", "Login lives in the auth module", "Login is handled in `src/auth.py`. Keep it.")
+    put("key", "The staging key", f"The staging AWS key is {KEY} for now.")
+    same = "Use SQLite in memory for the tests, never a real database server."
+    put("sqlite-a", "Use SQLite in memory for tests", same)
+    put("sqlite-b", "Tests use SQLite in memory", same)
+    put("retry-a", "The lilo worker indexes vulo melu", "The lilo worker indexes vulo melu.")
+    put(
+        "retry-bb", "The lilo worker does not index vulo melu", "The lilo worker does not index it."
+    )
+    for i, topic in enumerate(TOPICS * 3):
+        put(
+            f"m{i}",
+            f"The {topic} service keeps {topic} logs {i}",
+            f"Keep {topic} logs for {i} days.",
+        )
+    return project
+
+
+def run_check(project: Path, monkeypatch, parallel: bool) -> tuple[list[dict], list[str], int]:
+    """The check's findings and errors, and how many children it forked."""
+    forks = []
+    real = forked.Child
+
+    def counted(fn):
+        forks.append(fn)
+        return real(fn)
+
+    monkeypatch.setattr(forked, "worth_it", lambda n: parallel)
+    monkeypatch.setattr(forked, "Child", counted)
+    summary: dict = {}
+    engine = Engine(project)
+    try:
+        found = engine.check(stage=True, summary=summary)
+    finally:
+        engine.close()
+    return [f.to_dict() for f in found], summary["errors"], len(forks)
+
+
+def test_a_check_shared_with_forked_children_finds_what_one_process_finds(project, monkeypatch):
+    serial, serial_errors, serial_forks = run_check(project, monkeypatch, parallel=False)
+    parallel, parallel_errors, parallel_forks = run_check(project, monkeypatch, parallel=True)
+    codes = {f["code"] for f in serial}
+    assert {"stale-file", "secret", "duplicate", "contradiction"} <= codes
+    assert serial_forks == 0 and parallel_forks == 3  # the other detectors, memories, pairs
+    # the same findings in the same order, with the same proposals (staged once, by the first run)
+    assert parallel == serial and parallel_errors == serial_errors == []
+
+
+def test_what_a_child_raises_is_raised_by_the_check(project, monkeypatch):
+    def broken(engine, entry):
+        raise RuntimeError("a bug in the child")
+
+    monkeypatch.setattr(duplicates, "_packed", broken)
+    with pytest.raises(RuntimeError, match="a bug in the child"):
+        run_check(project, monkeypatch, parallel=True)
+
+
+def test_a_child_that_dies_is_an_error_and_the_other_findings_stay(project, monkeypatch):
+    serial, _, _ = run_check(project, monkeypatch, parallel=False)
+
+    def dies(engine, entry):
+        os._exit(3)
+
+    monkeypatch.setattr(duplicates, "_packed", dies)
+    found, errors, _ = run_check(project, monkeypatch, parallel=True)
+    assert errors == [
+        "duplicates: a check's worker process ended without its result (exit status 3)"
+    ]
+    # the other detectors' findings are all there; no pair is reported from half the memories
+    assert found == [f for f in serial if f["code"] not in ("duplicate", "contradiction")]
+
+
+def test_a_small_store_a_busy_machine_or_a_threaded_caller_runs_in_one_process(monkeypatch):
+    monkeypatch.setattr(forked, "cpus", lambda: 2)
+    monkeypatch.setattr(forked.os, "getloadavg", lambda: (0.4, 0.4, 0.4))
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 1)
+    assert forked.worth_it(forked.MIN_ITEMS) and not forked.worth_it(forked.MIN_ITEMS - 1)
+    monkeypatch.setattr(forked, "cpus", lambda: 1)
+    assert not forked.worth_it(10_000)
+    monkeypatch.setattr(forked, "cpus", lambda: 2)
+    # both cores busy already: a child would only compete for them
+    monkeypatch.setattr(forked.os, "getloadavg", lambda: (2.1, 1.0, 1.0))
+    assert not forked.worth_it(10_000)
+    monkeypatch.setattr(forked.os, "getloadavg", lambda: (0.4, 0.4, 0.4))
+    # the TUI calls the engine from a worker thread: a fork would copy the locks other threads hold
+    monkeypatch.setattr(forked.threading, "active_count", lambda: 2)
+    assert not forked.worth_it(10_000)
