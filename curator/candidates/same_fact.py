@@ -46,7 +46,9 @@ def _statement(doc: memfile.MemoryDoc) -> str:
 
 # In a triage's folder: what the last fold compared (_inputs), so that a fold of the same texts in the same
 # states, which would skip nothing more (only a text or a state can), is not made again (--auto-approve
-# processes every triage drafted earlier). A forged or stale one only matches texts that were folded.
+# processes every triage drafted earlier). A stale one matches no text. A forged one (the data dir is
+# Claude's to write) can only spare a fold: both drafts of one fact then go on to their own checks and
+# the save's duplicate check, as two drafts would; it adds no text and lifts no check.
 FOLDED = "same_fact"
 
 

@@ -327,3 +327,20 @@ def test_a_saves_path_checks_walk_each_path_once(tmp_path, monkeypatch):
     saves = len(summary["created"])
     assert saves == 6 * TRIAGES
     assert seen[0] <= 30 * saves, f"{seen[0] / saves:.1f} lstats a save"
+
+
+def test_a_forged_index_mark_cannot_hide_the_store_from_a_saves_duplicate_check(tmp_path):
+    """The mark a decision keeps is in its review record, which Claude can write: a mark ahead of the
+    index (it would make every stored memory "seen" by the decision) is not trusted, and the save looks
+    its category up whole."""
+    project, memory, tids = drafted(tmp_path, 100)
+    engine = Engine(project)
+    try:
+        review = engine.review(tids[0], "decision")
+        epoch, _, at = engine.index.mark().partition(":")
+        assert epoch and at.isdigit()
+        ahead = f"{epoch}:{int(at) + 10_000}"
+        assert engine.index.candidates_since("decision", review["text"], ahead) is None
+        assert engine.index.candidates_since("decision", review["text"], f"{epoch}:{at}") == []
+    finally:
+        engine.close()

@@ -215,7 +215,10 @@ class MemoryIndex:
                     return []
 
                 def run():
-                    if self._mark().partition(":")[0] != epoch:
+                    # the mark is read from a review record, which Claude can write: one of another
+                    # database, or ahead of this one (it would hide every memory), is not trusted
+                    now_epoch, _, now_at = self._mark().partition(":")
+                    if now_epoch != epoch or int(at) > int(now_at or 0):
                         return None
                     terms, ident = _query(text, category)
                     if not terms and ident is None:
