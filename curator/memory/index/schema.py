@@ -78,11 +78,9 @@ class Change:
         save run inserts a change twice (its private copy of what it holds, then the index)."""
         if self._rows is None:
             d = self.doc
-            self._rows = (
-                text_hash(d.title, d.body),
-                redact_document(d, keep_id=True)[0],
-                doc_terms(d),
-            )
+            # the words from the redacted document: a secret typed into a memory is no term either
+            redacted = redact_document(d, keep_id=True)[0]
+            self._rows = (text_hash(d.title, d.body), redacted, doc_terms(redacted))
         return self._rows
 
 
