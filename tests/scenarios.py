@@ -5,6 +5,7 @@ files. Textual-free, so the engine layer can use it (tests/engine/test_layout.py
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 from memcurate.curator.candidates.incremental import capture
@@ -124,3 +125,18 @@ def recurring(project: Path) -> str:
     )
     assert done.staged and done.sessions == 3
     return done.key
+
+
+def git(project: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(project), *args], check=True, capture_output=True)
+
+
+def git_project(project: Path, root: Path) -> None:
+    """A git repository at `project` (with an author) whose config drafts offline into memory root `root`."""
+    (project / ".claude").mkdir(parents=True, exist_ok=True)
+    git(project, "init", "-q")
+    git(project, "config", "user.email", "t@example.com")
+    git(project, "config", "user.name", "t")
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: offline\nmemory:\n  root: {root}\n"
+    )

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
+from scenarios import git, git_project
 
 from memcurate.curator.cli import main
 from memcurate.curator.library.entries import line_ref
@@ -32,22 +32,13 @@ def memory(cat: str, id_: str, title: str, body: str) -> str:
     return text
 
 
-def git(project: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(project), *args], check=True, capture_output=True)
-
-
 @pytest.fixture
 def messy(tmp_path) -> dict:
     project, root = tmp_path / "project", tmp_path / "memory"
     (project / ".claude").mkdir(parents=True)
     (project / "src").mkdir()
     root.mkdir()
-    git(project, "init", "-q")
-    git(project, "config", "user.email", "t@example.com")
-    git(project, "config", "user.name", "t")
-    (project / ".claude" / "memcurate.yaml").write_text(
-        f"backend: offline\nmemory:\n  root: {root}\n"
-    )
+    git_project(project, root)
     (project / "src" / "auth.py").write_text("def login():\n    return 1\n")
     (project / "src" / "db.py").write_text("def connect():\n    return 2\n")
     git(project, "add", "-A")

@@ -67,18 +67,23 @@ def store(project: Path, tmp_path: Path) -> tuple[Engine, Path]:
     return engine, root
 
 
+def counted(monkeypatch, owner, name: str, record=lambda *a, **k: a[0] if a else None) -> list:
+    """The calls of `owner.name` from now on, each recorded as `record` of its arguments (the first)."""
+    calls: list = []
+    real = getattr(owner, name)
+
+    def wrapper(*a, **k):
+        calls.append(record(*a, **k))
+        return real(*a, **k)
+
+    monkeypatch.setattr(owner, name, wrapper)
+    return calls
+
+
 def test_a_check_lists_the_library_once_and_reads_and_parses_each_memory_once(store, monkeypatch):
     engine, root = store
-    listings, parsed, opened = [], [], []
-    entries, parse, open_ = catalog.entries, memfile.parse, builtins.open
-
-    def counted_entries(*a, **k):
-        listings.append(1)
-        return entries(*a, **k)
-
-    def counted_parse(text, *a, **k):
-        parsed.append(text)
-        return parse(text, *a, **k)
+    opened = []
+    open_ = builtins.open
 
     def counted_open(file, *a, **k):
         # the check's own reads (the index reads a file written less than two seconds ago again)
@@ -87,8 +92,8 @@ def test_a_check_lists_the_library_once_and_reads_and_parses_each_memory_once(st
             opened.append(str(file))
         return open_(file, *a, **k)
 
-    monkeypatch.setattr(catalog, "entries", counted_entries)
-    monkeypatch.setattr(memfile, "parse", counted_parse)
+    listings = counted(monkeypatch, catalog, "entries")
+    parsed = counted(monkeypatch, memfile, "parse")
     monkeypatch.setattr(builtins, "open", counted_open)
     findings = check.run(engine, stage=False)
 
@@ -100,19 +105,8 @@ def test_a_check_lists_the_library_once_and_reads_and_parses_each_memory_once(st
 
 def test_the_duplicate_decision_derives_each_memorys_words_once(store, monkeypatch):
     engine, _root = store
-    keyed, scored = [], []
-    key_text, score = decide.key_text, duplicates.score
-
-    def counted_key_text(doc):
-        keyed.append(doc.id)
-        return key_text(doc)
-
-    def counted_score(x, y):
-        scored.append((x.ref, y.ref))
-        return score(x, y)
-
-    monkeypatch.setattr(decide, "key_text", counted_key_text)
-    monkeypatch.setattr(duplicates, "score", counted_score)
+    keyed = counted(monkeypatch, decide, "key_text", lambda doc: doc.id)
+    scored = counted(monkeypatch, duplicates, "score", lambda x, y: (x.ref, y.ref))
     findings = check.run(engine, stage=False)
 
     assert any(f.code == "duplicate" and "decision/m0-again" in f.refs for f in findings)
@@ -127,30 +121,10 @@ def test_a_check_reads_each_memory_without_rendering_it_again(store, monkeypatch
     every memory again to compare its bytes doubled the cost of reading it. What a check renders is
     its proposals' text."""
     engine, _root = store
-    parsed, rendered, scored, yaml_read = [], [], [], []
-    parse, render, score = memfile.parse, memfile.render, duplicates.score
-    parse_yaml = memfile._parse_yaml
-
-    def counted_parse_yaml(*a, **k):
-        yaml_read.append(1)
-        return parse_yaml(*a, **k)
-
-    def counted_parse(text, *a, **k):
-        parsed.append(text)
-        return parse(text, *a, **k)
-
-    def counted_render(doc, *a, **k):
-        rendered.append(doc.id)
-        return render(doc, *a, **k)
-
-    def counted_score(x, y):
-        scored.append((x.ref, y.ref))
-        return score(x, y)
-
-    monkeypatch.setattr(memfile, "parse", counted_parse)
-    monkeypatch.setattr(memfile, "render", counted_render)
-    monkeypatch.setattr(duplicates, "score", counted_score)
-    monkeypatch.setattr(memfile, "_parse_yaml", counted_parse_yaml)
+    parsed = counted(monkeypatch, memfile, "parse")
+    rendered = counted(monkeypatch, memfile, "render", lambda doc, *a, **k: doc.id)
+    scored = counted(monkeypatch, duplicates, "score", lambda x, y: (x.ref, y.ref))
+    yaml_read = counted(monkeypatch, memfile, "_parse_yaml")
     findings = check.run(engine)
 
     merges = [f for f in findings if f.code == "duplicate" and f.proposal]
@@ -181,14 +155,7 @@ def test_the_duplicate_decision_cuts_each_line_into_sentences_once(store, monkey
             "## Rationale\nAuditors ask for the exports of the last quarter.",
         )
         (root / "decision" / f"{mid}.md").write_text(memfile.render(doc))
-    cut = []
-    sentences = said.sentences
-
-    def counted_sentences(text, *a, **k):
-        cut.append(text)
-        return sentences(text, *a, **k)
-
-    monkeypatch.setattr(said, "sentences", counted_sentences)
+    cut = counted(monkeypatch, said, "sentences")
     findings = check.run(engine, stage=False)
 
     assert any(f.code == "contradiction" and "decision/m-drop" in f.refs for f in findings)

@@ -5,10 +5,10 @@ sees, never findings silently missing."""
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from scenarios import git, git_project
 
 from memcurate.curator.engine import Engine
 from memcurate.curator.hygiene import duplicates, forked
@@ -26,10 +26,6 @@ def memory(id_: str, title: str, body: str) -> str:
     )
 
 
-def git(project: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(project), *args], check=True, capture_output=True)
-
-
 @pytest.fixture
 def project(tmp_path) -> Path:
     """A project with a file a memory names since deleted, a secret, near-duplicates, a contradiction
@@ -38,12 +34,7 @@ def project(tmp_path) -> Path:
     (project / ".claude").mkdir(parents=True)
     (project / "src").mkdir()
     (root / "decision").mkdir(parents=True)
-    git(project, "init", "-q")
-    git(project, "config", "user.email", "t@example.com")
-    git(project, "config", "user.name", "t")
-    (project / ".claude" / "memcurate.yaml").write_text(
-        f"backend: offline\nmemory:\n  root: {root}\n"
-    )
+    git_project(project, root)
     (project / "src" / "auth.py").write_text("def login():\n    return 1\n")
     git(project, "add", "-A")
     git(project, "commit", "-qm", "first")

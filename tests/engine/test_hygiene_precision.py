@@ -5,10 +5,10 @@ project_facts.py, duplicates.py, statements.py)."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
+from scenarios import git, git_project
 from test_duplicates import filler, found
 from test_duplicates import memory as dup_memory
 
@@ -27,10 +27,6 @@ def memory(id_: str, body: str) -> str:
     )
 
 
-def git(project: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(project), *args], check=True, capture_output=True)
-
-
 FILES = {
     "pkg/src/x.py": "def helper_one():\n    return 1\n",
     "curator/hygiene/check.py": "class MemoryIndex:\n    pass\n\ndef load_view():\n    pass\n",
@@ -47,12 +43,7 @@ def project(tmp_path) -> Path:
     project, root = tmp_path / "project", tmp_path / "memory"
     (project / ".claude").mkdir(parents=True)
     (root / "decision").mkdir(parents=True)
-    git(project, "init", "-q")
-    git(project, "config", "user.email", "t@example.com")
-    git(project, "config", "user.name", "t")
-    (project / ".claude" / "memcurate.yaml").write_text(
-        f"backend: offline\nmemory:\n  root: {root}\n"
-    )
+    git_project(project, root)
     for rel, text in FILES.items():
         (project / rel).parent.mkdir(parents=True, exist_ok=True)
         (project / rel).write_text(text)
