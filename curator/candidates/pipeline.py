@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -131,6 +132,22 @@ def near_ids(engine: Context, doc: memfile.MemoryDoc, since: str = "") -> Near:
     except UnsafePathError:
         pass  # verification blocks such an id
     return Near(ids, lookup(CLAUDE, doc, CLAUDE_NEAR))
+
+
+def decided(
+    engine: Context, doc: memfile.MemoryDoc, choice: Callable | None = None
+) -> tuple[Decision, list[Existing]]:
+    """`doc` decided (by `choice(doc, existing)`, else `decide`) against the memories near it now, and
+    those memories. The decision keeps the index's mark from before the lookup, so that its save looks
+    only among what was indexed since (`near_ids`)."""
+    mark = engine.index.mark()
+    existing = existing_for(engine, doc)
+    if choice is None:
+        decision = decide(doc, existing, now=engine.now(), cfg=engine.cfg)
+    else:
+        decision = choice(doc, existing)
+    decision.index_mark = mark
+    return decision, existing
 
 
 def claude_existing(found: list) -> list[Existing]:
@@ -607,10 +624,7 @@ def _finish(engine: Context, cand: Candidate, drafted: Drafted, emit) -> None:
     emit(Event(tid, cat, "drafted", timing))
     cand.move("verifying")
     try:
-        mark = engine.index.mark()
-        existing = existing_for(engine, result.doc)
-        decision = decide(result.doc, existing, now=engine.now(), cfg=engine.cfg)
-        decision.index_mark = mark
+        decision, existing = decided(engine, result.doc)
         record = settle(
             engine,
             cand,

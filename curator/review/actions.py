@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from memcurate.curator.candidates import staging
 from memcurate.curator.candidates.candidate import Candidate, Claim, StagedTriage, text_hash
-from memcurate.curator.candidates.pipeline import existing_for, near_ids, process, settle
+from memcurate.curator.candidates.pipeline import decided, existing_for, near_ids, process, settle
 from memcurate.curator.errors import DiskError, Refusal, StaleError
 from memcurate.curator.memory import memfile
 from memcurate.curator.verify.checks import Issue, blocking
@@ -211,10 +211,10 @@ def _saved_since(engine: Context, cand: Candidate, review: dict) -> None:
     # and decided against (what the index finds is looked up, not read, on every save). With the index's
     # mark of the decision, only what was indexed since is looked among: a save's cost does not grow
     # with the store.
-    decided = review["decision"]
-    mark = decided.get("index_mark")
+    earlier = review["decision"]
+    mark = earlier.get("index_mark")
     near = near_ids(engine, draft, mark if isinstance(mark, str) else "")
-    new = near.without(decided.get("compared", ()))
+    new = near.without(earlier.get("compared", ()))
     if not new.refs():
         return
     # A create stands against what it was decided against; when none of the new ones alone would make it
@@ -224,10 +224,7 @@ def _saved_since(engine: Context, cand: Candidate, review: dict) -> None:
     if not fresh or decide(draft, fresh, now=now, cfg=engine.cfg).action == "create":
         return
     # decided again against everything near it now, as a draft is
-    mark = engine.index.mark()
-    existing = existing_for(engine, draft)
-    again = decide(draft, existing, now=now, cfg=engine.cfg)
-    again.index_mark = mark
+    again, existing = decided(engine, draft)
     if again.action == "create":
         return
     settle(engine, cand, again, review["draft"], near=existing)
@@ -523,10 +520,7 @@ def _decide_again(engine: Context, tid: str, cat: str, choice) -> dict:
         cand = _candidate(engine, tid, cat, "ready")
         review = cand.review()
         draft = memfile.parse(review["draft"])
-        mark = engine.index.mark()
-        existing = existing_for(engine, draft)
-        decision = choice(draft, existing)
-        decision.index_mark = mark
+        decision, existing = decided(engine, draft, choice)
         return settle(engine, cand, decision, review["draft"], near=existing)
 
 
