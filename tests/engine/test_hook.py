@@ -132,6 +132,23 @@ def payload(event: str, transcript, project: Path, **extra) -> dict:
     return doc
 
 
+def probe(script: str, project: Path, doc: dict) -> str:
+    """One hook process running `script` (Python that calls the CLI's `main(["hook"])` and writes a
+    report on the last line of its output) on the payload `doc`: that report. The hook itself printed
+    nothing and the process ended well."""
+    p = subprocess.run(
+        [sys.executable, "-c", script],
+        input=json.dumps(doc).encode(),
+        cwd=project,
+        capture_output=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stderr
+    hook_out, _, report = p.stdout.decode().rpartition("\n")
+    assert hook_out == ""
+    return report
+
+
 def hook(event: str, transcript, project: Path, **extra) -> subprocess.CompletedProcess:
     """Run one hook call; assert the invariants every call keeps; return the process."""
     before = len(log_lines(project))

@@ -15,7 +15,7 @@ from pathlib import Path
 from conftest import claude_transcripts
 from synthetic import Transcript, text, tool
 from test_failure_hook import RUNS, SESSIONS, failed
-from test_hook import busy_session, decision_session, log_lines, payload
+from test_hook import busy_session, decision_session, log_lines, payload, probe
 
 from memcurate.curator import config
 from memcurate.curator.candidates.incremental import capture
@@ -95,18 +95,7 @@ sys.stdout.write("\\n" + json.dumps({"rc": rc, "new": sorted(set(sys.modules) - 
 
 def _probe(project: Path, transcript: Path | None, doc: dict | None = None) -> dict:
     """One hook process (a Stop on `transcript`, else `doc`): what it loaded and the patterns it compiled."""
-    doc = doc or payload("Stop", transcript, project)
-    p = subprocess.run(
-        [sys.executable, "-c", _PROBE],
-        input=json.dumps(doc).encode(),
-        cwd=project,
-        capture_output=True,
-        timeout=60,
-    )
-    assert p.returncode == 0, p.stderr
-    hook_out, _, report = p.stdout.decode().rpartition("\n")
-    assert hook_out == ""
-    doc = json.loads(report)
+    doc = json.loads(probe(_PROBE, project, doc or payload("Stop", transcript, project)))
     assert doc["rc"] == 0
     return doc
 
@@ -373,15 +362,7 @@ sys.stdout.write(json.dumps({"rc": rc, "parsed": parsed}))
 
 def _index_probe(project: Path, transcript: Path) -> list[int]:
     """One Stop hook process: the sizes of the keyword index lines it parsed."""
-    p = subprocess.run(
-        [sys.executable, "-c", _INDEX_PROBE],
-        input=json.dumps(payload("Stop", transcript, project)).encode(),
-        cwd=project,
-        capture_output=True,
-        timeout=60,
-    )
-    assert p.returncode == 0, p.stderr
-    doc = json.loads(p.stdout)
+    doc = json.loads(probe(_INDEX_PROBE, project, payload("Stop", transcript, project)))
     assert doc["rc"] == 0
     return doc["parsed"]
 

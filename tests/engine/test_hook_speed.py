@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import claude_transcripts
 from synthetic import Transcript, text, tool
-from test_hook import busy_session, log_lines, payload
+from test_hook import busy_session, log_lines, payload, probe
 
 from memcurate.curator.util import fastjson
 
@@ -139,16 +139,7 @@ sys.stdout.write("\\n" + repr((rc, sorted(set(sys.modules) - before))))
 
 def _probe(project: Path, transcript: Path) -> list[str]:
     """One hook process (a Stop on `transcript`): the modules it loaded."""
-    p = subprocess.run(
-        [sys.executable, "-c", _PROBE],
-        input=json.dumps(payload("Stop", transcript, project)).encode(),
-        cwd=project,
-        capture_output=True,
-        timeout=60,
-    )
-    assert p.returncode == 0, p.stderr
-    out, _, report = p.stdout.decode().rpartition("\n")
-    assert out == ""
+    report = probe(_PROBE, project, payload("Stop", transcript, project))
     rc, new = eval(report)  # a repr of our own probe's tuple of ints and strings
     assert rc == 0
     return new
