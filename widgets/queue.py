@@ -8,10 +8,17 @@ from __future__ import annotations
 import os
 
 from rich.text import Text
+from textual._two_way_dict import TwoWayDict
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.widgets import DataTable
-from textual.widgets._data_table import DuplicateKey, Row, RowKey
+from textual.widgets._data_table import (
+    CellKey,
+    DuplicateKey,
+    Row,
+    RowDoesNotExist,
+    RowKey,
+)
 
 from memcurate.curator.candidates.queue import Item, age
 from memcurate.curator.candidates.staging import IN_FLIGHT
@@ -355,6 +362,32 @@ class QueueTable(DataTable):
         self._update_count += 1
         self.check_idle()
 
+    def _remove_rows(self, keys: set[str]) -> None:
+        """textual's remove_row for many rows at once: it numbers every row again for each row removed (a
+        filter that leaves 400 of 2,000 rows: 3 million steps), here once. textual is pinned: these are
+        remove_row's own steps."""
+        if not keys:
+            return
+        gone = {RowKey(k) for k in keys}
+        for key in gone:
+            if key not in self._row_locations:
+                raise RowDoesNotExist(f"Row key {key!r} is not valid.")
+        locations = self._row_locations
+        kept = sorted((locations.get(key), key) for key in locations if key not in gone)
+        self._row_locations = TwoWayDict({key: n for n, (_, key) in enumerate(kept)})
+        for key in gone:
+            # the removed cells must not ask for dimension updates
+            for column_key in self._data[key]:
+                self._updated_cells.discard(CellKey(key, column_key))
+            del self.rows[key]
+            del self._data[key]
+        self._require_update_dimensions = True
+        self.check_idle()
+        self.cursor_coordinate = self.cursor_coordinate
+        self.hover_coordinate = self.hover_coordinate
+        self._update_count += 1
+        self.refresh(layout=True)
+
     def on_resize(self) -> None:
         self._bound_caches()
         self.fit_title()
@@ -449,8 +482,7 @@ class QueueTable(DataTable):
             self._rebuild(items, views, now)
             return
         current = self.selected()
-        for key in set(old) - set(new_keys):
-            self.remove_row(key)
+        self._remove_rows(set(old) - set(new_keys))
         for k in kept:
             if self.views.get(k) != views[k]:
                 for (column, _), value in zip(self.spec, self._cells(views[k], now), strict=True):
