@@ -5,6 +5,7 @@ shown with its kind's label as the category."""
 
 from __future__ import annotations
 
+import functools
 import os
 
 from rich.text import Text
@@ -185,20 +186,28 @@ def queue_title(items: dict[str, list[Item]]) -> str:
 DRAFTING = frozenset(("triaged", *IN_FLIGHT))  # a row not drafted yet, or being drafted
 
 
+@functools.lru_cache(maxsize=256)
+def shared_text(plain: str, style: str = "") -> Text:
+    """A cell many rows show alike (a category, an action, a confidence, badges): one Text for all of
+    them, since the table only reads its cells (2,000 rows: 14,000 Texts made before the first frame
+    with rows, ~4,000 so)."""
+    return Text(plain, style=style)
+
+
 def cells(
     item: Item, now: float | None, *, first: bool = True, title: str | None = None
 ) -> tuple[Text, ...]:
     """A row's cells; `first`: the first row of its group (its session is named there); `title`: the title
     as it fits its column (fit_title), else the whole title."""
-    group = Text(short_session(item), style="bold") if first else Text(SAME_GROUP, style="dim")
+    group = Text(short_session(item), style="bold") if first else shared_text(SAME_GROUP, "dim")
     if item.is_error:
         return (
             group,
-            Text("error", style="bold red"),
+            shared_text("error", "bold red"),
             Text(one_line(item.error, 200), style="red"),
-            Text("—"),
-            Text(""),
-            Text(""),
+            shared_text("—"),
+            shared_text(""),
+            shared_text(""),
             Text(age(item.created, now) if item.created else ""),
         )
     shown = one_line(item.title, TITLE_MAX) if title is None else title
@@ -210,34 +219,38 @@ def cells(
     ):  # in place of an action: the sessions a failure recurred in
         action = Text(f"seen {item.field('sessions', 0)}×", style="cyan")
     elif item.state == "ready":
-        action = Text(
+        action = shared_text(
             item.action or "?",
-            style={"create": "green", "update": "cyan", "noop": "dim", "delete": "magenta"}.get(
+            {"create": "green", "update": "cyan", "noop": "dim", "delete": "magenta"}.get(
                 item.action, ""
             ),
         )
     elif item.state == "failed":
-        action = Text("failed", style="bold red")
+        action = shared_text("failed", "bold red")
     else:
-        action = Text(item.state, style="yellow")
-    badges = Text()
-    if item.blocks:
-        badges.append(f"BLOCK{item.blocks if item.blocks > 1 else ''}", style="bold white on red")
-    if item.advisories:
-        if badges:
-            badges.append(" ")
-        badges.append(
-            f"ADV{item.advisories if item.advisories > 1 else ''}", style="black on yellow"
-        )
+        action = shared_text(item.state, "yellow")
     return (
         group,
-        Text(item.category),
+        shared_text(item.category),
         title_cell,
         action,
         confidence_cell(item.confidence),
-        badges,
+        _badges(item.blocks, item.advisories),
         Text(age(item.created, now)),
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _badges(blocks: int, advisories: int) -> Text:
+    """The issues cell (shared_text's: one Text for the rows alike)."""
+    badges = Text()
+    if blocks:
+        badges.append(f"BLOCK{blocks if blocks > 1 else ''}", style="bold white on red")
+    if advisories:
+        if badges:
+            badges.append(" ")
+        badges.append(f"ADV{advisories if advisories > 1 else ''}", style="black on yellow")
+    return badges
 
 
 def short_category(category: str) -> str:
@@ -289,8 +302,8 @@ def fit_title(title: str, width: int, shared: int = 0) -> str:
 def confidence_cell(value: float | None) -> Text:
     """A draft's confidence in four characters ("0.82"); dim when it is below one half."""
     if value is None:
-        return Text("")
-    return Text(f"{value:.2f}", style="dim" if value < 0.5 else "")
+        return shared_text("")
+    return shared_text(f"{value:.2f}", "dim" if value < 0.5 else "")
 
 
 class QueueTable(DataTable):
@@ -454,7 +467,7 @@ class QueueTable(DataTable):
         row = cells(item, now, first=first, title=title)
         if self.spec is COLUMNS:
             return row
-        category = row[1] if item.is_error else Text(short_category(item.category))
+        category = row[1] if item.is_error else shared_text(short_category(item.category))
         return (row[0], category, *row[2 : len(self.spec)])
 
     def _relayout(self, spec: tuple) -> None:
