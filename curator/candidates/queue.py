@@ -133,7 +133,7 @@ class Board:
                 # until its second look is made, it may still gain categories
                 if not staging.look_due(full):
                     self._docs[tid] = doc
-            states = staging.category_states(self.data, tid, doc)
+            states = staging.category_states(self.data, tid, doc, history=False)
         except staging.StagingError as e:
             if not os.path.isdir(staging.triage_dir(self.data, tid)):
                 self._docs.pop(tid, None)

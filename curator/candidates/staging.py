@@ -301,30 +301,41 @@ def _state_log(data, triage_id: str) -> str:
     return os.path.join(triage_dir(data, triage_id), STATE_LOG)
 
 
-def _read_log(path: str) -> dict[str, dict]:
-    """Category -> its latest record, with the history of its moves, from the log's complete lines.
-
-    A line that does not read as a state record is skipped: a killed writer leaves at most
-    its last line unfinished, and that move is simply done again."""
+def _log_lines(path: str) -> list[bytes]:
+    """The log's complete lines: what follows the last line break is unfinished (a killed writer)."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
-        return {}
+        return []
     except OSError as e:
         raise StagingError(f"{path}: unreadable ({e.strerror or e})") from None
+    return data.split(b"\n")[:-1]
+
+
+def _record(line: bytes) -> dict | None:
+    """A log line as a state record, or None: a line that does not read as one is skipped (a killed
+    writer leaves at most its last line unfinished, and that move is simply done again)."""
+    try:
+        rec = fastjson.loads(line)
+    except ValueError:
+        return None
+    if (
+        not isinstance(rec, dict)
+        or rec.get("state") not in TRANSITIONS
+        or not isinstance(rec.get("category"), str)
+        or not isinstance(rec.get("updated"), str)
+    ):
+        return None
+    return rec
+
+
+def _read_log(path: str) -> dict[str, dict]:
+    """Category -> its latest record, with the history of its moves, from the log's complete lines."""
     latest: dict[str, dict] = {}
-    for line in data.split(b"\n")[:-1]:  # what follows the last line break is unfinished
-        try:
-            rec = fastjson.loads(line)
-        except ValueError:
-            continue
-        if (
-            not isinstance(rec, dict)
-            or rec.get("state") not in TRANSITIONS
-            or not isinstance(rec.get("category"), str)
-            or not isinstance(rec.get("updated"), str)
-        ):
+    for line in _log_lines(path):
+        rec = _record(line)
+        if rec is None:
             continue
         before = latest.get(rec["category"])
         history = before["history"] if before else []
@@ -334,26 +345,56 @@ def _read_log(path: str) -> dict[str, dict]:
     return latest
 
 
+def _read_last(path: str) -> dict[str, dict]:
+    """Category -> its latest record without its history: _read_log's records, read from the log's end.
+
+    A line is parsed only when it may be the last record of a category not seen yet (a queue of
+    thousands of rows needs one line a category, not the five or more moves before it). A line is
+    passed over unparsed only when its bytes say which category it is, as set_state writes it: it
+    starts with that category's key, names the key once, and holds no \\u escape (which could spell the
+    key again). Anything else, forged or torn, is parsed and judged as _read_log judges it."""
+    latest: dict[str, dict] = {}
+    seen: tuple[bytes, ...] = ()  # the line starts of the categories found
+    for line in reversed(_log_lines(path)):
+        if seen and line.startswith(seen) and line.count(b'"category"') == 1 and b"\\u" not in line:
+            continue
+        rec = _record(line)
+        if rec is None or rec["category"] in latest:
+            continue
+        rec.pop("history", None)
+        latest[rec["category"]] = rec
+        seen += (b'{"category":' + fastjson.dumps_compact(rec["category"]).encode() + b",",)
+    return latest
+
+
 def _triggered(doc: dict, triage_id: str, category: str) -> None:
     cat = doc["categories"].get(category)
     if not isinstance(cat, dict) or not cat.get("triggered"):
         raise NotACategory(f"{triage_id}/{category}: not a triggered category of this triage")
 
 
-def category_states(data, triage_id: str, doc: dict | None = None) -> dict[str, dict]:
-    """The state record of each triggered category of a triage."""
+def category_states(
+    data, triage_id: str, doc: dict | None = None, *, history: bool = True
+) -> dict[str, dict]:
+    """The state record of each triggered category of a triage. With `history` False, each is its last
+    state line alone, without its moves (what a queue row needs): the log is read from its end."""
     doc = doc or load_triage(data, triage_id)
-    latest = _read_log(_state_log(data, triage_id))
+    path = _state_log(data, triage_id)
+    latest = _read_log(path) if history else _read_last(path)
+    created = doc.get("created", "")
     out = {}
     for name, cat in doc["categories"].items():
         if isinstance(cat, dict) and cat.get("triggered"):
+            if name in latest:
+                rec = out[name] = latest[name]
+                if history:
+                    rec["history"] = ([["triaged", created]] + rec["history"])[-50:]
+                continue
             # A category the second look found says so on its every state line (the moves keep it).
             found = {"found_by": cat["found_by"]} if cat.get("found_by") else {}
-            rec = out[name] = latest.get(name) or _state_record(
-                name, "triaged", doc.get("created", ""), **found
-            )
-            if name in latest:
-                rec["history"] = ([["triaged", doc.get("created", "")]] + rec["history"])[-50:]
+            rec = out[name] = _state_record(name, "triaged", created, **found)
+            if not history:
+                del rec["history"]
     return out
 
 

@@ -18,6 +18,7 @@ from test_engine import stage
 from test_tui import run, select
 from test_tui_claude_writes import document
 from test_tui_rules import COMMAND, proj, seen  # noqa: F401  (proj: the fixture)
+from textual import _two_way_dict
 from tui_helpers import tui
 
 from memcurate.curator.util.locks import LockBusy
@@ -261,5 +262,107 @@ def test_a_long_queue_is_filled_without_measuring_its_cells(monkeypatch):
             assert measured == [] and table.row_count == len(more)
             assert table.selected() == items[10]
             assert table.get_row_at(len(more) - 1)[2].plain == more[-1].title
+
+    asyncio.run(scenario())
+
+
+def test_a_filter_removes_a_long_queue_s_rows_at_once(monkeypatch):
+    """textual's remove_row numbers every row again for each row it removes: a filter that leaves one
+    category of 1,000 rows would renumber the table 800 times (half a million steps). The queue removes
+    them at once, numbering what stays once; the rows left, their order, the selection and the cursor
+    are as the filter asks."""
+    from textual.app import App
+
+    from memcurate.widgets.queue import QueueTable, matches, row_key
+
+    renumbered = []
+    real = _two_way_dict.TwoWayDict.__setitem__
+    monkeypatch.setattr(
+        _two_way_dict.TwoWayDict,
+        "__setitem__",
+        lambda self, k, v: renumbered.append(k) or real(self, k, v),
+    )
+
+    class Queue(App):
+        def compose(self):
+            yield QueueTable()
+
+    items = _items(200)
+    app = Queue()
+
+    async def scenario() -> None:
+        async with app.run_test(size=(160, 45)) as pilot:
+            await pilot.pause()
+            table = app.query_one(QueueTable)
+            table.sync(items, None)
+            await pilot.pause()
+            table.move_cursor(row=12)  # a runbook row (the third of its triage)
+            await pilot.pause()
+            chosen = table.selected()
+            assert chosen is not None and chosen.category == "runbook"
+            left = [i for i in items if matches(i, ["runbook"])]
+            renumbered.clear()
+            table.sync(left, None)
+            await pilot.pause()
+            assert len(renumbered) < len(items), len(renumbered)
+            assert table.row_count == len(left) == 200
+            assert [k.value for k in table.rows] == [row_key(i) for i in left]
+            assert [table.get_row_at(n)[2].plain for n in (0, 199)] == [
+                left[0].title,
+                left[199].title,
+            ]
+            assert table.selected() in left
+            # and the rows come back in place with the filter cleared
+            table.sync(items, None)
+            await pilot.pause()
+            assert [k.value for k in table.rows][:6] == [row_key(i) for i in items[:6]]
+            assert table.row_count == 1000
+
+    asyncio.run(scenario())
+
+
+def test_a_long_queue_makes_a_text_only_for_what_differs_from_row_to_row(monkeypatch):
+    """Each row was seven rich Texts (2,000 rows: 14,000 made before the first frame with rows). The
+    cells many rows show alike (category, action, confidence, issues, the group's │) are one Text each;
+    a row makes its own only for its title, its age and its group's session. What each cell shows and
+    its style are as before."""
+    from rich.text import Text
+    from textual.app import App
+
+    from memcurate.widgets.queue import QueueTable
+
+    made = []
+    real = Text.__init__
+    monkeypatch.setattr(
+        Text, "__init__", lambda self, *a, **k: made.append(1) or real(self, *a, **k)
+    )
+
+    class Queue(App):
+        def compose(self):
+            yield QueueTable()
+
+    items = _items(200)
+    app = Queue()
+
+    async def scenario() -> None:
+        async with app.run_test(size=(160, 45)) as pilot:
+            await pilot.pause()
+            table = app.query_one(QueueTable)
+            made.clear()
+            table.sync(items, None)
+            assert len(made) < 3 * len(items), len(made)
+            first, second = table.get_row_at(0), table.get_row_at(1)
+            assert [c.plain for c in first] == [
+                "00000000",
+                "decision",
+                "decision fact number 0",
+                "create",
+                "0.80",
+                "",
+                first[6].plain,
+            ]
+            assert first[6].plain and str(first[3].style) == "green"
+            assert (second[0].plain, str(second[0].style)) == ("│", "dim")
+            assert second[1].plain == "constraint" and second[3] is first[3]
 
     asyncio.run(scenario())
