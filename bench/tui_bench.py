@@ -569,6 +569,7 @@ async def leave(app, table, project: str, tids: set[str]) -> int:
 # -- b. keys over 2,000 items --------------------------------------------------------------------
 
 KEYS = {"j": "j", "k": "k", "down": None, "up": None}  # key -> character, as the driver sends them
+BACK = {"j": "k", "k": "j", "down": "up", "up": "down"}  # the key that undoes each
 BURST, REPEAT = 30, 1 / 30  # a held key: 30 repeats at 30 per second (a common key-repeat rate)
 
 
@@ -591,6 +592,7 @@ async def measure_keys(
         "held_last": [],
         "objects_per_press": [],
         "app_objects_per_press": [],
+        "app_objects_per_press_second_half": [],
         "load_worker": [],
         "start_to_rows": [],
         "loaded_to_rows": [],
@@ -625,12 +627,21 @@ async def measure_keys(
             app0 = app_objects()
             objects0 = live_objects()
             direction = 1
+            # The second half retraces the first half's walk, so it shows no row the first did not:
+            # growth there is a key press's, not the first showing of a row (which caches its item).
+            half = warmup + presses // 2
+            walk: list[str] = []
             for p in range(warmup + presses):
                 row0, scroll0 = table.cursor_row, table.scroll_y
                 if rng.random() < 0.15:
                     direction = -direction
                 direction = 1 if row0 < 100 else -1 if row0 > len(table.shown) - 100 else direction
                 key = rng.choice(("j", "down") if direction > 0 else ("k", "up"))
+                if warmup <= p < half:
+                    walk.append(key)
+                elif p >= half and walk:
+                    key = BACK[walk.pop()]
+                    direction = 1 if key in ("j", "down") else -1
                 got: dict = {}
                 done = asyncio.Event()
 
@@ -670,8 +681,16 @@ async def measure_keys(
                     out["scrolled"] += got["scrolled"]
                     out["presses"] += 1
                 await wait_quiet(app, 0.1)
+                if p + 1 == half:
+                    app_half = app_objects()
             out["objects_per_press"].append((live_objects() - objects0) / (warmup + presses))
-            out["app_objects_per_press"].append((app_objects() - app0) / (warmup + presses))
+            app_end = app_objects()
+            out["app_objects_per_press"].append((app_end - app0) / (warmup + presses))
+            # the slope: what the first presses make once (caches' entries, rows first shown) is
+            # not a press's; growth over the second half, which retraces the first, would be
+            out["app_objects_per_press_second_half"].append(
+                (app_end - app_half) / (presses - presses // 2)
+            )
             # A held key: BURST presses of j, REPEAT s apart, sent from a thread as the driver's input
             # thread sends key repeats; per press, the first frame with the cursor at (or past) its row.
             await wait_quiet(app, 0.2)
@@ -1036,6 +1055,9 @@ def child(args) -> int:
             "scrolled": keys["scrolled"],
             "live_objects_per_press": round(B.median(keys["objects_per_press"])),
             "app_objects_per_press": round(B.median(keys["app_objects_per_press"]), 1),
+            "app_objects_per_press_second_half": round(
+                B.median(keys["app_objects_per_press_second_half"]), 1
+            ),
             "board_load_ms": stats(board_ms),
             "load_worker_ms": stats(keys["load_worker"]),
             "start_to_rows_ms": stats(keys["start_to_rows"]),
@@ -1191,7 +1213,8 @@ def child(args) -> int:
         say(
             f"live Python objects per key press (gc-tracked, app quiet, over {K['presses'] // instances} "
             f"presses an app): {K['live_objects_per_press']:+,}; with the bounded caches "
-            f"emptied (the app's own): {K['app_objects_per_press']:+,}"
+            f"emptied (the app's own): {K['app_objects_per_press']:+,}, "
+            f"{K['app_objects_per_press_second_half']:+,} over the second half of the presses"
         )
     if "landing" in only:
         L = res["landing"]
