@@ -28,7 +28,7 @@ from memcurate.curator.categories import CATEGORIES, CLAUDE, ONE_PER_SESSION
 from memcurate.curator.hygiene import forked, merging
 from memcurate.curator.hygiene import statements as said
 from memcurate.curator.hygiene.merging import CONTRADICTION, DUPLICATE  # noqa: F401 (a pair's kinds, used here and by callers)
-from memcurate.curator.hygiene.texts import library_entries, text_of
+from memcurate.curator.hygiene.texts import known_text, library_entries, once, text_of
 from memcurate.curator.library.entries import is_line_ref
 from memcurate.curator.memory import memfile
 from memcurate.curator.memory.front_matter import MemoryFormatError, split_front_matter
@@ -393,10 +393,17 @@ def threshold_of(cfg: dict | None) -> float:
 
 
 def memos(engine: Context, entries=None) -> list[Memo]:
-    """The comparable memories of the project (its library when `entries` is None), each parsed once."""
+    """The comparable memories of the project (its library when `entries` is None), each parsed once
+    (the library's once for a whole check)."""
+    if entries is None:
+        return once(engine, "memos", lambda: _memos(engine, library_entries(engine)))
+    return _memos(engine, entries)
+
+
+def _memos(engine: Context, entries) -> list[Memo]:
     todo = [
         entry
-        for entry in (library_entries(engine) if entries is None else entries)
+        for entry in entries
         if not (
             is_line_ref(entry.ref)
             or getattr(entry, "broken", False)
@@ -415,6 +422,8 @@ def memos(engine: Context, entries=None) -> list[Memo]:
     for entry, packed in zip(todo[cut:], theirs):
         if packed is not None:
             out.append(_unpacked(entry, packed))
+            # read by the child: the other detectors find it read
+            known_text(engine, entry, packed[0])
     return out
 
 
