@@ -202,20 +202,32 @@ def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[
     subjects = [_subject_words(m) for m in memos]
     todo = list(candidates(memos))
     if not forked.worth_it(len(memos)):
-        out = _scored(memos, subjects, todo, threshold)
-    else:
-        # every other pair scored by a forked child: it reads the memories as they are here, and
-        # sends back only the few pairs it finds (their order is the sort's below)
-        with forked.Child(lambda: _scored(memos, subjects, todo[1::2], threshold)) as child:
-            out = _scored(memos, subjects, todo[::2], threshold)
-            out += child.result()
-    return sorted(out, key=lambda p: (-p.score, p.a, p.b))
+        return _sorted(_judged(memos, _close(memos, subjects, todo, threshold), threshold))
+    # every other pair gated and scored by a forked child (it reads the memories as they are here)
+    with forked.Child(lambda: _close(memos, subjects, todo[1::2], threshold)) as child:
+        close = _close(memos, subjects, todo[::2], threshold)
+        close += child.result()
+    # the few close enough to be one or to disagree judged, part of them by a child: grouped by the
+    # memories they share, so that each memory's statements are found in one process, not both
+    mine, theirs = _shares(close)
+    with forked.Child(lambda: _judged(memos, theirs, threshold)) as child:
+        out = _judged(memos, mine, threshold)
+        out += child.result()
+    return _sorted(out)
 
 
-def _scored(
+def _sorted(pairs: list[Pair]) -> list[Pair]:
+    return sorted(pairs, key=lambda p: (-p.score, p.a, p.b))
+
+
+# a candidate pair worth judging: (older, newer) indexes of `memos`, how alike their subjects and facts
+_Close = tuple[int, int, float, float]
+
+
+def _close(
     memos: list[Memo], subjects: list[set[str]], todo: list[tuple[int, int]], threshold: float
-) -> list[Pair]:
-    """The pairs among the candidate pairs `todo` (indexes of `memos`) that are alike or disagree."""
+) -> list[_Close]:
+    """The candidate pairs `todo` (indexes of `memos`) alike enough to be one, or to disagree."""
     out = []
     for i, j in todo:
         x, y = memos[i], memos[j]
@@ -231,8 +243,18 @@ def _scored(
             if not shared or shared / (len(wa) + len(wb) - shared) < GATE:
                 # too little in common to say one thing, or to disagree on one: not worth scoring
                 continue
-        old, new = (x, y) if (x.stamp, x.ref) <= (y.stamp, y.ref) else (y, x)
-        sim = score(old, new)
+        old, new = (i, j) if (x.stamp, x.ref) <= (y.stamp, y.ref) else (j, i)
+        sim = score(memos[old], memos[new])
+        if max(subject, sim) >= SUBJECT or sim >= threshold:
+            out.append((old, new, subject, sim))
+    return out
+
+
+def _judged(memos: list[Memo], close: list[_Close], threshold: float) -> list[Pair]:
+    """The pairs among `close` that disagree (contradictions) or are alike (duplicates)."""
+    out = []
+    for o, n, subject, sim in close:
+        old, new = memos[o], memos[n]
         why = disagreement(old, new) if max(subject, sim) >= SUBJECT else None
         if why:
             out.append(Pair(old.ref, new.ref, round(max(sim, subject), 3), CONTRADICTION, why))
@@ -248,6 +270,41 @@ def _scored(
                 )
             )
     return out
+
+
+def _shares(close: list[_Close]) -> tuple[list[_Close], list[_Close]]:
+    """`close` in two shares of about the same work, the pairs of one group of memories (joined by the
+    pairs) in one share; a group of more than half of them is shared pair by pair."""
+    leader: dict[int, int] = {}  # union-find: a memory's group, by one of its memories
+
+    def root(x: int) -> int:
+        while leader.setdefault(x, x) != x:
+            leader[x] = leader[leader[x]]
+            x = leader[x]
+        return x
+
+    for o, n, _s, _m in close:
+        leader[root(o)] = root(n)
+    groups: dict[int, list[_Close]] = defaultdict(list)
+    for pair in close:
+        groups[root(pair[0])].append(pair)
+    # each group's work: its memories' statements found, then each pair compared
+    weight = {g: len({x for p in pairs for x in p[:2]}) + len(pairs) for g, pairs in groups.items()}
+    total = sum(weight.values())
+    shares: tuple[list[_Close], list[_Close]] = ([], [])
+    load = [0, 0]
+    for g in sorted(groups, key=lambda g: (-weight[g], g)):
+        if weight[g] * 2 > total:
+            big = groups[g]
+            shares[0].extend(big[::2])
+            shares[1].extend(big[1::2])
+            load[0] += weight[g] // 2
+            load[1] += weight[g] - weight[g] // 2
+            continue
+        side = 0 if load[0] <= load[1] else 1
+        shares[side].extend(groups[g])
+        load[side] += weight[g]
+    return shares
 
 
 def _subject_words(m: Memo) -> set[str]:
