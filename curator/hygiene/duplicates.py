@@ -52,6 +52,8 @@ SUBJECT = 0.4  # subject words shared (Jaccard) for two memories to be about one
 RARE_TERMS = 16  # the rarest words of a memory that find its candidates
 MAX_DF = 48  # a word in more memories than this says nothing about which two are alike
 MAX_CANDIDATES = 24  # per memory, most shared rare words first
+# the memories a check's parent process parses when a forked child parses the others (percent)
+PARENT_SHARE = 45
 GATE = 0.3  # words shared (whole texts, or titles and descriptions) for a candidate pair to be scored at all
 
 
@@ -469,9 +471,10 @@ def _memos(engine: Context, entries) -> list[Memo]:
     ]
     if not forked.worth_it(len(todo)):
         return [memo for entry in todo if (memo := _memo(engine, entry)) is not None]
-    # the latter half read and parsed by a forked child, with the words every pair compares, sent
-    # back packed (a text per set of words: a tenth of the cost of pickling the sets); the former here
-    cut = len(todo) // 2
+    # the latter part read and parsed by a forked child, with the words every pair compares, sent
+    # back packed (a text per set of words: a tenth of the cost of pickling the sets); the former here.
+    # Unpacking one costs a third of parsing it, so the child parses a little more than half
+    cut = len(todo) * PARENT_SHARE // 100
     with forked.Child(lambda: [_packed(engine, entry) for entry in todo[cut:]]) as child:
         mine = [_compared(_memo(engine, entry)) for entry in todo[:cut]]
         theirs = child.result()
@@ -526,7 +529,7 @@ def _unpacked(entry, packed: _Packed) -> Memo:
         entry.ref,
         entry.owner,
         entry.category,
-        memfile.MemoryDoc(**fields),
+        memfile.as_sent(fields),
         entry.updated or entry.created or "",
         _words(words),
         digest,

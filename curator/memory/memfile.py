@@ -197,6 +197,14 @@ def _copy(doc: MemoryDoc) -> MemoryDoc:
     return copy
 
 
+def as_sent(fields: dict) -> MemoryDoc:
+    """The document whose fields (`vars()`) a forked process sent, as it was there: not built again
+    through __init__ (its type was given then)."""
+    doc = object.__new__(MemoryDoc)
+    doc.__dict__.update(fields)
+    return doc
+
+
 def _canonical(text: str, fm_text: str, body: str) -> MemoryDoc | None:
     """The document of a file exactly as `render` writes it, read without YAML (a fifth of the cost: the
     check and an index build read every memory); None for any other text, which YAML reads. Each line
