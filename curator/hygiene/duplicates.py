@@ -209,9 +209,11 @@ def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[
     with forked.Child(lambda: _close(memos, subjects, todo[1::2], threshold)) as child:
         close = _close(memos, subjects, todo[::2], threshold)
         close += child.result()
+    if not forked.worth_it(len(close)):
+        return _sorted(_judged(memos, close, threshold))
     # the few close enough to be one or to disagree judged, part of them by a child: grouped by the
     # memories they share, so that each memory's statements are found in one process, not both
-    mine, theirs = _shares(close)
+    mine, theirs = _shares(memos, close)
     with forked.Child(lambda: _judged(memos, theirs, threshold)) as child:
         out = _judged(memos, mine, threshold)
         out += child.result()
@@ -274,7 +276,7 @@ def _judged(memos: list[Memo], close: list[_Close], threshold: float) -> list[Pa
     return out
 
 
-def _shares(close: list[_Close]) -> tuple[list[_Close], list[_Close]]:
+def _shares(memos: list[Memo], close: list[_Close]) -> tuple[list[_Close], list[_Close]]:
     """`close` in two shares of about the same work, the pairs of one group of memories (joined by the
     pairs) in one share; a group of more than half of them is shared pair by pair."""
     leader: dict[int, int] = {}  # union-find: a memory's group, by one of its memories
@@ -290,8 +292,13 @@ def _shares(close: list[_Close]) -> tuple[list[_Close], list[_Close]]:
     groups: dict[int, list[_Close]] = defaultdict(list)
     for pair in close:
         groups[root(pair[0])].append(pair)
-    # each group's work: its memories' statements found, then each pair compared
-    weight = {g: len({x for p in pairs for x in p[:2]}) + len(pairs) for g, pairs in groups.items()}
+    # each group's work: its memories' statements found (unless a call before found them: a forked child
+    # finds them found too), then each pair compared
+    weight = {
+        g: len({x for p in pairs for x in p[:2] if "statements" not in memos[x].derived})
+        + len(pairs)
+        for g, pairs in groups.items()
+    }
     total = sum(weight.values())
     shares: tuple[list[_Close], list[_Close]] = ([], [])
     load = [0, 0]
