@@ -52,8 +52,9 @@ SUBJECT = 0.4  # subject words shared (Jaccard) for two memories to be about one
 RARE_TERMS = 16  # the rarest words of a memory that find its candidates
 MAX_DF = 48  # a word in more memories than this says nothing about which two are alike
 MAX_CANDIDATES = 24  # per memory, most shared rare words first
-# the memories a check's parent process parses when a forked child parses the others (percent)
-PARENT_SHARE = 45
+# the memories (percent) a check's parent parses while a forked child parses the others: half (45 and
+# 55 measured no better; the parent also unpacks the child's, a fifth of the cost of parsing one)
+PARENT_SHARE = 50
 GATE = 0.3  # words shared (whole texts, or titles and descriptions) for a candidate pair to be scored at all
 
 
@@ -479,8 +480,7 @@ def _memos(engine: Context, entries) -> list[Memo]:
     if not forked.worth_it(len(todo)):
         return [memo for entry in todo if (memo := _memo(engine, entry)) is not None]
     # the latter part read and parsed by a forked child, with the words every pair compares, sent
-    # back packed (a text per set of words: a tenth of the cost of pickling the sets); the former here.
-    # Unpacking one costs a third of parsing it, so the child parses a little more than half
+    # back packed (a text per set of words: a tenth of the cost of pickling the sets); the former here
     cut = len(todo) * PARENT_SHARE // 100
     with forked.Child(lambda: [_packed(engine, entry) for entry in todo[cut:]]) as child:
         mine = [_compared(_memo(engine, entry)) for entry in todo[:cut]]
