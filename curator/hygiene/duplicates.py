@@ -55,6 +55,9 @@ MAX_CANDIDATES = 24  # per memory, most shared rare words first
 # the memories (percent) a check's parent parses while a forked child parses the others: half (45 and
 # 55 measured no better; the parent also unpacks the child's, a fifth of the cost of parsing one)
 PARENT_SHARE = 50
+# the pairs (percent of the work) a forked child gates or judges: a child forked from the check's
+# full heap runs about a third slower than its parent (each page it touches is copied first)
+CHILD_PART = 43
 GATE = 0.3  # words shared (whole texts, or titles and descriptions) for a candidate pair to be scored at all
 
 
@@ -206,9 +209,10 @@ def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[
     todo = list(candidates(memos))
     if not forked.worth_it(len(memos)):
         return _sorted(_judged(memos, _close(memos, subjects, todo, threshold), threshold))
-    # every other pair gated and scored by a forked child (it reads the memories as they are here)
-    with forked.Child(lambda: _close(memos, subjects, todo[1::2], threshold)) as child:
-        close = _close(memos, subjects, todo[::2], threshold)
+    # part of the pairs gated and scored by a forked child (it reads the memories as they are here)
+    cut = len(todo) * (100 - CHILD_PART) // 100
+    with forked.Child(lambda: _close(memos, subjects, todo[cut:], threshold)) as child:
+        close = _close(memos, subjects, todo[:cut], threshold)
         close += child.result()
     if not forked.worth_it(len(close)):
         return _sorted(_judged(memos, close, threshold))
@@ -302,16 +306,19 @@ def _shares(memos: list[Memo], close: list[_Close]) -> tuple[list[_Close], list[
     }
     total = sum(weight.values())
     shares: tuple[list[_Close], list[_Close]] = ([], [])
+    # the child's share CHILD_PART of the work: each side's load counted against its part
+    part = (100 - CHILD_PART, CHILD_PART)
     load = [0, 0]
     for g in sorted(groups, key=lambda g: (-weight[g], g)):
         if weight[g] * 2 > total:
             big = groups[g]
-            shares[0].extend(big[::2])
-            shares[1].extend(big[1::2])
-            load[0] += weight[g] // 2
-            load[1] += weight[g] - weight[g] // 2
+            cut = len(big) * part[0] // 100
+            shares[0].extend(big[:cut])
+            shares[1].extend(big[cut:])
+            load[0] += weight[g] * part[0] // 100
+            load[1] += weight[g] - weight[g] * part[0] // 100
             continue
-        side = 0 if load[0] <= load[1] else 1
+        side = 0 if load[0] * part[1] <= load[1] * part[0] else 1
         shares[side].extend(groups[g])
         load[side] += weight[g]
     return shares
