@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from memcurate.curator.hygiene import DETECTORS, SEVERITIES, Finding, forked
-from memcurate.curator.hygiene.texts import library_entries, memory_texts, reading
+from memcurate.curator.hygiene import DETECTORS, SEVERITIES, Finding, duplicates, forked
+from memcurate.curator.hygiene.texts import library_entries, reading
 from memcurate.curator.memory.memory_md.format import MemoryMdError
 from memcurate.curator.util.atomic import read_json, write_json
 from memcurate.curator.util.stamps import now_iso
@@ -47,8 +47,9 @@ def run(engine: Context, *, stage: bool = True, summary: dict | None = None) -> 
     forget_trash(engine)
     findings: list[Finding] = []
     errors: list[str] = []
-    # the library listed and each memory read once, for every detector
-    with reading(engine), _no_cycle_collection():
+    # the library listed and each memory read once, for every detector; what they read is freed before
+    # the collector runs again (else its first pass walks every object of every memory: 0.2 s at 10,000)
+    with _no_cycle_collection(), reading(engine):
         checked = len(library_entries(engine))
         for found, error in _detected(engine, checked):
             findings += found
@@ -82,16 +83,28 @@ _Detected = list[tuple[list[Finding], list[str]]]
 
 def _detected(engine: Context, memories: int) -> _Detected:
     """Each detector's findings and error (none or one line), in DETECTORS' order. With two CPUs and a
-    store large enough, the last detector (duplicates: two thirds of the time) runs here while a
-    forked child runs the others."""
+    store large enough, the memories duplicates compares are read and parsed first (part of them by a
+    forked child), then the last detector (duplicates: most of the time) runs here while a child forked
+    now runs the others: it finds every memory read, and works while duplicates finds its pairs."""
     *others, last = DETECTORS
     if not forked.worth_it(memories):
         return _run_each(engine, DETECTORS)
-    # every memory read here first: the child and duplicates' own children find them read
-    memory_texts(engine)
+    try:
+        duplicates.memos(engine)
+    except _FAILURES as e:
+        # no memory compared: the others run here, and duplicates says why
+        failed: tuple[list[Finding], list[str]] = ([], [f"{_name(duplicates.detect)}: {e}"])
+        return [
+            failed if detect is duplicates.detect else _run_each(engine, [detect])[0]
+            for detect in DETECTORS
+        ]
     with forked.Child(lambda: _run_each(engine, others)) as child:
         mine = _run_each(engine, [last])
         return child.result() + mine
+
+
+# what a detector's error is (reported, the others still run); anything else is a bug, raised
+_FAILURES = (MemoryMdError, OSError, ValueError, forked.WorkerError)
 
 
 def _run_each(engine: Context, detectors) -> _Detected:
@@ -99,7 +112,7 @@ def _run_each(engine: Context, detectors) -> _Detected:
     for detect in detectors:
         try:
             out.append((detect(engine), []))
-        except (MemoryMdError, OSError, ValueError, forked.WorkerError) as e:
+        except _FAILURES as e:
             out.append(([], [f"{_name(detect)}: {e}"]))
     return out
 

@@ -28,7 +28,7 @@ from memcurate.curator.categories import CATEGORIES, CLAUDE, ONE_PER_SESSION
 from memcurate.curator.hygiene import forked, merging
 from memcurate.curator.hygiene import statements as said
 from memcurate.curator.hygiene.merging import CONTRADICTION, DUPLICATE  # noqa: F401 (a pair's kinds, used here and by callers)
-from memcurate.curator.hygiene.texts import library_entries, text_of
+from memcurate.curator.hygiene.texts import known_text, library_entries, once, text_of
 from memcurate.curator.library.entries import is_line_ref
 from memcurate.curator.memory import memfile
 from memcurate.curator.memory.front_matter import MemoryFormatError, split_front_matter
@@ -52,6 +52,12 @@ SUBJECT = 0.4  # subject words shared (Jaccard) for two memories to be about one
 RARE_TERMS = 16  # the rarest words of a memory that find its candidates
 MAX_DF = 48  # a word in more memories than this says nothing about which two are alike
 MAX_CANDIDATES = 24  # per memory, most shared rare words first
+# the memories (percent) a check's parent parses while a forked child parses the others: half (45 and
+# 55 measured no better; the parent also unpacks the child's, a fifth of the cost of parsing one)
+PARENT_SHARE = 50
+# the pairs (percent of the work) a forked child gates or judges: forked from the check's full heap,
+# it runs a little slower than its parent (each page it touches is copied first): ~7 % at 10,000
+CHILD_PART = 48
 GATE = 0.3  # words shared (whole texts, or titles and descriptions) for a candidate pair to be scored at all
 
 
@@ -202,20 +208,35 @@ def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[
     subjects = [_subject_words(m) for m in memos]
     todo = list(candidates(memos))
     if not forked.worth_it(len(memos)):
-        out = _scored(memos, subjects, todo, threshold)
-    else:
-        # every other pair scored by a forked child: it reads the memories as they are here, and
-        # sends back only the few pairs it finds (their order is the sort's below)
-        with forked.Child(lambda: _scored(memos, subjects, todo[1::2], threshold)) as child:
-            out = _scored(memos, subjects, todo[::2], threshold)
-            out += child.result()
-    return sorted(out, key=lambda p: (-p.score, p.a, p.b))
+        return _sorted(_judged(memos, _close(memos, subjects, todo, threshold), threshold))
+    # part of the pairs gated and scored by a forked child (it reads the memories as they are here)
+    cut = len(todo) * (100 - CHILD_PART) // 100
+    with forked.Child(lambda: _close(memos, subjects, todo[cut:], threshold)) as child:
+        close = _close(memos, subjects, todo[:cut], threshold)
+        close += child.result()
+    if not forked.worth_it(len(close)):
+        return _sorted(_judged(memos, close, threshold))
+    # the few close enough to be one or to disagree judged, part of them by a child: grouped by the
+    # memories they share, so that each memory's statements are found in one process, not both
+    mine, theirs = _shares(memos, close)
+    with forked.Child(lambda: _judged(memos, theirs, threshold)) as child:
+        out = _judged(memos, mine, threshold)
+        out += child.result()
+    return _sorted(out)
 
 
-def _scored(
+def _sorted(pairs: list[Pair]) -> list[Pair]:
+    return sorted(pairs, key=lambda p: (-p.score, p.a, p.b))
+
+
+# a candidate pair worth judging: (older, newer) indexes of `memos`, how alike their subjects and facts
+_Close = tuple[int, int, float, float]
+
+
+def _close(
     memos: list[Memo], subjects: list[set[str]], todo: list[tuple[int, int]], threshold: float
-) -> list[Pair]:
-    """The pairs among the candidate pairs `todo` (indexes of `memos`) that are alike or disagree."""
+) -> list[_Close]:
+    """The candidate pairs `todo` (indexes of `memos`) alike enough to be one, or to disagree."""
     out = []
     for i, j in todo:
         x, y = memos[i], memos[j]
@@ -231,8 +252,18 @@ def _scored(
             if not shared or shared / (len(wa) + len(wb) - shared) < GATE:
                 # too little in common to say one thing, or to disagree on one: not worth scoring
                 continue
-        old, new = (x, y) if (x.stamp, x.ref) <= (y.stamp, y.ref) else (y, x)
-        sim = score(old, new)
+        old, new = (i, j) if (x.stamp, x.ref) <= (y.stamp, y.ref) else (j, i)
+        sim = score(memos[old], memos[new])
+        if max(subject, sim) >= SUBJECT or sim >= threshold:
+            out.append((old, new, subject, sim))
+    return out
+
+
+def _judged(memos: list[Memo], close: list[_Close], threshold: float) -> list[Pair]:
+    """The pairs among `close` that disagree (contradictions) or are alike (duplicates)."""
+    out = []
+    for o, n, subject, sim in close:
+        old, new = memos[o], memos[n]
         why = disagreement(old, new) if max(subject, sim) >= SUBJECT else None
         if why:
             out.append(Pair(old.ref, new.ref, round(max(sim, subject), 3), CONTRADICTION, why))
@@ -248,6 +279,49 @@ def _scored(
                 )
             )
     return out
+
+
+def _shares(memos: list[Memo], close: list[_Close]) -> tuple[list[_Close], list[_Close]]:
+    """`close` in two shares of about the same work, the pairs of one group of memories (joined by the
+    pairs) in one share; a group of more than half of them is shared pair by pair."""
+    leader: dict[int, int] = {}  # union-find: a memory's group, by one of its memories
+
+    def root(x: int) -> int:
+        while leader.setdefault(x, x) != x:
+            leader[x] = leader[leader[x]]
+            x = leader[x]
+        return x
+
+    for o, n, _s, _m in close:
+        leader[root(o)] = root(n)
+    groups: dict[int, list[_Close]] = defaultdict(list)
+    for pair in close:
+        groups[root(pair[0])].append(pair)
+    # each group's work: its memories' statements found (unless a call before found them: a forked child
+    # finds them found too), then each pair compared
+    weight = {
+        g: len({x for p in pairs for x in p[:2] if "statements" not in memos[x].derived})
+        + len(pairs)
+        for g, pairs in groups.items()
+    }
+    total = sum(weight.values())
+    shares: tuple[list[_Close], list[_Close]] = ([], [])
+    # the child's share CHILD_PART of the work: each side's load counted against its part
+    part = (100 - CHILD_PART, CHILD_PART)
+    load = [0, 0]
+    for g in sorted(groups, key=lambda g: (-weight[g], g)):
+        if weight[g] * 2 > total:
+            big = groups[g]
+            cut = len(big) * part[0] // 100
+            shares[0].extend(big[:cut])
+            shares[1].extend(big[cut:])
+            load[0] += weight[g] * part[0] // 100
+            load[1] += weight[g] - weight[g] * part[0] // 100
+            continue
+        side = 0 if load[0] * part[1] <= load[1] * part[0] else 1
+        shares[side].extend(groups[g])
+        load[side] += weight[g]
+    return shares
 
 
 def _subject_words(m: Memo) -> set[str]:
@@ -393,10 +467,17 @@ def threshold_of(cfg: dict | None) -> float:
 
 
 def memos(engine: Context, entries=None) -> list[Memo]:
-    """The comparable memories of the project (its library when `entries` is None), each parsed once."""
+    """The comparable memories of the project (its library when `entries` is None), each parsed once
+    (the library's once for a whole check)."""
+    if entries is None:
+        return once(engine, "memos", lambda: _memos(engine, library_entries(engine)))
+    return _memos(engine, entries)
+
+
+def _memos(engine: Context, entries) -> list[Memo]:
     todo = [
         entry
-        for entry in (library_entries(engine) if entries is None else entries)
+        for entry in entries
         if not (
             is_line_ref(entry.ref)
             or getattr(entry, "broken", False)
@@ -405,9 +486,9 @@ def memos(engine: Context, entries=None) -> list[Memo]:
     ]
     if not forked.worth_it(len(todo)):
         return [memo for entry in todo if (memo := _memo(engine, entry)) is not None]
-    # the latter half read and parsed by a forked child, with the words every pair compares, sent
+    # the latter part read and parsed by a forked child, with the words every pair compares, sent
     # back packed (a text per set of words: a tenth of the cost of pickling the sets); the former here
-    cut = len(todo) // 2
+    cut = len(todo) * PARENT_SHARE // 100
     with forked.Child(lambda: [_packed(engine, entry) for entry in todo[cut:]]) as child:
         mine = [_compared(_memo(engine, entry)) for entry in todo[:cut]]
         theirs = child.result()
@@ -415,6 +496,8 @@ def memos(engine: Context, entries=None) -> list[Memo]:
     for entry, packed in zip(todo[cut:], theirs):
         if packed is not None:
             out.append(_unpacked(entry, packed))
+            # read by the child: the other detectors find it read
+            known_text(engine, entry, packed[0])
     return out
 
 
@@ -460,7 +543,7 @@ def _unpacked(entry, packed: _Packed) -> Memo:
         entry.ref,
         entry.owner,
         entry.category,
-        memfile.MemoryDoc(**fields),
+        memfile.as_sent(fields),
         entry.updated or entry.created or "",
         _words(words),
         digest,

@@ -292,9 +292,10 @@ def archive_spec(old, new, pair, *, notes: list[str] | None = None) -> dict | No
 
 
 def _known(engine: Context, spec: dict) -> bool:
-    from memcurate.curator.hygiene.check import known_proposal
+    """A proposal (any state) staged for the same kind, finding code, refs and base hashes as `spec`."""
+    from memcurate.curator.proposals.store import known
 
-    return known_proposal(engine, spec) is not None
+    return known(engine.data, spec["kind"], spec["ops"], spec.get("code", "")) is not None
 
 
 # -- the model's merge ---------------------------------------------------------

@@ -6,11 +6,11 @@ a second and each reading of the files another."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from memcurate.curator.categories import CLAUDE
 from memcurate.curator.library.entries import Entry, is_line_ref
@@ -19,6 +19,8 @@ from memcurate.curator.util.safe_open import read_at_most
 
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
     from memcurate.curator.context import Context
+
+T = TypeVar("T")
 
 _FRONT = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?^---[ \t]*\r?$\n?", re.S | re.M)
 
@@ -50,6 +52,8 @@ class _Read:
     engine: object
     entries: list[Entry] | None = None
     texts: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    # what a detector derives of them once for the others (duplicates' memories): in memory only
+    derived: dict[str, object] = field(default_factory=dict)
 
 
 # per thread (a check may run in a worker of the TUI while its other threads read the library)
@@ -84,6 +88,17 @@ def library_entries(engine: Context) -> list[Entry]:
     return read.entries
 
 
+def once(engine: Context, key: str, fn: Callable[[], T]) -> T:
+    """`fn()`, found once within `reading` for every detector (and a forked child after). Held in this
+    process alone, for one check: never on disk, where Claude could forge it."""
+    read = _read(engine)
+    if read is None:
+        return fn()
+    if key not in read.derived:
+        read.derived[key] = fn()
+    return read.derived[key]  # type: ignore[return-value]
+
+
 def memory_texts(engine: Context, entries=None) -> list[Text]:
     """Every readable memory of the library (archived ones too; of `entries` when given), with its text."""
     from memcurate.curator.library import catalog
@@ -113,6 +128,14 @@ def text_of(engine: Context, entry) -> str | None:
     if key not in read.texts:
         read.texts[key] = _text_of(engine, entry)
     return read.texts[key]
+
+
+def known_text(engine: Context, entry, text: str) -> None:
+    """`entry`'s text, read by a forked child: `text_of` gives it within `reading` without reading it
+    again."""
+    read = _read(engine)
+    if read is not None:
+        read.texts.setdefault((entry.ref, getattr(entry, "where", "")), text)
 
 
 def _text_of(engine: Context, entry) -> str | None:

@@ -164,8 +164,12 @@ def entries(engine: Context) -> list[Entry]:
             )
             continue
         id = id or name.rsplit("/", 1)[-1].removesuffix(".md")
-        # an archived one's: .archive/<category>/<id>.md
-        where = posixpath.normpath(f"{category}/{name}")
+        # an archived one's: .archive/<category>/<id>.md (a plain file name needs no normalising)
+        where = (
+            f"{category}/{name}"
+            if "/" not in name and name not in ("", ".", "..")
+            else posixpath.normpath(f"{category}/{name}")
+        )
         title = title or id
         description = description or ""
         out.append(

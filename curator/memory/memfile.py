@@ -49,6 +49,8 @@ _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _TAG = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.,/()'+-]*$")  # needs no quotes in YAML
 _HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$")
+# _HEADING over a whole body: each line that _HEADING matches, where it is
+_HEADINGS = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
 # A session id (a UUID) YAML reads as text though it may start with a digit: not a number (dashes, and
 # four digits then a dash would be a date, eight are not), so the YAML-free reading takes it too
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -75,6 +77,12 @@ class MemoryDoc:
     @property
     def sections(self) -> dict[str, str]:
         return split_sections(self.body)
+
+    def section(self, name: str, default: str = "") -> str:
+        """`sections.get(name, default)`, without splitting the other sections: a check asks every
+        memory for its first one."""
+        found = section_text(self.body, name)
+        return default if found is None else found
 
     def front_matter(self) -> dict:
         out = {k: getattr(self, k) for k in FIELD_ORDER if k not in ("name", "metadata")}
@@ -159,7 +167,7 @@ def parse(text: str) -> MemoryDoc:
     doc = _PARSED.get(text)
     if doc is not None:
         return _copy(doc)
-    fm_text, body = split_front_matter(text)
+    fm_text, body = _split(text)
     doc = _canonical(text, fm_text, body)
     if doc is None:
         return _parse_yaml(fm_text, body)
@@ -167,12 +175,34 @@ def parse(text: str) -> MemoryDoc:
     return _copy(doc)
 
 
+def _split(text: str) -> tuple[str, str]:
+    """`split_front_matter(text)`; a text that opens with the fence `render` writes and closes it with
+    the first "---" it holds is cut where it says, without a list of its lines."""
+    if text.startswith("---\n"):
+        end = text.find("\n---\n", 3)
+        if end >= 0 and "---" not in text[4:end]:
+            return text[4:end], text[end + 5 :]
+    return split_front_matter(text)
+
+
 def _copy(doc: MemoryDoc) -> MemoryDoc:
-    """A document no other caller holds: its lists and their entries its own."""
-    sources = [
+    """A document no other caller holds: its lists and their entries its own. Its fields copied as
+    they are (`replace` would build it again through __init__: a quarter of a parse)."""
+    copy = object.__new__(MemoryDoc)
+    copy.__dict__.update(doc.__dict__)
+    copy.tags = list(doc.tags)
+    copy.sources = [
         {k: list(v) if isinstance(v, list) else v for k, v in s.items()} for s in doc.sources
     ]
-    return replace(doc, tags=list(doc.tags), sources=sources)
+    return copy
+
+
+def as_sent(fields: dict) -> MemoryDoc:
+    """The document whose fields (`vars()`) a forked process sent, as it was there: not built again
+    through __init__ (its type was given then)."""
+    doc = object.__new__(MemoryDoc)
+    doc.__dict__.update(fields)
+    return doc
 
 
 def _canonical(text: str, fm_text: str, body: str) -> MemoryDoc | None:
@@ -181,36 +211,24 @@ def _canonical(text: str, fm_text: str, body: str) -> MemoryDoc | None:
     must be the very line `render` writes for what it holds, in its order, each value as `_scalar`
     writes it (`_read_scalar`): the text is the document's rendering, proven without rendering it again
     (that doubled the cost of reading a memory)."""
-    lines = fm_text.split("\n")
     # the fixed lines before `sources` (one line, or one and its entries), then `status`
-    if len(lines) < len(_HEAD) + 2:
+    head = _HEAD_LINES.match(fm_text)
+    if head is None:
+        return None
+    lines = fm_text[head.end() :].split("\n")
+    if len(lines) < 2:
         return None
     try:
-        got = []
-        for line, prefix in zip(lines, _HEAD):
-            if not line.startswith(prefix):
-                return None
-            value = line[len(prefix) :]
-            # `metadata:` is the whole line; `tags: [` a flow list, read below
-            got.append(value if prefix[-1] != " " else _read_scalar(value))
-        sources = _sources(lines[len(_HEAD) : -1])
+        raw = head.groups()
+        # `tags: [` a flow list, read below
+        doc_id, name, category, title, description, doc_type, meta_type = map(_read_scalar, raw[:7])
+        tags = raw[7]
+        created, updated = _read_scalar(raw[8]), _read_scalar(raw[9])
+        sources = _sources(lines[:-1])
         if sources is None or not lines[-1].startswith("status: "):
             return None
         status = _read_scalar(lines[-1][8:])
-        (
-            doc_id,
-            name,
-            category,
-            title,
-            description,
-            doc_type,
-            meta,
-            meta_type,
-            tags,
-            created,
-            updated,
-        ) = got
-        if meta or not tags.endswith("]") or name != doc_id or meta_type != doc_type:
+        if not tags.endswith("]") or name != doc_id or meta_type != doc_type:
             return None
         tag_list = [_read_scalar(t, True) for t in tags[:-1].split(", ")] if tags != "]" else []
     except ValueError:
@@ -248,6 +266,10 @@ _HEAD = (
     "tags: [",
     "created: ",
     "updated: ",
+)
+# ...matched at once: each line's value (`metadata:` has none), up to the line after `updated`
+_HEAD_LINES = re.compile(
+    "".join(re.escape(p) + ("\n" if p.endswith(":") else "(.*)\n") for p in _HEAD)
 )
 
 
@@ -420,6 +442,32 @@ def split_sections(body: str) -> dict[str, str]:
     if not sections[""]:
         del sections[""]
     return sections
+
+
+def section_text(body: str, name: str) -> str | None:
+    """`split_sections(body).get(name)`, the other sections left unsplit. A body with a code fence, a
+    heading given twice (its texts are joined) or the text before the first heading is split whole."""
+    if not name or "```" in body or "~~~" in body:
+        return split_sections(body).get(name)
+    # the lines that start "##" found, not every line split; those that are headings
+    starts = [0] if body.startswith("##") else []
+    i = body.find("\n##")
+    while i >= 0:
+        starts.append(i + 1)
+        i = body.find("\n##", i + 1)
+    heads = []
+    for start in starts:
+        end = body.find("\n", start)
+        m = _HEADINGS.match(body, start, len(body) if end < 0 else end)
+        if m is not None:
+            heads.append(m)
+    at = [i for i, m in enumerate(heads) if m.group(1).strip() == name]
+    if len(at) != 1:
+        return split_sections(body).get(name) if at else None
+    i = at[0]
+    # the lines after its heading, up to the next heading
+    end = heads[i + 1].start() if i + 1 < len(heads) else len(body)
+    return body[heads[i].end() + 1 : end].strip()
 
 
 def join_sections(sections: dict[str, str]) -> str:

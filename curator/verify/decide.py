@@ -73,7 +73,7 @@ def key_text(doc: memfile.MemoryDoc) -> str:
     """What a memory is about: its title and its first required section (the decision, the rule,
     the symptom…), without "(the user, turn 2)" attributions that every draft shares."""
     first = CATEGORIES[doc.category].required[0] if doc.category in CATEGORIES else ""
-    return unattributed(f"{doc.title}\n{doc.sections.get(first, doc.body)}")
+    return unattributed(f"{doc.title}\n{doc.section(first, doc.body)}")
 
 
 def unattributed(text: str) -> str:
