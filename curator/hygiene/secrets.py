@@ -7,9 +7,6 @@ line of an archive file), every other byte as it was."""
 from __future__ import annotations
 
 import os
-import re
-from bisect import bisect_right
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from memcurate.curator.categories import CATEGORIES
@@ -33,7 +30,7 @@ MEMORY_MD_REF = f"{CLAUDE}/MEMORY.md"
 
 
 def detect(engine: Context) -> list[Finding]:
-    from memcurate.curator.util.redact import find_secrets, redact_text
+    from memcurate.curator.util.redact import find_secrets, may_hold_secrets, redact_text
 
     findings = []
     # MEMORY.md's lines are checked with the file, below
@@ -69,67 +66,6 @@ def detect(engine: Context) -> list[Finding]:
             findings.append(_finding(ref, where, text, kinds, list(ops.values())))
     findings += _memory_md(engine, find_secrets, redact_text)
     return findings
-
-
-# -- the prescan ---------------------------------------------------------------------------------------
-
-# What every match of a redaction rule (curator/util/redact.py) holds, in the text lowercased: a text
-# none of these match holds no secret redaction would find, and is not redacted at all (at 10,000
-# memories redacting each costs a fifth of a second; these, over all of them at once, a tenth of that).
-# Each is a rule's own pattern made looser (lowercased, lookarounds and value tests dropped, shorter
-# runs), so it matches wherever the rule does; each starts with a literal, which sre finds fast.
-# None of them matches both a NUL and a newline: texts joined by "\0\n" never match across two.
-# tests/engine/test_check_prescan.py holds each rule's samples to it.
-_AFTER_NAME = r"[a-z0-9_.\-]*[\"']?[ \t]*[:=]"  # `_ASSIGNMENT`: the name's rest, then `:` or `=`
-# the spoken rules: "… for the staging box is", then ":", a quote, or a run that holds a digit
-_SAID = (
-    r"[a-z0-9_.\- \t]{0,80} (?:is|was)(?:[ \t]+(?:now|still|set[ \t]+to))?"
-    r"(?:[ \t]*:|[ \t]+[\"'`]|[ \t]+[^\s\"'`,;)}\]]{0,80}[0-9])"
-)
-_PIN = r"in(?: code)? {1,4}(?:is|was)[ \t]*:?[ \t]*[\"'`]?[0-9]{4}"  # "the pin is 4829"
-_LOGIN = r"(?:[ \t]*[:/][ \t]*|[ \t]+@?[ \t]*)[^\s\"'`,;)}\]]{6}"
-_PRESCAN = (
-    r"-----begin",  # private-key
-    # sk- (anthropic-key, openai-key), sk_live_ / rk_test_ (stripe-key), key = (assignments), "the key is"
-    rf"k(?:-[a-z0-9_\-]{{20}}|_(?:live|test)_[a-z0-9]{{16}}|ey{_AFTER_NAME}|ey{_SAID})",
-    # aws-access-key, google-api-key, an admin login
-    rf"a(?:(?:kia|sia|gpa|ida|roa|npa|nva|ipa)[a-z0-9]{{16}}|iza[0-9a-z_\-]{{35}}|dmin{_LOGIN})",
-    rf"secret(?:(?:_?access_?key)?\"?\s*[:=]|{_AFTER_NAME}|{_SAID})",  # aws-secret-key, password
-    rf"p(?:ass{_AFTER_NAME}|wd{_AFTER_NAME}|ass{_SAID}|{_PIN})",
-    rf"token(?:{_AFTER_NAME}|{_SAID})",
-    rf"credential{_AFTER_NAME}",
-    r"gh[pousr]_[a-z0-9]{36}",  # github-token
-    r"github_pat_[a-z0-9_]{22}",
-    r"glpat-[a-z0-9_\-]{20}",  # gitlab-token
-    r"xox[abposre]-",  # slack-token
-    r"eyj[a-z0-9_\-]{8,}\.eyj",  # jwt
-    r"bearer\s+[a-z0-9._~+/\-]{20}",  # bearer-token
-    r"://[^\s:/@\[\]]+:[^\s@/\[\]]+@",  # url-credentials
-    rf"root{_LOGIN}",
-)
-_JOIN = "\0\n"
-
-
-def may_hold_secrets(texts: list[str]) -> list[int]:
-    """The indexes of `texts` a redaction may find a secret in, in order: each text the prescan
-    matches, and each whose lowercase is not as long as it (redaction reads such a text apart)."""
-    lowered = [t.lower() for t in texts]
-    found = {i for i, (t, low) in enumerate(zip(texts, lowered)) if len(low) != len(t)}
-    starts = []
-    at = 0
-    for low in lowered:
-        starts.append(at)
-        at += len(low) + len(_JOIN)
-    joined = _JOIN.join(lowered)
-    for pattern in _prescan():
-        for m in pattern.finditer(joined):
-            found.add(bisect_right(starts, m.start()) - 1)
-    return sorted(found)
-
-
-@lru_cache(maxsize=1)
-def _prescan() -> list[re.Pattern]:
-    return [re.compile(p) for p in _PRESCAN]
 
 
 def _replace(ref: str, line: str, new: str) -> dict:

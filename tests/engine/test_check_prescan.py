@@ -1,4 +1,4 @@
-"""The secrets check's prescan (curator/hygiene/secrets.py): a memory is redacted only when one test over
+"""The secrets check's prescan (curator/util/redact.py, used by curator/hygiene/secrets.py): a memory is redacted only when one test over
 every memory at once says it may hold a secret, and that test is looser than every redaction rule
 (curator/util/redact.py), so whatever a full redaction finds the check still reports."""
 
@@ -12,10 +12,9 @@ import pytest
 
 from memcurate.curator.engine import Engine
 from memcurate.curator.hygiene import check
-from memcurate.curator.hygiene import secrets as secrets_check
-from memcurate.curator.hygiene.secrets import may_hold_secrets
 from memcurate.curator.memory import memfile
 from memcurate.curator.util import redact
+from memcurate.curator.util.redact import may_hold_secrets
 
 # one sample or more of every rule, beside the redaction tests' own (test_secrets.py)
 SAMPLES = [
@@ -188,4 +187,3 @@ def test_the_check_redacts_only_what_may_hold_a_secret_and_still_reports_each(st
     # the 30 plain memories were not redacted one by one (MEMORY.md and the archive are read whole)
     memories = [t for t in redacted if t.startswith("---\n")]
     assert len(memories) == 3
-    assert secrets_check.may_hold_secrets is may_hold_secrets
