@@ -59,6 +59,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import heapq
 import inspect
 import json
 import math
@@ -323,8 +324,9 @@ def app_objects() -> int:
     """Live objects once the bounded caches are emptied: what the app itself keeps. Those caches hold up to
     their bound by design (`Strip.render_ansi` 16,384 entries, `cached_cell_len` 4,096, textual's LRU and
     FIFO caches; memcurate's `Recent`: 1,024 parsed memories and 2,048 drafts' fact words, which the
-    pipeline fills as it drafts each landing, ~40 objects a landing), so over 40 landings they grow without
-    being a leak; an unbounded cache (maxsize None) is left as it is, and counts."""
+    pipeline fills as it drafts each landing, ~40 objects a landing; the queue's shared cells), so over 40
+    landings they grow without being a leak; an unbounded cache (maxsize None) is left as it is, and
+    counts."""
     import functools
     import gc
 
@@ -332,6 +334,20 @@ def app_objects() -> int:
 
     from memcurate.curator.util.recent import Recent
 
+    # asyncio leaves a cancelled timer in its heap until its time comes, or until cancelled ones are
+    # over 100 and half the heap (then it drops them all, as here): bounded, not the app's
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        live = [h for h in loop._scheduled if not h.cancelled()]
+        if len(live) != len(loop._scheduled):
+            for h in loop._scheduled:
+                h._scheduled = not h.cancelled()
+            heapq.heapify(live)
+            loop._scheduled[:] = live
+            loop._timer_cancelled_count = 0
     gc.collect()
     for o in gc.get_objects():
         if isinstance(o, (LRUCache, FIFOCache)):
@@ -340,7 +356,7 @@ def app_objects() -> int:
             o._found.clear()
         elif isinstance(o, functools._lru_cache_wrapper):
             module = getattr(o, "__module__", "") or ""
-            if module.startswith(("textual", "rich")) and o.cache_info().maxsize:
+            if module.startswith(("textual", "rich", "memcurate")) and o.cache_info().maxsize:
                 o.cache_clear()
     return live_objects()
 
