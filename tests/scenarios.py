@@ -127,16 +127,21 @@ def recurring(project: Path) -> str:
     return done.key
 
 
+def offline_config(project: Path, root: Path) -> None:
+    """`project`'s config: draft offline, into memory root `root`."""
+    (project / ".claude").mkdir(parents=True, exist_ok=True)
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: offline\nmemory:\n  root: {root}\n"
+    )
+
+
 def git(project: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(project), *args], check=True, capture_output=True)
 
 
 def git_project(project: Path, root: Path) -> None:
     """A git repository at `project` (with an author) whose config drafts offline into memory root `root`."""
-    (project / ".claude").mkdir(parents=True, exist_ok=True)
     git(project, "init", "-q")
     git(project, "config", "user.email", "t@example.com")
     git(project, "config", "user.name", "t")
-    (project / ".claude" / "memcurate.yaml").write_text(
-        f"backend: offline\nmemory:\n  root: {root}\n"
-    )
+    offline_config(project, root)

@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
+from scenarios import offline_config
 
 from memcurate.curator.engine import Engine
 from memcurate.curator.hygiene import check
@@ -156,10 +157,7 @@ def write(
 def store(project: Path, tmp_path: Path) -> tuple[Engine, Path]:
     root = tmp_path / "memory"
     (root / "decision").mkdir(parents=True)
-    (project / ".claude").mkdir()
-    (project / ".claude" / "memcurate.yaml").write_text(
-        f"backend: offline\nmemory:\n  root: {root}\n"
-    )
+    offline_config(project, root)
     for i in range(30):
         write(root, f"plain{i}", f"Deploy worker {i} retries the queue with backoff.")
     return Engine(str(project)), root

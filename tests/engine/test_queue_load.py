@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from conftest import needs_shared, run_cli, shared_config_env, shared_transcripts
+from scenarios import offline_config
 
 from memcurate.curator.candidates import staging
 from memcurate.curator.candidates.queue import Board
@@ -63,10 +64,7 @@ def test_on_the_logs_of_the_shared_transcripts_the_queue_reads_what_the_full_par
     project, tmp_path
 ):
     memory = tmp_path / "memory"
-    (project / ".claude").mkdir()
-    (project / ".claude" / "memcurate.yaml").write_text(
-        f"backend: offline\nmemory:\n  root: {memory}\n"
-    )
+    offline_config(project, memory)
     env = shared_config_env(tmp_path)
     paths = [str(p) for p in shared_transcripts()]
     assert run_cli("triage", *paths, cwd=project, env=env).returncode == 0

@@ -214,15 +214,39 @@ def _items(triages: int) -> list:
     return sorted(rows, key=sort_key)
 
 
+def _on_a_queue(scenario, highlighted: list[int] | None = None) -> None:
+    """Run `scenario(pilot, table)` in an app that shows the queue alone, at 160×45; the rows it
+    highlights go to `highlighted`."""
+    from textual.app import App
+    from textual.widgets import DataTable
+
+    from memcurate.widgets.queue import QueueTable
+
+    class Queue(App):
+        def compose(self):
+            yield QueueTable()
+
+        def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+            if highlighted is not None:
+                highlighted.append(event.cursor_row)
+
+    async def run_it() -> None:
+        app = Queue()
+        async with app.run_test(size=(160, 45)) as pilot:
+            await pilot.pause()
+            await scenario(pilot, app.query_one(QueueTable))
+
+    asyncio.run(run_it())
+
+
 def test_a_long_queue_is_filled_without_measuring_its_cells(monkeypatch):
     """textual's DataTable measures every cell of every new row for its auto-width columns (2,000 rows:
     14,000 measures, most of the time before they show); the queue's columns all have a width of their own,
     so its rows go in at once and no cell is measured. The rows, the cursor on the first of them and the
     row highlighted (what the document panel follows) are as before."""
-    from textual.app import App
-    from textual.widgets import DataTable, _data_table
+    from textual.widgets import _data_table
 
-    from memcurate.widgets.queue import QueueTable, row_key
+    from memcurate.widgets.queue import row_key
 
     measured = []
     real = _data_table.measure
@@ -230,40 +254,28 @@ def test_a_long_queue_is_filled_without_measuring_its_cells(monkeypatch):
         _data_table, "measure", lambda *a, **k: measured.append(a[1]) or real(*a, **k)
     )
     highlighted: list[int] = []
-
-    class Queue(App):
-        def compose(self):
-            yield QueueTable()
-
-        def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-            highlighted.append(event.cursor_row)
-
     items = _items(200)
-    app = Queue()
 
-    async def scenario() -> None:
-        async with app.run_test(size=(160, 45)) as pilot:
-            await pilot.pause()
-            table = app.query_one(QueueTable)
-            measured.clear()
-            table.sync(items, None)
-            await pilot.pause()
-            assert measured == []
-            assert table.row_count == len(items) == 1000
-            assert [k.value for k in list(table.rows)[:3]] == [row_key(i) for i in items[:3]]
-            assert table.selected() == items[0] and highlighted == [0]
-            assert table.virtual_size.height == len(items) + 1  # the rows and the header
-            # a landing: its rows appended, the cursor where it was
-            table.move_cursor(row=10)
-            await pilot.pause()
-            more = items + _items(201)[-5:]
-            table.sync(more, None)
-            await pilot.pause()
-            assert measured == [] and table.row_count == len(more)
-            assert table.selected() == items[10]
-            assert table.get_row_at(len(more) - 1)[2].plain == more[-1].title
+    async def scenario(pilot, table) -> None:
+        measured.clear()
+        table.sync(items, None)
+        await pilot.pause()
+        assert measured == []
+        assert table.row_count == len(items) == 1000
+        assert [k.value for k in list(table.rows)[:3]] == [row_key(i) for i in items[:3]]
+        assert table.selected() == items[0] and highlighted == [0]
+        assert table.virtual_size.height == len(items) + 1  # the rows and the header
+        # a landing: its rows appended, the cursor where it was
+        table.move_cursor(row=10)
+        await pilot.pause()
+        more = items + _items(201)[-5:]
+        table.sync(more, None)
+        await pilot.pause()
+        assert measured == [] and table.row_count == len(more)
+        assert table.selected() == items[10]
+        assert table.get_row_at(len(more) - 1)[2].plain == more[-1].title
 
-    asyncio.run(scenario())
+    _on_a_queue(scenario, highlighted)
 
 
 def test_a_filter_removes_a_long_queue_s_rows_at_once(monkeypatch):
@@ -271,9 +283,7 @@ def test_a_filter_removes_a_long_queue_s_rows_at_once(monkeypatch):
     category of 1,000 rows would renumber the table 800 times (half a million steps). The queue removes
     them at once, numbering what stays once; the rows left, their order, the selection and the cursor
     are as the filter asks."""
-    from textual.app import App
-
-    from memcurate.widgets.queue import QueueTable, matches, row_key
+    from memcurate.widgets.queue import matches, row_key
 
     renumbered = []
     real = _two_way_dict.TwoWayDict.__setitem__
@@ -283,42 +293,34 @@ def test_a_filter_removes_a_long_queue_s_rows_at_once(monkeypatch):
         lambda self, k, v: renumbered.append(k) or real(self, k, v),
     )
 
-    class Queue(App):
-        def compose(self):
-            yield QueueTable()
-
     items = _items(200)
-    app = Queue()
 
-    async def scenario() -> None:
-        async with app.run_test(size=(160, 45)) as pilot:
-            await pilot.pause()
-            table = app.query_one(QueueTable)
-            table.sync(items, None)
-            await pilot.pause()
-            table.move_cursor(row=12)  # a runbook row (the third of its triage)
-            await pilot.pause()
-            chosen = table.selected()
-            assert chosen is not None and chosen.category == "runbook"
-            left = [i for i in items if matches(i, ["runbook"])]
-            renumbered.clear()
-            table.sync(left, None)
-            await pilot.pause()
-            assert len(renumbered) < len(items), len(renumbered)
-            assert table.row_count == len(left) == 200
-            assert [k.value for k in table.rows] == [row_key(i) for i in left]
-            assert [table.get_row_at(n)[2].plain for n in (0, 199)] == [
-                left[0].title,
-                left[199].title,
-            ]
-            assert table.selected() in left
-            # and the rows come back in place with the filter cleared
-            table.sync(items, None)
-            await pilot.pause()
-            assert [k.value for k in table.rows][:6] == [row_key(i) for i in items[:6]]
-            assert table.row_count == 1000
+    async def scenario(pilot, table) -> None:
+        table.sync(items, None)
+        await pilot.pause()
+        table.move_cursor(row=12)  # a runbook row (the third of its triage)
+        await pilot.pause()
+        chosen = table.selected()
+        assert chosen is not None and chosen.category == "runbook"
+        left = [i for i in items if matches(i, ["runbook"])]
+        renumbered.clear()
+        table.sync(left, None)
+        await pilot.pause()
+        assert len(renumbered) < len(items), len(renumbered)
+        assert table.row_count == len(left) == 200
+        assert [k.value for k in table.rows] == [row_key(i) for i in left]
+        assert [table.get_row_at(n)[2].plain for n in (0, 199)] == [
+            left[0].title,
+            left[199].title,
+        ]
+        assert table.selected() in left
+        # and the rows come back in place with the filter cleared
+        table.sync(items, None)
+        await pilot.pause()
+        assert [k.value for k in table.rows][:6] == [row_key(i) for i in items[:6]]
+        assert table.row_count == 1000
 
-    asyncio.run(scenario())
+    _on_a_queue(scenario)
 
 
 def test_a_long_queue_makes_a_text_only_for_what_differs_from_row_to_row(monkeypatch):
@@ -327,9 +329,6 @@ def test_a_long_queue_makes_a_text_only_for_what_differs_from_row_to_row(monkeyp
     a row makes its own only for its title, its age and its group's session. What each cell shows and
     its style are as before."""
     from rich.text import Text
-    from textual.app import App
-
-    from memcurate.widgets.queue import QueueTable
 
     made = []
     real = Text.__init__
@@ -337,32 +336,24 @@ def test_a_long_queue_makes_a_text_only_for_what_differs_from_row_to_row(monkeyp
         Text, "__init__", lambda self, *a, **k: made.append(1) or real(self, *a, **k)
     )
 
-    class Queue(App):
-        def compose(self):
-            yield QueueTable()
-
     items = _items(200)
-    app = Queue()
 
-    async def scenario() -> None:
-        async with app.run_test(size=(160, 45)) as pilot:
-            await pilot.pause()
-            table = app.query_one(QueueTable)
-            made.clear()
-            table.sync(items, None)
-            assert len(made) < 3 * len(items), len(made)
-            first, second = table.get_row_at(0), table.get_row_at(1)
-            assert [c.plain for c in first] == [
-                "00000000",
-                "decision",
-                "decision fact number 0",
-                "create",
-                "0.80",
-                "",
-                first[6].plain,
-            ]
-            assert first[6].plain and str(first[3].style) == "green"
-            assert (second[0].plain, str(second[0].style)) == ("│", "dim")
-            assert second[1].plain == "constraint" and second[3] is first[3]
+    async def scenario(pilot, table) -> None:
+        made.clear()
+        table.sync(items, None)
+        assert len(made) < 3 * len(items), len(made)
+        first, second = table.get_row_at(0), table.get_row_at(1)
+        assert [c.plain for c in first] == [
+            "00000000",
+            "decision",
+            "decision fact number 0",
+            "create",
+            "0.80",
+            "",
+            first[6].plain,
+        ]
+        assert first[6].plain and str(first[3].style) == "green"
+        assert (second[0].plain, str(second[0].style)) == ("│", "dim")
+        assert second[1].plain == "constraint" and second[3] is first[3]
 
-    asyncio.run(scenario())
+    _on_a_queue(scenario)
