@@ -284,16 +284,7 @@ def _judged(memos: list[Memo], close: list[_Close], threshold: float) -> list[Pa
 def _shares(memos: list[Memo], close: list[_Close]) -> tuple[list[_Close], list[_Close]]:
     """`close` in two shares of about the same work, the pairs of one group of memories (joined by the
     pairs) in one share; a group of more than half of them is shared pair by pair."""
-    leader: dict[int, int] = {}  # union-find: a memory's group, by one of its memories
-
-    def root(x: int) -> int:
-        while leader.setdefault(x, x) != x:
-            leader[x] = leader[leader[x]]
-            x = leader[x]
-        return x
-
-    for o, n, _s, _m in close:
-        leader[root(o)] = root(n)
+    root = merging.union_find((o, n) for o, n, _s, _m in close)
     groups: dict[int, list[_Close]] = defaultdict(list)
     for pair in close:
         groups[root(pair[0])].append(pair)

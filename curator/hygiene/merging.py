@@ -8,8 +8,9 @@ Pairs and memories are duplicates.py's (Pair, Memo): read by their fields here (
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from memcurate.curator.categories import CLAUDE
 from memcurate.curator.drafting.offline.text import sentences
@@ -23,6 +24,8 @@ from memcurate.curator.verify.decide import merge_sources, unattributed
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
     from memcurate.curator.context import Context
 
+H = TypeVar("H")  # a node union_find joins
+
 # a pair's kinds (duplicates.Pair), the findings' codes
 DUPLICATE, CONTRADICTION = (
     "duplicate",
@@ -32,22 +35,28 @@ REWORDED = 0.8  # words shared (Jaccard) for an older sentence to be one the new
 LISTED = 3  # sentences named in a reason; the rest counted
 
 
-def groups(pairs: list) -> list[list[str]]:
-    """Refs joined by duplicate pairs (union-find), each group sorted, the groups in order of first ref."""
-    parent: dict[str, str] = {}
+def union_find(edges: Iterable[tuple[H, H]]) -> Callable[[H], H]:
+    """The groups `edges` join (union-find): a node's group, named by one of its nodes."""
+    parent: dict[H, H] = {}
 
-    def root(x: str) -> str:
+    def root(x: H) -> H:
         parent.setdefault(x, x)
         while parent[x] != x:
             parent[x] = parent[parent[x]]
             x = parent[x]
         return x
 
-    for p in pairs:
-        if p.kind == DUPLICATE:
-            parent[root(p.a)] = root(p.b)
+    for a, b in edges:
+        parent[root(a)] = root(b)
+    return root
+
+
+def groups(pairs: list) -> list[list[str]]:
+    """Refs joined by duplicate pairs, each group sorted, the groups in order of first ref."""
+    joined = [(p.a, p.b) for p in pairs if p.kind == DUPLICATE]
+    root = union_find(joined)
     out: dict[str, list[str]] = {}
-    for ref in parent:
+    for ref in dict.fromkeys(x for pair in joined for x in pair):
         out.setdefault(root(ref), []).append(ref)
     return sorted(sorted(g) for g in out.values() if len(g) > 1)
 

@@ -50,7 +50,7 @@ _TAG = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.,/()'+-]*$")  # needs no quotes in YAML
 _HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$")
 # _HEADING over a whole body: each line that _HEADING matches, where it is
-_HEADINGS = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
+_HEADINGS = re.compile(_HEADING.pattern, re.M)
 # A session id (a UUID) YAML reads as text though it may start with a digit: not a number (dashes, and
 # four digits then a dash would be a date, eight are not), so the YAML-free reading takes it too
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
