@@ -14,8 +14,6 @@ Secrets said in prose ("my password is hunter2", "the token is `…`") go too.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from memcurate.curator.util.lazyre import DOTALL, IGNORECASE, LazyRegex
 
 TYPE_CHECKING = False
@@ -411,8 +409,12 @@ def may_hold_secrets(texts: list[str]) -> list[int]:
     return sorted(found)
 
 
-@lru_cache(maxsize=1)
-def _prescan() -> list[re.Pattern]:
-    import re
+_LOOSE_COMPILED: list[re.Pattern] = []  # compiled on first use (functools stays off the hook path)
 
-    return [re.compile(p) for p in _PRESCAN]
+
+def _prescan() -> list[re.Pattern]:
+    if not _LOOSE_COMPILED:
+        import re
+
+        _LOOSE_COMPILED.extend(re.compile(p) for p in _PRESCAN)
+    return _LOOSE_COMPILED
