@@ -24,10 +24,10 @@ Stdlib only (and curator's light utilities): the PostToolUse hook imports it.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
+from memcurate.curator.util import fastjson
 from memcurate.curator.util.atomic import dump_json, is_temp_name, write_json, write_new
 from memcurate.curator.util.lazyre import LazyRegex
 from memcurate.curator.util.private import make_dirs
@@ -299,7 +299,7 @@ def read_object(path: str, notes: list | None) -> dict | None:
     """The JSON object at `path`; None when missing, or unreadable or not an object (named in `notes`)."""
     try:
         with open(path, "rb") as f:
-            doc = json.loads(f.read())
+            doc = fastjson.loads(f.read())
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as e:
@@ -515,7 +515,7 @@ def _read_tally(path: str) -> list[int] | None:
     put there is refused, never waited on or followed: open_regular)."""
     try:
         with open_regular(path) as f:
-            doc = json.loads(f.read(4096))
+            doc = fastjson.loads(f.read(4096))
     except (OSError, ValueError):
         return None
     tally = [doc.get(k) for k in ("files", "bytes")] if isinstance(doc, dict) else []

@@ -7,15 +7,22 @@ from memcurate.curator.util.lazyre import LazyRegex
 from . import Found, Output
 
 # what mypy prints: `x.py:3: error: Argument 1 has incompatible type "str"; expected "int"  [arg-type]`
-_MYPY = LazyRegex(r"^(\S+?\.pyi?):(\d+)(?::\d+)?: error: (.*?)(?:\s+\[([\w-]+)\])?\s*$")
+_MYPY = LazyRegex(
+    r"^(\S+?\.pyi?):(\d+)(?::\d+)?: error: (.*?)(?:\s+\[([\w-]+)\])?\s*$", needles=(": error: ",)
+)
 # pyright: `  /abs/x.py:184:17 - error: Type of "v" is unknown (reportUnknownVariableType)`
-_PYRIGHT = LazyRegex(r"^\s*(\S+?\.pyi?):(\d+):(\d+) - error: (.*?)(?: \((report\w+)\))?\s*$")
-_PYRIGHT_RULE = LazyRegex(r"\((report\w+)\)\s*$")
+_PYRIGHT = LazyRegex(
+    r"^\s*(\S+?\.pyi?):(\d+):(\d+) - error: (.*?)(?: \((report\w+)\))?\s*$", needles=(" - error: ",)
+)
+_PYRIGHT_RULE = LazyRegex(r"\((report\w+)\)\s*$", needles=("(report",))
 # ruff / flake8 / pylint, one line each: `x.py:1:1: E902 msg`, `x.py:1:0: C0114: msg (missing-module-docstring)`
-_LINE = LazyRegex(r"^(\S+?\.pyi?):(\d+):(\d+): ([A-Z]{1,4}\d{2,4}):? (?:\[\*\] )?(.*?)\s*$")
+_LINE = LazyRegex(
+    r"^(\S+?\.pyi?):(\d+):(\d+): ([A-Z]{1,4}\d{2,4}):? (?:\[\*\] )?(.*?)\s*$",
+    needles=(".py:", ".pyi:"),
+)
 # ruff's newer full format: `E501 [*] Line too long (96 > 88)` then `  --> x.py:3:89`
 _RUFF_HEAD = LazyRegex(r"^([A-Z]{1,4}\d{2,4}) (?:\[\*\] )?(.+?)\s*$")
-_ARROW = LazyRegex(r"^\s*-->\s*(\S+?):(\d+):(\d+)")
+_ARROW = LazyRegex(r"^\s*-->\s*(\S+?):(\d+):(\d+)", needles=("-->",))
 
 
 def mypy(out: Output) -> list[Found]:
