@@ -57,7 +57,8 @@ LOW_WATER = 0.9
 KEY_LENGTH = 12
 _HEX = frozenset("0123456789abcdef")
 _UNSAFE = LazyRegex(r"[^A-Za-z0-9_-]")
-_SAFE_SESSION = LazyRegex(r"[A-Za-z0-9_-]{1,%d}" % MAX_SESSION)
+# what a session id used as a file name as it is may hold (no pattern to compile: a hook records many)
+_SESSION_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
 class Recorded:
@@ -85,7 +86,7 @@ def session_name(session: str) -> str:
     (Claude Code's are), else a readable prefix and a hash of the whole id after a dot, which no id
     used as-is holds (so `a.b` and `a_b`, or two ids sharing their first 80 characters, stay apart)."""
     session = session or "unknown"
-    if _SAFE_SESSION.rx.fullmatch(session) and session != "failure":
+    if len(session) <= MAX_SESSION and _SESSION_CHARS.issuperset(session) and session != "failure":
         return session
     from memcurate.curator.rules.signature import (
         sha256_hex,  # the hook's own SHA-256: hashlib loads OpenSSL

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memcurate.curator.rules import normalise, signature
+from memcurate.curator.rules import ledger, normalise, signature
 from memcurate.curator.rules.parsers import generic, go, js, pycheck, python, rust
 from memcurate.curator.util.lazyre import IGNORECASE, LazyRegex
 
@@ -159,6 +159,43 @@ def test_normalising_lets_every_address_through_its_gate():
     assert matched and all(normalise._may_hold_address(s) for s in matched)
 
 
+def test_normalising_lets_every_time_and_uuid_through_its_gate():
+    for text in (
+        "at 2025-07-14T22:59:01.123Z",
+        "took 1:02:03",
+        "on Mon, 14 Jul 2025",
+        "Date: Tue 3 Jun 2025",
+    ):
+        assert normalise._may_hold_time(text) and "<time>" in normalise.message(text)
+    uuid = "id 123e4567-e89b-12d3-a456-426614174000 gone"
+    assert "<uuid>" in normalise.message(uuid)
+    assert [s for s in SAMPLES if normalise._TIME.rx.search(s)]
+    for s in SAMPLES:
+        assert not normalise._TIME.rx.search(s) or normalise._may_hold_time(s)
+        assert not normalise._UUID.rx.search(s) or s.count("-") >= 4
+
+
+def test_a_session_id_is_used_as_a_file_name_as_the_pattern_said():
+    import re
+
+    safe = re.compile(r"[A-Za-z0-9_-]{1,%d}" % ledger.MAX_SESSION)
+    for session in (
+        "37f83ec9-f2ea-42a9-925e-0d5c105cb6e8",
+        "a" * 80,
+        "a" * 81,
+        "a.b",
+        "a_b",
+        "x/y",
+        "١٢٣",  # other digits: \d would take them, [0-9] does not
+        "Ünïcode",
+        "tab\there",
+        "failure",
+        "s1",
+    ):
+        as_is = ledger.session_name(session) == session
+        assert as_is == bool(safe.fullmatch(session) and session != "failure"), session
+
+
 def test_the_failures_read_are_the_same_without_the_gates(monkeypatch):
     cases = [
         (p.read_text(encoding="utf-8").split("\n", 2)[1][2:], None) for p in DATA.glob("*.txt")
@@ -175,4 +212,5 @@ def test_the_failures_read_are_the_same_without_the_gates(monkeypatch):
     for rx in GATED.values():
         monkeypatch.setattr(rx, "needles", ())
     monkeypatch.setattr(normalise, "_may_hold_address", lambda text: True)
+    monkeypatch.setattr(normalise, "_may_hold_time", lambda text: True)
     assert read_all() == gated

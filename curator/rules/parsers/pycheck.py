@@ -109,19 +109,19 @@ def lint(out: Output) -> list[Found]:
                 )
             )
             continue
-        if full_format:
-            h = _RUFF_HEAD.match(line)
-            if h and i + 1 < len(lines):
-                a = next((_ARROW.match(x) for x in lines[i + 1 : i + 3] if _ARROW.match(x)), None)
-                if a and a.group(1).endswith((".py", ".pyi", ".ipynb")):
-                    found.append(
-                        Found(
-                            "lint",
-                            "ruff",
-                            error_type=h.group(1),
-                            message=h.group(2),
-                            files=[a.group(1)],
-                            excerpt=[line, a.group(0)],
-                        )
+        if full_format and i + 1 < len(lines):
+            # the arrow first: its needle spares the head's pattern every line that has no arrow below
+            a = next((_ARROW.match(x) for x in lines[i + 1 : i + 3] if _ARROW.match(x)), None)
+            h = _RUFF_HEAD.match(line) if a else None
+            if h and a and a.group(1).endswith((".py", ".pyi", ".ipynb")):
+                found.append(
+                    Found(
+                        "lint",
+                        "ruff",
+                        error_type=h.group(1),
+                        message=h.group(2),
+                        files=[a.group(1)],
+                        excerpt=[line, a.group(0)],
                     )
+                )
     return found

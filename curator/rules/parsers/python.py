@@ -28,7 +28,7 @@ _CONFTEST = LazyRegex(
     r"^ImportError while loading conftest '([^']+)'",
     needles=("ImportError while loading conftest",),
 )
-_UNITTEST = LazyRegex(r"^(FAIL|ERROR): (\w+) \(([\w.]+)\)", needles=("FAIL: ", "ERROR: "))
+_UNITTEST = LazyRegex(r"^(FAIL|ERROR): (\w+) \(([\w.]+)\)", needles=(" (",))
 
 
 def _sections(lines: list[str]) -> list[dict]:
