@@ -229,7 +229,9 @@ def record(
                 doc = dump_json(_failure_doc(failure, occurrence["at"]))
                 if write_new(os.path.join(folder, FAILURE_FILE), doc, durable=False):
                     added = [1, len(doc)]
-            new = write_new(name, body, durable=False)
+            # An occurrence already counted (by the PostToolUse hook, a retry) costs a stat, not a temp
+            # file made and unlinked: on some file systems a new inode costs more than the rest of a record.
+            new = not os.path.exists(name) and write_new(name, body, durable=False)
             break
         except FileNotFoundError:
             if attempt:  # pruned between makedirs and the write: once more, into a fresh folder
