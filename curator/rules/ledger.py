@@ -24,10 +24,10 @@ Stdlib only (and curator's light utilities): the PostToolUse hook imports it.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
+from memcurate.curator.util import fastjson
 from memcurate.curator.util.atomic import dump_json, is_temp_name, write_json, write_new
 from memcurate.curator.util.lazyre import LazyRegex
 from memcurate.curator.util.private import make_dirs
@@ -57,7 +57,8 @@ LOW_WATER = 0.9
 KEY_LENGTH = 12
 _HEX = frozenset("0123456789abcdef")
 _UNSAFE = LazyRegex(r"[^A-Za-z0-9_-]")
-_SAFE_SESSION = LazyRegex(r"[A-Za-z0-9_-]{1,%d}" % MAX_SESSION)
+# what a session id used as a file name as it is may hold (no pattern to compile: a hook records many)
+_SESSION_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
 class Recorded:
@@ -85,7 +86,7 @@ def session_name(session: str) -> str:
     (Claude Code's are), else a readable prefix and a hash of the whole id after a dot, which no id
     used as-is holds (so `a.b` and `a_b`, or two ids sharing their first 80 characters, stay apart)."""
     session = session or "unknown"
-    if _SAFE_SESSION.rx.fullmatch(session) and session != "failure":
+    if len(session) <= MAX_SESSION and _SESSION_CHARS.issuperset(session) and session != "failure":
         return session
     from memcurate.curator.rules.signature import (
         sha256_hex,  # the hook's own SHA-256: hashlib loads OpenSSL
@@ -228,7 +229,9 @@ def record(
                 doc = dump_json(_failure_doc(failure, occurrence["at"]))
                 if write_new(os.path.join(folder, FAILURE_FILE), doc, durable=False):
                     added = [1, len(doc)]
-            new = write_new(name, body, durable=False)
+            # An occurrence already counted (by the PostToolUse hook, a retry) costs a stat, not a temp
+            # file made and unlinked: on some file systems a new inode costs more than the rest of a record.
+            new = not os.path.exists(name) and write_new(name, body, durable=False)
             break
         except FileNotFoundError:
             if attempt:  # pruned between makedirs and the write: once more, into a fresh folder
@@ -299,7 +302,7 @@ def read_object(path: str, notes: list | None) -> dict | None:
     """The JSON object at `path`; None when missing, or unreadable or not an object (named in `notes`)."""
     try:
         with open(path, "rb") as f:
-            doc = json.loads(f.read())
+            doc = fastjson.loads(f.read())
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as e:
@@ -515,7 +518,7 @@ def _read_tally(path: str) -> list[int] | None:
     put there is refused, never waited on or followed: open_regular)."""
     try:
         with open_regular(path) as f:
-            doc = json.loads(f.read(4096))
+            doc = fastjson.loads(f.read(4096))
     except (OSError, ValueError):
         return None
     tally = [doc.get(k) for k in ("files", "bytes")] if isinstance(doc, dict) else []

@@ -110,6 +110,22 @@ _NUMBER = LazyRegex(r"(?<![\w.\-\[])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?%?(?![\w\]])
 _SPACE = LazyRegex(r"\s+")
 
 
+def _may_hold_address(text: str) -> bool:
+    """Whether `text` has the separators one of _IP's forms needs: an IPv4 address three dots, a MAC five
+    of ':' and '-', an IPv6 address "::" or seven colons. Most messages have none: _IP is not compiled."""
+    colons = text.count(":")
+    return text.count(".") >= 3 or colons + text.count("-") >= 5 or "::" in text
+
+
+def _may_hold_time(text: str) -> bool:
+    """Whether `text` has what one of _TIME's forms needs: a date's two dashes, a time's two colons, a
+    day's name."""
+    return text.count("-") >= 2 or text.count(":") >= 2 or any(d in text for d in _DAYS)
+
+
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
 def strip_temp(text: str) -> str:
     if "tmp" in text or "temp" in text.lower() or "var/folders" in text or "pytest-of-" in text:
         return _TEMP.sub("<tmp>", text)
@@ -158,14 +174,15 @@ def message(text: str, project: str = "", limit: int = MESSAGE_LIMIT) -> str:
     text = _paths(strip_temp(text), project)
     if "object at 0x" in text:
         text = _OBJECT_AT.sub(r"<\1 object>", text)
-    if "-" in text:
+    if text.count("-") >= 4:  # 8-4-4-4-12
         text = _UUID.sub("<uuid>", text)
     if "0x" in text:
         text = _ADDR.sub("<addr>", text)
     if any(c.isdigit() for c in text):
-        if "." in text or ":" in text:
+        if _may_hold_address(text):
             text = _IP.sub("<ip>", text)
-        text = _TIME.sub("<time>", text)
+        if _may_hold_time(text):
+            text = _TIME.sub("<time>", text)
         text = _HEX.sub("<hex>", text)
         text = _DURATION.sub("<dur>", text)
         text = _LINE_COL.sub(lambda m: f"{m.group(1)} <n>" if m.group(1) else "", text)

@@ -70,6 +70,22 @@ def test_three_sessions_stage_one_candidate_and_retries_do_not_count(data):
     assert c.draft is None and c.edit is None
 
 
+def test_a_retry_makes_no_temp_file(data, monkeypatch):
+    f = a_failure()
+    rec(data, f, "s1")
+    written = []
+    real = ledger.write_new
+
+    def counting(path, *a, **kw):
+        written.append(os.path.basename(path))
+        return real(path, *a, **kw)
+
+    monkeypatch.setattr(ledger, "write_new", counting)
+    assert rec(data, f, "s1").new is False  # counted once, as before, with only a stat
+    assert written == []
+    assert rec(data, f, "s2").new is True and written == ["s2.json"]
+
+
 def test_the_threshold_is_the_configured_one(data):
     f = a_failure()
     assert rec(data, f, "a", threshold=2).sessions == 1

@@ -86,9 +86,21 @@ _NOT_FAILURE = (
 _WRAPPER = LazyRegex(
     r"^(?:make(?:\[\d+\])?: \*\*\* \[.*\] Error \d+|npm (?:ERR!|error) |> |ELIFECYCLE"
     r"|error Command failed with exit code|\s*ERR_PNPM_\w+|Exit code \d+$"
-    r"|(?:stderr|stdout) \| |[✓✔] )"
+    r"|(?:stderr|stdout) \| |[✓✔] )",
+    needles=(
+        "make",
+        "npm ",
+        "> ",
+        "ELIFECYCLE",
+        "error Command",
+        "ERR_PNPM_",
+        "Exit code ",
+        " | ",
+        "✓ ",
+        "✔ ",
+    ),
 )
-_MAKE = LazyRegex(r"^make(?:\[\d+\])?: \*\*\* (?!\[)(.*?)\.?\s*(?:Stop\.)?\s*$")
+_MAKE = LazyRegex(r"^make(?:\[\d+\])?: \*\*\* (?!\[)(.*?)\.?\s*(?:Stop\.)?\s*$", needles=("make",))
 _WORD = LazyRegex(r"^[a-z][a-z0-9:_-]*$")
 
 

@@ -6,15 +6,17 @@ from memcurate.curator.util.lazyre import LazyRegex
 
 from . import Found, Output
 
-_FAIL = LazyRegex(r"^\s*--- FAIL: (\S+)")
-_PKG = LazyRegex(r"^FAIL\s+(\S+)\s")
-_RUN = LazyRegex(r"^=== (?:RUN|CONT|PAUSE|NAME)\s+(\S+)")
-_SAID = LazyRegex(r"^\s+(\w[\w.-]*\.go):\d+: ?(.*)$")
-_TESTIFY = LazyRegex(r"^\s+Error:\s+(.*)$")
+_FAIL = LazyRegex(r"^\s*--- FAIL: (\S+)", needles=("--- FAIL: ",))
+_PKG = LazyRegex(r"^FAIL\s+(\S+)\s", needles=("FAIL",))
+_RUN = LazyRegex(r"^=== (?:RUN|CONT|PAUSE|NAME)\s+(\S+)", needles=("=== ",))
+_SAID = LazyRegex(r"^\s+(\w[\w.-]*\.go):\d+: ?(.*)$", needles=(".go:",))
+_TESTIFY = LazyRegex(r"^\s+Error:\s+(.*)$", needles=("Error:",))
 # `./x.go:3:2: undefined: y`, `internal/a/b.go:375:6: f redeclared in this block`, `vet: ./x.go:…`
-_COMPILE = LazyRegex(r"^(?:vet: )?(\.?[\w./-]+\.go):(\d+)(?::(\d+))?: (.*?)(?: \((\w+)\))?\s*$")
-_PANIC = LazyRegex(r"^panic: (.*?)\s*$")
-_FRAME = LazyRegex(r"^\t(\S+?\.go):\d+")
+_COMPILE = LazyRegex(
+    r"^(?:vet: )?(\.?[\w./-]+\.go):(\d+)(?::(\d+))?: (.*?)(?: \((\w+)\))?\s*$", needles=(".go:",)
+)
+_PANIC = LazyRegex(r"^panic: (.*?)\s*$", needles=("panic: ",))
+_FRAME = LazyRegex(r"^\t(\S+?\.go):\d+", needles=(".go:",))
 
 
 def _said(lines: list[str], start: int) -> tuple[str, list[str], list[str]]:

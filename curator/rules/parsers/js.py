@@ -7,23 +7,37 @@ from memcurate.curator.util.lazyre import LazyRegex
 from . import Found, Output
 
 # jest: `FAIL src/x.test.ts` then `  ● Suite › nested › test name` blocks
-_JEST_FILE = LazyRegex(r"^\s*FAIL (\S+)\s*$")
-_JEST_HEAD = LazyRegex(r"^\s*● (.+?)\s*$")
+_JEST_FILE = LazyRegex(r"^\s*FAIL (\S+)\s*$", needles=("FAIL ",))
+_JEST_HEAD = LazyRegex(r"^\s*● (.+?)\s*$", needles=("● ",))
 # vitest: ` FAIL  test/x.test.ts > Suite > test name` then the error line and ` ❯ test/x.test.ts:322:37`
-_VITEST_HEAD = LazyRegex(r"^\s*FAIL\s{1,2}(\S+\.[cm]?[jt]sx?) (?:> (.+?)|\[ .* \])\s*$")
-_CROSS = LazyRegex(r"^\s*[×✕✗] (.+?)(?: \(?\d+(?:\.\d+)? ?m?s\)?)?\s*$")
-_ARROW_MSG = LazyRegex(r"^\s*→ (.+)$")
-_ERROR_LINE = LazyRegex(
-    r"^\s*(?:Uncaught )?([A-Z][\w.]*(?:Error|Exception)|Error)(?: \[(\w+)\])?:\s?(.*)$"
+# (the needles: the file's extension, `\.[cm]?[jt]sx?`)
+_VITEST_HEAD = LazyRegex(
+    r"^\s*FAIL\s{1,2}(\S+\.[cm]?[jt]sx?) (?:> (.+?)|\[ .* \])\s*$",
+    needles=(".js", ".ts", ".cjs", ".cts", ".mjs", ".mts"),
 )
-_AT = LazyRegex(r"^\s*at (?:.*? \()?((?:file://)?[^\s()]+?):\d+(?::\d+)?\)?\s*$")
-_LOC = LazyRegex(r"^\s*❯ (\S+?):\d+(?::\d+)?")
+_CROSS = LazyRegex(r"^\s*[×✕✗] (.+?)(?: \(?\d+(?:\.\d+)? ?m?s\)?)?\s*$", needles=("× ", "✕ ", "✗ "))
+_ARROW_MSG = LazyRegex(r"^\s*→ (.+)$", needles=("→ ",))
+_ERROR_LINE = LazyRegex(
+    r"^\s*(?:Uncaught )?([A-Z][\w.]*(?:Error|Exception)|Error)(?: \[(\w+)\])?:\s?(.*)$",
+    needles=("Error", "Exception"),
+)
+_AT = LazyRegex(r"^\s*at (?:.*? \()?((?:file://)?[^\s()]+?):\d+(?::\d+)?\)?\s*$", needles=("at ",))
+_LOC = LazyRegex(r"^\s*❯ (\S+?):\d+(?::\d+)?", needles=("❯ ",))
 # tsc: `src/x.ts(87,28): error TS2722: msg`, pretty `src/x.ts:505:27 - error TS2722: msg`
-_TSC = LazyRegex(r"^\s*(\S+?)(?:\((\d+),(\d+)\)|:(\d+):(\d+)) ?[:-] error (TS\d+): (.*?)\s*$")
+_TSC = LazyRegex(
+    r"^\s*(\S+?)(?:\((\d+),(\d+)\)|:(\d+):(\d+)) ?[:-] error (TS\d+): (.*?)\s*$",
+    needles=(" error TS",),
+)
 # eslint stylish: a file line, then `  3:10  error  'x' is defined but never used  no-unused-vars`
-_ESLINT = LazyRegex(r"^\s+(\d+):(\d+)\s+(error|warning)\s+(.+?)(?:\s{2,}(@?[\w/-]+))?\s*$")
-_ESLINT_UNIX = LazyRegex(r"^(\S+?):(\d+):(\d+): (.+?) \[(Error|Warning)/(@?[\w/-]+)\]\s*$")
-_NPM = LazyRegex(r"^npm (?:ERR!|error) (.*)$")
+_ESLINT = LazyRegex(
+    r"^\s+(\d+):(\d+)\s+(error|warning)\s+(.+?)(?:\s{2,}(@?[\w/-]+))?\s*$",
+    needles=("error", "warning"),
+)
+_ESLINT_UNIX = LazyRegex(
+    r"^(\S+?):(\d+):(\d+): (.+?) \[(Error|Warning)/(@?[\w/-]+)\]\s*$",
+    needles=("[Error/", "[Warning/"),
+)
+_NPM = LazyRegex(r"^npm (?:ERR!|error) (.*)$", needles=("npm ERR! ", "npm error "))
 
 
 def _block(lines: list[str], start: int, stop) -> list[str]:

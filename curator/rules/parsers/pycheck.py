@@ -7,15 +7,22 @@ from memcurate.curator.util.lazyre import LazyRegex
 from . import Found, Output
 
 # what mypy prints: `x.py:3: error: Argument 1 has incompatible type "str"; expected "int"  [arg-type]`
-_MYPY = LazyRegex(r"^(\S+?\.pyi?):(\d+)(?::\d+)?: error: (.*?)(?:\s+\[([\w-]+)\])?\s*$")
+_MYPY = LazyRegex(
+    r"^(\S+?\.pyi?):(\d+)(?::\d+)?: error: (.*?)(?:\s+\[([\w-]+)\])?\s*$", needles=(": error: ",)
+)
 # pyright: `  /abs/x.py:184:17 - error: Type of "v" is unknown (reportUnknownVariableType)`
-_PYRIGHT = LazyRegex(r"^\s*(\S+?\.pyi?):(\d+):(\d+) - error: (.*?)(?: \((report\w+)\))?\s*$")
-_PYRIGHT_RULE = LazyRegex(r"\((report\w+)\)\s*$")
+_PYRIGHT = LazyRegex(
+    r"^\s*(\S+?\.pyi?):(\d+):(\d+) - error: (.*?)(?: \((report\w+)\))?\s*$", needles=(" - error: ",)
+)
+_PYRIGHT_RULE = LazyRegex(r"\((report\w+)\)\s*$", needles=("(report",))
 # ruff / flake8 / pylint, one line each: `x.py:1:1: E902 msg`, `x.py:1:0: C0114: msg (missing-module-docstring)`
-_LINE = LazyRegex(r"^(\S+?\.pyi?):(\d+):(\d+): ([A-Z]{1,4}\d{2,4}):? (?:\[\*\] )?(.*?)\s*$")
+_LINE = LazyRegex(
+    r"^(\S+?\.pyi?):(\d+):(\d+): ([A-Z]{1,4}\d{2,4}):? (?:\[\*\] )?(.*?)\s*$",
+    needles=(".py:", ".pyi:"),
+)
 # ruff's newer full format: `E501 [*] Line too long (96 > 88)` then `  --> x.py:3:89`
 _RUFF_HEAD = LazyRegex(r"^([A-Z]{1,4}\d{2,4}) (?:\[\*\] )?(.+?)\s*$")
-_ARROW = LazyRegex(r"^\s*-->\s*(\S+?):(\d+):(\d+)")
+_ARROW = LazyRegex(r"^\s*-->\s*(\S+?):(\d+):(\d+)", needles=("-->",))
 
 
 def mypy(out: Output) -> list[Found]:
@@ -102,19 +109,19 @@ def lint(out: Output) -> list[Found]:
                 )
             )
             continue
-        if full_format:
-            h = _RUFF_HEAD.match(line)
-            if h and i + 1 < len(lines):
-                a = next((_ARROW.match(x) for x in lines[i + 1 : i + 3] if _ARROW.match(x)), None)
-                if a and a.group(1).endswith((".py", ".pyi", ".ipynb")):
-                    found.append(
-                        Found(
-                            "lint",
-                            "ruff",
-                            error_type=h.group(1),
-                            message=h.group(2),
-                            files=[a.group(1)],
-                            excerpt=[line, a.group(0)],
-                        )
+        if full_format and i + 1 < len(lines):
+            # the arrow first: its needle spares the head's pattern every line that has no arrow below
+            a = next((_ARROW.match(x) for x in lines[i + 1 : i + 3] if _ARROW.match(x)), None)
+            h = _RUFF_HEAD.match(line) if a else None
+            if h and a and a.group(1).endswith((".py", ".pyi", ".ipynb")):
+                found.append(
+                    Found(
+                        "lint",
+                        "ruff",
+                        error_type=h.group(1),
+                        message=h.group(2),
+                        files=[a.group(1)],
+                        excerpt=[line, a.group(0)],
                     )
+                )
     return found

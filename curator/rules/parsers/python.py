@@ -7,20 +7,28 @@ from memcurate.curator.util.lazyre import LazyRegex
 from . import Found, Output
 
 # pytest's short summary: `FAILED tests/x.py::test_y[p-1] - TypeError: msg`, `ERROR tests/x.py - ...`
-_SUMMARY = LazyRegex(r"^(FAILED|ERROR) (\S+?)(?: - (.*))?$")
+_SUMMARY = LazyRegex(r"^(FAILED|ERROR) (\S+?)(?: - (.*))?$", needles=("FAILED ", "ERROR "))
 # A section header: `______ TestX.test_y ______`, `____ ERROR collecting tests/x.py ____`
-_SECTION = LazyRegex(r"^_{2,} (.+?) _{2,}$")
+_SECTION = LazyRegex(r"^_{2,} (.+?) _{2,}$", needles=("__",))
 # Where a failure surfaced: `tests/x.py:32: TypeError` (the last one is the innermost)
-_WHERE = LazyRegex(r"^(\S+?\.py):(\d+): ([A-Za-z_][\w.]*)$")
+_WHERE = LazyRegex(r"^(\S+?\.py):(\d+): ([A-Za-z_][\w.]*)$", needles=(".py:",))
 _EXC = LazyRegex(
     r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure|Iteration|Timeout)"
     r"|[A-Za-z_][\w.]*\.[A-Z]\w*)(?::\s?(.*))?$"
 )
-_FRAME = LazyRegex(r'^\s*File "([^"]+)", line (\d+)')
-_NOT_FOUND = LazyRegex(r"^ERROR: (file or directory not found|not found|usage): ?(.*)$")
-_CLOSING = LazyRegex(r"^=+ (.*\b(?:no tests ran|deselected|errors?|failed)\b.*?) =+$")
-_CONFTEST = LazyRegex(r"^ImportError while loading conftest '([^']+)'")
-_UNITTEST = LazyRegex(r"^(FAIL|ERROR): (\w+) \(([\w.]+)\)")
+_FRAME = LazyRegex(r'^\s*File "([^"]+)", line (\d+)', needles=('File "',))
+_NOT_FOUND = LazyRegex(
+    r"^ERROR: (file or directory not found|not found|usage): ?(.*)$", needles=("ERROR: ",)
+)
+_CLOSING = LazyRegex(
+    r"^=+ (.*\b(?:no tests ran|deselected|errors?|failed)\b.*?) =+$",
+    needles=("no tests ran", "deselected", "error", "failed"),
+)
+_CONFTEST = LazyRegex(
+    r"^ImportError while loading conftest '([^']+)'",
+    needles=("ImportError while loading conftest",),
+)
+_UNITTEST = LazyRegex(r"^(FAIL|ERROR): (\w+) \(([\w.]+)\)", needles=(" (",))
 
 
 def _sections(lines: list[str]) -> list[dict]:

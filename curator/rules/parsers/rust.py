@@ -7,9 +7,9 @@ from memcurate.curator.util.lazyre import LazyRegex
 from . import Found, Output
 
 # `error[E0308]: mismatched types`, `error: this if has identical blocks`, ty's `error[call-non-callable]: …`
-_HEAD = LazyRegex(r"^error(?:\[([\w-]+)\])?: (.*?)\s*$")
-_ARROW = LazyRegex(r"^\s*--> (\S+?):\d+(?::\d+)?")
-_CLIPPY = LazyRegex(r"clippy::([\w-]+)|rust-clippy/\w+/index\.html#([\w-]+)")
+_HEAD = LazyRegex(r"^error(?:\[([\w-]+)\])?: (.*?)\s*$", needles=("error[", "error: "))
+_ARROW = LazyRegex(r"^\s*--> (\S+?):\d+(?::\d+)?", needles=("--> ",))
+_CLIPPY = LazyRegex(r"clippy::([\w-]+)|rust-clippy/\w+/index\.html#([\w-]+)", needles=("clippy",))
 _NOISE = (
     "could not compile",
     "aborting due to",
@@ -19,10 +19,12 @@ _NOISE = (
     "could not find",
     "linking with",
 )
-_TEST = LazyRegex(r"^test (\S+) \.\.\. FAILED\s*$")
-_STDOUT = LazyRegex(r"^---- (\S+) stdout ----\s*$")
+_TEST = LazyRegex(r"^test (\S+) \.\.\. FAILED\s*$", needles=(" ... FAILED",))
+_STDOUT = LazyRegex(r"^---- (\S+) stdout ----\s*$", needles=(" stdout ----",))
 # `thread 'tests::t' panicked at src/lib.rs:12:9:` (1.73+) or `… panicked at 'msg', src/lib.rs:12:9` (older)
-_PANICKED = LazyRegex(r"^thread '([^']*)' panicked at (?:'(.*)', )?(\S+?):\d+:\d+:?\s*$")
+_PANICKED = LazyRegex(
+    r"^thread '([^']*)' panicked at (?:'(.*)', )?(\S+?):\d+:\d+:?\s*$", needles=("' panicked at ",)
+)
 
 
 def _panic(lines: list[str], i: int) -> tuple[str, str, list[str]]:
