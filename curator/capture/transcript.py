@@ -227,7 +227,7 @@ def _lines(
 ) -> Iterator[tuple[int, bytes]]:
     """Complete lines between `start` and `limit`, with their offsets.
 
-    Read a chunk at a time and split in C: a call per line costs more than the split. A last line
+    Read a chunk at a time, each line found in C and sliced out as it is used. A last line
     without a newline is taken only when it parses as a whole record (a finished file); otherwise it
     is being written, and waits. A line longer than `max_line` is skipped without being held in
     memory, and one longer than a chunk is held once (found first, then read whole). (`keep`: see
@@ -241,8 +241,9 @@ def _lines(
         if not chunk:
             break
         at += len(chunk)
-        lines = chunk.split(b"\n")
-        if len(lines) == 1 and at < limit:
+        find = chunk.find
+        nl = find(b"\n")
+        if nl < 0 and at < limit:
             # no line ends in this chunk: find where it does, then read that line once
             end, ended = _line_end(f, at, limit)
             length = end - pos
@@ -262,17 +263,23 @@ def _lines(
                 pos = end
             f.seek(at)
             continue
-        if rest:
-            lines[0] = rest + lines[0]
-        rest = lines.pop()
-        for line in lines:
-            length = len(line) + 1
+        # Each line sliced out as it is used, newline and all: one copy of it, freed before the next
+        # (split, then adding the newline back, copies every byte twice and holds a chunk's lines at once)
+        i = 0
+        while nl >= 0:
+            line = chunk[i : nl + 1]
+            if rest:
+                line, rest = rest + line, b""
+            length = len(line)
             stats.lines += 1
             if length - 1 > max_line:
                 stats.bad_lines["too_long"] += 1
             else:
-                yield pos, line + b"\n"
+                yield pos, line
             pos += length
+            i = nl + 1
+            nl = find(b"\n", i)
+        rest = rest + chunk[i:] if rest else chunk[i:]
     if rest:
         # a last line with no newline: taken only when it is a whole record
         if len(rest) > max_line:
