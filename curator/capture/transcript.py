@@ -994,6 +994,7 @@ class _PRead:
 
 def _pack(e: Entry) -> tuple:
     """An entry as marshal takes it (see _unpack)."""
+    uses = [(u.id, u.name, u.target) for u in e.tool_uses] if e.tool_uses else None
     return (
         e.kind,
         e.turn,
@@ -1001,7 +1002,6 @@ def _pack(e: Entry) -> tuple:
         e.end,
         e.text,
         e.thinking,
-        [(u.id, u.name, u.target) for u in e.tool_uses],
         e.tool_use_id,
         e.is_error,
         e.rejected,
@@ -1010,45 +1010,30 @@ def _pack(e: Entry) -> tuple:
         e.timestamp,
         e.session_id,
         e.tail,
-    )
-
-
-def _unpack(p: tuple) -> Entry:
-    (
-        kind,
-        turn,
-        start,
-        end,
-        text,
-        thinking,
         uses,
-        tool_use_id,
-        is_error,
-        rejected,
-        mid,
-        sub,
-        ts,
-        sid,
-        tail_,
-    ) = p
-    e = Entry(
-        kind,
-        turn,
-        start,
-        end,
-        text=text,
-        thinking=thinking,
-        tool_use_id=tool_use_id,
-        is_error=is_error,
-        rejected=rejected,
-        message_id=mid,
-        subtype=sub,
-        timestamp=ts,
-        session_id=sid,
     )
-    if uses:
-        e.tool_uses = [ToolUse(*u) for u in uses]
-    e.tail = tail_
+
+
+def _unpack(packed: tuple) -> Entry:
+    e = object.__new__(Entry)  # every slot is set here: no need of __init__'s defaults
+    (
+        e.kind,
+        e.turn,
+        e.start,
+        e.end,
+        e.text,
+        e.thinking,
+        e.tool_use_id,
+        e.is_error,
+        e.rejected,
+        e.message_id,
+        e.subtype,
+        e.timestamp,
+        e.session_id,
+        e.tail,
+        uses,
+    ) = packed
+    e.tool_uses = [ToolUse(*u) for u in uses] if uses else []
     return e
 
 
