@@ -622,7 +622,7 @@ class TranscriptReader:
         if pid == 0:  # the child: read, send, leave without the parent's exit handlers
             try:
                 os.close(read)
-                self._send(write, fd, marshal.dumps)
+                self._send(write, fd)
             finally:
                 os._exit(0)
         os.close(write)
@@ -656,17 +656,17 @@ class TranscriptReader:
                     pass
             os.waitpid(pid, 0)
 
-    def _send(self, fd: int, source: int, dumps) -> None:
-        """In the forked child: every entry, then the stats, to `fd` in frames (4 bytes of length, then a
-        marshal); what was raised instead of the stats."""
+    def _send(self, fd: int, source: int) -> None:
+        """In the forked child: every entry of `source` (a descriptor), then the stats, to `fd` in frames
+        (4 bytes of length, then a marshal); what was raised instead of the stats."""
+        import gc
+        import marshal
 
         def put(frame: tuple) -> None:
-            data = dumps(frame)
+            data = marshal.dumps(frame)
             view = memoryview(len(data).to_bytes(4, "little") + data)
             while view:
                 view = view[os.write(fd, view) :]
-
-        import gc
 
         gc.disable()  # short-lived: the collector's passes would only copy the parent's pages
         try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import json
+import marshal
 import os
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from conftest import needs_shared, shared_transcripts
 from memcurate.curator import config
 from memcurate.curator.candidates import incremental
 from memcurate.curator.capture import transcript
-from memcurate.curator.capture.transcript import TranscriptReader, _pack
+from memcurate.curator.capture.transcript import TranscriptReader, _pack, _unpack
 from memcurate.curator.util import cores
 
 
@@ -52,6 +53,22 @@ def test_a_forked_read_gives_what_a_read_in_one_process_gives():
             path, False, start=middle, turn_base=7
         ), path
     assert no_child_left()
+
+
+def test_an_entry_comes_out_of_the_pipe_whole():
+    e = transcript.Entry("assistant", 3, 10, 20, text="hi", thinking="hm", message_id="m1")
+    e.tool_uses = [transcript.ToolUse("t1", "Bash", "make")]
+    e.tail, e.is_error = "the end", True
+    copy = _unpack(marshal.loads(marshal.dumps(_pack(e))))
+    for slot in transcript.Entry.__slots__:  # a slot added to Entry and not to _pack fails here
+        mine, theirs = getattr(e, slot), getattr(copy, slot)
+        if slot == "tool_uses":
+            mine, theirs = [vars_of(u) for u in mine], [vars_of(u) for u in theirs]
+        assert mine == theirs, slot
+
+
+def vars_of(u) -> tuple:
+    return tuple(getattr(u, s) for s in transcript.ToolUse.__slots__)
 
 
 @needs_shared
