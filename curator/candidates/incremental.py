@@ -22,8 +22,10 @@ from memcurate.curator.util.safe_open import Refused, open_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs the hook milliseconds at import
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from typing import BinaryIO
+
+    from memcurate.curator.capture.transcript import Entry
 
 HEAD_BYTES = 4096
 MAX_PASSES = 50
@@ -277,7 +279,7 @@ def _capture(
             return _report(path, "nothing-new", start, start, None, {}, None, notes)
 
         # Imported only when there is work: the nothing-new pass stays cheap.
-        from memcurate.curator.capture.transcript import TranscriptReader
+        from memcurate.curator.capture.transcript import FORK_BYTES, TranscriptReader
         from memcurate.curator.capture.triage import Digest, Triage
 
         digest = Digest(state.get("digest"))
@@ -295,8 +297,16 @@ def _capture(
         t = Triage(rules, digest, subagent=subagent, path=f, open_runs=state.get("open"))
         first_ts = last_ts = ""
         words = 0  # the person wrote, in these bytes: whether a look is worth its tokens
+        # A long stretch is read in a forked child while this process triages what it sends (the same
+        # entries, stats and turns), when a core is free for it.
+        entries: Iterable[Entry] = reader
+        if size - start >= FORK_BYTES:
+            from memcurate.curator.util.cores import free_core
+
+            if free_core():
+                entries = reader.forked()
         try:
-            for entry in reader:
+            for entry in entries:
                 if entry.timestamp:
                     first_ts = first_ts or entry.timestamp
                     last_ts = entry.timestamp

@@ -44,6 +44,11 @@ SKIP_OUTPUT_BYTES = 8192  # with `outputs_of`, larger results of other tools are
 # below it, decoding costs little more than looking
 LIGHT_RESULT_BYTES = 1024
 _CHUNK = 1 << 20
+# `forked`: from this many bytes on, a pass's lines are read and decoded in a forked child while the caller
+# works on the entries it has sent; below it, a fork and the entries' trip through a pipe cost more than
+# the time they save
+FORK_BYTES = 4 << 20
+_BATCH = 256  # entries a forked reader sends at once
 
 _REMINDER_OPEN, _REMINDER_CLOSE = "<system-reminder>", "</system-reminder>"
 _COMMAND = ("<command-name>", "<command-message>", "<command-args>", "<bash-input>")
@@ -227,7 +232,7 @@ def _lines(
 ) -> Iterator[tuple[int, bytes]]:
     """Complete lines between `start` and `limit`, with their offsets.
 
-    Read a chunk at a time and split in C: a call per line costs more than the split. A last line
+    Read a chunk at a time, each line found in C and sliced out as it is used. A last line
     without a newline is taken only when it parses as a whole record (a finished file); otherwise it
     is being written, and waits. A line longer than `max_line` is skipped without being held in
     memory, and one longer than a chunk is held once (found first, then read whole). (`keep`: see
@@ -241,8 +246,9 @@ def _lines(
         if not chunk:
             break
         at += len(chunk)
-        lines = chunk.split(b"\n")
-        if len(lines) == 1 and at < limit:
+        find = chunk.find
+        nl = find(b"\n")
+        if nl < 0 and at < limit:
             # no line ends in this chunk: find where it does, then read that line once
             end, ended = _line_end(f, at, limit)
             length = end - pos
@@ -262,17 +268,23 @@ def _lines(
                 pos = end
             f.seek(at)
             continue
-        if rest:
-            lines[0] = rest + lines[0]
-        rest = lines.pop()
-        for line in lines:
-            length = len(line) + 1
+        # Each line sliced out as it is used, newline and all: one copy of it, freed before the next
+        # (split, then adding the newline back, copies every byte twice and holds a chunk's lines at once)
+        i = 0
+        while nl >= 0:
+            line = chunk[i : nl + 1]
+            if rest:
+                line, rest = rest + line, b""
+            length = len(line)
             stats.lines += 1
             if length - 1 > max_line:
                 stats.bad_lines["too_long"] += 1
             else:
-                yield pos, line + b"\n"
+                yield pos, line
             pos += length
+            i = nl + 1
+            nl = find(b"\n", i)
+        rest = rest + chunk[i:] if rest else chunk[i:]
     if rest:
         # a last line with no newline: taken only when it is a whole record
         if len(rest) > max_line:
@@ -593,6 +605,105 @@ class TranscriptReader:
         with open_regular(self.path) as f:
             yield from self._read(f)
 
+    def forked(self) -> Iterator[Entry]:
+        """The entries iterating gives, read and decoded in a forked child while the caller works on
+        those it has sent: on a long pass the reader and the triage take about as long each, and a
+        machine has two cores. `path` must be a file already open (the capture's descriptor): the child
+        reads it with pread, so the parent's reads of it meanwhile (session_cwd, quotes) move nothing
+        under the child. When the last entry is given, `stats` and `turn` are the child's.
+
+        What the child raised is raised here; a child that ends without its last word is an OSError
+        (the pass fails and its bytes wait for the next one): never a silent miss."""
+        import marshal
+
+        fd = self.path.fileno()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: read, send, leave without the parent's exit handlers
+            try:
+                os.close(read)
+                self._send(write, fd)
+            finally:
+                os._exit(0)
+        os.close(write)
+        done = False
+        try:
+            with open(read, "rb", closefd=True) as pipe:
+                while True:
+                    head = pipe.read(4)
+                    data = pipe.read(int.from_bytes(head, "little")) if len(head) == 4 else b""
+                    if not data:
+                        raise OSError(
+                            5, "the transcript's reading process ended without its entries"
+                        )
+                    what, value = marshal.loads(data)
+                    if what == "entries":
+                        for packed in value:
+                            yield _unpack(packed)
+                    elif what == "end":
+                        self._take(value)
+                        done = True
+                        return
+                    else:
+                        import pickle
+
+                        raise pickle.loads(value)
+        finally:
+            if not done:
+                try:
+                    os.kill(pid, 9)  # SIGKILL: the caller stopped early, or the child failed
+                except OSError:
+                    pass
+            os.waitpid(pid, 0)
+
+    def _send(self, fd: int, source: int) -> None:
+        """In the forked child: every entry of `source` (a descriptor), then the stats, to `fd` in frames
+        (4 bytes of length, then a marshal); what was raised instead of the stats."""
+        import gc
+        import marshal
+
+        def put(frame: tuple) -> None:
+            data = marshal.dumps(frame)
+            view = memoryview(len(data).to_bytes(4, "little") + data)
+            while view:
+                view = view[os.write(fd, view) :]
+
+        gc.disable()  # short-lived: the collector's passes would only copy the parent's pages
+        try:
+            self.path = _PRead(source)
+            batch: list[tuple] = []
+            for e in self:
+                batch.append(_pack(e))
+                if len(batch) == _BATCH:
+                    put(("entries", batch))
+                    batch = []
+            put(("entries", batch))
+            st = self.stats
+            fields = [getattr(st, k) for k in ReadStats.__slots__]
+            # (marshal takes a plain dict, not a Tally)
+            put(("end", ([dict(v) if isinstance(v, dict) else v for v in fields], self.turn)))
+        except BaseException as e:  # noqa: BLE001 (all of it goes back to the parent)
+            import pickle
+
+            try:
+                data = pickle.dumps(e)
+            except Exception:  # an exception that does not pickle: its text
+                data = pickle.dumps(RuntimeError(f"the transcript's reader failed: {e!r}"))
+            try:
+                put(("raised", data))
+            except OSError:
+                pass  # the parent is gone
+
+    def _take(self, value: tuple) -> None:
+        """The forked child's stats and turn count, as its reader left them."""
+        fields, self.turn = value
+        for k, v in zip(ReadStats.__slots__, fields):
+            if isinstance(v, dict):
+                v = Tally(v)
+            elif k == "session_ids":
+                v = set(v)
+            setattr(self.stats, k, v)
+
     def _read(self, f: BinaryIO) -> Iterator[Entry]:
         limit = self.limit
         if limit is None:
@@ -858,6 +969,72 @@ class TranscriptReader:
         for p in parts:
             window.add_text(p, "\n")
         return window
+
+
+class _PRead:
+    """A descriptor read at a position of its own (pread): a forked reader shares the file's offset with
+    its parent, which may read the file meanwhile."""
+
+    __slots__ = ("fd", "pos")
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.pos = fd, 0
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def seek(self, pos: int) -> None:
+        self.pos = pos
+
+    def read(self, n: int) -> bytes:
+        data = os.pread(self.fd, n, self.pos)
+        self.pos += len(data)
+        return data
+
+
+def _pack(e: Entry) -> tuple:
+    """An entry as marshal takes it (see _unpack)."""
+    uses = [(u.id, u.name, u.target) for u in e.tool_uses] if e.tool_uses else None
+    return (
+        e.kind,
+        e.turn,
+        e.start,
+        e.end,
+        e.text,
+        e.thinking,
+        e.tool_use_id,
+        e.is_error,
+        e.rejected,
+        e.message_id,
+        e.subtype,
+        e.timestamp,
+        e.session_id,
+        e.tail,
+        uses,
+    )
+
+
+def _unpack(packed: tuple) -> Entry:
+    e = object.__new__(Entry)  # every slot is set here: no need of __init__'s defaults
+    (
+        e.kind,
+        e.turn,
+        e.start,
+        e.end,
+        e.text,
+        e.thinking,
+        e.tool_use_id,
+        e.is_error,
+        e.rejected,
+        e.message_id,
+        e.subtype,
+        e.timestamp,
+        e.session_id,
+        e.tail,
+        uses,
+    ) = packed
+    e.tool_uses = [ToolUse(*u) for u in uses] if uses else []
+    return e
 
 
 # Claude Code's tool result line: the record's plain keys, then the message, its one block's plain keys,

@@ -420,7 +420,7 @@ class Triage:
         # (name, program) -> [turn, error line, edits at its last failure, failures, offset]: an error that recurs
         self.failing: dict[tuple[str, str], list] = {}
         self.edits = 0  # file edits seen so far
-        # (file written, project) -> the file relative to the project, None outside it (see _written)
+        # (file written, project) -> the file relative to the project, redacted; None outside it (see _written)
         self.relative: dict[tuple[str, str], str | None] = {}
         # Failing runs of the error tools and what fixed them, for rule graduation (curator/rules/transcript_failures.py)
         self.failed_runs: list[dict] = []
@@ -659,18 +659,18 @@ class Triage:
             self._learn_project()
         if len(d.files) >= Digest.MAX_FILES:  # (before the path's work: it may resolve links)
             return
-        # A session writes the same few files again and again: each resolved once a pass (it may
-        # read links on the disk)
+        # A session writes the same few files again and again: each resolved (it may read links on the
+        # disk) and redacted once a pass
         key = (target, d.project or "")
         path = self.relative.get(key, "")
         if path == "":
             if len(self.relative) > 4096:
                 self.relative.clear()
-            path = self.relative[key] = project_relative(*key)
+            path = project_relative(*key)
+            # after the cut to the project: a redaction cannot move a path out of it
+            path = self.relative[key] = None if path is None else _redacted(path)
         if path is None:
             return
-        # after the cut to the project: a redaction cannot move a path out of it
-        path = _redacted(path)
         if path not in d.files:
             d.files.append(path)
 

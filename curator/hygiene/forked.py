@@ -23,6 +23,8 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from memcurate.curator.errors import MemcurateError
+from memcurate.curator.util.cores import cpus
+from memcurate.curator.util.cores import load as _load
 
 T = TypeVar("T")
 
@@ -34,17 +36,6 @@ class WorkerError(MemcurateError):
     work it had is not done, so the check says so instead of reporting less."""
 
 
-def cpus() -> int:
-    """The CPUs this process may run on."""
-    count = getattr(os, "process_cpu_count", None)  # Python 3.13
-    if count is not None:
-        return count() or 1
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
 def worth_it(items: int) -> bool:
     """Whether `items` memories' work is shared with a forked child (see the module's docstring)."""
     if items < MIN_ITEMS or not hasattr(os, "fork") or threading.active_count() != 1:
@@ -53,13 +44,6 @@ def worth_it(items: int) -> bool:
     # not every core busy, on the last minute's average: on a busy machine a child only competes for
     # the cores, and its fork and pickles are a fifth more work
     return n >= 2 and _load() < n
-
-
-def _load() -> float:
-    try:
-        return os.getloadavg()[0]
-    except OSError:  # not known here
-        return 0.0
 
 
 class Child(Generic[T]):
