@@ -635,7 +635,7 @@ async def measure_keys(
             return True
 
         app.on_frame = all_rows
-        async with app.run_test(headless=False, size=(COLS, ROWS)):
+        async with app.run_test(headless=False, size=(COLS, ROWS)) as pilot:
             await wait_event(rows_shown, f"{expected} rows", timeout=120)
             out["load_worker"].append((app.marks["loaded"] - app.marks["mount"]) * 1e3)
             out["start_to_rows"].append((first["t"] - t_new) * 1e3)
@@ -644,6 +644,7 @@ async def measure_keys(
             await wait_quiet(app, 0.2)
             table.move_cursor(row=len(table.shown) // 2)
             await wait_quiet(app, 0.1)
+            await pilot.pause()  # every widget's messages handled (see leave)
             # with the bounded caches emptied (app_objects), then as they are: the presses
             # fill those caches again up to their bounds, which the second count includes
             app0 = app_objects()
@@ -704,7 +705,9 @@ async def measure_keys(
                     out["presses"] += 1
                 await wait_quiet(app, 0.1)
                 if p + 1 == half:
+                    await pilot.pause()
                     app_half = app_objects()
+            await pilot.pause()
             out["objects_per_press"].append((live_objects() - objects0) / (warmup + presses))
             app_end = app_objects()
             out["app_objects_per_press"].append((app_end - app0) / (warmup + presses))
