@@ -157,18 +157,24 @@ def test_the_app_keeps_of_a_recurring_rule_only_the_sessions_it_draws(proj):
         seen(project, n)
     app = tui(project, memory)
 
-    def records() -> list[dict]:
-        gc.collect()
-        return [
-            o
-            for o in gc.get_objects()
-            if isinstance(o, dict) and {"session", "at", "command"} <= o.keys()
-        ]
+    def records(root) -> list[dict]:
+        """The sessions' records reachable from `root` (not the process's: other tests leave theirs)."""
+        seen_ids, todo, out = set(), [root], []
+        while todo:
+            o = todo.pop()
+            if id(o) in seen_ids or isinstance(o, (type, str, int, float)):
+                continue
+            seen_ids.add(id(o))
+            if isinstance(o, dict) and {"session", "at", "command"} <= o.keys():
+                out.append(o)
+            todo.extend(gc.get_referents(o))
+        return out
 
     async def scenario(pilot):
         await select(pilot, "rule")
         assert f"failed the same way in {sessions} sessions" in document(app)
-        kept = sorted(str(o["session"]) for o in records())
+        assert app.detail is not None
+        kept = sorted(str(o["session"]) for o in records(app.detail))
         assert kept == sorted(f"session-{n}" for n in range(5, sessions + 1))
 
     run(app, scenario)
