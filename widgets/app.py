@@ -29,6 +29,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -509,7 +510,8 @@ class MemcurateApp(App):
         detail = None
         if item is not None:
             try:
-                detail = self.engine.detail(review_item(item))
+                # without `show --json`'s part (a rule's every session): the app draws the kind's view
+                detail = replace(self.engine.detail(review_item(item)), shown={})
                 self.post_message(DetailLoaded(item.key, detail))
             except Exception as e:  # a malformed record is shown, never fatal
                 self.post_message(DetailLoaded(item.key, None, str(e)))

@@ -21,7 +21,7 @@ from textual.widgets import Static
 from memcurate.curator.candidates.queue import Item
 from memcurate.curator.candidates.usage import describe
 from memcurate.curator.categories import CATEGORIES, base
-from memcurate.curator.review.items import CLAUDE_WRITE, MEMORY, RULE, Detail
+from memcurate.curator.review.items import CLAUDE_WRITE, EVIDENCE_SESSIONS, MEMORY, RULE, Detail
 from memcurate.curator.util.textsafe import clean as display
 from memcurate.curator.util.textsafe import one_line
 
@@ -33,9 +33,6 @@ if TYPE_CHECKING:
     from memcurate.curator.memory.memory_md import Budgets
 
 SEVERITY_STYLE = {"BLOCK": "bold red", "ADVISORY": "yellow"}
-# The sessions a rule's evidence shows, the newest: a failure that keeps recurring would otherwise grow
-# its document (and what the app keeps of it) by a session's lines each time it lands again.
-EVIDENCE_SESSIONS = 5
 # A factor's why that names an issue as "code (where): message": the message starting with its where again
 _REPEATED = re.compile(r"\(([^()]+)\): \1(?=[ :])[ :]*")
 
@@ -195,7 +192,7 @@ class DocumentView(VerticalScroll):
                 ),
                 _syntax(str(plan.get("after") or ""), "markdown"),
             ]
-        parts += [Text("")] + evidence(view.get("candidate"))
+        parts += [Text("")] + evidence(view.get("candidate"), view.get("evidence_sessions"))
         self.query_one("#document-body", Static).update(Group(*parts))
 
     def show_proposal(self, view: dict) -> None:
@@ -241,14 +238,16 @@ def _syntax(text: str, lexer: str) -> Syntax:
     return Syntax(display(text).rstrip("\n"), lexer, theme="ansi_dark", word_wrap=True)
 
 
-def evidence(candidate) -> list:
+def evidence(candidate, sessions: int | None = None) -> list:
     """A RuleCandidate's evidence: what recurred (kind, tool, signature) and the last EVIDENCE_SESSIONS
     sessions it happened in (the ledger's order, oldest first): when, the command, the error, and what
-    fixed it when the transcript shows it."""
+    fixed it when the transcript shows it. `sessions`: how many were read, when the candidate carries
+    only the newest (the rule kind's view)."""
     failure = getattr(candidate, "failure", None) or {}
     occurrences = [o for o in getattr(candidate, "occurrences", None) or [] if isinstance(o, dict)]
-    n = len(occurrences)
-    earlier = max(0, n - EVIDENCE_SESSIONS)
+    n = max(len(occurrences), sessions if isinstance(sessions, int) else 0)
+    occurrences = occurrences[-EVIDENCE_SESSIONS:]
+    earlier = n - len(occurrences)
     head = Text.assemble(
         ("Evidence", "bold"),
         (f" — failed the same way in {n} session{'' if n == 1 else 's'}", "dim"),
@@ -269,7 +268,7 @@ def evidence(candidate) -> list:
                 f"\n… {earlier} earlier session{'' if earlier == 1 else 's'} not shown", style="dim"
             )
         )
-    for o in occurrences[earlier:]:
+    for o in occurrences:
         at = str(o.get("at") or "")[:16].replace("T", " ")
         lines = Text.assemble(
             ("\n", ""),

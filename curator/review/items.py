@@ -26,6 +26,9 @@ READY = "ready"
 ERROR = "error"
 # Kinds' names (ReviewItem.kind) a front end names without importing the kind (the TUI's start: rows by kind)
 MEMORY, CLAUDE_WRITE, RULE = "memory", "claude-write", "rule"
+# The sessions of a rule's evidence its view carries and the TUI draws, the newest: a failure that keeps
+# recurring would otherwise grow its document, and what the app keeps of it, each time it lands again.
+EVIDENCE_SESSIONS = 5
 # shown by `list --all` only; an id of one is never acted on
 FINAL = (
     "saved",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from memcurate.curator.review import rule_actions
@@ -19,6 +20,7 @@ from memcurate.curator.review.items import (
     APPROVE,
     CHANGE,
     EDIT_TEXT,
+    EVIDENCE_SESSIONS,
     FIELDS,
     READY,
     RETRY,
@@ -139,7 +141,12 @@ class RuleKind:
             diff=p["diff"] or "",
             issues=tuple(view["issues"]),
             editor=FIELDS,
-            view=view,
+            # the presenter's: the newest sessions and how many were read (`shown` has them all)
+            view={
+                **view,
+                "candidate": replace(cand, occurrences=cand.occurrences[-EVIDENCE_SESSIONS:]),
+                "evidence_sessions": len(cand.occurrences),
+            },
             shown={
                 "rule": item.rule,
                 "failure": cand.failure,

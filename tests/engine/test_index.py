@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sqlite3
 import subprocess
 import sys
 import textwrap
 import time
+import weakref
 from pathlib import Path
 
 import pytest
@@ -622,3 +624,37 @@ def test_a_rescan_still_happens_while_watched(tmp_path, store):
         ix._freshness.watcher.unwatch("decision")  # as if the watch missed an edit (NFS)
         os.unlink(os.path.join(store.root, "decision", "use-jwt-for-api-auth.md"))
         assert "use-jwt-for-api-auth" not in ids(ix.candidates("decision", "JWT tokens"))
+
+
+# -- the mark --------------------------------------------------------------------------------
+
+
+def _weakrefs() -> int:
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if type(o) is weakref.ReferenceType)
+
+
+def test_the_mark_leaves_no_object_behind_per_call(tmp_path, store):
+    """The mark is taken for every draft decided (ten a landing). Each Connection.execute makes a cursor, and
+    sqlite3 keeps a weak reference to every cursor until its 200th: the mark reads through one cursor."""
+    with MemoryIndex(tmp_path / "index.sqlite", store) as ix:
+        ix.candidates("decision", "JWT")  # the index built
+        first = ix.mark()
+        before = _weakrefs()
+        marks = {ix.mark() for _ in range(150)}
+        assert _weakrefs() - before < 10  # 300 cursors made ~100 (the last 200th pruned the rest)
+        assert marks == {first} and first.partition(":")[2].isdigit()
+
+
+def test_the_mark_sees_what_another_process_indexed_since(tmp_path, store):
+    """The mark's cursor is read to its end: no statement stays open, holding an old snapshot of the
+    database (a later mark would not see what was indexed since)."""
+    db = tmp_path / "index.sqlite"
+    with MemoryIndex(db, store) as ix, MemoryIndex(db, store) as other:
+        ix.candidates("decision", "JWT")
+        before = ix.mark()
+        store.create(make("decision", "use-redis-for-queues", *MEMORIES[next(iter(MEMORIES))][:4]))
+        other.refresh("decision")
+        after = ix.mark()
+        assert after.partition(":")[0] == before.partition(":")[0]
+        assert int(after.partition(":")[2]) > int(before.partition(":")[2])

@@ -4,6 +4,7 @@ an engine that runs as long as the TUI keeps nothing of the triages it is done w
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import re
 import subprocess
@@ -143,6 +144,46 @@ def test_a_rule_that_keeps_recurring_shows_its_last_sessions_not_every_one(proj)
         assert "session session-5" in text  # the oldest of those shown
 
     run(app, scenario)
+
+
+def test_the_app_keeps_of_a_recurring_rule_only_the_sessions_it_draws(proj):
+    """What the app keeps of the selected rule (its Detail) holds the sessions its document draws, not every
+    one the failure recurred in (`memcurate show --json` lists them all): a failure that recurs in every
+    session grew what stayed live by one session's record each time it landed (tui_bench's live objects
+    once the landings left, with the rule row selected)."""
+    project, memory = proj
+    sessions = EVIDENCE_SESSIONS + 4
+    for n in range(1, sessions + 1):
+        seen(project, n)
+    app = tui(project, memory)
+
+    def records(root) -> list[dict]:
+        """The sessions' records reachable from `root` (not the process's: other tests leave theirs)."""
+        seen_ids, todo, out = set(), [root], []
+        while todo:
+            o = todo.pop()
+            if id(o) in seen_ids or isinstance(o, (type, str, int, float)):
+                continue
+            seen_ids.add(id(o))
+            if isinstance(o, dict) and {"session", "at", "command"} <= o.keys():
+                out.append(o)
+            todo.extend(gc.get_referents(o))
+        return out
+
+    async def scenario(pilot):
+        await select(pilot, "rule")
+        assert f"failed the same way in {sessions} sessions" in document(app)
+        assert app.detail is not None
+        kept = sorted(str(o["session"]) for o in records(app.detail))
+        assert kept == sorted(f"session-{n}" for n in range(5, sessions + 1))
+
+    run(app, scenario)
+    engine = app.engine
+    assert engine is not None
+    (item,) = [i for i in engine.review_items(kind="rule")]
+    shown = engine.detail(item).as_dict()["evidence"]  # `show --json`: every session
+    assert [o["session"] for o in shown] == [f"session-{n}" for n in range(1, sessions + 1)]
+    engine.close()
 
 
 def _compiled() -> int:

@@ -189,10 +189,9 @@ class MemoryIndex:
                 return ""
 
     def _mark(self) -> str:
-        conn = self._db.conn()
-        epoch = conn.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
-        seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'files'").fetchone()
-        return f"{epoch[0]}:{seq[0] if seq else 0}" if epoch else ""
+        epoch = self._db.rows("SELECT value FROM meta WHERE key = 'epoch'")
+        seq = self._db.rows("SELECT seq FROM sqlite_sequence WHERE name = 'files'")
+        return f"{epoch[0][0]}:{seq[0][0] if seq else 0}" if epoch else ""
 
     def candidates_since(
         self, category: str, text, mark: str, limit: int = 5
