@@ -375,12 +375,17 @@ class Freshness:
         the index's counts chose: no counts of its own), kept up to date as more are held."""
         db = self._held_dbs.get(category)
         if db is None:
-            db = self._held_dbs[category] = memory_db(category)
-            db.execute("BEGIN")
-            for ch in self.held.get(category, {}).values():
-                if ch is not None and ch.doc is not None:
-                    insert(db, category, ch, counts=False)
-            db.execute("COMMIT")
+            db = memory_db(category)
+            try:
+                with db:  # one transaction
+                    db.execute("BEGIN")
+                    for ch in self.held.get(category, {}).values():
+                        if ch is not None and ch.doc is not None:
+                            insert(db, category, ch, counts=False)
+            except BaseException:
+                db.close()
+                raise
+            self._held_dbs[category] = db
         return db
 
     def _close_held_db(self, category: str) -> None:
