@@ -10,6 +10,7 @@ import sqlite3
 import pytest
 from test_index import MEMORIES, ids, make, store, watch  # noqa: F401 (fixtures)
 
+from memcurate.curator.memory import memfile
 from memcurate.curator.memory.index import MemoryIndex
 from memcurate.curator.memory.store import MemoryStore
 
@@ -90,3 +91,36 @@ def test_held_changes_a_process_never_wrote_are_indexed_by_the_next(index, store
         assert "webhook-retries" in ids(again.candidates("decision", "webhook backoff"))
     finally:
         again.close()
+
+
+def test_a_memory_edited_again_while_held_is_found_by_its_new_words_alone(index, store):
+    """The held copy of a file changed twice in a run holds its last text: the first one's words find
+    nothing, and a second edit leaves one row for it (listed once)."""
+    with index.holding():
+        store.create(make("decision", "webhook-retries", *NEW))
+        assert ids(index.candidates("decision", "webhook backoff"))[:1] == ["webhook-retries"]
+        path = os.path.join(store.root, "decision", "webhook-retries.md")
+        for old, new in (("webhook", "queue"), ("queue", "mailbox")):
+            texts = [t.replace("webhook", new).replace("Webhook", new.title()) for t in NEW]
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(memfile.render(make("decision", "webhook-retries", *texts)))
+            found = ids(index.candidates("decision", f"{new} deliveries retried with backoff"))
+            assert found.count("webhook-retries") == 1, found
+            assert "webhook-retries" not in ids(index.candidates("decision", f"{old}s {old}"))
+
+
+def test_the_row_count_a_lookup_keeps_follows_another_process_writes(index, store, tmp_path):
+    """A lookup weighs its words against the category's rows, counted once and kept: a commit of another
+    process's (data_version) or of this one's counts them again."""
+    index.candidates("decision", "ledger postgres")
+    before = index._freshness.rows("decision")
+    store.create(make("decision", "webhook-retries", *NEW))
+    other = MemoryIndex(tmp_path / "data" / "index.sqlite", MemoryStore(store.root))
+    try:
+        other.refresh("decision")  # the other process indexes it: this one has not looked yet
+    finally:
+        other.close()
+    assert index._freshness.rows("decision") == before + 1
+    store.create(make("decision", "webhook-retry-limit", *NEW[:2], "Retry six times.", NEW[3]))
+    index.refresh("decision")  # this one's own write
+    assert index._freshness.rows("decision") == before + 2

@@ -57,6 +57,7 @@ from memcurate.curator.memory.index.schema import (
     CLAUDE,
     NO_SIG,
     Change,
+    count_rows,
     insert,
     memory_db,
     remove,
@@ -124,23 +125,29 @@ class _Known:
 
 
 class _KnownFiles(dict):
-    """A category's `_Known` by file name, with the names of its archived memories (ARCHIVED_PREFIX) kept
-    apart as they come and go: a watched check looks at those few each time, without a pass over every
-    name (which grows with the store)."""
+    """A category's `_Known` by file name, with the names of its archived memories (ARCHIVED_PREFIX) and of
+    its broken files kept apart as they come and go: a watched check looks at those few each time, without
+    a pass over every name (which grows with the store)."""
 
     def __init__(self, items=()) -> None:
         super().__init__()
         self.archived: set[str] = set()
+        self.broken: set[str] = set()
         for name, k in items:
             self[name] = k
 
     def __setitem__(self, name: str, k: _Known) -> None:
         if name.startswith(ARCHIVED_PREFIX):
             self.archived.add(name)
+        if k.broken:
+            self.broken.add(name)
+        else:
+            self.broken.discard(name)
         super().__setitem__(name, k)
 
     def pop(self, name, *default):
         self.archived.discard(name)
+        self.broken.discard(name)
         return super().pop(name, *default)
 
 
@@ -204,6 +211,9 @@ class Freshness:
         self.holding = 0
         self.held: dict[str, dict[str, Change | None]] = {}
         self._held_dbs: dict[str, sqlite3.Connection] = {}  # category -> a private copy of its held
+        # category -> (the database's version then, its file rows): see `rows`
+        self._rows: dict[str, tuple[tuple[int, int], int]] = {}
+        self._writes = 0  # transactions this process committed (data_version does not count them)
         db.on_reset = self.forget
 
     def close(self) -> None:
@@ -219,6 +229,7 @@ class Freshness:
         self.pending.clear()
         self._dirty.clear()
         self._full_at.clear()
+        self._rows.clear()
 
     def refresh(self, categories: list[str]) -> RefreshStats:
         """Bring `categories` in line: each checked whole, unless its watch says which files changed (then only
@@ -255,6 +266,18 @@ class Freshness:
         if self._watched_check(category, hold) is None:
             self.full_check(category, hold)
         self._checked_at[category] = time.monotonic()
+
+    def rows(self, category: str) -> int:
+        """The index's file rows of `category` (a search weighs its words' counts against them), counted
+        again only once the database changed: a commit of another process's (`data_version`) or of ours."""
+        conn = self.db.conn()
+        version = (conn.execute("PRAGMA data_version").fetchone()[0], self._writes)
+        kept = self._rows.get(category)
+        if kept is not None and kept[0] == version:
+            return kept[1]
+        n = count_rows(conn, category)
+        self._rows[category] = (version, n)
+        return n
 
     def holds_none(self, category: str) -> bool:
         """After `fresh`: no file of `category` is known, held or waiting to be written, so a lookup
@@ -299,24 +322,37 @@ class Freshness:
         if len(held) + len(changes) + len(removed) > HELD_MAX:
             return False
         known = self._load_known(category)
-        db = self._held_dbs.get(category)
+        gone: list[str] = []  # the held copy's changes: texts out, then texts in
+        added: list[Change] = []
         for ch in changes:
             before = held.get(ch.name)
             if ch.restamp and before is not None and not before.restamp:
-                # the same bytes as the change held: it stays, with the new signature
+                # the same bytes as the change held: it stays (in the copy too), with the new signature
                 ch = Change(ch.name, ch.sig, ch.checked_ns, before.hash, before.doc, before.broken)
                 ch._rows = before._rows
+            elif not ch.restamp:
+                if before is not None:
+                    gone.append(ch.name)
+                if ch.doc is not None:
+                    added.append(ch)
             held[ch.name] = ch
             _learn(known, ch)
-            if db is not None and not ch.restamp:
-                remove(db, category, ch.name)
-                if ch.doc is not None:
-                    insert(db, category, ch)
         for name in removed:
+            if held.get(name) is not None:
+                gone.append(name)
             held[name] = None
             known.pop(name, None)
-            if db is not None:
-                remove(db, category, name)
+        db = self._held_dbs.get(category)
+        if db is not None:
+            try:
+                with db:  # one transaction: a statement's own would cost more than the statement
+                    db.execute("BEGIN")
+                    for name in gone:
+                        remove(db, category, name, counts=False)
+                    for ch in added:
+                        insert(db, category, ch, counts=False)
+            except sqlite3.Error:
+                self._close_held_db(category)  # made again from what is held when next searched
         return True
 
     def _unhold(self, category: str, pending: dict[str, Change | None]) -> None:
@@ -335,14 +371,21 @@ class Freshness:
                     pending.setdefault(name, ch)
 
     def held_db(self, category: str) -> sqlite3.Connection:
-        """A private in-memory copy of the category's held changes (their texts alone), kept up to date as
-        more are held."""
+        """A private in-memory copy of the category's held changes (their texts alone, searched with words
+        the index's counts chose: no counts of its own), kept up to date as more are held."""
         db = self._held_dbs.get(category)
         if db is None:
-            db = self._held_dbs[category] = memory_db()
-            for ch in self.held.get(category, {}).values():
-                if ch is not None and ch.doc is not None:
-                    insert(db, category, ch)
+            db = memory_db(category)
+            try:
+                with db:  # one transaction
+                    db.execute("BEGIN")
+                    for ch in self.held.get(category, {}).values():
+                        if ch is not None and ch.doc is not None:
+                            insert(db, category, ch, counts=False)
+            except BaseException:
+                db.close()
+                raise
+            self._held_dbs[category] = db
         return db
 
     def _close_held_db(self, category: str) -> None:
@@ -390,7 +433,7 @@ class Freshness:
         folder = os.path.join(self.store.root, category)
         stats.files = len(known)
         stats.unchanged = max(0, len(known) - stats.indexed - stats.restamped)
-        stats.broken = sorted((_join(folder, n), k.broken) for n, k in known.items() if k.broken)
+        stats.broken = sorted((_join(folder, n), known[n].broken) for n in known.broken)
         return stats
 
     def full_check(self, category: str, hold: bool = False) -> RefreshStats:
@@ -615,6 +658,7 @@ class Freshness:
                     stale.add(name)
                 else:
                     remove(conn, category, name)
+            self._writes += 1  # before it commits: a failed COMMIT may have written
             conn.execute("COMMIT")
         except sqlite3.OperationalError as e:
             if conn.in_transaction:

@@ -337,13 +337,22 @@ class MemoryIndex:
                 limit,
                 include_archived,
                 since,
+                self._freshness.rows(category),
             )
         pending = self._freshness.pending.get(category)
         # changes not written yet (the write lock stayed busy): search a private copy that holds them
         conn = pending_db(self._db.conn(), category, pending) if pending else self._db.conn()
         try:
             return find_candidates(
-                conn, self._folder(category), category, terms, ident, limit, include_archived, since
+                conn,
+                self._folder(category),
+                category,
+                terms,
+                ident,
+                limit,
+                include_archived,
+                since,
+                None if pending else self._freshness.rows(category),
             )
         finally:
             if pending:

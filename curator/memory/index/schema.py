@@ -28,8 +28,7 @@ def fts_table(category: str) -> str:
     return "fts_" + re.sub(r"[^a-z0-9_]", "", category)
 
 
-_SCHEMA = [
-    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+_FILES = [
     """CREATE TABLE IF NOT EXISTS files(
         doc INTEGER PRIMARY KEY AUTOINCREMENT, -- the rowid in fts_<category>: a file written later has a larger one
         category TEXT NOT NULL,
@@ -44,12 +43,22 @@ _SCHEMA = [
         UNIQUE(category, name))""",
     "CREATE INDEX IF NOT EXISTS files_text ON files(category, text_hash)",
     "CREATE INDEX IF NOT EXISTS files_status ON files(category, status)",
+]
+
+
+def _fts_schema(category: str) -> str:
+    return (
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts_table(category)} USING fts5(title, description, "
+        f"tags, body, tokenize = '{_TOKENIZE}')"
+    )
+
+
+_SCHEMA = [
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    *_FILES,
     """CREATE TABLE IF NOT EXISTS terms(category TEXT NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL,
         PRIMARY KEY(category, term)) WITHOUT ROWID""",
-] + [
-    f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts_table(c)} USING fts5(title, description, tags, body, "
-    f"tokenize = '{_TOKENIZE}')"
-    for c in INDEXED
+    *(_fts_schema(c) for c in INDEXED),
 ]
 
 
@@ -87,8 +96,9 @@ class Change:
 NO_SIG = (0, 0, 0, 0)
 
 
-def insert(conn: sqlite3.Connection, category: str, ch: Change) -> None:
-    """Add one file's row (and, when it parsed, its text and word counts). The caller removed any old row.
+def insert(conn: sqlite3.Connection, category: str, ch: Change, *, counts: bool = True) -> None:
+    """Add one file's row (and, when it parsed, its text and word counts: not in a copy without them,
+    `counts` False). The caller removed any old row.
 
     The text is redacted on its way in: a secret typed into a memory by hand is a finding about
     that file, never a copy in the index. 'Identical' is still judged on the file's own text."""
@@ -123,6 +133,8 @@ def insert(conn: sqlite3.Connection, category: str, ch: Change) -> None:
         f"INSERT INTO {fts_table(category)}(rowid, title, description, tags, body) VALUES (?, ?, ?, ?, ?)",
         (cur.lastrowid, d.title, d.description, " ".join(d.tags), d.body),
     )
+    if not counts:
+        return
     conn.executemany(
         "INSERT INTO terms(category, term, df) VALUES (?, ?, 1) "
         "ON CONFLICT(category, term) DO UPDATE SET df = df + 1",
@@ -140,7 +152,7 @@ def session_ids(sources) -> list[str]:
     )
 
 
-def remove(conn: sqlite3.Connection, category: str, name: str) -> None:
+def remove(conn: sqlite3.Connection, category: str, name: str, *, counts: bool = True) -> None:
     row = conn.execute(
         "SELECT doc, broken FROM files WHERE category = ? AND name = ?", (category, name)
     ).fetchone()
@@ -152,7 +164,7 @@ def remove(conn: sqlite3.Connection, category: str, name: str) -> None:
         old = conn.execute(
             f"SELECT title, description, tags, body FROM {fts} WHERE rowid = ?", (doc,)
         ).fetchone()
-        if old is not None:
+        if old is not None and counts:
             # rows left at 0 cost nothing and are reused when the word comes back
             conn.executemany(
                 "UPDATE terms SET df = df - 1 WHERE category = ? AND term = ?",
@@ -162,7 +174,19 @@ def remove(conn: sqlite3.Connection, category: str, name: str) -> None:
     conn.execute("DELETE FROM files WHERE doc = ?", (doc,))
 
 
-def memory_db() -> sqlite3.Connection:
+def count_rows(conn: sqlite3.Connection, category: str) -> int:
+    """The category's file rows (broken ones too): a walk of them all."""
+    return conn.execute("SELECT count(*) FROM files WHERE category = ?", (category,)).fetchone()[0]
+
+
+def memory_db(category: str | None = None) -> sqlite3.Connection:
+    """A private in-memory database: every table, or (`category`) the files table and that category's
+    text alone, for a copy searched with words chosen from the index's counts (no `terms`; creating the
+    six text tables costs milliseconds)."""
     mem = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-    create(mem)
+    if category is None:
+        create(mem)
+    else:
+        for statement in [*_FILES, _fts_schema(category)]:
+            mem.execute(statement)
     return mem

@@ -30,6 +30,7 @@ from memcurate.curator.memory.index.schema import (
     NO_SIG,
     WEIGHTS,
     Change,
+    count_rows,
     fts_table,
     insert,
     memory_db,
@@ -102,12 +103,15 @@ def find_candidates(
     limit: int,
     include_archived: bool,
     since: int = 0,
+    rows: int | None = None,
 ) -> list[Candidate]:
     """The best `limit` memories of `category` (their files in `folder`) for `terms`, an identical one first;
-    `since`: only rows written after that row number (MemoryIndex.mark)."""
+    `since`: only rows written after that row number (MemoryIndex.mark); `rows`: the category's file rows
+    in `conn`, when the caller knows them (`_choose_terms`)."""
     with _snapshot(conn):
+        chosen = _choose_terms(conn, category, terms, rows)
         return _search_in(
-            conn, folder, category, terms, ident, limit, include_archived, since=since
+            conn, folder, category, terms, ident, limit, include_archived, chosen, since=since
         )
 
 
@@ -122,14 +126,15 @@ def with_held(
     limit: int,
     include_archived: bool,
     since: int = 0,
+    rows: int | None = None,
 ) -> list[Candidate]:
     """The best `limit` indexed memories but the files `held` (changes not written yet; `since`: of the
     rows written after that row number), and the best `limit` of those held (in `held_db`, a copy of them
     alone), searched for the same words: up to twice `limit`, an identical one first. Two corpora's bm25
     scores do not compare, so neither list cuts the other: what was just saved is always among them when
-    it matches."""
+    it matches. `rows`: as for `find_candidates`."""
     with _snapshot(conn):
-        chosen = _choose_terms(conn, category, terms)
+        chosen = _choose_terms(conn, category, terms, rows)
         found = _search_in(
             conn, folder, category, terms, ident, limit, include_archived, chosen, held, since
         )
@@ -210,8 +215,11 @@ def _search_in(
     return found[:limit]
 
 
-def _choose_terms(conn: sqlite3.Connection, category: str, terms: list[str]) -> list[str]:
-    """The draft's words rare enough in the category to be worth bm25's time, rarest first."""
+def _choose_terms(
+    conn: sqlite3.Connection, category: str, terms: list[str], rows: int | None = None
+) -> list[str]:
+    """The draft's words rare enough in the category to be worth bm25's time, rarest first; `rows`: the
+    category's file rows in `conn` when the caller knows them (counting them walks every one)."""
     if not terms:
         return []
     marks = ",".join("?" * len(terms))
@@ -221,7 +229,7 @@ def _choose_terms(conn: sqlite3.Connection, category: str, terms: list[str]) -> 
             (category, *terms),
         ).fetchall()
     )
-    n = conn.execute("SELECT count(*) FROM files WHERE category = ?", (category,)).fetchone()[0]
+    n = rows if rows is not None else count_rows(conn, category)
     ceiling = max(25, COMMON * n)  # a small category costs nothing to search: keep more words
     # words the index has never seen keep their place (a stemmed form may still match)
     ranked = sorted(range(len(terms)), key=lambda i: (df.get(terms[i], 0), i))
