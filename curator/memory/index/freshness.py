@@ -270,12 +270,12 @@ class Freshness:
     def rows(self, category: str) -> int:
         """The index's file rows of `category` (a search weighs its words' counts against them), counted
         again only once the database changed: a commit of another process's (`data_version`) or of ours."""
-        conn = self.db.conn()
-        version = (conn.execute("PRAGMA data_version").fetchone()[0], self._writes)
+        # through the kept cursor (Database.rows): a lookup's own cursor per save is a live object more
+        version = (self.db.rows("PRAGMA data_version")[0][0], self._writes)
         kept = self._rows.get(category)
         if kept is not None and kept[0] == version:
             return kept[1]
-        n = count_rows(conn, category)
+        n = count_rows(self.db.conn(), category)
         self._rows[category] = (version, n)
         return n
 
