@@ -17,14 +17,12 @@ import gc
 import os
 import pickle
 import signal
-import threading
 import traceback
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from memcurate.curator.errors import MemcurateError
-from memcurate.curator.util.cores import cpus
-from memcurate.curator.util.cores import load as _load
+from memcurate.curator.util.cores import free_core
 
 T = TypeVar("T")
 
@@ -38,12 +36,7 @@ class WorkerError(MemcurateError):
 
 def worth_it(items: int) -> bool:
     """Whether `items` memories' work is shared with a forked child (see the module's docstring)."""
-    if items < MIN_ITEMS or not hasattr(os, "fork") or threading.active_count() != 1:
-        return False
-    n = cpus()
-    # not every core busy, on the last minute's average: on a busy machine a child only competes for
-    # the cores, and its fork and pickles are a fifth more work
-    return n >= 2 and _load() < n
+    return items >= MIN_ITEMS and free_core()
 
 
 class Child(Generic[T]):

@@ -5,6 +5,7 @@ sees, never findings silently missing."""
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from scenarios import git, git_project
 
 from memcurate.curator.engine import Engine
 from memcurate.curator.hygiene import duplicates, forked
+from memcurate.curator.util import cores
 
 KEY = "AKIAIOSFODNN7EXAMPLE"
 TOPICS = "queue cache billing search upload export import render deploy backup".split()
@@ -118,17 +120,17 @@ def test_a_child_that_dies_is_an_error_and_the_other_findings_stay(project, monk
 
 
 def test_a_small_store_a_busy_machine_or_a_threaded_caller_runs_in_one_process(monkeypatch):
-    monkeypatch.setattr(forked, "cpus", lambda: 2)
-    monkeypatch.setattr(forked.os, "getloadavg", lambda: (0.4, 0.4, 0.4))
-    monkeypatch.setattr(forked.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(cores, "cpus", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.4, 0.4, 0.4))
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
     assert forked.worth_it(forked.MIN_ITEMS) and not forked.worth_it(forked.MIN_ITEMS - 1)
-    monkeypatch.setattr(forked, "cpus", lambda: 1)
+    monkeypatch.setattr(cores, "cpus", lambda: 1)
     assert not forked.worth_it(10_000)
-    monkeypatch.setattr(forked, "cpus", lambda: 2)
+    monkeypatch.setattr(cores, "cpus", lambda: 2)
     # both cores busy already: a child would only compete for them
-    monkeypatch.setattr(forked.os, "getloadavg", lambda: (2.1, 1.0, 1.0))
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.1, 1.0, 1.0))
     assert not forked.worth_it(10_000)
-    monkeypatch.setattr(forked.os, "getloadavg", lambda: (0.4, 0.4, 0.4))
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.4, 0.4, 0.4))
     # the TUI calls the engine from a worker thread: a fork would copy the locks other threads hold
-    monkeypatch.setattr(forked.threading, "active_count", lambda: 2)
+    monkeypatch.setattr(threading, "active_count", lambda: 2)
     assert not forked.worth_it(10_000)
