@@ -20,6 +20,7 @@ from test_hook import busy_session, decision_session, log_lines, payload, probe
 from memcurate.curator import config
 from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.rules import ledger
+from memcurate.curator.util.paths import CONFIG_DIR_RECORD, project_key
 
 # What an incremental Stop pass may load of memcurate: the dispatcher, the capture handler and what they stand on
 # (staging only when a category triggers). A module added here is paid for by every Claude Code turn.
@@ -197,6 +198,24 @@ def test_a_transcripts_failures_update_the_ledgers_tally_once(project, monkeypat
     assert tally == {"files": sum(x.files for x in exact), "bytes": sum(x.bytes for x in exact)}
 
 
+def test_a_first_pass_into_a_fresh_ledger_writes_its_tally_once(project, monkeypatch):
+    """No tally yet (a new project, a first call): the recount the first record asks for is held by the pass
+    and written at its end with the rest, not written at once and again at the end."""
+    t = Transcript(session="s-fresh")
+    t.user("Please run the app and fix what fails")
+    modules = ["alpha", "bravo", "charlie"]
+    for n, module in enumerate(modules):
+        _failing(t, n, module, command=f"uv run python -m app.{module}")
+    written = _count_writes(monkeypatch)
+    _capture(project, t, "s-fresh")
+    data = project / ".memcurate"
+    assert len(ledger.keys(data)) == len(modules)
+    assert sum(p.endswith(ledger.TALLY_FILE) for p in written) == 1
+    tally = json.loads((data / ledger.FAILURES_DIR / ledger.TALLY_FILE).read_text())
+    exact = ledger._tallies(data)
+    assert tally == {"files": sum(x.files for x in exact), "bytes": sum(x.bytes for x in exact)}
+
+
 def test_a_failure_fixed_twice_in_a_pass_is_written_once_with_its_last_fix(project, monkeypatch):
     t = Transcript(session="s-fix")
     t.user("Please run the app and fix what fails")
@@ -281,6 +300,20 @@ def test_a_turn_with_nothing_to_score_loads_no_pattern_machinery(project):
     assert ours <= PLAIN_TURN_MODULES, (
         f"a plain turn loads more: {sorted(ours - PLAIN_TURN_MODULES)}"
     )
+
+
+def test_recording_the_config_dir_loads_no_codec(project):
+    """A first call records the config dir Claude Code keeps the project's sessions in, which takes the
+    project's key: a short key needs no UTF-16 codec (a module of its own), only a key cut to length does."""
+    path = claude_transcripts(project_key(project)) / "s.jsonl"
+    path.write_bytes(decision_session().bytes())
+    _loaded(project, path)  # the first call builds the config cache, with yaml and re
+    record = project / ".memcurate" / CONFIG_DIR_RECORD
+    assert record.exists()
+    record.unlink()  # as in a new project's first call
+    new = _loaded(project, path)
+    assert record.exists()
+    assert "encodings.utf_16_le" not in new, sorted(new)
 
 
 def test_a_guarded_write_loads_neither_re_nor_json(project):
