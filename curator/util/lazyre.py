@@ -178,17 +178,16 @@ def keep() -> None:
     if len(entries) + len(_compiled_here) > MAX_STORED:
         entries = {}
     added = False
+    # Each was compiled by `re` here: missing from the store, or stored as something _sre refused (replaced).
     for key in _compiled_here:
-        if key not in entries:
-            try:
-                entry = _entry(*key)
-            except (
-                Exception
-            ):  # a Python whose re works otherwise: that pattern is compiled each time
-                entry = None
-            if entry is not None:
-                entries[key] = marshal.dumps(entry)
-                added = True
+        try:
+            entry = _entry(*key)
+        except Exception:  # a Python whose `re` differs there: that pattern is compiled each time
+            continue
+        blob = None if entry is None else marshal.dumps(entry)
+        if blob is not None and entries.get(key) != blob:
+            entries[key] = blob
+            added = True
     _compiled_here.clear()
     if added:
         from memcurate.curator.util.atomic import write_bytes

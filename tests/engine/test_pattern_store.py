@@ -111,6 +111,8 @@ def test_an_entry_sre_refuses_is_compiled_as_without_a_store(project, tmp_path):
     broken = {key: marshal.dumps((0, [99999, 1, 2], 0, {}, ())) for key in entries}
     store.write_bytes(marshal.dumps((head, broken)))
     assert "re" in first_call(project, 2, store)  # the same pass, its patterns compiled by re
+    assert marshal.loads(store.read_bytes()) == (head, entries)  # and stored again as they are
+    assert "re" not in first_call(project, 3, store)
 
 
 def test_no_store_is_written_when_python_writes_no_bytecode(project, tmp_path):
