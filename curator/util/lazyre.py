@@ -172,6 +172,12 @@ def keep() -> None:
     path = store_path()
     if not _compiled_here or path is None or sys.dont_write_bytecode:
         return
+    import os
+
+    folder = os.path.dirname(path)
+    # an install no one may write to (a system package): no store, and no work made for it every call
+    if not os.access(folder if os.path.isdir(folder) else os.path.dirname(folder), os.W_OK):
+        return
     import marshal
 
     entries = _read_store(path)  # as it is now: another process may have added to it

@@ -121,6 +121,23 @@ def test_no_store_is_written_when_python_writes_no_bytecode(project, tmp_path):
     assert not store.exists()
 
 
+def test_no_store_is_worked_out_where_nothing_may_be_written(tmp_path, monkeypatch):
+    """An install no one may write to (a system package): what keep() would store is not even worked out (a
+    parse per pattern, every call)."""
+    monkeypatch.setattr(lazyre, "store_path", lambda: str(tmp_path / "lazyre.patterns"))
+    monkeypatch.setattr(lazyre, "_compiled_here", [(r"[a-z]+\d", 0)])
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    worked: list = []
+    monkeypatch.setattr(lazyre, "_entry", lambda *key: worked.append(key))
+    writable = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: False)
+    lazyre.keep()
+    assert worked == [] and not (tmp_path / "lazyre.patterns").exists()
+    monkeypatch.setattr(os, "access", writable)
+    lazyre.keep()  # the same, writable: worked out (and nothing stored, as _entry gave nothing)
+    assert worked == [(r"[a-z]+\d", 0)]
+
+
 def test_the_store_lies_beside_the_modules_own_bytecode():
     path = lazyre.store_path()
     cached = lazyre.__cached__
