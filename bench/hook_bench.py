@@ -31,6 +31,9 @@ start, and the peak RSS of that very child (os.wait4), next to the targets.
 By default the hook runs from a non-editable install with compiled .pyc
 files, as a user has it: bench/.venv, reinstalled when the sources change
 (a hash of curator/ hooks/ widgets/ assets/ pyproject.toml kept in a stamp file).
+Beside the .pyc files the hook keeps the patterns it compiled (util/lazyre.py): a
+scenario's first round compiles and stores them, the later ones find them, as a
+user's hooks do after their first calls.
 `--memcurate PATH` uses an existing executable instead.
 
 Results are printed as a table and written to bench/results/hook.json.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
-from memcurate.curator.util import fastjson
+from memcurate.curator.util import fastjson, lazyre
 from memcurate.curator.util.child_env import CHILD_ENV
 from memcurate.curator.util.lazyre import LazyRegex
 from memcurate.curator.util.log import log_line
@@ -346,11 +346,22 @@ def tell_internal_error(e: Exception) -> None:
     )
 
 
+def _keep_patterns() -> None:
+    """Store the patterns this call compiled for the next calls (util/lazyre.py); a store that cannot be
+    written costs those calls their compiles, never this one its answer."""
+    try:
+        lazyre.keep()
+    except Exception:
+        pass
+
+
 def main(args: list[str] | None = None) -> int:
     """`memcurate hook [--review-auto-memory]`: `args` are the words after `hook`."""
     try:
         stdin = _read_stdin()
-        return run(stdin, review_auto_memory=REVIEW_FLAG in (args or ()))
+        code = run(stdin, review_auto_memory=REVIEW_FLAG in (args or ()))
+        _keep_patterns()
+        return code
     except Exception as e:  # before the project was known (unreadable stdin, unwritable data dir…)
         try:
             log_line(

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections import Counter, namedtuple
 
 from memcurate.curator.categories import base
 from memcurate.curator.errors import Refusal
 from memcurate.curator.util import fastjson
 from memcurate.curator.util.atomic import append_line, dump_json, read_json, sweep_temps, write_json
+from memcurate.curator.util.fieldtuple import FieldTuple
 from memcurate.curator.util.stamps import now_iso
 
 FORMAT = 1
@@ -109,12 +109,19 @@ def triage_dir(data, triage_id: str) -> str:
     return os.path.join(staging_dir(data), triage_id)
 
 
-class CandidateFiles(namedtuple("CandidateFiles", "file draft review")):
+class CandidateFiles(FieldTuple):
     """A candidate's files: `file`, the file to be written (what the person reviews and edits); `draft`, the
-    drafter's own document, kept for deciding again; `review`, the decision and the issues found. A
-    collections.namedtuple: `typing` costs the Stop hook ~5 ms to import when it stages a triage."""
+    drafter's own document, kept for deciding again; `review`, the decision and the issues found. A named
+    tuple (util/fieldtuple.py): `typing` costs the Stop hook ~5 ms to import when it stages a triage."""
 
     __slots__ = ()
+    _fields = ("file", "draft", "review")
+    file: str
+    draft: str
+    review: str
+
+    def __new__(cls, file: str, draft: str, review: str) -> CandidateFiles:
+        return super().__new__(cls, (file, draft, review))
 
 
 def candidate_files(data, triage_id: str, category: str) -> CandidateFiles:
@@ -437,6 +444,8 @@ def set_state(
 
 def counts(data) -> dict:
     """Categories by state over every staged triage; unreadable triages are counted, not fatal."""
+    from collections import Counter  # here: the hook that stages a triage never counts them
+
     by_state: Counter = Counter()
     triages = errors = 0
     for tid in triage_ids(data):

@@ -171,7 +171,8 @@ def _failure_doc(failure, at: str) -> dict:
 class Tally:
     """The running tally (failures/.tally.json) held in memory while one pass records many failures (a
     transcript's): read at the first record, written once by `flush`, not read and rewritten per record.
-    The caps are checked at every record as without it; a recount (enforce_caps) writes the exact tally."""
+    The caps are checked at every record as without it; a recount (a missing tally, a cap passed) sets it
+    exact, and `flush` writes that too: a pass into a fresh ledger writes its tally once, not twice."""
 
     __slots__ = ("counts", "loaded", "dirty")
 
@@ -491,9 +492,11 @@ def _grown(
         or after[1] > max_bytes
         or (after[0] // RECOUNT_EVERY != before[0] // RECOUNT_EVERY)
     ):
-        enforce_caps(data, max_entries, max_bytes, keep=keep)  # it writes the exact tally
-        if tally is not None:
-            tally.loaded = tally.dirty = False
+        if tally is None:
+            enforce_caps(data, max_entries, max_bytes, keep=keep)  # it writes the exact tally
+        else:  # the pass holds the exact tally and writes it once, at its end (a missing one is recounted)
+            tally.counts = _enforce(data, max_entries, max_bytes, keep)[1]
+            tally.loaded = tally.dirty = True
         return
     if tally is not None:
         tally.counts, tally.dirty = after, True
@@ -533,6 +536,13 @@ def enforce_caps(data, max_entries: int, max_bytes: int, *, keep: str = "") -> l
     record: a rule candidate rests on it.
     Returns the keys forgotten. Costs a stat per file of the ledger (at most a few thousand), and
     leaves the running tally exact."""
+    gone, counts = _enforce(data, max_entries, max_bytes, keep)
+    _write_tally(data, counts)
+    return gone
+
+
+def _enforce(data, max_entries: int, max_bytes: int, keep: str) -> tuple[list[str], list[int]]:
+    """enforce_caps but for the tally: the keys forgotten and the ledger's exact [files, bytes] after."""
     tallies = _tallies(data)
     files, size = sum(t.files for t in tallies), sum(t.bytes for t in tallies)
     gone = []
@@ -546,8 +556,7 @@ def enforce_caps(data, max_entries: int, max_bytes: int, *, keep: str = "") -> l
             continue
         files, size = files - t.files, size - t.bytes
         gone.append(t.key)
-    _write_tally(data, [files, size])
-    return gone
+    return gone, [files, size]
 
 
 def _forget(data, key: str) -> bool:

@@ -36,8 +36,7 @@ loads OpenSSL: ~5 ms of every hook that counts a failure.
 
 from __future__ import annotations
 
-from collections import namedtuple
-
+from memcurate.curator.util.fieldtuple import FieldTuple
 from memcurate.curator.util.lazyre import LazyRegex
 from memcurate.curator.util.textsafe import clean, one_line
 
@@ -209,18 +208,37 @@ def looks_failed(output: str) -> bool:
     return _LOOKS_FAILED.search(output) is not None
 
 
-class Failure(
-    namedtuple(
-        "Failure",
-        "kind tool signature test error_type message files excerpt",
-        defaults=("", "", "", (), ""),
-    )
-):
+class Failure(FieldTuple):
     """One distinct failure. `signature` is what recurs; `excerpt` is raw (redacted) output.
 
-    A named tuple, not a dataclass: `dataclasses` (with `inspect`) costs the hook ≈10 ms to import."""
+    A named tuple (util/fieldtuple.py), not a dataclass: `dataclasses` (with `inspect`) costs the hook ≈10 ms
+    to import."""
 
     __slots__ = ()
+    _fields = ("kind", "tool", "signature", "test", "error_type", "message", "files", "excerpt")
+    kind: str
+    tool: str
+    signature: str
+    test: str
+    error_type: str
+    message: str
+    files: tuple | list
+    excerpt: str
+
+    def __new__(
+        cls,
+        kind: str,
+        tool: str,
+        signature: str,
+        test: str = "",
+        error_type: str = "",
+        message: str = "",
+        files: tuple | list = (),
+        excerpt: str = "",
+    ) -> Failure:
+        return super().__new__(
+            cls, (kind, tool, signature, test, error_type, message, files, excerpt)
+        )
 
     @property
     def key(self) -> str:

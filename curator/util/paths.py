@@ -115,13 +115,14 @@ def project_key(project) -> str:
     dashes); a key over 200 units is cut to 200 and gets '-' and the base-36 absolute value of the path's
     32-bit Java string hash. A folder named any other way is one Claude Code never reads."""
     path = os.path.abspath(os.fspath(project))
-    # a byte the file system could not decode stays one unit
-    units = path.encode("utf-16-le", "surrogatepass")
     key = "".join(
         c if c.isascii() and c.isalnum() else "-" * (2 if ord(c) > 0xFFFF else 1) for c in path
     )
     if len(key) <= PROJECT_KEY_MAX:
         return key
+    # Only here: the codec is a module of its own, which every hook that records its config dir would load.
+    # A byte the file system could not decode stays one unit.
+    units = path.encode("utf-16-le", "surrogatepass")
     return f"{key[:PROJECT_KEY_MAX]}-{_base36(abs(_string_hash(units)))}"
 
 

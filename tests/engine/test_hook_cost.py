@@ -8,18 +8,24 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import claude_transcripts
 from synthetic import Transcript, text, tool
 from test_failure_hook import RUNS, SESSIONS, failed
 from test_hook import busy_session, decision_session, log_lines, payload, probe
+from test_pattern_store import first_call
 
 from memcurate.curator import config
+from memcurate.curator.candidates import staging
 from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.rules import ledger
+from memcurate.curator.rules.signature import Failure
+from memcurate.curator.util.paths import CONFIG_DIR_RECORD, project_key
 
 # What an incremental Stop pass may load of memcurate: the dispatcher, the capture handler and what they stand on
 # (staging only when a category triggers). A module added here is paid for by every Claude Code turn.
@@ -44,6 +50,7 @@ STOP_MODULES = {
     "memcurate.curator.util.redact",
     "memcurate.curator.capture.summary",
     "memcurate.curator.candidates.staging",
+    "memcurate.curator.util.fieldtuple",  # staging's named tuple, instead of collections (~3 ms)
     "memcurate.curator.util",
     "memcurate.curator.util.assets",
     "memcurate.curator.util.atomic",
@@ -64,6 +71,7 @@ PLAIN_TURN_MODULES = STOP_MODULES - {
     "memcurate.curator.util.redact",
     "memcurate.curator.capture.summary",
     "memcurate.curator.candidates.staging",
+    "memcurate.curator.util.fieldtuple",
 }
 # Standard modules the Stop pass has no use for: importlib (with warnings) for one dynamic import, and the
 # ones that cost milliseconds to load.
@@ -197,6 +205,24 @@ def test_a_transcripts_failures_update_the_ledgers_tally_once(project, monkeypat
     assert tally == {"files": sum(x.files for x in exact), "bytes": sum(x.bytes for x in exact)}
 
 
+def test_a_first_pass_into_a_fresh_ledger_writes_its_tally_once(project, monkeypatch):
+    """No tally yet (a new project, a first call): the recount the first record asks for is held by the pass
+    and written at its end with the rest, not written at once and again at the end."""
+    t = Transcript(session="s-fresh")
+    t.user("Please run the app and fix what fails")
+    modules = ["alpha", "bravo", "charlie"]
+    for n, module in enumerate(modules):
+        _failing(t, n, module, command=f"uv run python -m app.{module}")
+    written = _count_writes(monkeypatch)
+    _capture(project, t, "s-fresh")
+    data = project / ".memcurate"
+    assert len(ledger.keys(data)) == len(modules)
+    assert sum(p.endswith(ledger.TALLY_FILE) for p in written) == 1
+    tally = json.loads((data / ledger.FAILURES_DIR / ledger.TALLY_FILE).read_text())
+    exact = ledger._tallies(data)
+    assert tally == {"files": sum(x.files for x in exact), "bytes": sum(x.bytes for x in exact)}
+
+
 def test_a_failure_fixed_twice_in_a_pass_is_written_once_with_its_last_fix(project, monkeypatch):
     t = Transcript(session="s-fix")
     t.user("Please run the app and fix what fails")
@@ -281,6 +307,60 @@ def test_a_turn_with_nothing_to_score_loads_no_pattern_machinery(project):
     assert ours <= PLAIN_TURN_MODULES, (
         f"a plain turn loads more: {sorted(ours - PLAIN_TURN_MODULES)}"
     )
+
+
+def test_recording_the_config_dir_loads_no_codec(project):
+    """A first call records the config dir Claude Code keeps the project's sessions in, which takes the
+    project's key: a short key needs no UTF-16 codec (a module of its own), only a key cut to length does."""
+    path = claude_transcripts(project_key(project)) / "s.jsonl"
+    path.write_bytes(decision_session().bytes())
+    _loaded(project, path)  # the first call builds the config cache, with yaml and re
+    record = project / ".memcurate" / CONFIG_DIR_RECORD
+    assert record.exists()
+    record.unlink()  # as in a new project's first call
+    new = _loaded(project, path)
+    assert record.exists()
+    assert "encodings.utf_16_le" not in new, sorted(new)
+
+
+def test_a_first_call_that_stages_and_counts_failures_loads_no_collections(project, tmp_path):
+    """With its patterns made from the store (util/lazyre.py), no `re` loads `collections`: nor do the staged
+    triage's files or a failure (their named tuples are util/fieldtuple.py's)."""
+    store = tmp_path / "lazyre.patterns"
+    first_call(project, 1, store)
+    second = first_call(project, 2, store)
+    assert "memcurate.curator.candidates.staging" in second
+    assert "memcurate.curator.rules.signature" in second
+    assert "collections" not in second
+
+
+def test_named_tuples_are_what_namedtuple_made():
+    from collections import namedtuple
+
+    made = namedtuple(
+        "Failure",
+        "kind tool signature test error_type message files excerpt",
+        defaults=("", "", "", (), ""),
+    )
+    f = Failure("test", "pytest", "sig", message="boom", files=("a.py",))
+    old = made("test", "pytest", "sig", message="boom", files=("a.py",))
+    assert f == old and hash(f) == hash(old) and tuple(f) == tuple(old)
+    assert repr(f) == repr(old) and f.as_dict() == old._asdict() and f._fields == old._fields
+    assert (f.kind, f.tool, f.signature, f.test, f.files, f.excerpt) == (
+        "test",
+        "pytest",
+        "sig",
+        "",
+        ("a.py",),
+        "",
+    )
+    assert pickle.loads(pickle.dumps(f)) == f and type(pickle.loads(pickle.dumps(f))) is Failure
+    files = staging.CandidateFiles("a.md", "a.draft.md", "a.json")
+    file, draft, review = files
+    assert (files.file, files.draft, files.review) == (file, draft, review) == tuple(files)
+    assert repr(files) == "CandidateFiles(file='a.md', draft='a.draft.md', review='a.json')"
+    with pytest.raises(AttributeError):
+        files.file = "b.md"  # type: ignore[misc]
 
 
 def test_a_guarded_write_loads_neither_re_nor_json(project):
