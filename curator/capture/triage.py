@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import zlib
 
-from memcurate.curator.capture.keywords import KeywordSet
+from memcurate.curator.capture.keywords import KeywordSet, message_words
 from memcurate.curator.categories import NAMES, TEXT_SCORED
 from memcurate.curator.util.lazyre import LazyRegex
 from memcurate.curator.util.paths import project_relative
@@ -860,13 +860,15 @@ class Triage:
         # (category, line) -> ({strong keyword: matched text}, {weak keyword: matched text});
         # a keyword counts once per line, however often it matches there.
         found: dict[tuple[str, int], tuple[dict, dict]] = {}
-        candidates = r.keywords.candidates(lowered)
+        candidates = r.keywords.candidates(lowered, spelled=len(lowered) == len(joined))
         if candidates:
             from bisect import bisect_right  # (only for a message that may score)
+
+            present = message_words(lowered)
         for kw in candidates:
             if float(r.speakers[kw.category].get(speaker, 1.0)) <= 0:
                 continue
-            for pos, matched in kw.find(joined, lowered):
+            for pos, matched in kw.find(joined, lowered, present):
                 i = bisect_right(starts, pos) - 1
                 pair = found.setdefault((kw.category, i), ({}, {}))
                 pair[1 if kw.weak else 0].setdefault(kw.index, matched)
