@@ -86,7 +86,8 @@ class Keyword:
         count a keyword once per line, so that does not change a score.
 
         `present`: the words of `lowered` (message_words), when the caller has them. A phrase found at
-        word boundaries has each of its words there whole, so a phrase missing one is not looked for.
+        word boundaries has each of its words there whole, so a phrase missing one is not looked for
+        (once the phrases' words are known: see KeywordSet._spelled_at).
         """
         # lower() changed lengths: let the regex align
         if self.phrases is None or len(lowered) != len(text):
@@ -94,8 +95,8 @@ class Keyword:
                 yield m.start(), m.group(0).lower()
             return
         phrases = self.phrases
-        if present is not None:
-            phrases = [p for p, ws in self.spelled() if ws <= present]
+        if present is not None and self._spelled is not None:  # (not worked out for this alone)
+            phrases = [p for p, ws in self._spelled if ws <= present]
         for phrase in phrases:
             n = len(phrase)
             i = lowered.find(phrase)
@@ -158,6 +159,11 @@ def message_words(lowered: str) -> set[str]:
     return _last_words[1]
 
 
+# Messages an index word reaches (candidates with `spelled`) before its phrases are sorted by their words
+# (_spelled_at): a short pass, which meets most words a few times, tests requirements as it always has.
+SPELL_AFTER = 32
+
+
 class KeywordSet:
     """Keywords indexed so that one message is tested against each index entry once, not keyword by keyword.
 
@@ -194,6 +200,7 @@ class KeywordSet:
         self._words = ("", "")
         self._positions: dict[str, tuple[int, ...]] = {}  # an index entry's positions, read once
         self._phrases_at: dict[str, _Spelled] = {}  # see _spelled_at
+        self._seen: dict[str, int] = {}  # messages an index word reached, until its phrases are
 
     @classmethod
     def from_index(cls, data: dict) -> KeywordSet:
@@ -204,7 +211,7 @@ class KeywordSet:
         s.always, s.by_literal = data["always"], data["by_literal"]
         s._by_word, s._words = None, (data["words"], data["word_ids"])
         s._positions = {}
-        s._phrases_at = {}
+        s._phrases_at, s._seen = {}, {}
         return s
 
     def index_data(self) -> dict:
@@ -247,7 +254,8 @@ class KeywordSet:
 
         `spelled`: the caller's text lowercases to `lowered` character for character, so Keyword.find
         looks for a phrase keyword's phrases themselves; one is then a candidate only when one of its
-        phrases has each of its words in `lowered` (see _spelled_at), and needs no other test."""
+        phrases has each of its words in `lowered` (see _spelled_at), and needs no other test. (Through
+        an index word that reached SPELL_AFTER messages: sorting a word's phrases costs a few of them.)"""
         hit = [
             ids for lit, ids in self.by_literal.items() if lit in lowered
         ]  # the hot loop: kept lean
@@ -258,7 +266,13 @@ class KeywordSet:
             indexed = by_word.keys() & present
             if spelled:
                 for w in indexed:
-                    at = self._phrases_at.get(w) or self._spelled_at(w)
+                    at = self._phrases_at.get(w)
+                    if at is None:
+                        seen = self._seen[w] = self._seen.get(w, 0) + 1
+                        if seen < SPELL_AFTER:
+                            hit.append(by_word[w])
+                            continue
+                        at = self._spelled_at(w)
                     sure.update(at.whole)
                     hit.extend(at.unsure)
                     pairs = at.pairs
@@ -283,9 +297,10 @@ class KeywordSet:
         return out
 
     def _spelled_at(self, word: str) -> _Spelled:
-        """The phrases of the keywords indexed by `word`, for a message holding it: each found by a second
-        word of its own, so that a message's words reach only the phrases they may spell (a few, where
-        the keywords of a common word hold dozens)."""
+        """The phrases holding `word` of the keywords it indexes, for a message holding it: each found by a
+        second word of its own, so that a message's words reach only the phrases they may spell (a few,
+        where the keywords of a common word hold dozens). Each phrase is indexed by one of its words (the
+        config's analysis makes the index so): a message that spells it holds that word, which reaches it."""
         at = self._phrases_at[word] = _Spelled()
         for i in self._ids(self.by_word[word]):
             kw = self._built[i] or self._build(i)
@@ -293,11 +308,13 @@ class KeywordSet:
                 at.unsure.append(str(i))
                 continue
             for _, ws in kw.spelled():
+                if word not in ws:
+                    continue  # reached by a word of its own
                 rest = ws - {word}
                 if not rest:
                     at.whole.append(i)
-                else:
-                    at.pairs.setdefault(max(rest, key=lambda w: (len(w), w)), []).append((ws, i))
+                else:  # the longest other word: the rarest, most likely
+                    at.pairs.setdefault(max(sorted(rest), key=len), []).append((ws, i))
         return at
 
 

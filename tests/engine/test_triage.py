@@ -11,6 +11,7 @@ from conftest import SHARED_TRANSCRIPTS, needs_shared, shared_transcripts
 from test_transcript import assistant, result, user, write
 
 from memcurate.curator import config
+from memcurate.curator.capture import keywords
 from memcurate.curator.capture.keyword_analysis import keyword, phrases, requirements
 from memcurate.curator.capture.keywords import Keyword, KeywordSet, message_words
 from memcurate.curator.capture.transcript import TranscriptReader
@@ -373,11 +374,16 @@ def test_phrases_found_without_regex_agree_with_the_regex(rules):
 
 
 @needs_shared
-def test_candidates_by_spelled_phrases_find_what_every_candidate_finds(rules, tmp_path):
+@pytest.mark.parametrize("spell_after", [1, keywords.SPELL_AFTER])
+def test_candidates_by_spelled_phrases_find_what_every_candidate_finds(
+    tmp_path, monkeypatch, spell_after
+):
     """A phrase keyword none of whose phrases the message's words spell is left out (candidates with
     `spelled`), and the phrases of one that are not looked for (find with the words): what is found,
     where and as what, is the same as testing every keyword and phrase, on the real conversation and on
-    each phrase glued to word characters, punctuation and letters outside ASCII."""
+    each phrase glued to word characters, punctuation and letters outside ASCII; each index word's
+    phrases sorted from its first message, or after SPELL_AFTER (until then, requirements tested)."""
+    monkeypatch.setattr(keywords, "SPELL_AFTER", spell_after)
     texts = [
         e.text
         for path in shared_transcripts()
@@ -385,10 +391,12 @@ def test_candidates_by_spelled_phrases_find_what_every_candidate_finds(rules, tm
         if e.kind in ("user", "assistant") and e.text
     ]
     config.load(tmp_path, tmp_path / "data")
-    ready = Rules(config.load(tmp_path, tmp_path / "data"))  # the index the config cache keeps
-    sets = [rules.keywords, rules.reasons, ready.keywords, ready.reasons]
+    cfg = config.load(tmp_path, tmp_path / "data")
+    # the index the config cache keeps, and one analysed now
+    ready, fresh = Rules(cfg), Rules({k: v for k, v in cfg.items() if k != "_derived"})
+    sets = [fresh.keywords, fresh.reasons, ready.keywords, ready.reasons]
     for p in {
-        p for kw in rules.keywords.keywords + rules.reasons.keywords for p in kw.phrases or ()
+        p for kw in fresh.keywords.keywords + fresh.reasons.keywords for p in kw.phrases or ()
     }:
         texts += [
             f"So {p} here.",
@@ -417,17 +425,22 @@ def test_candidates_by_spelled_phrases_find_what_every_candidate_finds(rules, tm
 
 def test_a_phrase_keyword_is_no_candidate_where_its_words_are_not(monkeypatch):
     """Its phrase inside other words ("go with" in "ago with") or its index word alone ("with"): no
-    candidate, and no test of its requirements (a message's common words reach dozens of keywords)."""
+    candidate, and no test of its requirements (a message's common words reach dozens of keywords),
+    once the index word reached SPELL_AFTER messages."""
     kws = [keyword("decision", p, weak=False) for p in ("go with", "stick with", "todo")]
     ks = KeywordSet(kws)
     assert ks.candidates("ago with") == [kws[0]]  # what its requirements let through
     tested = []
     real = Keyword.may_match
     monkeypatch.setattr(Keyword, "may_match", lambda kw, s: tested.append(kw) or real(kw, s))
+    for _ in range(keywords.SPELL_AFTER - 1):  # a short pass: requirements, as always
+        assert ks.candidates("ago with", spelled=True) == [kws[0]]
+    assert tested
+    tested.clear()
     assert ks.candidates("ago with", spelled=True) == []
     assert ks.candidates("with", spelled=True) == []
-    assert ks.candidates("we stick with it, and go with that", spelled=True) == kws[:2]
     assert tested == []
+    assert ks.candidates("we stick with it, and go with that", spelled=True) == kws[:2]
 
 
 def test_keyword_without_requirements_always_runs():
