@@ -600,7 +600,7 @@ class Triage:
             self.errors += 1
             if len(self.failed_runs) < MAX_FAILED_RUNS:
                 output = f"{e.text}\n…\n{e.tail}" if e.tail else e.text
-                run = {
+                run: dict = {
                     "command": command,
                     "output": output,
                     "at": e.timestamp,
