@@ -14,6 +14,10 @@ from __future__ import annotations
 
 from memcurate.curator.util.lazyre import IGNORECASE, LazyRegex
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs the hook milliseconds at import
+    from collections.abc import Set as AbstractSet
+
 # ASCII characters that are not word characters (what `\w` leaves out): white space to `words`.
 _ASCII_BREAKS = {i for i in range(128) if not (chr(i).isalnum() or chr(i) == "_")}
 
@@ -50,7 +54,17 @@ class Keyword:
     its required literals.
     """
 
-    __slots__ = ("category", "pattern", "weak", "needs", "phrases", "words", "regex", "index")
+    __slots__ = (
+        "category",
+        "pattern",
+        "weak",
+        "needs",
+        "phrases",
+        "words",
+        "regex",
+        "index",
+        "_spelled",
+    )
 
     def __init__(self, category: str, pattern: str, weak: bool, analysis: dict) -> None:
         """`analysis`: what keyword_analysis.analyse found the pattern requires (keyword_analysis.keyword
@@ -63,19 +77,27 @@ class Keyword:
         self.words = analysis.get("words")
         self.regex = LazyRegex(rf"(?<!\w)(?:{pattern})(?!\w)", IGNORECASE)
         self.index = 0
+        self._spelled: list[tuple[str, frozenset[str]]] | None = None
 
-    def find(self, text: str, lowered: str):
+    def find(self, text: str, lowered: str, present: AbstractSet[str] | None = None):
         """(start, matched text in lowercase) of matches in `text` (`lowered` is text.lower()).
 
         Phrases may report overlapping matches where a regex would not; callers
         count a keyword once per line, so that does not change a score.
+
+        `present`: the words of `lowered` (message_words), when the caller has them. A phrase found at
+        word boundaries has each of its words there whole, so a phrase missing one is not looked for
+        (once the phrases' words are known: see KeywordSet._spelled_at).
         """
         # lower() changed lengths: let the regex align
         if self.phrases is None or len(lowered) != len(text):
             for m in self.regex.finditer(text):
                 yield m.start(), m.group(0).lower()
             return
-        for phrase in self.phrases:
+        phrases = self.phrases
+        if present is not None and self._spelled is not None:  # (not worked out for this alone)
+            phrases = [p for p, ws in self._spelled if ws <= present]
+        for phrase in phrases:
             n = len(phrase)
             i = lowered.find(phrase)
             while i >= 0:
@@ -84,6 +106,12 @@ class Keyword:
                 ):
                     yield i, phrase
                 i = lowered.find(phrase, i + 1)
+
+    def spelled(self) -> list[tuple[str, frozenset[str]]]:
+        """Each phrase with its words (a phrase keyword's)."""
+        if self._spelled is None:
+            self._spelled = [(p, frozenset(words(p))) for p in self.phrases or ()]
+        return self._spelled
 
     def may_match(self, lowered: str) -> bool:
         for alternatives in self.needs:
@@ -123,12 +151,17 @@ _last_words: list = [
 ]  # the last message's words: the keywords and the reasons look at it in turn
 
 
-def _words_of(lowered: str) -> set[str]:
+def message_words(lowered: str) -> set[str]:
     """The set of words of `lowered`, worked out once for the keywords and the reasons (each a KeywordSet)
-    that look at the same message in turn."""
+    that look at the same message in turn, and their phrases (Keyword.find)."""
     if lowered != _last_words[0]:
         _last_words[:] = lowered, set(words(lowered))
     return _last_words[1]
+
+
+# Messages an index word reaches (candidates with `spelled`) before its phrases are sorted by their words
+# (_spelled_at): a short pass, which meets most words a few times, tests requirements as it always has.
+SPELL_AFTER = 32
 
 
 class KeywordSet:
@@ -166,6 +199,8 @@ class KeywordSet:
         }
         self._words = ("", "")
         self._positions: dict[str, tuple[int, ...]] = {}  # an index entry's positions, read once
+        self._phrases_at: dict[str, _Spelled] = {}  # see _spelled_at
+        self._seen: dict[str, int] = {}  # messages an index word reached, until its phrases are
 
     @classmethod
     def from_index(cls, data: dict) -> KeywordSet:
@@ -176,6 +211,7 @@ class KeywordSet:
         s.always, s.by_literal = data["always"], data["by_literal"]
         s._by_word, s._words = None, (data["words"], data["word_ids"])
         s._positions = {}
+        s._phrases_at, s._seen = {}, {}
         return s
 
     def index_data(self) -> dict:
@@ -207,27 +243,89 @@ class KeywordSet:
         """Every keyword, in configured order (built now if not yet)."""
         return [kw or self._build(i) for i, kw in enumerate(self._built)]
 
-    def candidates(self, lowered: str) -> list[Keyword]:
-        """The keywords that may match `lowered` (a lowercased message), in their configured order."""
+    def _ids(self, ids: str) -> tuple[int, ...]:
+        at = self._positions.get(ids)
+        if at is None:
+            at = self._positions[ids] = tuple(map(int, ids.split(",")))
+        return at
+
+    def candidates(self, lowered: str, *, spelled: bool = False) -> list[Keyword]:
+        """The keywords that may match `lowered` (a lowercased message), in their configured order.
+
+        `spelled`: the caller's text lowercases to `lowered` character for character, so Keyword.find
+        looks for a phrase keyword's phrases themselves; one is then a candidate only when one of its
+        phrases has each of its words in `lowered` (see _spelled_at), and needs no other test. (Through
+        an index word that reached SPELL_AFTER messages: sorting a word's phrases costs a few of them.)"""
         hit = [
             ids for lit, ids in self.by_literal.items() if lit in lowered
         ]  # the hot loop: kept lean
+        sure: set[int] = set()
         by_word = self.by_word
         if by_word:
-            hit.extend(by_word[w] for w in by_word.keys() & _words_of(lowered))
-        if not hit and not self.always:
+            present = message_words(lowered)
+            indexed = by_word.keys() & present
+            if spelled:
+                for w in indexed:
+                    at = self._phrases_at.get(w)
+                    if at is None:
+                        seen = self._seen[w] = self._seen.get(w, 0) + 1
+                        if seen < SPELL_AFTER:
+                            hit.append(by_word[w])
+                            continue
+                        at = self._spelled_at(w)
+                    sure.update(at.whole)
+                    hit.extend(at.unsure)
+                    pairs = at.pairs
+                    for other in pairs.keys() & present:
+                        for ws, i in pairs[other]:
+                            if ws <= present:
+                                sure.add(i)
+            else:
+                hit.extend(by_word[w] for w in indexed)
+        if not hit and not self.always and not sure:
             return []
         found = set(self.always)
-        positions = self._positions
         for ids in hit:
-            at = positions.get(ids)
-            if at is None:
-                at = positions[ids] = tuple(map(int, ids.split(",")))
-            found.update(at)
+            found.update(self._ids(ids))
+        found -= sure
         built = self._built
         out = []
-        for i in sorted(found):
+        for i in sorted(found | sure):
             kw = built[i] or self._build(i)
-            if kw.may_match(lowered):
+            if i in sure or kw.may_match(lowered):
                 out.append(kw)
         return out
+
+    def _spelled_at(self, word: str) -> _Spelled:
+        """The phrases holding `word` of the keywords it indexes, for a message holding it: each found by a
+        second word of its own, so that a message's words reach only the phrases they may spell (a few,
+        where the keywords of a common word hold dozens). Each phrase is indexed by one of its words (the
+        config's analysis makes the index so): a message that spells it holds that word, which reaches it."""
+        at = self._phrases_at[word] = _Spelled()
+        for i in self._ids(self.by_word[word]):
+            kw = self._built[i] or self._build(i)
+            if kw.phrases is None:  # (a cache that says otherwise: tested as any keyword is)
+                at.unsure.append(str(i))
+                continue
+            for _, ws in kw.spelled():
+                if word not in ws:
+                    continue  # reached by a word of its own
+                rest = ws - {word}
+                if not rest:
+                    at.whole.append(i)
+                else:  # the longest other word: the rarest, most likely
+                    at.pairs.setdefault(max(sorted(rest), key=len), []).append((ws, i))
+        return at
+
+
+class _Spelled:
+    """A KeywordSet's phrases reached from one word of a message (see KeywordSet._spelled_at): the keywords
+    with a phrase of that word alone (or of no word), the phrases of more words by a second word, and
+    keywords with no phrases (tested as any keyword is)."""
+
+    __slots__ = ("whole", "pairs", "unsure")
+
+    def __init__(self) -> None:
+        self.whole: list[int] = []
+        self.pairs: dict[str, list[tuple[frozenset[str], int]]] = {}
+        self.unsure: list[str] = []

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import zlib
 
-from memcurate.curator.capture.keywords import KeywordSet
+from memcurate.curator.capture.keywords import KeywordSet, message_words
 from memcurate.curator.categories import NAMES, TEXT_SCORED
 from memcurate.curator.util.lazyre import LazyRegex
 from memcurate.curator.util.paths import project_relative
@@ -424,6 +424,9 @@ class Triage:
         self.relative: dict[tuple[str, str], str | None] = {}
         # Failing runs of the error tools and what fixed them, for rule graduation (curator/rules/transcript_failures.py)
         self.failed_runs: list[dict] = []
+        self.unfixed: list[
+            dict
+        ] = []  # those with no fix yet, in order: what _while_failing adds to
         # The assistant's words while a run fails, (seq, turn, line index, line), and the weight of the words
         # after a fix still to come: what fixed it (see _error_fixed)
         self.fix_words: list[tuple[int, int, int, str]] = []
@@ -562,7 +565,8 @@ class Triage:
         if len(self.writes) > 2000:
             self.writes = dict(list(self.writes.items())[-500:])
         if e.text:
-            self._while_failing("said", e.text[:1000])
+            if self.unfixed:  # (most replies: no run is failing)
+                self._while_failing("said", e.text[:1000])
             d.outcome = [e.turn, e.start, e.end]
             if self.last_user is not None:  # the first reply to a user message: does it concede?
                 turn, counted = self.last_user
@@ -596,18 +600,18 @@ class Triage:
             self.errors += 1
             if len(self.failed_runs) < MAX_FAILED_RUNS:
                 output = f"{e.text}\n…\n{e.tail}" if e.tail else e.text
-                self.failed_runs.append(
-                    {
-                        "command": command,
-                        "output": output,
-                        "at": e.timestamp,
-                        "call": call,
-                        "program": program,
-                        "files": [],
-                        "said": [],
-                        "fix": None,
-                    }
-                )
+                run: dict = {
+                    "command": command,
+                    "output": output,
+                    "at": e.timestamp,
+                    "call": call,
+                    "program": program,
+                    "files": [],
+                    "said": [],
+                    "fix": None,
+                }
+                self.failed_runs.append(run)
+                self.unfixed.append(run)
             line = ""
             if call not in self.pending_errors:
                 # a new failure: words said before it are not about its fix
@@ -629,9 +633,13 @@ class Triage:
                 ]
             return
         # the same command, or program, now passes: what came between fixed it
-        for run in self.failed_runs:
-            if run["fix"] is None and (run["call"] == call or run["program"] == program):
+        fixed = False
+        for run in self.unfixed:
+            if run["call"] == call or run["program"] == program:
                 run["fix"] = {"said": run.pop("said"), "files": run["files"], "command": command}
+                fixed = True
+        if fixed:
+            self.unfixed = [run for run in self.unfixed if run["fix"] is None]
         if call in self.pending_errors:
             # The same command got past an earlier error: an error and the turns that fixed it.
             turn, first, edits, at = self.pending_errors.pop(call)
@@ -682,13 +690,8 @@ class Triage:
 
     def _while_failing(self, what: str, value: str) -> None:
         """Note an edited file or the assistant's words for each failing run not fixed yet (a few each)."""
-        for run in self.failed_runs:
-            if (
-                run["fix"] is None
-                and value
-                and value not in run[what]
-                and len(run[what]) < MAX_FIX_NOTES
-            ):
+        for run in self.unfixed:
+            if value and value not in run[what] and len(run[what]) < MAX_FIX_NOTES:
                 run[what].append(value)
 
     def _error_fixed(self, turn: int, first: str, why: str, edited: bool = True) -> None:
@@ -860,13 +863,15 @@ class Triage:
         # (category, line) -> ({strong keyword: matched text}, {weak keyword: matched text});
         # a keyword counts once per line, however often it matches there.
         found: dict[tuple[str, int], tuple[dict, dict]] = {}
-        candidates = r.keywords.candidates(lowered)
+        candidates = r.keywords.candidates(lowered, spelled=len(lowered) == len(joined))
         if candidates:
             from bisect import bisect_right  # (only for a message that may score)
+
+            present = message_words(lowered)
         for kw in candidates:
             if float(r.speakers[kw.category].get(speaker, 1.0)) <= 0:
                 continue
-            for pos, matched in kw.find(joined, lowered):
+            for pos, matched in kw.find(joined, lowered, present):
                 i = bisect_right(starts, pos) - 1
                 pair = found.setdefault((kw.category, i), ({}, {}))
                 pair[1 if kw.weak else 0].setdefault(kw.index, matched)

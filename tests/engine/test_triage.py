@@ -11,8 +11,9 @@ from conftest import SHARED_TRANSCRIPTS, needs_shared, shared_transcripts
 from test_transcript import assistant, result, user, write
 
 from memcurate.curator import config
+from memcurate.curator.capture import keywords
 from memcurate.curator.capture.keyword_analysis import keyword, phrases, requirements
-from memcurate.curator.capture.keywords import KeywordSet
+from memcurate.curator.capture.keywords import Keyword, KeywordSet, message_words
 from memcurate.curator.capture.transcript import TranscriptReader
 from memcurate.curator.capture.triage import Rules, mask_inline_code, triage_entries
 from memcurate.curator.categories import NAMES
@@ -370,6 +371,76 @@ def test_phrases_found_without_regex_agree_with_the_regex(rules):
             by_regex = {m.start() for m in rx.finditer(line)}
             by_find = {pos for pos, _ in kw.find(line, line.lower())}
             assert by_regex <= by_find and bool(by_regex) == bool(by_find), (kw.regex.pattern, line)
+
+
+@needs_shared
+@pytest.mark.parametrize("spell_after", [1, keywords.SPELL_AFTER])
+def test_candidates_by_spelled_phrases_find_what_every_candidate_finds(
+    tmp_path, monkeypatch, spell_after
+):
+    """A phrase keyword none of whose phrases the message's words spell is left out (candidates with
+    `spelled`), and the phrases of one that are not looked for (find with the words): what is found,
+    where and as what, is the same as testing every keyword and phrase, on the real conversation and on
+    each phrase glued to word characters, punctuation and letters outside ASCII; each index word's
+    phrases sorted from its first message, or after SPELL_AFTER (until then, requirements tested)."""
+    monkeypatch.setattr(keywords, "SPELL_AFTER", spell_after)
+    texts = [
+        e.text
+        for path in shared_transcripts()
+        for e in TranscriptReader(path)
+        if e.kind in ("user", "assistant") and e.text
+    ]
+    config.load(tmp_path, tmp_path / "data")
+    cfg = config.load(tmp_path, tmp_path / "data")
+    # the index the config cache keeps, and one analysed now
+    ready, fresh = Rules(cfg), Rules({k: v for k, v in cfg.items() if k != "_derived"})
+    sets = [fresh.keywords, fresh.reasons, ready.keywords, ready.reasons]
+    for p in {
+        p for kw in fresh.keywords.keywords + fresh.reasons.keywords for p in kw.phrases or ()
+    }:
+        texts += [
+            f"So {p} here.",
+            f"x{p} {p}y _{p}_ 3{p}",
+            f"café{p} {p}é «{p}» ({p})\n{p.upper()}'s",
+            f"{p}-{p}.{p}",
+            p.replace(" ", "  "),
+        ]
+    assert len(texts) > 5000
+    for text in texts:
+        lowered = text.lower()
+        if len(lowered) != len(text):
+            continue  # (a text whose lowercase is longer is found by the regexes: not `spelled`)
+        words = message_words(lowered)
+        for ks in sets:
+            every = [
+                (kw.index, at) for kw in ks.candidates(lowered) for at in kw.find(text, lowered)
+            ]
+            spelled = [
+                (kw.index, at)
+                for kw in ks.candidates(lowered, spelled=True)
+                for at in kw.find(text, lowered, words)
+            ]
+            assert spelled == every, text
+
+
+def test_a_phrase_keyword_is_no_candidate_where_its_words_are_not(monkeypatch):
+    """Its phrase inside other words ("go with" in "ago with") or its index word alone ("with"): no
+    candidate, and no test of its requirements (a message's common words reach dozens of keywords),
+    once the index word reached SPELL_AFTER messages."""
+    kws = [keyword("decision", p, weak=False) for p in ("go with", "stick with", "todo")]
+    ks = KeywordSet(kws)
+    assert ks.candidates("ago with") == [kws[0]]  # what its requirements let through
+    tested = []
+    real = Keyword.may_match
+    monkeypatch.setattr(Keyword, "may_match", lambda kw, s: tested.append(kw) or real(kw, s))
+    for _ in range(keywords.SPELL_AFTER - 1):  # a short pass: requirements, as always
+        assert ks.candidates("ago with", spelled=True) == [kws[0]]
+    assert tested
+    tested.clear()
+    assert ks.candidates("ago with", spelled=True) == []
+    assert ks.candidates("with", spelled=True) == []
+    assert tested == []
+    assert ks.candidates("we stick with it, and go with that", spelled=True) == kws[:2]
 
 
 def test_keyword_without_requirements_always_runs():

@@ -159,3 +159,27 @@ def test_each_message_of_the_assistant_ends_a_sentence_and_narration_is_left_out
     assert (
         fix["text"] == "I need to remove the duplicated function in plugins.go. The build passes."
     )
+
+
+def test_replies_once_every_run_is_fixed_do_not_walk_the_runs(project):
+    """A long pass whose failures were all fixed early (the 100 MB first call): each later reply and
+    edit has no failing run to note, and pays nothing per run kept."""
+    from memcurate.curator.capture.transcript import Entry, ToolUse, TranscriptReader
+    from memcurate.curator.capture.triage import Rules, Triage
+
+    path = session(project, SESSIONS[0], RUNS[0])
+    t = Triage(Rules(config.load(project, data(project))), path=str(path))
+    for e in TranscriptReader(path):
+        t.add(e)
+    assert t.failed_runs and all(run["fix"] for run in t.failed_runs)
+
+    class Unwalked(list):
+        def __iter__(self):
+            raise AssertionError("the failed runs were walked")
+
+    t.failed_runs = Unwalked(t.failed_runs)
+    reply = Entry("assistant", 2, 0, 1, text="All green now, the store saves again.")
+    edit = Entry("assistant", 2, 1, 2)
+    edit.tool_uses = [ToolUse("t9", "Edit", str(project / "app" / "store.py"))]
+    for e in (reply, edit) * 3:
+        t.add(e)
