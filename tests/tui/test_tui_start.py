@@ -100,6 +100,48 @@ def test_the_first_frame_comes_before_the_engine_then_the_rows(project, tmp_path
     asyncio.run(scenario())
 
 
+def test_the_first_frame_leaves_the_selections_panels_for_after_it(project, tmp_path):
+    """The first frame lays out, styles and draws the header, the queue, the pipeline's panels and the footer;
+    the selection's panels (empty until the engine is up) are mounted once it is written, in their places,
+    and before the engine's first load reaches them."""
+    memory = tmp_path / "memory"
+    rows = drafted_demo(project, memory)
+    app = app_over(project, engine_factory(project, memory))
+    first: list[set[str]] = []
+    real = app.post_display_hook
+
+    def hook() -> None:
+        if not first:
+            first.append({type(w).__name__ for w in app.screen.walk_children()})
+        real()
+
+    app.post_display_hook = hook
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await app.ready()
+            await settle(pilot)
+            assert first, "no frame was written"
+            assert {"Header", "QueueTable", "DraftingLine", "ProgressView", "TidyFooter"} <= first[
+                0
+            ]
+            panels = {"DocumentView", "IssuesView", "BudgetsView", "GraduationView"}
+            assert not panels & first[0]
+            right = app.query_one("#right")
+            assert [(type(w).__name__, w.id) for w in right.walk_children()] == [
+                ("DocumentView", "document"),
+                ("Static", "document-body"),
+                ("IssuesView", "issues"),
+                ("Horizontal", "bottom"),
+                ("BudgetsView", "budgets"),
+                ("GraduationView", "graduation"),
+            ]
+            assert len(app.query_one(QueueTable).shown) == rows
+            assert app.selected() is not None and app.review is not None  # the document shown
+
+    asyncio.run(scenario())
+
+
 def test_an_engine_that_cannot_be_built_ends_the_app_with_why(project):
     def factory():
         raise ConfigError("memory.root: [not a folder]")
