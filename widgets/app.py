@@ -41,8 +41,7 @@ from textual.widgets import DataTable, Header
 from textual.worker import get_current_worker
 
 from memcurate.curator.candidates import staging, usage
-from memcurate.curator.candidates.queue import Item, TriageProgress
-from memcurate.curator.review.items import (
+from memcurate.curator.review.names import (
     APPROVE,
     CHANGE,
     CLAUDE_WRITE,
@@ -53,8 +52,6 @@ from memcurate.curator.review.items import (
     RETRY,
     RULE,
     TEXT,
-    Detail,
-    Outcome,
 )
 from memcurate.curator.util.locks import LockBusy
 from memcurate.curator.util.textsafe import one_line
@@ -106,10 +103,12 @@ from .queue import (
 )
 from .reasons import why_not_now
 
+# the item shapes (dataclasses, compiled when imported) come with the engine, after the first frame
 if TYPE_CHECKING:
+    from memcurate.curator.candidates.queue import Item, TriageProgress
     from memcurate.curator.drafting import DraftingStatus
     from memcurate.curator.engine import Engine
-    from memcurate.curator.review.items import Kind
+    from memcurate.curator.review.items import Detail, Kind
 # The dialogs (.dialogs) are imported where a key opens one: their widgets (TextArea, Input, OptionList) are
 # a tenth of the imports before the first frame.
 
@@ -501,6 +500,8 @@ class MemcurateApp(App):
             for t, v in self.items.items()
             if t != tid and any(i.state in staging.IN_FLIGHT for i in v)
         )
+        from memcurate.curator.candidates.queue import TriageProgress  # loaded with the engine
+
         outcome = (self.outcomes.get(tid) if tid else None) or TriageProgress()
         shown = (tid, rows, busy, outcome, self.overall)
         if shown != self._progress_shown:
@@ -927,6 +928,8 @@ class MemcurateApp(App):
         """In the review worker: one action on the row's item through the Engine's generic verbs (change
         the action and retry: a triage's draft's own). What it did, or why it was refused (changed since
         it was shown, a BLOCK, a full disk), is said; nothing is fatal."""
+        from memcurate.curator.review.items import Detail, Outcome  # loaded with the engine
+
         item, reload = review_item(row), {group_of(row)}
         name = row.category if is_memory(row) else row.tid  # how a toast names it
         try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual._two_way_dict import TwoWayDict
@@ -21,11 +22,16 @@ from textual.widgets._data_table import (
     RowKey,
 )
 
-from memcurate.curator.candidates.queue import Item, age
 from memcurate.curator.candidates.staging import IN_FLIGHT
 from memcurate.curator.categories import CATEGORIES, CLAUDE, base
-from memcurate.curator.review.items import MEMORY, ReviewItem
+from memcurate.curator.review.names import MEMORY
 from memcurate.curator.util.textsafe import one_line
+
+# The item shapes and `age` are imported where a row is made or shown: their modules' dataclasses are
+# compiled when imported, which the first frame (no rows yet) does not wait for.
+if TYPE_CHECKING:
+    from memcurate.curator.candidates.queue import Item
+    from memcurate.curator.review.items import ReviewItem
 
 CATEGORY_ORDER = {name: i for i, name in enumerate(CATEGORIES)}
 SEVERITIES = ("block", "advisory", "clean", "failed")
@@ -67,6 +73,8 @@ def kind_item(item: ReviewItem, kind) -> Item:
     candidate, a proposal...) as a queue row: its review id (`claude/<id>`) in place of a triage, the
     kind's label as its category; the item itself, its kind and the key its rows are kept under in
     its record; for a rule, the sessions its failure recurred in."""
+    from memcurate.curator.candidates.queue import Item
+
     severities = [i.get("severity") for i in item.issues]
     record: dict = {
         "where": item.where,
@@ -96,6 +104,8 @@ def kind_item(item: ReviewItem, kind) -> Item:
 
 def review_item(row: Item) -> ReviewItem:
     """The review item a row shows (a triage's memory: built from the row)."""
+    from memcurate.curator.review.items import ReviewItem
+
     item = row.field("review_item")
     if isinstance(item, ReviewItem):
         return item
@@ -199,6 +209,8 @@ def cells(
 ) -> tuple[Text, ...]:
     """A row's cells; `first`: the first row of its group (its session is named there); `title`: the title
     as it fits its column (fit_title), else the whole title."""
+    from memcurate.curator.candidates.queue import age
+
     group = Text(short_session(item), style="bold") if first else shared_text(SAME_GROUP, "dim")
     if item.is_error:
         return (
@@ -450,6 +462,8 @@ class QueueTable(DataTable):
         return self.shown[self.cursor_row]
 
     def _views(self, items: list[Item], now: float | None) -> dict[str, tuple]:
+        from memcurate.curator.candidates.queue import age
+
         shared = shared_prefixes([one_line(i.title, TITLE_MAX) for i in items])
         views = {}
         for item, first in zip(items, firsts(items), strict=True):
@@ -509,6 +523,8 @@ class QueueTable(DataTable):
     def tick_ages(self, now: float | None) -> int:
         """Show the ages as of `now` (None: the real clock): only the age cells that changed are updated.
         Returns how many."""
+        from memcurate.curator.candidates.queue import age
+
         self.now = now
         changed = 0
         for k, view in self.views.items():
