@@ -18,6 +18,7 @@ from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.config import ConfigError
 from memcurate.curator.util.assets import asset
 from memcurate.widgets.app import LOADING, STARTING, make_app
+from memcurate.widgets.panels import DocumentView
 from memcurate.widgets.queue import QueueTable
 
 DEMO = asset(os.path.join("demo", "session.jsonl"))
@@ -234,5 +235,31 @@ def test_the_engine_starts_even_when_no_frame_hook_is_called(project, tmp_path):
             await asyncio.wait_for(app._engine_up.wait(), 60)
             await settle(pilot)
             assert app.engine is not None and app.query_one(QueueTable).border_title != LOADING
+
+    asyncio.run(scenario())
+
+
+def test_the_panels_come_to_the_queues_screen_under_a_dialog_opened_before_them(project, tmp_path):
+    """Help works from the first frame: opened before the selection's panels are mounted (the engine starts
+    with them), it stays open, and the panels and the rows come to the queue's screen under it."""
+    from memcurate.widgets.dialogs import HelpScreen
+
+    memory = tmp_path / "memory"
+    rows = drafted_demo(project, memory)
+    app = app_over(project, engine_factory(project, memory))
+    app.post_display_hook = lambda: (
+        None
+    )  # the panels and the engine wait for the timer set on mount
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("question_mark")
+            assert isinstance(app.screen, HelpScreen) and not app.query(DocumentView)
+            await asyncio.wait_for(app._engine_up.wait(), 60)
+            await settle(pilot)
+            assert isinstance(app.screen, HelpScreen)
+            main = app.screen_stack[0]
+            assert main.query_one("#right").query_one(DocumentView).id == "document"
+            assert len(main.query_one(QueueTable).shown) == rows
 
     asyncio.run(scenario())
