@@ -618,8 +618,8 @@ def key_walk(
         row += MOVE[key]
         return key
 
-    quarter = presses // 4
-    keys = [step() for _ in range(warmup + presses - 4 * quarter)]
+    quarter = max(1, presses // 4)  # below 4 presses an app, the walk takes the warm-up's
+    keys = [step() for _ in range(max(0, warmup + presses - 4 * quarter))]
     half = len(keys) + 2 * quarter
     out = [step() for _ in range(quarter)]
     back = [BACK[k] for k in reversed(out)]
