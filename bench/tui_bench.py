@@ -592,7 +592,38 @@ async def leave(app, table, project: str, tids: set[str], pilot) -> int:
 
 KEYS = {"j": "j", "k": "k", "down": None, "up": None}  # key -> character, as the driver sends them
 BACK = {"j": "k", "k": "j", "down": "up", "up": "down"}  # the key that undoes each
+MOVE = {"j": 1, "down": 1, "k": -1, "up": -1}  # how far each moves the cursor
 BURST, REPEAT = 30, 1 / 30  # a held key: 30 repeats at 30 per second (a common key-repeat rate)
+
+
+def key_walk(
+    rng: random.Random, start: int, rows: int, warmup: int, presses: int
+) -> tuple[list[str], int]:
+    """The keys pressed from row `start` of `rows` (`warmup`, then `presses` measured), and after how many of
+    them the second half begins. A random walk (it turns about one press in seven, and away from the last 100
+    rows at either end) over the measured presses' first quarter, back over the second, the first quarter's
+    keys again over the third and back over the fourth; the presses a quarter leaves over come before it,
+    with the warm-up. So the two halves press the same keys over the same rows, from and to the same row:
+    what the second leaves over the first is a key press's, not a row shown for the first time (which caches
+    its item) nor another row's document (the selection's, drawn line by line: the walk's turn and its
+    ends select different rows)."""
+    row, direction = start, 1
+
+    def step() -> str:
+        nonlocal row, direction
+        if rng.random() < 0.15:
+            direction = -direction
+        direction = 1 if row < 100 else -1 if row > rows - 100 else direction
+        key = rng.choice(("j", "down") if direction > 0 else ("k", "up"))
+        row += MOVE[key]
+        return key
+
+    quarter = max(1, presses // 4)  # below 4 presses an app, the walk takes the warm-up's
+    keys = [step() for _ in range(max(0, warmup + presses - 4 * quarter))]
+    half = len(keys) + 2 * quarter
+    out = [step() for _ in range(quarter)]
+    back = [BACK[k] for k in reversed(out)]
+    return keys + out + back + out + back, half
 
 
 async def measure_keys(
@@ -649,22 +680,9 @@ async def measure_keys(
             # fill those caches again up to their bounds, which the second count includes
             app0 = app_objects()
             objects0 = live_objects()
-            direction = 1
-            # The second half retraces the first half's walk, so it shows no row the first did not:
-            # growth there is a key press's, not the first showing of a row (which caches its item).
-            half = warmup + presses // 2
-            walk: list[str] = []
-            for p in range(warmup + presses):
+            keys, half = key_walk(rng, table.cursor_row, len(table.shown), warmup, presses)
+            for p, key in enumerate(keys):
                 row0, scroll0 = table.cursor_row, table.scroll_y
-                if rng.random() < 0.15:
-                    direction = -direction
-                direction = 1 if row0 < 100 else -1 if row0 > len(table.shown) - 100 else direction
-                key = rng.choice(("j", "down") if direction > 0 else ("k", "up"))
-                if warmup <= p < half:
-                    walk.append(key)
-                elif p >= half and walk:
-                    key = BACK[walk.pop()]
-                    direction = 1 if key in ("j", "down") else -1
                 got: dict = {}
                 done = asyncio.Event()
 
@@ -694,7 +712,7 @@ async def measure_keys(
                 await wait_event(done, f"the frame after {key!r}")
                 if prof is not None and measured:
                     prof.disable()
-                if table.cursor_row != row0 + direction:
+                if table.cursor_row != row0 + MOVE[key]:
                     B.die(PROG, f"{key!r} moved the cursor from {row0} to {table.cursor_row}")
                 if measured:
                     ms = (got["frame"] - t0) * 1e3
@@ -712,9 +730,9 @@ async def measure_keys(
             app_end = app_objects()
             out["app_objects_per_press"].append((app_end - app0) / (warmup + presses))
             # the slope: what the first presses make once (caches' entries, rows first shown) is
-            # not a press's; growth over the second half, which retraces the first, would be
+            # not a press's; growth over the second half, which presses the first's keys again, would be
             out["app_objects_per_press_second_half"].append(
-                (app_end - app_half) / (presses - presses // 2)
+                (app_end - app_half) / (len(keys) - half)
             )
             # A held key: BURST presses of j, REPEAT s apart, sent from a thread as the driver's input
             # thread sends key repeats; per press, the first frame with the cursor at (or past) its row.

@@ -36,12 +36,12 @@ from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
+from textual.widget import AwaitMount
 from textual.widgets import DataTable, Header
 from textual.worker import get_current_worker
 
 from memcurate.curator.candidates import staging, usage
-from memcurate.curator.candidates.queue import Item, TriageProgress
-from memcurate.curator.review.items import (
+from memcurate.curator.review.names import (
     APPROVE,
     CHANGE,
     CLAUDE_WRITE,
@@ -52,8 +52,6 @@ from memcurate.curator.review.items import (
     RETRY,
     RULE,
     TEXT,
-    Detail,
-    Outcome,
 )
 from memcurate.curator.util.locks import LockBusy
 from memcurate.curator.util.textsafe import one_line
@@ -105,10 +103,12 @@ from .queue import (
 )
 from .reasons import why_not_now
 
+# the item shapes (dataclasses, compiled when imported) come with the engine, after the first frame
 if TYPE_CHECKING:
+    from memcurate.curator.candidates.queue import Item, TriageProgress
     from memcurate.curator.drafting import DraftingStatus
     from memcurate.curator.engine import Engine
-    from memcurate.curator.review.items import Kind
+    from memcurate.curator.review.items import Detail, Kind
 # The dialogs (.dialogs) are imported where a key opens one: their widgets (TextArea, Input, OptionList) are
 # a tenth of the imports before the first frame.
 
@@ -210,6 +210,7 @@ class MemcurateApp(App):
         self.describe_drafting: Callable[[], DraftingStatus] | None = None
         self._engine_up = asyncio.Event()  # set once the engine is up and its first load asked for
         self._first_frame = True  # until the first frame is written (post_display_hook)
+        self._panels: AwaitMount | None = None  # the panels' mount, until the engine is up
         self.watch_enabled, self.pipeline_enabled = watch, run_pipeline
         self.clock = clock
         self.editor = editor
@@ -255,13 +256,17 @@ class MemcurateApp(App):
                 yield QueueTable(id="queue")
                 yield DraftingLine(id="drafting")
                 yield ProgressView(id="progress")
-            with Vertical(id="right"):
-                yield DocumentView(id="document")
-                yield IssuesView(id="issues")
-                with Horizontal(id="bottom"):
-                    yield BudgetsView(id="budgets")
-                    yield GraduationView(id="graduation")
+            # the selection's panels, empty until the engine is up: mounted after the first frame
+            # (_mount_panels), which they would cost a fifth of
+            yield Vertical(id="right")
         yield TidyFooter()
+
+    def _mount_panels(self) -> AwaitMount:
+        return self.query_one("#right", Vertical).mount(
+            DocumentView(id="document"),
+            IssuesView(id="issues"),
+            Horizontal(BudgetsView(id="budgets"), GraduationView(id="graduation"), id="bottom"),
+        )
 
     def on_resize(self, event) -> None:
         self._fit(event.size.width)
@@ -323,6 +328,8 @@ class MemcurateApp(App):
             if not gc.isenabled():  # cli._review turned collection off for the start
                 gc.freeze()  # what the start built lives as long as the process: never walked again
                 gc.enable()
+            # before the engine, whose EngineReady waits for them (on_engine_ready)
+            self._panels = self._mount_panels()
             self._start_engine()
 
     @work(thread=True, group="engine")
@@ -338,7 +345,10 @@ class MemcurateApp(App):
             return
         self.post_message(EngineReady(engine, board))
 
-    def on_engine_ready(self, message: EngineReady) -> None:
+    async def on_engine_ready(self, message: EngineReady) -> None:
+        if self._panels is not None:  # what the engine's first load fills
+            await self._panels
+            self._panels = None
         self._engine_up.set()  # its handlers run before an awaiting test resumes
         if message.engine is None:
             from rich.text import Text  # not markup: the error may hold brackets
@@ -490,6 +500,8 @@ class MemcurateApp(App):
             for t, v in self.items.items()
             if t != tid and any(i.state in staging.IN_FLIGHT for i in v)
         )
+        from memcurate.curator.candidates.queue import TriageProgress  # loaded with the engine
+
         outcome = (self.outcomes.get(tid) if tid else None) or TriageProgress()
         shown = (tid, rows, busy, outcome, self.overall)
         if shown != self._progress_shown:
@@ -916,6 +928,8 @@ class MemcurateApp(App):
         """In the review worker: one action on the row's item through the Engine's generic verbs (change
         the action and retry: a triage's draft's own). What it did, or why it was refused (changed since
         it was shown, a BLOCK, a full disk), is said; nothing is fatal."""
+        from memcurate.curator.review.items import Detail, Outcome  # loaded with the engine
+
         item, reload = review_item(row), {group_of(row)}
         name = row.category if is_memory(row) else row.tid  # how a toast names it
         try:

@@ -18,10 +18,9 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from memcurate.curator.candidates.queue import Item
 from memcurate.curator.candidates.usage import describe
 from memcurate.curator.categories import CATEGORIES, base
-from memcurate.curator.review.items import CLAUDE_WRITE, EVIDENCE_SESSIONS, MEMORY, RULE, Detail
+from memcurate.curator.review.names import CLAUDE_WRITE, EVIDENCE_SESSIONS, MEMORY, RULE
 from memcurate.curator.util.textsafe import clean as display
 from memcurate.curator.util.textsafe import one_line
 
@@ -29,8 +28,10 @@ if TYPE_CHECKING:
     # imported where a document is shown: pygments is not needed for the first frame
     from rich.syntax import Syntax
 
+    from memcurate.curator.candidates.queue import Item
     from memcurate.curator.drafting import DraftingStatus
     from memcurate.curator.memory.memory_md import Budgets
+    from memcurate.curator.review.items import Detail  # the item shapes: loaded with the engine
 
 SEVERITY_STYLE = {"BLOCK": "bold red", "ADVISORY": "yellow"}
 # A factor's why that names an issue as "code (where): message": the message starting with its where again

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual._two_way_dict import TwoWayDict
@@ -21,11 +22,16 @@ from textual.widgets._data_table import (
     RowKey,
 )
 
-from memcurate.curator.candidates.queue import Item, age
 from memcurate.curator.candidates.staging import IN_FLIGHT
 from memcurate.curator.categories import CATEGORIES, CLAUDE, base
-from memcurate.curator.review.items import MEMORY, ReviewItem
+from memcurate.curator.review.names import MEMORY
 from memcurate.curator.util.textsafe import one_line
+
+# The item shapes and `age` are imported where a row is made or shown: their modules' dataclasses are
+# compiled when imported, which the first frame (no rows yet) does not wait for.
+if TYPE_CHECKING:
+    from memcurate.curator.candidates.queue import Item
+    from memcurate.curator.review.items import ReviewItem
 
 CATEGORY_ORDER = {name: i for i, name in enumerate(CATEGORIES)}
 SEVERITIES = ("block", "advisory", "clean", "failed")
@@ -62,11 +68,23 @@ SAME_GROUP = "│"  # the session cell of a triage's second and later rows
 GROUPS = {CLAUDE: "claude/", "rule": "rule/", "proposal": "proposal/"}
 
 
+def age(stamp: str, now: float | None = None) -> str:  # noqa: F811 (it rebinds itself)
+    """candidates.queue.age (the age column), imported when the first row is shown: from then on this
+    module's `age` is that function itself, so a row pays no import."""
+    global age
+    from memcurate.curator.candidates import queue
+
+    age = queue.age
+    return age(stamp, now)
+
+
 def kind_item(item: ReviewItem, kind) -> Item:
     """A review item of a kind other than memories (items.Kind: a staged write of Claude's, a rule
     candidate, a proposal...) as a queue row: its review id (`claude/<id>`) in place of a triage, the
     kind's label as its category; the item itself, its kind and the key its rows are kept under in
     its record; for a rule, the sessions its failure recurred in."""
+    from memcurate.curator.candidates.queue import Item
+
     severities = [i.get("severity") for i in item.issues]
     record: dict = {
         "where": item.where,
@@ -96,6 +114,8 @@ def kind_item(item: ReviewItem, kind) -> Item:
 
 def review_item(row: Item) -> ReviewItem:
     """The review item a row shows (a triage's memory: built from the row)."""
+    from memcurate.curator.review.items import ReviewItem
+
     item = row.field("review_item")
     if isinstance(item, ReviewItem):
         return item

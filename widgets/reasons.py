@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
-from memcurate.curator.candidates.queue import Item
+from typing import TYPE_CHECKING
+
 from memcurate.curator.candidates.staging import IN_FLIGHT
 from memcurate.curator.util.textsafe import one_line
 
 from .panels import issue_text
+
+if TYPE_CHECKING:  # the item shape: loaded with the engine
+    from memcurate.curator.candidates.queue import Item
 
 # What each key needs the row to be in: (states it applies in, what the key does, shortly)
 NEEDS = {

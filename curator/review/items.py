@@ -15,26 +15,27 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from memcurate.curator.errors import Refusal
+
+# the names it speaks in (their home: names.py), as the kinds and front ends import them from here
+from memcurate.curator.review.names import APPROVE as APPROVE
+from memcurate.curator.review.names import CHANGE as CHANGE
+from memcurate.curator.review.names import CLAUDE_WRITE as CLAUDE_WRITE
+from memcurate.curator.review.names import EDIT as EDIT
+from memcurate.curator.review.names import EDIT_TEXT as EDIT_TEXT
+from memcurate.curator.review.names import ERROR as ERROR
+from memcurate.curator.review.names import EVIDENCE_SESSIONS as EVIDENCE_SESSIONS
+from memcurate.curator.review.names import FIELDS as FIELDS
+from memcurate.curator.review.names import FINAL as FINAL
+from memcurate.curator.review.names import MEMORY as MEMORY
+from memcurate.curator.review.names import READY as READY
+from memcurate.curator.review.names import REJECT as REJECT
+from memcurate.curator.review.names import RETRY as RETRY
+from memcurate.curator.review.names import RULE as RULE
+from memcurate.curator.review.names import TEXT as TEXT
 from memcurate.curator.util.atomic import failure
 
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
     from memcurate.curator.context import Context
-
-READY = "ready"
-# A record that cannot be read or does not check out (a forged target, a rule the ledger does not back, a
-# proposal leaving the memory root): listed with why (`error`), never shown as a change nor acted on.
-ERROR = "error"
-# Kinds' names (ReviewItem.kind) a front end names without importing the kind (the TUI's start: rows by kind)
-MEMORY, CLAUDE_WRITE, RULE = "memory", "claude-write", "rule"
-# The sessions of a rule's evidence its view carries and the TUI draws, the newest: a failure that keeps
-# recurring would otherwise grow its document, and what the app keeps of it, each time it lands again.
-EVIDENCE_SESSIONS = 5
-# shown by `list --all` only; an id of one is never acted on
-FINAL = (
-    "saved",
-    "rejected",
-    "skipped",
-)
 
 
 @dataclass(frozen=True)
@@ -114,19 +115,6 @@ def attempt(
         if isinstance(e, OSError):
             return Outcome(item.id, False, error=failure(e), failed=True)
         return Outcome(item.id, False, error=str(e) or e.__class__.__name__)
-
-
-# What a front end asks of an item (Kind.why_not): the verbs its keys and commands map to.
-APPROVE, REJECT, EDIT, EDIT_TEXT, CHANGE, RETRY = (
-    "approve",
-    "reject",
-    "edit",
-    "edit_text",  # the text edited outside (in $EDITOR), as plain text
-    "change_action",
-    "retry",
-)
-# How a Detail is edited (Detail.editor): its text, the kind's own fields, or not at all.
-TEXT, FIELDS = "text", "fields"
 
 
 @dataclass(frozen=True)

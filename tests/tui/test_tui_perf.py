@@ -398,3 +398,27 @@ def test_a_long_queue_makes_a_text_only_for_what_differs_from_row_to_row(monkeyp
         assert second[1].plain == "constraint" and second[3] is first[3]
 
     _on_a_queue(scenario)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_key_benchs_two_halves_press_the_same_keys_from_and_to_the_same_row(seed):
+    """tui_bench counts the app's objects after the key presses' first half and after the second: the counts
+    compare what a key press leaves only if both halves end on the same row (each shows its row's document,
+    drawn line by line) and the second shows no row the first did not (a row shown once caches its item)."""
+    import random
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import tui_bench
+
+    rows, start, warmup, presses = 2004, 1002, 3, 242
+    keys, half = tui_bench.key_walk(random.Random(seed), start, rows, warmup, presses)
+    assert len(keys) == warmup + presses
+    at = [start]
+    for key in keys:
+        at.append(at[-1] + tui_bench.MOVE[key])
+    second = len(keys) - half
+    assert second == presses // 4 * 2 and half >= warmup
+    assert at[half] == at[-1]
+    assert keys[half:] == keys[half - second : half]
+    assert set(at[half:]) == set(at[half - second : half + 1])
+    assert all(0 <= row < rows for row in at) and len(set(at[half:])) > 1

@@ -18,6 +18,7 @@ from memcurate.curator.candidates.incremental import capture
 from memcurate.curator.config import ConfigError
 from memcurate.curator.util.assets import asset
 from memcurate.widgets.app import LOADING, STARTING, make_app
+from memcurate.widgets.panels import DocumentView
 from memcurate.widgets.queue import QueueTable
 
 DEMO = asset(os.path.join("demo", "session.jsonl"))
@@ -100,6 +101,48 @@ def test_the_first_frame_comes_before_the_engine_then_the_rows(project, tmp_path
     asyncio.run(scenario())
 
 
+def test_the_first_frame_leaves_the_selections_panels_for_after_it(project, tmp_path):
+    """The first frame lays out, styles and draws the header, the queue, the pipeline's panels and the footer;
+    the selection's panels (empty until the engine is up) are mounted once it is written, in their places,
+    and before the engine's first load reaches them."""
+    memory = tmp_path / "memory"
+    rows = drafted_demo(project, memory)
+    app = app_over(project, engine_factory(project, memory))
+    first: list[set[str]] = []
+    real = app.post_display_hook
+
+    def hook() -> None:
+        if not first:
+            first.append({type(w).__name__ for w in app.screen.walk_children()})
+        real()
+
+    app.post_display_hook = hook
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await app.ready()
+            await settle(pilot)
+            assert first, "no frame was written"
+            assert {"Header", "QueueTable", "DraftingLine", "ProgressView", "TidyFooter"} <= first[
+                0
+            ]
+            panels = {"DocumentView", "IssuesView", "BudgetsView", "GraduationView"}
+            assert not panels & first[0]
+            right = app.query_one("#right")
+            assert [(type(w).__name__, w.id) for w in right.walk_children()] == [
+                ("DocumentView", "document"),
+                ("Static", "document-body"),
+                ("IssuesView", "issues"),
+                ("Horizontal", "bottom"),
+                ("BudgetsView", "budgets"),
+                ("GraduationView", "graduation"),
+            ]
+            assert len(app.query_one(QueueTable).shown) == rows
+            assert app.selected() is not None and app.review is not None  # the document shown
+
+    asyncio.run(scenario())
+
+
 def test_an_engine_that_cannot_be_built_ends_the_app_with_why(project):
     def factory():
         raise ConfigError("memory.root: [not a folder]")
@@ -128,8 +171,11 @@ def test_an_engine_that_cannot_be_built_ends_the_app_with_why(project):
 
 def test_the_start_path_imports_nothing_only_the_engine_needs():
     """What `memcurate` imports before the TUI's first frame (cli, commands, the app module): no engine,
-    no config YAML, no SQLite, no watcher, no dialog widgets, no syntax highlighter."""
+    no config YAML, no SQLite, no watcher, no dialog widgets, no syntax highlighter, no item shapes (their
+    dataclasses are compiled when imported: a tenth of what memcurate added to the first paint)."""
     later = [
+        "memcurate.curator.review.items",
+        "memcurate.curator.candidates.queue",
         "memcurate.curator.engine",
         "yaml",
         "sqlite3",
@@ -189,5 +235,31 @@ def test_the_engine_starts_even_when_no_frame_hook_is_called(project, tmp_path):
             await asyncio.wait_for(app._engine_up.wait(), 60)
             await settle(pilot)
             assert app.engine is not None and app.query_one(QueueTable).border_title != LOADING
+
+    asyncio.run(scenario())
+
+
+def test_the_panels_come_to_the_queues_screen_under_a_dialog_opened_before_them(project, tmp_path):
+    """Help works from the first frame: opened before the selection's panels are mounted (the engine starts
+    with them), it stays open, and the panels and the rows come to the queue's screen under it."""
+    from memcurate.widgets.dialogs import HelpScreen
+
+    memory = tmp_path / "memory"
+    rows = drafted_demo(project, memory)
+    app = app_over(project, engine_factory(project, memory))
+    app.post_display_hook = lambda: (
+        None
+    )  # the panels and the engine wait for the timer set on mount
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("question_mark")
+            assert isinstance(app.screen, HelpScreen) and not app.query(DocumentView)
+            await asyncio.wait_for(app._engine_up.wait(), 60)
+            await settle(pilot)
+            assert isinstance(app.screen, HelpScreen)
+            main = app.screen_stack[0]
+            assert main.query_one("#right").query_one(DocumentView).id == "document"
+            assert len(main.query_one(QueueTable).shown) == rows
 
     asyncio.run(scenario())
