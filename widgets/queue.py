@@ -68,16 +68,6 @@ SAME_GROUP = "│"  # the session cell of a triage's second and later rows
 GROUPS = {CLAUDE: "claude/", "rule": "rule/", "proposal": "proposal/"}
 
 
-def age(stamp: str, now: float | None = None) -> str:  # noqa: F811 (it rebinds itself)
-    """candidates.queue.age (the age column), imported when the first row is shown: from then on this
-    module's `age` is that function itself, so a row pays no import."""
-    global age
-    from memcurate.curator.candidates import queue
-
-    age = queue.age
-    return age(stamp, now)
-
-
 def kind_item(item: ReviewItem, kind) -> Item:
     """A review item of a kind other than memories (items.Kind: a staged write of Claude's, a rule
     candidate, a proposal...) as a queue row: its review id (`claude/<id>`) in place of a triage, the
@@ -219,6 +209,8 @@ def cells(
 ) -> tuple[Text, ...]:
     """A row's cells; `first`: the first row of its group (its session is named there); `title`: the title
     as it fits its column (fit_title), else the whole title."""
+    from memcurate.curator.candidates.queue import age
+
     group = Text(short_session(item), style="bold") if first else shared_text(SAME_GROUP, "dim")
     if item.is_error:
         return (
@@ -470,6 +462,8 @@ class QueueTable(DataTable):
         return self.shown[self.cursor_row]
 
     def _views(self, items: list[Item], now: float | None) -> dict[str, tuple]:
+        from memcurate.curator.candidates.queue import age
+
         shared = shared_prefixes([one_line(i.title, TITLE_MAX) for i in items])
         views = {}
         for item, first in zip(items, firsts(items), strict=True):
@@ -529,6 +523,8 @@ class QueueTable(DataTable):
     def tick_ages(self, now: float | None) -> int:
         """Show the ages as of `now` (None: the real clock): only the age cells that changed are updated.
         Returns how many."""
+        from memcurate.curator.candidates.queue import age
+
         self.now = now
         changed = 0
         for k, view in self.views.items():
