@@ -6,9 +6,9 @@ so the query keeps only the draft's words that are rare in the category
 one, and never more than 50, from the `terms` table; at most 16 words, rarest
 first; only the three least common when all are common). A word in most
 memories would add almost nothing to bm25 (its IDF is near zero) and would
-make every memory a match; with the cap, the rows a lookup walks are at most
-16 x 50 whatever the store's size, so the memories it finds (and a save then
-reads and compares) do not grow with it either.
+make every memory a match; with the cap, the rows a lookup walks do not grow
+with the store (at most 16 x 50, or the three least common words' when none is
+rarer), nor do the memories a save then reads and compares again.
 Terms are quoted strings, OR-ed: user text never reaches MATCH as syntax.
 
 While a save run holds the category's few changes in memory (freshness.py),
