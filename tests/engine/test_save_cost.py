@@ -387,3 +387,81 @@ def test_a_saves_index_work_does_not_grow_with_the_store(tmp_path):
     assert large <= small * 1.15, (
         f"{large:.0f} SQLite steps a save at 1,000 stored, {small:.0f} at 50"
     )
+
+
+def test_a_runs_held_copy_stays_in_a_segment_or_two_however_many_saves_it_holds(tmp_path):
+    """A save run holds its saves of a category in a private copy (freshness.py), one insert a lookup.
+    Before, each insert was a text segment of its own, up to 15 kept before FTS5 merged them, and every
+    word of every lookup walked each: about 1 ms a save's search of it, at 40 held. Now one or two."""
+    from test_index import make
+
+    from memcurate.curator.memory.index import MemoryIndex
+    from memcurate.curator.memory.store import MemoryStore
+
+    store = MemoryStore(tmp_path / "memory")
+    store.create(
+        make(
+            "decision",
+            "use-postgres",
+            "Use Postgres",
+            "Postgres for the ledger",
+            "Use it.",
+            "ACID.",
+        )
+    )
+    index = MemoryIndex(tmp_path / "data" / "index.sqlite", store)
+    try:
+        index.refresh()
+        index.refresh()
+        segments = []
+        with index.holding():
+            for i in range(40):
+                store.create(
+                    make(
+                        "decision",
+                        f"retry-webhooks-{i}",
+                        f"Retry webhooks of shard kv{i}kv with backoff",
+                        f"Webhook deliveries of shard kv{i}kv retried with backoff",
+                        f"Retry failed webhook deliveries of shard kv{i}kv up to six times.",
+                        "Receivers go down for minutes.",
+                    )
+                )
+                found = index.candidates("decision", f"webhook deliveries shard kv{i}kv")
+                assert f"retry-webhooks-{i}" in [c.id for c in found]
+                held = index._freshness._held_dbs["decision"]
+                segments.append(
+                    held.execute("SELECT count(DISTINCT segid) FROM fts_decision_idx").fetchone()[0]
+                )
+        assert max(segments) <= 2, segments
+    finally:
+        index.close()
+
+
+def chosen_words(rows: int) -> list[str]:
+    """The words a lookup searches in a category of `rows` memories, of a draft holding words that many of
+    them hold: 1, 12, 40, 150 and 900, and one the index has never seen."""
+    from memcurate.curator.memory.index.schema import memory_db
+    from memcurate.curator.memory.index.search import _choose_terms
+
+    counts = {"kvzq": 1, "ledger": 12, "postgres": 40, "balance": 150, "service": 900}
+    db = memory_db()
+    try:
+        db.executemany(
+            "INSERT INTO terms(category, term, df) VALUES ('decision', ?, ?)", counts.items()
+        )
+        return _choose_terms(db, "decision", [*reversed(counts), "unseen"], rows)
+    finally:
+        db.close()
+
+
+def test_a_lookups_words_are_as_rare_in_a_large_store_as_in_a_middling_one():
+    """A lookup searches the draft's rarest words, and bm25 walks every memory holding one. Before, a word
+    counted as rare up to 10 % of the category: in 500 memories a word 50 hold, in 2,000 one 150 hold, so
+    the memories a save found, read and compared again grew with the store (3 a create at 1,000 stored,
+    6.5 at 5,000: engine_bench). Now no word more than 50 memories hold is searched, however many."""
+    middling = chosen_words(500)
+    assert middling == ["unseen", "kvzq", "ledger", "postgres"]
+    assert chosen_words(2000) == middling
+    assert chosen_words(20000) == middling
+    # a small category keeps its 25
+    assert chosen_words(100) == ["unseen", "kvzq", "ledger"]

@@ -182,11 +182,15 @@ def count_rows(conn: sqlite3.Connection, category: str) -> int:
 def memory_db(category: str | None = None) -> sqlite3.Connection:
     """A private in-memory database: every table, or (`category`) the files table and that category's
     text alone, for a copy searched with words chosen from the index's counts (no `terms`; creating the
-    six text tables costs milliseconds)."""
+    six text tables costs milliseconds), its text kept in a segment or two."""
     mem = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     if category is None:
         create(mem)
     else:
         for statement in [*_FILES, _fts_schema(category)]:
             mem.execute(statement)
+        # filled a change at a time (a save run's held copy): each insert makes a segment, up to 15 kept
+        # before FTS5 merges them, and every word of a search walks each; merged at once: one or two
+        fts = fts_table(category)
+        mem.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('crisismerge', 2)")
     return mem

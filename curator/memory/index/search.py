@@ -3,9 +3,12 @@
 Search cost is bounded too: bm25 is computed for every row that matches,
 so the query keeps only the draft's words that are rare in the category
 (document frequency at most 10 % of its memories, or 25 memories in a small
-one, from the `terms` table; at most 16 words, rarest first; only the three
-least common when all are common). A word in most memories would add almost
-nothing to bm25 (its IDF is near zero) and would make every memory a match.
+one, and never more than 50, from the `terms` table; at most 16 words, rarest
+first; only the three least common when all are common). A word in most
+memories would add almost nothing to bm25 (its IDF is near zero) and would
+make every memory a match; with the cap, the rows a lookup walks do not grow
+with the store (at most 16 x 50, or the three least common words' when none is
+rarer), nor do the memories a save then reads and compares again.
 Terms are quoted strings, OR-ed: user text never reaches MATCH as syntax.
 
 While a save run holds the category's few changes in memory (freshness.py),
@@ -40,6 +43,7 @@ from memcurate.curator.memory.store import MemoryStore, content_hash
 
 MAX_TERMS = 16  # words searched for
 COMMON = 0.10  # a word in more than this share of a category's memories is not searched for (when n > 250)
+RARE_MAX = 50  # nor one in more than this many memories, however large the category
 
 
 @dataclass(frozen=True)
@@ -230,7 +234,8 @@ def _choose_terms(
         ).fetchall()
     )
     n = rows if rows is not None else count_rows(conn, category)
-    ceiling = max(25, COMMON * n)  # a small category costs nothing to search: keep more words
+    # a small category costs nothing to search: keep more words; a large one, no more than in 500
+    ceiling = min(max(25, COMMON * n), RARE_MAX)
     # words the index has never seen keep their place (a stemmed form may still match)
     ranked = sorted(range(len(terms)), key=lambda i: (df.get(terms[i], 0), i))
     chosen = [terms[i] for i in ranked if df.get(terms[i], 0) <= ceiling][:MAX_TERMS]
