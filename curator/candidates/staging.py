@@ -115,7 +115,6 @@ class CandidateFiles(FieldTuple):
     tuple (util/fieldtuple.py): `typing` costs the Stop hook ~5 ms to import when it stages a triage."""
 
     __slots__ = ()
-    _fields = ("file", "draft", "review")
     file: str
     draft: str
     review: str

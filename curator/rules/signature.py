@@ -215,7 +215,6 @@ class Failure(FieldTuple):
     to import."""
 
     __slots__ = ()
-    _fields = ("kind", "tool", "signature", "test", "error_type", "message", "files", "excerpt")
     kind: str
     tool: str
     signature: str

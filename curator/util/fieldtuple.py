@@ -7,15 +7,16 @@ from __future__ import annotations
 
 
 class FieldTuple(tuple):
-    """A tuple with named items. A subclass lists `_fields`, annotates them for type checkers and gives
-    `__new__` its defaults; reading by name, `_asdict`, the repr, pickling, equality and hashing are
-    namedtuple's."""
+    """A tuple with named items. A subclass annotates its items in order (its `_fields` are those names)
+    and gives `__new__` its defaults; reading by name, `_asdict`, the repr, pickling, equality and hashing
+    are namedtuple's."""
 
     __slots__ = ()
     _fields: tuple[str, ...] = ()
 
     def __init_subclass__(cls, **kw) -> None:
         super().__init_subclass__(**kw)
+        cls._fields = tuple(cls.__dict__.get("__annotations__", ()))
         for i, name in enumerate(cls._fields):
             setattr(cls, name, property(_item(i), doc=f"Item {i}"))
 
