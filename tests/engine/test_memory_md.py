@@ -642,7 +642,6 @@ def test_budgets_come_from_the_config(tmp_path, project):
     assert archive_ids(tmp_path, "runbook") == ["r0"]
 
 
-@pytest.mark.serial  # a 10 ms budget: measured with the machine to itself
 def test_a_plan_over_130_entries_parses_the_file_once_and_not_at_all_when_given_it(monkeypatch):
     """Its cost (bench/engine_bench.py times it) is one parse of MEMORY.md, none when the caller has
     parsed it already: every save of an --auto-approve run plans over the same text."""

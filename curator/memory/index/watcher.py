@@ -24,6 +24,22 @@ _WATCH_MASK = (
 ALL = None  # "every file of the category may have changed"
 
 
+def _libc(ctypes):
+    """The C library's functions: the ones this process has loaded (dlopen(NULL): Python links libc, so
+    inotify's functions are there), else by name. ctypes.util.find_library runs `ldconfig -p` in a
+    child process (~10 ms, more in a big process), once per index opened."""
+    for name in (None, "libc.so.6"):
+        try:
+            libc = ctypes.CDLL(name, use_errno=True)
+            libc.inotify_init1  # noqa: B018 (present, or AttributeError)
+            return libc
+        except (OSError, AttributeError):
+            continue
+    import ctypes.util
+
+    return ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+
+
 class Watcher:
     """inotify watches on category folders: which file names changed since the last drain.
 
@@ -33,11 +49,10 @@ class Watcher:
 
     def __init__(self) -> None:
         import ctypes
-        import ctypes.util
         import struct
         import weakref
 
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc = _libc(ctypes)
         self._add = libc.inotify_add_watch
         self._add.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32)
         self._rm = libc.inotify_rm_watch
