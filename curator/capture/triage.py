@@ -242,8 +242,11 @@ def error_line(output: str) -> str:
 
 def is_narration(line: str, rules: Rules) -> bool:
     """An assistant line that only announces its next step: "Now let me check the tests"."""
-    words = line.lower().split()
-    if len(words) > rules.narration_max_words:
+    # Split no further than the limit: one piece more than it already says "too long" (a pasted log line
+    # is not split whole); up to it, the pieces are the line's words.
+    most = rules.narration_max_words
+    words = line.lower().split(None, most)  # (a negative limit splits it all, as before)
+    if len(words) > most:
         return False
     i = 0
     while i < len(words) and words[i].strip(_PUNCT) in rules.fillers:

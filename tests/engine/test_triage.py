@@ -15,7 +15,13 @@ from memcurate.curator.capture import keywords
 from memcurate.curator.capture.keyword_analysis import keyword, phrases, requirements
 from memcurate.curator.capture.keywords import Keyword, KeywordSet, message_words
 from memcurate.curator.capture.transcript import TranscriptReader
-from memcurate.curator.capture.triage import Rules, mask_inline_code, triage_entries
+from memcurate.curator.capture.triage import (
+    _PUNCT,
+    Rules,
+    is_narration,
+    mask_inline_code,
+    triage_entries,
+)
 from memcurate.curator.categories import NAMES
 
 LABELS = Path(__file__).parents[1] / "data" / "triage_labels.json"
@@ -128,6 +134,35 @@ def test_acknowledgements_and_one_word_turns_do_not_score(tmp_path, rules):
     res, t = triage_file(path, rules, summary=False)
     assert all(res[n]["score"] == 0 for n in NAMES)
     assert t.digest.user_turns == 5  # still real turns
+
+
+def test_narration_splits_a_line_only_up_to_its_word_limit_and_decides_as_a_whole_split(rules):
+    """is_narration stops splitting past the limit (a pasted log line is not split whole): at each limit,
+    around it and with odd whitespace, the answer is the one the line's every word gives."""
+
+    def whole(line: str, r: Rules) -> bool:  # the rule on all of the line's words
+        words = line.lower().split()
+        if len(words) > r.narration_max_words:
+            return False
+        i = 0
+        while i < len(words) and words[i].strip(_PUNCT) in r.fillers:
+            i += 1
+        return " ".join(words[i:]).startswith(r.narration)
+
+    opener = rules.narration[0]
+    filler = sorted(rules.fillers)[0]
+    lines = ["", "   ", opener, f"  {filler}\t{opener}  ", "a b c", "now   let\u00a0me  check"]
+    for n in range(0, 25):
+        lines += [f"{filler} {opener} " + " ".join(["x"] * n), " ".join(["x"] * n) + "  \n "]
+    limit = rules.narration_max_words
+    try:
+        for most in (limit, 0, 1, 3, -1):
+            rules.narration_max_words = most
+            for line in lines:
+                assert is_narration(line, rules) == whole(line, rules), (most, line)
+    finally:
+        rules.narration_max_words = limit
+    assert is_narration(f"{filler} {opener} the tests", rules)
 
 
 def test_narration_does_not_score_but_statements_do(tmp_path, rules):
