@@ -182,7 +182,14 @@ def _parse(argv: list[str]):
 
 
 def _run(args) -> int:
+    from memcurate.curator.project_arg import UserError
+
     try:
+        if args.command is None and not args.auto_approve:
+            # The TUI: the commands and the config they load wait for the engine, after the first frame.
+            from memcurate.curator.project_arg import project_dir
+
+            return _review(project_dir(args))
         from memcurate.curator import commands
 
         if args.command == "triage":
@@ -210,7 +217,7 @@ def _run(args) -> int:
         if args.auto_approve:
             return commands.auto_approve(args)
         return _review(commands.project_dir(args))
-    except commands.UserError as e:
+    except UserError as e:
         print(f"memcurate: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -9,25 +9,10 @@ from typing import Any
 
 from memcurate.curator import config
 from memcurate.curator.candidates import staging, usage
-from memcurate.curator.errors import Refusal
+from memcurate.curator.project_arg import UserError, project_dir
 from memcurate.curator.util.locks import LockBusy
-from memcurate.curator.util.paths import AutoMemoryOff, data_dir, project_root, resolve_memory_root
+from memcurate.curator.util.paths import AutoMemoryOff, data_dir, resolve_memory_root
 from memcurate.curator.util.textsafe import one_line
-
-
-class UserError(Refusal):
-    """An error the user must act on: one clear line, exit 1."""
-
-
-def project_dir(args) -> str:
-    """The project a command works on: the git root of --project, else of the current folder (so
-    `--project sub` is the same project as `cd sub`, not a second data dir with an empty queue)."""
-    if args.project:
-        path = os.path.abspath(os.path.expanduser(args.project))
-        if not os.path.isdir(path):
-            raise UserError(f"--project {args.project}: not a folder")
-        return project_root(path)
-    return project_root()
 
 
 def _config(project: str, data: str) -> dict:

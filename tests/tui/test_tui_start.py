@@ -268,3 +268,34 @@ def test_the_panels_come_to_the_queues_screen_under_a_dialog_opened_before_them(
             assert len(main.query_one(QueueTable).shown) == rows
 
     asyncio.run(scenario())
+
+
+def test_memcurate_opens_the_tui_without_the_commands_or_the_config(tmp_path):
+    """`memcurate --project DIR` in a terminal, up to the app's `run` (its first frame follows): the
+    command modules and the config (YAML layers, checks) are the engine's, loaded after that frame."""
+    import pty
+
+    code = (
+        "import json, sys\nimport memcurate.widgets.app as app\n"
+        "mods = ('memcurate.curator.commands', 'memcurate.curator.config')\n"
+        "def run(project):\n"
+        "    print(json.dumps([project, [m for m in mods if m in sys.modules]]), file=sys.stderr)\n"
+        "    return 0\n"
+        "app.run = run\nfrom memcurate.curator.cli import main\n"
+        f"sys.exit(main(['--project', {str(tmp_path)!r}]))"
+    )
+    primary, secondary = pty.openpty()
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            stdin=secondary,
+            stdout=secondary,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
+    finally:
+        os.close(secondary)
+        os.close(primary)
+    assert json.loads(out.stderr) == [str(tmp_path), []]
