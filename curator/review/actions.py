@@ -460,17 +460,20 @@ def _write_memory(engine: Context, cand: Candidate, review: dict):
     if action == "noop" and not (d.get("source_only") and d.get("target")):
         return Saved(cat, action, None, name=cand.name), None
     mem = memfile.parse(text)
-    path = engine.store.home(mem)  # a delete's archived memory goes to .archive/<category>/
-    written = memfile.render(mem)  # what the store writes: the canonical form of the text
+    # where it goes (a delete's archived memory: .archive/<category>/) and the canonical form of the text
+    # the store writes; rendered once, handed to the store, which checks it
+    rendered = path, written = engine.store.rendered(mem)
     try:
         if _already_written(path, written):
             pass  # a resumed save: the file is exactly what was approved
         # (its folder fsynced by _publish, once for every file written, before MEMORY.md names it)
         elif action == "create":
-            engine.store.create(mem, parsed_from=text, sync_dir=False)
+            engine.store.create(mem, parsed_from=text, sync_dir=False, rendered=rendered)
             engine.record_written(path, written)
         else:  # update, delete: only over the version the decision was based on
-            engine.store.update(mem, d["base_hash"], parsed_from=text, sync_dir=False)
+            engine.store.update(
+                mem, d["base_hash"], parsed_from=text, sync_dir=False, rendered=rendered
+            )
             engine.record_written(path, written)
     except ConflictError as e:
         record = settle(

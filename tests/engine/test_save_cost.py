@@ -465,3 +465,37 @@ def test_a_lookups_words_are_as_rare_in_a_large_store_as_in_a_middling_one():
     assert chosen_words(20000) == middling
     # a small category keeps its 25
     assert chosen_words(100) == ["unseen", "kvzq", "ledger"]
+
+
+def test_a_create_renders_its_memory_once_and_walks_its_paths_once(tmp_path, monkeypatch):
+    """A save compares the memory file with the text it writes, then the store checks that text and writes
+    it. Before, the store made the text and its path again (a render, a walk of the category folder and the
+    file), and looked for the id in either folder by walking the category folder a third time: 2.8 renders
+    (0.8 of them deciding again against the run's earlier saves) and 28.8 lstats a save here. Now the text
+    made for the comparison is the one checked and written: 1.8 renders and 22.8 lstats."""
+    from memcurate.curator.memory import memfile as mf
+
+    project, memory, _ = drafted(tmp_path, 50)
+    engine = Engine(project)
+    lstat, render, seen = os.lstat, mf.render, {"lstat": 0, "render": 0}
+
+    def counted_lstat(*a, **kw):
+        seen["lstat"] += 1
+        return lstat(*a, **kw)
+
+    def counted_render(*a, **kw):
+        seen["render"] += 1
+        return render(*a, **kw)
+
+    try:
+        engine.index.refresh()
+        monkeypatch.setattr(os, "lstat", counted_lstat)
+        monkeypatch.setattr(mf, "render", counted_render)
+        summary = auto_approve(engine)
+        monkeypatch.undo()
+    finally:
+        engine.close()
+    saves = len(summary["created"])
+    assert saves == 6 * TRIAGES and not summary["failed"], summary
+    assert seen["render"] <= 2 * saves, f"{seen['render'] / saves:.1f} renders a save"
+    assert seen["lstat"] <= 24 * saves, f"{seen['lstat'] / saves:.1f} lstats a save"
