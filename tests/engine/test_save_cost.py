@@ -5,6 +5,7 @@ And a run killed between its memory files and its one MEMORY.md write loses noth
 from __future__ import annotations
 
 import builtins
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -499,3 +500,87 @@ def test_a_create_renders_its_memory_once_and_walks_its_paths_once(tmp_path, mon
     assert saves == 6 * TRIAGES and not summary["failed"], summary
     assert seen["render"] <= 2 * saves, f"{seen['render'] / saves:.1f} renders a save"
     assert seen["lstat"] <= 24 * saves, f"{seen['lstat'] / saves:.1f} lstats a save"
+
+
+class StagingParses:
+    """JSON parses of triage documents and of state-log lines, counted (whoever parses them)."""
+
+    def __init__(self, monkeypatch) -> None:
+        from memcurate.curator.util import fastjson
+
+        self.docs = self.lines = 0
+        loads = fastjson.loads
+
+        def counted(s):
+            out = loads(s)
+            if isinstance(out, dict) and "categories" in out and "id" in out:
+                self.docs += 1
+            elif isinstance(out, dict) and "category" in out and "state" in out:
+                self.lines += 1
+            return out
+
+        monkeypatch.setattr(fastjson, "loads", counted)
+        monkeypatch.setattr(staging, "_PARSED", {}, raising=False)  # (what earlier tests parsed)
+
+
+def test_a_run_parses_each_triage_and_each_state_line_once(tmp_path, monkeypatch):
+    """A run reads a triage five times or more (pending, resume, process, candidates, approve; MEMORY.md's
+    write looks at every triage). Before, each read parsed its document and every line of its state log
+    again: 20 documents for 4 triages, 480 state lines for the 144 the logs hold. Now each read reads the
+    files and parses only bytes it has not parsed: each document once, each state line once."""
+    project, memory, tids = drafted(tmp_path, 50)
+    engine = Engine(project)
+    try:
+        parses = StagingParses(monkeypatch)
+        summary = auto_approve(engine)
+        monkeypatch.undo()
+    finally:
+        engine.close()
+    assert len(summary["created"]) == 6 * TRIAGES and not summary["failed"], summary
+    lines = sum(
+        len((Path(engine.data) / "staging" / t / "state.log").read_bytes().splitlines())
+        for t in tids
+    )
+    assert parses.docs <= TRIAGES, f"{parses.docs} documents parsed for {TRIAGES} triages"
+    assert parses.lines <= lines, f"{parses.lines} state lines parsed, {lines} in the logs"
+
+
+def test_a_triage_changed_between_two_reads_is_read_as_it_is_now(tmp_path, monkeypatch):
+    """What a read parsed is kept by the bytes it read, not by a stat signature: a state log or a triage
+    rewritten between two reads, in place, with the same size and its times set back, as Claude could write
+    them, is read as it is now; so is a line appended by hand."""
+    project, memory, tids = drafted(tmp_path, 50)
+    tid = tids[0]
+    data = Path(Engine(project).data)
+    log = data / "staging" / tid / "state.log"
+    doc = data / "staging" / tid / "triage.json"
+    before = staging.category_states(data, tid)
+    assert before["decision"]["state"] == "ready"
+    assert staging.load_triage(data, tid)["categories"]["decision"]["triggered"]
+
+    def rewrite(path: Path, old: bytes, new: bytes) -> None:
+        assert len(old) == len(new)
+        st = path.stat()
+        raw = path.read_bytes()
+        at = raw.rindex(old)
+        with open(path, "r+b") as f:  # in place: same inode, same size
+            f.seek(at)
+            f.write(new)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert path.stat().st_size == st.st_size
+
+    # the last line of `decision` names it ready: the same line now says `saved` (as many bytes)
+    raw = log.read_bytes()
+    last = [ln for ln in raw.splitlines() if b'"category":"decision"' in ln][-1]
+    assert b'"state":"ready"' in last
+    rewrite(log, last, last.replace(b'"state":"ready"', b'"state":"saved"'))
+    assert staging.category_states(data, tid)["decision"]["state"] == "saved"
+    # a line appended by hand
+    with open(log, "ab") as f:
+        f.write(last.replace(b'"state":"ready"', b'"state":"rejected"') + b"\n")
+    assert staging.category_states(data, tid)["decision"]["state"] == "rejected"
+    # the triage itself: a category no longer triggered
+    triggered = staging.load_triage(data, tid)["categories"]
+    rewrite(doc, b'"triggered": true', b'"triggered": null')
+    now = staging.load_triage(data, tid)
+    assert now == json.loads(doc.read_bytes()) and now["categories"] != triggered
