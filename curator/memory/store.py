@@ -227,6 +227,17 @@ class MemoryStore:
                 return archived
         return path
 
+    def may_exist(self, category: str, id: str) -> bool:
+        """False when nothing is at either path of memory `id` (its category folder's, its archive
+        folder's), whatever leads there: `locate` would find no file, and its checked walks are spared (a
+        draft's own id, looked for on every save, is new). True for anything `path_for` must judge."""
+        if category not in CATEGORIES or not valid_id(id):
+            return True
+        name = f"{id}.md"
+        return os.path.lexists(os.path.join(self.root, category, name)) or os.path.lexists(
+            os.path.join(self.root, ARCHIVE_DIR, category, name)
+        )
+
     def relpath(self, path: str) -> str:
         return os.path.relpath(path, self.root)
 
