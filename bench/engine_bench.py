@@ -27,7 +27,8 @@ script re-executes itself with that venv's interpreter (`-I -B`), so
              memory) by `auto_approve()`.
 
 Medians over runs; the workloads are interleaved run by run, and every run
-starts from the same restored state. Figures: bench/results/engine.json.
+starts from the same restored state, its files older than the index's racy
+window (2 s) as a user's are. Figures: bench/results/engine.json.
 """
 
 from __future__ import annotations
