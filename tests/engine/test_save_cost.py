@@ -680,3 +680,43 @@ def test_a_triages_memory_files_are_all_created_before_the_first_is_fsynced(tmp_
         if what == "rename" and path in memory_files:
             assert ("fsync", path) in events[:i], path
     assert not list(memory.rglob(".*.tmp"))
+
+
+def test_a_saved_memory_is_hashed_again_by_one_process_not_by_every_one(tmp_path, monkeypatch):
+    """A save indexes its file at once: within the two seconds a signature is "racy" (a same-size rewrite in
+    the same tick keeps it), so the next check hashes the file again. Before, that check trusted the file in
+    its own memory only: every later process hashed every file memcurate ever saved again, on its first
+    look at the category (a cost growing with the store). Now the check that finds the bytes unchanged,
+    the signature older than the window, says so in the index: the next process reads none of them."""
+    from memcurate.curator.memory.index import freshness
+    from memcurate.curator.memory.store import MemoryStore
+
+    project, memory, _ = drafted(tmp_path, 50)
+    engine = Engine(project)
+    try:
+        summary = auto_approve(engine)
+    finally:
+        engine.close()
+    saves = len(summary["created"])
+    assert saves == 6 * TRIAGES
+    real_ns, read_bytes, reads = freshness.time.time_ns, MemoryStore.read_bytes, [0]
+
+    def counted(self, path):
+        reads[0] += 1
+        return read_bytes(self, path)
+
+    # later processes, three seconds on: every signature is older than the window
+    monkeypatch.setattr(freshness.time, "time_ns", lambda: real_ns() + 3_000_000_000)
+    monkeypatch.setattr(MemoryStore, "read_bytes", counted)
+    first = []
+    for _ in range(2):
+        reads[0] = 0
+        engine = Engine(project)
+        try:
+            engine.index.refresh()
+        finally:
+            engine.close()
+        first.append(reads[0])
+    monkeypatch.undo()
+    assert first[0] >= saves, first  # the run's saves, hashed again once
+    assert first[1] == 0, first
