@@ -119,7 +119,12 @@ def near_ids(engine: Context, doc: memfile.MemoryDoc, since: str = "") -> Near:
 
     ids = [c.id for c in lookup(doc.category, f"{doc.title}\n{doc.description}\n{doc.body}", 5)]
     try:
-        if doc.id not in ids and os.path.exists(engine.store.locate(doc.category, doc.id)):
+        store = engine.store
+        if (
+            doc.id not in ids
+            and store.may_exist(doc.category, doc.id)
+            and os.path.exists(store.locate(doc.category, doc.id))
+        ):
             ids.append(doc.id)  # the memory the draft's own id names is always compared with
         # and the summary of the same session, whatever its words
         if doc.category in ONE_PER_SESSION:

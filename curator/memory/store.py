@@ -227,6 +227,17 @@ class MemoryStore:
                 return archived
         return path
 
+    def may_exist(self, category: str, id: str) -> bool:
+        """False when nothing is at either path of memory `id` (its category folder's, its archive
+        folder's), whatever leads there: `locate` would find no file, and its checked walks are spared (a
+        draft's own id, looked for on every save, is new). True for anything `path_for` must judge."""
+        if category not in CATEGORIES or not valid_id(id):
+            return True
+        name = f"{id}.md"
+        return os.path.lexists(os.path.join(self.root, category, name)) or os.path.lexists(
+            os.path.join(self.root, ARCHIVE_DIR, category, name)
+        )
+
     def relpath(self, path: str) -> str:
         return os.path.relpath(path, self.root)
 
@@ -289,13 +300,23 @@ class MemoryStore:
 
     # -- writing -------------------------------------------------------------------
 
-    def _checked(self, doc: memfile.MemoryDoc, parsed_from: str | None = None) -> tuple[str, str]:
+    def rendered(self, doc: memfile.MemoryDoc) -> tuple[str, str]:
+        """(where `doc` belongs, the text written there), not checked yet: `create` and `update` take it
+        from a caller that needed both first (a save compares the file with the text), and check it."""
+        return self.home(doc), memfile.render(doc)
+
+    def _checked(
+        self,
+        doc: memfile.MemoryDoc,
+        parsed_from: str | None = None,
+        rendered: tuple[str, str] | None = None,
+    ) -> tuple[str, str]:
         """(path, text) of a valid document; UnsafePathError / InvalidMemoryError otherwise.
 
-        `parsed_from` is the text `doc` was parsed from, when the caller has it."""
-        path = self.home(doc)
+        `parsed_from` is the text `doc` was parsed from, when the caller has it; `rendered`, what
+        `rendered(doc)` gave it (not made twice: a render and a path walk)."""
+        path, text = rendered or self.rendered(doc)
         found = memfile.problems(doc, file_name=os.path.basename(path))
-        text = memfile.render(doc)
         if not found and text != parsed_from:
             # what is written must read back as a valid memory at the same place
             # (a defence against a renderer bug letting a value break the front matter);
@@ -314,13 +335,21 @@ class MemoryStore:
         return path, text
 
     def create(
-        self, doc: memfile.MemoryDoc, *, parsed_from: str | None = None, sync_dir: bool = True
+        self,
+        doc: memfile.MemoryDoc,
+        *,
+        parsed_from: str | None = None,
+        sync_dir: bool = True,
+        rendered: tuple[str, str] | None = None,
     ) -> str:
         """Write a new memory file; ConflictError when one exists at its path. Returns the path.
         `sync_dir` False: its folder is not fsynced (the caller does, once for many files, before
-        anything names the file)."""
-        path, text = self._checked(doc, parsed_from)
-        if os.path.lexists(path) or os.path.lexists(self.locate(doc.category, doc.id)):
+        anything names the file). `rendered`: as for `_checked`."""
+        path, text = self._checked(doc, parsed_from, rendered)
+        # the id taken in either of its folders (the category's, the archive's): `path` is one of them
+        if os.path.lexists(path) or os.path.lexists(
+            self.path_for(doc.category, doc.id, archived=doc.status != "archived")
+        ):
             raise ConflictError(path, "a memory with this id already exists")
         write_text(path, text, sync_dir=sync_dir)
         return path
@@ -332,14 +361,15 @@ class MemoryStore:
         *,
         parsed_from: str | None = None,
         sync_dir: bool = True,
+        rendered: tuple[str, str] | None = None,
     ) -> str:
         """Replace the memory file with `doc` if it is still the version hashed `base_hash`.
 
         ConflictError when the file changed since, is missing, or is broken. Nothing is written when the
-        file already holds `doc`. Returns the path. `sync_dir`: as for `create` (a file moved to or
-        from the archive has its folder fsynced whatever it says).
+        file already holds `doc`. Returns the path. `sync_dir`, `rendered`: as for `create` (a file
+        moved to or from the archive has its folder fsynced whatever `sync_dir` says).
         """
-        path, text = self._checked(doc, parsed_from)
+        path, text = self._checked(doc, parsed_from, rendered)
         old = self.locate(doc.category, doc.id)
         current = self._expect(old, doc.category, doc.id, base_hash)
         # the same memory (a re-save, an older file's form) is not written:

@@ -336,37 +336,47 @@ def _write(engine: Context, todo: list[tuple[Candidate, dict]], result: Approval
     """The memory files of `todo` written (under the root's lock), each refusal or failure in `result`:
     (Saved, candidate, its MEMORY.md change or None) of each written."""
     from memcurate.curator.memory.store import StoreError
-    from memcurate.curator.util.atomic import NO_SPACE
+    from memcurate.curator.util.atomic import NO_SPACE, ahead
 
-    done = []
+    # Each file's document and (path, text) made first, so that all their temp files are created before
+    # the first fsync (atomic.ahead); what cannot be made is raised where its write would have been.
+    planned: dict[str, tuple | Exception | None] = {}
     for cand, review in todo:
-        cat = cand.name  # the slot: what the person approved, and what a refusal is said of
-        if result.stopped is not None:
-            result.left.append(cat)
-            continue
         try:
-            saved, change = _write_memory(engine, cand, review)
-        except Conflict as e:
-            result.refused[cat] = e
-            continue
-        except (StoreError, memfile.MemoryFormatError) as e:
-            # The store refuses the text (verification let something through): back to review,
-            # blocked, saying why; the other saves go on, and nothing stays stuck `approved`.
-            cand.move(
-                "ready",
-                error=str(e),
-                blocked=True,
-                blocks=max(1, int(cand.record.get("blocks") or 0)),
-            )
-            result.refused[cat] = Blocked([Issue("BLOCK", "refused", "file", str(e))])
-            continue
-        # this one stays `approved`; the others go on, unless the disk is full
-        except OSError as e:
-            result.refused[cat] = SaveFailed(e)
-            if e.errno in NO_SPACE:
-                result.stopped = e
-            continue
-        done.append((saved, cand, change))
+            planned[cand.name] = _planned(engine, review)
+        except (StoreError, memfile.MemoryFormatError, OSError) as e:
+            planned[cand.name] = e
+    paths = [p[1][0] for p in planned.values() if isinstance(p, tuple)]
+    done = []
+    with ahead(paths):
+        for cand, review in todo:
+            cat = cand.name  # the slot: what the person approved, and what a refusal is said of
+            if result.stopped is not None:
+                result.left.append(cat)
+                continue
+            try:
+                saved, change = _write_memory(engine, cand, review, planned[cat])
+            except Conflict as e:
+                result.refused[cat] = e
+                continue
+            except (StoreError, memfile.MemoryFormatError) as e:
+                # The store refuses the text (verification let something through): back to review,
+                # blocked, saying why; the other saves go on, and nothing stays stuck `approved`.
+                cand.move(
+                    "ready",
+                    error=str(e),
+                    blocked=True,
+                    blocks=max(1, int(cand.record.get("blocks") or 0)),
+                )
+                result.refused[cat] = Blocked([Issue("BLOCK", "refused", "file", str(e))])
+                continue
+            # this one stays `approved`; the others go on, unless the disk is full
+            except OSError as e:
+                result.refused[cat] = SaveFailed(e)
+                if e.errno in NO_SPACE:
+                    result.stopped = e
+                continue
+            done.append((saved, cand, change))
     return done
 
 
@@ -449,28 +459,45 @@ def _reindex(engine: Context, categories: set[str]) -> None:
             pass
 
 
-def _write_memory(engine: Context, cand: Candidate, review: dict):
+def _planned(engine: Context, review: dict) -> tuple | None:
+    """(the document, (its path, its text)) of the file an approved candidate writes; None when it writes
+    none (a noop). The path: a delete's archived memory goes to .archive/<category>/; the text: the canonical
+    form the store writes, made once, handed to the store, which checks it."""
+    d = review["decision"]
+    if d["action"] == "noop" and not (d.get("source_only") and d.get("target")):
+        return None
+    mem = memfile.parse(review["text"])
+    return mem, engine.store.rendered(mem)
+
+
+def _write_memory(
+    engine: Context, cand: Candidate, review: dict, planned: tuple | Exception | None
+):
     """Write one approved memory file; returns (Saved, the MEMORY.md change or None). Conflict when the
-    file changed since the decision (the category goes back to ready, decided again)."""
+    file changed since the decision (the category goes back to ready, decided again). `planned`: what
+    `_planned` made of it, or raised."""
     from memcurate.curator.memory import memory_md
     from memcurate.curator.memory.store import ConflictError
 
     d = review["decision"]
     cat, action, text = cand.category, d["action"], review["text"]
-    if action == "noop" and not (d.get("source_only") and d.get("target")):
+    if isinstance(planned, Exception):
+        raise planned
+    if planned is None:
         return Saved(cat, action, None, name=cand.name), None
-    mem = memfile.parse(text)
-    path = engine.store.home(mem)  # a delete's archived memory goes to .archive/<category>/
-    written = memfile.render(mem)  # what the store writes: the canonical form of the text
+    mem, rendered = planned
+    path, written = rendered
     try:
         if _already_written(path, written):
             pass  # a resumed save: the file is exactly what was approved
         # (its folder fsynced by _publish, once for every file written, before MEMORY.md names it)
         elif action == "create":
-            engine.store.create(mem, parsed_from=text, sync_dir=False)
+            engine.store.create(mem, parsed_from=text, sync_dir=False, rendered=rendered)
             engine.record_written(path, written)
         else:  # update, delete: only over the version the decision was based on
-            engine.store.update(mem, d["base_hash"], parsed_from=text, sync_dir=False)
+            engine.store.update(
+                mem, d["base_hash"], parsed_from=text, sync_dir=False, rendered=rendered
+            )
             engine.record_written(path, written)
     except ConflictError as e:
         record = settle(

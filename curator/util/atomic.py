@@ -100,6 +100,48 @@ def sweep_temps(folder, *, grace: float = 5.0, stale: float = 3600.0) -> int:
     return removed
 
 
+# path -> (temp file, its fd, the mode it was made for): made by `ahead` for the path's next write
+_ahead: dict[str, tuple[str, int, int | None]] = {}
+
+
+def _new_temp(path: str, mode: int | None, *, make_folder: bool = True) -> tuple[str, int]:
+    if make_folder:
+        make_dirs(os.path.dirname(path) or ".")
+    tmp = _temp_name(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644 if mode is None else mode & 0o600)
+    return tmp, fd
+
+
+class ahead:
+    """Temp files made before a batch's writes, each taken by the next write of its path (`_temp_file`):
+    creating a file in a folder just after an fsync waits for that fsync's journal commit, so a batch
+    whose files are all created first pays that wait once, not once a file. The writes are as they were
+    (data, fsync, rename, a file at a time). What no write took is removed on leaving; a killed process
+    leaves them as it leaves any write's temp file, for `sweep_temps`. A path that refuses one (or whose
+    folder is not there yet) is left to its write, to make the folder or fail there and say why."""
+
+    def __init__(self, paths) -> None:
+        self.paths = [os.fspath(p) for p in paths]
+
+    def __enter__(self) -> ahead:
+        for path in self.paths:
+            if path in _ahead:
+                continue
+            mode = FILE_MODE if is_private(path) else None
+            try:
+                _ahead[path] = (*_new_temp(path, mode, make_folder=False), mode)
+            except OSError:
+                continue
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for path in self.paths:
+            left = _ahead.pop(path, None)
+            if left is not None:
+                os.close(left[1])
+                _unlink(left[0])
+
+
 def _temp_file(path: str, data: bytes, durable: bool, mode: int | None = None) -> str:
     """A temp file beside `path` holding `data` (fsynced when `durable`); returns its name. Every
     file memcurate writes whole is made here (a test's full disk is made here too). `mode`: its
@@ -107,12 +149,13 @@ def _temp_file(path: str, data: bytes, durable: bool, mode: int | None = None) -
     by default 0600 below the data dir (private.py), else 0644 less the umask."""
     if mode is None and is_private(path):
         mode = FILE_MODE
+    made = _ahead.pop(path, None) if _ahead else None
+    if made is not None and made[2] != mode:  # made for another mode: not this write's
+        os.close(made[1])
+        _unlink(made[0])
+        made = None
     try:
-        make_dirs(os.path.dirname(path) or ".")
-        tmp = _temp_name(path)
-        fd = os.open(
-            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644 if mode is None else mode & 0o600
-        )
+        tmp, fd = made[:2] if made is not None else _new_temp(path, mode)
     except OSError as e:
         raise _named(e, path) from None
     try:

@@ -555,6 +555,10 @@ class Freshness:
                     stats.restamped += 1
                 else:
                     k.stamp(checked_ns)  # racy, re-hashed, same bytes: trusted once old enough
+                    if k.trusted:
+                        # and so in the index: a row written while racy (every save's is) would
+                        # have each later process hash the file again, every file memcurate saved
+                        changes.append(Change(name, sig, checked_ns, h, restamp=True))
                     stats.unchanged += 1
                 if k.broken:
                     stats.broken.append((path, k.broken))
