@@ -223,10 +223,6 @@ _PARSED: dict[str, tuple[bytes, bytes]] = {}
 _PARSED_MAX = 128  # files: a run's chunk of 64 triages, their documents and logs
 
 
-def _kept(path: str) -> tuple[bytes, bytes] | None:
-    return _PARSED.get(path)
-
-
 def _keep(path: str, data: bytes, parsed) -> None:
     try:
         copy = marshal.dumps(parsed)
@@ -245,7 +241,7 @@ def _read_doc(path: str):
     """read_json(path), parsed only when its bytes are not those last parsed."""
     with open(path, "rb") as f:
         data = f.read()
-    kept = _kept(path)
+    kept = _PARSED.get(path)
     if kept is not None and kept[0] == data:
         return marshal.loads(kept[1])
     doc = fastjson.loads(data)
@@ -385,7 +381,7 @@ def _read_log(path: str) -> dict[str, dict]:
     parsed by an earlier read of these bytes are not parsed again: a fold over the lines in order, taken up
     where it stood after them (_PARSED)."""
     done = _log_bytes(path)
-    kept = _kept(path)
+    kept = _PARSED.get(path)
     if kept is not None and done.startswith(kept[0]):
         latest: dict[str, dict] = marshal.loads(kept[1])
         if len(done) == len(kept[0]):

@@ -16,7 +16,8 @@ class FieldTuple(tuple):
 
     def __init_subclass__(cls, **kw) -> None:
         super().__init_subclass__(**kw)
-        cls._fields = tuple(cls.__dict__.get("__annotations__", ()))
+        # its own annotations after its parent's items (a subclass of a subclass keeps them)
+        cls._fields = cls._fields + tuple(cls.__dict__.get("__annotations__", ()))
         for i, name in enumerate(cls._fields):
             setattr(cls, name, property(_item(i), doc=f"Item {i}"))
 

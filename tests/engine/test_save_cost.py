@@ -306,6 +306,20 @@ def test_a_claude_topic_file_written_after_a_decision_is_still_seen_by_its_save(
     assert n["whole"] == 1, n
 
 
+def approve_patched(engine: Engine, monkeypatch, *patches: tuple) -> dict:
+    """auto_approve(engine) with each (target, name, value) of `patches` in place once its index is
+    built, taken out after; the engine closed."""
+    try:
+        engine.index.refresh()
+        for target, name, value in patches:
+            monkeypatch.setattr(target, name, value)
+        summary = auto_approve(engine)
+        monkeypatch.undo()
+    finally:
+        engine.close()
+    return summary
+
+
 def test_a_saves_path_checks_walk_each_path_once(tmp_path, monkeypatch):
     """Every path a save writes or reads is checked to lie inside the memory root, a link among its parts
     resolved. Before, a memory file's check walked its category folder twice (the folder, then the folder
@@ -318,13 +332,7 @@ def test_a_saves_path_checks_walk_each_path_once(tmp_path, monkeypatch):
         seen[0] += 1
         return lstat(*a, **kw)
 
-    try:
-        engine.index.refresh()
-        monkeypatch.setattr(os, "lstat", counted)
-        summary = auto_approve(engine)
-        monkeypatch.undo()
-    finally:
-        engine.close()
+    summary = approve_patched(engine, monkeypatch, (os, "lstat", counted))
     saves = len(summary["created"])
     assert saves == 6 * TRIAGES
     assert seen[0] <= 30 * saves, f"{seen[0] / saves:.1f} lstats a save"
@@ -490,14 +498,9 @@ def test_a_create_renders_its_memory_once_and_walks_its_paths_once(tmp_path, mon
         seen["render"] += 1
         return render(*a, **kw)
 
-    try:
-        engine.index.refresh()
-        monkeypatch.setattr(os, "lstat", counted_lstat)
-        monkeypatch.setattr(mf, "render", counted_render)
-        summary = auto_approve(engine)
-        monkeypatch.undo()
-    finally:
-        engine.close()
+    summary = approve_patched(
+        engine, monkeypatch, (os, "lstat", counted_lstat), (mf, "render", counted_render)
+    )
     saves = len(summary["created"])
     assert saves == 6 * TRIAGES and not summary["failed"], summary
     assert seen["render"] <= 2 * saves, f"{seen['render'] / saves:.1f} renders a save"
@@ -650,15 +653,9 @@ def test_a_triages_memory_files_are_all_created_before_the_first_is_fsynced(tmp_
             events.append(("rename", os.fspath(src)))
         return replace(src, dst, *a, **kw)
 
-    try:
-        engine.index.refresh()
-        monkeypatch.setattr(os, "open", opened)
-        monkeypatch.setattr(os, "fsync", synced)
-        monkeypatch.setattr(os, "replace", renamed)
-        summary = auto_approve(engine)
-        monkeypatch.undo()
-    finally:
-        engine.close()
+    summary = approve_patched(
+        engine, monkeypatch, (os, "open", opened), (os, "fsync", synced), (os, "replace", renamed)
+    )
     assert len(summary["created"]) == 6 * TRIAGES and not summary["failed"], summary
     # the memory files' temp files (MEMORY.md and the archive files are in the root and .archive/)
     memory_files = {

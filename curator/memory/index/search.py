@@ -234,7 +234,7 @@ def _choose_terms(
         ).fetchall()
     )
     n = rows if rows is not None else count_rows(conn, category)
-    # a small category costs nothing to search: keep more words; a large one, no more than in 500
+    # a small category costs nothing to search: keep more words; a large one, none in more than 50 memories
     ceiling = min(max(25, COMMON * n), RARE_MAX)
     # words the index has never seen keep their place (a stemmed form may still match)
     ranked = sorted(range(len(terms)), key=lambda i: (df.get(terms[i], 0), i))
