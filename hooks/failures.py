@@ -84,24 +84,22 @@ def handle(
         payload.get("transcript_path") if isinstance(payload.get("transcript_path"), str) else ""
     )
     session, at = ledger.session_for(payload.get("session_id"), transcript), now_iso()
-    for f in found:
-        try:
-            r = ledger.record(
-                data,
-                f,
-                session=session,
-                at=at,
-                command=command,
-                error=f.excerpt or output,
-                source="hook",
-                transcript=transcript,
-                threshold=cfg["rules"]["threshold"],
-                max_entries=cfg["rules"]["ledger_max_entries"],
-                max_bytes=cfg["rules"]["ledger_max_bytes"],
-            )
-        except OSError as e:
-            log_line(data, event, f"failure {ledger.PREFIX}{f.key} not counted: {e.strerror or e}")
-            continue
+    try:
+        recorded = ledger.record_all(
+            data,
+            [ledger.Sighting(f, at, command, f.excerpt or output) for f in found],
+            session=session,
+            source="hook",
+            transcript=transcript,
+            threshold=cfg["rules"]["threshold"],
+            max_entries=cfg["rules"]["ledger_max_entries"],
+            max_bytes=cfg["rules"]["ledger_max_bytes"],
+        )
+    except OSError as e:
+        keys = ", ".join(ledger.PREFIX + f.key for f in found)
+        log_line(data, event, f"failure {keys} not counted: {e.strerror or e}")
+        return 0
+    for r in recorded:
         message = f"failure {ledger.PREFIX}{r.key} seen in {r.sessions} session{'s' if r.sessions != 1 else ''}"
         if not r.new:
             message += " (again in this session: not counted twice)"

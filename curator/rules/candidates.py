@@ -112,13 +112,13 @@ def unbacked(key: str, failure: dict | None, sessions: int, threshold: int) -> s
     from memcurate.curator.rules.signature import Failure
 
     if failure is None:
-        return f"the failure ledger ({ledger.FAILURES_DIR}/{key}/) holds no failure of this key"
+        return f"the failure ledger ({ledger.FAILURES_DIR}/) holds no failure of this key"
     if (
         failure["key"] != key
         or Failure(kind=failure["kind"], tool=failure["tool"], signature=failure["signature"]).key
         != key
     ):
-        return f"the failure ledger's {ledger.FAILURES_DIR}/{key}/{ledger.FAILURE_FILE} is of another signature"
+        return f"the failure the ledger ({ledger.FAILURES_DIR}/) holds for this key is of another signature"
     if sessions < threshold:
         return (
             f"the failure ledger saw it in {sessions} session{'' if sessions == 1 else 's'}, fewer than the "
@@ -147,8 +147,8 @@ def load(
             return None
     found: list[str] = []
     # read once: the backing check and the evidence
-    failure = ledger.failure(data, key, notes=found)
-    count = ledger.sessions(data, key)
+    evidence = ledger.evidence(data, key, notes=found)
+    failure, count = evidence.failure, evidence.sessions
     if threshold is not None and doc["state"] == "pending":
         why = unbacked(key, failure, count, threshold)
         if why:
@@ -158,7 +158,7 @@ def load(
                 "(delete the file)",
             )
             return None
-    occurrences = ledger.occurrences(data, key, notes=found)
+    occurrences = evidence.occurrences
     if notes is not None:
         notes.extend(found)
     return RuleCandidate(

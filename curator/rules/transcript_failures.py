@@ -55,8 +55,8 @@ def _record(data: str, rc: dict, runs: list[dict], session: str, transcript: str
     session = ledger.session_for(session, transcript)
     fixed = 0
     parsed: dict[tuple[str, str], list] = {}  # a retried command often prints the same output again
-    # One record per failure, in the order first seen: its first run (when, the command, the error) and the
-    # last fix the pass shows, as recording each run in turn would leave it, at one file write per failure.
+    # One sighting per failure, in the order first seen: its first run (when, the command, the error) and
+    # the last fix the pass shows, as recording each run in turn would leave it; all in one file.
     plan: dict[str, list] = {}
     for run in runs:
         fix = fix_of(run, project)
@@ -71,31 +71,21 @@ def _record(data: str, rc: dict, runs: list[dict], session: str, transcript: str
                 plan[f.key] = [f, run, fix]
             elif fix:
                 plan[f.key][2] = fix
-    counted = 0
-    staged = []
-    tally = ledger.Tally()
-    try:
-        for f, run, fix in plan.values():
-            r = ledger.record(
-                data,
-                f,
-                session=session,
-                at=stamp(run["at"]),
-                command=run["command"],
-                error=f.excerpt or run["output"],
-                source="transcript",
-                transcript=transcript,
-                fix=fix,
-                threshold=rc["threshold"],
-                max_entries=rc["ledger_max_entries"],
-                max_bytes=rc["ledger_max_bytes"],
-                tally=tally,
-            )
-            counted += r.new
-            if r.staged:
-                staged.append(ledger.PREFIX + r.key)
-    finally:
-        tally.flush(data)
+    recorded = ledger.record_all(
+        data,
+        [
+            ledger.Sighting(f, stamp(run["at"]), run["command"], f.excerpt or run["output"], fix)
+            for f, run, fix in plan.values()
+        ],
+        session=session,
+        source="transcript",
+        transcript=transcript,
+        threshold=rc["threshold"],
+        max_entries=rc["ledger_max_entries"],
+        max_bytes=rc["ledger_max_bytes"],
+    )
+    counted = sum(r.new for r in recorded)
+    staged = [ledger.PREFIX + r.key for r in recorded if r.staged]
     if not counted and not staged:
         return []
     note = f"failures counted toward rules: {counted}" + (

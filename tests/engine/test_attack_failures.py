@@ -216,17 +216,19 @@ def rec(data: str, n, session: str, **caps) -> ledger.Recorded:
 
 
 def ledger_size(data: str) -> tuple[int, int]:
-    """The files of every signature (what the caps count) and their bytes."""
-    files = [p for key in ledger.keys(data) for p in Path(ledger.failure_dir(data, key)).iterdir()]
+    """The ledger's files (what the caps count) and their bytes."""
+    files = list((Path(data) / ledger.FAILURES_DIR / ledger.SEEN_DIR).iterdir())
     return len(files), sum(p.stat().st_size for p in files)
 
 
 def age(data: str, key: str, seconds: float) -> None:
-    """Make every file of signature `key` `seconds` old."""
-    folder = Path(ledger.failure_dir(data, key))
-    when = folder.stat().st_mtime - seconds
-    for p in [folder, *folder.iterdir()]:
-        os.utime(p, (when, when))
+    """Make every file holding signature `key` `seconds` old."""
+    import json
+
+    for p in (Path(data) / ledger.FAILURES_DIR / ledger.SEEN_DIR).iterdir():
+        if key in json.loads(p.read_text())["seen"]:
+            when = p.stat().st_mtime - seconds
+            os.utime(p, (when, when))
 
 
 @pytest.fixture
@@ -298,13 +300,14 @@ def test_the_defaults_are_two_thousand_entries_and_one_mebibyte(project):
     assert (rules["ledger_max_entries"], rules["ledger_max_bytes"]) == (2000, 1 << 20)
 
 
-def test_a_fifo_planted_as_the_running_tally_neither_blocks_nor_lifts_the_caps(data):
-    """The tally that spares each record a recount is in the data dir, where Claude can put a FIFO."""
+def test_a_fifo_planted_as_the_index_neither_blocks_nor_lifts_the_caps(data):
+    """The index that spares each record a read of every file is in the data dir, where Claude can
+    put a FIFO."""
     import threading
 
     rec(data, "first", "s1")
-    tally = Path(data) / ledger.FAILURES_DIR / ledger.TALLY_FILE
-    tally.unlink()
+    tally = Path(data) / ledger.FAILURES_DIR / ledger.INDEX_FILE
+    tally.unlink(missing_ok=True)
     os.mkfifo(tally)
     done: list = []
     t = threading.Thread(

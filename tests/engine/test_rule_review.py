@@ -330,11 +330,8 @@ def test_status_of_a_project_without_failures_says_nothing_of_rules(project, cap
 def test_an_engine_start_forgets_old_signatures_below_the_threshold(proj):
     seen(proj["data"], lint_failure(), 1)
     old = time.time() - 400 * 86400
-    for key in (lint_failure().key, proj["key"]):
-        folder = ledger.failure_dir(proj["data"], key)
-        for name in os.listdir(folder):
-            os.utime(os.path.join(folder, name), (old, old))
-        os.utime(folder, (old, old))
+    for path in Path(proj["data"], ledger.FAILURES_DIR, ledger.SEEN_DIR).iterdir():
+        os.utime(path, (old, old))
     Engine(proj["project"]).close()
     assert ledger.keys(proj["data"]) == [proj["key"]]  # the candidate's evidence stays
 
@@ -693,33 +690,30 @@ def test_a_hand_damaged_rule_text_is_an_error_naming_the_file_never_made_up_glob
 
 
 def test_hand_damaged_ledger_files_are_read_as_text_not_crashed_on(proj, capsys):
-    folder = Path(ledger.failure_dir(proj["data"], proj["key"]))
+    folder = Path(proj["data"], ledger.FAILURES_DIR, ledger.SEEN_DIR)
     # the signature stays the key's (else the ledger backs no rule: test_attack_records)
     f = store_failure()
-    (folder / "failure.json").write_text(
-        json.dumps(
-            {
-                "kind": f.kind,
-                "signature": f.signature,
-                "key": f.key,
-                "files": "tests/a.py",
-                "tool": None,
-                "message": 7,
-            }
-        )
+    failure = {
+        "kind": f.kind,
+        "signature": f.signature,
+        "key": f.key,
+        "files": "tests/a.py",
+        "tool": None,
+        "message": 7,
+    }
+    occurrence = {
+        "failure": failure,
+        "at": 1,  # read as "1": the earliest, so its failure is the one shown
+        "command": [1],
+        "error": {"e": 1},
+        "fix": {"text": 5, "files": "app/x.py"},
+    }
+    (folder / "session-1.0.json").write_text(
+        json.dumps({"session": ["x"], "seen": {proj["key"]: occurrence}})
     )
-    (folder / "session-1.json").write_text(
-        json.dumps(
-            {
-                "session": ["x"],
-                "at": 3,
-                "command": [1],
-                "error": {"e": 1},
-                "fix": {"text": 5, "files": "app/x.py"},
-            }
-        )
+    (folder / "session-2.0.json").write_text(
+        json.dumps({"seen": {proj["key"]: {"fix": "not a fix", "files": {"a": 1}}}})
     )
-    (folder / "session-2.json").write_text(json.dumps({"fix": "not a fix", "files": {"a": 1}}))
     rid = f"rule/{proj['key']}"
     shown = every_view(proj, capsys, rid)
     assert shown["failure"]["message"] == "7" and shown["failure"]["tool"] == ""
@@ -730,17 +724,20 @@ def test_hand_damaged_ledger_files_are_read_as_text_not_crashed_on(proj, capsys)
     assert shown["rule"]["count"] == 3
 
 
-def test_a_damaged_session_file_counts_as_the_threshold_counted_it_and_is_named(proj, capsys):
-    folder = Path(ledger.failure_dir(proj["data"], proj["key"]))
-    (folder / "session-1.json").write_text("{not json")
+def test_a_damaged_ledger_file_is_named_and_counts_nothing(proj, capsys):
+    """A file that cannot be read is no evidence: the sessions are those the readable files show."""
+    seen(proj["data"], store_failure(), 1, first=3)
+    (Path(proj["data"], ledger.FAILURES_DIR, ledger.SEEN_DIR, "session-1.0.json")).write_text(
+        "{not json"
+    )
     cand = candidates.load(proj["data"], proj["key"])
     assert (
         cand.sessions == ledger.sessions(proj["data"], proj["key"]) == 3
-        and len(cand.occurrences) == 2
+        and len(cand.occurrences) == 3
     )
     code, doc, _ = cli_json(capsys, "show", f"rule/{proj['key']}", "--project", proj["project"])
     assert code == 0 and doc["rule"]["count"] == 3
-    assert any("session-1.json" in r and "unreadable" in r for r in doc["decision"]["reasons"])
+    assert any("session-1.0.json" in r and "unreadable" in r for r in doc["decision"]["reasons"])
 
 
 def test_an_approved_rule_shows_the_text_written_not_one_worked_out_again(proj, capsys):

@@ -43,6 +43,16 @@ def rec(data, f, session, **kw):
     return ledger.record(data, f, session=session, **kw)
 
 
+def seen(data) -> Path:
+    """The folder of the ledger's files, one per record call."""
+    return Path(data) / ledger.FAILURES_DIR / ledger.SEEN_DIR
+
+
+def files_of(data, key: str) -> list[Path]:
+    """The ledger's files that hold signature `key`."""
+    return [p for p in seen(data).iterdir() if key in json.loads(p.read_text())["seen"]]
+
+
 @pytest.fixture
 def data(tmp_path) -> str:
     d = tmp_path / ".memcurate"
@@ -83,7 +93,7 @@ def test_a_retry_makes_no_temp_file(data, monkeypatch):
     monkeypatch.setattr(ledger, "write_new", counting)
     assert rec(data, f, "s1").new is False  # counted once, as before, with only a stat
     assert written == []
-    assert rec(data, f, "s2").new is True and written == ["s2.json"]
+    assert rec(data, f, "s2").new is True and written == ["s2.0.json"]
 
 
 def test_the_threshold_is_the_configured_one(data):
@@ -105,12 +115,12 @@ def test_session_ids_become_safe_file_names_one_per_id(data):
     ]
     for s in ids:
         assert rec(data, f, s).new, s  # each id its own session: none taken for another's
-    names = sorted(os.listdir(ledger.failure_dir(data, f.key)))
-    assert "failure.json" in names and len(names) == len(ids) + 1
+    names = sorted(os.listdir(seen(data)))
+    assert len(names) == len(ids) and all(n.endswith(".0.json") for n in names)
     # safe ids are used as they are
-    assert {"a_b.json", "0f4c2a9e-7b1d-4c3e-9a55-2d8e6f1b3c47.json"} <= set(names)
+    assert {"a_b.0.json", "0f4c2a9e-7b1d-4c3e-9a55-2d8e6f1b3c47.0.json"} <= set(names)
     for name in names:
-        stem = name.removesuffix(".json")
+        stem = name.removesuffix(".0.json")
         assert (
             len(stem) <= 80 and stem.replace(".", "").replace("_", "").replace("-", "").isalnum()
         ), name
@@ -198,9 +208,8 @@ def test_add_fix_changes_only_an_existing_occurrence(data):
 def test_a_writer_killed_half_way_leaves_nothing_counted(data):
     f = a_failure()
     rec(data, f, "s1")
-    folder = ledger.failure_dir(data, f.key)
     # killed before its link
-    Path(folder, ".s2.json.999999.1.tmp").write_text('{"session": "s2", "at": "')
+    (seen(data) / ".s2.0.json.999999.1.tmp").write_text('{"session": "s2", "seen": {"')
     assert ledger.sessions(data, f.key) == 1
     assert [o["session"] for o in ledger.occurrences(data, f.key)] == ["s1"]
     assert rec(data, f, "s2").new  # the session counts once it really is written
@@ -210,13 +219,15 @@ def test_damaged_files_are_skipped_with_a_note_and_nothing_else_is_lost(data):
     f = a_failure()
     for s in ("s1", "s2", "s3"):
         rec(data, f, s)
+    (seen(data) / "s2.0.json").write_text("{not json")
+    # a folder of the layout before stop 38, damaged: skipped, the failure read from the others
     folder = Path(ledger.failure_dir(data, f.key))
-    (folder / "s2.json").write_text("{not json")
+    folder.mkdir()
     (folder / "failure.json").write_text("[1, 2]")
     notes: list[str] = []
     c = candidates.load(data, f.key, notes=notes)
-    assert [o["session"] for o in c.occurrences] == ["s1", "s3"] and c.failure == {}
-    assert any("s2.json" in n and "unreadable" in n for n in notes)
+    assert [o["session"] for o in c.occurrences] == ["s1", "s3"] and c.failure["key"] == f.key
+    assert any("s2.0.json" in n and "unreadable" in n for n in notes)
     assert any("failure.json" in n for n in notes)
     record = Path(ledger.candidate_path(data, f.key))
     record.write_text('{"state": "maybe"}')
@@ -227,7 +238,9 @@ def test_damaged_files_are_skipped_with_a_note_and_nothing_else_is_lost(data):
     )
     assert candidates.all(data, every=True, notes=notes) == []
     later = rec(data, f, "s4")  # a damaged record is never replaced by a fresh one
-    assert later.sessions == 4 and not later.staged and record.read_text() == '{"state": "maybe"}'
+    assert (
+        later.sessions == 3 and not later.staged
+    )  # s1, s3, s4: a damaged file counts nothing and record.read_text() == '{"state": "maybe"}'
     with pytest.raises(ValueError, match="not a rule candidate record"):
         candidates.mark_rejected(data, f.key)
 
@@ -318,7 +331,7 @@ def test_processes_racing_count_a_session_once_and_stage_once(data, tmp_path):
     assert all(new for new, _ in many)
     assert sum(staged for _, staged in many) == 1  # whoever reached the threshold first
     assert ledger.sessions(data, key) == 6 and len(candidates.all(data)) == 1
-    assert not [n for n in os.listdir(ledger.failure_dir(data, key)) if n.endswith(".tmp")]
+    assert not [n for n in os.listdir(seen(data)) if n.endswith(".tmp")]
 
 
 def test_prune_forgets_old_signatures_that_never_became_candidates(data):
@@ -327,12 +340,8 @@ def test_prune_forgets_old_signatures_that_never_became_candidates(data):
         rec(data, f, "s1")
     for s in ("s1", "s2", "s3"):
         rec(data, graduated, s)
-    long_ago = time.time() - 200 * 86400
     for f in (old, graduated):
-        folder = ledger.failure_dir(data, f.key)
-        for name in os.listdir(folder):
-            os.utime(os.path.join(folder, name), (long_ago, long_ago))
-        os.utime(folder, (long_ago, long_ago))
+        age(data, f)
     assert ledger.prune(data, 180) == [old.key]
     assert sorted(ledger.keys(data)) == sorted([recent.key, graduated.key])
     assert ledger.prune(data, 180) == []
@@ -341,42 +350,122 @@ def test_prune_forgets_old_signatures_that_never_became_candidates(data):
 
 def age(data, f, days: float = 200) -> None:
     long_ago = time.time() - days * 86400
-    folder = ledger.failure_dir(data, f.key)
-    for name in os.listdir(folder):
-        os.utime(os.path.join(folder, name), (long_ago, long_ago))
-    os.utime(folder, (long_ago, long_ago))
+    for path in files_of(data, f.key):
+        os.utime(path, (long_ago, long_ago))
 
 
 def test_prune_never_loses_an_occurrence_recorded_while_it_decides(data, monkeypatch):
     f = a_failure("old")
     rec(data, f, "s1")
     age(data, f)
-    rename = os.rename
-    moved = []
+    other = a_failure("other")
+    rec(data, other, "s1")
+    merged = seen(data) / "s1.9.json"  # s1's two failures in one file: forgetting one rewrites it
+    docs = [json.loads(p.read_text()) for p in sorted(seen(data).iterdir())]
+    merged.write_text(json.dumps({**docs[0], "seen": {**docs[0]["seen"], **docs[1]["seen"]}}))
+    for p in seen(data).iterdir():
+        if p != merged:
+            p.unlink()
+    age(data, f)
+    again = ledger._seen_again
 
-    # a hook links this session's file just before the folder goes aside
-    def hook_records_first(src, dst):
-        if not moved:
-            moved.append(src)
-            rec(data, f, "s2")
-        return rename(src, dst)
+    # a hook links another session's sighting while prune decides
+    def hook_records_first(*a):
+        rec(data, f, "s2")
+        return again(*a)
 
-    monkeypatch.setattr(ledger.os, "rename", hook_records_first)
-    assert ledger.prune(data, 180) == []
-    monkeypatch.setattr(ledger.os, "rename", rename)
+    monkeypatch.setattr(ledger, "_seen_again", hook_records_first)
+    assert ledger.prune(data, 180) == [other.key]  # the other old one, seen by no one meanwhile
+    monkeypatch.setattr(ledger, "_seen_again", again)
+    assert ledger.keys(data) == [f.key]
     assert sorted(o["session"] for o in ledger.occurrences(data, f.key)) == ["s1", "s2"]
     assert ledger.sessions(data, f.key) == 2 and ledger.failure(data, f.key)["key"] == f.key
-    assert not [
-        n for n in os.listdir(os.path.join(data, ledger.FAILURES_DIR)) if n.startswith(".pruned")
-    ]
+    assert not [n for n in os.listdir(seen(data)) if n.startswith(".")]
 
 
-def test_prune_looks_only_at_the_folder_of_a_signature_seen_lately(data, monkeypatch):
+def test_prune_reads_no_file_when_nothing_is_old(data, monkeypatch):
     recent = a_failure("recent")
     for s in ("s1", "s2"):
         rec(data, recent, s)
+    assert ledger.prune(data, 180) == []  # reads the two files once, and writes the index
     looked = []
-    stat = os.stat
-    monkeypatch.setattr(ledger.os, "stat", lambda p, *a, **k: looked.append(p) or stat(p, *a, **k))
+    read = ledger._read_seen
+    monkeypatch.setattr(ledger, "_read_seen", lambda p, n: looked.append(p) or read(p, n))
     assert ledger.prune(data, 180) == []
-    assert looked == [ledger.failure_dir(data, recent.key)]  # one stat, not one per session file
+    assert looked == []  # a stat a file, none read
+
+
+# -- the layout: one file a call, an index, the folders of before ---------------------------------
+
+
+def test_a_ledger_of_the_layout_before_is_read_counted_and_never_written(data):
+    """failures/<key>/failure.json and a file per session, as memcurate wrote them before stop 38."""
+    f = a_failure()
+    folder = Path(ledger.failure_dir(data, f.key))
+    folder.mkdir(parents=True)
+    (folder / "failure.json").write_text(json.dumps({**f.as_dict(), "key": f.key}))
+    for s in ("s1", "s2"):
+        occurrence = {"session": s, "at": "2026-01-01T10:00:00Z", "command": "pytest", "error": "E"}
+        (folder / f"{s}.json").write_text(json.dumps({**occurrence, "fix": None}))
+    assert ledger.keys(data) == [f.key] and ledger.sessions(data, f.key) == 2
+    assert not rec(data, f, "s2").new  # counted there already
+    third = rec(data, f, "s3")
+    assert (third.new, third.sessions, third.staged) == (True, 3, True)
+    assert sorted(os.listdir(folder)) == ["failure.json", "s1.json", "s2.json"]  # not written
+    fix = {"text": "Made the folder first.", "files": [], "command": "pytest"}
+    assert ledger.add_fix(data, f.key, "s1", fix)  # into a new file: the old one stays as it was
+    c = candidates.load(data, f.key, threshold=3)
+    assert [o["session"] for o in c.occurrences] == ["s1", "s2", "s3"]
+    assert c.occurrences[0]["fix"] == fix and c.failure["key"] == f.key
+    # forgetting takes the folder too
+    other = a_failure("other")
+    rec(data, other, "s9")
+    assert ledger.enforce_caps(data, 100, 1 << 20, keep={other.key}) == []  # within the caps
+    age(data, f)
+    os.unlink(ledger.candidate_path(data, f.key))
+    for p in [folder, *folder.iterdir()]:
+        os.utime(p, (0, 0))
+    assert ledger.prune(data, 180) == [f.key]
+    assert not folder.exists() and ledger.keys(data) == [other.key]
+
+
+def test_a_record_reads_only_what_the_index_does_not_name(data, monkeypatch):
+    index = Path(data) / ledger.FAILURES_DIR / ledger.INDEX_FILE
+    for i in range(ledger.INDEX_EVERY):
+        rec(data, a_failure(f"m{i}"), f"s{i}")
+    assert not index.exists()  # each call read fewer files than are worth an index
+    looked: list[str] = []
+    read = ledger._read_seen
+    monkeypatch.setattr(ledger, "_read_seen", lambda p, n: looked.append(p) or read(p, n))
+    rec(data, a_failure("late"), "s-late")  # reads every file, and writes the index
+    assert len(looked) == ledger.INDEX_EVERY and index.exists()
+    looked.clear()
+    assert rec(data, a_failure("m1"), "s-late").sessions == 2
+    assert looked == []  # every file named by the index
+
+
+def test_a_forged_index_can_stage_but_the_engine_counts_the_files(data):
+    """The index is the data dir's, so Claude's to write: it can only make a hook stage a record, which
+    the engine then reads from the files themselves and does not propose."""
+    f = a_failure()
+    rec(data, f, "s1")
+    index = Path(data) / ledger.FAILURES_DIR / ledger.INDEX_FILE
+    forged = {"s1.0.json": [[f.key], 10]}
+    forged |= {f"s{i}.0.json": [[f.key], 10] for i in range(2, 6)}  # files that do not exist
+    forged["s1.7.json"] = [[f.key], 10]
+    (seen(data) / "s1.7.json").write_text(json.dumps({"session": "s1", "seen": {}}))
+    index.write_text(json.dumps({"format": ledger.FORMAT, "files": forged, "legacy": [0, 0]}))
+    r = rec(data, f, "s2")
+    assert r.sessions == 2  # names the listing lacks count nothing; s1's two files are one session
+    assert ledger.sessions(data, f.key) == 2
+    forged = {f"s1.{i}.json": [[f.key], 10] for i in range(3)}
+    for i in range(3):  # s1's files, each claimed for another session's name
+        (seen(data) / f"x{i}.0.json").write_text(json.dumps({"session": "x", "seen": {}}))
+    forged |= {f"x{i}.0.json": [[f.key], 10] for i in range(3)}
+    index.write_text(json.dumps({"format": ledger.FORMAT, "files": forged, "legacy": [0, 0]}))
+    r = rec(data, f, "s3", threshold=5)
+    assert r.staged and r.sessions == 6  # the hook takes the index's word: s1, x0-x2, s2, s3
+    notes: list[str] = []
+    assert candidates.load(data, f.key, notes=notes, threshold=5) is None
+    assert "fewer than the threshold 5" in notes[0]
+    assert ledger.sessions(data, f.key) == 3
