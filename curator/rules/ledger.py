@@ -1,6 +1,6 @@
 """The failure ledger: how many sessions saw each failure signature, in the data dir, without locks.
 
-    failures/seen/<session>.<n>.json   what one record call saw (a hook call, a transcript pass): the
+    failures/<session>.<n>.json        what one record call saw (a hook call, a transcript pass): the
                                        session, and for each signature it saw, the failure, when, the
                                        command, the error and what fixed it. Written once, never changed
                                        (forgetting writes the rest under a new name and removes the old).
@@ -67,11 +67,12 @@ MAX_SESSION = 80
 # saw it are one each) and their bytes. A hostile session can fail in endless new ways; the ledger stays small.
 DEFAULT_MAX_ENTRIES = 2000
 DEFAULT_MAX_BYTES = 1 << 20
-SEEN_DIR = "seen"  # in failures/: a file per record call (no key is this name)
-INDEX_FILE = ".index.json"  # in failures/: which signatures each file of seen/ holds, and its size
-FORMAT = 2  # of a seen/ file and of the index
+INDEX_FILE = (
+    ".index.json"  # in failures/: which signatures each record call's file holds, and its size
+)
+FORMAT = 2  # of a record call's file and of the index
 INDEX_EVERY = 8  # files a record reads past the index before it writes a fresh one
-MAX_FILE = 256 * 1024  # a seen/ file larger is not the ledger's (a call writes a few KiB): skipped
+MAX_FILE = 256 * 1024  # a call's file larger is not the ledger's (a call writes a few KiB): skipped
 MAX_INDEX = 8 << 20
 # a ledger past a cap is cut to this share of it: a flood does not recount on every record
 LOW_WATER = 0.9
@@ -269,8 +270,7 @@ def record_all(
         return []
     sname = session_name(session)
     view = _View(data)
-    old = _legacy_keys(data)  # one listing: almost always none
-    legacy = {key: _legacy_sessions(data, key) if key in old else set() for key in plan}
+    legacy = {key: _legacy_sessions(data, key) if key in view.old else set() for key in plan}
     held = view.session_keys(sname)
     entries: dict[str, dict] = {}
     new: set[str] = set()
@@ -309,7 +309,7 @@ def record_all(
 def _write_seen(
     view: _View, sname: str, session: str, source: str, transcript: str, entries: dict, new: set
 ) -> None:
-    """Link a file of `entries` into seen/ under the session's next free number. A name taken meanwhile
+    """Link a file of `entries` into the ledger under the session's next free number. A name taken meanwhile
     is another call of this session's: what its file holds is not recorded again (nor counted new)."""
     doc = {
         "format": FORMAT,
@@ -375,7 +375,7 @@ def add_fix(data, key: str, session: str, fix: dict) -> bool:
 
 
 def _seen_name(name: str) -> tuple[str, int] | None:
-    """(session name, number) of a seen/ file's name `<session>.<n>.json`; None for any other name."""
+    """(session name, number) of a record call's file name `<session>.<n>.json`; None for any other name."""
     if not name.endswith(".json"):
         return None
     sname, dot, number = name[:-5].rpartition(".")
@@ -386,16 +386,26 @@ def _seen_name(name: str) -> tuple[str, int] | None:
     return sname, int(number)
 
 
-def _listing(root: str) -> list[str]:
-    """The seen/ files' names (temp files, and anything not named as a record call's file, left out)."""
+def _names(root: str) -> list[str]:
     try:
-        return [n for n in os.listdir(root) if _seen_name(n) is not None]
+        return os.listdir(root)
     except (FileNotFoundError, NotADirectoryError):
         return []
 
 
+def _listing(root: str) -> list[str]:
+    """The record calls' files (temp files, folders of before, the index and any other name left out)."""
+    return [n for n in _names(root) if _seen_name(n) is not None]
+
+
+def files(data) -> list[str]:
+    """The paths of the ledger's files, one per record call, in the order written (by session)."""
+    root = os.path.join(os.fspath(data), FAILURES_DIR)
+    return [os.path.join(root, n) for n in sorted(_listing(root), key=_order)]
+
+
 def _read_seen(path: str, notes: list | None) -> tuple[dict | None, int]:
-    """A seen/ file's document and size; None when it is gone, damaged or not one (named in `notes`).
+    """A record call's file: its document and size; None when it is gone, damaged or not one (named in `notes`).
     Opened as a regular file only: a FIFO or symlink put there is refused, never waited on or followed."""
     try:
         with open_regular(path) as f:
@@ -423,14 +433,14 @@ def _keys_in(doc: dict | None) -> tuple[str, ...]:
 
 
 class _View:
-    """seen/ as one listing, with the signatures each file holds: the index's word for a name it
+    """The record calls' files as one listing (and the folders of before), with the signatures each file holds: the index's word for a name it
     lists (a name is never rewritten), else the file's own, read (`read` counts them)."""
 
-    __slots__ = ("data", "root", "files", "read", "legacy", "damaged")
+    __slots__ = ("data", "root", "files", "read", "legacy", "damaged", "old")
 
     def __init__(self, data) -> None:
         self.data = os.fspath(data)
-        self.root = os.path.join(self.data, FAILURES_DIR, SEEN_DIR)
+        self.root = os.path.join(self.data, FAILURES_DIR)
         self.files: dict[str, tuple[tuple[str, ...], int]] = {}  # name -> (keys, bytes)
         self.read = 0
         self.damaged: list[str] = []  # notes on the files read that are not the ledger's
@@ -439,7 +449,11 @@ class _View:
         self.legacy: list[int] | None = (
             index[1] if index else None
         )  # [files, bytes] of failures/<key>/
-        for name in _listing(self.root):
+        names = _names(self.root)
+        self.old = [n for n in names if is_key(n)]  # the folders of the layout before
+        for name in names:
+            if _seen_name(name) is None:
+                continue
             got = known.get(name)
             if got is None:
                 self.add_read(name)
@@ -481,7 +495,7 @@ class _View:
     def totals(self) -> tuple[int, int]:
         """The ledger's files and bytes (what its caps count), the old layout's included."""
         if self.legacy is None:
-            self.legacy = _legacy_totals(self.data)
+            self.legacy = _legacy_totals(self.data, self.old)
         files = len(self.files) + self.legacy[0]
         return files, sum(size for _, size in self.files.values()) + self.legacy[1]
 
@@ -566,16 +580,9 @@ def _legacy_sessions(data, key: str) -> set[str]:
     return {n[:-5] for n in _session_files(failure_dir(data, key))}
 
 
-def _legacy_keys(data) -> list[str]:
-    try:
-        return [n for n in os.listdir(os.path.join(os.fspath(data), FAILURES_DIR)) if is_key(n)]
-    except OSError:
-        return []
-
-
-def _legacy_totals(data) -> list[int]:
+def _legacy_totals(data, keys: list[str]) -> list[int]:
     files = size = 0
-    for key in _legacy_keys(data):
+    for key in keys:
         try:
             with os.scandir(failure_dir(data, key)) as listing:
                 for f in listing:
@@ -740,7 +747,7 @@ def failure(data, key: str, *, notes: list | None = None) -> dict | None:
 def keys(data) -> list[str]:
     """Every signature the ledger holds."""
     view = _View(data)
-    found = set(_legacy_keys(data))
+    found = set(view.old)
     for held, _ in view.files.values():
         found.update(held)
     return sorted(found)
@@ -764,7 +771,7 @@ def prune(data, days: float, *, now: float | None = None) -> list[str]:
         when = _mtime(view, name)
         for key in held:
             newest[key] = max(newest.get(key, 0.0), when)
-    for key in _legacy_keys(data):
+    for key in view.old:
         try:
             when = os.stat(failure_dir(data, key)).st_mtime
         except OSError:
@@ -815,7 +822,7 @@ def _tallies(data, view: _View) -> list[_Tally]:
             t = out.setdefault(key, _Tally(key))
             t.sessions.add(_session_of(name))
             t.newest = max(t.newest, when)
-    for key in _legacy_keys(data):
+    for key in view.old:
         t = out.setdefault(key, _Tally(key))
         folder = failure_dir(data, key)
         t.sessions.update(_legacy_sessions(data, key))
@@ -831,7 +838,7 @@ def enforce_caps(data, max_entries: int, max_bytes: int, *, keep=frozenset()) ->
     exact. Costs a stat per file of the ledger (at most a few thousand)."""
     keep = {keep} if isinstance(keep, str) else keep
     view = _View(data)
-    view.legacy = _legacy_totals(data)  # exact, whatever the index said
+    view.legacy = _legacy_totals(data, view.old)  # exact, whatever the index said
     files, size = view.totals()
     gone = []
     if (
@@ -899,7 +906,7 @@ def _keep_times(old: str, new: str) -> None:
 
 
 def _seen_again(view: _View, key: str, ours: set[str]) -> bool:
-    """Whether a file holding `key` was linked into seen/ since `view` listed it (other than `ours`)."""
+    """Whether a file holding `key` was linked into the ledger since `view` listed it (other than `ours`)."""
     for name in _listing(view.root):
         if name not in view.files and name not in ours and key in view.add_read(name):
             return True

@@ -217,7 +217,7 @@ def rec(data: str, n, session: str, **caps) -> ledger.Recorded:
 
 def ledger_size(data: str) -> tuple[int, int]:
     """The ledger's files (what the caps count) and their bytes."""
-    files = list((Path(data) / ledger.FAILURES_DIR / ledger.SEEN_DIR).iterdir())
+    files = [Path(p) for p in ledger.files(data)]
     return len(files), sum(p.stat().st_size for p in files)
 
 
@@ -225,7 +225,7 @@ def age(data: str, key: str, seconds: float) -> None:
     """Make every file holding signature `key` `seconds` old."""
     import json
 
-    for p in (Path(data) / ledger.FAILURES_DIR / ledger.SEEN_DIR).iterdir():
+    for p in map(Path, ledger.files(data)):
         if key in json.loads(p.read_text())["seen"]:
             when = p.stat().st_mtime - seconds
             os.utime(p, (when, when))

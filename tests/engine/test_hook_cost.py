@@ -204,12 +204,9 @@ def test_a_transcripts_failures_are_one_ledger_file(project, monkeypatch):
     assert any(f"failures counted toward rules: {len(modules)}" in n for n in report["notes"])
     ledger_root = os.path.join(data, ledger.FAILURES_DIR)
     assert [p for p in written if p.startswith(ledger_root)] == [
-        os.path.join(ledger_root, ledger.SEEN_DIR, "s-one.0.json")
+        os.path.join(ledger_root, "s-one.0.json")
     ]
-    assert [os.fspath(p) for p in made if os.fspath(p).startswith(ledger_root)] == [
-        ledger_root,
-        os.path.join(ledger_root, ledger.SEEN_DIR),
-    ]
+    assert [os.fspath(p) for p in made if os.fspath(p).startswith(ledger_root)] == [ledger_root]
     # and a second pass of the same session over the same failures counts none again, writing nothing
     written.clear()
     again = _capture(project, t, "s-one")
@@ -235,7 +232,7 @@ def test_a_failure_fixed_twice_in_a_pass_is_written_once_with_its_last_fix(proje
     _capture(project, t, "s-fix")
     data = project / ".memcurate"
     (key,) = ledger.keys(data)
-    occurrence = os.path.join(data, ledger.FAILURES_DIR, ledger.SEEN_DIR, "s-fix.0.json")
+    occurrence = os.path.join(data, ledger.FAILURES_DIR, "s-fix.0.json")
     assert [p for p in written if ledger.FAILURES_DIR in p] == [occurrence]
     (occ,) = ledger.occurrences(data, key)
     assert occ["fix"]["files"] == ["app/two.py"] and "lock file" in occ["fix"]["text"]

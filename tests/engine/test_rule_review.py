@@ -330,7 +330,7 @@ def test_status_of_a_project_without_failures_says_nothing_of_rules(project, cap
 def test_an_engine_start_forgets_old_signatures_below_the_threshold(proj):
     seen(proj["data"], lint_failure(), 1)
     old = time.time() - 400 * 86400
-    for path in Path(proj["data"], ledger.FAILURES_DIR, ledger.SEEN_DIR).iterdir():
+    for path in ledger.files(proj["data"]):
         os.utime(path, (old, old))
     Engine(proj["project"]).close()
     assert ledger.keys(proj["data"]) == [proj["key"]]  # the candidate's evidence stays
@@ -690,7 +690,7 @@ def test_a_hand_damaged_rule_text_is_an_error_naming_the_file_never_made_up_glob
 
 
 def test_hand_damaged_ledger_files_are_read_as_text_not_crashed_on(proj, capsys):
-    folder = Path(proj["data"], ledger.FAILURES_DIR, ledger.SEEN_DIR)
+    folder = Path(proj["data"], ledger.FAILURES_DIR)
     # the signature stays the key's (else the ledger backs no rule: test_attack_records)
     f = store_failure()
     failure = {
@@ -727,9 +727,7 @@ def test_hand_damaged_ledger_files_are_read_as_text_not_crashed_on(proj, capsys)
 def test_a_damaged_ledger_file_is_named_and_counts_nothing(proj, capsys):
     """A file that cannot be read is no evidence: the sessions are those the readable files show."""
     seen(proj["data"], store_failure(), 1, first=3)
-    (Path(proj["data"], ledger.FAILURES_DIR, ledger.SEEN_DIR, "session-1.0.json")).write_text(
-        "{not json"
-    )
+    (Path(proj["data"], ledger.FAILURES_DIR, "session-1.0.json")).write_text("{not json")
     cand = candidates.load(proj["data"], proj["key"])
     assert (
         cand.sessions == ledger.sessions(proj["data"], proj["key"]) == 3

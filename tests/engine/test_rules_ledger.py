@@ -45,12 +45,17 @@ def rec(data, f, session, **kw):
 
 def seen(data) -> Path:
     """The folder of the ledger's files, one per record call."""
-    return Path(data) / ledger.FAILURES_DIR / ledger.SEEN_DIR
+    return Path(data) / ledger.FAILURES_DIR
+
+
+def names(data) -> list[str]:
+    """The names of the ledger's files, one per record call."""
+    return [os.path.basename(p) for p in ledger.files(data)]
 
 
 def files_of(data, key: str) -> list[Path]:
     """The ledger's files that hold signature `key`."""
-    return [p for p in seen(data).iterdir() if key in json.loads(p.read_text())["seen"]]
+    return [Path(p) for p in ledger.files(data) if key in json.loads(Path(p).read_text())["seen"]]
 
 
 @pytest.fixture
@@ -115,11 +120,11 @@ def test_session_ids_become_safe_file_names_one_per_id(data):
     ]
     for s in ids:
         assert rec(data, f, s).new, s  # each id its own session: none taken for another's
-    names = sorted(os.listdir(seen(data)))
-    assert len(names) == len(ids) and all(n.endswith(".0.json") for n in names)
+    made = sorted(names(data))
+    assert len(made) == len(ids) and all(n.endswith(".0.json") for n in made)
     # safe ids are used as they are
-    assert {"a_b.0.json", "0f4c2a9e-7b1d-4c3e-9a55-2d8e6f1b3c47.0.json"} <= set(names)
-    for name in names:
+    assert {"a_b.0.json", "0f4c2a9e-7b1d-4c3e-9a55-2d8e6f1b3c47.0.json"} <= set(made)
+    for name in made:
         stem = name.removesuffix(".0.json")
         assert (
             len(stem) <= 80 and stem.replace(".", "").replace("_", "").replace("-", "").isalnum()
@@ -361,11 +366,10 @@ def test_prune_never_loses_an_occurrence_recorded_while_it_decides(data, monkeyp
     other = a_failure("other")
     rec(data, other, "s1")
     merged = seen(data) / "s1.9.json"  # s1's two failures in one file: forgetting one rewrites it
-    docs = [json.loads(p.read_text()) for p in sorted(seen(data).iterdir())]
+    docs = [json.loads(Path(p).read_text()) for p in ledger.files(data)]
+    for p in ledger.files(data):
+        os.unlink(p)
     merged.write_text(json.dumps({**docs[0], "seen": {**docs[0]["seen"], **docs[1]["seen"]}}))
-    for p in seen(data).iterdir():
-        if p != merged:
-            p.unlink()
     age(data, f)
     again = ledger._seen_again
 
@@ -380,7 +384,7 @@ def test_prune_never_loses_an_occurrence_recorded_while_it_decides(data, monkeyp
     assert ledger.keys(data) == [f.key]
     assert sorted(o["session"] for o in ledger.occurrences(data, f.key)) == ["s1", "s2"]
     assert ledger.sessions(data, f.key) == 2 and ledger.failure(data, f.key)["key"] == f.key
-    assert not [n for n in os.listdir(seen(data)) if n.startswith(".")]
+    assert not [n for n in os.listdir(seen(data)) if n.startswith(".") and n != ledger.INDEX_FILE]
 
 
 def test_prune_reads_no_file_when_nothing_is_old(data, monkeypatch):
