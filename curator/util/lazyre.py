@@ -40,6 +40,10 @@ _stored: dict | None = None  # (pattern, flags) -> its marshalled entry, loaded 
 _compiled_here: list = []  # (pattern, flags) compiled by `re` in this process: what `keep` stores
 
 
+def _no_match(text: Any, *a) -> None:
+    return None
+
+
 class LazyRegex:
     """A pattern, of text or of bytes, compiled the first time it is used; with `needles`, the first time
     a text holds one of them (see above)."""
@@ -77,6 +81,13 @@ class LazyRegex:
         if self.needles and not self.could_match(text):
             return None
         return self.rx.match(text, *a)
+
+    def matcher(self, text: Any):
+        """`match` for the lines of `text`: the needles looked for once in the whole text, then the
+        compiled pattern's own match per line (a parser matches every line of an output)."""
+        if self.needles and not self.could_match(text):
+            return _no_match
+        return self.rx.match
 
     def finditer(self, text: Any, *a):
         if self.needles and not self.could_match(text):

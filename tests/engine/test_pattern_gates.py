@@ -214,3 +214,14 @@ def test_the_failures_read_are_the_same_without_the_gates(monkeypatch):
     monkeypatch.setattr(normalise, "_may_hold_address", lambda text: True)
     monkeypatch.setattr(normalise, "_may_hold_time", lambda text: True)
     assert read_all() == gated
+
+
+def test_a_matcher_matches_each_line_as_match_does_and_compiles_nothing_for_a_text_without_needles():
+    """`matcher(text)`: the needles looked for once in the whole output, then each line matched."""
+    rx = LazyRegex(r"^(\S+?\.py):(\d+): ([A-Za-z_]\w*)$", needles=(".py:",))
+    lines = ["tests/x.py:32: TypeError", "E   assert 1 == 2", "app.py:3: ValueError", ""]
+    match = rx.matcher("\n".join(lines))
+    assert [bool(match(x)) for x in lines] == [bool(rx.match(x)) for x in lines] == [1, 0, 1, 0]
+    cold = LazyRegex(r"^(\S+?\.py):(\d+)$", needles=(".py:",))
+    none = cold.matcher("E   assert 1 == 2\nok")
+    assert none("E   assert 1 == 2") is None and cold._compiled is None

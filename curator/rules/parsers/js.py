@@ -128,8 +128,9 @@ def vitest(out: Output) -> list[Found]:
     if "FAIL" not in out.text and "×" not in out.text:
         return []
     lines, found = out.lines, []
+    head = _VITEST_HEAD.matcher(out.text)
     for i, line in enumerate(lines):
-        h = _VITEST_HEAD.match(line)
+        h = head(line)
         if not h:
             continue
         path, title = h.group(1), (h.group(2) or "")

@@ -90,8 +90,9 @@ def lint(out: Output) -> list[Found]:
     )
     lines, found = out.lines, []
     full_format = tool == "ruff" or "-->" in out.text
+    match = _LINE.matcher(out.text)
     for i, line in enumerate(lines):
-        m = _LINE.match(line)
+        m = match(line)
         if m:
             msg = m.group(5)
             if tool == "pylint" or (

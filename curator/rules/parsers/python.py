@@ -31,11 +31,12 @@ _CONFTEST = LazyRegex(
 _UNITTEST = LazyRegex(r"^(FAIL|ERROR): (\w+) \(([\w.]+)\)", needles=(" (",))
 
 
-def _sections(lines: list[str]) -> list[dict]:
+def _sections(lines: list[str], text: str) -> list[dict]:
     out: list[dict] = []
     cur = None
+    section, where = _SECTION.matcher(text), _WHERE.matcher(text)
     for line in lines:
-        m = _SECTION.match(line)
+        m = section(line)
         if m:
             name = m.group(1).strip()
             for prefix in ("ERROR at setup of ", "ERROR at teardown of ", "ERROR collecting "):
@@ -53,7 +54,7 @@ def _sections(lines: list[str]) -> list[dict]:
             cur["e"].append(line[1:].strip())
             cur["lines"].append(line)
             continue
-        w = _WHERE.match(line)
+        w = where(line)
         if w:
             cur["where"].append((w.group(1), w.group(3)))
             cur["lines"].append(line)
@@ -99,7 +100,7 @@ def pytest(out: Output) -> list[Found]:
     ):
         return []  # (pytest's own command may show only a failure's section: `pytest -x | head`)
     lines, command = out.lines, out.command
-    summary = [m for m in map(_SUMMARY.match, lines) if m]
+    summary = [m for m in map(_SUMMARY.matcher(out.text), lines) if m]
     is_pytest = bool(summary) and any(
         "::" in m.group(2) or m.group(2).endswith(".py") for m in summary
     )
@@ -111,7 +112,7 @@ def pytest(out: Output) -> list[Found]:
     ):
         return []
     found: list[Found] = []
-    sections = _sections(lines)
+    sections = _sections(lines, out.text)
     by_name = {s["name"]: s for s in sections}
     for m in summary:
         test = m.group(2)
