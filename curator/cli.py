@@ -190,6 +190,13 @@ def _run(args) -> int:
             from memcurate.curator.project_arg import project_dir
 
             return _review(project_dir(args))
+        if (
+            args.command == "hook"
+        ):  # after a global option (`memcurate --debug hook`): the same hook
+            from memcurate.hooks.dispatch import REVIEW_FLAG
+            from memcurate.hooks.dispatch import main as hook_main
+
+            return hook_main([REVIEW_FLAG] if args.review_auto_memory else [])
         from memcurate.curator import commands
 
         if args.command == "triage":

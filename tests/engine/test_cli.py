@@ -574,3 +574,29 @@ def test_the_engine_imports_no_ui():
         cwd=Path(curator.__file__).parent.parent,
     )
     assert out.stdout.strip() == "[]" and len(names) > 20
+
+
+def test_a_global_option_before_hook_runs_the_hook_not_the_tui(project, transcripts):
+    """`memcurate --debug hook` goes through the full parser: it is the hook all the same."""
+    import subprocess
+
+    from conftest import memcurate_exe
+
+    path = session("postgres").write(transcripts / "a.jsonl")
+    payload = {
+        "session_id": path.stem,
+        "transcript_path": str(path),
+        "cwd": str(project),
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+    }
+    done = subprocess.run(
+        memcurate_exe() + ["--debug", "hook"],
+        input=json.dumps(payload).encode(),
+        cwd=project,
+        capture_output=True,
+        env={**os.environ, "CLAUDE_PROJECT_DIR": str(project)},
+        timeout=60,
+    )
+    assert done.returncode == 0 and b"TUI" not in done.stderr, done.stderr
+    assert len(staged(project)) == 1  # the Stop hook's pass staged the session
