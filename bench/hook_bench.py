@@ -1049,6 +1049,11 @@ def run(args) -> int:
         # Projects: cold-config calls, first calls, the growing transcript, the 100 MB one.
         cold = Project(work, "cold", bench.claude)
         first = Project(work, "first", bench.claude)
+        # the same first calls with rule graduation off: what counting the failures adds to them
+        rules_off = Project(work, "first-rules-off", bench.claude)
+        os.makedirs(os.path.join(rules_off.dir, ".claude"))
+        with open(os.path.join(rules_off.dir, ".claude", "memcurate.yaml"), "w") as f:
+            f.write("rules:\n  enabled: false\n")
         grow = Project(work, "grow", bench.claude)
         session_tiny = "00000000-0000-4000-8000-00000000b0b0"
         tiny_synth = Synth(
@@ -1064,8 +1069,8 @@ def run(args) -> int:
         # Warm the page cache, the interpreter's files, and each project's config cache.
         for _ in range(3):
             bench.bare()
-        tiny = {p: tiny_transcript(p) for p in (cold, first, grow)}
-        for p in (first, grow):
+        tiny = {p: tiny_transcript(p) for p in (cold, first, rules_off, grow)}
+        for p in (first, rules_off, grow):
             bench.hook(p, tiny[p], session_tiny, "warm-up", ("staged", "no-trigger"))
             if not os.path.exists(os.path.join(p.data, CONFIG_CACHE)):
                 say(
@@ -1081,11 +1086,12 @@ def run(args) -> int:
             )
 
         # First-call transcripts, placed where Claude Code keeps them.
-        first_paths = []
+        first_paths, off_paths = [], []
         for src in firsts:
-            dst = os.path.join(first.transcripts, os.path.basename(src))
-            shutil.copyfile(src, dst)
-            first_paths.append((dst, os.path.basename(src).removesuffix(".jsonl")))
+            for p, paths in ((first, first_paths), (rules_off, off_paths)):
+                dst = os.path.join(p.transcripts, os.path.basename(src))
+                shutil.copyfile(src, dst)
+                paths.append((dst, os.path.basename(src).removesuffix(".jsonl")))
 
         # The growing transcript: the largest one, already triaged once, then one turn at a time.
         grow_src = firsts[0]
@@ -1116,9 +1122,9 @@ def run(args) -> int:
                 grow, grow_path, grow_session, "incremental", ("staged", "no-trigger")
             )
 
-        def first_call(path: str, session: str) -> Sample:
-            first.fresh_data_dir()
-            return bench.hook(first, path, session, "first call", ("staged", "no-trigger"))
+        def first_call(path: str, session: str, p: Project = first) -> Sample:
+            p.fresh_data_dir()
+            return bench.hook(p, path, session, "first call", ("staged", "no-trigger"))
 
         # The same growth, run through the console script (the plugin's `memcurate hook`): each call
         # appends its own turn, so either command's call reads only the records it appended.
@@ -1163,6 +1169,10 @@ def run(args) -> int:
         jobs += [
             (n, (lambda p=p, s=s: first_call(p, s)))
             for n, (p, s) in zip(first_names, first_paths, strict=True)
+        ]
+        jobs += [
+            (f"rules_off:{n}", (lambda p=p, s=s: first_call(p, s, rules_off)))
+            for n, (p, s) in zip(first_names, off_paths, strict=True)
         ]
 
         scen = interleave(jobs, rounds, rng)
@@ -1304,6 +1314,12 @@ def run(args) -> int:
         rows.append(
             (f"first call {os.path.basename(src)[:8]} ({r['bytes'] / 1e6:.2f} MB)", name, r["pass"])
         )
+        off = results[f"rules_off:{name}"] = summarize(
+            scen[f"rules_off:{name}"], bare_med, bare_cpu
+        )
+        r["ratio_to_rules_off"] = round(r["median_ms"] / off["median_ms"], 2)
+        label = f"  the same, rules off (on = {r['ratio_to_rules_off']:.2f} x off)"
+        rows.append((label, f"rules_off:{name}", None))
     if huge:
         first = results["huge_message_paired_first_call"] = summarize(
             huge_pairs, bare_med, bare_cpu
