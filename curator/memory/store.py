@@ -41,7 +41,7 @@ from memcurate.curator.memory.front_matter import MAX_FILE_BYTES
 from memcurate.curator.util.atomic import fsync_dir, write_text
 from memcurate.curator.util.locks import FileLock
 from memcurate.curator.util.paths import ARCHIVE_DIR, ARCHIVED_PREFIX, ROOT_LOCK_NAME, archived_name
-from memcurate.curator.util.safe_open import read_at_most
+from memcurate.curator.util.safe_open import read_path
 from memcurate.curator.util.stamps import content_hash, now_iso
 
 
@@ -254,8 +254,7 @@ class MemoryStore:
 
     def read_bytes(self, path: str) -> bytes:
         try:
-            with open(path, "rb") as f:
-                data = read_at_most(f, MAX_FILE_BYTES)
+            data = read_path(path, MAX_FILE_BYTES)
         except FileNotFoundError:
             raise MissingMemoryError(path) from None
         except IsADirectoryError:
@@ -514,10 +513,8 @@ class MemoryStore:
         for id, path, problem in self._list_folder(self.category_dir(category)):
             if problem is None and needle:
                 try:
-                    with open(path, "rb") as f:
-                        head = f.read(16384).split(b"\n---", 1)[
-                            0
-                        ]  # the front matter, where sources are
+                    # the front matter, where sources are, in its first 16 KiB
+                    head = read_path(path, 16383).split(b"\n---", 1)[0]
                 except OSError:
                     continue
                 if needle in head:
