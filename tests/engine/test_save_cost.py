@@ -750,3 +750,27 @@ def test_a_saves_memory_file_reads_make_no_buffered_file_object(tmp_path, monkey
     assert saves == 6 * TRIAGES and not summary["failed"], summary
     assert seen["buffered"] == 0, f"{seen['buffered'] / saves:.1f} buffered reads a save"
     assert seen["read"] >= 2 * saves, f"{seen['read'] / saves:.1f} memory files read a save"
+
+
+def test_a_memory_files_path_is_looked_at_once_to_be_checked_and_found(tmp_path, monkeypatch):
+    """`locate` walks a memory's path (each part lstat'ed, a link resolved and checked to stay inside the
+    root), then asked whether anything was there: an lstat of the very file the walk had just looked at,
+    for every existing memory a save's duplicate check reads (1.5 a save here). Now the walk's last
+    lstat answers it (what is left: the same memory located twice running). A file there, a file gone, a link: tests/engine/test_store.py."""
+    project, memory, _ = drafted(tmp_path, 50)
+    engine = Engine(project)
+    lstat, seen = os.lstat, {"last": None, "again": 0}
+
+    def counted_lstat(path, *a, **kw):
+        path = os.fspath(path)
+        if path.endswith(".md"):  # (a folder's own checks ask for it again: not counted here)
+            seen["again"] += path == seen["last"]
+        seen["last"] = path
+        return lstat(path, *a, **kw)
+
+    summary = approve_patched(engine, monkeypatch, (os, "lstat", counted_lstat))
+    saves = len(summary["created"])
+    assert saves == 6 * TRIAGES and not summary["failed"], summary
+    assert seen["again"] <= saves // 4, (
+        f"{seen['again'] / saves:.1f} lstats a save of a path just lstat'ed"
+    )
