@@ -117,3 +117,10 @@ def read_path(path: str, limit: int | None = None) -> bytes:
     finally:
         os.close(fd)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def read_text_path(path: str) -> str:
+    """What `open(path, encoding="utf-8").read()` returns (line ends made "\\n", as text mode does), by
+    `read_path`. UnicodeDecodeError (a ValueError) for bytes that are not UTF-8."""
+    text = read_path(path).decode("utf-8")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text

@@ -774,3 +774,22 @@ def test_a_memory_files_path_is_looked_at_once_to_be_checked_and_found(tmp_path,
     assert seen["again"] <= saves // 4, (
         f"{seen['again'] / saves:.1f} lstats a save of a path just lstat'ed"
     )
+
+
+def test_a_runs_staged_files_are_read_by_descriptor(tmp_path, monkeypatch):
+    """A run reads each triage's document and state log several times, and each category's review: their
+    bytes every time (a write by Claude between two reads is seen), about 2.2 reads a save here. Each
+    went through a buffered file object (two fstats, a terminal check, two lseeks beyond open, read and
+    close); now each is read by its descriptor."""
+    project, _, _ = drafted(tmp_path, 50)
+    engine = Engine(project)
+    staged, open_, seen = os.path.join(engine.data, "staging") + os.sep, builtins.open, {"n": 0}
+
+    def counted_open(file, *a, **kw):
+        seen["n"] += isinstance(file, str | Path) and os.fspath(file).startswith(staged)
+        return open_(file, *a, **kw)
+
+    summary = approve_patched(engine, monkeypatch, (builtins, "open", counted_open))
+    saves = len(summary["created"])
+    assert saves == 6 * TRIAGES and not summary["failed"], summary
+    assert seen["n"] == 0, f"{seen['n'] / saves:.1f} buffered reads a save of staged files"
