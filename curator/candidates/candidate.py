@@ -20,6 +20,7 @@ import hashlib
 from memcurate.curator.candidates import staging
 from memcurate.curator.categories import base
 from memcurate.curator.util.atomic import read_json, write_json, write_text
+from memcurate.curator.util.safe_open import read_text_path
 from memcurate.curator.util.stamps import content_hash as text_hash  # noqa: F401 (candidate.text_hash: a draft's text)
 
 
@@ -173,10 +174,8 @@ def read_review(data: str, tid: str, category: str) -> dict:
     files = staging.candidate_files(data, tid, category)
     try:
         review = read_json(files.review)
-        with open(files.file, encoding="utf-8") as f:
-            review["text"] = f.read()
-        with open(files.draft, encoding="utf-8") as f:
-            review["draft"] = f.read()
+        review["text"] = read_text_path(files.file)
+        review["draft"] = read_text_path(files.draft)
     except (OSError, ValueError) as e:
         raise staging.StagingError(f"{tid}/{category}: review files unreadable ({e})") from None
     return review

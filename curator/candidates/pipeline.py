@@ -33,6 +33,7 @@ from memcurate.curator.categories import ONE_PER_SESSION
 from memcurate.curator.memory import memfile
 from memcurate.curator.util.atomic import read_json
 from memcurate.curator.util.redact import find_secrets, marker, redact, redact_text
+from memcurate.curator.util.safe_open import read_path
 from memcurate.curator.verify import confidence
 from memcurate.curator.verify.checks import VERIFIER, Issue, blocking, verify
 from memcurate.curator.verify.decide import Decision, Existing, decide, sessions
@@ -66,8 +67,7 @@ def existing_for(
     for cid in near.ids:
         path = engine.store.locate(doc.category, cid)
         try:
-            with open(path, "rb") as f:
-                data = f.read()  # read once: the text, its hash and its parse are of one version
+            data = read_path(path)  # read once: the text, its hash and its parse are of one version
             text = data.decode("utf-8")
             found = memfile.parse(text)
         except (OSError, UnicodeDecodeError, memfile.MemoryFormatError):

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from memcurate.curator.candidates.candidate import Candidate
 from memcurate.curator.categories import CATEGORIES, NAMES, base
 from memcurate.curator.memory import memfile
+from memcurate.curator.util.safe_open import read_text_path
 from memcurate.curator.verify.checks import similarity as text_similarity
 from memcurate.curator.verify.decide import similarity, unattributed
 
@@ -58,8 +59,7 @@ def _texts(cands: dict[str, Candidate]) -> dict[str, str]:
     for cat, cand in cands.items():
         if cand.state in HELD or cand.state == "ready":
             try:
-                with open(cand.files.file, encoding="utf-8") as f:
-                    out[cat] = f.read()
+                out[cat] = read_text_path(cand.files.file)
             except (OSError, ValueError):
                 continue  # unreadable: nothing to compare; the review says why
     return out
@@ -90,9 +90,8 @@ def fold(engine: Context, cands: dict[str, Candidate]) -> list[tuple[str, str]]:
     triage = next(iter(cands.values())).triage
     mark = os.path.join(triage_dir(triage.data, triage.tid), FOLDED)
     try:
-        with open(mark, encoding="utf-8") as f:
-            if f.read() == _inputs(cands, texts, strong_at):
-                return []
+        if read_text_path(mark) == _inputs(cands, texts, strong_at):
+            return []
     except (OSError, ValueError):
         pass
     skipped = _fold(cands, texts, strong_at)

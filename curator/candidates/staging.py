@@ -34,6 +34,7 @@ from memcurate.curator.errors import Refusal
 from memcurate.curator.util import fastjson
 from memcurate.curator.util.atomic import append_line, dump_json, read_json, sweep_temps, write_json
 from memcurate.curator.util.fieldtuple import FieldTuple
+from memcurate.curator.util.safe_open import read_path
 from memcurate.curator.util.stamps import now_iso
 
 FORMAT = 1
@@ -239,8 +240,7 @@ def _keep(path: str, data: bytes, parsed) -> None:
 
 def _read_doc(path: str):
     """read_json(path), parsed only when its bytes are not those last parsed."""
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_path(path)
     kept = _PARSED.get(path)
     if kept is not None and kept[0] == data:
         return marshal.loads(kept[1])
@@ -346,8 +346,7 @@ def _state_log(data, triage_id: str) -> str:
 def _log_bytes(path: str) -> bytes:
     """The log's complete lines: what follows the last line break is unfinished (a killed writer)."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_path(path)
     except FileNotFoundError:
         return b""
     except OSError as e:

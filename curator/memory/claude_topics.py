@@ -22,7 +22,7 @@ from memcurate.curator.categories import CATEGORIES, CLAUDE
 from memcurate.curator.errors import DamagedError
 from memcurate.curator.memory.front_matter import MAX_FILE_BYTES
 from memcurate.curator.util.paths import ARCHIVE_DIR, LEGACY_ARCHIVE_DIR, is_inside
-from memcurate.curator.util.safe_open import read_at_most
+from memcurate.curator.util.safe_open import read_path
 from memcurate.curator.util.stamps import STAMP_FORMAT
 
 DEPTH = 3
@@ -120,8 +120,7 @@ def check_file(root: str, where: str) -> tuple[str, str | None]:
 
 def read_bytes(path: str) -> bytes:
     try:
-        with open(path, "rb") as f:
-            data = read_at_most(f, MAX_FILE_BYTES)
+        data = read_path(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         raise
     except OSError as e:

@@ -41,7 +41,7 @@ from memcurate.curator.memory.front_matter import MAX_FILE_BYTES
 from memcurate.curator.util.atomic import fsync_dir, write_text
 from memcurate.curator.util.locks import FileLock
 from memcurate.curator.util.paths import ARCHIVE_DIR, ARCHIVED_PREFIX, ROOT_LOCK_NAME, archived_name
-from memcurate.curator.util.safe_open import read_at_most
+from memcurate.curator.util.safe_open import read_path
 from memcurate.curator.util.stamps import content_hash, now_iso
 
 
@@ -154,20 +154,26 @@ class MemoryStore:
         Resolved from the root's resolved path, one lstat a part (a link among them resolved whole):
         `realpath` of the full path would lstat every folder above the root again, for each of the
         dozen paths a save checks. Refused only after `realpath` from scratch agrees."""
+        return self._walk(*parts)[0]
+
+    def _walk(self, *parts: str) -> tuple[str | None, bool]:
+        """(`_outside(*parts)`, whether anything is at the path): the walk's last lstat tells the second,
+        which `locate` asked again."""
         parts = tuple(q for p in parts for q in p.split(os.sep) if q)
-        real = self._real_root()
+        real, there = self._real_root(), True
         for i, part in enumerate(parts):
             path = os.path.join(real, part)
             try:
                 link = stat.S_ISLNK(os.lstat(path).st_mode)
             except OSError:
                 real = os.path.join(real, *parts[i:])  # nothing there: nothing leads elsewhere
+                there = False
                 break
             real = os.path.realpath(path) if link else path
         if _inside(real, self._real_root()):
-            return None
+            return None, there
         real = os.path.realpath(os.path.join(self.root, *parts))
-        return None if _inside(real, self._real_root(fresh=True)) else real
+        return (None if _inside(real, self._real_root(fresh=True)) else real), there
 
     def category_dir(self, category: str) -> str:
         """`<root>/<category>`; UnsafePathError for an unknown category or one whose folder leads outside."""
@@ -194,6 +200,10 @@ class MemoryStore:
     def path_for(self, category: str, id: str, *, archived: bool = False) -> str:
         """The file of memory `id` in `category` (`archived`: in its archive folder), checked to lie inside
         the root."""
+        return self._placed(category, id, archived)[0]
+
+    def _placed(self, category: str, id: str, archived: bool = False) -> tuple[str, bool]:
+        """(`path_for`, whether anything is at it): one walk answers both."""
         _known(category)
         folder = self.archived_dir if archived else self.category_dir
         if not valid_id(id):
@@ -205,13 +215,13 @@ class MemoryStore:
         where = (ARCHIVE_DIR, category) if archived else (category,)
         path = os.path.join(self.root, *where, f"{id}.md")
         # one walk checks the folder and the file: the folder again (to name it) only when it leads out
-        real = self._outside(*where, f"{id}.md")
+        real, there = self._walk(*where, f"{id}.md")
         if real is not None:
             folder(category)
             raise UnsafePathError(
                 f"{path}: the file is a link leading outside the memory root ({real})"
             )
-        return path
+        return path, there
 
     def home(self, doc: memfile.MemoryDoc) -> str:
         """Where a document belongs: an archived one in `.archive/<category>/`, any other in `<category>/`."""
@@ -220,10 +230,10 @@ class MemoryStore:
     def locate(self, category: str, id: str) -> str:
         """The file memory `id` is in: its category folder's, else its archive folder's, else (none
         exists) the category folder's path."""
-        path = self.path_for(category, id)
-        if not os.path.lexists(path):
-            archived = self.path_for(category, id, archived=True)
-            if os.path.lexists(archived):
+        path, there = self._placed(category, id)
+        if not there:
+            archived, there = self._placed(category, id, archived=True)
+            if there:
                 return archived
         return path
 
@@ -254,8 +264,7 @@ class MemoryStore:
 
     def read_bytes(self, path: str) -> bytes:
         try:
-            with open(path, "rb") as f:
-                data = read_at_most(f, MAX_FILE_BYTES)
+            data = read_path(path, MAX_FILE_BYTES)
         except FileNotFoundError:
             raise MissingMemoryError(path) from None
         except IsADirectoryError:
@@ -514,10 +523,8 @@ class MemoryStore:
         for id, path, problem in self._list_folder(self.category_dir(category)):
             if problem is None and needle:
                 try:
-                    with open(path, "rb") as f:
-                        head = f.read(16384).split(b"\n---", 1)[
-                            0
-                        ]  # the front matter, where sources are
+                    # the front matter, where sources are, in its first 16 KiB
+                    head = read_path(path, 16383).split(b"\n---", 1)[0]
                 except OSError:
                     continue
                 if needle in head:

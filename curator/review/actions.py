@@ -24,6 +24,7 @@ from memcurate.curator.candidates.candidate import Candidate, Claim, StagedTriag
 from memcurate.curator.candidates.pipeline import decided, existing_for, near_ids, process, settle
 from memcurate.curator.errors import DiskError, Refusal, StaleError
 from memcurate.curator.memory import memfile
+from memcurate.curator.util.safe_open import read_path
 from memcurate.curator.verify.checks import Issue, blocking
 from memcurate.curator.verify.decide import Decision, DecisionError, choose, decide
 
@@ -517,10 +518,10 @@ def _write_memory(
 
 
 def _already_written(path: str, text: str) -> bool:
+    data = text.encode("utf-8")
     try:
-        with open(path, "rb") as f:
-            # bytes: a file a hand edit left not UTF-8 is simply other
-            return f.read() == text.encode("utf-8")
+        # bytes: a file a hand edit left not UTF-8 is simply other; one byte past ours tells a longer one
+        return read_path(path, len(data)) == data
     except OSError:
         return False
 

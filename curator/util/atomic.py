@@ -13,6 +13,7 @@ import time
 from memcurate.curator.errors import BusyError
 from memcurate.curator.util import fastjson
 from memcurate.curator.util.private import FILE_MODE, file_mode, is_private, make_dirs
+from memcurate.curator.util.safe_open import read_path
 
 _counter = 0
 # A write failing with one of these means no other write will succeed either (full disk, quota,
@@ -433,5 +434,4 @@ def _append(path: str, data: bytes) -> None:
 
 
 def read_json(path):
-    with open(path, "rb") as f:
-        return fastjson.loads(f.read())
+    return fastjson.loads(read_path(os.fspath(path)))

@@ -94,3 +94,33 @@ def read_at_most(f: BinaryIO, limit: int) -> bytes:
         chunks.append(more)
         total += len(more)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def read_path(path: str, limit: int | None = None) -> bytes:
+    """What `open(path, "rb")` reads (a final symlink followed, as there): the whole file, or with `limit`
+    what `read_at_most` returns, in the system calls a read needs: open, read to the end, close. A buffered
+    file object also asks for the file's size (twice), whether it is a terminal and where it stands: five
+    calls more, for each of the memory files a save reads to check its duplicates. Errors name `path`."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        chunks: list[bytes] = []
+        total = 0
+        while limit is None or total <= limit:
+            more = os.read(fd, _PAGE if limit is None else min(_PAGE, limit + 1 - total))
+            if not more:
+                break
+            chunks.append(more)
+            total += len(more)
+    except OSError as e:
+        e.filename = path  # os.read names no file (a folder fails here: IsADirectoryError)
+        raise
+    finally:
+        os.close(fd)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def read_text_path(path: str) -> str:
+    """What `open(path, encoding="utf-8").read()` returns (line ends made "\\n", as text mode does), by
+    `read_path`. UnicodeDecodeError (a ValueError) for bytes that are not UTF-8."""
+    text = read_path(path).decode("utf-8")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text

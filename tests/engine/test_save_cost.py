@@ -717,3 +717,79 @@ def test_a_saved_memory_is_hashed_again_by_one_process_not_by_every_one(tmp_path
     monkeypatch.undo()
     assert first[0] >= saves, first  # the run's saves, hashed again once
     assert first[1] == 0, first
+
+
+def test_a_saves_memory_file_reads_make_no_buffered_file_object(tmp_path, monkeypatch):
+    """A save reads memory files (its duplicate check's matches, its own path before writing, its file once
+    written to index it, the summaries citing its session), each again every time whatever its size and
+    times say. Each was read through a buffered file object (5.8 a save here), which costs five system
+    calls beyond open, read and close (two fstats, a terminal check, two lseeks): about 29 a save. Now
+    each is read by its descriptor (open, reads, close), and still read every time."""
+    project, memory, _ = drafted(tmp_path, 50)
+    engine = Engine(project)
+    open_, os_open, seen = builtins.open, os.open, {"buffered": 0, "read": 0}
+
+    def memory_file(
+        path,
+    ) -> bool:  # a file in a category's folder (MEMORY.md, read once a run, is not)
+        where = os.path.relpath(os.fspath(path), memory) if isinstance(path, str | Path) else ".."
+        return where.split(os.sep)[0] in (*CATS, "session_summary") and where.endswith(".md")
+
+    def counted_open(file, *a, **kw):
+        seen["buffered"] += memory_file(file)
+        return open_(file, *a, **kw)
+
+    def counted_os_open(path, flags, *a, **kw):
+        seen["read"] += memory_file(path) and not flags & (os.O_WRONLY | os.O_RDWR)
+        return os_open(path, flags, *a, **kw)
+
+    summary = approve_patched(
+        engine, monkeypatch, (builtins, "open", counted_open), (os, "open", counted_os_open)
+    )
+    saves = len(summary["created"])
+    assert saves == 6 * TRIAGES and not summary["failed"], summary
+    assert seen["buffered"] == 0, f"{seen['buffered'] / saves:.1f} buffered reads a save"
+    assert seen["read"] >= 2 * saves, f"{seen['read'] / saves:.1f} memory files read a save"
+
+
+def test_a_memory_files_path_is_looked_at_once_to_be_checked_and_found(tmp_path, monkeypatch):
+    """`locate` walks a memory's path (each part lstat'ed, a link resolved and checked to stay inside the
+    root), then asked whether anything was there: an lstat of the very file the walk had just looked at,
+    for every existing memory a save's duplicate check reads (1.5 a save here). Now the walk's last
+    lstat answers it (what is left: the same memory located twice running). A file there, a file gone, a link: tests/engine/test_store.py."""
+    project, memory, _ = drafted(tmp_path, 50)
+    engine = Engine(project)
+    lstat, seen = os.lstat, {"last": None, "again": 0}
+
+    def counted_lstat(path, *a, **kw):
+        path = os.fspath(path)
+        if path.endswith(".md"):  # (a folder's own checks ask for it again: not counted here)
+            seen["again"] += path == seen["last"]
+        seen["last"] = path
+        return lstat(path, *a, **kw)
+
+    summary = approve_patched(engine, monkeypatch, (os, "lstat", counted_lstat))
+    saves = len(summary["created"])
+    assert saves == 6 * TRIAGES and not summary["failed"], summary
+    assert seen["again"] <= saves // 4, (
+        f"{seen['again'] / saves:.1f} lstats a save of a path just lstat'ed"
+    )
+
+
+def test_a_runs_staged_files_are_read_by_descriptor(tmp_path, monkeypatch):
+    """A run reads each triage's document and state log several times, and each category's review: their
+    bytes every time (a write by Claude between two reads is seen), about 2.2 reads a save here. Each
+    went through a buffered file object (two fstats, a terminal check, two lseeks beyond open, read and
+    close); now each is read by its descriptor."""
+    project, _, _ = drafted(tmp_path, 50)
+    engine = Engine(project)
+    staged, open_, seen = os.path.join(engine.data, "staging") + os.sep, builtins.open, {"n": 0}
+
+    def counted_open(file, *a, **kw):
+        seen["n"] += isinstance(file, str | Path) and os.fspath(file).startswith(staged)
+        return open_(file, *a, **kw)
+
+    summary = approve_patched(engine, monkeypatch, (builtins, "open", counted_open))
+    saves = len(summary["created"])
+    assert saves == 6 * TRIAGES and not summary["failed"], summary
+    assert seen["n"] == 0, f"{seen['n'] / saves:.1f} buffered reads a save of staged files"
