@@ -238,6 +238,8 @@ def time_saves(site: Site, template: str, mode: str, profile: bool = False) -> d
     wall = time.perf_counter() - t0
     if prof:
         prof.disable()
+        if os.environ.get("BENCH_PROFILE_OUT"):  # the whole profile, for pstats (print_callers)
+            prof.dump_stats(os.environ["BENCH_PROFILE_OUT"])
     usage = memory_md.usage(site.memory, engine.cfg).as_dict()
     in_archive = {c: len(memory_md.read_archive(site.memory, c)) for c in usage["sections"]}
     engine.close()
