@@ -834,8 +834,9 @@ def enforce_caps(data, max_entries: int, max_bytes: int, *, keep=frozenset()) ->
     """Forget whole signatures until the ledger holds at most `max_entries` files and `max_bytes` bytes
     (once past either, LOW_WATER of them): the rarest first (seen in the fewest sessions), among them
     the oldest (least recently seen). Never one of `keep` (the ones just recorded) nor one with a
-    candidate record: a rule candidate rests on it. Returns the keys forgotten, and leaves the index
-    exact. Costs a stat per file of the ledger (at most a few thousand)."""
+    candidate record: a rule candidate rests on it. Before any, files that hold none (damaged, or
+    not the ledger's) are removed. Returns the keys forgotten, and leaves the index exact. Costs a
+    stat per file of the ledger (at most a few thousand)."""
     keep = {keep} if isinstance(keep, str) else keep
     view = _View(data)
     view.legacy = _legacy_totals(data, view.old)  # exact, whatever the index said
@@ -845,6 +846,17 @@ def enforce_caps(data, max_entries: int, max_bytes: int, *, keep=frozenset()) ->
         files > max_entries or size > max_bytes
     ):  # then down to the low-water mark: room for the next
         max_entries, max_bytes = int(max_entries * LOW_WATER), int(max_bytes * LOW_WATER)
+    # Files that hold no signature (damaged, or not the ledger's) go first: they count nothing, and left
+    # in place they keep the ledger past its caps, so that every record would forget real ones.
+    for name in sorted((n for n, (held, _) in view.files.items() if not held), key=_order):
+        if files <= max_entries and size <= max_bytes:
+            break
+        held = _keys_in(_read_seen(os.path.join(view.root, name), None)[0])
+        if held:  # the index said it holds nothing: the file itself says otherwise
+            view.files[name] = (held, view.files[name][1])
+            continue
+        _remove(view, name)
+        files, size = view.totals()
     for t in sorted(_tallies(data, view), key=lambda t: (len(t.sessions), t.newest, t.key)):
         if files <= max_entries and size <= max_bytes:
             break

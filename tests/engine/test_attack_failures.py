@@ -269,6 +269,29 @@ def test_a_flood_of_new_failures_keeps_the_ledger_within_its_caps_forgetting_the
     assert ledger.sessions(data, failure("twice").key) == 2
 
 
+def test_files_that_hold_no_failure_go_before_any_failure_is_forgotten(data):
+    """Files named like the ledger's but holding no signature (JSON of another shape, bytes that are
+    not JSON, as a hostile session could plant) count toward the caps: the caps remove them first
+    (as many as they need gone), and the failures recorded stay. Before, they were never removed, so every record was past the
+    caps and forgot real failures instead."""
+    caps = {"max_entries": 40, "max_bytes": 1 << 30}
+    for s in ("s1", "s2"):
+        rec(data, "twice", s, **caps)
+    kept = [rec(data, f"kept-{i}", "s1", **caps).key for i in range(5)]
+    root = os.path.join(data, ledger.FAILURES_DIR)
+    for i in range(60):
+        with open(os.path.join(root, f"planted.{i}.json"), "wb") as f:
+            f.write(b'{"format": 2, "note": "not a record"}' if i < 50 else b"\x00 not JSON")
+    rec(data, "new", "s3", **caps)
+
+    planted = [n for n in os.listdir(root) if n.startswith("planted.")]
+    assert len(planted) < 60  # as many as the caps needed gone
+    assert set(ledger.keys(data)) >= {*kept, failure("twice").key, failure("new").key}
+    assert ledger.sessions(data, failure("twice").key) == 2
+    files, _ = ledger_size(data)
+    assert files - 10 <= caps["max_entries"]  # bytes that are not JSON count nothing, as before
+
+
 def test_within_the_caps_nothing_is_forgotten(data):
     keys = [rec(data, i, "s1").key for i in range(20)]
     assert sorted(keys) == ledger.keys(data)
