@@ -223,7 +223,8 @@ def _run(args) -> int:
             return commands.demo(args, hook=_hook, review=_review)
         if args.auto_approve:
             return commands.auto_approve(args)
-        return _review(commands.project_dir(args))
+        # every command returned above: a new one without its branch must not open the TUI instead
+        raise NotImplementedError(f"no handler for the command {args.command!r}")
     except UserError as e:
         print(f"memcurate: {e}", file=sys.stderr)
         return 1
