@@ -32,8 +32,12 @@ def start_check(project: str, data: str, cfg: dict, spawn=None) -> bool:
     stamp = os.path.join(data, STAMP)
     os.close(os.open(stamp, os.O_WRONLY | os.O_CREAT, file_mode(stamp)))
     os.utime(stamp)
+    from memcurate.curator.hook_entries import interpreter_entry
+
+    # as install runs the hook (-P): with -m, the cwd (the project, Claude's to write) would come first
+    # on sys.path, and a `memcurate/` folder planted there would run instead of memcurate
     (spawn or _spawn)(
-        [sys.executable, "-m", "memcurate.curator.cli", "check", "--quiet", "--project", project]
+        [*interpreter_entry(sys.executable), "check", "--quiet", "--project", project]
     )
     return True
 

@@ -198,6 +198,7 @@ def test_check_caches_its_findings_for_the_flags(project_with_root):
 
 
 def test_session_end_starts_one_background_check_per_interval(tmp_path):
+    from memcurate.curator.hook_entries import interpreter_entry
     from memcurate.hooks import hygiene
 
     data = str(tmp_path)
@@ -205,12 +206,28 @@ def test_session_end_starts_one_background_check_per_interval(tmp_path):
     cfg = {"hygiene": {"interval_minutes": 60}}
     assert hygiene.start_check("/p", data, cfg, spawn=started.append)
     assert not hygiene.start_check("/p", data, cfg, spawn=started.append)  # within the hour
-    assert started == [
-        [started[0][0], "-m", "memcurate.curator.cli", "check", "--quiet", "--project", "/p"]
-    ]
+    assert started == [[*interpreter_entry(started[0][0]), "check", "--quiet", "--project", "/p"]]
     old = os.path.getmtime(os.path.join(data, hygiene.STAMP)) - 3601
     os.utime(os.path.join(data, hygiene.STAMP), (old, old))
     assert hygiene.start_check("/p", data, cfg, spawn=started.append) and len(started) == 2
     assert not hygiene.start_check(
         "/p", data, {"hygiene": {"interval_minutes": 0}}, spawn=started.append
     )
+
+
+def test_the_background_check_never_runs_a_memcurate_planted_in_the_project(project, tmp_path):
+    """The check runs with the hook's cwd, the project, where Claude can write: a `memcurate/` package
+    planted there must not be what the check imports (with `-m`, the cwd came first on sys.path)."""
+    from memcurate.hooks import hygiene
+
+    marker = tmp_path / "planted-code-ran"
+    planted = project / "memcurate"
+    planted.mkdir()
+    (planted / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    started: list[list[str]] = []
+    data = str(tmp_path / "data")
+    os.makedirs(data)
+    assert hygiene.start_check(str(project), data, {}, spawn=started.append)
+    r = subprocess.run(started[0], cwd=project, capture_output=True, text=True, timeout=120)
+    assert not marker.exists(), "the check imported the memcurate planted in the project"
+    assert r.returncode == 0, r.stderr
