@@ -6,6 +6,7 @@ every package imports only from the layers below its own (the layers block of do
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -19,7 +20,9 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports(path: Path) -> set[str]:
+# cached: the tests below walk the same files again and again (each engine test's imports, each layer)
+@functools.cache
+def imports(path: Path) -> frozenset[str]:
     """Every module `path` imports, at any depth of its code, as absolute names."""
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -35,16 +38,16 @@ def imports(path: Path) -> set[str]:
                 mod = node.module or ""
             found.add(mod)
             found.update(f"{mod}.{a.name}" for a in node.names)  # `from pkg import module`
-    return found
+    return frozenset(found)
 
 
-def sources(top: str) -> dict[str, set[str]]:
+def sources(top: str) -> dict[str, frozenset[str]]:
     files = sorted((ROOT / top).rglob("*.py"))
     assert files, f"no sources under {top}/"
     return {module_name(p): imports(p) for p in files}
 
 
-def tops(names: set[str]) -> set[str]:
+def tops(names: frozenset[str] | set[str]) -> set[str]:
     """The top-level packages named: memcurate's own by their folder (`memcurate.hooks.x` is `hooks`)."""
     return {n.split(".")[1] if n.startswith("memcurate.") else n.split(".")[0] for n in names}
 

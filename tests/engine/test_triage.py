@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -320,19 +321,21 @@ def test_requirements(pattern, needs):
     assert requirements(pattern) == needs
 
 
-def _conversation_lines() -> list[str]:
+@functools.cache  # read once: two tests walk every line of the real transcripts
+def _conversation_lines() -> tuple[str, ...]:
     lines: list[str] = []
     for path in shared_transcripts():
         for e in TranscriptReader(path):
             if e.kind in ("user", "assistant") and e.text:
                 lines.extend(e.text.splitlines())
-    return lines
+    return tuple(lines)
 
 
 @needs_shared
 def test_requirements_never_hide_a_match(rules):
     """Soundness: whenever a keyword's pattern matches a line, the cheap filter lets it through."""
-    lines = _conversation_lines() + [
+    lines = [
+        *_conversation_lines(),
         "We'll go with Redis",
         "I'd rather not",
         "is `main`, not `trunk`",
@@ -390,7 +393,8 @@ def test_phrases(pattern, expected):
 @needs_shared
 def test_phrases_found_without_regex_agree_with_the_regex(rules):
     """On every line of the real transcripts, a phrase keyword matches exactly where its regex does."""
-    lines = _conversation_lines() + [
+    lines = [
+        *_conversation_lines(),
         "Root cause: x",
         "the root causes",
         "rootcause",
@@ -400,11 +404,12 @@ def test_phrases_found_without_regex_agree_with_the_regex(rules):
     ]
     keywords = [kw for kw in rules.keywords.keywords + rules.reasons.keywords if kw.phrases]
     assert len(keywords) > 60
+    lowered = [(line, line.lower()) for line in lines]  # once, not once per keyword
     for kw in keywords:
         rx = re.compile(kw.regex.pattern, kw.regex.flags)
-        for line in lines:
+        for line, lower in lowered:
             by_regex = {m.start() for m in rx.finditer(line)}
-            by_find = {pos for pos, _ in kw.find(line, line.lower())}
+            by_find = {pos for pos, _ in kw.find(line, lower)}
             assert by_regex <= by_find and bool(by_regex) == bool(by_find), (kw.regex.pattern, line)
 
 
