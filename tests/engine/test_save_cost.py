@@ -855,3 +855,55 @@ def test_a_saves_duplicate_check_skips_the_index_search_when_nothing_was_indexed
     assert searches.bm25 >= 1
     assert (tids[0], "decision") not in {(e["triage"], e["category"]) for e in summary["created"]}
     assert not (memory / "decision" / f"{draft.id}.md").exists()
+
+
+def test_a_runs_held_copy_writes_no_segment_and_merges_none(tmp_path):
+    """Before, each lookup of a save run committed the change it held into the run's private copy: FTS5
+    wrote it as a segment and merged it with the one before (crisismerge 2), and the search read it back:
+    a segment written and one merged at each of the 20 saves here. Now the copy's one transaction stays
+    open until the run writes what it holds: FTS5 keeps the rows in memory and searches them there, no
+    segment there at any lookup."""
+    from test_index import make
+
+    from memcurate.curator.memory.index import MemoryIndex
+    from memcurate.curator.memory.store import MemoryStore
+
+    store = MemoryStore(tmp_path / "memory")
+    store.create(
+        make("decision", "use-postgres", "Use Postgres", "For the ledger", "Use it.", "ACID.")
+    )
+    index = MemoryIndex(tmp_path / "data" / "index.sqlite", store)
+    try:
+        index.refresh()
+        index.refresh()
+        written = []
+        with index.holding():
+            for i in range(20):
+                store.create(
+                    make(
+                        "decision",
+                        f"retry-webhooks-{i}",
+                        f"Retry webhooks of shard kv{i}kv with backoff",
+                        f"Webhook deliveries of shard kv{i}kv retried with backoff",
+                        f"Retry failed webhook deliveries of shard kv{i}kv up to six times.",
+                        "Receivers go down for minutes.",
+                    )
+                )
+                found = index.candidates("decision", f"webhook deliveries shard kv{i}kv")
+                assert f"retry-webhooks-{i}" in [c.id for c in found]
+                held = index._freshness._held_dbs["decision"]
+                # a segment's rows in %_data are numbered from its id: a new id for every one written
+                written.append(
+                    held.execute(
+                        "SELECT count(DISTINCT id >> 37) FROM fts_decision_data WHERE id >= 1 << 37"
+                    ).fetchone()[0]
+                )
+        assert written == [0] * 20, written
+    finally:
+        index.close()
+    index = MemoryIndex(tmp_path / "data" / "index.sqlite", store)
+    try:
+        assert len(index.refresh("decision").broken) == 0
+        assert index.get("decision", "retry-webhooks-19") is not None  # written when the run ended
+    finally:
+        index.close()
