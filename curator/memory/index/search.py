@@ -13,7 +13,9 @@ Terms are quoted strings, OR-ed: user text never reaches MATCH as syntax.
 
 While a save run holds the category's few changes in memory (freshness.py),
 the search runs on the indexed rows without those files and on a private copy
-of them alone (`with_held`). When the category's changes could not be written
+of them alone (`with_held`). A search since a mark (a save's duplicate check)
+first looks at the file rows written since: when there are none, the indexed
+rows are not searched at all (`_written_since`). When the category's changes could not be written
 (the write lock stayed busy), the search runs on a private in-memory copy: the indexed rows minus
 what changed, plus the changes. When even reading stays locked, on the
 category's files parsed straight into such a copy.
