@@ -793,3 +793,117 @@ def test_a_runs_staged_files_are_read_by_descriptor(tmp_path, monkeypatch):
     saves = len(summary["created"])
     assert saves == 6 * TRIAGES and not summary["failed"], summary
     assert seen["n"] == 0, f"{seen['n'] / saves:.1f} buffered reads a save of staged files"
+
+
+class Searches:
+    """The bm25 searches run on the index's connection (not a save run's private copy of what it holds)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.bm25 = 0
+        engine.index._db.conn().set_trace_callback(self.seen)
+
+    def seen(self, sql: str) -> None:
+        self.bm25 += " MATCH " in sql
+
+
+def indexed_then_drafted(tmp_path: Path, stored: int) -> tuple[Path, Path, list[str]]:
+    """As `drafted`, the index built whole before the drafts are decided: their marks are after every
+    stored memory (built as each category is first looked up, the rest would be indexed after a mark)."""
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    memory = setup(project, tmp_path)
+    seed(project, memory, stored)
+    tids = [stage(project, tmp_path, n, replace=distinct(n)) for n in range(1, TRIAGES + 1)]
+    engine = Engine(project)
+    try:
+        engine.index.refresh()
+        for tid in tids:
+            assert list(engine.process(tid).values()).count("ready") == 6
+    finally:
+        engine.close()
+    return project, memory, tids
+
+
+def test_a_saves_duplicate_check_skips_the_index_search_when_nothing_was_indexed_since(tmp_path):
+    """Before, every save's lookup since its decision's mark ran a bm25 query over the category's text
+    even when no memory had been indexed since (its words looked up in every segment of the index, which
+    grows with the store): 23 for 24 saves here. Now the file rows written since the mark are looked at
+    first (a range of row numbers), and when there are none, nothing is searched. A memory written by
+    hand after the decisions is among them: searched, and found."""
+    project, memory, tids = indexed_then_drafted(tmp_path, 1000)
+    engine = Engine(project)
+    try:
+        engine.index.refresh()
+        engine.index.refresh()
+        searches = Searches(engine)
+        summary = auto_approve(engine)
+    finally:
+        engine.close()
+    assert len(summary["created"]) == 6 * TRIAGES and not summary["failed"], summary
+    assert searches.bm25 == 0, f"{searches.bm25} bm25 searches of the index for {6 * TRIAGES} saves"
+
+    project, memory, tids = indexed_then_drafted(tmp_path / "edited", 1000)
+    engine = Engine(project)
+    try:
+        draft = memfile.parse(engine.review(tids[0], "decision")["text"])
+        by_hand = memfile.MemoryDoc(**{**draft.__dict__, "id": "written-by-hand"})
+        (memory / "decision" / "written-by-hand.md").write_text(memfile.render(by_hand))
+        searches = Searches(engine)
+        summary = auto_approve(engine)
+    finally:
+        engine.close()
+    assert searches.bm25 >= 1
+    assert (tids[0], "decision") not in {(e["triage"], e["category"]) for e in summary["created"]}
+    assert not (memory / "decision" / f"{draft.id}.md").exists()
+
+
+def test_a_runs_held_copy_writes_no_segment_and_merges_none(tmp_path):
+    """Before, each lookup of a save run committed the change it held into the run's private copy: FTS5
+    wrote it as a segment and merged it with the one before (crisismerge 2), and the search read it back:
+    a segment written and one merged at each of the 20 saves here. Now the copy's one transaction stays
+    open until the run writes what it holds: FTS5 keeps the rows in memory and searches them there, no
+    segment there at any lookup."""
+    from test_index import make
+
+    from memcurate.curator.memory.index import MemoryIndex
+    from memcurate.curator.memory.store import MemoryStore
+
+    store = MemoryStore(tmp_path / "memory")
+    store.create(
+        make("decision", "use-postgres", "Use Postgres", "For the ledger", "Use it.", "ACID.")
+    )
+    index = MemoryIndex(tmp_path / "data" / "index.sqlite", store)
+    try:
+        index.refresh()
+        index.refresh()
+        written = []
+        with index.holding():
+            for i in range(20):
+                store.create(
+                    make(
+                        "decision",
+                        f"retry-webhooks-{i}",
+                        f"Retry webhooks of shard kv{i}kv with backoff",
+                        f"Webhook deliveries of shard kv{i}kv retried with backoff",
+                        f"Retry failed webhook deliveries of shard kv{i}kv up to six times.",
+                        "Receivers go down for minutes.",
+                    )
+                )
+                found = index.candidates("decision", f"webhook deliveries shard kv{i}kv")
+                assert f"retry-webhooks-{i}" in [c.id for c in found]
+                held = index._freshness._held_dbs["decision"]
+                # a segment's rows in %_data are numbered from its id: a new id for every one written
+                written.append(
+                    held.execute(
+                        "SELECT count(DISTINCT id >> 37) FROM fts_decision_data WHERE id >= 1 << 37"
+                    ).fetchone()[0]
+                )
+        assert written == [0] * 20, written
+    finally:
+        index.close()
+    index = MemoryIndex(tmp_path / "data" / "index.sqlite", store)
+    try:
+        assert len(index.refresh("decision").broken) == 0
+        assert index.get("decision", "retry-webhooks-19") is not None  # written when the run ended
+    finally:
+        index.close()

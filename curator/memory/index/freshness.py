@@ -345,12 +345,12 @@ class Freshness:
         db = self._held_dbs.get(category)
         if db is not None:
             try:
-                with db:  # one transaction: a statement's own would cost more than the statement
-                    db.execute("BEGIN")
-                    for name in gone:
-                        remove(db, category, name, counts=False)
-                    for ch in added:
-                        insert(db, category, ch, counts=False)
+                if not db.in_transaction:
+                    db.execute("BEGIN")  # kept open: see `held_db`
+                for name in gone:
+                    remove(db, category, name, counts=False)
+                for ch in added:
+                    insert(db, category, ch, counts=False)
             except sqlite3.Error:
                 self._close_held_db(category)  # made again from what is held when next searched
         return True
@@ -372,16 +372,19 @@ class Freshness:
 
     def held_db(self, category: str) -> sqlite3.Connection:
         """A private in-memory copy of the category's held changes (their texts alone, searched with words
-        the index's counts chose: no counts of its own), kept up to date as more are held."""
+        the index's counts chose: no counts of its own), kept up to date as more are held.
+
+        Its one transaction is never committed (the copy is dropped at `flush`): FTS5 keeps the rows of an
+        open transaction in memory and searches them there. A commit a save would write them as a segment
+        and merge it with the others, and the search then read it back: twice the cost, for nothing."""
         db = self._held_dbs.get(category)
         if db is None:
             db = memory_db(category)
             try:
-                with db:  # one transaction
-                    db.execute("BEGIN")
-                    for ch in self.held.get(category, {}).values():
-                        if ch is not None and ch.doc is not None:
-                            insert(db, category, ch, counts=False)
+                db.execute("BEGIN")
+                for ch in self.held.get(category, {}).values():
+                    if ch is not None and ch.doc is not None:
+                        insert(db, category, ch, counts=False)
             except BaseException:
                 db.close()
                 raise

@@ -13,7 +13,9 @@ Terms are quoted strings, OR-ed: user text never reaches MATCH as syntax.
 
 While a save run holds the category's few changes in memory (freshness.py),
 the search runs on the indexed rows without those files and on a private copy
-of them alone (`with_held`). When the category's changes could not be written
+of them alone (`with_held`). A search since a mark (a save's duplicate check)
+first looks at the file rows written since: when there are none, the indexed
+rows are not searched at all (`_written_since`). When the category's changes could not be written
 (the write lock stayed busy), the search runs on a private in-memory copy: the indexed rows minus
 what changed, plus the changes. When even reading stays locked, on the
 category's files parsed straight into such a copy.
@@ -113,6 +115,8 @@ def find_candidates(
     `since`: only rows written after that row number (MemoryIndex.mark); `rows`: the category's file rows
     in `conn`, when the caller knows them (`_choose_terms`)."""
     with _snapshot(conn):
+        if since and not _written_since(conn, category, since):
+            return []
         chosen = _choose_terms(conn, category, terms, rows)
         return _search_in(
             conn, folder, category, terms, ident, limit, include_archived, chosen, since=since
@@ -139,12 +143,34 @@ def with_held(
     it matches. `rows`: as for `find_candidates`."""
     with _snapshot(conn):
         chosen = _choose_terms(conn, category, terms, rows)
-        found = _search_in(
-            conn, folder, category, terms, ident, limit, include_archived, chosen, held, since
+        found = (
+            _search_in(
+                conn, folder, category, terms, ident, limit, include_archived, chosen, held, since
+            )
+            if not since or _written_since(conn, category, since, held)
+            else []
         )
     found += _search_in(held_db, folder, category, terms, ident, limit, include_archived, chosen)
     found.sort(key=lambda c: (not c.identical, -c.score, c.id))
     return found
+
+
+def _written_since(
+    conn: sqlite3.Connection,
+    category: str,
+    since: int,
+    skip: set[str] | frozenset[str] = frozenset(),
+) -> bool:
+    """Whether a file row of `category` was written after row number `since`, a file `skip` names aside.
+    When none was, a search since then finds nothing: skipped, it costs the rows written since (a range
+    of row numbers, seeked: `+category` keeps the category's index out of it), not a bm25 query whose
+    words are looked up in every segment of the category's text."""
+    for (name,) in conn.execute(
+        "SELECT name FROM files WHERE doc > ? AND +category = ?", (since, category)
+    ):
+        if name not in skip:
+            return True
+    return False
 
 
 def _search_in(
