@@ -375,7 +375,7 @@ class Freshness:
         the index's counts chose: no counts of its own), kept up to date as more are held.
 
         Its one transaction is never committed (the copy is dropped at `flush`): FTS5 keeps the rows of an
-        open transaction in memory and searches them there. A commit a save would write them as a segment
+        open transaction in memory and searches them there. A commit at each save would write them as a segment
         and merge it with the others, and the search then read it back: twice the cost, for nothing."""
         db = self._held_dbs.get(category)
         if db is None:
