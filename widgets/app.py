@@ -78,15 +78,6 @@ from .messages import (
     ItemsLoaded,
     StagingChanged,
 )
-from .panels import (
-    BudgetsView,
-    DocumentView,
-    DraftingLine,
-    GraduationView,
-    IssuesView,
-    ProgressView,
-    card_evidence,
-)
 from .queue import (
     FILTER_CATEGORIES,
     SEVERITIES,
@@ -110,7 +101,8 @@ if TYPE_CHECKING:
     from memcurate.curator.engine import Engine
     from memcurate.curator.review.items import Detail, Kind
 # The dialogs (.dialogs) are imported where a key opens one: their widgets (TextArea, Input, OptionList) are
-# a tenth of the imports before the first frame.
+# a tenth of the imports before the first frame. The panels (.panels) come after the first frame
+# (_mount_panels), and their module with them: each widget class textual sets up costs about a millisecond.
 
 STALE = ("stale",)  # what the detail panels show when it must be read again, whatever is selected
 SELECT_SETTLE = 0.03  # seconds the cursor rests on a row before its document is read
@@ -210,7 +202,7 @@ class MemcurateApp(App):
         self.describe_drafting: Callable[[], DraftingStatus] | None = None
         self._engine_up = asyncio.Event()  # set once the engine is up and its first load asked for
         self._first_frame = True  # until the first frame is written (post_display_hook)
-        self._panels: AwaitMount | None = None  # the panels' mount, until the engine is up
+        self._panels: list[AwaitMount] = []  # the panels' mounts, until the engine is up
         self.watch_enabled, self.pipeline_enabled = watch, run_pipeline
         self.clock = clock
         self.editor = editor
@@ -252,21 +244,33 @@ class MemcurateApp(App):
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="")
         with Horizontal(id="main"):
+            # the pipeline's panels (under the queue) and the selection's, empty until the engine is up:
+            # mounted after the first frame (_mount_panels)
             with Vertical(id="left"):
                 yield QueueTable(id="queue")
-                yield DraftingLine(id="drafting")
-                yield ProgressView(id="progress")
-            # the selection's panels, empty until the engine is up: mounted after the first frame
-            # (_mount_panels), which they would cost a fifth of
             yield Vertical(id="right")
         yield TidyFooter()
 
-    def _mount_panels(self) -> AwaitMount:
-        return self.query_one("#right", Vertical).mount(
-            DocumentView(id="document"),
-            IssuesView(id="issues"),
-            Horizontal(BudgetsView(id="budgets"), GraduationView(id="graduation"), id="bottom"),
+    def _mount_panels(self) -> list[AwaitMount]:
+        from .panels import (
+            BudgetsView,
+            DocumentView,
+            DraftingLine,
+            GraduationView,
+            IssuesView,
+            ProgressView,
         )
+
+        progress = ProgressView(id="progress")
+        progress.set_compact(self._fitted[0])  # a narrow terminal's, as _fit makes it
+        return [
+            self.query_one("#left", Vertical).mount(DraftingLine(id="drafting"), progress),
+            self.query_one("#right", Vertical).mount(
+                DocumentView(id="document"),
+                IssuesView(id="issues"),
+                Horizontal(BudgetsView(id="budgets"), GraduationView(id="graduation"), id="bottom"),
+            ),
+        ]
 
     def on_resize(self, event) -> None:
         self._fit(event.size.width)
@@ -285,7 +289,8 @@ class MemcurateApp(App):
             return  # as laid out (the first layout is the wide one: a wide start does nothing here)
         self._fitted = (narrow, hidden)
         self.set_class(narrow, "-narrow")
-        self.query_one(ProgressView).set_compact(narrow)
+        for progress in self.query("#progress"):  # once mounted (_mount_panels sets it then)
+            progress.set_compact(narrow)
         for footer in self.query(TidyFooter):
             if footer.hidden != hidden:
                 fit_footer(footer, narrow, hidden)
@@ -346,9 +351,9 @@ class MemcurateApp(App):
         self.post_message(EngineReady(engine, board))
 
     async def on_engine_ready(self, message: EngineReady) -> None:
-        if self._panels is not None:  # what the engine's first load fills
-            await self._panels
-            self._panels = None
+        panels, self._panels = self._panels, []
+        for mounted in panels:  # what the engine's first load fills
+            await mounted
         self._engine_up.set()  # its handlers run before an awaiting test resumes
         if message.engine is None:
             from rich.text import Text  # not markup: the error may hold brackets
@@ -457,6 +462,8 @@ class MemcurateApp(App):
         # the graduation panel counts the rule kind's rows
         group = self.kinds[RULE].prefix if RULE in self.kinds else None
         rules = [i for i in self.items.get(group, []) if not i.is_error] if group else []
+        from .panels import GraduationView
+
         self.query_one(GraduationView).show(sorted(rules, key=sort_key))
         self._selection_changed()
 
@@ -471,6 +478,8 @@ class MemcurateApp(App):
         self._selection_changed()
 
     def _selection_changed(self) -> None:
+        from .panels import DocumentView, IssuesView
+
         item = self.selected()
         key = item.key if item else None
         shown = (key, item.state, item.field("verified")) if item else None
@@ -501,6 +510,8 @@ class MemcurateApp(App):
             if t != tid and any(i.state in staging.IN_FLIGHT for i in v)
         )
         from memcurate.curator.candidates.queue import TriageProgress  # loaded with the engine
+
+        from .panels import ProgressView
 
         outcome = (self.outcomes.get(tid) if tid else None) or TriageProgress()
         shown = (tid, rows, busy, outcome, self.overall)
@@ -533,6 +544,8 @@ class MemcurateApp(App):
         item = self.selected()
         if item is None or item.key != message.key:
             return
+        from .panels import DocumentView, IssuesView
+
         self.detail = message.detail
         if message.detail is not None:
             self.query_one(DocumentView).show_detail(message.detail, root=self.engine.root)
@@ -563,6 +576,8 @@ class MemcurateApp(App):
     def on_budgets_loaded(self, message: BudgetsLoaded) -> None:
         if message.key != _archiving(self.selected()):
             return  # for a row the cursor has left
+        from .panels import BudgetsView
+
         self.query_one(BudgetsView).show(message.usage, message.moves, message.error)
 
     # -- watching and drafting ----------------------------------------------------------
@@ -580,6 +595,8 @@ class MemcurateApp(App):
         self.post_message(DraftingDescribed(info))
 
     def on_drafting_described(self, message: DraftingDescribed) -> None:
+        from .panels import DraftingLine
+
         self.query_one(DraftingLine).show(message.info)
 
     @work(thread=True, group="watch")
@@ -790,6 +807,8 @@ class MemcurateApp(App):
         def done(text: str | None) -> None:
             if text is not None:
                 self._save_edit(item, detail, before, text)
+
+        from .panels import card_evidence
 
         ev = detail.view.get("evidence")
         side = (
