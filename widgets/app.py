@@ -244,11 +244,11 @@ class MemcurateApp(App):
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="")
         with Horizontal(id="main"):
-            # the pipeline's panels (under the queue) and the selection's, empty until the engine is up:
-            # mounted after the first frame (_mount_panels)
+            # The pipeline's panels (under the queue) and the selection's (#right), empty until the engine is
+            # up, are mounted after the first frame (_mount_panels): textual lays out, styles and draws each
+            # widget, container or not (an empty Vertical costs the first frame 5 ms).
             with Vertical(id="left"):
                 yield QueueTable(id="queue")
-            yield Vertical(id="right")
         yield TidyFooter()
 
     def _mount_panels(self) -> list[AwaitMount]:
@@ -265,10 +265,15 @@ class MemcurateApp(App):
         progress.set_compact(self._fitted[0])  # a narrow terminal's, as _fit makes it
         return [
             self.query_one("#left", Vertical).mount(DraftingLine(id="drafting"), progress),
-            self.query_one("#right", Vertical).mount(
-                DocumentView(id="document"),
-                IssuesView(id="issues"),
-                Horizontal(BudgetsView(id="budgets"), GraduationView(id="graduation"), id="bottom"),
+            self.query_one("#main", Horizontal).mount(
+                Vertical(
+                    DocumentView(id="document"),
+                    IssuesView(id="issues"),
+                    Horizontal(
+                        BudgetsView(id="budgets"), GraduationView(id="graduation"), id="bottom"
+                    ),
+                    id="right",
+                )
             ),
         ]
 

@@ -103,8 +103,8 @@ def test_the_first_frame_comes_before_the_engine_then_the_rows(project, tmp_path
 
 def test_the_first_frame_leaves_the_panels_for_after_it(project, tmp_path):
     """The first frame lays out, styles and draws the header, the queue and the footer; the pipeline's panels
-    (under the queue) and the selection's (empty until the engine is up) are mounted once it is written, in
-    their places, and before the engine's first load reaches them."""
+    (under the queue) and the selection's (empty until the engine is up, in their column #right) are mounted
+    once it is written, in their places, and before the engine's first load reaches them."""
     memory = tmp_path / "memory"
     rows = drafted_demo(project, memory)
     app = app_over(project, engine_factory(project, memory))
@@ -113,7 +113,8 @@ def test_the_first_frame_leaves_the_panels_for_after_it(project, tmp_path):
 
     def hook() -> None:
         if not first:
-            first.append({type(w).__name__ for w in app.screen.walk_children()})
+            shown = list(app.screen.walk_children())
+            first.append({type(w).__name__ for w in shown} | {f"#{w.id}" for w in shown if w.id})
         real()
 
     app.post_display_hook = hook
@@ -132,7 +133,7 @@ def test_the_first_frame_leaves_the_panels_for_after_it(project, tmp_path):
                 "BudgetsView",
                 "GraduationView",
             }
-            assert not panels & first[0]
+            assert not panels & first[0] and "#right" not in first[0]
             left = app.query_one("#left")
             assert [(type(w).__name__, w.id) for w in left.children] == [
                 ("QueueTable", "queue"),
