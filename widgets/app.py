@@ -106,6 +106,7 @@ if TYPE_CHECKING:
 
 STALE = ("stale",)  # what the detail panels show when it must be read again, whatever is selected
 SELECT_SETTLE = 0.03  # seconds the cursor rests on a row before its document is read
+PANELS_CSS = "panels.tcss"  # the panels' rules, read as they are mounted (next to CSS_PATH)
 LOADING = "loading…"  # the queue's title until the engine is up and the first load is shown
 # why a key is greyed out before the engine
 STARTING = "starting: the keys work once the queue has loaded"
@@ -261,6 +262,11 @@ class MemcurateApp(App):
             ProgressView,
         )
 
+        # their rules (app.tcss has the first frame's): textual styles each widget with the rules there are
+        # when it is mounted, so these, which match none of the first frame's, are read before them
+        path = os.path.join(os.path.dirname(__file__), PANELS_CSS)
+        with open(path, encoding="utf-8") as f:
+            self.stylesheet.add_source(f.read(), read_from=(path, ""))
         progress = ProgressView(id="progress")
         progress.set_compact(self._fitted[0])  # a narrow terminal's, as _fit makes it
         return [

@@ -104,17 +104,23 @@ def test_the_first_frame_comes_before_the_engine_then_the_rows(project, tmp_path
 def test_the_first_frame_leaves_the_panels_for_after_it(project, tmp_path):
     """The first frame lays out, styles and draws the header, the queue and the footer; the pipeline's panels
     (under the queue) and the selection's (empty until the engine is up, in their column #right) are mounted
-    once it is written, in their places, and before the engine's first load reaches them."""
+    once it is written, in their places, and before the engine's first load reaches them. The app's rules
+    for them (panels.tcss) are parsed then too: textual parses every rule of the stylesheet before the
+    first frame, whatever it matches."""
     memory = tmp_path / "memory"
     rows = drafted_demo(project, memory)
     app = app_over(project, engine_factory(project, memory))
     first: list[set[str]] = []
     real = app.post_display_hook
 
+    def styled() -> set[str]:  # the names the app's own rules (not textual's defaults) select
+        return {n for r in app.stylesheet.rules if not r.is_default_rules for n in r.selector_names}
+
     def hook() -> None:
         if not first:
             shown = list(app.screen.walk_children())
             first.append({type(w).__name__ for w in shown} | {f"#{w.id}" for w in shown if w.id})
+            first.append(styled())
         real()
 
     app.post_display_hook = hook
@@ -134,6 +140,17 @@ def test_the_first_frame_leaves_the_panels_for_after_it(project, tmp_path):
                 "GraduationView",
             }
             assert not panels & first[0] and "#right" not in first[0]
+            ids = {
+                "#right",
+                "#drafting",
+                "#progress",
+                "#document",
+                "#issues",
+                "#budgets",
+                "#graduation",
+            }
+            assert {"#left", "#queue"} <= first[1] and not ids & first[1]
+            assert ids <= styled()
             left = app.query_one("#left")
             assert [(type(w).__name__, w.id) for w in left.children] == [
                 ("QueueTable", "queue"),
