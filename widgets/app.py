@@ -37,7 +37,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widget import AwaitMount
-from textual.widgets import DataTable, Header
+from textual.widgets import DataTable
 from textual.worker import get_current_worker
 
 from memcurate.curator.candidates import staging, usage
@@ -68,6 +68,7 @@ from .actions import (
 )
 from .drafting import WAITING, Pipeline, PipelineEvent
 from .footer import NARROW, TidyFooter, fit_footer
+from .header import TitleBar
 from .messages import (
     SAID,
     ActionDone,
@@ -243,7 +244,7 @@ class MemcurateApp(App):
     # -- layout ---------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False, icon="")
+        yield TitleBar()
         with Horizontal(id="main"):
             # The pipeline's panels (under the queue) and the selection's (#right), empty until the engine is
             # up, are mounted after the first frame (_mount_panels): textual lays out, styles and draws each

@@ -130,7 +130,7 @@ def test_the_first_frame_leaves_the_panels_for_after_it(project, tmp_path):
             await app.ready()
             await settle(pilot)
             assert first, "no frame was written"
-            assert {"Header", "QueueTable", "TidyFooter"} <= first[0]
+            assert {"TitleBar", "QueueTable", "TidyFooter"} <= first[0]
             panels = {
                 "DraftingLine",
                 "ProgressView",
@@ -203,7 +203,7 @@ def test_an_engine_that_cannot_be_built_ends_the_app_with_why(project):
 def test_the_start_path_imports_nothing_only_the_engine_needs():
     """What `memcurate` imports before the TUI's first frame (cli, commands, the app module): no engine,
     no config YAML, no SQLite, no watcher, no dialog widgets, no panels (mounted after the first frame), no
-    syntax highlighter, no item shapes (their dataclasses are compiled when imported: a tenth of what
+    textual Header (TitleBar draws it), no syntax highlighter, no item shapes (their dataclasses are compiled when imported: a tenth of what
     memcurate added to the first paint)."""
     later = [
         "memcurate.curator.review.items",
@@ -220,6 +220,7 @@ def test_the_start_path_imports_nothing_only_the_engine_needs():
         "memcurate.widgets.library",
         "memcurate.widgets.dialogs",
         "memcurate.widgets.panels",
+        "textual.widgets._header",
         "rich.syntax",
         "pygments",
     ]
