@@ -9,9 +9,10 @@ explains are all built from these tables, so a key cannot be bound without a hel
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from textual.binding import Binding, BindingType
+
+from memcurate.curator.util.fieldtuple import FieldTuple
 
 # Where a key applies (the app's and the library's check_action and why_not read it).
 # From the first frame, whatever is on screen: help and quit.
@@ -32,13 +33,19 @@ WHERE = frozenset((ANYWHERE, QUEUE, ROW, CLEAN, ENTRY, SCREEN))
 KEY_DISPLAY = {"slash": "/", "question_mark": "?", "escape": "esc"}
 
 
-@dataclass(frozen=True)
-class Action:
+class Action(FieldTuple):
+    """A key of a table below. A named tuple (util/fieldtuple.py), not a dataclass: a dataclass compiles its
+    methods when its module is imported, a millisecond of the first frame's imports."""
+
+    __slots__ = ()
     action: str
     keys: str
     label: str
     description: str
     where: str
+
+    def __new__(cls, action: str, keys: str, label: str, description: str, where: str) -> Action:
+        return super().__new__(cls, (action, keys, label, description, where))
 
     @property
     def display(self) -> str:

@@ -37,7 +37,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widget import AwaitMount
-from textual.widgets import DataTable, Header
+from textual.widgets import DataTable
 from textual.worker import get_current_worker
 
 from memcurate.curator.candidates import staging, usage
@@ -68,6 +68,7 @@ from .actions import (
 )
 from .drafting import WAITING, Pipeline, PipelineEvent
 from .footer import NARROW, TidyFooter, fit_footer
+from .header import TitleBar
 from .messages import (
     SAID,
     ActionDone,
@@ -77,15 +78,6 @@ from .messages import (
     EngineReady,
     ItemsLoaded,
     StagingChanged,
-)
-from .panels import (
-    BudgetsView,
-    DocumentView,
-    DraftingLine,
-    GraduationView,
-    IssuesView,
-    ProgressView,
-    card_evidence,
 )
 from .queue import (
     FILTER_CATEGORIES,
@@ -110,10 +102,12 @@ if TYPE_CHECKING:
     from memcurate.curator.engine import Engine
     from memcurate.curator.review.items import Detail, Kind
 # The dialogs (.dialogs) are imported where a key opens one: their widgets (TextArea, Input, OptionList) are
-# a tenth of the imports before the first frame.
+# a tenth of the imports before the first frame. The panels (.panels) come after the first frame
+# (_mount_panels), and their module with them: each widget class textual sets up costs about a millisecond.
 
 STALE = ("stale",)  # what the detail panels show when it must be read again, whatever is selected
 SELECT_SETTLE = 0.03  # seconds the cursor rests on a row before its document is read
+PANELS_CSS = "panels.tcss"  # the panels' rules, read as they are mounted (next to CSS_PATH)
 LOADING = "loading…"  # the queue's title until the engine is up and the first load is shown
 # why a key is greyed out before the engine
 STARTING = "starting: the keys work once the queue has loaded"
@@ -210,7 +204,7 @@ class MemcurateApp(App):
         self.describe_drafting: Callable[[], DraftingStatus] | None = None
         self._engine_up = asyncio.Event()  # set once the engine is up and its first load asked for
         self._first_frame = True  # until the first frame is written (post_display_hook)
-        self._panels: AwaitMount | None = None  # the panels' mount, until the engine is up
+        self._panels: list[AwaitMount] = []  # the panels' mounts, until the engine is up
         self.watch_enabled, self.pipeline_enabled = watch, run_pipeline
         self.clock = clock
         self.editor = editor
@@ -250,23 +244,45 @@ class MemcurateApp(App):
     # -- layout ---------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False, icon="")
+        yield TitleBar()
         with Horizontal(id="main"):
+            # The pipeline's panels (under the queue) and the selection's (#right), empty until the engine is
+            # up, are mounted after the first frame (_mount_panels): textual lays out, styles and draws each
+            # widget, container or not (an empty Vertical costs the first frame 5 ms).
             with Vertical(id="left"):
                 yield QueueTable(id="queue")
-                yield DraftingLine(id="drafting")
-                yield ProgressView(id="progress")
-            # the selection's panels, empty until the engine is up: mounted after the first frame
-            # (_mount_panels), which they would cost a fifth of
-            yield Vertical(id="right")
         yield TidyFooter()
 
-    def _mount_panels(self) -> AwaitMount:
-        return self.query_one("#right", Vertical).mount(
-            DocumentView(id="document"),
-            IssuesView(id="issues"),
-            Horizontal(BudgetsView(id="budgets"), GraduationView(id="graduation"), id="bottom"),
+    def _mount_panels(self) -> list[AwaitMount]:
+        from .panels import (
+            BudgetsView,
+            DocumentView,
+            DraftingLine,
+            GraduationView,
+            IssuesView,
+            ProgressView,
         )
+
+        # their rules (app.tcss has the first frame's): textual styles each widget with the rules there are
+        # when it is mounted, so these, which match none of the first frame's, are read before them
+        path = os.path.join(os.path.dirname(__file__), PANELS_CSS)
+        with open(path, encoding="utf-8") as f:
+            self.stylesheet.add_source(f.read(), read_from=(path, ""))
+        progress = ProgressView(id="progress")
+        progress.set_compact(self._fitted[0])  # a narrow terminal's, as _fit makes it
+        return [
+            self.query_one("#left", Vertical).mount(DraftingLine(id="drafting"), progress),
+            self.query_one("#main", Horizontal).mount(
+                Vertical(
+                    DocumentView(id="document"),
+                    IssuesView(id="issues"),
+                    Horizontal(
+                        BudgetsView(id="budgets"), GraduationView(id="graduation"), id="bottom"
+                    ),
+                    id="right",
+                )
+            ),
+        ]
 
     def on_resize(self, event) -> None:
         self._fit(event.size.width)
@@ -285,7 +301,8 @@ class MemcurateApp(App):
             return  # as laid out (the first layout is the wide one: a wide start does nothing here)
         self._fitted = (narrow, hidden)
         self.set_class(narrow, "-narrow")
-        self.query_one(ProgressView).set_compact(narrow)
+        for progress in self.query("#progress"):  # once mounted (_mount_panels sets it then)
+            progress.set_compact(narrow)
         for footer in self.query(TidyFooter):
             if footer.hidden != hidden:
                 fit_footer(footer, narrow, hidden)
@@ -346,9 +363,9 @@ class MemcurateApp(App):
         self.post_message(EngineReady(engine, board))
 
     async def on_engine_ready(self, message: EngineReady) -> None:
-        if self._panels is not None:  # what the engine's first load fills
-            await self._panels
-            self._panels = None
+        panels, self._panels = self._panels, []
+        for mounted in panels:  # what the engine's first load fills
+            await mounted
         self._engine_up.set()  # its handlers run before an awaiting test resumes
         if message.engine is None:
             from rich.text import Text  # not markup: the error may hold brackets
@@ -457,6 +474,8 @@ class MemcurateApp(App):
         # the graduation panel counts the rule kind's rows
         group = self.kinds[RULE].prefix if RULE in self.kinds else None
         rules = [i for i in self.items.get(group, []) if not i.is_error] if group else []
+        from .panels import GraduationView
+
         self.query_one(GraduationView).show(sorted(rules, key=sort_key))
         self._selection_changed()
 
@@ -471,6 +490,8 @@ class MemcurateApp(App):
         self._selection_changed()
 
     def _selection_changed(self) -> None:
+        from .panels import DocumentView, IssuesView
+
         item = self.selected()
         key = item.key if item else None
         shown = (key, item.state, item.field("verified")) if item else None
@@ -501,6 +522,8 @@ class MemcurateApp(App):
             if t != tid and any(i.state in staging.IN_FLIGHT for i in v)
         )
         from memcurate.curator.candidates.queue import TriageProgress  # loaded with the engine
+
+        from .panels import ProgressView
 
         outcome = (self.outcomes.get(tid) if tid else None) or TriageProgress()
         shown = (tid, rows, busy, outcome, self.overall)
@@ -533,6 +556,8 @@ class MemcurateApp(App):
         item = self.selected()
         if item is None or item.key != message.key:
             return
+        from .panels import DocumentView, IssuesView
+
         self.detail = message.detail
         if message.detail is not None:
             self.query_one(DocumentView).show_detail(message.detail, root=self.engine.root)
@@ -563,6 +588,8 @@ class MemcurateApp(App):
     def on_budgets_loaded(self, message: BudgetsLoaded) -> None:
         if message.key != _archiving(self.selected()):
             return  # for a row the cursor has left
+        from .panels import BudgetsView
+
         self.query_one(BudgetsView).show(message.usage, message.moves, message.error)
 
     # -- watching and drafting ----------------------------------------------------------
@@ -580,6 +607,8 @@ class MemcurateApp(App):
         self.post_message(DraftingDescribed(info))
 
     def on_drafting_described(self, message: DraftingDescribed) -> None:
+        from .panels import DraftingLine
+
         self.query_one(DraftingLine).show(message.info)
 
     @work(thread=True, group="watch")
@@ -790,6 +819,8 @@ class MemcurateApp(App):
         def done(text: str | None) -> None:
             if text is not None:
                 self._save_edit(item, detail, before, text)
+
+        from .panels import card_evidence
 
         ev = detail.view.get("evidence")
         side = (

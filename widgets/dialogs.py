@@ -258,6 +258,10 @@ class EditorScreen(ModalScreen[str | None]):
     EditorScreen TextArea { height: 1fr; }
     EditorScreen #editor-problems { height: auto; max-height: 8; color: $error; }
     EditorScreen .dialog-title { width: 100%; text-style: bold; }
+    /* writing an offline card: the editor and, beside it, the evidence the card was made from */
+    EditorScreen #editor-body { height: 1fr; }
+    EditorScreen #editor-body TextArea { width: 3fr; }
+    EditorScreen #editor-evidence { width: 2fr; border-left: solid $panel; padding: 0 1; }
     """
     BINDINGS = [
         Binding("ctrl+s", "save", "Save", priority=True),

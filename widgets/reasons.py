@@ -8,8 +8,6 @@ from typing import TYPE_CHECKING
 from memcurate.curator.candidates.staging import IN_FLIGHT
 from memcurate.curator.util.textsafe import one_line
 
-from .panels import issue_text
-
 if TYPE_CHECKING:  # the item shape: loaded with the engine
     from memcurate.curator.candidates.queue import Item
 
@@ -67,6 +65,8 @@ def _first_block(item: Item, review: dict | None) -> str:
     ]
     if blocks:
         more = f" (and {len(blocks) - 1} more)" if len(blocks) > 1 else ""
+        from .panels import issue_text  # the document's panels: mounted after the first frame
+
         return issue_text(blocks[0]) + more
     n = item.blocks
     return f"{n} blocking issue{'s' if n > 1 else ''}, shown under the document"

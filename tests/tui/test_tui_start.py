@@ -101,19 +101,26 @@ def test_the_first_frame_comes_before_the_engine_then_the_rows(project, tmp_path
     asyncio.run(scenario())
 
 
-def test_the_first_frame_leaves_the_selections_panels_for_after_it(project, tmp_path):
-    """The first frame lays out, styles and draws the header, the queue, the pipeline's panels and the footer;
-    the selection's panels (empty until the engine is up) are mounted once it is written, in their places,
-    and before the engine's first load reaches them."""
+def test_the_first_frame_leaves_the_panels_for_after_it(project, tmp_path):
+    """The first frame lays out, styles and draws the header, the queue and the footer; the pipeline's panels
+    (under the queue) and the selection's (empty until the engine is up, in their column #right) are mounted
+    once it is written, in their places, and before the engine's first load reaches them. The app's rules
+    for them (panels.tcss) are parsed then too: textual parses every rule of the stylesheet before the
+    first frame, whatever it matches."""
     memory = tmp_path / "memory"
     rows = drafted_demo(project, memory)
     app = app_over(project, engine_factory(project, memory))
     first: list[set[str]] = []
     real = app.post_display_hook
 
+    def styled() -> set[str]:  # the names the app's own rules (not textual's defaults) select
+        return {n for r in app.stylesheet.rules if not r.is_default_rules for n in r.selector_names}
+
     def hook() -> None:
         if not first:
-            first.append({type(w).__name__ for w in app.screen.walk_children()})
+            shown = list(app.screen.walk_children())
+            first.append({type(w).__name__ for w in shown} | {f"#{w.id}" for w in shown if w.id})
+            first.append(styled())
         real()
 
     app.post_display_hook = hook
@@ -123,11 +130,33 @@ def test_the_first_frame_leaves_the_selections_panels_for_after_it(project, tmp_
             await app.ready()
             await settle(pilot)
             assert first, "no frame was written"
-            assert {"Header", "QueueTable", "DraftingLine", "ProgressView", "TidyFooter"} <= first[
-                0
+            assert {"TitleBar", "QueueTable", "TidyFooter"} <= first[0]
+            panels = {
+                "DraftingLine",
+                "ProgressView",
+                "DocumentView",
+                "IssuesView",
+                "BudgetsView",
+                "GraduationView",
+            }
+            assert not panels & first[0] and "#right" not in first[0]
+            ids = {
+                "#right",
+                "#drafting",
+                "#progress",
+                "#document",
+                "#issues",
+                "#budgets",
+                "#graduation",
+            }
+            assert {"#left", "#queue"} <= first[1] and not ids & first[1]
+            assert ids <= styled()
+            left = app.query_one("#left")
+            assert [(type(w).__name__, w.id) for w in left.children] == [
+                ("QueueTable", "queue"),
+                ("DraftingLine", "drafting"),
+                ("ProgressView", "progress"),
             ]
-            panels = {"DocumentView", "IssuesView", "BudgetsView", "GraduationView"}
-            assert not panels & first[0]
             right = app.query_one("#right")
             assert [(type(w).__name__, w.id) for w in right.walk_children()] == [
                 ("DocumentView", "document"),
@@ -139,6 +168,8 @@ def test_the_first_frame_leaves_the_selections_panels_for_after_it(project, tmp_
             ]
             assert len(app.query_one(QueueTable).shown) == rows
             assert app.selected() is not None and app.review is not None  # the document shown
+            # the pipeline's panel shows the selection's triage
+            assert app.query_one("#progress")._last[0] == app.selected().tid
 
     asyncio.run(scenario())
 
@@ -171,8 +202,9 @@ def test_an_engine_that_cannot_be_built_ends_the_app_with_why(project):
 
 def test_the_start_path_imports_nothing_only_the_engine_needs():
     """What `memcurate` imports before the TUI's first frame (cli, commands, the app module): no engine,
-    no config YAML, no SQLite, no watcher, no dialog widgets, no syntax highlighter, no item shapes (their
-    dataclasses are compiled when imported: a tenth of what memcurate added to the first paint)."""
+    no config YAML, no SQLite, no watcher, no dialog widgets, no panels (mounted after the first frame), no
+    textual Header (TitleBar draws it), no syntax highlighter, no item shapes (their dataclasses are compiled when imported: a tenth of what
+    memcurate added to the first paint)."""
     later = [
         "memcurate.curator.review.items",
         "memcurate.curator.candidates.queue",
@@ -187,6 +219,8 @@ def test_the_start_path_imports_nothing_only_the_engine_needs():
         "memcurate.curator.drafting",
         "memcurate.widgets.library",
         "memcurate.widgets.dialogs",
+        "memcurate.widgets.panels",
+        "textual.widgets._header",
         "rich.syntax",
         "pygments",
     ]
