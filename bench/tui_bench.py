@@ -863,6 +863,18 @@ def time_bare(interp: list[str], env: dict, cwd: str, code: str = "pass") -> flo
     return t * 1e3
 
 
+def read_pty(master: int, timeout: float) -> bytes | None:
+    """What the terminal's other side wrote within `timeout` seconds: None when nothing came, b"" when it
+    closed (a pty read fails with EIO once the child is gone)."""
+    r, _, _ = select.select([master], [], [], timeout)
+    if not r:
+        return None
+    try:
+        return os.read(master, 1 << 16)
+    except OSError:
+        return b""
+
+
 def count_instructions(argv: list[str], env: dict, cwd: str) -> int:
     """The instructions (valgrind callgrind's Ir, the whole process) `argv` runs in the same terminal, spawn to
     exit, its synchronized-output query answered as time_first_paint does: what a start costs, which the
@@ -880,13 +892,9 @@ def count_instructions(argv: list[str], env: dict, cwd: str) -> int:
     buf = bytearray()
     try:
         while now() - t0 < 600:
-            r, _, _ = select.select([master], [], [], 1)
-            if not r:
+            data = read_pty(master, 1)
+            if data is None:
                 continue
-            try:
-                data = os.read(master, 1 << 16)
-            except OSError:
-                data = b""
             if not data:
                 break
             buf += data
@@ -940,13 +948,9 @@ def time_first_paint(exe: str, project: str, env: dict, items: int) -> dict:
                 raise RuntimeError(
                     f"no frame with {rows_mark!r} in 30 s; the output ends with {bytes(buf[-300:])!r}"
                 )
-            r, _, _ = select.select([master], [], [], left)
-            if not r:
+            data = read_pty(master, left)
+            if data is None:
                 continue
-            try:
-                data = os.read(master, 1 << 16)
-            except OSError:
-                data = b""
             t = now()
             if not data:
                 raise RuntimeError(f"memcurate exited before painting: {bytes(buf[-600:])!r}")

@@ -92,9 +92,13 @@ def distinct(n: int) -> tuple:
     )
 
 
-def drafted(tmp_path: Path, stored: int) -> tuple[Path, Path, list[str]]:
+def drafted(
+    tmp_path: Path, stored: int, *, indexed_first: bool = False
+) -> tuple[Path, Path, list[str]]:
     """A project with `stored` memories (MEMORY.md listing the newest, the rest archived) and TRIAGES staged
-    sessions, drafted: ready to be saved."""
+    sessions, drafted: ready to be saved. `indexed_first`: the index built whole before the drafts are
+    decided, so their marks are after every stored memory (built as each category is first looked up,
+    the rest would be indexed after a mark)."""
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
     memory = setup(project, tmp_path)
@@ -102,6 +106,8 @@ def drafted(tmp_path: Path, stored: int) -> tuple[Path, Path, list[str]]:
     tids = [stage(project, tmp_path, n, replace=distinct(n)) for n in range(1, TRIAGES + 1)]
     engine = Engine(project)
     try:
+        if indexed_first:
+            engine.index.refresh()
         for tid in tids:
             assert list(engine.process(tid).values()).count("ready") == 6
     finally:
@@ -374,16 +380,22 @@ def steps_a_save(tmp_path: Path, stored: int) -> float:
     """SQLite steps on the index's connection an --auto-approve save costs, TRIAGES drafted sessions into
     a store of `stored` memories, by a long-lived engine."""
     project, memory, _ = drafted(tmp_path, stored)
+    return approved_counting(project, SqlSteps).steps / (6 * TRIAGES)
+
+
+def approved_counting(project: Path, counter):
+    """Every drafted save made by one long-lived engine's --auto-approve (its index built, and watched
+    from the second check on), `counter(engine)` attached to it first; the counter, once all were made."""
     engine = Engine(project)
     try:
-        engine.index.refresh()  # built, and watched from the second check on
         engine.index.refresh()
-        sql = SqlSteps(engine)
+        engine.index.refresh()
+        counted = counter(engine)
         summary = auto_approve(engine)
     finally:
         engine.close()
     assert len(summary["created"]) == 6 * TRIAGES and not summary["failed"], summary
-    return sql.steps / (6 * TRIAGES)
+    return counted
 
 
 def test_a_saves_index_work_does_not_grow_with_the_store(tmp_path):
@@ -402,6 +414,18 @@ def test_a_runs_held_copy_stays_in_a_segment_or_two_however_many_saves_it_holds(
     """A save run holds its saves of a category in a private copy (freshness.py), one insert a lookup.
     Before, each insert was a text segment of its own, up to 15 kept before FTS5 merged them, and every
     word of every lookup walked each: about 1 ms a save's search of it, at 40 held. Now one or two."""
+
+    def segments(held) -> int:
+        return held.execute("SELECT count(DISTINCT segid) FROM fts_decision_idx").fetchone()[0]
+
+    counts = held_lookups(tmp_path, 40, segments)
+    assert max(counts) <= 2, counts
+
+
+def held_lookups(tmp_path, saves: int, probe) -> list:
+    """`saves` memories created while the index holds a save run's changes, each looked up (and found)
+    as a save's duplicate check does; what `probe(held copy)` says after each lookup. The index is
+    closed at the end, and what the run held written."""
     from test_index import make
 
     from memcurate.curator.memory.index import MemoryIndex
@@ -409,22 +433,15 @@ def test_a_runs_held_copy_stays_in_a_segment_or_two_however_many_saves_it_holds(
 
     store = MemoryStore(tmp_path / "memory")
     store.create(
-        make(
-            "decision",
-            "use-postgres",
-            "Use Postgres",
-            "Postgres for the ledger",
-            "Use it.",
-            "ACID.",
-        )
+        make("decision", "use-postgres", "Use Postgres", "For the ledger", "Use it.", "ACID.")
     )
     index = MemoryIndex(tmp_path / "data" / "index.sqlite", store)
     try:
         index.refresh()
         index.refresh()
-        segments = []
+        seen = []
         with index.holding():
-            for i in range(40):
+            for i in range(saves):
                 store.create(
                     make(
                         "decision",
@@ -437,11 +454,8 @@ def test_a_runs_held_copy_stays_in_a_segment_or_two_however_many_saves_it_holds(
                 )
                 found = index.candidates("decision", f"webhook deliveries shard kv{i}kv")
                 assert f"retry-webhooks-{i}" in [c.id for c in found]
-                held = index._freshness._held_dbs["decision"]
-                segments.append(
-                    held.execute("SELECT count(DISTINCT segid) FROM fts_decision_idx").fetchone()[0]
-                )
-        assert max(segments) <= 2, segments
+                seen.append(probe(index._freshness._held_dbs["decision"]))
+        return seen
     finally:
         index.close()
 
@@ -806,43 +820,17 @@ class Searches:
         self.bm25 += " MATCH " in sql
 
 
-def indexed_then_drafted(tmp_path: Path, stored: int) -> tuple[Path, Path, list[str]]:
-    """As `drafted`, the index built whole before the drafts are decided: their marks are after every
-    stored memory (built as each category is first looked up, the rest would be indexed after a mark)."""
-    project = tmp_path / "project"
-    (project / ".git").mkdir(parents=True)
-    memory = setup(project, tmp_path)
-    seed(project, memory, stored)
-    tids = [stage(project, tmp_path, n, replace=distinct(n)) for n in range(1, TRIAGES + 1)]
-    engine = Engine(project)
-    try:
-        engine.index.refresh()
-        for tid in tids:
-            assert list(engine.process(tid).values()).count("ready") == 6
-    finally:
-        engine.close()
-    return project, memory, tids
-
-
 def test_a_saves_duplicate_check_skips_the_index_search_when_nothing_was_indexed_since(tmp_path):
     """Before, every save's lookup since its decision's mark ran a bm25 query over the category's text
     even when no memory had been indexed since (its words looked up in every segment of the index, which
     grows with the store): 23 for 24 saves here. Now the file rows written since the mark are looked at
     first (a range of row numbers), and when there are none, nothing is searched. A memory written by
     hand after the decisions is among them: searched, and found."""
-    project, memory, tids = indexed_then_drafted(tmp_path, 1000)
-    engine = Engine(project)
-    try:
-        engine.index.refresh()
-        engine.index.refresh()
-        searches = Searches(engine)
-        summary = auto_approve(engine)
-    finally:
-        engine.close()
-    assert len(summary["created"]) == 6 * TRIAGES and not summary["failed"], summary
+    project, memory, tids = drafted(tmp_path, 1000, indexed_first=True)
+    searches = approved_counting(project, Searches)
     assert searches.bm25 == 0, f"{searches.bm25} bm25 searches of the index for {6 * TRIAGES} saves"
 
-    project, memory, tids = indexed_then_drafted(tmp_path / "edited", 1000)
+    project, memory, tids = drafted(tmp_path / "edited", 1000, indexed_first=True)
     engine = Engine(project)
     try:
         draft = memfile.parse(engine.review(tids[0], "decision")["text"])
@@ -863,44 +851,18 @@ def test_a_runs_held_copy_writes_no_segment_and_merges_none(tmp_path):
     a segment written and one merged at each of the 20 saves here. Now the copy's one transaction stays
     open until the run writes what it holds: FTS5 keeps the rows in memory and searches them there, no
     segment there at any lookup."""
-    from test_index import make
 
+    def segments_written(held) -> int:
+        # a segment's rows in %_data are numbered from its id: a new id for every one written
+        sql = "SELECT count(DISTINCT id >> 37) FROM fts_decision_data WHERE id >= 1 << 37"
+        return held.execute(sql).fetchone()[0]
+
+    written = held_lookups(tmp_path, 20, segments_written)
+    assert written == [0] * 20, written
     from memcurate.curator.memory.index import MemoryIndex
     from memcurate.curator.memory.store import MemoryStore
 
     store = MemoryStore(tmp_path / "memory")
-    store.create(
-        make("decision", "use-postgres", "Use Postgres", "For the ledger", "Use it.", "ACID.")
-    )
-    index = MemoryIndex(tmp_path / "data" / "index.sqlite", store)
-    try:
-        index.refresh()
-        index.refresh()
-        written = []
-        with index.holding():
-            for i in range(20):
-                store.create(
-                    make(
-                        "decision",
-                        f"retry-webhooks-{i}",
-                        f"Retry webhooks of shard kv{i}kv with backoff",
-                        f"Webhook deliveries of shard kv{i}kv retried with backoff",
-                        f"Retry failed webhook deliveries of shard kv{i}kv up to six times.",
-                        "Receivers go down for minutes.",
-                    )
-                )
-                found = index.candidates("decision", f"webhook deliveries shard kv{i}kv")
-                assert f"retry-webhooks-{i}" in [c.id for c in found]
-                held = index._freshness._held_dbs["decision"]
-                # a segment's rows in %_data are numbered from its id: a new id for every one written
-                written.append(
-                    held.execute(
-                        "SELECT count(DISTINCT id >> 37) FROM fts_decision_data WHERE id >= 1 << 37"
-                    ).fetchone()[0]
-                )
-        assert written == [0] * 20, written
-    finally:
-        index.close()
     index = MemoryIndex(tmp_path / "data" / "index.sqlite", store)
     try:
         assert len(index.refresh("decision").broken) == 0
