@@ -24,6 +24,7 @@ from memcurate.curator.candidates.candidate import Candidate, Claim, StagedTriag
 from memcurate.curator.candidates.pipeline import decided, existing_for, near_ids, process, settle
 from memcurate.curator.errors import DiskError, Refusal, StaleError
 from memcurate.curator.memory import memfile
+from memcurate.curator.util.atomic import ahead
 from memcurate.curator.util.safe_open import read_path
 from memcurate.curator.verify.checks import Issue, blocking
 from memcurate.curator.verify.decide import Decision, DecisionError, choose, decide
@@ -156,19 +157,43 @@ def approve_all(
     with Claim(engine, tid, wait=5):
         cands = StagedTriage(engine.data, tid).candidates()  # read once for the whole approval
         todo = []
-        for cat in cats:
-            try:
-                cand = _require(cands.get(cat), (tid, cat), "ready")
-                if seen and cat in seen and text_hash(cand.review()["text"]) != seen[cat]:
-                    raise Changed(
-                        f"{tid}/{cat}: the draft changed since it was shown: look at it again; "
-                        "nothing was saved"
-                    )
-                todo.append((cand, _approved(engine, cand)))
-            except ReviewError as e:
-                result.refused[cat] = e
-        _save(engine, todo, result, batch)
+        # the files made durable while their duplicate lookups run (atomic.ahead)
+        plans = _early(engine, [cands[c] for c in cats if c in cands])
+        early = {p[1][0]: p[1][1].encode("utf-8") for _, p in plans.values() if p is not None}
+        with ahead(early, early):
+            for cat in cats:
+                try:
+                    cand = _require(cands.get(cat), (tid, cat), "ready")
+                    if seen and cat in seen and text_hash(cand.review()["text"]) != seen[cat]:
+                        raise Changed(
+                            f"{tid}/{cat}: the draft changed since it was shown: look at it again; "
+                            "nothing was saved"
+                        )
+                    todo.append((cand, _approved(engine, cand)))
+                except ReviewError as e:
+                    result.refused[cat] = e
+            _save(engine, todo, result, batch, plans)
     return result
+
+
+def _early(engine: Context, cands: list[Candidate]) -> dict[str, tuple[str, tuple | None]]:
+    """What the ready, unblocked candidates would write as they stand (by name: the text it was made
+    from and `_planned`'s answer): their files are written and fsynced early (atomic.ahead), and a save
+    of the same text takes them; one whose text changed meanwhile is made and written anew."""
+    from memcurate.curator.memory.store import StoreError
+
+    out: dict[str, tuple[str, tuple | None]] = {}
+    for cand in cands:
+        if cand.state != "ready":
+            continue
+        try:
+            review = cand.review()
+            if review.get("blocked"):
+                continue  # never on disk, even as a temp file
+            out[cand.name] = (review["text"], _planned(engine, review))
+        except (ReviewError, StoreError, memfile.MemoryFormatError, KeyError, TypeError, OSError):
+            continue  # the approval says why
+    return out
 
 
 def _approved(engine: Context, cand: Candidate) -> dict:
@@ -295,10 +320,11 @@ def _save(
     todo: list[tuple[Candidate, dict]],
     result: Approval,
     batch: Batch | None = None,
+    plans: Mapping[str, tuple[str, tuple | None]] | None = None,
 ) -> None:
     """Write the approved candidates' memory files, then MEMORY.md once, then mark them saved.
     `todo` holds each approved candidate with its review record. With `batch`, MEMORY.md waits for
-    `batch.publish`."""
+    `batch.publish`. `plans`: what `_early` made of them (their files already written ahead)."""
     from memcurate.curator.memory import memory_md
 
     if not todo:
@@ -322,7 +348,8 @@ def _save(
             batch.current = current
             result.stopped = result.stopped or batch.stopped
         written = [
-            (result, saved, cand, change) for saved, cand, change in _write(engine, todo, result)
+            (result, saved, cand, change)
+            for saved, cand, change in _write(engine, todo, result, plans)
         ]
         if batch is not None:
             batch.written += written
@@ -333,18 +360,25 @@ def _save(
         result.archived, result.notes = _archived(plan), list(plan.notes)
 
 
-def _write(engine: Context, todo: list[tuple[Candidate, dict]], result: Approval) -> list:
+def _write(
+    engine: Context,
+    todo: list[tuple[Candidate, dict]],
+    result: Approval,
+    plans: Mapping[str, tuple[str, tuple | None]] | None = None,
+) -> list:
     """The memory files of `todo` written (under the root's lock), each refusal or failure in `result`:
     (Saved, candidate, its MEMORY.md change or None) of each written."""
     from memcurate.curator.memory.store import StoreError
-    from memcurate.curator.util.atomic import NO_SPACE, ahead
+    from memcurate.curator.util.atomic import NO_SPACE
 
     # Each file's document and (path, text) made first, so that all their temp files are created before
     # the first fsync (atomic.ahead); what cannot be made is raised where its write would have been.
     planned: dict[str, tuple | Exception | None] = {}
     for cand, review in todo:
         try:
-            planned[cand.name] = _planned(engine, review)
+            made = plans.get(cand.name) if plans else None
+            same = made is not None and made[0] == review["text"]  # made early, of this text
+            planned[cand.name] = made[1] if same else _planned(engine, review)
         except (StoreError, memfile.MemoryFormatError, OSError) as e:
             planned[cand.name] = e
     paths = [p[1][0] for p in planned.values() if isinstance(p, tuple)]

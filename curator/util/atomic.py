@@ -101,8 +101,22 @@ def sweep_temps(folder, *, grace: float = 5.0, stale: float = 3600.0) -> int:
     return removed
 
 
-# path -> (temp file, its fd, the mode it was made for): made by `ahead` for the path's next write
-_ahead: dict[str, tuple[str, int, int | None]] = {}
+class _Made:
+    """A temp file made ahead of its write (`ahead`): its fd stays open until the write takes it.
+    `data`: the bytes written into it early, durable once `synced` is set (by `ahead`'s thread);
+    `failed`: that early write or fsync failed, so the write makes its own temp file."""
+
+    __slots__ = ("tmp", "fd", "mode", "data", "synced", "failed")
+
+    def __init__(self, tmp: str, fd: int, mode: int | None) -> None:
+        self.tmp, self.fd, self.mode = tmp, fd, mode
+        self.data: bytes | None = None
+        self.synced = None  # a threading.Event while its fsync is on the way
+        self.failed = False
+
+
+# path -> the temp file made by `ahead` for the path's next write
+_ahead: dict[str, _Made] = {}
 
 
 def _new_temp(path: str, mode: int | None, *, make_folder: bool = True) -> tuple[str, int]:
@@ -116,13 +130,22 @@ def _new_temp(path: str, mode: int | None, *, make_folder: bool = True) -> tuple
 class ahead:
     """Temp files made before a batch's writes, each taken by the next write of its path (`_temp_file`):
     creating a file in a folder just after an fsync waits for that fsync's journal commit, so a batch
-    whose files are all created first pays that wait once, not once a file. The writes are as they were
-    (data, fsync, rename, a file at a time). What no write took is removed on leaving; a killed process
-    leaves them as it leaves any write's temp file, for `sweep_temps`. A path that refuses one (or whose
-    folder is not there yet) is left to its write, to make the folder or fail there and say why."""
+    whose files are all created first pays that wait once, not once a file.
 
-    def __init__(self, paths) -> None:
+    `data` (path -> the bytes its write is expected to hold): those are written into their temp files
+    now and fsynced by a thread of this block while the caller goes on (a save's duplicate lookups):
+    the write then finds its bytes durable and only renames, so the disk's wait overlaps the work
+    instead of following it. A write of other bytes makes its own temp file. The renames are as they
+    were (by the write, a file at a time, each after its bytes are durable). What no write took is
+    removed on leaving; a killed process leaves them as it leaves any write's temp file, for
+    `sweep_temps`. A path that refuses one (or whose folder is not there yet, or whose early write
+    fails) is left to its write, to make the folder or fail there and say why."""
+
+    def __init__(self, paths, data: dict[str, bytes] | None = None) -> None:
         self.paths = [os.fspath(p) for p in paths]
+        self.data = data or {}
+        self.mine: list[str] = []
+        self.thread = None
 
     def __enter__(self) -> ahead:
         for path in self.paths:
@@ -130,17 +153,57 @@ class ahead:
                 continue
             mode = FILE_MODE if is_private(path) else None
             try:
-                _ahead[path] = (*_new_temp(path, mode, make_folder=False), mode)
+                _ahead[path] = _Made(*_new_temp(path, mode, make_folder=False), mode)
             except OSError:
                 continue
+            self.mine.append(path)
+        early = []
+        for path in self.mine:
+            if path not in self.data:
+                continue
+            made = _ahead[path]
+            try:
+                if made.mode is not None:
+                    os.fchmod(made.fd, made.mode)
+                _write_all(made.fd, self.data[path])
+            except OSError:
+                made.failed = True  # the write makes its own temp file, and says why it fails
+                continue
+            made.data = self.data[path]
+            early.append(made)
+        if early:
+            import threading  # not on the hook's path: only a save writes early
+
+            for made in early:
+                made.synced = threading.Event()
+            self.thread = threading.Thread(target=_sync_all, args=(early,), daemon=True)
+            self.thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
-        for path in self.paths:
+        if self.thread is not None:
+            self.thread.join()  # no fd of ours is closed while it is being fsynced
+        for path in self.mine:
             left = _ahead.pop(path, None)
             if left is not None:
-                os.close(left[1])
-                _unlink(left[0])
+                os.close(left.fd)
+                _unlink(left.tmp)
+
+
+def _sync_all(made: list[_Made]) -> None:
+    for m in made:
+        try:
+            os.fsync(m.fd)
+        except OSError:
+            m.failed = True  # the write makes its own temp file, and says why it fails
+        finally:
+            m.synced.set()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _temp_file(path: str, data: bytes, durable: bool, mode: int | None = None) -> str:
@@ -151,20 +214,25 @@ def _temp_file(path: str, data: bytes, durable: bool, mode: int | None = None) -
     if mode is None and is_private(path):
         mode = FILE_MODE
     made = _ahead.pop(path, None) if _ahead else None
-    if made is not None and made[2] != mode:  # made for another mode: not this write's
-        os.close(made[1])
-        _unlink(made[0])
-        made = None
+    if made is not None:
+        if made.synced is not None:
+            made.synced.wait()
+        if made.data is not None and not made.failed and made.mode == mode and made.data == data:
+            os.close(made.fd)  # written early, and durable: only the rename is left
+            return made.tmp
+        if made.mode != mode or made.data is not None or made.failed:
+            # made for another mode, or holding other bytes: not this write's
+            os.close(made.fd)
+            _unlink(made.tmp)
+            made = None
     try:
-        tmp, fd = made[:2] if made is not None else _new_temp(path, mode)
+        tmp, fd = (made.tmp, made.fd) if made is not None else _new_temp(path, mode)
     except OSError as e:
         raise _named(e, path) from None
     try:
         if mode is not None:
             os.fchmod(fd, mode)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        _write_all(fd, data)
         if durable:
             os.fsync(fd)
     except BaseException as e:

@@ -272,6 +272,35 @@ def test_approving_a_triage_at_once_saves_the_clean_ones_and_refuses_the_blocked
     assert all(states[s.category]["state"] == "saved" for s in result.saved)
 
 
+def test_a_blocked_drafts_text_is_never_written_even_as_a_temp_file(project, tmp_path, monkeypatch):
+    """A triage's files are written early, while their duplicate lookups run (atomic.ahead): only those of
+    the candidates that may be saved. A blocked one (here a secret) never reaches the memory folder, not
+    even as a temp file a killed run would leave behind."""
+    engine = make_engine(project, tmp_path)
+    (tid,) = stage(engine)
+    review = ready(engine, tid, "decision")
+    secret = "AKIA" + "ABCDEFGHIJKLMNOP"
+    engine.edit(
+        tid, "decision", review["text"].replace("## Rationale\n", f"## Rationale\nKey {secret}.\n")
+    )
+    assert ready(engine, tid, "decision")["blocked"]
+    folder = str(tmp_path / "memory" / "decision") + os.sep
+    written: list[str] = []
+    os_open = os.open
+
+    def opened(path, flags, *a, **kw):
+        if os.fspath(path).startswith(folder) and flags & os.O_CREAT:
+            written.append(os.fspath(path))
+        return os_open(path, flags, *a, **kw)
+
+    monkeypatch.setattr(os, "open", opened)
+    result = engine.approve_all(tid, sorted(staging.category_states(engine.data, tid)))
+    monkeypatch.undo()
+    assert set(result.refused) == {"decision"} and isinstance(result.refused["decision"], Blocked)
+    assert len(result.saved) >= 4
+    assert written == []
+
+
 def test_auto_approve_sweeps_temp_files_that_killed_writers_left(project, tmp_path):
     import subprocess
     import sys

@@ -869,3 +869,59 @@ def test_a_runs_held_copy_writes_no_segment_and_merges_none(tmp_path):
         assert index.get("decision", "retry-webhooks-19") is not None  # written when the run ended
     finally:
         index.close()
+
+
+def test_a_triages_memory_files_are_fsynced_while_its_duplicate_lookups_run(tmp_path, monkeypatch):
+    """A memory file's fsync waits for the disk (about 0.7 ms a save here, several on a loaded disk).
+    Before, the run's one thread made each file durable when it wrote it, after the triage's duplicate
+    lookups, and waited. Now the triage's files are written before its lookups and fsynced by another
+    thread while they run: the thread that looks up and renames never waits for a memory file's fsync.
+    Each file is still durable before its rename, and the bytes renamed are the bytes saved."""
+    import threading
+
+    project, memory, _ = drafted(tmp_path, 50)
+    (memory / "session_summary").mkdir()  # (a folder not there yet is made by its file's own write)
+    engine = Engine(project)
+    root = str(memory) + os.sep
+    names: dict[int, str | None] = {}
+    synced_by: dict[str, bool] = {}  # temp file -> fsynced by the main thread
+    order: list[tuple[str, str]] = []
+    os_open, fsync, replace = os.open, os.fsync, os.replace
+
+    def opened(path, flags, *a, **kw):
+        fd = os_open(path, flags, *a, **kw)
+        path = os.fspath(path)
+        temp = path.startswith(root) and path.endswith(".tmp") and flags & os.O_CREAT
+        names[fd] = path if temp else None  # (a number closed is given again)
+        return fd
+
+    def synced(fd):
+        path = names.get(fd)
+        if path is not None:
+            synced_by[path] = threading.current_thread() is threading.main_thread()
+            order.append(("fsync", path))
+        return fsync(fd)
+
+    def renamed(src, dst, *a, **kw):
+        order.append(("rename", os.fspath(src)))
+        return replace(src, dst, *a, **kw)
+
+    summary = approve_patched(
+        engine, monkeypatch, (os, "open", opened), (os, "fsync", synced), (os, "replace", renamed)
+    )
+    assert len(summary["created"]) == 6 * TRIAGES and not summary["failed"], summary
+    files = {
+        p: main
+        for p, main in synced_by.items()
+        if os.path.basename(os.path.dirname(p)) in (*CATS, "session_summary")
+    }
+    assert len(files) == 6 * TRIAGES
+    assert not any(files.values()), f"{sum(files.values())} memory files fsynced by the main thread"
+    for i, (what, path) in enumerate(order):
+        if what == "rename" and path in files:
+            assert ("fsync", path) in order[:i], path
+    assert saved_files(memory) == 50 + 6 * TRIAGES
+    for cat in (*CATS, "session_summary"):
+        for f in (memory / cat).glob("*.md"):
+            memfile.parse(f.read_text())  # whole, valid memories
+    assert not list(memory.rglob(".*.tmp"))
