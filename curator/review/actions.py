@@ -377,8 +377,10 @@ def _write(
     for cand, review in todo:
         try:
             made = plans.get(cand.name) if plans else None
-            same = made is not None and made[0] == review["text"]  # made early, of this text
-            planned[cand.name] = made[1] if same else _planned(engine, review)
+            if made is not None and made[0] == review["text"]:  # made early, of this text
+                planned[cand.name] = made[1]
+            else:
+                planned[cand.name] = _planned(engine, review)
         except (StoreError, memfile.MemoryFormatError, OSError) as e:
             planned[cand.name] = e
     paths = [p[1][0] for p in planned.values() if isinstance(p, tuple)]

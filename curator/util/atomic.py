@@ -15,6 +15,10 @@ from memcurate.curator.util import fastjson
 from memcurate.curator.util.private import FILE_MODE, file_mode, is_private, make_dirs
 from memcurate.curator.util.safe_open import read_path
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # threading: imported where a save writes early, not on the hook's path
+    import threading
+
 _counter = 0
 # A write failing with one of these means no other write will succeed either (full disk, quota,
 # read-only file system): a batch stops writing rather than fail on every item.
@@ -111,7 +115,7 @@ class _Made:
     def __init__(self, tmp: str, fd: int, mode: int | None) -> None:
         self.tmp, self.fd, self.mode = tmp, fd, mode
         self.data: bytes | None = None
-        self.synced = None  # a threading.Event while its fsync is on the way
+        self.synced: threading.Event | None = None  # set once its fsync is done
         self.failed = False
 
 
@@ -145,7 +149,7 @@ class ahead:
         self.paths = [os.fspath(p) for p in paths]
         self.data = data or {}
         self.mine: list[str] = []
-        self.thread = None
+        self.thread: threading.Thread | None = None
 
     def __enter__(self) -> ahead:
         for path in self.paths:
@@ -197,7 +201,8 @@ def _sync_all(made: list[_Made]) -> None:
         except OSError:
             m.failed = True  # the write makes its own temp file, and says why it fails
         finally:
-            m.synced.set()
+            if m.synced is not None:
+                m.synced.set()
 
 
 def _write_all(fd: int, data: bytes) -> None:
