@@ -107,15 +107,15 @@ def sweep_temps(folder, *, grace: float = 5.0, stale: float = 3600.0) -> int:
 
 class _Made:
     """A temp file made ahead of its write (`ahead`): its fd stays open until the write takes it.
-    `data`: the bytes written into it early, durable once `synced` is set (by `ahead`'s thread);
+    `data`: the bytes written into it early, durable once `syncing` (`ahead`'s thread) has ended;
     `failed`: that early write or fsync failed, so the write makes its own temp file."""
 
-    __slots__ = ("tmp", "fd", "mode", "data", "synced", "failed")
+    __slots__ = ("tmp", "fd", "mode", "data", "syncing", "failed")
 
     def __init__(self, tmp: str, fd: int, mode: int | None) -> None:
         self.tmp, self.fd, self.mode = tmp, fd, mode
         self.data: bytes | None = None
-        self.synced: threading.Event | None = None  # set once its fsync is done
+        self.syncing: threading.Lock | None = None  # held until its fsync is done
         self.failed = False
 
 
@@ -149,7 +149,7 @@ class ahead:
         self.paths = [os.fspath(p) for p in paths]
         self.data = data or {}
         self.mine: list[str] = []
-        self.thread: threading.Thread | None = None
+        self.done: threading.Lock | None = None
 
     def __enter__(self) -> ahead:
         for path in self.paths:
@@ -176,17 +176,14 @@ class ahead:
             made.data = self.data[path]
             early.append(made)
         if early:
-            import threading  # not on the hook's path: only a save writes early
-
+            self.done = _syncer().sync(early)
             for made in early:
-                made.synced = threading.Event()
-            self.thread = threading.Thread(target=_sync_all, args=(early,), daemon=True)
-            self.thread.start()
+                made.syncing = self.done
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.thread is not None:
-            self.thread.join()  # no fd of ours is closed while it is being fsynced
+        if self.done is not None:
+            _wait(self.done)  # no fd of ours is closed while it is being fsynced
         for path in self.mine:
             left = _ahead.pop(path, None)
             if left is not None:
@@ -194,15 +191,48 @@ class ahead:
                 _unlink(left.tmp)
 
 
-def _sync_all(made: list[_Made]) -> None:
-    for m in made:
-        try:
-            os.fsync(m.fd)
-        except OSError:
-            m.failed = True  # the write makes its own temp file, and says why it fails
-        finally:
-            if m.synced is not None:
-                m.synced.set()
+class _Syncer:
+    """The thread that fsyncs early writes (`ahead`), one for the process: a thread made a triage cost
+    more than its fsyncs' wait saved. A batch's `done` lock is released once its files are fsynced."""
+
+    def __init__(self) -> None:
+        import queue
+        import threading  # not on the hook's path: only a save writes early
+
+        self.lock = threading.Lock
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.pid = os.getpid()
+        threading.Thread(target=self._run, name="memcurate-fsync", daemon=True).start()
+
+    def sync(self, made: list[_Made]) -> threading.Lock:
+        done = self.lock()
+        done.acquire()
+        self.jobs.put((made, done))
+        return done
+
+    def _run(self) -> None:
+        while True:
+            made, done = self.jobs.get()
+            for m in made:
+                try:
+                    os.fsync(m.fd)
+                except OSError:
+                    m.failed = True  # the write makes its own temp file, and says why it fails
+            done.release()
+
+
+_syncers: list[_Syncer] = []
+
+
+def _syncer() -> _Syncer:
+    if not _syncers or _syncers[0].pid != os.getpid():  # a forked child has no such thread
+        _syncers[:] = [_Syncer()]
+    return _syncers[0]
+
+
+def _wait(done: threading.Lock) -> None:
+    done.acquire()
+    done.release()
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -220,8 +250,8 @@ def _temp_file(path: str, data: bytes, durable: bool, mode: int | None = None) -
         mode = FILE_MODE
     made = _ahead.pop(path, None) if _ahead else None
     if made is not None:
-        if made.synced is not None:
-            made.synced.wait()
+        if made.syncing is not None:
+            _wait(made.syncing)
         if made.data is not None and not made.failed and made.mode == mode and made.data == data:
             os.close(made.fd)  # written early, and durable: only the rename is left
             return made.tmp
