@@ -106,17 +106,22 @@ def sweep_temps(folder, *, grace: float = 5.0, stale: float = 3600.0) -> int:
 
 
 class _Made:
-    """A temp file made ahead of its write (`ahead`): its fd stays open until the write takes it.
-    `data`: the bytes written into it early, durable once `syncing` (`ahead`'s thread) has ended;
-    `failed`: that early write or fsync failed, so the write makes its own temp file."""
+    """A temp file made ahead of its write (`ahead`), its fd open until the write takes it. `data`: the
+    bytes it is made to hold early, by `ahead`'s thread, which creates, writes and fsyncs it; the file
+    is there (`fd` >= 0) and durable once `syncing` is released, unless that `failed`: then the write
+    makes its own temp file."""
 
     __slots__ = ("tmp", "fd", "mode", "data", "syncing", "failed")
 
-    def __init__(self, tmp: str, fd: int, mode: int | None) -> None:
-        self.tmp, self.fd, self.mode = tmp, fd, mode
-        self.data: bytes | None = None
-        self.syncing: threading.Lock | None = None  # held until its fsync is done
+    def __init__(self, tmp: str, fd: int, mode: int | None, data: bytes | None = None) -> None:
+        self.tmp, self.fd, self.mode, self.data = tmp, fd, mode, data
+        self.syncing: threading.Lock | None = None  # held until it is made, written and fsynced
         self.failed = False
+
+    def discard(self) -> None:
+        if self.fd >= 0:  # made (by this process, O_EXCL): ours to remove
+            os.close(self.fd)
+            _unlink(self.tmp)
 
 
 # path -> the temp file made by `ahead` for the path's next write
@@ -127,8 +132,13 @@ def _new_temp(path: str, mode: int | None, *, make_folder: bool = True) -> tuple
     if make_folder:
         make_dirs(os.path.dirname(path) or ".")
     tmp = _temp_name(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644 if mode is None else mode & 0o600)
-    return tmp, fd
+    return tmp, _create(tmp, mode)
+
+
+def _create(tmp: str, mode: int | None) -> int:
+    return os.open(
+        tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644 if mode is None else mode & 0o600
+    )
 
 
 class ahead:
@@ -136,12 +146,12 @@ class ahead:
     creating a file in a folder just after an fsync waits for that fsync's journal commit, so a batch
     whose files are all created first pays that wait once, not once a file.
 
-    `data` (path -> the bytes its write is expected to hold): those are written into their temp files
-    now and fsynced by a thread of this block while the caller goes on (a save's duplicate lookups):
-    the write then finds its bytes durable and only renames, so the disk's wait overlaps the work
-    instead of following it. A write of other bytes makes its own temp file. The renames are as they
-    were (by the write, a file at a time, each after its bytes are durable). What no write took is
-    removed on leaving; a killed process leaves them as it leaves any write's temp file, for
+    `data` (path -> the bytes its write is expected to hold): those temp files are created, written and
+    fsynced by a thread while the caller goes on (a save's duplicate lookups): the write then finds its
+    bytes durable and only renames, so the disk's waits (a file created in a folder, an fsync) overlap
+    the work instead of following it. A write of other bytes makes its own temp file. The renames are
+    as they were (by the write, a file at a time, each after its bytes are durable). What no write took
+    is removed on leaving; a killed process leaves them as it leaves any write's temp file, for
     `sweep_temps`. A path that refuses one (or whose folder is not there yet, or whose early write
     fails) is left to its write, to make the folder or fail there and say why."""
 
@@ -152,29 +162,21 @@ class ahead:
         self.done: threading.Lock | None = None
 
     def __enter__(self) -> ahead:
+        early = []
         for path in self.paths:
             if path in _ahead:
                 continue
             mode = FILE_MODE if is_private(path) else None
-            try:
-                _ahead[path] = _Made(*_new_temp(path, mode, make_folder=False), mode)
-            except OSError:
-                continue
+            if path in self.data:
+                made = _Made(_temp_name(path), -1, mode, self.data[path])
+                early.append(made)
+            else:
+                try:
+                    made = _Made(*_new_temp(path, mode, make_folder=False), mode)
+                except OSError:
+                    continue
+            _ahead[path] = made
             self.mine.append(path)
-        early = []
-        for path in self.mine:
-            if path not in self.data:
-                continue
-            made = _ahead[path]
-            try:
-                if made.mode is not None:
-                    os.fchmod(made.fd, made.mode)
-                _write_all(made.fd, self.data[path])
-            except OSError:
-                made.failed = True  # the write makes its own temp file, and says why it fails
-                continue
-            made.data = self.data[path]
-            early.append(made)
         if early:
             self.done = _syncer().sync(early)
             for made in early:
@@ -183,17 +185,16 @@ class ahead:
 
     def __exit__(self, *exc) -> None:
         if self.done is not None:
-            _wait(self.done)  # no fd of ours is closed while it is being fsynced
+            _wait(self.done)  # no fd of ours is closed while the thread uses it
         for path in self.mine:
             left = _ahead.pop(path, None)
             if left is not None:
-                os.close(left.fd)
-                _unlink(left.tmp)
+                left.discard()
 
 
 class _Syncer:
-    """The thread that fsyncs early writes (`ahead`), one for the process: a thread made a triage cost
-    more than its fsyncs' wait saved. A batch's `done` lock is released once its files are fsynced."""
+    """The thread that makes early writes (`ahead`), one for the process: a thread made a triage cost
+    more than its waits saved. A batch's `done` lock is released once its files are made and fsynced."""
 
     def __init__(self) -> None:
         import queue
@@ -202,7 +203,7 @@ class _Syncer:
         self.lock = threading.Lock
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
         self.pid = os.getpid()
-        threading.Thread(target=self._run, name="memcurate-fsync", daemon=True).start()
+        threading.Thread(target=self._run, name="memcurate-early", daemon=True).start()
 
     def sync(self, made: list[_Made]) -> threading.Lock:
         done = self.lock()
@@ -213,12 +214,33 @@ class _Syncer:
     def _run(self) -> None:
         while True:
             made, done = self.jobs.get()
-            for m in made:
-                try:
-                    os.fsync(m.fd)
-                except OSError:
-                    m.failed = True  # the write makes its own temp file, and says why it fails
-            done.release()
+            try:
+                _make_all(made)
+            finally:
+                done.release()
+
+
+def _make_all(made: list[_Made]) -> None:
+    """Each temp file created and written, then each fsynced: one that fails is `failed` (its write
+    makes its own, and says why)."""
+    for m in made:
+        try:
+            m.fd = _create(m.tmp, m.mode)
+        except OSError:
+            m.failed = True
+            continue
+        try:
+            if m.mode is not None:
+                os.fchmod(m.fd, m.mode)
+            _write_all(m.fd, m.data or b"")
+        except OSError:
+            m.failed = True
+    for m in made:
+        if not m.failed:
+            try:
+                os.fsync(m.fd)
+            except OSError:
+                m.failed = True
 
 
 _syncers: list[_Syncer] = []
@@ -256,9 +278,7 @@ def _temp_file(path: str, data: bytes, durable: bool, mode: int | None = None) -
             os.close(made.fd)  # written early, and durable: only the rename is left
             return made.tmp
         if made.mode != mode or made.data is not None or made.failed:
-            # made for another mode, or holding other bytes: not this write's
-            os.close(made.fd)
-            _unlink(made.tmp)
+            made.discard()  # made for another mode, holding other bytes, or failed: not this write's
             made = None
     try:
         tmp, fd = (made.tmp, made.fd) if made is not None else _new_temp(path, mode)

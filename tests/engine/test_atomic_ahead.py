@@ -26,7 +26,6 @@ def test_a_write_of_the_early_bytes_takes_them_durable_and_only_renames(tmp_path
 
     monkeypatch.setattr(os, "fsync", counted)
     with atomic.ahead([path], {path: b"early\n"}):
-        assert len(temps(tmp_path)) == 1
         atomic.write_bytes(path, b"early\n", sync_dir=False)
         assert main_fsyncs == [False]  # the early fsync only, by the block's thread
     assert open(path, "rb").read() == b"early\n"
@@ -80,8 +79,31 @@ def test_a_private_files_early_bytes_are_never_readable_by_others(tmp_path):
     data = tmp_path / ".memcurate"
     data.mkdir()
     path = str(data / "review.json")
-    with atomic.ahead([path], {path: b"{}\n"}):
+    with atomic.ahead([path], {path: b"{}\n"}) as block:
+        atomic._wait(block.done)  # the block's thread has made it
         (tmp,) = temps(data)
         assert os.stat(data / tmp).st_mode & 0o077 == 0
         atomic.write_bytes(path, b"{}\n", sync_dir=False)
     assert os.stat(path).st_mode & 0o077 == 0
+
+
+def test_a_folder_not_there_yet_is_made_by_the_write_itself(tmp_path):
+    path = str(tmp_path / "new" / "a.md")
+    with atomic.ahead([path], {path: b"first\n"}):
+        atomic.write_bytes(path, b"first\n", sync_dir=False)
+    assert open(path, "rb").read() == b"first\n" and temps(tmp_path / "new") == []
+
+
+def test_a_file_planted_under_the_early_temp_name_is_left_alone(tmp_path, monkeypatch):
+    """The early temp file is made with O_EXCL: a file already there (planted by whoever guessed the name)
+    makes it fail, and the block removes only what it made."""
+    path = str(tmp_path / "a.md")
+    planted = tmp_path / ".a.md.planted.tmp"
+    planted.write_bytes(b"not ours\n")
+    names = iter([str(planted)])
+    real = atomic._temp_name
+    monkeypatch.setattr(atomic, "_temp_name", lambda p: next(names, None) or real(p))
+    with atomic.ahead([path], {path: b"mine\n"}):
+        atomic.write_bytes(path, b"mine\n", sync_dir=False)
+    assert planted.read_bytes() == b"not ours\n"
+    assert open(path, "rb").read() == b"mine\n"
