@@ -174,6 +174,37 @@ def test_the_first_frame_leaves_the_panels_for_after_it(project, tmp_path):
     asyncio.run(scenario())
 
 
+def test_the_first_frame_draws_no_widget_it_does_not_show(project):
+    """textual lays out, styles and draws every widget of a frame, container or not: the first frame's are the
+    title bar, the queue's column (the pipeline's panels join it later), the queue and the footer, beside
+    what textual's screen holds of its own (toasts, tooltip). The queue's screen lays the two columns side by
+    side itself: no Horizontal around them."""
+    app = app_over(project, lambda: None)
+    first: list[list[tuple[str, str | None]]] = []
+
+    def hook() -> None:  # the engine is never started: only the first frame matters here
+        if not first:
+            first.append([(type(w).__name__, w.id) for w in app.screen.walk_children()])
+
+    app.post_display_hook = hook
+    app._after_first_frame = lambda: None  # nor by the fallback timer
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert first, "no frame was written"
+            textuals = {"ToastRack", "Tooltip"}
+            assert [w for w in first[0] if w[0] not in textuals] == [
+                ("TitleBar", None),
+                ("Vertical", "left"),
+                ("QueueTable", "queue"),
+                ("TidyFooter", None),
+            ]
+            assert app.screen.id == "main"
+
+    asyncio.run(scenario())
+
+
 def test_an_engine_that_cannot_be_built_ends_the_app_with_why(project):
     def factory():
         raise ConfigError("memory.root: [not a folder]")
