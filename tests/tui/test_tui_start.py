@@ -205,6 +205,60 @@ def test_the_first_frame_draws_no_widget_it_does_not_show(project):
     asyncio.run(scenario())
 
 
+def test_the_queues_column_is_not_drawn_under_what_covers_it(project, tmp_path):
+    """textual draws every widget's lines, covered or not. The queue's column (#left) is covered whole by the
+    queue and, once mounted, the pipeline's panels: it is left undrawn (hidden) and they are drawn, in the
+    first frame and after it. Made visible, the region it would draw is the one they cover, wide and narrow."""
+    memory = tmp_path / "memory"
+    drafted_demo(project, memory)
+    app = app_over(project, engine_factory(project, memory))
+    first: list[tuple[bool, bool]] = []
+    real = app.post_display_hook
+
+    def drawn() -> tuple[bool, bool]:
+        left, shown = app.query_one("#left"), app.screen._compositor.visible_widgets
+        return left in shown, all(w in shown for w in left.children)
+
+    def hook() -> None:
+        if not first:
+            first.append(drawn())
+        real()
+
+    app.post_display_hook = hook
+
+    async def covered(pilot) -> None:
+        left = app.query_one("#left")
+        under = [w.region for w in left.children]
+        left.styles.visibility = "visible"
+        await pilot.pause()
+        try:
+            whole = left.region
+            assert whole.area and sum(r.area for r in under) == whole.area
+            assert all(whole.contains_region(r) for r in under)
+        finally:
+            left.styles.clear_rule("visibility")
+            await pilot.pause()
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await app.ready()
+            await settle(pilot)
+            assert first == [(False, True)]
+            assert [w.id for w in app.query_one("#left").children] == [
+                "queue",
+                "drafting",
+                "progress",
+            ]
+            assert drawn() == (False, True)
+            await covered(pilot)
+            await pilot.resize_terminal(90, 30)  # narrow: the panels stack
+            await settle(pilot)
+            assert app.has_class("-narrow") and drawn() == (False, True)
+            await covered(pilot)
+
+    asyncio.run(scenario())
+
+
 def test_an_engine_that_cannot_be_built_ends_the_app_with_why(project):
     def factory():
         raise ConfigError("memory.root: [not a folder]")
