@@ -36,6 +36,7 @@ from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
+from textual.screen import Screen
 from textual.widget import AwaitMount
 from textual.widgets import DataTable
 from textual.worker import get_current_worker
@@ -243,14 +244,18 @@ class MemcurateApp(App):
 
     # -- layout ---------------------------------------------------------------------
 
+    def get_default_screen(self) -> Screen:
+        # The queue's screen lays the queue's column and the selection's side by side itself (app.tcss #main):
+        # textual lays out, styles and draws each widget, container or not, and a Horizontal around the two
+        # columns cost the first frame a tenth of what memcurate adds to it.
+        return Screen(id="main")
+
     def compose(self) -> ComposeResult:
         yield TitleBar()
-        with Horizontal(id="main"):
-            # The pipeline's panels (under the queue) and the selection's (#right), empty until the engine is
-            # up, are mounted after the first frame (_mount_panels): textual lays out, styles and draws each
-            # widget, container or not (an empty Vertical costs the first frame 5 ms).
-            with Vertical(id="left"):
-                yield QueueTable(id="queue")
+        # The pipeline's panels (under the queue) and the selection's (#right), empty until the engine is up,
+        # are mounted after the first frame (_mount_panels), for the same reason.
+        with Vertical(id="left"):
+            yield QueueTable(id="queue")
         yield TidyFooter()
 
     def _mount_panels(self) -> list[AwaitMount]:
@@ -272,7 +277,7 @@ class MemcurateApp(App):
         progress.set_compact(self._fitted[0])  # a narrow terminal's, as _fit makes it
         return [
             self.query_one("#left", Vertical).mount(DraftingLine(id="drafting"), progress),
-            self.query_one("#main", Horizontal).mount(
+            self.screen_stack[0].mount(
                 Vertical(
                     DocumentView(id="document"),
                     IssuesView(id="issues"),

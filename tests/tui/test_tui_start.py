@@ -174,6 +174,91 @@ def test_the_first_frame_leaves_the_panels_for_after_it(project, tmp_path):
     asyncio.run(scenario())
 
 
+def test_the_first_frame_draws_no_widget_it_does_not_show(project):
+    """textual lays out, styles and draws every widget of a frame, container or not: the first frame's are the
+    title bar, the queue's column (the pipeline's panels join it later), the queue and the footer, beside
+    what textual's screen holds of its own (toasts, tooltip). The queue's screen lays the two columns side by
+    side itself: no Horizontal around them."""
+    app = app_over(project, lambda: None)
+    first: list[list[tuple[str, str | None]]] = []
+
+    def hook() -> None:  # the engine is never started: only the first frame matters here
+        if not first:
+            first.append([(type(w).__name__, w.id) for w in app.screen.walk_children()])
+
+    app.post_display_hook = hook
+    app._after_first_frame = lambda: None  # nor by the fallback timer
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            assert first, "no frame was written"
+            textuals = {"ToastRack", "Tooltip"}
+            assert [w for w in first[0] if w[0] not in textuals] == [
+                ("TitleBar", None),
+                ("Vertical", "left"),
+                ("QueueTable", "queue"),
+                ("TidyFooter", None),
+            ]
+            assert app.screen.id == "main"
+
+    asyncio.run(scenario())
+
+
+def test_the_queues_column_is_not_drawn_under_what_covers_it(project, tmp_path):
+    """textual draws every widget's lines, covered or not. The queue's column (#left) is covered whole by the
+    queue and, once mounted, the pipeline's panels: it is left undrawn (hidden) and they are drawn, in the
+    first frame and after it. Made visible, the region it would draw is the one they cover, wide and narrow."""
+    memory = tmp_path / "memory"
+    drafted_demo(project, memory)
+    app = app_over(project, engine_factory(project, memory))
+    first: list[tuple[bool, bool]] = []
+    real = app.post_display_hook
+
+    def drawn() -> tuple[bool, bool]:
+        left, shown = app.query_one("#left"), app.screen._compositor.visible_widgets
+        return left in shown, all(w in shown for w in left.children)
+
+    def hook() -> None:
+        if not first:
+            first.append(drawn())
+        real()
+
+    app.post_display_hook = hook
+
+    async def covered(pilot) -> None:
+        left = app.query_one("#left")
+        under = [w.region for w in left.children]
+        left.styles.visibility = "visible"
+        await pilot.pause()
+        try:
+            whole = left.region
+            assert whole.area and sum(r.area for r in under) == whole.area
+            assert all(whole.contains_region(r) for r in under)
+        finally:
+            left.styles.clear_rule("visibility")
+            await pilot.pause()
+
+    async def scenario() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await app.ready()
+            await settle(pilot)
+            assert first == [(False, True)]
+            assert [w.id for w in app.query_one("#left").children] == [
+                "queue",
+                "drafting",
+                "progress",
+            ]
+            assert drawn() == (False, True)
+            await covered(pilot)
+            await pilot.resize_terminal(90, 30)  # narrow: the panels stack
+            await settle(pilot)
+            assert app.has_class("-narrow") and drawn() == (False, True)
+            await covered(pilot)
+
+    asyncio.run(scenario())
+
+
 def test_an_engine_that_cannot_be_built_ends_the_app_with_why(project):
     def factory():
         raise ConfigError("memory.root: [not a folder]")
