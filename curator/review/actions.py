@@ -158,13 +158,13 @@ def approve_all(
         cands = StagedTriage(engine.data, tid).candidates()  # read once for the whole approval
         todo = []
         # the files made durable while their duplicate lookups run (atomic.ahead)
-        plans = _early(engine, [cands[c] for c in cats if c in cands])
-        early = {p[1][0]: p[1][1].encode("utf-8") for _, p in plans.values() if p is not None}
+        plans = _early(engine, [cands[c] for c in cats if c in cands], seen)
+        early = {path: text.encode("utf-8") for path, text in _rendered(plans)}
         with ahead(early, early):
             for cat in cats:
                 try:
                     cand = _require(cands.get(cat), (tid, cat), "ready")
-                    if seen and cat in seen and text_hash(cand.review()["text"]) != seen[cat]:
+                    if _not_shown(seen, cat, cand.review()["text"]):
                         raise Changed(
                             f"{tid}/{cat}: the draft changed since it was shown: look at it again; "
                             "nothing was saved"
@@ -176,10 +176,13 @@ def approve_all(
     return result
 
 
-def _early(engine: Context, cands: list[Candidate]) -> dict[str, tuple[str, tuple | None]]:
+def _early(
+    engine: Context, cands: list[Candidate], seen: Mapping[str, str] | None = None
+) -> dict[str, tuple[str, tuple | None]]:
     """What the ready, unblocked candidates would write as they stand (by name: the text it was made
     from and `_planned`'s answer): their files are written and fsynced early (atomic.ahead), and a save
-    of the same text takes them; one whose text changed meanwhile is made and written anew."""
+    of the same text takes them; one whose text changed meanwhile is made and written anew. `seen`: as
+    for approve_all (a text the person was not shown is refused: not written early either)."""
     from memcurate.curator.memory.store import StoreError
 
     out: dict[str, tuple[str, tuple | None]] = {}
@@ -190,10 +193,22 @@ def _early(engine: Context, cands: list[Candidate]) -> dict[str, tuple[str, tupl
             review = cand.review()
             if review.get("blocked"):
                 continue  # never on disk, even as a temp file
+            if _not_shown(seen, cand.name, review["text"]):
+                continue
             out[cand.name] = (review["text"], _planned(engine, review))
         except (ReviewError, StoreError, memfile.MemoryFormatError, KeyError, TypeError, OSError):
             continue  # the approval says why
     return out
+
+
+def _not_shown(seen: Mapping[str, str] | None, cat: str, text: str) -> bool:
+    """Whether `text` is not what the person was shown of `cat` (`seen`: as for approve_all)."""
+    return seen is not None and cat in seen and text_hash(text) != seen[cat]
+
+
+def _rendered(plans: Mapping[str, tuple[str, tuple | None]]) -> list[tuple[str, str]]:
+    """(path, text) of each file `_early` planned."""
+    return [planned[1] for _, planned in plans.values() if planned is not None]
 
 
 def _approved(engine: Context, cand: Candidate) -> dict:

@@ -274,11 +274,12 @@ def _temp_file(path: str, data: bytes, durable: bool, mode: int | None = None) -
     if made is not None:
         if made.syncing is not None:
             _wait(made.syncing)
-        if made.data is not None and not made.failed and made.mode == mode and made.data == data:
+        mine = made.mode == mode and not made.failed  # made for this write's mode, and made whole
+        if mine and made.data == data:
             os.close(made.fd)  # written early, and durable: only the rename is left
             return made.tmp
-        if made.mode != mode or made.data is not None or made.failed:
-            made.discard()  # made for another mode, holding other bytes, or failed: not this write's
+        if not mine or made.data is not None:  # another mode, failed, or holding other bytes
+            made.discard()
             made = None
     try:
         tmp, fd = (made.tmp, made.fd) if made is not None else _new_temp(path, mode)

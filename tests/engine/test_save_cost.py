@@ -637,6 +637,60 @@ def test_a_drafts_own_id_is_still_found_at_either_path_and_through_a_link(tmp_pa
         engine.close()
 
 
+class TempWrites:
+    """A run's temp files in the memory root, as they happen: (what, temp file, by the main thread), what
+    being "create", "fsync" or "rename"; `patches` for approve_patched."""
+
+    def __init__(self, memory: Path) -> None:
+        import threading
+
+        self.root = str(memory) + os.sep
+        self.events: list[tuple[str, str, bool]] = []
+        self.names: dict[int, str | None] = {}
+        os_open, fsync, replace = os.open, os.fsync, os.replace
+
+        def main() -> bool:
+            return threading.current_thread() is threading.main_thread()
+
+        def opened(path, flags, *a, **kw):
+            fd = os_open(path, flags, *a, **kw)
+            path = os.fspath(path)
+            temp = path.startswith(self.root) and path.endswith(".tmp") and flags & os.O_CREAT
+            self.names[fd] = path if temp else None  # (a number closed is given again)
+            if temp:
+                self.events.append(("create", path, main()))
+            return fd
+
+        def synced(fd):
+            path = self.names.get(fd)
+            if path is not None:
+                self.events.append(("fsync", path, main()))
+            return fsync(fd)
+
+        def renamed(src, dst, *a, **kw):
+            if os.fspath(src).startswith(self.root):
+                self.events.append(("rename", os.fspath(src), main()))
+            return replace(src, dst, *a, **kw)
+
+        self.patches = ((os, "open", opened), (os, "fsync", synced), (os, "replace", renamed))
+
+    def memory_files(self) -> set[str]:
+        """The memory files' temp files (MEMORY.md and the archive files are in the root and .archive/)."""
+        return {
+            p
+            for what, p, _ in self.events
+            if what == "create"
+            and os.path.basename(os.path.dirname(p)) in (*CATS, "session_summary")
+        }
+
+    def renamed_after_fsync(self, files: set[str]) -> None:
+        """Each of `files` fsynced before its rename."""
+        order = [(what, p) for what, p, _ in self.events]
+        for i, (what, path) in enumerate(order):
+            if what == "rename" and path in files:
+                assert ("fsync", path) in order[:i], path
+
+
 def test_a_triages_memory_files_are_all_created_before_the_first_is_fsynced(tmp_path, monkeypatch):
     """Creating a file in a folder just after an fsync waits for that fsync's journal commit (1.19 against
     0.90 ms a memory file, measured). Before, each memory file's temp file was created right after the
@@ -644,52 +698,20 @@ def test_a_triages_memory_files_are_all_created_before_the_first_is_fsynced(tmp_
     of each triage follows an fsync (the previous triage's). Each is still fsynced before its rename."""
     project, memory, _ = drafted(tmp_path, 50)
     engine = Engine(project)
-    root = str(memory) + os.sep
-    events: list[tuple[str, str]] = []
-    names: dict[int, str] = {}
-    os_open, fsync, replace = os.open, os.fsync, os.replace
-
-    def opened(path, flags, *a, **kw):
-        fd = os_open(path, flags, *a, **kw)
-        path = os.fspath(path)
-        if path.startswith(root) and path.endswith(".tmp") and flags & os.O_CREAT:
-            names[fd] = path
-            events.append(("create", path))
-        return fd
-
-    def synced(fd):
-        if fd in names:
-            events.append(("fsync", names.pop(fd)))
-        return fsync(fd)
-
-    def renamed(src, dst, *a, **kw):
-        if os.fspath(src).startswith(root):
-            events.append(("rename", os.fspath(src)))
-        return replace(src, dst, *a, **kw)
-
-    summary = approve_patched(
-        engine, monkeypatch, (os, "open", opened), (os, "fsync", synced), (os, "replace", renamed)
-    )
+    writes = TempWrites(memory)
+    summary = approve_patched(engine, monkeypatch, *writes.patches)
     assert len(summary["created"]) == 6 * TRIAGES and not summary["failed"], summary
-    # the memory files' temp files (MEMORY.md and the archive files are in the root and .archive/)
-    memory_files = {
-        p
-        for what, p in events
-        if what == "create" and os.path.basename(os.path.dirname(p)) in (*CATS, "session_summary")
-    }
+    memory_files = writes.memory_files()
     assert len(memory_files) == 6 * TRIAGES
     after_fsync, synced = 0, False
-    for what, path in events:
+    for what, path, _ in writes.events:
         if what == "fsync" and path in memory_files:
             synced = True
         elif what == "create" and path in memory_files:
             after_fsync += synced
             synced = False
     assert after_fsync <= TRIAGES, f"{after_fsync} memory files created after an fsync"
-    # each memory file's bytes fsynced before its rename
-    for i, (what, path) in enumerate(events):
-        if what == "rename" and path in memory_files:
-            assert ("fsync", path) in events[:i], path
+    writes.renamed_after_fsync(memory_files)
     assert not list(memory.rglob(".*.tmp"))
 
 
@@ -877,49 +899,18 @@ def test_a_triages_memory_files_are_fsynced_while_its_duplicate_lookups_run(tmp_
     lookups, and waited. Now the triage's files are written before its lookups and fsynced by another
     thread while they run: the thread that looks up and renames never waits for a memory file's fsync.
     Each file is still durable before its rename, and the bytes renamed are the bytes saved."""
-    import threading
-
     project, memory, _ = drafted(tmp_path, 50)
     (memory / "session_summary").mkdir()  # (a folder not there yet is made by its file's own write)
     engine = Engine(project)
-    root = str(memory) + os.sep
-    names: dict[int, str | None] = {}
-    synced_by: dict[str, bool] = {}  # temp file -> fsynced by the main thread
-    order: list[tuple[str, str]] = []
-    os_open, fsync, replace = os.open, os.fsync, os.replace
-
-    def opened(path, flags, *a, **kw):
-        fd = os_open(path, flags, *a, **kw)
-        path = os.fspath(path)
-        temp = path.startswith(root) and path.endswith(".tmp") and flags & os.O_CREAT
-        names[fd] = path if temp else None  # (a number closed is given again)
-        return fd
-
-    def synced(fd):
-        path = names.get(fd)
-        if path is not None:
-            synced_by[path] = threading.current_thread() is threading.main_thread()
-            order.append(("fsync", path))
-        return fsync(fd)
-
-    def renamed(src, dst, *a, **kw):
-        order.append(("rename", os.fspath(src)))
-        return replace(src, dst, *a, **kw)
-
-    summary = approve_patched(
-        engine, monkeypatch, (os, "open", opened), (os, "fsync", synced), (os, "replace", renamed)
-    )
+    writes = TempWrites(memory)
+    summary = approve_patched(engine, monkeypatch, *writes.patches)
     assert len(summary["created"]) == 6 * TRIAGES and not summary["failed"], summary
-    files = {
-        p: main
-        for p, main in synced_by.items()
-        if os.path.basename(os.path.dirname(p)) in (*CATS, "session_summary")
-    }
+    memory_files = writes.memory_files()
+    # temp file -> fsynced by the main thread
+    files = {p: main for what, p, main in writes.events if what == "fsync" and p in memory_files}
     assert len(files) == 6 * TRIAGES
     assert not any(files.values()), f"{sum(files.values())} memory files fsynced by the main thread"
-    for i, (what, path) in enumerate(order):
-        if what == "rename" and path in files:
-            assert ("fsync", path) in order[:i], path
+    writes.renamed_after_fsync(set(files))
     assert saved_files(memory) == 50 + 6 * TRIAGES
     for cat in (*CATS, "session_summary"):
         for f in (memory / cat).glob("*.md"):
