@@ -156,20 +156,23 @@ def approve_all(
     result = Approval()
     with Claim(engine, tid, wait=5):
         cands = StagedTriage(engine.data, tid).candidates()  # read once for the whole approval
+        # and each ready one's review: what is checked, written early and saved is one reading
+        reviews = {c: cands[c].review() for c in cats if c in cands and cands[c].state == "ready"}
         todo = []
         # the files made durable while their duplicate lookups run (atomic.ahead)
-        plans = _early(engine, [cands[c] for c in cats if c in cands], seen)
+        plans = _early(engine, reviews, seen)
         early = {path: text.encode("utf-8") for path, text in _rendered(plans)}
         with ahead(early, early):
             for cat in cats:
                 try:
                     cand = _require(cands.get(cat), (tid, cat), "ready")
-                    if _not_shown(seen, cat, cand.review()["text"]):
+                    review = reviews[cat]
+                    if _not_shown(seen, cat, review["text"]):
                         raise Changed(
                             f"{tid}/{cat}: the draft changed since it was shown: look at it again; "
                             "nothing was saved"
                         )
-                    todo.append((cand, _approved(engine, cand)))
+                    todo.append((cand, _approved(engine, cand, review)))
                 except ReviewError as e:
                     result.refused[cat] = e
             _save(engine, todo, result, batch, plans)
@@ -177,25 +180,23 @@ def approve_all(
 
 
 def _early(
-    engine: Context, cands: list[Candidate], seen: Mapping[str, str] | None = None
+    engine: Context, reviews: Mapping[str, dict], seen: Mapping[str, str] | None = None
 ) -> dict[str, tuple[str, tuple | None]]:
-    """What the ready, unblocked candidates would write as they stand (by name: the text it was made
-    from and `_planned`'s answer): their files are written and fsynced early (atomic.ahead), and a save
-    of the same text takes them; one whose text changed meanwhile is made and written anew. `seen`: as
-    for approve_all (a text the person was not shown is refused: not written early either)."""
+    """What the ready, unblocked candidates (their reviews by name) would write as they stand (by name:
+    the text it was made from and `_planned`'s answer): their files are written and fsynced early
+    (atomic.ahead), and a save of the same text takes them; one whose text changed meanwhile is made and
+    written anew. `seen`: as for approve_all (a text the person was not shown is refused: not written
+    early either)."""
     from memcurate.curator.memory.store import StoreError
 
     out: dict[str, tuple[str, tuple | None]] = {}
-    for cand in cands:
-        if cand.state != "ready":
-            continue
+    for name, review in reviews.items():
         try:
-            review = cand.review()
             if review.get("blocked"):
                 continue  # never on disk, even as a temp file
-            if _not_shown(seen, cand.name, review["text"]):
+            if _not_shown(seen, name, review["text"]):
                 continue
-            out[cand.name] = (review["text"], _planned(engine, review))
+            out[name] = (review["text"], _planned(engine, review))
         except (ReviewError, StoreError, memfile.MemoryFormatError, KeyError, TypeError, OSError):
             continue  # the approval says why
     return out
@@ -211,9 +212,8 @@ def _rendered(plans: Mapping[str, tuple[str, tuple | None]]) -> list[tuple[str, 
     return [planned[1] for _, planned in plans.values() if planned is not None]
 
 
-def _approved(engine: Context, cand: Candidate) -> dict:
-    """Check a candidate can be saved and mark it approved; returns its review record."""
-    review = cand.review()
+def _approved(engine: Context, cand: Candidate, review: dict) -> dict:
+    """Check a candidate (its `review` record) can be saved and mark it approved; returns the record."""
     issues = [Issue(**i) for i in review["issues"]]
     # Facts can change between review and approval (a hand edit): check the target again.
     d = review["decision"]

@@ -232,6 +232,40 @@ def test_every_save_failing_exits_1(project, tmp_path, capsys, monkeypatch):
     assert code == 1 and "Permission denied" in out
 
 
+def test_a_run_collects_cycles_rarely_and_gives_the_collector_back(project, tmp_path, capsys):
+    """A save makes many short-lived objects and no cycles worth a collection; the interpreter's own
+    settings come back after the run, whether it ends well or not."""
+    import gc
+
+    setup(project, tmp_path)
+    stage(project, tmp_path, 1)
+    before = gc.get_threshold()
+    during = []
+    real = headless.approve_all
+
+    def spy(*a, **k):
+        during.append(gc.get_threshold())
+        return real(*a, **k)
+
+    def broken(*a, **k):
+        raise RuntimeError("a bug")
+
+    try:
+        gc.set_threshold(555, 7, 7)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(headless, "approve_all", spy)
+            assert run(project, capsys)[0] == 0
+        assert during and during[0][0] >= 10_000 and gc.get_threshold() == (555, 7, 7)
+        stage(project, tmp_path, 2)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(headless, "approve_all", broken)
+            with pytest.raises(RuntimeError):
+                headless.auto_approve(Engine(str(project)))
+        assert gc.get_threshold() == (555, 7, 7)
+    finally:
+        gc.set_threshold(*before)
+
+
 def test_a_failed_draft_exits_1_and_the_rest_is_saved(project, tmp_path, capsys, monkeypatch):
     import memcurate.curator.drafting as drafting
 

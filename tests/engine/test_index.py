@@ -287,6 +287,46 @@ def test_notices_added_and_deleted_files(index, store):
     assert "redis-page-cache" not in ids(index.candidates("decision", "Redis pages cache"))
 
 
+def _counted(db: str, category: str) -> dict[str, int]:
+    """The index's word counts of a category (rows at 0 left out) and, from its texts, what they must be."""
+    from memcurate.curator.memory.index.schema import fts_table
+    from memcurate.curator.memory.index.terms import words
+
+    conn = sqlite3.connect(db)
+    try:
+        kept = dict(
+            conn.execute("SELECT term, df FROM terms WHERE category = ? AND df != 0", (category,))
+        )
+        texts = conn.execute(
+            f"SELECT title, description, tags, body FROM {fts_table(category)}"
+        ).fetchall()
+    finally:
+        conn.close()
+    recount: dict[str, int] = {}
+    for row in texts:
+        for w in set(words("\n".join(row))):
+            recount[w] = recount.get(w, 0) + 1
+    return kept, recount
+
+
+def test_word_counts_follow_edits_additions_and_removals(tmp_path, index, store):
+    """A search weighs words by how many memories hold them: after files are edited, added and removed
+    (several in one check), every count is what the texts say."""
+    db = str(tmp_path / "data" / "index.sqlite")
+    index.candidates("decision", "warm up")
+    kept, recount = _counted(db, "decision")
+    assert kept == recount and kept["redis"] == 1 and "zebra" not in kept
+    for id in ("use-jwt-for-api-auth", "postgres-over-mysql"):
+        d, _ = store.read("decision", id)
+        retitled = {**d.__dict__, "title": d.title + " zebra"}
+        hand_write(store, "decision", id, memfile.render(memfile.MemoryDoc(**retitled)))
+    os.unlink(os.path.join(store.root, "decision", "redis-page-cache.md"))
+    store.create(make("decision", "page-cache-two", "Zebra pages", "cache", "Cache.", "Cache."))
+    index.candidates("decision", "cache")
+    kept, recount = _counted(db, "decision")
+    assert kept == recount and kept["zebra"] == 3 and "redis" not in kept
+
+
 def test_a_folder_deleted_and_made_again(index, store):
     import shutil
 

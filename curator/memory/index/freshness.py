@@ -47,6 +47,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from memcurate.curator.errors import BusyError
@@ -61,6 +62,7 @@ from memcurate.curator.memory.index.schema import (
     insert,
     memory_db,
     remove,
+    write_counts,
 )
 from memcurate.curator.memory.index.watcher import ALL, Watcher, inotify_available
 from memcurate.curator.memory.store import (
@@ -647,6 +649,7 @@ class Freshness:
             raise
         folder = self.folder(category)
         stale: set[str] = set()
+        tally: Counter[str] = Counter()  # the word counts' changes, written once for all the files
         try:
             for ch in changes:
                 if ch.sig is not NO_SIG and _current_sig(_join(folder, ch.name)) != ch.sig:
@@ -658,13 +661,14 @@ class Freshness:
                         (*ch.sig, ch.checked_ns, category, ch.name),
                     )
                 else:
-                    remove(conn, category, ch.name)
-                    insert(conn, category, ch)
+                    remove(conn, category, ch.name, tally=tally)
+                    insert(conn, category, ch, tally=tally)
             for name in removed:
                 if _current_sig(_join(folder, name)) is not None:
                     stale.add(name)
                 else:
-                    remove(conn, category, name)
+                    remove(conn, category, name, tally=tally)
+            write_counts(conn, category, tally)
             self._writes += 1  # before it commits: a failed COMMIT may have written
             conn.execute("COMMIT")
         except sqlite3.OperationalError as e:

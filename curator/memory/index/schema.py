@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections import Counter
 
 from memcurate.curator.categories import CATEGORIES, CLAUDE
 from memcurate.curator.memory.index.terms import doc_terms, text_hash, words
@@ -96,9 +97,17 @@ class Change:
 NO_SIG = (0, 0, 0, 0)
 
 
-def insert(conn: sqlite3.Connection, category: str, ch: Change, *, counts: bool = True) -> None:
+def insert(
+    conn: sqlite3.Connection,
+    category: str,
+    ch: Change,
+    *,
+    counts: bool = True,
+    tally: Counter[str] | None = None,
+) -> None:
     """Add one file's row (and, when it parsed, its text and word counts: not in a copy without them,
-    `counts` False). The caller removed any old row.
+    `counts` False; added to `tally` instead, when given, for `write_counts`). The caller removed any
+    old row.
 
     The text is redacted on its way in: a secret typed into a memory by hand is a finding about
     that file, never a copy in the index. 'Identical' is still judged on the file's own text."""
@@ -135,11 +144,27 @@ def insert(conn: sqlite3.Connection, category: str, ch: Change, *, counts: bool 
     )
     if not counts:
         return
-    conn.executemany(
-        "INSERT INTO terms(category, term, df) VALUES (?, ?, 1) "
-        "ON CONFLICT(category, term) DO UPDATE SET df = df + 1",
-        [(category, t) for t in terms],
-    )
+    if tally is not None:
+        tally.update(terms)
+        return
+    write_counts(conn, category, Counter(terms))
+
+
+def write_counts(conn: sqlite3.Connection, category: str, tally: Counter[str]) -> None:
+    """Add a transaction's changes to the word counts: one statement a word, however many files changed
+    it (a word's statement costs a few µs, and a file has dozens of words: a save run's index write
+    was mostly these)."""
+    up = [(category, t, n) for t, n in tally.items() if n > 0]
+    down = [(n, category, t) for t, n in tally.items() if n < 0]
+    if up:
+        conn.executemany(
+            "INSERT INTO terms(category, term, df) VALUES (?, ?, ?) "
+            "ON CONFLICT(category, term) DO UPDATE SET df = df + excluded.df",
+            up,
+        )
+    if down:
+        # a removed file's words have rows: rows left at 0 cost nothing and are reused when it comes back
+        conn.executemany("UPDATE terms SET df = df + ? WHERE category = ? AND term = ?", down)
 
 
 def session_ids(sources) -> list[str]:
@@ -152,7 +177,16 @@ def session_ids(sources) -> list[str]:
     )
 
 
-def remove(conn: sqlite3.Connection, category: str, name: str, *, counts: bool = True) -> None:
+def remove(
+    conn: sqlite3.Connection,
+    category: str,
+    name: str,
+    *,
+    counts: bool = True,
+    tally: Counter[str] | None = None,
+) -> None:
+    """Remove one file's rows (its text and, with `counts`, its words' counts: from `tally` when given,
+    for `write_counts`)."""
     row = conn.execute(
         "SELECT doc, broken FROM files WHERE category = ? AND name = ?", (category, name)
     ).fetchone()
@@ -165,11 +199,11 @@ def remove(conn: sqlite3.Connection, category: str, name: str, *, counts: bool =
             f"SELECT title, description, tags, body FROM {fts} WHERE rowid = ?", (doc,)
         ).fetchone()
         if old is not None and counts:
-            # rows left at 0 cost nothing and are reused when the word comes back
-            conn.executemany(
-                "UPDATE terms SET df = df - 1 WHERE category = ? AND term = ?",
-                [(category, t) for t in set(words("\n".join(old)))],
-            )
+            gone = set(words("\n".join(old)))
+            if tally is None:
+                write_counts(conn, category, Counter(dict.fromkeys(gone, -1)))
+            else:
+                tally.subtract(gone)
             conn.execute(f"DELETE FROM {fts} WHERE rowid = ?", (doc,))
     conn.execute("DELETE FROM files WHERE doc = ?", (doc,))
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from memcurate.curator.memory.index.schema import (
     fts_table,
     insert,
     memory_db,
+    write_counts,
 )
 from memcurate.curator.memory.index.terms import match_expression
 from memcurate.curator.memory.store import MemoryStore, content_hash
@@ -283,6 +285,7 @@ def pending_db(
             (category,),
         ).fetchall()
         mem.execute("BEGIN")
+        tally: Counter[str] = Counter()
         for (
             name,
             *sig,
@@ -312,10 +315,11 @@ def pending_db(
                 body=body,
                 sources=[{"session": s} for s in (sources or "").split()],
             )
-            insert(mem, category, Change(name, tuple(sig), checked, h, doc=doc))
+            insert(mem, category, Change(name, tuple(sig), checked, h, doc=doc), tally=tally)
         for ch in pending.values():
             if ch is not None and ch.doc is not None:
-                insert(mem, category, ch)
+                insert(mem, category, ch, tally=tally)
+        write_counts(mem, category, tally)
         mem.execute("COMMIT")
         return mem
     except BaseException:
@@ -327,6 +331,7 @@ def files_db(store: MemoryStore, category: str) -> sqlite3.Connection:
     """The slow way, when the database cannot even be read: the category's files parsed into memory."""
     mem = memory_db()
     mem.execute("BEGIN")
+    tally: Counter[str] = Counter()
     if category == CLAUDE:
         for where, path in claude_topics.list_files(store.root):
             try:
@@ -336,14 +341,17 @@ def files_db(store: MemoryStore, category: str) -> sqlite3.Connection:
                 )
             except (OSError, claude_topics.TopicError):
                 continue
-            insert(mem, category, Change(where, NO_SIG, 0, content_hash(data), doc=doc))
+            insert(
+                mem, category, Change(where, NO_SIG, 0, content_hash(data), doc=doc), tally=tally
+            )
+        write_counts(mem, category, tally)
         mem.execute("COMMIT")
         return mem
     for _cat, _id, path, doc in store.scan([category]):
         if isinstance(doc, memfile.MemoryDoc):
-            insert(
-                mem, category, Change(store.listing_name(category, path), NO_SIG, 0, "", doc=doc)
-            )
+            name = store.listing_name(category, path)
+            insert(mem, category, Change(name, NO_SIG, 0, "", doc=doc), tally=tally)
+    write_counts(mem, category, tally)
     mem.execute("COMMIT")
     return mem
 
