@@ -386,40 +386,14 @@ def process(
             if look is not None and look["state"] == "failed":  # said; the next run tries it again
                 emit(Event(tid, "", "look-failed", {"error": look.get("error", "")}))
         cands = triage.candidates()
-        rejected = engine.rejected_fingerprints()
-        # A keyword category a look that read everything did not confirm: not drafted from its excerpt.
-        # Decided before any draft of the triage, from the look's record (a look made by an earlier run too).
-        unread = second_look.unconfirmed(triage.doc) if only is None else {}
-        # A Stop's keyword categories, when a look will read their bytes: they wait for it, then go (its facts
-        # are drafted in its own triage); the session summary never waits.
-        fate, why = second_look.keyword_fate(engine, triage) if only is None else ("draft", "")
         todo: list[Candidate] = []
-        for cat, cand in cands.items():
-            if only is not None and cat not in only:
-                continue
-            if cand.state in staging.IN_FLIGHT:  # left half-done by a killed holder: redo
-                cand.move("drafting", resumed=now_iso())
-            if cand.state in ("triaged", "drafting"):
-                if cand.fingerprint() in rejected:
-                    cand.move("rejected", reason="rejected before from the same evidence")
-                    emit(Event(tid, cat, "rejected"))
-                    continue
-                if cat in unread:
-                    cand.move("skipped", reason=unread[cat])
-                    emit(Event(tid, cat, "skipped", {"reason": unread[cat]}))
-                    continue
-                if (
-                    fate != "draft"
-                    and cand.state == "triaged"
-                    and cand.category not in ONE_PER_SESSION
-                ):
-                    if fate == "skip":
-                        cand.move("skipped", reason=why)
-                        emit(Event(tid, cat, "skipped", {"reason": why}))
-                    else:
-                        emit(Event(tid, cat, "waiting", {"reason": why}))
-                    continue
-                todo.append(cand)
+        if any(
+            c.state in ("triaged", "drafting", *staging.IN_FLIGHT)
+            for cat, c in cands.items()
+            if only is None or cat in only
+        ):
+            # what decides a draft, worked out only when one is to be made (the drafter is built for it)
+            todo = _to_draft(engine, triage, cands, only, emit)
         if todo:
             _draft_all(engine, todo, emit)
         # One fact, one category. Also with nothing left to draft: a holder killed between its last draft and
@@ -427,6 +401,49 @@ def process(
         for cat, reason in same_fact.fold(engine, cands):
             emit(Event(tid, cat, "skipped", {"reason": reason}))
         return {cat: cand.state for cat, cand in cands.items()}
+
+
+def _to_draft(
+    engine: Context,
+    triage: StagedTriage,
+    cands: dict[str, Candidate],
+    only: list[str] | None,
+    emit,
+) -> list[Candidate]:
+    """The candidates of `cands` (of `only`) to draft now; the others not to draft are moved on (rejected
+    before from the same evidence, skipped) or said to wait."""
+    tid = triage.tid
+    rejected = engine.rejected_fingerprints()
+    # A keyword category a look that read everything did not confirm: not drafted from its excerpt.
+    # Decided before any draft of the triage, from the look's record (a look made by an earlier run too).
+    unread = second_look.unconfirmed(triage.doc) if only is None else {}
+    # A Stop's keyword categories, when a look will read their bytes: they wait for it, then go (its facts
+    # are drafted in its own triage); the session summary never waits.
+    fate, why = second_look.keyword_fate(engine, triage) if only is None else ("draft", "")
+    todo: list[Candidate] = []
+    for cat, cand in cands.items():
+        if only is not None and cat not in only:
+            continue
+        if cand.state in staging.IN_FLIGHT:  # left half-done by a killed holder: redo
+            cand.move("drafting", resumed=now_iso())
+        if cand.state in ("triaged", "drafting"):
+            if cand.fingerprint() in rejected:
+                cand.move("rejected", reason="rejected before from the same evidence")
+                emit(Event(tid, cat, "rejected"))
+                continue
+            if cat in unread:
+                cand.move("skipped", reason=unread[cat])
+                emit(Event(tid, cat, "skipped", {"reason": unread[cat]}))
+                continue
+            if fate != "draft" and cand.state == "triaged" and cand.category not in ONE_PER_SESSION:
+                if fate == "skip":
+                    cand.move("skipped", reason=why)
+                    emit(Event(tid, cat, "skipped", {"reason": why}))
+                else:
+                    emit(Event(tid, cat, "waiting", {"reason": why}))
+                continue
+            todo.append(cand)
+    return todo
 
 
 NEAR_DRAFT = 3  # existing memories of its category a draft request carries, the most alike

@@ -564,6 +564,32 @@ def test_a_run_parses_each_triage_and_each_state_line_once(tmp_path, monkeypatch
     assert parses.lines <= lines, f"{parses.lines} state lines parsed, {lines} in the logs"
 
 
+def test_a_run_over_drafted_triages_builds_no_drafter_and_reads_each_review_once(
+    tmp_path, monkeypatch
+):
+    """Everything drafted, a run only saves: it built the drafter for every triage anyway (its imports,
+    ~0.1 ms a save), and read each candidate's review files three times (the early write, the shown-text
+    check, the approval). Now no drafter, and one reading of a review's files a save (the gate's look at
+    the record alone aside)."""
+    from memcurate.curator.candidates import candidate
+
+    project, memory, tids = drafted(tmp_path, 50)
+    engine = Engine(project)
+    built, reads = [], []
+    real_read, real_new = candidate.read_review, Engine._new_drafter
+    try:
+        monkeypatch.setattr(Engine, "_new_drafter", lambda self: built.append(1) or real_new(self))
+        monkeypatch.setattr(candidate, "read_review", lambda *a: reads.append(a) or real_read(*a))
+        summary = auto_approve(engine)
+        monkeypatch.undo()
+    finally:
+        engine.close()
+    saves = len(summary["created"])
+    assert saves == 6 * TRIAGES and not summary["failed"], summary
+    assert built == []
+    assert len(reads) == saves, f"{len(reads)} review readings for {saves} saves"
+
+
 def test_a_triage_changed_between_two_reads_is_read_as_it_is_now(tmp_path, monkeypatch):
     """What a read parsed is kept by the bytes it read, not by a stat signature: a state log or a triage
     rewritten between two reads, in place, with the same size and its times set back, as Claude could write
