@@ -343,7 +343,6 @@ class QueueTable(DataTable):
         self.cursor_type = "row"
         self.zebra_stripes = True
         self._add_columns()
-        self.call_after_refresh(self.fit_title)
 
     def _add_columns(self) -> None:
         # labels as Text: a str label is parsed as markup, whose emoji table (~5 ms) the first frame waited for
@@ -413,9 +412,22 @@ class QueueTable(DataTable):
         self._update_count += 1
         self.refresh(layout=True)
 
-    def on_resize(self) -> None:
-        self._bound_caches()
-        self.fit_title()
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        """The columns are fitted (and the caches bounded) in the layout that sizes the table, before its
+        lines are drawn: the Resize event comes after that frame, which drew the old widths (the first
+        frame's title 20 wide, fitted in the second). textual is pinned: the compositor calls this for each
+        widget it lays out, before it draws."""
+        before = (
+            self._size
+        )  # the outer size last laid out (`size` reads the compositor's, new already)
+        resized = super()._size_updated(size, virtual_size, container_size, layout)
+        if size != before:
+            self._bound_caches()
+            if size.width != before.width:
+                self.fit_title()
+        return resized
 
     def _bound_caches(self) -> None:
         """textual's DataTable keeps up to 1,000 rendered rows and lines and 10,000 cells, every one keyed by its
@@ -453,7 +465,8 @@ class QueueTable(DataTable):
             self._require_update_dimensions = True
             if column.width != self.title_width:
                 self.title_width = column.width
-                self.sync(self.shown, self.now)
+                if self.shown:  # (the first layout has none: the row shapes' imports wait for rows)
+                    self.sync(self.shown, self.now)
             self.refresh()
 
     def selected(self) -> Item | None:
