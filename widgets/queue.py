@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual._two_way_dict import TwoWayDict
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
+from textual.strip import Strip
 from textual.widgets import DataTable
 from textual.widgets._data_table import (
     CellKey,
@@ -338,6 +339,7 @@ class QueueTable(DataTable):
         self.now: float | None = None
         self.spec = COLUMNS  # the columns shown (COMPACT_COLUMNS in a narrow table)
         self._rendered_at = 0  # DataTable's update count when its render caches were last emptied
+        self._frame: tuple | None = None  # while a frame's lines are drawn: render_lines
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
@@ -411,6 +413,32 @@ class QueueTable(DataTable):
         self.hover_coordinate = self.hover_coordinate
         self._update_count += 1
         self.refresh(layout=True)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """textual's DataTable works out where it is scrolled, its width and style (a walk of its ancestors'
+        styles) for each line it draws, and a line under the last row is drawn blank through all of it (a
+        loading queue's first frame: 40 such lines): here once for the lines of a frame."""
+        scroll_x, scroll_y = self.scroll_offset
+        width, style = self.size.width, self.rich_style
+        header = self.header_height if self.show_header else 0
+        blank = Strip.blank(width, style)  # DataTable's line under the rows
+        self._frame = (scroll_x, scroll_y, width, header, style, self._total_row_height, blank)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame = None
+
+    def render_line(self, y: int) -> Strip:
+        """DataTable's render_line (textual is pinned) with the frame's offsets and style (render_lines); a
+        line drawn on its own, or a table with fixed rows, is DataTable's."""
+        if self._frame is None or self.fixed_rows:
+            return super().render_line(y)
+        scroll_x, scroll_y, width, header, style, rows, blank = self._frame
+        if y >= header:
+            y += scroll_y
+            if y - header >= rows:
+                return blank
+        return self._render_line(y, scroll_x, scroll_x + width, style)
 
     def _size_updated(
         self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True

@@ -319,6 +319,45 @@ def test_a_long_queue_is_filled_without_measuring_its_cells(monkeypatch):
     _on_a_queue(scenario, highlighted)
 
 
+def test_the_queue_draws_each_line_as_datatable_does_with_one_style_a_frame(monkeypatch):
+    """textual's DataTable works out its style (a walk of its ancestors' styles) and offsets for each line it
+    draws, blank lines under the rows too (a loading queue's first frame: 40 of them). The queue does it once
+    a frame: every line it draws, rows, header and blank, scrolled or not, is the line DataTable draws."""
+    from textual.widgets import DataTable
+
+    from memcurate.widgets.queue import QueueTable
+
+    walks: list[int] = []
+    style = DataTable.rich_style.fget
+    monkeypatch.setattr(QueueTable, "rich_style", property(lambda t: walks.append(1) or style(t)))
+
+    async def scenario(pilot, table) -> None:
+        drawn: dict[int, object] = {}
+        real = table.render_line
+
+        def spy(y: int):
+            drawn[y] = real(y)
+            return drawn[y]
+
+        table.render_line = spy  # what textual's StylesCache calls for each line it draws
+        for items, scroll in ((_items(1), 0), (_items(20), 30), ([], 0)):
+            table.sync(items, None)
+            await pilot.pause()
+            table.scroll_to(y=scroll, animate=False)
+            table.refresh()
+            drawn.clear()
+            walks.clear()
+            await pilot.pause()
+            assert table.scroll_y == scroll and len(drawn) == table.size.height
+            assert len(walks) == 1  # once for the frame's lines
+            for y, line in drawn.items():
+                assert list(line) == list(DataTable.render_line(table, y)), (len(items), y)
+            blank = len(drawn) - 1 - len(items) + scroll  # the lines under the rows
+            assert sum(1 for line in drawn.values() if not line.text.strip()) == max(blank, 0)
+
+    _on_a_queue(scenario)
+
+
 def test_a_filter_removes_a_long_queue_s_rows_at_once(monkeypatch):
     """textual's remove_row numbers every row again for each row it removes: a filter that leaves one
     category of 1,000 rows would renumber the table 800 times (half a million steps). The queue removes
