@@ -416,15 +416,28 @@ class QueueTable(DataTable):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """textual's DataTable works out where it is scrolled, its width and style (a walk of its ancestors'
-        styles) for each line it draws, and a line under the last row is drawn blank through all of it (a
-        loading queue's first frame: 40 such lines): here once for the lines of a frame."""
+        styles) for each line it draws, and a line under the last row is drawn blank through all of it, border
+        and background put on by textual's StylesCache (a loading queue's first frame: 40 such lines): here
+        the offsets and style once for the lines of a frame, and one blank line for all of them."""
         scroll_x, scroll_y = self.scroll_offset
         width, style = self.size.width, self.rich_style
         header = self.header_height if self.show_header else 0
         blank = Strip.blank(width, style)  # DataTable's line under the rows
-        self._frame = (scroll_x, scroll_y, width, header, style, self._total_row_height, blank)
+        rows = self._total_row_height
+        self._frame = (scroll_x, scroll_y, width, header, style, rows, blank)
         try:
-            return super().render_lines(crop)
+            # textual's StylesCache puts the border and background on each line: the lines under the rows
+            # (between the borders, all alike) are drawn once and the first of them stands for the others
+            gutter = self.styles.gutter
+            start = max(crop.y, gutter.top + header + max(rows - scroll_y, 0))
+            end = min(crop.bottom, self.region.height - gutter.bottom)
+            if self.fixed_rows or end - start < 2:
+                return super().render_lines(crop)
+            lines = super().render_lines(Region(crop.x, crop.y, crop.width, start + 1 - crop.y))
+            lines += [lines[-1]] * (end - start - 1)
+            if crop.bottom > end:
+                lines += super().render_lines(Region(crop.x, end, crop.width, crop.bottom - end))
+            return lines
         finally:
             self._frame = None
 

@@ -319,10 +319,14 @@ def test_a_long_queue_is_filled_without_measuring_its_cells(monkeypatch):
     _on_a_queue(scenario, highlighted)
 
 
-def test_the_queue_draws_each_line_as_datatable_does_with_one_style_a_frame(monkeypatch):
+def test_the_queue_draws_its_lines_as_datatable_does_with_one_style_and_one_blank_a_frame(
+    monkeypatch,
+):
     """textual's DataTable works out its style (a walk of its ancestors' styles) and offsets for each line it
-    draws, blank lines under the rows too (a loading queue's first frame: 40 of them). The queue does it once
-    a frame: every line it draws, rows, header and blank, scrolled or not, is the line DataTable draws."""
+    draws, and its StylesCache borders each, blank lines under the rows too (a loading queue's first frame:
+    40 of them). The queue does the first once a frame, and draws one blank line for all: every line, rows,
+    header and blank, scrolled or not, bordered or not, is the line DataTable draws."""
+    from textual.geometry import Region
     from textual.widgets import DataTable
 
     from memcurate.widgets.queue import QueueTable
@@ -340,20 +344,34 @@ def test_the_queue_draws_each_line_as_datatable_does_with_one_style_a_frame(monk
             return drawn[y]
 
         table.render_line = spy  # what textual's StylesCache calls for each line it draws
+        table.styles.border = ("round", "green")  # as the app's queue, titled
+        table.border_title = "Pending"
         for items, scroll in ((_items(1), 0), (_items(20), 30), ([], 0)):
             table.sync(items, None)
             await pilot.pause()
             table.scroll_to(y=scroll, animate=False)
-            table.refresh()
+            await pilot.pause()
+            assert table.scroll_y == scroll
+            w, h = table.region.size
             drawn.clear()
             walks.clear()
-            await pilot.pause()
-            assert table.scroll_y == scroll and len(drawn) == table.size.height
-            assert len(walks) == 1  # once for the frame's lines
+            table._styles_cache.clear()  # every line drawn again, as in a first frame
+            whole = table.render_lines(Region(0, 0, w, h))
+            assert len(walks) == 1 and len(whole) == h  # the style worked out once for the frame
             for y, line in drawn.items():
                 assert list(line) == list(DataTable.render_line(table, y)), (len(items), y)
-            blank = len(drawn) - 1 - len(items) + scroll  # the lines under the rows
-            assert sum(1 for line in drawn.values() if not line.text.strip()) == max(blank, 0)
+            # the lines under the rows: one drawn, the others the same line
+            blank = max(table.size.height - 1 - (len(items) - scroll), 0)
+            assert len(drawn) == table.size.height - max(blank - 1, 0)
+            assert sum(1 for line in drawn.values() if not line.text.strip()) == min(blank, 1)
+            # with the border, background and title, whole or in part: as textual draws it line by line
+            for crop in (Region(0, 0, w, h), Region(0, 5, w, 10), Region(3, 20, 50, h - 20)):
+                table._styles_cache.clear()
+                mine = table.render_lines(crop)
+                table._styles_cache.clear()
+                assert [list(s) for s in mine] == [
+                    list(s) for s in DataTable.render_lines(table, crop)
+                ], (len(items), crop)
 
     _on_a_queue(scenario)
 
