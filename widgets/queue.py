@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual._two_way_dict import TwoWayDict
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
+from textual.strip import Strip
 from textual.widgets import DataTable
 from textual.widgets._data_table import (
     CellKey,
@@ -338,12 +339,12 @@ class QueueTable(DataTable):
         self.now: float | None = None
         self.spec = COLUMNS  # the columns shown (COMPACT_COLUMNS in a narrow table)
         self._rendered_at = 0  # DataTable's update count when its render caches were last emptied
+        self._frame: tuple | None = None  # while a frame's lines are drawn: render_lines
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = True
         self._add_columns()
-        self.call_after_refresh(self.fit_title)
 
     def _add_columns(self) -> None:
         # labels as Text: a str label is parsed as markup, whose emoji table (~5 ms) the first frame waited for
@@ -413,9 +414,61 @@ class QueueTable(DataTable):
         self._update_count += 1
         self.refresh(layout=True)
 
-    def on_resize(self) -> None:
-        self._bound_caches()
-        self.fit_title()
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """textual's DataTable works out where it is scrolled, its width and style (a walk of its ancestors'
+        styles) for each line it draws, and a line under the last row is drawn blank through all of it, border
+        and background put on by textual's StylesCache (a loading queue's first frame: 40 such lines): here
+        the offsets and style once for the lines of a frame, and one blank line for all of them."""
+        scroll_x, scroll_y = self.scroll_offset
+        width, style = self.size.width, self.rich_style
+        header = self.header_height if self.show_header else 0
+        blank = Strip.blank(width, style)  # DataTable's line under the rows
+        rows = self._total_row_height
+        self._frame = (scroll_x, scroll_y, width, header, style, rows, blank)
+        try:
+            # textual's StylesCache puts the border and background on each line: the lines under the rows
+            # (between the borders, all alike) are drawn once and the first of them stands for the others
+            gutter = self.styles.gutter
+            start = max(crop.y, gutter.top + header + max(rows - scroll_y, 0))
+            end = min(crop.bottom, self.region.height - gutter.bottom)
+            if self.fixed_rows or end - start < 2:
+                return super().render_lines(crop)
+            lines = super().render_lines(Region(crop.x, crop.y, crop.width, start + 1 - crop.y))
+            lines += [lines[-1]] * (end - start - 1)
+            if crop.bottom > end:
+                lines += super().render_lines(Region(crop.x, end, crop.width, crop.bottom - end))
+            return lines
+        finally:
+            self._frame = None
+
+    def render_line(self, y: int) -> Strip:
+        """DataTable's render_line (textual is pinned) with the frame's offsets and style (render_lines); a
+        line drawn on its own, or a table with fixed rows, is DataTable's."""
+        if self._frame is None or self.fixed_rows:
+            return super().render_line(y)
+        scroll_x, scroll_y, width, header, style, rows, blank = self._frame
+        if y >= header:
+            y += scroll_y
+            if y - header >= rows:
+                return blank
+        return self._render_line(y, scroll_x, scroll_x + width, style)
+
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        """The columns are fitted (and the caches bounded) in the layout that sizes the table, before its
+        lines are drawn: the Resize event comes after that frame, which drew the old widths (the first
+        frame's title 20 wide, fitted in the second). textual is pinned: the compositor calls this for each
+        widget it lays out, before it draws."""
+        before = (
+            self._size
+        )  # the outer size last laid out (`size` reads the compositor's, new already)
+        resized = super()._size_updated(size, virtual_size, container_size, layout)
+        if size != before:
+            self._bound_caches()
+            if size.width != before.width:
+                self.fit_title()
+        return resized
 
     def _bound_caches(self) -> None:
         """textual's DataTable keeps up to 1,000 rendered rows and lines and 10,000 cells, every one keyed by its
@@ -453,7 +506,8 @@ class QueueTable(DataTable):
             self._require_update_dimensions = True
             if column.width != self.title_width:
                 self.title_width = column.width
-                self.sync(self.shown, self.now)
+                if self.shown:  # (the first layout has none: the row shapes' imports wait for rows)
+                    self.sync(self.shown, self.now)
             self.refresh()
 
     def selected(self) -> Item | None:

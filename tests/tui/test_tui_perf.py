@@ -319,6 +319,63 @@ def test_a_long_queue_is_filled_without_measuring_its_cells(monkeypatch):
     _on_a_queue(scenario, highlighted)
 
 
+def test_the_queue_draws_its_lines_as_datatable_does_with_one_style_and_one_blank_a_frame(
+    monkeypatch,
+):
+    """textual's DataTable works out its style (a walk of its ancestors' styles) and offsets for each line it
+    draws, and its StylesCache borders each, blank lines under the rows too (a loading queue's first frame:
+    40 of them). The queue does the first once a frame, and draws one blank line for all: every line, rows,
+    header and blank, scrolled or not, bordered or not, is the line DataTable draws."""
+    from textual.geometry import Region
+    from textual.widgets import DataTable
+
+    from memcurate.widgets.queue import QueueTable
+
+    walks: list[int] = []
+    style = DataTable.rich_style.fget
+    monkeypatch.setattr(QueueTable, "rich_style", property(lambda t: walks.append(1) or style(t)))
+
+    async def scenario(pilot, table) -> None:
+        drawn: dict[int, object] = {}
+        real = table.render_line
+
+        def spy(y: int):
+            drawn[y] = real(y)
+            return drawn[y]
+
+        table.render_line = spy  # what textual's StylesCache calls for each line it draws
+        table.styles.border = ("round", "green")  # as the app's queue, titled
+        table.border_title = "Pending"
+        for items, scroll in ((_items(1), 0), (_items(20), 30), ([], 0)):
+            table.sync(items, None)
+            await pilot.pause()
+            table.scroll_to(y=scroll, animate=False)
+            await pilot.pause()
+            assert table.scroll_y == scroll
+            w, h = table.region.size
+            drawn.clear()
+            walks.clear()
+            table._styles_cache.clear()  # every line drawn again, as in a first frame
+            whole = table.render_lines(Region(0, 0, w, h))
+            assert len(walks) == 1 and len(whole) == h  # the style worked out once for the frame
+            for y, line in drawn.items():
+                assert list(line) == list(DataTable.render_line(table, y)), (len(items), y)
+            # the lines under the rows: one drawn, the others the same line
+            blank = max(table.size.height - 1 - (len(items) - scroll), 0)
+            assert len(drawn) == table.size.height - max(blank - 1, 0)
+            assert sum(1 for line in drawn.values() if not line.text.strip()) == min(blank, 1)
+            # with the border, background and title, whole or in part: as textual draws it line by line
+            for crop in (Region(0, 0, w, h), Region(0, 5, w, 10), Region(3, 20, 50, h - 20)):
+                table._styles_cache.clear()
+                mine = table.render_lines(crop)
+                table._styles_cache.clear()
+                assert [list(s) for s in mine] == [
+                    list(s) for s in DataTable.render_lines(table, crop)
+                ], (len(items), crop)
+
+    _on_a_queue(scenario)
+
+
 def test_a_filter_removes_a_long_queue_s_rows_at_once(monkeypatch):
     """textual's remove_row numbers every row again for each row it removes: a filter that leaves one
     category of 1,000 rows would renumber the table 800 times (half a million steps). The queue removes

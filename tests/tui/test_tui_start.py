@@ -418,3 +418,41 @@ def test_memcurate_opens_the_tui_without_the_commands_or_the_config(tmp_path):
         os.close(secondary)
         os.close(primary)
     assert json.loads(out.stderr) == [str(tmp_path), []]
+
+
+def test_the_first_frame_draws_the_queues_columns_at_their_settled_widths(project, tmp_path):
+    """The queue's title column takes the width the others leave (QueueTable.fit_title), and a narrow queue
+    shows the compact columns: both are settled in the layout that sizes the queue, so its first frame
+    (loading, no rows) draws the columns and their labels where they stay once the rows are in."""
+    memory = tmp_path / "memory"
+    rows = drafted_demo(project, memory)
+
+    def columns(queue: QueueTable) -> tuple[dict, str]:
+        widths = {str(k.value): c.get_render_width(queue) for k, c in queue.columns.items()}
+        return widths, queue.render_line(0).text  # the labels' line, as drawn
+
+    for size in ((160, 48), (100, 30), (80, 24)):  # 80: the compact columns
+        app = app_over(project, engine_factory(project, memory))
+        first: list[tuple[dict, str]] = []
+        real = app.post_display_hook
+
+        def hook(app=app, first=first, real=real) -> None:
+            if not first:
+                first.append(columns(app.query_one(QueueTable)))
+            real()
+
+        app.post_display_hook = hook
+
+        async def scenario(app=app, first=first, size=size) -> None:
+            async with app.run_test(size=size) as pilot:
+                await app.ready()
+                await settle(pilot)
+                queue = app.query_one(QueueTable)
+                assert len(queue.shown) == rows and first, "no frame was written"
+                assert first[0] == columns(queue), size
+                widths, labels = first[0]
+                assert "title" in labels and ("age" in widths) == (size[0] > 80)
+                # the title takes the room the others leave (fit_title keeps two cells spare)
+                assert sum(widths.values()) == queue.size.width - 2, (size, widths)
+
+        asyncio.run(scenario())
