@@ -460,9 +460,8 @@ class QueueTable(DataTable):
         lines are drawn: the Resize event comes after that frame, which drew the old widths (the first
         frame's title 20 wide, fitted in the second). textual is pinned: the compositor calls this for each
         widget it lays out, before it draws."""
-        before = (
-            self._size
-        )  # the outer size last laid out (`size` reads the compositor's, new already)
+        # the outer size last laid out (`size` reads the compositor's, new already)
+        before = self._size
         resized = super()._size_updated(size, virtual_size, container_size, layout)
         if size != before:
             self._bound_caches()
