@@ -195,4 +195,4 @@ def test_key_presses_and_reloads_leave_no_objects_behind(project, tmp_path):
         await rounds(pilot, 20)
         assert (live_objects() - before) / 20 < 20
 
-    run(app, scenario, size=(160, 45))
+    run(app, scenario, size=(160, 30))
