@@ -165,6 +165,11 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
         return (yield)  # closing the files lets both locks go
 
 
+# The tests that import the Anthropic SDK (~2 s of CPU a process, its types): on one worker, which imports it
+# once, not once on every worker (loadgroup keeps a group's tests on one worker).
+ANTHROPIC_SDK = pytest.mark.xdist_group("anthropic-sdk")
+
+
 # the user layer's opt-in (see isolated_home)
 CARDS_SAVED = "auto_approve:\n  offline_cards: true\n"
 
