@@ -15,6 +15,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from conftest import ANTHROPIC_SDK
 from fakes import backend_engine, decision
 from test_claude_cli import GOOD
 from test_engine import stage
@@ -25,6 +26,8 @@ from memcurate.curator.drafting import prompt as prompts
 from memcurate.curator.engine import Engine
 from memcurate.curator.memory import memfile
 from memcurate.curator.util.assets import asset
+
+pytestmark = ANTHROPIC_SDK
 
 MODELS = config.build([asset("config.default.yaml")])["models"]
 # what a decision is drafted with; the fallback and verifier model

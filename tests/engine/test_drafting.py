@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, needs_shared, shared_transcripts
+from conftest import ANTHROPIC_SDK, ROOT, needs_shared, shared_transcripts
 
 from memcurate.curator import config
 from memcurate.curator.candidates import incremental as capture
@@ -415,6 +415,7 @@ def fake_claude(folder: Path) -> Path:
     return folder
 
 
+@ANTHROPIC_SDK
 def test_get_drafter_resolution(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -463,6 +464,7 @@ def test_get_drafter_resolution(tmp_path):
         get_drafter({"backend": "gpt"}, env={})
 
 
+@ANTHROPIC_SDK
 def test_get_drafter_reads_the_process_environment_by_default(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")

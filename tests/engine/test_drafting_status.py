@@ -11,7 +11,7 @@ import typing
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ANTHROPIC_SDK, ROOT, run_cli
 from test_drafting import default_cfg, fake_claude
 
 from memcurate.curator.drafting import choose, describe, get_drafter
@@ -26,6 +26,7 @@ def claude_on_path(folder: Path) -> Path:
 # -- the model ids -------------------------------------------------------------------------
 
 
+@ANTHROPIC_SDK
 def test_the_default_models_are_current_in_the_installed_sdk():
     """The shipped aliases map to ids the SDK lists and does not mark deprecated, the newest of their
     family (what a person who installs memcurate today should get)."""
@@ -45,6 +46,7 @@ def test_the_default_models_are_current_in_the_installed_sdk():
         assert model_id == newest, f"{alias}: {model_id}, but the SDK's newest is {newest}"
 
 
+@ANTHROPIC_SDK
 def test_the_sdk_tables_read_as_text_match_the_imported_sdk():
     """What models.py reads from the SDK's source is what the SDK itself holds."""
     import anthropic

@@ -7,10 +7,13 @@ import re
 from types import SimpleNamespace
 
 import pytest
+from conftest import ANTHROPIC_SDK
 
 from memcurate.curator.drafting import rule_draft as draft
 from memcurate.curator.rules import rulefile
 from memcurate.curator.util.redact import find_secrets
+
+pytestmark = ANTHROPIC_SDK
 
 PYTEST = {
     "kind": "test",

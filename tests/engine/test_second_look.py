@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import ANTHROPIC_SDK, run_cli
 from synthetic import Transcript, text, tool
 from test_anthropic_backend import OVERLOADED, message, server  # noqa: F401  (server: a fixture)
 from test_claude_cli import envelope, fake  # noqa: F401  (fake: a fixture)
@@ -470,6 +470,7 @@ def backend_project(project: Path, tmp_path: Path, backend: str) -> Path:
     return session().write(tmp_path / "s.jsonl")
 
 
+@ANTHROPIC_SDK
 def test_the_sdk_look_is_one_forced_tool_call_and_its_usage_is_recorded(server, project, tmp_path):
     path = backend_project(project, tmp_path, "anthropic")
     server.replies = [(200, message(FOUND, name="record_findings")), (200, message(TECH_DEBT))]
@@ -519,6 +520,7 @@ def test_the_sdk_look_is_one_forced_tool_call_and_its_usage_is_recorded(server, 
     assert staging.category_states(engine.data, tid)["tech_debt"]["found_by"] == "second_look"
 
 
+@ANTHROPIC_SDK
 def test_an_sdk_look_that_fails_is_one_line_and_nothing_else_is_asked(server, project, tmp_path):
     path = backend_project(project, tmp_path, "anthropic")
     server.replies = [OVERLOADED]

@@ -9,7 +9,7 @@ import os
 import subprocess
 
 import pytest
-from conftest import memcurate_exe
+from conftest import ANTHROPIC_SDK, memcurate_exe
 from test_anthropic_backend import server  # noqa: F401 (fixture: the local Messages API server)
 from test_claude_cli import fake  # noqa: F401 (fixture: the fake claude on the PATH)
 
@@ -322,6 +322,7 @@ def test_the_claude_cli_drafts_the_merge_with_the_memories_fenced(fake, project,
         engine.close()
 
 
+@ANTHROPIC_SDK
 def test_the_anthropic_backend_drafts_the_merge_with_a_forced_tool(server, project, tmp_path):
     from fakes import backend_engine
     from test_anthropic_backend import message

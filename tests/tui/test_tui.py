@@ -54,7 +54,7 @@ DEMO_CATEGORIES = [
     "preference",
     "session_summary",
 ]
-SIZE = (160, 50)
+SIZE = (160, 30)
 
 
 @pytest.fixture

@@ -47,7 +47,7 @@ def test_a_tui_edit_holding_a_token_is_staged_redacted_shown_with_the_marker_and
         assert not list(memory.glob("*/*.md"))
 
     async def main():
-        async with app.run_test(size=(160, 50)) as pilot:
+        async with app.run_test(size=(160, 30)) as pilot:
             await scenario(pilot)
 
     asyncio.run(main())

@@ -20,7 +20,7 @@ def test_the_tui_shows_the_backend_line_and_the_deprecation_warning(tmp_path, mo
     async def scenario() -> str:
         # the engine describes it
         app = tui(project, tmp_path / "memory", drafting=None, run_pipeline=False)
-        async with app.run_test(size=(160, 45)) as pilot:
+        async with app.run_test(size=(160, 30)) as pilot:
             await settle(pilot)
             return "\n".join(t.plain for t in app.query_one(DraftingLine).content.renderables)
 

@@ -24,7 +24,7 @@ from memcurate.widgets.library_table import LibraryTable, fit, make_row, row_tex
 from memcurate.widgets.messages import StagingChanged
 from memcurate.widgets.queue import QueueTable
 
-SIZE = (160, 45)
+SIZE = (160, 30)
 
 
 @pytest.fixture

@@ -170,7 +170,7 @@ def test_moving_onto_a_blocked_row_greys_approve_in_the_same_footer_keys(project
         # the same widgets: none rebuilt, none left behind
         assert list(app.screen.query("FooterKey")) == keys
 
-    run(app, scenario, size=(160, 45))
+    run(app, scenario, size=(160, 30))
 
 
 def live_objects() -> int:
@@ -195,4 +195,4 @@ def test_key_presses_and_reloads_leave_no_objects_behind(project, tmp_path):
         await rounds(pilot, 20)
         assert (live_objects() - before) / 20 < 20
 
-    run(app, scenario, size=(160, 45))
+    run(app, scenario, size=(160, 30))

@@ -22,7 +22,7 @@ from memcurate.widgets.panels import DocumentView
 from memcurate.widgets.queue import QueueTable
 
 DEMO = asset(os.path.join("demo", "session.jsonl"))
-SIZE = (160, 50)
+SIZE = (160, 30)
 ROOT = Path(__file__).resolve().parents[2]
 
 
