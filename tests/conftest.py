@@ -45,7 +45,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 # The cycle collector in a process that runs tests (a worker, or a run without xdist). A Pilot test leaves an
 # app's worth of cycles; at the default thresholds (700, 10, 10) a worker walked its whole heap about once a
 # test: ~22 % of the TUI tests' CPU. Rarer passes and the collected modules frozen (pytest_collection_finish)
-# leave ~6 %. Every cycle is still collected, later; memcurate's processes keep their own settings.
+# leave ~6 %. A test's cycles are collected after its teardown (pytest_runtest_teardown); memcurate's
+# processes keep their own settings.
 COLLECTOR_THRESHOLDS = (10_000, 10, 10)
 
 
