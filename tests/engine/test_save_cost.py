@@ -402,10 +402,12 @@ def test_a_saves_index_work_does_not_grow_with_the_store(tmp_path):
     """Before, each save's duplicate lookup counted the rows of its category (a walk of every one, to
     weigh its words): a save at 1,000 stored memories took a fifth more SQLite steps than at 50 (2,740
     against 2,265), more the larger the store. Now the count is kept until the database changes (another
-    process's commit, or this one's): 2,360 against 2,240."""
+    process's commit, or this one's): 2,360 against 2,240. Since the word counts are written once a
+    transaction (stop 41) a save takes ~1,010-1,090 steps at 50 and ~1,130-1,210 at 1,000 (from run to
+    run: the watch's timing): the growth is bounded in steps, well under the walk's ~475."""
     small = steps_a_save(tmp_path / "small", 50)
     large = steps_a_save(tmp_path / "large", 1000)
-    assert large <= small * 1.15, (
+    assert large <= small + 300, (
         f"{large:.0f} SQLite steps a save at 1,000 stored, {small:.0f} at 50"
     )
 
