@@ -26,7 +26,6 @@ from memcurate.curator.util.atomic import write_bytes
 
 CACHE_NAME = "config.cache.json"
 GUARD = "guard"  # cfg["_derived"]["guard"], and a cached error's: what the write guard reads
-BACKENDS = ("auto", "anthropic", "claude-cli", "offline")
 # Maps whose keys are the user's to choose (the schema fixes only the value type).
 _OPEN_MAPS = {("models",)}
 # String lists whose entries are regular expressions, checked at load time.
@@ -146,7 +145,9 @@ def _check_regex(pattern: str, where: str, dotted: str) -> None:
 
 
 def _semantic_checks(cfg: dict, where: str) -> None:
-    from memcurate.curator.categories import NAMES  # the slow path only: the hook reads the cache
+    # the slow path only: the hook reads the cache
+    from memcurate.curator.backends import BACKENDS
+    from memcurate.curator.categories import NAMES
 
     if cfg["backend"] not in BACKENDS:
         raise ConfigError(

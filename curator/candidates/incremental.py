@@ -118,7 +118,7 @@ def wants_second_look(cfg: dict, event: str, subagent: bool, unlooked: int = 0) 
         return False  # nearly every Stop ends here
     backend = cfg.get("backend")
     if backend == "auto":
-        from memcurate.curator.drafting import choose
+        from memcurate.curator.backends import choose
 
         backend = choose(cfg).backend
     return backend != "offline"

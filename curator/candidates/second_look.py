@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from memcurate.curator.backends import CLAUDE_BACKENDS
 from memcurate.curator.candidates import staging, usage
 from memcurate.curator.candidates.candidate import StagedTriage
 from memcurate.curator.candidates.staging import now_iso
@@ -45,7 +46,6 @@ from memcurate.curator.util.textsafe import one_line
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
     from memcurate.curator.context import Context
 
-CLAUDE_BACKENDS = ("anthropic", "claude-cli")
 MIN_ROOM = 1000  # characters of digest below which a look is not worth a call
 # a fact's evidence: at most this many keyword excerpts' worth of cited entries
 EVIDENCE_EXCERPTS = 2

@@ -1,6 +1,7 @@
 """Drafting (docs/design.md §10): turn one triaged category into a memory file to review.
 
-The interface every backend implements, and the resolution of `backend:`:
+The interface every backend implements, and the drafter `backend:` resolves to (which backend
+it is: curator/backends.py, light enough for the hook):
 
     request = DraftRequest.from_triage(triage_doc, "decision", cfg)
     drafter = get_drafter(cfg)          # auto | anthropic | claude-cli | offline
@@ -22,19 +23,17 @@ and are imported lazily by `get_drafter`; this module imports neither (the
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from memcurate.curator.backends import BACKENDS, Choice, choose
 from memcurate.curator.errors import Refusal
 from memcurate.curator.util.stamps import now_iso
 from memcurate.curator.util.usage import KEYS
 
 if TYPE_CHECKING:
     from memcurate.curator.memory.memfile import MemoryDoc
-
-BACKENDS = ("auto", "anthropic", "claude-cli", "offline")
 
 
 class DrafterUnavailable(Refusal):
@@ -260,77 +259,6 @@ class Drafter(Protocol):
     # The Claude backends also have `second_look(request: LookRequest) -> LookResult`,
     # `rule(request: RuleRequest) -> RuleResult` and `merge(request: MergeRequest) -> DraftResult`
     # (none raises).
-
-
-@dataclass(frozen=True)
-class Choice:
-    """What `backend:` resolves to here, and why, decided without building a drafter (so without
-    importing an SDK): `get_drafter` builds from it, `describe` says it.
-
-    `backend` is what drafts (anthropic, claude-cli, offline), or the configured one when
-    `unavailable` says why it cannot be used; `why` is the facts that decided it.
-    """
-
-    configured: str
-    backend: str
-    why: str
-    executable: str = ""
-    unavailable: str = ""
-
-    @property
-    def reason(self) -> str:
-        """One phrase: the configured backend and the facts that decided it."""
-        return f"backend: {self.configured}" + (f", {self.why}" if self.why else "")
-
-
-def choose(cfg: Mapping, env: Mapping[str, str] = os.environ) -> Choice:
-    """The backend `backend:` asks for (docs/design.md §10): auto is anthropic when ANTHROPIC_API_KEY is set,
-    else the `claude` CLI when it is on the PATH, else offline. `anthropic` without a key, and
-    `claude-cli` with no `claude` on the PATH, are unavailable (the message says what to do)."""
-    configured = str(cfg.get("backend", "auto") or "auto")
-    if configured == "offline":
-        return Choice(configured, "offline", "")
-    key = bool(env.get("ANTHROPIC_API_KEY", "").strip())
-    via = ", ANTHROPIC_BASE_URL set" if env.get("ANTHROPIC_BASE_URL", "").strip() else ""
-    if configured == "anthropic":
-        if not key:
-            return Choice(
-                configured,
-                "anthropic",
-                "no ANTHROPIC_API_KEY",
-                unavailable=(
-                    "backend: anthropic, but ANTHROPIC_API_KEY is not set; export your API key (and "
-                    "ANTHROPIC_BASE_URL for a gateway), or use backend: claude-cli or offline"
-                ),
-            )
-        return Choice(configured, "anthropic", "ANTHROPIC_API_KEY set" + via)
-    claude = shutil.which("claude", path=env.get("PATH", "")) or ""
-    if configured == "claude-cli":
-        if not claude:
-            return Choice(
-                configured,
-                "claude-cli",
-                "no claude on the PATH",
-                unavailable=(
-                    "backend: claude-cli, but no `claude` executable is on the PATH; install Claude Code "
-                    "(and log in), or use backend: offline"
-                ),
-            )
-        return Choice(configured, "claude-cli", "claude on the PATH", executable=claude)
-    if configured != "auto":
-        return Choice(
-            configured,
-            configured,
-            "",
-            unavailable=(f"unknown backend {configured!r}; expected one of {', '.join(BACKENDS)}"),
-        )
-    if key:
-        return Choice(configured, "anthropic", "ANTHROPIC_API_KEY set" + via)
-    if claude:
-        return Choice(
-            configured, "claude-cli", "no ANTHROPIC_API_KEY, claude on the PATH", executable=claude
-        )
-    return Choice(configured, "offline", "no ANTHROPIC_API_KEY, no claude on the PATH")
 
 
 @runtime_checkable

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, TypeVar
 
+from memcurate.curator.backends import CLAUDE_BACKENDS
 from memcurate.curator.categories import CLAUDE
 from memcurate.curator.drafting.offline.text import sentences
 from memcurate.curator.hygiene import statements as said
@@ -308,8 +309,6 @@ def _known(engine: Context, spec: dict) -> bool:
 
 
 # -- the model's merge ---------------------------------------------------------
-
-CLAUDE_BACKENDS = ("anthropic", "claude-cli")
 
 
 def model_merge(engine: Context, members: list, structural: memfile.MemoryDoc) -> tuple[str, str]:

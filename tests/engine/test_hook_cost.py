@@ -300,6 +300,58 @@ def test_a_turn_with_nothing_to_score_loads_no_pattern_machinery(project):
     )
 
 
+def test_a_stop_that_finds_a_segment_due_asks_for_a_look_without_the_drafting_package(
+    project, tmp_path, monkeypatch
+):
+    """`backend: auto` decides whether a look is worth asking for (a `claude` on the PATH): that choice
+    is curator/backends.py's, light, and never the drafting package's (dataclasses, typing, shutil and
+    its compressors: 40-55 ms, before a long pass's reader could start)."""
+    from test_look_segments import SEGMENT, turn
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "claude").write_text("#!/bin/sh\nexit 1\n")
+    (bin_dir / "claude").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    (project / ".claude").mkdir()
+    (project / ".claude" / "memcurate.yaml").write_text(
+        f"backend: auto\nsecond_look:\n  segment_bytes: {SEGMENT}\n"
+    )
+    path = claude_transcripts() / "s.jsonl"
+    t = Transcript()
+    turn(t, 0)
+    path.write_bytes(t.bytes())
+    _loaded(
+        project, path
+    )  # the first call builds the config cache; its bytes are short of a segment
+    i = 1
+    while len(t.bytes()) < 2 * SEGMENT:
+        turn(t, i)
+        i += 1
+    path.write_bytes(t.bytes())
+    new = _loaded(project, path)
+    assert "second look asked" in log_lines(project)[-1]
+    assert not [m for m in new if m.startswith("memcurate.curator.drafting")], sorted(new)
+    assert not [m for m in ("dataclasses", "typing", "shutil", "bz2") if m in new], sorted(new)
+
+
+def test_the_backend_choice_finds_claude_as_shutil_which_does(tmp_path):
+    import shutil
+
+    from memcurate.curator.backends import which
+
+    a, b, c = (tmp_path / n for n in "abc")
+    for d in (a, b, c):
+        d.mkdir()
+    (a / "claude").write_text("not executable")
+    (b / "claude").mkdir()  # a folder, executable bit and all
+    (c / "claude").write_text("#!/bin/sh\n")
+    (c / "claude").chmod(0o755)
+    for path in (f"{a}:{b}:{c}", f"{a}:{b}", "", f"{c}:{c}", f"::{a}"):
+        assert which("claude", path) == (shutil.which("claude", path=path) or ""), path
+
+
 def test_recording_the_config_dir_loads_no_codec(project):
     """A first call records the config dir Claude Code keeps the project's sessions in, which takes the
     project's key: a short key needs no UTF-16 codec (a module of its own), only a key cut to length does."""

@@ -33,6 +33,17 @@ def read(path: Path, forked: bool, *, start: int = 0, turn_base: int = 0, meanwh
     return entries, s.as_dict(), sorted(s.session_ids), s.skipped, reader.turn
 
 
+def prompts(path: Path, n: int) -> Path:
+    """A transcript of `n` short prompts at `path`."""
+    path.write_text(
+        "".join(
+            json.dumps({"type": "user", "message": {"role": "user", "content": f"turn {i}"}}) + "\n"
+            for i in range(n)
+        )
+    )
+    return path
+
+
 def no_child_left() -> bool:
     try:
         os.waitpid(-1, os.WNOHANG)
@@ -95,13 +106,7 @@ def test_a_last_line_being_written_waits_in_the_child_too(tmp_path):
     "error", [OSError(errno.EIO, "Input/output error"), ValueError("a bug in the reader")]
 )
 def test_what_the_child_raises_is_raised_in_the_parent(tmp_path, monkeypatch, error):
-    path = tmp_path / "t.jsonl"
-    path.write_text(
-        "".join(
-            json.dumps({"type": "user", "message": {"role": "user", "content": f"turn {i}"}}) + "\n"
-            for i in range(600)
-        )
-    )
+    path = prompts(tmp_path / "t.jsonl", 600)
     real = TranscriptReader._entries
 
     def failing(self, lines):
@@ -120,13 +125,7 @@ def test_what_the_child_raises_is_raised_in_the_parent(tmp_path, monkeypatch, er
 
 
 def test_a_child_that_dies_is_an_error_not_a_short_read(tmp_path, monkeypatch):
-    path = tmp_path / "t.jsonl"
-    path.write_text(
-        "".join(
-            json.dumps({"type": "user", "message": {"role": "user", "content": f"turn {i}"}}) + "\n"
-            for i in range(600)
-        )
-    )
+    path = prompts(tmp_path / "t.jsonl", 600)
     seen = []
 
     def dies(e):
@@ -143,13 +142,7 @@ def test_a_child_that_dies_is_an_error_not_a_short_read(tmp_path, monkeypatch):
 
 
 def test_a_caller_that_stops_early_leaves_no_child(tmp_path):
-    path = tmp_path / "t.jsonl"
-    path.write_text(
-        "".join(
-            json.dumps({"type": "user", "message": {"role": "user", "content": f"turn {i}"}}) + "\n"
-            for i in range(5000)
-        )
-    )
+    path = prompts(tmp_path / "t.jsonl", 5000)
     with open(path, "rb") as f:
         entries = TranscriptReader(f).forked()
         next(entries)
@@ -218,4 +211,33 @@ def test_the_capture_of_a_long_stretch_stages_what_a_read_in_one_process_stages(
         runs[name] = files(data)
     assert runs["a"] == runs["b"] and any(k.startswith("staging") for k in runs["a"])
     assert len(forked) == (2 if forks else 0)
+    assert no_child_left()
+
+
+def test_the_childs_pipe_holds_a_dozen_batches(tmp_path, monkeypatch):
+    """A batch of entries is ~80 KB, more than a pipe's usual 64 KiB: with no room the reader waited on the
+    triage at every batch and the two processes took turns (hook_bench's 100 MB pass: ~15 % longer)."""
+    fcntl = pytest.importorskip("fcntl")
+    limit = Path("/proc/sys/fs/pipe-max-size")
+    if not hasattr(fcntl, "F_GETPIPE_SZ") or not limit.exists():
+        pytest.skip("no pipe sizes to set here (not Linux)")
+    if int(limit.read_text()) < transcript.PIPE_BYTES:
+        pytest.skip("this system caps pipes below PIPE_BYTES")
+    pipes = []
+    real_pipe = os.pipe
+
+    def pipe():
+        fds = real_pipe()
+        pipes.append(fds)
+        return fds
+
+    monkeypatch.setattr(transcript.os, "pipe", pipe)
+    path = prompts(tmp_path / "t.jsonl", 600)
+    with open(path, "rb") as f:
+        entries = TranscriptReader(f).forked()
+        next(entries)
+        ((read_end, _),) = pipes
+        assert fcntl.fcntl(read_end, fcntl.F_GETPIPE_SZ) >= transcript.PIPE_BYTES
+        assert transcript.PIPE_BYTES >= 12 * 80_000
+        assert len(list(entries)) == 599
     assert no_child_left()
