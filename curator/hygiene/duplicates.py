@@ -52,9 +52,6 @@ SUBJECT = 0.4  # subject words shared (Jaccard) for two memories to be about one
 RARE_TERMS = 16  # the rarest words of a memory that find its candidates
 MAX_DF = 48  # a word in more memories than this says nothing about which two are alike
 MAX_CANDIDATES = 24  # per memory, most shared rare words first
-# the memories (percent) a check's parent parses while a forked child parses the others: half (45 and
-# 55 measured no better; the parent also unpacks the child's, a fifth of the cost of parsing one)
-PARENT_SHARE = 50
 # the pairs (percent of the work) a forked child gates or judges: forked from the check's full heap,
 # it runs a little slower than its parent (each page it touches is copied first): ~7 % at 10,000
 CHILD_PART = 48
@@ -477,14 +474,14 @@ def _memos(engine: Context, entries) -> list[Memo]:
     ]
     if not forked.worth_it(len(todo)):
         return [memo for entry in todo if (memo := _memo(engine, entry)) is not None]
-    # the latter part read and parsed by a forked child, with the words every pair compares, sent
-    # back packed (a text per set of words: a tenth of the cost of pickling the sets); the former here
-    cut = len(todo) * PARENT_SHARE // 100
-    with forked.Child(lambda: [_packed(engine, entry) for entry in todo[cut:]]) as child:
-        mine = [_compared(_memo(engine, entry)) for entry in todo[:cut]]
-        theirs = child.result()
+    # read and parsed here from the front and by a forked child from the back, the child's with the
+    # words every pair compares, sent back packed (a text per set of words: a tenth of the cost of
+    # pickling the sets)
+    mine, theirs = forked.share(
+        todo, lambda entry: _compared(_memo(engine, entry)), lambda entry: _packed(engine, entry)
+    )
     out = [m for m in mine if m is not None]
-    for entry, packed in zip(todo[cut:], theirs):
+    for entry, packed in zip(todo[len(mine) :], theirs):
         if packed is not None:
             out.append(_unpacked(entry, packed))
             # read by the child: the other detectors find it read

@@ -134,3 +134,23 @@ def test_a_small_store_a_busy_machine_or_a_threaded_caller_runs_in_one_process(m
     # the TUI calls the engine from a worker thread: a fork would copy the locks other threads hold
     monkeypatch.setattr(threading, "active_count", lambda: 2)
     assert not forked.worth_it(10_000)
+
+
+@pytest.mark.parametrize("slow", ["neither", "here", "there"])
+def test_shared_items_are_each_worked_once_in_order_whoever_is_faster(slow):
+    """forked.share: the parent from the front, a forked child from the back, until they meet. Whichever
+    side is slower, every item's result comes back once, in the items' order, and the child has one."""
+    items = list(range(3000))
+
+    def work(side):
+        def fn(x):
+            if slow == side:
+                sum(range(2000))  # a side that takes longer: the other takes more of the items
+            return side, x
+
+        return fn
+
+    mine, theirs = forked.share(items, work("here"), work("there"))
+    assert [x for _, x in mine + theirs] == items
+    assert {s for s, _ in mine} <= {"here"} and {s for s, _ in theirs} == {"there"}
+    assert forked.share([], work("here"), work("there")) == ([], [])
