@@ -350,9 +350,9 @@ class Freshness:
                 if not db.in_transaction:
                     db.execute("BEGIN")  # kept open: see `held_db`
                 for name in gone:
-                    remove(db, category, name, counts=False)
+                    remove(db, category, name)
                 for ch in added:
-                    insert(db, category, ch, counts=False)
+                    insert(db, category, ch)
             except sqlite3.Error:
                 self._close_held_db(category)  # made again from what is held when next searched
         return True
@@ -386,7 +386,7 @@ class Freshness:
                 db.execute("BEGIN")
                 for ch in self.held.get(category, {}).values():
                     if ch is not None and ch.doc is not None:
-                        insert(db, category, ch, counts=False)
+                        insert(db, category, ch)
             except BaseException:
                 db.close()
                 raise

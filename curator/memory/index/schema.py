@@ -102,12 +102,11 @@ def insert(
     category: str,
     ch: Change,
     *,
-    counts: bool = True,
     tally: Counter[str] | None = None,
 ) -> None:
-    """Add one file's row (and, when it parsed, its text and word counts: not in a copy without them,
-    `counts` False; added to `tally` instead, when given, for `write_counts`). The caller removed any
-    old row.
+    """Add one file's row (and, when it parsed, its text; its words to `tally`, the transaction's
+    changes to the word counts that `write_counts` writes, or none in a copy without counts). The
+    caller removed any old row.
 
     The text is redacted on its way in: a secret typed into a memory by hand is a finding about
     that file, never a copy in the index. 'Identical' is still judged on the file's own text."""
@@ -142,12 +141,8 @@ def insert(
         f"INSERT INTO {fts_table(category)}(rowid, title, description, tags, body) VALUES (?, ?, ?, ?, ?)",
         (cur.lastrowid, d.title, d.description, " ".join(d.tags), d.body),
     )
-    if not counts:
-        return
     if tally is not None:
         tally.update(terms)
-        return
-    write_counts(conn, category, Counter(terms))
 
 
 def write_counts(conn: sqlite3.Connection, category: str, tally: Counter[str]) -> None:
@@ -182,11 +177,10 @@ def remove(
     category: str,
     name: str,
     *,
-    counts: bool = True,
     tally: Counter[str] | None = None,
 ) -> None:
-    """Remove one file's rows (its text and, with `counts`, its words' counts: from `tally` when given,
-    for `write_counts`)."""
+    """Remove one file's rows (with a `tally`, its text too, and its words taken from the tally for
+    `write_counts`)."""
     row = conn.execute(
         "SELECT doc, broken FROM files WHERE category = ? AND name = ?", (category, name)
     ).fetchone()
@@ -198,12 +192,8 @@ def remove(
         old = conn.execute(
             f"SELECT title, description, tags, body FROM {fts} WHERE rowid = ?", (doc,)
         ).fetchone()
-        if old is not None and counts:
-            gone = set(words("\n".join(old)))
-            if tally is None:
-                write_counts(conn, category, Counter(dict.fromkeys(gone, -1)))
-            else:
-                tally.subtract(gone)
+        if old is not None and tally is not None:
+            tally.subtract(set(words("\n".join(old))))
             conn.execute(f"DELETE FROM {fts} WHERE rowid = ?", (doc,))
     conn.execute("DELETE FROM files WHERE doc = ?", (doc,))
 
