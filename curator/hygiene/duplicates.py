@@ -52,9 +52,10 @@ SUBJECT = 0.4  # subject words shared (Jaccard) for two memories to be about one
 RARE_TERMS = 16  # the rarest words of a memory that find its candidates
 MAX_DF = 48  # a word in more memories than this says nothing about which two are alike
 MAX_CANDIDATES = 24  # per memory, most shared rare words first
-# the pairs (percent of the work) a forked child gates or judges: forked from the check's full heap,
-# it runs a little slower than its parent (each page it touches is copied first): ~7 % at 10,000
+# the pairs (percent of the work) a forked child judges: forked from the check's full heap, it runs a
+# little slower than its parent (each page it touches is copied first): ~7 % at 10,000
 CHILD_PART = 48
+CLOSE_CHUNK = 500  # candidate pairs a side of the check takes at a time (a few ms of work)
 GATE = 0.3  # words shared (whole texts, or titles and descriptions) for a candidate pair to be scored at all
 
 
@@ -206,11 +207,15 @@ def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[
     todo = list(candidates(memos))
     if not forked.worth_it(len(memos)):
         return _sorted(_judged(memos, _close(memos, subjects, todo, threshold), threshold))
-    # part of the pairs gated and scored by a forked child (it reads the memories as they are here)
-    cut = len(todo) * (100 - CHILD_PART) // 100
-    with forked.Child(lambda: _close(memos, subjects, todo[cut:], threshold)) as child:
-        close = _close(memos, subjects, todo[:cut], threshold)
-        close += child.result()
+    # the pairs gated and scored here and by a forked child (it reads the memories as they are here),
+    # a chunk at a time, each side taking the next (a fixed part each: the parent waited up to 0.1 s)
+    chunks = [todo[i : i + CLOSE_CHUNK] for i in range(0, len(todo), CLOSE_CHUNK)]
+
+    def close_of(chunk: list[tuple[int, int]]) -> list[_Close]:
+        return _close(memos, subjects, chunk, threshold)
+
+    mine, theirs = forked.share(chunks, close_of, close_of)
+    close = [pair for part in (*mine, *theirs) for pair in part]
     if not forked.worth_it(len(close)):
         return _sorted(_judged(memos, close, threshold))
     # the few close enough to be one or to disagree judged, part of them by a child: grouped by the

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TypeVar
 from memcurate.curator.categories import CLAUDE
 from memcurate.curator.library.entries import Entry, is_line_ref
 from memcurate.curator.memory.front_matter import MAX_FILE_BYTES
-from memcurate.curator.util.safe_open import read_at_most
+from memcurate.curator.util.safe_open import read_path
 
 if TYPE_CHECKING:  # the context is handed in; importing it is for the type only
     from memcurate.curator.context import Context
@@ -146,8 +146,8 @@ def _text_of(engine: Context, entry) -> str | None:
     knows their encodings and lines."""
     if entry.owner != CLAUDE and getattr(entry, "path", ""):
         try:
-            with open(entry.path, "rb") as f:
-                data = read_at_most(f, MAX_FILE_BYTES)
+            # open, read, close (a buffered file's five calls more: a tenth of a check's reading)
+            data = read_path(entry.path, MAX_FILE_BYTES)
             # its line breaks as they are
             return data.decode("utf-8") if len(data) <= MAX_FILE_BYTES else None
         except (OSError, UnicodeDecodeError):

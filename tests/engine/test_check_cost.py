@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memcurate.curator.engine import Engine
-from memcurate.curator.hygiene import check, duplicates
+from memcurate.curator.hygiene import check, duplicates, texts
 from memcurate.curator.hygiene import statements as said
 from memcurate.curator.library import catalog
 from memcurate.curator.memory import memfile
@@ -95,7 +95,10 @@ def test_a_check_lists_the_library_once_and_reads_and_parses_each_memory_once(st
     listings = counted(monkeypatch, catalog, "entries")
     parsed = counted(monkeypatch, memfile, "parse")
     monkeypatch.setattr(builtins, "open", counted_open)
+    # the check reads a memory file with open, read and close (no file object)
+    read = counted(monkeypatch, texts, "read_path")
     findings = check.run(engine, stage=False)
+    opened += [path for path in read if path.startswith(str(root))]
 
     assert any(f.code == "duplicate" and "decision/m0-again" in f.refs for f in findings)
     assert len(listings) == 1
