@@ -145,3 +145,24 @@ def git_project(project: Path, root: Path) -> None:
     git(project, "config", "user.email", "t@example.com")
     git(project, "config", "user.name", "t")
     offline_config(project, root)
+
+
+def decisions_project(tmp_path: Path) -> tuple[Path, Path]:
+    """(project, memory root) under `tmp_path`: a git project drafting offline into the root, whose
+    `decision` folder is made and empty."""
+    project, root = tmp_path / "project", tmp_path / "memory"
+    (project / ".claude").mkdir(parents=True)
+    (root / "decision").mkdir(parents=True)
+    git_project(project, root)
+    return project, root
+
+
+def decision_text(id_: str, title: str, body: str) -> str:
+    """A decision's file as `render` writes it (its description its title; the longer its id, the newer
+    it is), `body` its Decision section."""
+    return (
+        f"---\nid: {id_}\ncategory: decision\ntitle: {title}\ndescription: {title}\ntype: project\n"
+        f"tags: [test]\ncreated: 2020-01-01T00:00:00Z\nupdated: 2020-01-0{1 + len(id_) % 8}T00:00:00Z\n"
+        f"sources:\n  - session: s1\n    turns: [1, 2]\nstatus: active\n---\n"
+        f"## Decision\n{body}\n## Rationale\nBecause it was needed.\n"
+    )

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from memcurate.curator.hygiene import DETECTORS, SEVERITIES, Finding, duplicates, forked
+from memcurate.curator.hygiene import DETECTORS, SEVERITIES, Finding, duplicates, forked, secrets
 from memcurate.curator.hygiene.texts import library_entries, reading
 from memcurate.curator.memory.memory_md.format import MemoryMdError
 from memcurate.curator.util.atomic import read_json, write_json
@@ -54,6 +54,7 @@ def run(engine: Context, *, stage: bool = True, summary: dict | None = None) -> 
         for found, error in _detected(engine, checked):
             findings += found
             errors += error
+        _keep_words(engine, findings, errors)
     findings.sort(key=lambda f: (SEVERITIES.index(f.severity), f.code, f.refs))
     if stage:
         findings = _stage_all(engine, findings, errors)
@@ -78,14 +79,25 @@ def run(engine: Context, *, stage: bool = True, summary: dict | None = None) -> 
     return findings
 
 
+def _keep_words(engine: Context, findings: list[Finding], errors: list[str]) -> None:
+    """The words compared kept for the next check (duplicates.keep_words): not those of a memory with a
+    secret, so not at all when the secrets could not be looked for."""
+    if any(
+        e.startswith((f"{_name(duplicates.detect)}:", f"{_name(secrets.detect)}:")) for e in errors
+    ):
+        return
+    duplicates.keep_words(engine, {r for f in findings if f.code == "secret" for r in f.refs})
+
+
 _Detected = list[tuple[list[Finding], list[str]]]
 
 
 def _detected(engine: Context, memories: int) -> _Detected:
     """Each detector's findings and error (none or one line), in DETECTORS' order. With two CPUs and a
-    store large enough, the memories duplicates compares are read and parsed first (part of them by a
-    forked child), then the last detector (duplicates: most of the time) runs here while a child forked
-    now runs the others: it finds every memory read, and works while duplicates finds its pairs."""
+    store large enough, the memories duplicates compares are found first (their words kept from the
+    check before, or read and parsed, part of them by a forked child), then the last detector
+    (duplicates: most of the time) runs here while a child forked now runs the others: it finds the
+    memories parsed here read, reads the others itself, and works while duplicates finds its pairs."""
     *others, last = DETECTORS
     if not forked.worth_it(memories):
         return _run_each(engine, DETECTORS)

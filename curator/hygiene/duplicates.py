@@ -20,15 +20,17 @@ import heapq
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
+from memcurate.curator import __version__
 from memcurate.curator.categories import CATEGORIES, CLAUDE, ONE_PER_SESSION
 from memcurate.curator.hygiene import forked, merging
 from memcurate.curator.hygiene import statements as said
 from memcurate.curator.hygiene.merging import CONTRADICTION, DUPLICATE  # noqa: F401 (a pair's kinds, used here and by callers)
-from memcurate.curator.hygiene.texts import known_text, library_entries, once, text_of
+from memcurate.curator.hygiene.texts import known_text, library_entries, once, peek, text_of
 from memcurate.curator.library.entries import is_line_ref
 from memcurate.curator.memory import memfile
 from memcurate.curator.memory.front_matter import MemoryFormatError, split_front_matter
@@ -75,12 +77,13 @@ class Memo:
     ref: str
     owner: str
     category: str
-    # a Claude file as a document of category "claude": title, description, body
-    doc: memfile.MemoryDoc
+    # a Claude file as a document of category "claude": title, description, body; None for a memory
+    # whose words were kept from a check before (`doc` parses its text when first asked)
+    document: memfile.MemoryDoc | None
     stamp: str  # updated (or created): newer is later
     words: frozenset
     hash: str = ""  # of the file's bytes: the base of any change proposed to it
-    text: str = ""  # the file's text
+    content: str | None = None  # the file's text; of a kept memory read when first asked (`text`)
     # what the comparisons derive from it, once (a memory meets up to 2 x MAX_CANDIDATES others)
     derived: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -88,6 +91,26 @@ class Memo:
         if key not in self.derived:
             self.derived[key] = fn()
         return self.derived[key]
+
+    @property
+    def text(self) -> str:
+        """The file's text; of a kept memory read now ("" when it is gone since the listing)."""
+        if self.content is not None:
+            return self.content
+        return self.once("text", lambda: self.derived["read"]() or "")
+
+    @property
+    def doc(self) -> memfile.MemoryDoc:
+        """The document; of a kept memory parsed now (MemoryFormatError, a ValueError, when its file no
+        longer parses: `found_pairs` finds its words again then)."""
+        if self.document is not None:
+            return self.document
+        return self.once("doc", lambda: memfile.parse(self.text))
+
+    @property
+    def kept(self) -> bool:
+        """Whether its words were read back from a check before (`KEPT`), not found from its text."""
+        return self.document is None
 
     @property
     def whole(self) -> str:
@@ -136,17 +159,20 @@ def memo_of(entry, text: str) -> Memo | None:
             return None
         if doc.category not in CATEGORIES:
             return None
-    words = content_words(unattributed(f"{doc.title}\n{doc.description}\n{doc.body}"))
     return Memo(
         entry.ref,
         entry.owner,
         entry.category,
         doc,
         entry.updated or entry.created or "",
-        frozenset(words),
+        _words_of(doc),
         getattr(entry, "hash", "") or content_hash(text),
         text,
     )
+
+
+def _words_of(doc: memfile.MemoryDoc) -> frozenset[str]:
+    return frozenset(content_words(unattributed(f"{doc.title}\n{doc.description}\n{doc.body}")))
 
 
 def comparable(x: Memo, y: Memo) -> bool:
@@ -214,8 +240,8 @@ def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[
     def close_of(chunk: list[tuple[int, int]]) -> list[_Close]:
         return _close(memos, subjects, chunk, threshold)
 
-    mine, theirs = forked.share(chunks, close_of, close_of)
-    close = [pair for part in (*mine, *theirs) for pair in part]
+    here, there = forked.share(chunks, close_of, close_of)
+    close = [pair for part in (*here, *there) for pair in part]
     if not forked.worth_it(len(close)):
         return _sorted(_judged(memos, close, threshold))
     # the few close enough to be one or to disagree judged, part of them by a child: grouped by the
@@ -461,13 +487,18 @@ def threshold_of(cfg: dict | None) -> float:
 
 def memos(engine: Context, entries=None) -> list[Memo]:
     """The comparable memories of the project (its library when `entries` is None), each parsed once
-    (the library's once for a whole check)."""
+    (the library's once for a whole check), or its words kept from a check before (`KEPT`)."""
     if entries is None:
         return once(engine, "memos", lambda: _memos(engine, library_entries(engine)))
     return _memos(engine, entries)
 
 
-def _memos(engine: Context, entries) -> list[Memo]:
+# The version of the words a check keeps of each memory (memory/index/compared.py): another release may
+# find other words. (A row that disagrees with its file is caught all the same: `found_pairs`.)
+KEPT = f"{__version__}:1"
+
+
+def _memos(engine: Context, entries, *, kept: bool = True) -> list[Memo]:
     todo = [
         entry
         for entry in entries
@@ -477,20 +508,52 @@ def _memos(engine: Context, entries) -> list[Memo]:
             or getattr(entry, "status", "active") != "active"
         )
     ]
+    found = _kept(engine, todo) if kept and todo else {}
+    rest = iter(_found(engine, [e for i, e in enumerate(todo) if i not in found]))
+    out = []
+    for i in range(len(todo)):
+        memo = found[i] if i in found else next(rest)
+        if memo is not None:
+            out.append(memo)
+    return out
+
+
+def _kept(engine: Context, todo: list) -> dict[int, Memo]:
+    """The memories of `todo` (by place) whose words a check before kept for the bytes the index says
+    their files hold: neither read nor parsed until a pair asks (`Memo.text`, `Memo.doc`). Claude's
+    files are not kept (their words are of the library's title and description, not of the file)."""
+    rows = engine.index.kept_words(KEPT, 2 * len(todo) + 64)
+    out: dict[int, Memo] = {}
+    if not rows:
+        return out
+    for i, entry in enumerate(todo):
+        digest: str = getattr(entry, "hash", None) or ""
+        row = rows.get(digest) if digest and entry.owner != CLAUDE else None
+        if row is not None:
+            memo = out[i] = _of_row(entry, None, None, digest, row)
+            memo.derived["read"] = partial(text_of, engine, entry)
+    return out
+
+
+def _found(engine: Context, todo: list) -> list[Memo | None]:
+    """The memos of `todo`, in its order, each read and parsed now (None: not compared)."""
     if not forked.worth_it(len(todo)):
-        return [memo for entry in todo if (memo := _memo(engine, entry)) is not None]
+        return [_memo(engine, entry) for entry in todo]
     # read and parsed here from the front and by a forked child from the back, the child's with the
     # words every pair compares, sent back packed (a text per set of words: a tenth of the cost of
     # pickling the sets)
     mine, theirs = forked.share(
         todo, lambda entry: _compared(_memo(engine, entry)), lambda entry: _packed(engine, entry)
     )
-    out = [m for m in mine if m is not None]
+    out: list[Memo | None] = list(mine)
     for entry, packed in zip(todo[len(mine) :], theirs):
-        if packed is not None:
-            out.append(_unpacked(entry, packed))
-            # read by the child: the other detectors find it read
-            known_text(engine, entry, packed[0])
+        if packed is None:
+            out.append(None)
+            continue
+        text, fields, digest, *row = packed
+        out.append(_of_row(entry, memfile.as_sent(fields), text, digest, tuple(row)))
+        # read by the child: the other detectors find it read
+        known_text(engine, entry, text)
     return out
 
 
@@ -512,15 +575,18 @@ def _compared(m: Memo | None) -> Memo | None:
 
 def _packed(engine: Context, entry) -> _Packed | None:
     """What a forked child sends of an entry's memo: its text, its document's fields, its hash and its
-    sets of words, each one text (words hold no NUL)."""
+    row of words (`_row`)."""
     m = _memo(engine, entry)
     if m is None:
         return None
+    return (m.text, vars(m.doc), m.hash, *_row(m))
+
+
+def _row(m: Memo) -> tuple[str, str, str, str, str]:
+    """The sets of words every pair compares, each one text (words hold no NUL): what a forked child
+    sends, and what is kept for the next check (`KEPT`)."""
     fact = m.fact
     return (
-        m.text,
-        vars(m.doc),
-        m.hash,
         "\0".join(m.words),
         "\0".join(_subject_words(m)),
         "\0".join(fact.key),
@@ -529,14 +595,16 @@ def _packed(engine: Context, entry) -> _Packed | None:
     )
 
 
-def _unpacked(entry, packed: _Packed) -> Memo:
-    """The memo `_packed` sent, as memo_of made it of `entry`."""
-    text, fields, digest, words, subject, key, title, names = packed
+def _of_row(
+    entry, doc: memfile.MemoryDoc | None, text: str | None, digest: str, row: tuple
+) -> Memo:
+    """The memo of `entry` whose words are `row` (`_row`), as memo_of makes it."""
+    words, subject, key, title, names = row
     memo = Memo(
         entry.ref,
         entry.owner,
         entry.category,
-        memfile.as_sent(fields),
+        doc,
         entry.updated or entry.created or "",
         _words(words),
         digest,
@@ -551,8 +619,71 @@ def _words(packed: str) -> frozenset[str]:
     return frozenset(packed.split("\0")) if packed else frozenset()
 
 
+def found_pairs(engine: Context) -> tuple[list[Memo], list[Pair]]:
+    """The project's comparable memories and their near-duplicate and contradicting pairs. Each memory
+    in a pair whose words were kept from a check before has them found again from its file: when one
+    disagrees (a row forged in the data dir, or kept by another build), every kept row is dropped and
+    every memory's words are found again. So a kept row can choose which memories are compared, never
+    what a pair says."""
+    threshold = threshold_of(engine.cfg)
+    comparable = memos(engine)
+    try:
+        found = find_pairs(comparable, threshold)
+        if all(_as_filed(m) for m in _in_pairs(comparable, found)):
+            return comparable, found
+    except MemoryFormatError:
+        # a kept memory's file no longer parses (or a fresh one's raised: it raises again below)
+        if not any(m.kept for m in comparable):
+            raise
+    engine.index.forget_kept_words()
+    comparable = once(
+        engine, "memos", lambda: _memos(engine, library_entries(engine), kept=False), again=True
+    )
+    return comparable, find_pairs(comparable, threshold)
+
+
+def _in_pairs(memos: list[Memo], found: list[Pair]) -> list[Memo]:
+    refs = {r for p in found for r in (p.a, p.b)}
+    return [m for m in memos if m.ref in refs]
+
+
+def _as_filed(m: Memo) -> bool:
+    """Whether `m`'s words are those of its file's text (always, but for a kept one that disagrees)."""
+    if not m.kept:
+        return True
+    if content_hash(m.text) != m.hash:
+        return False  # changed since the index read it
+    try:
+        doc = m.doc
+    except MemoryFormatError:
+        return False
+    if doc.category not in CATEGORIES:
+        return False
+    return (
+        m.words == _words_of(doc)
+        and m.derived["subject_words"]
+        == content_words(unattributed(f"{doc.title}\n{doc.description}"))
+        and m.fact == fact_words(doc)
+    )
+
+
+def keep_words(engine: Context, leave: set[str]) -> None:
+    """The words found of each memory this check compared kept for the next one, but those of the
+    memories in `leave` (they hold a secret: nothing under the data dir holds one). Only after a check
+    that compared them; a row whose memory is gone (or left) goes."""
+    found = peek(engine, "memos")
+    if not isinstance(found, list):
+        return
+    ours = [m for m in found if m.owner != CLAUDE and m.ref not in leave]
+    # by the hash of the text they were found from (the index's may be older: the file changed since)
+    rows = [(m.hash, _row(m)) for m in ours if not m.kept and content_hash(m.text) == m.hash]
+    engine.index.keep_words(KEPT, rows, {m.hash for m in ours})
+
+
 def pairs(engine: Context, entries=None) -> list[Pair]:
     """Near-duplicate and contradicting pairs among the project's memories, most alike first."""
+    if entries is None:
+        return found_pairs(engine)[1]
     return find_pairs(memos(engine, entries), threshold_of(engine.cfg))
 
 
@@ -562,8 +693,7 @@ def detect(engine: Context) -> list:
     cannot merge (one of Claude's files with one memory of ours) is a finding that proposes nothing."""
     from memcurate.curator.hygiene import Finding, fix
 
-    comparable_memos = memos(engine)
-    found = find_pairs(comparable_memos, threshold_of(engine.cfg))
+    comparable_memos, found = found_pairs(engine)
     notes: list[str] = []
     proposed = {
         tuple(sorted(s["refs"])): s

@@ -88,15 +88,21 @@ def library_entries(engine: Context) -> list[Entry]:
     return read.entries
 
 
-def once(engine: Context, key: str, fn: Callable[[], T]) -> T:
-    """`fn()`, found once within `reading` for every detector (and a forked child after). Held in this
-    process alone, for one check: never on disk, where Claude could forge it."""
+def once(engine: Context, key: str, fn: Callable[[], T], *, again: bool = False) -> T:
+    """`fn()`, found once within `reading` for every detector (and a forked child after); `again`: found
+    now, in place of what was found before. Held in this process alone, for one check."""
     read = _read(engine)
     if read is None:
         return fn()
-    if key not in read.derived:
+    if again or key not in read.derived:
         read.derived[key] = fn()
     return read.derived[key]  # type: ignore[return-value]
+
+
+def peek(engine: Context, key: str) -> object | None:
+    """What `once` found for `key` within this `reading`; None when nothing asked for it."""
+    read = _read(engine)
+    return None if read is None else read.derived.get(key)
 
 
 def memory_texts(engine: Context, entries=None) -> list[Text]:

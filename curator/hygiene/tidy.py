@@ -21,8 +21,7 @@ def tidy(engine: Context, *, notes: list[str] | None = None) -> list[str]:
     from memcurate.curator.proposals import store as proposal_store
 
     staged = []
-    memos = duplicates.memos(engine)
-    found = duplicates.find_pairs(memos, duplicates.threshold_of(engine.cfg))
+    memos, found = duplicates.found_pairs(engine)
     for spec in merging.specs(engine, found, memos, notes=notes):
         pid = proposal_store.stage(
             engine.data,

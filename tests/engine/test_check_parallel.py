@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from scenarios import git, git_project
+from scenarios import decision_text, decisions_project, git
 
 from memcurate.curator.engine import Engine
 from memcurate.curator.hygiene import duplicates, forked
@@ -19,24 +19,12 @@ KEY = "AKIAIOSFODNN7EXAMPLE"
 TOPICS = "queue cache billing search upload export import render deploy backup".split()
 
 
-def memory(id_: str, title: str, body: str) -> str:
-    return (
-        f"---\nid: {id_}\ncategory: decision\ntitle: {title}\ndescription: {title}\ntype: project\n"
-        f"tags: [test]\ncreated: 2020-01-01T00:00:00Z\nupdated: 2020-01-0{1 + len(id_) % 8}T00:00:00Z\n"
-        f"sources:\n  - session: s1\n    turns: [1, 2]\nstatus: active\n---\n"
-        f"## Decision\n{body}\n## Rationale\nBecause it was needed.\n"
-    )
-
-
 @pytest.fixture
 def project(tmp_path) -> Path:
     """A project with a file a memory names since deleted, a secret, near-duplicates, a contradiction
     and memories about other things."""
-    project, root = tmp_path / "project", tmp_path / "memory"
-    (project / ".claude").mkdir(parents=True)
+    project, root = decisions_project(tmp_path)
     (project / "src").mkdir()
-    (root / "decision").mkdir(parents=True)
-    git_project(project, root)
     (project / "src" / "auth.py").write_text("def login():\n    return 1\n")
     git(project, "add", "-A")
     git(project, "commit", "-qm", "first")
@@ -44,7 +32,7 @@ def project(tmp_path) -> Path:
     git(project, "commit", "-qam", "drop auth")
 
     def put(id_: str, title: str, body: str) -> None:
-        (root / "decision" / f"{id_}.md").write_text(memory(id_, title, body))
+        (root / "decision" / f"{id_}.md").write_text(decision_text(id_, title, body))
 
     put("login", "Login lives in the auth module", "Login is handled in `src/auth.py`. Keep it.")
     put("key", "The staging key", f"The staging AWS key is {KEY} for now.")
@@ -64,8 +52,11 @@ def project(tmp_path) -> Path:
     return project
 
 
-def run_check(project: Path, monkeypatch, parallel: bool) -> tuple[list[dict], list[str], int]:
-    """The check's findings and errors, and how many children it forked."""
+def run_check(
+    project: Path, monkeypatch, parallel: bool, kept: bool = False
+) -> tuple[list[dict], list[str], int]:
+    """The check's findings and errors, and how many children it forked; without the words a check
+    before kept (test_check_kept.py) unless `kept`."""
     forks = []
     real = forked.Child
 
@@ -77,6 +68,8 @@ def run_check(project: Path, monkeypatch, parallel: bool) -> tuple[list[dict], l
     monkeypatch.setattr(forked, "Child", counted)
     summary: dict = {}
     engine = Engine(project)
+    if not kept:
+        engine.index.forget_kept_words()
     try:
         found = engine.check(stage=True, summary=summary)
     finally:
@@ -93,6 +86,8 @@ def test_a_check_shared_with_forked_children_finds_what_one_process_finds(projec
     assert serial_forks == 0 and parallel_forks == 4
     # the same findings in the same order, with the same proposals (staged once, by the first run)
     assert parallel == serial and parallel_errors == serial_errors == []
+    # and again with the words the run before kept: the memories read back, not parsed
+    assert run_check(project, monkeypatch, parallel=True, kept=True)[:2] == (serial, [])
 
 
 def test_what_a_child_raises_is_raised_by_the_check(project, monkeypatch):

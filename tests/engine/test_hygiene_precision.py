@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from scenarios import git, git_project
+from scenarios import decisions_project, git
 from test_duplicates import filler, found
 from test_duplicates import memory as dup_memory
 
@@ -40,10 +40,7 @@ FILES = {
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    project, root = tmp_path / "project", tmp_path / "memory"
-    (project / ".claude").mkdir(parents=True)
-    (root / "decision").mkdir(parents=True)
-    git_project(project, root)
+    project, _root = decisions_project(tmp_path)
     for rel, text in FILES.items():
         (project / rel).parent.mkdir(parents=True, exist_ok=True)
         (project / rel).write_text(text)

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 from memcurate.curator.categories import CATEGORIES
 from memcurate.curator.memory import memfile
-from memcurate.curator.memory.index import folders, library_rows
+from memcurate.curator.memory.index import compared, folders, library_rows
 from memcurate.curator.memory.index.database import Database, is_busy
 from memcurate.curator.memory.index.freshness import RESCAN_INTERVAL, Freshness, RefreshStats
 from memcurate.curator.memory.index.schema import CLAUDE, INDEXED, Change
@@ -259,6 +259,50 @@ class MemoryIndex:
 
     def _folder(self, category: str) -> str:
         return self._freshness.folder(category)
+
+    # -- what a check compares of each file, kept between checks (compared.py) ----------
+
+    def kept_words(self, version: str, limit: int) -> dict[str, tuple[str, ...]]:
+        """hash -> the words kept for it (compared.read); none when the database cannot be read now."""
+        try:
+            with self._lock:
+                return self._db.guarded(self._transaction, compared.read, "BEGIN", version, limit)
+        except (sqlite3.Error, OSError):
+            return {}
+
+    def keep_words(
+        self, version: str, rows: list[tuple[str, tuple[str, ...]]], live: set[str]
+    ) -> bool:
+        """compared.write in a transaction of its own; False when it could not be written (a cache: the
+        next check finds the words again)."""
+        try:
+            with self._lock:
+                self._db.guarded(
+                    self._transaction, compared.write, "BEGIN IMMEDIATE", version, rows, live
+                )
+        except (sqlite3.Error, OSError):
+            return False
+        return True
+
+    def forget_kept_words(self) -> None:
+        """Every kept row dropped (one disagreed with its file)."""
+        try:
+            with self._lock:
+                self._db.guarded(self._transaction, compared.forget, "BEGIN IMMEDIATE")
+        except (sqlite3.Error, OSError):
+            pass
+
+    def _transaction(self, fn, begin: str, *args):
+        conn = self._db.conn()
+        conn.execute(begin)
+        try:
+            out = fn(conn, *args)
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return out
 
     # -- the library: every memory at once -----------------------------------------------
 

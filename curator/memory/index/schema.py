@@ -2,7 +2,8 @@
 
 `files` holds per memory file its stat signature, hash and indexed fields
 (or why it is broken); `terms` the document frequency of each word per
-category; one FTS5 table per category the memories' text, porter-stemmed.
+category; one FTS5 table per category the memories' text, porter-stemmed;
+`compared` the words a check compares of each file (compared.py).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from memcurate.curator.memory.index.terms import doc_terms, text_hash, words
 from memcurate.curator.memory.memfile import redact_document
 from memcurate.curator.util.redact import redact_text
 
-SCHEMA_VERSION = 4  # 3: the library's fields (description, created, updated, sources, tags); Claude's topic files;
-# 4: a file's row numbers never reused (a lookup since a mark: MemoryIndex.mark)
+SCHEMA_VERSION = 5  # 3: the library's fields (description, created, updated, sources, tags); Claude's topic files;
+# 4: a file's row numbers never reused (a lookup since a mark: MemoryIndex.mark); 5: `compared`
 INDEXED = (*CATEGORIES, CLAUDE)  # every FTS5 table
 INDEX_FILE = "index.sqlite"  # in the data dir: the index of its project's memory root
 WEIGHTS = (8.0, 4.0, 3.0, 1.0)  # bm25 column weights: title, description, tags, body (every search)
@@ -59,6 +60,9 @@ _SCHEMA = [
     *_FILES,
     """CREATE TABLE IF NOT EXISTS terms(category TEXT NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL,
         PRIMARY KEY(category, term)) WITHOUT ROWID""",
+    # what a check compares of a memory file, by the hash of its bytes (compared.py)
+    """CREATE TABLE IF NOT EXISTS compared(hash TEXT PRIMARY KEY, words TEXT NOT NULL, subject TEXT NOT NULL,
+        fact_key TEXT NOT NULL, fact_title TEXT NOT NULL, names TEXT NOT NULL) WITHOUT ROWID""",
     *(_fts_schema(c) for c in INDEXED),
 ]
 

@@ -1,0 +1,61 @@
+"""The words a check compares of each memory file, kept between checks by the hash of the file's bytes:
+at 10,000 memories, parsing every file and finding its words was two thirds of a check's work, and a
+check finds most files as the last one left them.
+
+The rows are the duplicate detector's (hygiene/duplicates.py says what the words are); this module
+only keeps them. A row is a tuple of texts, each a set of words joined by NUL (a word holds none).
+They live in the index's database, in the data dir, which Claude can write: what is read back only
+chooses which memories are compared, and the detector checks every pair it reports against the
+files themselves (a row that disagrees with its file drops the whole table).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+COLUMNS = ("words", "subject", "fact_key", "fact_title", "names")
+_VERSION_KEY = "compared"  # meta: the version of the words the rows hold
+MAX_ROW = 1 << 16  # characters: a row larger than any memory's words is not read
+
+
+def read(conn: sqlite3.Connection, version: str, limit: int) -> dict[str, tuple[str, ...]]:
+    """hash -> its row; none when the rows are of another version, or more than `limit` of them."""
+    found = conn.execute("SELECT value FROM meta WHERE key = ?", (_VERSION_KEY,)).fetchone()
+    if found is None or found[0] != version:
+        return {}
+    total = " + ".join(f"length({c})" for c in COLUMNS)
+    rows = conn.execute(
+        f"SELECT hash, {', '.join(COLUMNS)} FROM compared WHERE {total} <= ? LIMIT ?",
+        (MAX_ROW, limit + 1),
+    ).fetchall()
+    if len(rows) > limit:
+        return {}
+    return {r[0]: tuple(r[1:]) for r in rows if all(isinstance(x, str) for x in r)}
+
+
+def write(
+    conn: sqlite3.Connection,
+    version: str,
+    rows: Iterable[tuple[str, tuple[str, ...]]],
+    live: set[str],
+) -> None:
+    """Add `rows` (hash, its row) and drop every row whose hash is not in `live`; all of them when they
+    were of another version. The caller holds the transaction."""
+    found = conn.execute("SELECT value FROM meta WHERE key = ?", (_VERSION_KEY,)).fetchone()
+    if found is None or found[0] != version:
+        conn.execute("DELETE FROM compared")
+        conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_VERSION_KEY, version)
+        )
+    else:
+        gone = [(h,) for (h,) in conn.execute("SELECT hash FROM compared") if h not in live]
+        conn.executemany("DELETE FROM compared WHERE hash = ?", gone)
+    conn.executemany(
+        f"INSERT OR REPLACE INTO compared(hash, {', '.join(COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?)",
+        [(h, *row) for h, row in rows],
+    )
+
+
+def forget(conn: sqlite3.Connection) -> None:
+    conn.execute("DELETE FROM compared")
