@@ -54,7 +54,6 @@ def run(engine: Context, *, stage: bool = True, summary: dict | None = None) -> 
         for found, error in _detected(engine, checked):
             findings += found
             errors += error
-        _keep_words(engine, findings, errors)
     findings.sort(key=lambda f: (SEVERITIES.index(f.severity), f.code, f.refs))
     if stage:
         findings = _stage_all(engine, findings, errors)
@@ -79,17 +78,18 @@ def run(engine: Context, *, stage: bool = True, summary: dict | None = None) -> 
     return findings
 
 
-def _keep_words(engine: Context, findings: list[Finding], errors: list[str]) -> None:
-    """The words compared kept for the next check (duplicates.keep_words): not those of a memory with a
-    secret, so not at all when the secrets could not be looked for."""
-    if any(
-        e.startswith((f"{_name(duplicates.detect)}:", f"{_name(secrets.detect)}:")) for e in errors
-    ):
-        return
-    duplicates.keep_words(engine, {r for f in findings if f.code == "secret" for r in f.refs})
-
-
 _Detected = list[tuple[list[Finding], list[str]]]
+
+
+def _kept_words(engine: Context, detected: _Detected) -> _Detected:
+    """`detected` as it is, once the words compared are kept for the next check (duplicates.keep_words):
+    not those of a memory with a secret, so none when the secrets could not be looked for."""
+    if any(e.startswith(f"{_name(secrets.detect)}:") for _, errors in detected for e in errors):
+        return detected
+    duplicates.keep_words(
+        engine, {r for found, _ in detected for f in found if f.code == "secret" for r in f.refs}
+    )
+    return detected
 
 
 def _detected(engine: Context, memories: int) -> _Detected:
@@ -100,7 +100,7 @@ def _detected(engine: Context, memories: int) -> _Detected:
     memories parsed here read, reads the others itself, and works while duplicates finds its pairs."""
     *others, last = DETECTORS
     if not forked.worth_it(memories):
-        return _run_each(engine, DETECTORS)
+        return _kept_words(engine, _run_each(engine, DETECTORS))
     try:
         duplicates.memos(engine)
     except _FAILURES as e:
@@ -110,7 +110,15 @@ def _detected(engine: Context, memories: int) -> _Detected:
             failed if detect is duplicates.detect else _run_each(engine, [detect])[0]
             for detect in DETECTORS
         ]
-    with forked.Child(lambda: _run_each(engine, others)) as child:
+
+    def others_then_keep() -> _Detected:
+        # the secrets looked for: the words kept from here (through a connection of the child's own),
+        # while the parent finds the pairs
+        detected = _run_each(engine, others)
+        engine.index.forked()
+        return _kept_words(engine, detected)
+
+    with forked.Child(others_then_keep) as child:
         mine = _run_each(engine, [last])
         return child.result() + mine
 

@@ -5,6 +5,7 @@ sees, never findings silently missing."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from scenarios import decision_text, decisions_project, git
 
 from memcurate.curator.engine import Engine
 from memcurate.curator.hygiene import duplicates, forked
+from memcurate.curator.memory.index.schema import INDEX_FILE
 from memcurate.curator.util import cores
 
 KEY = "AKIAIOSFODNN7EXAMPLE"
@@ -86,8 +88,18 @@ def test_a_check_shared_with_forked_children_finds_what_one_process_finds(projec
     assert serial_forks == 0 and parallel_forks == 4
     # the same findings in the same order, with the same proposals (staged once, by the first run)
     assert parallel == serial and parallel_errors == serial_errors == []
-    # and again with the words the run before kept: the memories read back, not parsed
+    # the child that looked for the secrets kept every other memory's words, through a connection of
+    # its own; the next check reads them back and finds the same
+    assert kept_rows(project) == len(TOPICS) * 3 + 5
     assert run_check(project, monkeypatch, parallel=True, kept=True)[:2] == (serial, [])
+
+
+def kept_rows(project: Path) -> int:
+    engine = Engine(project)
+    db = Path(engine.data) / INDEX_FILE
+    engine.close()
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT count(*) FROM compared").fetchone()[0]
 
 
 def test_what_a_child_raises_is_raised_by_the_check(project, monkeypatch):

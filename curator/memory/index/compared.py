@@ -49,10 +49,11 @@ def write(
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_VERSION_KEY, version)
         )
     else:
-        gone = [(h,) for (h,) in conn.execute("SELECT hash FROM compared") if h not in live]
-        conn.executemany("DELETE FROM compared WHERE hash = ?", gone)
+        gone = [(n,) for n, h in conn.execute("SELECT rowid, hash FROM compared") if h not in live]
+        conn.executemany("DELETE FROM compared WHERE rowid = ?", gone)
+    # (the caller writes a row only for a hash it did not find: a hash written twice is read as one)
     conn.executemany(
-        f"INSERT OR REPLACE INTO compared(hash, {', '.join(COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO compared(hash, {', '.join(COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?)",
         [(h, *row) for h, row in rows],
     )
 

@@ -152,6 +152,13 @@ class Database:
             except OSError:
                 pass
 
+    def forked(self) -> None:
+        """In a forked child: the parent's connection left as it is, never used here (SQLite's rule: a
+        connection does not cross a fork; closing it could disturb the parent's); the next use opens
+        this process's own."""
+        self._conn = self._cursor = None
+        self._db_ino = None
+
     def drop(self) -> None:
         """Close the connection (the next use opens it again): what was known of the database is void."""
         if self._conn is not None:

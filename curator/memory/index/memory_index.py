@@ -292,6 +292,10 @@ class MemoryIndex:
         except (sqlite3.Error, OSError):
             pass
 
+    def forked(self) -> None:
+        """Called first in a forked child that uses the index: its own connection from now on."""
+        self._db.forked()
+
     def _transaction(self, fn, begin: str, *args):
         conn = self._db.conn()
         conn.execute(begin)

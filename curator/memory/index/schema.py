@@ -60,9 +60,10 @@ _SCHEMA = [
     *_FILES,
     """CREATE TABLE IF NOT EXISTS terms(category TEXT NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL,
         PRIMARY KEY(category, term)) WITHOUT ROWID""",
-    # what a check compares of a memory file, by the hash of its bytes (compared.py)
-    """CREATE TABLE IF NOT EXISTS compared(hash TEXT PRIMARY KEY, words TEXT NOT NULL, subject TEXT NOT NULL,
-        fact_key TEXT NOT NULL, fact_title TEXT NOT NULL, names TEXT NOT NULL) WITHOUT ROWID""",
+    # what a check compares of a memory file, by the hash of its bytes (compared.py): read whole, never
+    # looked up, so no index (a primary key doubled the cost of writing 10,000 rows)
+    """CREATE TABLE IF NOT EXISTS compared(hash TEXT NOT NULL, words TEXT NOT NULL, subject TEXT NOT NULL,
+        fact_key TEXT NOT NULL, fact_title TEXT NOT NULL, names TEXT NOT NULL)""",
     *(_fts_schema(c) for c in INDEXED),
 ]
 
