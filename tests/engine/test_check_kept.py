@@ -162,3 +162,16 @@ def test_rows_of_another_build_are_not_read(project, monkeypatch):
     parsed = parses(monkeypatch)
     assert check(project) == cold
     assert len(parsed) >= N  # every memory's words found again
+
+
+def test_two_checks_at_once_leave_one_row_a_memory(project):
+    check(project)
+    # both wrote every row (each found none kept when it started)
+    write_db(project, "INSERT INTO compared SELECT * FROM compared")
+    check(project)
+    engine = Engine(project)
+    db = Path(engine.data) / INDEX_FILE
+    engine.close()
+    with sqlite3.connect(db) as conn:
+        counts = conn.execute("SELECT count(*) FROM compared GROUP BY hash").fetchall()
+    assert counts and {n for (n,) in counts} == {1}

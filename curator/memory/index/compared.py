@@ -40,21 +40,26 @@ def write(
     rows: Iterable[tuple[str, tuple[str, ...]]],
     live: set[str],
 ) -> None:
-    """Add `rows` (hash, its row) and drop every row whose hash is not in `live`; all of them when they
-    were of another version. The caller holds the transaction."""
+    """Add `rows` (hash, its row) but for a hash kept already, and drop every row whose hash is not in
+    `live` (and a hash's second row: two checks at once both wrote it); all of them when they were of
+    another version. The caller holds a write transaction."""
     found = conn.execute("SELECT value FROM meta WHERE key = ?", (_VERSION_KEY,)).fetchone()
+    held: set[str] = set()
     if found is None or found[0] != version:
         conn.execute("DELETE FROM compared")
         conn.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_VERSION_KEY, version)
         )
     else:
-        gone = [(n,) for n, h in conn.execute("SELECT rowid, hash FROM compared") if h not in live]
+        gone = []
+        for n, h in conn.execute("SELECT rowid, hash FROM compared").fetchall():
+            if h not in live or h in held:
+                gone.append((n,))
+            held.add(h)
         conn.executemany("DELETE FROM compared WHERE rowid = ?", gone)
-    # (the caller writes a row only for a hash it did not find: a hash written twice is read as one)
     conn.executemany(
         f"INSERT INTO compared(hash, {', '.join(COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?)",
-        [(h, *row) for h, row in rows],
+        [(h, *row) for h, row in rows if h not in held],
     )
 
 
