@@ -485,12 +485,10 @@ def threshold_of(cfg: dict | None) -> float:
     return float(((cfg or {}).get("hygiene") or {}).get("duplicate_threshold", DEFAULT_THRESHOLD))
 
 
-def memos(engine: Context, entries=None) -> list[Memo]:
-    """The comparable memories of the project (its library when `entries` is None), each parsed once
-    (the library's once for a whole check), or its words kept from a check before (`KEPT`)."""
-    if entries is None:
-        return once(engine, "memos", lambda: _memos(engine, library_entries(engine)))
-    return _memos(engine, entries)
+def memos(engine: Context) -> list[Memo]:
+    """The comparable memories of the project's library, each parsed once (once for a whole check), or
+    its words kept from a check before (`KEPT`)."""
+    return once(engine, "memos", lambda: _memos(engine, library_entries(engine)))
 
 
 # The version of the words a check keeps of each memory (memory/index/compared.py): another release may
@@ -678,13 +676,6 @@ def keep_words(engine: Context, leave: set[str]) -> None:
     # by the hash of the text they were found from (the index's may be older: the file changed since)
     rows = [(m.hash, _row(m)) for m in ours if not m.kept and content_hash(m.text) == m.hash]
     engine.index.keep_words(KEPT, rows, {m.hash for m in ours})
-
-
-def pairs(engine: Context, entries=None) -> list[Pair]:
-    """Near-duplicate and contradicting pairs among the project's memories, most alike first."""
-    if entries is None:
-        return found_pairs(engine)[1]
-    return find_pairs(memos(engine, entries), threshold_of(engine.cfg))
 
 
 def detect(engine: Context) -> list:
