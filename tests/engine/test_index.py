@@ -698,3 +698,19 @@ def test_the_mark_sees_what_another_process_indexed_since(tmp_path, store):
         after = ix.mark()
         assert after.partition(":")[0] == before.partition(":")[0]
         assert int(after.partition(":")[2]) > int(before.partition(":")[2])
+
+
+def test_a_memory_saved_twice_in_a_run_leaves_one_text_to_search(tmp_path, store):
+    """A save run's held copy (freshness.py) searches each held memory's newest text. A memory saved
+    again within the run had its first text left behind (its file row gone, its text not): the search
+    dropped it, but only after it had taken one of the lookup's places."""
+    with MemoryIndex(tmp_path / "index.sqlite", store) as ix:
+        ix.candidates("decision", "ledger")  # indexed before the run
+        with ix.holding():
+            for title in ("CockroachDB for the ledger", "Spanner for the ledger"):
+                d, h = store.read("decision", "postgres-over-mysql")
+                store.update(memfile.MemoryDoc(**{**d.__dict__, "title": title}), h)
+                assert ids(ix.candidates("decision", title))[0] == "postgres-over-mysql"
+            held = ix._freshness._held_dbs["decision"]
+            texts = held.execute("SELECT title FROM fts_decision").fetchall()
+            assert texts == [("Spanner for the ledger",)]

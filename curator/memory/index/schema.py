@@ -184,7 +184,7 @@ def remove(
     *,
     tally: Counter[str] | None = None,
 ) -> None:
-    """Remove one file's rows (with a `tally`, its text too, and its words taken from the tally for
+    """Remove one file's rows and its text (with a `tally`, its words taken from the tally for
     `write_counts`)."""
     row = conn.execute(
         "SELECT doc, broken FROM files WHERE category = ? AND name = ?", (category, name)
@@ -197,8 +197,9 @@ def remove(
         old = conn.execute(
             f"SELECT title, description, tags, body FROM {fts} WHERE rowid = ?", (doc,)
         ).fetchone()
-        if old is not None and tally is not None:
-            tally.subtract(set(words("\n".join(old))))
+        if old is not None:
+            if tally is not None:
+                tally.subtract(set(words("\n".join(old))))
             conn.execute(f"DELETE FROM {fts} WHERE rowid = ?", (doc,))
     conn.execute("DELETE FROM files WHERE doc = ?", (doc,))
 
