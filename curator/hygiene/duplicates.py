@@ -247,10 +247,32 @@ def find_pairs(memos: list[Memo], threshold: float = DEFAULT_THRESHOLD) -> list[
     # the few close enough to be one or to disagree judged, part of them by a child: grouped by the
     # memories they share, so that each memory's statements are found in one process, not both
     mine, theirs = _shares(memos, close)
-    with forked.Child(lambda: _judged(memos, theirs, threshold)) as child:
+    # a kept memory in both shares (of a group shared pair by pair) parsed here, before the child
+    # is forked: it finds it parsed (no memory is parsed twice, in one process or in two)
+    for i in {x for p in mine for x in p[:2]} & {x for p in theirs for x in p[:2]}:
+        memos[i].doc  # noqa: B018 (parsed and kept)
+    with forked.Child(lambda: _judged_and_read(memos, theirs, threshold)) as child:
         out = _judged(memos, mine, threshold)
-        out += child.result()
-    return _sorted(out)
+        pairs, read = child.result()
+    for i, (fields, text) in read.items():
+        memos[i].derived.setdefault("doc", memfile.as_sent(fields))
+        memos[i].derived.setdefault("text", text)
+    return _sorted(out + pairs)
+
+
+def _judged_and_read(
+    memos: list[Memo], close: list[_Close], threshold: float
+) -> tuple[list[Pair], dict[int, tuple[dict, str]]]:
+    """`_judged`, with the document and text of each kept memory of its pairs that it read and parsed:
+    the parent needs them again (found_pairs, the merges), and would parse them a second time."""
+    pairs = _judged(memos, close, threshold)
+    refs = {r for p in pairs for r in (p.a, p.b)}
+    read = {
+        i: (vars(m.derived["doc"]), m.derived["text"])
+        for i, m in enumerate(memos)
+        if m.ref in refs and "doc" in m.derived and "text" in m.derived
+    }
+    return pairs, read
 
 
 def _sorted(pairs: list[Pair]) -> list[Pair]:

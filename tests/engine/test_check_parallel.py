@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import sys
 import threading
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from scenarios import decision_text, decisions_project, git
 
 from memcurate.curator.engine import Engine
 from memcurate.curator.hygiene import duplicates, forked
+from memcurate.curator.memory import memfile
 from memcurate.curator.memory.index.schema import INDEX_FILE
 from memcurate.curator.util import cores
 
@@ -161,3 +163,25 @@ def test_shared_items_are_each_worked_once_in_order_whoever_is_faster(slow):
     assert [x for _, x in mine + theirs] == items
     assert {s for s, _ in mine} <= {"here"} and {s for s, _ in theirs} == {"there"}
     assert forked.share([], work("here"), work("there")) == ([], [])
+
+
+def test_each_memory_is_parsed_once_whichever_process_parses_it(project, monkeypatch, tmp_path):
+    """Cold (every memory parsed, part of them by a child) and with the words the run before kept (only
+    the memories of close pairs parsed, part of them by the child that judges them, which hands the
+    documents of its pairs back): no text is parsed twice, in one process or across them."""
+    log = tmp_path / "parsed.log"
+    real = memfile.parse
+
+    def logged(text):
+        # the check's own parsing (the index parses a file written less than two seconds ago again)
+        if sys._getframe(1).f_globals.get("__name__", "").startswith("memcurate.curator.hygiene"):
+            with open(log, "a") as f:  # appended by every process, the forked children too
+                f.write(f"{os.getpid()} {hash(text)}\n")
+        return real(text)
+
+    monkeypatch.setattr(memfile, "parse", logged)
+    for kept in (False, True):
+        log.write_text("")
+        run_check(project, monkeypatch, parallel=True, kept=kept)
+        texts = [line.split()[1] for line in log.read_text().splitlines()]
+        assert texts and len(texts) == len(set(texts)), (kept, len(texts), len(set(texts)))
