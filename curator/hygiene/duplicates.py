@@ -114,10 +114,7 @@ class Memo:
 
     @property
     def whole(self) -> str:
-        return self.once(
-            "whole",
-            lambda: unattributed(f"{self.doc.title}\n{self.doc.description}\n{self.doc.body}"),
-        )
+        return self.once("whole", lambda: _whole(self.doc))
 
     @property
     def fact(self) -> FactWords:
@@ -172,7 +169,17 @@ def memo_of(entry, text: str) -> Memo | None:
 
 
 def _words_of(doc: memfile.MemoryDoc) -> frozenset[str]:
-    return frozenset(content_words(unattributed(f"{doc.title}\n{doc.description}\n{doc.body}")))
+    return frozenset(content_words(_whole(doc)))
+
+
+def _whole(doc: memfile.MemoryDoc) -> str:
+    """A memory's title, description and body, without attributions: what its words are found in."""
+    return unattributed(f"{doc.title}\n{doc.description}\n{doc.body}")
+
+
+def _subject_of(doc: memfile.MemoryDoc) -> str:
+    """Its title and description, without attributions: what it is about."""
+    return unattributed(f"{doc.title}\n{doc.description}")
 
 
 def comparable(x: Memo, y: Memo) -> bool:
@@ -374,7 +381,7 @@ def _subject_words(m: Memo) -> set[str]:
 
 
 def _subject(m: Memo) -> str:
-    return m.once("subject", lambda: unattributed(f"{m.doc.title}\n{m.doc.description}"))
+    return m.once("subject", lambda: _subject_of(m.doc))
 
 
 # -- disagreement --------------------------------------------------------------
@@ -681,8 +688,7 @@ def _as_filed(m: Memo) -> bool:
         return False
     return (
         m.words == _words_of(doc)
-        and m.derived["subject_words"]
-        == content_words(unattributed(f"{doc.title}\n{doc.description}"))
+        and m.derived["subject_words"] == content_words(_subject_of(doc))
         and m.fact == fact_words(doc)
     )
 

@@ -123,17 +123,7 @@ class MemoryIndex:
         of its own over the indexed tables (recall). Busy and unusable databases are the caller's to handle."""
         with self._lock:
             self._freshness.flush()
-
-            def run():
-                conn = self._db.conn()
-                conn.execute("BEGIN")
-                try:
-                    return fn(conn, *args)
-                finally:
-                    if conn.in_transaction:
-                        conn.execute("COMMIT")
-
-            return self._db.guarded(run)
+            return self._db.guarded(self._transaction, fn, "BEGIN", *args)
 
     def candidates(
         self, category: str, text, limit: int = 5, *, include_archived: bool = False
@@ -264,39 +254,33 @@ class MemoryIndex:
 
     def kept_words(self, version: str, limit: int) -> dict[str, tuple[str, ...]]:
         """hash -> the words kept for it (compared.read); none when the database cannot be read now."""
-        try:
-            with self._lock:
-                return self._db.guarded(self._transaction, compared.read, "BEGIN", version, limit)
-        except (sqlite3.Error, OSError):
-            return {}
+        return self._cache(compared.read, "BEGIN", version, limit) or {}
 
     def keep_words(
         self, version: str, rows: list[tuple[str, tuple[str, ...]]], live: set[str]
-    ) -> bool:
-        """compared.write in a transaction of its own; False when it could not be written (a cache: the
-        next check finds the words again)."""
-        try:
-            with self._lock:
-                self._db.guarded(
-                    self._transaction, compared.write, "BEGIN IMMEDIATE", version, rows, live
-                )
-        except (sqlite3.Error, OSError):
-            return False
-        return True
+    ) -> None:
+        """compared.write; not written when the database cannot be (the next check finds them again)."""
+        self._cache(compared.write, "BEGIN IMMEDIATE", version, rows, live)
 
     def forget_kept_words(self) -> None:
         """Every kept row dropped (one disagreed with its file)."""
+        self._cache(compared.forget, "BEGIN IMMEDIATE")
+
+    def _cache(self, fn, begin: str, *args):
+        """fn(connection, *args) in a transaction of its own, for a cache of the index's: None when the
+        database could not be used now (busy, unwritable, broken)."""
         try:
             with self._lock:
-                self._db.guarded(self._transaction, compared.forget, "BEGIN IMMEDIATE")
+                return self._db.guarded(self._transaction, fn, begin, *args)
         except (sqlite3.Error, OSError):
-            pass
+            return None
 
     def forked(self) -> None:
         """Called first in a forked child that uses the index: its own connection from now on."""
         self._db.forked()
 
     def _transaction(self, fn, begin: str, *args):
+        """fn(connection, *args) between `begin` and COMMIT; rolled back when it raises."""
         conn = self._db.conn()
         conn.execute(begin)
         try:
